@@ -1,0 +1,42 @@
+"""G-Eval Studio's engine: datasets, prompt templates, judges, the SQLite store, the scoring
+runner and agreement statistics. Usable without Streamlit; the app and CLI import only this."""
+
+from geval.agreement import MEAN_OF_ASPECTS, agreement_table, distributions, normalized, scored_items
+from geval.catalog import (
+    DATA_DIR,
+    PROMPTS_DIR,
+    known_datasets,
+    resolve_dataset,
+    resolve_template,
+    templates,
+)
+from geval.cot import cot_prompt, ensure_steps
+from geval.errors import (
+    DatasetError,
+    GevalError,
+    JudgeError,
+    JudgmentFailed,
+    StoreError,
+    TemplateError,
+    WeightsError,
+)
+from geval.items import LEVELS, PLACEHOLDERS, Item, Turn
+from geval.judges import BACKENDS, AspectScore, Judge, Judgment, make_judge, signature
+from geval.loaders import LAYOUTS, ColumnMapping, Dataset, load_dataset
+from geval.runner import Plan, Progress, plan_run, score_items
+from geval.selection import select_items
+from geval.stats import METRICS, Correlation, agreement, correlate
+from geval.store import Store, default_store_path
+from geval.templates import Aspect, Template, diff_templates, load_template, parse_template
+from geval.version import __version__
+
+__all__ = [
+    "Aspect", "AspectScore", "BACKENDS", "ColumnMapping", "Correlation", "DATA_DIR", "Dataset",
+    "DatasetError", "GevalError", "Item", "Judge", "JudgeError", "Judgment", "JudgmentFailed", "LAYOUTS",
+    "LEVELS", "MEAN_OF_ASPECTS", "METRICS", "PLACEHOLDERS", "PROMPTS_DIR", "Plan", "Progress", "Store",
+    "StoreError", "Template", "TemplateError", "Turn", "WeightsError", "__version__", "agreement",
+    "agreement_table", "correlate", "cot_prompt", "default_store_path", "diff_templates", "distributions",
+    "ensure_steps", "known_datasets", "load_dataset", "load_template", "make_judge", "normalized",
+    "parse_template", "plan_run", "resolve_dataset", "resolve_template", "score_items", "scored_items",
+    "select_items", "signature", "templates",
+]

@@ -1,0 +1,252 @@
+"""`python -m geval`: a thin adapter over the engine. Errors print one line and exit 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import geval
+from geval import GevalError
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "run"):
+        parser.print_help()
+        return 2
+    try:
+        return args.run(args) or 0
+    except GevalError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nstopped: every finished judgment is saved; run the same command again to resume", file=sys.stderr)
+        return 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser with every subcommand."""
+    parser = argparse.ArgumentParser(prog="python -m geval", description=__doc__.split(":")[0] + ": G-EVAL scoring and agreement with human judgments.")
+    parser.add_argument("--version", action="version", version=f"geval {geval.__version__}")
+    commands = parser.add_subparsers(title="commands")
+
+    datasets = commands.add_parser("datasets", help="list, inspect and convert datasets")
+    ds_commands = datasets.add_subparsers(title="datasets commands")
+    ds_list = ds_commands.add_parser("list", help="bundled samples and ../shared/data datasets")
+    ds_list.set_defaults(run=cmd_datasets_list)
+    ds_show = ds_commands.add_parser("show", help="load a dataset and print its counts and a few items")
+    _dataset_arguments(ds_show)
+    ds_show.add_argument("--head", type=int, default=2, help="items to print (default 2)")
+    ds_show.set_defaults(run=cmd_datasets_show)
+    ds_convert = ds_commands.add_parser(
+        "convert", help="DSTC9 -> seed 001's transformed_data_dial.json and transformed_data_response.json"
+    )
+    _dataset_arguments(ds_convert)
+    ds_convert.add_argument("--out", required=True, help="folder to write the two files into")
+    ds_convert.set_defaults(run=cmd_datasets_convert)
+
+    tpl = commands.add_parser("templates", help="list, show and diff prompt templates")
+    tpl_commands = tpl.add_subparsers(title="templates commands")
+    tpl_commands.add_parser("list", help="templates in prompts/").set_defaults(run=cmd_templates_list)
+    tpl_show = tpl_commands.add_parser("show", help="print a template and its version")
+    tpl_show.add_argument("template")
+    tpl_show.set_defaults(run=cmd_templates_show)
+    tpl_diff = tpl_commands.add_parser("diff", help="unified diff of two templates")
+    tpl_diff.add_argument("old")
+    tpl_diff.add_argument("new")
+    tpl_diff.set_defaults(run=cmd_templates_diff)
+
+    cot = commands.add_parser("cot", help="generate (or show) a template's evaluation steps with a judge")
+    cot.add_argument("--template", "-t", required=True, help="template file or name")
+    cot.add_argument("--regenerate", action="store_true", help="generate anew even if steps are stored")
+    _judge_arguments(cot)
+    _store_argument(cot)
+    cot.set_defaults(run=cmd_cot)
+
+    score = commands.add_parser("score", help="score items with a template and a judge (cached, resumable)")
+    _dataset_arguments(score)
+    score.add_argument("--template", "-t", required=True, action="append", help="template file or name (repeatable)")
+    score.add_argument("--level", help="only items of this level (turn, dialogue, summary); default: the template's")
+    score.add_argument("--system", action="append", help="only items of this system (repeatable)")
+    score.add_argument("--group", action="append", help="only items of this group (repeatable)")
+    score.add_argument("--sample", type=int, help="a seeded random sample of N items")
+    score.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
+    score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
+    score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
+    _judge_arguments(score)
+    _store_argument(score)
+    score.set_defaults(run=cmd_score)
+
+    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
+    agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
+    agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
+    agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
+    agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
+    agree.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    agree.add_argument("--csv", help="also write the table to this CSV file")
+    _store_argument(agree)
+    agree.set_defaults(run=cmd_agree)
+    return parser
+
+
+def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", help="a .json/.jsonl/.csv path, or the name of a bundled or shared dataset")
+    parser.add_argument("--layout", choices=sorted(geval.LAYOUTS), help="skip auto-detection")
+    parser.add_argument(
+        "--map", action="append", metavar="ROLE=COLUMN",
+        help="column mapping for your own table: response=, context=, grounding=, system=, group=, level=, "
+        "score:ASPECT= (repeatable)",
+    )
+    parser.add_argument("--name", help="dataset name (default: the file name without extension)")
+
+
+def _judge_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("judge")
+    group.add_argument("--judge", default="embedded", choices=sorted(geval.BACKENDS), help="backend (default embedded)")
+    group.add_argument("--model", help="model name (openai) or GGUF path (embedded, default: the bundled Qwen2.5 1.5B)")
+    group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM")
+    group.add_argument("--mode", choices=["auto", "logprobs", "samples"], help="openai: how to get the distribution")
+    group.add_argument("--n", type=int, help="openai samples per item (default 20)")
+    group.add_argument("--temperature", type=float, help="openai sampling temperature (default 1.0)")
+    group.add_argument("--max-tokens", type=int, help="openai answer length (default 16)")
+
+
+def _store_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--store", help=f"SQLite file (default $GEVAL_STORE or {geval.default_store_path()})")
+
+
+def _load(args) -> geval.Dataset:
+    mapping = geval.ColumnMapping.parse(args.map) if args.map else None
+    return geval.load_dataset(geval.resolve_dataset(args.dataset), layout=args.layout, mapping=mapping, name=args.name)
+
+
+def _judge(args) -> geval.Judge:
+    if args.judge == "embedded":
+        return geval.make_judge("embedded", model_path=args.model)
+    if args.judge == "scripted":
+        return geval.make_judge("scripted")
+    return geval.make_judge(
+        "openai", model=args.model, base_url=args.base_url, mode=args.mode, n=args.n,
+        temperature=args.temperature, max_tokens=args.max_tokens,
+    )
+
+
+def _judge_given(args) -> dict:
+    keys = ("judge", "model", "base_url", "mode", "n", "temperature", "max_tokens")
+    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+
+
+def cmd_datasets_list(args) -> None:
+    for name, path in geval.known_datasets().items():
+        print(f"{name:32} {path}")
+
+
+def cmd_datasets_show(args) -> None:
+    dataset = _load(args)
+    print(dataset.summary())
+    print(f"human aspects: {', '.join(dataset.aspects)}")
+    for item in dataset.items[: args.head]:
+        print(f"\n[{item.id}] level={item.level} group={item.group} system={item.system}")
+        for turn in item.context[-3:]:
+            print(f"  {turn.render()[:100]}")
+        print(f"  -> {item.response[:100]}")
+        print("  human: " + ", ".join(f"{a}={item.human_mean(a):.2f}" for a in item.human))
+
+
+def cmd_datasets_convert(args) -> None:
+    from geval.loaders.dstc9 import write_seed001
+
+    dataset = _load(args)
+    if dataset.layout != "dstc9":
+        raise geval.DatasetError(f"{args.dataset}: convert takes a DSTC9 file (this one is {dataset.layout})")
+    for path in write_seed001(dataset.items, Path(args.out)):
+        print(f"wrote {path} ({len(dataset.items)} dialogues)")
+
+
+def cmd_templates_list(args) -> None:
+    for template in geval.templates():
+        aspects = ", ".join(f"{a.name} {a.min}-{a.max}" for a in template.aspects)
+        print(f"{template.label:44} {aspects}")
+
+
+def cmd_templates_show(args) -> None:
+    template = geval.resolve_template(args.template)
+    print(f"# {template.label}  placeholders: {', '.join(template.placeholders)}")
+    print(template.text)
+
+
+def cmd_templates_diff(args) -> None:
+    print(geval.diff_templates(geval.resolve_template(args.old), geval.resolve_template(args.new)) or "(identical)")
+
+
+def cmd_cot(args) -> None:
+    template = geval.resolve_template(args.template)
+    if not template.needs_generated_steps:
+        raise geval.TemplateError(f"{template.source}: has no steps = \"auto\" in its header; nothing to generate")
+    store = geval.Store(args.store)
+    steps = geval.ensure_steps(store, template, _judge(args), regenerate=args.regenerate)
+    print(steps)
+
+
+def cmd_score(args) -> int:
+    dataset = _load(args)
+    store = geval.Store(args.store)
+    store.save_dataset(dataset)
+    judge = _judge(args)
+    exit_code = 0
+    for name in args.template:
+        template = geval.resolve_template(name)
+        items = geval.select_items(
+            dataset.items, level=args.level or _template_level(template, dataset), systems=args.system,
+            groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit,
+        )
+        plan = geval.plan_run(store, items, template, judge)
+        print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
+        if args.dry_run:
+            continue
+        progress = geval.score_items(
+            store, items, template, judge, dataset.name, settings_given=_judge_given(args),
+            on_progress=lambda p: print(f"\r{p.line()}", end="", file=sys.stderr, flush=True),
+        )
+        calls = progress.done - progress.cached - progress.failed
+        print(file=sys.stderr)
+        print(f"{template.label}: {progress.done} items, {progress.cached} cached, {calls} judge calls, "
+              f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
+        print(f"signature: {progress.signature}")
+        for reason in progress.errors[:5]:
+            print(f"  failed: {reason}", file=sys.stderr)
+        if progress.failed:
+            print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
+            exit_code = 1
+    return exit_code
+
+
+def _template_level(template: geval.Template, dataset: geval.Dataset) -> str | None:
+    """The template's `level` header if the dataset has several levels, else any."""
+    return template.level if template.level and len(dataset.levels) > 1 else None
+
+
+def cmd_agree(args) -> None:
+    import pandas as pd
+
+    store = geval.Store(args.store)
+    name = Path(args.dataset).stem if Path(args.dataset).suffix else args.dataset
+    version = geval.resolve_template(args.template).version if args.template else None
+    levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
+    unknown = set(levels) - {"item", "group", "system"}
+    if unknown:
+        raise geval.GevalError(f"--levels: unknown level(s) {', '.join(sorted(unknown))}; use item, group, system")
+    table = geval.agreement_table(store, name, version, args.signature, levels=levels, n_boot=args.bootstrap)
+    frame = geval.scored_items(store, name, version, args.signature)
+    print(f"dataset {name}; {frame['item_id'].nunique()} items; signature: {frame['signature'].iloc[0]}")
+    shown = table.copy()
+    shown["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])]
+    shown["value"] = shown["value"].map(lambda v: f"{v:+.3f}" if pd.notna(v) else "undefined")
+    columns = ["aspect", "human", "level", "metric", "value", "95% CI", "n", "unscored", "note"]
+    print(shown[columns].to_string(index=False))
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}")

@@ -1,0 +1,32 @@
+"""Named exceptions. Every message names the bad value and says what to do."""
+
+from __future__ import annotations
+
+
+class GevalError(Exception):
+    """Base class: anything the user can fix, shown as one line without a traceback."""
+
+
+class DatasetError(GevalError):
+    """A dataset file is missing, malformed, or does not match the requested layout."""
+
+
+class TemplateError(GevalError):
+    """A prompt template has a bad header or an unknown or missing placeholder."""
+
+
+class JudgeError(GevalError):
+    """A judge could not be created or could not answer (after its retries)."""
+
+
+class StoreError(GevalError):
+    """The SQLite store is missing something that was asked for."""
+
+
+class WeightsError(GevalError):
+    """The embedded model's weights could not be found, assembled or verified."""
+
+
+class JudgmentFailed(GevalError):
+    """One judgment could not be made (timeout, rate limit, server error after retries,
+    a prompt too long). It is recorded as failed with this reason and the run goes on."""

@@ -1,0 +1,123 @@
+"""One item model for dialogue and summarization data, with human scores."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Literal
+
+Level = Literal["turn", "dialogue", "summary"]
+LEVELS: tuple[str, ...] = ("turn", "dialogue", "summary")
+
+#: Template placeholders an item can fill, and what each one means.
+PLACEHOLDERS: dict[str, str] = {
+    "context": "the dialogue so far, one 'Speaker: text' line per turn",
+    "response": "the response (turn level) or system output being judged",
+    "dialogue": "the whole dialogue: context turns plus the response",
+    "fact": "the grounding knowledge (Topical-Chat fact, persona, or source document)",
+    "persona": "same as {{fact}}; reads better for PersonaChat",
+    "document": "the source document (summarization); same text as {{fact}}",
+    "summary": "the summary being judged; same text as {{response}}",
+}
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One dialogue turn."""
+
+    speaker: str
+    text: str
+
+    def render(self) -> str:
+        """'Speaker: text', or the bare text when the speaker is unknown."""
+        return f"{self.speaker}: {self.text}" if self.speaker else self.text
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a human scored: a response in context, a whole dialogue, or a summary.
+
+    `human` maps an aspect name (as the dataset spells it) to every annotator's score.
+    """
+
+    id: str
+    dataset: str
+    level: str
+    context: tuple[Turn, ...]
+    response: str
+    grounding: str = ""
+    system: str = ""
+    group: str = ""
+    human: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def human_mean(self, aspect: str) -> float:
+        """Mean of the annotators' scores for `aspect`, NaN when there are none."""
+        scores = self.human.get(aspect, ())
+        return sum(scores) / len(scores) if scores else math.nan
+
+    def fields(self) -> dict[str, str]:
+        """The text of every placeholder this item can fill ('' where it has nothing)."""
+        context = "\n".join(turn.render() for turn in self.context)
+        dialogue = "\n".join(part for part in (context, self.response) if part)
+        return {
+            "context": context,
+            "response": self.response,
+            "dialogue": dialogue,
+            "fact": self.grounding,
+            "persona": self.grounding,
+            "document": self.grounding,
+            "summary": self.response,
+        }
+
+    def to_row(self) -> dict:
+        """A flat dict for storage and tables (context and human scores as JSON)."""
+        return {
+            "id": self.id,
+            "dataset": self.dataset,
+            "level": self.level,
+            "context": json.dumps([[t.speaker, t.text] for t in self.context]),
+            "response": self.response,
+            "grounding": self.grounding,
+            "system": self.system,
+            "group_id": self.group,
+            "human": json.dumps({k: list(v) for k, v in self.human.items()}),
+        }
+
+    @classmethod
+    def from_row(cls, row: dict) -> "Item":
+        """Inverse of `to_row`."""
+        return cls(
+            id=row["id"],
+            dataset=row["dataset"],
+            level=row["level"],
+            context=tuple(Turn(s, t) for s, t in json.loads(row["context"])),
+            response=row["response"],
+            grounding=row["grounding"],
+            system=row["system"],
+            group=row["group_id"],
+            human={k: tuple(v) for k, v in json.loads(row["human"]).items()},
+        )
+
+
+def content_id(*parts: object) -> str:
+    """A stable 16-hex id from the JSON of `parts`."""
+    blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+def make_item(
+    dataset: str,
+    level: str,
+    context: list[Turn] | tuple[Turn, ...],
+    response: str,
+    grounding: str = "",
+    system: str = "",
+    group: str = "",
+    human: dict[str, tuple[float, ...]] | None = None,
+) -> Item:
+    """Build an Item whose id is derived from its content (not from file position)."""
+    context = tuple(context)
+    ident = content_id(dataset, level, [[t.speaker, t.text] for t in context], response, grounding, system)
+    return Item(ident, dataset, level, context, response, grounding, system, group, dict(human or {}))

@@ -1,0 +1,182 @@
+"""OpenAI and any OpenAI-compatible server (vLLM, Ollama, llama.cpp server) via the openai SDK.
+
+Mode "logprobs": one greedy answer with top_logprobs; each aspect's distribution is read
+from the alternatives at its score token. Mode "samples": n sampled answers (G-EVAL: n=20),
+each parsed, then the weighted mean of seed 001. Mode "auto" uses logprobs and falls back to
+samples, for good, the first time the server returns none. Retries with backoff on 429, 5xx,
+timeouts and dropped connections (honouring Retry-After) are the SDK's own (`max_retries`).
+The API key is used for the client only: it is never part of settings, signatures or logs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+from geval.errors import JudgeError, JudgmentFailed
+from geval.judges.base import AspectScore, Judgment, parse_scores, scores_from_samples
+from geval.templates import Aspect
+
+MODES = ("auto", "logprobs", "samples")
+#: USD per million (input, output) tokens, for the cost estimate; override with `prices`.
+PRICES = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4": (30.00, 60.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+}
+
+
+class OpenAIJudge:
+    """A chat-completions endpoint. `base_url` None means api.openai.com."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        mode: str = "auto",
+        n: int = 20,
+        temperature: float = 1.0,
+        max_tokens: int = 16,
+        top_logprobs: int = 20,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        prices: tuple[float, float] | None = None,
+    ):
+        try:
+            import openai
+        except ImportError:
+            raise JudgeError("the openai judge needs the openai package: run `pip install -r requirements.txt`") from None
+        if mode not in MODES:
+            raise JudgeError(f"mode '{mode}' is unknown; use one of {', '.join(MODES)}")
+        if not model:
+            raise JudgeError("the openai judge needs a model name, e.g. --model gpt-4o-mini")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise JudgeError("no API key: set OPENAI_API_KEY or type a key in the sidebar")
+            key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
+        self._openai = openai
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.mode = mode
+        self.n, self.temperature, self.max_tokens, self.top_logprobs = n, temperature, max_tokens, top_logprobs
+        self.prices = prices or PRICES.get(model, (0.0, 0.0))
+        self._use_samples = mode == "samples"
+        self.settings = {
+            "backend": "openai",
+            "model": model,
+            "base_url": base_url or "https://api.openai.com/v1",
+            "mode": mode,
+            "temp": temperature if mode != "logprobs" else None,
+            "n": n if mode != "logprobs" else None,
+            "top_logprobs": top_logprobs if mode != "samples" else None,
+            "max_tokens": max_tokens,
+        }
+
+    def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
+        """Score `prompt` by logprobs or by samples, as the mode says."""
+        budget = max(self.max_tokens, 8 * len(aspects))
+        if not self._use_samples:
+            answer = self._create(prompt, budget, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs)
+            judgment = self._from_logprobs(answer, aspects)
+            if judgment is not None:
+                return judgment
+            if self.mode == "logprobs":
+                raise JudgmentFailed("the server returned no logprobs; use mode 'samples' (or 'auto') for this server")
+            self._use_samples = True
+        return self._from_samples(prompt, aspects, budget)
+
+    def generate(self, prompt: str, max_tokens: int = 256) -> str:
+        """Greedy free text (auto chain-of-thought)."""
+        answer = self._create(prompt, max_tokens, temperature=0.0)
+        return (answer.choices[0].message.content or "") if answer.choices else ""
+
+    def _create(self, prompt: str, max_tokens: int, **options):
+        """One chat completion; SDK errors become JudgeError (fix the setup) or JudgmentFailed."""
+        openai = self._openai
+        try:
+            return self._client.chat.completions.create(
+                model=self.settings["model"],
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=max_tokens,
+                **options,
+            )
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise JudgeError(f"the server refused the API key ({exc.status_code}); check the key") from None
+        except openai.NotFoundError:
+            raise JudgeError(
+                f"model '{self.settings['model']}' or endpoint {self.settings['base_url']} not found (404); check both"
+            ) from None
+        except openai.APITimeoutError:
+            raise JudgmentFailed(f"timed out after {self._client.max_retries} retries") from None
+        except openai.APIConnectionError as exc:
+            raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({exc.__cause__ or exc})") from None
+        except openai.APIStatusError as exc:
+            raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {_clip(str(exc.message))}") from None
+        except openai.APIError as exc:  # e.g. a 200 whose body is not valid JSON
+            raise JudgmentFailed(f"unreadable answer from the server: {_clip(str(exc))}") from None
+
+    def _usage(self, answers: list) -> tuple[int, int, float]:
+        prompt_tokens = sum(getattr(a.usage, "prompt_tokens", 0) or 0 for a in answers if a.usage)
+        completion_tokens = sum(getattr(a.usage, "completion_tokens", 0) or 0 for a in answers if a.usage)
+        cost = (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
+        return prompt_tokens, completion_tokens, cost
+
+    def _from_logprobs(self, answer, aspects: list[Aspect]) -> Judgment | None:
+        """Each aspect's distribution from top_logprobs at its score token; None if none came."""
+        if not answer.choices:
+            raise JudgmentFailed("the server answered with no choices")
+        choice = answer.choices[0]
+        content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+        if not content:
+            return None
+        text = choice.message.content or ""
+        scores = {}
+        for aspect in aspects:
+            found = _score_at_token(content, aspect, single=len(aspects) == 1)
+            if found is None:
+                parsed = parse_scores(text, [aspect])[aspect.key]
+                reason = parsed if isinstance(parsed, str) else f"no {aspect.name} score token among the logprobs"
+                found = AspectScore.unscored(reason)
+            scores[aspect.key] = found
+        tokens_in, tokens_out, cost = self._usage([answer])
+        return Judgment(scores, [text], tokens_in, tokens_out, cost)
+
+    def _from_samples(self, prompt: str, aspects: list[Aspect], budget: int) -> Judgment:
+        """n sampled answers; servers that ignore `n` are asked again until n have come."""
+        answers, texts = [], []
+        for _ in range(self.n):
+            answer = self._create(prompt, budget, temperature=self.temperature, n=self.n - len(texts))
+            answers.append(answer)
+            texts.extend(c.message.content or "" for c in answer.choices)
+            if len(texts) >= self.n:
+                break
+        texts = texts[: self.n]
+        tokens_in, tokens_out, cost = self._usage(answers)
+        return Judgment(scores_from_samples(texts, aspects), texts, tokens_in, tokens_out, cost)
+
+
+def _score_at_token(content: list, aspect: Aspect, single: bool) -> AspectScore | None:
+    """Find the first score token after the aspect's label (or anywhere, for one aspect)."""
+    seen = ""
+    for position in content:
+        label_seen = aspect.name.lower() in seen.lower()
+        token = position.token.strip()
+        if (label_seen or single) and token.isdigit() and int(token) in aspect.scale:
+            alternatives = position.top_logprobs or [position]
+            dist: dict[int, float] = {}
+            for alt in alternatives:
+                alt_token = alt.token.strip()
+                if alt_token.isdigit() and int(alt_token) in aspect.scale:
+                    dist[int(alt_token)] = dist.get(int(alt_token), 0.0) + math.exp(alt.logprob)
+            return AspectScore.from_distribution(dist)
+        seen += position.token
+    return None
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,63 @@
+"""Dataset loaders, auto-detected by layout. A new layout is one module plus one line in LAYOUTS."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from geval.errors import DatasetError
+from geval.loaders import dstc9, fed, summeval, table, transformed, usr
+from geval.loaders.base import Dataset, read_records
+from geval.loaders.table import ColumnMapping
+
+LAYOUTS = {module.NAME: module for module in (usr, fed, summeval, dstc9, transformed)}
+
+
+def detect_layout(data: object) -> str | None:
+    """The name of the first layout that recognizes `data`, or None."""
+    return next((name for name, module in LAYOUTS.items() if module.detect(data)), None)
+
+
+def load_dataset(
+    path: str | Path,
+    layout: str | None = None,
+    mapping: ColumnMapping | None = None,
+    name: str | None = None,
+) -> Dataset:
+    """Load a dataset file: by `mapping` if given, else by `layout`, else by auto-detection."""
+    path = Path(path)
+    data, lines = read_records(path)
+    name = name or path.stem
+    if mapping is not None:
+        layout = table.NAME
+        items, skipped = table.load(path, data, name, mapping, lines)
+    else:
+        layout = layout or detect_layout(data)
+        if layout is None:
+            raise DatasetError(
+                f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); "
+                "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
+            )
+        if layout not in LAYOUTS:
+            raise DatasetError(f"layout '{layout}' is unknown; use one of {', '.join(LAYOUTS)}")
+        items, skipped = LAYOUTS[layout].load(path, data, name)
+    if not items:
+        raise DatasetError(f"{path}: no items found")
+    items = _unique(items)
+    return Dataset(name=name, path=str(path), layout=layout, items=items, skipped=skipped)
+
+
+def _unique(items: list) -> list:
+    """Exact duplicates get '-2', '-3' … appended to their id, so that no two items share one."""
+    seen: dict[str, int] = {}
+    result = []
+    for item in items:
+        count = seen.get(item.id, 0) + 1
+        seen[item.id] = count
+        if count > 1:
+            item = replace(item, id=f"{item.id}-{count}")
+        result.append(item)
+    return result
+
+
+__all__ = ["ColumnMapping", "Dataset", "LAYOUTS", "detect_layout", "load_dataset"]

@@ -1,0 +1,192 @@
+"""What every loader returns, and the file reading they share."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from geval.errors import DatasetError
+from geval.items import Item, Turn
+
+
+@dataclass
+class Dataset:
+    """Items loaded from one file, with what the loader had to skip."""
+
+    name: str
+    path: str
+    layout: str
+    items: list[Item]
+    skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def levels(self) -> list[str]:
+        """The levels present, in first-seen order."""
+        return list(dict.fromkeys(item.level for item in self.items))
+
+    @property
+    def aspects(self) -> list[str]:
+        """Every human-scored aspect, in first-seen order."""
+        return list(dict.fromkeys(a for item in self.items for a in item.human))
+
+    @property
+    def groups(self) -> list[str]:
+        """Distinct group ids (dialogue or document)."""
+        return list(dict.fromkeys(item.group for item in self.items))
+
+    @property
+    def systems(self) -> list[str]:
+        """Distinct system ids."""
+        return list(dict.fromkeys(item.system for item in self.items if item.system))
+
+    def at_level(self, level: str) -> list[Item]:
+        """The items of one level."""
+        return [item for item in self.items if item.level == level]
+
+    def summary(self) -> str:
+        """One line: counts of items per level, groups, systems and skipped values."""
+        per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
+        text = (
+            f"{self.name} ({self.layout}): {len(self.items)} items ({per_level}), "
+            f"{len(self.groups)} groups, {len(self.systems)} systems"
+        )
+        if self.skipped:
+            text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return text
+
+
+def read_records(path: Path) -> tuple[object, list[int] | None]:
+    """Parse a .json, .jsonl or .csv file; errors name the file and the line.
+
+    Returns the data and, for CSV and JSON lines, the line number of each record.
+    """
+    if not path.exists():
+        raise DatasetError(f"{path}: no such file")
+    if path.is_dir():
+        raise DatasetError(f"{path}: is a folder; name a .json, .jsonl or .csv file")
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise DatasetError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
+    if not text.strip():
+        raise DatasetError(f"{path}: the file is empty")
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return _read_csv(path, text)
+    if suffix == ".jsonl":
+        return _read_jsonl(path, text)
+    try:
+        return json.loads(text), None
+    except json.JSONDecodeError as exc:
+        if suffix != ".json":
+            raise DatasetError(f"{path}: unknown file type '{suffix}'; use .json, .jsonl or .csv") from None
+        if exc.msg == "Extra data":
+            try:  # a .json file that is really JSON lines
+                return _read_jsonl(path, text)
+            except DatasetError:
+                pass
+        raise DatasetError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+
+
+def _read_jsonl(path: Path, text: str) -> tuple[list, list[int]]:
+    records, lines = [], []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            records.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{number}: invalid JSON line ({exc.msg})") from None
+        lines.append(number)
+    return records, lines
+
+
+def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    if not reader.fieldnames:
+        raise DatasetError(f"{path}: no header row")
+    if len(set(reader.fieldnames)) != len(reader.fieldnames):
+        dupes = sorted(c for c, n in Counter(reader.fieldnames).items() if n > 1)
+        raise DatasetError(f"{path}:1: duplicate column names {dupes}")
+    rows, lines = [], []
+    try:
+        for row in reader:
+            if None in row:
+                raise DatasetError(f"{path}:{reader.line_num}: more fields than the header has columns")
+            rows.append(row)
+            lines.append(reader.line_num)
+    except csv.Error as exc:
+        raise DatasetError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+    if not rows:
+        raise DatasetError(f"{path}: a header but no rows")
+    return rows, lines
+
+
+def numeric_scores(values: object, skipped: Counter, reason: str) -> tuple[float, ...]:
+    """Keep the numeric annotator scores from a value or list; count the rest in `skipped`.
+
+    Free text such as "N/A (...)" is skipped and counted, never turned into a number.
+    """
+    values = values if isinstance(values, list) else [values]
+    kept = []
+    for value in values:
+        number = as_number(value)
+        if number is None:
+            skipped[reason] += 1
+        else:
+            kept.append(number)
+    return tuple(kept)
+
+
+def as_number(value: object) -> float | None:
+    """A finite float from a number or numeric string, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        number = float(value)
+    elif isinstance(value, str):
+        try:
+            number = float(value.strip())
+        except ValueError:
+            return None
+    else:
+        return None
+    return number if math.isfinite(number) else None
+
+
+def require_list_of_dicts(path: Path, data: object, keys: set[str]) -> list[dict]:
+    """`data` as a list of dicts having `keys`; otherwise an error naming the record."""
+    if not isinstance(data, list) or not data:
+        raise DatasetError(f"{path}: expected a non-empty list of records")
+    for index, record in enumerate(data):
+        if not isinstance(record, dict):
+            raise DatasetError(f"{path}: record {index} is not an object")
+        missing = sorted(keys - record.keys())
+        if missing:
+            raise DatasetError(f"{path}: record {index} lacks field(s) {', '.join(missing)}")
+    return data
+
+
+def text_field(path: Path, record: dict, key: str, where: str) -> str:
+    """A string field; a number is accepted as text, anything else is an error naming it."""
+    value = record.get(key, "")
+    if value is None:
+        return ""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    if not isinstance(value, str):
+        raise DatasetError(f"{path}: {where} field '{key}' should be text, got {type(value).__name__}")
+    return value
+
+
+def alternating_turns(lines: list[str], asks: str, answers: str) -> list[Turn]:
+    """Label non-empty lines with alternating speakers so that `answers` speaks next."""
+    lines = [line.strip() for line in lines if line.strip()]
+    return [Turn(asks if (len(lines) - i) % 2 == 1 else answers, line) for i, line in enumerate(lines)]

@@ -1,0 +1,52 @@
+"""Seed 001's converted DSTC9 layout: [{dialog_id, turns, score, system_id, system_output}]."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from geval.errors import DatasetError
+from geval.items import Item, Turn, make_item
+from geval.loaders.base import as_number, require_list_of_dicts, text_field
+
+NAME = "seed001"
+FIELDS = {"dialog_id", "turns", "score", "system_output"}
+
+
+def detect(data: object) -> bool:
+    """A list of records with dialog_id and turns."""
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and FIELDS <= data[0].keys()
+
+
+def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
+    """Dialogue-level items; a final turn equal to system_output is the response, not context."""
+    records = require_list_of_dicts(path, data, FIELDS)
+    skipped: Counter = Counter()
+    items = []
+    for index, record in enumerate(records):
+        where = f"record {index}"
+        if not isinstance(record["turns"], list):
+            raise DatasetError(f"{path}: {where} field 'turns' should be a list")
+        turns = []
+        for t_index, turn in enumerate(record["turns"]):
+            if not isinstance(turn, dict):
+                raise DatasetError(f"{path}: {where} turn {t_index} should be an object")
+            turns.append(Turn(str(turn.get("speaker", "")).title(), text_field(path, turn, "utterance", where)))
+        response = text_field(path, record, "system_output", where)
+        if turns and turns[-1].text == response:
+            turns.pop()
+        score = as_number(record["score"])
+        if score is None:
+            skipped["non-numeric human scores"] += 1
+        items.append(
+            make_item(
+                dataset=name,
+                level="dialogue",
+                context=turns,
+                response=response,
+                system=str(record.get("system_id", "")),
+                group=str(record["dialog_id"]),
+                human={"overall": (score,)} if score is not None else {},
+            )
+        )
+    return items, skipped

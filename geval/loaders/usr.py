@@ -1,0 +1,56 @@
+"""USR Topical-Chat and PersonaChat (Mehri & Eskenazi 2020): contexts with scored responses."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from geval.errors import DatasetError
+from geval.items import Item, make_item
+from geval.loaders.base import alternating_turns, numeric_scores, require_list_of_dicts, text_field
+
+NAME = "usr"
+NOT_ASPECTS = {"response", "model"}
+
+
+def detect(data: object) -> bool:
+    """A list of {context, fact, responses: [...]} records."""
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and {
+        "context",
+        "responses",
+    } <= data[0].keys()
+
+
+def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
+    """One turn-level item per response; the group is the context it answers."""
+    records = require_list_of_dicts(path, data, {"context", "responses"})
+    skipped: Counter = Counter()
+    items = []
+    for index, record in enumerate(records):
+        where = f"record {index}"
+        turns = alternating_turns(text_field(path, record, "context", where).split("\n"), "A", "B")
+        fact = text_field(path, record, "fact", where).strip()
+        responses = record["responses"]
+        if not isinstance(responses, list):
+            raise DatasetError(f"{path}: {where} field 'responses' should be a list")
+        for r_index, scored in enumerate(responses):
+            if not isinstance(scored, dict) or "response" not in scored:
+                raise DatasetError(f"{path}: {where} response {r_index} lacks field 'response'")
+            human = {
+                aspect: numeric_scores(values, skipped, "non-numeric human scores")
+                for aspect, values in scored.items()
+                if aspect not in NOT_ASPECTS
+            }
+            items.append(
+                make_item(
+                    dataset=name,
+                    level="turn",
+                    context=turns,
+                    response=text_field(path, scored, "response", f"{where} response {r_index}").strip(),
+                    grounding=fact,
+                    system=str(scored.get("model", "")),
+                    group=f"ctx-{index:03d}",
+                    human={a: s for a, s in human.items() if s},
+                )
+            )
+    return items, skipped

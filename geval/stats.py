@@ -1,0 +1,149 @@
+"""Correlation between judge and human scores at item, group and system level, with
+bootstrap 95% confidence intervals that resample groups (dialogues, documents), not items.
+
+- item level: one correlation over all items;
+- group level: a correlation inside each group, then their mean (the G-EVAL paper's
+  SummEval protocol: per document over its summaries, then averaged);
+- system level: the mean score of each system, then one correlation across systems.
+
+A correlation of a constant vector is undefined: NaN with a note, never a crash.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+METRICS = ("pearson", "spearman", "kendall")
+LEVELS = ("item", "group", "system")
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation with its bootstrap CI, how many units it rests on, and any note."""
+
+    metric: str
+    level: str
+    value: float
+    low: float
+    high: float
+    n: int
+    note: str = ""
+
+
+def correlate(metric: str, x: np.ndarray, y: np.ndarray) -> float:
+    """Pearson, Spearman or Kendall tau-b; NaN when undefined (fewer than 2 points, constant)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if metric == "pearson":
+            return float(stats.pearsonr(x, y).statistic)
+        if metric == "spearman":
+            return float(stats.spearmanr(x, y).statistic)
+        if metric == "kendall":
+            return float(stats.kendalltau(x, y, variant="b").statistic)
+    raise ValueError(f"metric '{metric}' is unknown; use one of {', '.join(METRICS)}")
+
+
+def agreement(
+    judge: np.ndarray,
+    human: np.ndarray,
+    groups: np.ndarray | None = None,
+    systems: np.ndarray | None = None,
+    levels: tuple[str, ...] = LEVELS,
+    n_boot: int = 1000,
+    seed: int = 0,
+) -> list[Correlation]:
+    """Every metric at every requested level. Rows with a NaN on either side are dropped first."""
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    groups = np.asarray(groups if groups is not None else np.arange(len(judge))).astype(str)
+    systems = np.asarray(systems if systems is not None else np.full(len(judge), "")).astype(str)
+    keep = ~(np.isnan(judge) | np.isnan(human))
+    judge, human, groups, systems = judge[keep], human[keep], groups[keep], systems[keep]
+    group_ids, group_index = np.unique(groups, return_inverse=True)
+    members = [np.flatnonzero(group_index == g) for g in range(len(group_ids))]
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(members), len(members)) for _ in range(n_boot)] if members else []
+    builders = {"item": _item_level, "group": _group_level, "system": _system_level}
+    results = []
+    for level in levels:
+        if level not in builders:
+            raise ValueError(f"level '{level}' is unknown; use one of {', '.join(LEVELS)}")
+        results.extend(builders[level](judge, human, systems, members, draws))
+    return results
+
+
+def to_frame(results: list[Correlation]) -> pd.DataFrame:
+    """Correlations as a table."""
+    return pd.DataFrame([r.__dict__ for r in results])
+
+
+def _ci(values: list[float]) -> tuple[float, float]:
+    finite = np.asarray([v for v in values if np.isfinite(v)])
+    if len(finite) < max(10, len(values) // 2):
+        return float("nan"), float("nan")
+    return float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))
+
+
+def _item_level(judge, human, systems, members, draws) -> list[Correlation]:
+    resampled = [np.concatenate([members[g] for g in draw]) for draw in draws]
+    results = []
+    for metric in METRICS:
+        value = correlate(metric, judge, human)
+        if np.isnan(value):
+            results.append(Correlation(metric, "item", value, float("nan"), float("nan"), len(judge),
+                                       "undefined: constant or too few scores"))
+            continue
+        low, high = _ci([correlate(metric, judge[i], human[i]) for i in resampled])
+        results.append(Correlation(metric, "item", value, low, high, len(judge)))
+    return results
+
+
+def _group_level(judge, human, systems, members, draws) -> list[Correlation]:
+    results = []
+    for metric in METRICS:
+        per_group = np.array([correlate(metric, judge[m], human[m]) for m in members])
+        defined = np.isfinite(per_group)
+        if not defined.any():
+            results.append(Correlation(metric, "group", float("nan"), float("nan"), float("nan"), 0,
+                                       "undefined: no group has two or more items with varying scores"))
+            continue
+        dropped = int((~defined).sum())
+        note = f"{dropped} of {len(members)} groups undefined (one item or constant scores), left out" if dropped else ""
+        boot = [float(np.nanmean(per_group[d])) if np.isfinite(per_group[d]).any() else float("nan") for d in draws]
+        low, high = _ci(boot)
+        results.append(Correlation(metric, "group", float(per_group[defined].mean()), low, high,
+                                   int(defined.sum()), note))
+    return results
+
+
+def _system_level(judge, human, systems, members, draws) -> list[Correlation]:
+    n_systems = len(set(systems.tolist()) - {""})
+    if n_systems < 3:
+        note = f"undefined: {n_systems} system(s); system level needs at least 3"
+        nan = float("nan")
+        return [Correlation(metric, "system", nan, nan, nan, n_systems, note) for metric in METRICS]
+    system_ids, system_index = np.unique(systems, return_inverse=True)
+
+    def means(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        counts = np.bincount(system_index[index], minlength=len(system_ids))
+        present = counts > 0
+        sums_j = np.bincount(system_index[index], weights=judge[index], minlength=len(system_ids))
+        sums_h = np.bincount(system_index[index], weights=human[index], minlength=len(system_ids))
+        return sums_j[present] / counts[present], sums_h[present] / counts[present]
+
+    full = means(np.arange(len(judge)))
+    resampled = [means(np.concatenate([members[g] for g in draw])) for draw in draws]
+    results = []
+    for metric in METRICS:
+        value = correlate(metric, *full)
+        low, high = _ci([correlate(metric, *r) for r in resampled])
+        note = "undefined: constant system means" if np.isnan(value) else ""
+        results.append(Correlation(metric, "system", value, low, high, n_systems, note))
+    return results

@@ -1,0 +1,261 @@
+"""The SQLite store (through sqlite-utils, WAL mode): items, templates, the call cache,
+judgments, runs, evaluation steps, notes.
+
+`calls` is the cache: one row per model call, keyed by a hash of the judge settings, the
+rendered prompt and the aspects asked; only successful calls are cached. `judgments` is one
+row per (item, template version, signature, aspect), pointing at its call; a failed
+judgment is stored with its reason and no call, so the next run retries it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import sqlite_utils
+from platformdirs import user_data_dir
+
+from geval.errors import StoreError
+from geval.items import Item
+from geval.judges.base import AspectScore, Judgment
+from geval.loaders.base import Dataset
+from geval.templates import Template, parse_template
+
+SCHEMA_VERSION = 1
+
+
+def default_store_path() -> Path:
+    """$GEVAL_STORE, else geval.sqlite in the user data directory."""
+    return Path(os.environ.get("GEVAL_STORE") or Path(user_data_dir("geval-studio")) / "geval.sqlite")
+
+
+def judgment_id(item_id: str, template_version: str, signature: str, aspect: str) -> str:
+    """The identity of one judgment: same item, template, judge and aspect = same row."""
+    return hashlib.sha256("\x1f".join((item_id, template_version, signature, aspect)).encode()).hexdigest()[:24]
+
+
+class Store:
+    """One SQLite file. Safe to use from several threads (a lock guards the connection)
+    and from several processes (WAL mode and a busy timeout)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = ":memory:" if path == ":memory:" else Path(path or default_store_path())
+        if self.path != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the store ({exc})") from None
+        conn.execute("PRAGMA busy_timeout = 60000")
+        self.db = sqlite_utils.Database(conn)
+        self.lock = threading.RLock()
+        with self.lock:
+            if self.path != ":memory:":
+                self.db.enable_wal()
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Create the tables, or bring an older store forward to SCHEMA_VERSION."""
+        db = self.db
+        db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        version = int(row[0]) if row else 0
+        if version > SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: made by a newer G-Eval Studio (schema {version}); upgrade this one")
+        if version < 1:
+            with db.conn:
+                db["datasets"].create(
+                    {"name": str, "path": str, "layout": str, "n_items": int, "skipped": str, "loaded_at": float},
+                    pk="name", if_not_exists=True,
+                )
+                db["items"].create(
+                    {"id": str, "dataset": str, "position": int, "level": str, "context": str, "response": str,
+                     "grounding": str, "system": str, "group_id": str, "human": str},
+                    pk="id", if_not_exists=True,
+                )
+                db["items"].create_index(["dataset", "position"], if_not_exists=True)
+                db["templates"].create(
+                    {"version": str, "name": str, "text": str, "source": str, "created": float},
+                    pk="version", if_not_exists=True,
+                )
+                db["steps"].create(
+                    {"key": str, "template_version": str, "settings": str, "steps": str, "created": float},
+                    pk="key", if_not_exists=True,
+                )
+                db["calls"].create(
+                    {"key": str, "settings": str, "prompt": str, "aspects": str, "raw": str, "scores": str,
+                     "prompt_tokens": int, "completion_tokens": int, "cost": float, "latency": float, "created": float},
+                    pk="key", if_not_exists=True,
+                )
+                db["judgments"].create(
+                    {"id": str, "item_id": str, "dataset": str, "aspect": str, "template": str,
+                     "template_version": str, "signature": str, "signature_json": str, "call_key": str,
+                     "status": str, "score": float, "distribution": str, "reason": str, "run_id": int,
+                     "created": float},
+                    pk="id", if_not_exists=True,
+                )
+                db["judgments"].create_index(["dataset", "template_version", "signature"], if_not_exists=True)
+                db["runs"].create(
+                    {"id": int, "started": float, "finished": float, "dataset": str, "template": str,
+                     "signature": str, "signature_json": str, "settings_given": str, "environment": str,
+                     "n_items": int, "status": str, "summary": str},
+                    pk="id", if_not_exists=True,
+                )
+                db["notes"].create({"item_id": str, "flag": int, "note": str, "updated": float}, pk="item_id",
+                                   if_not_exists=True)
+                db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
+
+    # --- datasets and items -------------------------------------------------------------
+    def save_dataset(self, dataset: Dataset) -> None:
+        """Store a dataset's items in one transaction: all of them or none."""
+        rows = [{**item.to_row(), "position": i} for i, item in enumerate(dataset.items)]
+        with self.lock, self.db.conn:
+            self.db["items"].upsert_all(rows, pk="id")
+            self.db["datasets"].upsert(
+                {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
+                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": time.time()},
+                pk="name",
+            )
+
+    def dataset_names(self) -> list[str]:
+        """Names of the stored datasets."""
+        return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
+
+    def items(self, dataset: str) -> list[Item]:
+        """A stored dataset's items, in file order."""
+        return [Item.from_row(r) for r in self.db["items"].rows_where("dataset = ?", [dataset], order_by="position")]
+
+    def item(self, item_id: str) -> Item:
+        """One item by id."""
+        rows = list(self.db["items"].rows_where("id = ?", [item_id]))
+        if not rows:
+            raise StoreError(f"no item with id {item_id} in {self.path}")
+        return Item.from_row(rows[0])
+
+    # --- templates and evaluation steps ---------------------------------------------------
+    def save_template(self, template: Template) -> str:
+        """Keep a template version (idempotent); returns its version."""
+        with self.lock, self.db.conn:
+            if not self.db["templates"].count_where("version = ?", [template.version]):
+                self.db["templates"].insert(
+                    {"version": template.version, "name": template.name, "text": template.text,
+                     "source": template.source, "created": time.time()}
+                )
+        return template.version
+
+    def template_versions(self, name: str | None = None) -> list[Template]:
+        """Stored versions, newest first (optionally of one template name)."""
+        where, args = ("name = ?", [name]) if name else (None, [])
+        rows = self.db["templates"].rows_where(where, args, order_by="created desc")
+        return [parse_template(r["text"], source=f"{r['name']}@{r['version']}") for r in rows]
+
+    def steps(self, template: Template, settings: dict) -> str | None:
+        """Generated evaluation steps for this template and judge, if any."""
+        rows = list(self.db["steps"].rows_where("key = ?", [_steps_key(template, settings)]))
+        return rows[0]["steps"] if rows else None
+
+    def save_steps(self, template: Template, settings: dict, steps: str) -> None:
+        """Keep generated evaluation steps for reuse."""
+        with self.lock, self.db.conn:
+            self.db["steps"].upsert(
+                {"key": _steps_key(template, settings), "template_version": template.version,
+                 "settings": json.dumps(settings, sort_keys=True), "steps": steps, "created": time.time()},
+                pk="key",
+            )
+
+    # --- the call cache and judgments ------------------------------------------------------
+    def cached_call(self, key: str) -> Judgment | None:
+        """The stored answer to a call, or None."""
+        rows = list(self.db["calls"].rows_where("key = ?", [key]))
+        if not rows:
+            return None
+        row = rows[0]
+        scores = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
+                  for k, v in json.loads(row["scores"]).items()}
+        return Judgment(scores, json.loads(row["raw"]), row["prompt_tokens"], row["completion_tokens"], row["cost"])
+
+    def save_call(self, key: str, settings: dict, prompt: str, aspects: list[str], judgment: Judgment,
+                  latency: float, rows: list[dict]) -> None:
+        """Cache a successful call and write its judgments, in one transaction."""
+        with self.lock, self.db.conn:
+            self.db["calls"].upsert(
+                {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
+                 "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
+                 "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
+                 "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
+                 "cost": judgment.cost, "latency": latency, "created": time.time()},
+                pk="key",
+            )
+            self.db["judgments"].upsert_all(rows, pk="id")
+
+    def save_judgments(self, rows: list[dict]) -> None:
+        """Write judgment rows (e.g. failures with their reasons)."""
+        with self.lock, self.db.conn:
+            self.db["judgments"].upsert_all(rows, pk="id")
+
+    def judgments(self, dataset: str | None = None, template_version: str | None = None,
+                  signature: str | None = None, status: str | None = None) -> pd.DataFrame:
+        """Judgments as a table, joined with their call's prompt, raw answer and usage."""
+        clauses, args = [], []
+        for column, value in (("j.dataset", dataset), ("j.template_version", template_version),
+                              ("j.signature", signature), ("j.status", status)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        sql = f"""SELECT j.*, c.prompt, c.raw, c.prompt_tokens, c.completion_tokens, c.cost, c.latency
+                  FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
+        return pd.read_sql_query(sql, self.db.conn, params=args)
+
+    def combos(self, dataset: str) -> pd.DataFrame:
+        """Each (template, signature) scored on `dataset`, with counts by status."""
+        return pd.read_sql_query(
+            """SELECT template, template_version, signature, aspect,
+                      SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
+                      SUM(status = 'failed') AS failed, MAX(created) AS last
+               FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect
+               ORDER BY last DESC""",
+            self.db.conn, params=[dataset],
+        )
+
+    # --- runs and notes ----------------------------------------------------------------------
+    def start_run(self, **fields) -> int:
+        """Record a run's start; returns its id."""
+        with self.lock, self.db.conn:
+            return self.db["runs"].insert({**fields, "started": time.time(), "status": "running"}).last_pk
+
+    def finish_run(self, run_id: int, status: str, summary: dict) -> None:
+        """Record how a run ended."""
+        with self.lock, self.db.conn:
+            self.db["runs"].update(run_id, {"finished": time.time(), "status": status, "summary": json.dumps(summary)})
+
+    def runs(self, dataset: str | None = None) -> pd.DataFrame:
+        """Runs, newest first."""
+        where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
+        return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+
+    def set_note(self, item_id: str, flag: bool, note: str) -> None:
+        """Flag an item and/or keep a note on it."""
+        with self.lock, self.db.conn:
+            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time()},
+                                    pk="item_id")
+
+    def notes(self) -> dict[str, tuple[bool, str]]:
+        """item id -> (flagged, note)."""
+        return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.conn.close()
+
+
+def _steps_key(template: Template, settings: dict) -> str:
+    blob = json.dumps({"template": template.version, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
