@@ -22,7 +22,7 @@ from geval.errors import (
 )
 from geval.items import LEVELS, PLACEHOLDERS, Item, Turn
 from geval.judges import BACKENDS, AspectScore, Judge, Judgment, make_judge, signature
-from geval.loaders import LAYOUTS, ColumnMapping, Dataset, load_dataset
+from geval.loaders import LAYOUTS, ColumnMapping, Dataset, load_dataset, table_columns
 from geval.runner import Plan, Progress, plan_run, score_items
 from geval.selection import select_items
 from geval.stats import METRICS, Correlation, agreement, correlate
@@ -38,5 +38,5 @@ __all__ = [
     "agreement_table", "correlate", "cot_prompt", "default_store_path", "diff_templates", "distributions",
     "ensure_steps", "known_datasets", "load_dataset", "load_template", "make_judge", "normalized",
     "parse_template", "plan_run", "resolve_dataset", "resolve_template", "score_items", "scored_items",
-    "select_items", "signature", "templates",
+    "select_items", "signature", "table_columns", "templates",
 ]

@@ -209,10 +209,11 @@ def cmd_score(args) -> int:
             continue
         progress = geval.score_items(
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
-            on_progress=lambda p: print(f"\r{p.line()}", end="", file=sys.stderr, flush=True),
+            on_progress=_progress_printer(),
         )
         calls = progress.done - progress.cached - progress.failed
-        print(file=sys.stderr)
+        if sys.stderr.isatty():
+            print(file=sys.stderr)
         print(f"{template.label}: {progress.done} items, {progress.cached} cached, {calls} judge calls, "
               f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
         print(f"signature: {progress.signature}")
@@ -222,6 +223,18 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def _progress_printer():
+    """On a terminal, one line redrawn in place; otherwise a line every 10% of the items."""
+    if sys.stderr.isatty():
+        return lambda p: print(f"\r{p.line()}", end="", file=sys.stderr, flush=True)
+
+    def every_tenth(p: geval.Progress) -> None:
+        if p.done == p.total or p.done % max(1, p.total // 10) == 0:
+            print(p.line(), file=sys.stderr, flush=True)
+
+    return every_tenth
 
 
 def _template_level(template: geval.Template, dataset: geval.Dataset) -> str | None:

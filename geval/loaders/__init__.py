@@ -60,4 +60,16 @@ def _unique(items: list) -> list:
     return result
 
 
-__all__ = ["ColumnMapping", "Dataset", "LAYOUTS", "detect_layout", "load_dataset"]
+
+
+def table_columns(path: str | Path) -> list[str] | None:
+    """Column names to offer in a mapping form, or None when the layout is auto-detected."""
+    data, _ = read_records(Path(path))
+    if detect_layout(data) is not None:
+        return None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        return [str(column) for column in data[0]]
+    raise DatasetError(f"{path}: neither a known layout nor a table of records with named columns")
+
+
+__all__ = ["ColumnMapping", "Dataset", "LAYOUTS", "detect_layout", "load_dataset", "table_columns"]

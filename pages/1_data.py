@@ -1,0 +1,91 @@
+"""Data: pick a bundled or shared dataset, or upload your own; preview it and its human scores."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+import geval
+from studio import state
+
+st.title("Data")
+st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
+           "or your own CSV, JSON or JSONL.")
+
+source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source")
+
+if source == "Bundled or shared dataset":
+    known = geval.known_datasets()
+    names = list(known)
+    current = (st.session_state.get("dataset_source") or {}).get("path")
+    index = next((i for i, n in enumerate(names) if str(known[n]) == current),
+                 names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0)
+    name = st.selectbox("Dataset", names, index=index, format_func=lambda n: f"{n}  ({known[n].parent.name}/)")
+    if name and str(known[name]) != current:
+        try:
+            state.load_dataset(known[name])
+        except geval.GevalError as exc:
+            st.error(str(exc))
+else:
+    upload = st.file_uploader("CSV, JSON or JSONL", type=["csv", "json", "jsonl"], key="data_upload")
+    if upload is not None:
+        folder = Path(state.store().path).parent / "uploads" if state.store().path != ":memory:" else Path("uploads")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / re.sub(r"[^\w.-]", "_", upload.name)
+        path.write_bytes(upload.getvalue())
+        try:
+            columns = geval.table_columns(path)
+            if columns is None:
+                state.load_dataset(path)
+            else:
+                st.info(f"{upload.name}: not a known layout. Say which column holds what.")
+                with st.form("mapping"):
+                    optional = ["(none)", *columns]
+                    response = st.selectbox("Response or summary (the text judged)", columns)
+                    context = st.selectbox("Context (dialogue so far)", optional)
+                    grounding = st.selectbox("Grounding (fact, persona or source document)", optional)
+                    system = st.selectbox("System", optional)
+                    group = st.selectbox("Group (dialogue or document id)", optional)
+                    scores = st.multiselect("Human score columns (one aspect each)", columns)
+                    level = st.selectbox("Level", list(geval.LEVELS))
+                    submitted = st.form_submit_button("Load with this mapping")
+                if submitted:
+                    pairs = [f"response={response}", f"level={level}", *[f"score:{c}={c}" for c in scores]]
+                    pairs += [f"{role}={column}" for role, column in
+                              (("context", context), ("grounding", grounding), ("system", system), ("group", group))
+                              if column != "(none)"]
+                    state.load_dataset(path, mapping=pairs)
+        except geval.GevalError as exc:
+            st.error(str(exc))
+
+dataset = state.dataset()
+if dataset is None:
+    st.stop()
+
+st.subheader(dataset.name)
+cols = st.columns(5)
+cols[0].metric("Items", len(dataset.items))
+cols[1].metric("Groups", len(dataset.groups))
+cols[2].metric("Systems", len(dataset.systems))
+cols[3].metric("Levels", ", ".join(dataset.levels))
+cols[4].metric("Skipped values", sum(dataset.skipped.values()))
+if dataset.skipped:
+    st.caption("Skipped: " + "; ".join(f"{n} {why}" for why, n in dataset.skipped.items()))
+
+preview = pd.DataFrame([
+    {"id": item.id, "level": item.level, "group": item.group, "system": item.system,
+     "last turn": item.context[-1].render() if item.context else "", "response": item.response,
+     **{aspect: item.human_mean(aspect) for aspect in item.human}}
+    for item in dataset.items
+])
+st.dataframe(preview, hide_index=True, height=280)
+
+st.subheader("Human scores")
+aspects = dataset.aspects
+columns = st.columns(min(3, len(aspects)) or 1)
+for index, aspect in enumerate(aspects):
+    figure = px.histogram(preview, x=aspect, nbins=20, height=220, title=aspect)
+    figure.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")

@@ -1,0 +1,92 @@
+"""Prompts: edit a template live, preview it on a real item, save versions, diff them, generate steps."""
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import state
+
+st.title("Prompts")
+store = state.store()
+dataset = state.dataset()
+
+files = {t.name: t for t in geval.templates()}
+stored = {t.label: t for t in store.template_versions()}
+file_labels = {t.label for t in files.values()}
+choices = [*files, *[label for label in stored if label not in file_labels]]
+
+
+def _open_template() -> None:
+    choice = st.session_state["prompts_open"]
+    template = files.get(choice) or stored[choice]
+    st.session_state["template_name"] = template.name
+    st.session_state["template_text"] = template.text
+
+
+state.template()  # makes sure the editor holds a text
+current_name = st.session_state.get("template_name", state.DEFAULT_TEMPLATE)
+st.selectbox("Open a template (files in prompts/, then saved versions)", choices,
+             index=choices.index(current_name) if current_name in choices else 0,
+             key="prompts_open", on_change=_open_template)
+
+left, right = st.columns(2)
+with left:
+    st.text_area("Template (TOML header between +++ lines, then the prompt)", key="template_text", height=520)
+    try:
+        template = geval.parse_template(st.session_state["template_text"], source=current_name)
+        st.success(f"{template.label} · placeholders: {', '.join(template.placeholders)} · aspects: "
+                   + ", ".join(f"{a.name} {a.min}-{a.max} (human: {a.human or 'same name'})" for a in template.aspects))
+    except geval.TemplateError as exc:
+        template = None
+        st.error(str(exc))
+    with st.expander("Placeholders you can use"):
+        st.table(pd.DataFrame(
+            [{"placeholder": "{{" + k + "}}", "meaning": v} for k, v in {**geval.PLACEHOLDERS,
+             "steps": "the evaluation steps: written in the header (steps = \"...\") or generated (steps = \"auto\")"}.items()]
+        ))
+
+with right:
+    if template is None:
+        st.info("Fix the template to see the preview.")
+    elif dataset is None:
+        st.info("Load a dataset on the Data page to preview the prompt on a real item.")
+    else:
+        items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items
+        position = st.number_input(f"Preview on item (1-{len(items)})", 1, len(items), 1, key="prompts_item") - 1
+        steps = None
+        if template.needs_generated_steps:
+            steps = store.steps(template, state.judge_options())
+            if st.button("Generate evaluation steps with the judge", key="prompts_generate"):
+                try:
+                    with st.spinner("The judge is writing the evaluation steps…"):
+                        steps = geval.ensure_steps(store, template, state.judge(), regenerate=True)
+                except geval.GevalError as exc:
+                    st.error(str(exc))
+            if steps:
+                st.caption("Evaluation steps (generated, stored with this template version and judge):")
+                st.text(steps)
+            else:
+                st.warning("This template generates its evaluation steps (steps = \"auto\"): press the button, "
+                           "or they are generated when scoring starts.")
+        try:
+            st.code(template.render(items[position], steps or "(the generated evaluation steps go here)"),
+                    language=None, wrap_lines=True)
+        except geval.TemplateError as exc:
+            st.error(str(exc))
+
+st.divider()
+save, diff = st.columns(2)
+with save:
+    st.subheader("Save")
+    if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
+        store.save_template(template)
+        st.success(f"Saved {template.label}. Its version is the hash of its text.")
+with diff:
+    st.subheader("Diff two versions")
+    versions = {"(editor)": template, **{t.label: t for t in store.template_versions()},
+                **{t.label: t for t in files.values()}}
+    versions = {k: v for k, v in versions.items() if v is not None}
+    labels = list(versions)
+    old = st.selectbox("From", labels, index=min(1, len(labels) - 1), key="prompts_diff_old")
+    new = st.selectbox("To", labels, index=0, key="prompts_diff_new")
+    st.code(geval.diff_templates(versions[old], versions[new]) or "(identical)", language="diff")

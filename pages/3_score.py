@@ -1,0 +1,89 @@
+"""Score: choose items, templates and judge; see the estimate; run in the background with progress."""
+
+import streamlit as st
+
+import geval
+from studio import jobs, state
+
+st.title("Score")
+store = state.store()
+dataset = state.require_dataset()
+current = state.template()
+if current is None:
+    st.error("The template in the editor does not parse: fix it on the Prompts page.")
+    st.stop()
+
+files = {t.label: t for t in geval.templates()}
+available = {current.label: current, **files}
+labels = st.multiselect("Templates (one per aspect, or a multi-aspect form)", list(available), default=[current.label],
+                        key="score_templates")
+templates = [available[label] for label in labels]
+
+left, right = st.columns(2)
+with left:
+    levels = dataset.levels
+    level = st.selectbox("Level", levels, key="score_level") if len(levels) > 1 else None
+    how = st.radio("Items", ["All", "Seeded random sample", "By system", "By group"], horizontal=True, key="score_how")
+    sample = seed = systems = groups = None
+    if how == "Seeded random sample":
+        sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample")
+        seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed")
+    elif how == "By system":
+        systems = st.multiselect("Systems", dataset.systems, key="score_systems")
+    elif how == "By group":
+        groups = st.multiselect("Groups", dataset.groups, key="score_groups")
+    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit")
+with right:
+    options = state.judge_options()
+    st.text(f"Judge: {options['backend']} {options.get('model', 'Qwen2.5-Coder-1.5B-Instruct Q4_K_M')}")
+    try:
+        items = geval.select_items(dataset.items, level=level, systems=systems, groups=groups,
+                                   sample=int(sample) if sample else None, seed=int(seed or 0),
+                                   limit=int(limit) or None)
+        judge = state.judge()
+        for template in templates:
+            st.info(f"{template.label}: {geval.plan_run(store, items, template, judge).line()}")
+    except geval.GevalError as exc:
+        st.error(str(exc))
+        st.stop()
+
+job = jobs.get(st.session_state.get("score_job"))
+running = job is not None and not job.done
+start_label = "Resume" if job is not None and job.stop.is_set() else "Start scoring"
+if st.button(start_label, type="primary", disabled=running or not templates, key="score_start"):
+    job = jobs.start(str(store.path), items, templates, judge, dataset.name, options)
+    st.session_state["score_job"] = job.id
+    st.rerun()
+
+
+@st.fragment(run_every=1.0)
+def show_progress() -> None:
+    """Redrawn every second while a job runs: items done, cache hits, tokens, cost, ETA."""
+    job = jobs.get(st.session_state.get("score_job"))
+    if job is None:
+        return
+    progress = job.progress
+    if progress is not None:
+        st.progress(progress.done / max(progress.total, 1), text=f"{job.current}: {progress.line()}")
+    elif not job.done:
+        st.progress(0.0, text=f"{job.current or 'starting'}: loading the judge or generating evaluation steps…")
+    for finished in job.finished:
+        calls = finished.done - finished.cached - finished.failed
+        st.success(f"Run {finished.run_id}: {finished.done}/{finished.total} items, {finished.cached} cached, "
+                   f"{calls} judge calls, {finished.failed} failed, {finished.unscored} unscored"
+                   + (" — stopped; press Resume to go on" if finished.stopped else ""))
+        for reason in finished.errors[:10]:
+            st.warning(reason)
+        if finished.failed:
+            st.caption("Failed items are not cached: start again to retry only them.")
+    if job.error:
+        st.error(job.error)
+    if not job.done:
+        if st.button("Stop", key="score_stop"):
+            job.stop_now()
+    elif st.session_state.get("score_shown") != job.id:
+        st.session_state["score_shown"] = job.id
+        st.rerun()
+
+
+show_progress()

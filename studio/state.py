@@ -1,0 +1,137 @@
+"""This browser session's choices: store, dataset, template and judge, and the sidebar that shows them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+import geval
+
+DEFAULT_TEMPLATE = "topicalchat-naturalness"
+DEFAULT_DATASET = "topicalchat_usr_sample"
+
+
+@st.cache_resource
+def _store(path: str) -> geval.Store:
+    """One store connection per file, shared by the sessions of this server (thread-safe)."""
+    return geval.Store(path)
+
+
+def store() -> geval.Store:
+    """The SQLite store of this session."""
+    return _store(str(st.session_state.setdefault("store_path", str(geval.default_store_path()))))
+
+
+@st.cache_data(show_spinner="Loading dataset…")
+def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, name: str | None) -> geval.Dataset:
+    """Load and store a dataset; cached until the file (or the mapping) changes."""
+    column_mapping = geval.ColumnMapping.parse(list(mapping)) if mapping else None
+    dataset = geval.load_dataset(path, layout=layout, mapping=column_mapping, name=name)
+    store().save_dataset(dataset)
+    return dataset
+
+
+def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str] | None = None,
+                 name: str | None = None) -> geval.Dataset:
+    """Load a dataset file (cached), make it this session's dataset, and return it."""
+    path = Path(path)
+    mtime = path.stat().st_mtime if path.exists() else 0.0
+    dataset = _load(str(path), mtime, layout, tuple(mapping) if mapping else None, name)
+    st.session_state["dataset_source"] = {"path": str(path), "layout": layout, "mapping": mapping, "name": name}
+    return dataset
+
+
+def dataset() -> geval.Dataset | None:
+    """This session's dataset: the one last loaded, else the bundled Topical-Chat sample."""
+    source = st.session_state.get("dataset_source")
+    if source is None:
+        known = geval.known_datasets()
+        if DEFAULT_DATASET not in known:
+            return None
+        source = {"path": str(known[DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
+    try:
+        return load_dataset(source["path"], source["layout"], source["mapping"], source["name"])
+    except geval.GevalError as exc:
+        st.session_state.pop("dataset_source", None)
+        st.error(str(exc))
+        return None
+
+
+def template() -> geval.Template | None:
+    """This session's template: the text in the editor if it parses, else None."""
+    text = st.session_state.get("template_text")
+    if text is None:
+        text = geval.resolve_template(st.session_state.get("template_name", DEFAULT_TEMPLATE)).text
+        st.session_state["template_text"] = text
+    try:
+        return geval.parse_template(text, source=st.session_state.get("template_name", "editor"))
+    except geval.TemplateError:
+        return None
+
+
+def judge_options() -> dict:
+    """The judge chosen in the sidebar, without the API key (which stays in the session)."""
+    return dict(st.session_state.get("judge_options", {"backend": "embedded"}))
+
+
+@st.cache_resource(show_spinner="Loading the judge…")
+def _judge(options: tuple, api_key: str | None) -> geval.Judge:
+    backend = dict(options).pop("backend")
+    extra = {k: v for k, v in options if k != "backend"}
+    if backend == "openai":
+        extra["api_key"] = api_key
+    return geval.make_judge(backend, **extra)
+
+
+def judge() -> geval.Judge:
+    """The judge object for the sidebar's choice (created once per choice)."""
+    options = judge_options()
+    api_key = st.session_state.get("api_key") or os.environ.get("OPENAI_API_KEY")
+    return _judge(tuple(sorted(options.items())), api_key if options.get("backend") == "openai" else None)
+
+
+def sidebar() -> None:
+    """The shared sidebar: current dataset, template version and judge, and the judge settings."""
+    with st.sidebar:
+        current = dataset()
+        tpl = template()
+        st.caption("Dataset")
+        st.text(current.summary() if current else "none loaded")
+        st.caption("Template")
+        st.text(tpl.label if tpl else "the editor's text does not parse")
+        with st.expander("Judge", expanded=False):
+            _judge_settings()
+        options = judge_options()
+        label = options.get("model") or "Qwen2.5-Coder-1.5B (embedded)"
+        st.caption("Judge")
+        st.text(f"{options['backend']}: {label}")
+
+
+def _judge_settings() -> None:
+    backend = st.radio("Backend", ["embedded", "openai"], key="judge_backend", horizontal=True,
+                       help="embedded: a local 1.5B model, free. openai: OpenAI or any compatible server.")
+    if backend == "embedded":
+        path = st.text_input("GGUF file (empty: the bundled Qwen2.5-Coder-1.5B)", key="judge_model_path")
+        options = {"backend": "embedded", **({"model_path": path} if path else {})}
+    else:
+        model = st.text_input("Model", value="gpt-4o-mini", key="judge_model")
+        base_url = st.text_input("Base URL (empty: api.openai.com)", key="judge_base_url",
+                                 help="vLLM: http://HOST:8000/v1 · Ollama: http://127.0.0.1:11434/v1")
+        st.text_input("API key (kept for this session only)", type="password", key="api_key")
+        mode = st.selectbox("Score distribution from", ["auto", "logprobs", "samples"], key="judge_mode")
+        n = st.number_input("Samples (samples mode)", 1, 50, 20, key="judge_n")
+        temperature = st.number_input("Temperature (samples mode)", 0.0, 2.0, 1.0, 0.1, key="judge_temperature")
+        options = {"backend": "openai", "model": model, "mode": mode, "n": int(n), "temperature": float(temperature),
+                   **({"base_url": base_url} if base_url else {})}
+    st.session_state["judge_options"] = options
+
+
+def require_dataset() -> geval.Dataset:
+    """The current dataset, or stop the page with a pointer to the Data page."""
+    current = dataset()
+    if current is None:
+        st.info("Load a dataset on the Data page first.")
+        st.stop()
+    return current
