@@ -60,7 +60,10 @@ class Item:
     def fields(self) -> dict[str, str]:
         """The text of every placeholder this item can fill ('' where it has nothing)."""
         context = "\n".join(turn.render() for turn in self.context)
-        dialogue = "\n".join(part for part in (context, self.response) if part)
+        # Speakers alternate, so the response comes from whoever spoke two turns ago.
+        answering = self.context[-2].speaker if len(self.context) >= 2 else ""
+        final = Turn(answering, self.response).render() if self.response else ""
+        dialogue = "\n".join(part for part in (context, final) if part)
         return {
             "context": context,
             "response": self.response,

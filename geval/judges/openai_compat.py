@@ -117,8 +117,10 @@ class OpenAIJudge:
             raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({exc.__cause__ or exc})") from None
         except openai.APIStatusError as exc:
             raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {_clip(str(exc.message))}") from None
-        except openai.APIError as exc:  # e.g. a 200 whose body is not valid JSON
+        except openai.APIError as exc:
             raise JudgmentFailed(f"unreadable answer from the server: {_clip(str(exc))}") from None
+        except ValueError as exc:  # a 200 whose body is not valid JSON: the SDK lets json's error through
+            raise JudgmentFailed(f"unreadable answer from the server (not JSON: {_clip(str(exc))})") from None
 
     def _usage(self, answers: list) -> tuple[int, int, float]:
         prompt_tokens = sum(getattr(a.usage, "prompt_tokens", 0) or 0 for a in answers if a.usage)

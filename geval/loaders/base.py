@@ -190,3 +190,17 @@ def alternating_turns(lines: list[str], asks: str, answers: str) -> list[Turn]:
     """Label non-empty lines with alternating speakers so that `answers` speaks next."""
     lines = [line.strip() for line in lines if line.strip()]
     return [Turn(asks if (len(lines) - i) % 2 == 1 else answers, line) for i, line in enumerate(lines)]
+
+
+def first_record_has(data: object, keys: set[str]) -> bool:
+    """True when `data` is a non-empty list whose first record has all of `keys` (layout detection)."""
+    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and keys <= data[0].keys()
+
+
+def single_score(value: object, aspect: str, skipped: Counter) -> dict[str, tuple[float, ...]]:
+    """{aspect: (score,)} for one numeric score; {} (and a count in `skipped`) otherwise."""
+    number = as_number(value)
+    if number is None:
+        skipped["non-numeric human scores"] += 1
+        return {}
+    return {aspect: (number,)}

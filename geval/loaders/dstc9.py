@@ -8,7 +8,7 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, make_item
-from geval.loaders.base import alternating_turns, as_number
+from geval.loaders.base import alternating_turns, single_score
 
 NAME = "dstc9"
 LISTS = ("contexts", "responses", "scores", "models")
@@ -34,9 +34,6 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
     for index, (context, response, score, model) in enumerate(zip(*(data[k] for k in LISTS))):
         if not isinstance(context, list) or not all(isinstance(t, str) for t in context):
             raise DatasetError(f"{path}: contexts[{index}] should be a list of utterances")
-        number = as_number(score)
-        if number is None:
-            skipped["non-numeric human scores"] += 1
         items.append(
             make_item(
                 dataset=name,
@@ -45,7 +42,7 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
                 response=str(response).strip(),
                 system=str(model),
                 group=f"dlg-{index:04d}",
-                human={"overall": (number,)} if number is not None else {},
+                human=single_score(score, "overall", skipped),
             )
         )
     return items, skipped

@@ -7,17 +7,14 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, Turn, make_item
-from geval.loaders.base import numeric_scores, require_list_of_dicts, text_field
+from geval.loaders.base import first_record_has, numeric_scores, require_list_of_dicts, text_field
 
 NAME = "fed"
 
 
 def detect(data: object) -> bool:
     """A list of {context, [response], system, annotations} records."""
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and {
-        "context",
-        "annotations",
-    } <= data[0].keys()
+    return first_record_has(data, {"context", "annotations"})
 
 
 def parse_turn(line: str) -> Turn:

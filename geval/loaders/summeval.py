@@ -7,7 +7,7 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, make_item
-from geval.loaders.base import numeric_scores, require_list_of_dicts, text_field
+from geval.loaders.base import first_record_has, numeric_scores, require_list_of_dicts, text_field
 
 NAME = "summeval"
 FIELDS = {"doc_id", "system_id", "source", "system_output", "scores"}
@@ -15,7 +15,7 @@ FIELDS = {"doc_id", "system_id", "source", "system_output", "scores"}
 
 def detect(data: object) -> bool:
     """A list of records with SummEval's five fields."""
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and FIELDS <= data[0].keys()
+    return first_record_has(data, FIELDS)
 
 
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:

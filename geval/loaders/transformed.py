@@ -7,7 +7,7 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, Turn, make_item
-from geval.loaders.base import as_number, require_list_of_dicts, text_field
+from geval.loaders.base import first_record_has, require_list_of_dicts, single_score, text_field
 
 NAME = "seed001"
 FIELDS = {"dialog_id", "turns", "score", "system_output"}
@@ -15,7 +15,7 @@ FIELDS = {"dialog_id", "turns", "score", "system_output"}
 
 def detect(data: object) -> bool:
     """A list of records with dialog_id and turns."""
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and FIELDS <= data[0].keys()
+    return first_record_has(data, FIELDS)
 
 
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
@@ -35,9 +35,6 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
         response = text_field(path, record, "system_output", where)
         if turns and turns[-1].text == response:
             turns.pop()
-        score = as_number(record["score"])
-        if score is None:
-            skipped["non-numeric human scores"] += 1
         items.append(
             make_item(
                 dataset=name,
@@ -46,7 +43,7 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
                 response=response,
                 system=str(record.get("system_id", "")),
                 group=str(record["dialog_id"]),
-                human={"overall": (score,)} if score is not None else {},
+                human=single_score(record["score"], "overall", skipped),
             )
         )
     return items, skipped

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, make_item
-from geval.loaders.base import alternating_turns, numeric_scores, require_list_of_dicts, text_field
+from geval.loaders.base import first_record_has, alternating_turns, numeric_scores, require_list_of_dicts, text_field
 
 NAME = "usr"
 NOT_ASPECTS = {"response", "model"}
@@ -15,10 +15,7 @@ NOT_ASPECTS = {"response", "model"}
 
 def detect(data: object) -> bool:
     """A list of {context, fact, responses: [...]} records."""
-    return isinstance(data, list) and bool(data) and isinstance(data[0], dict) and {
-        "context",
-        "responses",
-    } <= data[0].keys()
+    return first_record_has(data, {"context", "responses"})
 
 
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
