@@ -138,8 +138,10 @@ def parse_template(text: str, source: str = "<text>") -> Template:
     unknown = sorted(set(header) - HEADER_KEYS)
     if unknown:
         raise TemplateError(f"{source}: unknown header key(s) {', '.join(unknown)}; known: {', '.join(sorted(HEADER_KEYS))}")
-    body = "\n".join(lines[end + 1 :]).strip("\n")
-    _check_placeholders(body, source, body_offset=end + 2)
+    rest = "\n".join(lines[end + 1 :])
+    body = rest.strip("\n")
+    leading = len(rest) - len(rest.lstrip("\n"))  # blank lines stripped above still count in line numbers
+    _check_placeholders(body, source, body_offset=end + 2 + leading)
     template = Template(
         name=_text(header, "name", source, required=True),
         task=_text(header, "task", source),

@@ -1,0 +1,68 @@
+"""Fixtures shared by every test file (helpers live in tests/helpers.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import geval
+from geval.catalog import SHARED_DATA_DIR
+from openai_stub import OpenAIStub
+
+
+@pytest.fixture
+def store():
+    """A fresh in-memory store."""
+    fresh = geval.Store(":memory:")
+    yield fresh
+    fresh.close()
+
+
+@pytest.fixture
+def file_store(tmp_path: Path):
+    """A fresh store in a temporary SQLite file (WAL mode)."""
+    fresh = geval.Store(tmp_path / "store.sqlite")
+    yield fresh
+    fresh.close()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """../shared/data, the full public datasets; skips when it is not there."""
+    if not SHARED_DATA_DIR.is_dir():
+        pytest.skip(f"{SHARED_DATA_DIR} is not there")
+    return SHARED_DATA_DIR
+
+
+def _shared_file(folder: Path, name: str) -> Path:
+    path = folder / name
+    if not path.is_file():
+        pytest.skip(f"{path} is not there")
+    return path
+
+
+@pytest.fixture(scope="session")
+def shared_file(shared_data):
+    """shared_file('tc_usr_data.json') -> its path, or skip."""
+    return lambda name: _shared_file(shared_data, name)
+
+
+@pytest.fixture(scope="session")
+def tc_dataset(shared_data) -> geval.Dataset:
+    """USR Topical-Chat (360 items), loaded once per session."""
+    return geval.load_dataset(_shared_file(shared_data, "tc_usr_data.json"))
+
+
+@pytest.fixture(scope="session")
+def openai_stub():
+    """One OpenAI-compatible stub server for the session (see tests/openai_stub.py)."""
+    server = OpenAIStub()
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def stub(openai_stub):
+    """The session's stub, reset to the default 'logprobs' behaviour with no requests recorded."""
+    return openai_stub.configure()

@@ -1,0 +1,139 @@
+"""Helpers for the browser end-to-end test: start `streamlit run`, drive Streamlit widgets in chromium.
+
+Streamlit reruns the script after every interaction, so every action here is followed by a wait
+for something visible (or for the app to be idle), never by a fixed sleep alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from contextlib import contextmanager
+from pathlib import Path
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "tests" / "artifacts"
+SCREENSHOTS = ROOT / "docs" / "screenshots"
+VIEWPORT = {"width": 1400, "height": 900}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+            return response.read().decode().strip() == "ok"
+    except OSError:
+        return False
+
+
+@contextmanager
+def streamlit_server(store: Path, log: Path, timeout: float = 90.0):
+    """`streamlit run app.py` on a free local port with a fresh GEVAL_STORE; yields the base URL."""
+    port = free_port()
+    env = {**os.environ, "GEVAL_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+               "--server.port", str(port), "--server.headless", "true",
+               "--browser.gatherUsageStats", "false"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.monotonic() + timeout
+            while not _healthy(url):
+                if process.poll() is not None:
+                    raise RuntimeError(f"streamlit exited with {process.returncode}:\n{log.read_text()[-3000:]}")
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not answer /_stcore/health in {timeout:.0f}s:\n"
+                                       f"{log.read_text()[-3000:]}")
+                time.sleep(0.5)
+            yield url
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(timeout=15)
+
+
+def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
+    """Wait until Streamlit has finished the current script run (no 'Running…' status, no stale elements)."""
+    page.wait_for_timeout(settle * 1000)
+    page.wait_for_function(
+        """() => {
+            const status = document.querySelector('[data-testid="stStatusWidget"]');
+            if (status && /Running|Connecting/i.test(status.innerText)) return false;
+            return !document.querySelector('[data-stale="true"]');
+        }""",
+        timeout=timeout,
+    )
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def goto_page(page, title: str, heading: str | None = None, timeout: float = 60_000) -> None:
+    """Click the sidebar navigation link `title` and wait for the page's heading."""
+    page.locator('[data-testid="stSidebarNavLink"]').filter(has=page.get_by_text(title, exact=True)).first.click()
+    page.locator('[data-testid="stMain"] h1').filter(has_text=heading or title).first.wait_for(timeout=timeout)
+    wait_idle(page, timeout=timeout)
+
+
+def select_option(page, label: str, option: str | re.Pattern, scope=None) -> None:
+    """Choose `option` in the Streamlit selectbox labelled `label`."""
+    scope = scope or page
+    box = scope.locator('[data-testid="stSelectbox"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)).first
+    box.locator('[data-baseweb="select"]').click()
+    page.locator('[role="option"]').filter(has_text=option).first.click()
+    wait_idle(page)
+
+
+def multiselect_add(page, label: str, option: str, scope=None) -> None:
+    """Add `option` to the Streamlit multiselect labelled `label`."""
+    scope = scope or page
+    box = scope.locator('[data-testid="stMultiSelect"]').filter(
+        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)).first
+    box.locator('[data-baseweb="select"]').click()
+    page.locator('[role="option"]').filter(has_text=re.compile(rf"^{re.escape(option)}$")).first.click()
+    page.keyboard.press("Escape")
+    wait_idle(page)
+
+
+def screenshot(page, name: str, publish: bool = False) -> Path:
+    """A full-page screenshot into tests/artifacts/<name>.png (and docs/screenshots/ when publish).
+
+    Streamlit scrolls inside its main section, so `full_page=True` alone shows one viewport:
+    the viewport is grown to the content's height for the shot, then restored.
+    """
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    height = page.evaluate(
+        """() => Math.max(...['stMain', 'stAppViewContainer', 'stMainBlockContainer', 'stSidebarContent']
+              .map(id => document.querySelector(`[data-testid="${id}"]`))
+              .filter(Boolean).map(e => e.scrollHeight), document.body.scrollHeight)"""
+    )
+    page.set_viewport_size({"width": VIEWPORT["width"], "height": min(max(int(height) + 40, VIEWPORT["height"]), 8000)})
+    page.wait_for_timeout(800)  # plotly and the data grid redraw on resize
+    path = ARTIFACTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    page.set_viewport_size(VIEWPORT)
+    page.wait_for_timeout(300)
+    if publish:
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+    return path

@@ -1,0 +1,90 @@
+"""Helpers shared by the test files: small templates, synthetic items, scripted judges, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import geval
+from geval.items import Turn, make_item
+from geval.judges.scripted import ScriptedJudge, hashed_distribution
+
+REPO = Path(__file__).resolve().parent.parent
+PROMPTS = REPO / "prompts"
+
+
+def template_text(
+    name: str = "test-naturalness",
+    aspects: tuple[tuple, ...] = (("Naturalness", 1, 3, "Natural"),),
+    body: str | None = None,
+    steps: str | None = None,
+    extra_header: str = "",
+) -> str:
+    """A template file's text: a TOML header with `aspects` (name, min, max[, human]), then `body`."""
+    header = [f'name = "{name}"', 'task = "Rate the response."']
+    if steps is not None:
+        header.append(f'steps = """{steps}"""')
+    if extra_header:
+        header.append(extra_header)
+    for spec in aspects:
+        header += ["[[aspects]]", f'name = "{spec[0]}"', f"min = {spec[1]}", f"max = {spec[2]}"]
+        if len(spec) > 3:
+            header.append(f'human = "{spec[3]}"')
+    if body is None:
+        form = "\n".join(f"- {spec[0]}:" for spec in aspects)
+        body = f"Context:\n{{{{context}}}}\n\nFact:\n{{{{fact}}}}\n\nResponse:\n{{{{response}}}}\n\nForm:\n{form}"
+    return "+++\n" + "\n".join(header) + "\n+++\n" + body + "\n"
+
+
+def make_template(**options) -> geval.Template:
+    """`template_text(**options)`, parsed."""
+    return geval.parse_template(template_text(**options), source=f"{options.get('name', 'test-naturalness')}.txt")
+
+
+def make_items(n: int = 10, dataset: str = "synthetic", per_group: int = 2, systems: int = 3,
+               human: str = "Natural") -> list[geval.Item]:
+    """`n` distinct turn-level items, `per_group` to a group, systems assigned round robin."""
+    items = []
+    for i in range(n):
+        items.append(make_item(
+            dataset=dataset, level="turn",
+            context=[Turn("A", f"hello number {i // per_group}"), Turn("B", "hi there")],
+            response=f"response {i}", grounding=f"fact {i // per_group}",
+            system=f"sys{i % systems}", group=f"g{i // per_group}",
+            human={human: (float(1 + i % 3), float(1 + (i * 7) % 3))},
+        ))
+    return items
+
+
+def item_number(prompt: str) -> int:
+    """The i of make_items' 'response i' in a rendered prompt."""
+    return int(prompt.split("Response:\n")[1].split()[1])
+
+
+def failing_for(bad: set[int], message: str = "rate limited (stub)"):
+    """A ScriptedJudge script raising JudgmentFailed for the items numbered in `bad`."""
+    def script(prompt: str, aspect: geval.Aspect):
+        if item_number(prompt) in bad:
+            raise geval.JudgmentFailed(message)
+        return hashed_distribution(prompt, aspect)
+    return script
+
+
+def scripted(script=hashed_distribution, name: str = "hashed") -> ScriptedJudge:
+    """A fresh ScriptedJudge (its `calls` list counts the judge calls)."""
+    return ScriptedJudge(script, name)
+
+
+def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`python -m geval ARGS` in the repository, capturing text output."""
+    full_env = {**os.environ, **(env or {})}
+    full_env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), full_env.get("PYTHONPATH", "")]))
+    return subprocess.run([sys.executable, "-m", "geval", *args], cwd=REPO, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def store_bytes(path: Path) -> bytes:
+    """Every byte of an SQLite store on disk, its WAL and shared-memory files included."""
+    return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())

@@ -1,0 +1,25 @@
+"""The shared sidebar (app.py): it shows the dataset, template version and judge, and its judge
+settings are what the pages use."""
+
+from tests.apptest_helpers import open_app
+
+
+def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    shown = [t.value for t in at.sidebar.text]
+    assert shown[0].startswith("topicalchat_usr_sample (usr): 60 items")
+    assert shown[1].startswith("topicalchat-naturalness@")
+    assert shown[2] == "embedded: Qwen2.5-Coder-1.5B (embedded)"
+
+
+def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    at.radio(key="judge_backend").set_value("openai").run()
+    at.text_input(key="judge_base_url").set_value("http://127.0.0.1:9/v1").run()
+    assert not at.exception
+    assert at.session_state["judge_options"] == {
+        "backend": "openai", "model": "gpt-4o-mini", "mode": "auto", "n": 20, "temperature": 1.0,
+        "base_url": "http://127.0.0.1:9/v1",
+    }
+    assert at.sidebar.text[-1].value == "openai: gpt-4o-mini"
+    assert at.text_input(key="api_key").type == "password"

@@ -1,0 +1,42 @@
+"""The Data page under AppTest: the bundled sample, an upload with a mapping form, bad uploads."""
+
+import importlib
+
+import geval.catalog
+from tests.apptest_helpers import open_app, texts
+
+
+def test_bundled_topicalchat_sample_is_shown(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Items"] == "60"
+    assert metrics["Groups"] == "10"
+    assert metrics["Systems"] == "6"
+    assert "topicalchat_usr_sample" in texts(at)
+
+
+def test_choosing_another_dataset_loads_it(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    at.selectbox[0].set_value("fed_sample").run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Items"] == "80"
+    assert "turn, dialogue" in metrics["Levels"]
+    assert "non-numeric human scores" in texts(at)
+
+
+def test_a_broken_dataset_shows_one_line_naming_the_file(monkeypatch, tmp_path):
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"broken": [1, 2')
+    monkeypatch.setenv("GEVAL_SHARED_DATA", str(tmp_path))
+    importlib.reload(geval.catalog)
+    try:
+        at = open_app(monkeypatch, tmp_path)
+        at.selectbox[0].set_value("broken").run()
+        assert not at.exception
+        errors = [e.value for e in at.error]
+        assert any("broken.json:1" in e and "invalid JSON" in e for e in errors), errors
+    finally:
+        monkeypatch.delenv("GEVAL_SHARED_DATA")
+        importlib.reload(geval.catalog)

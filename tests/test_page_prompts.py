@@ -1,0 +1,38 @@
+"""The Prompts page under AppTest: live validation, preview, saving versions, diff."""
+
+from tests.apptest_helpers import open_app, texts
+
+PAGE = "pages/2_prompts.py"
+
+
+def test_preview_renders_the_template_on_a_real_item(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.exception
+    assert "topicalchat-naturalness@" in at.success[0].value
+    preview = at.code[0].value
+    assert "Conversation History:" in preview and "{{context}}" not in preview
+
+
+def test_an_unknown_placeholder_is_an_inline_error(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("{{response}}", "{{nope}}")).run()
+    assert not at.exception
+    assert any("unknown placeholder {{nope}}" in e.value for e in at.error)
+
+
+def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    original = at.success[0].value.split(" ")[0]
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("naturally written", "natural and fluent")).run()
+    edited = at.success[0].value.split(" ")[0]
+    assert edited != original and edited.startswith("topicalchat-naturalness@")
+    at.button(key="prompts_save").click().run()
+    assert any(f"Saved {edited}" in s.value for s in at.success)
+    at.selectbox(key="prompts_diff_old").set_value(original).run()
+    at.selectbox(key="prompts_diff_new").set_value(edited).run()
+    diff = at.code[-1].value
+    assert "-Naturalness (1-3) Is the response naturally written?" in diff
+    assert "+Naturalness (1-3) Is the response natural and fluent?" in diff
+    assert edited in texts(at)

@@ -1,0 +1,55 @@
+"""The Score page under AppTest: an OpenAI-compatible judge (a stub on 127.0.0.1) scores in the
+background, the page reports progress and the result, a rerun is all cached, and the API key
+typed in the sidebar is written nowhere."""
+
+from pathlib import Path
+
+from tests.apptest_helpers import open_app, texts, wait_for
+from tests.openai_stub import OpenAIStub
+
+PAGE = "pages/3_score.py"
+KEY = "sk-test-NEVER-STORE-7f3a9c"
+
+
+def _use_stub(at, stub: OpenAIStub) -> None:
+    """What the sidebar's judge settings write (AppTest runs a switched-to page without app.py)."""
+    at.session_state["judge_options"] = {"backend": "openai", "model": "stub-model", "base_url": stub.url,
+                                         "mode": "logprobs"}
+    at.session_state["api_key"] = KEY
+    at.run()
+
+
+def _finished(at) -> bool:
+    return any("Run " in s.value and "items" in s.value for s in at.success)
+
+
+def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6})
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(6).run()
+        assert "6 items: 0 cached, 6 judge calls to make" in texts(at)
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        assert not at.exception
+        summary = next(s.value for s in at.success if s.value.startswith("Run "))
+        assert "6/6 items, 0 cached, 6 judge calls, 0 failed" in summary
+        assert stub.count == 6
+        assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in stub.requests)
+
+        at.run()
+        assert "6 items: 6 cached, 0 judge calls to make" in texts(at)
+
+    written = [p for p in Path(tmp_path).rglob("*") if p.is_file()]
+    assert written, "the store was not written"
+    for path in written:
+        assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
+
+
+def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    at.session_state["template_text"] = "no header at all"
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("does not parse" in e.value for e in at.error)
