@@ -10,6 +10,15 @@ from geval.catalog import (
     resolve_template,
     templates,
 )
+from geval.compare import (
+    Comparison,
+    compare_combos,
+    disagreements,
+    mapped_humans,
+    paired_difference,
+    scored_combos,
+    williams_test,
+)
 from geval.cot import cot_prompt, ensure_steps
 from geval.errors import (
     DatasetError,
@@ -23,6 +32,15 @@ from geval.errors import (
 from geval.items import LEVELS, PLACEHOLDERS, Item, Turn
 from geval.judges import BACKENDS, AspectScore, Judge, Judgment, make_judge, signature
 from geval.loaders import LAYOUTS, ColumnMapping, Dataset, load_dataset, table_columns
+from geval.report import (
+    abs_diff_histogram,
+    correlation_bars,
+    display_table,
+    distribution_figure,
+    html_report,
+    scatter_figure,
+    stack_tables,
+)
 from geval.runner import Plan, Progress, plan_run, score_items
 from geval.selection import select_items
 from geval.stats import METRICS, Correlation, agreement, correlate
@@ -31,12 +49,14 @@ from geval.templates import Aspect, Template, diff_templates, load_template, par
 from geval.version import __version__
 
 __all__ = [
-    "Aspect", "AspectScore", "BACKENDS", "ColumnMapping", "Correlation", "DATA_DIR", "Dataset",
-    "DatasetError", "GevalError", "Item", "Judge", "JudgeError", "Judgment", "JudgmentFailed", "LAYOUTS",
-    "LEVELS", "MEAN_OF_ASPECTS", "METRICS", "PLACEHOLDERS", "PROMPTS_DIR", "Plan", "Progress", "Store",
-    "StoreError", "Template", "TemplateError", "Turn", "WeightsError", "__version__", "agreement",
-    "agreement_table", "correlate", "cot_prompt", "default_store_path", "diff_templates", "distributions",
-    "ensure_steps", "known_datasets", "load_dataset", "load_template", "make_judge", "normalized",
-    "parse_template", "plan_run", "resolve_dataset", "resolve_template", "score_items", "scored_items",
-    "select_items", "signature", "table_columns", "templates",
+    "Aspect", "AspectScore", "BACKENDS", "ColumnMapping", "Comparison", "Correlation", "DATA_DIR", "Dataset",
+    "DatasetError", "GevalError", "Item", "Judge", "JudgeError", "Judgment", "JudgmentFailed", "LAYOUTS", "LEVELS",
+    "MEAN_OF_ASPECTS", "METRICS", "PLACEHOLDERS", "PROMPTS_DIR", "Plan", "Progress", "Store", "StoreError",
+    "Template", "TemplateError", "Turn", "WeightsError", "__version__", "abs_diff_histogram", "agreement",
+    "agreement_table", "compare_combos", "correlate", "correlation_bars", "cot_prompt", "default_store_path",
+    "diff_templates", "disagreements", "display_table", "distribution_figure", "distributions", "ensure_steps",
+    "html_report", "known_datasets", "load_dataset", "load_template", "make_judge", "mapped_humans", "normalized",
+    "paired_difference", "parse_template", "plan_run", "resolve_dataset", "resolve_template", "scatter_figure",
+    "score_items", "scored_combos", "scored_items", "select_items", "signature", "stack_tables", "table_columns",
+    "templates", "williams_test",
 ]

@@ -17,8 +17,7 @@ import numpy as np
 import pandas as pd
 
 from geval.agreement import agreement_table
-from geval.compare import disagreements
-from geval.errors import GevalError
+from geval.compare import disagreements, scored_combos
 from geval.loaders.base import Dataset
 from geval.stats import LEVELS
 from geval.store import Store
@@ -205,69 +204,52 @@ def html_report(store: Store, dataset: str | Dataset, combos: Iterable[tuple[str
     if isinstance(dataset, Dataset):
         name, summary = dataset.name, dataset.summary()
     else:
-        items = store.items(dataset)
-        name, summary = dataset, Dataset(dataset, "", "stored", items).summary()
-    tables = dict(tables or {})
+        name, summary = dataset, Dataset(dataset, "", "stored", store.items(dataset)).summary()
+    given = dict(tables or {})
+    labels = scored_combos(store, name).set_index(["template_version", "signature"])["label"].to_dict()
+    scored = []
+    for version, sig in combos:
+        table = given.get((version, sig))
+        if table is None:
+            table = agreement_table(store, name, version, sig, levels=levels, n_boot=n_boot)
+        scored.append((labels.get((version, sig), f"{version} · {sig}"), sig, disagreements(store, name, version, sig),
+                       table))
     figures: list[str] = []
 
     def embed(figure) -> str:
-        figures.append(figure.to_html(full_html=False, include_plotlyjs=True if not figures else False,
-                                      config={"displaylogo": False}))
+        figures.append(figure.to_html(full_html=False, include_plotlyjs=not figures, config={"displaylogo": False}))
         return figures[-1]
 
-    sections, stacked = [], {}
-    for version, sig in combos:
-        frame = disagreements(store, name, version, sig)
-        table = tables.get((version, sig))
-        if table is None:
-            table = agreement_table(store, name, version, sig, levels=levels, n_boot=n_boot)
-        label = f"{frame['template_version'].iloc[0]} · {sig}"
-        template_label = store.combos(name).query("template_version == @version")["template"].iloc[0]
-        stacked[f"{template_label} · {_judge_of(frame, sig)}"] = table
-        parts = [f"<h2>{html.escape(template_label)}</h2>",
-                 f"<p>Judge signature:</p><code class='sig'>{html.escape(sig)}</code>",
-                 f"<p class='meta'>{len(frame['item_id'].unique())} items judged; "
-                 f"{int((frame['status'] == 'unscored').sum())} unscored and "
-                 f"{int((frame['status'] == 'failed').sum())} failed judgments (left out of the statistics).</p>",
-                 "<h3>Agreement with people</h3>", _html_table(display_table(table))]
-        for aspect, human in frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "human"]].itertuples(
-                index=False):
-            parts.append(f"<h3>{html.escape(aspect)} vs {html.escape(human)}</h3>")
-            parts.append(embed(scatter_figure(frame, aspect, human)))
-            parts.append(embed(abs_diff_histogram(frame, aspect, human)))
-            parts.append(embed(distribution_figure(frame, aspect, human)))
+    parts = []
+    stacked = stack_tables({label: table for label, _, _, table in scored})
+    if len(stacked) and (stacked["metric"] == metric).any():
+        parts += ["<h2>Overview</h2>", embed(correlation_bars(stacked, metric))]
+    for label, sig, frame, table in scored:
+        parts += [f"<h2>{html.escape(label)}</h2>",
+                  f"<p>Judge signature:</p><code class='sig'>{html.escape(sig)}</code>",
+                  f"<p class='meta'>{frame['item_id'].nunique()} items judged; "
+                  f"{int((frame['status'] == 'unscored').sum())} unscored and "
+                  f"{int((frame['status'] == 'failed').sum())} failed judgments, left out of the statistics.</p>",
+                  "<h3>Agreement with people</h3>", _html_table(display_table(table))]
+        pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
+        for aspect, aspect_name, human in pairs.itertuples(index=False):
+            parts += [f"<h3>{html.escape(aspect_name)} (judge) vs {html.escape(human)} (people)</h3>",
+                      embed(scatter_figure(frame, aspect, human)),
+                      embed(abs_diff_histogram(frame, aspect, human)),
+                      embed(distribution_figure(frame, aspect, human))]
             worst = _aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
-            parts.append(f"<h4>The {len(worst)} items with the largest disagreement</h4>")
-            parts.append(_html_table(pd.DataFrame({
+            parts += [f"<h4>The {len(worst)} items with the largest disagreement</h4>", _html_table(pd.DataFrame({
                 "item": worst["item_id"], "system": worst["system"], "judge": worst["score"].map(_number),
                 "human": worst["human_score"].map(_number), "|difference| (0-1)": worst["disagreement"].map(_number),
                 "response": [_clip(str(t), 300) for t in worst["response"]],
-            })))
-        del label
-        sections.append("\n".join(parts))
-    overview = ""
-    if stacked:
-        all_tables = stack_tables(stacked)
-        if (all_tables["metric"] == metric).any():
-            overview = "<h2>Overview</h2>" + embed(correlation_bars(all_tables, metric))
-    # the overview is placed first in the page but built last: move the inline plotly.js to it
-    if overview and len(figures) > 1:
-        first_js = figures[0]
-        no_js = _strip_first(first_js)
-        sections = [s.replace(first_js, no_js) for s in sections]
-        overview = "<h2>Overview</h2>" + _inline_js_only() + figures[-1]
+            }))]
     now = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
     return (
         "<!DOCTYPE html>\n<html lang='en'>\n<head><meta charset='utf-8'>"
         f"<title>G-Eval Studio report: {html.escape(name)}</title><style>{_CSS}</style></head>\n<body>\n"
         f"<h1>G-Eval Studio report</h1>\n<p class='meta'>{html.escape(now)} · geval {html.escape(__version__)}</p>\n"
-        f"<h2>Dataset</h2><p>{html.escape(summary)}</p>\n"
-        + overview + "\n" + "\n".join(sections) + "\n</body>\n</html>\n"
+        f"<h2>Dataset</h2><p>{html.escape(summary)}</p>\n" + "\n".join(parts) + "\n</body>\n</html>\n"
     )
-
-
-def _judge_of(frame: pd.DataFrame, sig: str) -> str:
-    return sig if len(sig) <= 60 else sig[:57] + "…"
 
 
 def _clip(text: str, limit: int) -> str:

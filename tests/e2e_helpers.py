@@ -84,7 +84,16 @@ def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
 
 
 def main_text(page) -> str:
-    return page.locator('[data-testid="stMain"]').inner_text()
+    """The visible text of the main section, plus the cells of its data grids.
+
+    st.dataframe draws on a canvas; its cells are mirrored in an accessibility table whose text
+    is what a screen reader reads, so it counts as the table's visible text here."""
+    visible = page.locator('[data-testid="stMain"]').inner_text()
+    cells = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stMain"] [data-testid="stDataFrame"] td,'
+                 + '[data-testid="stMain"] [data-testid="stDataFrame"] th')].map(c => c.textContent).join('\\n')"""
+    )
+    return visible + "\n" + cells
 
 
 def goto_page(page, title: str, heading: str | None = None, timeout: float = 60_000) -> None:
@@ -115,8 +124,8 @@ def multiselect_add(page, label: str, option: str, scope=None) -> None:
     wait_idle(page)
 
 
-def screenshot(page, name: str, publish: bool = False) -> Path:
-    """A full-page screenshot into tests/artifacts/<name>.png (and docs/screenshots/ when publish).
+def screenshot(page, name: str, publish_as: str | None = None) -> Path:
+    """A full-page screenshot into tests/artifacts/<name>.png (and docs/screenshots/<publish_as>.png).
 
     Streamlit scrolls inside its main section, so `full_page=True` alone shows one viewport:
     the viewport is grown to the content's height for the shot, then restored.
@@ -133,7 +142,7 @@ def screenshot(page, name: str, publish: bool = False) -> Path:
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(VIEWPORT)
     page.wait_for_timeout(300)
-    if publish:
+    if publish_as:
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, SCREENSHOTS / f"{name}.png")
+        shutil.copyfile(path, SCREENSHOTS / f"{publish_as}.png")
     return path

@@ -13,9 +13,7 @@ def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path)
 
 
 def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_path):
-    at = open_app(monkeypatch, tmp_path)
-    at.radio(key="judge_backend").set_value("openai").run()
-    at.text_input(key="judge_base_url").set_value("http://127.0.0.1:9/v1").run()
+    at = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_base_url": "http://127.0.0.1:9/v1"})
     assert not at.exception
     assert at.session_state["judge_options"] == {
         "backend": "openai", "model": "gpt-4o-mini", "mode": "auto", "n": 20, "temperature": 1.0,

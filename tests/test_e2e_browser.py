@@ -1,0 +1,315 @@
+"""End to end in a real browser: `streamlit run app.py`, driven in Debian's chromium with Playwright.
+
+The tests below are the steps of one user story and share one server, one fresh store and one
+browser tab, so they run in file order: load the Topical-Chat sample, edit the prompt, score five
+items with the real embedded judge, inspect the worst disagreement, read the agreement, then make
+sure a broken upload and a hostile CSV cannot break (or script) the app.
+
+Every page is photographed (full height) into tests/artifacts/; the README's shots are copied to
+docs/screenshots/. Run: python3 -m pytest tests/test_e2e_browser.py -q -x -s
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, multiselect_add, screenshot, \
+    select_option, streamlit_server, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+DATASET = "topicalchat_usr_sample"
+LABEL = re.compile(r"topicalchat-naturalness@[0-9a-f]{12}")
+TEMPLATE_AREA = '[data-testid="stTextArea"]'
+CHARTS = '[data-testid="stPlotlyChart"], .js-plotly-plot, [data-testid="stVegaLiteChart"], ' \
+         '[data-testid="stArrowVegaLiteChart"]'
+SCORED = 5
+XSS = "<script>window.__xss=1</script><b>bold</b>"
+STORY: dict = {}  # what one step leaves for the next
+
+
+@pytest.fixture(scope="module")
+def workdir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("e2e")
+
+
+@pytest.fixture(scope="module")
+def server(workdir):
+    """The app on a free local port, with a fresh store; stopped after the module."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
+    with streamlit_server(workdir / "e2e.sqlite", workdir / "streamlit.log") as url:
+        yield {"url": url, "store": workdir / "e2e.sqlite", "log": workdir / "streamlit.log"}
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    """One browser tab shared by the steps (one Streamlit session, like one user)."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        tab = browser.new_page(viewport=VIEWPORT)
+        tab.set_default_timeout(60_000)
+        tab.page_errors = []
+        tab.on("pageerror", lambda error: tab.page_errors.append(str(error)))
+        tab.goto(server["url"])
+        try:
+            yield tab
+        finally:
+            if tab.page_errors:
+                print("\nJavaScript errors on the page:\n  " + "\n  ".join(tab.page_errors))
+            browser.close()
+
+
+def _metric(page, label: str) -> str:
+    metric = page.locator('[data-testid="stMetric"]').filter(
+        has=page.locator('[data-testid="stMetricLabel"]', has_text=re.compile(rf"^{re.escape(label)}$")))
+    return metric.locator('[data-testid="stMetricValue"]').first.inner_text().strip()
+
+
+def _template_area(page):
+    return page.locator(TEMPLATE_AREA).filter(has_text="Template (TOML header").locator("textarea")
+
+
+def _set_template(page, text: str) -> None:
+    """Type into the template editor and commit it the way a user does (Ctrl+Enter)."""
+    area = _template_area(page)
+    area.fill(text)
+    area.press("Control+Enter")
+    wait_idle(page)
+
+
+def _alert(page, kind: str, pattern) -> str:
+    """The text of the first `kind` alert (success, error, info, warning) matching `pattern`, once shown."""
+    alert = page.locator(f'[data-testid="stMain"] [data-testid="stAlertContent{kind.capitalize()}"]').filter(
+        has_text=pattern).first
+    alert.wait_for(timeout=60_000)
+    return alert.inner_text()
+
+
+def _sidebar_template(page) -> str:
+    return page.locator('[data-testid="stSidebarUserContent"]').inner_text()
+
+
+# -- 1. Data ---------------------------------------------------------------------------------------------------------
+
+def test_1_data_page_shows_the_bundled_topicalchat_sample(page):
+    page.locator('[data-testid="stMain"] h1').filter(has_text="Data").wait_for(timeout=90_000)
+    wait_idle(page)
+    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Dataset")
+    if DATASET not in box.inner_text():
+        select_option(page, "Dataset", re.compile(rf"^{DATASET}\b"))
+    assert DATASET in box.inner_text()
+    page.locator('[data-testid="stMain"] h3').filter(has_text=DATASET).wait_for()
+    assert _metric(page, "Items") == "60"
+    assert _metric(page, "Groups") == "10"
+    assert _metric(page, "Systems") == "6"
+    assert page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').count() == 1
+    # one histogram per human aspect of the USR annotation
+    page.locator('[data-testid="stMain"] .js-plotly-plot').nth(5).wait_for()
+    assert "60 items" in page.locator('[data-testid="stSidebarUserContent"]').inner_text()
+    screenshot(page, "01_data", publish_as="data")
+
+
+# -- 2. Prompts ------------------------------------------------------------------------------------------------------
+
+def test_2_prompts_edit_gives_a_new_version_and_bad_placeholders_are_caught(page):
+    goto_page(page, "Prompts")
+    area = _template_area(page)
+    area.wait_for()
+    original = area.input_value()
+    assert original.startswith("+++") and "Naturalness (1-3) Is the response naturally written?" in original
+    before = LABEL.search(_alert(page, "success", LABEL)).group(0)
+    # the preview renders the prompt on the first item of the dataset
+    assert "i recently met a girl who lives in that area" in main_text(page)
+
+    edited = original.replace("Is the response naturally written?", "Is the response fluently and naturally written?")
+    assert edited != original
+    _set_template(page, edited)
+    page.wait_for_function(
+        """([sel, old]) => [...document.querySelectorAll(sel)].some(e => /topicalchat-naturalness@[0-9a-f]{12}/.test(
+               e.innerText) && !e.innerText.includes(old))""",
+        arg=['[data-testid="stMain"] [data-testid="stAlertContentSuccess"]', before],
+    )
+    after = LABEL.search(_alert(page, "success", LABEL)).group(0)
+    assert after != before, "editing the criteria line must give a new template version"
+    assert after in _sidebar_template(page), "the sidebar shows the editor's template version"
+    screenshot(page, "02_prompts_edited")
+
+    _set_template(page, edited + "\nAlso: {{nope}}\n")
+    error = _alert(page, "error", "unknown placeholder")
+    assert "{{nope}}" in error
+    assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentSuccess"]').filter(
+        has_text=LABEL).count() == 0
+    assert "Fix the template to see the preview" in main_text(page)
+    screenshot(page, "02_prompts_error")
+
+    _set_template(page, edited)
+    assert LABEL.search(_alert(page, "success", LABEL)).group(0) == after
+    assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0
+    screenshot(page, "02_prompts", publish_as="prompts")
+    STORY["edited_label"] = after  # the version scored in step 3
+
+
+# -- 3. Score --------------------------------------------------------------------------------------------------------
+
+def test_3_score_five_items_with_the_embedded_judge(page):
+    goto_page(page, "Score")
+    edited = STORY.get("edited_label")
+    if edited:  # the edited text survives the page change and is what gets scored
+        chosen = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Templates").inner_text()
+        assert edited in chosen, f"Score page offers {chosen!r}, not the edited version {edited}"
+    limit = page.get_by_label("At most (0 = no limit)")
+    limit.fill(str(SCORED))
+    limit.press("Enter")
+    _alert(page, "info", re.compile(rf"@[0-9a-f]{{12}}: {SCORED} items: 0 cached, {SCORED} judge calls"))
+    wait_idle(page)
+    page.get_by_role("button", name="Start scoring").click()
+    # catch the progress bar while the judge loads or scores
+    progress = page.locator('[data-testid="stMain"] [data-testid="stProgress"]').first
+    try:
+        progress.wait_for(timeout=30_000)
+        screenshot(page, "03_score_running")
+    except Exception as exc:  # the run may finish between two redraws; the result is what counts
+        print(f"\n(no progress bar caught: {exc.__class__.__name__})")
+    done = _alert_within(page, "success", re.compile(r"Run \d+: \d+/\d+ items"), timeout=300_000)
+    assert re.search(rf"Run \d+: {SCORED}/{SCORED} items, 0 cached, {SCORED} judge calls, 0 failed", done), done
+    wait_idle(page)
+    assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0
+    screenshot(page, "03_score", publish_as="score")
+
+
+def _alert_within(page, kind: str, pattern, timeout: float) -> str:
+    alert = page.locator(f'[data-testid="stMain"] [data-testid="stAlertContent{kind.capitalize()}"]').filter(
+        has_text=pattern).first
+    alert.wait_for(timeout=timeout)
+    return alert.inner_text()
+
+
+# -- 4. Inspect ------------------------------------------------------------------------------------------------------
+
+def _expected_disagreement(store_path: Path):
+    """From the engine: the scored items with |judge - human| on 0-1, largest first."""
+    import geval
+
+    store = geval.Store(store_path)
+    try:
+        frame = geval.scored_items(store, DATASET)
+        version = frame["template_version"].iloc[0]
+        template = next(t for t in store.template_versions() if t.version == version)
+        items = {item.id: item for item in store.items(DATASET)}
+    finally:
+        store.close()
+    aspect = template.aspects[0]
+    human = f"human:{aspect.human or aspect.name}"
+    frame = frame[frame["aspect"] == aspect.key].copy()
+    frame["gap"] = np.abs(geval.normalized(frame["score"], aspect.min, aspect.max)
+                          - geval.normalized(frame[human], aspect.min, aspect.max))
+    frame = frame.sort_values("gap", ascending=False)
+    return frame, items
+
+
+def _snippet(text: str) -> str:
+    return " ".join(text.split())[:40]
+
+
+def test_4_inspect_shows_the_largest_disagreement_first(page, server):
+    goto_page(page, "Inspect")
+    frame, items = _expected_disagreement(server["store"])
+    assert len(frame) == SCORED
+    top_gap = frame["gap"].iloc[0]
+    top = set(frame.loc[np.isclose(frame["gap"], top_gap), "item_id"])
+    text = " ".join(main_text(page).split())
+    found = {item_id: text.find(_snippet(items[item_id].response)) for item_id in frame["item_id"]}
+    shown = {item_id: at for item_id, at in found.items() if at >= 0}
+    assert shown, "no scored item's response is shown on the Inspect page"
+    first = min(shown, key=shown.get)
+    assert first in top, (f"first item shown is {first} (gap {frame.set_index('item_id')['gap'][first]:.3f}); "
+                          f"the largest disagreement is {sorted(top)} (gap {top_gap:.3f})")
+    score = frame.set_index("item_id")["score"][first]
+    assert any(f in text for f in {f"{score:.1f}", f"{score:.2f}", f"{score:.3f}", f"{score:g}"}), \
+        f"the judge score {score} of {first} is not shown"
+    charts = page.locator(f'[data-testid="stMain"] :is({CHARTS})')
+    charts.first.wait_for()
+    assert charts.first.is_visible()
+    screenshot(page, "04_inspect", publish_as="inspect")
+
+
+# -- 5. Agreement ----------------------------------------------------------------------------------------------------
+
+def test_5_agreement_shows_pearson_and_a_chart(page):
+    goto_page(page, "Agreement")
+    page.wait_for_function(
+        """() => /pearson/i.test(document.querySelector('[data-testid="stMain"]').textContent)""", timeout=60_000)
+    assert re.search(r"pearson", main_text(page), re.IGNORECASE)
+    chart = page.locator('[data-testid="stMain"] :is([data-testid="stPlotlyChart"], .js-plotly-plot)').first
+    chart.wait_for()
+    assert chart.is_visible()
+    assert chart.bounding_box()["height"] > 100
+    screenshot(page, "05_agreement", publish_as="agreement")
+
+
+# -- 6. A broken upload ----------------------------------------------------------------------------------------------
+
+def _choose_upload(page) -> None:
+    goto_page(page, "Data")
+    page.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').wait_for(state="attached")
+    wait_idle(page)
+
+
+def test_6_malformed_upload_is_reported_and_the_app_keeps_working(page, workdir):
+    broken = workdir / "broken.json"
+    broken.write_text('{"broken": [1, 2')
+    _choose_upload(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(broken))
+    error = _alert(page, "error", "invalid JSON")
+    assert "broken.json" in error, error
+    wait_idle(page)
+    screenshot(page, "06_upload_error")
+
+    goto_page(page, "Prompts")
+    assert LABEL.search(_alert(page, "success", LABEL))
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
+# -- 7. A hostile CSV ------------------------------------------------------------------------------------------------
+
+def test_7_html_in_an_uploaded_csv_is_shown_as_text_never_run(page, workdir):
+    hostile = workdir / "xss.csv"
+    hostile.write_text(
+        "context,fact,response,overall\n"
+        f'"A: hi there","a harmless fact","{XSS}",3\n'
+        '"A: and then?","another fact","a plain answer",1\n'
+    )
+    _choose_upload(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(hostile))
+    _alert(page, "info", "not a known layout")
+    form = page.locator('[data-testid="stForm"]')
+    select_option(page, "Response or summary", "response", scope=form)
+    select_option(page, "Context (dialogue so far)", "context", scope=form)
+    select_option(page, "Grounding", "fact", scope=form)
+    multiselect_add(page, "Human score columns", "overall", scope=form)
+    screenshot(page, "07_xss_mapping")
+    page.get_by_role("button", name="Load with this mapping").click()
+    page.locator('[data-testid="stMain"] h3').filter(has_text="xss").wait_for()
+    wait_idle(page)
+    assert _metric(page, "Items") == "2"
+    text = main_text(page)
+    assert "<script>window.__xss=1</script>" in text, "the response's markup is not shown as text in the preview"
+    assert page.evaluate("() => typeof window.__xss") == "undefined"
+    assert page.locator('[data-testid="stMain"] b', has_text="bold").count() == 0
+    screenshot(page, "07_xss_data")
+
+    # the prompt preview renders the hostile response into the prompt: as text, too
+    goto_page(page, "Prompts")
+    page.locator('[data-testid="stMain"] [data-testid="stCode"]').first.wait_for()
+    assert XSS in main_text(page)
+    assert page.evaluate("() => typeof window.__xss") == "undefined"
+    assert page.locator('[data-testid="stMain"] b', has_text="bold").count() == 0
+    screenshot(page, "07_xss_prompts")

@@ -1,0 +1,309 @@
+"""geval.loaders: the public datasets, the table layout, file errors, and `geval datasets show`."""
+
+from __future__ import annotations
+
+import json
+import math
+from functools import cache
+from pathlib import Path
+
+import pytest
+
+import geval
+from geval.loaders.base import as_number
+from geval.loaders.dstc9 import write_seed001
+from helpers import run_cli
+
+
+@cache
+def _load(path: Path) -> geval.Dataset:
+    """Each shared file is parsed once per session for the count tests."""
+    return geval.load_dataset(path)
+
+
+# --- the public datasets ------------------------------------------------------------------
+
+@pytest.mark.parametrize(
+    "filename, layout, items, levels, groups, systems",
+    [
+        ("tc_usr_data.json", "usr", 360, {"turn": 360}, 60, 6),
+        ("pc_usr_data.json", "usr", 300, {"turn": 300}, 60, 5),
+        ("fed_data.json", "fed", 500, {"turn": 375, "dialogue": 125}, None, None),
+        ("summeval.json", "summeval", 1600, {"summary": 1600}, 100, 16),
+        ("dstc9_data.json", "dstc9", 2200, {"dialogue": 2200}, 2200, 11),
+    ],
+)
+def test_shared_dataset_counts(shared_file, filename, layout, items, levels, groups, systems):
+    dataset = _load(shared_file(filename))
+    assert dataset.layout == layout
+    assert len(dataset.items) == items
+    assert {level: len(dataset.at_level(level)) for level in dataset.levels} == levels
+    if groups is not None:
+        assert len(dataset.groups) == groups
+    if systems is not None:
+        assert len(dataset.systems) == systems
+    assert all(math.isfinite(s) for item in dataset.items for scores in item.human.values() for s in scores)
+
+
+def test_topical_chat_items_hold_six_responses_per_context_with_three_annotators(tc_dataset):
+    first_group = [item for item in tc_dataset.items if item.group == tc_dataset.groups[0]]
+    assert len(first_group) == 6
+    assert len({item.system for item in first_group}) == 6
+    item = first_group[0]
+    assert item.grounding and item.context and item.response
+    assert len(item.human["Natural"]) == 3
+    assert 1 <= item.human_mean("Natural") <= 3
+    assert set(tc_dataset.aspects) == {"Understandable", "Natural", "Maintains Context", "Engaging",
+                                       "Uses Knowledge", "Overall"}
+
+
+def test_fed_skips_free_text_scores_and_counts_them(shared_file):
+    path = shared_file("fed_data.json")
+    dataset = _load(path)
+    raw = json.loads(path.read_text("utf-8"))
+    values = [v for record in raw for vs in record["annotations"].values() for v in (vs if isinstance(vs, list) else [vs])]
+    numeric = [v for v in values if as_number(v) is not None]
+    free_text = [v for v in values if as_number(v) is None]
+    assert any(str(v).startswith("N/A") for v in free_text)
+    assert sum(dataset.skipped.values()) == len(free_text) > 0
+    kept = [s for item in dataset.items for scores in item.human.values() for s in scores]
+    assert len(kept) == len(numeric)
+    assert sorted(kept) == sorted(float(v) for v in numeric)
+    assert "skipped" in dataset.summary() and str(len(free_text)) in dataset.summary()
+
+
+def test_fed_turns_join_the_group_of_their_dialogue(shared_file):
+    dataset = _load(shared_file("fed_data.json"))
+    dialogue_groups = {item.group for item in dataset.at_level("dialogue")}
+    assert len(dialogue_groups) == 125
+    joined = [item for item in dataset.at_level("turn") if item.group in dialogue_groups]
+    assert len(joined) > 300  # most turn-level contexts begin a dialogue of the file
+
+
+@pytest.mark.parametrize("filename", ["tc_usr_data.json", "pc_usr_data.json", "fed_data.json", "summeval.json",
+                                      "dstc9_data.json"])
+def test_item_ids_are_unique_and_stable_across_loads(shared_file, filename):
+    path = shared_file(filename)
+    first, second = geval.load_dataset(path), geval.load_dataset(path)
+    ids = [item.id for item in first.items]
+    assert len(set(ids)) == len(ids)
+    assert ids == [item.id for item in second.items]
+
+
+def test_ids_depend_on_content_not_on_position(tmp_path):
+    records = [{"reply": "hi", "overall": 1}, {"reply": "yo", "overall": 2}]
+    mapping = geval.ColumnMapping(response="reply", scores={"Overall": "overall"}, group=None)
+    forward = tmp_path / "t.json"
+    backward = tmp_path / "t2.json"
+    forward.write_text(json.dumps(records))
+    backward.write_text(json.dumps(records[::-1]))
+    ids_f = {i.response: i.id for i in geval.load_dataset(forward, mapping=mapping, name="t").items}
+    ids_b = {i.response: i.id for i in geval.load_dataset(backward, mapping=mapping, name="t").items}
+    assert ids_f == ids_b
+
+
+def test_exact_duplicates_get_numbered_ids(tmp_path):
+    path = tmp_path / "dupes.json"
+    path.write_text(json.dumps([{"reply": "same", "overall": 1}] * 3))
+    mapping = geval.ColumnMapping(response="reply", scores={"Overall": "overall"}, group="reply")
+    ids = [item.id for item in geval.load_dataset(path, mapping=mapping).items]
+    assert ids[1] == ids[0] + "-2" and ids[2] == ids[0] + "-3"
+
+
+def test_dstc9_seed001_conversion_round_trips(shared_file, tmp_path):
+    original = _load(shared_file("dstc9_data.json"))
+    dial, response = write_seed001(original.items, tmp_path / "seed001")
+    assert dial.name == "transformed_data_dial.json" and response.name == "transformed_data_response.json"
+    for path in (dial, response):
+        converted = geval.load_dataset(path)
+        assert converted.layout == "seed001"
+        assert len(converted.items) == len(original.items) == 2200
+        assert [i.response for i in converted.items] == [i.response for i in original.items]
+        assert [i.human_mean("overall") for i in converted.items] == [i.human_mean("overall") for i in original.items]
+        assert [i.system for i in converted.items] == [i.system for i in original.items]
+        assert [i.group for i in converted.items] == [i.group for i in original.items]
+        assert [i.context for i in converted.items] == [i.context for i in original.items]
+    records = json.loads(dial.read_text("utf-8"))
+    assert set(records[0]) == {"dialog_id", "turns", "score", "system_id", "system_output"}
+    assert records[0]["turns"][-1] == {"speaker": "system", "utterance": records[0]["system_output"]}
+
+
+# --- the table layout ---------------------------------------------------------------------
+
+MAPPING = geval.ColumnMapping(
+    response="reply", scores={"Overall": "overall", "Natural": "natural"},
+    context="history", grounding="fact", system="model", group="dialog",
+)
+
+
+def _check_table(dataset: geval.Dataset) -> None:
+    assert dataset.layout == "table"
+    assert len(dataset.items) == 3
+    first = dataset.items[0]
+    assert first.context == (geval.Turn("A", "hi there"), geval.Turn("B", "hello, how are you?"))
+    assert first.response == "fine, thanks"
+    assert first.grounding == "greetings are polite"
+    assert first.system == "m1" and first.group == "d1"
+    assert first.human == {"Overall": (4.0, 5.0, 3.0), "Natural": (3.0,)}
+    assert dataset.items[1].human == {"Overall": (2.0,)}  # its empty Natural is skipped, not an error
+    assert dataset.skipped == {"empty human scores": 1}
+    assert dataset.systems == ["m1", "m2"] and dataset.groups == ["d1", "d2"]
+
+
+ROWS = [
+    {"history": ["A: hi there", "B: hello, how are you?"], "reply": "fine, thanks", "fact": "greetings are polite",
+     "model": "m1", "dialog": "d1", "overall": [4, 5, 3], "natural": 3},
+    {"history": [{"speaker": "A", "text": "what now"}], "reply": "lunch", "fact": "", "model": "m2", "dialog": "d1",
+     "overall": 2, "natural": ""},
+    {"history": "A: bye", "reply": "see you", "fact": "", "model": "m1", "dialog": "d2", "overall": "1.5",
+     "natural": 2},
+]
+
+
+def test_table_csv_with_context_as_a_json_list(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text(
+        "history,reply,fact,model,dialog,overall,natural\n"
+        '"[""A: hi there"", ""B: hello, how are you?""]",fine\u002c thanks,greetings are polite,m1,d1,"[4, 5, 3]",3\n'
+        '"[{""speaker"": ""A"", ""text"": ""what now""}]",lunch,,m2,d1,2,\n'
+        "A: bye,see you,,m1,d2,1.5,2\n".replace("fine\u002c thanks", '"fine, thanks"'),
+        "utf-8",
+    )
+    _check_table(geval.load_dataset(path, mapping=MAPPING))
+
+
+def test_table_json(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(ROWS))
+    _check_table(geval.load_dataset(path, mapping=MAPPING))
+
+
+def test_table_jsonl_with_context_as_a_json_string(tmp_path):
+    rows = [dict(row) for row in ROWS]
+    rows[0]["history"] = json.dumps(rows[0]["history"])  # a JSON list inside a string
+    path = tmp_path / "mine.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n\n")
+    _check_table(geval.load_dataset(path, mapping=MAPPING))
+
+
+def test_json_file_holding_json_lines_is_read_as_lines(tmp_path):
+    path = tmp_path / "lines.json"
+    path.write_text("\n".join(json.dumps(row) for row in ROWS))
+    _check_table(geval.load_dataset(path, mapping=MAPPING))
+
+
+def test_column_mapping_from_cli_pairs():
+    mapping = geval.ColumnMapping.parse(["response=reply", "score:Overall=overall", "context=history", "level=dialogue"])
+    assert mapping.response == "reply" and mapping.context == "history" and mapping.level == "dialogue"
+    assert mapping.scores == {"Overall": "overall"}
+    assert mapping.columns() == {"response": "reply", "context": "history", "score:Overall": "overall"}
+
+
+@pytest.mark.parametrize(
+    "pairs, message",
+    [
+        (["response"], "mapping 'response' should be ROLE=COLUMN, e.g. response=reply or score:Overall=overall"),
+        (["reply=x", "score:O=o"], "mapping role 'reply' is unknown; use response, context, grounding, system, group, "
+                                   "level, score:ASPECT"),
+        (["score:O=o"], "the mapping needs response=COLUMN (the text being judged)"),
+        (["response=r"], "the mapping needs at least one score:ASPECT=COLUMN (a human score)"),
+    ],
+)
+def test_column_mapping_errors(pairs, message):
+    with pytest.raises(geval.DatasetError) as error:
+        geval.ColumnMapping.parse(pairs)
+    assert str(error.value) == message
+
+
+# --- file errors ----------------------------------------------------------------------------
+
+REPLY = geval.ColumnMapping(response="reply", scores={"Overall": "overall"})
+
+# (file name, content, mapping, expected message with {path} for the file's path)
+BAD_FILES = [
+    ("missing.json", None, None, "{path}: no such file"),
+    ("empty.json", "  \n\n", None, "{path}: the file is empty"),
+    ("broken.json", '[\n{"a": 1},\n{"a": 2,,}\n]', None,
+     "{path}:3:9: invalid JSON (Expecting property name enclosed in double quotes)"),
+    ("broken.jsonl", '{"a": 1}\n{"a": 2}\n{oops}\n', None,
+     "{path}:3: invalid JSON line (Expecting property name enclosed in double quotes)"),
+    ("latin1.csv", b"reply,overall\nhi,2\ncaf\xe9,3\n", None,
+     "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
+    ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
+     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001); for your own table pass a column "
+     "mapping, e.g. --map response=reply --map score:Overall=overall"),
+    ("cols.csv", "reply,overall\nhi,2\n", geval.ColumnMapping(response="reply", scores={"Overall": "overal"}),
+     "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
+    ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,
+     "{path}:3: column 'overall' value 'great' is not a number"),
+    ("score.jsonl", '{"reply": "hi", "overall": 2}\n{"reply": "yo", "overall": [1, "x"]}\n', REPLY,
+     "{path}:2: column 'overall' value 'x' is not a number"),
+    ("wide.csv", "reply,overall\nhi,2\nyo,3,4\n", REPLY, "{path}:3: more fields than the header has columns"),
+    ("header.csv", "reply,overall\n", REPLY, "{path}: a header but no rows"),
+    ("dupes.csv", "reply,reply\nhi,2\n", REPLY, "{path}:1: duplicate column names ['reply']"),
+    ("usr.json", '[{"context": "hi", "responses": [{"text": "x"}]}]', None,
+     "{path}: record 0 response 0 lacks field 'response'"),
+    ("fed.json", '[{"context": "hi", "annotations": [1, 2]}]', None,
+     "{path}: record 0 field 'annotations' should be an object"),
+    ("dstc9.json", '{"contexts": [["a"]], "responses": ["b", "c"], "scores": [1], "models": ["m"]}', None,
+     "{path}: the lists differ in length: {{'contexts': 1, 'responses': 2, 'scores': 1, 'models': 1}}"),
+]
+
+
+def _write_bad(tmp_path: Path, name: str, content) -> Path:
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content, "utf-8")
+    return path
+
+
+@pytest.mark.parametrize("name, content, mapping, message", BAD_FILES, ids=[case[0] for case in BAD_FILES])
+def test_bad_files_raise_a_dataset_error_naming_file_and_line(tmp_path, name, content, mapping, message):
+    path = _write_bad(tmp_path, name, content)
+    with pytest.raises(geval.DatasetError) as error:
+        geval.load_dataset(path, mapping=mapping)
+    assert str(error.value) == message.format(path=path)
+
+
+def test_a_folder_is_not_a_dataset(tmp_path):
+    with pytest.raises(geval.DatasetError, match="is a folder"):
+        geval.load_dataset(tmp_path)
+
+
+def _map_args(mapping: geval.ColumnMapping | None) -> list[str]:
+    if mapping is None:
+        return []
+    pairs = [f"{role}={column}" for role, column in mapping.columns().items()]
+    return [arg for pair in pairs for arg in ("--map", pair)]
+
+
+@pytest.mark.parametrize("name, content, mapping, message", BAD_FILES, ids=[case[0] for case in BAD_FILES])
+def test_cli_datasets_show_prints_one_error_line_and_exits_2(tmp_path, name, content, mapping, message):
+    path = _write_bad(tmp_path, name, content)
+    result = run_cli("datasets", "show", str(path), *_map_args(mapping))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: ")
+    assert name in lines[0]
+    if content is not None:  # a missing file is reported by name resolution, with the known names
+        assert lines[0] == "error: " + message.format(path=path)
+
+
+def test_cli_datasets_show_prints_counts(tmp_path):
+    path = tmp_path / "mine.json"
+    path.write_text(json.dumps(ROWS))
+    result = run_cli("datasets", "show", str(path), *_map_args(MAPPING))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("mine (table): 3 items (3 turn), 2 groups, 2 systems; skipped 1 empty human scores")
+    assert "human aspects: Overall, Natural" in result.stdout
+
+
+def test_cli_datasets_convert_writes_seed001_files(tmp_path, shared_file):
+    result = run_cli("datasets", "convert", str(shared_file("dstc9_data.json")), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert "(2200 dialogues)" in result.stdout
+    assert len(json.loads((tmp_path / "transformed_data_response.json").read_text("utf-8"))) == 2200
