@@ -20,4 +20,4 @@ def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_pat
         "base_url": "http://127.0.0.1:9/v1",
     }
     assert at.sidebar.text[-1].value == "openai: gpt-4o-mini"
-    assert at.text_input(key="api_key").type == "password"
+    assert at.text_input(key="api_key").proto.type == at.text_input(key="api_key").proto.PASSWORD

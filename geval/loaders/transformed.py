@@ -19,7 +19,7 @@ def detect(data: object) -> bool:
 
 
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
-    """Dialogue-level items; a final turn equal to system_output is the response, not context."""
+    """Dialogue-level items; a final non-user turn equal to system_output is the response, not context."""
     records = require_list_of_dicts(path, data, FIELDS)
     skipped: Counter = Counter()
     items = []
@@ -33,7 +33,8 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
                 raise DatasetError(f"{path}: {where} turn {t_index} should be an object")
             turns.append(Turn(str(turn.get("speaker", "")).title(), text_field(path, turn, "utterance", where)))
         response = text_field(path, record, "system_output", where)
-        if turns and turns[-1].text == response:
+        # the response file's context may end with a user turn that repeats the response: keep it
+        if turns and turns[-1].text == response and turns[-1].speaker.lower() != "user":
             turns.pop()
         items.append(
             make_item(
