@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from studio.state import sidebar
+from studio.state import configure_page, run_framed, sidebar
 
-st.set_page_config(page_title="G-Eval Studio", page_icon=":material/balance:", layout="wide")
+configure_page()
 pages = st.navigation([
     st.Page("pages/1_data.py", title="Data", icon=":material/table:", default=True),
     st.Page("pages/2_prompts.py", title="Prompts", icon=":material/edit_note:"),
@@ -13,4 +13,4 @@ pages = st.navigation([
     st.Page("pages/5_agreement.py", title="Agreement", icon=":material/insights:"),
 ])
 sidebar()
-pages.run()
+run_framed(pages)

@@ -10,6 +10,7 @@ import streamlit as st
 import geval
 from studio import state
 
+state.frame()
 st.title("Data")
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
            "or your own CSV, JSON or JSONL.")

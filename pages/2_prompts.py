@@ -6,6 +6,7 @@ import streamlit as st
 import geval
 from studio import state
 
+state.frame()
 st.title("Prompts")
 store = state.store()
 dataset = state.dataset()

@@ -5,6 +5,7 @@ import streamlit as st
 import geval
 from studio import jobs, state
 
+state.frame()
 st.title("Score")
 store = state.store()
 dataset = state.require_dataset()

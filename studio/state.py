@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import streamlit as st
@@ -11,6 +12,30 @@ import geval
 
 DEFAULT_TEMPLATE = "topicalchat-naturalness"
 DEFAULT_DATASET = "topicalchat_usr_sample"
+_framing = threading.local()  # set while app.py runs a page (each session runs in its own thread)
+
+
+def configure_page() -> None:
+    """Title, icon and wide layout: the first Streamlit call of every run."""
+    st.set_page_config(page_title="G-Eval Studio", page_icon=":material/balance:", layout="wide")
+
+
+def run_framed(page) -> None:
+    """Run a page from app.py, which has drawn the shared sidebar already."""
+    _framing.active = True
+    try:
+        page.run()
+    finally:
+        _framing.active = False
+
+
+def frame() -> None:
+    """Called first by every page: when Streamlit runs a page without app.py (its legacy
+    pages/ folder mode, e.g. the first deep link after a server start, or AppTest after a
+    page switch), draw the page configuration and the shared sidebar here."""
+    if not getattr(_framing, "active", False):
+        configure_page()
+        sidebar()
 
 
 @st.cache_resource

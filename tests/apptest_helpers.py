@@ -11,12 +11,8 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
 def open_app(monkeypatch, tmp_path: Path, page: str | None = None, state: dict | None = None) -> AppTest:
-    """The app on a fresh store in `tmp_path`, run once, optionally switched to `page`.
-
-    Only this first run goes through app.py (and so the sidebar): with a pages/ folder,
-    AppTest's later runs execute the current page alone. Widget values for the sidebar
-    therefore go in `state`, set before the first run.
-    """
+    """The app on a fresh store in `tmp_path`, run once, optionally switched to `page`,
+    with `state` set in session state before the first run."""
     monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in (state or {}).items():

@@ -12,11 +12,12 @@ KEY = "sk-test-NEVER-STORE-7f3a9c"
 
 
 def _use_stub(at, stub: OpenAIStub) -> None:
-    """What the sidebar's judge settings write (AppTest runs a switched-to page without app.py)."""
-    at.session_state["judge_options"] = {"backend": "openai", "model": "stub-model", "base_url": stub.url,
-                                         "mode": "logprobs"}
-    at.session_state["api_key"] = KEY
-    at.run()
+    """Point the sidebar's judge at the stub, as a user would."""
+    at.radio(key="judge_backend").set_value("openai").run()
+    at.text_input(key="judge_model").set_value("stub-model")
+    at.text_input(key="judge_base_url").set_value(stub.url)
+    at.text_input(key="api_key").set_value(KEY)
+    at.selectbox(key="judge_mode").set_value("logprobs").run()
 
 
 def _finished(at) -> bool:
