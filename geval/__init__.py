@@ -11,6 +11,7 @@ from geval.catalog import (
     templates,
 )
 from geval.compare import (
+    AGREEMENT_LEVELS,
     Comparison,
     compare_combos,
     disagreements,
@@ -38,6 +39,7 @@ from geval.report import (
     display_table,
     distribution_figure,
     html_report,
+    judge_distribution_figure,
     scatter_figure,
     stack_tables,
 )
@@ -49,14 +51,14 @@ from geval.templates import Aspect, Template, diff_templates, load_template, par
 from geval.version import __version__
 
 __all__ = [
-    "Aspect", "AspectScore", "BACKENDS", "ColumnMapping", "Comparison", "Correlation", "DATA_DIR", "Dataset",
-    "DatasetError", "GevalError", "Item", "Judge", "JudgeError", "Judgment", "JudgmentFailed", "LAYOUTS", "LEVELS",
-    "MEAN_OF_ASPECTS", "METRICS", "PLACEHOLDERS", "PROMPTS_DIR", "Plan", "Progress", "Store", "StoreError",
+    "AGREEMENT_LEVELS", "Aspect", "AspectScore", "BACKENDS", "ColumnMapping", "Comparison", "Correlation", "DATA_DIR",
+    "Dataset", "DatasetError", "GevalError", "Item", "Judge", "JudgeError", "Judgment", "JudgmentFailed", "LAYOUTS",
+    "LEVELS", "MEAN_OF_ASPECTS", "METRICS", "PLACEHOLDERS", "PROMPTS_DIR", "Plan", "Progress", "Store", "StoreError",
     "Template", "TemplateError", "Turn", "WeightsError", "__version__", "abs_diff_histogram", "agreement",
     "agreement_table", "compare_combos", "correlate", "correlation_bars", "cot_prompt", "default_store_path",
     "diff_templates", "disagreements", "display_table", "distribution_figure", "distributions", "ensure_steps",
-    "html_report", "known_datasets", "load_dataset", "load_template", "make_judge", "mapped_humans", "normalized",
-    "paired_difference", "parse_template", "plan_run", "resolve_dataset", "resolve_template", "scatter_figure",
-    "score_items", "scored_combos", "scored_items", "select_items", "signature", "stack_tables", "table_columns",
-    "templates", "williams_test",
+    "html_report", "judge_distribution_figure", "known_datasets", "load_dataset", "load_template", "make_judge",
+    "mapped_humans", "normalized", "paired_difference", "parse_template", "plan_run", "resolve_dataset",
+    "resolve_template", "scatter_figure", "score_items", "scored_combos", "scored_items", "select_items", "signature",
+    "stack_tables", "table_columns", "templates", "williams_test",
 ]

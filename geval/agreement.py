@@ -63,7 +63,7 @@ def agreement_table(store: Store, dataset: str, template_version: str | None = N
 
     Adds seed 000's analysis: the mean of the judge's aspect scores against the human
     aspect named `overall` (any case), when the template has several aspects.
-    Columns: aspect, human, level, metric, value, low, high, n, note, unscored.
+    Columns: aspect, human, metric, level, value, low, high, n, note, unscored.
     """
     frame = scored_items(store, dataset, template_version, signature)
     if frame.empty:

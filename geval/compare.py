@@ -23,11 +23,14 @@ from scipy import stats
 from geval.agreement import human_aspect_for, normalized, scored_items
 from geval.errors import StoreError, TemplateError
 from geval.items import Item
+from geval.stats import LEVELS as AGREEMENT_LEVELS
 from geval.stats import METRICS, correlate
 from geval.store import Store
 from geval.templates import Template
 
 MIN_COMMON_ITEMS = 3
+__all__ = ["AGREEMENT_LEVELS", "Comparison", "compare_combos", "disagreements", "human_ranges", "mapped_humans",
+           "paired_difference", "scored_combos", "template_for", "williams_test"]
 
 
 @dataclass(frozen=True)
@@ -268,7 +271,8 @@ def compare_combos(store: Store, dataset: str, a: tuple[str, str], b: tuple[str,
                 f"pick a human aspect both templates map to (human = \"...\" in the template header)"
             )
         columns.append(frame.drop_duplicates("item_id").set_index("item_id"))
-    joined = columns[0][["score", "human_score", "group"]].join(columns[1][["score"]], rsuffix="_b", how="inner")
+    b_scores = columns[1][["score"]].rename(columns={"score": "score_b"})
+    joined = columns[0][["score", "human_score", "group"]].join(b_scores, how="inner")
     return paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
                              metric=metric, n_boot=n_boot, seed=seed)
 

@@ -102,7 +102,8 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
         rows, x="human_score_jitter", y="score_jitter", color="system_shown",
         custom_data=["item_id", "system_shown", "snippet", "score", "human_score"],
         render_mode="webgl" if len(rows) > WEBGL_ABOVE else "auto",
-        labels={"human_score_jitter": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
+        labels={"human_score_jitter":
+                f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
                 "score_jitter": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
                 "system_shown": "system"},
         title=f"{name}: judge vs human, {len(rows)} items",
@@ -171,8 +172,25 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
         hover_data={"human": True, "n": True, "ci": True, "above": False, "below": False},
         labels={"value": metric, "combo": "", "ci": "95% CI"}, title=f"{metric.capitalize()} correlation with people",
     )
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "level=item" -> "item"
     figure.update_layout(legend={"orientation": "h", "y": -0.3}, margin={"t": 60})
     figure.update_yaxes(range=[min(-0.1, float(np.nanmin(rows["low"].to_numpy(dtype=float), initial=0)) - 0.05), 1])
+    return figure
+
+
+def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None):
+    """The judge's probability for every score of the scale low..high (0 where it put none),
+    with its weighted-mean score marked."""
+    import plotly.graph_objects as go
+
+    scale = list(range(int(low), int(high) + 1))
+    figure = go.Figure(go.Bar(x=scale, y=[float(distribution.get(s, 0.0)) for s in scale],
+                              hovertemplate="score %{x}: p = %{y:.3f}<extra></extra>"))
+    if score is not None and np.isfinite(score):
+        figure.add_vline(x=score, line_dash="dash", annotation_text=f"mean {score:.2f}")
+    figure.update_layout(xaxis={"tickmode": "array", "tickvals": scale, "title": "score"},
+                         yaxis={"title": "probability", "range": [0, 1]}, height=220,
+                         margin={"t": 20, "b": 40, "l": 50, "r": 10})
     return figure
 
 
@@ -209,11 +227,11 @@ def html_report(store: Store, dataset: str | Dataset, combos: Iterable[tuple[str
     labels = scored_combos(store, name).set_index(["template_version", "signature"])["label"].to_dict()
     scored = []
     for version, sig in combos:
+        frame = disagreements(store, name, version, sig)
         table = given.get((version, sig))
         if table is None:
             table = agreement_table(store, name, version, sig, levels=levels, n_boot=n_boot)
-        scored.append((labels.get((version, sig), f"{version} · {sig}"), sig, disagreements(store, name, version, sig),
-                       table))
+        scored.append((labels.get((version, sig), f"{version} · {sig}"), sig, frame, table))
     figures: list[str] = []
 
     def embed(figure) -> str:

@@ -130,8 +130,10 @@ def _system_level(judge, human, systems, members, draws) -> list[Correlation]:
         nan = float("nan")
         return [Correlation(metric, "system", nan, nan, nan, n_systems, note) for metric in METRICS]
     system_ids, system_index = np.unique(systems, return_inverse=True)
+    named = systems != ""  # items without a system are no system of their own
 
     def means(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        index = index[named[index]]
         counts = np.bincount(system_index[index], minlength=len(system_ids))
         present = counts > 0
         sums_j = np.bincount(system_index[index], weights=judge[index], minlength=len(system_ids))

@@ -1,2 +1,216 @@
+"""Agreement: how well each scored template version and judge agrees with people, in numbers
+and plots; whether one version beats another on the same items; CSV and a standalone report."""
+
+import functools
+
+import pandas as pd
 import streamlit as st
-st.title("Coming soon")
+
+import geval
+from studio import state
+
+state.frame()
+
+
+def stamp(row: pd.Series) -> tuple:
+    """What changes when a (template version, judge) pair gets new judgments: the cache key part."""
+    return (float(row["last"]), int(row["ok"]), int(row["unscored"]), int(row["failed"]))
+
+
+@st.cache_data(show_spinner="Computing correlations and bootstrap intervals…")
+def agreement_table(_store: geval.Store, path: str, dataset: str, version: str, signature: str, levels: tuple,
+                    n_boot: int, stamp: tuple) -> pd.DataFrame:
+    """geval.agreement_table, cached until the pair gets new judgments."""
+    return geval.agreement_table(_store, dataset, version, signature, levels=levels, n_boot=n_boot)
+
+
+@st.cache_data(show_spinner="Joining judgments with human scores…")
+def disagreements(_store: geval.Store, path: str, dataset: str, version: str, signature: str,
+                  stamp: tuple) -> pd.DataFrame:
+    """geval.disagreements, cached until the pair gets new judgments."""
+    return geval.disagreements(_store, dataset, version, signature)
+
+
+@st.cache_data(show_spinner="Bootstrapping the difference…")
+def compare(_store: geval.Store, path: str, dataset: str, a: tuple, b: tuple, human: str, metric: str, n_boot: int,
+            stamps: tuple) -> geval.Comparison:
+    """geval.compare_combos, cached until either pair gets new judgments."""
+    return geval.compare_combos(_store, dataset, a, b, human, metric=metric, n_boot=n_boot)
+
+
+@st.cache_data(show_spinner=False)
+def mapped_humans(_store: geval.Store, path: str, dataset: str, version: str, signature: str) -> list[str]:
+    """geval.mapped_humans (the template version fixes the answer)."""
+    return geval.mapped_humans(_store, dataset, version, signature)
+
+
+def keep_valid(key: str, options: list) -> None:
+    """Forget a remembered choice that is no longer offered (another dataset, a deleted pair)."""
+    value = st.session_state.get(key)
+    if value is not None and (value not in options if not isinstance(value, list) else not set(value) <= set(options)):
+        del st.session_state[key]
+
+
+def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
+                 metric: str) -> bytes:
+    """The standalone HTML report, built when its button is pressed (on a thread of its own,
+    hence its own store connection)."""
+    own = geval.Store(path)
+    try:
+        return geval.html_report(own, dataset, pairs, tables=tables, levels=levels, n_boot=n_boot,
+                                 metric=metric).encode("utf-8")
+    finally:
+        own.close()
+
+
+def number(value: float, digits: int = 3) -> str:
+    return "–" if value is None or pd.isna(value) else f"{value:.{digits}f}"
+
+
+st.title("Agreement")
+store = state.store()
+dataset = state.require_dataset()
+path = str(store.path)
+try:
+    combos = geval.scored_combos(store, dataset.name)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+if combos.empty:
+    st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
+    st.page_link("pages/3_score.py", label="Go to Score", icon=":material/play_circle:")
+    st.stop()
+by_label = combos.set_index("label")
+labels = list(by_label.index)
+
+keep_valid("agree_combos", labels)
+chosen = st.multiselect("Template versions and judges", labels, default=labels[:1], key="agree_combos",
+                        persist_state="session")
+left, middle, right = st.columns([2, 1, 1])
+levels = left.multiselect("Levels", list(geval.AGREEMENT_LEVELS), default=list(geval.AGREEMENT_LEVELS),
+                          key="agree_levels", persist_state="session")
+metric = middle.selectbox("Metric for the plots", list(geval.METRICS), key="agree_metric", persist_state="session")
+n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
+                            help="Resamples of groups (dialogues, documents) for the 95% intervals.")
+if not chosen or not levels:
+    st.info("Choose at least one template version and judge, and one level.")
+    st.stop()
+
+tables, pairs = {}, {}
+for label in chosen:
+    row = by_label.loc[label]
+    pair = (row["template_version"], row["signature"])
+    try:
+        tables[label] = agreement_table(store, path, dataset.name, *pair, tuple(levels), int(n_boot), stamp(row))
+        pairs[label] = pair
+    except geval.GevalError as exc:
+        st.error(f"{label}: {exc}")
+if not tables:
+    st.stop()
+
+stacked = geval.stack_tables(tables)
+st.subheader("Correlation with people")
+st.caption("95% bootstrap intervals resample whole groups (dialogues, documents). Unscored and failed judgments "
+           "are left out; 'unscored' counts them.")
+st.dataframe(geval.display_table(stacked), hide_index=True, key="agree_table")
+with st.expander("Judge signatures"):
+    for label, (version, signature) in pairs.items():
+        st.text(f"{label}\n{signature}")
+
+downloads = st.columns([1, 1, 4])
+downloads[0].download_button("Numbers as CSV", stacked.to_csv(index=False), file_name=f"agreement-{dataset.name}.csv",
+                             mime="text/csv", key="agree_csv", icon=":material/download:")
+
+
+report = functools.partial(build_report, path, dataset, [pairs[label] for label in tables],
+                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric)
+downloads[1].download_button("HTML report", report, file_name=f"geval-report-{dataset.name}.html", mime="text/html",
+                             key="agree_report", icon=":material/description:",
+                             help="One file with the tables, plots (plotly.js inline, works offline) and signatures.")
+
+if (stacked["metric"] == metric).any():
+    st.plotly_chart(geval.correlation_bars(stacked, metric), key="agree_bars")
+
+st.subheader("Item by item")
+plot_label = st.selectbox("Template version and judge", list(tables), key="agree_plot_combo") if len(tables) > 1 \
+    else next(iter(tables))
+plot_row = by_label.loc[plot_label]
+try:
+    frame = disagreements(store, path, dataset.name, plot_row["template_version"], plot_row["signature"],
+                          stamp(plot_row))
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+mapped = frame.dropna(subset=["human"]).drop_duplicates("aspect")
+if mapped.empty:
+    st.info("No judge aspect of this template is compared with a human aspect, so there is nothing to plot.")
+else:
+    names = list(mapped["aspect_name"])
+    keep_valid("agree_aspect", names)
+    aspect_name = st.selectbox("Aspect", names, key="agree_aspect") if len(names) > 1 else names[0]
+    aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
+    aspect, human = aspect_row["aspect"], aspect_row["human"]
+    st.caption("Click a point to open the item in Inspect.")
+    event = st.plotly_chart(geval.scatter_figure(frame, aspect, human), on_select="rerun", selection_mode="points",
+                            key="agree_scatter")
+    points = event.selection.points if event and event.selection else []
+    if points:
+        custom = points[0].get("customdata")
+        item_id = custom[0] if isinstance(custom, (list, tuple)) else custom
+        if item_id:
+            st.session_state["inspect_item"] = item_id
+            st.session_state["inspect_combo"] = plot_label
+            st.session_state["inspect_aspect"] = aspect_name
+            st.switch_page("pages/4_inspect.py")
+    histogram, distribution = st.columns(2)
+    histogram.plotly_chart(geval.abs_diff_histogram(frame, aspect, human), key="agree_absdiff")
+    distribution.plotly_chart(geval.distribution_figure(frame, aspect, human), key="agree_distributions")
+
+st.subheader("Compare two versions")
+if len(labels) < 2:
+    st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
+    st.stop()
+st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
+           "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
+keep_valid("agree_a", labels)
+keep_valid("agree_b", labels)
+left, right = st.columns(2)
+label_a = left.selectbox("A (baseline)", labels, index=1, key="agree_a")
+label_b = right.selectbox("B", labels, index=0, key="agree_b")
+if label_a == label_b:
+    st.info("Pick two different template versions or judges.")
+    st.stop()
+row_a, row_b = by_label.loc[label_a], by_label.loc[label_b]
+pair_a = (row_a["template_version"], row_a["signature"])
+pair_b = (row_b["template_version"], row_b["signature"])
+try:
+    humans_a = mapped_humans(store, path, dataset.name, *pair_a)
+    humans_b = mapped_humans(store, path, dataset.name, *pair_b)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+common = [h for h in humans_a if h in humans_b]
+if not common:
+    st.info("A and B are not compared with any common human aspect: set human = \"...\" in their template headers.")
+    st.stop()
+left, right = st.columns(2)
+keep_valid("agree_cmp_human", common)
+human = left.selectbox("Human aspect", common, key="agree_cmp_human")
+cmp_metric = right.selectbox("Metric", list(geval.METRICS), key="agree_cmp_metric")
+try:
+    result = compare(store, path, dataset.name, pair_a, pair_b, human, cmp_metric, 2000, (stamp(row_a), stamp(row_b)))
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+cells = st.columns(5)
+cells[0].metric(f"A: {cmp_metric}", number(result.a))
+cells[1].metric(f"B: {cmp_metric}", number(result.b))
+cells[2].metric("B − A", number(result.difference), help="95% paired-bootstrap interval below")
+cells[3].metric("p (bootstrap)", number(result.p_bootstrap), help="Two-sided; 0.000 means below 1/2000.")
+cells[4].metric("p (Williams)", number(result.williams_p),
+                help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
+if result.n_groups < 10:
+    st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
+               "and p-value are rough. Score more groups for a firm answer.")
+st.text(f"B − A = {number(result.difference)}, 95% CI [{number(result.low)}, {number(result.high)}], "
+        f"on {result.n_items} items in {result.n_groups} groups; Williams t = {number(result.williams_t, 2)}")

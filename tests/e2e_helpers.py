@@ -103,24 +103,45 @@ def goto_page(page, title: str, heading: str | None = None, timeout: float = 60_
     wait_idle(page, timeout=timeout)
 
 
-def select_option(page, label: str, option: str | re.Pattern, scope=None) -> None:
-    """Choose `option` in the Streamlit selectbox labelled `label`."""
-    scope = scope or page
-    box = scope.locator('[data-testid="stSelectbox"]').filter(
+def _widget(page, scope, testid: str, label: str):
+    """The Streamlit widget of type `testid` whose label contains `label`, within `scope` (default: the page)."""
+    return (scope or page).locator(f'[data-testid="{testid}"]').filter(
         has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)).first
-    box.locator('[data-baseweb="select"]').click()
-    page.locator('[role="option"]').filter(has_text=option).first.click()
+
+
+def selected(page, label: str, scope=None) -> str:
+    """The value shown by the Streamlit selectbox labelled `label`."""
+    return _widget(page, scope, "stSelectbox", label).get_by_role("combobox").input_value()
+
+
+def _open_and_pick(page, widget, option: str | re.Pattern, typed: str | None) -> None:
+    """Open a selectbox or multiselect and click `option` (typing `typed` first filters the list)."""
+    box = widget.get_by_role("combobox")
+    box.click()
+    if typed:
+        box.press_sequentially(typed, delay=20)
+    if isinstance(option, str):
+        option = re.compile(rf"^\s*{re.escape(option)}\s*$")
+    choice = page.get_by_role("option").filter(has_text=option).first
+    try:
+        choice.wait_for(timeout=3_000)
+    except Exception:  # a focused multiselect may need the keyboard to open its list
+        box.press("ArrowDown")
+    choice.click()
+
+
+def select_option(page, label: str, option: str | re.Pattern, scope=None, typed: str | None = None) -> None:
+    """Choose `option` (the option's text, or a pattern) in the Streamlit selectbox labelled `label`."""
+    _open_and_pick(page, _widget(page, scope, "stSelectbox", label), option, typed)
     wait_idle(page)
 
 
 def multiselect_add(page, label: str, option: str, scope=None) -> None:
     """Add `option` to the Streamlit multiselect labelled `label`."""
-    scope = scope or page
-    box = scope.locator('[data-testid="stMultiSelect"]').filter(
-        has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)).first
-    box.locator('[data-baseweb="select"]').click()
-    page.locator('[role="option"]').filter(has_text=re.compile(rf"^{re.escape(option)}$")).first.click()
+    widget = _widget(page, scope, "stMultiSelect", label)
+    _open_and_pick(page, widget, option, typed=option)
     page.keyboard.press("Escape")
+    widget.get_by_role("button", name=f"Remove {option}").wait_for(state="attached")
     wait_idle(page)
 
 

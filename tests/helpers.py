@@ -14,6 +14,9 @@ from geval.judges.scripted import ScriptedJudge, hashed_distribution
 REPO = Path(__file__).resolve().parent.parent
 PROMPTS = REPO / "prompts"
 
+#: One item with every placeholder filled.
+FULL_ITEM = make_item("synthetic", "turn", [Turn("A", "hi"), Turn("B", "hello")], "a reply", grounding="a fact")
+
 
 def template_text(
     name: str = "test-naturalness",

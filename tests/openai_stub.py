@@ -120,6 +120,7 @@ class OpenAIStub:
             self.delay = delay
             self.model = model
             self.requests: list[dict] = []
+            self.generation = getattr(self, "generation", 0) + 1  # requests of an older configuration go unanswered
             self.sampled = 0  # answers given so far in no-logprobs mode (position in `cycle`)
             self.in_flight = 0
             self.max_in_flight = 0
@@ -158,16 +159,18 @@ class OpenAIStub:
         """The score distribution served for `aspect`."""
         return self.distributions.get(aspect.lower(), self.distribution)
 
-    def _record(self, path: str, headers: dict, body: object) -> int:
+    def _record(self, path: str, headers: dict, body: object) -> tuple[int, int]:
+        """Keep a request; returns its number (1-based) and the configuration generation."""
         with self._lock:
             self.requests.append({"path": path, "headers": headers, "body": body, "time": time.monotonic()})
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            return len(self.requests)
+            return len(self.requests), self.generation
 
-    def _done(self) -> None:
+    def _done(self, generation: int) -> None:
         with self._lock:
-            self.in_flight = max(0, self.in_flight - 1)
+            if generation == self.generation:
+                self.in_flight = max(0, self.in_flight - 1)
 
     def _failure(self, number: int) -> tuple[int, dict] | None:
         """(status, headers) when request `number` (1-based) is to fail."""
@@ -304,12 +307,14 @@ class _Handler(BaseHTTPRequestHandler):
         if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
             self._error(404, f"no route {self.path}")
             return
-        number = stub._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        number, generation = stub._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
         try:
             if stub.delay:
                 time.sleep(stub.delay)
             failure = stub._failure(number)
-            if failure is not None:
+            if generation != stub.generation:  # the stub was reconfigured meanwhile (a timed-out request)
+                self.close_connection = True
+            elif failure is not None:
                 status, headers = failure
                 self._error(status, f"stub failure {number} (HTTP {status})", headers)
             elif stub.behaviour == "invalid-json":
@@ -317,7 +322,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, json.dumps(stub.completion(body)).encode())
         finally:
-            stub._done()
+            stub._done(generation)
 
 
 def main(argv: Iterable[str] | None = None) -> None:

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, multiselect_add, screenshot, \
-    select_option, streamlit_server, wait_idle
+    select_option, selected, streamlit_server, wait_idle
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +29,6 @@ CHARTS = '[data-testid="stPlotlyChart"], .js-plotly-plot, [data-testid="stVegaLi
          '[data-testid="stArrowVegaLiteChart"]'
 SCORED = 5
 XSS = "<script>window.__xss=1</script><b>bold</b>"
-STORY: dict = {}  # what one step leaves for the next
 
 
 @pytest.fixture(scope="module")
@@ -101,15 +100,17 @@ def _sidebar_template(page) -> str:
 def test_1_data_page_shows_the_bundled_topicalchat_sample(page):
     page.locator('[data-testid="stMain"] h1').filter(has_text="Data").wait_for(timeout=90_000)
     wait_idle(page)
-    box = page.locator('[data-testid="stSelectbox"]').filter(has_text="Dataset")
-    if DATASET not in box.inner_text():
-        select_option(page, "Dataset", re.compile(rf"^{DATASET}\b"))
-    assert DATASET in box.inner_text()
+    if not selected(page, "Dataset").startswith(DATASET):
+        select_option(page, "Dataset", re.compile(rf"^\s*{DATASET}\b"))
+    assert selected(page, "Dataset").startswith(DATASET)
     page.locator('[data-testid="stMain"] h3').filter(has_text=DATASET).wait_for()
     assert _metric(page, "Items") == "60"
     assert _metric(page, "Groups") == "10"
     assert _metric(page, "Systems") == "6"
-    assert page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').count() == 1
+    page.locator('[data-testid="stMain"] [data-testid="stDataFrame"]').wait_for()
+    page.locator('[data-testid="stMain"] [data-testid="stDataFrame"] [role="gridcell"], '
+                 '[data-testid="stMain"] [data-testid="stDataFrame"] td').filter(
+        has_text="87864b135e8f854b").first.wait_for(state="attached")
     # one histogram per human aspect of the USR annotation
     page.locator('[data-testid="stMain"] .js-plotly-plot').nth(5).wait_for()
     assert "60 items" in page.locator('[data-testid="stSidebarUserContent"]').inner_text()
@@ -126,7 +127,8 @@ def test_2_prompts_edit_gives_a_new_version_and_bad_placeholders_are_caught(page
     assert original.startswith("+++") and "Naturalness (1-3) Is the response naturally written?" in original
     before = LABEL.search(_alert(page, "success", LABEL)).group(0)
     # the preview renders the prompt on the first item of the dataset
-    assert "i recently met a girl who lives in that area" in main_text(page)
+    page.locator('[data-testid="stMain"] [data-testid="stCode"]').filter(
+        has_text="i recently met a girl who lives in that area").first.wait_for()
 
     edited = original.replace("Is the response naturally written?", "Is the response fluently and naturally written?")
     assert edited != original
@@ -153,17 +155,13 @@ def test_2_prompts_edit_gives_a_new_version_and_bad_placeholders_are_caught(page
     assert LABEL.search(_alert(page, "success", LABEL)).group(0) == after
     assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0
     screenshot(page, "02_prompts", publish_as="prompts")
-    STORY["edited_label"] = after  # the version scored in step 3
 
 
 # -- 3. Score --------------------------------------------------------------------------------------------------------
 
 def test_3_score_five_items_with_the_embedded_judge(page):
     goto_page(page, "Score")
-    edited = STORY.get("edited_label")
-    if edited:  # the edited text survives the page change and is what gets scored
-        chosen = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Templates").inner_text()
-        assert edited in chosen, f"Score page offers {chosen!r}, not the edited version {edited}"
+    assert LABEL.search(page.locator('[data-testid="stMultiSelect"]').filter(has_text="Templates").inner_text())
     limit = page.get_by_label("At most (0 = no limit)")
     limit.fill(str(SCORED))
     limit.press("Enter")
@@ -313,3 +311,38 @@ def test_7_html_in_an_uploaded_csv_is_shown_as_text_never_run(page, workdir):
     assert page.evaluate("() => typeof window.__xss") == "undefined"
     assert page.locator('[data-testid="stMain"] b', has_text="bold").count() == 0
     screenshot(page, "07_xss_prompts")
+
+
+# -- 8. The editor's text is the session's template on every page ----------------------------------------------------
+
+def test_8_template_edits_survive_a_page_change(page):
+    goto_page(page, "Prompts")
+    area = _template_area(page)
+    edited = area.input_value().replace("Evaluation Steps:", "Evaluation steps, in order:")
+    _set_template(page, edited)
+    label = LABEL.search(_alert(page, "success", LABEL)).group(0)
+    goto_page(page, "Score")
+    sidebar = _sidebar_template(page)
+    chosen = page.locator('[data-testid="stMultiSelect"]').filter(has_text="Templates").inner_text()
+    goto_page(page, "Prompts")
+    kept = _template_area(page).input_value() == edited
+    screenshot(page, "08_prompts_after_page_change")
+    assert label in sidebar, f"on the Score page the sidebar shows {LABEL.findall(sidebar)}, not the edited {label}"
+    assert label in chosen, f"the Score page offers {LABEL.findall(chosen)}, not the edited {label}"
+    assert kept, "the Prompts editor lost the edit after visiting another page"
+
+
+# -- 9. Visiting the Data page keeps the dataset the user loaded ------------------------------------------------------
+
+def test_9_revisiting_the_data_page_keeps_the_uploaded_dataset(page):
+    """After step 7 the session's dataset is the uploaded xss.csv; looking at another page and coming back
+    to Data must not swap it for the bundled default."""
+    goto_page(page, "Prompts")
+    assert "xss (table): 2 items" in page.locator('[data-testid="stSidebarUserContent"]').inner_text()
+    goto_page(page, "Data")
+    heading = page.locator('[data-testid="stMain"] h3').first.inner_text()
+    goto_page(page, "Prompts")  # the sidebar is drawn before the page, so read it on the next run
+    sidebar = page.locator('[data-testid="stSidebarUserContent"]').inner_text()
+    screenshot(page, "09_data_revisited")
+    assert heading == "xss", f"the Data page now shows {heading!r} instead of the uploaded xss.csv"
+    assert "xss (table): 2 items" in sidebar, f"the session's dataset changed: {sidebar.splitlines()[2]!r}"

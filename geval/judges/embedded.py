@@ -9,6 +9,7 @@ is reused across prompts that share a prefix (items of one dialogue, aspects of 
 
 from __future__ import annotations
 
+import atexit
 import os
 import threading
 from pathlib import Path
@@ -76,6 +77,15 @@ class _LoadedModel:
         self.rendered_tokens += len(tokens)
         self.evaluated_tokens += len(tokens) - shared
         return np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).copy()
+
+
+@atexit.register
+def _close_all() -> None:
+    """Free the models before interpreter shutdown, when llama.cpp's own finalizers would fail."""
+    with _MODELS_LOCK:
+        for model in _MODELS.values():
+            model.llm.close()
+        _MODELS.clear()
 
 
 def _load(path: Path, n_ctx: int) -> _LoadedModel:

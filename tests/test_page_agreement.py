@@ -1,0 +1,89 @@
+"""The Agreement page under AppTest, on a temporary store with 12 items of the Topical-Chat
+sample scored by the scripted judge (see tests/test_page_inspect.py for the setup)."""
+
+from __future__ import annotations
+
+import geval
+from tests.test_page_inspect import scored_app
+
+PAGE = "pages/5_agreement.py"
+
+
+def _second_version() -> geval.Template:
+    """The naturalness template with one word changed: another version, other scripted scores."""
+    text = geval.resolve_template("topicalchat-naturalness").text
+    return geval.parse_template(text.replace("Evaluation Form (scores ONLY):", "Evaluation Form (numbers ONLY):"),
+                                source="v2")
+
+
+def test_the_table_has_pearson_rows_at_every_level(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert not at.error
+    table = at.dataframe[0].value
+    pearson = table[table["metric"] == "pearson"]
+    assert list(pearson["level"]) == ["item", "group", "system"]
+    assert set(pearson["aspect"]) == {"naturalness"} and set(pearson["human"]) == {"Natural"}
+    assert pearson.iloc[0]["n"] == 12
+    assert pearson.iloc[0]["value [95% CI]"].count("[") == 1
+    assert len(at.get("plotly_chart")) == 4  # bars, scatter, |difference|, distributions
+    assert len(at.get("download_button")) == 2  # CSV and HTML report
+    assert any("Score the dataset with a second template version" in i.value for i in at.info)
+
+
+def test_levels_and_combos_can_be_narrowed(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_levels").set_value(["item"]).run()
+    assert not at.exception
+    assert set(at.dataframe[0].value["level"]) == {"item"}
+    at.multiselect(key="agree_combos").set_value([]).run()
+    assert not at.exception
+    assert any("Choose at least one" in i.value for i in at.info)
+
+
+def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert not at.error
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"A: pearson", "B: pearson", "B − A", "p (bootstrap)", "p (Williams)"} <= set(metrics)
+    difference = float(metrics["B: pearson"]) - float(metrics["A: pearson"])
+    assert abs(float(metrics["B − A"]) - difference) < 0.0015
+    assert 0 <= float(metrics["p (bootstrap)"]) <= 1 and 0 <= float(metrics["p (Williams)"]) <= 1
+    assert any("on 12 items in" in t.value for t in at.text)
+
+    both = at.multiselect(key="agree_combos").options
+    at.multiselect(key="agree_combos").set_value(both).run()
+    assert not at.exception
+    assert set(at.dataframe[0].value["combo"]) == set(both)
+
+    at.selectbox(key="agree_b").select(at.selectbox(key="agree_a").value).run()
+    assert any("Pick two different" in i.value for i in at.info)
+
+    at.selectbox(key="agree_b").select(both[0]).run()
+    at.selectbox(key="agree_cmp_metric").select("kendall").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["p (Williams)"] == "–"
+
+
+def test_a_point_opens_in_inspect(monkeypatch, tmp_path):
+    """What a click on the scatter does (AppTest cannot click a plotly point): Inspect shows the item."""
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    item = dataset.items[len(dataset.items) // 12 * 7]
+    at.session_state["inspect_item"] = item.id
+    at.switch_page("pages/4_inspect.py").run()
+    assert not at.exception
+    assert at.session_state["inspect_jump"] == item.id
+    assert item.response in [t.value for t in at.text]
+
+
+def test_an_empty_store_says_to_score_first(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, score=False)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("Nothing is scored" in i.value and "Score page" in i.value for i in at.info)
+    assert not at.get("plotly_chart")

@@ -1,0 +1,230 @@
+"""The Inspect page under AppTest, on a temporary store holding 12 items of the Topical-Chat
+sample scored by the scripted judge: items in order of disagreement, Previous/Next, filters,
+an item opened from another page, notes kept in the store, dataset text shown literally."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+import geval
+from geval.catalog import SHARED_DATA_DIR
+from helpers import scripted
+from tests.apptest_helpers import texts
+
+REPO = Path(__file__).resolve().parent.parent
+APP = str(REPO / "app.py")
+PAGE = "pages/4_inspect.py"
+SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
+TEMPLATE = REPO / "prompts" / "topicalchat-naturalness.txt"
+EVIL = "<script>alert('owned')</script> **bold** <b>tag</b>"
+
+
+def dataset_file() -> Path:
+    """The bundled Topical-Chat sample, else the full USR file in ../shared/data."""
+    if SAMPLE.is_file():
+        return SAMPLE
+    full = SHARED_DATA_DIR / "tc_usr_data.json"
+    if not full.is_file():
+        pytest.skip("neither data/topicalchat_usr_sample.json nor ../shared/data/tc_usr_data.json is there")
+    return full
+
+
+def scored_app(monkeypatch, tmp_path: Path, n: int = 12, source: Path | None = None, judge=None,
+               templates: tuple = (), score: bool = True) -> tuple[AppTest, geval.Dataset]:
+    """The app on a store in `tmp_path` that holds `source` (default: the sample) with `n` of its items,
+    spread over its dialogues, scored by the scripted judge with the naturalness template (and any
+    extra `templates`). Run once on the default page; switch pages next."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    source = source or dataset_file()
+    dataset = geval.load_dataset(source)
+    store = geval.Store(path)
+    store.save_dataset(dataset)
+    items = dataset.items[:: max(1, len(dataset.items) // n)][:n]
+    if score:
+        for template in (geval.load_template(TEMPLATE), *templates):
+            geval.score_items(store, items, template, judge or geval.make_judge("scripted"), dataset.name)
+    store.close()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    assert not at.exception
+    if source != SAMPLE:  # after the Data page's first run, which picks the bundled sample
+        at.session_state["dataset_source"] = {"path": str(source), "layout": None, "mapping": None, "name": None}
+    return at, dataset
+
+
+def expected_order(tmp_path: Path, dataset: str) -> list[str]:
+    """Item ids by disagreement, largest first, as geval computes it."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    try:
+        frame = geval.disagreements(store, dataset)
+    finally:
+        store.close()
+    return list(frame.sort_values("disagreement", ascending=False, kind="stable")["item_id"])
+
+
+def shown_texts(at: AppTest) -> list[str]:
+    return [str(t.value) for t in at.text]
+
+
+def test_items_come_largest_disagreement_first_and_next_moves_on(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    order = expected_order(tmp_path, dataset.name)
+    items = {item.id: item for item in dataset.items}
+    assert at.session_state["inspect_jump"] == order[0]
+    assert items[order[0]].response in shown_texts(at)
+    assert any("1 of 12" in m.value for m in at.markdown)
+    assert all(turn.text in shown_texts(at) for turn in items[order[0]].context)
+    assert len(at.chat_message) == len(items[order[0]].context)
+
+    at.button(key="inspect_next").click().run()
+    assert not at.exception
+    assert at.session_state["inspect_jump"] == order[1]
+    assert items[order[1]].response in shown_texts(at)
+    assert items[order[0]].response not in shown_texts(at)
+    assert any("2 of 12" in m.value for m in at.markdown)
+
+    at.button(key="inspect_previous").click().run()
+    assert at.session_state["inspect_jump"] == order[0]
+
+    at.selectbox(key="inspect_jump").select(order[5]).run()
+    assert any("6 of 12" in m.value for m in at.markdown)
+    assert items[order[5]].response in shown_texts(at)
+
+
+def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    item = next(i for i in dataset.items if i.id == at.session_state["inspect_jump"])
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["People: Natural"] == f"{item.human_mean('Natural'):.2f}"
+    assert "Judge (1-3)" in labels and "|difference| (0-1)" in labels
+    assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
+    other_aspects = at.dataframe[0].value
+    assert set(other_aspects["aspect"]) == set(item.human) - {"Natural"}
+    codes = [c.value for c in at.code]
+    assert geval.load_template(TEMPLATE).render(item) in codes  # the exact prompt
+    assert any(c.startswith("Naturalness: ") for c in codes)  # the scripted judge's raw answer
+    assert at.get("plotly_chart"), "the judge's score distribution is drawn"
+
+
+def test_filters_narrow_the_list(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    system = at.multiselect(key="inspect_systems").options[0]
+    at.multiselect(key="inspect_systems").select(system).run()
+    assert not at.exception
+    shown = at.selectbox(key="inspect_jump").options
+    items = {item.id: item for item in dataset.items}
+    ids = [option.split(". ", 1)[1].split(" · ")[0] for option in shown]
+    assert ids and all(items[i].system == system for i in ids)
+    assert any(f"1 of {len(ids)}" in m.value for m in at.markdown)
+
+    at.multiselect(key="inspect_systems").set_value([]).run()
+    at.slider(key="inspect_range").set_range(2.0, 3.0).run()
+    assert not at.exception
+    store = geval.Store(tmp_path / "store.sqlite")
+    scores = geval.disagreements(store, dataset.name).set_index("item_id")["score"]
+    store.close()
+    ids = [option.split(". ", 1)[1].split(" · ")[0] for option in at.selectbox(key="inspect_jump").options]
+    assert sorted(ids) == sorted(scores[scores >= 2.0].index)
+
+
+def test_an_item_opened_from_another_page_wins_over_the_filters(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    order = expected_order(tmp_path, dataset.name)
+    at.switch_page(PAGE).run()
+    last = order[-1]
+    other = next(s for s in at.multiselect(key="inspect_systems").options
+                 if s != next(i.system for i in dataset.items if i.id == last))
+    at.multiselect(key="inspect_systems").select(other).run()
+    at.session_state["inspect_item"] = last
+    at.run()
+    assert not at.exception
+    assert at.session_state["inspect_jump"] == last
+    assert at.multiselect(key="inspect_systems").value == []
+    assert any("12 of 12" in m.value for m in at.markdown)
+    assert "inspect_item" not in at.session_state
+
+
+def test_the_place_is_kept_across_pages(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    order = expected_order(tmp_path, dataset.name)
+    at.switch_page(PAGE).run()
+    at.button(key="inspect_next").click().run()
+    at.button(key="inspect_next").click().run()
+    at.radio(key="inspect_order").set_value("Smallest disagreement first").run()
+    assert at.session_state["inspect_jump"] == order[2]
+    at.switch_page("pages/5_agreement.py").run()
+    assert not at.exception
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.session_state["inspect_jump"] == order[2]
+    assert at.radio(key="inspect_order").value == "Smallest disagreement first"
+    assert any("10 of 12" in m.value for m in at.markdown)
+
+
+def test_a_saved_note_is_in_the_store(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    item_id = at.session_state["inspect_jump"]
+    at.checkbox(key=f"inspect_flag_{item_id}").check()
+    at.text_area(key=f"inspect_note_{item_id}").input("the reply ignores the **question**")
+    at.button(key="inspect_save").click().run()
+    assert not at.exception
+    assert [s.value for s in at.success] == ["Saved."]
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert store.notes()[item_id] == (True, "the reply ignores the **question**")
+    store.close()
+    assert "the reply ignores the **question**" in shown_texts(at)
+
+    at.button(key="inspect_next").click().run()
+    at.button(key="inspect_previous").click().run()
+    assert at.checkbox(key=f"inspect_flag_{item_id}").value is True
+    assert at.text_area(key=f"inspect_note_{item_id}").value == "the reply ignores the **question**"
+
+
+def test_dataset_text_is_shown_literally(monkeypatch, tmp_path):
+    records = json.loads(dataset_file().read_text("utf-8"))
+    records[0]["responses"][0]["response"] = EVIL
+    records[0]["context"] = "# not a heading\n" + records[0]["context"]
+    evil_file = tmp_path / "tc_evil.json"
+    evil_file.write_text(json.dumps(records[:3]), "utf-8")
+    at, dataset = scored_app(monkeypatch, tmp_path, n=18, source=evil_file)
+    evil = next(item for item in dataset.items if item.response == EVIL)
+    at.switch_page(PAGE).run()
+    at.session_state["inspect_item"] = evil.id
+    at.run()
+    assert not at.exception
+    assert at.session_state["inspect_jump"] == evil.id
+    assert EVIL in shown_texts(at)
+    assert "# not a heading" in shown_texts(at)
+    rendered = [m.value for m in at.markdown] + [c.value for c in at.caption] + [w.value for w in at.warning]
+    assert not any("alert(" in value or "not a heading" in value for value in rendered)
+
+
+def test_an_unscored_judgment_shows_its_reason_and_the_raw_answer(monkeypatch, tmp_path):
+    judge = scripted(lambda prompt, aspect: "I would say <b>great</b>, **really**", name="garbage")
+    at, _ = scored_app(monkeypatch, tmp_path, n=3, judge=judge)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("unscored" in w.value for w in at.warning)
+    codes = [c.value for c in at.code]
+    assert "I would say <b>great</b>, **really**" in codes
+    assert any("no Naturalness score in the answer" in c for c in codes)
+    labels = {m.label: m.value for m in at.metric}
+    assert labels["Judge (1-3)"] == "–"
+
+
+def test_an_empty_store_points_to_the_score_page(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, score=False)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any("Nothing is scored" in i.value and "Score page" in i.value for i in at.info)
+    assert "Previous" not in texts(at)

@@ -1,0 +1,134 @@
+"""geval.report: the standalone HTML report and the figures shared with the Agreement page."""
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import geval
+from geval.items import Turn, make_item
+from helpers import make_items, make_template, scripted
+
+EVIL = "<script>alert('owned')</script> **bold**"
+
+
+@pytest.fixture
+def scored(store):
+    """A store with 12 synthetic items (one response carries HTML and markdown) scored once."""
+    items = make_items(11)
+    items.append(make_item("synthetic", "turn", [Turn("A", "<b>hi</b>")], EVIL, "a fact", "sys0", "g9",
+                           {"Natural": (1.0, 1.0)}))
+    dataset = geval.Dataset("synthetic", "synthetic.csv", "table", items)
+    store.save_dataset(dataset)
+    template = make_template()
+    geval.score_items(store, items, template, scripted(), "synthetic")
+    combo = geval.scored_combos(store, "synthetic").iloc[0]
+    return store, dataset, (combo["template_version"], combo["signature"])
+
+
+def test_the_report_is_one_self_contained_html_page(scored):
+    store, dataset, pair = scored
+    report = geval.html_report(store, dataset, [pair], n_boot=100)
+    assert isinstance(report, str)
+    assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
+    assert "Plotly" in report
+    assert len(re.findall(r"\* plotly\.js v\d", report)) == 1, "plotly.js should be inlined exactly once"
+    assert not re.search(r"<script[^>]*src=[\"']https?://", report), "nothing may be loaded from the network"
+    assert "cdn.plot.ly/plotly" not in report
+    assert report.count("Plotly.newPlot(") == 4  # overview bars, scatter, |difference|, distributions
+    assert dataset.summary() in report
+    assert f"geval {geval.__version__}" in report
+    assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", report)
+    assert pair[1].replace("&", "&amp;") in report  # the judge signature
+    assert "<th>value [95% CI]</th>" in report and "<td>pearson</td>" in report
+
+
+def test_item_text_never_appears_raw(scored):
+    store, dataset, pair = scored
+    report = geval.html_report(store, "synthetic", [pair], n_boot=100)
+    assert "alert('owned')" not in report.replace("&lt;script&gt;alert(&#x27;owned&#x27;)", "")
+    assert "<script>alert" not in report
+    assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**" in report  # the worst-items table
+    assert "synthetic (stored): 12 items" in report
+
+
+def test_precomputed_tables_are_used(scored):
+    store, dataset, pair = scored
+    table = geval.agreement_table(store, "synthetic", *pair, n_boot=50)
+    table.loc[0, "note"] = "precomputed-marker"
+    assert "precomputed-marker" in geval.html_report(store, dataset, [pair], tables={pair: table})
+
+
+def test_a_pair_that_was_never_scored_is_a_named_error(scored):
+    store, dataset, _ = scored
+    with pytest.raises(geval.StoreError,
+                       match="no judgments for dataset 'synthetic' with these settings; score some items first"):
+        geval.html_report(store, dataset, [("0000", "nope")])
+
+
+def test_the_scatter_knows_each_point_item(scored):
+    store, _, pair = scored
+    frame = geval.disagreements(store, "synthetic", *pair)
+    figure = geval.scatter_figure(frame, "naturalness", "Natural")
+    points = [(trace.customdata[i][0], trace.customdata[i][2]) for trace in figure.data
+              for i in range(len(trace.customdata))]
+    assert sorted(i for i, _ in points) == sorted(frame["item_id"])
+    snippets = dict(points)
+    evil_id = frame.loc[frame["response"] == EVIL, "item_id"].iloc[0]
+    assert snippets[evil_id] == "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**"
+    assert all(trace.type == "scatter" for trace in figure.data)
+    jitter = np.concatenate([np.asarray(t.y) for t in figure.data]) - np.concatenate(
+        [np.asarray([c[3] for c in t.customdata]) for t in figure.data])
+    assert np.abs(jitter).max() <= 0.02 * 2 + 1e-9  # 2% of the 1-3 scale
+
+
+def test_the_scatter_switches_to_webgl_for_many_points():
+    n = 5001
+    frame = pd.DataFrame({
+        "item_id": [f"i{k}" for k in range(n)], "aspect": "naturalness", "aspect_name": "Naturalness",
+        "human": "Natural", "score": np.linspace(1, 3, n), "human_score": np.linspace(3, 1, n), "scale_min": 1.0,
+        "scale_max": 3.0, "human_min": 1.0, "human_max": 3.0, "system": "s", "response": "x" * 500,
+    })
+    figure = geval.scatter_figure(frame, "naturalness", "Natural")
+    assert figure.data[0].type == "scattergl"
+    assert len(figure.data[0].customdata[0][2]) == 120  # the response's first 120 characters (with an ellipsis)
+
+
+def test_the_histograms_use_the_common_scale(scored):
+    store, _, pair = scored
+    frame = geval.disagreements(store, "synthetic", *pair)
+    histogram = geval.abs_diff_histogram(frame, "Naturalness", "Natural")
+    values = np.asarray(histogram.data[0].x, dtype=float)
+    assert len(values) == 12 and ((0 <= values) & (values <= 1)).all()
+    assert tuple(histogram.layout.xaxis.range) == (0, 1)
+    overlaid = geval.distribution_figure(frame, "naturalness", "Natural")
+    assert [t.name.split(":")[0] for t in overlaid.data] == ["judge", "human"]
+    assert overlaid.layout.barmode == "overlay"
+
+
+def test_correlation_bars_carry_the_confidence_intervals(scored):
+    store, _, pair = scored
+    table = geval.agreement_table(store, "synthetic", *pair, n_boot=50)
+    stacked = geval.stack_tables({"v1": table, "v2": table})
+    figure = geval.correlation_bars(stacked, "pearson")
+    assert {t.name for t in figure.data} == {"v1", "v2"}
+    item = table[(table["metric"] == "pearson") & (table["level"] == "item")].iloc[0]
+    trace = figure.data[0]
+    assert trace.error_y.array[0] == pytest.approx(item["high"] - item["value"])
+    assert trace.error_y.arrayminus[0] == pytest.approx(item["value"] - item["low"])
+
+
+def test_display_table_shows_value_and_interval_in_one_column():
+    table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": ["item"], "metric": ["pearson"],
+                          "value": [0.41234], "low": [0.1], "high": [float("nan")], "n": [10], "note": [""],
+                          "unscored": [2]})
+    shown = geval.display_table(table)
+    assert shown.loc[0, "value [95% CI]"] == "0.412 [0.100, –]"
+    assert list(shown.columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n", "unscored", "note"]
+
+
+def test_the_judge_distribution_figure_covers_the_whole_scale():
+    figure = geval.judge_distribution_figure({2: 0.25, 3: 0.75}, 1, 5, 2.75)
+    assert list(figure.data[0].x) == [1, 2, 3, 4, 5]
+    assert list(figure.data[0].y) == [0, 0.25, 0.75, 0, 0]

@@ -1,0 +1,232 @@
+"""geval.runner: scoring into the store with the scripted judge: caching, failures, stop, resume."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import pytest
+
+import geval
+from geval.judges.scripted import hashed_distribution
+from geval.runner import environment
+from helpers import failing_for, item_number, make_items, make_template, scripted
+
+TWO = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
+ONE = make_template()
+
+
+def counts(store: geval.Store) -> dict[str, int]:
+    """Judgment rows per aspect."""
+    return dict(store.db.execute("SELECT aspect, COUNT(*) FROM judgments GROUP BY aspect").fetchall())
+
+
+def test_scoring_stores_one_judgment_per_item_and_aspect(store):
+    judge = scripted()
+    progress = geval.score_items(store, make_items(10), TWO, judge, "synthetic")
+    assert (progress.total, progress.done, progress.cached, progress.failed, progress.unscored) == (10, 10, 0, 0, 0)
+    assert len(judge.calls) == 10
+    assert counts(store) == {"naturalness": 10, "coherence": 10}
+    assert store.db["calls"].count == 10
+    frame = store.judgments("synthetic")
+    assert set(frame["status"]) == {"ok"}
+    assert frame["signature"].nunique() == 1 and frame["signature"].iloc[0] == progress.signature
+    assert all(prompt.startswith("Context:\nA: hello number") for prompt in frame["prompt"])
+    for _, row in frame.iterrows():
+        distribution = {int(k): v for k, v in json.loads(row["distribution"]).items()}
+        assert sum(distribution.values()) == pytest.approx(1.0)
+        assert row["score"] == pytest.approx(sum(s * p for s, p in distribution.items()))
+
+
+def test_a_second_run_is_all_cached(store):
+    items = make_items(10)
+    judge = scripted()
+    geval.score_items(store, items, TWO, judge, "synthetic")
+    before = store.judgments("synthetic").set_index("id")["score"]
+    progress = geval.score_items(store, items, TWO, judge, "synthetic")
+    assert len(judge.calls) == 10  # no new call
+    assert progress.cached == 10 and progress.done == 10
+    assert progress.prompt_tokens == 0 and progress.cost == 0
+    assert counts(store) == {"naturalness": 10, "coherence": 10}
+    after = store.judgments("synthetic").set_index("id")["score"]
+    assert after.sort_index().equals(before.sort_index())
+    assert len(store.runs()) == 2
+
+
+def test_another_judge_or_template_is_not_served_from_the_cache(store):
+    items = make_items(4)
+    geval.score_items(store, items, ONE, scripted(), "synthetic")
+    other_judge = scripted(name="other")
+    assert geval.score_items(store, items, ONE, other_judge, "synthetic").cached == 0
+    assert len(other_judge.calls) == 4
+    other_template = make_template(aspects=(("Naturalness", 1, 5),))
+    assert geval.score_items(store, items, other_template, other_judge, "synthetic").cached == 0
+    assert store.judgments("synthetic")["signature"].nunique() == 3
+
+
+def test_failed_judgments_are_stored_and_retried_alone(store):
+    items = make_items(10)
+    failing = scripted(failing_for({2, 5, 7}))
+    progress = geval.score_items(store, items, TWO, failing, "synthetic")
+    assert progress.done == 10 and progress.failed == 3
+    assert len(progress.errors) == 3
+    failed = store.judgments("synthetic", status="failed")
+    assert len(failed) == 6  # both aspects of the three items
+    by_item = {int(item.response.split()[1]): item.id for item in items}  # "response 7" -> 7
+    assert set(failed["item_id"]) == {by_item[2], by_item[5], by_item[7]}
+    assert set(failed["reason"]) == {f"item {by_item[i]}: rate limited (stub)" for i in (2, 5, 7)}
+    assert failed["score"].isna().all() and failed["call_key"].isna().all()
+    assert store.db["calls"].count == 7
+    assert store.runs().iloc[0]["status"] == "finished"
+
+    healthy = scripted()  # same settings, so the same signature
+    progress = geval.score_items(store, items, TWO, healthy, "synthetic")
+    assert len(healthy.calls) == 3
+    assert sorted(item_number(prompt) for prompt in healthy.calls) == [2, 5, 7]
+    assert progress.cached == 7 and progress.failed == 0
+    assert counts(store) == {"naturalness": 10, "coherence": 10}
+    assert store.judgments("synthetic", status="failed").empty
+
+
+def test_the_stop_event_stops_early_and_a_rerun_finishes_without_duplicates(store):
+    items = make_items(10)
+    stop = threading.Event()
+    seen = []
+
+    def on_progress(progress: geval.Progress) -> None:
+        seen.append(progress.done)
+        if progress.done == 4:
+            stop.set()
+
+    judge = scripted()
+    progress = geval.score_items(store, items, ONE, judge, "synthetic", stop=stop, on_progress=on_progress)
+    assert progress.stopped and progress.done == 4
+    assert seen == [1, 2, 3, 4]
+    assert len(judge.calls) == 4
+    assert store.runs().iloc[0]["status"] == "stopped"
+    assert counts(store) == {"naturalness": 4}
+
+    progress = geval.score_items(store, items, ONE, judge, "synthetic")
+    assert not progress.stopped and progress.done == 10 and progress.cached == 4
+    assert len(judge.calls) == 10
+    assert counts(store) == {"naturalness": 10}
+    assert store.db["calls"].count == 10
+    ids = store.judgments("synthetic")["item_id"]
+    assert ids.is_unique and set(ids) == {item.id for item in items}
+
+
+def test_garbage_answers_are_unscored_with_null_scores(store):
+    def script(prompt: str, aspect: geval.Aspect):
+        return "I cannot rate this" if item_number(prompt) % 2 else "Naturalness: 2"
+
+    progress = geval.score_items(store, make_items(6), ONE, scripted(script, "garbage"), "synthetic")
+    assert progress.unscored == 3 and progress.failed == 0 and progress.done == 6
+    rows = store.db.execute("SELECT status, score, reason FROM judgments ORDER BY status").fetchall()
+    assert [r[0] for r in rows] == ["ok"] * 3 + ["unscored"] * 3
+    assert all(score == 2.0 for status, score, _ in rows if status == "ok")
+    assert all(score is None for status, score, _ in rows if status == "unscored")
+    assert {reason for status, _, reason in rows if status == "unscored"} == {
+        "no Naturalness score in the answer 'I cannot rate this'"}
+    combos = store.combos("synthetic").iloc[0]
+    assert (combos["ok"], combos["unscored"], combos["failed"]) == (3, 3, 0)
+
+
+def test_an_item_that_cannot_be_rendered_fails_alone(store):
+    items = make_items(3)
+    no_fact = geval.Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    progress = geval.score_items(store, [items[0], no_fact, items[2]], ONE, scripted(), "synthetic")
+    assert progress.done == 3 and progress.failed == 1
+    failed = store.judgments("synthetic", status="failed")
+    assert list(failed["item_id"]) == ["nofact"]
+    assert failed["reason"].iloc[0].startswith("item nofact (synthetic): placeholder {{fact}}")
+
+
+def test_a_judge_error_ends_the_run_and_is_recorded(store):
+    def script(prompt, aspect):
+        raise geval.JudgeError("the server refused the API key (401); check the key")
+
+    with pytest.raises(geval.JudgeError):
+        geval.score_items(store, make_items(3), ONE, scripted(script), "synthetic")
+    run = store.runs().iloc[0]
+    assert run["status"] == "error"
+    assert json.loads(run["summary"])["done"] == 0
+
+
+def test_runs_record_environment_settings_and_signature(store):
+    given = {"judge": "scripted", "temperature": 0.5}
+    progress = geval.score_items(store, make_items(2), ONE, scripted(), "synthetic", settings_given=given)
+    run = store.runs("synthetic").iloc[0]
+    assert run["id"] == progress.run_id
+    assert run["status"] == "finished" and run["n_items"] == 2 and run["template"] == ONE.label
+    assert json.loads(run["settings_given"]) == given
+    assert run["signature"] == progress.signature
+    assert json.loads(run["signature_json"]) == geval.signature(scripted().settings, ONE, list(ONE.aspects))[1]
+    env = json.loads(run["environment"])
+    assert "git_commit" in env
+    assert env["versions"]["python"].count(".") == 2
+    assert {"scipy", "sqlite-utils"} <= env["versions"].keys()
+    summary = json.loads(run["summary"])
+    assert summary["done"] == 2 and summary["cached"] == 0 and summary["signature"] == progress.signature
+    assert run["finished"] >= run["started"]
+
+
+def test_environment_names_the_git_commit():
+    env = environment()
+    assert set(env) == {"versions", "git_commit"}
+    assert env["git_commit"] == "" or len(env["git_commit"]) == 40
+
+
+def test_items_are_scored_group_by_group(store):
+    items = make_items(6, per_group=2)
+    shuffled = [items[0], items[2], items[4], items[1], items[3], items[5]]  # groups g0 g1 g2 g0 g1 g2
+    judge = scripted()
+    geval.score_items(store, shuffled, ONE, judge, "synthetic")
+    assert [item_number(p) for p in judge.calls] == [0, 1, 2, 3, 4, 5]
+
+
+def test_plan_run_counts_cached_items_and_calls(store):
+    items = make_items(10)
+    judge = scripted()
+    plan = geval.plan_run(store, items, ONE, judge)
+    assert (plan.total, plan.cached, plan.calls, plan.failing) == (10, 0, 10, [])
+    geval.score_items(store, items[:4], ONE, judge, "synthetic")
+    calls = len(judge.calls)
+    plan = geval.plan_run(store, items, ONE, judge)
+    assert (plan.cached, plan.calls) == (4, 6)
+    assert len(judge.calls) == calls  # planning never calls the judge
+    assert plan.line().startswith("10 items: 4 cached, 6 judge calls to make")
+
+
+def test_plan_run_lists_items_that_cannot_be_rendered(store):
+    items = make_items(2)
+    no_fact = geval.Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    plan = geval.plan_run(store, [items[0], no_fact], ONE, scripted())
+    assert plan.calls == 1 and len(plan.failing) == 1 and "item nofact" in plan.failing[0]
+    assert plan.line().endswith(", 1 cannot be rendered")
+
+
+def test_plan_run_estimates_tokens_and_cost(store):
+    judge = scripted()
+    judge.prices = (1.0, 2.0)
+    items = make_items(3)
+    plan = geval.plan_run(store, items, ONE, judge)
+    tokens = sum(len(ONE.render(item)) // 4 for item in items)
+    assert plan.prompt_tokens == tokens
+    assert plan.cost == pytest.approx((tokens * 1.0 + 3 * 5 * 1 * 2.0) / 1e6)
+
+
+def test_progress_line_and_eta():
+    progress = geval.Progress(total=10, done=4, cached=2, failed=1, unscored=0, prompt_tokens=100)
+    assert progress.line().startswith("4/10 items, 2 cached, 1 failed, 0 unscored, 100 tokens, $0.0000, ")
+    assert geval.Progress(total=3, done=3).eta == 0.0
+    assert geval.Progress(total=3, done=1, cached=1).eta is None
+
+
+def test_scores_match_the_script_exactly(store):
+    items = make_items(3)
+    geval.score_items(store, items, ONE, scripted(), "synthetic")
+    frame = store.judgments("synthetic").set_index("item_id")
+    for item in items:
+        dist = hashed_distribution(ONE.render(item), ONE.aspects[0])
+        total = sum(dist.values())
+        assert frame.loc[item.id, "score"] == pytest.approx(sum(s * p / total for s, p in dist.items()))

@@ -1,0 +1,212 @@
+"""geval.stats: correlations against scipy, the three levels computed by hand, CIs, notes."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy import stats as sps
+
+import geval
+from geval.stats import to_frame
+
+SCIPY = {
+    "pearson": lambda x, y: sps.pearsonr(x, y).statistic,
+    "spearman": lambda x, y: sps.spearmanr(x, y).statistic,
+    "kendall": lambda x, y: sps.kendalltau(x, y).statistic,  # tau-b is scipy's default
+}
+
+
+def pearson_by_hand(x, y) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    dx, dy = x - x.mean(), y - y.mean()
+    return float((dx * dy).sum() / math.sqrt((dx**2).sum() * (dy**2).sum()))
+
+
+def by_key(results: list[geval.Correlation]) -> dict[tuple[str, str], geval.Correlation]:
+    return {(r.level, r.metric): r for r in results}
+
+
+@pytest.mark.parametrize("metric", geval.METRICS)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("kind", ["continuous", "ties"])
+def test_correlate_equals_scipy(metric, seed, kind):
+    rng = np.random.default_rng(seed)
+    if kind == "ties":  # human-like scores: few distinct values
+        x, y = rng.integers(1, 4, 50).astype(float), rng.integers(1, 6, 50).astype(float)
+        y = np.where(rng.random(50) < 0.5, x, y)
+    else:
+        x = rng.normal(size=40)
+        y = x + rng.normal(size=40)
+    assert geval.correlate(metric, x, y) == pytest.approx(SCIPY[metric](x, y), abs=1e-12)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5)), min_size=3, max_size=30))
+def test_correlate_equals_scipy_on_any_integer_scores(pairs):
+    x, y = np.array(pairs, float).T
+    for metric in geval.METRICS:
+        value = geval.correlate(metric, x, y)
+        if np.ptp(x) == 0 or np.ptp(y) == 0:
+            assert math.isnan(value)
+        else:
+            assert value == pytest.approx(SCIPY[metric](x, y), abs=1e-9)
+            assert -1 - 1e-9 <= value <= 1 + 1e-9
+
+
+@pytest.mark.parametrize("x, y", [([1, 1, 1], [1, 2, 3]), ([1, 2, 3], [2, 2, 2]), ([1], [2]), ([], [])])
+def test_correlate_undefined_is_nan(x, y):
+    for metric in geval.METRICS:
+        assert math.isnan(geval.correlate(metric, x, y))
+
+
+def test_correlate_unknown_metric():
+    with pytest.raises(ValueError, match="metric 'cosine' is unknown; use one of pearson, spearman, kendall"):
+        geval.correlate("cosine", [1, 2, 3], [1, 2, 4])
+
+
+def test_constant_judge_gives_nan_with_notes_not_an_exception():
+    human = np.array([1, 2, 3, 4, 5, 6], float)
+    results = by_key(geval.agreement(np.full(6, 3.0), human, groups=["a", "a", "a", "b", "b", "b"],
+                                     systems=["s1", "s2", "s3"] * 2, n_boot=20))
+    assert len(results) == 9
+    for metric in geval.METRICS:
+        assert math.isnan(results["item", metric].value)
+        assert results["item", metric].note == "undefined: constant or too few scores"
+        assert math.isnan(results["group", metric].value)
+        assert results["group", metric].note == "undefined: no group has two or more items with varying scores"
+        assert math.isnan(results["system", metric].value)
+        assert results["system", metric].note == "undefined: constant system means"
+
+
+# A fixed synthetic case: 3 groups, 4 systems.
+JUDGE = np.array([1, 2, 3, 1, 2, 3, 4, 2, 5, 1, 4], float)
+HUMAN = np.array([1, 2, 3, 3, 2, 1, 4, 1, 3, 2, 5], float)
+GROUPS = np.array(["g1"] * 3 + ["g2"] * 3 + ["g3"] * 5)
+SYSTEMS = np.array(["A", "B", "C", "A", "B", "C", "A", "B", "C", "D", "D"])
+
+
+def test_item_level_is_one_correlation_over_all_items():
+    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    assert results["item", "pearson"].value == pytest.approx(pearson_by_hand(JUDGE, HUMAN))
+    assert results["item", "spearman"].value == pytest.approx(SCIPY["spearman"](JUDGE, HUMAN))
+    assert results["item", "kendall"].value == pytest.approx(SCIPY["kendall"](JUDGE, HUMAN))
+    assert results["item", "pearson"].n == 11
+
+
+def test_group_level_is_the_mean_of_per_group_correlations():
+    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
+    assert results["group", "pearson"].value == pytest.approx((1.0 + -1.0 + g3) / 3)
+    assert results["group", "pearson"].n == 3 and results["group", "pearson"].note == ""
+    spearman_g3 = SCIPY["spearman"]([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
+    assert results["group", "spearman"].value == pytest.approx((1.0 - 1.0 + spearman_g3) / 3)
+
+
+def test_groups_of_one_item_are_left_out_and_counted_in_the_note():
+    judge = np.append(JUDGE, [3.0, 1.0])
+    human = np.append(HUMAN, [1.0, 5.0])
+    groups = np.append(GROUPS, ["g4", "g5"])  # two groups of one item each
+    systems = np.append(SYSTEMS, ["A", "B"])
+    results = by_key(geval.agreement(judge, human, groups, systems, n_boot=50))
+    g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
+    group = results["group", "pearson"]
+    assert group.value == pytest.approx((1.0 - 1.0 + g3) / 3)
+    assert group.n == 3
+    assert group.note == "2 of 5 groups undefined (one item or constant scores), left out"
+
+
+def test_system_level_correlates_system_means():
+    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    judge_means = [(1 + 1 + 4) / 3, (2 + 2 + 2) / 3, (3 + 3 + 5) / 3, (1 + 4) / 2]  # A, B, C, D
+    human_means = [(1 + 3 + 4) / 3, (2 + 2 + 1) / 3, (3 + 1 + 3) / 3, (2 + 5) / 2]
+    system = results["system", "pearson"]
+    assert system.value == pytest.approx(pearson_by_hand(judge_means, human_means))
+    assert system.n == 4
+    assert results["system", "kendall"].value == pytest.approx(SCIPY["kendall"](judge_means, human_means))
+
+
+@pytest.mark.parametrize("systems, n", [(["A"] * 11, 1), (["A", "B"] * 5 + ["A"], 2), ([""] * 11, 0)])
+def test_fewer_than_three_systems_is_undefined(systems, n):
+    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, np.array(systems), n_boot=20))
+    for metric in geval.METRICS:
+        result = results["system", metric]
+        assert math.isnan(result.value) and math.isnan(result.low) and result.n == n
+        assert result.note == f"undefined: {n} system(s); system level needs at least 3"
+
+
+def test_rows_with_nan_are_dropped_first():
+    judge = np.append(JUDGE, [np.nan, 2.0])
+    human = np.append(HUMAN, [3.0, np.nan])
+    results = by_key(geval.agreement(judge, human, np.append(GROUPS, ["g1", "g2"]), np.append(SYSTEMS, ["A", "B"]),
+                                     n_boot=20))
+    assert results["item", "pearson"].n == 11
+    assert results["item", "pearson"].value == pytest.approx(pearson_by_hand(JUDGE, HUMAN))
+
+
+def well_correlated(n_groups: int = 40, per_group: int = 5, seed: int = 1):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 6, n_groups * per_group).astype(float)
+    judge = human + rng.normal(scale=0.8, size=human.size)
+    groups = np.repeat([f"g{i}" for i in range(n_groups)], per_group)
+    systems = np.tile([f"s{i}" for i in range(per_group)], n_groups)
+    return judge, human, groups, systems
+
+
+def test_confidence_intervals_contain_the_estimate():
+    results = geval.agreement(*well_correlated(), n_boot=300)
+    for result in results:
+        assert math.isfinite(result.value), result
+        assert result.low <= result.value <= result.high, result
+        assert result.high - result.low < 1.5
+    item = by_key(results)["item", "pearson"]
+    assert item.value > 0.7 and item.low > 0.5
+
+
+def test_bootstrap_is_seeded():
+    data = well_correlated()
+    assert geval.agreement(*data, n_boot=100, seed=3) == geval.agreement(*data, n_boot=100, seed=3)
+    assert geval.agreement(*data, n_boot=100, seed=3) != geval.agreement(*data, n_boot=100, seed=4)
+
+
+def test_bootstrap_resamples_groups_not_items():
+    # every group is internally perfect, so every resample of whole groups keeps group level at exactly 1
+    judge = np.array([1, 2, 3, 2, 3, 4, 1, 3, 5], float)
+    human = judge * 2
+    groups = np.repeat(["a", "b", "c"], 3)
+    group = by_key(geval.agreement(judge, human, groups, n_boot=200, levels=("group",)))["group", "pearson"]
+    assert (group.value, group.low, group.high) == pytest.approx((1.0, 1.0, 1.0))
+
+
+def test_levels_can_be_chosen_and_unknown_ones_refused():
+    results = geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("system",), n_boot=10)
+    assert {r.level for r in results} == {"system"} and len(results) == 3
+    with pytest.raises(ValueError, match="level 'corpus' is unknown; use one of item, group, system"):
+        geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("corpus",))
+
+
+def test_without_groups_each_item_is_its_own_group():
+    results = by_key(geval.agreement(JUDGE, HUMAN, n_boot=20))
+    assert math.isnan(results["group", "pearson"].value)
+    assert results["system", "pearson"].note == "undefined: 0 system(s); system level needs at least 3"
+
+
+def test_to_frame():
+    frame = to_frame(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=10))
+    assert list(frame.columns) == ["metric", "level", "value", "low", "high", "n", "note"]
+    assert len(frame) == 9
+
+
+def test_items_without_a_system_are_left_out_at_system_level():
+    judge = np.append(JUDGE, [5.0, 5.0, 5.0])
+    human = np.append(HUMAN, [1.0, 1.0, 1.0])
+    systems = np.append(SYSTEMS, ["", "", ""])
+    groups = np.append(GROUPS, ["g4", "g4", "g4"])
+    with_blank = by_key(geval.agreement(judge, human, groups, systems, n_boot=50, levels=("system",)))
+    without = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50, levels=("system",)))
+    for metric in geval.METRICS:
+        assert with_blank["system", metric].value == pytest.approx(without["system", metric].value)
+        assert with_blank["system", metric].n == 4

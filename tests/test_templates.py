@@ -1,0 +1,153 @@
+"""geval.templates: the real prompts, header and placeholder errors, rendering, versions, diffs."""
+
+from __future__ import annotations
+
+import hashlib
+
+import pytest
+
+import geval
+from geval.items import Turn, make_item
+from geval.templates import KNOWN, list_templates, template_hash
+from helpers import FULL_ITEM, PROMPTS, make_template, template_text
+
+PROMPT_FILES = sorted(PROMPTS.glob("*.txt"))
+
+
+def test_the_prompts_folder_has_templates():
+    assert PROMPT_FILES, f"no templates in {PROMPTS}"
+    assert len(list_templates(PROMPTS)) == len(PROMPT_FILES)
+
+
+@pytest.mark.parametrize("path", PROMPT_FILES, ids=[p.stem for p in PROMPT_FILES])
+def test_every_real_prompt_parses_and_renders(path):
+    template = geval.load_template(path)
+    assert template.name and template.aspects
+    assert set(template.placeholders) <= set(KNOWN)
+    for aspect in template.aspects:
+        assert 0 <= aspect.min < aspect.max <= 9
+    prompt = template.render(FULL_ITEM, steps="1. Read.\n2. Score." if template.needs_generated_steps else None)
+    assert "{{" not in prompt and "}}" not in prompt
+    assert {"response", "summary", "dialogue"} & set(template.placeholders)  # it shows the text being judged
+    assert "a reply" in prompt
+    assert template.version == hashlib.sha256(path.read_text("utf-8").encode()).hexdigest()[:12]
+
+
+def test_parse_reads_header_and_aspects():
+    template = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
+    assert template.name == "test-naturalness"
+    assert template.aspects == (geval.Aspect("Naturalness", 1, 3, "Natural"), geval.Aspect("Coherence", 1, 5, ""))
+    assert template.aspects[1].scale == [1, 2, 3, 4, 5]
+    assert template.aspect("COHERENCE").key == "coherence"
+    assert template.placeholders == ["context", "fact", "response"]
+    assert template.label == f"test-naturalness@{template.version}"
+
+
+def test_render_fills_every_placeholder():
+    template = make_template()
+    prompt = template.render(FULL_ITEM)
+    assert prompt == (
+        "Context:\nA: hi\nB: hello\n\nFact:\na fact\n\nResponse:\na reply\n\nForm:\n- Naturalness:"
+    )
+
+
+# --- errors ---------------------------------------------------------------------------------
+
+HEADER = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        # the body starts on line 8; blank lines before it still count
+        (HEADER + "line 8\n{{bogus}}\n", "t.txt:9: unknown placeholder {{bogus}}; known: "),
+        (HEADER + "\n\nline 10\n{{ Respons }} here\n", "t.txt:11: unknown placeholder {{ Respons }}; known: "),
+        ("no header\n{{response}}\n", "t.txt:1: a template starts with a '+++' line, then a TOML header, then '+++'"),
+        ('+++\nname = "t"\n{{response}}\n', "t.txt: the header is not closed by a second '+++' line"),
+        ("+++\nname = \n+++\nbody\n", "t.txt: bad header: "),
+        ('+++\nname = "t"\ncolour = "red"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\nb\n',
+         "t.txt: unknown header key(s) colour; known: aspects, criteria, dataset, level, name, steps, task"),
+        ('+++\nname = "t"\n+++\nbody\n',
+         "t.txt: the header needs at least one [[aspects]] table with name, min and max"),
+        ('+++\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\nbody\n', 't.txt: the header needs name = "..."'),
+        ('+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 3\nmax = 1\n+++\nb\n',
+         "t.txt: aspect 'A' scale 3-1 must be whole numbers with 0 <= min < max <= 9"),
+        ('+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 10\n+++\nb\n',
+         "t.txt: aspect 'A' scale 1-10 must be whole numbers with 0 <= min < max <= 9"),
+        ('+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1.5\nmax = 3\n+++\nb\n',
+         "t.txt: aspect 'A' scale 1.5-3 must be whole numbers with 0 <= min < max <= 9"),
+        ('+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\n+++\nb\n', "t.txt: aspect 1 needs name, min and max"),
+        ('+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n[[aspects]]\nname = "a"\nmin = 1\nmax = 3\n+++\nb',
+         "t.txt: two aspects share a name"),
+        (HEADER + "{{steps}}\n{{response}}\n",
+         't.txt: the body uses {{steps}} but the header has no steps (write them, or steps = "auto")'),
+    ],
+)
+def test_parse_errors_name_source_and_line(text, message):
+    with pytest.raises(geval.TemplateError) as error:
+        geval.parse_template(text, source="t.txt")
+    assert str(error.value).startswith(message)
+
+
+def test_unknown_placeholder_error_lists_the_known_ones():
+    with pytest.raises(geval.TemplateError) as error:
+        geval.parse_template(HEADER + "{{bogus}}", source="t.txt")
+    assert str(error.value).endswith(", ".join("{{" + k + "}}" for k in KNOWN))
+
+
+def test_missing_template_file(tmp_path):
+    with pytest.raises(geval.TemplateError) as error:
+        geval.load_template(tmp_path / "nope.txt")
+    assert str(error.value) == f"{tmp_path / 'nope.txt'}: no such template file"
+
+
+def test_placeholder_without_value_names_the_item():
+    template = make_template()
+    item = make_item("mine", "turn", [Turn("A", "hi")], "a reply", grounding="")
+    with pytest.raises(geval.TemplateError) as error:
+        template.render(item)
+    assert str(error.value) == (
+        f"item {item.id} (mine): placeholder {{{{fact}}}} in test-naturalness.txt has no value for this item; "
+        "remove it from the template or pick a dataset that has it"
+    )
+
+
+def test_optional_placeholders_may_be_empty():
+    template = make_template()
+    first_turn = make_item("mine", "turn", [], "a reply", grounding="a fact")
+    assert "Context:\n\n\nFact:" in template.render(first_turn)
+
+
+def test_auto_steps_without_generated_steps_raise():
+    template = make_template(steps="auto", body="Steps:\n{{steps}}\n{{response}}")
+    assert template.needs_generated_steps
+    with pytest.raises(geval.TemplateError) as error:
+        template.render(FULL_ITEM)
+    assert str(error.value).startswith('test-naturalness.txt: steps = "auto" but no evaluation steps were generated')
+    assert template.render(FULL_ITEM, steps="  1. Read.\n") == "Steps:\n1. Read.\na reply"
+
+
+def test_written_steps_are_rendered_and_not_generated():
+    template = make_template(steps="1. Look.\n2. Score.", body="{{steps}}\n{{response}}")
+    assert not template.needs_generated_steps
+    assert template.render(FULL_ITEM, steps="ignored") == "1. Look.\n2. Score.\na reply"
+
+
+# --- versions and diffs ---------------------------------------------------------------------
+
+def test_version_is_the_hash_of_the_text_and_changes_only_with_it():
+    text = template_text()
+    first, again = geval.parse_template(text), geval.parse_template(text, source="elsewhere.txt")
+    assert first.version == again.version == template_hash(text) == hashlib.sha256(text.encode()).hexdigest()[:12]
+    changed = geval.parse_template(text.replace("Rate the response.", "Rate the reply."))
+    assert changed.version != first.version
+    assert geval.parse_template(text + " ").version != first.version  # any byte counts
+
+
+def test_diff_templates_shows_both_labels_and_the_change():
+    old = geval.parse_template(template_text())
+    new = geval.parse_template(template_text().replace("Rate the response.", "Rate the reply."))
+    diff = geval.diff_templates(old, new)
+    assert f"--- {old.label}" in diff and f"+++ {new.label}" in diff
+    assert '-task = "Rate the response."' in diff and '+task = "Rate the reply."' in diff
+    assert geval.diff_templates(old, old) == ""
