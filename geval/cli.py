@@ -77,8 +77,33 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
     _judge_arguments(score)
+    speed = score.add_argument_group("speed (never part of the signature or the cache)")
+    speed.add_argument("--concurrency", type=int, default=1,
+                       help="openai: judge calls at the same time (default 1; the embedded judge is always 1)")
+    speed.add_argument("--rpm", type=float, help="at most this many requests per minute")
+    speed.add_argument("--tpm", type=float, help="at most about this many tokens per minute")
+    speed.add_argument("--batch", action="store_true",
+                       help="openai: write the calls to the Batch API (half price, within 24 h) and print the batch id; "
+                       "import the answers with `batch import BATCH_ID`")
+    speed.add_argument("--no-submit", action="store_true",
+                       help="with --batch: only write the JSONL (e.g. for vLLM's run_batch) and print its local id")
+    speed.add_argument("--batch-dir", help="with --batch: folder for the JSONL files (default: batches/ beside the store)")
     _store_argument(score)
     score.set_defaults(run=cmd_score)
+
+    batch = commands.add_parser("batch", help="OpenAI Batch API: status and import of a batch made by `score --batch`")
+    batch_commands = batch.add_subparsers(title="batch commands")
+    b_status = batch_commands.add_parser("status", help="where a batch stands on the server")
+    b_status.add_argument("batch_id")
+    _store_argument(b_status)
+    b_status.set_defaults(run=cmd_batch_status)
+    b_import = batch_commands.add_parser("import", help="import a batch's answers into the store (resumable)")
+    b_import.add_argument("batch_id")
+    b_import.add_argument("--wait", action="store_true", help="poll until the batch has ended, then import")
+    b_import.add_argument("--poll", type=float, default=30.0, help="seconds between polls with --wait (default 30)")
+    b_import.add_argument("--output", help="import this results file instead of downloading (e.g. vLLM run_batch output)")
+    _store_argument(b_import)
+    b_import.set_defaults(run=cmd_batch_import)
 
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
@@ -135,8 +160,8 @@ def _judge(args) -> geval.Judge:
 
 
 def _judge_given(args) -> dict:
-    keys = ("judge", "model", "base_url", "mode", "n", "temperature", "max_tokens")
-    return {k: getattr(args, k) for k in keys if getattr(args, k) is not None}
+    keys = ("judge", "model", "base_url", "mode", "n", "temperature", "max_tokens", "concurrency", "rpm", "tpm")
+    return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
 def cmd_datasets_list(args) -> None:
@@ -207,9 +232,12 @@ def cmd_score(args) -> int:
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
         if args.dry_run:
             continue
+        if args.batch:
+            _score_batch(args, store, items, template, judge, dataset.name)
+            continue
         progress = geval.score_items(
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
-            on_progress=_progress_printer(),
+            on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
         )
         calls = progress.done - progress.cached - progress.failed
         if sys.stderr.isatty():
@@ -223,6 +251,55 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def _batch_dir(args, store: geval.Store) -> Path:
+    if getattr(args, "batch_dir", None):
+        return Path(args.batch_dir)
+    return (Path.cwd() if store.path == ":memory:" else Path(store.path).parent) / "batches"
+
+
+def _score_batch(args, store, items, template, judge, dataset: str) -> None:
+    from geval import batch
+
+    plan = batch.write_batch(store, items, template, judge, dataset, _batch_dir(args, store),
+                             settings_given=_judge_given(args))
+    print(f"{template.label}: {plan.line()}", file=sys.stderr)
+    ids = [f.batch_id for f in plan.files] if args.no_submit else batch.submit_batch(store, judge, plan)
+    for entry, batch_id in zip(plan.files, ids):
+        print(batch_id)
+        print(f"  {entry.requests} requests from {entry.path}", file=sys.stderr)
+    if ids:
+        later = ("run it (e.g. vLLM run_batch), then `python -m geval batch import ID --output RESULTS`"
+                 if args.no_submit else "then `python -m geval batch import ID` (add --wait to poll until it ends)")
+        print(f"  {later}", file=sys.stderr)
+
+
+def cmd_batch_status(args) -> None:
+    from geval import batch
+
+    store = geval.Store(args.store)
+    info = batch.batch_status(batch.batch_judge(store, args.batch_id), args.batch_id)
+    counts = info.request_counts
+    done = f", {counts.completed} completed, {counts.failed} failed of {counts.total}" if counts else ""
+    print(f"{args.batch_id}: {info.status}{done}")
+
+
+def cmd_batch_import(args) -> int:
+    from geval import batch
+
+    store = geval.Store(args.store)
+    judge = batch.batch_judge(store, args.batch_id)
+    if args.wait and not args.output:
+        batch.wait_batch(judge, args.batch_id, interval=args.poll,
+                         on_status=lambda b: print(f"{args.batch_id}: {b.status}", file=sys.stderr, flush=True))
+    progress = batch.import_batch(store, judge, args.batch_id, output=args.output)
+    calls = progress.done - progress.cached - progress.failed
+    print(f"{args.batch_id}: {progress.done}/{progress.total} items, {calls} imported, {progress.cached} already stored, "
+          f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
+    for reason in progress.errors[:5]:
+        print(f"  {reason}", file=sys.stderr)
+    return 1 if progress.failed or progress.done < progress.total else 0
 
 
 def _progress_printer():

@@ -30,3 +30,10 @@ class WeightsError(GevalError):
 class JudgmentFailed(GevalError):
     """One judgment could not be made (timeout, rate limit, server error after retries,
     a prompt too long). It is recorded as failed with this reason and the run goes on."""
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """A value as it goes into a one-line message: text as is when it is one printable line,
+    else its repr; clipped to `limit` characters either way."""
+    text = value if isinstance(value, str) and value.isprintable() else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

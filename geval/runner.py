@@ -1,7 +1,12 @@
 """The scoring loop: render, look up the cache, call the judge, store every judgment at once.
 
-Each finished judgment is committed before the next item starts, so a stop, a crash or a
-killed process loses nothing; running the same work again only does what is missing.
+Each finished judgment is committed as soon as it is made, so a stop, a crash or a killed
+process loses nothing; running the same work again only does what is missing.
+
+Judges that can take several calls at a time (`max_concurrency` > 1: OpenAI-compatible
+servers) are called from a pool of up to `concurrency` threads, paced by an optional
+requests/tokens-per-minute limit. Everything else (the embedded judge: one llama.cpp
+context) is called on the caller's thread, one item after the other.
 """
 
 from __future__ import annotations
@@ -12,12 +17,13 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
 from geval.cot import ensure_steps
-from geval.errors import JudgeError, JudgmentFailed, TemplateError
+from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
 from geval.items import Item
 from geval.judges.base import Judge, Judgment, cache_key, signature
 from geval.store import Store, judgment_id
@@ -41,6 +47,7 @@ class Progress:
     signature: str = ""
     stopped: bool = False
     errors: list[str] = field(default_factory=list)
+    concurrency: int = 1  # judge calls made at the same time (1 unless the judge allows more)
 
     @property
     def elapsed(self) -> float:
@@ -66,6 +73,64 @@ class Progress:
         )
 
 
+class RateLimiter:
+    """Requests- and tokens-per-minute limits: two token buckets shared by a run's workers.
+
+    Each bucket holds one second's worth of its rate (at least one request), so calls are
+    spread evenly instead of bursting a minute's quota at once. A call costing more tokens
+    than the bucket holds waits for a full bucket and leaves it in debt, so the rate over
+    any long stretch stays within the limit. Token costs are estimated before a call and
+    corrected with the real usage after it (`settle`).
+    """
+
+    def __init__(self, rpm: float | None = None, tpm: float | None = None,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep):
+        for name, value in (("rpm", rpm), ("tpm", tpm)):
+            if value is not None and not value > 0:
+                raise GevalError(f"{name} {value} is not a positive number; leave it unset for no limit")
+        self.rpm, self.tpm = rpm, tpm
+        self._clock, self._sleep = clock, sleep
+        self._lock = threading.Lock()
+        now = clock()
+        # per bucket: [rate per second, capacity, level, last refill]
+        self._requests = [rpm / 60, max(1.0, rpm / 60), max(1.0, rpm / 60), now] if rpm else None
+        self._tokens = [tpm / 60, tpm / 60, tpm / 60, now] if tpm else None
+
+    def acquire(self, tokens: int = 0, stop: threading.Event | None = None) -> bool:
+        """Wait until a call of about `tokens` tokens may go; False if `stop` is set meanwhile."""
+        while True:
+            with self._lock:
+                now = self._clock()
+                waits = [self._wait(bucket, cost, now) for bucket, cost in ((self._requests, 1), (self._tokens, tokens))
+                         if bucket is not None]
+                delay = max(waits, default=0.0)
+                if delay <= 0:
+                    if self._requests is not None:
+                        self._requests[2] -= 1
+                    if self._tokens is not None:
+                        self._tokens[2] -= tokens
+                    return True
+            if stop is not None:
+                if stop.wait(delay):
+                    return False
+            else:
+                self._sleep(delay)
+
+    def settle(self, estimated: int, actual: int) -> None:
+        """Correct the token bucket once a call's real usage is known."""
+        if self._tokens is not None and actual > 0:
+            with self._lock:
+                self._tokens[2] += estimated - actual
+
+    @staticmethod
+    def _wait(bucket: list, cost: float, now: float) -> float:
+        """Refill `bucket` to `now`; seconds until it holds `cost` (or is full, for a bigger cost)."""
+        rate, capacity, level, last = bucket
+        level = min(capacity, level + (now - last) * rate)
+        bucket[2], bucket[3] = level, now
+        return max(0.0, (min(cost, capacity) - level) / rate)
+
+
 def score_items(
     store: Store,
     items: list[Item],
@@ -75,31 +140,57 @@ def score_items(
     settings_given: dict | None = None,
     stop: threading.Event | None = None,
     on_progress: Callable[[Progress], None] | None = None,
+    concurrency: int = 1,
+    rpm: float | None = None,
+    tpm: float | None = None,
 ) -> Progress:
     """Score `items` with `template` and `judge` into `store`; return the final progress.
 
     Items are taken group by group (dialogue or document) so that prompts sharing a prefix
     follow each other. A judgment that fails is stored as failed with its reason and the run
     goes on; a JudgeError (bad key, unknown model) ends the run and is raised.
+
+    `concurrency` calls are made at the same time when the judge allows it (its
+    `max_concurrency`; judges without one take one call at a time). `rpm` and `tpm` cap the
+    requests and tokens per minute. None of the three changes a score, so none is part of
+    the signature or the cache key. Setting `stop` submits no new call; calls already made
+    finish and are stored. `on_progress` is always called on the caller's thread.
     """
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
+    limiter = RateLimiter(rpm, tpm) if (rpm or tpm) else None
+    workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
     store.save_template(template)
     aspects = list(template.aspects)
     sig_text, sig_json = signature(judge.settings, template, aspects)
-    progress = Progress(total=len(items), signature=sig_text)
+    progress = Progress(total=len(items), signature=sig_text, concurrency=workers)
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=sig_text, signature_json=json.dumps(sig_json),
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
+    lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
     status = "finished"
+    pool = _Calls(workers)
     try:
         steps = ensure_steps(store, template, judge)
         for item in _by_group(items):
+            pool.wait_below(workers, on_progress, progress)
+            if pool.error is not None:
+                break
             if stop is not None and stop.is_set():
                 progress.stopped, status = True, "stopped"
                 break
-            _score_one(store, item, template, judge, aspects, steps, sig_text, sig_json, progress)
-            if on_progress:
-                on_progress(progress)
+            call = _prepare(store, item, template, judge, aspects, steps, sig_text, sig_json, progress, lock)
+            if call is None:  # served from the cache, or could not be rendered
+                if on_progress:
+                    on_progress(progress)
+                continue
+            pool.submit(lambda call=call: _call(store, judge, aspects, call, limiter, stop, progress, lock))
+        pool.wait_below(1, on_progress, progress)
+        if stop is not None and stop.is_set() and progress.done < progress.total:
+            progress.stopped, status = True, "stopped"
+        if pool.error is not None:
+            raise pool.error
     except JudgeError:
         status = "error"
         raise
@@ -107,8 +198,108 @@ def score_items(
         status = "crashed"
         raise
     finally:
+        pool.close()
         store.finish_run(progress.run_id, status, _summary(progress))
     return progress
+
+
+class _Calls:
+    """Judge calls in flight: a thread pool, or (one worker) each call run at once on this thread."""
+
+    def __init__(self, workers: int):
+        self.executor = ThreadPoolExecutor(workers, thread_name_prefix="geval-judge") if workers > 1 else None
+        self.running: set[Future] = set()
+        self.error: BaseException | None = None  # the first error raised by a call; ends the run
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        if self.executor is not None:
+            self.running.add(self.executor.submit(fn))
+            return
+        future: Future = Future()
+        try:
+            future.set_result(fn())
+        except Exception as exc:  # KeyboardInterrupt and the like go straight up
+            future.set_exception(exc)
+        self.running.add(future)
+
+    def wait_below(self, limit: int, on_progress, progress: Progress) -> None:
+        """Collect finished calls until fewer than `limit` are running; report each one."""
+        while self.running and len(self.running) >= limit:
+            finished, self.running = wait(self.running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                exc = future.exception()
+                if exc is not None:
+                    self.error = self.error or exc
+                elif future.result() and on_progress:
+                    on_progress(progress)
+
+    def close(self) -> None:
+        """Let the calls already made finish (and be stored); start no other."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _Pending:
+    """A rendered prompt that is not in the cache: what a worker needs to make the call."""
+
+    item: Item
+    prompt: str
+    key: str
+    base: dict
+
+
+def _prepare(store, item, template, judge, aspects, steps, sig_text, sig_json, progress, lock) -> _Pending | None:
+    """Render `item`; store it at once from the cache or as failed, or return the call to make."""
+    base = {"item_id": item.id, "dataset": item.dataset, "template": template.label,
+            "template_version": template.version, "signature": sig_text,
+            "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
+    try:
+        prompt = template.render(item, steps)
+    except TemplateError as exc:
+        _fail(store, base, aspects, str(exc), progress, lock)
+        return None
+    key = cache_key(judge.settings, prompt, aspects)
+    with store.lock:  # the connection is shared with the workers writing their results
+        judgment = store.cached_call(key)
+    if judgment is None:
+        return _Pending(item, prompt, key, base)
+    store.save_judgments(_rows(base, key, judgment))
+    with lock:
+        progress.cached += 1
+        progress.done += 1
+        progress.unscored += sum(s.score is None for s in judgment.scores.values())
+    return None
+
+
+def _call(store, judge, aspects, call: _Pending, limiter, stop, progress, lock) -> bool:
+    """Make one judge call and store its result; False if `stop` came while waiting for the rate limit."""
+    estimate = _token_estimate(judge, call.prompt, aspects)
+    if limiter is not None and not limiter.acquire(estimate, stop):
+        return False
+    started = time.time()
+    try:
+        judgment = judge.judge(call.prompt, aspects)
+    except JudgmentFailed as exc:
+        _fail(store, call.base, aspects, f"item {call.item.id}: {exc}", progress, lock)
+        return True
+    if limiter is not None:
+        limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
+    store.save_call(call.key, judge.settings, call.prompt, [a.key for a in aspects], judgment,
+                    time.time() - started, _rows(call.base, call.key, judgment))
+    with lock:
+        progress.prompt_tokens += judgment.prompt_tokens
+        progress.completion_tokens += judgment.completion_tokens
+        progress.cost += judgment.cost
+        progress.done += 1
+        progress.unscored += sum(s.score is None for s in judgment.scores.values())
+    return True
+
+
+def _token_estimate(judge, prompt: str, aspects) -> int:
+    """Tokens a call will take, before it is made: prompt characters / 4 plus the answer budget."""
+    n = getattr(judge, "n", 1) if judge.settings.get("n") else 1
+    return len(prompt) // 4 + n * max(getattr(judge, "max_tokens", 16), 8 * len(aspects))
 
 
 @dataclass
@@ -153,36 +344,6 @@ def plan_run(store: Store, items: list[Item], template: Template, judge: Judge) 
     return Plan(len(items), cached, calls, tokens, cost, failing)
 
 
-def _score_one(store, item, template, judge, aspects, steps, sig_text, sig_json, progress) -> None:
-    base = {"item_id": item.id, "dataset": item.dataset, "template": template.label,
-            "template_version": template.version, "signature": sig_text,
-            "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
-    try:
-        prompt = template.render(item, steps)
-    except TemplateError as exc:
-        _fail(store, base, aspects, str(exc), progress)
-        return
-    key = cache_key(judge.settings, prompt, aspects)
-    judgment = store.cached_call(key)
-    if judgment is not None:
-        progress.cached += 1
-        store.save_judgments(_rows(base, key, judgment))
-    else:
-        started = time.time()
-        try:
-            judgment = judge.judge(prompt, aspects)
-        except JudgmentFailed as exc:
-            _fail(store, base, aspects, f"item {item.id}: {exc}", progress)
-            return
-        store.save_call(key, judge.settings, prompt, [a.key for a in aspects], judgment,
-                        time.time() - started, _rows(base, key, judgment))
-        progress.prompt_tokens += judgment.prompt_tokens
-        progress.completion_tokens += judgment.completion_tokens
-        progress.cost += judgment.cost
-    progress.done += 1
-    progress.unscored += sum(s.score is None for s in judgment.scores.values())
-
-
 def _rows(base: dict, key: str, judgment: Judgment) -> list[dict]:
     now = time.time()
     return [
@@ -193,7 +354,8 @@ def _rows(base: dict, key: str, judgment: Judgment) -> list[dict]:
     ]
 
 
-def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress) -> None:
+def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress,
+          lock: threading.Lock | None = None) -> None:
     now = time.time()
     store.save_judgments([
         {**base, "id": judgment_id(base["item_id"], base["template_version"], base["signature"], a.key),
@@ -201,9 +363,10 @@ def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress) ->
          "reason": reason, "created": now}
         for a in aspects
     ])
-    progress.done += 1
-    progress.failed += 1
-    progress.errors.append(reason)
+    with lock or threading.Lock():
+        progress.done += 1
+        progress.failed += 1
+        progress.errors.append(reason)
 
 
 def _by_group(items: Iterable[Item]) -> list[Item]:

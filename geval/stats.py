@@ -12,7 +12,7 @@ A correlation of a constant vector is undefined: NaN with a note, never a crash.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -76,6 +76,10 @@ def agreement(
         if level not in builders:
             raise ValueError(f"level '{level}' is unknown; use one of {', '.join(LEVELS)}")
         results.extend(builders[level](judge, human, systems, members, draws))
+    if len(members) < 2:  # every resample is the same group: the interval would have zero width
+        note = "no CI: all items are in one group (the bootstrap resamples groups); score more dialogues or documents"
+        results = [replace(r, low=float("nan"), high=float("nan"), note="; ".join(filter(None, (r.note, note))))
+                   for r in results]
     return results
 
 
@@ -149,3 +153,29 @@ def _system_level(judge, human, systems, members, draws) -> list[Correlation]:
         note = "undefined: constant system means" if np.isnan(value) else ""
         results.append(Correlation(metric, "system", value, low, high, n_systems, note))
     return results
+
+
+# --- group bootstrap for any statistic (protocol averages, annotator ceilings) ----------------
+
+
+def group_members(groups: np.ndarray) -> list[np.ndarray]:
+    """The row indices of each distinct group, groups in sorted order."""
+    groups = np.asarray(groups).astype(str)
+    ids, index = np.unique(groups, return_inverse=True)
+    return [np.flatnonzero(index == g) for g in range(len(ids))]
+
+
+def bootstrap_groups(statistic, groups: np.ndarray, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:
+    """A 95% percentile interval of `statistic(rows)` over resamples of whole groups.
+
+    `statistic` takes an array of row indices (a group drawn twice contributes its rows
+    twice) and returns a float, NaN where undefined. The interval is NaN when fewer than
+    half the draws (or 10) give a finite value, as for the correlations above. The draws
+    are those of `agreement` with the same `seed` and groups, so intervals line up.
+    """
+    members = group_members(groups)
+    if not members:
+        return float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(members), len(members)) for _ in range(n_boot)]
+    return _ci([statistic(np.concatenate([members[g] for g in draw])) for draw in draws])

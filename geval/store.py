@@ -5,6 +5,10 @@ judgments, runs, evaluation steps, notes.
 rendered prompt and the aspects asked; only successful calls are cached. `judgments` is one
 row per (item, template version, signature, aspect), pointing at its call; a failed
 judgment is stored with its reason and no call, so the next run retries it.
+
+Every write is one transaction (BEGIN IMMEDIATE … COMMIT): a crash or an error leaves either
+all of it or none of it. The schema version is in the `meta` table; `MIGRATIONS` brings an
+older store forward one version at a time, and a store from a newer version is refused.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import os
 import sqlite3
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
@@ -28,6 +34,55 @@ from geval.judges.base import AspectScore, Judgment
 from geval.loaders.base import Dataset
 from geval.templates import Template, parse_template
 
+
+
+def _schema_1(db: sqlite_utils.Database) -> None:
+    """The first schema: datasets, items, templates, steps, calls, judgments, runs, notes."""
+    db["datasets"].create(
+        {"name": str, "path": str, "layout": str, "n_items": int, "skipped": str, "loaded_at": float},
+        pk="name", if_not_exists=True,
+    )
+    db["items"].create(
+        {"id": str, "dataset": str, "position": int, "level": str, "context": str, "response": str,
+         "grounding": str, "system": str, "group_id": str, "human": str},
+        pk="id", if_not_exists=True,
+    )
+    db["items"].create_index(["dataset", "position"], if_not_exists=True)
+    db["templates"].create(
+        {"version": str, "name": str, "text": str, "source": str, "created": float},
+        pk="version", if_not_exists=True,
+    )
+    db["steps"].create(
+        {"key": str, "template_version": str, "settings": str, "steps": str, "created": float},
+        pk="key", if_not_exists=True,
+    )
+    db["calls"].create(
+        {"key": str, "settings": str, "prompt": str, "aspects": str, "raw": str, "scores": str,
+         "prompt_tokens": int, "completion_tokens": int, "cost": float, "latency": float, "created": float},
+        pk="key", if_not_exists=True,
+    )
+    db["judgments"].create(
+        {"id": str, "item_id": str, "dataset": str, "aspect": str, "template": str,
+         "template_version": str, "signature": str, "signature_json": str, "call_key": str,
+         "status": str, "score": float, "distribution": str, "reason": str, "run_id": int,
+         "created": float},
+        pk="id", if_not_exists=True,
+    )
+    db["judgments"].create_index(["dataset", "template_version", "signature"], if_not_exists=True)
+    db["runs"].create(
+        {"id": int, "started": float, "finished": float, "dataset": str, "template": str,
+         "signature": str, "signature_json": str, "settings_given": str, "environment": str,
+         "n_items": int, "status": str, "summary": str},
+        pk="id", if_not_exists=True,
+    )
+    db["notes"].create({"item_id": str, "flag": int, "note": str, "updated": float}, pk="item_id",
+                       if_not_exists=True)
+
+
+#: version -> the function that brings a store from version - 1 to it. Each runs in one
+#: transaction with the version bump, so a failed migration leaves the store as it was.
+#: A schema change is a new function here and SCHEMA_VERSION + 1; never edit an old one.
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1}
 SCHEMA_VERSION = 1
 
 
@@ -62,61 +117,54 @@ class Store:
             self._migrate()
 
     def _migrate(self) -> None:
-        """Create the tables, or bring an older store forward to SCHEMA_VERSION."""
-        db = self.db
-        db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
-        row = db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-        version = int(row[0]) if row else 0
+        """Bring the store forward to SCHEMA_VERSION, one migration (and one transaction) per
+        version; a store made by a newer version is refused and left untouched."""
+        self.db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+        version = self.schema_version()
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: made by a newer G-Eval Studio (schema {version}); upgrade this one")
-        if version < 1:
-            with db.conn:
-                db["datasets"].create(
-                    {"name": str, "path": str, "layout": str, "n_items": int, "skipped": str, "loaded_at": float},
-                    pk="name", if_not_exists=True,
-                )
-                db["items"].create(
-                    {"id": str, "dataset": str, "position": int, "level": str, "context": str, "response": str,
-                     "grounding": str, "system": str, "group_id": str, "human": str},
-                    pk="id", if_not_exists=True,
-                )
-                db["items"].create_index(["dataset", "position"], if_not_exists=True)
-                db["templates"].create(
-                    {"version": str, "name": str, "text": str, "source": str, "created": float},
-                    pk="version", if_not_exists=True,
-                )
-                db["steps"].create(
-                    {"key": str, "template_version": str, "settings": str, "steps": str, "created": float},
-                    pk="key", if_not_exists=True,
-                )
-                db["calls"].create(
-                    {"key": str, "settings": str, "prompt": str, "aspects": str, "raw": str, "scores": str,
-                     "prompt_tokens": int, "completion_tokens": int, "cost": float, "latency": float, "created": float},
-                    pk="key", if_not_exists=True,
-                )
-                db["judgments"].create(
-                    {"id": str, "item_id": str, "dataset": str, "aspect": str, "template": str,
-                     "template_version": str, "signature": str, "signature_json": str, "call_key": str,
-                     "status": str, "score": float, "distribution": str, "reason": str, "run_id": int,
-                     "created": float},
-                    pk="id", if_not_exists=True,
-                )
-                db["judgments"].create_index(["dataset", "template_version", "signature"], if_not_exists=True)
-                db["runs"].create(
-                    {"id": int, "started": float, "finished": float, "dataset": str, "template": str,
-                     "signature": str, "signature_json": str, "settings_given": str, "environment": str,
-                     "n_items": int, "status": str, "summary": str},
-                    pk="id", if_not_exists=True,
-                )
-                db["notes"].create({"item_id": str, "flag": int, "note": str, "updated": float}, pk="item_id",
-                                   if_not_exists=True)
-                db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION)}, pk="key")
+        for target in range(version + 1, SCHEMA_VERSION + 1):
+            migration = MIGRATIONS.get(target)
+            if migration is None:
+                raise StoreError(f"{self.path}: no migration to schema {target}; reinstall G-Eval Studio")
+            with self._write():
+                if self.schema_version() >= target:  # another process migrated it meanwhile
+                    continue
+                try:
+                    migration(self.db)
+                except sqlite3.Error as exc:
+                    raise StoreError(
+                        f"{self.path}: migrating from schema {target - 1} to {target} failed ({exc}); "
+                        f"the store is unchanged at schema {target - 1}"
+                    ) from None
+                self.db["meta"].upsert({"key": "schema_version", "value": str(target)}, pk="key")
+
+    def schema_version(self) -> int:
+        """The schema version written in the store (0 for a new file)."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction. BEGIN IMMEDIATE takes the write lock up front, so another
+        process's writer makes this one wait (up to the busy timeout) instead of failing half-way
+        with "database is locked"; any error rolls everything back."""
+        with self.lock:
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                if self.db.conn.in_transaction:
+                    self.db.conn.execute("ROLLBACK")
+                raise
+            self.db.conn.execute("COMMIT")
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
         """Store a dataset's items in one transaction: all of them or none."""
         rows = [{**item.to_row(), "position": i} for i, item in enumerate(dataset.items)]
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["items"].upsert_all(rows, pk="id")
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
@@ -126,23 +174,70 @@ class Store:
 
     def dataset_names(self) -> list[str]:
         """Names of the stored datasets."""
-        return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
+        with self.lock:
+            return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
 
     def items(self, dataset: str) -> list[Item]:
         """A stored dataset's items, in file order."""
-        return [Item.from_row(r) for r in self.db["items"].rows_where("dataset = ?", [dataset], order_by="position")]
+        with self.lock:
+            rows = list(self.db["items"].rows_where("dataset = ?", [dataset], order_by="position"))
+        return [Item.from_row(r) for r in rows]
 
     def item(self, item_id: str) -> Item:
         """One item by id."""
-        rows = list(self.db["items"].rows_where("id = ?", [item_id]))
+        with self.lock:
+            rows = list(self.db["items"].rows_where("id = ?", [item_id]))
         if not rows:
             raise StoreError(f"no item with id {item_id} in {self.path}")
         return Item.from_row(rows[0])
 
+    def delete_dataset(self, name: str, dry_run: bool = False) -> dict[str, int]:
+        """Delete a stored dataset: its items, its judgments and the notes on its items, in one
+        transaction. Other datasets' rows, templates, runs and the call cache (whose answers
+        other datasets may share) are never touched. The file on disk is not touched either.
+
+        Returns {"items": n, "judgments": n, "notes": n}; with `dry_run`, only counts them
+        (what a confirmation shows). Raises StoreError when nothing is stored under `name`.
+        """
+        where = {
+            "items": ("dataset = ?", [name]),
+            "judgments": ("dataset = ?", [name]),
+            "notes": ("item_id IN (SELECT id FROM items WHERE dataset = ?)", [name]),
+        }
+        with self._write():
+            counts = {table: self.db[table].count_where(sql, args) for table, (sql, args) in where.items()}
+            known = self.db["datasets"].count_where("name = ?", [name])
+            if not known and not any(counts.values()):
+                stored = ", ".join(r["name"] for r in self.db["datasets"].rows_where(order_by="name")) or "none"
+                raise StoreError(f"no dataset named {name!r} in {self.path}; stored: {stored}")
+            if not dry_run:
+                for table in ("notes", "judgments", "items"):  # notes first: they find items by dataset
+                    self.db.execute(f"DELETE FROM {table} WHERE {where[table][0]}", where[table][1])
+                self.db.execute("DELETE FROM datasets WHERE name = ?", [name])
+        return counts
+
+    def delete_template_version(self, version: str, dry_run: bool = False) -> dict[str, int]:
+        """Delete a saved template version and the judgments made with it (on any dataset), in
+        one transaction. Other versions of the same template, generated steps and the call
+        cache stay.
+
+        Returns {"templates": n, "judgments": n}; with `dry_run`, only counts them. Raises
+        StoreError when neither the version nor any judgment made with it is stored.
+        """
+        with self._write():
+            counts = {"templates": self.db["templates"].count_where("version = ?", [version]),
+                      "judgments": self.db["judgments"].count_where("template_version = ?", [version])}
+            if not any(counts.values()):
+                raise StoreError(f"no template version {version!r} in {self.path}")
+            if not dry_run:
+                self.db.execute("DELETE FROM judgments WHERE template_version = ?", [version])
+                self.db.execute("DELETE FROM templates WHERE version = ?", [version])
+        return counts
+
     # --- templates and evaluation steps ---------------------------------------------------
     def save_template(self, template: Template) -> str:
         """Keep a template version (idempotent); returns its version."""
-        with self.lock, self.db.conn:
+        with self._write():
             if not self.db["templates"].count_where("version = ?", [template.version]):
                 self.db["templates"].insert(
                     {"version": template.version, "name": template.name, "text": template.text,
@@ -153,17 +248,19 @@ class Store:
     def template_versions(self, name: str | None = None) -> list[Template]:
         """Stored versions, newest first (optionally of one template name)."""
         where, args = ("name = ?", [name]) if name else (None, [])
-        rows = self.db["templates"].rows_where(where, args, order_by="created desc")
+        with self.lock:
+            rows = list(self.db["templates"].rows_where(where, args, order_by="created desc"))
         return [parse_template(r["text"], source=f"{r['name']}@{r['version']}") for r in rows]
 
     def steps(self, template: Template, settings: dict) -> str | None:
         """Generated evaluation steps for this template and judge, if any."""
-        rows = list(self.db["steps"].rows_where("key = ?", [_steps_key(template, settings)]))
+        with self.lock:
+            rows = list(self.db["steps"].rows_where("key = ?", [_steps_key(template, settings)]))
         return rows[0]["steps"] if rows else None
 
     def save_steps(self, template: Template, settings: dict, steps: str) -> None:
         """Keep generated evaluation steps for reuse."""
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["steps"].upsert(
                 {"key": _steps_key(template, settings), "template_version": template.version,
                  "settings": json.dumps(settings, sort_keys=True), "steps": steps, "created": time.time()},
@@ -173,7 +270,8 @@ class Store:
     # --- the call cache and judgments ------------------------------------------------------
     def cached_call(self, key: str) -> Judgment | None:
         """The stored answer to a call, or None."""
-        rows = list(self.db["calls"].rows_where("key = ?", [key]))
+        with self.lock:
+            rows = list(self.db["calls"].rows_where("key = ?", [key]))
         if not rows:
             return None
         row = rows[0]
@@ -184,7 +282,7 @@ class Store:
     def save_call(self, key: str, settings: dict, prompt: str, aspects: list[str], judgment: Judgment,
                   latency: float, rows: list[dict]) -> None:
         """Cache a successful call and write its judgments, in one transaction."""
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["calls"].upsert(
                 {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
                  "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
@@ -197,7 +295,7 @@ class Store:
 
     def save_judgments(self, rows: list[dict]) -> None:
         """Write judgment rows (e.g. failures with their reasons)."""
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["judgments"].upsert_all(rows, pk="id")
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
@@ -212,44 +310,46 @@ class Store:
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         sql = f"""SELECT j.*, c.prompt, c.raw, c.prompt_tokens, c.completion_tokens, c.cost, c.latency
                   FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
-        return pd.read_sql_query(sql, self.db.conn, params=args)
+        with self.lock:
+            return pd.read_sql_query(sql, self.db.conn, params=args)
 
     def combos(self, dataset: str) -> pd.DataFrame:
         """Each (template, signature) scored on `dataset`, with counts by status."""
-        return pd.read_sql_query(
-            """SELECT template, template_version, signature, aspect,
-                      SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
-                      SUM(status = 'failed') AS failed, MAX(created) AS last
-               FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect
-               ORDER BY last DESC""",
-            self.db.conn, params=[dataset],
-        )
+        sql = """SELECT template, template_version, signature, aspect,
+                        SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
+                        SUM(status = 'failed') AS failed, MAX(created) AS last
+                 FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect
+                 ORDER BY last DESC"""
+        with self.lock:
+            return pd.read_sql_query(sql, self.db.conn, params=[dataset])
 
     # --- runs and notes ----------------------------------------------------------------------
     def start_run(self, **fields) -> int:
         """Record a run's start; returns its id."""
-        with self.lock, self.db.conn:
+        with self._write():
             return self.db["runs"].insert({**fields, "started": time.time(), "status": "running"}).last_pk
 
     def finish_run(self, run_id: int, status: str, summary: dict) -> None:
         """Record how a run ended."""
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["runs"].update(run_id, {"finished": time.time(), "status": status, "summary": json.dumps(summary)})
 
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
         """Runs, newest first."""
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
-        return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+        with self.lock:
+            return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
 
     def set_note(self, item_id: str, flag: bool, note: str) -> None:
         """Flag an item and/or keep a note on it."""
-        with self.lock, self.db.conn:
+        with self._write():
             self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time()},
                                     pk="item_id")
 
     def notes(self) -> dict[str, tuple[bool, str]]:
         """item id -> (flagged, note)."""
-        return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
+        with self.lock:
+            return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
 
     def close(self) -> None:
         """Close the connection."""

@@ -24,7 +24,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from geval.errors import TemplateError
+from geval.errors import TemplateError, shown
 from geval.items import PLACEHOLDERS, Item
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
@@ -131,13 +131,17 @@ def parse_template(text: str, source: str = "<text>") -> Template:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "+++")
     except StopIteration:
         raise TemplateError(f"{source}: the header is not closed by a second '+++' line") from None
-    try:
-        header = tomllib.loads("\n".join(lines[1:end]))
+    try:  # the empty first line keeps TOML's line numbers equal to the file's
+        header = tomllib.loads("\n" + "\n".join(lines[1:end]))
     except tomllib.TOMLDecodeError as exc:
         raise TemplateError(f"{source}: bad header: {exc}") from None
+    except RecursionError:
+        raise TemplateError(f"{source}: bad header: nested too deeply to read") from None
     unknown = sorted(set(header) - HEADER_KEYS)
     if unknown:
-        raise TemplateError(f"{source}: unknown header key(s) {', '.join(unknown)}; known: {', '.join(sorted(HEADER_KEYS))}")
+        raise TemplateError(
+            f"{source}: unknown header key(s) {', '.join(map(shown, unknown))}; known: {', '.join(sorted(HEADER_KEYS))}"
+        )
     rest = "\n".join(lines[end + 1 :])
     body = rest.strip("\n")
     leading = len(rest) - len(rest.lstrip("\n"))  # blank lines stripped above still count in line numbers
@@ -161,9 +165,18 @@ def parse_template(text: str, source: str = "<text>") -> Template:
 def load_template(path: str | Path) -> Template:
     """Read and parse a template file."""
     path = Path(path)
-    if not path.is_file():
-        raise TemplateError(f"{path}: no such template file")
-    return parse_template(path.read_text("utf-8"), source=str(path))
+    try:
+        if not path.is_file():
+            raise TemplateError(f"{path}: no such template file")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise TemplateError(f"{path}: cannot be read ({exc.strerror or exc})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise TemplateError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
+    return parse_template(text, source=str(path))
 
 
 def list_templates(folder: str | Path) -> list[Template]:
@@ -184,14 +197,16 @@ def diff_templates(old: Template, new: Template) -> str:
 
 
 def _check_placeholders(body: str, source: str, body_offset: int) -> None:
-    for number, line in enumerate(body.split("\n"), start=body_offset):
-        for match in PLACEHOLDER.finditer(line):
-            name = match.group(1).lower()
-            if name not in KNOWN:
-                raise TemplateError(
-                    f"{source}:{number}: unknown placeholder {match.group(0)}; known: "
-                    + ", ".join("{{" + k + "}}" for k in KNOWN)
-                )
+    """Every {{name}} of the body is known; the whole body is searched, as `render` does, so a
+    placeholder broken over two lines is caught too."""
+    for match in PLACEHOLDER.finditer(body):
+        name = match.group(1).lower()
+        if name not in KNOWN:
+            number = body_offset + body.count("\n", 0, match.start())
+            raise TemplateError(
+                f"{source}:{number}: unknown placeholder {shown(match.group(0))}; known: "
+                + ", ".join("{{" + k + "}}" for k in KNOWN)
+            )
 
 
 def _text(header: dict, key: str, source: str, required: bool = False) -> str:
@@ -210,12 +225,17 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
     for index, spec in enumerate(value):
         if not isinstance(spec, dict) or not {"name", "min", "max"} <= spec.keys():
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
-        low, high = spec["min"], spec["max"]
+        name, low, high, human = spec["name"], spec["min"], spec["max"], spec.get("human", "")
+        if not isinstance(name, str) or not name.strip() or not name.isprintable():
+            raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(name))} should be one line of text")
+        if not isinstance(human, str):
+            raise TemplateError(f"{source}: aspect '{shown(name)}' human should be text")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or not 0 <= low < high <= 9:
             raise TemplateError(
-                f"{source}: aspect '{spec['name']}' scale {low}-{high} must be whole numbers with 0 <= min < max <= 9"
+                f"{source}: aspect '{shown(name)}' scale {shown(low, 20)}-{shown(high, 20)} "
+                "must be whole numbers with 0 <= min < max <= 9"
             )
-        aspects.append(Aspect(str(spec["name"]), low, high, str(spec.get("human", ""))))
+        aspects.append(Aspect(name, low, high, human))
     if len({a.key for a in aspects}) != len(aspects):
         raise TemplateError(f"{source}: two aspects share a name")
     return tuple(aspects)

@@ -15,7 +15,8 @@ st.title("Data")
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
            "or your own CSV, JSON or JSONL.")
 
-source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source")
+source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
+                  persist_state="session")
 
 if source == "Bundled or shared dataset":
     known = geval.known_datasets()
@@ -23,12 +24,17 @@ if source == "Bundled or shared dataset":
     current = (st.session_state.get("dataset_source") or {}).get("path")
     index = next((i for i, n in enumerate(names) if str(known[n]) == current),
                  names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0)
-    name = st.selectbox("Dataset", names, index=index, format_func=lambda n: f"{n}  ({known[n].parent.name}/)")
-    if name and str(known[name]) != current:
+
+    def _load_chosen() -> None:
         try:
-            state.load_dataset(known[name])
+            state.load_dataset(known[st.session_state["data_dataset"]])
         except geval.GevalError as exc:
-            st.error(str(exc))
+            st.session_state["data_error"] = str(exc)
+
+    st.selectbox("Dataset", names, index=index, key="data_dataset", on_change=_load_chosen,
+                 format_func=lambda n: f"{n}  ({known[n].parent.name}/)")
+    if "data_error" in st.session_state:
+        st.error(st.session_state.pop("data_error"))
 else:
     upload = st.file_uploader("CSV, JSON or JSONL", type=["csv", "json", "jsonl"], key="data_upload")
     if upload is not None:
@@ -36,6 +42,7 @@ else:
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / re.sub(r"[^\w.-]", "_", upload.name)
         path.write_bytes(upload.getvalue())
+        before = st.session_state.get("dataset_source")
         try:
             columns = geval.table_columns(path)
             if columns is None:
@@ -60,6 +67,9 @@ else:
                     state.load_dataset(path, mapping=pairs)
         except geval.GevalError as exc:
             st.error(str(exc))
+        else:
+            if st.session_state.get("dataset_source") != before:
+                st.rerun()  # so that the sidebar, drawn before this page, names the new dataset
 
 dataset = state.dataset()
 if dataset is None:
@@ -81,7 +91,11 @@ preview = pd.DataFrame([
      **{aspect: item.human_mean(aspect) for aspect in item.human}}
     for item in dataset.items
 ])
-st.dataframe(preview, hide_index=True, height=280)
+first = ["id", "response", "last turn"]
+st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hide_index=True,
+             height=min(280, 35 * (len(preview) + 1) + 3),
+             column_config={"response": st.column_config.TextColumn(width="large"),
+                            "last turn": st.column_config.TextColumn(width="medium")})
 
 st.subheader("Human scores")
 aspects = dataset.aspects

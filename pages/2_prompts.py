@@ -32,7 +32,8 @@ st.selectbox("Open a template (files in prompts/, then saved versions)", choices
 
 left, right = st.columns(2)
 with left:
-    st.text_area("Template (TOML header between +++ lines, then the prompt)", key="template_text", height=520)
+    st.text_area("Template (TOML header between +++ lines, then the prompt)", key="template_text", height=520,
+                 persist_state="session")
     try:
         template = geval.parse_template(st.session_state["template_text"], source=current_name)
         st.success(f"{template.label} · placeholders: {', '.join(template.placeholders)} · aspects: "
@@ -86,8 +87,13 @@ with diff:
     st.subheader("Diff two versions")
     versions = {"(editor)": template, **{t.label: t for t in store.template_versions()},
                 **{t.label: t for t in files.values()}}
-    versions = {k: v for k, v in versions.items() if v is not None}
     labels = list(versions)
-    old = st.selectbox("From", labels, index=min(1, len(labels) - 1), key="prompts_diff_old")
+    same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
+                      if t is not None and (template is None or t.label != template.label)), None)
+    old = st.selectbox("From", labels, index=labels.index(same_name) if same_name in labels else 0,
+                       key="prompts_diff_old")
     new = st.selectbox("To", labels, index=0, key="prompts_diff_new")
-    st.code(geval.diff_templates(versions[old], versions[new]) or "(identical)", language="diff")
+    if versions[old] is None or versions[new] is None:
+        st.info("Fix the template in the editor to diff it.")
+    else:
+        st.code(geval.diff_templates(versions[old], versions[new]) or "(identical)", language="diff")

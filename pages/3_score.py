@@ -16,24 +16,36 @@ if current is None:
 
 files = {t.label: t for t in geval.templates()}
 available = {current.label: current, **files}
+remembered = st.session_state.get("score_templates")
+if remembered is not None:  # an edited template replaces its older version in the choice
+    st.session_state["score_templates"] = list(dict.fromkeys(
+        current.label if label.split("@")[0] == current.name else label for label in remembered))
+state.keep_valid("score_templates", list(available))
 labels = st.multiselect("Templates (one per aspect, or a multi-aspect form)", list(available), default=[current.label],
-                        key="score_templates")
+                        key="score_templates", persist_state="session")
 templates = [available[label] for label in labels]
 
 left, right = st.columns(2)
 with left:
     levels = dataset.levels
-    level = st.selectbox("Level", levels, key="score_level") if len(levels) > 1 else None
-    how = st.radio("Items", ["All", "Seeded random sample", "By system", "By group"], horizontal=True, key="score_how")
+    state.keep_valid("score_level", levels)
+    level = st.selectbox("Level", levels, key="score_level", persist_state="session") if len(levels) > 1 else None
+    how = st.radio("Items", ["All", "Seeded random sample", "By system", "By group"], horizontal=True, key="score_how", persist_state="session")
     sample = seed = systems = groups = None
     if how == "Seeded random sample":
-        sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample")
-        seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed")
+        if st.session_state.get("score_sample", 0) > len(dataset.items):
+            del st.session_state["score_sample"]
+        sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample", persist_state="session")
+        seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed", persist_state="session")
     elif how == "By system":
-        systems = st.multiselect("Systems", dataset.systems, key="score_systems")
+        state.keep_valid("score_systems", dataset.systems)
+        systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session")
     elif how == "By group":
-        groups = st.multiselect("Groups", dataset.groups, key="score_groups")
-    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit")
+        state.keep_valid("score_groups", dataset.groups)
+        groups = st.multiselect("Groups", dataset.groups, key="score_groups", persist_state="session")
+    if st.session_state.get("score_limit", 0) > len(dataset.items):
+        st.session_state["score_limit"] = 0
+    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit", persist_state="session")
 with right:
     options = state.judge_options()
     st.text(f"Judge: {options['backend']} {options.get('model', 'Qwen2.5-Coder-1.5B-Instruct Q4_K_M')}")

@@ -21,13 +21,6 @@ def disagreements(_store: geval.Store, path: str, dataset: str, version: str, si
     return geval.disagreements(_store, dataset, version, signature)
 
 
-def keep_valid(key: str, options: list) -> None:
-    """Forget a remembered choice that is no longer offered (another dataset, a deleted pair)."""
-    value = st.session_state.get(key)
-    if value is not None and (value not in options if not isinstance(value, list) else not set(value) <= set(options)):
-        del st.session_state[key]
-
-
 def step(order: list[str], delta: int) -> None:
     """Previous / Next: move the current item (the jump box's value) within `order`."""
     current = st.session_state.get("inspect_jump")
@@ -54,7 +47,7 @@ if combos.empty:
     st.stop()
 
 labels = list(combos["label"])
-keep_valid("inspect_combo", labels)
+state.keep_valid("inspect_combo", labels)
 label = st.selectbox("Template version and judge", labels, key="inspect_combo", persist_state="session")
 combo = combos.set_index("label").loc[label]
 try:
@@ -66,7 +59,7 @@ except geval.GevalError as exc:
 st.text(combo["signature"])
 
 aspects = list(dict.fromkeys(frame["aspect_name"]))
-keep_valid("inspect_aspect", aspects)
+state.keep_valid("inspect_aspect", aspects)
 aspect = st.selectbox("Aspect", aspects, key="inspect_aspect", persist_state="session")
 rows = frame[frame["aspect_name"] == aspect]
 human = rows["human"].dropna().iloc[0] if rows["human"].notna().any() else None
@@ -87,7 +80,7 @@ if target is not None:
 
 left, middle, right = st.columns([2, 2, 1])
 with left:
-    keep_valid("inspect_systems", systems)
+    state.keep_valid("inspect_systems", systems)
     chosen = st.multiselect("Systems (none chosen: all)", systems, key="inspect_systems", persist_state="session")
 with middle:
     remembered = st.session_state.get("inspect_range")

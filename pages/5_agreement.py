@@ -44,13 +44,6 @@ def mapped_humans(_store: geval.Store, path: str, dataset: str, version: str, si
     return geval.mapped_humans(_store, dataset, version, signature)
 
 
-def keep_valid(key: str, options: list) -> None:
-    """Forget a remembered choice that is no longer offered (another dataset, a deleted pair)."""
-    value = st.session_state.get(key)
-    if value is not None and (value not in options if not isinstance(value, list) else not set(value) <= set(options)):
-        del st.session_state[key]
-
-
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
                  metric: str) -> bytes:
     """The standalone HTML report, built when its button is pressed (on a thread of its own,
@@ -83,7 +76,7 @@ if combos.empty:
 by_label = combos.set_index("label")
 labels = list(by_label.index)
 
-keep_valid("agree_combos", labels)
+state.keep_valid("agree_combos", labels)
 chosen = st.multiselect("Template versions and judges", labels, default=labels[:1], key="agree_combos",
                         persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
@@ -112,7 +105,10 @@ stacked = geval.stack_tables(tables)
 st.subheader("Correlation with people")
 st.caption("95% bootstrap intervals resample whole groups (dialogues, documents). Unscored and failed judgments "
            "are left out; 'unscored' counts them.")
-st.dataframe(geval.display_table(stacked), hide_index=True, key="agree_table")
+shown = geval.display_table(stacked)
+if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
+    shown = shown.drop(columns="combo")
+st.dataframe(shown, hide_index=True, key="agree_table")
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
@@ -146,7 +142,7 @@ if mapped.empty:
     st.info("No judge aspect of this template is compared with a human aspect, so there is nothing to plot.")
 else:
     names = list(mapped["aspect_name"])
-    keep_valid("agree_aspect", names)
+    state.keep_valid("agree_aspect", names)
     aspect_name = st.selectbox("Aspect", names, key="agree_aspect") if len(names) > 1 else names[0]
     aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
     aspect, human = aspect_row["aspect"], aspect_row["human"]
@@ -172,8 +168,8 @@ if len(labels) < 2:
     st.stop()
 st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
            "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
-keep_valid("agree_a", labels)
-keep_valid("agree_b", labels)
+state.keep_valid("agree_a", labels)
+state.keep_valid("agree_b", labels)
 left, right = st.columns(2)
 label_a = left.selectbox("A (baseline)", labels, index=1, key="agree_a")
 label_b = right.selectbox("B", labels, index=0, key="agree_b")
@@ -194,7 +190,7 @@ if not common:
     st.info("A and B are not compared with any common human aspect: set human = \"...\" in their template headers.")
     st.stop()
 left, right = st.columns(2)
-keep_valid("agree_cmp_human", common)
+state.keep_valid("agree_cmp_human", common)
 human = left.selectbox("Human aspect", common, key="agree_cmp_human")
 cmp_metric = right.selectbox("Metric", list(geval.METRICS), key="agree_cmp_metric")
 try:

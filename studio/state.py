@@ -118,20 +118,28 @@ def judge() -> geval.Judge:
 
 
 def sidebar() -> None:
-    """The shared sidebar: current dataset, template version and judge, and the judge settings."""
+    """The shared sidebar: judge settings, then the current dataset, template version and judge.
+
+    It is drawn before the page, so a page that changes one of them in its own body (rather
+    than in a widget callback) reruns the app to show the change here.
+    """
     with st.sidebar:
-        current = dataset()
-        tpl = template()
-        st.caption("Dataset")
-        st.text(current.summary() if current else "none loaded")
-        st.caption("Template")
-        st.text(tpl.label if tpl else "the editor's text does not parse")
-        with st.expander("Judge", expanded=False):
+        with st.expander("Judge settings", expanded=False):
             _judge_settings()
-        options = judge_options()
-        label = options.get("model") or "Qwen2.5-Coder-1.5B (embedded)"
-        st.caption("Judge")
-        st.text(f"{options['backend']}: {label}")
+        sidebar_status()
+
+
+def sidebar_status() -> None:
+    """The current dataset, template version and judge, as text."""
+    current = dataset()
+    tpl = template()
+    options = judge_options()
+    st.caption("Dataset")
+    st.text(current.summary() if current else "none loaded")
+    st.caption("Template")
+    st.text(tpl.label if tpl else "the editor's text does not parse")
+    st.caption("Judge")
+    st.text(f"{options['backend']}: {options.get('model') or 'Qwen2.5-Coder-1.5B (embedded)'}")
 
 
 def _judge_settings() -> None:
@@ -151,6 +159,19 @@ def _judge_settings() -> None:
         options = {"backend": "openai", "model": model, "mode": mode, "n": int(n), "temperature": float(temperature),
                    **({"base_url": base_url} if base_url else {})}
     st.session_state["judge_options"] = options
+
+
+def keep_valid(key: str, options: list) -> None:
+    """Forget a remembered widget value that is no longer offered (another dataset, a new version)."""
+    value = st.session_state.get(key)
+    if value is None:
+        return
+    if isinstance(value, list):
+        kept = [v for v in value if v in options]
+        if kept != value:
+            st.session_state[key] = kept
+    elif value not in options:
+        del st.session_state[key]
 
 
 def require_dataset() -> geval.Dataset:

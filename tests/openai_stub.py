@@ -27,9 +27,15 @@ Behaviours (``stub.behaviour``, set with ``configure``):
 Orthogonal knobs: ``fail_first`` (K) requests answer ``fail_status`` (429, 500, 503 ...) with
 ``retry_after`` as the Retry-After header when set (``fail_first=None`` with a
 ``fail_status`` fails every request); ``delay`` seconds of sleep before answering (for
-timeouts).
+timeouts); ``reset_first`` (K) requests get their connection reset with no answer at all
+(``None``: every request), before any ``fail_status``; ``echo_key=True`` puts the request's
+Authorization header into error messages, as a careless server might.
 
-Every request is recorded in ``requests`` (path, lower-case headers, parsed body, time) with ``count``;
+The Files and Batch APIs (``POST /v1/files``, ``GET /v1/files/ID[/content]``, ``POST
+/v1/batches``, ``GET /v1/batches/ID``) answer each line of a batch with ``completion``; see
+``configure_batches`` for polls, failed lines and the final status.
+
+Every chat-completion request is recorded in ``requests`` (path, lower-case headers, parsed body, time) with ``count``;
 ``max_in_flight`` is the most requests handled at the same time.
 
 Run it by hand (e.g. for bench/): ``python tests/openai_stub.py --port 8000 --behaviour logprobs``.
@@ -38,9 +44,13 @@ Run it by hand (e.g. for bench/): ``python tests/openai_stub.py --port 8000 --be
 from __future__ import annotations
 
 import argparse
+import email.parser
+import email.policy
 import json
 import math
 import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Iterable
@@ -101,6 +111,8 @@ class OpenAIStub:
         retry_after: str | None = None,
         delay: float = 0.0,
         model: str | None = None,
+        reset_first: int | None = 0,
+        echo_key: bool = False,
     ) -> "OpenAIStub":
         """Set a behaviour and its knobs, and forget every recorded request."""
         if behaviour not in BEHAVIOURS:
@@ -119,6 +131,8 @@ class OpenAIStub:
             self.retry_after = retry_after
             self.delay = delay
             self.model = model
+            self.reset_first = reset_first
+            self.echo_key = echo_key
             self.requests: list[dict] = []
             self.generation = getattr(self, "generation", 0) + 1  # requests of an older configuration go unanswered
             self.sampled = 0  # answers given so far in no-logprobs mode (position in `cycle`)
@@ -180,6 +194,10 @@ class OpenAIStub:
             return None
         headers = {"Retry-After": self.retry_after} if self.retry_after is not None else {}
         return self.fail_status, headers
+
+    def _resets(self, number: int) -> bool:
+        """True when request `number` (1-based) is to get its connection reset."""
+        return self.reset_first is None or number <= self.reset_first
 
     def _aspects(self, prompt: str) -> list[str]:
         return self.aspects or form_aspects(prompt) or ["Score"]
@@ -252,6 +270,120 @@ class OpenAIStub:
         }
 
 
+    # --- the Files and Batch APIs -------------------------------------------------------
+    # Enough for the openai SDK's files.create / files.content / batches.create /
+    # batches.retrieve. A batch's lines are answered by `completion` (the current behaviour)
+    # when it is created; it reads "in_progress" for `batch_polls` retrieves, then
+    # `batch_final` with its output file (and an error file for the first `batch_errors` lines).
+    batch_polls = 1
+    batch_errors = 0
+    batch_final = "completed"
+
+    def configure_batches(self, polls: int = 1, errors: int = 0, final: str = "completed") -> "OpenAIStub":
+        """How the next batches behave (see above)."""
+        with self._lock:
+            self.batch_polls, self.batch_errors, self.batch_final = polls, errors, final
+        return self
+
+    @property
+    def files(self) -> dict[str, dict]:
+        """Uploaded and produced files: id -> {"bytes", "filename", "purpose"}."""
+        return self.__dict__.setdefault("_files", {})
+
+    @property
+    def batches(self) -> dict[str, dict]:
+        """Batches: id -> the Batch object served (plus its answered "_polls")."""
+        return self.__dict__.setdefault("_batches", {})
+
+    def _new_file(self, data: bytes, filename: str, purpose: str) -> dict:
+        with self._lock:
+            file_id = f"file-stub-{len(self.files) + 1}"
+            self.files[file_id] = {"bytes": data, "filename": filename, "purpose": purpose}
+        return _file_object(file_id, self.files[file_id])
+
+    def _new_batch(self, body: dict) -> dict:
+        source = self.files.get(body.get("input_file_id", ""))
+        if source is None:
+            return {}
+        output, errors = [], []
+        for number, line in enumerate(source["bytes"].decode("utf-8").splitlines()):
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            if number < self.batch_errors:
+                answer = {"status_code": 500, "request_id": f"req-{number}",
+                          "body": {"error": {"message": f"stub batch failure {number + 1}", "type": "server_error"}}}
+                errors.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
+                               "error": None})
+            else:
+                answer = {"status_code": 200, "request_id": f"req-{number}", "body": self.completion(request["body"])}
+                output.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
+                               "error": None})
+        jsonl = lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode()  # noqa: E731
+        output_id = self._new_file(jsonl(output), "output.jsonl", "batch_output")["id"] if output else None
+        error_id = self._new_file(jsonl(errors), "errors.jsonl", "batch_output")["id"] if errors else None
+        with self._lock:
+            batch_id = f"batch_stub_{len(self.batches) + 1}"
+            self.batches[batch_id] = {
+                "id": batch_id, "object": "batch", "endpoint": body.get("endpoint"), "errors": None,
+                "input_file_id": body["input_file_id"], "completion_window": body.get("completion_window"),
+                "status": "validating", "output_file_id": None, "error_file_id": None,
+                "created_at": int(time.time()), "metadata": body.get("metadata"),
+                "request_counts": {"total": len(output) + len(errors), "completed": 0, "failed": 0},
+                "_polls": 0, "_result": (output_id, error_id, len(output), len(errors)),
+            }
+        return self._batch_view(batch_id)
+
+    def _poll_batch(self, batch_id: str) -> dict:
+        with self._lock:
+            batch = self.batches[batch_id]
+            batch["_polls"] += 1
+            if batch["_polls"] > self.batch_polls:
+                output_id, error_id, completed, failed = batch["_result"]
+                batch.update(status=self.batch_final, output_file_id=output_id, error_file_id=error_id,
+                             request_counts={"total": completed + failed, "completed": completed, "failed": failed})
+            else:
+                batch["status"] = "in_progress"
+        return self._batch_view(batch_id)
+
+    def _batch_view(self, batch_id: str) -> dict:
+        return {k: v for k, v in self.batches[batch_id].items() if not k.startswith("_")}
+
+    def _batch_api(self, handler: "_Handler", method: str, raw: bytes) -> bool:
+        """Answer a /files or /batches request; False for any other path."""
+        path = handler.path.split("?")[0].rstrip("/")
+        parts = path.split("/")
+        if "files" in parts:
+            rest = parts[parts.index("files") + 1:]
+            if method == "POST" and not rest:
+                fields = _multipart(handler.headers.get("Content-Type", ""), raw)
+                data, filename = fields.get("file", (b"", "upload.jsonl"))
+                handler._send(200, json.dumps(self._new_file(data, filename, fields.get("purpose", (b"",))[0]
+                                                             .decode())).encode())
+            elif method == "GET" and rest and rest[0] in self.files:
+                if rest[1:] == ["content"]:
+                    handler._send(200, self.files[rest[0]]["bytes"], content_type="application/octet-stream")
+                else:
+                    handler._send(200, json.dumps(_file_object(rest[0], self.files[rest[0]])).encode())
+            else:
+                handler._error(404, f"no file route {method} {handler.path}")
+            return True
+        if "batches" in parts:
+            rest = parts[parts.index("batches") + 1:]
+            if method == "POST" and not rest:
+                batch = self._new_batch(json.loads(raw or b"{}"))
+                if batch:
+                    handler._send(200, json.dumps(batch).encode())
+                else:
+                    handler._error(400, "input_file_id is not an uploaded file")
+            elif method == "GET" and len(rest) == 1 and rest[0] in self.batches:
+                handler._send(200, json.dumps(self._poll_batch(rest[0])).encode())
+            else:
+                handler._error(404, f"no batch route {method} {handler.path}")
+            return True
+        return False
+
+
 def spread(distribution: dict[int, float], n: int) -> list[int]:
     """`n` scores whose frequencies follow `distribution` (largest remainders), interleaved."""
     total = sum(distribution.values())
@@ -261,6 +393,22 @@ def spread(distribution: dict[int, float], n: int) -> list[int]:
         counts[s] += 1
     pool = [s for s, c in counts.items() for _ in range(c)]
     return pool[::2] + pool[1::2]
+
+
+def _file_object(file_id: str, file: dict) -> dict:
+    return {"id": file_id, "object": "file", "bytes": len(file["bytes"]), "created_at": int(time.time()),
+            "filename": file["filename"], "purpose": file["purpose"], "status": "processed"}
+
+
+def _multipart(content_type: str, raw: bytes) -> dict[str, tuple[bytes, str]]:
+    """Form fields of a multipart/form-data body: name -> (bytes, filename)."""
+    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
+        f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields = {}
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        fields[name] = (part.get_payload(decode=True) or b"", part.get_filename() or "")
+    return fields
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -288,7 +436,18 @@ class _Handler(BaseHTTPRequestHandler):
         body = {"error": {"message": message, "type": kind, "param": None, "code": kind}}
         self._send(status, json.dumps(body).encode(), headers)
 
+    def _reset(self) -> None:
+        """Drop the connection with a TCP reset (SO_LINGER 0), sending no answer."""
+        self.close_connection = True
+        try:
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            socket.close(self.connection.detach())
+        except OSError:
+            pass
+
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
+        if self.owner._batch_api(self, "GET", b""):
+            return
         if self.path.rstrip("/").endswith("/models"):
             model = self.owner.model or "stub-model"
             self._send(200, json.dumps({"object": "list", "data": [
@@ -300,6 +459,8 @@ class _Handler(BaseHTTPRequestHandler):
         stub = self.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length else b""
+        if stub._batch_api(self, "POST", raw):
+            return
         try:
             body = json.loads(raw or b"{}")
         except json.JSONDecodeError:
@@ -314,9 +475,12 @@ class _Handler(BaseHTTPRequestHandler):
             failure = stub._failure(number)
             if generation != stub.generation:  # the stub was reconfigured meanwhile (a timed-out request)
                 self.close_connection = True
+            elif stub._resets(number):
+                self._reset()
             elif failure is not None:
                 status, headers = failure
-                self._error(status, f"stub failure {number} (HTTP {status})", headers)
+                echoed = f" for key {self.headers.get('Authorization', '')}" if stub.echo_key else ""
+                self._error(status, f"stub failure {number} (HTTP {status}){echoed}", headers)
             elif stub.behaviour == "invalid-json":
                 self._send(200, b"{this is not json", content_type="application/json")
             else:

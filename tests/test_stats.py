@@ -210,3 +210,13 @@ def test_items_without_a_system_are_left_out_at_system_level():
     for metric in geval.METRICS:
         assert with_blank["system", metric].value == pytest.approx(without["system", metric].value)
         assert with_blank["system", metric].n == 4
+
+
+def test_one_group_gives_no_confidence_interval_and_says_why():
+    judge = np.array([1.0, 2.0, 3.0, 2.5, 1.5])
+    human = np.array([1.0, 3.0, 3.0, 2.0, 1.0])
+    results = geval.agreement(judge, human, groups=np.zeros(5), n_boot=50, levels=("item",))
+    for result in results:
+        assert np.isfinite(result.value)
+        assert np.isnan(result.low) and np.isnan(result.high)
+        assert "all items are in one group" in result.note

@@ -5,7 +5,8 @@ from the alternatives at its score token. Mode "samples": n sampled answers (G-E
 each parsed, then the weighted mean of seed 001. Mode "auto" uses logprobs and falls back to
 samples, for good, the first time the server returns none. Retries with backoff on 429, 5xx,
 timeouts and dropped connections (honouring Retry-After) are the SDK's own (`max_retries`).
-The API key is used for the client only: it is never part of settings, signatures or logs.
+The API key is used for the client only: it is never part of settings, signatures or logs, and
+it is masked in error messages in case a server echoes it back.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ PRICES = {
 
 class OpenAIJudge:
     """A chat-completions endpoint. `base_url` None means api.openai.com."""
+
+    #: Calls may come from several threads at once (the SDK client is thread-safe); the
+    #: runner's `concurrency` setting decides how many, up to this.
+    max_concurrency = 256
 
     def __init__(
         self,
@@ -90,13 +95,22 @@ class OpenAIJudge:
             self._use_samples = True
         return self._from_samples(prompt, aspects, budget)
 
+    def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
+        """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
+        body = {"model": self.settings["model"], "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": max(self.max_tokens, 8 * len(aspects))}
+        if self.mode == "samples":
+            return {**body, "temperature": self.temperature, "n": self.n}
+        return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
+
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text (auto chain-of-thought)."""
         answer = self._create(prompt, max_tokens, temperature=0.0)
         return (answer.choices[0].message.content or "") if answer.choices else ""
 
     def _create(self, prompt: str, max_tokens: int, **options):
-        """One chat completion; SDK errors become JudgeError (fix the setup) or JudgmentFailed."""
+        """One chat completion; SDK errors become JudgeError (fix the setup) or JudgmentFailed.
+        Text from the server is masked (`_mask`) before it goes into a message."""
         openai = self._openai
         try:
             answer = self._client.chat.completions.create(
@@ -106,7 +120,8 @@ class OpenAIJudge:
                 **options,
             )
             if not isinstance(getattr(answer, "choices", None), list):
-                raise JudgmentFailed(f"malformed answer from the server (no 'choices' list): {_clip(str(answer))}")
+                shown = _clip(self._mask(str(answer)))
+                raise JudgmentFailed(f"malformed answer from the server (no 'choices' list): {shown}")
             return answer
         except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
             raise JudgeError(f"the server refused the API key ({exc.status_code}); check the key") from None
@@ -117,13 +132,21 @@ class OpenAIJudge:
         except openai.APITimeoutError:
             raise JudgmentFailed(f"timed out after {self._client.max_retries} retries") from None
         except openai.APIConnectionError as exc:
-            raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({exc.__cause__ or exc})") from None
+            cause = self._mask(str(exc.__cause__ or exc))
+            raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({cause})") from None
         except openai.APIStatusError as exc:
-            raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {_clip(str(exc.message))}") from None
+            shown = _clip(self._mask(str(exc.message)))
+            raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {shown}") from None
         except openai.APIError as exc:
-            raise JudgmentFailed(f"unreadable answer from the server: {_clip(str(exc))}") from None
+            raise JudgmentFailed(f"unreadable answer from the server: {_clip(self._mask(str(exc)))}") from None
         except ValueError as exc:  # a 200 whose body is not valid JSON: the SDK lets json's error through
-            raise JudgmentFailed(f"unreadable answer from the server (not JSON: {_clip(str(exc))})") from None
+            shown = _clip(self._mask(str(exc)))
+            raise JudgmentFailed(f"unreadable answer from the server (not JSON: {shown})") from None
+
+    def _mask(self, text: str) -> str:
+        """`text` with the API key replaced, in case the server echoed it (before any clipping)."""
+        key = self._client.api_key
+        return text.replace(key, "[API key]") if key and key != "not-needed" else text
 
     def _usage(self, answers: list) -> tuple[int, int, float]:
         prompt_tokens = sum(getattr(a.usage, "prompt_tokens", 0) or 0 for a in answers if a.usage)

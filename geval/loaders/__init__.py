@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from geval.errors import DatasetError
+from geval.errors import DatasetError, shown
 from geval.loaders import dstc9, fed, summeval, table, transformed, usr
 from geval.loaders.base import Dataset, read_records
 from geval.loaders.table import ColumnMapping
@@ -30,7 +30,7 @@ def load_dataset(
     name = name or path.stem
     if mapping is not None:
         layout = table.NAME
-        items, skipped = table.load(path, data, name, mapping, lines)
+        load = lambda: table.load(path, data, name, mapping, lines)  # noqa: E731
     else:
         layout = layout or detect_layout(data)
         if layout is None:
@@ -39,8 +39,14 @@ def load_dataset(
                 "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
             )
         if layout not in LAYOUTS:
-            raise DatasetError(f"layout '{layout}' is unknown; use one of {', '.join(LAYOUTS)}")
-        items, skipped = LAYOUTS[layout].load(path, data, name)
+            raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
+        load = lambda: LAYOUTS[layout].load(path, data, name)  # noqa: E731
+    try:
+        items, skipped = load()
+    except RecursionError:  # e.g. a context cell holding JSON nested thousands deep
+        raise DatasetError(f"{path}: a value is nested too deeply to read") from None
+    except UnicodeEncodeError:  # a lone surrogate escape inside JSON held in a CSV cell
+        raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
     items = _unique(items)

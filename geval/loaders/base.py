@@ -6,12 +6,22 @@ import csv
 import io
 import json
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, Turn
+
+#: Python refuses to turn longer digit strings into an int; such a number is kept as its text.
+MAX_INT_DIGITS = 4000
+#: A lone UTF-16 surrogate escape (\ud800 without its pair): valid JSON syntax, not valid text.
+LONE_SURROGATE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
+csv.field_size_limit(max(csv.field_size_limit(), 1 << 30))  # a long source document is one field
 
 
 @dataclass
@@ -65,11 +75,14 @@ def read_records(path: Path) -> tuple[object, list[int] | None]:
 
     Returns the data and, for CSV and JSON lines, the line number of each record.
     """
-    if not path.exists():
-        raise DatasetError(f"{path}: no such file")
-    if path.is_dir():
-        raise DatasetError(f"{path}: is a folder; name a .json, .jsonl or .csv file")
-    raw = path.read_bytes()
+    try:
+        if not path.exists():
+            raise DatasetError(f"{path}: no such file")
+        if path.is_dir():
+            raise DatasetError(f"{path}: is a folder; name a .json, .jsonl or .csv file")
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DatasetError(f"{path}: cannot be read ({exc.strerror or exc})") from None
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -83,7 +96,7 @@ def read_records(path: Path) -> tuple[object, list[int] | None]:
     if suffix == ".jsonl":
         return _read_jsonl(path, text)
     try:
-        return json.loads(text), None
+        data = loads(text)
     except json.JSONDecodeError as exc:
         if suffix != ".json":
             raise DatasetError(f"{path}: unknown file type '{suffix}'; use .json, .jsonl or .csv") from None
@@ -93,17 +106,51 @@ def read_records(path: Path) -> tuple[object, list[int] | None]:
             except DatasetError:
                 pass
         raise DatasetError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+    _check_text(path, text, data)
+    return data, None
+
+
+def loads(text: str) -> object:
+    """json.loads, except that an integer too long for Python stays its digit text, and input
+    nested too deeply to read is a JSONDecodeError like any other unreadable input."""
+    try:
+        return json.loads(text, parse_int=_int)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply to read", text, 0) from None
+
+
+def _int(digits: str) -> int | str:
+    return int(digits) if len(digits.lstrip("-")) <= MAX_INT_DIGITS else digits
+
+
+def _check_text(path: Path, text: str, data: object, line: int | None = None) -> None:
+    """Refuse JSON whose strings hold a lone surrogate escape: it cannot be stored as UTF-8."""
+    match = LONE_SURROGATE.search(text)
+    if match is None:
+        return
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        where = line if line is not None else text.count("\n", 0, match.start()) + 1
+        raise DatasetError(
+            f"{path}:{where}: the escape {match.group(0)} is half of a UTF-16 pair, not a character; "
+            "remove it or re-save the file from a tool that writes valid UTF-8"
+        ) from None
+    except (RecursionError, ValueError):
+        pass
 
 
 def _read_jsonl(path: Path, text: str) -> tuple[list, list[int]]:
     records, lines = [], []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # not splitlines: U+2028 may sit in a string
         if not line.strip():
             continue
         try:
-            records.append(json.loads(line))
+            record = loads(line)
         except json.JSONDecodeError as exc:
             raise DatasetError(f"{path}:{number}: invalid JSON line ({exc.msg})") from None
+        _check_text(path, line, record, number)
+        records.append(record)
         lines.append(number)
     return records, lines
 

@@ -8,9 +8,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from geval.errors import DatasetError
+from geval.errors import DatasetError, shown
 from geval.items import LEVELS, Item, Turn, make_item
-from geval.loaders.base import as_number
+from geval.loaders.base import as_number, loads
 
 NAME = "table"
 SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,19}):\s+(.*)$")
@@ -37,14 +37,16 @@ class ColumnMapping:
         for pair in pairs:
             role, sep, column = pair.partition("=")
             if not sep or not column:
-                raise DatasetError(f"mapping '{pair}' should be ROLE=COLUMN, e.g. response=reply or score:Overall=overall")
+                raise DatasetError(
+                f"mapping '{shown(pair)}' should be ROLE=COLUMN, e.g. response=reply or score:Overall=overall"
+            )
             if role.startswith("score:"):
                 scores[role.removeprefix("score:")] = column
             elif role in {"response", "context", "grounding", "system", "group", "level"}:
                 roles[role] = column
             else:
                 raise DatasetError(
-                    f"mapping role '{role}' is unknown; use response, context, grounding, system, group, level, score:ASPECT"
+                    f"mapping role '{shown(role)}' is unknown; use response, context, grounding, system, group, level, score:ASPECT"
                 )
         if "response" not in roles:
             raise DatasetError("the mapping needs response=COLUMN (the text being judged)")
@@ -67,7 +69,7 @@ def detect(data: object) -> bool:
 def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: list[int] | None) -> tuple[list[Item], Counter]:
     """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row."""
     if mapping.level not in LEVELS:
-        raise DatasetError(f"level '{mapping.level}' is unknown; use one of {', '.join(LEVELS)}")
+        raise DatasetError(f"level '{shown(mapping.level)}' is unknown; use one of {', '.join(LEVELS)}")
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
     columns = mapping.columns()
@@ -79,8 +81,10 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
             raise DatasetError(f"{where}: row is not an object with named columns")
         for role, column in columns.items():
             if column not in row:
-                available = ", ".join(map(str, row.keys()))
-                raise DatasetError(f"{where}: column '{column}' (mapped to {role}) not found; columns are: {available}")
+                available = ", ".join(shown(key, 40) for key in row)
+                raise DatasetError(
+                    f"{where}: column '{shown(column)}' (mapped to {shown(role)}) not found; columns are: {available}"
+                )
         human = {}
         for aspect, column in mapping.scores.items():
             scores = _scores(row[column], where, column)
@@ -113,7 +117,7 @@ def _turns(value: object, where: str) -> list[Turn]:
     """Context from a newline-joined string, or a list of strings or {speaker, text} objects."""
     if isinstance(value, str) and value.lstrip().startswith("["):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except json.JSONDecodeError:
             pass
     if isinstance(value, list):
@@ -125,7 +129,7 @@ def _turns(value: object, where: str) -> list[Turn]:
                 turns.append(_split_speaker(_text(turn)))
         return turns
     if not isinstance(value, str):
-        raise DatasetError(f"{where}: the context should be text or a list of turns")
+        raise DatasetError(f"{where}: the context should be text or a list of turns, not {type(value).__name__}")
     return [_split_speaker(line) for line in value.split("\n") if line.strip()]
 
 
@@ -140,14 +144,16 @@ def _scores(value: object, where: str, column: str) -> tuple[float, ...]:
         return ()
     if isinstance(value, str) and value.strip().startswith("["):
         try:
-            value = json.loads(value)
+            value = loads(value)
         except json.JSONDecodeError:
-            raise DatasetError(f"{where}: column '{column}' value {value!r} is not a number or a list of numbers") from None
+            raise DatasetError(
+                f"{where}: column '{shown(column)}' value {shown(repr(value))} is not a number or a list of numbers"
+            ) from None
     values = value if isinstance(value, list) else [value]
     numbers = []
     for v in values:
         number = as_number(v)
         if number is None:
-            raise DatasetError(f"{where}: column '{column}' value {v!r} is not a number")
+            raise DatasetError(f"{where}: column '{shown(column)}' value {shown(repr(v))} is not a number")
         numbers.append(number)
     return tuple(numbers)

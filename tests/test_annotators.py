@@ -1,0 +1,105 @@
+"""geval.annotators: Krippendorff's alpha and leave-one-annotator-out correlation, by hand."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from geval.annotators import annotator_agreement, annotator_matrix, krippendorff_alpha, leave_one_out
+from geval.items import make_item
+
+N_BOOT = 100
+
+
+def items_from(columns: list[tuple[float, ...]], aspect: str = "Natural", groups: list[str] | None = None):
+    return [make_item("a", "turn", [], f"response {i}", group=(groups[i] if groups else f"g{i}"),
+                      human={aspect: scores}) for i, scores in enumerate(columns)]
+
+
+# Two annotators, four items: (1,1), (2,2), (3,3), (3,2).
+# Interval: D_o = (1/8) * 2 * (3-2)^2 = 0.25; the 8 values are {1: 2, 2: 3, 3: 3}, so
+# D_e = 2 * (2*3*1 + 2*3*4 + 3*3*1) / (8 * 7) = 78 / 56; alpha = 1 - D_o / D_e.
+# Ordinal: delta(c, k) = (sum of n_g from c to k - (n_c + n_k) / 2)^2, so delta(1,2) = 2.5^2,
+# delta(2,3) = 3^2, delta(1,3) = 5.5^2; D_o = 2 * 9 / 8, D_e = 2 * (6*6.25 + 6*30.25 + 9*9) / 56.
+HAND = {"interval": 1 - 0.25 / (78 / 56), "ordinal": 1 - (18 / 8) / (600 / 56)}
+TWO_ANNOTATORS = [(1.0, 1.0), (2.0, 2.0), (3.0, 3.0), (3.0, 2.0)]
+
+
+@pytest.mark.parametrize("level", ["interval", "ordinal"])
+def test_alpha_equals_the_hand_computation(level):
+    matrix = annotator_matrix(items_from(TWO_ANNOTATORS), "Natural")
+    assert matrix.shape == (2, 4)
+    assert krippendorff_alpha(matrix, level) == pytest.approx(HAND[level], abs=1e-12)
+    table = annotator_agreement(items_from(TWO_ANNOTATORS), n_boot=N_BOOT).set_index("statistic")
+    assert table.loc[f"alpha ({level})", "value"] == pytest.approx(HAND[level], abs=1e-12)
+    assert table.loc[f"alpha ({level})", "annotators"] == 2
+
+
+def test_alpha_ignores_which_position_an_annotator_has():
+    swapped = [(b, a) if i % 2 else (a, b) for i, (a, b) in enumerate(TWO_ANNOTATORS)]
+    assert krippendorff_alpha(annotator_matrix(items_from(swapped), "Natural")) == pytest.approx(HAND["interval"])
+
+
+def pearson_by_hand(x, y) -> float:
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    dx, dy = x - x.mean(), y - y.mean()
+    return float((dx * dy).sum() / math.sqrt((dx**2).sum() * (dy**2).sum()))
+
+
+THREE = [(1.0, 1.0, 2.0), (2.0, 3.0, 2.0), (3.0, 3.0, 3.0), (3.0, 2.0, 1.0), (1.0, 2.0, 1.0)]
+
+
+def test_leave_one_out_equals_the_hand_computation():
+    a, b, c = (np.array(s) for s in zip(*THREE))
+    by_hand = np.mean([pearson_by_hand(a, (b + c) / 2), pearson_by_hand(b, (a + c) / 2),
+                       pearson_by_hand(c, (a + b) / 2)])
+    matrix = annotator_matrix(items_from(THREE), "Natural")
+    assert leave_one_out(matrix) == pytest.approx(by_hand, abs=1e-12)
+    spearman = np.mean([sps.spearmanr(a, (b + c) / 2).statistic, sps.spearmanr(b, (a + c) / 2).statistic,
+                        sps.spearmanr(c, (a + b) / 2).statistic])
+    assert leave_one_out(matrix, "spearman") == pytest.approx(spearman, abs=1e-12)
+    table = annotator_agreement(items_from(THREE, groups=["g0", "g0", "g1", "g1", "g2"]), n_boot=N_BOOT)
+    row = table.set_index("statistic").loc["leave-one-out pearson"]
+    assert row["value"] == pytest.approx(by_hand, abs=1e-12)
+    assert row["items"] == 5 and row["annotators"] == 3 and row["note"] == ""
+    assert list(table["statistic"]) == ["alpha (interval)", "alpha (ordinal)", "leave-one-out pearson",
+                                        "leave-one-out spearman", "leave-one-out kendall"]
+
+
+def test_items_with_fewer_scores_are_left_out_of_leave_one_out_and_counted():
+    table = annotator_agreement(items_from(THREE + [(2.0, 1.0)]), n_boot=N_BOOT).set_index("statistic")
+    row = table.loc["leave-one-out pearson"]
+    assert row["items"] == 5
+    assert row["note"] == "1 of 6 items with fewer than 3 scores left out"
+    assert table.loc["alpha (interval)", "items"] == 6  # alpha takes every pairable score
+
+
+def test_one_score_per_item_is_undefined_not_an_error():
+    table = annotator_agreement(items_from([(1.0,), (2.0,), (3.0,)], aspect="coherence"), n_boot=N_BOOT)
+    assert len(table) == 5 and table["value"].isna().all()
+    assert set(table["note"]) == {"undefined: one score per item (the dataset keeps only one score, or the mean)"}
+
+
+def test_constant_scores_are_undefined_with_a_note():
+    table = annotator_agreement(items_from([(2.0, 2.0)] * 4), n_boot=N_BOOT).set_index("statistic")
+    assert math.isnan(table.loc["alpha (interval)", "value"])
+    assert table.loc["leave-one-out pearson", "note"].startswith("undefined: an annotator's scores")
+
+
+def test_on_the_topicalchat_sample_every_usr_aspect_has_an_interval():
+    import geval
+
+    dataset = geval.load_dataset(geval.resolve_dataset("topicalchat_usr_sample"))
+    table = annotator_agreement(dataset.items, n_boot=N_BOOT)
+    assert list(dict.fromkeys(table["human"])) == dataset.aspects
+    natural = table[(table["human"] == "Natural") & (table["statistic"] == "alpha (interval)")].iloc[0]
+    assert -1 <= natural["value"] <= 1 and natural["low"] <= natural["high"]
+    assert natural["items"] == 60 and natural["annotators"] == 3
+
+
+def test_unknown_alpha_level():
+    with pytest.raises(ValueError, match="level 'ratio-ish' is unknown; use one of interval, ordinal"):
+        krippendorff_alpha(np.ones((2, 2)), "ratio-ish")

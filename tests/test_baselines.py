@@ -1,0 +1,126 @@
+"""geval.baselines: known answers, the reference each metric used, signatures, the cache.
+The real GGUF embedding is tested in test_embedded_baseline (marked `model`)."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+import geval
+from geval.baselines import (
+    METRICS,
+    BaselineError,
+    Embedder,
+    bleu,
+    chrf,
+    compute_baselines,
+    embedding_cosine,
+    length,
+    reference_kind,
+    reference_note,
+    rouge_l,
+)
+from geval.items import Turn, make_item
+
+
+class BagOfWords(Embedder):
+    """A stand-in for the GGUF model: hashed bag of words, 64 dimensions. Counts its texts."""
+
+    settings = {"model": "bag-of-words", "dim": 64}
+
+    def __init__(self):
+        self.seen: list[str] = []
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.seen += texts
+        vectors = np.zeros((len(texts), 64))
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, hashlib.sha256(word.encode()).digest()[0] % 64] += 1
+        return vectors
+
+
+@pytest.mark.parametrize("function, response, reference, expected", [
+    (rouge_l, "the cats sat on the mat", "a cat sat on a mat", 4 / 6),  # LCS cat sat on mat: P = R = 4/6
+    (rouge_l, "completely different words", "a cat sat", 0.0),
+    (bleu, "the cat sat on the mat", "the cat sat on the mat", 100.0),
+    (bleu, "the cat sat on the mat", "a cat sat on a mat", 32.46679154750991),  # sacrebleu's own figure
+    (chrf, "the cat sat on the mat", "the cat sat on the mat", 100.0),
+    (length, "one two  three\nfour", "", 4.0),
+])
+def test_known_answers(function, response, reference, expected):
+    assert function([response], [reference])[0] == pytest.approx(expected, abs=1e-9)
+
+
+def test_embedding_cosine_embeds_each_distinct_text_once():
+    embedder = BagOfWords()
+    values = embedding_cosine(["a b", "c d", "a b"], ["a b", "a b", "x y"], embedder)
+    assert values[0] == pytest.approx(1.0)
+    assert embedder.seen == ["a b", "c d", "x y"]
+
+
+def test_reference_kinds():
+    turn = make_item("tc", "turn", [Turn("A", "hi")], "hello", grounding="a fact")
+    bare = make_item("fed", "turn", [Turn("User", "hi")], "hello")
+    summary = make_item("se", "summary", [], "short", grounding="a long document")
+    assert reference_kind([turn]) == "fact"
+    assert reference_kind([turn], "personachat_usr_sample") == "persona"
+    assert reference_kind([summary]) == "document"
+    assert reference_kind([bare]) == "context"
+    assert reference_kind([turn, bare]) == "grounding, else context"
+    assert "'Original Ground Truth'" in reference_note("usr", "tc_usr_data")
+    assert reference_note("dstc9").startswith("no human reference: the file's references are 'NO REF'")
+
+
+def test_signatures_are_exact_and_carry_the_reference():
+    bleu_metric, rouge_metric = METRICS["bleu"], METRICS["rouge-l"]
+    import rouge_score  # noqa: F401
+    from importlib import metadata
+
+    from sacrebleu import __version__ as sacrebleu_version
+
+    text, fields = bleu_metric.signature("fact")
+    assert text == f"BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp|version:{sacrebleu_version}|ref:fact"
+    assert fields["ref"] == "fact" and fields["metric"] == "BLEU"
+    text, _ = rouge_metric.signature("context")
+    assert text == f"ROUGE-L|measure:F1|stem:yes|rouge-score:{metadata.version('rouge-score')}|ref:context"
+    assert METRICS["length"].signature("fact")[0] == "length|unit:words|tok:whitespace"
+    text, fields = METRICS["embedding"].signature("fact", BagOfWords())
+    assert text == "embedding-cosine|model:bag-of-words|dim:64|ref:fact"
+
+
+def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(store):
+    dataset = geval.load_dataset(geval.resolve_dataset("topicalchat_usr_sample"))
+    embedder = BagOfWords()
+    results = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=embedder)
+    assert [r.name for r in results] == list(METRICS)
+    for result in results:
+        assert list(result.scores.index) == [item.id for item in dataset.items]
+        assert result.scores.notna().all()
+    by_name = {r.name: r for r in results}
+    assert by_name["rouge-l"].reference == "fact" and by_name["length"].reference == "-"
+    assert "no human reference response" in by_name["bleu"].note
+    first = dataset.items[0]
+    assert by_name["rouge-l"].scores[first.id] == pytest.approx(rouge_l([first.response], [first.grounding])[0])
+    assert len(embedder.seen) == len({i.response for i in dataset.items} | {i.grounding for i in dataset.items})
+    again = BagOfWords()
+    cached = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=again)
+    assert again.seen == []  # all from the cache
+    for old, new in zip(results, cached):
+        assert old.scores.equals(new.scores) and old.signature == new.signature
+
+
+def test_context_is_the_reference_when_there_is_no_grounding():
+    items = [make_item("fed", "turn", [Turn("User", "do you like cats")], "i like cats", group="d"),
+             make_item("fed", "turn", [Turn("User", "do you like cats")], "the weather is bad", group="d")]
+    rouge = compute_baselines(items, ["rouge-l"], layout="fed")[0]
+    assert rouge.reference == "context" and rouge.note == "no human reference response; compared with the context"
+    assert rouge.scores.iloc[0] > rouge.scores.iloc[1]
+
+
+def test_an_unknown_metric_is_named():
+    with pytest.raises(BaselineError, match="baseline 'bertscore' is unknown; use one of rouge-l, bleu, chrf, "
+                                            "length, embedding"):
+        compute_baselines([], ["bertscore"])

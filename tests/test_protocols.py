@@ -1,0 +1,265 @@
+"""geval.protocols: the published protocols against hand computations and scipy; ties,
+constant vectors (a clear "undefined", no crash) and groups of one item."""
+
+from __future__ import annotations
+
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from geval.items import Turn, make_item
+from geval.protocols import (
+    PROTOCOLS,
+    ProtocolError,
+    average_over_aspects,
+    dstc9_system,
+    fed_turn,
+    mean_vs_overall,
+    protocols_for,
+    run_protocol,
+    summeval_summary,
+    summeval_system,
+    topicalchat_turn,
+)
+
+N_BOOT = 200
+
+# SummEval-like documents: (judge scores, human scores) of each document's summaries.
+DOCUMENTS = {
+    "d1": ([1, 2, 3, 4], [1, 3, 2, 4]),  # Spearman 0.8, Kendall 4/6
+    "d2": ([2, 2, 1, 3], [1, 2, 1, 3]),  # ties on both sides: Spearman 3.75/4.5, Kendall tau-b 4/5
+    "d3": ([1, 2, 3, 4], [4, 3, 2, 1]),  # -1, -1
+    "d4": ([1, 2, 3], [2, 2, 2]),        # constant human scores: undefined, left out
+    "d5": ([3], [4]),                    # one summary: undefined, left out
+}
+# By hand (see the comments above): the mean over the three defined documents.
+SPEARMAN_BY_HAND = (0.8 + 3.75 / 4.5 - 1) / 3
+KENDALL_BY_HAND = (4 / 6 + 4 / 5 - 1) / 3
+PEARSON_BY_HAND = (0.8 + 0.8528028654224418 - 1) / 3  # d2: sps.pearsonr([2,2,1,3],[1,2,1,3])
+
+
+def summeval_case():
+    items, scores = [], {}
+    for doc, (judge, human) in DOCUMENTS.items():
+        for position, (j, h) in enumerate(zip(judge, human)):
+            item = make_item("summeval-synthetic", "summary", [], f"summary {doc}-{position}", grounding=f"doc {doc}",
+                             system=f"s{position}", group=doc, human={"coherence": (float(h),)})
+            items.append(item)
+            scores[item.id] = float(j)
+    return items, pd.DataFrame({"coherence": scores})
+
+
+def by_metric(table: pd.DataFrame) -> dict[str, pd.Series]:
+    return {row["metric"]: row for _, row in table.iterrows()}
+
+
+def test_the_d2_pearson_used_by_hand_is_right():
+    assert sps.pearsonr([2, 2, 1, 3], [1, 2, 1, 3]).statistic == pytest.approx(0.8528028654224418, abs=1e-12)
+
+
+def test_summeval_per_document_protocol_equals_the_hand_computation():
+    items, scores = summeval_case()
+    table = summeval_summary(scores, items, n_boot=N_BOOT)
+    assert list(table["metric"]) == ["spearman", "kendall", "pearson"]
+    rows = by_metric(table)
+    assert rows["spearman"]["value"] == pytest.approx(SPEARMAN_BY_HAND, abs=1e-12)
+    assert rows["kendall"]["value"] == pytest.approx(KENDALL_BY_HAND, abs=1e-12)
+    assert rows["pearson"]["value"] == pytest.approx(PEARSON_BY_HAND, abs=1e-12)
+    for row in rows.values():
+        assert row["protocol"] == "summeval-summary" and row["level"] == "group"
+        assert row["aspect"] == "coherence" and row["human"] == "coherence"
+        assert row["n"] == 3  # documents averaged
+        assert row["note"] == "2 of 5 groups undefined (one item or constant scores), left out"
+        assert row["low"] <= row["value"] <= row["high"]
+
+
+def test_summeval_per_document_equals_scipy_per_document_then_mean():
+    rng = np.random.default_rng(3)
+    items, scores = [], {}
+    for doc in range(12):
+        human = rng.integers(1, 6, 16) + rng.integers(0, 3, 16) / 3  # thirds, like SummEval's means
+        judge = human + rng.normal(0, 1.5, 16)
+        for system in range(16):
+            item = make_item("s", "summary", [], f"{doc}-{system}", grounding="d", system=f"m{system}",
+                             group=f"doc{doc}", human={"relevance": (float(human[system]),)})
+            items.append(item)
+            scores[item.id] = float(judge[system])
+    table = summeval_summary(pd.Series(scores), items, n_boot=N_BOOT)
+    judge = np.array([scores[i.id] for i in items]).reshape(12, 16)
+    human = np.array([i.human_mean("relevance") for i in items]).reshape(12, 16)
+    expected = {"spearman": np.mean([sps.spearmanr(j, h).statistic for j, h in zip(judge, human)]),
+                "kendall": np.mean([sps.kendalltau(j, h).statistic for j, h in zip(judge, human)])}
+    rows = by_metric(table[table["human"] == "relevance"])
+    for metric, value in expected.items():
+        assert rows[metric]["value"] == pytest.approx(value, abs=1e-12)
+    system = by_metric(summeval_system(pd.Series(scores), items, n_boot=N_BOOT).query("human == 'relevance'"))
+    assert system["kendall"]["value"] == pytest.approx(sps.kendalltau(judge.mean(0), human.mean(0)).statistic)
+    assert system["pearson"]["n"] == 16
+
+
+def test_a_series_is_compared_with_every_human_aspect_the_items_have():
+    items, scores = summeval_case()
+    items = [make_item(i.dataset, i.level, i.context, i.response, i.grounding, i.system, i.group,
+                       {**i.human, "fluency": (float(len(i.response) % 3),)}) for i in items]
+    table = summeval_summary(pd.Series(scores["coherence"].to_numpy(), index=[i.id for i in items]), items,
+                             n_boot=N_BOOT)
+    assert list(dict.fromkeys(table["aspect"])) == ["coherence", "fluency"]
+
+
+def usr_case(n_contexts: int = 12, per_context: int = 6, seed: int = 0):
+    """Topical-Chat-like items with every USR aspect, and judge scores leaning on them."""
+    rng = np.random.default_rng(seed)
+    items, rows = [], {}
+    for c in range(n_contexts):
+        for r in range(per_context):
+            human = {"Natural": tuple(rng.integers(1, 4, 3).astype(float)),
+                     "Maintains Context": tuple(rng.integers(1, 4, 3).astype(float)),
+                     "Engaging": tuple(rng.integers(1, 4, 3).astype(float)),
+                     "Uses Knowledge": tuple(rng.integers(0, 2, 3).astype(float)),
+                     "Overall": tuple(rng.integers(1, 6, 3).astype(float))}
+            item = make_item("tc", "turn", [Turn("A", f"context {c}")], f"response {c}-{r}", grounding=f"fact {c}",
+                             system=f"sys{r}", group=f"ctx-{c}", human=human)
+            items.append(item)
+            rows[item.id] = {
+                "naturalness": float(np.mean(human["Natural"]) + rng.normal(0, 0.7)),
+                "coherence": float(np.mean(human["Maintains Context"]) + rng.normal(0, 0.7)),
+                "engagingness": float(rng.integers(1, 4)),  # ties
+                "groundedness": float(np.mean(human["Uses Knowledge"]) + rng.normal(0, 0.3)),
+            }
+    return items, pd.DataFrame.from_dict(rows, orient="index")
+
+
+def test_topicalchat_maps_the_usr_aspects_and_equals_scipy():
+    items, scores = usr_case()
+    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    pearson = table[table["metric"] == "pearson"].set_index("aspect")
+    assert list(pearson.index) == ["naturalness", "coherence", "engagingness", "groundedness"]
+    assert list(pearson["human"]) == ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
+    assert set(table["level"]) == {"item"} and set(table["n"]) == {72}
+    for aspect, human in zip(pearson.index, pearson["human"]):
+        x = scores[aspect].to_numpy()
+        y = np.array([i.human_mean(human) for i in items])
+        for metric, fn in (("pearson", sps.pearsonr), ("spearman", sps.spearmanr), ("kendall", sps.kendalltau)):
+            row = table[(table["aspect"] == aspect) & (table["metric"] == metric)].iloc[0]
+            assert row["value"] == pytest.approx(fn(x, y).statistic, abs=1e-12)
+            assert row["low"] < row["high"]
+
+
+def test_columns_named_as_the_human_aspects_or_mapped_explicitly():
+    items, scores = usr_case()
+    renamed = scores.rename(columns={"naturalness": "natural", "coherence": "my-coherence"})
+    table = topicalchat_turn(renamed, items, humans={"my-coherence": "Maintains Context"}, n_boot=N_BOOT)
+    assert list(dict.fromkeys(table["aspect"])) == ["naturalness", "coherence", "engagingness", "groundedness"]
+
+
+def test_a_constant_judge_is_undefined_with_a_note_and_no_crash():
+    items, scores = usr_case()
+    scores["naturalness"] = 2.0
+    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    rows = table[table["aspect"] == "naturalness"]
+    assert len(rows) == 3
+    assert rows["value"].isna().all() and rows["low"].isna().all() and rows["high"].isna().all()
+    assert set(rows["note"]) == {"undefined: constant or too few scores"}
+    other = table[table["aspect"] == "coherence"]
+    assert other["value"].notna().all() and (other["note"] == "").all()
+
+
+def test_unscored_items_are_dropped_and_counted():
+    items, scores = usr_case()
+    scores.iloc[:5, 0] = np.nan
+    rows = topicalchat_turn(scores, items, n_boot=N_BOOT).query("aspect == 'naturalness'")
+    assert set(rows["n"]) == {67} and set(rows["unscored"]) == {5}
+
+
+def test_groups_of_one_item_still_give_item_level_intervals():
+    items, scores = usr_case(n_contexts=30, per_context=1)
+    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    assert table.query("aspect == 'naturalness' and metric == 'pearson'")["low"].notna().all()
+
+
+def test_dstc9_system_level_is_the_correlation_of_system_means():
+    rng = np.random.default_rng(1)
+    items, scores = [], {}
+    for d in range(40):
+        human = float(rng.integers(4, 16) / 3)
+        item = make_item("dstc9", "dialogue", [Turn("User", f"hi {d}")], f"bye {d}", system=f"sys{d % 4}",
+                         group=f"dlg-{d:04d}", human={"overall": (human,)})
+        items.append(item)
+        scores[item.id] = human + rng.normal(0, 1)
+    table = dstc9_system(pd.Series(scores), items, n_boot=N_BOOT)
+    frame = pd.DataFrame({"judge": [scores[i.id] for i in items], "human": [i.human_mean("overall") for i in items],
+                          "system": [i.system for i in items]}).groupby("system").mean()
+    row = table.query("metric == 'pearson'").iloc[0]
+    assert row["value"] == pytest.approx(sps.pearsonr(frame["judge"], frame["human"]).statistic, abs=1e-12)
+    assert row["n"] == 4 and row["level"] == "system"
+
+
+def test_mean_vs_overall_by_hand_with_and_without_scales():
+    items, scores = usr_case()
+    overall = np.array([i.human_mean("Overall") for i in items])
+    four = ["naturalness", "coherence", "engagingness", "groundedness"]
+    raw = mean_vs_overall(scores, items, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
+    assert raw["aspect"] == "mean of aspects" and raw["human"] == "Overall"
+    assert raw["value"] == pytest.approx(sps.pearsonr(scores[four].mean(axis=1), overall).statistic, abs=1e-12)
+    assert raw["note"] == "mean of naturalness, coherence, engagingness, groundedness"
+    scales = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
+    scaled = mean_vs_overall(scores, items, scales=scales, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
+    by_hand = sum((scores[a] - scales[a][0]) / (scales[a][1] - scales[a][0]) for a in four) / 4
+    assert scaled["value"] == pytest.approx(sps.pearsonr(by_hand, overall).statistic, abs=1e-12)
+    assert scaled["value"] != pytest.approx(raw["value"])
+
+
+def test_mean_vs_overall_needs_overall_and_two_aspects():
+    items, scores = summeval_case()
+    with pytest.raises(ProtocolError, match="the items have no human 'Overall' scores to compare the mean of "
+                                            "aspects with; they have coherence"):
+        mean_vs_overall(scores, items, protocol="summeval-summary")
+    items, scores = usr_case()
+    with pytest.raises(ProtocolError, match="at least two aspect columns"):
+        mean_vs_overall(scores[["naturalness"]], items)
+
+
+def test_average_over_aspects_is_the_mean_of_the_aspect_correlations():
+    items, scores = usr_case()
+    table = topicalchat_turn(scores, items, n_boot=N_BOOT).query("metric == 'pearson'")
+    average = average_over_aspects(scores, items, n_boot=N_BOOT).iloc[0]
+    assert average["value"] == pytest.approx(table["value"].mean(), abs=1e-12)
+    assert average["aspect"] == "average" and average["n"] == 72
+    assert average["low"] < average["value"] < average["high"]
+    with pytest.raises(ProtocolError, match="takes an item-level protocol; summeval-summary is group level"):
+        average_over_aspects(scores, items, protocol="summeval-summary")
+
+
+def test_errors_name_the_problem():
+    items, scores = usr_case()
+    with pytest.raises(ProtocolError, match="protocol 'usr' is unknown; use one of topicalchat-turn"):
+        run_protocol("usr", scores, items)
+    with pytest.raises(ProtocolError, match="FED, turn level: no score column \\(naturalness, coherence"):
+        fed_item = make_item("f", "turn", [], "x", human={"Fluent": (1.0,)})
+        fed_turn(pd.DataFrame({"naturalness": [1.0], "coherence": [2.0]}, index=[fed_item.id]), [fed_item])
+    with pytest.raises(ProtocolError, match="none of the 72 items is at summary level"):
+        summeval_summary(scores, items)
+    with pytest.raises(ProtocolError, match="no scored item is one of the 72 turn-level items"):
+        topicalchat_turn(pd.Series({"nope": 1.0}), items)
+
+
+@pytest.mark.parametrize("layout, name, levels, expected", [
+    ("usr", "tc_usr_data", ["turn"], ["topicalchat-turn"]),
+    ("usr", "personachat_usr_sample", ["turn"], ["personachat-turn"]),
+    ("usr", "pc_usr_data", ["turn"], ["personachat-turn"]),
+    ("fed", "fed_data", ["turn", "dialogue"], ["fed-turn", "fed-dialogue"]),
+    ("fed", "fed_data", ["dialogue"], ["fed-dialogue"]),
+    ("summeval", "summeval", ["summary"], ["summeval-summary", "summeval-system"]),
+    ("dstc9", "dstc9_data", ["dialogue"], ["dstc9-dialogue", "dstc9-system"]),
+    ("table", "mine", ["turn"], []),
+])
+def test_protocols_for_a_dataset(layout, name, levels, expected):
+    assert [p.name for p in protocols_for(layout, name, levels)] == expected
+
+
+def test_every_protocol_names_its_source_and_a_primary_metric_it_computes():
+    for protocol in PROTOCOLS.values():
+        assert protocol.reference and protocol.primary in protocol.metrics
+        assert protocol.aspects and protocol.title and protocol.item_level in ("turn", "dialogue", "summary")
