@@ -36,3 +36,19 @@ def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_
     assert "-Naturalness (1-3) Is the response naturally written?" in diff
     assert "+Naturalness (1-3) Is the response natural and fluent?" in diff
     assert edited in texts(at)
+
+
+def test_generating_evaluation_steps_with_the_chosen_judge(monkeypatch, tmp_path):
+    from tests.openai_stub import OpenAIStub
+
+    with OpenAIStub() as stub:
+        stub.configure("text", text="1. Read the conversation.\n2. Judge how natural the response sounds.")
+        at = open_app(monkeypatch, tmp_path, PAGE, state={"judge_backend": "openai", "judge_model": "stub-model",
+                                                          "judge_base_url": stub.url, "api_key": "sk-test"})
+        at.selectbox(key="prompts_open").set_value("topicalchat-naturalness-cot").run()
+        assert any("steps = \"auto\"" in w.value for w in at.warning)
+        at.button(key="prompts_generate").click().run()
+        assert not at.exception
+        assert "2. Judge how natural the response sounds." in texts(at)
+        assert "2. Judge how natural the response sounds." in at.code[0].value  # in the preview
+        assert stub.count == 1 and "Evaluation Steps:" in stub.requests[0]["body"]["messages"][0]["content"]

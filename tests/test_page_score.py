@@ -48,6 +48,29 @@ def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
         assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
 
 
+def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", delay=0.3)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(12).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: stub.count >= 2, timeout=30)
+        at.button(key="score_stop").click().run()
+        wait_for(at, _finished)
+        summary = next(s.value for s in at.success if s.value.startswith("Run "))
+        assert "stopped; press Resume to go on" in summary
+        stopped_after = stub.count
+        assert 0 < stopped_after < 12
+        assert at.button(key="score_start").label == "Resume"
+
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
+        resumed = next(s.value for s in at.success if "12/12 items" in s.value)
+        assert f"{stopped_after} cached" in resumed and f"{12 - stopped_after} judge calls" in resumed
+        assert stub.count == 12  # nothing was asked twice
+
+
 def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path)
     at.session_state["template_text"] = "no header at all"
