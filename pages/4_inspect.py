@@ -36,15 +36,7 @@ st.title("Inspect")
 store = state.store()
 dataset = state.require_dataset()
 
-try:
-    combos = geval.scored_combos(store, dataset.name)
-except geval.GevalError as exc:
-    st.error(str(exc))
-    st.stop()
-if combos.empty:
-    st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
-    st.page_link("pages/3_score.py", label="Go to Score", icon=":material/play_circle:")
-    st.stop()
+combos = state.require_scored(store, dataset)
 
 labels = list(combos["label"])
 state.keep_valid("inspect_combo", labels)

@@ -44,6 +44,20 @@ def mapped_humans(_store: geval.Store, path: str, dataset: str, version: str, si
     return geval.mapped_humans(_store, dataset, version, signature)
 
 
+@st.cache_data(show_spinner="Reading the score variant and computing correlations…")
+def variant_table(_store: geval.Store, path: str, dataset: str, version: str, signature: str, variant: str,
+                  levels: tuple, n_boot: int, stamp: tuple) -> pd.DataFrame:
+    """geval.variant_agreement_table, cached until the pair gets new judgments."""
+    return geval.variant_agreement_table(_store, dataset, version, signature, variant, levels=levels, n_boot=n_boot)
+
+
+@st.cache_data(show_spinner="Computing baselines and the leaderboard…")
+def leaderboard(_store: geval.Store, path: str, dataset: str, baselines: tuple, variant: str, n_boot: int,
+                stamps: tuple) -> geval.Leaderboard:
+    """geval.leaderboard, cached until something new is scored on the dataset."""
+    return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot)
+
+
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
                  metric: str) -> bytes:
     """The standalone HTML report, built when its button is pressed (on a thread of its own,
@@ -64,15 +78,7 @@ st.title("Agreement")
 store = state.store()
 dataset = state.require_dataset()
 path = str(store.path)
-try:
-    combos = geval.scored_combos(store, dataset.name)
-except geval.GevalError as exc:
-    st.error(str(exc))
-    st.stop()
-if combos.empty:
-    st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
-    st.page_link("pages/3_score.py", label="Go to Score", icon=":material/play_circle:")
-    st.stop()
+combos = state.require_scored(store, dataset)
 by_label = combos.set_index("label")
 labels = list(by_label.index)
 
@@ -85,6 +91,8 @@ levels = left.multiselect("Levels", list(geval.AGREEMENT_LEVELS), default=list(g
 metric = middle.selectbox("Metric for the plots", list(geval.METRICS), key="agree_metric", persist_state="session")
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
                             help="Resamples of groups (dialogues, documents) for the 95% intervals.")
+variant = st.radio("Score variant", list(geval.VARIANTS), format_func=lambda v: geval.VARIANTS[v], horizontal=True,
+                   key="agree_variant", help="Read from the stored distributions, without asking the model again.")
 if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
@@ -94,7 +102,9 @@ for label in chosen:
     row = by_label.loc[label]
     pair = (row["template_version"], row["signature"])
     try:
-        tables[label] = agreement_table(store, path, dataset.name, *pair, tuple(levels), int(n_boot), stamp(row))
+        tables[label] = agreement_table(store, path, dataset.name, *pair, tuple(levels), int(n_boot), stamp(row)) \
+            if variant == "wmean" else variant_table(store, path, dataset.name, *pair, variant, tuple(levels),
+                                                     int(n_boot), stamp(row)).drop(columns="variant")
         pairs[label] = pair
     except geval.GevalError as exc:
         st.error(f"{label}: {exc}")
@@ -126,6 +136,33 @@ downloads[1].download_button("HTML report", report, file_name=f"geval-report-{da
 
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.correlation_bars(stacked, metric), key="agree_bars")
+
+st.subheader("Leaderboard")
+st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
+           "an embedding similarity) and the people themselves (one annotator against the others): each cell is "
+           "the dataset protocol's correlation with its 95% interval.")
+lb_left, lb_right = st.columns([3, 1])
+lb_baselines = lb_left.multiselect(
+    "Baselines", list(geval.BASELINES), default=["rouge-l", "bleu", "chrf", "length"], key="agree_lb_baselines",
+    help="'embedding' runs the bundled GGUF model on every response and grounding once (slow the first time; "
+         "cached in the store).")
+if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
+    try:
+        board = leaderboard(store, path, dataset.name, tuple(lb_baselines), variant, int(n_boot),
+                            tuple(stamp(r) for _, r in combos.iterrows()))
+    except geval.GevalError as exc:
+        st.error(str(exc))
+    else:
+        st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        for line in board.skipped:
+            st.warning(line)
+        with st.expander("Leaderboard signatures"):
+            for row_label, signature in zip(board.rows["row"], board.rows["signature"]):
+                if signature:
+                    st.text(f"{row_label}\n{signature}")
+        st.download_button("Leaderboard as CSV", board.cells.to_csv(index=False),
+                           file_name=f"leaderboard-{dataset.name}.csv", mime="text/csv", key="agree_lb_csv",
+                           icon=":material/download:")
 
 st.subheader("Item by item")
 plot_label = st.selectbox("Template version and judge", list(tables), key="agree_plot_combo") if len(tables) > 1 \

@@ -174,6 +174,20 @@ def keep_valid(key: str, options: list) -> None:
         del st.session_state[key]
 
 
+def require_scored(store: geval.Store, dataset: geval.Dataset):
+    """The (template version, judge) pairs scored on `dataset`, or stop the page with a pointer to Score."""
+    try:
+        combos = geval.scored_combos(store, dataset.name)
+    except geval.GevalError as exc:
+        st.error(str(exc))
+        st.stop()
+    if combos.empty:
+        st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
+        st.page_link("pages/3_score.py", label="Go to Score", icon=":material/play_circle:")
+        st.stop()
+    return combos
+
+
 def require_dataset() -> geval.Dataset:
     """The current dataset, or stop the page with a pointer to the Data page."""
     current = dataset()
