@@ -35,7 +35,6 @@ from geval.loaders.base import Dataset
 from geval.templates import Template, parse_template
 
 
-
 def _schema_1(db: sqlite_utils.Database) -> None:
     """The first schema: datasets, items, templates, steps, calls, judgments, runs, notes."""
     db["datasets"].create(
@@ -119,7 +118,9 @@ class Store:
     def _migrate(self) -> None:
         """Bring the store forward to SCHEMA_VERSION, one migration (and one transaction) per
         version; a store made by a newer version is refused and left untouched."""
-        self.db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+        if "meta" not in self.db.table_names():
+            with self._write():  # not a bare CREATE: two first opens at once would race for the lock
+                self.db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
         version = self.schema_version()
         if version > SCHEMA_VERSION:
             raise StoreError(f"{self.path}: made by a newer G-Eval Studio (schema {version}); upgrade this one")
@@ -151,20 +152,31 @@ class Store:
         process's writer makes this one wait (up to the busy timeout) instead of failing half-way
         with "database is locked"; any error rolls everything back."""
         with self.lock:
+            if self.db.conn.in_transaction:  # inside another write of this thread: a savepoint of it
+                with self.db.atomic():
+                    yield
+                return
             self.db.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self.db.conn.execute("COMMIT")
             except BaseException:
                 if self.db.conn.in_transaction:
                     self.db.conn.execute("ROLLBACK")
                 raise
-            self.db.conn.execute("COMMIT")
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
-        """Store a dataset's items in one transaction: all of them or none."""
+        """Store a dataset's items in one transaction: all of them or none. Items that a
+        reloaded file no longer has are removed (their judgments stay, and are left out)."""
         rows = [{**item.to_row(), "position": i} for i, item in enumerate(dataset.items)]
         with self._write():
+            kept = {row["id"] for row in rows}
+            stale = [r["id"] for r in self.db["items"].rows_where("dataset = ?", [dataset.name], select="id")
+                     if r["id"] not in kept]
+            for start in range(0, len(stale), 500):
+                chunk = stale[start:start + 500]
+                self.db.execute(f"DELETE FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             self.db["items"].upsert_all(rows, pk="id")
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),

@@ -50,11 +50,12 @@ def store() -> geval.Store:
 
 
 @st.cache_data(show_spinner="Loading dataset…")
-def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, name: str | None) -> geval.Dataset:
-    """Load and store a dataset; cached until the file (or the mapping) changes."""
+def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, name: str | None,
+          store_path: str) -> geval.Dataset:
+    """Load a dataset into the store at `store_path`; cached until the file, the mapping or the store changes."""
     column_mapping = geval.ColumnMapping.parse(list(mapping)) if mapping else None
     dataset = geval.load_dataset(path, layout=layout, mapping=column_mapping, name=name)
-    store().save_dataset(dataset)
+    _store(store_path).save_dataset(dataset)
     return dataset
 
 
@@ -63,7 +64,7 @@ def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str]
     """Load a dataset file (cached), make it this session's dataset, and return it."""
     path = Path(path)
     mtime = path.stat().st_mtime if path.exists() else 0.0
-    dataset = _load(str(path), mtime, layout, tuple(mapping) if mapping else None, name)
+    dataset = _load(str(path), mtime, layout, tuple(mapping) if mapping else None, name, str(store().path))
     st.session_state["dataset_source"] = {"path": str(path), "layout": layout, "mapping": mapping, "name": name}
     return dataset
 

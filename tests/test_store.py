@@ -162,3 +162,11 @@ def test_two_connections_to_one_file(tmp_path):
     assert reader.dataset_names() == ["mine"]
     writer.close()
     reader.close()
+
+
+def test_reloading_a_changed_file_drops_the_items_it_no_longer_has(store):
+    first = geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json", name="tc")
+    store.save_dataset(first)
+    smaller = geval.Dataset(name="tc", path=first.path, layout=first.layout, items=first.items[:10])
+    store.save_dataset(smaller)
+    assert [i.id for i in store.items("tc")] == [i.id for i in first.items[:10]]
