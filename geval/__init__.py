@@ -2,6 +2,9 @@
 runner and agreement statistics. Usable without Streamlit; the app and CLI import only this."""
 
 from geval.agreement import MEAN_OF_ASPECTS, agreement_table, distributions, normalized, scored_items
+from geval.annotators import annotator_agreement, krippendorff_alpha, leave_one_out
+from geval.baselines import METRICS as BASELINES
+from geval.baselines import BaselineError, BaselineScores, compute_baselines
 from geval.catalog import (
     DATA_DIR,
     PROMPTS_DIR,
@@ -32,7 +35,26 @@ from geval.errors import (
 )
 from geval.items import LEVELS, PLACEHOLDERS, Item, Turn
 from geval.judges import BACKENDS, AspectScore, Judge, Judgment, make_judge, signature
+from geval.leaderboard import Leaderboard, leaderboard
 from geval.loaders import LAYOUTS, ColumnMapping, Dataset, load_dataset, table_columns
+from geval.markdown_report import markdown_report
+from geval.protocols import (
+    PROTOCOLS,
+    Protocol,
+    ProtocolError,
+    average_over_aspects,
+    dstc9_dialogue,
+    dstc9_system,
+    fed_dialogue,
+    fed_turn,
+    mean_vs_overall,
+    personachat_turn,
+    protocols_for,
+    run_protocol,
+    summeval_summary,
+    summeval_system,
+    topicalchat_turn,
+)
 from geval.report import (
     abs_diff_histogram,
     correlation_bars,
@@ -48,6 +70,7 @@ from geval.selection import select_items
 from geval.stats import METRICS, Correlation, agreement, correlate
 from geval.store import Store, default_store_path
 from geval.templates import Aspect, Template, diff_templates, load_template, parse_template
+from geval.variants import VARIANTS, VariantError, variant_agreement_table, variant_scores, with_samples
 from geval.version import __version__
 
 __all__ = [
@@ -61,4 +84,10 @@ __all__ = [
     "mapped_humans", "normalized", "paired_difference", "parse_template", "plan_run", "resolve_dataset",
     "resolve_template", "scatter_figure", "score_items", "scored_combos", "scored_items", "select_items", "signature",
     "stack_tables", "table_columns", "templates", "williams_test",
+    # issue 5: protocols, annotator agreement, score variants, baselines, leaderboard, report
+    "BASELINES", "BaselineError", "BaselineScores", "Leaderboard", "PROTOCOLS", "Protocol", "ProtocolError",
+    "VARIANTS", "VariantError", "annotator_agreement", "average_over_aspects", "compute_baselines", "dstc9_dialogue",
+    "dstc9_system", "fed_dialogue", "fed_turn", "krippendorff_alpha", "leaderboard", "leave_one_out",
+    "markdown_report", "mean_vs_overall", "personachat_turn", "protocols_for", "run_protocol", "summeval_summary",
+    "summeval_system", "topicalchat_turn", "variant_agreement_table", "variant_scores", "with_samples",
 ]

@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from geval.items import Item
-from geval.stats import METRICS, bootstrap_groups, correlate
+from geval.stats import METRICS, bootstrap_groups, fast_correlate
 
 ALPHA_LEVELS = ("interval", "ordinal")
 COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", "note"]
@@ -67,16 +67,16 @@ def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:
     values = []
     for k in range(complete.shape[0]):
         others = np.delete(complete, k, axis=0).mean(axis=0)
-        values.append(correlate(metric, complete[k], others))
+        values.append(fast_correlate(metric, complete[k], others))
     return float(np.mean(values))
 
 
 def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_boot: int = 1000,
-                        seed: int = 0) -> pd.DataFrame:
-    """Alpha (interval, ordinal) and leave-one-out Pearson, Spearman and Kendall per human
-    aspect, with 95% intervals over groups. Columns: human, statistic, value, low, high,
-    items, annotators, note. An aspect with one score per item (a dataset that keeps only
-    the mean, like SummEval's or DSTC9's files) gets NaN rows saying so."""
+                        seed: int = 0, alpha: bool = True) -> pd.DataFrame:
+    """Alpha (interval, ordinal; unless `alpha` is False) and leave-one-out Pearson, Spearman
+    and Kendall per human aspect, with 95% intervals over groups. Columns: human, statistic,
+    value, low, high, items, annotators, note. An aspect with one score per item (a dataset
+    that keeps only the mean, like SummEval's or DSTC9's files) gets NaN rows saying so."""
     aspects = aspects or list(dict.fromkeys(a for item in items for a in item.human))
     rows = []
     for aspect in aspects:
@@ -88,9 +88,9 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
         if annotators < 2:
             note = "undefined: one score per item (the dataset keeps only one score, or the mean)"
             rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
-                     for s in _statistics()]
+                     for s in _statistics() if alpha or not s.startswith("alpha")]
             continue
-        for level in ALPHA_LEVELS:
+        for level in ALPHA_LEVELS if alpha else ():
             value = krippendorff_alpha(matrix, level)
             interval = bootstrap_groups(lambda i: krippendorff_alpha(matrix[:, i], level), groups, n_boot, seed) \
                 if math.isfinite(value) else (math.nan, math.nan)

@@ -69,7 +69,7 @@ def reference_kind(items: Sequence[Item], dataset: str = "") -> str:
     there is no grounding), or "grounding, else context" when only some have one."""
     with_grounding = sum(bool(item.grounding) for item in items)
     if with_grounding == 0:
-        return "context"
+        return "context" if any(item.response for item in items) else "none"
     if with_grounding < len(items):
         return "grounding, else context"
     if all(item.level == "summary" for item in items):
@@ -78,8 +78,17 @@ def reference_kind(items: Sequence[Item], dataset: str = "") -> str:
 
 
 def reference_text(item: Item) -> str:
-    """The item's grounding, or its dialogue context when it has none."""
+    """The item's grounding, or its dialogue context when it has none; "" for a whole
+    dialogue without grounding (its context is the text being scored)."""
+    if not item.response:
+        return item.grounding
     return item.grounding or item.fields()["context"]
+
+
+def scored_text(item: Item) -> str:
+    """What a baseline scores: the response (or summary), or the whole dialogue when the
+    item is a dialogue with no separate response (FED's dialogue level)."""
+    return item.response or item.fields()["dialogue"]
 
 
 def reference_note(layout: str, dataset: str = "") -> str:
@@ -89,7 +98,8 @@ def reference_note(layout: str, dataset: str = "") -> str:
                "the judged responses; compared with the " + ("persona" if "persona" in dataset.lower()
                                                              or "pc_" in dataset.lower() else "fact"),
         "dstc9": "no human reference: the file's references are 'NO REF' throughout; compared with the context",
-        "fed": "no human reference response; compared with the context",
+        "fed": "no human reference response; turns compared with the context, whole dialogues with nothing "
+               "(reference-based metrics undefined there; length counts the dialogue's words)",
         "summeval": "no reference summaries in this file; compared with the source document",
     }
     return notes.get(layout, "compared with the grounding, else the context")
@@ -270,7 +280,7 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
     items = list(items)
     kind = reference_kind(items, dataset)
     note = reference_note(layout, dataset) if layout else ""
-    responses = [item.response for item in items]
+    responses = [scored_text(item) for item in items]
     references = [reference_text(item) for item in items]
     results = []
     for name in metrics:
@@ -284,13 +294,16 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         if todo:
             if on_progress:
                 on_progress(f"{metric.title}: {len(todo)} of {len(items)} items to compute")
+            if metric.uses_reference:  # nothing to compare a whole dialogue with: NaN, not a score
+                todo = [i for i in todo if references[i]]
             values = metric.compute([responses[i] for i in todo], [references[i] for i in todo],
-                                    embedder if name == "embedding" else None)
+                                    embedder if name == "embedding" else None) if todo else []
             fresh = {keys[i]: float(v) for i, v in zip(todo, values)}
             if store is not None:
                 _write_cache(store, signature, fresh)
             cached.update(fresh)
-        scores = pd.Series([cached[key] for key in keys], index=[item.id for item in items], dtype=float, name=name)
+        scores = pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
+                           name=name)
         results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
                                       scores, note if metric.uses_reference else ""))
     return results

@@ -114,6 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument("--csv", help="also write the table to this CSV file")
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
+    _leaderboard_commands(commands)
     return parser
 
 
@@ -340,3 +341,93 @@ def cmd_agree(args) -> None:
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+
+
+# --- leaderboard and report (issue 5) ----------------------------------------------------------
+
+
+def _leaderboard_commands(commands) -> None:
+    """`leaderboard` and `report`: judges beside baseline metrics, by agreement with people."""
+    from geval.baselines import METRICS as BASELINES
+    from geval.protocols import PROTOCOLS
+    from geval.variants import VARIANTS
+
+    for name, help_text in (("leaderboard", "judges and baseline metrics by correlation with people, with 95%% CIs"),
+                            ("report", "write reports/<dataset>.md: leaderboard, tables, signatures, plots")):
+        sub = commands.add_parser(name, help=help_text)
+        sub.add_argument("dataset", nargs="+" if name == "leaderboard" else None,
+                         help="dataset name as stored (the file name without extension)")
+        sub.add_argument("--baselines", default=",".join(BASELINES),
+                         help=f"comma-separated, or 'none' (default: {','.join(BASELINES)})")
+        sub.add_argument("--variant", action="append", choices=sorted(VARIANTS),
+                         help="judge score variant, repeatable (default wmean)")
+        sub.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+        sub.add_argument("--no-ceiling", action="store_true", help="leave out the people's leave-one-out row")
+        sub.add_argument("--calibrate", action="store_true",
+                         help="add each judge calibrated to the human scale, held out by group (geval.calibration)")
+        sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
+        if name == "leaderboard":
+            sub.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS),
+                             help="protocol, repeatable (default: those of the dataset's layout)")
+            sub.add_argument("--metric", choices=["pearson", "spearman", "kendall"],
+                             help="correlation shown (default: each protocol's own)")
+            sub.add_argument("--csv", help="also write every cell (all metrics) to this CSV file")
+            sub.set_defaults(run=cmd_leaderboard)
+        else:
+            sub.add_argument("--out", default="reports", help="folder for <dataset>.md and its plots (default reports)")
+            sub.add_argument("--no-plots", action="store_true", help="no PNG plots or HTML report")
+            sub.set_defaults(run=cmd_report)
+        _store_argument(sub)
+
+
+def _baseline_names(text: str) -> list[str]:
+    return [] if text.strip().lower() == "none" else [n.strip() for n in text.split(",") if n.strip()]
+
+
+def cmd_leaderboard(args) -> None:
+    import pandas as pd
+
+    from geval.leaderboard import leaderboard
+
+    store = geval.Store(args.store)
+    board = leaderboard(store, args.dataset, protocols=args.protocol, baselines=_baseline_names(args.baselines),
+                        variants=args.variant or ["wmean"], ceiling=not args.no_ceiling, calibrate=args.calibrate,
+                        folds=args.folds, n_boot=args.bootstrap,
+                        on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    wide = board.wide(args.metric)
+    with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
+        print(wide.drop(columns=["signature", "kind"]).to_string(index=False))
+    print("\nsignatures:")
+    for row, signature in zip(board.rows["row"], board.rows["signature"]):
+        if signature:
+            print(f"  {row}:\n    " + signature.replace("\n", "\n    "))
+    for line in board.skipped:
+        print(f"left out: {line}", file=sys.stderr)
+    if args.csv:
+        board.cells.merge(board.rows[["row", "signature"]], on="row").to_csv(args.csv, index=False)
+        print(f"wrote {args.csv}")
+
+
+def cmd_report(args) -> None:
+    from geval.markdown_report import markdown_report
+
+    store = geval.Store(args.store)
+    import shlex
+
+    from geval.baselines import METRICS as BASELINES
+
+    words = [args.dataset, "--out", args.out, *(["--store", args.store] if args.store else [])]
+    if _baseline_names(args.baselines) != list(BASELINES):
+        words += ["--baselines", args.baselines]
+    words += [w for v in args.variant or [] for w in ("--variant", v)]
+    words += (["--bootstrap", str(args.bootstrap)] if args.bootstrap != 1000 else []) + \
+        (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
+        (["--calibrate"] if args.calibrate else []) + (["--folds", str(args.folds)] if args.folds != 5 else [])
+    command = "python -m geval report " + shlex.join(words)
+    path = markdown_report(store, args.dataset, args.out, command=command,
+                           baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
+                           n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
+                           calibrate=args.calibrate, folds=args.folds,
+                           on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    print(f"wrote {path}")
+

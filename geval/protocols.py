@@ -37,7 +37,7 @@ import pandas as pd
 
 from geval.errors import GevalError
 from geval.items import Item
-from geval.stats import METRICS, agreement, bootstrap_groups, correlate, to_frame
+from geval.stats import METRICS, agreement, bootstrap_groups, fast_correlate, to_frame
 
 COLUMNS = ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n", "unscored", "note"]
 MEAN_OF_ASPECTS = "mean of aspects"
@@ -205,9 +205,9 @@ def run_protocol(protocol: str | Protocol, scores, items: list[Item], humans: Ma
         table = to_frame(agreement(frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float),
                                    info["group"].to_numpy(), info["system"].to_numpy(), levels=protocol.levels,
                                    n_boot=n_boot, seed=seed))
-        order = {metric: i for i, metric in enumerate(protocol.metrics)}
-        table = table[table["metric"].isin(order)].sort_values(["level", "metric"], key=lambda c: c.map(
-            order).fillna(0) if c.name == "metric" else c.map(protocol.levels.index), kind="stable")
+        table = table[table["metric"].isin(protocol.metrics)]
+        place = [(protocol.levels.index(lv), protocol.metrics.index(m)) for lv, m in zip(table["level"], table["metric"])]
+        table = table.assign(_place=place).sort_values("_place", kind="stable").drop(columns="_place")
         table.insert(0, "human", human)
         table.insert(0, "aspect", _name(protocol, column, human))
         table["unscored"] = int(frame[column].isna().sum())
@@ -278,7 +278,7 @@ def average_over_aspects(scores: pd.DataFrame, items: list[Item], protocol: str 
         values = []
         for judge, human in columns:
             keep = rows[~(np.isnan(judge[rows]) | np.isnan(human[rows]))]
-            values.append(correlate(metric, judge[keep], human[keep]))
+            values.append(fast_correlate(metric, judge[keep], human[keep]))
         return float(np.mean(values))
 
     everything = np.arange(len(info))

@@ -1,7 +1,8 @@
 """The scoring loop: render, look up the cache, call the judge, store every judgment at once.
 
-Each finished judgment is committed as soon as it is made, so a stop, a crash or a killed
-process loses nothing; running the same work again only does what is missing.
+Each judge call's result is committed as soon as it is made, so a stop, a crash or a killed
+process loses nothing; running the same work again only does what is missing. (Rows served
+from the cache are written 500 at a time: they cost nothing to write again.)
 
 Judges that can take several calls at a time (`max_concurrency` > 1: OpenAI-compatible
 servers) are called from a pool of up to `concurrency` threads, paced by an optional
@@ -171,6 +172,9 @@ def score_items(
     lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
     status = "finished"
     pool = _Calls(workers)
+    cached_rows = _RowBuffer(store)
+    common = {"template": template.label, "template_version": template.version, "signature": sig_text,
+              "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
     try:
         steps = ensure_steps(store, template, judge)
         for item in _by_group(items):
@@ -180,7 +184,7 @@ def score_items(
             if stop is not None and stop.is_set():
                 progress.stopped, status = True, "stopped"
                 break
-            call = _prepare(store, item, template, judge, aspects, steps, sig_text, sig_json, progress, lock)
+            call = _prepare(store, item, template, judge, aspects, steps, common, progress, lock, cached_rows)
             if call is None:  # served from the cache, or could not be rendered
                 if on_progress:
                     on_progress(progress)
@@ -199,6 +203,7 @@ def score_items(
         raise
     finally:
         pool.close()
+        cached_rows.flush()
         store.finish_run(progress.run_id, status, _summary(progress))
     return progress
 
@@ -249,11 +254,30 @@ class _Pending:
     base: dict
 
 
-def _prepare(store, item, template, judge, aspects, steps, sig_text, sig_json, progress, lock) -> _Pending | None:
-    """Render `item`; store it at once from the cache or as failed, or return the call to make."""
-    base = {"item_id": item.id, "dataset": item.dataset, "template": template.label,
-            "template_version": template.version, "signature": sig_text,
-            "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
+class _RowBuffer:
+    """Judgment rows of cached calls, written `size` at a time (one transaction each).
+
+    Nothing is lost by the wait: the calls are in the cache, so a killed run's next run
+    writes the same rows again without calling the judge.
+    """
+
+    def __init__(self, store: Store, size: int = 500):
+        self.store, self.size, self.rows = store, size, []
+
+    def add(self, rows: list[dict]) -> None:
+        self.rows.extend(rows)
+        if len(self.rows) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.store.save_judgments(self.rows)
+            self.rows = []
+
+
+def _prepare(store, item, template, judge, aspects, steps, common, progress, lock, cached_rows) -> _Pending | None:
+    """Render `item`; store it from the cache or as failed, or return the call to make."""
+    base = {"item_id": item.id, "dataset": item.dataset, **common}
     try:
         prompt = template.render(item, steps)
     except TemplateError as exc:
@@ -264,7 +288,7 @@ def _prepare(store, item, template, judge, aspects, steps, sig_text, sig_json, p
         judgment = store.cached_call(key)
     if judgment is None:
         return _Pending(item, prompt, key, base)
-    store.save_judgments(_rows(base, key, judgment))
+    cached_rows.add(_rows(base, key, judgment))
     with lock:
         progress.cached += 1
         progress.done += 1
@@ -370,7 +394,22 @@ def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress,
 
 
 def _by_group(items: Iterable[Item]) -> list[Item]:
-    """Items of the same group next to each other, groups in first-seen order."""
+    """Items of the same group next to each other, groups in first-seen order.
+
+    A list that already is (datasets are stored dialogue by dialogue) is returned as it is,
+    without a copy.
+    """
+    items = items if isinstance(items, list) else list(items)
+    seen: set[str] = set()
+    previous = None
+    for item in items:
+        if item.group != previous:
+            if item.group in seen:
+                break
+            seen.add(item.group)
+            previous = item.group
+    else:
+        return items
     order: dict[str, int] = {}
     for item in items:
         order.setdefault(item.group, len(order))

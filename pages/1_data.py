@@ -12,6 +12,8 @@ from studio import state
 
 state.frame()
 st.title("Data")
+if "data_deleted" in st.session_state:
+    st.success(st.session_state.pop("data_deleted"))
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
            "or your own CSV, JSON or JSONL.")
 
@@ -104,3 +106,48 @@ for index, aspect in enumerate(aspects):
     figure = px.histogram(preview, x=aspect, nbins=20, height=220, title=aspect)
     figure.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
+
+
+st.divider()
+
+
+def _forget_delete() -> None:
+    st.session_state.pop("data_delete", None)
+
+
+def _delete(name: str) -> None:
+    """The confirmed deletion, run as a callback: before the page draws its widgets again."""
+    done = state.store().delete_dataset(name)
+    _forget_delete()
+    st.session_state.pop("dataset_source", None)
+    st.session_state["data_source"] = "Bundled or shared dataset"  # an upload still in the widget is not re-imported
+    st.cache_data.clear()  # cached datasets and agreement tables still hold what was deleted
+    st.session_state["data_deleted"] = (f"Deleted {name} from the store: {done['items']} items, "
+                                        f"{done['judgments']} judgments, {done['notes']} notes.")
+
+
+@st.dialog("Delete this dataset from the store?", on_dismiss=_forget_delete)
+def confirm_delete(name: str) -> None:
+    """Say what goes (counted by the store itself), and delete only when confirmed."""
+    store = state.store()
+    try:
+        counts = store.delete_dataset(name, dry_run=True)
+    except geval.StoreError as exc:
+        st.error(str(exc))
+        return
+    st.text(f"Dataset: {name}\nStore: {store.path}")
+    st.warning(f"This deletes {counts['items']} items, {counts['judgments']} judgments (of every template and "
+               f"judge) and {counts['notes']} notes. Other datasets, saved templates and cached judge answers stay; "
+               "the file on disk is not touched.")
+    delete, cancel = st.columns(2)
+    if delete.button("Delete", type="primary", key="data_delete_confirm", on_click=_delete, args=(name,)):
+        st.rerun()
+    if cancel.button("Cancel", key="data_delete_cancel"):
+        _forget_delete()
+        st.rerun()
+
+
+st.button("Delete this dataset from the store", key="data_delete_open",
+          on_click=lambda: st.session_state.update(data_delete=dataset.name))
+if st.session_state.get("data_delete") == dataset.name:
+    confirm_delete(dataset.name)

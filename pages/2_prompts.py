@@ -80,9 +80,14 @@ st.divider()
 save, diff = st.columns(2)
 with save:
     st.subheader("Save")
+    if "prompts_deleted" in st.session_state:
+        st.success(st.session_state.pop("prompts_deleted"))
     if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
         store.save_template(template)
         st.success(f"Saved {template.label}. Its version is the hash of its text.")
+    if template is not None and template.version in {t.version for t in store.template_versions()}:
+        st.button("Delete this saved version", key="prompts_delete_open",
+                  on_click=lambda: st.session_state.update(prompts_delete=template.version))
 with diff:
     st.subheader("Diff two versions")
     versions = {"(editor)": template, **{t.label: t for t in store.template_versions()},
@@ -97,3 +102,43 @@ with diff:
         st.info("Fix the template in the editor to diff it.")
     else:
         st.code(geval.diff_templates(versions[old], versions[new]) or "(identical)", language="diff")
+
+
+def _forget_delete() -> None:
+    st.session_state.pop("prompts_delete", None)
+
+
+def _delete(version: str, label: str) -> None:
+    """The confirmed deletion, run as a callback: before the page draws its widgets again."""
+    done = store.delete_template_version(version)
+    _forget_delete()
+    if st.session_state.get("prompts_open", "").endswith(f"@{version}"):
+        st.session_state.pop("prompts_open")  # that saved version is no longer a choice
+    st.cache_data.clear()  # cached agreement tables still hold what was deleted
+    st.session_state["prompts_deleted"] = (f"Deleted {label}: {done['templates']} saved version, "
+                                           f"{done['judgments']} judgments.")
+
+
+@st.dialog("Delete this saved version?", on_dismiss=_forget_delete)
+def confirm_delete(version: str) -> None:
+    """Say what goes (counted by the store itself), and delete only when confirmed."""
+    try:
+        counts = store.delete_template_version(version, dry_run=True)
+    except geval.StoreError as exc:
+        st.error(str(exc))
+        return
+    label = template.label if template is not None and template.version == version else version
+    st.text(f"Template version: {label}\nStore: {store.path}")
+    st.warning(f"This deletes the saved version and its {counts['judgments']} judgments (on every dataset, with "
+               "every judge). Other versions, the cached judge answers and any file in prompts/ stay; the text "
+               "stays in the editor, so it can be saved again.")
+    delete, cancel = st.columns(2)
+    if delete.button("Delete", type="primary", key="prompts_delete_confirm", on_click=_delete, args=(version, label)):
+        st.rerun()
+    if cancel.button("Cancel", key="prompts_delete_cancel"):
+        _forget_delete()
+        st.rerun()
+
+
+if st.session_state.get("prompts_delete"):
+    confirm_delete(st.session_state["prompts_delete"])

@@ -116,8 +116,17 @@ def test_context_is_the_reference_when_there_is_no_grounding():
     items = [make_item("fed", "turn", [Turn("User", "do you like cats")], "i like cats", group="d"),
              make_item("fed", "turn", [Turn("User", "do you like cats")], "the weather is bad", group="d")]
     rouge = compute_baselines(items, ["rouge-l"], layout="fed")[0]
-    assert rouge.reference == "context" and rouge.note == "no human reference response; compared with the context"
+    assert rouge.reference == "context" and rouge.note.startswith("no human reference response; turns compared "
+                                                                  "with the context, whole dialogues with nothing")
     assert rouge.scores.iloc[0] > rouge.scores.iloc[1]
+
+
+def test_a_whole_dialogue_has_a_length_but_nothing_to_be_compared_with():
+    dialogue = make_item("fed", "dialogue", [Turn("User", "do you like cats"), Turn("System", "yes a lot")], "",
+                         group="d")
+    rouge, words = compute_baselines([dialogue], ["rouge-l", "length"], layout="fed")
+    assert np.isnan(rouge.scores.iloc[0])
+    assert words.scores.iloc[0] == 9.0  # "User: do you like cats" and "System: yes a lot"
 
 
 def test_an_unknown_metric_is_named():

@@ -140,6 +140,8 @@ def test_files_in_other_encodings(text, encoding):
         return  # not representable in this encoding
     dataset = load_or_error(write("encoded.json", content),
                             geval.ColumnMapping(response="response", scores={"Overall": "overall"}))
+    if encoding == "utf-8-sig":
+        assert dataset is not None and dataset.items[0].response == text.strip()
     if dataset is not None:  # only when the bytes happen to be valid UTF-8 too, and then read as such
         assert dataset.items[0].human == {"Overall": (2.0,)}
 
@@ -182,7 +184,7 @@ def test_tables_with_missing_and_extra_columns_and_odd_scores(header, rows, suff
         content = json.dumps(table) if suffix == ".json" else "\n".join(json.dumps(row) for row in table)
     dataset = load_or_error(write(f"table{suffix}", content), MAPPING)
     if dataset is not None:
-        assert len(dataset.items) == len(rows)
+        assert len(dataset.items) == len([row for row in rows if row or suffix != ".csv"])  # CSV skips blank lines
         for item in dataset.items:  # human scores are finite numbers, never text, NaN or infinity
             assert all(isinstance(s, float) and abs(s) < float("inf") for s in item.human.get("Overall", ()))
 
@@ -231,20 +233,25 @@ def test_non_numeric_human_scores_in_a_known_layout_are_skipped_and_counted(tmp_
 
 # --- the bugs these tests found, pinned down ---------------------------------------------------
 
-@pytest.mark.parametrize("name, content, message", [
-    ("deep.json", "[" * 50_000 + "]" * 50_000, "{path}:1:1: invalid JSON (nested too deeply to read)"),
-    ("deep.jsonl", '{"a": 1}\n' + "[" * 50_000 + "]" * 50_000, "{path}:2: invalid JSON line (nested too deeply to read)"),
-    ("surrogate.json", '[\n{"context": "hi", "responses": [{"response": "\\ud800"}]}\n]',
+CONTEXT = geval.ColumnMapping(response="response", scores={"O": "overall"}, context="context")
+
+
+@pytest.mark.parametrize("name, content, mapping, message", [
+    ("deep.json", "[" * 50_000 + "]" * 50_000, None, "{path}:1:1: invalid JSON (nested too deeply to read)"),
+    ("deep.jsonl", '{"a": 1}\n' + "[" * 50_000 + "]" * 50_000, CONTEXT,
+     "{path}:2: invalid JSON line (nested too deeply to read)"),
+    ("surrogate.json", '[\n{"context": "hi", "responses": [{"response": "\\ud800"}]}\n]', None,
      "{path}:2: the escape \\ud800 is half of a UTF-16 pair, not a character; remove it or re-save the file "
      "from a tool that writes valid UTF-8"),
-    ("surrogate.jsonl", '{"response": "ok", "overall": 1}\n{"response": "\\udc00 x", "overall": 1}',
+    ("surrogate.jsonl", '{"response": "ok", "overall": 1}\n{"response": "\\udc00 x", "overall": 1}', CONTEXT,
      "{path}:2: the escape \\udc00 is half of a UTF-16 pair, not a character; remove it or re-save the file "
      "from a tool that writes valid UTF-8"),
+    ("surrogate.csv", 'response,overall,context\nok,1,"[""\\ud800""]"\n', CONTEXT,
+     "{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text"),
 ])
-def test_inputs_that_used_to_raise_other_exceptions(tmp_path, name, content, message):
+def test_inputs_that_used_to_raise_other_exceptions(tmp_path, name, content, mapping, message):
     path = tmp_path / name
     path.write_text(content)
-    mapping = geval.ColumnMapping(response="response", scores={"O": "overall"}) if name.endswith("l") else None
     with pytest.raises(geval.DatasetError) as error:
         geval.load_dataset(path, mapping=mapping)
     assert str(error.value) == message.format(path=path)

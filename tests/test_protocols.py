@@ -263,3 +263,34 @@ def test_every_protocol_names_its_source_and_a_primary_metric_it_computes():
     for protocol in PROTOCOLS.values():
         assert protocol.reference and protocol.primary in protocol.metrics
         assert protocol.aspects and protocol.title and protocol.item_level in ("turn", "dialogue", "summary")
+
+
+# --- the additions to geval.stats used by the protocols --------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["pearson", "spearman", "kendall"])
+@pytest.mark.parametrize("seed", range(3))
+def test_fast_correlate_equals_correlate_with_ties(metric, seed):
+    from geval.stats import correlate, fast_correlate
+
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(1, 4, 40).astype(float), rng.integers(1, 6, 40).astype(float)
+    assert fast_correlate(metric, x, y) == pytest.approx(correlate(metric, x, y), abs=1e-12)
+    assert np.isnan(fast_correlate(metric, np.ones(5), np.arange(5.0)))
+    assert np.isnan(fast_correlate(metric, [1.0], [2.0]))
+
+
+def test_bootstrap_groups_draws_whole_groups_like_agreement():
+    from geval.stats import agreement, bootstrap_groups, correlate
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=30)
+    y = x + rng.normal(size=30)
+    groups = np.repeat(np.arange(10), 3)
+    low, high = bootstrap_groups(lambda rows: correlate("pearson", x[rows], y[rows]), groups, n_boot=300, seed=4)
+    item = next(r for r in agreement(x, y, groups, levels=("item",), n_boot=300, seed=4) if r.metric == "pearson")
+    assert (low, high) == pytest.approx((item.low, item.high), abs=1e-12)
+    sizes = []
+    bootstrap_groups(lambda rows: sizes.append(len(rows)) or 0.0, groups, n_boot=20)
+    assert set(sizes) == {30}  # ten groups of three drawn each time
+    assert all(np.isnan(v) for v in bootstrap_groups(lambda rows: float("nan"), groups, n_boot=20))

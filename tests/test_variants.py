@@ -103,3 +103,22 @@ def test_the_wmean_table_equals_agreement_table_and_argmax_differs(scored):
     assert set(argmax["variant"]) == {"argmax"}
     item = lambda t: t[(t["level"] == "item") & (t["metric"] == "pearson")]["value"].iloc[0]  # noqa: E731
     assert not math.isclose(item(argmax), item(wmean))
+
+
+def test_the_agreement_page_offers_the_variants(monkeypatch, tmp_path):
+    from tests.test_page_inspect import scored_app
+
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page("pages/5_agreement.py").run()
+    assert at.radio(key="agree_variant").options == ["probability-weighted mean (G-EVAL; the stored score)",
+                                                     "most probable score of the stored distribution",
+                                                     "mean of the sampled answers (sampled judges only)"]
+    wmean = at.dataframe[0].value
+    at.radio(key="agree_variant").set_value("argmax").run()
+    assert not at.exception and not at.error
+    argmax = at.dataframe[0].value
+    assert list(argmax.columns) == list(wmean.columns) and len(argmax) == len(wmean)
+    assert list(argmax["value [95% CI]"]) != list(wmean["value [95% CI]"])
+    at.radio(key="agree_variant").set_value("samples").run()
+    assert not at.exception
+    assert any("hold no samples" in e.value for e in at.error)

@@ -29,8 +29,7 @@ def load_dataset(
     data, lines = read_records(path)
     name = name or path.stem
     if mapping is not None:
-        layout = table.NAME
-        load = lambda: table.load(path, data, name, mapping, lines)  # noqa: E731
+        layout, load, args = table.NAME, table.load, (path, data, name, mapping, lines)
     else:
         layout = layout or detect_layout(data)
         if layout is None:
@@ -40,9 +39,9 @@ def load_dataset(
             )
         if layout not in LAYOUTS:
             raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
-        load = lambda: LAYOUTS[layout].load(path, data, name)  # noqa: E731
+        load, args = LAYOUTS[layout].load, (path, data, name)
     try:
-        items, skipped = load()
+        items, skipped = load(*args)
     except RecursionError:  # e.g. a context cell holding JSON nested thousands deep
         raise DatasetError(f"{path}: a value is nested too deeply to read") from None
     except UnicodeEncodeError:  # a lone surrogate escape inside JSON held in a CSV cell

@@ -46,7 +46,8 @@ class ColumnMapping:
                 roles[role] = column
             else:
                 raise DatasetError(
-                    f"mapping role '{shown(role)}' is unknown; use response, context, grounding, system, group, level, score:ASPECT"
+                    f"mapping role '{shown(role)}' is unknown; "
+                    "use response, context, grounding, system, group, level, score:ASPECT"
                 )
         if "response" not in roles:
             raise DatasetError("the mapping needs response=COLUMN (the text being judged)")

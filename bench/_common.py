@@ -1,0 +1,71 @@
+"""Shared by the bench scripts: the repository on sys.path, the machine, and failing loudly."""
+
+from __future__ import annotations
+
+import os
+import platform
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+for folder in (REPO, REPO / "tests"):
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
+
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def machine() -> str:
+    """'N cores, CPU model, Python x.y.z, load a b c' for the figures' header."""
+    model = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    load = " ".join(f"{x:.2f}" for x in os.getloadavg()) if hasattr(os, "getloadavg") else "?"
+    return f"nproc {os.cpu_count()}, {model}, Python {platform.python_version()}, load average {load}"
+
+
+def fail(message: str) -> None:
+    """Say why the figure cannot be measured and exit 1."""
+    print(f"cannot measure: {message}", file=sys.stderr)
+    raise SystemExit(1)
+
+
+def header(title: str) -> None:
+    print(f"# {title}")
+    print(f"machine: {machine()}")
+
+
+def embedded_judge():
+    """The embedded judge with its model loaded, or exit 1 saying why it cannot be."""
+    import geval
+
+    try:
+        judge = geval.make_judge("embedded")
+        judge.model  # load it now, outside any timing
+    except geval.GevalError as exc:
+        fail(f"the embedded judge cannot load its model: {exc}")
+    return judge
+
+
+def topicalchat(groups: int, per_group: int):
+    """The first `per_group` responses of the first `groups` dialogues of USR Topical-Chat."""
+    import geval
+
+    path = SHARED_DATA / "tc_usr_data.json"
+    if not path.is_file():
+        fail(f"{path} is not there")
+    dataset = geval.load_dataset(path)
+    chosen = []
+    for group in dataset.groups[:groups]:
+        chosen += [item for item in dataset.items if item.group == group][:per_group]
+    return chosen
+
+
+def fresh_context(judge) -> None:
+    """Forget what the model's context holds, so the next prompt is evaluated from its first token."""
+    judge.model.llm.reset()

@@ -1,0 +1,100 @@
+"""Figure (a): the embedded judge's time per judgment vs the naive G-EVAL loop of seed 001.
+
+Same model file (the bundled Qwen2.5-Coder-1.5B Q4_K_M), same items, same prompt
+(prompts/topicalchat-naturalness.txt), side by side in one process, each method with its own
+llama.cpp context (same n_ctx and threads) and the items interleaved (naive item 1, embedded
+item 1, naive item 2, ...) so that both see the same machine load:
+
+- naive: 20 completions per item through llama-cpp-python's create_chat_completion at
+  temperature 1 (top_p 1, max_tokens 5, as G-EVAL), each parsed, then the weighted mean of
+  the parsed scores; llama-cpp-python reuses the prompt prefix it holds between its calls;
+- embedded: geval's judge, one forward pass to "Naturalness: " and the distribution read
+  from the next-token logits, with its KV-cache reuse across the items of a dialogue.
+
+Both contexts are first warmed with one prompt of the previous dialogue (not timed), as in a
+whole-dataset run where the instructions are already cached when a dialogue starts. Timed:
+R responses of the next dialogue. A SMALL subset by default (3 responses, 1 aspect) so it
+runs in a few minutes on 2 cores; --per-group 6 takes a whole dialogue, as in the dataset.
+Also printed: the multi-aspect form's time per aspect judgment (4 scores from one prompt).
+
+    nice -n 10 python bench/embedded_naive.py [--per-group 3] [--samples 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from _common import embedded_judge, fail, fresh_context, header, topicalchat
+
+import geval
+from geval.judges.base import scores_from_samples
+
+
+def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | None, int]:
+    """Seed 001: `samples` sampled answers, parsed, weighted mean; also the tokens generated."""
+    texts, generated = [], 0
+    for _ in range(samples):
+        answer = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}],
+                                            temperature=1.0, top_p=1.0, max_tokens=5)
+        texts.append(answer["choices"][0]["message"]["content"] or "")
+        generated += answer["usage"]["completion_tokens"]
+    return scores_from_samples(texts, aspects)[aspects[0].key].score, generated
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--per-group", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=20)
+    args = parser.parse_args()
+    header(f"embedded judge vs naive {args.samples}-sample loop: {args.per_group} responses of one Topical-Chat "
+           f"dialogue, 1 aspect, warm context")
+    from llama_cpp import Llama
+
+    judge = embedded_judge()
+    loaded = judge.model
+    naive_llm = Llama(model_path=str(judge.path), n_ctx=loaded.llm.n_ctx(), n_threads=loaded.llm.n_threads,
+                      n_batch=512, verbose=False)
+    template = geval.resolve_template("topicalchat-naturalness")
+    multi = geval.resolve_template("topicalchat-multi")
+    aspects = list(template.aspects)
+    items = topicalchat(2, args.per_group)
+    warm, timed = items[0], [item for item in items if item.group == items[-1].group]
+
+    fresh_context(judge)
+    judge.judge(template.render(warm), aspects)
+    naive_llm.create_chat_completion(messages=[{"role": "user", "content": template.render(warm)}], max_tokens=1)
+    naive_seconds = embedded_seconds = 0.0
+    naive_scores, embedded_scores, generated = [], [], 0
+    evaluated_before = loaded.evaluated_tokens
+    for item in timed:
+        prompt = template.render(item)
+        started = time.perf_counter()
+        score, tokens = naive_judgment(naive_llm, prompt, aspects, args.samples)
+        naive_seconds += time.perf_counter() - started
+        naive_scores.append(score)
+        generated += tokens
+        started = time.perf_counter()
+        embedded_scores.append(judge.judge(prompt, aspects).scores[aspects[0].key].score)
+        embedded_seconds += time.perf_counter() - started
+    evaluated = loaded.evaluated_tokens - evaluated_before
+
+    fresh_context(judge)
+    judge.judge(multi.render(warm), list(multi.aspects))
+    started = time.perf_counter()
+    for item in timed:
+        judge.judge(multi.render(item), list(multi.aspects))
+    multi_seconds = time.perf_counter() - started
+    naive_llm.close()
+
+    if any(s is None for s in embedded_scores):
+        fail(f"the embedded judge left items unscored: {embedded_scores}")
+    n = len(timed)
+    naive, embedded, per_aspect = naive_seconds / n, embedded_seconds / n, multi_seconds / n / len(multi.aspects)
+    print(f"naive:    {naive:.2f} s per judgment ({generated / n:.0f} tokens generated per judgment), "
+          f"scores {[None if s is None else round(s, 2) for s in naive_scores]}")
+    print(f"embedded: {embedded:.3f} s per judgment ({evaluated / n:.0f} prompt tokens evaluated per judgment), "
+          f"scores {[round(s, 2) for s in embedded_scores]}")
+    print(f"embedded, multi-aspect form: {per_aspect:.3f} s per aspect judgment (4 aspects per prompt)")
+    print(f"FIGURE a: naive / embedded time per judgment = {naive / embedded:.1f}x (target >= 10x); "
+          f"naive / multi-aspect form per aspect judgment = {naive / per_aspect:.1f}x; on {n} items")

@@ -1,0 +1,392 @@
+"""The metric leaderboard: judges and baselines side by side, by their agreement with people.
+
+Rows are the scored judge/template versions of a dataset (each with its signature), the
+baseline metrics of `geval.baselines` (each with its signature and the reference it used),
+and the people themselves (leave-one-annotator-out, the ceiling). Columns are dataset x
+human aspect, plus per dataset the average over the aspects (G-EVAL's "average") and, for
+judges with several aspects, seed 000's mean of the aspect scores against human Overall.
+Each cell is the protocol's correlation with its bootstrap 95% interval over groups.
+
+Single-aspect templates scored by the same judge (G-EVAL's one prompt per aspect) are read
+together as one row; a second version of the same aspect gets a row of its own. Baselines
+and people are computed on the items the judges scored (every item when none has), so the
+rows rest on the same items.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.annotators import annotator_agreement
+from geval.baselines import METRICS as BASELINES
+from geval.baselines import Embedder, compute_baselines
+from geval.compare import scored_combos, template_for
+from geval.errors import GevalError, StoreError
+from geval.protocols import (
+    AVERAGE,
+    MEAN_OF_ASPECTS,
+    PROTOCOLS,
+    Protocol,
+    ProtocolError,
+    average_over_aspects,
+    get_protocol,
+    mean_vs_overall,
+    protocols_for,
+    run_protocol,
+)
+from geval.store import Store
+from geval.variants import VARIANTS, VariantError, variant_scores, with_samples
+
+CEILING = "people (leave-one-annotator-out)"
+ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
+LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
+                "high", "n", "unscored", "note"]
+
+
+@dataclass
+class Row:
+    """One leaderboard row: what is scored, how, and its signatures (string and JSON)."""
+
+    label: str
+    kind: str  # "judge", "baseline" or "ceiling"
+    signatures: list[str]
+    signatures_json: list[dict]
+    scores: pd.DataFrame | pd.Series | None = None
+    humans: dict[str, str] = field(default_factory=dict)
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    reference: str = ""
+    note: str = ""
+    calibration: str = ""  # "" or the method of `geval.calibration` whose held-out scores these are
+    folds: int = 0
+
+
+@dataclass
+class Leaderboard:
+    """The long table of every cell, the rows with their signatures, and what was left out."""
+
+    datasets: list[str]
+    cells: pd.DataFrame
+    rows: pd.DataFrame
+    skipped: list[str] = field(default_factory=list)
+
+    def wide(self, metric: str | None = None, digits: int = 3) -> pd.DataFrame:
+        """Rows x columns of 'value [low, high]' text ('–' where undefined), in the protocol's
+        primary metric (or `metric`), with the kind, reference and signature of each row."""
+        cells = self._pick(metric)
+        text = [f"{_num(v, digits)} [{_num(lo, digits)}, {_num(hi, digits)}]" if math.isfinite(v) else "–"
+                for v, lo, hi in zip(cells["value"], cells["low"], cells["high"])]
+        table = cells.assign(cell=text).pivot_table(index="row", columns="column", values="cell", aggfunc="first",
+                                                   sort=False)
+        table = table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
+        info = self.rows.set_index("row")[["kind", "reference", "signature"]]
+        return info.join(table.fillna("")).reset_index()
+
+    def values(self, metric: str | None = None) -> pd.DataFrame:
+        """Rows x columns of the correlation values only (NaN where empty or undefined)."""
+        cells = self._pick(metric)
+        table = cells.pivot_table(index="row", columns="column", values="value", aggfunc="first", sort=False)
+        return table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
+
+    def _pick(self, metric: str | None) -> pd.DataFrame:
+        if metric is None:
+            primary = self.cells["protocol"].map(lambda name: get_protocol(name).primary)
+            return self.cells[self.cells["metric"] == primary]
+        return self.cells[self.cells["metric"] == metric]
+
+
+def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence[str] | None = None,
+                baselines: Sequence[str] = tuple(BASELINES), variants: Sequence[str] = ("wmean",),
+                ceiling: bool = True, calibrate: bool = False, folds: int = 5, n_boot: int = 1000, seed: int = 0,
+                embedder: Embedder | None = None, on_progress: Callable[[str], None] | None = None) -> Leaderboard:
+    """The leaderboard of the stored `datasets` (names as stored).
+
+    `protocols`: protocol names to use (default: those that apply to each dataset's layout);
+    `baselines`: names from `geval.baselines.METRICS` (baseline scores are cached in the
+    store); `variants`: judge score variants (`geval.variants`), one row each; `ceiling`:
+    add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
+    to the human scale (isotonic) and its aspects combined against Overall (linear), both
+    held out by group in `folds` folds (`geval.calibration`). Raises StoreError when a
+    dataset is not stored.
+    """
+    names = [datasets] if isinstance(datasets, str) else list(datasets)
+    say = on_progress or (lambda message: None)
+    parts, rows, skipped = [], {}, []
+    for name in names:
+        items = store.items(name)
+        if not items:
+            raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
+                             f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+        layout = _layout(store, name)
+        chosen = [get_protocol(p) for p in protocols] if protocols else \
+            protocols_for(layout, name, list(dict.fromkeys(i.level for i in items)))
+        chosen = [p for p in chosen if any(i.level == p.item_level for i in items)]
+        if not chosen:
+            raise GevalError(f"no protocol applies to dataset '{name}' (layout {layout}); name one with --protocol")
+        candidates = _judge_rows(store, name, variants, skipped)
+        if calibrate:
+            candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
+        judged = set().union(*(set(row.scores.index) for row in candidates))
+        # baselines and people on the items the judges scored (all of them when none did), so that every row
+        # of the leaderboard rests on the same items
+        wanted = {p.item_level for p in chosen}
+        level_items = [i for i in items if i.level in wanted and (not judged or i.id in judged)]
+        if baselines:
+            say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
+            for result in compute_baselines(level_items, baselines, dataset=name, layout=layout, store=store,
+                                            embedder=embedder, on_progress=say):
+                candidates.append(Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
+                                      "baseline", [result.signature], [result.signature_json], result.scores,
+                                      reference=result.reference, note=result.note))
+        for row in candidates:
+            rows.setdefault(row.label, row)
+            for protocol in chosen:
+                parts.append(_cells(row, protocol, name, items, n_boot, seed, skipped))
+        if ceiling:
+            for protocol in chosen:
+                ceiling_cells = _ceiling(protocol, name, level_items, n_boot, seed)
+                if ceiling_cells is not None:
+                    rows.setdefault(CEILING, Row(CEILING, "ceiling", [], [], note="one annotator against the mean of "
+                                                 "the others; the judges are compared with the mean of all"))
+                    parts.append(ceiling_cells)
+    cells = pd.concat([p for p in parts if p is not None and len(p)], ignore_index=True) if parts else \
+        pd.DataFrame(columns=LONG_COLUMNS)
+    cells = _sorted_columns(cells, names)
+    if len(names) == 1:
+        cells["column"] = cells["column"].str.replace(f"{names[0]}: ", "", regex=False)
+    order = _order(rows, cells)
+    table = pd.DataFrame([{"row": label, "kind": rows[label].kind, "reference": rows[label].reference or "",
+                           "signature": "\n".join(rows[label].signatures),
+                           "signature_json": json.dumps(rows[label].signatures_json), "note": rows[label].note}
+                          for label in order], columns=ROW_COLUMNS)
+    return Leaderboard(names, cells[LONG_COLUMNS], table, skipped)
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+def _layout(store: Store, name: str) -> str:
+    with store.lock:
+        row = next(iter(store.db["datasets"].rows_where("name = ?", [name])), None)
+    return (row or {}).get("layout") or ""
+
+
+def _judge_fields(signature_json: str) -> tuple[str, dict]:
+    fields = json.loads(signature_json or "{}")
+    judge = {k: v for k, v in fields.items() if k not in ("template", "scale")}
+    return json.dumps(judge, sort_keys=True), fields
+
+
+def _judge_name(fields: dict) -> str:
+    return f"{fields.get('backend', '?')}: {fields.get('model') or 'default'}"
+
+
+def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: list[str]) -> list[Row]:
+    """One row per multi-aspect template version and judge; single-aspect versions of one
+    judge together (the most recent version of each aspect), the rest one row each."""
+    combos = scored_combos(store, dataset)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise VariantError(f"score variant '{unknown[0]}' is unknown; use one of {', '.join(VARIANTS)}")
+    if combos.empty:
+        return []
+    pieces = []  # (judge key, fields, template, frame)
+    for version, signature in zip(combos["template_version"], combos["signature"]):
+        frame = store.judgments(dataset, version, signature)
+        if frame.empty:
+            continue
+        key, fields = _judge_fields(frame["signature_json"].iloc[0])
+        pieces.append((key, fields, template_for(store, version), frame, signature))
+    rows = []
+    for variant in variants:
+        merged: dict[str, list] = {}
+        singles: list[tuple] = []
+        for key, fields, template, frame, signature in pieces:
+            if len(template.aspects) == 1:
+                human = (template.aspects[0].human or template.aspects[0].name).lower()
+                taken = merged.setdefault(key, [])
+                if all(h != human for h, *_ in taken):
+                    taken.append((human, fields, template, frame, signature))
+                    continue
+            singles.append((key, fields, template, frame, signature))
+        suffix = "" if variant == "wmean" else f" [{variant}]"
+        for key, members in merged.items():
+            if len(members) == 1:
+                singles.append((key, *members[0][1:]))
+                continue
+            label = f"G-EVAL, one prompt per aspect · {_judge_name(members[0][1])}{suffix}"
+            row = _judge_row(store, label, [m[2:] for m in members], variant, skipped)
+            if row is not None:
+                rows.append(row)
+        for key, fields, template, frame, signature in singles:
+            label = f"G-EVAL {template.label} · {_judge_name(fields)}{suffix}"
+            row = _judge_row(store, label, [(template, frame, signature)], variant, skipped)
+            if row is not None:
+                rows.append(row)
+    return rows
+
+
+def _judge_row(store: Store, label: str, members: list[tuple], variant: str, skipped: list[str]) -> Row | None:
+    columns, humans, scales, signatures, blobs = {}, {}, {}, [], []
+    for template, frame, signature in members:
+        try:
+            if variant == "samples":
+                frame = with_samples(store, frame)
+            frame = frame.assign(score=variant_scores(frame, variant))
+        except VariantError as exc:
+            skipped.append(f"{label}: {exc}")
+            return None
+        wide = frame.pivot_table(index="item_id", columns="aspect", values="score", aggfunc="first", dropna=False)
+        for aspect in template.aspects:
+            if aspect.key in wide:
+                columns[aspect.key] = wide[aspect.key]
+                humans[aspect.key] = aspect.human or aspect.name
+                scales[aspect.key] = (aspect.min, aspect.max)
+        signatures.append(signature)
+        blobs.append(json.loads(frame["signature_json"].iloc[0] or "{}"))
+    scores = pd.DataFrame(columns)
+    return Row(label, "judge", signatures, blobs, scores, humans, scales,
+               note=f"{len(scores)} items judged" + (f"; score variant {variant}" if variant != "wmean" else ""))
+
+
+def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> Row | None:
+    """The judge row's scores calibrated to each human aspect, held out by group."""
+    from geval.calibration import CalibrationError, calibrate_scores
+
+    try:
+        scores = calibrate_scores(row.scores, items, row.humans, "isotonic", folds, seed)
+    except CalibrationError as exc:
+        skipped.append(f"{row.label}, calibrated: {exc}")
+        return None
+    extra = {"calib": "isotonic", "combine": "linear", "folds": folds, "cv": "group", "seed": seed}
+    tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
+    return Row(f"{row.label} [calibrated, {folds}-fold CV by group]", "judge", [s + tail for s in row.signatures],
+               [{**blob, **extra} for blob in row.signatures_json], scores, dict(row.humans), {}, note=(
+                   f"held-out scores: isotonic calibration of each aspect to its human scale and a linear combination "
+                   f"of the aspects against Overall, fitted on the other folds' groups ({folds} folds)"),
+               calibration="isotonic", folds=folds)
+
+
+# --- cells --------------------------------------------------------------------------------------
+
+
+def _column(dataset: str, protocol: Protocol, human: str, several: bool) -> str:
+    return f"{dataset}: {human}" + (f" ({protocol.name})" if several else "")
+
+
+def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed: int,
+           skipped: list[str]) -> pd.DataFrame | None:
+    several = len(protocols_for(_protocol_layout(protocol))) > 1
+    try:
+        table = run_protocol(protocol, row.scores, items, row.humans or None, n_boot, seed)
+    except ProtocolError as exc:
+        skipped.append(f"{row.label} on {dataset} ({protocol.name}): {exc}")
+        return None
+    parts = [table.assign(column=[_column(dataset, protocol, h, several) for h in table["human"]])]
+    aspects = [a for a in dict.fromkeys(table["aspect"]) if a not in ("overall",)]
+    if protocol.levels == ("item",) and len(aspects) > 1:
+        for metric in protocol.metrics:
+            average = average_over_aspects(row.scores, items, protocol, metric=metric, humans=row.humans or None,
+                                           n_boot=n_boot, seed=seed)
+            parts.append(average.assign(column=_column(dataset, protocol, AVERAGE, several)))
+    if row.calibration and protocol.overall and len(row.humans) > 1:
+        from geval.calibration import CalibrationError, combine_aspects
+
+        overall = protocol.overall.lower()
+        judged = [c for c in row.scores.columns if c in row.humans and row.humans[c].lower() != overall]
+        try:
+            combined = combine_aspects(row.scores[judged], items, protocol.overall, folds=row.folds, seed=seed)
+            table = run_protocol(protocol, combined.to_frame(), items, {combined.name: protocol.overall}, n_boot, seed)
+            parts.append(table.assign(aspect=combined.name, column=_column(dataset, protocol, combined.name, several)))
+        except (CalibrationError, ProtocolError) as exc:
+            skipped.append(f"{row.label} on {dataset}: {exc}")
+    elif row.kind == "judge" and protocol.overall and isinstance(row.scores, pd.DataFrame) and len(row.humans) > 1:
+        try:
+            mean = mean_vs_overall(row.scores, items, protocol, scales=row.scales, humans=row.humans,
+                                   n_boot=n_boot, seed=seed)
+            label = f"{MEAN_OF_ASPECTS} → {mean['human'].iloc[0]}"
+            parts.append(mean.assign(column=_column(dataset, protocol, label, several)))
+        except ProtocolError as exc:
+            skipped.append(f"{row.label} on {dataset}: {exc}")
+    return pd.concat(parts, ignore_index=True).assign(row=row.label, kind=row.kind, dataset=dataset)
+
+
+def _protocol_layout(protocol: Protocol) -> str:
+    return protocol.layouts[0] if protocol.layouts else ""
+
+
+def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) -> pd.DataFrame | None:
+    """The people's leave-one-out correlation per human aspect, in the protocol's metrics
+    (item-level protocols only: the others aggregate in ways one annotator cannot)."""
+    if protocol.levels != ("item",):
+        return None
+    level_items = [i for i in items if i.level == protocol.item_level]
+    humans = [h for h in dict.fromkeys(protocol.aspects.values()) if any(h in i.human for i in level_items)]
+    table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False)
+    table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
+    if table.empty:
+        return None
+    several = len(protocols_for(_protocol_layout(protocol))) > 1
+    frame = pd.DataFrame({
+        "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
+        "human": table["human"], "level": "item", "metric": table["statistic"].str.removeprefix("leave-one-out "),
+        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"], "unscored": 0,
+        "note": table["note"],
+    })
+    frame["column"] = [_column(dataset, protocol, h, several) for h in frame["human"]]
+    return frame.assign(row=CEILING, kind="ceiling", dataset=dataset)
+
+
+def _sorted_columns(cells: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Cells in column order: dataset, protocol, then the protocol's aspects in its order,
+    other aspects, the average and the mean of aspects last."""
+    def rank(row) -> tuple:
+        protocol = get_protocol(row["protocol"])
+        humans = [h.lower() for h in protocol.aspects.values()]
+        if row["aspect"] == AVERAGE:
+            place = len(humans) + 1
+        elif row["aspect"] == MEAN_OF_ASPECTS:
+            place = len(humans) + 2
+        elif row["aspect"].startswith("learned combination"):
+            place = len(humans) + 3
+        else:
+            place = humans.index(row["human"].lower()) if row["human"].lower() in humans else len(humans)
+        return names.index(row["dataset"]), order.index(protocol.name), place
+
+    if cells.empty:
+        return cells
+    order = list(PROTOCOLS)
+    keys = cells.apply(rank, axis=1)
+    return cells.assign(_rank=keys).sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
+
+
+def _order(rows: dict[str, Row], cells: pd.DataFrame) -> list[str]:
+    """Judges and baselines by their first average (best first), the people last."""
+    averages = cells[cells["aspect"] == AVERAGE]
+    if len(averages):
+        primary = averages["protocol"].map(lambda name: get_protocol(name).primary)
+        averages = averages[averages["metric"] == primary]
+    best = averages.groupby("row", sort=False)["value"].first().to_dict()
+    ranked = [label for label, row in rows.items() if row.kind != "ceiling"]
+    ranked.sort(key=lambda label: -best.get(label, -np.inf) if math.isfinite(best.get(label, -np.inf)) else np.inf)
+    return ranked + [label for label, row in rows.items() if row.kind == "ceiling"]
+
+
+def _num(value: float, digits: int) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def markdown_table(frame: pd.DataFrame) -> str:
+    """A pandas table as GitHub markdown (pipes and newlines in cells escaped)."""
+    def cell(value) -> str:
+        return str(value).replace("|", "\\|").replace("\n", "<br>")
+
+    head = "| " + " | ".join(cell(c) for c in frame.columns) + " |"
+    rule = "|" + "|".join("---" for _ in frame.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in frame.itertuples(index=False)]
+    return "\n".join([head, rule, *body])

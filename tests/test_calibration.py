@@ -1,0 +1,115 @@
+"""geval.calibration: folds never split a group, held-out predictions only, known fits."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from geval.calibration import (
+    CalibrationError,
+    calibrate_scores,
+    combine_aspects,
+    cross_validated,
+    fit_predict,
+    group_folds,
+    probability_features,
+)
+from geval.items import make_item
+
+
+def test_group_folds_keep_groups_together_and_balance():
+    groups = np.repeat([f"g{i}" for i in range(11)], 3)
+    folds = group_folds(groups, 5, seed=1)
+    for g in np.unique(groups):
+        assert len(set(folds[groups == g])) == 1
+    sizes = np.bincount(folds) // 3
+    assert sorted(sizes) == [2, 2, 2, 2, 3]
+    assert (group_folds(groups, 5, seed=1) == folds).all()
+    with pytest.raises(CalibrationError, match="3 groups cannot be split into 5 folds; use fewer folds"):
+        group_folds(["a", "b", "c"], 5)
+
+
+@pytest.mark.parametrize("x_train, y_train, x_test, expected", [
+    ([1, 2, 3, 4], [1, 3, 2, 4], [1, 2.5, 4, 9], [1, 2.5, 4, 4]),  # pool 3,2 -> 2.5; flat beyond the ends
+    ([1, 1, 2, 2], [1, 3, 2, 2], [1, 1.5, 2], [2, 2, 2]),         # ties in x share one fitted value
+    ([3, 3, 3], [1, 2, 3], [0, 5], [2, 2]),                       # a single distinct x: its mean
+])
+def test_isotonic_known_answers(x_train, y_train, x_test, expected):
+    got = fit_predict("isotonic", np.array(x_train, float), np.array(y_train, float), np.array(x_test, float))
+    assert got == pytest.approx(expected)
+
+
+def test_linear_recovers_a_linear_rule():
+    rng = np.random.default_rng(0)
+    x = rng.random((50, 2))
+    y = 2 * x[:, 0] - x[:, 1] + 0.5
+    assert fit_predict("linear", x, y, np.array([[1.0, 1.0]]))[0] == pytest.approx(1.5, abs=1e-3)
+    with pytest.raises(CalibrationError, match="isotonic calibration takes one score column"):
+        fit_predict("isotonic", x, y, x)
+    with pytest.raises(CalibrationError, match="calibration method 'magic' is unknown; use one of isotonic, linear"):
+        fit_predict("magic", x, y, x)
+
+
+def test_no_item_is_predicted_with_its_own_groups_labels():
+    """A group whose labels are all 100 is predicted from the others only, so never near 100."""
+    index = [f"i{n}" for n in range(40)]
+    groups = pd.Series([f"g{n // 4}" for n in range(40)], index=index)
+    judge = pd.Series(np.tile([1.0, 2.0, 3.0, 4.0], 10), index=index)
+    human = judge.copy()
+    human[groups == "g3"] = 100.0
+    held_out = cross_validated(judge, human, groups, "isotonic", folds=10)
+    assert held_out[groups == "g3"].max() < 20
+    assert held_out[groups != "g3"].notna().all()
+
+
+def test_missing_values_stay_missing_and_too_few_labels_is_an_error():
+    index = [f"i{n}" for n in range(20)]
+    groups = pd.Series([f"g{n // 2}" for n in range(20)], index=index)
+    judge = pd.Series(np.arange(20.0), index=index)
+    judge.iloc[3] = np.nan
+    held_out = cross_validated(judge, judge * 2, groups, "isotonic", folds=5)
+    assert np.isnan(held_out.iloc[3]) and held_out.drop(index[3]).notna().all()
+    with pytest.raises(CalibrationError, match="only 9 items have both a judge and a human score; 5-fold "
+                                               "calibration needs at least 10"):
+        cross_validated(judge.iloc[:10], judge.iloc[:10], groups, folds=5)
+
+
+def usr_items(n_groups=12, per=5, seed=0):
+    rng = np.random.default_rng(seed)
+    items, rows = [], {}
+    for g in range(n_groups):
+        for r in range(per):
+            natural, engaging = rng.integers(1, 4, 3).astype(float), rng.integers(1, 4, 3).astype(float)
+            overall = tuple(np.clip(np.round(natural + engaging - 1), 1, 5))
+            item = make_item("tc", "turn", [], f"r{g}-{r}", group=f"g{g}",
+                             human={"Natural": tuple(natural), "Engaging": tuple(engaging), "Overall": overall})
+            items.append(item)
+            rows[item.id] = {"naturalness": natural.mean() ** 2 + rng.normal(0, 0.3),
+                             "engagingness": engaging.mean() + rng.normal(0, 0.3)}
+    return items, pd.DataFrame.from_dict(rows, orient="index")
+
+
+def test_calibrate_scores_and_combine_aspects_on_usr_like_items():
+    from scipy import stats
+
+    items, scores = usr_items()
+    calibrated = calibrate_scores(scores, items, {"naturalness": "Natural", "engagingness": "Engaging"})
+    assert list(calibrated.columns) == ["naturalness", "engagingness"] and calibrated.notna().all().all()
+    natural = [i.human_mean("Natural") for i in items]
+    assert stats.spearmanr(calibrated["naturalness"], natural).statistic > 0.5
+    combined = combine_aspects(scores, items, "Overall")
+    assert combined.name == "learned combination → Overall"
+    assert stats.pearsonr(combined, [i.human_mean("Overall") for i in items]).statistic > 0.5
+    with pytest.raises(CalibrationError, match="no human 'Fluent' scores"):
+        combine_aspects(scores, items, "Fluent")
+
+
+def test_probability_features():
+    frame = pd.DataFrame({"item_id": ["a", "b"], "status": ["ok", "unscored"],
+                          "distribution": [json.dumps({"1": 0.2, "3": 0.8}), "{}"]})
+    features = probability_features(frame, [1, 2, 3])
+    assert list(features.columns) == ["p1", "p2"]
+    assert features.loc["a"].tolist() == [0.2, 0.0] and features.loc["b"].isna().all()

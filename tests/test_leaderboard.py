@@ -1,0 +1,226 @@
+"""geval.leaderboard, `geval leaderboard`, `geval report` and the Agreement page's Leaderboard:
+G-EVAL beside ROUGE-L, BLEU, chrF, length and an embedding metric, each with a CI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import geval
+from geval.leaderboard import CEILING, leaderboard, markdown_table
+from helpers import REPO, run_cli, scripted
+from test_baselines import BagOfWords
+
+SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
+SINGLE = ("topicalchat-naturalness", "topicalchat-coherence", "topicalchat-engagingness", "topicalchat-groundedness")
+ASPECTS = ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
+N_BOOT = 100
+GEVAL_ROW = "G-EVAL, one prompt per aspect · scripted: hashed"
+BASELINE_ROWS = ["ROUGE-L (vs fact)", "BLEU (vs fact)", "chrF (vs fact)", "length", "embedding-cosine (vs fact)"]
+
+
+def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geval.Store, geval.Dataset]:
+    store = geval.Store(path)
+    dataset = geval.load_dataset(SAMPLE)
+    store.save_dataset(dataset)
+    for name in templates:
+        geval.score_items(store, dataset.items[:items], geval.resolve_template(name), scripted(), dataset.name)
+    return store, dataset
+
+
+@pytest.fixture(scope="module")
+def board(tmp_path_factory):
+    store, dataset = scored_store(tmp_path_factory.mktemp("lb") / "store.sqlite")
+    yield leaderboard(store, dataset.name, embedder=BagOfWords(), n_boot=N_BOOT), store, dataset
+    store.close()
+
+
+def test_geval_is_listed_beside_the_baselines_each_with_a_ci(board):
+    board, _, _ = board
+    assert set(board.rows["row"]) == {GEVAL_ROW, *BASELINE_ROWS, CEILING}
+    assert board.rows["row"].iloc[-1] == CEILING
+    values = board.values()
+    assert list(values.columns) == [*ASPECTS, "Overall", "average", "mean of aspects → Overall"]
+    cells = board.cells[board.cells["metric"] == "pearson"]
+    for row in [GEVAL_ROW, *BASELINE_ROWS]:
+        for aspect in ASPECTS:
+            cell = cells[(cells["row"] == row) & (cells["column"] == aspect)].iloc[0]
+            assert math.isfinite(cell["value"]) and cell["low"] <= cell["value"] <= cell["high"], (row, aspect)
+            assert cell["n"] == 60 and cell["protocol"] == "topicalchat-turn"
+    wide = board.wide().set_index("row")
+    assert wide.loc["BLEU (vs fact)", "Natural"].count("[") == 1
+    assert wide.loc[GEVAL_ROW, "Overall"] == ""  # the judge has no Overall aspect: its mean of aspects instead
+    assert wide.loc[GEVAL_ROW, "mean of aspects → Overall"] != ""
+    assert wide.loc["length", "reference"] == "-" and wide.loc["ROUGE-L (vs fact)", "reference"] == "fact"
+
+
+def test_every_row_carries_its_signatures(board):
+    board, _, _ = board
+    rows = board.rows.set_index("row")
+    geval_signatures = rows.loc[GEVAL_ROW, "signature"].split("\n")
+    assert len(geval_signatures) == 4
+    assert all(s.startswith("backend:scripted|model:hashed|template:topicalchat-") for s in geval_signatures)
+    blobs = json.loads(rows.loc[GEVAL_ROW, "signature_json"])
+    assert sorted(b["template"].split("@")[0] for b in blobs) == sorted(SINGLE)
+    assert [f"template:{b['template']}|" in s for b, s in zip(blobs, geval_signatures)] == [True] * 4
+    assert rows.loc["BLEU (vs fact)", "signature"].startswith("BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp")
+    assert rows.loc["embedding-cosine (vs fact)", "signature"] == "embedding-cosine|model:bag-of-words|dim:64|ref:fact"
+    assert rows.loc[CEILING, "signature"] == ""
+
+
+def test_the_average_and_mean_of_aspects_agree_with_the_protocols(board):
+    board, store, dataset = board
+    cells = board.cells[(board.cells["row"] == GEVAL_ROW) & (board.cells["metric"] == "pearson")]
+    per_aspect = cells[cells["column"].isin(ASPECTS)]["value"]
+    average = cells[cells["column"] == "average"].iloc[0]
+    assert average["value"] == pytest.approx(per_aspect.mean(), abs=1e-12)
+    scores = pd.DataFrame({name.split("-")[1]: _scores(store, dataset, name) for name in SINGLE})
+    scales = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
+    mean = geval.mean_vs_overall(scores, dataset.items, scales=scales, n_boot=N_BOOT)
+    expected = mean[mean["metric"] == "pearson"]["value"].iloc[0]
+    assert cells[cells["column"] == "mean of aspects → Overall"]["value"].iloc[0] == pytest.approx(expected)
+
+
+def _scores(store, dataset, name) -> pd.Series:
+    template = geval.resolve_template(name)
+    frame = store.judgments(dataset.name, template.version)
+    return frame.set_index("item_id")["score"]
+
+
+def test_a_second_version_of_an_aspect_and_a_multi_aspect_template_get_rows_of_their_own(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE[:2] + ("topicalchat-multi",))
+    other = geval.parse_template(geval.resolve_template(SINGLE[0]).text.replace("scores ONLY", "numbers ONLY"),
+                                 source="v2")
+    geval.score_items(store, dataset.items, other, scripted(), dataset.name)
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, n_boot=N_BOOT)
+    labels = list(board.rows["row"])
+    assert GEVAL_ROW in labels
+    assert f"G-EVAL {geval.resolve_template('topicalchat-multi').label} · scripted: hashed" in labels
+    older = geval.resolve_template(SINGLE[0]).label
+    assert f"G-EVAL {older} · scripted: hashed" in labels  # the newer version joined the merged row
+    merged = board.rows.set_index("row").loc[GEVAL_ROW, "signature"]
+    assert other.label in merged and older not in merged
+    assert board.skipped == []
+
+
+def test_score_variants_are_rows_and_samples_of_a_logits_judge_is_left_out_with_a_reason(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE, items=12)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT,
+                        variants=["wmean", "argmax", "samples"])
+    assert set(board.rows["row"]) == {GEVAL_ROW, f"{GEVAL_ROW} [argmax]"}
+    assert len(board.skipped) == 1 and "hold no samples" in board.skipped[0]
+    with pytest.raises(geval.VariantError, match="score variant 'mode' is unknown"):
+        leaderboard(store, dataset.name, baselines=[], variants=["mode"])
+
+
+def test_baselines_and_people_rest_on_the_items_the_judge_scored(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE, items=12)
+    board = leaderboard(store, dataset.name, baselines=["length"], n_boot=N_BOOT)
+    assert set(board.cells[board.cells["column"] == "Natural"]["n"]) == {12}
+
+
+def test_calibrated_rows_are_held_out_and_signed(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, calibrate=True, n_boot=N_BOOT)
+    calibrated = f"{GEVAL_ROW} [calibrated, 5-fold CV by group]"
+    assert set(board.rows["row"]) == {GEVAL_ROW, calibrated}
+    signatures = board.rows.set_index("row").loc[calibrated, "signature"].split("\n")
+    assert all(s.endswith("|calib:isotonic|combine:linear|folds:5|cv:group|seed:0") for s in signatures)
+    values = board.values("pearson").loc[calibrated]
+    assert all(np.isfinite(values[a]) for a in ASPECTS)
+    assert np.isfinite(values["learned combination → Overall"]) and np.isnan(values["mean of aspects → Overall"])
+    assert list(board.values().columns)[-1] == "learned combination → Overall"
+
+
+def test_errors_name_the_dataset(store):
+    with pytest.raises(geval.StoreError, match="dataset 'nope' is not in :memory:; load or score it first"):
+        leaderboard(store, "nope")
+
+
+def test_baselines_alone_when_nothing_is_scored(store):
+    dataset = geval.load_dataset(SAMPLE)
+    store.save_dataset(dataset)
+    board = leaderboard(store, dataset.name, baselines=["length"], n_boot=N_BOOT)
+    assert list(board.rows["row"]) == ["length", CEILING]
+
+
+def test_markdown_table_escapes_pipes_and_newlines():
+    text = markdown_table(pd.DataFrame({"a": ["x|y"], "b": ["one\ntwo"]}))
+    assert text == "| a | b |\n|---|---|\n| x\\|y | one<br>two |"
+
+
+def test_cli_leaderboard_and_report(tmp_path):
+    scored_store(tmp_path / "store.sqlite")[0].close()
+    store = str(tmp_path / "store.sqlite")
+    done = run_cli("leaderboard", "topicalchat_usr_sample", "--store", store, "--baselines", "rouge-l,bleu,length",
+                   "--bootstrap", "50", "--csv", str(tmp_path / "lb.csv"))
+    assert done.returncode == 0, done.stderr
+    for label in (GEVAL_ROW, "ROUGE-L (vs fact)", "BLEU (vs fact)", "length", CEILING):
+        assert label in done.stdout
+    assert "signatures:" in done.stdout and "BLEU|nrefs:1" in done.stdout
+    assert set(pd.read_csv(tmp_path / "lb.csv")["metric"]) == {"pearson", "spearman", "kendall"}
+
+    out = tmp_path / "reports"
+    done = run_cli("report", "topicalchat_usr_sample", "--store", store, "--out", str(out), "--baselines",
+                   "length", "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    text = (out / "topicalchat_usr_sample.md").read_text()
+    assert f"Made by `python -m geval report topicalchat_usr_sample --out {out} --store {store} --baselines length " \
+           f"--bootstrap 50`" in text
+    assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
+    assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
+    assert "[topicalchat_usr_sample.html](topicalchat_usr_sample.html)" in text
+    assert (out / "topicalchat_usr_sample.html").read_text().startswith("<!DOCTYPE html>")
+
+    done = run_cli("leaderboard", "nope", "--store", store, "--baselines", "none")
+    assert done.returncode == 2 and done.stderr.startswith("error: dataset 'nope' is not in")
+
+
+def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
+    from tests.test_page_inspect import scored_app
+
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page("pages/5_agreement.py").run()
+    assert not at.exception
+    at.number_input(key="agree_boot").set_value(100).run()
+    at.toggle(key="agree_lb").set_value(True).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "row" in d.value.columns)
+    assert "ROUGE-L (vs fact)" in set(table["row"]) and "length" in set(table["row"])
+    assert any(r.startswith("G-EVAL topicalchat-naturalness@") for r in table["row"])
+    assert "Natural" in table.columns
+
+
+@pytest.mark.model
+def test_the_embedding_baseline_with_the_bundled_gguf_model(tmp_path):
+    """The real embedding metric (llama-cpp-python embedding mode, mean pooling) on 12 items."""
+    store, dataset = scored_store(tmp_path / "store.sqlite", SINGLE, items=12)
+    items = [i for i in dataset.items if i.id in set(store.judgments(dataset.name)["item_id"])]
+    result = geval.compute_baselines(items, ["embedding"], dataset=dataset.name, layout="usr", store=store)[0]
+    assert result.signature.startswith("embedding-cosine|model:qwen2.5-coder-1.5b-instruct-q4_k_m|"
+                                       "weights:cc324af070c2|pool:mean|trunc:2048|llama-cpp-python:")
+    assert result.signature.endswith("|ref:fact")
+    assert result.scores.between(-1, 1).all() and result.scores.nunique() > 1
+    board = leaderboard(store, dataset.name, baselines=["rouge-l", "bleu", "length", "embedding"], n_boot=N_BOOT)
+    cells = board.cells[(board.cells["row"] == "embedding-cosine (vs fact)") & (board.cells["metric"] == "pearson")]
+    assert len(cells[cells["column"].isin(ASPECTS)]) == 4
+    assert cells["low"].notna().all()
+
+
+@pytest.mark.parametrize("sample, protocols, column", [
+    ("personachat_usr_sample", ["personachat-turn"], "Uses Knowledge"),
+    ("fed_sample", ["fed-turn", "fed-dialogue"], "Coherent (fed-dialogue)"),
+    ("summeval_sample", ["summeval-summary", "summeval-system"], "relevance (summeval-summary)"),
+    ("dstc9_sample", ["dstc9-dialogue", "dstc9-system"], "overall (dstc9-system)"),
+])
+def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, column):
+    dataset = geval.load_dataset(geval.resolve_dataset(sample))
+    store.save_dataset(dataset)
+    board = leaderboard(store, dataset.name, baselines=["length"], n_boot=30)
+    assert list(dict.fromkeys(board.cells["protocol"])) == protocols
+    assert column in board.values().columns
+    assert math.isfinite(board.values().loc["length", column])
