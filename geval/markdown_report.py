@@ -60,7 +60,7 @@ def _versions() -> str:
     return ", ".join([f"python {sys.version.split()[0]}", *found])
 
 
-def _figures(store: Store, dataset: str, combos: list[tuple[str, str]], out: Path) -> list[str]:
+def _figures(store: Store, dataset: str, combos: list[tuple[str, str]], out: Path, n_boot: int) -> list[str]:
     """PNG plots when kaleido works, else the HTML report beside the Markdown; Markdown lines."""
     if not combos:
         return ["No judge has scored this dataset yet, so there are no plots."]
@@ -74,7 +74,7 @@ def _figures(store: Store, dataset: str, combos: list[tuple[str, str]], out: Pat
         lines = []
         tables = {}
         for version, signature in combos:
-            tables[version] = agreement_table(store, dataset, version, signature, levels=("item",), n_boot=200)
+            tables[version] = agreement_table(store, dataset, version, signature, levels=("item",), n_boot=n_boot)
             frame = disagreements(store, dataset, version, signature)
             for aspect, human in frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "human"]].values:
                 path = out / f"{dataset}-{version}-{aspect}.png"
@@ -86,7 +86,7 @@ def _figures(store: Store, dataset: str, combos: list[tuple[str, str]], out: Pat
         return [f"![correlations]({path.name})", *lines]
     except Exception:  # no kaleido, or no browser for it: the HTML report instead
         path = out / f"{dataset}.html"
-        path.write_text(html_report(store, dataset, combos), "utf-8")
+        path.write_text(html_report(store, dataset, combos, n_boot=n_boot), "utf-8")
         return [f"Plots (scatter, |difference| and distributions per aspect, correlation bars) are in the "
                 f"self-contained HTML report [{path.name}]({path.name}) (PNG export needs kaleido, not installed)."]
 
@@ -144,7 +144,7 @@ def markdown_report(store: Store, dataset: str, out: str | Path = "reports", com
     if figures:
         scored = scored_combos(store, dataset)
         combos = list(zip(scored["template_version"], scored["signature"]))
-        lines += ["## Plots", "", *_figures(store, dataset, combos, out), ""]
+        lines += ["## Plots", "", *_figures(store, dataset, combos, out, n_boot), ""]
     path = out / f"{dataset}.md"
     path.write_text("\n".join(lines), "utf-8")
     return path

@@ -49,6 +49,13 @@ with left:
 with right:
     options = state.judge_options()
     st.text(f"Judge: {options['backend']} {options.get('model', 'Qwen2.5-Coder-1.5B-Instruct Q4_K_M')}")
+    concurrency, rpm = 1, None
+    if options["backend"] == "openai":
+        concurrency = st.number_input("Parallel requests", 1, 64, 4, key="score_concurrency",
+                                      persist_state="session", help="Calls in flight at once (a server's rate "
+                                      "limits are honoured: 429 answers are retried after Retry-After).")
+        rpm = st.number_input("Requests per minute (0 = no limit)", 0, 100_000, 0, key="score_rpm",
+                              persist_state="session") or None
     try:
         items = geval.select_items(dataset.items, level=level, systems=systems, groups=groups,
                                    sample=int(sample) if sample else None, seed=int(seed or 0),
@@ -64,7 +71,8 @@ job = jobs.get(st.session_state.get("score_job"))
 running = job is not None and not job.done
 start_label = "Resume" if job is not None and job.stop.is_set() else "Start scoring"
 if st.button(start_label, type="primary", disabled=running or not templates, key="score_start"):
-    job = jobs.start(str(store.path), items, templates, judge, dataset.name, options)
+    job = jobs.start(str(store.path), items, templates, judge, dataset.name,
+                     {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm)
     st.session_state["score_job"] = job.id
     st.rerun()
 

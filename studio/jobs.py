@@ -35,8 +35,10 @@ def _registry() -> dict[str, Job]:
 
 
 def start(store_path: str, items: list[geval.Item], templates: list[geval.Template], judge: geval.Judge,
-          dataset: str, settings_given: dict) -> Job:
-    """Start scoring `items` with each template in turn, in a thread with its own store connection."""
+          dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None) -> Job:
+    """Start scoring `items` with each template in turn, in a thread with its own store connection.
+
+    `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
     job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates])
 
     def work() -> None:
@@ -48,7 +50,8 @@ def start(store_path: str, items: list[geval.Item], templates: list[geval.Templa
                 job.current = template.label
                 job.progress = None
                 result = geval.score_items(store, items, template, judge, dataset, settings_given,
-                                           stop=job.stop, on_progress=lambda p: setattr(job, "progress", p))
+                                           stop=job.stop, on_progress=lambda p: setattr(job, "progress", p),
+                                           concurrency=concurrency, rpm=rpm)
                 job.finished.append(result)
         except geval.GevalError as exc:
             job.error = str(exc)

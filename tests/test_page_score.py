@@ -36,7 +36,7 @@ def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
         assert not at.exception
         summary = next(s.value for s in at.success if s.value.startswith("Run "))
         assert "6/6 items, 0 cached, 6 judge calls, 0 failed" in summary
-        assert stub.count == 6
+        assert stub.count == 6 and stub.max_in_flight <= 4
         assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in stub.requests)
 
         at.run()
@@ -46,6 +46,19 @@ def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
     assert written, "the store was not written"
     for path in written:
         assert KEY.encode() not in path.read_bytes(), f"the API key leaked into {path}"
+
+
+def test_parallel_requests_setting_bounds_the_calls_in_flight(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", delay=0.2)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_concurrency").set_value(3).run()
+        at.number_input(key="score_limit").set_value(9).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        assert any("9/9 items" in s.value for s in at.success)
+        assert 1 < stub.max_in_flight <= 3
 
 
 def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_path):
