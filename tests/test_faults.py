@@ -196,6 +196,7 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
     at.text_input(key="judge_base_url").set_value(stub.url)
     at.text_input(key="api_key").set_value(KEY)
     at.selectbox(key="judge_mode").set_value("logprobs").run()
+    at.number_input(key="score_concurrency").set_value(1).run()  # one call at a time: the first item meets all 6 failures
     at.number_input(key="score_limit").set_value(3).run()
     at.button(key="score_start").click().run()
     wait_for(at, lambda at: any(s.value.startswith("Run ") for s in at.success))
