@@ -24,7 +24,7 @@ import geval
 from geval.items import Turn, make_item
 from geval.loaders.base import Dataset
 
-settings.register_profile("default-fuzz", max_examples=120, deadline=None,
+settings.register_profile("default-fuzz", max_examples=120, deadline=None, derandomize=bool(os.environ.get("CI")),
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("thorough", max_examples=2500, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
