@@ -103,7 +103,8 @@ class Leaderboard:
 def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence[str] | None = None,
                 baselines: Sequence[str] = tuple(BASELINES), variants: Sequence[str] = ("wmean",),
                 ceiling: bool = True, calibrate: bool = False, folds: int = 5, n_boot: int = 1000, seed: int = 0,
-                embedder: Embedder | None = None, on_progress: Callable[[str], None] | None = None) -> Leaderboard:
+                embedder: Embedder | None = None, primary_only: bool = False,
+                on_progress: Callable[[str], None] | None = None) -> Leaderboard:
     """The leaderboard of the stored `datasets` (names as stored).
 
     `protocols`: protocol names to use (default: those that apply to each dataset's layout);
@@ -112,7 +113,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
     to the human scale (isotonic) and its aspects combined against Overall (linear), both
     held out by group in `folds` folds (`geval.calibration`). Raises StoreError when a
-    dataset is not stored.
+    dataset is not stored. `primary_only`: compute each protocol's own metric only (what
+    `Leaderboard.wide()` shows; faster), not all three.
     """
     names = [datasets] if isinstance(datasets, str) else list(datasets)
     say = on_progress or (lambda message: None)
@@ -146,10 +148,13 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         for row in candidates:
             rows.setdefault(row.label, row)
             for protocol in chosen:
-                parts.append(_cells(row, protocol, name, items, n_boot, seed, skipped))
+                metrics = (protocol.primary,) if primary_only else protocol.metrics
+                parts.append(_cells(row, protocol, name, items, n_boot, seed, skipped, metrics))
         if ceiling:
             for protocol in chosen:
                 ceiling_cells = _ceiling(protocol, name, level_items, n_boot, seed)
+                if ceiling_cells is not None and primary_only:
+                    ceiling_cells = ceiling_cells[ceiling_cells["metric"] == protocol.primary]
                 if ceiling_cells is not None:
                     rows.setdefault(CEILING, Row(CEILING, "ceiling", [], [], note="one annotator against the mean of "
                                                  "the others; the judges are compared with the mean of all"))
@@ -279,18 +284,18 @@ def _column(dataset: str, protocol: Protocol, human: str, several: bool) -> str:
     return f"{dataset}: {human}" + (f" ({protocol.name})" if several else "")
 
 
-def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed: int,
-           skipped: list[str]) -> pd.DataFrame | None:
+def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed: int, skipped: list[str],
+           metrics: tuple[str, ...]) -> pd.DataFrame | None:
     several = len(protocols_for(_protocol_layout(protocol))) > 1
     try:
-        table = run_protocol(protocol, row.scores, items, row.humans or None, n_boot, seed)
+        table = run_protocol(protocol, row.scores, items, row.humans or None, n_boot, seed, metrics)
     except ProtocolError as exc:
         skipped.append(f"{row.label} on {dataset} ({protocol.name}): {exc}")
         return None
     parts = [table.assign(column=[_column(dataset, protocol, h, several) for h in table["human"]])]
     aspects = [a for a in dict.fromkeys(table["aspect"]) if a not in ("overall",)]
     if protocol.levels == ("item",) and len(aspects) > 1:
-        for metric in protocol.metrics:
+        for metric in metrics:
             average = average_over_aspects(row.scores, items, protocol, metric=metric, humans=row.humans or None,
                                            n_boot=n_boot, seed=seed)
             parts.append(average.assign(column=_column(dataset, protocol, AVERAGE, several)))
@@ -301,14 +306,15 @@ def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed:
         judged = [c for c in row.scores.columns if c in row.humans and row.humans[c].lower() != overall]
         try:
             combined = combine_aspects(row.scores[judged], items, protocol.overall, folds=row.folds, seed=seed)
-            table = run_protocol(protocol, combined.to_frame(), items, {combined.name: protocol.overall}, n_boot, seed)
+            table = run_protocol(protocol, combined.to_frame(), items, {combined.name: protocol.overall}, n_boot, seed,
+                                 metrics)
             parts.append(table.assign(aspect=combined.name, column=_column(dataset, protocol, combined.name, several)))
         except (CalibrationError, ProtocolError) as exc:
             skipped.append(f"{row.label} on {dataset}: {exc}")
     elif row.kind == "judge" and protocol.overall and isinstance(row.scores, pd.DataFrame) and len(row.humans) > 1:
         try:
             mean = mean_vs_overall(row.scores, items, protocol, scales=row.scales, humans=row.humans,
-                                   n_boot=n_boot, seed=seed)
+                                   n_boot=n_boot, seed=seed, metrics=metrics)
             label = f"{MEAN_OF_ASPECTS} → {mean['human'].iloc[0]}"
             parts.append(mean.assign(column=_column(dataset, protocol, label, several)))
         except ProtocolError as exc:

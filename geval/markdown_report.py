@@ -133,6 +133,9 @@ def markdown_report(store: Store, dataset: str, out: str | Path = "reports", com
     people = annotator_agreement(items, n_boot=n_boot)
     people["value [95% CI]"] = [_cell(r) for _, r in people.iterrows()]
     lines += [markdown_table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]), ""]
+    judged = board.rows[board.rows["kind"] == "judge"]["signature"]
+    judge_signatures = {signature for text in judged for signature in text.split("\n")}
+    lines += _runs(store, dataset, judge_signatures)
     lines += ["## Signatures", ""]
     for _, row in board.rows.iterrows():
         if row["kind"] == "ceiling":
@@ -169,7 +172,38 @@ def _goals(board: Leaderboard, protocols: list[str]) -> list[str]:
                      + (_cell(mean.iloc[0]) if len(mean) else
                         (f"(own score vs Overall) {_cell(overall.iloc[0])}" if len(overall) else "–")) + " |")
     lines += ["", "Reference figures:", "", *[f"- {what}: {value}" for what, value in TOPICALCHAT_GOALS], ""]
-    return lines
+    for label in board.rows[board.rows["kind"] == "judge"]["row"]:
+        mine = cells[cells["row"] == label]
+        average = mine[mine["aspect"] == AVERAGE]["value"]
+        mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]["value"]
+        four = mine[mine["human"].isin(["Natural", "Maintains Context", "Engaging", "Uses Knowledge"])]
+        if len(average) and len(mean) and len(four) == 4:  # the goals are about all four aspects
+            a, m = float(average.iloc[0]), float(mean.iloc[0])
+            lines.append(f"- {label}: average {a:.3f} is {_versus(a, 0.50)} the goal .50 and {_versus(a, 0.36)} "
+                         f"the reference .36; mean vs Overall {m:.3f} is {_versus(m, 0.55)} the goal .55 and "
+                         f"{_versus(m, 0.43)} the reference .43.")
+    return lines + [""]
+
+
+def _versus(value: float, target: float) -> str:
+    return "at or above" if value >= target else "below"
+
+
+def _runs(store: Store, dataset: str, signatures: set[str]) -> list[str]:
+    """The runs that made the judgments in the leaderboard: template, items, status, settings as given."""
+    runs = store.runs(dataset)
+    runs = runs[runs["signature"].isin(signatures)] if len(runs) else runs
+    if runs.empty:
+        return []
+    lines = ["## Runs", "", "The `geval score` runs that made these judgments (from the store's runs table).", "",
+             "| run | template | items | status | started | settings as given | git commit |",
+             "|---|---|---|---|---|---|---|"]
+    for _, run in runs.sort_values("id").iterrows():
+        environment = json.loads(run["environment"] or "{}")
+        started = _dt.datetime.fromtimestamp(run["started"]).astimezone().isoformat(timespec="seconds")
+        lines.append(f"| {run['id']} | {run['template']} | {run['n_items']} | {run['status']} | {started} | "
+                     f"`{run['settings_given']}` | {environment.get('git_commit', '')[:12]} |")
+    return lines + [""]
 
 
 def _all_metrics(board: Leaderboard) -> list[str]:

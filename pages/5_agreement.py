@@ -55,7 +55,8 @@ def variant_table(_store: geval.Store, path: str, dataset: str, version: str, si
 def leaderboard(_store: geval.Store, path: str, dataset: str, baselines: tuple, variant: str, n_boot: int,
                 stamps: tuple) -> geval.Leaderboard:
     """geval.leaderboard, cached until something new is scored on the dataset."""
-    return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot)
+    return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot,
+                             primary_only=True)
 
 
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,

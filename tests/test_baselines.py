@@ -69,7 +69,12 @@ def test_reference_kinds():
     assert reference_kind([turn], "personachat_usr_sample") == "persona"
     assert reference_kind([summary]) == "document"
     assert reference_kind([bare]) == "context"
-    assert reference_kind([turn, bare]) == "grounding, else context"
+    assert reference_kind([turn, bare]) == "fact, else context"
+    nofact = make_item("tc", "turn", [Turn("A", "do you like cats")], "i like cats", grounding="_nofact\n")
+    assert reference_kind([turn, nofact]) == "fact, else context"
+    from geval.baselines import reference_text
+
+    assert reference_text(nofact) == "A: do you like cats" and reference_text(turn) == "a fact"
     assert "'Original Ground Truth'" in reference_note("usr", "tc_usr_data")
     assert reference_note("dstc9").startswith("no human reference: the file's references are 'NO REF'")
 
@@ -100,11 +105,15 @@ def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(st
         assert list(result.scores.index) == [item.id for item in dataset.items]
         assert result.scores.notna().all()
     by_name = {r.name: r for r in results}
-    assert by_name["rouge-l"].reference == "fact" and by_name["length"].reference == "-"
-    assert "no human reference response" in by_name["bleu"].note
+    assert by_name["rouge-l"].reference == "fact, else context" and by_name["length"].reference == "-"
+    assert "no human reference response" in by_name["bleu"].note and "'_nofact'" in by_name["bleu"].note
     first = dataset.items[0]
     assert by_name["rouge-l"].scores[first.id] == pytest.approx(rouge_l([first.response], [first.grounding])[0])
-    assert len(embedder.seen) == len({i.response for i in dataset.items} | {i.grounding for i in dataset.items})
+    nofact = next(i for i in dataset.items if i.grounding.strip() == "_nofact")  # 2 of the sample's 10 contexts
+    assert by_name["rouge-l"].scores[nofact.id] == pytest.approx(
+        rouge_l([nofact.response], [nofact.fields()["context"]])[0])
+    references = {i.grounding if i.grounding.strip() != "_nofact" else i.fields()["context"] for i in dataset.items}
+    assert len(embedder.seen) == len({i.response for i in dataset.items} | references)
     again = BagOfWords()
     cached = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=again)
     assert again.seen == []  # all from the cache

@@ -20,7 +20,8 @@ SINGLE = ("topicalchat-naturalness", "topicalchat-coherence", "topicalchat-engag
 ASPECTS = ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
 N_BOOT = 100
 GEVAL_ROW = "G-EVAL, one prompt per aspect · scripted: hashed"
-BASELINE_ROWS = ["ROUGE-L (vs fact)", "BLEU (vs fact)", "chrF (vs fact)", "length", "embedding-cosine (vs fact)"]
+VS = "(vs fact, else context)"  # 2 of the sample's 10 contexts have no fact ('_nofact')
+BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}"]
 
 
 def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geval.Store, geval.Dataset]:
@@ -52,10 +53,10 @@ def test_geval_is_listed_beside_the_baselines_each_with_a_ci(board):
             assert math.isfinite(cell["value"]) and cell["low"] <= cell["value"] <= cell["high"], (row, aspect)
             assert cell["n"] == 60 and cell["protocol"] == "topicalchat-turn"
     wide = board.wide().set_index("row")
-    assert wide.loc["BLEU (vs fact)", "Natural"].count("[") == 1
+    assert wide.loc[f"BLEU {VS}", "Natural"].count("[") == 1
     assert wide.loc[GEVAL_ROW, "Overall"] == ""  # the judge has no Overall aspect: its mean of aspects instead
     assert wide.loc[GEVAL_ROW, "mean of aspects → Overall"] != ""
-    assert wide.loc["length", "reference"] == "-" and wide.loc["ROUGE-L (vs fact)", "reference"] == "fact"
+    assert wide.loc["length", "reference"] == "-" and wide.loc[f"ROUGE-L {VS}", "reference"] == "fact, else context"
 
 
 def test_every_row_carries_its_signatures(board):
@@ -67,8 +68,9 @@ def test_every_row_carries_its_signatures(board):
     blobs = json.loads(rows.loc[GEVAL_ROW, "signature_json"])
     assert sorted(b["template"].split("@")[0] for b in blobs) == sorted(SINGLE)
     assert [f"template:{b['template']}|" in s for b, s in zip(blobs, geval_signatures)] == [True] * 4
-    assert rows.loc["BLEU (vs fact)", "signature"].startswith("BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp")
-    assert rows.loc["embedding-cosine (vs fact)", "signature"] == "embedding-cosine|model:bag-of-words|dim:64|ref:fact"
+    assert rows.loc[f"BLEU {VS}", "signature"].startswith("BLEU|nrefs:1|case:mixed|eff:yes|tok:13a|smooth:exp")
+    assert rows.loc[f"embedding-cosine {VS}", "signature"] == \
+        "embedding-cosine|model:bag-of-words|dim:64|ref:fact, else context"
     assert rows.loc[CEILING, "signature"] == ""
 
 
@@ -136,6 +138,13 @@ def test_calibrated_rows_are_held_out_and_signed(tmp_path):
     assert list(board.values().columns)[-1] == "learned combination → Overall"
 
 
+def test_primary_only_computes_what_wide_shows(board):
+    full, store, dataset = board
+    quick = leaderboard(store, dataset.name, embedder=BagOfWords(), n_boot=N_BOOT, primary_only=True)
+    assert set(quick.cells["metric"]) == {"pearson"}
+    pd.testing.assert_frame_equal(quick.wide(), full.wide())
+
+
 def test_errors_name_the_dataset(store):
     with pytest.raises(geval.StoreError, match="dataset 'nope' is not in :memory:; load or score it first"):
         leaderboard(store, "nope")
@@ -159,7 +168,7 @@ def test_cli_leaderboard_and_report(tmp_path):
     done = run_cli("leaderboard", "topicalchat_usr_sample", "--store", store, "--baselines", "rouge-l,bleu,length",
                    "--bootstrap", "50", "--csv", str(tmp_path / "lb.csv"))
     assert done.returncode == 0, done.stderr
-    for label in (GEVAL_ROW, "ROUGE-L (vs fact)", "BLEU (vs fact)", "length", CEILING):
+    for label in (GEVAL_ROW, f"ROUGE-L {VS}", f"BLEU {VS}", "length", CEILING):
         assert label in done.stdout
     assert "signatures:" in done.stdout and "BLEU|nrefs:1" in done.stdout
     assert set(pd.read_csv(tmp_path / "lb.csv")["metric"]) == {"pearson", "spearman", "kendall"}
@@ -190,7 +199,7 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     at.toggle(key="agree_lb").set_value(True).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)
-    assert "ROUGE-L (vs fact)" in set(table["row"]) and "length" in set(table["row"])
+    assert f"ROUGE-L {VS}" in set(table["row"]) and "length" in set(table["row"])
     assert any(r.startswith("G-EVAL topicalchat-naturalness@") for r in table["row"])
     assert "Natural" in table.columns
 
@@ -203,7 +212,7 @@ def test_the_embedding_baseline_with_the_bundled_gguf_model(tmp_path):
     result = geval.compute_baselines(items, ["embedding"], dataset=dataset.name, layout="usr", store=store)[0]
     assert result.signature.startswith("embedding-cosine|model:qwen2.5-coder-1.5b-instruct-q4_k_m|"
                                        "weights:cc324af070c2|pool:mean|trunc:2048|llama-cpp-python:")
-    assert result.signature.endswith("|ref:fact")
+    assert result.signature.endswith("|ref:fact")  # the first 12 items all have a fact
     assert result.scores.between(-1, 1).all() and result.scores.nunique() > 1
     board = leaderboard(store, dataset.name, baselines=["rouge-l", "bleu", "length", "embedding"], n_boot=N_BOOT)
     cells = board.cells[(board.cells["row"] == "embedding-cosine (vs fact)") & (board.cells["metric"] == "pearson")]

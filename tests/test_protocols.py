@@ -294,3 +294,25 @@ def test_bootstrap_groups_draws_whole_groups_like_agreement():
     bootstrap_groups(lambda rows: sizes.append(len(rows)) or 0.0, groups, n_boot=20)
     assert set(sizes) == {30}  # ten groups of three drawn each time
     assert all(np.isnan(v) for v in bootstrap_groups(lambda rows: float("nan"), groups, n_boot=20))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_fast_item_level_path_equals_stats_agreement(seed):
+    from geval.stats import agreement
+
+    items, scores = usr_case(seed=seed)
+    scores.iloc[:4, 0] = np.nan
+    table = topicalchat_turn(scores, items, n_boot=300, seed=seed).query("aspect == 'naturalness'")
+    human = np.array([i.human_mean("Natural") for i in items])
+    expected = {r.metric: r for r in agreement(scores["naturalness"].to_numpy(), human, [i.group for i in items],
+                                               levels=("item",), n_boot=300, seed=seed)}
+    for _, row in table.iterrows():
+        want = expected[row["metric"]]
+        assert (row["value"], row["low"], row["high"], row["n"]) == pytest.approx(
+            (want.value, want.low, want.high, want.n), abs=1e-12)
+
+
+def test_a_subset_of_metrics():
+    items, scores = usr_case()
+    table = run_protocol("topicalchat-turn", scores, items, n_boot=50, metrics=("pearson",))
+    assert set(table["metric"]) == {"pearson"}
