@@ -212,6 +212,9 @@ def _snippet(text: str) -> str:
 
 def test_4_inspect_shows_the_largest_disagreement_first(page, server):
     goto_page(page, "Inspect")
+    # The item renders after the judgments are joined with the human scores (slow on a loaded machine).
+    page.locator('[data-testid="stMain"] h3').filter(has_text="Response").first.wait_for(timeout=120_000)
+    wait_idle(page, timeout=120_000)
     frame, items = _expected_disagreement(server["store"])
     assert len(frame) == SCORED
     top_gap = frame["gap"].iloc[0]
