@@ -26,6 +26,7 @@ from pathlib import Path
 
 from geval.errors import TemplateError, shown
 from geval.items import PLACEHOLDERS, Item
+from geval.textfile import read_utf8
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 STEPS = "steps"
@@ -165,17 +166,7 @@ def parse_template(text: str, source: str = "<text>") -> Template:
 def load_template(path: str | Path) -> Template:
     """Read and parse a template file."""
     path = Path(path)
-    try:
-        if not path.is_file():
-            raise TemplateError(f"{path}: no such template file")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise TemplateError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise TemplateError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_utf8(path, TemplateError, "no such template file")
     return parse_template(text, source=str(path))
 
 

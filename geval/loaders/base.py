@@ -13,6 +13,7 @@ from pathlib import Path
 
 from geval.errors import DatasetError
 from geval.items import Item, Turn
+from geval.textfile import read_utf8
 
 #: Python refuses to turn longer digit strings into an int; such a number is kept as its text.
 MAX_INT_DIGITS = 4000
@@ -75,19 +76,7 @@ def read_records(path: Path) -> tuple[object, list[int] | None]:
 
     Returns the data and, for CSV and JSON lines, the line number of each record.
     """
-    try:
-        if not path.exists():
-            raise DatasetError(f"{path}: no such file")
-        if path.is_dir():
-            raise DatasetError(f"{path}: is a folder; name a .json, .jsonl or .csv file")
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DatasetError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise DatasetError(f"{path}:{line}: not UTF-8 text (byte {exc.start}); re-save the file as UTF-8") from None
+    text = read_utf8(path, DatasetError, "no such file", encoding="utf-8-sig")
     if not text.strip():
         raise DatasetError(f"{path}: the file is empty")
     suffix = path.suffix.lower()
