@@ -15,7 +15,9 @@ Both contexts are first warmed with one prompt of the previous dialogue (not tim
 whole-dataset run where the instructions are already cached when a dialogue starts. Timed:
 R responses of the next dialogue. A SMALL subset by default (3 responses, 1 aspect) so it
 runs in a few minutes on 2 cores; --per-group 6 takes a whole dialogue, as in the dataset.
-Also printed: the multi-aspect form's time per aspect judgment (4 scores from one prompt).
+Also printed, per aspect judgment: the multi-aspect form (4 scores read from one prompt) and
+the shared layout (prompts/topicalchat-shared.txt: one prompt per aspect, instructions, dialogue
+and fact shared, the response and the aspect last), each warmed the same way.
 
     nice -n 10 python bench/embedded_naive.py [--per-group 3] [--samples 20]
 """
@@ -42,6 +44,18 @@ def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | Non
     return scores_from_samples(texts, aspects)[aspects[0].key].score, generated
 
 
+def per_aspect_seconds(judge, template, warm, timed) -> float:
+    """Seconds per aspect judgment of `template` on `timed`, after warming the context with `warm`."""
+    fresh_context(judge)
+    for prompt, aspects in template.calls(warm):
+        judge.judge(prompt, list(aspects))
+    started = time.perf_counter()
+    for item in timed:
+        for prompt, aspects in template.calls(item):
+            judge.judge(prompt, list(aspects))
+    return (time.perf_counter() - started) / len(timed) / len(template.aspects)
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--per-group", type=int, default=3)
@@ -56,7 +70,6 @@ if __name__ == "__main__":
     naive_llm = Llama(model_path=str(judge.path), n_ctx=loaded.llm.n_ctx(), n_threads=loaded.llm.n_threads,
                       n_batch=512, verbose=False)
     template = geval.resolve_template("topicalchat-naturalness")
-    multi = geval.resolve_template("topicalchat-multi")
     aspects = list(template.aspects)
     items = topicalchat(2, args.per_group)
     warm, timed = items[0], [item for item in items if item.group == items[-1].group]
@@ -79,22 +92,20 @@ if __name__ == "__main__":
         embedded_seconds += time.perf_counter() - started
     evaluated = loaded.evaluated_tokens - evaluated_before
 
-    fresh_context(judge)
-    judge.judge(multi.render(warm), list(multi.aspects))
-    started = time.perf_counter()
-    for item in timed:
-        judge.judge(multi.render(item), list(multi.aspects))
-    multi_seconds = time.perf_counter() - started
+    per_aspect = {name: per_aspect_seconds(judge, geval.resolve_template(name), warm, timed)
+                  for name in ("topicalchat-multi", "topicalchat-shared")}
     naive_llm.close()
 
     if any(s is None for s in embedded_scores):
         fail(f"the embedded judge left items unscored: {embedded_scores}")
     n = len(timed)
-    naive, embedded, per_aspect = naive_seconds / n, embedded_seconds / n, multi_seconds / n / len(multi.aspects)
+    naive, embedded = naive_seconds / n, embedded_seconds / n
     print(f"naive:    {naive:.2f} s per judgment ({generated / n:.0f} tokens generated per judgment), "
           f"scores {[None if s is None else round(s, 2) for s in naive_scores]}")
     print(f"embedded: {embedded:.3f} s per judgment ({evaluated / n:.0f} prompt tokens evaluated per judgment), "
           f"scores {[round(s, 2) for s in embedded_scores]}")
-    print(f"embedded, multi-aspect form: {per_aspect:.3f} s per aspect judgment (4 aspects per prompt)")
-    print(f"FIGURE a: naive / embedded time per judgment = {naive / embedded:.1f}x (target >= 10x); "
-          f"naive / multi-aspect form per aspect judgment = {naive / per_aspect:.1f}x; on {n} items")
+    for name, seconds in per_aspect.items():
+        print(f"embedded, {name}: {seconds:.3f} s per aspect judgment (4 aspects per item)")
+    print(f"FIGURE a: naive / embedded time per judgment = {naive / embedded:.1f}x (target >= 10x); per aspect "
+          f"judgment: naive / multi-aspect form = {naive / per_aspect['topicalchat-multi']:.1f}x, naive / shared "
+          f"layout = {naive / per_aspect['topicalchat-shared']:.1f}x; on {n} items")

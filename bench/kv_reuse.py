@@ -11,7 +11,10 @@ context, on the first D dialogues x R responses of USR Topical-Chat:
 3. the multi-aspect form (prompts/topicalchat-multi.txt): four scores read from one prompt,
    feeding "<Aspect>: " after each score. `rendered` counts the prompt once per aspect read
    (each read is a forward pass over the whole prompt), so the figure is also given against
-   the tokens of the prompt rendered once per item.
+   the tokens of the prompt rendered once per item;
+4. the shared layout (prompts/topicalchat-shared.txt): one prompt per aspect, the four
+   criteria first, then the dialogue, the fact and the response, the aspect asked last; an
+   item's four prompts differ only after the response, a dialogue's only from the response on.
 
 The first dialogue pays for the instructions; the second dialogue alone shows the steady
 state that a whole-dataset run (60 dialogues) approaches, and is printed too.
@@ -50,9 +53,8 @@ def run(judge, template_names: list[str], items) -> dict:
         for p in (progress, progress2):
             if p.failed or p.cached:
                 fail(f"{name}: {p.failed} failed, {p.cached} cached (expected fresh judgments)")
-        tokens = sum(len(model.chat_tokens(template.render(item))) for item in items)
-        once += tokens
-        last_once += sum(len(model.chat_tokens(template.render(item))) for item in last)
+        once += prompt_tokens(model, template, items)
+        last_once += prompt_tokens(model, template, last)
     seconds = time.perf_counter() - started
     store.close()
     evaluated = model.evaluated_tokens - start_eval
@@ -60,6 +62,11 @@ def run(judge, template_names: list[str], items) -> dict:
     return {"evaluated": evaluated, "rendered": rendered, "once": once, "seconds": seconds,
             "last_evaluated": last_eval, "last_rendered": last_rendered, "last_once": last_once,
             "judgments": len(items) * sum(len(geval.resolve_template(n).aspects) for n in template_names)}
+
+
+def prompt_tokens(model, template, items) -> int:
+    """Chat tokens of every prompt the items need, each counted once."""
+    return sum(len(model.chat_tokens(prompt)) for item in items for prompt, _ in template.calls(item))
 
 
 def show(label: str, r: dict) -> None:
@@ -86,6 +93,8 @@ if __name__ == "__main__":
     show("1 aspect (naturalness)            ", one)
     multi = run(judge, ["topicalchat-multi"], items)
     show("multi-aspect form (4 aspects)     ", multi)
+    shared = run(judge, ["topicalchat-shared"], items)
+    show("shared layout (4 aspects)         ", shared)
     four_text = ""
     if args.all_aspects:
         four = run(judge, ["topicalchat-naturalness", "topicalchat-coherence", "topicalchat-engagingness",
@@ -94,4 +103,5 @@ if __name__ == "__main__":
         four_text = f"{four['evaluated'] / four['rendered']:.3f} (4 single-aspect prompts), "
     print(f"FIGURE b: evaluated / rendered = {one['evaluated'] / one['rendered']:.3f} (1 aspect), {four_text}"
           f"{multi['evaluated'] / multi['rendered']:.3f} (multi-aspect form; "
-          f"{multi['evaluated'] / multi['once']:.3f} against each prompt counted once) — target <= 0.10")
+          f"{multi['evaluated'] / multi['once']:.3f} against each prompt counted once), "
+          f"{shared['evaluated'] / shared['rendered']:.3f} (shared layout, 4 aspects) — target <= 0.10")

@@ -4,9 +4,10 @@ In one process with one model: llama.cpp's prefill speed is timed on one long pr
 the length of two Topical-Chat prompts, evaluated from an empty context with `Llama.eval`),
 before and after the judge; the judge's speed is (prompt tokens it evaluated) / (wall time of
 its judgments, everything included: tokenizing, the forward passes, reading the logits) on
-D dialogues x R responses, one aspect, in dialogue order from an empty context.
+D dialogues x R responses in dialogue order from an empty context, with the shared layout
+(prompts/topicalchat-shared.txt, 4 aspects) or --template topicalchat-naturalness (1 aspect).
 
-    nice -n 10 python bench/prefill.py [--groups 2] [--per-group 6]
+    nice -n 10 python bench/prefill.py [--groups 2] [--per-group 6] [--template NAME]
 """
 
 from __future__ import annotations
@@ -31,15 +32,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--groups", type=int, default=2)
     parser.add_argument("--per-group", type=int, default=6)
+    parser.add_argument("--template", default="topicalchat-shared")
     args = parser.parse_args()
     header(f"prefill speed: judge on evaluated tokens vs llama.cpp on one long prompt "
-           f"({args.groups} dialogues x {args.per_group} responses, 1 aspect)")
+           f"({args.groups} dialogues x {args.per_group} responses, {args.template})")
     judge = embedded_judge()
-    template = geval.resolve_template("topicalchat-naturalness")
-    aspects = list(template.aspects)
+    template = geval.resolve_template(args.template)
     items = topicalchat(args.groups, args.per_group)
-    prompts = [template.render(item) for item in items]
-    long_tokens = judge.model.chat_tokens(prompts[0] + "\n\n" + prompts[-1])
+    calls = [call for item in items for call in template.calls(item)]
+    long_tokens = judge.model.chat_tokens(calls[0][0] + "\n\n" + calls[-1][0])
     if len(long_tokens) >= judge.model.llm.n_ctx():
         fail(f"the long prompt has {len(long_tokens)} tokens, more than the context")
 
@@ -47,8 +48,8 @@ if __name__ == "__main__":
     fresh_context(judge)
     start_eval = judge.model.evaluated_tokens
     started = time.perf_counter()
-    for prompt in prompts:
-        judge.judge(prompt, aspects)
+    for prompt, aspects in calls:
+        judge.judge(prompt, list(aspects))
     seconds = time.perf_counter() - started
     evaluated = judge.model.evaluated_tokens - start_eval
     after = raw_prefill(judge, long_tokens)
@@ -57,5 +58,5 @@ if __name__ == "__main__":
     raw = (before + after) / 2
     speed = evaluated / seconds
     print(f"llama.cpp prefill, {len(long_tokens)} tokens: {before:.1f} tok/s before, {after:.1f} tok/s after")
-    print(f"judge: {evaluated:,} tokens evaluated in {seconds:.1f}s for {len(prompts)} judgments = {speed:.1f} tok/s")
+    print(f"judge: {evaluated:,} tokens evaluated in {seconds:.1f}s for {len(calls)} judge calls = {speed:.1f} tok/s")
     print(f"FIGURE c: judge tok/s on evaluated tokens / llama.cpp prefill tok/s = {speed / raw:.2f} (target >= 0.8)")

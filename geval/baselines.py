@@ -39,6 +39,7 @@ import pandas as pd
 
 from geval.errors import GevalError
 from geval.items import Item
+from geval.loaders.usr import NO_FACT, NO_FACT_TEXT
 from geval.store import Store
 
 EMBED_TOKENS = 2048  # longer texts are cut to their first 2048 tokens before embedding
@@ -65,8 +66,9 @@ class BaselineScores:
 # --- references -------------------------------------------------------------------------------
 
 
-#: Groundings that stand for "none": USR Topical-Chat writes "_nofact" for 8 of its 60 contexts.
-NO_GROUNDING = {"_nofact"}
+#: Groundings that stand for "none": USR Topical-Chat writes "_nofact" for 8 of its 60 contexts
+#: (the USR loader reads it as NO_FACT_TEXT).
+NO_GROUNDING = {NO_FACT, NO_FACT_TEXT.lower()}
 
 
 def grounding_of(item: Item) -> str:

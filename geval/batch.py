@@ -104,22 +104,27 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
         for item in _by_group(items):
             base = _base(item, template, sig_text, sig_json, progress.run_id)
             try:
-                prompt = template.render(item, steps)
+                calls = template.calls(item, steps)
             except TemplateError as exc:
                 _fail(store, base, aspects, str(exc), progress, lock)
                 continue
-            key = cache_key(judge.settings, prompt, aspects)
-            with store.lock:
-                cached = store.cached_call(key)
-            if cached is not None:
-                store.save_judgments(_rows(base, key, cached))
+            answered = 0
+            for prompt, call_aspects in calls:
+                key = cache_key(judge.settings, prompt, call_aspects)
+                with store.lock:
+                    cached = store.cached_call(key)
+                if cached is not None:
+                    store.save_judgments(_rows(base, key, cached))
+                    answered += 1
+                    continue
+                waiting.append((item.id, key))
+                if key not in requests:
+                    body = judge.batch_body(prompt, list(call_aspects))
+                    requests[key] = json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
+                                               ensure_ascii=False)
+            if answered == len(calls):
                 progress.cached += 1
                 progress.done += 1
-                continue
-            waiting.append((item.id, key))
-            if key not in requests:
-                line = {"custom_id": key, "method": "POST", "url": ENDPOINT, "body": judge.batch_body(prompt, aspects)}
-                requests[key] = json.dumps(line, ensure_ascii=False)
         plan.cached, plan.failed = progress.cached, progress.failed
         keys = list(requests)
         where = {}  # cache key -> index of its file
@@ -200,21 +205,21 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
         raise JudgeError(f"batch {batch_id} was written for judge settings {settings}, not {judge.settings}; "
                          "use the judge the batch was made with")
     template = _template(store, run["template"])
-    aspects = list(template.aspects)
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     if template.needs_generated_steps and steps is None:
         raise StoreError(f"the evaluation steps of {template.label} are missing from {store.path}")
-    wanted: dict[str, list] = {}  # key -> [(item, prompt)]
+    wanted: dict[str, list] = {}  # key -> [(item, prompt, aspects asked)]
     ids = set(entry["items"])
     items = [item for item in (store.items(run["dataset"]) if items is None else items) if item.id in ids]
     if len({item.id for item in items}) < len(ids):
         raise StoreError(f"{len(ids) - len({item.id for item in items})} of the {len(ids)} items of batch {batch_id} "
                          f"are not in {store.path}; store dataset {run['dataset']} first, or pass its items")
     for item in items:
-        prompt = template.render(item, steps)
-        wanted.setdefault(cache_key(judge.settings, prompt, aspects), []).append((item, prompt))
+        for prompt, call_aspects in template.calls(item, steps):
+            wanted.setdefault(cache_key(judge.settings, prompt, call_aspects), []).append((item, prompt, call_aspects))
     path = Path(output) if output else _download(judge, batch_id, entry, folder)
-    progress = Progress(total=len(items), signature=run["signature"], run_id=int(run["id"]))
+    # one unit of progress per (item, request): an item of a per-aspect template makes several requests
+    progress = Progress(total=sum(map(len, wanted.values())), signature=run["signature"], run_id=int(run["id"]))
     sig_json = json.loads(run["signature_json"])
     lock = threading.Lock()
     seen = set()
@@ -233,16 +238,17 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
                 progress.done += len(wanted[key])
                 progress.cached += len(wanted[key])
                 continue
+            prompt, call_aspects = wanted[key][0][1:]
             try:
-                judgment = _judgment(judge, record, aspects)
+                judgment = _judgment(judge, record, list(call_aspects))
             except JudgmentFailed as exc:
-                for item, _ in wanted[key]:
-                    _fail(store, _base(item, template, run["signature"], sig_json, progress.run_id), aspects,
+                for item, _, _ in wanted[key]:
+                    _fail(store, _base(item, template, run["signature"], sig_json, progress.run_id), call_aspects,
                           f"item {item.id}: {exc}", progress, lock)
                 continue
-            rows = [row for item, _ in wanted[key]
+            rows = [row for item, _, _ in wanted[key]
                     for row in _rows(_base(item, template, run["signature"], sig_json, progress.run_id), key, judgment)]
-            store.save_call(key, judge.settings, wanted[key][0][1], [a.key for a in aspects], judgment, 0.0, rows)
+            store.save_call(key, judge.settings, prompt, [a.key for a in call_aspects], judgment, 0.0, rows)
             progress.done += len(wanted[key])
             progress.prompt_tokens += judgment.prompt_tokens
             progress.completion_tokens += judgment.completion_tokens

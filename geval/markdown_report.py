@@ -22,7 +22,8 @@ import pandas as pd
 from geval.annotators import annotator_agreement
 from geval.baselines import METRICS as BASELINES
 from geval.baselines import Embedder
-from geval.compare import scored_combos
+from geval.compare import compare_combos, mapped_humans, scored_combos
+from geval.errors import StoreError
 from geval.leaderboard import CEILING, Leaderboard, leaderboard, markdown_table
 from geval.protocols import AVERAGE, MEAN_OF_ASPECTS, get_protocol
 from geval.store import Store
@@ -126,6 +127,7 @@ def markdown_report(store: Store, dataset: str, out: str | Path = "reports", com
     if board.skipped:
         lines += ["Left out:", "", *[f"- {s}" for s in board.skipped], ""]
     lines += _goals(board, protocols)
+    lines += _comparisons(store, dataset, n_boot)
     lines += _all_metrics(board)
     lines += ["## People: how much the annotators agree", "",
               "Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
@@ -183,6 +185,38 @@ def _goals(board: Leaderboard, protocols: list[str]) -> list[str]:
                          f"the reference .36; mean vs Overall {m:.3f} is {_versus(m, 0.55)} the goal .55 and "
                          f"{_versus(m, 0.43)} the reference .43.")
     return lines + [""]
+
+
+def _comparisons(store: Store, dataset: str, n_boot: int) -> list[str]:
+    """Per human aspect scored by several templates or judges: each against the first one scored,
+    on the items both scored (paired bootstrap over groups, and Williams' test)."""
+    combos = scored_combos(store, dataset).sort_values("last", ignore_index=True)  # oldest first: the reference
+    by_human: dict[str, list] = {}
+    for _, combo in combos.iterrows():
+        for human in mapped_humans(store, dataset, combo["template_version"], combo["signature"]):
+            by_human.setdefault(human, []).append(combo)
+    rows = []
+    for human, scored in by_human.items():
+        reference = scored[0]
+        for other in scored[1:]:
+            a, b = (reference["template_version"], reference["signature"]), (other["template_version"], other["signature"])
+            try:
+                c = compare_combos(store, dataset, a, b, human, n_boot=n_boot)
+            except StoreError as exc:
+                rows.append(f"| {human} | {reference['label']} | {other['label']} | {exc} ||||||")
+                continue
+            rows.append(f"| {human} | {reference['label']} | {other['label']} | {_fmt(c.a)} | {_fmt(c.b)} | "
+                        f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}] | {_fmt(c.p_bootstrap)} | "
+                        f"{_fmt(c.williams_p)} | {c.n_items} / {c.n_groups} |")
+    if not rows:
+        return []
+    return ["## Template comparisons", "",
+            "Each template (or judge) against the first one scored on the same human aspect, on the items both "
+            "scored: Pearson of A and of B with the people's mean, B − A with its paired-bootstrap 95% interval "
+            f"over groups ({n_boot} resamples) and two-sided p-value, and Williams' test for dependent "
+            "correlations (it treats items as independent, so trust the bootstrap where items share a group).", "",
+            "| human | A | B | r(A) | r(B) | B − A [95% CI] | p (bootstrap) | p (Williams) | items / groups |",
+            "|---|---|---|---|---|---|---|---|---|", *rows, ""]
 
 
 def _versus(value: float, target: float) -> str:

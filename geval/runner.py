@@ -184,12 +184,12 @@ def score_items(
             if stop is not None and stop.is_set():
                 progress.stopped, status = True, "stopped"
                 break
-            call = _prepare(store, item, template, judge, aspects, steps, common, progress, lock, cached_rows)
-            if call is None:  # served from the cache, or could not be rendered
+            pending = _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows)
+            if pending is None:  # served from the cache, or could not be rendered
                 if on_progress:
                     on_progress(progress)
                 continue
-            pool.submit(lambda call=call: _call(store, judge, aspects, call, limiter, stop, progress, lock))
+            pool.submit(lambda pending=pending: _call(store, judge, pending, limiter, stop, progress, lock))
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
@@ -246,11 +246,10 @@ class _Calls:
 
 @dataclass
 class _Pending:
-    """A rendered prompt that is not in the cache: what a worker needs to make the call."""
+    """An item's judge calls that are not in the cache: what a worker needs to make them."""
 
     item: Item
-    prompt: str
-    key: str
+    calls: list[tuple[str, str, tuple]]  # (prompt, cache key, aspects asked)
     base: dict
 
 
@@ -275,48 +274,59 @@ class _RowBuffer:
             self.rows = []
 
 
-def _prepare(store, item, template, judge, aspects, steps, common, progress, lock, cached_rows) -> _Pending | None:
-    """Render `item`; store it from the cache or as failed, or return the call to make."""
+def _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows) -> _Pending | None:
+    """Render `item`; store what the cache holds (or the failure), and return the calls left to make."""
     base = {"item_id": item.id, "dataset": item.dataset, **common}
     try:
-        prompt = template.render(item, steps)
+        calls = template.calls(item, steps)
     except TemplateError as exc:
-        _fail(store, base, aspects, str(exc), progress, lock)
+        _fail(store, base, template.aspects, str(exc), progress, lock)
         return None
-    key = cache_key(judge.settings, prompt, aspects)
-    with store.lock:  # the connection is shared with the workers writing their results
-        judgment = store.cached_call(key)
-    if judgment is None:
-        return _Pending(item, prompt, key, base)
-    cached_rows.add(_rows(base, key, judgment))
+    missing, unscored = [], 0
+    for prompt, aspects in calls:
+        key = cache_key(judge.settings, prompt, aspects)
+        with store.lock:  # the connection is shared with the workers writing their results
+            judgment = store.cached_call(key)
+        if judgment is None:
+            missing.append((prompt, key, aspects))
+            continue
+        cached_rows.add(_rows(base, key, judgment))
+        unscored += sum(s.score is None for s in judgment.scores.values())
     with lock:
-        progress.cached += 1
-        progress.done += 1
-        progress.unscored += sum(s.score is None for s in judgment.scores.values())
-    return None
+        progress.unscored += unscored
+        if not missing:
+            progress.cached += 1
+            progress.done += 1
+    return _Pending(item, missing, base) if missing else None
 
 
-def _call(store, judge, aspects, call: _Pending, limiter, stop, progress, lock) -> bool:
-    """Make one judge call and store its result; False if `stop` came while waiting for the rate limit."""
-    estimate = _token_estimate(judge, call.prompt, aspects)
-    if limiter is not None and not limiter.acquire(estimate, stop):
-        return False
-    started = time.time()
-    try:
-        judgment = judge.judge(call.prompt, aspects)
-    except JudgmentFailed as exc:
-        _fail(store, call.base, aspects, f"item {call.item.id}: {exc}", progress, lock)
-        return True
-    if limiter is not None:
-        limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
-    store.save_call(call.key, judge.settings, call.prompt, [a.key for a in aspects], judgment,
-                    time.time() - started, _rows(call.base, call.key, judgment))
+def _call(store, judge, pending: _Pending, limiter, stop, progress, lock) -> bool:
+    """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
+    failures = []
+    for prompt, key, aspects in pending.calls:
+        estimate = _token_estimate(judge, prompt, aspects)
+        if limiter is not None and not limiter.acquire(estimate, stop):
+            return False
+        started = time.time()
+        try:
+            judgment = judge.judge(prompt, list(aspects))
+        except JudgmentFailed as exc:
+            failures.append(f"item {pending.item.id}: {exc}")
+            _store_failed(store, pending.base, aspects, failures[-1])
+            continue
+        if limiter is not None:
+            limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
+        store.save_call(key, judge.settings, prompt, [a.key for a in aspects], judgment,
+                        time.time() - started, _rows(pending.base, key, judgment))
+        with lock:
+            progress.prompt_tokens += judgment.prompt_tokens
+            progress.completion_tokens += judgment.completion_tokens
+            progress.cost += judgment.cost
+            progress.unscored += sum(s.score is None for s in judgment.scores.values())
     with lock:
-        progress.prompt_tokens += judgment.prompt_tokens
-        progress.completion_tokens += judgment.completion_tokens
-        progress.cost += judgment.cost
         progress.done += 1
-        progress.unscored += sum(s.score is None for s in judgment.scores.values())
+        progress.failed += bool(failures)
+        progress.errors.extend(failures)
     return True
 
 
@@ -347,24 +357,24 @@ class Plan:
 def plan_run(store: Store, items: list[Item], template: Template, judge: Judge) -> Plan:
     """Count cached items and estimate the work left, without calling the judge."""
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
-    aspects = list(template.aspects)
+    known_steps = steps is not None or not template.needs_generated_steps
     prices = getattr(judge, "prices", (0.0, 0.0))
-    cached = calls = tokens = 0
+    cached = calls = tokens = answer_tokens = 0
     failing = []
     for item in items:
         try:
-            prompt = template.render(item, steps or "(evaluation steps, generated before the run)")
+            item_calls = template.calls(item, steps or "(evaluation steps, generated before the run)")
         except TemplateError as exc:
             failing.append(str(exc))
             continue
-        if steps is not None or not template.needs_generated_steps:
-            if store.cached_call(cache_key(judge.settings, prompt, aspects)) is not None:
-                cached += 1
-                continue
-        calls += 1
-        tokens += len(prompt) // 4
+        missing = [(prompt, aspects) for prompt, aspects in item_calls
+                   if not known_steps or store.cached_call(cache_key(judge.settings, prompt, aspects)) is None]
+        cached += not missing
+        calls += len(missing)
+        tokens += sum(len(prompt) // 4 for prompt, _ in missing)
+        answer_tokens += sum(5 * len(aspects) for _, aspects in missing)
     n = getattr(judge, "n", 1) if judge.settings.get("n") else 1
-    cost = (tokens * n * prices[0] + calls * n * 5 * len(aspects) * prices[1]) / 1e6
+    cost = (tokens * n * prices[0] + answer_tokens * n * prices[1]) / 1e6
     return Plan(len(items), cached, calls, tokens, cost, failing)
 
 
@@ -380,6 +390,16 @@ def _rows(base: dict, key: str, judgment: Judgment) -> list[dict]:
 
 def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress,
           lock: threading.Lock | None = None) -> None:
+    """Store an item's `aspects` as failed with `reason`, and count the item done and failed."""
+    _store_failed(store, base, aspects, reason)
+    with lock or threading.Lock():
+        progress.done += 1
+        progress.failed += 1
+        progress.errors.append(reason)
+
+
+def _store_failed(store: Store, base: dict, aspects, reason: str) -> None:
+    """Failed judgment rows: no call, so the next run asks for them again."""
     now = time.time()
     store.save_judgments([
         {**base, "id": judgment_id(base["item_id"], base["template_version"], base["signature"], a.key),
@@ -387,10 +407,6 @@ def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress,
          "reason": reason, "created": now}
         for a in aspects
     ])
-    with lock or threading.Lock():
-        progress.done += 1
-        progress.failed += 1
-        progress.errors.append(reason)
 
 
 def _by_group(items: Iterable[Item]) -> list[Item]:

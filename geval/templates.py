@@ -12,6 +12,11 @@
     +++
     ...body with {{context}}, {{fact}}, {{response}}, {{steps}}...
 
+A body that names {{aspect}} (in its form, at the end) is sent once per aspect, the aspect's
+name filled in: the judge reads one score per prompt, and the prompts of one item differ only
+after the response, so a judge that reuses a shared prefix evaluates the rest once. Without
+{{aspect}}, one prompt asks for every aspect in a form.
+
 A template's version is the hash of its whole text.
 """
 
@@ -30,7 +35,12 @@ from geval.textfile import read_utf8
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 STEPS = "steps"
-KNOWN = {**PLACEHOLDERS, STEPS: "the evaluation steps: written in the header, or generated (steps = \"auto\")"}
+ASPECT = "aspect"
+KNOWN = {
+    **PLACEHOLDERS,
+    STEPS: "the evaluation steps: written in the header, or generated (steps = \"auto\")",
+    ASPECT: "the name of the aspect asked: the prompt is then sent once per aspect",
+}
 OPTIONAL = {"context", "dialogue", STEPS}  # may render empty (a first turn has no context)
 HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset"}
 
@@ -89,6 +99,11 @@ class Template:
         """The placeholders the body uses, in order of first use."""
         return list(dict.fromkeys(m.group(1).lower() for m in PLACEHOLDER.finditer(self.body)))
 
+    @property
+    def per_aspect(self) -> bool:
+        """True when the body names {{aspect}}: one prompt (and judge call) per aspect."""
+        return ASPECT in self.placeholders
+
     def aspect(self, name: str) -> Aspect:
         """The aspect called `name` (any case)."""
         for aspect in self.aspects:
@@ -96,9 +111,19 @@ class Template:
                 return aspect
         raise TemplateError(f"{self.source}: no aspect '{name}'; it has {', '.join(a.name for a in self.aspects)}")
 
-    def render(self, item: Item, steps: str | None = None) -> str:
-        """The prompt for `item`. Raises TemplateError naming the item if a value is missing."""
+    def calls(self, item: Item, steps: str | None = None) -> list[tuple[str, tuple[Aspect, ...]]]:
+        """The judge calls `item` needs: (prompt, aspects it asks for), in form order."""
+        if self.per_aspect:
+            return [(self.render(item, steps, aspect), (aspect,)) for aspect in self.aspects]
+        return [(self.render(item, steps), self.aspects)]
+
+    def render(self, item: Item, steps: str | None = None, aspect: Aspect | None = None) -> str:
+        """The prompt for `item` (asking for `aspect`, default the first, if the body names {{aspect}}).
+
+        Raises TemplateError naming the item if a value is missing.
+        """
         values = item.fields()
+        values[ASPECT] = (aspect or self.aspects[0]).name
         if STEPS in self.placeholders:
             if self.needs_generated_steps:
                 if not steps:

@@ -4,6 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
+from geval.templates import KNOWN as PLACEHOLDER_HELP
 from studio import state
 
 state.frame()
@@ -43,8 +44,7 @@ with left:
         st.error(str(exc))
     with st.expander("Placeholders you can use"):
         st.table(pd.DataFrame(
-            [{"placeholder": "{{" + k + "}}", "meaning": v} for k, v in {**geval.PLACEHOLDERS,
-             "steps": "the evaluation steps: written in the header (steps = \"...\") or generated (steps = \"auto\")"}.items()]
+            [{"placeholder": "{{" + k + "}}", "meaning": v} for k, v in PLACEHOLDER_HELP.items()]
         ))
 
 with right:
@@ -70,8 +70,14 @@ with right:
             else:
                 st.warning("This template generates its evaluation steps (steps = \"auto\"): press the button, "
                            "or they are generated when scoring starts.")
+        aspect = None
+        if template.per_aspect:
+            names = [a.name for a in template.aspects]
+            aspect = template.aspect(st.selectbox(
+                f"Aspect: this template is sent once per aspect ({len(names)} prompts per item)", names,
+                key="prompts_aspect"))
         try:
-            st.code(template.render(items[position], steps or "(the generated evaluation steps go here)"),
+            st.code(template.render(items[position], steps or "(the generated evaluation steps go here)", aspect),
                     language=None, wrap_lines=True)
         except geval.TemplateError as exc:
             st.error(str(exc))

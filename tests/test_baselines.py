@@ -23,6 +23,7 @@ from geval.baselines import (
     rouge_l,
 )
 from geval.items import Turn, make_item
+from geval.loaders.usr import NO_FACT_TEXT
 
 
 class BagOfWords(Embedder):
@@ -109,10 +110,10 @@ def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(st
     assert "no human reference response" in by_name["bleu"].note and "'_nofact'" in by_name["bleu"].note
     first = dataset.items[0]
     assert by_name["rouge-l"].scores[first.id] == pytest.approx(rouge_l([first.response], [first.grounding])[0])
-    nofact = next(i for i in dataset.items if i.grounding.strip() == "_nofact")  # 2 of the sample's 10 contexts
+    nofact = next(i for i in dataset.items if i.grounding == NO_FACT_TEXT)  # 2 of the sample's 10 contexts
     assert by_name["rouge-l"].scores[nofact.id] == pytest.approx(
         rouge_l([nofact.response], [nofact.fields()["context"]])[0])
-    references = {i.grounding if i.grounding.strip() != "_nofact" else i.fields()["context"] for i in dataset.items}
+    references = {i.grounding if i.grounding != NO_FACT_TEXT else i.fields()["context"] for i in dataset.items}
     assert len(embedder.seen) == len({i.response for i in dataset.items} | references)
     again = BagOfWords()
     cached = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=again)

@@ -283,3 +283,21 @@ def test_the_api_key_is_not_written_anywhere(store, stub, tmp_path):
     assert KEY not in plan.files[0].path.read_text()
     assert KEY not in json.dumps(store.runs().to_dict())
     assert not os.environ.get("OPENAI_API_KEY") or os.environ["OPENAI_API_KEY"] not in plan.files[0].path.read_text()
+
+
+def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_path):
+    stub.configure("logprobs", distribution={1: 0.2, 2: 0.3, 3: 0.5})
+    per_aspect = make_template(name="test-per-aspect", aspects=(("Naturalness", 1, 3), ("Coherence", 1, 3)),
+                               body="Response:\n{{response}}\n\n- {{aspect}}:")
+    items = keep(store, make_items(3))
+    judge = make(stub)
+    plan = batch.write_batch(store, items, per_aspect, judge, "synthetic", tmp_path)
+    written = lines(plan.files[0].path)
+    assert [w["custom_id"] for w in written] == [cache_key(judge.settings, prompt, aspects)
+                                                for item in items for prompt, aspects in per_aspect.calls(item)]
+    [batch_id] = batch.submit_batch(store, judge, plan)
+    batch.wait_batch(judge, batch_id, interval=0.01)
+    progress = batch.import_batch(store, judge, batch_id)
+    assert (progress.total, progress.done, progress.failed) == (6, 6, 0)
+    assert len(rows(store)) == 6 and {r[2] for r in rows(store)} == {"ok"}
+    assert geval.score_items(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0

@@ -233,3 +233,24 @@ def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, colum
     assert list(dict.fromkeys(board.cells["protocol"])) == protocols
     assert column in board.values().columns
     assert math.isfinite(board.values().loc["length", column])
+
+
+def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path):
+    from geval.compare import compare_combos, scored_combos
+    from geval.markdown_report import markdown_report
+
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-shared",))
+    path = markdown_report(store, dataset.name, tmp_path / "out", command="test", baselines=("length",),
+                           n_boot=N_BOOT, figures=False, ceiling=False)
+    section = path.read_text().split("## Template comparisons")[1].split("\n## ")[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [row.split(" | ")[0] for row in rows] == ["| Natural", "| Maintains Context", "| Engaging",
+                                                     "| Uses Knowledge"]
+    combos = scored_combos(store, dataset.name)
+    combos = combos.set_index(combos["template"].str.split("@").str[0])
+    one, shared = combos.loc["topicalchat-naturalness"], combos.loc["topicalchat-shared"]
+    expected = compare_combos(store, dataset.name, (one["template_version"], one["signature"]),
+                              (shared["template_version"], shared["signature"]), "Natural", n_boot=N_BOOT)
+    assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
+    assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
+    store.close()

@@ -57,6 +57,14 @@ def test_topical_chat_items_hold_six_responses_per_context_with_three_annotators
                                        "Uses Knowledge", "Overall"}
 
 
+def test_topical_chat_turns_without_a_fact_say_so_in_words(tc_dataset):
+    from geval.loaders.usr import NO_FACT_TEXT
+
+    groundings = [item.grounding for item in tc_dataset.items]
+    assert groundings.count(NO_FACT_TEXT) == 8 * 6  # 8 contexts marked "_nofact" in the file, 6 responses each
+    assert not any("_nofact" in g for g in groundings)
+
+
 def test_fed_skips_free_text_scores_and_counts_them(shared_file):
     path = shared_file("fed_data.json")
     dataset = _load(path)

@@ -13,6 +13,18 @@ def test_preview_renders_the_template_on_a_real_item(monkeypatch, tmp_path):
     assert "Conversation History:" in preview and "{{context}}" not in preview
 
 
+def test_a_per_aspect_template_previews_the_aspect_chosen(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.selectbox(key="prompts_open").set_value("topicalchat-shared").run()
+    assert not at.exception
+    assert at.code[0].value.endswith("- Naturalness:")
+    at.selectbox(key="prompts_aspect").set_value("Groundedness").run()
+    assert at.code[0].value.endswith(
+        "Rate the response on Groundedness only, according to its criteria above.\n\n"
+        "Evaluation Form (scores ONLY):\n\n- Groundedness:")
+    assert any("{{aspect}}" in row for row in at.table[0].value["placeholder"])
+
+
 def test_an_unknown_placeholder_is_an_inline_error(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     editor = at.text_area(key="template_text")

@@ -151,3 +151,25 @@ def test_diff_templates_shows_both_labels_and_the_change():
     assert f"--- {old.label}" in diff and f"+++ {new.label}" in diff
     assert '-task = "Rate the response."' in diff and '+task = "Rate the reply."' in diff
     assert geval.diff_templates(old, old) == ""
+
+
+PER_ASPECT = make_template(
+    aspects=(("Naturalness", 1, 3), ("Groundedness", 0, 1)),
+    body="Criteria for both.\n\nResponse:\n{{response}}\n\nRate {{aspect}} only.\n- {{aspect}}:",
+)
+
+
+def test_a_body_naming_aspect_makes_one_call_per_aspect_that_differ_only_at_the_end():
+    calls = PER_ASPECT.calls(FULL_ITEM)
+    assert PER_ASPECT.per_aspect
+    assert [(prompt, [a.name for a in aspects]) for prompt, aspects in calls] == [
+        ("Criteria for both.\n\nResponse:\na reply\n\nRate Naturalness only.\n- Naturalness:", ["Naturalness"]),
+        ("Criteria for both.\n\nResponse:\na reply\n\nRate Groundedness only.\n- Groundedness:", ["Groundedness"]),
+    ]
+    assert PER_ASPECT.render(FULL_ITEM) == calls[0][0]  # a preview shows the first aspect
+
+
+def test_a_form_template_makes_one_call_with_every_aspect():
+    form = make_template(aspects=(("Naturalness", 1, 3), ("Coherence", 1, 5)))
+    [(prompt, aspects)] = form.calls(FULL_ITEM)
+    assert not form.per_aspect and prompt == form.render(FULL_ITEM) and aspects == form.aspects

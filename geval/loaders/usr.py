@@ -11,6 +11,8 @@ from geval.loaders.base import first_record_has, alternating_turns, numeric_scor
 
 NAME = "usr"
 NOT_ASPECTS = {"response", "model"}
+#: Topical-Chat's marker for a turn written without a knowledge snippet, and what the judge reads instead.
+NO_FACT, NO_FACT_TEXT = "_nofact", "(none: this turn was written without a fact)"
 
 
 def detect(data: object) -> bool:
@@ -27,6 +29,7 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
         where = f"record {index}"
         turns = alternating_turns(text_field(path, record, "context", where).split("\n"), "A", "B")
         fact = text_field(path, record, "fact", where).strip()
+        fact = NO_FACT_TEXT if fact == NO_FACT else fact
         responses = record["responses"]
         if not isinstance(responses, list):
             raise DatasetError(f"{path}: {where} field 'responses' should be a list")
