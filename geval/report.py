@@ -26,6 +26,7 @@ from geval.version import __version__
 WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
 SNIPPET = 120  # characters of the response shown when hovering a point
 JITTER = 0.02  # of each axis' range, so that tied scores do not hide each other
+BINS = np.arange(21) / 20  # the histograms' 20 bins of 0.05 (edges as typed: 19 / 20 == 0.95); [0.95, 1] holds 1
 
 
 # --- tables ---------------------------------------------------------------------------------
@@ -117,39 +118,46 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
     return figure
 
 
+def _histogram(series: Mapping[str, pd.Series], title: str, x_title: str, **layout):
+    """Bars of the counts of each named series in the bins of BINS, on the common 0-1 scale.
+
+    Binned here, so the browser gets 20 counts per series whatever the number of items.
+    """
+    import plotly.graph_objects as go
+
+    edges = np.column_stack([BINS[:-1], BINS[1:]])
+    figure = go.Figure([
+        go.Bar(x=edges.mean(axis=1), y=np.histogram(values.to_numpy(dtype=float), bins=BINS)[0], name=name,
+               customdata=edges, hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items")
+        for name, values in series.items()
+    ])
+    figure.update_layout(title=title, xaxis={"range": [0, 1], "title": x_title}, yaxis_title="items",
+                         margin={"t": 50}, **layout)
+    return figure
+
+
 def abs_diff_histogram(frame: pd.DataFrame, aspect: str, human: str | None = None):
     """Histogram of |judge - human| with both on a common 0-1 scale (judge by its template
     scale, human by the range observed in the dataset): 0 = agree, 1 = opposite ends."""
-    import plotly.express as px
-
     rows = _aspect_rows(frame, aspect, human).dropna(subset=["disagreement"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
-    figure = px.histogram(rows, x="disagreement", labels={"disagreement": "|judge − human| on a common 0–1 scale"},
-                          title=f"{name}: absolute difference, {len(rows)} items"
-                                + (f", median {rows['disagreement'].median():.2f}" if len(rows) else ""))
-    figure.update_traces(xbins={"start": 0, "end": 1.0001, "size": 0.05})
-    figure.update_layout(xaxis_range=[0, 1], yaxis_title="items", bargap=0.05, margin={"t": 50})
-    return figure
+    median = f", median {rows['disagreement'].median():.2f}" if len(rows) else ""
+    return _histogram({"|judge − human|": rows["disagreement"]},
+                      f"{name}: absolute difference, {len(rows)} items{median}",
+                      "|judge − human| on a common 0–1 scale", bargap=0.05)
 
 
 def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = None):
     """Histograms of the judge's and the people's scores, overlaid, on the common 0-1 scale."""
-    import plotly.express as px
-
     rows = _aspect_rows(frame, aspect, human).dropna(subset=["judge_01", "human_01"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     human_name = human or (rows["human"].iloc[0] if len(rows) else "human")
-    long = pd.concat([
-        pd.DataFrame({"value": rows["judge_01"], "who": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})"}),
-        pd.DataFrame({"value": rows["human_01"],
-                      "who": f"human: {human_name} (mean, {_scale(rows, 'human_min', 'human_max')})"}),
-    ], ignore_index=True)
-    figure = px.histogram(long, x="value", color="who", barmode="overlay", opacity=0.6,
-                          labels={"value": "score on a common 0–1 scale", "who": ""},
-                          title=f"{name}: score distributions, {len(rows)} items")
-    figure.update_traces(xbins={"start": 0, "end": 1.0001, "size": 0.05})
-    figure.update_layout(xaxis_range=[0, 1], yaxis_title="items", legend={"orientation": "h", "y": -0.25},
-                         margin={"t": 50})
+    figure = _histogram({
+        f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})": rows["judge_01"],
+        f"human: {human_name} (mean, {_scale(rows, 'human_min', 'human_max')})": rows["human_01"],
+    }, f"{name}: score distributions, {len(rows)} items", "score on a common 0–1 scale", barmode="overlay",
+        bargap=0, legend={"orientation": "h", "y": -0.25})
+    figure.update_traces(marker_opacity=0.6)
     return figure
 
 

@@ -3,6 +3,11 @@ sample scored by the scripted judge (see tests/test_page_inspect.py for the setu
 
 from __future__ import annotations
 
+import base64
+import json
+
+import numpy as np
+
 import geval
 from tests.test_page_inspect import scored_app
 
@@ -30,6 +35,35 @@ def test_the_table_has_pearson_rows_at_every_level(monkeypatch, tmp_path):
     assert len(at.get("plotly_chart")) == 4  # bars, scatter, |difference|, distributions
     assert len(at.get("download_button")) == 2  # CSV and HTML report
     assert any("Score the dataset with a second template version" in i.value for i in at.info)
+
+
+def _traces(chart) -> list[dict]:
+    """The plotly traces a chart element sends to the browser."""
+    return json.loads(chart.proto.spec)["data"]
+
+
+def _array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or typed-array bytes {"dtype": ..., "bdata": base64}."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)
+
+
+def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_path):
+    """What keeps the page buildable at 100,000 judgments (bench/agreement_page.py): above WEBGL_ABOVE
+    points the scatter is a WebGL trace, and the histograms send 20 binned counts, not one value per item."""
+    monkeypatch.setattr("geval.report.WEBGL_ABOVE", 5)
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    _, scatter, absdiff, distributions = at.get("plotly_chart")
+    assert {t["type"] for t in _traces(scatter)} == {"scattergl"}
+    assert sum(len(t["customdata"]) for t in _traces(scatter)) == 12
+    for chart, traces in ((absdiff, 1), (distributions, 2)):
+        bars = _traces(chart)
+        assert [t["type"] for t in bars] == ["bar"] * traces
+        assert [len(_array(t["y"])) for t in bars] == [20] * traces
+        assert [int(_array(t["y"]).sum()) for t in bars] == [12] * traces
 
 
 def test_levels_and_combos_can_be_narrowed(monkeypatch, tmp_path):

@@ -99,12 +99,34 @@ def test_the_histograms_use_the_common_scale(scored):
     store, _, pair = scored
     frame = geval.disagreements(store, "synthetic", *pair)
     histogram = geval.abs_diff_histogram(frame, "Naturalness", "Natural")
-    values = np.asarray(histogram.data[0].x, dtype=float)
-    assert len(values) == 12 and ((0 <= values) & (values <= 1)).all()
+    centres = np.asarray(histogram.data[0].x, dtype=float)
+    assert sum(histogram.data[0].y) == 12 and ((0 <= centres) & (centres <= 1)).all()
     assert tuple(histogram.layout.xaxis.range) == (0, 1)
     overlaid = geval.distribution_figure(frame, "naturalness", "Natural")
     assert [t.name.split(":")[0] for t in overlaid.data] == ["judge", "human"]
     assert overlaid.layout.barmode == "overlay"
+
+
+def _disagreement_frame(values: list[float]) -> pd.DataFrame:
+    """A frame of `disagreements` with one judgment per value (as |difference|, judge and human on 0-1)."""
+    return pd.DataFrame({"aspect": "naturalness", "aspect_name": "Naturalness", "human": "Natural",
+                         "disagreement": values, "judge_01": values, "human_01": values, "scale_min": 1.0,
+                         "scale_max": 3.0, "human_min": 1.0, "human_max": 3.0})
+
+
+@pytest.mark.parametrize("values, counts", [
+    ([0.0, 0.049, 0.05, 0.5], {0: 2, 1: 1, 10: 1}),
+    ([0.95, 0.999, 1.0], {19: 3}),  # 1 is in the last bin, not in one past the axis
+    ([float("nan"), 0.2], {4: 1}),  # unscored: left out
+])
+def test_the_histograms_send_binned_counts(values, counts):
+    frame = _disagreement_frame(values)
+    expected = [counts.get(b, 0) for b in range(20)]
+    for figure in (geval.abs_diff_histogram(frame, "naturalness"), geval.distribution_figure(frame, "naturalness")):
+        for trace in figure.data:
+            assert trace.type == "bar"
+            assert list(trace.x) == pytest.approx([0.025 + 0.05 * b for b in range(20)])
+            assert list(trace.y) == expected
 
 
 def test_correlation_bars_carry_the_confidence_intervals(scored):
