@@ -24,7 +24,7 @@ from geval.agreement import human_aspect_for, normalized, scored_items
 from geval.errors import StoreError, TemplateError
 from geval.items import Item
 from geval.stats import LEVELS as AGREEMENT_LEVELS
-from geval.stats import METRICS, correlate
+from geval.stats import METRICS, correlate, group_members
 from geval.store import Store
 from geval.templates import Template
 
@@ -116,8 +116,7 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
                 f"the {metric} correlation of {name} with the human scores is undefined on the {len(a)} common "
                 f"items ({what}); score more items"
             )
-    group_ids, index = np.unique(g, return_inverse=True)
-    members = [np.flatnonzero(index == i) for i in range(len(group_ids))]
+    members = group_members(g)
     rng = np.random.default_rng(seed)
     diffs = []
     for _ in range(n_boot):
@@ -142,7 +141,7 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
         t, p = williams_test(r_a, r_b, r_ab if math.isfinite(r_ab) else 0.0, len(a))
         t = -t if math.isfinite(t) and t != 0 else t  # signed like B - A
     return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p_boot, t, p,
-                      int(len(a)), int(len(group_ids)))
+                      int(len(a)), len(members))
 
 
 def _boot_corr(metric: str, x: np.ndarray, y: np.ndarray) -> float:

@@ -66,8 +66,7 @@ def agreement(
     systems = np.asarray(systems if systems is not None else np.full(len(judge), "")).astype(str)
     keep = ~(np.isnan(judge) | np.isnan(human))
     judge, human, groups, systems = judge[keep], human[keep], groups[keep], systems[keep]
-    group_ids, group_index = np.unique(groups, return_inverse=True)
-    members = [np.flatnonzero(group_index == g) for g in range(len(group_ids))]
+    members = group_members(groups)
     rng = np.random.default_rng(seed)
     draws = [rng.integers(0, len(members), len(members)) for _ in range(n_boot)] if members else []
     builders = {"item": _item_level, "group": _group_level, "system": _system_level}
@@ -96,16 +95,21 @@ def _ci(values: list[float]) -> tuple[float, float]:
 
 
 def _item_level(judge, human, systems, members, draws) -> list[Correlation]:
-    resampled = [np.concatenate([members[g] for g in draw]) for draw in draws]
+    values = {metric: correlate(metric, judge, human) for metric in METRICS}
+    defined = [metric for metric in METRICS if not np.isnan(values[metric])]
+    boot: dict[str, list[float]] = {metric: [] for metric in defined}
+    for draw in draws:  # one resample at a time: memory stays at one index, whatever the size
+        index = np.concatenate([members[g] for g in draw])
+        for metric in defined:
+            boot[metric].append(fast_correlate(metric, judge[index], human[index]))
     results = []
     for metric in METRICS:
-        value = correlate(metric, judge, human)
-        if np.isnan(value):
-            results.append(Correlation(metric, "item", value, float("nan"), float("nan"), len(judge),
+        if metric not in boot:
+            results.append(Correlation(metric, "item", values[metric], float("nan"), float("nan"), len(judge),
                                        "undefined: constant or too few scores"))
             continue
-        low, high = _ci([correlate(metric, judge[i], human[i]) for i in resampled])
-        results.append(Correlation(metric, "item", value, low, high, len(judge)))
+        low, high = _ci(boot[metric])
+        results.append(Correlation(metric, "item", values[metric], low, high, len(judge)))
     return results
 
 
@@ -161,8 +165,11 @@ def _system_level(judge, human, systems, members, draws) -> list[Correlation]:
 def group_members(groups: np.ndarray) -> list[np.ndarray]:
     """The row indices of each distinct group, groups in sorted order."""
     groups = np.asarray(groups).astype(str)
+    if len(groups) == 0:
+        return []
     ids, index = np.unique(groups, return_inverse=True)
-    return [np.flatnonzero(index == g) for g in range(len(ids))]
+    order = np.argsort(index, kind="stable")  # rows of each group together, in row order
+    return np.split(order, np.cumsum(np.bincount(index, minlength=len(ids)))[:-1])
 
 
 def bootstrap_groups(statistic, groups: np.ndarray, n_boot: int = 1000, seed: int = 0) -> tuple[float, float]:

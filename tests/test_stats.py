@@ -220,3 +220,11 @@ def test_one_group_gives_no_confidence_interval_and_says_why():
         assert np.isfinite(result.value)
         assert np.isnan(result.low) and np.isnan(result.high)
         assert "all items are in one group" in result.note
+
+
+def test_group_members_lists_each_groups_rows_in_row_order():
+    from geval.stats import group_members
+
+    groups = np.array(["b", "a", "b", "c", "a", "b"])
+    assert [m.tolist() for m in group_members(groups)] == [[1, 4], [0, 2, 5], [3]]
+    assert group_members(np.array([], dtype=str)) == []
