@@ -5,7 +5,9 @@ For each size, one subprocess fills a fresh SQLite store (first run: N judge cal
 second subprocess runs the same work again (0 judge calls) and reads the same rows with
 plain sqlite3, side by side, and measures the memory the second run added: peak RSS growth
 during the run (VmHWM - VmRSS before; the items themselves are built before and excluded)
-and the tracemalloc peak of a repeat of the run.
+and the tracemalloc peak of a repeat of the run. It also times the cache lookups alone for
+the same N keys: one `Store.cached_call` per key (what the runner does per item) against one
+`Store.cached_calls` for all of them (one query per 500 keys), both parsing every answer.
 
     python bench/cache_scale.py [--sizes 10000,100000]
 """
@@ -70,6 +72,8 @@ def second_run(size: int, path: str) -> dict:
     read_seconds = time.perf_counter() - started
     if len(rows) != size:
         fail(f"plain read of {size}: {len(rows)} rows")
+    keys = [key for (key,) in conn.execute("SELECT call_key FROM judgments WHERE signature = ?", [progress.signature])]
+    lookups = lookup_seconds(store, keys)
     started = time.perf_counter()
     frame = store.judgments("synthetic")
     frame_seconds = time.perf_counter() - started
@@ -81,7 +85,22 @@ def second_run(size: int, path: str) -> dict:
     if judge.calls or again.cached != size or len(frame) != size:
         fail(f"repeat of {size}: {len(judge.calls)} judge calls")
     return {"second_seconds": seconds, "read_seconds": read_seconds, "frame_seconds": frame_seconds,
-            "rss_growth_kb": rss_growth, "peak_rss_kb": _status("VmHWM"), "traced_peak_kb": peak // 1024}
+            "rss_growth_kb": rss_growth, "peak_rss_kb": _status("VmHWM"), "traced_peak_kb": peak // 1024,
+            **lookups}
+
+
+def lookup_seconds(store: geval.Store, keys: list[str]) -> dict:
+    """Seconds to look up (and parse) every key: one `cached_call` each, then one `cached_calls`."""
+    started = time.perf_counter()
+    one_by_one = [store.cached_call(key) for key in keys]
+    single = time.perf_counter() - started
+    started = time.perf_counter()
+    found = store.cached_calls(keys)
+    many = time.perf_counter() - started
+    if None in one_by_one or len(found) != len(set(keys)):
+        fail(f"cache lookups of {len(keys)} keys: {one_by_one.count(None)} missing one by one, "
+             f"{len(found)} found at once")
+    return {"cached_call_seconds": single, "cached_calls_seconds": many}
 
 
 def child(phase: str, size: int, path: str) -> dict:
@@ -114,11 +133,15 @@ if __name__ == "__main__":
                   f"(0 judge calls) vs plain SQLite read {r['read_seconds']:.3f}s = "
                   f"{r['second_seconds'] / r['read_seconds']:.1f}x; store.judgments() {r['frame_seconds']:.2f}s; "
                   f"RSS growth {r['rss_growth_kb'] / 1024:.1f} MB, traced peak {r['traced_peak_kb'] / 1024:.1f} MB, "
-                  f"process peak RSS {r['peak_rss_kb'] / 1024:.0f} MB", flush=True)
+                  f"process peak RSS {r['peak_rss_kb'] / 1024:.0f} MB; lookups of {size} keys: cached_call one by one "
+                  f"{r['cached_call_seconds']:.2f}s, cached_calls {r['cached_calls_seconds']:.2f}s", flush=True)
     small, large = results[sizes[0]], results[sizes[-1]]
     print(f"FIGURE e1: second run / plain SQLite read of the same rows at {sizes[-1]}: "
           f"{large['second_seconds'] / large['read_seconds']:.1f}x (at {sizes[0]}: "
           f"{small['second_seconds'] / small['read_seconds']:.1f}x)")
+    print(f"cache lookups at {sizes[-1]}: one cached_call per key / one cached_calls = "
+          f"{large['cached_call_seconds'] / large['cached_calls_seconds']:.1f}x; cached_calls / plain SQLite read "
+          f"of the rows = {large['cached_calls_seconds'] / large['read_seconds']:.1f}x")
     print(f"FIGURE e2: memory added by the second run, {sizes[-1]} / {sizes[0]}: RSS growth "
           f"{large['rss_growth_kb'] / max(1, small['rss_growth_kb']):.2f}x, traced peak "
           f"{large['traced_peak_kb'] / max(1, small['traced_peak_kb']):.2f}x (target <= 1.5x); "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 import geval
@@ -18,6 +19,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        _check_timeout_and_retries(getattr(args, "timeout", None), getattr(args, "max_retries", None))
         return args.run(args) or 0
     except GevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -105,6 +107,12 @@ def build_parser() -> argparse.ArgumentParser:
     _store_argument(b_import)
     b_import.set_defaults(run=cmd_batch_import)
 
+    runs = commands.add_parser("runs", help="scoring runs in the store, newest first, with how each ended")
+    runs.add_argument("dataset", nargs="?", help="only the runs on this dataset (its stored name)")
+    runs.add_argument("--limit", type=int, default=20, help="at most this many runs (default 20)")
+    _store_argument(runs)
+    runs.set_defaults(run=cmd_runs)
+
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
@@ -138,6 +146,10 @@ def _judge_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--n", type=int, help="openai samples per item (default 20)")
     group.add_argument("--temperature", type=float, help="openai sampling temperature (default 1.0)")
     group.add_argument("--max-tokens", type=int, help="openai answer length (default 16)")
+    group.add_argument("--timeout", type=float, metavar="SECONDS",
+                       help="openai: seconds to wait for each answer before retrying (default 60)")
+    group.add_argument("--max-retries", type=int, metavar="N",
+                       help="openai: retries of a 429, 5xx, timeout or dropped connection, with backoff (default 5)")
 
 
 def _store_argument(parser: argparse.ArgumentParser) -> None:
@@ -156,12 +168,22 @@ def _judge(args) -> geval.Judge:
         return geval.make_judge("scripted")
     return geval.make_judge(
         "openai", model=args.model, base_url=args.base_url, mode=args.mode, n=args.n,
-        temperature=args.temperature, max_tokens=args.max_tokens,
+        temperature=args.temperature, max_tokens=args.max_tokens, timeout=args.timeout, max_retries=args.max_retries,
     )
 
 
+def _check_timeout_and_retries(timeout: float | None, max_retries: int | None) -> None:
+    """--timeout must be a positive number of seconds, --max-retries a whole number >= 0."""
+    if timeout is not None and not 0 < timeout < float("inf"):
+        raise geval.GevalError(f"--timeout {timeout:g}: give the seconds to wait for an answer, more than 0 "
+                               "(default 60)")
+    if max_retries is not None and max_retries < 0:
+        raise geval.GevalError(f"--max-retries {max_retries}: give 0 (no retries) or more (default 5)")
+
+
 def _judge_given(args) -> dict:
-    keys = ("judge", "model", "base_url", "mode", "n", "temperature", "max_tokens", "concurrency", "rpm", "tpm")
+    keys = ("judge", "model", "base_url", "mode", "n", "temperature", "max_tokens", "timeout", "max_retries",
+            "concurrency", "rpm", "tpm")
     return {k: getattr(args, k) for k in keys if getattr(args, k, None) is not None}
 
 
@@ -240,10 +262,9 @@ def cmd_score(args) -> int:
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
             on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
         )
-        calls = progress.done - progress.cached - progress.failed
         if sys.stderr.isatty():
             print(file=sys.stderr)
-        print(f"{template.label}: {progress.done} items, {progress.cached} cached, {calls} judge calls, "
+        print(f"{template.label}: {progress.done} items, {progress.cached} cached, {progress.calls} judge calls, "
               f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
         print(f"signature: {progress.signature}")
         for reason in progress.errors[:5]:
@@ -318,6 +339,26 @@ def _progress_printer():
 def _template_level(template: geval.Template, dataset: geval.Dataset) -> str | None:
     """The template's `level` header if the dataset has several levels, else any."""
     return template.level if template.level and len(dataset.levels) > 1 else None
+
+
+def cmd_runs(args) -> None:
+    import pandas as pd
+
+    store = geval.Store(args.store)
+    runs = store.runs(args.dataset).head(args.limit)
+    if runs.empty:
+        print(f"no runs{f' on {args.dataset}' if args.dataset else ''} in {store.path}")
+        return
+    shown = pd.DataFrame({
+        "run": runs["id"], "status": runs["status"],
+        "started": [time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) for t in runs["started"]],
+        "dataset": runs["dataset"], "template": runs["template"], "items": runs["n_items"],
+        "process": [f"{pid:.0f}@{host}" if pd.notna(pid) else "" for pid, host in zip(runs["pid"], runs["host"])],
+    })
+    print(shown.to_string(index=False))
+    if (runs["status"] == "crashed").any():
+        print("crashed: the process ended without finishing the run (killed, or an error); run the same "
+              "command again to resume it: finished judgments are kept", file=sys.stderr)
 
 
 def cmd_agree(args) -> None:

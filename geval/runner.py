@@ -38,6 +38,7 @@ class Progress:
     total: int
     done: int = 0
     cached: int = 0
+    calls: int = 0  # judge calls made (an item of a per-aspect template needs one per aspect)
     failed: int = 0
     unscored: int = 0
     prompt_tokens: int = 0
@@ -282,11 +283,11 @@ def _prepare(store, item, template, judge, steps, common, progress, lock, cached
     except TemplateError as exc:
         _fail(store, base, template.aspects, str(exc), progress, lock)
         return None
+    keys = [cache_key(judge.settings, prompt, aspects) for prompt, aspects in calls]
+    cached = store.cached_calls(keys)
     missing, unscored = [], 0
-    for prompt, aspects in calls:
-        key = cache_key(judge.settings, prompt, aspects)
-        with store.lock:  # the connection is shared with the workers writing their results
-            judgment = store.cached_call(key)
+    for (prompt, aspects), key in zip(calls, keys):
+        judgment = cached.get(key)
         if judgment is None:
             missing.append((prompt, key, aspects))
             continue
@@ -319,6 +320,7 @@ def _call(store, judge, pending: _Pending, limiter, stop, progress, lock) -> boo
         store.save_call(key, judge.settings, prompt, [a.key for a in aspects], judgment,
                         time.time() - started, _rows(pending.base, key, judgment))
         with lock:
+            progress.calls += 1
             progress.prompt_tokens += judgment.prompt_tokens
             progress.completion_tokens += judgment.completion_tokens
             progress.cost += judgment.cost

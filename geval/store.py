@@ -9,13 +9,19 @@ judgment is stored with its reason and no call, so the next run retries it.
 Every write is one transaction (BEGIN IMMEDIATE … COMMIT): a crash or an error leaves either
 all of it or none of it. The schema version is in the `meta` table; `MIGRATIONS` brings an
 older store forward one version at a time, and a store from a newer version is refused.
+
+A run records the process id and host that started it; a run left 'running' by a process of
+this host that is gone (SIGKILL, power loss) is marked 'crashed' when runs are listed or a new
+run starts.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import socket
 import sqlite3
 import threading
 import time
@@ -27,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 import sqlite_utils
 from platformdirs import user_data_dir
+from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
 from geval.errors import StoreError
 from geval.items import Item
@@ -78,11 +85,26 @@ def _schema_1(db: sqlite_utils.Database) -> None:
                        if_not_exists=True)
 
 
+def _schema_2(db: sqlite_utils.Database) -> None:
+    """Runs record the process that made them (pid and host), so a killed run can be told
+    from a running one. Runs stored before have neither and are left as they are."""
+    db["runs"].add_column("pid", int)
+    db["runs"].add_column("host", str)
+
+
 #: version -> the function that brings a store from version - 1 to it. Each runs in one
 #: transaction with the version bump, so a failed migration leaves the store as it was.
 #: A schema change is a new function here and SCHEMA_VERSION + 1; never edit an old one.
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1}
-SCHEMA_VERSION = 1
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2}
+SCHEMA_VERSION = 2
+
+#: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
+CHUNK = 500
+_CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost"
+
+
+#: This machine's name, recorded with each run beside its process id.
+HOST = socket.gethostname()
 
 
 def default_store_path() -> Path:
@@ -282,14 +304,21 @@ class Store:
     # --- the call cache and judgments ------------------------------------------------------
     def cached_call(self, key: str) -> Judgment | None:
         """The stored answer to a call, or None."""
-        with self.lock:
-            rows = list(self.db["calls"].rows_where("key = ?", [key]))
-        if not rows:
-            return None
-        row = rows[0]
-        scores = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
-                  for k, v in json.loads(row["scores"]).items()}
-        return Judgment(scores, json.loads(row["raw"]), row["prompt_tokens"], row["completion_tokens"], row["cost"])
+        return self.cached_calls([key]).get(key)
+
+    def cached_calls(self, keys: list[str]) -> dict[str, Judgment]:
+        """The stored answers to many calls at once: cache key -> Judgment, for the keys that
+        are cached (missing keys are left out; repeated keys are looked up once). One query
+        per CHUNK keys, straight through the connection."""
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, Judgment] = {}
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start:start + CHUNK]
+            sql = f"SELECT {_CALL_COLUMNS} FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+            with self.lock:
+                rows = self.db.conn.execute(sql, chunk).fetchall()
+            found.update((row[0], _judgment_from_row(*row[1:])) for row in rows)
+        return found
 
     def save_call(self, key: str, settings: dict, prompt: str, aspects: list[str], judgment: Judgment,
                   latency: float, rows: list[dict]) -> None:
@@ -303,12 +332,27 @@ class Store:
                  "cost": judgment.cost, "latency": latency, "created": time.time()},
                 pk="key",
             )
-            self.db["judgments"].upsert_all(rows, pk="id")
+            self._upsert_judgments(rows)
 
     def save_judgments(self, rows: list[dict]) -> None:
-        """Write judgment rows (e.g. failures with their reasons)."""
+        """Write judgment rows (e.g. failures with their reasons), in one transaction."""
         with self._write():
-            self.db["judgments"].upsert_all(rows, pk="id")
+            self._upsert_judgments(rows)
+
+    def _upsert_judgments(self, rows: list[dict]) -> None:
+        """Insert or update judgment rows by id with one executemany: a new row gets the
+        columns given (others NULL); an existing one has those columns replaced, the rest kept.
+        Call inside `_write()`."""
+        if not rows:
+            return
+        columns = list(dict.fromkeys(column for row in rows for column in row))
+        if "id" not in columns or any(row.get("id") is None for row in rows):
+            raise StoreError("a judgment row has no id; build it with geval.store.judgment_id(...)")
+        names = ", ".join(quote_identifier(c) for c in columns)
+        updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != "id")
+        sql = (f"INSERT INTO judgments ({names}) VALUES ({', '.join('?' * len(columns))}) "
+               f"ON CONFLICT(id) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
+        self.db.conn.executemany(sql, ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
                   signature: str | None = None, status: str | None = None) -> pd.DataFrame:
@@ -337,9 +381,12 @@ class Store:
 
     # --- runs and notes ----------------------------------------------------------------------
     def start_run(self, **fields) -> int:
-        """Record a run's start; returns its id."""
+        """Record a run's start, with this process's id and host; returns its id. Runs of
+        this host whose process is gone are marked crashed first."""
+        self.mark_crashed_runs()
         with self._write():
-            return self.db["runs"].insert({**fields, "started": time.time(), "status": "running"}).last_pk
+            row = {**fields, "started": time.time(), "status": "running", "pid": os.getpid(), "host": HOST}
+            return self.db["runs"].insert(row).last_pk
 
     def finish_run(self, run_id: int, status: str, summary: dict) -> None:
         """Record how a run ended."""
@@ -347,10 +394,31 @@ class Store:
             self.db["runs"].update(run_id, {"finished": time.time(), "status": status, "summary": json.dumps(summary)})
 
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
-        """Runs, newest first."""
+        """Runs, newest first. A run still 'running' whose process on this host is gone is
+        marked and shown as 'crashed' (see `mark_crashed_runs`)."""
+        self.mark_crashed_runs()
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
         with self.lock:
             return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+
+    def mark_crashed_runs(self) -> list[int]:
+        """Mark as 'crashed' the runs still 'running' whose process is gone (same host, pid not
+        alive: killed, or the machine restarted); returns their ids. Runs of other hosts, and
+        runs stored before pids were recorded (schema 1), are left as they are."""
+        with self.lock:
+            candidates = self.db.conn.execute(
+                "SELECT id, pid, started FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [HOST]
+            ).fetchall()
+        gone = [(run_id, pid) for run_id, pid, started in candidates if not process_alive(pid, started)]
+        if not gone:
+            return []
+        with self._write():
+            for run_id, pid in gone:
+                note = json.dumps({"crashed": f"process {pid} on {HOST} ended without finishing the run "
+                                              "(killed?); start the same run again to resume it"})
+                self.db.conn.execute("UPDATE runs SET status = 'crashed', summary = ? "
+                                     "WHERE id = ? AND status = 'running'", [note, run_id])
+        return [run_id for run_id, _ in gone]
 
     def set_note(self, item_id: str, flag: bool, note: str) -> None:
         """Flag an item and/or keep a note on it."""
@@ -366,6 +434,52 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.conn.close()
+
+
+def process_alive(pid: int, started_by: float | None = None) -> bool:
+    """Whether process `pid` of this host is still running and, when `started_by` (a Unix time)
+    is given and the start time can be read, began by then: a later process with a reused pid
+    (e.g. after a container restart) is another process. A zombie counts as gone. Where it
+    cannot be told (not POSIX), True: the run is left as it is."""
+    if os.name != "posix":
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # e.g. another user's process: it exists
+        return True
+    stat = _proc_stat(pid)
+    if stat is None:  # no /proc (macOS): alive is all we know
+        return True
+    state, began = stat
+    return state != "Z" and (started_by is None or began <= started_by + 1.0)  # 1 s: /proc's rounding
+
+
+def _proc_stat(pid: int) -> tuple[str, float] | None:
+    """A process's state letter and start time (Unix time) from Linux /proc; None elsewhere."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        booted = _boot_time()
+    except (OSError, ValueError):
+        return None
+    return fields[0], booted + int(fields[19]) / os.sysconf("SC_CLK_TCK")
+
+
+@functools.cache
+def _boot_time() -> float:
+    """When this machine booted (Unix time), from /proc/stat."""
+    for line in Path("/proc/stat").read_text().splitlines():
+        if line.startswith("btime "):
+            return float(line.split()[1])
+    raise ValueError("no btime in /proc/stat")
+
+
+def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float) -> Judgment:
+    """A cached call's stored columns, read back into the Judgment that was saved."""
+    parsed = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
+              for k, v in json.loads(scores).items()}
+    return Judgment(parsed, json.loads(raw), prompt_tokens, completion_tokens, cost)
 
 
 def _steps_key(template: Template, settings: dict) -> str:

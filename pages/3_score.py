@@ -1,5 +1,6 @@
 """Score: choose items, templates and judge; see the estimate; run in the background with progress."""
 
+import pandas as pd
 import streamlit as st
 
 import geval
@@ -89,9 +90,8 @@ def show_progress() -> None:
     elif not job.done:
         st.progress(0.0, text=f"{job.current or 'starting'}: loading the judge or generating evaluation steps…")
     for finished in job.finished:
-        calls = finished.done - finished.cached - finished.failed
         st.success(f"Run {finished.run_id}: {finished.done}/{finished.total} items, {finished.cached} cached, "
-                   f"{calls} judge calls, {finished.failed} failed, {finished.unscored} unscored"
+                   f"{finished.calls} judge calls, {finished.failed} failed, {finished.unscored} unscored"
                    + (" — stopped; press Resume to go on" if finished.stopped else ""))
         for reason in finished.errors[:10]:
             st.warning(reason)
@@ -108,3 +108,16 @@ def show_progress() -> None:
 
 
 show_progress()
+
+with st.expander("Runs on this dataset"):
+    runs = store.runs(dataset.name)  # a run whose process is gone (killed, app stopped) shows as crashed
+    if runs.empty:
+        st.caption("No runs yet.")
+    else:
+        shown = runs[["id", "status", "started", "finished", "template", "n_items"]].copy()
+        for column in ("started", "finished"):
+            shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
+        st.dataframe(shown, hide_index=True)
+        if (runs["status"] == "crashed").any():
+            st.caption("crashed: the run's process ended before it finished (killed, or the app was stopped). "
+                       "Its finished judgments are kept: start the same run again to do the rest.")

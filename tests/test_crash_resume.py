@@ -1,6 +1,7 @@
 """Crashes and concurrent writers. A `python -m geval score` subprocess is SIGKILLed mid-run:
-every judgment in the store is then complete and there once, and resuming does only the rest,
-never asking the judge again for an item finished before the kill. Two runs writing one store
+every judgment in the store is then complete and there once, the run is listed as crashed (by
+`python -m geval runs` and the Score page), and resuming does only the rest, never asking the
+judge again for an item finished before the kill. Two runs writing one store
 at once (two processes, or two threads with their own connections, as two browser tabs do)
 both finish with no "database is locked" and no lost rows."""
 
@@ -94,6 +95,13 @@ def test_sigkill_mid_run_loses_nothing_and_a_resume_does_only_the_rest(stub, tmp
     assert query(store, "SELECT status FROM runs") == [("running",)]  # never recorded as finished
     finished_prompts = {prompt for *_, prompt in rows}
 
+    # Listing the runs finds its process gone: shown and marked as crashed.
+    listed = run_cli("runs", "--store", str(store))
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].split()[:2] == ["1", "crashed"]
+    assert f"{process.pid}@" in listed.stdout and "run the same command again to resume" in listed.stderr
+    assert query(store, "SELECT status FROM runs") == [("crashed",)]
+
     stub.configure("logprobs")
     result = run_cli(*score_args(stub, dataset, template, store))
     assert result.returncode == 0, result.stderr
@@ -105,6 +113,23 @@ def test_sigkill_mid_run_loses_nothing_and_a_resume_does_only_the_rest(stub, tmp
     assert len(rows) == n and len({r[0] for r in rows}) == n
     assert all(status == "ok" and score is not None for _, status, score in rows)
     assert query(store, "SELECT COUNT(*) FROM calls")[0][0] == n
+    assert query(store, "SELECT id, status FROM runs ORDER BY id") == [(1, "crashed"), (2, "finished")]
+
+
+def test_the_score_page_lists_a_killed_run_as_crashed(monkeypatch, tmp_path):
+    from tests.apptest_helpers import open_app, texts
+
+    store = geval.Store(tmp_path / "store.sqlite")  # the store the app will open
+    killed = subprocess.Popen([sys.executable, "-c", "pass"])
+    killed.wait()
+    run_id = store.start_run(dataset="topicalchat_usr_sample", template="t@1", n_items=6)
+    store.db["runs"].update(run_id, {"pid": killed.pid})  # as if that process had been killed mid-run
+    store.close()
+    at = open_app(monkeypatch, tmp_path, "pages/3_score.py")
+    assert not at.exception
+    shown = at.dataframe[-1].value
+    assert shown[["id", "status", "n_items"]].values.tolist() == [[run_id, "crashed", 6]]
+    assert "crashed: the run's process ended before it finished" in texts(at)
 
 
 @pytest.mark.parametrize("same_template", [False, True], ids=["two templates", "the same template"])

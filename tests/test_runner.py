@@ -241,7 +241,7 @@ PER_ASPECT = make_template(
 def test_a_per_aspect_template_makes_one_cached_call_per_aspect(store):
     judge = scripted()
     progress = geval.score_items(store, make_items(6), PER_ASPECT, judge, "synthetic")
-    assert (progress.total, progress.done, progress.cached, progress.failed) == (6, 6, 0, 0)
+    assert (progress.total, progress.done, progress.cached, progress.failed, progress.calls) == (6, 6, 0, 0, 12)
     assert len(judge.calls) == 12 and store.db["calls"].count == 12
     assert [prompt.rsplit("\n", 1)[1] for prompt in judge.calls[:2]] == ["- Naturalness:", "- Coherence:"]
     assert counts(store) == {"naturalness": 6, "coherence": 6}
@@ -258,13 +258,13 @@ def test_a_failed_aspect_call_fails_that_aspect_only_and_is_retried_alone(store)
         return hashed_distribution(prompt, aspect)
 
     progress = geval.score_items(store, make_items(4), PER_ASPECT, scripted(script), "synthetic")
-    assert (progress.done, progress.failed) == (4, 1)
+    assert (progress.done, progress.failed, progress.calls) == (4, 1, 7)
     assert progress.errors == [f"item {make_items(4)[2].id}: HTTP 500 from the server"]
     statuses = dict(store.db.execute(
         "SELECT aspect, status FROM judgments WHERE item_id = ?", [make_items(4)[2].id]).fetchall())
     assert statuses == {"naturalness": "ok", "coherence": "failed"}
     judge = scripted()
     again = geval.score_items(store, make_items(4), PER_ASPECT, judge, "synthetic")
-    assert (again.failed, again.cached) == (0, 3)
+    assert (again.failed, again.cached, again.calls) == (0, 3, 1)
     assert len(judge.calls) == 1 and judge.calls[0].endswith("- Coherence:")
     assert geval.plan_run(store, make_items(4), PER_ASPECT, judge).calls == 0

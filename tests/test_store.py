@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import sqlite3
+import subprocess
+import sys
 import threading
+import time
+from pathlib import Path
 
+import pandas as pd
 import pytest
 
 import geval
 from geval.judges.base import AspectScore, Judgment
 from geval.loaders.base import Dataset
-from geval.store import SCHEMA_VERSION, judgment_id
+from geval.store import CHUNK, SCHEMA_VERSION, judgment_id
 from helpers import make_items, make_template
 
 TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes"}
@@ -114,6 +122,66 @@ def test_cached_calls_round_trip_with_integer_scores(store):
     assert list(store.cached_call("k").scores["naturalness"].distribution) == [1, 3]
 
 
+def cached_judgment(i: int) -> Judgment:
+    """A distinct judgment per i: its distribution, raw answer and usage differ."""
+    return Judgment({"naturalness": AspectScore.from_distribution({1: 1 / (i + 2), 3: 1 - 1 / (i + 2)}),
+                     "coherence": AspectScore.unscored(f"no score in answer {i}")},
+                    raw=[f"Naturalness: {i}"], prompt_tokens=i, completion_tokens=1, cost=i / 1000)
+
+
+def test_cached_calls_finds_many_keys_in_chunks_and_equals_cached_call(store):
+    n = 2 * CHUNK + 200
+    for i in range(n):
+        store.save_call(f"k{i}", {"backend": "scripted"}, f"prompt {i}", ["naturalness", "coherence"],
+                        cached_judgment(i), 0.0, [])
+    missing = [f"missing{i}" for i in range(5)]
+    keys = [f"k{i}" for i in range(n)] + missing + ["k3", "k3"]  # repeats are looked up once
+    queries = []
+    store.db.conn.set_trace_callback(queries.append)
+    found = store.cached_calls(keys)
+    store.db.conn.set_trace_callback(None)
+    assert len(queries) == 3 and all(q.startswith("SELECT") and q.count("?") <= CHUNK for q in queries)
+    assert set(found) == {f"k{i}" for i in range(n)}  # missing keys are left out
+    assert all(found[f"k{i}"] == store.cached_call(f"k{i}") == cached_judgment(i) for i in range(n))
+    assert all(store.cached_call(key) is None for key in missing)
+    assert store.cached_calls([]) == {} and store.cached_calls(missing) == {}
+
+
+JUDGMENT_WRITES = [  # each a save_judgments call, in order
+    [{"id": f"j{i}", "item_id": f"i{i}", "dataset": "d", "aspect": "a", "status": "ok", "score": float(i),
+      "distribution": {"1": 0.5, "2": 0.5}, "reason": None, "created": 1.0} for i in range(4)],
+    [{"id": "j1", "status": "failed", "score": None, "reason": "HTTP 500"}],  # columns not given are kept
+    [{"id": "j2", "score": 9.0}, {"id": "j9", "item_id": "i9", "dataset": "d", "aspect": "a"}],  # mixed columns
+    [{"id": "j3"}],  # only the id: nothing changes
+    [],
+]
+
+
+def test_save_judgments_writes_what_sqlite_utils_upsert_all_wrote(store):
+    reference = geval.Store(":memory:")
+    for rows in JUDGMENT_WRITES:
+        store.save_judgments(rows)
+        reference.db["judgments"].upsert_all(rows, pk="id")  # what save_judgments used to do
+    table = "SELECT * FROM judgments ORDER BY id"
+    assert store.db.execute(table).fetchall() == reference.db.execute(table).fetchall()
+    j1 = next(store.db["judgments"].rows_where("id = 'j1'"))
+    assert (j1["status"], j1["reason"], j1["item_id"], j1["distribution"]) == (
+        "failed", "HTTP 500", "i1", '{"1": 0.5, "2": 0.5}')
+    reference.close()
+
+
+@pytest.mark.parametrize("rows, error", [
+    ([{"id": "a", "status": "ok"}, {"status": "ok"}], geval.StoreError),
+    ([{"id": "a", "status": "ok"}, {"id": "b", "no_such_column": 1}], sqlite3.OperationalError),
+], ids=["a row without an id", "an unknown column"])
+def test_a_bad_judgment_row_writes_nothing(store, rows, error):
+    with pytest.raises(error) as raised:
+        store.save_judgments(rows)
+    if error is geval.StoreError:
+        assert str(raised.value) == "a judgment row has no id; build it with geval.store.judgment_id(...)"
+    assert store.db["judgments"].count == 0
+
+
 def test_judgment_id_depends_on_all_four_parts():
     ids = {judgment_id(*parts) for parts in [("i", "v", "s", "a"), ("j", "v", "s", "a"), ("i", "w", "s", "a"),
                                              ("i", "v", "t", "a"), ("i", "v", "s", "b")]}
@@ -137,6 +205,75 @@ def test_runs_are_recorded_and_finished(store):
     assert row["status"] == "finished" and json.loads(row["summary"]) == {"done": 3}
     assert row["finished"] >= row["started"]
     assert store.runs("other").empty
+
+
+def ended_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def run_of(store, pid: int | None, host: str | None = None, started: float | None = None) -> int:
+    """A run left 'running' by process `pid` on `host` (default: this one)."""
+    run_id = store.start_run(dataset="d", template="t@1", n_items=3)
+    store.db["runs"].update(run_id, {"pid": pid, "host": host or socket.gethostname(),
+                                     **({"started": started} if started is not None else {})})
+    return run_id
+
+
+def status_in_db(store, run_id: int) -> str:
+    return store.db.execute("SELECT status FROM runs WHERE id = ?", [run_id]).fetchone()[0]
+
+
+def test_a_run_records_its_process_and_host(store):
+    run_id = store.start_run(dataset="d", template="t@1", n_items=3)
+    run = store.runs().set_index("id").loc[run_id]
+    assert (run["pid"], run["host"], run["status"]) == (os.getpid(), socket.gethostname(), "running")
+
+
+def test_a_run_whose_process_is_gone_is_listed_and_marked_as_crashed(store):
+    pid = ended_pid()
+    run_id = run_of(store, pid)
+    run = store.runs("d").iloc[0]
+    assert run["status"] == "crashed" == status_in_db(store, run_id)
+    assert json.loads(run["summary"]) == {"crashed": (
+        f"process {pid} on {socket.gethostname()} ended without finishing the run (killed?); "
+        "start the same run again to resume it")}
+    assert pd.isna(run["finished"])  # when it died is not known
+
+
+def test_starting_a_run_marks_the_crashed_ones_first(store):
+    dead = run_of(store, ended_pid())
+    assert status_in_db(store, dead) == "running"  # nobody listed the runs yet
+    store.start_run(dataset="d", template="t@2", n_items=1)
+    assert status_in_db(store, dead) == "crashed"
+
+
+def test_runs_that_may_still_be_running_are_left_as_they_are(store):
+    alive = store.start_run(dataset="d", template="t@1", n_items=3)  # this process
+    elsewhere = run_of(store, ended_pid(), host="another-machine")  # its pid means nothing here
+    unknown = run_of(store, None)  # stored before pids were (schema 1)
+    finished = run_of(store, ended_pid())
+    store.finish_run(finished, "finished", {"done": 3})
+    statuses = dict(zip(store.runs()["id"], store.runs()["status"]))
+    assert statuses == {alive: "running", elsewhere: "running", unknown: "running", finished: "finished"}
+
+
+def test_a_reused_pid_or_a_zombie_is_not_the_run_s_process(store):
+    if not Path(f"/proc/{os.getpid()}/stat").exists():
+        pytest.skip("needs Linux /proc")
+    reused = run_of(store, os.getpid(), started=time.time() - 10 * 365 * 86400)  # began before this process
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])  # ended, not yet reaped
+    deadline = time.time() + 30
+    while Path(f"/proc/{zombie.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+        assert time.time() < deadline, "the child never became a zombie"
+        time.sleep(0.01)
+    unreaped = run_of(store, zombie.pid)
+    assert status_in_db(store, reused) == "crashed"  # marked when the second run started
+    assert store.mark_crashed_runs() == [unreaped]
+    zombie.wait()
+    assert status_in_db(store, unreaped) == "crashed"
 
 
 def test_writes_from_many_threads(file_store):

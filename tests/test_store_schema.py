@@ -1,13 +1,18 @@
 """The store's schema version and forward migrations (geval.store.MIGRATIONS): an older store is
 brought to the current version with its data intact, one transaction per version; a failed
-migration leaves the store as it was; a store from a newer version is refused untouched."""
+migration leaves the store as it was; a store from a newer version is refused untouched.
+The mechanism is tested with made-up migrations on top of the current schema (NOW + 1, NOW + 2);
+the real migration to schema 2 (runs record their pid and host) on a store written by schema 1."""
 
 from __future__ import annotations
 
+import os
+import socket
 import sqlite3
 import threading
 
 import pytest
+import sqlite_utils
 
 import geval
 import geval.store as store_module
@@ -15,20 +20,44 @@ from geval.loaders.base import Dataset
 from helpers import make_items, make_template, scripted
 
 TEMPLATE = make_template()
+NOW = store_module.SCHEMA_VERSION
 
 
-def make_v1_store(path) -> dict:
-    """A store written by schema 1 with a dataset, judgments, a run and a note; returns what it holds."""
-    store = geval.Store(path)
-    assert store.schema_version() == 1
+def fill(store: geval.Store) -> dict:
+    """A dataset, its judgments, a finished run and a note; returns what the store holds."""
     items = make_items(5)
     store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", items))
     geval.score_items(store, items, TEMPLATE, scripted(), "synthetic")
     store.set_note(items[0].id, True, "keep me")
-    held = {"items": store.items("synthetic"), "judgments": store.judgments("synthetic"), "notes": store.notes(),
+    return {"items": store.items("synthetic"), "judgments": store.judgments("synthetic"), "notes": store.notes(),
             "runs": len(store.runs())}
+
+
+def make_current_store(path) -> dict:
+    """A store at the current schema (NOW), filled; returns what it holds."""
+    store = geval.Store(path)
+    assert store.schema_version() == NOW
+    held = fill(store)
     store.close()
     return held
+
+
+def make_schema_1_store(path) -> dict:
+    """A store as schema 1 wrote it: its tables made by MIGRATIONS[1] alone, its rows those of a
+    filled store (the columns schema 1 has), plus a run left 'running'; returns what it holds."""
+    source = geval.Store(":memory:")
+    held = fill(source)
+    source.start_run(dataset="synthetic", template="left-running", n_items=5)
+    db = sqlite_utils.Database(path)
+    db["meta"].create({"key": str, "value": str}, pk="key")
+    store_module.MIGRATIONS[1](db)
+    db["meta"].insert({"key": "schema_version", "value": "1"})
+    for table in set(db.table_names()) - {"meta"}:
+        columns = set(db[table].columns_dict)
+        db[table].insert_all({k: v for k, v in row.items() if k in columns} for row in source.db[table].rows)
+    db.conn.close()
+    source.close()
+    return {**held, "runs": held["runs"] + 1}
 
 
 def schema_of(path) -> int:
@@ -43,23 +72,23 @@ def test_a_new_store_is_at_the_current_version_and_every_version_has_a_migration
 
 def test_an_old_store_is_migrated_forward_with_its_data_intact(tmp_path, monkeypatch):
     path = tmp_path / "store.sqlite"
-    held = make_v1_store(path)
+    held = make_current_store(path)
     ran = []
 
     def add_comment_column(db) -> None:  # not idempotent: running it twice would fail
-        ran.append(2)
+        ran.append(NOW + 1)
         db.execute("ALTER TABLE judgments ADD COLUMN comment TEXT")
 
     def add_tags_table(db) -> None:
-        ran.append(3)
+        ran.append(NOW + 2)
         db["tags"].create({"item_id": str, "tag": str}, pk=("item_id", "tag"))
 
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 3)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, add_comment_column)
-    monkeypatch.setitem(store_module.MIGRATIONS, 3, add_tags_table)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 2)
+    monkeypatch.setitem(store_module.MIGRATIONS, NOW + 1, add_comment_column)
+    monkeypatch.setitem(store_module.MIGRATIONS, NOW + 2, add_tags_table)
     store = geval.Store(path)
-    assert ran == [2, 3]  # in order, from the store's version to the current one
-    assert store.schema_version() == 3 == schema_of(path)
+    assert ran == [NOW + 1, NOW + 2]  # in order, from the store's version to the current one
+    assert store.schema_version() == NOW + 2 == schema_of(path)
     assert "comment" in store.db["judgments"].columns_dict and "tags" in store.db.table_names()
     assert store.items("synthetic") == held["items"]
     migrated = store.judgments("synthetic")
@@ -69,39 +98,62 @@ def test_an_old_store_is_migrated_forward_with_its_data_intact(tmp_path, monkeyp
     store.close()
 
     again = geval.Store(path)  # a migrated store is not migrated twice
-    assert ran == [2, 3] and again.schema_version() == 3
+    assert ran == [NOW + 1, NOW + 2] and again.schema_version() == NOW + 2
     again.close()
+
+
+def test_a_schema_1_store_gets_run_pids_and_hosts_with_its_data_intact(tmp_path):
+    path = tmp_path / "store.sqlite"
+    held = make_schema_1_store(path)
+    with sqlite3.connect(path) as conn:
+        assert {row[1] for row in conn.execute("PRAGMA table_info(runs)")}.isdisjoint({"pid", "host"})
+    assert schema_of(path) == 1
+    store = geval.Store(path)
+    assert store.schema_version() == NOW == schema_of(path)
+    assert {"pid", "host"} <= set(store.db["runs"].columns_dict)
+    assert store.items("synthetic") == held["items"] and store.notes() == held["notes"]
+    assert store.judgments("synthetic").equals(held["judgments"])
+    runs = store.runs()
+    assert len(runs) == held["runs"] and runs["pid"].isna().all() and runs["host"].isna().all()
+    assert runs["status"].tolist() == ["running", "finished"]  # no pid: an old run is left as it was
+    run_id = store.start_run(dataset="synthetic", template="new", n_items=1)
+    new = store.runs().set_index("id").loc[run_id]
+    assert (new["pid"], new["host"], new["status"]) == (os.getpid(), socket.gethostname(), "running")
+    store.close()
 
 
 def test_a_failed_migration_leaves_the_store_as_it_was(tmp_path, monkeypatch):
     path = tmp_path / "store.sqlite"
-    held = make_v1_store(path)
+    held = make_current_store(path)
 
     def half_done(db) -> None:
         db["tags"].create({"item_id": str, "tag": str})
         db.execute("DELETE FROM notes")
         db.execute("ALTER TABLE no_such_table ADD COLUMN x TEXT")
 
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, half_done)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 1)
+    monkeypatch.setitem(store_module.MIGRATIONS, NOW + 1, half_done)
     with pytest.raises(geval.StoreError) as error:
         geval.Store(path)
-    assert str(error.value) == (f"{path}: migrating from schema 1 to 2 failed (no such table: no_such_table); "
-                                "the store is unchanged at schema 1")
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 1)
+    assert str(error.value) == (f"{path}: migrating from schema {NOW} to {NOW + 1} failed "
+                                f"(no such table: no_such_table); the store is unchanged at schema {NOW}")
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW)
     store = geval.Store(path)
-    assert store.schema_version() == 1 and "tags" not in store.db.table_names()
+    assert store.schema_version() == NOW and "tags" not in store.db.table_names()
     assert store.notes() == held["notes"] and store.items("synthetic") == held["items"]
     store.close()
 
 
 def test_a_migration_runs_once_when_several_connections_open_the_store_at_once(tmp_path, monkeypatch):
     path = tmp_path / "store.sqlite"
-    make_v1_store(path)
+    make_current_store(path)
     ran = []
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store_module.MIGRATIONS, 2, lambda db: (ran.append(2),
-                                                                db.execute("ALTER TABLE notes ADD COLUMN who TEXT")))
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 1)
+    def add_who_column(db) -> None:
+        ran.append(NOW + 1)
+        db.execute("ALTER TABLE notes ADD COLUMN who TEXT")
+
+    monkeypatch.setitem(store_module.MIGRATIONS, NOW + 1, add_who_column)
     start, errors = threading.Barrier(6), []
 
     def open_it() -> None:
@@ -116,12 +168,12 @@ def test_a_migration_runs_once_when_several_connections_open_the_store_at_once(t
         thread.start()
     for thread in threads:
         thread.join(timeout=60)
-    assert errors == [] and ran == [2] and schema_of(path) == 2
+    assert errors == [] and ran == [NOW + 1] and schema_of(path) == NOW + 1
 
 
 def test_a_store_from_a_newer_version_is_refused_and_left_untouched(tmp_path):
     path = tmp_path / "store.sqlite"
-    make_v1_store(path)
+    make_current_store(path)
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
     with pytest.raises(geval.StoreError) as error:
@@ -132,9 +184,9 @@ def test_a_store_from_a_newer_version_is_refused_and_left_untouched(tmp_path):
 
 def test_a_missing_migration_is_a_named_error(tmp_path, monkeypatch):
     path = tmp_path / "store.sqlite"
-    make_v1_store(path)
-    monkeypatch.setattr(store_module, "SCHEMA_VERSION", 2)
+    make_current_store(path)
+    monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 1)
     with pytest.raises(geval.StoreError) as error:
         geval.Store(path)
-    assert str(error.value) == f"{path}: no migration to schema 2; reinstall G-Eval Studio"
-    assert schema_of(path) == 1
+    assert str(error.value) == f"{path}: no migration to schema {NOW + 1}; reinstall G-Eval Studio"
+    assert schema_of(path) == NOW

@@ -1,0 +1,96 @@
+"""geval.cli: the OpenAI judge's --timeout and --max-retries (checked, passed to the judge,
+recorded with the run, and honoured against the stub), and `runs`, which lists the runs of a
+store with how each ended (a killed one as crashed). Mostly through `main()` in-process."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+import geval
+from geval.cli import _judge, build_parser, main
+from helpers import make_template
+
+TEMPLATE = make_template(name="cli-naturalness")
+
+
+def judge_for(*options: str):
+    """The judge `python -m geval score ... OPTIONS` would use."""
+    return _judge(build_parser().parse_args(["score", "data.json", "-t", "x", *options]))
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--timeout", "-1"], "error: --timeout -1: give the seconds to wait for an answer, more than 0 (default 60)"),
+    (["--timeout", "0"], "error: --timeout 0: give the seconds to wait for an answer, more than 0 (default 60)"),
+    (["--timeout", "nan"], "error: --timeout nan: give the seconds to wait for an answer, more than 0 (default 60)"),
+    (["--max-retries", "-3"], "error: --max-retries -3: give 0 (no retries) or more (default 5)"),
+], ids=["negative timeout", "zero timeout", "nan timeout", "negative retries"])
+def test_a_bad_timeout_or_retry_count_is_a_one_line_error(capsys, tmp_path, options, message):
+    store = tmp_path / "store.sqlite"
+    code = main(["score", "no-such-data.json", "-t", "x", "--judge", "openai", "--store", str(store), *options])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (2, "", message + "\n")  # checked before the dataset is even looked for
+    assert not store.exists()
+
+
+def test_timeout_and_retries_reach_the_openai_judge_and_default_to_60_and_5(stub):
+    given = judge_for("--judge", "openai", "--model", "m", "--base-url", stub.url, "--timeout", "2.5",
+                      "--max-retries", "0")
+    assert (given._client.timeout, given._client.max_retries) == (2.5, 0)
+    default = judge_for("--judge", "openai", "--model", "m", "--base-url", stub.url)
+    assert (default._client.timeout, default._client.max_retries) == (60.0, 5)
+    assert given.settings == default.settings  # neither changes a score: not in the signature or cache key
+
+
+def test_the_score_command_honours_timeout_and_retries_and_records_them(stub, tmp_path, capsys):
+    dataset, template, store = tmp_path / "two.json", tmp_path / "cli-naturalness.txt", tmp_path / "store.sqlite"
+    dataset.write_text(json.dumps([{"context": "hi", "fact": "f", "responses": [
+        {"response": f"reply {i}", "model": "s", "Natural": [2]} for i in range(2)]}]))
+    template.write_text(TEMPLATE.text)
+    stub.configure("logprobs", delay=1.0)  # slower than the timeout: every attempt times out
+    code = main(["score", str(dataset), "-t", str(template), "--judge", "openai", "--base-url", stub.url,
+                 "--model", "m", "--mode", "logprobs", "--store", str(store), "--timeout", "0.2", "--max-retries", "1"])
+    err = capsys.readouterr().err
+    assert code == 1 and err.count("timed out after 1 retries") == 2
+    assert stub.count == 4  # 2 items x (1 try + 1 retry)
+    stored = geval.Store(store)
+    given = json.loads(stored.runs().iloc[0]["settings_given"])
+    assert (given["timeout"], given["max_retries"]) == (0.2, 1)  # as given, with the run
+    stored.close()
+
+
+def test_runs_lists_each_run_with_its_status_and_process(tmp_path, capsys):
+    path = tmp_path / "store.sqlite"
+    store = geval.Store(path)
+    killed = store.start_run(dataset="d", template="t@1", n_items=3)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    store.db["runs"].update(killed, {"pid": ended.pid})  # as if that process had been killed mid-run
+    store.finish_run(store.start_run(dataset="d", template="t@2", n_items=4), "finished", {})
+    store.start_run(dataset="other", template="t@1", n_items=1)
+    store.close()
+
+    assert main(["runs", "d", "--store", str(path)]) == 0
+    out, err = capsys.readouterr()
+    lines = out.splitlines()
+    assert lines[0].split() == ["run", "status", "started", "dataset", "template", "items", "process"]
+    assert lines[1].split()[:2] == ["2", "finished"] and lines[1].split()[-1].endswith(f"@{socket.gethostname()}")
+    assert lines[2].split()[:2] == ["1", "crashed"] and lines[2].split()[-1] == f"{ended.pid}@{socket.gethostname()}"
+    assert len(lines) == 3  # only dataset d
+    assert err.startswith("crashed: the process ended without finishing the run")
+
+    assert main(["runs", "nothing", "--store", str(path)]) == 0
+    assert capsys.readouterr().out == f"no runs on nothing in {path}\n"
+
+
+def test_the_score_help_names_the_options_and_their_defaults(capsys):
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--timeout SECONDS openai: seconds to wait for each answer before retrying (default 60)" in out
+    assert ("--max-retries N openai: retries of a 429, 5xx, timeout or dropped connection, with backoff "
+            "(default 5)") in out
