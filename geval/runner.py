@@ -176,6 +176,10 @@ def score_items(
     cached_rows = _RowBuffer(store)
     common = {"template": template.label, "template_version": template.version, "signature": sig_text,
               "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
+    # items judged before with this exact template text and judge need no rendering; with generated
+    # steps the prompt also depends on the steps stored now, so those go through the cache keys
+    judged = {} if template.needs_generated_steps else store.judged_items(
+        dataset, template.version, sig_text, [a.key for a in aspects])
     try:
         steps = ensure_steps(store, template, judge)
         for item in _by_group(items):
@@ -185,7 +189,11 @@ def score_items(
             if stop is not None and stop.is_set():
                 progress.stopped, status = True, "stopped"
                 break
-            pending = _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows)
+            if item.id in judged:
+                _count_cached(progress, lock, judged[item.id])
+                pending = None
+            else:
+                pending = _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows)
             if pending is None:  # served from the cache, or could not be rendered
                 if on_progress:
                     on_progress(progress)
@@ -293,12 +301,20 @@ def _prepare(store, item, template, judge, steps, common, progress, lock, cached
             continue
         cached_rows.add(_rows(base, key, judgment))
         unscored += sum(s.score is None for s in judgment.scores.values())
+    if missing:
+        with lock:
+            progress.unscored += unscored
+        return _Pending(item, missing, base)
+    _count_cached(progress, lock, unscored)
+    return None
+
+
+def _count_cached(progress: Progress, lock: threading.Lock, unscored: int) -> None:
+    """Count an item whose every judgment came from the cache."""
     with lock:
+        progress.cached += 1
+        progress.done += 1
         progress.unscored += unscored
-        if not missing:
-            progress.cached += 1
-            progress.done += 1
-    return _Pending(item, missing, base) if missing else None
 
 
 def _call(store, judge, pending: _Pending, limiter, stop, progress, lock) -> bool:

@@ -277,6 +277,22 @@ def test_6_malformed_upload_is_reported_and_the_app_keeps_working(page, workdir)
     assert page.locator('[data-testid="stException"]').count() == 0
 
 
+def test_6b_an_upload_over_the_size_limit_is_refused_with_a_message(page, workdir):
+    """.streamlit/config.toml caps uploads at 50 MB; the browser refuses a bigger file and says so."""
+    huge = workdir / "huge.jsonl"
+    with huge.open("wb") as handle:
+        handle.truncate(51 * 1024 * 1024)
+    _choose_upload(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(huge))
+    message = page.get_by_text(re.compile(r"File must be 50(\.0)? ?MB or smaller"))
+    message.wait_for(timeout=60_000)
+    assert "huge.jsonl" in main_text(page)
+    screenshot(page, "06b_upload_too_large")
+    goto_page(page, "Prompts")
+    assert LABEL.search(_alert(page, "success", LABEL))
+    assert page.locator('[data-testid="stException"]').count() == 0
+
+
 # -- 7. A hostile CSV ------------------------------------------------------------------------------------------------
 
 def test_7_html_in_an_uploaded_csv_is_shown_as_text_never_run(page, workdir):

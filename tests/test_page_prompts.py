@@ -19,9 +19,8 @@ def test_a_per_aspect_template_previews_the_aspect_chosen(monkeypatch, tmp_path)
     assert not at.exception
     assert at.code[0].value.endswith("- Naturalness:")
     at.selectbox(key="prompts_aspect").set_value("Groundedness").run()
-    assert at.code[0].value.endswith(
-        "Rate the response on Groundedness only, according to its criteria above.\n\n"
-        "Evaluation Form (scores ONLY):\n\n- Groundedness:")
+    after_response = at.code[0].value.split("Response:\n")[1]
+    assert after_response.endswith("\n\n- Groundedness:") and "Naturalness" not in after_response
     assert any("{{aspect}}" in row for row in at.table[0].value["placeholder"])
 
 

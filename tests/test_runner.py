@@ -268,3 +268,24 @@ def test_a_failed_aspect_call_fails_that_aspect_only_and_is_retried_alone(store)
     assert (again.failed, again.cached, again.calls) == (0, 3, 1)
     assert len(judge.calls) == 1 and judge.calls[0].endswith("- Coherence:")
     assert geval.plan_run(store, make_items(4), PER_ASPECT, judge).calls == 0
+
+
+def test_a_rerun_takes_items_already_judged_from_one_query_without_rendering(store, monkeypatch):
+    def unscored_for_item_1(prompt, aspect):
+        return "no idea" if item_number(prompt) == 1 and aspect.key == "coherence" else hashed_distribution(prompt, aspect)
+
+    geval.score_items(store, make_items(5), TWO, scripted(unscored_for_item_1), "synthetic")
+    monkeypatch.setattr(geval.Template, "calls", lambda *a, **k: pytest.fail("rendered an item already judged"))
+    judge = scripted(unscored_for_item_1)
+    again = geval.score_items(store, make_items(5), TWO, judge, "synthetic")
+    assert (again.done, again.cached, again.calls, again.unscored) == (5, 5, 0, 1) and judge.calls == []
+
+
+def test_regenerated_steps_change_the_prompts_so_a_rerun_judges_again(store):
+    template = make_template(steps="auto", body="Steps:\n{{steps}}\n\nResponse:\n{{response}}\n\n- Naturalness:")
+    judge = scripted()
+    geval.score_items(store, make_items(3), template, judge, "synthetic")
+    store.save_steps(template, judge.settings, "1. Other steps.")
+    again = geval.score_items(store, make_items(3), template, judge, "synthetic")
+    assert (again.cached, again.calls) == (0, 3)
+    assert all("1. Other steps." in prompt for prompt in judge.calls[-3:])
