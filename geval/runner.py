@@ -17,7 +17,7 @@ import platform
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
@@ -176,21 +176,17 @@ def score_items(
     cached_rows = _RowBuffer(store)
     common = {"template": template.label, "template_version": template.version, "signature": sig_text,
               "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
-    # items judged before with this exact template text and judge need no rendering; with generated
-    # steps the prompt also depends on the steps stored now, so those go through the cache keys
-    judged = {} if template.needs_generated_steps else store.judged_items(
-        dataset, template.version, sig_text, [a.key for a in aspects])
     try:
         steps = ensure_steps(store, template, judge)
-        for item in _by_group(items):
+        for item, unscored in _with_answers(store, _by_group(items), template, sig_text):
             pool.wait_below(workers, on_progress, progress)
             if pool.error is not None:
                 break
             if stop is not None and stop.is_set():
                 progress.stopped, status = True, "stopped"
                 break
-            if item.id in judged:
-                _count_cached(progress, lock, judged[item.id])
+            if unscored is not None:
+                _count_cached(progress, lock, unscored)
                 pending = None
             else:
                 pending = _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows)
@@ -307,6 +303,25 @@ def _prepare(store, item, template, judge, steps, common, progress, lock, cached
         return _Pending(item, missing, base)
     _count_cached(progress, lock, unscored)
     return None
+
+
+def _with_answers(store: Store, items: list[Item], template: Template, signature_text: str,
+                  size: int = 500) -> Iterator[tuple[Item, int | None]]:
+    """Each item, with how many of its aspects are unscored when all are answered already by
+    this template version and signature (a rerun: nothing to render), else None. One query per
+    `size` items. With generated steps the prompt also depends on the steps stored now, so
+    those items always go through their cache keys."""
+    for start in range(0, len(items), size):
+        chunk = items[start:start + size]
+        if template.needs_generated_steps:
+            yield from ((item, None) for item in chunk)
+            continue
+        ids = {item.id: [judgment_id(item.id, template.version, signature_text, a.key) for a in template.aspects]
+               for item in chunk}
+        found = store.answered([i for item_ids in ids.values() for i in item_ids])
+        for item in chunk:
+            statuses = [found.get(i) for i in ids[item.id]]
+            yield item, None if None in statuses else statuses.count("unscored")
 
 
 def _count_cached(progress: Progress, lock: threading.Lock, unscored: int) -> None:

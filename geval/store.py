@@ -369,18 +369,17 @@ class Store:
         with self.lock:
             return pd.read_sql_query(sql, self.db.conn, params=args)
 
-    def judged_items(self, dataset: str, template_version: str, signature: str, aspects: list[str]) -> dict[str, int]:
-        """Items of `dataset` already judged on every one of `aspects` by this template version and
-        signature from a cached call (failed judgments do not count): item id -> how many of
-        those aspects are unscored. One query: a rerun needs nothing else for these items."""
-        marks = ",".join("?" * len(aspects))
-        sql = f"""SELECT j.item_id, SUM(j.status = 'unscored') FROM judgments j JOIN calls c ON c.key = j.call_key
-                  WHERE j.dataset = ? AND j.template_version = ? AND j.signature = ? AND j.aspect IN ({marks})
-                    AND j.status IN ('ok', 'unscored')
-                  GROUP BY j.item_id HAVING COUNT(DISTINCT j.aspect) = ?"""
-        with self.lock:
-            rows = self.db.conn.execute(sql, [dataset, template_version, signature, *aspects, len(aspects)])
-            return {item_id: int(unscored) for item_id, unscored in rows}
+    def answered(self, judgment_ids: list[str]) -> dict[str, str]:
+        """Of these judgments, those answered by a cached call: judgment id -> status ('ok' or
+        'unscored'; failed ones and missing ids are left out). One query per CHUNK ids."""
+        found: dict[str, str] = {}
+        for start in range(0, len(judgment_ids), CHUNK):
+            chunk = judgment_ids[start:start + CHUNK]
+            sql = f"""SELECT j.id, j.status FROM judgments j JOIN calls c ON c.key = j.call_key
+                      WHERE j.id IN ({','.join('?' * len(chunk))}) AND j.status IN ('ok', 'unscored')"""
+            with self.lock:
+                found.update(self.db.conn.execute(sql, chunk).fetchall())
+        return found
 
     def combos(self, dataset: str) -> pd.DataFrame:
         """Each (template, signature) scored on `dataset`, with counts by status."""

@@ -307,3 +307,15 @@ def test_reloading_a_changed_file_drops_the_items_it_no_longer_has(store):
     smaller = geval.Dataset(name="tc", path=first.path, layout=first.layout, items=first.items[:10])
     store.save_dataset(smaller)
     assert [i.id for i in store.items("tc")] == [i.id for i in first.items[:10]]
+
+
+def test_answered_lists_judgments_from_a_cached_call_only(store):
+    from helpers import failing_for, scripted
+
+    template = make_template()
+    items = make_items(CHUNK + 20)
+    progress = geval.score_items(store, items, template, scripted(failing_for({3})), "synthetic")
+    ids = [judgment_id(item.id, template.version, progress.signature, "naturalness") for item in items]
+    found = store.answered(ids + ["no-such-judgment"])
+    assert set(found) == set(ids) - {ids[3]}  # the failed one has no call; unknown ids are left out
+    assert set(found.values()) == {"ok"}
