@@ -109,7 +109,8 @@ def reference_note(layout: str, dataset: str = "") -> str:
         "usr": "no human reference response: the original human turn ('Original Ground Truth') is itself one of "
                "the judged responses; compared with the " + ("persona" if "persona" in dataset.lower()
                                                              or "pc_" in dataset.lower() else "fact")
-               + ", or with the context where the file has none ('_nofact')",
+               + ("" if "persona" in dataset.lower() or "pc_" in dataset.lower()
+                  else ", or with the context where the file has none (Topical-Chat's '_nofact')"),
         "dstc9": "no human reference: the file's references are 'NO REF' throughout; compared with the context",
         "fed": "no human reference response; turns compared with the context, whole dialogues with nothing "
                "(reference-based metrics undefined there; length counts the dialogue's words)",

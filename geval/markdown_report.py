@@ -2,8 +2,8 @@
 every signature, with the command that made it.
 
 Plots are written as PNG beside the Markdown when plotly can export images (kaleido is
-installed and works); otherwise the self-contained HTML report of `geval.report.html_report`
-is saved beside it (`<dataset>.html`) and linked.
+installed and works); otherwise the HTML report of `geval.report.html_report`
+is saved beside it (`<dataset>.html`, loading the `plotly.min.js` written next to it) and linked.
 """
 
 from __future__ import annotations
@@ -87,9 +87,12 @@ def _figures(store: Store, dataset: str, combos: list[tuple[str, str]], out: Pat
         return [f"![correlations]({path.name})", *lines]
     except Exception:  # no kaleido, or no browser for it: the HTML report instead
         path = out / f"{dataset}.html"
-        path.write_text(html_report(store, dataset, combos, n_boot=n_boot), "utf-8")
+        path.write_text(html_report(store, dataset, combos, n_boot=n_boot, plotlyjs="directory"), "utf-8")
+        from plotly.offline import get_plotlyjs
+
+        (out / "plotly.min.js").write_text(get_plotlyjs(), "utf-8")  # shared by the reports of this folder
         return [f"Plots (scatter, |difference| and distributions per aspect, correlation bars) are in the "
-                f"self-contained HTML report [{path.name}]({path.name}) (PNG export needs kaleido, not installed)."]
+                f"HTML report [{path.name}]({path.name}) (with plotly.min.js beside it; PNG export needs kaleido, not installed)."]
 
 
 def markdown_report(store: Store, dataset: str, out: str | Path = "reports", command: str | None = None,

@@ -217,11 +217,13 @@ th { background: #f4f4f4; } code, .sig { font-family: ui-monospace, monospace; f
 
 def html_report(store: Store, dataset: str | Dataset, combos: Iterable[tuple[str, str]],
                 tables: Mapping[tuple[str, str], pd.DataFrame] | None = None, levels: tuple[str, ...] = LEVELS,
-                n_boot: int = 1000, metric: str = "pearson", top: int = 10) -> str:
+                n_boot: int = 1000, metric: str = "pearson", top: int = 10, plotlyjs: bool | str = True) -> str:
     """One self-contained HTML page for the (template version, signature) pairs `combos`
     scored on `dataset`: the dataset summary, each pair's signature and agreement table, the
     figures (plotly.js inline once, so the file works offline), the `top` items where judge
     and people disagree most, the date and the geval version. All text is HTML-escaped.
+    `plotlyjs="directory"` loads plotly.js from a `plotly.min.js` beside the page instead
+    (several reports in one folder then share it).
 
     `tables` may hold agreement tables already computed (keyed by the pair) to save time.
     Raises StoreError when a pair has no judgments on the dataset.
@@ -243,7 +245,7 @@ def html_report(store: Store, dataset: str | Dataset, combos: Iterable[tuple[str
     figures: list[str] = []
 
     def embed(figure) -> str:
-        figures.append(figure.to_html(full_html=False, include_plotlyjs=not figures, config={"displaylogo": False}))
+        figures.append(figure.to_html(full_html=False, include_plotlyjs=plotlyjs if not figures else False, config={"displaylogo": False}))
         return figures[-1]
 
     parts = []

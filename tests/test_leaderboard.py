@@ -183,7 +183,9 @@ def test_cli_leaderboard_and_report(tmp_path):
     assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
     assert "[topicalchat_usr_sample.html](topicalchat_usr_sample.html)" in text
-    assert (out / "topicalchat_usr_sample.html").read_text().startswith("<!DOCTYPE html>")
+    page = (out / "topicalchat_usr_sample.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and '<script charset="utf-8" src="plotly.min.js"></script>' in page
+    assert len(page) < 1_000_000 and (out / "plotly.min.js").stat().st_size > 1_000_000  # plotly.js once, beside it
 
     done = run_cli("leaderboard", "nope", "--store", store, "--baselines", "none")
     assert done.returncode == 2 and done.stderr.startswith("error: dataset 'nope' is not in")
