@@ -90,3 +90,22 @@ def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_
     at.switch_page(PAGE).run()
     assert not at.exception
     assert any("does not parse" in e.value for e in at.error)
+
+
+def test_a_per_aspect_template_makes_one_call_per_aspect(monkeypatch, tmp_path):
+    shared = (Path(__file__).parent.parent / "prompts" / "topicalchat-shared.txt").read_text()
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={0: 0.2, 1: 0.8})
+        at = open_app(monkeypatch, tmp_path, PAGE, state={"template_text": shared})
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(3).run()
+        assert "3 items: 0 cached, 12 judge calls to make" in texts(at)
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        assert not at.exception
+        summary = next(s.value for s in at.success if s.value.startswith("Run "))
+        assert "3/3 items, 0 cached, 12 judge calls, 0 failed" in summary
+        assert stub.count == 12
+        endings = sorted(r["body"]["messages"][-1]["content"].rsplit("\n", 1)[1] for r in stub.requests)
+        assert endings == [f"- {name}:" for name in ("Coherence", "Engagingness", "Groundedness", "Naturalness")
+                           for _ in range(3)]
