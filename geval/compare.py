@@ -170,11 +170,12 @@ def scored_combos(store: Store, dataset: str) -> pd.DataFrame:
     """Each (template version, judge signature) scored on `dataset`, most recent first.
 
     Columns: template, template_version, signature, model, label (short, for menus),
-    aspects (list), ok, unscored, failed, last. Empty when nothing is scored.
+    aspects (list), ok, unscored, failed, first and last (times of the first and latest
+    judgment). Empty when nothing is scored.
     """
     combos = store.combos(dataset)
     columns = ["template", "template_version", "signature", "model", "label", "aspects", "ok", "unscored",
-               "failed", "last"]
+               "failed", "first", "last"]
     if combos.empty:
         return pd.DataFrame(columns=columns)
     runs = store.runs(dataset)
@@ -189,7 +190,7 @@ def scored_combos(store: Store, dataset: str) -> pd.DataFrame:
         rows.append({
             "template": part["template"].iloc[0], "template_version": version, "signature": sig, "model": model,
             "aspects": list(part["aspect"]), "ok": int(part["ok"].sum()), "unscored": int(part["unscored"].sum()),
-            "failed": int(part["failed"].sum()), "last": float(part["last"].max()),
+            "failed": int(part["failed"].sum()), "first": float(part["first"].min()), "last": float(part["last"].max()),
         })
     frame = pd.DataFrame(rows).sort_values("last", ascending=False, ignore_index=True)
     frame["label"] = [f"{t} · {m}" for t, m in zip(frame["template"], frame["model"])]

@@ -7,7 +7,8 @@ human aspect, plus per dataset the average over the aspects (G-EVAL's "average")
 judges with several aspects, seed 000's mean of the aspect scores against human Overall.
 Each cell is the protocol's correlation with its bootstrap 95% interval over groups.
 
-Single-aspect templates scored by the same judge (G-EVAL's one prompt per aspect) are read
+Single-aspect templates scored by the same judge and named alike (G-EVAL's one prompt per
+aspect: topicalchat-naturalness, topicalchat-coherence, ... read as "topicalchat-*") are read
 together as one row; a second version of the same aspect gets a row of its own. Baselines
 and people are computed on the items the judges scored (every item when none has), so the
 rows rest on the same items.
@@ -214,17 +215,17 @@ def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: li
         for key, fields, template, frame, signature in pieces:
             if len(template.aspects) == 1:
                 human = (template.aspects[0].human or template.aspects[0].name).lower()
-                taken = merged.setdefault(key, [])
+                taken = merged.setdefault((key, _family(template)), [])
                 if all(h != human for h, *_ in taken):
                     taken.append((human, fields, template, frame, signature))
                     continue
             singles.append((key, fields, template, frame, signature))
         suffix = "" if variant == "wmean" else f" [{variant}]"
-        for key, members in merged.items():
+        for (key, family), members in merged.items():
             if len(members) == 1:
                 singles.append((key, *members[0][1:]))
                 continue
-            label = f"G-EVAL, one prompt per aspect · {_judge_name(members[0][1])}{suffix}"
+            label = f"G-EVAL, one prompt per aspect ({family}) · {_judge_name(members[0][1])}{suffix}"
             row = _judge_row(store, label, [m[2:] for m in members], variant, skipped)
             if row is not None:
                 rows.append(row)
@@ -234,6 +235,13 @@ def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: li
             if row is not None:
                 rows.append(row)
     return rows
+
+
+def _family(template) -> str:
+    """A one-aspect template's name with its aspect as '*' (topicalchat-naturalness -> topicalchat-*):
+    prompts named alike are read together as one row, a variant (topicalchat-*-cot) as another."""
+    name, aspect = template.name.lower(), template.aspects[0].key
+    return name.replace(aspect, "*") if aspect in name else name
 
 
 def _judge_row(store: Store, label: str, members: list[tuple], variant: str, skipped: list[str]) -> Row | None:

@@ -193,7 +193,7 @@ def _goals(board: Leaderboard, protocols: list[str]) -> list[str]:
 def _comparisons(store: Store, dataset: str, n_boot: int) -> list[str]:
     """Per human aspect scored by several templates or judges: each against the first one scored,
     on the items both scored (paired bootstrap over groups, and Williams' test)."""
-    combos = scored_combos(store, dataset).sort_values("last", ignore_index=True)  # oldest first: the reference
+    combos = scored_combos(store, dataset).sort_values("first", ignore_index=True)  # first scored: the reference
     by_human: dict[str, list] = {}
     for _, combo in combos.iterrows():
         for human in mapped_humans(store, dataset, combo["template_version"], combo["signature"]):
@@ -214,7 +214,7 @@ def _comparisons(store: Store, dataset: str, n_boot: int) -> list[str]:
     if not rows:
         return []
     return ["## Template comparisons", "",
-            "Each template (or judge) against the first one scored on the same human aspect, on the items both "
+            "Each template (or judge) against the first one scored on the same human aspect (A), on the items both "
             "scored: Pearson of A and of B with the people's mean, B − A with its paired-bootstrap 95% interval "
             f"over groups ({n_boot} resamples) and two-sided p-value, and Williams' test for dependent "
             "correlations (it treats items as independent, so trust the bootstrap where items share a group).", "",

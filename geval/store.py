@@ -385,7 +385,7 @@ class Store:
         """Each (template, signature) scored on `dataset`, with counts by status."""
         sql = """SELECT template, template_version, signature, aspect,
                         SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
-                        SUM(status = 'failed') AS failed, MAX(created) AS last
+                        SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
                  FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect
                  ORDER BY last DESC"""
         with self.lock:

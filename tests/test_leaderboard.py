@@ -19,7 +19,7 @@ SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
 SINGLE = ("topicalchat-naturalness", "topicalchat-coherence", "topicalchat-engagingness", "topicalchat-groundedness")
 ASPECTS = ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
 N_BOOT = 100
-GEVAL_ROW = "G-EVAL, one prompt per aspect · scripted: hashed"
+GEVAL_ROW = "G-EVAL, one prompt per aspect (topicalchat-*) · scripted: hashed"
 VS = "(vs fact, else context)"  # 2 of the sample's 10 contexts have no fact ('_nofact')
 BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}"]
 
