@@ -238,10 +238,14 @@ def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: li
 
 
 def _family(template) -> str:
-    """A one-aspect template's name with its aspect as '*' (topicalchat-naturalness -> topicalchat-*):
-    prompts named alike are read together as one row, a variant (topicalchat-*-cot) as another."""
+    """A one-aspect template's name with its aspect as '*' (topicalchat-naturalness -> topicalchat-*;
+    else its last '-' part: fed-turn-engaging, aspect Engagingness -> fed-turn-*): prompts named
+    alike are read together as one row, a variant (topicalchat-*-cot) as another."""
     name, aspect = template.name.lower(), template.aspects[0].key
-    return name.replace(aspect, "*") if aspect in name else name
+    if aspect in name:
+        return name.replace(aspect, "*")
+    stem, dash, _ = name.rpartition("-")
+    return f"{stem}-*" if dash else name
 
 
 def _judge_row(store: Store, label: str, members: list[tuple], variant: str, skipped: list[str]) -> Row | None:

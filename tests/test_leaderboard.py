@@ -12,7 +12,7 @@ import pytest
 
 import geval
 from geval.leaderboard import CEILING, leaderboard, markdown_table
-from helpers import REPO, run_cli, scripted
+from helpers import REPO, run_cli, scripted, template_text
 from test_baselines import BagOfWords
 
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
@@ -256,3 +256,15 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
     assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
     store.close()
+
+
+@pytest.mark.parametrize("name, aspect, family", [
+    ("topicalchat-naturalness", "Naturalness", "topicalchat-*"),
+    ("topicalchat-naturalness-cot", "Naturalness", "topicalchat-*-cot"),
+    ("fed-turn-engaging", "Engagingness", "fed-turn-*"),
+    ("mine", "Overall", "mine"),
+])
+def test_one_aspect_templates_named_alike_share_a_family(name, aspect, family):
+    from geval.leaderboard import _family
+
+    assert _family(geval.parse_template(template_text(name=name, aspects=((aspect, 1, 3),)))) == family
