@@ -38,7 +38,10 @@ if source == "Bundled or shared dataset":
     if "data_error" in st.session_state:
         st.error(st.session_state.pop("data_error"))
 else:
-    upload = st.file_uploader("CSV, JSON or JSONL", type=["csv", "json", "jsonl"], key="data_upload")
+    limit = st.get_option("server.maxUploadSize")
+    upload = st.file_uploader(f"CSV, JSON or JSONL, up to {limit} MB", type=["csv", "json", "jsonl"], key="data_upload",
+                              help=f"A bigger file is refused (the limit is server.maxUploadSize in "
+                                   f".streamlit/config.toml); load it from ../shared/data or the CLI instead.")
     if upload is not None:
         folder = Path(state.store().path).parent / "uploads" if state.store().path != ":memory:" else Path("uploads")
         folder.mkdir(parents=True, exist_ok=True)

@@ -286,7 +286,7 @@ def test_6b_an_upload_over_the_size_limit_is_refused_with_a_message(page, workdi
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(huge))
     message = page.get_by_text(re.compile(r"File must be 50(\.0)? ?MB or smaller"))
     message.wait_for(timeout=60_000)
-    assert "huge.jsonl" in main_text(page)
+    assert "huge.jsonl" in main_text(page) and "CSV, JSON or JSONL, up to 50 MB" in main_text(page)
     screenshot(page, "06b_upload_too_large")
     goto_page(page, "Prompts")
     assert LABEL.search(_alert(page, "success", LABEL))
