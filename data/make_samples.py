@@ -10,7 +10,9 @@ so the loaders in geval.loaders auto-detect a sample exactly as they detect the 
     fed_sample.json               fed_data.json                the first 20 dialogue-level records, plus every
                                                                turn-level record whose context is a prefix of
                                                                one of those dialogues' context (file order)
-    summeval_sample.json          summeval.json                all 16 systems for the first 5 doc_ids
+    summeval_sample.json          summeval.json                the first 8 systems (file order) for the first
+                                                               10 doc_ids: 10 documents, so that the
+                                                               per-document protocol has enough groups
     dstc9_sample.json             dstc9_data.json              the first 20 dialogues of each of the 11 systems
                                                                (dict of parallel lists, file order)
 
@@ -38,7 +40,8 @@ MAX_BYTES = 400 * 1024
 
 N_USR_CONTEXTS = 10
 N_FED_DIALOGUES = 20
-N_SUMMEVAL_DOCS = 5
+N_SUMMEVAL_DOCS = 10
+N_SUMMEVAL_SYSTEMS = 8
 N_DSTC9_PER_SYSTEM = 20
 
 
@@ -60,10 +63,12 @@ def fed_sample(records: list[dict], n_dialogues: int = N_FED_DIALOGUES) -> list[
     ]
 
 
-def summeval_sample(rows: list[dict], n_docs: int = N_SUMMEVAL_DOCS) -> list[dict]:
-    """Every row (all systems) of the first `n_docs` doc_ids, in order of first appearance."""
-    docs = list(dict.fromkeys(row["doc_id"] for row in rows))[:n_docs]
-    return [row for row in rows if row["doc_id"] in docs]
+def summeval_sample(rows: list[dict], n_docs: int = N_SUMMEVAL_DOCS, n_systems: int = N_SUMMEVAL_SYSTEMS) -> list[dict]:
+    """The rows of the first `n_systems` system_ids for the first `n_docs` doc_ids (both in
+    order of first appearance), in file order."""
+    docs = set(list(dict.fromkeys(row["doc_id"] for row in rows))[:n_docs])
+    systems = set(list(dict.fromkeys(row["system_id"] for row in rows))[:n_systems])
+    return [row for row in rows if row["doc_id"] in docs and row["system_id"] in systems]
 
 
 def dstc9_sample(data: dict, per_system: int = N_DSTC9_PER_SYSTEM) -> dict:

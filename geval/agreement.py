@@ -8,11 +8,9 @@ import numpy as np
 import pandas as pd
 
 from geval.errors import StoreError
-from geval.stats import LEVELS, agreement, to_frame
+from geval.stats import LEVELS, MEAN_OF_ASPECTS, agreement, mean_of_aspects, to_frame
 from geval.store import Store
 from geval.templates import Template
-
-MEAN_OF_ASPECTS = "mean of aspects"
 
 
 def scored_items(store: Store, dataset: str, template_version: str | None = None,
@@ -61,8 +59,9 @@ def agreement_table(store: Store, dataset: str, template_version: str | None = N
                     n_boot: int = 1000, overall: str | None = "overall") -> pd.DataFrame:
     """Pearson, Spearman and Kendall with CIs, per judge aspect and level.
 
-    Adds seed 000's analysis: the mean of the judge's aspect scores against the human
-    aspect named `overall` (any case), when the template has several aspects.
+    Adds seed 000's analysis: the mean of the judge's aspect scores (each mapped onto 0-1 by
+    its scale: `geval.stats.mean_of_aspects`) against the human aspect named `overall` (any
+    case), when the template has several aspects.
     Columns: aspect, human, metric, level, value, low, high, n, note, unscored.
     """
     frame = scored_items(store, dataset, template_version, signature)
@@ -81,7 +80,7 @@ def agreement_table(store: Store, dataset: str, template_version: str | None = N
         tables.append(_one(wide[aspect], info, human, aspect, levels, n_boot))
     overall_name = next((h for h in human_aspects if overall and h.lower() == overall.lower()), None)
     if overall_name and len(template.aspects) > 1 and all(a.key in wide for a in template.aspects):
-        mean = wide[[a.key for a in template.aspects]].mean(axis=1, skipna=False)
+        mean = mean_of_aspects(wide, {a.key: (a.min, a.max) for a in template.aspects})
         tables.append(_one(mean, info, overall_name, MEAN_OF_ASPECTS, levels, n_boot))
     if not tables:
         raise StoreError(

@@ -9,8 +9,9 @@ From every annotator's score kept on each item (`Item.human`):
 "Annotator k" is the k-th score of each item: the public files do not say whether position
 k is the same person on every item. Alpha does not need that (it pairs scores within an
 item, whoever gave them); the leave-one-out correlation reads it as "one annotator against
-the others". Items with fewer scores than most (a free-text score skipped on load) are left
-out of the leave-one-out correlation, and counted in the note.
+the others". Items with another number of scores than most have (a free-text score skipped
+on load, or an extra annotator) are left out of the leave-one-out correlation, and counted in
+the note.
 
 The judge is compared with the mean of all annotators, which is less noisy than one
 annotator: a judge can exceed the leave-one-out figure without being better than a person.
@@ -26,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from geval.items import Item
-from geval.stats import METRICS, bootstrap_groups, fast_correlate
+from geval.stats import METRICS, bootstrap_groups, fast_correlate, interval_note
 
 ALPHA_LEVELS = ("interval", "ordinal")
 COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", "note"]
@@ -95,7 +96,8 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             interval = bootstrap_groups(lambda i: krippendorff_alpha(matrix[:, i], level), groups, n_boot, seed) \
                 if math.isfinite(value) else (math.nan, math.nan)
             rows.append(_row(aspect, f"alpha ({level})", value, interval, len(scored), annotators,
-                             "" if math.isfinite(value) else "undefined: no two scores on an item, or one value"))
+                             interval_note(groups) if math.isfinite(value)
+                             else "undefined: no two scores on an item, or one value"))
         common, width = counts.most_common(1)[0][0], len(scored)
         full = np.array([len(item.human[aspect]) == common for item in scored])
         left = int((~full).sum())
@@ -104,11 +106,14 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             value = leave_one_out(sub, metric)
             interval = bootstrap_groups(lambda i: leave_one_out(sub[:, i], metric), sub_groups, n_boot, seed) \
                 if math.isfinite(value) else (math.nan, math.nan)
-            notes = [f"{left} of {width} items with fewer than {common} scores left out"] if left else []
+            notes = [f"{left} of {width} items left out: they have another number of scores than the "
+                     f"{common} most items have"] if left else []
             if not math.isfinite(value):
                 notes.insert(0, "undefined: an annotator's scores (or the others' mean) are constant")
+            else:
+                notes.append(interval_note(sub_groups))
             rows.append(_row(aspect, f"leave-one-out {metric}", value, interval, int(full.sum()), common,
-                             "; ".join(notes)))
+                             "; ".join(filter(None, notes))))
     return pd.DataFrame(rows, columns=COLUMNS)
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 
 from geval.cot import ensure_steps
 from geval.errors import GevalError, JudgeError, JudgmentFailed, StoreError, TemplateError
-from geval.judges.base import Judgment, cache_key, scores_from_samples, signature
-from geval.runner import Progress, _by_group, _fail, _rows, _summary, environment
+from geval.judges.base import Judgment, accepted_settings, cache_key, scores_from_samples, signature
+from geval.runner import Progress, _by_group, _summary, cached_answers, environment, failed_rows, judgment_rows
 from geval.store import Store
 from geval.templates import Template
 
@@ -96,27 +96,27 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
         n_items=len(items),
     )
     plan = BatchPlan(progress.run_id)
-    lock = threading.Lock()
+    asked = accepted_settings(judge)[0]  # the requests ask as the judge's next call would
+    answered_as = _signed(asked, template)
     try:
         steps = ensure_steps(store, template, judge)
         requests: dict[str, str] = {}  # cache key -> JSONL line
         waiting: list[tuple[str, str]] = []  # (item id, cache key) of the items answered by the batch
         for item in _by_group(items):
-            base = _base(item, template, sig_text, sig_json, progress.run_id)
+            base = _base(item, template, progress.run_id)
             try:
                 calls = template.calls(item, steps)
             except TemplateError as exc:
-                _fail(store, base, aspects, str(exc), progress, lock)
+                _fail(store, base, aspects, str(exc), answered_as, progress)
                 continue
             answered = 0
-            for prompt, call_aspects in calls:
-                key = cache_key(judge.settings, prompt, call_aspects)
-                with store.lock:
-                    cached = store.cached_call(key)
-                if cached is not None:
-                    store.save_judgments(_rows(base, key, cached))
+            for (prompt, call_aspects), hit in zip(calls, cached_answers(store, judge, calls)):
+                if hit is not None:
+                    key, cached = hit
+                    store.save_judgments(judgment_rows(base, key, cached, _signed(cached.settings, template)))
                     answered += 1
                     continue
+                key = cache_key(asked, prompt, list(call_aspects))
                 waiting.append((item.id, key))
                 if key not in requests:
                     body = judge.batch_body(prompt, list(call_aspects))
@@ -216,12 +216,11 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
                          f"are not in {store.path}; store dataset {run['dataset']} first, or pass its items")
     for item in items:
         for prompt, call_aspects in template.calls(item, steps):
-            wanted.setdefault(cache_key(judge.settings, prompt, call_aspects), []).append((item, prompt, call_aspects))
+            key = cache_key(accepted_settings(judge)[0], prompt, list(call_aspects))
+            wanted.setdefault(key, []).append((item, prompt, call_aspects))
     path = Path(output) if output else _download(judge, batch_id, entry, folder)
     # one unit of progress per (item, request): an item of a per-aspect template makes several requests
     progress = Progress(total=sum(map(len, wanted.values())), signature=run["signature"], run_id=int(run["id"]))
-    sig_json = json.loads(run["signature_json"])
-    lock = threading.Lock()
     seen = set()
     with path.open(encoding="utf-8") as lines:
         for line in lines:
@@ -243,12 +242,14 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
                 judgment = _judgment(judge, record, list(call_aspects))
             except JudgmentFailed as exc:
                 for item, _, _ in wanted[key]:
-                    _fail(store, _base(item, template, run["signature"], sig_json, progress.run_id), call_aspects,
-                          f"item {item.id}: {exc}", progress, lock)
+                    _fail(store, _base(item, template, progress.run_id), call_aspects, f"item {item.id}: {exc}",
+                          _signed(accepted_settings(judge)[0], template), progress)
                 continue
+            settings = judgment.settings or judge.settings
+            signed = _signed(settings, template)
             rows = [row for item, _, _ in wanted[key]
-                    for row in _rows(_base(item, template, run["signature"], sig_json, progress.run_id), key, judgment)]
-            store.save_call(key, judge.settings, prompt, [a.key for a in call_aspects], judgment, 0.0, rows)
+                    for row in judgment_rows(_base(item, template, progress.run_id), key, judgment, signed)]
+            store.save_call(key, settings, prompt, [a.key for a in call_aspects], judgment, 0.0, rows)
             progress.done += len(wanted[key])
             progress.prompt_tokens += judgment.prompt_tokens
             progress.completion_tokens += judgment.completion_tokens
@@ -329,10 +330,23 @@ def _download(judge, batch_id: str, entry: dict, folder) -> Path:
     return path
 
 
-def _base(item, template: Template, sig_text: str, sig_json: dict, run_id: int) -> dict:
+def _base(item, template: Template, run_id: int) -> dict:
     return {"item_id": item.id, "dataset": item.dataset, "template": template.label,
-            "template_version": template.version, "signature": sig_text,
-            "signature_json": json.dumps(sig_json), "run_id": run_id}
+            "template_version": template.version, "run_id": run_id}
+
+
+def _signed(settings: dict, template: Template) -> tuple[str, str]:
+    """The signature (string, JSON text) of answers made with `settings`."""
+    text, fields = signature(settings, template, list(template.aspects))
+    return text, json.dumps(fields)
+
+
+def _fail(store: Store, base: dict, aspects, reason: str, signed: tuple[str, str], progress: Progress) -> None:
+    """Store an item's `aspects` as failed with `reason` and count the item done and failed."""
+    store.save_judgments(failed_rows(base, aspects, reason, signed))
+    progress.done += 1
+    progress.failed += 1
+    progress.errors.append(reason)
 
 
 def _entry(entry: BatchFile) -> dict:

@@ -121,15 +121,39 @@ def calibrate_scores(scores: pd.DataFrame, items, humans: dict[str, str], method
     return pd.DataFrame(out, index=index)
 
 
-def combine_aspects(scores: pd.DataFrame, items, target: str = "Overall", folds: int = 5,
-                    seed: int = 0) -> pd.Series:
+def combine_aspects(scores: pd.DataFrame, items, target: str = "Overall", folds: int = 5, seed: int = 0,
+                    humans: dict[str, str] | None = None) -> pd.Series:
     """A held-out linear combination of the aspect columns fitted to the human `target`
-    (e.g. Overall): seed 000's mean of aspects with weights learned on the other groups."""
+    (e.g. Overall): seed 000's mean of aspects with weights learned on the other groups.
+
+    With `humans` ({column: human aspect}) each column is first calibrated (isotonic) to its
+    own human aspect. Every fitting step, the calibrations and the combination, sees only
+    the training groups of the fold it predicts: a fold's held-out scores never depend on
+    that fold's labels."""
     by_id = {item.id: item for item in items}
     index = [i for i in scores.index if i in by_id]
     human = pd.Series([by_id[i].human_mean(target) for i in index], index=index)
     if human.isna().all():
         raise CalibrationError(f"the items have no human '{target}' scores to fit the aspects to")
-    groups = pd.Series([by_id[i].group or i for i in index], index=index)
-    return cross_validated(scores.loc[index], human, groups, "linear", folds, seed).rename(
-        f"learned combination → {target}")
+    features = scores.loc[index].astype(float)
+    usable = (features.notna().all(axis=1) & human.notna()).to_numpy()
+    if usable.sum() < 2 * folds:
+        raise CalibrationError(f"only {int(usable.sum())} items have both a judge and a human score; "
+                               f"{folds}-fold calibration needs at least {2 * folds}")
+    fold = group_folds([by_id[i].group or i for i in index], folds, seed)
+    targets = {c: np.array([by_id[i].human_mean(h) for i in index]) for c, h in (humans or {}).items()
+               if c in features}
+    x, y = features.to_numpy(), human.to_numpy()
+    out = pd.Series(np.nan, index=index, dtype=float, name=f"learned combination → {target}")
+    for k in range(folds):
+        test, train = usable & (fold == k), usable & (fold != k)
+        if not test.any() or train.sum() < 2:
+            continue
+        x_train, x_test = x[train].copy(), x[test].copy()
+        for column, aspect_target in targets.items():
+            j = features.columns.get_loc(column)
+            fit = train & np.isfinite(aspect_target)
+            x_train[:, j] = fit_predict("isotonic", x[fit, j], aspect_target[fit], x[train, j])
+            x_test[:, j] = fit_predict("isotonic", x[fit, j], aspect_target[fit], x[test, j])
+        out[test] = fit_predict("linear", x_train, y[train], x_test)
+    return out

@@ -156,9 +156,10 @@ def _store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help=f"SQLite file (default $GEVAL_STORE or {geval.default_store_path()})")
 
 
-def _load(args) -> geval.Dataset:
+def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     mapping = geval.ColumnMapping.parse(args.map) if args.map else None
-    return geval.load_dataset(geval.resolve_dataset(args.dataset), layout=args.layout, mapping=mapping, name=args.name)
+    return geval.load_dataset(geval.resolve_dataset(args.dataset), layout=args.layout, mapping=mapping, name=args.name,
+                              store=store)
 
 
 def _judge(args) -> geval.Judge:
@@ -240,9 +241,8 @@ def cmd_cot(args) -> None:
 
 
 def cmd_score(args) -> int:
-    dataset = _load(args)
     store = geval.Store(args.store)
-    store.save_dataset(dataset)
+    dataset = _load(args, store)
     judge = _judge(args)
     exit_code = 0
     for name in args.template:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ from geval.agreement import human_aspect_for, normalized, scored_items
 from geval.errors import StoreError, TemplateError
 from geval.items import Item
 from geval.stats import LEVELS as AGREEMENT_LEVELS
-from geval.stats import METRICS, correlate, group_members
+from geval.stats import METRICS, MIN_GROUPS, correlate, group_members, interval_note
 from geval.store import Store
 from geval.templates import Template
 
@@ -55,6 +56,15 @@ class Comparison:
     williams_p: float
     n_items: int
     n_groups: int
+    note: str = ""  # why the interval and p-value are missing, when they are
+
+
+def format_p(p: float) -> str:
+    """A p-value as reports print it: "< 0.001" below 0.001 (a bootstrap p of 0 only means below
+    1 / resamples), "–" when undefined, else three decimals."""
+    if p is None or not math.isfinite(p):
+        return "–"
+    return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
 def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
@@ -119,14 +129,16 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
     members = group_members(g)
     rng = np.random.default_rng(seed)
     diffs = []
-    for _ in range(n_boot):
+    for _ in range(n_boot if len(members) >= MIN_GROUPS else 0):
         draw = np.concatenate([members[i] for i in rng.integers(0, len(members), len(members))])
         diffs.append(_boot_corr(metric, b[draw], h[draw]) - _boot_corr(metric, a[draw], h[draw]))
     diffs = np.asarray(diffs, dtype=float)
     diffs = diffs[np.isfinite(diffs)]
     difference = r_b - r_a
+    note = interval_note(g)
     if len(diffs) < max(10, n_boot // 2):
         low = high = p_boot = float("nan")
+        note = note or "no interval: the bootstrap differences are undefined in most resamples"
     else:
         low, high = (float(v) for v in np.percentile(diffs, [2.5, 97.5]))
         if difference == 0:
@@ -141,7 +153,7 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
         t, p = williams_test(r_a, r_b, r_ab if math.isfinite(r_ab) else 0.0, len(a))
         t = -t if math.isfinite(t) and t != 0 else t  # signed like B - A
     return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p_boot, t, p,
-                      int(len(a)), len(members))
+                      int(len(a)), len(members), note)
 
 
 def _boot_corr(metric: str, x: np.ndarray, y: np.ndarray) -> float:
@@ -178,15 +190,10 @@ def scored_combos(store: Store, dataset: str) -> pd.DataFrame:
                "failed", "first", "last"]
     if combos.empty:
         return pd.DataFrame(columns=columns)
-    runs = store.runs(dataset)
-    settings = {}
-    for sig, blob in zip(runs.get("signature", []), runs.get("signature_json", [])):
-        if sig not in settings and blob:
-            settings[sig] = json.loads(blob)
     rows = []
     for (version, sig), part in combos.groupby(["template_version", "signature"], sort=False):
-        fields = settings.get(sig, {})
-        model = f"{fields['backend']}: {fields.get('model') or 'default'}" if "backend" in fields else sig[:40]
+        fields = json.loads(part["signature_json"].iloc[0] or "{}")
+        model = judge_name(fields) if "backend" in fields else sig[:40]
         rows.append({
             "template": part["template"].iloc[0], "template_version": version, "signature": sig, "model": model,
             "aspects": list(part["aspect"]), "ok": int(part["ok"].sum()), "unscored": int(part["unscored"].sum()),
@@ -195,9 +202,16 @@ def scored_combos(store: Store, dataset: str) -> pd.DataFrame:
     frame = pd.DataFrame(rows).sort_values("last", ascending=False, ignore_index=True)
     frame["label"] = [f"{t} · {m}" for t, m in zip(frame["template"], frame["model"])]
     duplicated = frame["label"].duplicated(keep=False)
-    frame.loc[duplicated, "label"] = [f"{label} · {s[-12:]}" for label, s in
+    frame.loc[duplicated, "label"] = [f"{label} · {hashlib.sha256(s.encode()).hexdigest()[:8]}" for label, s in
                                       zip(frame.loc[duplicated, "label"], frame.loc[duplicated, "signature"])]
     return frame[columns]
+
+
+def judge_name(fields: dict) -> str:
+    """A judge as menus name it: backend and model, and how an OpenAI-compatible judge read
+    its scores ("openai: gpt-4o-mini, samples")."""
+    name = f"{fields.get('backend', '?')}: {fields.get('model') or 'default'}"
+    return f"{name}, {fields['mode']}" if fields.get("backend") == "openai" and fields.get("mode") else name
 
 
 def human_ranges(items: list[Item]) -> dict[str, tuple[float, float]]:
@@ -218,7 +232,8 @@ def disagreements(store: Store, dataset: str, template_version: str | None = Non
     |judge_01 - human_01| (NaN when unscored or when no human aspect matches). Columns:
     item_id, aspect, aspect_name, human, score, human_score, judge_01, human_01, disagreement,
     scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
-    system, group, level, response, template_version, signature.
+    system, group, level, response, template_version, signature, coverage, parsed
+    (`answer_details`).
     Raises StoreError when nothing is scored on `dataset`.
     """
     frame = scored_items(store, dataset, template_version, signature)
@@ -254,7 +269,23 @@ def disagreements(store: Store, dataset: str, template_version: str | None = Non
         out.loc[rows, "human_01"] = normalized(values, low, high)
     out["disagreement"] = (out["judge_01"] - out["human_01"]).abs()
     out["response"] = [items[i].response for i in out["item_id"]]
+    details = [answer_details(scores, aspect, raw) for scores, aspect, raw in
+               zip(frame["call_scores"], frame["aspect"], frame["raw"])]
+    out["coverage"] = [coverage for coverage, _ in details]
+    out["parsed"] = [parsed for _, parsed in details]
     return out
+
+
+def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:
+    """From a judgment's call: the probability the judge put on the scale's scores at all
+    (logits or top_logprobs; NaN when it was sampled or failed), and for sampled answers
+    "k of n answers parsed" ("" otherwise)."""
+    score = json.loads(call_scores).get(aspect, {}) if isinstance(call_scores, str) else {}
+    coverage = score.get("coverage")
+    samples = score.get("samples") or []
+    answers = json.loads(raw) if isinstance(raw, str) and raw else []
+    parsed = f"{len(samples)} of {len(answers)} answers parsed" if samples or len(answers) > 1 else ""
+    return (float(coverage) if coverage is not None else math.nan), parsed
 
 
 def compare_combos(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], human: str,

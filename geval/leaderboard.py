@@ -27,7 +27,7 @@ import pandas as pd
 from geval.annotators import annotator_agreement
 from geval.baselines import METRICS as BASELINES
 from geval.baselines import Embedder, compute_baselines
-from geval.compare import scored_combos, template_for
+from geval.compare import judge_name, scored_combos, template_for
 from geval.errors import GevalError, StoreError
 from geval.protocols import (
     AVERAGE,
@@ -65,6 +65,7 @@ class Row:
     note: str = ""
     calibration: str = ""  # "" or the method of `geval.calibration` whose held-out scores these are
     folds: int = 0
+    uncalibrated: pd.DataFrame | None = None  # a calibrated row's judge scores, for its learned combination
 
 
 @dataclass
@@ -131,7 +132,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         chosen = [p for p in chosen if any(i.level == p.item_level for i in items)]
         if not chosen:
             raise GevalError(f"no protocol applies to dataset '{name}' (layout {layout}); name one with --protocol")
-        candidates = _judge_rows(store, name, variants, skipped)
+        candidates = _judge_rows(store, name, {item.id for item in items}, variants, skipped)
         if calibrate:
             candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
         judged = set().union(*(set(row.scores.index) for row in candidates))
@@ -188,11 +189,8 @@ def _judge_fields(signature_json: str) -> tuple[str, dict]:
     return json.dumps(judge, sort_keys=True), fields
 
 
-def _judge_name(fields: dict) -> str:
-    return f"{fields.get('backend', '?')}: {fields.get('model') or 'default'}"
-
-
-def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: list[str]) -> list[Row]:
+def _judge_rows(store: Store, dataset: str, current: set[str], variants: Sequence[str],
+                skipped: list[str]) -> list[Row]:
     """One row per multi-aspect template version and judge; single-aspect versions of one
     judge together (the most recent version of each aspect), the rest one row each."""
     combos = scored_combos(store, dataset)
@@ -204,6 +202,7 @@ def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: li
     pieces = []  # (judge key, fields, template, frame)
     for version, signature in zip(combos["template_version"], combos["signature"]):
         frame = store.judgments(dataset, version, signature)
+        frame = frame[frame["item_id"].isin(current)]  # items a reloaded file no longer has are not counted
         if frame.empty:
             continue
         key, fields = _judge_fields(frame["signature_json"].iloc[0])
@@ -225,12 +224,12 @@ def _judge_rows(store: Store, dataset: str, variants: Sequence[str], skipped: li
             if len(members) == 1:
                 singles.append((key, *members[0][1:]))
                 continue
-            label = f"G-EVAL, one prompt per aspect ({family}) · {_judge_name(members[0][1])}{suffix}"
+            label = f"G-EVAL, one prompt per aspect ({family}) · {judge_name(members[0][1])}{suffix}"
             row = _judge_row(store, label, [m[2:] for m in members], variant, skipped)
             if row is not None:
                 rows.append(row)
         for key, fields, template, frame, signature in singles:
-            label = f"G-EVAL {template.label} · {_judge_name(fields)}{suffix}"
+            label = f"G-EVAL {template.label} · {judge_name(fields)}{suffix}"
             row = _judge_row(store, label, [(template, frame, signature)], variant, skipped)
             if row is not None:
                 rows.append(row)
@@ -268,7 +267,8 @@ def _judge_row(store: Store, label: str, members: list[tuple], variant: str, ski
         blobs.append(json.loads(frame["signature_json"].iloc[0] or "{}"))
     scores = pd.DataFrame(columns)
     return Row(label, "judge", signatures, blobs, scores, humans, scales,
-               note=f"{len(scores)} items judged" + (f"; score variant {variant}" if variant != "wmean" else ""))
+               note=f"{len(scores)} of the dataset's items judged"
+               + (f"; score variant {variant}" if variant != "wmean" else ""))
 
 
 def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> Row | None:
@@ -285,8 +285,8 @@ def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> R
     return Row(f"{row.label} [calibrated, {folds}-fold CV by group]", "judge", [s + tail for s in row.signatures],
                [{**blob, **extra} for blob in row.signatures_json], scores, dict(row.humans), {}, note=(
                    f"held-out scores: isotonic calibration of each aspect to its human scale and a linear combination "
-                   f"of the aspects against Overall, fitted on the other folds' groups ({folds} folds)"),
-               calibration="isotonic", folds=folds)
+                   f"of the aspects against Overall, each fitted on the other folds' groups only ({folds} folds)"),
+               calibration="isotonic", folds=folds, uncalibrated=row.scores)
 
 
 # --- cells --------------------------------------------------------------------------------------
@@ -315,9 +315,10 @@ def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed:
         from geval.calibration import CalibrationError, combine_aspects
 
         overall = protocol.overall.lower()
-        judged = [c for c in row.scores.columns if c in row.humans and row.humans[c].lower() != overall]
+        judged = [c for c in row.uncalibrated.columns if c in row.humans and row.humans[c].lower() != overall]
         try:
-            combined = combine_aspects(row.scores[judged], items, protocol.overall, folds=row.folds, seed=seed)
+            combined = combine_aspects(row.uncalibrated[judged], items, protocol.overall, folds=row.folds, seed=seed,
+                                       humans={c: row.humans[c] for c in judged})
             table = run_protocol(protocol, combined.to_frame(), items, {combined.name: protocol.overall}, n_boot, seed,
                                  metrics)
             parts.append(table.assign(aspect=combined.name, column=_column(dataset, protocol, combined.name, several)))
@@ -325,7 +326,7 @@ def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed:
             skipped.append(f"{row.label} on {dataset}: {exc}")
     elif row.kind == "judge" and protocol.overall and isinstance(row.scores, pd.DataFrame) and len(row.humans) > 1:
         try:
-            mean = mean_vs_overall(row.scores, items, protocol, scales=row.scales, humans=row.humans,
+            mean = mean_vs_overall(row.scores, items, row.scales, protocol, humans=row.humans,
                                    n_boot=n_boot, seed=seed, metrics=metrics)
             label = f"{MEAN_OF_ASPECTS} → {mean['human'].iloc[0]}"
             parts.append(mean.assign(column=_column(dataset, protocol, label, several)))

@@ -22,7 +22,7 @@ import pandas as pd
 from geval.annotators import annotator_agreement
 from geval.baselines import METRICS as BASELINES
 from geval.baselines import Embedder
-from geval.compare import compare_combos, mapped_humans, scored_combos
+from geval.compare import Comparison, compare_combos, format_p, mapped_humans, scored_combos
 from geval.errors import StoreError
 from geval.leaderboard import CEILING, Leaderboard, leaderboard, markdown_table
 from geval.protocols import AVERAGE, MEAN_OF_ASPECTS, get_protocol
@@ -124,7 +124,7 @@ def markdown_report(store: Store, dataset: str, out: str | Path = "reports", com
               "correlation with Overall is in the Overall column. The last row is the ceiling: one annotator "
               "against the mean of the others.", "",
               markdown_table(board.wide().drop(columns=["signature"])), ""]
-    notes = [n for n in dict.fromkeys(board.rows["note"]) if n]
+    notes = [f"{row}: {note}" for row, note in zip(board.rows["row"], board.rows["note"]) if note]
     if notes:
         lines += ["Notes:", "", *[f"- {n}" for n in notes], ""]
     if board.skipped:
@@ -209,8 +209,8 @@ def _comparisons(store: Store, dataset: str, n_boot: int) -> list[str]:
                 rows.append(f"| {human} | {reference['label']} | {other['label']} | {exc} ||||||")
                 continue
             rows.append(f"| {human} | {reference['label']} | {other['label']} | {_fmt(c.a)} | {_fmt(c.b)} | "
-                        f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}] | {_fmt(c.p_bootstrap)} | "
-                        f"{_fmt(c.williams_p)} | {c.n_items} / {c.n_groups} |")
+                        f"{_difference(c)} | {format_p(c.p_bootstrap)} | "
+                        f"{format_p(c.williams_p)} | {c.n_items} / {c.n_groups} |")
     if not rows:
         return []
     return ["## Template comparisons", "",
@@ -220,6 +220,13 @@ def _comparisons(store: Store, dataset: str, n_boot: int) -> list[str]:
             "correlations (it treats items as independent, so trust the bootstrap where items share a group).", "",
             "| human | A | B | r(A) | r(B) | B − A [95% CI] | p (bootstrap) | p (Williams) | items / groups |",
             "|---|---|---|---|---|---|---|---|---|", *rows, ""]
+
+
+def _difference(c: Comparison) -> str:
+    """B − A with its interval, or why there is none."""
+    if math.isfinite(c.low):
+        return f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
+    return f"{c.difference:+.3f} ({c.note})"
 
 
 def _versus(value: float, target: float) -> str:

@@ -37,10 +37,20 @@ import pandas as pd
 
 from geval.errors import GevalError
 from geval.items import Item
-from geval.stats import METRICS, Correlation, agreement, bootstrap_groups, correlate, fast_correlate, to_frame
+from geval.stats import (
+    MEAN_OF_ASPECTS,
+    METRICS,
+    Correlation,
+    agreement,
+    bootstrap_groups,
+    correlate,
+    fast_correlate,
+    interval_note,
+    mean_of_aspects,
+    to_frame,
+)
 
 COLUMNS = ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n", "unscored", "note"]
-MEAN_OF_ASPECTS = "mean of aspects"
 AVERAGE = "average"
 
 
@@ -221,17 +231,17 @@ def run_protocol(protocol: str | Protocol, scores, items: list[Item], humans: Ma
     return _tidy(protocol, tables)
 
 
-def mean_vs_overall(scores: pd.DataFrame, items: list[Item], protocol: str | Protocol = "topicalchat-turn",
-                    aspects: list[str] | None = None, scales: Mapping[str, tuple[float, float]] | None = None,
+def mean_vs_overall(scores: pd.DataFrame, items: list[Item], scales: Mapping[str, tuple[float, float]],
+                    protocol: str | Protocol = "topicalchat-turn", aspects: list[str] | None = None,
                     overall: str | None = None, humans: Mapping[str, str] | None = None, n_boot: int = 1000,
                     seed: int = 0, metrics: tuple[str, ...] | None = None) -> pd.DataFrame:
     """Seed 000's analysis: the mean of each item's aspect scores against the human Overall.
 
     `aspects` are the score columns to average (default: every column that maps to a human
-    aspect other than Overall). With `scales` ({column: (min, max)}) each aspect is first
-    mapped onto 0-1, so that aspects asked on different scales weigh the same; without them
-    the raw scores are averaged, as seed 000 did (all its aspects were on 1-5). An item
-    missing any aspect's score is unscored. Correlation at the protocol's levels.
+    aspect other than Overall), each mapped onto 0-1 by its scale in `scales` ({column: (min,
+    max)}) before the mean (`geval.stats.mean_of_aspects`): seed 000 averaged raw scores, all on
+    1-5, which is the same up to a linear map. An item missing any aspect's score is unscored.
+    Correlation at the protocol's levels.
     """
     protocol = get_protocol(protocol) if isinstance(protocol, str) else protocol
     overall = overall or protocol.overall or "Overall"
@@ -244,17 +254,11 @@ def mean_vs_overall(scores: pd.DataFrame, items: list[Item], protocol: str | Pro
                             f"they have {', '.join(human_aspects) or 'none'}")
     mapped = {c: _map(protocol, c, human_aspects, humans) for c in scores.columns}
     chosen = aspects or [c for c, h in mapped.items() if h is not None and h != overall_name]
-    missing = [c for c in chosen if c not in scores.columns]
+    missing = [c for c in chosen if c not in scores.columns or c not in scales]
     if missing or len(chosen) < 2:
-        raise ProtocolError(f"the mean of aspects needs at least two aspect columns; missing {missing or chosen}")
-    parts = []
-    for column in chosen:
-        values = scores[column].astype(float)
-        if scales and column in scales:
-            low, high = scales[column]
-            values = (values - low) / (high - low)
-        parts.append(values)
-    mean = pd.concat(parts, axis=1).mean(axis=1, skipna=False).rename(MEAN_OF_ASPECTS)
+        raise ProtocolError(f"the mean of aspects needs at least two aspect columns with their scales; "
+                            f"missing {missing or chosen}")
+    mean = mean_of_aspects(scores, {column: scales[column] for column in chosen})
     table = run_protocol(protocol, mean.to_frame(), items, {MEAN_OF_ASPECTS: overall_name}, n_boot, seed, metrics)
     table["note"] = [f"mean of {', '.join(chosen)}" + ("" if not note else f"; {note}")
                      for note in table["note"]]
@@ -292,7 +296,9 @@ def average_over_aspects(scores: pd.DataFrame, items: list[Item], protocol: str 
     low, high = bootstrap_groups(average, info["group"].to_numpy(), n_boot, seed) if math.isfinite(value) \
         else (math.nan, math.nan)
     names = [_name(protocol, c, h) for c, h in pairs]
-    note = f"mean over {', '.join(names)}" + ("" if math.isfinite(value) else "; undefined: an aspect's correlation is")
+    note = "; ".join(filter(None, [f"mean over {', '.join(names)}",
+                                   "" if math.isfinite(value) else "undefined: an aspect's correlation is",
+                                   interval_note(info["group"].to_numpy()) if math.isfinite(value) else ""]))
     row = {"protocol": protocol.name, "aspect": AVERAGE, "human": ", ".join(h for _, h in pairs), "level": "item",
            "metric": metric, "value": value, "low": low, "high": high, "n": len(info),
            "unscored": int(frame[[c for c, _ in pairs]].isna().any(axis=1).sum()), "note": note}
@@ -313,7 +319,7 @@ def _item_level(judge: np.ndarray, human: np.ndarray, groups: np.ndarray, metric
                                     "undefined: constant or too few scores"))
             continue
         low, high = bootstrap_groups(lambda r, m=metric: fast_correlate(m, judge[r], human[r]), groups, n_boot, seed)
-        rows.append(Correlation(metric, "item", value, low, high, len(judge)))
+        rows.append(Correlation(metric, "item", value, low, high, len(judge), interval_note(groups)))
     return to_frame(rows)
 
 

@@ -26,7 +26,15 @@ from pathlib import Path
 from geval.cot import ensure_steps
 from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
 from geval.items import Item
-from geval.judges.base import Judge, Judgment, cache_key, signature
+from geval.judges.base import (
+    Judge,
+    Judgment,
+    accepted_settings,
+    approx_tokens,
+    cache_key,
+    form_answer,
+    signature,
+)
 from geval.store import Store, judgment_id
 from geval.templates import Template
 
@@ -152,6 +160,10 @@ def score_items(
     follow each other. A judgment that fails is stored as failed with its reason and the run
     goes on; a JudgeError (bad key, unknown model) ends the run and is raised.
 
+    Each judgment's signature, id and cache key come from the settings that made its answer
+    (an "auto" OpenAI judge answers by logprobs or by samples); the run records the settings
+    as asked.
+
     `concurrency` calls are made at the same time when the judge allows it (its
     `max_concurrency`; judges without one take one call at a time). `rpm` and `tpm` cap the
     requests and tokens per minute. None of the three changes a score, so none is part of
@@ -160,25 +172,22 @@ def score_items(
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
-    limiter = RateLimiter(rpm, tpm) if (rpm or tpm) else None
     workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
     store.save_template(template)
-    aspects = list(template.aspects)
-    sig_text, sig_json = signature(judge.settings, template, aspects)
-    progress = Progress(total=len(items), signature=sig_text, concurrency=workers)
+    sign = _Signer(template)
+    asked_text, asked_json = sign(judge.settings)
+    progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers)
     progress.run_id = store.start_run(
-        dataset=dataset, template=template.label, signature=sig_text, signature_json=json.dumps(sig_json),
+        dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
-    lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
+    run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop)
     status = "finished"
     pool = _Calls(workers)
-    cached_rows = _RowBuffer(store)
-    common = {"template": template.label, "template_version": template.version, "signature": sig_text,
-              "signature_json": json.dumps(sig_json), "run_id": progress.run_id}
     try:
         steps = ensure_steps(store, template, judge)
-        for item, unscored in _with_answers(store, _by_group(items), template, sig_text):
+        accepted = sign.all(accepted_settings(judge))
+        for item, unscored in _with_answers(store, _by_group(items), template, accepted):
             pool.wait_below(workers, on_progress, progress)
             if pool.error is not None:
                 break
@@ -186,15 +195,15 @@ def score_items(
                 progress.stopped, status = True, "stopped"
                 break
             if unscored is not None:
-                _count_cached(progress, lock, unscored)
+                run.count_cached(unscored)
                 pending = None
             else:
-                pending = _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows)
+                pending = run.prepare(item, steps)
             if pending is None:  # served from the cache, or could not be rendered
                 if on_progress:
                     on_progress(progress)
                 continue
-            pool.submit(lambda pending=pending: _call(store, judge, pending, limiter, stop, progress, lock))
+            pool.submit(lambda pending=pending: run.call(pending))
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
@@ -208,9 +217,28 @@ def score_items(
         raise
     finally:
         pool.close()
-        cached_rows.flush()
+        run.cached_rows.flush()
         store.finish_run(progress.run_id, status, _summary(progress))
     return progress
+
+
+class _Signer:
+    """The signature (string, JSON text) of each judge settings a run meets, made once each."""
+
+    def __init__(self, template: Template):
+        self.template, self.aspects = template, list(template.aspects)
+        self._made: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, settings: dict) -> tuple[str, str]:
+        key = json.dumps(settings, sort_keys=True)
+        if key not in self._made:
+            text, fields = signature(settings, self.template, self.aspects)
+            self._made[key] = (text, json.dumps(fields))
+        return self._made[key]
+
+    def all(self, settings: list[dict]) -> list[str]:
+        """The signature strings of several settings (those an "auto" judge accepts)."""
+        return [self(s)[0] for s in settings]
 
 
 class _Calls:
@@ -254,7 +282,7 @@ class _Pending:
     """An item's judge calls that are not in the cache: what a worker needs to make them."""
 
     item: Item
-    calls: list[tuple[str, str, tuple]]  # (prompt, cache key, aspects asked)
+    calls: list[tuple[str, tuple]]  # (prompt, aspects asked)
     base: dict
 
 
@@ -279,167 +307,220 @@ class _RowBuffer:
             self.rows = []
 
 
-def _prepare(store, item, template, judge, steps, common, progress, lock, cached_rows) -> _Pending | None:
-    """Render `item`; store what the cache holds (or the failure), and return the calls left to make."""
-    base = {"item_id": item.id, "dataset": item.dataset, **common}
-    try:
-        calls = template.calls(item, steps)
-    except TemplateError as exc:
-        _fail(store, base, template.aspects, str(exc), progress, lock)
+class _Run:
+    """What one run's items share: the store, judge, template, signatures and progress.
+    `prepare` and `count_cached` run on the caller's thread; `call` on the workers'."""
+
+    def __init__(self, store: Store, judge: Judge, template: Template, sign: _Signer, progress: Progress,
+                 limiter: RateLimiter | None, stop: threading.Event | None):
+        self.store, self.judge, self.template, self.sign = store, judge, template, sign
+        self.progress, self.limiter, self.stop = progress, limiter, stop
+        self.lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
+        self.cached_rows = _RowBuffer(store)
+
+    def base(self, item: Item) -> dict:
+        return {"item_id": item.id, "dataset": item.dataset, "template": self.template.label,
+                "template_version": self.template.version, "run_id": self.progress.run_id}
+
+    def prepare(self, item: Item, steps: str | None) -> _Pending | None:
+        """Render `item`; store what the cache holds (or the failure), and return the calls left to make."""
+        base = self.base(item)
+        try:
+            calls = self.template.calls(item, steps)
+        except TemplateError as exc:
+            self.fail(base, self.template.aspects, str(exc))
+            return None
+        found = cached_answers(self.store, self.judge, calls)
+        missing, unscored = [], 0
+        for call, hit in zip(calls, found):
+            if hit is None:
+                missing.append(call)
+                continue
+            key, judgment = hit
+            self.cached_rows.add(self.rows(base, key, judgment))
+            unscored += sum(s.score is None for s in judgment.scores.values())
+        if missing:
+            with self.lock:
+                self.progress.unscored += unscored
+            return _Pending(item, missing, base)
+        self.count_cached(unscored)
         return None
-    keys = [cache_key(judge.settings, prompt, aspects) for prompt, aspects in calls]
-    cached = store.cached_calls(keys)
-    missing, unscored = [], 0
-    for (prompt, aspects), key in zip(calls, keys):
-        judgment = cached.get(key)
-        if judgment is None:
-            missing.append((prompt, key, aspects))
-            continue
-        cached_rows.add(_rows(base, key, judgment))
-        unscored += sum(s.score is None for s in judgment.scores.values())
-    if missing:
-        with lock:
-            progress.unscored += unscored
-        return _Pending(item, missing, base)
-    _count_cached(progress, lock, unscored)
-    return None
+
+    def count_cached(self, unscored: int) -> None:
+        """Count an item whose every judgment came from the cache."""
+        with self.lock:
+            self.progress.cached += 1
+            self.progress.done += 1
+            self.progress.unscored += unscored
+
+    def call(self, pending: _Pending) -> bool:
+        """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
+        failures = []
+        progress = self.progress
+        for prompt, aspects in pending.calls:
+            estimate = sum(estimate_call(self.judge, prompt, list(aspects))[:2])
+            if self.limiter is not None and not self.limiter.acquire(estimate, self.stop):
+                return False
+            started = time.time()
+            try:
+                judgment = self.judge.judge(prompt, list(aspects))
+            except JudgmentFailed as exc:
+                failures.append(f"item {pending.item.id}: {exc}")
+                self.store_failed(pending.base, aspects, failures[-1])
+                continue
+            if self.limiter is not None:
+                self.limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
+            settings = judgment.settings or self.judge.settings
+            key = cache_key(settings, prompt, list(aspects))
+            self.store.save_call(key, settings, prompt, [a.key for a in aspects], judgment, time.time() - started,
+                                 self.rows(pending.base, key, judgment))
+            with self.lock:
+                progress.calls += 1
+                progress.prompt_tokens += judgment.prompt_tokens
+                progress.completion_tokens += judgment.completion_tokens
+                progress.cost += judgment.cost
+                progress.unscored += sum(s.score is None for s in judgment.scores.values())
+        with self.lock:
+            progress.done += 1
+            progress.failed += bool(failures)
+            progress.errors.extend(failures)
+        return True
+
+    def rows(self, base: dict, key: str, judgment: Judgment) -> list[dict]:
+        """A judgment's rows, signed with the settings that made it."""
+        signed = self.sign(judgment.settings or self.judge.settings)
+        self.progress.signature = signed[0]
+        return judgment_rows(base, key, judgment, signed)
+
+    def fail(self, base: dict, aspects, reason: str) -> None:
+        """Store an item's `aspects` as failed with `reason`, and count the item done and failed."""
+        self.store_failed(base, aspects, reason)
+        with self.lock:
+            self.progress.done += 1
+            self.progress.failed += 1
+            self.progress.errors.append(reason)
+
+    def store_failed(self, base: dict, aspects, reason: str) -> None:
+        """Failed rows, signed with the settings the judge's next call uses."""
+        self.store.save_judgments(failed_rows(base, aspects, reason, self.sign(accepted_settings(self.judge)[0])))
 
 
-def _with_answers(store: Store, items: list[Item], template: Template, signature_text: str,
+def cached_answers(store: Store, judge: Judge, calls: list[tuple[str, tuple]]) -> list[tuple[str, Judgment] | None]:
+    """For each (prompt, aspects) call, (cache key, answer) when the cache holds an answer
+    under any settings the judge accepts (in its order), else None. One query."""
+    accepted = accepted_settings(judge)
+    keys = [[cache_key(settings, prompt, list(aspects)) for settings in accepted] for prompt, aspects in calls]
+    cached = store.cached_calls([key for options in keys for key in options])
+    return [next(((key, cached[key]) for key in options if key in cached), None) for options in keys]
+
+
+def _with_answers(store: Store, items: list[Item], template: Template, signatures: list[str],
                   size: int = 500) -> Iterator[tuple[Item, int | None]]:
     """Each item, with how many of its aspects are unscored when all are answered already by
-    this template version and signature (a rerun: nothing to render), else None. One query per
-    `size` items. With generated steps the prompt also depends on the steps stored now, so
-    those items always go through their cache keys."""
+    this template version and one of `signatures` (a rerun: nothing to render), else None.
+    One query per `size` items. With generated steps the prompt also depends on the steps
+    stored now, so those items always go through their cache keys."""
     for start in range(0, len(items), size):
         chunk = items[start:start + size]
         if template.needs_generated_steps:
             yield from ((item, None) for item in chunk)
             continue
-        ids = {item.id: [judgment_id(item.id, template.version, signature_text, a.key) for a in template.aspects]
-               for item in chunk}
-        found = store.answered([i for item_ids in ids.values() for i in item_ids])
+        ids = {item.id: [[judgment_id(item.id, template.version, s, a.key) for s in signatures]
+                         for a in template.aspects] for item in chunk}
+        found = store.answered([i for per_aspect in ids.values() for options in per_aspect for i in options])
         for item in chunk:
-            statuses = [found.get(i) for i in ids[item.id]]
+            statuses = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
             yield item, None if None in statuses else statuses.count("unscored")
 
 
-def _count_cached(progress: Progress, lock: threading.Lock, unscored: int) -> None:
-    """Count an item whose every judgment came from the cache."""
-    with lock:
-        progress.cached += 1
-        progress.done += 1
-        progress.unscored += unscored
-
-
-def _call(store, judge, pending: _Pending, limiter, stop, progress, lock) -> bool:
-    """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
-    failures = []
-    for prompt, key, aspects in pending.calls:
-        estimate = _token_estimate(judge, prompt, aspects)
-        if limiter is not None and not limiter.acquire(estimate, stop):
-            return False
-        started = time.time()
-        try:
-            judgment = judge.judge(prompt, list(aspects))
-        except JudgmentFailed as exc:
-            failures.append(f"item {pending.item.id}: {exc}")
-            _store_failed(store, pending.base, aspects, failures[-1])
-            continue
-        if limiter is not None:
-            limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
-        store.save_call(key, judge.settings, prompt, [a.key for a in aspects], judgment,
-                        time.time() - started, _rows(pending.base, key, judgment))
-        with lock:
-            progress.calls += 1
-            progress.prompt_tokens += judgment.prompt_tokens
-            progress.completion_tokens += judgment.completion_tokens
-            progress.cost += judgment.cost
-            progress.unscored += sum(s.score is None for s in judgment.scores.values())
-    with lock:
-        progress.done += 1
-        progress.failed += bool(failures)
-        progress.errors.extend(failures)
-    return True
-
-
-def _token_estimate(judge, prompt: str, aspects) -> int:
-    """Tokens a call will take, before it is made: prompt characters / 4 plus the answer budget."""
-    n = getattr(judge, "n", 1) if judge.settings.get("n") else 1
-    return len(prompt) // 4 + n * max(getattr(judge, "max_tokens", 16), 8 * len(aspects))
+def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, float]:
+    """(prompt tokens, answer tokens, cost) a call will be billed, before it is made: the
+    judge's own estimate (OpenAI: per mode), else characters / 4 and no cost."""
+    estimate = getattr(judge, "estimate", None)
+    if estimate is not None:
+        return estimate(prompt, aspects)
+    return approx_tokens(prompt), approx_tokens(form_answer(aspects)), 0.0
 
 
 @dataclass
 class Plan:
-    """What a run would do: items already cached, calls to make, an estimate of tokens and cost."""
+    """What a run would do: items already answered, calls to make, an estimate of tokens and cost."""
 
     total: int
-    cached: int
-    calls: int
-    prompt_tokens: int  # estimated as characters / 4 for the calls still to make
-    cost: float
-    failing: list[str]  # items whose prompt cannot be rendered, with the reason
+    cached: int = 0
+    calls: int = 0
+    prompt_tokens: int = 0  # estimated (characters / 4) for the calls still to make, as billed
+    completion_tokens: int = 0  # likewise for the answers (n of them per call in samples mode)
+    cost: float = 0.0
+    failing: list[str] = field(default_factory=list)  # items whose prompt cannot be rendered, with the reason
 
     def line(self) -> str:
         """One line for the Score page and the CLI."""
+        cost = f"${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"${self.cost:.4f}"
         return (f"{self.total} items: {self.cached} cached, {self.calls} judge calls to make "
-                f"(~{self.prompt_tokens:,} prompt tokens, ~${self.cost:.2f})"
+                f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, ~{cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
 
 
-def plan_run(store: Store, items: list[Item], template: Template, judge: Judge) -> Plan:
-    """Count cached items and estimate the work left, without calling the judge."""
+def plan_run(store: Store, items: list[Item], template: Template, judge: Judge, size: int = 500) -> Plan:
+    """Count the items already answered and estimate the work left, without calling the judge.
+
+    Items judged with this template version and judge are counted by id (one query per
+    `size` items, nothing rendered); the others are rendered, which also finds those that
+    cannot be, and looked up by cache key (another template or dataset may have asked the same).
+    """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
-    prices = getattr(judge, "prices", (0.0, 0.0))
-    cached = calls = tokens = answer_tokens = 0
-    failing = []
-    for item in items:
-        try:
-            item_calls = template.calls(item, steps or "(evaluation steps, generated before the run)")
-        except TemplateError as exc:
-            failing.append(str(exc))
-            continue
-        missing = [(prompt, aspects) for prompt, aspects in item_calls
-                   if not known_steps or store.cached_call(cache_key(judge.settings, prompt, aspects)) is None]
-        cached += not missing
-        calls += len(missing)
-        tokens += sum(len(prompt) // 4 for prompt, _ in missing)
-        answer_tokens += sum(5 * len(aspects) for _, aspects in missing)
-    n = getattr(judge, "n", 1) if judge.settings.get("n") else 1
-    cost = (tokens * n * prices[0] + answer_tokens * n * prices[1]) / 1e6
-    return Plan(len(items), cached, calls, tokens, cost, failing)
+    plan = Plan(len(items))
+    todo = []
+    for item, unscored in _with_answers(store, items, template, _Signer(template).all(accepted_settings(judge)), size):
+        if unscored is None:
+            todo.append(item)
+        else:
+            plan.cached += 1
+    for start in range(0, len(todo), size):
+        rendered = []
+        for item in todo[start:start + size]:
+            try:
+                rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)"))
+            except TemplateError as exc:
+                plan.failing.append(str(exc))
+        found = cached_answers(store, judge, [call for calls in rendered for call in calls]) if known_steps else None
+        position = 0
+        for calls in rendered:
+            missing = [call for index, call in enumerate(calls, position) if found is None or found[index] is None]
+            position += len(calls)
+            plan.cached += not missing
+            plan.calls += len(missing)
+            for prompt, aspects in missing:
+                prompt_tokens, completion_tokens, cost = estimate_call(judge, prompt, list(aspects))
+                plan.prompt_tokens += prompt_tokens
+                plan.completion_tokens += completion_tokens
+                plan.cost += cost
+    return plan
 
 
-def _rows(base: dict, key: str, judgment: Judgment) -> list[dict]:
+def judgment_rows(base: dict, key: str, judgment: Judgment, signed: tuple[str, str]) -> list[dict]:
+    """One judgments row per aspect of an answer, `signed` (signature string, JSON text)."""
     now = time.time()
     return [
-        {**base, "id": judgment_id(base["item_id"], base["template_version"], base["signature"], aspect),
-         "aspect": aspect, "call_key": key, "status": "ok" if s.score is not None else "unscored",
-         "score": s.score, "distribution": json.dumps(s.distribution), "reason": s.reason, "created": now}
+        {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], aspect),
+         "signature": signed[0], "signature_json": signed[1], "aspect": aspect, "call_key": key,
+         "status": "ok" if s.score is not None else "unscored", "score": s.score,
+         "distribution": json.dumps(s.distribution), "reason": s.reason, "created": now}
         for aspect, s in judgment.scores.items()
     ]
 
 
-def _fail(store: Store, base: dict, aspects, reason: str, progress: Progress,
-          lock: threading.Lock | None = None) -> None:
-    """Store an item's `aspects` as failed with `reason`, and count the item done and failed."""
-    _store_failed(store, base, aspects, reason)
-    with lock or threading.Lock():
-        progress.done += 1
-        progress.failed += 1
-        progress.errors.append(reason)
-
-
-def _store_failed(store: Store, base: dict, aspects, reason: str) -> None:
+def failed_rows(base: dict, aspects, reason: str, signed: tuple[str, str]) -> list[dict]:
     """Failed judgment rows: no call, so the next run asks for them again."""
     now = time.time()
-    store.save_judgments([
-        {**base, "id": judgment_id(base["item_id"], base["template_version"], base["signature"], a.key),
-         "aspect": a.key, "call_key": None, "status": "failed", "score": None, "distribution": "{}",
-         "reason": reason, "created": now}
+    return [
+        {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], a.key),
+         "signature": signed[0], "signature_json": signed[1], "aspect": a.key, "call_key": None,
+         "status": "failed", "score": None, "distribution": "{}", "reason": reason, "created": now}
         for a in aspects
-    ])
+    ]
 
 
 def _by_group(items: Iterable[Item]) -> list[Item]:

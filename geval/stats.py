@@ -6,7 +6,10 @@ bootstrap 95% confidence intervals that resample groups (dialogues, documents), 
   SummEval protocol: per document over its summaries, then averaged);
 - system level: the mean score of each system, then one correlation across systems.
 
-A correlation of a constant vector is undefined: NaN with a note, never a crash.
+A correlation of a constant vector is undefined: NaN with a note, never a crash. Too little
+data says so instead of giving a number: below MIN_GROUPS groups no interval is given, and the
+group level needs MIN_GROUPS groups of at least MIN_GROUP_ITEMS items (two points always
+correlate at +1 or -1).
 """
 
 from __future__ import annotations
@@ -20,6 +23,34 @@ from scipy import stats
 
 METRICS = ("pearson", "spearman", "kendall")
 LEVELS = ("item", "group", "system")
+#: Fewer groups (dialogues, documents) than this: no bootstrap interval, and no group level.
+MIN_GROUPS = 10
+#: Items a group needs for a correlation inside it.
+MIN_GROUP_ITEMS = 3
+
+
+#: Seed 000's score of an item over several aspects, against the human Overall.
+MEAN_OF_ASPECTS = "mean of aspects"
+
+
+def mean_of_aspects(scores: pd.DataFrame, scales: dict[str, tuple[float, float]]) -> pd.Series:
+    """The mean of aspects, one definition everywhere: each aspect column of `scales` ({column:
+    (min, max)}) mapped onto 0-1 by its scale, then the mean per row (NaN when one is missing),
+    so that aspects asked on different scales (1-3 and 0-1) weigh the same."""
+    parts = [(scores[column].astype(float) - low) / (high - low) for column, (low, high) in scales.items()]
+    return pd.concat(parts, axis=1).mean(axis=1, skipna=False).rename(MEAN_OF_ASPECTS)
+
+
+def few_groups(count: int) -> str:
+    """The note for an interval withheld because it would rest on `count` groups."""
+    return (f"no interval: {count} group{'s' if count != 1 else ''} (dialogues, documents); "
+            f"a bootstrap over groups needs at least {MIN_GROUPS}")
+
+
+def interval_note(groups) -> str:
+    """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
+    count = len(set(np.asarray(groups).astype(str).tolist()))
+    return few_groups(count) if count < MIN_GROUPS else ""
 
 
 @dataclass(frozen=True)
@@ -75,9 +106,9 @@ def agreement(
         if level not in builders:
             raise ValueError(f"level '{level}' is unknown; use one of {', '.join(LEVELS)}")
         results.extend(builders[level](judge, human, systems, members, draws))
-    if len(members) < 2:  # every resample is the same group: the interval would have zero width
-        note = "no CI: all items are in one group (the bootstrap resamples groups); score more dialogues or documents"
-        results = [replace(r, low=float("nan"), high=float("nan"), note="; ".join(filter(None, (r.note, note))))
+    if len(members) < MIN_GROUPS:  # a bootstrap over so few groups would look like any other interval
+        results = [replace(r, low=float("nan"), high=float("nan"),
+                           note="; ".join(filter(None, (r.note, few_groups(len(members)) if np.isfinite(r.value) else ""))))
                    for r in results]
     return results
 
@@ -116,14 +147,17 @@ def _item_level(judge, human, systems, members, draws) -> list[Correlation]:
 def _group_level(judge, human, systems, members, draws) -> list[Correlation]:
     results = []
     for metric in METRICS:
-        per_group = np.array([correlate(metric, judge[m], human[m]) for m in members])
+        per_group = np.array([correlate(metric, judge[m], human[m]) if len(m) >= MIN_GROUP_ITEMS else np.nan
+                              for m in members])
         defined = np.isfinite(per_group)
-        if not defined.any():
-            results.append(Correlation(metric, "group", float("nan"), float("nan"), float("nan"), 0,
-                                       "undefined: no group has two or more items with varying scores"))
+        if defined.sum() < MIN_GROUPS:
+            results.append(Correlation(metric, "group", float("nan"), float("nan"), float("nan"), int(defined.sum()),
+                                       f"n/a ({int(defined.sum())} groups): the group level needs at least {MIN_GROUPS} "
+                                       f"groups with {MIN_GROUP_ITEMS} or more items and varying scores"))
             continue
         dropped = int((~defined).sum())
-        note = f"{dropped} of {len(members)} groups undefined (one item or constant scores), left out" if dropped else ""
+        note = (f"{dropped} of {len(members)} groups left out (fewer than {MIN_GROUP_ITEMS} items, or constant "
+                "scores)") if dropped else ""
         boot = [float(np.nanmean(per_group[d])) if np.isfinite(per_group[d]).any() else float("nan") for d in draws]
         low, high = _ci(boot)
         results.append(Correlation(metric, "group", float(per_group[defined].mean()), low, high,
@@ -177,11 +211,12 @@ def bootstrap_groups(statistic, groups: np.ndarray, n_boot: int = 1000, seed: in
 
     `statistic` takes an array of row indices (a group drawn twice contributes its rows
     twice) and returns a float, NaN where undefined. The interval is NaN when fewer than
-    half the draws (or 10) give a finite value, as for the correlations above. The draws
-    are those of `agreement` with the same `seed` and groups, so intervals line up.
+    half the draws (or 10) give a finite value, as for the correlations above, and when there
+    are fewer than MIN_GROUPS groups (`few_groups` says why). The draws are those of
+    `agreement` with the same `seed` and groups, so intervals line up.
     """
     members = group_members(groups)
-    if not members:
+    if len(members) < MIN_GROUPS:
         return float("nan"), float("nan")
     rng = np.random.default_rng(seed)
     draws = [rng.integers(0, len(members), len(members)) for _ in range(n_boot)]

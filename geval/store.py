@@ -100,7 +100,7 @@ SCHEMA_VERSION = 2
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
-_CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost"
+_CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
 
 
 #: This machine's name, recorded with each run beside its process id.
@@ -322,7 +322,8 @@ class Store:
 
     def save_call(self, key: str, settings: dict, prompt: str, aspects: list[str], judgment: Judgment,
                   latency: float, rows: list[dict]) -> None:
-        """Cache a successful call and write its judgments, in one transaction."""
+        """Cache a successful call (`settings`: those that made it) and write its judgments, in
+        one transaction."""
         with self._write():
             self.db["calls"].upsert(
                 {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
@@ -356,7 +357,8 @@ class Store:
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
                   signature: str | None = None, status: str | None = None) -> pd.DataFrame:
-        """Judgments as a table, joined with their call's prompt, raw answer and usage."""
+        """Judgments as a table, joined with their call's prompt, raw answer, usage and
+        per-aspect scores (`call_scores`: JSON, with coverage and parsed samples)."""
         clauses, args = [], []
         for column, value in (("j.dataset", dataset), ("j.template_version", template_version),
                               ("j.signature", signature), ("j.status", status)):
@@ -364,7 +366,8 @@ class Store:
                 clauses.append(f"{column} = ?")
                 args.append(value)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        sql = f"""SELECT j.*, c.prompt, c.raw, c.prompt_tokens, c.completion_tokens, c.cost, c.latency
+        sql = f"""SELECT j.*, c.prompt, c.raw, c.scores AS call_scores, c.prompt_tokens, c.completion_tokens,
+                         c.cost, c.latency
                   FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
         with self.lock:
             return pd.read_sql_query(sql, self.db.conn, params=args)
@@ -383,7 +386,7 @@ class Store:
 
     def combos(self, dataset: str) -> pd.DataFrame:
         """Each (template, signature) scored on `dataset`, with counts by status."""
-        sql = """SELECT template, template_version, signature, aspect,
+        sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
                         SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
                         SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
                  FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect
@@ -487,11 +490,13 @@ def _boot_time() -> float:
     raise ValueError("no btime in /proc/stat")
 
 
-def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float) -> Judgment:
-    """A cached call's stored columns, read back into the Judgment that was saved."""
+def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float,
+                       settings: str) -> Judgment:
+    """A cached call's stored columns, read back into the Judgment that was saved (with the
+    settings that made it)."""
     parsed = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
               for k, v in json.loads(scores).items()}
-    return Judgment(parsed, json.loads(raw), prompt_tokens, completion_tokens, cost)
+    return Judgment(parsed, json.loads(raw), prompt_tokens, completion_tokens, cost, json.loads(settings))
 
 
 def _steps_key(template: Template, settings: dict) -> str:

@@ -54,6 +54,20 @@ class Aspect:
     max: int
     human: str = ""
 
+    def __post_init__(self):
+        """Refuse what a judge cannot read: each score must be one digit (0 <= min < max <= 9),
+        whether the aspect comes from a template file or is built in code."""
+        if not _one_line(self.name):
+            raise TemplateError(f"aspect name {shown(repr(self.name))} should be one line of text")
+        if not isinstance(self.human, str):
+            raise TemplateError(f"aspect '{shown(self.name)}' human should be text")
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.min, self.max)) \
+                or not 0 <= self.min < self.max <= 9:
+            raise TemplateError(
+                f"aspect '{shown(self.name)}' scale {shown(self.min, 20)}-{shown(self.max, 20)} "
+                "must be whole numbers with 0 <= min < max <= 9"
+            )
+
     @property
     def scale(self) -> list[int]:
         """Every allowed score, lowest first."""
@@ -241,17 +255,16 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
     for index, spec in enumerate(value):
         if not isinstance(spec, dict) or not {"name", "min", "max"} <= spec.keys():
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
-        name, low, high, human = spec["name"], spec["min"], spec["max"], spec.get("human", "")
-        if not isinstance(name, str) or not name.strip() or not name.isprintable():
-            raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(name))} should be one line of text")
-        if not isinstance(human, str):
-            raise TemplateError(f"{source}: aspect '{shown(name)}' human should be text")
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (low, high)) or not 0 <= low < high <= 9:
-            raise TemplateError(
-                f"{source}: aspect '{shown(name)}' scale {shown(low, 20)}-{shown(high, 20)} "
-                "must be whole numbers with 0 <= min < max <= 9"
-            )
-        aspects.append(Aspect(name, low, high, human))
+        if not _one_line(spec["name"]):
+            raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(spec['name']))} should be one line of text")
+        try:
+            aspects.append(Aspect(spec["name"], spec["min"], spec["max"], spec.get("human", "")))
+        except TemplateError as exc:
+            raise TemplateError(f"{source}: {exc}") from None
     if len({a.key for a in aspects}) != len(aspects):
         raise TemplateError(f"{source}: two aspects share a name")
     return tuple(aspects)
+
+
+def _one_line(name: object) -> bool:
+    return isinstance(name, str) and bool(name.strip()) and name.isprintable()

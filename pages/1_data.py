@@ -40,8 +40,8 @@ if source == "Bundled or shared dataset":
 else:
     limit = st.get_option("server.maxUploadSize")
     upload = st.file_uploader(f"CSV, JSON or JSONL, up to {limit} MB", type=["csv", "json", "jsonl"], key="data_upload",
-                              help=f"A bigger file is refused (the limit is server.maxUploadSize in "
-                                   f".streamlit/config.toml); load it from ../shared/data or the CLI instead.")
+                              help="A bigger file is refused (the limit is server.maxUploadSize in "
+                                   ".streamlit/config.toml); load it from ../shared/data or the CLI instead.")
     if upload is not None:
         folder = Path(state.store().path).parent / "uploads" if state.store().path != ":memory:" else Path("uploads")
         folder.mkdir(parents=True, exist_ok=True)

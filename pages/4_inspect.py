@@ -155,6 +155,11 @@ with score_column:
             [{"aspect": k, "mean": item.human_mean(k), **{f"annotator {i + 1}": (v[i] if i < len(v) else None)
                                                           for i in range(width)}} for k, v in others.items()]
         ), hide_index=True, column_config={"mean": st.column_config.NumberColumn(format="%.2f")})
+    if pd.notna(row["coverage"]):
+        st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
+                   "(the distribution is renormalized over them).")
+    if row["parsed"]:
+        st.caption(f"Sampled: {row['parsed']} (the score is the mean over the parsed ones).")
     if row["status"] != "ok":
         st.warning(f"This judgment is {row['status']}: no score, left out of the statistics. The reason:")
         st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)

@@ -240,8 +240,8 @@ cells = st.columns(5)
 cells[0].metric(f"A: {cmp_metric}", number(result.a))
 cells[1].metric(f"B: {cmp_metric}", number(result.b))
 cells[2].metric("B − A", number(result.difference), help="95% paired-bootstrap interval below")
-cells[3].metric("p (bootstrap)", number(result.p_bootstrap), help="Two-sided; 0.000 means below 1/2000.")
-cells[4].metric("p (Williams)", number(result.williams_p),
+cells[3].metric("p (bootstrap)", geval.format_p(result.p_bootstrap), help="Two-sided, from 2000 resamples.")
+cells[4].metric("p (Williams)", geval.format_p(result.williams_p),
                 help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "

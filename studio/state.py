@@ -54,9 +54,7 @@ def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, na
           store_path: str) -> geval.Dataset:
     """Load a dataset into the store at `store_path`; cached until the file, the mapping or the store changes."""
     column_mapping = geval.ColumnMapping.parse(list(mapping)) if mapping else None
-    dataset = geval.load_dataset(path, layout=layout, mapping=column_mapping, name=name)
-    _store(store_path).save_dataset(dataset)
-    return dataset
+    return geval.load_dataset(path, layout=layout, mapping=column_mapping, name=name, store=_store(store_path))
 
 
 def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str] | None = None,

@@ -24,6 +24,11 @@ Behaviours (``stub.behaviour``, set with ``configure``):
   token logprobs of probability 1 when they are asked for.
 - ``"invalid-json"``: a 200 whose body is not JSON.
 
+In "logprobs" answers, ``label`` is the text before each score (default ``"{aspect}: "``; e.g.
+``"- {aspect} (1-3): "`` puts a scale before the score), ``variants`` the spellings of each
+score among the alternatives (e.g. ``(" {score}", "{score}\\n")``: the mass split between them),
+and ``top_logprobs=False`` sends every token with an empty ``top_logprobs`` list.
+
 Orthogonal knobs: ``fail_first`` (K) requests answer ``fail_status`` (429, 500, 503 ...) with
 ``retry_after`` as the Retry-After header when set (``fail_first=None`` with a
 ``fail_status`` fails every request); ``delay`` seconds of sleep before answering (for
@@ -74,6 +79,11 @@ def tokenize(text: str) -> list[str]:
     return TOKEN.findall(text)
 
 
+def approx_tokens(text: str) -> int:
+    """Tokens as characters / 4, rounded up (geval.judges.base.approx_tokens)."""
+    return (len(text) + 3) // 4
+
+
 def _logprob(token: str, logprob: float) -> dict:
     return {"token": token, "logprob": logprob, "bytes": list(token.encode("utf-8"))}
 
@@ -113,6 +123,9 @@ class OpenAIStub:
         model: str | None = None,
         reset_first: int | None = 0,
         echo_key: bool = False,
+        label: str = "{aspect}: ",
+        variants: tuple[str, ...] = ("{score}",),
+        top_logprobs: bool = True,
     ) -> "OpenAIStub":
         """Set a behaviour and its knobs, and forget every recorded request."""
         if behaviour not in BEHAVIOURS:
@@ -133,6 +146,9 @@ class OpenAIStub:
             self.model = model
             self.reset_first = reset_first
             self.echo_key = echo_key
+            self.label = label
+            self.variants = tuple(variants)
+            self.top_logprobs = top_logprobs
             self.requests: list[dict] = []
             self.generation = getattr(self, "generation", 0) + 1  # requests of an older configuration go unanswered
             self.sampled = 0  # answers given so far in no-logprobs mode (position in `cycle`)
@@ -208,16 +224,18 @@ class OpenAIStub:
         for index, aspect in enumerate(aspects):
             dist = self.distribution_for(aspect)
             best = max(dist, key=dist.get)
-            prefix = ("\n" if index else "") + f"{aspect}: "
+            prefix = ("\n" if index else "") + self.label.format(aspect=aspect)
             lines.append(prefix + str(best))
             for token in tokenize(prefix):
-                content.append({**_logprob(token, 0.0), "top_logprobs": [_logprob(token, 0.0)]})
-            scale = 1.0 - self.other
-            alternatives = [_logprob(str(s), math.log(p * scale)) for s, p in dist.items() if p > 0]
+                content.append({**_logprob(token, 0.0), "top_logprobs": [_logprob(token, 0.0)] if self.top_logprobs else []})
+            share = (1.0 - self.other) / len(self.variants)  # each score's mass split over its spellings
+            alternatives = [_logprob(variant.format(score=s), math.log(p * share))
+                            for s, p in dist.items() if p > 0 for variant in self.variants]
             if self.other > 0:
                 alternatives.append(_logprob(" ", math.log(self.other)))
             alternatives.sort(key=lambda a: -a["logprob"])
-            content.append({**_logprob(str(best), math.log(dist[best] * scale)), "top_logprobs": alternatives[:top_n]})
+            chosen = _logprob(str(best), math.log(dist[best] * share))
+            content.append({**chosen, "top_logprobs": alternatives[:top_n] if self.top_logprobs else []})
         return "".join(lines), (content if logprobs else None)
 
     def _text_choice(self, text: str, logprobs: bool) -> tuple[str, list[dict] | None]:
@@ -253,8 +271,10 @@ class OpenAIStub:
                 "logprobs": {"content": content, "refusal": None} if content is not None else None,
                 "finish_reason": "stop",
             })
-        completion_tokens = sum(len(tokenize(c["message"]["content"])) for c in choices)
-        prompt_tokens = len(prompt.split())
+        # usage counted as geval estimates it before a call (characters / 4, rounded up), so that a
+        # plan's estimate can be checked against what a run reports; the prompt once per request
+        completion_tokens = sum(approx_tokens(c["message"]["content"]) for c in choices)
+        prompt_tokens = approx_tokens(prompt)
         return {
             "id": f"chatcmpl-stub-{self.count}",
             "object": "chat.completion",

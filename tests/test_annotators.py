@@ -64,7 +64,9 @@ def test_leave_one_out_equals_the_hand_computation():
     table = annotator_agreement(items_from(THREE, groups=["g0", "g0", "g1", "g1", "g2"]), n_boot=N_BOOT)
     row = table.set_index("statistic").loc["leave-one-out pearson"]
     assert row["value"] == pytest.approx(by_hand, abs=1e-12)
-    assert row["items"] == 5 and row["annotators"] == 3 and row["note"] == ""
+    assert row["items"] == 5 and row["annotators"] == 3
+    assert row["note"] == "no interval: 3 groups (dialogues, documents); a bootstrap over groups needs at least 10"
+    assert math.isnan(row["low"]) and math.isnan(row["high"])
     assert list(table["statistic"]) == ["alpha (interval)", "alpha (ordinal)", "leave-one-out pearson",
                                         "leave-one-out spearman", "leave-one-out kendall"]
 
@@ -73,7 +75,10 @@ def test_items_with_fewer_scores_are_left_out_of_leave_one_out_and_counted():
     table = annotator_agreement(items_from(THREE + [(2.0, 1.0)]), n_boot=N_BOOT).set_index("statistic")
     row = table.loc["leave-one-out pearson"]
     assert row["items"] == 5
-    assert row["note"] == "1 of 6 items with fewer than 3 scores left out"
+    assert row["note"].startswith("1 of 6 items left out: they have another number of scores than the 3 most items "
+                                  "have; ")
+    more = annotator_agreement(items_from(THREE + [(2.0, 1.0, 3.0, 1.0)]), n_boot=N_BOOT).set_index("statistic")
+    assert more.loc["leave-one-out pearson", "note"].startswith("1 of 6 items left out")  # more scores: out too
     assert table.loc["alpha (interval)", "items"] == 6  # alpha takes every pairable score
 
 

@@ -113,3 +113,29 @@ def test_probability_features():
     features = probability_features(frame, [1, 2, 3])
     assert list(features.columns) == ["p1", "p2"]
     assert features.loc["a"].tolist() == [0.2, 0.0] and features.loc["b"].isna().all()
+
+
+def _with_labels(item, change):
+    return make_item(item.dataset, item.level, list(item.context), item.response, item.grounding, item.system,
+                     item.group, {aspect: tuple(change(s) for s in scores) for aspect, scores in item.human.items()})
+
+
+def test_a_folds_learned_combination_never_depends_on_its_own_labels():
+    from dataclasses import replace
+
+    items, scores = usr_items()
+    humans = {"naturalness": "Natural", "engagingness": "Engaging"}
+    combined = combine_aspects(scores, items, "Overall", humans=humans)
+    assert combined.notna().all()
+    folds = group_folds([i.group for i in items], 5, 0)
+    # every label of fold 0 changed: its calibrations and its combination would move if any step had seen them
+    changed = [replace(_with_labels(item, lambda s: 6 - s), id=item.id) if fold == 0 else item
+               for item, fold in zip(items, folds)]
+    again = combine_aspects(scores, changed, "Overall", humans=humans)
+    in_fold = [item.id for item, fold in zip(items, folds) if fold == 0]
+    assert again[in_fold].tolist() == pytest.approx(combined[in_fold].tolist(), abs=1e-12)
+    assert not np.allclose(again.drop(in_fold), combined.drop(in_fold))  # the other folds did learn from them
+    # calibrating every item held out first, then combining, lets fold 0's labels into its own prediction
+    leaky = combine_aspects(calibrate_scores(scores, changed, humans), changed, "Overall")
+    before = combine_aspects(calibrate_scores(scores, items, humans), items, "Overall")
+    assert not np.allclose(leaky[in_fold], before[in_fold])

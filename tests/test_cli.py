@@ -94,3 +94,31 @@ def test_the_score_help_names_the_options_and_their_defaults(capsys):
     assert "--timeout SECONDS openai: seconds to wait for each answer before retrying (default 60)" in out
     assert ("--max-retries N openai: retries of a 429, 5xx, timeout or dropped connection, with backoff "
             "(default 5)") in out
+
+
+@pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
+def test_dry_run_estimates_what_the_stub_then_bills(stub, tmp_path, mode):
+    import re
+
+    from helpers import REPO, run_cli
+
+    store = tmp_path / "store.sqlite"
+    args = ["score", str(REPO / "data" / "topicalchat_usr_sample.json"), "-t", "topicalchat-shared", "--limit", "12",
+            "--judge", "openai", "--model", "gpt-4o-mini", "--base-url", stub.url, "--mode", mode, "--n", "5",
+            "--max-retries", "0", "--store", str(store)]
+    dry = run_cli(*args, "--dry-run")
+    assert dry.returncode == 0 and stub.count == 0, dry.stderr
+    line = re.search(r"(\d+) judge calls to make \(~([\d,]+) prompt \+ ~([\d,]+) answer tokens, ~\$([\d.]+)\)",
+                     dry.stderr)
+    calls, prompt, answer, cost = int(line[1]), int(line[2].replace(",", "")), int(line[3].replace(",", "")), \
+        float(line[4])
+    run = run_cli(*args)
+    assert run.returncode == 0, run.stderr
+    billed = geval.Store(store).db.execute(
+        "SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM calls").fetchone()
+    assert (calls, prompt, answer) == billed[:3] == (stub.count, *billed[1:3])
+    assert cost == pytest.approx(billed[3], abs=5e-5) and billed[3] > 0  # printed to 4 decimals
+    if mode == "samples":  # n = 5 answers per call, the prompt once: 5 times the answers of one greedy call each
+        once = run_cli(*[a if a != "samples" else "logprobs" for a in args[:-1]], str(tmp_path / "other.sqlite"),
+                       "--dry-run")
+        assert answer == 5 * int(re.search(r"~([\d,]+) answer tokens", once.stderr)[1].replace(",", ""))

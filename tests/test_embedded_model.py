@@ -64,3 +64,34 @@ def test_multi_aspect_form_gives_one_distribution_per_aspect(judge, three):
     lines = judgment.raw[0].split("\n")
     assert [line.split(":")[0] for line in lines] == ["Naturalness", "Engagingness"]
     assert all(line.split(": ")[1] in {"1", "2", "3"} for line in lines)
+
+
+NATURALNESS_FILE = geval.resolve_template("topicalchat-naturalness")
+
+
+def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
+    """A uniform distribution (or a constant one) would pass every check above; these two cannot."""
+    from dataclasses import replace
+
+    context = three[0]
+    bad = replace(context, id="bad", response="the the the banana of of of purple the the")
+    good = max((i for i in geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json").items
+                if i.group == context.group), key=lambda i: i.human_mean("Natural"))
+    aspect = list(NATURALNESS_FILE.aspects)
+    scores = {name: judge.judge(NATURALNESS_FILE.render(item), aspect).scores["naturalness"]
+              for name, item in (("bad", bad), ("good", good))}
+    for score in scores.values():
+        assert max(score.distribution.values()) - min(score.distribution.values()) > 0.2, score.distribution
+    assert scores["good"].score > scores["bad"].score + 0.3, {k: v.score for k, v in scores.items()}  # 2.67 vs 2.24
+
+
+def test_logits_read_with_kv_cache_reuse_equal_a_fresh_evaluation(judge, three):
+    aspect = list(NATURALNESS_FILE.aspects)
+    first, second = (NATURALNESS_FILE.render(item) for item in three[:2])  # one dialogue: a shared prefix
+    judge.judge(first, aspect)
+    evaluated = judge.model.evaluated_tokens
+    reused = judge.judge(second, aspect).scores["naturalness"].distribution
+    assert judge.model.evaluated_tokens - evaluated < len(judge.model.chat_tokens(second))  # the prefix was reused
+    judge.model.llm.reset()  # forget every cached token: the next prompt is evaluated from its first token
+    fresh = judge.judge(second, aspect).scores["naturalness"].distribution
+    assert reused == pytest.approx(fresh, abs=2e-3)

@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 import geval
 from geval.items import Turn, make_item
 from geval.loaders.base import Dataset
+from helpers import run_cli
 
 settings.register_profile("default-fuzz", max_examples=120, deadline=None, derandomize=bool(os.environ.get("CI")),
                           suppress_health_check=[HealthCheck.too_slow])
@@ -42,11 +43,11 @@ def one_line_naming(message: str, name: str) -> None:
 
 
 def load_or_error(path: Path, mapping: geval.ColumnMapping | None = None) -> geval.Dataset | None:
-    """Load `path`; on a GevalError check its message and check that storing nothing happened.
-    Any other exception escapes and fails the test."""
+    """Load `path` into a store; on a GevalError check its message and that the store holds
+    nothing. Any other exception escapes and fails the test."""
     store = geval.Store(":memory:")
     try:
-        dataset = geval.load_dataset(path, mapping=mapping)
+        dataset = geval.load_dataset(path, mapping=mapping, store=store)
     except geval.GevalError as exc:
         one_line_naming(str(exc), str(path))
         assert store.db["items"].count == 0 and store.dataset_names() == []
@@ -54,8 +55,7 @@ def load_or_error(path: Path, mapping: geval.ColumnMapping | None = None) -> gev
     assert dataset.items, "a dataset with no items must be an error"
     ids = [item.id for item in dataset.items]
     assert len(set(ids)) == len(ids), "two items share an id"
-    store.save_dataset(dataset)  # whatever loads can be stored (no text SQLite cannot take)
-    assert [item.id for item in store.items(dataset.name)] == ids
+    assert [item.id for item in store.items(dataset.name)] == ids  # whatever loads is stored (text SQLite takes)
     assert store.items(dataset.name) == dataset.items
     store.close()
     return dataset
@@ -307,9 +307,15 @@ def test_a_dataset_that_fails_to_load_leaves_the_store_unchanged(tmp_path):
     path.write_text('{"response": "fine", "overall": 1}\n{"response": "bad", "overall": "great"}\n')
     store = geval.Store(tmp_path / "store.sqlite")
     with pytest.raises(geval.DatasetError, match=":2: column 'overall' value 'great' is not a number"):
-        store.save_dataset(geval.load_dataset(path, mapping=geval.ColumnMapping(response="response",
-                                                                               scores={"O": "overall"})))
+        geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}),
+                           store=store)
     assert store.db["items"].count == 0 and store.dataset_names() == []
+    run = run_cli("score", str(path), "--map", "response=response", "--map", "score:O=overall", "-t",
+                  "topicalchat-naturalness", "--dry-run", "--store", str(tmp_path / "cli.sqlite"))
+    assert run.returncode == 2 and "is not a number" in run.stderr
+    cli_store = geval.Store(tmp_path / "cli.sqlite")
+    assert cli_store.db["items"].count == 0 and cli_store.dataset_names() == []  # the CLI's path stores nothing
+    cli_store.close()
     store.close()
 
 

@@ -57,6 +57,37 @@ def test_parse_scores(text, aspects, expected):
     assert parse_scores(text, aspects) == expected
 
 
+COH3 = geval.Aspect("Coherence", 1, 3)
+
+
+@pytest.mark.parametrize(
+    "text, aspects, expected",
+    [  # the score that answers the form: after the label's colon, never inside a parenthesised scale
+        ("2", [COH3], {"coherence": 2}),
+        ("Coherence: 2", [COH3], {"coherence": 2}),
+        ("Coherence (1-3): 2", [COH3], {"coherence": 2}),
+        ("- Coherence (1-3): 2", [COH3], {"coherence": 2}),
+        ("Coherence [1-3]: 3", [COH3], {"coherence": 3}),
+        ("Coherence: 2/3", [COH3], {"coherence": 2}),
+        ("**Coherence**: 2", [COH3], {"coherence": 2}),
+        ("**Coherence (1-3):** 1", [COH3], {"coherence": 1}),
+        ("Coherence is 3", [COH3], {"coherence": 3}),
+        ("I would rate it 2.", [COH3], {"coherence": 2}),
+        ("On a scale from 1 to 3, I give it 2.", [COH3], {"coherence": 2}),
+        ("Score (1-3): 3", [COH3], {"coherence": 3}),
+        ("Incoherence: 1. Coherence: 3", [COH3], {"coherence": 3}),
+        ("Coherence (1-3):", [COH3], {"coherence": "no Coherence score in the answer 'Coherence (1-3):'"}),
+        ("The response rambles.", [COH3], {"coherence": "no Coherence score in the answer 'The response rambles.'"}),
+        ("- Naturalness (1-3): 2\n- Coherence (1-5): 4", [NAT, COH], {"naturalness": 2, "coherence": 4}),
+        ("**Naturalness** (1-3): 3\n**Coherence** (1-5): 1", [NAT, COH], {"naturalness": 3, "coherence": 1}),
+        ("Naturalness (1-3): 2", [NAT, COH],
+         {"naturalness": 2, "coherence": "no Coherence score in the answer 'Naturalness (1-3): 2'"}),
+    ],
+)
+def test_parse_scores_reads_the_answer_not_the_scale(text, aspects, expected):
+    assert parse_scores(text, aspects) == expected
+
+
 def test_parse_scores_clips_long_answers_in_the_reason():
     reason = parse_scores("blah " * 100, [NAT])["naturalness"]
     assert reason.startswith("no Naturalness score in the answer 'blah blah")
@@ -195,6 +226,19 @@ def test_cache_key_changes_with_what_changes_the_output(settings, prompt, aspect
     assert cache_key(settings, prompt, aspects) != cache_key(SETTINGS, "prompt", [NAT])
 
 
+def test_cache_key_keeps_the_aspect_name_as_written():
+    # the embedded judge prefills the name as written: "coherence: " and "Coherence: " are two questions
+    assert cache_key(SETTINGS, "p", [geval.Aspect("coherence", 1, 3)]) != cache_key(SETTINGS, "p", [COH3])
+
+
+def test_cache_key_names_the_version_of_the_code_like_the_signature(monkeypatch):
+    import geval.judges.base as base
+
+    key = cache_key(SETTINGS, "p", [NAT])
+    monkeypatch.setattr(base, "__version__", "9.9.9")
+    assert cache_key(SETTINGS, "p", [NAT]) != key  # an answer cached by other code is not served as this code's
+
+
 def test_cache_key_ignores_the_human_aspect_name():
     # `human` only says what the score is compared with; the judge never sees it
     assert cache_key(SETTINGS, "p", [geval.Aspect("Naturalness", 1, 3, "Other")]) == cache_key(SETTINGS, "p", [NAT])
@@ -230,3 +274,30 @@ def test_make_judge_by_backend_name():
     assert str(error.value) == "judge backend 'nope' is unknown; use one of embedded, openai, scripted"
     with pytest.raises(geval.JudgeError, match="judge backend 'scripted': "):
         geval.make_judge("scripted", colour="red")
+
+
+@pytest.mark.parametrize("low, high", [(1, 10), (0, 100), (-1, 3), (3, 3), (1.0, 3)])
+def test_an_aspect_built_in_code_is_refused_like_one_in_a_file(low, high):
+    with pytest.raises(geval.TemplateError, match=r"must be whole numbers with 0 <= min < max <= 9$"):
+        geval.Aspect("Coherence", low, high)
+
+
+def test_the_embedded_judge_refuses_scores_that_are_not_one_token_each():
+    from types import SimpleNamespace
+    from pathlib import Path
+
+    from geval.judges.embedded import _LoadedModel
+
+    def spm_like(text, special):  # "3" -> a space token then the digit, as SentencePiece-style vocabularies do
+        return [29871, 48 + int(text)]
+
+    fake = SimpleNamespace(tokens=spm_like, path=Path("/models/llama-2-7b.Q4_K_M.gguf"))
+    with pytest.raises(geval.JudgeError) as error:
+        _LoadedModel.score_ids(fake, COH3)
+    assert str(error.value).startswith("llama-2-7b.Q4_K_M.gguf: the scores of Coherence (1-3) are not one distinct "
+                                       "token each in this model's vocabulary ('1' -> [29871, 49]")
+    fake.tokens = lambda text, special: [7]  # one token, but the same for every score
+    with pytest.raises(geval.JudgeError, match="not one distinct token each"):
+        _LoadedModel.score_ids(fake, COH3)
+    fake.tokens = lambda text, special: [100 + int(text)]
+    assert _LoadedModel.score_ids(fake, COH3) == [101, 102, 103]

@@ -82,7 +82,7 @@ def test_the_average_and_mean_of_aspects_agree_with_the_protocols(board):
     assert average["value"] == pytest.approx(per_aspect.mean(), abs=1e-12)
     scores = pd.DataFrame({name.split("-")[1]: _scores(store, dataset, name) for name in SINGLE})
     scales = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
-    mean = geval.mean_vs_overall(scores, dataset.items, scales=scales, n_boot=N_BOOT)
+    mean = geval.mean_vs_overall(scores, dataset.items, scales, n_boot=N_BOOT)
     expected = mean[mean["metric"] == "pearson"]["value"].iloc[0]
     assert cells[cells["column"] == "mean of aspects → Overall"]["value"].iloc[0] == pytest.approx(expected)
 
@@ -219,7 +219,8 @@ def test_the_embedding_baseline_with_the_bundled_gguf_model(tmp_path):
     board = leaderboard(store, dataset.name, baselines=["rouge-l", "bleu", "length", "embedding"], n_boot=N_BOOT)
     cells = board.cells[(board.cells["row"] == "embedding-cosine (vs fact)") & (board.cells["metric"] == "pearson")]
     assert len(cells[cells["column"].isin(ASPECTS)]) == 4
-    assert cells["low"].notna().all()
+    assert cells["value"].notna().all() and cells["low"].isna().all()  # 12 items in 2 dialogues: no interval
+    assert cells["note"].str.contains("no interval: 2 groups").all()
 
 
 @pytest.mark.parametrize("sample, protocols, column", [
@@ -268,3 +269,35 @@ def test_one_aspect_templates_named_alike_share_a_family(name, aspect, family):
     from geval.leaderboard import _family
 
     assert _family(geval.parse_template(template_text(name=name, aspects=((aspect, 1, 3),)))) == family
+
+
+def test_the_mean_of_aspects_is_one_number_in_the_table_the_cli_and_the_leaderboard(tmp_path):
+    # topicalchat-shared asks on 1-3 and 0-1 scales: a raw mean and a mean of 0-1 scores differ
+    store, dataset = scored_store(tmp_path / "store.sqlite", ("topicalchat-shared",))
+    template = geval.resolve_template("topicalchat-shared")
+    table = geval.agreement_table(store, dataset.name, template.version, levels=("item",), n_boot=N_BOOT)
+    in_table = table[(table["aspect"] == geval.MEAN_OF_ASPECTS) & (table["metric"] == "pearson")]["value"].iloc[0]
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    cells = board.cells[(board.cells["column"] == "mean of aspects → Overall") & (board.cells["metric"] == "pearson")]
+    wide = store.judgments(dataset.name).pivot_table(index="item_id", columns="aspect", values="score")
+    scaled = sum((wide[a.key] - a.min) / (a.max - a.min) for a in template.aspects) / 4
+    overall = [next(i for i in dataset.items if i.id == item_id).human_mean("Overall") for item_id in wide.index]
+    by_hand = np.corrcoef(scaled, overall)[0, 1]
+    assert in_table == pytest.approx(by_hand, abs=1e-12)
+    assert cells["value"].iloc[0] == pytest.approx(by_hand, abs=1e-12)
+    assert by_hand != pytest.approx(np.corrcoef(wide.mean(axis=1), overall)[0, 1], abs=1e-6)  # not the raw mean
+    printed = run_cli("agree", dataset.name, "--levels", "item", "--bootstrap", "50", "--store", str(store.path))
+    line = next(line for line in printed.stdout.splitlines() if "mean of aspects" in line and "pearson" in line)
+    assert f"{by_hand:+.3f}" in line
+
+
+def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
+    store, dataset = scored_store(tmp_path / "store.sqlite", SINGLE[:1], items=12)
+    smaller = geval.Dataset(dataset.name, dataset.path, dataset.layout, dataset.items[6:])  # a reloaded, shorter file
+    store.save_dataset(smaller)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    row = board.rows[board.rows["kind"] == "judge"].iloc[0]
+    assert row["note"] == "6 of the dataset's items judged"  # not 12: six judged items are gone from the file
+    path = geval.markdown_report(store, dataset.name, tmp_path / "out", baselines=[], ceiling=False, figures=False,
+                                 n_boot=N_BOOT)
+    assert f"- {row['row']}: 6 of the dataset's items judged" in path.read_text()

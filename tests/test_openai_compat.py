@@ -48,6 +48,69 @@ def test_logprobs_give_the_exact_distribution_and_weighted_mean(stub):
     assert "n" not in body
 
 
+def test_logprobs_are_read_at_the_score_after_a_parenthesised_scale(stub):
+    stub.configure("logprobs", label="- {aspect} (1-3): ", distribution={1: 0.2, 2: 0.5, 3: 0.3})
+    score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
+    assert score.distribution == pytest.approx({1: 0.2, 2: 0.5, 3: 0.3}, abs=1e-12)  # not one-hot on the "1" of "(1-3)"
+    stub.configure("logprobs", label="**{aspect}** (1-3): ", distributions={"naturalness": {1: 0.6, 3: 0.4},
+                                                                            "coherence": {4: 1.0}})
+    judgment = make(stub, mode="logprobs").judge(MULTI_PROMPT, list(MULTI.aspects))
+    assert judgment.scores["naturalness"].distribution == pytest.approx({1: 0.6, 3: 0.4}, abs=1e-12)
+    assert judgment.scores["coherence"].distribution == pytest.approx({4: 1.0}, abs=1e-12)
+
+
+def test_score_tokens_with_spaces_or_newlines_are_one_score(stub):
+    stub.configure("logprobs", variants=(" {score}", "{score}\n", "{score}"), distribution={1: 0.1, 2: 0.3, 3: 0.6})
+    score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
+    assert score.distribution == pytest.approx({1: 0.1, 2: 0.3, 3: 0.6}, abs=1e-12)
+    assert score.coverage == pytest.approx(1.0)
+
+
+def test_coverage_is_the_mass_top_logprobs_put_on_scores(stub):
+    stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6}, other=0.25)
+    score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
+    assert score.coverage == pytest.approx(0.75)
+    stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6})  # only 2 alternatives asked: "1" is missing
+    score = make(stub, mode="logprobs", top_logprobs=2).judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
+    assert score.coverage == pytest.approx(0.9)
+    assert score.distribution == pytest.approx({2: 1 / 3, 3: 2 / 3})
+
+
+def test_empty_top_logprobs_are_never_a_one_hot_score(stub):
+    stub.configure("logprobs", top_logprobs=False)
+    score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
+    assert score.score is None and score.distribution == {}
+    assert score.reason == "the server sent no top_logprobs at the Naturalness score token"
+    stub.configure("logprobs", top_logprobs=False)
+    judgment = make(stub, mode="auto", n=4).judge(PROMPT, list(ONE.aspects))  # auto: read from samples instead
+    assert judgment.settings["mode"] == "samples" and stub.count == 2
+    assert len(judgment.scores["naturalness"].samples) == 4
+
+
+def test_auto_signs_each_judgment_with_the_mode_that_made_it_and_bills_both_requests(stub, store):
+    stub.configure("no-logprobs")
+    judge = make(stub, mode="auto", n=20, prices=(1.0, 2.0))
+    progress = geval.score_items(store, make_items(2), ONE, judge, "synthetic")
+    assert stub.count == 3  # the logprobs attempt, then 20 samples per item
+    frame = store.judgments("synthetic")
+    assert set(frame["signature"]) == {progress.signature}
+    assert "|mode:samples|temp:1.0|n:20|max_tokens:16|" in progress.signature and "mode:auto" not in progress.signature
+    first, second = ((len(ONE.render(item)) + 3) // 4 for item in make_items(2))
+    assert progress.prompt_tokens == 2 * first + second  # the first item's prompt went twice
+    assert progress.completion_tokens == 4 + 20 * 4 + 20 * 4  # the first answer "Naturalness: 3" counted too
+    assert store.runs().iloc[0]["signature"].count("mode:auto") == 1  # the run keeps what was asked
+    stub.configure("logprobs")
+    again = geval.score_items(store, make_items(2), ONE, make(stub, mode="auto"), "synthetic")
+    assert again.cached == 2 and stub.count == 0  # a new auto judge accepts the samples answers as its own
+    other = geval.score_items(store, make_items(3)[2:], ONE, make(stub, mode="auto"), "synthetic")
+    assert "|mode:logprobs|top_logprobs:20|" in other.signature and stub.count == 1
+
+
+def test_a_trailing_slash_does_not_make_another_judge(stub):
+    with_slash, without = make(stub, base_url=stub.url + "/"), make(stub)
+    assert with_slash.settings == without.settings and with_slash.settings["base_url"] == stub.url
+
+
 def test_logprobs_per_aspect_of_a_multi_aspect_form(stub):
     distributions = {
         "naturalness": {1: 0.05, 2: 0.05, 3: 0.1, 4: 0.5, 5: 0.3},
@@ -66,8 +129,8 @@ def test_logprobs_per_aspect_of_a_multi_aspect_form(stub):
 
 def test_usage_and_cost_come_from_the_answer(stub):
     judgment = make(stub, mode="logprobs", prices=(1.0, 2.0)).judge(PROMPT, list(ONE.aspects))
-    assert judgment.prompt_tokens == len(PROMPT.split())
-    assert judgment.completion_tokens == 4  # "Naturalness", ":", " ", "3"
+    assert judgment.prompt_tokens == (len(PROMPT) + 3) // 4  # the stub counts characters / 4
+    assert judgment.completion_tokens == 4  # "Naturalness: 3": 14 characters
     assert judgment.cost == pytest.approx((judgment.prompt_tokens * 1.0 + 4 * 2.0) / 1e6)
 
 

@@ -228,3 +228,36 @@ def test_an_empty_store_points_to_the_score_page(monkeypatch, tmp_path):
     assert not at.exception
     assert any("Nothing is scored" in i.value and "Score page" in i.value for i in at.info)
     assert "Previous" not in texts(at)
+
+
+def test_coverage_and_parsed_samples_are_shown(monkeypatch, tmp_path, stub):
+    from geval.judges.openai_compat import OpenAIJudge
+
+    stub.configure("logprobs", other=0.2)  # 20% of the probability off the scale's scores
+    at, dataset = scored_app(monkeypatch, tmp_path, n=3, judge=OpenAIJudge(
+        "stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert any(c.value.startswith("Coverage: 80.0% of the judge's probability") for c in at.caption)
+    stub.configure("no-logprobs", cycle=[3, 2])
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.score_items(store, [dataset.items[0]], geval.load_template(TEMPLATE), OpenAIJudge(
+        "stub-model", base_url=stub.url, api_key="sk-test", mode="samples", n=4, max_retries=0), dataset.name)
+    sampled = geval.disagreements(store, dataset.name)  # the newest combination: the sampled one
+    store.close()
+    assert sampled["parsed"].iloc[0] == "4 of 4 answers parsed" and sampled["coverage"].isna().all()
+    at.switch_page(PAGE).run()
+    at.selectbox(key="inspect_combo").select_index(0).run()
+    assert any(c.value == "Sampled: 4 of 4 answers parsed (the score is the mean over the parsed ones)."
+               for c in at.caption)
+
+
+def test_answer_details_count_the_parsed_samples():
+    from geval.compare import answer_details
+
+    scores = json.dumps({"naturalness": {"samples": [3, 2, 3], "coverage": None}})
+    assert answer_details(scores, "naturalness", json.dumps(["3", "2", "3", "no idea", ""])) == (
+        pytest.approx(float("nan"), nan_ok=True), "3 of 5 answers parsed")
+    logits = json.dumps({"naturalness": {"samples": [], "coverage": 0.93}})
+    assert answer_details(logits, "naturalness", json.dumps(["Naturalness: 3"])) == (0.93, "")
+    assert answer_details(None, "naturalness", None)[1] == ""  # a failed judgment has no call

@@ -28,13 +28,13 @@ N_BOOT = 200
 
 # SummEval-like documents: (judge scores, human scores) of each document's summaries.
 DOCUMENTS = {
-    "d1": ([1, 2, 3, 4], [1, 3, 2, 4]),  # Spearman 0.8, Kendall 4/6
-    "d2": ([2, 2, 1, 3], [1, 2, 1, 3]),  # ties on both sides: Spearman 3.75/4.5, Kendall tau-b 4/5
-    "d3": ([1, 2, 3, 4], [4, 3, 2, 1]),  # -1, -1
+    **{f"d1-{k}": ([1, 2, 3, 4], [1, 3, 2, 4]) for k in range(4)},  # Spearman 0.8, Kendall 4/6
+    **{f"d2-{k}": ([2, 2, 1, 3], [1, 2, 1, 3]) for k in range(4)},  # ties: Spearman 3.75/4.5, Kendall tau-b 4/5
+    **{f"d3-{k}": ([1, 2, 3, 4], [4, 3, 2, 1]) for k in range(4)},  # -1, -1
     "d4": ([1, 2, 3], [2, 2, 2]),        # constant human scores: undefined, left out
-    "d5": ([3], [4]),                    # one summary: undefined, left out
+    "d5": ([3, 1], [4, 2]),              # two summaries (always +-1): left out
 }
-# By hand (see the comments above): the mean over the three defined documents.
+# By hand (see the comments above): the mean over the twelve defined documents, four of each kind.
 SPEARMAN_BY_HAND = (0.8 + 3.75 / 4.5 - 1) / 3
 KENDALL_BY_HAND = (4 / 6 + 4 / 5 - 1) / 3
 PEARSON_BY_HAND = (0.8 + 0.8528028654224418 - 1) / 3  # d2: sps.pearsonr([2,2,1,3],[1,2,1,3])
@@ -70,8 +70,8 @@ def test_summeval_per_document_protocol_equals_the_hand_computation():
     for row in rows.values():
         assert row["protocol"] == "summeval-summary" and row["level"] == "group"
         assert row["aspect"] == "coherence" and row["human"] == "coherence"
-        assert row["n"] == 3  # documents averaged
-        assert row["note"] == "2 of 5 groups undefined (one item or constant scores), left out"
+        assert row["n"] == 12  # documents averaged
+        assert row["note"] == "2 of 14 groups left out (fewer than 3 items, or constant scores)"
         assert row["low"] <= row["value"] <= row["high"]
 
 
@@ -196,29 +196,30 @@ def test_dstc9_system_level_is_the_correlation_of_system_means():
     assert row["n"] == 4 and row["level"] == "system"
 
 
-def test_mean_vs_overall_by_hand_with_and_without_scales():
+SCALES = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
+
+
+def test_mean_vs_overall_by_hand_maps_each_aspect_onto_its_scale():
     items, scores = usr_case()
     overall = np.array([i.human_mean("Overall") for i in items])
     four = ["naturalness", "coherence", "engagingness", "groundedness"]
-    raw = mean_vs_overall(scores, items, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
-    assert raw["aspect"] == "mean of aspects" and raw["human"] == "Overall"
-    assert raw["value"] == pytest.approx(sps.pearsonr(scores[four].mean(axis=1), overall).statistic, abs=1e-12)
-    assert raw["note"] == "mean of naturalness, coherence, engagingness, groundedness"
-    scales = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
-    scaled = mean_vs_overall(scores, items, scales=scales, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
-    by_hand = sum((scores[a] - scales[a][0]) / (scales[a][1] - scales[a][0]) for a in four) / 4
+    scaled = mean_vs_overall(scores, items, SCALES, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
+    assert scaled["aspect"] == "mean of aspects" and scaled["human"] == "Overall"
+    assert scaled["note"].startswith("mean of naturalness, coherence, engagingness, groundedness")
+    by_hand = sum((scores[a] - SCALES[a][0]) / (SCALES[a][1] - SCALES[a][0]) for a in four) / 4
     assert scaled["value"] == pytest.approx(sps.pearsonr(by_hand, overall).statistic, abs=1e-12)
-    assert scaled["value"] != pytest.approx(raw["value"])
+    raw = sps.pearsonr(scores[four].mean(axis=1), overall).statistic  # the raw mean: another number
+    assert scaled["value"] != pytest.approx(raw)
 
 
 def test_mean_vs_overall_needs_overall_and_two_aspects():
     items, scores = summeval_case()
     with pytest.raises(ProtocolError, match="the items have no human 'Overall' scores to compare the mean of "
                                             "aspects with; they have coherence"):
-        mean_vs_overall(scores, items, protocol="summeval-summary")
+        mean_vs_overall(scores, items, {"coherence": (1, 5)}, protocol="summeval-summary")
     items, scores = usr_case()
     with pytest.raises(ProtocolError, match="at least two aspect columns"):
-        mean_vs_overall(scores[["naturalness"]], items)
+        mean_vs_overall(scores[["naturalness"]], items, SCALES)
 
 
 def test_average_over_aspects_is_the_mean_of_the_aspect_correlations():

@@ -1,5 +1,6 @@
 """geval.report: the standalone HTML report and the figures shared with the Agreement page."""
 
+import math
 import re
 
 import numpy as np
@@ -129,14 +130,18 @@ def test_the_histograms_send_binned_counts(values, counts):
             assert list(trace.y) == expected
 
 
-def test_correlation_bars_carry_the_confidence_intervals(scored):
-    store, _, pair = scored
+def test_correlation_bars_carry_the_confidence_intervals(store):
+    items = make_items(24)  # 12 groups: enough for an interval
+    geval.score_items(store, items, make_template(), scripted(), "synthetic")
+    store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", items))
+    pair = tuple(geval.scored_combos(store, "synthetic").iloc[0][["template_version", "signature"]])
     table = geval.agreement_table(store, "synthetic", *pair, n_boot=50)
     stacked = geval.stack_tables({"v1": table, "v2": table})
     figure = geval.correlation_bars(stacked, "pearson")
     assert {t.name for t in figure.data} == {"v1", "v2"}
     item = table[(table["metric"] == "pearson") & (table["level"] == "item")].iloc[0]
     trace = figure.data[0]
+    assert math.isfinite(item["high"])
     assert trace.error_y.array[0] == pytest.approx(item["high"] - item["value"])
     assert trace.error_y.arrayminus[0] == pytest.approx(item["value"] - item["low"])
 

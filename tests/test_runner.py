@@ -205,14 +205,37 @@ def test_plan_run_lists_items_that_cannot_be_rendered(store):
     assert plan.line().endswith(", 1 cannot be rendered")
 
 
-def test_plan_run_estimates_tokens_and_cost(store):
-    judge = scripted()
-    judge.prices = (1.0, 2.0)
+def test_plan_run_estimates_tokens_without_a_price(store):
     items = make_items(3)
-    plan = geval.plan_run(store, items, ONE, judge)
-    tokens = sum(len(ONE.render(item)) // 4 for item in items)
-    assert plan.prompt_tokens == tokens
-    assert plan.cost == pytest.approx((tokens * 1.0 + 3 * 5 * 1 * 2.0) / 1e6)
+    plan = geval.plan_run(store, items, ONE, scripted())
+    assert plan.prompt_tokens == sum((len(ONE.render(item)) + 3) // 4 for item in items)
+    assert plan.completion_tokens == 3 * 4  # "Naturalness: 3" per item
+    assert plan.cost == 0.0
+
+
+PER_ASPECT = make_template(
+    aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)),
+    body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- {{aspect}}:",
+)
+
+MULTI_FORM = make_template(name="test-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
+
+
+@pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
+@pytest.mark.parametrize("template", [ONE, MULTI_FORM, PER_ASPECT], ids=["one", "form", "per-aspect"])
+def test_the_plan_estimates_what_the_stub_then_bills(stub, store, mode, template):
+    from geval.judges.openai_compat import OpenAIJudge
+
+    judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_retries=0)
+    items = make_items(4)
+    plan = geval.plan_run(store, items, template, judge)
+    progress = geval.score_items(store, items, template, judge, "synthetic")
+    assert progress.failed == 0 and plan.calls == progress.calls == stub.count
+    assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
+    assert plan.cost == pytest.approx(progress.cost, rel=1e-12) and plan.cost > 0
+    if mode == "samples":  # the prompt is billed once per request, the answer once per sample
+        assert plan.completion_tokens == 5 * geval.plan_run(geval.Store(":memory:"), items, template, OpenAIJudge(
+            "gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")).completion_tokens
 
 
 def test_progress_line_and_eta():
@@ -232,10 +255,6 @@ def test_scores_match_the_script_exactly(store):
         assert frame.loc[item.id, "score"] == pytest.approx(sum(s * p / total for s, p in dist.items()))
 
 
-PER_ASPECT = make_template(
-    aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)),
-    body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- {{aspect}}:",
-)
 
 
 def test_a_per_aspect_template_makes_one_cached_call_per_aspect(store):

@@ -77,7 +77,8 @@ def test_constant_judge_gives_nan_with_notes_not_an_exception():
         assert math.isnan(results["item", metric].value)
         assert results["item", metric].note == "undefined: constant or too few scores"
         assert math.isnan(results["group", metric].value)
-        assert results["group", metric].note == "undefined: no group has two or more items with varying scores"
+        assert results["group", metric].note == ("n/a (0 groups): the group level needs at least 10 groups with 3 "
+                                                 "or more items and varying scores")
         assert math.isnan(results["system", metric].value)
         assert results["system", metric].note == "undefined: constant system means"
 
@@ -97,26 +98,58 @@ def test_item_level_is_one_correlation_over_all_items():
     assert results["item", "pearson"].n == 11
 
 
+# Twelve groups: the three above (r = 1, -1 and g3), each repeated four times with its own labels.
+JUDGE12, HUMAN12 = np.tile(JUDGE, 4), np.tile(HUMAN, 4)
+GROUPS12 = np.concatenate([np.char.add(GROUPS, f"-{k}") for k in range(4)])
+SYSTEMS12 = np.tile(SYSTEMS, 4)
+
+
 def test_group_level_is_the_mean_of_per_group_correlations():
-    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    results = by_key(geval.agreement(JUDGE12, HUMAN12, GROUPS12, SYSTEMS12, n_boot=50))
     g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
     assert results["group", "pearson"].value == pytest.approx((1.0 + -1.0 + g3) / 3)
-    assert results["group", "pearson"].n == 3 and results["group", "pearson"].note == ""
+    assert results["group", "pearson"].n == 12 and results["group", "pearson"].note == ""
     spearman_g3 = SCIPY["spearman"]([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
     assert results["group", "spearman"].value == pytest.approx((1.0 - 1.0 + spearman_g3) / 3)
 
 
-def test_groups_of_one_item_are_left_out_and_counted_in_the_note():
-    judge = np.append(JUDGE, [3.0, 1.0])
-    human = np.append(HUMAN, [1.0, 5.0])
-    groups = np.append(GROUPS, ["g4", "g5"])  # two groups of one item each
-    systems = np.append(SYSTEMS, ["A", "B"])
+def test_groups_of_fewer_than_three_items_are_left_out_and_counted_in_the_note():
+    judge = np.append(JUDGE12, [3.0, 1.0, 2.0])
+    human = np.append(HUMAN12, [1.0, 5.0, 1.0])
+    groups = np.append(GROUPS12, ["g4", "g5", "g5"])  # one group of one item, one of two (always r = +-1)
+    systems = np.append(SYSTEMS12, ["A", "B", "C"])
     results = by_key(geval.agreement(judge, human, groups, systems, n_boot=50))
     g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
     group = results["group", "pearson"]
     assert group.value == pytest.approx((1.0 - 1.0 + g3) / 3)
-    assert group.n == 3
-    assert group.note == "2 of 5 groups undefined (one item or constant scores), left out"
+    assert group.n == 12
+    assert group.note == "2 of 14 groups left out (fewer than 3 items, or constant scores)"
+
+
+def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
+    # 3 groups: the group-level value is withheld, the item and system values stay, their intervals do not
+    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    for metric in geval.METRICS:
+        group = results["group", metric]
+        assert math.isnan(group.value) and math.isnan(group.low) and group.n == 3
+        assert group.note.startswith("n/a (3 groups): the group level needs at least 10 groups")
+        for level in ("item", "system"):
+            result = results[level, metric]
+            assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)
+            assert result.note == ("no interval: 3 groups (dialogues, documents); a bootstrap over groups needs at "
+                                   "least 10")
+
+
+def test_a_24_item_random_sample_never_shows_a_group_level_correlation():
+    # 24 responses drawn from 60 dialogues of 6: most dialogues get 0-1 of them, a few get 2 or 3
+    rng = np.random.default_rng(0)
+    human = rng.integers(1, 4, 360).astype(float)
+    judge = human + rng.normal(scale=0.7, size=360)
+    groups = np.repeat([f"ctx-{i:03d}" for i in range(60)], 6)
+    pick = rng.choice(360, 24, replace=False)
+    results = by_key(geval.agreement(judge[pick], human[pick], groups[pick], n_boot=50, levels=("group",)))
+    for metric in geval.METRICS:
+        assert math.isnan(results["group", metric].value) and results["group", metric].note.startswith("n/a (")
 
 
 def test_system_level_correlates_system_means():
@@ -174,9 +207,9 @@ def test_bootstrap_is_seeded():
 
 def test_bootstrap_resamples_groups_not_items():
     # every group is internally perfect, so every resample of whole groups keeps group level at exactly 1
-    judge = np.array([1, 2, 3, 2, 3, 4, 1, 3, 5], float)
+    judge = np.tile(np.array([1, 2, 3, 2, 3, 4, 1, 3, 5], float), 4)
     human = judge * 2
-    groups = np.repeat(["a", "b", "c"], 3)
+    groups = np.repeat([f"g{i}" for i in range(12)], 3)
     group = by_key(geval.agreement(judge, human, groups, n_boot=200, levels=("group",)))["group", "pearson"]
     assert (group.value, group.low, group.high) == pytest.approx((1.0, 1.0, 1.0))
 
@@ -219,7 +252,15 @@ def test_one_group_gives_no_confidence_interval_and_says_why():
     for result in results:
         assert np.isfinite(result.value)
         assert np.isnan(result.low) and np.isnan(result.high)
-        assert "all items are in one group" in result.note
+        assert result.note == "no interval: 1 group (dialogues, documents); a bootstrap over groups needs at least 10"
+
+
+def test_ten_groups_are_enough_for_an_interval():
+    judge, human, groups, systems = well_correlated(n_groups=10)
+    item = by_key(geval.agreement(judge, human, groups, systems, n_boot=100))["item", "pearson"]
+    assert item.low < item.value < item.high and item.note == ""
+    nine = by_key(geval.agreement(*well_correlated(n_groups=9), n_boot=100))["item", "pearson"]
+    assert math.isnan(nine.low) and nine.note.startswith("no interval: 9 groups")
 
 
 def test_group_members_lists_each_groups_rows_in_row_order():

@@ -114,7 +114,7 @@ def test_cached_calls_round_trip_with_integer_scores(store):
     judgment = Judgment(
         {"naturalness": AspectScore.from_distribution({1: 0.25, 3: 0.75}, samples=[3, 3, 1, 3]),
          "coherence": AspectScore.unscored("no Coherence score in the answer 'x'")},
-        raw=["Naturalness: 3"], prompt_tokens=12, completion_tokens=3, cost=0.5,
+        raw=["Naturalness: 3"], prompt_tokens=12, completion_tokens=3, cost=0.5, settings={"backend": "scripted"},
     )
     assert store.cached_call("k") is None
     store.save_call("k", {"backend": "scripted"}, "the prompt", ["naturalness", "coherence"], judgment, 0.1, [])
@@ -126,7 +126,8 @@ def cached_judgment(i: int) -> Judgment:
     """A distinct judgment per i: its distribution, raw answer and usage differ."""
     return Judgment({"naturalness": AspectScore.from_distribution({1: 1 / (i + 2), 3: 1 - 1 / (i + 2)}),
                      "coherence": AspectScore.unscored(f"no score in answer {i}")},
-                    raw=[f"Naturalness: {i}"], prompt_tokens=i, completion_tokens=1, cost=i / 1000)
+                    raw=[f"Naturalness: {i}"], prompt_tokens=i, completion_tokens=1, cost=i / 1000,
+                    settings={"backend": "scripted"})  # the settings that made it come back with it
 
 
 def test_cached_calls_finds_many_keys_in_chunks_and_equals_cached_call(store):

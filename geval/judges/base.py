@@ -22,7 +22,7 @@ class AspectScore:
     score: float | None = None  # sum of p(s) * s
     reason: str = ""
     samples: list[int] = field(default_factory=list)  # parsed scores of sampled answers, if sampled
-    coverage: float | None = None  # probability the model put on score tokens at all (logits only)
+    coverage: float | None = None  # probability the model put on score tokens at all (logits, logprobs)
 
     @classmethod
     def from_distribution(cls, distribution: dict[int, float], samples: list[int] | None = None) -> "AspectScore":
@@ -41,17 +41,24 @@ class AspectScore:
 
 @dataclass
 class Judgment:
-    """A judge's answer to one prompt: a score per aspect key, the raw text, and usage."""
+    """A judge's answer to one prompt: a score per aspect key, the raw text, and usage.
+
+    `settings` are those that made it when they differ from the judge's own (an "auto"
+    OpenAI judge answers by logprobs or by samples); None means the judge's `settings`.
+    """
 
     scores: dict[str, AspectScore]
     raw: list[str]
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
+    settings: dict | None = None
 
 
 class Judge(Protocol):
-    """A backend. `settings` holds only what changes the output (it goes into signatures)."""
+    """A backend. `settings` holds only what changes the output (it goes into signatures and
+    cache keys). A judge whose answers are made under other settings than it was given (an
+    "auto" OpenAI judge) also has `accepts`: see `accepted_settings`."""
 
     settings: dict
 
@@ -60,6 +67,12 @@ class Judge(Protocol):
 
     def generate(self, prompt: str, max_tokens: int) -> str:
         """Free text (used for auto chain-of-thought)."""
+
+
+def accepted_settings(judge: Judge) -> list[dict]:
+    """The settings whose cached answers answer `judge`, those of its next call first: its
+    `accepts` when it has one (an "auto" OpenAI judge: logprobs and samples), else its `settings`."""
+    return getattr(judge, "accepts", None) or [judge.settings]
 
 
 def weighted_mean(distribution: dict[int, float]) -> float:
@@ -73,25 +86,52 @@ def distribution_from_samples(samples: list[int], aspect: Aspect) -> dict[int, f
     return {s: counts[s] / len(samples) for s in aspect.scale if counts[s]} if samples else {}
 
 
-def parse_scores(text: str, aspects: list[Aspect]) -> dict[str, int | str]:
-    """Read 'Aspect: 3' for each aspect; a lone number counts when there is one aspect.
+#: A score: an integer or a decimal, signed.
+_NUMBER = r"(?P<value>[-+]?\d+(?:\.\d+)?)"
+#: Markdown around a label ("**Coherence**", "- Coherence", "## Coherence").
+_MARKUP = r"[*_`]*"
+#: What may stand between a label and its score: a parenthesised scale ("(1-3)"), then a
+#: separator (":", "=", a dash, "is"), then spaces, newlines or markup.
+_BETWEEN = rf"{_MARKUP}\s*(?:[\(\[][^\)\]\n]*[\)\]])?{_MARKUP}\s*(?:[:=]|[-–—]|\bis\b)?[\s*_`]*"
+#: Scale expressions that hold numbers but are not the answer: "(1-3)", "1-3", "1 to 3",
+#: "out of 3", "/3". Removed before a lone number is looked for.
+_NOT_ANSWERS = re.compile(r"[\(\[][^\)\]\n]*[\)\]]|\d+\s*(?:[-–—]|to)\s*\d+|(?:\bout of|/)\s*\d+", re.IGNORECASE)
 
-    Returns aspect key -> score, or -> a reason string when it cannot be read.
+
+def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
+    """Where the score answering `aspect`'s form line is in `text` (group "value"), or None.
+
+    The score is the first number after the aspect's label and its separator, not one inside a
+    parenthesised scale: "- Coherence (1-3): 2", "**Coherence**: 2", "Coherence: 2/3" all read 2.
+    When `single` (one aspect asked) an answer without the label counts too: its first number
+    once scale expressions ("(1-3)", "1 to 3", "out of 3", "/3") are blanked out, e.g. "2" or
+    "I would rate it 2.". Blanking keeps every other character where it was, so the match's
+    offsets are offsets in `text`.
     """
-    result: dict[str, int | str] = {}
-    for aspect in aspects:
-        match = re.search(rf"{re.escape(aspect.name)}\W{{0,6}}?(-?\d+(?:\.\d+)?)", text, re.IGNORECASE)
-        if match is None and len(aspects) == 1:
-            match = re.search(r"(-?\d+(?:\.\d+)?)", text)
-        if match is None:
-            result[aspect.key] = f"no {aspect.name} score in the answer {_clip(text)!r}"
-            continue
-        value = float(match.group(1))
-        if value != int(value) or int(value) not in aspect.scale:
-            result[aspect.key] = f"{aspect.name} score {match.group(1)} is outside the scale {aspect.min}-{aspect.max}"
-        else:
-            result[aspect.key] = int(value)
-    return result
+    label = re.compile(rf"(?<![^\W\d_]){re.escape(aspect.name)}{_BETWEEN}{_NUMBER}(?![\d.]*\s*[-–—]\s*\d)",
+                       re.IGNORECASE)
+    found = label.search(text)
+    if found is not None or not single:
+        return found
+    blanked = _NOT_ANSWERS.sub(lambda m: " " * len(m.group(0)), text)
+    return re.search(_NUMBER, blanked)
+
+
+def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
+    """The score answering `aspect` in `text`, or the reason it cannot be read (see `locate_score`)."""
+    found = locate_score(text, aspect, single)
+    if found is None:
+        return f"no {aspect.name} score in the answer {_clip(text)!r}"
+    value = float(found.group("value"))
+    if value != int(value) or int(value) not in aspect.scale:
+        return f"{aspect.name} score {found.group('value')} is outside the scale {aspect.min}-{aspect.max}"
+    return int(value)
+
+
+def parse_scores(text: str, aspects: list[Aspect]) -> dict[str, int | str]:
+    """Read each aspect's score from an answer (see `locate_score`); a lone number counts
+    when one aspect is asked. Returns aspect key -> score, or -> the reason it cannot be read."""
+    return {aspect.key: read_score(text, aspect, single=len(aspects) == 1) for aspect in aspects}
 
 
 def scores_from_samples(texts: list[str], aspects: list[Aspect]) -> dict[str, AspectScore]:
@@ -129,16 +169,29 @@ def signature(settings: dict, template: Template, aspects: list[Aspect]) -> tupl
 
 
 def cache_key(settings: dict, prompt: str, aspects: list[Aspect]) -> str:
-    """What decides a judgment's output: judge settings, the exact prompt, the aspects asked.
+    """What decides a judgment's output: judge settings, the exact prompt, the aspects asked
+    (their names as written: a judge may prefill them), and the version of this code, which
+    the signature names too: an answer cached by another version is not served under this one.
 
     Timeouts, retries and concurrency are not settings, so they never split the cache.
     """
     blob = json.dumps(
-        {"settings": settings, "prompt": prompt, "aspects": [[a.key, a.min, a.max] for a in aspects]},
+        {"settings": settings, "prompt": prompt, "aspects": [[a.name, a.min, a.max] for a in aspects],
+         "version": __version__},
         sort_keys=True,
         ensure_ascii=False,
     )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def approx_tokens(text: str) -> int:
+    """Tokens of `text` before a tokenizer has seen it: characters / 4, rounded up."""
+    return (len(text) + 3) // 4
+
+
+def form_answer(aspects: list[Aspect]) -> str:
+    """The answer a form asks for ("Naturalness: 3", one line per aspect), as long as the real one."""
+    return "\n".join(f"{a.name}: {a.max}" for a in aspects)
 
 
 def _clip(text: str, limit: int = 80) -> str:

@@ -49,12 +49,25 @@ class _LoadedModel:
             messages=[{"role": "user", "content": SENTINEL}]
         ).prompt
         self.chat_before, self.chat_after = chat.split(SENTINEL)
+        self.path = path
         self.lock = threading.Lock()
         self.rendered_tokens = 0
         self.evaluated_tokens = 0
 
     def tokens(self, text: str, special: bool) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
+
+    def score_ids(self, aspect: Aspect) -> list[int]:
+        """The token id of each score of the aspect's scale. Each score must be one token of
+        its own: a tokenizer that splits "3" into a space and a digit would read the same
+        logit for every score (and every item would get the scale's midpoint)."""
+        ids = [self.tokens(str(score), False) for score in aspect.scale]
+        if any(len(found) != 1 for found in ids) or len({found[0] for found in ids}) != len(ids):
+            shown = ", ".join(f"'{score}' -> {found}" for score, found in zip(aspect.scale, ids))
+            raise JudgeError(f"{self.path.name}: the scores of {aspect.name} ({aspect.min}-{aspect.max}) are not one "
+                             f"distinct token each in this model's vocabulary ({shown}); use another GGUF model, "
+                             "or the openai judge with this model behind a server")
+        return [found[0] for found in ids]
 
     def chat_tokens(self, content: str) -> list[int]:
         """The chat-formatted user turn; the user's text is never parsed for special tokens."""
@@ -129,7 +142,7 @@ class EmbeddedJudge:
             for aspect in aspects:
                 tokens = tokens + model.tokens(f"{aspect.name}: ", False)
                 logits = model.next_logits(tokens)
-                score_ids = [model.tokens(str(s), False)[0] for s in aspect.scale]
+                score_ids = model.score_ids(aspect)
                 chosen = logits[score_ids].astype(np.float64)
                 probs = np.exp(chosen - chosen.max())
                 probs /= probs.sum()

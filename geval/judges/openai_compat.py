@@ -13,9 +13,18 @@ from __future__ import annotations
 
 import math
 import os
+import re
 
 from geval.errors import JudgeError, JudgmentFailed
-from geval.judges.base import AspectScore, Judgment, parse_scores, scores_from_samples
+from geval.judges.base import (
+    AspectScore,
+    Judgment,
+    approx_tokens,
+    form_answer,
+    locate_score,
+    read_score,
+    scores_from_samples,
+)
 from geval.templates import Aspect
 
 MODES = ("auto", "logprobs", "samples")
@@ -32,7 +41,13 @@ PRICES = {
 
 
 class OpenAIJudge:
-    """A chat-completions endpoint. `base_url` None means api.openai.com."""
+    """A chat-completions endpoint. `base_url` None means api.openai.com.
+
+    `settings` are what was asked (mode "auto" included); each Judgment carries the settings
+    that made it (`mode:logprobs` or `mode:samples` with n and temperature), so an "auto"
+    judgment's signature and cache key say what it did. `accepts` lists the settings whose
+    cached answers answer this judge: both for "auto", else its own.
+    """
 
     #: Calls may come from several threads at once (the SDK client is thread-safe); the
     #: runner's `concurrency` setting decides how many, up to this.
@@ -65,25 +80,33 @@ class OpenAIJudge:
             if base_url is None:
                 raise JudgeError("no API key: set OPENAI_API_KEY or type a key in the sidebar")
             key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
+        base_url = (base_url or "https://api.openai.com/v1").rstrip("/")  # with or without "/": one judge
         self._openai = openai
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
         self.mode = mode
         self.n, self.temperature, self.max_tokens, self.top_logprobs = n, temperature, max_tokens, top_logprobs
         self.prices = prices or PRICES.get(model, (0.0, 0.0))
         self._use_samples = mode == "samples"
+        judge = {"backend": "openai", "model": model, "base_url": base_url}
         self.settings = {
-            "backend": "openai",
-            "model": model,
-            "base_url": base_url or "https://api.openai.com/v1",
+            **judge,
             "mode": mode,
             "temp": temperature if mode != "logprobs" else None,
             "n": n if mode != "logprobs" else None,
             "top_logprobs": top_logprobs if mode != "samples" else None,
             "max_tokens": max_tokens,
         }
+        self._logprobs_settings = {**judge, "mode": "logprobs", "temp": None, "n": None,
+                                   "top_logprobs": top_logprobs, "max_tokens": max_tokens}
+        self._samples_settings = {**judge, "mode": "samples", "temp": temperature, "n": n,
+                                  "top_logprobs": None, "max_tokens": max_tokens}
+        self.accepts = {"auto": [self._logprobs_settings, self._samples_settings],
+                        "logprobs": [self._logprobs_settings], "samples": [self._samples_settings]}[mode]
 
     def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
-        """Score `prompt` by logprobs or by samples, as the mode says."""
+        """Score `prompt` by logprobs or by samples, as the mode says. In "auto" mode a server
+        that returns no logprobs is asked for samples from then on; the first request's usage
+        is counted in that judgment's cost."""
         budget = max(self.max_tokens, 8 * len(aspects))
         if not self._use_samples:
             answer = self._create(prompt, budget, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs)
@@ -93,7 +116,17 @@ class OpenAIJudge:
             if self.mode == "logprobs":
                 raise JudgmentFailed("the server returned no logprobs; use mode 'samples' (or 'auto') for this server")
             self._use_samples = True
+            self.accepts = [self._samples_settings, self._logprobs_settings]  # its next calls' settings first
+            return self._from_samples(prompt, aspects, budget, earlier=[answer])
         return self._from_samples(prompt, aspects, budget)
+
+    def estimate(self, prompt: str, aspects: list[Aspect]) -> tuple[int, int, float]:
+        """(prompt tokens, answer tokens, cost) a call would be billed before it is made:
+        tokens as characters / 4; one request in logprobs (and "auto") mode; in samples mode
+        the prompt once and n answers (a server that ignores n is asked again: more)."""
+        prompt_tokens = approx_tokens(prompt)
+        answer_tokens = approx_tokens(form_answer(aspects)) * (self.n if self._use_samples else 1)
+        return prompt_tokens, answer_tokens, self._cost(prompt_tokens, answer_tokens)
 
     def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
         """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
@@ -148,34 +181,41 @@ class OpenAIJudge:
         key = self._client.api_key
         return text.replace(key, "[API key]") if key and key != "not-needed" else text
 
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
+
     def _usage(self, answers: list) -> tuple[int, int, float]:
         prompt_tokens = sum(getattr(a.usage, "prompt_tokens", 0) or 0 for a in answers if a.usage)
         completion_tokens = sum(getattr(a.usage, "completion_tokens", 0) or 0 for a in answers if a.usage)
-        cost = (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
-        return prompt_tokens, completion_tokens, cost
+        return prompt_tokens, completion_tokens, self._cost(prompt_tokens, completion_tokens)
 
     def _from_logprobs(self, answer, aspects: list[Aspect]) -> Judgment | None:
-        """Each aspect's distribution from top_logprobs at its score token; None if none came."""
+        """Each aspect's distribution from top_logprobs at its score token. None when the server
+        sent no logprobs, or in "auto" mode no top_logprobs (only the chosen tokens'): then the
+        distribution cannot be read and samples are asked for instead."""
         if not answer.choices:
             raise JudgmentFailed("the server answered with no choices")
         choice = answer.choices[0]
         content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
         if content is None:  # an empty list is an empty answer (unscored below), not a server without logprobs
             return None
-        text = choice.message.content or ""
+        if self.mode == "auto" and content and not any(position.top_logprobs for position in content):
+            return None
+        text = "".join(position.token for position in content) if content else (choice.message.content or "")
+        single = len(aspects) == 1
         scores = {}
         for aspect in aspects:
-            found = _score_at_token(content, aspect, single=len(aspects) == 1)
-            if found is None:
-                parsed = parse_scores(text, [aspect])[aspect.key]
-                reason = parsed if isinstance(parsed, str) else f"no {aspect.name} score token among the logprobs"
-                found = AspectScore.unscored(reason)
-            scores[aspect.key] = found
+            found = locate_score(text, aspect, single)
+            read = read_score(text, aspect, single)
+            scores[aspect.key] = AspectScore.unscored(read) if isinstance(read, str) else \
+                _distribution_at(content, found.start("value"), aspect)
         tokens_in, tokens_out, cost = self._usage([answer])
-        return Judgment(scores, [text], tokens_in, tokens_out, cost)
+        return Judgment(scores, [choice.message.content or text], tokens_in, tokens_out, cost,
+                        settings=self._logprobs_settings)
 
-    def _from_samples(self, prompt: str, aspects: list[Aspect], budget: int) -> Judgment:
-        """n sampled answers; servers that ignore `n` are asked again until n have come."""
+    def _from_samples(self, prompt: str, aspects: list[Aspect], budget: int, earlier: list | None = None) -> Judgment:
+        """n sampled answers; servers that ignore `n` are asked again until n have come.
+        `earlier`: answers already paid for in this judgment (auto mode's first request)."""
         answers, texts = [], []
         for _ in range(self.n):
             answer = self._create(prompt, budget, temperature=self.temperature, n=self.n - len(texts))
@@ -184,26 +224,37 @@ class OpenAIJudge:
             if len(texts) >= self.n:
                 break
         texts = texts[: self.n]
-        tokens_in, tokens_out, cost = self._usage(answers)
-        return Judgment(scores_from_samples(texts, aspects), texts, tokens_in, tokens_out, cost)
+        tokens_in, tokens_out, cost = self._usage([*(earlier or []), *answers])
+        return Judgment(scores_from_samples(texts, aspects), texts, tokens_in, tokens_out, cost,
+                        settings=self._samples_settings)
 
 
-def _score_at_token(content: list, aspect: Aspect, single: bool) -> AspectScore | None:
-    """Find the first score token after the aspect's label (or anywhere, for one aspect)."""
-    seen = ""
+def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
+    """The distribution over `aspect`'s scale at the token holding character `offset` of the
+    answer: its top_logprobs alternatives that read as a score (" 3", "3" and "3\n" are one
+    score, their probabilities added), normalized. `coverage` is the probability the server's
+    top-k put on scores at all: what is missing went to other tokens or below the top k."""
+    start = 0
     for position in content:
-        label_seen = aspect.name.lower() in seen.lower()
-        token = position.token.strip()
-        if (label_seen or single) and token.isdigit() and int(token) in aspect.scale:
-            alternatives = position.top_logprobs or [position]
-            dist: dict[int, float] = {}
-            for alt in alternatives:
-                alt_token = alt.token.strip()
-                if alt_token.isdigit() and int(alt_token) in aspect.scale:
-                    dist[int(alt_token)] = dist.get(int(alt_token), 0.0) + math.exp(alt.logprob)
-            return AspectScore.from_distribution(dist)
-        seen += position.token
-    return None
+        if start + len(position.token) > offset:
+            break
+        start += len(position.token)
+    if not position.top_logprobs:
+        return AspectScore.unscored(f"the server sent no top_logprobs at the {aspect.name} score token")
+    dist: dict[int, float] = {}
+    for alternative in position.top_logprobs:
+        score = _score_token(alternative.token)
+        if score is not None and score in aspect.scale:
+            dist[score] = dist.get(score, 0.0) + math.exp(alternative.logprob)
+    result = AspectScore.from_distribution(dist)
+    result.coverage = float(sum(dist.values()))
+    return result
+
+
+def _score_token(token: str) -> int | None:
+    """The score a token reads as ("3", " 3", "3\n", "3."), or None."""
+    match = re.fullmatch(r"\s*(\d+)\s*[.,;:/]?\s*", token)
+    return int(match.group(1)) if match else None
 
 
 def _clip(text: str, limit: int = 160) -> str:

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from geval.errors import DatasetError, shown
 from geval.loaders import dstc9, fed, summeval, table, transformed, usr
 from geval.loaders.base import Dataset, read_records
 from geval.loaders.table import ColumnMapping
+
+if TYPE_CHECKING:
+    from geval.store import Store
 
 LAYOUTS = {module.NAME: module for module in (usr, fed, summeval, dstc9, transformed)}
 
@@ -23,8 +27,13 @@ def load_dataset(
     layout: str | None = None,
     mapping: ColumnMapping | None = None,
     name: str | None = None,
+    store: "Store | None" = None,
 ) -> Dataset:
-    """Load a dataset file: by `mapping` if given, else by `layout`, else by auto-detection."""
+    """Load a dataset file: by `mapping` if given, else by `layout`, else by auto-detection.
+
+    With a `store`, the items are saved into it once the whole file has loaded (in one
+    transaction): a file that fails to load leaves the store as it was.
+    """
     path = Path(path)
     data, lines = read_records(path)
     name = name or path.stem
@@ -48,8 +57,10 @@ def load_dataset(
         raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
-    items = _unique(items)
-    return Dataset(name=name, path=str(path), layout=layout, items=items, skipped=skipped)
+    dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped)
+    if store is not None:
+        store.save_dataset(dataset)
+    return dataset
 
 
 def _unique(items: list) -> list:
