@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from studio.state import configure_page, run_framed, sidebar
+from studio.state import configure_page, sidebar
 
 configure_page()
 pages = st.navigation([
-    st.Page("pages/1_data.py", title="Data", icon=":material/table:", default=True),
-    st.Page("pages/2_prompts.py", title="Prompts", icon=":material/edit_note:"),
-    st.Page("pages/3_score.py", title="Score", icon=":material/play_circle:"),
-    st.Page("pages/4_inspect.py", title="Inspect", icon=":material/search:"),
-    st.Page("pages/5_agreement.py", title="Agreement", icon=":material/insights:"),
+    st.Page("views/1_data.py", title="Data", icon=":material/table:", default=True),
+    st.Page("views/2_prompts.py", title="Prompts", icon=":material/edit_note:", url_path="prompts"),
+    st.Page("views/3_score.py", title="Score", icon=":material/play_circle:", url_path="score"),
+    st.Page("views/4_inspect.py", title="Inspect", icon=":material/search:", url_path="inspect"),
+    st.Page("views/5_agreement.py", title="Agreement", icon=":material/insights:", url_path="agreement"),
 ])
 sidebar()
-run_framed(pages)
+pages.run()

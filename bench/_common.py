@@ -1,14 +1,17 @@
-"""Shared by the bench scripts: the repository on sys.path, the machine, and failing loudly."""
+"""Shared by the bench scripts: the repository on sys.path, the machine, failing loudly, and
+synthetic data (a dataset written as JSONL and loaded through the engine, a template, the
+scripted judge)."""
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-for folder in (REPO, REPO / "tests"):
+for folder in (REPO, REPO / "stubs"):
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
 
@@ -69,3 +72,52 @@ def topicalchat(groups: int, per_group: int):
 def fresh_context(judge) -> None:
     """Forget what the model's context holds, so the next prompt is evaluated from its first token."""
     judge.model.llm.reset()
+
+
+#: What the synthetic datasets' columns hold (a table loaded through a column mapping).
+SYNTHETIC_MAPPING = ["response=response", "context=context", "grounding=fact", "system=system", "group=group",
+                     "score:Natural=natural"]
+SYNTHETIC_TEMPLATE = """+++
+name = "bench-naturalness"
+task = "Rate the response."
+[[aspects]]
+name = "Naturalness"
+min = 1
+max = 3
+human = "Natural"
++++
+Context:
+{{context}}
+
+Fact:
+{{fact}}
+
+Response:
+{{response}}
+
+Form:
+- Naturalness:
+"""
+
+
+def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "synthetic"):
+    """`size` distinct items, `per_group` to a dialogue, 3 systems round robin and two annotators
+    each, written to `path` as JSONL and loaded back through the engine (as the app loads a file)."""
+    import geval
+
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(size):
+            out.write(json.dumps({
+                "response": f"response {i}", "fact": f"fact {i // per_group}", "system": f"sys{i % 3}",
+                "group": f"g{i // per_group}", "natural": [1 + i % 3, 1 + (i * 7) % 3],
+                "context": [{"speaker": "A", "text": f"hello number {i // per_group}"},
+                            {"speaker": "B", "text": "hi there"}],
+            }) + "\n")
+    return geval.load_dataset(path, mapping=SYNTHETIC_MAPPING, name=name)
+
+
+def synthetic_template():
+    """The one-aspect template the synthetic datasets are scored with."""
+    import geval
+
+    return geval.Template.parse(SYNTHETIC_TEMPLATE, source="bench-naturalness.txt")

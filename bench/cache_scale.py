@@ -24,12 +24,11 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from _common import fail, header
+from _common import fail, header, synthetic_dataset, synthetic_template
 
 import geval
-from helpers import make_items, make_template, scripted
 
-TEMPLATE = make_template()
+TEMPLATE = synthetic_template()
 
 
 def _status(field: str) -> int:
@@ -40,13 +39,18 @@ def _status(field: str) -> int:
     raise KeyError(field)
 
 
+def items_of(size: int, path: str) -> list:
+    """The synthetic items, from a JSONL file beside the store (built before anything is timed)."""
+    return synthetic_dataset(size, Path(path).with_suffix(".jsonl")).items
+
+
 def first_run(size: int, path: str) -> dict:
-    items = make_items(size, per_group=6)
+    items = items_of(size, path)
     store = geval.Store(path)
     store.db.execute("PRAGMA synchronous = OFF")  # setup only: no fsync per judgment while filling the store
-    judge = scripted()
+    judge = geval.make_judge("scripted")
     started = time.perf_counter()
-    progress = geval.score_items(store, items, TEMPLATE, judge, "synthetic")
+    progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
     seconds = time.perf_counter() - started
     if progress.done != size or len(judge.calls) != size:
         fail(f"first run of {size}: {progress.done} done, {len(judge.calls)} calls")
@@ -54,12 +58,12 @@ def first_run(size: int, path: str) -> dict:
 
 
 def second_run(size: int, path: str) -> dict:
-    items = make_items(size, per_group=6)
+    items = items_of(size, path)
     store = geval.Store(path)
-    judge = scripted()
+    judge = geval.make_judge("scripted")
     rss_before = _status("VmRSS")
     started = time.perf_counter()
-    progress = geval.score_items(store, items, TEMPLATE, judge, "synthetic")
+    progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
     seconds = time.perf_counter() - started
     rss_growth = _status("VmHWM") - rss_before
     if judge.calls or progress.cached != size:
@@ -79,7 +83,7 @@ def second_run(size: int, path: str) -> dict:
     frame_seconds = time.perf_counter() - started
     tracemalloc.start()
     base = tracemalloc.get_traced_memory()[0]
-    again = geval.score_items(store, items, TEMPLATE, judge, "synthetic")
+    again = geval.score(store, items, TEMPLATE, judge, "synthetic")
     peak = tracemalloc.get_traced_memory()[1] - base
     tracemalloc.stop()
     if judge.calls or again.cached != size or len(frame) != size:

@@ -30,18 +30,21 @@ import time
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
 
 import geval
-from geval.judges.base import scores_from_samples
 
 
 def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | None, int]:
-    """Seed 001: `samples` sampled answers, parsed, weighted mean; also the tokens generated."""
+    """Seed 001: `samples` sampled answers, each read by the judges' own answer parser (a scripted
+    judge answering with that text), the mean of those that parse; also the tokens generated."""
     texts, generated = [], 0
     for _ in range(samples):
         answer = llm.create_chat_completion(messages=[{"role": "user", "content": prompt}],
                                             temperature=1.0, top_p=1.0, max_tokens=5)
         texts.append(answer["choices"][0]["message"]["content"] or "")
         generated += answer["usage"]["completion_tokens"]
-    return scores_from_samples(texts, aspects)[aspects[0].key].score, generated
+    read = [geval.make_judge("scripted", script=lambda p, a, text=text: text).judge(prompt, aspects)
+            .scores[aspects[0].key].score for text in texts]
+    parsed = [score for score in read if score is not None]
+    return (sum(parsed) / len(parsed) if parsed else None), generated
 
 
 def per_aspect_seconds(judge, template, warm, timed) -> float:
@@ -69,7 +72,7 @@ if __name__ == "__main__":
     loaded = judge.model
     naive_llm = Llama(model_path=str(judge.path), n_ctx=loaded.llm.n_ctx(), n_threads=loaded.llm.n_threads,
                       n_batch=512, verbose=False)
-    template = geval.resolve_template("topicalchat-naturalness")
+    template = geval.Template.load("topicalchat-naturalness")
     aspects = list(template.aspects)
     items = topicalchat(2, args.per_group)
     warm, timed = items[0], [item for item in items if item.group == items[-1].group]
@@ -92,7 +95,7 @@ if __name__ == "__main__":
         embedded_seconds += time.perf_counter() - started
     evaluated = loaded.evaluated_tokens - evaluated_before
 
-    per_aspect = {name: per_aspect_seconds(judge, geval.resolve_template(name), warm, timed)
+    per_aspect = {name: per_aspect_seconds(judge, geval.Template.load(name), warm, timed)
                   for name in ("topicalchat-multi", "topicalchat-shared")}
     naive_llm.close()
 

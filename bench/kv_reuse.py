@@ -42,12 +42,12 @@ def run(judge, template_names: list[str], items) -> dict:
     once = last_eval = last_rendered = last_once = 0
     started = time.perf_counter()
     for name in template_names:
-        template = geval.resolve_template(name)
+        template = geval.Template.load(name)
         first = [item for item in items if item.group != last_group]
         last = [item for item in items if item.group == last_group]
-        progress = geval.score_items(store, first, template, judge, "bench")
+        progress = geval.score(store, first, template, judge, "bench")
         before_eval, before_rendered = model.evaluated_tokens, model.rendered_tokens
-        progress2 = geval.score_items(store, last, template, judge, "bench")
+        progress2 = geval.score(store, last, template, judge, "bench")
         last_eval += model.evaluated_tokens - before_eval
         last_rendered += model.rendered_tokens - before_rendered
         for p in (progress, progress2):
@@ -61,7 +61,7 @@ def run(judge, template_names: list[str], items) -> dict:
     rendered = model.rendered_tokens - start_rendered
     return {"evaluated": evaluated, "rendered": rendered, "once": once, "seconds": seconds,
             "last_evaluated": last_eval, "last_rendered": last_rendered, "last_once": last_once,
-            "judgments": len(items) * sum(len(geval.resolve_template(n).aspects) for n in template_names)}
+            "judgments": len(items) * sum(len(geval.Template.load(n).aspects) for n in template_names)}
 
 
 def prompt_tokens(model, template, items) -> int:

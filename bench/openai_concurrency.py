@@ -14,22 +14,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import fail, header
+from _common import fail, header, synthetic_dataset, synthetic_template
+from openai_stub import OpenAIStub
 
 import geval
-from geval.judges.openai_compat import OpenAIJudge
-from helpers import make_items, make_template
-from openai_stub import OpenAIStub
 
 
 def measure(stub: OpenAIStub, workers: int, rounds: int, delay: float, folder: Path) -> dict:
-    items = make_items(workers * rounds, dataset=f"bench{workers}")
-    template = make_template()
-    judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-bench", mode="logprobs", max_retries=2)
+    items = synthetic_dataset(workers * rounds, folder / f"w{workers}.jsonl", name=f"bench{workers}").items
+    template = synthetic_template()
+    judge = geval.make_judge("openai", model="stub-model", base_url=stub.url, api_key="sk-bench", mode="logprobs",
+                             max_retries=2)
     store = geval.Store(folder / f"w{workers}.sqlite")
     stub.configure("logprobs", delay=delay)
     started = time.perf_counter()
-    progress = geval.score_items(store, items, template, judge, f"bench{workers}", concurrency=workers)
+    progress = geval.score(store, items, template, judge, f"bench{workers}", concurrency=workers)
     seconds = time.perf_counter() - started
     stored = store.db["calls"].count
     store.close()

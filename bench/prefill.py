@@ -37,7 +37,7 @@ if __name__ == "__main__":
     header(f"prefill speed: judge on evaluated tokens vs llama.cpp on one long prompt "
            f"({args.groups} dialogues x {args.per_group} responses, {args.template})")
     judge = embedded_judge()
-    template = geval.resolve_template(args.template)
+    template = geval.Template.load(args.template)
     items = topicalchat(args.groups, args.per_group)
     calls = [call for item in items for call in template.calls(item)]
     long_tokens = judge.model.chat_tokens(calls[0][0] + "\n\n" + calls[-1][0])

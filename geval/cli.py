@@ -8,7 +8,6 @@ import time
 from pathlib import Path
 
 import geval
-from geval import GevalError
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -21,7 +20,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         _check_timeout_and_retries(getattr(args, "timeout", None), getattr(args, "max_retries", None))
         return args.run(args) or 0
-    except GevalError as exc:
+    except geval.GevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
@@ -128,7 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("dataset", help="a .json/.jsonl/.csv path, or the name of a bundled or shared dataset")
-    parser.add_argument("--layout", choices=sorted(geval.LAYOUTS), help="skip auto-detection")
+    parser.add_argument("--layout", choices=sorted(geval.OPTIONS.layouts), help="skip auto-detection")
     parser.add_argument(
         "--map", action="append", metavar="ROLE=COLUMN",
         help="column mapping for your own table: response=, context=, grounding=, system=, group=, level=, "
@@ -139,7 +138,8 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judge")
-    group.add_argument("--judge", default="embedded", choices=sorted(geval.BACKENDS), help="backend (default embedded)")
+    group.add_argument("--judge", default="embedded", choices=sorted(geval.OPTIONS.backends),
+                       help="backend (default embedded)")
     group.add_argument("--model", help="model name (openai) or GGUF path (embedded, default: the bundled Qwen2.5 1.5B)")
     group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM")
     group.add_argument("--mode", choices=["auto", "logprobs", "samples"], help="openai: how to get the distribution")
@@ -153,16 +153,14 @@ def _judge_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _store_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--store", help=f"SQLite file (default $GEVAL_STORE or {geval.default_store_path()})")
+    parser.add_argument("--store", help=f"SQLite file (default $GEVAL_STORE or {geval.Store.default_path()})")
 
 
 def _load(args, store: geval.Store | None = None) -> geval.Dataset:
-    mapping = geval.ColumnMapping.parse(args.map) if args.map else None
-    return geval.load_dataset(geval.resolve_dataset(args.dataset), layout=args.layout, mapping=mapping, name=args.name,
-                              store=store)
+    return geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store)
 
 
-def _judge(args) -> geval.Judge:
+def judge_from(args):
     if args.judge == "embedded":
         return geval.make_judge("embedded", model_path=args.model)
     if args.judge == "scripted":
@@ -189,7 +187,7 @@ def _judge_given(args) -> dict:
 
 
 def cmd_datasets_list(args) -> None:
-    for name, path in geval.known_datasets().items():
+    for name, path in geval.Dataset.known().items():
         print(f"{name:32} {path}")
 
 
@@ -206,59 +204,53 @@ def cmd_datasets_show(args) -> None:
 
 
 def cmd_datasets_convert(args) -> None:
-    from geval.loaders.dstc9 import write_seed001
-
     dataset = _load(args)
-    if dataset.layout != "dstc9":
-        raise geval.DatasetError(f"{args.dataset}: convert takes a DSTC9 file (this one is {dataset.layout})")
-    for path in write_seed001(dataset.items, Path(args.out)):
+    for path in dataset.to_seed001(Path(args.out)):
         print(f"wrote {path} ({len(dataset.items)} dialogues)")
 
 
 def cmd_templates_list(args) -> None:
-    for template in geval.templates():
+    for template in geval.Template.known():
         aspects = ", ".join(f"{a.name} {a.min}-{a.max}" for a in template.aspects)
         print(f"{template.label:44} {aspects}")
 
 
 def cmd_templates_show(args) -> None:
-    template = geval.resolve_template(args.template)
+    template = geval.Template.load(args.template)
     print(f"# {template.label}  placeholders: {', '.join(template.placeholders)}")
     print(template.text)
 
 
 def cmd_templates_diff(args) -> None:
-    print(geval.diff_templates(geval.resolve_template(args.old), geval.resolve_template(args.new)) or "(identical)")
+    print(geval.Template.load(args.old).diff(geval.Template.load(args.new)) or "(identical)")
 
 
 def cmd_cot(args) -> None:
-    template = geval.resolve_template(args.template)
+    template = geval.Template.load(args.template)
     if not template.needs_generated_steps:
-        raise geval.TemplateError(f"{template.source}: has no steps = \"auto\" in its header; nothing to generate")
+        raise geval.GevalError(f"{template.source}: has no steps = \"auto\" in its header; nothing to generate")
     store = geval.Store(args.store)
-    steps = geval.ensure_steps(store, template, _judge(args), regenerate=args.regenerate)
+    steps = geval.generate_steps(store, template, judge_from(args), regenerate=args.regenerate)
     print(steps)
 
 
 def cmd_score(args) -> int:
     store = geval.Store(args.store)
     dataset = _load(args, store)
-    judge = _judge(args)
+    judge = judge_from(args)
     exit_code = 0
     for name in args.template:
-        template = geval.resolve_template(name)
-        items = geval.select_items(
-            dataset.items, level=args.level or _template_level(template, dataset), systems=args.system,
-            groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit,
-        )
-        plan = geval.plan_run(store, items, template, judge)
+        template = geval.Template.load(name)
+        items = dataset.select(level=args.level or _template_level(template, dataset), systems=args.system,
+                               groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit)
+        plan = geval.plan(store, items, template, judge)
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
         if args.dry_run:
             continue
         if args.batch:
             _score_batch(args, store, items, template, judge, dataset.name)
             continue
-        progress = geval.score_items(
+        progress = geval.score(
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
             on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
         )
@@ -282,7 +274,7 @@ def _batch_dir(args, store: geval.Store) -> Path:
 
 
 def _score_batch(args, store, items, template, judge, dataset: str) -> None:
-    from geval import batch
+    batch = geval.batch
 
     plan = batch.write_batch(store, items, template, judge, dataset, _batch_dir(args, store),
                              settings_given=_judge_given(args))
@@ -298,7 +290,7 @@ def _score_batch(args, store, items, template, judge, dataset: str) -> None:
 
 
 def cmd_batch_status(args) -> None:
-    from geval import batch
+    batch = geval.batch
 
     store = geval.Store(args.store)
     info = batch.batch_status(batch.batch_judge(store, args.batch_id), args.batch_id)
@@ -308,7 +300,7 @@ def cmd_batch_status(args) -> None:
 
 
 def cmd_batch_import(args) -> int:
-    from geval import batch
+    batch = geval.batch
 
     store = geval.Store(args.store)
     judge = batch.batch_judge(store, args.batch_id)
@@ -329,7 +321,7 @@ def _progress_printer():
     if sys.stderr.isatty():
         return lambda p: print(f"\r{p.line()}", end="", file=sys.stderr, flush=True)
 
-    def every_tenth(p: geval.Progress) -> None:
+    def every_tenth(p) -> None:
         if p.done == p.total or p.done % max(1, p.total // 10) == 0:
             print(p.line(), file=sys.stderr, flush=True)
 
@@ -366,13 +358,13 @@ def cmd_agree(args) -> None:
 
     store = geval.Store(args.store)
     name = Path(args.dataset).stem if Path(args.dataset).suffix else args.dataset
-    version = geval.resolve_template(args.template).version if args.template else None
+    version = geval.Template.load(args.template).version if args.template else None
     levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
-    unknown = set(levels) - {"item", "group", "system"}
+    unknown = set(levels) - set(geval.OPTIONS.levels)
     if unknown:
         raise geval.GevalError(f"--levels: unknown level(s) {', '.join(sorted(unknown))}; use item, group, system")
-    table = geval.agreement_table(store, name, version, args.signature, levels=levels, n_boot=args.bootstrap)
-    frame = geval.scored_items(store, name, version, args.signature)
+    table = geval.agree(store, name, (version, args.signature), levels=levels, n_boot=args.bootstrap)
+    frame = geval.disagreements(store, name, (version, args.signature))
     print(f"dataset {name}; {frame['item_id'].nunique()} items; signature: {frame['signature'].iloc[0]}")
     shown = table.copy()
     shown["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])]
@@ -389,28 +381,26 @@ def cmd_agree(args) -> None:
 
 def _leaderboard_commands(commands) -> None:
     """`leaderboard` and `report`: judges beside baseline metrics, by agreement with people."""
-    from geval.baselines import METRICS as BASELINES
-    from geval.protocols import PROTOCOLS
-    from geval.variants import VARIANTS
+    baselines, protocols, variants = geval.OPTIONS.baselines, geval.OPTIONS.protocols, geval.OPTIONS.variants
 
     for name, help_text in (("leaderboard", "judges and baseline metrics by correlation with people, with 95%% CIs"),
                             ("report", "write reports/<dataset>.md: leaderboard, tables, signatures, plots")):
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument("dataset", nargs="+" if name == "leaderboard" else None,
                          help="dataset name as stored (the file name without extension)")
-        sub.add_argument("--baselines", default=",".join(BASELINES),
-                         help=f"comma-separated, or 'none' (default: {','.join(BASELINES)})")
-        sub.add_argument("--variant", action="append", choices=sorted(VARIANTS),
+        sub.add_argument("--baselines", default=",".join(baselines),
+                         help=f"comma-separated, or 'none' (default: {','.join(baselines)})")
+        sub.add_argument("--variant", action="append", choices=sorted(variants),
                          help="judge score variant, repeatable (default wmean)")
         sub.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
         sub.add_argument("--no-ceiling", action="store_true", help="leave out the people's leave-one-out row")
         sub.add_argument("--calibrate", action="store_true",
-                         help="add each judge calibrated to the human scale, held out by group (geval.calibration)")
+                         help="add each judge calibrated to the human scale, held out by group")
         sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
         if name == "leaderboard":
-            sub.add_argument("--protocol", action="append", choices=sorted(PROTOCOLS),
+            sub.add_argument("--protocol", action="append", choices=sorted(protocols),
                              help="protocol, repeatable (default: those of the dataset's layout)")
-            sub.add_argument("--metric", choices=["pearson", "spearman", "kendall"],
+            sub.add_argument("--metric", choices=list(geval.OPTIONS.metrics),
                              help="correlation shown (default: each protocol's own)")
             sub.add_argument("--csv", help="also write every cell (all metrics) to this CSV file")
             sub.set_defaults(run=cmd_leaderboard)
@@ -428,10 +418,8 @@ def _baseline_names(text: str) -> list[str]:
 def cmd_leaderboard(args) -> None:
     import pandas as pd
 
-    from geval.leaderboard import leaderboard
-
     store = geval.Store(args.store)
-    board = leaderboard(store, args.dataset, protocols=args.protocol, baselines=_baseline_names(args.baselines),
+    board = geval.leaderboard(store, args.dataset, protocols=args.protocol, baselines=_baseline_names(args.baselines),
                         variants=args.variant or ["wmean"], ceiling=not args.no_ceiling, calibrate=args.calibrate,
                         folds=args.folds, n_boot=args.bootstrap,
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
@@ -450,22 +438,18 @@ def cmd_leaderboard(args) -> None:
 
 
 def cmd_report(args) -> None:
-    from geval.markdown_report import markdown_report
-
-    store = geval.Store(args.store)
     import shlex
 
-    from geval.baselines import METRICS as BASELINES
-
+    store = geval.Store(args.store)
     words = [args.dataset, "--out", args.out, *(["--store", args.store] if args.store else [])]
-    if _baseline_names(args.baselines) != list(BASELINES):
+    if _baseline_names(args.baselines) != list(geval.OPTIONS.baselines):
         words += ["--baselines", args.baselines]
     words += [w for v in args.variant or [] for w in ("--variant", v)]
     words += (["--bootstrap", str(args.bootstrap)] if args.bootstrap != 1000 else []) + \
         (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
         (["--calibrate"] if args.calibrate else []) + (["--folds", str(args.folds)] if args.folds != 5 else [])
     command = "python -m geval report " + shlex.join(words)
-    path = markdown_report(store, args.dataset, args.out, command=command,
+    path = geval.report(store, args.dataset, args.out, command=command,
                            baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                            n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                            calibrate=args.calibrate, folds=args.folds,

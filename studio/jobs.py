@@ -18,8 +18,8 @@ class Job:
     id: str
     labels: list[str]
     stop: threading.Event = field(default_factory=threading.Event)
-    progress: geval.Progress | None = None
-    finished: list[geval.Progress] = field(default_factory=list)
+    progress: object | None = None  # the latest Progress of geval.score
+    finished: list = field(default_factory=list)  # the final Progress of each template
     current: str = ""
     error: str = ""
     done: bool = False
@@ -34,7 +34,7 @@ def _registry() -> dict[str, Job]:
     return {}
 
 
-def start(store_path: str, items: list[geval.Item], templates: list[geval.Template], judge: geval.Judge,
+def start(store_path: str, items: list, templates: list[geval.Template], judge,
           dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None) -> Job:
     """Start scoring `items` with each template in turn, in a thread with its own store connection.
 
@@ -49,7 +49,7 @@ def start(store_path: str, items: list[geval.Item], templates: list[geval.Templa
                     break
                 job.current = template.label
                 job.progress = None
-                result = geval.score_items(store, items, template, judge, dataset, settings_given,
+                result = geval.score(store, items, template, judge, dataset, settings_given,
                                            stop=job.stop, on_progress=lambda p: setattr(job, "progress", p),
                                            concurrency=concurrency, rpm=rpm)
                 job.finished.append(result)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import streamlit as st
@@ -12,30 +11,11 @@ import geval
 
 DEFAULT_TEMPLATE = "topicalchat-naturalness"
 DEFAULT_DATASET = "topicalchat_usr_sample"
-_framing = threading.local()  # set while app.py runs a page (each session runs in its own thread)
 
 
 def configure_page() -> None:
     """Title, icon and wide layout: the first Streamlit call of every run."""
     st.set_page_config(page_title="G-Eval Studio", page_icon=":material/balance:", layout="wide")
-
-
-def run_framed(page) -> None:
-    """Run a page from app.py, which has drawn the shared sidebar already."""
-    _framing.active = True
-    try:
-        page.run()
-    finally:
-        _framing.active = False
-
-
-def frame() -> None:
-    """Called first by every page: when Streamlit runs a page without app.py (its legacy
-    pages/ folder mode, e.g. the first deep link after a server start, or AppTest after a
-    page switch), draw the page configuration and the shared sidebar here."""
-    if not getattr(_framing, "active", False):
-        configure_page()
-        sidebar()
 
 
 @st.cache_resource
@@ -46,15 +26,15 @@ def _store(path: str) -> geval.Store:
 
 def store() -> geval.Store:
     """The SQLite store of this session."""
-    return _store(str(st.session_state.setdefault("store_path", str(geval.default_store_path()))))
+    return _store(str(st.session_state.setdefault("store_path", str(geval.Store.default_path()))))
 
 
 @st.cache_data(show_spinner="Loading dataset…")
 def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, name: str | None,
           store_path: str) -> geval.Dataset:
     """Load a dataset into the store at `store_path`; cached until the file, the mapping or the store changes."""
-    column_mapping = geval.ColumnMapping.parse(list(mapping)) if mapping else None
-    return geval.load_dataset(path, layout=layout, mapping=column_mapping, name=name, store=_store(store_path))
+    return geval.load_dataset(path, layout=layout, mapping=list(mapping) if mapping else None, name=name,
+                              store=_store(store_path))
 
 
 def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str] | None = None,
@@ -71,7 +51,7 @@ def dataset() -> geval.Dataset | None:
     """This session's dataset: the one last loaded, else the bundled Topical-Chat sample."""
     source = st.session_state.get("dataset_source")
     if source is None:
-        known = geval.known_datasets()
+        known = geval.Dataset.known()
         if DEFAULT_DATASET not in known:
             return None
         source = {"path": str(known[DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
@@ -87,11 +67,11 @@ def template() -> geval.Template | None:
     """This session's template: the text in the editor if it parses, else None."""
     text = st.session_state.get("template_text")
     if text is None:
-        text = geval.resolve_template(st.session_state.get("template_name", DEFAULT_TEMPLATE)).text
+        text = geval.Template.load(st.session_state.get("template_name", DEFAULT_TEMPLATE)).text
         st.session_state["template_text"] = text
     try:
-        return geval.parse_template(text, source=st.session_state.get("template_name", "editor"))
-    except geval.TemplateError:
+        return geval.Template.parse(text, source=st.session_state.get("template_name", "editor"))
+    except geval.GevalError:
         return None
 
 
@@ -101,7 +81,7 @@ def judge_options() -> dict:
 
 
 @st.cache_resource(show_spinner="Loading the judge…")
-def _judge(options: tuple, api_key: str | None) -> geval.Judge:
+def _judge(options: tuple, api_key: str | None):
     backend = dict(options).pop("backend")
     extra = {k: v for k, v in options if k != "backend"}
     if backend == "openai":
@@ -109,7 +89,7 @@ def _judge(options: tuple, api_key: str | None) -> geval.Judge:
     return geval.make_judge(backend, **extra)
 
 
-def judge() -> geval.Judge:
+def judge():
     """The judge object for the sidebar's choice (created once per choice)."""
     options = judge_options()
     api_key = st.session_state.get("api_key") or os.environ.get("OPENAI_API_KEY")
@@ -142,19 +122,24 @@ def sidebar_status() -> None:
 
 
 def _judge_settings() -> None:
-    backend = st.radio("Backend", ["embedded", "openai"], key="judge_backend", horizontal=True,
+    backend = st.radio("Backend", ["embedded", "openai"], key="judge_backend", persist_state="session",
+                       horizontal=True,
                        help="embedded: a local 1.5B model, free. openai: OpenAI or any compatible server.")
     if backend == "embedded":
-        path = st.text_input("GGUF file (empty: the bundled Qwen2.5-Coder-1.5B)", key="judge_model_path")
+        path = st.text_input("GGUF file (empty: the bundled Qwen2.5-Coder-1.5B)", key="judge_model_path",
+                             persist_state="session")
         options = {"backend": "embedded", **({"model_path": path} if path else {})}
     else:
-        model = st.text_input("Model", value="gpt-4o-mini", key="judge_model")
-        base_url = st.text_input("Base URL (empty: api.openai.com)", key="judge_base_url",
+        model = st.text_input("Model", value="gpt-4o-mini", key="judge_model", persist_state="session")
+        base_url = st.text_input("Base URL (empty: api.openai.com)", key="judge_base_url", persist_state="session",
                                  help="vLLM: http://HOST:8000/v1 · Ollama: http://127.0.0.1:11434/v1")
-        st.text_input("API key (kept for this session only)", type="password", key="api_key")
-        mode = st.selectbox("Score distribution from", ["auto", "logprobs", "samples"], key="judge_mode")
-        n = st.number_input("Samples (samples mode)", 1, 50, 20, key="judge_n")
-        temperature = st.number_input("Temperature (samples mode)", 0.0, 2.0, 1.0, 0.1, key="judge_temperature")
+        st.text_input("API key (kept for this session only)", type="password", key="api_key",
+                      persist_state="session")
+        mode = st.selectbox("Score distribution from", list(geval.OPTIONS.modes), key="judge_mode",
+                            persist_state="session")
+        n = st.number_input("Samples (samples mode)", 1, 50, 20, key="judge_n", persist_state="session")
+        temperature = st.number_input("Temperature (samples mode)", 0.0, 2.0, 1.0, 0.1, key="judge_temperature",
+                                      persist_state="session")
         options = {"backend": "openai", "model": model, "mode": mode, "n": int(n), "temperature": float(temperature),
                    **({"base_url": base_url} if base_url else {})}
     st.session_state["judge_options"] = options
@@ -176,13 +161,13 @@ def keep_valid(key: str, options: list) -> None:
 def require_scored(store: geval.Store, dataset: geval.Dataset):
     """The (template version, judge) pairs scored on `dataset`, or stop the page with a pointer to Score."""
     try:
-        combos = geval.scored_combos(store, dataset.name)
+        combos = store.combos(dataset.name)
     except geval.GevalError as exc:
         st.error(str(exc))
         st.stop()
     if combos.empty:
         st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
-        st.page_link("pages/3_score.py", label="Go to Score", icon=":material/play_circle:")
+        st.page_link("views/3_score.py", label="Go to Score", icon=":material/play_circle:")
         st.stop()
     return combos
 

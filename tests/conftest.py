@@ -14,9 +14,10 @@ settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-import geval  # noqa: E402
-from geval.catalog import SHARED_DATA_DIR  # noqa: E402
 from openai_stub import OpenAIStub  # noqa: E402
+
+import geval  # noqa: E402
+from geval.data.dataset import SHARED_DATA_DIR  # noqa: E402
 
 
 @pytest.fixture

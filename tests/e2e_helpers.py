@@ -146,7 +146,8 @@ def multiselect_add(page, label: str, option: str, scope=None) -> None:
 
 
 def screenshot(page, name: str, publish_as: str | None = None) -> Path:
-    """A full-page screenshot into tests/artifacts/<name>.png (and docs/screenshots/<publish_as>.png).
+    """A full-page screenshot into tests/artifacts/<name>.png (and, with GEVAL_PUBLISH_SCREENSHOTS=1 set,
+    docs/screenshots/<publish_as>.png for the README: a test run never changes tracked files).
 
     Streamlit scrolls inside its main section, so `full_page=True` alone shows one viewport:
     the viewport is grown to the content's height for the shot, then restored.
@@ -163,7 +164,7 @@ def screenshot(page, name: str, publish_as: str | None = None) -> Path:
     page.screenshot(path=str(path), full_page=True)
     page.set_viewport_size(VIEWPORT)
     page.wait_for_timeout(300)
-    if publish_as:
+    if publish_as and os.environ.get("GEVAL_PUBLISH_SCREENSHOTS"):  # the README's shots: on purpose only
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(path, SCREENSHOTS / f"{publish_as}.png")
     return path

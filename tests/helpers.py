@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import geval
-from geval.items import Turn, make_item
-from geval.judges.scripted import ScriptedJudge, hashed_distribution
+from geval.data.items import Item, Turn, make_item
+from geval.errors import JudgmentFailed
+from geval.judging.backends.scripted import ScriptedJudge, hashed_distribution
+from geval.judging.templates import Aspect, parse_template
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPTS = REPO / "prompts"
@@ -43,11 +45,11 @@ def template_text(
 
 def make_template(**options) -> geval.Template:
     """`template_text(**options)`, parsed."""
-    return geval.parse_template(template_text(**options), source=f"{options.get('name', 'test-naturalness')}.txt")
+    return parse_template(template_text(**options), source=f"{options.get('name', 'test-naturalness')}.txt")
 
 
 def make_items(n: int = 10, dataset: str = "synthetic", per_group: int = 2, systems: int = 3,
-               human: str = "Natural") -> list[geval.Item]:
+               human: str = "Natural") -> list[Item]:
     """`n` distinct turn-level items, `per_group` to a group, systems assigned round robin."""
     items = []
     for i in range(n):
@@ -68,9 +70,9 @@ def item_number(prompt: str) -> int:
 
 def failing_for(bad: set[int], message: str = "rate limited (stub)"):
     """A ScriptedJudge script raising JudgmentFailed for the items numbered in `bad`."""
-    def script(prompt: str, aspect: geval.Aspect):
+    def script(prompt: str, aspect: Aspect):
         if item_number(prompt) in bad:
-            raise geval.JudgmentFailed(message)
+            raise JudgmentFailed(message)
         return hashed_distribution(prompt, aspect)
     return script
 

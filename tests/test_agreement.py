@@ -1,4 +1,4 @@
-"""geval.agreement: judgments joined with human scores, the agreement table, and `geval agree`."""
+"""agreement: judgments joined with human scores, the agreement table, and `geval agree`."""
 
 from __future__ import annotations
 
@@ -7,11 +7,16 @@ import re
 
 import numpy as np
 import pytest
+from helpers import make_items, make_template, run_cli, scripted, template_text
 from scipy import stats as sps
 
 import geval
-from geval.agreement import human_aspect_for, latest
-from helpers import make_items, make_template, run_cli, scripted, template_text
+from geval.analysis.agreement import MEAN_OF_ASPECTS, human_aspect_for, judge_scores, latest
+from geval.analysis.correlation import METRICS, agreement
+from geval.analysis.disagreement import distributions, normalized
+from geval.errors import StoreError
+from geval.judging.backends.scripted import hashed_distribution
+from geval.judging.templates import Aspect, load_template
 
 NATURALNESS_TEXT = template_text(name="tc-naturalness")
 MULTI = make_template(name="tc-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Engagingness", 1, 3, "Engaging")))
@@ -28,9 +33,9 @@ def human_like(dataset: geval.Dataset):
     for item in dataset.items:
         human.setdefault(item.response, {a.lower(): item.human_mean(a) for a in item.human})
 
-    def script(prompt: str, aspect: geval.Aspect) -> dict[int, float]:
+    def script(prompt: str, aspect: Aspect) -> dict[int, float]:
         target = human[response_of(prompt)].get({"naturalness": "natural", "engagingness": "engaging"}[aspect.key])
-        noise = geval.judges.scripted.hashed_distribution(prompt, aspect)
+        noise = hashed_distribution(prompt, aspect)
         return {s: noise[s] / 255 + (2.0 if round(target) == s else 0.0) for s in aspect.scale}
 
     return script
@@ -45,9 +50,9 @@ def scored(tc_dataset, tmp_path_factory):
     store = geval.Store(folder / "store.sqlite")
     store.save_dataset(tc_dataset)
     judge = scripted(human_like(tc_dataset), name="human-like")
-    geval.score_items(store, tc_dataset.items, MULTI, judge, tc_dataset.name)
-    naturalness = geval.load_template(template_path)
-    progress = geval.score_items(store, tc_dataset.items, naturalness, judge, tc_dataset.name)
+    geval.score(store, tc_dataset.items, MULTI, judge, tc_dataset.name)
+    naturalness = load_template(template_path)
+    progress = geval.score(store, tc_dataset.items, naturalness, judge, tc_dataset.name)
     yield store, naturalness, progress.signature, template_path
     store.close()
 
@@ -65,37 +70,40 @@ def vectors(store: geval.Store, dataset: geval.Dataset, template: geval.Template
     return judge, human_means, groups, systems
 
 
-def test_scored_items_join_human_means(scored, tc_dataset):
+def test_judgments_join_human_means(scored, tc_dataset):
     store, template, signature, _ = scored
-    frame = geval.scored_items(store, tc_dataset.name, template.version, signature)
+    frame = geval.disagreements(store, tc_dataset.name, (template.version, signature))
     assert len(frame) == 360 and frame["item_id"].is_unique
     items = {item.id: item for item in tc_dataset.items}
     row = frame.iloc[7]
-    assert row["human:Natural"] == pytest.approx(items[row["item_id"]].human_mean("Natural"))
+    assert row["human_score"] == pytest.approx(items[row["item_id"]].human_mean("Natural"))
     assert row["group"] == items[row["item_id"]].group and row["system"] == items[row["item_id"]].system
-    assert {f"human:{a}" for a in tc_dataset.aspects} <= set(frame.columns)
+    scored_table = judge_scores(store, tc_dataset.name, (template.version, signature))
+    assert list(scored_table.scores.columns) == ["naturalness"] and len(scored_table.scores) == 360
+    assert scored_table.humans == {"naturalness": "Natural"} and scored_table.scales == {"naturalness": (1, 3)}
 
 
 def test_latest_is_the_most_recent_combination(scored, tc_dataset):
     store, template, signature, _ = scored
     assert latest(store, tc_dataset.name) == (template.version, signature)
     assert latest(store, tc_dataset.name, MULTI.version)[0] == MULTI.version
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         latest(store, "nope")
     assert str(error.value) == "nothing scored on dataset 'nope' yet (with these settings); run `geval score` first"
 
 
 def test_agreement_table_matches_stats_on_the_same_vectors(scored, tc_dataset):
     store, template, signature, _ = scored
-    table = geval.agreement_table(store, tc_dataset.name, template.version, signature, n_boot=N_BOOT)
-    assert list(table.columns) == ["aspect", "human", "metric", "level", "value", "low", "high", "n", "note", "unscored"]
+    table = geval.agree(store, tc_dataset.name, (template.version, signature), n_boot=N_BOOT)
+    assert list(table.columns) == ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n",
+                                   "unscored", "note", "variant"]
     assert len(table) == 9
     assert set(zip(table["level"], table["metric"])) == {(lv, m) for lv in ("item", "group", "system")
-                                                         for m in geval.METRICS}
+                                                         for m in METRICS}
     assert set(table["aspect"]) == {"naturalness"} and set(table["human"]) == {"Natural"}
     assert (table["unscored"] == 0).all()
     judge, human, groups, systems = vectors(store, tc_dataset, template, signature, "naturalness", "Natural")
-    expected = {(r.level, r.metric): r for r in geval.agreement(judge, human, groups, systems, n_boot=N_BOOT)}
+    expected = {(r.level, r.metric): r for r in agreement(judge, human, groups, systems, n_boot=N_BOOT)}
     for _, row in table.iterrows():
         want = expected[row["level"], row["metric"]]
         assert row["value"] == pytest.approx(want.value, abs=1e-12)
@@ -111,13 +119,13 @@ def test_agreement_table_matches_stats_on_the_same_vectors(scored, tc_dataset):
 
 def test_multi_aspect_table_adds_the_mean_of_aspects_against_overall(scored, tc_dataset):
     store, _, _, _ = scored
-    table = geval.agreement_table(store, tc_dataset.name, MULTI.version, n_boot=N_BOOT, levels=("item",))
-    assert list(dict.fromkeys(table["aspect"])) == ["naturalness", "engagingness", geval.MEAN_OF_ASPECTS]
+    table = geval.agree(store, tc_dataset.name, (MULTI.version, None), n_boot=N_BOOT, levels=("item",))
+    assert list(dict.fromkeys(table["aspect"])) == ["naturalness", "engagingness", MEAN_OF_ASPECTS]
     assert list(dict.fromkeys(table["human"])) == ["Natural", "Engaging", "Overall"]
     signature = table_signature(store, tc_dataset, MULTI)
     nat, human_overall, _, _ = vectors(store, tc_dataset, MULTI, signature, "naturalness", "Overall")
     eng, _, _, _ = vectors(store, tc_dataset, MULTI, signature, "engagingness", "Overall")
-    mean_row = table[(table["aspect"] == geval.MEAN_OF_ASPECTS) & (table["metric"] == "pearson")].iloc[0]
+    mean_row = table[(table["aspect"] == MEAN_OF_ASPECTS) & (table["metric"] == "pearson")].iloc[0]
     assert mean_row["value"] == pytest.approx(sps.pearsonr((nat + eng) / 2, human_overall).statistic)
 
 
@@ -139,8 +147,8 @@ def test_unscored_judgments_are_dropped_and_counted(store):
 
     answers = {item.response: ("no idea" if i % 4 == 0 else f"Naturalness: {1 + i % 3}") for i, item in enumerate(items)}
     judge = scripted(lambda prompt, aspect: answers[response_of(prompt)], name="texts")
-    geval.score_items(store, items, make_template(), judge, "synthetic")
-    table = geval.agreement_table(store, "synthetic", n_boot=20)
+    geval.score(store, items, make_template(), judge, "synthetic")
+    table = geval.agree(store, "synthetic", None, n_boot=20)
     assert (table["unscored"] == 3).all()
     assert (table[table["level"] == "item"]["n"] == 9).all()
 
@@ -149,9 +157,9 @@ def test_no_matching_human_aspect_is_an_error(store):
     items = make_items(4)
     store.save_dataset(geval.Dataset("synthetic", "x", "table", items))
     template = make_template(aspects=(("Fluency", 1, 3),))
-    geval.score_items(store, items, template, scripted(), "synthetic")
-    with pytest.raises(geval.StoreError) as error:
-        geval.agreement_table(store, "synthetic", n_boot=10)
+    geval.score(store, items, template, scripted(), "synthetic")
+    with pytest.raises(StoreError) as error:
+        geval.agree(store, "synthetic", None, n_boot=10)
     assert str(error.value) == (
         f"no judge aspect of {template.label} matches a human aspect of 'synthetic' (Natural); "
         'set human = "..." on each aspect in the template header'
@@ -160,11 +168,11 @@ def test_no_matching_human_aspect_is_an_error(store):
 
 def test_distributions_and_normalized(scored, tc_dataset):
     store, template, signature, _ = scored
-    frame = geval.scored_items(store, tc_dataset.name, template.version, signature)
-    dists = geval.distributions(frame)
+    frame = store.judgments(tc_dataset.name, template.version, signature)
+    dists = distributions(frame)
     assert all(set(d) == {1, 2, 3} and math.isclose(sum(d.values()), 1.0) for d in dists)
-    assert list(geval.normalized([1, 2, 3], 1, 3)) == [0.0, 0.5, 1.0]
-    assert list(geval.normalized([4, 4], 4, 4)) == [0.0, 0.0]
+    assert list(normalized([1, 2, 3], 1, 3)) == [0.0, 0.5, 1.0]
+    assert list(normalized([4, 4], 4, 4)) == [0.0, 0.0]
 
 
 # --- the CLI ----------------------------------------------------------------------------------
@@ -184,7 +192,7 @@ def test_cli_agree_prints_the_table(scored, tc_dataset, how):
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith(f"dataset tc_usr_data; 360 items; signature: {signature}\n")
     rows = {(level, metric): (value, ci) for level, metric, value, ci in ROW.findall(result.stdout)}
-    assert set(rows) == {(lv, m) for lv in ("item", "group", "system") for m in geval.METRICS}
+    assert set(rows) == {(lv, m) for lv in ("item", "group", "system") for m in METRICS}
     assert all(ci for _, ci in rows.values())  # every row has a 95% CI
     judge, human, _, _ = vectors(store, tc_dataset, template, signature, "naturalness", "Natural")
     assert float(rows["item", "pearson"][0]) == pytest.approx(sps.pearsonr(judge, human).statistic, abs=5e-4)
@@ -198,7 +206,7 @@ def test_cli_agree_writes_csv_and_checks_levels(scored, tc_dataset, tmp_path):
     result = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--template", str(template_path),
                      "--levels", "item", "--bootstrap", "20", "--csv", str(out))
     assert result.returncode == 0, result.stderr
-    assert out.read_text().splitlines()[0] == "aspect,human,metric,level,value,low,high,n,note,unscored"
+    assert out.read_text().splitlines()[0] == "protocol,aspect,human,level,metric,value,low,high,n,unscored,note,variant"
     assert len(out.read_text().splitlines()) == 4
     bad = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--levels", "item,corpus")
     assert bad.returncode == 2

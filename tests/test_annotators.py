@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from geval.annotators import annotator_agreement, annotator_matrix, krippendorff_alpha, leave_one_out
-from geval.items import make_item
+from geval.analysis.annotators import annotator_agreement, annotator_matrix, krippendorff_alpha, leave_one_out
+from geval.data.dataset import resolve_dataset
+from geval.data.items import make_item
 
 N_BOOT = 100
 
@@ -97,7 +98,7 @@ def test_constant_scores_are_undefined_with_a_note():
 def test_on_the_topicalchat_sample_every_usr_aspect_has_an_interval():
     import geval
 
-    dataset = geval.load_dataset(geval.resolve_dataset("topicalchat_usr_sample"))
+    dataset = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
     table = annotator_agreement(dataset.items, n_boot=N_BOOT)
     assert list(dict.fromkeys(table["human"])) == dataset.aspects
     natural = table[(table["human"] == "Natural") & (table["statistic"] == "alpha (interval)")].iloc[0]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import geval
-from geval.baselines import (
+from geval.analysis.baselines import (
     METRICS,
     BaselineError,
     Embedder,
@@ -22,8 +22,9 @@ from geval.baselines import (
     reference_note,
     rouge_l,
 )
-from geval.items import Turn, make_item
-from geval.loaders.usr import NO_FACT_TEXT
+from geval.data.dataset import resolve_dataset
+from geval.data.items import Turn, make_item
+from geval.data.layouts.usr import NO_FACT_TEXT
 
 
 class BagOfWords(Embedder):
@@ -73,7 +74,7 @@ def test_reference_kinds():
     assert reference_kind([turn, bare]) == "fact, else context"
     nofact = make_item("tc", "turn", [Turn("A", "do you like cats")], "i like cats", grounding="_nofact\n")
     assert reference_kind([turn, nofact]) == "fact, else context"
-    from geval.baselines import reference_text
+    from geval.analysis.baselines import reference_text
 
     assert reference_text(nofact) == "A: do you like cats" and reference_text(turn) == "a fact"
     assert "'Original Ground Truth'" in reference_note("usr", "tc_usr_data")
@@ -82,9 +83,9 @@ def test_reference_kinds():
 
 def test_signatures_are_exact_and_carry_the_reference():
     bleu_metric, rouge_metric = METRICS["bleu"], METRICS["rouge-l"]
-    import rouge_score  # noqa: F401
     from importlib import metadata
 
+    import rouge_score  # noqa: F401
     from sacrebleu import __version__ as sacrebleu_version
 
     text, fields = bleu_metric.signature("fact")
@@ -98,7 +99,7 @@ def test_signatures_are_exact_and_carry_the_reference():
 
 
 def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(store):
-    dataset = geval.load_dataset(geval.resolve_dataset("topicalchat_usr_sample"))
+    dataset = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
     embedder = BagOfWords()
     results = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=embedder)
     assert [r.name for r in results] == list(METRICS)

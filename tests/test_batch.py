@@ -6,13 +6,14 @@ import json
 import os
 
 import pytest
+from helpers import FULL_ITEM, make_items, make_template, run_cli, scripted
 
 import geval
 from geval import batch
-from geval.items import make_item
-from geval.judges.base import cache_key
-from geval.judges.openai_compat import OpenAIJudge
-from helpers import FULL_ITEM, make_items, make_template, run_cli, scripted
+from geval.data.items import Item, make_item
+from geval.errors import JudgeError, StoreError
+from geval.judging.backends.openai import OpenAIJudge
+from geval.judging.judgment import cache_key
 
 ONE = make_template()
 MULTI = make_template(name="test-multi", aspects=(("Naturalness", 1, 5), ("Coherence", 1, 5)))
@@ -31,7 +32,7 @@ def make(stub, **options) -> OpenAIJudge:
     return OpenAIJudge(**{**settings, **options})
 
 
-def keep(store: geval.Store, items: list[geval.Item]) -> list[geval.Item]:
+def keep(store: geval.Store, items: list[Item]) -> list[Item]:
     """Store `items` as dataset "synthetic" (import_batch reads a batch's items from the store)."""
     store.save_dataset(geval.Dataset("synthetic", "", "table", items))
     return items
@@ -94,7 +95,7 @@ def test_write_submit_poll_import_then_a_second_import_adds_nothing(store, stub,
 
     # the same judgments a live run makes: same signature, same cache keys, same scores
     live = geval.Store(":memory:")
-    live_progress = geval.score_items(live, items + [twin], ONE, judge, "synthetic")
+    live_progress = geval.score(live, items + [twin], ONE, judge, "synthetic")
     assert live_progress.signature == progress.signature
     assert rows(live) == rows(store)
     assert {r[0] for r in live.db.execute("SELECT key FROM calls")} == {w["custom_id"] for w in written}
@@ -105,7 +106,7 @@ def test_write_submit_poll_import_then_a_second_import_adds_nothing(store, stub,
     assert (again.done, again.cached, again.failed) == (9, 9, 0)
     assert (rows(store), store.db["calls"].count) == before
     # and a live run of the same items is all cached
-    assert geval.score_items(store, items + [twin], ONE, judge, "synthetic").cached == 9
+    assert geval.score(store, items + [twin], ONE, judge, "synthetic").cached == 9
 
 
 def test_a_half_imported_batch_resumes_without_duplicates(store, stub, tmp_path, monkeypatch):
@@ -153,14 +154,14 @@ def test_failed_batch_lines_are_stored_as_failed_and_retried_live(store, stub, t
         f"item {items[i].id}: HTTP 500 in the batch: stub batch failure {i + 1}" for i in (0, 1))
     assert store.db["calls"].count == 4  # failures are never cached
     count = stub.count
-    live = geval.score_items(store, items, ONE, judge, "synthetic")
+    live = geval.score(store, items, ONE, judge, "synthetic")
     assert (live.cached, live.failed) == (4, 0) and stub.count == count + 2
 
 
 def test_cached_items_are_not_batched_and_get_their_rows_at_once(store, stub, tmp_path):
     items = make_items(10)
     judge = make(stub)
-    geval.score_items(store, items[:4], ONE, judge, "synthetic")
+    geval.score(store, items[:4], ONE, judge, "synthetic")
     plan = batch.write_batch(store, items, ONE, judge, "synthetic", tmp_path)
     assert plan.cached == 4 and plan.files[0].requests == 6
     assert plan.line() == f"6 requests in 1 batch file(s), 4 items already cached, 0 cannot be rendered; run {plan.run_id}"
@@ -205,14 +206,14 @@ def test_a_results_file_made_elsewhere_is_imported(store, stub, tmp_path):
         "id": f"vllm-{n}", "custom_id": line["custom_id"], "error": None,
         "response": {"status_code": 200, "request_id": f"r{n}", "body": stub.completion(line["body"])},
     }) + "\n" for n, line in enumerate(lines(plan.files[0].path))))
-    with pytest.raises(geval.StoreError, match=rf"^4 of the 4 items of batch local-{plan.run_id}-1 are not in :memory:"):
+    with pytest.raises(StoreError, match=rf"^4 of the 4 items of batch local-{plan.run_id}-1 are not in :memory:"):
         batch.import_batch(store, judge, plan.files[0].batch_id, output=results)
     progress = batch.import_batch(store, judge, plan.files[0].batch_id, output=results, items=items)
     assert (progress.done, progress.failed) == (4, 0) and stub.count == 0
 
 
 def test_a_batch_needs_the_openai_judge_and_a_known_id(store, stub, tmp_path):
-    with pytest.raises(geval.JudgeError, match="^batch scoring needs the openai judge, not 'scripted'"):
+    with pytest.raises(JudgeError, match="^batch scoring needs the openai judge, not 'scripted'"):
         batch.write_batch(store, make_items(2), ONE, scripted(), "synthetic", tmp_path)
     with pytest.raises(batch.BatchError, match="^no batch batch_nope in :memory:; use the store"):
         batch.import_batch(store, make(stub), "batch_nope")
@@ -221,7 +222,7 @@ def test_a_batch_needs_the_openai_judge_and_a_known_id(store, stub, tmp_path):
 def test_another_judge_cannot_import_a_batch(store, stub, tmp_path):
     plan = batch.write_batch(store, make_items(2), ONE, make(stub), "synthetic", tmp_path)
     [batch_id] = batch.submit_batch(store, make(stub), plan)
-    with pytest.raises(geval.JudgeError, match=f"^batch {batch_id} was written for judge settings"):
+    with pytest.raises(JudgeError, match=f"^batch {batch_id} was written for judge settings"):
         batch.import_batch(store, make(stub, max_tokens=5), batch_id)
 
 
@@ -300,4 +301,4 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
     progress = batch.import_batch(store, judge, batch_id)
     assert (progress.total, progress.done, progress.failed) == (6, 6, 0)
     assert len(rows(store)) == 6 and {r[2] for r in rows(store)} == {"ok"}
-    assert geval.score_items(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0
+    assert geval.score(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from geval.calibration import (
+from geval.analysis.calibration import (
     CalibrationError,
     calibrate_scores,
     combine_aspects,
@@ -17,7 +17,7 @@ from geval.calibration import (
     group_folds,
     probability_features,
 )
-from geval.items import make_item
+from geval.data.items import make_item
 
 
 def test_group_folds_keep_groups_together_and_balance():

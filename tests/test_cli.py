@@ -10,17 +10,17 @@ import subprocess
 import sys
 
 import pytest
+from helpers import make_template
 
 import geval
-from geval.cli import _judge, build_parser, main
-from helpers import make_template
+from geval.cli import build_parser, judge_from, main
 
 TEMPLATE = make_template(name="cli-naturalness")
 
 
 def judge_for(*options: str):
     """The judge `python -m geval score ... OPTIONS` would use."""
-    return _judge(build_parser().parse_args(["score", "data.json", "-t", "x", *options]))
+    return judge_from(build_parser().parse_args(["score", "data.json", "-t", "x", *options]))
 
 
 @pytest.mark.parametrize("options, message", [

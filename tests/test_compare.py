@@ -5,11 +5,14 @@ import math
 
 import numpy as np
 import pytest
+from helpers import make_items, make_template, scripted
 
 import geval
-from geval.compare import human_ranges, paired_difference, williams_test
-from geval.items import Turn, make_item
-from helpers import make_items, make_template, scripted
+from geval.analysis.comparison import compared_humans, paired_difference, williams_test
+from geval.analysis.correlation import METRICS, correlate
+from geval.analysis.disagreement import human_ranges
+from geval.data.items import Turn, make_item
+from geval.errors import StoreError
 
 
 def _data(n_groups: int = 30, per_group: int = 4, seed: int = 1):
@@ -85,7 +88,7 @@ def test_a_judge_that_follows_people_beats_noise():
     assert reverse.p_bootstrap < 0.05 and reverse.williams_t < 0
 
 
-@pytest.mark.parametrize("metric", geval.METRICS)
+@pytest.mark.parametrize("metric", METRICS)
 def test_every_metric_and_the_same_seed_gives_the_same_answer(metric):
     rng, human, groups = _data(n_groups=15)
     a, b = rng.normal(size=len(human)), human + rng.normal(size=len(human))
@@ -93,8 +96,8 @@ def test_every_metric_and_the_same_seed_gives_the_same_answer(metric):
     again = paired_difference(a, b, human, groups, metric=metric, n_boot=300, seed=7)
     assert repr(first) == repr(again)  # repr: NaN (Williams for Kendall) compares unequal
     assert first.metric == metric
-    assert first.a == pytest.approx(geval.correlate(metric, a, human))
-    assert first.b == pytest.approx(geval.correlate(metric, b, human))
+    assert first.a == pytest.approx(correlate(metric, a, human))
+    assert first.b == pytest.approx(correlate(metric, b, human))
     assert math.isnan(first.williams_p) == (metric == "kendall")
 
 
@@ -105,16 +108,16 @@ def test_rows_with_a_nan_anywhere_are_dropped():
     result = paired_difference(a, b, human, groups, n_boot=200)
     assert result.n_items == len(human) - 3
     keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(human))
-    assert result.a == pytest.approx(geval.correlate("pearson", a[keep], human[keep]))
+    assert result.a == pytest.approx(correlate("pearson", a[keep], human[keep]))
 
 
 def test_fewer_than_three_common_items_is_a_named_error():
-    with pytest.raises(geval.StoreError, match=r"only 2 item\(s\) are scored by both .* at least 3: score the same"):
+    with pytest.raises(StoreError, match=r"only 2 item\(s\) are scored by both .* at least 3: score the same"):
         paired_difference([1, 2, np.nan, 3], [2, 1, 3, np.nan], [1, 3, 2, 2], ["a", "b", "c", "d"])
 
 
 def test_a_constant_judge_is_a_named_error():
-    with pytest.raises(geval.StoreError, match="correlation of A with the human scores is undefined .* constant"):
+    with pytest.raises(StoreError, match="correlation of A with the human scores is undefined .* constant"):
         paired_difference([2, 2, 2, 2], [1, 2, 3, 1], [1, 3, 2, 2], ["a", "b", "c", "d"])
 
 
@@ -132,7 +135,7 @@ def _scored(store, template=None, n=12, judge=None):
     items = make_items(n)
     store.save_dataset(geval.Dataset("synthetic", "", "table", items))
     template = template or make_template()
-    geval.score_items(store, items, template, judge or scripted(), "synthetic")
+    geval.score(store, items, template, judge or scripted(), "synthetic")
     return items, template
 
 
@@ -154,40 +157,40 @@ def test_disagreements_put_judge_and_people_on_a_common_scale(store):
 
 def test_disagreements_on_an_unscored_dataset_say_what_to_do(store):
     store.save_dataset(geval.Dataset("synthetic", "", "table", make_items(3)))
-    with pytest.raises(geval.StoreError, match="nothing scored on dataset 'synthetic' yet"):
+    with pytest.raises(StoreError, match="nothing scored on dataset 'synthetic' yet"):
         geval.disagreements(store, "synthetic")
 
 
 def test_scored_combos_label_each_template_version_and_judge(store):
     _scored(store)
     _scored(store, make_template(body="Context: {{context}}\nResponse: {{response}}\n- Naturalness:"))
-    combos = geval.scored_combos(store, "synthetic")
+    combos = store.combos("synthetic")
     assert len(combos) == 2
     assert combos["label"].is_unique
     assert all(label.startswith("test-naturalness@") and label.endswith(" · scripted: hashed")
                for label in combos["label"])
     assert list(combos["ok"]) == [12, 12]
-    assert geval.scored_combos(store, "nothing").empty
+    assert store.combos("nothing").empty
 
 
 def test_compare_combos_uses_the_items_both_scored(store):
     items, first = _scored(store, n=12)
     second = make_template(body="Context: {{context}}\nResponse: {{response}}\n- Naturalness:")
-    geval.score_items(store, items[:8], second, scripted(), "synthetic")
-    combos = geval.scored_combos(store, "synthetic").set_index("template_version")
+    geval.score(store, items[:8], second, scripted(), "synthetic")
+    combos = store.combos("synthetic").set_index("template_version")
     a = (first.version, combos.loc[first.version, "signature"])
     b = (second.version, combos.loc[second.version, "signature"])
-    assert geval.mapped_humans(store, "synthetic", *a) == ["Natural"]
-    result = geval.compare_combos(store, "synthetic", a, b, "Natural", n_boot=200)
+    assert compared_humans(store, "synthetic", a) == ["Natural"]
+    result = geval.compare(store, "synthetic", a, b, "Natural", n_boot=200)
     assert result.n_items == 8 and result.n_groups == 4
-    with pytest.raises(geval.StoreError, match="no judge aspect compared with the human aspect 'Overall'"):
-        geval.compare_combos(store, "synthetic", a, b, "Overall", n_boot=200)
+    with pytest.raises(StoreError, match="no judge aspect compared with the human aspect 'Overall'"):
+        geval.compare(store, "synthetic", a, b, "Overall", n_boot=200)
 
 
 def test_an_aspect_without_a_human_match_has_no_disagreement(store):
     item = make_item("synthetic", "turn", [Turn("A", "hi")], "hello", "fact", "s1", "g1", {"Natural": (2.0,)})
     store.save_dataset(geval.Dataset("synthetic", "", "table", [item]))
-    geval.score_items(store, [item], make_template(aspects=(("Fluency", 1, 5),)), scripted(), "synthetic")
+    geval.score(store, [item], make_template(aspects=(("Fluency", 1, 5),)), scripted(), "synthetic")
     frame = geval.disagreements(store, "synthetic")
     assert frame["human"].isna().all() and frame["disagreement"].isna().all()
     assert frame["judge_01"].between(0, 1).all()

@@ -8,12 +8,14 @@ import threading
 import time
 
 import pytest
+from helpers import make_items, make_template
 
 import geval
-from geval.judges.openai_compat import OpenAIJudge
-from geval.judges.scripted import ScriptedJudge, hashed_distribution
-from geval.runner import RateLimiter
-from helpers import make_items, make_template
+from geval.errors import JudgeError
+from geval.judging.backends.openai import OpenAIJudge
+from geval.judging.backends.scripted import ScriptedJudge, hashed_distribution
+from geval.scoring.limits import RateLimiter
+from geval.scoring.runner import Progress
 
 ONE = make_template()
 
@@ -33,7 +35,7 @@ def stored(store: geval.Store) -> list[str]:
 def test_concurrent_calls_stay_within_the_limit_and_store_every_item_once(store, stub):
     stub.configure("logprobs", delay=0.2)
     items = make_items(24)
-    progress = geval.score_items(store, items, ONE, make(stub), "synthetic", concurrency=8)
+    progress = geval.score(store, items, ONE, make(stub), "synthetic", concurrency=8)
     assert 1 < stub.max_in_flight <= 8
     assert progress.concurrency == 8
     assert (progress.done, progress.cached, progress.failed, progress.stopped) == (24, 0, 0, False)
@@ -49,11 +51,11 @@ def test_progress_adds_up_under_concurrency_and_is_reported_on_the_callers_threa
     stub.configure("logprobs", delay=0.05)
     seen, threads = [], set()
 
-    def on_progress(progress: geval.Progress) -> None:
+    def on_progress(progress: Progress) -> None:
         seen.append(progress.done)
         threads.add(threading.current_thread().name)
 
-    progress = geval.score_items(store, make_items(30), ONE, make(stub, prices=(1.0, 2.0)), "synthetic",
+    progress = geval.score(store, make_items(30), ONE, make(stub, prices=(1.0, 2.0)), "synthetic",
                                  concurrency=6, on_progress=on_progress)
     assert threads == {threading.current_thread().name}
     assert len(seen) == 30 and seen == sorted(seen) and seen[-1] == 30
@@ -65,7 +67,7 @@ def test_progress_adds_up_under_concurrency_and_is_reported_on_the_callers_threa
 
 def test_a_429_with_retry_after_is_retried_by_the_sdk_and_ends_ok(store, stub):
     stub.configure("logprobs", fail_first=1, fail_status=429, retry_after="0.5")
-    progress = geval.score_items(store, make_items(8), ONE, make(stub, max_retries=2), "synthetic", concurrency=4)
+    progress = geval.score(store, make_items(8), ONE, make(stub, max_retries=2), "synthetic", concurrency=4)
     assert (progress.done, progress.failed) == (8, 0)
     assert stub.count == 9  # one refused, then retried
     assert set(store.judgments("synthetic")["status"]) == {"ok"}
@@ -79,18 +81,18 @@ def test_the_stop_event_stops_submitting_and_a_rerun_completes_without_duplicate
     items = make_items(20)
     stop = threading.Event()
 
-    def on_progress(progress: geval.Progress) -> None:
+    def on_progress(progress: Progress) -> None:
         if progress.done >= 5:
             stop.set()
 
     judge = make(stub)
-    first = geval.score_items(store, items, ONE, judge, "synthetic", concurrency=4, stop=stop, on_progress=on_progress)
+    first = geval.score(store, items, ONE, judge, "synthetic", concurrency=4, stop=stop, on_progress=on_progress)
     assert first.stopped and 5 <= first.done < 20
     assert store.runs().iloc[0]["status"] == "stopped"
     assert stub.count == first.done  # every call made was finished and stored
     assert len(stored(store)) == first.done
 
-    second = geval.score_items(store, items, ONE, judge, "synthetic", concurrency=4)
+    second = geval.score(store, items, ONE, judge, "synthetic", concurrency=4)
     assert not second.stopped and second.done == 20 and second.cached == first.done
     assert stub.count == 20  # nothing asked twice
     ids = stored(store)
@@ -100,8 +102,8 @@ def test_the_stop_event_stops_submitting_and_a_rerun_completes_without_duplicate
 
 def test_a_judge_error_in_a_worker_ends_the_run(store, stub):
     stub.configure("logprobs", fail_first=None, fail_status=401)
-    with pytest.raises(geval.JudgeError, match="refused the API key"):
-        geval.score_items(store, make_items(10), ONE, make(stub), "synthetic", concurrency=4)
+    with pytest.raises(JudgeError, match="refused the API key"):
+        geval.score(store, make_items(10), ONE, make(stub), "synthetic", concurrency=4)
     assert store.runs().iloc[0]["status"] == "error"
     assert stub.count <= 4 + 4  # the calls in flight when it came, not the whole list
     assert stored(store) == []
@@ -110,8 +112,8 @@ def test_a_judge_error_in_a_worker_ends_the_run(store, stub):
 def test_concurrency_and_rate_limits_are_not_in_the_signature_or_the_cache_key(store, stub):
     items = make_items(6)
     judge = make(stub)
-    one = geval.score_items(store, items, ONE, judge, "synthetic", concurrency=1)
-    many = geval.score_items(store, items, ONE, make(stub, max_retries=4, timeout=30.0), "synthetic",
+    one = geval.score(store, items, ONE, judge, "synthetic", concurrency=1)
+    many = geval.score(store, items, ONE, make(stub, max_retries=4, timeout=30.0), "synthetic",
                              concurrency=8, rpm=6000, tpm=10**7)
     assert many.signature == one.signature
     assert many.cached == 6 and stub.count == 6
@@ -142,13 +144,13 @@ class _Counting(ScriptedJudge):
 
 def test_judges_without_max_concurrency_run_one_call_at_a_time_on_the_callers_thread(store):
     judge = _Counting()  # like the embedded judge: no max_concurrency, one shared model
-    progress = geval.score_items(store, make_items(12), ONE, judge, "synthetic", concurrency=8)
+    progress = geval.score(store, make_items(12), ONE, judge, "synthetic", concurrency=8)
     assert judge.most == 1 and judge.threads == {threading.current_thread().name}
     assert progress.concurrency == 1 and progress.done == 12
 
 
 def test_embedded_judge_is_sequential():
-    from geval.judges.embedded import EmbeddedJudge
+    from geval.judging.backends.embedded import EmbeddedJudge
 
     assert getattr(EmbeddedJudge, "max_concurrency", 1) == 1
     assert OpenAIJudge.max_concurrency >= 16
@@ -157,19 +159,19 @@ def test_embedded_judge_is_sequential():
 def test_a_judge_allowing_concurrency_gets_at_most_what_was_asked(store):
     judge = _Counting()
     judge.max_concurrency = 3
-    progress = geval.score_items(store, make_items(30), ONE, judge, "synthetic", concurrency=16)
+    progress = geval.score(store, make_items(30), ONE, judge, "synthetic", concurrency=16)
     assert progress.concurrency == 3 and 1 <= judge.most <= 3 and progress.done == 30
 
 
 @pytest.mark.parametrize("concurrency", [0, -2, 1.5])
 def test_a_bad_concurrency_is_refused(store, concurrency):
     with pytest.raises(geval.GevalError, match=rf"^concurrency {concurrency} is not a whole number >= 1"):
-        geval.score_items(store, make_items(2), ONE, ScriptedJudge(), "synthetic", concurrency=concurrency)
+        geval.score(store, make_items(2), ONE, ScriptedJudge(), "synthetic", concurrency=concurrency)
 
 
 def test_the_rpm_limit_makes_the_run_wait(store, stub):
     started = time.monotonic()
-    geval.score_items(store, make_items(4), ONE, make(stub), "synthetic", concurrency=4, rpm=120)
+    geval.score(store, make_items(4), ONE, make(stub), "synthetic", concurrency=4, rpm=120)
     assert stub.count == 4
     assert time.monotonic() - started >= 0.9  # 2 at once, then one every 0.5 s
 
@@ -238,9 +240,9 @@ def test_hashed_script_is_untouched_by_threads(store):
     items = make_items(20)
     judge = ScriptedJudge(hashed_distribution)
     judge.max_concurrency = 8
-    geval.score_items(store, items, ONE, judge, "synthetic", concurrency=8)
+    geval.score(store, items, ONE, judge, "synthetic", concurrency=8)
     other = geval.Store(":memory:")
-    geval.score_items(other, items, ONE, ScriptedJudge(hashed_distribution), "synthetic")
+    geval.score(other, items, ONE, ScriptedJudge(hashed_distribution), "synthetic")
     a = store.judgments("synthetic").set_index("item_id")["score"].sort_index()
     b = other.judgments("synthetic").set_index("item_id")["score"].sort_index()
     assert a.equals(b)

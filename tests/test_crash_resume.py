@@ -18,9 +18,12 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import REPO, make_items, make_template, run_cli, scripted
 
 import geval
-from helpers import REPO, make_items, make_template, run_cli, scripted
+from geval.judging.templates import load_template
+from geval.scoring.runner import Progress
+from geval.store.schema import SCHEMA_VERSION
 
 TEMPLATE = make_template()
 
@@ -125,7 +128,7 @@ def test_the_score_page_lists_a_killed_run_as_crashed(monkeypatch, tmp_path):
     run_id = store.start_run(dataset="topicalchat_usr_sample", template="t@1", n_items=6)
     store.db["runs"].update(run_id, {"pid": killed.pid})  # as if that process had been killed mid-run
     store.close()
-    at = open_app(monkeypatch, tmp_path, "pages/3_score.py")
+    at = open_app(monkeypatch, tmp_path, "views/3_score.py")
     assert not at.exception
     shown = at.dataframe[-1].value
     assert shown[["id", "status", "n_items"]].values.tolist() == [[run_id, "crashed", 6]]
@@ -144,7 +147,7 @@ def test_two_processes_writing_one_store_both_finish(stub, tmp_path, same_templa
     for process, (stdout, stderr) in zip(processes, outputs):
         assert process.returncode == 0, stderr
         assert "locked" not in stderr + stdout and "Traceback" not in stderr
-    versions = {geval.load_template(t).version for t in templates}
+    versions = {load_template(t).version for t in templates}
     counts = dict(query(store, "SELECT template_version, COUNT(*) FROM judgments GROUP BY template_version"))
     assert counts == {version: n for version in versions}  # no lost rows, no duplicates
     assert query(store, "SELECT COUNT(*) FROM judgments WHERE status != 'ok' OR score IS NULL") == [(0,)]
@@ -158,12 +161,12 @@ def test_two_threads_with_their_own_connections_both_finish(tmp_path):
     items = make_items(150)
     templates = [make_template(name="tab-one"), make_template(name="tab-two")]
     errors: list[BaseException] = []
-    results: list[geval.Progress] = []
+    results: list[Progress] = []
 
     def job(template: geval.Template) -> None:
         store = geval.Store(path)
         try:
-            results.append(geval.score_items(store, items, template, scripted(), "synthetic"))
+            results.append(geval.score(store, items, template, scripted(), "synthetic"))
             for item in items[:50]:  # notes written meanwhile, too
                 store.set_note(item.id, True, f"seen by {template.name}")
         except BaseException as exc:  # noqa: BLE001 (reported below)
@@ -204,5 +207,5 @@ def test_many_first_opens_of_a_new_store_at_once(tmp_path):
             thread.join(timeout=60)
         assert errors == []
         version = query(path, "SELECT value FROM meta WHERE key = 'schema_version'")
-        assert version == [(str(geval.store.SCHEMA_VERSION),)]
+        assert version == [(str(SCHEMA_VERSION),)]
         assert query(path, "PRAGMA journal_mode") == [("wal",)]

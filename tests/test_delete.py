@@ -9,14 +9,16 @@ import sqlite3
 
 import pandas as pd
 import pytest
+from helpers import make_items, make_template, scripted
 
 import geval
-from geval.loaders.base import Dataset
-from helpers import make_items, make_template, scripted
+from geval.data.dataset import Dataset, resolve_dataset
+from geval.errors import StoreError
+from geval.judging.templates import parse_template
 from tests.apptest_helpers import open_app, texts
 
 TEMPLATE = make_template()
-SAMPLE = geval.load_dataset(geval.resolve_dataset("topicalchat_usr_sample"))
+SAMPLE = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
 OTHER = make_template(name="test-naturalness-v2", body="Reply:\n{{response}}\n\nForm:\n- Naturalness:")
 N = 6
 
@@ -33,7 +35,7 @@ def two(store):
         items = make_items(N, dataset=name)
         store.save_dataset(Dataset(name, f"{name}.csv", "table", items))
         for template in (TEMPLATE, OTHER):
-            geval.score_items(store, items, template, scripted(), name)
+            geval.score(store, items, template, scripted(), name)
         store.set_note(items[0].id, True, f"look at {name}")
     assert store.db["calls"].count == 2 * N  # alpha and beta share every cached answer
     return store
@@ -72,10 +74,10 @@ def test_deleting_a_template_version_deletes_it_and_its_judgments_only(two):
 
 
 def test_deleting_what_is_not_there_is_a_named_error(two):
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         two.delete_dataset("gamma")
     assert str(error.value) == "no dataset named 'gamma' in :memory:; stored: alpha, beta"
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         two.delete_template_version("0123456789ab")
     assert str(error.value) == "no template version '0123456789ab' in :memory:"
 
@@ -84,7 +86,7 @@ def test_a_delete_that_fails_half_way_deletes_nothing(tmp_path):
     store = geval.Store(tmp_path / "store.sqlite")
     items = make_items(N, dataset="alpha")
     store.save_dataset(Dataset("alpha", "alpha.csv", "table", items))
-    geval.score_items(store, items, TEMPLATE, scripted(), "alpha")
+    geval.score(store, items, TEMPLATE, scripted(), "alpha")
     store.db.execute("CREATE TRIGGER keep BEFORE DELETE ON datasets BEGIN SELECT RAISE(ABORT, 'disk full'); END")
     with pytest.raises(sqlite3.IntegrityError, match="disk full"):
         store.delete_dataset("alpha")  # the datasets row goes last: items and judgments went first
@@ -99,11 +101,11 @@ def test_the_data_page_asks_before_deleting_and_says_what_goes(monkeypatch, tmp_
     store = geval.Store(tmp_path / "store.sqlite")
     store.save_dataset(SAMPLE)  # the app may have loaded it from its cache without storing it (see docs)
     items = SAMPLE.items
-    geval.score_items(store, items[:4], TEMPLATE, scripted(), "topicalchat_usr_sample")
+    geval.score(store, items[:4], TEMPLATE, scripted(), "topicalchat_usr_sample")
     store.set_note(items[0].id, True, "odd")
     other = make_items(3, dataset="other")
     store.save_dataset(Dataset("other", "other.csv", "table", other))
-    geval.score_items(store, other, TEMPLATE, scripted(), "other")
+    geval.score(store, other, TEMPLATE, scripted(), "other")
 
     at.button(key="data_delete_open").click().run()
     assert not at.exception
@@ -123,16 +125,16 @@ def test_the_data_page_asks_before_deleting_and_says_what_goes(monkeypatch, tmp_
 
 
 def test_the_prompts_page_asks_before_deleting_a_saved_version(monkeypatch, tmp_path):
-    at = open_app(monkeypatch, tmp_path, "pages/2_prompts.py")
+    at = open_app(monkeypatch, tmp_path, "views/2_prompts.py")
     assert "prompts_delete_open" not in [b.key for b in at.button]  # the bundled file is not a saved version yet
     editor = at.text_area(key="template_text")
     editor.set_value(editor.value.replace("naturally written", "natural and fluent")).run()
     at.button(key="prompts_save").click().run()
     version = at.success[0].value.split(" ")[0].split("@")[1]
     store = geval.Store(tmp_path / "store.sqlite")
-    template = geval.parse_template(at.text_area(key="template_text").value)
+    template = parse_template(at.text_area(key="template_text").value)
     assert template.version == version
-    geval.score_items(store, make_items(3, dataset="mine"), template, scripted(), "mine")
+    geval.score(store, make_items(3, dataset="mine"), template, scripted(), "mine")
 
     at.button(key="prompts_delete_open").click().run()
     assert not at.exception

@@ -16,9 +16,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from e2e_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    goto_page,
+    main_text,
+    multiselect_add,
+    screenshot,
+    select_option,
+    selected,
+    streamlit_server,
+    wait_idle,
+)
 
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, multiselect_add, screenshot, \
-    select_option, selected, streamlit_server, wait_idle
+from geval.analysis.disagreement import normalized
 
 pytestmark = pytest.mark.e2e
 
@@ -191,17 +203,17 @@ def _expected_disagreement(store_path: Path):
 
     store = geval.Store(store_path)
     try:
-        frame = geval.scored_items(store, DATASET)
-        version = frame["template_version"].iloc[0]
-        template = next(t for t in store.template_versions() if t.version == version)
+        frame = store.judgments(DATASET)
+        template = store.template(frame["template_version"].iloc[0])
         items = {item.id: item for item in store.items(DATASET)}
     finally:
         store.close()
     aspect = template.aspects[0]
     human = f"human:{aspect.human or aspect.name}"
     frame = frame[frame["aspect"] == aspect.key].copy()
-    frame["gap"] = np.abs(geval.normalized(frame["score"], aspect.min, aspect.max)
-                          - geval.normalized(frame[human], aspect.min, aspect.max))
+    frame[human] = [items[i].human_mean(aspect.human or aspect.name) for i in frame["item_id"]]
+    frame["gap"] = np.abs(normalized(frame["score"], aspect.min, aspect.max)
+                          - normalized(frame[human], aspect.min, aspect.max))
     frame = frame.sort_values("gap", ascending=False)
     return frame, items
 

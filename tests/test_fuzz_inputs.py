@@ -17,13 +17,16 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import geval
-from geval.items import Turn, make_item
-from geval.loaders.base import Dataset
-from helpers import run_cli
+from geval.data.dataset import Dataset
+from geval.data.items import PLACEHOLDERS, Turn, make_item
+from geval.data.layouts.table import ColumnMapping
+from geval.errors import DatasetError, TemplateError
+from geval.judging.templates import load_template, parse_template
 
 settings.register_profile("default-fuzz", max_examples=120, deadline=None, derandomize=bool(os.environ.get("CI")),
                           suppress_health_check=[HealthCheck.too_slow])
@@ -42,7 +45,7 @@ def one_line_naming(message: str, name: str) -> None:
     assert name in message, f"the message does not name {name}: {message!r}"
 
 
-def load_or_error(path: Path, mapping: geval.ColumnMapping | None = None) -> geval.Dataset | None:
+def load_or_error(path: Path, mapping: ColumnMapping | None = None) -> geval.Dataset | None:
     """Load `path` into a store; on a GevalError check its message and that the store holds
     nothing. Any other exception escapes and fails the test."""
     store = geval.Store(":memory:")
@@ -126,7 +129,7 @@ def test_near_miss_records_of_each_layout(layout, data):
 def test_random_bytes_give_one_line_errors_or_items(content, suffix):
     path = write(f"bytes{suffix}", content)
     load_or_error(path)
-    load_or_error(path, geval.ColumnMapping(response="response", scores={"Overall": "overall"}))
+    load_or_error(path, ColumnMapping(response="response", scores={"Overall": "overall"}))
 
 
 @FUZZ
@@ -139,7 +142,7 @@ def test_files_in_other_encodings(text, encoding):
     except UnicodeEncodeError:
         return  # not representable in this encoding
     dataset = load_or_error(write("encoded.json", content),
-                            geval.ColumnMapping(response="response", scores={"Overall": "overall"}))
+                            ColumnMapping(response="response", scores={"Overall": "overall"}))
     if encoding == "utf-8-sig":
         assert dataset is not None and dataset.items[0].response == text.strip()
     if dataset is not None:  # only when the bytes happen to be valid UTF-8 too, and then read as such
@@ -153,14 +156,14 @@ def test_files_in_other_encodings(text, encoding):
 def test_a_non_utf8_file_names_file_line_and_byte(tmp_path, encoding, message):
     path = tmp_path / "caf.json"
     path.write_bytes('[{"response": "café", "overall": 2}]'.encode(encoding))
-    with pytest.raises(geval.DatasetError) as error:
-        geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}))
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}))
     assert str(error.value) == f"{path}{message}"
 
 
 # --- tables through a column mapping: missing and extra columns, odd scores, duplicates -----------
 
-MAPPING = geval.ColumnMapping(response="response", scores={"Overall": "overall"}, context="context",
+MAPPING = ColumnMapping(response="response", scores={"Overall": "overall"}, context="context",
                               system="system", group="group")
 COLUMNS = ["response", "overall", "context", "system", "group", "extra"]
 cells = (st.text(max_size=20) | st.sampled_from(ODD_NUMBERS)
@@ -193,7 +196,7 @@ def test_tables_with_missing_and_extra_columns_and_odd_scores(header, rows, suff
 @given(rows=st.lists(st.sampled_from(["same reply", "other reply"]), min_size=1, max_size=12))
 def test_duplicate_rows_get_distinct_ids_and_are_all_kept(rows):
     content = "response,overall\n" + "".join(f"{row},2\n" for row in rows)
-    dataset = load_or_error(write("dupes.csv", content), geval.ColumnMapping(response="response",
+    dataset = load_or_error(write("dupes.csv", content), ColumnMapping(response="response",
                                                                             scores={"Overall": "overall"}))
     assert dataset is not None and len(dataset.items) == len(rows)
     base = {item.id.split("-")[0] for item in dataset.items}
@@ -208,7 +211,7 @@ def test_out_of_range_human_scores_are_kept_as_given(tmp_path, value, expected):
     compares on each side's own scale); only what is not a finite number is refused."""
     path = tmp_path / "range.csv"
     path.write_text(f'response,overall\nhi,"{value}"\n')
-    dataset = geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}))
+    dataset = geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}))
     assert dataset.items[0].human.get("O", ()) == expected
 
 
@@ -216,8 +219,8 @@ def test_out_of_range_human_scores_are_kept_as_given(tmp_path, value, expected):
 def test_non_numeric_human_scores_in_a_table_name_line_and_column(tmp_path, value):
     path = tmp_path / "scores.csv"
     path.write_text(f'response,overall\nhi,2\nyo,"{value.replace(chr(34), chr(34) * 2)}"\n')
-    with pytest.raises(geval.DatasetError) as error:
-        geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}))
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}))
     message = str(error.value)
     assert message.startswith(f"{path}:3: column 'overall' value ")
     assert message.endswith("is not a number") and len(message) < len(str(path)) + 160
@@ -233,7 +236,7 @@ def test_non_numeric_human_scores_in_a_known_layout_are_skipped_and_counted(tmp_
 
 # --- the bugs these tests found, pinned down ---------------------------------------------------
 
-CONTEXT = geval.ColumnMapping(response="response", scores={"O": "overall"}, context="context")
+CONTEXT = ColumnMapping(response="response", scores={"O": "overall"}, context="context")
 
 
 @pytest.mark.parametrize("name, content, mapping, message", [
@@ -252,7 +255,7 @@ CONTEXT = geval.ColumnMapping(response="response", scores={"O": "overall"}, cont
 def test_inputs_that_used_to_raise_other_exceptions(tmp_path, name, content, mapping, message):
     path = tmp_path / name
     path.write_text(content)
-    with pytest.raises(geval.DatasetError) as error:
+    with pytest.raises(DatasetError) as error:
         geval.load_dataset(path, mapping=mapping)
     assert str(error.value) == message.format(path=path)
 
@@ -268,7 +271,7 @@ def test_huge_integers_and_huge_fields_load(tmp_path):
     big = "x" * 300_000  # longer than the csv module's default field limit (131072)
     csv_path = tmp_path / "big.csv"
     csv_path.write_text(f"response,overall,id\n{big},2,{'9' * 5000}\n")
-    [item] = geval.load_dataset(csv_path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"},
+    [item] = geval.load_dataset(csv_path, mapping=ColumnMapping(response="response", scores={"O": "overall"},
                                                                       group="id")).items
     assert item.response == big and item.group == "9" * 5000
     json_path = tmp_path / "big.json"  # an id of 5000 digits: more than Python turns into an int
@@ -280,13 +283,13 @@ def test_huge_integers_and_huge_fields_load(tmp_path):
 def test_a_line_separator_inside_a_jsonl_string_is_not_a_line_break(tmp_path):
     path = tmp_path / "u2028.jsonl"
     path.write_text(json.dumps({"response": "one\u2028two", "overall": 2}, ensure_ascii=False) + "\n")
-    dataset = geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}))
+    dataset = geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}))
     assert dataset.items[0].response == "one\u2028two"
 
 
 def test_a_file_name_too_long_for_the_system_is_a_dataset_error(tmp_path):
     path = tmp_path / ("a" * 300 + ".json")
-    with pytest.raises(geval.DatasetError) as error:
+    with pytest.raises(DatasetError) as error:
         geval.load_dataset(path)
     assert str(error.value) == f"{path}: cannot be read (File name too long)"
 
@@ -294,8 +297,8 @@ def test_a_file_name_too_long_for_the_system_is_a_dataset_error(tmp_path):
 def test_a_column_name_with_a_line_break_is_quoted_in_the_message(tmp_path):
     path = tmp_path / "cols.csv"
     path.write_text('"re\nply",overall\nhi,2\n')
-    with pytest.raises(geval.DatasetError) as error:
-        geval.load_dataset(path, mapping=geval.ColumnMapping(response="reply", scores={"O": "overall"}))
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=ColumnMapping(response="reply", scores={"O": "overall"}))
     assert str(error.value) == (f"{path}:3: column 'reply' (mapped to response) not found; "
                                 "columns are: 're\\nply', overall")
 
@@ -306,8 +309,8 @@ def test_a_dataset_that_fails_to_load_leaves_the_store_unchanged(tmp_path):
     path = tmp_path / "half.jsonl"
     path.write_text('{"response": "fine", "overall": 1}\n{"response": "bad", "overall": "great"}\n')
     store = geval.Store(tmp_path / "store.sqlite")
-    with pytest.raises(geval.DatasetError, match=":2: column 'overall' value 'great' is not a number"):
-        geval.load_dataset(path, mapping=geval.ColumnMapping(response="response", scores={"O": "overall"}),
+    with pytest.raises(DatasetError, match=":2: column 'overall' value 'great' is not a number"):
+        geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}),
                            store=store)
     assert store.db["items"].count == 0 and store.dataset_names() == []
     run = run_cli("score", str(path), "--map", "response=response", "--map", "score:O=overall", "-t",
@@ -370,8 +373,8 @@ items_for_templates = st.builds(
 
 def parse_or_error(text: str, source: str = "fuzz.txt") -> geval.Template | None:
     try:
-        return geval.parse_template(text, source=source)
-    except geval.TemplateError as exc:
+        return parse_template(text, source=source)
+    except TemplateError as exc:
         one_line_naming(str(exc), source)
         return None
 
@@ -389,10 +392,10 @@ def test_templates_parse_and_render_or_give_one_line_errors(text, item, steps):
     if template is None:
         return
     assert template.aspects and all(a.name.strip() and 0 <= a.min < a.max <= 9 for a in template.aspects)
-    assert set(template.placeholders) <= set(geval.PLACEHOLDERS) | {"steps"}
+    assert set(template.placeholders) <= set(PLACEHOLDERS) | {"steps"}
     try:
         prompt = template.render(item, steps)
-    except geval.TemplateError as exc:
+    except TemplateError as exc:
         one_line_naming(str(exc), "fuzz.txt")
         return
     if "response" in template.placeholders:
@@ -404,8 +407,8 @@ def test_templates_parse_and_render_or_give_one_line_errors(text, item, steps):
 def test_template_files_of_any_bytes(content):
     path = write("template.txt", content)
     try:
-        geval.load_template(path)
-    except geval.TemplateError as exc:
+        load_template(path)
+    except TemplateError as exc:
         one_line_naming(str(exc), str(path))
 
 
@@ -415,8 +418,8 @@ def test_template_files_of_any_bytes(content):
 ])
 def test_a_placeholder_broken_over_two_lines_is_checked_too(body, message):
     header = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'
-    with pytest.raises(geval.TemplateError) as error:
-        geval.parse_template(header + body + "\n{{response}}", source="fuzz.txt")
+    with pytest.raises(TemplateError) as error:
+        parse_template(header + body + "\n{{response}}", source="fuzz.txt")
     assert str(error.value).startswith(message)
 
 
@@ -430,14 +433,14 @@ def test_a_placeholder_broken_over_two_lines_is_checked_too(body, message):
     ('name = "t"\nbad = \nok = 1', "fuzz.txt: bad header: Invalid value (at line 3, column 7)"),
 ])
 def test_template_header_errors_are_one_line_with_file_lines(header, message):
-    with pytest.raises(geval.TemplateError) as error:
-        geval.parse_template("+++\n" + header + "\n+++\n{{response}}", source="fuzz.txt")
+    with pytest.raises(TemplateError) as error:
+        parse_template("+++\n" + header + "\n+++\n{{response}}", source="fuzz.txt")
     assert str(error.value).startswith(message)
 
 
 def test_a_template_file_that_is_not_utf8_names_its_line(tmp_path):
     path = tmp_path / "latin.txt"
     path.write_bytes(b'+++\nname = "caf\xe9"\n+++\n')
-    with pytest.raises(geval.TemplateError) as error:
-        geval.load_template(path)
+    with pytest.raises(TemplateError) as error:
+        load_template(path)
     assert str(error.value) == f"{path}:2: not UTF-8 text (byte 15); re-save the file as UTF-8"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-import geval
-from geval.items import content_id, make_item
 from helpers import FULL_ITEM
+
+from geval.data.items import PLACEHOLDERS, Item, Turn, content_id, make_item
 
 
 def test_fields_fill_every_placeholder():
-    assert set(FULL_ITEM.fields()) == set(geval.PLACEHOLDERS)
+    assert set(FULL_ITEM.fields()) == set(PLACEHOLDERS)
     assert FULL_ITEM.fields() == {
         "context": "A: hi\nB: hello", "response": "a reply", "dialogue": "A: hi\nB: hello\nA: a reply",
         "fact": "a fact", "persona": "a fact", "document": "a fact", "summary": "a reply",
@@ -18,15 +18,15 @@ def test_fields_fill_every_placeholder():
 
 
 def test_the_dialogue_gives_the_response_to_the_speaker_of_two_turns_ago():
-    one_turn = make_item("d", "turn", [geval.Turn("User", "hi")], "hello")
+    one_turn = make_item("d", "turn", [Turn("User", "hi")], "hello")
     assert one_turn.fields()["dialogue"] == "User: hi\nhello"
-    whole = make_item("d", "dialogue", [geval.Turn("User", "hi"), geval.Turn("System", "yo")], "")
+    whole = make_item("d", "dialogue", [Turn("User", "hi"), Turn("System", "yo")], "")
     assert whole.fields()["dialogue"] == "User: hi\nSystem: yo"
 
 
 def test_turns_without_a_speaker_render_bare():
-    assert geval.Turn("", "just text").render() == "just text"
-    assert geval.Turn("User", "hi").render() == "User: hi"
+    assert Turn("", "just text").render() == "just text"
+    assert Turn("User", "hi").render() == "User: hi"
 
 
 def test_human_mean():
@@ -36,15 +36,15 @@ def test_human_mean():
 
 
 def test_rows_round_trip():
-    item = make_item("d", "dialogue", [geval.Turn("User", "hi \u00e9")], "r", "g", "sys", "grp",
+    item = make_item("d", "dialogue", [Turn("User", "hi \u00e9")], "r", "g", "sys", "grp",
                      {"Overall": (4.0, 5.0)})
-    assert geval.Item.from_row(item.to_row()) == item
+    assert Item.from_row(item.to_row()) == item
 
 
 def test_ids_come_from_content():
-    one = make_item("d", "turn", [geval.Turn("A", "hi")], "r", group="g1", human={"x": (1.0,)})
-    same = make_item("d", "turn", [geval.Turn("A", "hi")], "r", group="g2", human={"x": (3.0,)})
-    other = make_item("d", "turn", [geval.Turn("A", "hi")], "r2")
+    one = make_item("d", "turn", [Turn("A", "hi")], "r", group="g1", human={"x": (1.0,)})
+    same = make_item("d", "turn", [Turn("A", "hi")], "r", group="g2", human={"x": (3.0,)})
+    other = make_item("d", "turn", [Turn("A", "hi")], "r2")
     assert one.id == same.id != other.id  # group and human scores are not content
     assert len(one.id) == 16
     assert content_id("a", 1) == content_id("a", 1) != content_id("a", 2)

@@ -1,4 +1,4 @@
-"""geval.judges.base (and the scripted judge): parsing, weighted means, signatures, cache keys."""
+"""geval.judging.backends.base (and the scripted judge): parsing, weighted means, signatures, cache keys."""
 
 from __future__ import annotations
 
@@ -7,19 +7,15 @@ import json
 import pytest
 
 import geval
-from geval.judges.base import (
-    AspectScore,
-    cache_key,
-    distribution_from_samples,
-    parse_scores,
-    scores_from_samples,
-    weighted_mean,
-)
-from geval.judges.scripted import ScriptedJudge
+from geval.errors import JudgeError, TemplateError
+from geval.judging.answers import distribution_from_samples, parse_scores, scores_from_samples
+from geval.judging.backends.scripted import ScriptedJudge
+from geval.judging.judgment import AspectScore, cache_key, signature, weighted_mean
+from geval.judging.templates import Aspect, parse_template
 
-NAT = geval.Aspect("Naturalness", 1, 3, "Natural")
-COH = geval.Aspect("Coherence", 1, 5)
-ZERO_ONE = geval.Aspect("Uses Knowledge", 0, 1)
+NAT = Aspect("Naturalness", 1, 3, "Natural")
+COH = Aspect("Coherence", 1, 5)
+ZERO_ONE = Aspect("Uses Knowledge", 0, 1)
 
 
 @pytest.mark.parametrize(
@@ -57,7 +53,7 @@ def test_parse_scores(text, aspects, expected):
     assert parse_scores(text, aspects) == expected
 
 
-COH3 = geval.Aspect("Coherence", 1, 3)
+COH3 = Aspect("Coherence", 1, 3)
 
 
 @pytest.mark.parametrize(
@@ -162,9 +158,9 @@ TEMPLATE_VERSION = "0f4244be953e"  # sha256(TEMPLATE_TEXT)[:12]
 
 
 def test_signature_string_is_exact():
-    template = geval.parse_template(TEMPLATE_TEXT)
+    template = parse_template(TEMPLATE_TEXT)
     assert template.version == TEMPLATE_VERSION
-    text, fields = geval.signature(ScriptedJudge().settings, template, list(template.aspects))
+    text, fields = signature(ScriptedJudge().settings, template, list(template.aspects))
     assert text == (
         "backend:scripted|model:hashed|template:test-naturalness@0f4244be953e"
         f"|scale:naturalness=1-3,coherence=1-5|agg:wmean|version:{geval.__version__}"
@@ -178,10 +174,10 @@ def test_signature_string_is_exact():
 
 
 def test_signature_json_keeps_values_with_colons_and_skips_empty_ones():
-    template = geval.parse_template(TEMPLATE_TEXT)
+    template = parse_template(TEMPLATE_TEXT)
     settings = {"backend": "openai", "model": "llama3:8b", "base_url": "http://127.0.0.1:11434/v1",
                 "temp": None, "n": None, "top_logprobs": 20}
-    text, fields = geval.signature(settings, template, list(template.aspects[:1]))
+    text, fields = signature(settings, template, list(template.aspects[:1]))
     assert text == (
         "backend:openai|model:llama3:8b|base_url:http://127.0.0.1:11434/v1|top_logprobs:20"
         f"|template:test-naturalness@0f4244be953e|scale:naturalness=1-3|agg:wmean|version:{geval.__version__}"
@@ -191,10 +187,10 @@ def test_signature_json_keeps_values_with_colons_and_skips_empty_ones():
 
 
 def test_signature_changes_with_the_template_text():
-    one = geval.parse_template(TEMPLATE_TEXT)
-    two = geval.parse_template(TEMPLATE_TEXT.replace("Rate the response.", "Rate it."))
+    one = parse_template(TEMPLATE_TEXT)
+    two = parse_template(TEMPLATE_TEXT.replace("Rate the response.", "Rate it."))
     settings = ScriptedJudge().settings
-    assert geval.signature(settings, one, list(one.aspects))[0] != geval.signature(settings, two, list(two.aspects))[0]
+    assert signature(settings, one, list(one.aspects))[0] != signature(settings, two, list(two.aspects))[0]
 
 
 # --- cache keys -------------------------------------------------------------------------------
@@ -217,8 +213,8 @@ def test_cache_key_is_stable_for_the_same_input():
         ({**SETTINGS, "base_url": "http://y/v1"}, "prompt", [NAT]),
         ({**SETTINGS, "max_tokens": 17}, "prompt", [NAT]),
         ({**SETTINGS, "temp": 0.5}, "prompt", [NAT]),
-        (SETTINGS, "prompt", [geval.Aspect("Naturalness", 1, 5)]),
-        (SETTINGS, "prompt", [geval.Aspect("Fluency", 1, 3)]),
+        (SETTINGS, "prompt", [Aspect("Naturalness", 1, 5)]),
+        (SETTINGS, "prompt", [Aspect("Fluency", 1, 3)]),
         (SETTINGS, "prompt", [NAT, COH]),
     ],
 )
@@ -228,11 +224,11 @@ def test_cache_key_changes_with_what_changes_the_output(settings, prompt, aspect
 
 def test_cache_key_keeps_the_aspect_name_as_written():
     # the embedded judge prefills the name as written: "coherence: " and "Coherence: " are two questions
-    assert cache_key(SETTINGS, "p", [geval.Aspect("coherence", 1, 3)]) != cache_key(SETTINGS, "p", [COH3])
+    assert cache_key(SETTINGS, "p", [Aspect("coherence", 1, 3)]) != cache_key(SETTINGS, "p", [COH3])
 
 
 def test_cache_key_names_the_version_of_the_code_like_the_signature(monkeypatch):
-    import geval.judges.base as base
+    import geval.judging.judgment as base
 
     key = cache_key(SETTINGS, "p", [NAT])
     monkeypatch.setattr(base, "__version__", "9.9.9")
@@ -241,7 +237,7 @@ def test_cache_key_names_the_version_of_the_code_like_the_signature(monkeypatch)
 
 def test_cache_key_ignores_the_human_aspect_name():
     # `human` only says what the score is compared with; the judge never sees it
-    assert cache_key(SETTINGS, "p", [geval.Aspect("Naturalness", 1, 3, "Other")]) == cache_key(SETTINGS, "p", [NAT])
+    assert cache_key(SETTINGS, "p", [Aspect("Naturalness", 1, 3, "Other")]) == cache_key(SETTINGS, "p", [NAT])
 
 
 # --- the scripted judge -------------------------------------------------------------------------
@@ -269,35 +265,30 @@ def test_scripted_judge_default_is_deterministic_per_prompt():
 
 def test_make_judge_by_backend_name():
     assert geval.make_judge("scripted").settings["backend"] == "scripted"
-    with pytest.raises(geval.JudgeError) as error:
+    with pytest.raises(JudgeError) as error:
         geval.make_judge("nope")
     assert str(error.value) == "judge backend 'nope' is unknown; use one of embedded, openai, scripted"
-    with pytest.raises(geval.JudgeError, match="judge backend 'scripted': "):
+    with pytest.raises(JudgeError, match="judge backend 'scripted': "):
         geval.make_judge("scripted", colour="red")
 
 
 @pytest.mark.parametrize("low, high", [(1, 10), (0, 100), (-1, 3), (3, 3), (1.0, 3)])
 def test_an_aspect_built_in_code_is_refused_like_one_in_a_file(low, high):
-    with pytest.raises(geval.TemplateError, match=r"must be whole numbers with 0 <= min < max <= 9$"):
-        geval.Aspect("Coherence", low, high)
+    with pytest.raises(TemplateError, match=r"must be whole numbers with 0 <= min < max <= 9$"):
+        Aspect("Coherence", low, high)
 
 
 def test_the_embedded_judge_refuses_scores_that_are_not_one_token_each():
-    from types import SimpleNamespace
-    from pathlib import Path
+    from geval.judging.backends.embedded import score_token_ids
 
-    from geval.judges.embedded import _LoadedModel
-
-    def spm_like(text, special):  # "3" -> a space token then the digit, as SentencePiece-style vocabularies do
+    def spm_like(text):  # "3" -> a space token then the digit, as SentencePiece-style vocabularies do
         return [29871, 48 + int(text)]
 
-    fake = SimpleNamespace(tokens=spm_like, path=Path("/models/llama-2-7b.Q4_K_M.gguf"))
-    with pytest.raises(geval.JudgeError) as error:
-        _LoadedModel.score_ids(fake, COH3)
+    model = "llama-2-7b.Q4_K_M.gguf"
+    with pytest.raises(JudgeError) as error:
+        score_token_ids(spm_like, COH3, model)
     assert str(error.value).startswith("llama-2-7b.Q4_K_M.gguf: the scores of Coherence (1-3) are not one distinct "
                                        "token each in this model's vocabulary ('1' -> [29871, 49]")
-    fake.tokens = lambda text, special: [7]  # one token, but the same for every score
-    with pytest.raises(geval.JudgeError, match="not one distinct token each"):
-        _LoadedModel.score_ids(fake, COH3)
-    fake.tokens = lambda text, special: [100 + int(text)]
-    assert _LoadedModel.score_ids(fake, COH3) == [101, 102, 103]
+    with pytest.raises(JudgeError, match="not one distinct token each"):
+        score_token_ids(lambda text: [7], COH3, model)  # one token, but the same for every score
+    assert score_token_ids(lambda text: [100 + int(text)], COH3, model) == [101, 102, 103]

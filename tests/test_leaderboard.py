@@ -9,11 +9,19 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-
-import geval
-from geval.leaderboard import CEILING, leaderboard, markdown_table
 from helpers import REPO, run_cli, scripted, template_text
 from test_baselines import BagOfWords
+
+import geval
+from geval.analysis.agreement import MEAN_OF_ASPECTS, correlations, mean_of_aspects
+from geval.analysis.baselines import compute_baselines
+from geval.analysis.leaderboard import CEILING, leaderboard
+from geval.analysis.protocols import get_protocol
+from geval.analysis.variants import VariantError
+from geval.data.dataset import resolve_dataset
+from geval.errors import StoreError
+from geval.judging.templates import parse_template, resolve_template
+from geval.reporting.tables import markdown_table
 
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
 SINGLE = ("topicalchat-naturalness", "topicalchat-coherence", "topicalchat-engagingness", "topicalchat-groundedness")
@@ -29,7 +37,7 @@ def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geva
     dataset = geval.load_dataset(SAMPLE)
     store.save_dataset(dataset)
     for name in templates:
-        geval.score_items(store, dataset.items[:items], geval.resolve_template(name), scripted(), dataset.name)
+        geval.score(store, dataset.items[:items], resolve_template(name), scripted(), dataset.name)
     return store, dataset
 
 
@@ -82,27 +90,28 @@ def test_the_average_and_mean_of_aspects_agree_with_the_protocols(board):
     assert average["value"] == pytest.approx(per_aspect.mean(), abs=1e-12)
     scores = pd.DataFrame({name.split("-")[1]: _scores(store, dataset, name) for name in SINGLE})
     scales = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
-    mean = geval.mean_vs_overall(scores, dataset.items, scales, n_boot=N_BOOT)
+    mean = correlations(mean_of_aspects(scores, scales).to_frame(), dataset.items, get_protocol("topicalchat-turn"),
+                        {MEAN_OF_ASPECTS: "Overall"}, n_boot=N_BOOT)
     expected = mean[mean["metric"] == "pearson"]["value"].iloc[0]
     assert cells[cells["column"] == "mean of aspects → Overall"]["value"].iloc[0] == pytest.approx(expected)
 
 
 def _scores(store, dataset, name) -> pd.Series:
-    template = geval.resolve_template(name)
+    template = resolve_template(name)
     frame = store.judgments(dataset.name, template.version)
     return frame.set_index("item_id")["score"]
 
 
 def test_a_second_version_of_an_aspect_and_a_multi_aspect_template_get_rows_of_their_own(tmp_path):
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE[:2] + ("topicalchat-multi",))
-    other = geval.parse_template(geval.resolve_template(SINGLE[0]).text.replace("scores ONLY", "numbers ONLY"),
+    other = parse_template(resolve_template(SINGLE[0]).text.replace("scores ONLY", "numbers ONLY"),
                                  source="v2")
-    geval.score_items(store, dataset.items, other, scripted(), dataset.name)
+    geval.score(store, dataset.items, other, scripted(), dataset.name)
     board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, n_boot=N_BOOT)
     labels = list(board.rows["row"])
     assert GEVAL_ROW in labels
-    assert f"G-EVAL {geval.resolve_template('topicalchat-multi').label} · scripted: hashed" in labels
-    older = geval.resolve_template(SINGLE[0]).label
+    assert f"G-EVAL {resolve_template('topicalchat-multi').label} · scripted: hashed" in labels
+    older = resolve_template(SINGLE[0]).label
     assert f"G-EVAL {older} · scripted: hashed" in labels  # the newer version joined the merged row
     merged = board.rows.set_index("row").loc[GEVAL_ROW, "signature"]
     assert other.label in merged and older not in merged
@@ -115,7 +124,7 @@ def test_score_variants_are_rows_and_samples_of_a_logits_judge_is_left_out_with_
                         variants=["wmean", "argmax", "samples"])
     assert set(board.rows["row"]) == {GEVAL_ROW, f"{GEVAL_ROW} [argmax]"}
     assert len(board.skipped) == 1 and "hold no samples" in board.skipped[0]
-    with pytest.raises(geval.VariantError, match="score variant 'mode' is unknown"):
+    with pytest.raises(VariantError, match="score variant 'mode' is unknown"):
         leaderboard(store, dataset.name, baselines=[], variants=["mode"])
 
 
@@ -146,7 +155,7 @@ def test_primary_only_computes_what_wide_shows(board):
 
 
 def test_errors_name_the_dataset(store):
-    with pytest.raises(geval.StoreError, match="dataset 'nope' is not in :memory:; load or score it first"):
+    with pytest.raises(StoreError, match="dataset 'nope' is not in :memory:; load or score it first"):
         leaderboard(store, "nope")
 
 
@@ -195,7 +204,7 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     from tests.test_page_inspect import scored_app
 
     at, _ = scored_app(monkeypatch, tmp_path)
-    at.switch_page("pages/5_agreement.py").run()
+    at.switch_page("views/5_agreement.py").run()
     assert not at.exception
     at.number_input(key="agree_boot").set_value(100).run()
     at.toggle(key="agree_lb").set_value(True).run()
@@ -211,7 +220,7 @@ def test_the_embedding_baseline_with_the_bundled_gguf_model(tmp_path):
     """The real embedding metric (llama-cpp-python embedding mode, mean pooling) on 12 items."""
     store, dataset = scored_store(tmp_path / "store.sqlite", SINGLE, items=12)
     items = [i for i in dataset.items if i.id in set(store.judgments(dataset.name)["item_id"])]
-    result = geval.compute_baselines(items, ["embedding"], dataset=dataset.name, layout="usr", store=store)[0]
+    result = compute_baselines(items, ["embedding"], dataset=dataset.name, layout="usr", store=store)[0]
     assert result.signature.startswith("embedding-cosine|model:qwen2.5-coder-1.5b-instruct-q4_k_m|"
                                        "weights:cc324af070c2|pool:mean|trunc:2048|llama-cpp-python:")
     assert result.signature.endswith("|ref:fact")  # the first 12 items all have a fact
@@ -230,7 +239,7 @@ def test_the_embedding_baseline_with_the_bundled_gguf_model(tmp_path):
     ("dstc9_sample", ["dstc9-dialogue", "dstc9-system"], "overall (dstc9-system)"),
 ])
 def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, column):
-    dataset = geval.load_dataset(geval.resolve_dataset(sample))
+    dataset = geval.load_dataset(resolve_dataset(sample))
     store.save_dataset(dataset)
     board = leaderboard(store, dataset.name, baselines=["length"], n_boot=30)
     assert list(dict.fromkeys(board.cells["protocol"])) == protocols
@@ -239,8 +248,7 @@ def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, colum
 
 
 def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path):
-    from geval.compare import compare_combos, scored_combos
-    from geval.markdown_report import markdown_report
+    from geval.reporting.markdown import markdown_report
 
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-shared",))
     path = markdown_report(store, dataset.name, tmp_path / "out", command="test", baselines=("length",),
@@ -249,10 +257,10 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split(" | ")[0] for row in rows] == ["| Natural", "| Maintains Context", "| Engaging",
                                                      "| Uses Knowledge"]
-    combos = scored_combos(store, dataset.name)
+    combos = store.combos(dataset.name)
     combos = combos.set_index(combos["template"].str.split("@").str[0])
     one, shared = combos.loc["topicalchat-naturalness"], combos.loc["topicalchat-shared"]
-    expected = compare_combos(store, dataset.name, (one["template_version"], one["signature"]),
+    expected = geval.compare(store, dataset.name, (one["template_version"], one["signature"]),
                               (shared["template_version"], shared["signature"]), "Natural", n_boot=N_BOOT)
     assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
     assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
@@ -266,17 +274,17 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     ("mine", "Overall", "mine"),
 ])
 def test_one_aspect_templates_named_alike_share_a_family(name, aspect, family):
-    from geval.leaderboard import _family
+    from geval.analysis.leaderboard import name_family
 
-    assert _family(geval.parse_template(template_text(name=name, aspects=((aspect, 1, 3),)))) == family
+    assert name_family(parse_template(template_text(name=name, aspects=((aspect, 1, 3),)))) == family
 
 
 def test_the_mean_of_aspects_is_one_number_in_the_table_the_cli_and_the_leaderboard(tmp_path):
     # topicalchat-shared asks on 1-3 and 0-1 scales: a raw mean and a mean of 0-1 scores differ
     store, dataset = scored_store(tmp_path / "store.sqlite", ("topicalchat-shared",))
-    template = geval.resolve_template("topicalchat-shared")
-    table = geval.agreement_table(store, dataset.name, template.version, levels=("item",), n_boot=N_BOOT)
-    in_table = table[(table["aspect"] == geval.MEAN_OF_ASPECTS) & (table["metric"] == "pearson")]["value"].iloc[0]
+    template = resolve_template("topicalchat-shared")
+    table = geval.agree(store, dataset.name, (template.version, None), levels=("item",), n_boot=N_BOOT)
+    in_table = table[(table["aspect"] == MEAN_OF_ASPECTS) & (table["metric"] == "pearson")]["value"].iloc[0]
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     cells = board.cells[(board.cells["column"] == "mean of aspects → Overall") & (board.cells["metric"] == "pearson")]
     wide = store.judgments(dataset.name).pivot_table(index="item_id", columns="aspect", values="score")
@@ -298,6 +306,6 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     row = board.rows[board.rows["kind"] == "judge"].iloc[0]
     assert row["note"] == "6 of the dataset's items judged"  # not 12: six judged items are gone from the file
-    path = geval.markdown_report(store, dataset.name, tmp_path / "out", baselines=[], ceiling=False, figures=False,
+    path = geval.report(store, dataset.name, tmp_path / "out", baselines=[], ceiling=False, figures=False,
                                  n_boot=N_BOOT)
     assert f"- {row['row']}: 6 of the dataset's items judged" in path.read_text()

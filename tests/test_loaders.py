@@ -8,11 +8,14 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from helpers import run_cli
 
 import geval
-from geval.loaders.base import as_number
-from geval.loaders.dstc9 import write_seed001
-from helpers import run_cli
+from geval.data.items import Turn
+from geval.data.layouts.dstc9 import write_seed001
+from geval.data.layouts.table import ColumnMapping
+from geval.data.reading import as_number
+from geval.errors import DatasetError
 
 
 @cache
@@ -58,7 +61,7 @@ def test_topical_chat_items_hold_six_responses_per_context_with_three_annotators
 
 
 def test_topical_chat_turns_without_a_fact_say_so_in_words(tc_dataset):
-    from geval.loaders.usr import NO_FACT_TEXT
+    from geval.data.layouts.usr import NO_FACT_TEXT
 
     groundings = [item.grounding for item in tc_dataset.items]
     assert groundings.count(NO_FACT_TEXT) == 8 * 6  # 8 contexts marked "_nofact" in the file, 6 responses each
@@ -100,7 +103,7 @@ def test_item_ids_are_unique_and_stable_across_loads(shared_file, filename):
 
 def test_ids_depend_on_content_not_on_position(tmp_path):
     records = [{"reply": "hi", "overall": 1}, {"reply": "yo", "overall": 2}]
-    mapping = geval.ColumnMapping(response="reply", scores={"Overall": "overall"}, group=None)
+    mapping = ColumnMapping(response="reply", scores={"Overall": "overall"}, group=None)
     forward = tmp_path / "t.json"
     backward = tmp_path / "t2.json"
     forward.write_text(json.dumps(records))
@@ -113,7 +116,7 @@ def test_ids_depend_on_content_not_on_position(tmp_path):
 def test_exact_duplicates_get_numbered_ids(tmp_path):
     path = tmp_path / "dupes.json"
     path.write_text(json.dumps([{"reply": "same", "overall": 1}] * 3))
-    mapping = geval.ColumnMapping(response="reply", scores={"Overall": "overall"}, group="reply")
+    mapping = ColumnMapping(response="reply", scores={"Overall": "overall"}, group="reply")
     ids = [item.id for item in geval.load_dataset(path, mapping=mapping).items]
     assert ids[1] == ids[0] + "-2" and ids[2] == ids[0] + "-3"
 
@@ -138,7 +141,7 @@ def test_dstc9_seed001_conversion_round_trips(shared_file, tmp_path):
 
 # --- the table layout ---------------------------------------------------------------------
 
-MAPPING = geval.ColumnMapping(
+MAPPING = ColumnMapping(
     response="reply", scores={"Overall": "overall", "Natural": "natural"},
     context="history", grounding="fact", system="model", group="dialog",
 )
@@ -148,7 +151,7 @@ def _check_table(dataset: geval.Dataset) -> None:
     assert dataset.layout == "table"
     assert len(dataset.items) == 3
     first = dataset.items[0]
-    assert first.context == (geval.Turn("A", "hi there"), geval.Turn("B", "hello, how are you?"))
+    assert first.context == (Turn("A", "hi there"), Turn("B", "hello, how are you?"))
     assert first.response == "fine, thanks"
     assert first.grounding == "greetings are polite"
     assert first.system == "m1" and first.group == "d1"
@@ -201,7 +204,7 @@ def test_json_file_holding_json_lines_is_read_as_lines(tmp_path):
 
 
 def test_column_mapping_from_cli_pairs():
-    mapping = geval.ColumnMapping.parse(["response=reply", "score:Overall=overall", "context=history", "level=dialogue"])
+    mapping = ColumnMapping.parse(["response=reply", "score:Overall=overall", "context=history", "level=dialogue"])
     assert mapping.response == "reply" and mapping.context == "history" and mapping.level == "dialogue"
     assert mapping.scores == {"Overall": "overall"}
     assert mapping.columns() == {"response": "reply", "context": "history", "score:Overall": "overall"}
@@ -218,14 +221,14 @@ def test_column_mapping_from_cli_pairs():
     ],
 )
 def test_column_mapping_errors(pairs, message):
-    with pytest.raises(geval.DatasetError) as error:
-        geval.ColumnMapping.parse(pairs)
+    with pytest.raises(DatasetError) as error:
+        ColumnMapping.parse(pairs)
     assert str(error.value) == message
 
 
 # --- file errors ----------------------------------------------------------------------------
 
-REPLY = geval.ColumnMapping(response="reply", scores={"Overall": "overall"})
+REPLY = ColumnMapping(response="reply", scores={"Overall": "overall"})
 
 # (file name, content, mapping, expected message with {path} for the file's path)
 BAD_FILES = [
@@ -240,7 +243,7 @@ BAD_FILES = [
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
      "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001); for your own table pass a column "
      "mapping, e.g. --map response=reply --map score:Overall=overall"),
-    ("cols.csv", "reply,overall\nhi,2\n", geval.ColumnMapping(response="reply", scores={"Overall": "overal"}),
+    ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
     ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,
      "{path}:3: column 'overall' value 'great' is not a number"),
@@ -270,17 +273,17 @@ def _write_bad(tmp_path: Path, name: str, content) -> Path:
 @pytest.mark.parametrize("name, content, mapping, message", BAD_FILES, ids=[case[0] for case in BAD_FILES])
 def test_bad_files_raise_a_dataset_error_naming_file_and_line(tmp_path, name, content, mapping, message):
     path = _write_bad(tmp_path, name, content)
-    with pytest.raises(geval.DatasetError) as error:
+    with pytest.raises(DatasetError) as error:
         geval.load_dataset(path, mapping=mapping)
     assert str(error.value) == message.format(path=path)
 
 
 def test_a_folder_is_not_a_dataset(tmp_path):
-    with pytest.raises(geval.DatasetError, match="is a folder"):
+    with pytest.raises(DatasetError, match="is a folder"):
         geval.load_dataset(tmp_path)
 
 
-def _map_args(mapping: geval.ColumnMapping | None) -> list[str]:
+def _map_args(mapping: ColumnMapping | None) -> list[str]:
     if mapping is None:
         return []
     pairs = [f"{role}={column}" for role, column in mapping.columns().items()]

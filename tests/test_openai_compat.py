@@ -1,4 +1,4 @@
-"""geval.judges.openai_compat against the local stub server (tests/openai_stub.py)."""
+"""geval.judging.backends.openai_compat against the local stub server (tests/openai_stub.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,12 @@ import math
 import sqlite3
 
 import pytest
+from helpers import FULL_ITEM, make_items, make_template, store_bytes
 
 import geval
-from geval.judges.openai_compat import OpenAIJudge
-from helpers import FULL_ITEM, make_items, make_template, store_bytes
+from geval.errors import JudgeError, JudgmentFailed
+from geval.judging.backends.openai import OpenAIJudge
+from geval.judging.judgment import signature
 
 KEY = "sk-test-DO-NOT-STORE-4f9a1c"
 ONE = make_template()
@@ -90,7 +92,7 @@ def test_empty_top_logprobs_are_never_a_one_hot_score(stub):
 def test_auto_signs_each_judgment_with_the_mode_that_made_it_and_bills_both_requests(stub, store):
     stub.configure("no-logprobs")
     judge = make(stub, mode="auto", n=20, prices=(1.0, 2.0))
-    progress = geval.score_items(store, make_items(2), ONE, judge, "synthetic")
+    progress = geval.score(store, make_items(2), ONE, judge, "synthetic")
     assert stub.count == 3  # the logprobs attempt, then 20 samples per item
     frame = store.judgments("synthetic")
     assert set(frame["signature"]) == {progress.signature}
@@ -100,9 +102,9 @@ def test_auto_signs_each_judgment_with_the_mode_that_made_it_and_bills_both_requ
     assert progress.completion_tokens == 4 + 20 * 4 + 20 * 4  # the first answer "Naturalness: 3" counted too
     assert store.runs().iloc[0]["signature"].count("mode:auto") == 1  # the run keeps what was asked
     stub.configure("logprobs")
-    again = geval.score_items(store, make_items(2), ONE, make(stub, mode="auto"), "synthetic")
+    again = geval.score(store, make_items(2), ONE, make(stub, mode="auto"), "synthetic")
     assert again.cached == 2 and stub.count == 0  # a new auto judge accepts the samples answers as its own
-    other = geval.score_items(store, make_items(3)[2:], ONE, make(stub, mode="auto"), "synthetic")
+    other = geval.score(store, make_items(3)[2:], ONE, make(stub, mode="auto"), "synthetic")
     assert "|mode:logprobs|top_logprobs:20|" in other.signature and stub.count == 1
 
 
@@ -191,7 +193,7 @@ def test_auto_uses_logprobs_when_they_come(stub):
 
 def test_logprobs_mode_on_a_server_without_logprobs_fails_with_a_hint(stub):
     stub.configure("no-logprobs")
-    with pytest.raises(geval.JudgmentFailed) as error:
+    with pytest.raises(JudgmentFailed) as error:
         make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects))
     assert str(error.value) == "the server returned no logprobs; use mode 'samples' (or 'auto') for this server"
 
@@ -253,7 +255,7 @@ def test_429_without_retry_after_backs_off(stub):
 
 def test_500_every_time_fails_after_the_retries(stub):
     stub.configure("logprobs", fail_first=None, fail_status=500, retry_after="0.01")
-    with pytest.raises(geval.JudgmentFailed) as error:
+    with pytest.raises(JudgmentFailed) as error:
         make(stub, mode="logprobs", max_retries=2).judge(PROMPT, list(ONE.aspects))
     assert stub.count == 3
     assert str(error.value).startswith("HTTP 500 from the server: ")
@@ -262,21 +264,21 @@ def test_500_every_time_fails_after_the_retries(stub):
 
 def test_429_every_time_fails(stub):
     stub.configure("logprobs", fail_first=None, fail_status=429, retry_after="0.01")
-    with pytest.raises(geval.JudgmentFailed, match="^HTTP 429 from the server"):
+    with pytest.raises(JudgmentFailed, match="^HTTP 429 from the server"):
         make(stub, mode="logprobs", max_retries=1).judge(PROMPT, list(ONE.aspects))
     assert stub.count == 2
 
 
 def test_a_slow_server_times_out(stub):
     stub.configure("logprobs", delay=0.6)
-    with pytest.raises(geval.JudgmentFailed) as error:
+    with pytest.raises(JudgmentFailed) as error:
         make(stub, mode="logprobs", timeout=0.15).judge(PROMPT, list(ONE.aspects))
     assert str(error.value) == "timed out after 0 retries"
 
 
 def test_an_answer_that_is_not_json_fails_the_judgment(stub):
     stub.configure("invalid-json")
-    with pytest.raises(geval.JudgmentFailed) as error:
+    with pytest.raises(JudgmentFailed) as error:
         make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects))
     assert str(error.value).startswith("unreadable answer from the server")
 
@@ -287,15 +289,15 @@ def test_an_answer_that_is_not_json_fails_the_judgment(stub):
 ])
 def test_setup_errors_are_judge_errors(stub, status, message):
     stub.configure("logprobs", fail_first=None, fail_status=status)
-    with pytest.raises(geval.JudgeError) as error:
+    with pytest.raises(JudgeError) as error:
         make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects))
-    assert not isinstance(error.value, geval.JudgmentFailed)
+    assert not isinstance(error.value, JudgmentFailed)
     assert str(error.value) == message.format(url=stub.url)
 
 
 def test_a_connection_refused_is_a_failed_judgment():
     judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
-    with pytest.raises(geval.JudgmentFailed, match="^connection failed after 0 retries"):
+    with pytest.raises(JudgmentFailed, match="^connection failed after 0 retries"):
         judge.judge(PROMPT, list(ONE.aspects))
 
 
@@ -303,12 +305,12 @@ def test_a_connection_refused_is_a_failed_judgment():
 
 def test_constructor_errors(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    with pytest.raises(geval.JudgeError) as error:
+    with pytest.raises(JudgeError) as error:
         OpenAIJudge("gpt-4o-mini")
     assert str(error.value) == "no API key: set OPENAI_API_KEY or type a key in the sidebar"
-    with pytest.raises(geval.JudgeError, match="^mode 'greedy' is unknown; use one of auto, logprobs, samples$"):
+    with pytest.raises(JudgeError, match="^mode 'greedy' is unknown; use one of auto, logprobs, samples$"):
         OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", mode="greedy")
-    with pytest.raises(geval.JudgeError, match="needs a model name"):
+    with pytest.raises(JudgeError, match="needs a model name"):
         OpenAIJudge("", base_url="http://127.0.0.1:9/v1")
 
 
@@ -316,7 +318,7 @@ def test_settings_hold_only_what_changes_the_output(stub):
     judge = make(stub, mode="logprobs", timeout=3.0, max_retries=4)
     assert judge.settings == {"backend": "openai", "model": "stub-model", "base_url": stub.url, "mode": "logprobs",
                               "temp": None, "n": None, "top_logprobs": 20, "max_tokens": 16}
-    text, _ = geval.signature(judge.settings, ONE, list(ONE.aspects))
+    text, _ = signature(judge.settings, ONE, list(ONE.aspects))
     assert text == (f"backend:openai|model:stub-model|base_url:{stub.url}|mode:logprobs|top_logprobs:20|max_tokens:16"
                     f"|template:{ONE.label}|scale:naturalness=1-3|agg:wmean|version:{geval.__version__}")
     samples = make(stub, mode="samples", n=20, temperature=0.7)
@@ -328,13 +330,13 @@ def test_the_api_key_is_sent_but_never_kept(stub, tmp_path):
     store = geval.Store(path)
     judge = geval.make_judge("openai", model="stub-model", base_url=stub.url, api_key=KEY, max_retries=0, timeout=5.0)
     items = make_items(4)
-    progress = geval.score_items(store, items, ONE, judge, "synthetic",
+    progress = geval.score(store, items, ONE, judge, "synthetic",
                                  settings_given={"judge": "openai", "base_url": stub.url})
     assert progress.done == 4 and progress.failed == 0
     assert stub.count == 4
     assert {r["headers"]["authorization"] for r in stub.requests} == {f"Bearer {KEY}"}
     assert KEY not in json.dumps(judge.settings)
-    sig_text, sig_json = geval.signature(judge.settings, ONE, list(ONE.aspects))
+    sig_text, sig_json = signature(judge.settings, ONE, list(ONE.aspects))
     assert KEY not in sig_text and KEY not in json.dumps(sig_json)
     assert KEY not in repr(vars(judge))
     store.close()
@@ -348,14 +350,14 @@ def test_a_run_with_server_errors_stores_failed_rows_and_retries_them(stub, stor
     items = make_items(3)
     stub.configure("logprobs", fail_first=None, fail_status=500)
     judge = make(stub, mode="logprobs")
-    progress = geval.score_items(store, items, ONE, judge, "synthetic")
+    progress = geval.score(store, items, ONE, judge, "synthetic")
     assert progress.failed == 3 and progress.done == 3
     failed = store.judgments("synthetic", status="failed")
     assert len(failed) == 3
     assert all("HTTP 500 from the server" in reason for reason in failed["reason"])
     assert store.db["calls"].count == 0  # errors are never cached
     stub.configure("logprobs")
-    progress = geval.score_items(store, items, ONE, judge, "synthetic")
+    progress = geval.score(store, items, ONE, judge, "synthetic")
     assert progress.failed == 0 and progress.cached == 0 and stub.count == 3
     ok = store.judgments("synthetic", status="ok")
     assert len(ok) == 3 and len(store.judgments("synthetic")) == 3

@@ -10,7 +10,6 @@ import urllib.error
 import urllib.request
 
 import pytest
-
 from openai_stub import OpenAIStub, form_aspects, spread, tokenize
 
 

@@ -9,15 +9,16 @@ import json
 import numpy as np
 
 import geval
+from geval.judging.templates import parse_template, resolve_template
 from tests.test_page_inspect import scored_app
 
-PAGE = "pages/5_agreement.py"
+PAGE = "views/5_agreement.py"
 
 
 def _second_version() -> geval.Template:
     """The naturalness template with one word changed: another version, other scripted scores."""
-    text = geval.resolve_template("topicalchat-naturalness").text
-    return geval.parse_template(text.replace("Evaluation Form (scores ONLY):", "Evaluation Form (numbers ONLY):"),
+    text = resolve_template("topicalchat-naturalness").text
+    return parse_template(text.replace("Evaluation Form (scores ONLY):", "Evaluation Form (numbers ONLY):"),
                                 source="v2")
 
 
@@ -52,7 +53,7 @@ def _array(value) -> np.ndarray:
 def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_path):
     """What keeps the page buildable at 100,000 judgments (bench/agreement_page.py): above WEBGL_ABOVE
     points the scatter is a WebGL trace, and the histograms send 20 binned counts, not one value per item."""
-    monkeypatch.setattr("geval.report.WEBGL_ABOVE", 5)
+    monkeypatch.setattr("geval.reporting.figures.WEBGL_ABOVE", 5)
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()
     assert not at.exception
@@ -109,7 +110,7 @@ def test_a_point_opens_in_inspect(monkeypatch, tmp_path):
     at.switch_page(PAGE).run()
     item = dataset.items[len(dataset.items) // 12 * 7]
     at.session_state["inspect_item"] = item.id
-    at.switch_page("pages/4_inspect.py").run()
+    at.switch_page("views/4_inspect.py").run()
     assert not at.exception
     assert at.session_state["inspect_jump"] == item.id
     assert item.response in [t.value for t in at.text]

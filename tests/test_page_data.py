@@ -1,8 +1,7 @@
 """The Data page under AppTest: the bundled sample, an upload with a mapping form, bad uploads."""
 
-import importlib
 
-import geval.catalog
+
 from tests.apptest_helpers import open_app, texts
 
 
@@ -30,7 +29,6 @@ def test_a_broken_dataset_shows_one_line_naming_the_file(monkeypatch, tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('{"broken": [1, 2')
     monkeypatch.setenv("GEVAL_SHARED_DATA", str(tmp_path))
-    importlib.reload(geval.catalog)
     try:
         at = open_app(monkeypatch, tmp_path)
         at.selectbox[0].set_value("broken").run()
@@ -39,4 +37,4 @@ def test_a_broken_dataset_shows_one_line_naming_the_file(monkeypatch, tmp_path):
         assert any("broken.json:1" in e and "invalid JSON" in e for e in errors), errors
     finally:
         monkeypatch.delenv("GEVAL_SHARED_DATA")
-        importlib.reload(geval.catalog)
+    

@@ -8,16 +8,17 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import scripted
 from streamlit.testing.v1 import AppTest
 
 import geval
-from geval.catalog import SHARED_DATA_DIR
-from helpers import scripted
+from geval.data.dataset import SHARED_DATA_DIR
+from geval.judging.templates import load_template
 from tests.apptest_helpers import texts
 
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
-PAGE = "pages/4_inspect.py"
+PAGE = "views/4_inspect.py"
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
 TEMPLATE = REPO / "prompts" / "topicalchat-naturalness.txt"
 EVIL = "<script>alert('owned')</script> **bold** <b>tag</b>"
@@ -46,8 +47,8 @@ def scored_app(monkeypatch, tmp_path: Path, n: int = 12, source: Path | None = N
     store.save_dataset(dataset)
     items = dataset.items[:: max(1, len(dataset.items) // n)][:n]
     if score:
-        for template in (geval.load_template(TEMPLATE), *templates):
-            geval.score_items(store, items, template, judge or geval.make_judge("scripted"), dataset.name)
+        for template in (load_template(TEMPLATE), *templates):
+            geval.score(store, items, template, judge or geval.make_judge("scripted"), dataset.name)
     store.close()
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
@@ -109,7 +110,7 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     other_aspects = at.dataframe[0].value
     assert set(other_aspects["aspect"]) == set(item.human) - {"Natural"}
     codes = [c.value for c in at.code]
-    assert geval.load_template(TEMPLATE).render(item) in codes  # the exact prompt
+    assert load_template(TEMPLATE).render(item) in codes  # the exact prompt
     assert any(c.startswith("Naturalness: ") for c in codes)  # the scripted judge's raw answer
     assert at.get("plotly_chart"), "the judge's score distribution is drawn"
 
@@ -161,7 +162,7 @@ def test_the_place_is_kept_across_pages(monkeypatch, tmp_path):
     at.button(key="inspect_next").click().run()
     at.radio(key="inspect_order").set_value("Smallest disagreement first").run()
     assert at.session_state["inspect_jump"] == order[2]
-    at.switch_page("pages/5_agreement.py").run()
+    at.switch_page("views/5_agreement.py").run()
     assert not at.exception
     at.switch_page(PAGE).run()
     assert not at.exception
@@ -231,7 +232,7 @@ def test_an_empty_store_points_to_the_score_page(monkeypatch, tmp_path):
 
 
 def test_coverage_and_parsed_samples_are_shown(monkeypatch, tmp_path, stub):
-    from geval.judges.openai_compat import OpenAIJudge
+    from geval.judging.backends.openai import OpenAIJudge
 
     stub.configure("logprobs", other=0.2)  # 20% of the probability off the scale's scores
     at, dataset = scored_app(monkeypatch, tmp_path, n=3, judge=OpenAIJudge(
@@ -241,7 +242,7 @@ def test_coverage_and_parsed_samples_are_shown(monkeypatch, tmp_path, stub):
     assert any(c.value.startswith("Coverage: 80.0% of the judge's probability") for c in at.caption)
     stub.configure("no-logprobs", cycle=[3, 2])
     store = geval.Store(tmp_path / "store.sqlite")
-    geval.score_items(store, [dataset.items[0]], geval.load_template(TEMPLATE), OpenAIJudge(
+    geval.score(store, [dataset.items[0]], load_template(TEMPLATE), OpenAIJudge(
         "stub-model", base_url=stub.url, api_key="sk-test", mode="samples", n=4, max_retries=0), dataset.name)
     sampled = geval.disagreements(store, dataset.name)  # the newest combination: the sampled one
     store.close()
@@ -253,7 +254,7 @@ def test_coverage_and_parsed_samples_are_shown(monkeypatch, tmp_path, stub):
 
 
 def test_answer_details_count_the_parsed_samples():
-    from geval.compare import answer_details
+    from geval.analysis.disagreement import answer_details
 
     scores = json.dumps({"naturalness": {"samples": [3, 2, 3], "coverage": None}})
     assert answer_details(scores, "naturalness", json.dumps(["3", "2", "3", "no idea", ""])) == (

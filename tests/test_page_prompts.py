@@ -2,7 +2,7 @@
 
 from tests.apptest_helpers import open_app, texts
 
-PAGE = "pages/2_prompts.py"
+PAGE = "views/2_prompts.py"
 
 
 def test_preview_renders_the_template_on_a_real_item(monkeypatch, tmp_path):
@@ -50,7 +50,7 @@ def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_
 
 
 def test_generating_evaluation_steps_with_the_chosen_judge(monkeypatch, tmp_path):
-    from tests.openai_stub import OpenAIStub
+    from openai_stub import OpenAIStub
 
     with OpenAIStub() as stub:
         stub.configure("text", text="1. Read the conversation.\n2. Judge how natural the response sounds.")

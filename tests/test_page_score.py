@@ -4,10 +4,11 @@ typed in the sidebar is written nowhere."""
 
 from pathlib import Path
 
-from tests.apptest_helpers import open_app, texts, wait_for
-from tests.openai_stub import OpenAIStub
+from openai_stub import OpenAIStub
 
-PAGE = "pages/3_score.py"
+from tests.apptest_helpers import open_app, texts, wait_for
+
+PAGE = "views/3_score.py"
 KEY = "sk-test-NEVER-STORE-7f3a9c"
 
 

@@ -3,28 +3,22 @@ constant vectors (a clear "undefined", no crash) and groups of one item."""
 
 from __future__ import annotations
 
-
 import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from geval.items import Turn, make_item
-from geval.protocols import (
-    PROTOCOLS,
-    ProtocolError,
-    average_over_aspects,
-    dstc9_system,
-    fed_turn,
-    mean_vs_overall,
-    protocols_for,
-    run_protocol,
-    summeval_summary,
-    summeval_system,
-    topicalchat_turn,
-)
+from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, correlations, mean_of_aspects
+from geval.analysis.correlation import Resamples, bootstrap, correlate, item_bootstrap
+from geval.analysis.protocols import PROTOCOLS, ProtocolError, get_protocol, protocols_for
+from geval.data.items import Turn, make_item
 
 N_BOOT = 200
+
+
+def apply(protocol: str, scores, items, **options) -> pd.DataFrame:
+    """The one pipeline under a protocol named as the papers' tables are."""
+    return correlations(scores, items, get_protocol(protocol), **options)
 
 # SummEval-like documents: (judge scores, human scores) of each document's summaries.
 DOCUMENTS = {
@@ -61,7 +55,7 @@ def test_the_d2_pearson_used_by_hand_is_right():
 
 def test_summeval_per_document_protocol_equals_the_hand_computation():
     items, scores = summeval_case()
-    table = summeval_summary(scores, items, n_boot=N_BOOT)
+    table = apply("summeval-summary", scores, items, n_boot=N_BOOT)
     assert list(table["metric"]) == ["spearman", "kendall", "pearson"]
     rows = by_metric(table)
     assert rows["spearman"]["value"] == pytest.approx(SPEARMAN_BY_HAND, abs=1e-12)
@@ -86,7 +80,7 @@ def test_summeval_per_document_equals_scipy_per_document_then_mean():
                              group=f"doc{doc}", human={"relevance": (float(human[system]),)})
             items.append(item)
             scores[item.id] = float(judge[system])
-    table = summeval_summary(pd.Series(scores), items, n_boot=N_BOOT)
+    table = apply("summeval-summary", pd.Series(scores), items, n_boot=N_BOOT)
     judge = np.array([scores[i.id] for i in items]).reshape(12, 16)
     human = np.array([i.human_mean("relevance") for i in items]).reshape(12, 16)
     expected = {"spearman": np.mean([sps.spearmanr(j, h).statistic for j, h in zip(judge, human)]),
@@ -94,7 +88,7 @@ def test_summeval_per_document_equals_scipy_per_document_then_mean():
     rows = by_metric(table[table["human"] == "relevance"])
     for metric, value in expected.items():
         assert rows[metric]["value"] == pytest.approx(value, abs=1e-12)
-    system = by_metric(summeval_system(pd.Series(scores), items, n_boot=N_BOOT).query("human == 'relevance'"))
+    system = by_metric(apply("summeval-system", pd.Series(scores), items, n_boot=N_BOOT).query("human == 'relevance'"))
     assert system["kendall"]["value"] == pytest.approx(sps.kendalltau(judge.mean(0), human.mean(0)).statistic)
     assert system["pearson"]["n"] == 16
 
@@ -103,7 +97,7 @@ def test_a_series_is_compared_with_every_human_aspect_the_items_have():
     items, scores = summeval_case()
     items = [make_item(i.dataset, i.level, i.context, i.response, i.grounding, i.system, i.group,
                        {**i.human, "fluency": (float(len(i.response) % 3),)}) for i in items]
-    table = summeval_summary(pd.Series(scores["coherence"].to_numpy(), index=[i.id for i in items]), items,
+    table = apply("summeval-summary", pd.Series(scores["coherence"].to_numpy(), index=[i.id for i in items]), items,
                              n_boot=N_BOOT)
     assert list(dict.fromkeys(table["aspect"])) == ["coherence", "fluency"]
 
@@ -133,7 +127,7 @@ def usr_case(n_contexts: int = 12, per_context: int = 6, seed: int = 0):
 
 def test_topicalchat_maps_the_usr_aspects_and_equals_scipy():
     items, scores = usr_case()
-    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    table = apply("topicalchat-turn", scores, items, n_boot=N_BOOT)
     pearson = table[table["metric"] == "pearson"].set_index("aspect")
     assert list(pearson.index) == ["naturalness", "coherence", "engagingness", "groundedness"]
     assert list(pearson["human"]) == ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
@@ -150,14 +144,14 @@ def test_topicalchat_maps_the_usr_aspects_and_equals_scipy():
 def test_columns_named_as_the_human_aspects_or_mapped_explicitly():
     items, scores = usr_case()
     renamed = scores.rename(columns={"naturalness": "natural", "coherence": "my-coherence"})
-    table = topicalchat_turn(renamed, items, humans={"my-coherence": "Maintains Context"}, n_boot=N_BOOT)
+    table = apply("topicalchat-turn", renamed, items, humans={"my-coherence": "Maintains Context"}, n_boot=N_BOOT)
     assert list(dict.fromkeys(table["aspect"])) == ["naturalness", "coherence", "engagingness", "groundedness"]
 
 
 def test_a_constant_judge_is_undefined_with_a_note_and_no_crash():
     items, scores = usr_case()
     scores["naturalness"] = 2.0
-    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    table = apply("topicalchat-turn", scores, items, n_boot=N_BOOT)
     rows = table[table["aspect"] == "naturalness"]
     assert len(rows) == 3
     assert rows["value"].isna().all() and rows["low"].isna().all() and rows["high"].isna().all()
@@ -169,13 +163,13 @@ def test_a_constant_judge_is_undefined_with_a_note_and_no_crash():
 def test_unscored_items_are_dropped_and_counted():
     items, scores = usr_case()
     scores.iloc[:5, 0] = np.nan
-    rows = topicalchat_turn(scores, items, n_boot=N_BOOT).query("aspect == 'naturalness'")
+    rows = apply("topicalchat-turn", scores, items, n_boot=N_BOOT).query("aspect == 'naturalness'")
     assert set(rows["n"]) == {67} and set(rows["unscored"]) == {5}
 
 
 def test_groups_of_one_item_still_give_item_level_intervals():
     items, scores = usr_case(n_contexts=30, per_context=1)
-    table = topicalchat_turn(scores, items, n_boot=N_BOOT)
+    table = apply("topicalchat-turn", scores, items, n_boot=N_BOOT)
     assert table.query("aspect == 'naturalness' and metric == 'pearson'")["low"].notna().all()
 
 
@@ -188,7 +182,7 @@ def test_dstc9_system_level_is_the_correlation_of_system_means():
                          group=f"dlg-{d:04d}", human={"overall": (human,)})
         items.append(item)
         scores[item.id] = human + rng.normal(0, 1)
-    table = dstc9_system(pd.Series(scores), items, n_boot=N_BOOT)
+    table = apply("dstc9-system", pd.Series(scores), items, n_boot=N_BOOT)
     frame = pd.DataFrame({"judge": [scores[i.id] for i in items], "human": [i.human_mean("overall") for i in items],
                           "system": [i.system for i in items]}).groupby("system").mean()
     row = table.query("metric == 'pearson'").iloc[0]
@@ -199,51 +193,53 @@ def test_dstc9_system_level_is_the_correlation_of_system_means():
 SCALES = {"naturalness": (1, 3), "coherence": (1, 3), "engagingness": (1, 3), "groundedness": (0, 1)}
 
 
+def mean_vs_overall(scores, items, scales, protocol="topicalchat-turn", **options) -> pd.DataFrame:
+    mean = mean_of_aspects(scores, scales)
+    return apply(protocol, mean.to_frame(), items, humans={MEAN_OF_ASPECTS: "Overall"}, **options)
+
+
 def test_mean_vs_overall_by_hand_maps_each_aspect_onto_its_scale():
     items, scores = usr_case()
     overall = np.array([i.human_mean("Overall") for i in items])
     four = ["naturalness", "coherence", "engagingness", "groundedness"]
     scaled = mean_vs_overall(scores, items, SCALES, n_boot=N_BOOT).query("metric == 'pearson'").iloc[0]
     assert scaled["aspect"] == "mean of aspects" and scaled["human"] == "Overall"
-    assert scaled["note"].startswith("mean of naturalness, coherence, engagingness, groundedness")
     by_hand = sum((scores[a] - SCALES[a][0]) / (SCALES[a][1] - SCALES[a][0]) for a in four) / 4
     assert scaled["value"] == pytest.approx(sps.pearsonr(by_hand, overall).statistic, abs=1e-12)
     raw = sps.pearsonr(scores[four].mean(axis=1), overall).statistic  # the raw mean: another number
     assert scaled["value"] != pytest.approx(raw)
 
 
-def test_mean_vs_overall_needs_overall_and_two_aspects():
+def test_mean_vs_overall_needs_overall():
     items, scores = summeval_case()
-    with pytest.raises(ProtocolError, match="the items have no human 'Overall' scores to compare the mean of "
-                                            "aspects with; they have coherence"):
+    with pytest.raises(ProtocolError, match=r"no score column \(mean of aspects\) maps to a human aspect \(coherence\)"):
         mean_vs_overall(scores, items, {"coherence": (1, 5)}, protocol="summeval-summary")
-    items, scores = usr_case()
-    with pytest.raises(ProtocolError, match="at least two aspect columns"):
-        mean_vs_overall(scores[["naturalness"]], items, SCALES)
 
 
 def test_average_over_aspects_is_the_mean_of_the_aspect_correlations():
     items, scores = usr_case()
-    table = topicalchat_turn(scores, items, n_boot=N_BOOT).query("metric == 'pearson'")
-    average = average_over_aspects(scores, items, n_boot=N_BOOT).iloc[0]
-    assert average["value"] == pytest.approx(table["value"].mean(), abs=1e-12)
+    table = apply("topicalchat-turn", scores, items, n_boot=N_BOOT, average=True).query("metric == 'pearson'")
+    average = table[table["aspect"] == AVERAGE].iloc[0]
+    aspects = table[table["aspect"] != AVERAGE]
+    assert average["value"] == pytest.approx(aspects[aspects["human"] != "Overall"]["value"].mean(), abs=1e-12)
     assert average["aspect"] == "average" and average["n"] == 72
     assert average["low"] < average["value"] < average["high"]
-    with pytest.raises(ProtocolError, match="takes an item-level protocol; summeval-summary is group level"):
-        average_over_aspects(scores, items, protocol="summeval-summary")
+    items, scores = summeval_case()
+    summary = apply("summeval-summary", scores, items, n_boot=N_BOOT, average=True)
+    assert AVERAGE not in set(summary["aspect"])  # G-EVAL's average is of item-level correlations only
 
 
 def test_errors_name_the_problem():
     items, scores = usr_case()
     with pytest.raises(ProtocolError, match="protocol 'usr' is unknown; use one of topicalchat-turn"):
-        run_protocol("usr", scores, items)
+        apply("usr", scores, items)
     with pytest.raises(ProtocolError, match="FED, turn level: no score column \\(naturalness, coherence"):
         fed_item = make_item("f", "turn", [], "x", human={"Fluent": (1.0,)})
-        fed_turn(pd.DataFrame({"naturalness": [1.0], "coherence": [2.0]}, index=[fed_item.id]), [fed_item])
+        apply("fed-turn", pd.DataFrame({"naturalness": [1.0], "coherence": [2.0]}, index=[fed_item.id]), [fed_item])
     with pytest.raises(ProtocolError, match="none of the 72 items is at summary level"):
-        summeval_summary(scores, items)
+        apply("summeval-summary", scores, items)
     with pytest.raises(ProtocolError, match="no scored item is one of the 72 turn-level items"):
-        topicalchat_turn(pd.Series({"nope": 1.0}), items)
+        apply("topicalchat-turn", pd.Series({"nope": 1.0}), items)
 
 
 @pytest.mark.parametrize("layout, name, levels, expected", [
@@ -271,39 +267,37 @@ def test_every_protocol_names_its_source_and_a_primary_metric_it_computes():
 
 @pytest.mark.parametrize("metric", ["pearson", "spearman", "kendall"])
 @pytest.mark.parametrize("seed", range(3))
-def test_fast_correlate_equals_correlate_with_ties(metric, seed):
-    from geval.stats import correlate, fast_correlate
-
+def test_the_vectorized_bootstrap_equals_each_resample_computed_alone(metric, seed):
     rng = np.random.default_rng(seed)
-    x, y = rng.integers(1, 4, 40).astype(float), rng.integers(1, 6, 40).astype(float)
-    assert fast_correlate(metric, x, y) == pytest.approx(correlate(metric, x, y), abs=1e-12)
-    assert np.isnan(fast_correlate(metric, np.ones(5), np.arange(5.0)))
-    assert np.isnan(fast_correlate(metric, [1.0], [2.0]))
+    x, y = rng.integers(1, 4, 40).astype(float), rng.integers(1, 6, 40).astype(float)  # ties
+    resamples = Resamples(np.repeat(np.arange(10), 4), n_boot=60, seed=seed)
+    alone = [correlate(metric, x[resamples.rows(b)], y[resamples.rows(b)]) for b in range(60)]
+    assert item_bootstrap(x, y, resamples, (metric,))[metric] == pytest.approx(alone, abs=1e-12, nan_ok=True)
 
 
-def test_bootstrap_groups_draws_whole_groups_like_agreement():
-    from geval.stats import agreement, bootstrap_groups, correlate
+def test_bootstrap_draws_whole_groups_like_agreement():
+    from geval.analysis.correlation import agreement
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=30)
     y = x + rng.normal(size=30)
     groups = np.repeat(np.arange(10), 3)
-    low, high = bootstrap_groups(lambda rows: correlate("pearson", x[rows], y[rows]), groups, n_boot=300, seed=4)
+    low, high = bootstrap(lambda rows: correlate("pearson", x[rows], y[rows]), Resamples(groups, 300, seed=4))
     item = next(r for r in agreement(x, y, groups, levels=("item",), n_boot=300, seed=4) if r.metric == "pearson")
     assert (low, high) == pytest.approx((item.low, item.high), abs=1e-12)
     sizes = []
-    bootstrap_groups(lambda rows: sizes.append(len(rows)) or 0.0, groups, n_boot=20)
+    bootstrap(lambda rows: sizes.append(len(rows)) or 0.0, Resamples(groups, 20))
     assert set(sizes) == {30}  # ten groups of three drawn each time
-    assert all(np.isnan(v) for v in bootstrap_groups(lambda rows: float("nan"), groups, n_boot=20))
+    assert all(np.isnan(v) for v in bootstrap(lambda rows: float("nan"), Resamples(groups, 20)))
 
 
 @pytest.mark.parametrize("seed", range(3))
 def test_the_fast_item_level_path_equals_stats_agreement(seed):
-    from geval.stats import agreement
+    from geval.analysis.correlation import agreement
 
     items, scores = usr_case(seed=seed)
     scores.iloc[:4, 0] = np.nan
-    table = topicalchat_turn(scores, items, n_boot=300, seed=seed).query("aspect == 'naturalness'")
+    table = apply("topicalchat-turn", scores, items, n_boot=300, seed=seed).query("aspect == 'naturalness'")
     human = np.array([i.human_mean("Natural") for i in items])
     expected = {r.metric: r for r in agreement(scores["naturalness"].to_numpy(), human, [i.group for i in items],
                                                levels=("item",), n_boot=300, seed=seed)}
@@ -315,5 +309,5 @@ def test_the_fast_item_level_path_equals_stats_agreement(seed):
 
 def test_a_subset_of_metrics():
     items, scores = usr_case()
-    table = run_protocol("topicalchat-turn", scores, items, n_boot=50, metrics=("pearson",))
+    table = apply("topicalchat-turn", scores, items, n_boot=50, metrics=("pearson",))
     assert set(table["metric"]) == {"pearson"}

@@ -6,10 +6,20 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import make_items, make_template, scripted
 
 import geval
-from geval.items import Turn, make_item
-from helpers import make_items, make_template, scripted
+from geval.data.items import Turn, make_item
+from geval.errors import StoreError
+from geval.reporting.figures import (
+    abs_diff_histogram,
+    correlation_bars,
+    distribution_figure,
+    judge_distribution_figure,
+    scatter_figure,
+)
+from geval.reporting.html import html_report
+from geval.reporting.tables import display_table, stack_tables
 
 EVIL = "<script>alert('owned')</script> **bold**"
 
@@ -23,14 +33,14 @@ def scored(store):
     dataset = geval.Dataset("synthetic", "synthetic.csv", "table", items)
     store.save_dataset(dataset)
     template = make_template()
-    geval.score_items(store, items, template, scripted(), "synthetic")
-    combo = geval.scored_combos(store, "synthetic").iloc[0]
+    geval.score(store, items, template, scripted(), "synthetic")
+    combo = store.combos("synthetic").iloc[0]
     return store, dataset, (combo["template_version"], combo["signature"])
 
 
 def test_the_report_is_one_self_contained_html_page(scored):
     store, dataset, pair = scored
-    report = geval.html_report(store, dataset, [pair], n_boot=100)
+    report = html_report(store, dataset, [pair], n_boot=100)
     assert isinstance(report, str)
     assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
     assert "Plotly" in report
@@ -47,7 +57,7 @@ def test_the_report_is_one_self_contained_html_page(scored):
 
 def test_item_text_never_appears_raw(scored):
     store, dataset, pair = scored
-    report = geval.html_report(store, "synthetic", [pair], n_boot=100)
+    report = html_report(store, "synthetic", [pair], n_boot=100)
     assert "alert('owned')" not in report.replace("&lt;script&gt;alert(&#x27;owned&#x27;)", "")
     assert "<script>alert" not in report
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**" in report  # the worst-items table
@@ -56,22 +66,22 @@ def test_item_text_never_appears_raw(scored):
 
 def test_precomputed_tables_are_used(scored):
     store, dataset, pair = scored
-    table = geval.agreement_table(store, "synthetic", *pair, n_boot=50)
+    table = geval.agree(store, "synthetic", pair, n_boot=50)
     table.loc[0, "note"] = "precomputed-marker"
-    assert "precomputed-marker" in geval.html_report(store, dataset, [pair], tables={pair: table})
+    assert "precomputed-marker" in html_report(store, dataset, [pair], tables={pair: table})
 
 
 def test_a_pair_that_was_never_scored_is_a_named_error(scored):
     store, dataset, _ = scored
-    with pytest.raises(geval.StoreError,
+    with pytest.raises(StoreError,
                        match="no judgments for dataset 'synthetic' with these settings; score some items first"):
-        geval.html_report(store, dataset, [("0000", "nope")])
+        html_report(store, dataset, [("0000", "nope")])
 
 
 def test_the_scatter_knows_each_point_item(scored):
     store, _, pair = scored
-    frame = geval.disagreements(store, "synthetic", *pair)
-    figure = geval.scatter_figure(frame, "naturalness", "Natural")
+    frame = geval.disagreements(store, "synthetic", pair)
+    figure = scatter_figure(frame, "naturalness", "Natural")
     points = [(trace.customdata[i][0], trace.customdata[i][2]) for trace in figure.data
               for i in range(len(trace.customdata))]
     assert sorted(i for i, _ in points) == sorted(frame["item_id"])
@@ -91,19 +101,19 @@ def test_the_scatter_switches_to_webgl_for_many_points():
         "human": "Natural", "score": np.linspace(1, 3, n), "human_score": np.linspace(3, 1, n), "scale_min": 1.0,
         "scale_max": 3.0, "human_min": 1.0, "human_max": 3.0, "system": "s", "response": "x" * 500,
     })
-    figure = geval.scatter_figure(frame, "naturalness", "Natural")
+    figure = scatter_figure(frame, "naturalness", "Natural")
     assert figure.data[0].type == "scattergl"
     assert len(figure.data[0].customdata[0][2]) == 120  # the response's first 120 characters (with an ellipsis)
 
 
 def test_the_histograms_use_the_common_scale(scored):
     store, _, pair = scored
-    frame = geval.disagreements(store, "synthetic", *pair)
-    histogram = geval.abs_diff_histogram(frame, "Naturalness", "Natural")
+    frame = geval.disagreements(store, "synthetic", pair)
+    histogram = abs_diff_histogram(frame, "Naturalness", "Natural")
     centres = np.asarray(histogram.data[0].x, dtype=float)
     assert sum(histogram.data[0].y) == 12 and ((0 <= centres) & (centres <= 1)).all()
     assert tuple(histogram.layout.xaxis.range) == (0, 1)
-    overlaid = geval.distribution_figure(frame, "naturalness", "Natural")
+    overlaid = distribution_figure(frame, "naturalness", "Natural")
     assert [t.name.split(":")[0] for t in overlaid.data] == ["judge", "human"]
     assert overlaid.layout.barmode == "overlay"
 
@@ -123,7 +133,7 @@ def _disagreement_frame(values: list[float]) -> pd.DataFrame:
 def test_the_histograms_send_binned_counts(values, counts):
     frame = _disagreement_frame(values)
     expected = [counts.get(b, 0) for b in range(20)]
-    for figure in (geval.abs_diff_histogram(frame, "naturalness"), geval.distribution_figure(frame, "naturalness")):
+    for figure in (abs_diff_histogram(frame, "naturalness"), distribution_figure(frame, "naturalness")):
         for trace in figure.data:
             assert trace.type == "bar"
             assert list(trace.x) == pytest.approx([0.025 + 0.05 * b for b in range(20)])
@@ -132,12 +142,12 @@ def test_the_histograms_send_binned_counts(values, counts):
 
 def test_correlation_bars_carry_the_confidence_intervals(store):
     items = make_items(24)  # 12 groups: enough for an interval
-    geval.score_items(store, items, make_template(), scripted(), "synthetic")
+    geval.score(store, items, make_template(), scripted(), "synthetic")
     store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", items))
-    pair = tuple(geval.scored_combos(store, "synthetic").iloc[0][["template_version", "signature"]])
-    table = geval.agreement_table(store, "synthetic", *pair, n_boot=50)
-    stacked = geval.stack_tables({"v1": table, "v2": table})
-    figure = geval.correlation_bars(stacked, "pearson")
+    pair = tuple(store.combos("synthetic").iloc[0][["template_version", "signature"]])
+    table = geval.agree(store, "synthetic", pair, n_boot=50)
+    stacked = stack_tables({"v1": table, "v2": table})
+    figure = correlation_bars(stacked, "pearson")
     assert {t.name for t in figure.data} == {"v1", "v2"}
     item = table[(table["metric"] == "pearson") & (table["level"] == "item")].iloc[0]
     trace = figure.data[0]
@@ -150,12 +160,12 @@ def test_display_table_shows_value_and_interval_in_one_column():
     table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": ["item"], "metric": ["pearson"],
                           "value": [0.41234], "low": [0.1], "high": [float("nan")], "n": [10], "note": [""],
                           "unscored": [2]})
-    shown = geval.display_table(table)
+    shown = display_table(table)
     assert shown.loc[0, "value [95% CI]"] == "0.412 [0.100, –]"
     assert list(shown.columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n", "unscored", "note"]
 
 
 def test_the_judge_distribution_figure_covers_the_whole_scale():
-    figure = geval.judge_distribution_figure({2: 0.25, 3: 0.75}, 1, 5, 2.75)
+    figure = judge_distribution_figure({2: 0.25, 3: 0.75}, 1, 5, 2.75)
     assert list(figure.data[0].x) == [1, 2, 3, 4, 5]
     assert list(figure.data[0].y) == [0, 0.25, 0.75, 0, 0]

@@ -6,11 +6,15 @@ import json
 import threading
 
 import pytest
+from helpers import failing_for, item_number, make_items, make_template, scripted
 
 import geval
-from geval.judges.scripted import hashed_distribution
-from geval.runner import environment
-from helpers import failing_for, item_number, make_items, make_template, scripted
+from geval.data.items import Item
+from geval.errors import JudgeError, JudgmentFailed
+from geval.judging.backends.scripted import hashed_distribution
+from geval.judging.judgment import signature
+from geval.judging.templates import Aspect
+from geval.scoring.runner import Progress, environment
 
 TWO = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
 ONE = make_template()
@@ -23,7 +27,7 @@ def counts(store: geval.Store) -> dict[str, int]:
 
 def test_scoring_stores_one_judgment_per_item_and_aspect(store):
     judge = scripted()
-    progress = geval.score_items(store, make_items(10), TWO, judge, "synthetic")
+    progress = geval.score(store, make_items(10), TWO, judge, "synthetic")
     assert (progress.total, progress.done, progress.cached, progress.failed, progress.unscored) == (10, 10, 0, 0, 0)
     assert len(judge.calls) == 10
     assert counts(store) == {"naturalness": 10, "coherence": 10}
@@ -41,9 +45,9 @@ def test_scoring_stores_one_judgment_per_item_and_aspect(store):
 def test_a_second_run_is_all_cached(store):
     items = make_items(10)
     judge = scripted()
-    geval.score_items(store, items, TWO, judge, "synthetic")
+    geval.score(store, items, TWO, judge, "synthetic")
     before = store.judgments("synthetic").set_index("id")["score"]
-    progress = geval.score_items(store, items, TWO, judge, "synthetic")
+    progress = geval.score(store, items, TWO, judge, "synthetic")
     assert len(judge.calls) == 10  # no new call
     assert progress.cached == 10 and progress.done == 10
     assert progress.prompt_tokens == 0 and progress.cost == 0
@@ -55,19 +59,19 @@ def test_a_second_run_is_all_cached(store):
 
 def test_another_judge_or_template_is_not_served_from_the_cache(store):
     items = make_items(4)
-    geval.score_items(store, items, ONE, scripted(), "synthetic")
+    geval.score(store, items, ONE, scripted(), "synthetic")
     other_judge = scripted(name="other")
-    assert geval.score_items(store, items, ONE, other_judge, "synthetic").cached == 0
+    assert geval.score(store, items, ONE, other_judge, "synthetic").cached == 0
     assert len(other_judge.calls) == 4
     other_template = make_template(aspects=(("Naturalness", 1, 5),))
-    assert geval.score_items(store, items, other_template, other_judge, "synthetic").cached == 0
+    assert geval.score(store, items, other_template, other_judge, "synthetic").cached == 0
     assert store.judgments("synthetic")["signature"].nunique() == 3
 
 
 def test_failed_judgments_are_stored_and_retried_alone(store):
     items = make_items(10)
     failing = scripted(failing_for({2, 5, 7}))
-    progress = geval.score_items(store, items, TWO, failing, "synthetic")
+    progress = geval.score(store, items, TWO, failing, "synthetic")
     assert progress.done == 10 and progress.failed == 3
     assert len(progress.errors) == 3
     failed = store.judgments("synthetic", status="failed")
@@ -80,7 +84,7 @@ def test_failed_judgments_are_stored_and_retried_alone(store):
     assert store.runs().iloc[0]["status"] == "finished"
 
     healthy = scripted()  # same settings, so the same signature
-    progress = geval.score_items(store, items, TWO, healthy, "synthetic")
+    progress = geval.score(store, items, TWO, healthy, "synthetic")
     assert len(healthy.calls) == 3
     assert sorted(item_number(prompt) for prompt in healthy.calls) == [2, 5, 7]
     assert progress.cached == 7 and progress.failed == 0
@@ -93,20 +97,20 @@ def test_the_stop_event_stops_early_and_a_rerun_finishes_without_duplicates(stor
     stop = threading.Event()
     seen = []
 
-    def on_progress(progress: geval.Progress) -> None:
+    def on_progress(progress: Progress) -> None:
         seen.append(progress.done)
         if progress.done == 4:
             stop.set()
 
     judge = scripted()
-    progress = geval.score_items(store, items, ONE, judge, "synthetic", stop=stop, on_progress=on_progress)
+    progress = geval.score(store, items, ONE, judge, "synthetic", stop=stop, on_progress=on_progress)
     assert progress.stopped and progress.done == 4
     assert seen == [1, 2, 3, 4]
     assert len(judge.calls) == 4
     assert store.runs().iloc[0]["status"] == "stopped"
     assert counts(store) == {"naturalness": 4}
 
-    progress = geval.score_items(store, items, ONE, judge, "synthetic")
+    progress = geval.score(store, items, ONE, judge, "synthetic")
     assert not progress.stopped and progress.done == 10 and progress.cached == 4
     assert len(judge.calls) == 10
     assert counts(store) == {"naturalness": 10}
@@ -116,10 +120,10 @@ def test_the_stop_event_stops_early_and_a_rerun_finishes_without_duplicates(stor
 
 
 def test_garbage_answers_are_unscored_with_null_scores(store):
-    def script(prompt: str, aspect: geval.Aspect):
+    def script(prompt: str, aspect: Aspect):
         return "I cannot rate this" if item_number(prompt) % 2 else "Naturalness: 2"
 
-    progress = geval.score_items(store, make_items(6), ONE, scripted(script, "garbage"), "synthetic")
+    progress = geval.score(store, make_items(6), ONE, scripted(script, "garbage"), "synthetic")
     assert progress.unscored == 3 and progress.failed == 0 and progress.done == 6
     rows = store.db.execute("SELECT status, score, reason FROM judgments ORDER BY status").fetchall()
     assert [r[0] for r in rows] == ["ok"] * 3 + ["unscored"] * 3
@@ -133,8 +137,8 @@ def test_garbage_answers_are_unscored_with_null_scores(store):
 
 def test_an_item_that_cannot_be_rendered_fails_alone(store):
     items = make_items(3)
-    no_fact = geval.Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
-    progress = geval.score_items(store, [items[0], no_fact, items[2]], ONE, scripted(), "synthetic")
+    no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    progress = geval.score(store, [items[0], no_fact, items[2]], ONE, scripted(), "synthetic")
     assert progress.done == 3 and progress.failed == 1
     failed = store.judgments("synthetic", status="failed")
     assert list(failed["item_id"]) == ["nofact"]
@@ -143,10 +147,10 @@ def test_an_item_that_cannot_be_rendered_fails_alone(store):
 
 def test_a_judge_error_ends_the_run_and_is_recorded(store):
     def script(prompt, aspect):
-        raise geval.JudgeError("the server refused the API key (401); check the key")
+        raise JudgeError("the server refused the API key (401); check the key")
 
-    with pytest.raises(geval.JudgeError):
-        geval.score_items(store, make_items(3), ONE, scripted(script), "synthetic")
+    with pytest.raises(JudgeError):
+        geval.score(store, make_items(3), ONE, scripted(script), "synthetic")
     run = store.runs().iloc[0]
     assert run["status"] == "error"
     assert json.loads(run["summary"])["done"] == 0
@@ -154,13 +158,13 @@ def test_a_judge_error_ends_the_run_and_is_recorded(store):
 
 def test_runs_record_environment_settings_and_signature(store):
     given = {"judge": "scripted", "temperature": 0.5}
-    progress = geval.score_items(store, make_items(2), ONE, scripted(), "synthetic", settings_given=given)
+    progress = geval.score(store, make_items(2), ONE, scripted(), "synthetic", settings_given=given)
     run = store.runs("synthetic").iloc[0]
     assert run["id"] == progress.run_id
     assert run["status"] == "finished" and run["n_items"] == 2 and run["template"] == ONE.label
     assert json.loads(run["settings_given"]) == given
     assert run["signature"] == progress.signature
-    assert json.loads(run["signature_json"]) == geval.signature(scripted().settings, ONE, list(ONE.aspects))[1]
+    assert json.loads(run["signature_json"]) == signature(scripted().settings, ONE, list(ONE.aspects))[1]
     env = json.loads(run["environment"])
     assert "git_commit" in env
     assert env["versions"]["python"].count(".") == 2
@@ -180,18 +184,18 @@ def test_items_are_scored_group_by_group(store):
     items = make_items(6, per_group=2)
     shuffled = [items[0], items[2], items[4], items[1], items[3], items[5]]  # groups g0 g1 g2 g0 g1 g2
     judge = scripted()
-    geval.score_items(store, shuffled, ONE, judge, "synthetic")
+    geval.score(store, shuffled, ONE, judge, "synthetic")
     assert [item_number(p) for p in judge.calls] == [0, 1, 2, 3, 4, 5]
 
 
 def test_plan_run_counts_cached_items_and_calls(store):
     items = make_items(10)
     judge = scripted()
-    plan = geval.plan_run(store, items, ONE, judge)
+    plan = geval.plan(store, items, ONE, judge)
     assert (plan.total, plan.cached, plan.calls, plan.failing) == (10, 0, 10, [])
-    geval.score_items(store, items[:4], ONE, judge, "synthetic")
+    geval.score(store, items[:4], ONE, judge, "synthetic")
     calls = len(judge.calls)
-    plan = geval.plan_run(store, items, ONE, judge)
+    plan = geval.plan(store, items, ONE, judge)
     assert (plan.cached, plan.calls) == (4, 6)
     assert len(judge.calls) == calls  # planning never calls the judge
     assert plan.line().startswith("10 items: 4 cached, 6 judge calls to make")
@@ -199,15 +203,15 @@ def test_plan_run_counts_cached_items_and_calls(store):
 
 def test_plan_run_lists_items_that_cannot_be_rendered(store):
     items = make_items(2)
-    no_fact = geval.Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
-    plan = geval.plan_run(store, [items[0], no_fact], ONE, scripted())
+    no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    plan = geval.plan(store, [items[0], no_fact], ONE, scripted())
     assert plan.calls == 1 and len(plan.failing) == 1 and "item nofact" in plan.failing[0]
     assert plan.line().endswith(", 1 cannot be rendered")
 
 
 def test_plan_run_estimates_tokens_without_a_price(store):
     items = make_items(3)
-    plan = geval.plan_run(store, items, ONE, scripted())
+    plan = geval.plan(store, items, ONE, scripted())
     assert plan.prompt_tokens == sum((len(ONE.render(item)) + 3) // 4 for item in items)
     assert plan.completion_tokens == 3 * 4  # "Naturalness: 3" per item
     assert plan.cost == 0.0
@@ -224,30 +228,30 @@ MULTI_FORM = make_template(name="test-multi", aspects=(("Naturalness", 1, 3, "Na
 @pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
 @pytest.mark.parametrize("template", [ONE, MULTI_FORM, PER_ASPECT], ids=["one", "form", "per-aspect"])
 def test_the_plan_estimates_what_the_stub_then_bills(stub, store, mode, template):
-    from geval.judges.openai_compat import OpenAIJudge
+    from geval.judging.backends.openai import OpenAIJudge
 
     judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_retries=0)
     items = make_items(4)
-    plan = geval.plan_run(store, items, template, judge)
-    progress = geval.score_items(store, items, template, judge, "synthetic")
+    plan = geval.plan(store, items, template, judge)
+    progress = geval.score(store, items, template, judge, "synthetic")
     assert progress.failed == 0 and plan.calls == progress.calls == stub.count
     assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
     assert plan.cost == pytest.approx(progress.cost, rel=1e-12) and plan.cost > 0
     if mode == "samples":  # the prompt is billed once per request, the answer once per sample
-        assert plan.completion_tokens == 5 * geval.plan_run(geval.Store(":memory:"), items, template, OpenAIJudge(
+        assert plan.completion_tokens == 5 * geval.plan(geval.Store(":memory:"), items, template, OpenAIJudge(
             "gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")).completion_tokens
 
 
 def test_progress_line_and_eta():
-    progress = geval.Progress(total=10, done=4, cached=2, failed=1, unscored=0, prompt_tokens=100)
+    progress = Progress(total=10, done=4, cached=2, failed=1, unscored=0, prompt_tokens=100)
     assert progress.line().startswith("4/10 items, 2 cached, 1 failed, 0 unscored, 100 tokens, $0.0000, ")
-    assert geval.Progress(total=3, done=3).eta == 0.0
-    assert geval.Progress(total=3, done=1, cached=1).eta is None
+    assert Progress(total=3, done=3).eta == 0.0
+    assert Progress(total=3, done=1, cached=1).eta is None
 
 
 def test_scores_match_the_script_exactly(store):
     items = make_items(3)
-    geval.score_items(store, items, ONE, scripted(), "synthetic")
+    geval.score(store, items, ONE, scripted(), "synthetic")
     frame = store.judgments("synthetic").set_index("item_id")
     for item in items:
         dist = hashed_distribution(ONE.render(item), ONE.aspects[0])
@@ -259,52 +263,52 @@ def test_scores_match_the_script_exactly(store):
 
 def test_a_per_aspect_template_makes_one_cached_call_per_aspect(store):
     judge = scripted()
-    progress = geval.score_items(store, make_items(6), PER_ASPECT, judge, "synthetic")
+    progress = geval.score(store, make_items(6), PER_ASPECT, judge, "synthetic")
     assert (progress.total, progress.done, progress.cached, progress.failed, progress.calls) == (6, 6, 0, 0, 12)
     assert len(judge.calls) == 12 and store.db["calls"].count == 12
     assert [prompt.rsplit("\n", 1)[1] for prompt in judge.calls[:2]] == ["- Naturalness:", "- Coherence:"]
     assert counts(store) == {"naturalness": 6, "coherence": 6}
     frame = store.judgments("synthetic")
     assert frame["call_key"].nunique() == 12  # each aspect points at its own call
-    again = geval.score_items(store, make_items(6), PER_ASPECT, judge, "synthetic")
+    again = geval.score(store, make_items(6), PER_ASPECT, judge, "synthetic")
     assert (again.done, again.cached) == (6, 6) and len(judge.calls) == 12
 
 
 def test_a_failed_aspect_call_fails_that_aspect_only_and_is_retried_alone(store):
     def script(prompt, aspect):
         if prompt.endswith("- Coherence:") and item_number(prompt) == 2:
-            raise geval.JudgmentFailed("HTTP 500 from the server")
+            raise JudgmentFailed("HTTP 500 from the server")
         return hashed_distribution(prompt, aspect)
 
-    progress = geval.score_items(store, make_items(4), PER_ASPECT, scripted(script), "synthetic")
+    progress = geval.score(store, make_items(4), PER_ASPECT, scripted(script), "synthetic")
     assert (progress.done, progress.failed, progress.calls) == (4, 1, 7)
     assert progress.errors == [f"item {make_items(4)[2].id}: HTTP 500 from the server"]
     statuses = dict(store.db.execute(
         "SELECT aspect, status FROM judgments WHERE item_id = ?", [make_items(4)[2].id]).fetchall())
     assert statuses == {"naturalness": "ok", "coherence": "failed"}
     judge = scripted()
-    again = geval.score_items(store, make_items(4), PER_ASPECT, judge, "synthetic")
+    again = geval.score(store, make_items(4), PER_ASPECT, judge, "synthetic")
     assert (again.failed, again.cached, again.calls) == (0, 3, 1)
     assert len(judge.calls) == 1 and judge.calls[0].endswith("- Coherence:")
-    assert geval.plan_run(store, make_items(4), PER_ASPECT, judge).calls == 0
+    assert geval.plan(store, make_items(4), PER_ASPECT, judge).calls == 0
 
 
 def test_a_rerun_takes_items_already_judged_from_one_query_without_rendering(store, monkeypatch):
     def unscored_for_item_1(prompt, aspect):
         return "no idea" if item_number(prompt) == 1 and aspect.key == "coherence" else hashed_distribution(prompt, aspect)
 
-    geval.score_items(store, make_items(5), TWO, scripted(unscored_for_item_1), "synthetic")
+    geval.score(store, make_items(5), TWO, scripted(unscored_for_item_1), "synthetic")
     monkeypatch.setattr(geval.Template, "calls", lambda *a, **k: pytest.fail("rendered an item already judged"))
     judge = scripted(unscored_for_item_1)
-    again = geval.score_items(store, make_items(5), TWO, judge, "synthetic")
+    again = geval.score(store, make_items(5), TWO, judge, "synthetic")
     assert (again.done, again.cached, again.calls, again.unscored) == (5, 5, 0, 1) and judge.calls == []
 
 
 def test_regenerated_steps_change_the_prompts_so_a_rerun_judges_again(store):
     template = make_template(steps="auto", body="Steps:\n{{steps}}\n\nResponse:\n{{response}}\n\n- Naturalness:")
     judge = scripted()
-    geval.score_items(store, make_items(3), template, judge, "synthetic")
+    geval.score(store, make_items(3), template, judge, "synthetic")
     store.save_steps(template, judge.settings, "1. Other steps.")
-    again = geval.score_items(store, make_items(3), template, judge, "synthetic")
+    again = geval.score(store, make_items(3), template, judge, "synthetic")
     assert (again.cached, again.calls) == (0, 3)
     assert all("1. Other steps." in prompt for prompt in judge.calls[-3:])

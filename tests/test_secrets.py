@@ -14,10 +14,12 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from helpers import REPO, make_items, make_template, run_cli
 
 import geval
-from geval.judges.openai_compat import OpenAIJudge
-from helpers import REPO, make_items, make_template, run_cli
+from geval.errors import JudgeError
+from geval.judging.backends.openai import OpenAIJudge
+from geval.reporting.html import html_report
 
 KEY = "sk-test-SECRET-8d1e5f0b2c"
 TEMPLATE = make_template()
@@ -77,14 +79,14 @@ def test_a_key_given_in_process_is_written_nowhere(stub, tmp_path, caplog):
     dataset = geval.Dataset("synthetic", "synthetic.csv", "table", items)
     store.save_dataset(dataset)
     judge = OpenAIJudge("stub-model", base_url=stub.url, api_key=KEY, mode="logprobs", max_retries=0, timeout=5)
-    progress = geval.score_items(store, items, TEMPLATE, judge, "synthetic",
+    progress = geval.score(store, items, TEMPLATE, judge, "synthetic",
                                  settings_given={"judge": "openai", "model": "stub-model", "base_url": stub.url})
     assert progress.done == 8 and progress.failed == 0
     assert {r["headers"]["authorization"] for r in stub.requests} == {f"Bearer {KEY}"}
 
-    (tmp_path / "report.html").write_text(geval.html_report(store, dataset, [(TEMPLATE.version, progress.signature)],
+    (tmp_path / "report.html").write_text(html_report(store, dataset, [(TEMPLATE.version, progress.signature)],
                                                             n_boot=50))
-    geval.agreement_table(store, "synthetic", n_boot=50).to_csv(tmp_path / "agreement.csv", index=False)
+    geval.agree(store, "synthetic", None, n_boot=50).to_csv(tmp_path / "agreement.csv", index=False)
     store.judgments("synthetic").to_csv(tmp_path / "judgments.csv", index=False)
     (tmp_path / "run.log").write_text(caplog.text)
     assert "HTTP Request: POST" in caplog.text  # the logs were captured
@@ -100,8 +102,8 @@ def test_a_key_given_in_process_is_written_nowhere(stub, tmp_path, caplog):
 def test_a_refused_key_is_not_in_the_error_message(stub, store, echo_key):
     stub.configure("logprobs", fail_first=None, fail_status=401, echo_key=echo_key)
     judge = OpenAIJudge("stub-model", base_url=stub.url, api_key=KEY, mode="logprobs", max_retries=0, timeout=5)
-    with pytest.raises(geval.JudgeError) as error:
-        geval.score_items(store, make_items(2), TEMPLATE, judge, "synthetic")
+    with pytest.raises(JudgeError) as error:
+        geval.score(store, make_items(2), TEMPLATE, judge, "synthetic")
     assert str(error.value) == "the server refused the API key (401); check the key"
     assert KEY not in store.runs().to_json()
 
@@ -112,7 +114,7 @@ def test_a_server_echoing_the_key_into_an_error_gets_it_masked(stub, tmp_path):
     stub.configure("logprobs", fail_first=None, fail_status=500, echo_key=True, retry_after="0.01")
     store = geval.Store(tmp_path / "store.sqlite")
     judge = OpenAIJudge("stub-model", base_url=stub.url, api_key=KEY, mode="logprobs", max_retries=1, timeout=5)
-    progress = geval.score_items(store, make_items(2), TEMPLATE, judge, "synthetic")
+    progress = geval.score(store, make_items(2), TEMPLATE, judge, "synthetic")
     assert progress.failed == 2
     assert all(error.endswith("stub failure 2 (HTTP 500) for key Bearer [API key]") or
                error.endswith("stub failure 4 (HTTP 500) for key Bearer [API key]") for error in progress.errors)

@@ -10,8 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-import geval
-from geval.stats import to_frame
+from geval.analysis.correlation import METRICS, Correlation, agreement, correlate, to_frame
 
 SCIPY = {
     "pearson": lambda x, y: sps.pearsonr(x, y).statistic,
@@ -26,11 +25,11 @@ def pearson_by_hand(x, y) -> float:
     return float((dx * dy).sum() / math.sqrt((dx**2).sum() * (dy**2).sum()))
 
 
-def by_key(results: list[geval.Correlation]) -> dict[tuple[str, str], geval.Correlation]:
+def by_key(results: list[Correlation]) -> dict[tuple[str, str], Correlation]:
     return {(r.level, r.metric): r for r in results}
 
 
-@pytest.mark.parametrize("metric", geval.METRICS)
+@pytest.mark.parametrize("metric", METRICS)
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("kind", ["continuous", "ties"])
 def test_correlate_equals_scipy(metric, seed, kind):
@@ -41,15 +40,15 @@ def test_correlate_equals_scipy(metric, seed, kind):
     else:
         x = rng.normal(size=40)
         y = x + rng.normal(size=40)
-    assert geval.correlate(metric, x, y) == pytest.approx(SCIPY[metric](x, y), abs=1e-12)
+    assert correlate(metric, x, y) == pytest.approx(SCIPY[metric](x, y), abs=1e-12)
 
 
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 5), st.integers(1, 5)), min_size=3, max_size=30))
 def test_correlate_equals_scipy_on_any_integer_scores(pairs):
     x, y = np.array(pairs, float).T
-    for metric in geval.METRICS:
-        value = geval.correlate(metric, x, y)
+    for metric in METRICS:
+        value = correlate(metric, x, y)
         if np.ptp(x) == 0 or np.ptp(y) == 0:
             assert math.isnan(value)
         else:
@@ -59,21 +58,21 @@ def test_correlate_equals_scipy_on_any_integer_scores(pairs):
 
 @pytest.mark.parametrize("x, y", [([1, 1, 1], [1, 2, 3]), ([1, 2, 3], [2, 2, 2]), ([1], [2]), ([], [])])
 def test_correlate_undefined_is_nan(x, y):
-    for metric in geval.METRICS:
-        assert math.isnan(geval.correlate(metric, x, y))
+    for metric in METRICS:
+        assert math.isnan(correlate(metric, x, y))
 
 
 def test_correlate_unknown_metric():
     with pytest.raises(ValueError, match="metric 'cosine' is unknown; use one of pearson, spearman, kendall"):
-        geval.correlate("cosine", [1, 2, 3], [1, 2, 4])
+        correlate("cosine", [1, 2, 3], [1, 2, 4])
 
 
 def test_constant_judge_gives_nan_with_notes_not_an_exception():
     human = np.array([1, 2, 3, 4, 5, 6], float)
-    results = by_key(geval.agreement(np.full(6, 3.0), human, groups=["a", "a", "a", "b", "b", "b"],
+    results = by_key(agreement(np.full(6, 3.0), human, groups=["a", "a", "a", "b", "b", "b"],
                                      systems=["s1", "s2", "s3"] * 2, n_boot=20))
     assert len(results) == 9
-    for metric in geval.METRICS:
+    for metric in METRICS:
         assert math.isnan(results["item", metric].value)
         assert results["item", metric].note == "undefined: constant or too few scores"
         assert math.isnan(results["group", metric].value)
@@ -91,7 +90,7 @@ SYSTEMS = np.array(["A", "B", "C", "A", "B", "C", "A", "B", "C", "D", "D"])
 
 
 def test_item_level_is_one_correlation_over_all_items():
-    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    results = by_key(agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
     assert results["item", "pearson"].value == pytest.approx(pearson_by_hand(JUDGE, HUMAN))
     assert results["item", "spearman"].value == pytest.approx(SCIPY["spearman"](JUDGE, HUMAN))
     assert results["item", "kendall"].value == pytest.approx(SCIPY["kendall"](JUDGE, HUMAN))
@@ -105,7 +104,7 @@ SYSTEMS12 = np.tile(SYSTEMS, 4)
 
 
 def test_group_level_is_the_mean_of_per_group_correlations():
-    results = by_key(geval.agreement(JUDGE12, HUMAN12, GROUPS12, SYSTEMS12, n_boot=50))
+    results = by_key(agreement(JUDGE12, HUMAN12, GROUPS12, SYSTEMS12, n_boot=50))
     g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
     assert results["group", "pearson"].value == pytest.approx((1.0 + -1.0 + g3) / 3)
     assert results["group", "pearson"].n == 12 and results["group", "pearson"].note == ""
@@ -118,7 +117,7 @@ def test_groups_of_fewer_than_three_items_are_left_out_and_counted_in_the_note()
     human = np.append(HUMAN12, [1.0, 5.0, 1.0])
     groups = np.append(GROUPS12, ["g4", "g5", "g5"])  # one group of one item, one of two (always r = +-1)
     systems = np.append(SYSTEMS12, ["A", "B", "C"])
-    results = by_key(geval.agreement(judge, human, groups, systems, n_boot=50))
+    results = by_key(agreement(judge, human, groups, systems, n_boot=50))
     g3 = pearson_by_hand([4, 2, 5, 1, 4], [4, 1, 3, 2, 5])
     group = results["group", "pearson"]
     assert group.value == pytest.approx((1.0 - 1.0 + g3) / 3)
@@ -128,8 +127,8 @@ def test_groups_of_fewer_than_three_items_are_left_out_and_counted_in_the_note()
 
 def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
     # 3 groups: the group-level value is withheld, the item and system values stay, their intervals do not
-    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
-    for metric in geval.METRICS:
+    results = by_key(agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    for metric in METRICS:
         group = results["group", metric]
         assert math.isnan(group.value) and math.isnan(group.low) and group.n == 3
         assert group.note.startswith("n/a (3 groups): the group level needs at least 10 groups")
@@ -147,13 +146,13 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation():
     judge = human + rng.normal(scale=0.7, size=360)
     groups = np.repeat([f"ctx-{i:03d}" for i in range(60)], 6)
     pick = rng.choice(360, 24, replace=False)
-    results = by_key(geval.agreement(judge[pick], human[pick], groups[pick], n_boot=50, levels=("group",)))
-    for metric in geval.METRICS:
+    results = by_key(agreement(judge[pick], human[pick], groups[pick], n_boot=50, levels=("group",)))
+    for metric in METRICS:
         assert math.isnan(results["group", metric].value) and results["group", metric].note.startswith("n/a (")
 
 
 def test_system_level_correlates_system_means():
-    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
+    results = by_key(agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50))
     judge_means = [(1 + 1 + 4) / 3, (2 + 2 + 2) / 3, (3 + 3 + 5) / 3, (1 + 4) / 2]  # A, B, C, D
     human_means = [(1 + 3 + 4) / 3, (2 + 2 + 1) / 3, (3 + 1 + 3) / 3, (2 + 5) / 2]
     system = results["system", "pearson"]
@@ -164,8 +163,8 @@ def test_system_level_correlates_system_means():
 
 @pytest.mark.parametrize("systems, n", [(["A"] * 11, 1), (["A", "B"] * 5 + ["A"], 2), ([""] * 11, 0)])
 def test_fewer_than_three_systems_is_undefined(systems, n):
-    results = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, np.array(systems), n_boot=20))
-    for metric in geval.METRICS:
+    results = by_key(agreement(JUDGE, HUMAN, GROUPS, np.array(systems), n_boot=20))
+    for metric in METRICS:
         result = results["system", metric]
         assert math.isnan(result.value) and math.isnan(result.low) and result.n == n
         assert result.note == f"undefined: {n} system(s); system level needs at least 3"
@@ -174,7 +173,7 @@ def test_fewer_than_three_systems_is_undefined(systems, n):
 def test_rows_with_nan_are_dropped_first():
     judge = np.append(JUDGE, [np.nan, 2.0])
     human = np.append(HUMAN, [3.0, np.nan])
-    results = by_key(geval.agreement(judge, human, np.append(GROUPS, ["g1", "g2"]), np.append(SYSTEMS, ["A", "B"]),
+    results = by_key(agreement(judge, human, np.append(GROUPS, ["g1", "g2"]), np.append(SYSTEMS, ["A", "B"]),
                                      n_boot=20))
     assert results["item", "pearson"].n == 11
     assert results["item", "pearson"].value == pytest.approx(pearson_by_hand(JUDGE, HUMAN))
@@ -190,7 +189,7 @@ def well_correlated(n_groups: int = 40, per_group: int = 5, seed: int = 1):
 
 
 def test_confidence_intervals_contain_the_estimate():
-    results = geval.agreement(*well_correlated(), n_boot=300)
+    results = agreement(*well_correlated(), n_boot=300)
     for result in results:
         assert math.isfinite(result.value), result
         assert result.low <= result.value <= result.high, result
@@ -201,8 +200,8 @@ def test_confidence_intervals_contain_the_estimate():
 
 def test_bootstrap_is_seeded():
     data = well_correlated()
-    assert geval.agreement(*data, n_boot=100, seed=3) == geval.agreement(*data, n_boot=100, seed=3)
-    assert geval.agreement(*data, n_boot=100, seed=3) != geval.agreement(*data, n_boot=100, seed=4)
+    assert agreement(*data, n_boot=100, seed=3) == agreement(*data, n_boot=100, seed=3)
+    assert agreement(*data, n_boot=100, seed=3) != agreement(*data, n_boot=100, seed=4)
 
 
 def test_bootstrap_resamples_groups_not_items():
@@ -210,25 +209,25 @@ def test_bootstrap_resamples_groups_not_items():
     judge = np.tile(np.array([1, 2, 3, 2, 3, 4, 1, 3, 5], float), 4)
     human = judge * 2
     groups = np.repeat([f"g{i}" for i in range(12)], 3)
-    group = by_key(geval.agreement(judge, human, groups, n_boot=200, levels=("group",)))["group", "pearson"]
+    group = by_key(agreement(judge, human, groups, n_boot=200, levels=("group",)))["group", "pearson"]
     assert (group.value, group.low, group.high) == pytest.approx((1.0, 1.0, 1.0))
 
 
 def test_levels_can_be_chosen_and_unknown_ones_refused():
-    results = geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("system",), n_boot=10)
+    results = agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("system",), n_boot=10)
     assert {r.level for r in results} == {"system"} and len(results) == 3
     with pytest.raises(ValueError, match="level 'corpus' is unknown; use one of item, group, system"):
-        geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("corpus",))
+        agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, levels=("corpus",))
 
 
 def test_without_groups_each_item_is_its_own_group():
-    results = by_key(geval.agreement(JUDGE, HUMAN, n_boot=20))
+    results = by_key(agreement(JUDGE, HUMAN, n_boot=20))
     assert math.isnan(results["group", "pearson"].value)
     assert results["system", "pearson"].note == "undefined: 0 system(s); system level needs at least 3"
 
 
 def test_to_frame():
-    frame = to_frame(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=10))
+    frame = to_frame(agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=10))
     assert list(frame.columns) == ["metric", "level", "value", "low", "high", "n", "note"]
     assert len(frame) == 9
 
@@ -238,9 +237,9 @@ def test_items_without_a_system_are_left_out_at_system_level():
     human = np.append(HUMAN, [1.0, 1.0, 1.0])
     systems = np.append(SYSTEMS, ["", "", ""])
     groups = np.append(GROUPS, ["g4", "g4", "g4"])
-    with_blank = by_key(geval.agreement(judge, human, groups, systems, n_boot=50, levels=("system",)))
-    without = by_key(geval.agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50, levels=("system",)))
-    for metric in geval.METRICS:
+    with_blank = by_key(agreement(judge, human, groups, systems, n_boot=50, levels=("system",)))
+    without = by_key(agreement(JUDGE, HUMAN, GROUPS, SYSTEMS, n_boot=50, levels=("system",)))
+    for metric in METRICS:
         assert with_blank["system", metric].value == pytest.approx(without["system", metric].value)
         assert with_blank["system", metric].n == 4
 
@@ -248,7 +247,7 @@ def test_items_without_a_system_are_left_out_at_system_level():
 def test_one_group_gives_no_confidence_interval_and_says_why():
     judge = np.array([1.0, 2.0, 3.0, 2.5, 1.5])
     human = np.array([1.0, 3.0, 3.0, 2.0, 1.0])
-    results = geval.agreement(judge, human, groups=np.zeros(5), n_boot=50, levels=("item",))
+    results = agreement(judge, human, groups=np.zeros(5), n_boot=50, levels=("item",))
     for result in results:
         assert np.isfinite(result.value)
         assert np.isnan(result.low) and np.isnan(result.high)
@@ -257,14 +256,14 @@ def test_one_group_gives_no_confidence_interval_and_says_why():
 
 def test_ten_groups_are_enough_for_an_interval():
     judge, human, groups, systems = well_correlated(n_groups=10)
-    item = by_key(geval.agreement(judge, human, groups, systems, n_boot=100))["item", "pearson"]
+    item = by_key(agreement(judge, human, groups, systems, n_boot=100))["item", "pearson"]
     assert item.low < item.value < item.high and item.note == ""
-    nine = by_key(geval.agreement(*well_correlated(n_groups=9), n_boot=100))["item", "pearson"]
+    nine = by_key(agreement(*well_correlated(n_groups=9), n_boot=100))["item", "pearson"]
     assert math.isnan(nine.low) and nine.note.startswith("no interval: 9 groups")
 
 
 def test_group_members_lists_each_groups_rows_in_row_order():
-    from geval.stats import group_members
+    from geval.analysis.correlation import group_members
 
     groups = np.array(["b", "a", "b", "c", "a", "b"])
     assert [m.tolist() for m in group_members(groups)] == [[1, 4], [0, 2, 5], [3]]

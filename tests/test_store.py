@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from helpers import make_items, make_template
 
 import geval
-from geval.judges.base import AspectScore, Judgment
-from geval.loaders.base import Dataset
-from geval.store import CHUNK, SCHEMA_VERSION, judgment_id
-from helpers import make_items, make_template
+from geval.data.dataset import DATA_DIR, Dataset
+from geval.errors import StoreError
+from geval.judging.judgment import AspectScore, Judgment
+from geval.store import default_store_path
+from geval.store.records import judgment_id
+from geval.store.schema import SCHEMA_VERSION
+from geval.store.store import CHUNK
 
 TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes"}
 
@@ -55,7 +59,7 @@ def test_a_store_from_a_newer_version_is_refused(tmp_path):
     first = geval.Store(path)
     first.db["meta"].upsert({"key": "schema_version", "value": str(SCHEMA_VERSION + 1)}, pk="key")
     first.close()
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         geval.Store(path)
     assert str(error.value) == (
         f"{path}: made by a newer G-Eval Studio (schema {SCHEMA_VERSION + 1}); upgrade this one"
@@ -64,7 +68,7 @@ def test_a_store_from_a_newer_version_is_refused(tmp_path):
 
 def test_default_store_path_follows_geval_store(monkeypatch, tmp_path):
     monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "env.sqlite"))
-    assert geval.default_store_path() == tmp_path / "env.sqlite"
+    assert default_store_path() == tmp_path / "env.sqlite"
 
 
 def test_items_round_trip_in_file_order(store):
@@ -74,7 +78,7 @@ def test_items_round_trip_in_file_order(store):
     assert store.item(items[2].id) == items[2]
     row = next(store.db["datasets"].rows)
     assert row["n_items"] == 5 and json.loads(row["skipped"]) == {"empty human scores": 2}
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         store.item("nope")
     assert str(error.value) == "no item with id nope in :memory:"
 
@@ -172,14 +176,14 @@ def test_save_judgments_writes_what_sqlite_utils_upsert_all_wrote(store):
 
 
 @pytest.mark.parametrize("rows, error", [
-    ([{"id": "a", "status": "ok"}, {"status": "ok"}], geval.StoreError),
+    ([{"id": "a", "status": "ok"}, {"status": "ok"}], StoreError),
     ([{"id": "a", "status": "ok"}, {"id": "b", "no_such_column": 1}], sqlite3.OperationalError),
 ], ids=["a row without an id", "an unknown column"])
 def test_a_bad_judgment_row_writes_nothing(store, rows, error):
     with pytest.raises(error) as raised:
         store.save_judgments(rows)
-    if error is geval.StoreError:
-        assert str(raised.value) == "a judgment row has no id; build it with geval.store.judgment_id(...)"
+    if error is StoreError:
+        assert str(raised.value) == "a judgment row has no id; build it with geval.store.records.judgment_id(...)"
     assert store.db["judgments"].count == 0
 
 
@@ -303,7 +307,7 @@ def test_two_connections_to_one_file(tmp_path):
 
 
 def test_reloading_a_changed_file_drops_the_items_it_no_longer_has(store):
-    first = geval.load_dataset(geval.DATA_DIR / "topicalchat_usr_sample.json", name="tc")
+    first = geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json", name="tc")
     store.save_dataset(first)
     smaller = geval.Dataset(name="tc", path=first.path, layout=first.layout, items=first.items[:10])
     store.save_dataset(smaller)
@@ -315,7 +319,7 @@ def test_answered_lists_judgments_from_a_cached_call_only(store):
 
     template = make_template()
     items = make_items(CHUNK + 20)
-    progress = geval.score_items(store, items, template, scripted(failing_for({3})), "synthetic")
+    progress = geval.score(store, items, template, scripted(failing_for({3})), "synthetic")
     ids = [judgment_id(item.id, template.version, progress.signature, "naturalness") for item in items]
     found = store.answered(ids + ["no-such-judgment"])
     assert set(found) == set(ids) - {ids[3]}  # the failed one has no call; unknown ids are left out

@@ -1,4 +1,4 @@
-"""The store's schema version and forward migrations (geval.store.MIGRATIONS): an older store is
+"""The store's schema version and forward migrations (geval.store.store.MIGRATIONS): an older store is
 brought to the current version with its data intact, one transaction per version; a failed
 migration leaves the store as it was; a store from a newer version is refused untouched.
 The mechanism is tested with made-up migrations on top of the current schema (NOW + 1, NOW + 2);
@@ -6,18 +6,21 @@ the real migration to schema 2 (runs record their pid and host) on a store writt
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import sqlite3
 import threading
+from pathlib import Path
 
 import pytest
 import sqlite_utils
+from helpers import make_items, make_template, scripted
 
 import geval
-import geval.store as store_module
-from geval.loaders.base import Dataset
-from helpers import make_items, make_template, scripted
+import geval.store.schema as store_module
+from geval.data.dataset import Dataset
+from geval.errors import StoreError
 
 TEMPLATE = make_template()
 NOW = store_module.SCHEMA_VERSION
@@ -27,7 +30,7 @@ def fill(store: geval.Store) -> dict:
     """A dataset, its judgments, a finished run and a note; returns what the store holds."""
     items = make_items(5)
     store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", items))
-    geval.score_items(store, items, TEMPLATE, scripted(), "synthetic")
+    geval.score(store, items, TEMPLATE, scripted(), "synthetic")
     store.set_note(items[0].id, True, "keep me")
     return {"items": store.items("synthetic"), "judgments": store.judgments("synthetic"), "notes": store.notes(),
             "runs": len(store.runs())}
@@ -133,7 +136,7 @@ def test_a_failed_migration_leaves_the_store_as_it_was(tmp_path, monkeypatch):
 
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 1)
     monkeypatch.setitem(store_module.MIGRATIONS, NOW + 1, half_done)
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         geval.Store(path)
     assert str(error.value) == (f"{path}: migrating from schema {NOW} to {NOW + 1} failed "
                                 f"(no such table: no_such_table); the store is unchanged at schema {NOW}")
@@ -176,7 +179,7 @@ def test_a_store_from_a_newer_version_is_refused_and_left_untouched(tmp_path):
     make_current_store(path)
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'")
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         geval.Store(path)
     assert str(error.value) == f"{path}: made by a newer G-Eval Studio (schema 99); upgrade this one"
     assert schema_of(path) == 99
@@ -186,7 +189,34 @@ def test_a_missing_migration_is_a_named_error(tmp_path, monkeypatch):
     path = tmp_path / "store.sqlite"
     make_current_store(path)
     monkeypatch.setattr(store_module, "SCHEMA_VERSION", NOW + 1)
-    with pytest.raises(geval.StoreError) as error:
+    with pytest.raises(StoreError) as error:
         geval.Store(path)
     assert str(error.value) == f"{path}: no migration to schema {NOW + 1}; reinstall G-Eval Studio"
     assert schema_of(path) == NOW
+
+
+def test_a_store_of_schema_2_made_by_the_previous_code_migrates_with_nothing_lost(tmp_path):
+    """tests/fixtures/store_schema2.sql: a store made by the code before schema 3 (a scored
+    sample, baseline scores in a table of their own making, two batch runs, one of two files,
+    with their batches in the run summaries, a note, generated steps), dumped as SQL."""
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript((Path(__file__).parent / "fixtures" / "store_schema2.sql").read_text())
+        before = {table: conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0]
+                  for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        summaries = [json.loads(s) for (s,) in conn.execute("SELECT summary FROM runs WHERE summary LIKE '%batches%'")]
+    assert before["baseline_scores"] == 24 and len(summaries) == 2
+    store = geval.Store(path)
+    assert store.schema_version() == 3
+    with sqlite3.connect(path) as conn:
+        after = {table: conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0] for table in before}
+    assert after == before  # every row of every table is still there
+    assert len(store.baseline_scores([key for (key,) in sqlite3.connect(path).execute(
+        "SELECT key FROM baseline_scores")])) == 24
+    entries = [entry for summary in summaries for entry in summary["batches"]]
+    assert len(entries) == 2 and [b["id"] for b in store.batches()] == [e["id"] for e in entries]
+    assert all(store.find_batch(e["id"])["items"] == e["items"] for e in entries)
+    assert store.notes() != {} and store.combos("topicalchat_usr_sample")["ok"].sum() == 12
+    table = geval.agree(store, "topicalchat_usr_sample", levels=("item",), n_boot=50)
+    assert table["n"].iloc[0] == 12
+    store.close()

@@ -5,11 +5,19 @@ from __future__ import annotations
 import hashlib
 
 import pytest
-
-import geval
-from geval.items import Turn, make_item
-from geval.templates import KNOWN, list_templates, template_hash
 from helpers import FULL_ITEM, PROMPTS, make_template, template_text
+
+from geval.data.items import Turn, make_item
+from geval.errors import TemplateError
+from geval.judging.templates import (
+    KNOWN,
+    Aspect,
+    diff_templates,
+    list_templates,
+    load_template,
+    parse_template,
+    template_hash,
+)
 
 PROMPT_FILES = sorted(PROMPTS.glob("*.txt"))
 
@@ -21,7 +29,7 @@ def test_the_prompts_folder_has_templates():
 
 @pytest.mark.parametrize("path", PROMPT_FILES, ids=[p.stem for p in PROMPT_FILES])
 def test_every_real_prompt_parses_and_renders(path):
-    template = geval.load_template(path)
+    template = load_template(path)
     assert template.name and template.aspects
     assert set(template.placeholders) <= set(KNOWN)
     for aspect in template.aspects:
@@ -36,7 +44,7 @@ def test_every_real_prompt_parses_and_renders(path):
 def test_parse_reads_header_and_aspects():
     template = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
     assert template.name == "test-naturalness"
-    assert template.aspects == (geval.Aspect("Naturalness", 1, 3, "Natural"), geval.Aspect("Coherence", 1, 5, ""))
+    assert template.aspects == (Aspect("Naturalness", 1, 3, "Natural"), Aspect("Coherence", 1, 5, ""))
     assert template.aspects[1].scale == [1, 2, 3, 4, 5]
     assert template.aspect("COHERENCE").key == "coherence"
     assert template.placeholders == ["context", "fact", "response"]
@@ -84,27 +92,27 @@ HEADER = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'
     ],
 )
 def test_parse_errors_name_source_and_line(text, message):
-    with pytest.raises(geval.TemplateError) as error:
-        geval.parse_template(text, source="t.txt")
+    with pytest.raises(TemplateError) as error:
+        parse_template(text, source="t.txt")
     assert str(error.value).startswith(message)
 
 
 def test_unknown_placeholder_error_lists_the_known_ones():
-    with pytest.raises(geval.TemplateError) as error:
-        geval.parse_template(HEADER + "{{bogus}}", source="t.txt")
+    with pytest.raises(TemplateError) as error:
+        parse_template(HEADER + "{{bogus}}", source="t.txt")
     assert str(error.value).endswith(", ".join("{{" + k + "}}" for k in KNOWN))
 
 
 def test_missing_template_file(tmp_path):
-    with pytest.raises(geval.TemplateError) as error:
-        geval.load_template(tmp_path / "nope.txt")
+    with pytest.raises(TemplateError) as error:
+        load_template(tmp_path / "nope.txt")
     assert str(error.value) == f"{tmp_path / 'nope.txt'}: no such template file"
 
 
 def test_placeholder_without_value_names_the_item():
     template = make_template()
     item = make_item("mine", "turn", [Turn("A", "hi")], "a reply", grounding="")
-    with pytest.raises(geval.TemplateError) as error:
+    with pytest.raises(TemplateError) as error:
         template.render(item)
     assert str(error.value) == (
         f"item {item.id} (mine): placeholder {{{{fact}}}} in test-naturalness.txt has no value for this item; "
@@ -121,7 +129,7 @@ def test_optional_placeholders_may_be_empty():
 def test_auto_steps_without_generated_steps_raise():
     template = make_template(steps="auto", body="Steps:\n{{steps}}\n{{response}}")
     assert template.needs_generated_steps
-    with pytest.raises(geval.TemplateError) as error:
+    with pytest.raises(TemplateError) as error:
         template.render(FULL_ITEM)
     assert str(error.value).startswith('test-naturalness.txt: steps = "auto" but no evaluation steps were generated')
     assert template.render(FULL_ITEM, steps="  1. Read.\n") == "Steps:\n1. Read.\na reply"
@@ -137,20 +145,20 @@ def test_written_steps_are_rendered_and_not_generated():
 
 def test_version_is_the_hash_of_the_text_and_changes_only_with_it():
     text = template_text()
-    first, again = geval.parse_template(text), geval.parse_template(text, source="elsewhere.txt")
+    first, again = parse_template(text), parse_template(text, source="elsewhere.txt")
     assert first.version == again.version == template_hash(text) == hashlib.sha256(text.encode()).hexdigest()[:12]
-    changed = geval.parse_template(text.replace("Rate the response.", "Rate the reply."))
+    changed = parse_template(text.replace("Rate the response.", "Rate the reply."))
     assert changed.version != first.version
-    assert geval.parse_template(text + " ").version != first.version  # any byte counts
+    assert parse_template(text + " ").version != first.version  # any byte counts
 
 
 def test_diff_templates_shows_both_labels_and_the_change():
-    old = geval.parse_template(template_text())
-    new = geval.parse_template(template_text().replace("Rate the response.", "Rate the reply."))
-    diff = geval.diff_templates(old, new)
+    old = parse_template(template_text())
+    new = parse_template(template_text().replace("Rate the response.", "Rate the reply."))
+    diff = diff_templates(old, new)
     assert f"--- {old.label}" in diff and f"+++ {new.label}" in diff
     assert '-task = "Rate the response."' in diff and '+task = "Rate the reply."' in diff
-    assert geval.diff_templates(old, old) == ""
+    assert diff_templates(old, old) == ""
 
 
 PER_ASPECT = make_template(

@@ -7,20 +7,24 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from helpers import item_number, make_items, make_template, scripted
 
 import geval
-from geval.judges.base import Judgment, scores_from_samples
-from geval.variants import VariantError, variant_agreement_table, variant_scores, with_samples
-from helpers import item_number, make_items, make_template, scripted
+from geval.analysis.disagreement import distributions
+from geval.analysis.variants import VariantError, variant_scores, with_samples
+from geval.judging.answers import scores_from_samples
+from geval.judging.backends.scripted import hashed_distribution
+from geval.judging.judgment import Judgment
+from geval.judging.templates import Aspect
 
 TEMPLATE = make_template()
 
 
-def tied_or_hashed(prompt: str, aspect: geval.Aspect) -> dict[int, float]:
+def tied_or_hashed(prompt: str, aspect: Aspect) -> dict[int, float]:
     """Item 0: a tie between 1 and 2 (argmax takes the lower); the rest hashed."""
     if item_number(prompt) == 0:
         return {1: 0.4, 2: 0.4, 3: 0.2}
-    return geval.judges.scripted.hashed_distribution(prompt, aspect)
+    return hashed_distribution(prompt, aspect)
 
 
 class Sampler:
@@ -28,7 +32,7 @@ class Sampler:
 
     settings = {"backend": "scripted", "model": "sampler", "mode": "samples", "n": 5}
 
-    def judge(self, prompt: str, aspects: list[geval.Aspect]) -> Judgment:
+    def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
         i = item_number(prompt)
         texts = [f"{aspects[0].name}: {1 + (i + j * j) % 3}" for j in range(5)]
         return Judgment(scores_from_samples(texts, aspects), texts)
@@ -41,7 +45,7 @@ class Sampler:
 def scored(store):
     items = make_items(12)
     store.save_dataset(geval.Dataset("synthetic", "", "test", items))
-    progress = geval.score_items(store, items, TEMPLATE, scripted(tied_or_hashed), "synthetic")
+    progress = geval.score(store, items, TEMPLATE, scripted(tied_or_hashed), "synthetic")
     return store, items, progress.signature
 
 
@@ -51,7 +55,7 @@ def test_wmean_is_the_stored_score_and_argmax_the_most_probable(scored):
     assert variant_scores(frame, "wmean").tolist() == frame["score"].tolist()
     argmax = variant_scores(frame, "argmax")
     for (_, row), value in zip(frame.iterrows(), argmax):
-        distribution = geval.distributions(row.to_frame().T).iloc[0]
+        distribution = distributions(row.to_frame().T).iloc[0]
         assert value == min(s for s, p in distribution.items() if p == max(distribution.values()))
     first = frame["item_id"] == items[0].id
     assert argmax[first].tolist() == [1.0]  # the tie 1 vs 2 goes to the lower score
@@ -61,7 +65,7 @@ def test_wmean_is_the_stored_score_and_argmax_the_most_probable(scored):
 def test_unscored_judgments_stay_nan(store):
     items = make_items(4)
     judge = scripted(lambda prompt, aspect: "no idea" if item_number(prompt) == 1 else {1: 0.2, 2: 0.3, 3: 0.5})
-    progress = geval.score_items(store, items, TEMPLATE, judge, "synthetic")
+    progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
     frame = store.judgments("synthetic", TEMPLATE.version, progress.signature)
     for variant in ("wmean", "argmax"):
         values = variant_scores(frame, variant)
@@ -71,7 +75,7 @@ def test_unscored_judgments_stay_nan(store):
 
 def test_the_n_sample_mean_from_the_stored_samples(store):
     items = make_items(6)
-    progress = geval.score_items(store, items, TEMPLATE, Sampler(), "synthetic")
+    progress = geval.score(store, items, TEMPLATE, Sampler(), "synthetic")
     frame = with_samples(store, store.judgments("synthetic", TEMPLATE.version, progress.signature))
     by_id = {item.id: int(item.response.split()[1]) for item in items}
     numbers = [by_id[i] for i in frame["item_id"]]
@@ -85,7 +89,7 @@ def test_the_n_sample_mean_from_the_stored_samples(store):
 def test_samples_of_a_logits_judge_is_a_clear_error(scored):
     store, _, signature = scored
     frame = store.judgments("synthetic", TEMPLATE.version, signature)
-    with pytest.raises(VariantError, match="needs each judgment's samples: pass the frame through geval.with_samples"):
+    with pytest.raises(VariantError, match="needs each judgment's samples: pass the frame through geval.analysis.variants.with_samples"):
         variant_scores(frame, "samples")
     with pytest.raises(VariantError, match="hold no samples .* the n-sample mean needs a sampled judge"):
         variant_scores(with_samples(store, frame), "samples")
@@ -95,11 +99,11 @@ def test_samples_of_a_logits_judge_is_a_clear_error(scored):
 
 def test_the_wmean_table_equals_agreement_table_and_argmax_differs(scored):
     store, _, signature = scored
-    plain = geval.agreement_table(store, "synthetic", TEMPLATE.version, signature, n_boot=50)
-    wmean = variant_agreement_table(store, "synthetic", TEMPLATE.version, signature, "wmean", n_boot=50)
+    plain = geval.agree(store, "synthetic", (TEMPLATE.version, signature), n_boot=50)
+    wmean = geval.agree(store, "synthetic", (TEMPLATE.version, signature), "wmean", n_boot=50)
     columns = ["aspect", "human", "metric", "level", "value", "low", "high", "n", "unscored"]
     pd.testing.assert_frame_equal(plain[columns], wmean[columns])
-    argmax = variant_agreement_table(store, "synthetic", TEMPLATE.version, signature, "argmax", n_boot=50)
+    argmax = geval.agree(store, "synthetic", (TEMPLATE.version, signature), "argmax", n_boot=50)
     assert set(argmax["variant"]) == {"argmax"}
     item = lambda t: t[(t["level"] == "item") & (t["metric"] == "pearson")]["value"].iloc[0]  # noqa: E731
     assert not math.isclose(item(argmax), item(wmean))
@@ -109,7 +113,7 @@ def test_the_agreement_page_offers_the_variants(monkeypatch, tmp_path):
     from tests.test_page_inspect import scored_app
 
     at, _ = scored_app(monkeypatch, tmp_path)
-    at.switch_page("pages/5_agreement.py").run()
+    at.switch_page("views/5_agreement.py").run()
     assert at.radio(key="agree_variant").options == ["probability-weighted mean (G-EVAL; the stored score)",
                                                      "most probable score of the stored distribution",
                                                      "mean of the sampled answers (sampled judges only)"]

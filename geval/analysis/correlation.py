@@ -1,0 +1,403 @@
+"""Correlation kernels and the group bootstrap: the one place where a correlation is computed.
+
+- item level: one correlation over all items;
+- group level: a correlation inside each group (dialogue, document), then their mean (the
+  G-EVAL paper's SummEval protocol: per document over its summaries, then averaged);
+- system level: the mean score of each system, then one correlation across systems.
+
+95% intervals come from a bootstrap that resamples whole groups, never single items. The
+draws are made once per table (`Resamples`) and every statistic of the table is computed on
+the same draws, in numpy, a block of resamples at a time: Pearson from per-group sums,
+Spearman from the ranks of each resample (weighted by how often each group was drawn),
+Kendall exactly per resample. Above `EXACT_UP_TO` items, Spearman and Kendall intervals are
+linearized instead (Spearman on the ranks of the whole sample; Kendall from each item's
+concordance with the others, its Hájek projection), which the note says: their values are
+always exact.
+
+Too little data says so instead of giving a number: below MIN_GROUPS groups no interval is
+given, and the group level needs MIN_GROUPS groups of at least MIN_GROUP_ITEMS items (two
+points always correlate at +1 or -1). A correlation of a constant vector is undefined: NaN
+with a note, never a crash.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+METRICS = ("pearson", "spearman", "kendall")
+LEVELS = ("item", "group", "system")
+#: Fewer groups (dialogues, documents) than this: no bootstrap interval, and no group level.
+MIN_GROUPS = 10
+#: Items a group needs for a correlation inside it.
+MIN_GROUP_ITEMS = 3
+#: Up to this many items, Spearman and Kendall intervals are recomputed exactly in every resample.
+EXACT_UP_TO = 2000
+#: Resamples computed at once (memory: BLOCK x items floats for ranks).
+BLOCK = 32
+
+
+@dataclass(frozen=True)
+class Correlation:
+    """A correlation with its bootstrap CI, how many units it rests on, and any note."""
+
+    metric: str
+    level: str
+    value: float
+    low: float
+    high: float
+    n: int
+    note: str = ""
+
+
+def correlate(metric: str, x, y) -> float:
+    """Pearson, Spearman or Kendall tau-b; NaN when undefined (fewer than 2 points, constant)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if metric not in METRICS:
+        raise ValueError(f"metric '{metric}' is unknown; use one of {', '.join(METRICS)}")
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
+        return float("nan")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if metric == "pearson":
+            return float(stats.pearsonr(x, y).statistic)
+        if metric == "spearman":
+            return float(stats.spearmanr(x, y).statistic)
+        return float(stats.kendalltau(x, y, variant="b").statistic)
+
+
+def few_groups(count: int) -> str:
+    """The note for an interval withheld because it would rest on `count` groups."""
+    return (f"no interval: {count} group{'s' if count != 1 else ''} (dialogues, documents); "
+            f"a bootstrap over groups needs at least {MIN_GROUPS}")
+
+
+def interval_note(groups) -> str:
+    """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
+    count = len(set(np.asarray(groups).astype(str).tolist()))
+    return few_groups(count) if count < MIN_GROUPS else ""
+
+
+def group_members(groups) -> list[np.ndarray]:
+    """The row indices of each distinct group, groups in sorted order."""
+    groups = np.asarray(groups).astype(str)
+    if len(groups) == 0:
+        return []
+    ids, index = np.unique(groups, return_inverse=True)
+    order = np.argsort(index, kind="stable")  # rows of each group together, in row order
+    return np.split(order, np.cumsum(np.bincount(index, minlength=len(ids)))[:-1])
+
+
+def percentile_interval(values: np.ndarray) -> tuple[float, float]:
+    """The 2.5-97.5 percentile interval of bootstrap values; NaN when fewer than half of them
+    (or 10) are finite."""
+    values = np.asarray(values, dtype=float)
+    finite = values[np.isfinite(values)]
+    if len(finite) < max(10, len(values) // 2):
+        return float("nan"), float("nan")
+    return float(np.percentile(finite, 2.5)), float(np.percentile(finite, 97.5))
+
+
+class Resamples:
+    """The bootstrap's draws of whole groups, made once and shared by every statistic of a
+    table (so that intervals, averages and differences line up). `counts` yields, a block at a
+    time, how many times each group was drawn in each resample (resamples x groups)."""
+
+    def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
+        labels = np.asarray(groups).astype(str)
+        ids, self.group_of = np.unique(labels, return_inverse=True) if len(labels) else \
+            (np.array([]), np.array([], int))
+        self.n_groups = len(ids)
+        self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
+        rng = np.random.default_rng(seed)
+        # one call per resample, as the draws have always been made: the same seed gives the same intervals
+        self.draws = np.array([rng.integers(0, self.n_groups, self.n_groups) for _ in range(n_boot)],
+                              dtype=np.int64).reshape(n_boot, self.n_groups) if self.n_groups else \
+            np.zeros((n_boot, 0), dtype=np.int64)
+
+    @property
+    def enough(self) -> bool:
+        """Whether there are groups enough for an interval (MIN_GROUPS)."""
+        return self.n_groups >= MIN_GROUPS
+
+    def counts(self):
+        """(first resample, counts) per block of BLOCK resamples."""
+        for start in range(0, len(self.draws), BLOCK):
+            block = self.draws[start:start + BLOCK]
+            cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
+            yield start, np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1).astype(float)
+
+    def rows(self, b: int) -> np.ndarray:
+        """The row indices of resample `b` (a group drawn twice contributes its rows twice)."""
+        members = self._members()
+        return np.concatenate([members[g] for g in self.draws[b]]) if self.n_groups else np.array([], int)
+
+    def _members(self) -> list[np.ndarray]:
+        if not hasattr(self, "_member_rows"):
+            order = np.argsort(self.group_of, kind="stable")
+            self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
+        return self._member_rows
+
+
+def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) -> tuple[float, float]:
+    """A 95% percentile interval of `statistic(rows)` (a float from row indices, NaN where
+    undefined) over the resamples; NaN when there are fewer than MIN_GROUPS groups."""
+    if not resamples.enough:
+        return float("nan"), float("nan")
+    return percentile_interval(np.array([statistic(resamples.rows(b)) for b in range(len(resamples.draws))]))
+
+
+# --- item level ---------------------------------------------------------------------------------
+
+
+def item_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, Correlation]:
+    """Each metric over all rows, with its interval. `x`, `y` are complete (no NaN) and line up
+    with the rows `resamples` was made from."""
+    boot = item_bootstrap(x, y, resamples, metrics)
+    results = {}
+    for metric in metrics:
+        value = correlate(metric, x, y)
+        if math.isnan(value):
+            results[metric] = Correlation(metric, "item", value, math.nan, math.nan, len(x),
+                                          "undefined: constant or too few scores")
+            continue
+        low, high = percentile_interval(boot[metric]) if resamples.enough else (math.nan, math.nan)
+        results[metric] = Correlation(metric, "item", value, low, high, len(x), _interval_note(metric, len(x),
+                                                                                             resamples))
+    return results
+
+
+def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS,
+                   rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Each metric's value in every resample (NaN where undefined): the bootstrap distribution
+    that intervals, averages over aspects and paired differences are read from. `x`, `y` are
+    the values of the resampled rows `rows` (default: all of them, in order)."""
+    n_boot = len(resamples.draws)
+    out = {metric: np.full(n_boot, np.nan) for metric in metrics}
+    if not resamples.enough:
+        return out
+    rows = np.arange(len(resamples.group_of)) if rows is None else np.asarray(rows)
+    group_of = resamples.group_of[rows]
+    exact = len(x) <= EXACT_UP_TO
+    pearson_sums = _group_sums(x, y, group_of, resamples.n_groups)
+    rank_sums = _group_sums(stats.rankdata(x), stats.rankdata(y), group_of, resamples.n_groups) \
+        if "spearman" in metrics and not exact else None
+    kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups) \
+        if "kendall" in metrics and not exact else None
+    for start, counts in resamples.counts():
+        block = slice(start, start + len(counts))
+        if "pearson" in metrics:
+            out["pearson"][block] = _pearson_from_sums(counts @ pearson_sums)
+        if "spearman" in metrics:
+            out["spearman"][block] = _pearson_from_sums(counts @ rank_sums) if not exact else \
+                _weighted_rank_pearson(x, y, counts[:, group_of])
+        if "kendall" in metrics and not exact:
+            s, t1, t2 = (counts @ per_group - constant for per_group, constant in kendall_parts)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["kendall"][block] = np.clip(s / np.sqrt(t1 * t2), -1.0, 1.0)
+    if "kendall" in metrics and exact:
+        position = np.full(len(resamples.group_of), -1)
+        position[rows] = np.arange(len(rows))
+        for b in range(n_boot):
+            taken = position[resamples.rows(b)]
+            taken = taken[taken >= 0]
+            out["kendall"][b] = correlate("kendall", x[taken], y[taken])
+    return out
+
+
+def _interval_note(metric: str, n: int, resamples: Resamples) -> str:
+    if not resamples.enough:
+        return few_groups(resamples.n_groups)
+    if metric != "pearson" and n > EXACT_UP_TO:
+        how = "the whole sample's ranks" if metric == "spearman" else "each item's concordance (Hájek projection)"
+        return f"interval linearized ({n} items > {EXACT_UP_TO}): from {how}"
+    return ""
+
+
+def _group_sums(x: np.ndarray, y: np.ndarray, group_of: np.ndarray, n_groups: int) -> np.ndarray:
+    """Per group: rows, sum x, sum y, sum x², sum y², sum xy (x, y centred first, for accuracy)."""
+    x, y = x - x.mean(), y - y.mean()
+    columns = (np.ones_like(x), x, y, x * x, y * y, x * y)
+    return np.column_stack([np.bincount(group_of, weights=c, minlength=n_groups) for c in columns])
+
+
+def _pearson_from_sums(sums: np.ndarray) -> np.ndarray:
+    n, sx, sy, sxx, syy, sxy = sums.T
+    with np.errstate(invalid="ignore", divide="ignore"):
+        cov = sxy - sx * sy / n
+        var = (sxx - sx * sx / n) * (syy - sy * sy / n)
+        r = cov / np.sqrt(var)
+    r[~(var > 1e-12 * np.maximum(sxx * syy, 1e-300))] = np.nan  # a constant resample
+    return np.clip(r, -1.0, 1.0)
+
+
+def _weighted_ranks(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Average ranks of `values` within each resample, where row i appears weights[b, i] times
+    (what scipy's rankdata gives on the resample with its repeats): rows x values."""
+    order = np.argsort(values, kind="stable")
+    sorted_values = values[order]
+    starts = np.flatnonzero(np.r_[True, sorted_values[1:] != sorted_values[:-1]])
+    per_value = np.add.reduceat(weights[:, order], starts, axis=1)
+    below = np.cumsum(per_value, axis=1) - per_value
+    ranks_of_value = below + (per_value + 1.0) / 2.0
+    which = np.empty(len(values), dtype=np.int64)
+    which[order] = np.cumsum(np.r_[True, sorted_values[1:] != sorted_values[:-1]]) - 1
+    return ranks_of_value[:, which]
+
+
+def _weighted_rank_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Spearman of each resample, exactly: Pearson of its ranks, each row counted weights[b, i] times."""
+    rx, ry = _weighted_ranks(x, weights), _weighted_ranks(y, weights)
+    total = weights.sum(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mx, my = (weights * rx).sum(axis=1, keepdims=True) / total, (weights * ry).sum(axis=1, keepdims=True) / total
+        dx, dy = rx - mx, ry - my
+        cov = (weights * dx * dy).sum(axis=1)
+        var = (weights * dx * dx).sum(axis=1) * (weights * dy * dy).sum(axis=1)
+        r = cov / np.sqrt(var)
+    r[~(var > 0)] = np.nan
+    return np.clip(r, -1.0, 1.0)
+
+
+def _kendall_projections(x: np.ndarray, y: np.ndarray, group_of: np.ndarray,
+                         n_groups: int) -> list[tuple[np.ndarray, float]]:
+    """Kendall's S and its untied pair counts T1 (in x) and T2 (in y) are quadratic forms
+    Q(w) = 1/2 sum_ij w_i w_j a_ij in the resample's row weights w. To first order around
+    w = 1 (a U-statistic's Hájek projection), Q(w) = sum_i w_i q_i - Q(1), with q_i the row
+    sums: each item's concordance with all the others, and its pairs untied in x and in y.
+    Returns, for S, T1 and T2, the per-group sums of q and the constant Q(1)."""
+    rows = (_concordance(x, y), len(x) - _tie_counts(x), len(y) - _tie_counts(y))
+    return [(np.bincount(group_of, weights=q, minlength=n_groups), q.sum() / 2.0) for q in rows]
+
+
+def _tie_counts(values: np.ndarray) -> np.ndarray:
+    """How many rows share each row's value (itself included)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return counts[inverse].astype(float)
+
+
+def _concordance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """For each row i: sum over rows j of sign(x_i - x_j) * sign(y_i - y_j), by the variable
+    with fewer distinct values (one sorted search per value of it)."""
+    if len(np.unique(y)) > len(np.unique(x)):
+        x, y = y, x
+    result = np.zeros(len(x))
+    for level in np.unique(y):
+        others = np.sort(x[y == level])
+        below = np.searchsorted(others, x, "left")
+        above = len(others) - np.searchsorted(others, x, "right")
+        result += np.sign(y - level) * (below - above)
+    return result
+
+
+# --- group and system level -------------------------------------------------------------------
+
+
+def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, Correlation]:
+    """A correlation inside each group of MIN_GROUP_ITEMS or more items, then their mean over
+    the groups where it is defined; the interval resamples the per-group correlations."""
+    per_group = within_groups(x, y, resamples, metrics)
+    results = {}
+    for metric in metrics:
+        values = per_group[metric]
+        defined = np.isfinite(values)
+        if defined.sum() < MIN_GROUPS:
+            results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, int(defined.sum()),
+                                          f"n/a ({int(defined.sum())} groups): the group level needs at least "
+                                          f"{MIN_GROUPS} groups with {MIN_GROUP_ITEMS} or more items and varying "
+                                          "scores")
+            continue
+        dropped = int((~defined).sum())
+        note = (f"{dropped} of {resamples.n_groups} groups left out (fewer than {MIN_GROUP_ITEMS} items, or constant "
+                "scores)") if dropped else ""
+        low, high = percentile_interval(group_mean_bootstrap(values, resamples))
+        results[metric] = Correlation(metric, "group", float(values[defined].mean()), low, high, int(defined.sum()),
+                                      note)
+    return results
+
+
+def group_mean_bootstrap(per_group: np.ndarray, resamples: Resamples) -> np.ndarray:
+    """The mean of the defined per-group values in every resample (groups counted as drawn)."""
+    defined = np.isfinite(per_group)
+    values = np.where(defined, per_group, 0.0)
+    out = np.empty(len(resamples.draws))
+    for start, counts in resamples.counts():
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + len(counts)] = (counts @ values) / (counts @ defined)
+    return out
+
+
+def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, np.ndarray]:
+    """Each metric inside each group (NaN for groups under MIN_GROUP_ITEMS items or constant)."""
+    members = resamples._members()
+    return {metric: np.array([correlate(metric, x[m], y[m]) if len(m) >= MIN_GROUP_ITEMS else np.nan
+                              for m in members]) for metric in metrics}
+
+
+def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
+                 metrics=METRICS) -> dict[str, Correlation]:
+    """Each system's mean judge and human score, then one correlation across the systems (at
+    least 3; items without a system are no system of their own); the interval resamples groups."""
+    named = systems != ""
+    n_systems = len(set(systems[named].tolist()))
+    if n_systems < 3:
+        nan = math.nan
+        return {m: Correlation(m, "system", nan, nan, nan, n_systems,
+                               f"undefined: {n_systems} system(s); system level needs at least 3") for m in metrics}
+    names, system_of = np.unique(systems, return_inverse=True)
+
+    def means(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        rows = rows[named[rows]]
+        counts = np.bincount(system_of[rows], minlength=len(names))
+        present = counts > 0
+        sums_x = np.bincount(system_of[rows], weights=x[rows], minlength=len(names))
+        sums_y = np.bincount(system_of[rows], weights=y[rows], minlength=len(names))
+        return sums_x[present] / counts[present], sums_y[present] / counts[present]
+
+    full = means(np.arange(len(x)))
+    resampled = [means(resamples.rows(b)) for b in range(len(resamples.draws))] if resamples.enough else []
+    results = {}
+    for metric in metrics:
+        value = correlate(metric, *full)
+        low, high = percentile_interval(np.array([correlate(metric, *r) for r in resampled])) if resampled \
+            else (math.nan, math.nan)
+        note = "undefined: constant system means" if math.isnan(value) else \
+            (few_groups(resamples.n_groups) if not resamples.enough else "")
+        results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
+    return results
+
+
+def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,
+              seed: int = 0, metrics: tuple[str, ...] = METRICS) -> list[Correlation]:
+    """Every metric at every requested level for one score against one human score. Rows with
+    a NaN on either side are dropped first; without `groups` each row is its own group."""
+    judge, human = np.asarray(judge, dtype=float), np.asarray(human, dtype=float)
+    groups = np.asarray(groups if groups is not None else np.arange(len(judge))).astype(str)
+    systems = np.asarray(systems if systems is not None else np.full(len(judge), "")).astype(str)
+    keep = ~(np.isnan(judge) | np.isnan(human))
+    judge, human, groups, systems = judge[keep], human[keep], groups[keep], systems[keep]
+    unknown = [level for level in levels if level not in LEVELS]
+    if unknown:
+        raise ValueError(f"level '{unknown[0]}' is unknown; use one of {', '.join(LEVELS)}")
+    resamples = Resamples(groups, n_boot, seed)
+    results = []
+    for level in levels:
+        if level == "item":
+            found = item_level(judge, human, resamples, metrics)
+        elif level == "group":
+            found = group_level(judge, human, resamples, metrics)
+        else:
+            found = system_level(judge, human, systems, resamples, metrics)
+        results.extend(found[metric] for metric in metrics)
+    return results
+
+
+def to_frame(results: list[Correlation]) -> pd.DataFrame:
+    """Correlations as a table."""
+    return pd.DataFrame([r.__dict__ for r in results], columns=["metric", "level", "value", "low", "high", "n", "note"])

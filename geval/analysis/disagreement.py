@@ -1,0 +1,104 @@
+"""Judge against people item by item, for finding the items where the judge is most wrong
+(the Inspect page): both on a common 0-1 scale, and their absolute difference."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.agreement import human_aspect_for, resolve
+from geval.data.items import Item
+from geval.errors import StoreError, TemplateError
+from geval.store import Store
+
+
+def distributions(frame: pd.DataFrame) -> pd.Series:
+    """The stored score distribution of each judgment as dicts {score: p}."""
+    return frame["distribution"].map(lambda text: {int(k): v for k, v in json.loads(text or "{}").items()})
+
+
+def normalized(values: pd.Series | np.ndarray, low: float, high: float) -> np.ndarray:
+    """Scores mapped onto 0-1 from the scale low..high (to compare judge and human)."""
+    values = np.asarray(values, dtype=float)
+    return (values - low) / (high - low) if high > low else np.zeros_like(values)
+
+
+def human_ranges(items: list[Item]) -> dict[str, tuple[float, float]]:
+    """Each human aspect's observed (min, max) over every annotator's score in `items`."""
+    seen: dict[str, list[float]] = {}
+    for item in items:
+        for aspect, scores in item.human.items():
+            seen.setdefault(aspect, []).extend(s for s in scores if s is not None and math.isfinite(s))
+    return {aspect: (min(v), max(v)) for aspect, v in seen.items() if v}
+
+
+def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None) -> pd.DataFrame:
+    """One row per judgment of a scored (template version, signature) combination (default:
+    the most recently scored) on the dataset's current items, with the judge and human scores
+    on a common 0-1 scale.
+
+    The judge score is normalized by its template aspect's scale, the human mean by the
+    min/max observed for that human aspect in the whole dataset; `disagreement` is
+    |judge_01 - human_01| (NaN when unscored or when no human aspect matches). Columns:
+    item_id, aspect, aspect_name, human, score, human_score, judge_01, human_01, disagreement,
+    scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
+    system, group, level, response, template_version, signature, coverage, parsed
+    (`answer_details`).
+    Raises StoreError when nothing is scored on `dataset`.
+    """
+    version, signature = resolve(store, dataset, combo)
+    items = {item.id: item for item in store.items(dataset)}
+    frame = store.judgments(dataset, version, signature)
+    frame = frame[frame["item_id"].isin(items)].reset_index(drop=True)
+    if frame.empty:
+        raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
+    template = store.template(version)
+    for column in ("group", "system", "level"):
+        frame[column] = [getattr(items[i], column) for i in frame["item_id"]]
+    ranges = human_ranges(list(items.values()))
+    human_aspects = list(ranges)
+    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution", "prompt", "raw", "system",
+                 "group", "level", "template_version", "signature"]].copy()
+    out["aspect_name"] = out["aspect"]
+    for column in ("human", "human_score", "judge_01", "human_01", "scale_min", "scale_max", "human_min",
+                   "human_max"):
+        out[column] = np.nan if column != "human" else None
+    for key, rows in out.groupby("aspect").groups.items():
+        try:
+            aspect = template.aspect(key)
+        except TemplateError:  # an aspect the stored template no longer has: leave it unnormalized
+            continue
+        human = human_aspect_for(template, key, human_aspects)
+        out.loc[rows, "aspect_name"] = aspect.name
+        out.loc[rows, "scale_min"], out.loc[rows, "scale_max"] = aspect.min, aspect.max
+        out.loc[rows, "judge_01"] = normalized(out.loc[rows, "score"], aspect.min, aspect.max)
+        if human is None:
+            continue
+        low, high = ranges[human]
+        values = np.array([items[i].human_mean(human) for i in frame.loc[rows, "item_id"]], dtype=float)
+        out.loc[rows, "human"] = human
+        out.loc[rows, "human_score"] = values
+        out.loc[rows, "human_min"], out.loc[rows, "human_max"] = low, high
+        out.loc[rows, "human_01"] = normalized(values, low, high)
+    out["disagreement"] = (out["judge_01"] - out["human_01"]).abs()
+    out["response"] = [items[i].response for i in out["item_id"]]
+    details = [answer_details(scores, aspect, raw) for scores, aspect, raw in
+               zip(frame["call_scores"], frame["aspect"], frame["raw"])]
+    out["coverage"] = [coverage for coverage, _ in details]
+    out["parsed"] = [parsed for _, parsed in details]
+    return out
+
+
+def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:
+    """From a judgment's call: the probability the judge put on the scale's scores at all
+    (logits or top_logprobs; NaN when it was sampled or failed), and for sampled answers
+    "k of n answers parsed" ("" otherwise)."""
+    score = json.loads(call_scores).get(aspect, {}) if isinstance(call_scores, str) else {}
+    coverage = score.get("coverage")
+    samples = score.get("samples") or []
+    answers = json.loads(raw) if isinstance(raw, str) and raw else []
+    parsed = f"{len(samples)} of {len(answers)} answers parsed" if samples or len(answers) > 1 else ""
+    return (float(coverage) if coverage is not None else math.nan), parsed

@@ -1,0 +1,376 @@
+"""The metric leaderboard: judges and baselines side by side, by their agreement with people.
+
+Rows are the scored judge/template versions of a dataset (each with its signature), the
+baseline metrics of `geval.baselines` (each with its signature and the reference it used),
+and the people themselves (leave-one-annotator-out, the ceiling). Columns are dataset x
+human aspect, plus per dataset the average over the aspects (G-EVAL's "average") and, for
+judges with several aspects, seed 000's mean of the aspect scores against human Overall.
+Each cell is the protocol's correlation with its bootstrap 95% interval over groups.
+
+Single-aspect templates scored by the same judge and named alike (G-EVAL's one prompt per
+aspect: topicalchat-naturalness, topicalchat-coherence, ... read as "topicalchat-*") are read
+together as one row; a second version of the same aspect gets a row of its own. Baselines
+and people are computed on the items the judges scored (every item when none has), so the
+rows rest on the same items.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, correlations, judge_scores, mean_of_aspects
+from geval.analysis.annotators import annotator_agreement
+from geval.analysis.baselines import METRICS as BASELINES
+from geval.analysis.baselines import Embedder, compute_baselines
+from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects
+from geval.analysis.protocols import PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
+from geval.analysis.variants import VARIANTS, VariantError
+from geval.errors import GevalError, StoreError
+from geval.judging.judgment import judge_name
+from geval.store import Store
+
+CEILING = "people (leave-one-annotator-out)"
+ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
+LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
+                "high", "n", "unscored", "note"]
+
+
+@dataclass
+class Row:
+    """One leaderboard row: what is scored, how, and its signatures (string and JSON)."""
+
+    label: str
+    kind: str  # "judge", "baseline" or "ceiling"
+    signatures: list[str]
+    signatures_json: list[dict]
+    scores: pd.DataFrame | pd.Series | None = None
+    humans: dict[str, str] = field(default_factory=dict)
+    scales: dict[str, tuple[float, float]] = field(default_factory=dict)
+    reference: str = ""
+    note: str = ""
+    calibration: str = ""  # "" or the method of `geval.calibration` whose held-out scores these are
+    folds: int = 0
+    uncalibrated: pd.DataFrame | None = None  # a calibrated row's judge scores, for its learned combination
+
+
+@dataclass
+class Leaderboard:
+    """The long table of every cell, the rows with their signatures, and what was left out."""
+
+    datasets: list[str]
+    cells: pd.DataFrame
+    rows: pd.DataFrame
+    skipped: list[str] = field(default_factory=list)
+
+    def wide(self, metric: str | None = None, digits: int = 3) -> pd.DataFrame:
+        """Rows x columns of 'value [low, high]' text ('–' where undefined), in the protocol's
+        primary metric (or `metric`), with the kind, reference and signature of each row."""
+        cells = self._pick(metric)
+        text = [f"{_num(v, digits)} [{_num(lo, digits)}, {_num(hi, digits)}]" if math.isfinite(v) else "–"
+                for v, lo, hi in zip(cells["value"], cells["low"], cells["high"])]
+        table = cells.assign(cell=text).pivot_table(index="row", columns="column", values="cell", aggfunc="first",
+                                                   sort=False)
+        table = table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
+        info = self.rows.set_index("row")[["kind", "reference", "signature"]]
+        return info.join(table.fillna("")).reset_index()
+
+    def values(self, metric: str | None = None) -> pd.DataFrame:
+        """Rows x columns of the correlation values only (NaN where empty or undefined)."""
+        cells = self._pick(metric)
+        table = cells.pivot_table(index="row", columns="column", values="value", aggfunc="first", sort=False)
+        return table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
+
+    def _pick(self, metric: str | None) -> pd.DataFrame:
+        if metric is None:
+            primary = self.cells["protocol"].map(lambda name: get_protocol(name).primary)
+            return self.cells[self.cells["metric"] == primary]
+        return self.cells[self.cells["metric"] == metric]
+
+
+def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence[str] | None = None,
+                baselines: Sequence[str] = tuple(BASELINES), variants: Sequence[str] = ("wmean",),
+                ceiling: bool = True, calibrate: bool = False, folds: int = 5, n_boot: int = 1000, seed: int = 0,
+                embedder: Embedder | None = None, primary_only: bool = False,
+                on_progress: Callable[[str], None] | None = None) -> Leaderboard:
+    """The leaderboard of the stored `datasets` (names as stored).
+
+    `protocols`: protocol names to use (default: those that apply to each dataset's layout);
+    `baselines`: names from `geval.baselines.METRICS` (baseline scores are cached in the
+    store); `variants`: judge score variants (`geval.variants`), one row each; `ceiling`:
+    add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
+    to the human scale (isotonic) and its aspects combined against Overall (linear), both
+    held out by group in `folds` folds (`geval.calibration`). Raises StoreError when a
+    dataset is not stored. `primary_only`: compute each protocol's own metric only (what
+    `Leaderboard.wide()` shows; faster), not all three.
+    """
+    names = [datasets] if isinstance(datasets, str) else list(datasets)
+    say = on_progress or (lambda message: None)
+    parts, rows, skipped = [], {}, []
+    for name in names:
+        items = store.items(name)
+        if not items:
+            raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
+                             f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+        layout = store.dataset_layout(name)
+        chosen = [get_protocol(p) for p in protocols] if protocols else \
+            protocols_for(layout, name, list(dict.fromkeys(i.level for i in items)))
+        chosen = [p for p in chosen if any(i.level == p.item_level for i in items)]
+        if not chosen:
+            raise GevalError(f"no protocol applies to dataset '{name}' (layout {layout}); name one with --protocol")
+        candidates = _judge_rows(store, name, items, variants, skipped)
+        if calibrate:
+            candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
+        judged = set().union(*(set(row.scores.index) for row in candidates))
+        # baselines and people on the items the judges scored (all of them when none did), so that every row
+        # of the leaderboard rests on the same items
+        wanted = {p.item_level for p in chosen}
+        level_items = [i for i in items if i.level in wanted and (not judged or i.id in judged)]
+        if baselines:
+            say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
+            for result in compute_baselines(level_items, baselines, dataset=name, layout=layout, store=store,
+                                            embedder=embedder, on_progress=say):
+                candidates.append(Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
+                                      "baseline", [result.signature], [result.signature_json], result.scores,
+                                      reference=result.reference, note=result.note))
+        for row in candidates:
+            rows.setdefault(row.label, row)
+            for protocol in chosen:
+                metrics = (protocol.primary,) if primary_only else protocol.metrics
+                parts.append(_cells(row, protocol, name, items, n_boot, seed, skipped, metrics))
+        if ceiling:
+            for protocol in chosen:
+                ceiling_cells = _ceiling(protocol, name, level_items, n_boot, seed)
+                if ceiling_cells is not None and primary_only:
+                    ceiling_cells = ceiling_cells[ceiling_cells["metric"] == protocol.primary]
+                if ceiling_cells is not None:
+                    rows.setdefault(CEILING, Row(CEILING, "ceiling", [], [], note="one annotator against the mean of "
+                                                 "the others; the judges are compared with the mean of all"))
+                    parts.append(ceiling_cells)
+    cells = pd.concat([p for p in parts if p is not None and len(p)], ignore_index=True) if parts else \
+        pd.DataFrame(columns=LONG_COLUMNS)
+    cells = _sorted_columns(cells, names)
+    if len(names) == 1:
+        cells["column"] = cells["column"].str.replace(f"{names[0]}: ", "", regex=False)
+    order = _order(rows, cells)
+    table = pd.DataFrame([{"row": label, "kind": rows[label].kind, "reference": rows[label].reference or "",
+                           "signature": "\n".join(rows[label].signatures),
+                           "signature_json": json.dumps(rows[label].signatures_json), "note": rows[label].note}
+                          for label in order], columns=ROW_COLUMNS)
+    return Leaderboard(names, cells[LONG_COLUMNS], table, skipped)
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+def _judge_fields(signature_json: str) -> tuple[str, dict]:
+    fields = json.loads(signature_json or "{}")
+    judge = {k: v for k, v in fields.items() if k not in ("template", "scale")}
+    return json.dumps(judge, sort_keys=True), fields
+
+
+def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skipped: list[str]) -> list[Row]:
+    """One row per multi-aspect template version and judge; single-aspect versions of one
+    judge together (the most recent version of each aspect), the rest one row each."""
+    combos = store.combos(dataset)
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise VariantError(f"score variant '{unknown[0]}' is unknown; use one of {', '.join(VARIANTS)}")
+    members: dict[tuple, list] = {}  # one-aspect templates of one judge named alike: one row
+    rows_of: list[tuple[str, list]] = []  # (label without the variant, [(version, signature)])
+    for version, signature, blob in zip(combos["template_version"], combos["signature"], combos["signature_json"]):
+        key, fields = _judge_fields(blob)
+        template = store.template(version)
+        if len(template.aspects) == 1:
+            human = (template.aspects[0].human or template.aspects[0].name).lower()
+            taken = members.setdefault((key, name_family(template)), [])
+            if all(h != human for h, *_ in taken):
+                taken.append((human, fields, template, (version, signature)))
+                continue
+        rows_of.append((f"G-EVAL {template.label} · {judge_name(fields)}", [(version, signature)]))
+    merged = [(f"G-EVAL, one prompt per aspect ({family}) · {judge_name(taken[0][1])}", [t[3] for t in taken])
+              for (key, family), taken in members.items() if len(taken) > 1]
+    rows_of = merged + rows_of + [(f"G-EVAL {taken[0][2].label} · {judge_name(taken[0][1])}", [taken[0][3]])
+                                  for taken in members.values() if len(taken) == 1]
+    rows = []
+    for variant in variants:
+        suffix = "" if variant == "wmean" else f" [{variant}]"
+        for label, pairs in rows_of:
+            try:
+                scored = [judge_scores(store, dataset, pair, variant, items=items) for pair in pairs]
+            except VariantError as exc:
+                skipped.append(f"{label}{suffix}: {exc}")
+                continue
+            except StoreError:  # judged only items a reloaded file no longer has
+                continue
+            rows.append(_judge_row(label + suffix, scored, variant))
+    return rows
+
+
+def name_family(template) -> str:
+    """A one-aspect template's name with its aspect as '*' (topicalchat-naturalness -> topicalchat-*;
+    else its last '-' part: fed-turn-engaging, aspect Engagingness -> fed-turn-*): prompts named
+    alike are read together as one row, a variant (topicalchat-*-cot) as another."""
+    name, aspect = template.name.lower(), template.aspects[0].key
+    if aspect in name:
+        return name.replace(aspect, "*")
+    stem, dash, _ = name.rpartition("-")
+    return f"{stem}-*" if dash else name
+
+
+def _judge_row(label: str, members: list, variant: str) -> Row:
+    """A row from one or more scored combinations (one-aspect templates read together)."""
+    scores = pd.concat([m.scores for m in members], axis=1)
+    return Row(label, "judge", [m.signature for m in members], [json.loads(m.signature_json) for m in members],
+               scores, {k: h for m in members for k, h in m.humans.items()},
+               {k: s for m in members for k, s in m.scales.items()},
+               note=f"{len(scores)} of the dataset's items judged"
+               + (f"; score variant {variant}" if variant != "wmean" else ""))
+
+
+def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> Row | None:
+    """The judge row's scores calibrated to each human aspect, held out by group."""
+    try:
+        scores = calibrate_scores(row.scores, items, row.humans, "isotonic", folds, seed)
+    except CalibrationError as exc:
+        skipped.append(f"{row.label}, calibrated: {exc}")
+        return None
+    extra = {"calib": "isotonic", "combine": "linear", "folds": folds, "cv": "group", "seed": seed}
+    tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
+    return Row(f"{row.label} [calibrated, {folds}-fold CV by group]", "judge", [s + tail for s in row.signatures],
+               [{**blob, **extra} for blob in row.signatures_json], scores, dict(row.humans), {}, note=(
+                   f"held-out scores: isotonic calibration of each aspect to its human scale and a linear combination "
+                   f"of the aspects against Overall, each fitted on the other folds' groups only ({folds} folds)"),
+               calibration="isotonic", folds=folds, uncalibrated=row.scores)
+
+
+# --- cells --------------------------------------------------------------------------------------
+
+
+def _column(dataset: str, protocol: Protocol, human: str, several: bool) -> str:
+    return f"{dataset}: {human}" + (f" ({protocol.name})" if several else "")
+
+
+def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed: int, skipped: list[str],
+           metrics: tuple[str, ...]) -> pd.DataFrame | None:
+    """The row's cells under `protocol`: each aspect, their average and, for a judge with several
+    aspects, its mean of aspects (or, calibrated, its learned combination) against Overall."""
+    several = len(protocols_for(_protocol_layout(protocol))) > 1
+    scores, humans, combined, judged = _against_overall(row, protocol, items, seed, skipped, dataset)
+    try:
+        table = correlations(scores, items, protocol, humans or None, n_boot, seed, metrics, average=True)
+    except ProtocolError as exc:
+        skipped.append(f"{row.label} on {dataset} ({protocol.name}): {exc}")
+        return None
+    if combined == MEAN_OF_ASPECTS:
+        rows = table["aspect"] == combined
+        table.loc[rows, "note"] = [f"mean of {', '.join(judged)}" + (f"; {note}" if note else "")
+                                   for note in table.loc[rows, "note"]]
+    table["column"] = [_column(dataset, protocol, _label(aspect, human), several)
+                       for aspect, human in zip(table["aspect"], table["human"])]
+    return table.assign(row=row.label, kind=row.kind, dataset=dataset)
+
+
+def _label(aspect: str, human: str) -> str:
+    """A cell's column: the human aspect; the average; the mean of aspects → Overall; a learned combination."""
+    if aspect == AVERAGE or aspect.startswith("learned combination"):
+        return aspect
+    return f"{MEAN_OF_ASPECTS} → {human}" if aspect == MEAN_OF_ASPECTS else human
+
+
+def _against_overall(row: Row, protocol: Protocol, items, seed: int, skipped: list[str], dataset: str):
+    """The row's scores and humans, with one more column against the protocol's Overall: seed
+    000's mean of aspects for a judge with several aspects, or for a calibrated row its learned
+    combination (fitted on other folds only). Returns (scores, humans, that column or "", the
+    aspect columns it is made of)."""
+    scores, humans = row.scores, dict(row.humans)
+    if not (row.kind == "judge" and protocol.overall and isinstance(scores, pd.DataFrame) and len(humans) > 1):
+        return scores, humans, "", []
+    overall = protocol.overall.lower()
+    human_aspects = {h.lower(): h for item in items if item.level == protocol.item_level for h in item.human}
+    judged = [c for c in scores.columns if c in humans and humans[c].lower() != overall
+              and humans[c].lower() in human_aspects]
+    if overall not in human_aspects or len(judged) < 2:
+        skipped.append(f"{row.label} on {dataset}: the items have no human '{protocol.overall}' scores, or fewer than "
+                       "two aspects to set against them")
+        return scores, humans, "", []
+    if row.calibration:
+        try:
+            extra = combine_aspects(row.uncalibrated[judged], items, protocol.overall, folds=row.folds, seed=seed,
+                                    humans={c: humans[c] for c in judged})
+        except CalibrationError as exc:
+            skipped.append(f"{row.label} on {dataset}: {exc}")
+            return scores, humans, "", []
+    else:
+        extra = mean_of_aspects(scores, {c: row.scales[c] for c in judged})
+    return scores.assign(**{extra.name: extra}), {**humans, extra.name: human_aspects[overall]}, extra.name, judged
+
+
+def _protocol_layout(protocol: Protocol) -> str:
+    return protocol.layouts[0] if protocol.layouts else ""
+
+
+def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) -> pd.DataFrame | None:
+    """The people's leave-one-out correlation per human aspect, in the protocol's metrics
+    (item-level protocols only: the others aggregate in ways one annotator cannot)."""
+    if protocol.levels != ("item",):
+        return None
+    level_items = [i for i in items if i.level == protocol.item_level]
+    humans = [h for h in dict.fromkeys(protocol.aspects.values()) if any(h in i.human for i in level_items)]
+    table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False)
+    table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
+    if table.empty:
+        return None
+    several = len(protocols_for(_protocol_layout(protocol))) > 1
+    frame = pd.DataFrame({
+        "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
+        "human": table["human"], "level": "item", "metric": table["statistic"].str.removeprefix("leave-one-out "),
+        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"], "unscored": 0,
+        "note": table["note"],
+    })
+    frame["column"] = [_column(dataset, protocol, h, several) for h in frame["human"]]
+    return frame.assign(row=CEILING, kind="ceiling", dataset=dataset)
+
+
+def _sorted_columns(cells: pd.DataFrame, names: list[str]) -> pd.DataFrame:
+    """Cells in column order: dataset, protocol, then the protocol's aspects in its order,
+    other aspects, the average and the mean of aspects last."""
+    def rank(row) -> tuple:
+        protocol = get_protocol(row["protocol"])
+        humans = [h.lower() for h in protocol.aspects.values()]
+        if row["aspect"] == AVERAGE:
+            place = len(humans) + 1
+        elif row["aspect"] == MEAN_OF_ASPECTS:
+            place = len(humans) + 2
+        elif row["aspect"].startswith("learned combination"):
+            place = len(humans) + 3
+        else:
+            place = humans.index(row["human"].lower()) if row["human"].lower() in humans else len(humans)
+        return names.index(row["dataset"]), order.index(protocol.name), place
+
+    if cells.empty:
+        return cells
+    order = list(PROTOCOLS)
+    keys = cells.apply(rank, axis=1)
+    return cells.assign(_rank=keys).sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
+
+
+def _order(rows: dict[str, Row], cells: pd.DataFrame) -> list[str]:
+    """Judges and baselines by their first average (best first), the people last."""
+    averages = cells[cells["aspect"] == AVERAGE]
+    if len(averages):
+        primary = averages["protocol"].map(lambda name: get_protocol(name).primary)
+        averages = averages[averages["metric"] == primary]
+    best = averages.groupby("row", sort=False)["value"].first().to_dict()
+    ranked = [label for label, row in rows.items() if row.kind != "ceiling"]
+    ranked.sort(key=lambda label: -best.get(label, -np.inf) if math.isfinite(best.get(label, -np.inf)) else np.inf)
+    return ranked + [label for label, row in rows.items() if row.kind == "ceiling"]
+
+
+def _num(value: float, digits: int) -> str:
+    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"

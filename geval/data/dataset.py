@@ -1,0 +1,201 @@
+"""A dataset: items with human scores, loaded from one file by its layout; where bundled and
+shared datasets are found. A new layout is one module in geval/data/layouts plus one line there."""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from geval.data.items import LEVELS, Item
+from geval.data.layouts import LAYOUTS, dstc9, table
+from geval.data.layouts.table import ColumnMapping
+from geval.data.reading import read_records
+from geval.data.selection import select_items
+from geval.errors import DatasetError, shown
+
+if TYPE_CHECKING:
+    from geval.store import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+DATA_DIR = ROOT / "data"
+
+
+#: The full public datasets, beside the repository (or $GEVAL_SHARED_DATA, read at each look-up).
+SHARED_DATA_DIR = ROOT.parent / "shared" / "data"
+
+
+DATA_SUFFIXES = {".json", ".jsonl", ".csv"}
+
+
+def known_datasets() -> dict[str, Path]:
+    """Bundled samples (data/), then the full public datasets if ../shared/data exists."""
+    found: dict[str, Path] = {}
+    for folder in (DATA_DIR, Path(os.environ.get("GEVAL_SHARED_DATA") or SHARED_DATA_DIR)):
+        if folder.is_dir():
+            for path in sorted(folder.iterdir()):
+                if path.suffix in DATA_SUFFIXES and not path.name.startswith("."):
+                    found.setdefault(path.stem, path)
+    return found
+
+
+def resolve_dataset(name_or_path: str) -> Path:
+    """A dataset file from a path, or from the name of a bundled or shared one."""
+    path = Path(name_or_path)
+    if path.exists():
+        return path
+    known = known_datasets()
+    if name_or_path in known:
+        return known[name_or_path]
+    raise DatasetError(f"{name_or_path}: no such file or known dataset; known: {', '.join(known) or 'none'}")
+
+
+@dataclass
+class Dataset:
+    """Items loaded from one file, with what the loader had to skip. `Dataset.LEVELS` are the
+    item levels, `Dataset.LAYOUTS` the file layouts recognized."""
+
+    LEVELS: ClassVar[tuple[str, ...]] = LEVELS
+    LAYOUTS: ClassVar[tuple[str, ...]] = tuple(LAYOUTS)
+
+    name: str
+    path: str
+    layout: str
+    items: list[Item]
+    skipped: Counter = field(default_factory=Counter)
+
+    @property
+    def levels(self) -> list[str]:
+        """The levels present, in first-seen order."""
+        return list(dict.fromkeys(item.level for item in self.items))
+
+    @property
+    def aspects(self) -> list[str]:
+        """Every human-scored aspect, in first-seen order."""
+        return list(dict.fromkeys(a for item in self.items for a in item.human))
+
+    @property
+    def groups(self) -> list[str]:
+        """Distinct group ids (dialogue or document)."""
+        return list(dict.fromkeys(item.group for item in self.items))
+
+    @property
+    def systems(self) -> list[str]:
+        """Distinct system ids."""
+        return list(dict.fromkeys(item.system for item in self.items if item.system))
+
+    def at_level(self, level: str) -> list[Item]:
+        """The items of one level."""
+        return [item for item in self.items if item.level == level]
+
+    def select(self, level: str | None = None, systems: list[str] | None = None, groups: list[str] | None = None,
+               sample: int | None = None, seed: int = 0, limit: int | None = None) -> list[Item]:
+        """Items by level, system or group, then a seeded random sample, then the first `limit`
+        (`geval.data.selection.select_items`)."""
+        return select_items(self.items, level, systems, groups, sample, seed, limit)
+
+    def to_seed001(self, folder: Path) -> list[Path]:
+        """Write seed 001's transformed_data_dial.json and transformed_data_response.json (DSTC9 only)."""
+        if self.layout != "dstc9":
+            raise DatasetError(f"{self.path}: seed 001's files are made from a DSTC9 file (this one is {self.layout})")
+        return dstc9.write_seed001(self.items, folder)
+
+    @staticmethod
+    def known() -> dict[str, Path]:
+        """Bundled samples (data/), then the full public datasets of ../shared/data if it is there."""
+        return known_datasets()
+
+    @staticmethod
+    def table_columns(path: str | Path) -> list[str] | None:
+        """Column names to offer in a mapping form, or None when the file's layout is recognized."""
+        return table_columns(path)
+
+    def summary(self) -> str:
+        """One line: counts of items per level, groups, systems and skipped values."""
+        per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
+        text = (
+            f"{self.name} ({self.layout}): {len(self.items)} items ({per_level}), "
+            f"{len(self.groups)} groups, {len(self.systems)} systems"
+        )
+        if self.skipped:
+            text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
+        return text
+
+
+def detect_layout(data: object) -> str | None:
+    """The name of the first layout that recognizes `data`, or None."""
+    return next((name for name, module in LAYOUTS.items() if module.detect(data)), None)
+
+
+def load_dataset(
+    path: str | Path,
+    layout: str | None = None,
+    mapping: ColumnMapping | list[str] | None = None,
+    name: str | None = None,
+    store: "Store | None" = None,
+) -> Dataset:
+    """Load a dataset file (a path, or the name of a bundled or shared dataset): by `mapping`
+    if given (a ColumnMapping, or "role=column" texts such as "response=reply" and
+    "score:Overall=overall"), else by `layout`, else by auto-detection.
+
+    With a `store`, the items are saved into it once the whole file has loaded (in one
+    transaction): a file that fails to load leaves the store as it was.
+    """
+    path = Path(path)
+    if path.suffix == "" and path.name == str(path) and path.name in known_datasets():  # a bundled or shared name
+        path = known_datasets()[path.name]
+    data, lines = read_records(path)
+    name = name or path.stem
+    if mapping is not None and not isinstance(mapping, ColumnMapping):
+        mapping = ColumnMapping.parse(list(mapping))
+    if mapping is not None:
+        layout, load, args = table.NAME, table.load, (path, data, name, mapping, lines)
+    else:
+        layout = layout or detect_layout(data)
+        if layout is None:
+            raise DatasetError(
+                f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); "
+                "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
+            )
+        if layout not in LAYOUTS:
+            raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
+        load, args = LAYOUTS[layout].load, (path, data, name)
+    try:
+        items, skipped = load(*args)
+    except RecursionError:  # e.g. a context cell holding JSON nested thousands deep
+        raise DatasetError(f"{path}: a value is nested too deeply to read") from None
+    except UnicodeEncodeError:  # a lone surrogate escape inside JSON held in a CSV cell
+        raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
+    if not items:
+        raise DatasetError(f"{path}: no items found")
+    dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped)
+    if store is not None:
+        store.save_dataset(dataset)
+    return dataset
+
+
+def _unique(items: list) -> list:
+    """Exact duplicates get '-2', '-3' … appended to their id, so that no two items share one."""
+    seen: dict[str, int] = {}
+    result = []
+    for item in items:
+        count = seen.get(item.id, 0) + 1
+        seen[item.id] = count
+        if count > 1:
+            item = replace(item, id=f"{item.id}-{count}")
+        result.append(item)
+    return result
+
+
+def table_columns(path: str | Path) -> list[str] | None:
+    """Column names to offer in a mapping form, or None when the layout is auto-detected."""
+    data, _ = read_records(Path(path))
+    if detect_layout(data) is not None:
+        return None
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        return [str(column) for column in data[0]]
+    raise DatasetError(f"{path}: neither a known layout nor a table of records with named columns")

@@ -1,0 +1,56 @@
+"""FED (Mehri & Eskenazi 2020): turn-level and dialogue-level records in one file."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from geval.data.items import Item, Turn, make_item
+from geval.data.reading import first_record_has, numeric_scores, require_list_of_dicts, text_field
+from geval.errors import DatasetError
+
+NAME = "fed"
+
+
+def detect(data: object) -> bool:
+    """A list of {context, [response], system, annotations} records."""
+    return first_record_has(data, {"context", "annotations"})
+
+
+def parse_turn(line: str) -> Turn:
+    """'User: hi' -> Turn('User', 'hi'); a line with no known speaker keeps an empty one."""
+    speaker, sep, text = line.partition(":")
+    if sep and speaker.strip() in {"User", "System"}:
+        return Turn(speaker.strip(), text.strip())
+    return Turn("", line.strip())
+
+
+def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
+    """Records with a response are turn level; the rest are whole dialogues.
+
+    A turn-level item joins the group of the dialogue whose context it begins.
+    """
+    records = require_list_of_dicts(path, data, {"context", "annotations"})
+    skipped: Counter = Counter()
+    dialogues: list[tuple[str, str]] = []  # (context text, group id)
+    pending = []
+    for index, record in enumerate(records):
+        where = f"record {index}"
+        context = text_field(path, record, "context", where)
+        annotations = record["annotations"]
+        if not isinstance(annotations, dict):
+            raise DatasetError(f"{path}: {where} field 'annotations' should be an object")
+        human = {a: numeric_scores(v, skipped, "non-numeric human scores (e.g. 'N/A')") for a, v in annotations.items()}
+        level = "turn" if "response" in record else "dialogue"
+        response = parse_turn(text_field(path, record, "response", where)).text if level == "turn" else ""
+        if level == "dialogue":
+            dialogues.append((context, f"dlg-{len(dialogues):03d}"))
+        pending.append((index, level, context, response, str(record.get("system", "")), human))
+    items = []
+    for index, level, context, response, system, human in pending:
+        group = next((g for text, g in dialogues if text.startswith(context)), f"rec-{index:03d}")
+        turns = [parse_turn(line) for line in context.split("\n") if line.strip()]
+        items.append(
+            make_item(name, level, turns, response, "", system, group, {a: s for a, s in human.items() if s})
+        )
+    return items, skipped

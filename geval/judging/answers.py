@@ -1,0 +1,87 @@
+"""Reading a score from a judge's answer: the number that answers the form's line for an
+aspect, never one inside a parenthesised scale; and the weighted mean over sampled answers
+(G-EVAL with n samples, seed 001)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from geval.judging.judgment import AspectScore, clip
+from geval.judging.templates import Aspect
+
+#: A score: an integer or a decimal, signed.
+_NUMBER = r"(?P<value>[-+]?\d+(?:\.\d+)?)"
+
+
+#: Markdown around a label ("**Coherence**", "- Coherence", "## Coherence").
+_MARKUP = r"[*_`]*"
+
+
+#: What may stand between a label and its score: a parenthesised scale ("(1-3)"), then a
+#: separator (":", "=", a dash, "is"), then spaces, newlines or markup.
+_BETWEEN = rf"{_MARKUP}\s*(?:[\(\[][^\)\]\n]*[\)\]])?{_MARKUP}\s*(?:[:=]|[-–—]|\bis\b)?[\s*_`]*"
+
+
+#: Scale expressions that hold numbers but are not the answer: "(1-3)", "1-3", "1 to 3",
+#: "out of 3", "/3". Removed before a lone number is looked for.
+_NOT_ANSWERS = re.compile(r"[\(\[][^\)\]\n]*[\)\]]|\d+\s*(?:[-–—]|to)\s*\d+|(?:\bout of|/)\s*\d+", re.IGNORECASE)
+
+
+def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
+    """Where the score answering `aspect`'s form line is in `text` (group "value"), or None.
+
+    The score is the first number after the aspect's label and its separator, not one inside a
+    parenthesised scale: "- Coherence (1-3): 2", "**Coherence**: 2", "Coherence: 2/3" all read 2.
+    When `single` (one aspect asked) an answer without the label counts too: its first number
+    once scale expressions ("(1-3)", "1 to 3", "out of 3", "/3") are blanked out, e.g. "2" or
+    "I would rate it 2.". Blanking keeps every other character where it was, so the match's
+    offsets are offsets in `text`.
+    """
+    label = re.compile(rf"(?<![^\W\d_]){re.escape(aspect.name)}{_BETWEEN}{_NUMBER}(?![\d.]*\s*[-–—]\s*\d)",
+                       re.IGNORECASE)
+    found = label.search(text)
+    if found is not None or not single:
+        return found
+    blanked = _NOT_ANSWERS.sub(lambda m: " " * len(m.group(0)), text)
+    return re.search(_NUMBER, blanked)
+
+
+def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
+    """The score answering `aspect` in `text`, or the reason it cannot be read (see `locate_score`)."""
+    found = locate_score(text, aspect, single)
+    if found is None:
+        return f"no {aspect.name} score in the answer {clip(text)!r}"
+    value = float(found.group("value"))
+    if value != int(value) or int(value) not in aspect.scale:
+        return f"{aspect.name} score {found.group('value')} is outside the scale {aspect.min}-{aspect.max}"
+    return int(value)
+
+
+def parse_scores(text: str, aspects: list[Aspect]) -> dict[str, int | str]:
+    """Read each aspect's score from an answer (see `locate_score`); a lone number counts
+    when one aspect is asked. Returns aspect key -> score, or -> the reason it cannot be read."""
+    return {aspect.key: read_score(text, aspect, single=len(aspects) == 1) for aspect in aspects}
+
+
+def distribution_from_samples(samples: list[int], aspect: Aspect) -> dict[int, float]:
+    """Relative frequency of each score among parsed samples (seed 001's weighted mean)."""
+    counts = Counter(samples)
+    return {s: counts[s] / len(samples) for s in aspect.scale if counts[s]} if samples else {}
+
+
+def scores_from_samples(texts: list[str], aspects: list[Aspect]) -> dict[str, AspectScore]:
+    """Parse every sampled answer, then take each aspect's weighted mean over the parsed ones."""
+    parsed = [parse_scores(text, aspects) for text in texts]
+    scores = {}
+    for aspect in aspects:
+        values = [p[aspect.key] for p in parsed if isinstance(p[aspect.key], int)]
+        if not values:
+            reasons = Counter(str(p[aspect.key]) for p in parsed)
+            scores[aspect.key] = AspectScore.unscored(
+                f"none of {len(texts)} answers could be parsed: {reasons.most_common(1)[0][0] if reasons else 'no answers'}"
+            )
+        else:
+            dist = distribution_from_samples(values, aspect)
+            scores[aspect.key] = AspectScore.from_distribution(dist, samples=values)
+    return scores

@@ -1,0 +1,254 @@
+"""OpenAI and any OpenAI-compatible server (vLLM, Ollama, llama.cpp server) via the openai SDK.
+
+Mode "logprobs": one greedy answer with top_logprobs; each aspect's distribution is read
+from the alternatives at its score token. Mode "samples": n sampled answers (G-EVAL: n=20),
+each parsed, then the weighted mean of seed 001. Mode "auto" uses logprobs and falls back to
+samples, for good, the first time the server returns none. Retries with backoff on 429, 5xx,
+timeouts and dropped connections (honouring Retry-After) are the SDK's own (`max_retries`).
+The API key is used for the client only: it is never part of settings, signatures or logs, and
+it is masked in error messages in case a server echoes it back.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+from geval.errors import JudgeError, JudgmentFailed
+from geval.judging.answers import locate_score, read_score, scores_from_samples
+from geval.judging.judgment import AspectScore, Judgment, approx_tokens, form_answer
+from geval.judging.templates import Aspect
+
+MODES = ("auto", "logprobs", "samples")
+#: USD per million (input, output) tokens, for the cost estimate; override with `prices`.
+PRICES = {
+    "gpt-4o": (2.50, 10.00),
+    "gpt-4o-mini": (0.15, 0.60),
+    "gpt-4.1": (2.00, 8.00),
+    "gpt-4.1-mini": (0.40, 1.60),
+    "gpt-4.1-nano": (0.10, 0.40),
+    "gpt-4": (30.00, 60.00),
+    "gpt-3.5-turbo": (0.50, 1.50),
+}
+
+
+class OpenAIJudge:
+    """A chat-completions endpoint. `base_url` None means api.openai.com.
+
+    `settings` are what was asked (mode "auto" included); each Judgment carries the settings
+    that made it (`mode:logprobs` or `mode:samples` with n and temperature), so an "auto"
+    judgment's signature and cache key say what it did. `accepts` lists the settings whose
+    cached answers answer this judge: both for "auto", else its own.
+    """
+
+    #: Calls may come from several threads at once (the SDK client is thread-safe); the
+    #: runner's `concurrency` setting decides how many, up to this.
+    max_concurrency = 256
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        mode: str = "auto",
+        n: int = 20,
+        temperature: float = 1.0,
+        max_tokens: int = 16,
+        top_logprobs: int = 20,
+        timeout: float = 60.0,
+        max_retries: int = 5,
+        prices: tuple[float, float] | None = None,
+    ):
+        try:
+            import openai
+        except ImportError:
+            raise JudgeError("the openai judge needs the openai package: run `pip install -r requirements.txt`") from None
+        if mode not in MODES:
+            raise JudgeError(f"mode '{mode}' is unknown; use one of {', '.join(MODES)}")
+        if not model:
+            raise JudgeError("the openai judge needs a model name, e.g. --model gpt-4o-mini")
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise JudgeError("no API key: set OPENAI_API_KEY or type a key in the sidebar")
+            key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
+        base_url = (base_url or "https://api.openai.com/v1").rstrip("/")  # with or without "/": one judge
+        self._openai = openai
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self.mode = mode
+        self.n, self.temperature, self.max_tokens, self.top_logprobs = n, temperature, max_tokens, top_logprobs
+        self.prices = prices or PRICES.get(model, (0.0, 0.0))
+        self._use_samples = mode == "samples"
+        judge = {"backend": "openai", "model": model, "base_url": base_url}
+        self.settings = {
+            **judge,
+            "mode": mode,
+            "temp": temperature if mode != "logprobs" else None,
+            "n": n if mode != "logprobs" else None,
+            "top_logprobs": top_logprobs if mode != "samples" else None,
+            "max_tokens": max_tokens,
+        }
+        self._logprobs_settings = {**judge, "mode": "logprobs", "temp": None, "n": None,
+                                   "top_logprobs": top_logprobs, "max_tokens": max_tokens}
+        self._samples_settings = {**judge, "mode": "samples", "temp": temperature, "n": n,
+                                  "top_logprobs": None, "max_tokens": max_tokens}
+        self.accepts = {"auto": [self._logprobs_settings, self._samples_settings],
+                        "logprobs": [self._logprobs_settings], "samples": [self._samples_settings]}[mode]
+
+    def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
+        """Score `prompt` by logprobs or by samples, as the mode says. In "auto" mode a server
+        that returns no logprobs is asked for samples from then on; the first request's usage
+        is counted in that judgment's cost."""
+        budget = max(self.max_tokens, 8 * len(aspects))
+        if not self._use_samples:
+            answer = self._create(prompt, budget, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs)
+            judgment = self._from_logprobs(answer, aspects)
+            if judgment is not None:
+                return judgment
+            if self.mode == "logprobs":
+                raise JudgmentFailed("the server returned no logprobs; use mode 'samples' (or 'auto') for this server")
+            self._use_samples = True
+            self.accepts = [self._samples_settings, self._logprobs_settings]  # its next calls' settings first
+            return self._from_samples(prompt, aspects, budget, earlier=[answer])
+        return self._from_samples(prompt, aspects, budget)
+
+    def estimate(self, prompt: str, aspects: list[Aspect]) -> tuple[int, int, float]:
+        """(prompt tokens, answer tokens, cost) a call would be billed before it is made:
+        tokens as characters / 4; one request in logprobs (and "auto") mode; in samples mode
+        the prompt once and n answers (a server that ignores n is asked again: more)."""
+        prompt_tokens = approx_tokens(prompt)
+        answer_tokens = approx_tokens(form_answer(aspects)) * (self.n if self._use_samples else 1)
+        return prompt_tokens, answer_tokens, self._cost(prompt_tokens, answer_tokens)
+
+    def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
+        """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
+        body = {"model": self.settings["model"], "messages": [{"role": "user", "content": prompt}],
+                "max_tokens": max(self.max_tokens, 8 * len(aspects))}
+        if self.mode == "samples":
+            return {**body, "temperature": self.temperature, "n": self.n}
+        return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
+
+    def generate(self, prompt: str, max_tokens: int = 256) -> str:
+        """Greedy free text (auto chain-of-thought)."""
+        answer = self._create(prompt, max_tokens, temperature=0.0)
+        return (answer.choices[0].message.content or "") if answer.choices else ""
+
+    def _create(self, prompt: str, max_tokens: int, **options):
+        """One chat completion; SDK errors become JudgeError (fix the setup) or JudgmentFailed.
+        Text from the server is masked (`_mask`) before it goes into a message."""
+        openai = self._openai
+        try:
+            answer = self._client.chat.completions.create(
+                model=self.settings["model"],
+                messages=[{"role": "user", "content": prompt}],
+                max_tokens=max_tokens,
+                **options,
+            )
+            if not isinstance(getattr(answer, "choices", None), list):
+                shown = _clip(self._mask(str(answer)))
+                raise JudgmentFailed(f"malformed answer from the server (no 'choices' list): {shown}")
+            return answer
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise JudgeError(f"the server refused the API key ({exc.status_code}); check the key") from None
+        except openai.NotFoundError:
+            raise JudgeError(
+                f"model '{self.settings['model']}' or endpoint {self.settings['base_url']} not found (404); check both"
+            ) from None
+        except openai.APITimeoutError:
+            raise JudgmentFailed(f"timed out after {self._client.max_retries} retries") from None
+        except openai.APIConnectionError as exc:
+            cause = self._mask(str(exc.__cause__ or exc))
+            raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({cause})") from None
+        except openai.APIStatusError as exc:
+            shown = _clip(self._mask(str(exc.message)))
+            raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {shown}") from None
+        except openai.APIError as exc:
+            raise JudgmentFailed(f"unreadable answer from the server: {_clip(self._mask(str(exc)))}") from None
+        except ValueError as exc:  # a 200 whose body is not valid JSON: the SDK lets json's error through
+            shown = _clip(self._mask(str(exc)))
+            raise JudgmentFailed(f"unreadable answer from the server (not JSON: {shown})") from None
+
+    def _mask(self, text: str) -> str:
+        """`text` with the API key replaced, in case the server echoed it (before any clipping)."""
+        key = self._client.api_key
+        return text.replace(key, "[API key]") if key and key != "not-needed" else text
+
+    def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
+
+    def _usage(self, answers: list) -> tuple[int, int, float]:
+        prompt_tokens = sum(getattr(a.usage, "prompt_tokens", 0) or 0 for a in answers if a.usage)
+        completion_tokens = sum(getattr(a.usage, "completion_tokens", 0) or 0 for a in answers if a.usage)
+        return prompt_tokens, completion_tokens, self._cost(prompt_tokens, completion_tokens)
+
+    def _from_logprobs(self, answer, aspects: list[Aspect]) -> Judgment | None:
+        """Each aspect's distribution from top_logprobs at its score token. None when the server
+        sent no logprobs, or in "auto" mode no top_logprobs (only the chosen tokens'): then the
+        distribution cannot be read and samples are asked for instead."""
+        if not answer.choices:
+            raise JudgmentFailed("the server answered with no choices")
+        choice = answer.choices[0]
+        content = getattr(choice.logprobs, "content", None) if choice.logprobs else None
+        if content is None:  # an empty list is an empty answer (unscored below), not a server without logprobs
+            return None
+        if self.mode == "auto" and content and not any(position.top_logprobs for position in content):
+            return None
+        text = "".join(position.token for position in content) if content else (choice.message.content or "")
+        single = len(aspects) == 1
+        scores = {}
+        for aspect in aspects:
+            found = locate_score(text, aspect, single)
+            read = read_score(text, aspect, single)
+            scores[aspect.key] = AspectScore.unscored(read) if isinstance(read, str) else \
+                _distribution_at(content, found.start("value"), aspect)
+        tokens_in, tokens_out, cost = self._usage([answer])
+        return Judgment(scores, [choice.message.content or text], tokens_in, tokens_out, cost,
+                        settings=self._logprobs_settings)
+
+    def _from_samples(self, prompt: str, aspects: list[Aspect], budget: int, earlier: list | None = None) -> Judgment:
+        """n sampled answers; servers that ignore `n` are asked again until n have come.
+        `earlier`: answers already paid for in this judgment (auto mode's first request)."""
+        answers, texts = [], []
+        for _ in range(self.n):
+            answer = self._create(prompt, budget, temperature=self.temperature, n=self.n - len(texts))
+            answers.append(answer)
+            texts.extend(c.message.content or "" for c in answer.choices)
+            if len(texts) >= self.n:
+                break
+        texts = texts[: self.n]
+        tokens_in, tokens_out, cost = self._usage([*(earlier or []), *answers])
+        return Judgment(scores_from_samples(texts, aspects), texts, tokens_in, tokens_out, cost,
+                        settings=self._samples_settings)
+
+
+def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
+    """The distribution over `aspect`'s scale at the token holding character `offset` of the
+    answer: its top_logprobs alternatives that read as a score (" 3", "3" and "3\n" are one
+    score, their probabilities added), normalized. `coverage` is the probability the server's
+    top-k put on scores at all: what is missing went to other tokens or below the top k."""
+    start = 0
+    for position in content:
+        if start + len(position.token) > offset:
+            break
+        start += len(position.token)
+    if not position.top_logprobs:
+        return AspectScore.unscored(f"the server sent no top_logprobs at the {aspect.name} score token")
+    dist: dict[int, float] = {}
+    for alternative in position.top_logprobs:
+        score = _score_token(alternative.token)
+        if score is not None and score in aspect.scale:
+            dist[score] = dist.get(score, 0.0) + math.exp(alternative.logprob)
+    result = AspectScore.from_distribution(dist)
+    result.coverage = float(sum(dist.values()))
+    return result
+
+
+def _score_token(token: str) -> int | None:
+    """The score a token reads as ("3", " 3", "3\n", "3."), or None."""
+    match = re.fullmatch(r"\s*(\d+)\s*[.,;:/]?\s*", token)
+    return int(match.group(1)) if match else None
+
+
+def _clip(text: str, limit: int = 160) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,36 @@
+"""The choices the engine offers, by name: for menus and command-line flags (`geval.OPTIONS`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from geval.analysis.baselines import METRICS as BASELINE_METRICS
+from geval.analysis.correlation import LEVELS as AGREEMENT_LEVELS
+from geval.analysis.correlation import METRICS
+from geval.analysis.protocols import PROTOCOLS
+from geval.analysis.variants import VARIANTS
+from geval.data.items import LEVELS as ITEM_LEVELS
+from geval.data.layouts import LAYOUTS
+from geval.judging.backends import BACKENDS
+from geval.judging.backends.openai import MODES
+
+
+@dataclass(frozen=True)
+class Options:
+    """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
+    modes, correlation metrics and levels, score variants (with what each means), protocols
+    and baseline metrics."""
+
+    layouts: tuple[str, ...]
+    item_levels: tuple[str, ...]
+    backends: tuple[str, ...]
+    modes: tuple[str, ...]
+    metrics: tuple[str, ...]
+    levels: tuple[str, ...]
+    variants: dict[str, str]
+    protocols: tuple[str, ...]
+    baselines: tuple[str, ...]
+
+
+OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),
+                  tuple(PROTOCOLS), tuple(BASELINE_METRICS))

@@ -1,0 +1,165 @@
+"""The agreement figures, shared by the Agreement page and the reports. Every figure takes
+the frame of `geval.analysis.disagreement.disagreements` (one row per judgment, judge and human
+scores also on a common 0-1 scale). Plotly is imported when a figure is built, so `import geval`
+stays light. Dataset text goes into hover labels HTML-escaped: an item containing `<script>`
+shows it literally.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+from geval.reporting.tables import number
+
+WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
+
+
+SNIPPET = 120  # characters of the response shown when hovering a point
+
+
+JITTER = 0.02  # of each axis' range, so that tied scores do not hide each other
+
+
+BINS = np.arange(21) / 20  # the histograms' 20 bins of 0.05 (edges as typed: 19 / 20 == 0.95); [0.95, 1] holds 1
+
+
+def aspect_rows(frame: pd.DataFrame, aspect: str, human: str | None) -> pd.DataFrame:
+    """Rows of one judge aspect (key or name), compared with `human` if given."""
+    rows = frame[(frame["aspect"] == aspect) | (frame["aspect_name"] == aspect)]
+    if human is not None:
+        rows = rows[rows["human"] == human]
+    return rows
+
+
+def _scale(rows: pd.DataFrame, low: str, high: str) -> str:
+    values = rows[[low, high]].dropna()
+    return f"{values[low].iloc[0]:g}-{values[high].iloc[0]:g}" if len(values) else "?"
+
+
+def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
+    """Judge score against the human mean, one point per item, coloured by system.
+
+    Both axes get a small deterministic jitter (the hover shows the exact scores, the item id,
+    the system and the response's first 120 characters); `customdata[0]` of every point is its
+    item id, so a selection can open the item. WebGL above 5000 points.
+    """
+    import plotly.express as px
+
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"]).copy()
+    name = rows["aspect_name"].iloc[0] if len(rows) else aspect
+    rng = np.random.default_rng(0)
+    for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
+        span = float((rows[high] - rows[low]).max()) if len(rows) else 1.0
+        span = span if np.isfinite(span) and span > 0 else 1.0
+        rows[f"{column}_jitter"] = rows[column] + rng.uniform(-JITTER, JITTER, len(rows)) * span
+    rows["snippet"] = [html.escape(clip(str(text), SNIPPET)) for text in rows["response"]]
+    rows["system_shown"] = [html.escape(str(s) or "(no system)") for s in rows["system"]]
+    figure = px.scatter(
+        rows, x="human_score_jitter", y="score_jitter", color="system_shown",
+        custom_data=["item_id", "system_shown", "snippet", "score", "human_score"],
+        render_mode="webgl" if len(rows) > WEBGL_ABOVE else "auto",
+        labels={"human_score_jitter":
+                f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
+                "score_jitter": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
+                "system_shown": "system"},
+        title=f"{name}: judge vs human, {len(rows)} items",
+    )
+    figure.update_traces(
+        marker={"size": 7, "opacity": 0.75},
+        hovertemplate=("item %{customdata[0]}<br>system: %{customdata[1]}<br>"
+                       "judge %{customdata[3]:.2f} · human %{customdata[4]:.2f}<br>%{customdata[2]}<extra></extra>"),
+    )
+    figure.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
+    return figure
+
+
+def _histogram(series: Mapping[str, pd.Series], title: str, x_title: str, **layout):
+    """Bars of the counts of each named series in the bins of BINS, on the common 0-1 scale.
+
+    Binned here, so the browser gets 20 counts per series whatever the number of items.
+    """
+    import plotly.graph_objects as go
+
+    edges = np.column_stack([BINS[:-1], BINS[1:]])
+    figure = go.Figure([
+        go.Bar(x=edges.mean(axis=1), y=np.histogram(values.to_numpy(dtype=float), bins=BINS)[0], name=name,
+               customdata=edges, hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items")
+        for name, values in series.items()
+    ])
+    figure.update_layout(title=title, xaxis={"range": [0, 1], "title": x_title}, yaxis_title="items",
+                         margin={"t": 50}, **layout)
+    return figure
+
+
+def abs_diff_histogram(frame: pd.DataFrame, aspect: str, human: str | None = None):
+    """Histogram of |judge - human| with both on a common 0-1 scale (judge by its template
+    scale, human by the range observed in the dataset): 0 = agree, 1 = opposite ends."""
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"])
+    name = rows["aspect_name"].iloc[0] if len(rows) else aspect
+    median = f", median {rows['disagreement'].median():.2f}" if len(rows) else ""
+    return _histogram({"|judge − human|": rows["disagreement"]},
+                      f"{name}: absolute difference, {len(rows)} items{median}",
+                      "|judge − human| on a common 0–1 scale", bargap=0.05)
+
+
+def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = None):
+    """Histograms of the judge's and the people's scores, overlaid, on the common 0-1 scale."""
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["judge_01", "human_01"])
+    name = rows["aspect_name"].iloc[0] if len(rows) else aspect
+    human_name = human or (rows["human"].iloc[0] if len(rows) else "human")
+    figure = _histogram({
+        f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})": rows["judge_01"],
+        f"human: {human_name} (mean, {_scale(rows, 'human_min', 'human_max')})": rows["human_01"],
+    }, f"{name}: score distributions, {len(rows)} items", "score on a common 0–1 scale", barmode="overlay",
+        bargap=0, legend={"orientation": "h", "y": -0.25})
+    figure.update_traces(marker_opacity=0.6)
+    return figure
+
+
+def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
+    """Grouped bars of one metric's correlation per aspect, one colour per combo (template
+    version and judge), one panel per level, with the 95% bootstrap CI as error bars.
+    `table` is an agreement table, or several stacked by `stack_tables`."""
+    import plotly.express as px
+
+    rows = table[table["metric"] == metric].copy()
+    if "combo" not in rows:
+        rows["combo"] = ""
+    rows["above"] = rows["high"] - rows["value"]
+    rows["below"] = rows["value"] - rows["low"]
+    rows["ci"] = [f"[{number(lo)}, {number(hi)}]" for lo, hi in zip(rows["low"], rows["high"])]
+    levels = list(dict.fromkeys(rows["level"]))
+    figure = px.bar(
+        rows, x="aspect", y="value", color="combo", barmode="group", error_y="above", error_y_minus="below",
+        facet_col="level" if len(levels) > 1 else None, category_orders={"level": levels},
+        hover_data={"human": True, "n": True, "ci": True, "above": False, "below": False},
+        labels={"value": metric, "combo": "", "ci": "95% CI"}, title=f"{metric.capitalize()} correlation with people",
+    )
+    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "level=item" -> "item"
+    figure.update_layout(legend={"orientation": "h", "y": -0.3}, margin={"t": 60})
+    figure.update_yaxes(range=[min(-0.1, float(np.nanmin(rows["low"].to_numpy(dtype=float), initial=0)) - 0.05), 1])
+    return figure
+
+
+def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None):
+    """The judge's probability for every score of the scale low..high (0 where it put none),
+    with its weighted-mean score marked."""
+    import plotly.graph_objects as go
+
+    scale = list(range(int(low), int(high) + 1))
+    figure = go.Figure(go.Bar(x=scale, y=[float(distribution.get(s, 0.0)) for s in scale],
+                              hovertemplate="score %{x}: p = %{y:.3f}<extra></extra>"))
+    if score is not None and np.isfinite(score):
+        figure.add_vline(x=score, line_dash="dash", annotation_text=f"mean {score:.2f}")
+    figure.update_layout(xaxis={"tickmode": "array", "tickvals": scale, "title": "score"},
+                         yaxis={"title": "probability", "range": [0, 1]}, height=220,
+                         margin={"t": 20, "b": 40, "l": 50, "r": 10})
+    return figure
+
+
+def clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,83 @@
+"""What a run asks the store before it calls a judge: which items are answered already (by
+id, nothing rendered), which calls the cache holds, and the signatures of the settings met."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+
+from geval.data.items import Item
+from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key, signature
+from geval.judging.templates import Template
+from geval.store import Store
+from geval.store.records import judgment_id
+
+
+class Signer:
+    """The signature (string, JSON text) of each judge settings a run meets, made once each."""
+
+    def __init__(self, template: Template):
+        self.template, self.aspects = template, list(template.aspects)
+        self._made: dict[str, tuple[str, str]] = {}
+
+    def __call__(self, settings: dict) -> tuple[str, str]:
+        key = json.dumps(settings, sort_keys=True)
+        if key not in self._made:
+            text, fields = signature(settings, self.template, self.aspects)
+            self._made[key] = (text, json.dumps(fields))
+        return self._made[key]
+
+    def all(self, settings: list[dict]) -> list[str]:
+        """The signature strings of several settings (those an "auto" judge accepts)."""
+        return [self(s)[0] for s in settings]
+
+
+def cached_answers(store: Store, judge: Judge, calls: list[tuple[str, tuple]]) -> list[tuple[str, Judgment] | None]:
+    """For each (prompt, aspects) call, (cache key, answer) when the cache holds an answer
+    under any settings the judge accepts (in its order), else None. One query."""
+    accepted = accepted_settings(judge)
+    keys = [[cache_key(settings, prompt, list(aspects)) for settings in accepted] for prompt, aspects in calls]
+    cached = store.cached_calls([key for options in keys for key in options])
+    return [next(((key, cached[key]) for key in options if key in cached), None) for options in keys]
+
+
+def answered_items(store: Store, items: list[Item], template: Template, signatures: list[str],
+                  size: int = 500) -> Iterator[tuple[Item, int | None]]:
+    """Each item, with how many of its aspects are unscored when all are answered already by
+    this template version and one of `signatures` (a rerun: nothing to render), else None.
+    One query per `size` items. With generated steps the prompt also depends on the steps
+    stored now, so those items always go through their cache keys."""
+    for start in range(0, len(items), size):
+        chunk = items[start:start + size]
+        if template.needs_generated_steps:
+            yield from ((item, None) for item in chunk)
+            continue
+        ids = {item.id: [[judgment_id(item.id, template.version, s, a.key) for s in signatures]
+                         for a in template.aspects] for item in chunk}
+        found = store.answered([i for per_aspect in ids.values() for options in per_aspect for i in options])
+        for item in chunk:
+            statuses = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
+            yield item, None if None in statuses else statuses.count("unscored")
+
+
+def by_group(items: Iterable[Item]) -> list[Item]:
+    """Items of the same group next to each other, groups in first-seen order.
+
+    A list that already is (datasets are stored dialogue by dialogue) is returned as it is,
+    without a copy.
+    """
+    items = items if isinstance(items, list) else list(items)
+    seen: set[str] = set()
+    previous = None
+    for item in items:
+        if item.group != previous:
+            if item.group in seen:
+                break
+            seen.add(item.group)
+            previous = item.group
+    else:
+        return items
+    order: dict[str, int] = {}
+    for item in items:
+        order.setdefault(item.group, len(order))
+    return sorted(items, key=lambda item: order[item.group])

@@ -1,0 +1,347 @@
+"""The scoring loop: render, look up the cache, call the judge, store every judgment at once.
+
+Each judge call's result is committed as soon as it is made, so a stop, a crash or a killed
+process loses nothing; running the same work again only does what is missing. (Rows served
+from the cache are written 500 at a time: they cost nothing to write again.)
+
+Judges that can take several calls at a time (`max_concurrency` > 1: OpenAI-compatible
+servers) are called from a pool of up to `concurrency` threads, paced by an optional
+requests/tokens-per-minute limit. Everything else (the embedded judge: one llama.cpp
+context) is called on the caller's thread, one item after the other.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+
+from geval.data.items import Item
+from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
+from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key
+from geval.judging.templates import Template
+from geval.scoring.limits import RateLimiter
+from geval.scoring.lookup import Signer, answered_items, by_group, cached_answers
+from geval.scoring.plan import estimate_call
+from geval.scoring.steps import generate_steps
+from geval.store import Store
+from geval.store.records import failed_rows, judgment_rows
+
+
+@dataclass
+class Progress:
+    """Where a run is. Sent to `on_progress` after every item."""
+
+    total: int
+    done: int = 0
+    cached: int = 0
+    calls: int = 0  # judge calls made (an item of a per-aspect template needs one per aspect)
+    failed: int = 0
+    unscored: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    started: float = field(default_factory=time.time)
+    run_id: int = 0
+    signature: str = ""
+    stopped: bool = False
+    errors: list[str] = field(default_factory=list)
+    concurrency: int = 1  # judge calls made at the same time (1 unless the judge allows more)
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds since the run started."""
+        return time.time() - self.started
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left, estimated from the items the judge actually had to score."""
+        called = self.done - self.cached
+        remaining = self.total - self.done
+        if remaining == 0:
+            return 0.0
+        return self.elapsed / called * remaining if called else None
+
+    def summary(self) -> dict:
+        """What a run's row keeps of it (the first 20 errors)."""
+        summary = asdict(self)
+        summary["errors"] = summary["errors"][:20]
+        return summary
+
+    def line(self) -> str:
+        """One line for a terminal or a progress bar."""
+        eta = "?" if self.eta is None else f"{self.eta:.0f}s"
+        return (
+            f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
+            f"{self.prompt_tokens + self.completion_tokens} tokens, ${self.cost:.4f}, "
+            f"{self.elapsed:.0f}s elapsed, ETA {eta}"
+        )
+
+
+def score(
+    store: Store,
+    items: list[Item],
+    template: Template,
+    judge: Judge,
+    dataset: str,
+    settings_given: dict | None = None,
+    stop: threading.Event | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+    concurrency: int = 1,
+    rpm: float | None = None,
+    tpm: float | None = None,
+) -> Progress:
+    """Score `items` with `template` and `judge` into `store`; return the final progress.
+
+    Items are taken group by group (dialogue or document) so that prompts sharing a prefix
+    follow each other. A judgment that fails is stored as failed with its reason and the run
+    goes on; a JudgeError (bad key, unknown model) ends the run and is raised.
+
+    Each judgment's signature, id and cache key come from the settings that made its answer
+    (an "auto" OpenAI judge answers by logprobs or by samples); the run records the settings
+    as asked.
+
+    `concurrency` calls are made at the same time when the judge allows it (its
+    `max_concurrency`; judges without one take one call at a time). `rpm` and `tpm` cap the
+    requests and tokens per minute. None of the three changes a score, so none is part of
+    the signature or the cache key. Setting `stop` submits no new call; calls already made
+    finish and are stored. `on_progress` is always called on the caller's thread.
+    """
+    if not isinstance(concurrency, int) or concurrency < 1:
+        raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
+    workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
+    store.save_template(template)
+    sign = Signer(template)
+    asked_text, asked_json = sign(judge.settings)
+    progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers)
+    progress.run_id = store.start_run(
+        dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
+        settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
+    )
+    run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop)
+    status = "finished"
+    pool = _Calls(workers)
+    try:
+        steps = generate_steps(store, template, judge)
+        accepted = sign.all(accepted_settings(judge))
+        for item, unscored in answered_items(store, by_group(items), template, accepted):
+            pool.wait_below(workers, on_progress, progress)
+            if pool.error is not None:
+                break
+            if stop is not None and stop.is_set():
+                progress.stopped, status = True, "stopped"
+                break
+            if unscored is not None:
+                run.count_cached(unscored)
+                pending = None
+            else:
+                pending = run.prepare(item, steps)
+            if pending is None:  # served from the cache, or could not be rendered
+                if on_progress:
+                    on_progress(progress)
+                continue
+            pool.submit(lambda pending=pending: run.call(pending))
+        pool.wait_below(1, on_progress, progress)
+        if stop is not None and stop.is_set() and progress.done < progress.total:
+            progress.stopped, status = True, "stopped"
+        if pool.error is not None:
+            raise pool.error
+    except JudgeError:
+        status = "error"
+        raise
+    except BaseException:
+        status = "crashed"
+        raise
+    finally:
+        pool.close()
+        run.cached_rows.flush()
+        store.finish_run(progress.run_id, status, progress.summary())
+    return progress
+
+
+class _Calls:
+    """Judge calls in flight: a thread pool, or (one worker) each call run at once on this thread."""
+
+    def __init__(self, workers: int):
+        self.executor = ThreadPoolExecutor(workers, thread_name_prefix="geval-judge") if workers > 1 else None
+        self.running: set[Future] = set()
+        self.error: BaseException | None = None  # the first error raised by a call; ends the run
+
+    def submit(self, fn: Callable[[], None]) -> None:
+        if self.executor is not None:
+            self.running.add(self.executor.submit(fn))
+            return
+        future: Future = Future()
+        try:
+            future.set_result(fn())
+        except Exception as exc:  # KeyboardInterrupt and the like go straight up
+            future.set_exception(exc)
+        self.running.add(future)
+
+    def wait_below(self, limit: int, on_progress, progress: Progress) -> None:
+        """Collect finished calls until fewer than `limit` are running; report each one."""
+        while self.running and len(self.running) >= limit:
+            finished, self.running = wait(self.running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                exc = future.exception()
+                if exc is not None:
+                    self.error = self.error or exc
+                elif future.result() and on_progress:
+                    on_progress(progress)
+
+    def close(self) -> None:
+        """Let the calls already made finish (and be stored); start no other."""
+        if self.executor is not None:
+            self.executor.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _Pending:
+    """An item's judge calls that are not in the cache: what a worker needs to make them."""
+
+    item: Item
+    calls: list[tuple[str, tuple]]  # (prompt, aspects asked)
+    base: dict
+
+
+class _RowBuffer:
+    """Judgment rows of cached calls, written `size` at a time (one transaction each).
+
+    Nothing is lost by the wait: the calls are in the cache, so a killed run's next run
+    writes the same rows again without calling the judge.
+    """
+
+    def __init__(self, store: Store, size: int = 500):
+        self.store, self.size, self.rows = store, size, []
+
+    def add(self, rows: list[dict]) -> None:
+        self.rows.extend(rows)
+        if len(self.rows) >= self.size:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.rows:
+            self.store.save_judgments(self.rows)
+            self.rows = []
+
+
+class _Run:
+    """What one run's items share: the store, judge, template, signatures and progress.
+    `prepare` and `count_cached` run on the caller's thread; `call` on the workers'."""
+
+    def __init__(self, store: Store, judge: Judge, template: Template, sign: Signer, progress: Progress,
+                 limiter: RateLimiter | None, stop: threading.Event | None):
+        self.store, self.judge, self.template, self.sign = store, judge, template, sign
+        self.progress, self.limiter, self.stop = progress, limiter, stop
+        self.lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
+        self.cached_rows = _RowBuffer(store)
+
+    def base(self, item: Item) -> dict:
+        return {"item_id": item.id, "dataset": item.dataset, "template": self.template.label,
+                "template_version": self.template.version, "run_id": self.progress.run_id}
+
+    def prepare(self, item: Item, steps: str | None) -> _Pending | None:
+        """Render `item`; store what the cache holds (or the failure), and return the calls left to make."""
+        base = self.base(item)
+        try:
+            calls = self.template.calls(item, steps)
+        except TemplateError as exc:
+            self.fail(base, self.template.aspects, str(exc))
+            return None
+        found = cached_answers(self.store, self.judge, calls)
+        missing, unscored = [], 0
+        for call, hit in zip(calls, found):
+            if hit is None:
+                missing.append(call)
+                continue
+            key, judgment = hit
+            self.cached_rows.add(self.rows(base, key, judgment))
+            unscored += sum(s.score is None for s in judgment.scores.values())
+        if missing:
+            with self.lock:
+                self.progress.unscored += unscored
+            return _Pending(item, missing, base)
+        self.count_cached(unscored)
+        return None
+
+    def count_cached(self, unscored: int) -> None:
+        """Count an item whose every judgment came from the cache."""
+        with self.lock:
+            self.progress.cached += 1
+            self.progress.done += 1
+            self.progress.unscored += unscored
+
+    def call(self, pending: _Pending) -> bool:
+        """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
+        failures = []
+        progress = self.progress
+        for prompt, aspects in pending.calls:
+            estimate = sum(estimate_call(self.judge, prompt, list(aspects))[:2])
+            if self.limiter is not None and not self.limiter.acquire(estimate, self.stop):
+                return False
+            started = time.time()
+            try:
+                judgment = self.judge.judge(prompt, list(aspects))
+            except JudgmentFailed as exc:
+                failures.append(f"item {pending.item.id}: {exc}")
+                self.store_failed(pending.base, aspects, failures[-1])
+                continue
+            if self.limiter is not None:
+                self.limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
+            settings = judgment.settings or self.judge.settings
+            key = cache_key(settings, prompt, list(aspects))
+            self.store.save_call(key, settings, prompt, [a.key for a in aspects], judgment, time.time() - started,
+                                 self.rows(pending.base, key, judgment))
+            with self.lock:
+                progress.calls += 1
+                progress.prompt_tokens += judgment.prompt_tokens
+                progress.completion_tokens += judgment.completion_tokens
+                progress.cost += judgment.cost
+                progress.unscored += sum(s.score is None for s in judgment.scores.values())
+        with self.lock:
+            progress.done += 1
+            progress.failed += bool(failures)
+            progress.errors.extend(failures)
+        return True
+
+    def rows(self, base: dict, key: str, judgment: Judgment) -> list[dict]:
+        """A judgment's rows, signed with the settings that made it."""
+        signed = self.sign(judgment.settings or self.judge.settings)
+        self.progress.signature = signed[0]
+        return judgment_rows(base, key, judgment, signed)
+
+    def fail(self, base: dict, aspects, reason: str) -> None:
+        """Store an item's `aspects` as failed with `reason`, and count the item done and failed."""
+        self.store_failed(base, aspects, reason)
+        with self.lock:
+            self.progress.done += 1
+            self.progress.failed += 1
+            self.progress.errors.append(reason)
+
+    def store_failed(self, base: dict, aspects, reason: str) -> None:
+        """Failed rows, signed with the settings the judge's next call uses."""
+        self.store.save_judgments(failed_rows(base, aspects, reason, self.sign(accepted_settings(self.judge)[0])))
+
+
+def environment() -> dict:
+    """Package versions and the git commit, recorded with every run."""
+    versions = {"python": platform.python_version()}
+    for package in ("geval-studio", "llama-cpp-python", "openai", "streamlit", "sqlite-utils", "scipy"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            pass
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=Path(__file__).parent, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return {"versions": versions, "git_commit": commit}

@@ -1,0 +1,88 @@
+"""The store's schema, as versioned migrations: every table is created here and nowhere else.
+
+A schema change is a new function here and SCHEMA_VERSION + 1; never edit an old one. Each
+migration runs in one transaction with the version bump (`Store._migrate`), so a failed
+migration leaves the store as it was.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import sqlite_utils
+
+
+def _schema_1(db: sqlite_utils.Database) -> None:
+    """The first schema: datasets, items, templates, steps, calls, judgments, runs, notes."""
+    db["datasets"].create(
+        {"name": str, "path": str, "layout": str, "n_items": int, "skipped": str, "loaded_at": float},
+        pk="name", if_not_exists=True,
+    )
+    db["items"].create(
+        {"id": str, "dataset": str, "position": int, "level": str, "context": str, "response": str,
+         "grounding": str, "system": str, "group_id": str, "human": str},
+        pk="id", if_not_exists=True,
+    )
+    db["items"].create_index(["dataset", "position"], if_not_exists=True)
+    db["templates"].create(
+        {"version": str, "name": str, "text": str, "source": str, "created": float},
+        pk="version", if_not_exists=True,
+    )
+    db["steps"].create(
+        {"key": str, "template_version": str, "settings": str, "steps": str, "created": float},
+        pk="key", if_not_exists=True,
+    )
+    db["calls"].create(
+        {"key": str, "settings": str, "prompt": str, "aspects": str, "raw": str, "scores": str,
+         "prompt_tokens": int, "completion_tokens": int, "cost": float, "latency": float, "created": float},
+        pk="key", if_not_exists=True,
+    )
+    db["judgments"].create(
+        {"id": str, "item_id": str, "dataset": str, "aspect": str, "template": str,
+         "template_version": str, "signature": str, "signature_json": str, "call_key": str,
+         "status": str, "score": float, "distribution": str, "reason": str, "run_id": int,
+         "created": float},
+        pk="id", if_not_exists=True,
+    )
+    db["judgments"].create_index(["dataset", "template_version", "signature"], if_not_exists=True)
+    db["runs"].create(
+        {"id": int, "started": float, "finished": float, "dataset": str, "template": str,
+         "signature": str, "signature_json": str, "settings_given": str, "environment": str,
+         "n_items": int, "status": str, "summary": str},
+        pk="id", if_not_exists=True,
+    )
+    db["notes"].create({"item_id": str, "flag": int, "note": str, "updated": float}, pk="item_id",
+                       if_not_exists=True)
+
+
+def _schema_2(db: sqlite_utils.Database) -> None:
+    """Runs record the process that made them (pid and host), so a killed run can be told
+    from a running one. Runs stored before have neither and are left as they are."""
+    db["runs"].add_column("pid", int)
+    db["runs"].add_column("host", str)
+
+
+def _schema_3(db: sqlite_utils.Database) -> None:
+    """Baseline metric scores and OpenAI batches get tables of their own. The baseline cache
+    was created on first use by stores of schema 2 (its rows are kept); batch entries were
+    kept inside their run's summary JSON, and are copied from there (the summary is left as
+    it was)."""
+    db["baseline_scores"].create({"key": str, "signature": str, "score": float, "created": float}, pk="key",
+                                 if_not_exists=True)
+    db["batches"].create(
+        {"file": str, "run_id": int, "id": str, "input_file_id": str, "requests": int, "items": str, "imported": int},
+        pk="file", if_not_exists=True,
+    )
+    db["batches"].create_index(["run_id"], if_not_exists=True)
+    for run_id, summary in db.execute("SELECT id, summary FROM runs WHERE summary LIKE '%\"batches\"%'").fetchall():
+        for entry in json.loads(summary).get("batches", []):
+            db["batches"].upsert({"file": entry["file"], "run_id": run_id, "id": entry["id"],
+                                  "input_file_id": entry.get("input_file_id") or "", "requests": entry["requests"],
+                                  "items": json.dumps(entry["items"]), "imported": int(bool(entry["imported"]))},
+                                 pk="file")
+
+
+#: version -> the function that brings a store from version - 1 to it.
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3}
+SCHEMA_VERSION = 3

@@ -1,0 +1,497 @@
+"""The SQLite store (through sqlite-utils, WAL mode): datasets and items, templates, the call
+cache, judgments, runs, evaluation steps, notes, baseline scores and batches. The only code
+that speaks SQL: everything else asks a method.
+
+`calls` is the cache: one row per model call, keyed by a hash of the judge settings, the
+rendered prompt, the aspects asked and the code version; only successful calls are cached.
+`judgments` is one row per (item, template version, signature, aspect), pointing at its
+call; a failed judgment is stored with its reason and no call, so the next run retries it.
+
+Every write is one transaction (BEGIN IMMEDIATE … COMMIT): a crash or an error leaves either
+all of it or none of it. The schema version is in the `meta` table; `geval.store.schema`
+brings an older store forward one version at a time, and a store from a newer version is
+refused.
+
+A run records the process id and host that started it; a run left 'running' by a process of
+this host that is gone (SIGKILL, power loss) is marked 'crashed' when runs are listed or a new
+run starts (`geval.processes`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import asdict
+from pathlib import Path
+
+import pandas as pd
+import sqlite_utils
+from platformdirs import user_data_dir
+from sqlite_utils.db import jsonify_if_needed, quote_identifier
+
+from geval.data.dataset import Dataset
+from geval.data.items import Item
+from geval.errors import StoreError
+from geval.judging.judgment import AspectScore, Judgment, judge_name
+from geval.judging.templates import Template, parse_template
+from geval.processes import HOST, process_alive
+from geval.store import schema
+
+#: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
+CHUNK = 500
+_CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
+
+
+def default_store_path() -> Path:
+    """$GEVAL_STORE, else geval.sqlite in the user data directory."""
+    return Path(os.environ.get("GEVAL_STORE") or Path(user_data_dir("geval-studio")) / "geval.sqlite")
+
+
+class Store:
+    """One SQLite file. Safe to use from several threads (a lock guards the connection)
+    and from several processes (WAL mode and a busy timeout). `Store()` opens the default
+    file (`Store.default_path()`), `Store(":memory:")` a store that lives in memory."""
+
+    default_path = staticmethod(default_store_path)
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = ":memory:" if path == ":memory:" else Path(path or default_store_path())
+        if self.path != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            conn = sqlite3.connect(str(self.path), check_same_thread=False, timeout=60, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: cannot open the store ({exc})") from None
+        conn.execute("PRAGMA busy_timeout = 60000")
+        self.db = sqlite_utils.Database(conn)
+        self.lock = threading.RLock()
+        with self.lock:
+            if self.path != ":memory:":
+                self.db.enable_wal()
+            self._migrate()
+
+    def _migrate(self) -> None:
+        """Bring the store forward to schema.SCHEMA_VERSION, one migration (and one transaction) per
+        version; a store made by a newer version is refused and left untouched."""
+        if "meta" not in self.db.table_names():
+            with self._write():  # not a bare CREATE: two first opens at once would race for the lock
+                self.db["meta"].create({"key": str, "value": str}, pk="key", if_not_exists=True)
+        version = self.schema_version()
+        if version > schema.SCHEMA_VERSION:
+            raise StoreError(f"{self.path}: made by a newer G-Eval Studio (schema {version}); upgrade this one")
+        for target in range(version + 1, schema.SCHEMA_VERSION + 1):
+            migration = schema.MIGRATIONS.get(target)
+            if migration is None:
+                raise StoreError(f"{self.path}: no migration to schema {target}; reinstall G-Eval Studio")
+            with self._write():
+                if self.schema_version() >= target:  # another process migrated it meanwhile
+                    continue
+                try:
+                    migration(self.db)
+                except sqlite3.Error as exc:
+                    raise StoreError(
+                        f"{self.path}: migrating from schema {target - 1} to {target} failed ({exc}); "
+                        f"the store is unchanged at schema {target - 1}"
+                    ) from None
+                self.db["meta"].upsert({"key": "schema_version", "value": str(target)}, pk="key")
+
+    def schema_version(self) -> int:
+        """The schema version written in the store (0 for a new file)."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One write transaction. BEGIN IMMEDIATE takes the write lock up front, so another
+        process's writer makes this one wait (up to the busy timeout) instead of failing half-way
+        with "database is locked"; any error rolls everything back."""
+        with self.lock:
+            if self.db.conn.in_transaction:  # inside another write of this thread: a savepoint of it
+                with self.db.atomic():
+                    yield
+                return
+            self.db.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.db.conn.execute("COMMIT")
+            except BaseException:
+                if self.db.conn.in_transaction:
+                    self.db.conn.execute("ROLLBACK")
+                raise
+
+    # --- datasets and items -------------------------------------------------------------
+    def save_dataset(self, dataset: Dataset) -> None:
+        """Store a dataset's items in one transaction: all of them or none. Items that a
+        reloaded file no longer has are removed (their judgments stay, and are left out)."""
+        rows = [{**item.to_row(), "position": i} for i, item in enumerate(dataset.items)]
+        with self._write():
+            kept = {row["id"] for row in rows}
+            stale = [r["id"] for r in self.db["items"].rows_where("dataset = ?", [dataset.name], select="id")
+                     if r["id"] not in kept]
+            for start in range(0, len(stale), 500):
+                chunk = stale[start:start + 500]
+                self.db.execute(f"DELETE FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
+            self.db["items"].upsert_all(rows, pk="id")
+            self.db["datasets"].upsert(
+                {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
+                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": time.time()},
+                pk="name",
+            )
+
+    def dataset_layout(self, name: str) -> str:
+        """The layout a stored dataset was loaded with ("" when it is not stored)."""
+        with self.lock:
+            row = self.db.execute("SELECT layout FROM datasets WHERE name = ?", [name]).fetchone()
+        return (row[0] or "") if row else ""
+
+    def dataset_names(self) -> list[str]:
+        """Names of the stored datasets."""
+        with self.lock:
+            return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
+
+    def items(self, dataset: str) -> list[Item]:
+        """A stored dataset's items, in file order."""
+        with self.lock:
+            rows = list(self.db["items"].rows_where("dataset = ?", [dataset], order_by="position"))
+        return [Item.from_row(r) for r in rows]
+
+    def item(self, item_id: str) -> Item:
+        """One item by id."""
+        with self.lock:
+            rows = list(self.db["items"].rows_where("id = ?", [item_id]))
+        if not rows:
+            raise StoreError(f"no item with id {item_id} in {self.path}")
+        return Item.from_row(rows[0])
+
+    def delete_dataset(self, name: str, dry_run: bool = False) -> dict[str, int]:
+        """Delete a stored dataset: its items, its judgments and the notes on its items, in one
+        transaction. Other datasets' rows, templates, runs and the call cache (whose answers
+        other datasets may share) are never touched. The file on disk is not touched either.
+
+        Returns {"items": n, "judgments": n, "notes": n}; with `dry_run`, only counts them
+        (what a confirmation shows). Raises StoreError when nothing is stored under `name`.
+        """
+        where = {
+            "items": ("dataset = ?", [name]),
+            "judgments": ("dataset = ?", [name]),
+            "notes": ("item_id IN (SELECT id FROM items WHERE dataset = ?)", [name]),
+        }
+        with self._write():
+            counts = {table: self.db[table].count_where(sql, args) for table, (sql, args) in where.items()}
+            known = self.db["datasets"].count_where("name = ?", [name])
+            if not known and not any(counts.values()):
+                stored = ", ".join(r["name"] for r in self.db["datasets"].rows_where(order_by="name")) or "none"
+                raise StoreError(f"no dataset named {name!r} in {self.path}; stored: {stored}")
+            if not dry_run:
+                for table in ("notes", "judgments", "items"):  # notes first: they find items by dataset
+                    self.db.execute(f"DELETE FROM {table} WHERE {where[table][0]}", where[table][1])
+                self.db.execute("DELETE FROM datasets WHERE name = ?", [name])
+        return counts
+
+    def delete_template_version(self, version: str, dry_run: bool = False) -> dict[str, int]:
+        """Delete a saved template version and the judgments made with it (on any dataset), in
+        one transaction. Other versions of the same template, generated steps and the call
+        cache stay.
+
+        Returns {"templates": n, "judgments": n}; with `dry_run`, only counts them. Raises
+        StoreError when neither the version nor any judgment made with it is stored.
+        """
+        with self._write():
+            counts = {"templates": self.db["templates"].count_where("version = ?", [version]),
+                      "judgments": self.db["judgments"].count_where("template_version = ?", [version])}
+            if not any(counts.values()):
+                raise StoreError(f"no template version {version!r} in {self.path}")
+            if not dry_run:
+                self.db.execute("DELETE FROM judgments WHERE template_version = ?", [version])
+                self.db.execute("DELETE FROM templates WHERE version = ?", [version])
+        return counts
+
+    # --- templates and evaluation steps ---------------------------------------------------
+    def save_template(self, template: Template) -> str:
+        """Keep a template version (idempotent); returns its version."""
+        with self._write():
+            if not self.db["templates"].count_where("version = ?", [template.version]):
+                self.db["templates"].insert(
+                    {"version": template.version, "name": template.name, "text": template.text,
+                     "source": template.source, "created": time.time()}
+                )
+        return template.version
+
+    def template_versions(self, name: str | None = None) -> list[Template]:
+        """Stored versions, newest first (optionally of one template name)."""
+        where, args = ("name = ?", [name]) if name else (None, [])
+        with self.lock:
+            rows = list(self.db["templates"].rows_where(where, args, order_by="created desc"))
+        return [parse_template(r["text"], source=f"{r['name']}@{r['version']}") for r in rows]
+
+    def template(self, version: str) -> Template:
+        """The stored template version `version` (12 hex digits). Raises StoreError when it is not stored."""
+        with self.lock:
+            row = self.db.execute("SELECT name, text FROM templates WHERE version = ?", [version]).fetchone()
+        if row is None:
+            raise StoreError(f"template version {version} is not in {self.path}; score with it first")
+        return parse_template(row[1], source=f"{row[0]}@{version}")
+
+    def steps(self, template: Template, settings: dict) -> str | None:
+        """Generated evaluation steps for this template and judge, if any."""
+        with self.lock:
+            rows = list(self.db["steps"].rows_where("key = ?", [_steps_key(template, settings)]))
+        return rows[0]["steps"] if rows else None
+
+    def save_steps(self, template: Template, settings: dict, steps: str) -> None:
+        """Keep generated evaluation steps for reuse."""
+        with self._write():
+            self.db["steps"].upsert(
+                {"key": _steps_key(template, settings), "template_version": template.version,
+                 "settings": json.dumps(settings, sort_keys=True), "steps": steps, "created": time.time()},
+                pk="key",
+            )
+
+    # --- the call cache and judgments ------------------------------------------------------
+    def cached_call(self, key: str) -> Judgment | None:
+        """The stored answer to a call, or None."""
+        return self.cached_calls([key]).get(key)
+
+    def cached_calls(self, keys: list[str]) -> dict[str, Judgment]:
+        """The stored answers to many calls at once: cache key -> Judgment, for the keys that
+        are cached (missing keys are left out; repeated keys are looked up once). One query
+        per CHUNK keys, straight through the connection."""
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, Judgment] = {}
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start:start + CHUNK]
+            sql = f"SELECT {_CALL_COLUMNS} FROM calls WHERE key IN ({','.join('?' * len(chunk))})"
+            with self.lock:
+                rows = self.db.conn.execute(sql, chunk).fetchall()
+            found.update((row[0], _judgment_from_row(*row[1:])) for row in rows)
+        return found
+
+    def save_call(self, key: str, settings: dict, prompt: str, aspects: list[str], judgment: Judgment,
+                  latency: float, rows: list[dict]) -> None:
+        """Cache a successful call (`settings`: those that made it) and write its judgments, in
+        one transaction."""
+        with self._write():
+            self.db["calls"].upsert(
+                {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
+                 "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
+                 "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
+                 "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
+                 "cost": judgment.cost, "latency": latency, "created": time.time()},
+                pk="key",
+            )
+            self._upsert_judgments(rows)
+
+    def save_judgments(self, rows: list[dict]) -> None:
+        """Write judgment rows (e.g. failures with their reasons), in one transaction."""
+        with self._write():
+            self._upsert_judgments(rows)
+
+    def _upsert_judgments(self, rows: list[dict]) -> None:
+        """Insert or update judgment rows by id with one executemany: a new row gets the
+        columns given (others NULL); an existing one has those columns replaced, the rest kept.
+        Call inside `_write()`."""
+        if not rows:
+            return
+        columns = list(dict.fromkeys(column for row in rows for column in row))
+        if "id" not in columns or any(row.get("id") is None for row in rows):
+            raise StoreError("a judgment row has no id; build it with geval.store.records.judgment_id(...)")
+        names = ", ".join(quote_identifier(c) for c in columns)
+        updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != "id")
+        sql = (f"INSERT INTO judgments ({names}) VALUES ({', '.join('?' * len(columns))}) "
+               f"ON CONFLICT(id) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
+        self.db.conn.executemany(sql, ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
+
+    def judgments(self, dataset: str | None = None, template_version: str | None = None,
+                  signature: str | None = None, status: str | None = None) -> pd.DataFrame:
+        """Judgments as a table, joined with their call's prompt, raw answer, usage and
+        per-aspect scores (`call_scores`: JSON, with coverage and parsed samples)."""
+        clauses, args = [], []
+        for column, value in (("j.dataset", dataset), ("j.template_version", template_version),
+                              ("j.signature", signature), ("j.status", status)):
+            if value is not None:
+                clauses.append(f"{column} = ?")
+                args.append(value)
+        where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        sql = f"""SELECT j.*, c.prompt, c.raw, c.scores AS call_scores, c.prompt_tokens, c.completion_tokens,
+                         c.cost, c.latency
+                  FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
+        with self.lock:
+            return pd.read_sql_query(sql, self.db.conn, params=args)
+
+    def answered(self, judgment_ids: list[str]) -> dict[str, str]:
+        """Of these judgments, those answered by a cached call: judgment id -> status ('ok' or
+        'unscored'; failed ones and missing ids are left out). One query per CHUNK ids."""
+        found: dict[str, str] = {}
+        for start in range(0, len(judgment_ids), CHUNK):
+            chunk = judgment_ids[start:start + CHUNK]
+            sql = f"""SELECT j.id, j.status FROM judgments j JOIN calls c ON c.key = j.call_key
+                      WHERE j.id IN ({','.join('?' * len(chunk))}) AND j.status IN ('ok', 'unscored')"""
+            with self.lock:
+                found.update(self.db.conn.execute(sql, chunk).fetchall())
+        return found
+
+    def combos(self, dataset: str) -> pd.DataFrame:
+        """Each (template version, judge signature) scored on `dataset`, most recent first.
+
+        Columns: template, template_version, signature, signature_json, model (the judge, as menus name it),
+        label (template and judge, unique: a short hash of the signature where two would
+        read alike), aspects (list), ok, unscored, failed, first and last (times of the first
+        and latest judgment). Empty when nothing is scored.
+        """
+        sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
+                        SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
+                        SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
+                 FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect"""
+        columns = ["template", "template_version", "signature", "signature_json", "model", "label", "aspects", "ok",
+                   "unscored", "failed", "first", "last"]
+        with self.lock:
+            per_aspect = pd.read_sql_query(sql, self.db.conn, params=[dataset])
+        if per_aspect.empty:
+            return pd.DataFrame(columns=columns)
+        rows = []
+        for (version, sig), part in per_aspect.groupby(["template_version", "signature"], sort=False):
+            fields = json.loads(part["signature_json"].iloc[0] or "{}")
+            rows.append({
+                "template": part["template"].iloc[0], "template_version": version, "signature": sig,
+                "signature_json": part["signature_json"].iloc[0] or "{}",
+                "model": judge_name(fields) if "backend" in fields else sig[:40], "aspects": list(part["aspect"]),
+                "ok": int(part["ok"].sum()), "unscored": int(part["unscored"].sum()),
+                "failed": int(part["failed"].sum()), "first": float(part["first"].min()),
+                "last": float(part["last"].max()),
+            })
+        frame = pd.DataFrame(rows).sort_values("last", ascending=False, ignore_index=True)
+        frame["label"] = [f"{t} · {m}" for t, m in zip(frame["template"], frame["model"])]
+        alike = frame["label"].duplicated(keep=False)
+        frame.loc[alike, "label"] = [f"{label} · {hashlib.sha256(s.encode()).hexdigest()[:8]}" for label, s in
+                                     zip(frame.loc[alike, "label"], frame.loc[alike, "signature"])]
+        return frame[columns]
+
+    # --- runs ---------------------------------------------------------------------------------
+    def start_run(self, **fields) -> int:
+        """Record a run's start, with this process's id and host; returns its id. Runs of
+        this host whose process is gone are marked crashed first."""
+        self.mark_crashed_runs()
+        with self._write():
+            row = {**fields, "started": time.time(), "status": "running", "pid": os.getpid(), "host": HOST}
+            return self.db["runs"].insert(row).last_pk
+
+    def finish_run(self, run_id: int, status: str, summary: dict | None = None) -> None:
+        """Record how a run ended (its summary is kept when none is given)."""
+        with self._write():
+            fields = {"finished": time.time(), "status": status}
+            if summary is not None:
+                fields["summary"] = json.dumps(summary)
+            self.db["runs"].update(run_id, fields)
+
+    def run(self, run_id: int) -> dict:
+        """One run's row. Raises StoreError when there is no such run."""
+        with self.lock:
+            rows = list(self.db["runs"].rows_where("id = ?", [run_id]))
+        if not rows:
+            raise StoreError(f"no run {run_id} in {self.path}")
+        return rows[0]
+
+    def runs(self, dataset: str | None = None) -> pd.DataFrame:
+        """Runs, newest first. A run still 'running' whose process on this host is gone is
+        marked and shown as 'crashed' (see `mark_crashed_runs`)."""
+        self.mark_crashed_runs()
+        where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
+        with self.lock:
+            return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+
+    def mark_crashed_runs(self) -> list[int]:
+        """Mark as 'crashed' the runs still 'running' whose process is gone (same host, pid not
+        alive: killed, or the machine restarted); returns their ids. Runs of other hosts, and
+        runs stored before pids were recorded (schema 1), are left as they are."""
+        with self.lock:
+            candidates = self.db.conn.execute(
+                "SELECT id, pid, started FROM runs WHERE status = 'running' AND host = ? AND pid IS NOT NULL", [HOST]
+            ).fetchall()
+        gone = [(run_id, pid) for run_id, pid, started in candidates if not process_alive(pid, started)]
+        if not gone:
+            return []
+        with self._write():
+            for run_id, pid in gone:
+                note = json.dumps({"crashed": f"process {pid} on {HOST} ended without finishing the run "
+                                              "(killed?); start the same run again to resume it"})
+                self.db.conn.execute("UPDATE runs SET status = 'crashed', summary = ? "
+                                     "WHERE id = ? AND status = 'running'", [note, run_id])
+        return [run_id for run_id, _ in gone]
+
+    # --- batches ------------------------------------------------------------------------------
+    def save_batch(self, file: str, run_id: int, batch_id: str, input_file_id: str, requests: int,
+                   items: list[str], imported: bool = False) -> None:
+        """Record (or update) the batch written to `file` by run `run_id`: its id (local until submitted)."""
+        with self._write():
+            self.db["batches"].upsert({"file": file, "run_id": run_id, "id": batch_id, "input_file_id": input_file_id,
+                                       "requests": requests, "items": json.dumps(items), "imported": int(imported)},
+                                      pk="file")
+
+    def batches(self, run_id: int | None = None) -> list[dict]:
+        """Recorded batches (of one run), in the order they were written; `items` as a list."""
+        where, args = ("run_id = ?", [run_id]) if run_id is not None else (None, [])
+        with self.lock:
+            rows = list(self.db["batches"].rows_where(where, args, order_by="rowid"))
+        return [{**row, "items": json.loads(row["items"]), "imported": bool(row["imported"])} for row in rows]
+
+    def find_batch(self, batch_id: str) -> dict | None:
+        """The recorded batch with this id, or None."""
+        return next((b for b in self.batches() if b["id"] == batch_id), None)
+
+    # --- baseline scores ------------------------------------------------------------------------
+    def baseline_scores(self, keys: list[str]) -> dict[str, float]:
+        """Cached baseline metric scores: key -> score, for the keys that are cached."""
+        unique = list(dict.fromkeys(keys))
+        found: dict[str, float] = {}
+        for start in range(0, len(unique), CHUNK):
+            chunk = unique[start:start + CHUNK]
+            with self.lock:
+                found.update(self.db.execute(
+                    f"SELECT key, score FROM baseline_scores WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                ).fetchall())
+        return found
+
+    def save_baseline_scores(self, signature: str, scores: dict[str, float]) -> None:
+        """Cache baseline scores (key -> score) computed under `signature`, in one transaction."""
+        now = time.time()
+        with self._write():
+            self.db["baseline_scores"].upsert_all(
+                [{"key": key, "signature": signature, "score": score, "created": now} for key, score in scores.items()],
+                pk="key")
+
+    # --- notes ---------------------------------------------------------------------------------
+    def set_note(self, item_id: str, flag: bool, note: str) -> None:
+        """Flag an item and/or keep a note on it."""
+        with self._write():
+            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time()},
+                                    pk="item_id")
+
+    def notes(self) -> dict[str, tuple[bool, str]]:
+        """item id -> (flagged, note)."""
+        with self.lock:
+            return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.conn.close()
+
+
+def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float,
+                       settings: str) -> Judgment:
+    """A cached call's stored columns, read back into the Judgment that was saved (with the
+    settings that made it)."""
+    parsed = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
+              for k, v in json.loads(scores).items()}
+    return Judgment(parsed, json.loads(raw), prompt_tokens, completion_tokens, cost, json.loads(settings))
+
+
+def _steps_key(template: Template, settings: dict) -> str:
+    blob = json.dumps({"template": template.version, "settings": settings}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]

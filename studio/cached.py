@@ -1,0 +1,66 @@
+"""The engine's analyses, cached for the pages: each result is kept until the combination it
+reads gets new judgments (its row of `Store.combos`: latest time and counts), so a rerun of a
+page, or another page on the same combination, computes nothing again."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import geval
+
+
+def stamp(combo: pd.Series) -> tuple:
+    """What changes when a (template version, signature) gets new judgments."""
+    return float(combo["last"]), int(combo["ok"]), int(combo["unscored"]), int(combo["failed"])
+
+
+def pair(combo: pd.Series) -> tuple[str, str]:
+    """A combination's (template version, signature)."""
+    return combo["template_version"], combo["signature"]
+
+
+def agreement(store: geval.Store, dataset: str, combo: pd.Series, variant: str = "wmean",
+              levels: tuple[str, ...] = geval.OPTIONS.levels, n_boot: int = 1000) -> pd.DataFrame:
+    """geval.agree for one combination."""
+    return _agree(store, str(store.path), dataset, pair(combo), variant, tuple(levels), n_boot, stamp(combo))
+
+
+def disagreements(store: geval.Store, dataset: str, combo: pd.Series) -> pd.DataFrame:
+    """geval.disagreements for one combination."""
+    return _disagreements(store, str(store.path), dataset, pair(combo), stamp(combo))
+
+
+def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str,
+               n_boot: int = 2000):
+    """geval.compare of combination B against A."""
+    return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric, n_boot, (stamp(a), stamp(b)))
+
+
+def leaderboard(store: geval.Store, dataset: str, combos: pd.DataFrame, baselines: tuple, variant: str, n_boot: int):
+    """geval.leaderboard of the dataset (each protocol's own metric only)."""
+    stamps = tuple(stamp(row) for _, row in combos.iterrows())
+    return _leaderboard(store, str(store.path), dataset, tuple(baselines), variant, n_boot, stamps)
+
+
+@st.cache_data(show_spinner="Computing correlations and bootstrap intervals…")
+def _agree(_store, path: str, dataset: str, combo: tuple, variant: str, levels: tuple, n_boot: int,
+           stamp: tuple) -> pd.DataFrame:
+    return geval.agree(_store, dataset, combo, variant=variant, levels=levels, n_boot=n_boot)
+
+
+@st.cache_data(show_spinner="Joining judgments with human scores…")
+def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple) -> pd.DataFrame:
+    return geval.disagreements(_store, dataset, combo)
+
+
+@st.cache_data(show_spinner="Bootstrapping the difference…")
+def _compare(_store, path: str, dataset: str, a: tuple, b: tuple, human: str, metric: str, n_boot: int,
+             stamps: tuple):
+    return geval.compare(_store, dataset, a, b, human, metric=metric, n_boot=n_boot)
+
+
+@st.cache_data(show_spinner="Computing baselines and the leaderboard…")
+def _leaderboard(_store, path: str, dataset: str, baselines: tuple, variant: str, n_boot: int, stamps: tuple):
+    return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot,
+                             primary_only=True)

@@ -1,0 +1,40 @@
+"""A fresh server's first page, whichever it is, shows the app's one navigation and its shared
+sidebar: the first request of each page below goes to a server that has served nothing yet.
+(With the pages in a folder named pages/, Streamlit ran such a first deep link without app.py,
+in its legacy multipage mode, and drew another navigation.) Photographs go to tests/artifacts/."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_server, wait_idle
+
+pytestmark = pytest.mark.e2e
+
+NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement"]
+PAGES = [("", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement")]
+
+
+@pytest.mark.parametrize("path, title", PAGES, ids=[p or "main" for p, _ in PAGES])
+def test_a_fresh_servers_first_deep_link_shows_the_one_navigation(tmp_path, path, title):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_server(tmp_path / "store.sqlite", tmp_path / "streamlit.log") as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            tab = browser.new_page(viewport=VIEWPORT)
+            tab.goto(f"{url}/{path}")
+            tab.locator('[data-testid="stMain"] h1').filter(has_text=title).first.wait_for(timeout=90_000)
+            wait_idle(tab)
+            ARTIFACTS.mkdir(parents=True, exist_ok=True)
+            tab.screenshot(path=str(ARTIFACTS / f"deep-link-{path or 'main'}.png"))
+            links = tab.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()
+            assert [link.strip().splitlines()[-1] for link in links] == NAVIGATION  # after the icon's name
+            sidebar = tab.locator('[data-testid="stSidebar"]').inner_text()
+            assert "Judge settings" in sidebar and "Dataset" in sidebar  # app.py's shared sidebar was drawn
+        finally:
+            browser.close()

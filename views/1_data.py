@@ -1,0 +1,155 @@
+"""Data: pick a bundled or shared dataset, or upload your own; preview it and its human scores."""
+
+import re
+from pathlib import Path
+
+import pandas as pd
+import plotly.express as px
+import streamlit as st
+
+import geval
+from studio import state
+
+st.title("Data")
+if "data_deleted" in st.session_state:
+    st.success(st.session_state.pop("data_deleted"))
+st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
+           "or your own CSV, JSON or JSONL.")
+
+source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
+                  persist_state="session")
+
+if source == "Bundled or shared dataset":
+    known = geval.Dataset.known()
+    names = list(known)
+    current = (st.session_state.get("dataset_source") or {}).get("path")
+    index = next((i for i, n in enumerate(names) if str(known[n]) == current),
+                 names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0)
+
+    def _load_chosen() -> None:
+        try:
+            state.load_dataset(known[st.session_state["data_dataset"]])
+        except geval.GevalError as exc:
+            st.session_state["data_error"] = str(exc)
+
+    st.selectbox("Dataset", names, index=index, key="data_dataset", on_change=_load_chosen,
+                 format_func=lambda n: f"{n}  ({known[n].parent.name}/)")
+    if "data_error" in st.session_state:
+        st.error(st.session_state.pop("data_error"))
+else:
+    limit = st.get_option("server.maxUploadSize")
+    upload = st.file_uploader(f"CSV, JSON or JSONL, up to {limit} MB", type=["csv", "json", "jsonl"], key="data_upload",
+                              help="A bigger file is refused (the limit is server.maxUploadSize in "
+                                   ".streamlit/config.toml); load it from ../shared/data or the CLI instead.")
+    if upload is not None:
+        folder = Path(state.store().path).parent / "uploads" if state.store().path != ":memory:" else Path("uploads")
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / re.sub(r"[^\w.-]", "_", upload.name)
+        path.write_bytes(upload.getvalue())
+        before = st.session_state.get("dataset_source")
+        try:
+            columns = geval.Dataset.table_columns(path)
+            if columns is None:
+                state.load_dataset(path)
+            else:
+                st.info(f"{upload.name}: not a known layout. Say which column holds what.")
+                with st.form("mapping"):
+                    optional = ["(none)", *columns]
+                    response = st.selectbox("Response or summary (the text judged)", columns)
+                    context = st.selectbox("Context (dialogue so far)", optional)
+                    grounding = st.selectbox("Grounding (fact, persona or source document)", optional)
+                    system = st.selectbox("System", optional)
+                    group = st.selectbox("Group (dialogue or document id)", optional)
+                    scores = st.multiselect("Human score columns (one aspect each)", columns)
+                    level = st.selectbox("Level", list(geval.OPTIONS.item_levels))
+                    submitted = st.form_submit_button("Load with this mapping")
+                if submitted:
+                    pairs = [f"response={response}", f"level={level}", *[f"score:{c}={c}" for c in scores]]
+                    pairs += [f"{role}={column}" for role, column in
+                              (("context", context), ("grounding", grounding), ("system", system), ("group", group))
+                              if column != "(none)"]
+                    state.load_dataset(path, mapping=pairs)
+        except geval.GevalError as exc:
+            st.error(str(exc))
+        else:
+            if st.session_state.get("dataset_source") != before:
+                st.rerun()  # so that the sidebar, drawn before this page, names the new dataset
+
+dataset = state.dataset()
+if dataset is None:
+    st.stop()
+
+st.subheader(dataset.name)
+cols = st.columns(5)
+cols[0].metric("Items", len(dataset.items))
+cols[1].metric("Groups", len(dataset.groups))
+cols[2].metric("Systems", len(dataset.systems))
+cols[3].metric("Levels", ", ".join(dataset.levels))
+cols[4].metric("Skipped values", sum(dataset.skipped.values()))
+if dataset.skipped:
+    st.caption("Skipped: " + "; ".join(f"{n} {why}" for why, n in dataset.skipped.items()))
+
+preview = pd.DataFrame([
+    {"id": item.id, "level": item.level, "group": item.group, "system": item.system,
+     "last turn": item.context[-1].render() if item.context else "", "response": item.response,
+     **{aspect: item.human_mean(aspect) for aspect in item.human}}
+    for item in dataset.items
+])
+first = ["id", "response", "last turn"]
+st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hide_index=True,
+             height=min(280, 35 * (len(preview) + 1) + 3),
+             column_config={"response": st.column_config.TextColumn(width="large"),
+                            "last turn": st.column_config.TextColumn(width="medium")})
+
+st.subheader("Human scores")
+aspects = dataset.aspects
+columns = st.columns(min(3, len(aspects)) or 1)
+for index, aspect in enumerate(aspects):
+    figure = px.histogram(preview, x=aspect, nbins=20, height=220, title=aspect)
+    figure.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
+
+
+st.divider()
+
+
+def _forget_delete() -> None:
+    st.session_state.pop("data_delete", None)
+
+
+def _delete(name: str) -> None:
+    """The confirmed deletion, run as a callback: before the page draws its widgets again."""
+    done = state.store().delete_dataset(name)
+    _forget_delete()
+    st.session_state.pop("dataset_source", None)
+    st.session_state["data_source"] = "Bundled or shared dataset"  # an upload still in the widget is not re-imported
+    st.cache_data.clear()  # cached datasets and agreement tables still hold what was deleted
+    st.session_state["data_deleted"] = (f"Deleted {name} from the store: {done['items']} items, "
+                                        f"{done['judgments']} judgments, {done['notes']} notes.")
+
+
+@st.dialog("Delete this dataset from the store?", on_dismiss=_forget_delete)
+def confirm_delete(name: str) -> None:
+    """Say what goes (counted by the store itself), and delete only when confirmed."""
+    store = state.store()
+    try:
+        counts = store.delete_dataset(name, dry_run=True)
+    except geval.GevalError as exc:
+        st.error(str(exc))
+        return
+    st.text(f"Dataset: {name}\nStore: {store.path}")
+    st.warning(f"This deletes {counts['items']} items, {counts['judgments']} judgments (of every template and "
+               f"judge) and {counts['notes']} notes. Other datasets, saved templates and cached judge answers stay; "
+               "the file on disk is not touched.")
+    delete, cancel = st.columns(2)
+    if delete.button("Delete", type="primary", key="data_delete_confirm", on_click=_delete, args=(name,)):
+        st.rerun()
+    if cancel.button("Cancel", key="data_delete_cancel"):
+        _forget_delete()
+        st.rerun()
+
+
+st.button("Delete this dataset from the store", key="data_delete_open",
+          on_click=lambda: st.session_state.update(data_delete=dataset.name))
+if st.session_state.get("data_delete") == dataset.name:
+    confirm_delete(dataset.name)

@@ -1,0 +1,148 @@
+"""Prompts: edit a template live, preview it on a real item, save versions, diff them, generate steps."""
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import state
+
+st.title("Prompts")
+store = state.store()
+dataset = state.dataset()
+
+files = {t.name: t for t in geval.Template.known()}
+stored = {t.label: t for t in store.template_versions()}
+file_labels = {t.label for t in files.values()}
+choices = [*files, *[label for label in stored if label not in file_labels]]
+
+
+def _open_template() -> None:
+    choice = st.session_state["prompts_open"]
+    template = files.get(choice) or stored[choice]
+    st.session_state["template_name"] = template.name
+    st.session_state["template_text"] = template.text
+
+
+state.template()  # makes sure the editor holds a text
+current_name = st.session_state.get("template_name", state.DEFAULT_TEMPLATE)
+st.selectbox("Open a template (files in prompts/, then saved versions)", choices,
+             index=choices.index(current_name) if current_name in choices else 0,
+             key="prompts_open", on_change=_open_template)
+
+left, right = st.columns(2)
+with left:
+    st.text_area("Template (TOML header between +++ lines, then the prompt)", key="template_text", height=520,
+                 persist_state="session")
+    try:
+        template = geval.Template.parse(st.session_state["template_text"], source=current_name)
+        st.success(f"{template.label} · placeholders: {', '.join(template.placeholders)} · aspects: "
+                   + ", ".join(f"{a.name} {a.min}-{a.max} (human: {a.human or 'same name'})" for a in template.aspects))
+    except geval.GevalError as exc:
+        template = None
+        st.error(str(exc))
+    with st.expander("Placeholders you can use"):
+        st.table(pd.DataFrame(
+            [{"placeholder": "{{" + k + "}}", "meaning": v} for k, v in geval.Template.PLACEHOLDERS.items()]
+        ))
+
+with right:
+    if template is None:
+        st.info("Fix the template to see the preview.")
+    elif dataset is None:
+        st.info("Load a dataset on the Data page to preview the prompt on a real item.")
+    else:
+        items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items
+        position = st.number_input(f"Preview on item (1-{len(items)})", 1, len(items), 1, key="prompts_item") - 1
+        steps = None
+        if template.needs_generated_steps:
+            steps = store.steps(template, state.judge_options())
+            if st.button("Generate evaluation steps with the judge", key="prompts_generate"):
+                try:
+                    with st.spinner("The judge is writing the evaluation steps…"):
+                        steps = geval.generate_steps(store, template, state.judge(), regenerate=True)
+                except geval.GevalError as exc:
+                    st.error(str(exc))
+            if steps:
+                st.caption("Evaluation steps (generated, stored with this template version and judge):")
+                st.text(steps)
+            else:
+                st.warning("This template generates its evaluation steps (steps = \"auto\"): press the button, "
+                           "or they are generated when scoring starts.")
+        aspect = None
+        if template.per_aspect:
+            names = [a.name for a in template.aspects]
+            aspect = template.aspect(st.selectbox(
+                f"Aspect: this template is sent once per aspect ({len(names)} prompts per item)", names,
+                key="prompts_aspect"))
+        try:
+            st.code(template.render(items[position], steps or "(the generated evaluation steps go here)", aspect),
+                    language=None, wrap_lines=True)
+        except geval.GevalError as exc:
+            st.error(str(exc))
+
+st.divider()
+save, diff = st.columns(2)
+with save:
+    st.subheader("Save")
+    if "prompts_deleted" in st.session_state:
+        st.success(st.session_state.pop("prompts_deleted"))
+    if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
+        store.save_template(template)
+        st.success(f"Saved {template.label}. Its version is the hash of its text.")
+    if template is not None and template.version in {t.version for t in store.template_versions()}:
+        st.button("Delete this saved version", key="prompts_delete_open",
+                  on_click=lambda: st.session_state.update(prompts_delete=template.version))
+with diff:
+    st.subheader("Diff two versions")
+    versions = {"(editor)": template, **{t.label: t for t in store.template_versions()},
+                **{t.label: t for t in files.values()}}
+    labels = list(versions)
+    same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
+                      if t is not None and (template is None or t.label != template.label)), None)
+    old = st.selectbox("From", labels, index=labels.index(same_name) if same_name in labels else 0,
+                       key="prompts_diff_old")
+    new = st.selectbox("To", labels, index=0, key="prompts_diff_new")
+    if versions[old] is None or versions[new] is None:
+        st.info("Fix the template in the editor to diff it.")
+    else:
+        st.code(versions[old].diff(versions[new]) or "(identical)", language="diff")
+
+
+def _forget_delete() -> None:
+    st.session_state.pop("prompts_delete", None)
+
+
+def _delete(version: str, label: str) -> None:
+    """The confirmed deletion, run as a callback: before the page draws its widgets again."""
+    done = store.delete_template_version(version)
+    _forget_delete()
+    if st.session_state.get("prompts_open", "").endswith(f"@{version}"):
+        st.session_state.pop("prompts_open")  # that saved version is no longer a choice
+    st.cache_data.clear()  # cached agreement tables still hold what was deleted
+    st.session_state["prompts_deleted"] = (f"Deleted {label}: {done['templates']} saved version, "
+                                           f"{done['judgments']} judgments.")
+
+
+@st.dialog("Delete this saved version?", on_dismiss=_forget_delete)
+def confirm_delete(version: str) -> None:
+    """Say what goes (counted by the store itself), and delete only when confirmed."""
+    try:
+        counts = store.delete_template_version(version, dry_run=True)
+    except geval.GevalError as exc:
+        st.error(str(exc))
+        return
+    label = template.label if template is not None and template.version == version else version
+    st.text(f"Template version: {label}\nStore: {store.path}")
+    st.warning(f"This deletes the saved version and its {counts['judgments']} judgments (on every dataset, with "
+               "every judge). Other versions, the cached judge answers and any file in prompts/ stay; the text "
+               "stays in the editor, so it can be saved again.")
+    delete, cancel = st.columns(2)
+    if delete.button("Delete", type="primary", key="prompts_delete_confirm", on_click=_delete, args=(version, label)):
+        st.rerun()
+    if cancel.button("Cancel", key="prompts_delete_cancel"):
+        _forget_delete()
+        st.rerun()
+
+
+if st.session_state.get("prompts_delete"):
+    confirm_delete(st.session_state["prompts_delete"])

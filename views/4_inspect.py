@@ -1,0 +1,197 @@
+"""Inspect: the items where judge and people disagree most, one at a time, with the dialogue,
+every score, the exact prompt, the raw answer, and a flag and note to keep."""
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import cached, state
+
+ORDERS = {"Largest disagreement first": False, "Smallest disagreement first": True}
+
+
+def step(order: list[str], delta: int) -> None:
+    """Previous / Next: move the current item (the jump box's value) within `order`."""
+    current = st.session_state.get("inspect_jump")
+    index = order.index(current) if current in order else 0
+    st.session_state["inspect_jump"] = order[max(0, min(len(order) - 1, index + delta))]
+
+
+st.title("Inspect")
+store = state.store()
+dataset = state.require_dataset()
+
+combos = state.require_scored(store, dataset)
+
+labels = list(combos["label"])
+state.keep_valid("inspect_combo", labels)
+label = st.selectbox("Template version and judge", labels, key="inspect_combo", persist_state="session")
+combo = combos.set_index("label").loc[label]
+try:
+    frame = cached.disagreements(store, dataset.name, combo)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+st.text(combo["signature"])
+
+aspects = list(dict.fromkeys(frame["aspect_name"]))
+state.keep_valid("inspect_aspect", aspects)
+aspect = st.selectbox("Aspect", aspects, key="inspect_aspect", persist_state="session")
+rows = frame[frame["aspect_name"] == aspect]
+human = rows["human"].dropna().iloc[0] if rows["human"].notna().any() else None
+if human is None:
+    st.warning(f"No human aspect of {dataset.name} matches the judge aspect {aspect}: items are in dataset "
+               "order. Set human = \"...\" on the aspect in the template header to compare.")
+
+low, high = float(rows["scale_min"].iloc[0]), float(rows["scale_max"].iloc[0])
+systems = sorted(s for s in rows["system"].unique() if s)
+target = st.session_state.pop("inspect_item", None)
+if target is not None:
+    if target in set(rows["item_id"]):  # opened from another page: show it whatever the filters were
+        for key in ("inspect_systems", "inspect_range", "inspect_unscored"):
+            st.session_state.pop(key, None)
+        st.session_state["inspect_jump"] = st.session_state["inspect_place"] = target
+    else:
+        st.warning(f"Item {target} has no {aspect} judgment with this template version and judge.")
+
+left, middle, right = st.columns([2, 2, 1])
+with left:
+    state.keep_valid("inspect_systems", systems)
+    chosen = st.multiselect("Systems (none chosen: all)", systems, key="inspect_systems", persist_state="session")
+with middle:
+    remembered = st.session_state.get("inspect_range")
+    if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale
+        del st.session_state["inspect_range"]
+    score_range = st.slider("Judge score", low, high, (low, high), step=0.05, key="inspect_range",
+                            persist_state="session")
+with right:
+    order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
+    unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session")
+
+shown = rows
+if chosen:
+    shown = shown[shown["system"].isin(chosen)]
+in_range = shown["score"].between(score_range[0] - 1e-9, score_range[1] + 1e-9)
+shown = shown[in_range | (shown["score"].isna() if unscored else False)]
+if human is not None:
+    shown = shown.sort_values("disagreement", ascending=ORDERS[order_name], na_position="last", kind="stable")
+order = list(shown["item_id"])
+if not order:
+    st.info("No item matches these filters.")
+    st.stop()
+if st.session_state.get("inspect_jump") not in order:  # e.g. back from another page, which drops widget values
+    place = st.session_state.get("inspect_place")
+    st.session_state["inspect_jump"] = place if place in order else order[0]
+position = order.index(st.session_state["inspect_jump"])
+
+by_id = shown.set_index("item_id")
+places = {item: index for index, item in enumerate(order, start=1)}
+nav = st.columns([1, 1, 1, 5], vertical_alignment="bottom")
+nav[0].button("Previous", key="inspect_previous", on_click=step, args=(order, -1), disabled=position == 0,
+              icon=":material/arrow_back:")
+nav[1].button("Next", key="inspect_next", on_click=step, args=(order, 1), disabled=position == len(order) - 1,
+              icon=":material/arrow_forward:")
+nav[2].markdown(f"**{position + 1} of {len(order)}**")
+nav[3].selectbox(
+    "Jump to", order, key="inspect_jump",
+    format_func=lambda i: f"{places[i]}. {i} · {by_id.at[i, 'system'] or 'no system'} · "
+                          f"judge {geval.reporting.number(by_id.at[i, 'score'], 2)} · |difference| {geval.reporting.number(by_id.at[i, 'disagreement'], 2)}",
+)
+item_id = st.session_state["inspect_place"] = st.session_state["inspect_jump"]
+row = by_id.loc[item_id]
+try:
+    item = store.item(item_id)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+
+st.divider()
+st.text(f"item {item.id} · {item.level} · system: {item.system or '–'} · group: {item.group or '–'}")
+text_column, score_column = st.columns([3, 2], gap="large")
+with text_column:
+    if item.context:
+        st.subheader("Dialogue" if item.level != "dialogue" or item.response else "Dialogue (judged as a whole)")
+        for number_, turn in enumerate(item.context, start=1):
+            with st.chat_message(turn.speaker or f"turn {number_}"):
+                st.text(turn.text)
+    if item.grounding:
+        kind = {"summary": "Document"}.get(item.level, "Grounding (fact or persona)")
+        with st.expander(kind, expanded=item.level == "summary" and not item.context):
+            st.text(item.grounding)
+    if item.response:
+        st.subheader({"summary": "Summary", "dialogue": "Last turn"}.get(item.level, "Response"))
+        with st.container(border=True):
+            st.text(item.response)
+
+with score_column:
+    st.subheader("Scores")
+    a, b, c = st.columns(3)
+    a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
+    if human is not None:
+        scores = item.human.get(human, ())
+        b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
+        c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
+        st.text(f"{human}, every annotator: {', '.join(f'{s:g}' for s in scores) or 'none'}")
+    others = {k: v for k, v in item.human.items() if k != human}
+    if others:
+        width = max(len(v) for v in others.values())
+        st.dataframe(pd.DataFrame(
+            [{"aspect": k, "mean": item.human_mean(k), **{f"annotator {i + 1}": (v[i] if i < len(v) else None)
+                                                          for i in range(width)}} for k, v in others.items()]
+        ), hide_index=True, column_config={"mean": st.column_config.NumberColumn(format="%.2f")})
+    if pd.notna(row["coverage"]):
+        st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
+                   "(the distribution is renormalized over them).")
+    if row["parsed"]:
+        st.caption(f"Sampled: {row['parsed']} (the score is the mean over the parsed ones).")
+    if row["status"] != "ok":
+        st.warning(f"This judgment is {row['status']}: no score, left out of the statistics. The reason:")
+        st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)
+    distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
+    if distribution:
+        st.caption("The judge's score distribution (the score is its weighted mean)")
+        st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
+                        key="inspect_distribution", config={"displayModeBar": False})
+
+    st.subheader("Your note")
+    notes = store.notes()
+    flagged, note = notes.get(item_id, (False, ""))
+    flag_value = st.checkbox("Flag this item", flagged, key=f"inspect_flag_{item_id}")
+    note_value = st.text_area("Note", note, key=f"inspect_note_{item_id}", height=90)
+    if st.button("Save note", key="inspect_save", icon=":material/save:"):
+        try:
+            store.set_note(item_id, flag_value, note_value)
+        except geval.GevalError as exc:
+            st.error(str(exc))
+        else:
+            st.success("Saved.")
+            notes = store.notes()
+    if item_id in notes:
+        saved_flag, saved_note = notes[item_id]
+        st.caption("Saved" + (" · flagged" if saved_flag else ""))
+        if saved_note:
+            st.text(saved_note)
+
+with st.expander("The exact prompt sent to the judge", expanded=False):
+    if isinstance(row["prompt"], str):
+        st.code(row["prompt"], language=None, wrap_lines=True)
+    else:
+        st.text("No prompt recorded: the judgment failed before a call was made (see the reason above).")
+with st.expander("The model's raw output", expanded=row["status"] != "ok"):
+    raw = row["raw"]
+    answers = json.loads(raw) if isinstance(raw, str) and raw else []
+    if not answers:
+        st.text("No answer recorded.")
+    for index, answer in enumerate(answers, start=1):
+        if len(answers) > 1:
+            st.caption(f"Answer {index} of {len(answers)}")
+        st.code(str(answer), language=None, wrap_lines=True)
+
+listed = set(rows["item_id"])
+flagged_here = {i: n for i, n in notes.items() if i in listed}
+if flagged_here:
+    with st.expander(f"Notes on the items judged here ({len(flagged_here)})"):
+        st.dataframe(pd.DataFrame([{"item": i, "flagged": f, "note": n} for i, (f, n) in flagged_here.items()]),
+                     hide_index=True)

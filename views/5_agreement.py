@@ -1,0 +1,189 @@
+"""Agreement: how well each scored template version and judge agrees with people, in numbers
+and plots; whether one version beats another on the same items; CSV and a standalone report."""
+
+import functools
+
+import streamlit as st
+
+import geval
+from studio import cached, state
+
+
+def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
+                 metric: str) -> bytes:
+    """The standalone HTML report, built when its button is pressed (on a thread of its own,
+    hence its own store connection)."""
+    own = geval.Store(path)
+    try:
+        return geval.reporting.html_report(own, dataset, pairs, tables=tables, levels=levels, n_boot=n_boot,
+                                 metric=metric).encode("utf-8")
+    finally:
+        own.close()
+
+
+st.title("Agreement")
+store = state.store()
+dataset = state.require_dataset()
+path = str(store.path)
+combos = state.require_scored(store, dataset)
+by_label = combos.set_index("label")
+labels = list(by_label.index)
+
+state.keep_valid("agree_combos", labels)
+chosen = st.multiselect("Template versions and judges", labels, default=labels[:1], key="agree_combos",
+                        persist_state="session")
+left, middle, right = st.columns([2, 1, 1])
+levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
+                          key="agree_levels", persist_state="session")
+metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session")
+n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
+                            help="Resamples of groups (dialogues, documents) for the 95% intervals.")
+variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=lambda v: geval.OPTIONS.variants[v], horizontal=True,
+                   key="agree_variant", help="Read from the stored distributions, without asking the model again.")
+if not chosen or not levels:
+    st.info("Choose at least one template version and judge, and one level.")
+    st.stop()
+
+tables, pairs = {}, {}
+for label in chosen:
+    row = by_label.loc[label]
+    try:
+        tables[label] = cached.agreement(store, dataset.name, row, variant, tuple(levels), int(n_boot))
+        pairs[label] = cached.pair(row)
+    except geval.GevalError as exc:
+        st.error(f"{label}: {exc}")
+if not tables:
+    st.stop()
+
+stacked = geval.reporting.stack_tables(tables)
+st.subheader("Correlation with people")
+st.caption("95% bootstrap intervals resample whole groups (dialogues, documents). Unscored and failed judgments "
+           "are left out; 'unscored' counts them.")
+shown = geval.reporting.display_table(stacked)
+if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
+    shown = shown.drop(columns="combo")
+st.dataframe(shown, hide_index=True, key="agree_table")
+with st.expander("Judge signatures"):
+    for label, (version, signature) in pairs.items():
+        st.text(f"{label}\n{signature}")
+
+downloads = st.columns([1, 1, 4])
+downloads[0].download_button("Numbers as CSV", stacked.to_csv(index=False), file_name=f"agreement-{dataset.name}.csv",
+                             mime="text/csv", key="agree_csv", icon=":material/download:")
+
+
+report = functools.partial(build_report, path, dataset, [pairs[label] for label in tables],
+                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric)
+downloads[1].download_button("HTML report", report, file_name=f"geval-report-{dataset.name}.html", mime="text/html",
+                             key="agree_report", icon=":material/description:",
+                             help="One file with the tables, plots (plotly.js inline, works offline) and signatures.")
+
+if (stacked["metric"] == metric).any():
+    st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
+
+st.subheader("Leaderboard")
+st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
+           "an embedding similarity) and the people themselves (one annotator against the others): each cell is "
+           "the dataset protocol's correlation with its 95% interval.")
+lb_left, lb_right = st.columns([3, 1])
+lb_baselines = lb_left.multiselect(
+    "Baselines", list(geval.OPTIONS.baselines), default=["rouge-l", "bleu", "chrf", "length"], key="agree_lb_baselines",
+    help="'embedding' runs the bundled GGUF model on every response and grounding once (slow the first time; "
+         "cached in the store).")
+if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
+    try:
+        board = cached.leaderboard(store, dataset.name, combos, tuple(lb_baselines), variant, int(n_boot))
+    except geval.GevalError as exc:
+        st.error(str(exc))
+    else:
+        st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        for line in board.skipped:
+            st.warning(line)
+        with st.expander("Leaderboard signatures"):
+            for row_label, signature in zip(board.rows["row"], board.rows["signature"]):
+                if signature:
+                    st.text(f"{row_label}\n{signature}")
+        st.download_button("Leaderboard as CSV", board.cells.to_csv(index=False),
+                           file_name=f"leaderboard-{dataset.name}.csv", mime="text/csv", key="agree_lb_csv",
+                           icon=":material/download:")
+
+st.subheader("Item by item")
+plot_label = st.selectbox("Template version and judge", list(tables), key="agree_plot_combo") if len(tables) > 1 \
+    else next(iter(tables))
+plot_row = by_label.loc[plot_label]
+try:
+    frame = cached.disagreements(store, dataset.name, plot_row)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+mapped = frame.dropna(subset=["human"]).drop_duplicates("aspect")
+if mapped.empty:
+    st.info("No judge aspect of this template is compared with a human aspect, so there is nothing to plot.")
+else:
+    names = list(mapped["aspect_name"])
+    state.keep_valid("agree_aspect", names)
+    aspect_name = st.selectbox("Aspect", names, key="agree_aspect") if len(names) > 1 else names[0]
+    aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
+    aspect, human = aspect_row["aspect"], aspect_row["human"]
+    st.caption("Click a point to open the item in Inspect.")
+    event = st.plotly_chart(geval.reporting.scatter_figure(frame, aspect, human), on_select="rerun", selection_mode="points",
+                            key="agree_scatter")
+    points = event.selection.points if event and event.selection else []
+    if points:
+        custom = points[0].get("customdata")
+        item_id = custom[0] if isinstance(custom, (list, tuple)) else custom
+        if item_id:
+            st.session_state["inspect_item"] = item_id
+            st.session_state["inspect_combo"] = plot_label
+            st.session_state["inspect_aspect"] = aspect_name
+            st.switch_page("views/4_inspect.py")
+    histogram, distribution = st.columns(2)
+    histogram.plotly_chart(geval.reporting.abs_diff_histogram(frame, aspect, human), key="agree_absdiff")
+    distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
+
+st.subheader("Compare two versions")
+if len(labels) < 2:
+    st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
+    st.stop()
+st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
+           "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
+state.keep_valid("agree_a", labels)
+state.keep_valid("agree_b", labels)
+left, right = st.columns(2)
+label_a = left.selectbox("A (baseline)", labels, index=1, key="agree_a")
+label_b = right.selectbox("B", labels, index=0, key="agree_b")
+if label_a == label_b:
+    st.info("Pick two different template versions or judges.")
+    st.stop()
+row_a, row_b = by_label.loc[label_a], by_label.loc[label_b]
+try:  # the human aspects each is compared with, in template order
+    humans_a, humans_b = (list(dict.fromkeys(cached.disagreements(store, dataset.name, row)["human"].dropna()))
+                          for row in (row_a, row_b))
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+common = [h for h in humans_a if h in humans_b]
+if not common:
+    st.info("A and B are not compared with any common human aspect: set human = \"...\" in their template headers.")
+    st.stop()
+left, right = st.columns(2)
+state.keep_valid("agree_cmp_human", common)
+human = left.selectbox("Human aspect", common, key="agree_cmp_human")
+cmp_metric = right.selectbox("Metric", list(geval.OPTIONS.metrics), key="agree_cmp_metric")
+try:
+    result = cached.comparison(store, dataset.name, row_a, row_b, human, cmp_metric)
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+cells = st.columns(5)
+cells[0].metric(f"A: {cmp_metric}", geval.reporting.number(result.a))
+cells[1].metric(f"B: {cmp_metric}", geval.reporting.number(result.b))
+cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired-bootstrap interval below")
+cells[3].metric("p (bootstrap)", geval.reporting.format_p(result.p_bootstrap), help="Two-sided, from 2000 resamples.")
+cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
+                help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
+if result.n_groups < 10:
+    st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
+               "and p-value are rough. Score more groups for a firm answer.")
+st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
+        f"on {result.n_items} items in {result.n_groups} groups; Williams t = {geval.reporting.number(result.williams_t, 2)}")
