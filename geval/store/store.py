@@ -73,8 +73,21 @@ class Store:
         self.lock = threading.RLock()
         with self.lock:
             if self.path != ":memory:":
-                self.db.enable_wal()
+                self._enable_wal()
             self._migrate()
+
+    def _enable_wal(self) -> None:
+        """Switch the file to WAL mode. SQLite does not wait on its busy timeout for this switch
+        when other connections are opening the same new file, so retry for up to a minute."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.db.enable_wal()
+                return
+            except sqlite3.OperationalError as exc:
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise StoreError(f"{self.path}: cannot switch the store to WAL mode ({exc})") from None
+                time.sleep(0.05)
 
     def _migrate(self) -> None:
         """Bring the store forward to schema.SCHEMA_VERSION, one migration (and one transaction) per
