@@ -67,18 +67,19 @@ def configure(stub, config: dict) -> None:
 
 
 @pytest.mark.parametrize("name, config, options, outcome, reason, requests", FAULTS, ids=[f[0] for f in FAULTS])
-def test_each_fault_ends_ok_failed_or_unscored_and_the_run_finishes(stub, store, name, config, options, outcome,
+def test_each_fault_ends_ok_failed_or_unscored_and_the_run_ends(stub, store, name, config, options, outcome,
                                                                    reason, requests):
     items = make_items(N)
     configure(stub, config)
     judge = judge_on(stub, **options)
     progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
 
-    assert progress.done == N and not progress.stopped  # the run finished
+    assert progress.done == N and not progress.stopped  # the run went through every item
     assert stub.count == requests  # retried as many times as the table says
     rows = store.judgments("synthetic")
     assert len(rows) == N and set(rows["status"]) == {outcome}
-    assert store.runs()["status"].tolist() == ["finished"]
+    status = "failed" if outcome == "failed" else "finished"  # failed: not one item was judged
+    assert store.runs()["status"].tolist() == [status] and progress.status == status
     if outcome == "ok":
         assert progress.failed == progress.unscored == 0 and progress.errors == []
         assert rows["score"].notna().all()
