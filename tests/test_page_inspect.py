@@ -107,8 +107,12 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     assert labels["People: Natural"] == f"{item.human_mean('Natural'):.2f}"
     assert "Judge (1-3)" in labels and "|difference| (0-1)" in labels
     assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
-    other_aspects = at.dataframe[0].value
-    assert set(other_aspects["aspect"]) == set(item.human) - {"Natural"}
+    people = at.table[0].value  # every aspect, every annotator: a static table hides no column
+    assert set(people.index) == set(item.human)
+    width = max(len(scores) for scores in item.human.values())
+    assert list(people.columns) == ["mean", *[f"#{i}" for i in range(1, width + 1)]]
+    assert [people.loc["Natural", f"#{i + 1}"] for i in range(len(item.human["Natural"]))] == \
+        [f"{s:g}" for s in item.human["Natural"]]
     codes = [c.value for c in at.code]
     assert load_template(TEMPLATE).render(item) in codes  # the exact prompt
     assert any(c.startswith("Naturalness: ") for c in codes)  # the scripted judge's raw answer

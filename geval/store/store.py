@@ -152,6 +152,12 @@ class Store:
             row = self.db.execute("SELECT layout FROM datasets WHERE name = ?", [name]).fetchone()
         return (row[0] or "") if row else ""
 
+    def dataset_loaded(self, name: str) -> float:
+        """When a stored dataset was last loaded (0.0 when it is not stored): what changes when its items do."""
+        with self.lock:
+            row = self.db.execute("SELECT loaded_at FROM datasets WHERE name = ?", [name]).fetchone()
+        return float(row[0] or 0.0) if row else 0.0
+
     def dataset_names(self) -> list[str]:
         """Names of the stored datasets."""
         with self.lock:
