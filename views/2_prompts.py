@@ -104,11 +104,13 @@ with save:
     comment = st.text_input("Comment (what this version changes; shown beside its hash in menus and legends)",
                             key="prompts_comment", max_chars=80,
                             placeholder=comments.get(template.version, "") if template is not None else "")
+    if "prompts_saved" in st.session_state:
+        st.success(st.session_state.pop("prompts_saved"))
     if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
         store.save_template(template, comment=comment)
-        st.success(f"Saved {template.label}" + (f" ({' '.join(comment.split())})" if comment.strip() else "")
-                   + ". Its version is the hash of its text.")
-        saved_versions.add(template.version)
+        st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({' '.join(comment.split())})" if
+                                             comment.strip() else "") + ". Its version is the hash of its text.")
+        st.rerun()  # so that the menu above names the saved version
     elif template is not None and template.version not in saved_versions and template.label not in file_labels:
         st.caption("Not saved yet: a reload or a link opens this version only once it is saved (or scored).")
     if template is not None and template.version in saved_versions:

@@ -14,9 +14,11 @@ if current is None:
     st.error("The template in the editor does not parse: fix it on the Prompts page.")
     st.stop()
 
-files = {t.label: t for t in geval.Template.known()}
+files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t in geval.Template.known()}
 saved = {t.label: t for t in store.template_versions()}
-available = {current.label: current, **files, **saved}  # any version: a file's, a saved one, the editor's
+available = {current.label: current}  # any version: the editor's, a file's, a saved one
+for label, template in {**files, **saved}.items():
+    available.setdefault(label, template)
 comments = store.template_comments()
 previous = st.session_state.get("score_editor")
 remembered = st.session_state.get("score_templates")
@@ -132,8 +134,8 @@ def show_result(result) -> None:
 def show_progress() -> None:
     """Redrawn every second while a job runs: the step it is on, items done, cache hits, tokens,
     cost, ETA; then how each template's run ended."""
-    job = jobs.get(st.session_state.get("score_job"))
-    if job is None or job.dataset != dataset.name:  # another dataset's run is not this page's
+    job = jobs.get(st.session_state.get("score_job"))  # this dataset's (another dataset's run is not shown)
+    if job is None:
         return
     progress = job.progress
     if not job.done:
