@@ -59,18 +59,9 @@ def choose(key: str, combos: pd.DataFrame) -> None:
 def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:
     """Why a combination (a row of `Store.combos` indexed by label) has no score: its judgments'
     most common reason, in one line."""
-    rows = store.judgments(dataset, combo["template_version"], combo["signature"]).dropna(subset=["reason"])
-    reasons = pd.Series([_without_item(reason, item, dataset) for reason, item in zip(rows["reason"], rows["item_id"])],
-                        dtype=object)
-    reason = reasons.mode().iloc[0] if not reasons.empty else "no reason recorded"
+    reasons = store.failure_reasons(dataset, combo["template_version"], combo["signature"])
+    reason = next(iter(reasons), "no reason recorded")
     return (f"Nothing is scored with {combo.name}: {int(combo['failed'])} judgments failed and "
             f"{int(combo['unscored'])} could not be read ({reason}). Score it again on the Score page, "
             "or choose another combination.")
 
-
-def _without_item(reason: str, item: str, dataset: str) -> str:
-    """A stored reason without the item it names, so that one reason on many items reads as one."""
-    for prefix in (f"item {item} ({dataset}): ", f"item {item}: "):
-        if reason.startswith(prefix):
-            return reason[len(prefix):]
-    return reason

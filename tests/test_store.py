@@ -369,3 +369,15 @@ def test_seconds_per_call_is_the_median_of_this_judges_calls(store):
     store.save_call("other", {"backend": "scripted", "model": "b"}, "p", ["naturalness"], judgment, 50.0, [])
     assert store.seconds_per_call([settings]) == (2.5, 4)
     assert store.seconds_per_call([{"backend": "scripted", "model": "c"}]) is None
+
+
+def test_failure_reasons_read_as_one_whatever_item_they_name(store):
+    from helpers import failing_for, scripted
+
+    items = make_items(4)
+    store.save_dataset(Dataset("synthetic", "", "table", items))
+    template = make_template()
+    geval.score(store, items, template, scripted(failing_for({0, 1, 2}, "HTTP 503 from the server")), "synthetic")
+    combo = store.combos("synthetic").iloc[0]
+    assert store.failure_reasons("synthetic", combo["template_version"], combo["signature"]) == {
+        "HTTP 503 from the server": 3}

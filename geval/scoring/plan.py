@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from geval.data.items import Item
+from geval.data.items import Item, without_item
 from geval.errors import TemplateError
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
 from geval.judging.templates import Template
@@ -20,15 +20,6 @@ def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, f
     if estimate is not None:
         return estimate(prompt, aspects)
     return approx_tokens(prompt), approx_tokens(form_answer(aspects)), 0.0
-
-
-def without_item(message: str, item: Item) -> str:
-    """A reason with the item it names taken out ("item X (dataset): ..."), so that the same
-    reason on many items reads as one."""
-    for prefix in (f"item {item.id} ({item.dataset}): ", f"item {item.id}: "):
-        if message.startswith(prefix):
-            return message[len(prefix):]
-    return message
 
 
 @dataclass
@@ -128,7 +119,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                 rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)"))
             except TemplateError as exc:
                 result.failing.append(str(exc))
-                reason = without_item(str(exc), item)
+                reason = without_item(str(exc), item.id, item.dataset)
                 result.reasons[reason] = result.reasons.get(reason, 0) + 1
         found = cached_answers(store, judge, [call for calls in rendered for call in calls]) if known_steps else None
         position = 0

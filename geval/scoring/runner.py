@@ -23,13 +23,13 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from geval.data.items import Item
+from geval.data.items import Item, without_item
 from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
 from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key
 from geval.judging.templates import Template
 from geval.scoring.limits import RateLimiter
 from geval.scoring.lookup import Signer, answered_items, by_group, cached_answers
-from geval.scoring.plan import estimate_call, without_item
+from geval.scoring.plan import estimate_call
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows
@@ -328,7 +328,7 @@ class _Run:
         try:
             calls = self.template.calls(item, steps)
         except TemplateError as exc:
-            self.fail(base, self.template.aspects, str(exc), without_item(str(exc), item))
+            self.fail(base, self.template.aspects, str(exc), without_item(str(exc), item.id, item.dataset))
             return None
         found = cached_answers(self.store, self.judge, calls)
         missing, unscored = [], 0

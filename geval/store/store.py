@@ -37,7 +37,7 @@ from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
 from geval.data.dataset import Dataset
-from geval.data.items import Item
+from geval.data.items import Item, without_item
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name
 from geval.judging.templates import Template, parse_template
@@ -368,6 +368,15 @@ class Store:
         middle = len(latencies) // 2
         median = latencies[middle] if len(latencies) % 2 else (latencies[middle - 1] + latencies[middle]) / 2
         return float(median), len(latencies)
+
+    def failure_reasons(self, dataset: str, template_version: str, signature: str) -> dict[str, int]:
+        """Why the judgments of one combination failed or could not be read: each reason (without
+        the item it names) -> judgments, most common first."""
+        sql = """SELECT reason, item_id FROM judgments WHERE dataset = ? AND template_version = ? AND signature = ?
+                 AND status != 'ok' AND reason IS NOT NULL"""
+        with self.lock:
+            rows = self.db.conn.execute(sql, [dataset, template_version, signature]).fetchall()
+        return dict(Counter(without_item(reason, item, dataset) for reason, item in rows).most_common())
 
     def answered(self, judgment_ids: list[str]) -> dict[str, str]:
         """Of these judgments, those answered by a cached call: judgment id -> status ('ok' or
