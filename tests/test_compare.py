@@ -206,14 +206,14 @@ def _comparison(difference, low, high, p, note=""):
 
 @pytest.mark.parametrize("comparison, expected", [
     (_comparison(0.05, 0.01, 0.09, 0.02),
-     "B agrees better than A with people on Natural: +0.05 Pearson, 95% CI [+0.01, +0.09], p = 0.020 — "
-     "unlikely to be chance."),
+     ("B agrees better than A with people on Natural: +0.05 Pearson, 95% CI [+0.01, +0.09], p = 0.020 — "
+      "unlikely to be chance.")),
     (_comparison(-0.12, -0.2, -0.04, 0.004),
-     "A agrees better than B with people on Natural: B − A = -0.12 Pearson, 95% CI [-0.20, -0.04], p = 0.004 — "
-     "unlikely to be chance."),
+     ("A agrees better than B with people on Natural: B − A = -0.12 Pearson, 95% CI [-0.20, -0.04], p = 0.004 — "
+      "unlikely to be chance.")),
     (_comparison(0.02, -0.03, 0.07, 0.4),
-     "No clear difference between A and B on Natural: +0.02 Pearson, 95% CI [-0.03, +0.07], p = 0.400 — the "
-     "interval includes 0, so this could be chance."),
+     ("No clear difference between A and B on Natural: +0.02 Pearson, 95% CI [-0.03, +0.07], p = 0.400 — the "
+      "interval includes 0, so this could be chance.")),
     (_comparison(0.1, float("nan"), float("nan"), float("nan"), "no interval: fewer than 10 groups"),
      "B − A = +0.10 Pearson on Natural, but no verdict: no interval: fewer than 10 groups."),
 ])

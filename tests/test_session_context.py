@@ -38,7 +38,7 @@ def url(at) -> dict:
 
 
 def test_a_link_opens_the_same_dataset_template_judge_and_selection(monkeypatch, tmp_path):
-    dataset, file_version, edited, _ = own_store(tmp_path)
+    _, file_version, edited, _ = own_store(tmp_path)
     link = {"dataset": "mine", "template": edited.label, "backend": "openai", "model": "stub-model",
             "base_url": "http://127.0.0.1:9/v1", "mode": "logprobs", "how": "sample", "sample": "5", "seed": "7",
             "templates": [file_version.label, edited.label]}
@@ -74,7 +74,7 @@ def test_choices_on_the_pages_go_into_the_url_and_the_key_never_does(monkeypatch
 
 
 def test_a_link_opens_inspect_on_its_combination_aspect_and_item(monkeypatch, tmp_path):
-    dataset, file_version, edited, combos = own_store(tmp_path)
+    dataset, file_version, _, combos = own_store(tmp_path)
     older = combos.loc[file_version.version]
     item = dataset.items[7].id
     at = open_app(monkeypatch, tmp_path, params={"dataset": "mine", "combo": older["id"], "item": item,

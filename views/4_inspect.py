@@ -150,7 +150,8 @@ with score_column:
               **{f"#{i + 1}": (f"{v[i]:g}" if i < len(v) else "–") for i in range(width)}}
              for k, v in item.human.items()]
         ).set_index("aspect"))
-        st.caption(f"People's scores: #1 to #{width} are the annotators.")
+        if width > 1:
+            st.caption(f"People's scores: #1 to #{width} are the annotators.")
     if pd.notna(row["coverage"]):
         st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
                    "(the distribution is renormalized over them).")

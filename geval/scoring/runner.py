@@ -34,7 +34,6 @@ from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows
 
-
 #: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
 SMOOTHING = 0.15
 
