@@ -256,9 +256,14 @@ def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stu
     open_url(tab, f"{server['url']}/prompts?" + urlencode({"dataset": "topicalchat_usr_sample", **stub_judge(stub)}),
              "Prompts")
     area = tab.locator('[data-testid="stTextArea"]').filter(has_text="Template (TOML header").locator("textarea")
-    area.fill(area.input_value().replace("Is the response naturally written?", "Is the response fluent?"))
+    area.wait_for()
+    tab.wait_for_function("() => [...document.querySelectorAll('textarea')].some(t => t.value.startsWith('+++'))")
+    original = area.input_value()
+    assert "Is the response naturally written?" in original, original[:200]
+    area.fill(original.replace("Is the response naturally written?", "Is the response fluent?"))
     area.press("Control+Enter")
     wait_idle(tab)
+    alert(tab, "success", re.compile(rf"topicalchat-naturalness@(?!{file_version.version})[0-9a-f]{{12}} · "))
     comment = tab.get_by_label(re.compile(r"^Comment \(what this version changes"))
     comment.fill("asks for fluency")
     comment.press("Enter")
