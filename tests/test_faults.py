@@ -215,3 +215,14 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
     wait_for(at, lambda at: sum(s.value.startswith("Run ") for s in at.success) == 1
              and "2 cached" in next(s.value for s in at.success if s.value.startswith("Run ")))
     assert stub.count == 1
+
+
+def test_the_cli_says_when_a_run_failed_as_a_whole(tmp_path):
+    dataset, template = write_inputs(tmp_path, n=2)
+    result = run_cli("score", str(dataset), "-t", str(template), "--judge", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--model", "m", "--mode", "logprobs", "--max-retries", "0",
+                     "--store", str(tmp_path / "store.sqlite"), env={"OPENAI_API_KEY": KEY})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert ("failed, not one item was judged: cannot reach http://127.0.0.1:9/v1: is the server running? "
+            "(connection refused, 0 retries)") in result.stderr
+    assert geval.Store(tmp_path / "store.sqlite").runs()["status"].tolist() == ["failed"]
