@@ -183,7 +183,7 @@ def test_a_run_where_every_call_failed_is_red_and_stored_as_failed(monkeypatch, 
         wait_for(at, lambda at: any(e.value.startswith("Run ") for e in at.error))
     assert not at.success and not at.get("progress")  # no green box, no full green bar
     error = next(e.value for e in at.error if e.value.startswith("Run "))
-    assert "failed: HTTP 500 from the server" in error and "every one of its 2 items failed" in error
+    assert "failed: HTTP 500 from the server" in error and "all 2 items failed, nothing was scored" in error
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.runs()["status"].tolist() == ["failed"]
     store.close()
