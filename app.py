@@ -2,9 +2,11 @@
 
 import streamlit as st
 
+from studio import context
 from studio.state import configure_page, sidebar
 
 configure_page()
+context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
 pages = st.navigation([
     st.Page("views/1_data.py", title="Data", icon=":material/table:", default=True),
     st.Page("views/2_prompts.py", title="Prompts", icon=":material/edit_note:", url_path="prompts"),
@@ -13,4 +15,8 @@ pages = st.navigation([
     st.Page("views/5_agreement.py", title="Agreement", icon=":material/insights:", url_path="agreement"),
 ])
 sidebar()
-pages.run()
+context.publish()
+try:
+    pages.run()
+finally:  # also after st.stop(): the URL names what the page now shows
+    context.publish()

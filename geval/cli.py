@@ -259,6 +259,8 @@ def cmd_score(args) -> int:
         print(f"{template.label}: {progress.done} items, {progress.cached} cached, {progress.calls} judge calls, "
               f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
         print(f"signature: {progress.signature}")
+        if progress.status == "failed":
+            print(f"  run {progress.run_id} failed, not one item was judged: {progress.cause}", file=sys.stderr)
         for reason in progress.errors[:5]:
             print(f"  failed: {reason}", file=sys.stderr)
         if progress.failed:

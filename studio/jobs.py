@@ -17,6 +17,7 @@ class Job:
 
     id: str
     labels: list[str]
+    dataset: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
     progress: object | None = None  # the latest Progress of geval.score
     finished: list = field(default_factory=list)  # the final Progress of each template
@@ -39,7 +40,7 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
     """Start scoring `items` with each template in turn, in a thread with its own store connection.
 
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
-    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates])
+    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset)
 
     def work() -> None:
         store = geval.Store(store_path)
@@ -69,3 +70,8 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
 def get(job_id: str | None) -> Job | None:
     """The job with this id, if this server process knows it."""
     return _registry().get(job_id) if job_id else None
+
+
+def running(dataset: str) -> Job | None:
+    """The newest job of this server process still scoring `dataset` (a reloaded page finds it)."""
+    return next((job for job in reversed(_registry().values()) if job.dataset == dataset and not job.done), None)

@@ -47,8 +47,15 @@ def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str]
     return dataset
 
 
+@st.cache_data(show_spinner="Reading the dataset from the store…", max_entries=4)
+def _stored(store_path: str, name: str, loaded: float) -> geval.Dataset:
+    """A dataset read back from the store (an upload opened by a link); cached while its items stay."""
+    return _store(store_path).dataset(name)
+
+
 def dataset() -> geval.Dataset | None:
-    """This session's dataset: the one last loaded, else the bundled Topical-Chat sample."""
+    """This session's dataset: the one last loaded (or stored, for an upload opened by a link),
+    else the bundled Topical-Chat sample."""
     source = st.session_state.get("dataset_source")
     if source is None:
         known = geval.Dataset.known()
@@ -56,6 +63,8 @@ def dataset() -> geval.Dataset | None:
             return None
         source = {"path": str(known[DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
     try:
+        if "stored" in source:
+            return _stored(str(store().path), source["stored"], store().dataset_loaded(source["stored"]))
         return load_dataset(source["path"], source["layout"], source["mapping"], source["name"])
     except geval.GevalError as exc:
         st.session_state.pop("dataset_source", None)
@@ -156,20 +165,6 @@ def keep_valid(key: str, options: list) -> None:
             st.session_state[key] = kept
     elif value not in options:
         del st.session_state[key]
-
-
-def require_scored(store: geval.Store, dataset: geval.Dataset):
-    """The (template version, judge) pairs scored on `dataset`, or stop the page with a pointer to Score."""
-    try:
-        combos = store.combos(dataset.name)
-    except geval.GevalError as exc:
-        st.error(str(exc))
-        st.stop()
-    if combos.empty:
-        st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
-        st.page_link("views/3_score.py", label="Go to Score", icon=":material/play_circle:")
-        st.stop()
-    return combos
 
 
 def require_dataset() -> geval.Dataset:

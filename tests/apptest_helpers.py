@@ -10,13 +10,15 @@ from streamlit.testing.v1 import AppTest
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
-def open_app(monkeypatch, tmp_path: Path, page: str | None = None, state: dict | None = None) -> AppTest:
+def open_app(monkeypatch, tmp_path: Path, page: str | None = None, state: dict | None = None,
+             params: dict | None = None) -> AppTest:
     """The app on a fresh store in `tmp_path`, run once, optionally switched to `page`,
-    with `state` set in session state before the first run."""
+    with `state` set in session state and `params` in the URL before the first run (a link)."""
     monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
     at = AppTest.from_file(APP, default_timeout=120)
     for key, value in (state or {}).items():
         at.session_state[key] = value
+    at.query_params.update(params or {})
     at.run()
     if page:
         at.switch_page(page).run()

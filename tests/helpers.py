@@ -93,3 +93,23 @@ def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subpro
 def store_bytes(path: Path) -> bytes:
     """Every byte of an SQLite store on disk, its WAL and shared-memory files included."""
     return b"".join(p.read_bytes() for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")) if p.exists())
+
+
+#: The column mapping of `write_own_table`'s file.
+OWN_MAPPING = ["response=response", "context=context", "grounding=fact", "system=system", "group=dialogue",
+               "score:Natural=natural"]
+
+
+def write_own_table(path: Path, n: int = 12) -> Path:
+    """A user's own CSV (columns context, fact, response, system, dialogue, natural) made from the
+    items of the bundled Topical-Chat sample (every fifth): a dataset that only a column mapping reads."""
+    import csv
+
+    items = geval.load_dataset(REPO / "data" / "topicalchat_usr_sample.json").items[::5][:n]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["context", "fact", "response", "system", "dialogue", "natural"])
+        for item in items:
+            writer.writerow(["\n".join(turn.render() for turn in item.context), item.grounding, item.response,
+                             item.system, item.group, item.human_mean("Natural")])
+    return path

@@ -67,18 +67,19 @@ def configure(stub, config: dict) -> None:
 
 
 @pytest.mark.parametrize("name, config, options, outcome, reason, requests", FAULTS, ids=[f[0] for f in FAULTS])
-def test_each_fault_ends_ok_failed_or_unscored_and_the_run_finishes(stub, store, name, config, options, outcome,
+def test_each_fault_ends_ok_failed_or_unscored_and_the_run_ends(stub, store, name, config, options, outcome,
                                                                    reason, requests):
     items = make_items(N)
     configure(stub, config)
     judge = judge_on(stub, **options)
     progress = geval.score(store, items, TEMPLATE, judge, "synthetic")
 
-    assert progress.done == N and not progress.stopped  # the run finished
+    assert progress.done == N and not progress.stopped  # the run went through every item
     assert stub.count == requests  # retried as many times as the table says
     rows = store.judgments("synthetic")
     assert len(rows) == N and set(rows["status"]) == {outcome}
-    assert store.runs()["status"].tolist() == ["finished"]
+    status = "failed" if outcome == "failed" else "finished"  # failed: not one item was judged
+    assert store.runs()["status"].tolist() == [status] and progress.status == status
     if outcome == "ok":
         assert progress.failed == progress.unscored == 0 and progress.errors == []
         assert rows["score"].notna().all()
@@ -200,12 +201,11 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
     at.number_input(key="score_concurrency").set_value(1).run()  # one call at a time: the first item meets all 6 failures
     at.number_input(key="score_limit").set_value(3).run()
     at.button(key="score_start").click().run()
-    wait_for(at, lambda at: any(s.value.startswith("Run ") for s in at.success))
-    assert not at.exception
-    summary = next(s.value for s in at.success if s.value.startswith("Run "))
-    assert "3/3 items, 0 cached, 2 judge calls, 1 failed" in summary
+    wait_for(at, lambda at: any(w.value.startswith("Run ") for w in at.warning))
+    assert not at.exception and not at.success  # some items failed: orange, not green
     warnings = [w.value for w in at.warning]
-    assert len(warnings) == 1 and "HTTP 500 from the server" in warnings[0]
+    assert len(warnings) == 1 and "3/3 items, 0 cached, 2 judge calls, 1 failed" in warnings[0]
+    assert "1 of 3 items failed: HTTP 500 from the server" in warnings[0]
     assert "Failed items are not cached: start again to retry only them." in texts(at)
 
     stub.configure("logprobs")
@@ -215,3 +215,14 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
     wait_for(at, lambda at: sum(s.value.startswith("Run ") for s in at.success) == 1
              and "2 cached" in next(s.value for s in at.success if s.value.startswith("Run ")))
     assert stub.count == 1
+
+
+def test_the_cli_says_when_a_run_failed_as_a_whole(tmp_path):
+    dataset, template = write_inputs(tmp_path, n=2)
+    result = run_cli("score", str(dataset), "-t", str(template), "--judge", "openai", "--base-url",
+                     "http://127.0.0.1:9/v1", "--model", "m", "--mode", "logprobs", "--max-retries", "0",
+                     "--store", str(tmp_path / "store.sqlite"), env={"OPENAI_API_KEY": KEY})
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert ("failed, not one item was judged: cannot reach http://127.0.0.1:9/v1: is the server running? "
+            "(connection refused, 0 retries)") in result.stderr
+    assert geval.Store(tmp_path / "store.sqlite").runs()["status"].tolist() == ["failed"]

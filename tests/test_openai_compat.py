@@ -295,10 +295,12 @@ def test_setup_errors_are_judge_errors(stub, status, message):
     assert str(error.value) == message.format(url=stub.url)
 
 
-def test_a_connection_refused_is_a_failed_judgment():
+def test_a_connection_refused_is_a_failed_judgment_that_says_the_server_is_not_there():
     judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
-    with pytest.raises(JudgmentFailed, match="^connection failed after 0 retries"):
+    with pytest.raises(JudgmentFailed) as error:
         judge.judge(PROMPT, list(ONE.aspects))
+    assert str(error.value) == ("cannot reach http://127.0.0.1:9/v1: is the server running? "
+                                "(connection refused, 0 retries)")
 
 
 # --- construction, settings and the API key -------------------------------------------------

@@ -122,3 +122,29 @@ def test_an_empty_store_says_to_score_first(monkeypatch, tmp_path):
     assert not at.exception
     assert any("Nothing is scored" in i.value and "Score page" in i.value for i in at.info)
     assert not at.get("plotly_chart")
+
+
+def test_agreement_opens_on_the_newest_scored_combination_and_says_when_one_has_nothing(monkeypatch, tmp_path):
+    from tests.test_page_inspect import add_failed_combo
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    failed, ok = add_failed_combo(tmp_path, dataset)
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert at.multiselect(key="agree_combos").value == [ok]
+    assert len(at.get("plotly_chart")) == 4
+    at.multiselect(key="agree_combos").set_value([failed]).run()
+    assert not at.exception and not at.error and not at.get("plotly_chart")  # no empty charts with "?" axes
+    assert any(w.value.startswith(f"Nothing is scored with {failed}: 3 judgments failed") for w in at.warning)
+
+
+def test_the_comparison_gives_a_verdict_in_words(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    verdict = [i.value for i in at.info if "on Natural" in i.value]
+    assert len(verdict) == 1
+    assert verdict[0].startswith(("B agrees better than A with people on Natural: ",
+                                  "A agrees better than B with people on Natural: ",
+                                  "No clear difference between A and B on Natural: ",
+                                  "B − A = "))

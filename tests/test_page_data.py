@@ -38,3 +38,11 @@ def test_a_broken_dataset_shows_one_line_naming_the_file(monkeypatch, tmp_path):
     finally:
         monkeypatch.delenv("GEVAL_SHARED_DATA")
     
+
+def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    links = at.get("page_link")
+    assert [link.proto.label for link in links] == [
+        "1. Data: pick a dataset", "2. Prompts: edit a template", "3. Score: run the judge",
+        "4. Inspect: read disagreements", "5. Agreement: correlations"]
+    assert [link.proto.page.split("/")[-1] for link in links] == ["", "prompts", "score", "inspect", "agreement"]

@@ -107,8 +107,12 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     assert labels["People: Natural"] == f"{item.human_mean('Natural'):.2f}"
     assert "Judge (1-3)" in labels and "|difference| (0-1)" in labels
     assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
-    other_aspects = at.dataframe[0].value
-    assert set(other_aspects["aspect"]) == set(item.human) - {"Natural"}
+    people = at.table[0].value  # every aspect, every annotator: a static table hides no column
+    assert set(people.index) == set(item.human)
+    width = max(len(scores) for scores in item.human.values())
+    assert list(people.columns) == ["mean", *[f"#{i}" for i in range(1, width + 1)]]
+    assert [people.loc["Natural", f"#{i + 1}"] for i in range(len(item.human["Natural"]))] == \
+        [f"{s:g}" for s in item.human["Natural"]]
     codes = [c.value for c in at.code]
     assert load_template(TEMPLATE).render(item) in codes  # the exact prompt
     assert any(c.startswith("Naturalness: ") for c in codes)  # the scripted judge's raw answer
@@ -262,3 +266,46 @@ def test_answer_details_count_the_parsed_samples():
     logits = json.dumps({"naturalness": {"samples": [], "coverage": 0.93}})
     assert answer_details(logits, "naturalness", json.dumps(["Naturalness: 3"])) == (0.93, "")
     assert answer_details(None, "naturalness", None)[1] == ""  # a failed judgment has no call
+
+
+def _down(prompt, aspect):
+    """A judge script for a server that is not there."""
+    from geval.errors import JudgmentFailed
+
+    raise JudgmentFailed("cannot reach http://127.0.0.1:9/v1: is the server running? (connection refused, 5 retries)")
+
+
+def add_failed_combo(tmp_path: Path, dataset: geval.Dataset) -> list[str]:
+    """Score three items with a judge whose server is down (the newest combination: nothing scored);
+    returns the labels of the combinations, newest first."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.score(store, dataset.items[:3], load_template(TEMPLATE), scripted(_down, name="down"), dataset.name)
+    labels = list(store.combos(dataset.name)["label"])
+    store.close()
+    return labels
+
+
+def test_a_combination_with_nothing_scored_is_listed_but_never_opened_first(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    failed, ok = add_failed_combo(tmp_path, dataset)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.session_state["inspect_combo"] == ok
+    menu = at.selectbox(key="inspect_combo")
+    assert menu.format_func(failed) == f"{failed} — nothing scored (3 failed, 0 unscored)"
+    menu.set_value(failed).run()
+    assert not at.exception
+    assert any(w.value.startswith(f"Nothing is scored with {failed}: 3 judgments failed and 0 could not be read "
+                                  "(cannot reach http://127.0.0.1:9/v1: is the server running?") for w in at.warning)
+
+
+def test_the_response_is_beside_the_scores_and_a_long_dialogue_scrolls_below_it(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    long = max(dataset.items[::5][:12], key=lambda item: len(item.context))
+    assert len(long.context) > 6
+    at.switch_page(PAGE).run()
+    at.session_state["inspect_item"] = long.id
+    at.run()
+    shown = [t.value for t in at.text]
+    assert shown.index(long.response) < shown.index(long.context[0].text)  # the judged text first
+    assert any(c.value.startswith(f"{len(long.context)} turns; the box opens on the last ones") for c in at.caption)

@@ -63,3 +63,27 @@ def test_generating_evaluation_steps_with_the_chosen_judge(monkeypatch, tmp_path
         assert "2. Judge how natural the response sounds." in texts(at)
         assert "2. Judge how natural the response sounds." in at.code[0].value  # in the preview
         assert stub.count == 1 and "Evaluation Steps:" in stub.requests[0]["body"]["messages"][0]["content"]
+
+
+def test_the_open_menu_names_the_version_in_the_editor(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert at.selectbox(key="prompts_open").value == "topicalchat-naturalness"
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("naturally written", "natural and fluent")).run()
+    edited = at.success[0].value.split(" ")[0]
+    assert at.selectbox(key="prompts_open").value is None  # an unsaved edit: no entry of the menu is it
+    at.text_input(key="prompts_comment").set_value("fluent wording")
+    at.button(key="prompts_save").click().run()
+    assert any(s.value.startswith(f"Saved {edited} (fluent wording).") for s in at.success)
+    assert at.selectbox(key="prompts_open").value == edited  # now a saved version: the menu names it
+    at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()
+    assert at.selectbox(key="prompts_open").value == "topicalchat-coherence"
+    at.selectbox(key="prompts_open").set_value(edited).run()
+    assert "natural and fluent" in at.text_area(key="template_text").value
+    assert at.selectbox(key="prompts_open").value == edited
+    assert "(saved: fluent wording)" in at.selectbox(key="prompts_open").format_func(edited)
+
+
+def test_the_page_says_when_the_checks_and_preview_update(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert any("update when you press Ctrl+Enter or click outside the editor" in c.value for c in at.caption)

@@ -110,3 +110,130 @@ def test_a_per_aspect_template_makes_one_call_per_aspect(monkeypatch, tmp_path):
         endings = sorted(r["body"]["messages"][-1]["content"].rsplit("\n", 1)[1] for r in stub.requests)
         assert endings == [f"- {name}:" for name in ("Coherence", "Engagingness", "Groundedness", "Naturalness")
                            for _ in range(3)]
+
+
+# --- issue 13: versions, render problems, failures, progress -------------------------------------
+
+def _versions():
+    import geval
+
+    file_version = geval.Template.load("topicalchat-naturalness")
+    edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
+                                  source="topicalchat-naturalness")
+    return file_version, edited
+
+
+def test_two_versions_of_one_template_are_scored_in_one_run(monkeypatch, tmp_path):
+    import geval
+
+    file_version, edited = _versions()
+    with OpenAIStub() as stub:
+        at = open_app(monkeypatch, tmp_path, PAGE, state={"template_text": edited.text})
+        _use_stub(at, stub)
+        assert at.multiselect(key="score_templates").value == [edited.label]
+        at.multiselect(key="score_templates").select(file_version.label).run()
+        at.number_input(key="score_limit").set_value(3).run()
+        assert at.multiselect(key="score_templates").value == [edited.label, file_version.label]  # both kept
+        assert sum(": 3 items: 0 cached, 3 judge calls to make" in i.value for i in at.info) == 2
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: sum(s.value.startswith("Run ") for s in at.success) == 2)
+        assert not at.exception
+    store = geval.Store(tmp_path / "store.sqlite")
+    combos = store.combos("topicalchat_usr_sample")
+    store.close()
+    assert sorted(combos["template_version"]) == sorted([file_version.version, edited.version])
+    assert list(combos["ok"]) == [3, 3]
+
+
+def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_path):
+    file_version, edited = _versions()
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert at.multiselect(key="score_templates").value == [file_version.label]
+    at.session_state["template_text"] = edited.text  # edited on the Prompts page
+    at.run()
+    assert at.multiselect(key="score_templates").value == [edited.label]
+
+
+def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
+    fed = {"path": str(geval_known()["fed_sample"]), "layout": None, "mapping": None, "name": None}
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed})
+    at.selectbox(key="score_level").set_value("turn").run()
+    assert not at.exception
+    said = [e.value for e in at.error] + [w.value for w in at.warning]
+    assert len([s for s in said if "{{fact}}" in s]) == 1, said
+    assert "placeholder {{fact}} in editor has no value for 60 of 60 items; remove it" in at.error[0].value
+    assert at.button(key="score_start").disabled
+
+
+def geval_known():
+    import geval
+
+    return geval.Dataset.known()
+
+
+def test_a_run_where_every_call_failed_is_red_and_stored_as_failed(monkeypatch, tmp_path):
+    import geval
+
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", fail_first=None, fail_status=500, retry_after="0.01")
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(2).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any(e.value.startswith("Run ") for e in at.error))
+    assert not at.success and not at.get("progress")  # no green box, no full green bar
+    error = next(e.value for e in at.error if e.value.startswith("Run "))
+    assert "failed: HTTP 500 from the server" in error and "all 2 items failed, nothing was scored" in error
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert store.runs()["status"].tolist() == ["failed"]
+    store.close()
+
+
+def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=()):
+    """The Score page showing a job in the state given (put in the server's job registry)."""
+    from studio import jobs
+
+    job = jobs.Job(id=f"test{len(jobs._registry())}", labels=["t@1"], dataset="topicalchat_usr_sample",
+                   progress=progress, finished=list(finished), current="t@1", done=done)
+    jobs._registry()[job.id] = job
+    return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
+
+
+def test_loading_the_model_is_a_step_not_an_empty_bar(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"))
+    assert [s.label for s in at.status] == ["t@1: Loading the judge's model…"]
+    assert not at.get("progress")
+    assert at.button(key="score_start").disabled and at.button(key="score_stop")
+
+
+def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    running = Progress(total=24, done=6, started=0.0, item_seconds=2.0, called=6, last_item=1.0)
+    at = _shown_job(monkeypatch, tmp_path, running)
+    assert "6/24 items" in at.get("progress")[0].proto.text and "ETA 36s" in at.get("progress")[0].proto.text
+
+    import time
+    ended = Progress(total=24, done=24, started=time.time() - 500, ended=time.time() - 400, run_id=3,
+                     status="finished")
+    at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
+    assert not at.get("progress") and not at.status
+    assert at.success[0].value.startswith("Run 3: 24/24 items") and at.success[0].value.endswith("in 100 s")
+
+
+def test_some_failed_items_are_an_orange_warning_with_their_cause(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    partly = Progress(total=10, done=10, failed=3, run_id=4, status="finished", ended=1.0, started=0.0,
+                      reasons={"HTTP 503 from the server": 2, "timed out after 5 retries": 1})
+    at = _shown_job(monkeypatch, tmp_path, partly, done=True, finished=[partly])
+    assert not at.success and "3 of 10 items failed: HTTP 503 from the server" in at.warning[0].value
+    assert "2 × HTTP 503 from the server; 1 × timed out after 5 retries" in texts(at)
+
+
+def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.number_input(key="score_limit").set_value(20).run()
+    assert "Time: about 1 min (3.0 s per call, a default for this judge; an estimate)" in texts(at)

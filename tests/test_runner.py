@@ -312,3 +312,124 @@ def test_regenerated_steps_change_the_prompts_so_a_rerun_judges_again(store):
     again = geval.score(store, make_items(3), template, judge, "synthetic")
     assert (again.cached, again.calls) == (0, 3)
     assert all("1. Other steps." in prompt for prompt in judge.calls[-3:])
+
+
+# --- failed runs, progress a person can trust, render problems before the run (issue 13) ------
+
+def test_a_run_where_every_item_failed_is_stored_as_failed_with_its_cause(store):
+    items = make_items(4)
+    progress = geval.score(store, items, ONE, scripted(failing_for(set(range(4)), "cannot reach the server")),
+                           "synthetic")
+    assert (progress.status, progress.failed, progress.cause) == ("failed", 4, "cannot reach the server")
+    assert progress.reasons == {"cannot reach the server": 4}
+    assert store.runs()["status"].tolist() == ["failed"]
+
+
+def test_a_run_where_some_items_failed_is_finished_and_counts_them(store):
+    progress = geval.score(store, make_items(4), ONE, scripted(failing_for({1})), "synthetic")
+    assert (progress.status, progress.failed, progress.cause) == ("finished", 1, "rate limited (stub)")
+    assert store.runs()["status"].tolist() == ["finished"]
+
+
+def test_items_that_cannot_be_rendered_are_one_reason_and_a_failed_run(store):
+    items = [Item(**{**item.__dict__, "grounding": ""}) for item in make_items(3)]
+    progress = geval.score(store, items, ONE, scripted(), "synthetic")
+    assert progress.status == "failed" and len(progress.errors) == 3
+    assert list(progress.reasons.values()) == [3]
+    assert progress.cause.startswith("placeholder {{fact}} in test-naturalness.txt has no value for this item")
+    assert not any(item.id in progress.cause for item in items)
+
+
+def test_the_plan_groups_the_reasons_an_item_cannot_be_rendered(store):
+    items = make_items(4)
+    no_fact = [Item(**{**item.__dict__, "grounding": ""}) for item in items[1:]]
+    plan = geval.plan(store, [items[0], *no_fact], ONE, scripted())
+    assert len(plan.failing) == 3 and plan.renderable
+    assert plan.problems() == [("placeholder {{fact}} in test-naturalness.txt has no value for 3 of 4 items; "
+                                "remove it from the template or pick a dataset that has it")]
+    assert not geval.plan(store, no_fact, ONE, scripted()).renderable
+    assert geval.plan(store, items, ONE, scripted()).problems() == []
+
+
+def test_the_plan_estimates_the_time_from_a_default_then_from_measured_calls(store):
+    items = make_items(10)
+    judge = scripted()
+    judge.seconds_per_call = 2.0
+    plan = geval.plan(store, items, ONE, judge)
+    assert (plan.seconds, plan.measured) == (20.0, 0)
+    assert plan.time_line() == "about 20 s (2.0 s per call, a default for this judge; an estimate)"
+
+    def slow(prompt, aspect):
+        import time
+        time.sleep(0.05)
+        return hashed_distribution(prompt, aspect)
+
+    geval.score(store, items[:4], ONE, scripted(slow), "synthetic")
+    plan = geval.plan(store, items, ONE, scripted(slow))
+    assert plan.measured == 4 and 0.04 < plan.seconds_per_call < 1.0
+    assert plan.seconds == pytest.approx(6 * plan.seconds_per_call)
+    assert "measured over 4 calls of this judge" in plan.time_line()
+
+
+def test_the_eta_is_smoothed_over_judged_items_and_holds_steady():
+    progress = Progress(total=100, started=0.0)
+    progress.calls_begin(now=40.0)  # 40 s of loading the model: not a judge's time per item
+    now, etas = 40.0, []
+    for index in range(60):
+        now += 0.5 if index % 2 else 1.5  # one item per second, on average, unevenly
+        progress.done += 1
+        progress.item_called(now)
+        if index >= 10:
+            etas.append(progress.eta / (progress.total - progress.done))
+    assert all(0.8 < seconds < 1.25 for seconds in etas), etas  # never swinging as the last interval does
+    for _ in range(20):  # the judge gets twice as slow: the estimate follows
+        now += 2.0
+        progress.done += 1
+        progress.item_called(now)
+    assert progress.eta / (progress.total - progress.done) > 1.8
+
+
+def test_cached_items_do_not_speed_up_the_eta():
+    progress = Progress(total=100, started=0.0)
+    progress.calls_begin(now=0.0)
+    for second in range(1, 11):
+        progress.done += 1
+        progress.item_called(float(second))
+    progress.done += 40
+    progress.cached += 40  # served from the cache, in no time
+    assert progress.eta == pytest.approx(50 * 1.0)  # the time per judged item, for each of the 50 left
+
+
+def test_the_elapsed_time_stops_when_the_run_ends(store):
+    progress = geval.score(store, make_items(2), ONE, scripted(), "synthetic")
+    elapsed = progress.elapsed
+    threading.Event().wait(0.05)
+    assert progress.elapsed == elapsed and progress.ended is not None
+    assert "ETA" not in progress.line() and progress.eta == 0.0
+
+
+class _LazyJudge:
+    """A scripted judge whose model loads on the first call, as the embedded one does."""
+
+    def __init__(self):
+        self.inner, self.loads, self.loaded = scripted(), 0, False
+        self.settings = self.inner.settings
+
+    def load(self):
+        self.loads += 1
+        self.loaded = True
+
+    def judge(self, prompt, aspects):
+        assert self.loaded, "called before the model was loaded"
+        return self.inner.judge(prompt, aspects)
+
+
+def test_loading_the_judges_model_is_a_step_of_its_own(store):
+    items = make_items(3)
+    judge, phases = _LazyJudge(), []
+    geval.score(store, items, ONE, judge, "synthetic", on_progress=lambda p: phases.append((p.phase, p.done)))
+    assert judge.loads == 1
+    assert phases[0] == ("loading the judge's model", 0) and phases[-1] == ("", 3)
+    again = _LazyJudge()
+    geval.score(store, items, ONE, again, "synthetic")
+    assert again.loads == 0  # everything was cached: nothing to load the model for

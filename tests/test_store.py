@@ -324,3 +324,60 @@ def test_answered_lists_judgments_from_a_cached_call_only(store):
     found = store.answered(ids + ["no-such-judgment"])
     assert set(found) == set(ids) - {ids[3]}  # the failed one has no call; unknown ids are left out
     assert set(found.values()) == {"ok"}
+
+
+def test_a_template_version_keeps_its_comment_and_labels_show_it(store):
+    from helpers import scripted
+
+    one, two = make_template(), make_template(aspects=(("Naturalness", 1, 5, "Natural"),))
+    store.save_template(one, comment="the file's wording")
+    store.save_template(one)  # saved again by a run: the comment stays
+    store.save_template(two, comment="  a 1-5\nscale ")
+    assert store.template_comments() == {one.version: "the file's wording", two.version: "a 1-5 scale"}
+    store.save_template(two, comment="five points")
+    assert store.template_comments()[two.version] == "five points"
+    items = make_items(4)
+    store.save_dataset(Dataset("synthetic", "", "table", items))
+    for template in (one, two):
+        geval.score(store, items, template, scripted(), "synthetic")
+    labels = dict(zip(store.combos("synthetic")["template_version"], store.combos("synthetic")["label"]))
+    assert labels[one.version] == f"{one.label} (the file's wording) · scripted: hashed"
+    assert labels[two.version] == f"{two.label} (five points) · scripted: hashed"
+    ids = store.combos("synthetic")["id"]
+    assert ids.is_unique and all(i.startswith((one.version + "-", two.version + "-")) for i in ids)
+
+
+def test_a_stored_dataset_reads_back_without_its_file(store):
+    dataset = Dataset("mine", "uploads/mine.csv", "table", make_items(5, dataset="mine"))
+    store.save_dataset(dataset)
+    again = store.dataset("mine")
+    assert (again.name, again.path, again.layout) == ("mine", "uploads/mine.csv", "table")
+    loaded = store.dataset_loaded("mine")
+    assert loaded > 0 and store.dataset_loaded("other") == 0.0
+    store.save_dataset(dataset)
+    assert store.dataset_loaded("mine") > loaded  # what a cache of the stored dataset keys on
+    assert again.items == dataset.items
+    with pytest.raises(StoreError, match="no dataset named 'other'"):
+        store.dataset("other")
+
+
+def test_seconds_per_call_is_the_median_of_this_judges_calls(store):
+    settings = {"backend": "scripted", "model": "a"}
+    judgment = Judgment({"naturalness": AspectScore.from_distribution({1: 1.0})}, ["Naturalness: 1"])
+    for index, latency in enumerate([1.0, 9.0, 2.0, 3.0]):
+        store.save_call(f"k{index}", settings, f"prompt {index}", ["naturalness"], judgment, latency, [])
+    store.save_call("other", {"backend": "scripted", "model": "b"}, "p", ["naturalness"], judgment, 50.0, [])
+    assert store.seconds_per_call([settings]) == (2.5, 4)
+    assert store.seconds_per_call([{"backend": "scripted", "model": "c"}]) is None
+
+
+def test_failure_reasons_read_as_one_whatever_item_they_name(store):
+    from helpers import failing_for, scripted
+
+    items = make_items(4)
+    store.save_dataset(Dataset("synthetic", "", "table", items))
+    template = make_template()
+    geval.score(store, items, template, scripted(failing_for({0, 1, 2}, "HTTP 503 from the server")), "synthetic")
+    combo = store.combos("synthetic").iloc[0]
+    assert store.failure_reasons("synthetic", combo["template_version"], combo["signature"]) == {
+        "HTTP 503 from the server": 3}

@@ -207,7 +207,7 @@ def test_a_store_of_schema_2_made_by_the_previous_code_migrates_with_nothing_los
         summaries = [json.loads(s) for (s,) in conn.execute("SELECT summary FROM runs WHERE summary LIKE '%batches%'")]
     assert before["baseline_scores"] == 24 and len(summaries) == 2
     store = geval.Store(path)
-    assert store.schema_version() == 3
+    assert store.schema_version() == NOW
     with sqlite3.connect(path) as conn:
         after = {table: conn.execute(f'SELECT COUNT(*) FROM "{table}"').fetchone()[0] for table in before}
     assert after == before  # every row of every table is still there

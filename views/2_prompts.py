@@ -12,27 +12,41 @@ dataset = state.dataset()
 
 files = {t.name: t for t in geval.Template.known()}
 stored = {t.label: t for t in store.template_versions()}
+comments = store.template_comments()
 file_labels = {t.label for t in files.values()}
 choices = [*files, *[label for label in stored if label not in file_labels]]
 
 
 def _open_template() -> None:
     choice = st.session_state["prompts_open"]
+    if choice is None:
+        return
     template = files.get(choice) or stored[choice]
     st.session_state["template_name"] = template.name
     st.session_state["template_text"] = template.text
 
 
-state.template()  # makes sure the editor holds a text
+def _describe(choice: str) -> str:
+    template = files.get(choice) or stored[choice]
+    comment = comments.get(template.version)
+    return f"{choice}  ({'prompts/ file' if choice in files else 'saved'}{': ' + comment if comment else ''})"
+
+
+editor = state.template()  # makes sure the editor holds a text
 current_name = st.session_state.get("template_name", state.DEFAULT_TEMPLATE)
-st.selectbox("Open a template (files in prompts/, then saved versions)", choices,
-             index=choices.index(current_name) if current_name in choices else 0,
+in_editor = editor.version if editor is not None else None
+st.session_state["prompts_open"] = next(  # the menu names the version in the editor, or none (an unsaved edit)
+    (choice for choice in choices if (files.get(choice) or stored[choice]).version == in_editor), None)
+st.selectbox("Open a template (files in prompts/, then saved versions)", choices, index=None,
+             placeholder=f"{editor.label if editor else current_name}: an edit not saved yet", format_func=_describe,
              key="prompts_open", on_change=_open_template)
 
 left, right = st.columns(2)
 with left:
     st.text_area("Template (TOML header between +++ lines, then the prompt)", key="template_text", height=520,
                  persist_state="session")
+    st.caption("The checks below and the preview update when you press Ctrl+Enter or click outside the editor "
+               "(Streamlit sends a text area's text then, not at each key).")
     try:
         template = geval.Template.parse(st.session_state["template_text"], source=current_name)
         st.success(f"{template.label} · placeholders: {', '.join(template.placeholders)} · aspects: "
@@ -86,10 +100,20 @@ with save:
     st.subheader("Save")
     if "prompts_deleted" in st.session_state:
         st.success(st.session_state.pop("prompts_deleted"))
+    saved_versions = {t.version for t in store.template_versions()}
+    comment = st.text_input("Comment (what this version changes; shown beside its hash in menus and legends)",
+                            key="prompts_comment", max_chars=80,
+                            placeholder=comments.get(template.version, "") if template is not None else "")
+    if "prompts_saved" in st.session_state:
+        st.success(st.session_state.pop("prompts_saved"))
     if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
-        store.save_template(template)
-        st.success(f"Saved {template.label}. Its version is the hash of its text.")
-    if template is not None and template.version in {t.version for t in store.template_versions()}:
+        store.save_template(template, comment=comment)
+        st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({' '.join(comment.split())})" if
+                                             comment.strip() else "") + ". Its version is the hash of its text.")
+        st.rerun()  # so that the menu above names the saved version
+    elif template is not None and template.version not in saved_versions and template.label not in file_labels:
+        st.caption("Not saved yet: a reload or a link opens this version only once it is saved (or scored).")
+    if template is not None and template.version in saved_versions:
         st.button("Delete this saved version", key="prompts_delete_open",
                   on_click=lambda: st.session_state.update(prompts_delete=template.version))
 with diff:

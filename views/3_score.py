@@ -14,15 +14,31 @@ if current is None:
     st.error("The template in the editor does not parse: fix it on the Prompts page.")
     st.stop()
 
-files = {t.label: t for t in geval.Template.known()}
-available = {current.label: current, **files}
+files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t in geval.Template.known()}
+saved = {t.label: t for t in store.template_versions()}
+available = {current.label: current}  # any version: the editor's, a file's, a saved one
+for label, template in {**files, **saved}.items():
+    available.setdefault(label, template)
+comments = store.template_comments()
+previous = st.session_state.get("score_editor")
 remembered = st.session_state.get("score_templates")
-if remembered is not None:  # an edited template replaces its older version in the choice
+if remembered is not None and previous not in (None, current.label):  # the editor's version follows the editor
     st.session_state["score_templates"] = list(dict.fromkeys(
-        current.label if label.split("@")[0] == current.name else label for label in remembered))
+        current.label if label == previous else label for label in remembered))
+st.session_state["score_editor"] = current.label
 state.keep_valid("score_templates", list(available))
-labels = st.multiselect("Templates (one per aspect, or a multi-aspect form)", list(available), default=[current.label],
-                        key="score_templates", persist_state="session")
+
+
+def _describe(label: str) -> str:
+    template = available[label]
+    where = "the editor" if label == current.label else "prompts/" if label in files else "saved"
+    comment = comments.get(template.version)
+    return f"{label} ({where}{': ' + comment if comment else ''})"
+
+
+labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two versions of one template are "
+                        "scored one after the other)", list(available), default=[current.label],
+                        format_func=_describe, key="score_templates", persist_state="session")
 templates = [available[label] for label in labels]
 
 left, right = st.columns(2)
@@ -58,44 +74,80 @@ with right:
                               persist_state="session") or None
     try:
         items = dataset.select(level=level, systems=systems, groups=groups,
-                                   sample=int(sample) if sample else None, seed=int(seed or 0),
-                                   limit=int(limit) or None)
+                               sample=int(sample) if sample else None, seed=int(seed or 0),
+                               limit=int(limit) or None)
         judge = state.judge()
-        for template in templates:
-            st.info(f"{template.label}: {geval.plan(store, items, template, judge).line()}")
+        plans = {template.label: geval.plan(store, items, template, judge, concurrency=int(concurrency))
+                 for template in templates}
     except geval.GevalError as exc:
         st.error(str(exc))
         st.stop()
+    for label, plan in plans.items():
+        st.info(f"{label}: {plan.line()}")
+        st.caption(f"Time: {plan.time_line()}")
+        problems = "\n".join(f"- {line}" for line in plan.problems())
+        if not plan.renderable:
+            st.error(f"{label} cannot be rendered on any item still to score:\n{problems}")
+        elif problems:
+            st.warning(f"{label}: some items cannot be rendered and will fail:\n{problems}")
+blocked = [label for label, plan in plans.items() if not plan.renderable]
 
 job = jobs.get(st.session_state.get("score_job"))
+if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running job, if any
+    job = jobs.running(dataset.name)
+    st.session_state["score_job"] = job.id if job is not None else None
 running = job is not None and not job.done
 start_label = "Resume" if job is not None and job.stop.is_set() else "Start scoring"
-if st.button(start_label, type="primary", disabled=running or not templates, key="score_start"):
+if st.button(start_label, type="primary", disabled=running or not templates or bool(blocked), key="score_start",
+             help="A run is going on: stop it first." if running else
+             f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
+             if blocked else None):
     job = jobs.start(str(store.path), items, templates, judge, dataset.name,
                      {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm)
     st.session_state["score_job"] = job.id
     st.rerun()
 
 
+def show_result(result) -> None:
+    """How one template's run ended: red when nothing was judged, orange when some items failed."""
+    counts = (f"Run {result.run_id}: {result.done}/{result.total} items, {result.cached} cached, "
+              f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
+              f"in {result.elapsed:.0f} s")
+    if result.status == "failed":
+        st.error(f"Run {result.run_id} failed: {result.cause} — all {result.failed} items failed, nothing was "
+                 "scored.", icon=":material/error:")
+        return
+    if result.stopped:
+        st.success(f"{counts} — stopped; press Resume to go on")
+    elif result.failed:
+        st.warning(f"{counts} — {result.failed} of {result.total} items failed: {result.cause}")
+    else:
+        st.success(counts)
+    reasons = sorted(result.reasons.items(), key=lambda pair: -pair[1])
+    if len(reasons) > 1:
+        st.caption("Failed: " + "; ".join(f"{n} × {reason}" for reason, n in reasons[:5]))
+    if result.failed:
+        st.caption("Failed items are not cached: start again to retry only them.")
+
+
 @st.fragment(run_every=1.0)
 def show_progress() -> None:
-    """Redrawn every second while a job runs: items done, cache hits, tokens, cost, ETA."""
-    job = jobs.get(st.session_state.get("score_job"))
+    """Redrawn every second while a job runs: the step it is on, items done, cache hits, tokens,
+    cost, ETA; then how each template's run ended."""
+    job = jobs.get(st.session_state.get("score_job"))  # this dataset's (another dataset's run is not shown)
     if job is None:
         return
     progress = job.progress
-    if progress is not None:
-        st.progress(progress.done / max(progress.total, 1), text=f"{job.current}: {progress.line()}")
-    elif not job.done:
-        st.progress(0.0, text=f"{job.current or 'starting'}: loading the judge or generating evaluation steps…")
-    for finished in job.finished:
-        st.success(f"Run {finished.run_id}: {finished.done}/{finished.total} items, {finished.cached} cached, "
-                   f"{finished.calls} judge calls, {finished.failed} failed, {finished.unscored} unscored"
-                   + (" — stopped; press Resume to go on" if finished.stopped else ""))
-        for reason in finished.errors[:10]:
-            st.warning(reason)
-        if finished.failed:
-            st.caption("Failed items are not cached: start again to retry only them.")
+    if not job.done:
+        if progress is None:
+            st.status(f"{job.current or 'Starting'}: starting…", state="running")
+        elif progress.phase:
+            st.status(f"{job.current}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
+                      expanded=False)
+        else:
+            st.progress(progress.done / max(progress.total, 1), text=f"{job.current}: {progress.line()}")
+    for result in job.finished:
+        show_result(result)
     if job.error:
         st.error(job.error)
     if not job.done:
@@ -120,3 +172,6 @@ with st.expander("Runs on this dataset"):
         if (runs["status"] == "crashed").any():
             st.caption("crashed: the run's process ended before it finished (killed, or the app was stopped). "
                        "Its finished judgments are kept: start the same run again to do the rest.")
+        if (runs["status"] == "failed").any():
+            st.caption("failed: not one item was judged (e.g. the server could not be reached); the reason is "
+                       "shown when the run ends, and on Inspect for each item.")

@@ -8,6 +8,7 @@ import streamlit as st
 
 import geval
 from studio import cached, state
+from studio import combos as scored
 
 ORDERS = {"Largest disagreement first": False, "Smallest disagreement first": True}
 
@@ -23,12 +24,14 @@ st.title("Inspect")
 store = state.store()
 dataset = state.require_dataset()
 
-combos = state.require_scored(store, dataset)
+combos = scored.require_scored(store, dataset)
 
-labels = list(combos["label"])
-state.keep_valid("inspect_combo", labels)
-label = st.selectbox("Template version and judge", labels, key="inspect_combo", persist_state="session")
+scored.choose("inspect_combo", combos)  # never a combination with nothing scored, unless chosen
+label = st.selectbox("Template version and judge", list(combos["label"]), key="inspect_combo",
+                     format_func=scored.describe(combos), persist_state="session")
 combo = combos.set_index("label").loc[label]
+if combo["ok"] == 0:
+    st.warning(scored.nothing_scored(store, dataset.name, combo))
 try:
     frame = cached.disagreements(store, dataset.name, combo)
 except geval.GevalError as exc:
@@ -110,20 +113,26 @@ except geval.GevalError as exc:
 st.divider()
 st.text(f"item {item.id} · {item.level} · system: {item.system or '–'} · group: {item.group or '–'}")
 text_column, score_column = st.columns([3, 2], gap="large")
-with text_column:
-    if item.context:
-        st.subheader("Dialogue" if item.level != "dialogue" or item.response else "Dialogue (judged as a whole)")
-        for number_, turn in enumerate(item.context, start=1):
-            with st.chat_message(turn.speaker or f"turn {number_}"):
-                st.text(turn.text)
-    if item.grounding:
-        kind = {"summary": "Document"}.get(item.level, "Grounding (fact or persona)")
-        with st.expander(kind, expanded=item.level == "summary" and not item.context):
-            st.text(item.grounding)
+with text_column:  # what was judged first, beside the scores; a long dialogue scrolls in its own box
     if item.response:
         st.subheader({"summary": "Summary", "dialogue": "Last turn"}.get(item.level, "Response"))
         with st.container(border=True):
             st.text(item.response)
+    if item.grounding:
+        kind = {"summary": "Document"}.get(item.level, "Grounding (fact or persona)")
+        with st.expander(kind, expanded=item.level == "summary" and not item.context):
+            st.text(item.grounding)
+    if item.context:
+        judged_whole = item.level == "dialogue" and not item.response
+        st.subheader("Dialogue (judged as a whole)" if judged_whole else "Dialogue so far")
+        turns = len(item.context)
+        if turns > 6:
+            st.caption(f"{turns} turns; the box opens on the last ones: scroll up for the earlier ones.")
+        with st.container(height="content" if turns <= 6 else 480, border=turns > 6, key="inspect_dialogue",
+                          autoscroll=turns > 6):
+            for number_, turn in enumerate(item.context, start=1):
+                with st.chat_message(turn.speaker or f"turn {number_}"):
+                    st.text(turn.text)
 
 with score_column:
     st.subheader("Scores")
@@ -134,13 +143,15 @@ with score_column:
         b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
         c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
         st.text(f"{human}, every annotator: {', '.join(f'{s:g}' for s in scores) or 'none'}")
-    others = {k: v for k, v in item.human.items() if k != human}
-    if others:
-        width = max(len(v) for v in others.values())
-        st.dataframe(pd.DataFrame(
-            [{"aspect": k, "mean": item.human_mean(k), **{f"annotator {i + 1}": (v[i] if i < len(v) else None)
-                                                          for i in range(width)}} for k, v in others.items()]
-        ), hide_index=True, column_config={"mean": st.column_config.NumberColumn(format="%.2f")})
+    if item.human:  # every aspect people scored, every annotator (a static table: no column hidden)
+        width = max(len(v) for v in item.human.values())
+        st.table(pd.DataFrame(
+            [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2),
+              **{f"#{i + 1}": (f"{v[i]:g}" if i < len(v) else "–") for i in range(width)}}
+             for k, v in item.human.items()]
+        ).set_index("aspect"))
+        if width > 1:
+            st.caption(f"People's scores: #1 to #{width} are the annotators.")
     if pd.notna(row["coverage"]):
         st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
                    "(the distribution is renormalized over them).")

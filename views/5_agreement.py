@@ -2,11 +2,13 @@
 and plots; whether one version beats another on the same items; CSV and a standalone report."""
 
 import functools
+import re
 
 import streamlit as st
 
 import geval
 from studio import cached, state
+from studio import combos as scored
 
 
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
@@ -25,13 +27,13 @@ st.title("Agreement")
 store = state.store()
 dataset = state.require_dataset()
 path = str(store.path)
-combos = state.require_scored(store, dataset)
+combos = scored.require_scored(store, dataset)
 by_label = combos.set_index("label")
 labels = list(by_label.index)
 
 state.keep_valid("agree_combos", labels)
-chosen = st.multiselect("Template versions and judges", labels, default=labels[:1], key="agree_combos",
-                        persist_state="session")
+chosen = st.multiselect("Template versions and judges", labels, default=[scored.default(combos)], key="agree_combos",
+                        format_func=scored.describe(combos), persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
                           key="agree_levels", persist_state="session")
@@ -47,6 +49,9 @@ if not chosen or not levels:
 tables, pairs = {}, {}
 for label in chosen:
     row = by_label.loc[label]
+    if row["ok"] == 0:  # listed, never drawn: there is nothing to correlate
+        st.warning(scored.nothing_scored(store, dataset.name, row))
+        continue
     try:
         tables[label] = cached.agreement(store, dataset.name, row, variant, tuple(levels), int(n_boot))
         pairs[label] = cached.pair(row)
@@ -142,6 +147,7 @@ else:
     distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
 
 st.subheader("Compare two versions")
+labels = scored.scored(combos)  # a combination with nothing scored has nothing to compare
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
@@ -185,5 +191,7 @@ cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
                "and p-value are rough. Score more groups for a firm answer.")
+st.info(re.sub(r"([\\`*_{}\[\]()#+.!|<>~$-])", r"\\\1", geval.reporting.verdict(result, human)),  # as text
+        icon=":material/balance:")
 st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
         f"on {result.n_items} items in {result.n_groups} groups; Williams t = {geval.reporting.number(result.williams_t, 2)}")

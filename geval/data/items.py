@@ -104,6 +104,15 @@ class Item:
         )
 
 
+def without_item(reason: str, item_id: str, dataset: str) -> str:
+    """A reason with the item it names taken out ("item X (dataset): ...", "item X: ..."), so
+    that the same reason met on many items reads as one."""
+    for prefix in (f"item {item_id} ({dataset}): ", f"item {item_id}: "):
+        if reason.startswith(prefix):
+            return reason[len(prefix):]
+    return reason
+
+
 def content_id(*parts: object) -> str:
     """A stable 16-hex id from the JSON of `parts`."""
     blob = json.dumps(parts, ensure_ascii=False, sort_keys=True, default=str)

@@ -12,7 +12,8 @@ from geval.reporting.figures import (
 )
 from geval.reporting.html import html_report
 from geval.reporting.markdown import markdown_report as report
-from geval.reporting.tables import display_table, format_p, number, stack_tables
+from geval.reporting.tables import display_table, format_p, number, stack_tables, verdict
 
 __all__ = ["WEBGL_ABOVE", "abs_diff_histogram", "correlation_bars", "display_table", "distribution_figure", "format_p",
-           "html_report", "judge_distribution_figure", "number", "report", "scatter_figure", "stack_tables"]
+           "html_report", "judge_distribution_figure", "number", "report", "scatter_figure", "stack_tables",
+           "verdict"]

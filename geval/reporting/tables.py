@@ -62,3 +62,22 @@ def format_p(p: float) -> str:
     if p is None or not math.isfinite(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def verdict(comparison, human: str, a: str = "A", b: str = "B") -> str:
+    """A comparison (B minus A, `geval.compare`) in plain words: which agrees better with people
+    on `human`, by how much, and whether the 95% interval rules out chance (it excludes 0)."""
+    metric = comparison.metric.capitalize()
+    d, low, high = comparison.difference, comparison.low, comparison.high
+    numbers = f"{d:+.2f} {metric}"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        why = comparison.note or "the bootstrap gave no interval"
+        return f"{b} − {a} = {numbers} on {human}, but no verdict: {why}."
+    interval = f"95% CI [{low:+.2f}, {high:+.2f}], p = {format_p(comparison.p_bootstrap)}"
+    if low > 0:
+        return f"{b} agrees better than {a} with people on {human}: {numbers}, {interval} — unlikely to be chance."
+    if high < 0:
+        return (f"{a} agrees better than {b} with people on {human}: {b} − {a} = {numbers}, {interval} — "
+                "unlikely to be chance.")
+    return (f"No clear difference between {a} and {b} on {human}: {numbers}, {interval} — the interval "
+            "includes 0, so this could be chance.")

@@ -23,7 +23,7 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 
-from geval.data.items import Item
+from geval.data.items import Item, without_item
 from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
 from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key
 from geval.judging.templates import Template
@@ -34,10 +34,13 @@ from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows
 
+#: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
+SMOOTHING = 0.15
+
 
 @dataclass
 class Progress:
-    """Where a run is. Sent to `on_progress` after every item."""
+    """Where a run is. Sent to `on_progress` after every item (and when its phase changes)."""
 
     total: int
     done: int = 0
@@ -54,20 +57,55 @@ class Progress:
     stopped: bool = False
     errors: list[str] = field(default_factory=list)
     concurrency: int = 1  # judge calls made at the same time (1 unless the judge allows more)
+    status: str = "running"  # then as stored: finished, stopped, failed (no item judged), error or crashed
+    phase: str = ""  # what the run does before its judge calls: loading the judge's model, writing the steps
+    ended: float | None = None  # when the run ended: the elapsed time stops there
+    reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
+    called: int = 0  # items that needed judge calls (not served from the cache), done
+    item_seconds: float | None = None  # smoothed seconds between two such items finishing
+    last_item: float | None = None  # when the last of them finished (or when the calls began)
 
     @property
     def elapsed(self) -> float:
-        """Seconds since the run started."""
-        return time.time() - self.started
+        """Seconds since the run started, up to its end."""
+        return (self.ended or time.time()) - self.started
 
     @property
     def eta(self) -> float | None:
-        """Seconds left, estimated from the items the judge actually had to score."""
-        called = self.done - self.cached
+        """Seconds left: the items left times the smoothed time per item the judge scored (items
+        served from the cache neither count in that time nor shorten it: those left may need the
+        judge). None until one has been timed."""
         remaining = self.total - self.done
-        if remaining == 0:
+        if remaining == 0 or self.ended:
             return 0.0
-        return self.elapsed / called * remaining if called else None
+        return None if self.item_seconds is None else remaining * self.item_seconds
+
+    @property
+    def cause(self) -> str:
+        """The most common reason items failed ("" when none did)."""
+        return max(self.reasons, key=self.reasons.get) if self.reasons else ""
+
+    def calls_begin(self, now: float | None = None) -> None:
+        """Start the clock of the smoothed time per item (after the judge is loaded)."""
+        if self.last_item is None:
+            self.last_item = time.time() if now is None else now
+
+    def item_called(self, now: float | None = None) -> None:
+        """Count an item the judge scored, and fold the time since the previous one into the
+        smoothed time per item (an exponentially weighted mean: steady, yet it follows a change)."""
+        now = time.time() if now is None else now
+        interval = max(0.0, now - (self.last_item if self.last_item is not None else self.started))
+        self.item_seconds = interval if self.item_seconds is None else \
+            SMOOTHING * interval + (1 - SMOOTHING) * self.item_seconds
+        self.last_item = now
+        self.called += 1
+
+    def fail(self, reason: str, shown: list[str]) -> None:
+        """Count an item as done and failed: `reason` without the item, `shown` naming it."""
+        self.done += 1
+        self.failed += 1
+        self.errors.extend(shown)
+        self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
     def summary(self) -> dict:
         """What a run's row keeps of it (the first 20 errors)."""
@@ -77,12 +115,22 @@ class Progress:
 
     def line(self) -> str:
         """One line for a terminal or a progress bar."""
-        eta = "?" if self.eta is None else f"{self.eta:.0f}s"
+        eta = "?" if self.eta is None else _duration(self.eta)
         return (
             f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
             f"{self.prompt_tokens + self.completion_tokens} tokens, ${self.cost:.4f}, "
-            f"{self.elapsed:.0f}s elapsed, ETA {eta}"
+            f"{_duration(self.elapsed)} elapsed" + ("" if self.ended else f", ETA {eta}")
         )
+
+
+def _duration(seconds: float) -> str:
+    """'42s', '3 min 05s', '1 h 02 min'."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d}s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def score(
@@ -129,6 +177,9 @@ def score(
     status = "finished"
     pool = _Calls(workers)
     try:
+        if template.needs_generated_steps and not store.steps(template, judge.settings):
+            _load_judge(judge, progress, on_progress)
+            _phase(progress, on_progress, "writing the evaluation steps")
         steps = generate_steps(store, template, judge)
         accepted = sign.all(accepted_settings(judge))
         for item, unscored in answered_items(store, by_group(items), template, accepted):
@@ -147,10 +198,16 @@ def score(
                 if on_progress:
                     on_progress(progress)
                 continue
+            if progress.last_item is None:  # the first judge call of the run
+                _load_judge(judge, progress, on_progress)
+                _phase(progress, on_progress, "")
+                progress.calls_begin()
             pool.submit(lambda pending=pending: run.call(pending))
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
+        if status == "finished" and progress.done and progress.failed == progress.done:
+            status = "failed"  # not one item was judged: an unreachable server, a template that never renders
         if pool.error is not None:
             raise pool.error
     except JudgeError:
@@ -162,8 +219,25 @@ def score(
     finally:
         pool.close()
         run.cached_rows.flush()
+        progress.status, progress.phase, progress.ended = status, "", time.time()
         store.finish_run(progress.run_id, status, progress.summary())
     return progress
+
+
+def _phase(progress: Progress, on_progress, phase: str) -> None:
+    """Say what the run is doing before its judge calls (shown instead of an empty bar)."""
+    if progress.phase != phase:
+        progress.phase = phase
+        if on_progress:
+            on_progress(progress)
+
+
+def _load_judge(judge: Judge, progress: Progress, on_progress) -> None:
+    """Load a judge's model now, as a step of its own (judges that load lazily have `load`)."""
+    load = getattr(judge, "load", None)
+    if load is not None and not getattr(judge, "loaded", False):
+        _phase(progress, on_progress, "loading the judge's model")
+        load()
 
 
 class _Calls:
@@ -253,7 +327,7 @@ class _Run:
         try:
             calls = self.template.calls(item, steps)
         except TemplateError as exc:
-            self.fail(base, self.template.aspects, str(exc))
+            self.fail(base, self.template.aspects, str(exc), without_item(str(exc), item.id, item.dataset))
             return None
         found = cached_answers(self.store, self.judge, calls)
         missing, unscored = [], 0
@@ -290,8 +364,8 @@ class _Run:
             try:
                 judgment = self.judge.judge(prompt, list(aspects))
             except JudgmentFailed as exc:
-                failures.append(f"item {pending.item.id}: {exc}")
-                self.store_failed(pending.base, aspects, failures[-1])
+                failures.append(str(exc))
+                self.store_failed(pending.base, aspects, f"item {pending.item.id}: {exc}")
                 continue
             if self.limiter is not None:
                 self.limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
@@ -306,9 +380,11 @@ class _Run:
                 progress.cost += judgment.cost
                 progress.unscored += sum(s.score is None for s in judgment.scores.values())
         with self.lock:
-            progress.done += 1
-            progress.failed += bool(failures)
-            progress.errors.extend(failures)
+            if failures:
+                progress.fail(failures[0], [f"item {pending.item.id}: {f}" for f in failures])
+            else:
+                progress.done += 1
+                progress.item_called()
         return True
 
     def rows(self, base: dict, key: str, judgment: Judgment) -> list[dict]:
@@ -317,13 +393,12 @@ class _Run:
         self.progress.signature = signed[0]
         return judgment_rows(base, key, judgment, signed)
 
-    def fail(self, base: dict, aspects, reason: str) -> None:
-        """Store an item's `aspects` as failed with `reason`, and count the item done and failed."""
-        self.store_failed(base, aspects, reason)
+    def fail(self, base: dict, aspects, shown: str, reason: str) -> None:
+        """Store an item's `aspects` as failed with `shown` (the reason, naming the item), and
+        count the item done and failed."""
+        self.store_failed(base, aspects, shown)
         with self.lock:
-            self.progress.done += 1
-            self.progress.failed += 1
-            self.progress.errors.append(reason)
+            self.progress.fail(reason, [shown])
 
     def store_failed(self, base: dict, aspects, reason: str) -> None:
         """Failed rows, signed with the settings the judge's next call uses."""

@@ -83,6 +83,13 @@ def _schema_3(db: sqlite_utils.Database) -> None:
                                  pk="file")
 
 
+def _schema_4(db: sqlite_utils.Database) -> None:
+    """A saved template version can carry a comment (what it changes), shown beside its hash.
+    Versions saved before have none."""
+    db["templates"].add_column("comment", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3}
-SCHEMA_VERSION = 3
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
+                                                                  4: _schema_4}
+SCHEMA_VERSION = 4

@@ -25,6 +25,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -36,7 +37,7 @@ from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
 from geval.data.dataset import Dataset
-from geval.data.items import Item
+from geval.data.items import Item, without_item
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name
 from geval.judging.templates import Template, parse_template
@@ -164,10 +165,27 @@ class Store:
             row = self.db.execute("SELECT layout FROM datasets WHERE name = ?", [name]).fetchone()
         return (row[0] or "") if row else ""
 
+    def dataset_loaded(self, name: str) -> float:
+        """When a stored dataset was last loaded (0.0 when it is not stored): what changes when its items do."""
+        with self.lock:
+            row = self.db.execute("SELECT loaded_at FROM datasets WHERE name = ?", [name]).fetchone()
+        return float(row[0] or 0.0) if row else 0.0
+
     def dataset_names(self) -> list[str]:
         """Names of the stored datasets."""
         with self.lock:
             return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
+
+    def dataset(self, name: str) -> Dataset:
+        """A stored dataset, read back from its items (an upload whose file or column mapping is
+        not at hand). Raises StoreError when nothing is stored under `name`."""
+        with self.lock:
+            row = self.db.execute("SELECT path, layout, skipped FROM datasets WHERE name = ?", [name]).fetchone()
+        items = self.items(name) if row else []
+        if not items:
+            raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
+        return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
+                       skipped=Counter(json.loads(row[2] or "{}")))
 
     def items(self, dataset: str) -> list[Item]:
         """A stored dataset's items, in file order."""
@@ -227,15 +245,25 @@ class Store:
         return counts
 
     # --- templates and evaluation steps ---------------------------------------------------
-    def save_template(self, template: Template) -> str:
-        """Keep a template version (idempotent); returns its version."""
+    def save_template(self, template: Template, comment: str = "") -> str:
+        """Keep a template version (idempotent); returns its version. A non-empty `comment` (what
+        this version changes) is kept with it, replacing an earlier one; an empty one keeps it."""
+        comment = " ".join(comment.split())
         with self._write():
             if not self.db["templates"].count_where("version = ?", [template.version]):
                 self.db["templates"].insert(
                     {"version": template.version, "name": template.name, "text": template.text,
-                     "source": template.source, "created": time.time()}
+                     "source": template.source, "created": time.time(), "comment": comment}
                 )
+            elif comment:
+                self.db["templates"].update(template.version, {"comment": comment})
         return template.version
+
+    def template_comments(self) -> dict[str, str]:
+        """version -> comment, for the saved versions that have one."""
+        with self.lock:
+            rows = self.db.execute("SELECT version, comment FROM templates WHERE comment != ''").fetchall()
+        return dict(rows)
 
     def template_versions(self, name: str | None = None) -> list[Template]:
         """Stored versions, newest first (optionally of one template name)."""
@@ -338,6 +366,31 @@ class Store:
         with self.lock:
             return pd.read_sql_query(sql, self.db.conn, params=args)
 
+    def seconds_per_call(self, settings: list[dict], last: int = 200) -> tuple[float, int] | None:
+        """The median time a cached call made with any of these judge `settings` took (seconds),
+        over its `last` calls, and how many that is; None when none was made in this store."""
+        texts = [json.dumps(s, sort_keys=True) for s in settings]
+        if not texts:
+            return None
+        sql = (f"SELECT latency FROM calls WHERE settings IN ({','.join('?' * len(texts))}) AND latency IS NOT NULL "
+               "ORDER BY created DESC LIMIT ?")
+        with self.lock:
+            latencies = sorted(row[0] for row in self.db.conn.execute(sql, [*texts, last]).fetchall())
+        if not latencies:
+            return None
+        middle = len(latencies) // 2
+        median = latencies[middle] if len(latencies) % 2 else (latencies[middle - 1] + latencies[middle]) / 2
+        return float(median), len(latencies)
+
+    def failure_reasons(self, dataset: str, template_version: str, signature: str) -> dict[str, int]:
+        """Why the judgments of one combination failed or could not be read: each reason (without
+        the item it names) -> judgments, most common first."""
+        sql = """SELECT reason, item_id FROM judgments WHERE dataset = ? AND template_version = ? AND signature = ?
+                 AND status != 'ok' AND reason IS NOT NULL"""
+        with self.lock:
+            rows = self.db.conn.execute(sql, [dataset, template_version, signature]).fetchall()
+        return dict(Counter(without_item(reason, item, dataset) for reason, item in rows).most_common())
+
     def answered(self, judgment_ids: list[str]) -> dict[str, str]:
         """Of these judgments, those answered by a cached call: judgment id -> status ('ok' or
         'unscored'; failed ones and missing ids are left out). One query per CHUNK ids."""
@@ -353,17 +406,18 @@ class Store:
     def combos(self, dataset: str) -> pd.DataFrame:
         """Each (template version, judge signature) scored on `dataset`, most recent first.
 
-        Columns: template, template_version, signature, signature_json, model (the judge, as menus name it),
-        label (template and judge, unique: a short hash of the signature where two would
-        read alike), aspects (list), ok, unscored, failed, first and last (times of the first
-        and latest judgment). Empty when nothing is scored.
+        Columns: id (the template version and a short hash of the signature: stable, for links),
+        template, template_version, signature, signature_json, model (the judge, as menus name it),
+        label (template version, its comment when it has one, and judge; unique: a short hash
+        of the signature where two would read alike), aspects (list), ok, unscored, failed,
+        first and last (times of the first and latest judgment). Empty when nothing is scored.
         """
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
                         SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
                         SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
                  FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect"""
-        columns = ["template", "template_version", "signature", "signature_json", "model", "label", "aspects", "ok",
-                   "unscored", "failed", "first", "last"]
+        columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
+                   "ok", "unscored", "failed", "first", "last"]
         with self.lock:
             per_aspect = pd.read_sql_query(sql, self.db.conn, params=[dataset])
         if per_aspect.empty:
@@ -380,10 +434,14 @@ class Store:
                 "last": float(part["last"].max()),
             })
         frame = pd.DataFrame(rows).sort_values("last", ascending=False, ignore_index=True)
-        frame["label"] = [f"{t} · {m}" for t, m in zip(frame["template"], frame["model"])]
+        short = [hashlib.sha256(s.encode()).hexdigest()[:8] for s in frame["signature"]]
+        frame["id"] = [f"{version}-{h}" for version, h in zip(frame["template_version"], short)]
+        comments = self.template_comments()
+        names = [f"{t} ({comments[v]})" if v in comments else t for t, v in zip(frame["template"],
+                                                                            frame["template_version"])]
+        frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
         alike = frame["label"].duplicated(keep=False)
-        frame.loc[alike, "label"] = [f"{label} · {hashlib.sha256(s.encode()).hexdigest()[:8]}" for label, s in
-                                     zip(frame.loc[alike, "label"], frame.loc[alike, "signature"])]
+        frame.loc[alike, "label"] = [f"{label} · {h}" for label, h, a in zip(frame["label"], short, alike) if a]
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------

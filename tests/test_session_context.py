@@ -1,0 +1,154 @@
+"""The working context in the URL (studio/context.py), under AppTest: a link (a new session with
+the URL of another) opens the same dataset, template version, judge, item selection, Inspect
+item and Agreement combinations; the page's choices are written back to the URL; the API key
+never is; a running job is found again by a new session, with its Stop button."""
+
+from __future__ import annotations
+
+from helpers import OWN_MAPPING, scripted, write_own_table
+from openai_stub import OpenAIStub
+
+import geval
+from tests.apptest_helpers import open_app, texts, wait_for
+
+SCORE, INSPECT, AGREEMENT = "views/3_score.py", "views/4_inspect.py", "views/5_agreement.py"
+KEY = "sk-test-NEVER-IN-THE-URL-51d2"
+
+
+def own_store(tmp_path):
+    """The store of `tmp_path` holding an uploaded table ("mine", read by a column mapping) scored
+    with the naturalness template's file version, then an edited version saved with a comment."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(write_own_table(tmp_path / "mine.csv"), mapping=OWN_MAPPING, store=store)
+    file_version = geval.Template.load("topicalchat-naturalness")
+    edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
+                                  source="editor")
+    store.save_template(edited, comment="fluent wording")
+    for template in (file_version, edited):
+        geval.score(store, dataset.items, template, scripted(), dataset.name)
+    combos = store.combos(dataset.name).set_index("template_version")
+    store.close()
+    (tmp_path / "mine.csv").unlink()  # the link must not need the file: the store has the items
+    return dataset, file_version, edited, combos
+
+
+def url(at) -> dict:
+    """The app's URL parameters after its last run, every value as a list."""
+    return {name: value if isinstance(value, list) else [value] for name, value in at.query_params.items()}
+
+
+def test_a_link_opens_the_same_dataset_template_judge_and_selection(monkeypatch, tmp_path):
+    _, file_version, edited, _ = own_store(tmp_path)
+    link = {"dataset": "mine", "template": edited.label, "backend": "openai", "model": "stub-model",
+            "base_url": "http://127.0.0.1:9/v1", "mode": "logprobs", "how": "sample", "sample": "5", "seed": "7",
+            "templates": [file_version.label, edited.label]}
+    at = open_app(monkeypatch, tmp_path, SCORE, params=link)
+    assert not at.exception
+    assert at.sidebar.text[0].value.startswith("mine (table): 12 items")
+    assert at.session_state["template_text"] == edited.text and at.sidebar.text[1].value == edited.label
+    assert at.session_state["judge_options"] == {"backend": "openai", "model": "stub-model", "mode": "logprobs",
+                                                 "n": 20, "temperature": 1.0, "base_url": "http://127.0.0.1:9/v1"}
+    assert at.radio(key="score_how").value == "Seeded random sample"
+    assert (at.number_input(key="score_sample").value, at.number_input(key="score_seed").value) == (5, 7)
+    assert at.multiselect(key="score_templates").value == [file_version.label, edited.label]
+    assert texts(at).count("5 items: 5 cached") == 0 and texts(at).count(": 5 items: 0 cached, 5 judge calls") == 2
+    assert url(at) == {name: value if isinstance(value, list) else [value] for name, value in link.items()}
+
+
+def test_choices_on_the_pages_go_into_the_url_and_the_key_never_does(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, SCORE)
+    assert url(at) == {"dataset": ["topicalchat_usr_sample"],
+                       "template": [at.sidebar.text[1].value], "templates": [at.sidebar.text[1].value]}
+    at.radio(key="judge_backend").set_value("openai").run()
+    at.text_input(key="api_key").set_value(KEY).run()
+    at.radio(key="score_how").set_value("By system").run()
+    at.multiselect(key="score_systems").set_value(["Original Ground Truth", "Argmax Decoding"]).run()
+    at.number_input(key="score_limit").set_value(3).run()
+    assert not at.exception
+    shown = url(at)
+    assert shown["backend"] == ["openai"] and shown["how"] == ["system"] and shown["limit"] == ["3"]
+    assert shown["systems"] == ["Original Ground Truth", "Argmax Decoding"]
+    assert KEY not in str(at.query_params) and "api_key" not in shown
+    at.radio(key="score_how").set_value("All").run()
+    assert "systems" not in url(at) and "how" not in url(at)  # what no longer applies leaves the URL
+
+
+def test_a_link_opens_inspect_on_its_combination_aspect_and_item(monkeypatch, tmp_path):
+    dataset, file_version, _, combos = own_store(tmp_path)
+    older = combos.loc[file_version.version]
+    item = dataset.items[7].id
+    at = open_app(monkeypatch, tmp_path, params={"dataset": "mine", "combo": older["id"], "item": item,
+                                                 "aspect": "Naturalness"})
+    at.switch_page(INSPECT).run()
+    assert not at.exception
+    assert at.session_state["inspect_combo"] == older["label"]
+    assert at.session_state["inspect_jump"] == item
+    assert dataset.items[7].response in [t.value for t in at.text]
+    assert url(at)["combo"] == [older["id"]] and url(at)["item"] == [item]
+    at.button(key="inspect_next").click().run()
+    assert url(at)["item"] == [at.session_state["inspect_jump"]] != [item]
+
+
+def test_a_link_opens_agreement_on_its_combinations(monkeypatch, tmp_path):
+    _, file_version, edited, combos = own_store(tmp_path)
+    both = [combos.loc[edited.version, "id"], combos.loc[file_version.version, "id"]]
+    at = open_app(monkeypatch, tmp_path, params={"dataset": "mine", "agree": both})
+    at.switch_page(AGREEMENT).run()
+    assert not at.exception
+    labels = [combos.loc[edited.version, "label"], combos.loc[file_version.version, "label"]]
+    assert at.multiselect(key="agree_combos").value == labels
+    assert "(fluent wording)" in labels[0]  # the version's comment names it, beside its hash
+    assert set(at.dataframe[0].value["combo"]) == set(labels)
+    assert url(at)["agree"] == both
+
+
+def test_a_link_to_what_this_store_does_not_hold_says_so(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, params={"dataset": "gone", "template": "topicalchat-naturalness@000000000000",
+                                                 "sample": "many"})
+    assert not at.exception
+    warnings = [w.value for w in at.warning]
+    assert any("dataset 'gone' is neither bundled, shared nor in this store" in w for w in warnings)
+    assert any("template version topicalchat-naturalness@000000000000 was never saved in this store" in w
+               for w in warnings)
+    assert any("sample='many' is not a int" in w for w in warnings)
+    assert url(at)["dataset"] == ["topicalchat_usr_sample"]
+
+
+def _use_stub(at, stub) -> None:
+    at.radio(key="judge_backend").set_value("openai").run()
+    at.text_input(key="judge_model").set_value("stub-model")
+    at.text_input(key="judge_base_url").set_value(stub.url)
+    at.selectbox(key="judge_mode").set_value("logprobs").run()
+
+
+def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", delay=0.4)
+        at = open_app(monkeypatch, tmp_path, SCORE)
+        _use_stub(at, stub)
+        at.number_input(key="score_concurrency").set_value(1)
+        at.number_input(key="score_limit").set_value(30).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: stub.count >= 2, timeout=30)
+        assert "job" in url(at)
+
+        reloaded = open_app(monkeypatch, tmp_path, SCORE, params=dict(at.query_params))  # the same URL
+        assert not reloaded.exception
+        assert reloaded.button(key="score_start").disabled
+        assert reloaded.button(key="score_stop")
+        assert reloaded.number_input(key="score_limit").value == 30
+        assert any("/30 items" in p.proto.text for p in reloaded.get("progress"))
+
+        by_dataset = open_app(monkeypatch, tmp_path, SCORE)  # no job in its URL: found by its dataset
+        assert by_dataset.button(key="score_start").disabled and by_dataset.button(key="score_stop")
+
+        elsewhere = open_app(monkeypatch, tmp_path, SCORE, params={"dataset": "personachat_usr_sample"})
+        assert not elsewhere.get("progress") and not elsewhere.button(key="score_start").disabled
+        assert not [b for b in elsewhere.button if b.key == "score_stop"]  # another dataset's run: not here
+        at.session_state["dataset_source"] = elsewhere.session_state["dataset_source"]  # switched in this session
+        at.run()
+        assert not at.get("progress") and not [b for b in at.button if b.key == "score_stop"]
+
+        reloaded.button(key="score_stop").click().run()
+        wait_for(reloaded, lambda at: any("stopped; press Resume" in s.value for s in at.success))
+        assert stub.count < 30
