@@ -191,7 +191,7 @@ def test_cli_leaderboard_and_report(tmp_path):
            f"--bootstrap 50`" in text
     assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
-    assert "[topicalchat_usr_sample.html](topicalchat_usr_sample.html)" in text
+    assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and '<script charset="utf-8" src="plotly.min.js"></script>' in page
     assert len(page) < 1_000_000 and (out / "plotly.min.js").stat().st_size > 1_000_000  # plotly.js once, beside it
@@ -248,12 +248,10 @@ def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, colum
 
 
 def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path):
-    from geval.reporting.markdown import markdown_report
-
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-shared",))
-    path = markdown_report(store, dataset.name, tmp_path / "out", command="test", baselines=("length",),
-                           n_boot=N_BOOT, figures=False, ceiling=False)
-    section = path.read_text().split("## Template comparisons")[1].split("\n## ")[0]
+    path = geval.report(store, dataset.name, command="test", baselines=("length",), n_boot=N_BOOT, figures=False,
+                        ceiling=False).write(tmp_path / "out")
+    section = path.read_text().split("## Template versions and judges compared")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split(" | ")[0] for row in rows] == ["| Natural", "| Maintains Context", "| Engaging",
                                                      "| Uses Knowledge"]
@@ -305,7 +303,7 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     store.save_dataset(smaller)
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     row = board.rows[board.rows["kind"] == "judge"].iloc[0]
-    assert row["note"] == "6 of the dataset's items judged"  # not 12: six judged items are gone from the file
-    path = geval.report(store, dataset.name, tmp_path / "out", baselines=[], ceiling=False, figures=False,
-                                 n_boot=N_BOOT)
-    assert f"- {row['row']}: 6 of the dataset's items judged" in path.read_text()
+    assert row["note"] == "6 of 54 items judged"  # not 12: six judged items are gone from the file
+    path = geval.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
+                        n_boot=N_BOOT).write(tmp_path / "out")
+    assert f"- {row['row']}: 6 of 54 items judged" in path.read_text()

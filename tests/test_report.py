@@ -1,5 +1,6 @@
-"""geval.report: the standalone HTML report and the figures shared with the Agreement page."""
+"""geval.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
+import io
 import math
 import re
 
@@ -18,8 +19,7 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     scatter_figure,
 )
-from geval.reporting.html import html_report
-from geval.reporting.tables import display_table, stack_tables
+from geval.reporting.tables import agreement_csv, display_table, stack_tables
 
 EVIL = "<script>alert('owned')</script> **bold**"
 
@@ -40,7 +40,7 @@ def scored(store):
 
 def test_the_report_is_one_self_contained_html_page(scored):
     store, dataset, pair = scored
-    report = html_report(store, dataset, [pair], n_boot=100)
+    report = geval.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
     assert isinstance(report, str)
     assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
     assert "Plotly" in report
@@ -57,25 +57,26 @@ def test_the_report_is_one_self_contained_html_page(scored):
 
 def test_item_text_never_appears_raw(scored):
     store, dataset, pair = scored
-    report = html_report(store, "synthetic", [pair], n_boot=100)
+    report = geval.report(store, "synthetic", combos=[pair], n_boot=100, baselines=["length"]).html()
     assert "alert('owned')" not in report.replace("&lt;script&gt;alert(&#x27;owned&#x27;)", "")
     assert "<script>alert" not in report
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**" in report  # the worst-items table
-    assert "synthetic (stored): 12 items" in report
+    assert "synthetic (table): 12 items" in report
 
 
 def test_precomputed_tables_are_used(scored):
     store, dataset, pair = scored
     table = geval.agree(store, "synthetic", pair, n_boot=50)
     table.loc[0, "note"] = "precomputed-marker"
-    assert "precomputed-marker" in html_report(store, dataset, [pair], tables={pair: table})
+    assert "precomputed-marker" in geval.report(store, dataset, combos=[pair], tables={pair: table},
+                                                baselines=[]).html()
 
 
 def test_a_pair_that_was_never_scored_is_a_named_error(scored):
     store, dataset, _ = scored
     with pytest.raises(StoreError,
                        match="no judgments for dataset 'synthetic' with these settings; score some items first"):
-        html_report(store, dataset, [("0000", "nope")])
+        geval.report(store, dataset, combos=[("0000", "nope")], baselines=[])
 
 
 def test_the_scatter_knows_each_point_item(scored):
@@ -156,13 +157,27 @@ def test_correlation_bars_carry_the_confidence_intervals(store):
     assert trace.error_y.arrayminus[0] == pytest.approx(item["value"] - item["low"])
 
 
-def test_display_table_shows_value_and_interval_in_one_column():
-    table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": ["item"], "metric": ["pearson"],
-                          "value": [0.41234], "low": [0.1], "high": [float("nan")], "n": [10], "note": [""],
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("level, value, low, high, n, groups, shown", [
+    ("item", 0.41234, 0.1, 0.7, 60, 10, "0.412 [0.100, 0.700]"),
+    ("item", 0.512, NAN, NAN, 24, 5, "0.512 (no interval: 5 groups)"),  # the interval withheld
+    ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
+    ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups)"),  # the value withheld: 2 groups of 3 or more items
+    ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group)"),
+    ("system", NAN, NAN, NAN, 2, 8, "n/a (2 systems)"),
+    ("item", NAN, NAN, NAN, 30, 12, "n/a (undefined)"),  # constant scores
+])
+def test_display_table_shows_value_and_interval_in_one_column_or_why_not(level, value, low, high, n, groups, shown):
+    table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": [level], "metric": ["pearson"],
+                          "value": [value], "low": [low], "high": [high], "n": [n], "groups": [groups], "note": [""],
                           "unscored": [2]})
-    shown = display_table(table)
-    assert shown.loc[0, "value [95% CI]"] == "0.412 [0.100, –]"
-    assert list(shown.columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n", "unscored", "note"]
+    assert display_table(table).loc[0, "value [95% CI]"] == shown
+    assert list(display_table(table).columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n",
+                                                  "unscored", "note"]
+    csv = pd.read_csv(io.StringIO(agreement_csv(table)))
+    assert csv.loc[0, "value [95% CI]"] == shown and list(csv.columns)[4:6] == ["value [95% CI]", "value"]
 
 
 def test_the_judge_distribution_figure_covers_the_whole_scale():

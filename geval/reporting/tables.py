@@ -1,5 +1,6 @@
-"""Agreement tables as people read them: value and interval as one text, several tables
-stacked, GitHub Markdown, p-values."""
+"""Agreement tables as people read them: value and interval as one text (or why there is
+none), several tables stacked, the CSV, HTML and GitHub Markdown tables, p-values, and the
+verdict of a comparison in words."""
 
 from __future__ import annotations
 
@@ -10,24 +11,43 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from geval.analysis.comparison import Comparison
+from geval.analysis.correlation import MIN_GROUPS, reading
+
 
 def number(value: float | None, digits: int = 3) -> str:
     """A value as tables print it: `digits` decimals, "–" when undefined."""
     return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
+def readings(table: pd.DataFrame) -> list[str]:
+    """Each row of an agreement table as it reads (`geval.analysis.correlation.reading`):
+    "0.512 [0.301, 0.690]", "0.512 (no interval: 5 groups)", "n/a (2 groups)"."""
+    groups = table["groups"] if "groups" in table else [None] * len(table)
+    return [reading(v, lo, hi, level, n, g) for v, lo, hi, level, n, g in
+            zip(table["value"], table["low"], table["high"], table["level"], table["n"], groups)]
+
+
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """An agreement table for people: value with its 95% CI as one text column, then n,
-    unscored (dropped) and the note. Columns: aspect, human, level, metric, value [95% CI], n,
-    unscored, note (plus combo when `table` has it)."""
+    """An agreement table for people: value with its 95% CI as one text column (or why there
+    is none), then n, unscored (dropped) and the note. Columns: aspect, human, level, metric,
+    value [95% CI], n, unscored, note (plus combo when `table` has it)."""
     shown = pd.DataFrame({
         **({"combo": table["combo"]} if "combo" in table else {}),
         "aspect": table["aspect"], "human": table["human"], "level": table["level"], "metric": table["metric"],
-        "value [95% CI]": [f"{number(v)} [{number(lo)}, {number(hi)}]"
-                           for v, lo, hi in zip(table["value"], table["low"], table["high"])],
+        "value [95% CI]": readings(table),
         "n": table["n"].astype(int), "unscored": table["unscored"].astype(int), "note": table["note"].fillna(""),
     })
     return shown.reset_index(drop=True)
+
+
+def agreement_csv(table: pd.DataFrame) -> str:
+    """An agreement table (or several, stacked) as CSV: the numbers, and beside them the value as
+    it reads ("n/a (2 groups)" where the value is withheld, "0.512 (no interval: 5 groups)")."""
+    at = list(table.columns).index("metric") + 1 if "metric" in table else 0
+    readable = table.copy()
+    readable.insert(at, "value [95% CI]", readings(table))
+    return readable.to_csv(index=False)
 
 
 def stack_tables(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -37,6 +57,7 @@ def stack_tables(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def html_table(frame: pd.DataFrame) -> str:
+    """A pandas table as HTML, every cell escaped."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
@@ -46,9 +67,9 @@ def html_table(frame: pd.DataFrame) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A pandas table as GitHub markdown (pipes and newlines in cells escaped)."""
+    """A pandas table as GitHub markdown (pipes, newlines and markup in cells escaped)."""
     def cell(value) -> str:
-        return str(value).replace("|", "\\|").replace("\n", "<br>")
+        return markdown_text(str(value)).replace("|", "\\|").replace("\n", "<br>")
 
     head = "| " + " | ".join(cell(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
@@ -62,3 +83,40 @@ def format_p(p: float) -> str:
     if p is None or not math.isfinite(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def markdown_text(text: str) -> str:
+    """Text as it goes into Markdown: `&`, `<` and `>` as entities, so that no markup in a
+    dataset's text is run or drawn."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def difference_text(c: Comparison) -> str:
+    """B − A with its interval, or why there is none: "+0.120 [+0.031, +0.208]"."""
+    if math.isfinite(c.low):
+        return f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
+    return f"{c.difference:+.3f} ({c.note or 'no interval'})"
+
+
+def verdict(c: Comparison, a: str, b: str, human: str) -> str:
+    """A comparison of B with A in one plain sentence: which agrees better with people on
+    `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
+    B − A holds 0), or that there are too few groups to say."""
+    where = f"on {c.n_items} items in {c.n_groups} groups"
+    if not math.isfinite(c.low):
+        return (f"Not decided: B − A = {c.difference:+.3f} on {human} {where}, but with fewer than {MIN_GROUPS} "
+                f"groups there is no interval to judge it by; score more groups.")
+    numbers = (f"{c.metric} {c.b:.3f} against {c.a:.3f}, B − A = {difference_text(c)}, "
+               f"p {_p(c.p_bootstrap)} (paired bootstrap over groups)")
+    if c.low > 0:
+        return f"B ({b}) agrees better with people on {human} than A ({a}): {numbers}, {where}."
+    if c.high < 0:
+        return f"A ({a}) agrees better with people on {human} than B ({b}): {numbers}, {where}."
+    return (f"No clear difference on {human}: the 95% interval of B − A holds 0 ({numbers}, {where}); "
+            f"these items do not tell A ({a}) and B ({b}) apart.")
+
+
+def _p(p: float) -> str:
+    """"= 0.032" or "< 0.001", after a "p"."""
+    text = format_p(p)
+    return text if text.startswith("<") else f"= {text}"
