@@ -307,3 +307,38 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     path = geval.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
                         n_boot=N_BOOT).write(tmp_path / "out")
     assert f"- {row['row']}: 6 of 54 items judged" in path.read_text()
+
+
+def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
+    """A user's own table (CSV, mapped with --map) matches no published protocol: the leaderboard and the
+    report use the generic one, item, group and system level, and say where the data allows no number."""
+    rows = ["reply,history,bot,dialog,overall"] + [f"answer {i} {'word ' * (i % 7)},A: hi {i // 4},s{i % 3},d{i // 4},"
+                                                   f"{1 + (i * 7) % 5}" for i in range(24)]  # 6 dialogues of 4
+    (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
+    template = tmp_path / "overall.txt"
+    template.write_text(template_text(name="mine-overall", aspects=(("Overall", 1, 5),),
+                                      body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\nForm:\n- Overall:"))
+    store = str(tmp_path / "store.sqlite")
+    done = run_cli("score", str(tmp_path / "mine.csv"), "--map", "response=reply", "--map", "context=history",
+                   "--map", "system=bot", "--map", "group=dialog", "--map", "score:Overall=overall", "-t",
+                   str(template), "--judge", "scripted", "--store", store)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("leaderboard", "mine", "--store", store, "--baselines", "length", "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    assert "Overall (group level)" in done.stdout and "n/a (6 groups)" in done.stdout  # 6 dialogues of 4 items
+
+    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--baselines", "length",
+                   "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "out" / "mine.md").read_text()
+    assert "Protocol every item: item, group and system level (generic)" in text
+    assert "24 of 24 items judged" in text
+    board = text.split("## Leaderboard")[1].split("\n## ")[0]
+    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall@"))
+    assert " (no interval: 6 groups) |" in judge and "| n/a (" in judge
+    assert (tmp_path / "out" / "mine.html").read_text().startswith("<!DOCTYPE html>")
+
+    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--protocol", "fed-turn",
+                   "--baselines", "none", "--bootstrap", "50")
+    assert done.returncode == 2
+    assert done.stderr.startswith("error: none of the protocols fed-turn applies to dataset 'mine'"), done.stderr

@@ -1,7 +1,8 @@
-"""The Data page under AppTest: the bundled sample, an upload with a mapping form, bad uploads."""
+"""The Data page under AppTest: the bundled sample, another dataset, a broken one, a stored upload."""
 
+import json
 
-
+import geval
 from tests.apptest_helpers import open_app, texts
 
 
@@ -38,3 +39,22 @@ def test_a_broken_dataset_shows_one_line_naming_the_file(monkeypatch, tmp_path):
     finally:
         monkeypatch.delenv("GEVAL_SHARED_DATA")
     
+
+def test_a_stored_upload_stays_listed_labelled_as_yours_and_opens_again(monkeypatch, tmp_path):
+    from tests.test_loaders import NESTED
+
+    upload = tmp_path / "uploads" / "unieval.json"  # where the page keeps an upload: beside the store
+    upload.parent.mkdir()
+    upload.write_text(json.dumps(NESTED))
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(upload, mapping=["response=system_output", "score:naturalness=scores.naturalness"], store=store)
+    store.close()
+    at = open_app(monkeypatch, tmp_path)
+    box = at.selectbox(key="data_dataset")
+    assert "unieval  (yours, in the store)" in box.options
+    assert "topicalchat_usr_sample  (sample, data/)" in box.options
+    for name, items in (("unieval", "9"), ("fed_sample", "80"), ("unieval", "9")):  # away and back
+        at.selectbox(key="data_dataset").set_value(name).run()
+        assert not at.exception and not at.error
+        assert at.subheader[0].value == name and {m.label: m.value for m in at.metric}["Items"] == items
+    assert "unieval" in at.selectbox(key="data_dataset").value

@@ -148,7 +148,9 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
                             ceiling=ceiling, calibrate=calibrate, folds=folds, n_boot=n_boot, embedder=embedder,
                             on_progress=say)
-    except GevalError as exc:
+    except GevalError as exc:  # the rest of the report still says what it can; a protocol asked for must apply
+        if protocols:
+            raise
         board, left_out = None, str(exc)
     else:
         left_out = ""

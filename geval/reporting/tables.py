@@ -102,18 +102,16 @@ def verdict(c: Comparison, a: str, b: str, human: str) -> str:
     """A comparison of B with A in one plain sentence: which agrees better with people on
     `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
     B − A holds 0), or that there are too few groups to say."""
-    where = f"on {c.n_items} items in {c.n_groups} groups"
     if not math.isfinite(c.low):
-        return (f"Not decided: B − A = {c.difference:+.3f} on {human} {where}, but with fewer than {MIN_GROUPS} "
-                f"groups there is no interval to judge it by; score more groups.")
-    numbers = (f"{c.metric} {c.b:.3f} against {c.a:.3f}, B − A = {difference_text(c)}, "
-               f"p {_p(c.p_bootstrap)} (paired bootstrap over groups)")
+        return (f"Not decided on {human}: B − A = {c.difference:+.3f} on {c.n_items} items in {c.n_groups} groups, "
+                f"but fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups.")
+    evidence = (f"B − A = {difference_text(c)}, p {_p(c.p_bootstrap)} ({c.metric} {c.b:.3f} against {c.a:.3f}; "
+                f"paired bootstrap over {c.n_groups} groups, {c.n_items} items)")
     if c.low > 0:
-        return f"B ({b}) agrees better with people on {human} than A ({a}): {numbers}, {where}."
+        return f"B ({b}) agrees better with people on {human} than A ({a}): {evidence}."
     if c.high < 0:
-        return f"A ({a}) agrees better with people on {human} than B ({b}): {numbers}, {where}."
-    return (f"No clear difference on {human}: the 95% interval of B − A holds 0 ({numbers}, {where}); "
-            f"these items do not tell A ({a}) and B ({b}) apart.")
+        return f"A ({a}) agrees better with people on {human} than B ({b}): {evidence}."
+    return f"No clear difference on {human} between A ({a}) and B ({b}): the interval holds 0; {evidence}."
 
 
 def _p(p: float) -> str:

@@ -25,6 +25,7 @@ import os
 import sqlite3
 import threading
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict
@@ -150,6 +151,16 @@ class Store:
         with self.lock:
             row = self.db.execute("SELECT layout FROM datasets WHERE name = ?", [name]).fetchone()
         return (row[0] or "") if row else ""
+
+    def dataset(self, name: str) -> Dataset:
+        """A stored dataset as it was saved: its items, the file and layout it was loaded from,
+        what its loader skipped."""
+        with self.lock:
+            row = self.db.execute("SELECT path, layout, skipped FROM datasets WHERE name = ?", [name]).fetchone()
+        if row is None:
+            raise StoreError(f"dataset '{name}' is not in {self.path}; load it first "
+                             f"(stored: {', '.join(self.dataset_names()) or 'none'})")
+        return Dataset(name, row[0] or "", row[1] or "stored", self.items(name), Counter(json.loads(row[2] or "{}")))
 
     def dataset_names(self) -> list[str]:
         """Names of the stored datasets."""
