@@ -338,7 +338,7 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
     assert " (no interval: 6 groups) |" in judge and "| n/a (" in judge
     assert (tmp_path / "out" / "mine.html").read_text().startswith("<!DOCTYPE html>")
 
-    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--protocol", "fed-turn",
+    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--protocol", "summeval-summary",
                    "--baselines", "none", "--bootstrap", "50")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: none of the protocols fed-turn applies to dataset 'mine'"), done.stderr
+    assert done.stderr.startswith("error: none of the protocols summeval-summary applies to dataset 'mine'"), done.stderr
