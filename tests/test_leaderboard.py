@@ -341,4 +341,5 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
     done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--protocol", "summeval-summary",
                    "--baselines", "none", "--bootstrap", "50")
     assert done.returncode == 2
-    assert done.stderr.startswith("error: none of the protocols summeval-summary applies to dataset 'mine'"), done.stderr
+    assert done.stderr.splitlines()[-1] == ("error: none of the protocols summeval-summary applies to dataset 'mine' "
+                                            "(its items are at turn level); use --protocol generic"), done.stderr
