@@ -386,7 +386,8 @@ def _leaderboard_commands(commands) -> None:
     baselines, protocols, variants = geval.OPTIONS.baselines, geval.OPTIONS.protocols, geval.OPTIONS.variants
 
     for name, help_text in (("leaderboard", "judges and baseline metrics by correlation with people, with 95%% CIs"),
-                            ("report", "write reports/<dataset>.md: leaderboard, tables, signatures, plots")):
+                            ("report", "write reports/<dataset>.md and .html: what was judged, agreement, "
+                                       "comparisons, leaderboard, flagged items, templates, signatures, plots")):
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument("dataset", nargs="+" if name == "leaderboard" else None,
                          help="dataset name as stored (the file name without extension)")
@@ -399,16 +400,18 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--calibrate", action="store_true",
                          help="add each judge calibrated to the human scale, held out by group")
         sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
+        sub.add_argument("--protocol", action="append", choices=sorted(protocols),
+                         help="protocol, repeatable (default: those of the dataset's layout, else generic: item, "
+                              "group and system level as the data allows)")
         if name == "leaderboard":
-            sub.add_argument("--protocol", action="append", choices=sorted(protocols),
-                             help="protocol, repeatable (default: those of the dataset's layout)")
             sub.add_argument("--metric", choices=list(geval.OPTIONS.metrics),
                              help="correlation shown (default: each protocol's own)")
             sub.add_argument("--csv", help="also write every cell (all metrics) to this CSV file")
             sub.set_defaults(run=cmd_leaderboard)
         else:
-            sub.add_argument("--out", default="reports", help="folder for <dataset>.md and its plots (default reports)")
-            sub.add_argument("--no-plots", action="store_true", help="no PNG plots or HTML report")
+            sub.add_argument("--out", default="reports",
+                             help="folder for <dataset>.md, <dataset>.html and plotly.min.js (default reports)")
+            sub.add_argument("--no-plots", action="store_true", help="no plots (faster)")
             sub.set_defaults(run=cmd_report)
         _store_argument(sub)
 
@@ -447,14 +450,16 @@ def cmd_report(args) -> None:
     if _baseline_names(args.baselines) != list(geval.OPTIONS.baselines):
         words += ["--baselines", args.baselines]
     words += [w for v in args.variant or [] for w in ("--variant", v)]
+    words += [w for p in args.protocol or [] for w in ("--protocol", p)]
     words += (["--bootstrap", str(args.bootstrap)] if args.bootstrap != 1000 else []) + \
         (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
         (["--calibrate"] if args.calibrate else []) + (["--folds", str(args.folds)] if args.folds != 5 else [])
     command = "python -m geval report " + shlex.join(words)
-    path = geval.report(store, args.dataset, args.out, command=command,
-                           baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
-                           n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
-                           calibrate=args.calibrate, folds=args.folds,
-                           on_progress=lambda message: print(message, file=sys.stderr, flush=True))
-    print(f"wrote {path}")
+    made = geval.report(store, args.dataset, command=command, protocols=args.protocol,
+                        baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
+                        n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
+                        calibrate=args.calibrate, folds=args.folds,
+                        on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    path = made.write(args.out)
+    print(f"wrote {path} and {path.with_suffix('.html')}")
 

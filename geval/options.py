@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from geval.analysis.baselines import METRICS as BASELINE_METRICS
 from geval.analysis.correlation import LEVELS as AGREEMENT_LEVELS
 from geval.analysis.correlation import METRICS
-from geval.analysis.protocols import PROTOCOLS
+from geval.analysis.protocols import GENERIC, PROTOCOLS
 from geval.analysis.variants import VARIANTS
 from geval.data.items import LEVELS as ITEM_LEVELS
 from geval.data.layouts import LAYOUTS
@@ -19,7 +19,7 @@ from geval.judging.backends.openai import MODES
 class Options:
     """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
     modes, correlation metrics and levels, score variants (with what each means), protocols
-    and baseline metrics."""
+    (the published ones, then `generic`) and baseline metrics."""
 
     layouts: tuple[str, ...]
     item_levels: tuple[str, ...]
@@ -33,4 +33,4 @@ class Options:
 
 
 OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),
-                  tuple(PROTOCOLS), tuple(BASELINE_METRICS))
+                  (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS))

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -18,6 +20,36 @@ from openai_stub import OpenAIStub  # noqa: E402
 
 import geval  # noqa: E402
 from geval.data.dataset import SHARED_DATA_DIR  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _changed_tracked_files() -> dict[str, str] | None:
+    """Tracked files that differ from the last commit, each with a hash of its content (None
+    outside a git checkout). With GEVAL_PUBLISH_SCREENSHOTS set, docs/screenshots/ is left out:
+    the README's shots are then retaken on purpose."""
+    try:
+        names = subprocess.run(["git", "diff", "--name-only", "HEAD"], cwd=REPO, capture_output=True, text=True,
+                               check=True, timeout=60).stdout.splitlines()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if os.environ.get("GEVAL_PUBLISH_SCREENSHOTS"):
+        names = [name for name in names if not name.startswith("docs/screenshots/")]
+    return {name: hashlib.sha256((REPO / name).read_bytes()).hexdigest() if (REPO / name).is_file() else "gone"
+            for name in names}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def tracked_files_unchanged():
+    """The suite leaves every tracked file as it found it: tests write under tmp_path, and screenshots
+    into tests/artifacts/ (ignored by git). Checked once, after the last test."""
+    before = _changed_tracked_files()
+    yield
+    after = _changed_tracked_files()
+    if before is not None and after is not None and after != before:
+        changed = sorted(name for name in {*before, *after} if before.get(name) != after.get(name))
+        pytest.fail(f"the tests changed tracked files: {', '.join(changed)}; write under tmp_path instead "
+                    "(screenshots: tests/artifacts/)", pytrace=False)
 
 
 @pytest.fixture

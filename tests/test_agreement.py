@@ -96,7 +96,7 @@ def test_agreement_table_matches_stats_on_the_same_vectors(scored, tc_dataset):
     store, template, signature, _ = scored
     table = geval.agree(store, tc_dataset.name, (template.version, signature), n_boot=N_BOOT)
     assert list(table.columns) == ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n",
-                                   "unscored", "note", "variant"]
+                                   "groups", "unscored", "note", "variant"]
     assert len(table) == 9
     assert set(zip(table["level"], table["metric"])) == {(lv, m) for lv in ("item", "group", "system")
                                                          for m in METRICS}
@@ -206,7 +206,7 @@ def test_cli_agree_writes_csv_and_checks_levels(scored, tc_dataset, tmp_path):
     result = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--template", str(template_path),
                      "--levels", "item", "--bootstrap", "20", "--csv", str(out))
     assert result.returncode == 0, result.stderr
-    assert out.read_text().splitlines()[0] == "protocol,aspect,human,level,metric,value,low,high,n,unscored,note,variant"
+    assert out.read_text().splitlines()[0] == "protocol,aspect,human,level,metric,value,low,high,n,groups,unscored,note,variant"
     assert len(out.read_text().splitlines()) == 4
     bad = run_cli("agree", tc_dataset.name, "--store", str(store.path), "--levels", "item,corpus")
     assert bad.returncode == 2

@@ -194,28 +194,3 @@ def test_an_aspect_without_a_human_match_has_no_disagreement(store):
     frame = geval.disagreements(store, "synthetic")
     assert frame["human"].isna().all() and frame["disagreement"].isna().all()
     assert frame["judge_01"].between(0, 1).all()
-
-
-# --- the verdict in plain words (Agreement page, report) ------------------------------------
-
-def _comparison(difference, low, high, p, note=""):
-    from geval.analysis.comparison import Comparison
-
-    return Comparison("pearson", 0.4, 0.4 + difference, difference, low, high, p, 1.0, 0.1, 60, 20, note)
-
-
-@pytest.mark.parametrize("comparison, expected", [
-    (_comparison(0.05, 0.01, 0.09, 0.02),
-     ("B agrees better than A with people on Natural: +0.05 Pearson, 95% CI [+0.01, +0.09], p = 0.020 — "
-      "unlikely to be chance.")),
-    (_comparison(-0.12, -0.2, -0.04, 0.004),
-     ("A agrees better than B with people on Natural: B − A = -0.12 Pearson, 95% CI [-0.20, -0.04], p = 0.004 — "
-      "unlikely to be chance.")),
-    (_comparison(0.02, -0.03, 0.07, 0.4),
-     ("No clear difference between A and B on Natural: +0.02 Pearson, 95% CI [-0.03, +0.07], p = 0.400 — the "
-      "interval includes 0, so this could be chance.")),
-    (_comparison(0.1, float("nan"), float("nan"), float("nan"), "no interval: fewer than 10 groups"),
-     "B − A = +0.10 Pearson on Natural, but no verdict: no interval: fewer than 10 groups."),
-])
-def test_the_verdict_says_which_agrees_better_and_whether_it_could_be_chance(comparison, expected):
-    assert geval.reporting.verdict(comparison, "Natural") == expected

@@ -191,7 +191,7 @@ def test_cli_leaderboard_and_report(tmp_path):
            f"--bootstrap 50`" in text
     assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
-    assert "[topicalchat_usr_sample.html](topicalchat_usr_sample.html)" in text
+    assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and '<script charset="utf-8" src="plotly.min.js"></script>' in page
     assert len(page) < 1_000_000 and (out / "plotly.min.js").stat().st_size > 1_000_000  # plotly.js once, beside it
@@ -248,12 +248,10 @@ def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, colum
 
 
 def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path):
-    from geval.reporting.markdown import markdown_report
-
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-shared",))
-    path = markdown_report(store, dataset.name, tmp_path / "out", command="test", baselines=("length",),
-                           n_boot=N_BOOT, figures=False, ceiling=False)
-    section = path.read_text().split("## Template comparisons")[1].split("\n## ")[0]
+    path = geval.report(store, dataset.name, command="test", baselines=("length",), n_boot=N_BOOT, figures=False,
+                        ceiling=False).write(tmp_path / "out")
+    section = path.read_text().split("## Template versions and judges compared")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
     assert [row.split(" | ")[0] for row in rows] == ["| Natural", "| Maintains Context", "| Engaging",
                                                      "| Uses Knowledge"]
@@ -305,7 +303,43 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     store.save_dataset(smaller)
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     row = board.rows[board.rows["kind"] == "judge"].iloc[0]
-    assert row["note"] == "6 of the dataset's items judged"  # not 12: six judged items are gone from the file
-    path = geval.report(store, dataset.name, tmp_path / "out", baselines=[], ceiling=False, figures=False,
-                                 n_boot=N_BOOT)
-    assert f"- {row['row']}: 6 of the dataset's items judged" in path.read_text()
+    assert row["note"] == "6 of 54 items judged"  # not 12: six judged items are gone from the file
+    path = geval.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
+                        n_boot=N_BOOT).write(tmp_path / "out")
+    assert f"- {row['row']}: 6 of 54 items judged" in path.read_text()
+
+
+def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
+    """A user's own table (CSV, mapped with --map) matches no published protocol: the leaderboard and the
+    report use the generic one, item, group and system level, and say where the data allows no number."""
+    rows = ["reply,history,bot,dialog,overall"] + [f"answer {i} {'word ' * (i % 7)},A: hi {i // 4},s{i % 3},d{i // 4},"
+                                                   f"{1 + (i * 7) % 5}" for i in range(24)]  # 6 dialogues of 4
+    (tmp_path / "mine.csv").write_text("\n".join(rows) + "\n")
+    template = tmp_path / "overall.txt"
+    template.write_text(template_text(name="mine-overall", aspects=(("Overall", 1, 5),),
+                                      body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\nForm:\n- Overall:"))
+    store = str(tmp_path / "store.sqlite")
+    done = run_cli("score", str(tmp_path / "mine.csv"), "--map", "response=reply", "--map", "context=history",
+                   "--map", "system=bot", "--map", "group=dialog", "--map", "score:Overall=overall", "-t",
+                   str(template), "--judge", "scripted", "--store", store)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("leaderboard", "mine", "--store", store, "--baselines", "length", "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    assert "Overall (group level)" in done.stdout and "n/a (6 groups)" in done.stdout  # 6 dialogues of 4 items
+
+    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--baselines", "length",
+                   "--bootstrap", "50")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "out" / "mine.md").read_text()
+    assert "Protocol every item: item, group and system level (generic)" in text
+    assert "24 of 24 items judged" in text
+    board = text.split("## Leaderboard")[1].split("\n## ")[0]
+    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall@"))
+    assert " (no interval: 6 groups) |" in judge and "| n/a (" in judge
+    assert (tmp_path / "out" / "mine.html").read_text().startswith("<!DOCTYPE html>")
+
+    done = run_cli("report", "mine", "--store", store, "--out", str(tmp_path / "out"), "--protocol", "summeval-summary",
+                   "--baselines", "none", "--bootstrap", "50")
+    assert done.returncode == 2
+    assert done.stderr.splitlines()[-1] == ("error: none of the protocols summeval-summary applies to dataset 'mine' "
+                                            "(its items are at turn level); use --protocol generic"), done.stderr

@@ -8,7 +8,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from helpers import run_cli
+from helpers import REPO, run_cli
 
 import geval
 from geval.data.items import Turn
@@ -16,6 +16,9 @@ from geval.data.layouts.dstc9 import write_seed001
 from geval.data.layouts.table import ColumnMapping
 from geval.data.reading import as_number
 from geval.errors import DatasetError
+
+
+SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
 
 
 @cache
@@ -201,6 +204,82 @@ def test_json_file_holding_json_lines_is_read_as_lines(tmp_path):
     path = tmp_path / "lines.json"
     path.write_text("\n".join(json.dumps(row) for row in ROWS))
     _check_table(geval.load_dataset(path, mapping=MAPPING))
+
+
+#: UniEval's and G-EVAL's meta-evaluation layout: the human scores in a nested object.
+NESTED = [{"src": "A: hi\nB: hello", "context": "a fact", "sys": f"s{i % 3}", "doc_id": f"d{i // 3}",
+           "system_output": f"reply {i}", "scores": {"naturalness": 1 + i % 3, "coherence": 2.5}} for i in range(9)]
+
+
+def test_a_dotted_column_reads_a_nested_object(tmp_path):
+    path = tmp_path / "unieval.json"
+    path.write_text(json.dumps(NESTED))
+    dataset = geval.load_dataset(path, mapping=["response=system_output", "context=src", "grounding=context",
+                                                "system=sys", "group=doc_id", "score:naturalness=scores.naturalness"])
+    assert [item.human for item in dataset.items[:2]] == [{"naturalness": (1.0,)}, {"naturalness": (2.0,)}]
+    assert dataset.items[0].context == (Turn("A", "hi"), Turn("B", "hello"))
+    assert dataset.items[0].grounding == "a fact" and dataset.groups == ["d0", "d1", "d2"]
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=["response=system_output", "score:x=scores.natural"])
+    assert str(error.value) == (f"{path}: row 0: column 'scores.natural' (mapped to score:x) not found; columns are: "
+                                "src, context, sys, doc_id, system_output, scores.naturalness, scores.coherence")
+
+
+def test_a_column_named_with_a_dot_is_read_as_named(tmp_path):
+    path = tmp_path / "flat.csv"
+    path.write_text("reply,scores.naturalness\nhello,3\n")
+    assert geval.load_dataset(path, mapping=["response=reply", "score:n=scores.naturalness"]).items[0].human == \
+        {"n": (3.0,)}
+
+
+def test_the_preview_flattens_nested_records_and_suggests_a_mapping(tmp_path):
+    path = tmp_path / "unieval.jsonl"
+    path.write_text("\n".join(json.dumps(row) for row in NESTED))
+    preview = geval.Dataset.table_preview(path)
+    assert preview.columns == ["src", "context", "sys", "doc_id", "system_output", "scores.naturalness",
+                               "scores.coherence"]
+    assert len(preview.rows) == 5 and preview.rows[1]["scores.naturalness"] == "2"
+    assert preview.suggested == {"response": "system_output", "context": "context", "system": "sys",
+                                 "group": "doc_id"}  # not the first column; "src" is left to the user
+    assert preview.scores == ["scores.naturalness", "scores.coherence"]
+    assert preview.mapping("system_output", preview.scores, "turn", context="src") == [
+        "response=system_output", "level=turn", "score:naturalness=scores.naturalness",
+        "score:coherence=scores.coherence", "context=src"]
+    assert geval.Dataset.table_preview(SAMPLE) is None  # a known layout needs no mapping
+
+
+@pytest.mark.parametrize("header, row, response, scores", [
+    ("id,turn,context,reply,overall,engaging", "7,2,A: hi,hello,4,3", "reply", ["overall", "engaging"]),
+    ("hypothesis,reference,human", 'a cat,the cat,"[3, 4]"', "hypothesis", ["human"]),
+    ("text,label,score", "nice,x,0.5", "text", ["score"]),  # no column named like a response: the first text one
+    ("model_output,a.x,b.x", "yes,1,2", "model_output", ["a.x", "b.x"]),
+])
+def test_suggested_response_and_scores(tmp_path, header, row, response, scores):
+    path = tmp_path / "mine.csv"
+    path.write_text(f"{header}\n{row}\n")
+    preview = geval.Dataset.table_preview(path)
+    assert (preview.suggested["response"], preview.scores) == (response, scores)
+    if scores == ["a.x", "b.x"]:  # two scores of one last name keep their whole path as the aspect
+        assert preview.mapping(response, scores)[2:] == ["score:a.x=a.x", "score:b.x=b.x"]
+
+
+def test_a_stored_dataset_opens_by_name_and_is_listed_as_yours(tmp_path, store):
+    path = tmp_path / "unieval.json"
+    path.write_text(json.dumps(NESTED))
+    loaded = geval.load_dataset(path, mapping=["response=system_output", "score:n=scores.naturalness"], store=store)
+    path.unlink()  # an upload need not stay on disk: the store has it
+    again = geval.load_dataset("unieval", store=store)
+    assert (again.name, again.layout, again.items, again.path) == ("unieval", "table", loaded.items, str(path))
+    sources = geval.Dataset.sources(store)
+    assert sources["unieval"] == "yours, in the store"
+    assert sources["topicalchat_usr_sample"] == "sample, data/"
+    with pytest.raises(DatasetError, match="^unieval: no such file$"):
+        geval.load_dataset("unieval")  # without the store it is a name of nothing
+
+
+def test_shared_datasets_are_labelled_full(shared_data):
+    sources = geval.Dataset.sources()
+    assert sources["tc_usr_data"] == "full, ../shared/data" and sources["fed_sample"] == "sample, data/"
 
 
 def test_column_mapping_from_cli_pairs():

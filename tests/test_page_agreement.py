@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import numpy as np
 
 import geval
 from geval.judging.templates import parse_template, resolve_template
-from tests.test_page_inspect import scored_app
+from tests.apptest_helpers import open_app
+from tests.test_page_inspect import SAMPLE, scored_app
 
 PAGE = "views/5_agreement.py"
 
@@ -148,3 +150,27 @@ def test_the_comparison_gives_a_verdict_in_words(monkeypatch, tmp_path):
                                   "A agrees better than B with people on Natural: ",
                                   "No clear difference between A and B on Natural: ",
                                   "B − A = "))
+
+
+def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypatch, tmp_path):
+    """24 of the sample's 60 items drawn at random (seeded) leave fewer than 10 dialogues with 3 or more of them:
+    the group level reads "n/a (k groups)" in the app's table, gets no bar, and reads the same in the report."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(SAMPLE, store=store)
+    items = dataset.select(sample=24, seed=0)
+    geval.score(store, items, resolve_template("topicalchat-naturalness"), geval.make_judge("scripted"), dataset.name)
+    at = open_app(monkeypatch, tmp_path, page=PAGE)
+    assert not at.exception and not at.error
+    table = at.dataframe[0].value
+    group = table[table["level"] == "group"]["value [95% CI]"]
+    assert len(group) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for cell in group), list(group)
+    bars = _traces(at.get("plotly_chart")[0])
+    assert [t["y"] for t in bars if t["xaxis"] == "x2"] == [[None]]  # the group panel: no bar
+    assert not any(t["error_y"].get("visible", True) for t in bars if t["xaxis"] == "x2")
+    title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["annotations"][1]["text"]
+    assert re.fullmatch(r"group<br><sub>n/a \(\d groups?\), no bar: naturalness</sub>", title), title
+
+    page = geval.report(store, dataset.name, n_boot=100, baselines=[]).html()
+    rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
+    assert len(rows) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
+    store.close()

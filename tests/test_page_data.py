@@ -1,7 +1,8 @@
-"""The Data page under AppTest: the bundled sample, an upload with a mapping form, bad uploads."""
+"""The Data page under AppTest: the bundled sample, another dataset, a broken one, a stored upload."""
 
+import json
 
-
+import geval
 from tests.apptest_helpers import open_app, texts
 
 
@@ -46,3 +47,23 @@ def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
         "1. Data: pick a dataset", "2. Prompts: edit a template", "3. Score: run the judge",
         "4. Inspect: read disagreements", "5. Agreement: correlations"]
     assert [link.proto.page.split("/")[-1] for link in links] == ["", "prompts", "score", "inspect", "agreement"]
+
+
+def test_a_stored_upload_stays_listed_labelled_as_yours_and_opens_again(monkeypatch, tmp_path):
+    from tests.test_loaders import NESTED
+
+    upload = tmp_path / "uploads" / "unieval.json"  # where the page keeps an upload: beside the store
+    upload.parent.mkdir()
+    upload.write_text(json.dumps(NESTED))
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(upload, mapping=["response=system_output", "score:naturalness=scores.naturalness"], store=store)
+    store.close()
+    at = open_app(monkeypatch, tmp_path)
+    box = at.selectbox(key="data_dataset")
+    assert "unieval  (yours, in the store)" in box.options
+    assert "topicalchat_usr_sample  (sample, data/)" in box.options
+    for name, items in (("unieval", "9"), ("fed_sample", "80"), ("unieval", "9")):  # away and back
+        at.selectbox(key="data_dataset").set_value(name).run()
+        assert not at.exception and not at.error
+        assert at.subheader[0].value == name and {m.label: m.value for m in at.metric}["Items"] == items
+    assert "unieval" in at.selectbox(key="data_dataset").value

@@ -1,16 +1,21 @@
-"""geval.report: the standalone HTML report and the figures shared with the Agreement page."""
+"""geval.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
+import io
+import json
 import math
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import make_items, make_template, scripted
+from helpers import REPO, make_items, make_template, scripted
 
 import geval
+from geval.analysis.comparison import Comparison
 from geval.data.items import Turn, make_item
 from geval.errors import StoreError
+from geval.judging.templates import parse_template, resolve_template
 from geval.reporting.figures import (
     abs_diff_histogram,
     correlation_bars,
@@ -18,8 +23,7 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     scatter_figure,
 )
-from geval.reporting.html import html_report
-from geval.reporting.tables import display_table, stack_tables
+from geval.reporting.tables import agreement_csv, display_table, stack_tables
 
 EVIL = "<script>alert('owned')</script> **bold**"
 
@@ -40,7 +44,7 @@ def scored(store):
 
 def test_the_report_is_one_self_contained_html_page(scored):
     store, dataset, pair = scored
-    report = html_report(store, dataset, [pair], n_boot=100)
+    report = geval.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
     assert isinstance(report, str)
     assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
     assert "Plotly" in report
@@ -57,25 +61,139 @@ def test_the_report_is_one_self_contained_html_page(scored):
 
 def test_item_text_never_appears_raw(scored):
     store, dataset, pair = scored
-    report = html_report(store, "synthetic", [pair], n_boot=100)
+    report = geval.report(store, "synthetic", combos=[pair], n_boot=100, baselines=["length"]).html()
     assert "alert('owned')" not in report.replace("&lt;script&gt;alert(&#x27;owned&#x27;)", "")
     assert "<script>alert" not in report
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**" in report  # the worst-items table
-    assert "synthetic (stored): 12 items" in report
+    assert "synthetic (table): 12 items" in report
 
 
 def test_precomputed_tables_are_used(scored):
     store, dataset, pair = scored
     table = geval.agree(store, "synthetic", pair, n_boot=50)
     table.loc[0, "note"] = "precomputed-marker"
-    assert "precomputed-marker" in html_report(store, dataset, [pair], tables={pair: table})
+    assert "precomputed-marker" in geval.report(store, dataset, combos=[pair], tables={pair: table},
+                                                baselines=[]).html()
 
 
 def test_a_pair_that_was_never_scored_is_a_named_error(scored):
     store, dataset, _ = scored
     with pytest.raises(StoreError,
                        match="no judgments for dataset 'synthetic' with these settings; score some items first"):
-        html_report(store, dataset, [("0000", "nope")])
+        geval.report(store, dataset, combos=[("0000", "nope")], baselines=[])
+
+
+# --- the supervisor's report: two versions on a 40-item sample, flagged items with notes ------------------------------
+
+SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
+
+
+def _second_version() -> geval.Template:
+    """The naturalness template with one line changed: another version, other scripted scores."""
+    text = resolve_template("topicalchat-naturalness").text
+    return parse_template(text.replace("Evaluation Form (scores ONLY):", "Evaluation Form (numbers ONLY):"),
+                          source="v2")
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """The Topical-Chat sample (60 items, 10 dialogues), 40 of them drawn at random and scored with two
+    versions of the naturalness template; one item flagged with a note holding markup, one with a note only.
+    Plotly's default template is Streamlit's, as in the app that offers the report for download."""
+    import streamlit  # noqa: F401  (sets plotly's default template to Streamlit's placeholders #000001 ...)
+
+    store = geval.Store(tmp_path_factory.mktemp("report") / "store.sqlite")
+    dataset = geval.load_dataset(SAMPLE, store=store)
+    items = dataset.select(sample=40, seed=1)
+    first, second = resolve_template("topicalchat-naturalness"), _second_version()
+    for template in (first, second):
+        geval.score(store, items, template, scripted(), dataset.name)
+    store.set_note(items[3].id, True, "judge <b>too kind</b> & sure")
+    store.set_note(items[5].id, False, "read again")
+    made = geval.report(store, dataset.name, n_boot=200, baselines=["length"])
+    yield store, dataset, items, (first, second), made, made.html()
+    store.close()
+
+
+class _Page(HTMLParser):
+    """A report page as text by section (h2), and its tables' cells by section."""
+
+    def __init__(self, page: str):
+        super().__init__()
+        self.section, self.text, self.cells, self._in = "", {}, {}, []
+        self.feed(page)
+
+    def handle_starttag(self, tag, attrs):
+        self._in.append(tag)
+        if tag == "h2":
+            self.section = ""
+
+    def handle_endtag(self, tag):
+        if self._in:
+            self._in.pop()
+
+    def handle_data(self, data):
+        if "script" in self._in or "style" in self._in:
+            return
+        if self._in and self._in[-1] == "h2":
+            self.section += data
+            return
+        self.text[self.section] = self.text.get(self.section, "") + data + "\n"
+        if self._in and self._in[-1] == "td":
+            self.cells.setdefault(self.section, []).append(data)
+
+
+def _plotly_figures(page: str) -> list[tuple[list, dict]]:
+    """(data, layout) of every Plotly.newPlot call of a page."""
+    decoder, found = json.JSONDecoder(), []
+    for call in re.finditer(r'Plotly\.newPlot\(\s*"[\w-]+",\s*', page):
+        data, end = decoder.raw_decode(page, call.end())
+        layout, _ = decoder.raw_decode(page, page.index("{", end))
+        found.append((data, layout))
+    return found
+
+
+def test_the_report_draws_each_series_in_its_own_colour_never_streamlits_placeholders(compared):
+    *_, page = compared
+    figures = _plotly_figures(page)
+    assert len(figures) == 7  # overview bars; per version: scatter, |difference|, distributions
+    placeholder = re.compile(r"#0000[0-4][0-9]\b")
+    assert not placeholder.search(json.dumps(figures)), "a Streamlit placeholder colour went into the page"
+    bars, scatter = figures[0][0], figures[1][0]
+    combos = {trace["name"]: trace["marker"]["color"] for trace in bars}
+    systems = {trace["name"]: trace["marker"]["color"] for trace in scatter}
+    assert len(combos) == 2 and len(set(combos.values())) == 2, combos
+    assert len(systems) == 6 and len(set(systems.values())) == 6, systems
+    assert set(systems.values()) <= set(geval.reporting.COLOURS)  # the app's colours
+
+
+def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_and_templates(compared):
+    store, dataset, items, (first, second), made, page = compared
+    parsed = _Page(page)
+    judged = parsed.text["What was judged"]
+    assert judged.strip().startswith("40 of 60 items judged")  # first what was judged, then the dataset's size
+    assert parsed.cells["What was judged"].count("40 of 60") == 2
+    comparison = parsed.text["Template versions and judges compared"]
+    sentence = next(line for line in comparison.splitlines() if "Natural" in line and "B − A" in line
+                    and line.startswith(("A (", "B (", "No clear difference", "Not decided")))
+    assert first.label in sentence and second.label in sentence
+    expected = geval.compare(store, dataset.name, *(tuple(store.combos(dataset.name).set_index("template").loc[t.label][
+        ["template_version", "signature"]]) for t in (first, second)), "Natural", n_boot=200)
+    assert f"{expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}]" in sentence
+    assert f"p {'' if geval.reporting.format_p(expected.p_bootstrap).startswith('<') else '= '}" \
+           f"{geval.reporting.format_p(expected.p_bootstrap)}" in sentence
+    assert "-Evaluation Form (scores ONLY):\n+Evaluation Form (numbers ONLY):" in comparison  # the diff
+    flagged = parsed.cells["Flagged items and notes"]
+    assert [items[3].id, "yes", "judge <b>too kind</b> & sure"] == flagged[:3]  # shown as text
+    assert items[5].id in flagged and "read again" in flagged
+    assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in page and "<b>too kind" not in page
+    for template in (first, second):
+        assert f"{template.label} · scripted: hashed" in parsed.text
+        assert template.text.strip() in parsed.text[f"{template.label} · scripted: hashed"]
+    assert "Leaderboard" in parsed.text and "length" in parsed.cells["Leaderboard"]
+    markdown = made.markdown()  # the same content, as Markdown
+    assert "40 of 60 items judged" in markdown and sentence.strip() in markdown.replace("&lt;", "<")
+    assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in markdown and first.text.strip() in markdown
 
 
 def test_the_scatter_knows_each_point_item(scored):
@@ -156,13 +274,74 @@ def test_correlation_bars_carry_the_confidence_intervals(store):
     assert trace.error_y.arrayminus[0] == pytest.approx(item["value"] - item["low"])
 
 
-def test_display_table_shows_value_and_interval_in_one_column():
-    table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": ["item"], "metric": ["pearson"],
-                          "value": [0.41234], "low": [0.1], "high": [float("nan")], "n": [10], "note": [""],
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("difference, low, high, p, start", [
+    (0.12, 0.031, 0.208, 0.004, "B (v2) agrees better with people on Natural than A (v1): B − A = +0.120 "
+                                "[+0.031, +0.208], p = 0.004 (pearson 0.412 against 0.292; paired bootstrap over 12 "
+                                "groups, 40 items)."),
+    (-0.12, -0.208, -0.031, 0.0, "A (v1) agrees better with people on Natural than B (v2): B − A = -0.120 "
+                                 "[-0.208, -0.031], p < 0.001 ("),
+    (0.05, -0.1, 0.2, 0.41, "No clear difference on Natural between A (v1) and B (v2): the interval holds 0; B − A = "
+                            "+0.050 [-0.100, +0.200], p = 0.410 ("),
+    (0.5, NAN, NAN, NAN, "Not decided on Natural: B − A = +0.500 on 40 items in 12 groups, but the bootstrap "
+                         "differences are undefined in most resamples."),
+])
+def test_a_comparison_reads_as_a_verdict(difference, low, high, p, start):
+    note = "" if math.isfinite(low) else "the bootstrap differences are undefined in most resamples"
+    c = Comparison("pearson", 0.292, 0.412, difference, low, high, p, 1.0, 0.3, 40, 12, note)
+    assert geval.reporting.verdict(c, "v1", "v2", "Natural").startswith(start)
+
+
+def test_a_verdict_from_too_few_groups_says_to_score_more():
+    c = Comparison("pearson", 0.292, 0.412, 0.12, NAN, NAN, NAN, 1.0, 0.3, 20, 6, "no interval: fewer than 10 groups")
+    assert geval.reporting.verdict(c, "v1", "v2", "Natural") == (
+        "Not decided on Natural: B − A = +0.120 on 20 items in 6 groups, but fewer than 10 groups give no interval "
+        "to judge it by; score more groups.")
+
+
+def test_bars_leave_out_what_is_withheld_and_say_why():
+    """The group level from 2 groups: no bar; an item level without an interval (5 groups): a bar with no error
+    bar; the panels' titles say which, and the hover reads like the table."""
+    table = pd.DataFrame({
+        "aspect": ["naturalness"] * 3 + ["coherence"], "human": ["Natural"] * 3 + ["Maintains Context"],
+        "level": ["item", "group", "system", "item"], "metric": "pearson",
+        "value": [0.512, NAN, 0.3, 0.4], "low": [NAN, NAN, 0.1, 0.2], "high": [NAN, NAN, 0.6, 0.6],
+        "n": [24, 2, 6, 24], "groups": [5, 5, 12, 12], "unscored": 0, "note": "",
+    })
+    figure = correlation_bars(table)
+    bars = [(trace.xaxis, x, y, trace.error_y) for trace in figure.data for x, y in zip(trace.x, trace.y)]
+    assert [(axis, x, y) for axis, x, y, _ in bars] == [("x", "coherence", 0.4), ("x", "naturalness", 0.512),
+                                                        ("x2", "naturalness", None), ("x3", "naturalness", 0.3)]
+    errors = {(axis, x): error.visible is not False for axis, x, _, error in bars}
+    assert errors == {("x", "coherence"): True, ("x", "naturalness"): False, ("x2", "naturalness"): False,
+                      ("x3", "naturalness"): True}
+    titles = [a.text for a in figure.layout.annotations]
+    assert titles == ["item<br><sub>no interval (5 groups), no error bar: naturalness</sub>",
+                      "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]
+    hovers = [row[2] for trace in figure.data for row in trace.customdata]
+    assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups)" in hovers
+
+
+@pytest.mark.parametrize("level, value, low, high, n, groups, shown", [
+    ("item", 0.41234, 0.1, 0.7, 60, 10, "0.412 [0.100, 0.700]"),
+    ("item", 0.512, NAN, NAN, 24, 5, "0.512 (no interval: 5 groups)"),  # the interval withheld
+    ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
+    ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups)"),  # the value withheld: 2 groups of 3 or more items
+    ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group)"),
+    ("system", NAN, NAN, NAN, 2, 8, "n/a (2 systems)"),
+    ("item", NAN, NAN, NAN, 30, 12, "n/a (undefined)"),  # constant scores
+])
+def test_display_table_shows_value_and_interval_in_one_column_or_why_not(level, value, low, high, n, groups, shown):
+    table = pd.DataFrame({"aspect": ["a"], "human": ["H"], "level": [level], "metric": ["pearson"],
+                          "value": [value], "low": [low], "high": [high], "n": [n], "groups": [groups], "note": [""],
                           "unscored": [2]})
-    shown = display_table(table)
-    assert shown.loc[0, "value [95% CI]"] == "0.412 [0.100, –]"
-    assert list(shown.columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n", "unscored", "note"]
+    assert display_table(table).loc[0, "value [95% CI]"] == shown
+    assert list(display_table(table).columns) == ["aspect", "human", "level", "metric", "value [95% CI]", "n",
+                                                  "unscored", "note"]
+    csv = pd.read_csv(io.StringIO(agreement_csv(table)))
+    assert csv.loc[0, "value [95% CI]"] == shown and list(csv.columns)[4:6] == ["value [95% CI]", "value"]
 
 
 def test_the_judge_distribution_figure_covers_the_whole_scale():

@@ -19,7 +19,6 @@ from helpers import REPO, make_items, make_template, run_cli
 import geval
 from geval.errors import JudgeError
 from geval.judging.backends.openai import OpenAIJudge
-from geval.reporting.html import html_report
 
 KEY = "sk-test-SECRET-8d1e5f0b2c"
 TEMPLATE = make_template()
@@ -84,8 +83,8 @@ def test_a_key_given_in_process_is_written_nowhere(stub, tmp_path, caplog):
     assert progress.done == 8 and progress.failed == 0
     assert {r["headers"]["authorization"] for r in stub.requests} == {f"Bearer {KEY}"}
 
-    (tmp_path / "report.html").write_text(html_report(store, dataset, [(TEMPLATE.version, progress.signature)],
-                                                            n_boot=50))
+    geval.report(store, dataset, tmp_path, combos=[(TEMPLATE.version, progress.signature)], n_boot=50,
+                 baselines=["length"])  # synthetic.md and synthetic.html
     geval.agree(store, "synthetic", None, n_boot=50).to_csv(tmp_path / "agreement.csv", index=False)
     store.judgments("synthetic").to_csv(tmp_path / "judgments.csv", index=False)
     (tmp_path / "run.log").write_text(caplog.text)

@@ -14,7 +14,7 @@ st.title("Data")
 if "data_deleted" in st.session_state:
     st.success(st.session_state.pop("data_deleted"))
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
-           "or your own CSV, JSON or JSONL.")
+           "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others).")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
     st.markdown("**Does a judge agree with people?** Five steps, one page each:")
     steps = st.columns(5)
@@ -32,19 +32,22 @@ source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], hori
 
 if source == "Bundled or shared dataset":
     known = geval.Dataset.known()
-    names = list(known)
-    current = (st.session_state.get("dataset_source") or {}).get("path")
-    index = next((i for i, n in enumerate(names) if str(known[n]) == current),
-                 names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0)
+    sources = geval.Dataset.sources(state.store())  # bundled, shared, then the stored ones (uploads)
+    names = list(sources)
+    loaded = st.session_state.get("dataset_source") or {}
+    current = loaded.get("name") or Path(loaded.get("path") or state.DEFAULT_DATASET).stem
+    index = names.index(current) if current in names else \
+        names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0
 
     def _load_chosen() -> None:
-        try:
-            state.load_dataset(known[st.session_state["data_dataset"]])
+        name = st.session_state["data_dataset"]
+        try:  # a stored dataset (an upload) is opened by its name, from the store
+            state.load_dataset(known.get(name, name))
         except geval.GevalError as exc:
             st.session_state["data_error"] = str(exc)
 
     st.selectbox("Dataset", names, index=index, key="data_dataset", on_change=_load_chosen,
-                 format_func=lambda n: f"{n}  ({known[n].parent.name}/)")
+                 format_func=lambda n: f"{n}  ({sources[n]})")
     if "data_error" in st.session_state:
         st.error(st.session_state.pop("data_error"))
 else:
@@ -59,29 +62,36 @@ else:
         path.write_bytes(upload.getvalue())
         before = st.session_state.get("dataset_source")
         try:
-            columns = geval.Dataset.table_columns(path)
-            if columns is None:
+            preview = geval.Dataset.table_preview(path)
+            if preview is None:
                 state.load_dataset(path)
             else:
                 st.info(f"{upload.name}: not a known layout. Say which column holds what.")
+                st.caption(f"Its first {len(preview.rows)} records (nested fields as dotted paths, e.g. "
+                           "scores.naturalness):")
+                st.dataframe(pd.DataFrame(preview.rows, columns=preview.columns), hide_index=True,
+                             key="data_upload_preview")
                 with st.form("mapping"):
+                    columns, guess = preview.columns, preview.suggested
                     optional = ["(none)", *columns]
-                    response = st.selectbox("Response or summary (the text judged)", columns)
-                    context = st.selectbox("Context (dialogue so far)", optional)
-                    grounding = st.selectbox("Grounding (fact, persona or source document)", optional)
-                    system = st.selectbox("System", optional)
-                    group = st.selectbox("Group (dialogue or document id)", optional)
-                    scores = st.multiselect("Human score columns (one aspect each)", columns)
+
+                    def pick(label: str, role: str, choices: list[str]) -> str:
+                        chosen = guess.get(role, choices[0])
+                        return st.selectbox(label, choices, index=choices.index(chosen))
+
+                    response = pick("Response or summary (the text judged)", "response", columns)
+                    roles = {"context": pick("Context (dialogue so far)", "context", optional),
+                             "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
+                             "system": pick("System", "system", optional),
+                             "group": pick("Group (dialogue or document id)", "group", optional)}
+                    scores = st.multiselect("Human score columns (one aspect each)", columns, default=preview.scores)
                     level = st.selectbox("Level", list(geval.OPTIONS.item_levels))
                     submitted = st.form_submit_button("Load with this mapping")
                 if submitted:
-                    pairs = [f"response={response}", f"level={level}", *[f"score:{c}={c}" for c in scores]]
-                    pairs += [f"{role}={column}" for role, column in
-                              (("context", context), ("grounding", grounding), ("system", system), ("group", group))
-                              if column != "(none)"]
-                    state.load_dataset(path, mapping=pairs)
-        except geval.GevalError as exc:
-            st.error(str(exc))
+                    state.load_dataset(path, mapping=preview.mapping(
+                        response, scores, level, **{r: c for r, c in roles.items() if c != "(none)"}))
+        except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
+            st.error(str(exc).replace(str(path), upload.name))
         else:
             if st.session_state.get("dataset_source") != before:
                 st.rerun()  # so that the sidebar, drawn before this page, names the new dataset

@@ -12,16 +12,19 @@ from studio import combos as scored
 
 
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
-                 metric: str) -> bytes:
-    """The standalone HTML report, built when its button is pressed (on a thread of its own,
-    hence its own store connection)."""
+                 metric: str, variant: str, baselines: tuple) -> bytes:
+    """The report (`geval.report`, as the CLI writes it) as one HTML page, built when its button is
+    pressed (on a thread of its own, hence its own store connection)."""
     own = geval.Store(path)
     try:
-        return geval.reporting.html_report(own, dataset, pairs, tables=tables, levels=levels, n_boot=n_boot,
-                                 metric=metric).encode("utf-8")
+        return geval.report(own, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
+                            variants=(variant,), baselines=baselines).html().encode("utf-8")
     finally:
         own.close()
 
+
+#: The leaderboard's baselines until others are chosen (the report uses the same).
+REPORT_BASELINES = ("rouge-l", "bleu", "chrf", "length")
 
 st.title("Agreement")
 store = state.store()
@@ -73,15 +76,19 @@ with st.expander("Judge signatures"):
         st.text(f"{label}\n{signature}")
 
 downloads = st.columns([1, 1, 4])
-downloads[0].download_button("Numbers as CSV", stacked.to_csv(index=False), file_name=f"agreement-{dataset.name}.csv",
+downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
 
 report = functools.partial(build_report, path, dataset, [pairs[label] for label in tables],
-                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric)
+                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric,
+                           variant, tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES)))
 downloads[1].download_button("HTML report", report, file_name=f"geval-report-{dataset.name}.html", mime="text/html",
                              key="agree_report", icon=":material/description:",
-                             help="One file with the tables, plots (plotly.js inline, works offline) and signatures.")
+                             help="The report `python -m geval report` writes, for the versions chosen above: what "
+                                  "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
+                                  "baselines chosen below), flagged items and notes, templates and signatures. One "
+                                  "file; plotly.js inline, works offline.")
 
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
@@ -92,7 +99,7 @@ st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grou
            "the dataset protocol's correlation with its 95% interval.")
 lb_left, lb_right = st.columns([3, 1])
 lb_baselines = lb_left.multiselect(
-    "Baselines", list(geval.OPTIONS.baselines), default=["rouge-l", "bleu", "chrf", "length"], key="agree_lb_baselines",
+    "Baselines", list(geval.OPTIONS.baselines), default=list(REPORT_BASELINES), key="agree_lb_baselines",
     help="'embedding' runs the bundled GGUF model on every response and grounding once (slow the first time; "
          "cached in the store).")
 if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
@@ -191,7 +198,7 @@ cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
                "and p-value are rough. Score more groups for a firm answer.")
-st.info(re.sub(r"([\\`*_{}\[\]()#+.!|<>~$-])", r"\\\1", geval.reporting.verdict(result, human)),  # as text
+st.info(re.sub(r"([\\`*_{}\[\]()#+.!|<>~$-])", r"\\\1", geval.reporting.verdict(result, label_a, label_b, human)),  # as text
         icon=":material/balance:")
 st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
         f"on {result.n_items} items in {result.n_groups} groups; Williams t = {geval.reporting.number(result.williams_t, 2)}")

@@ -3,7 +3,10 @@ the reports is made by `correlations`: score columns (a judge's aspects in any s
 a baseline metric, a held-out combination) against the human aspects they are compared with,
 under a protocol (`geval.analysis.protocols`: which items, which levels, which metrics).
 
-    protocol, aspect, human, level, metric, value, low, high, n, unscored, note
+    protocol, aspect, human, level, metric, value, low, high, n, groups, unscored, note
+
+(`n`: the items, groups or systems a value rests on, by level; `groups`: the groups its interval
+resamples; `geval.analysis.correlation.reading` is how a row reads, e.g. "n/a (2 groups)".)
 
 `agree` reads one scored (template version, judge) combination from the store and applies
 GENERIC (every level) or a named protocol; `judge_scores` is the step it shares with the
@@ -38,7 +41,8 @@ from geval.errors import StoreError
 from geval.judging.templates import Template
 from geval.store import Store
 
-COLUMNS = ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n", "unscored", "note"]
+COLUMNS = ["protocol", "aspect", "human", "level", "metric", "value", "low", "high", "n", "groups", "unscored",
+           "note"]
 #: The row of G-EVAL's "average" column: the mean of the aspects' correlations.
 AVERAGE = "average"
 #: Seed 000's score of an item over several aspects, against the human Overall.
@@ -97,7 +101,8 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
             else:
                 found = system_level(judge[keep], people[keep], systems[keep], resamples, metrics)
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
-                      **found[metric].__dict__, "unscored": int(np.isnan(judge).sum())} for metric in metrics]
+                      **found[metric].__dict__, "groups": resamples.n_groups,
+                      "unscored": int(np.isnan(judge).sum())} for metric in metrics]
     if average and "item" in protocol.levels:
         overall = (protocol.overall or "").lower()
         averaged = [(column, human) for column, human in pairs if human.lower() != overall]
@@ -126,7 +131,7 @@ def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str
                                    "" if math.isfinite(value) else "undefined: an aspect's correlation is",
                                    interval_note(info["group"].to_numpy()) if math.isfinite(value) else ""]))
     return {"protocol": protocol.name, "aspect": AVERAGE, "human": ", ".join(h for _, h in pairs), "level": "item",
-            "metric": metric, "value": value, "low": low, "high": high, "n": len(info),
+            "metric": metric, "value": value, "low": low, "high": high, "n": len(info), "groups": resamples.n_groups,
             "unscored": int(frame[[c for c, _ in pairs]].isna().any(axis=1).sum()), "note": note}
 
 
@@ -153,8 +158,8 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     if not level_items:
         raise ProtocolError(f"{protocol.title}: none of the {len(items)} items is at {protocol.item_level} level")
     human_aspects = _human_aspects(level_items)
-    if isinstance(scores, pd.Series):  # one score per item: compared with every aspect of the protocol
-        wanted = [h for h in dict.fromkeys(protocol.aspects.values()) if h in human_aspects]
+    if isinstance(scores, pd.Series):  # one score per item: compared with every aspect of the protocol (GENERIC: all)
+        wanted = [h for h in dict.fromkeys(protocol.aspects.values() or human_aspects) if h in human_aspects]
         frame = pd.DataFrame({protocol.aspect_for(h): scores for h in wanted})
         given = {protocol.aspect_for(h): h for h in wanted}
     else:

@@ -37,6 +37,8 @@ LEVELS = ("item", "group", "system")
 MIN_GROUPS = 10
 #: Items a group needs for a correlation inside it.
 MIN_GROUP_ITEMS = 3
+#: Systems the system level needs.
+MIN_SYSTEMS = 3
 #: Up to this many items, Spearman and Kendall intervals are recomputed exactly in every resample.
 EXACT_UP_TO = 2000
 #: Resamples computed at once (memory: BLOCK x items floats for ranks).
@@ -76,6 +78,29 @@ def few_groups(count: int) -> str:
     """The note for an interval withheld because it would rest on `count` groups."""
     return (f"no interval: {count} group{'s' if count != 1 else ''} (dialogues, documents); "
             f"a bootstrap over groups needs at least {MIN_GROUPS}")
+
+
+def reading(value: float, low: float, high: float, level: str, n: int, groups: int | None = None,
+            digits: int = 3) -> str:
+    """How a statistic reads in a table: "0.512 [0.301, 0.690]"; "0.512 (no interval: 5 groups)"
+    when its interval is withheld; "n/a (2 groups)" when the value itself is (the group level
+    from fewer than MIN_GROUPS groups), "n/a (2 systems)" (the system level from fewer than
+    MIN_SYSTEMS), "n/a (undefined)" otherwise (constant scores). `n` is what the statistic
+    rests on (items, groups or systems, by level); `groups` the groups its interval resamples."""
+    def count(number, word: str) -> str:
+        return f"{number} {word}{'' if number == 1 else 's'}"
+
+    if value is None or not math.isfinite(value):
+        if level == "group":
+            return f"n/a ({count(int(n), 'group')})"
+        if level == "system" and n < MIN_SYSTEMS:
+            return f"n/a ({count(int(n), 'system')})"
+        return "n/a (undefined)"
+    shown = f"{value:.{digits}f}"
+    if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        few = groups is not None and math.isfinite(groups) and groups < MIN_GROUPS
+        return f"{shown} (no interval: {count(int(groups), 'group')})" if few else f"{shown} (no interval)"
+    return f"{shown} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def interval_note(groups) -> str:
@@ -346,10 +371,11 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     least 3; items without a system are no system of their own); the interval resamples groups."""
     named = systems != ""
     n_systems = len(set(systems[named].tolist()))
-    if n_systems < 3:
+    if n_systems < MIN_SYSTEMS:
         nan = math.nan
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
-                               f"undefined: {n_systems} system(s); system level needs at least 3") for m in metrics}
+                               f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
+                for m in metrics}
     names, system_of = np.unique(systems, return_inverse=True)
 
     def means(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

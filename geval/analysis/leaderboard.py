@@ -29,7 +29,8 @@ from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects
-from geval.analysis.protocols import PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
+from geval.analysis.correlation import reading
+from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name
@@ -38,7 +39,7 @@ from geval.store import Store
 CEILING = "people (leave-one-annotator-out)"
 ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
 LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
-                "high", "n", "unscored", "note"]
+                "high", "n", "groups", "unscored", "note"]
 
 
 @dataclass
@@ -69,11 +70,12 @@ class Leaderboard:
     skipped: list[str] = field(default_factory=list)
 
     def wide(self, metric: str | None = None, digits: int = 3) -> pd.DataFrame:
-        """Rows x columns of 'value [low, high]' text ('–' where undefined), in the protocol's
-        primary metric (or `metric`), with the kind, reference and signature of each row."""
+        """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
+        "0.512 (no interval: 5 groups)"; `geval.analysis.correlation.reading`), in the
+        protocol's primary metric (or `metric`), with the kind, reference and signature of each row."""
         cells = self._pick(metric)
-        text = [f"{_num(v, digits)} [{_num(lo, digits)}, {_num(hi, digits)}]" if math.isfinite(v) else "–"
-                for v, lo, hi in zip(cells["value"], cells["low"], cells["high"])]
+        text = [reading(v, lo, hi, level, n, groups, digits) for v, lo, hi, level, n, groups in
+                zip(cells["value"], cells["low"], cells["high"], cells["level"], cells["n"], cells["groups"])]
         table = cells.assign(cell=text).pivot_table(index="row", columns="column", values="cell", aggfunc="first",
                                                    sort=False)
         table = table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
@@ -100,7 +102,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                 on_progress: Callable[[str], None] | None = None) -> Leaderboard:
     """The leaderboard of the stored `datasets` (names as stored).
 
-    `protocols`: protocol names to use (default: those that apply to each dataset's layout);
+    `protocols`: protocol names to use (default: the published ones that apply to each dataset's
+    layout, else `generic`: item, group and system level, each where the data allows);
     `baselines`: names from `geval.baselines.METRICS` (baseline scores are cached in the
     store); `variants`: judge score variants (`geval.variants`), one row each; `ceiling`:
     add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
@@ -120,9 +123,11 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         layout = store.dataset_layout(name)
         chosen = [get_protocol(p) for p in protocols] if protocols else \
             protocols_for(layout, name, list(dict.fromkeys(i.level for i in items)))
-        chosen = [p for p in chosen if any(i.level == p.item_level for i in items)]
-        if not chosen:
-            raise GevalError(f"no protocol applies to dataset '{name}' (layout {layout}); name one with --protocol")
+        chosen = [p for p in chosen if p.for_every_item or any(i.level == p.item_level for i in items)]
+        if not chosen and protocols:
+            raise GevalError(f"none of the protocols {', '.join(protocols)} applies to dataset '{name}' (its items "
+                             f"are at {', '.join(dict.fromkeys(i.level for i in items))} level); use --protocol generic")
+        chosen = chosen or [GENERIC]
         candidates = _judge_rows(store, name, items, variants, skipped)
         if calibrate:
             candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
@@ -130,7 +135,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         # baselines and people on the items the judges scored (all of them when none did), so that every row
         # of the leaderboard rests on the same items
         wanted = {p.item_level for p in chosen}
-        level_items = [i for i in items if i.level in wanted and (not judged or i.id in judged)]
+        every = any(p.for_every_item for p in chosen)
+        level_items = [i for i in items if (every or i.level in wanted) and (not judged or i.id in judged)]
         if baselines:
             say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
             for result in compute_baselines(level_items, baselines, dataset=name, layout=layout, store=store,
@@ -208,7 +214,7 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
                 continue
             except StoreError:  # judged only items a reloaded file no longer has
                 continue
-            rows.append(_judge_row(label + suffix, scored, variant))
+            rows.append(_judge_row(label + suffix, scored, variant, len(items)))
     return rows
 
 
@@ -223,13 +229,13 @@ def name_family(template) -> str:
     return f"{stem}-*" if dash else name
 
 
-def _judge_row(label: str, members: list, variant: str) -> Row:
+def _judge_row(label: str, members: list, variant: str, n_items: int) -> Row:
     """A row from one or more scored combinations (one-aspect templates read together)."""
     scores = pd.concat([m.scores for m in members], axis=1)
     return Row(label, "judge", [m.signature for m in members], [json.loads(m.signature_json) for m in members],
                scores, {k: h for m in members for k, h in m.humans.items()},
                {k: s for m in members for k, s in m.scales.items()},
-               note=f"{len(scores)} of the dataset's items judged"
+               note=f"{len(scores)} of {n_items} items judged"
                + (f"; score variant {variant}" if variant != "wmean" else ""))
 
 
@@ -271,9 +277,14 @@ def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed:
         rows = table["aspect"] == combined
         table.loc[rows, "note"] = [f"mean of {', '.join(judged)}" + (f"; {note}" if note else "")
                                    for note in table.loc[rows, "note"]]
-    table["column"] = [_column(dataset, protocol, _label(aspect, human), several)
-                       for aspect, human in zip(table["aspect"], table["human"])]
+    table["column"] = [_column(dataset, protocol, _label(aspect, human) + _level(protocol, level), several)
+                       for aspect, human, level in zip(table["aspect"], table["human"], table["level"])]
     return table.assign(row=row.label, kind=row.kind, dataset=dataset)
+
+
+def _level(protocol: Protocol, level: str) -> str:
+    """A column's level, for protocols of several levels (GENERIC): " (group level)"; "" for the item level."""
+    return f" ({level} level)" if len(protocol.levels) > 1 and level != "item" else ""
 
 
 def _label(aspect: str, human: str) -> str:
@@ -317,11 +328,12 @@ def _protocol_layout(protocol: Protocol) -> str:
 
 def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) -> pd.DataFrame | None:
     """The people's leave-one-out correlation per human aspect, in the protocol's metrics
-    (item-level protocols only: the others aggregate in ways one annotator cannot)."""
-    if protocol.levels != ("item",):
+    (at item level only: the other levels aggregate in ways one annotator cannot)."""
+    if protocol.levels != ("item",) and not protocol.for_every_item:
         return None
-    level_items = [i for i in items if i.level == protocol.item_level]
-    humans = [h for h in dict.fromkeys(protocol.aspects.values()) if any(h in i.human for i in level_items)]
+    level_items = items if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
+    wanted = protocol.aspects.values() or [h for i in level_items for h in i.human]
+    humans = [h for h in dict.fromkeys(wanted) if any(h in i.human for i in level_items)]
     table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False)
     table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
     if table.empty:
@@ -330,7 +342,8 @@ def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) ->
     frame = pd.DataFrame({
         "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
         "human": table["human"], "level": "item", "metric": table["statistic"].str.removeprefix("leave-one-out "),
-        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"], "unscored": 0,
+        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"],
+        "groups": len({i.group for i in level_items}), "unscored": 0,
         "note": table["note"],
     })
     frame["column"] = [_column(dataset, protocol, h, several) for h in frame["human"]]
@@ -351,11 +364,12 @@ def _sorted_columns(cells: pd.DataFrame, names: list[str]) -> pd.DataFrame:
             place = len(humans) + 3
         else:
             place = humans.index(row["human"].lower()) if row["human"].lower() in humans else len(humans)
-        return names.index(row["dataset"]), order.index(protocol.name), place
+        level = protocol.levels.index(row["level"]) if row["level"] in protocol.levels else 0
+        return names.index(row["dataset"]), order.index(protocol.name), level, place
 
     if cells.empty:
         return cells
-    order = list(PROTOCOLS)
+    order = [*PROTOCOLS, GENERIC.name]
     keys = cells.apply(rank, axis=1)
     return cells.assign(_rank=keys).sort_values("_rank", kind="stable").drop(columns="_rank").reset_index(drop=True)
 
@@ -371,6 +385,3 @@ def _order(rows: dict[str, Row], cells: pd.DataFrame) -> list[str]:
     ranked.sort(key=lambda label: -best.get(label, -np.inf) if math.isfinite(best.get(label, -np.inf)) else np.inf)
     return ranked + [label for label, row in rows.items() if row.kind == "ceiling"]
 
-
-def _num(value: float, digits: int) -> str:
-    return "–" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"

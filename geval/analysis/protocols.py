@@ -113,9 +113,11 @@ def generic(levels: tuple[str, ...] = LEVELS) -> Protocol:
 
 
 def get_protocol(name: str) -> Protocol:
-    """The protocol called `name`."""
+    """The protocol called `name` (a published one, or `generic`)."""
+    if name == GENERIC.name:
+        return GENERIC
     if name not in PROTOCOLS:
-        raise ProtocolError(f"protocol '{name}' is unknown; use one of {', '.join(PROTOCOLS)}")
+        raise ProtocolError(f"protocol '{name}' is unknown; use one of {', '.join([*PROTOCOLS, GENERIC.name])}")
     return PROTOCOLS[name]
 
 

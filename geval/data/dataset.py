@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from geval.data.items import LEVELS, Item
 from geval.data.layouts import LAYOUTS, dstc9, table
-from geval.data.layouts.table import ColumnMapping
+from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
 from geval.data.selection import select_items
 from geval.errors import DatasetError, shown
@@ -40,6 +40,18 @@ def known_datasets() -> dict[str, Path]:
             for path in sorted(folder.iterdir()):
                 if path.suffix in DATA_SUFFIXES and not path.name.startswith("."):
                     found.setdefault(path.stem, path)
+    return found
+
+
+def dataset_sources(store: "Store | None" = None) -> dict[str, str]:
+    """Every dataset that can be opened by name, with where it comes from: "sample, data/" (the
+    bundled samples), "full, ../shared/data" (the full public datasets), then "yours, in the
+    store" (a stored dataset of no such file: an upload, or a file loaded from the CLI)."""
+    shared = "$GEVAL_SHARED_DATA" if os.environ.get("GEVAL_SHARED_DATA") else "../shared/data"
+    found = {name: "sample, data/" if path.parent == DATA_DIR else f"full, {shared}"
+             for name, path in known_datasets().items()}
+    for name in store.dataset_names() if store is not None else []:
+        found.setdefault(name, "yours, in the store")
     return found
 
 
@@ -110,9 +122,17 @@ class Dataset:
         return known_datasets()
 
     @staticmethod
-    def table_columns(path: str | Path) -> list[str] | None:
-        """Column names to offer in a mapping form, or None when the file's layout is recognized."""
-        return table_columns(path)
+    def sources(store: "Store | None" = None) -> dict[str, str]:
+        """Every dataset that can be opened by name (bundled, shared, and with a store the stored
+        ones), with where it comes from (`dataset_sources`)."""
+        return dataset_sources(store)
+
+    @staticmethod
+    def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:
+        """The first `rows` records of a file of no known layout, flattened (nested objects as
+        dotted columns: scores.naturalness), with a suggested column mapping; None when the
+        file's layout is recognized (`geval.data.layouts.table.preview`)."""
+        return table_preview(path, rows)
 
     def summary(self) -> str:
         """One line: counts of items per level, groups, systems and skipped values."""
@@ -143,11 +163,15 @@ def load_dataset(
     "score:Overall=overall"), else by `layout`, else by auto-detection.
 
     With a `store`, the items are saved into it once the whole file has loaded (in one
-    transaction): a file that fails to load leaves the store as it was.
+    transaction): a file that fails to load leaves the store as it was. With a `store`, `path`
+    may also be the name of a dataset stored there (e.g. an upload): it is read from the store.
     """
     path = Path(path)
-    if path.suffix == "" and path.name == str(path) and path.name in known_datasets():  # a bundled or shared name
-        path = known_datasets()[path.name]
+    if path.suffix == "" and path.name == str(path) and not path.exists():  # a name
+        if path.name in known_datasets():  # a bundled or shared dataset
+            path = known_datasets()[path.name]
+        elif store is not None and path.name in store.dataset_names():
+            return store.dataset(path.name)
     data, lines = read_records(path)
     name = name or path.stem
     if mapping is not None and not isinstance(mapping, ColumnMapping):
@@ -191,11 +215,11 @@ def _unique(items: list) -> list:
     return result
 
 
-def table_columns(path: str | Path) -> list[str] | None:
-    """Column names to offer in a mapping form, or None when the layout is auto-detected."""
+def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:
+    """The first records of a table file and a suggested mapping, or None when the layout is auto-detected."""
     data, _ = read_records(Path(path))
     if detect_layout(data) is not None:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        return [str(column) for column in data[0]]
+        return table.preview(data, rows)
     raise DatasetError(f"{path}: neither a known layout nor a table of records with named columns")

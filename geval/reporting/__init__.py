@@ -1,8 +1,11 @@
-"""What people read: the agreement figures (`figures`), tables as text (`tables`), and the
-reports (`html`: one self-contained page; `markdown`: reports/<dataset>.md). `report` writes a
-dataset's report; the names below are what the app draws."""
+"""What people read: the agreement figures (`figures`), tables as text (`tables`), and a
+dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
+`markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app
+and the CLI use."""
 
+from geval.reporting.dataset_report import Report, report
 from geval.reporting.figures import (
+    COLOURS,
     WEBGL_ABOVE,
     abs_diff_histogram,
     correlation_bars,
@@ -10,10 +13,8 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     scatter_figure,
 )
-from geval.reporting.html import html_report
-from geval.reporting.markdown import markdown_report as report
-from geval.reporting.tables import display_table, format_p, number, stack_tables, verdict
+from geval.reporting.tables import agreement_csv, display_table, format_p, number, stack_tables, verdict
 
-__all__ = ["WEBGL_ABOVE", "abs_diff_histogram", "correlation_bars", "display_table", "distribution_figure", "format_p",
-           "html_report", "judge_distribution_figure", "number", "report", "scatter_figure", "stack_tables",
-           "verdict"]
+__all__ = ["COLOURS", "WEBGL_ABOVE", "Report", "abs_diff_histogram", "agreement_csv", "correlation_bars",
+           "display_table", "distribution_figure", "format_p", "judge_distribution_figure", "number", "report",
+           "scatter_figure", "stack_tables", "verdict"]

@@ -3,6 +3,11 @@ the frame of `geval.analysis.disagreement.disagreements` (one row per judgment, 
 scores also on a common 0-1 scale). Plotly is imported when a figure is built, so `import geval`
 stays light. Dataset text goes into hover labels HTML-escaped: an item containing `<script>`
 shows it literally.
+
+Series are drawn in the app's colours (COLOURS), set on every trace: inside Streamlit the default
+plotly template is Streamlit's, whose colours are placeholders (#000001, #000002 ...) that only
+the app's browser code replaces, so a figure saved to a file would draw every series near-black.
+`standalone` gives a figure the template of a page outside the app.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from geval.reporting.tables import number
+from geval.analysis.correlation import reading
 
 WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
 
@@ -25,6 +30,27 @@ JITTER = 0.02  # of each axis' range, so that tied scores do not hide each other
 
 
 BINS = np.arange(21) / 20  # the histograms' 20 bins of 0.05 (edges as typed: 19 / 20 == 0.95); [0.95, 1] holds 1
+
+
+#: The app's series colours: Streamlit's categorical palette (light theme), in its order.
+COLOURS = ("#0068c9", "#83c9ff", "#ff2b2b", "#ffabab", "#29b09d", "#7defa1", "#ff8700", "#ffd16a", "#6d3fc0",
+           "#d5dae5")
+
+
+def colour(index: int) -> str:
+    """The app's colour of the `index`-th series."""
+    return COLOURS[index % len(COLOURS)]
+
+
+def standalone(figure):
+    """`figure` for a page outside the app (a report): plotly's white template with the app's
+    colours, instead of Streamlit's template of placeholder colours. Returns the figure."""
+    import plotly.io as pio
+
+    template = pio.templates["plotly_white"]
+    template.layout.colorway = COLOURS
+    figure.update_layout(template=template)
+    return figure
 
 
 def aspect_rows(frame: pd.DataFrame, aspect: str, human: str | None) -> pd.DataFrame:
@@ -61,7 +87,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
     figure = px.scatter(
         rows, x="human_score_jitter", y="score_jitter", color="system_shown",
         custom_data=["item_id", "system_shown", "snippet", "score", "human_score"],
-        render_mode="webgl" if len(rows) > WEBGL_ABOVE else "auto",
+        render_mode="webgl" if len(rows) > WEBGL_ABOVE else "auto", color_discrete_sequence=COLOURS,
         labels={"human_score_jitter":
                 f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
                 "score_jitter": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
@@ -87,8 +113,9 @@ def _histogram(series: Mapping[str, pd.Series], title: str, x_title: str, **layo
     edges = np.column_stack([BINS[:-1], BINS[1:]])
     figure = go.Figure([
         go.Bar(x=edges.mean(axis=1), y=np.histogram(values.to_numpy(dtype=float), bins=BINS)[0], name=name,
-               customdata=edges, hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items")
-        for name, values in series.items()
+               customdata=edges, hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items",
+               marker_color=colour(index))
+        for index, (name, values) in enumerate(series.items())
     ])
     figure.update_layout(title=title, xaxis={"range": [0, 1], "title": x_title}, yaxis_title="items",
                          margin={"t": 50}, **layout)
@@ -123,26 +150,68 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     """Grouped bars of one metric's correlation per aspect, one colour per combo (template
     version and judge), one panel per level, with the 95% bootstrap CI as error bars.
-    `table` is an agreement table, or several stacked by `stack_tables`."""
-    import plotly.express as px
+    `table` is an agreement table, or several stacked by `stack_tables`.
+
+    A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
+    interval withheld no error bar: each panel's title says which, as the tables do
+    ("n/a (2 groups)", "no interval (5 groups)"), and the hover reads like the table."""
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
 
     rows = table[table["metric"] == metric].copy()
     if "combo" not in rows:
         rows["combo"] = ""
-    rows["above"] = rows["high"] - rows["value"]
-    rows["below"] = rows["value"] - rows["low"]
-    rows["ci"] = [f"[{number(lo)}, {number(hi)}]" for lo, hi in zip(rows["low"], rows["high"])]
-    levels = list(dict.fromkeys(rows["level"]))
-    figure = px.bar(
-        rows, x="aspect", y="value", color="combo", barmode="group", error_y="above", error_y_minus="below",
-        facet_col="level" if len(levels) > 1 else None, category_orders={"level": levels},
-        hover_data={"human": True, "n": True, "ci": True, "above": False, "below": False},
-        labels={"value": metric, "combo": "", "ci": "95% CI"}, title=f"{metric.capitalize()} correlation with people",
-    )
-    figure.for_each_annotation(lambda a: a.update(text=a.text.split("=", 1)[-1]))  # "level=item" -> "item"
-    figure.update_layout(legend={"orientation": "h", "y": -0.3}, margin={"t": 60})
-    figure.update_yaxes(range=[min(-0.1, float(np.nanmin(rows["low"].to_numpy(dtype=float), initial=0)) - 0.05), 1])
+    rows["reading"] = [reading(v, lo, hi, level, n, g) for v, lo, hi, level, n, g in
+                       zip(rows["value"], rows["low"], rows["high"], rows["level"], rows["n"],
+                           rows["groups"] if "groups" in rows else [None] * len(rows))]
+    value = rows["value"].to_numpy(dtype=float)
+    rows["interval"] = np.isfinite(value) & np.isfinite(rows["low"].to_numpy(dtype=float)) & \
+        np.isfinite(rows["high"].to_numpy(dtype=float))
+    rows["bar"] = np.where(np.isfinite(value), value, None)
+    levels, combos = list(dict.fromkeys(rows["level"])), list(dict.fromkeys(rows["combo"]))
+    said = {level: _withheld(rows[rows["level"] == level]) for level in levels}
+    figure = make_subplots(rows=1, cols=max(1, len(levels)), shared_yaxes=True, horizontal_spacing=0.04,
+                           subplot_titles=[html.escape(level) + "".join(f"<br><sub>{line}</sub>" for line in said[level])
+                                           for level in levels] or None)
+    for index, combo in enumerate(combos):
+        for column, level in enumerate(levels, 1):
+            part = rows[(rows["combo"] == combo) & (rows["level"] == level)]
+            for with_interval in (True, False):  # one offset group: error bars only where there is an interval
+                some = part[part["interval"] == with_interval]
+                if some.empty:
+                    continue
+                error = {"type": "data", "array": some["high"] - some["value"],
+                         "arrayminus": some["value"] - some["low"]} if with_interval else {"visible": False}
+                figure.add_trace(go.Bar(
+                    x=some["aspect"], y=some["bar"], name=combo or metric, legendgroup=combo, offsetgroup=str(index),
+                    showlegend=not any(t.legendgroup == combo for t in figure.data), marker_color=colour(index),
+                    error_y=error, customdata=some[["human", "n", "reading"]].to_numpy(),
+                    hovertemplate=f"%{{x}} vs %{{customdata[0]}} ({html.escape(level)} level)<br>"
+                                  f"{html.escape(metric)} %{{customdata[2]}}<br>n = %{{customdata[1]}}"
+                                  f"<extra>{html.escape(str(combo))}</extra>"), row=1, col=column)
+    low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
+    lines = max((len(found) for found in said.values()), default=0)
+    figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 18 * lines},
+                         title={"text": f"{metric.capitalize()} correlation with people", "y": 0.98, "yanchor": "top"})
+    figure.update_yaxes(range=[min(-0.1, float(low) - 0.05), 1])
+    figure.update_yaxes(title_text=metric, row=1, col=1)
     return figure
+
+
+def _withheld(rows: pd.DataFrame) -> list[str]:
+    """Lines saying which bars (or error bars) a panel leaves out and why, e.g.
+    "n/a (2 groups), no bar: naturalness, coherence"; HTML-escaped."""
+    found: dict[str, list[str]] = {}
+    for aspect, value, shown, interval in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"]):
+        if interval:
+            continue
+        if np.isfinite(value):  # "0.512 (no interval: 5 groups)" -> "no interval (5 groups), no error bar"
+            why = shown.split("(", 1)[1].rstrip(")").replace(": ", " (", 1)
+            why = (why + ")" if "(" in why else why) + ", no error bar"
+        else:
+            why = f"{shown}, no bar"
+        found.setdefault(why, []).append(str(aspect))
+    return [html.escape(f"{why}: {clip(', '.join(dict.fromkeys(names)), 60)}") for why, names in found.items()]
 
 
 def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None):

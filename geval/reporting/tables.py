@@ -1,5 +1,6 @@
-"""Agreement tables as people read them: value and interval as one text, several tables
-stacked, GitHub Markdown, p-values."""
+"""Agreement tables as people read them: value and interval as one text (or why there is
+none), several tables stacked, the CSV, HTML and GitHub Markdown tables, p-values, and the
+verdict of a comparison in words."""
 
 from __future__ import annotations
 
@@ -10,24 +11,43 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from geval.analysis.comparison import Comparison
+from geval.analysis.correlation import MIN_GROUPS, reading
+
 
 def number(value: float | None, digits: int = 3) -> str:
     """A value as tables print it: `digits` decimals, "–" when undefined."""
     return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
 
 
+def readings(table: pd.DataFrame) -> list[str]:
+    """Each row of an agreement table as it reads (`geval.analysis.correlation.reading`):
+    "0.512 [0.301, 0.690]", "0.512 (no interval: 5 groups)", "n/a (2 groups)"."""
+    groups = table["groups"] if "groups" in table else [None] * len(table)
+    return [reading(v, lo, hi, level, n, g) for v, lo, hi, level, n, g in
+            zip(table["value"], table["low"], table["high"], table["level"], table["n"], groups)]
+
+
 def display_table(table: pd.DataFrame) -> pd.DataFrame:
-    """An agreement table for people: value with its 95% CI as one text column, then n,
-    unscored (dropped) and the note. Columns: aspect, human, level, metric, value [95% CI], n,
-    unscored, note (plus combo when `table` has it)."""
+    """An agreement table for people: value with its 95% CI as one text column (or why there
+    is none), then n, unscored (dropped) and the note. Columns: aspect, human, level, metric,
+    value [95% CI], n, unscored, note (plus combo when `table` has it)."""
     shown = pd.DataFrame({
         **({"combo": table["combo"]} if "combo" in table else {}),
         "aspect": table["aspect"], "human": table["human"], "level": table["level"], "metric": table["metric"],
-        "value [95% CI]": [f"{number(v)} [{number(lo)}, {number(hi)}]"
-                           for v, lo, hi in zip(table["value"], table["low"], table["high"])],
+        "value [95% CI]": readings(table),
         "n": table["n"].astype(int), "unscored": table["unscored"].astype(int), "note": table["note"].fillna(""),
     })
     return shown.reset_index(drop=True)
+
+
+def agreement_csv(table: pd.DataFrame) -> str:
+    """An agreement table (or several, stacked) as CSV: the numbers, and beside them the value as
+    it reads ("n/a (2 groups)" where the value is withheld, "0.512 (no interval: 5 groups)")."""
+    at = list(table.columns).index("metric") + 1 if "metric" in table else 0
+    readable = table.copy()
+    readable.insert(at, "value [95% CI]", readings(table))
+    return readable.to_csv(index=False)
 
 
 def stack_tables(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -37,6 +57,7 @@ def stack_tables(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
 
 
 def html_table(frame: pd.DataFrame) -> str:
+    """A pandas table as HTML, every cell escaped."""
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(str(v))}</td>" for v in row) + "</tr>"
@@ -46,9 +67,9 @@ def html_table(frame: pd.DataFrame) -> str:
 
 
 def markdown_table(frame: pd.DataFrame) -> str:
-    """A pandas table as GitHub markdown (pipes and newlines in cells escaped)."""
+    """A pandas table as GitHub markdown (pipes, newlines and markup in cells escaped)."""
     def cell(value) -> str:
-        return str(value).replace("|", "\\|").replace("\n", "<br>")
+        return markdown_text(str(value)).replace("|", "\\|").replace("\n", "<br>")
 
     head = "| " + " | ".join(cell(c) for c in frame.columns) + " |"
     rule = "|" + "|".join("---" for _ in frame.columns) + "|"
@@ -64,20 +85,38 @@ def format_p(p: float) -> str:
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
 
 
-def verdict(comparison, human: str, a: str = "A", b: str = "B") -> str:
-    """A comparison (B minus A, `geval.compare`) in plain words: which agrees better with people
-    on `human`, by how much, and whether the 95% interval rules out chance (it excludes 0)."""
-    metric = comparison.metric.capitalize()
-    d, low, high = comparison.difference, comparison.low, comparison.high
-    numbers = f"{d:+.2f} {metric}"
-    if not (math.isfinite(low) and math.isfinite(high)):
-        why = comparison.note or "the bootstrap gave no interval"
-        return f"{b} − {a} = {numbers} on {human}, but no verdict: {why}."
-    interval = f"95% CI [{low:+.2f}, {high:+.2f}], p = {format_p(comparison.p_bootstrap)}"
-    if low > 0:
-        return f"{b} agrees better than {a} with people on {human}: {numbers}, {interval} — unlikely to be chance."
-    if high < 0:
-        return (f"{a} agrees better than {b} with people on {human}: {b} − {a} = {numbers}, {interval} — "
-                "unlikely to be chance.")
-    return (f"No clear difference between {a} and {b} on {human}: {numbers}, {interval} — the interval "
-            "includes 0, so this could be chance.")
+def markdown_text(text: str) -> str:
+    """Text as it goes into Markdown: `&`, `<` and `>` as entities, so that no markup in a
+    dataset's text is run or drawn."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def difference_text(c: Comparison) -> str:
+    """B − A with its interval, or why there is none: "+0.120 [+0.031, +0.208]"."""
+    if math.isfinite(c.low):
+        return f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
+    return f"{c.difference:+.3f} ({c.note or 'no interval'})"
+
+
+def verdict(c: Comparison, a: str, b: str, human: str) -> str:
+    """A comparison of B with A in one plain sentence: which agrees better with people on
+    `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
+    B − A holds 0), or that there are too few groups to say."""
+    if not math.isfinite(c.low):
+        why = (f"fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups"
+               if c.n_groups < MIN_GROUPS else (c.note or "the bootstrap gave no interval to judge it by"))
+        return (f"Not decided on {human}: B − A = {c.difference:+.3f} on {c.n_items} items in {c.n_groups} groups, "
+                f"but {why}.")
+    evidence = (f"B − A = {difference_text(c)}, p {_p(c.p_bootstrap)} ({c.metric} {c.b:.3f} against {c.a:.3f}; "
+                f"paired bootstrap over {c.n_groups} groups, {c.n_items} items)")
+    if c.low > 0:
+        return f"B ({b}) agrees better with people on {human} than A ({a}): {evidence}."
+    if c.high < 0:
+        return f"A ({a}) agrees better with people on {human} than B ({b}): {evidence}."
+    return f"No clear difference on {human} between A ({a}) and B ({b}): the interval holds 0; {evidence}."
+
+
+def _p(p: float) -> str:
+    """"= 0.032" or "< 0.001", after a "p"."""
+    text = format_p(p)
+    return text if text.startswith("<") else f"= {text}"

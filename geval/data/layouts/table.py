@@ -1,4 +1,7 @@
-"""Any CSV, JSON or JSONL table, read through an explicit column mapping."""
+"""Any CSV, JSON or JSONL table, read through an explicit column mapping. A column is a key of
+the records, or a dotted path into nested objects: `scores.naturalness` reads
+record["scores"]["naturalness"] (the layout of UniEval's and G-EVAL's meta-evaluation files).
+`preview` shows a file's first records flattened that way, with a suggested mapping."""
 
 from __future__ import annotations
 
@@ -14,6 +17,21 @@ from geval.errors import DatasetError, shown
 
 NAME = "table"
 SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,19}):\s+(.*)$")
+#: What a column is called, by role, in the order a suggested mapping prefers (its last dotted part, any case).
+ROLE_NAMES = {
+    "response": ("response", "reply", "output", "summary", "system_output", "hypothesis", "candidate", "prediction",
+                 "generated"),
+    "context": ("context", "history", "dialogue", "dialog", "conversation", "dialogue_history"),
+    "grounding": ("fact", "knowledge", "grounding", "persona", "document", "source", "article"),
+    "system": ("system", "sys", "system_id", "model", "model_name", "bot"),
+    "group": ("group", "group_id", "doc_id", "document_id", "dialogue_id", "dialog_id", "conversation_id",
+              "context_id"),
+}
+#: Numeric columns that are counters or ids, not human scores.
+NOT_A_SCORE = re.compile(r"(^|[_.\s-])(id|idx|index|position|row|turn|number|n)$", re.IGNORECASE)
+#: A cell of the preview: its first characters.
+PREVIEW_CHARS = 200
+MISSING = object()
 
 
 @dataclass
@@ -81,14 +99,14 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: row is not an object with named columns")
         for role, column in columns.items():
-            if column not in row:
-                available = ", ".join(shown(key, 40) for key in row)
+            if value_at(row, column) is MISSING:
+                available = ", ".join(shown(key, 40) for key in flatten(row))
                 raise DatasetError(
                     f"{where}: column '{shown(column)}' (mapped to {shown(role)}) not found; columns are: {available}"
                 )
         human = {}
         for aspect, column in mapping.scores.items():
-            scores = _scores(row[column], where, column)
+            scores = _scores(value_at(row, column), where, column)
             if scores:
                 human[aspect] = scores
             else:
@@ -97,19 +115,114 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
             make_item(
                 dataset=name,
                 level=mapping.level,
-                context=_turns(row.get(mapping.context, "") if mapping.context else "", where),
-                response=_text(row[mapping.response]),
-                grounding=_text(row.get(mapping.grounding, "")) if mapping.grounding else "",
-                system=_text(row.get(mapping.system, "")) if mapping.system else "",
-                group=_text(row.get(mapping.group, "")) if mapping.group else f"row-{index:05d}",
+                context=_turns(value_at(row, mapping.context) if mapping.context else "", where),
+                response=_text(value_at(row, mapping.response)),
+                grounding=_text(value_at(row, mapping.grounding)) if mapping.grounding else "",
+                system=_text(value_at(row, mapping.system)) if mapping.system else "",
+                group=_text(value_at(row, mapping.group)) if mapping.group else f"row-{index:05d}",
                 human=human,
             )
         )
     return items, skipped
 
 
+def value_at(row: dict, column: str) -> object:
+    """The value of `column` in a record: its key, else a dotted path into nested objects
+    (`scores.naturalness` reads row["scores"]["naturalness"]); MISSING when neither is there."""
+    if column in row:
+        return row[column]
+    value: object = row
+    for part in column.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return MISSING
+        value = value[part]
+    return value
+
+
+def flatten(record: dict, prefix: str = "") -> dict[str, object]:
+    """A record with its nested objects as dotted columns: {"scores": {"naturalness": 3}} ->
+    {"scores.naturalness": 3}. Lists stay values."""
+    flat: dict[str, object] = {}
+    for key, value in record.items():
+        if isinstance(value, dict) and value:
+            flat.update(flatten(value, f"{prefix}{key}."))
+        else:
+            flat[f"{prefix}{key}"] = value
+    return flat
+
+
+@dataclass
+class TablePreview:
+    """A table file's first records, flattened (nested objects as dotted columns), and a
+    suggested mapping: `suggested` names a column per role (response, context, grounding,
+    system, group) where one is named like it (the response: else the first text column),
+    `scores` the numeric columns left."""
+
+    columns: list[str]
+    rows: list[dict[str, str]]
+    suggested: dict[str, str]
+    scores: list[str]
+
+    def mapping(self, response: str, scores: list[str], level: str = "turn", **roles: str | None) -> list[str]:
+        """The mapping as "role=column" texts (`ColumnMapping.parse`); each score's aspect is the
+        last part of its dotted column (scores.naturalness -> naturalness) unless two share it."""
+        last = [column.rsplit(".", 1)[-1] for column in scores]
+        pairs = [f"response={response}", f"level={level}"]
+        pairs += [f"score:{name if last.count(name) == 1 else column}={column}" for name, column in zip(last, scores)]
+        return pairs + [f"{role}={column}" for role, column in roles.items() if column]
+
+
+def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
+    """The first `rows` records of `data` as text, their columns (from the first `scan`
+    records, nested objects flattened) and a suggested mapping."""
+    records = [flatten(record) for record in data[:scan] if isinstance(record, dict)]
+    columns = list(dict.fromkeys(column for record in records for column in record))
+    suggested: dict[str, str] = {}
+    for role, names in ROLE_NAMES.items():
+        free = [c for c in columns if c not in suggested.values() and not _numeric(records, c)]
+        found = _named(free, names) or (free[0] if role == "response" and free else None)  # the first text column
+        if found:
+            suggested[role] = found
+    scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
+    shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
+    return TablePreview(columns, shown_rows, suggested, scores)
+
+
+def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
+    """The column named like the first of `names` that one is named like: the same last dotted
+    part (any case), else one that contains it."""
+    last = {c: c.rsplit(".", 1)[-1].lower() for c in columns}
+    for name in names:
+        for column in columns:
+            if last[column] == name:
+                return column
+    return next((c for name in names for c in columns if name in last[c]), None)
+
+
+def _numeric(records: list[dict], column: str) -> bool:
+    """Whether every value of `column` given is a number, a numeric text or a list of numbers
+    (or its JSON text, as a CSV holds it), and one is given."""
+    values = [r[column] for r in records if r.get(column) not in (None, "")]
+    return bool(values) and all(_numbers(value) for value in values)
+
+
+def _numbers(value: object) -> bool:
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            value = loads(value)
+        except (json.JSONDecodeError, RecursionError):
+            return False
+    values = value if isinstance(value, list) else [value]
+    return len(values) > 0 and all(as_number(v) is not None for v in values)
+
+
+def _cell(value: object) -> str:
+    text = value if isinstance(value, str) else "" if value is None else json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
 def _text(value: object) -> str:
-    if value is None:
+    if value is None or value is MISSING:
         return ""
     return value.strip() if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 

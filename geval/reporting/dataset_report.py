@@ -1,0 +1,458 @@
+"""A dataset's report, made by one function (`report`) for the app's download and `geval report`
+alike: what was judged (n of N items), the agreement of each template version and judge with
+people (table and bars in the app's colours), each version against another on the same human
+aspect with a verdict in words and the template diff, the leaderboard beside baselines and the
+people's own ceiling, the flagged items and their notes, each combination's template text,
+signature, plots and worst items, the runs and every signature.
+
+It is one `Document` (`geval.reporting.document`), rendered to one self-contained HTML page
+(`Report.html`) and to a PDF-friendly Markdown page (`Report.markdown`); `Report.write` puts
+both in a folder.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+
+import pandas as pd
+
+from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
+from geval.analysis.annotators import annotator_agreement
+from geval.analysis.baselines import METRICS as BASELINES
+from geval.analysis.baselines import Embedder
+from geval.analysis.comparison import compare, compared_humans
+from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, reading
+from geval.analysis.disagreement import disagreements
+from geval.analysis.leaderboard import CEILING, Leaderboard, leaderboard
+from geval.analysis.protocols import GENERIC, get_protocol
+from geval.data.dataset import Dataset
+from geval.errors import GevalError, StoreError
+from geval.judging.templates import Template
+from geval.reporting.document import Bullets, Code, Document, Figure, Heading, Table, Text
+from geval.reporting.figures import (
+    abs_diff_histogram,
+    aspect_rows,
+    clip,
+    correlation_bars,
+    distribution_figure,
+    scatter_figure,
+)
+from geval.reporting.html import render_html
+from geval.reporting.markdown import render_markdown
+from geval.reporting.tables import (
+    difference_text,
+    display_table,
+    format_p,
+    number,
+    readings,
+    stack_tables,
+    verdict,
+)
+from geval.store import Store
+from geval.version import __version__
+
+#: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
+TOPICALCHAT_GOALS = [
+    ("G-EVAL paper, GPT-4: average Pearson over the aspects", ".575"),
+    ("UniEval (G-EVAL paper, Table 2): average Pearson", ".552"),
+    ("USR (G-EVAL paper, Table 2): average Pearson", ".358"),
+    ("seed 000, GPT-4: mean of aspects against Overall, Pearson", ".372"),
+    ("same 1.5B model, plain G-EVAL prompts, instructions first: average Pearson / mean vs Overall", ".36 / .43"),
+    ("same, dialogue first and instructions last", ".23 / .33"),
+    ("goal for the embedded 1.5B judge: average Pearson / mean vs Overall", ">= .50 / >= .55"),
+]
+PACKAGES = ("geval-studio", "llama-cpp-python", "scipy", "numpy", "pandas", "krippendorff", "rouge-score",
+            "sacrebleu", "plotly")
+
+
+@dataclass
+class Report:
+    """A dataset's report: `html()` one self-contained page, `markdown()` a PDF-friendly page
+    with the same content, `write(out)` both into a folder."""
+
+    dataset: str
+    document: Document
+
+    def html(self, plotlyjs: bool | str = True) -> str:
+        """One HTML page; plotly.js inline (works offline) unless `plotlyjs="directory"`, which
+        loads the `plotly.min.js` beside the page."""
+        return render_html(self.document, plotlyjs)
+
+    def markdown(self, plots: str = "") -> str:
+        """The Markdown page; its plots are named and linked to the HTML page `plots`."""
+        return render_markdown(self.document, plots)
+
+    def write(self, out: str | Path) -> Path:
+        """`<out>/<dataset>.md` and `<out>/<dataset>.html`, with the `plotly.min.js` that the
+        reports of the folder share; returns the Markdown's path."""
+        from plotly.offline import get_plotlyjs
+
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        page = out / f"{self.dataset}.html"
+        page.write_text(self.html(plotlyjs="directory"), "utf-8")
+        if any(isinstance(block, Figure) for block in self.document.blocks):
+            (out / "plotly.min.js").write_text(get_plotlyjs(), "utf-8")
+        path = out / f"{self.dataset}.md"
+        path.write_text(self.markdown(plots=page.name), "utf-8")
+        return path
+
+
+@dataclass
+class _Scored:
+    """One (template version, judge) of the report: its judgments item by item and its table."""
+
+    label: str
+    judge: str
+    version: str
+    signature: str
+    template: Template
+    frame: pd.DataFrame
+    table: pd.DataFrame
+    judged: int
+
+
+def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, *,
+           combos: Sequence[tuple[str, str]] | None = None, command: str | None = None,
+           protocols: Sequence[str] | None = None, baselines: Sequence[str] = tuple(BASELINES),
+           variants: Sequence[str] = ("wmean",), levels: tuple[str, ...] = LEVELS, metric: str = "pearson",
+           n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
+           embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
+           folds: int = 5, top: int = 10, on_progress: Callable[[str], None] | None = None) -> Report:
+    """The report of a stored dataset (a name, or the Dataset), on the (template version,
+    signature) pairs `combos` (default: every one scored on it); written to `out` when given.
+
+    Agreement tables are at `levels` in the first of `variants` (`tables` may hold some
+    already computed, keyed by the pair); the leaderboard has a row per judge and variant
+    beside `baselines` under `protocols` (default: the published ones of the dataset's layout,
+    else the generic one). `command` is how it was made (the CLI's command line). Raises
+    StoreError when the dataset is not stored or a pair has no judgments on it.
+    """
+    name = dataset.name if isinstance(dataset, Dataset) else dataset
+    items = store.items(name)
+    if not items:
+        raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
+                         f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+    summary = (dataset if isinstance(dataset, Dataset) else
+               Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
+    say = on_progress or (lambda message: None)
+    scored = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot)
+    say(f"{name}: leaderboard")
+    try:
+        board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
+                            ceiling=ceiling, calibrate=calibrate, folds=folds, n_boot=n_boot, embedder=embedder,
+                            on_progress=say)
+    except GevalError as exc:  # the rest of the report still says what it can; a protocol asked for must apply
+        if protocols:
+            raise
+        board, left_out = None, str(exc)
+    else:
+        left_out = ""
+    document = Document(f"{name}: agreement with people")
+    document.add(Heading(document.title, 1), Text(_made(command), meta=True))
+    document.add(*_judged(items, summary, scored))
+    document.add(*_overview(scored, metric, figures))
+    say(f"{name}: comparisons")
+    document.add(*_comparisons(store, name, scored, metric, n_boot))
+    document.add(*_leaderboard(board, left_out, n_boot))
+    document.add(*_flagged(store, items))
+    for one in scored:
+        document.add(*_combination(one, len(items), figures, top))
+    document.add(*_people(items, n_boot))
+    if board is not None:
+        document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
+    result = Report(name, document)
+    if out is not None:
+        result.write(out)
+    return result
+
+
+def _made(command: str | None) -> str:
+    now = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
+    how = f"Made by `{command}`" if command else "Made in G-Eval Studio"
+    return f"{how} on {now} with geval {__version__} ({_versions()})."
+
+
+def _versions() -> str:
+    found = []
+    for package in PACKAGES:
+        try:
+            found.append(f"{package} {metadata.version(package)}")
+        except metadata.PackageNotFoundError:
+            pass
+    return ", ".join([f"python {sys.version.split()[0]}", *found])
+
+
+def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
+            n_boot: int) -> list[_Scored]:
+    """The report's combinations, first scored first (the reference of the comparisons)."""
+    stored = store.combos(name)
+    pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
+    info = stored.set_index(["template_version", "signature"])
+    current = {item.id for item in items}
+    found = []
+    for version, signature in pairs:
+        frame = disagreements(store, name, (version, signature))
+        table = tables.get((version, signature))
+        if table is None:
+            table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
+        known = (version, signature) in info.index
+        found.append((info.loc[(version, signature), "first"] if known else 0.0, _Scored(
+            info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
+            info.loc[(version, signature), "model"] if known else signature, version, signature,
+            store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
+        )))
+    return [one for _, one in sorted(found, key=lambda pair: pair[0])]
+
+
+# --- sections -------------------------------------------------------------------------------
+
+
+def _judged(items, summary: str, scored: list[_Scored]) -> list:
+    blocks = [Heading("What was judged")]
+    if not scored:
+        return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
+                              f"own agreement follow. Dataset: {summary}.")]
+    judged = len(set().union(*(set(one.frame["item_id"]) for one in scored)) & {item.id for item in items})
+    blocks += [Text(f"{judged} of {len(items)} items judged, by {len(scored)} template version(s) and judge(s). "
+                    f"Dataset: {summary}."),
+               Table(pd.DataFrame({
+                   "template version · judge": [one.label for one in scored],
+                   "template": [one.template.label for one in scored], "judge": [one.judge for one in scored],
+                   "items judged": [f"{one.judged} of {len(items)}" for one in scored],
+                   "unscored": [int((one.frame["status"] == "unscored").sum()) for one in scored],
+                   "failed": [int((one.frame["status"] == "failed").sum()) for one in scored],
+               })),
+               Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
+                    "statistic.")]
+    return blocks
+
+
+def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
+    if not scored:
+        return []
+    stacked = stack_tables({one.label: one.table for one in scored})
+    shown = display_table(stacked)
+    if len(scored) == 1:
+        shown = shown.drop(columns="combo")
+    blocks = [Heading("Agreement with people"),
+              Text("Correlation of each judge aspect with the people's mean score: over all items (item level), "
+                   "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
+                   "scores (system level). 95% intervals resample whole groups. With fewer than "
+                   f"{MIN_GROUPS} groups no interval is given, and the group level needs {MIN_GROUPS} groups of "
+                   f"{MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" and get no bar.")]
+    if figures and (stacked["metric"] == metric).any():
+        blocks.append(Figure(correlation_bars(stacked, metric), f"{metric} correlation with people, per aspect"))
+    return blocks + [Table(shown)]
+
+
+def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_boot: int) -> list:
+    """Per human aspect that several combinations are compared with: each (B) against the first
+    of them scored (A), on the items both scored: B − A with its paired-bootstrap interval,
+    p-values, a verdict in words; then the template diff of each pair compared."""
+    blocks = [Heading("Template versions and judges compared")]
+    by_human: dict[str, list[_Scored]] = {}
+    for one in scored:  # first scored first
+        for human in compared_humans(store, name, (one.version, one.signature)):
+            by_human.setdefault(human, []).append(one)
+    rows, verdicts, pairs = [], [], {}
+    for human, ones in by_human.items():
+        reference = ones[0]
+        for other in ones[1:]:
+            try:
+                c = compare(store, name, (reference.version, reference.signature), (other.version, other.signature),
+                            human, metric=metric, n_boot=n_boot)
+            except StoreError as exc:
+                verdicts.append(f"{human}: {other.label} against {reference.label} is not compared: {exc}")
+                continue
+            rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {metric}": number(c.a),
+                         f"B: {metric}": number(c.b), "B − A [95% CI]": difference_text(c),
+                         "p (bootstrap)": format_p(c.p_bootstrap), "p (Williams)": format_p(c.williams_p),
+                         "items / groups": f"{c.n_items} / {c.n_groups}"})
+            verdicts.append(verdict(c, reference.label, other.label, human))
+            pairs[(reference.label, other.label)] = (reference, other)
+    if not verdicts:
+        return blocks + [Text("No two template versions or judges of this report are compared with the same human "
+                              "aspect: score the same items with a second version or judge to compare them.")]
+    blocks += [Text(f"Per human aspect, each template version or judge (B) against the first one scored on it (A), "
+                    f"on the items both scored: {metric} of each with the people's mean, B − A with its "
+                    f"paired-bootstrap 95% interval over groups ({n_boot} resamples) and two-sided p-value, and "
+                    "Williams' test for dependent correlations (it treats items as independent: trust the bootstrap "
+                    "where items share a group).")]
+    blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
+    for reference, other in pairs.values():
+        if other.version == reference.version:
+            blocks.append(Text(f"{other.label} and {reference.label} use the same template version: only the judge "
+                               "differs."))
+        else:
+            blocks += [Heading(f"Template text: {reference.template.label} → {other.template.label}", 3),
+                       Code(reference.template.diff(other.template), "diff")]
+    return blocks
+
+
+def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
+    blocks = [Heading("Leaderboard")]
+    if board is None:
+        return blocks + [Text(f"Left out: {left_out}")]
+    for protocol in dict.fromkeys(board.cells["protocol"]):
+        chosen = get_protocol(protocol)
+        if chosen is GENERIC:
+            blocks.append(Text("No published protocol applies to this dataset: the generic one, at item, group and "
+                               "system level, each where the data allows (a level it does not allow reads n/a)."))
+        blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
+                               f"{chosen.primary}. 95% intervals: bootstrap ({n_boot} resamples) over groups.",)))
+    blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
+                    "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
+                    "is seed 000's analysis (each aspect score mapped onto 0-1 by its scale, averaged, against human "
+                    "Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
+                    "the ceiling: one annotator against the mean of the others."),
+               Table(board.wide().drop(columns=["signature"]))]
+    notes = [f"{row}: {note}" for row, note in zip(board.rows["row"], board.rows["note"]) if note]
+    if notes:
+        blocks += [Text("Notes:"), Bullets(tuple(notes))]
+    if board.skipped:
+        blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
+    return blocks + _goals(board)
+
+
+def _goals(board: Leaderboard) -> list:
+    """For Topical-Chat: each judge row's average and mean-vs-Overall beside the reference figures."""
+    cells = board.cells[(board.cells["protocol"] == "topicalchat-turn") & (board.cells["metric"] == "pearson")]
+    if cells.empty:
+        return []
+    rows, lines = [], []
+    for label in board.rows["row"]:
+        if label == CEILING:
+            continue
+        mine = cells[cells["row"] == label]
+        average = mine[mine["aspect"] == AVERAGE]
+        mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]
+        overall = mine[mine["human"] == "Overall"]
+        rows.append({"row": label, "average over the aspects": _cell(average.iloc[0]) if len(average) else "–",
+                     "mean of aspects → Overall (calibrated rows: learned combination, held out)":
+                         _cell(mean.iloc[0]) if len(mean) else
+                         (f"(own score vs Overall) {_cell(overall.iloc[0])}" if len(overall) else "–")})
+    for label in board.rows[board.rows["kind"] == "judge"]["row"]:
+        mine = cells[cells["row"] == label]
+        average = mine[mine["aspect"] == AVERAGE]["value"]
+        mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]["value"]
+        four = mine[mine["human"].isin(["Natural", "Maintains Context", "Engaging", "Uses Knowledge"])]
+        if len(average) and len(mean) and len(four) == 4:  # the goals are about all four aspects
+            a, m = float(average.iloc[0]), float(mean.iloc[0])
+            lines.append(f"{label}: average {a:.3f} is {_versus(a, 0.50)} the goal .50 and {_versus(a, 0.36)} "
+                         f"the reference .36; mean vs Overall {m:.3f} is {_versus(m, 0.55)} the goal .55 and "
+                         f"{_versus(m, 0.43)} the reference .43.")
+    blocks = [Heading("Against the goals (Topical-Chat USR, Pearson)", 3), Table(pd.DataFrame(rows)),
+              Text("Reference figures:"), Bullets(tuple(f"{what}: {value}" for what, value in TOPICALCHAT_GOALS))]
+    return blocks + ([Bullets(tuple(lines))] if lines else [])
+
+
+def _versus(value: float, target: float) -> str:
+    return "at or above" if value >= target else "below"
+
+
+def _cell(row: pd.Series) -> str:
+    return reading(row["value"], row["low"], row["high"], row.get("level", "item"), row.get("n", 0),
+                   row.get("groups"))
+
+
+def _flagged(store: Store, items) -> list:
+    """The items flagged or with a note on the Inspect page, with their notes."""
+    by_id = {item.id: item for item in items}
+    notes = [(item_id, flag, note) for item_id, (flag, note) in store.notes().items()
+             if item_id in by_id and (flag or note.strip())]
+    blocks = [Heading("Flagged items and notes")]
+    if not notes:
+        return blocks + [Text("No item is flagged or has a note (flag items and keep notes on the Inspect page).")]
+    order = {item.id: i for i, item in enumerate(items)}
+    notes.sort(key=lambda entry: order[entry[0]])
+    return blocks + [Text(f"{sum(flag for _, flag, _ in notes)} flagged, {len(notes)} with a flag or a note."),
+                     Table(pd.DataFrame({
+                         "item": [i for i, _, _ in notes], "flagged": ["yes" if f else "" for _, f, _ in notes],
+                         "note": [n for _, _, n in notes], "system": [by_id[i].system for i, _, _ in notes],
+                         "group": [by_id[i].group for i, _, _ in notes],
+                         "response": [clip(by_id[i].response, 300) for i, _, _ in notes],
+                     }))]
+
+
+def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
+    """One template version and judge: what it judged, its signature, its template, its plots
+    and the items where it and the people disagree most."""
+    frame = one.frame
+    blocks = [Heading(one.label),
+              Text(f"{one.judged} of {n_items} items judged; {int((frame['status'] == 'unscored').sum())} unscored "
+                   f"and {int((frame['status'] == 'failed').sum())} failed judgments, left out of the statistics."),
+              Text("Judge signature:"), Code(one.signature),
+              Text(f"Template {one.template.label}:"), Code(one.template.text)]
+    pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
+    for aspect, aspect_name, human in pairs.itertuples(index=False):
+        blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 3))
+        if figures:
+            blocks += [Figure(scatter_figure(frame, aspect, human), f"{one.label}: {aspect_name} against {human}"),
+                       Figure(abs_diff_histogram(frame, aspect, human), f"{one.label}: |judge − human| of {aspect_name}"),
+                       Figure(distribution_figure(frame, aspect, human), f"{one.label}: distributions of "
+                                                                         f"{aspect_name} and {human}")]
+        worst = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
+        blocks += [Text(f"The {len(worst)} items with the largest disagreement:"), Table(pd.DataFrame({
+            "item": worst["item_id"], "system": worst["system"], "judge": worst["score"].map(number),
+            "human": worst["human_score"].map(number), "|difference| (0-1)": worst["disagreement"].map(number),
+            "response": [clip(str(t), 300) for t in worst["response"]],
+        }))]
+    return blocks
+
+
+def _people(items, n_boot: int) -> list:
+    people = annotator_agreement(items, n_boot=n_boot)
+    people["value [95% CI]"] = [reading(v, lo, hi, "item", n) for v, lo, hi, n in
+                                zip(people["value"], people["low"], people["high"], people["items"])]
+    return [Heading("People: how much the annotators agree"),
+            Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
+                 "others (averaged over annotators). Annotator k is the k-th score of each item."),
+            Table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]])]
+
+
+def _all_metrics(board: Leaderboard) -> list:
+    """Pearson, Spearman and Kendall of every row and column, for readers who want all three."""
+    cells = board.cells.copy()
+    cells["value [95% CI]"] = readings(cells)
+    wide = cells.pivot_table(index=["row", "column"], columns="metric", values="value [95% CI]", aggfunc="first",
+                             sort=False)
+    wide = wide.reindex(columns=[m for m in ("pearson", "spearman", "kendall") if m in wide.columns]).reset_index()
+    n = cells.groupby(["row", "column"], sort=False)["n"].first().reset_index()
+    return [Heading("Every metric"), Text("Pearson, Spearman and Kendall of every cell, with n (items, or groups "
+                                          "averaged, or systems)."), Table(wide.merge(n, on=["row", "column"],
+                                                                                      how="left"))]
+
+
+def _runs(store: Store, name: str, board: Leaderboard) -> list:
+    """The runs that made the judgments in the leaderboard: template, items, status, settings as given."""
+    judged = board.rows[board.rows["kind"] == "judge"]["signature"]
+    signatures = {signature for text in judged for signature in text.split("\n")}
+    runs = store.runs(name)
+    runs = runs[runs["signature"].isin(signatures)] if len(runs) else runs
+    if runs.empty:
+        return []
+    rows = []
+    for _, run in runs.sort_values("id").iterrows():
+        environment = json.loads(run["environment"] or "{}")
+        rows.append({"run": run["id"], "template": run["template"], "items": run["n_items"], "status": run["status"],
+                     "started": _dt.datetime.fromtimestamp(run["started"]).astimezone().isoformat(timespec="seconds"),
+                     "settings as given": run["settings_given"], "git commit": environment.get("git_commit", "")[:12]})
+    return [Heading("Runs"), Text("The scoring runs that made these judgments (from the store's runs table)."),
+            Table(pd.DataFrame(rows))]
+
+
+def _signatures(board: Leaderboard) -> list:
+    blocks = [Heading("Signatures")]
+    for _, row in board.rows.iterrows():
+        if row["kind"] == "ceiling":
+            continue
+        blocks += [Text(row["row"]), Code(row["signature"]),
+                   Code(json.dumps(json.loads(row["signature_json"]), indent=1), "json")]
+    return blocks
