@@ -29,6 +29,7 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from scipy.special import erf
 
 from geval.errors import BaselineError
 from geval.judging.weights import cache_dir, file_sha256
@@ -124,8 +125,6 @@ class Encoder:
 
     def hidden(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """[batch, tokens, hidden] of the last layer for padded `ids`; `mask` is 1 on real tokens."""
-        from scipy.special import erf
-
         batch, length = ids.shape
         size = self.words.shape[1]
         per_head = size // self.heads
@@ -158,15 +157,15 @@ class Encoder:
 
 
 class BertScorer:
-    """BERTScore with all-MiniLM-L6-v2 read from `folder` (default: the installed package)."""
+    """BERTScore with the installed all-MiniLM-L6-v2 (its weights checked)."""
 
-    def __init__(self, folder: str | Path | None = None):
+    def __init__(self):
         try:
             import safetensors.numpy
             import tokenizers
         except ImportError as exc:
             raise BaselineError(f"the bertscore baseline needs {exc.name}: pip install -r requirements.txt") from None
-        folder = Path(folder) if folder else model_folder()
+        folder = model_folder()
         weights = safetensors.numpy.load_file(str(verified_weights(folder)))
         self.encoder = Encoder(weights, json.loads((folder / "config.json").read_text(encoding="utf-8")))
         self.tokenizer = tokenizers.Tokenizer.from_file(str(folder / "tokenizer.json"))
@@ -213,7 +212,8 @@ class BertScorer:
         texts = list(dict.fromkeys([*responses, *references]))
         sequences = self.ids(texts)
         vectors = dict(zip(texts, self._vectors(sequences)))
-        weights = {text: np.array([0.0 if i in self.special else 1.0 for i in ids]) for text, ids in zip(texts, sequences)}
+        weights = {text: np.array([0.0 if i in self.special else 1.0 for i in ids])  # [CLS], [SEP]: 0
+                   for text, ids in zip(texts, sequences)}
         precision, recall, f1 = (np.full(len(responses), np.nan) for _ in range(3))
         for n, (response, reference) in enumerate(zip(responses, references)):
             on_response, on_reference = weights[response], weights[reference]
