@@ -27,6 +27,10 @@ class WeightsError(GevalError):
     """The embedded model's weights could not be found, assembled or verified."""
 
 
+class BaselineError(GevalError):
+    """A baseline metric is unknown, or its package or model is missing."""
+
+
 class JudgmentFailed(GevalError):
     """One judgment could not be made (timeout, rate limit, server error after retries,
     a prompt too long). It is recorded as failed with this reason and the run goes on."""

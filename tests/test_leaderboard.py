@@ -1,5 +1,5 @@
 """geval.leaderboard, `geval leaderboard`, `geval report` and the Agreement page's Leaderboard:
-G-EVAL beside ROUGE-L, BLEU, chrF, length and an embedding metric, each with a CI."""
+G-EVAL beside ROUGE-L, BLEU, chrF, length, an embedding metric and BERTScore, each with a CI."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ ASPECTS = ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
 N_BOOT = 100
 GEVAL_ROW = "G-EVAL, one prompt per aspect (topicalchat-*) · scripted: hashed"
 VS = "(vs fact, else context)"  # 2 of the sample's 10 contexts have no fact ('_nofact')
-BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}"]
+BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}", f"BERTScore-F1 {VS}"]
 
 
 def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geval.Store, geval.Dataset]:

