@@ -7,6 +7,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from test_pmi import WordModel
 
 import geval
 from geval.analysis.baselines import (
@@ -25,7 +26,6 @@ from geval.analysis.baselines import (
 from geval.data.dataset import resolve_dataset
 from geval.data.items import Turn, make_item
 from geval.data.layouts.usr import NO_FACT_TEXT
-from test_pmi import WordModel
 
 
 class BagOfWords(Embedder):

