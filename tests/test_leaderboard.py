@@ -211,6 +211,8 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception
     at.number_input(key="agree_boot").set_value(100).run()
+    assert "pmi" in at.multiselect(key="agree_lb_baselines").options  # offered, not chosen by default (slow)
+    assert "pmi" not in at.multiselect(key="agree_lb_baselines").value
     at.toggle(key="agree_lb").set_value(True).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)

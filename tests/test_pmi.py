@@ -9,6 +9,7 @@ from importlib import metadata
 
 import numpy as np
 import pytest
+from helpers import run_cli
 
 import geval
 from geval.analysis import likelihood
@@ -141,6 +142,9 @@ def test_pmi_is_offered_wherever_baselines_are_and_is_not_fast():
 
     assert "pmi" in geval.OPTIONS.baselines and "pmi" not in FAST
     assert METRICS["pmi"].title == "likelihood-gain"
+    for command in ("leaderboard", "report"):
+        done = run_cli(command, "--help")
+        assert done.returncode == 0 and ",embedding,pmi)" in " ".join(done.stdout.split())
 
 
 def test_old_baselines_are_served_from_their_old_cache_keys(store):
