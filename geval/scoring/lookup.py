@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 from geval.data.items import Item
 from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key, signature
+from geval.judging.layouts import Call, Neighbours
 from geval.judging.templates import Template
 from geval.store import Store
 from geval.store.records import judgment_id
@@ -32,11 +33,11 @@ class Signer:
         return [self(s)[0] for s in settings]
 
 
-def cached_answers(store: Store, judge: Judge, calls: list[tuple[str, tuple]]) -> list[tuple[str, Judgment] | None]:
-    """For each (prompt, aspects) call, (cache key, answer) when the cache holds an answer
-    under any settings the judge accepts (in its order), else None. One query."""
+def cached_answers(store: Store, judge: Judge, calls: list[Call]) -> list[tuple[str, Judgment] | None]:
+    """For each call, (cache key, answer) when the cache holds an answer under any settings
+    the judge accepts (in its order), else None. One query."""
     accepted = accepted_settings(judge)
-    keys = [[cache_key(settings, prompt, list(aspects)) for settings in accepted] for prompt, aspects in calls]
+    keys = [[cache_key(settings, call.prompt, list(call.aspects)) for settings in accepted] for call in calls]
     cached = store.cached_calls([key for options in keys for key in options])
     return [next(((key, cached[key]) for key in options if key in cached), None) for options in keys]
 
@@ -58,6 +59,14 @@ def answered_items(store: Store, items: list[Item], template: Template, signatur
         for item in chunk:
             statuses = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
             yield item, None if None in statuses else statuses.count("unscored")
+
+
+def neighbours(store: Store, template: Template, dataset: str, items: list[Item]) -> Neighbours | None:
+    """The dataset's items (as stored, else `items`) indexed for a template that shows other
+    items than its own (a batch layout, few-shot examples); None for one that does not."""
+    if template.kind != "batch" and template.examples is None:
+        return None
+    return Neighbours(store.items(dataset) or items)
 
 
 def by_group(items: Iterable[Item]) -> list[Item]:

@@ -9,7 +9,7 @@ from geval.data.items import Item
 from geval.errors import TemplateError
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
 from geval.judging.templates import Template
-from geval.scoring.lookup import Signer, answered_items, cached_answers
+from geval.scoring.lookup import Signer, answered_items, cached_answers, neighbours
 from geval.store import Store
 
 
@@ -51,7 +51,9 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
+    around = neighbours(store, template, items[0].dataset, items) if items else None
     result = Plan(len(items))
+    asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once
     todo = []
     for item, unscored in answered_items(store, items, template, Signer(template).all(accepted_settings(judge)), size):
         if unscored is None:
@@ -62,7 +64,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
         rendered = []
         for item in todo[start:start + size]:
             try:
-                rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)"))
+                rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)", around))
             except TemplateError as exc:
                 result.failing.append(str(exc))
         found = cached_answers(store, judge, [call for calls in rendered for call in calls]) if known_steps else None
@@ -71,9 +73,12 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
             missing = [call for index, call in enumerate(calls, position) if found is None or found[index] is None]
             position += len(calls)
             result.cached += not missing
-            result.calls += len(missing)
-            for prompt, aspects in missing:
-                prompt_tokens, completion_tokens, cost = estimate_call(judge, prompt, list(aspects))
+            for call in missing:
+                if (call.prompt, call.aspects) in asked:
+                    continue
+                asked.add((call.prompt, call.aspects))
+                result.calls += 1
+                prompt_tokens, completion_tokens, cost = estimate_call(judge, call.prompt, list(call.aspects))
                 result.prompt_tokens += prompt_tokens
                 result.completion_tokens += completion_tokens
                 result.cost += cost

@@ -83,6 +83,13 @@ def _schema_3(db: sqlite_utils.Database) -> None:
                                  pk="file")
 
 
+def _schema_4(db: sqlite_utils.Database) -> None:
+    """Judgments say what else shaped their prompt (`detail`, JSON: the ids of few-shot
+    examples); rows stored before have none."""
+    db["judgments"].add_column("detail", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
-MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3}
-SCHEMA_VERSION = 3
+MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
+                                                                 4: _schema_4}
+SCHEMA_VERSION = 4
