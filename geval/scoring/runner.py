@@ -391,10 +391,12 @@ def collect(call: Call, key: str, judgment: Judgment, answers: dict[str, AspectS
 def combined_rows(base: dict, combined: dict[str, AspectScore | None], keys: dict[str, str | None],
                   reasons: dict[str, str], signed: tuple[str, str]) -> list[dict]:
     """The rows of an item's scores made of several answers (`geval.judging.layouts.combine`):
-    scored or unscored ones with the call key of their first part, failed ones (a part failed)
-    with that part's reason."""
+    scored or unscored ones with the call key of their first part (`keys`: part -> call key),
+    failed ones (a part failed) with that part's reason (`reasons`: part -> reason)."""
     made = {stored: score for stored, score in combined.items() if score is not None}
-    rows = score_rows(base, made, keys, signed)
+    first = {stored: next((key for part, key in keys.items() if part.startswith(f"{stored}{PART}")), None)
+             for stored in made}
+    rows = score_rows(base, made, first, signed)
     for stored in combined.keys() - made.keys():
         reason = next((reasons[k] for k in reasons if k.startswith(f"{stored}{PART}")), "not every part is answered")
         rows += failed_rows(base, [stored], f"a part of it failed: {reason}", signed)
