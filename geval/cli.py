@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--system", action="append", help="only items of this system (repeatable)")
     score.add_argument("--group", action="append", help="only items of this group (repeatable)")
     score.add_argument("--sample", type=int, help="a seeded random sample of N items")
-    score.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
+    score.add_argument("--sample-groups", type=int, metavar="N",
+                       help="a seeded random sample of N groups (dialogues, documents), each with all its items")
+    score.add_argument("--seed", type=int, default=0, help="seed for --sample and --sample-groups (default 0)")
     score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
     _judge_arguments(score)
@@ -242,7 +244,8 @@ def cmd_score(args) -> int:
     for name in args.template:
         template = geval.Template.load(name)
         items = dataset.select(level=args.level or _template_level(template, dataset), systems=args.system,
-                               groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit)
+                               groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit,
+                               sample_groups=args.sample_groups)
         plan = geval.plan(store, items, template, judge)
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
         if args.dry_run:

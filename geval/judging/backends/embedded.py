@@ -1,9 +1,9 @@
 """The default judge: a local GGUF model through llama-cpp-python, read from its logits.
 
 The chat template is rendered, "<Aspect>: " is prefilled as the start of the answer, and
-the next-token logits are softmaxed over the score tokens (for a labelled scale such as a
-checklist's No/Yes, every one-token spelling of each label, added up): the exact
-distribution, no sampling. Further aspects of a multi-aspect form are read by appending the most likely
+the next-token logits are softmaxed over the score tokens: the exact distribution, no
+sampling. A labelled scale (a checklist question's No/Yes) is read at the answer's first
+token, with nothing prefilled, over every one-token spelling of each label, added up. Further aspects of a multi-aspect form are read by appending the most likely
 score and the next "<Aspect>: ". The model is loaded once per process, and the KV cache
 is reused across prompts that share a prefix (items of one dialogue, aspects of one form).
 """
@@ -146,7 +146,8 @@ class EmbeddedJudge:
             n_prompt = len(tokens)
             scores, filled = {}, []
             for aspect in aspects:
-                tokens = tokens + model.tokens(f"{aspect.name}: ", False)
+                # a form line is prefilled ("Naturalness: "); a labelled answer (Yes/No) is the answer's first word
+                tokens = tokens + model.tokens("" if aspect.labels else f"{aspect.name}: ", False)
                 logits = model.next_logits(tokens).astype(np.float64)
                 weights = np.exp(logits - logits.max())
                 mass = np.array([weights[ids].sum() for ids in model.score_ids(aspect)])
