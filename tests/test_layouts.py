@@ -16,7 +16,7 @@ from geval.data.dataset import Dataset
 from geval.data.items import Turn, make_item
 from geval.errors import JudgmentFailed, TemplateError
 from geval.judging.answers import read_score
-from geval.judging.backends.openai import _score_token
+from geval.judging.backends.openai import score_of_token
 from geval.judging.examples import choose_examples
 from geval.judging.layouts import QUESTION_ASPECT, Neighbours, part_name
 from geval.judging.templates import Aspect, parse_template
@@ -151,7 +151,7 @@ def test_labelled_answers_are_read_from_text_and_from_logprob_tokens():
     assert read_score("Answer: Yes", QUESTION_ASPECT, single=True) == 1
     assert read_score("No, it does not.", QUESTION_ASPECT, single=True) == 0
     assert isinstance(read_score("Nothing to say", QUESTION_ASPECT, single=True), str)  # "No" inside a word is no answer
-    assert [_score_token(token, QUESTION_ASPECT) for token in ("Yes", " yes", "NO.", "Yet", "1")] == [1, 1, 0, None, None]
+    assert [score_of_token(token, QUESTION_ASPECT) for token in ("Yes", " yes", "NO.", "Yet", "1")] == [1, 1, 0, None, None]
 
 
 # --- few-shot examples ------------------------------------------------------------------------------

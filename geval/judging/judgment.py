@@ -79,7 +79,7 @@ def weighted_mean(distribution: dict[int, float]) -> float:
     return float(sum(score * p for score, p in distribution.items()))
 
 
-def signature(settings: dict, template: Template, aspects: list[Aspect]) -> tuple[str, dict]:
+def signature(settings: dict, template: Template, aspects: list[Aspect], pool: str = "") -> tuple[str, dict]:
     """A sacrebleu-style signature string and its JSON form (never parse the string back).
 
     `settings` is the judge's own state (backend, model, weights, sampling); the template
@@ -93,7 +93,7 @@ def signature(settings: dict, template: Template, aspects: list[Aspect]) -> tupl
     if template.kind == "batch":
         asked["layout"] = f"batch:orders={template.orders}"
     if template.examples:
-        asked["examples"] = template.examples.signature
+        asked["examples"] = template.examples.signature + (f",pool:{pool}" if pool else "")
     fields = {
         **settings,
         "template": template.label,

@@ -14,6 +14,7 @@ reverse, later ones shuffles seeded by their number.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from collections.abc import Sequence
@@ -43,14 +44,25 @@ class Call:
 
 class Neighbours:
     """The dataset's items, indexed for prompts that show more than their own item: the other
-    items of its group (batch layouts) and scored items of other groups (examples)."""
+    items of its group (batch layouts) and scored items of other groups (examples), taken
+    from `pool` when given (e.g. only the groups a search may learn from)."""
 
-    def __init__(self, items: Sequence[Item]):
+    def __init__(self, items: Sequence[Item], pool: Sequence[Item] | None = None):
         self.items = list(items)
+        self.pool = list(pool) if pool is not None else None
         self._groups: dict[tuple[str, str], list[Item]] = {}
         for item in self.items:
             self._groups.setdefault(_group_key(item), []).append(item)
         self._examples: dict[tuple, list[Item]] = {}
+
+    @property
+    def pool_label(self) -> str:
+        """How a restricted example pool is named in signatures: its groups' count and a hash of
+        their names ("" when examples may come from every other group of the dataset)."""
+        if self.pool is None:
+            return ""
+        groups = sorted({item.group or item.id for item in self.pool})
+        return f"{len(groups)}groups-{hashlib.sha256(chr(31).join(groups).encode()).hexdigest()[:8]}"
 
     def group(self, item: Item) -> list[Item]:
         """The items of `item`'s group at its level, in dataset order (`item` among them)."""
@@ -63,7 +75,7 @@ class Neighbours:
         spec = template.examples
         key = (template.version, item.id if spec.select == "nearest" else _group_key(item))
         if key not in self._examples:
-            self._examples[key] = choose_examples(self.items, item, template, spec)
+            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec)
         return self._examples[key]
 
 

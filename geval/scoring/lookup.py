@@ -15,16 +15,17 @@ from geval.store.records import judgment_id
 
 
 class Signer:
-    """The signature (string, JSON text) of each judge settings a run meets, made once each."""
+    """The signature (string, JSON text) of each judge settings a run meets, made once each.
+    `pool` names a restricted pool of few-shot examples (`Neighbours.pool_label`)."""
 
-    def __init__(self, template: Template):
-        self.template, self.aspects = template, list(template.aspects)
+    def __init__(self, template: Template, pool: str = ""):
+        self.template, self.aspects, self.pool = template, list(template.aspects), pool
         self._made: dict[str, tuple[str, str]] = {}
 
     def __call__(self, settings: dict) -> tuple[str, str]:
         key = json.dumps(settings, sort_keys=True)
         if key not in self._made:
-            text, fields = signature(settings, self.template, self.aspects)
+            text, fields = signature(settings, self.template, self.aspects, self.pool)
             self._made[key] = (text, json.dumps(fields))
         return self._made[key]
 
@@ -61,12 +62,14 @@ def answered_items(store: Store, items: list[Item], template: Template, signatur
             yield item, None if None in statuses else statuses.count("unscored")
 
 
-def neighbours(store: Store, template: Template, dataset: str, items: list[Item]) -> Neighbours | None:
+def neighbours(store: Store, template: Template, dataset: str, items: list[Item],
+               pool: list[Item] | None = None) -> Neighbours | None:
     """The dataset's items (as stored, else `items`) indexed for a template that shows other
-    items than its own (a batch layout, few-shot examples); None for one that does not."""
+    items than its own (a batch layout, few-shot examples from `pool`, default: every other
+    group); None for one that does not."""
     if template.kind != "batch" and template.examples is None:
         return None
-    return Neighbours(store.items(dataset) or items)
+    return Neighbours(store.items(dataset) or items, pool if template.examples is not None else None)
 
 
 def by_group(items: Iterable[Item]) -> list[Item]:

@@ -42,21 +42,25 @@ class Plan:
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
 
 
-def plan(store: Store, items: list[Item], template: Template, judge: Judge, size: int = 500) -> Plan:
+def plan(store: Store, items: list[Item], template: Template, judge: Judge, size: int = 500,
+         examples_from: list[Item] | None = None, fresh: bool = False) -> Plan:
     """Count the items already answered and estimate the work left, without calling the judge.
 
     Items judged with this template version and judge are counted by id (one query per
     `size` items, nothing rendered); the others are rendered, which also finds those that
     cannot be, and looked up by cache key (another template or dataset may have asked the same).
+    `examples_from`: as for `score`. `fresh`: as if nothing were stored yet (what the items
+    cost in all, the same before and after they are scored).
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
-    around = neighbours(store, template, items[0].dataset, items) if items else None
+    around = neighbours(store, template, items[0].dataset, items, examples_from) if items else None
     result = Plan(len(items))
     asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once
     todo = []
-    for item, unscored in answered_items(store, items, template, Signer(template).all(accepted_settings(judge)), size):
-        if unscored is None:
+    signer = Signer(template, around.pool_label if around else "")
+    for item, unscored in answered_items(store, items, template, signer.all(accepted_settings(judge)), size):
+        if unscored is None or fresh:
             todo.append(item)
         else:
             result.cached += 1
@@ -67,7 +71,8 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                 rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)", around))
             except TemplateError as exc:
                 result.failing.append(str(exc))
-        found = cached_answers(store, judge, [call for calls in rendered for call in calls]) if known_steps else None
+        found = cached_answers(store, judge, [call for calls in rendered for call in calls]) \
+            if known_steps and not fresh else None
         position = 0
         for calls in rendered:
             missing = [call for index, call in enumerate(calls, position) if found is None or found[index] is None]

@@ -98,6 +98,7 @@ def score(
     concurrency: int = 1,
     rpm: float | None = None,
     tpm: float | None = None,
+    examples_from: list[Item] | None = None,
 ) -> Progress:
     """Score `items` with `template` and `judge` into `store`; return the final progress.
 
@@ -114,19 +115,20 @@ def score(
     requests and tokens per minute. None of the three changes a score, so none is part of
     the signature or the cache key. Setting `stop` submits no new call; calls already made
     finish and are stored. `on_progress` is always called on the caller's thread.
+    `examples_from` limits the items few-shot examples are taken from (the signature says so).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
     workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
     store.save_template(template)
-    sign = Signer(template)
+    around = neighbours(store, template, dataset, items, examples_from)
+    sign = Signer(template, around.pool_label if around else "")
     asked_text, asked_json = sign(judge.settings)
     progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers)
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
-    around = neighbours(store, template, dataset, items)
     run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop, around)
     status = "finished"
     pool = _Calls(workers)

@@ -236,7 +236,7 @@ def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
         return AspectScore.unscored(f"the server sent no top_logprobs at the {aspect.name} score token")
     dist: dict[int, float] = {}
     for alternative in position.top_logprobs:
-        score = _score_token(alternative.token, aspect)
+        score = score_of_token(alternative.token, aspect)
         if score is not None and score in aspect.scale:
             dist[score] = dist.get(score, 0.0) + math.exp(alternative.logprob)
     result = AspectScore.from_distribution(dist)
@@ -244,7 +244,7 @@ def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
     return result
 
 
-def _score_token(token: str, aspect: Aspect) -> int | None:
+def score_of_token(token: str, aspect: Aspect) -> int | None:
     """The score a token reads as ("3", " 3", "3\n", "3."; a label in any case: " Yes"), or None."""
     match = re.fullmatch(r"\s*(\w+)\s*[.,;:/!]?\s*", token)
     if not match:
