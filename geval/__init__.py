@@ -10,7 +10,8 @@ app, the CLI and the benchmarks use only the names below.
     geval.agree(store, dataset.name)                            # correlations with 95% intervals
 
 The packages follow the flow of data: `data` (datasets) -> `judging` (templates, judges) ->
-`store` (SQLite) -> `scoring` (runs) -> `analysis` (agreement) -> `reporting`.
+`store` (SQLite) -> `scoring` (runs) -> `analysis` (agreement) -> `tuning` (searching for a
+better way of asking) -> `reporting`.
 """
 
 from geval import reporting  # noqa: E402  (the figures and tables the app draws: geval.reporting.scatter_figure ...)
@@ -29,6 +30,7 @@ from geval.scoring.plan import plan
 from geval.scoring.runner import score
 from geval.scoring.steps import generate_steps
 from geval.store import Store
+from geval.tuning.search import tune
 from geval.version import __version__
 
 __all__ = [
@@ -37,6 +39,6 @@ __all__ = [
     "Template", "make_judge",
     "Store",
     "score", "plan", "generate_steps", "batch",
-    "agree", "compare", "disagreements", "leaderboard",
+    "agree", "compare", "disagreements", "leaderboard", "tune",
     "report", "reporting",
 ]

@@ -74,7 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--system", action="append", help="only items of this system (repeatable)")
     score.add_argument("--group", action="append", help="only items of this group (repeatable)")
     score.add_argument("--sample", type=int, help="a seeded random sample of N items")
-    score.add_argument("--seed", type=int, default=0, help="seed for --sample (default 0)")
+    score.add_argument("--sample-groups", type=int, metavar="N",
+                       help="a seeded random sample of N groups (dialogues, documents), each with all its items")
+    score.add_argument("--seed", type=int, default=0, help="seed for --sample and --sample-groups (default 0)")
     score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
     _judge_arguments(score)
@@ -122,6 +124,24 @@ def build_parser() -> argparse.ArgumentParser:
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
+
+    tune = commands.add_parser("tune", help="search for the way of asking that agrees best with people on one "
+                               "aspect (tune/test split by group, successive halving within a budget)")
+    _dataset_arguments(tune)
+    tune.add_argument("--aspect", required=True, help="the human aspect, as the dataset names it (e.g. Natural)")
+    tune.add_argument("--budget", type=int, required=True,
+                      help="at most this many judge calls for the search (counted as if none were stored)")
+    tune.add_argument("--template", "-t", help="the template to beat (default: the one-aspect template in prompts/ "
+                      "compared with --aspect, for this dataset)")
+    tune.add_argument("--try", dest="others", action="append", metavar="TEMPLATE",
+                      help="more templates to try (repeatable; default: every template in prompts/ named like "
+                      "--template's dataset with an aspect compared with --aspect)")
+    tune.add_argument("--tune-share", type=float, default=0.5, help="share of the groups to tune on (default 0.5)")
+    tune.add_argument("--seed", type=int, default=0, help="seed of the split and the search (default 0)")
+    tune.add_argument("--save", action="store_true", help="save the winner as a template version in the store")
+    _judge_arguments(tune)
+    _store_argument(tune)
+    tune.set_defaults(run=cmd_tune)
     return parser
 
 
@@ -242,7 +262,8 @@ def cmd_score(args) -> int:
     for name in args.template:
         template = geval.Template.load(name)
         items = dataset.select(level=args.level or _template_level(template, dataset), systems=args.system,
-                               groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit)
+                               groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit,
+                               sample_groups=args.sample_groups)
         plan = geval.plan(store, items, template, judge)
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
         if args.dry_run:
@@ -267,6 +288,31 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def cmd_tune(args) -> int:
+    store = geval.Store(args.store)
+    dataset = _load(args, store)
+    start = geval.Template.load(args.template) if args.template else None
+    others = [geval.Template.load(name) for name in args.others] if args.others else None
+    result = geval.tune(store, dataset.name, judge_from(args), args.aspect, args.budget, start, others,
+                        tune_share=args.tune_share, seed=args.seed, on_progress=_progress_printer_for(_tune_line))
+    if sys.stderr.isatty():
+        print(file=sys.stderr)
+    print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    print(result.summary())
+    if args.save and result.winner_template is not None:
+        store.save_template(result.winner_template)
+        print(f"saved {result.winner_template.label} in {store.path}")
+    return 1 if result.stopped else 0
+
+
+def _tune_line(progress) -> str:
+    """The search's line; before it starts, the split with the test groups named."""
+    if progress.round:
+        return progress.line()
+    shown = ", ".join(progress.test_groups[:8]) + (" ..." if len(progress.test_groups) > 8 else "")
+    return f"{progress.message}\ntest groups (never scored during the search): {shown}"
 
 
 def _batch_dir(args, store: geval.Store) -> Path:
@@ -328,6 +374,21 @@ def _progress_printer():
             print(p.line(), file=sys.stderr, flush=True)
 
     return every_tenth
+
+
+def _progress_printer_for(line):
+    """On a terminal, `line(progress)` redrawn in place; otherwise printed when it changes, at most every 30 s."""
+    if sys.stderr.isatty():
+        return lambda p: print(f"\r{line(p)}", end="", file=sys.stderr, flush=True)
+    last = [0.0, ""]
+
+    def now_and_then(p) -> None:
+        text = line(p)
+        if text.split(":")[0] != last[1].split(":")[0] or time.time() - last[0] > 30:
+            print(text, file=sys.stderr, flush=True)
+            last[:] = [time.time(), text]
+
+    return now_and_then
 
 
 def _template_level(template: geval.Template, dataset: geval.Dataset) -> str | None:

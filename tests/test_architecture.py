@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 ADAPTERS = [REPO / "app.py", *sorted((REPO / "views").glob("*.py")), *sorted((REPO / "studio").glob("*.py")),
             *sorted((REPO / "bench").glob("*.py")), REPO / "geval" / "cli.py"]
 #: The engine's packages in the order data flows through them: each may import only earlier ones.
-STAGES = ["data", "judging", "store", "scoring", "analysis", "reporting"]
+STAGES = ["data", "judging", "store", "scoring", "analysis", "tuning", "reporting"]
 
 
 def _python(paths) -> list[tuple[Path, ast.Module]]:

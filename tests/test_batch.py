@@ -294,8 +294,8 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
     judge = make(stub)
     plan = batch.write_batch(store, items, per_aspect, judge, "synthetic", tmp_path)
     written = lines(plan.files[0].path)
-    assert [w["custom_id"] for w in written] == [cache_key(judge.settings, prompt, aspects)
-                                                for item in items for prompt, aspects in per_aspect.calls(item)]
+    assert [w["custom_id"] for w in written] == [cache_key(judge.settings, call.prompt, call.aspects)
+                                                for item in items for call in per_aspect.calls(item)]
     [batch_id] = batch.submit_batch(store, judge, plan)
     batch.wait_batch(judge, batch_id, interval=0.01)
     progress = batch.import_batch(store, judge, batch_id)

@@ -98,3 +98,57 @@ def test_logits_read_with_kv_cache_reuse_equal_a_fresh_evaluation(judge, three):
     judge.model.llm.reset()  # forget every cached token: the next prompt is evaluated from its first token
     fresh = judge.judge(second, aspect).scores["naturalness"].distribution
     assert reused == pytest.approx(fresh, abs=2e-3)
+
+
+CHECKLIST = geval.Template.parse("""+++
+name = "tc-checklist"
+kind = "checklist"
+[[aspects]]
+name = "Groundedness"
+min = 0
+max = 1
+human = "Uses Knowledge"
+questions = ["Does the response mention information from the fact?", "Does the response use the fact correctly?"]
++++
+You will be given a conversation, an interesting fact and one response for the next turn. At the end you will be asked a yes/no question about the response. Answer it with Yes or No only.
+
+Conversation History:
+{{context}}
+
+Corresponding Fact:
+{{fact}}
+
+Response:
+{{response}}
+
+Question: {{question}}
+
+Answer (Yes or No):""", "tc-checklist.txt")
+
+
+def test_a_checklist_on_two_dialogues_reads_p_yes_from_the_first_answer_token(judge, tmp_path):
+    """A response that states the fact against one that ignores it, in two real dialogues: every
+    question's P(yes) must tell them apart, and the aspect is the mean of its questions."""
+    from dataclasses import replace
+
+    sample = geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json")
+    firsts = list({item.group: item for item in reversed(sample.items) if item.grounding}.values())[:2]
+    items = []
+    for item in firsts:
+        items.append(replace(item, id=f"uses-{item.id}", response=item.grounding.split(" . ")[0] + " ."))
+        items.append(replace(item, id=f"ignores-{item.id}", response="i like turtles , do you ?"))
+    store = geval.Store(tmp_path / "store.sqlite")
+    evaluated = judge.model.evaluated_tokens
+    progress = geval.score(store, items, CHECKLIST, judge, "topicalchat_usr_sample")
+    assert (progress.calls, progress.failed, progress.unscored) == (8, 0, 0)
+    assert judge.model.evaluated_tokens - evaluated < sum(len(judge.model.chat_tokens(call.prompt))
+                                                          for item in items for call in CHECKLIST.calls(item))
+    rows = {(r.item_id, r.aspect): r for r in store.judgments("topicalchat_usr_sample").itertuples()}
+    for item in firsts:
+        for question in ("groundedness#q1", "groundedness#q2"):
+            uses, ignores = rows[(f"uses-{item.id}", question)].score, rows[(f"ignores-{item.id}", question)].score
+            assert uses > ignores + 0.2, (question, uses, ignores)
+        for kind in ("uses", "ignores"):
+            parts = [rows[(f"{kind}-{item.id}", f"groundedness#q{n}")].score for n in (1, 2)]
+            assert rows[(f"{kind}-{item.id}", "groundedness")].score == pytest.approx(sum(parts) / 2)
+    store.close()

@@ -291,4 +291,4 @@ def test_the_embedded_judge_refuses_scores_that_are_not_one_token_each():
                                        "token each in this model's vocabulary ('1' -> [29871, 49]")
     with pytest.raises(JudgeError, match="not one distinct token each"):
         score_token_ids(lambda text: [7], COH3, model)  # one token, but the same for every score
-    assert score_token_ids(lambda text: [100 + int(text)], COH3, model) == [101, 102, 103]
+    assert score_token_ids(lambda text: [100 + int(text)], COH3, model) == [[101], [102], [103]]

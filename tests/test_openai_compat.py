@@ -61,7 +61,7 @@ def test_logprobs_are_read_at_the_score_after_a_parenthesised_scale(stub):
     assert judgment.scores["coherence"].distribution == pytest.approx({4: 1.0}, abs=1e-12)
 
 
-def test_score_tokens_with_spaces_or_newlines_are_one_score(stub):
+def testscore_of_tokens_with_spaces_or_newlines_are_one_score(stub):
     stub.configure("logprobs", variants=(" {score}", "{score}\n", "{score}"), distribution={1: 0.1, 2: 0.3, 3: 0.6})
     score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
     assert score.distribution == pytest.approx({1: 0.1, 2: 0.3, 3: 0.6}, abs=1e-12)

@@ -34,3 +34,11 @@ def test_nothing_matches():
     with pytest.raises(DatasetError) as error:
         select_items(ITEMS, level="summary", systems=["x"])
     assert str(error.value) == "no items match level=summary, systems=['x'], groups=any"
+
+
+def test_a_sample_of_groups_keeps_whole_groups():
+    chosen = select_items(ITEMS, sample_groups=2, seed=3)
+    groups = {i.group for i in chosen}
+    assert len(groups) == 2 and chosen == [i for i in ITEMS if i.group in groups]  # every item of each, in order
+    assert chosen == select_items(ITEMS, sample_groups=2, seed=3) != select_items(ITEMS, sample_groups=2, seed=4)
+    assert select_items(ITEMS, sample_groups=99) == ITEMS

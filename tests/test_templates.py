@@ -22,6 +22,13 @@ from geval.judging.templates import (
 PROMPT_FILES = sorted(PROMPTS.glob("*.txt"))
 
 
+def scored_others(template, groups: int = 25) -> list:
+    """Items of other groups with a human score for every aspect of `template` (for {{examples}})."""
+    human = {(a.human or a.name): (float(a.max),) for a in template.aspects}
+    return [make_item("synthetic", "turn", [Turn("A", f"hi {g}")], f"other reply {g}", grounding="another fact",
+                      group=f"g{g}", human=human) for g in range(groups)]
+
+
 def test_the_prompts_folder_has_templates():
     assert PROMPT_FILES, f"no templates in {PROMPTS}"
     assert len(list_templates(PROMPTS)) == len(PROMPT_FILES)
@@ -34,10 +41,12 @@ def test_every_real_prompt_parses_and_renders(path):
     assert set(template.placeholders) <= set(KNOWN)
     for aspect in template.aspects:
         assert 0 <= aspect.min < aspect.max <= 9
-    prompt = template.render(FULL_ITEM, steps="1. Read.\n2. Score." if template.needs_generated_steps else None)
-    assert "{{" not in prompt and "}}" not in prompt
-    assert {"response", "summary", "dialogue"} & set(template.placeholders)  # it shows the text being judged
-    assert "a reply" in prompt
+    steps = "1. Read.\n2. Score." if template.needs_generated_steps else None
+    calls = template.calls(FULL_ITEM, steps, around=[FULL_ITEM, *scored_others(template)])
+    assert calls and {"response", "summary", "dialogue", "responses"} & set(template.placeholders)
+    for call in calls:
+        assert "{{" not in call.prompt and "}}" not in call.prompt
+        assert "a reply" in call.prompt  # it shows the text being judged
     assert template.version == hashlib.sha256(path.read_text("utf-8").encode()).hexdigest()[:12]
 
 
@@ -74,7 +83,7 @@ HEADER = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'
         ('+++\nname = "t"\n{{response}}\n', "t.txt: the header is not closed by a second '+++' line"),
         ("+++\nname = \n+++\nbody\n", "t.txt: bad header: "),
         ('+++\nname = "t"\ncolour = "red"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\nb\n',
-         "t.txt: unknown header key(s) colour; known: aspects, criteria, dataset, level, name, steps, task"),
+         "t.txt: unknown header key(s) colour; known: aspects, criteria, dataset, examples, kind, level, name, orders, steps, task"),
         ('+++\nname = "t"\n+++\nbody\n',
          "t.txt: the header needs at least one [[aspects]] table with name, min and max"),
         ('+++\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\nbody\n', 't.txt: the header needs name = "..."'),
@@ -170,14 +179,14 @@ PER_ASPECT = make_template(
 def test_a_body_naming_aspect_makes_one_call_per_aspect_that_differ_only_at_the_end():
     calls = PER_ASPECT.calls(FULL_ITEM)
     assert PER_ASPECT.per_aspect
-    assert [(prompt, [a.name for a in aspects]) for prompt, aspects in calls] == [
+    assert [(call.prompt, [a.name for a in call.aspects]) for call in calls] == [
         ("Criteria for both.\n\nResponse:\na reply\n\nRate Naturalness only.\n- Naturalness:", ["Naturalness"]),
         ("Criteria for both.\n\nResponse:\na reply\n\nRate Groundedness only.\n- Groundedness:", ["Groundedness"]),
     ]
-    assert PER_ASPECT.render(FULL_ITEM) == calls[0][0]  # a preview shows the first aspect
+    assert PER_ASPECT.render(FULL_ITEM) == calls[0].prompt  # a preview shows the first aspect
 
 
 def test_a_form_template_makes_one_call_with_every_aspect():
     form = make_template(aspects=(("Naturalness", 1, 3), ("Coherence", 1, 5)))
-    [(prompt, aspects)] = form.calls(FULL_ITEM)
-    assert not form.per_aspect and prompt == form.render(FULL_ITEM) and aspects == form.aspects
+    [call] = form.calls(FULL_ITEM)
+    assert not form.per_aspect and call.prompt == form.render(FULL_ITEM) and call.aspects == form.aspects

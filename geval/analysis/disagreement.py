@@ -12,6 +12,7 @@ import pandas as pd
 from geval.analysis.agreement import human_aspect_for, resolve
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
+from geval.judging.layouts import part_name
 from geval.store import Store
 
 
@@ -68,11 +69,11 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
         out[column] = np.nan if column != "human" else None
     for key, rows in out.groupby("aspect").groups.items():
         try:
+            out.loc[rows, "aspect_name"] = part_name(template, key)
             aspect = template.aspect(key)
-        except TemplateError:  # an aspect the stored template no longer has: leave it unnormalized
-            continue
+        except TemplateError:  # a part (a checklist question, an order), or an aspect the stored template no
+            continue           # longer has: named, but not normalized nor compared with people
         human = human_aspect_for(template, key, human_aspects)
-        out.loc[rows, "aspect_name"] = aspect.name
         out.loc[rows, "scale_min"], out.loc[rows, "scale_max"] = aspect.min, aspect.max
         out.loc[rows, "judge_01"] = normalized(out.loc[rows, "score"], aspect.min, aspect.max)
         if human is None:
@@ -96,7 +97,9 @@ def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tup
     """From a judgment's call: the probability the judge put on the scale's scores at all
     (logits or top_logprobs; NaN when it was sampled or failed), and for sampled answers
     "k of n answers parsed" ("" otherwise)."""
-    score = json.loads(call_scores).get(aspect, {}) if isinstance(call_scores, str) else {}
+    scores = json.loads(call_scores) if isinstance(call_scores, str) else {}
+    # a part of an aspect (a checklist question) is its call's only answer, under the key it was asked by
+    score = scores.get(aspect) or (next(iter(scores.values())) if len(scores) == 1 else {})
     coverage = score.get("coverage")
     samples = score.get("samples") or []
     answers = json.loads(raw) if isinstance(raw, str) and raw else []

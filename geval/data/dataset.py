@@ -105,10 +105,11 @@ class Dataset:
         return [item for item in self.items if item.level == level]
 
     def select(self, level: str | None = None, systems: list[str] | None = None, groups: list[str] | None = None,
-               sample: int | None = None, seed: int = 0, limit: int | None = None) -> list[Item]:
-        """Items by level, system or group, then a seeded random sample, then the first `limit`
-        (`geval.data.selection.select_items`)."""
-        return select_items(self.items, level, systems, groups, sample, seed, limit)
+               sample: int | None = None, seed: int = 0, limit: int | None = None,
+               sample_groups: int | None = None) -> list[Item]:
+        """Items by level, system or group, then a seeded random sample of whole groups and/or of
+        items, then the first `limit` (`geval.data.selection.select_items`)."""
+        return select_items(self.items, level, systems, groups, sample, seed, limit, sample_groups)
 
     def to_seed001(self, folder: Path) -> list[Path]:
         """Write seed 001's transformed_data_dial.json and transformed_data_response.json (DSTC9 only)."""

@@ -16,8 +16,10 @@ def select_items(
     sample: int | None = None,
     seed: int = 0,
     limit: int | None = None,
+    sample_groups: int | None = None,
 ) -> list[Item]:
-    """Filter, then take a seeded random sample of `sample` items, then the first `limit`.
+    """Filter, then keep a seeded random sample of `sample_groups` groups (dialogues, documents:
+    all their items), then a seeded random sample of `sample` items, then the first `limit`.
 
     The order is the dataset's, so `limit` N always means the same first N items.
     """
@@ -31,6 +33,10 @@ def select_items(
         raise DatasetError(
             f"no items match level={level or 'any'}, systems={systems or 'any'}, groups={groups or 'any'}"
         )
+    if sample_groups is not None:
+        names = list(dict.fromkeys(item.group or item.id for item in chosen))
+        keep = set(random.Random(seed).sample(names, min(sample_groups, len(names))))
+        chosen = [item for item in chosen if (item.group or item.id) in keep]
     if sample is not None and sample < len(chosen):
         keep = set(random.Random(seed).sample(range(len(chosen)), sample))
         chosen = [item for i, item in enumerate(chosen) if i in keep]

@@ -28,6 +28,13 @@ _BETWEEN = rf"{_MARKUP}\s*(?:[\(\[][^\)\]\n]*[\)\]])?{_MARKUP}\s*(?:[:=]|[-–�
 _NOT_ANSWERS = re.compile(r"[\(\[][^\)\]\n]*[\)\]]|\d+\s*(?:[-–—]|to)\s*\d+|(?:\bout of|/)\s*\d+", re.IGNORECASE)
 
 
+def _value(aspect: Aspect) -> str:
+    """The pattern of a score: a number, or one of the aspect's labels as a whole word."""
+    if not aspect.labels:
+        return _NUMBER
+    return r"(?<![^\W\d_])(?P<value>" + "|".join(map(re.escape, aspect.labels)) + r")(?![^\W\d_])"
+
+
 def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
     """Where the score answering `aspect`'s form line is in `text` (group "value"), or None.
 
@@ -36,15 +43,16 @@ def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
     When `single` (one aspect asked) an answer without the label counts too: its first number
     once scale expressions ("(1-3)", "1 to 3", "out of 3", "/3") are blanked out, e.g. "2" or
     "I would rate it 2.". Blanking keeps every other character where it was, so the match's
-    offsets are offsets in `text`.
+    offsets are offsets in `text`. A labelled scale (No/Yes) reads its labels instead of numbers.
     """
-    label = re.compile(rf"(?<![^\W\d_]){re.escape(aspect.name)}{_BETWEEN}{_NUMBER}(?![\d.]*\s*[-–—]\s*\d)",
+    value = _value(aspect)
+    label = re.compile(rf"(?<![^\W\d_]){re.escape(aspect.name)}{_BETWEEN}{value}(?![\d.]*\s*[-–—]\s*\d)",
                        re.IGNORECASE)
     found = label.search(text)
     if found is not None or not single:
         return found
     blanked = _NOT_ANSWERS.sub(lambda m: " " * len(m.group(0)), text)
-    return re.search(_NUMBER, blanked)
+    return re.search(value, blanked, re.IGNORECASE)
 
 
 def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
@@ -52,6 +60,8 @@ def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
     found = locate_score(text, aspect, single)
     if found is None:
         return f"no {aspect.name} score in the answer {clip(text)!r}"
+    if aspect.labels:
+        return aspect.min + [label.lower() for label in aspect.labels].index(found.group("value").lower())
     value = float(found.group("value"))
     if value != int(value) or int(value) not in aspect.scale:
         return f"{aspect.name} score {found.group('value')} is outside the scale {aspect.min}-{aspect.max}"

@@ -79,17 +79,27 @@ def weighted_mean(distribution: dict[int, float]) -> float:
     return float(sum(score * p for score, p in distribution.items()))
 
 
-def signature(settings: dict, template: Template, aspects: list[Aspect]) -> tuple[str, dict]:
+def signature(settings: dict, template: Template, aspects: list[Aspect], pool: str = "") -> tuple[str, dict]:
     """A sacrebleu-style signature string and its JSON form (never parse the string back).
 
     `settings` is the judge's own state (backend, model, weights, sampling); the template
-    name and version, the scale of each aspect and the package version are added here.
+    name and version, the scale of each aspect, how the judge is asked (a checklist's questions
+    per aspect, a batch's orders, how few-shot examples are chosen; the ids of an item's
+    examples are stored with its judgments) and the package version are added here.
     """
+    asked = {}  # only for templates that are not plain forms, so that a form's signature stays as it was
+    if template.kind == "checklist":
+        asked["layout"] = "checklist:" + ",".join(str(len(a.questions)) for a in aspects) + "q"
+    if template.kind == "batch":
+        asked["layout"] = f"batch:orders={template.orders}"
+    if template.examples:
+        asked["examples"] = template.examples.signature + (f",pool:{pool}" if pool else "")
     fields = {
         **settings,
         "template": template.label,
         "scale": ",".join(f"{a.key}={a.min}-{a.max}" for a in aspects),
-        "agg": "wmean",
+        **asked,
+        "agg": "mean-p-yes" if template.kind == "checklist" else "wmean",
         "version": __version__,
     }
     text = "|".join(f"{k}:{v}" for k, v in fields.items() if v not in (None, ""))
@@ -104,7 +114,8 @@ def cache_key(settings: dict, prompt: str, aspects: list[Aspect]) -> str:
     Timeouts, retries and concurrency are not settings, so they never split the cache.
     """
     blob = json.dumps(
-        {"settings": settings, "prompt": prompt, "aspects": [[a.name, a.min, a.max] for a in aspects],
+        {"settings": settings, "prompt": prompt,
+         "aspects": [[a.name, a.min, a.max, *([list(a.labels)] if a.labels else [])] for a in aspects],
          "version": __version__},
         sort_keys=True,
         ensure_ascii=False,
@@ -119,7 +130,7 @@ def approx_tokens(text: str) -> int:
 
 def form_answer(aspects: list[Aspect]) -> str:
     """The answer a form asks for ("Naturalness: 3", one line per aspect), as long as the real one."""
-    return "\n".join(f"{a.name}: {a.max}" for a in aspects)
+    return "\n".join(f"{a.name}: {a.answer(a.max)}" for a in aspects)
 
 
 def judge_name(fields: dict) -> str:

@@ -17,6 +17,13 @@ name filled in: the judge reads one score per prompt, and the prompts of one ite
 after the response, so a judge that reuses a shared prefix evaluates the rest once. Without
 {{aspect}}, one prompt asks for every aspect in a form.
 
+`kind` says how the judge is asked (see `geval.judging.layouts`): "form" (the default, as
+above), "checklist" (each aspect's `questions` asked one by one as yes/no questions through
+{{question}}; the aspect's score is the mean P(yes) on its scale), or "batch" (all items of a
+group listed in {{responses}} and scored in turn, in `orders` orders that are averaged). Any
+kind may show scored examples of other groups in {{examples}}: an `[examples]` table with
+k, select ("random", "stratified" or "nearest") and seed.
+
 A template's version is the hash of its whole text.
 """
 
@@ -38,31 +45,51 @@ from geval.errors import TemplateError, shown
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 STEPS = "steps"
 ASPECT = "aspect"
+QUESTION = "question"
+RESPONSES = "responses"
+EXAMPLES = "examples"
 KNOWN = {
     **PLACEHOLDERS,
     STEPS: "the evaluation steps: written in the header, or generated (steps = \"auto\")",
     ASPECT: "the name of the aspect asked: the prompt is then sent once per aspect",
+    QUESTION: "a checklist question (kind = \"checklist\"): the prompt is sent once per question, answered Yes or No",
+    RESPONSES: "every response of the group, numbered, in the order asked (kind = \"batch\")",
+    EXAMPLES: "scored examples from other groups, with their human scores (an [examples] table in the header)",
 }
 OPTIONAL = {"context", "dialogue", STEPS}  # may render empty (a first turn has no context)
-HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset"}
+HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset", "kind", "orders", "examples"}
+KINDS = ("form", "checklist", "batch")
+#: A checklist question's answers, lowest first: "No" reads as 0, "Yes" as 1.
+ANSWERS = ("No", "Yes")
+#: Marks a part of an aspect in storage keys: a checklist question ("naturalness#q2"), an order ("naturalness#order1").
+PART = "#"
 #: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the repository.
 PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or Path(__file__).resolve().parents[2] / "prompts")
 
 
 @dataclass(frozen=True)
 class Aspect:
-    """One score the judge fills in, on an integer scale min..max."""
+    """One score the judge fills in, on an integer scale min..max.
+
+    `labels` are words the judge answers with instead of numbers, lowest first (a checklist
+    question: ("No", "Yes") on 0-1). `questions` are a checklist aspect's yes/no questions.
+    """
 
     name: str
     min: int
     max: int
     human: str = ""
+    labels: tuple[str, ...] = ()
+    questions: tuple[str, ...] = ()
 
     def __post_init__(self):
         """Refuse what a judge cannot read: each score must be one digit (0 <= min < max <= 9),
-        whether the aspect comes from a template file or is built in code."""
+        or one of `labels`, whether the aspect comes from a template file or is built in code."""
         if not _one_line(self.name):
             raise TemplateError(f"aspect name {shown(repr(self.name))} should be one line of text")
+        if PART in self.name:
+            raise TemplateError(f"aspect name {shown(repr(self.name))} cannot hold '{PART}': it marks a checklist "
+                                "question's or an order's part of an aspect in the store")
         if not isinstance(self.human, str):
             raise TemplateError(f"aspect '{shown(self.name)}' human should be text")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.min, self.max)) \
@@ -71,6 +98,12 @@ class Aspect:
                 f"aspect '{shown(self.name)}' scale {shown(self.min, 20)}-{shown(self.max, 20)} "
                 "must be whole numbers with 0 <= min < max <= 9"
             )
+        if self.labels and (len(self.labels) != len(self.scale) or not all(map(_one_word, self.labels))
+                            or len({label.lower() for label in self.labels}) != len(self.labels)):
+            raise TemplateError(f"aspect '{shown(self.name)}' labels should be {len(self.scale)} different words, "
+                                f"one per score {self.min}-{self.max}")
+        if not all(map(_one_line, self.questions)):
+            raise TemplateError(f"aspect '{shown(self.name)}': each question should be one line of text")
 
     @property
     def scale(self) -> list[int]:
@@ -81,6 +114,29 @@ class Aspect:
     def key(self) -> str:
         """Lower-case name used in storage and on the command line."""
         return self.name.lower()
+
+    def answer(self, score: int) -> str:
+        """How the judge writes `score`: its label, or the number."""
+        return self.labels[score - self.min] if self.labels else str(score)
+
+
+@dataclass(frozen=True)
+class Examples:
+    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random",
+    "stratified" across the human scale, or "nearest" by embedding) with `seed`; `text` writes
+    one example (item placeholders plus {{n}} and {{scores}}; "" for the default)."""
+
+    k: int
+    select: str = "stratified"
+    seed: int = 0
+    text: str = ""
+
+    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified", "nearest")
+
+    @property
+    def signature(self) -> str:
+        """How the examples were chosen, as the signature writes it: "k4,stratified,seed0"."""
+        return f"k{self.k},{self.select},seed{self.seed}"
 
 
 @dataclass(frozen=True)
@@ -103,6 +159,9 @@ class Template:
     text: str
     source: str = "<text>"
     level: str = ""  # the item level it is written for (turn, dialogue, summary), if any
+    kind: str = "form"  # how the judge is asked: "form", "checklist" or "batch" (KINDS)
+    orders: int = 1  # batch: how many orders of the group's items are asked and averaged
+    examples: Examples | None = None  # few-shot examples shown in {{examples}}
 
     @property
     def version(self) -> str:
@@ -155,18 +214,21 @@ class Template:
                 return aspect
         raise TemplateError(f"{self.source}: no aspect '{name}'; it has {', '.join(a.name for a in self.aspects)}")
 
-    def calls(self, item: Item, steps: str | None = None) -> list[tuple[str, tuple[Aspect, ...]]]:
-        """The judge calls `item` needs: (prompt, aspects it asks for), in form order."""
-        if self.per_aspect:
-            return [(self.render(item, steps, aspect), (aspect,)) for aspect in self.aspects]
-        return [(self.render(item, steps), self.aspects)]
+    def calls(self, item: Item, steps: str | None = None, around=None) -> list:
+        """The judge calls `item` needs (`geval.judging.layouts.Call`: prompt, aspects asked,
+        answers kept), in form order. `around` is the dataset's items (a list, or a
+        `layouts.Neighbours`), needed by batch layouts and {{examples}}."""
+        from geval.judging.layouts import calls
 
-    def render(self, item: Item, steps: str | None = None, aspect: Aspect | None = None) -> str:
-        """The prompt for `item` (asking for `aspect`, default the first, if the body names {{aspect}}).
+        return calls(self, item, steps, around)
+
+    def render(self, item: Item, steps: str | None = None, aspect: Aspect | None = None, **fill: str) -> str:
+        """The prompt for `item` (asking for `aspect`, default the first, if the body names {{aspect}});
+        `fill` gives the other placeholders' text (question, responses, examples).
 
         Raises TemplateError naming the item if a value is missing.
         """
-        values = item.fields()
+        values = {**item.fields(), **fill}
         values[ASPECT] = (aspect or self.aspects[0]).name
         if STEPS in self.placeholders:
             if self.needs_generated_steps:
@@ -226,10 +288,39 @@ def parse_template(text: str, source: str = "<text>") -> Template:
         text=text,
         source=source,
         level=_text(header, "level", source),
+        kind=_text(header, "kind", source) or "form",
+        orders=_orders(header, source),
+        examples=_examples(header.get("examples"), source),
     )
     if STEPS in template.placeholders and not template.steps:
         raise TemplateError(f"{source}: the body uses {{{{steps}}}} but the header has no steps (write them, or steps = \"auto\")")
+    _check_kind(template)
     return template
+
+
+def _check_kind(template: Template) -> None:
+    """The body and header fit the template's kind: {{question}} and questions for a checklist,
+    {{responses}} and {{aspect}} for a batch, {{examples}} with an [examples] table."""
+    source, used = template.source, set(template.placeholders)
+    if template.kind not in KINDS:
+        raise TemplateError(f"{source}: kind {shown(repr(template.kind))} is unknown; use one of {', '.join(KINDS)}")
+    missing = sorted({"checklist": {QUESTION}, "batch": {RESPONSES, ASPECT}}.get(template.kind, set()) - used)
+    if missing:
+        raise TemplateError(f"{source}: kind = \"{template.kind}\" needs {{{{{missing[0]}}}}} in the body")
+    for name, kind in ((QUESTION, "checklist"), (RESPONSES, "batch")):
+        if name in used and template.kind != kind:
+            raise TemplateError(f"{source}: {{{{{name}}}}} belongs to kind = \"{kind}\"; set it in the header")
+    asked = [a.name for a in template.aspects if a.questions]
+    if template.kind == "checklist" and len(asked) < len(template.aspects):
+        missing = next(a.name for a in template.aspects if not a.questions)
+        raise TemplateError(f"{source}: aspect '{missing}' has no questions = [...]; a checklist asks each aspect's questions")
+    if template.kind != "checklist" and asked:
+        raise TemplateError(f"{source}: aspect '{asked[0]}' has questions, which only a kind = \"checklist\" template asks")
+    if template.orders != 1 and template.kind != "batch":
+        raise TemplateError(f"{source}: orders = {template.orders} is for kind = \"batch\" only")
+    if (EXAMPLES in used) != (template.examples is not None):
+        raise TemplateError(f"{source}: {{{{examples}}}} in the body and an [examples] table (k, select, seed) in the "
+                            "header go together; add the missing one")
 
 
 def load_template(path: str | Path) -> Template:
@@ -293,6 +384,33 @@ def _text(header: dict, key: str, source: str, required: bool = False) -> str:
     return value
 
 
+def _orders(header: dict, source: str) -> int:
+    value = header.get("orders", 1)
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= 8:
+        raise TemplateError(f"{source}: orders = {shown(value, 20)} should be a whole number from 1 to 8")
+    return value
+
+
+def _examples(value: object, source: str) -> Examples | None:
+    if value is None:
+        return None
+    known = {"k", "select", "seed", "text"}
+    if not isinstance(value, dict) or not {"k"} <= value.keys() or value.keys() - known:
+        raise TemplateError(f"{source}: [examples] takes k (how many), and optionally select, seed and text")
+    k, select, seed, text = value["k"], value.get("select", "stratified"), value.get("seed", 0), value.get("text", "")
+    if not isinstance(k, int) or isinstance(k, bool) or not 1 <= k <= 20:
+        raise TemplateError(f"{source}: [examples] k = {shown(k, 20)} should be a whole number from 1 to 20")
+    if select not in Examples.CHOICES:
+        raise TemplateError(f"{source}: [examples] select = {shown(repr(select), 30)}; use one of {', '.join(Examples.CHOICES)}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not isinstance(text, str):
+        raise TemplateError(f"{source}: [examples] seed should be a whole number and text a string")
+    for match in PLACEHOLDER.finditer(text):
+        if match.group(1).lower() not in {*PLACEHOLDERS, "n", "scores"}:
+            raise TemplateError(f"{source}: [examples] text has unknown placeholder {shown(match.group(0))}; known: "
+                                + ", ".join("{{" + k + "}}" for k in (*PLACEHOLDERS, "n", "scores")))
+    return Examples(k, select, seed, text)
+
+
 def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
     if not isinstance(value, list) or not value:
         raise TemplateError(f"{source}: the header needs at least one [[aspects]] table with name, min and max")
@@ -302,8 +420,16 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
         if not _one_line(spec["name"]):
             raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(spec['name']))} should be one line of text")
+        unknown = sorted(set(spec) - {"name", "min", "max", "human", "questions"})
+        if unknown:
+            raise TemplateError(f"{source}: aspect {index + 1} has unknown key(s) {', '.join(map(shown, unknown))}; "
+                                "known: name, min, max, human, questions")
+        questions = spec.get("questions", [])
+        if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
+            raise TemplateError(f"{source}: aspect {index + 1} questions should be a list of texts")
         try:
-            aspects.append(Aspect(spec["name"], spec["min"], spec["max"], spec.get("human", "")))
+            aspects.append(Aspect(spec["name"], spec["min"], spec["max"], spec.get("human", ""),
+                                  questions=tuple(q.strip() for q in questions)))
         except TemplateError as exc:
             raise TemplateError(f"{source}: {exc}") from None
     if len({a.key for a in aspects}) != len(aspects):
@@ -313,3 +439,7 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
 
 def _one_line(name: object) -> bool:
     return isinstance(name, str) and bool(name.strip()) and name.isprintable()
+
+
+def _one_word(label: object) -> bool:
+    return isinstance(label, str) and bool(re.fullmatch(r"[^\W\d_]+", label))

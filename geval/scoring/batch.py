@@ -30,9 +30,10 @@ from pathlib import Path
 from geval.errors import GevalError, JudgeError, JudgmentFailed, StoreError, TemplateError
 from geval.judging.answers import scores_from_samples
 from geval.judging.judgment import Judgment, accepted_settings, cache_key
+from geval.judging.layouts import combine
 from geval.judging.templates import Template
-from geval.scoring.lookup import Signer, by_group, cached_answers
-from geval.scoring.runner import Progress, environment
+from geval.scoring.lookup import Signer, by_group, cached_answers, neighbours
+from geval.scoring.runner import Progress, collect, combined_rows, environment
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows
@@ -109,29 +110,30 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
     answered_as = sign(asked)
     try:
         steps = generate_steps(store, template, judge)
+        around = neighbours(store, template, dataset, items)
         requests: dict[str, str] = {}  # cache key -> JSONL line
         waiting: list[tuple[str, str]] = []  # (item id, cache key) of the items answered by the batch
         for item in by_group(items):
             base = _base(item, template, progress.run_id)
             try:
-                calls = template.calls(item, steps)
+                calls = template.calls(item, steps, around)
             except TemplateError as exc:
-                _fail(store, base, aspects, str(exc), answered_as, progress)
+                _fail(store, base, [a.key for a in aspects], str(exc), answered_as, progress)
                 continue
-            answered = 0
-            for (prompt, call_aspects), hit in zip(calls, cached_answers(store, judge, calls)):
+            found = cached_answers(store, judge, calls)
+            for call, hit in zip(calls, found):
                 if hit is not None:
                     key, cached = hit
-                    store.save_judgments(judgment_rows(base, key, cached, sign(cached.settings)))
-                    answered += 1
+                    store.save_judgments(judgment_rows(base, key, cached, sign(cached.settings), call.keep, call.detail))
                     continue
-                key = cache_key(asked, prompt, list(call_aspects))
+                key = cache_key(asked, call.prompt, list(call.aspects))
                 waiting.append((item.id, key))
                 if key not in requests:
-                    body = judge.batch_body(prompt, list(call_aspects))
+                    body = judge.batch_body(call.prompt, list(call.aspects))
                     requests[key] = json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
                                                ensure_ascii=False)
-            if answered == len(calls):
+            if all(hit is not None for hit in found):
+                _combine(store, template, base, calls, found, answered_as)
                 progress.cached += 1
                 progress.done += 1
         plan.cached, plan.failed = progress.cached, progress.failed
@@ -218,16 +220,19 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     if template.needs_generated_steps and steps is None:
         raise StoreError(f"the evaluation steps of {template.label} are missing from {store.path}")
-    wanted: dict[str, list] = {}  # key -> [(item, prompt, aspects asked)]
+    wanted: dict[str, list] = {}  # key -> [(item, call)]
     ids = set(entry["items"])
-    items = [item for item in (store.items(run["dataset"]) if items is None else items) if item.id in ids]
+    stored = store.items(run["dataset"]) if items is None else items
+    items = [item for item in stored if item.id in ids]
     if len({item.id for item in items}) < len(ids):
         raise StoreError(f"{len(ids) - len({item.id for item in items})} of the {len(ids)} items of batch {batch_id} "
                          f"are not in {store.path}; store dataset {run['dataset']} first, or pass its items")
+    around = neighbours(store, template, run["dataset"], stored)
+    calls_of = {item.id: template.calls(item, steps, around) for item in items}
     for item in items:
-        for prompt, call_aspects in template.calls(item, steps):
-            key = cache_key(accepted_settings(judge)[0], prompt, list(call_aspects))
-            wanted.setdefault(key, []).append((item, prompt, call_aspects))
+        for call in calls_of[item.id]:
+            key = cache_key(accepted_settings(judge)[0], call.prompt, list(call.aspects))
+            wanted.setdefault(key, []).append((item, call))
     path = Path(output) if output else _download(judge, batch_id, entry, folder)
     # one unit of progress per (item, request): an item of a per-aspect template makes several requests
     progress = Progress(total=sum(map(len, wanted.values())), signature=run["signature"], run_id=int(run["id"]))
@@ -245,19 +250,20 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
                 progress.done += len(wanted[key])
                 progress.cached += len(wanted[key])
                 continue
-            prompt, call_aspects = wanted[key][0][1:]
+            asked_call = wanted[key][0][1]
             try:
-                judgment = _judgment(judge, record, list(call_aspects))
+                judgment = _judgment(judge, record, list(asked_call.aspects))
             except JudgmentFailed as exc:
-                for item, _, _ in wanted[key]:
-                    _fail(store, _base(item, template, progress.run_id), call_aspects, f"item {item.id}: {exc}",
-                          sign(accepted_settings(judge)[0]), progress)
+                for item, call in wanted[key]:
+                    _fail(store, _base(item, template, progress.run_id), [s for _, s in call.keep],
+                          f"item {item.id}: {exc}", sign(accepted_settings(judge)[0]), progress)
                 continue
             settings = judgment.settings or judge.settings
             signed = sign(settings)
-            rows = [row for item, _, _ in wanted[key]
-                    for row in judgment_rows(_base(item, template, progress.run_id), key, judgment, signed)]
-            store.save_call(key, settings, prompt, [a.key for a in call_aspects], judgment, 0.0, rows)
+            rows = [row for item, call in wanted[key]
+                    for row in judgment_rows(_base(item, template, progress.run_id), key, judgment, signed, call.keep,
+                                             call.detail)]
+            store.save_call(key, settings, asked_call.prompt, [a.key for a in asked_call.aspects], judgment, 0.0, rows)
             progress.done += len(wanted[key])
             progress.prompt_tokens += judgment.prompt_tokens
             progress.completion_tokens += judgment.completion_tokens
@@ -265,6 +271,11 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
             progress.unscored += len(wanted[key]) * sum(s.score is None for s in judgment.scores.values())
             if on_progress:
                 on_progress(progress)
+    for item in items:  # checklists and batches: the scores made of several answers, once all are in
+        found = cached_answers(store, judge, calls_of[item.id])
+        if all(hit is not None for hit in found):
+            _combine(store, template, _base(item, template, progress.run_id), calls_of[item.id], found,
+                     sign(accepted_settings(judge)[0]))
     missing = sum(len(pairs) for key, pairs in wanted.items() if key not in seen)
     if missing:
         progress.errors.append(f"{missing} items had no answer in {path}")
@@ -341,9 +352,19 @@ def _base(item, template: Template, run_id: int) -> dict:
             "template_version": template.version, "run_id": run_id}
 
 
-def _fail(store: Store, base: dict, aspects, reason: str, signed: tuple[str, str], progress: Progress) -> None:
-    """Store an item's `aspects` as failed with `reason` and count the item done and failed."""
-    store.save_judgments(failed_rows(base, aspects, reason, signed))
+def _combine(store: Store, template: Template, base: dict, calls, found, signed: tuple[str, str]) -> None:
+    """Store an item's scores made of several answers (checklists, batches), all of them cached."""
+    answers, keys = {}, {}
+    for call, (key, judgment) in zip(calls, found):
+        collect(call, key, judgment, answers, keys)
+    combined = combine(template, answers)
+    if combined:
+        store.save_judgments(combined_rows(base, combined, keys, {}, signed))
+
+
+def _fail(store: Store, base: dict, keys, reason: str, signed: tuple[str, str], progress: Progress) -> None:
+    """Store an item's judgments under `keys` as failed with `reason` and count the item done and failed."""
+    store.save_judgments(failed_rows(base, keys, reason, signed))
     progress.done += 1
     progress.failed += 1
     progress.errors.append(reason)

@@ -8,22 +8,24 @@ from collections.abc import Iterable, Iterator
 
 from geval.data.items import Item
 from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key, signature
+from geval.judging.layouts import Call, Neighbours
 from geval.judging.templates import Template
 from geval.store import Store
 from geval.store.records import judgment_id
 
 
 class Signer:
-    """The signature (string, JSON text) of each judge settings a run meets, made once each."""
+    """The signature (string, JSON text) of each judge settings a run meets, made once each.
+    `pool` names a restricted pool of few-shot examples (`Neighbours.pool_label`)."""
 
-    def __init__(self, template: Template):
-        self.template, self.aspects = template, list(template.aspects)
+    def __init__(self, template: Template, pool: str = ""):
+        self.template, self.aspects, self.pool = template, list(template.aspects), pool
         self._made: dict[str, tuple[str, str]] = {}
 
     def __call__(self, settings: dict) -> tuple[str, str]:
         key = json.dumps(settings, sort_keys=True)
         if key not in self._made:
-            text, fields = signature(settings, self.template, self.aspects)
+            text, fields = signature(settings, self.template, self.aspects, self.pool)
             self._made[key] = (text, json.dumps(fields))
         return self._made[key]
 
@@ -32,11 +34,11 @@ class Signer:
         return [self(s)[0] for s in settings]
 
 
-def cached_answers(store: Store, judge: Judge, calls: list[tuple[str, tuple]]) -> list[tuple[str, Judgment] | None]:
-    """For each (prompt, aspects) call, (cache key, answer) when the cache holds an answer
-    under any settings the judge accepts (in its order), else None. One query."""
+def cached_answers(store: Store, judge: Judge, calls: list[Call]) -> list[tuple[str, Judgment] | None]:
+    """For each call, (cache key, answer) when the cache holds an answer under any settings
+    the judge accepts (in its order), else None. One query."""
     accepted = accepted_settings(judge)
-    keys = [[cache_key(settings, prompt, list(aspects)) for settings in accepted] for prompt, aspects in calls]
+    keys = [[cache_key(settings, call.prompt, list(call.aspects)) for settings in accepted] for call in calls]
     cached = store.cached_calls([key for options in keys for key in options])
     return [next(((key, cached[key]) for key in options if key in cached), None) for options in keys]
 
@@ -58,6 +60,16 @@ def answered_items(store: Store, items: list[Item], template: Template, signatur
         for item in chunk:
             statuses = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
             yield item, None if None in statuses else statuses.count("unscored")
+
+
+def neighbours(store: Store, template: Template, dataset: str, items: list[Item],
+               pool: list[Item] | None = None) -> Neighbours | None:
+    """The dataset's items (as stored, else `items`) indexed for a template that shows other
+    items than its own (a batch layout, few-shot examples from `pool`, default: every other
+    group); None for one that does not."""
+    if template.kind != "batch" and template.examples is None:
+        return None
+    return Neighbours(store.items(dataset) or items, pool if template.examples is not None else None)
 
 
 def by_group(items: Iterable[Item]) -> list[Item]:

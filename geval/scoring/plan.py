@@ -9,7 +9,7 @@ from geval.data.items import Item, without_item
 from geval.errors import TemplateError
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
 from geval.judging.templates import Template
-from geval.scoring.lookup import Signer, answered_items, cached_answers
+from geval.scoring.lookup import Signer, answered_items, cached_answers, neighbours
 from geval.store import Store
 
 
@@ -93,7 +93,7 @@ def seconds_per_call(store: Store, judge: Judge) -> tuple[float, int]:
 
 
 def plan(store: Store, items: list[Item], template: Template, judge: Judge, size: int = 500,
-         concurrency: int = 1) -> Plan:
+         concurrency: int = 1, examples_from: list[Item] | None = None, fresh: bool = False) -> Plan:
     """Count the items already answered and estimate the work left, without calling the judge.
 
     Items judged with this template version and judge are counted by id (one query per
@@ -101,14 +101,19 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     cannot be, and looked up by cache key (another template or dataset may have asked the same).
     The time is the calls to make times this judge's time per call (`seconds_per_call`), over
     `concurrency` calls at once when the judge takes several.
+    `examples_from`: as for `score`. `fresh`: as if nothing were stored yet (what the items
+    cost in all, the same before and after they are scored).
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
     result = Plan(len(items), concurrency=max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)))
     result.seconds_per_call, result.measured = seconds_per_call(store, judge)
+    around = neighbours(store, template, items[0].dataset, items, examples_from) if items else None
+    asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once
     todo = []
-    for item, unscored in answered_items(store, items, template, Signer(template).all(accepted_settings(judge)), size):
-        if unscored is None:
+    signer = Signer(template, around.pool_label if around else "")
+    for item, unscored in answered_items(store, items, template, signer.all(accepted_settings(judge)), size):
+        if unscored is None or fresh:
             todo.append(item)
         else:
             result.cached += 1
@@ -116,20 +121,24 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
         rendered = []
         for item in todo[start:start + size]:
             try:
-                rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)"))
+                rendered.append(template.calls(item, steps or "(evaluation steps, generated before the run)", around))
             except TemplateError as exc:
                 result.failing.append(str(exc))
                 reason = without_item(str(exc), item.id, item.dataset)
                 result.reasons[reason] = result.reasons.get(reason, 0) + 1
-        found = cached_answers(store, judge, [call for calls in rendered for call in calls]) if known_steps else None
+        found = cached_answers(store, judge, [call for calls in rendered for call in calls]) \
+            if known_steps and not fresh else None
         position = 0
         for calls in rendered:
             missing = [call for index, call in enumerate(calls, position) if found is None or found[index] is None]
             position += len(calls)
             result.cached += not missing
-            result.calls += len(missing)
-            for prompt, aspects in missing:
-                prompt_tokens, completion_tokens, cost = estimate_call(judge, prompt, list(aspects))
+            for call in missing:
+                if (call.prompt, call.aspects) in asked:
+                    continue
+                asked.add((call.prompt, call.aspects))
+                result.calls += 1
+                prompt_tokens, completion_tokens, cost = estimate_call(judge, call.prompt, list(call.aspects))
                 result.prompt_tokens += prompt_tokens
                 result.completion_tokens += completion_tokens
                 result.cost += cost

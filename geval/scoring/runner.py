@@ -25,14 +25,15 @@ from pathlib import Path
 
 from geval.data.items import Item, without_item
 from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
-from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key
-from geval.judging.templates import Template
+from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settings, cache_key
+from geval.judging.layouts import Call, Neighbours, combine
+from geval.judging.templates import PART, Template
 from geval.scoring.limits import RateLimiter
-from geval.scoring.lookup import Signer, answered_items, by_group, cached_answers
+from geval.scoring.lookup import Signer, answered_items, by_group, cached_answers, neighbours
 from geval.scoring.plan import estimate_call
 from geval.scoring.steps import generate_steps
 from geval.store import Store
-from geval.store.records import failed_rows, judgment_rows
+from geval.store.records import failed_rows, judgment_rows, score_rows
 
 #: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
 SMOOTHING = 0.15
@@ -145,6 +146,7 @@ def score(
     concurrency: int = 1,
     rpm: float | None = None,
     tpm: float | None = None,
+    examples_from: list[Item] | None = None,
 ) -> Progress:
     """Score `items` with `template` and `judge` into `store`; return the final progress.
 
@@ -161,19 +163,21 @@ def score(
     requests and tokens per minute. None of the three changes a score, so none is part of
     the signature or the cache key. Setting `stop` submits no new call; calls already made
     finish and are stored. `on_progress` is always called on the caller's thread.
+    `examples_from` limits the items few-shot examples are taken from (the signature says so).
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
     workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
     store.save_template(template)
-    sign = Signer(template)
+    around = neighbours(store, template, dataset, items, examples_from)
+    sign = Signer(template, around.pool_label if around else "")
     asked_text, asked_json = sign(judge.settings)
     progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers)
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
-    run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop)
+    run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop, around)
     status = "finished"
     pool = _Calls(workers)
     try:
@@ -278,11 +282,15 @@ class _Calls:
 
 @dataclass
 class _Pending:
-    """An item's judge calls that are not in the cache: what a worker needs to make them."""
+    """An item's judge calls that are not in the cache: what a worker needs to make them, and
+    what the cache already answered (stored key -> score, and -> the call key it came from)."""
 
     item: Item
-    calls: list[tuple[str, tuple]]  # (prompt, aspects asked)
+    calls: list[Call]
     base: dict
+    answers: dict[str, AspectScore | None]
+    keys: dict[str, str | None]
+    reasons: dict[str, str] = field(default_factory=dict)  # stored key -> why its call failed
 
 
 class _RowBuffer:
@@ -311,10 +319,11 @@ class _Run:
     `prepare` and `count_cached` run on the caller's thread; `call` on the workers'."""
 
     def __init__(self, store: Store, judge: Judge, template: Template, sign: Signer, progress: Progress,
-                 limiter: RateLimiter | None, stop: threading.Event | None):
+                 limiter: RateLimiter | None, stop: threading.Event | None, around: Neighbours | None):
         self.store, self.judge, self.template, self.sign = store, judge, template, sign
-        self.progress, self.limiter, self.stop = progress, limiter, stop
-        self.lock = threading.Lock()  # guards `progress`, which workers update as their calls finish
+        self.progress, self.limiter, self.stop, self.around = progress, limiter, stop, around
+        self.lock = threading.Lock()  # guards `progress` and `in_flight`, which workers update
+        self.in_flight: dict[str, threading.Event] = {}  # calls being made, by prompt and aspects
         self.cached_rows = _RowBuffer(store)
 
     def base(self, item: Item) -> dict:
@@ -325,24 +334,24 @@ class _Run:
         """Render `item`; store what the cache holds (or the failure), and return the calls left to make."""
         base = self.base(item)
         try:
-            calls = self.template.calls(item, steps)
+            calls = self.template.calls(item, steps, self.around)
         except TemplateError as exc:
             self.fail(base, self.template.aspects, str(exc), without_item(str(exc), item.id, item.dataset))
             return None
-        found = cached_answers(self.store, self.judge, calls)
-        missing, unscored = [], 0
-        for call, hit in zip(calls, found):
+        answers: dict[str, AspectScore | None] = {}
+        keys: dict[str, str | None] = {}
+        missing = []
+        for call, hit in zip(calls, cached_answers(self.store, self.judge, calls)):
             if hit is None:
                 missing.append(call)
                 continue
             key, judgment = hit
-            self.cached_rows.add(self.rows(base, key, judgment))
-            unscored += sum(s.score is None for s in judgment.scores.values())
+            self.cached_rows.add(self.rows(base, key, judgment, call))
+            collect(call, key, judgment, answers, keys)
+        pending = _Pending(item, missing, base, answers, keys)
         if missing:
-            with self.lock:
-                self.progress.unscored += unscored
-            return _Pending(item, missing, base)
-        self.count_cached(unscored)
+            return pending
+        self.finish(pending, cached=True)
         return None
 
     def count_cached(self, unscored: int) -> None:
@@ -354,55 +363,123 @@ class _Run:
 
     def call(self, pending: _Pending) -> bool:
         """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
-        failures = []
-        progress = self.progress
-        for prompt, aspects in pending.calls:
-            estimate = sum(estimate_call(self.judge, prompt, list(aspects))[:2])
-            if self.limiter is not None and not self.limiter.acquire(estimate, self.stop):
-                return False
-            started = time.time()
+        for call in pending.calls:
             try:
-                judgment = self.judge.judge(prompt, list(aspects))
+                answered = self.answer(call, pending.base)
             except JudgmentFailed as exc:
-                failures.append(str(exc))
-                self.store_failed(pending.base, aspects, f"item {pending.item.id}: {exc}")
+                reason = f"item {pending.item.id}: {exc}"
+                self.store_failed(pending.base, [stored for _, stored in call.keep], reason, call.detail)
+                pending.answers.update((stored, None) for _, stored in call.keep)
+                pending.reasons.update((stored, reason) for _, stored in call.keep)
                 continue
-            if self.limiter is not None:
-                self.limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
-            settings = judgment.settings or self.judge.settings
-            key = cache_key(settings, prompt, list(aspects))
-            self.store.save_call(key, settings, prompt, [a.key for a in aspects], judgment, time.time() - started,
-                                 self.rows(pending.base, key, judgment))
-            with self.lock:
-                progress.calls += 1
-                progress.prompt_tokens += judgment.prompt_tokens
-                progress.completion_tokens += judgment.completion_tokens
-                progress.cost += judgment.cost
-                progress.unscored += sum(s.score is None for s in judgment.scores.values())
-        with self.lock:
-            if failures:
-                progress.fail(failures[0], [f"item {pending.item.id}: {f}" for f in failures])
-            else:
-                progress.done += 1
-                progress.item_called()
+            if answered is None:
+                return False
+            key, judgment = answered
+            collect(call, key, judgment, pending.answers, pending.keys)
+        self.finish(pending, cached=False)
         return True
 
-    def rows(self, base: dict, key: str, judgment: Judgment) -> list[dict]:
-        """A judgment's rows, signed with the settings that made it."""
+    def answer(self, call: Call, base: dict) -> tuple[str, Judgment] | None:
+        """Ask the judge (once, however many items of a batch want this call at the same time) and
+        store the answer with the item's rows; None if `stop` came while waiting for the rate limit."""
+        token = json.dumps([call.prompt, [[a.name, a.min, a.max, list(a.labels)] for a in call.aspects]])
+        with self.lock:
+            waiting = self.in_flight.get(token)
+            if waiting is None:
+                self.in_flight[token] = threading.Event()
+        if waiting is not None:  # another worker is asking the same: wait for its answer in the cache
+            waiting.wait()
+            hit = cached_answers(self.store, self.judge, [call])[0]
+            if hit is not None:
+                self.store.save_judgments(self.rows(base, *hit, call))
+                return hit
+            return self.answer(call, base)  # its call failed: ask again
+        try:
+            return self._ask(call, base)
+        finally:
+            with self.lock:
+                self.in_flight.pop(token).set()
+
+    def _ask(self, call: Call, base: dict) -> tuple[str, Judgment] | None:
+        aspects = list(call.aspects)
+        estimate = sum(estimate_call(self.judge, call.prompt, aspects)[:2])
+        if self.limiter is not None and not self.limiter.acquire(estimate, self.stop):
+            return None
+        started = time.time()
+        judgment = self.judge.judge(call.prompt, aspects)
+        if self.limiter is not None:
+            self.limiter.settle(estimate, judgment.prompt_tokens + judgment.completion_tokens)
+        settings = judgment.settings or self.judge.settings
+        key = cache_key(settings, call.prompt, aspects)
+        self.store.save_call(key, settings, call.prompt, [a.key for a in aspects], judgment, time.time() - started,
+                             self.rows(base, key, judgment, call))
+        with self.lock:
+            self.progress.calls += 1
+            self.progress.prompt_tokens += judgment.prompt_tokens
+            self.progress.completion_tokens += judgment.completion_tokens
+            self.progress.cost += judgment.cost
+        return key, judgment
+
+    def finish(self, pending: _Pending, cached: bool) -> None:
+        """Store the item's scores made of several answers (checklists, batches) and count the item."""
+        combined = combine(self.template, pending.answers)
+        if combined:
+            rows = combined_rows(pending.base, combined, pending.keys, pending.reasons,
+                                 self.sign(accepted_settings(self.judge)[0]))
+            (self.cached_rows.add if cached else self.store.save_judgments)(rows)
+        final = {**pending.answers, **combined}
+        shown = list(dict.fromkeys(pending.reasons.values()))
+        with self.lock:
+            if any(final.get(a.key) is None for a in self.template.aspects):
+                first = shown[0] if shown else f"item {pending.item.id}: not every part is answered"
+                self.progress.fail(without_item(first, pending.item.id, pending.item.dataset), shown or [first])
+            else:
+                self.progress.done += 1
+                if not cached:
+                    self.progress.item_called()
+            self.progress.cached += cached
+            self.progress.unscored += sum(final.get(a.key) is not None and final[a.key].score is None
+                                          for a in self.template.aspects)
+
+    def rows(self, base: dict, key: str, judgment: Judgment, call: Call) -> list[dict]:
+        """The item's rows of an answer, signed with the settings that made it."""
         signed = self.sign(judgment.settings or self.judge.settings)
         self.progress.signature = signed[0]
-        return judgment_rows(base, key, judgment, signed)
+        return judgment_rows(base, key, judgment, signed, call.keep, call.detail)
 
     def fail(self, base: dict, aspects, shown: str, reason: str) -> None:
         """Store an item's `aspects` as failed with `shown` (the reason, naming the item), and
         count the item done and failed."""
-        self.store_failed(base, aspects, shown)
+        self.store_failed(base, [a.key for a in aspects], shown)
         with self.lock:
             self.progress.fail(reason, [shown])
 
-    def store_failed(self, base: dict, aspects, reason: str) -> None:
+    def store_failed(self, base: dict, keys: list[str], reason: str, detail: str = "") -> None:
         """Failed rows, signed with the settings the judge's next call uses."""
-        self.store.save_judgments(failed_rows(base, aspects, reason, self.sign(accepted_settings(self.judge)[0])))
+        self.store.save_judgments(failed_rows(base, keys, reason, self.sign(accepted_settings(self.judge)[0]), detail))
+
+
+def collect(call: Call, key: str, judgment: Judgment, answers: dict[str, AspectScore | None],
+            keys: dict[str, str | None]) -> None:
+    """Note the item's answers in `judgment` to `call` (under their stored keys) and the call key they came from."""
+    for asked, stored in call.keep:
+        answers[stored] = judgment.scores[asked]
+        keys.setdefault(stored, key)
+
+
+def combined_rows(base: dict, combined: dict[str, AspectScore | None], keys: dict[str, str | None],
+                  reasons: dict[str, str], signed: tuple[str, str]) -> list[dict]:
+    """The rows of an item's scores made of several answers (`geval.judging.layouts.combine`):
+    scored or unscored ones with the call key of their first part (`keys`: part -> call key),
+    failed ones (a part failed) with that part's reason (`reasons`: part -> reason)."""
+    made = {stored: score for stored, score in combined.items() if score is not None}
+    first = {stored: next((key for part, key in keys.items() if part.startswith(f"{stored}{PART}")), None)
+             for stored in made}
+    rows = score_rows(base, made, first, signed)
+    for stored in combined.keys() - made.keys():
+        reason = next((reasons[k] for k in reasons if k.startswith(f"{stored}{PART}")), "not every part is answered")
+        rows += failed_rows(base, [stored], f"a part of it failed: {reason}", signed)
+    return rows
 
 
 def environment() -> dict:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from collections.abc import Iterable
 
-from geval.judging.judgment import Judgment
+from geval.judging.judgment import AspectScore, Judgment
 
 
 def judgment_id(item_id: str, template_version: str, signature: str, aspect: str) -> str:
@@ -14,24 +15,35 @@ def judgment_id(item_id: str, template_version: str, signature: str, aspect: str
     return hashlib.sha256("\x1f".join((item_id, template_version, signature, aspect)).encode()).hexdigest()[:24]
 
 
-def judgment_rows(base: dict, key: str, judgment: Judgment, signed: tuple[str, str]) -> list[dict]:
-    """One judgments row per aspect of an answer, `signed` (signature string, JSON text)."""
+def judgment_rows(base: dict, key: str, judgment: Judgment, signed: tuple[str, str],
+                  keep: Iterable[tuple[str, str]] | None = None, detail: str = "") -> list[dict]:
+    """The item's rows of an answer, `signed` (signature string, JSON text): for each (answer
+    key, stored key) of `keep` (default: every aspect answered, under its own key), one row."""
+    pairs = keep if keep is not None else [(aspect, aspect) for aspect in judgment.scores]
+    return [_row(base, stored, judgment.scores[asked], key, signed, detail) for asked, stored in pairs]
+
+
+def score_rows(base: dict, scores: dict[str, AspectScore], keys: dict[str, str | None], signed: tuple[str, str],
+               detail: str = "") -> list[dict]:
+    """Rows of scores made from several answers (a checklist's aspects, a batch's orders):
+    `keys` gives each one's first answer's call key (None when it has none)."""
+    return [_row(base, stored, score, keys.get(stored), signed, detail) for stored, score in scores.items()]
+
+
+def failed_rows(base: dict, keys: Iterable[str], reason: str, signed: tuple[str, str], detail: str = "") -> list[dict]:
+    """Failed judgment rows, one per stored key: no call, so the next run asks for them again."""
     now = time.time()
     return [
-        {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], aspect),
-         "signature": signed[0], "signature_json": signed[1], "aspect": aspect, "call_key": key,
-         "status": "ok" if s.score is not None else "unscored", "score": s.score,
-         "distribution": json.dumps(s.distribution), "reason": s.reason, "created": now}
-        for aspect, s in judgment.scores.items()
+        {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], key),
+         "signature": signed[0], "signature_json": signed[1], "aspect": key, "call_key": None,
+         "status": "failed", "score": None, "distribution": "{}", "reason": reason, "detail": detail, "created": now}
+        for key in keys
     ]
 
 
-def failed_rows(base: dict, aspects, reason: str, signed: tuple[str, str]) -> list[dict]:
-    """Failed judgment rows: no call, so the next run asks for them again."""
-    now = time.time()
-    return [
-        {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], a.key),
-         "signature": signed[0], "signature_json": signed[1], "aspect": a.key, "call_key": None,
-         "status": "failed", "score": None, "distribution": "{}", "reason": reason, "created": now}
-        for a in aspects
-    ]
+def _row(base: dict, stored: str, score: AspectScore, key: str | None, signed: tuple[str, str], detail: str) -> dict:
+    return {**base, "id": judgment_id(base["item_id"], base["template_version"], signed[0], stored),
+            "signature": signed[0], "signature_json": signed[1], "aspect": stored, "call_key": key,
+            "status": "ok" if score.score is not None else "unscored", "score": score.score,
+            "distribution": json.dumps(score.distribution), "reason": score.reason, "detail": detail,
+            "created": time.time()}

@@ -89,7 +89,12 @@ def _schema_4(db: sqlite_utils.Database) -> None:
     db["templates"].add_column("comment", str)
 
 
+def _schema_5(db: sqlite_utils.Database) -> None:
+    examples); rows stored before have none."""
+    db["judgments"].add_column("detail", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
-                                                                  4: _schema_4}
-SCHEMA_VERSION = 4
+                                                                  4: _schema_4, 5: _schema_5}
+SCHEMA_VERSION = 5

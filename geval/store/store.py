@@ -406,6 +406,7 @@ class Store:
     def combos(self, dataset: str) -> pd.DataFrame:
         """Each (template version, judge signature) scored on `dataset`, most recent first.
 
+        Parts of aspects (a checklist's questions, a batch's orders: keys with "#") are not counted.
         Columns: id (the template version and a short hash of the signature: stable, for links),
         template, template_version, signature, signature_json, model (the judge, as menus name it),
         label (template version, its comment when it has one, and judge; unique: a short hash
@@ -415,7 +416,8 @@ class Store:
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
                         SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
                         SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
-                 FROM judgments WHERE dataset = ? GROUP BY template_version, signature, aspect"""
+                 FROM judgments WHERE dataset = ? AND aspect NOT LIKE '%#%'
+                 GROUP BY template_version, signature, aspect"""
         columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
                    "ok", "unscored", "failed", "first", "last"]
         with self.lock:

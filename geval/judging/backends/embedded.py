@@ -2,7 +2,8 @@
 
 The chat template is rendered, "<Aspect>: " is prefilled as the start of the answer, and
 the next-token logits are softmaxed over the score tokens: the exact distribution, no
-sampling. Further aspects of a multi-aspect form are read by appending the most likely
+sampling. A labelled scale (a checklist question's No/Yes) is read at the answer's first
+token, with nothing prefilled, over every one-token spelling of each label, added up. Further aspects of a multi-aspect form are read by appending the most likely
 score and the next "<Aspect>: ". The model is loaded once per process, and the KV cache
 is reused across prompts that share a prefix (items of one dialogue, aspects of one form).
 """
@@ -57,8 +58,8 @@ class _LoadedModel:
     def tokens(self, text: str, special: bool) -> list[int]:
         return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
 
-    def score_ids(self, aspect: Aspect) -> list[int]:
-        """The token id of each score of the aspect's scale (`score_token_ids`)."""
+    def score_ids(self, aspect: Aspect) -> list[list[int]]:
+        """The token ids of each score of the aspect's scale (`score_token_ids`)."""
         return score_token_ids(lambda text: self.tokens(text, False), aspect, self.path.name)
 
     def chat_tokens(self, content: str) -> list[int]:
@@ -84,18 +85,24 @@ class _LoadedModel:
         return np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).copy()
 
 
-def score_token_ids(tokenize, aspect: Aspect, model: str) -> list[int]:
-    """The token id of each score of the aspect's scale, by `tokenize` (text -> token ids).
-    Each score must be one token of its own: a tokenizer that splits "3" into a space and a
-    digit would read the same logit for every score (and every item would get the scale's
-    midpoint). Raises JudgeError naming `model` otherwise."""
-    ids = [tokenize(str(score)) for score in aspect.scale]
-    if any(len(found) != 1 for found in ids) or len({found[0] for found in ids}) != len(ids):
-        shown = ", ".join(f"'{score}' -> {found}" for score, found in zip(aspect.scale, ids))
+def score_token_ids(tokenize, aspect: Aspect, model: str) -> list[list[int]]:
+    """The token ids that write each score of the aspect's scale, by `tokenize` (text -> token
+    ids): its digit, or for a labelled scale each spelling of its label ("Yes", "yes", "YES")
+    that is one token. Each score must have a token of its own: a tokenizer that splits "3"
+    into a space and a digit would read the same logit for every score (and every item would
+    get the scale's midpoint). Raises JudgeError naming `model` otherwise."""
+    ids = []
+    for score in aspect.scale:
+        written = aspect.answer(score)
+        spellings = dict.fromkeys((written, written.lower(), written.capitalize(), written.upper()))
+        ids.append(list(dict.fromkeys(found[0] for text in spellings if len(found := tokenize(text)) == 1)))
+    flat = [token for tokens in ids for token in tokens]
+    if not all(ids) or len(set(flat)) != len(flat) or (not aspect.labels and any(len(tokens) != 1 for tokens in ids)):
+        shown = ", ".join(f"'{aspect.answer(score)}' -> {tokenize(aspect.answer(score))}" for score in aspect.scale)
         raise JudgeError(f"{model}: the scores of {aspect.name} ({aspect.min}-{aspect.max}) are not one "
                          f"distinct token each in this model's vocabulary ({shown}); use another GGUF model, "
                          "or the openai judge with this model behind a server")
-    return [found[0] for found in ids]
+    return ids
 
 
 @atexit.register
@@ -151,18 +158,15 @@ class EmbeddedJudge:
             n_prompt = len(tokens)
             scores, filled = {}, []
             for aspect in aspects:
-                tokens = tokens + model.tokens(f"{aspect.name}: ", False)
-                logits = model.next_logits(tokens)
-                score_ids = model.score_ids(aspect)
-                chosen = logits[score_ids].astype(np.float64)
-                probs = np.exp(chosen - chosen.max())
-                probs /= probs.sum()
-                everything = np.exp(logits.astype(np.float64) - logits.max())
-                coverage = float(np.exp(chosen - logits.max()).sum() / everything.sum())
-                result = AspectScore.from_distribution(dict(zip(aspect.scale, probs.tolist())))
-                result.coverage = coverage
+                # a form line is prefilled ("Naturalness: "); a labelled answer (Yes/No) is the answer's first word
+                tokens = tokens + model.tokens("" if aspect.labels else f"{aspect.name}: ", False)
+                logits = model.next_logits(tokens).astype(np.float64)
+                weights = np.exp(logits - logits.max())
+                mass = np.array([weights[ids].sum() for ids in model.score_ids(aspect)])
+                result = AspectScore.from_distribution(dict(zip(aspect.scale, (mass / mass.sum()).tolist())))
+                result.coverage = float(mass.sum() / weights.sum())
                 scores[aspect.key] = result
-                best = aspect.scale[int(np.argmax(probs))]
+                best = aspect.answer(aspect.scale[int(np.argmax(mass))])
                 filled.append(f"{aspect.name}: {best}")
                 tokens = tokens + model.tokens(f"{best}\n", False)
         return Judgment(scores, ["\n".join(filled)], prompt_tokens=n_prompt, completion_tokens=len(aspects))

@@ -247,7 +247,7 @@ def _unreachable(error: BaseException) -> str:
 def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
     """The distribution over `aspect`'s scale at the token holding character `offset` of the
     answer: its top_logprobs alternatives that read as a score (" 3", "3" and "3\n" are one
-    score, their probabilities added), normalized. `coverage` is the probability the server's
+    score, and so are "Yes", " yes" and "YES." on a labelled scale; their probabilities added), normalized. `coverage` is the probability the server's
     top-k put on scores at all: what is missing went to other tokens or below the top k."""
     start = 0
     for position in content:
@@ -258,7 +258,7 @@ def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
         return AspectScore.unscored(f"the server sent no top_logprobs at the {aspect.name} score token")
     dist: dict[int, float] = {}
     for alternative in position.top_logprobs:
-        score = _score_token(alternative.token)
+        score = score_of_token(alternative.token, aspect)
         if score is not None and score in aspect.scale:
             dist[score] = dist.get(score, 0.0) + math.exp(alternative.logprob)
     result = AspectScore.from_distribution(dist)
@@ -266,10 +266,16 @@ def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:
     return result
 
 
-def _score_token(token: str) -> int | None:
-    """The score a token reads as ("3", " 3", "3\n", "3."), or None."""
-    match = re.fullmatch(r"\s*(\d+)\s*[.,;:/]?\s*", token)
-    return int(match.group(1)) if match else None
+def score_of_token(token: str, aspect: Aspect) -> int | None:
+    """The score a token reads as ("3", " 3", "3\n", "3."; a label in any case: " Yes"), or None."""
+    match = re.fullmatch(r"\s*(\w+)\s*[.,;:/!]?\s*", token)
+    if not match:
+        return None
+    word = match.group(1).lower()
+    labels = [label.lower() for label in aspect.labels]
+    if labels:
+        return aspect.min + labels.index(word) if word in labels else None
+    return int(word) if word.isdigit() else None
 
 
 def _clip(text: str, limit: int = 160) -> str:

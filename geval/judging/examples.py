@@ -1,0 +1,115 @@
+"""Few-shot examples: scored items of *other* groups (never the judged item's own dialogue or
+document), shown in {{examples}} with the people's mean scores.
+
+| select | the k examples |
+|---|---|
+| `random` | k groups drawn at random, one item of each |
+| `stratified` | spread across the human scale: the items at k evenly spaced ranks of their mean human score (0-1 over the template's aspects), one per group |
+| `nearest` | the k items most like the judged one (cosine of sentence embeddings of context and response), one per group |
+
+Random and stratified choices depend on the seed and the judged item's group only, so every
+item of a dialogue sees the same examples (and a judge that reuses a shared prefix evaluates
+them once per dialogue).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from geval.data.items import PLACEHOLDERS, Item
+from geval.errors import TemplateError
+from geval.judging.templates import PLACEHOLDER, RESPONSES, Aspect, Examples, Template
+
+#: How the default example text names each part of an item.
+TITLES = {"context": "Conversation History", "dialogue": "Dialogue", "fact": "Fact", "persona": "Persona",
+          "document": "Document", "response": "Response", "summary": "Summary"}
+
+
+def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples) -> list[Item]:
+    """`spec.k` scored items of other groups than `item`'s, at its level, one per group (see the
+    module's table). Raises TemplateError when fewer than k groups have human scores for every
+    aspect of the template."""
+    own = item.group or item.id
+    pool = [other for other in items if (other.group or other.id) != own and other.level == item.level
+            and all(math.isfinite(human_score(other, a)) for a in template.aspects)]
+    groups = list(dict.fromkeys(other.group or other.id for other in pool))
+    if len(groups) < spec.k:
+        raise TemplateError(f"{template.source}: [examples] k = {spec.k}, but only {len(groups)} other groups have "
+                            f"human scores for {', '.join(a.name for a in template.aspects)}; lower k")
+    rng = np.random.default_rng([spec.seed, int(hashlib.sha256(own.encode()).hexdigest()[:12], 16)])
+    if spec.select == "random":
+        chosen_groups = set(rng.choice(groups, spec.k, replace=False).tolist())
+        members: dict[str, list[Item]] = {}
+        for other in pool:
+            if (other.group or other.id) in chosen_groups:
+                members.setdefault(other.group or other.id, []).append(other)
+        return [group[int(rng.integers(len(group)))] for group in members.values()]
+    if spec.select == "stratified":
+        ranked = sorted(pool, key=lambda other: (_scaled_mean(other, template.aspects), other.id))
+        chosen, used = [], set()
+        for target in np.linspace(0, len(ranked) - 1, spec.k):
+            # the free item of an unused group nearest to this rank
+            best = min((i for i, other in enumerate(ranked) if (other.group or other.id) not in used),
+                       key=lambda i: (abs(i - target), i))
+            chosen.append(ranked[best])
+            used.add(ranked[best].group or ranked[best].id)
+        return [chosen[i] for i in rng.permutation(len(chosen))]  # not in the order of their scores
+    from geval.judging.encoder import embed_texts  # nearest: sentence embeddings, loaded only here
+
+    vectors = embed_texts([_text(item)] + [_text(other) for other in pool])
+    similarity = vectors[1:] @ vectors[0]
+    chosen, used = [], set()
+    for index in np.argsort(-similarity, kind="stable"):
+        group = pool[index].group or pool[index].id
+        if group not in used:
+            chosen.append(pool[index])
+            used.add(group)
+        if len(chosen) == spec.k:
+            break
+    return chosen[::-1]  # the nearest last, next to the item judged
+
+
+def render_examples(template: Template, examples: list[Item]) -> str:
+    """The text of {{examples}}: each example in the template's example text (or the default:
+    the parts of an item the body shows, then the human scores)."""
+    text = template.examples.text or default_example_text(template)
+    blocks = []
+    for number, example in enumerate(examples, 1):
+        values = {**example.fields(), "n": str(number), "scores": human_scores_line(template, example)}
+        blocks.append(PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], text).strip())
+    return "\n\n".join(blocks)
+
+
+def default_example_text(template: Template) -> str:
+    """"Example {{n}}", each item part the body shows (titled), then {{scores}}."""
+    used = [name for name in template.placeholders if name in PLACEHOLDERS]
+    if RESPONSES in template.placeholders and "response" not in used:
+        used.append("response")
+    shown = [name for name in used if not (name == "context" and "dialogue" in used)]
+    return "Example {{n}}\n\n" + "\n\n".join(f"{TITLES[name]}:\n{{{{{name}}}}}" for name in shown) + "\n\n{{scores}}"
+
+
+def human_scores_line(template: Template, item: Item) -> str:
+    """"Scores given by people (mean): Naturalness: 2.7, Coherence: 3.0"."""
+    return "Scores given by people (mean): " + ", ".join(
+        f"{aspect.name}: {human_score(item, aspect):.1f}" for aspect in template.aspects)
+
+
+def human_score(item: Item, aspect: Aspect) -> float:
+    """The item's mean human score for the aspect (its `human` name, else its own; any case), NaN if none."""
+    wanted = (aspect.human or aspect.name).lower()
+    name = next((h for h in item.human if h.lower() == wanted), None)
+    return item.human_mean(name) if name else math.nan
+
+
+def _scaled_mean(item: Item, aspects: Sequence[Aspect]) -> float:
+    return float(np.mean([(human_score(item, a) - a.min) / (a.max - a.min) for a in aspects]))
+
+
+def _text(item: Item) -> str:
+    fields = item.fields()
+    return "\n".join(part for part in (fields["context"], fields["response"]) if part)

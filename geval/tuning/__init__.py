@@ -1,0 +1,1 @@
+"""Raising agreement: a search over ways of asking the judge, judged on held-out groups."""

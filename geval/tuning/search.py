@@ -1,0 +1,461 @@
+"""`tune`: which way of asking the judge agrees best with people on one aspect, chosen on some
+groups and reported on others.
+
+1. The groups (dialogues, documents) with human scores for the aspect are split, seeded, into
+   a tune part and a test part (`tune_share` of them to tune). The split is fixed before any
+   judge call and returned with the result; nothing of the test part is scored during the
+   search, and few-shot examples are only ever taken from the tune part.
+2. Successive halving on the tune part: every candidate (`geval.tuning.variants`) is scored on
+   a few groups, the better half on twice as many, and so on, until one is left, the tune part
+   is used up, or the budget (judge calls) would be exceeded. Candidates are ranked by the
+   protocol's metric and level (e.g. Pearson over all responses; Spearman per document).
+3. The winner (best on the tune part only) and the starting template are scored on the test
+   part: the winner's correlation with its 95% interval over groups, and a paired bootstrap
+   test of winner minus start.
+
+Every judgment is stored as in any run, so a search that is stopped resumes where it was, and
+every variant can be opened in Agreement and Inspect.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.agreement import judge_scores
+from geval.analysis.comparison import paired_difference
+from geval.analysis.correlation import Resamples, agreement, correlate, within_groups
+from geval.analysis.protocols import Protocol, protocols_for
+from geval.data.items import Item
+from geval.errors import GevalError, StoreError
+from geval.judging.examples import human_score
+from geval.judging.judgment import Judge, accepted_settings
+from geval.judging.templates import Template
+from geval.scoring.lookup import Signer, neighbours
+from geval.scoring.plan import plan
+from geval.scoring.runner import Progress, score
+from geval.store import Store
+from geval.tuning.variants import Candidate, only_aspect, with_examples
+
+#: Few-shot variants tried on the starting template: (k, select).
+FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"))
+#: Groups the first round of the search is scored on, at least.
+FIRST_ROUND_GROUPS = 3
+
+
+class TuneError(GevalError):
+    """A search cannot start: no human scores for the aspect, too few groups, no candidate."""
+
+
+@dataclass
+class TuneProgress:
+    """Where a search is: the round, the candidate being scored, its budget (judge calls, counted
+    as if none were stored, so that a resumed search takes the same path) and how much of it the
+    rounds so far take (`spent`), and the judge calls actually made (`calls`)."""
+
+    round: int = 0
+    rounds: int = 0
+    candidate: str = ""
+    spent: int = 0
+    calls: int = 0
+    budget: int = 0
+    cost: float = 0.0
+    tokens: int = 0
+    cached: int = 0
+    started: float = field(default_factory=time.time)
+    run: Progress | None = None  # the scoring run under way
+    message: str = ""
+    tune_groups: list[str] = field(default_factory=list)
+    test_groups: list[str] = field(default_factory=list)
+
+    @property
+    def eta(self) -> float | None:
+        """Seconds left if the rest of the budget is spent at the pace so far (an upper bound)."""
+        elapsed = time.time() - self.started
+        return elapsed / self.calls * max(0, self.budget - self.spent) if self.calls else None
+
+    def line(self) -> str:
+        """One line for a terminal or a progress bar."""
+        if not self.round:
+            return self.message
+        eta = "?" if self.eta is None else f"{self.eta:.0f}s"
+        return (f"round {self.round}/{self.rounds}, {self.candidate}: budget {self.spent}/{self.budget} judge calls "
+                f"({self.calls} made, {self.cached} items cached), {self.tokens} tokens, ${self.cost:.4f}, "
+                f"ETA at most {eta}")
+
+
+@dataclass
+class TuneResult:
+    """What a search found. `table`: every candidate's correlation on the tune groups of each
+    round it took part in; `test`: winner and start on the test groups (value, low, high, n,
+    and the paired difference winner - start with its interval and p)."""
+
+    dataset: str
+    human: str
+    protocol: str
+    metric: str
+    level: str
+    tune_groups: list[str]
+    test_groups: list[str]
+    start: str
+    winner: str
+    tried: int
+    calls: int
+    cost: float
+    table: pd.DataFrame
+    test: dict
+    winner_template: Template | None = None
+    stopped: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        """A few lines for the terminal and the report."""
+        t = self.test
+        lines = [
+            f"tune {self.dataset}, {self.human}: {len(self.tune_groups)} groups to tune, {len(self.test_groups)} to test "
+            f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, ${self.cost:.4f}",
+            f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
+        ]
+        if t:
+            lines.append(f"on the test groups ({self.metric}, {self.level} level, n={t['n']}): winner {_f(t['winner'])} "
+                         f"[{_f(t['low'])}, {_f(t['high'])}], start {_f(t['start'])}; winner - start "
+                         f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
+                         f"p = {_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
+        return "\n".join(lines + self.notes)
+
+    def to_json(self) -> str:
+        """The result as JSON (the table as records; the winner's template as its text)."""
+        fields = {k: v for k, v in asdict(self).items() if k not in ("table", "winner_template")}
+        fields["table"] = self.table.to_dict(orient="records")
+        fields["winner_text"] = self.winner_template.text if self.winner_template else ""
+        return json.dumps(fields, default=float)
+
+
+def split_groups(groups: Sequence[str], tune_share: float = 0.5, seed: int = 0) -> tuple[list[str], list[str]]:
+    """A seeded split of `groups` into (tune, test), each sorted; at least one group in each."""
+    names = sorted(set(groups))
+    if len(names) < 2:
+        raise TuneError(f"{len(names)} group(s): a search needs groups to tune on and other groups to test on")
+    order = list(np.random.default_rng(seed).permutation(len(names)))
+    n_tune = min(len(names) - 1, max(1, round(tune_share * len(names))))
+    return sorted(names[i] for i in order[:n_tune]), sorted(names[i] for i in order[n_tune:])
+
+
+def default_start(dataset: str, human: str) -> Template:
+    """The template to beat when none is named: the one-aspect template in the prompts folder
+    compared with `human` whose name starts like the dataset's ("tc_usr_data" -> topicalchat-,
+    "pc_usr_data" -> personachat-, else the dataset name's first word)."""
+    prefix = _prefix(dataset)
+    found = [t for t in Template.known() if t.name.startswith(prefix) and len(t.aspects) == 1
+             and t.kind == "form" and (t.aspects[0].human or t.aspects[0].name).lower() == human.lower()
+             and not t.needs_generated_steps]
+    if not found:
+        raise TuneError(f"no one-aspect template in the prompts folder named {prefix}* is compared with '{human}'; "
+                        "name the template to beat (--template)")
+    return min(found, key=lambda t: len(t.name))
+
+
+def related_templates(start: Template, human: str) -> list[Template]:
+    """More templates to try: those in the prompts folder named like `start` (up to its first
+    "-") with an aspect compared with `human`."""
+    prefix = start.name.split("-")[0] + "-"
+    return [t for t in Template.known() if t.name.startswith(prefix) and t.version != start.version
+            and any((a.human or a.name).lower() == human.lower() for a in t.aspects)]
+
+
+def _prefix(dataset: str) -> str:
+    known = {"tc_": "topicalchat-", "topical": "topicalchat-", "pc_": "personachat-", "persona": "personachat-"}
+    lowered = dataset.lower()
+    return next((p for key, p in known.items() if lowered.startswith(key)),
+                lowered.replace("-", "_").split("_")[0] + "-")
+
+
+def candidates(start: Template, aspect_key: str, others: Sequence[Template] = (), few_shot=FEW_SHOT,
+               argmax: bool = True) -> list[Candidate]:
+    """The candidates of a search: the starting template (one aspect), the `others` (each
+    restricted to its aspect compared with the same human aspect), few-shot variants of the
+    start, and each form template read as argmax. Ensembles are added during the search."""
+    human = (start.aspect(aspect_key).human or start.aspect(aspect_key).name).lower()
+    first = only_aspect(start, aspect_key)
+    found = [Candidate(f"start: {start.name}", first)]
+    for other in others:
+        match = next((a for a in other.aspects if (a.human or a.name).lower() == human), None)
+        if match is not None and other.version != start.version:
+            found.append(Candidate(other.name, only_aspect(other, match.key)))
+    if first.examples is None:
+        found += [Candidate(f"{start.name} + {k} examples ({select})", with_examples(first, k, select))
+                  for k, select in few_shot]
+    if argmax:
+        found += [Candidate(f"{c.name} [argmax read]", c.template, "argmax") for c in list(found)
+                  if c.template.kind == "form"]
+    names = [c.name for c in found]
+    if len(set(names)) != len(names):
+        raise TuneError("two candidates have the same name; give the templates different names")
+    return found
+
+
+def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
+         others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0, few_shot=FEW_SHOT,
+         stop: threading.Event | None = None, on_progress: Callable[[TuneProgress], None] | None = None) -> TuneResult:
+    """Search for the way of asking that agrees best with people on the human aspect `human` of
+    the stored `dataset`, spending at most `budget` judge calls (module docstring). `start` is
+    the template to beat (default `default_start`); `others` are more templates to try (default
+    `related_templates`). `on_progress` hears of the split first, before any call, then of each
+    step. Raises TuneError before any call when the search cannot be made."""
+    items = store.items(dataset)
+    if not items:
+        raise StoreError(f"dataset '{dataset}' is not in {store.path}; load it first")
+    start = start or default_start(dataset, human)
+    others = related_templates(start, human) if others is None else others
+    aspect = next((a for a in start.aspects if (a.human or a.name).lower() == human.lower()), None)
+    if aspect is None:
+        raise TuneError(f"{start.label} has no aspect compared with '{human}'; set human = \"{human}\" on one")
+    labelled = [i for i in items if (not start.level or i.level == start.level) and math.isfinite(human_score(i, aspect))]
+    if not labelled:
+        raise TuneError(f"no item of '{dataset}' has human '{human}' scores at level {start.level or 'any'}")
+    protocol = _protocol(store, dataset, labelled)
+    tune_groups, test_groups = split_groups([i.group or i.id for i in labelled], tune_share, seed)
+    in_tune = set(tune_groups)
+    tune_items = [i for i in labelled if (i.group or i.id) in in_tune]
+    test_items = [i for i in labelled if (i.group or i.id) not in in_tune]
+    pool = candidates(start, aspect.key, others, few_shot)
+    progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
+                            message=f"split (seeded, by group): {len(tune_groups)} groups to tune on, "
+                                    f"{len(test_groups)} to test on; {len(pool)} candidates")
+    say = on_progress or (lambda p: None)
+    say(progress)
+    search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop, say, tune_items)
+    order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
+    search.order = order
+    alive, used, round_number = list(pool), 0, 0
+    progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
+    rows = []
+    while alive:
+        round_number += 1
+        progress.round = round_number
+        want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
+        groups = search.affordable(alive, used, want)
+        if groups <= used:
+            search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends here")
+            break
+        used = groups
+        round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
+        values = search.evaluate(alive, round_items)
+        if search.stopped:
+            break
+        rows += [{"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
+                  "value": values[c.name]} for c in alive]
+        ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
+        if round_number == 1 and len(ranked) >= 2:
+            best_two = [c for c in ranked if c.template is not None][:2]
+            ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
+                                 members=(best_two[0].name, best_two[1].name))
+            pool.append(ensemble)
+            search.by_name[ensemble.name] = ensemble
+            values[ensemble.name] = search.value_of(ensemble, round_items)
+            ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
+            rows.append({"round": 1, "candidate": ensemble.name, "groups": used, "items": len(round_items),
+                         "value": values[ensemble.name]})
+        if len(ranked) == 1 or used >= len(order):
+            alive = ranked[:1]
+            break
+        alive = ranked[:max(1, len(ranked) // 2)]
+    table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value"])
+    if table.empty:
+        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates on "
+                        f"{FIRST_ROUND_GROUPS} groups; raise --budget")
+    last = table[table["round"] == table["round"].max()].sort_values(["value", "candidate"], ascending=[False, True])
+    winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
+    start_candidate = pool[0]
+    test = {} if search.stopped else search.test(winner, start_candidate, test_items)
+    return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                      tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
+                      progress.cost, table, test, search.template_of(winner), search.stopped, search.notes)
+
+
+class _Search:
+    """Scoring candidates on items and reading their agreement, within the budget."""
+
+    def __init__(self, store: Store, dataset: str, judge: Judge, human: str, protocol: Protocol,
+                 progress: TuneProgress, stop: threading.Event | None, say, tune_items: list[Item]):
+        self.store, self.dataset, self.judge, self.human, self.protocol = store, dataset, judge, human, protocol
+        self.progress, self.stop, self.say, self.pool = progress, stop, say, tune_items
+        self.stopped = False
+        self.notes: list[str] = []
+        self.by_name: dict[str, Candidate] = {}
+        self._costs: dict[tuple, int] = {}
+        self.scored: dict[str, tuple[Template, int]] = {}  # template version -> (template, tune groups scored)
+        self.order: list[str] = []
+
+    def sources(self, alive: list[Candidate]) -> list[Template]:
+        """The templates the alive candidates need scored (ensembles need their members')."""
+        needed: dict[str, Template] = {}
+        for candidate in alive:
+            self.by_name[candidate.name] = candidate
+            for member in self._members(candidate):
+                needed[member.template.version] = member.template
+        return list(needed.values())
+
+    def affordable(self, alive: list[Candidate], used: int, want: int) -> int:
+        """How many of the tune groups the next round can use (>= used; == used when none more fit):
+        the calls of every template scored so far, on the groups it was scored on, plus those of
+        the alive candidates' templates on the round's groups, within the budget."""
+        templates = self.sources(alive)
+        earlier = sum(self.cost(t, self._items(n)) for version, (t, n) in self.scored.items()
+                      if version not in {x.version for x in templates})
+        for groups in range(want, used, -1):
+            needed = earlier + sum(self.cost(t, self._items(groups)) for t in templates)
+            if needed <= self.progress.budget:
+                self.progress.spent = needed
+                self.scored.update({t.version: (t, groups) for t in templates})
+                return groups
+        return used
+
+    def _items(self, groups: int) -> list[Item]:
+        chosen = set(self.order[:groups])
+        return [i for i in self.pool if (i.group or i.id) in chosen]
+
+    def cost(self, template: Template, items: list[Item]) -> int:
+        """Judge calls `template` takes on `items`, stored or not (each (template, items) counted once)."""
+        key = (template.version, tuple(i.id for i in items))
+        if key not in self._costs:
+            self._costs[key] = plan(self.store, items, template, self.judge, examples_from=self.pool, fresh=True).calls
+        return self._costs[key]
+
+    def evaluate(self, alive: list[Candidate], items: list[Item]) -> dict[str, float]:
+        """Score what the alive candidates need on `items`, then each one's agreement."""
+        for template in self.sources(alive):
+            if self.stop is not None and self.stop.is_set():
+                self.stopped = True
+                return {}
+            self.progress.candidate = template.label
+            self.say(self.progress)
+            before = (self.progress.calls, self.progress.cost)
+
+            def seen(run: Progress, before=before) -> None:
+                self.progress.run = run
+                self.progress.calls = before[0] + run.calls
+                self.progress.cost = before[1] + run.cost
+                self.say(self.progress)
+
+            run = score(self.store, items, template, self.judge, self.dataset, {"tune": True}, stop=self.stop,
+                        on_progress=seen, examples_from=self.pool)
+            self.progress.calls, self.progress.cost = before[0] + run.calls, before[1] + run.cost
+            self.progress.tokens += run.prompt_tokens + run.completion_tokens
+            self.progress.cached += run.cached
+            if run.stopped:
+                self.stopped = True
+                return {}
+        return {c.name: self.value_of(c, items) for c in alive}
+
+    def value_of(self, candidate: Candidate, items: list[Item]) -> float:
+        """The candidate's correlation with people on `items` (the protocol's metric and level)."""
+        scores = self.scores(candidate, items)
+        human = np.array([human_score(i, self._aspect(candidate)) for i in items])
+        groups = np.array([i.group or i.id for i in items])
+        return _correlation(self.protocol, scores, human, groups)
+
+    def scores(self, candidate: Candidate, items: list[Item]) -> np.ndarray:
+        """The candidate's score per item (NaN where unscored), 0-1 for an ensemble."""
+        if candidate.members:
+            members = [self.scores(self.by_name[name], items) for name in candidate.members]
+            scaled = [(m - self._aspect(self.by_name[n]).min) / (self._aspect(self.by_name[n]).max
+                                                                   - self._aspect(self.by_name[n]).min)
+                      for m, n in zip(members, candidate.members)]
+            return np.mean(scaled, axis=0)
+        template = candidate.template
+        signature = Signer(template, self._pool_label(template))(accepted_settings(self.judge)[0])[0]
+        try:
+            found = judge_scores(self.store, self.dataset, (template.version, signature), candidate.read, items=items)
+        except StoreError:
+            return np.full(len(items), np.nan)
+        column = found.scores[template.aspects[0].key]
+        return column.reindex([i.id for i in items]).to_numpy(dtype=float)
+
+    def test(self, winner: Candidate, start: Candidate, items: list[Item]) -> dict:
+        """Winner and start on the test items: correlations with intervals and the paired difference."""
+        for template in self.sources([winner, start]):
+            self.progress.candidate = f"test: {template.label}"
+            self.say(self.progress)
+            before = (self.progress.calls, self.progress.cost)
+            run = score(self.store, items, template, self.judge, self.dataset, {"tune": "test"}, stop=self.stop,
+                        examples_from=self.pool,
+                        on_progress=lambda r, before=before: (setattr(self.progress, "calls", before[0] + r.calls),
+                                                              self.say(self.progress)))
+            self.progress.calls, self.progress.cost = before[0] + run.calls, before[1] + run.cost
+            if run.stopped:
+                self.stopped = True
+                return {}
+        a, b = self.scores(start, items), self.scores(winner, items)
+        human = np.array([human_score(i, self._aspect(start)) for i in items])
+        groups = np.array([i.group or i.id for i in items])
+        level, metric = self.protocol.levels[0], self.protocol.primary
+        [found] = agreement(b, human, groups, levels=(level,), metrics=(metric,))
+        paired = _paired(self.protocol, a, b, human, groups)
+        return {"winner": found.value, "low": found.low, "high": found.high, "n": found.n,
+                "start": _correlation(self.protocol, a, human, groups), **paired}
+
+    def template_of(self, candidate: Candidate) -> Template | None:
+        """The template a candidate asks with (None for an ensemble)."""
+        return candidate.template
+
+    def _members(self, candidate: Candidate) -> list[Candidate]:
+        if candidate.members:
+            return [m for name in candidate.members for m in self._members(self.by_name[name])]
+        return [candidate]
+
+    def _aspect(self, candidate: Candidate):
+        return self._members(candidate)[0].template.aspects[0]
+
+    def _pool_label(self, template: Template) -> str:
+        around = neighbours(self.store, template, self.dataset, self.pool, self.pool)
+        return around.pool_label if around else ""
+
+
+def _protocol(store: Store, dataset: str, items: list[Item]) -> Protocol:
+    found = protocols_for(store.dataset_layout(dataset), dataset, list(dict.fromkeys(i.level for i in items)))
+    if not found:
+        from geval.analysis.protocols import generic
+
+        return generic(("item",))
+    return found[0]
+
+
+def _correlation(protocol: Protocol, scores: np.ndarray, human: np.ndarray, groups: np.ndarray) -> float:
+    keep = np.isfinite(scores) & np.isfinite(human)
+    if keep.sum() < 3:
+        return math.nan
+    if protocol.levels[0] == "group":
+        values = within_groups(scores[keep], human[keep], Resamples(groups[keep], 0), (protocol.primary,))
+        return float(np.nanmean(values[protocol.primary])) if len(values[protocol.primary]) else math.nan
+    return correlate(protocol.primary, scores[keep], human[keep])
+
+
+def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict:
+    try:
+        found = paired_difference(a, b, human, groups, metric=protocol.primary)
+    except (StoreError, ValueError) as exc:
+        return {"difference": math.nan, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan, "note": str(exc)}
+    note = found.note + ("; item-level difference (the protocol's level is per group)"
+                         if protocol.levels[0] != "item" else "")
+    return {"difference": found.difference, "diff_low": found.low, "diff_high": found.high, "p": found.p_bootstrap,
+            "note": note.strip("; ")}
+
+
+def _finite(value: float) -> float:
+    return value if math.isfinite(value) else -math.inf
+
+
+def _f(value: float, signed: bool = False) -> str:
+    return "–" if value is None or not math.isfinite(value) else (f"{value:+.3f}" if signed else f"{value:.3f}")
+
+
+def _p(value: float) -> str:
+    return "–" if not math.isfinite(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")

@@ -1,0 +1,97 @@
+"""geval.tuning: the search keeps its test groups unseen, spends no more than its budget, finds
+a variant that is better by construction, reports it on the test groups, and resumes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from helpers import make_template, make_items, scripted
+
+import geval
+from geval.data.dataset import Dataset
+from geval.judging.templates import Aspect
+from geval.tuning.search import TuneError, split_groups, tune
+from geval.tuning.variants import only_aspect, with_examples
+
+START = make_template(name="test-naturalness", aspects=(("Naturalness", 1, 3, "Natural"),),
+                      body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Naturalness:")
+ITEMS = make_items(60, per_group=3)  # 20 groups
+HUMAN = {item.response: item.human_mean("Natural") for item in ITEMS}
+
+
+def judged(prompt: str) -> str:
+    """The response a prompt judges: the last one it shows (examples come before it)."""
+    return re.findall(r"Response:\n(response \d+)", prompt)[-1]
+
+
+def good_with_examples(prompt: str, aspect: Aspect) -> dict[int, float]:
+    """Noise for the plain template, the human score itself once examples are shown."""
+    human = HUMAN[judged(prompt)]
+    if "Here are examples" in prompt:
+        return {round(human): 1.0}
+    rng = np.random.default_rng(int(judged(prompt).split()[1]))
+    return {int(rng.integers(1, 4)): 1.0}
+
+
+@pytest.fixture
+def stored(store):
+    store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", ITEMS))
+    return store
+
+
+def test_the_split_is_seeded_by_group_and_leaves_groups_on_both_sides():
+    tune_part, test_part = split_groups([f"g{i}" for i in range(10)], 0.5, seed=3)
+    assert len(tune_part) == len(test_part) == 5 and not set(tune_part) & set(test_part)
+    assert (tune_part, test_part) == split_groups([f"g{i}" for i in range(10)], 0.5, seed=3)
+    with pytest.raises(TuneError, match="1 group"):
+        split_groups(["g0", "g0"])
+
+
+def test_variants_are_templates_of_their_own_that_keep_one_aspect():
+    both = make_template(name="test-two", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 3)))
+    one = only_aspect(both, "coherence")
+    assert [a.name for a in one.aspects] == ["Coherence"] and one.name == "test-two~coherence"
+    shown = with_examples(START, 2)
+    assert shown.name == "test-naturalness~k2-stratified" and shown.examples.k == 2
+    assert shown.body.index("{{examples}}") < shown.body.index("Context:")
+
+
+def test_a_search_never_sees_its_test_groups_and_finds_the_better_variant(stored):
+    judge = scripted(good_with_examples)
+    result = tune(stored, "synthetic", judge, "Natural", budget=2000, start=START, seed=1)
+    test_groups = set(result.test_groups)
+    test_responses = {i.response for i in ITEMS if i.group in test_groups}
+    tune_responses = {i.response for i in ITEMS if i.group in set(result.tune_groups)}
+    n_test_calls = 2 * sum(1 for i in ITEMS if i.group in test_groups)  # winner and start on the test part
+    search_calls, test_calls = judge.calls[:-n_test_calls], judge.calls[-n_test_calls:]
+    for prompt in search_calls:  # neither judged nor shown as an example during the search
+        assert not set(re.findall(r"response \d+", prompt)) & test_responses
+    for prompt in test_calls:  # on the test part, examples still come from the tune part only
+        shown = set(re.findall(r"response \d+", prompt)) - {judged(prompt)}
+        assert judged(prompt) in test_responses and shown <= tune_responses
+    assert "examples" in result.winner and result.winner != result.start
+    assert result.test["winner"] > 0.9 and result.test["difference"] > 0.5 and result.test["p"] < 0.05
+    assert result.calls == len(judge.calls) <= 2000 and result.tried >= 5
+    assert set(result.table["candidate"]) >= {result.start, result.winner}
+    assert "winner on the tune groups" in result.summary()
+
+
+def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
+    small = scripted(good_with_examples)
+    result = tune(stored, "synthetic", small, "Natural", budget=60, start=START, seed=1)
+    assert len(small.calls) - 2 * 30 <= 60  # the search's calls; then winner and start on the test part
+    assert any("budget" in note for note in result.notes)
+    again = scripted(good_with_examples)
+    repeat = tune(stored, "synthetic", again, "Natural", budget=60, start=START, seed=1)
+    assert again.calls == [] and repeat.winner == result.winner
+
+
+def test_a_search_that_cannot_start_says_why_before_any_call(stored):
+    judge = scripted()
+    with pytest.raises(TuneError, match="no aspect compared with 'Overall'"):
+        tune(stored, "synthetic", judge, "Overall", budget=100, start=START, others=[])
+    with pytest.raises(TuneError, match="raise --budget"):
+        tune(stored, "synthetic", judge, "Natural", budget=1, start=START, others=[])
+    assert judge.calls == []
