@@ -18,6 +18,7 @@ class Job:
     id: str
     labels: list[str]
     dataset: str = ""
+    store_path: str = ""
     stop: threading.Event = field(default_factory=threading.Event)
     progress: object | None = None  # the latest Progress of geval.score
     finished: list = field(default_factory=list)  # the final Progress of each template
@@ -40,7 +41,7 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
     """Start scoring `items` with each template in turn, in a thread with its own store connection.
 
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
-    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset)
+    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path)
 
     def work() -> None:
         store = geval.Store(store_path)
@@ -72,6 +73,8 @@ def get(job_id: str | None) -> Job | None:
     return _registry().get(job_id) if job_id else None
 
 
-def running(dataset: str) -> Job | None:
-    """The newest job of this server process still scoring `dataset` (a reloaded page finds it)."""
-    return next((job for job in reversed(_registry().values()) if job.dataset == dataset and not job.done), None)
+def running(store_path: str, dataset: str) -> Job | None:
+    """The newest job of this server process still scoring `dataset` into the store at
+    `store_path` (a reloaded page finds it)."""
+    return next((job for job in reversed(_registry().values())
+                 if job.store_path == store_path and job.dataset == dataset and not job.done), None)

@@ -94,7 +94,7 @@ blocked = [label for label, plan in plans.items() if not plan.renderable]
 
 job = jobs.get(st.session_state.get("score_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running job, if any
-    job = jobs.running(dataset.name)
+    job = jobs.running(str(store.path), dataset.name)
     st.session_state["score_job"] = job.id if job is not None else None
 running = job is not None and not job.done
 start_label = "Resume" if job is not None and job.stop.is_set() else "Start scoring"

@@ -90,6 +90,7 @@ def _schema_4(db: sqlite_utils.Database) -> None:
 
 
 def _schema_5(db: sqlite_utils.Database) -> None:
+    """Judgments say what else shaped their prompt (`detail`, JSON: the ids of few-shot
     examples); rows stored before have none."""
     db["judgments"].add_column("detail", str)
 
