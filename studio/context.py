@@ -8,7 +8,7 @@ between pages drops the parameters; the next run puts them back). The API key is
 What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
 the template version in the editor (a file's or a saved one), the judge, the Score page's
 item selection and templates, the Inspect combination, aspect and item, the Agreement
-combinations, and the running job (known to this server only).
+combinations, the Tune page's search, and the running job (known to this server only).
 """
 
 from __future__ import annotations
@@ -36,6 +36,10 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "limit": ("score_limit", int, 0),
     "aspect": ("inspect_aspect", str, None),
     "item": ("inspect_place", str, None),
+    "human": ("tune_aspect", str, None),
+    "budget": ("tune_budget", int, 120),
+    "share": ("tune_share", float, 0.5),
+    "tune_seed": ("tune_seed", int, 0),
 }
 #: URL parameters that repeat (one value each), and their session keys.
 LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups"}
@@ -80,7 +84,7 @@ def restore() -> None:
         st.session_state["context_pending"] = pending
     job = jobs.get(params.get("job"))
     if job is not None and not job.done:
-        st.session_state["score_job"] = job.id
+        st.session_state[f"{job.kind}_job"] = job.id
     for note in notes:  # on top of the first page shown
         st.warning(note, icon=":material/link_off:")
 
@@ -149,9 +153,10 @@ def wanted() -> dict[str, str | list[str]]:
         if session.get(key):
             params[name] = [str(v) for v in session[key]]
     params.update(_combo_params(current.name if current is not None else None))
-    job = jobs.get(session.get("score_job"))
-    if job is not None and not job.done:
-        params["job"] = job.id
+    for key in ("score_job", "tune_job"):
+        job = jobs.get(session.get(key))
+        if job is not None and not job.done:
+            params["job"] = job.id
     for name, (field, value) in ONLY_WHEN.items():
         if name in params and _shown(params, field) != value:
             del params[name]

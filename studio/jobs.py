@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -13,15 +14,17 @@ import geval
 
 @dataclass
 class Job:
-    """A scoring run in progress: its progress per template, its stop switch and how it ended."""
+    """A run in the background (`kind`: "score" or "tune"): its progress, its stop switch and how it ended."""
 
     id: str
     labels: list[str]
     dataset: str = ""
     store_path: str = ""
+    kind: str = "score"
     stop: threading.Event = field(default_factory=threading.Event)
-    progress: object | None = None  # the latest Progress of geval.score
+    progress: object | None = None  # the latest Progress of geval.score (TuneProgress of geval.tune)
     finished: list = field(default_factory=list)  # the final Progress of each template
+    result: object | None = None  # a search's TuneResult
     current: str = ""
     error: str = ""
     done: bool = False
@@ -36,25 +39,13 @@ def _registry() -> dict[str, Job]:
     return {}
 
 
-def start(store_path: str, items: list, templates: list[geval.Template], judge,
-          dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None) -> Job:
-    """Start scoring `items` with each template in turn, in a thread with its own store connection.
+def _launch(job: Job, work: Callable[[geval.Store], None]) -> Job:
+    """Run `work` on a store connection of its own in a thread; errors end up in `job.error`."""
 
-    `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
-    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path)
-
-    def work() -> None:
-        store = geval.Store(store_path)
+    def run() -> None:
+        store = geval.Store(job.store_path)
         try:
-            for template in templates:
-                if job.stop.is_set():
-                    break
-                job.current = template.label
-                job.progress = None
-                result = geval.score(store, items, template, judge, dataset, settings_given,
-                                           stop=job.stop, on_progress=lambda p: setattr(job, "progress", p),
-                                           concurrency=concurrency, rpm=rpm)
-                job.finished.append(result)
+            work(store)
         except geval.GevalError as exc:
             job.error = str(exc)
         except Exception as exc:  # shown on the page; finished judgments are already stored
@@ -64,8 +55,43 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
             store.close()
 
     _registry()[job.id] = job
-    threading.Thread(target=work, name=f"geval-job-{job.id}", daemon=True).start()
+    threading.Thread(target=run, name=f"geval-job-{job.id}", daemon=True).start()
     return job
+
+
+def start(store_path: str, items: list, templates: list[geval.Template], judge,
+          dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None) -> Job:
+    """Start scoring `items` with each template in turn.
+
+    `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
+    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path)
+
+    def work(store: geval.Store) -> None:
+        for template in templates:
+            if job.stop.is_set():
+                break
+            job.current = template.label
+            job.progress = None
+            job.finished.append(geval.score(store, items, template, judge, dataset, settings_given, stop=job.stop,
+                                            on_progress=lambda p: setattr(job, "progress", p),
+                                            concurrency=concurrency, rpm=rpm))
+
+    return _launch(job, work)
+
+
+def start_tune(store_path: str, dataset: str, judge, human: str, budget: int, template: geval.Template | None,
+               tune_share: float, seed: int, other_templates: bool = True, few_shot: bool = True,
+               ensemble: bool = True) -> Job:
+    """Start a search (`geval.tune`) for the way of asking that agrees best with people on `human`;
+    without `other_templates`, `few_shot` or `ensemble`, those variants are left out."""
+    job = Job(id=uuid.uuid4().hex[:8], labels=[f"tune {human}"], dataset=dataset, store_path=store_path, kind="tune")
+
+    def work(store: geval.Store) -> None:
+        job.result = geval.tune(store, dataset, judge, human, budget, template, None if other_templates else [],
+                                tune_share=tune_share, seed=seed, stop=job.stop,
+                                few_shot=None if few_shot else (), ensemble=ensemble, on_progress=lambda p: setattr(job, "progress", p))
+
+    return _launch(job, work)
 
 
 def get(job_id: str | None) -> Job | None:
@@ -73,8 +99,9 @@ def get(job_id: str | None) -> Job | None:
     return _registry().get(job_id) if job_id else None
 
 
-def running(store_path: str, dataset: str) -> Job | None:
-    """The newest job of this server process still scoring `dataset` into the store at
+def running(store_path: str, dataset: str, kind: str = "score") -> Job | None:
+    """The newest job of `kind` of this server process still working on `dataset` in the store at
     `store_path` (a reloaded page finds it)."""
     return next((job for job in reversed(_registry().values())
-                 if job.store_path == store_path and job.dataset == dataset and not job.done), None)
+                 if job.store_path == store_path and job.dataset == dataset and job.kind == kind and not job.done),
+                None)

@@ -137,8 +137,10 @@ def select_option(page, label: str, option: str | re.Pattern, scope=None, typed:
 
 
 def multiselect_add(page, label: str, option: str, scope=None) -> None:
-    """Add `option` to the Streamlit multiselect labelled `label`."""
+    """Add `option` to the Streamlit multiselect labelled `label` (nothing to do if it is chosen already)."""
     widget = _widget(page, scope, "stMultiSelect", label)
+    if widget.get_by_role("button", name=f"Remove {option}").count():
+        return
     _open_and_pick(page, widget, option, typed=option)
     page.keyboard.press("Escape")
     widget.get_by_role("button", name=f"Remove {option}").wait_for(state="attached")

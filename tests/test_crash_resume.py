@@ -169,7 +169,7 @@ def test_two_threads_with_their_own_connections_both_finish(tmp_path):
             results.append(geval.score(store, items, template, scripted(), "synthetic"))
             for item in items[:50]:  # notes written meanwhile, too
                 store.set_note(item.id, True, f"seen by {template.name}")
-        except BaseException as exc:  # noqa: BLE001 (reported below)
+        except BaseException as exc:
             errors.append(exc)
         finally:
             store.close()
@@ -195,7 +195,7 @@ def test_many_first_opens_of_a_new_store_at_once(tmp_path):
         start.wait()
         try:
             geval.Store(path).close()
-        except Exception as exc:  # noqa: BLE001 (reported below)
+        except Exception as exc:
             errors.append(repr(exc))
 
     for attempt in range(10):

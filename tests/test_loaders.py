@@ -17,7 +17,6 @@ from geval.data.layouts.table import ColumnMapping
 from geval.data.reading import as_number
 from geval.errors import DatasetError
 
-
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
 
 

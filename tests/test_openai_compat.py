@@ -61,11 +61,18 @@ def test_logprobs_are_read_at_the_score_after_a_parenthesised_scale(stub):
     assert judgment.scores["coherence"].distribution == pytest.approx({4: 1.0}, abs=1e-12)
 
 
-def testscore_of_tokens_with_spaces_or_newlines_are_one_score(stub):
+def test_score_tokens_with_spaces_or_newlines_are_one_score(stub):
     stub.configure("logprobs", variants=(" {score}", "{score}\n", "{score}"), distribution={1: 0.1, 2: 0.3, 3: 0.6})
     score = make(stub, mode="logprobs").judge(PROMPT, list(ONE.aspects)).scores["naturalness"]
     assert score.distribution == pytest.approx({1: 0.1, 2: 0.3, 3: 0.6}, abs=1e-12)
     assert score.coverage == pytest.approx(1.0)
+
+
+def test_a_digit_that_is_not_ascii_is_no_score():
+    """A real server offered '³' among the top logprobs: str.isdigit says yes, int() refuses."""
+    from geval.judging.backends.openai import score_of_token
+
+    assert [score_of_token(token, ONE.aspects[0]) for token in ("³", " 3", "٣", "3")] == [None, 3, None, 3]
 
 
 def test_coverage_is_the_mass_top_logprobs_put_on_scores(stub):

@@ -163,7 +163,7 @@ def test_a_migration_runs_once_when_several_connections_open_the_store_at_once(t
         start.wait()
         try:
             geval.Store(path).close()
-        except Exception as exc:  # noqa: BLE001 (reported below)
+        except Exception as exc:
             errors.append(repr(exc))
 
     threads = [threading.Thread(target=open_it) for _ in range(6)]

@@ -7,9 +7,8 @@ import re
 
 import numpy as np
 import pytest
-from helpers import make_template, make_items, scripted
+from helpers import make_items, make_template, scripted
 
-import geval
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect
 from geval.tuning.search import TuneError, split_groups, tune
@@ -33,6 +32,15 @@ def good_with_examples(prompt: str, aspect: Aspect) -> dict[int, float]:
         return {round(human): 1.0}
     rng = np.random.default_rng(int(judged(prompt).split()[1]))
     return {int(rng.integers(1, 4)): 1.0}
+
+
+def _search_and_test(calls: list[str], test_responses: set[str]) -> tuple[list[str], list[str]]:
+    """The search's calls, then those on the test part (winner, its members, start): once the
+    first test response is judged, every later call judges one."""
+    on_test = [judged(prompt) in test_responses for prompt in calls]
+    first = on_test.index(True) if any(on_test) else len(calls)
+    assert all(on_test[first:]), "the search judged a test response, or went on after the test part began"
+    return calls[:first], calls[first:]
 
 
 @pytest.fixture
@@ -64,8 +72,7 @@ def test_a_search_never_sees_its_test_groups_and_finds_the_better_variant(stored
     test_groups = set(result.test_groups)
     test_responses = {i.response for i in ITEMS if i.group in test_groups}
     tune_responses = {i.response for i in ITEMS if i.group in set(result.tune_groups)}
-    n_test_calls = 2 * sum(1 for i in ITEMS if i.group in test_groups)  # winner and start on the test part
-    search_calls, test_calls = judge.calls[:-n_test_calls], judge.calls[-n_test_calls:]
+    search_calls, test_calls = _search_and_test(judge.calls, test_responses)
     for prompt in search_calls:  # neither judged nor shown as an example during the search
         assert not set(re.findall(r"response \d+", prompt)) & test_responses
     for prompt in test_calls:  # on the test part, examples still come from the tune part only
@@ -81,8 +88,9 @@ def test_a_search_never_sees_its_test_groups_and_finds_the_better_variant(stored
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
     small = scripted(good_with_examples)
     result = tune(stored, "synthetic", small, "Natural", budget=60, start=START, seed=1)
-    assert len(small.calls) - 2 * 30 <= 60  # the search's calls; then winner and start on the test part
-    assert any("budget" in note for note in result.notes)
+    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
+    assert len(_search_and_test(small.calls, test_responses)[0]) <= 60
+    assert result.table["groups"].max() < len(result.tune_groups)  # the budget did not reach every tune group
     again = scripted(good_with_examples)
     repeat = tune(stored, "synthetic", again, "Natural", budget=60, start=START, seed=1)
     assert again.calls == [] and repeat.winner == result.winner

@@ -105,7 +105,7 @@ def test_the_wmean_table_equals_agreement_table_and_argmax_differs(scored):
     pd.testing.assert_frame_equal(plain[columns], wmean[columns])
     argmax = geval.agree(store, "synthetic", (TEMPLATE.version, signature), "argmax", n_boot=50)
     assert set(argmax["variant"]) == {"argmax"}
-    item = lambda t: t[(t["level"] == "item") & (t["metric"] == "pearson")]["value"].iloc[0]  # noqa: E731
+    item = lambda t: t[(t["level"] == "item") & (t["metric"] == "pearson")]["value"].iloc[0]
     assert not math.isclose(item(argmax), item(wmean))
 
 

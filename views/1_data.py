@@ -16,14 +16,15 @@ if "data_deleted" in st.session_state:
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
            "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others).")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
-    st.markdown("**Does a judge agree with people?** Five steps, one page each:")
-    steps = st.columns(5)
+    st.markdown("**Does a judge agree with people?** Five steps, one page each, and a sixth to raise it:")
+    steps = st.columns(6)
     for column, (page, label, icon) in zip(steps, [
         ("views/1_data.py", "1. Data: pick a dataset", ":material/table:"),
         ("views/2_prompts.py", "2. Prompts: edit a template", ":material/edit_note:"),
         ("views/3_score.py", "3. Score: run the judge", ":material/play_circle:"),
         ("views/4_inspect.py", "4. Inspect: read disagreements", ":material/search:"),
         ("views/5_agreement.py", "5. Agreement: correlations", ":material/insights:"),
+        ("views/6_tune.py", "6. Tune: raise agreement", ":material/tune:"),
     ]):
         column.page_link(page, label=label, icon=icon)
 

@@ -39,9 +39,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from geval.analysis import likelihood
 from geval.analysis.bertscore import SETTINGS as BERTSCORE_SETTINGS
 from geval.analysis.bertscore import bertscore_f1
-from geval.analysis import likelihood
 from geval.analysis.likelihood import GGUFLanguageModel, LanguageModel
 from geval.data.items import Item
 from geval.data.layouts.usr import NO_FACT, NO_FACT_TEXT

@@ -5,7 +5,6 @@ document), shown in {{examples}} with the people's mean scores.
 |---|---|
 | `random` | k groups drawn at random, one item of each |
 | `stratified` | spread across the human scale: the items at k evenly spaced ranks of their mean human score (0-1 over the template's aspects), one per group |
-| `nearest` | the k items most like the judged one (cosine of sentence embeddings of context and response), one per group |
 
 Random and stratified choices depend on the seed and the judged item's group only, so every
 item of a dialogue sees the same examples (and a judge that reuses a shared prefix evaluates
@@ -48,29 +47,16 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
             if (other.group or other.id) in chosen_groups:
                 members.setdefault(other.group or other.id, []).append(other)
         return [group[int(rng.integers(len(group)))] for group in members.values()]
-    if spec.select == "stratified":
-        ranked = sorted(pool, key=lambda other: (_scaled_mean(other, template.aspects), other.id))
-        chosen, used = [], set()
-        for target in np.linspace(0, len(ranked) - 1, spec.k):
-            # the free item of an unused group nearest to this rank
-            best = min((i for i, other in enumerate(ranked) if (other.group or other.id) not in used),
-                       key=lambda i: (abs(i - target), i))
-            chosen.append(ranked[best])
-            used.add(ranked[best].group or ranked[best].id)
-        return [chosen[i] for i in rng.permutation(len(chosen))]  # not in the order of their scores
-    from geval.judging.encoder import embed_texts  # nearest: sentence embeddings, loaded only here
-
-    vectors = embed_texts([_text(item)] + [_text(other) for other in pool])
-    similarity = vectors[1:] @ vectors[0]
+    # stratified
+    ranked = sorted(pool, key=lambda other: (_scaled_mean(other, template.aspects), other.id))
     chosen, used = [], set()
-    for index in np.argsort(-similarity, kind="stable"):
-        group = pool[index].group or pool[index].id
-        if group not in used:
-            chosen.append(pool[index])
-            used.add(group)
-        if len(chosen) == spec.k:
-            break
-    return chosen[::-1]  # the nearest last, next to the item judged
+    for target in np.linspace(0, len(ranked) - 1, spec.k):
+        # the free item of an unused group nearest to this rank
+        best = min((i for i, other in enumerate(ranked) if (other.group or other.id) not in used),
+                   key=lambda i: (abs(i - target), i))
+        chosen.append(ranked[best])
+        used.add(ranked[best].group or ranked[best].id)
+    return [chosen[i] for i in rng.permutation(len(chosen))]  # not in the order of their scores
 
 
 def render_examples(template: Template, examples: list[Item]) -> str:
@@ -109,7 +95,3 @@ def human_score(item: Item, aspect: Aspect) -> float:
 def _scaled_mean(item: Item, aspects: Sequence[Aspect]) -> float:
     return float(np.mean([(human_score(item, a) - a.min) / (a.max - a.min) for a in aspects]))
 
-
-def _text(item: Item) -> str:
-    fields = item.fields()
-    return "\n".join(part for part in (fields["context"], fields["response"]) if part)

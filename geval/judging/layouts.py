@@ -71,9 +71,9 @@ class Neighbours:
 
     def examples(self, template: Template, item: Item) -> list[Item]:
         """The scored examples shown with `item`: never from its own group; the same for every
-        item of a group unless they are chosen by nearness to the item itself."""
+        item of a group."""
         spec = template.examples
-        key = (template.version, item.id if spec.select == "nearest" else _group_key(item))
+        key = (template.version, _group_key(item))
         if key not in self._examples:
             self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec)
         return self._examples[key]

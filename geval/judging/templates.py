@@ -22,7 +22,7 @@ above), "checklist" (each aspect's `questions` asked one by one as yes/no questi
 {{question}}; the aspect's score is the mean P(yes) on its scale), or "batch" (all items of a
 group listed in {{responses}} and scored in turn, in `orders` orders that are averaged). Any
 kind may show scored examples of other groups in {{examples}}: an `[examples]` table with
-k, select ("random", "stratified" or "nearest") and seed.
+k, select ("random" or "stratified") and seed.
 
 A template's version is the hash of its whole text.
 """
@@ -122,16 +122,16 @@ class Aspect:
 
 @dataclass(frozen=True)
 class Examples:
-    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random",
-    "stratified" across the human scale, or "nearest" by embedding) with `seed`; `text` writes
-    one example (item placeholders plus {{n}} and {{scores}}; "" for the default)."""
+    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random", or
+    "stratified" across the human scale) with `seed`; `text` writes one example (item
+    placeholders plus {{n}} and {{scores}}; "" for the default)."""
 
     k: int
     select: str = "stratified"
     seed: int = 0
     text: str = ""
 
-    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified", "nearest")
+    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified")
 
     @property
     def signature(self) -> str:

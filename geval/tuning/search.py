@@ -32,7 +32,7 @@ import pandas as pd
 from geval.analysis.agreement import judge_scores
 from geval.analysis.comparison import paired_difference
 from geval.analysis.correlation import Resamples, agreement, correlate, within_groups
-from geval.analysis.protocols import Protocol, protocols_for
+from geval.analysis.protocols import Protocol, generic, protocols_for
 from geval.data.items import Item
 from geval.errors import GevalError, StoreError
 from geval.judging.examples import human_score
@@ -118,6 +118,9 @@ class TuneResult:
     def summary(self) -> str:
         """A few lines for the terminal and the report."""
         t = self.test
+        if not self.winner:
+            return (f"tune {self.dataset}, {self.human}: stopped in the first round after {self.calls} judge calls; "
+                    "what was scored is stored: run the same search again to go on")
         lines = [
             f"tune {self.dataset}, {self.human}: {len(self.tune_groups)} groups to tune, {len(self.test_groups)} to test "
             f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, ${self.cost:.4f}",
@@ -158,7 +161,7 @@ def default_start(dataset: str, human: str) -> Template:
              and not t.needs_generated_steps]
     if not found:
         raise TuneError(f"no one-aspect template in the prompts folder named {prefix}* is compared with '{human}'; "
-                        "name the template to beat (--template)")
+                        "name the template to beat (--template; on the Tune page, the editor's)")
     return min(found, key=lambda t: len(t.name))
 
 
@@ -202,13 +205,16 @@ def candidates(start: Template, aspect_key: str, others: Sequence[Template] = ()
 
 
 def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
-         others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0, few_shot=FEW_SHOT,
+         others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
+         few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True,
          stop: threading.Event | None = None, on_progress: Callable[[TuneProgress], None] | None = None) -> TuneResult:
     """Search for the way of asking that agrees best with people on the human aspect `human` of
     the stored `dataset`, spending at most `budget` judge calls (module docstring). `start` is
     the template to beat (default `default_start`); `others` are more templates to try (default
-    `related_templates`). `on_progress` hears of the split first, before any call, then of each
-    step. Raises TuneError before any call when the search cannot be made."""
+    `related_templates`); `few_shot`, the (k, select) few-shot variants (default FEW_SHOT; () for
+    none); `ensemble`: whether the mean of the best two after the first round is a candidate too.
+    `on_progress` hears of the split first, before any call, then of each step. Raises
+    TuneError before any call when the search cannot be made."""
     items = store.items(dataset)
     if not items:
         raise StoreError(f"dataset '{dataset}' is not in {store.path}; load it first")
@@ -225,7 +231,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     in_tune = set(tune_groups)
     tune_items = [i for i in labelled if (i.group or i.id) in in_tune]
     test_items = [i for i in labelled if (i.group or i.id) not in in_tune]
-    pool = candidates(start, aspect.key, others, few_shot)
+    pool = candidates(start, aspect.key, others, FEW_SHOT if few_shot is None else few_shot)
     progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
                             message=f"split (seeded, by group): {len(tune_groups)} groups to tune on, "
                                     f"{len(test_groups)} to test on; {len(pool)} candidates")
@@ -253,8 +259,12 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         rows += [{"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
                   "value": values[c.name]} for c in alive]
         ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
-        if round_number == 1 and len(ranked) >= 2:
-            best_two = [c for c in ranked if c.template is not None][:2]
+        if ensemble and round_number == 1 and len({c.template.version for c in ranked if c.template}) >= 2:
+            best_two = []  # the best two that ask differently (not one template and its argmax read)
+            for c in ranked:
+                if c.template is not None and all(c.template.version != b.template.version for b in best_two):
+                    best_two.append(c)
+            best_two = best_two[:2]
             ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
                                  members=(best_two[0].name, best_two[1].name))
             pool.append(ensemble)
@@ -267,7 +277,13 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             alive = ranked[:1]
             break
         alive = ranked[:max(1, len(ranked) // 2)]
+        if len(alive) == 1:  # the search is decided: no round for one candidate alone
+            break
     table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value"])
+    if table.empty and search.stopped:  # stopped in the first round: what was scored is stored; run again to go on
+        return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                          tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls, progress.cost, table,
+                          {}, None, True, search.notes)
     if table.empty:
         raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates on "
                         f"{FIRST_ROUND_GROUPS} groups; raise --budget")
@@ -422,8 +438,6 @@ class _Search:
 def _protocol(store: Store, dataset: str, items: list[Item]) -> Protocol:
     found = protocols_for(store.dataset_layout(dataset), dataset, list(dict.fromkeys(i.level for i in items)))
     if not found:
-        from geval.analysis.protocols import generic
-
         return generic(("item",))
     return found[0]
 

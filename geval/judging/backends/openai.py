@@ -275,7 +275,7 @@ def score_of_token(token: str, aspect: Aspect) -> int | None:
     labels = [label.lower() for label in aspect.labels]
     if labels:
         return aspect.min + labels.index(word) if word in labels else None
-    return int(word) if word.isdigit() else None
+    return int(word) if word.isascii() and word.isdigit() else None  # not '³'
 
 
 def _clip(text: str, limit: int = 160) -> str:

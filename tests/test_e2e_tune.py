@@ -1,0 +1,62 @@
+"""The Tune page in a real browser (Playwright driving Debian's chromium) with the real embedded
+judge: a small search on the bundled Topical-Chat sample shows its progress, reports the winner
+on the test dialogues it never saw, and saves the winner as a template version. Photographs go
+to tests/artifacts/."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_idle
+
+import geval
+
+pytestmark = [pytest.mark.e2e, pytest.mark.model]
+
+MAIN = '[data-testid="stMain"]'
+
+
+def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves_the_winner(tmp_path):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_server(tmp_path / "store.sqlite", tmp_path / "streamlit.log") as url, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        tab = browser.new_context(viewport=VIEWPORT).new_page()
+        tab.set_default_timeout(60_000)
+        tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 40}))
+        tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
+        wait_idle(tab)
+        variants = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]')
+        for name in ("other templates", "few-shot examples", "an ensemble"):  # the template to beat and its argmax read
+            variants.get_by_role("button", name=re.compile(f"^Remove {name}")).click()
+            wait_idle(tab)
+        assert "At most 40 judge calls" in main_text(tab)
+        tab.get_by_role("button", name="Start the search").click()
+        tab.wait_for_function("() => /round 1\\/\\d+/.test(document.body.innerText)", timeout=180_000)
+        screenshot(tab, "e2e_tune_progress")
+        assert tab.get_by_role("button", name="Stop").is_visible()
+
+        tab.locator(f"{MAIN} h3").filter(has_text="Result").wait_for(timeout=900_000)
+        wait_idle(tab)
+        text = main_text(tab)
+        screenshot(tab, "e2e_tune_result")
+        assert "Split (seeded, by group): 5 groups to tune on, 5 to test on; 2 variants tried" in text
+        held_out = tab.locator(f'{MAIN} [data-testid="stMetric"]').filter(has_text="Winner on the 5 test groups")
+        assert re.search(r"-?\d\.\d{3}", held_out.inner_text()), held_out.inner_text()
+        assert re.search(r"95% CI \[|no 95% interval", text)
+
+        tab.get_by_role("button", name="Save the winner as a template version").click()
+        saved = tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').filter(has_text="Saved as")
+        saved.wait_for(timeout=60_000)
+        label = re.search(r"Saved as (\S+):", saved.inner_text()).group(1)
+        browser.close()
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert label in {t.label for t in store.template_versions()}
+    assert (store.combos("topicalchat_usr_sample")["ok"] > 0).all()  # every variant's judgments are stored
+    store.close()

@@ -1,0 +1,66 @@
+"""The Tune page under AppTest: a small search with an OpenAI-compatible judge (a stub on
+127.0.0.1) runs in the background, shows its split and rounds, reports the winner on the test
+groups, and saves it as a template version; a reloaded session finds the running search."""
+
+from openai_stub import OpenAIStub
+
+import geval
+from tests.apptest_helpers import open_app, texts, wait_for
+from tests.test_page_score import _use_stub
+
+PAGE = "views/6_tune.py"
+
+
+def _small_search(at, budget: int = 40, human: str = "Natural") -> None:
+    at.selectbox(key="tune_aspect").set_value(human)
+    at.number_input(key="tune_budget").set_value(budget)
+    at.multiselect(key="tune_variants").set_value([]).run()  # the template to beat and its argmax read
+
+
+def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3})
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at)
+        assert not at.exception and "At most 40 judge calls" in texts(at)
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert not at.exception and not at.error
+        page = texts(at)
+        assert "Split (seeded, by group): 5 groups to tune on, 5 to test on; 2 variants tried" in page
+        assert "Winner on the tune groups:" in page
+        rounds = at.dataframe[0].value
+        assert {"start: topicalchat-naturalness", "start: topicalchat-naturalness [argmax read]"} <= set(rounds["candidate"])
+        assert (rounds["groups"] == 3).all()  # round 1: three of the five tune groups
+        calls = stub.count
+        assert 0 < calls <= 40 + 30  # the budget, then the test part's 30 responses (argmax reads the same calls)
+        assert "Winner on the 5 test groups" in [m.label for m in at.metric]
+
+        shown = [e.label for e in at.expander if e.label.startswith("The winner's template: ")]
+        winner = shown[0].split(": ", 1)[1] if shown else None
+        if winner is not None:  # an ensemble has no one template to save
+            at.button(key="tune_save").click().run()
+            assert any(s.value.startswith(f"Saved as {winner}") for s in at.success)
+            store = geval.Store(tmp_path / "store.sqlite")
+            assert winner in {t.label for t in store.template_versions()}
+            store.close()
+
+        again = open_app(monkeypatch, tmp_path, PAGE)  # nothing new to call: every judgment is stored
+        _use_stub(again, stub)
+        _small_search(again)
+        again.button(key="tune_start").click().run()
+        wait_for(again, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert stub.count == calls
+
+
+def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at, human="Overall")  # no one-aspect template in prompts/ is compared with Overall
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: bool(a.error))
+        assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
+                                            "compared with 'Overall'")
+        assert stub.count == 0

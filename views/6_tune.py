@@ -1,0 +1,155 @@
+"""Tune: search for the way of asking the judge that agrees best with people on one aspect,
+chosen on some groups and reported on the others."""
+
+import math
+
+import streamlit as st
+
+import geval
+from studio import jobs, state
+
+st.title("Tune")
+store = state.store()
+dataset = state.require_dataset()
+st.caption("The groups (dialogues, documents) with human scores are split, seeded, into a tune part and a test part "
+           "before any judge call. Variants of the template to beat — other wordings, checklist questions, few-shot "
+           "examples from the tune part's human labels, argmax reads, an ensemble of the best two — are scored on a "
+           "few tune groups, the better half on twice as many, until the budget is spent. The best on the tune part "
+           "is then scored on the test part only: its correlation with a 95% interval and a paired test against the "
+           "template to beat. Every judgment is stored, so a stopped search resumes where it was.")
+
+
+
+def _rough(seconds: float) -> str:
+    """'40 s', '12 min', '1.5 h'."""
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
+
+
+state.keep_valid("tune_aspect", dataset.aspects)
+left, right = st.columns(2)
+human = left.selectbox("Human aspect", dataset.aspects, key="tune_aspect", persist_state="session")
+budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 120, step=10, key="tune_budget",
+                            persist_state="session", help="Counted as if nothing were stored, so that a resumed "
+                            "search takes the same path; calls already in the store cost nothing.")
+share = left.slider("Share of the groups to tune on", 0.2, 0.8, 0.5, 0.1, key="tune_share", persist_state="session")
+seed = right.number_input("Seed (split and search)", 0, 10**6, 0, key="tune_seed", persist_state="session")
+
+editor = state.template()
+matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
+choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])
+beat = st.radio("Template to beat", choices, horizontal=True, key="tune_beat",
+                help="The editor's template is offered when one of its aspects is compared with this human aspect.")
+start = editor if matches and beat != choices[0] else None
+VARIANTS = ["other templates in prompts/ (wordings, checklist, batch, few-shot)", "few-shot examples (k 2 and 4)",
+            "an ensemble of the best two after round 1"]
+tried = st.multiselect("Variants to try besides the template to beat and its argmax read", VARIANTS, default=VARIANTS,
+                       key="tune_variants", help="Fewer variants need a smaller budget for the first round.")
+
+try:
+    judge = state.judge()
+    pace = geval.plan(store, [], start or editor, judge) if (start or editor) is not None else None
+except geval.GevalError as exc:
+    st.error(str(exc))
+    st.stop()
+st.caption(f"At most {int(budget)} judge calls, then the winner and the template to beat on the test part: "
+           + (f"{pace.seconds_per_call:.1f} s per call " + (f"measured over {pace.measured} calls of this judge"
+                                                           if pace.measured else "(a default for this judge)")
+              + f", so up to about {_rough(int(budget) * pace.seconds_per_call)} for the search."
+              if pace is not None else "fix the editor's template to see a time estimate."))
+
+job = jobs.get(st.session_state.get("tune_job"))
+if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
+    job = jobs.running(str(store.path), dataset.name, kind="tune")
+    st.session_state["tune_job"] = job.id if job is not None else None
+running = job is not None and not job.done
+stopped = job is not None and job.done and job.result is not None and job.result.stopped
+if st.button("Resume" if stopped else "Start the search", type="primary", disabled=running, key="tune_start",
+             help="A search is going on: stop it first." if running else None):
+    job = jobs.start_tune(str(store.path), dataset.name, judge, str(human), int(budget), start, float(share),
+                          int(seed), other_templates=VARIANTS[0] in tried, few_shot=VARIANTS[1] in tried,
+                          ensemble=VARIANTS[2] in tried)
+    st.session_state["tune_job"] = job.id
+    st.rerun()
+
+
+def show_result(result) -> None:
+    """The split, every candidate's rounds, the winner on the test groups, and saving it."""
+    st.subheader("Result")
+    st.write(f"Split (seeded, by group): {len(result.tune_groups)} groups to tune on, {len(result.test_groups)} to "
+             f"test on; {result.tried} variants tried, {result.calls} judge calls, ${result.cost:.4f}.")
+    if result.stopped:
+        st.warning(result.summary() if not result.winner else
+                   "Stopped before the test part was scored: press Resume to go on (what was scored is stored).")
+    if not result.table.empty:
+        st.caption(f"On the tune groups ({result.metric}, {result.level} level; each round on more groups):")
+        st.dataframe(result.table, hide_index=True, column_config={"value": st.column_config.NumberColumn(
+            result.metric, format="%.3f")})
+    t = result.test
+    if not t:
+        return
+    st.markdown(f"**Winner on the tune groups:** {result.winner}"
+                + (" (the template to beat)" if result.winner == result.start else ""))
+    held_out = st.columns(3)
+    interval = (f"95% CI [{t['low']:.3f}, {t['high']:.3f}]" if math.isfinite(t["low"]) else "no 95% interval (below)")
+    held_out[0].metric(f"Winner on the {len(result.test_groups)} test groups", geval.reporting.number(t["winner"]),
+                       help=f"{result.metric}, {result.level} level, n = {t['n']}; 95% interval over groups")
+    held_out[0].caption(f"{interval}, n = {t['n']}")
+    held_out[1].metric("Template to beat, same groups", geval.reporting.number(t["start"]))
+    held_out[2].metric("Winner − template to beat", geval.reporting.number(t["difference"]),
+                       help="Paired bootstrap over the test groups.")
+    if math.isfinite(t["diff_low"]):
+        held_out[2].caption(f"95% CI [{t['diff_low']:+.3f}, {t['diff_high']:+.3f}], "
+                            f"p = {geval.reporting.format_p(t['p'])}")
+    if t.get("note"):
+        st.caption(t["note"])
+    if math.isfinite(t["diff_low"]) and t["diff_low"] > 0:
+        st.success("The winner agrees better with people than the template to beat on groups it never saw.")
+    elif math.isfinite(t["diff_high"]) and t["diff_high"] < 0:
+        st.error("The winner agrees worse than the template to beat on the test groups: it was luck on the tune part.")
+    else:
+        st.info("On the test groups the winner cannot be told apart from the template to beat (the interval of the "
+                "difference holds 0, or there is none).")
+    winner = result.winner_template
+    if winner is None:
+        st.caption("The winner is an ensemble (the mean of two variants' scores): there is no one template to save.")
+        return
+    if result.winner.endswith("[argmax read]"):
+        st.caption("The winner reads the judge's most probable score instead of the weighted mean (the 'argmax' "
+                   "variant in Agreement); its template is the wording below.")
+    with st.expander(f"The winner's template: {winner.label}"):
+        st.code(winner.text, language=None)
+    if st.button("Save the winner as a template version", key="tune_save", icon=":material/save:"):
+        store.save_template(winner, comment=f"tune winner on {result.human} ({result.dataset}, "
+                                            f"{len(result.test_groups)} test groups: "
+                                            f"{geval.reporting.number(t['winner'])})")
+        st.session_state["tune_saved"] = winner.label
+    if st.session_state.get("tune_saved") == winner.label:
+        st.success(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts.")
+
+
+@st.fragment(run_every=1.0)
+def show_progress() -> None:
+    """Redrawn every second while a search runs: round, candidate, budget spent, calls, cost, ETA."""
+    job = jobs.get(st.session_state.get("tune_job"))
+    if job is None:
+        return
+    progress = job.progress
+    if not job.done:
+        if progress is None or not progress.round:
+            st.status(progress.message if progress is not None else "Starting…", state="running")
+        else:
+            st.progress(min(1.0, progress.spent / max(progress.budget, 1)), text=progress.line())
+            if progress.run is not None:
+                st.caption(f"{progress.candidate}: {progress.run.line()}")
+        if st.button("Stop", key="tune_stop"):
+            job.stop_now()
+    elif st.session_state.get("tune_shown") != job.id:
+        st.session_state["tune_shown"] = job.id
+        st.rerun()
+    if job.error:
+        st.error(job.error)
+
+
+show_progress()
+if job is not None and job.done and job.result is not None:
+    show_result(job.result)
