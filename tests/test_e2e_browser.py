@@ -11,6 +11,7 @@ docs/screenshots/. Run: python3 -m pytest tests/test_e2e_browser.py -q -x -s
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -375,3 +376,29 @@ def test_9_revisiting_the_data_page_keeps_the_uploaded_dataset(page):
     sidebar = page.locator('[data-testid="stSidebarUserContent"]').inner_text()
     assert heading == "xss", f"the Data page now shows {heading!r} instead of the uploaded xss.csv"
     assert "xss (table): 2 items" in sidebar, f"the session's dataset changed: {sidebar.splitlines()[2]!r}"
+
+
+def test_10_a_nested_json_upload_is_mapped_with_a_dotted_path(page, workdir):
+    """A UniEval-style file: the human scores sit in a nested object; the preview names its fields as dotted
+    paths and `scores.naturalness` maps one onto an aspect."""
+    from tests.test_loaders import NESTED
+
+    nested = workdir / "unieval.json"
+    nested.write_text(json.dumps(NESTED))
+    _choose_upload(page)
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(nested))
+    _alert(page, "info", "not a known layout")
+    assert "scores.naturalness" in main_text(page)  # the preview's columns
+    form = page.locator('[data-testid="stForm"]')
+    select_option(page, "Response or summary", "system_output", scope=form)
+    select_option(page, "Context (dialogue so far)", "src", scope=form)
+    select_option(page, "Group (dialogue or document id)", "doc_id", scope=form)
+    multiselect_add(page, "Human score columns", "scores.naturalness", scope=form)
+    screenshot(page, "10_nested_mapping")
+    page.get_by_role("button", name="Load with this mapping").click()
+    page.locator('[data-testid="stMain"] h3').filter(has_text="unieval").wait_for()
+    wait_idle(page)
+    assert _metric(page, "Items") == "9"
+    goto_page(page, "Prompts")  # the sidebar is drawn before the page, so read it on the next run
+    assert "unieval (table): 9 items" in page.locator('[data-testid="stSidebarUserContent"]').inner_text()
+    screenshot(page, "10_nested_loaded")

@@ -12,8 +12,9 @@ from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_
 
 pytestmark = pytest.mark.e2e
 
-NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement"]
-PAGES = [("", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement")]
+NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune"]
+PAGES = [("", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement"),
+         ("tune", "Tune")]
 
 
 @pytest.mark.parametrize("path, title", PAGES, ids=[p or "main" for p, _ in PAGES])

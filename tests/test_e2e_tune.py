@@ -44,7 +44,7 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
         tab.locator(f"{MAIN} h3").filter(has_text="Result").wait_for(timeout=900_000)
         wait_idle(tab)
         text = main_text(tab)
-        screenshot(tab, "e2e_tune_result")
+        screenshot(tab, "e2e_tune_result", publish_as="tune")
         assert "Split (seeded, by group): 5 groups to tune on, 5 to test on; 2 variants tried" in text
         held_out = tab.locator(f'{MAIN} [data-testid="stMetric"]').filter(has_text="Winner on the 5 test groups")
         assert re.search(r"-?\d\.\d{3}", held_out.inner_text()), held_out.inner_text()
