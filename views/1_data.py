@@ -17,16 +17,17 @@ st.caption("Datasets with human scores: bundled samples in data/, the full publi
            "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others).")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
     st.markdown("**Does a judge agree with people?** Five steps, one page each, and a sixth to raise it:")
-    steps = st.columns(6)
-    for column, (page, label, icon) in zip(steps, [
+    steps = [
         ("views/1_data.py", "1. Data: pick a dataset", ":material/table:"),
         ("views/2_prompts.py", "2. Prompts: edit a template", ":material/edit_note:"),
         ("views/3_score.py", "3. Score: run the judge", ":material/play_circle:"),
         ("views/4_inspect.py", "4. Inspect: read disagreements", ":material/search:"),
         ("views/5_agreement.py", "5. Agreement: correlations", ":material/insights:"),
         ("views/6_tune.py", "6. Tune: raise agreement", ":material/tune:"),
-    ]):
-        column.page_link(page, label=label, icon=icon)
+    ]
+    for row in (steps[:3], steps[3:]):  # two rows: the labels stay whole
+        for column, (page, label, icon) in zip(st.columns(3), row):
+            column.page_link(page, label=label, icon=icon)
 
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
                   persist_state="session")
