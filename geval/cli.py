@@ -459,7 +459,10 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
         sub.add_argument("--no-ceiling", action="store_true", help="leave out the people's leave-one-out row")
         sub.add_argument("--calibrate", action="store_true",
-                         help="add each judge calibrated to the human scale, held out by group")
+                         help="add each judge calibrated to the human scale, and each judge combined with the "
+                              "baselines, held out by group (these rows use human labels)")
+        sub.add_argument("--ensemble", action="store_true",
+                         help="add the mean of the judge rows (each aspect on 0-1; no human labels)")
         sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
         sub.add_argument("--protocol", action="append", choices=sorted(protocols),
                          help="protocol, repeatable (default: those of the dataset's layout, else generic: item, "
@@ -487,7 +490,7 @@ def cmd_leaderboard(args) -> None:
     store = geval.Store(args.store)
     board = geval.leaderboard(store, args.dataset, protocols=args.protocol, baselines=_baseline_names(args.baselines),
                         variants=args.variant or ["wmean"], ceiling=not args.no_ceiling, calibrate=args.calibrate,
-                        folds=args.folds, n_boot=args.bootstrap,
+                        ensemble=args.ensemble, folds=args.folds, n_boot=args.bootstrap,
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     wide = board.wide(args.metric)
     with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
@@ -514,12 +517,13 @@ def cmd_report(args) -> None:
     words += [w for p in args.protocol or [] for w in ("--protocol", p)]
     words += (["--bootstrap", str(args.bootstrap)] if args.bootstrap != 1000 else []) + \
         (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
-        (["--calibrate"] if args.calibrate else []) + (["--folds", str(args.folds)] if args.folds != 5 else [])
+        (["--calibrate"] if args.calibrate else []) + (["--ensemble"] if args.ensemble else []) + \
+        (["--folds", str(args.folds)] if args.folds != 5 else [])
     command = "python -m geval report " + shlex.join(words)
     made = geval.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
-                        calibrate=args.calibrate, folds=args.folds,
+                        calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds,
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     path = made.write(args.out)
     print(f"wrote {path} and {path.with_suffix('.html')}")

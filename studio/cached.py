@@ -37,10 +37,12 @@ def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, hum
     return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric, n_boot, (stamp(a), stamp(b)))
 
 
-def leaderboard(store: geval.Store, dataset: str, combos: pd.DataFrame, baselines: tuple, variant: str, n_boot: int):
-    """geval.leaderboard of the dataset (each protocol's own metric only)."""
+def leaderboard(store: geval.Store, dataset: str, combos: pd.DataFrame, baselines: tuple, variant: str, n_boot: int,
+                combined: bool = False):
+    """geval.leaderboard of the dataset (each protocol's own metric only); `combined`: with the
+    ensemble of the judges and the held-out rows (calibrated, and combined with the baselines)."""
     stamps = tuple(stamp(row) for _, row in combos.iterrows())
-    return _leaderboard(store, str(store.path), dataset, tuple(baselines), variant, n_boot, stamps)
+    return _leaderboard(store, str(store.path), dataset, tuple(baselines), variant, n_boot, combined, stamps)
 
 
 @st.cache_data(show_spinner="Computing correlations and bootstrap intervals…")
@@ -61,6 +63,7 @@ def _compare(_store, path: str, dataset: str, a: tuple, b: tuple, human: str, me
 
 
 @st.cache_data(show_spinner="Computing baselines and the leaderboard…")
-def _leaderboard(_store, path: str, dataset: str, baselines: tuple, variant: str, n_boot: int, stamps: tuple):
+def _leaderboard(_store, path: str, dataset: str, baselines: tuple, variant: str, n_boot: int, combined: bool,
+                 stamps: tuple):
     return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot,
-                             primary_only=True)
+                             primary_only=True, calibrate=combined, ensemble=combined)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pandas as pd
@@ -16,7 +17,8 @@ from test_pmi import WordModel
 import geval
 from geval.analysis.agreement import MEAN_OF_ASPECTS, correlations, mean_of_aspects
 from geval.analysis.baselines import compute_baselines
-from geval.analysis.leaderboard import CEILING, leaderboard
+from geval.analysis.calibration import group_folds
+from geval.analysis.leaderboard import CEILING, Row, leaderboard, with_baselines
 from geval.analysis.protocols import get_protocol
 from geval.analysis.variants import VariantError
 from geval.data.dataset import resolve_dataset
@@ -150,6 +152,59 @@ def test_calibrated_rows_are_held_out_and_signed(tmp_path):
     assert list(board.values().columns)[-1] == "learned combination → Overall"
 
 
+def test_a_judge_combined_with_baselines_is_fitted_on_other_folds_only(tmp_path):
+    """With calibrate and baselines, each judge row gets a held-out linear combination with the baselines: its
+    scores on one fold do not move when that fold's human labels change, and the row says it uses labels."""
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE)
+    board = leaderboard(store, dataset.name, baselines=["length", "rouge-l"], ceiling=False, calibrate=True,
+                        n_boot=N_BOOT)
+    combined = f"{GEVAL_ROW} + baselines [held-out linear combination, 5-fold CV by group]"
+    assert combined in set(board.rows["row"])
+    row = board.rows.set_index("row").loc[combined]
+    assert row["note"].startswith("uses human labels: each aspect predicted from the judge's score and length, "
+                                  f"ROUGE-L {VS}")
+    assert all(s.endswith(f"|combine:linear|with:length,ROUGE-L {VS}|folds:5|cv:group|seed:0")
+               for s in row["signature"].split("\n"))
+    values = board.values("pearson").loc[combined]
+    assert all(np.isfinite(values[a]) for a in ASPECTS) and np.isfinite(values["mean of aspects → Overall"])
+
+    items = dataset.items
+    groups = pd.Series({i.id: i.group for i in items})
+    fold = pd.Series(group_folds(groups.to_numpy(), 5, 0), index=groups.index)
+    judge = pd.DataFrame({"naturalness": [hash(i.id) % 7 / 3.0 for i in items]}, index=[i.id for i in items])
+    length = Row("length", "baseline", [], [], pd.Series([len(i.response.split()) for i in items], index=judge.index))
+    before = with_baselines(Row("j", "judge", ["s"], [{}], judge, {"naturalness": "Natural"}), [length], items, 5, 0,
+                             [])
+    changed = [replace(i, human={**i.human, "Natural": (9.0,)}) if fold[i.id] == 0 else i for i in items]
+    after = with_baselines(Row("j", "judge", ["s"], [{}], judge, {"naturalness": "Natural"}), [length], changed, 5, 0,
+                            [])
+    on_fold = fold[fold == 0].index
+    assert np.allclose(before.scores.loc[on_fold, "naturalness"], after.scores.loc[on_fold, "naturalness"])
+    assert not np.allclose(before.scores.loc[fold != 0, "naturalness"], after.scores.loc[fold != 0, "naturalness"])
+
+
+def test_an_ensemble_is_the_mean_of_the_judge_rows_on_a_common_scale(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi",))
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, ensemble=True, n_boot=N_BOOT)
+    multi = f"G-EVAL {resolve_template('topicalchat-multi').label} · scripted: hashed"
+    assert "ensemble: mean of 2 judge rows" in set(board.rows["row"])
+    note = board.rows.set_index("row").loc["ensemble: mean of 2 judge rows", "note"]
+    assert note.startswith(f"no human labels: each aspect the mean of {GEVAL_ROW}; {multi}")
+    items = dataset.items
+    expected = []
+    for name in ("topicalchat-naturalness", "topicalchat-multi"):
+        template = resolve_template(name)
+        combos = store.combos(dataset.name)
+        combo = combos[combos["template_version"] == template.version].iloc[0]
+        frame = geval.disagreements(store, dataset.name, (combo["template_version"], combo["signature"]))
+        frame = frame[frame["aspect"] == "naturalness"].set_index("item_id")
+        expected.append(frame["judge_01"])
+    mean = (expected[0] + expected[1]) / 2
+    value = board.values("pearson").loc["ensemble: mean of 2 judge rows", "Natural"]
+    human = pd.Series({i.id: i.human_mean("Natural") for i in items})
+    assert value == pytest.approx(mean.corr(human.reindex(mean.index)), abs=1e-9)
+
+
 def test_primary_only_computes_what_wide_shows(board):
     full, store, dataset = board
     quick = leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT,
@@ -219,6 +274,11 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     assert f"ROUGE-L {VS}" in set(table["row"]) and "length" in set(table["row"])
     assert any(r.startswith("G-EVAL topicalchat-naturalness@") for r in table["row"])
     assert "Natural" in table.columns
+    assert not any("held-out" in r for r in table["row"])
+    at.toggle(key="agree_lb_combined").set_value(True).run()
+    assert not at.exception and not at.error
+    table = next(d.value for d in at.dataframe if "row" in d.value.columns)
+    assert any(r.endswith("+ baselines [held-out linear combination, 5-fold CV by group]") for r in table["row"])
 
 
 @pytest.mark.model

@@ -28,7 +28,7 @@ from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, correlations, jud
 from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
-from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects
+from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects, cross_validated
 from geval.analysis.correlation import reading
 from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
@@ -98,7 +98,8 @@ class Leaderboard:
 
 def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence[str] | None = None,
                 baselines: Sequence[str] = tuple(BASELINES), variants: Sequence[str] = ("wmean",),
-                ceiling: bool = True, calibrate: bool = False, folds: int = 5, n_boot: int = 1000, seed: int = 0,
+                ceiling: bool = True, calibrate: bool = False, ensemble: bool = False, folds: int = 5,
+                n_boot: int = 1000, seed: int = 0,
                 embedder: Embedder | None = None, language_model: LanguageModel | None = None,
                 primary_only: bool = False,
                 on_progress: Callable[[str], None] | None = None) -> Leaderboard:
@@ -110,7 +111,9 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     store); `variants`: judge score variants (`geval.variants`), one row each; `ceiling`:
     add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
     to the human scale (isotonic) and its aspects combined against Overall (linear), both
-    held out by group in `folds` folds (`geval.calibration`). Raises StoreError when a
+    held out by group in `folds` folds (`geval.calibration`), and with baselines each judge row
+    combined with them (`with_baselines`); `ensemble`: add the mean of the judge rows
+    (`ensemble_row`). Raises StoreError when a
     dataset is not stored. `primary_only`: compute each protocol's own metric only (what
     `Leaderboard.wide()` shows; faster), not all three.
     `embedder` and `language_model`: other models for `embedding` and `pmi` than the
@@ -133,6 +136,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                              f"are at {', '.join(dict.fromkeys(i.level for i in items))} level); use --protocol generic")
         chosen = chosen or [GENERIC]
         candidates = _judge_rows(store, name, items, variants, skipped)
+        if ensemble:
+            candidates += [r for r in [ensemble_row([row for row in candidates if row.kind == "judge"])] if r]
         if calibrate:
             candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
         judged = set().union(*(set(row.scores.index) for row in candidates))
@@ -143,11 +148,17 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         level_items = [i for i in items if (every or i.level in wanted) and (not judged or i.id in judged)]
         if baselines:
             say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
-            for result in compute_baselines(level_items, baselines, dataset=name, layout=layout, store=store,
-                                            embedder=embedder, language_model=language_model, on_progress=say):
-                candidates.append(Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
-                                      "baseline", [result.signature], [result.signature_json], result.scores,
-                                      reference=result.reference, note=result.note))
+            measured = [Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
+                            "baseline", [result.signature], [result.signature_json], result.scores,
+                            reference=result.reference, note=result.note)
+                        for result in compute_baselines(level_items, baselines, dataset=name, layout=layout,
+                                                        store=store, embedder=embedder, language_model=language_model,
+                                                        on_progress=say)]
+            if calibrate:
+                judges = [row for row in candidates if row.kind == "judge" and not row.calibration]
+                candidates += [r for r in (with_baselines(row, measured, items, folds, seed, skipped)
+                                           for row in judges) if r]
+            candidates += measured
         for row in candidates:
             rows.setdefault(row.label, row)
             for protocol in chosen:
@@ -257,6 +268,64 @@ def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> R
                    f"held-out scores: isotonic calibration of each aspect to its human scale and a linear combination "
                    f"of the aspects against Overall, each fitted on the other folds' groups only ({folds} folds)"),
                calibration="isotonic", folds=folds, uncalibrated=row.scores)
+
+
+def ensemble_row(judges: list[Row]) -> Row | None:
+    """The mean of several judge rows: per human aspect, each row's score mapped onto 0-1 by its
+    scale, averaged over the rows that have it (an item missing from one is left out). Uses no
+    human label. None for fewer than two rows sharing an aspect."""
+    by_human: dict[str, list[pd.Series]] = {}
+    for row in judges:
+        for column, human in row.humans.items():
+            if column in row.scores.columns and column in row.scales:
+                low, high = row.scales[column]
+                by_human.setdefault(human, []).append((row.scores[column].astype(float) - low) / (high - low))
+    shared = {human: parts for human, parts in by_human.items() if len(parts) > 1}
+    if not shared:
+        return None
+    scores = pd.DataFrame({human.lower(): pd.concat(parts, axis=1).mean(axis=1, skipna=False)
+                           for human, parts in shared.items()})
+    used = [row for row in judges if any(h in shared for h in row.humans.values())]
+    return Row(f"ensemble: mean of {len(used)} judge rows", "judge", [s for r in used for s in r.signatures],
+               [blob for r in used for blob in r.signatures_json], scores,
+               {human.lower(): human for human in shared}, {human.lower(): (0.0, 1.0) for human in shared},
+               note="no human labels: each aspect the mean of " + "; ".join(r.label for r in used)
+               + " (each score mapped onto 0-1 by its scale)")
+
+
+def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, skipped: list[str]) -> Row | None:
+    """The judge row's aspects each predicted from the judge's score and the baselines' scores
+    together: a linear model fitted on the other folds' groups only (features standardized over
+    all items first, which uses no label). Its mean of aspects is then set against Overall as for
+    any judge: no Overall label is used in fitting."""
+    by_id = {item.id: item for item in items}
+    index = [i for i in row.scores.index if i in by_id]
+    groups = pd.Series([by_id[i].group or i for i in index], index=index)
+    shared = pd.DataFrame({b.label: b.scores.reindex(index).astype(float) for b in measured})
+    out, labelled = {}, 0
+    for column in row.scores.columns:
+        human = row.humans.get(column)
+        if not human:
+            continue
+        features = pd.concat([row.scores.loc[index, column].astype(float).rename("judge"), shared], axis=1)
+        features = (features - features.mean()) / features.std(ddof=0).replace(0.0, 1.0)
+        target = pd.Series([by_id[i].human_mean(human) for i in index], index=index)
+        labelled = max(labelled, int(target.notna().sum()))
+        try:
+            out[column] = cross_validated(features, target, groups, "linear", folds, seed)
+        except CalibrationError as exc:
+            skipped.append(f"{row.label} + baselines, {column}: {exc}")
+    if not out:
+        return None
+    extra = {"combine": "linear", "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group",
+             "seed": seed}
+    tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
+    return Row(f"{row.label} + baselines [held-out linear combination, {folds}-fold CV by group]", "judge",
+               [s + tail for s in row.signatures], [{**blob, **extra} for blob in row.signatures_json],
+               pd.DataFrame(out, index=index), dict(row.humans), dict(row.scales), note=(
+                   f"uses human labels: each aspect predicted from the judge's score and {', '.join(b.label for b in measured)} "
+                   f"by a linear model fitted on the other folds' groups (about {labelled * (folds - 1) // folds} of "
+                   f"the {labelled} labelled items per fit; {folds} folds by group)"))
 
 
 # --- cells --------------------------------------------------------------------------------------

@@ -124,6 +124,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            variants: Sequence[str] = ("wmean",), levels: tuple[str, ...] = LEVELS, metric: str = "pearson",
            n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
+           ensemble: bool = False,
            folds: int = 5, top: int = 10, on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -146,7 +147,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
-                            ceiling=ceiling, calibrate=calibrate, folds=folds, n_boot=n_boot, embedder=embedder,
+                            ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, folds=folds, n_boot=n_boot, embedder=embedder,
                             on_progress=say)
     except GevalError as exc:  # the rest of the report still says what it can; a protocol asked for must apply
         if protocols:
