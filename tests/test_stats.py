@@ -268,3 +268,14 @@ def test_group_members_lists_each_groups_rows_in_row_order():
     groups = np.array(["b", "a", "b", "c", "a", "b"])
     assert [m.tolist() for m in group_members(groups)] == [[1, 4], [0, 2, 5], [3]]
     assert group_members(np.array([], dtype=str)) == []
+
+
+def test_a_column_with_no_value_on_these_rows_has_an_undefined_bootstrap_not_an_error():
+    """A combination row whose baselines exist at another level (FED: a dialogue has no context) leaves no row
+    with a value: every resample is NaN (the leaderboard then reads n/a), as for a constant column."""
+    from geval.analysis.correlation import Resamples, item_bootstrap
+
+    resamples = Resamples(np.repeat(np.arange(12), 3), n_boot=50, seed=0)
+    empty = np.array([], dtype=float)
+    found = item_bootstrap(empty, empty, resamples, METRICS, rows=np.array([], dtype=int))
+    assert all(np.isnan(found[metric]).all() for metric in METRICS)

@@ -205,7 +205,7 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
     the values of the resampled rows `rows` (default: all of them, in order)."""
     n_boot = len(resamples.draws)
     out = {metric: np.full(n_boot, np.nan) for metric in metrics}
-    if not resamples.enough:
+    if not resamples.enough or len(x) < 2:  # nothing to correlate (e.g. a column with no value on these rows)
         return out
     rows = np.arange(len(resamples.group_of)) if rows is None else np.asarray(rows)
     group_of = resamples.group_of[rows]

@@ -312,9 +312,14 @@ def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, 
         target = pd.Series([by_id[i].human_mean(human) for i in index], index=index)
         labelled = max(labelled, int(target.notna().sum()))
         try:
-            out[column] = cross_validated(features, target, groups, "linear", folds, seed)
+            predicted = cross_validated(features, target, groups, "linear", folds, seed)
         except CalibrationError as exc:
             skipped.append(f"{row.label} + baselines, {column}: {exc}")
+            continue
+        if predicted.notna().any():  # a baseline that has no value where the judge has (no context, no fact)
+            out[column] = predicted
+        else:
+            skipped.append(f"{row.label} + baselines, {column}: no item has the judge's and every baseline's score")
     if not out:
         return None
     extra = {"combine": "linear", "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group",
