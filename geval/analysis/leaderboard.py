@@ -328,8 +328,8 @@ def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, 
     return Row(f"{row.label} + baselines [held-out linear combination, {folds}-fold CV by group]", "judge",
                [s + tail for s in row.signatures], [{**blob, **extra} for blob in row.signatures_json],
                pd.DataFrame(out, index=index), dict(row.humans), dict(row.scales), note=(
-                   f"uses human labels: each aspect predicted from the judge's score and {', '.join(b.label for b in measured)} "
-                   f"by a linear model fitted on the other folds' groups (about {labelled * (folds - 1) // folds} of "
+                   "uses human labels: each aspect predicted from the judge's score and "
+                   f"{', '.join(b.label for b in measured)} by a linear model fitted on the other folds' groups (about {labelled * (folds - 1) // folds} of "
                    f"the {labelled} labelled items per fit; {folds} folds by group)"))
 
 
