@@ -64,3 +64,22 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
         assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
                                             "compared with 'Overall'")
         assert stub.count == 0
+
+
+def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3}, delay=0.3)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at)
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: stub.count >= 3 and any(b.key == "tune_stop" for b in a.button))
+        at.button(key="tune_stop").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert any("stopped in the first round" in w.value for w in at.warning), texts(at)
+        stopped_after = stub.count
+        assert stopped_after < 48
+        assert at.button(key="tune_start").label == "Resume"
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(m.label == "Winner on the 5 test groups" for m in a.metric))
+        assert stub.count == 48  # the same search as one run straight through: nothing asked twice
