@@ -113,3 +113,17 @@ def write_own_table(path: Path, n: int = 12) -> Path:
             writer.writerow(["\n".join(turn.render() for turn in item.context), item.grounding, item.response,
                              item.system, item.group, item.human_mean("Natural")])
     return path
+
+
+def scored_own_table(store, folder: Path):
+    """An uploaded-style table ("mine", written into `folder`, read by OWN_MAPPING) in `store`,
+    scored by the scripted judge with the naturalness template's file version and an edited
+    version saved with a comment. Returns (dataset, file version, edited version)."""
+    dataset = geval.load_dataset(write_own_table(folder / "mine.csv"), mapping=OWN_MAPPING, store=store)
+    file_version = geval.Template.load("topicalchat-naturalness")
+    edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
+                                  source="editor")
+    store.save_template(edited, comment="fluent wording")
+    for template in (file_version, edited):
+        geval.score(store, dataset.items, template, scripted(), dataset.name)
+    return dataset, file_version, edited

@@ -28,7 +28,7 @@ from e2e_helpers import (
     streamlit_server,
     wait_idle,
 )
-from helpers import OWN_MAPPING, scripted, write_own_table
+from helpers import scored_own_table
 
 import geval
 
@@ -149,13 +149,7 @@ def own_scored(server):
     version and an edited version saved with a comment (the scripted judge)."""
     store = store_of(server)
     try:
-        dataset = geval.load_dataset(write_own_table(server["dir"] / "mine.csv"), mapping=OWN_MAPPING, store=store)
-        file_version = geval.Template.load("topicalchat-naturalness")
-        edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
-                                      source="editor")
-        store.save_template(edited, comment="fluent wording")
-        for template in (file_version, edited):
-            geval.score(store, dataset.items, template, scripted(), dataset.name)
+        dataset, file_version, edited = scored_own_table(store, server["dir"])
         return dataset, store.combos(dataset.name).set_index("template_version"), file_version, edited
     finally:
         store.close()

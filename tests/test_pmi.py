@@ -15,7 +15,7 @@ import geval
 from geval.analysis import likelihood
 from geval.analysis.baselines import METRICS, compute_baselines
 from geval.analysis.leaderboard import leaderboard
-from geval.analysis.likelihood import LanguageModel, fit, label_of, likelihood_gains, prompt_of
+from geval.analysis.likelihood import LanguageModel, fit, label_of, likelihood_gains, prompt_of, reusable_prefix
 from geval.data.items import Turn, make_item
 
 LIKELY, UNLIKELY = math.log(0.5), math.log(0.01)
@@ -43,12 +43,7 @@ class WordModel(LanguageModel):
 
     def logprobs(self, prompt: list[int], continuation: list[int]) -> np.ndarray:
         tokens = prompt + continuation
-        shared = 0
-        for a, b in zip(self.cached, tokens):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(prompt) - 1)
+        shared = reusable_prefix(self.cached, prompt, continuation)
         self.evaluated_tokens += len(tokens) - 1 - shared
         self.cached = tokens[:-1]
         self.prompts.append(self.words(prompt))

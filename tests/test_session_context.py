@@ -5,7 +5,7 @@ never is; a running job is found again by a new session, with its Stop button.""
 
 from __future__ import annotations
 
-from helpers import OWN_MAPPING, scripted, write_own_table
+from helpers import scored_own_table
 from openai_stub import OpenAIStub
 
 import geval
@@ -19,13 +19,7 @@ def own_store(tmp_path):
     """The store of `tmp_path` holding an uploaded table ("mine", read by a column mapping) scored
     with the naturalness template's file version, then an edited version saved with a comment."""
     store = geval.Store(tmp_path / "store.sqlite")
-    dataset = geval.load_dataset(write_own_table(tmp_path / "mine.csv"), mapping=OWN_MAPPING, store=store)
-    file_version = geval.Template.load("topicalchat-naturalness")
-    edited = geval.Template.parse(file_version.text.replace("naturally written", "natural and fluent"),
-                                  source="editor")
-    store.save_template(edited, comment="fluent wording")
-    for template in (file_version, edited):
-        geval.score(store, dataset.items, template, scripted(), dataset.name)
+    dataset, file_version, edited = scored_own_table(store, tmp_path)
     combos = store.combos(dataset.name).set_index("template_version")
     store.close()
     (tmp_path / "mine.csv").unlink()  # the link must not need the file: the store has the items

@@ -100,6 +100,18 @@ def fit(prompt: list[int], response: list[int], n_ctx: int) -> tuple[list[int], 
 # --- the language model ----------------------------------------------------------------------------
 
 
+def reusable_prefix(cached: list[int], prompt: list[int], continuation: list[int]) -> int:
+    """How many of `prompt + continuation`'s tokens a model whose cache holds `cached` need not
+    evaluate again: their common prefix, short of the prompt's last token (the logits after it
+    are read)."""
+    shared = 0
+    for a, b in zip(cached, prompt + continuation):
+        if a != b:
+            break
+        shared += 1
+    return min(shared, len(prompt) - 1)
+
+
 class LanguageModel:
     """Token log-probabilities. `settings` go into the metric's signature; `n_ctx` is its window."""
 
@@ -180,12 +192,7 @@ class _Loaded:
             raise ValueError("a likelihood read needs a prompt and a continuation of at least one token each")
         api, ctx, n_vocab = self.api, self.llm.ctx, self.llm.n_vocab()
         tokens = prompt + continuation
-        shared = 0
-        for a, b in zip(self.cached, tokens):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(prompt) - 1)  # the logits after the prompt's last token are read
+        shared = reusable_prefix(self.cached, prompt, continuation)
         api.llama_memory_seq_rm(api.llama_get_memory(ctx), 0, shared, -1)
         self.cached = self.cached[:shared]
         wanted = range(len(prompt) - 1, len(tokens) - 1)  # position i predicts token i + 1
