@@ -18,13 +18,6 @@ st.caption("The groups (dialogues, documents) with human scores are split, seede
            "is then scored on the test part only: its correlation with a 95% interval and a paired test against the "
            "template to beat. Every judgment is stored, so a stopped search resumes where it was.")
 
-
-
-def _rough(seconds: float) -> str:
-    """'40 s', '12 min', '1.5 h'."""
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.0f} min" if seconds < 5400 else f"{seconds / 3600:.1f} h"
-
-
 state.keep_valid("tune_aspect", dataset.aspects)
 left, right = st.columns(2)
 human = left.selectbox("Human aspect", dataset.aspects, key="tune_aspect", persist_state="session")
@@ -51,11 +44,10 @@ try:
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
+pace.calls = int(budget) if pace is not None else 0  # the search's calls at this judge's pace, as the plan words it
 st.caption(f"At most {int(budget)} judge calls, then the winner and the template to beat on the test part: "
-           + (f"{pace.seconds_per_call:.1f} s per call " + (f"measured over {pace.measured} calls of this judge"
-                                                           if pace.measured else "(a default for this judge)")
-              + f", so up to about {_rough(int(budget) * pace.seconds_per_call)} for the search."
-              if pace is not None else "fix the editor's template to see a time estimate."))
+           + (f"the search {pace.time_line()}." if pace is not None else "fix the editor's template to see a time "
+              "estimate."))
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
