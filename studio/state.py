@@ -29,10 +29,12 @@ def store() -> geval.Store:
     return _store(str(st.session_state.setdefault("store_path", str(geval.Store.default_path()))))
 
 
-@st.cache_data(show_spinner="Loading dataset…")
+@st.cache_resource(show_spinner="Loading dataset…", max_entries=8)
 def _load(path: str, mtime: float, layout: str | None, mapping: tuple | None, name: str | None,
           store_path: str) -> geval.Dataset:
-    """Load a dataset into the store at `store_path`; cached until the file, the mapping or the store changes."""
+    """Load a dataset into the store at `store_path`; cached until the file, the mapping or the store
+    changes. One object shared by the runs and sessions that ask for it (a dataset is never
+    changed once loaded), so that the pages do not copy a large dataset on every run."""
     return geval.load_dataset(path, layout=layout, mapping=list(mapping) if mapping else None, name=name,
                               store=_store(store_path))
 
@@ -47,10 +49,17 @@ def load_dataset(path: str | Path, layout: str | None = None, mapping: list[str]
     return dataset
 
 
-@st.cache_data(show_spinner="Reading the dataset from the store…", max_entries=4)
+@st.cache_resource(show_spinner="Reading the dataset from the store…", max_entries=4)
 def _stored(store_path: str, name: str, loaded: float) -> geval.Dataset:
     """A dataset read back from the store (an upload opened by a link); cached while its items stay."""
     return _store(store_path).dataset(name)
+
+
+def forget_cached() -> None:
+    """Drop every cached dataset, table and frame: after a deletion, they still hold what was deleted."""
+    st.cache_data.clear()
+    _load.clear()
+    _stored.clear()
 
 
 def dataset() -> geval.Dataset | None:

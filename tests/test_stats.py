@@ -10,7 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-from geval.analysis.correlation import METRICS, Correlation, agreement, correlate, to_frame
+import pandas as pd
+
+from geval.analysis.correlation import (METRICS, ROWWISE_KENDALL_UP_TO, Correlation, Resamples, agreement, correlate,
+                                        group_members, percentile_interval, rowwise, system_level, to_frame,
+                                        within_groups)
 
 SCIPY = {
     "pearson": lambda x, y: sps.pearsonr(x, y).statistic,
@@ -279,3 +283,57 @@ def test_a_column_with_no_value_on_these_rows_has_an_undefined_bootstrap_not_an_
     empty = np.array([], dtype=float)
     found = item_bootstrap(empty, empty, resamples, METRICS, rows=np.array([], dtype=int))
     assert all(np.isnan(found[metric]).all() for metric in METRICS)
+
+
+# --- the vectorized kernels against scipy, one call per row or group --------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 6), st.integers(2, 9), st.integers(0, 2**32 - 1), st.floats(0, 0.5))
+def test_rowwise_equals_correlate_on_each_row(rows, columns, seed, holes):
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(1, 4, (rows, columns)).astype(float), rng.integers(1, 6, (rows, columns)).astype(float)
+    x[rng.random((rows, columns)) < holes] = np.nan  # absent cells (a system not drawn in a resample)
+    for metric in METRICS:
+        expected = [correlate(metric, a[np.isfinite(a)], b[np.isfinite(a)]) for a, b in zip(x, y)]
+        assert rowwise(metric, x, y) == pytest.approx(expected, abs=1e-12, nan_ok=True)
+
+
+@pytest.mark.parametrize("kendall_up_to", [ROWWISE_KENDALL_UP_TO, 4])  # pairs, and scipy per row above it
+def test_within_groups_equals_a_correlation_per_group(monkeypatch, kendall_up_to):
+    monkeypatch.setattr("geval.analysis.correlation.ROWWISE_KENDALL_UP_TO", kendall_up_to)
+    rng = np.random.default_rng(3)
+    sizes = rng.integers(1, 9, 40)  # groups of 1-8 items, some under MIN_GROUP_ITEMS
+    groups = np.repeat([f"g{i:02d}" for i in range(len(sizes))], sizes)
+    order = rng.permutation(len(groups))  # rows of a group not next to each other
+    groups = groups[order]
+    human = rng.integers(1, 4, len(groups)).astype(float)
+    judge = np.round(human + rng.normal(0, 1, len(groups)), 1)
+    resamples = Resamples(groups, 0)
+    found = within_groups(judge, human, resamples)
+    members = group_members(groups)
+    for metric in METRICS:
+        expected = [correlate(metric, judge[m], human[m]) if len(m) >= 3 else math.nan for m in members]
+        assert found[metric] == pytest.approx(expected, abs=1e-12, nan_ok=True)
+        assert np.isfinite(found[metric]).sum() > 20
+
+
+def test_system_level_intervals_equal_a_correlation_of_system_means_per_resample():
+    rng = np.random.default_rng(5)
+    groups = np.repeat([f"d{i}" for i in range(30)], 5)
+    systems = np.array([f"s{i}" for i in rng.integers(0, 5, len(groups))])  # some resamples lack a system
+    systems[:7] = ""  # rows without a system
+    human = rng.integers(1, 4, len(groups)).astype(float)
+    judge = human + rng.normal(0, 1.5, len(groups))
+    resamples = Resamples(groups, 200, seed=2)
+    found = system_level(judge, human, systems, resamples)
+    named = systems != ""
+    for metric in METRICS:
+        per_resample = []
+        for b in range(200):
+            rows = resamples.rows(b)
+            rows = rows[named[rows]]
+            frame = pd.DataFrame({"s": systems[rows], "x": judge[rows], "y": human[rows]}).groupby("s").mean()
+            per_resample.append(correlate(metric, frame.x, frame.y))
+        assert (found[metric].low, found[metric].high) == pytest.approx(percentile_interval(np.array(per_resample)),
+                                                                         abs=1e-12)

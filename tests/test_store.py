@@ -83,6 +83,25 @@ def test_items_round_trip_in_file_order(store):
     assert str(error.value) == "no item with id nope in :memory:"
 
 
+def test_items_are_read_once_per_load_and_follow_a_reload_by_another_connection(tmp_path):
+    path = tmp_path / "s.sqlite"
+    first, second = geval.Store(path), geval.Store(path)
+    try:
+        second.save_dataset(Dataset("mine", "x.json", "table", make_items(4, dataset="mine")))
+        assert [item.response for item in first.items("mine")] == [f"response {i}" for i in range(4)]
+        assert first.items("mine")[0] is first.items("mine")[0]  # read once, not rebuilt
+        first.items("mine").clear()  # a caller's list is its own
+        assert len(first.items("mine")) == 4
+        time.sleep(0.01)  # a later load
+        second.save_dataset(Dataset("mine", "x.json", "table", make_items(2, dataset="mine")[::-1]))
+        assert [item.response for item in first.items("mine")] == ["response 1", "response 0"]
+        second.delete_dataset("mine")
+        assert first.items("mine") == []
+    finally:
+        first.close()
+        second.close()
+
+
 def test_saving_a_dataset_again_does_not_duplicate_items(store):
     dataset = Dataset("mine", "x.json", "table", make_items(4, dataset="mine"))
     store.save_dataset(dataset)

@@ -146,7 +146,7 @@ def _delete(name: str) -> None:
     _forget_delete()
     st.session_state.pop("dataset_source", None)
     st.session_state["data_source"] = "Bundled or shared dataset"  # an upload still in the widget is not re-imported
-    st.cache_data.clear()  # cached datasets and agreement tables still hold what was deleted
+    state.forget_cached()
     st.session_state["data_deleted"] = (f"Deleted {name} from the store: {done['items']} items, "
                                         f"{done['judgments']} judgments, {done['notes']} notes.")
 

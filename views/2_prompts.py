@@ -142,7 +142,7 @@ def _delete(version: str, label: str) -> None:
     _forget_delete()
     if st.session_state.get("prompts_open", "").endswith(f"@{version}"):
         st.session_state.pop("prompts_open")  # that saved version is no longer a choice
-    st.cache_data.clear()  # cached agreement tables still hold what was deleted
+    state.forget_cached()
     st.session_state["prompts_deleted"] = (f"Deleted {label}: {done['templates']} saved version, "
                                            f"{done['judgments']} judgments.")
 

@@ -257,8 +257,8 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     has several aspects and the dataset a human aspect named `overall` (any case), seed 000's mean
     of aspects is compared with it too. Columns: COLUMNS and variant.
     Raises StoreError when nothing is scored, or no judge aspect matches a human aspect."""
-    scored = judge_scores(store, dataset, combo, variant, k)
     items = store.items(dataset)
+    scored = judge_scores(store, dataset, combo, variant, k, items)
     human_aspects = _human_aspects(items)
     humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
     if not humans:

@@ -9,7 +9,9 @@
 draws are made once per table (`Resamples`) and every statistic of the table is computed on
 the same draws, in numpy, a block of resamples at a time: Pearson from per-group sums,
 Spearman from the ranks of each resample (weighted by how often each group was drawn),
-Kendall exactly per resample. Above `EXACT_UP_TO` items, Spearman and Kendall intervals are
+Kendall exactly per resample. Correlations inside groups and across systems are computed a
+matrix at a time too (`rowwise`: all groups of one size at once; each resample's system means
+from per-group sums). Above `EXACT_UP_TO` items, Spearman and Kendall intervals are
 linearized instead (Spearman on the ranks of the whole sample; Kendall from each item's
 concordance with the others, its Hájek projection), which the note says: their values are
 always exact.
@@ -43,6 +45,8 @@ MIN_SYSTEMS = 3
 EXACT_UP_TO = 2000
 #: Resamples computed at once (memory: BLOCK x items floats for ranks).
 BLOCK = 32
+#: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
+ROWWISE_KENDALL_UP_TO = 200
 
 
 @dataclass(frozen=True)
@@ -359,10 +363,54 @@ def group_mean_bootstrap(per_group: np.ndarray, resamples: Resamples) -> np.ndar
 
 
 def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, np.ndarray]:
-    """Each metric inside each group (NaN for groups under MIN_GROUP_ITEMS items or constant)."""
+    """Each metric inside each group (NaN for groups under MIN_GROUP_ITEMS items or constant):
+    the groups of one size at a time, as the rows of one matrix."""
+    out = {metric: np.full(resamples.n_groups, np.nan) for metric in metrics}
     members = resamples._members()
-    return {metric: np.array([correlate(metric, x[m], y[m]) if len(m) >= MIN_GROUP_ITEMS else np.nan
-                              for m in members]) for metric in metrics}
+    for size in np.unique(resamples.sizes[resamples.sizes >= MIN_GROUP_ITEMS]):
+        which = np.flatnonzero(resamples.sizes == size)
+        rows = np.stack([members[g] for g in which])
+        for metric in metrics:
+            out[metric][which] = rowwise(metric, x[rows], y[rows])
+    return out
+
+
+def rowwise(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """`correlate` on each row of two matrices (same values, up to rounding), NaN marking
+    absent cells; NaN where a row's correlation is undefined (fewer than 2 cells, constant)."""
+    if metric == "kendall" and x.shape[1] > ROWWISE_KENDALL_UP_TO:  # pairs would not fit in memory
+        return np.array([correlate(metric, a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in zip(x, y)])
+    present = np.isfinite(x) & np.isfinite(y)
+    x, y = np.where(present, x, np.nan), np.where(present, y, np.nan)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
+        constant = ~(np.nanmax(x, axis=1) > np.nanmin(x, axis=1)) | ~(np.nanmax(y, axis=1) > np.nanmin(y, axis=1))
+    if metric == "kendall":
+        step = max(1, 2_000_000 // x.shape[1] ** 2)  # rows at once: their pairs in ~16 MB per array
+        r = np.concatenate([_rowwise_kendall(x[start:start + step], y[start:start + step])
+                            for start in range(0, len(x), step)]) if len(x) else np.empty(0)
+    else:
+        if metric == "spearman":
+            x, y = (stats.rankdata(v, axis=1, nan_policy="omit") for v in (x, y))
+        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an all-NaN row
+            dx, dy = (np.where(present, v - np.nanmean(v, axis=1, keepdims=True), 0.0) for v in (x, y))
+            r = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
+    r = np.clip(r, -1.0, 1.0)
+    r[constant | (present.sum(axis=1) < 2)] = np.nan
+    return r
+
+
+def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each row from its pairs: S / sqrt(pairs untied in x * pairs untied in y)."""
+    upper = np.triu(np.ones((x.shape[1], x.shape[1]), dtype=bool), 1)
+    with np.errstate(invalid="ignore"):
+        sx = np.sign(x[:, :, None] - x[:, None, :])[:, upper]
+        sy = np.sign(y[:, :, None] - y[:, None, :])[:, upper]
+    both = np.isfinite(sx) & np.isfinite(sy)
+    sx, sy = np.where(both, sx, 0.0), np.where(both, sy, 0.0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (sx * sy).sum(axis=1) / np.sqrt((sx != 0).sum(axis=1) * (sy != 0).sum(axis=1))
 
 
 def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
@@ -376,27 +424,37 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
-    names, system_of = np.unique(systems, return_inverse=True)
+    names, system_of = np.unique(systems[named], return_inverse=True)
+    cells = resamples.group_of[named] * len(names) + system_of  # (group, system) of each named row
 
-    def means(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        rows = rows[named[rows]]
-        counts = np.bincount(system_of[rows], minlength=len(names))
-        present = counts > 0
-        sums_x = np.bincount(system_of[rows], weights=x[rows], minlength=len(names))
-        sums_y = np.bincount(system_of[rows], weights=y[rows], minlength=len(names))
-        return sums_x[present] / counts[present], sums_y[present] / counts[present]
+    def sums(values: np.ndarray) -> np.ndarray:
+        return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
+            resamples.n_groups, len(names))
 
-    full = means(np.arange(len(x)))
-    resampled = [means(resamples.rows(b)) for b in range(len(resamples.draws))] if resamples.enough else []
+    per_group = [sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])]  # rows, sum x, sum y
+    rows = np.bincount(system_of)
+    full_x, full_y = (np.bincount(system_of, weights=v[named]) / rows for v in (x, y))  # summed in row order
     results = {}
     for metric in metrics:
-        value = correlate(metric, *full)
-        low, high = percentile_interval(np.array([correlate(metric, *r) for r in resampled])) if resampled \
+        value = correlate(metric, full_x, full_y)
+        low, high = percentile_interval(_system_bootstrap(metric, per_group, resamples)) if resamples.enough \
             else (math.nan, math.nan)
         note = "undefined: constant system means" if math.isnan(value) else \
             (few_groups(resamples.n_groups) if not resamples.enough else "")
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
+
+
+def _system_bootstrap(metric: str, per_group: list[np.ndarray], resamples: Resamples) -> np.ndarray:
+    """The system-level correlation in every resample: each system's means from the per-group
+    (rows, sum x, sum y) of `per_group`, weighted by how often each group was drawn."""
+    out = np.empty(len(resamples.draws))
+    for start, counts in resamples.counts():
+        n, sx, sy = (counts @ part for part in per_group)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out[start:start + len(counts)] = rowwise(metric, np.where(n > 0, sx / n, np.nan),
+                                                     np.where(n > 0, sy / n, np.nan))
+    return out
 
 
 def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,

@@ -72,6 +72,7 @@ class Store:
         conn.execute("PRAGMA busy_timeout = 60000")
         self.db = sqlite_utils.Database(conn)
         self.lock = threading.RLock()
+        self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its items)
         with self.lock:
             if self.path != ":memory:":
                 self._enable_wal()
@@ -153,11 +154,13 @@ class Store:
                 chunk = stale[start:start + 500]
                 self.db.execute(f"DELETE FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             self.db["items"].upsert_all(rows, pk="id")
+            loaded = time.time()
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
-                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": time.time()},
+                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded},
                 pk="name",
             )
+            self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
 
     def dataset_layout(self, name: str) -> str:
         """The layout a stored dataset was loaded with ("" when it is not stored)."""
@@ -188,10 +191,15 @@ class Store:
                        skipped=Counter(json.loads(row[2] or "{}")))
 
     def items(self, dataset: str) -> list[Item]:
-        """A stored dataset's items, in file order."""
+        """A stored dataset's items, in file order (read once per load of the dataset: items are
+        immutable, and a reload or deletion changes `dataset_loaded`)."""
         with self.lock:
-            rows = list(self.db["items"].rows_where("dataset = ?", [dataset], order_by="position"))
-        return [Item.from_row(r) for r in rows]
+            loaded = self.dataset_loaded(dataset)
+            known = self._items.get(dataset)
+            if known is None or known[0] != loaded:
+                rows = self.db["items"].rows_where("dataset = ?", [dataset], order_by="position")
+                known = self._items[dataset] = (loaded, [Item.from_row(r) for r in rows])
+        return list(known[1])
 
     def item(self, item_id: str) -> Item:
         """One item by id."""
