@@ -464,6 +464,10 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--ensemble", action="store_true",
                          help="add the mean of the judge rows (each aspect on 0-1; no human labels)")
         sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
+        sub.add_argument("--against", default=geval.OPTIONS.reference_row,
+                         help="the judge row every other judge row is compared with, pairwise over the same groups "
+                              "(its label, or how the label starts; 'none' for no comparison; default: "
+                              f"'{geval.OPTIONS.reference_row}', when there is such a row)")
         sub.add_argument("--protocol", action="append", choices=sorted(protocols),
                          help="protocol, repeatable (default: those of the dataset's layout, else generic: item, "
                               "group and system level as the data allows)")
@@ -490,11 +494,15 @@ def cmd_leaderboard(args) -> None:
     store = geval.Store(args.store)
     board = geval.leaderboard(store, args.dataset, protocols=args.protocol, baselines=_baseline_names(args.baselines),
                         variants=args.variant or ["wmean"], ceiling=not args.no_ceiling, calibrate=args.calibrate,
-                        ensemble=args.ensemble, folds=args.folds, n_boot=args.bootstrap,
+                        ensemble=args.ensemble, folds=args.folds, n_boot=args.bootstrap, against=_against(args),
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     wide = board.wide(args.metric)
     with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
         print(wide.drop(columns=["signature", "kind"]).to_string(index=False))
+        if not board.paired.empty:
+            print(f"\nagainst {board.paired['against'].iloc[0]} (difference in the protocol's metric, "
+                  "[95% paired-bootstrap interval over groups], p):")
+            print(board.versus().drop(columns="against").to_string(index=False))
     print("\nsignatures:")
     for row, signature in zip(board.rows["row"], board.rows["signature"]):
         if signature:
@@ -504,6 +512,10 @@ def cmd_leaderboard(args) -> None:
     if args.csv:
         board.cells.merge(board.rows[["row", "signature"]], on="row").to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+
+
+def _against(args) -> str | None:
+    return None if args.against.strip().lower() == "none" else args.against
 
 
 def cmd_report(args) -> None:
@@ -518,12 +530,13 @@ def cmd_report(args) -> None:
     words += (["--bootstrap", str(args.bootstrap)] if args.bootstrap != 1000 else []) + \
         (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
         (["--calibrate"] if args.calibrate else []) + (["--ensemble"] if args.ensemble else []) + \
-        (["--folds", str(args.folds)] if args.folds != 5 else [])
+        (["--folds", str(args.folds)] if args.folds != 5 else []) + \
+        (["--against", args.against] if args.against != geval.OPTIONS.reference_row else [])
     command = "python -m geval report " + shlex.join(words)
     made = geval.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
-                        calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds,
+                        calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     path = made.write(args.out)
     print(f"wrote {path} and {path.with_suffix('.html')}")

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from geval.analysis.baselines import METRICS as BASELINE_METRICS
 from geval.analysis.correlation import LEVELS as AGREEMENT_LEVELS
 from geval.analysis.correlation import METRICS
+from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT
 from geval.analysis.protocols import GENERIC, PROTOCOLS
 from geval.analysis.variants import VARIANTS
 from geval.data.items import LEVELS as ITEM_LEVELS
@@ -19,7 +20,8 @@ from geval.judging.backends.openai import MODES
 class Options:
     """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
     modes, correlation metrics and levels, score variants (with what each means), protocols
-    (the published ones, then `generic`) and baseline metrics."""
+    (the published ones, then `generic`), baseline metrics, and the leaderboard's default row of
+    reference for its paired comparisons."""
 
     layouts: tuple[str, ...]
     item_levels: tuple[str, ...]
@@ -30,7 +32,8 @@ class Options:
     variants: dict[str, str]
     protocols: tuple[str, ...]
     baselines: tuple[str, ...]
+    reference_row: str
 
 
 OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),
-                  (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS))
+                  (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS), ONE_PROMPT_PER_ASPECT)

@@ -26,9 +26,9 @@ def agreement(store: geval.Store, dataset: str, combo: pd.Series, variant: str =
     return _agree(store, str(store.path), dataset, pair(combo), variant, tuple(levels), n_boot, stamp(combo))
 
 
-def disagreements(store: geval.Store, dataset: str, combo: pd.Series) -> pd.DataFrame:
-    """geval.disagreements for one combination."""
-    return _disagreements(store, str(store.path), dataset, pair(combo), stamp(combo))
+def disagreements(store: geval.Store, dataset: str, combo: pd.Series, details: bool = True) -> pd.DataFrame:
+    """geval.disagreements for one combination (`details=False`: without prompts and answers, for plots)."""
+    return _disagreements(store, str(store.path), dataset, pair(combo), stamp(combo), details)
 
 
 def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str,
@@ -52,8 +52,8 @@ def _agree(_store, path: str, dataset: str, combo: tuple, variant: str, levels: 
 
 
 @st.cache_data(show_spinner="Joining judgments with human scores…")
-def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple) -> pd.DataFrame:
-    return geval.disagreements(_store, dataset, combo)
+def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple, details: bool) -> pd.DataFrame:
+    return geval.disagreements(_store, dataset, combo, details=details)
 
 
 @st.cache_data(show_spinner="Bootstrapping the difference…")

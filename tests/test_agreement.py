@@ -6,6 +6,7 @@ import math
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import make_items, make_template, run_cli, scripted, template_text
 from scipy import stats as sps
@@ -81,6 +82,11 @@ def test_judgments_join_human_means(scored, tc_dataset):
     scored_table = judge_scores(store, tc_dataset.name, (template.version, signature))
     assert list(scored_table.scores.columns) == ["naturalness"] and len(scored_table.scores) == 360
     assert scored_table.humans == {"naturalness": "Natural"} and scored_table.scales == {"naturalness": (1, 3)}
+    assert scored_table.signature_json == store.judgments(tc_dataset.name, template.version,
+                                                          signature)["signature_json"].iloc[0]
+    brief = geval.disagreements(store, tc_dataset.name, (template.version, signature), details=False)
+    assert list(brief.columns) == [c for c in frame.columns if c not in ("prompt", "raw", "coverage", "parsed")]
+    pd.testing.assert_frame_equal(brief, frame[brief.columns])  # the same rows, without prompts and answers
 
 
 def test_latest_is_the_most_recent_combination(scored, tc_dataset):

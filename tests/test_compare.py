@@ -8,7 +8,7 @@ import pytest
 from helpers import make_items, make_template, scripted
 
 import geval
-from geval.analysis.comparison import compared_humans, paired_difference, williams_test
+from geval.analysis.comparison import compared_humans, paired_columns, paired_difference, williams_test
 from geval.analysis.correlation import METRICS, correlate
 from geval.analysis.disagreement import human_ranges
 from geval.data.items import Turn, make_item
@@ -194,3 +194,54 @@ def test_an_aspect_without_a_human_match_has_no_disagreement(store):
     frame = geval.disagreements(store, "synthetic")
     assert frame["human"].isna().all() and frame["disagreement"].isna().all()
     assert frame["judge_01"].between(0, 1).all()
+
+
+# --- several columns at once (the leaderboard's comparison with a row of reference) ---------------------
+
+
+def _columns(seed: int = 4, groups: int = 24, per: int = 5):
+    rng = np.random.default_rng(seed)
+    labels = np.repeat([f"g{i}" for i in range(groups)], per)
+    columns = {}
+    for name in ("x", "y", "z"):
+        human = rng.integers(1, 4, len(labels)).astype(float)
+        a, b = human + rng.normal(0, 1.2, len(labels)), human + rng.normal(0, 0.8, len(labels))
+        a[rng.random(len(labels)) < 0.1] = np.nan  # an item A left unscored
+        columns[name] = (a, b, human)
+    return columns, labels
+
+
+def test_paired_columns_at_item_level_equal_paired_difference_column_by_column():
+    columns, groups = _columns()
+    found = paired_columns(columns, groups, "item", "pearson", average=("x", "y", "z"), n_boot=300, seed=1)
+    by_name = {row["column"]: row for row in found}
+    for name, (a, b, human) in columns.items():
+        one = paired_difference(a, b, human, groups, "pearson", n_boot=300, seed=1)
+        row = by_name[name]
+        assert (row["a"], row["b"], row["difference"], row["low"], row["high"], row["p"]) == pytest.approx(
+            (one.a, one.b, one.difference, one.low, one.high, one.p_bootstrap), abs=1e-12)
+    average = by_name["average"]
+    assert average["difference"] == pytest.approx(np.mean([by_name[n]["difference"] for n in "xyz"]), abs=1e-12)
+    assert average["low"] < average["difference"] < average["high"]
+    assert average["high"] - average["low"] < by_name["x"]["high"] - by_name["x"]["low"]  # three columns narrow it
+
+
+def test_paired_columns_at_group_level_are_the_mean_of_per_group_differences():
+    columns, groups = _columns(groups=12, per=6)
+    a, b, human = columns["x"]
+    a[groups == "g0"] = 2.0  # constant: no correlation of A inside g0, so g0 is left out of the difference
+    [row] = paired_columns({"x": (a, b, human)}, groups, "group", "spearman", n_boot=200)
+    per_group = []
+    for g in dict.fromkeys(groups):
+        rows = (groups == g) & np.isfinite(a)
+        per_group.append(correlate("spearman", b[rows], human[rows]) - correlate("spearman", a[rows], human[rows]))
+    assert row["difference"] == pytest.approx(np.nanmean(per_group), abs=1e-12)
+    assert row["groups"] == 12 and row["low"] <= row["difference"] <= row["high"]
+    assert row["note"] == "difference over the 11 groups where both are defined"
+
+
+def test_paired_columns_with_few_groups_give_no_interval_and_say_why():
+    columns, groups = _columns(groups=6)
+    [row] = paired_columns({"x": columns["x"]}, groups, n_boot=100)
+    assert math.isfinite(row["difference"]) and math.isnan(row["low"]) and math.isnan(row["p"])
+    assert "no interval: 6 groups" in row["note"]

@@ -18,11 +18,12 @@ import geval
 from geval.analysis.agreement import MEAN_OF_ASPECTS, correlations, mean_of_aspects
 from geval.analysis.baselines import compute_baselines
 from geval.analysis.calibration import group_folds
+from geval.analysis.comparison import paired_difference
 from geval.analysis.leaderboard import CEILING, Row, leaderboard, with_baselines
 from geval.analysis.protocols import get_protocol
 from geval.analysis.variants import VariantError
 from geval.data.dataset import resolve_dataset
-from geval.errors import StoreError
+from geval.errors import GevalError, StoreError
 from geval.judging.templates import parse_template, resolve_template
 from geval.reporting.tables import markdown_table
 
@@ -205,6 +206,35 @@ def test_an_ensemble_is_the_mean_of_the_judge_rows_on_a_common_scale(tmp_path):
     assert value == pytest.approx(mean.corr(human.reindex(mean.index)), abs=1e-9)
 
 
+def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi",))
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, ensemble=True, n_boot=N_BOOT)
+    multi = f"G-EVAL {resolve_template('topicalchat-multi').label} · scripted: hashed"
+    paired = board.paired.set_index(["row", "column"])
+    assert set(board.paired["against"]) == {GEVAL_ROW}
+    assert set(board.paired["row"]) == {multi, "ensemble: mean of 2 judge rows"}  # judge rows only, not itself
+    assert list(board.versus().columns) == ["row", "against", *ASPECTS, f"{MEAN_OF_ASPECTS} → Overall", "average"]
+    natural = {}
+    for name in ("topicalchat-naturalness", "topicalchat-multi"):
+        frame = geval.disagreements(store, dataset.name, (resolve_template(name).version, None))
+        natural[name] = frame[frame["human"] == "Natural"].set_index("item_id")
+    a, b = natural["topicalchat-naturalness"], natural["topicalchat-multi"]
+    one = paired_difference(a["score"], b["score"].reindex(a.index), a["human_score"], a["group"], "pearson",
+                            n_boot=N_BOOT)
+    row = paired.loc[(multi, "Natural")]
+    assert (row["difference"], row["low"], row["high"], row["p"]) == pytest.approx(
+        (one.difference, one.low, one.high, one.p_bootstrap), abs=1e-12)
+    assert paired.loc[(multi, "average"), "difference"] == pytest.approx(
+        np.mean([paired.loc[(multi, aspect), "difference"] for aspect in ASPECTS]), abs=1e-12)
+    assert board.versus().set_index("row").loc[multi, "Natural"].startswith(f"{one.difference:+.3f} [")
+
+    text = geval.report(store, dataset.name, baselines=[], ensemble=True, n_boot=N_BOOT, figures=False).markdown()
+    assert f"### Against {GEVAL_ROW}" in text and f"{one.difference:+.3f} [" in text
+    assert leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT, against=None).paired.empty
+    with pytest.raises(GevalError, match="no judge row of 'topicalchat_usr_sample' is named 'nope'; the judge rows"):
+        leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT, against="nope")
+
+
 def test_primary_only_computes_what_wide_shows(board):
     full, store, dataset = board
     quick = leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT,
@@ -234,8 +264,9 @@ def test_cli_leaderboard_and_report(tmp_path):
     scored_store(tmp_path / "store.sqlite")[0].close()
     store = str(tmp_path / "store.sqlite")
     done = run_cli("leaderboard", "topicalchat_usr_sample", "--store", store, "--baselines", "rouge-l,bleu,length",
-                   "--bootstrap", "50", "--csv", str(tmp_path / "lb.csv"))
+                   "--bootstrap", "50", "--csv", str(tmp_path / "lb.csv"), "--calibrate")
     assert done.returncode == 0, done.stderr
+    assert f"against {GEVAL_ROW} (difference in the protocol's metric" in done.stdout
     for label in (GEVAL_ROW, f"ROUGE-L {VS}", f"BLEU {VS}", "length", CEILING):
         assert label in done.stdout
     assert "signatures:" in done.stdout and "BLEU|nrefs:1" in done.stdout
@@ -262,7 +293,7 @@ def test_cli_leaderboard_and_report(tmp_path):
 def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     from tests.test_page_inspect import scored_app
 
-    at, _ = scored_app(monkeypatch, tmp_path)
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(resolve_template("topicalchat-coherence"),))
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception
     at.number_input(key="agree_boot").set_value(100).run()
@@ -272,13 +303,18 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)
     assert f"ROUGE-L {VS}" in set(table["row"]) and "length" in set(table["row"])
-    assert any(r.startswith("G-EVAL topicalchat-naturalness@") for r in table["row"])
+    assert GEVAL_ROW in set(table["row"])  # naturalness and coherence, read together
     assert "Natural" in table.columns
     assert not any("held-out" in r for r in table["row"])
+    versus = [d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns]
+    assert versus == []  # one judge row: nothing to compare it with
     at.toggle(key="agree_lb_combined").set_value(True).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)
-    assert any(r.endswith("+ baselines [held-out linear combination, 5-fold CV by group]") for r in table["row"])
+    combined = f"{GEVAL_ROW} + baselines [held-out linear combination, 5-fold CV by group]"
+    assert combined in set(table["row"])
+    versus = next(d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns)
+    assert combined in set(versus["row"]) and versus.set_index("row").loc[combined, "Natural"].startswith(("+", "-"))
 
 
 @pytest.mark.model

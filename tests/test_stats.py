@@ -5,16 +5,26 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
-import pandas as pd
-
-from geval.analysis.correlation import (METRICS, ROWWISE_KENDALL_UP_TO, Correlation, Resamples, agreement, correlate,
-                                        group_members, percentile_interval, rowwise, system_level, to_frame,
-                                        within_groups)
+from geval.analysis.correlation import (
+    METRICS,
+    ROWWISE_KENDALL_UP_TO,
+    Correlation,
+    Resamples,
+    agreement,
+    correlate,
+    group_members,
+    percentile_interval,
+    rowwise,
+    system_level,
+    to_frame,
+    within_groups,
+)
 
 SCIPY = {
     "pearson": lambda x, y: sps.pearsonr(x, y).statistic,

@@ -102,6 +102,20 @@ def test_items_are_read_once_per_load_and_follow_a_reload_by_another_connection(
         second.close()
 
 
+def test_judgments_can_be_read_without_their_calls(store):
+    items = make_items(3, dataset="mine")
+    store.save_dataset(Dataset("mine", "x.json", "table", items))
+    template = make_template()
+    geval.score(store, items, template, geval.make_judge("scripted"), "mine")
+    full = store.judgments("mine")
+    brief = store.judgments("mine", columns=("item_id", "score"))
+    assert list(brief.columns) == ["item_id", "score"] and "prompt" in full
+    pd.testing.assert_frame_equal(brief, full[["item_id", "score"]])
+    assert len(store.judgments("mine", columns=("item_id",), limit=1)) == 1
+    with pytest.raises(StoreError, match="judgments have no column 'prompt'"):
+        store.judgments("mine", columns=("item_id", "prompt"))
+
+
 def test_saving_a_dataset_again_does_not_duplicate_items(store):
     dataset = Dataset("mine", "x.json", "table", make_items(4, dataset="mine"))
     store.save_dataset(dataset)

@@ -114,6 +114,11 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
         st.error(str(exc))
     else:
         st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        if not board.paired.empty:
+            st.caption(f"Each judge row minus **{board.paired['against'].iloc[0]}** on the items both scored: the "
+                       "difference [95% paired-bootstrap interval over groups] and its p-value. Positive: the row "
+                       "agrees better with people.")
+            st.dataframe(board.versus().drop(columns="against"), hide_index=True, key="agree_versus")
         for line in board.skipped:
             st.warning(line)
         with st.expander("Leaderboard signatures"):
@@ -129,7 +134,7 @@ plot_label = st.selectbox("Template version and judge", list(tables), key="agree
     else next(iter(tables))
 plot_row = by_label.loc[plot_label]
 try:
-    frame = cached.disagreements(store, dataset.name, plot_row)
+    frame = cached.disagreements(store, dataset.name, plot_row, details=False)
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
@@ -175,7 +180,8 @@ if label_a == label_b:
     st.stop()
 row_a, row_b = by_label.loc[label_a], by_label.loc[label_b]
 try:  # the human aspects each is compared with, in template order
-    humans_a, humans_b = (list(dict.fromkeys(cached.disagreements(store, dataset.name, row)["human"].dropna()))
+    humans_a, humans_b = (list(dict.fromkeys(cached.disagreements(store, dataset.name, row, details=False)["human"]
+                                             .dropna()))
                           for row in (row_a, row_b))
 except geval.GevalError as exc:
     st.error(str(exc))

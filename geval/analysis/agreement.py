@@ -223,6 +223,10 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
     return row["template_version"], row["signature"]
 
 
+#: What `judge_scores` reads of each judgment (not its prompt nor its answer).
+SCORE_COLUMNS = ("item_id", "aspect", "status", "score", "distribution", "signature", "call_key", "created")
+
+
 def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
                  variant: str = "wmean", k: int | None = None, items: list[Item] | None = None) -> JudgeScores:
     """A combination's judgments (default: the most recently scored) as a JudgeScores, on the
@@ -231,7 +235,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset) if items is None else items
     current = {item.id for item in items}
-    frame = store.judgments(dataset, version, signature)
+    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
     frame = frame[frame["item_id"].isin(current)]
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
@@ -244,7 +248,8 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     present = [a for a in template.aspects if a.key in wide]
     humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
     scales = {a.key: (a.min, a.max) for a in present}
-    return JudgeScores(template, signature, frame["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
+    first = store.judgments(dataset, version, signature, columns=("signature_json",), limit=1)
+    return JudgeScores(template, signature, first["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
                        humans, scales)
 
 

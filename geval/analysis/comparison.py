@@ -5,24 +5,38 @@
 - `williams_test`: Williams' t for two dependent correlations that share the human variable
   (Steiger 1980, eq. 7);
 - `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the
-  human aspects they can be compared on).
+  human aspects they can be compared on);
+- `paired_columns`: B minus A on several columns at once (each aspect, their average), at the
+  item or the group level, every column on the same draws of groups (the leaderboard's
+  comparison of every judge row with one row of reference).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from geval.analysis.agreement import human_aspect_for
-from geval.analysis.correlation import METRICS, Resamples, correlate, interval_note, item_bootstrap
+from geval.analysis.correlation import (
+    METRICS,
+    Resamples,
+    correlate,
+    group_mean_bootstrap,
+    interval_note,
+    item_bootstrap,
+    within_groups,
+)
 from geval.analysis.disagreement import disagreements
 from geval.errors import StoreError
 from geval.store import Store
 
 MIN_COMMON_ITEMS = 3
+#: The name of `paired_columns`' row for the mean of the other rows' differences.
+AVERAGE = "average"
 
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
     aspect `human`, each through its judge aspect mapped to it, on the items both scored."""
     columns = []
     for side, (version, sig) in (("A", a), ("B", b)):
-        frame = disagreements(store, dataset, (version, sig))
+        frame = disagreements(store, dataset, (version, sig), details=False)
         frame = frame[frame["human"] == human]
         if frame.empty:
             raise StoreError(
@@ -161,3 +175,73 @@ def compared_humans(store: Store, dataset: str, combo: tuple[str, str]) -> list[
     human_aspects = list(dict.fromkeys(a for item in store.items(dataset) for a in item.human))
     found = [human_aspect_for(template, a.key, human_aspects) for a in template.aspects]
     return list(dict.fromkeys(h for h in found if h))
+
+
+def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], groups, level: str = "item",
+                   metric: str = "pearson", average: Sequence[str] = (), n_boot: int = 2000,
+                   seed: int = 0) -> list[dict]:
+    """B minus A for each named column (a, b, human: arrays over the same items, NaN where
+    missing), at the `level` "item" (one correlation over the items) or "group" (a correlation
+    inside each group, then the mean over the groups where both are defined), and for the mean
+    of the `average` columns' differences. Every column is resampled with the same draws of
+    whole groups, so the average's interval is paired too. Each dict: column, a, b,
+    difference, low, high, p (two-sided, as `paired_difference`), n (items), groups, note."""
+    if level not in ("item", "group"):
+        raise ValueError(f"level '{level}' is not compared pairwise; use item or group")
+    groups = np.asarray(groups).astype(str)
+    resamples = Resamples(groups, n_boot, seed)
+    found, boots = [], {}
+    for name, (a, b, human) in columns.items():
+        a, b, human = (np.asarray(v, dtype=float) for v in (a, b, human))
+        keep = np.flatnonzero(np.isfinite(a) & np.isfinite(b) & np.isfinite(human))
+        if level == "item":
+            r_a, r_b = correlate(metric, a[keep], human[keep]), correlate(metric, b[keep], human[keep])
+            difference = r_b - r_a
+            boot = (item_bootstrap(b[keep], human[keep], resamples, (metric,), rows=keep)[metric]
+                    - item_bootstrap(a[keep], human[keep], resamples, (metric,), rows=keep)[metric])
+            note = ""
+        else:
+            per_a, per_b = _per_group(a, human, groups, keep, resamples, metric), \
+                _per_group(b, human, groups, keep, resamples, metric)
+            both = np.isfinite(per_a) & np.isfinite(per_b)
+            r_a, r_b = float(np.nanmean(per_a)) if both.any() else math.nan, \
+                float(np.nanmean(per_b)) if both.any() else math.nan
+            difference = float(np.mean(per_b[both] - per_a[both])) if both.any() else math.nan
+            boot = group_mean_bootstrap(np.where(both, per_b - per_a, np.nan), resamples)
+            note = f"difference over the {int(both.sum())} groups where both are defined"
+        boots[name] = boot
+        found.append(_paired_row(name, r_a, r_b, difference, boot, len(keep), resamples, note))
+    averaged = [name for name in average if name in boots]
+    if len(averaged) > 1:
+        mine = [row for row in found if row["column"] in averaged]
+        found.append(_paired_row(AVERAGE, float(np.mean([r["a"] for r in mine])),
+                                 float(np.mean([r["b"] for r in mine])),
+                                 float(np.mean([r["difference"] for r in mine])),
+                                 np.mean([boots[name] for name in averaged], axis=0), max(r["n"] for r in mine),
+                                 resamples, f"mean over {', '.join(averaged)}"))
+    return found
+
+
+def _per_group(scores: np.ndarray, human: np.ndarray, groups: np.ndarray, keep: np.ndarray, resamples: Resamples,
+               metric: str) -> np.ndarray:
+    """The correlation inside each of `resamples`' groups, on the rows `keep` (NaN where undefined)."""
+    out = np.full(resamples.n_groups, np.nan)
+    if len(keep):
+        kept = Resamples(groups[keep], 0)
+        where = np.searchsorted(np.unique(groups), np.unique(groups[keep]))
+        out[where] = within_groups(scores[keep], human[keep], kept, (metric,))[metric]
+    return out
+
+
+def _paired_row(name: str, a: float, b: float, difference: float, boot: np.ndarray, n: int, resamples: Resamples,
+                note: str) -> dict:
+    finite = boot[np.isfinite(boot)]
+    low = high = p = math.nan
+    if not resamples.enough:
+        note = "; ".join(filter(None, [note, f"no interval: {resamples.n_groups} groups"]))
+    elif math.isfinite(difference) and len(finite) >= max(10, len(boot) // 2):
+        low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
+        against = np.mean(finite <= 0) if difference > 0 else np.mean(finite >= 0)
+        p = 1.0 if difference == 0 else float(min(1.0, 2 * against))
+    return {"column": name, "a": a, "b": b, "difference": difference, "low": low, "high": high, "p": p, "n": n,
+            "groups": resamples.n_groups, "note": note}

@@ -36,7 +36,13 @@ def human_ranges(items: list[Item]) -> dict[str, tuple[float, float]]:
     return {aspect: (min(v), max(v)) for aspect, v in seen.items() if v}
 
 
-def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None) -> pd.DataFrame:
+#: What `disagreements(..., details=False)` reads of each judgment.
+BRIEF_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution", "template_version", "signature",
+                 "created")
+
+
+def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
+                  details: bool = True) -> pd.DataFrame:
     """One row per judgment of a scored (template version, signature) combination (default:
     the most recently scored) on the dataset's current items, with the judge and human scores
     on a common 0-1 scale.
@@ -47,12 +53,13 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     item_id, aspect, aspect_name, human, score, human_score, judge_01, human_01, disagreement,
     scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
     system, group, level, response, template_version, signature, coverage, parsed
-    (`answer_details`).
+    (`answer_details`). `details=False` leaves out prompt, raw, coverage and parsed (what the
+    plots do not need; much faster on a large dataset).
     Raises StoreError when nothing is scored on `dataset`.
     """
     version, signature = resolve(store, dataset, combo)
     items = {item.id: item for item in store.items(dataset)}
-    frame = store.judgments(dataset, version, signature)
+    frame = store.judgments(dataset, version, signature, columns=None if details else BRIEF_COLUMNS)
     frame = frame[frame["item_id"].isin(items)].reset_index(drop=True)
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
@@ -61,8 +68,9 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
         frame[column] = [getattr(items[i], column) for i in frame["item_id"]]
     ranges = human_ranges(list(items.values()))
     human_aspects = list(ranges)
-    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution", "prompt", "raw", "system",
-                 "group", "level", "template_version", "signature"]].copy()
+    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
+                 *(("prompt", "raw") if details else ()), "system", "group", "level", "template_version",
+                 "signature"]].copy()
     out["aspect_name"] = out["aspect"]
     for column in ("human", "human_score", "judge_01", "human_01", "scale_min", "scale_max", "human_min",
                    "human_max"):
@@ -86,10 +94,11 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
         out.loc[rows, "human_01"] = normalized(values, low, high)
     out["disagreement"] = (out["judge_01"] - out["human_01"]).abs()
     out["response"] = [items[i].response for i in out["item_id"]]
-    details = [answer_details(scores, aspect, raw) for scores, aspect, raw in
-               zip(frame["call_scores"], frame["aspect"], frame["raw"])]
-    out["coverage"] = [coverage for coverage, _ in details]
-    out["parsed"] = [parsed for _, parsed in details]
+    if details:
+        answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
+                   zip(frame["call_scores"], frame["aspect"], frame["raw"])]
+        out["coverage"] = [coverage for coverage, _ in answers]
+        out["parsed"] = [parsed for _, parsed in answers]
     return out
 
 

@@ -12,6 +12,10 @@ aspect: topicalchat-naturalness, topicalchat-coherence, ... read as "topicalchat
 together as one row; a second version of the same aspect gets a row of its own. Baselines
 and people are computed on the items the judges scored (every item when none has), so the
 rows rest on the same items.
+
+Every judge row is also compared with one row of reference (by default G-EVAL's one prompt per
+aspect), pairwise on the items both scored: `Leaderboard.paired` holds, per column, the
+difference in the protocol's metric with a paired-bootstrap interval over groups and a p-value.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects, cross_validated
+from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import reading
 from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
@@ -41,6 +46,10 @@ CEILING = "people (leave-one-annotator-out)"
 ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
 LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
                 "high", "n", "groups", "unscored", "note"]
+PAIRED_COLUMNS = ["row", "against", "dataset", "protocol", "column", "level", "metric", "a", "b", "difference", "low",
+                  "high", "p", "n", "groups", "note"]
+#: The row of reference for the paired comparisons unless another is named (its label starts so).
+ONE_PROMPT_PER_ASPECT = "G-EVAL, one prompt per aspect"
 
 
 @dataclass
@@ -69,6 +78,18 @@ class Leaderboard:
     cells: pd.DataFrame
     rows: pd.DataFrame
     skipped: list[str] = field(default_factory=list)
+    paired: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PAIRED_COLUMNS))
+
+    def versus(self, digits: int = 3) -> pd.DataFrame:
+        """Judge rows x columns of their paired difference with the row of reference:
+        "+0.060 [-0.011, +0.128] p 0.10" (B minus the reference; "n/a" where undefined)."""
+        if self.paired.empty:
+            return pd.DataFrame(columns=["row", "against"])
+        text = [_difference(d, lo, hi, p, digits) for d, lo, hi, p in
+                zip(self.paired["difference"], self.paired["low"], self.paired["high"], self.paired["p"])]
+        table = self.paired.assign(cell=text).pivot_table(index=["row", "against"], columns="column", values="cell",
+                                                          aggfunc="first", sort=False)
+        return table.reindex(columns=list(dict.fromkeys(self.paired["column"]))).fillna("").reset_index()
 
     def wide(self, metric: str | None = None, digits: int = 3) -> pd.DataFrame:
         """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
@@ -101,7 +122,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                 ceiling: bool = True, calibrate: bool = False, ensemble: bool = False, folds: int = 5,
                 n_boot: int = 1000, seed: int = 0,
                 embedder: Embedder | None = None, language_model: LanguageModel | None = None,
-                primary_only: bool = False,
+                primary_only: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT,
                 on_progress: Callable[[str], None] | None = None) -> Leaderboard:
     """The leaderboard of the stored `datasets` (names as stored).
 
@@ -117,11 +138,13 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     dataset is not stored. `primary_only`: compute each protocol's own metric only (what
     `Leaderboard.wide()` shows; faster), not all three.
     `embedder` and `language_model`: other models for `embedding` and `pmi` than the
-    bundled GGUF file.
+    bundled GGUF file. `against`: the judge row every other judge row is compared with
+    pairwise (its label, or how it starts; the first such row); None for no comparison. A
+    label named that matches no row raises GevalError; the default matching none compares nothing.
     """
     names = [datasets] if isinstance(datasets, str) else list(datasets)
     say = on_progress or (lambda message: None)
-    parts, rows, skipped = [], {}, []
+    parts, rows, skipped, paired = [], {}, [], []
     for name in names:
         items = store.items(name)
         if not items:
@@ -159,6 +182,12 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                 candidates += [r for r in (with_baselines(row, measured, items, folds, seed, skipped)
                                            for row in judges) if r]
             candidates += measured
+        reference = _reference(candidates, against, name)
+        if reference is not None:
+            say(f"{name}: judge rows against {reference.label}")
+            paired += [_paired(reference, row, protocol, name, items, n_boot, seed) for row in candidates
+                       if row.kind == "judge" and row is not reference for protocol in chosen
+                       if protocol.levels[0] in ("item", "group")]
         for row in candidates:
             rows.setdefault(row.label, row)
             for protocol in chosen:
@@ -183,7 +212,10 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                            "signature": "\n".join(rows[label].signatures),
                            "signature_json": json.dumps(rows[label].signatures_json), "note": rows[label].note}
                           for label in order], columns=ROW_COLUMNS)
-    return Leaderboard(names, cells[LONG_COLUMNS], table, skipped)
+    paired = [frame for frame in paired if len(frame)]
+    return Leaderboard(names, cells[LONG_COLUMNS], table, skipped,
+                       pd.concat(paired, ignore_index=True)[PAIRED_COLUMNS] if paired else
+                       pd.DataFrame(columns=PAIRED_COLUMNS))
 
 
 # --- rows ---------------------------------------------------------------------------------------
@@ -331,6 +363,68 @@ def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, 
                    "uses human labels: each aspect predicted from the judge's score and "
                    f"{', '.join(b.label for b in measured)} by a linear model fitted on the other folds' groups (about {labelled * (folds - 1) // folds} of "
                    f"the {labelled} labelled items per fit; {folds} folds by group)"))
+
+
+# --- paired comparisons -------------------------------------------------------------------------
+
+
+def _reference(candidates: list[Row], against: str | None, dataset: str) -> Row | None:
+    """The judge row named `against` (exactly, else the first whose label starts so)."""
+    if against is None:
+        return None
+    judges = [row for row in candidates if row.kind == "judge"]
+    found = next((row for row in judges if row.label == against), None) or \
+        next((row for row in judges if row.label.startswith(against)), None)
+    if found is None and against != ONE_PROMPT_PER_ASPECT:
+        raise GevalError(f"no judge row of '{dataset}' is named '{against}'; the judge rows are: "
+                         + "; ".join(row.label for row in judges))
+    return found
+
+
+def _paired(reference: Row, row: Row, protocol: Protocol, dataset: str, items, n_boot: int,
+            seed: int) -> pd.DataFrame:
+    """`row` minus `reference` on each human aspect both compare with (and on their mean of
+    aspects → Overall, and the average of the aspects but Overall), on the protocol's items
+    that both scored, in its primary metric at its level."""
+    quiet: list[str] = []  # what the leaderboard's cells already reported as left out
+    sides = [_against_overall(side, protocol, items, seed, quiet, dataset) for side in (reference, row)]
+    keyed = [{(human.lower(), column == combined): column for column, human in humans.items()
+              if column in scores.columns} for scores, humans, combined, _ in sides]
+    level_items = items if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
+    (ref_scores, ref_humans, *_), (scores, *_) = sides
+    order = [h.lower() for h in protocol.aspects.values()]
+    shared = sorted((key for key in keyed[0] if key in keyed[1]),
+                    key=lambda key: (key[1], order.index(key[0]) if key[0] in order else len(order)))
+    both = [(keyed[0][key], keyed[1][key]) for key in shared]
+    common = [i for i in level_items if i.id in ref_scores.index and i.id in scores.index
+              and any(pd.notna(ref_scores.at[i.id, a]) and pd.notna(scores.at[i.id, b]) for a, b in both)]
+    if not common or not shared:
+        return pd.DataFrame(columns=PAIRED_COLUMNS)
+    ids = [i.id for i in common]
+    columns, overall = {}, (protocol.overall or "").lower()
+    for human, combined in shared:
+        a_column, b_column = keyed[0][(human, combined)], keyed[1][(human, combined)]
+        name = ref_humans[a_column]
+        columns[f"{MEAN_OF_ASPECTS} → {name}" if combined else name] = (
+            ref_scores.loc[ids, a_column].to_numpy(float), scores.loc[ids, b_column].to_numpy(float),
+            np.array([i.human_mean(name) for i in common]))
+    averaged = [ref_humans[keyed[0][key]] for key in shared if not key[1] and key[0] != overall]
+    found = paired_columns(columns, [i.group or i.id for i in common], protocol.levels[0], protocol.primary,
+                           averaged, n_boot, seed)
+    return pd.DataFrame(found).assign(row=row.label, against=reference.label, dataset=dataset,
+                                      protocol=protocol.name, level=protocol.levels[0],
+                                      metric=protocol.primary)[PAIRED_COLUMNS]
+
+
+def _difference(value: float, low: float, high: float, p: float, digits: int) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    text = f"{value:+.{digits}f}"
+    if math.isfinite(low) and math.isfinite(high):
+        text += f" [{low:+.{digits}f}, {high:+.{digits}f}]"
+    if math.isfinite(p):
+        text += " p < 0.001" if p < 0.001 else f" p {p:.3f}"
+    return text
 
 
 # --- cells --------------------------------------------------------------------------------------

@@ -29,7 +29,7 @@ from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, reading
 from geval.analysis.disagreement import disagreements
-from geval.analysis.leaderboard import CEILING, Leaderboard, leaderboard
+from geval.analysis.leaderboard import CEILING, ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
@@ -124,7 +124,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            variants: Sequence[str] = ("wmean",), levels: tuple[str, ...] = LEVELS, metric: str = "pearson",
            n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
-           ensemble: bool = False,
+           ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT,
            folds: int = 5, top: int = 10, on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -132,7 +132,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     Agreement tables are at `levels` in the first of `variants` (`tables` may hold some
     already computed, keyed by the pair); the leaderboard has a row per judge and variant
     beside `baselines` under `protocols` (default: the published ones of the dataset's layout,
-    else the generic one). `command` is how it was made (the CLI's command line). Raises
+    else the generic one), each judge row compared pairwise with the row `against` (see
+    `geval.leaderboard`). `command` is how it was made (the CLI's command line). Raises
     StoreError when the dataset is not stored or a pair has no judgments on it.
     """
     name = dataset.name if isinstance(dataset, Dataset) else dataset
@@ -147,8 +148,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
-                            ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, folds=folds, n_boot=n_boot, embedder=embedder,
-                            on_progress=say)
+                            ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, folds=folds, n_boot=n_boot,
+                            embedder=embedder, against=against, on_progress=say)
     except GevalError as exc:  # the rest of the report still says what it can; a protocol asked for must apply
         if protocols:
             raise
@@ -319,7 +320,21 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
         blocks += [Text("Notes:"), Bullets(tuple(notes))]
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
-    return blocks + _goals(board)
+    return blocks + _against(board, n_boot) + _goals(board)
+
+
+def _against(board: Leaderboard, n_boot: int) -> list:
+    """Each judge row minus the row of reference, on the items both scored."""
+    if board.paired.empty:
+        return []
+    reference = board.paired["against"].iloc[0]
+    return [Heading(f"Against {reference}", 3),
+            Text(f"Each judge row minus this row, in the leaderboard's metric, on the items both scored: the difference "
+                 f"[95% paired-bootstrap interval over groups, {n_boot} resamples, the same draws for both rows] and "
+                 "the two-sided bootstrap p-value. `average` is the mean of the aspects' differences on the same "
+                 "draws; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
+                 "learned combination). Positive: the row agrees better with people."),
+            Table(board.versus().drop(columns="against"))]
 
 
 def _goals(board: Leaderboard) -> list:

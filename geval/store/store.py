@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -358,9 +358,11 @@ class Store:
         self.db.conn.executemany(sql, ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
-                  signature: str | None = None, status: str | None = None) -> pd.DataFrame:
+                  signature: str | None = None, status: str | None = None, columns: Sequence[str] | None = None,
+                  limit: int | None = None) -> pd.DataFrame:
         """Judgments as a table, joined with their call's prompt, raw answer, usage and
-        per-aspect scores (`call_scores`: JSON, with coverage and parsed samples)."""
+        per-aspect scores (`call_scores`: JSON, with coverage and parsed samples); or only the
+        judgments' own `columns` (faster: no prompt is read); the first `limit` of them."""
         clauses, args = [], []
         for column, value in (("j.dataset", dataset), ("j.template_version", template_version),
                               ("j.signature", signature), ("j.status", status)):
@@ -368,9 +370,17 @@ class Store:
                 clauses.append(f"{column} = ?")
                 args.append(value)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
-        sql = f"""SELECT j.*, c.prompt, c.raw, c.scores AS call_scores, c.prompt_tokens, c.completion_tokens,
-                         c.cost, c.latency
-                  FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
+        if columns is not None:
+            unknown = [c for c in columns if c not in self.db["judgments"].columns_dict]
+            if unknown:
+                raise StoreError(f"judgments have no column '{unknown[0]}'")
+            sql = f"SELECT {', '.join('j.' + c for c in columns)} FROM judgments j {where} ORDER BY j.created"
+        else:
+            sql = f"""SELECT j.*, c.prompt, c.raw, c.scores AS call_scores, c.prompt_tokens, c.completion_tokens,
+                             c.cost, c.latency
+                      FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
         with self.lock:
             return pd.read_sql_query(sql, self.db.conn, params=args)
 
