@@ -50,10 +50,10 @@ def test_deleting_a_dataset_deletes_its_items_judgments_and_notes_only(two):
     }.items()}
     shared = {table: store.db[table].count for table in ("calls", "templates", "runs")}
 
-    assert store.delete_dataset("alpha", dry_run=True) == {"items": N, "judgments": 2 * N, "notes": 1}
+    assert store.delete_dataset("alpha", dry_run=True) == {"items": N, "judgments": 2 * N, "notes": 1, "searches": 0}
     assert store.db["judgments"].count == 4 * N  # a dry run deletes nothing
 
-    assert store.delete_dataset("alpha") == {"items": N, "judgments": 2 * N, "notes": 1}
+    assert store.delete_dataset("alpha") == {"items": N, "judgments": 2 * N, "notes": 1, "searches": 0}
     assert store.dataset_names() == ["beta"]
     assert store.items("alpha") == [] and len(store.judgments("alpha")) == 0
     assert set(store.notes()) == set(beta["notes"]["item_id"])

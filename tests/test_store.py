@@ -25,7 +25,8 @@ from geval.store.records import judgment_id
 from geval.store.schema import SCHEMA_VERSION
 from geval.store.store import CHUNK
 
-TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes"}
+TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes", "baseline_scores",
+          "batches", "searches"}
 
 
 def test_a_fresh_store_has_every_table(store):

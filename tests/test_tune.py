@@ -11,6 +11,7 @@ from helpers import make_items, make_template, scripted
 
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect
+from geval.reporting import report
 from geval.tuning.search import TuneError, split_groups, tune
 from geval.tuning.variants import only_aspect, with_examples
 
@@ -83,6 +84,12 @@ def test_a_search_never_sees_its_test_groups_and_finds_the_better_variant(stored
     assert result.calls == len(judge.calls) <= 2000 and result.tried >= 5
     assert set(result.table["candidate"]) >= {result.start, result.winner}
     assert "winner on the tune groups" in result.summary()
+    text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
+    assert "## Prompt searches (`geval tune`)" in text
+    line = next(line for line in text.splitlines() if f"| {result.winner} |" in line)
+    assert f"| 10 / 10 | {result.tried} | {result.calls} | start: test-naturalness |" in line
+    assert f"| {result.test['winner']:.3f} [{result.test['low']:.3f}, {result.test['high']:.3f}] |" in line
+    assert f"| {result.test['difference']:+.3f} [" in line
 
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
@@ -94,6 +101,8 @@ def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_stor
     again = scripted(good_with_examples)
     repeat = tune(stored, "synthetic", again, "Natural", budget=60, start=START, seed=1)
     assert again.calls == [] and repeat.winner == result.winner
+    [kept] = stored.searches("synthetic")  # the rerun is the same search: kept once, with what it cost
+    assert kept["winner"] == result.winner and kept["calls"] == result.calls > 0 and kept["judge"] == "scripted: hashed"
 
 
 def test_a_search_that_cannot_start_says_why_before_any_call(stored):

@@ -107,6 +107,19 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
     return f"{shown} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
+def difference_reading(value: float, low: float, high: float, p: float, digits: int = 3) -> str:
+    """How a paired difference reads in a table: "+0.060 [-0.011, +0.128] p 0.100" ("n/a"
+    when undefined; the interval and p left out where they are)."""
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    text = f"{value:+.{digits}f}"
+    if math.isfinite(low) and math.isfinite(high):
+        text += f" [{low:+.{digits}f}, {high:+.{digits}f}]"
+    if math.isfinite(p):
+        text += " p < 0.001" if p < 0.001 else f" p {p:.3f}"
+    return text
+
+
 def interval_note(groups) -> str:
     """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
     count = len(set(np.asarray(groups).astype(str).tolist()))

@@ -34,7 +34,7 @@ from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects, cross_validated
 from geval.analysis.comparison import paired_columns
-from geval.analysis.correlation import reading
+from geval.analysis.correlation import difference_reading, reading
 from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
@@ -85,7 +85,7 @@ class Leaderboard:
         "+0.060 [-0.011, +0.128] p 0.10" (B minus the reference; "n/a" where undefined)."""
         if self.paired.empty:
             return pd.DataFrame(columns=["row", "against"])
-        text = [_difference(d, lo, hi, p, digits) for d, lo, hi, p in
+        text = [difference_reading(d, lo, hi, p, digits) for d, lo, hi, p in
                 zip(self.paired["difference"], self.paired["low"], self.paired["high"], self.paired["p"])]
         table = self.paired.assign(cell=text).pivot_table(index=["row", "against"], columns="column", values="cell",
                                                           aggfunc="first", sort=False)
@@ -414,17 +414,6 @@ def _paired(reference: Row, row: Row, protocol: Protocol, dataset: str, items, n
     return pd.DataFrame(found).assign(row=row.label, against=reference.label, dataset=dataset,
                                       protocol=protocol.name, level=protocol.levels[0],
                                       metric=protocol.primary)[PAIRED_COLUMNS]
-
-
-def _difference(value: float, low: float, high: float, p: float, digits: int) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    text = f"{value:+.{digits}f}"
-    if math.isfinite(low) and math.isfinite(high):
-        text += f" [{low:+.{digits}f}, {high:+.{digits}f}]"
-    if math.isfinite(p):
-        text += " p < 0.001" if p < 0.001 else f" p {p:.3f}"
-    return text
 
 
 # --- cells --------------------------------------------------------------------------------------

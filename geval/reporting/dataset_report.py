@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
-from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, reading
+from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.leaderboard import CEILING, ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
@@ -163,6 +164,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     say(f"{name}: comparisons")
     document.add(*_comparisons(store, name, scored, metric, n_boot))
     document.add(*_leaderboard(board, left_out, n_boot))
+    document.add(*_searches(store, name))
     document.add(*_flagged(store, items))
     for one in scored:
         document.add(*_combination(one, len(items), figures, top))
@@ -335,6 +337,31 @@ def _against(board: Leaderboard, n_boot: int) -> list:
                  "draws; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
                  "learned combination). Positive: the row agrees better with people."),
             Table(board.versus().drop(columns="against"))]
+
+
+def _searches(store: Store, name: str) -> list:
+    """The prompt searches kept for the dataset: each winner on its test groups only, beside the start."""
+    kept = store.searches(name)
+    if not kept:
+        return []
+    rows = []
+    for search in kept:
+        test = search["test"]
+        rows.append({
+            "human aspect": search["human"], "judge": search["judge"],
+            "groups: tune / test": f"{len(search['tune_groups'])} / {len(search['test_groups'])}",
+            "variants tried": search["tried"], "judge calls": search["calls"], "start": search["start"],
+            "winner (chosen on the tune groups)": search["winner"],
+            "winner on the test groups": reading(test["winner"], test["low"], test["high"], search["level"], test["n"]),
+            "start on the test groups": f"{test['start']:.3f}" if math.isfinite(test["start"]) else "n/a",
+            "winner − start": difference_reading(test["difference"], test["diff_low"], test["diff_high"], test["p"]),
+        })
+    return [Heading("Prompt searches (`geval tune`)"),
+            Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
+                 "chose its winner on the tune part only, and is read here on the test part only: the winner's "
+                 f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
+                 "the starting template's, and the paired-bootstrap difference with its p-value."),
+            Table(pd.DataFrame(rows))]
 
 
 def _goals(board: Leaderboard) -> list:

@@ -95,7 +95,15 @@ def _schema_5(db: sqlite_utils.Database) -> None:
     db["judgments"].add_column("detail", str)
 
 
+def _schema_6(db: sqlite_utils.Database) -> None:
+    """Finished prompt searches (`geval tune`) keep their result (JSON: the split, every
+    candidate's value per round, the winner and start on the test groups), for reports; one
+    row per search path (`key`), so that running a search again replaces it."""
+    db["searches"].create({"key": str, "dataset": str, "human": str, "judge": str, "result": str, "created": float},
+                          pk="key", if_not_exists=True)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
-                                                                  4: _schema_4, 5: _schema_5}
-SCHEMA_VERSION = 5
+                                                                  4: _schema_4, 5: _schema_5, 6: _schema_6}
+SCHEMA_VERSION = 6

@@ -210,17 +210,19 @@ class Store:
         return Item.from_row(rows[0])
 
     def delete_dataset(self, name: str, dry_run: bool = False) -> dict[str, int]:
-        """Delete a stored dataset: its items, its judgments and the notes on its items, in one
-        transaction. Other datasets' rows, templates, runs and the call cache (whose answers
-        other datasets may share) are never touched. The file on disk is not touched either.
+        """Delete a stored dataset: its items, its judgments, the notes on its items and the
+        searches made on it, in one transaction. Other datasets' rows, templates, runs and the
+        call cache (whose answers other datasets may share) are never touched. The file on disk
+        is not touched either.
 
-        Returns {"items": n, "judgments": n, "notes": n}; with `dry_run`, only counts them
-        (what a confirmation shows). Raises StoreError when nothing is stored under `name`.
+        Returns {"items": n, "judgments": n, "notes": n, "searches": n}; with `dry_run`, only
+        counts them (what a confirmation shows). Raises StoreError when nothing is stored under `name`.
         """
         where = {
             "items": ("dataset = ?", [name]),
             "judgments": ("dataset = ?", [name]),
             "notes": ("item_id IN (SELECT id FROM items WHERE dataset = ?)", [name]),
+            "searches": ("dataset = ?", [name]),
         }
         with self._write():
             counts = {table: self.db[table].count_where(sql, args) for table, (sql, args) in where.items()}
@@ -229,7 +231,7 @@ class Store:
                 stored = ", ".join(r["name"] for r in self.db["datasets"].rows_where(order_by="name")) or "none"
                 raise StoreError(f"no dataset named {name!r} in {self.path}; stored: {stored}")
             if not dry_run:
-                for table in ("notes", "judgments", "items"):  # notes first: they find items by dataset
+                for table in ("notes", "judgments", "items", "searches"):  # notes first: they find items by dataset
                     self.db.execute(f"DELETE FROM {table} WHERE {where[table][0]}", where[table][1])
                 self.db.execute("DELETE FROM datasets WHERE name = ?", [name])
         return counts
@@ -515,6 +517,24 @@ class Store:
                 self.db.conn.execute("UPDATE runs SET status = 'crashed', summary = ? "
                                      "WHERE id = ? AND status = 'running'", [note, run_id])
         return [run_id for run_id, _ in gone]
+
+    # --- prompt searches ----------------------------------------------------------------------
+    def save_search(self, dataset: str, human: str, judge: str, result: str) -> None:
+        """Keep a finished search's result (JSON, `TuneResult.to_json`) unless the same search
+        (same judge, split and candidates' values) is kept already: a rerun served from the
+        store spends no calls, and the first run's calls and cost are what the search cost."""
+        path = {k: v for k, v in json.loads(result).items() if k not in ("calls", "cost")}
+        key = hashlib.sha256(json.dumps([dataset, human, judge, path], sort_keys=True).encode()).hexdigest()[:16]
+        with self._write():
+            self.db["searches"].insert({"key": key, "dataset": dataset, "human": human, "judge": judge,
+                                        "result": result, "created": time.time()}, pk="key", ignore=True)
+
+    def searches(self, dataset: str) -> list[dict]:
+        """The searches kept for `dataset`, oldest first: the result's fields
+        (`TuneResult.to_json`) with the judge and when it was kept (`created`)."""
+        with self.lock:
+            rows = list(self.db["searches"].rows_where("dataset = ?", [dataset], order_by="created"))
+        return [{**json.loads(row["result"]), "judge": row["judge"], "created": row["created"]} for row in rows]
 
     # --- batches ------------------------------------------------------------------------------
     def save_batch(self, file: str, run_id: int, batch_id: str, input_file_id: str, requests: int,

@@ -36,7 +36,7 @@ from geval.analysis.protocols import Protocol, generic, protocols_for
 from geval.data.items import Item
 from geval.errors import GevalError, StoreError
 from geval.judging.examples import human_score
-from geval.judging.judgment import Judge, accepted_settings
+from geval.judging.judgment import Judge, accepted_settings, judge_name
 from geval.judging.templates import Template
 from geval.scoring.lookup import Signer, neighbours
 from geval.scoring.plan import plan
@@ -114,6 +114,7 @@ class TuneResult:
     winner_template: Template | None = None
     stopped: bool = False
     notes: list[str] = field(default_factory=list)
+    judge: str = ""  # as menus name it ("embedded: qwen2.5-coder-1.5b-instruct-q4_k_m")
 
     def summary(self) -> str:
         """A few lines for the terminal and the report."""
@@ -291,9 +292,13 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
     start_candidate = pool[0]
     test = {} if search.stopped else search.test(winner, start_candidate, test_items)
-    return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                      tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
-                      progress.cost, table, test, search.template_of(winner), search.stopped, search.notes)
+    result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                        tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
+                        progress.cost, table, test, search.template_of(winner), search.stopped, search.notes,
+                        judge_name(judge.settings))
+    if test:  # finished: kept for reports (`Store.searches`)
+        store.save_search(dataset, result.human, result.judge, result.to_json())
+    return result
 
 
 class _Search:
