@@ -50,12 +50,12 @@ def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | Non
 def per_aspect_seconds(judge, template, warm, timed) -> float:
     """Seconds per aspect judgment of `template` on `timed`, after warming the context with `warm`."""
     fresh_context(judge)
-    for prompt, aspects in template.calls(warm):
-        judge.judge(prompt, list(aspects))
+    for call in template.calls(warm):
+        judge.judge(call.prompt, list(call.aspects))
     started = time.perf_counter()
     for item in timed:
-        for prompt, aspects in template.calls(item):
-            judge.judge(prompt, list(aspects))
+        for call in template.calls(item):
+            judge.judge(call.prompt, list(call.aspects))
     return (time.perf_counter() - started) / len(timed) / len(template.aspects)
 
 

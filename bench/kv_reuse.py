@@ -66,7 +66,7 @@ def run(judge, template_names: list[str], items) -> dict:
 
 def prompt_tokens(model, template, items) -> int:
     """Chat tokens of every prompt the items need, each counted once."""
-    return sum(len(model.chat_tokens(prompt)) for item in items for prompt, _ in template.calls(item))
+    return sum(len(model.chat_tokens(call.prompt)) for item in items for call in template.calls(item))
 
 
 def show(label: str, r: dict) -> None:

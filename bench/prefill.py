@@ -40,7 +40,7 @@ if __name__ == "__main__":
     template = geval.Template.load(args.template)
     items = topicalchat(args.groups, args.per_group)
     calls = [call for item in items for call in template.calls(item)]
-    long_tokens = judge.model.chat_tokens(calls[0][0] + "\n\n" + calls[-1][0])
+    long_tokens = judge.model.chat_tokens(calls[0].prompt + "\n\n" + calls[-1].prompt)
     if len(long_tokens) >= judge.model.llm.n_ctx():
         fail(f"the long prompt has {len(long_tokens)} tokens, more than the context")
 
@@ -48,8 +48,8 @@ if __name__ == "__main__":
     fresh_context(judge)
     start_eval = judge.model.evaluated_tokens
     started = time.perf_counter()
-    for prompt, aspects in calls:
-        judge.judge(prompt, list(aspects))
+    for call in calls:
+        judge.judge(call.prompt, list(call.aspects))
     seconds = time.perf_counter() - started
     evaluated = judge.model.evaluated_tokens - start_eval
     after = raw_prefill(judge, long_tokens)

@@ -459,10 +459,11 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
         sub.add_argument("--no-ceiling", action="store_true", help="leave out the people's leave-one-out row")
         sub.add_argument("--calibrate", action="store_true",
-                         help="add each judge calibrated to the human scale, and each judge combined with the "
-                              "baselines, held out by group (these rows use human labels)")
+                         help="add each judge calibrated to the human scale, each judge and every judge together "
+                              "combined with the baselines (ridge), held out by group (these rows use human labels)")
         sub.add_argument("--ensemble", action="store_true",
-                         help="add the mean of the judge rows (each aspect on 0-1; no human labels)")
+                         help="add the mean of the judge rows and of each pair of them (each aspect on 0-1; no "
+                              "human labels)")
         sub.add_argument("--folds", type=int, default=5, help="folds (of groups) for --calibrate (default 5)")
         sub.add_argument("--against", default=geval.OPTIONS.reference_row,
                          help="the judge row every other judge row is compared with, pairwise over the same groups "

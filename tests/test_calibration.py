@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from geval.analysis.calibration import (
+    ALPHAS,
     CalibrationError,
     calibrate_scores,
     combine_aspects,
@@ -53,6 +54,22 @@ def test_linear_recovers_a_linear_rule():
         fit_predict("magic", x, y, x)
 
 
+def test_ridge_picks_its_penalty_by_an_inner_group_cross_validation():
+    """A clean linear signal gets the smallest penalty (the rule is recovered); pure noise the largest
+    (predictions shrink to the training mean); without groups there is nothing to choose by."""
+    rng = np.random.default_rng(0)
+    x = rng.random((80, 3))
+    groups = np.repeat([f"g{n}" for n in range(20)], 4)
+    y = 2 * x[:, 0] - x[:, 1] + 0.5
+    assert fit_predict("ridge", x, y, np.array([[1.0, 1.0, 0.0]]), groups)[0] == pytest.approx(1.5, abs=0.05)
+    noise = rng.random(80)
+    predicted = fit_predict("ridge", x, noise, x[:5], groups)
+    assert np.ptp(predicted) < 0.01 and predicted.mean() == pytest.approx(noise.mean(), abs=0.01)
+    assert max(ALPHAS) >= 1000
+    with pytest.raises(CalibrationError, match="ridge needs the training rows' groups"):
+        fit_predict("ridge", x, y, x)
+
+
 def test_no_item_is_predicted_with_its_own_groups_labels():
     """A group whose labels are all 100 is predicted from the others only, so never near 100."""
     index = [f"i{n}" for n in range(40)]
@@ -60,9 +77,10 @@ def test_no_item_is_predicted_with_its_own_groups_labels():
     judge = pd.Series(np.tile([1.0, 2.0, 3.0, 4.0], 10), index=index)
     human = judge.copy()
     human[groups == "g3"] = 100.0
-    held_out = cross_validated(judge, human, groups, "isotonic", folds=10)
-    assert held_out[groups == "g3"].max() < 20
-    assert held_out[groups != "g3"].notna().all()
+    for method in ("isotonic", "ridge"):
+        held_out = cross_validated(judge, human, groups, method, folds=10)
+        assert held_out[groups == "g3"].max() < 20
+        assert held_out[groups != "g3"].notna().all()
 
 
 def test_missing_values_stay_missing_and_too_few_labels_is_an_error():

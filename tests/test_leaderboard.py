@@ -154,18 +154,18 @@ def test_calibrated_rows_are_held_out_and_signed(tmp_path):
 
 
 def test_a_judge_combined_with_baselines_is_fitted_on_other_folds_only(tmp_path):
-    """With calibrate and baselines, each judge row gets a held-out linear combination with the baselines: its
+    """With calibrate and baselines, each judge row gets a held-out ridge combination with the baselines: its
     scores on one fold do not move when that fold's human labels change, and the row says it uses labels."""
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE)
     board = leaderboard(store, dataset.name, baselines=["length", "rouge-l"], ceiling=False, calibrate=True,
                         n_boot=N_BOOT)
-    combined = f"{GEVAL_ROW} + baselines [held-out linear combination, 5-fold CV by group]"
+    combined = f"{GEVAL_ROW} + baselines [held-out ridge combination, 5-fold CV by group]"
     assert combined in set(board.rows["row"])
     row = board.rows.set_index("row").loc[combined]
-    assert row["note"].startswith("uses human labels: each aspect predicted from the judge's score and length, "
-                                  f"ROUGE-L {VS}")
-    assert all(s.endswith(f"|combine:linear|with:length,ROUGE-L {VS}|folds:5|cv:group|seed:0")
-               for s in row["signature"].split("\n"))
+    assert row["note"].startswith("uses human labels: each aspect predicted from 4 judge scores and length, "
+                                  f"ROUGE-L {VS} by a ridge regression")
+    assert all(s.endswith(f"|combine:ridge|features:4 judge scores|with:length,ROUGE-L {VS}|folds:5|cv:group"
+                          "|alpha:inner cv|seed:0") for s in row["signature"].split("\n"))
     values = board.values("pearson").loc[combined]
     assert all(np.isfinite(values[a]) for a in ASPECTS) and np.isfinite(values["mean of aspects → Overall"])
 
@@ -191,19 +191,60 @@ def test_an_ensemble_is_the_mean_of_the_judge_rows_on_a_common_scale(tmp_path):
     assert "ensemble: mean of 2 judge rows" in set(board.rows["row"])
     note = board.rows.set_index("row").loc["ensemble: mean of 2 judge rows", "note"]
     assert note.startswith(f"no human labels: each aspect the mean of {GEVAL_ROW}; {multi}")
-    items = dataset.items
-    expected = []
-    for name in ("topicalchat-naturalness", "topicalchat-multi"):
-        template = resolve_template(name)
-        combos = store.combos(dataset.name)
-        combo = combos[combos["template_version"] == template.version].iloc[0]
-        frame = geval.disagreements(store, dataset.name, (combo["template_version"], combo["signature"]))
-        frame = frame[frame["aspect"] == "naturalness"].set_index("item_id")
-        expected.append(frame["judge_01"])
-    mean = (expected[0] + expected[1]) / 2
     value = board.values("pearson").loc["ensemble: mean of 2 judge rows", "Natural"]
-    human = pd.Series({i.id: i.human_mean("Natural") for i in items})
-    assert value == pytest.approx(mean.corr(human.reindex(mean.index)), abs=1e-9)
+    assert value == pytest.approx(_mean_01_pearson(store, dataset, ("topicalchat-naturalness", "topicalchat-multi")),
+                                  abs=1e-9)
+
+
+def _mean_01_pearson(store, dataset, templates) -> float:
+    """Pearson with Natural of the mean of the templates' naturalness scores, each mapped onto 0-1."""
+    parts = []
+    for name in templates:
+        frame = geval.disagreements(store, dataset.name, (resolve_template(name).version, None))
+        parts.append(frame[frame["aspect"] == "naturalness"].set_index("item_id")["judge_01"])
+    mean = sum(parts) / len(parts)
+    human = pd.Series({i.id: i.human_mean("Natural") for i in dataset.items})
+    return mean.corr(human.reindex(mean.index))
+
+
+def test_three_judge_rows_give_the_mean_of_all_and_of_each_pair(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi", "topicalchat-shared"))
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, ensemble=True, n_boot=N_BOOT)
+    multi, shared = (resolve_template(name).label for name in ("topicalchat-multi", "topicalchat-shared"))
+    one = "one prompt per aspect (topicalchat-*)"
+    pairs = {row: set(row.removeprefix("ensemble: ").split(" + ")) for row in board.rows["row"]
+             if row.startswith("ensemble: ") and " + " in row}
+    assert sorted(map(sorted, pairs.values())) == sorted([sorted(p) for p in ([one, multi], [one, shared],
+                                                                               [multi, shared])])
+    assert "ensemble: mean of 3 judge rows" in set(board.rows["row"])
+    values = board.values("pearson")
+    assert values.loc[next(r for r, p in pairs.items() if p == {multi, shared}), "Natural"] == pytest.approx(
+        _mean_01_pearson(store, dataset, ("topicalchat-multi", "topicalchat-shared")), abs=1e-9)
+    assert values.loc["ensemble: mean of 3 judge rows", "Natural"] == pytest.approx(_mean_01_pearson(
+        store, dataset, ("topicalchat-naturalness", "topicalchat-multi", "topicalchat-shared")), abs=1e-9)
+
+
+def test_every_judge_row_with_the_baselines_in_one_held_out_ridge_combination(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi",))
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True, n_boot=N_BOOT)
+    label = "every judge row (2) + baselines [held-out ridge combination, 5-fold CV by group]"
+    row = board.rows.set_index("row").loc[label]
+    assert row["note"].startswith("uses human labels: each aspect predicted from 8 judge scores (")
+    signatures = row["signature"].split("\n")
+    assert len(signatures) == 5 and all(s.endswith("|combine:ridge|features:8 judge scores|with:length|folds:5"
+                                                   "|cv:group|alpha:inner cv|seed:0") for s in signatures)
+    values = board.values("pearson").loc[label]
+    assert all(np.isfinite(values[a]) for a in ASPECTS) and np.isfinite(values["mean of aspects → Overall"])
+
+
+def test_a_judge_row_with_less_than_half_the_items_judged_is_left_out_with_one_line(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE)
+    geval.score(store, dataset.items[:5], resolve_template("topicalchat-multi"), scripted(), dataset.name)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    multi = f"G-EVAL {resolve_template('topicalchat-multi').label} · scripted: hashed"
+    assert set(board.rows["row"]) == {GEVAL_ROW}
+    assert f"1 judge rows with fewer than half of the {len(dataset.items)} items the most complete row judged are " \
+           f"left out: {multi} (5)" in board.skipped
 
 
 def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_path):
@@ -311,7 +352,7 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     at.toggle(key="agree_lb_combined").set_value(True).run()
     assert not at.exception and not at.error
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)
-    combined = f"{GEVAL_ROW} + baselines [held-out linear combination, 5-fold CV by group]"
+    combined = f"{GEVAL_ROW} + baselines [held-out ridge combination, 5-fold CV by group]"
     assert combined in set(table["row"])
     versus = next(d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns)
     assert combined in set(versus["row"]) and versus.set_index("row").loc[combined, "Natural"].startswith(("+", "-"))

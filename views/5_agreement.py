@@ -103,9 +103,10 @@ lb_baselines = lb_left.multiselect(
     help="'embedding' and 'bertscore' run a model on every response and grounding once, 'pmi' reads every "
          "response after its conversation with the GGUF model (slow the first time; cached in the store).")
 lb_combined = lb_right.toggle("Ensemble and held-out rows", key="agree_lb_combined",
-                              help="The mean of the judge rows (no human labels); each judge calibrated, and each "
-                                   "judge combined with the baselines, fitted on other folds' groups (these rows use "
-                                   "human labels, as their notes say).")
+                              help="The mean of the judge rows and of each pair of them (no human labels); each "
+                                   "judge calibrated, each judge and then every judge together combined with the "
+                                   "baselines, fitted on other folds' groups (these rows use human labels, as their "
+                                   "notes say).")
 if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
     try:
         board = cached.leaderboard(store, dataset.name, combos, tuple(lb_baselines), variant, int(n_boot),

@@ -10,6 +10,7 @@ predictions are correlated with people; the in-sample fit is never reported.
 |---|---|---|
 | `isotonic` | the judge's score (weighted mean) | a monotone step function of it (scipy's isotonic regression), linear between fitted points |
 | `linear` | the judge's probabilities p(s) over its scale | sum_s w_s p(s) + b: a learned value per scale point instead of s itself (ridge, lambda 1e-3) |
+| `ridge` | many columns (every judge score, baselines) | a ridge regression on the training rows' standardized columns, its penalty chosen among `ALPHAS` by an inner cross-validation by group on the training rows only |
 
 Several aspect columns (e.g. the four USR aspects) can be combined the same way against
 one human aspect (e.g. Overall) with `linear`: a held-out weighted mean of the aspects.
@@ -25,8 +26,10 @@ import pandas as pd
 
 from geval.errors import GevalError
 
-METHODS = ("isotonic", "linear")
+METHODS = ("isotonic", "linear", "ridge")
 RIDGE = 1e-3
+ALPHAS = (0.1, 1.0, 10.0, 100.0, 1000.0)  # the penalties `ridge` chooses among
+INNER_FOLDS = 4
 
 
 class CalibrationError(GevalError):
@@ -46,10 +49,16 @@ def group_folds(groups, folds: int = 5, seed: int = 0) -> np.ndarray:
     return np.array([fold_of[g] for g in groups])
 
 
-def fit_predict(method: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray) -> np.ndarray:
+def fit_predict(method: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
+                groups: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
     """Fit `method` on (x_train, y_train) and predict x_test. `isotonic` takes one column;
-    `linear` any number (with an intercept)."""
+    `linear` and `ridge` any number (with an intercept); `ridge` needs the training rows'
+    `groups` for the inner cross-validation that picks its penalty."""
     x_train, x_test = np.atleast_2d(x_train.T).T, np.atleast_2d(x_test.T).T
+    if method == "ridge":
+        if groups is None:
+            raise CalibrationError("ridge needs the training rows' groups to choose its penalty")
+        return _ridge(x_train, y_train, x_test, _inner_alpha(x_train, y_train, np.asarray(groups), seed))
     if method == "isotonic":
         if x_train.shape[1] != 1:
             raise CalibrationError("isotonic calibration takes one score column; use 'linear' for several")
@@ -69,6 +78,28 @@ def fit_predict(method: str, x_train: np.ndarray, y_train: np.ndarray, x_test: n
     raise CalibrationError(f"calibration method '{method}' is unknown; use one of {', '.join(METHODS)}")
 
 
+def _ridge(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alpha: float) -> np.ndarray:
+    """Ridge regression on columns standardized by the training rows; the intercept is not shrunk."""
+    mean, spread = x_train.mean(axis=0), x_train.std(axis=0)
+    spread[spread == 0] = 1.0
+    design = np.column_stack([(x_train - mean) / spread, np.ones(len(x_train))])
+    penalty = alpha * np.eye(design.shape[1])
+    penalty[-1, -1] = 0.0
+    weights = np.linalg.solve(design.T @ design + penalty, design.T @ y_train)
+    return np.column_stack([(x_test - mean) / spread, np.ones(len(x_test))]) @ weights
+
+
+def _inner_alpha(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int) -> float:
+    """The penalty of `ALPHAS` with the least squared error when the training rows are
+    themselves cross-validated by group (nested: the outer fold's rows are never seen)."""
+    fold = group_folds(groups, min(INNER_FOLDS, len(np.unique(groups.astype(str)))), seed)
+    if fold.max() < 1:
+        return ALPHAS[len(ALPHAS) // 2]
+    errors = [sum(float(((_ridge(x[fold != k], y[fold != k], x[fold == k], alpha) - y[fold == k]) ** 2).sum())
+                  for k in range(fold.max() + 1)) for alpha in ALPHAS]
+    return ALPHAS[int(np.argmin(errors))]
+
+
 def cross_validated(features: pd.DataFrame | pd.Series, human: pd.Series, groups: pd.Series, method: str = "isotonic",
                     folds: int = 5, seed: int = 0) -> pd.Series:
     """Held-out calibrated scores, one per row of `features` (NaN where a feature or the
@@ -80,15 +111,16 @@ def cross_validated(features: pd.DataFrame | pd.Series, human: pd.Series, groups
     if usable.sum() < 2 * folds:
         raise CalibrationError(f"only {int(usable.sum())} items have both a judge and a human score; "
                                f"{folds}-fold calibration needs at least {2 * folds}")
-    fold = pd.Series(group_folds(groups.reindex(frame.index).astype(str), folds, seed), index=frame.index)
+    group_of = groups.reindex(frame.index).astype(str).to_numpy()
+    fold = group_folds(group_of, folds, seed)
     out = pd.Series(np.nan, index=frame.index, dtype=float)
     x, y = frame.to_numpy(), human.to_numpy()
     keep = usable.to_numpy()
     for k in range(folds):
-        test = keep & (fold.to_numpy() == k)
-        train = keep & (fold.to_numpy() != k)
+        test = keep & (fold == k)
+        train = keep & (fold != k)
         if test.any() and train.sum() >= 2:
-            out[test] = fit_predict(method, x[train], y[train], x[test])
+            out[test] = fit_predict(method, x[train], y[train], x[test], group_of[train], seed)
     return out
 
 

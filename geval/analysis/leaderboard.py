@@ -20,6 +20,7 @@ difference in the protocol's metric with a paired-bootstrap interval over groups
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from collections.abc import Callable, Sequence
@@ -133,8 +134,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     add the people's leave-one-out row; `calibrate`: add, per judge row, its scores calibrated
     to the human scale (isotonic) and its aspects combined against Overall (linear), both
     held out by group in `folds` folds (`geval.calibration`), and with baselines each judge row
-    combined with them (`with_baselines`); `ensemble`: add the mean of the judge rows
-    (`ensemble_row`). Raises StoreError when a
+    combined with them (`with_baselines`), and every judge row with them (`every_judge`); `ensemble`: add the mean of the judge rows, and of
+    each pair of them when there are three or more (`ensembles`). Raises StoreError when a
     dataset is not stored. `primary_only`: compute each protocol's own metric only (what
     `Leaderboard.wide()` shows; faster), not all three.
     `embedder` and `language_model`: other models for `embedding` and `pmi` than the
@@ -158,11 +159,12 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
             raise GevalError(f"none of the protocols {', '.join(protocols)} applies to dataset '{name}' (its items "
                              f"are at {', '.join(dict.fromkeys(i.level for i in items))} level); use --protocol generic")
         chosen = chosen or [GENERIC]
-        candidates = _judge_rows(store, name, items, variants, skipped)
+        judges = _judge_rows(store, name, items, variants, skipped)
+        candidates = list(judges)
         if ensemble:
-            candidates += [r for r in [ensemble_row([row for row in candidates if row.kind == "judge"])] if r]
+            candidates += ensembles(judges)
         if calibrate:
-            candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in candidates) if r]
+            candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in judges) if r]
         judged = set().union(*(set(row.scores.index) for row in candidates))
         # baselines and people on the items the judges scored (all of them when none did), so that every row
         # of the leaderboard rests on the same items
@@ -178,9 +180,9 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                                                         store=store, embedder=embedder, language_model=language_model,
                                                         on_progress=say)]
             if calibrate:
-                judges = [row for row in candidates if row.kind == "judge" and not row.calibration]
                 candidates += [r for r in (with_baselines(row, measured, items, folds, seed, skipped)
                                            for row in judges) if r]
+                candidates += [r for r in [every_judge(judges, measured, items, folds, seed, skipped)] if r]
             candidates += measured
         reference = _reference(candidates, against, name)
         if reference is not None:
@@ -262,7 +264,20 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
             except StoreError:  # judged only items a reloaded file no longer has
                 continue
             rows.append(_judge_row(label + suffix, scored, variant, len(items)))
-    return rows
+    return _fully_judged(rows, skipped)
+
+
+def _fully_judged(rows: list[Row], skipped: list[str]) -> list[Row]:
+    """The judge rows with at least half as many items judged as the most complete one; one
+    skipped line for the others (e.g. a prompt search's variants, each scored on a few groups,
+    which the report shows in a section of their own)."""
+    judged = [int(row.scores.notna().any(axis=1).sum()) for row in rows]
+    most = max(judged, default=0)
+    partial = [f"{row.label} ({n})" for row, n in zip(rows, judged) if 2 * n < most]
+    if partial:
+        skipped.append(f"{len(partial)} judge rows with fewer than half of the {most} items the most complete row "
+                       f"judged are left out: {'; '.join(partial)}")
+    return [row for row, n in zip(rows, judged) if 2 * n >= most]
 
 
 def name_family(template) -> str:
@@ -302,7 +317,19 @@ def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> R
                calibration="isotonic", folds=folds, uncalibrated=row.scores)
 
 
-def ensemble_row(judges: list[Row]) -> Row | None:
+def ensembles(judges: list[Row]) -> list[Row]:
+    """The mean of all judge rows and, with three or more, of each pair of them (`ensemble_row`)."""
+    pairs = [ensemble_row([a, b], label=f"ensemble: {_short(a)} + {_short(b)}")
+             for a, b in itertools.combinations(judges, 2)] if len(judges) > 2 else []
+    return [row for row in [ensemble_row(judges), *pairs] if row]
+
+
+def _short(row: Row) -> str:
+    """A judge row's label without 'G-EVAL' and its judge ('one prompt per aspect (topicalchat-*)')."""
+    return row.label.removeprefix("G-EVAL").strip(" ,").split(" · ")[0]
+
+
+def ensemble_row(judges: list[Row], label: str | None = None) -> Row | None:
     """The mean of several judge rows: per human aspect, each row's score mapped onto 0-1 by its
     scale, averaged over the rows that have it (an item missing from one is left out). Uses no
     human label. None for fewer than two rows sharing an aspect."""
@@ -318,7 +345,7 @@ def ensemble_row(judges: list[Row]) -> Row | None:
     scores = pd.DataFrame({human.lower(): pd.concat(parts, axis=1).mean(axis=1, skipna=False)
                            for human, parts in shared.items()})
     used = [row for row in judges if any(h in shared for h in row.humans.values())]
-    return Row(f"ensemble: mean of {len(used)} judge rows", "judge", [s for r in used for s in r.signatures],
+    return Row(label or f"ensemble: mean of {len(used)} judge rows", "judge", [s for r in used for s in r.signatures],
                [blob for r in used for blob in r.signatures_json], scores,
                {human.lower(): human for human in shared}, {human.lower(): (0.0, 1.0) for human in shared},
                note="no human labels: each aspect the mean of " + "; ".join(r.label for r in used)
@@ -326,43 +353,67 @@ def ensemble_row(judges: list[Row]) -> Row | None:
 
 
 def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, skipped: list[str]) -> Row | None:
-    """The judge row's aspects each predicted from the judge's score and the baselines' scores
-    together: a linear model fitted on the other folds' groups only (features standardized over
-    all items first, which uses no label). Its mean of aspects is then set against Overall as for
-    any judge: no Overall label is used in fitting."""
+    """The judge row's aspects each predicted from all the row's scores (every aspect it asked)
+    and the baselines' scores together (`held_out_combination`)."""
+    return held_out_combination(row.label, [row], measured, items, folds, seed, skipped)
+
+
+def every_judge(judges: list[Row], measured: list[Row], items, folds: int, seed: int,
+                skipped: list[str]) -> Row | None:
+    """Each human aspect predicted from every judge row's scores and the baselines' scores
+    (`held_out_combination`); None for fewer than two judge rows."""
+    if len(judges) < 2:
+        return None
+    return held_out_combination(f"every judge row ({len(judges)})", judges, measured, items, folds, seed, skipped)
+
+
+def held_out_combination(name: str, judges: list[Row], measured: list[Row], items, folds: int, seed: int,
+                         skipped: list[str]) -> Row | None:
+    """Per human aspect of `judges`, a ridge regression on every score of `judges` and of the
+    baselines `measured`, fitted on the other folds' groups only, its penalty chosen by an inner
+    cross-validation on those groups (`calibration.fit_predict`, method `ridge`). The row's mean
+    of aspects is then set against Overall as for any judge: no Overall label is used in fitting."""
     by_id = {item.id: item for item in items}
-    index = [i for i in row.scores.index if i in by_id]
+    index = list(dict.fromkeys(i for row in judges for i in row.scores.index if i in by_id))
     groups = pd.Series([by_id[i].group or i for i in index], index=index)
+    judged = pd.concat([row.scores.reindex(index).astype(float).add_prefix(f"{k}:") for k, row in enumerate(judges)],
+                       axis=1)
     shared = pd.DataFrame({b.label: b.scores.reindex(index).astype(float) for b in measured})
+    features = pd.concat([judged, shared], axis=1)
+    humans, scales = {}, {}
+    for row in judges:  # one output column per human aspect, named as the first row that asks for it names it
+        for column, human in row.humans.items():
+            if human not in humans.values() and column in row.scores.columns:
+                humans[column], scales[column] = human, row.scales.get(column)
     out, labelled = {}, 0
-    for column in row.scores.columns:
-        human = row.humans.get(column)
-        if not human:
-            continue
-        features = pd.concat([row.scores.loc[index, column].astype(float).rename("judge"), shared], axis=1)
-        features = (features - features.mean()) / features.std(ddof=0).replace(0.0, 1.0)
+    for column, human in humans.items():
         target = pd.Series([by_id[i].human_mean(human) for i in index], index=index)
         labelled = max(labelled, int(target.notna().sum()))
         try:
-            predicted = cross_validated(features, target, groups, "linear", folds, seed)
+            predicted = cross_validated(features, target, groups, "ridge", folds, seed)
         except CalibrationError as exc:
-            skipped.append(f"{row.label} + baselines, {column}: {exc}")
+            skipped.append(f"{name} + baselines, {column}: {exc}")
             continue
         if predicted.notna().any():  # a baseline that has no value where the judge has (no context, no fact)
             out[column] = predicted
         else:
-            skipped.append(f"{row.label} + baselines, {column}: no item has the judge's and every baseline's score")
+            skipped.append(f"{name} + baselines, {column}: no item has every judge score and every baseline's score")
     if not out:
         return None
-    extra = {"combine": "linear", "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group",
+    extra = {"combine": "ridge", "features": f"{judged.shape[1]} judge scores",
+             "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group", "alpha": "inner cv",
              "seed": seed}
     tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
-    return Row(f"{row.label} + baselines [held-out linear combination, {folds}-fold CV by group]", "judge",
-               [s + tail for s in row.signatures], [{**blob, **extra} for blob in row.signatures_json],
-               pd.DataFrame(out, index=index), dict(row.humans), dict(row.scales), note=(
-                   "uses human labels: each aspect predicted from the judge's score and "
-                   f"{', '.join(b.label for b in measured)} by a linear model fitted on the other folds' groups (about {labelled * (folds - 1) // folds} of "
-                   f"the {labelled} labelled items per fit; {folds} folds by group)"))
+    return Row(f"{name} + baselines [held-out ridge combination, {folds}-fold CV by group]", "judge",
+               [s + tail for row in judges for s in row.signatures],
+               [{**blob, **extra} for row in judges for blob in row.signatures_json],
+               pd.DataFrame(out, index=index), {c: humans[c] for c in out},
+               {c: scales[c] for c in out if scales[c]}, note=(
+                   f"uses human labels: each aspect predicted from {judged.shape[1]} judge scores"
+                   + (f" ({'; '.join(row.label for row in judges)})" if len(judges) > 1 else "")
+                   + f" and {', '.join(b.label for b in measured)} by a ridge regression fitted on the other folds' "
+                   f"groups, its penalty chosen by a cross-validation within them (about "
+                   f"{labelled * (folds - 1) // folds} of the {labelled} labelled items per fit; {folds} folds by group)"))
 
 
 # --- paired comparisons -------------------------------------------------------------------------
