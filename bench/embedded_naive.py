@@ -47,6 +47,14 @@ def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | Non
     return (sum(parsed) / len(parsed) if parsed else None), generated
 
 
+def naive_model(judge):
+    """A llama.cpp context of its own on the judge's model file (same n_ctx and threads) for the naive loop."""
+    from llama_cpp import Llama
+
+    return Llama(model_path=str(judge.path), n_ctx=judge.model.llm.n_ctx(), n_threads=judge.model.llm.n_threads,
+                 n_batch=512, verbose=False)
+
+
 def per_aspect_seconds(judge, template, warm, timed) -> float:
     """Seconds per aspect judgment of `template` on `timed`, after warming the context with `warm`."""
     fresh_context(judge)
@@ -66,12 +74,9 @@ if __name__ == "__main__":
     args = parser.parse_args()
     header(f"embedded judge vs naive {args.samples}-sample loop: {args.per_group} responses of one Topical-Chat "
            f"dialogue, 1 aspect, warm context")
-    from llama_cpp import Llama
-
     judge = embedded_judge()
     loaded = judge.model
-    naive_llm = Llama(model_path=str(judge.path), n_ctx=loaded.llm.n_ctx(), n_threads=loaded.llm.n_threads,
-                      n_batch=512, verbose=False)
+    naive_llm = naive_model(judge)
     template = geval.Template.load("topicalchat-naturalness")
     aspects = list(template.aspects)
     items = topicalchat(2, args.per_group)

@@ -24,7 +24,7 @@ import argparse
 import time
 
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
-from embedded_naive import naive_judgment
+from embedded_naive import naive_judgment, naive_model
 
 import geval
 
@@ -74,16 +74,13 @@ if __name__ == "__main__":
     args = parser.parse_args()
     header(f"layouts of the embedded judge vs the naive {args.samples}-sample loop: {args.per_group} responses of "
            "one Topical-Chat dialogue, warm context")
-    from llama_cpp import Llama
-
     judge = embedded_judge()
     pool = topicalchat(60, 6)
     items = topicalchat(2, args.per_group)
     warm = [item for item in items if item.group == items[0].group]
     timed = [item for item in items if item.group == items[-1].group]
 
-    naive_llm = Llama(model_path=str(judge.path), n_ctx=judge.model.llm.n_ctx(), n_threads=judge.model.llm.n_threads,
-                      n_batch=512, verbose=False)
+    naive_llm = naive_model(judge)
     naive_template = geval.Template.load("topicalchat-naturalness")
     naive_llm.create_chat_completion(messages=[{"role": "user", "content": naive_template.render(warm[0])}],
                                      max_tokens=1)
