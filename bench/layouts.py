@@ -29,6 +29,7 @@ from embedded_naive import naive_judgment, naive_model
 import geval
 
 AVERAGE, OVERALL = "average", "mean of aspects → Overall"  # columns of the leaderboard
+ONE_PROMPT_PER_ASPECT = "one prompt per aspect"  # the four one-aspect templates read together: the reference
 LAYOUTS = ("topicalchat-shared", "topicalchat-checklist", "topicalchat-fewshot", "topicalchat-batch")
 
 
@@ -60,8 +61,8 @@ def agreement(store_path: str) -> dict[str, tuple[str, str]]:
     wide = board.wide()
     found = {}
     for _, row in wide.iterrows():
-        for name in LAYOUTS:
-            if f" {name}@" in row["row"] and "[" not in row["row"]:  # the run itself, not a calibrated row
+        for name in (*LAYOUTS, ONE_PROMPT_PER_ASPECT):
+            if (f" {name}@" in row["row"] or f" {name} (" in row["row"]) and "[" not in row["row"]:  # not a calibrated row
                 found.setdefault(name, (row.get(AVERAGE, ""), row.get(OVERALL, "")))
     return found
 
@@ -93,6 +94,9 @@ if __name__ == "__main__":
     figures = {name: layout_figures(judge, name, warm, timed, pool) for name in LAYOUTS}
     agreed = agreement(args.store) if args.store else {}
     print(f"naive {args.samples}-sample loop: {naive:.2f} s per aspect judgment")
+    if ONE_PROMPT_PER_ASPECT in agreed:
+        print(f"{ONE_PROMPT_PER_ASPECT} (topicalchat-*, the reference): average Pearson "
+              f"{agreed[ONE_PROMPT_PER_ASPECT][0]}, mean of aspects → Overall {agreed[ONE_PROMPT_PER_ASPECT][1]}")
     for name, f in figures.items():
         average, overall = agreed.get(name, ("not in --store", ""))
         print(f"{name:23} {f['seconds']:.3f} s per aspect judgment, {f['calls']:.1f} calls per item, "
