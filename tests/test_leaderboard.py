@@ -226,8 +226,9 @@ def test_three_judge_rows_give_the_mean_of_all_and_of_each_pair(tmp_path):
 
 def test_every_judge_row_with_the_baselines_in_one_held_out_ridge_combination(tmp_path):
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi",))
+    geval.score(store, dataset.items[:40], resolve_template("topicalchat-shared"), scripted(), dataset.name)
     board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True, n_boot=N_BOOT)
-    label = "every judge row (2) + baselines [held-out ridge combination, 5-fold CV by group]"
+    label = "every judge row with all items (2) + baselines [held-out ridge combination, 5-fold CV by group]"
     row = board.rows.set_index("row").loc[label]
     assert row["note"].startswith("uses human labels: each aspect predicted from 8 judge scores (")
     signatures = row["signature"].split("\n")
@@ -235,6 +236,8 @@ def test_every_judge_row_with_the_baselines_in_one_held_out_ridge_combination(tm
                                                    "|cv:group|alpha:inner cv|seed:0") for s in signatures)
     values = board.values("pearson").loc[label]
     assert all(np.isfinite(values[a]) for a in ASPECTS) and np.isfinite(values["mean of aspects → Overall"])
+    counts = board.cells[board.cells["row"] == label]["n"]
+    assert set(counts) == {len(dataset.items)}  # the shared template's 40 items do not narrow it
 
 
 def test_a_judge_row_with_less_than_half_the_items_judged_is_left_out_with_one_line(tmp_path):

@@ -360,11 +360,16 @@ def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, 
 
 def every_judge(judges: list[Row], measured: list[Row], items, folds: int, seed: int,
                 skipped: list[str]) -> Row | None:
-    """Each human aspect predicted from every judge row's scores and the baselines' scores
-    (`held_out_combination`); None for fewer than two judge rows."""
-    if len(judges) < 2:
+    """Each human aspect predicted from the scores of every judge row that judged all the items
+    the most complete one did, and the baselines' scores (`held_out_combination`); None for
+    fewer than two such rows. (A row judged on part of the items, e.g. a search's winner on its
+    test groups, would leave the combination only those items.)"""
+    judged = [int(row.scores.notna().any(axis=1).sum()) for row in judges]
+    complete = [row for row, n in zip(judges, judged) if n == max(judged, default=0)]
+    if len(complete) < 2:
         return None
-    return held_out_combination(f"every judge row ({len(judges)})", judges, measured, items, folds, seed, skipped)
+    return held_out_combination(f"every judge row with all items ({len(complete)})", complete, measured, items, folds,
+                                seed, skipped)
 
 
 def held_out_combination(name: str, judges: list[Row], measured: list[Row], items, folds: int, seed: int,
