@@ -137,7 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="more templates to try (repeatable; default: every template in prompts/ named like "
                       "--template's dataset with an aspect compared with --aspect)")
     tune.add_argument("--tune-share", type=float, default=0.5, help="share of the groups to tune on (default 0.5)")
-    tune.add_argument("--seed", type=int, default=0, help="seed of the split and the search (default 0)")
+    tune.add_argument("--sample-groups", type=int, metavar="N",
+                      help="search within a seeded random sample of N groups (dialogues, documents), the ones "
+                      "`score --sample-groups N` takes with the same --seed")
+    tune.add_argument("--seed", type=int, default=0, help="seed of the sample, the split and the search (default 0)")
     tune.add_argument("--save", action="store_true", help="save the winner as a template version in the store")
     _judge_arguments(tune)
     _store_argument(tune)
@@ -295,8 +298,11 @@ def cmd_tune(args) -> int:
     dataset = _load(args, store)
     start = geval.Template.load(args.template) if args.template else None
     others = [geval.Template.load(name) for name in args.others] if args.others else None
+    groups = None if args.sample_groups is None else \
+        {item.group or item.id for item in dataset.select(sample_groups=args.sample_groups, seed=args.seed)}
     result = geval.tune(store, dataset.name, judge_from(args), args.aspect, args.budget, start, others,
-                        tune_share=args.tune_share, seed=args.seed, on_progress=_progress_printer_for(_tune_line))
+                        tune_share=args.tune_share, seed=args.seed, groups=groups,
+                        on_progress=_progress_printer_for(_tune_line))
     if sys.stderr.isatty():
         print(file=sys.stderr)
     print(result.table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))

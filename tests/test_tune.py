@@ -112,3 +112,16 @@ def test_a_search_that_cannot_start_says_why_before_any_call(stored):
     with pytest.raises(TuneError, match="raise --budget"):
         tune(stored, "synthetic", judge, "Natural", budget=1, start=START, others=[])
     assert judge.calls == []
+
+
+def test_a_search_within_chosen_groups_neither_judges_nor_shows_any_other(stored):
+    chosen = {f"g{i}" for i in range(0, 20, 2)}  # 10 of the 20 groups
+    assert {i.group for i in ITEMS} > chosen
+    judge = scripted(good_with_examples)
+    result = tune(stored, "synthetic", judge, "Natural", budget=2000, start=START, seed=1, groups=chosen)
+    assert set(result.tune_groups) | set(result.test_groups) == chosen
+    allowed = {i.response for i in ITEMS if i.group in chosen}
+    seen = {response for prompt in judge.calls for response in re.findall(r"response \d+", prompt)}
+    assert seen and seen <= allowed
+    with pytest.raises(TuneError, match="in the groups chosen"):
+        tune(stored, "synthetic", judge, "Natural", budget=100, start=START, groups={"no such group"})

@@ -23,7 +23,7 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -207,14 +207,15 @@ def candidates(start: Template, aspect_key: str, others: Sequence[Template] = ()
 
 def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
          others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
-         few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True,
+         few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True, groups: Collection[str] | None = None,
          stop: threading.Event | None = None, on_progress: Callable[[TuneProgress], None] | None = None) -> TuneResult:
     """Search for the way of asking that agrees best with people on the human aspect `human` of
     the stored `dataset`, spending at most `budget` judge calls (module docstring). `start` is
     the template to beat (default `default_start`); `others` are more templates to try (default
     `related_templates`); `few_shot`, the (k, select) few-shot variants (default FEW_SHOT; () for
-    none); `ensemble`: whether the mean of the best two after the first round is a candidate too.
-    `on_progress` hears of the split first, before any call, then of each step. Raises
+    none); `ensemble`: whether the mean of the best two after the first round is a candidate too;
+    `groups`: only these groups take part, tune and test alike (e.g. a seeded sample of documents,
+    `Dataset.select(sample_groups=N)`; default all). `on_progress` hears of the split first, before any call, then of each step. Raises
     TuneError before any call when the search cannot be made."""
     items = store.items(dataset)
     if not items:
@@ -224,9 +225,11 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     aspect = next((a for a in start.aspects if (a.human or a.name).lower() == human.lower()), None)
     if aspect is None:
         raise TuneError(f"{start.label} has no aspect compared with '{human}'; set human = \"{human}\" on one")
-    labelled = [i for i in items if (not start.level or i.level == start.level) and math.isfinite(human_score(i, aspect))]
+    labelled = [i for i in items if (not start.level or i.level == start.level) and math.isfinite(human_score(i, aspect))
+                and (groups is None or (i.group or i.id) in groups)]
     if not labelled:
-        raise TuneError(f"no item of '{dataset}' has human '{human}' scores at level {start.level or 'any'}")
+        raise TuneError(f"no item of '{dataset}' has human '{human}' scores at level {start.level or 'any'}"
+                        + (" in the groups chosen" if groups is not None else ""))
     protocol = _protocol(store, dataset, labelled)
     tune_groups, test_groups = split_groups([i.group or i.id for i in labelled], tune_share, seed)
     in_tune = set(tune_groups)
