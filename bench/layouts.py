@@ -41,13 +41,14 @@ def layout_figures(judge, name: str, warm: list, timed: list, pool: list) -> dic
     geval.score(store, warm, template, judge, "bench", examples_from=pool)
     model = judge.model
     evaluated, rendered = model.evaluated_tokens, model.rendered_tokens
+    fresh = geval.plan(store, timed, template, judge, examples_from=pool).calls  # a batch's items share their calls
     started = time.perf_counter()
     progress = geval.score(store, timed, template, judge, "bench", examples_from=pool)
     seconds = time.perf_counter() - started
     store.close()
-    if progress.failed or progress.cached or progress.unscored:
-        fail(f"{name}: {progress.failed} failed, {progress.cached} cached, {progress.unscored} unscored "
-             "(expected fresh judgments)")
+    if progress.failed or progress.unscored or progress.calls != fresh:
+        fail(f"{name}: {progress.failed} failed, {progress.unscored} unscored, {progress.calls} judge calls "
+             f"(expected {fresh} fresh calls, every judgment answered)")
     judgments = len(timed) * len(template.aspects)
     return {"seconds": seconds / judgments, "calls": progress.calls / len(timed),
             "evaluated": (model.evaluated_tokens - evaluated) / judgments,
