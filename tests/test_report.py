@@ -200,28 +200,30 @@ def test_the_scatter_knows_each_point_item(scored):
     store, _, pair = scored
     frame = geval.disagreements(store, "synthetic", pair)
     figure = scatter_figure(frame, "naturalness", "Natural")
-    points = [(trace.customdata[i][0], trace.customdata[i][2]) for trace in figure.data
-              for i in range(len(trace.customdata))]
+    points = [(trace.customdata[i], trace.text[i]) for trace in figure.data for i in range(len(trace.customdata))]
     assert sorted(i for i, _ in points) == sorted(frame["item_id"])
-    snippets = dict(points)
+    hovers = dict(points)
     evil_id = frame.loc[frame["response"] == EVIL, "item_id"].iloc[0]
-    assert snippets[evil_id] == "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**"
+    assert hovers[evil_id].endswith("<br>&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**")
     assert all(trace.type == "scatter" for trace in figure.data)
-    jitter = np.concatenate([np.asarray(t.y) for t in figure.data]) - np.concatenate(
-        [np.asarray([c[3] for c in t.customdata]) for t in figure.data])
-    assert np.abs(jitter).max() <= 0.02 * 2 + 1e-9  # 2% of the 1-3 scale
+    score = frame.drop_duplicates("item_id").set_index("item_id")["score"]
+    for trace in figure.data:
+        for item, y, hover in zip(trace.customdata, trace.y, trace.text):
+            assert abs(y - score[item]) <= 0.02 * 2 + 1e-9  # jittered by at most 2% of the 1-3 scale
+            assert f"judge {score[item]:.2f} · human " in hover  # the exact score in the hover
 
 
 def test_the_scatter_switches_to_webgl_for_many_points():
-    n = 5001
-    frame = pd.DataFrame({
-        "item_id": [f"i{k}" for k in range(n)], "aspect": "naturalness", "aspect_name": "Naturalness",
-        "human": "Natural", "score": np.linspace(1, 3, n), "human_score": np.linspace(3, 1, n), "scale_min": 1.0,
-        "scale_max": 3.0, "human_min": 1.0, "human_max": 3.0, "system": "s", "response": "x" * 500,
-    })
-    figure = scatter_figure(frame, "naturalness", "Natural")
-    assert figure.data[0].type == "scattergl"
-    assert len(figure.data[0].customdata[0][2]) == 120  # the response's first 120 characters (with an ellipsis)
+    for n in (5000, 5001):
+        frame = pd.DataFrame({
+            "item_id": [f"i{k}" for k in range(n)], "aspect": "naturalness", "aspect_name": "Naturalness",
+            "human": "Natural", "score": np.linspace(1, 3, n), "human_score": np.linspace(3, 1, n), "scale_min": 1.0,
+            "scale_max": 3.0, "human_min": 1.0, "human_max": 3.0, "system": "s", "response": "x" * 500,
+        })
+        [trace] = scatter_figure(frame, "naturalness", "Natural").data
+        assert trace.type == ("scattergl" if n > 5000 else "scatter") and trace.customdata[0] == "i0"
+        assert trace.text[0] == "item i0<br>system: s<br>judge 1.00 · human 3.00" + (
+            "" if n > 5000 else "<br>" + "x" * 119 + "…")  # the response's first 120 characters, up to 5000 points
 
 
 def test_the_histograms_use_the_common_scale(scored):

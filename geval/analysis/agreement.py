@@ -17,7 +17,7 @@ onto 0-1 by its scale, then averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -165,16 +165,11 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     else:
         frame, given = scores, dict(humans or {})
     by_id = {item.id: item for item in level_items}
-    ids = [i for i in frame.index if i in by_id]
+    ids = [i for i in frame.index.tolist() if i in by_id]
     if not ids:
         raise ProtocolError(f"{protocol.title}: no scored item is one of the {len(level_items)} "
                             f"{protocol.item_level + '-level' if protocol.item_level else 'dataset'} items")
-    frame = frame.loc[ids].apply(pd.to_numeric, errors="coerce")
-    info = pd.DataFrame({
-        "group": [by_id[i].group or i for i in ids],
-        "system": [by_id[i].system for i in ids],
-        **{f"human:{h}": [by_id[i].human_mean(h) for i in ids] for h in human_aspects},
-    }, index=ids)
+    frame = (frame if len(ids) == len(frame) else frame.loc[ids]).apply(pd.to_numeric, errors="coerce")
     pairs = [(c, h) for c in frame.columns if (h := _map(protocol, c, human_aspects, given)) is not None]
     if not pairs:
         raise ProtocolError(
@@ -182,6 +177,12 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
             f"({', '.join(human_aspects)}); name the columns as {', '.join(protocol.aspects) or 'the human aspects'} "
             "or pass humans="
         )
+    chosen = [by_id[i] for i in ids]
+    info = pd.DataFrame({
+        "group": [item.group or item.id for item in chosen],
+        "system": [item.system for item in chosen],
+        **{f"human:{h}": [item.human_mean(h) for item in chosen] for h in dict.fromkeys(h for _, h in pairs)},
+    }, index=ids)
     return frame, info, pairs
 
 
@@ -223,8 +224,17 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
     return row["template_version"], row["signature"]
 
 
-#: What `judge_scores` reads of each judgment (not its prompt nor its answer).
-SCORE_COLUMNS = ("item_id", "aspect", "status", "score", "distribution", "signature", "call_key", "created")
+#: What `judge_scores` reads of each judgment, by score variant (not its prompt nor its answer).
+SCORE_COLUMNS = {"wmean": ("item_id", "aspect", "status", "score"),
+                 "argmax": ("item_id", "aspect", "status", "score", "distribution"),
+                 "samples": ("item_id", "aspect", "status", "score", "signature", "call_key")}
+
+
+def of_items(frame: pd.DataFrame, ids: Collection[str]) -> pd.DataFrame:
+    """The rows of a judgments table whose item is one of `ids` (e.g. the dataset's current
+    items), renumbered from 0."""
+    found = frame["item_id"].tolist()
+    return frame[np.fromiter((i in ids for i in found), bool, len(found))].reset_index(drop=True)
 
 
 def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -234,9 +244,8 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     is scored with it."""
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset) if items is None else items
-    current = {item.id for item in items}
-    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
-    frame = frame[frame["item_id"].isin(current)]
+    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS.get(variant, SCORE_COLUMNS["wmean"]))
+    frame = of_items(frame, {item.id for item in items})
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
     if variant == "samples":
@@ -244,7 +253,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     frame = frame.assign(score=variant_scores(frame, variant, k))
     template = store.template(version)
     wide = frame.pivot_table(index="item_id", columns="aspect", values="score", aggfunc="first", dropna=False)
-    wide = wide.reindex(list(dict.fromkeys(frame["item_id"])))
+    wide = wide.reindex(list(dict.fromkeys(frame["item_id"].tolist())))
     present = [a for a in template.aspects if a.key in wide]
     humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
     scales = {a.key: (a.min, a.max) for a in present}

@@ -45,6 +45,8 @@ MIN_SYSTEMS = 3
 EXACT_UP_TO = 2000
 #: Resamples computed at once (memory: BLOCK x items floats for ranks).
 BLOCK = 32
+#: Resamples x groups up to which the counts of each resample are kept for the next statistic.
+COUNTS_KEPT_UP_TO = 50_000_000
 #: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
 ROWWISE_KENDALL_UP_TO = 200
 
@@ -152,10 +154,8 @@ class Resamples:
     time, how many times each group was drawn in each resample (resamples x groups)."""
 
     def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
-        labels = np.asarray(groups).astype(str)
-        ids, self.group_of = np.unique(labels, return_inverse=True) if len(labels) else \
-            (np.array([]), np.array([], int))
-        self.n_groups = len(ids)
+        codes, ids = pd.factorize(np.asarray(groups).astype(str), sort=True)  # the groups in sorted order
+        self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         rng = np.random.default_rng(seed)
         # one call per resample, as the draws have always been made: the same seed gives the same intervals
@@ -169,11 +169,23 @@ class Resamples:
         return self.n_groups >= MIN_GROUPS
 
     def counts(self):
-        """(first resample, counts) per block of BLOCK resamples."""
+        """(first resample, counts) per block of BLOCK resamples. Up to COUNTS_KEPT_UP_TO cells,
+        the counts are kept the first time through (small integers, a byte per cell as a rule)
+        and shared by every later statistic computed on these draws."""
+        if hasattr(self, "_counts"):
+            for start, block in self._counts:
+                yield start, block.astype(float)
+            return
+        keep, kept = self.draws.size <= COUNTS_KEPT_UP_TO, []
         for start in range(0, len(self.draws), BLOCK):
             block = self.draws[start:start + BLOCK]
             cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
-            yield start, np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1).astype(float)
+            counts = np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
+            if keep:
+                kept.append((start, counts.astype(np.min_scalar_type(counts.max(initial=0)))))
+            yield start, counts.astype(float)
+        if keep:
+            self._counts = kept
 
     def rows(self, b: int) -> np.ndarray:
         """The row indices of resample `b` (a group drawn twice contributes its rows twice)."""
@@ -444,7 +456,7 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
         return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
             resamples.n_groups, len(names))
 
-    per_group = [sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])]  # rows, sum x, sum y
+    per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
     rows = np.bincount(system_of)
     full_x, full_y = (np.bincount(system_of, weights=v[named]) / rows for v in (x, y))  # summed in row order
     results = {}
@@ -458,12 +470,13 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     return results
 
 
-def _system_bootstrap(metric: str, per_group: list[np.ndarray], resamples: Resamples) -> np.ndarray:
+def _system_bootstrap(metric: str, per_group: np.ndarray, resamples: Resamples) -> np.ndarray:
     """The system-level correlation in every resample: each system's means from the per-group
-    (rows, sum x, sum y) of `per_group`, weighted by how often each group was drawn."""
+    rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a column per
+    system in each), weighted by how often each group was drawn."""
     out = np.empty(len(resamples.draws))
     for start, counts in resamples.counts():
-        n, sx, sy = (counts @ part for part in per_group)
+        n, sx, sy = np.hsplit(counts @ per_group, 3)
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + len(counts)] = rowwise(metric, np.where(n > 0, sx / n, np.nan),
                                                      np.where(n > 0, sy / n, np.nan))

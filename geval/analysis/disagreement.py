@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import human_aspect_for, resolve
+from geval.analysis.agreement import human_aspect_for, of_items, resolve
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
 from geval.judging.layouts import part_name
@@ -27,18 +27,21 @@ def normalized(values: pd.Series | np.ndarray, low: float, high: float) -> np.nd
     return (values - low) / (high - low) if high > low else np.zeros_like(values)
 
 
-def human_ranges(items: list[Item]) -> dict[str, tuple[float, float]]:
-    """Each human aspect's observed (min, max) over every annotator's score in `items`."""
-    seen: dict[str, list[float]] = {}
-    for item in items:
-        for aspect, scores in item.human.items():
-            seen.setdefault(aspect, []).extend(s for s in scores if s is not None and math.isfinite(s))
-    return {aspect: (min(v), max(v)) for aspect, v in seen.items() if v}
+def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    """Each human aspect's observed (min, max) over every annotator's score in `items` (only
+    `aspects`, when given)."""
+    names = list(dict.fromkeys(a for item in items for a in item.human)) if aspects is None else aspects
+    ranges = {}
+    for aspect in names:
+        seen = [s for item in items for s in item.human.get(aspect, ()) if s is not None and math.isfinite(s)]
+        if seen:
+            ranges[aspect] = (min(seen), max(seen))
+    return ranges
 
 
-#: What `disagreements(..., details=False)` reads of each judgment.
-BRIEF_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution", "template_version", "signature",
-                 "created")
+#: What `disagreements(..., details=False)` reads of each judgment (its template version and
+#: signature are the combination's own).
+BRIEF_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution")
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -58,42 +61,49 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     Raises StoreError when nothing is scored on `dataset`.
     """
     version, signature = resolve(store, dataset, combo)
-    items = {item.id: item for item in store.items(dataset)}
-    frame = store.judgments(dataset, version, signature, columns=None if details else BRIEF_COLUMNS)
-    frame = frame[frame["item_id"].isin(items)].reset_index(drop=True)
+    items = store.items(dataset)
+    by_id = {item.id: item for item in items}
+    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else BRIEF_COLUMNS), by_id)
+    frame["template_version"], frame["signature"] = version, signature
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
     template = store.template(version)
-    for column in ("group", "system", "level"):
-        frame[column] = [getattr(items[i], column) for i in frame["item_id"]]
-    ranges = human_ranges(list(items.values()))
-    human_aspects = list(ranges)
+    judged = [by_id[i] for i in frame["item_id"].tolist()]
+    for column in ("system", "group", "level"):
+        frame[column] = [getattr(item, column) for item in judged]
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ()), "system", "group", "level", "template_version",
                  "signature"]].copy()
-    out["aspect_name"] = out["aspect"]
-    for column in ("human", "human_score", "judge_01", "human_01", "scale_min", "scale_max", "human_min",
-                   "human_max"):
-        out[column] = np.nan if column != "human" else None
-    for key, rows in out.groupby("aspect").groups.items():
+    human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+    keys = out["aspect"].to_numpy(dtype=object)
+    names, humans = keys.copy(), np.full(len(out), None, dtype=object)
+    columns = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
+                                                      "human_min", "human_max")}
+    scores = out["score"].to_numpy(dtype=float)
+    for key in dict.fromkeys(keys):
+        rows = np.flatnonzero(keys == key)
         try:
-            out.loc[rows, "aspect_name"] = part_name(template, key)
+            names[rows] = part_name(template, key)
             aspect = template.aspect(key)
         except TemplateError:  # a part (a checklist question, an order), or an aspect the stored template no
             continue           # longer has: named, but not normalized nor compared with people
+        columns["scale_min"][rows], columns["scale_max"][rows] = aspect.min, aspect.max
+        columns["judge_01"][rows] = normalized(scores[rows], aspect.min, aspect.max)
         human = human_aspect_for(template, key, human_aspects)
-        out.loc[rows, "scale_min"], out.loc[rows, "scale_max"] = aspect.min, aspect.max
-        out.loc[rows, "judge_01"] = normalized(out.loc[rows, "score"], aspect.min, aspect.max)
-        if human is None:
+        ranges = human_ranges(items, [human]) if human else {}
+        if human not in ranges:
             continue
         low, high = ranges[human]
-        values = np.array([items[i].human_mean(human) for i in frame.loc[rows, "item_id"]], dtype=float)
-        out.loc[rows, "human"] = human
-        out.loc[rows, "human_score"] = values
-        out.loc[rows, "human_min"], out.loc[rows, "human_max"] = low, high
-        out.loc[rows, "human_01"] = normalized(values, low, high)
-    out["disagreement"] = (out["judge_01"] - out["human_01"]).abs()
-    out["response"] = [items[i].response for i in out["item_id"]]
+        values = np.array([judged[row].human_mean(human) for row in rows], dtype=float)
+        humans[rows] = human
+        columns["human_score"][rows] = values
+        columns["human_min"][rows], columns["human_max"][rows] = low, high
+        columns["human_01"][rows] = normalized(values, low, high)
+    out["aspect_name"], out["human"] = names, pd.Series(humans, index=out.index, dtype=object)
+    for column in ("human_score", "judge_01", "human_01", "scale_min", "scale_max", "human_min", "human_max"):
+        out[column] = columns[column]
+    out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
+    out["response"] = [item.response for item in judged]
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]

@@ -69,37 +69,42 @@ def _scale(rows: pd.DataFrame, low: str, high: str) -> str:
 def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
     """Judge score against the human mean, one point per item, coloured by system.
 
-    Both axes get a small deterministic jitter (the hover shows the exact scores, the item id,
-    the system and the response's first 120 characters); `customdata[0]` of every point is its
-    item id, so a selection can open the item. WebGL above 5000 points.
+    Both axes get a small deterministic jitter. The hover shows the item id, the system, the
+    exact scores and, up to WEBGL_ABOVE points, the response's first 120 characters (beyond, the
+    texts would weigh megabytes in the browser: a click opens the item in Inspect). The
+    `customdata` of every point is its item id, so a selection can open the item. WebGL above
+    WEBGL_ABOVE points.
     """
-    import plotly.express as px
+    import plotly.graph_objects as go
 
-    rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"]).copy()
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     rng = np.random.default_rng(0)
+    jittered = {}
     for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
         span = float((rows[high] - rows[low]).max()) if len(rows) else 1.0
         span = span if np.isfinite(span) and span > 0 else 1.0
-        rows[f"{column}_jitter"] = rows[column] + rng.uniform(-JITTER, JITTER, len(rows)) * span
-    rows["snippet"] = [html.escape(clip(str(text), SNIPPET)) for text in rows["response"]]
-    rows["system_shown"] = [html.escape(str(s) or "(no system)") for s in rows["system"]]
-    figure = px.scatter(
-        rows, x="human_score_jitter", y="score_jitter", color="system_shown",
-        custom_data=["item_id", "system_shown", "snippet", "score", "human_score"],
-        render_mode="webgl" if len(rows) > WEBGL_ABOVE else "auto", color_discrete_sequence=COLOURS,
-        labels={"human_score_jitter":
-                f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
-                "score_jitter": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
-                "system_shown": "system"},
+        jittered[column] = rows[column].to_numpy(dtype=float) + rng.uniform(-JITTER, JITTER, len(rows)) * span
+    ids = rows["item_id"].to_numpy(dtype=object)
+    systems = np.array([html.escape(str(s) or "(no system)") for s in rows["system"].tolist()], dtype=object)
+    snippets = len(rows) <= WEBGL_ABOVE
+    hover = np.array([f"item {html.escape(str(item))}<br>system: {system}<br>judge {judge:.2f} · human {people:.2f}"
+                      + (f"<br>{html.escape(clip(str(text), SNIPPET))}" if snippets else "")
+                      for item, system, judge, people, text in
+                      zip(ids, systems, rows["score"].tolist(), rows["human_score"].tolist(),
+                          rows["response"].tolist() if snippets else [""] * len(rows))], dtype=object)
+    trace = go.Scattergl if len(rows) > WEBGL_ABOVE else go.Scatter
+    figure = go.Figure([
+        trace(x=jittered["human_score"][shown], y=jittered["score"][shown], customdata=ids[shown], text=hover[shown],
+              mode="markers", name=system, legendgroup=system,
+              marker={"color": colour(index), "size": 7, "opacity": 0.75}, hovertemplate="%{text}<extra></extra>")
+        for index, system in enumerate(dict.fromkeys(systems)) for shown in [np.flatnonzero(systems == system)]
+    ])
+    figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items",
-    )
-    figure.update_traces(
-        marker={"size": 7, "opacity": 0.75},
-        hovertemplate=("item %{customdata[0]}<br>system: %{customdata[1]}<br>"
-                       "judge %{customdata[3]:.2f} · human %{customdata[4]:.2f}<br>%{customdata[2]}<extra></extra>"),
-    )
-    figure.update_layout(legend={"orientation": "h", "y": -0.25}, margin={"t": 50})
+        xaxis_title=f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
+        yaxis_title=f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
+        legend={"title": {"text": "system"}, "orientation": "h", "y": -0.25}, margin={"t": 50})
     return figure
 
 
