@@ -117,6 +117,31 @@ def test_judgments_can_be_read_without_their_calls(store):
         store.judgments("mine", columns=("item_id", "prompt"))
 
 
+def test_a_read_is_served_again_only_until_the_file_changes(file_store, monkeypatch):
+    items = make_items(4, dataset="mine")
+    file_store.save_dataset(Dataset("mine", "x.json", "table", items))
+    template = make_template()
+    geval.score(file_store, items[:2], template, geval.make_judge("scripted"), "mine")
+    reads = []
+    real = pd.read_sql_query
+    monkeypatch.setattr(pd, "read_sql_query", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    first = file_store.judgments("mine", columns=("item_id", "score"))
+    first.loc[0, "score"] = -1.0  # a caller's change stays its own
+    again = file_store.judgments("mine", columns=("item_id", "score"))
+    assert len(reads) == 1 and len(again) == 2 and (again["score"] >= 0).all()
+    assert len(file_store.combos("mine")) == len(file_store.combos("mine")) == 1 and len(reads) == 2
+    geval.score(file_store, items[2:3], template, geval.make_judge("scripted"), "mine")  # a write of this connection
+    assert len(file_store.judgments("mine", columns=("item_id", "score"))) == 3
+    assert int(file_store.combos("mine")["ok"].iloc[0]) == 3
+    other = geval.Store(file_store.path)  # and one of another connection
+    try:
+        geval.score(other, items[3:], template, geval.make_judge("scripted"), "mine")
+    finally:
+        other.close()
+    assert len(file_store.judgments("mine", columns=("item_id", "score"))) == 4
+    assert int(file_store.combos("mine")["ok"].iloc[0]) == 4
+
+
 def test_saving_a_dataset_again_does_not_duplicate_items(store):
     dataset = Dataset("mine", "x.json", "table", make_items(4, dataset="mine"))
     store.save_dataset(dataset)

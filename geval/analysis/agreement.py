@@ -224,10 +224,9 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
     return row["template_version"], row["signature"]
 
 
-#: What `judge_scores` reads of each judgment, by score variant (not its prompt nor its answer).
-SCORE_COLUMNS = {"wmean": ("item_id", "aspect", "status", "score"),
-                 "argmax": ("item_id", "aspect", "status", "score", "distribution"),
-                 "samples": ("item_id", "aspect", "status", "score", "signature", "call_key")}
+#: What `judge_scores` and `disagreements(..., details=False)` read of each judgment (not its
+#: prompt nor its answer): the same columns, so that the store serves the second from the first read.
+SCORE_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution")
 
 
 def of_items(frame: pd.DataFrame, ids: Collection[str]) -> pd.DataFrame:
@@ -244,10 +243,11 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     is scored with it."""
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset) if items is None else items
-    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS.get(variant, SCORE_COLUMNS["wmean"]))
-    frame = of_items(frame, {item.id for item in items})
+    columns = SCORE_COLUMNS + (("call_key",) if variant == "samples" else ())
+    frame = of_items(store.judgments(dataset, version, signature, columns=columns), {item.id for item in items})
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+    frame["signature"] = signature  # the combination's own, for what a variant says of it
     if variant == "samples":
         frame = with_samples(store, frame)
     frame = frame.assign(score=variant_scores(frame, variant, k))

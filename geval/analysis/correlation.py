@@ -359,28 +359,31 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
     per_group = within_groups(x, y, resamples, metrics)
     results = {}
     for metric in metrics:
+        defined = int(np.isfinite(per_group[metric]).sum())
+        if defined < MIN_GROUPS:
+            results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
+                                          f"n/a ({defined} groups): the group level needs at least {MIN_GROUPS} "
+                                          f"groups with {MIN_GROUP_ITEMS} or more items and varying scores")
+    shown = [metric for metric in metrics if metric not in results]
+    boot = group_mean_bootstrap(np.column_stack([per_group[m] for m in shown]), resamples) if shown else None
+    for column, metric in enumerate(shown):
         values = per_group[metric]
         defined = np.isfinite(values)
-        if defined.sum() < MIN_GROUPS:
-            results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, int(defined.sum()),
-                                          f"n/a ({int(defined.sum())} groups): the group level needs at least "
-                                          f"{MIN_GROUPS} groups with {MIN_GROUP_ITEMS} or more items and varying "
-                                          "scores")
-            continue
         dropped = int((~defined).sum())
         note = (f"{dropped} of {resamples.n_groups} groups left out (fewer than {MIN_GROUP_ITEMS} items, or constant "
                 "scores)") if dropped else ""
-        low, high = percentile_interval(group_mean_bootstrap(values, resamples))
+        low, high = percentile_interval(boot[:, column])
         results[metric] = Correlation(metric, "group", float(values[defined].mean()), low, high, int(defined.sum()),
                                       note)
-    return results
+    return {metric: results[metric] for metric in metrics}
 
 
 def group_mean_bootstrap(per_group: np.ndarray, resamples: Resamples) -> np.ndarray:
-    """The mean of the defined per-group values in every resample (groups counted as drawn)."""
+    """The mean of the defined per-group values in every resample (groups counted as drawn): a
+    value per resample, or for several columns of values (groups x k) a row per resample."""
     defined = np.isfinite(per_group)
     values = np.where(defined, per_group, 0.0)
-    out = np.empty(len(resamples.draws))
+    out = np.empty((len(resamples.draws), *per_group.shape[1:]))
     for start, counts in resamples.counts():
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + len(counts)] = (counts @ values) / (counts @ defined)
@@ -459,27 +462,28 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
     rows = np.bincount(system_of)
     full_x, full_y = (np.bincount(system_of, weights=v[named]) / rows for v in (x, y))  # summed in row order
+    boot = _system_bootstrap(metrics, per_group, resamples) if resamples.enough else {}
     results = {}
     for metric in metrics:
         value = correlate(metric, full_x, full_y)
-        low, high = percentile_interval(_system_bootstrap(metric, per_group, resamples)) if resamples.enough \
-            else (math.nan, math.nan)
+        low, high = percentile_interval(boot[metric]) if resamples.enough else (math.nan, math.nan)
         note = "undefined: constant system means" if math.isnan(value) else \
             (few_groups(resamples.n_groups) if not resamples.enough else "")
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
 
 
-def _system_bootstrap(metric: str, per_group: np.ndarray, resamples: Resamples) -> np.ndarray:
-    """The system-level correlation in every resample: each system's means from the per-group
-    rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a column per
-    system in each), weighted by how often each group was drawn."""
-    out = np.empty(len(resamples.draws))
+def _system_bootstrap(metrics, per_group: np.ndarray, resamples: Resamples) -> dict[str, np.ndarray]:
+    """Each metric's system-level correlation in every resample: each system's means from the
+    per-group rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a
+    column per system in each), weighted by how often each group was drawn."""
+    out = {metric: np.empty(len(resamples.draws)) for metric in metrics}
     for start, counts in resamples.counts():
         n, sx, sy = np.hsplit(counts @ per_group, 3)
         with np.errstate(invalid="ignore", divide="ignore"):
-            out[start:start + len(counts)] = rowwise(metric, np.where(n > 0, sx / n, np.nan),
-                                                     np.where(n > 0, sy / n, np.nan))
+            means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
+        for metric in metrics:
+            out[metric][start:start + len(counts)] = rowwise(metric, *means)
     return out
 
 

@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import human_aspect_for, of_items, resolve
+from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
 from geval.judging.layouts import part_name
@@ -39,9 +39,6 @@ def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[st
     return ranges
 
 
-#: What `disagreements(..., details=False)` reads of each judgment (its template version and
-#: signature are the combination's own).
-BRIEF_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution")
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -63,7 +60,7 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset)
     by_id = {item.id: item for item in items}
-    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else BRIEF_COLUMNS), by_id)
+    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), by_id)
     frame["template_version"], frame["signature"] = version, signature
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")

@@ -26,7 +26,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -46,6 +46,8 @@ from geval.store import schema
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
+#: Results of reads kept until the next write (`Store._kept`): judgments of a combination, its combinations.
+READS_KEPT = 4
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
 
 
@@ -73,6 +75,7 @@ class Store:
         self.db = sqlite_utils.Database(conn)
         self.lock = threading.RLock()
         self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its items)
+        self._reads: dict[tuple, tuple[tuple[int, int], pd.DataFrame]] = {}  # `_kept`: key -> (data version, frame)
         with self.lock:
             if self.path != ":memory:":
                 self._enable_wal()
@@ -140,6 +143,19 @@ class Store:
                 if self.db.conn.in_transaction:
                     self.db.conn.execute("ROLLBACK")
                 raise
+
+    def _kept(self, key: tuple, read: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """`read()`, or what it gave the last time with this key when nothing has been written to
+        the file since, by this connection or any other (the connection's change count and SQLite's
+        data_version); READS_KEPT results are kept. A shallow copy: a caller's changes stay its own."""
+        with self.lock:
+            version = (self.db.conn.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0])
+            found = self._reads.get(key)
+            if found is None or found[0] != version:
+                self._reads.pop(key, None)
+                found = (version, read())
+                self._reads = dict([*list(self._reads.items())[-(READS_KEPT - 1):], (key, found)])
+            return found[1].copy(deep=False)
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
@@ -383,8 +399,7 @@ class Store:
                       FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        with self.lock:
-            return pd.read_sql_query(sql, self.db.conn, params=args)
+        return self._kept((sql, *args), lambda: pd.read_sql_query(sql, self.db.conn, params=args))
 
     def seconds_per_call(self, settings: list[dict], last: int = 200) -> tuple[float, int] | None:
         """The median time a cached call made with any of these judge `settings` took (seconds),
@@ -424,6 +439,11 @@ class Store:
         return found
 
     def combos(self, dataset: str) -> pd.DataFrame:
+        """Each (template version, judge signature) scored on `dataset`, most recent first (see
+        `_combos`; kept until the next write)."""
+        return self._kept(("combos", dataset), lambda: self._combos(dataset))
+
+    def _combos(self, dataset: str) -> pd.DataFrame:
         """Each (template version, judge signature) scored on `dataset`, most recent first.
 
         Parts of aspects (a checklist's questions, a batch's orders: keys with "#") are not counted.
