@@ -4,6 +4,7 @@ a variant that is better by construction, reports it on the test groups, and res
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from helpers import make_items, make_template, scripted
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect
 from geval.reporting import report
-from geval.tuning.search import TuneError, split_groups, tune
+from geval.tuning.search import TuneError, searched_together, split_groups, tune
 from geval.tuning.variants import only_aspect, with_examples
 
 START = make_template(name="test-naturalness", aspects=(("Naturalness", 1, 3, "Natural"),),
@@ -125,3 +126,31 @@ def test_a_search_within_chosen_groups_neither_judges_nor_shows_any_other(stored
     assert seen and seen <= allowed
     with pytest.raises(TuneError, match="in the groups chosen"):
         tune(stored, "synthetic", judge, "Natural", budget=100, start=START, groups={"no such group"})
+
+
+def test_searches_of_several_aspects_are_read_together_on_their_test_groups(store):
+    items = [replace(item, human={"Natural": item.human["Natural"], "Engaging": (float(1 + k % 2), 2.0),
+                                  "Overall": (float(1 + (k * 3) % 5), 3.0)}) for k, item in enumerate(ITEMS)]
+    store.save_dataset(Dataset("synthetic", "synthetic.json", "usr", items))
+    engaging = make_template(name="test-engagingness", aspects=(("Engagingness", 1, 3, "Engaging"),),
+                             body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Engagingness:")
+    results = {human: tune(store, "synthetic", scripted(good_with_examples), human, budget=2000, start=start, seed=1,
+                           others=[]) for human, start in (("Natural", START), ("Engaging", engaging))}
+    together = searched_together(store, "synthetic", n_boot=200).set_index("column")
+    assert list(together.index) == ["Natural", "Engaging", "mean of aspects → Overall", "average"]
+    for human, result in results.items():  # each aspect as its own search read it on the test groups
+        assert together.loc[human, "b"] == pytest.approx(result.test["winner"], abs=1e-12)
+        assert together.loc[human, "a"] == pytest.approx(result.test["start"], abs=1e-12)
+        assert together.loc[human, "n"] == result.test["n"] == 30
+    assert together.loc["average", "b"] == pytest.approx(np.mean([r.test["winner"] for r in results.values()]))
+    by_id = {item.id: item for item in items}
+    test_items = results["Natural"].test["items"]
+    winners = np.mean([(np.asarray(r.test["winner_scores"]) - r.test["winner_scale"][0])
+                       / (r.test["winner_scale"][1] - r.test["winner_scale"][0]) for r in results.values()], axis=0)
+    overall = [by_id[i].human_mean("Overall") for i in test_items]
+    assert together.loc["mean of aspects → Overall", "b"] == pytest.approx(np.corrcoef(winners, overall)[0, 1])
+    assert (together["b_low"] <= together["b"] + 1e-9).all() and (together["b"] <= together["b_high"] + 1e-9).all()
+    assert together.loc["mean of aspects → Overall", "b_high"] > together.loc["mean of aspects → Overall", "b_low"]
+    assert all(set(by_id[i].group for i in test_items) == set(r.test_groups) for r in results.values())
+    section = report(store, "synthetic", figures=False, baselines=()).markdown()
+    assert "### The searches together, on their test groups" in section

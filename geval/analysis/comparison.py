@@ -28,6 +28,7 @@ from geval.analysis.correlation import (
     group_mean_bootstrap,
     interval_note,
     item_bootstrap,
+    percentile_interval,
     within_groups,
 )
 from geval.analysis.disagreement import disagreements
@@ -185,7 +186,8 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
     inside each group, then the mean over the groups where both are defined), and for the mean
     of the `average` columns' differences. Every column is resampled with the same draws of
     whole groups, so the average's interval is paired too. Each dict: column, a, b,
-    difference, low, high, p (two-sided, as `paired_difference`), n (items), groups, note."""
+    difference, low, high, p (two-sided, as `paired_difference`), n (items), groups, note, and
+    each side's own interval from the same draws (a_low, a_high, b_low, b_high)."""
     if level not in ("item", "group"):
         raise ValueError(f"level '{level}' is not compared pairwise; use item or group")
     groups = np.asarray(groups).astype(str)
@@ -197,8 +199,8 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
         if level == "item":
             r_a, r_b = correlate(metric, a[keep], human[keep]), correlate(metric, b[keep], human[keep])
             difference = r_b - r_a
-            boot = (item_bootstrap(b[keep], human[keep], resamples, (metric,), rows=keep)[metric]
-                    - item_bootstrap(a[keep], human[keep], resamples, (metric,), rows=keep)[metric])
+            sides = [item_bootstrap(v[keep], human[keep], resamples, (metric,), rows=keep)[metric] for v in (a, b)]
+            boot = sides[1] - sides[0]
             note = ""
         else:
             per_a, per_b = _per_group(a, human, groups, keep, resamples, metric), \
@@ -208,17 +210,19 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
                 float(np.nanmean(per_b)) if both.any() else math.nan
             difference = float(np.mean(per_b[both] - per_a[both])) if both.any() else math.nan
             boot = group_mean_bootstrap(np.where(both, per_b - per_a, np.nan), resamples)
+            sides = list(group_mean_bootstrap(np.column_stack([np.where(both, per, np.nan) for per in (per_a, per_b)]),
+                                              resamples).T)
             note = f"difference over the {int(both.sum())} groups where both are defined"
-        boots[name] = boot
-        found.append(_paired_row(name, r_a, r_b, difference, boot, len(keep), resamples, note))
+        boots[name] = (*sides, boot)
+        found.append(_paired_row(name, r_a, r_b, difference, boots[name], len(keep), resamples, note))
     averaged = [name for name in average if name in boots]
     if len(averaged) > 1:
         mine = [row for row in found if row["column"] in averaged]
         found.append(_paired_row(AVERAGE, float(np.mean([r["a"] for r in mine])),
                                  float(np.mean([r["b"] for r in mine])),
                                  float(np.mean([r["difference"] for r in mine])),
-                                 np.mean([boots[name] for name in averaged], axis=0), max(r["n"] for r in mine),
-                                 resamples, f"mean over {', '.join(averaged)}"))
+                                 [np.mean([boots[name][part] for name in averaged], axis=0) for part in (0, 1, 2)],
+                                 max(r["n"] for r in mine), resamples, f"mean over {', '.join(averaged)}"))
     return found
 
 
@@ -233,8 +237,11 @@ def _per_group(scores: np.ndarray, human: np.ndarray, groups: np.ndarray, keep: 
     return out
 
 
-def _paired_row(name: str, a: float, b: float, difference: float, boot: np.ndarray, n: int, resamples: Resamples,
-                note: str) -> dict:
+def _paired_row(name: str, a: float, b: float, difference: float, boots: tuple[np.ndarray, ...], n: int,
+                resamples: Resamples, note: str) -> dict:
+    """The row of one column from its bootstrap values (side a, side b, b - a): each side's
+    interval, and the difference's with its p-value."""
+    *sides, boot = boots
     finite = boot[np.isfinite(boot)]
     low = high = p = math.nan
     if not resamples.enough:
@@ -243,5 +250,8 @@ def _paired_row(name: str, a: float, b: float, difference: float, boot: np.ndarr
         low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
         against = np.mean(finite <= 0) if difference > 0 else np.mean(finite >= 0)
         p = 1.0 if difference == 0 else float(min(1.0, 2 * against))
+    (a_low, a_high), (b_low, b_high) = ((percentile_interval(side) if resamples.enough and math.isfinite(value)
+                                         else (math.nan, math.nan)) for side, value in zip(sides, (a, b)))
     return {"column": name, "a": a, "b": b, "difference": difference, "low": low, "high": high, "p": p, "n": n,
-            "groups": resamples.n_groups, "note": note}
+            "groups": resamples.n_groups, "note": note, "a_low": a_low, "a_high": a_high, "b_low": b_low,
+            "b_high": b_high}

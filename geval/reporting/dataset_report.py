@@ -56,6 +56,7 @@ from geval.reporting.tables import (
     verdict,
 )
 from geval.store import Store
+from geval.tuning.search import searched_together
 from geval.version import __version__
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
@@ -361,6 +362,28 @@ def _searches(store: Store, name: str) -> list:
                  "chose its winner on the tune part only, and is read here on the test part only: the winner's "
                  f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
                  "the starting template's, and the paired-bootstrap difference with its p-value."),
+            Table(pd.DataFrame(rows)), *_searched_together(store, name)]
+
+
+def _searched_together(store: Store, name: str) -> list:
+    """Searches of several human aspects on the same test groups, read together (`searched_together`)."""
+    together = searched_together(store, name)
+    if together.empty:
+        return []
+    level = together["level"].iloc[0]
+    rows = [{"": column, "starts": reading(a, a_low, a_high, level, n, groups),
+             "winners (each chosen on the tune groups)": reading(b, b_low, b_high, level, n, groups),
+             "winners − starts": difference_reading(d, low, high, p)}
+            for column, a, a_low, a_high, b, b_low, b_high, d, low, high, p, n, groups in
+            zip(*(together[c] for c in ("column", "a", "a_low", "a_high", "b", "b_low", "b_high", "difference", "low",
+                                        "high", "p", "n", "groups")))]
+    return [Heading("The searches together, on their test groups", 3),
+            Text(f"The searches above that share their judge and test groups ({int(together['groups'].iloc[0])} "
+                 f"groups), each aspect's winner beside its start on those groups only, as one row of the "
+                 f"leaderboard would read them ({together['metric'].iloc[0]}, {level} level): `average` is the mean "
+                 "of the aspects' correlations and `mean of aspects → Overall` sets the mean of the winners' scores "
+                 "(each mapped onto 0-1 by its scale) against the people's Overall. Intervals: 95%, bootstrap over "
+                 "the test groups, the same draws for every row, the difference paired."),
             Table(pd.DataFrame(rows))]
 
 

@@ -29,8 +29,8 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import judge_scores
-from geval.analysis.comparison import paired_difference
+from geval.analysis.agreement import MEAN_OF_ASPECTS, judge_scores, mean_of_aspects
+from geval.analysis.comparison import paired_columns, paired_difference
 from geval.analysis.correlation import Resamples, agreement, correlate, within_groups
 from geval.analysis.protocols import Protocol, generic, protocols_for
 from geval.data.items import Item
@@ -304,6 +304,45 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     return result
 
 
+def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+    """The kept searches of `dataset` that share their judge and test groups (the largest such
+    set of two or more human aspects), read together on those test groups only: a row per human
+    aspect searched, their average and, when the items have the protocol's Overall, the mean of
+    the aspects against it (each score mapped onto 0-1 by its scale). Per row, the starts (a) and
+    the winners (b) in the protocol's metric at its level, each with its 95% interval, and winners
+    minus starts with its paired-bootstrap interval and p-value, every row on the same draws of
+    groups (`geval.analysis.comparison.paired_columns`). Empty when there is no such set."""
+    found: dict[tuple, dict[str, dict]] = {}
+    for search in store.searches(dataset):
+        if search["test"].get("winner_scores") is not None:
+            found.setdefault((search["judge"], tuple(search["test_groups"])), {})[search["human"]] = search
+    together = max(found.values(), key=len, default={})
+    if len(together) < 2:
+        return pd.DataFrame()
+    by_id = {item.id: item for item in store.items(dataset)}
+    ids = list(dict.fromkeys(i for search in together.values() for i in search["test"]["items"] if i in by_id))
+    protocol = _protocol(store, dataset, [by_id[i] for i in ids])
+    sides = {}
+    for human, search in together.items():
+        test = search["test"]
+        sides[human] = {side: (pd.Series(test[f"{side}_scores"], index=test["items"], dtype=float).reindex(ids),
+                               tuple(test[f"{side}_scale"])) for side in ("start", "winner")}
+    columns = {human: (sides[human]["start"][0], sides[human]["winner"][0],
+                       [by_id[i].human_mean(human) if human in by_id[i].human else math.nan for i in ids])
+               for human in together}
+    overall = next((h for h in by_id[ids[0]].human if h.lower() == (protocol.overall or "").lower()), None)
+    averaged = [human for human in together if human != overall]
+    if overall and len(averaged) > 1:
+        mean = {side: mean_of_aspects(pd.DataFrame({h: sides[h][side][0] for h in averaged}),
+                                      {h: sides[h][side][1] for h in averaged}) for side in ("start", "winner")}
+        columns[f"{MEAN_OF_ASPECTS} → {overall}"] = (mean["start"], mean["winner"],
+                                                     [by_id[i].human_mean(overall) for i in ids])
+    level = protocol.levels[0] if protocol.levels[0] in ("item", "group") else "item"
+    rows = paired_columns({name: tuple(np.asarray(v, dtype=float) for v in parts) for name, parts in columns.items()},
+                          [by_id[i].group or i for i in ids], level, protocol.primary, averaged, n_boot, seed)
+    return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
+
+
 class _Search:
     """Scoring candidates on items and reading their agreement, within the budget."""
 
@@ -424,7 +463,15 @@ class _Search:
         [found] = agreement(b, human, groups, levels=(level,), metrics=(metric,))
         paired = _paired(self.protocol, a, b, human, groups)
         return {"winner": found.value, "low": found.low, "high": found.high, "n": found.n,
-                "start": _correlation(self.protocol, a, human, groups), **paired}
+                "start": _correlation(self.protocol, a, human, groups), **paired,
+                # what `searched_together` reads several searches' test parts with
+                "items": [i.id for i in items], "winner_scores": b.tolist(), "start_scores": a.tolist(),
+                "winner_scale": self._scale(winner), "start_scale": self._scale(start)}
+
+    def _scale(self, candidate: Candidate) -> list[float]:
+        """The scale of a candidate's scores: its aspect's, or 0-1 for an ensemble."""
+        aspect = self._aspect(candidate)
+        return [0.0, 1.0] if candidate.members else [float(aspect.min), float(aspect.max)]
 
     def template_of(self, candidate: Candidate) -> Template | None:
         """The template a candidate asks with (None for an ensemble)."""
