@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from helpers import make_items, make_template, scripted
 
+import geval
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect
 from geval.reporting import report
@@ -154,3 +155,6 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
     assert all(set(by_id[i].group for i in test_items) == set(r.test_groups) for r in results.values())
     section = report(store, "synthetic", figures=False, baselines=()).markdown()
     assert "### The searches together, on their test groups" in section
+    board = geval.leaderboard(store, "synthetic", baselines=(), ceiling=False)  # variants: in that section only
+    assert set(board.rows["row"]) == {"G-EVAL, one prompt per aspect (test-*) · scripted: hashed"}
+    assert any("made by prompt searches (test-engagingness~k2-stratified" in line for line in board.skipped)

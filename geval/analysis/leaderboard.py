@@ -41,6 +41,7 @@ from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name
+from geval.judging.templates import VARIANT
 from geval.store import Store
 
 CEILING = "people (leave-one-annotator-out)"
@@ -238,9 +239,13 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
         raise VariantError(f"score variant '{unknown[0]}' is unknown; use one of {', '.join(VARIANTS)}")
     members: dict[tuple, list] = {}  # one-aspect templates of one judge named alike: one row
     rows_of: list[tuple[str, list]] = []  # (label without the variant, [(version, signature)])
+    searched = []  # variants made by prompt searches: read on their test groups in the report, not here
     for version, signature, blob in zip(combos["template_version"], combos["signature"], combos["signature_json"]):
         key, fields = _judge_fields(blob)
         template = store.template(version)
+        if VARIANT in template.name:
+            searched.append(template.name)
+            continue
         if len(template.aspects) == 1:
             human = (template.aspects[0].human or template.aspects[0].name).lower()
             taken = members.setdefault((key, name_family(template)), [])
@@ -252,6 +257,10 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
               for (key, family), taken in members.items() if len(taken) > 1]
     rows_of = merged + rows_of + [(f"G-EVAL {taken[0][2].label} · {judge_name(taken[0][1])}", [taken[0][3]])
                                   for taken in members.values() if len(taken) == 1]
+    if searched:
+        skipped.append(f"{len(searched)} template versions made by prompt searches ({', '.join(sorted(set(searched)))}) "
+                       "are left out: each was scored on the groups its search chose it on; the report's section on "
+                       "prompt searches reads each winner on its test groups only")
     rows = []
     for variant in variants:
         suffix = "" if variant == "wmean" else f" [{variant}]"

@@ -63,6 +63,8 @@ KINDS = ("form", "checklist", "batch")
 ANSWERS = ("No", "Yes")
 #: Marks a part of an aspect in storage keys: a checklist question ("naturalness#q2"), an order ("naturalness#order1").
 PART = "#"
+#: Marks a template made from another by a prompt search (`geval.tuning.variants`): "<name>~<what changed>".
+VARIANT = "~"
 #: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the repository.
 PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or Path(__file__).resolve().parents[2] / "prompts")
 

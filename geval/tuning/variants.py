@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from geval.data.items import PLACEHOLDERS
 from geval.errors import TemplateError
-from geval.judging.templates import PLACEHOLDER, Template, parse_template
+from geval.judging.templates import PLACEHOLDER, VARIANT, Template, parse_template
 
 #: What the examples block says before and after them.
 EXAMPLES_BLOCK = "Here are examples rated by people, with the mean of their scores:\n\n{{examples}}\n\nNow the one to rate.\n\n"
@@ -91,7 +91,7 @@ def _block_name(block: list[str]) -> str:
 def _reparse(template: Template, header: list[str], body: str, what: str, suffix: str) -> Template:
     """The edited text, parsed, named `<name>~<suffix>` so that it never reads as the original
     (a leaderboard puts one-aspect templates named alike in one row)."""
-    name = f"{template.name}~{suffix}"
+    name = f"{template.name}{VARIANT}{suffix}"
     header = [f'name = "{name}"' if re.match(r"\s*name\s*=", line) and not _in_aspect(header, i) else line
               for i, line in enumerate(header)]
     text = "\n".join(["+++", f"# {template.label}, {what} (a variant made by geval tune)", *header, "+++", body])
