@@ -259,8 +259,8 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
                                   for taken in members.values() if len(taken) == 1]
     if searched:
         skipped.append(f"{len(searched)} template versions made by prompt searches ({', '.join(sorted(set(searched)))}) "
-                       "are left out: each was scored on the groups its search chose it on; the report's section on "
-                       "prompt searches reads each winner on its test groups only")
+                       "are left out: each was chosen on some of these items, so a row of it here would flatter it; "
+                       "the report's section on prompt searches reads each winner on its test groups only")
     rows = []
     for variant in variants:
         suffix = "" if variant == "wmean" else f" [{variant}]"
