@@ -489,3 +489,16 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == ("error: none of the protocols summeval-summary applies to dataset 'mine' "
                                             "(its items are at turn level); use --protocol generic"), done.stderr
+
+
+def test_a_checklists_answers_to_each_question_feed_its_held_out_combination(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", ("topicalchat-checklist",))
+    checklist = resolve_template("topicalchat-checklist")
+    questions = sum(len(a.questions) for a in checklist.aspects)
+    scored = geval.leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True,
+                               n_boot=N_BOOT)
+    label = f"G-EVAL {checklist.label} · scripted: hashed + baselines [held-out ridge combination, 5-fold CV by group]"
+    row = scored.rows.set_index("row").loc[label]
+    assert row["note"].startswith(f"uses human labels: each aspect predicted from 4 judge scores and {questions} "
+                                  "answers to parts of them (checklist questions, batch orders) and length")
+    assert all(f"|features:4 judge scores+{questions} parts|" in s for s in row["signature"].split("\n"))

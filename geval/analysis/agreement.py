@@ -38,6 +38,7 @@ from geval.analysis.protocols import Protocol, ProtocolError, generic, get_proto
 from geval.analysis.variants import variant_scores, with_samples
 from geval.data.items import Item
 from geval.errors import StoreError
+from geval.judging.layouts import parts
 from geval.judging.templates import Template
 from geval.store import Store
 
@@ -201,6 +202,7 @@ class JudgeScores:
     scores: pd.DataFrame
     humans: dict[str, str] = field(default_factory=dict)
     scales: dict[str, tuple[int, int]] = field(default_factory=dict)
+    parts: pd.DataFrame = field(default_factory=pd.DataFrame)  # a checklist's answers, a batch's orders, by part key
 
 
 def resolve(store: Store, dataset: str, combo: tuple[str | None, str | None] | None) -> tuple[str, str]:
@@ -258,8 +260,9 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
     scales = {a.key: (a.min, a.max) for a in present}
     first = store.judgments(dataset, version, signature, columns=("signature_json",), limit=1)
+    kept = [key for a in present for key in parts(template).get(a.key, []) if key in wide]
     return JudgeScores(template, signature, first["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
-                       humans, scales)
+                       humans, scales, wide[kept])
 
 
 def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",

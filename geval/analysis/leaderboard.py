@@ -70,6 +70,7 @@ class Row:
     calibration: str = ""  # "" or the method of `geval.calibration` whose held-out scores these are
     folds: int = 0
     uncalibrated: pd.DataFrame | None = None  # a calibrated row's judge scores, for its learned combination
+    parts: pd.DataFrame | None = None  # a judge's answers to checklist questions, its batch orders (`JudgeScores.parts`)
 
 
 @dataclass
@@ -307,7 +308,8 @@ def _judge_row(label: str, members: list, variant: str, n_items: int) -> Row:
                scores, {k: h for m in members for k, h in m.humans.items()},
                {k: s for m in members for k, s in m.scales.items()},
                note=f"{len(scores)} of {n_items} items judged"
-               + (f"; score variant {variant}" if variant != "wmean" else ""))
+               + (f"; score variant {variant}" if variant != "wmean" else ""),
+               parts=pd.concat([m.parts for m in members], axis=1).reindex(scores.index))
 
 
 def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> Row | None:
@@ -390,8 +392,8 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
     by_id = {item.id: item for item in items}
     index = list(dict.fromkeys(i for row in judges for i in row.scores.index if i in by_id))
     groups = pd.Series([by_id[i].group or i for i in index], index=index)
-    judged = pd.concat([row.scores.reindex(index).astype(float).add_prefix(f"{k}:") for k, row in enumerate(judges)],
-                       axis=1)
+    judged = pd.concat([frame.reindex(index).astype(float).add_prefix(f"{k}:") for k, row in enumerate(judges)
+                        for frame in (row.scores, row.parts) if frame is not None], axis=1)
     shared = pd.DataFrame({b.label: b.scores.reindex(index).astype(float) for b in measured})
     features = pd.concat([judged, shared], axis=1)
     humans, scales = {}, {}
@@ -414,7 +416,10 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
             skipped.append(f"{name} + baselines, {column}: no item has every judge score and every baseline's score")
     if not out:
         return None
-    extra = {"combine": "ridge", "features": f"{judged.shape[1]} judge scores",
+    n_parts = sum(row.parts.shape[1] for row in judges if row.parts is not None)
+    what = f"{judged.shape[1] - n_parts} judge scores" + (f" and {n_parts} answers to parts of them (checklist "
+                                                          "questions, batch orders)" if n_parts else "")
+    extra = {"combine": "ridge", "features": f"{judged.shape[1] - n_parts} judge scores" + (f"+{n_parts} parts" if n_parts else ""),
              "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group", "alpha": "inner cv",
              "seed": seed}
     tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
@@ -423,7 +428,7 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
                [{**blob, **extra} for row in judges for blob in row.signatures_json],
                pd.DataFrame(out, index=index), {c: humans[c] for c in out},
                {c: scales[c] for c in out if scales[c]}, note=(
-                   f"uses human labels: each aspect predicted from {judged.shape[1]} judge scores"
+                   f"uses human labels: each aspect predicted from {what}"
                    + (f" ({'; '.join(row.label for row in judges)})" if len(judges) > 1 else "")
                    + f" and {', '.join(b.label for b in measured)} by a ridge regression fitted on the other folds' "
                    f"groups, its penalty chosen by a cross-validation within them (about "
