@@ -138,7 +138,7 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
     results = {human: tune(store, "synthetic", scripted(good_with_examples), human, budget=2000, start=start, seed=1,
                            others=[]) for human, start in (("Natural", START), ("Engaging", engaging))}
     together = searched_together(store, "synthetic", n_boot=200).set_index("column")
-    assert list(together.index) == ["Natural", "Engaging", "mean of aspects → Overall", "average"]
+    assert list(together.index) == ["Natural", "Engaging", "average", "mean of aspects → Overall"]
     for human, result in results.items():  # each aspect as its own search read it on the test groups
         assert together.loc[human, "b"] == pytest.approx(result.test["winner"], abs=1e-12)
         assert together.loc[human, "a"] == pytest.approx(result.test["start"], abs=1e-12)

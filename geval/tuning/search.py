@@ -340,6 +340,7 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
     level = protocol.levels[0] if protocol.levels[0] in ("item", "group") else "item"
     rows = paired_columns({name: tuple(np.asarray(v, dtype=float) for v in parts) for name, parts in columns.items()},
                           [by_id[i].group or i for i in ids], level, protocol.primary, averaged, n_boot, seed)
+    rows.sort(key=lambda row: row["column"].startswith(MEAN_OF_ASPECTS))  # the average before the mean of aspects
     return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
 
 
