@@ -350,3 +350,19 @@ def test_the_judge_distribution_figure_covers_the_whole_scale():
     figure = judge_distribution_figure({2: 0.25, 3: 0.75}, 1, 5, 2.75)
     assert list(figure.data[0].x) == [1, 2, 3, 4, 5]
     assert list(figure.data[0].y) == [0, 0.25, 0.75, 0, 0]
+
+
+def test_what_was_judged_says_what_each_way_of_asking_cost(store):
+    dataset = geval.load_dataset("topicalchat_usr_sample")
+    store.save_dataset(dataset)
+    dialogues = list(dict.fromkeys(item.group for item in dataset.items))[:2]
+    items = [item for item in dataset.items if item.group in dialogues]
+    for name in ("topicalchat-batch", "topicalchat-naturalness"):
+        geval.score(store, items, resolve_template(name), scripted(), dataset.name)
+    markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
+    header = next(line for line in markdown.splitlines() if line.startswith("| template version · judge |"))
+    assert header.split(" | ")[-4:] == ["judge calls", "prompt tokens per call", "judge time per item", "cost |"]
+    calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name}@")).split(" | ")[-4]
+             for name in ("topicalchat-batch", "topicalchat-naturalness")}
+    assert len(items) == 12 and calls == {"topicalchat-batch": "16",  # 2 dialogues x 4 aspects x 2 orders, shared
+                                          "topicalchat-naturalness": "12"}  # one per item

@@ -118,6 +118,7 @@ class _Scored:
     frame: pd.DataFrame
     table: pd.DataFrame
     judged: int
+    totals: dict[str, float]  # `Store.call_totals`
 
 
 def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, *,
@@ -212,6 +213,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
+            store.call_totals(name, version, signature),
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])]
 
@@ -233,9 +235,16 @@ def _judged(items, summary: str, scored: list[_Scored]) -> list:
                    "items judged": [f"{one.judged} of {len(items)}" for one in scored],
                    "unscored": [int((one.frame["status"] == "unscored").sum()) for one in scored],
                    "failed": [int((one.frame["status"] == "failed").sum()) for one in scored],
+                   "judge calls": [f"{one.totals['calls']:.0f}" for one in scored],
+                   "prompt tokens per call": [f"{one.totals['prompt_tokens'] / max(one.totals['calls'], 1):,.0f}"
+                                              for one in scored],
+                   "judge time per item": [f"{one.totals['seconds'] / max(one.judged, 1):.2f} s" for one in scored],
+                   "cost": [f"${one.totals['cost']:.4f}" for one in scored],
                })),
                Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
-                    "statistic.")]
+                    "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
+                    "serves every item of its group), their prompt tokens as rendered, and their time as measured "
+                    "when each call was made (so under the machine's load then), over the items judged.")]
     return blocks
 
 

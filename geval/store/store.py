@@ -401,6 +401,18 @@ class Store:
             sql += f" LIMIT {int(limit)}"
         return self._kept((sql, *args), lambda: pd.read_sql_query(sql, self.db.conn, params=args))
 
+    def call_totals(self, dataset: str, template_version: str, signature: str) -> dict[str, float]:
+        """The cached calls behind a combination's judgments, each once (a batch's call serves
+        several items): calls, prompt_tokens, completion_tokens, cost and seconds (their latencies
+        summed, as measured when each was made)."""
+        sql = """SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(latency) FROM calls
+                 WHERE key IN (SELECT call_key FROM judgments WHERE dataset = ? AND template_version = ?
+                               AND signature = ?)"""
+        with self.lock:
+            row = self.db.execute(sql, [dataset, template_version, signature]).fetchone()
+        names = ("calls", "prompt_tokens", "completion_tokens", "cost", "seconds")
+        return {name: float(value or 0) for name, value in zip(names, row)}
+
     def seconds_per_call(self, settings: list[dict], last: int = 200) -> tuple[float, int] | None:
         """The median time a cached call made with any of these judge `settings` took (seconds),
         over its `last` calls, and how many that is; None when none was made in this store."""
