@@ -39,8 +39,6 @@ def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[st
     return ranges
 
 
-
-
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
                   details: bool = True) -> pd.DataFrame:
     """One row per judgment of a scored (template version, signature) combination (default:
@@ -97,8 +95,8 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
         columns["human_min"][rows], columns["human_max"][rows] = low, high
         columns["human_01"][rows] = normalized(values, low, high)
     out["aspect_name"], out["human"] = names, pd.Series(humans, index=out.index, dtype=object)
-    for column in ("human_score", "judge_01", "human_01", "scale_min", "scale_max", "human_min", "human_max"):
-        out[column] = columns[column]
+    for column, values in columns.items():
+        out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
     out["response"] = [item.response for item in judged]
     if details:
