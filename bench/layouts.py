@@ -99,11 +99,11 @@ if __name__ == "__main__":
         print(f"{ONE_PROMPT_PER_ASPECT} (topicalchat-*, the reference): average Pearson "
               f"{agreed[ONE_PROMPT_PER_ASPECT][0]}, mean of aspects → Overall {agreed[ONE_PROMPT_PER_ASPECT][1]}")
     for name, f in figures.items():
-        average, overall = agreed.get(name, ("not in --store", ""))
+        agreement_text = (f"; average Pearson {agreed[name][0]}, mean of aspects → Overall {agreed[name][1]}"
+                          if name in agreed else "")
         print(f"{name:23} {f['seconds']:.3f} s per aspect judgment, {f['calls']:.1f} calls per item, "
               f"evaluated / rendered {f['evaluated']:.0f} / {f['rendered']:.0f} tokens per aspect judgment = "
-              f"{f['evaluated'] / f['rendered']:.3f}; naive / layout = {naive / f['seconds']:.1f}x; "
-              f"average Pearson {average}, mean of aspects → Overall {overall}")
+              f"{f['evaluated'] / f['rendered']:.3f}; naive / layout = {naive / f['seconds']:.1f}x{agreement_text}")
     print(f"FIGURE g: naive / layout per aspect judgment: "
           + ", ".join(f"{name.split('-')[1]} {naive / f['seconds']:.1f}x" for name, f in figures.items())
           + f" (goal >= 10x); on {len(timed)} items")

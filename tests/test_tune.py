@@ -155,6 +155,8 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
     assert all(set(by_id[i].group for i in test_items) == set(r.test_groups) for r in results.values())
     section = report(store, "synthetic", figures=False, baselines=()).markdown()
     assert "### The searches together, on their test groups" in section
+    variant = "test-engagingness~k2-stratified"  # scored on its search's groups only: not a row of the tables
+    assert f"made by prompt searches ({variant}" in section and f"## {variant}@" not in section
     board = geval.leaderboard(store, "synthetic", baselines=(), ceiling=False)  # variants: in that section only
     assert set(board.rows["row"]) == {"G-EVAL, one prompt per aspect (test-*) · scripted: hashed"}
     assert any("made by prompt searches (test-engagingness~k2-stratified" in line for line in board.skipped)

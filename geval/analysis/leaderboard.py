@@ -41,7 +41,6 @@ from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name
-from geval.judging.templates import VARIANT
 from geval.store import Store
 
 CEILING = "people (leave-one-annotator-out)"
@@ -244,7 +243,7 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
     for version, signature, blob in zip(combos["template_version"], combos["signature"], combos["signature_json"]):
         key, fields = _judge_fields(blob)
         template = store.template(version)
-        if VARIANT in template.name:
+        if template.made_by_search:
             searched.append(template.name)
             continue
         if len(template.aspects) == 1:

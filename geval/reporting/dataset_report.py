@@ -147,7 +147,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     summary = (dataset if isinstance(dataset, Dataset) else
                Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
     say = on_progress or (lambda message: None)
-    scored = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot)
+    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot)
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
@@ -161,7 +161,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         left_out = ""
     document = Document(f"{name}: agreement with people")
     document.add(Heading(document.title, 1), Text(_made(command), meta=True))
-    document.add(*_judged(items, summary, scored))
+    document.add(*_judged(items, summary, scored, searched))
     document.add(*_overview(scored, metric, figures))
     say(f"{name}: comparisons")
     document.add(*_comparisons(store, name, scored, metric, n_boot))
@@ -196,10 +196,14 @@ def _versions() -> str:
 
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
-            n_boot: int) -> list[_Scored]:
-    """The report's combinations, first scored first (the reference of the comparisons)."""
+            n_boot: int) -> tuple[list[_Scored], list[str]]:
+    """The report's combinations, first scored first (the reference of the comparisons), and the
+    names of the search variants left out of them (only when `combos` is not given)."""
     stored = store.combos(name)
     pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
+    searched = {version: store.template(version).name for version, _ in pairs if combos is None
+                and store.template(version).made_by_search}  # read on their test groups in the section on searches
+    pairs = [(version, signature) for version, signature in pairs if version not in searched]
     info = stored.set_index(["template_version", "signature"])
     current = {item.id for item in items}
     found = []
@@ -215,13 +219,13 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
             store.call_totals(name, version, signature),
         )))
-    return [one for _, one in sorted(found, key=lambda pair: pair[0])]
+    return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
 
 
 # --- sections -------------------------------------------------------------------------------
 
 
-def _judged(items, summary: str, scored: list[_Scored]) -> list:
+def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> list:
     blocks = [Heading("What was judged")]
     if not scored:
         return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
@@ -245,6 +249,10 @@ def _judged(items, summary: str, scored: list[_Scored]) -> list:
                     "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
                     "serves every item of its group), their prompt tokens as rendered, and their time as measured "
                     "when each call was made (so under the machine's load then), over the items judged.")]
+    if searched:
+        blocks.append(Text(f"Left out of this report's tables: {len(searched)} template versions made by prompt "
+                           f"searches ({', '.join(searched)}), each scored only on the groups its search chose; the "
+                           "section on prompt searches reads each winner on its test groups."))
     return blocks
 
 
