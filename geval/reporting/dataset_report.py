@@ -201,8 +201,11 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     names of the search variants left out of them (only when `combos` is not given)."""
     stored = store.combos(name)
     pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
-    searched = {version: store.template(version).name for version, _ in pairs if combos is None
-                and store.template(version).made_by_search}  # read on their test groups in the section on searches
+    searched: dict[str, str] = {}  # a search's variants by version: read on their test groups in their own section
+    for version, _ in pairs if combos is None else ():
+        template = store.template(version)
+        if template.made_by_search:
+            searched[version] = template.name
     pairs = [(version, signature) for version, signature in pairs if version not in searched]
     info = stored.set_index(["template_version", "signature"])
     current = {item.id for item in items}
