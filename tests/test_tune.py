@@ -129,6 +129,11 @@ def test_a_search_within_chosen_groups_neither_judges_nor_shows_any_other(stored
         tune(stored, "synthetic", judge, "Natural", budget=100, start=START, groups={"no such group"})
 
 
+def test_a_misspelt_human_aspect_is_named_with_the_datasets_aspects(stored):
+    with pytest.raises(TuneError, match="'Natral' is not a human aspect of 'synthetic'; its human aspects: .*Natural"):
+        tune(stored, "synthetic", scripted(good_with_examples), "Natral", budget=100)
+
+
 def test_searches_of_several_aspects_are_read_together_on_their_test_groups(store):
     items = [replace(item, human={"Natural": item.human["Natural"], "Engaging": (float(1 + k % 2), 2.0),
                                   "Overall": (float(1 + (k * 3) % 5), 3.0)}) for k, item in enumerate(ITEMS)]

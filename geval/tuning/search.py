@@ -220,6 +220,9 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     items = store.items(dataset)
     if not items:
         raise StoreError(f"dataset '{dataset}' is not in {store.path}; load it first")
+    known = sorted({name for item in items for name in item.human})
+    if start is None and human.lower() not in {name.lower() for name in known}:  # before looking for a template
+        raise TuneError(f"'{human}' is not a human aspect of '{dataset}'; its human aspects: {', '.join(known)}")
     start = start or default_start(dataset, human)
     others = related_templates(start, human) if others is None else others
     aspect = next((a for a in start.aspects if (a.human or a.name).lower() == human.lower()), None)
