@@ -14,8 +14,8 @@ def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code."""
     parser = build_parser()
     args = parser.parse_args(argv)
-    if not hasattr(args, "run"):
-        parser.print_help()
+    if not hasattr(args, "run"):  # no command, or a command group without its command: that level's help
+        getattr(args, "group", parser).print_help()
         return 2
     try:
         _check_timeout_and_retries(getattr(args, "timeout", None), getattr(args, "max_retries", None))
@@ -35,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(title="commands")
 
     datasets = commands.add_parser("datasets", help="list, inspect and convert datasets")
+    datasets.set_defaults(group=datasets)
     ds_commands = datasets.add_subparsers(title="datasets commands")
     ds_list = ds_commands.add_parser("list", help="bundled samples and ../shared/data datasets")
     ds_list.set_defaults(run=cmd_datasets_list)
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds_convert.set_defaults(run=cmd_datasets_convert)
 
     tpl = commands.add_parser("templates", help="list, show and diff prompt templates")
+    tpl.set_defaults(group=tpl)
     tpl_commands = tpl.add_subparsers(title="templates commands")
     tpl_commands.add_parser("list", help="templates in prompts/").set_defaults(run=cmd_templates_list)
     tpl_show = tpl_commands.add_parser("show", help="print a template and its version")
@@ -95,6 +97,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.set_defaults(run=cmd_score)
 
     batch = commands.add_parser("batch", help="OpenAI Batch API: status and import of a batch made by `score --batch`")
+    batch.set_defaults(group=batch)
     batch_commands = batch.add_subparsers(title="batch commands")
     b_status = batch_commands.add_parser("status", help="where a batch stands on the server")
     b_status.add_argument("batch_id")

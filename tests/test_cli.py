@@ -124,3 +124,11 @@ def test_dry_run_estimates_what_the_stub_then_bills(stub, tmp_path, mode):
         once = run_cli(*[a if a != "samples" else "logprobs" for a in args[:-1]], str(tmp_path / "other.sqlite"),
                        "--dry-run")
         assert answer == 5 * int(re.search(r"~([\d,]+) answer tokens", once.stderr)[1].replace(",", ""))
+
+
+@pytest.mark.parametrize("group, commands", [("templates", "{list,show,diff}"), ("datasets", "{list,show,convert}"),
+                                             ("batch", "{status,import}")])
+def test_a_command_group_without_its_command_shows_that_groups_commands(capsys, group, commands):
+    assert main([group]) == 2
+    shown = capsys.readouterr().out
+    assert shown.startswith(f"usage: python -m geval {group} ") and commands in shown
