@@ -24,7 +24,7 @@ class StoreError(GevalError):
 
 
 class WeightsError(GevalError):
-    """The embedded model's weights could not be found, assembled or verified."""
+    """A model's weights (the judge's GGUF, the sentence encoder's) could not be found, assembled or verified."""
 
 
 class BaselineError(GevalError):

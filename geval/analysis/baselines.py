@@ -100,12 +100,6 @@ def reference_text(item: Item) -> str:
     return grounding_of(item) or item.fields()["context"]
 
 
-def scored_text(item: Item) -> str:
-    """What a baseline scores: the response (or summary), or the whole dialogue when the
-    item is a dialogue with no separate response (FED's dialogue level)."""
-    return item.response or item.fields()["dialogue"]
-
-
 def reference_note(layout: str, dataset: str = "") -> str:
     """Why the baselines are not compared with a human reference, for this loader layout."""
     notes = {
@@ -249,7 +243,7 @@ class Metric:
     def reads(self, item: Item) -> tuple[str, str]:
         """What the metric reads of an item, the two texts of its cache key: the text it scores and
         the text it compares it with ("" for none: the score is NaN where it needs one)."""
-        return scored_text(item), reference_text(item) if self.uses_reference else ""
+        return item.scored_text, reference_text(item) if self.uses_reference else ""
 
     def reference(self, items: Sequence[Item], dataset: str) -> str:
         """What the compared text of these items is, for the signature and the leaderboard."""

@@ -74,6 +74,12 @@ class Item:
             "summary": self.response,
         }
 
+    @property
+    def scored_text(self) -> str:
+        """The text people scored: the response (or summary), or the whole dialogue when the item
+        is a dialogue with no separate response (FED's dialogue level)."""
+        return self.response or self.fields()["dialogue"]
+
     def to_row(self) -> dict:
         """A flat dict for storage and tables (context and human scores as JSON)."""
         return {

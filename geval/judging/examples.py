@@ -5,10 +5,12 @@ document), shown in {{examples}} with the people's mean scores.
 |---|---|
 | `random` | k groups drawn at random, one item of each |
 | `stratified` | spread across the human scale: the items at k evenly spaced ranks of their mean human score (0-1 over the template's aspects), one per group |
+| `nearest` | the k items whose scored text (response, summary) is most similar to the judged item's, one per group: cosine of all-MiniLM-L6-v2 sentence vectors (`geval.judging.encoder`); the nearest shown last, next to the judged item |
 
 Random and stratified choices depend on the seed and the judged item's group only, so every
 item of a dialogue sees the same examples (and a judge that reuses a shared prefix evaluates
-them once per dialogue).
+them once per dialogue). Nearest examples differ from item to item: such a judge reads them
+again for each item, which costs time.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from geval.data.items import PLACEHOLDERS, Item
 from geval.errors import TemplateError
+from geval.judging.encoder import minilm
 from geval.judging.templates import PLACEHOLDER, RESPONSES, Aspect, Examples, Template
 
 #: How the default example text names each part of an item.
@@ -28,10 +31,28 @@ TITLES = {"context": "Conversation History", "dialogue": "Dialogue", "fact": "Fa
           "document": "Document", "response": "Response", "summary": "Summary"}
 
 
-def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples) -> list[Item]:
+class SentenceVectors:
+    """Sentence vectors of items' scored texts, each distinct text encoded once (the model loads
+    on first use)."""
+
+    def __init__(self):
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def of(self, items: Sequence[Item]) -> np.ndarray:
+        """[items, 384]: one L2-normalized vector per item."""
+        texts = [item.scored_text for item in items]
+        new = [text for text in dict.fromkeys(texts) if text not in self._vectors]
+        if new:
+            self._vectors.update(zip(new, minilm().sentence_vectors(new)))
+        return np.array([self._vectors[text] for text in texts])
+
+
+def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples,
+                    vectors: SentenceVectors | None = None) -> list[Item]:
     """`spec.k` scored items of other groups than `item`'s, at its level, one per group (see the
-    module's table). Raises TemplateError when fewer than k groups have human scores for every
-    aspect of the template."""
+    module's table; `vectors` keeps the sentence vectors that nearest examples are chosen by).
+    Raises TemplateError when fewer than k groups have human scores for every aspect of the
+    template."""
     own = item.group or item.id
     pool = [other for other in items if (other.group or other.id) != own and other.level == item.level
             and all(math.isfinite(human_score(other, a)) for a in template.aspects)]
@@ -39,6 +60,8 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
     if len(groups) < spec.k:
         raise TemplateError(f"{template.source}: [examples] k = {spec.k}, but only {len(groups)} other groups have "
                             f"human scores for {', '.join(a.name for a in template.aspects)}; lower k")
+    if spec.select == "nearest":
+        return _nearest(pool, item, spec.k, vectors or SentenceVectors())
     rng = np.random.default_rng([spec.seed, int(hashlib.sha256(own.encode()).hexdigest()[:12], 16)])
     if spec.select == "random":
         chosen_groups = set(rng.choice(groups, spec.k, replace=False).tolist())
@@ -57,6 +80,19 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
         chosen.append(ranked[best])
         used.add(ranked[best].group or ranked[best].id)
     return [chosen[i] for i in rng.permutation(len(chosen))]  # not in the order of their scores
+
+
+def _nearest(pool: list[Item], item: Item, k: int, vectors: SentenceVectors) -> list[Item]:
+    similarity = vectors.of(pool) @ vectors.of([item])[0]
+    chosen, used = [], set()
+    for index in sorted(range(len(pool)), key=lambda i: (-similarity[i], pool[i].id)):
+        group = pool[index].group or pool[index].id
+        if group not in used:
+            chosen.append(pool[index])
+            used.add(group)
+            if len(chosen) == k:
+                break
+    return chosen[::-1]  # the nearest last, next to the judged item
 
 
 def render_examples(template: Template, examples: list[Item]) -> str:

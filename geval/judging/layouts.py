@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from geval.data.items import Item
 from geval.errors import TemplateError
-from geval.judging.examples import choose_examples, render_examples
+from geval.judging.examples import SentenceVectors, choose_examples, render_examples
 from geval.judging.judgment import AspectScore
 from geval.judging.templates import ANSWERS, EXAMPLES, PART, Aspect, Template
 
@@ -54,6 +54,7 @@ class Neighbours:
         for item in self.items:
             self._groups.setdefault(_group_key(item), []).append(item)
         self._examples: dict[tuple, list[Item]] = {}
+        self._vectors = SentenceVectors()
 
     @property
     def pool_label(self) -> str:
@@ -71,11 +72,12 @@ class Neighbours:
 
     def examples(self, template: Template, item: Item) -> list[Item]:
         """The scored examples shown with `item`: never from its own group; the same for every
-        item of a group."""
+        item of a group unless they are the nearest to each item."""
         spec = template.examples
-        key = (template.version, _group_key(item))
+        key = (template.version, item.id if spec.select == "nearest" else _group_key(item))
         if key not in self._examples:
-            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec)
+            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec,
+                                                  self._vectors)
         return self._examples[key]
 
 

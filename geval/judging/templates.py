@@ -22,7 +22,7 @@ above), "checklist" (each aspect's `questions` asked one by one as yes/no questi
 {{question}}; the aspect's score is the mean P(yes) on its scale), or "batch" (all items of a
 group listed in {{responses}} and scored in turn, in `orders` orders that are averaged). Any
 kind may show scored examples of other groups in {{examples}}: an `[examples]` table with
-k, select ("random" or "stratified") and seed.
+k, select ("random", "stratified" or "nearest") and seed.
 
 A template's version is the hash of its whole text.
 """
@@ -41,6 +41,7 @@ from typing import ClassVar
 from geval.data.items import PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
+from geval.judging.encoder import NAME as ENCODER
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 STEPS = "steps"
@@ -124,21 +125,24 @@ class Aspect:
 
 @dataclass(frozen=True)
 class Examples:
-    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random", or
-    "stratified" across the human scale) with `seed`; `text` writes one example (item
-    placeholders plus {{n}} and {{scores}}; "" for the default)."""
+    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random",
+    "stratified" across the human scale, or "nearest" to the judged text by sentence embedding)
+    with `seed`; `text` writes one example (item placeholders plus {{n}} and {{scores}}; "" for
+    the default)."""
 
     k: int
     select: str = "stratified"
     seed: int = 0
     text: str = ""
 
-    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified")
+    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified", "nearest")
 
     @property
     def signature(self) -> str:
-        """How the examples were chosen, as the signature writes it: "k4,stratified,seed0"."""
-        return f"k{self.k},{self.select},seed{self.seed}"
+        """How the examples were chosen, as the signature writes it: "k4,stratified,seed0", or
+        with the encoder that measures nearness: "k4,nearest:all-MiniLM-L6-v2@53aa51172d14,seed0"."""
+        select = f"nearest:{ENCODER}" if self.select == "nearest" else self.select
+        return f"k{self.k},{select},seed{self.seed}"
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,7 @@ from geval.store import Store
 from geval.tuning.variants import Candidate, only_aspect, with_examples
 
 #: Few-shot variants tried on the starting template: (k, select).
-FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"))
+FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"), (4, "nearest"))
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
