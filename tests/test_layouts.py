@@ -124,6 +124,9 @@ def test_a_batch_layout_asks_one_call_per_group_and_order_and_averages_the_order
     signature = json.loads(rows[(items[0].id, "naturalness")].signature_json)
     assert signature["layout"] == "batch:orders=2"
     assert geval.plan(store, items, BATCH, scripted(by_position)).cached == 6
+    assert progress.cached == 0 and progress.called == 6  # the other items of a group: judged by its calls, not cached
+    again = geval.score(store, items, BATCH, scripted(by_position), "synthetic")
+    assert again.cached == 6 and again.calls == 0
 
 
 def test_a_batch_layout_plans_each_group_call_once(store):

@@ -389,6 +389,22 @@ def test_the_eta_is_smoothed_over_judged_items_and_holds_steady():
     assert progress.eta / (progress.total - progress.done) > 1.8
 
 
+def test_the_eta_of_a_batch_layout_is_per_item_not_per_group():
+    progress = Progress(total=160, started=0.0)
+    progress.calls_begin(now=0.0)
+    now, etas = 0.0, []
+    for group in range(6):  # 16 items a group: the first makes the group's calls (32 s), the others share them
+        now += 32.0
+        progress.done += 1
+        progress.item_called(now)
+        for _ in range(15):
+            progress.done += 1
+            progress.item_shared()
+        etas.append(progress.eta / (progress.total - progress.done))
+    assert etas == pytest.approx([2.0] * 6)  # 32 s / 16 items, after every group: not 32 s per item
+    assert progress.called == 96 and progress.cached == 0
+
+
 def test_cached_items_do_not_speed_up_the_eta():
     progress = Progress(total=100, started=0.0)
     progress.calls_begin(now=0.0)

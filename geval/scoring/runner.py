@@ -62,9 +62,12 @@ class Progress:
     phase: str = ""  # what the run does before its judge calls: loading the judge's model, writing the steps
     ended: float | None = None  # when the run ended: the elapsed time stops there
     reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
-    called: int = 0  # items that needed judge calls (not served from the cache), done
-    item_seconds: float | None = None  # smoothed seconds between two such items finishing
-    last_item: float | None = None  # when the last of them finished (or when the calls began)
+    called: int = 0  # items answered by this run's judge calls (their own, or a batch's for its group), done
+    item_seconds: float | None = None  # smoothed seconds per such item
+    last_item: float | None = None  # when the last item that made judge calls finished (or when the calls began)
+    before: float | None = None  # the smoothed time per item before the last interval was folded in
+    interval: float = 0.0  # the last interval between two items' judge calls finishing,
+    sharing: int = 1  # shared by this many items: the one whose calls ended it, and those its calls answered too
 
     @property
     def elapsed(self) -> float:
@@ -95,11 +98,26 @@ class Progress:
         """Count an item the judge scored, and fold the time since the previous one into the
         smoothed time per item (an exponentially weighted mean: steady, yet it follows a change)."""
         now = time.time() if now is None else now
-        interval = max(0.0, now - (self.last_item if self.last_item is not None else self.started))
-        self.item_seconds = interval if self.item_seconds is None else \
-            SMOOTHING * interval + (1 - SMOOTHING) * self.item_seconds
+        self.before, self.sharing = self.item_seconds, 1
+        self.interval = max(0.0, now - (self.last_item if self.last_item is not None else self.started))
+        self._fold()
         self.last_item = now
         self.called += 1
+
+    def item_shared(self, now: float | None = None) -> None:
+        """Count an item answered by judge calls this run made for another item (the other items of
+        a batch layout's group): it shares the last interval, so the time per item is not the
+        time per group."""
+        if not self.called:
+            self.item_called(now)
+            return
+        self.sharing += 1
+        self._fold()
+        self.called += 1
+
+    def _fold(self) -> None:
+        share = self.interval / self.sharing
+        self.item_seconds = share if self.before is None else SMOOTHING * share + (1 - SMOOTHING) * self.before
 
     def fail(self, reason: str, shown: list[str]) -> None:
         """Count an item as done and failed: `reason` without the item, `shown` naming it."""
@@ -324,6 +342,7 @@ class _Run:
         self.progress, self.limiter, self.stop, self.around = progress, limiter, stop, around
         self.lock = threading.Lock()  # guards `progress` and `in_flight`, which workers update
         self.in_flight: dict[str, threading.Event] = {}  # calls being made, by prompt and aspects
+        self.made: set[str] = set()  # the cache keys of the calls this run made
         self.cached_rows = _RowBuffer(store)
 
     def base(self, item: Item) -> dict:
@@ -351,7 +370,9 @@ class _Run:
         pending = _Pending(item, missing, base, answers, keys)
         if missing:
             return pending
-        self.finish(pending, cached=True)
+        with self.lock:  # answered by calls this run made for another item of a batch: not from the cache
+            shared = bool(keys) and all(key in self.made for key in keys.values())
+        self.finish(pending, cached=True, shared=shared)
         return None
 
     def count_cached(self, unscored: int) -> None:
@@ -363,6 +384,7 @@ class _Run:
 
     def call(self, pending: _Pending) -> bool:
         """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
+        asked = False  # whether this item made a call itself (not only waited for another item's)
         for call in pending.calls:
             try:
                 answered = self.answer(call, pending.base)
@@ -374,14 +396,16 @@ class _Run:
                 continue
             if answered is None:
                 return False
-            key, judgment = answered
+            key, judgment, own = answered
+            asked = asked or own
             collect(call, key, judgment, pending.answers, pending.keys)
-        self.finish(pending, cached=False)
+        self.finish(pending, cached=False, shared=not asked)
         return True
 
-    def answer(self, call: Call, base: dict) -> tuple[str, Judgment] | None:
+    def answer(self, call: Call, base: dict) -> tuple[str, Judgment, bool] | None:
         """Ask the judge (once, however many items of a batch want this call at the same time) and
-        store the answer with the item's rows; None if `stop` came while waiting for the rate limit."""
+        store the answer with the item's rows: (cache key, judgment, whether this item asked, not
+        another); None if `stop` came while waiting for the rate limit."""
         token = json.dumps([call.prompt, [[a.name, a.min, a.max, list(a.labels)] for a in call.aspects]])
         with self.lock:
             waiting = self.in_flight.get(token)
@@ -392,10 +416,11 @@ class _Run:
             hit = cached_answers(self.store, self.judge, [call])[0]
             if hit is not None:
                 self.store.save_judgments(self.rows(base, *hit, call))
-                return hit
+                return *hit, False
             return self.answer(call, base)  # its call failed: ask again
         try:
-            return self._ask(call, base)
+            asked = self._ask(call, base)
+            return None if asked is None else (*asked, True)
         finally:
             with self.lock:
                 self.in_flight.pop(token).set()
@@ -414,14 +439,17 @@ class _Run:
         self.store.save_call(key, settings, call.prompt, [a.key for a in aspects], judgment, time.time() - started,
                              self.rows(base, key, judgment, call))
         with self.lock:
+            self.made.add(key)
             self.progress.calls += 1
             self.progress.prompt_tokens += judgment.prompt_tokens
             self.progress.completion_tokens += judgment.completion_tokens
             self.progress.cost += judgment.cost
         return key, judgment
 
-    def finish(self, pending: _Pending, cached: bool) -> None:
-        """Store the item's scores made of several answers (checklists, batches) and count the item."""
+    def finish(self, pending: _Pending, cached: bool, shared: bool = False) -> None:
+        """Store the item's scores made of several answers (checklists, batches) and count the item:
+        `cached` when its calls were answered without it asking, `shared` when by calls of this run
+        (a batch layout's other items of the group), which the count and the ETA take as judged."""
         combined = combine(self.template, pending.answers)
         if combined:
             rows = combined_rows(pending.base, combined, pending.keys, pending.reasons,
@@ -435,9 +463,11 @@ class _Run:
                 self.progress.fail(without_item(first, pending.item.id, pending.item.dataset), shown or [first])
             else:
                 self.progress.done += 1
-                if not cached:
+                if shared:
+                    self.progress.item_shared()
+                elif not cached:
                     self.progress.item_called()
-            self.progress.cached += cached
+            self.progress.cached += cached and not shared
             self.progress.unscored += sum(final.get(a.key) is not None and final[a.key].score is None
                                           for a in self.template.aspects)
 
