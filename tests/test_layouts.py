@@ -129,6 +129,20 @@ def test_a_batch_layout_asks_one_call_per_group_and_order_and_averages_the_order
     assert again.cached == 6 and again.calls == 0
 
 
+def test_a_batch_layouts_calls_come_order_by_order_so_each_shares_all_but_its_last_line_with_the_one_before():
+    two = parse_template(template_text(
+        name="test-batch2", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 3, "Maintains Context")),
+        extra_header='kind = "batch"\norders = 2',
+        body="Context:\n{{context}}\n\n{{responses}}\n\nThe {{aspect}} of each response:"), source="t.txt")
+    items = make_items(3, per_group=3)
+    calls = two.calls(items[0], around=items)
+    assert [stored for call in calls for _, stored in call.keep] == [
+        "naturalness#order1", "coherence#order1", "naturalness#order2", "coherence#order2"]
+    for before, after in zip(calls, calls[1:]):
+        if before.keep[0][1].endswith("order1") == after.keep[0][1].endswith("order1"):
+            assert before.prompt.rsplit("\n", 1)[0] == after.prompt.rsplit("\n", 1)[0]
+
+
 def test_a_batch_layout_plans_each_group_call_once(store):
     items = make_items(6, per_group=3)
     store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", items))

@@ -101,12 +101,12 @@ def calls(template: Template, item: Item, steps: str | None = None,
     if template.kind == "batch":
         members = neighbours.group(item)
         result = []
-        for aspect in template.aspects:
-            asked = tuple(Aspect(f"Response {n}", aspect.min, aspect.max) for n in range(1, len(members) + 1))
-            for order in range(1, template.orders + 1):
-                ordered = in_order(members, order)
+        for order in range(1, template.orders + 1):  # order by order: the calls of one order share all but the aspect
+            ordered = in_order(members, order)
+            responses = "\n\n".join(f"Response {n}:\n{m.response}" for n, m in enumerate(ordered, 1))
+            for aspect in template.aspects:
+                asked = tuple(Aspect(f"Response {n}", aspect.min, aspect.max) for n in range(1, len(members) + 1))
                 line = asked[[m.id for m in ordered].index(item.id)].key
-                responses = "\n\n".join(f"Response {n}:\n{m.response}" for n, m in enumerate(ordered, 1))
                 result.append(Call(template.render(item, steps, aspect, responses=responses, **fill), asked,
                                    ((line, part_key(aspect, f"order{order}")),), detail))
         return result
