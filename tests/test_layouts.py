@@ -5,6 +5,7 @@ never come from the judged item's own group. Scored with the scripted judge."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from helpers import make_items, scripted, template_text
@@ -127,6 +128,22 @@ def test_a_batch_layout_asks_one_call_per_group_and_order_and_averages_the_order
     assert progress.cached == 0 and progress.called == 6  # the other items of a group: judged by its calls, not cached
     again = geval.score(store, items, BATCH, scripted(by_position), "synthetic")
     assert again.cached == 6 and again.calls == 0
+
+
+def test_a_batch_run_resumed_within_a_group_counts_the_group_as_judged_not_cached(store):
+    items = make_items(6, per_group=3)
+    store.save_dataset(Dataset("synthetic", "synthetic.csv", "table", items))
+
+    def second_order_fails(prompt: str, aspect: Aspect) -> dict[int, float]:
+        listed = [int(n) for n in re.findall(r"response (\d+)", prompt)]
+        if listed != sorted(listed):  # the reversed order
+            raise JudgmentFailed("rate limited (stub)")
+        return {2: 1.0}
+
+    first = geval.score(store, items, BATCH, scripted(second_order_fails), "synthetic")
+    assert first.failed == 6 and first.calls == 2  # the first order of each group is stored, in the cache
+    again = geval.score(store, items, BATCH, scripted(), "synthetic")
+    assert again.calls == 2 and again.cached == 0 and again.called == 6  # partly from the cache, partly judged now
 
 
 def test_a_batch_layouts_calls_come_order_by_order_so_each_shares_all_but_its_last_line_with_the_one_before():

@@ -370,8 +370,8 @@ class _Run:
         pending = _Pending(item, missing, base, answers, keys)
         if missing:
             return pending
-        with self.lock:  # answered by calls this run made for another item of a batch: not from the cache
-            shared = bool(keys) and all(key in self.made for key in keys.values())
+        with self.lock:  # answered (in part) by calls this run made for another item, e.g. of a batch: judged
+            shared = any(key in self.made for key in keys.values())
         self.finish(pending, cached=True, shared=shared)
         return None
 
