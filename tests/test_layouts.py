@@ -16,9 +16,10 @@ import geval
 from geval.data.dataset import Dataset
 from geval.data.items import Turn, make_item
 from geval.errors import JudgmentFailed, TemplateError
+from geval.judging import encoder
 from geval.judging.answers import read_score
 from geval.judging.backends.openai import score_of_token
-from geval.judging.examples import SentenceVectors, choose_examples
+from geval.judging.examples import choose_examples, sentence_vectors
 from geval.judging.layouts import QUESTION_ASPECT, Neighbours, part_name
 from geval.judging.templates import Aspect, parse_template
 
@@ -221,15 +222,12 @@ def test_examples_never_come_from_the_judged_items_own_group(groups, per_group, 
         assert f"reply {item.group[1:]}." not in call.prompt.split("Context:")[0]  # nothing of its group shown
     if select == "nearest":  # each item its own examples, chosen again the same way
         for item in items:
-            again = choose_examples(items, item, template, template.examples, VECTORS)
+            again = choose_examples(items, item, template, template.examples)
             assert [c.id for c in again] == [c.id for c in around.examples(template, item)]
         return
     first = {item.group: [c.id for c in around.examples(template, item)] for item in items}
     for item in items:  # every item of a group sees the same examples, chosen again the same way
         assert [c.id for c in choose_examples(items, item, template, template.examples)] == first[item.group]
-
-
-VECTORS = SentenceVectors()  # shared by the tests: each text is encoded once
 
 
 def test_nearest_examples_are_the_most_similar_texts_of_other_groups_the_nearest_last():
@@ -241,11 +239,26 @@ def test_nearest_examples_are_the_most_similar_texts_of_other_groups_the_nearest
     items.append(make_item("synthetic", "turn", [Turn("A", "hi")], "I watch football on Sundays too!", group="g5",
                            human={"Natural": (1.0,)}))  # same group as the judged item: never shown
     template = parse_template(FEWSHOT.text.replace('"stratified"', '"nearest"').replace("k = 3", "k = 2"), "t.txt")
-    chosen = choose_examples(items, items[5], template, template.examples, VECTORS)
-    similarity = {item.response: VECTORS.of([item])[0] @ VECTORS.of([items[5]])[0] for item in items[:5]}
+    chosen = choose_examples(items, items[5], template, template.examples)
+    similarity = {item.response: sentence_vectors([item])[0] @ sentence_vectors([items[5]])[0] for item in items[:5]}
     assert [c.response for c in chosen] == sorted(texts[:5], key=similarity.get)[-2:]
     assert {c.response for c in chosen} <= set(texts[:3]) and similarity[chosen[-1].response] == max(similarity.values())
     assert template.examples.signature == "k2,nearest:all-MiniLM-L6-v2@53aa51172d14,seed1"
+
+
+def test_nearest_examples_encode_each_text_once_per_process_not_once_per_run(monkeypatch):
+    model = encoder.minilm()
+    encoded = []
+    real = model.sentence_vectors
+    monkeypatch.setattr(model, "sentence_vectors", lambda texts: encoded.extend(texts) or real(texts))
+    items = [make_item("synthetic", "turn", [Turn("A", "hi")], f"once per process {n}", group=f"g{n}",
+                       human={"Natural": (float(1 + n % 3),)}) for n in range(5)]
+    template = parse_template(FEWSHOT.text.replace('"stratified"', '"nearest"').replace("k = 3", "k = 2"), "t.txt")
+    for _ in range(2):  # two runs, as a search makes: each a Neighbours of its own
+        around = Neighbours(items)
+        for item in items:
+            around.examples(template, item)
+    assert sorted(encoded) == sorted(item.response for item in items)
 
 
 def test_stratified_examples_spread_across_the_human_scale():
@@ -282,8 +295,6 @@ def test_a_nearest_fewshot_run_stores_each_items_own_examples(store):
     geval.score(store, items, nearest, scripted(), "synthetic")
     frame = store.judgments("synthetic")
     assert json.loads(frame["signature_json"].iloc[0])["examples"] == "k3,nearest:all-MiniLM-L6-v2@53aa51172d14,seed1"
-    vectors = SentenceVectors()
     for item_id, detail in zip(frame["item_id"], frame["detail"]):
         item = next(i for i in items if i.id == item_id)
-        assert json.loads(detail)["examples"] == [c.id for c in choose_examples(items, item, nearest, nearest.examples,
-                                                                                 vectors)]
+        assert json.loads(detail)["examples"] == [c.id for c in choose_examples(items, item, nearest, nearest.examples)]

@@ -31,26 +31,25 @@ TITLES = {"context": "Conversation History", "dialogue": "Dialogue", "fact": "Fa
           "document": "Document", "response": "Response", "summary": "Summary"}
 
 
-class SentenceVectors:
-    """Sentence vectors of items' scored texts, each distinct text encoded once (the model loads
-    on first use)."""
-
-    def __init__(self):
-        self._vectors: dict[str, np.ndarray] = {}
-
-    def of(self, items: Sequence[Item]) -> np.ndarray:
-        """[items, 384]: one L2-normalized vector per item."""
-        texts = [item.scored_text for item in items]
-        new = [text for text in dict.fromkeys(texts) if text not in self._vectors]
-        if new:
-            self._vectors.update(zip(new, minilm().sentence_vectors(new)))
-        return np.array([self._vectors[text] for text in texts])
+#: Each distinct scored text's sentence vector, encoded once per process (the model's weights are
+#: fixed and checked, so a vector never goes stale): a search trying a nearest template, run after
+#: run, encodes its example pool once.
+_VECTORS: dict[str, np.ndarray] = {}
 
 
-def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples,
-                    vectors: SentenceVectors | None = None) -> list[Item]:
+def sentence_vectors(items: Sequence[Item]) -> np.ndarray:
+    """[items, 384]: one L2-normalized vector of each item's scored text (the model loads on
+    first use)."""
+    texts = [item.scored_text for item in items]
+    new = [text for text in dict.fromkeys(texts) if text not in _VECTORS]
+    if new:
+        _VECTORS.update(zip(new, minilm().sentence_vectors(new)))
+    return np.array([_VECTORS[text] for text in texts])
+
+
+def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples) -> list[Item]:
     """`spec.k` scored items of other groups than `item`'s, at its level, one per group (see the
-    module's table; `vectors` keeps the sentence vectors that nearest examples are chosen by).
+    module's table).
     Raises TemplateError when fewer than k groups have human scores for every aspect of the
     template."""
     own = item.group or item.id
@@ -61,7 +60,7 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
         raise TemplateError(f"{template.source}: [examples] k = {spec.k}, but only {len(groups)} other groups have "
                             f"human scores for {', '.join(a.name for a in template.aspects)}; lower k")
     if spec.select == "nearest":
-        return _nearest(pool, item, spec.k, vectors or SentenceVectors())
+        return _nearest(pool, item, spec.k)
     rng = np.random.default_rng([spec.seed, int(hashlib.sha256(own.encode()).hexdigest()[:12], 16)])
     if spec.select == "random":
         chosen_groups = set(rng.choice(groups, spec.k, replace=False).tolist())
@@ -82,8 +81,8 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
     return [chosen[i] for i in rng.permutation(len(chosen))]  # not in the order of their scores
 
 
-def _nearest(pool: list[Item], item: Item, k: int, vectors: SentenceVectors) -> list[Item]:
-    similarity = vectors.of(pool) @ vectors.of([item])[0]
+def _nearest(pool: list[Item], item: Item, k: int) -> list[Item]:
+    similarity = sentence_vectors(pool) @ sentence_vectors([item])[0]
     chosen, used = [], set()
     for index in sorted(range(len(pool)), key=lambda i: (-similarity[i], pool[i].id)):
         group = pool[index].group or pool[index].id

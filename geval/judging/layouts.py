@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from geval.data.items import Item
 from geval.errors import TemplateError
-from geval.judging.examples import SentenceVectors, choose_examples, render_examples
+from geval.judging.examples import choose_examples, render_examples
 from geval.judging.judgment import AspectScore
 from geval.judging.templates import ANSWERS, EXAMPLES, PART, Aspect, Template
 
@@ -54,7 +54,6 @@ class Neighbours:
         for item in self.items:
             self._groups.setdefault(_group_key(item), []).append(item)
         self._examples: dict[tuple, list[Item]] = {}
-        self._vectors = SentenceVectors()
 
     @property
     def pool_label(self) -> str:
@@ -76,8 +75,7 @@ class Neighbours:
         spec = template.examples
         key = (template.version, item.id if spec.select == "nearest" else _group_key(item))
         if key not in self._examples:
-            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec,
-                                                  self._vectors)
+            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template, spec)
         return self._examples[key]
 
 
