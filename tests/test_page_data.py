@@ -68,3 +68,24 @@ def test_a_stored_upload_stays_listed_labelled_as_yours_and_opens_again(monkeypa
         assert not at.exception and not at.error
         assert at.subheader[0].value == name and {m.label: m.value for m in at.metric}["Items"] == items
     assert "unieval" in at.selectbox(key="data_dataset").value
+
+
+def test_the_menu_names_the_dataset_loaded_also_after_an_upload_or_a_link(monkeypatch, tmp_path):
+    from tests.test_loaders import NESTED
+
+    upload = tmp_path / "uploads" / "unieval.json"
+    upload.parent.mkdir()
+    upload.write_text(json.dumps(NESTED))
+    mapping = ["response=system_output", "score:naturalness=scores.naturalness"]
+    at = open_app(monkeypatch, tmp_path)
+    at.radio(key="data_source").set_value("Upload a file").run()
+    # what the page's upload form does once the mapping is submitted; the menu last held the sample
+    at.session_state["dataset_source"] = {"path": str(upload), "layout": None, "mapping": mapping, "name": None}
+    at.session_state["data_dataset"] = "topicalchat_usr_sample"
+    at.radio(key="data_source").set_value("Bundled or shared dataset").run()
+    assert at.subheader[0].value == "unieval" and at.selectbox(key="data_dataset").value == "unieval"
+    at.selectbox(key="data_dataset").set_value("topicalchat_usr_sample").run()  # and back: it loads
+    assert at.subheader[0].value == "topicalchat_usr_sample"
+    at.session_state["dataset_source"] = {"stored": "unieval"}  # an upload opened by a link
+    at.run()
+    assert at.subheader[0].value == "unieval" and at.selectbox(key="data_dataset").value == "unieval"

@@ -37,9 +37,10 @@ if source == "Bundled or shared dataset":
     sources = geval.Dataset.sources(state.store())  # bundled, shared, then the stored ones (uploads)
     names = list(sources)
     loaded = st.session_state.get("dataset_source") or {}
-    current = loaded.get("name") or Path(loaded.get("path") or state.DEFAULT_DATASET).stem
-    index = names.index(current) if current in names else \
-        names.index(state.DEFAULT_DATASET) if state.DEFAULT_DATASET in names else 0
+    current = loaded.get("stored") or loaded.get("name") or Path(loaded.get("path") or state.DEFAULT_DATASET).stem
+    # The menu names the dataset loaded, whatever it held when last drawn (e.g. before an upload).
+    st.session_state["data_dataset"] = current if current in names else \
+        state.DEFAULT_DATASET if state.DEFAULT_DATASET in names else names[0]
 
     def _load_chosen() -> None:
         name = st.session_state["data_dataset"]
@@ -48,7 +49,7 @@ if source == "Bundled or shared dataset":
         except geval.GevalError as exc:
             st.session_state["data_error"] = str(exc)
 
-    st.selectbox("Dataset", names, index=index, key="data_dataset", on_change=_load_chosen,
+    st.selectbox("Dataset", names, key="data_dataset", on_change=_load_chosen,
                  format_func=lambda n: f"{n}  ({sources[n]})")
     if "data_error" in st.session_state:
         st.error(st.session_state.pop("data_error"))
