@@ -287,7 +287,8 @@ def cmd_score(args) -> int:
               f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
         print(f"signature: {progress.signature}")
         if progress.status == "failed":
-            print(f"  run {progress.run_id} failed, not one item was judged: {progress.cause}", file=sys.stderr)
+            print(f"  run {progress.run_id} failed, not one item was scored: {progress.cause}", file=sys.stderr)
+            exit_code = 1
         for reason in progress.errors[:5]:
             print(f"  failed: {reason}", file=sys.stderr)
         if progress.failed:

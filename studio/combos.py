@@ -61,7 +61,11 @@ def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:
     most common reason, in one line."""
     reasons = store.failure_reasons(dataset, combo["template_version"], combo["signature"])
     reason = next(iter(reasons), "no reason recorded")
-    return (f"Nothing is scored with {combo.name}: {int(combo['failed'])} judgments failed and "
-            f"{int(combo['unscored'])} could not be read ({reason}). Score it again on the Score page, "
-            "or choose another combination.")
+    failed, unscored = int(combo["failed"]), int(combo["unscored"])
+    again = [("scoring again on the Score page retries the failed judgments" if failed else ""),
+             ("the answers that could not be read are cached: a new version of the template (its form or scale) "
+              "or another judge asks again" if unscored else "")]
+    advice = "; ".join(part for part in again if part)
+    return (f"Nothing is scored with {combo.name}: {failed} judgments failed and {unscored} could not be read "
+            f"({reason}). {advice[:1].upper()}{advice[1:]}. Or choose another combination.")
 

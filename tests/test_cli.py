@@ -57,7 +57,7 @@ def test_the_score_command_honours_timeout_and_retries_and_records_them(stub, tm
     err = capsys.readouterr().err
     failures = [line for line in err.splitlines() if line.startswith("  failed: ")]  # one per item
     assert code == 1 and len(failures) == 2 and all("timed out after 1 retries" in line for line in failures)
-    assert "failed, not one item was judged: timed out after 1 retries" in err
+    assert "failed, not one item was scored: timed out after 1 retries" in err
     assert stub.count == 4  # 2 items x (1 try + 1 retry)
     stored = geval.Store(store)
     given = json.loads(stored.runs().iloc[0]["settings_given"])

@@ -16,6 +16,7 @@ from helpers import make_items, make_template, run_cli
 import geval
 from geval.errors import JudgeError
 from geval.judging.backends.openai import OpenAIJudge
+from geval.scoring.runner import UNREAD
 
 KEY = "sk-test-faults-0000"
 TEMPLATE = make_template()
@@ -78,7 +79,7 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_ends(stub, store, nam
     assert stub.count == requests  # retried as many times as the table says
     rows = store.judgments("synthetic")
     assert len(rows) == N and set(rows["status"]) == {outcome}
-    status = "failed" if outcome == "failed" else "finished"  # failed: not one item was judged
+    status = "finished" if outcome == "ok" else "failed"  # failed: not one item was scored
     assert store.runs()["status"].tolist() == [status] and progress.status == status
     if outcome == "ok":
         assert progress.failed == progress.unscored == 0 and progress.errors == []
@@ -92,7 +93,7 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_ends(stub, store, nam
         assert rows["score"].isna().all() and rows["call_key"].isna().all()
         assert store.db["calls"].count == 0  # failures are never cached
     else:
-        assert progress.failed == 0 and progress.unscored == N
+        assert progress.failed == 0 and progress.unscored == N and progress.cause == UNREAD
         assert rows["score"].isna().all() and set(rows["reason"]) == {reason}  # unscored, never 0
 
     # Running again, on a healthy server, asks only for what failed.
@@ -100,6 +101,7 @@ def test_each_fault_ends_ok_failed_or_unscored_and_the_run_ends(stub, store, nam
     again = geval.score(store, items, TEMPLATE, judge_on(stub, **options), "synthetic")
     assert stub.count == (N if outcome == "failed" else 0)
     assert again.cached == (0 if outcome == "failed" else N) and again.failed == 0
+    assert again.status == ("failed" if outcome == "unscored" else "finished")  # the cached answers read the same
     rows = store.judgments("synthetic")
     assert len(rows) == N  # still one row per item: retried rows replace the failed ones
     assert set(rows["status"]) == ({"unscored"} if outcome == "unscored" else {"ok"})
@@ -178,12 +180,13 @@ def test_the_cli_summary_prints_failures_exits_1_and_a_rerun_retries_only_them(s
     assert stub.count == 1
 
 
-def test_the_cli_with_unscored_answers_exits_0_and_counts_them(stub, tmp_path):
+def test_the_cli_with_no_answer_it_can_read_counts_them_says_why_and_exits_1(stub, tmp_path):
     dataset, template = write_inputs(tmp_path, n=2)
     stub.configure("text", text="Naturalness: 9")
     result = score_cli(stub, dataset, template, tmp_path / "store.sqlite")
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     assert "2 items, 0 cached, 2 judge calls, 0 failed, 2 unscored aspect scores" in result.stdout
+    assert f"failed, not one item was scored: {UNREAD}" in result.stderr
 
 
 # --- the Score page ---------------------------------------------------------------------------
@@ -223,6 +226,6 @@ def test_the_cli_says_when_a_run_failed_as_a_whole(tmp_path):
                      "http://127.0.0.1:9/v1", "--model", "m", "--mode", "logprobs", "--max-retries", "0",
                      "--store", str(tmp_path / "store.sqlite"), env={"OPENAI_API_KEY": KEY})
     assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert ("failed, not one item was judged: cannot reach http://127.0.0.1:9/v1: is the server running? "
+    assert ("failed, not one item was scored: cannot reach http://127.0.0.1:9/v1: is the server running? "
             "(connection refused, 0 retries)") in result.stderr
     assert geval.Store(tmp_path / "store.sqlite").runs()["status"].tolist() == ["failed"]

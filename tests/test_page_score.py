@@ -4,7 +4,10 @@ typed in the sidebar is written nowhere."""
 
 from pathlib import Path
 
+import pytest
 from openai_stub import OpenAIStub
+
+from geval.scoring.runner import UNREAD
 
 from tests.apptest_helpers import open_app, texts, wait_for
 
@@ -171,11 +174,17 @@ def geval_known():
     return geval.Dataset.known()
 
 
-def test_a_run_where_every_call_failed_is_red_and_stored_as_failed(monkeypatch, tmp_path):
+@pytest.mark.parametrize("behaviour, said", [
+    (dict(behaviour="logprobs", fail_first=None, fail_status=500, retry_after="0.01"),
+     ["failed: HTTP 500 from the server", "all 2 items failed, nothing was scored"]),
+    (dict(behaviour="text", text=""),  # every call answered, no score in any answer
+     [f"failed: {UNREAD}", "0 items failed, 2 answers had no score, nothing was scored"]),
+], ids=["every call failed", "no answer had a score"])
+def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_path, behaviour, said):
     import geval
 
     with OpenAIStub() as stub:
-        stub.configure("logprobs", fail_first=None, fail_status=500, retry_after="0.01")
+        stub.configure(**behaviour)
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
         at.number_input(key="score_limit").set_value(2).run()
@@ -183,7 +192,7 @@ def test_a_run_where_every_call_failed_is_red_and_stored_as_failed(monkeypatch, 
         wait_for(at, lambda at: any(e.value.startswith("Run ") for e in at.error))
     assert not at.success and not at.get("progress")  # no green box, no full green bar
     error = next(e.value for e in at.error if e.value.startswith("Run "))
-    assert "failed: HTTP 500 from the server" in error and "all 2 items failed, nothing was scored" in error
+    assert all(part in error for part in said), error
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.runs()["status"].tolist() == ["failed"]
     store.close()

@@ -125,6 +125,7 @@ def test_garbage_answers_are_unscored_with_null_scores(store):
 
     progress = geval.score(store, make_items(6), ONE, scripted(script, "garbage"), "synthetic")
     assert progress.unscored == 3 and progress.failed == 0 and progress.done == 6
+    assert progress.status == "finished" and progress.cause == ""  # some scores were read: not a failed run
     rows = store.db.execute("SELECT status, score, reason FROM judgments ORDER BY status").fetchall()
     assert [r[0] for r in rows] == ["ok"] * 3 + ["unscored"] * 3
     assert all(score == 2.0 for status, score, _ in rows if status == "ok")

@@ -114,8 +114,9 @@ def show_result(result) -> None:
               f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
               f"in {result.elapsed:.0f} s")
     if result.status == "failed":
-        st.error(f"Run {result.run_id} failed: {result.cause} — all {result.failed} items failed, nothing was "
-                 "scored.", icon=":material/error:")
+        how = (f"all {result.failed} items failed" if result.failed == result.done else
+               f"{result.failed} items failed, {result.unscored} answers had no score")
+        st.error(f"Run {result.run_id} failed: {result.cause} — {how}, nothing was scored.", icon=":material/error:")
         return
     if result.stopped:
         st.success(f"{counts} — stopped; press Resume to go on")

@@ -35,6 +35,10 @@ from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows, score_rows
 
+#: The cause of a run that judged its items but could read a score from none of the answers.
+UNREAD = ("no score could be read from any of the judge's answers (Inspect shows why); they are cached, so "
+          "the same run reads them the same way: change the template's form or scale, or the judge")
+
 #: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
 SMOOTHING = 0.15
 
@@ -48,7 +52,8 @@ class Progress:
     cached: int = 0
     calls: int = 0  # judge calls made (an item of a per-aspect template needs one per aspect)
     failed: int = 0
-    unscored: int = 0
+    unscored: int = 0  # aspect scores the judge answered but no score could be read from
+    read: int = 0  # items done with at least one aspect score (the rest failed or went unscored)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float = 0.0
@@ -86,8 +91,11 @@ class Progress:
 
     @property
     def cause(self) -> str:
-        """The most common reason items failed ("" when none did)."""
-        return max(self.reasons, key=self.reasons.get) if self.reasons else ""
+        """The most common reason items failed ("" when none did); for a run whose every answer
+        went unscored, that."""
+        if self.reasons:
+            return max(self.reasons, key=self.reasons.get)
+        return UNREAD if self.done and not self.read else ""
 
     def calls_begin(self, now: float | None = None) -> None:
         """Start the clock of the smoothed time per item (after the judge is loaded)."""
@@ -228,8 +236,8 @@ def score(
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
-        if status == "finished" and progress.done and progress.failed == progress.done:
-            status = "failed"  # not one item was judged: an unreachable server, a template that never renders
+        if status == "finished" and progress.done and not progress.read:
+            status = "failed"  # not one score: an unreachable server, a template that never renders, garbage answers
         if pool.error is not None:
             raise pool.error
     except JudgeError:
@@ -381,6 +389,7 @@ class _Run:
             self.progress.cached += 1
             self.progress.done += 1
             self.progress.unscored += unscored
+            self.progress.read += unscored < len(self.template.aspects)
 
     def call(self, pending: _Pending) -> bool:
         """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
@@ -458,18 +467,19 @@ class _Run:
         final = {**pending.answers, **combined}
         shown = list(dict.fromkeys(pending.reasons.values()))
         with self.lock:
+            unscored = sum(final.get(a.key) is not None and final[a.key].score is None for a in self.template.aspects)
             if any(final.get(a.key) is None for a in self.template.aspects):
                 first = shown[0] if shown else f"item {pending.item.id}: not every part is answered"
                 self.progress.fail(without_item(first, pending.item.id, pending.item.dataset), shown or [first])
             else:
                 self.progress.done += 1
+                self.progress.read += unscored < len(self.template.aspects)
                 if shared:
                     self.progress.item_shared()
                 elif not cached:
                     self.progress.item_called()
             self.progress.cached += cached and not shared
-            self.progress.unscored += sum(final.get(a.key) is not None and final[a.key].score is None
-                                          for a in self.template.aspects)
+            self.progress.unscored += unscored
 
     def rows(self, base: dict, key: str, judgment: Judgment, call: Call) -> list[dict]:
         """The item's rows of an answer, signed with the settings that made it."""
