@@ -174,5 +174,5 @@ with st.expander("Runs on this dataset"):
             st.caption("crashed: the run's process ended before it finished (killed, or the app was stopped). "
                        "Its finished judgments are kept: start the same run again to do the rest.")
         if (runs["status"] == "failed").any():
-            st.caption("failed: not one item was judged (e.g. the server could not be reached); the reason is "
-                       "shown when the run ends, and on Inspect for each item.")
+            st.caption("failed: not one item was scored (e.g. the server could not be reached, or no answer had a "
+                       "score); the reason is shown when the run ends, and on Inspect for each item.")
