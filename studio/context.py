@@ -8,7 +8,7 @@ between pages drops the parameters; the next run puts them back). The API key is
 What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
 the template version in the editor (a file's or a saved one), the judge, the Score page's
 item selection and templates, the Inspect combination, aspect and item, the Agreement
-combinations, the Tune page's search, and the running job (known to this server only).
+combinations, the Tune page's search, and the pages' jobs, running or done (known to this server only).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "sample": ("score_sample", int, None),
     "seed": ("score_seed", int, 0),
     "limit": ("score_limit", int, 0),
+    "parallel": ("score_concurrency", int, 4),
+    "rpm": ("score_rpm", int, 0),
     "aspect": ("inspect_aspect", str, None),
     "item": ("inspect_place", str, None),
     "human": ("tune_aspect", str, None),
@@ -50,9 +52,13 @@ COMBO_LISTS = {"agree": "agree_combos"}
 #: Which judge and selection fields apply (the others stay out of the URL).
 ONLY_WHEN = {"gguf": ("backend", "embedded"), "model": ("backend", "openai"), "base_url": ("backend", "openai"),
              "mode": ("backend", "openai"), "n": ("backend", "openai"), "temperature": ("backend", "openai"),
+             "parallel": ("backend", "openai"), "rpm": ("backend", "openai"),
              "sample": ("how", "Seeded random sample"), "seed": ("how", "Seeded random sample"),
              "systems": ("how", "By system"), "groups": ("how", "By group")}
 HOW = {"all": "All", "sample": "Seeded random sample", "system": "By system", "group": "By group"}
+#: The background jobs of the pages, by kind: URL parameter and session key. A job stays in the
+#: URL once done, so that a reload shows how it ended (while this server knows it).
+JOBS = {"score": ("job", "score_job"), "tune": ("search", "tune_job")}
 
 
 def restore() -> None:
@@ -82,9 +88,10 @@ def restore() -> None:
     pending.update({name: params.get_all(name) for name in COMBO_LISTS if name in params})
     if pending:
         st.session_state["context_pending"] = pending
-    job = jobs.get(params.get("job"))
-    if job is not None and not job.done:
-        st.session_state[f"{job.kind}_job"] = job.id
+    for kind, (name, key) in JOBS.items():
+        job = jobs.get(params.get(name))
+        if job is not None and job.kind == kind:
+            st.session_state[key] = job.id
     for note in notes:  # on top of the first page shown
         st.warning(note, icon=":material/link_off:")
 
@@ -153,10 +160,10 @@ def wanted() -> dict[str, str | list[str]]:
         if session.get(key):
             params[name] = [str(v) for v in session[key]]
     params.update(_combo_params(current.name if current is not None else None))
-    for key in ("score_job", "tune_job"):
+    for name, key in JOBS.values():
         job = jobs.get(session.get(key))
-        if job is not None and not job.done:
-            params["job"] = job.id
+        if job is not None and current is not None and job.dataset == current.name:
+            params[name] = job.id
     for name, (field, value) in ONLY_WHEN.items():
         if name in params and _shown(params, field) != value:
             del params[name]

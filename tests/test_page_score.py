@@ -232,6 +232,19 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
     assert at.success[0].value.startswith("Run 3: 24/24 items") and at.success[0].value.endswith("in 100 s")
 
 
+def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+    from studio import jobs
+
+    for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume")):
+        ended = Progress(total=24, done=done, run_id=3, status="stopped" if stopped else "finished", stopped=stopped,
+                         ended=1.0, started=0.0)
+        at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
+        jobs.get(at.session_state["score_job"]).stop.set()  # Stop was pressed
+        at.run()
+        assert at.button(key="score_start").label == label
+
+
 def test_some_failed_items_are_an_orange_warning_with_their_cause(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 

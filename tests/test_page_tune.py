@@ -36,6 +36,13 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         calls = stub.count
         assert 0 < calls <= 40 + 30  # the budget, then the test part's 30 responses (argmax reads the same calls)
         assert "Winner on the 5 test groups" in [m.label for m in at.metric]
+        held_out = next(m.value for m in at.metric if m.label == "Winner on the 5 test groups")
+
+        reloaded = open_app(monkeypatch, tmp_path, PAGE, params=dict(at.query_params))  # a reload: the same URL
+        assert "search" in at.query_params and not reloaded.exception
+        assert any(h.value == "Result" for h in reloaded.subheader)  # the finished search, not an empty form
+        assert next(m.value for m in reloaded.metric if m.label == "Winner on the 5 test groups") == held_out
+        assert stub.count == calls
 
         shown = [e.label for e in at.expander if e.label.startswith("The winner's template: ")]
         winner = shown[0].split(": ", 1)[1] if shown else None

@@ -131,6 +131,7 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         assert reloaded.button(key="score_start").disabled
         assert reloaded.button(key="score_stop")
         assert reloaded.number_input(key="score_limit").value == 30
+        assert reloaded.number_input(key="score_concurrency").value == 1  # as the run was started, not the default 4
         assert any("/30 items" in p.proto.text for p in reloaded.get("progress"))
 
         by_dataset = open_app(monkeypatch, tmp_path, SCORE)  # no job in its URL: found by its dataset
@@ -146,3 +147,6 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         reloaded.button(key="score_stop").click().run()
         wait_for(reloaded, lambda at: any("stopped; press Resume" in s.value for s in at.success))
         assert stub.count < 30
+        again = open_app(monkeypatch, tmp_path, SCORE, params=dict(reloaded.query_params))  # reloaded once stopped
+        assert any("stopped; press Resume" in s.value for s in again.success)
+        assert again.button(key="score_start").label == "Resume"

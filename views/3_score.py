@@ -97,7 +97,9 @@ if job is None or job.dataset != dataset.name:  # e.g. after a reload: this data
     job = jobs.running(str(store.path), dataset.name)
     st.session_state["score_job"] = job.id if job is not None else None
 running = job is not None and not job.done
-start_label = "Resume" if job is not None and job.stop.is_set() else "Start scoring"
+left_over = job is not None and job.stop.is_set() and (any(p.stopped for p in job.finished)
+                                                       or len(job.finished) < len(job.labels))
+start_label = "Resume" if left_over else "Start scoring"
 if st.button(start_label, type="primary", disabled=running or not templates or bool(blocked), key="score_start",
              help="A run is going on: stop it first." if running else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
