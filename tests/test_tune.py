@@ -111,9 +111,14 @@ def test_a_search_that_cannot_start_says_why_before_any_call(stored):
     judge = scripted()
     with pytest.raises(TuneError, match="no aspect compared with 'Overall'"):
         tune(stored, "synthetic", judge, "Overall", budget=100, start=START, others=[])
-    with pytest.raises(TuneError, match="raise --budget"):
+    with pytest.raises(TuneError, match=r"does not cover one round .* give a budget of at least (\d+)") as error:
         tune(stored, "synthetic", judge, "Natural", budget=1, start=START, others=[])
     assert judge.calls == []
+    least = int(re.search(r"at least (\d+)", str(error.value)).group(1))
+    with pytest.raises(TuneError, match=f"at least {least} "):
+        tune(stored, "synthetic", judge, "Natural", budget=least - 1, start=START, others=[])
+    assert judge.calls == []
+    assert tune(stored, "synthetic", judge, "Natural", budget=least, start=START, others=[]).table["groups"].eq(1).all()
 
 
 def test_a_search_within_chosen_groups_neither_judges_nor_shows_any_other(stored):

@@ -294,8 +294,9 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                           tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls, progress.cost, table,
                           {}, None, True, search.notes)
     if table.empty:
-        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates on "
-                        f"{FIRST_ROUND_GROUPS} groups; raise --budget")
+        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
+                        f"even on one tune group: that takes {search.short}; give a budget of at least {search.short} "
+                        "(or try fewer variants)")
     last = table[table["round"] == table["round"].max()].sort_values(["value", "candidate"], ascending=[False, True])
     winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
     start_candidate = pool[0]
@@ -362,6 +363,7 @@ class _Search:
         self._costs: dict[tuple, int] = {}
         self.scored: dict[str, tuple[Template, int]] = {}  # template version -> (template, tune groups scored)
         self.order: list[str] = []
+        self.short = 0  # judge calls the smallest round that did not fit the budget would have taken
 
     def sources(self, alive: list[Candidate]) -> list[Template]:
         """The templates the alive candidates need scored (ensembles need their members')."""
@@ -385,6 +387,7 @@ class _Search:
                 self.progress.spent = needed
                 self.scored.update({t.version: (t, groups) for t in templates})
                 return groups
+            self.short = needed  # what one group more than `used` would take
         return used
 
     def _items(self, groups: int) -> list[Item]:
