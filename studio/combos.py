@@ -39,6 +39,21 @@ def default(combos: pd.DataFrame) -> str:
     return next(iter(scored(combos)), combos["label"].iloc[0])
 
 
+def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str]:
+    """The other scored combinations whose template compares an aspect with a human aspect that
+    `label`'s template compares with too, newest first (what Compare can pair it with)."""
+    versions = combos.set_index("label")["template_version"]
+
+    def humans(version: str) -> set[str]:
+        try:
+            return {(a.human or a.name).lower() for a in store.template(version).aspects}
+        except geval.GevalError:  # a version the store no longer holds: nothing known to compare
+            return set()
+
+    own = humans(versions[label])
+    return [other for other in scored(combos) if other != label and own & humans(versions[other])]
+
+
 def describe(combos: pd.DataFrame) -> Callable[[str], str]:
     """A menu's text for each label: a combination with nothing scored says so."""
     failed = combos.set_index("label")

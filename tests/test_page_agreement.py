@@ -173,3 +173,18 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
     assert len(rows) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
     store.close()
+
+
+def test_compare_pairs_the_newest_with_one_that_scores_the_same_aspect_and_says_when_none_is(monkeypatch, tmp_path):
+    engaging = resolve_template("topicalchat-engagingness")
+    second = _second_version()
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(engaging, second))  # naturalness, engaging, naturalness v2
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    a, b = at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value
+    assert b.startswith(second.label) and a.startswith("topicalchat-naturalness@") and a != b  # not engagingness
+    at.selectbox(key="agree_a").select(next(o for o in at.selectbox(key="agree_a").options
+                                            if o.startswith(engaging.label))).run()
+    said = " ".join(i.value for i in at.info)
+    assert "A is compared with Engaging and B with Natural: they share none" in said
+    assert "B can be compared with topicalchat-naturalness@" in said and "set human" not in said

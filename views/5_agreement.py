@@ -174,8 +174,9 @@ st.caption("B minus A on the items both scored: a paired bootstrap over groups (
 state.keep_valid("agree_a", labels)
 state.keep_valid("agree_b", labels)
 left, right = st.columns(2)
-label_a = left.selectbox("A (baseline)", labels, index=1, key="agree_a")
 label_b = right.selectbox("B", labels, index=0, key="agree_b")
+partners = scored.comparable(store, combos, labels[0])  # by default the newest that measures the same aspect
+label_a = left.selectbox("A (baseline)", labels, index=labels.index(partners[0]) if partners else 1, key="agree_a")
 if label_a == label_b:
     st.info("Pick two different template versions or judges.")
     st.stop()
@@ -189,7 +190,11 @@ except geval.GevalError as exc:
     st.stop()
 common = [h for h in humans_a if h in humans_b]
 if not common:
-    st.info("A and B are not compared with any common human aspect: set human = \"...\" in their template headers.")
+    partners = scored.comparable(store, combos, label_b)
+    st.info(f"A is compared with {', '.join(humans_a) or 'no human aspect'} and B with "
+            f"{', '.join(humans_b) or 'no human aspect'}: they share none, so there is nothing to compare. Pick two "
+            "versions or judges of templates that score the same aspect"
+            + (f"; B can be compared with {', '.join(partners)}." if partners else "."))
     st.stop()
 left, right = st.columns(2)
 state.keep_valid("agree_cmp_human", common)
