@@ -170,3 +170,12 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
     board = geval.leaderboard(store, "synthetic", baselines=(), ceiling=False)  # variants: in that section only
     assert set(board.rows["row"]) == {"G-EVAL, one prompt per aspect (test-*) · scripted: hashed"}
     assert any("made by prompt searches (test-engagingness~k2-stratified" in line for line in board.skipped)
+
+
+def test_a_variant_without_a_correlation_says_why_in_the_rounds_table(stored):
+    def constant(prompt: str, aspect: Aspect) -> dict[int, float]:
+        return {2: 1.0}  # the same score for every response: no correlation is defined
+
+    result = tune(stored, "synthetic", scripted(constant), "Natural", budget=200, start=START, others=[])
+    assert result.table["value"].isna().all()
+    assert set(result.table["note"]) == {"undefined: the judge gave every item the same score"}

@@ -74,8 +74,8 @@ def show_result(result) -> None:
                    "Stopped before the test part was scored: press Resume to go on (what was scored is stored).")
     if not result.table.empty:
         st.caption(f"On the tune groups ({result.metric}, {result.level} level; each round on more groups):")
-        st.dataframe(result.table, hide_index=True, column_config={"value": st.column_config.NumberColumn(
-            result.metric, format="%.3f")})
+        st.dataframe(result.table.assign(value=result.table["value"].map(geval.reporting.number))
+                     .rename(columns={"value": result.metric}), hide_index=True)
     t = result.test
     if not t:
         return

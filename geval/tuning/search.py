@@ -265,8 +265,13 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         values = search.evaluate(alive, round_items)
         if search.stopped:
             break
-        rows += [{"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
-                  "value": values[c.name]} for c in alive]
+
+        def row(c: Candidate) -> dict:
+            value = values[c.name]
+            return {"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
+                    "value": value, "note": "" if math.isfinite(value) else search.why_undefined(c, round_items)}
+
+        rows += [row(c) for c in alive]
         ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
         if ensemble and round_number == 1 and len({c.template.version for c in ranked if c.template}) >= 2:
             best_two = []  # the best two that ask differently (not one template and its argmax read)
@@ -280,15 +285,14 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             search.by_name[ensemble.name] = ensemble
             values[ensemble.name] = search.value_of(ensemble, round_items)
             ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
-            rows.append({"round": 1, "candidate": ensemble.name, "groups": used, "items": len(round_items),
-                         "value": values[ensemble.name]})
+            rows.append(row(ensemble))
         if len(ranked) == 1 or used >= len(order):
             alive = ranked[:1]
             break
         alive = ranked[:max(1, len(ranked) // 2)]
         if len(alive) == 1:  # the search is decided: no round for one candidate alone
             break
-    table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value"])
+    table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
     if table.empty and search.stopped:  # stopped in the first round: what was scored is stored; run again to go on
         return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                           tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls, progress.cost, table,
@@ -433,6 +437,19 @@ class _Search:
         human = np.array([human_score(i, self._aspect(candidate)) for i in items])
         groups = np.array([i.group or i.id for i in items])
         return _correlation(self.protocol, scores, human, groups)
+
+    def why_undefined(self, candidate: Candidate, items: list[Item]) -> str:
+        """Why the candidate has no correlation on `items`, in a few words."""
+        scores = self.scores(candidate, items)
+        human = np.array([human_score(i, self._aspect(candidate)) for i in items])
+        keep = np.isfinite(scores) & np.isfinite(human)
+        if keep.sum() < 3:
+            return f"undefined: {int(keep.sum())} of {len(items)} items have a score (3 needed)"
+        if np.ptp(scores[keep]) == 0:
+            return "undefined: the judge gave every item the same score"
+        if np.ptp(human[keep]) == 0:
+            return "undefined: people gave every item the same score"
+        return f"undefined at {self.protocol.levels[0]} level on these items"
 
     def scores(self, candidate: Candidate, items: list[Item]) -> np.ndarray:
         """The candidate's score per item (NaN where unscored), 0-1 for an ensemble."""
