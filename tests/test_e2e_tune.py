@@ -37,7 +37,7 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
             wait_idle(tab)
         assert "At most 40 judge calls" in main_text(tab)
         tab.get_by_role("button", name="Start the search").click()
-        tab.wait_for_function("() => /round 1\\/\\d+/.test(document.body.innerText)", timeout=180_000)
+        tab.wait_for_function("() => /round 1 of at most \\d+/.test(document.body.innerText)", timeout=180_000)
         screenshot(tab, "e2e_tune_progress")
         assert tab.get_by_role("button", name="Stop").is_visible()
 

@@ -179,3 +179,14 @@ def test_a_variant_without_a_correlation_says_why_in_the_rounds_table(stored):
     result = tune(stored, "synthetic", scripted(constant), "Natural", budget=200, start=START, others=[])
     assert result.table["value"].isna().all()
     assert set(result.table["note"]) == {"undefined: the judge gave every item the same score"}
+
+
+def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
+    lines = []
+    result = tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=200, start=START, others=[],
+                  on_progress=lambda p: lines.append(p.line()))
+    searching = [line for line in lines if line.startswith("round ")]
+    testing = [line for line in lines if line.startswith("test part ")]
+    assert searching and testing and lines.index(testing[0]) > lines.index(searching[-1])  # the test part comes last
+    assert all(re.match(r"round \d of at most \d, .*: \d+ of the budget's 200 judge calls planned", s) for s in searching)
+    assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, outside the budget), ")

@@ -73,7 +73,10 @@ def show_result(result) -> None:
         st.warning(result.summary() if not result.winner else
                    "Stopped before the test part was scored: press Resume to go on (what was scored is stored).")
     if not result.table.empty:
-        st.caption(f"On the tune groups ({result.metric}, {result.level} level; each round on more groups):")
+        rounds = result.table["round"].nunique()
+        st.caption(f"On the tune groups ({result.metric}, {result.level} level; "
+                   + ("each round on more groups, with the better half of the one before):" if rounds > 1 else
+                      "one round: the budget covered no second one):"))
         st.dataframe(result.table.assign(value=result.table["value"].map(geval.reporting.number))
                      .rename(columns={"value": result.metric}), hide_index=True)
     t = result.test

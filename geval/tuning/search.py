@@ -73,6 +73,7 @@ class TuneProgress:
     cached: int = 0
     started: float = field(default_factory=time.time)
     run: Progress | None = None  # the scoring run under way
+    testing: int = 0  # once the search is decided: the test groups the winner and the start are scored on
     message: str = ""
     tune_groups: list[str] = field(default_factory=list)
     test_groups: list[str] = field(default_factory=list)
@@ -87,10 +88,14 @@ class TuneProgress:
         """One line for a terminal or a progress bar."""
         if not self.round:
             return self.message
+        spent = (f"{self.calls} judge calls made, {self.cached} items cached, {self.tokens} tokens, "
+                 f"${self.cost:.4f}")
+        if self.testing:
+            return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
+                    f"the search took {self.spent} of its {self.budget} budgeted calls")
         eta = "?" if self.eta is None else f"{self.eta:.0f}s"
-        return (f"round {self.round}/{self.rounds}, {self.candidate}: budget {self.spent}/{self.budget} judge calls "
-                f"({self.calls} made, {self.cached} items cached), {self.tokens} tokens, ${self.cost:.4f}, "
-                f"ETA at most {eta}")
+        return (f"round {self.round} of at most {self.rounds}, {self.candidate}: {self.spent} of the budget's "
+                f"{self.budget} judge calls planned so far (counted as if none were stored); {spent}; ETA at most {eta}")
 
 
 @dataclass
@@ -412,24 +417,29 @@ class _Search:
                 self.stopped = True
                 return {}
             self.progress.candidate = template.label
-            self.say(self.progress)
-            before = (self.progress.calls, self.progress.cost)
-
-            def seen(run: Progress, before=before) -> None:
-                self.progress.run = run
-                self.progress.calls = before[0] + run.calls
-                self.progress.cost = before[1] + run.cost
-                self.say(self.progress)
-
-            run = score(self.store, items, template, self.judge, self.dataset, {"tune": True}, stop=self.stop,
-                        on_progress=seen, examples_from=self.pool)
-            self.progress.calls, self.progress.cost = before[0] + run.calls, before[1] + run.cost
-            self.progress.tokens += run.prompt_tokens + run.completion_tokens
-            self.progress.cached += run.cached
+            run = self._score(template, items, {"tune": True})
             if run.stopped:
                 self.stopped = True
                 return {}
         return {c.name: self.value_of(c, items) for c in alive}
+
+    def _score(self, template: Template, items: list[Item], given: dict) -> Progress:
+        """Score `template` on `items` (`given`: what the run records of why), the search's
+        progress following the run's."""
+        self.say(self.progress)
+        calls, cost = self.progress.calls, self.progress.cost
+
+        def seen(run: Progress) -> None:
+            self.progress.run = run
+            self.progress.calls, self.progress.cost = calls + run.calls, cost + run.cost
+            self.say(self.progress)
+
+        run = score(self.store, items, template, self.judge, self.dataset, given, stop=self.stop, on_progress=seen,
+                    examples_from=self.pool)
+        self.progress.calls, self.progress.cost = calls + run.calls, cost + run.cost
+        self.progress.tokens += run.prompt_tokens + run.completion_tokens
+        self.progress.cached += run.cached
+        return run
 
     def value_of(self, candidate: Candidate, items: list[Item]) -> float:
         """The candidate's correlation with people on `items` (the protocol's metric and level)."""
@@ -470,15 +480,10 @@ class _Search:
 
     def test(self, winner: Candidate, start: Candidate, items: list[Item]) -> dict:
         """Winner and start on the test items: correlations with intervals and the paired difference."""
+        self.progress.testing = len({i.group or i.id for i in items})
         for template in self.sources([winner, start]):
-            self.progress.candidate = f"test: {template.label}"
-            self.say(self.progress)
-            before = (self.progress.calls, self.progress.cost)
-            run = score(self.store, items, template, self.judge, self.dataset, {"tune": "test"}, stop=self.stop,
-                        examples_from=self.pool,
-                        on_progress=lambda r, before=before: (setattr(self.progress, "calls", before[0] + r.calls),
-                                                              self.say(self.progress)))
-            self.progress.calls, self.progress.cost = before[0] + run.calls, before[1] + run.cost
+            self.progress.candidate = template.label
+            run = self._score(template, items, {"tune": "test"})
             if run.stopped:
                 self.stopped = True
                 return {}
