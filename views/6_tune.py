@@ -76,7 +76,7 @@ def show_result(result) -> None:
         rounds = result.table["round"].nunique()
         st.caption(f"On the tune groups ({result.metric}, {result.level} level; "
                    + ("each round on more groups, with the better half of the one before):" if rounds > 1 else
-                      "one round: the budget covered no second one):"))
+                      "one round):"))
         st.dataframe(result.table.assign(value=result.table["value"].map(geval.reporting.number))
                      .rename(columns={"value": result.metric}), hide_index=True)
     t = result.test
