@@ -143,6 +143,16 @@ def test_usage_and_cost_come_from_the_answer(stub):
     assert judgment.cost == pytest.approx((judgment.prompt_tokens * 1.0 + 4 * 2.0) / 1e6)
 
 
+def test_a_model_of_no_known_price_reads_cost_unknown_not_zero(stub, store):
+    items = make_items(2)
+    unknown = geval.plan(store, items, ONE, make(stub, mode="logprobs"))
+    assert "cost unknown: no price for this model" in unknown.line() and "$" not in unknown.line()
+    assert "~$" in geval.plan(store, items, ONE, make(stub, mode="logprobs", model="gpt-4o-mini")).line()
+    assert "~$" in geval.plan(store, items, ONE, make(stub, mode="logprobs", prices=(1.0, 2.0))).line()
+    progress = geval.score(store, items, ONE, make(stub, mode="logprobs"), "synthetic")
+    assert ", cost unknown, " in progress.line() and "$" not in progress.line()
+
+
 # --- samples --------------------------------------------------------------------------------
 
 def test_samples_give_frequencies(stub):

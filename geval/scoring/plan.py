@@ -38,6 +38,7 @@ class Plan:
     seconds_per_call: float = 0.0  # measured in this store for this judge, else the judge's default
     measured: int = 0  # calls the time per call was measured on (0: the judge's stated default)
     concurrency: int = 1
+    priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
 
     @property
     def seconds(self) -> float:
@@ -68,9 +69,10 @@ class Plan:
 
     def line(self) -> str:
         """One line for the Score page and the CLI."""
-        cost = f"${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"${self.cost:.4f}"
+        cost = ("cost unknown: no price for this model" if not self.priced else
+                f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
         return (f"{self.total} items: {self.cached} cached, {self.calls} judge calls to make "
-                f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, ~{cost})"
+                f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
 
 
@@ -106,7 +108,8 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
-    result = Plan(len(items), concurrency=max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)))
+    result = Plan(len(items), concurrency=max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)),
+                  priced=getattr(judge, "priced", True))
     result.seconds_per_call, result.measured = seconds_per_call(store, judge)
     around = neighbours(store, template, items[0].dataset, items, examples_from) if items else None
     asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once

@@ -73,6 +73,7 @@ class Progress:
     before: float | None = None  # the smoothed time per item before the last interval was folded in
     interval: float = 0.0  # the last interval between two items' judge calls finishing,
     sharing: int = 1  # shared by this many items: the one whose calls ended it, and those its calls answered too
+    priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
 
     @property
     def elapsed(self) -> float:
@@ -143,9 +144,10 @@ class Progress:
     def line(self) -> str:
         """One line for a terminal or a progress bar."""
         eta = "?" if self.eta is None else _duration(self.eta)
+        cost = f"${self.cost:.4f}" if self.priced else "cost unknown"
         return (
             f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
-            f"{self.prompt_tokens + self.completion_tokens} tokens, ${self.cost:.4f}, "
+            f"{self.prompt_tokens + self.completion_tokens} tokens, {cost}, "
             f"{_duration(self.elapsed)} elapsed" + ("" if self.ended else f", ETA {eta}")
         )
 
@@ -198,7 +200,8 @@ def score(
     around = neighbours(store, template, dataset, items, examples_from)
     sign = Signer(template, around.pool_label if around else "")
     asked_text, asked_json = sign(judge.settings)
-    progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers)
+    progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers,
+                        priced=getattr(judge, "priced", True))
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),

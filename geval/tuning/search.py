@@ -74,6 +74,7 @@ class TuneProgress:
     started: float = field(default_factory=time.time)
     run: Progress | None = None  # the scoring run under way
     testing: int = 0  # once the search is decided: the test groups the winner and the start are scored on
+    priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
     message: str = ""
     tune_groups: list[str] = field(default_factory=list)
     test_groups: list[str] = field(default_factory=list)
@@ -89,7 +90,7 @@ class TuneProgress:
         if not self.round:
             return self.message
         spent = (f"{self.calls} judge calls made, {self.cached} items cached, {self.tokens} tokens, "
-                 f"${self.cost:.4f}")
+                 + (f"${self.cost:.4f}" if self.priced else "cost unknown"))
         if self.testing:
             return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
                     f"the search took {self.spent} of its {self.budget} budgeted calls")
@@ -247,6 +248,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     test_items = [i for i in labelled if (i.group or i.id) not in in_tune]
     pool = candidates(start, aspect.key, others, FEW_SHOT if few_shot is None else few_shot)
     progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
+                            priced=getattr(judge, "priced", True),
                             message=f"split (seeded, by group): {len(tune_groups)} groups to tune on, "
                                     f"{len(test_groups)} to test on; {len(pool)} candidates")
     say = on_progress or (lambda p: None)

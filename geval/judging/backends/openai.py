@@ -82,6 +82,7 @@ class OpenAIJudge:
         self.mode = mode
         self.n, self.temperature, self.max_tokens, self.top_logprobs = n, temperature, max_tokens, top_logprobs
         self.prices = prices or PRICES.get(model, (0.0, 0.0))
+        self.priced = prices is not None or model in PRICES  # else a cost of 0 means "not known"
         self._use_samples = mode == "samples"
         judge = {"backend": "openai", "model": model, "base_url": base_url}
         self.settings = {
