@@ -151,8 +151,11 @@ def _judge_settings() -> None:
         model = st.text_input("Model", value="gpt-4o-mini", key="judge_model", persist_state="session")
         base_url = st.text_input("Base URL (empty: api.openai.com)", key="judge_base_url", persist_state="session",
                                  help="vLLM: http://HOST:8000/v1 · Ollama: http://127.0.0.1:11434/v1")
-        st.text_input("API key (kept for this session only)", type="password", key="api_key",
-                      persist_state="session")
+        key = st.text_input("API key (kept for this session only)", type="password", key="api_key",
+                            persist_state="session")
+        if not key and not base_url and not os.environ.get("OPENAI_API_KEY"):
+            st.caption(":orange[No API key: api.openai.com will refuse the calls. Type it above (a reload forgets "
+                       "it) or set OPENAI_API_KEY before starting the app.]")
         mode = st.selectbox("Score distribution from", list(geval.OPTIONS.modes), key="judge_mode",
                             persist_state="session")
         n = st.number_input("Samples (samples mode)", 1, 50, 20, key="judge_n", persist_state="session")

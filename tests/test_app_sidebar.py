@@ -21,3 +21,13 @@ def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_pat
     }
     assert at.sidebar.text[-1].value == "openai: gpt-4o-mini"
     assert at.text_input(key="api_key").proto.type == at.text_input(key="api_key").proto.PASSWORD
+
+
+def test_openai_without_a_key_says_the_calls_will_be_refused(monkeypatch, tmp_path):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    at = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai"})
+    assert any("No API key: api.openai.com will refuse the calls" in c.value for c in at.sidebar.caption)
+    at.text_input(key="api_key").set_value("sk-test").run()
+    assert not any("No API key" in c.value for c in at.sidebar.caption)
+    local = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_base_url": "http://127.0.0.1:9/v1"})
+    assert not any("No API key" in c.value for c in local.sidebar.caption)  # a local server may need none

@@ -227,6 +227,14 @@ def test_an_unscored_judgment_shows_its_reason_and_the_raw_answer(monkeypatch, t
     assert labels["Judge (1-3)"] == "–"
 
 
+def test_an_empty_answer_says_so_instead_of_an_empty_box(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, n=3, judge=scripted(lambda prompt, aspect: "", name="silent"))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert "(an empty answer: '')" in [t.value for t in at.text]
+    assert "" not in [c.value for c in at.code]
+
+
 def test_an_empty_store_points_to_the_score_page(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, score=False)
     at.switch_page(PAGE).run()

@@ -90,3 +90,8 @@ def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, 
         at.button(key="tune_start").click().run()
         wait_for(at, lambda a: any(m.label == "Winner on the 5 test groups" for m in a.metric))
         assert stub.count == 48  # the same search as one run straight through: nothing asked twice
+
+
+def test_the_human_aspect_is_the_one_the_editors_template_is_compared_with(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)  # the editor holds topicalchat-naturalness
+    assert at.selectbox(key="tune_aspect").value == "Natural"

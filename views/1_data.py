@@ -90,7 +90,9 @@ else:
                     scores = st.multiselect("Human score columns (one aspect each)", columns, default=preview.scores)
                     level = st.selectbox("Level", list(geval.OPTIONS.item_levels))
                     submitted = st.form_submit_button("Load with this mapping")
-                if submitted:
+                if submitted and not scores:
+                    st.error("Choose at least one human score column: the judge's scores are compared with it.")
+                elif submitted:
                     state.load_dataset(path, mapping=preview.mapping(
                         response, scores, level, **{r: c for r, c in roles.items() if c != "(none)"}))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it

@@ -55,10 +55,12 @@ with left:
         seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed", persist_state="session")
     elif how == "By system":
         state.keep_valid("score_systems", dataset.systems)
-        systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session")
+        systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session",
+                                 placeholder="None chosen: every system")
     elif how == "By group":
         state.keep_valid("score_groups", dataset.groups)
-        groups = st.multiselect("Groups", dataset.groups, key="score_groups", persist_state="session")
+        groups = st.multiselect("Groups", dataset.groups, key="score_groups", persist_state="session",
+                                placeholder="None chosen: every group")
     if st.session_state.get("score_limit", 0) > len(dataset.items):
         st.session_state["score_limit"] = 0
     limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit", persist_state="session")

@@ -198,7 +198,10 @@ with st.expander("The model's raw output", expanded=row["status"] != "ok"):
     for index, answer in enumerate(answers, start=1):
         if len(answers) > 1:
             st.caption(f"Answer {index} of {len(answers)}")
-        st.code(str(answer), language=None, wrap_lines=True)
+        if str(answer).strip():
+            st.code(str(answer), language=None, wrap_lines=True)
+        else:
+            st.text(f"(an empty answer: {answer!r})")
 
 listed = set(rows["item_id"])
 flagged_here = {i: n for i, n in notes.items() if i in listed}

@@ -19,15 +19,20 @@ st.caption("The groups (dialogues, documents) with human scores are split, seede
            "template to beat. Every judgment is stored, so a stopped search resumes where it was.")
 
 state.keep_valid("tune_aspect", dataset.aspects)
+editor = state.template()
+compared = [a.human or a.name for a in editor.aspects] if editor is not None else []
+if dataset.aspects and st.session_state.get("tune_aspect") is None:  # by default: the editor's template's
+    st.session_state["tune_aspect"] = next((aspect for aspect in dataset.aspects
+                                            if aspect.lower() in {c.lower() for c in compared}), dataset.aspects[0])
 left, right = st.columns(2)
-human = left.selectbox("Human aspect", dataset.aspects, key="tune_aspect", persist_state="session")
+human = left.selectbox("Human aspect", dataset.aspects, key="tune_aspect", persist_state="session",
+                       help="By default the one the editor's template is compared with.")
 budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 120, step=10, key="tune_budget",
                             persist_state="session", help="Counted as if nothing were stored, so that a resumed "
                             "search takes the same path; calls already in the store cost nothing.")
 share = left.slider("Share of the groups to tune on", 0.2, 0.8, 0.5, 0.1, key="tune_share", persist_state="session")
 seed = right.number_input("Seed (split and search)", 0, 10**6, 0, key="tune_seed", persist_state="session")
 
-editor = state.template()
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
 choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])
 beat = st.radio("Template to beat", choices, horizontal=True, key="tune_beat",
@@ -111,6 +116,9 @@ def show_result(result) -> None:
     if result.winner.endswith("[argmax read]"):
         st.caption("The winner reads the judge's most probable score instead of the weighted mean (the 'argmax' "
                    "variant in Agreement); its template is the wording below.")
+    if result.winner in (result.start, f"{result.start} [argmax read]"):
+        st.caption(f"The winner asks as the template to beat does, {winner.label}: there is no new wording to save.")
+        return
     with st.expander(f"The winner's template: {winner.label}"):
         st.code(winner.text, language=None)
     if st.button("Save the winner as a template version", key="tune_save", icon=":material/save:"):
