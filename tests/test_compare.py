@@ -245,3 +245,18 @@ def test_paired_columns_with_few_groups_give_no_interval_and_say_why():
     [row] = paired_columns({"x": columns["x"]}, groups, n_boot=100)
     assert math.isfinite(row["difference"]) and math.isnan(row["low"]) and math.isnan(row["p"])
     assert "no interval: 6 groups" in row["note"]
+
+
+def test_two_judges_that_would_read_alike_are_labelled_by_what_differs(store):
+    from openai_stub import OpenAIStub
+
+    from geval.judging.backends.openai import OpenAIJudge
+
+    items = make_items(3)
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    with OpenAIStub() as one, OpenAIStub() as two:
+        for stub in (one, two):
+            judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
+            geval.score(store, items, make_template(), judge, "synthetic")
+        labels = set(store.combos("synthetic")["label"])
+        assert labels == {f"{make_template().label} · openai: stub-model, logprobs · base_url {stub.url}" for stub in (one, two)}

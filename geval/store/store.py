@@ -461,8 +461,9 @@ class Store:
         Parts of aspects (a checklist's questions, a batch's orders: keys with "#") are not counted.
         Columns: id (the template version and a short hash of the signature: stable, for links),
         template, template_version, signature, signature_json, model (the judge, as menus name it),
-        label (template version, its comment when it has one, and judge; unique: a short hash
-        of the signature where two would read alike), aspects (list), ok, unscored, failed,
+        label (template version, its comment when it has one, and judge; unique: where two would
+        read alike, followed by the judge settings that differ, e.g. the base URL, or a short hash
+        of the signature), aspects (list), ok, unscored, failed,
         first and last (times of the first and latest judgment). Empty when nothing is scored.
         """
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
@@ -494,8 +495,7 @@ class Store:
         names = [f"{t} ({comments[v]})" if v in comments else t for t, v in zip(frame["template"],
                                                                             frame["template_version"])]
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
-        alike = frame["label"].duplicated(keep=False)
-        frame.loc[alike, "label"] = [f"{label} · {h}" for label, h, a in zip(frame["label"], short, alike) if a]
+        frame["label"] = _told_apart(frame, short)
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------
@@ -638,3 +638,20 @@ def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tok
 def _steps_key(template: Template, settings: dict) -> str:
     blob = json.dumps({"template": template.version, "settings": settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _told_apart(frame: pd.DataFrame, short: list[str]) -> list[str]:
+    """Labels that read alike, followed by the signature fields in which they differ (e.g. two
+    base URLs of one model), else by a short hash of the signature."""
+    labels = list(frame["label"])
+    fields = [json.loads(text) for text in frame["signature_json"]]
+    for label in {label for label in labels if labels.count(label) > 1}:
+        rows = [n for n, other in enumerate(labels) if other == label]
+        keys = sorted({key for n in rows for key in fields[n]})
+        differ = [key for key in keys if len({str(fields[n].get(key)) for n in rows}) > 1]
+        for n in rows:
+            told = ", ".join(f"{key} {fields[n].get(key) or 'none'}" for key in differ)
+            labels[n] = f"{label} · {told}" if told else f"{label} · {short[n]}"
+    if len(set(labels)) < len(labels):  # still alike (the fields differ only together): the hash
+        labels = [f"{label} · {h}" if labels.count(label) > 1 else label for label, h in zip(labels, short)]
+    return labels
