@@ -252,6 +252,7 @@ def test_the_preview_flattens_nested_records_and_suggests_a_mapping(tmp_path):
     ("hypothesis,reference,human", 'a cat,the cat,"[3, 4]"', "hypothesis", ["human"]),
     ("text,label,score", "nice,x,0.5", "text", ["score"]),  # no column named like a response: the first text one
     ("model_output,a.x,b.x", "yes,1,2", "model_output", ["a.x", "b.x"]),
+    ("context,turn_text,rating", "A: hi,hello,2", "turn_text", ["rating"]),  # not the column named context
 ])
 def test_suggested_response_and_scores(tmp_path, header, row, response, scores):
     path = tmp_path / "mine.csv"

@@ -155,7 +155,8 @@ def flatten(record: dict, prefix: str = "") -> dict[str, object]:
 class TablePreview:
     """A table file's first records, flattened (nested objects as dotted columns), and a
     suggested mapping: `suggested` names a column per role (response, context, grounding,
-    system, group) where one is named like it (the response: else the first text column),
+    system, group) where one is named like it (the response: else the first text column not named
+    like another role),
     `scores` the numeric columns left."""
 
     columns: list[str]
@@ -177,10 +178,14 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     records, nested objects flattened) and a suggested mapping."""
     records = [flatten(record) for record in data[:scan] if isinstance(record, dict)]
     columns = list(dict.fromkeys(column for record in records for column in record))
+    texts = [c for c in columns if not _numeric(records, c)]
+    named_for_others = {_named(texts, names) for role, names in ROLE_NAMES.items() if role != "response"}
     suggested: dict[str, str] = {}
     for role, names in ROLE_NAMES.items():
-        free = [c for c in columns if c not in suggested.values() and not _numeric(records, c)]
-        found = _named(free, names) or (free[0] if role == "response" and free else None)  # the first text column
+        free = [c for c in texts if c not in suggested.values()]
+        found = _named(free, names)
+        if found is None and role == "response":  # the first text column not named like another role
+            found = next((c for c in free if c not in named_for_others), free[0] if free else None)
         if found:
             suggested[role] = found
     scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
