@@ -82,6 +82,7 @@ def test_the_open_menu_names_the_version_in_the_editor(monkeypatch, tmp_path):
     assert "natural and fluent" in at.text_area(key="template_text").value
     assert at.selectbox(key="prompts_open").value == edited
     assert "(saved: fluent wording)" in at.selectbox(key="prompts_open").format_func(edited)
+    assert at.selectbox(key="prompts_diff_old").format_func(edited) == f"{edited} (fluent wording)"
 
 
 def test_the_page_says_when_the_checks_and_preview_update(monkeypatch, tmp_path):

@@ -123,9 +123,13 @@ with diff:
     labels = list(versions)
     same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
                       if t is not None and (template is None or t.label != template.label)), None)
+    def named(label: str) -> str:  # a saved version's comment beside it, as in the other menus
+        version = versions[label].version if versions[label] is not None else ""
+        return f"{label} ({comments[version]})" if version in comments else label
+
     old = st.selectbox("From", labels, index=labels.index(same_name) if same_name in labels else 0,
-                       key="prompts_diff_old")
-    new = st.selectbox("To", labels, index=0, key="prompts_diff_new")
+                       key="prompts_diff_old", format_func=named)
+    new = st.selectbox("To", labels, index=0, key="prompts_diff_new", format_func=named)
     if versions[old] is None or versions[new] is None:
         st.info("Fix the template in the editor to diff it.")
     else:
