@@ -185,6 +185,13 @@ def test_compare_pairs_the_newest_with_one_that_scores_the_same_aspect_and_says_
     assert b.startswith(second.label) and a.startswith("topicalchat-naturalness@") and a != b  # not engagingness
     at.selectbox(key="agree_a").select(next(o for o in at.selectbox(key="agree_a").options
                                             if o.startswith(engaging.label))).run()
-    said = " ".join(i.value for i in at.info)
+    said = " ".join(i.value for i in at.info).replace("\\", "")  # as shown: Markdown marks are escaped
     assert "A is compared with Engaging and B with Natural: they share none" in said
     assert "B can be compared with topicalchat-naturalness@" in said and "set human" not in said
+
+
+def test_labels_in_messages_are_shown_as_written_not_as_markdown():
+    from studio.text import plain
+
+    labels = "topicalchat-naturalness~k4-random@1 and topicalchat-naturalness~argmax@2 *"
+    assert plain(labels) == r"topicalchat\-naturalness\~k4\-random@1 and topicalchat\-naturalness\~argmax@2 \*"

@@ -5,6 +5,7 @@ import streamlit as st
 
 import geval
 from studio import jobs, state
+from studio.text import plain
 
 st.title("Score")
 store = state.store()
@@ -85,13 +86,13 @@ with right:
         st.error(str(exc))
         st.stop()
     for label, plan in plans.items():
-        st.info(f"{label}: {plan.line()}")
+        st.info(f"{plain(label)}: {plan.line()}")
         st.caption(f"Time: {plan.time_line()}")
         problems = "\n".join(f"- {line}" for line in plan.problems())
         if not plan.renderable:
-            st.error(f"{label} cannot be rendered on any item still to score:\n{problems}")
+            st.error(f"{plain(label)} cannot be rendered on any item still to score:\n{problems}")
         elif problems:
-            st.warning(f"{label}: some items cannot be rendered and will fail:\n{problems}")
+            st.warning(f"{plain(label)}: some items cannot be rendered and will fail:\n{problems}")
 blocked = [label for label, plan in plans.items() if not plan.renderable]
 
 job = jobs.get(st.session_state.get("score_job"))

@@ -2,13 +2,13 @@
 and plots; whether one version beats another on the same items; CSV and a standalone report."""
 
 import functools
-import re
 
 import streamlit as st
 
 import geval
 from studio import cached, state
 from studio import combos as scored
+from studio.text import plain
 
 
 def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
@@ -59,7 +59,7 @@ for label in chosen:
         tables[label] = cached.agreement(store, dataset.name, row, variant, tuple(levels), int(n_boot))
         pairs[label] = cached.pair(row)
     except geval.GevalError as exc:
-        st.error(f"{label}: {exc}")
+        st.error(plain(f"{label}: {exc}"))
 if not tables:
     st.stop()
 
@@ -191,10 +191,11 @@ except geval.GevalError as exc:
 common = [h for h in humans_a if h in humans_b]
 if not common:
     partners = scored.comparable(store, combos, label_b)
-    st.info(f"A is compared with {', '.join(humans_a) or 'no human aspect'} and B with "
-            f"{', '.join(humans_b) or 'no human aspect'}: they share none, so there is nothing to compare. Pick two "
-            "versions or judges of templates that score the same aspect"
-            + (f"; B can be compared with {', '.join(partners)}." if partners else "."))
+    shown = ", ".join(partners[:3]) + (f" and {len(partners) - 3} more" if len(partners) > 3 else "")
+    st.info(plain(f"A is compared with {', '.join(humans_a) or 'no human aspect'} and B with "
+                  f"{', '.join(humans_b) or 'no human aspect'}: they share none, so there is nothing to compare. "
+                  "Pick two versions or judges of templates that score the same aspect"
+                  + (f"; B can be compared with {shown}." if partners else ".")))
     st.stop()
 left, right = st.columns(2)
 state.keep_valid("agree_cmp_human", common)
@@ -215,7 +216,7 @@ cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
                "and p-value are rough. Score more groups for a firm answer.")
-st.info(re.sub(r"([\\`*_{}\[\]()#+.!|<>~$-])", r"\\\1", geval.reporting.verdict(result, label_a, label_b, human)),  # as text
+st.info(plain(geval.reporting.verdict(result, label_a, label_b, human)),
         icon=":material/balance:")
 st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
         f"on {result.n_items} items in {result.n_groups} groups; Williams t = {geval.reporting.number(result.williams_t, 2)}")

@@ -7,6 +7,7 @@ import streamlit as st
 
 import geval
 from studio import jobs, state
+from studio.text import plain
 
 st.title("Tune")
 store = state.store()
@@ -87,7 +88,7 @@ def show_result(result) -> None:
     t = result.test
     if not t:
         return
-    st.markdown(f"**Winner on the tune groups:** {result.winner}"
+    st.markdown(f"**Winner on the tune groups:** {plain(result.winner)}"
                 + (" (the template to beat)" if result.winner == result.start else ""))
     held_out = st.columns(3)
     interval = (f"95% CI [{t['low']:.3f}, {t['high']:.3f}]" if math.isfinite(t["low"]) else "no 95% interval (below)")
@@ -117,7 +118,8 @@ def show_result(result) -> None:
         st.caption("The winner reads the judge's most probable score instead of the weighted mean (the 'argmax' "
                    "variant in Agreement); its template is the wording below.")
     if result.winner in (result.start, f"{result.start} [argmax read]"):
-        st.caption(f"The winner asks as the template to beat does, {winner.label}: there is no new wording to save.")
+        st.caption(plain(f"The winner asks as the template to beat does, {winner.label}: there is no new wording "
+                         "to save."))
         return
     with st.expander(f"The winner's template: {winner.label}"):
         st.code(winner.text, language=None)
@@ -127,7 +129,7 @@ def show_result(result) -> None:
                                             f"{geval.reporting.number(t['winner'])})")
         st.session_state["tune_saved"] = winner.label
     if st.session_state.get("tune_saved") == winner.label:
-        st.success(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts.")
+        st.success(plain(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts."))
 
 
 @st.fragment(run_every=1.0)
