@@ -188,5 +188,16 @@ def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
     searching = [line for line in lines if line.startswith("round ")]
     testing = [line for line in lines if line.startswith("test part ")]
     assert searching and testing and lines.index(testing[0]) > lines.index(searching[-1])  # the test part comes last
-    assert all(re.match(r"round \d of at most \d, .*: \d+ of the budget's 200 judge calls planned", s) for s in searching)
+    assert all(re.match(r"round \d of at most \d, [^:]+: \d+ of the budget's 200 judge calls planned", s)
+               for s in searching)  # each names what it does, also before its first candidate
     assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, outside the budget), ")
+
+
+def test_a_search_with_a_judge_of_no_known_price_says_its_cost_is_unknown(stored):
+    judge = scripted(good_with_examples)
+    judge.priced = False  # as an OpenAI-compatible judge of a model with no price
+    lines = []
+    result = tune(stored, "synthetic", judge, "Natural", budget=200, start=START, others=[],
+                  on_progress=lambda p: lines.append(p.line()))
+    assert result.cost is None and result.cost_text == "cost unknown" and "cost unknown" in result.summary()
+    assert all("$" not in line for line in lines)

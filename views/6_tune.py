@@ -74,7 +74,7 @@ def show_result(result) -> None:
     """The split, every candidate's rounds, the winner on the test groups, and saving it."""
     st.subheader("Result")
     st.write(f"Split (seeded, by group): {len(result.tune_groups)} groups to tune on, {len(result.test_groups)} to "
-             f"test on; {result.tried} variants tried, {result.calls} judge calls, ${result.cost:.4f}.")
+             f"test on; {result.tried} variants tried, {result.calls} judge calls, {result.cost_text}.")
     if result.stopped:
         st.warning(result.summary() if not result.winner else
                    "Stopped before the test part was scored: press Resume to go on (what was scored is stored).")

@@ -95,7 +95,7 @@ class TuneProgress:
             return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
                     f"the search took {self.spent} of its {self.budget} budgeted calls")
         eta = "?" if self.eta is None else f"{self.eta:.0f}s"
-        return (f"round {self.round} of at most {self.rounds}, {self.candidate}: {self.spent} of the budget's "
+        return (f"round {self.round} of at most {self.rounds}, {self.candidate or 'planning the round'}: {self.spent} of the budget's "
                 f"{self.budget} judge calls planned so far (counted as if none were stored); {spent}; ETA at most {eta}")
 
 
@@ -116,7 +116,7 @@ class TuneResult:
     winner: str
     tried: int
     calls: int
-    cost: float
+    cost: float | None  # None when the judge knows no price for its model
     table: pd.DataFrame
     test: dict
     winner_template: Template | None = None
@@ -132,7 +132,7 @@ class TuneResult:
                     "what was scored is stored: run the same search again to go on")
         lines = [
             f"tune {self.dataset}, {self.human}: {len(self.tune_groups)} groups to tune, {len(self.test_groups)} to test "
-            f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, ${self.cost:.4f}",
+            f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, {self.cost_text}",
             f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
         ]
         if t:
@@ -141,6 +141,11 @@ class TuneResult:
                          f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
                          f"p = {_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
         return "\n".join(lines + self.notes)
+
+    @property
+    def cost_text(self) -> str:
+        """What the search cost: "$0.0123", or "cost unknown" for a judge of no known price."""
+        return "cost unknown" if self.cost is None else f"${self.cost:.4f}"
 
     def to_json(self) -> str:
         """The result as JSON (the table as records; the winner's template as its text)."""
@@ -302,7 +307,8 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
     if table.empty and search.stopped:  # stopped in the first round: what was scored is stored; run again to go on
         return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                          tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls, progress.cost, table,
+                          tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls,
+                          progress.cost if progress.priced else None, table,
                           {}, None, True, search.notes)
     if table.empty:
         raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
@@ -314,7 +320,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     test = {} if search.stopped else search.test(winner, start_candidate, test_items)
     result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                         tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
-                        progress.cost, table, test, search.template_of(winner), search.stopped, search.notes,
+                        progress.cost if progress.priced else None, table, test, search.template_of(winner), search.stopped, search.notes,
                         judge_name(judge.settings))
     if test:  # finished: kept for reports (`Store.searches`)
         store.save_search(dataset, result.human, result.judge, result.to_json())
