@@ -129,6 +129,9 @@ def remember_combos(dataset: str, combos) -> None:
     """What the Inspect and Agreement pages know about the dataset's combinations: their ids
     for the URL, and the link's combinations turned into the labels their widgets hold."""
     ids = dict(zip(combos["label"], combos["id"]))
+    before = st.session_state.get("context_combos") or {}
+    if before.get("dataset") == dataset:  # a label can change (a new combination reads alike): follow the id
+        _relabel(before["ids"], {combo_id: label for label, combo_id in ids.items()})
     st.session_state["context_combos"] = {"dataset": dataset, "ids": ids}
     pending = st.session_state.pop("context_pending", None)
     if not pending:
@@ -140,6 +143,20 @@ def remember_combos(dataset: str, combos) -> None:
     for name, key in COMBO_LISTS.items():
         if name in pending:
             st.session_state[key] = [labels[i] for i in pending[name] if i in labels]
+
+
+def _relabel(old_ids: dict[str, str], labels: dict[str, str]) -> None:
+    """The pages' chosen combinations under their labels of now (`old_ids`: label -> id before,
+    `labels`: id -> label now)."""
+    def now(label):
+        return labels.get(old_ids.get(label), label)
+
+    for key in COMBOS.values():
+        if st.session_state.get(key) is not None:
+            st.session_state[key] = now(st.session_state[key])
+    for key in COMBO_LISTS.values():
+        if st.session_state.get(key):
+            st.session_state[key] = [now(label) for label in st.session_state[key]]
 
 
 def wanted() -> dict[str, str | list[str]]:

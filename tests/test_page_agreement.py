@@ -195,3 +195,25 @@ def test_labels_in_messages_are_shown_as_written_not_as_markdown():
 
     labels = "topicalchat-naturalness~k4-random@1 and topicalchat-naturalness~argmax@2 *"
     assert plain(labels) == r"topicalchat\-naturalness\~k4\-random@1 and topicalchat\-naturalness\~argmax@2 \*"
+
+
+def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_longer(monkeypatch, tmp_path):
+    from openai_stub import OpenAIStub
+
+    from geval.judging.backends.openai import OpenAIJudge
+    from tests.test_page_inspect import TEMPLATE, load_template
+
+    with OpenAIStub() as one, OpenAIStub() as two:
+        def judge(stub):
+            return OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
+
+        at, dataset = scored_app(monkeypatch, tmp_path, n=6, judge=judge(one))
+        at.switch_page(PAGE).run()
+        [chosen] = at.multiselect(key="agree_combos").value
+        store = geval.Store(tmp_path / "store.sqlite")
+        geval.score(store, dataset.items[:6], load_template(TEMPLATE), judge(two), dataset.name)  # reads alike
+        store.close()
+        at.run()
+    assert not at.exception
+    [now] = at.multiselect(key="agree_combos").value
+    assert now == f"{chosen} · base_url {one.url}"
