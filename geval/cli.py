@@ -417,7 +417,7 @@ def cmd_runs(args) -> None:
     shown = pd.DataFrame({
         "run": runs["id"], "status": runs["status"],
         "started": [time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) for t in runs["started"]],
-        "dataset": runs["dataset"], "template": runs["template"], "items": runs["n_items"],
+        "dataset": runs["dataset"], "template": runs["template"], "judge": runs["judge"], "items": runs["n_items"],
         "process": [f"{pid:.0f}@{host}" if pd.notna(pid) else "" for pid, host in zip(runs["pid"], runs["host"])],
     })
     print(shown.to_string(index=False))

@@ -72,15 +72,18 @@ def test_runs_lists_each_run_with_its_status_and_process(tmp_path, capsys):
     ended = subprocess.Popen([sys.executable, "-c", "pass"])
     ended.wait()
     store.db["runs"].update(killed, {"pid": ended.pid})  # as if that process had been killed mid-run
-    store.finish_run(store.start_run(dataset="d", template="t@2", n_items=4), "finished", {})
+    store.finish_run(store.start_run(dataset="d", template="t@2", n_items=4,
+                                     signature_json=json.dumps({"backend": "scripted", "model": "hashed"})),
+                     "finished", {})
     store.start_run(dataset="other", template="t@1", n_items=1)
     store.close()
 
     assert main(["runs", "d", "--store", str(path)]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
-    assert lines[0].split() == ["run", "status", "started", "dataset", "template", "items", "process"]
+    assert lines[0].split() == ["run", "status", "started", "dataset", "template", "judge", "items", "process"]
     assert lines[1].split()[:2] == ["2", "finished"] and lines[1].split()[-1].endswith(f"@{socket.gethostname()}")
+    assert "scripted: hashed" in lines[1]
     assert lines[2].split()[:2] == ["1", "crashed"] and lines[2].split()[-1] == f"{ended.pid}@{socket.gethostname()}"
     assert len(lines) == 3  # only dataset d
     assert err.startswith("crashed: the process ended without finishing the run")

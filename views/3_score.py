@@ -171,7 +171,7 @@ with st.expander("Runs on this dataset"):
     if runs.empty:
         st.caption("No runs yet.")
     else:
-        shown = runs[["id", "status", "started", "finished", "template", "n_items"]].copy()
+        shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items"]].copy()
         for column in ("started", "finished"):
             shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
         st.dataframe(shown, hide_index=True)

@@ -524,12 +524,16 @@ class Store:
         return rows[0]
 
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
-        """Runs, newest first. A run still 'running' whose process on this host is gone is
-        marked and shown as 'crashed' (see `mark_crashed_runs`)."""
+        """Runs, newest first, with the `judge` each asked, as menus name it. A run still
+        'running' whose process on this host is gone is marked and shown as 'crashed' (see
+        `mark_crashed_runs`)."""
         self.mark_crashed_runs()
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
         with self.lock:
-            return pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+            runs = pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
+        fields = [json.loads(text) if isinstance(text, str) and text else {} for text in runs["signature_json"]]
+        runs["judge"] = [judge_name(f) if "backend" in f else "" for f in fields]
+        return runs
 
     def mark_crashed_runs(self) -> list[int]:
         """Mark as 'crashed' the runs still 'running' whose process is gone (same host, pid not
