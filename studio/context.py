@@ -210,6 +210,7 @@ def _combo_params(dataset: str | None) -> dict[str, str | list[str]]:
 
 def publish() -> None:
     """Write the context to the URL when it differs from what the URL holds."""
+    state.follow_editor()
     params = wanted()
     current = {name: st.query_params.get_all(name) for name in st.query_params}
     if current != {name: value if isinstance(value, list) else [value] for name, value in params.items()}:

@@ -150,3 +150,16 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         again = open_app(monkeypatch, tmp_path, SCORE, params=dict(reloaded.query_params))  # reloaded once stopped
         assert any("stopped; press Resume" in s.value for s in again.success)
         assert again.button(key="score_start").label == "Resume"
+
+
+def test_a_reload_after_editing_on_prompts_scores_the_editors_new_version(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, SCORE)
+    assert at.multiselect(key="score_templates").value == [at.sidebar.text[1].value]
+    at.switch_page("views/2_prompts.py").run()
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("naturally written", "natural and fluent")).run()
+    at.button(key="prompts_save").click().run()
+    edited = at.sidebar.text[1].value
+    reloaded = open_app(monkeypatch, tmp_path, SCORE, params=dict(at.query_params))  # the same URL, a new session
+    assert reloaded.sidebar.text[1].value == edited
+    assert reloaded.multiselect(key="score_templates").value == [edited]  # not the version before the edit

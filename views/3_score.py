@@ -21,12 +21,7 @@ available = {current.label: current}  # any version: the editor's, a file's, a s
 for label, template in {**files, **saved}.items():
     available.setdefault(label, template)
 comments = store.template_comments()
-previous = st.session_state.get("score_editor")
-remembered = st.session_state.get("score_templates")
-if remembered is not None and previous not in (None, current.label):  # the editor's version follows the editor
-    st.session_state["score_templates"] = list(dict.fromkeys(
-        current.label if label == previous else label for label in remembered))
-st.session_state["score_editor"] = current.label
+state.follow_editor(current)
 state.keep_valid("score_templates", list(available))
 
 
