@@ -303,6 +303,13 @@ def test_a_verdict_from_too_few_groups_says_to_score_more():
         "to judge it by; score more groups.")
 
 
+def test_a_verdict_where_one_side_has_no_correlation_does_not_ask_for_more_groups():
+    c = Comparison("pearson", NAN, 0.412, NAN, NAN, NAN, NAN, NAN, NAN, 60, 10, "")
+    assert geval.reporting.verdict(c, "v1", "v2", "Natural") == (
+        "Not decided on Natural: A has no pearson correlation on these 60 items (the same score for every item, "
+        "or fewer than 3 scored), so there is no difference to judge.")
+
+
 def test_bars_leave_out_what_is_withheld_and_say_why():
     """The group level from 2 groups: no bar; an item level without an interval (5 groups): a bar with no error
     bar; the panels' titles say which, and the hover reads like the table."""

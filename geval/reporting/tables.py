@@ -102,6 +102,11 @@ def verdict(c: Comparison, a: str, b: str, human: str) -> str:
     """A comparison of B with A in one plain sentence: which agrees better with people on
     `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
     B − A holds 0), or that there are too few groups to say."""
+    undefined = [name for name, value in (("A", c.a), ("B", c.b)) if not math.isfinite(value)]
+    if undefined:
+        return (f"Not decided on {human}: {' and '.join(undefined)} {'has' if len(undefined) == 1 else 'have'} no "
+                f"{c.metric} correlation on these {c.n_items} items (the same score for every item, or fewer than "
+                "3 scored), so there is no difference to judge.")
     if not math.isfinite(c.low):
         why = (f"fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups"
                if c.n_groups < MIN_GROUPS else (c.note or "the bootstrap gave no interval to judge it by"))
