@@ -38,8 +38,8 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
         assert "At most 40 judge calls" in main_text(tab)
         tab.get_by_role("button", name="Start the search").click()
         tab.wait_for_function("() => /round 1 of at most \\d+/.test(document.body.innerText)", timeout=180_000)
+        tab.get_by_role("button", name="Stop").wait_for(timeout=30_000)  # drawn just after the line
         screenshot(tab, "e2e_tune_progress")
-        assert tab.get_by_role("button", name="Stop").is_visible()
 
         tab.locator(f"{MAIN} h3").filter(has_text="Result").wait_for(timeout=900_000)
         wait_idle(tab)
