@@ -118,9 +118,8 @@ def show_result(result) -> None:
         st.caption("The winner reads the judge's most probable score instead of the weighted mean (the 'argmax' "
                    "variant in Agreement); its template is the wording below.")
     if result.winner in (result.start, f"{result.start} [argmax read]"):
-        st.caption(plain(f"The winner asks as the template to beat does, {winner.label}: there is no new wording "
-                         "to save."))
-        return
+        st.caption(plain(f"The winner asks as the template to beat does, {winner.label}: saving it adds no new "
+                         "wording, it names that version after this search in the menus."))
     with st.expander(f"The winner's template: {winner.label}"):
         st.code(winner.text, language=None)
     if st.button("Save the winner as a template version", key="tune_save", icon=":material/save:"):
