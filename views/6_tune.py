@@ -128,7 +128,7 @@ def show_result(result) -> None:
                                             f"{geval.reporting.number(t['winner'])})")
         st.session_state["tune_saved"] = winner.label
     if st.session_state.get("tune_saved") == winner.label:
-        st.success(plain(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts."))
+        st.success(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts.")
 
 
 @st.fragment(run_every=1.0)
