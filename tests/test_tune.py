@@ -193,6 +193,18 @@ def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
     assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, outside the budget), ")
 
 
+def test_the_calls_left_before_the_test_part_are_an_upper_bound(stored):
+    seen = []  # (calls made, at most this many left, budget less the calls planned so far, eta, line) in the rounds
+    tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=60, start=START, others=[],
+         on_progress=lambda p: seen.append((p.calls, p.left, p.budget - p.spent, p.eta, p.line()))
+         if p.round and not p.testing else None)
+    made = seen[-1][0]  # what the search rounds made in all: the calls of the last line before the test part
+    assert made > 0 and all(made - calls <= left for calls, left, _, _, _ in seen)
+    assert any(made - calls > unplanned for calls, _, unplanned, _, _ in seen)  # budget - planned is no bound
+    assert seen[0][3] is None and "~" not in seen[0][4]  # no time before the first judge call
+    assert all(f"at most {left} more before the test part" in line for _, left, _, _, line in seen)
+
+
 def test_a_search_with_a_judge_of_no_known_price_says_its_cost_is_unknown(stored):
     judge = scripted(good_with_examples)
     judge.priced = False  # as an OpenAI-compatible judge of a model with no price

@@ -142,7 +142,10 @@ def show_progress() -> None:
         if progress is None or not progress.round:
             st.status(progress.message if progress is not None else "Starting…", state="running")
         else:
-            st.progress(min(1.0, progress.spent / max(progress.budget, 1)), text=progress.line())
+            run = progress.run
+            done = (run.done / max(run.total, 1) if progress.testing and run is not None  # the test part's own
+                    else progress.covered / max(progress.budget, 1))  # the budget the rounds scored so far take
+            st.progress(min(1.0, done), text=progress.line())
             if progress.run is not None:
                 st.caption(f"{progress.candidate}: {progress.run.line()}")
         if st.button("Stop", key="tune_stop"):

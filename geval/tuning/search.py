@@ -66,6 +66,7 @@ class TuneProgress:
     rounds: int = 0
     candidate: str = ""
     spent: int = 0
+    covered: int = 0  # of `spent`: what the candidates scored so far take (counted the same way)
     calls: int = 0
     budget: int = 0
     cost: float = 0.0
@@ -80,10 +81,17 @@ class TuneProgress:
     test_groups: list[str] = field(default_factory=list)
 
     @property
+    def left(self) -> int:
+        """Judge calls the search rounds can still make, at most: the budget less what the
+        candidates scored so far take (counted as if none were stored, so fewer are made)."""
+        return max(0, self.budget - self.covered)
+
+    @property
     def eta(self) -> float | None:
-        """Seconds left if the rest of the budget is spent at the pace so far (an upper bound)."""
+        """Seconds until the test part if the `left` calls were all made at the pace so far (None
+        before the first judge call)."""
         elapsed = time.time() - self.started
-        return elapsed / self.calls * max(0, self.budget - self.spent) if self.calls else None
+        return elapsed / self.calls * self.left if self.calls else None
 
     def line(self) -> str:
         """One line for a terminal or a progress bar."""
@@ -94,9 +102,10 @@ class TuneProgress:
         if self.testing:
             return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
                     f"the search took {self.spent} of its {self.budget} budgeted calls")
-        eta = "?" if self.eta is None else f"{self.eta:.0f}s"
-        return (f"round {self.round} of at most {self.rounds}, {self.candidate or 'planning the round'}: {self.spent} of the budget's "
-                f"{self.budget} judge calls planned so far (counted as if none were stored); {spent}; ETA at most {eta}")
+        eta = "" if self.eta is None else f", ~{self.eta:.0f}s at the pace so far"
+        return (f"round {self.round} of at most {self.rounds}, {self.candidate or 'planning the round'}: {self.spent} of "
+                f"the budget's {self.budget} judge calls planned so far, {self.covered} scored (counted as if none were "
+                f"stored); {spent}; at most {self.left} more before the test part{eta}")
 
 
 @dataclass
@@ -379,6 +388,7 @@ class _Search:
         self.by_name: dict[str, Candidate] = {}
         self._costs: dict[tuple, int] = {}
         self.scored: dict[str, tuple[Template, int]] = {}  # template version -> (template, tune groups scored)
+        self.covered: dict[str, int] = {}  # template version -> the calls its latest finished run takes
         self.order: list[str] = []
         self.short = 0  # judge calls the smallest round that did not fit the budget would have taken
 
@@ -429,6 +439,8 @@ class _Search:
             if run.stopped:
                 self.stopped = True
                 return {}
+            self.covered[template.version] = self.cost(template, items)
+            self.progress.covered = sum(self.covered.values())
         return {c.name: self.value_of(c, items) for c in alive}
 
     def _score(self, template: Template, items: list[Item], given: dict) -> Progress:
