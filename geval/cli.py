@@ -136,9 +136,15 @@ def build_parser() -> argparse.ArgumentParser:
                       help="at most this many judge calls for the search (counted as if none were stored)")
     tune.add_argument("--template", "-t", help="the template to beat (default: the one-aspect template in prompts/ "
                       "compared with --aspect, for this dataset)")
-    tune.add_argument("--try", dest="others", action="append", metavar="TEMPLATE",
-                      help="more templates to try (repeatable; default: every template in prompts/ named like "
-                      "--template's dataset with an aspect compared with --aspect)")
+    others = tune.add_mutually_exclusive_group()
+    others.add_argument("--try", dest="others", action="append", metavar="TEMPLATE",
+                        help="more templates to try (repeatable; default: every template in prompts/ named like "
+                        "--template's dataset with an aspect compared with --aspect)")
+    others.add_argument("--no-other-templates", action="store_true", help="try no other template than --template")
+    tune.add_argument("--no-few-shot", action="store_true",
+                      help="leave out the few-shot variants of --template (k = 2 and 4 examples from the tune groups)")
+    tune.add_argument("--no-ensemble", action="store_true",
+                      help="leave out the ensemble of the best two candidates after the first round")
     tune.add_argument("--tune-share", type=float, default=0.5, help="share of the groups to tune on (default 0.5)")
     tune.add_argument("--sample-groups", type=int, metavar="N",
                       help="search within a seeded random sample of N groups (dialogues, documents), the ones "
@@ -301,11 +307,13 @@ def cmd_tune(args) -> int:
     store = geval.Store(args.store)
     dataset = _load(args, store)
     start = geval.Template.load(args.template) if args.template else None
-    others = [geval.Template.load(name) for name in args.others] if args.others else None
+    others = [] if args.no_other_templates else [geval.Template.load(name) for name in args.others] if args.others \
+        else None
     groups = None if args.sample_groups is None else \
         {item.group or item.id for item in dataset.select(sample_groups=args.sample_groups, seed=args.seed)}
     result = geval.tune(store, dataset.name, judge_from(args), args.aspect, args.budget, start, others,
-                        tune_share=args.tune_share, seed=args.seed, groups=groups,
+                        tune_share=args.tune_share, seed=args.seed, groups=groups, few_shot=() if args.no_few_shot else None,
+                        ensemble=not args.no_ensemble,
                         on_progress=_progress_printer_for(_tune_line))
     if sys.stderr.isatty():
         print(file=sys.stderr)

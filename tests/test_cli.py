@@ -135,3 +135,31 @@ def test_a_command_group_without_its_command_shows_that_groups_commands(capsys, 
     assert main([group]) == 2
     shown = capsys.readouterr().out
     assert shown.startswith(f"usage: python -m geval {group} ") and commands in shown
+
+
+def _usr_file(path, dialogues: int = 8):
+    """A USR-layout file: `dialogues` dialogues of 3 responses each, with people's Natural scores."""
+    path.write_text(json.dumps([{"context": f"hello {d}", "fact": f"fact {d}", "responses": [
+        {"response": f"reply {d}-{r}", "model": f"s{r}", "Natural": [1 + (d + r) % 3, 1 + (d * r) % 3]}
+        for r in range(3)]} for d in range(dialogues)]))
+    return path
+
+
+@pytest.mark.parametrize("flags, left_out", [
+    ([], ()),
+    (["--no-few-shot", "--no-ensemble"], ("examples", "ensemble of")),
+], ids=["every variant", "no few-shot, no ensemble"])
+def test_tune_searches_and_leaves_out_the_variants_it_is_told_to(tmp_path, capsys, flags, left_out):
+    data, template = _usr_file(tmp_path / "eight.json"), tmp_path / "cli-naturalness.txt"
+    template.write_text(TEMPLATE.text)
+    code = main(["tune", str(data), "--aspect", "Natural", "--budget", "300", "-t", str(template),
+                 "--no-other-templates", "--judge", "scripted", "--store", str(tmp_path / "store.sqlite"), *flags])
+    out = capsys.readouterr().out
+    assert code == 0 and "start: cli-naturalness" in out and "on the test groups" in out
+    assert ("examples" in out and "ensemble of" in out) if not left_out else not any(word in out for word in left_out)
+
+
+def test_tune_takes_other_templates_or_none_not_both(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main(["tune", "data.json", "--aspect", "Natural", "--budget", "9", "--try", "x", "--no-other-templates"])
+    assert "not allowed with argument --try" in capsys.readouterr().err
