@@ -322,7 +322,7 @@ def cmd_tune(args) -> int:
     if args.save and result.winner_template is not None:
         store.save_template(result.winner_template)
         print(f"saved {result.winner_template.label} in {store.path}")
-    return 1 if result.stopped else 0
+    return 1 if result.stopped or not result.winner else 0
 
 
 def _tune_line(progress) -> str:

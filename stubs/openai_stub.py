@@ -16,7 +16,9 @@ Behaviours (``stub.behaviour``, set with ``configure``):
   When the request asks for logprobs, each score token carries ``top_logprobs`` built from
   ``distribution`` (or ``distributions[aspect name, lower case]``), plus a non-score token
   holding ``other`` of the mass, so the expected weighted mean is exactly computable. The
-  answered score is the distribution's most likely one.
+  answered score is the distribution's most likely one. With ``hashed=True`` the weights of
+  the distribution's scores come from a hash of the aspect and the prompt: scores that vary
+  from item to item, the same for the same prompt (so correlations are defined).
 - ``"no-logprobs"``: content only, never logprobs. Each of the ``n`` choices answers the next
   score of ``cycle`` (a list of scores, default: ``distribution`` spread over 20 answers), so
   20 samples have known frequencies; with ``ignore_n=True`` one choice per request.
@@ -50,6 +52,7 @@ from __future__ import annotations
 
 import argparse
 import email.parser
+import hashlib
 import email.policy
 import json
 import math
@@ -126,6 +129,7 @@ class OpenAIStub:
         label: str = "{aspect}: ",
         variants: tuple[str, ...] = ("{score}",),
         top_logprobs: bool = True,
+        hashed: bool = False,
     ) -> "OpenAIStub":
         """Set a behaviour and its knobs, and forget every recorded request."""
         if behaviour not in BEHAVIOURS:
@@ -149,6 +153,7 @@ class OpenAIStub:
             self.label = label
             self.variants = tuple(variants)
             self.top_logprobs = top_logprobs
+            self.hashed = hashed
             self.requests: list[dict] = []
             self.generation = getattr(self, "generation", 0) + 1  # requests of an older configuration go unanswered
             self.sampled = 0  # answers given so far in no-logprobs mode (position in `cycle`)
@@ -185,9 +190,15 @@ class OpenAIStub:
         self.close()
 
     # --- answering ---------------------------------------------------------------------
-    def distribution_for(self, aspect: str) -> dict[int, float]:
-        """The score distribution served for `aspect`."""
-        return self.distributions.get(aspect.lower(), self.distribution)
+    def distribution_for(self, aspect: str, prompt: str = "") -> dict[int, float]:
+        """The score distribution served for `aspect` (with `hashed`: its scores weighted by a hash
+        of the aspect and `prompt`, so that answers vary from item to item, reproducibly)."""
+        dist = self.distributions.get(aspect.lower(), self.distribution)
+        if not self.hashed:
+            return dist
+        digest = hashlib.sha256(f"{aspect.lower()}\n{prompt}".encode()).digest()
+        weights = {s: 1 + digest[i] for i, s in enumerate(sorted(dist))}
+        return {s: w / sum(weights.values()) for s, w in weights.items()}
 
     def _record(self, path: str, headers: dict, body: object) -> tuple[int, int]:
         """Keep a request; returns its number (1-based) and the configuration generation."""
@@ -218,11 +229,12 @@ class OpenAIStub:
     def _aspects(self, prompt: str) -> list[str]:
         return self.aspects or form_aspects(prompt) or ["Score"]
 
-    def _score_choice(self, aspects: list[str], logprobs: bool, top_n: int) -> tuple[str, list[dict] | None]:
+    def _score_choice(self, aspects: list[str], logprobs: bool, top_n: int,
+                      prompt: str = "") -> tuple[str, list[dict] | None]:
         """The greedy answer: each aspect's most likely score, with top_logprobs at the score."""
         lines, content = [], []
         for index, aspect in enumerate(aspects):
-            dist = self.distribution_for(aspect)
+            dist = self.distribution_for(aspect, prompt)
             best = max(dist, key=dist.get)
             prefix = ("\n" if index else "") + self.label.format(aspect=aspect)
             lines.append(prefix + str(best))
@@ -260,7 +272,7 @@ class OpenAIStub:
         choices = []
         for index in range(n):
             if self.behaviour == "logprobs":
-                text, content = self._score_choice(aspects, wants_logprobs, top_n)
+                text, content = self._score_choice(aspects, wants_logprobs, top_n, prompt)
             elif self.behaviour == "no-logprobs":
                 text, content = self._sample_text(aspects), None
             else:
@@ -515,8 +527,9 @@ def main(argv: Iterable[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--behaviour", default="logprobs", choices=BEHAVIOURS)
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--hashed", action="store_true", help="logprobs: scores that vary by prompt (1-3)")
     args = parser.parse_args(list(argv) if argv is not None else None)
-    stub = OpenAIStub(args.port).configure(args.behaviour, delay=args.delay)
+    stub = OpenAIStub(args.port).configure(args.behaviour, delay=args.delay, hashed=args.hashed)
     print(f"serving {stub.url} ({args.behaviour}); Ctrl-C to stop", flush=True)
     try:
         while True:

@@ -19,7 +19,7 @@ def _small_search(at, budget: int = 40, human: str = "Natural") -> None:
 
 def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3})
+        stub.configure("logprobs", hashed=True)
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
         _small_search(at)
@@ -61,6 +61,20 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         assert stub.count == calls
 
 
+def test_a_search_where_no_candidate_has_a_correlation_names_no_winner(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3})  # the same score for every response
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at)
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert [e.value for e in at.error] == ["tune topicalchat_usr_sample, Natural: no candidate has a correlation on "
+                                               "the tune groups (the note column says why): there is no winner, and the "
+                                               "test part was not scored"]
+        assert "Winner on the tune groups" not in texts(at) and not at.metric
+
+
 def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
         at = open_app(monkeypatch, tmp_path, PAGE)
@@ -75,7 +89,7 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
 
 def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3}, delay=0.3)
+        stub.configure("logprobs", hashed=True, delay=0.3)
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
         _small_search(at)
@@ -83,7 +97,7 @@ def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, 
         wait_for(at, lambda a: stub.count >= 3 and any(b.key == "tune_stop" for b in a.button))
         at.button(key="tune_stop").click().run()
         wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
-        assert any("stopped in the first round" in w.value for w in at.warning), texts(at)
+        assert any("stopped before a candidate had a correlation" in w.value for w in at.warning), texts(at)
         stopped_after = stub.count
         assert stopped_after < 48
         assert at.button(key="tune_start").label == "Resume"

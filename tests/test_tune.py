@@ -176,9 +176,16 @@ def test_a_variant_without_a_correlation_says_why_in_the_rounds_table(stored):
     def constant(prompt: str, aspect: Aspect) -> dict[int, float]:
         return {2: 1.0}  # the same score for every response: no correlation is defined
 
-    result = tune(stored, "synthetic", scripted(constant), "Natural", budget=200, start=START, others=[])
+    judge = scripted(constant)
+    result = tune(stored, "synthetic", judge, "Natural", budget=200, start=START, others=[])
     assert result.table["value"].isna().all()
     assert set(result.table["note"]) == {"undefined: the judge gave every item the same score"}
+    # nothing to choose from: no winner (not the first of the undefined), no ensemble of them, no test part
+    assert (result.winner, result.test, result.winner_template, result.stopped) == ("", {}, None, False)
+    assert not result.table["candidate"].str.startswith("ensemble").any()
+    assert "no candidate has a correlation on the tune groups" in result.summary()
+    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
+    assert not [prompt for prompt in judge.calls if judged(prompt) in test_responses]
 
 
 def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):

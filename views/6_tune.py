@@ -78,6 +78,8 @@ def show_result(result) -> None:
     if result.stopped:
         st.warning(result.summary() if not result.winner else
                    "Stopped before the test part was scored: press Resume to go on (what was scored is stored).")
+    elif not result.winner:
+        st.error(result.summary())
     if not result.table.empty:
         rounds = result.table["round"].nunique()
         st.caption(f"On the tune groups ({result.metric}, {result.level} level; "

@@ -48,6 +48,9 @@ from geval.tuning.variants import Candidate, only_aspect, with_examples
 #: change from item to item, so a judge that reuses a shared prefix reads them for every item,
 #: many times the time of the others on long documents; try it with a template of its own (--try).
 FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"))
+#: Why a search that ran has no winner.
+NO_WINNER = ("no candidate has a correlation on the tune groups (the note column says why): there is no winner, "
+             "and the test part was not scored")
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
@@ -137,8 +140,10 @@ class TuneResult:
         """A few lines for the terminal and the report."""
         t = self.test
         if not self.winner:
-            return (f"tune {self.dataset}, {self.human}: stopped in the first round after {self.calls} judge calls; "
-                    "what was scored is stored: run the same search again to go on")
+            return (f"tune {self.dataset}, {self.human}: stopped before a candidate had a correlation, after "
+                    f"{self.calls} judge calls; what was scored is stored: run the same search again to go on"
+                    if self.stopped else
+                    f"tune {self.dataset}, {self.human}: {NO_WINNER}")
         lines = [
             f"tune {self.dataset}, {self.human}: {len(self.tune_groups)} groups to tune, {len(self.test_groups)} to test "
             f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, {self.cost_text}",
@@ -294,9 +299,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
 
         rows += [row(c) for c in alive]
         ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
-        if ensemble and round_number == 1 and len({c.template.version for c in ranked if c.template}) >= 2:
-            best_two = []  # the best two that ask differently (not one template and its argmax read)
-            for c in ranked:
+        measured = [c for c in ranked if math.isfinite(values[c.name])]
+        if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
+            best_two = []  # the best two with a correlation that ask differently (not one template and its argmax read)
+            for c in measured:
                 if c.template is not None and all(c.template.version != b.template.version for b in best_two):
                     best_two.append(c)
             best_two = best_two[:2]
@@ -314,18 +320,19 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         if len(alive) == 1:  # the search is decided: no round for one candidate alone
             break
     table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
-    if table.empty and search.stopped:  # stopped in the first round: what was scored is stored; run again to go on
-        return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                          tune_groups, test_groups, pool[0].name, "", len(pool), progress.calls,
-                          progress.cost if progress.priced else None, table,
-                          {}, None, True, search.notes)
-    if table.empty:
+    if table.empty and not search.stopped:
         raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
                         f"even on one tune group: that takes {search.short}; give a budget of at least {search.short} "
                         "(or try fewer variants)")
-    last = table[table["round"] == table["round"].max()].sort_values(["value", "candidate"], ascending=[False, True])
-    winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
+    last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
     start_candidate = pool[0]
+    if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
+        return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                          tune_groups, test_groups, start_candidate.name, "", len(pool), progress.calls,
+                          progress.cost if progress.priced else None, table, {}, None, search.stopped, search.notes,
+                          judge_name(judge.settings))
+    last = last.sort_values(["value", "candidate"], ascending=[False, True])
+    winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
     test = {} if search.stopped else search.test(winner, start_candidate, test_items)
     result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                         tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
