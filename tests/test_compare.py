@@ -116,9 +116,12 @@ def test_fewer_than_three_common_items_is_a_named_error():
         paired_difference([1, 2, np.nan, 3], [2, 1, 3, np.nan], [1, 3, 2, 2], ["a", "b", "c", "d"])
 
 
-def test_a_constant_judge_is_a_named_error():
-    with pytest.raises(StoreError, match="correlation of A with the human scores is undefined .* constant"):
+def test_a_constant_judge_is_a_named_error_that_does_not_ask_for_more_items():
+    with pytest.raises(StoreError, match="correlation of A with the human scores is undefined: A gives all 4 common "
+                                         "items the same score, so there is nothing to compare .more items will not"):
         paired_difference([2, 2, 2, 2], [1, 2, 3, 1], [1, 3, 2, 2], ["a", "b", "c", "d"])
+    with pytest.raises(StoreError, match="undefined: people gave all 4 common items the same score"):
+        paired_difference([1, 2, 3, 1], [1, 2, 3, 2], [2, 2, 2, 2], ["a", "b", "c", "d"])
 
 
 def test_bad_arguments_are_programming_errors():
@@ -259,4 +262,7 @@ def test_two_judges_that_would_read_alike_are_labelled_by_what_differs(store):
             judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
             geval.score(store, items, make_template(), judge, "synthetic")
         labels = set(store.combos("synthetic")["label"])
-        assert labels == {f"{make_template().label} · openai: stub-model, logprobs · base_url {stub.url}" for stub in (one, two)}
+        hosts = [stub.url.split("/")[2] for stub in (one, two)]  # 127.0.0.1:PORT: the judge's name says where it runs
+        assert labels == {f"{make_template().label} · openai: stub-model, logprobs at {host}" for host in hosts}
+        runs = store.runs("synthetic")
+        assert set(runs["judge"]) == {f"openai: stub-model, logprobs at {host}" for host in hosts}

@@ -21,6 +21,7 @@ from geval.analysis.calibration import group_folds
 from geval.analysis.comparison import paired_difference
 from geval.analysis.leaderboard import CEILING, Row, leaderboard, with_baselines
 from geval.analysis.protocols import get_protocol
+from geval.judging.backends.scripted import ScriptedJudge
 from geval.analysis.variants import VariantError
 from geval.data.dataset import resolve_dataset
 from geval.errors import GevalError, StoreError
@@ -277,6 +278,19 @@ def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_pat
     assert leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT, against=None).paired.empty
     with pytest.raises(GevalError, match="no judge row of 'topicalchat_usr_sample' is named 'nope'; the judge rows"):
         leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT, against="nope")
+
+
+def test_the_default_row_of_reference_is_one_whose_scores_vary(tmp_path):
+    constant = ScriptedJudge(lambda prompt, aspect: {2: 1.0}, name="constant")  # no correlation with anything
+    for one_prompt_per_aspect, against in (((constant,), set()), ((constant, scripted()), {GEVAL_ROW})):
+        store, dataset = scored_store(tmp_path / f"{len(one_prompt_per_aspect)}.sqlite", ("topicalchat-multi",))
+        for judge in one_prompt_per_aspect:
+            for name in SINGLE:
+                geval.score(store, dataset.items, resolve_template(name), judge, dataset.name)
+        board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+        # not "... · scripted: constant", whose every cell would be n/a; with no other, nothing to compare with
+        assert set(board.paired["against"]) == against
+        store.close()
 
 
 def test_primary_only_computes_what_wide_shows(board):

@@ -203,17 +203,18 @@ def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_long
     from geval.judging.backends.openai import OpenAIJudge
     from tests.test_page_inspect import TEMPLATE, load_template
 
-    with OpenAIStub() as one, OpenAIStub() as two:
-        def judge(stub):
-            return OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
+    with OpenAIStub() as stub:
+        def judge(max_tokens: int):
+            return OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0,
+                               max_tokens=max_tokens)
 
-        at, dataset = scored_app(monkeypatch, tmp_path, n=6, judge=judge(one))
+        at, dataset = scored_app(monkeypatch, tmp_path, n=6, judge=judge(16))
         at.switch_page(PAGE).run()
         [chosen] = at.multiselect(key="agree_combos").value
         store = geval.Store(tmp_path / "store.sqlite")
-        geval.score(store, dataset.items[:6], load_template(TEMPLATE), judge(two), dataset.name)  # reads alike
+        geval.score(store, dataset.items[:6], load_template(TEMPLATE), judge(32), dataset.name)  # reads alike
         store.close()
         at.run()
     assert not at.exception
     [now] = at.multiselect(key="agree_combos").value
-    assert now == f"{chosen} · base_url {one.url}"
+    assert now == f"{chosen} · max_tokens 16"

@@ -211,6 +211,8 @@ def test_the_scatter_knows_each_point_item(scored):
         for item, y, hover in zip(trace.customdata, trace.y, trace.text):
             assert abs(y - score[item]) <= 0.02 * 2 + 1e-9  # jittered by at most 2% of the 1-3 scale
             assert f"judge {score[item]:.2f} · human " in hover  # the exact score in the hover
+    # the axes span the scales (1-3 both, and the jitter), so that bunched scores look bunched, not spread out
+    assert list(figure.layout.yaxis.range) == list(figure.layout.xaxis.range) == pytest.approx([0.92, 3.08])
 
 
 def test_the_scatter_switches_to_webgl_for_many_points():

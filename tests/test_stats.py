@@ -90,11 +90,24 @@ def test_constant_judge_gives_nan_with_notes_not_an_exception():
         assert math.isnan(results["item", metric].value)
         assert results["item", metric].note == "undefined: constant or too few scores"
         assert math.isnan(results["group", metric].value)
-        assert results["group", metric].note == ("n/a (0 groups): the group level needs at least 10 groups with 3 "
-                                                 "or more items and varying scores")
+        assert results["group", metric].note == ("n/a: 0 of 2 groups have a correlation (2 where the judge gives one "
+                                                 "score to all); the group level needs 10")
         assert math.isnan(results["system", metric].value)
         assert results["system", metric].note == "undefined: constant system means"
 
+
+def test_the_group_level_says_why_its_groups_have_no_correlation():
+    groups = [f"g{i // 3}" for i in range(30)] + ["small"] * 2  # 10 groups of 3 items, one of 2
+    judge = np.array([float(i // 3 % 2) for i in range(30)] + [1.0, 2.0])  # one score per group of 3
+    human = np.array([float(i % 3) for i in range(30)] + [1.0, 2.0])
+    human[:3] = 2.0  # people too give one score in the first group
+    note = by_key(agreement(judge, human, groups, n_boot=20))["group", "pearson"].note
+    assert note == ("n/a: 0 of 11 groups have a correlation (1 with fewer than 3 items, 10 where the judge gives one "
+                    "score to all); the group level needs 10")
+    judge[:30] = np.arange(30.0)  # now the judge varies: only the first group is constant, on the people's side
+    note = by_key(agreement(judge, human, groups, n_boot=20))["group", "pearson"].note
+    assert note == ("n/a: 9 of 11 groups have a correlation (1 with fewer than 3 items, 1 where people give one score "
+                    "to all); the group level needs 10")
 
 # A fixed synthetic case: 3 groups, 4 systems.
 JUDGE = np.array([1, 2, 3, 1, 2, 3, 4, 2, 5, 1, 4], float)
@@ -145,7 +158,7 @@ def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
     for metric in METRICS:
         group = results["group", metric]
         assert math.isnan(group.value) and math.isnan(group.low) and group.n == 3
-        assert group.note.startswith("n/a (3 groups): the group level needs at least 10 groups")
+        assert group.note == "n/a: 3 of 3 groups have a correlation; the group level needs 10"
         for level in ("item", "system"):
             result = results[level, metric]
             assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)
@@ -162,7 +175,7 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation():
     pick = rng.choice(360, 24, replace=False)
     results = by_key(agreement(judge[pick], human[pick], groups[pick], n_boot=50, levels=("group",)))
     for metric in METRICS:
-        assert math.isnan(results["group", metric].value) and results["group", metric].note.startswith("n/a (")
+        assert math.isnan(results["group", metric].value) and results["group", metric].note.startswith("n/a: ")
 
 
 def test_system_level_correlates_system_means():

@@ -116,12 +116,12 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
     else:
         st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
         if not board.paired.empty:
-            st.caption(f"Each judge row minus **{board.paired['against'].iloc[0]}** on the items both scored: the "
+            st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "
                        "difference [95% paired-bootstrap interval over groups] and its p-value. Positive: the row "
                        "agrees better with people.")
             st.dataframe(board.versus().drop(columns="against"), hide_index=True, key="agree_versus")
         for line in board.skipped:
-            st.warning(line)
+            st.warning(plain(line))
         with st.expander("Leaderboard signatures"):
             for row_label, signature in zip(board.rows["row"], board.rows["signature"]):
                 if signature:
@@ -203,8 +203,8 @@ human = left.selectbox("Human aspect", common, key="agree_cmp_human")
 cmp_metric = right.selectbox("Metric", list(geval.OPTIONS.metrics), key="agree_cmp_metric")
 try:
     result = cached.comparison(store, dataset.name, row_a, row_b, human, cmp_metric)
-except geval.GevalError as exc:
-    st.error(str(exc))
+except geval.GevalError as exc:  # too few common items, or a correlation undefined: not a failure
+    st.warning(plain(str(exc)))
     st.stop()
 cells = st.columns(5)
 cells[0].metric(f"A: {cmp_metric}", geval.reporting.number(result.a))

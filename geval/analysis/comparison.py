@@ -119,11 +119,11 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
     r_a, r_b = correlate(metric, a, h), correlate(metric, b, h)
     for name, value, scores in (("A", r_a, a), ("B", r_b, b)):
         if math.isnan(value):
-            what = "its scores are constant" if np.ptp(scores) == 0 else "the human scores are constant"
-            raise StoreError(
-                f"the {metric} correlation of {name} with the human scores is undefined on the {len(a)} common "
-                f"items ({what}); score more items"
-            )
+            why = (f"{name} gives all {len(a)} common items the same score, so there is nothing to compare (more "
+                   "items will not change that; a judge or template whose scores vary will)" if np.ptp(scores) == 0
+                   else f"people gave all {len(a)} common items the same score: compare on more items or another "
+                   "human aspect")
+            raise StoreError(f"the {metric} correlation of {name} with the human scores is undefined: {why}")
     resamples = Resamples(g, n_boot, seed)
     diffs = item_bootstrap(b, h, resamples, (metric,))[metric] - item_bootstrap(a, h, resamples, (metric,))[metric]
     diffs = diffs[np.isfinite(diffs)]

@@ -362,8 +362,9 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
         defined = int(np.isfinite(per_group[metric]).sum())
         if defined < MIN_GROUPS:
             results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
-                                          f"n/a ({defined} groups): the group level needs at least {MIN_GROUPS} "
-                                          f"groups with {MIN_GROUP_ITEMS} or more items and varying scores")
+                                          f"n/a: {defined} of {resamples.n_groups} groups have a correlation"
+                                          f"{_why_groups_undefined(x, y, resamples)}; the group level needs "
+                                          f"{MIN_GROUPS}")
     shown = [metric for metric in metrics if metric not in results]
     boot = group_mean_bootstrap(np.column_stack([per_group[m] for m in shown]), resamples) if shown else None
     for column, metric in enumerate(shown):
@@ -388,6 +389,17 @@ def group_mean_bootstrap(per_group: np.ndarray, resamples: Resamples) -> np.ndar
         with np.errstate(invalid="ignore", divide="ignore"):
             out[start:start + len(counts)] = (counts @ values) / (counts @ defined)
     return out
+
+
+def _why_groups_undefined(judge: np.ndarray, human: np.ndarray, resamples: Resamples) -> str:
+    """How many groups have too few items, one judge score or one human score: " (3 with ...)"."""
+    frame = pd.DataFrame({"group": resamples.group_of, "judge": judge, "human": human}).groupby("group")
+    small = resamples.sizes < MIN_GROUP_ITEMS
+    one_judge, one_human = (~small & (frame[side].nunique().to_numpy() < 2) for side in ("judge", "human"))
+    parts = [f"{int(count.sum())} {what}" for count, what in (
+        (small, f"with fewer than {MIN_GROUP_ITEMS} items"), (one_judge, "where the judge gives one score to all"),
+        (one_human & ~one_judge, "where people give one score to all")) if count.any()]
+    return f" ({', '.join(parts)})" if parts else ""
 
 
 def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, np.ndarray]:

@@ -438,12 +438,16 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
 
 
 def _reference(candidates: list[Row], against: str | None, dataset: str) -> Row | None:
-    """The judge row named `against` (exactly, else the first whose label starts so)."""
+    """The judge row named `against` (exactly, else the first whose label starts so; for the
+    default, the first whose scores vary: a judge of constant scores has no correlation to
+    compare with)."""
     if against is None:
         return None
     judges = [row for row in candidates if row.kind == "judge"]
-    found = next((row for row in judges if row.label == against), None) or \
-        next((row for row in judges if row.label.startswith(against)), None)
+    named = [row for row in judges if row.label.startswith(against)]
+    if against == ONE_PROMPT_PER_ASPECT:
+        named = [row for row in named if np.any(row.scores.nunique() > 1)]
+    found = next((row for row in judges if row.label == against), None) or next(iter(named), None)
     if found is None and against != ONE_PROMPT_PER_ASPECT:
         raise GevalError(f"no judge row of '{dataset}' is named '{against}'; the judge rows are: "
                          + "; ".join(row.label for row in judges))

@@ -8,6 +8,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from typing import Protocol
+from urllib.parse import urlsplit
 
 from geval.judging.templates import Aspect, Template
 from geval.version import __version__
@@ -135,9 +136,14 @@ def form_answer(aspects: list[Aspect]) -> str:
 
 def judge_name(fields: dict) -> str:
     """A judge as menus name it, from its signature's fields: backend and model, and how an
-    OpenAI-compatible judge read its scores ("openai: gpt-4o-mini, samples")."""
+    OpenAI-compatible judge read its scores and, unless it is api.openai.com, where it runs
+    ("openai: gpt-4o-mini, samples", "openai: qwen2.5-7b, logprobs at gpu-host:8000")."""
     name = f"{fields.get('backend', '?')}: {fields.get('model') or 'default'}"
-    return f"{name}, {fields['mode']}" if fields.get("backend") == "openai" and fields.get("mode") else name
+    if fields.get("backend") != "openai":
+        return name
+    host = urlsplit(str(fields.get("base_url") or "")).netloc
+    return name + (f", {fields['mode']}" if fields.get("mode") else "") + \
+        (f" at {host}" if host and host != "api.openai.com" else "")
 
 
 def clip(text: str, limit: int = 80) -> str:

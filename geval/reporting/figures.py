@@ -80,11 +80,14 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
     rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     rng = np.random.default_rng(0)
-    jittered = {}
+    jittered, ranges = {}, {}
     for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
         span = float((rows[high] - rows[low]).max()) if len(rows) else 1.0
         span = span if np.isfinite(span) and span > 0 else 1.0
         jittered[column] = rows[column].to_numpy(dtype=float) + rng.uniform(-JITTER, JITTER, len(rows)) * span
+        bounds = (rows[low].min(), rows[high].max()) if len(rows) else (np.nan, np.nan)
+        if all(np.isfinite(bounds)):  # the whole scale, so that scores bunched together look bunched
+            ranges[column] = [bounds[0] - 2 * JITTER * span, bounds[1] + 2 * JITTER * span]
     ids = rows["item_id"].to_numpy(dtype=object)
     systems = np.array([html.escape(str(s) or "(no system)") for s in rows["system"].tolist()], dtype=object)
     snippets = len(rows) <= WEBGL_ABOVE
@@ -102,8 +105,10 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
     ])
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items",
-        xaxis_title=f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
-        yaxis_title=f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
+        xaxis={"title": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
+               "range": ranges.get("human_score")},
+        yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
+               "range": ranges.get("score")},
         legend={"title": {"text": "system"}, "orientation": "h", "y": -0.25}, margin={"t": 50})
     return figure
 
