@@ -7,7 +7,7 @@ between pages drops the parameters; the next run puts them back). The API key is
 
 What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
 the template version in the editor (a file's or a saved one), the judge, the Score page's
-item selection and templates, the Inspect combination, aspect and item, the Agreement
+item selection and templates, the Inspect combination, aspect, filters, order and item, the Agreement
 combinations, the Tune page's search, and the pages' jobs, running or done (known to this server only).
 """
 
@@ -19,6 +19,23 @@ import streamlit as st
 
 import geval
 from studio import jobs, state
+
+
+def _flag(text: str) -> bool:
+    """A checkbox's value in the URL: "True" or "False"."""
+    if str(text).lower() not in ("true", "false"):
+        raise ValueError(text)
+    return str(text).lower() == "true"
+
+
+def _pair(text: str) -> tuple[float, float]:
+    """A range slider's value in the URL: "(1.0, 2.5)"."""
+    low, high = (float(part) for part in str(text).strip("()[] ").split(","))
+    return low, high
+
+
+#: What a value of a type other than int, float or str looks like, for a link that holds another.
+LOOKS = {_flag: "True or False", _pair: "a range like (1.0, 2.5)"}
 
 #: URL parameter -> (session key, type, default). The default is left out of the URL.
 FIELDS: dict[str, tuple[str, Callable, object]] = {
@@ -38,13 +55,17 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "rpm": ("score_rpm", int, 0),
     "aspect": ("inspect_aspect", str, None),
     "item": ("inspect_place", str, None),
+    "range": ("inspect_range", _pair, None),
+    "order": ("inspect_order", str, "Largest disagreement first"),
+    "unscored": ("inspect_unscored", _flag, True),
     "human": ("tune_aspect", str, None),
     "budget": ("tune_budget", int, 120),
     "share": ("tune_share", float, 0.5),
     "tune_seed": ("tune_seed", int, 0),
 }
 #: URL parameters that repeat (one value each), and their session keys.
-LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups"}
+LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups",
+         "inspect_systems": "inspect_systems"}
 #: Combinations are named in the URL by their stable id (`Store.combos`: version and signature
 #: hash), in session state by their label; the pages translate once they know the combinations.
 COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b"}
@@ -78,12 +99,10 @@ def restore() -> None:
             try:
                 st.session_state[key] = kind(value)
             except ValueError:
-                notes.append(f"The link's {name}={value!r} is not a {kind.__name__}; it was left out.")
+                notes.append(f"The link's {name}={value!r} is not {LOOKS.get(kind, 'a ' + kind.__name__)}; it was left out.")
     for name, key in LISTS.items():
         if name in params:
             st.session_state[key] = params.get_all(name)
-    if "item" in params:
-        st.session_state["inspect_item"] = params["item"]  # Inspect opens it, whatever the filters
     pending = {name: params[name] for name in COMBOS if name in params}
     pending.update({name: params.get_all(name) for name in COMBO_LISTS if name in params})
     if pending:

@@ -83,6 +83,29 @@ def test_a_link_opens_inspect_on_its_combination_aspect_and_item(monkeypatch, tm
     assert url(at)["item"] == [at.session_state["inspect_jump"]] != [item]
 
 
+def test_a_reload_keeps_inspects_filters_order_and_item(monkeypatch, tmp_path):
+    own_store(tmp_path)
+    at = open_app(monkeypatch, tmp_path, params={"dataset": "mine"})
+    at.switch_page(INSPECT).run()
+    systems = at.multiselect(key="inspect_systems").options
+    at.multiselect(key="inspect_systems").set_value(systems[:1])
+    at.slider(key="inspect_range").set_value((1.5, 3.0))
+    at.radio(key="inspect_order").set_value("Smallest disagreement first")
+    at.checkbox(key="inspect_unscored").uncheck().run()
+    at.button(key="inspect_next").click().run()
+    assert not at.exception
+    shown = [m.value for m in at.markdown if " of " in m.value and m.value.startswith("**")]
+    reloaded = open_app(monkeypatch, tmp_path, params=dict(at.query_params))  # a reload: a new session, this URL
+    reloaded.switch_page(INSPECT).run()
+    assert not reloaded.exception and not reloaded.warning
+    assert reloaded.multiselect(key="inspect_systems").value == systems[:1]
+    assert reloaded.slider(key="inspect_range").value == (1.5, 3.0)
+    assert reloaded.radio(key="inspect_order").value == "Smallest disagreement first"
+    assert reloaded.checkbox(key="inspect_unscored").value is False
+    assert reloaded.session_state["inspect_jump"] == at.session_state["inspect_jump"]
+    assert [m.value for m in reloaded.markdown if " of " in m.value and m.value.startswith("**")] == shown
+
+
 def test_a_link_opens_agreement_on_its_combinations(monkeypatch, tmp_path):
     _, file_version, edited, combos = own_store(tmp_path)
     both = [combos.loc[edited.version, "id"], combos.loc[file_version.version, "id"]]
