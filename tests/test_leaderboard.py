@@ -293,6 +293,18 @@ def test_the_default_row_of_reference_is_one_whose_scores_vary(tmp_path):
         store.close()
 
 
+def test_rows_of_one_judge_at_two_settings_are_told_apart_not_merged(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", ())
+    for max_tokens in (16, 32):
+        judge = scripted()
+        judge.settings = {**judge.settings, "max_tokens": max_tokens}  # as two answer lengths of one model
+        for name in SINGLE:
+            geval.score(store, dataset.items, resolve_template(name), judge, dataset.name)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    assert set(board.rows["row"]) == {f"{GEVAL_ROW} · max_tokens {n}" for n in (16, 32)}
+    store.close()
+
+
 def test_primary_only_computes_what_wide_shows(board):
     full, store, dataset = board
     quick = leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT,

@@ -20,6 +20,7 @@ difference in the protocol's metric with a paired-bootstrap interval over groups
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import math
@@ -40,7 +41,7 @@ from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
-from geval.judging.judgment import judge_name
+from geval.judging.judgment import judge_name, told_apart
 from geval.store import Store
 
 CEILING = "people (leave-one-annotator-out)"
@@ -226,8 +227,12 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
 
 def _judge_fields(signature_json: str) -> tuple[str, dict]:
     fields = json.loads(signature_json or "{}")
-    judge = {k: v for k, v in fields.items() if k not in ("template", "scale")}
-    return json.dumps(judge, sort_keys=True), fields
+    return json.dumps(_judge_of(fields), sort_keys=True), fields
+
+
+def _judge_of(fields: dict) -> dict:
+    """A signature's fields that describe the judge (not the template or its scales)."""
+    return {k: v for k, v in fields.items() if k not in ("template", "scale")}
 
 
 def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skipped: list[str]) -> list[Row]:
@@ -238,7 +243,7 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
     if unknown:
         raise VariantError(f"score variant '{unknown[0]}' is unknown; use one of {', '.join(VARIANTS)}")
     members: dict[tuple, list] = {}  # one-aspect templates of one judge named alike: one row
-    rows_of: list[tuple[str, list]] = []  # (label without the variant, [(version, signature)])
+    rows_of: list[tuple[str, list, dict]] = []  # (label without the variant, [(version, signature)], judge fields)
     searched = []  # variants made by prompt searches: read on their test groups in the report, not here
     for version, signature, blob in zip(combos["template_version"], combos["signature"], combos["signature_json"]):
         key, fields = _judge_fields(blob)
@@ -252,11 +257,14 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
             if all(h != human for h, *_ in taken):
                 taken.append((human, fields, template, (version, signature)))
                 continue
-        rows_of.append((f"G-EVAL {template.label} · {judge_name(fields)}", [(version, signature)]))
-    merged = [(f"G-EVAL, one prompt per aspect ({family}) · {judge_name(taken[0][1])}", [t[3] for t in taken])
-              for (key, family), taken in members.items() if len(taken) > 1]
-    rows_of = merged + rows_of + [(f"G-EVAL {taken[0][2].label} · {judge_name(taken[0][1])}", [taken[0][3]])
-                                  for taken in members.values() if len(taken) == 1]
+        rows_of.append((f"G-EVAL {template.label} · {judge_name(fields)}", [(version, signature)], fields))
+    merged = [(f"G-EVAL, one prompt per aspect ({family}) · {judge_name(taken[0][1])}", [t[3] for t in taken],
+               taken[0][1]) for (key, family), taken in members.items() if len(taken) > 1]
+    rows_of = merged + rows_of + [(f"G-EVAL {taken[0][2].label} · {judge_name(taken[0][1])}", [taken[0][3]],
+                                   taken[0][1]) for taken in members.values() if len(taken) == 1]
+    labels = told_apart([label for label, _, _ in rows_of], [_judge_of(fields) for _, _, fields in rows_of],
+                        [hashlib.sha256(str(pairs).encode()).hexdigest()[:8] for _, pairs, _ in rows_of])
+    rows_of = [(label, pairs) for label, (_, pairs, _) in zip(labels, rows_of)]  # one model at two settings: apart
     if searched:
         skipped.append(f"{len(searched)} template versions made by prompt searches ({', '.join(sorted(set(searched)))}) "
                        "are left out: each was chosen on some of these items, so a row of it here would flatter it; "

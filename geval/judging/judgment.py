@@ -146,6 +146,22 @@ def judge_name(fields: dict) -> str:
         (f" at {host}" if host and host != "api.openai.com" else "")
 
 
+def told_apart(labels: list[str], fields: list[dict], short: list[str]) -> list[str]:
+    """`labels` where some read alike, each of those followed by the signature `fields` in which
+    they differ (e.g. max_tokens 16 / max_tokens 32), else by its `short` hash."""
+    labels = list(labels)
+    for label in {label for label in labels if labels.count(label) > 1}:
+        rows = [n for n, other in enumerate(labels) if other == label]
+        keys = sorted({key for n in rows for key in fields[n]})
+        differ = [key for key in keys if len({str(fields[n].get(key)) for n in rows}) > 1]
+        for n in rows:
+            told = ", ".join(f"{key} {fields[n].get(key) or 'none'}" for key in differ)
+            labels[n] = f"{label} · {told}" if told else f"{label} · {short[n]}"
+    if len(set(labels)) < len(labels):  # still alike (the fields differ only together): the hash
+        labels = [f"{label} · {h}" if labels.count(label) > 1 else label for label, h in zip(labels, short)]
+    return labels
+
+
 def clip(text: str, limit: int = 80) -> str:
     """`text` cut to `limit` characters (an ellipsis at the end when cut), for messages."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

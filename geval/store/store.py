@@ -39,7 +39,7 @@ from sqlite_utils.db import jsonify_if_needed, quote_identifier
 from geval.data.dataset import Dataset
 from geval.data.items import Item, without_item
 from geval.errors import StoreError
-from geval.judging.judgment import AspectScore, Judgment, judge_name
+from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import Template, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import schema
@@ -495,7 +495,7 @@ class Store:
         names = [f"{t} ({comments[v]})" if v in comments else t for t, v in zip(frame["template"],
                                                                             frame["template_version"])]
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
-        frame["label"] = _told_apart(frame, short)
+        frame["label"] = told_apart(list(frame["label"]), [json.loads(t) for t in frame["signature_json"]], short)
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------
@@ -642,20 +642,3 @@ def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tok
 def _steps_key(template: Template, settings: dict) -> str:
     blob = json.dumps({"template": template.version, "settings": settings}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
-
-
-def _told_apart(frame: pd.DataFrame, short: list[str]) -> list[str]:
-    """Labels that read alike, followed by the signature fields in which they differ (e.g. two
-    base URLs of one model), else by a short hash of the signature."""
-    labels = list(frame["label"])
-    fields = [json.loads(text) for text in frame["signature_json"]]
-    for label in {label for label in labels if labels.count(label) > 1}:
-        rows = [n for n, other in enumerate(labels) if other == label]
-        keys = sorted({key for n in rows for key in fields[n]})
-        differ = [key for key in keys if len({str(fields[n].get(key)) for n in rows}) > 1]
-        for n in rows:
-            told = ", ".join(f"{key} {fields[n].get(key) or 'none'}" for key in differ)
-            labels[n] = f"{label} · {told}" if told else f"{label} · {short[n]}"
-    if len(set(labels)) < len(labels):  # still alike (the fields differ only together): the hash
-        labels = [f"{label} · {h}" if labels.count(label) > 1 else label for label, h in zip(labels, short)]
-    return labels
