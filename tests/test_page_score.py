@@ -8,6 +8,7 @@ import pytest
 from openai_stub import OpenAIStub
 
 from geval.scoring.runner import UNREAD
+from studio.text import plain
 
 from tests.apptest_helpers import open_app, texts, wait_for
 
@@ -196,6 +197,25 @@ def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.runs()["status"].tolist() == ["failed"]
     store.close()
+
+
+def test_a_run_with_some_unscored_answers_is_an_orange_warning_with_their_reason(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(2).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        stub.configure("text", text="")  # answers without a score from now on
+        at.number_input(key="score_limit").set_value(5).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any(w.value.startswith("Run ") for w in at.warning))
+    assert not at.success and not at.error
+    lines = next(w.value for w in at.warning if w.value.startswith("Run ")).split("  \n")
+    assert "5/5 items, 2 cached, 3 judge calls, 0 failed, 3 unscored" in lines[0]
+    assert lines[1] == plain("3 answers had no score, 3 of them: no Naturalness score in the answer ''. Inspect "
+                             "shows each; they are cached, so starting again reads them the same way: change the "
+                             "template's form or scale, or the judge, to ask again")
 
 
 def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=()):

@@ -305,6 +305,28 @@ def test_a_rerun_takes_items_already_judged_from_one_query_without_rendering(sto
     assert (again.done, again.cached, again.calls, again.unscored) == (5, 5, 0, 1) and judge.calls == []
 
 
+def test_why_answers_had_no_score_is_counted_by_reason_and_again_when_they_come_from_the_cache(store):
+    def script(prompt: str, aspect: Aspect):
+        return "I cannot rate this" if item_number(prompt) % 3 else "Naturalness: 2"
+
+    items, reason = make_items(6), "no Naturalness score in the answer 'I cannot rate this'"
+    judge = scripted(script, "garbage")
+    first = geval.score(store, items[:3], ONE, judge, "synthetic")  # judged: 2 unscored
+    again = geval.score(store, items, ONE, judge, "synthetic")  # 3 from the store by id, 3 judged
+    assert (first.unscored, first.unread) == (2, {reason: 2})
+    assert (again.cached, again.unscored, again.unread) == (3, 4, {reason: 4})
+    assert again.unread_line() == (f"4 answers had no score, 4 of them: {reason}. Inspect shows each; they are "
+                                   "cached, so starting again reads them the same way: change the template's form "
+                                   "or scale, or the judge, to ask again")
+    assert geval.score(store, items[:1], ONE, judge, "synthetic").unread_line() == ""  # item 0 has its score
+
+
+def test_a_run_s_row_keeps_the_20_most_common_reasons_answers_had_no_score(store):
+    judge = scripted(lambda prompt, aspect: f"answer {chr(97 + item_number(prompt))}", "garbage")  # each its own
+    progress = geval.score(store, make_items(25), ONE, judge, "synthetic")
+    assert len(progress.unread) == 25 and len(progress.summary()["unread"]) == 20
+
+
 def test_regenerated_steps_change_the_prompts_so_a_rerun_judges_again(store):
     template = make_template(steps="auto", body="Steps:\n{{steps}}\n\nResponse:\n{{response}}\n\n- Naturalness:")
     judge = scripted()

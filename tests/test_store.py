@@ -382,7 +382,7 @@ def test_answered_lists_judgments_from_a_cached_call_only(store):
     ids = [judgment_id(item.id, template.version, progress.signature, "naturalness") for item in items]
     found = store.answered(ids + ["no-such-judgment"])
     assert set(found) == set(ids) - {ids[3]}  # the failed one has no call; unknown ids are left out
-    assert set(found.values()) == {"ok"}
+    assert set(found.values()) == {("ok", "")}
 
 
 def test_a_template_version_keeps_its_comment_and_labels_show_it(store):

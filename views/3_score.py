@@ -109,7 +109,8 @@ if st.button(start_label, type="primary", disabled=running or not templates or b
 
 
 def show_result(result) -> None:
-    """How one template's run ended: red when nothing was judged, orange when some items failed."""
+    """How one template's run ended: red when nothing was judged, orange when some items failed
+    or some answers had no score (each problem on a line of its own)."""
     counts = (f"Run {result.run_id}: {result.done}/{result.total} items, {result.cached} cached, "
               f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
               f"in {result.elapsed:.0f} s")
@@ -119,11 +120,11 @@ def show_result(result) -> None:
         st.error(f"Run {result.run_id} failed: {result.cause} — {how}, nothing was scored.", icon=":material/error:")
         return
     if result.stopped:
-        st.success(f"{counts} — stopped; press Resume to go on")
-    elif result.failed:
-        st.warning(f"{counts} — {result.failed} of {result.total} items failed: {result.cause}")
-    else:
-        st.success(counts)
+        counts += " — stopped; press Resume to go on"
+    problems = [f"{result.failed} of {result.total} items failed: {result.cause}" if result.failed else "",
+                plain(result.unread_line())]
+    lines = [counts, *(problem for problem in problems if problem)]
+    (st.warning if len(lines) > 1 else st.success)("  \n".join(lines))
     reasons = sorted(result.reasons.items(), key=lambda pair: -pair[1])
     if len(reasons) > 1:
         st.caption("Failed: " + "; ".join(f"{n} × {reason}" for reason, n in reasons[:5]))

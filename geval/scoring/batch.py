@@ -268,7 +268,7 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
             progress.prompt_tokens += judgment.prompt_tokens
             progress.completion_tokens += judgment.completion_tokens
             progress.cost += judgment.cost
-            progress.unscored += len(wanted[key]) * sum(s.score is None for s in judgment.scores.values())
+            progress.note_unread(len(wanted[key]) * [s.reason for s in judgment.scores.values() if s.score is None])
             if on_progress:
                 on_progress(progress)
     for item in items:  # checklists and batches: the scores made of several answers, once all are in

@@ -13,6 +13,10 @@ from geval.judging.templates import Template
 from geval.store import Store
 from geval.store.records import judgment_id
 
+#: What to do about answers no score could be read from: they are cached (a judge is never paid
+#: twice for one prompt), so only another prompt or judge asks again.
+ASK_AGAIN = "change the template's form or scale, or the judge, to ask again"
+
 
 class Signer:
     """The signature (string, JSON text) of each judge settings a run meets, made once each.
@@ -44,11 +48,12 @@ def cached_answers(store: Store, judge: Judge, calls: list[Call]) -> list[tuple[
 
 
 def answered_items(store: Store, items: list[Item], template: Template, signatures: list[str],
-                  size: int = 500) -> Iterator[tuple[Item, int | None]]:
-    """Each item, with how many of its aspects are unscored when all are answered already by
-    this template version and one of `signatures` (a rerun: nothing to render), else None.
-    One query per `size` items. With generated steps the prompt also depends on the steps
-    stored now, so those items always go through their cache keys."""
+                  size: int = 500) -> Iterator[tuple[Item, list[str] | None]]:
+    """Each item, with why each of its unscored aspects has no score (an empty list when all
+    are scored) when all are answered already by this template version and one of
+    `signatures` (a rerun: nothing to render), else None. One query per `size` items. With
+    generated steps the prompt also depends on the steps stored now, so those items always
+    go through their cache keys."""
     for start in range(0, len(items), size):
         chunk = items[start:start + size]
         if template.needs_generated_steps:
@@ -58,8 +63,8 @@ def answered_items(store: Store, items: list[Item], template: Template, signatur
                          for a in template.aspects] for item in chunk}
         found = store.answered([i for per_aspect in ids.values() for options in per_aspect for i in options])
         for item in chunk:
-            statuses = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
-            yield item, None if None in statuses else statuses.count("unscored")
+            answers = [next((found[i] for i in options if i in found), None) for options in ids[item.id]]
+            yield item, None if None in answers else [reason for status, reason in answers if status == "unscored"]
 
 
 def neighbours(store: Store, template: Template, dataset: str, items: list[Item],

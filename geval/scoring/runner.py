@@ -29,7 +29,7 @@ from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settin
 from geval.judging.layouts import Call, Neighbours, combine
 from geval.judging.templates import PART, Template
 from geval.scoring.limits import RateLimiter
-from geval.scoring.lookup import Signer, answered_items, by_group, cached_answers, neighbours
+from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
 from geval.scoring.plan import estimate_call
 from geval.scoring.steps import generate_steps
 from geval.store import Store
@@ -37,7 +37,7 @@ from geval.store.records import failed_rows, judgment_rows, score_rows
 
 #: The cause of a run that judged its items but could read a score from none of the answers.
 UNREAD = ("no score could be read from any of the judge's answers (Inspect shows why); they are cached, so "
-          "the same run reads them the same way: change the template's form or scale, or the judge")
+          f"the same run reads them the same way: {ASK_AGAIN}")
 
 #: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
 SMOOTHING = 0.15
@@ -53,6 +53,7 @@ class Progress:
     calls: int = 0  # judge calls made (an item of a per-aspect template needs one per aspect)
     failed: int = 0
     unscored: int = 0  # aspect scores the judge answered but no score could be read from
+    unread: dict[str, int] = field(default_factory=dict)  # why those had no score (without the item) -> answers
     read: int = 0  # items done with at least one aspect score (the rest failed or went unscored)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -135,10 +136,28 @@ class Progress:
         self.errors.extend(shown)
         self.reasons[reason] = self.reasons.get(reason, 0) + 1
 
+    def note_unread(self, reasons: list[str]) -> None:
+        """Count answers no score could be read from, each with why (without the item)."""
+        self.unscored += len(reasons)
+        for reason in reasons:
+            self.unread[reason] = self.unread.get(reason, 0) + 1
+
+    def unread_line(self) -> str:
+        """Why answers had no score, in one line: the most common reason, how many answers it
+        covers, and what to do ("" when every answer had one)."""
+        if not self.unscored:
+            return ""
+        reason, count = (max(self.unread.items(), key=lambda pair: pair[1]) if self.unread
+                         else ("no reason recorded", self.unscored))
+        return (f"{self.unscored} answers had no score, {count} of them: {reason}. Inspect shows "
+                f"each; they are cached, so starting again reads them the same way: {ASK_AGAIN}")
+
     def summary(self) -> dict:
-        """What a run's row keeps of it (the first 20 errors)."""
+        """What a run's row keeps of it (the first 20 errors, the 20 most common reasons answers had no score:
+        each answer's text may make its own)."""
         summary = asdict(self)
         summary["errors"] = summary["errors"][:20]
+        summary["unread"] = dict(sorted(self.unread.items(), key=lambda pair: -pair[1])[:20])
         return summary
 
     def line(self) -> str:
@@ -223,7 +242,7 @@ def score(
                 progress.stopped, status = True, "stopped"
                 break
             if unscored is not None:
-                run.count_cached(unscored)
+                run.count_cached(item, unscored)
                 pending = None
             else:
                 pending = run.prepare(item, steps)
@@ -386,13 +405,14 @@ class _Run:
         self.finish(pending, cached=True, shared=shared)
         return None
 
-    def count_cached(self, unscored: int) -> None:
-        """Count an item whose every judgment came from the cache."""
+    def count_cached(self, item: Item, unread: list[str]) -> None:
+        """Count an item whose every judgment came from the cache (`unread`: why those that are
+        unscored have no score)."""
         with self.lock:
             self.progress.cached += 1
             self.progress.done += 1
-            self.progress.unscored += unscored
-            self.progress.read += unscored < len(self.template.aspects)
+            self.progress.note_unread([without_item(reason, item.id, item.dataset) for reason in unread])
+            self.progress.read += len(unread) < len(self.template.aspects)
 
     def call(self, pending: _Pending) -> bool:
         """Make an item's judge calls and store each result; False if `stop` came while waiting for the rate limit."""
@@ -470,19 +490,20 @@ class _Run:
         final = {**pending.answers, **combined}
         shown = list(dict.fromkeys(pending.reasons.values()))
         with self.lock:
-            unscored = sum(final.get(a.key) is not None and final[a.key].score is None for a in self.template.aspects)
+            unread = [without_item(final[a.key].reason, pending.item.id, pending.item.dataset)
+                      for a in self.template.aspects if final.get(a.key) is not None and final[a.key].score is None]
             if any(final.get(a.key) is None for a in self.template.aspects):
                 first = shown[0] if shown else f"item {pending.item.id}: not every part is answered"
                 self.progress.fail(without_item(first, pending.item.id, pending.item.dataset), shown or [first])
             else:
                 self.progress.done += 1
-                self.progress.read += unscored < len(self.template.aspects)
+                self.progress.read += len(unread) < len(self.template.aspects)
                 if shared:
                     self.progress.item_shared()
                 elif not cached:
                     self.progress.item_called()
             self.progress.cached += cached and not shared
-            self.progress.unscored += unscored
+            self.progress.note_unread(unread)
 
     def rows(self, base: dict, key: str, judgment: Judgment, call: Call) -> list[dict]:
         """The item's rows of an answer, signed with the settings that made it."""

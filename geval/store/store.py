@@ -438,16 +438,17 @@ class Store:
             rows = self.db.conn.execute(sql, [dataset, template_version, signature]).fetchall()
         return dict(Counter(without_item(reason, item, dataset) for reason, item in rows).most_common())
 
-    def answered(self, judgment_ids: list[str]) -> dict[str, str]:
-        """Of these judgments, those answered by a cached call: judgment id -> status ('ok' or
-        'unscored'; failed ones and missing ids are left out). One query per CHUNK ids."""
-        found: dict[str, str] = {}
+    def answered(self, judgment_ids: list[str]) -> dict[str, tuple[str, str]]:
+        """Of these judgments, those answered by a cached call: judgment id -> (status, reason):
+        ('ok', '') or ('unscored', why no score was read); failed ones and missing ids are left
+        out. One query per CHUNK ids."""
+        found: dict[str, tuple[str, str]] = {}
         for start in range(0, len(judgment_ids), CHUNK):
             chunk = judgment_ids[start:start + CHUNK]
-            sql = f"""SELECT j.id, j.status FROM judgments j JOIN calls c ON c.key = j.call_key
+            sql = f"""SELECT j.id, j.status, COALESCE(j.reason, '') FROM judgments j JOIN calls c ON c.key = j.call_key
                       WHERE j.id IN ({','.join('?' * len(chunk))}) AND j.status IN ('ok', 'unscored')"""
             with self.lock:
-                found.update(self.db.conn.execute(sql, chunk).fetchall())
+                found.update((i, (status, reason)) for i, status, reason in self.db.conn.execute(sql, chunk))
         return found
 
     def combos(self, dataset: str) -> pd.DataFrame:
