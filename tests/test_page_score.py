@@ -199,23 +199,52 @@ def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_
     store.close()
 
 
+UNREAD_LINE = plain("3 answers had no score, 3 of them: no Naturalness score in the answer ''. Inspect shows each; "
+                    "they are cached, so starting again reads them the same way: change the template's form or "
+                    "scale, or the judge, to ask again")
+
+
+def _scored_then_unscored(monkeypatch, tmp_path, stub: OpenAIStub):
+    """The page after 2 items are scored, then 5 (3 more) with answers that hold no score."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    _use_stub(at, stub)
+    at.number_input(key="score_limit").set_value(2).run()
+    at.button(key="score_start").click().run()
+    wait_for(at, _finished)
+    stub.configure("text", text="")  # answers without a score from now on
+    at.number_input(key="score_limit").set_value(5).run()
+    at.button(key="score_start").click().run()
+    wait_for(at, lambda at: any(w.value.startswith("Run ") for w in at.warning))
+    return at
+
+
+def _run_lines(at) -> list[str]:
+    """The lines of the orange box of a run's end."""
+    return next(w.value for w in at.warning if w.value.startswith("Run ")).split("  \n")
+
+
 def test_a_run_with_some_unscored_answers_is_an_orange_warning_with_their_reason(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        at = open_app(monkeypatch, tmp_path, PAGE)
-        _use_stub(at, stub)
-        at.number_input(key="score_limit").set_value(2).run()
-        at.button(key="score_start").click().run()
-        wait_for(at, _finished)
-        stub.configure("text", text="")  # answers without a score from now on
-        at.number_input(key="score_limit").set_value(5).run()
-        at.button(key="score_start").click().run()
-        wait_for(at, lambda at: any(w.value.startswith("Run ") for w in at.warning))
+        at = _scored_then_unscored(monkeypatch, tmp_path, stub)
     assert not at.success and not at.error
-    lines = next(w.value for w in at.warning if w.value.startswith("Run ")).split("  \n")
+    lines = _run_lines(at)
     assert "5/5 items, 2 cached, 3 judge calls, 0 failed, 3 unscored" in lines[0]
-    assert lines[1] == plain("3 answers had no score, 3 of them: no Naturalness score in the answer ''. Inspect "
-                             "shows each; they are cached, so starting again reads them the same way: change the "
-                             "template's form or scale, or the judge, to ask again")
+    assert lines[1] == UNREAD_LINE
+
+
+def test_cached_unscored_answers_are_counted_in_the_estimate_and_a_rerun_says_why_again(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        at = _scored_then_unscored(monkeypatch, tmp_path, stub)
+        stub.configure("logprobs")  # the server fixed: the unscored answers are cached all the same
+        at.run()
+        assert ("5 items: 5 cached (3 unscored answers among them: stored, not asked again; change the template's "
+                "form or scale, or the judge, to ask again), 0 judge calls to make") in texts(at)
+        first = _run_lines(at)[0].split(":")[0] + ":"
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any(w.value.startswith("Run ") and not w.value.startswith(first) for w in at.warning))
+        assert stub.count == 0
+    lines = _run_lines(at)
+    assert "5/5 items, 5 cached, 0 judge calls, 0 failed, 3 unscored" in lines[0] and lines[1] == UNREAD_LINE
 
 
 def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=()):

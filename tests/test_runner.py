@@ -202,6 +202,20 @@ def test_plan_run_counts_cached_items_and_calls(store):
     assert plan.line().startswith("10 items: 4 cached, 6 judge calls to make")
 
 
+def test_the_plan_says_how_many_cached_answers_had_no_score(store):
+    def script(prompt: str, aspect: Aspect):
+        return "I cannot rate this" if item_number(prompt) % 3 else "Naturalness: 2"
+
+    judge = scripted(script, "garbage")
+    geval.score(store, make_items(3), ONE, judge, "synthetic")  # items 1 and 2 unscored
+    by_id = geval.plan(store, make_items(6), ONE, judge)
+    by_key = geval.plan(store, make_items(6, dataset="other"), ONE, judge)  # the same prompts, other items
+    assert (by_id.cached, by_id.unscored, by_id.calls) == (by_key.cached, by_key.unscored, by_key.calls) == (3, 2, 3)
+    assert by_id.line().startswith("6 items: 3 cached (2 unscored answers among them: stored, not asked again; "
+                                   "change the template's form or scale, or the judge, to ask again), "
+                                   "3 judge calls to make")
+
+
 def test_plan_run_lists_items_that_cannot_be_rendered(store):
     items = make_items(2)
     no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})

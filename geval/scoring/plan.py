@@ -9,7 +9,7 @@ from geval.data.items import Item, without_item
 from geval.errors import TemplateError
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
 from geval.judging.templates import Template
-from geval.scoring.lookup import Signer, answered_items, cached_answers, neighbours
+from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, cached_answers, neighbours
 from geval.store import Store
 
 
@@ -29,6 +29,7 @@ class Plan:
 
     total: int
     cached: int = 0
+    unscored: int = 0  # answers of the cached items no score could be read from (not asked again)
     calls: int = 0
     prompt_tokens: int = 0  # estimated (characters / 4) for the calls still to make, as billed
     completion_tokens: int = 0  # likewise for the answers (n of them per call in samples mode)
@@ -71,7 +72,9 @@ class Plan:
         """One line for the Score page and the CLI."""
         cost = ("cost unknown: no price for this model" if not self.priced else
                 f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
-        return (f"{self.total} items: {self.cached} cached, {self.calls} judge calls to make "
+        unread = (f" ({self.unscored} unscored answers among them: stored, not asked again; {ASK_AGAIN})"
+                  if self.unscored else "")
+        return (f"{self.total} items: {self.cached} cached{unread}, {self.calls} judge calls to make "
                 f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
 
@@ -120,6 +123,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
             todo.append(item)
         else:
             result.cached += 1
+            result.unscored += len(unscored)
     for start in range(0, len(todo), size):
         rendered = []
         for item in todo[start:start + size]:
@@ -133,9 +137,13 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
             if known_steps and not fresh else None
         position = 0
         for calls in rendered:
-            missing = [call for index, call in enumerate(calls, position) if found is None or found[index] is None]
+            hits = [None] * len(calls) if found is None else found[position:position + len(calls)]
             position += len(calls)
-            result.cached += not missing
+            missing = [call for call, hit in zip(calls, hits) if hit is None]
+            if not missing:
+                result.cached += 1
+                result.unscored += sum(hit[1].scores[asked].score is None
+                                       for call, hit in zip(calls, hits) for asked, _ in call.keep)
             for call in missing:
                 if (call.prompt, call.aspects) in asked:
                     continue
