@@ -189,8 +189,8 @@ def test_3_score_five_items_with_the_embedded_judge(page):
         screenshot(page, "03_score_running")
     except Exception as exc:  # the run may finish between two redraws; the result is what counts
         print(f"\n(no progress bar caught: {exc.__class__.__name__})")
-    done = _alert(page, "success", re.compile(r"Run \d+: \d+/\d+ items"), timeout=300_000)
-    assert re.search(rf"Run \d+: {SCORED}/{SCORED} items, 0 cached, {SCORED} judge calls, 0 failed", done), done
+    done = _alert(page, "success", re.compile(r"Run \d+ \(\S+\): \d+/\d+ items"), timeout=300_000)
+    assert re.search(rf"Run \d+ \(\S+\): {SCORED}/{SCORED} items, 0 cached, {SCORED} judge calls, 0 failed", done), done
     wait_idle(page)
     assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0
     screenshot(page, "03_score", publish_as="score")

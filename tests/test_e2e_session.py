@@ -226,13 +226,13 @@ def test_an_unreachable_server_is_a_red_error_and_a_failed_run(server, browser):
     goto_page(tab, "Score")
     set_number(tab, "At most (0 = no limit)", 2)
     tab.get_by_role("button", name="Start scoring").click()
-    error = alert(tab, "error", re.compile(r"Run \d+ failed"), timeout=120_000)
+    error = alert(tab, "error", re.compile(r"Run \d+ \(\S+\) failed"), timeout=120_000)
     wait_idle(tab)
     screenshot(tab, "e2e_session_c_unreachable")
     assert "cannot reach http://127.0.0.1:9/v1: is the server running?" in error, error
     assert tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').count() == 0
     assert tab.locator(f'{MAIN} [data-testid="stProgress"]').count() == 0
-    run_id = int(re.search(r"Run (\d+) failed", error).group(1))
+    run_id = int(re.search(r"Run (\d+) \(\S+\) failed", error).group(1))
     store = store_of(server)
     try:
         assert store.run(run_id)["status"] == "failed"
@@ -278,7 +278,7 @@ def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stu
     tab.get_by_role("button", name="Start scoring").click()
     tab.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stAlertContentSuccess"]')]
-                 .filter(e => /Run \\d+: 3\\/3 items/.test(e.innerText)).length === 2""", timeout=120_000)
+                 .filter(e => /Run \\d+ \\(\\S+\\): 3\\/3 items/.test(e.innerText)).length === 2""", timeout=120_000)
     wait_idle(tab)
     screenshot(tab, "e2e_session_d_two_versions_scored")
     store = store_of(server)

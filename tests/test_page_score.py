@@ -304,6 +304,18 @@ def test_some_failed_items_are_an_orange_warning_with_their_cause(monkeypatch, t
     assert "2 × HTTP 503 from the server; 1 × timed out after 5 retries" in texts(at)
 
 
+def test_each_run_s_line_names_its_template(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    file_version, edited = _versions()
+    scored = Progress(total=3, done=3, run_id=4, template=edited.label, status="finished", ended=1.0, started=0.0)
+    failed = Progress(total=3, done=3, failed=3, run_id=5, template=file_version.label, status="failed", ended=1.0,
+                      started=0.0, reasons={"HTTP 500 from the server": 3})
+    at = _shown_job(monkeypatch, tmp_path, failed, done=True, finished=[scored, failed])
+    assert at.success[0].value.startswith(f"Run 4 ({plain(edited.label)}): 3/3 items")
+    assert at.error[0].value.startswith(f"Run 5 ({plain(file_version.label)}) failed: HTTP 500 from the server")
+
+
 def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()

@@ -29,6 +29,7 @@ def test_scoring_stores_one_judgment_per_item_and_aspect(store):
     judge = scripted()
     progress = geval.score(store, make_items(10), TWO, judge, "synthetic")
     assert (progress.total, progress.done, progress.cached, progress.failed, progress.unscored) == (10, 10, 0, 0, 0)
+    assert progress.template == TWO.label
     assert len(judge.calls) == 10
     assert counts(store) == {"naturalness": 10, "coherence": 10}
     assert store.db["calls"].count == 10

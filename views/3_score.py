@@ -109,15 +109,16 @@ if st.button(start_label, type="primary", disabled=running or not templates or b
 
 
 def show_result(result) -> None:
-    """How one template's run ended: red when nothing was judged, orange when some items failed
-    or some answers had no score (each problem on a line of its own)."""
-    counts = (f"Run {result.run_id}: {result.done}/{result.total} items, {result.cached} cached, "
+    """How one template's run ended, named by its template: red when nothing was judged, orange
+    when some items failed or some answers had no score (each problem on a line of its own)."""
+    run = f"Run {result.run_id}" + (f" ({plain(result.template)})" if result.template else "")
+    counts = (f"{run}: {result.done}/{result.total} items, {result.cached} cached, "
               f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
               f"in {result.elapsed:.0f} s")
     if result.status == "failed":
         how = (f"all {result.failed} items failed" if result.failed == result.done else
                f"{result.failed} items failed, {result.unscored} answers had no score")
-        st.error(f"Run {result.run_id} failed: {result.cause} — {how}, nothing was scored.", icon=":material/error:")
+        st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.", icon=":material/error:")
         return
     if result.stopped:
         counts += " — stopped; press Resume to go on"

@@ -99,7 +99,7 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
     aspects = list(template.aspects)
     sign = Signer(template)
     sig_text, sig_json = sign(judge.settings)
-    progress = Progress(total=len(items), signature=sig_text)
+    progress = Progress(total=len(items), template=template.label, signature=sig_text)
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=sig_text, signature_json=sig_json,
         settings_given=json.dumps({**(settings_given or {}), "batch": True}), environment=json.dumps(environment()),
@@ -235,7 +235,8 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
             wanted.setdefault(key, []).append((item, call))
     path = Path(output) if output else _download(judge, batch_id, entry, folder)
     # one unit of progress per (item, request): an item of a per-aspect template makes several requests
-    progress = Progress(total=sum(map(len, wanted.values())), signature=run["signature"], run_id=int(run["id"]))
+    progress = Progress(total=sum(map(len, wanted.values())), template=template.label, signature=run["signature"],
+                        run_id=int(run["id"]))
     seen = set()
     with path.open(encoding="utf-8") as lines:
         for line in lines:

@@ -48,6 +48,7 @@ class Progress:
     """Where a run is. Sent to `on_progress` after every item (and when its phase changes)."""
 
     total: int
+    template: str = ""  # the label of the template version the run scores with
     done: int = 0
     cached: int = 0
     calls: int = 0  # judge calls made (an item of a per-aspect template needs one per aspect)
@@ -219,8 +220,8 @@ def score(
     around = neighbours(store, template, dataset, items, examples_from)
     sign = Signer(template, around.pool_label if around else "")
     asked_text, asked_json = sign(judge.settings)
-    progress = Progress(total=len(items), signature=sign(accepted_settings(judge)[0])[0], concurrency=workers,
-                        priced=getattr(judge, "priced", True))
+    progress = Progress(total=len(items), template=template.label, signature=sign(accepted_settings(judge)[0])[0],
+                        concurrency=workers, priced=getattr(judge, "priced", True))
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
