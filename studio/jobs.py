@@ -26,12 +26,25 @@ class Job:
     finished: list = field(default_factory=list)  # the final Progress of each template
     result: object | None = None  # a search's TuneResult
     current: str = ""
+    planned: list[float] = field(default_factory=list)  # seconds each template's plan estimated, when given
     error: str = ""
     done: bool = False
 
     def stop_now(self) -> None:
         """Ask the run to stop after the item it is on; what is finished stays stored."""
         self.stop.set()
+
+    def heading(self) -> str:
+        """The template running, and which of how many when there are several."""
+        if not self.current or len(self.labels) < 2:
+            return self.current
+        return f"{self.current} (template {len(self.finished) + 1} of {len(self.labels)})"
+
+    def line(self) -> str:
+        """The running template's progress, its ETA covering the templates after it (by their plans)."""
+        following = len(self.labels) - len(self.finished) - 1
+        later = sum(self.planned[len(self.finished) + 1:]) if len(self.planned) == len(self.labels) else None
+        return f"{self.heading()}: {self.progress.line(following, later)}"
 
 
 @st.cache_resource
@@ -60,11 +73,14 @@ def _launch(job: Job, work: Callable[[geval.Store], None]) -> Job:
 
 
 def start(store_path: str, items: list, templates: list[geval.Template], judge,
-          dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None) -> Job:
+          dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None,
+          planned: list[float] | None = None) -> Job:
     """Start scoring `items` with each template in turn.
 
-    `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible)."""
-    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path)
+    `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible).
+    `planned`: the seconds each template's plan estimated (`Plan.seconds`), for an ETA of the whole job."""
+    job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path,
+              planned=list(planned or []))
 
     def work(store: geval.Store) -> None:
         for template in templates:

@@ -247,12 +247,14 @@ def test_cached_unscored_answers_are_counted_in_the_estimate_and_a_rerun_says_wh
     assert "5/5 items, 5 cached, 0 judge calls, 0 failed, 3 unscored" in lines[0] and lines[1] == UNREAD_LINE
 
 
-def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=()):
-    """The Score page showing a job in the state given (put in the server's job registry)."""
+def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=("t@1",), planned=()):
+    """The Score page showing a job in the state given (put in the server's job registry), on the
+    template of `labels` after those `finished`."""
     from studio import jobs
 
-    job = jobs.Job(id=f"test{len(jobs._registry())}", labels=["t@1"], dataset="topicalchat_usr_sample",
-                   progress=progress, finished=list(finished), current="t@1", done=done)
+    job = jobs.Job(id=f"test{len(jobs._registry())}", labels=list(labels), dataset="topicalchat_usr_sample",
+                   progress=progress, finished=list(finished), current=labels[min(len(finished), len(labels) - 1)],
+                   done=done, planned=list(planned))
     jobs._registry()[job.id] = job
     return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
 
@@ -279,6 +281,23 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
     at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
     assert not at.get("progress") and not at.status
     assert at.success[0].value.startswith("Run 3: 24/24 items") and at.success[0].value.endswith("in 100 s")
+
+
+def test_the_progress_says_which_template_of_how_many_and_its_eta_covers_the_job(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    running = Progress(total=24, done=6, started=0.0, item_seconds=2.0, called=6, last_item=1.0)
+    labels = ("a@1", "b@2", "c@3")
+    at = _shown_job(monkeypatch, tmp_path, running, labels=labels, planned=[50.0, 30.0, 20.0])
+    text = at.get("progress")[0].proto.text
+    assert text.startswith("a@1 (template 1 of 3): 6/24 items") and text.endswith(
+        "ETA 1 min 26s (this template and the 2 after it)")  # 18 items x 2 s, then the plans' 30 s and 20 s
+    at = _shown_job(monkeypatch, tmp_path, running, labels=labels)  # no plans: this template's ETA
+    assert at.get("progress")[0].proto.text.endswith("ETA 36s for this template; 2 more to come")
+    done = Progress(total=24, done=24, run_id=3, status="finished", ended=1.0, started=0.0)
+    at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"),
+                    finished=[done, done], labels=labels)
+    assert [s.label for s in at.status] == ["c@3 (template 3 of 3): Loading the judge's model…"]
 
 
 def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(monkeypatch, tmp_path):

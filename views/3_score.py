@@ -103,7 +103,8 @@ if st.button(start_label, type="primary", disabled=running or not templates or b
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):
     job = jobs.start(str(store.path), items, templates, judge, dataset.name,
-                     {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm)
+                     {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm,
+                     planned=[plans[template.label].seconds for template in templates])
     st.session_state["score_job"] = job.id
     st.rerun()
 
@@ -135,20 +136,20 @@ def show_result(result) -> None:
 
 @st.fragment(run_every=1.0)
 def show_progress() -> None:
-    """Redrawn every second while a job runs: the step it is on, items done, cache hits, tokens,
-    cost, ETA; then how each template's run ended."""
+    """Redrawn every second while a job runs: the template it is on (which of how many), the step,
+    items done, cache hits, tokens, cost, ETA (of the whole job); then how each template's run ended."""
     job = jobs.get(st.session_state.get("score_job"))  # this dataset's (another dataset's run is not shown)
     if job is None:
         return
     progress = job.progress
     if not job.done:
         if progress is None:
-            st.status(f"{job.current or 'Starting'}: starting…", state="running")
+            st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
         elif progress.phase:
-            st.status(f"{job.current}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
+            st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)
         else:
-            st.progress(progress.done / max(progress.total, 1), text=f"{job.current}: {progress.line()}")
+            st.progress(progress.done / max(progress.total, 1), text=job.line())
     for result in job.finished:
         show_result(result)
     if job.error:

@@ -161,15 +161,27 @@ class Progress:
         summary["unread"] = dict(sorted(self.unread.items(), key=lambda pair: -pair[1])[:20])
         return summary
 
-    def line(self) -> str:
-        """One line for a terminal or a progress bar."""
-        eta = "?" if self.eta is None else _duration(self.eta)
+    def line(self, after: int = 0, later: float | None = None) -> str:
+        """One line for a terminal or a progress bar. `after` runs (other templates) follow this
+        one; `later`, the seconds they are estimated to take, is added to the ETA, which then
+        says it covers them (None: not known, so the ETA is this run's and says that more follow)."""
         cost = f"${self.cost:.4f}" if self.priced else "cost unknown"
         return (
             f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
             f"{self.prompt_tokens + self.completion_tokens} tokens, {cost}, "
-            f"{_duration(self.elapsed)} elapsed" + ("" if self.ended else f", ETA {eta}")
+            f"{_duration(self.elapsed)} elapsed" + ("" if self.ended else f", {self._eta_text(after, later)}")
         )
+
+    def _eta_text(self, after: int, later: float | None) -> str:
+        """'ETA 11s'; with runs after this one, 'ETA 51s (this template and the 2 after it)', or
+        without their estimate 'ETA 11s for this template; 2 more to come'."""
+        left = self.eta if self.eta is None or not after else self.eta + (later or 0.0)
+        eta = f"ETA {'?' if left is None else _duration(left)}"
+        if not after:
+            return eta
+        if later is None:
+            return f"{eta} for this template; {after} more to come"
+        return f"{eta} (this template and the {after} after it)"
 
 
 def _duration(seconds: float) -> str:
