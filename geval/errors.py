@@ -36,6 +36,11 @@ class JudgmentFailed(GevalError):
     a prompt too long). It is recorded as failed with this reason and the run goes on."""
 
 
+class JudgeUnreachable(JudgmentFailed):
+    """The judge's server could not be reached (connection refused, host not found): this judgment
+    failed, and every other will until the server is there."""
+
+
 def shown(value: object, limit: int = 80) -> str:
     """A value as it goes into a one-line message: text as is when it is one printable line,
     else its repr; clipped to `limit` characters either way."""

@@ -27,6 +27,8 @@ class Job:
     result: object | None = None  # a search's TuneResult
     current: str = ""
     planned: list[float] = field(default_factory=list)  # seconds each template's plan estimated, when given
+    not_started: list[str] = field(default_factory=list)  # templates left out once the judge could not be used
+    blocked: str = ""  # why they were left out
     error: str = ""
     done: bool = False
 
@@ -83,14 +85,22 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
               planned=list(planned or []))
 
     def work(store: geval.Store) -> None:
-        for template in templates:
+        for index, template in enumerate(templates):
             if job.stop.is_set():
                 break
             job.current = template.label
             job.progress = None
-            job.finished.append(geval.score(store, items, template, judge, dataset, settings_given, stop=job.stop,
-                                            on_progress=lambda p: setattr(job, "progress", p),
-                                            concurrency=concurrency, rpm=rpm))
+            try:
+                result = geval.score(store, items, template, judge, dataset, settings_given, stop=job.stop,
+                                     on_progress=lambda p: setattr(job, "progress", p),
+                                     concurrency=concurrency, rpm=rpm)
+            except geval.GevalError:  # a bad key, an unknown model: the run ends with its error
+                job.not_started, job.blocked = job.labels[index + 1:], "the run before ended with the error above"
+                raise
+            job.finished.append(result)
+            if result.judge_unreachable:  # every template after it would wait on the same retries and fail
+                job.not_started, job.blocked = job.labels[index + 1:], "the judge cannot be reached"
+                break
 
     return _launch(job, work)
 

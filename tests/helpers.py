@@ -68,11 +68,11 @@ def item_number(prompt: str) -> int:
     return int(prompt.split("Response:\n")[1].split()[1])
 
 
-def failing_for(bad: set[int], message: str = "rate limited (stub)"):
-    """A ScriptedJudge script raising JudgmentFailed for the items numbered in `bad`."""
+def failing_for(bad: set[int], message: str = "rate limited (stub)", error: type[JudgmentFailed] = JudgmentFailed):
+    """A ScriptedJudge script raising `error` for the items numbered in `bad`."""
     def script(prompt: str, aspect: Aspect):
         if item_number(prompt) in bad:
-            raise JudgmentFailed(message)
+            raise error(message)
         return hashed_distribution(prompt, aspect)
     return script
 

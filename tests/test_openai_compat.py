@@ -10,7 +10,7 @@ import pytest
 from helpers import FULL_ITEM, make_items, make_template, store_bytes
 
 import geval
-from geval.errors import JudgeError, JudgmentFailed
+from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.openai import OpenAIJudge
 from geval.judging.judgment import signature
 
@@ -314,7 +314,7 @@ def test_setup_errors_are_judge_errors(stub, status, message):
 
 def test_a_connection_refused_is_a_failed_judgment_that_says_the_server_is_not_there():
     judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
-    with pytest.raises(JudgmentFailed) as error:
+    with pytest.raises(JudgeUnreachable) as error:  # a JudgmentFailed that tells a job to start no other run
         judge.judge(PROMPT, list(ONE.aspects))
     assert str(error.value) == ("cannot reach http://127.0.0.1:9/v1: is the server running? "
                                 "(connection refused, 0 retries)")

@@ -247,14 +247,14 @@ def test_cached_unscored_answers_are_counted_in_the_estimate_and_a_rerun_says_wh
     assert "5/5 items, 5 cached, 0 judge calls, 0 failed, 3 unscored" in lines[0] and lines[1] == UNREAD_LINE
 
 
-def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=("t@1",), planned=()):
+def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=("t@1",), planned=(), **fields):
     """The Score page showing a job in the state given (put in the server's job registry), on the
-    template of `labels` after those `finished`."""
+    template of `labels` after those `finished`; `fields`: the job's other fields."""
     from studio import jobs
 
     job = jobs.Job(id=f"test{len(jobs._registry())}", labels=list(labels), dataset="topicalchat_usr_sample",
                    progress=progress, finished=list(finished), current=labels[min(len(finished), len(labels) - 1)],
-                   done=done, planned=list(planned))
+                   done=done, planned=list(planned), **fields)
     jobs._registry()[job.id] = job
     return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
 
@@ -333,6 +333,19 @@ def test_each_run_s_line_names_its_template(monkeypatch, tmp_path):
     at = _shown_job(monkeypatch, tmp_path, failed, done=True, finished=[scored, failed])
     assert at.success[0].value.startswith(f"Run 4 ({plain(edited.label)}): 3/3 items")
     assert at.error[0].value.startswith(f"Run 5 ({plain(file_version.label)}) failed: HTTP 500 from the server")
+
+
+def test_templates_not_started_after_an_unreachable_judge_are_one_red_line(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    down = Progress(total=3, done=3, failed=3, run_id=6, template="a@1", status="failed", ended=1.0, started=0.0,
+                    reasons={"cannot reach http://127.0.0.1:8699/v1: is the server running?": 3}, unreachable=3)
+    at = _shown_job(monkeypatch, tmp_path, down, done=True, finished=[down], labels=("a@1", "b@2", "c@3"),
+                    not_started=["b@2", "c@3"], blocked="the judge cannot be reached")
+    assert [e.value for e in at.error][1:] == [
+        "b@2, c@3 not started: the judge cannot be reached; fix it and press Start."]
+    assert at.error[0].value.startswith("Run 6 (a@1) failed: cannot reach") and not at.success
+    assert at.button(key="score_start").label == "Start scoring"
 
 
 def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):

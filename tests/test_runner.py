@@ -10,7 +10,7 @@ from helpers import failing_for, item_number, make_items, make_template, scripte
 
 import geval
 from geval.data.items import Item
-from geval.errors import JudgeError, JudgmentFailed
+from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.scripted import hashed_distribution
 from geval.judging.judgment import signature
 from geval.judging.templates import Aspect
@@ -361,6 +361,18 @@ def test_a_run_where_every_item_failed_is_stored_as_failed_with_its_cause(store)
     assert (progress.status, progress.failed, progress.cause) == ("failed", 4, "cannot reach the server")
     assert progress.reasons == {"cannot reach the server": 4}
     assert store.runs()["status"].tolist() == ["failed"]
+
+
+@pytest.mark.parametrize("bad, error, unreachable", [
+    ({0, 1, 2}, JudgeUnreachable, True),
+    ({1, 2}, JudgeUnreachable, False),  # one item scored: the judge can be reached
+    ({0, 1, 2}, JudgmentFailed, False),  # failed, but the server was there
+], ids=["every call unreachable", "some", "failed otherwise"])
+def test_a_run_says_when_it_failed_because_the_judge_cannot_be_reached(store, bad, error, unreachable):
+    judge = scripted(failing_for(bad, "cannot reach http://127.0.0.1:9/v1: is the server running?", error))
+    progress = geval.score(store, make_items(3), ONE, judge, "synthetic")
+    assert progress.judge_unreachable is unreachable
+    assert progress.unreachable == (len(bad) if error is JudgeUnreachable else 0)
 
 
 def test_a_run_where_some_items_failed_is_finished_and_counts_them(store):

@@ -153,7 +153,10 @@ def show_progress() -> None:
     for result in job.finished:
         show_result(result)
     if job.error:
-        st.error(job.error)
+        st.error(f"{plain(job.current)}: {job.error}" if job.current else job.error, icon=":material/error:")
+    if job.not_started:
+        st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
+                 icon=":material/block:")
     if not job.done:
         if st.button("Stop", key="score_stop"):
             job.stop_now()

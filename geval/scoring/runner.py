@@ -24,7 +24,7 @@ from importlib import metadata
 from pathlib import Path
 
 from geval.data.items import Item, without_item
-from geval.errors import GevalError, JudgeError, JudgmentFailed, TemplateError
+from geval.errors import GevalError, JudgeError, JudgeUnreachable, JudgmentFailed, TemplateError
 from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settings, cache_key
 from geval.judging.layouts import Call, Neighbours, combine
 from geval.judging.templates import PART, Template
@@ -69,6 +69,7 @@ class Progress:
     phase: str = ""  # what the run does before its judge calls: loading the judge's model, writing the steps
     ended: float | None = None  # when the run ended: the elapsed time stops there
     reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
+    unreachable: int = 0  # judge calls that failed because the judge's server could not be reached
     called: int = 0  # items answered by this run's judge calls (their own, or a batch's for its group), done
     item_seconds: float | None = None  # smoothed seconds per such item
     last_item: float | None = None  # when the last item that made judge calls finished (or when the calls began)
@@ -91,6 +92,12 @@ class Progress:
         if remaining == 0 or self.ended:
             return 0.0
         return None if self.item_seconds is None else remaining * self.item_seconds
+
+    @property
+    def judge_unreachable(self) -> bool:
+        """True when the run scored nothing and its judge's server could not be reached: another run
+        with this judge would fail the same way."""
+        return self.status == "failed" and self.unreachable > 0
 
     @property
     def cause(self) -> str:
@@ -434,6 +441,9 @@ class _Run:
             try:
                 answered = self.answer(call, pending.base)
             except JudgmentFailed as exc:
+                if isinstance(exc, JudgeUnreachable):
+                    with self.lock:
+                        self.progress.unreachable += 1
                 reason = f"item {pending.item.id}: {exc}"
                 self.store_failed(pending.base, [stored for _, stored in call.keep], reason, call.detail)
                 pending.answers.update((stored, None) for _, stored in call.keep)

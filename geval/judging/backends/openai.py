@@ -16,7 +16,7 @@ import os
 import re
 import socket
 
-from geval.errors import JudgeError, JudgmentFailed
+from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.answers import locate_score, read_score, scores_from_samples
 from geval.judging.judgment import AspectScore, Judgment, approx_tokens, form_answer
 from geval.judging.templates import Aspect
@@ -166,8 +166,8 @@ class OpenAIJudge:
             retries = self._client.max_retries
             why = _unreachable(exc)
             if why:
-                raise JudgmentFailed(f"cannot reach {self.settings['base_url']}: is the server running? "
-                                     f"({why}, {retries} retries)") from None
+                raise JudgeUnreachable(f"cannot reach {self.settings['base_url']}: is the server running? "
+                                       f"({why}, {retries} retries)") from None
             raise JudgmentFailed(f"connection failed after {retries} retries ({cause})") from None
         except openai.APIStatusError as exc:
             shown = _clip(self._mask(str(exc.message)))
