@@ -185,6 +185,15 @@ def test_table_csv_with_context_as_a_json_list(tmp_path):
     _check_table(geval.load_dataset(path, mapping=MAPPING))
 
 
+@pytest.mark.parametrize("last", ['"a ""quoted"" word",2\n', '"two\nlines",2\n', '"closed at the end",2',
+                                  'a "quote inside",2\n', '"",2\n'])
+def test_a_csv_whose_quotes_all_close_loads_its_last_row_whole(tmp_path, last):
+    path = tmp_path / "quotes.csv"
+    path.write_text(f"reply,overall\nhi,1\n{last}", "utf-8")
+    dataset = geval.load_dataset(path, mapping=REPLY)
+    assert len(dataset.items) == 2 and dataset.items[1].human == {"Overall": (2.0,)}
+
+
 def test_table_json(tmp_path):
     path = tmp_path / "mine.json"
     path.write_text(json.dumps(ROWS))
@@ -330,6 +339,12 @@ BAD_FILES = [
      "{path}:2: column 'overall' value 'x' is not a number"),
     ("wide.csv", "reply,overall\nhi,2\nyo,3,4\n", REPLY, "{path}:3: more fields than the header has columns"),
     ("header.csv", "reply,overall\n", REPLY, "{path}: a header but no rows"),
+    ("unclosed.csv", 'context,reply,model,overall\nd0,"hello there,4\nd1,s2,go away,1\n', REPLY,
+     '{path}:2: unclosed quote (the field opened on line 2 runs to the end of the file); close it, or double a '
+     'quote meant as text ("")'),
+    ("unclosed-header.csv", '"reply,overall\nhi,2\n', REPLY,
+     '{path}:1: unclosed quote (the field opened on line 1 runs to the end of the file); close it, or double a '
+     'quote meant as text ("")'),
     ("dupes.csv", "reply,reply\nhi,2\n", REPLY, "{path}:1: duplicate column names ['reply']"),
     ("usr.json", '[{"context": "hi", "responses": [{"text": "x"}]}]', None,
      "{path}: record 0 response 0 lacks field 'response'"),

@@ -89,3 +89,21 @@ def test_the_menu_names_the_dataset_loaded_also_after_an_upload_or_a_link(monkey
     at.session_state["dataset_source"] = {"stored": "unieval"}  # an upload opened by a link
     at.run()
     assert at.subheader[0].value == "unieval" and at.selectbox(key="data_dataset").value == "unieval"
+
+
+def _upload(monkeypatch, tmp_path, name: str, content: bytes):
+    """The Data page with `content` uploaded as `name`."""
+    at = open_app(monkeypatch, tmp_path)
+    at.radio(key="data_source").set_value("Upload a file").run()
+    at.file_uploader[0].set_value((name, content, "text/csv")).run()
+    assert not at.exception
+    return at
+
+
+def test_an_upload_with_an_unclosed_quote_is_refused_before_its_preview(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "malformed.csv",
+                 b'context,reply,model,overall\nd0,"hello there,4\nd1,s2,go away,1\n')
+    assert [e.value for e in at.error] == [
+        'malformed.csv:2: unclosed quote (the field opened on line 2 runs to the end of the file); close it, '
+        'or double a quote meant as text ("")']
+    assert "Its first" not in texts(at)  # no preview, no mapping form

@@ -122,6 +122,7 @@ def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
     reader = csv.DictReader(io.StringIO(text, newline=""))
     if not reader.fieldnames:
         raise DatasetError(f"{path}: no header row")
+    header_end = reader.line_num
     if len(set(reader.fieldnames)) != len(reader.fieldnames):
         dupes = sorted(c for c, n in Counter(reader.fieldnames).items() if n > 1)
         raise DatasetError(f"{path}:1: duplicate column names {dupes}")
@@ -134,9 +135,40 @@ def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
             lines.append(reader.line_num)
     except csv.Error as exc:
         raise DatasetError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
+    _check_quotes_closed(path, text, lines[-2] if len(lines) > 1 else header_end if lines else 0)
     if not rows:
         raise DatasetError(f"{path}: a header but no rows")
     return rows, lines
+
+
+def _check_quotes_closed(path: Path, text: str, before: int) -> None:
+    """Refuse a CSV whose last record (after line `before`) opens a quoted field that no quote
+    closes: the csv module reads the rest of the file into that one field without a word."""
+    handle = io.StringIO(text, newline="")  # lines as csv counts them
+    for _ in range(before):
+        handle.readline()
+    opened = _unclosed_quote(handle.readlines())
+    if opened is not None:
+        line = before + opened
+        raise DatasetError(f"{path}:{line}: unclosed quote (the field opened on line {line} runs to the end "
+                           "of the file); close it, or double a quote meant as text (\"\")")
+
+
+def _unclosed_quote(lines: list[str]) -> int | None:
+    """The line (1 = the first of `lines`) where a quoted field opens that is still open at the
+    end, reading as csv's default dialect does; None when every quoted field is closed."""
+    state, opened = "start", None  # start of a field, inside an unquoted one, "quoted", or a quote in it
+    for number, line in enumerate(lines, start=1):
+        for char in line:
+            if state == "quoted":
+                state = "quote" if char == '"' else state
+            elif state == "quote":  # "" is a quote inside the field; a delimiter ends it
+                state = "quoted" if char == '"' else "start" if char in ",\r\n" else "field"
+            elif char == '"' and state == "start":
+                state, opened = "quoted", number
+            else:
+                state = "start" if char in ",\r\n" else "field"
+    return opened if state == "quoted" else None
 
 
 def numeric_scores(values: object, skipped: Counter, reason: str) -> tuple[float, ...]:
