@@ -210,7 +210,7 @@ def test_out_of_range_human_scores_are_kept_as_given(tmp_path, value, expected):
     """A loader does not know the scale: numbers are kept as written (the Agreement page
     compares on each side's own scale); only what is not a finite number is refused."""
     path = tmp_path / "range.csv"
-    path.write_text(f'response,overall\nhi,"{value}"\n')
+    path.write_text(f'response,overall\nhi,"{value}"\nyo,2\n')  # a second row scored: an empty score loads
     dataset = geval.load_dataset(path, mapping=ColumnMapping(response="response", scores={"O": "overall"}))
     assert dataset.items[0].human.get("O", ()) == expected
 

@@ -346,6 +346,15 @@ BAD_FILES = [
      '{path}:1: unclosed quote (the field opened on line 1 runs to the end of the file); close it, or double a '
      'quote meant as text ("")'),
     ("dupes.csv", "reply,reply\nhi,2\n", REPLY, "{path}:1: duplicate column names ['reply']"),
+    ("unscored.csv", "reply,overall\nhi,\nyo, \n", REPLY,
+     "{path}: no row has a human score: the score column 'overall' (mapped to score:Overall) is empty in every row; "
+     "map the columns that hold people's scores"),
+    ("unscored2.csv", "reply,overall,natural\nhi,,\n", ColumnMapping(response="reply", scores={
+        "Overall": "overall", "Natural": "natural"}),
+     "{path}: no row has a human score: the score columns 'overall' (mapped to score:Overall), 'natural' (mapped to "
+     "score:Natural) are empty in every row; map the columns that hold people's scores"),
+    ("unscored.json", '[{"context": "hi", "responses": [{"response": "x", "Natural": ["N/A", "nan"]}]}]', None,
+     "{path}: no item has a human score; skipped 2 non-numeric human scores; a judge could be compared with nothing"),
     ("usr.json", '[{"context": "hi", "responses": [{"text": "x"}]}]', None,
      "{path}: record 0 response 0 lacks field 'response'"),
     ("fed.json", '[{"context": "hi", "annotations": [1, 2]}]', None,

@@ -107,3 +107,14 @@ def test_an_upload_with_an_unclosed_quote_is_refused_before_its_preview(monkeypa
         'malformed.csv:2: unclosed quote (the field opened on line 2 runs to the end of the file); close it, '
         'or double a quote meant as text ("")']
     assert "Its first" not in texts(at)  # no preview, no mapping form
+
+
+def test_an_upload_whose_score_columns_are_all_empty_is_refused_and_not_loaded(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "unscored.csv", b"context,reply,model,overall\nd0,hello,s1,\nd1,go away,s2,\n")
+    at.multiselect[0].set_value(["overall"])
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "unscored.csv: no row has a human score: the score column 'overall' (mapped to score:overall) is empty in "
+        "every row; map the columns that hold people's scores"]
+    assert "unscored" not in geval.Store(tmp_path / "store.sqlite").dataset_names()  # nothing stored
