@@ -22,7 +22,7 @@ def test_cot_prompt_holds_task_and_criteria():
 
 def test_cot_prompt_without_criteria_lists_the_aspects():
     template = make_template(steps="auto", aspects=(("Naturalness", 1, 3), ("Coherence", 1, 5)),
-                             body="{{steps}}\n{{response}}")
+                             body="{{steps}}\n{{response}}\n- Naturalness:\n- Coherence:")
     assert "Evaluation Criteria:\n\nNaturalness (1-3)\nCoherence (1-5)\n\n" in cot_prompt(template)
 
 
@@ -59,7 +59,7 @@ def test_steps_belong_to_one_judge_and_one_template_version(store):
 def test_templates_without_auto_steps_need_none(store):
     judge = scripted()
     assert geval.generate_steps(store, make_template(), judge) is None
-    written = make_template(steps="1. Look.", body="{{steps}}\n{{response}}")
+    written = make_template(steps="1. Look.", body="{{steps}}\n{{response}}\n- Naturalness:")
     assert geval.generate_steps(store, written, judge) is None
     assert judge.calls == []
 

@@ -348,7 +348,7 @@ aspect_lines = st.lists(st.tuples(st.sampled_from(['"Naturalness"', '"A"', '""',
                         max_size=3)
 placeholders = st.sampled_from(["{{context}}", "{{response}}", "{{ Response }}", "{{steps}}", "{{fact}}",
                                 "{{dialogue}}", "{{summary}}", "{{nope}}", "{{\nresponse}}", "{{\nnope\n}}", "{{",
-                                "}}", "{{}}", "{{{response}}}", "text", "\n", "+++", "- Naturalness:"])
+                                "}}", "{{}}", "{{{response}}}", "text", "\n", "+++", "- Naturalness:", "\n- A:"])
 
 
 @st.composite

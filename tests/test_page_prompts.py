@@ -32,6 +32,19 @@ def test_an_unknown_placeholder_is_an_inline_error(monkeypatch, tmp_path):
     assert any("unknown placeholder {{nope}}" in e.value for e in at.error)
 
 
+def test_a_form_asking_for_another_aspect_or_for_none_is_an_inline_error(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    editor = at.text_area(key="template_text")
+    original = editor.value
+    editor.set_value(original.replace("- Naturalness:", "- Fluency:")).run()
+    assert not at.exception and not at.success
+    assert [e.value for e in at.error] == [
+        "topicalchat-naturalness:41: the form asks for 'Fluency', which is not one of its aspects (Naturalness)"]
+    at.text_area(key="template_text").set_value(original.replace("\n\n- Naturalness:", "")).run()
+    assert [e.value for e in at.error] == ["topicalchat-naturalness:39: no form line for aspect 'Naturalness' "
+                                           "(e.g. '- Naturalness:' at the end of the body)"]
+
+
 def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     original = at.success[0].value.split(" ")[0]

@@ -161,8 +161,16 @@ def test_templates_are_kept_once_per_version(store):
     assert next(t for t in versions if t.version == one.version).text == one.text
 
 
+def test_a_version_stored_before_forms_were_checked_still_reads_back(store):
+    from geval.judging.templates import parse_template
+
+    old = parse_template(make_template().text.replace("- Naturalness:", "- Fluency:"), check_form=False)
+    store.save_template(old)  # as a version saved when such a form was accepted
+    assert [t.version for t in store.template_versions()] == [old.version] == [store.template(old.version).version]
+
+
 def test_steps_are_keyed_by_template_and_judge_settings(store):
-    template = make_template(steps="auto", body="{{steps}}\n{{response}}")
+    template = make_template(steps="auto", body="{{steps}}\n{{response}}\n- Naturalness:")
     settings = {"backend": "scripted", "model": "a"}
     assert store.steps(template, settings) is None
     store.save_steps(template, settings, "1. Read.")

@@ -106,6 +106,46 @@ def test_parse_errors_name_source_and_line(text, message):
     assert str(error.value).startswith(message)
 
 
+NATURALNESS = (PROMPTS / "topicalchat-naturalness.txt").read_text("utf-8")
+TWO = (("Naturalness", 1, 3), ("Coherence", 1, 5))
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (NATURALNESS.replace("- Naturalness:", "- Fluency:"),
+         "topicalchat-naturalness:41: the form asks for 'Fluency', which is not one of its aspects (Naturalness)"),
+        (NATURALNESS.replace("- Naturalness:", "- **Fluency** (1-3):"),
+         "topicalchat-naturalness:41: the form asks for 'Fluency', which is not one of its aspects (Naturalness)"),
+        (NATURALNESS.replace("\n\n- Naturalness:", ""),
+         "topicalchat-naturalness:39: no form line for aspect 'Naturalness' (e.g. '- Naturalness:' at the end of "
+         "the body)"),
+        (template_text(aspects=TWO, body="Response:\n{{response}}\n\n- Naturalness:"),
+         "topicalchat-naturalness:16: no form line for aspect 'Coherence' (e.g. '- Coherence:' at the end of the body)"),
+        (template_text(aspects=TWO, body="Response:\n{{response}}\n\n- {{aspect}}:\n- Fluency:"),
+         "topicalchat-naturalness:17: the form asks for 'Fluency', which is not one of its aspects (Naturalness, "
+         "Coherence)"),
+    ],
+    ids=["another aspect", "another aspect in markup", "no form line", "one aspect without", "per aspect and another"],
+)
+def test_a_form_that_does_not_ask_for_its_aspects_is_refused_naming_the_line(text, message):
+    with pytest.raises(TemplateError) as error:
+        parse_template(text, source="topicalchat-naturalness")
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("form", ["- Naturalness:", "Naturalness:", "**Naturalness** (1-3):", "* naturalness (1-3):",
+                                  "Evaluation Form (scores ONLY):\n- Naturalness:", "- Naturalness:\n\nThanks."])
+def test_a_form_line_may_be_written_in_several_ways(form):
+    template = parse_template(template_text(body=f"Response:\n{{{{response}}}}\n\n{form}"))
+    assert [a.name for a in template.aspects] == ["Naturalness"]
+
+
+def test_a_form_not_checked_when_read_back_as_stored():
+    text = NATURALNESS.replace("- Naturalness:", "- Fluency:")
+    assert parse_template(text, check_form=False).body.endswith("- Fluency:")
+
+
 def test_unknown_placeholder_error_lists_the_known_ones():
     with pytest.raises(TemplateError) as error:
         parse_template(HEADER + "{{bogus}}", source="t.txt")
@@ -136,18 +176,18 @@ def test_optional_placeholders_may_be_empty():
 
 
 def test_auto_steps_without_generated_steps_raise():
-    template = make_template(steps="auto", body="Steps:\n{{steps}}\n{{response}}")
+    template = make_template(steps="auto", body="Steps:\n{{steps}}\n{{response}}\n- Naturalness:")
     assert template.needs_generated_steps
     with pytest.raises(TemplateError) as error:
         template.render(FULL_ITEM)
     assert str(error.value).startswith('test-naturalness.txt: steps = "auto" but no evaluation steps were generated')
-    assert template.render(FULL_ITEM, steps="  1. Read.\n") == "Steps:\n1. Read.\na reply"
+    assert template.render(FULL_ITEM, steps="  1. Read.\n") == "Steps:\n1. Read.\na reply\n- Naturalness:"
 
 
 def test_written_steps_are_rendered_and_not_generated():
-    template = make_template(steps="1. Look.\n2. Score.", body="{{steps}}\n{{response}}")
+    template = make_template(steps="1. Look.\n2. Score.", body="{{steps}}\n{{response}}\n- Naturalness:")
     assert not template.needs_generated_steps
-    assert template.render(FULL_ITEM, steps="ignored") == "1. Look.\n2. Score.\na reply"
+    assert template.render(FULL_ITEM, steps="ignored") == "1. Look.\n2. Score.\na reply\n- Naturalness:"
 
 
 # --- versions and diffs ---------------------------------------------------------------------

@@ -64,6 +64,7 @@ def test_variants_are_templates_of_their_own_that_keep_one_aspect():
     both = make_template(name="test-two", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 3)))
     one = only_aspect(both, "coherence")
     assert [a.name for a in one.aspects] == ["Coherence"] and one.name == "test-two~coherence"
+    assert one.body.endswith("Form:\n- Coherence:")  # the other aspect's form line goes with it
     shown = with_examples(START, 2)
     assert shown.name == "test-naturalness~k2-stratified" and shown.examples.k == 2
     assert shown.body.index("{{examples}}") < shown.body.index("Context:")

@@ -15,7 +15,8 @@
 A body that names {{aspect}} (in its form, at the end) is sent once per aspect, the aspect's
 name filled in: the judge reads one score per prompt, and the prompts of one item differ only
 after the response, so a judge that reuses a shared prefix evaluates the rest once. Without
-{{aspect}}, one prompt asks for every aspect in a form.
+{{aspect}}, one prompt asks for every aspect in a form: a line "- Naturalness:" for each of
+them, and none for an aspect the header does not declare (the answer is read by these names).
 
 `kind` says how the judge is asked (see `geval.judging.layouts`): "form" (the default, as
 above), "checklist" (each aspect's `questions` asked one by one as yes/no questions through
@@ -44,6 +45,12 @@ from geval.errors import TemplateError, shown
 from geval.judging.encoder import NAME as ENCODER
 
 PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+#: A line of the form the judge fills in: an optional bullet, a label (an aspect's name, or
+#: {{aspect}}), an optional scale in parentheses, a colon and nothing after it: "- Naturalness:",
+#: "**Coherence** (1-5):", "- {{aspect}}:". Only a bulleted one is taken to ask for its label
+#: (an unbulleted "Response:" is a heading).
+FORM_LINE = re.compile(r"^[ \t]*(?P<bullet>[-*•][ \t]*)?[*_`]*(?P<label>[^\s*_`:(][^:(\n]*?)[*_`]*[ \t]*"
+                       r"(?:\([^()\n]*\))?[ \t]*:[ \t]*$", re.MULTILINE)
 STEPS = "steps"
 ASPECT = "aspect"
 QUESTION = "question"
@@ -265,8 +272,9 @@ def template_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def parse_template(text: str, source: str = "<text>") -> Template:
-    """Parse and validate a template text; errors name the source and line."""
+def parse_template(text: str, source: str = "<text>", check_form: bool = True) -> Template:
+    """Parse and validate a template text; errors name the source and line. `check_form=False`
+    reads back a version stored before forms were checked (`_check_form`) as it was scored."""
     lines = text.split("\n")
     if not lines or lines[0].strip() != "+++":
         raise TemplateError(f"{source}:1: a template starts with a '+++' line, then a TOML header, then '+++'")
@@ -306,6 +314,8 @@ def parse_template(text: str, source: str = "<text>") -> Template:
     if STEPS in template.placeholders and not template.steps:
         raise TemplateError(f"{source}: the body uses {{{{steps}}}} but the header has no steps (write them, or steps = \"auto\")")
     _check_kind(template)
+    if check_form:
+        _check_form(template, body_offset=end + 2 + leading)
     return template
 
 
@@ -332,6 +342,35 @@ def _check_kind(template: Template) -> None:
     if (EXAMPLES in used) != (template.examples is not None):
         raise TemplateError(f"{source}: {{{{examples}}}} in the body and an [examples] table (k, select, seed) in the "
                             "header go together; add the missing one")
+
+
+def form_label(line: str) -> str | None:
+    """The label a bulleted form line asks for ("- Fluency (1-3):" -> "Fluency"), else None."""
+    match = FORM_LINE.match(line)
+    return match.group("label").strip() if match and match.group("bullet") else None
+
+
+def _check_form(template: Template, body_offset: int) -> None:
+    """A form asks for its aspects and for no other: each bulleted form line names one of them
+    (or {{aspect}}), and a body without {{aspect}} has a form line for each. The judge's answer
+    is read by these names, so a form asking for another would be stored under the wrong one."""
+    if template.kind != "form":
+        return
+    names = {aspect.key: aspect.name for aspect in template.aspects}
+    asked = set()
+    for match in FORM_LINE.finditer(template.body):
+        label = match.group("label").strip()
+        if label.lower() in names:
+            asked.add(label.lower())
+        elif match.group("bullet") and not PLACEHOLDER.search(label):
+            line = body_offset + template.body.count("\n", 0, match.start())
+            raise TemplateError(f"{template.source}:{line}: the form asks for '{shown(label)}', which is not one of "
+                                f"its aspects ({', '.join(names.values())})")
+    missing = [name for key, name in names.items() if key not in asked]
+    if missing and not template.per_aspect:
+        line = body_offset + template.body.count("\n")  # the body's last line: where a form ends it
+        raise TemplateError(f"{template.source}:{line}: no form line for aspect '{missing[0]}' "
+                            f"(e.g. '- {missing[0]}:' at the end of the body)")
 
 
 def load_template(path: str | Path) -> Template:

@@ -292,11 +292,11 @@ class Store:
         return dict(rows)
 
     def template_versions(self, name: str | None = None) -> list[Template]:
-        """Stored versions, newest first (optionally of one template name)."""
+        """Stored versions, newest first (optionally of one template name), read as they were stored."""
         where, args = ("name = ?", [name]) if name else (None, [])
         with self.lock:
             rows = list(self.db["templates"].rows_where(where, args, order_by="created desc"))
-        return [parse_template(r["text"], source=f"{r['name']}@{r['version']}") for r in rows]
+        return [parse_template(r["text"], source=f"{r['name']}@{r['version']}", check_form=False) for r in rows]
 
     def template(self, version: str) -> Template:
         """The stored template version `version` (12 hex digits). Raises StoreError when it is not stored."""
@@ -304,7 +304,7 @@ class Store:
             row = self.db.execute("SELECT name, text FROM templates WHERE version = ?", [version]).fetchone()
         if row is None:
             raise StoreError(f"template version {version} is not in {self.path}; score with it first")
-        return parse_template(row[1], source=f"{row[0]}@{version}")
+        return parse_template(row[1], source=f"{row[0]}@{version}", check_form=False)
 
     def steps(self, template: Template, settings: dict) -> str | None:
         """Generated evaluation steps for this template and judge, if any."""

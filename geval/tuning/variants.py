@@ -2,7 +2,7 @@
 
 | variant | how it is made |
 |---|---|
-| the starting template, and every other template given | one aspect kept (`only_aspect`): the others' `[[aspects]]` tables are removed; named `<name>~<aspect>` |
+| the starting template, and every other template given | one aspect kept (`only_aspect`): the others' `[[aspects]]` tables and form lines are removed; named `<name>~<aspect>` |
 | few-shot | an `[examples]` table (k, select, seed) in the header and an {{examples}} block before the first text the body shows (`with_examples`); named `<name>~k<k>-<select>` |
 | argmax read | the same judgments read as their most probable score instead of the weighted mean (no new calls) |
 | ensemble | the mean of two candidates' 0-1 scores (no new calls) |
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from geval.data.items import PLACEHOLDERS
 from geval.errors import TemplateError
-from geval.judging.templates import PLACEHOLDER, VARIANT, Template, parse_template
+from geval.judging.templates import PLACEHOLDER, VARIANT, Template, form_label, parse_template
 
 #: What the examples block says before and after them.
 EXAMPLES_BLOCK = "Here are examples rated by people, with the mean of their scores:\n\n{{examples}}\n\nNow the one to rate.\n\n"
@@ -58,6 +58,8 @@ def only_aspect(template: Template, aspect_key: str) -> Template:
     mine = next(block for block in blocks if _block_name(block) == aspect.name)
     first_table = next((i for i, line in enumerate(kept) if line.strip().startswith("[")), len(kept))
     lines = [*kept[:first_table], *mine, *kept[first_table:]]
+    others = {a.key for a in template.aspects} - {aspect.key}  # their form lines go with them
+    body = "\n".join(line for line in body.split("\n") if (form_label(line) or "").lower() not in others)
     return _reparse(template, lines, body, f"{aspect.name} only", aspect.key)
 
 
