@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from helpers import FULL_ITEM
 
 import geval
 from geval.errors import JudgeError, TemplateError
@@ -82,6 +83,26 @@ COH3 = Aspect("Coherence", 1, 3)
 )
 def test_parse_scores_reads_the_answer_not_the_scale(text, aspects, expected):
     assert parse_scores(text, aspects) == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [  # one aspect asked: a lone score counts, unless it is labelled with another name
+        ("Fluency: 3", "the answer scores 'Fluency', not Naturalness: 'Fluency: 3'"),
+        ("- **Fluency** (1-3): 3", "the answer scores 'Fluency', not Naturalness: '- **Fluency** (1-3): 3'"),
+        ("It reads well. Uses Knowledge: 1", "the answer scores 'Uses Knowledge', not Naturalness: "
+                                             "'It reads well. Uses Knowledge: 1'"),
+        ("Overall:\n2", "the answer scores 'Overall', not Naturalness: 'Overall:\\n2'"),
+        ("Fluency: 1\nNaturalness: 3", 3),
+        ("Score (1-3): 3", 3),
+        ("My rating: 2", 2),
+        ("Final score = 1", 1),
+        ("Naturalness score: 2", 2),
+        ("I would rate it 2.", 2),
+    ],
+)
+def test_a_score_labelled_with_another_name_is_unscored_naming_it(text, expected):
+    assert parse_scores(text, [NAT]) == {"naturalness": expected}
 
 
 def test_parse_scores_clips_long_answers_in_the_reason():
@@ -252,6 +273,14 @@ def test_scripted_judge_parses_text_answers_like_a_model():
     assert judgment.raw == ["Naturalness: 2", "I cannot say"]
     assert judge.calls == ["p"]
     assert judge.settings == {"backend": "scripted", "model": "fixed"}
+
+
+def test_a_judge_answering_for_another_aspect_leaves_the_asked_one_unscored():
+    template = geval.Template.load("topicalchat-naturalness")
+    judge = ScriptedJudge(lambda prompt, aspect: "Fluency: 3", name="fixed")
+    [call] = template.calls(FULL_ITEM)
+    score = judge.judge(call.prompt, list(call.aspects)).scores["naturalness"]
+    assert score.score is None and score.reason == "the answer scores 'Fluency', not Naturalness: 'Fluency: 3'"
 
 
 def test_scripted_judge_default_is_deterministic_per_prompt():

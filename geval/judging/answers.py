@@ -1,6 +1,6 @@
 """Reading a score from a judge's answer: the number that answers the form's line for an
-aspect, never one inside a parenthesised scale; and the weighted mean over sampled answers
-(G-EVAL with n samples, seed 001)."""
+aspect, never one inside a parenthesised scale nor one labelled with another aspect's name; and
+the weighted mean over sampled answers (G-EVAL with n samples, seed 001)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,16 @@ _BETWEEN = rf"{_MARKUP}\s*(?:[\(\[][^\)\]\n]*[\)\]])?{_MARKUP}\s*(?:[:=]|[-–�
 #: Scale expressions that hold numbers but are not the answer: "(1-3)", "1-3", "1 to 3",
 #: "out of 3", "/3". Removed before a lone number is looked for.
 _NOT_ANSWERS = re.compile(r"[\(\[][^\)\]\n]*[\)\]]|\d+\s*(?:[-–—]|to)\s*\d+|(?:\bout of|/)\s*\d+", re.IGNORECASE)
+
+
+#: The label just before a score, at the start of a line or sentence: one to three words, then
+#: an optional scale and a colon or "=" ("Fluency: 3", "- **Uses Knowledge** (0-1): 1").
+_LABEL_BEFORE = re.compile(r"(?:^|[\n.!?;,])[\s>#*•-]*[*_`]*(?P<label>[^\W\d_]+(?:[ '-][^\W\d_]+){0,2})[*_`]*\s*"
+                           r"(?:[\(\[][^\)\]\n]*[\)\]])?[*_`]*\s*[:=][\s*_`]*$")
+
+
+#: Words that label a score without naming an aspect ("Score: 2", "My rating: 2", "Answer: Yes").
+_GENERIC_LABELS = {"score", "rating", "rate", "grade", "answer", "result", "evaluation", "verdict", "value"}
 
 
 def _value(aspect: Aspect) -> str:
@@ -55,11 +65,27 @@ def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
     return re.search(value, blanked, re.IGNORECASE)
 
 
+def other_label(text: str, found: re.Match, aspect: Aspect) -> str | None:
+    """The label written just before the score `found`, when it names something other than
+    `aspect` ("Fluency: 3" read for Naturalness); None for no label, the aspect's own, or a
+    generic one ("Score (1-3): 3")."""
+    before = _LABEL_BEFORE.search(text, 0, found.start("value"))
+    if before is None:
+        return None
+    label = before.group("label")
+    words = set(re.split(r"[ '-]", label.lower()))
+    return None if aspect.key in label.lower() or words & _GENERIC_LABELS else label
+
+
 def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
-    """The score answering `aspect` in `text`, or the reason it cannot be read (see `locate_score`)."""
+    """The score answering `aspect` in `text`, or the reason it cannot be read (see `locate_score`):
+    a score labelled with another name ("Fluency: 3") answers that name, not `aspect`."""
     found = locate_score(text, aspect, single)
     if found is None:
         return f"no {aspect.name} score in the answer {clip(text)!r}"
+    label = other_label(text, found, aspect)
+    if label is not None:
+        return f"the answer scores '{label}', not {aspect.name}: {clip(text)!r}"
     if aspect.labels:
         return aspect.min + [label.lower() for label in aspect.labels].index(found.group("value").lower())
     value = float(found.group("value"))
