@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 
 import streamlit as st
@@ -91,6 +92,15 @@ def template() -> geval.Template | None:
         return geval.Template.parse(text, source=st.session_state.get("template_name", "editor"))
     except geval.GevalError:
         return None
+
+
+def editor_started_from(current: geval.Template | None, versions: Collection[str]) -> str | None:
+    """The label of the version the editor's text started from: the last of `versions` (the
+    labels of the prompts/ files and saved versions) the editor held, opened, saved or linked;
+    kept while an edit is not saved."""
+    if current is not None and current.label in versions:
+        st.session_state["template_base"] = current.label
+    return st.session_state.get("template_base")
 
 
 def judge_options() -> dict:

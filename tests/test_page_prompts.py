@@ -62,6 +62,30 @@ def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_
     assert edited in texts(at)
 
 
+def _diff(at) -> tuple[str, str, str]:
+    return at.selectbox(key="prompts_diff_old").value, at.selectbox(key="prompts_diff_new").value, at.code[-1].value
+
+
+def test_after_an_edit_the_diff_compares_the_editor_with_the_version_it_started_from(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    original = at.success[0].value.split(" ")[0]
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("2. Judge whether", "2. Decide whether")).run()
+    old, new, diff = _diff(at)
+    assert not at.exception and (old, new) == (original, "(editor)")
+    assert "-2. Judge whether" in diff and "+2. Decide whether" in diff
+    at.button(key="prompts_save").click().run()  # saved: the next edit starts from the saved version
+    saved = at.success[-1].value.split(" ")[1].rstrip(".")
+    assert _diff(at)[:2] == (original, "(editor)")
+    at.selectbox(key="prompts_diff_new").set_value(saved).run()  # a pair chosen by hand stays
+    assert _diff(at)[:2] == (original, saved)
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("3. Rate the response", "3. Score the response")).run()
+    old, new, diff = _diff(at)
+    assert (old, new) == (saved, "(editor)")
+    assert "+3. Score the response" in diff and "-2. Judge whether" not in diff  # from the saved edit
+
+
 def test_generating_evaluation_steps_with_the_chosen_judge(monkeypatch, tmp_path):
     from openai_stub import OpenAIStub
 

@@ -9,6 +9,7 @@ from studio import state
 st.title("Prompts")
 store = state.store()
 dataset = state.dataset()
+EDITOR = "(editor)"  # how the diff's menus name the editor's text
 
 files = {t.name: t for t in geval.Template.known()}
 stored = {t.label: t for t in store.template_versions()}
@@ -94,6 +95,23 @@ with right:
         except geval.GevalError as exc:
             st.error(str(exc))
 
+
+def _diff_defaults(labels: list[str], started_from: str | None) -> None:
+    """Whenever the editor holds another version (an edit applied, a version opened), the diff
+    compares the editor (To) with the version the edit started from, else with another version
+    of the same name (From); a pair chosen by hand stays until then."""
+    shown = template.label if template is not None else None
+    chosen = (st.session_state.get("prompts_diff_old"), st.session_state.get("prompts_diff_new"))
+    if st.session_state.get("prompts_diff_for") == shown and set(chosen) <= set(labels):
+        return
+    st.session_state["prompts_diff_for"] = shown
+    same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
+                      if t is not None and t.label != shown), None)
+    start = started_from if started_from != shown else same_name
+    st.session_state["prompts_diff_old"] = start if start in labels else labels[0]
+    st.session_state["prompts_diff_new"] = EDITOR
+
+
 st.divider()
 save, diff = st.columns(2)
 with save:
@@ -118,18 +136,17 @@ with save:
                   on_click=lambda: st.session_state.update(prompts_delete=template.version))
 with diff:
     st.subheader("Diff two versions")
-    versions = {"(editor)": template, **{t.label: t for t in store.template_versions()},
+    versions = {EDITOR: template, **{t.label: t for t in store.template_versions()},
                 **{t.label: t for t in files.values()}}
     labels = list(versions)
-    same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
-                      if t is not None and (template is None or t.label != template.label)), None)
+    _diff_defaults(labels, state.editor_started_from(template, labels))
+
     def named(label: str) -> str:  # a saved version's comment beside it, as in the other menus
         version = versions[label].version if versions[label] is not None else ""
         return f"{label} ({comments[version]})" if version in comments else label
 
-    old = st.selectbox("From", labels, index=labels.index(same_name) if same_name in labels else 0,
-                       key="prompts_diff_old", format_func=named)
-    new = st.selectbox("To", labels, index=0, key="prompts_diff_new", format_func=named)
+    old = st.selectbox("From", labels, key="prompts_diff_old", format_func=named)
+    new = st.selectbox("To", labels, key="prompts_diff_new", format_func=named)
     if versions[old] is None or versions[new] is None:
         st.info("Fix the template in the editor to diff it.")
     else:
