@@ -121,7 +121,8 @@ TWO = (("Naturalness", 1, 3), ("Coherence", 1, 5))
          "topicalchat-naturalness:39: no form line for aspect 'Naturalness' (e.g. '- Naturalness:' at the end of "
          "the body)"),
         (template_text(aspects=TWO, body="Response:\n{{response}}\n\n- Naturalness:"),
-         "topicalchat-naturalness:16: no form line for aspect 'Coherence' (e.g. '- Coherence:' at the end of the body)"),
+         "topicalchat-naturalness:16: no form line for aspect 'Coherence' (e.g. '- Coherence:' at the end of the "
+         "body)"),
         (template_text(aspects=TWO, body="Response:\n{{response}}\n\n- {{aspect}}:\n- Fluency:"),
          "topicalchat-naturalness:17: the form asks for 'Fluency', which is not one of its aspects (Naturalness, "
          "Coherence)"),

@@ -214,7 +214,8 @@ def _require_human_scores(path: Path, items: list[Item], skipped: Counter, mappi
                             for aspect, column in mapping.scores.items())
         several = len(mapping.scores) > 1
         raise DatasetError(f"{path}: no row has a human score: the score column{'s' if several else ''} {columns} "
-                           f"{'are' if several else 'is'} empty in every row; map the columns that hold people's scores")
+                           f"{'are' if several else 'is'} empty in every row; "
+                           "map the columns that hold people's scores")
     left_out = "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())) if skipped else ""
     raise DatasetError(f"{path}: no item has a human score{left_out}; a judge could be compared with nothing")
 
