@@ -98,6 +98,8 @@ def test_parse_scores_reads_the_answer_not_the_scale(text, aspects, expected):
         ("My rating: 2", 2),
         ("Final score = 1", 1),
         ("Naturalness score: 2", 2),
+        ("Natural: 2", 2),  # the human aspect's word, or the name's stem: the aspect asked
+        ("naturally fluent: 1", 1),
         ("I would rate it 2.", 2),
     ],
 )

@@ -4,6 +4,8 @@ the weighted mean over sampled answers (G-EVAL with n samples, seed 001)."""
 
 from __future__ import annotations
 
+import os
+
 import re
 from collections import Counter
 
@@ -74,7 +76,15 @@ def other_label(text: str, found: re.Match, aspect: Aspect) -> str | None:
         return None
     label = before.group("label")
     words = set(re.split(r"[ '-]", label.lower()))
-    return None if aspect.key in label.lower() or words & _GENERIC_LABELS else label
+    return None if words & _GENERIC_LABELS or _names(words, aspect) else label
+
+
+def _names(words: set[str], aspect: Aspect) -> bool:
+    """Whether a label's `words` name `aspect`: a word shares its first five letters (or all of a
+    shorter name) with the aspect's name, key or human aspect ("Natural", "Naturalness", "natural")."""
+    names = {aspect.key, *aspect.name.lower().split(), *(aspect.human or "").lower().split()}
+    return any(len(os.path.commonprefix([word, name])) >= min(5, len(name)) for word in words for name in names
+               if name)
 
 
 def read_score(text: str, aspect: Aspect, single: bool) -> int | str:
