@@ -95,6 +95,19 @@ def test_a_search_never_sees_its_test_groups_and_finds_the_better_variant(stored
     assert f"| {result.test['difference']:+.3f} [" in line
 
 
+def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
+    def good_without_examples(prompt: str, aspect: Aspect) -> dict[int, float]:
+        noise = good_with_examples(prompt.replace("Here are examples", "Here are no examples"), aspect)
+        return noise if "Here are examples" in prompt else {round(HUMAN[judged(prompt)]): 1.0}
+
+    result = tune(stored, "synthetic", scripted(good_without_examples), "Natural", budget=2000, start=START, seed=1,
+                  ensemble=False)
+    assert result.winner == result.start
+    text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
+    line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
+    assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+
+
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
     small = scripted(good_with_examples)
     result = tune(stored, "synthetic", small, "Natural", budget=60, start=START, seed=1)

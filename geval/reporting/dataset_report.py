@@ -375,7 +375,8 @@ def _searches(store: Store, name: str) -> list:
             "winner (chosen on the tune groups)": search["winner"],
             "winner on the test groups": reading(test["winner"], test["low"], test["high"], search["level"], test["n"]),
             "start on the test groups": f"{test['start']:.3f}" if math.isfinite(test["start"]) else "n/a",
-            "winner − start": difference_reading(test["difference"], test["diff_low"], test["diff_high"], test["p"]),
+            "winner − start": "0 (the winner is the start)" if search["winner"] == search["start"] else
+                              difference_reading(test["difference"], test["diff_low"], test["diff_high"], test["p"]),
         })
     return [Heading("Prompt searches (`geval tune`)"),
             Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
