@@ -295,6 +295,8 @@ def cmd_score(args) -> int:
         if progress.status == "failed":
             print(f"  run {progress.run_id} failed, not one item was scored: {progress.cause}", file=sys.stderr)
             exit_code = 1
+        elif progress.unscored:
+            print(f"  {progress.unread_line()}", file=sys.stderr)
         for reason in progress.errors[:5]:
             print(f"  failed: {reason}", file=sys.stderr)
         if progress.failed:

@@ -163,3 +163,13 @@ def test_tune_takes_other_templates_or_none_not_both(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(["tune", "data.json", "--aspect", "Natural", "--budget", "9", "--try", "x", "--no-other-templates"])
     assert "not allowed with argument --try" in capsys.readouterr().err
+
+
+def test_score_says_why_answers_had_no_score(stub, tmp_path, capsys):
+    dataset, template = _usr_file(tmp_path / "two.json", dialogues=2), tmp_path / "cli-naturalness.txt"
+    template.write_text(TEMPLATE.text)
+    stub.configure("no-logprobs", cycle=[2, 9], ignore_n=True)  # every other answer off the 1-3 scale
+    code = main(["score", str(dataset), "-t", str(template), "--judge", "openai", "--base-url", stub.url,
+                 "--model", "m", "--mode", "samples", "--n", "1", "--store", str(tmp_path / "store.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 0 and "  3 answers had no score, 3 of them: " in err and "change the template's form" in err
