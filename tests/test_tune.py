@@ -3,6 +3,7 @@ a variant that is better by construction, reports it on the test groups, and res
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 
@@ -106,6 +107,26 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
     line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
     assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+
+
+def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store):
+    """Per document (SummEval's protocol, at least 10 groups): the start is not shown as a number
+    where the winner, on the same groups, is not (one document of constant scores leaves 9)."""
+    items = [replace(item, level="summary") for item in make_items(80, dataset="se", per_group=4)]  # 20 documents
+    store.save_dataset(Dataset("se", "se.json", "summeval", items))
+    _, test_groups = split_groups([i.group for i in items], 0.5, 0)
+    flat = {i.response for i in items if i.group == test_groups[0]}
+    human = {i.response: i.human_mean("Natural") for i in items}
+
+    def follows_people(prompt: str, aspect: Aspect) -> dict[int, float]:
+        response = judged(prompt)
+        return {2: 1.0} if response in flat else {round(human[response]): 1.0}
+
+    result = tune(store, "se", scripted(follows_people), "Natural", budget=400, start=START, others=[], few_shot=(),
+                  ensemble=False)
+    assert result.level == "group" and len(result.test_groups) == 10
+    assert math.isnan(result.test["winner"]) and math.isnan(result.test["start"])  # 9 of 10 documents: n/a both
+    assert "winner n/a (9 groups), start –" in result.summary()
 
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):

@@ -93,7 +93,9 @@ def show_result(result) -> None:
     st.markdown(f"**Winner on the tune groups:** {plain(result.winner)}"
                 + (" (the template to beat)" if result.winner == result.start else ""))
     held_out = st.columns(3)
-    interval = (f"95% CI [{t['low']:.3f}, {t['high']:.3f}]" if math.isfinite(t["low"]) else "no 95% interval (below)")
+    interval = (f"95% CI [{t['low']:.3f}, {t['high']:.3f}]" if math.isfinite(t["low"]) else
+                f"no value: the {result.level} level needs more test groups with a correlation"
+                if not math.isfinite(t["winner"]) else "no 95% interval (below)")
     held_out[0].metric(f"Winner on the {len(result.test_groups)} test groups", geval.reporting.number(t["winner"]),
                        help=f"{result.metric}, {result.level} level, n = {t['n']}; 95% interval over groups")
     held_out[0].caption(f"{interval}, n = {t['n']}")

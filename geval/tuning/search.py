@@ -31,7 +31,7 @@ import pandas as pd
 
 from geval.analysis.agreement import MEAN_OF_ASPECTS, judge_scores, mean_of_aspects
 from geval.analysis.comparison import paired_columns, paired_difference
-from geval.analysis.correlation import Resamples, agreement, correlate, within_groups
+from geval.analysis.correlation import Resamples, agreement, correlate, reading, within_groups
 from geval.analysis.protocols import Protocol, generic, protocols_for
 from geval.data.items import Item
 from geval.errors import GevalError, StoreError
@@ -150,8 +150,8 @@ class TuneResult:
             f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
         ]
         if t:
-            lines.append(f"on the test groups ({self.metric}, {self.level} level, n={t['n']}): winner {_f(t['winner'])} "
-                         f"[{_f(t['low'])}, {_f(t['high'])}], start {_f(t['start'])}; winner - start "
+            lines.append(f"on the test groups ({self.metric}, {self.level} level): winner "
+                         f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; winner - start "
                          f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
                          f"p = {_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
         return "\n".join(lines + self.notes)
@@ -518,10 +518,10 @@ class _Search:
         human = np.array([human_score(i, self._aspect(start)) for i in items])
         groups = np.array([i.group or i.id for i in items])
         level, metric = self.protocol.levels[0], self.protocol.primary
-        [found] = agreement(b, human, groups, levels=(level,), metrics=(metric,))
+        [found], [started] = (agreement(side, human, groups, levels=(level,), metrics=(metric,)) for side in (b, a))
         paired = _paired(self.protocol, a, b, human, groups)
         return {"winner": found.value, "low": found.low, "high": found.high, "n": found.n,
-                "start": _correlation(self.protocol, a, human, groups), **paired,
+                "start": started.value, **paired,  # both by the rule of the agreement table (enough groups)
                 # what `searched_together` reads several searches' test parts with
                 "items": [i.id for i in items], "winner_scores": b.tolist(), "start_scores": a.tolist(),
                 "winner_scale": self._scale(winner), "start_scale": self._scale(start)}
