@@ -153,7 +153,7 @@ class TuneResult:
             lines.append(f"on the test groups ({self.metric}, {self.level} level): winner "
                          f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; winner - start "
                          f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
-                         f"p = {_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
+                         f"{_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
         return "\n".join(lines + self.notes)
 
     @property
@@ -585,4 +585,4 @@ def _f(value: float, signed: bool = False) -> str:
 
 
 def _p(value: float) -> str:
-    return "–" if not math.isfinite(value) else ("< 0.001" if value < 0.001 else f"{value:.3f}")
+    return "p –" if not math.isfinite(value) else ("p < 0.001" if value < 0.001 else f"p = {value:.3f}")
