@@ -127,6 +127,7 @@ def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store)
     assert result.level == "group" and len(result.test_groups) == 10
     assert math.isnan(result.test["winner"]) and math.isnan(result.test["start"])  # 9 of 10 documents: n/a both
     assert "winner n/a (9 groups), start –" in result.summary()
+    assert result.test["note"] == "difference over the 9 groups where both are defined"  # per document, as read
 
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):

@@ -382,7 +382,7 @@ def _searches(store: Store, name: str) -> list:
             Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
                  "chose its winner on the tune part only, and is read here on the test part only: the winner's "
                  f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
-                 "the starting template's, and the paired-bootstrap difference with its p-value."),
+                 "the starting template's, and the paired-bootstrap difference at the same level with its p-value."),
             Table(pd.DataFrame(rows)), *_searched_together(store, name)]
 
 

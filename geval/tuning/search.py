@@ -566,14 +566,22 @@ def _correlation(protocol: Protocol, scores: np.ndarray, human: np.ndarray, grou
 
 
 def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict:
+    """b minus a at the protocol's level (item, or per group then averaged; a system-level protocol
+    is compared over items, and says so), with its paired-bootstrap interval and p."""
+    level = protocol.levels[0]
     try:
-        found = paired_difference(a, b, human, groups, metric=protocol.primary)
+        if level in ("item", "group"):
+            [row] = paired_columns({"": (a, b, human)}, groups, level, protocol.primary)
+            found = {"difference": row["difference"], "diff_low": row["low"], "diff_high": row["high"],
+                     "p": row["p"], "note": row["note"]}
+        else:
+            one = paired_difference(a, b, human, groups, metric=protocol.primary)
+            found = {"difference": one.difference, "diff_low": one.low, "diff_high": one.high, "p": one.p_bootstrap,
+                     "note": "; ".join(filter(None, [one.note, f"item-level difference (the protocol's level is "
+                                                                f"{level})"]))}
     except (StoreError, ValueError) as exc:
         return {"difference": math.nan, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan, "note": str(exc)}
-    note = found.note + ("; item-level difference (the protocol's level is per group)"
-                         if protocol.levels[0] != "item" else "")
-    return {"difference": found.difference, "diff_low": found.low, "diff_high": found.high, "p": found.p_bootstrap,
-            "note": note.strip("; ")}
+    return found
 
 
 def _finite(value: float) -> float:
