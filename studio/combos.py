@@ -35,13 +35,16 @@ def scored(combos: pd.DataFrame) -> list[str]:
 
 
 def default(combos: pd.DataFrame) -> str:
-    """The combination a page opens on: the newest with a score (else the newest)."""
-    return next(iter(scored(combos)), combos["label"].iloc[0])
+    """The combination a page opens on: the newest with a score that a prompt search did not make
+    (its variants are scored on a few groups), else the newest with a score, else the newest."""
+    own = scored(combos[~combos["searched"].astype(bool)])
+    return next(iter(own), next(iter(scored(combos)), combos["label"].iloc[0]))
 
 
 def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str]:
     """The other scored combinations whose template compares an aspect with a human aspect that
-    `label`'s template compares with too, newest first (what Compare can pair it with)."""
+    `label`'s template compares with too, newest first, a prompt search's variants last (what
+    Compare can pair it with)."""
     versions = combos.set_index("label")["template_version"]
 
     def humans(version: str) -> set[str]:
@@ -51,7 +54,9 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
             return set()
 
     own = humans(versions[label])
-    return [other for other in scored(combos) if other != label and own & humans(versions[other])]
+    searched = combos.set_index("label")["searched"].astype(bool)
+    found = [other for other in scored(combos) if other != label and own & humans(versions[other])]
+    return sorted(found, key=lambda other: bool(searched[other]))  # a prompt search's variants last
 
 
 def describe(combos: pd.DataFrame) -> Callable[[str], str]:

@@ -140,6 +140,26 @@ def test_agreement_opens_on_the_newest_scored_combination_and_says_when_one_has_
     assert any(w.value.startswith(f"Nothing is scored with {failed}: 3 judgments failed") for w in at.warning)
 
 
+def test_agreement_and_inspect_open_on_the_users_own_run_not_a_prompt_searchs_newer_variant(monkeypatch, tmp_path):
+    from geval.tuning.variants import with_examples
+    from tests.test_page_inspect import TEMPLATE, load_template
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    own = store.combos(dataset.name)["label"].iloc[0]
+    variant = with_examples(load_template(TEMPLATE), 2)  # as a search makes them: newer, on a few groups
+    geval.score(store, dataset.items[:6], variant, geval.make_judge("scripted"), dataset.name,
+                examples_from=dataset.items[6:])
+    assert store.combos(dataset.name)["searched"].tolist() == [True, False]  # the variant is the newest
+    store.close()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="agree_combos").value == [own]
+    assert at.selectbox(key="agree_b").value == own
+    at.switch_page("views/4_inspect.py").run()
+    assert at.selectbox(key="inspect_combo").value == own
+
+
 def test_the_comparison_gives_a_verdict_in_words(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()

@@ -174,8 +174,9 @@ st.caption("B minus A on the items both scored: a paired bootstrap over groups (
 state.keep_valid("agree_a", labels)
 state.keep_valid("agree_b", labels)
 left, right = st.columns(2)
-label_b = right.selectbox("B", labels, index=0, key="agree_b")
-partners = scored.comparable(store, combos, labels[0])  # by default the newest that measures the same aspect
+opening = scored.default(combos)  # the newest of the user's own (not a prompt search's variant)
+label_b = right.selectbox("B", labels, index=labels.index(opening) if opening in labels else 0, key="agree_b")
+partners = scored.comparable(store, combos, opening)  # by default the newest that measures the same aspect
 label_a = left.selectbox("A (baseline)", labels, index=labels.index(partners[0]) if partners else 1, key="agree_a")
 if label_a == label_b:
     st.info("Pick two different template versions or judges.")

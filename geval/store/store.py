@@ -40,7 +40,7 @@ from geval.data.dataset import Dataset
 from geval.data.items import Item, without_item
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
-from geval.judging.templates import Template, parse_template
+from geval.judging.templates import VARIANT, Template, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import schema
 
@@ -465,7 +465,8 @@ class Store:
         label (template version, its comment when it has one, and judge; unique: where two would
         read alike, followed by the judge settings that differ, e.g. the base URL, or a short hash
         of the signature), aspects (list), ok, unscored, failed,
-        first and last (times of the first and latest judgment). Empty when nothing is scored.
+        first and last (times of the first and latest judgment), searched (a prompt search's variant). Empty
+        when nothing is scored.
         """
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
                         SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
@@ -473,7 +474,7 @@ class Store:
                  FROM judgments WHERE dataset = ? AND aspect NOT LIKE '%#%'
                  GROUP BY template_version, signature, aspect"""
         columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
-                   "ok", "unscored", "failed", "first", "last"]
+                   "ok", "unscored", "failed", "first", "last", "searched"]
         with self.lock:
             per_aspect = pd.read_sql_query(sql, self.db.conn, params=[dataset])
         if per_aspect.empty:
@@ -497,6 +498,7 @@ class Store:
                                                                             frame["template_version"])]
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
         frame["label"] = told_apart(list(frame["label"]), [json.loads(t) for t in frame["signature_json"]], short)
+        frame["searched"] = frame["template"].str.contains(VARIANT, regex=False)  # a prompt search's variant
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------
