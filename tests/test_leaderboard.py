@@ -305,6 +305,22 @@ def test_rows_of_one_judge_at_two_settings_are_told_apart_not_merged(tmp_path):
     store.close()
 
 
+def test_the_row_of_reference_is_the_most_complete_and_notes_count_each_aspect(tmp_path):
+    store, dataset = scored_store(tmp_path / "s.sqlite", ("topicalchat-multi",))
+    for judge, items in ((scripted(), dataset.items[:8]), (ScriptedJudge(name="other"), dataset.items)):
+        for name in SINGLE:  # the first judge scores 8 items of each aspect, the other every item
+            geval.score(store, items, resolve_template(name), judge, dataset.name)
+    geval.score(store, dataset.items, resolve_template("topicalchat-naturalness"), scripted(), dataset.name)
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    complete = "G-EVAL, one prompt per aspect (topicalchat-*) · scripted: other"
+    assert set(board.paired["against"]) == {complete}  # not the newer row scored on 8 items for 3 aspects
+    n = len(dataset.items)
+    assert board.rows.set_index("row").loc[GEVAL_ROW, "note"] == (
+        f"{n} of {n} items judged (naturalness {n}, groundedness 8, engagingness 8, coherence 8)")
+    assert board.rows.set_index("row").loc[complete, "note"] == f"{n} of {n} items judged"
+    store.close()
+
+
 def test_primary_only_computes_what_wide_shows(board):
     full, store, dataset = board
     quick = leaderboard(store, dataset.name, embedder=BagOfWords(), language_model=WordModel(), n_boot=N_BOOT,

@@ -314,9 +314,16 @@ def _judge_row(label: str, members: list, variant: str, n_items: int) -> Row:
     return Row(label, "judge", [m.signature for m in members], [json.loads(m.signature_json) for m in members],
                scores, {k: h for m in members for k, h in m.humans.items()},
                {k: s for m in members for k, s in m.scales.items()},
-               note=f"{len(scores)} of {n_items} items judged"
-               + (f"; score variant {variant}" if variant != "wmean" else ""),
+               note=_judged_note(scores, n_items) + (f"; score variant {variant}" if variant != "wmean" else ""),
                parts=pd.concat([m.parts for m in members], axis=1).reindex(scores.index))
+
+
+def _judged_note(scores: pd.DataFrame, n_items: int) -> str:
+    """"60 of 60 items judged", or, when the aspects were scored on different items, each one's
+    count: "60 of 60 items judged (naturalness 60, groundedness 8)"."""
+    counts = scores.notna().sum()
+    each = f" ({', '.join(f'{aspect} {int(n)}' for aspect, n in counts.items())})" if counts.nunique() > 1 else ""
+    return f"{len(scores)} of {n_items} items judged{each}"
 
 
 def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> Row | None:
@@ -447,14 +454,15 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
 
 def _reference(candidates: list[Row], against: str | None, dataset: str) -> Row | None:
     """The judge row named `against` (exactly, else the first whose label starts so; for the
-    default, the first whose scores vary: a judge of constant scores has no correlation to
-    compare with)."""
+    default, of those whose scores vary (a judge of constant scores has no correlation to compare
+    with), the one with the most items scored on every aspect)."""
     if against is None:
         return None
     judges = [row for row in candidates if row.kind == "judge"]
     named = [row for row in judges if row.label.startswith(against)]
-    if against == ONE_PROMPT_PER_ASPECT:
-        named = [row for row in named if np.any(row.scores.nunique() > 1)]
+    if against == ONE_PROMPT_PER_ASPECT:  # of those whose scores vary, the one with the most complete items
+        named = sorted((row for row in named if np.any(row.scores.nunique() > 1)),
+                       key=lambda row: -int(row.scores.notna().all(axis=1).sum()))
     found = next((row for row in judges if row.label == against), None) or next(iter(named), None)
     if found is None and against != ONE_PROMPT_PER_ASPECT:
         raise GevalError(f"no judge row of '{dataset}' is named '{against}'; the judge rows are: "
