@@ -5,6 +5,7 @@ groups, and saves it as a template version; a reloaded session finds the running
 from openai_stub import OpenAIStub
 
 import geval
+from studio.text import plain
 from tests.apptest_helpers import open_app, texts, wait_for
 from tests.test_page_score import _use_stub
 
@@ -73,6 +74,20 @@ def test_a_search_where_no_candidate_has_a_correlation_names_no_winner(monkeypat
                                                "the tune groups (the note column says why): there is no winner, and the "
                                                "test part was not scored"]
         assert "Winner on the tune groups" not in texts(at) and not at.metric
+
+
+def test_a_winner_chosen_on_one_group_is_said_to_be_mostly_luck(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", hashed=True)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at, budget=10)  # the template (and its argmax read: the same calls) on one dialogue
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert (at.dataframe[0].value["groups"] == 1).all()
+        assert [i.value for i in at.info if i.value.startswith("the winner was chosen on")] == [plain(
+            "the winner was chosen on 1 tune group (6 items): so few that the choice is mostly luck; a budget of 18 "
+            "lets every candidate see 3")]
 
 
 def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):

@@ -87,6 +87,8 @@ def show_result(result) -> None:
                       "one round):"))
         st.dataframe(result.table.assign(value=result.table["value"].map(geval.reporting.number))
                      .rename(columns={"value": result.metric}), hide_index=True)
+    for note in result.notes:  # how the search ended; a winner chosen on too few groups
+        st.info(plain(note))
     t = result.test
     if not t:
         return

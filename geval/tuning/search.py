@@ -333,6 +333,12 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                           judge_name(judge.settings))
     last = last.sort_values(["value", "candidate"], ascending=[False, True])
     winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
+    chosen_on = int(last["groups"].iloc[0])
+    if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
+        enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool))
+        search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
+                            f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
+                            f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
     test = {} if search.stopped else search.test(winner, start_candidate, test_items)
     result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                         tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
