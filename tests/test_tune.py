@@ -237,10 +237,14 @@ def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
 
 
 def test_the_calls_left_before_the_test_part_are_an_upper_bound(stored):
-    seen = []  # (calls made, at most this many left, budget less the calls planned so far, eta, line) in the rounds
+    seen, shares = [], []  # (calls made, at most this many left, budget less the calls planned so far, eta, line)
     tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=60, start=START, others=[],
-         on_progress=lambda p: seen.append((p.calls, p.left, p.budget - p.spent, p.eta, p.line()))
-         if p.round and not p.testing else None)
+         on_progress=lambda p: (seen.append((p.calls, p.left, p.budget - p.spent, p.eta, p.line()))
+                                if p.round and not p.testing else None, shares.append((p.testing, p.share))))
+    searching = [share for testing, share in shares if not testing]
+    assert searching == sorted(searching) and 0 < searching[-1] <= 1  # the bar only moves on while searching
+    testing = [share for testing, share in shares if testing]
+    assert testing[0] == 0.0  # the test part starts at 0, not at the last search run's 100%
     made = seen[-1][0]  # what the search rounds made in all: the calls of the last line before the test part
     assert made > 0 and all(made - calls <= left for calls, left, _, _, _ in seen)
     assert any(made - calls > unplanned for calls, _, unplanned, _, _ in seen)  # budget - planned is no bound

@@ -148,10 +148,7 @@ def show_progress() -> None:
         if progress is None or not progress.round:
             st.status(progress.message if progress is not None else "Starting…", state="running")
         else:
-            run = progress.run
-            done = (run.done / max(run.total, 1) if progress.testing and run is not None  # the test part's own
-                    else progress.covered / max(progress.budget, 1))  # the budget the rounds scored so far take
-            st.progress(min(1.0, done), text=progress.line())
+            st.progress(progress.share, text=progress.line())
             if progress.run is not None:
                 st.caption(f"{progress.candidate}: {progress.run.line()}")
         if st.button("Stop", key="tune_stop"):

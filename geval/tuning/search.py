@@ -70,6 +70,7 @@ class TuneProgress:
     candidate: str = ""
     spent: int = 0
     covered: int = 0  # of `spent`: what the candidates scored so far take (counted the same way)
+    covering: int = 0  # what the candidate being scored adds to `covered` once its run ends
     calls: int = 0
     budget: int = 0
     cost: float = 0.0
@@ -88,6 +89,15 @@ class TuneProgress:
         """Judge calls the search rounds can still make, at most: the budget less what the
         candidates scored so far take (counted as if none were stored, so fewer are made)."""
         return max(0, self.budget - self.covered)
+
+    @property
+    def share(self) -> float:
+        """How far along the search is, 0-1: of the budget in the rounds (the candidate being
+        scored by its run's share of items), of the winner's and start's runs in the test part."""
+        done = self.run.done / max(self.run.total, 1) if self.run is not None else 0.0
+        if self.testing:
+            return done
+        return min(1.0, (self.covered + self.covering * done) / max(self.budget, 1))
 
     @property
     def eta(self) -> float | None:
@@ -448,17 +458,19 @@ class _Search:
                 self.stopped = True
                 return {}
             self.progress.candidate = template.label
+            self.progress.covering = self.cost(template, items) - self.covered.get(template.version, 0)
             run = self._score(template, items, {"tune": True})
             if run.stopped:
                 self.stopped = True
                 return {}
             self.covered[template.version] = self.cost(template, items)
-            self.progress.covered = sum(self.covered.values())
+            self.progress.covered, self.progress.covering = sum(self.covered.values()), 0
         return {c.name: self.value_of(c, items) for c in alive}
 
     def _score(self, template: Template, items: list[Item], given: dict) -> Progress:
         """Score `template` on `items` (`given`: what the run records of why), the search's
         progress following the run's."""
+        self.progress.run = None  # not the run before: until this one reports
         self.say(self.progress)
         calls, cost = self.progress.calls, self.progress.cost
 
