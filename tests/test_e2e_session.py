@@ -136,7 +136,7 @@ def test_a_reload_mid_run_keeps_the_dataset_the_selection_and_the_running_job(se
     assert stub.count >= before and stub.count < 12  # the same job, still running
 
     stop.click()
-    alert(tab, "success", "stopped; press Resume to go on", timeout=60_000)
+    alert(tab, "info", "stopped; press Resume to go on", timeout=60_000)
     assert stub.count < 12
     screenshot(tab, "e2e_session_a_stopped")
 

@@ -26,7 +26,7 @@ def _use_stub(at, stub: OpenAIStub) -> None:
 
 
 def _finished(at) -> bool:
-    return any("Run " in s.value and "items" in s.value for s in at.success)
+    return any("Run " in s.value and "items" in s.value for s in [*at.success, *at.info])  # a stopped run: blue
 
 
 def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
@@ -76,7 +76,7 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         wait_for(at, lambda at: stub.count >= 2, timeout=30)
         at.button(key="score_stop").click().run()
         wait_for(at, _finished)
-        summary = next(s.value for s in at.success if s.value.startswith("Run "))
+        summary = next(s.value for s in at.info if s.value.startswith("Run "))  # blue: neither done nor failed
         assert "stopped; press Resume to go on" in summary
         stopped_after = stub.count
         assert 0 < stopped_after < 12
@@ -179,7 +179,8 @@ def geval_known():
     (dict(behaviour="logprobs", fail_first=None, fail_status=500, retry_after="0.01"),
      ["failed: HTTP 500 from the server", "all 2 items failed, nothing was scored"]),
     (dict(behaviour="text", text=""),  # every call answered, no score in any answer
-     [f"failed: {UNREAD}", "0 items failed, 2 answers had no score, nothing was scored"]),
+     [f"failed: {UNREAD}", "0 items failed, 2 answers had no score, nothing was scored",
+      "The answers' most common reason: no Naturalness score in the answer ''"]),  # the reason itself
 ], ids=["every call failed", "no answer had a score"])
 def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_path, behaviour, said):
     import geval

@@ -119,14 +119,16 @@ def show_result(result) -> None:
     if result.status == "failed":
         how = (f"all {result.failed} items failed" if result.failed == result.done else
                f"{result.failed} items failed, {result.unscored} answers had no score")
-        st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.", icon=":material/error:")
+        why = (f"  \nThe answers' most common reason: {plain(max(result.unread, key=result.unread.get))}"
+               if result.unread else "")
+        st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.{why}", icon=":material/error:")
         return
     if result.stopped:
         counts += " — stopped; press Resume to go on"
     problems = [f"{result.failed} of {result.total} items failed: {result.cause}" if result.failed else "",
                 plain(result.unread_line())]
     lines = [counts, *(problem for problem in problems if problem)]
-    (st.warning if len(lines) > 1 else st.success)("  \n".join(lines))
+    (st.warning if len(lines) > 1 else st.info if result.stopped else st.success)("  \n".join(lines))
     reasons = sorted(result.reasons.items(), key=lambda pair: -pair[1])
     if len(reasons) > 1:
         st.caption("Failed: " + "; ".join(f"{n} × {reason}" for reason, n in reasons[:5]))

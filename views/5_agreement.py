@@ -215,9 +215,10 @@ cells[3].metric("p (bootstrap)", geval.reporting.format_p(result.p_bootstrap), h
 cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
                 help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
 if result.n_groups < 10:
-    st.warning(f"Only {result.n_groups} groups (dialogues, documents) are scored by both: the bootstrap interval "
+    st.warning(f"Only {result.n_groups} group{'s' if result.n_groups != 1 else ''} (dialogues, documents) "
+               f"{'are' if result.n_groups != 1 else 'is'} scored by both: the bootstrap interval "
                "and p-value are rough. Score more groups for a firm answer.")
 st.info(plain(geval.reporting.verdict(result, label_a, label_b, human)),
         icon=":material/balance:")
 st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
-        f"on {result.n_items} items in {result.n_groups} groups; Williams t = {geval.reporting.number(result.williams_t, 2)}")
+        f"on {result.n_items} items in {result.n_groups} group{'s' if result.n_groups != 1 else ''}; Williams t = {geval.reporting.number(result.williams_t, 2)}")
