@@ -155,7 +155,7 @@ def test_a_constant_judge_is_undefined_with_a_note_and_no_crash():
     rows = table[table["aspect"] == "naturalness"]
     assert len(rows) == 3
     assert rows["value"].isna().all() and rows["low"].isna().all() and rows["high"].isna().all()
-    assert set(rows["note"]) == {"undefined: constant or too few scores"}
+    assert set(rows["note"]) == {"undefined: the judge gives every item the same score"}
     other = table[table["aspect"] == "coherence"]
     assert other["value"].notna().all() and (other["note"] == "").all()
 

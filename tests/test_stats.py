@@ -88,12 +88,20 @@ def test_constant_judge_gives_nan_with_notes_not_an_exception():
     assert len(results) == 9
     for metric in METRICS:
         assert math.isnan(results["item", metric].value)
-        assert results["item", metric].note == "undefined: constant or too few scores"
+        assert results["item", metric].note == "undefined: the judge gives every item the same score"
         assert math.isnan(results["group", metric].value)
         assert results["group", metric].note == ("n/a: 0 of 2 groups have a correlation (2 where the judge gives one "
                                                  "score to all); the group level needs 10")
         assert math.isnan(results["system", metric].value)
         assert results["system", metric].note == "undefined: constant system means"
+
+
+def test_an_undefined_item_level_says_which_side_is_constant_or_how_few_items():
+    def note(judge, human):
+        return by_key(agreement(np.array(judge, float), np.array(human, float), n_boot=20))["item", "pearson"].note
+
+    assert note([1, 2, 3, 1], [2, 2, 2, 2]) == "undefined: people give every item the same score"
+    assert note([2, 2, 2, 2], [1, 2, 3, 1]) == "undefined: the judge gives every item the same score"
 
 
 def test_the_group_level_says_why_its_groups_have_no_correlation():

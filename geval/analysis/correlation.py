@@ -218,13 +218,23 @@ def item_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRI
     for metric in metrics:
         value = correlate(metric, x, y)
         if math.isnan(value):
-            results[metric] = Correlation(metric, "item", value, math.nan, math.nan, len(x),
-                                          "undefined: constant or too few scores")
+            results[metric] = Correlation(metric, "item", value, math.nan, math.nan, len(x), _why_undefined(x, y))
             continue
         low, high = percentile_interval(boot[metric]) if resamples.enough else (math.nan, math.nan)
         results[metric] = Correlation(metric, "item", value, low, high, len(x), _interval_note(metric, len(x),
                                                                                              resamples))
     return results
+
+
+def _why_undefined(judge: np.ndarray, human: np.ndarray) -> str:
+    """Why a correlation over these items is undefined, in a few words."""
+    if len(judge) < 2:
+        return f"undefined: {len(judge)} item with both scores"
+    if np.ptp(judge) == 0:
+        return "undefined: the judge gives every item the same score"
+    if np.ptp(human) == 0:
+        return "undefined: people give every item the same score"
+    return "undefined"
 
 
 def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS,
