@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -146,7 +147,15 @@ def sidebar_status() -> None:
     st.caption("Template")
     st.text(tpl.label if tpl else "the editor's text does not parse")
     st.caption("Judge")
-    st.text(f"{options['backend']}: {options.get('model') or 'Qwen2.5-Coder-1.5B (embedded)'}")
+    st.text(judge_text(options))
+
+
+def judge_text(options: dict) -> str:
+    """The judge as the sidebar and the Score page name it: backend, model and, for an
+    OpenAI-compatible server other than api.openai.com, where it runs."""
+    host = urlsplit(options.get("base_url") or "").netloc
+    return (f"{options['backend']}: {options.get('model') or 'Qwen2.5-Coder-1.5B (embedded)'}"
+            + (f" at {host}" if options["backend"] == "openai" and host else ""))
 
 
 def _judge_settings() -> None:

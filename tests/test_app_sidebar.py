@@ -19,7 +19,7 @@ def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_pat
         "backend": "openai", "model": "gpt-4o-mini", "mode": "auto", "n": 20, "temperature": 1.0,
         "base_url": "http://127.0.0.1:9/v1",
     }
-    assert at.sidebar.text[-1].value == "openai: gpt-4o-mini"
+    assert at.sidebar.text[-1].value == "openai: gpt-4o-mini at 127.0.0.1:9"  # where it runs: two servers read apart
     assert at.text_input(key="api_key").proto.type == at.text_input(key="api_key").proto.PASSWORD
 
 

@@ -62,7 +62,7 @@ with left:
     limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit", persist_state="session")
 with right:
     options = state.judge_options()
-    st.text(f"Judge: {options['backend']} {options.get('model', 'Qwen2.5-Coder-1.5B-Instruct Q4_K_M')}")
+    st.text(f"Judge: {state.judge_text(options)}")
     concurrency, rpm = 1, None
     if options["backend"] == "openai":
         concurrency = st.number_input("Parallel requests", 1, 64, 4, key="score_concurrency",
