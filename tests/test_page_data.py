@@ -107,6 +107,8 @@ def test_an_upload_with_an_unclosed_quote_is_refused_before_its_preview(monkeypa
         'malformed.csv:2: unclosed quote (the field opened on line 2 runs to the end of the file); close it, '
         'or double a quote meant as text ("")']
     assert "Its first" not in texts(at)  # no preview, no mapping form
+    assert [i.value for i in at.info] == [  # the dataset below is the one loaded before, and says so
+        "malformed.csv was not loaded: every page still works on topicalchat_usr_sample, below."]
 
 
 def test_an_upload_whose_score_columns_are_all_empty_is_refused_and_not_loaded(monkeypatch, tmp_path):

@@ -31,6 +31,7 @@ with st.container(border=True, key="data_howto"):  # the path through the app, f
 
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
                   persist_state="session")
+refused = ""  # an upload that could not be loaded
 
 if source == "Bundled or shared dataset":
     known = geval.Dataset.known()
@@ -97,6 +98,7 @@ else:
                         response, scores, level, **{r: c for r, c in roles.items() if c != "(none)"}))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
             st.error(str(exc).replace(str(path), upload.name))
+            refused = upload.name
         else:
             if st.session_state.get("dataset_source") != before:
                 st.rerun()  # so that the sidebar, drawn before this page, names the new dataset
@@ -105,6 +107,8 @@ dataset = state.dataset()
 if dataset is None:
     st.stop()
 
+if refused:
+    st.info(f"{refused} was not loaded: every page still works on {dataset.name}, below.")
 st.subheader(dataset.name)
 cols = st.columns(5)
 cols[0].metric("Items", len(dataset.items))
