@@ -43,10 +43,16 @@ class Job:
         return f"{self.current} (template {len(self.finished) + 1} of {len(self.labels)})"
 
     def line(self) -> str:
-        """The running template's progress, its ETA covering the templates after it (by their plans)."""
-        following = len(self.labels) - len(self.finished) - 1
-        later = sum(self.planned[len(self.finished) + 1:]) if len(self.planned) == len(self.labels) else None
-        return f"{self.heading()}: {self.progress.line(following, later)}"
+        """The running template's progress, its ETA covering the templates after it: their plans'
+        time, scaled by how this template's run compares with its own plan (the plans assume a
+        judge's default pace until it is measured)."""
+        index = len(self.finished)
+        following = len(self.labels) - index - 1
+        if len(self.planned) != len(self.labels):
+            return f"{self.heading()}: {self.progress.line(following, None)}"
+        pace, planned = self.progress.eta, self.planned[index]
+        scale = (self.progress.elapsed + pace) / planned if pace is not None and planned > 0 else 1.0
+        return f"{self.heading()}: {self.progress.line(following, sum(self.planned[index + 1:]) * scale)}"
 
 
 @st.cache_resource

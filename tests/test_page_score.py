@@ -2,6 +2,7 @@
 background, the page reports progress and the result, a rerun is all cached, and the API key
 typed in the sidebar is written nowhere."""
 
+import time
 from pathlib import Path
 
 import pytest
@@ -276,7 +277,6 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
     at = _shown_job(monkeypatch, tmp_path, running)
     assert "6/24 items" in at.get("progress")[0].proto.text and "ETA 36s" in at.get("progress")[0].proto.text
 
-    import time
     ended = Progress(total=24, done=24, started=time.time() - 500, ended=time.time() - 400, run_id=3,
                      status="finished")
     at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
@@ -287,14 +287,15 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
 def test_the_progress_says_which_template_of_how_many_and_its_eta_covers_the_job(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 
-    running = Progress(total=24, done=6, started=0.0, item_seconds=2.0, called=6, last_item=1.0)
+    now = time.time()  # 3 s in, 6 of 24 items at 0.5 s each: 12 s in all where its plan said 50 (a default pace)
+    running = Progress(total=24, done=6, started=now - 3, item_seconds=0.5, called=6, last_item=now)
     labels = ("a@1", "b@2", "c@3")
     at = _shown_job(monkeypatch, tmp_path, running, labels=labels, planned=[50.0, 30.0, 20.0])
     text = at.get("progress")[0].proto.text
     assert text.startswith("a@1 (template 1 of 3): 6/24 items") and text.endswith(
-        "ETA 1 min 26s (this template and the 2 after it)")  # 18 items x 2 s, then the plans' 30 s and 20 s
+        "ETA 21s (this template and the 2 after it)")  # 9 s, then the plans' 30 s and 20 s at the pace measured
     at = _shown_job(monkeypatch, tmp_path, running, labels=labels)  # no plans: this template's ETA
-    assert at.get("progress")[0].proto.text.endswith("ETA 36s for this template; 2 more to come")
+    assert at.get("progress")[0].proto.text.endswith("ETA 9s for this template; 2 more to come")
     done = Progress(total=24, done=24, run_id=3, status="finished", ended=1.0, started=0.0)
     at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"),
                     finished=[done, done], labels=labels)
