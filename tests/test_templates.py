@@ -136,7 +136,8 @@ def test_a_form_that_does_not_ask_for_its_aspects_is_refused_naming_the_line(tex
 
 
 @pytest.mark.parametrize("form", ["- Naturalness:", "Naturalness:", "**Naturalness** (1-3):", "* naturalness (1-3):",
-                                  "Evaluation Form (scores ONLY):\n- Naturalness:", "- Naturalness:\n\nThanks."])
+                                  "Evaluation Form (scores ONLY):\n- Naturalness:", "- Naturalness:\n\nThanks.",
+                                  "Answer with exactly one line in this form:\n\nNaturalness: <score>"])
 def test_a_form_line_may_be_written_in_several_ways(form):
     template = parse_template(template_text(body=f"Response:\n{{{{response}}}}\n\n{form}"))
     assert [a.name for a in template.aspects] == ["Naturalness"]

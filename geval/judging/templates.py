@@ -366,11 +366,18 @@ def _check_form(template: Template, body_offset: int) -> None:
             line = body_offset + template.body.count("\n", 0, match.start())
             raise TemplateError(f"{template.source}:{line}: the form asks for '{shown(label)}', which is not one of "
                                 f"its aspects ({', '.join(names.values())})")
-    missing = [name for key, name in names.items() if key not in asked]
+    missing = [name for key, name in names.items() if key not in asked and not _answer_line(template.body, name)]
     if missing and not template.per_aspect:
         line = body_offset + template.body.count("\n")  # the body's last line: where a form ends it
         raise TemplateError(f"{template.source}:{line}: no form line for aspect '{missing[0]}' "
                             f"(e.g. '- {missing[0]}:' at the end of the body)")
+
+
+def _answer_line(body: str, name: str) -> bool:
+    """Whether a line of `body` starts with the aspect's name and a colon, with text after it too
+    ("Naturalness: <score>", an answer's shape written out): it asks for that aspect."""
+    return re.search(rf"^[ \t]*(?:[-*•][ \t]*)?[*_`]*{re.escape(name)}[*_`]*[ \t]*(?:\([^()\n]*\))?[ \t]*:", body,
+                     re.MULTILINE | re.IGNORECASE) is not None
 
 
 def load_template(path: str | Path) -> Template:
