@@ -119,8 +119,7 @@ def show_result(result) -> None:
     if result.status == "failed":
         how = (f"all {result.failed} items failed" if result.failed == result.done else
                f"{result.failed} items failed, {result.unscored} answers had no score")
-        why = (f"  \nThe answers' most common reason: {plain(max(result.unread, key=result.unread.get))}"
-               if result.unread else "")
+        why = f"  \nThe answers' most common reason: {plain(result.top_unread)}" if result.top_unread else ""
         st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.{why}", icon=":material/error:")
         return
     if result.stopped:

@@ -150,13 +150,18 @@ class Progress:
         for reason in reasons:
             self.unread[reason] = self.unread.get(reason, 0) + 1
 
+    @property
+    def top_unread(self) -> str:
+        """The most common reason answers had no score ("" when none is recorded)."""
+        return max(self.unread, key=self.unread.get) if self.unread else ""
+
     def unread_line(self) -> str:
         """Why answers had no score, in one line: the most common reason, how many answers it
         covers, and what to do ("" when every answer had one)."""
         if not self.unscored:
             return ""
-        reason, count = (max(self.unread.items(), key=lambda pair: pair[1]) if self.unread
-                         else ("no reason recorded", self.unscored))
+        reason = self.top_unread or "no reason recorded"
+        count = self.unread.get(reason, self.unscored)
         return (f"{self.unscored} answers had no score, {count} of them: {reason}. Inspect shows "
                 f"each; they are cached, so starting again reads them the same way: {ASK_AGAIN}")
 
