@@ -287,13 +287,13 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
 def test_the_progress_says_which_template_of_how_many_and_its_eta_covers_the_job(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 
-    now = time.time()  # 3 s in, 6 of 24 items at 0.5 s each: 12 s in all where its plan said 50 (a default pace)
+    now = time.time()  # 3 s in, 6 of 24 items at 0.5 s each: about 12 s in all where its plan said 5000
     running = Progress(total=24, done=6, started=now - 3, item_seconds=0.5, called=6, last_item=now)
     labels = ("a@1", "b@2", "c@3")
-    at = _shown_job(monkeypatch, tmp_path, running, labels=labels, planned=[50.0, 30.0, 20.0])
+    at = _shown_job(monkeypatch, tmp_path, running, labels=labels, planned=[5000.0, 30.0, 20.0])
     text = at.get("progress")[0].proto.text
     assert text.startswith("a@1 (template 1 of 3): 6/24 items") and text.endswith(
-        "ETA 21s (this template and the 2 after it)")  # 9 s, then the plans' 30 s and 20 s at the pace measured
+        "ETA 9s (this template and the 2 after it)")  # 9 s, then the plans' 50 s at the pace measured: ~0.1 s
     at = _shown_job(monkeypatch, tmp_path, running, labels=labels)  # no plans: this template's ETA
     assert at.get("progress")[0].proto.text.endswith("ETA 9s for this template; 2 more to come")
     done = Progress(total=24, done=24, run_id=3, status="finished", ended=1.0, started=0.0)
