@@ -310,7 +310,7 @@ def test_an_aspect_built_in_code_is_refused_like_one_in_a_file(low, high):
 
 
 def test_the_embedded_judge_refuses_scores_that_are_not_one_token_each():
-    from geval.judging.backends.embedded import score_token_ids
+    from geval.judging.backends.embedded_model import score_token_ids
 
     def spm_like(text):  # "3" -> a space token then the digit, as SentencePiece-style vocabularies do
         return [29871, 48 + int(text)]
