@@ -285,7 +285,7 @@ def cmd_score(args) -> int:
             continue
         progress = geval.score(
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
-            on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
+            on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, plan=plan,
         )
         if sys.stderr.isatty():
             print(file=sys.stderr)

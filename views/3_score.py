@@ -104,7 +104,7 @@ if st.button(start_label, type="primary", disabled=running or not templates or b
              if blocked else None):
     job = jobs.start(str(store.path), items, templates, judge, dataset.name,
                      {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm,
-                     planned=[plans[template.label].seconds for template in templates])
+                     plans=[plans[template.label] for template in templates])
     st.session_state["score_job"] = job.id
     st.rerun()
 

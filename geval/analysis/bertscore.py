@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geval.judging.encoder import LAYER, MAX_TOKENS, MODEL_NAME, WEIGHTS_SHA256, MiniLM, minilm
+from geval.judging.encoder import LAYER, MAX_TOKENS, MODEL_NAME, WEIGHTS_SHA256, MiniLM, RemoteMiniLM, minilm
 
 #: What the scores depend on, for the metric's signature (the package versions are added there).
 SETTINGS = {"model": MODEL_NAME, "weights": WEIGHTS_SHA256[:12], "layer": LAYER, "idf": "no", "rescale": "no",
@@ -27,7 +27,7 @@ SETTINGS = {"model": MODEL_NAME, "weights": WEIGHTS_SHA256[:12], "layer": LAYER,
 class BertScorer:
     """BERTScore with the installed all-MiniLM-L6-v2 (its weights checked)."""
 
-    def __init__(self, model: MiniLM):
+    def __init__(self, model: MiniLM | RemoteMiniLM):
         self.model = model
 
     def score(self, responses: list[str], references: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

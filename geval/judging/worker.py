@@ -92,7 +92,8 @@ class Worker:
         os.close(handle)
         child.close()
         self.connection = Connection(parent.detach())
-        self.info = self._exchange(("build", self.target, self.options, self.role), START_SECONDS, "starting")
+        self.info = self._exchange(("build", self.target, self.options, self.role), START_SECONDS,
+                                   " while loading its model")
         return self.info
 
     def call(self, method: str, *args: Any, seconds: float) -> Any:
@@ -101,7 +102,7 @@ class Worker:
         with self.lock:
             if not self.alive:
                 raise WorkerDied(f"{self.name} is not running; start again")
-            return self._exchange(("call", method, args), seconds, f"in {method}")
+            return self._exchange(("call", method, args), seconds, "")
 
     def _exchange(self, message: tuple, seconds: float, doing: str) -> Any:
         try:
@@ -118,25 +119,25 @@ class Worker:
         raise _error_class(value[0])(value[1])
 
     def _death(self, answered: bool, seconds: float, doing: str) -> str:
-        """Why the worker gave no answer, in one line with what to do; ends it."""
+        """Why the worker gave no answer, in one line with what to do; ends it. `doing`: what it
+        was asked (" while loading its model"; "" for a call)."""
         if not answered:  # no answer in time: a hang (or a machine far slower than estimated)
             self.close()
-            return (f"{self.name} did not answer within {seconds:.0f} s ({doing}) and was stopped: it hung, or this "
+            return (f"{self.name} did not answer within {seconds:.0f} s{doing} and was stopped: it hung, or this "
                     f"machine is far slower than measured; {DOCTOR}")
         try:
             code = self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            self.close()
             code = None
         said = self.log.read_text(errors="replace") if self.log and self.log.exists() else ""
         self.close()
         if code is not None and code < 0:
             name = signal.Signals(-code).name
-            where = native_frame(said)
-            return (f"{self.name} crashed ({name}, {SIGNALS.get(name, 'a signal')}"
-                    f"{', in native code under ' + where if where and name != 'SIGKILL' else ''}) {doing}: {DOCTOR}")
+            where = native_frame(said) if name != "SIGKILL" else ""
+            return (f"{self.name} crashed{doing} ({name}, {SIGNALS.get(name, 'a signal')}"
+                    f"{', under ' + where if where else ''}): {DOCTOR}")
         last = next((line for line in reversed(said.splitlines()) if line.strip()), "")
-        return f"{self.name} ended unexpectedly (exit code {code}{': ' + last[:200] if last else ''}) {doing}: {DOCTOR}"
+        return f"{self.name} ended unexpectedly{doing} (exit code {code}{': ' + last[:200] if last else ''}): {DOCTOR}"
 
     def close(self) -> None:
         """End the worker (its model is freed with it) and remove its log."""
