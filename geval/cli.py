@@ -128,6 +128,11 @@ def build_parser() -> argparse.ArgumentParser:
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
 
+    doctor = commands.add_parser("doctor", help="check that the judge works on this machine: versions, CPU and "
+                                 "llama.cpp build, the model file, a test judgment and its speed")
+    _judge_arguments(doctor)
+    doctor.set_defaults(run=cmd_doctor)
+
     tune = commands.add_parser("tune", help="search for the way of asking that agrees best with people on one "
                                "aspect (tune/test split by group, successive halving within a budget)")
     _dataset_arguments(tune)
@@ -303,6 +308,12 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def cmd_doctor(args) -> int:
+    checkup = judge_from(args).check()
+    print(checkup.text())
+    return 0 if checkup.works else 1
 
 
 def cmd_tune(args) -> int:

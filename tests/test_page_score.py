@@ -2,6 +2,7 @@
 background, the page reports progress and the result, a rerun is all cached, and the API key
 typed in the sidebar is written nowhere."""
 
+import re
 import time
 from pathlib import Path
 
@@ -356,6 +357,18 @@ def test_templates_not_started_after_an_unreachable_judge_are_one_red_line(monke
 
 
 def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
+    """From the embedded judge's default before its speed was ever measured on this machine, then
+    from the tokens to evaluate at the speed measured here."""
+    from geval.judging.backends import embedded
+    from geval.judging.native import Speed
+
+    monkeypatch.setattr(embedded, "remembered_speed", lambda model: None)
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
-    assert "Time: about 1 min (3.0 s per call, a default for this judge; an estimate)" in texts(at)
+    assert ("Time: about 1 min (3.0 s per call, a default for this judge; its speed on this machine is measured when "
+            "it loads, and the run's ETA uses it; an estimate)") in texts(at)
+    monkeypatch.setattr(embedded, "remembered_speed", lambda model: Speed(50.0, 10.0, time.time() - 120))
+    at.run()
+    line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
+    assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
+                        r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line

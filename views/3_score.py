@@ -154,7 +154,10 @@ def show_progress() -> None:
     for result in job.finished:
         show_result(result)
     if job.error:
-        st.error(f"{plain(job.current)}: {job.error}" if job.current else job.error, icon=":material/error:")
+        kept = job.progress.done - job.progress.failed if job.progress is not None else 0
+        kept_line = f"  \nThe {kept} items judged before it are stored: press Start to go on." if kept else ""
+        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
+                 icon=":material/error:")
     if job.not_started:
         st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
                  icon=":material/block:")

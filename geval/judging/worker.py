@@ -14,9 +14,9 @@ native code under llama_cpp/llama.py eval): run `python -m geval doctor`"); the 
 forgotten and the next call starts a fresh one. The worker ends when its caller does (its socket
 closes).
 
-A test hook makes a worker fail on purpose: GEVAL_WORKER_FAULT="<role>:<fault>:<after>", e.g.
-"judge:SIGSEGV:3" kills the judge's worker with SIGSEGV at its 4th call (`fault` is a signal
-name, or "hang" to stop answering).
+A test hook makes a worker fail on purpose: GEVAL_WORKER_FAULT="<role>:<fault>:<after>[:<file>]",
+e.g. "judge:SIGSEGV:3" kills the judge's worker with SIGSEGV at its 4th call (`fault` is a signal
+name, or "hang" to stop answering); with a file, the fault is made once, and the file marks it made.
 """
 
 from __future__ import annotations
@@ -100,8 +100,8 @@ class Worker:
         """`method(*args)` on the model; raises WorkerDied when the worker dies or gives no answer
         within `seconds`, and the model's own GevalError as it was raised there."""
         with self.lock:
-            if not self.alive:
-                raise WorkerDied(f"{self.name} is not running; start again")
+            if not self.alive:  # it died between two calls (killed from outside)
+                raise WorkerDied(self._death(True, seconds, ""))
             return self._exchange(("call", method, args), seconds, "")
 
     def _exchange(self, message: tuple, seconds: float, doing: str) -> Any:
@@ -219,12 +219,14 @@ def close_all() -> None:
 # --- the worker process ------------------------------------------------------------------------------
 
 
-def _fault(role: str) -> tuple[str, int] | None:
-    """The test hook's (fault, calls before it) for this role, if set (see the module's docstring)."""
-    parts = os.environ.get(FAULT, "").split(":")
-    if len(parts) != 3 or parts[0] != role:
+def _fault(role: str) -> tuple[str, int, Path | None] | None:
+    """The test hook's (fault, calls before it, file that marks it done) for this role, if set (see
+    the module's docstring); a fault whose file exists already happened: it is not made again."""
+    parts = os.environ.get(FAULT, "").split(":", 3)
+    if len(parts) < 3 or parts[0] != role:
         return None
-    return parts[1], int(parts[2])
+    once = Path(parts[3]) if len(parts) == 4 else None
+    return None if once is not None and once.exists() else (parts[1], int(parts[2]), once)
 
 
 def _serve(connection: Connection) -> None:
@@ -237,13 +239,15 @@ def _serve(connection: Connection) -> None:
         connection.send(("error", _error_name(exc)))
         return
     connection.send(("ok", getattr(model, "info", {})))
-    fault, calls = _fault(role) or ("", -1)
+    fault, calls, once = _fault(role) or ("", -1, None)
     while True:
         try:
             _, method, args = connection.recv()
         except EOFError:  # the caller ended
             return
         if calls == 0:
+            if once is not None:
+                once.touch()
             if fault == "hang":
                 time.sleep(10**6)
             os.kill(os.getpid(), getattr(signal, fault))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from geval.errors import JudgeError
+from geval.judging import checkup
 from geval.judging.judgment import Judgment, approx_tokens
 from geval.judging.native import Speed, remember_speed, remembered_speed
 from geval.judging.templates import Aspect
@@ -102,6 +103,11 @@ class EmbeddedJudge:
     def prompt_tokens(self, prompt: str) -> int:
         """How many tokens the chat-formatted prompt is, by this model's tokenizer."""
         return self.worker.call("prompt_tokens", prompt, seconds=HANG_SECONDS)
+
+    def check(self) -> checkup.Checkup:
+        """Whether this judge works on this machine: versions, CPU and llama.cpp build, the model
+        file, a test judgment in its worker and the speed measured (`python -m geval doctor`)."""
+        return checkup.embedded(self)
 
     def forget(self) -> None:
         """Empty the model's KV cache: the next prompt is evaluated from its first token."""

@@ -17,6 +17,7 @@ import re
 import socket
 
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
+from geval.judging import checkup
 from geval.judging.answers import locate_score, read_score, scores_from_samples
 from geval.judging.judgment import AspectScore, Judgment, approx_tokens, form_answer
 from geval.judging.templates import Aspect
@@ -132,6 +133,10 @@ class OpenAIJudge:
         if self.mode == "samples":
             return {**body, "temperature": self.temperature, "n": self.n}
         return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
+
+    def check(self) -> checkup.Checkup:
+        """Whether this judge answers: versions and a test judgment from the server (`python -m geval doctor`)."""
+        return checkup.answering(self, "from the server")
 
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text (auto chain-of-thought)."""
