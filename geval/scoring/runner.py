@@ -280,8 +280,10 @@ def score(
                 continue
             if progress.calls_started is None:  # the first judge call of the run
                 _load_judge(judge, progress, on_progress)
-                _phase(progress, on_progress, "")
                 progress.calls_begin(pace(store, judge, workers))  # the judge's speed, measured as it loaded
+                progress.phase = ""
+                if on_progress:  # the calls begin: the bar and its first ETA, before the first item is done
+                    on_progress(progress)
             pool.submit(lambda pending=pending: run.call(pending))
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
