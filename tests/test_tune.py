@@ -104,9 +104,36 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     result = tune(stored, "synthetic", scripted(good_without_examples), "Natural", budget=2000, start=START, seed=1,
                   ensemble=False)
     assert result.winner == result.start
+    assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [+0.000, ...
+    assert result.test["difference"] == 0 and math.isnan(result.test["p"]) and math.isnan(result.test["diff_low"])
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
     line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
     assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+
+
+def good_without_examples(prompt: str, aspect: Aspect) -> dict[int, float]:
+    """The human score for the plain template, noise once examples are shown: the start wins."""
+    noise = good_with_examples(prompt.replace("Here are examples", "Here are no examples"), aspect)
+    return noise if "Here are examples" in prompt else {round(HUMAN[judged(prompt)]): 1.0}
+
+
+def test_searches_read_together_say_where_the_start_won_instead_of_a_zero_interval(store):
+    items = [replace(item, human={"Natural": item.human["Natural"], "Engaging": (float(1 + k % 2), 2.0)})
+             for k, item in enumerate(ITEMS)]
+    store.save_dataset(Dataset("synthetic", "synthetic.json", "usr", items))
+    engaging = make_template(name="test-engagingness", aspects=(("Engagingness", 1, 3, "Engaging"),),
+                             body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Engagingness:")
+    won = tune(store, "synthetic", scripted(good_without_examples), "Natural", budget=2000, start=START, seed=1,
+               others=[], ensemble=False)
+    tune(store, "synthetic", scripted(good_with_examples), "Engaging", budget=2000, start=engaging, seed=1, others=[])
+    assert won.winner == won.start
+    together = searched_together(store, "synthetic", n_boot=200).set_index("column")
+    assert together.loc["Natural", "same"] and not together.loc["Engaging", "same"]
+    assert math.isnan(together.loc["Natural", "p"]) and math.isnan(together.loc["Natural", "low"])
+    section = report(store, "synthetic", figures=False, baselines=()).markdown()
+    part = section[section.index("### The searches together"):]
+    line = next(line for line in part.splitlines() if line.startswith("| Natural |"))
+    assert line.endswith("| 0 (the winner is the start) |") and "p 1.000" not in line
 
 
 def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store):
@@ -127,7 +154,8 @@ def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store)
     assert result.level == "group" and len(result.test_groups) == 10
     assert math.isnan(result.test["winner"]) and math.isnan(result.test["start"])  # 9 of 10 documents: n/a both
     assert "winner n/a (9 groups), start –" in result.summary()
-    assert result.test["note"] == "difference over the 9 groups where both are defined"  # per document, as read
+    assert result.winner == result.start and result.test["note"] == "the winner is the start"
+    assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [–, –], p –"
 
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):

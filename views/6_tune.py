@@ -109,7 +109,9 @@ def show_result(result) -> None:
                             f"p = {geval.reporting.format_p(t['p'])}")
     if t.get("note"):
         st.caption(t["note"])
-    if math.isfinite(t["diff_low"]) and t["diff_low"] > 0:
+    if result.winner == result.start:
+        st.info("The template to beat won on the tune groups: there is no difference to test on the test groups.")
+    elif math.isfinite(t["diff_low"]) and t["diff_low"] > 0:
         st.success("The winner agrees better with people than the template to beat on groups it never saw.")
     elif math.isfinite(t["diff_high"]) and t["diff_high"] < 0:
         st.error("The winner agrees worse than the template to beat on the test groups: it was luck on the tune part.")

@@ -394,10 +394,10 @@ def _searched_together(store: Store, name: str) -> list:
     level = together["level"].iloc[0]
     rows = [{"": column, "starts": reading(a, a_low, a_high, level, n, groups),
              "winners (each chosen on the tune groups)": reading(b, b_low, b_high, level, n, groups),
-             "winners − starts": difference_reading(d, low, high, p)}
-            for column, a, a_low, a_high, b, b_low, b_high, d, low, high, p, n, groups in
+             "winners − starts": "0 (the winner is the start)" if same else difference_reading(d, low, high, p)}
+            for column, a, a_low, a_high, b, b_low, b_high, d, low, high, p, n, groups, same in
             zip(*(together[c] for c in ("column", "a", "a_low", "a_high", "b", "b_low", "b_high", "difference", "low",
-                                        "high", "p", "n", "groups")))]
+                                        "high", "p", "n", "groups", "same")))]
     return [Heading("The searches together, on their test groups", 3),
             Text(f"The searches above that share their judge and test groups ({int(together['groups'].iloc[0])} "
                  f"groups), each aspect's winner beside its start on those groups only, as one row of the "

@@ -51,6 +51,10 @@ FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"))
 #: Why a search that ran has no winner.
 NO_WINNER = ("no candidate has a correlation on the tune groups (the note column says why): there is no winner, "
              "and the test part was not scored")
+#: The test part's winner - start when the start won: no difference to test (an interval of
+#: [0, 0] and p 1 would read as a measurement).
+SAME_AS_START = {"difference": 0.0, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan,
+                 "note": "the winner is the start"}
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
@@ -160,10 +164,12 @@ class TuneResult:
             f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
         ]
         if t:
+            versus = ("0 (the winner is the start)" if self.winner == self.start else
+                      f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
+                      f"{_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
             lines.append(f"on the test groups ({self.metric}, {self.level} level): winner "
-                         f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; winner - start "
-                         f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
-                         f"{_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
+                         f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; "
+                         f"winner - start {versus}")
         return "\n".join(lines + self.notes)
 
     @property
@@ -365,8 +371,9 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
     aspect searched, their average and, when the items have the protocol's Overall, the mean of
     the aspects against it (each score mapped onto 0-1 by its scale). Per row, the starts (a) and
     the winners (b) in the protocol's metric at its level, each with its 95% interval, and winners
-    minus starts with its paired-bootstrap interval and p-value, every row on the same draws of
-    groups (`geval.analysis.comparison.paired_columns`). Empty when there is no such set."""
+    minus starts with its paired interval and p-value, every row on the same draws of groups
+    (`geval.analysis.comparison.paired_columns`); `same` marks an aspect whose search the start
+    won (no interval, no p: nothing to test). Empty when there is no such set."""
     found: dict[tuple, dict[str, dict]] = {}
     for search in store.searches(dataset):
         if search["test"].get("winner_scores") is not None:
@@ -396,6 +403,10 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
     rows = paired_columns({name: tuple(np.asarray(v, dtype=float) for v in parts) for name, parts in columns.items()},
                           [by_id[i].group or i for i in ids], level, protocol.primary, averaged, n_boot, seed)
     rows.sort(key=lambda row: row["column"].startswith(MEAN_OF_ASPECTS))  # the average before the mean of aspects
+    for row in rows:  # an aspect whose search the start won: no difference to test
+        row["same"] = row["column"] in together and together[row["column"]]["winner"] == together[row["column"]]["start"]
+        if row["same"]:
+            row.update(low=math.nan, high=math.nan, p=math.nan, note=SAME_AS_START["note"])
     return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
 
 
@@ -537,7 +548,7 @@ class _Search:
         groups = np.array([i.group or i.id for i in items])
         level, metric = self.protocol.levels[0], self.protocol.primary
         [found], [started] = (agreement(side, human, groups, levels=(level,), metrics=(metric,)) for side in (b, a))
-        paired = _paired(self.protocol, a, b, human, groups)
+        paired = SAME_AS_START if winner is start else _paired(self.protocol, a, b, human, groups)
         return {"winner": found.value, "low": found.low, "high": found.high, "n": found.n,
                 "start": started.value, **paired,  # both by the rule of the agreement table (enough groups)
                 # what `searched_together` reads several searches' test parts with
