@@ -288,3 +288,21 @@ def test_a_search_with_a_judge_of_no_known_price_says_its_cost_is_unknown(stored
                   on_progress=lambda p: lines.append(p.line()))
     assert result.cost is None and result.cost_text == "cost unknown" and "cost unknown" in result.summary()
     assert all("$" not in line for line in lines)
+
+
+def test_an_auto_search_against_a_server_without_logprobs_finds_the_same_winner_again_with_no_call(stored, stub):
+    """The answers of an "auto" judge whose server sends no logprobs are stored under its samples
+    signature: a rerun (a new judge, logprobs first again) reads them there, calls nothing."""
+    from geval.judging.backends.openai import OpenAIJudge
+
+    stub.configure("no-logprobs", cycle=[1, 2, 3, 3, 1, 2, 2])
+
+    def judge() -> OpenAIJudge:
+        return OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="auto", n=3, max_retries=0)
+
+    first = tune(stored, "synthetic", judge(), "Natural", budget=150, start=START, others=[], seed=1)
+    assert first.winner and first.calls > 0 and stub.count > 0
+    made = stub.count
+    again = tune(stored, "synthetic", judge(), "Natural", budget=150, start=START, others=[], seed=1)
+    assert (again.winner, again.calls, stub.count) == (first.winner, 0, made)
+    assert again.test["winner"] == pytest.approx(first.test["winner"])

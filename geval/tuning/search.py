@@ -526,13 +526,17 @@ class _Search:
                       for m, n in zip(members, candidate.members)]
             return np.mean(scaled, axis=0)
         template = candidate.template
-        signature = Signer(template, self._pool_label(template))(accepted_settings(self.judge)[0])[0]
-        try:
-            found = judge_scores(self.store, self.dataset, (template.version, signature), candidate.read, items=items)
-        except StoreError:
-            return np.full(len(items), np.nan)
-        column = found.scores[template.aspects[0].key]
-        return column.reindex([i.id for i in items]).to_numpy(dtype=float)
+        column = pd.Series(np.nan, index=[i.id for i in items])
+        # under every signature the judge accepts, as a run looks them up (an "auto" judge's answers are stored
+        # under its samples signature when the server sent no logprobs), the first accepted first
+        for signature in Signer(template, self._pool_label(template)).all(accepted_settings(self.judge)):
+            try:
+                found = judge_scores(self.store, self.dataset, (template.version, signature), candidate.read,
+                                     items=items)
+            except StoreError:
+                continue
+            column = column.fillna(found.scores[template.aspects[0].key].reindex(column.index))
+        return column.to_numpy(dtype=float)
 
     def test(self, winner: Candidate, start: Candidate, items: list[Item]) -> dict:
         """Winner and start on the test items: correlations with intervals and the paired difference."""
