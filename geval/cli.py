@@ -133,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     _dataset_arguments(tune)
     tune.add_argument("--aspect", required=True, help="the human aspect, as the dataset names it (e.g. Natural)")
     tune.add_argument("--budget", type=int, required=True,
-                      help="at most this many judge calls for the search (counted as if none were stored)")
+                      help="at most this many judge calls in all, the test part included (counted as if none "
+                      "were stored)")
     tune.add_argument("--template", "-t", help="the template to beat (default: the one-aspect template in prompts/ "
                       "compared with --aspect, for this dataset)")
     others = tune.add_mutually_exclusive_group()

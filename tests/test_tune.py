@@ -160,12 +160,11 @@ def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store)
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
     small = scripted(good_with_examples)
-    result = tune(stored, "synthetic", small, "Natural", budget=60, start=START, seed=1)
-    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
-    assert len(_search_and_test(small.calls, test_responses)[0]) <= 60
+    result = tune(stored, "synthetic", small, "Natural", budget=150, start=START, seed=1)
+    assert len(small.calls) <= 150  # the test part included
     assert result.table["groups"].max() < len(result.tune_groups)  # the budget did not reach every tune group
     again = scripted(good_with_examples)
-    repeat = tune(stored, "synthetic", again, "Natural", budget=60, start=START, seed=1)
+    repeat = tune(stored, "synthetic", again, "Natural", budget=150, start=START, seed=1)
     assert again.calls == [] and repeat.winner == result.winner
     [kept] = stored.searches("synthetic")  # the rerun is the same search: kept once, with what it cost
     assert kept["winner"] == result.winner and kept["calls"] == result.calls > 0 and kept["judge"] == "scripted: hashed"
@@ -261,13 +260,13 @@ def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
     assert searching and testing and lines.index(testing[0]) > lines.index(searching[-1])  # the test part comes last
     assert all(re.match(r"round \d of at most \d, [^:]+: \d+ of the budget's 200 judge calls planned", s)
                for s in searching)  # each names what it does, also before its first candidate
-    assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, outside the budget), ")
+    assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, at most 90 calls of the budget), ")
 
 
 def test_the_calls_left_before_the_test_part_are_an_upper_bound(stored):
     seen, shares = [], []  # (calls made, at most this many left, budget less the calls planned so far, eta, line)
-    tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=60, start=START, others=[],
-         on_progress=lambda p: (seen.append((p.calls, p.left, p.budget - p.spent, p.eta, p.line()))
+    tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=150, start=START, others=[],
+         on_progress=lambda p: (seen.append((p.calls, p.left, p.rounds_budget - p.spent, p.eta, p.line()))
                                 if p.round and not p.testing else None, shares.append((p.testing, p.share))))
     searching = [share for testing, share in shares if not testing]
     assert searching == sorted(searching) and 0 < searching[-1] <= 1  # the bar only moves on while searching
@@ -306,3 +305,19 @@ def test_an_auto_search_against_a_server_without_logprobs_finds_the_same_winner_
     again = tune(stored, "synthetic", judge(), "Natural", budget=150, start=START, others=[], seed=1)
     assert (again.winner, again.calls, stub.count) == (first.winner, 0, made)
     assert again.test["winner"] == pytest.approx(first.test["winner"])
+
+
+@pytest.mark.parametrize("budget", [102, 150, 240, 400])  # 102: the least that covers one round and the test part
+def test_the_budget_caps_every_judge_call_of_the_search_and_its_estimate_counts_the_test_part(stored, budget):
+    """The budget is what its control reads as: every call, the test part's included; the split's
+    line, before any call, says how many of them the test part may take, and the time of them all."""
+    judge = scripted(good_with_examples)
+    messages = []
+    result = tune(stored, "synthetic", judge, "Natural", budget=budget, start=START, seed=1,
+                  on_progress=lambda p: messages.append(p.message) if not p.round else None)
+    assert result.test and len(judge.calls) == result.calls <= budget
+    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
+    _, on_test = _search_and_test(judge.calls, test_responses)
+    kept = int(re.search(rf"at most {budget} judge calls in all, up to (\d+) of them kept for the test part: "
+                         r"about .+ \(.+ per call", messages[0])[1])
+    assert 0 < len(on_test) <= kept < budget and judge.calls and messages[0] == messages[-1]

@@ -7,11 +7,16 @@ groups and reported on others.
    search, and few-shot examples are only ever taken from the tune part.
 2. Successive halving on the tune part: every candidate (`geval.tuning.variants`) is scored on
    a few groups, the better half on twice as many, and so on, until one is left, the tune part
-   is used up, or the budget (judge calls) would be exceeded. Candidates are ranked by the
-   protocol's metric and level (e.g. Pearson over all responses; Spearman per document).
+   is used up, or the budget would be exceeded. Candidates are ranked by the protocol's metric
+   and level (e.g. Pearson over all responses; Spearman per document).
 3. The winner (best on the tune part only) and the starting template are scored on the test
-   part: the winner's correlation with its 95% interval over groups, and a paired bootstrap
-   test of winner minus start.
+   part: the winner's correlation with its 95% interval over groups, and a paired test of
+   winner minus start.
+
+The budget caps every judge call of the search, the test part included: before the first
+round, the calls the test part can take (the start and the costliest possible winner on the
+test groups) are kept aside, and the rounds spend the rest. Calls are counted as if nothing
+were stored (a resumed search takes the same path), so fewer are made when some are.
 
 Every judgment is stored as in any run, so a search that is stopped resumes where it was, and
 every variant can be opened in Agreement and Inspect.
@@ -65,9 +70,10 @@ class TuneError(GevalError):
 
 @dataclass
 class TuneProgress:
-    """Where a search is: the round, the candidate being scored, its budget (judge calls, counted
-    as if none were stored, so that a resumed search takes the same path) and how much of it the
-    rounds so far take (`spent`), and the judge calls actually made (`calls`)."""
+    """Where a search is: the round, the candidate being scored, its budget (every judge call of
+    the search, counted as if none were stored, so that a resumed search takes the same path), the
+    part of it kept for the test part (`reserved`), how much of it the rounds so far take
+    (`spent`), and the judge calls actually made (`calls`)."""
 
     round: int = 0
     rounds: int = 0
@@ -77,6 +83,7 @@ class TuneProgress:
     covering: int = 0  # what the candidate being scored adds to `covered` once its run ends
     calls: int = 0
     budget: int = 0
+    reserved: int = 0  # of the budget: what the test part can take, at most (kept aside before the rounds)
     cost: float = 0.0
     tokens: int = 0
     cached: int = 0
@@ -89,10 +96,15 @@ class TuneProgress:
     test_groups: list[str] = field(default_factory=list)
 
     @property
+    def rounds_budget(self) -> int:
+        """What the rounds may spend: the budget less what is kept for the test part."""
+        return max(0, self.budget - self.reserved)
+
+    @property
     def left(self) -> int:
-        """Judge calls the search rounds can still make, at most: the budget less what the
+        """Judge calls the search rounds can still make, at most: their budget less what the
         candidates scored so far take (counted as if none were stored, so fewer are made)."""
-        return max(0, self.budget - self.covered)
+        return max(0, self.rounds_budget - self.covered)
 
     @property
     def share(self) -> float:
@@ -101,14 +113,14 @@ class TuneProgress:
         done = self.run.done / max(self.run.total, 1) if self.run is not None else 0.0
         if self.testing:
             return done
-        return min(1.0, (self.covered + self.covering * done) / max(self.budget, 1))
+        return min(1.0, (self.covered + self.covering * done) / max(self.rounds_budget, 1))
 
     @property
     def eta(self) -> float | None:
-        """Seconds until the test part if the `left` calls were all made at the pace so far (None
-        before the first judge call)."""
+        """Seconds until the search ends if the `left` calls and those kept for the test part were
+        all made at the pace so far (None before the first judge call)."""
         elapsed = time.time() - self.started
-        return elapsed / self.calls * self.left if self.calls else None
+        return elapsed / self.calls * (self.left + self.reserved) if self.calls else None
 
     def line(self) -> str:
         """One line for a terminal or a progress bar."""
@@ -117,12 +129,13 @@ class TuneProgress:
         spent = (f"{self.calls} judge calls made, {self.cached} items cached, {self.tokens} tokens, "
                  + (f"${self.cost:.4f}" if self.priced else "cost unknown"))
         if self.testing:
-            return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
-                    f"the search took {self.spent} of its {self.budget} budgeted calls")
-        eta = "" if self.eta is None else f", ~{self.eta:.0f}s at the pace so far"
+            return (f"test part ({self.testing} groups, at most {self.reserved} calls of the budget), "
+                    f"{self.candidate}: {spent}; the rounds took {self.spent} of their {self.rounds_budget} calls")
+        eta = "" if self.eta is None else f", ~{self.eta:.0f}s in all at the pace so far"
         return (f"round {self.round} of at most {self.rounds}, {self.candidate or 'planning the round'}: {self.spent} of "
-                f"the budget's {self.budget} judge calls planned so far, {self.covered} scored (counted as if none were "
-                f"stored); {spent}; at most {self.left} more before the test part{eta}")
+                f"the budget's {self.budget} judge calls planned so far ({self.reserved} more kept for the test part), "
+                f"{self.covered} scored (counted as if none were stored); {spent}; at most {self.left} more before "
+                f"the test part{eta}")
 
 
 @dataclass
@@ -283,12 +296,16 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     test_items = [i for i in labelled if (i.group or i.id) not in in_tune]
     pool = candidates(start, aspect.key, others, FEW_SHOT if few_shot is None else few_shot)
     progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
-                            priced=getattr(judge, "priced", True),
-                            message=f"split (seeded, by group): {len(tune_groups)} groups to tune on, "
-                                    f"{len(test_groups)} to test on; {len(pool)} candidates")
+                            priced=getattr(judge, "priced", True))
     say = on_progress or (lambda p: None)
-    say(progress)
     search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop, say, tune_items)
+    progress.reserved = search.most_for_test(pool, test_items, ensemble)
+    pace = plan(store, [], start, judge)
+    pace.calls = budget  # the time of every call the budget allows, as the plan words it
+    progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
+                        f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
+                        f"of them kept for the test part: {pace.time_line()}")
+    say(progress)
     order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
     search.order = order
     alive, used, round_number = list(pool), 0, 0
@@ -337,8 +354,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             break
     table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
     if table.empty and not search.stopped:
-        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
-                        f"even on one tune group: that takes {search.short}; give a budget of at least {search.short} "
+        least = search.short + progress.reserved
+        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, even on "
+                        f"one tune group, and the test part: that takes {least} ({progress.reserved} of them for the "
+                        f"winner and the start on the {len(test_groups)} test groups); give a budget of at least {least} "
                         "(or try fewer variants)")
     last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
     start_candidate = pool[0]
@@ -351,7 +370,8 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
     chosen_on = int(last["groups"].iloc[0])
     if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
-        enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool))
+        enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
+            + progress.reserved
         search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
                             f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
                             f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
@@ -444,12 +464,22 @@ class _Search:
                       if version not in {x.version for x in templates})
         for groups in range(want, used, -1):
             needed = earlier + sum(self.cost(t, self._items(groups)) for t in templates)
-            if needed <= self.progress.budget:
+            if needed <= self.progress.rounds_budget:
                 self.progress.spent = needed
                 self.scored.update({t.version: (t, groups) for t in templates})
                 return groups
             self.short = needed  # what one group more than `used` would take
         return used
+
+    def most_for_test(self, pool: list[Candidate], items: list[Item], ensemble: bool) -> int:
+        """The judge calls the test part can take, at most: the start's template and the costliest
+        winner's (an ensemble's two costliest other templates) on the test `items`, counted as if
+        none were stored."""
+        start = pool[0].template
+        others = {c.template.version: c.template for c in pool if c.template is not None
+                  and c.template.version != start.version}
+        costs = sorted((self.cost(t, items) for t in others.values()), reverse=True)
+        return self.cost(start, items) + sum(costs[:2 if ensemble else 1])
 
     def _items(self, groups: int) -> list[Item]:
         chosen = set(self.order[:groups])
