@@ -37,6 +37,7 @@ from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects, cross_validated
 from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import difference_reading, reading
+from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
@@ -269,18 +270,23 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
         skipped.append(f"{len(searched)} template versions made by prompt searches ({', '.join(sorted(set(searched)))}) "
                        "are left out: each was chosen on some of these items, so a row of it here would flatter it; "
                        "the report's section on prompt searches reads each winner on its test groups only")
-    rows = []
+    rows, tuned = [], searched_versions(store, dataset)
     for variant in variants:
         suffix = "" if variant == "wmean" else f" [{variant}]"
         for label, pairs in rows_of:
+            kept, said = held_out(items, [version for version, _ in pairs], tuned)  # not where a search chose it
             try:
-                scored = [judge_scores(store, dataset, pair, variant, items=items) for pair in pairs]
+                scored = [judge_scores(store, dataset, pair, variant, items=kept) for pair in pairs]
             except VariantError as exc:
                 skipped.append(f"{label}{suffix}: {exc}")
                 continue
-            except StoreError:  # judged only items a reloaded file no longer has
+            except StoreError:  # judged only items a reloaded file no longer has, or a search's tune groups
+                if said:
+                    skipped.append(f"{label}{suffix}: judged only on groups a prompt search chose it on")
                 continue
-            rows.append(_judge_row(label + suffix, scored, variant, len(items)))
+            row = _judge_row(label + suffix, scored, variant, len(items))
+            row.note = "; ".join(filter(None, [row.note, said]))
+            rows.append(row)
     return _fully_judged(rows, skipped)
 
 
@@ -499,7 +505,7 @@ def _paired(reference: Row, row: Row, protocol: Protocol, dataset: str, items, n
             np.array([i.human_mean(name) for i in common]))
     averaged = [ref_humans[keyed[0][key]] for key in shared if not key[1] and key[0] != overall]
     found = paired_columns(columns, [i.group or i.id for i in common], protocol.levels[0], protocol.primary,
-                           averaged, n_boot, seed)
+                           averaged)
     return pd.DataFrame(found).assign(row=row.label, against=reference.label, dataset=dataset,
                                       protocol=protocol.name, level=protocol.levels[0],
                                       metric=protocol.primary)[PAIRED_COLUMNS]

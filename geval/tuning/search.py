@@ -198,6 +198,12 @@ class TuneResult:
         return json.dumps(fields, default=float)
 
 
+def _described(pool: list[Candidate]) -> list[dict]:
+    """The candidates as the search log keeps them: name, template version (members for an ensemble), read."""
+    return [{"name": c.name, "version": c.template.version if c.template is not None else "",
+             "members": list(c.members), "read": c.read} for c in pool]
+
+
 def split_groups(groups: Sequence[str], tune_share: float = 0.5, seed: int = 0) -> tuple[list[str], list[str]]:
     """A seeded split of `groups` into (tune, test), each sorted; at least one group in each."""
     names = sorted(set(groups))
@@ -306,83 +312,98 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
                         f"of them kept for the test part: {pace.time_line()}")
     say(progress)
-    order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
-    search.order = order
-    alive, used, round_number = list(pool), 0, 0
-    progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
-    rows = []
-    while alive:
-        round_number += 1
-        progress.round = round_number
-        want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
-        groups = search.affordable(alive, used, want)
-        if groups <= used:
-            search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends here")
-            break
-        used = groups
-        round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
-        values = search.evaluate(alive, round_items)
-        if search.stopped:
-            break
+    settings = {"budget": budget, "start": start.label, "tune_share": tune_share, "seed": seed,
+                "few_shot": [list(f) for f in (FEW_SHOT if few_shot is None else few_shot)], "ensemble": ensemble,
+                "groups": sorted(groups) if groups is not None else None, "protocol": protocol.name,
+                "judge": judge.settings}
+    logged = store.log_search(dataset, search.human, judge_name(judge.settings), settings, _described(pool),
+                              tune_groups, test_groups)
+    try:
+        order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
+        search.order = order
+        alive, used, round_number = list(pool), 0, 0
+        progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
+        rows = []
+        while alive:
+            round_number += 1
+            progress.round = round_number
+            want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
+            groups = search.affordable(alive, used, want)
+            if groups <= used:
+                search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends here")
+                break
+            used = groups
+            round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
+            values = search.evaluate(alive, round_items)
+            if search.stopped:
+                break
 
-        def row(c: Candidate) -> dict:
-            value = values[c.name]
-            return {"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
-                    "value": value, "note": "" if math.isfinite(value) else search.why_undefined(c, round_items)}
+            def row(c: Candidate) -> dict:
+                value = values[c.name]
+                return {"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
+                        "value": value, "note": "" if math.isfinite(value) else search.why_undefined(c, round_items)}
 
-        rows += [row(c) for c in alive]
-        ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
-        measured = [c for c in ranked if math.isfinite(values[c.name])]
-        if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
-            best_two = []  # the best two with a correlation that ask differently (not one template and its argmax read)
-            for c in measured:
-                if c.template is not None and all(c.template.version != b.template.version for b in best_two):
-                    best_two.append(c)
-            best_two = best_two[:2]
-            ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
-                                 members=(best_two[0].name, best_two[1].name))
-            pool.append(ensemble)
-            search.by_name[ensemble.name] = ensemble
-            values[ensemble.name] = search.value_of(ensemble, round_items)
-            ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
-            rows.append(row(ensemble))
-        if len(ranked) == 1 or used >= len(order):
-            alive = ranked[:1]
-            break
-        alive = ranked[:max(1, len(ranked) // 2)]
-        if len(alive) == 1:  # the search is decided: no round for one candidate alone
-            break
-    table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
-    if table.empty and not search.stopped:
-        least = search.short + progress.reserved
-        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, even on "
-                        f"one tune group, and the test part: that takes {least} ({progress.reserved} of them for the "
-                        f"winner and the start on the {len(test_groups)} test groups); give a budget of at least {least} "
-                        "(or try fewer variants)")
-    last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
-    start_candidate = pool[0]
-    if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
-        return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                          tune_groups, test_groups, start_candidate.name, "", len(pool), progress.calls,
-                          progress.cost if progress.priced else None, table, {}, None, search.stopped, search.notes,
-                          judge_name(judge.settings))
-    last = last.sort_values(["value", "candidate"], ascending=[False, True])
-    winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
-    chosen_on = int(last["groups"].iloc[0])
-    if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
-        enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
-            + progress.reserved
-        search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
-                            f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
-                            f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
-    test = {} if search.stopped else search.test(winner, start_candidate, test_items)
-    result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                        tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
-                        progress.cost if progress.priced else None, table, test, search.template_of(winner), search.stopped, search.notes,
-                        judge_name(judge.settings))
-    if test:  # finished: kept for reports (`Store.searches`)
-        store.save_search(dataset, result.human, result.judge, result.to_json())
-    return result
+            rows += [row(c) for c in alive]
+            store.update_search(logged, rounds=round_number)
+            ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
+            measured = [c for c in ranked if math.isfinite(values[c.name])]
+            if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
+                best_two = []  # the best two with a correlation that ask differently (not one template and its argmax read)
+                for c in measured:
+                    if c.template is not None and all(c.template.version != b.template.version for b in best_two):
+                        best_two.append(c)
+                best_two = best_two[:2]
+                ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
+                                     members=(best_two[0].name, best_two[1].name))
+                pool.append(ensemble)
+                search.by_name[ensemble.name] = ensemble
+                values[ensemble.name] = search.value_of(ensemble, round_items)
+                ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
+                rows.append(row(ensemble))
+            if len(ranked) == 1 or used >= len(order):
+                alive = ranked[:1]
+                break
+            alive = ranked[:max(1, len(ranked) // 2)]
+            if len(alive) == 1:  # the search is decided: no round for one candidate alone
+                break
+        table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
+        if table.empty and not search.stopped:
+            least = search.short + progress.reserved
+            raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, even on "
+                            f"one tune group, and the test part: that takes {least} ({progress.reserved} of them for the "
+                            f"winner and the start on the {len(test_groups)} test groups); give a budget of at least {least} "
+                            "(or try fewer variants)")
+        last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
+        start_candidate = pool[0]
+        if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
+            store.update_search(logged, candidates=_described(pool), status="stopped" if search.stopped else "finished",
+                                reason="" if search.stopped else NO_WINNER)
+            return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                              tune_groups, test_groups, start_candidate.name, "", len(pool), progress.calls,
+                              progress.cost if progress.priced else None, table, {}, None, search.stopped, search.notes,
+                              judge_name(judge.settings))
+        last = last.sort_values(["value", "candidate"], ascending=[False, True])
+        winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
+        chosen_on = int(last["groups"].iloc[0])
+        if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
+            enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
+                + progress.reserved
+            search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
+                                f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
+                                f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
+        store.update_search(logged, winner=winner.name, candidates=_described(pool))
+        test = {} if search.stopped else search.test(winner, start_candidate, test_items)
+        store.update_search(logged, tested=bool(test), status="stopped" if search.stopped else "finished")
+        result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                            tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
+                            progress.cost if progress.priced else None, table, test, search.template_of(winner), search.stopped, search.notes,
+                            judge_name(judge.settings))
+        if test:  # finished: kept for reports (`Store.searches`)
+            store.save_search(dataset, result.human, result.judge, result.to_json())
+        return result
+    except BaseException as exc:  # a failed or killed search is logged as such: what it chose on stays known
+        store.update_search(logged, status="failed", reason=str(exc) or type(exc).__name__)
+        raise
 
 
 def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
@@ -421,7 +442,7 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
                                                      [by_id[i].human_mean(overall) for i in ids])
     level = protocol.levels[0] if protocol.levels[0] in ("item", "group") else "item"
     rows = paired_columns({name: tuple(np.asarray(v, dtype=float) for v in parts) for name, parts in columns.items()},
-                          [by_id[i].group or i for i in ids], level, protocol.primary, averaged, n_boot, seed)
+                          [by_id[i].group or i for i in ids], level, protocol.primary, averaged)
     rows.sort(key=lambda row: row["column"].startswith(MEAN_OF_ASPECTS))  # the average before the mean of aspects
     for row in rows:  # an aspect whose search the start won: no difference to test
         row["same"] = row["column"] in together and together[row["column"]]["winner"] == together[row["column"]]["start"]
@@ -639,7 +660,7 @@ def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray,
                      "p": row["p"], "note": row["note"]}
         else:
             one = paired_difference(a, b, human, groups, metric=protocol.primary)
-            found = {"difference": one.difference, "diff_low": one.low, "diff_high": one.high, "p": one.p_bootstrap,
+            found = {"difference": one.difference, "diff_low": one.low, "diff_high": one.high, "p": one.p,
                      "note": "; ".join(filter(None, [one.note, f"item-level difference (the protocol's level is "
                                                                 f"{level})"]))}
     except (StoreError, ValueError) as exc:
