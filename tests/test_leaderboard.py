@@ -395,9 +395,10 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     assert versus == []  # one judge row: nothing to compare it with
     at.toggle(key="agree_lb_combined").set_value(True).run()
     assert not at.exception and not at.error
-    table = next(d.value for d in at.dataframe if "row" in d.value.columns)
+    alone, fitted = [d.value for d in at.dataframe if "row" in d.value.columns and "kind" in d.value.columns]
     combined = f"{GEVAL_ROW} + baselines [held-out ridge combination, 5-fold CV by group]"
-    assert combined in set(table["row"])
+    assert combined in set(fitted["row"]) and combined not in set(alone["row"]) and set(fitted["kind"]) == {"supervised"}
+    assert any("is the best of" in c.value for c in at.caption)
     versus = next(d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns)
     assert combined in set(versus["row"]) and versus.set_index("row").loc[combined, "Natural"].startswith(("+", "-"))
 
@@ -543,3 +544,28 @@ def test_a_checklists_answers_to_each_question_feed_its_held_out_combination(tmp
     assert row["note"].startswith(f"uses human labels: each aspect predicted from 4 judge scores and {questions} "
                                   "answers to parts of them (checklist questions, batch orders) and length")
     assert all(f"|features:4 judge scores+{questions} parts|" in s for s in row["signature"].split("\n"))
+
+
+def test_rows_that_use_the_human_labels_have_a_section_of_their_own_and_no_judge_goal(tmp_path):
+    """Calibrated rows and learned combinations '+ baselines' are fitted on the people's scores: beside the
+    judge's rows but apart, the best said to be the best of k, never read against a judge's goal, their
+    intervals said to leave out refitting."""
+    store, dataset = scored_store(tmp_path / "s.sqlite")
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True, n_boot=N_BOOT)
+    fitted = board.rows[board.rows["kind"] == "supervised"]
+    assert len(fitted) >= 2 and fitted["row"].str.contains(r"calibrated|\+ baselines").all()
+    assert fitted["note"].str.contains("does not include refitting").all()
+    assert board.best_of() == (fitted["row"].iloc[0], len(fitted))
+    assert set(board.wide(supervised=True)["row"]) == set(fitted["row"])
+    assert not set(board.wide(supervised=False)["row"]) & set(fitted["row"])
+    text = geval.report(store, dataset.name, baselines=["length"], calibrate=True, figures=False, ceiling=False,
+                        n_boot=N_BOOT).markdown()
+    main = text[text.index("## Leaderboard"):text.index("### Rows that use the human labels")]
+    section = text[text.index("### Rows that use the human labels"):]
+    assert "held-out ridge" not in main.split("Notes:")[0] and "calibrated," not in main.split("Notes:")[0]
+    assert f"is the best of {len(fitted)} such rows" in section and f"| best of {len(fitted)} |" in section
+    goals = text[text.index("### Against the goals"):]
+    goals = goals[:goals.index("\n## ")]
+    assert GEVAL_ROW in goals and not any(label in goals for label in fitted["row"])
+    assert not [line for line in text.splitlines() if "the goal .50" in line and ("calibrated" in line
+                                                                                   or "+ baselines" in line)]

@@ -116,7 +116,13 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
     except geval.GevalError as exc:
         st.error(str(exc))
     else:
-        st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        st.dataframe(board.wide(supervised=False).drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        best = board.best_of()
+        if best is not None:
+            st.caption(f"Rows that use the human labels (fitted on other folds' groups): beside the judge's, not the "
+                       f"judge; **{plain(best[0])}** is the best of {best[1]}. Their intervals leave out refitting.")
+            st.dataframe(board.wide(supervised=True).drop(columns=["signature"]), hide_index=True,
+                         key="agree_leaderboard_fitted")
         if not board.paired.empty:
             st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "
                        "difference [95% paired interval over groups] and its p-value. Positive: the row "

@@ -31,7 +31,7 @@ from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
-from geval.analysis.leaderboard import CEILING, ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
+from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
@@ -347,13 +347,32 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
                     "is seed 000's analysis (each aspect score mapped onto 0-1 by its scale, averaged, against human "
                     "Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
                     "the ceiling: one annotator against the mean of the others."),
-               Table(board.wide().drop(columns=["signature"]))]
+               Table(board.wide(supervised=False).drop(columns=["signature"]))]
+    blocks += _supervised(board)
     notes = [f"{row}: {note}" for row, note in zip(board.rows["row"], board.rows["note"]) if note]
     if notes:
         blocks += [Text("Notes:"), Bullets(tuple(notes))]
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
     return blocks + _against(board) + _goals(board)
+
+
+def _supervised(board: Leaderboard) -> list:
+    """The rows that use the human labels, beside the judge's but apart from them, the best said
+    to be the best of k."""
+    best = board.best_of()
+    if best is None:
+        return []
+    table = board.wide(supervised=True).drop(columns=["signature", "kind"])
+    table.insert(1, "chosen", [f"best of {best[1]}" if row == best[0] else "" for row in table["row"]])
+    return [Heading("Rows that use the human labels", 3),
+            Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
+                 f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
+                 f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
+                 f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
+                 f"others is partly that choice. Their intervals treat the held-out predictions as fixed (no refit "
+                 f"within the jackknife): they are narrower than the fits' own uncertainty."),
+            Table(table)]
 
 
 def _against(board: Leaderboard) -> list:
@@ -464,9 +483,7 @@ def _goals(board: Leaderboard) -> list:
     if cells.empty:
         return []
     rows, lines = [], []
-    for label in board.rows["row"]:
-        if label == CEILING:
-            continue
+    for label in board.rows.loc[board.rows["kind"].isin(["judge", "baseline"]), "row"]:  # not people, not fitted rows
         mine = cells[cells["row"] == label]
         average = mine[mine["aspect"] == AVERAGE]
         mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]
