@@ -296,9 +296,11 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
     for variant in variants:
         suffix = "" if variant == "wmean" else f" [{variant}]"
         for label, pairs in rows_of:
-            kept, said = held_out(items, [version for version, _ in pairs], tuned)  # not where a search chose it
+            kept = [held_out(items, [version], tuned) for version, _ in pairs]  # each not where a search chose it
+            said = "; ".join(dict.fromkeys(f"{store.template(version).name}: {note}" if len(pairs) > 1 else note
+                                           for (version, _), (_, note) in zip(pairs, kept) if note))
             try:
-                scored = [judge_scores(store, dataset, pair, variant, items=kept) for pair in pairs]
+                scored = [judge_scores(store, dataset, pair, variant, items=on) for pair, (on, _) in zip(pairs, kept)]
             except VariantError as exc:
                 skipped.append(f"{label}{suffix}: {exc}")
                 continue
