@@ -396,7 +396,7 @@ def _null_datasets(n_groups: int, count: int, seed: int, per_group: int = 6):
 def test_two_equally_good_judges_differ_at_p_below_5_percent_in_5_percent_of_datasets(n_groups, level, metric):
     """The null simulation that chose the jackknife with Student's t: with equally good judges,
     p < 0.05 in 3-7% of 1500 datasets (Monte Carlo sd .006; it reads .033-.052 here); the
-    percentile bootstrap over groups gave .08-.10. Its intervals say the same (0 outside them as
+    percentile bootstrap over groups gave .06-.11 (docs/statistics.md). Its intervals say the same (0 outside them as
     often)."""
     groups, human, a, b, _ = _null_datasets(n_groups, 1500, seed=n_groups)
     rows = [paired_columns({"": (a[k], b[k], human[k])}, groups, level, metric)[0] for k in range(len(human))]
