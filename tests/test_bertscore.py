@@ -39,7 +39,7 @@ def test_known_answers_of_bert_score(scorer, response, reference, precision, rec
 
 
 def test_identical_texts_score_one(scorer):
-    texts = [CAT, "Hello!", "a", "Did you know that the Great Wall is not visible from space? " * 60]  # the last > 256 tokens
+    texts = [CAT, "Hello!", "a", "Did you know that the Great Wall is not visible from space? " * 60]  # the last: > 256
     assert bertscore.bertscore_f1(texts, texts) == pytest.approx(np.ones(len(texts)), abs=1e-6)
 
 

@@ -72,7 +72,8 @@ def test_the_leaderboard_reads_a_searched_winner_from_prompts_only_outside_its_t
     plain = next(label for label in rows.index if "naturalness@" in label or "naturalness ·" in label)
     assert "read without the 10 tune groups of the prompt search(es) that chose it (30 items left out)" \
         in rows.loc[cot, "note"]
-    assert "includes the 10 tune groups of prompt search(es) that tried it without choosing it" in rows.loc[plain, "note"]
+    assert "includes the 10 tune groups of prompt search(es) that tried it without choosing it" \
+        in rows.loc[plain, "note"]
     cells = board.cells[(board.cells["metric"] == "pearson") & (board.cells["level"] == "item")].set_index("row")
     assert cells.loc[cot, "n"] == 30 and cells.loc[plain, "n"] == 60
     tune_ids = {i.id for i in ITEMS if i.group in set(result.tune_groups)}

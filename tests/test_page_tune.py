@@ -81,7 +81,7 @@ def test_a_winner_chosen_on_one_group_is_said_to_be_mostly_luck(monkeypatch, tmp
         stub.configure("logprobs", hashed=True)
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
-        _small_search(at, budget=40)  # the template (and its argmax read: the same calls) on one dialogue, and the test part
+        _small_search(at, budget=40)  # the template (and its argmax read) on one dialogue, and the test part
         at.button(key="tune_start").click().run()
         wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
         assert (at.dataframe[0].value["groups"] == 1).all()

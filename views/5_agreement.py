@@ -42,8 +42,8 @@ levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(gev
                           key="agree_levels", persist_state="session")
 metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session")
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
-                            help="Resamples of groups (dialogues, documents) for the system level's 95% intervals (item "
-                                 "and group level: the jackknife over groups).")
+                            help="Resamples of groups (dialogues, documents) for the system level's 95% intervals "
+                                 "(item and group level: the jackknife over groups).")
 variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=lambda v: geval.OPTIONS.variants[v], horizontal=True,
                    key="agree_variant", help="Read from the stored distributions, without asking the model again.")
 if not chosen or not levels:
@@ -178,7 +178,8 @@ if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
 st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value) and "
-           "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife first).")
+           "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife "
+           "first).")
 state.keep_valid("agree_a", labels)
 state.keep_valid("agree_b", labels)
 left, right = st.columns(2)

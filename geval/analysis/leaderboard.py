@@ -477,8 +477,8 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
                    + (f" ({'; '.join(row.label for row in judges)})" if len(judges) > 1 else "")
                    + f" and {', '.join(b.label for b in measured)} by a ridge regression fitted on the other folds' "
                    f"groups, its penalty chosen by a cross-validation within them (about "
-                   f"{labelled * (folds - 1) // folds} of the {labelled} labelled items per fit; {folds} folds by group)"
-                   f"; {FIXED_FIT}"))
+                   f"{labelled * (folds - 1) // folds} of the {labelled} labelled items per fit; {folds} folds by "
+                   f"group); {FIXED_FIT}"))
 
 
 # --- paired comparisons -------------------------------------------------------------------------

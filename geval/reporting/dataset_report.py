@@ -254,8 +254,8 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
                                               for one in scored],
                    "judge time per item": [f"{one.totals['seconds'] / max(one.judged, 1):.2f} s" for one in scored],
                    "cost": [f"${one.totals['cost']:.4f}" for one in scored],
-                   **({"prompt searches": [one.searched or "–" for one in scored]} if any(one.searched for one in scored)
-                      else {}),
+                   **({"prompt searches": [one.searched or "–" for one in scored]}
+                      if any(one.searched for one in scored) else {}),
                })),
                Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
                     "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
@@ -278,8 +278,8 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     blocks = [Heading("Agreement with people"),
               Text("Correlation of each judge aspect with the people's mean score: over all items (item level), "
                    "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
-                   f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; system level "
-                   "from a bootstrap of groups. With fewer than "
+                   f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
+                   "system level from a bootstrap of groups. With fewer than "
                    f"{MIN_GROUPS} groups no interval is given, and the group level needs {MIN_GROUPS} groups of "
                    f"{MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" and get no bar.")]
     if figures and (stacked["metric"] == metric).any():
@@ -340,8 +340,8 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
             blocks.append(Text("No published protocol applies to this dataset: the generic one, at item, group and "
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
-                               f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t (system level: "
-                               f"a bootstrap, {n_boot} resamples).",)))
+                               f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t "
+                               f"(system level: a bootstrap, {n_boot} resamples).",)))
     blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
                     "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
                     "is seed 000's analysis (each aspect score mapped onto 0-1 by its scale, averaged, against human "

@@ -330,7 +330,8 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
             groups = search.affordable(alive, used, want)
             if groups <= used:
-                search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends here")
+                search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends "
+                                    "here")
                 break
             used = groups
             round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
@@ -348,7 +349,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
             measured = [c for c in ranked if math.isfinite(values[c.name])]
             if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
-                best_two = []  # the best two with a correlation that ask differently (not one template and its argmax read)
+                best_two = []  # the best two with a correlation that ask differently (not a template and its argmax)
                 for c in measured:
                     if c.template is not None and all(c.template.version != b.template.version for b in best_two):
                         best_two.append(c)
@@ -369,10 +370,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
         if table.empty and not search.stopped:
             least = search.short + progress.reserved
-            raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, even on "
-                            f"one tune group, and the test part: that takes {least} ({progress.reserved} of them for the "
-                            f"winner and the start on the {len(test_groups)} test groups); give a budget of at least {least} "
-                            "(or try fewer variants)")
+            raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
+                            f"even on one tune group, and the test part: that takes {least} ({progress.reserved} of "
+                            f"them for the winner and the start on the {len(test_groups)} test groups); give a budget "
+                            f"of at least {least} (or try fewer variants)")
         last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
         start_candidate = pool[0]
         if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
@@ -389,14 +390,15 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
             enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
                 + progress.reserved
             search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
-                                f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
-                                f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
+                                f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a "
+                                f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
         store.update_search(logged, winner=winner.name, candidates=_described(pool))
         test = {} if search.stopped else search.test(winner, start_candidate, test_items)
         store.update_search(logged, tested=bool(test), status="stopped" if search.stopped else "finished")
         result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                             tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
-                            progress.cost if progress.priced else None, table, test, search.template_of(winner), search.stopped, search.notes,
+                            progress.cost if progress.priced else None, table, test, search.template_of(winner),
+                            search.stopped, search.notes,
                             judge_name(judge.settings))
         if test:  # finished: kept for reports (`Store.searches`)
             store.save_search(dataset, result.human, result.judge, result.to_json())
@@ -445,7 +447,8 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
                           [by_id[i].group or i for i in ids], level, protocol.primary, averaged)
     rows.sort(key=lambda row: row["column"].startswith(MEAN_OF_ASPECTS))  # the average before the mean of aspects
     for row in rows:  # an aspect whose search the start won: no difference to test
-        row["same"] = row["column"] in together and together[row["column"]]["winner"] == together[row["column"]]["start"]
+        searched = together.get(row["column"])
+        row["same"] = searched is not None and searched["winner"] == searched["start"]
         if row["same"]:
             row.update(low=math.nan, high=math.nan, p=math.nan, note=SAME_AS_START["note"])
     return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
