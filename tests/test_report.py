@@ -283,8 +283,8 @@ NAN = float("nan")
 
 @pytest.mark.parametrize("difference, low, high, p, start", [
     (0.12, 0.031, 0.208, 0.004, "B (v2) agrees better with people on Natural than A (v1): B − A = +0.120 "
-                                "[+0.031, +0.208], p = 0.004 (pearson 0.412 against 0.292; paired bootstrap over 12 "
-                                "groups, 40 items)."),
+                                "[+0.031, +0.208], p = 0.004 (pearson 0.412 against 0.292; jackknife over 12 groups, 40 "
+                                "items)."),
     (-0.12, -0.208, -0.031, 0.0, "A (v1) agrees better with people on Natural than B (v2): B − A = -0.120 "
                                  "[-0.208, -0.031], p < 0.001 ("),
     (0.05, -0.1, 0.2, 0.41, "No clear difference on Natural between A (v1) and B (v2): the interval holds 0; B − A = "
