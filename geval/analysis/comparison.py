@@ -199,7 +199,7 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
             r_a, r_b = correlate(metric, a[keep], human[keep]), correlate(metric, b[keep], human[keep])
             difference = r_b - r_a
             sides = [item_bootstrap(v[keep], human[keep], resamples, (metric,), rows=keep)[metric] for v in (a, b)]
-            loo[name] = (*sides, sides[1] - sides[0], resamples.n_groups)
+            loo[name] = (*sides, sides[1] - sides[0], len(np.unique(resamples.group_of[keep])))
             note = ""
         else:
             per_a, per_b = _per_group(a, human, groups, keep, resamples, metric), \
