@@ -127,7 +127,7 @@ def test_searches_read_together_say_where_the_start_won_instead_of_a_zero_interv
                others=[], ensemble=False)
     tune(store, "synthetic", scripted(good_with_examples), "Engaging", budget=2000, start=engaging, seed=1, others=[])
     assert won.winner == won.start
-    together = searched_together(store, "synthetic", n_boot=200).set_index("column")
+    together = searched_together(store, "synthetic").set_index("column")
     assert together.loc["Natural", "same"] and not together.loc["Engaging", "same"]
     assert math.isnan(together.loc["Natural", "p"]) and math.isnan(together.loc["Natural", "low"])
     section = report(store, "synthetic", figures=False, baselines=()).markdown()
@@ -210,7 +210,7 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
                              body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Engagingness:")
     results = {human: tune(store, "synthetic", scripted(good_with_examples), human, budget=2000, start=start, seed=1,
                            others=[]) for human, start in (("Natural", START), ("Engaging", engaging))}
-    together = searched_together(store, "synthetic", n_boot=200).set_index("column")
+    together = searched_together(store, "synthetic").set_index("column")
     assert list(together.index) == ["Natural", "Engaging", "average", "mean of aspects → Overall"]
     for human, result in results.items():  # each aspect as its own search read it on the test groups
         assert together.loc[human, "b"] == pytest.approx(result.test["winner"], abs=1e-12)

@@ -105,7 +105,7 @@ def show_result(result) -> None:
     held_out[0].caption(f"{interval}, n = {t['n']}")
     held_out[1].metric("Template to beat, same groups", geval.reporting.number(t["start"]))
     held_out[2].metric("Winner − template to beat", geval.reporting.number(t["difference"]),
-                       help="Paired bootstrap over the test groups.")
+                       help="Paired: the jackknife over the test groups, with Student's t.")
     if math.isfinite(t["diff_low"]):
         held_out[2].caption(f"95% CI [{t['diff_low']:+.3f}, {t['diff_high']:+.3f}], "
                             f"p = {geval.reporting.format_p(t['p'])}")

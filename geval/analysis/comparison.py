@@ -4,7 +4,7 @@
   the delete-one-group jackknife (each group, a dialogue or document, left out in turn; both
   correlations recomputed on the same groups, so the difference is paired) with Student's t on
   groups − 1 degrees of freedom (`geval.analysis.correlation`: chosen by a null simulation, it
-  holds its 5% at 10-30 groups where the percentile bootstrap gave 9-10%), plus Williams' test;
+  holds its 5% at 10-30 groups where the percentile bootstrap gave up to 11%), plus Williams' test;
 - `williams_test`: Williams' t for two dependent correlations that share the human variable
   (Steiger 1980, eq. 7);
 - `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the

@@ -78,8 +78,7 @@ def markdown_table(frame: pd.DataFrame) -> str:
 
 
 def format_p(p: float) -> str:
-    """A p-value as reports print it: "< 0.001" below 0.001 (a bootstrap p of 0 only means below
-    1 / resamples), "–" when undefined, else three decimals."""
+    """A p-value as reports print it: "< 0.001" below 0.001, "–" when undefined, else three decimals."""
     if p is None or not math.isfinite(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
@@ -100,7 +99,7 @@ def difference_text(c: Comparison) -> str:
 
 def verdict(c: Comparison, a: str, b: str, human: str) -> str:
     """A comparison of B with A in one plain sentence: which agrees better with people on
-    `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
+    `human`, or that these items cannot tell them apart (the paired interval of
     B − A holds 0), or that there are too few groups to say."""
     undefined = [name for name, value in (("A", c.a), ("B", c.b)) if not math.isfinite(value)]
     if undefined:

@@ -408,7 +408,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         raise
 
 
-def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def searched_together(store: Store, dataset: str) -> pd.DataFrame:
     """The kept searches of `dataset` that share their judge and test groups (the largest such
     set of two or more human aspects), read together on those test groups only: a row per human
     aspect searched, their average and, when the items have the protocol's Overall, the mean of
@@ -654,7 +654,7 @@ def _correlation(protocol: Protocol, scores: np.ndarray, human: np.ndarray, grou
 
 def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict:
     """b minus a at the protocol's level (item, or per group then averaged; a system-level protocol
-    is compared over items, and says so), with its paired-bootstrap interval and p."""
+    is compared over items, and says so), with its paired interval and p (the jackknife over groups)."""
     level = protocol.levels[0]
     try:
         if level in ("item", "group"):
