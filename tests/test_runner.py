@@ -245,21 +245,35 @@ PER_ASPECT = make_template(
 MULTI_FORM = make_template(name="test-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
 
 
-@pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
+@pytest.mark.parametrize("mode, behaviour", [("auto", "logprobs"), ("auto", "no-logprobs"), ("logprobs", "logprobs"),
+                                             ("samples", "no-logprobs")])
 @pytest.mark.parametrize("template", [ONE, MULTI_FORM, PER_ASPECT], ids=["one", "form", "per-aspect"])
-def test_the_plan_estimates_what_the_stub_then_bills(stub, store, mode, template):
+def test_the_plan_estimates_at_least_what_the_stub_then_bills(stub, store, mode, behaviour, template):
+    """Never less than the bill: sampled answers up to max_tokens each; "auto", until the server
+    has sent logprobs, the logprobs request and the n samples a server without them is asked for."""
     from geval.judging.backends.openai import OpenAIJudge
 
-    judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_retries=0)
+    stub.configure(behaviour)
+    judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_tokens=16,
+                        max_retries=0)
     items = make_items(4)
     plan = geval.plan(store, items, template, judge)
     progress = geval.score(store, items, template, judge, "synthetic")
-    assert progress.failed == 0 and plan.calls == progress.calls == stub.count
-    assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
-    assert plan.cost == pytest.approx(progress.cost, rel=1e-12) and plan.cost > 0
-    if mode == "samples":  # the prompt is billed once per request, the answer once per sample
-        assert plan.completion_tokens == 5 * geval.plan(geval.Store(":memory:"), items, template, OpenAIJudge(
-            "gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")).completion_tokens
+    assert progress.failed == 0 and plan.calls == progress.calls > 0
+    assert plan.prompt_tokens >= progress.prompt_tokens and plan.completion_tokens >= progress.completion_tokens
+    assert plan.cost >= progress.cost > 0
+    if mode == "logprobs":  # one request, the form's short answer: what is billed
+        assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
+        assert plan.cost == pytest.approx(progress.cost, rel=1e-12)
+    if mode == "samples":  # the prompt once per request, 5 answers of up to 16 tokens
+        assert plan.prompt_tokens == progress.prompt_tokens and plan.completion_tokens == plan.calls * 5 * 16
+    if mode == "auto":  # once the server has answered, the judge knows which it pays for
+        logprobs = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")
+        samples = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="samples", n=5)
+        known = logprobs if behaviour == "logprobs" else samples
+        fresh = geval.Store(":memory:")
+        later, alike = geval.plan(fresh, items, template, judge), geval.plan(fresh, items, template, known)
+        assert (later.prompt_tokens, later.completion_tokens) == (alike.prompt_tokens, alike.completion_tokens)
 
 
 def test_progress_line_and_eta():

