@@ -5,8 +5,8 @@ large dataset into it), kills something at a random moment, and checks the store
 would, with plain sqlite3:
 
 - `run`: the scoring process itself (an OpenAI-compatible stub judge, 4 calls at a time);
-- `worker`: the embedded judge's worker process (a stand-in model in a real worker, or with
-  `--real-model` Qwen2.5 1.5B); the scoring process must end the run as failed and live on;
+- `worker`: the embedded judge's worker process (Qwen2.5 1.5B on this machine's CPU); the scoring
+  process must end the run as failed and live on;
 - `save`: a process loading a 20,000-item file into the store (an upload does the same).
 
 After each kill: `PRAGMA integrity_check` is ok; no item the process reported finished is lost;
@@ -14,7 +14,7 @@ none is stored twice (one row per item, aspect and template version); then the s
 completes, asking the judge only for what was not stored (a save: the dataset is all there or not
 at all, and saving again completes).
 
-    python bench/chaos.py [--rounds 200] [--seed 0] [--real-model 0]
+    python bench/chaos.py [--rounds 200] [--seed 0] [--kinds run,worker,save]
 
 It prints one line per round and the figures; it exits 1 if any check failed. The browser kills
 (the app's server) are in tests/test_e2e_crash.py.
@@ -51,6 +51,7 @@ class Figures:
     asked_again: int = 0  # judge calls of a resumed run for items already stored
     problems: list[str] = field(default_factory=list)
     save_seconds: float = 10.0  # how long the last whole save took (a kill falls within it)
+    worker_seconds: float = 20.0  # about how long the judge takes for a round's items (likewise)
 
     def line(self) -> str:
         kills = sum(self.kills.values())
@@ -66,7 +67,6 @@ def child(args: argparse.Namespace) -> None:
     """One scoring run (or dataset save) that prints what it finished, as it finishes it."""
     sys.path[:0] = [str(REPO), str(REPO / "stubs")]
     import geval
-    from geval.judging.backends import embedded
 
     store = geval.Store(args.store)
     if args.kind == "save":
@@ -76,8 +76,6 @@ def child(args: argparse.Namespace) -> None:
     dataset = geval.load_dataset(args.dataset, name=args.name, store=store)
     template = geval.Template.parse(json.loads(args.template), source="chaos.txt")
     if args.kind == "worker":
-        if not args.real_model:
-            embedded.TARGET = "fake_native:FakeJudgeModel"
         judge = geval.make_judge("embedded")
         judge.load()
         print(f"worker {judge.worker.process.pid}", flush=True)
@@ -103,13 +101,11 @@ def query(store: Path, sql: str, *values) -> list[tuple]:
         return conn.execute(sql, values).fetchall()
 
 
-def start(store: Path, kind: str, dataset: Path, name: str, url: str, real_model: bool) -> subprocess.Popen:
+def start(store: Path, kind: str, dataset: Path, name: str, url: str) -> subprocess.Popen:
     from _common import SYNTHETIC_TEMPLATE
 
     command = [sys.executable, __file__, "--child", kind, "--store", str(store), "--dataset", str(dataset),
                "--name", name, "--url", url, "--template", json.dumps(SYNTHETIC_TEMPLATE)]
-    if real_model:
-        command.append("--real-model")
     return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "stubs")])})
 
@@ -125,16 +121,15 @@ def write_dataset(path: Path, size: int, per_group: int = 6) -> Path:
     return path
 
 
-def round_of(figures: Figures, number: int, kind: str, rng: random.Random, folder: Path, store: Path, url: str,
-             real_model: bool) -> str:
+def round_of(figures: Figures, number: int, kind: str, rng: random.Random, folder: Path, store: Path, url: str) -> str:
     """One round: start, kill at a random moment, check, resume, check. Returns its line."""
     name = f"chaos{number}"
     dataset = write_dataset(folder / f"{name}.json", SAVE_ITEMS if kind == "save" else ITEMS)
-    process = start(store, kind, dataset, name, url, real_model)
+    process = start(store, kind, dataset, name, url)
     lines: list[str] = []
     # the kill comes at a random moment of the work: once the process says it starts it (its
     # worker's pid, its first item), or, one round in ten, while it is still starting
-    window = {"run": 1.0, "worker": 1.5 if not real_model else 30.0, "save": figures.save_seconds * 1.2}[kind]
+    window = {"run": 1.0, "worker": figures.worker_seconds * 1.2, "save": figures.save_seconds * 1.2}[kind]
     delay = rng.uniform(0.0, window)
     target = process.pid
     if kind != "save" and rng.random() >= 0.1:
@@ -172,8 +167,11 @@ def round_of(figures: Figures, number: int, kind: str, rng: random.Random, folde
     figures.doubled += twice
     if lost or twice:
         figures.problems.append(f"round {number}: reported {reported}, stored {stored}, stored twice {twice}")
-    again = start(store, kind, dataset, name, url, False if kind == "run" else real_model)
+    started = time.time()
+    again = start(store, kind, dataset, name, url)
     out, err = again.communicate(timeout=900)
+    if kind == "worker":
+        figures.worker_seconds = (time.time() - started) * (ITEMS - stored) / ITEMS if stored < ITEMS else 0.0
     final = [line for line in out.splitlines() if line.startswith("calls ")]
     complete = query(store, "SELECT COUNT(DISTINCT item_id) FROM judgments WHERE dataset = ? AND status = 'ok'", name)[0][0]
     calls = int(final[0].split()[1]) if final else -1
@@ -197,7 +195,7 @@ def _check_save(figures: Figures, number: int, store: Path, dataset: Path, name:
         figures.lost += 1
         figures.problems.append(f"round {number}: a killed save left {items} items for {rows}")
     started = time.time()
-    again = start(store, "save", dataset, name, url, False)
+    again = start(store, "save", dataset, name, url)
     out, err = again.communicate(timeout=900)
     figures.save_seconds = time.time() - started
     items = query(store, "SELECT COUNT(*) FROM items WHERE dataset = ?", name)[0][0]
@@ -212,7 +210,6 @@ def main(argv: list[str] | None = None) -> Figures:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--real-model", type=int, default=0, help="rounds whose worker holds the real model")
     parser.add_argument("--kinds", default="run,worker,save", help="what is killed, comma-separated")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     for hidden in ("--store", "--dataset", "--name", "--url", "--template"):
@@ -232,12 +229,9 @@ def main(argv: list[str] | None = None) -> Figures:
         stub.configure("logprobs", delay=0.1, hashed=True)
         folder = Path(tmp)
         store = folder / "chaos.sqlite"
-        real_left = args.real_model
         for number in range(args.rounds):
             kind = kinds[number % len(kinds)]
-            real = kind == "worker" and real_left > 0
-            real_left -= real
-            print(f"{number + 1:3d} {round_of(figures, number, kind, rng, folder, store, stub.url, real)}", flush=True)
+            print(f"{number + 1:3d} {round_of(figures, number, kind, rng, folder, store, stub.url)}", flush=True)
     print(f"FIGURES: {figures.line()}")
     for problem in figures.problems:
         print(f"  problem: {problem}")

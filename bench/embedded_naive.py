@@ -25,6 +25,7 @@ and fact shared, the response and the aspect last), each warmed the same way.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
@@ -51,9 +52,7 @@ def naive_model(judge):
     """A llama.cpp context of its own on the judge's model file (same n_ctx and threads as the judge's worker) for the naive loop."""
     from llama_cpp import Llama
 
-    from geval.judging.native import cpu
-
-    return Llama(model_path=str(judge.path), n_ctx=judge.n_ctx, n_threads=cpu().cpus, n_batch=512, verbose=False)
+    return Llama(model_path=str(judge.path), n_ctx=judge.n_ctx, n_threads=len(os.sched_getaffinity(0)), n_batch=512, verbose=False)
 
 
 def per_aspect_seconds(judge, template, warm, timed) -> float:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import statistics
 import subprocess
 import sys
@@ -31,10 +33,10 @@ def measure() -> dict:
     """Prefill tokens/s of this interpreter's llama.cpp on the judge's model (run with --child)."""
     from llama_cpp import Llama, llama_print_system_info
 
-    from geval.judging.native import build_features, cpu
-    from geval.judging.weights import ensure_weights
+    import geval
 
-    llm = Llama(model_path=str(ensure_weights()), n_ctx=4096, n_threads=cpu().cpus, n_batch=512, verbose=False)
+    llm = Llama(model_path=str(geval.make_judge("embedded").path), n_ctx=4096, n_threads=len(os.sched_getaffinity(0)),
+                n_batch=512, verbose=False)
     tokens = llm.tokenize(TEXT.encode(), add_bos=False)[:2000]
     speeds = []
     for _ in range(5):
@@ -43,7 +45,7 @@ def measure() -> dict:
         llm.eval(tokens)
         speeds.append(len(tokens) / (time.perf_counter() - started))
     llm.close()
-    features = sorted(build_features(llama_print_system_info().decode()))
+    features = sorted(name for name, on in re.findall(r"(\w+) = (\d)", llama_print_system_info().decode()) if on == "1")
     return {"tokens": len(tokens), "speed": statistics.median(speeds[2:]), "features": features}
 
 

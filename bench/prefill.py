@@ -16,6 +16,7 @@ The speed the judge measured when its worker loaded the model (prefill, decode) 
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
@@ -41,10 +42,8 @@ if __name__ == "__main__":
            f"({args.groups} dialogues x {args.per_group} responses, {args.template})")
     from llama_cpp import Llama
 
-    from geval.judging.native import cpu
-
     judge = embedded_judge()
-    llm = Llama(model_path=str(judge.path), n_ctx=judge.n_ctx, n_threads=cpu().cpus, n_batch=512, verbose=False)
+    llm = Llama(model_path=str(judge.path), n_ctx=judge.n_ctx, n_threads=len(os.sched_getaffinity(0)), n_batch=512, verbose=False)
     template = geval.Template.load(args.template)
     items = topicalchat(args.groups, args.per_group)
     calls = [call for item in items for call in template.calls(item)]

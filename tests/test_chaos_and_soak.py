@@ -20,10 +20,11 @@ def _bench(*args: str) -> str:
     return next(line for line in done.stdout.splitlines() if line.startswith("FIGURES: "))
 
 
+@pytest.mark.model
 def test_runs_workers_and_saves_killed_at_random_moments_lose_nothing_and_resume():
-    figures = _bench("bench/chaos.py", "--rounds", "9", "--seed", "1")
-    assert figures.startswith("FIGURES: kills 9 (run 3, save 3, worker 3); integrity_check ok 9/9; lost 0; doubled 0; "
-                              "resumed and complete 9/9; asked again 0"), figures
+    figures = _bench("bench/chaos.py", "--rounds", "6", "--seed", "1")
+    assert figures.startswith("FIGURES: kills 6 (run 2, save 2, worker 2); integrity_check ok 6/6; lost 0; doubled 0; "
+                              "resumed and complete 6/6; asked again 0"), figures
 
 
 def test_a_thousand_calls_with_five_percent_faults_store_every_item_once_and_count_every_fault():

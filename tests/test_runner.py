@@ -110,7 +110,7 @@ def test_the_stop_event_stops_early_and_a_rerun_finishes_without_duplicates(stor
     judge = scripted()
     progress = geval.score(store, items, ONE, judge, "synthetic", stop=stop, on_progress=on_progress)
     assert progress.stopped and progress.done == 4
-    assert seen == [1, 2, 3, 4]
+    assert seen == [0, 1, 2, 3, 4]  # 0: the report as the judge's calls begin
     assert len(judge.calls) == 4
     assert store.runs().iloc[0]["status"] == "stopped"
     assert counts(store) == {"naturalness": 4}

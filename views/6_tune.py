@@ -48,14 +48,16 @@ tried = st.multiselect("Variants to try besides the template to beat and its arg
 
 try:
     judge = state.judge()
-    pace = geval.plan(store, [], start or editor, judge) if (start or editor) is not None else None
+    asked = start or editor
+    # calls like the search's (the template to beat on some items), at this judge's pace
+    pace = geval.plan(store, dataset.select(level=asked.level if asked.level in dataset.levels else None)[:30], asked,
+                      judge, fresh=True) if asked is not None else None
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
-pace.calls = int(budget) if pace is not None else 0  # every call the budget allows, at this judge's pace
 st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
-           "included: " + (f"{pace.time_line()}." if pace is not None else "fix the editor's template to see a time "
-                           "estimate."))
+           "included: " + (f"{pace.time_line(int(budget))}." if pace is not None else "fix the editor's template to "
+                           "see a time estimate."))
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any

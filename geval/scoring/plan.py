@@ -133,8 +133,11 @@ class Plan:
         return self.pace.seconds(self.work)
 
     def seconds_for(self, calls: int) -> float:
-        """The time `calls` calls like these would take (e.g. a search's budget of them)."""
-        return self.seconds * calls / self.calls if self.calls else calls * self.pace.seconds(Work(1))
+        """The time `calls` calls like these would take (e.g. a search's budget of them); with no
+        call to go by, at the judge's time per call."""
+        if self.calls:
+            return self.seconds * calls / self.calls
+        return calls * self.pace.per_call / max(1, self.pace.concurrency)
 
     @property
     def renderable(self) -> bool:

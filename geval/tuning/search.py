@@ -60,6 +60,8 @@ NO_WINNER = ("no candidate has a correlation on the tune groups (the note column
 #: [0, 0] and p 1 would read as a measurement).
 SAME_AS_START = {"difference": 0.0, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan,
                  "note": "the winner is the start"}
+#: Items of the tune part whose calls (with the starting template) give the time of a search's calls.
+PACE_ITEMS = 30
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
@@ -306,11 +308,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     say = on_progress or (lambda p: None)
     search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop, say, tune_items)
     progress.reserved = search.most_for_test(pool, test_items, ensemble)
-    pace = plan(store, [], start, judge)
-    pace.calls = budget  # the time of every call the budget allows, as the plan words it
+    pace = plan(store, tune_items[:PACE_ITEMS], start, judge, fresh=True)  # calls like the search's, at this judge's pace
     progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
-                        f"of them kept for the test part: {pace.time_line()}")
+                        f"of them kept for the test part: {pace.time_line(budget)}")
     say(progress)
     settings = {"budget": budget, "start": start.label, "tune_share": tune_share, "seed": seed,
                 "few_shot": [list(f) for f in (FEW_SHOT if few_shot is None else few_shot)], "ensemble": ensemble,
