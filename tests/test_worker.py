@@ -109,3 +109,25 @@ def _alive(pid: int) -> bool:
         return False
     state = open(f"/proc/{pid}/stat").read().rpartition(")")[2].split()[0]
     return state != "Z"
+
+
+@pytest.mark.model
+@pytest.mark.timeout(900)
+def test_the_judge_the_likelihood_and_the_embeddings_never_load_llama_cpp_in_the_callers_process(tmp_path):
+    script = """
+import sys
+import geval
+from geval.analysis.baselines import compute_baselines
+dataset = geval.load_dataset("topicalchat_usr_sample")
+store = geval.Store(sys.argv[1])
+progress = geval.score(store, dataset.items[:2], geval.Template.load("topicalchat-naturalness"),
+                       geval.make_judge("embedded"), dataset.name)
+baselines = compute_baselines(dataset.items[:4], ["pmi", "embedding", "bertscore"], store=store)
+print(progress.done, [round(float(b.scores.iloc[0]), 3) for b in baselines], "llama_cpp" in sys.modules,
+      "tokenizers" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "store.sqlite")], cwd=REPO,
+                          capture_output=True, text=True, timeout=850)
+    assert done.returncode == 0, done.stderr[-2000:]
+    words = done.stdout.split()
+    assert words[0] == "2" and words[-2:] == ["False", "False"], done.stdout  # scored, and no native model here
