@@ -58,7 +58,7 @@ def test_progress_adds_up_under_concurrency_and_is_reported_on_the_callers_threa
     progress = geval.score(store, make_items(30), ONE, make(stub, prices=(1.0, 2.0)), "synthetic",
                                  concurrency=6, on_progress=on_progress)
     assert threads == {threading.current_thread().name}
-    assert len(seen) == 30 and seen == sorted(seen) and seen[-1] == 30
+    assert len(seen) == 31 and seen == sorted(seen) and seen[0] == 0 and seen[-1] == 30  # 0: as the calls begin
     sums = store.db.execute("SELECT SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM calls").fetchone()
     assert (progress.prompt_tokens, progress.completion_tokens) == (sums[0], sums[1])
     assert progress.cost == pytest.approx(sums[2])

@@ -28,7 +28,15 @@ HIDDEN = {
 
 @pytest.fixture(scope="module")
 def model() -> encoder.MiniLM:
-    return encoder.minilm()
+    """The model in this process (the app asks it in a worker: `encoder.minilm()`)."""
+    return encoder.MiniLM()
+
+
+def test_the_worker_gives_the_same_ids_and_vectors_as_the_model_in_this_process(model):
+    remote = encoder.minilm()
+    assert remote.ids([CAT, "hello"]) == model.ids([CAT, "hello"]) and remote.special == model.special
+    assert np.array_equal(remote.sentence_vectors([CAT, "hello"]), model.sentence_vectors([CAT, "hello"]))
+    assert all(np.array_equal(a, b) for a, b in zip(remote.token_vectors([CAT_IDS]), model.token_vectors([CAT_IDS])))
 
 
 def test_the_tokenizer_gives_bert_uncased_ids_and_cuts_where_sentence_transformers_does(model):

@@ -234,6 +234,9 @@ class RemoteMiniLM:
         return self._call("sentence_vectors", list(texts), 1.0)
 
 
+_REMOTE = RemoteMiniLM()
+
+
 def minilm() -> RemoteMiniLM:
     """The installed model, in its worker process (loaded there once, about a second)."""
-    return RemoteMiniLM()
+    return _REMOTE
