@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from geval.bundled import bundled_dir
 from geval.data.items import PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
@@ -73,8 +74,8 @@ ANSWERS = ("No", "Yes")
 PART = "#"
 #: Marks a template made from another by a prompt search (`geval.tuning.variants`): "<name>~<what changed>".
 VARIANT = "~"
-#: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the repository.
-PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or Path(__file__).resolve().parents[2] / "prompts")
+#: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the checkout (or installed with the package).
+PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or bundled_dir("prompts"))
 
 
 @dataclass(frozen=True)
