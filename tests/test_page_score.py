@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 from openai_stub import OpenAIStub
 
+import geval
 from geval.scoring.runner import UNREAD
+from studio.state import DEFAULT_TEMPLATE
 from studio.text import plain
 
 from tests.apptest_helpers import open_app, texts, wait_for
@@ -78,7 +80,7 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         at.button(key="score_stop").click().run()
         wait_for(at, _finished)
         summary = next(s.value for s in at.info if s.value.startswith("Run "))  # blue: neither done nor failed
-        assert "stopped; press Resume to go on" in summary
+        assert "stopped; press Resume this run to go on" in summary
         stopped_after = stub.count
         assert 0 < stopped_after < 12
         assert at.button(key="score_start").label == "Resume"
@@ -88,6 +90,34 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         resumed = next(s.value for s in at.success if "12/12 items" in s.value)
         assert f"{stopped_after} cached" in resumed and f"{12 - stopped_after} judge calls" in resumed
         assert stub.count == 12  # nothing was asked twice
+
+
+def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_its_own_resume(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", delay=0.3)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(12).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: stub.count >= 2, timeout=30)
+        at.button(key="score_stop").click().run()
+        wait_for(at, _finished)
+        stopped_after = stub.count
+        assert at.button(key="score_start").label == "Resume"
+
+        at.number_input(key="score_limit").set_value(3).run()  # another selection: not the stopped run's
+        assert at.button(key="score_start").label == "Start scoring"
+        assert at.button(key="score_resume").label == "Resume this run"  # the stopped run's own line
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any("3/3 items" in s.value for s in at.success))
+        assert stub.count == max(stopped_after, 3)  # the first 3 items only: nothing of the stopped run's 12
+        resume = [b for b in at.button if (b.key or "").startswith("score_resume_")]
+        assert [b.label for b in resume] == ["Resume this run"], "the stopped run is still offered"
+
+        resume[0].click().run()
+        wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
+        assert stub.count == 12  # its own 12 items, nothing asked twice
+        assert not [b for b in at.button if (b.key or "").startswith("score_resume")]
 
 
 def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_path):
@@ -306,10 +336,13 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
     from geval.scoring.runner import Progress
     from studio import jobs
 
+    shown = jobs.selection(geval.load_dataset("topicalchat_usr_sample").items, [geval.Template.load(DEFAULT_TEMPLATE)],
+                           {"backend": "embedded", "concurrency": 1, "rpm": None})  # what the page opens on
     for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume")):
         ended = Progress(total=24, done=done, run_id=3, status="stopped" if stopped else "finished", stopped=stopped,
                          ended=1.0, started=0.0)
-        at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
+        at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended], selection=shown,
+                        again=lambda: None)
         jobs.get(at.session_state["score_job"]).stop.set()  # Stop was pressed
         at.run()
         assert at.button(key="score_start").label == label
