@@ -59,6 +59,47 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
     return sorted(found, key=lambda other: bool(searched[other]))  # a prompt search's variants last
 
 
+def compare_defaults(store: geval.Store, combos: pd.DataFrame, chosen: list[str]) -> tuple[str, str] | None:
+    """Compare's A and B for the combinations `chosen` above it: two of them that share a human aspect
+    (else the first chosen and its newest partner), the original as A and its edit as B (`Store.combos`'
+    origin: a prompts/ file's version before a saved one, saved versions as they were saved); None when
+    fewer than two are scored."""
+    offered = scored(combos)
+    picked = [label for label in chosen if label in offered]
+    pair = None
+    for label in picked:
+        partners = comparable(store, combos, label)
+        among = [other for other in partners if other in picked]
+        if among or (partners and len(picked) < 2):
+            pair = (label, (among or partners)[0])
+            break
+    if pair is None:
+        rest = [label for label in [*picked, *offered] if label]
+        if len(set(rest)) < 2:
+            return None
+        first = rest[0]
+        pair = (first, next(label for label in rest if label != first))
+    origin = combos.set_index("label")["origin"]
+    a, b = sorted(pair, key=lambda label: origin[label])
+    return a, b
+
+
+def follow_chosen(store: geval.Store, combos: pd.DataFrame, chosen: list[str]) -> None:
+    """Compare's menus (agree_a, agree_b) follow the combinations chosen above them: set to
+    `compare_defaults` whenever that choice changes, or when a menu holds nothing offered; a pair
+    picked by hand (or brought by a link) stays until then."""
+    offered = set(scored(combos))
+    held = [st.session_state.get(key) for key in ("agree_a", "agree_b")]
+    valid = all(label in offered for label in held)
+    following = st.session_state.get("agree_cmp_for")
+    st.session_state["agree_cmp_for"] = sorted(chosen)
+    if valid and (following == sorted(chosen) or following is None):  # unchanged, or a link's pair on the first run
+        return
+    pair = compare_defaults(store, combos, chosen)
+    if pair is not None:
+        st.session_state["agree_a"], st.session_state["agree_b"] = pair
+
+
 def describe(combos: pd.DataFrame) -> Callable[[str], str]:
     """A menu's text for each label: a combination with nothing scored says so."""
     failed = combos.set_index("label")

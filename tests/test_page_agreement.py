@@ -155,7 +155,7 @@ def test_agreement_and_inspect_open_on_the_users_own_run_not_a_prompt_searchs_ne
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="agree_combos").value == [own]
-    assert at.selectbox(key="agree_b").value == own
+    assert at.selectbox(key="agree_a").value == own  # the original, against the only version it can be compared with
     at.switch_page("views/4_inspect.py").run()
     assert at.selectbox(key="inspect_combo").value == own
 
@@ -238,3 +238,41 @@ def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_long
     assert not at.exception
     [now] = at.multiselect(key="agree_combos").value
     assert now == f"{chosen} · max_tokens 16"
+
+
+def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_when_scored_after_its_edit(
+        monkeypatch, tmp_path):
+    """As in one run of the editor's version and the file's: the edit is scored first, yet A is the original
+    (the prompts/ file's version) and B the edit, so the verdict and the report's diff read the right way."""
+    at, dataset = scored_app(monkeypatch, tmp_path, score=False)
+    store = geval.Store(tmp_path / "store.sqlite")
+    original, edited = resolve_template("topicalchat-naturalness"), _second_version()
+    engaging = resolve_template("topicalchat-engagingness")
+    items = dataset.items[::5][:12]
+    for template in (edited, original, engaging):  # the edit first, as the Score page's run does
+        geval.score(store, items, template, geval.make_judge("scripted"), dataset.name)
+    combos = store.combos(dataset.name).set_index("template_version")
+    assert combos.loc[original.version, "origin"] < combos.loc[edited.version, "origin"]
+    labels = {t.version: combos.loc[t.version, "label"] for t in (original, edited, engaging)}
+    report = geval.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
+    store.close()
+    assert f"| Natural | {labels[original.version]} | {labels[edited.version]} |" in report  # A, then B
+    assert "+Evaluation Form (numbers ONLY):" in report and "-Evaluation Form (scores ONLY):" in report
+
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_combos").set_value([labels[engaging.version]]).run()
+    at.multiselect(key="agree_combos").set_value([labels[edited.version], labels[original.version]]).run()
+    assert not at.exception
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
+        labels[original.version], labels[edited.version])
+    verdict = " ".join(i.value for i in at.info if "on Natural" in i.value).replace("\\", "")
+    assert f"A ({labels[original.version]})" in verdict and f"B ({labels[edited.version]})" in verdict
+
+    at.selectbox(key="agree_a").select(labels[engaging.version]).run()  # a pair picked by hand stays ...
+    at.run()
+    assert at.selectbox(key="agree_a").value == labels[engaging.version]
+    at.multiselect(key="agree_combos").set_value([labels[original.version], labels[edited.version]]).run()
+    assert at.selectbox(key="agree_a").value == labels[engaging.version]  # ... the same two chosen, reordered
+    at.multiselect(key="agree_combos").set_value([labels[original.version]]).run()  # ... until the choice changes
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
+        labels[original.version], labels[edited.version])

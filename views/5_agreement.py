@@ -171,13 +171,10 @@ if len(labels) < 2:
     st.stop()
 st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
            "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
-state.keep_valid("agree_a", labels)
-state.keep_valid("agree_b", labels)
+scored.follow_chosen(store, combos, chosen)  # by default two of those chosen above: the original A, its edit B
 left, right = st.columns(2)
-opening = scored.default(combos)  # the newest of the user's own (not a prompt search's variant)
-label_b = right.selectbox("B", labels, index=labels.index(opening) if opening in labels else 0, key="agree_b")
-partners = scored.comparable(store, combos, opening)  # by default the newest that measures the same aspect
-label_a = left.selectbox("A (baseline)", labels, index=labels.index(partners[0]) if partners else 1, key="agree_a")
+label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
+label_b = right.selectbox("B (the edit, compared with A)", labels, key="agree_b")
 if label_a == label_b:
     st.info("Pick two different template versions or judges.")
     st.stop()

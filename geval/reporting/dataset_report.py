@@ -197,8 +197,9 @@ def _versions() -> str:
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
             n_boot: int) -> tuple[list[_Scored], list[str]]:
-    """The report's combinations, first scored first (the reference of the comparisons), and the
-    names of the search variants left out of them (only when `combos` is not given)."""
+    """The report's combinations, the original first (`Store.combos`' origin: a prompts/ file's version, then
+    saved versions as they were saved; the A of the comparisons), and the names of the search variants left
+    out of them (only when `combos` is not given)."""
     stored = store.combos(name)
     pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
     searched: dict[str, str] = {}  # a search's variants by version: read on their test groups in their own section
@@ -216,7 +217,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
         if table is None:
             table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
         known = (version, signature) in info.index
-        found.append((info.loc[(version, signature), "first"] if known else 0.0, _Scored(
+        found.append((info.loc[(version, signature), "origin"] if known else len(info), _Scored(
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
@@ -278,12 +279,12 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
 
 
 def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_boot: int) -> list:
-    """Per human aspect that several combinations are compared with: each (B) against the first
-    of them scored (A), on the items both scored: B − A with its paired-bootstrap interval,
+    """Per human aspect that several combinations are compared with: each (B) against the original
+    of them (A: `_scored`'s first), on the items both scored: B − A with its paired-bootstrap interval,
     p-values, a verdict in words; then the template diff of each pair compared."""
     blocks = [Heading("Template versions and judges compared")]
     by_human: dict[str, list[_Scored]] = {}
-    for one in scored:  # first scored first
+    for one in scored:  # the original first
         for human in compared_humans(store, name, (one.version, one.signature)):
             by_human.setdefault(human, []).append(one)
     rows, verdicts, pairs = [], [], {}
@@ -305,7 +306,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_
     if not verdicts:
         return blocks + [Text("No two template versions or judges of this report are compared with the same human "
                               "aspect: score the same items with a second version or judge to compare them.")]
-    blocks += [Text(f"Per human aspect, each template version or judge (B) against the first one scored on it (A), "
+    blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
+                    "file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
                     f"paired-bootstrap 95% interval over groups ({n_boot} resamples) and two-sided p-value, and "
                     "Williams' test for dependent correlations (it treats items as independent: trust the bootstrap "

@@ -40,7 +40,7 @@ from geval.data.dataset import Dataset
 from geval.data.items import Item, without_item
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
-from geval.judging.templates import VARIANT, Template, parse_template
+from geval.judging.templates import PROMPTS_DIR, VARIANT, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import schema
 
@@ -465,7 +465,9 @@ class Store:
         label (template version, its comment when it has one, and judge; unique: where two would
         read alike, followed by the judge settings that differ, e.g. the base URL, or a short hash
         of the signature), aspects (list), ok, unscored, failed,
-        first and last (times of the first and latest judgment), searched (a prompt search's variant). Empty
+        first and last (times of the first and latest judgment), searched (a prompt search's variant), origin
+        (0 for the original: the text of a file in prompts/ before any saved version, then saved versions by
+        when they were saved, then by their first judgment; what a comparison reads as A, its edit as B). Empty
         when nothing is scored.
         """
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
@@ -474,7 +476,7 @@ class Store:
                  FROM judgments WHERE dataset = ? AND aspect NOT LIKE '%#%'
                  GROUP BY template_version, signature, aspect"""
         columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
-                   "ok", "unscored", "failed", "first", "last", "searched"]
+                   "ok", "unscored", "failed", "first", "last", "searched", "origin"]
         with self.lock:
             per_aspect = pd.read_sql_query(sql, self.db.conn, params=[dataset])
         if per_aspect.empty:
@@ -499,6 +501,13 @@ class Store:
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
         frame["label"] = told_apart(list(frame["label"]), [json.loads(t) for t in frame["signature_json"]], short)
         frame["searched"] = frame["template"].str.contains(VARIANT, regex=False)  # a prompt search's variant
+        files = {t.version for t in list_templates(PROMPTS_DIR)}
+        with self.lock:
+            saved = dict(self.db.execute("SELECT version, created FROM templates").fetchall())
+        age = [(version not in files, saved.get(version, float("inf")), first)
+               for version, first in zip(frame["template_version"], frame["first"])]
+        order = sorted(range(len(age)), key=lambda i: age[i])
+        frame["origin"] = [order.index(i) for i in range(len(age))]
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------
