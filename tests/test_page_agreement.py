@@ -155,7 +155,6 @@ def test_agreement_and_inspect_open_on_the_users_own_run_not_a_prompt_searchs_ne
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="agree_combos").value == [own]
-    assert at.selectbox(key="agree_a").value == own  # the original, against the only version it can be compared with
     at.switch_page("views/4_inspect.py").run()
     assert at.selectbox(key="inspect_combo").value == own
 
@@ -217,7 +216,7 @@ def test_labels_in_messages_are_shown_as_written_not_as_markdown():
     assert plain(labels) == r"topicalchat\-naturalness\~k4\-random@1 and topicalchat\-naturalness\~argmax@2 \*"
 
 
-def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_longer(monkeypatch, tmp_path):
+def test_a_new_run_whose_label_reads_alike_is_opened_and_told_apart(monkeypatch, tmp_path):
     from openai_stub import OpenAIStub
 
     from geval.judging.backends.openai import OpenAIJudge
@@ -237,7 +236,8 @@ def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_long
         at.run()
     assert not at.exception
     [now] = at.multiselect(key="agree_combos").value
-    assert now == f"{chosen} · max_tokens 16"
+    assert now == f"{chosen} · max_tokens 32"  # the newest run, opened
+    assert f"{chosen} · max_tokens 16" in at.multiselect(key="agree_combos").options  # the one chosen before
 
 
 def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_when_scored_after_its_edit(
@@ -276,3 +276,49 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     at.multiselect(key="agree_combos").set_value([labels[original.version]]).run()  # ... until the choice changes
     assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
         labels[original.version], labels[edited.version])
+
+
+def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_choice(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page("views/4_inspect.py").run()
+    first = at.selectbox(key="inspect_combo").value
+    at.switch_page(PAGE).run()
+    assert at.multiselect(key="agree_combos").value == [first]
+    store = geval.Store(tmp_path / "store.sqlite")  # a run with another judge ends (as the embedded one after the stub)
+    geval.score(store, dataset.items[:12], resolve_template("topicalchat-naturalness"),
+                geval.make_judge("scripted", name="other"), dataset.name)
+    newest = store.combos(dataset.name)["label"].iloc[0]
+    store.close()
+    assert newest != first
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="agree_combos").value == [newest]
+    at.switch_page("views/4_inspect.py").run()
+    assert at.selectbox(key="inspect_combo").value == newest
+    at.selectbox(key="inspect_combo").select(first).run()  # a choice made since stays
+    at.switch_page(PAGE).run()
+    at.switch_page("views/4_inspect.py").run()
+    assert at.selectbox(key="inspect_combo").value == first
+
+
+def test_a_prompt_searchs_variants_stay_out_of_the_menus_until_listed(monkeypatch, tmp_path):
+    from geval.tuning.variants import with_examples
+    from tests.test_page_inspect import TEMPLATE, load_template
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k in (1, 2, 3):
+        geval.score(store, dataset.items[:6], with_examples(load_template(TEMPLATE), k), geval.make_judge("scripted"),
+                    dataset.name, examples_from=dataset.items[6:])
+    combos = store.combos(dataset.name)
+    store.close()
+    variants = list(combos.loc[combos["searched"], "label"])
+    assert len(variants) == 3
+    for page, kind, key in ((PAGE, "multiselect", "agree_combos"), ("views/4_inspect.py", "selectbox", "inspect_combo")):
+        at.switch_page(page).run()
+        assert not at.exception
+        assert not set(variants) & set(getattr(at, kind)(key=key).options), page
+        assert at.toggle(key="combos_variants").label == "List the 3 variants of prompt searches too"
+        at.toggle(key="combos_variants").set_value(True).run()
+        assert set(variants) <= set(getattr(at, kind)(key=key).options), page
+        at.toggle(key="combos_variants").set_value(False).run()

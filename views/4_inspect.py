@@ -27,8 +27,9 @@ dataset = state.require_dataset()
 combos = scored.require_scored(store, dataset)
 
 scored.choose("inspect_combo", combos)  # never a combination with nothing scored, unless chosen
-label = st.selectbox("Template version and judge", list(combos["label"]), key="inspect_combo",
-                     format_func=scored.describe(combos), persist_state="session")
+scored.variants_toggle(combos)
+label = st.selectbox("Template version and judge", scored.menu(combos, st.session_state.get("inspect_combo")),
+                     key="inspect_combo", format_func=scored.describe(combos), persist_state="session")
 combo = combos.set_index("label").loc[label]
 if combo["ok"] == 0:
     st.warning(scored.nothing_scored(store, dataset.name, combo))

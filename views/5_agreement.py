@@ -35,8 +35,10 @@ by_label = combos.set_index("label")
 labels = list(by_label.index)
 
 state.keep_valid("agree_combos", labels)
-chosen = st.multiselect("Template versions and judges", labels, default=[scored.default(combos)], key="agree_combos",
-                        format_func=scored.describe(combos), persist_state="session")
+scored.variants_toggle(combos)
+chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
+                        default=[scored.default(combos)], key="agree_combos", format_func=scored.describe(combos),
+                        persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
                           key="agree_levels", persist_state="session")
@@ -165,13 +167,15 @@ else:
     distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
 
 st.subheader("Compare two versions")
-labels = scored.scored(combos)  # a combination with nothing scored has nothing to compare
+# a combination with nothing scored has nothing to compare; a search's variants only when listed or chosen
+labels = [label for label in scored.scored(combos) if label in scored.menu(combos, [*chosen, *(
+    st.session_state.get(key) for key in ("agree_a", "agree_b"))])]
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
 st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
            "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
-scored.follow_chosen(store, combos, chosen)  # by default two of those chosen above: the original A, its edit B
+scored.follow_chosen(store, combos, chosen, labels)  # by default two of those chosen above: the original A, its edit B
 left, right = st.columns(2)
 label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
 label_b = right.selectbox("B (the edit, compared with A)", labels, key="agree_b")
