@@ -261,9 +261,13 @@ class Template:
                 values[STEPS] = self.steps.strip()
         for name in self.placeholders:
             if not values.get(name) and name not in OPTIONAL:
+                kind = item.grounding_kind
+                why = (f": its grounding is a {kind}, not a {name}; write {{{{{kind}}}}} (or {{{{fact}}}}, any "
+                       "grounding) instead" if kind and name in ("persona", "document") else
+                       "; remove it from the template or pick a dataset that has it")
                 raise TemplateError(
                     f"item {item.id} ({item.dataset}): placeholder {{{{{name}}}}} in {self.source} "
-                    f"has no value for this item; remove it from the template or pick a dataset that has it"
+                    f"has no value for this item{why}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
 
