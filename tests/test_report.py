@@ -375,3 +375,24 @@ def test_what_was_judged_says_what_each_way_of_asking_cost(store):
              for name in ("topicalchat-batch", "topicalchat-naturalness")}
     assert len(items) == 12 and calls == {"topicalchat-batch": "16",  # 2 dialogues x 4 aspects x 2 orders, shared
                                           "topicalchat-naturalness": "12"}  # one per item
+
+
+def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(store):
+    from openai_stub import OpenAIStub
+
+    from geval.judging.backends.openai import OpenAIJudge
+
+    dataset = geval.load_dataset("topicalchat_usr_sample")
+    store.save_dataset(dataset)
+    template = resolve_template("topicalchat-naturalness")
+    with OpenAIStub() as stub:
+        judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
+        geval.score(store, dataset.items[:4], template, judge, dataset.name)
+    geval.score(store, dataset.items[:4], template, scripted(), dataset.name)
+    markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| template version · judge |")) + 2
+    rows = [line.split(" | ") for line in lines[start:start + 2]]
+    costs = {row[2]: row[-1].rstrip(" |") for row in rows}
+    assert costs == {next(judge for judge in costs if "stub-model" in judge): "cost unknown (no price for this model)",
+                     "scripted: hashed": "$0.0000"}, costs

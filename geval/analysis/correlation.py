@@ -254,6 +254,7 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
         if "spearman" in metrics and not exact else None
     kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups) \
         if "kendall" in metrics and not exact else None
+    pair_signs = _pair_signs(x, y, group_of, resamples.n_groups) if "kendall" in metrics and exact else None
     for start, counts in resamples.counts():
         block = slice(start, start + len(counts))
         if "pearson" in metrics:
@@ -265,14 +266,45 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
             s, t1, t2 = (counts @ per_group - constant for per_group, constant in kendall_parts)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out["kendall"][block] = np.clip(s / np.sqrt(t1 * t2), -1.0, 1.0)
-    if "kendall" in metrics and exact:
-        position = np.full(len(resamples.group_of), -1)
-        position[rows] = np.arange(len(rows))
-        for b in range(n_boot):
-            taken = position[resamples.rows(b)]
-            taken = taken[taken >= 0]
-            out["kendall"][b] = correlate("kendall", x[taken], y[taken])
+        if "kendall" in metrics and exact:
+            out["kendall"][block] = _weighted_kendall(pair_signs, counts)
     return out
+
+
+def _pair_signs(x: np.ndarray, y: np.ndarray, group_of: np.ndarray, n_groups: int) -> tuple[np.ndarray, ...]:
+    """What Kendall's tau-b of any resample of whole groups is made of, summed over the pairs of rows of
+    each two groups (groups x groups): sign(x_i - x_j) * sign(y_i - y_j), pairs tied in x, pairs tied in y
+    (a row is not paired with itself); and each group's rows."""
+    cell = (group_of[:, None] * n_groups + group_of[None, :]).ravel()  # the pair's (group, group)
+
+    def by_group(pairs: np.ndarray) -> np.ndarray:
+        np.fill_diagonal(pairs, 0.0)
+        return np.bincount(cell, weights=pairs.ravel(), minlength=n_groups * n_groups).reshape(n_groups, n_groups)
+
+    concordance = np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
+    return (by_group(concordance), by_group(np.equal.outer(x, x).astype(float)),
+            by_group(np.equal.outer(y, y).astype(float)), np.bincount(group_of, minlength=n_groups).astype(float))
+
+
+def _weighted_kendall(pair_signs: tuple[np.ndarray, ...], counts: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each resample, exactly (what scipy gives on the resample with its repeats),
+    from how many times each group was drawn (`counts`, resamples x groups): pairs of rows of two draws
+    count once each, and the copies of one row are pairs tied in both x and y. NaN where x or y is
+    constant."""
+    concordance, tied_x, tied_y, sizes = pair_signs
+    total = counts @ sizes
+    own = (counts * (counts - 1.0)) @ sizes / 2.0  # a row with its own copies (a group drawn twice or more)
+    pairs = total * (total - 1.0) / 2.0
+
+    def quadratic(matrix: np.ndarray) -> np.ndarray:
+        return ((counts @ matrix) * counts).sum(axis=1) / 2.0
+
+    s = quadratic(concordance)
+    untied_x, untied_y = pairs - quadratic(tied_x) - own, pairs - quadratic(tied_y) - own
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / np.sqrt(untied_x * untied_y)
+    tau[~((untied_x > 0.5) & (untied_y > 0.5))] = np.nan
+    return np.clip(tau, -1.0, 1.0)
 
 
 def _interval_note(metric: str, n: int, resamples: Resamples) -> str:

@@ -34,6 +34,7 @@ from geval.analysis.leaderboard import CEILING, ONE_PROMPT_PER_ASPECT, Leaderboa
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
+from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
 from geval.reporting.document import Bullets, Code, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -119,6 +120,13 @@ class _Scored:
     table: pd.DataFrame
     judged: int
     totals: dict[str, float]  # `Store.call_totals`
+    priced: bool = True  # False for a judge whose model has no known price: its cost reads "unknown", not $0
+
+    def cost(self) -> str:
+        """What its calls cost, as the app says it: "$0.0123", or "cost unknown" for a model of no known price."""
+        if not self.priced and not self.totals["cost"]:
+            return "cost unknown (no price for this model)"
+        return f"${self.totals['cost']:.4f}"
 
 
 def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, *,
@@ -222,8 +230,16 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             info.loc[(version, signature), "model"] if known else signature, version, signature,
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
             store.call_totals(name, version, signature),
+            _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
+
+
+def _priced(signature_json: str) -> bool:
+    """Whether a judge's calls have a known price: a local model costs nothing, an OpenAI-compatible
+    server's model is priced only when it is one of PRICES (as the Score page's estimate says)."""
+    fields = json.loads(signature_json or "{}")
+    return fields.get("backend") != "openai" or fields.get("model") in PRICES
 
 
 # --- sections -------------------------------------------------------------------------------
@@ -247,7 +263,7 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
                    "prompt tokens per call": [f"{one.totals['prompt_tokens'] / max(one.totals['calls'], 1):,.0f}"
                                               for one in scored],
                    "judge time per item": [f"{one.totals['seconds'] / max(one.judged, 1):.2f} s" for one in scored],
-                   "cost": [f"${one.totals['cost']:.4f}" for one in scored],
+                   "cost": [one.cost() for one in scored],
                })),
                Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
                     "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
