@@ -24,6 +24,7 @@ with a note, never a crash.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -157,11 +158,7 @@ class Resamples:
         codes, ids = pd.factorize(np.asarray(groups).astype(str), sort=True)  # the groups in sorted order
         self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
-        rng = np.random.default_rng(seed)
-        # one call per resample, as the draws have always been made: the same seed gives the same intervals
-        self.draws = np.array([rng.integers(0, self.n_groups, self.n_groups) for _ in range(n_boot)],
-                              dtype=np.int64).reshape(n_boot, self.n_groups) if self.n_groups else \
-            np.zeros((n_boot, 0), dtype=np.int64)
+        self.draws = _draws(self.n_groups, n_boot, seed)
 
     @property
     def enough(self) -> bool:
@@ -197,6 +194,18 @@ class Resamples:
             order = np.argsort(self.group_of, kind="stable")
             self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
         return self._member_rows
+
+
+@functools.lru_cache(maxsize=16)
+def _draws(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
+    """The groups drawn in each resample (resamples x groups, read-only): they depend on the number of
+    groups, resamples and the seed alone, so a report's many tables of the same groups share them.
+    One call per resample, as the draws have always been made: the same seed gives the same intervals."""
+    rng = np.random.default_rng(seed)
+    draws = np.array([rng.integers(0, n_groups, n_groups) for _ in range(n_boot)], dtype=np.int64).reshape(
+        n_boot, n_groups) if n_groups else np.zeros((n_boot, 0), dtype=np.int64)
+    draws.flags.writeable = False
+    return draws
 
 
 def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) -> tuple[float, float]:
