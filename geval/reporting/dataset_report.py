@@ -175,7 +175,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_comparisons(store, name, scored, metric, n_boot))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*_searches(store, name))
-    document.add(*_flagged(store, items))
+    document.add(*_flagged(store, name, items))
     for one in scored:
         document.add(*_combination(one, len(items), figures, top))
     document.add(*_people(items, n_boot))
@@ -467,8 +467,9 @@ def _cell(row: pd.Series) -> str:
                    row.get("groups"))
 
 
-def _flagged(store: Store, items) -> list:
-    """The items flagged or with a note on the Inspect page, with their notes."""
+def _flagged(store: Store, name: str, items) -> list:
+    """The items flagged or with a note on the Inspect page, with their notes and the template version
+    and judge each was written beside."""
     by_id = {item.id: item for item in items}
     notes = [(item_id, flag, note) for item_id, (flag, note) in store.notes().items()
              if item_id in by_id and (flag or note.strip())]
@@ -477,10 +478,14 @@ def _flagged(store: Store, items) -> list:
         return blocks + [Text("No item is flagged or has a note (flag items and keep notes on the Inspect page).")]
     order = {item.id: i for i, item in enumerate(items)}
     notes.sort(key=lambda entry: order[entry[0]])
+    combos = store.combos(name)
+    labels, beside = dict(zip(combos["id"], combos["label"])), store.notes_beside()
     return blocks + [Text(f"{sum(flag for _, flag, _ in notes)} flagged, {len(notes)} with a flag or a note."),
                      Table(pd.DataFrame({
                          "item": [i for i, _, _ in notes], "flagged": ["yes" if f else "" for _, f, _ in notes],
-                         "note": [n for _, _, n in notes], "system": [by_id[i].system for i, _, _ in notes],
+                         "note": [n for _, _, n in notes],
+                         "written beside": [labels.get(beside.get(i, ""), beside.get(i, "")) for i, _, _ in notes],
+                         "system": [by_id[i].system for i, _, _ in notes],
                          "group": [by_id[i].group for i, _, _ in notes],
                          "response": [clip(by_id[i].response, 300) for i, _, _ in notes],
                      }))]

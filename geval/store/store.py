@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -625,17 +626,39 @@ class Store:
                 [{"key": key, "signature": signature, "score": score, "created": now} for key, score in scores.items()],
                 pk="key")
 
-    # --- notes ---------------------------------------------------------------------------------
-    def set_note(self, item_id: str, flag: bool, note: str) -> None:
-        """Flag an item and/or keep a note on it."""
+    def baseline_result(self, key: str) -> dict[str, float] | None:
+        """A baseline's stored scores on a whole set of items (item id -> score), or None (`compute_baselines`
+        makes the key from the metric's signature and what it read of each item)."""
+        with self.lock:
+            row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
+        return {item: math.nan if score is None else score for item, score in json.loads(row[0]).items()} \
+            if row else None
+
+    def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
+        """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
+        blob = json.dumps({item: None if math.isnan(score) else score for item, score in scores.items()})
         with self._write():
-            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time()},
-                                    pk="item_id")
+            self.db["baseline_results"].upsert({"key": key, "metric": metric, "signature": signature,
+                                                "items": len(scores), "scores": blob, "created": time.time()},
+                                               pk="key")
+
+    # --- notes ---------------------------------------------------------------------------------
+    def set_note(self, item_id: str, flag: bool, note: str, beside: str = "") -> None:
+        """Flag an item and/or keep a note on it; `beside`: the id of the combination (`combos`' id) whose
+        score it was written beside, "" for none."""
+        with self._write():
+            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time(),
+                                     "combo": beside}, pk="item_id")
 
     def notes(self) -> dict[str, tuple[bool, str]]:
         """item id -> (flagged, note)."""
         with self.lock:
             return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
+
+    def notes_beside(self) -> dict[str, str]:
+        """item id -> the id of the combination its note was written beside (notes written beside one)."""
+        with self.lock:
+            return dict(self.db.execute("SELECT item_id, combo FROM notes WHERE combo != ''").fetchall())
 
     def close(self) -> None:
         """Close the connection."""
