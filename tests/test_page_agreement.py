@@ -36,7 +36,7 @@ def test_the_table_has_pearson_rows_at_every_level(monkeypatch, tmp_path):
     assert pearson.iloc[0]["n"] == 12
     assert pearson.iloc[0]["value [95% CI]"].count("[") == 1
     assert len(at.get("plotly_chart")) == 4  # bars, scatter, |difference|, distributions
-    assert len(at.get("download_button")) == 2  # CSV and HTML report
+    assert len(at.get("download_button")) == 1 and at.button(key="agree_report_build")  # CSV; the report on demand
     assert any("Score the dataset with a second template version" in i.value for i in at.info)
 
 
@@ -322,3 +322,30 @@ def test_a_prompt_searchs_variants_stay_out_of_the_menus_until_listed(monkeypatc
         at.toggle(key="combos_variants").set_value(True).run()
         assert set(variants) <= set(getattr(at, kind)(key=key).options), page
         at.toggle(key="combos_variants").set_value(False).run()
+
+
+def test_the_apps_report_and_geval_report_html_are_the_same_single_self_contained_file(monkeypatch, tmp_path):
+    from helpers import run_cli
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    assert [s.label for s in at.status] == [next(s.label for s in at.status if s.label.startswith("Report built"))]
+    assert at.get("download_button")[1].proto.label == "Download the HTML report"
+    downloaded = at.session_state["agree_report"][1].decode("utf-8")  # the bytes the download button serves
+
+    out = tmp_path / "cli"
+    done = run_cli("report", dataset.name, "--store", str(tmp_path / "store.sqlite"), "--html", str(out / "r.html"),
+                   "--baselines", "rouge-l,bleu,chrf,length", env={"GEVAL_STORE": str(tmp_path / "store.sqlite")})
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["r.html"]  # one file, nothing beside it
+    written = (out / "r.html").read_text("utf-8")
+
+    def made_line_out(page: str) -> str:  # "Made by `...` on <date>" / "Made in G-Eval Studio on <date>"
+        return re.sub(r"<p class=meta>Made [^<]*</p>", "", page, count=1)
+
+    assert made_line_out(downloaded) == made_line_out(written)
+    for page in (downloaded, written):  # nothing loaded from beside the page or from the network
+        assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
+        assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4

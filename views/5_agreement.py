@@ -1,8 +1,6 @@
 """Agreement: how well each scored template version and judge agrees with people, in numbers
 and plots; whether one version beats another on the same items; CSV and a standalone report."""
 
-import functools
-
 import streamlit as st
 
 import geval
@@ -11,16 +9,17 @@ from studio import combos as scored
 from studio.text import plain
 
 
-def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
-                 metric: str, variant: str, baselines: tuple) -> bytes:
-    """The report (`geval.report`, as the CLI writes it) as one HTML page, built when its button is
-    pressed (on a thread of its own, hence its own store connection)."""
-    own = geval.Store(path)
-    try:
-        return geval.report(own, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
-                            variants=(variant,), baselines=baselines).html().encode("utf-8")
-    finally:
-        own.close()
+def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
+                 variant: str, baselines: tuple) -> bytes:
+    """The report (`geval.report`, the page `geval report --html` writes) as one HTML file, its steps
+    shown while it is built."""
+    with st.status("Building the report…", expanded=True) as status:
+        made = geval.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
+                            variants=(variant,), baselines=baselines, on_progress=status.write)
+        status.write("The page: tables and figures")
+        page = made.html().encode("utf-8")
+        status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
+    return page
 
 
 #: The leaderboard's baselines until others are chosen (the report uses the same).
@@ -29,7 +28,6 @@ REPORT_BASELINES = ("rouge-l", "bleu", "chrf", "length")
 st.title("Agreement")
 store = state.store()
 dataset = state.require_dataset()
-path = str(store.path)
 combos = scored.require_scored(store, dataset)
 by_label = combos.set_index("label")
 labels = list(by_label.index)
@@ -81,16 +79,26 @@ downloads = st.columns([1, 1, 4])
 downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
-
-report = functools.partial(build_report, path, dataset, [pairs[label] for label in tables],
-                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric,
-                           variant, tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES)))
-downloads[1].download_button("HTML report", report, file_name=f"geval-report-{dataset.name}.html", mime="text/html",
-                             key="agree_report", icon=":material/description:",
-                             help="The report `python -m geval report` writes, for the versions chosen above: what "
-                                  "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
-                                  "baselines chosen below), flagged items and notes, templates and signatures. One "
-                                  "file; plotly.js inline, works offline.")
+report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
+# what the report is made of: a report built for other choices (or before new judgments) is not offered
+report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
+              report_baselines, tuple(cached.stamp(by_label.loc[label]) for label in tables))
+if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
+                       help="The report `python -m geval report --html` writes, for the versions chosen above: what "
+                            "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
+                            "baselines chosen below), flagged items and notes, templates and signatures. One file; "
+                            "plotly.js inline, works offline. Its steps are shown while it is built."):
+    try:
+        st.session_state["agree_report"] = (report_for, build_report(
+            dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
+            int(n_boot), metric, variant, report_baselines))
+    except geval.GevalError as exc:
+        st.error(str(exc))
+built = st.session_state.get("agree_report")
+if built is not None and built[0] == report_for:
+    downloads[2].download_button("Download the HTML report", built[1], file_name=f"geval-report-{dataset.name}.html",
+                                 mime="text/html", key="agree_report_download", icon=":material/download:",
+                                 type="primary")
 
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")

@@ -356,6 +356,8 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         whole = _key(signature, *(f"{item.id}:{key}" for item, key in zip(items, keys)))  # signature and items
         kept = store.baseline_result(whole) if store is not None else None
         if kept is not None:
+            if on_progress:
+                on_progress(f"{metric.title}: stored, {len(items)} items")
             results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature,
                                           fields, pd.Series([kept.get(item.id, np.nan) for item in items],
                                                             index=[item.id for item in items], dtype=float, name=name),

@@ -82,27 +82,26 @@ class Report:
     dataset: str
     document: Document
 
-    def html(self, plotlyjs: bool | str = True) -> str:
-        """One HTML page; plotly.js inline (works offline) unless `plotlyjs="directory"`, which
-        loads the `plotly.min.js` beside the page."""
-        return render_html(self.document, plotlyjs)
+    def html(self) -> str:
+        """The HTML page: one self-contained file (plotly.js inline, works offline), the same for the
+        app's download and `geval report`."""
+        return render_html(self.document)
 
     def markdown(self, plots: str = "") -> str:
         """The Markdown page; its plots are named and linked to the HTML page `plots`."""
         return render_markdown(self.document, plots)
 
-    def write(self, out: str | Path) -> Path:
-        """`<out>/<dataset>.md` and `<out>/<dataset>.html`, with the `plotly.min.js` that the
-        reports of the folder share; returns the Markdown's path."""
-        from plotly.offline import get_plotlyjs
+    def write_html(self, path: str | Path) -> Path:
+        """The HTML page alone, to `path`; returns it."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.html(), "utf-8")
+        return path
 
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        page = out / f"{self.dataset}.html"
-        page.write_text(self.html(plotlyjs="directory"), "utf-8")
-        if any(isinstance(block, Figure) for block in self.document.blocks):
-            (out / "plotly.min.js").write_text(get_plotlyjs(), "utf-8")
-        path = out / f"{self.dataset}.md"
+    def write(self, out: str | Path) -> Path:
+        """`<out>/<dataset>.md` and `<out>/<dataset>.html` (self-contained); returns the Markdown's path."""
+        page = self.write_html(Path(out) / f"{self.dataset}.html")
+        path = Path(out) / f"{self.dataset}.md"
         path.write_text(self.markdown(plots=page.name), "utf-8")
         return path
 
@@ -155,7 +154,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     summary = (dataset if isinstance(dataset, Dataset) else
                Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
     say = on_progress or (lambda message: None)
-    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot)
+    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
@@ -177,7 +176,9 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_searches(store, name))
     document.add(*_flagged(store, name, items))
     for one in scored:
+        say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
+    say(f"{name}: how much the annotators agree")
     document.add(*_people(items, n_boot))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
@@ -204,7 +205,7 @@ def _versions() -> str:
 
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
-            n_boot: int) -> tuple[list[_Scored], list[str]]:
+            n_boot: int, say: Callable[[str], None]) -> tuple[list[_Scored], list[str]]:
     """The report's combinations, the original first (`Store.combos`' origin: a prompts/ file's version, then
     saved versions as they were saved; the A of the comparisons), and the names of the search variants left
     out of them (only when `combos` is not given)."""
@@ -220,11 +221,12 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     current = {item.id for item in items}
     found = []
     for version, signature in pairs:
+        known = (version, signature) in info.index
+        say(f"{name}: judgments and agreement of {info.loc[(version, signature), 'label'] if known else version}")
         frame = disagreements(store, name, (version, signature))
         table = tables.get((version, signature))
         if table is None:
             table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
-        known = (version, signature) in info.index
         found.append((info.loc[(version, signature), "origin"] if known else len(info), _Scored(
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
