@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ class Job:
     blocked: str = ""  # why they were left out
     error: str = ""
     done: bool = False
+    started: float = field(default_factory=time.time)
     selection: tuple = ()  # what it scores (`selection`): a stopped job is resumed only for the same
     again: Callable[[], Job] | None = None  # starts the same job anew (a stopped one goes on where it stopped)
 

@@ -349,3 +349,13 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
         assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
+
+
+def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_combos").set_value(at.multiselect(key="agree_combos").options).run()
+    assert not at.exception
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert config["combo"]["width"] == "medium" and config["combo"]["pinned"] is True
+    assert config["note"]["width"] == "large"

@@ -387,3 +387,11 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
     assert "Time: about 1 min (3.0 s per call, a default for this judge; an estimate)" in texts(at)
+
+
+def test_a_judge_that_has_not_answered_for_a_while_is_said_to_be_retried_not_just_starting(monkeypatch, tmp_path):
+    at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)
+    [status] = [s.label for s in at.status]
+    assert status.startswith("t@1: starting… No answer from the judge for 1") and "is retried, with backoff" in status
+    at = _shown_job(monkeypatch, tmp_path, None)  # just started: no hint yet
+    assert [s.label for s in at.status] == ["t@1: starting…"]

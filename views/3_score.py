@@ -1,11 +1,16 @@
 """Score: choose items, templates and judge; see the estimate; run in the background with progress."""
 
+import time
+
 import pandas as pd
 import streamlit as st
 
 import geval
 from studio import jobs, state
 from studio.text import plain
+
+#: Seconds without a first answer after which the page says the judge may be being retried.
+WAITING_HINT_AFTER = 3
 
 st.title("Score")
 store = state.store()
@@ -153,7 +158,10 @@ def show_progress() -> None:
     progress = job.progress
     if not job.done:
         if progress is None:
-            st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
+            waited = time.time() - job.started
+            wait = (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
+                    "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
+            st.status(f"{job.heading() or 'Starting'}: starting…{wait}", state="running")
         elif progress.phase:
             st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)

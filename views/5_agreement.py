@@ -70,7 +70,10 @@ st.caption("95% bootstrap intervals resample whole groups (dialogues, documents)
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")
-st.dataframe(shown, hide_index=True, key="agree_table")
+st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a long label never pushes the note out
+    "combo": st.column_config.TextColumn("template version · judge", width="medium", pinned=True),
+    "value [95% CI]": st.column_config.TextColumn(width="medium"),
+    "note": st.column_config.TextColumn(width="large")})
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
