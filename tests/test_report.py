@@ -396,3 +396,27 @@ def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(sto
     costs = {row[2]: row[-1].rstrip(" |") for row in rows}
     assert costs == {next(judge for judge in costs if "stub-model" in judge): "cost unknown (no price for this model)",
                      "scripted: hashed": "$0.0000"}, costs
+
+
+def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store, tmp_path):
+    """QAGS-CNN's layout, read as SummEval's: one summary per document by one system, so neither the
+    per-document nor the system-level protocol can be computed; the report reads the item level instead."""
+    rng = np.random.default_rng(0)
+    rows = [{"doc_id": f"doc{d}", "system_id": "bart", "source": f"document {d} " + "word " * d,
+             "system_output": f"summary {d} " + "token " * int(rng.integers(1, 30)),
+             "scores": {"consistency": float(rng.integers(1, 6))}} for d in range(30)]
+    path = tmp_path / "qags_like.json"
+    path.write_text(json.dumps(rows), "utf-8")
+    dataset = geval.load_dataset(path, store=store)
+    assert dataset.layout == "summeval"
+    geval.score(store, dataset.items, resolve_template("summeval-consistency"), scripted(), dataset.name)
+    board = geval.leaderboard(store, dataset.name, baselines=["length"], n_boot=100, ceiling=False)
+    [said] = board.fallback
+    assert said.startswith("qags_like: its own protocols cannot be computed on these items (SummEval, summary level: "
+                           "0 of its 30 groups have 3 or more items") and "1 system (the system level needs 3)" in said
+    assert said.endswith("read at the level that can be instead: item (the generic protocol)")
+    assert set(board.cells["level"]) == {"item"} and board.cells["value"].notna().all()
+    markdown = geval.report(store, dataset.name, baselines=["length"], n_boot=100, figures=False).markdown()
+    assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
+    leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
+    assert "n/a (0 groups)" not in leaderboard and "n/a (1 system)" not in leaderboard

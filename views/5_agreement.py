@@ -127,6 +127,8 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
     except geval.GevalError as exc:
         st.error(str(exc))
     else:
+        for line in board.fallback:  # the dataset's own protocol cannot be computed: the levels that can, said
+            st.info(plain(line))
         st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
         if not board.paired.empty:
             st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "

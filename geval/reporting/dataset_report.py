@@ -345,9 +345,12 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
     blocks = [Heading("Leaderboard")]
     if board is None:
         return blocks + [Text(f"Left out: {left_out}")]
+    if board.fallback:
+        blocks += [Text("Read at other levels than the dataset's own protocol, which cannot be computed here:"),
+                   Bullets(tuple(board.fallback))]
     for protocol in dict.fromkeys(board.cells["protocol"]):
         chosen = get_protocol(protocol)
-        if chosen is GENERIC:
+        if chosen is GENERIC and not board.fallback:
             blocks.append(Text("No published protocol applies to this dataset: the generic one, at item, group and "
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
