@@ -69,16 +69,22 @@ def test_parallel_requests_setting_bounds_the_calls_in_flight(monkeypatch, tmp_p
         assert 1 < stub.max_in_flight <= 3
 
 
+def _stopped_after_a_few(monkeypatch, tmp_path, stub):
+    """The Score page on 12 items of the stub, stopped after a few of them."""
+    stub.configure("logprobs", delay=0.3)
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    _use_stub(at, stub)
+    at.number_input(key="score_limit").set_value(12).run()
+    at.button(key="score_start").click().run()
+    wait_for(at, lambda at: stub.count >= 2, timeout=30)
+    at.button(key="score_stop").click().run()
+    wait_for(at, _finished)
+    return at
+
+
 def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        stub.configure("logprobs", delay=0.3)
-        at = open_app(monkeypatch, tmp_path, PAGE)
-        _use_stub(at, stub)
-        at.number_input(key="score_limit").set_value(12).run()
-        at.button(key="score_start").click().run()
-        wait_for(at, lambda at: stub.count >= 2, timeout=30)
-        at.button(key="score_stop").click().run()
-        wait_for(at, _finished)
+        at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
         summary = next(s.value for s in at.info if s.value.startswith("Run "))  # blue: neither done nor failed
         assert "stopped; press Resume this run to go on" in summary
         stopped_after = stub.count
@@ -94,14 +100,7 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
 
 def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_its_own_resume(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        stub.configure("logprobs", delay=0.3)
-        at = open_app(monkeypatch, tmp_path, PAGE)
-        _use_stub(at, stub)
-        at.number_input(key="score_limit").set_value(12).run()
-        at.button(key="score_start").click().run()
-        wait_for(at, lambda at: stub.count >= 2, timeout=30)
-        at.button(key="score_stop").click().run()
-        wait_for(at, _finished)
+        at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
         stopped_after = stub.count
         assert at.button(key="score_start").label == "Resume"
 
