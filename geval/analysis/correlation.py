@@ -44,8 +44,10 @@ MIN_GROUP_ITEMS = 3
 MIN_SYSTEMS = 3
 #: Up to this many items, Spearman and Kendall intervals are recomputed exactly in every resample.
 EXACT_UP_TO = 2000
-#: Resamples computed at once (memory: BLOCK x items floats for ranks).
+#: Resamples computed at once, at the least (memory: BLOCK x items floats for ranks).
 BLOCK = 32
+#: Cells (resamples x values) of a block up to which more resamples are computed at once.
+CELLS_PER_BLOCK = 1_000_000
 #: Resamples x groups up to which the counts of each resample are kept for the next statistic.
 COUNTS_KEPT_UP_TO = 50_000_000
 #: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
@@ -165,24 +167,29 @@ class Resamples:
         """Whether there are groups enough for an interval (MIN_GROUPS)."""
         return self.n_groups >= MIN_GROUPS
 
-    def counts(self):
-        """(first resample, counts) per block of BLOCK resamples. Up to COUNTS_KEPT_UP_TO cells,
-        the counts are kept the first time through (small integers, a byte per cell as a rule)
-        and shared by every later statistic computed on these draws."""
-        if hasattr(self, "_counts"):
-            for start, block in self._counts:
-                yield start, block.astype(float)
+    def counts(self, width: int | None = None):
+        """(first resample, counts) per block of resamples: how many times each group was drawn
+        (resamples x groups). A block holds at least BLOCK resamples, and more while a block's rows
+        expanded to `width` values each (default: the groups) stay under CELLS_PER_BLOCK. Up to
+        COUNTS_KEPT_UP_TO cells, the counts are kept the first time through (small integers, a byte
+        per cell as a rule) and shared by every later statistic computed on these draws."""
+        step = max(BLOCK, min(len(self.draws), CELLS_PER_BLOCK // max(width or self.n_groups, 1)))
+        if self.draws.size > COUNTS_KEPT_UP_TO:
+            for start in range(0, len(self.draws), step):
+                yield start, self._count(self.draws[start:start + step]).astype(float)
             return
-        keep, kept = self.draws.size <= COUNTS_KEPT_UP_TO, []
-        for start in range(0, len(self.draws), BLOCK):
-            block = self.draws[start:start + BLOCK]
-            cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
-            counts = np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
-            if keep:
-                kept.append((start, counts.astype(np.min_scalar_type(counts.max(initial=0)))))
-            yield start, counts.astype(float)
-        if keep:
-            self._counts = kept
+        if not hasattr(self, "_counts"):
+            parts = [self._count(self.draws[start:start + BLOCK]) for start in range(0, len(self.draws), BLOCK)]
+            top = max((int(part.max(initial=0)) for part in parts), default=0)
+            self._counts = np.concatenate(parts).astype(np.min_scalar_type(top)) if parts else \
+                np.zeros((0, self.n_groups), dtype=np.uint8)
+        for start in range(0, len(self.draws), step):
+            yield start, self._counts[start:start + step].astype(float)
+
+    def _count(self, block: np.ndarray) -> np.ndarray:
+        """How many times each group is drawn in each resample of `block` (resamples x groups)."""
+        cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
+        return np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
 
     def rows(self, b: int) -> np.ndarray:
         """The row indices of resample `b` (a group drawn twice contributes its rows twice)."""
@@ -264,7 +271,7 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
     kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups) \
         if "kendall" in metrics and not exact else None
     pair_signs = _pair_signs(x, y, group_of, resamples.n_groups) if "kendall" in metrics and exact else None
-    for start, counts in resamples.counts():
+    for start, counts in resamples.counts(width=len(x)):
         block = slice(start, start + len(counts))
         if "pearson" in metrics:
             out["pearson"][block] = _pearson_from_sums(counts @ pearson_sums)
