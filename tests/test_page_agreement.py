@@ -345,7 +345,9 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
     def made_line_out(page: str) -> str:  # "Made by `...` on <date>" / "Made in G-Eval Studio on <date>"
         return re.sub(r"<p class=meta>Made [^<]*</p>", "", page, count=1)
 
-    assert made_line_out(downloaded) == made_line_out(written)
+    import difflib
+    assert made_line_out(downloaded) == made_line_out(written), "\n".join(list(difflib.unified_diff(
+        made_line_out(downloaded).split("<"), made_line_out(written).split("<"), lineterm="", n=0))[:20])
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
         assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
