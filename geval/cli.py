@@ -511,7 +511,10 @@ def _leaderboard_commands(commands) -> None:
             sub.set_defaults(run=cmd_leaderboard)
         else:
             sub.add_argument("--out", default="reports",
-                             help="folder for <dataset>.md, <dataset>.html and plotly.min.js (default reports)")
+                             help="folder for <dataset>.md and <dataset>.html, one self-contained page (default reports)")
+            sub.add_argument("--html", nargs="?", const="", metavar="FILE",
+                             help="write only the HTML page (one self-contained file, as the app's download): to FILE, "
+                                  "else <out>/<dataset>.html")
             sub.add_argument("--no-plots", action="store_true", help="no plots (faster)")
             sub.set_defaults(run=cmd_report)
         _store_argument(sub)
@@ -560,6 +563,7 @@ def cmd_report(args) -> None:
 
     store = geval.Store(args.store)
     words = [args.dataset, "--out", args.out, *(["--store", args.store] if args.store else [])]
+    words += [] if args.html is None else ["--html", args.html] if args.html else ["--html"]
     if _baseline_names(args.baselines) != list(geval.OPTIONS.baselines):
         words += ["--baselines", args.baselines]
     words += [w for v in args.variant or [] for w in ("--variant", v)]
@@ -575,6 +579,9 @@ def cmd_report(args) -> None:
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                         calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    if args.html is not None:
+        print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")
+        return
     path = made.write(args.out)
     print(f"wrote {path} and {path.with_suffix('.html')}")
 

@@ -26,7 +26,44 @@ def require_scored(store: geval.Store, dataset: geval.Dataset) -> pd.DataFrame:
         st.page_link("views/3_score.py", label="Go to Score", icon=":material/play_circle:")
         st.stop()
     context.remember_combos(dataset.name, combos)
+    open_newest(dataset.name, combos)
     return combos
+
+
+#: The session keys of the menus that open on the newest combination.
+OPENED = {"inspect_combo": str, "agree_combos": list}
+
+
+def open_newest(dataset: str, combos: pd.DataFrame) -> None:
+    """When a combination newer than the one last seen has scores (a run just ended), Inspect and
+    Agreement open on it, not on the session's previous choice; a link's choice on a session's first
+    run, and a choice made since, stay."""
+    newest = combos.set_index("label").loc[default(combos), "id"]
+    seen = st.session_state.get("combos_newest")
+    st.session_state["combos_newest"] = (dataset, newest)
+    if seen is None or seen == (dataset, newest):
+        return
+    label = default(combos)
+    for key, kind in OPENED.items():
+        st.session_state[key] = [label] if kind is list else label
+
+
+def menu(combos: pd.DataFrame, held: str | list[str] | None) -> list[str]:
+    """The labels a menu offers, newest first: the user's own combinations, and a prompt search's
+    variants only when the variants toggle is on (or the menu holds one: opened from a link or Tune)."""
+    held = [held] if isinstance(held, str) else list(held or [])
+    searched = combos["searched"].astype(bool)
+    shown = st.session_state.get("combos_variants", False)
+    return [label for label, variant in zip(combos["label"], searched) if shown or not variant or label in held]
+
+
+def variants_toggle(combos: pd.DataFrame) -> None:
+    """A toggle that lists a prompt search's variants in the menus (drawn only when there are some)."""
+    n = int(combos["searched"].astype(bool).sum())
+    if n:
+        st.toggle(f"List the {n} variants of prompt searches too", key="combos_variants", persist_state="session",
+                  help="Each variant of a search is scored on a few groups only; they are left out of the menus "
+                       "unless listed here.")
 
 
 def scored(combos: pd.DataFrame) -> list[str]:
@@ -57,6 +94,46 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
     searched = combos.set_index("label")["searched"].astype(bool)
     found = [other for other in scored(combos) if other != label and own & humans(versions[other])]
     return sorted(found, key=lambda other: bool(searched[other]))  # a prompt search's variants last
+
+
+def compare_defaults(store: geval.Store, combos: pd.DataFrame, chosen: list[str],
+                     offered: list[str]) -> tuple[str, str] | None:
+    """Compare's A and B, of the labels `offered`, for the combinations `chosen` above it: two of them that
+    share a human aspect (else the first chosen and its newest partner), the original as A and its edit as B
+    (`Store.combos`' origin: a prompts/ file's version before a saved one, saved versions as they were saved);
+    None when fewer than two are offered."""
+    picked = [label for label in chosen if label in offered]
+    pair = None
+    for label in picked:
+        partners = [other for other in comparable(store, combos, label) if other in offered]
+        among = [other for other in partners if other in picked]
+        if among or (partners and len(picked) < 2):
+            pair = (label, (among or partners)[0])
+            break
+    if pair is None:
+        rest = [label for label in [*picked, *offered] if label]
+        if len(set(rest)) < 2:
+            return None
+        first = rest[0]
+        pair = (first, next(label for label in rest if label != first))
+    origin = combos.set_index("label")["origin"]
+    a, b = sorted(pair, key=lambda label: origin[label])
+    return a, b
+
+
+def follow_chosen(store: geval.Store, combos: pd.DataFrame, chosen: list[str], offered: list[str]) -> None:
+    """Compare's menus (agree_a, agree_b) follow the combinations chosen above them: set to
+    `compare_defaults` whenever that choice changes, or when a menu holds nothing `offered`; a pair
+    picked by hand (or brought by a link) stays until then."""
+    held = [st.session_state.get(key) for key in ("agree_a", "agree_b")]
+    valid = all(label in offered for label in held)
+    following = st.session_state.get("agree_cmp_for")
+    st.session_state["agree_cmp_for"] = sorted(chosen)
+    if valid and (following == sorted(chosen) or following is None):  # unchanged, or a link's pair on the first run
+        return
+    pair = compare_defaults(store, combos, chosen, offered)
+    if pair is not None:
+        st.session_state["agree_a"], st.session_state["agree_b"] = pair
 
 
 def describe(combos: pd.DataFrame) -> Callable[[str], str]:

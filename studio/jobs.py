@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,23 @@ class Job:
     blocked: str = ""  # why they were left out
     error: str = ""
     done: bool = False
+    started: float = field(default_factory=time.time)
+    selection: tuple = ()  # what it scores (`selection`): a stopped job is resumed only for the same
+    again: Callable[[], Job] | None = None  # starts the same job anew (a stopped one goes on where it stopped)
+
+    resumed: bool = False
+
+    @property
+    def resumable(self) -> bool:
+        """Stopped before every template finished, and not resumed yet: starting it again goes on
+        where it stopped."""
+        return self.done and self.stop.is_set() and self.again is not None and not self.resumed and (
+            any(p.stopped for p in self.finished) or len(self.finished) < len(self.labels))
+
+    def resume(self) -> Job:
+        """Start this job's selection again (what is stored is not asked again); returns the new job."""
+        self.resumed = True
+        return self.again()
 
     def stop_now(self) -> None:
         """Ask the run to stop after the item it is on; what is finished stays stored."""
@@ -78,6 +96,12 @@ def _launch(job: Job, work: Callable[[geval.Store], None]) -> Job:
     return job
 
 
+def selection(items: list, templates: list[geval.Template], settings_given: dict) -> tuple:
+    """What a scoring job scores: the items, the template versions and the judge's settings as given."""
+    return (tuple(item.id for item in items), tuple(t.version for t in templates),
+            tuple(sorted((k, str(v)) for k, v in settings_given.items())))
+
+
 def start(store_path: str, items: list, templates: list[geval.Template], judge,
           dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None,
           plans: list | None = None) -> Job:
@@ -85,9 +109,12 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
 
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible).
     `plans`: each template's plan (`geval.plan`), made just before: its run's ETA counts down its
-    work, and the job's ETA adds the later templates'."""
+    work, and the job's ETA adds the later templates'.
+    The job's `again` starts the same selection anew (a Resume: what is stored is not asked again)."""
     job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path,
-              plans=list(plans or []))
+              plans=list(plans or []), selection=selection(items, templates, settings_given),
+              again=lambda: start(store_path, items, templates, judge, dataset, settings_given, concurrency, rpm,
+                                  plans))
 
     def work(store: geval.Store) -> None:
         for index, template in enumerate(templates):
@@ -129,6 +156,12 @@ def start_tune(store_path: str, dataset: str, judge, human: str, budget: int, te
 def get(job_id: str | None) -> Job | None:
     """The job with this id, if this server process knows it."""
     return _registry().get(job_id) if job_id else None
+
+
+def stopped(store_path: str, dataset: str) -> list[Job]:
+    """The scoring jobs of this server process on `dataset` that were stopped and can be resumed, newest first."""
+    return [job for job in reversed(_registry().values()) if job.store_path == store_path and job.dataset == dataset
+            and job.kind == "score" and job.resumable]
 
 
 def running(store_path: str, dataset: str, kind: str = "score") -> Job | None:

@@ -148,3 +148,28 @@ def test_an_unknown_metric_is_named():
     with pytest.raises(BaselineError, match="baseline 'meteor' is unknown; use one of rouge-l, bleu, chrf, "
                                             "length, embedding, bertscore, pmi"):
         compute_baselines([], ["meteor"])
+
+
+def test_a_baselines_scores_on_a_set_of_items_are_kept_whole_and_computed_again_only_for_what_changed(store,
+                                                                                                   monkeypatch):
+    from dataclasses import replace
+
+    dataset = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
+    first = compute_baselines(dataset.items, ["rouge-l", "pmi"], store=store, language_model=WordModel())
+    looked_up = []
+    monkeypatch.setattr(store, "baseline_scores", lambda keys: looked_up.append(len(keys)) or {})
+    again = compute_baselines(dataset.items, ["rouge-l", "pmi"], store=store, language_model=WordModel())
+    assert looked_up == []  # read back whole: no item looked up, nothing computed
+    for old, new in zip(first, again):
+        assert old.scores.equals(new.scores) and old.signature == new.signature
+    monkeypatch.undo()
+
+    computed = []
+    real = METRICS["rouge-l"].compute
+    monkeypatch.setattr(METRICS["rouge-l"].__class__, "compute",
+                        lambda self, texts, others, model, say=None: computed.append(len(texts)) or real(texts, others,
+                                                                                                        model, say))
+    edited = [replace(dataset.items[0], response="a new response"), *dataset.items[1:]]
+    [changed] = compute_baselines(edited, ["rouge-l"], store=store)
+    assert computed == [1]  # the items changed: only the edited one is computed again
+    assert changed.scores.iloc[1:].equals(first[0].scores.iloc[1:])

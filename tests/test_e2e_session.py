@@ -136,9 +136,60 @@ def test_a_reload_mid_run_keeps_the_dataset_the_selection_and_the_running_job(se
     assert stub.count >= before and stub.count < 12  # the same job, still running
 
     stop.click()
-    alert(tab, "info", "stopped; press Resume to go on", timeout=60_000)
+    alert(tab, "info", "stopped; press Resume this run to go on", timeout=60_000)
     assert stub.count < 12
     screenshot(tab, "e2e_session_a_stopped")
+
+
+def swap_template(tab, chosen: str, instead: str) -> None:
+    """The Score page's templates: `instead` in place of `chosen` (as the menu names them)."""
+    multiselect_add(tab, "Templates", instead)
+    tab.get_by_role("button", name=f"Remove {chosen}").click()
+    wait_idle(tab)
+
+
+def test_after_a_stop_a_new_selection_starts_anew_and_the_stopped_run_resumes_from_its_own_line(server, browser, stub):
+    stub.configure("logprobs", delay=1.0)
+    # templates no other test of the module scores with the stub, so that nothing here is cached already
+    first, other = (geval.Template.load(name) for name in ("topicalchat-engagingness", "topicalchat-coherence"))
+    editor = geval.Template.load("topicalchat-naturalness")
+    tab = fresh_tab(browser)
+    open_url(tab, f"{server['url']}/score?" + urlencode({"dataset": "topicalchat_usr_sample", **stub_judge(stub)}),
+             "Score")
+    swap_template(tab, f"{editor.label} (the editor)", f"{first.label} (prompts/)")
+    set_number(tab, "Parallel requests", 1)
+    set_number(tab, "At most (0 = no limit)", 8)
+    tab.get_by_role("button", name="Start scoring").click()
+    tab.wait_for_function("() => /[1-9]\\/8 items/.test(document.body.innerText)", timeout=60_000)
+    tab.get_by_role("button", name="Stop").click()
+    alert(tab, "info", "stopped; press Resume this run to go on", timeout=60_000)
+    wait_idle(tab)
+    stopped_after = stub.count
+    assert 0 < stopped_after < 8
+    assert tab.get_by_role("button", name="Resume", exact=True).is_visible()
+
+    swap_template(tab, f"{first.label} (prompts/)", f"{other.label} (prompts/)")  # another template and sample
+    choose_radio(tab, "Items", "Seeded random sample")
+    set_number(tab, "Sample size", 4)  # 4: test (d) looks for its own runs of 3
+    alert(tab, "info", re.compile(rf"{re.escape(other.label)}: 4 items: 0 cached, 4 judge calls to make"))
+    start = tab.get_by_role("button", name="Start scoring")
+    assert start.is_visible() and tab.get_by_role("button", name="Resume", exact=True).count() == 0
+    assert tab.get_by_role("button", name="Resume this run").is_visible()  # the stopped run's own line
+    screenshot(tab, "e2e_session_a2_new_selection_after_stop")
+    start.click()
+    alert(tab, "success", re.compile(rf"Run \d+ \({re.escape(other.label)}\): 4/4 items"), timeout=120_000)
+    wait_idle(tab)
+    assert stub.count == stopped_after + 4  # the new selection, not the rest of the stopped run
+
+    tab.get_by_role("button", name="Resume this run").click()  # the stopped run, from its own line
+    resumed = alert(tab, "success", re.compile(rf"Run \d+ \({re.escape(first.label)}\): 8/8 items"),
+                    timeout=120_000)
+    wait_idle(tab)
+    screenshot(tab, "e2e_session_a2_stopped_run_resumed")
+    assert f"{stopped_after} cached" in resumed, resumed
+    assert stub.count == 8 + 4  # each call once
+    assert tab.get_by_role("button", name="Resume this run").count() == 0
+    tab.context.close()
 
 
 # -- (b) links to Agreement and to an Inspect item ------------------------------------------------------------------

@@ -13,8 +13,33 @@ def test_fields_fill_every_placeholder():
     assert set(FULL_ITEM.fields()) == set(PLACEHOLDERS)
     assert FULL_ITEM.fields() == {
         "context": "A: hi\nB: hello", "response": "a reply", "dialogue": "A: hi\nB: hello\nA: a reply",
-        "fact": "a fact", "persona": "a fact", "document": "a fact", "summary": "a reply",
+        "fact": "a fact", "persona": "", "document": "", "summary": "a reply",
     }
+
+
+def test_only_the_placeholder_of_the_groundings_kind_is_filled_and_fact_names_any():
+    persona = make_item("pc", "turn", [Turn("A", "hi")], "hey", grounding="your persona: i like dogs.\n"
+                                                                           "your persona: i am tall.")
+    summary = make_item("se", "summary", [], "a summary", grounding="the document")
+    none = make_item("d", "turn", [Turn("A", "hi")], "hey")
+    assert [i.grounding_kind for i in (FULL_ITEM, persona, summary, none)] == ["fact", "persona", "document", ""]
+    assert persona.fields()["persona"] == persona.fields()["fact"] == persona.grounding
+    assert summary.fields()["document"] == summary.fields()["fact"] == "the document"
+    assert persona.fields()["document"] == summary.fields()["persona"] == ""
+
+
+def test_persona_on_a_topicalchat_item_is_an_error_that_says_to_write_fact():
+    import pytest
+
+    import geval
+    from geval.errors import TemplateError
+    from helpers import template_text
+
+    template = geval.Template.parse(template_text(body="Fact: {{persona}}\nResponse: {{response}}\n\n"
+                                                      "- Naturalness:"))
+    with pytest.raises(TemplateError, match=r"placeholder \{\{persona\}\} in .* has no value for this item: its "
+                                            r"grounding is a fact, not a persona; write \{\{fact\}\}"):
+        template.render(FULL_ITEM)
 
 
 def test_the_dialogue_gives_the_response_to_the_speaker_of_two_turns_ago():

@@ -368,8 +368,9 @@ def test_cli_leaderboard_and_report(tmp_path):
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
     assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()
-    assert page.startswith("<!DOCTYPE html>") and '<script charset="utf-8" src="plotly.min.js"></script>' in page
-    assert len(page) < 1_000_000 and (out / "plotly.min.js").stat().st_size > 1_000_000  # plotly.js once, beside it
+    assert page.startswith("<!DOCTYPE html>") and 'src="plotly.min.js"' not in page
+    assert page.count("plotly.js v") == 1 and sorted(p.name for p in out.iterdir()) == [  # plotly.js once, inline
+        "topicalchat_usr_sample.html", "topicalchat_usr_sample.md"]
 
     done = run_cli("leaderboard", "nope", "--store", store, "--baselines", "none")
     assert done.returncode == 2 and done.stderr.startswith("error: dataset 'nope' is not in")

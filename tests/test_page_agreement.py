@@ -36,7 +36,7 @@ def test_the_table_has_pearson_rows_at_every_level(monkeypatch, tmp_path):
     assert pearson.iloc[0]["n"] == 12
     assert pearson.iloc[0]["value [95% CI]"].count("[") == 1
     assert len(at.get("plotly_chart")) == 4  # bars, scatter, |difference|, distributions
-    assert len(at.get("download_button")) == 2  # CSV and HTML report
+    assert len(at.get("download_button")) == 1 and at.button(key="agree_report_build")  # CSV; the report on demand
     assert any("Score the dataset with a second template version" in i.value for i in at.info)
 
 
@@ -155,7 +155,6 @@ def test_agreement_and_inspect_open_on_the_users_own_run_not_a_prompt_searchs_ne
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="agree_combos").value == [own]
-    assert at.selectbox(key="agree_b").value == own
     at.switch_page("views/4_inspect.py").run()
     assert at.selectbox(key="inspect_combo").value == own
 
@@ -217,7 +216,7 @@ def test_labels_in_messages_are_shown_as_written_not_as_markdown():
     assert plain(labels) == r"topicalchat\-naturalness\~k4\-random@1 and topicalchat\-naturalness\~argmax@2 \*"
 
 
-def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_longer(monkeypatch, tmp_path):
+def test_a_new_run_whose_label_reads_alike_is_opened_and_told_apart(monkeypatch, tmp_path):
     from openai_stub import OpenAIStub
 
     from geval.judging.backends.openai import OpenAIJudge
@@ -237,4 +236,128 @@ def test_the_chosen_combination_stays_chosen_when_a_new_one_makes_its_label_long
         at.run()
     assert not at.exception
     [now] = at.multiselect(key="agree_combos").value
-    assert now == f"{chosen} · max_tokens 16"
+    assert now == f"{chosen} · max_tokens 32"  # the newest run, opened
+    assert f"{chosen} · max_tokens 16" in at.multiselect(key="agree_combos").options  # the one chosen before
+
+
+def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_when_scored_after_its_edit(
+        monkeypatch, tmp_path):
+    """As in one run of the editor's version and the file's: the edit is scored first, yet A is the original
+    (the prompts/ file's version) and B the edit, so the verdict and the report's diff read the right way."""
+    at, dataset = scored_app(monkeypatch, tmp_path, score=False)
+    store = geval.Store(tmp_path / "store.sqlite")
+    original, edited = resolve_template("topicalchat-naturalness"), _second_version()
+    engaging = resolve_template("topicalchat-engagingness")
+    items = dataset.items[::5][:12]
+    for template in (edited, original, engaging):  # the edit first, as the Score page's run does
+        geval.score(store, items, template, geval.make_judge("scripted"), dataset.name)
+    combos = store.combos(dataset.name).set_index("template_version")
+    assert combos.loc[original.version, "origin"] < combos.loc[edited.version, "origin"]
+    labels = {t.version: combos.loc[t.version, "label"] for t in (original, edited, engaging)}
+    report = geval.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
+    store.close()
+    assert f"| Natural | {labels[original.version]} | {labels[edited.version]} |" in report  # A, then B
+    assert "+Evaluation Form (numbers ONLY):" in report and "-Evaluation Form (scores ONLY):" in report
+
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_combos").set_value([labels[engaging.version]]).run()
+    at.multiselect(key="agree_combos").set_value([labels[edited.version], labels[original.version]]).run()
+    assert not at.exception
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
+        labels[original.version], labels[edited.version])
+    verdict = " ".join(i.value for i in at.info if "on Natural" in i.value).replace("\\", "")
+    assert f"A ({labels[original.version]})" in verdict and f"B ({labels[edited.version]})" in verdict
+
+    at.selectbox(key="agree_a").select(labels[engaging.version]).run()  # a pair picked by hand stays ...
+    at.run()
+    assert at.selectbox(key="agree_a").value == labels[engaging.version]
+    at.multiselect(key="agree_combos").set_value([labels[original.version], labels[edited.version]]).run()
+    assert at.selectbox(key="agree_a").value == labels[engaging.version]  # ... the same two chosen, reordered
+    at.multiselect(key="agree_combos").set_value([labels[original.version]]).run()  # ... until the choice changes
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
+        labels[original.version], labels[edited.version])
+
+
+def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_choice(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page("views/4_inspect.py").run()
+    first = at.selectbox(key="inspect_combo").value
+    at.switch_page(PAGE).run()
+    assert at.multiselect(key="agree_combos").value == [first]
+    store = geval.Store(tmp_path / "store.sqlite")  # a run with another judge ends (as the embedded one after the stub)
+    geval.score(store, dataset.items[:12], resolve_template("topicalchat-naturalness"),
+                geval.make_judge("scripted", name="other"), dataset.name)
+    newest = store.combos(dataset.name)["label"].iloc[0]
+    store.close()
+    assert newest != first
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="agree_combos").value == [newest]
+    at.switch_page("views/4_inspect.py").run()
+    assert at.selectbox(key="inspect_combo").value == newest
+    at.selectbox(key="inspect_combo").select(first).run()  # a choice made since stays
+    at.switch_page(PAGE).run()
+    at.switch_page("views/4_inspect.py").run()
+    assert at.selectbox(key="inspect_combo").value == first
+
+
+def test_a_prompt_searchs_variants_stay_out_of_the_menus_until_listed(monkeypatch, tmp_path):
+    from geval.tuning.variants import with_examples
+    from tests.test_page_inspect import TEMPLATE, load_template
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k in (1, 2, 3):
+        geval.score(store, dataset.items[:6], with_examples(load_template(TEMPLATE), k), geval.make_judge("scripted"),
+                    dataset.name, examples_from=dataset.items[6:])
+    combos = store.combos(dataset.name)
+    store.close()
+    variants = list(combos.loc[combos["searched"], "label"])
+    assert len(variants) == 3
+    for page, kind, key in ((PAGE, "multiselect", "agree_combos"), ("views/4_inspect.py", "selectbox", "inspect_combo")):
+        at.switch_page(page).run()
+        assert not at.exception
+        assert not set(variants) & set(getattr(at, kind)(key=key).options), page
+        assert at.toggle(key="combos_variants").label == "List the 3 variants of prompt searches too"
+        at.toggle(key="combos_variants").set_value(True).run()
+        assert set(variants) <= set(getattr(at, kind)(key=key).options), page
+        at.toggle(key="combos_variants").set_value(False).run()
+
+
+def test_the_apps_report_and_geval_report_html_are_the_same_single_self_contained_file(monkeypatch, tmp_path):
+    from helpers import run_cli
+
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    assert [s.label for s in at.status] == [next(s.label for s in at.status if s.label.startswith("Report built"))]
+    assert at.get("download_button")[1].proto.label == "Download the HTML report"
+    downloaded = at.session_state["agree_report"][1].decode("utf-8")  # the bytes the download button serves
+
+    out = tmp_path / "cli"
+    done = run_cli("report", dataset.name, "--store", str(tmp_path / "store.sqlite"), "--html", str(out / "r.html"),
+                   "--baselines", "rouge-l,bleu,chrf,length", env={"GEVAL_STORE": str(tmp_path / "store.sqlite")})
+    assert done.returncode == 0, done.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["r.html"]  # one file, nothing beside it
+    written = (out / "r.html").read_text("utf-8")
+
+    def made_line_out(page: str) -> str:  # "Made by `...` on <date>" / "Made in G-Eval Studio on <date>"
+        return re.sub(r"<p class=meta>Made [^<]*</p>", "", page, count=1)
+
+    import difflib
+    assert made_line_out(downloaded) == made_line_out(written), "\n".join(list(difflib.unified_diff(
+        made_line_out(downloaded).split("<"), made_line_out(written).split("<"), lineterm="", n=0))[:20])
+    for page in (downloaded, written):  # nothing loaded from beside the page or from the network
+        assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
+        assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
+
+
+def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_combos").set_value(at.multiselect(key="agree_combos").options).run()
+    assert not at.exception
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert config["combo"]["width"] == "medium" and config["combo"]["pinned"] is True
+    assert config["note"]["width"] == "large"

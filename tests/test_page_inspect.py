@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 import geval
 from geval.data.dataset import SHARED_DATA_DIR
 from geval.judging.templates import load_template
+from studio.text import plain
 from tests.apptest_helpers import texts
 
 REPO = Path(__file__).resolve().parent.parent
@@ -317,3 +318,27 @@ def test_the_response_is_beside_the_scores_and_a_long_dialogue_scrolls_below_it(
     shown = [t.value for t in at.text]
     assert shown.index(long.response) < shown.index(long.context[0].text)  # the judged text first
     assert any(c.value.startswith(f"{len(long.context)} turns; the box opens on the last ones") for c in at.caption)
+
+
+def test_a_note_says_which_judge_it_was_written_beside_when_shown_under_another(monkeypatch, tmp_path):
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    items = dataset.items[:: max(1, len(dataset.items) // 12)][:12]
+    geval.score(store, items, load_template(TEMPLATE), scripted(name="other"), dataset.name)
+    first, second = store.combos(dataset.name)["label"].tolist()[::-1]  # the first judge, then the newer one
+    store.close()
+    at.switch_page(PAGE).run()
+    at.selectbox(key="inspect_combo").select(first).run()
+    item_id = at.session_state["inspect_jump"]
+    at.text_area(key=f"inspect_note_{item_id}").input("too kind")
+    at.button(key="inspect_save").click().run()
+    assert not any("written beside" in c.value for c in at.caption)  # under the judge it was written beside
+
+    at.selectbox(key="inspect_combo").select(second).run()
+    at.session_state["inspect_jump"] = item_id
+    at.run()
+    assert not at.exception
+    assert any(f"written beside {plain(first)}" in c.value for c in at.caption), [c.value for c in at.caption]
+    report = geval.report(geval.Store(tmp_path / "store.sqlite"), dataset.name, n_boot=50, baselines=[],
+                          figures=False, ceiling=False).markdown()
+    assert f"| {item_id} |  | too kind | {first} |" in report

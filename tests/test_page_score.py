@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from openai_stub import OpenAIStub
 
+import geval
 from geval.scoring.runner import UNREAD
+from studio.state import DEFAULT_TEMPLATE
 from studio.text import plain
 
 from tests.apptest_helpers import open_app, texts, wait_for
@@ -68,18 +70,24 @@ def test_parallel_requests_setting_bounds_the_calls_in_flight(monkeypatch, tmp_p
         assert 1 < stub.max_in_flight <= 3
 
 
+def _stopped_after_a_few(monkeypatch, tmp_path, stub):
+    """The Score page on 12 items of the stub, stopped after a few of them."""
+    stub.configure("logprobs", delay=0.3)
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    _use_stub(at, stub)
+    at.number_input(key="score_limit").set_value(12).run()
+    at.button(key="score_start").click().run()
+    wait_for(at, lambda at: stub.count >= 2, timeout=30)
+    at.button(key="score_stop").click().run()
+    wait_for(at, _finished)
+    return at
+
+
 def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_path):
     with OpenAIStub() as stub:
-        stub.configure("logprobs", delay=0.3)
-        at = open_app(monkeypatch, tmp_path, PAGE)
-        _use_stub(at, stub)
-        at.number_input(key="score_limit").set_value(12).run()
-        at.button(key="score_start").click().run()
-        wait_for(at, lambda at: stub.count >= 2, timeout=30)
-        at.button(key="score_stop").click().run()
-        wait_for(at, _finished)
+        at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
         summary = next(s.value for s in at.info if s.value.startswith("Run "))  # blue: neither done nor failed
-        assert "stopped; press Resume to go on" in summary
+        assert "stopped; press Resume this run to go on" in summary
         stopped_after = stub.count
         assert 0 < stopped_after < 12
         assert at.button(key="score_start").label == "Resume"
@@ -89,6 +97,27 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         resumed = next(s.value for s in at.success if "12/12 items" in s.value)
         assert f"{stopped_after} cached" in resumed and f"{12 - stopped_after} judge calls" in resumed
         assert stub.count == 12  # nothing was asked twice
+
+
+def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_its_own_resume(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
+        stopped_after = stub.count
+        assert at.button(key="score_start").label == "Resume"
+
+        at.number_input(key="score_limit").set_value(3).run()  # another selection: not the stopped run's
+        assert at.button(key="score_start").label == "Start scoring"
+        assert at.button(key="score_resume").label == "Resume this run"  # the stopped run's own line
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: any("3/3 items" in s.value for s in at.success))
+        assert stub.count == max(stopped_after, 3)  # the first 3 items only: nothing of the stopped run's 12
+        resume = [b for b in at.button if (b.key or "").startswith("score_resume_")]
+        assert [b.label for b in resume] == ["Resume this run"], "the stopped run is still offered"
+
+        resume[0].click().run()
+        wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
+        assert stub.count == 12  # its own 12 items, nothing asked twice
+        assert not [b for b in at.button if (b.key or "").startswith("score_resume")]
 
 
 def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_path):
@@ -312,10 +341,13 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
     from geval.scoring.runner import Progress
     from studio import jobs
 
+    shown = jobs.selection(geval.load_dataset("topicalchat_usr_sample").items, [geval.Template.load(DEFAULT_TEMPLATE)],
+                           {"backend": "embedded", "concurrency": 1, "rpm": None})  # what the page opens on
     for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume")):
         ended = Progress(total=24, done=done, run_id=3, status="stopped" if stopped else "finished", stopped=stopped,
                          ended=1.0, started=0.0)
-        at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended])
+        at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended], selection=shown,
+                        again=lambda: None)
         jobs.get(at.session_state["score_job"]).stop.set()  # Stop was pressed
         at.run()
         assert at.button(key="score_start").label == label
@@ -372,3 +404,10 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
     assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
                         r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line
+
+def test_a_judge_that_has_not_answered_for_a_while_is_said_to_be_retried_not_just_starting(monkeypatch, tmp_path):
+    at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)
+    [status] = [s.label for s in at.status]
+    assert status.startswith("t@1: starting… No answer from the judge for 1") and "is retried, with backoff" in status
+    at = _shown_job(monkeypatch, tmp_path, None)  # just started: no hint yet
+    assert [s.label for s in at.status] == ["t@1: starting…"]

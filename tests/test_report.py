@@ -375,3 +375,48 @@ def test_what_was_judged_says_what_each_way_of_asking_cost(store):
              for name in ("topicalchat-batch", "topicalchat-naturalness")}
     assert len(items) == 12 and calls == {"topicalchat-batch": "16",  # 2 dialogues x 4 aspects x 2 orders, shared
                                           "topicalchat-naturalness": "12"}  # one per item
+
+
+def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(store):
+    from openai_stub import OpenAIStub
+
+    from geval.judging.backends.openai import OpenAIJudge
+
+    dataset = geval.load_dataset("topicalchat_usr_sample")
+    store.save_dataset(dataset)
+    template = resolve_template("topicalchat-naturalness")
+    with OpenAIStub() as stub:
+        judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
+        geval.score(store, dataset.items[:4], template, judge, dataset.name)
+    geval.score(store, dataset.items[:4], template, scripted(), dataset.name)
+    markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
+    lines = markdown.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| template version · judge |")) + 2
+    rows = [line.split(" | ") for line in lines[start:start + 2]]
+    costs = {row[2]: row[-1].rstrip(" |") for row in rows}
+    assert costs == {next(judge for judge in costs if "stub-model" in judge): "cost unknown (no price for this model)",
+                     "scripted: hashed": "$0.0000"}, costs
+
+
+def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store, tmp_path):
+    """QAGS-CNN's layout, read as SummEval's: one summary per document by one system, so neither the
+    per-document nor the system-level protocol can be computed; the report reads the item level instead."""
+    rng = np.random.default_rng(0)
+    rows = [{"doc_id": f"doc{d}", "system_id": "bart", "source": f"document {d} " + "word " * d,
+             "system_output": f"summary {d} " + "token " * int(rng.integers(1, 30)),
+             "scores": {"consistency": float(rng.integers(1, 6))}} for d in range(30)]
+    path = tmp_path / "qags_like.json"
+    path.write_text(json.dumps(rows), "utf-8")
+    dataset = geval.load_dataset(path, store=store)
+    assert dataset.layout == "summeval"
+    geval.score(store, dataset.items, resolve_template("summeval-consistency"), scripted(), dataset.name)
+    board = geval.leaderboard(store, dataset.name, baselines=["length"], n_boot=100, ceiling=False)
+    [said] = board.fallback
+    assert said.startswith("qags_like: its own protocols cannot be computed on these items (SummEval, summary level: "
+                           "0 of its 30 groups have 3 or more items") and "1 system (the system level needs 3)" in said
+    assert said.endswith("read at the level that can be instead: item (the generic protocol)")
+    assert set(board.cells["level"]) == {"item"} and board.cells["value"].notna().all()
+    markdown = geval.report(store, dataset.name, baselines=["length"], n_boot=100, figures=False).markdown()
+    assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
+    leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
+    assert "n/a (0 groups)" not in leaderboard and "n/a (1 system)" not in leaderboard

@@ -168,10 +168,10 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         assert not at.get("progress") and not [b for b in at.button if b.key == "score_stop"]
 
         reloaded.button(key="score_stop").click().run()
-        wait_for(reloaded, lambda at: any("stopped; press Resume" in s.value for s in at.info))
+        wait_for(reloaded, lambda at: any("stopped; press Resume this run" in s.value for s in at.info))
         assert stub.count < 30
         again = open_app(monkeypatch, tmp_path, SCORE, params=dict(reloaded.query_params))  # reloaded once stopped
-        assert any("stopped; press Resume" in s.value for s in again.info)
+        assert any("stopped; press Resume this run" in s.value for s in again.info)
         assert again.button(key="score_start").label == "Resume"
 
 

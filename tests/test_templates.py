@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 from helpers import FULL_ITEM, PROMPTS, make_template, template_text
@@ -22,10 +23,20 @@ from geval.judging.templates import (
 PROMPT_FILES = sorted(PROMPTS.glob("*.txt"))
 
 
+#: What each kind of grounding a template names looks like: (level, grounding).
+GROUNDINGS = {"persona": ("turn", "your persona: i like dogs."), "document": ("summary", "a document")}
+
+
+def _kind(template) -> tuple[str, str]:
+    """The level and grounding of items a template is written for (its {{persona}} or {{document}})."""
+    return next((GROUNDINGS[name] for name in GROUNDINGS if name in template.placeholders), ("turn", "a fact"))
+
+
 def scored_others(template, groups: int = 25) -> list:
     """Items of other groups with a human score for every aspect of `template` (for {{examples}})."""
     human = {(a.human or a.name): (float(a.max),) for a in template.aspects}
-    return [make_item("synthetic", "turn", [Turn("A", f"hi {g}")], f"other reply {g}", grounding="another fact",
+    level, grounding = _kind(template)
+    return [make_item("synthetic", level, [Turn("A", f"hi {g}")], f"other reply {g}", grounding=grounding,
                       group=f"g{g}", human=human) for g in range(groups)]
 
 
@@ -42,7 +53,9 @@ def test_every_real_prompt_parses_and_renders(path):
     for aspect in template.aspects:
         assert 0 <= aspect.min < aspect.max <= 9
     steps = "1. Read.\n2. Score." if template.needs_generated_steps else None
-    calls = template.calls(FULL_ITEM, steps, around=[FULL_ITEM, *scored_others(template)])
+    level, grounding = _kind(template)
+    item = replace(FULL_ITEM, level=level, grounding=grounding)
+    calls = template.calls(item, steps, around=[item, *scored_others(template)])
     assert calls and {"response", "summary", "dialogue", "responses"} & set(template.placeholders)
     for call in calls:
         assert "{{" not in call.prompt and "}}" not in call.prompt

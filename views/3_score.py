@@ -1,11 +1,16 @@
 """Score: choose items, templates and judge; see the estimate; run in the background with progress."""
 
+import time
+
 import pandas as pd
 import streamlit as st
 
 import geval
 from studio import jobs, state
 from studio.text import plain
+
+#: Seconds without a first answer after which the page says the judge may be being retried.
+WAITING_HINT_AFTER = 3
 
 st.title("Score")
 store = state.store()
@@ -95,16 +100,16 @@ if job is None or job.dataset != dataset.name:  # e.g. after a reload: this data
     job = jobs.running(str(store.path), dataset.name)
     st.session_state["score_job"] = job.id if job is not None else None
 running = job is not None and not job.done
-left_over = job is not None and job.stop.is_set() and (any(p.stopped for p in job.finished)
-                                                       or len(job.finished) < len(job.labels))
-start_label = "Resume" if left_over else "Start scoring"
-if st.button(start_label, type="primary", disabled=running or not templates or bool(blocked), key="score_start",
-             help="A run is going on: stop it first." if running else
+given = {**options, "concurrency": int(concurrency), "rpm": rpm}
+# "Resume" only for the selection the stopped job was scoring; another one starts anew (the stopped job keeps
+# a Resume button of its own beside its line below)
+same = job is not None and job.resumable and job.selection == jobs.selection(items, templates, given)
+if st.button("Resume" if same else "Start scoring", type="primary", disabled=running or not templates or bool(blocked),
+             key="score_start", help="A run is going on: stop it first." if running else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):
-    job = jobs.start(str(store.path), items, templates, judge, dataset.name,
-                     {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm,
-                     plans=[plans[template.label] for template in templates])
+    job = jobs.start(str(store.path), items, templates, judge, dataset.name, given, concurrency=int(concurrency),
+                     rpm=rpm, plans=[plans[template.label] for template in templates])
     st.session_state["score_job"] = job.id
     st.rerun()
 
@@ -123,7 +128,7 @@ def show_result(result) -> None:
         st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.{why}", icon=":material/error:")
         return
     if result.stopped:
-        counts += " — stopped; press Resume to go on"
+        counts += " — stopped; press Resume this run to go on"
     problems = [f"{result.failed} of {result.total} items failed: {result.cause}" if result.failed else "",
                 plain(result.unread_line())]
     lines = [counts, *(problem for problem in problems if problem)]
@@ -133,6 +138,14 @@ def show_result(result) -> None:
         st.caption("Failed: " + "; ".join(f"{n} × {reason}" for reason, n in reasons[:5]))
     if result.failed:
         st.caption("Failed items are not cached: start again to retry only them.")
+
+
+def resume_button(job, key: str) -> None:
+    """"Resume this run": the stopped job goes on with its own items, templates and judge."""
+    if st.button("Resume this run", key=key, icon=":material/replay:",
+                 help="Go on with the stopped run's own items, templates and judge, whatever is chosen above."):
+        st.session_state["score_job"] = job.resume().id
+        st.rerun(scope="app")
 
 
 @st.fragment(run_every=1.0)
@@ -145,7 +158,10 @@ def show_progress() -> None:
     progress = job.progress
     if not job.done:
         if progress is None:
-            st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
+            waited = time.time() - job.started
+            wait = (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
+                    "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
+            st.status(f"{job.heading() or 'Starting'}: starting…{wait}", state="running")
         elif progress.phase:
             st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)
@@ -161,6 +177,8 @@ def show_progress() -> None:
     if job.not_started:
         st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
                  icon=":material/block:")
+    if job.resumable:
+        resume_button(job, "score_resume")
     if not job.done:
         if st.button("Stop", key="score_stop"):
             job.stop_now()
@@ -170,6 +188,12 @@ def show_progress() -> None:
 
 
 show_progress()
+for other in jobs.stopped(str(store.path), dataset.name):  # stopped runs of another selection keep their Resume
+    if other.id != st.session_state.get("score_job"):
+        done = sum(p.done for p in other.finished)
+        st.info(f"Stopped: {', '.join(map(plain, other.labels))} on {len(other.selection[0])} items "
+                f"({done} scored before the stop).")
+        resume_button(other, f"score_resume_{other.id}")
 
 with st.expander("Runs on this dataset"):
     runs = store.runs(dataset.name)  # a run whose process is gone (killed, app stopped) shows as crashed

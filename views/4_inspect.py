@@ -9,6 +9,7 @@ import streamlit as st
 import geval
 from studio import cached, state
 from studio import combos as scored
+from studio.text import plain
 
 ORDERS = {"Largest disagreement first": False, "Smallest disagreement first": True}
 
@@ -27,8 +28,9 @@ dataset = state.require_dataset()
 combos = scored.require_scored(store, dataset)
 
 scored.choose("inspect_combo", combos)  # never a combination with nothing scored, unless chosen
-label = st.selectbox("Template version and judge", list(combos["label"]), key="inspect_combo",
-                     format_func=scored.describe(combos), persist_state="session")
+scored.variants_toggle(combos)
+label = st.selectbox("Template version and judge", scored.menu(combos, st.session_state.get("inspect_combo")),
+                     key="inspect_combo", format_func=scored.describe(combos), persist_state="session")
 combo = combos.set_index("label").loc[label]
 if combo["ok"] == 0:
     st.warning(scored.nothing_scored(store, dataset.name, combo))
@@ -173,7 +175,7 @@ with score_column:
     note_value = st.text_area("Note", note, key=f"inspect_note_{item_id}", height=90)
     if st.button("Save note", key="inspect_save", icon=":material/save:"):
         try:
-            store.set_note(item_id, flag_value, note_value)
+            store.set_note(item_id, flag_value, note_value, beside=combo["id"])
         except geval.GevalError as exc:
             st.error(str(exc))
         else:
@@ -181,7 +183,11 @@ with score_column:
             notes = store.notes()
     if item_id in notes:
         saved_flag, saved_note = notes[item_id]
-        st.caption("Saved" + (" · flagged" if saved_flag else ""))
+        beside = store.notes_beside().get(item_id)
+        labels = dict(zip(combos["id"], combos["label"]))
+        where = ("" if beside in (None, combo["id"]) else
+                 f" · written beside {plain(labels.get(beside, 'a template version and judge no longer scored here'))}")
+        st.caption("Saved" + (" · flagged" if saved_flag else "") + where)
         if saved_note:
             st.text(saved_note)
 

@@ -1,8 +1,6 @@
 """Agreement: how well each scored template version and judge agrees with people, in numbers
 and plots; whether one version beats another on the same items; CSV and a standalone report."""
 
-import functools
-
 import streamlit as st
 
 import geval
@@ -11,16 +9,17 @@ from studio import combos as scored
 from studio.text import plain
 
 
-def build_report(path: str, dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int,
-                 metric: str, variant: str, baselines: tuple) -> bytes:
-    """The report (`geval.report`, as the CLI writes it) as one HTML page, built when its button is
-    pressed (on a thread of its own, hence its own store connection)."""
-    own = geval.Store(path)
-    try:
-        return geval.report(own, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
-                            variants=(variant,), baselines=baselines).html().encode("utf-8")
-    finally:
-        own.close()
+def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
+                 variant: str, baselines: tuple) -> bytes:
+    """The report (`geval.report`, the page `geval report --html` writes) as one HTML file, its steps
+    shown while it is built."""
+    with st.status("Building the report…", expanded=True) as status:
+        made = geval.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
+                            variants=(variant,), baselines=baselines, on_progress=status.write)
+        status.write("The page: tables and figures")
+        page = made.html().encode("utf-8")
+        status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
+    return page
 
 
 #: The leaderboard's baselines until others are chosen (the report uses the same).
@@ -29,14 +28,15 @@ REPORT_BASELINES = ("rouge-l", "bleu", "chrf", "length")
 st.title("Agreement")
 store = state.store()
 dataset = state.require_dataset()
-path = str(store.path)
 combos = scored.require_scored(store, dataset)
 by_label = combos.set_index("label")
 labels = list(by_label.index)
 
 state.keep_valid("agree_combos", labels)
-chosen = st.multiselect("Template versions and judges", labels, default=[scored.default(combos)], key="agree_combos",
-                        format_func=scored.describe(combos), persist_state="session")
+scored.variants_toggle(combos)
+chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
+                        default=[scored.default(combos)], key="agree_combos", format_func=scored.describe(combos),
+                        persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
                           key="agree_levels", persist_state="session")
@@ -72,7 +72,10 @@ st.caption("95% intervals over whole groups (dialogues, documents): the jackknif
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")
-st.dataframe(shown, hide_index=True, key="agree_table")
+st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a long label never pushes the note out
+    "combo": st.column_config.TextColumn("template version · judge", width="medium", pinned=True),
+    "value [95% CI]": st.column_config.TextColumn(width="medium"),
+    "note": st.column_config.TextColumn(width="large")})
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
@@ -81,16 +84,26 @@ downloads = st.columns([1, 1, 4])
 downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
-
-report = functools.partial(build_report, path, dataset, [pairs[label] for label in tables],
-                           {pairs[label]: table for label, table in tables.items()}, tuple(levels), int(n_boot), metric,
-                           variant, tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES)))
-downloads[1].download_button("HTML report", report, file_name=f"geval-report-{dataset.name}.html", mime="text/html",
-                             key="agree_report", icon=":material/description:",
-                             help="The report `python -m geval report` writes, for the versions chosen above: what "
-                                  "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
-                                  "baselines chosen below), flagged items and notes, templates and signatures. One "
-                                  "file; plotly.js inline, works offline.")
+report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
+# what the report is made of: a report built for other choices (or before new judgments) is not offered
+report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
+              report_baselines, tuple(cached.stamp(by_label.loc[label]) for label in tables))
+if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
+                       help="The report `python -m geval report --html` writes, for the versions chosen above: what "
+                            "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
+                            "baselines chosen below), flagged items and notes, templates and signatures. One file; "
+                            "plotly.js inline, works offline. Its steps are shown while it is built."):
+    try:
+        st.session_state["agree_report"] = (report_for, build_report(
+            dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
+            int(n_boot), metric, variant, report_baselines))
+    except geval.GevalError as exc:
+        st.error(str(exc))
+built = st.session_state.get("agree_report")
+if built is not None and built[0] == report_for:
+    downloads[2].download_button("Download the HTML report", built[1], file_name=f"geval-report-{dataset.name}.html",
+                                 mime="text/html", key="agree_report_download", icon=":material/download:",
+                                 type="primary")
 
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
@@ -116,6 +129,8 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
     except geval.GevalError as exc:
         st.error(str(exc))
     else:
+        for line in board.fallback:  # the dataset's own protocol cannot be computed: the levels that can, said
+            st.info(plain(line))
         st.dataframe(board.wide(supervised=False).drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
         best = board.best_of()
         if best is not None:
@@ -173,20 +188,19 @@ else:
     distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
 
 st.subheader("Compare two versions")
-labels = scored.scored(combos)  # a combination with nothing scored has nothing to compare
+# a combination with nothing scored has nothing to compare; a search's variants only when listed or chosen
+labels = [label for label in scored.scored(combos) if label in scored.menu(combos, [*chosen, *(
+    st.session_state.get(key) for key in ("agree_a", "agree_b"))])]
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
 st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value) and "
            "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife "
            "first).")
-state.keep_valid("agree_a", labels)
-state.keep_valid("agree_b", labels)
+scored.follow_chosen(store, combos, chosen, labels)  # by default two of those chosen above: the original A, its edit B
 left, right = st.columns(2)
-opening = scored.default(combos)  # the newest of the user's own (not a prompt search's variant)
-label_b = right.selectbox("B", labels, index=labels.index(opening) if opening in labels else 0, key="agree_b")
-partners = scored.comparable(store, combos, opening)  # by default the newest that measures the same aspect
-label_a = left.selectbox("A (baseline)", labels, index=labels.index(partners[0]) if partners else 1, key="agree_a")
+label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
+label_b = right.selectbox("B (the edit, compared with A)", labels, key="agree_b")
 if label_a == label_b:
     st.info("Pick two different template versions or judges.")
     st.stop()

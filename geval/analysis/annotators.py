@@ -26,7 +26,15 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from geval.analysis.correlation import METRICS, Resamples, bootstrap, correlate, interval_note
+from geval.analysis.correlation import (
+    METRICS,
+    MIN_GROUPS,
+    Resamples,
+    correlate,
+    interval_note,
+    item_bootstrap,
+    percentile_interval,
+)
 from geval.data.items import Item
 
 ALPHA_LEVELS = ("interval", "ordinal")
@@ -72,6 +80,60 @@ def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:
     return float(np.mean(values))
 
 
+def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "interval") -> np.ndarray:
+    """`krippendorff_alpha` in each resample of the items (columns) of an annotators x items array,
+    all resamples at once: a resample's coincidence matrix is the sum of its items' (an item drawn
+    twice counts twice), from which alpha follows as the krippendorff package computes it (on the
+    values of the whole array: a value no item of a resample has adds nothing). NaN where a resample
+    has one value or no item with two scores."""
+    matrix = np.asarray(matrix, dtype=float)
+    known = ~np.isnan(matrix)
+    values = np.unique(matrix[known])
+    n_boot = len(resamples.draws)
+    if len(values) < 2:
+        return np.full(n_boot, np.nan)
+    counts_per_value = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
+    pairable = np.maximum(known.sum(axis=0), 2) - 1.0
+    per_item = (counts_per_value[:, :, None] * counts_per_value[:, None, :]
+                - counts_per_value[:, :, None] * np.eye(len(values))[None]) / pairable[:, None, None]
+    per_group = np.stack([np.bincount(resamples.group_of, weights=cell, minlength=resamples.n_groups)
+                          for cell in per_item.reshape(len(per_item), -1).T], axis=1)  # groups x V*V
+    out = np.full(n_boot, np.nan)
+    for start, counts in resamples.counts():
+        coincidences = (counts @ per_group).reshape(len(counts), len(values), len(values))
+        n_v = coincidences.sum(axis=1)
+        n = n_v.sum(axis=1)
+        expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(len(values))[None]) \
+            / np.maximum(n - 1.0, 1e-300)[:, None, None]
+        distance = _distances(values, n_v, level)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
+        alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
+        out[start:start + len(counts)] = alpha
+    return out
+
+
+def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
+    """Krippendorff's squared distances between the values (resamples x V x V): interval, the squared
+    difference; ordinal, the values' counts between the two, less half of the two's own, squared."""
+    if level == "interval":
+        return np.broadcast_to((values[:, None] - values[None, :]) ** 2, (len(n_v), len(values), len(values)))
+    low, high = np.minimum.outer(np.arange(len(values)), np.arange(len(values))), \
+        np.maximum.outer(np.arange(len(values)), np.arange(len(values)))
+    running = np.concatenate([np.zeros((len(n_v), 1)), np.cumsum(n_v, axis=1)], axis=1)
+    between = running[:, high + 1] - running[:, low]
+    return (between - (n_v[:, low] + n_v[:, high]) / 2.0) ** 2
+
+
+def leave_one_out_bootstrap(matrix: np.ndarray, resamples: Resamples) -> dict[str, np.ndarray]:
+    """`leave_one_out` of every metric in each resample of the items (columns) of a complete
+    annotators x items array: each annotator's correlation with the others' mean, computed for all
+    resamples at once (`item_bootstrap`), then their mean (NaN where one is undefined)."""
+    per_annotator = [item_bootstrap(matrix[k], np.delete(matrix, k, axis=0).mean(axis=0), resamples, METRICS)
+                     for k in range(matrix.shape[0])]
+    return {metric: np.mean([boot[metric] for boot in per_annotator], axis=0) for metric in METRICS}
+
+
 def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_boot: int = 1000,
                         seed: int = 0, alpha: bool = True) -> pd.DataFrame:
     """Alpha (interval, ordinal; unless `alpha` is False) and leave-one-out Pearson, Spearman
@@ -91,10 +153,11 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
                      for s in _statistics() if alpha or not s.startswith("alpha")]
             continue
+        resamples = Resamples(groups, n_boot, seed)
         for level in ALPHA_LEVELS if alpha else ():
             value = krippendorff_alpha(matrix, level)
-            interval = bootstrap(lambda i: krippendorff_alpha(matrix[:, i], level), Resamples(groups, n_boot, seed)) \
-                if math.isfinite(value) else (math.nan, math.nan)
+            interval = percentile_interval(alpha_bootstrap(matrix, resamples, level)) \
+                if math.isfinite(value) and resamples.enough else (math.nan, math.nan)
             rows.append(_row(aspect, f"alpha ({level})", value, interval, len(scored), annotators,
                              interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
@@ -102,10 +165,11 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
         full = np.array([len(item.human[aspect]) == common for item in scored])
         left = int((~full).sum())
         sub, sub_groups = matrix[:common][:, full], groups[full]
+        boot = leave_one_out_bootstrap(sub, Resamples(sub_groups, n_boot, seed))
         for metric in METRICS:
             value = leave_one_out(sub, metric)
-            interval = bootstrap(lambda i: leave_one_out(sub[:, i], metric), Resamples(sub_groups, n_boot, seed)) \
-                if math.isfinite(value) else (math.nan, math.nan)
+            interval = percentile_interval(boot[metric]) if math.isfinite(value) and len(set(sub_groups)) >= MIN_GROUPS \
+                else (math.nan, math.nan)
             notes = [f"{left} of {width} items left out: they have another number of scores than the "
                      f"{common} most items have"] if left else []
             if not math.isfinite(value):

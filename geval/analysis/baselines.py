@@ -343,6 +343,16 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         signature, fields = metric.signature(kind, model)
         texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
         keys = [_key(signature, text, other) for text, other in zip(texts, others)]
+        whole = _key(signature, *(f"{item.id}:{key}" for item, key in zip(items, keys)))  # signature and items
+        kept = store.baseline_result(whole) if store is not None else None
+        if kept is not None:
+            if on_progress:
+                on_progress(f"{metric.title}: stored, {len(items)} items")
+            results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature,
+                                          fields, pd.Series([kept.get(item.id, np.nan) for item in items],
+                                                            index=[item.id for item in items], dtype=float, name=name),
+                                          metric.note(layout, dataset)))
+            continue
         cached = store.baseline_scores(keys) if store is not None else {}
         todo = [i for i, key in enumerate(keys) if key not in cached]
         if todo:
@@ -358,6 +368,8 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
             cached.update(fresh)
         scores = pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
                            name=name)
+        if store is not None:
+            store.save_baseline_result(whole, name, signature, scores.to_dict())
         results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
                                       scores, metric.note(layout, dataset)))
     return results
@@ -366,8 +378,10 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
 # --- the cache ----------------------------------------------------------------------------------
 
 
-def _key(signature: str, response: str, reference: str) -> str:
-    blob = json.dumps([signature, response, reference], ensure_ascii=False)
+def _key(signature: str, *texts: str) -> str:
+    """A hash of a signature and the texts a score depends on (a response and its reference; or, for a
+    whole set of items, each item's id and key)."""
+    blob = json.dumps([signature, *texts], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 

@@ -34,6 +34,7 @@ with a note, never a crash.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable
@@ -53,8 +54,10 @@ MIN_GROUP_ITEMS = 3
 MIN_SYSTEMS = 3
 #: Up to this many items, Spearman and Kendall intervals are recomputed exactly in every resample.
 EXACT_UP_TO = 2000
-#: Resamples computed at once (memory: BLOCK x items floats for ranks).
+#: Resamples computed at once, at the least (memory: BLOCK x items floats for ranks).
 BLOCK = 32
+#: Cells (resamples x values) of a block up to which more resamples are computed at once.
+CELLS_PER_BLOCK = 1_000_000
 #: Resamples x groups up to which the counts of each resample are kept for the next statistic.
 COUNTS_KEPT_UP_TO = 50_000_000
 #: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
@@ -222,11 +225,7 @@ class Resamples:
         self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         self.jackknife = False  # True for `leave_one_out`'s sets
-        rng = np.random.default_rng(seed)
-        # one call per resample, as the draws have always been made: the same seed gives the same intervals
-        self.draws = np.array([rng.integers(0, self.n_groups, self.n_groups) for _ in range(n_boot)],
-                              dtype=np.int64).reshape(n_boot, self.n_groups) if self.n_groups else \
-            np.zeros((n_boot, 0), dtype=np.int64)
+        self.draws = _draws(self.n_groups, n_boot, seed)
 
     @classmethod
     def leave_one_out(cls, groups) -> Resamples:
@@ -244,24 +243,29 @@ class Resamples:
         """Whether there are groups enough for an interval (MIN_GROUPS)."""
         return self.n_groups >= MIN_GROUPS
 
-    def counts(self):
-        """(first resample, counts) per block of BLOCK resamples. Up to COUNTS_KEPT_UP_TO cells,
-        the counts are kept the first time through (small integers, a byte per cell as a rule)
-        and shared by every later statistic computed on these draws."""
-        if hasattr(self, "_counts"):
-            for start, block in self._counts:
-                yield start, block.astype(float)
+    def counts(self, width: int | None = None):
+        """(first resample, counts) per block of resamples: how many times each group was drawn
+        (resamples x groups). A block holds at least BLOCK resamples, and more while a block's rows
+        expanded to `width` values each (default: the groups) stay under CELLS_PER_BLOCK. Up to
+        COUNTS_KEPT_UP_TO cells, the counts are kept the first time through (small integers, a byte
+        per cell as a rule) and shared by every later statistic computed on these draws."""
+        step = max(BLOCK, min(len(self.draws), CELLS_PER_BLOCK // max(width or self.n_groups, 1)))
+        if self.draws.size > COUNTS_KEPT_UP_TO:
+            for start in range(0, len(self.draws), step):
+                yield start, self._count(self.draws[start:start + step]).astype(float)
             return
-        keep, kept = self.draws.size <= COUNTS_KEPT_UP_TO, []
-        for start in range(0, len(self.draws), BLOCK):
-            block = self.draws[start:start + BLOCK]
-            cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
-            counts = np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
-            if keep:
-                kept.append((start, counts.astype(np.min_scalar_type(counts.max(initial=0)))))
-            yield start, counts.astype(float)
-        if keep:
-            self._counts = kept
+        if not hasattr(self, "_counts"):
+            parts = [self._count(self.draws[start:start + BLOCK]) for start in range(0, len(self.draws), BLOCK)]
+            top = max((int(part.max(initial=0)) for part in parts), default=0)
+            self._counts = np.concatenate(parts).astype(np.min_scalar_type(top)) if parts else \
+                np.zeros((0, self.n_groups), dtype=np.uint8)
+        for start in range(0, len(self.draws), step):
+            yield start, self._counts[start:start + step].astype(float)
+
+    def _count(self, block: np.ndarray) -> np.ndarray:
+        """How many times each group is drawn in each resample of `block` (resamples x groups)."""
+        cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
+        return np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
 
     def rows(self, b: int) -> np.ndarray:
         """The row indices of resample `b` (a group drawn twice contributes its rows twice)."""
@@ -273,6 +277,18 @@ class Resamples:
             order = np.argsort(self.group_of, kind="stable")
             self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
         return self._member_rows
+
+
+@functools.lru_cache(maxsize=16)
+def _draws(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
+    """The groups drawn in each resample (resamples x groups, read-only): they depend on the number of
+    groups, resamples and the seed alone, so a report's many tables of the same groups share them.
+    One call per resample, as the draws have always been made: the same seed gives the same intervals."""
+    rng = np.random.default_rng(seed)
+    draws = np.array([rng.integers(0, n_groups, n_groups) for _ in range(n_boot)], dtype=np.int64).reshape(
+        n_boot, n_groups) if n_groups else np.zeros((n_boot, 0), dtype=np.int64)
+    draws.flags.writeable = False
+    return draws
 
 
 def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) -> tuple[float, float]:
@@ -340,7 +356,8 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
         if "spearman" in metrics and not exact else None
     kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups) \
         if "kendall" in metrics and not exact else None
-    for start, counts in resamples.counts():
+    pair_signs = _pair_signs(x, y, group_of, resamples.n_groups) if "kendall" in metrics and exact else None
+    for start, counts in resamples.counts(width=len(x)):
         block = slice(start, start + len(counts))
         if "pearson" in metrics:
             out["pearson"][block] = _pearson_from_sums(counts @ pearson_sums)
@@ -351,14 +368,45 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
             s, t1, t2 = (counts @ per_group - constant for per_group, constant in kendall_parts)
             with np.errstate(invalid="ignore", divide="ignore"):
                 out["kendall"][block] = np.clip(s / np.sqrt(t1 * t2), -1.0, 1.0)
-    if "kendall" in metrics and exact:
-        position = np.full(len(resamples.group_of), -1)
-        position[rows] = np.arange(len(rows))
-        for b in range(n_boot):
-            taken = position[resamples.rows(b)]
-            taken = taken[taken >= 0]
-            out["kendall"][b] = correlate("kendall", x[taken], y[taken])
+        if "kendall" in metrics and exact:
+            out["kendall"][block] = _weighted_kendall(pair_signs, counts)
     return out
+
+
+def _pair_signs(x: np.ndarray, y: np.ndarray, group_of: np.ndarray, n_groups: int) -> tuple[np.ndarray, ...]:
+    """What Kendall's tau-b of any resample of whole groups is made of, summed over the pairs of rows of
+    each two groups (groups x groups): sign(x_i - x_j) * sign(y_i - y_j), pairs tied in x, pairs tied in y
+    (a row is not paired with itself); and each group's rows."""
+    cell = (group_of[:, None] * n_groups + group_of[None, :]).ravel()  # the pair's (group, group)
+
+    def by_group(pairs: np.ndarray) -> np.ndarray:
+        np.fill_diagonal(pairs, 0.0)
+        return np.bincount(cell, weights=pairs.ravel(), minlength=n_groups * n_groups).reshape(n_groups, n_groups)
+
+    concordance = np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])
+    return (by_group(concordance), by_group(np.equal.outer(x, x).astype(float)),
+            by_group(np.equal.outer(y, y).astype(float)), np.bincount(group_of, minlength=n_groups).astype(float))
+
+
+def _weighted_kendall(pair_signs: tuple[np.ndarray, ...], counts: np.ndarray) -> np.ndarray:
+    """Kendall's tau-b of each resample, exactly (what scipy gives on the resample with its repeats),
+    from how many times each group was drawn (`counts`, resamples x groups): pairs of rows of two draws
+    count once each, and the copies of one row are pairs tied in both x and y. NaN where x or y is
+    constant."""
+    concordance, tied_x, tied_y, sizes = pair_signs
+    total = counts @ sizes
+    own = (counts * (counts - 1.0)) @ sizes / 2.0  # a row with its own copies (a group drawn twice or more)
+    pairs = total * (total - 1.0) / 2.0
+
+    def quadratic(matrix: np.ndarray) -> np.ndarray:
+        return ((counts @ matrix) * counts).sum(axis=1) / 2.0
+
+    s = quadratic(concordance)
+    untied_x, untied_y = pairs - quadratic(tied_x) - own, pairs - quadratic(tied_y) - own
+    with np.errstate(invalid="ignore", divide="ignore"):
+        tau = s / np.sqrt(untied_x * untied_y)
+    tau[~((untied_x > 0.5) & (untied_y > 0.5))] = np.nan
+    return np.clip(tau, -1.0, 1.0)
 
 
 def _interval_note(metric: str, n: int, resamples: Resamples) -> str:

@@ -45,7 +45,17 @@ from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import difference_reading, reading
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.likelihood import LanguageModel
-from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
+from geval.analysis.protocols import (
+    GENERIC,
+    PROTOCOLS,
+    Protocol,
+    ProtocolError,
+    computable_levels,
+    generic,
+    get_protocol,
+    protocols_for,
+    why_not_computable,
+)
 from geval.analysis.variants import VARIANTS, VariantError
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name, told_apart
@@ -96,6 +106,7 @@ class Leaderboard:
     rows: pd.DataFrame
     skipped: list[str] = field(default_factory=list)
     paired: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PAIRED_COLUMNS))
+    fallback: list[str] = field(default_factory=list)  # datasets read at other levels than their protocol's, and why
 
     def versus(self, digits: int = 3) -> pd.DataFrame:
         """Judge rows x columns of their paired difference with the row of reference:
@@ -170,7 +181,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     """
     names = [datasets] if isinstance(datasets, str) else list(datasets)
     say = on_progress or (lambda message: None)
-    parts, rows, skipped, paired = [], {}, [], []
+    parts, rows, skipped, paired, fallback = [], {}, [], [], []
     for name in names:
         items = store.items(name)
         if not items:
@@ -183,6 +194,15 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         if not chosen and protocols:
             raise GevalError(f"none of the protocols {', '.join(protocols)} applies to dataset '{name}' (its items "
                              f"are at {', '.join(dict.fromkeys(i.level for i in items))} level); use --protocol generic")
+        if chosen and not protocols:  # the dataset's own protocols: if none can be computed, the levels that can
+            reasons = {p.title: why_not_computable(p, items) for p in chosen}
+            if all(reasons.values()):
+                levels = computable_levels(items)
+                fallback.append(f"{name}: its own protocol{'s' if len(chosen) > 1 else ''} cannot be computed on "
+                                f"these items ({'; '.join(f'{title}: {why}' for title, why in reasons.items())}); "
+                                f"read at the level{'s' if len(levels) > 1 else ''} that can be instead: "
+                                f"{', '.join(levels)} (the generic protocol)")
+                chosen = [generic(levels)] if levels else []
         chosen = chosen or [GENERIC]
         judges = _judge_rows(store, name, items, variants, skipped)
         candidates = list(judges)
@@ -242,7 +262,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     paired = [frame for frame in paired if len(frame)]
     return Leaderboard(names, cells[LONG_COLUMNS], table, skipped,
                        pd.concat(paired, ignore_index=True)[PAIRED_COLUMNS] if paired else
-                       pd.DataFrame(columns=PAIRED_COLUMNS))
+                       pd.DataFrame(columns=PAIRED_COLUMNS), fallback)
 
 
 # --- rows ---------------------------------------------------------------------------------------

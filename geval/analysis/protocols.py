@@ -15,9 +15,10 @@ applies any of them; GENERIC is the Agreement page's table (every level, every i
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
-from geval.analysis.correlation import LEVELS, METRICS
+from geval.analysis.correlation import LEVELS, METRICS, MIN_GROUP_ITEMS, MIN_GROUPS, MIN_SYSTEMS
 from geval.errors import GevalError
 
 
@@ -110,6 +111,37 @@ def generic(levels: tuple[str, ...] = LEVELS) -> Protocol:
     if unknown:
         raise ProtocolError(f"level '{unknown[0]}' is unknown; use one of {', '.join(LEVELS)}")
     return GENERIC if tuple(levels) == LEVELS else Protocol(**{**GENERIC.__dict__, "levels": tuple(levels)})
+
+
+def why_not_computable(protocol: Protocol, items) -> str:
+    """Why none of the protocol's levels can be computed on these items ("" when one can): the group
+    level needs MIN_GROUPS groups of MIN_GROUP_ITEMS items of its level, the system level MIN_SYSTEMS
+    systems, the item level two items (e.g. one summary per document, by one system, has neither a
+    per-document nor a system-level correlation)."""
+    level_items = list(items) if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
+    reasons = []
+    for level in protocol.levels:
+        if level == "item" and len(level_items) >= 2:
+            return ""
+        if level == "group":
+            sizes = Counter(item.group or item.id for item in level_items)
+            big = sum(size >= MIN_GROUP_ITEMS for size in sizes.values())
+            if big >= MIN_GROUPS:
+                return ""
+            reasons.append(f"{big} of its {len(sizes)} groups have {MIN_GROUP_ITEMS} or more items (the group level "
+                           f"needs {MIN_GROUPS})")
+        if level == "system":
+            systems = len({item.system for item in level_items if item.system})
+            if systems >= MIN_SYSTEMS:
+                return ""
+            reasons.append(f"{systems} system{'s' if systems != 1 else ''} (the system level needs {MIN_SYSTEMS})")
+    return "; ".join(reasons) or f"{len(level_items)} items"
+
+
+def computable_levels(items) -> tuple[str, ...]:
+    """The levels of GENERIC that can be computed on these items (item, then group and system where
+    the data allows)."""
+    return tuple(level for level in LEVELS if not why_not_computable(generic((level,)), items))
 
 
 def get_protocol(name: str) -> Protocol:

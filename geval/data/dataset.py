@@ -9,6 +9,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+from geval.bundled import CHECKOUT, bundled_dir
 from geval.data.items import LEVELS, Item
 from geval.data.layouts import LAYOUTS, dstc9, table
 from geval.data.layouts.table import ColumnMapping, TablePreview
@@ -19,14 +20,12 @@ from geval.errors import DatasetError, shown
 if TYPE_CHECKING:
     from geval.store import Store
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-DATA_DIR = ROOT / "data"
+#: The bundled samples: data/ in the checkout, else the copy installed with the package.
+DATA_DIR = bundled_dir("data")
 
 
 #: The full public datasets, beside the repository (or $GEVAL_SHARED_DATA, read at each look-up).
-SHARED_DATA_DIR = ROOT.parent / "shared" / "data"
+SHARED_DATA_DIR = CHECKOUT.parent / "shared" / "data"
 
 
 DATA_SUFFIXES = {".json", ".jsonl", ".csv"}

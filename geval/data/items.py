@@ -10,15 +10,17 @@ from typing import Literal
 
 Level = Literal["turn", "dialogue", "summary"]
 LEVELS: tuple[str, ...] = ("turn", "dialogue", "summary")
+#: How each line of a PersonaChat persona starts.
+PERSONA_LINE = "your persona:"
 
 #: Template placeholders an item can fill, and what each one means.
 PLACEHOLDERS: dict[str, str] = {
     "context": "the dialogue so far, one 'Speaker: text' line per turn",
     "response": "the response (turn level) or system output being judged",
     "dialogue": "the whole dialogue: context turns plus the response",
-    "fact": "the grounding knowledge (Topical-Chat fact, persona, or source document)",
-    "persona": "same as {{fact}}; reads better for PersonaChat",
-    "document": "the source document (summarization); same text as {{fact}}",
+    "fact": "the grounding knowledge, whatever it is (Topical-Chat fact, persona, or source document)",
+    "persona": "the persona (PersonaChat's 'your persona: ...' lines); an error on any other grounding",
+    "document": "the source document of a summary; an error on any other item",
     "summary": "the summary being judged; same text as {{response}}",
 }
 
@@ -57,6 +59,19 @@ class Item:
         scores = self.human.get(aspect, ())
         return sum(scores) / len(scores) if scores else math.nan
 
+    @property
+    def grounding_kind(self) -> str:
+        """What the grounding is: "document" (a summary's source), "persona" (PersonaChat's "your
+        persona: ..." lines), else "fact"; "" when there is none. Only the placeholder of its kind (and
+        {{fact}}, which names any grounding) is filled, so that a template written for another
+        dataset fails with an error instead of reading the wrong text."""
+        if not self.grounding:
+            return ""
+        if self.level == "summary":
+            return "document"
+        lines = [line for line in self.grounding.splitlines() if line.strip()]
+        return "persona" if lines and all(line.lower().startswith(PERSONA_LINE) for line in lines) else "fact"
+
     def fields(self) -> dict[str, str]:
         """The text of every placeholder this item can fill ('' where it has nothing)."""
         context = "\n".join(turn.render() for turn in self.context)
@@ -69,8 +84,8 @@ class Item:
             "response": self.response,
             "dialogue": dialogue,
             "fact": self.grounding,
-            "persona": self.grounding,
-            "document": self.grounding,
+            "persona": self.grounding if self.grounding_kind == "persona" else "",
+            "document": self.grounding if self.grounding_kind == "document" else "",
             "summary": self.response,
         }
 

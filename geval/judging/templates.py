@@ -39,6 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
 
+from geval.bundled import bundled_dir
 from geval.data.items import PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
@@ -73,8 +74,8 @@ ANSWERS = ("No", "Yes")
 PART = "#"
 #: Marks a template made from another by a prompt search (`geval.tuning.variants`): "<name>~<what changed>".
 VARIANT = "~"
-#: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the repository.
-PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or Path(__file__).resolve().parents[2] / "prompts")
+#: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the checkout (or installed with the package).
+PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or bundled_dir("prompts"))
 
 
 @dataclass(frozen=True)
@@ -260,9 +261,13 @@ class Template:
                 values[STEPS] = self.steps.strip()
         for name in self.placeholders:
             if not values.get(name) and name not in OPTIONAL:
+                kind = item.grounding_kind
+                why = (f": its grounding is a {kind}, not a {name}; write {{{{{kind}}}}} (or {{{{fact}}}}, any "
+                       "grounding) instead" if kind and name in ("persona", "document") else
+                       "; remove it from the template or pick a dataset that has it")
                 raise TemplateError(
                     f"item {item.id} ({item.dataset}): placeholder {{{{{name}}}}} in {self.source} "
-                    f"has no value for this item; remove it from the template or pick a dataset that has it"
+                    f"has no value for this item{why}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
 

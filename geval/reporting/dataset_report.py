@@ -35,6 +35,7 @@ from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leade
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
+from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
 from geval.reporting.document import Bullets, Code, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -86,27 +87,26 @@ class Report:
     dataset: str
     document: Document
 
-    def html(self, plotlyjs: bool | str = True) -> str:
-        """One HTML page; plotly.js inline (works offline) unless `plotlyjs="directory"`, which
-        loads the `plotly.min.js` beside the page."""
-        return render_html(self.document, plotlyjs)
+    def html(self) -> str:
+        """The HTML page: one self-contained file (plotly.js inline, works offline), the same for the
+        app's download and `geval report`."""
+        return render_html(self.document)
 
     def markdown(self, plots: str = "") -> str:
         """The Markdown page; its plots are named and linked to the HTML page `plots`."""
         return render_markdown(self.document, plots)
 
-    def write(self, out: str | Path) -> Path:
-        """`<out>/<dataset>.md` and `<out>/<dataset>.html`, with the `plotly.min.js` that the
-        reports of the folder share; returns the Markdown's path."""
-        from plotly.offline import get_plotlyjs
+    def write_html(self, path: str | Path) -> Path:
+        """The HTML page alone, to `path`; returns it."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(self.html(), "utf-8")
+        return path
 
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        page = out / f"{self.dataset}.html"
-        page.write_text(self.html(plotlyjs="directory"), "utf-8")
-        if any(isinstance(block, Figure) for block in self.document.blocks):
-            (out / "plotly.min.js").write_text(get_plotlyjs(), "utf-8")
-        path = out / f"{self.dataset}.md"
+    def write(self, out: str | Path) -> Path:
+        """`<out>/<dataset>.md` and `<out>/<dataset>.html` (self-contained); returns the Markdown's path."""
+        page = self.write_html(Path(out) / f"{self.dataset}.html")
+        path = Path(out) / f"{self.dataset}.md"
         path.write_text(self.markdown(plots=page.name), "utf-8")
         return path
 
@@ -125,6 +125,13 @@ class _Scored:
     judged: int
     totals: dict[str, float]  # `Store.call_totals`
     searched: str = ""  # what prompt searches did with its template version (`geval.analysis.held_out`)
+    priced: bool = True  # False for a judge whose model has no known price: its cost reads "unknown", not $0
+
+    def cost(self) -> str:
+        """What its calls cost, as the app says it: "$0.0123", or "cost unknown" for a model of no known price."""
+        if not self.priced and not self.totals["cost"]:
+            return "cost unknown (no price for this model)"
+        return f"${self.totals['cost']:.4f}"
 
 
 def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, *,
@@ -153,7 +160,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     summary = (dataset if isinstance(dataset, Dataset) else
                Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
     say = on_progress or (lambda message: None)
-    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot)
+    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
@@ -173,9 +180,11 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_comparisons(store, name, scored, metric))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*_searches(store, name))
-    document.add(*_flagged(store, items))
+    document.add(*_flagged(store, name, items))
     for one in scored:
+        say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
+    say(f"{name}: how much the annotators agree")
     document.add(*_people(items, n_boot))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
@@ -202,9 +211,10 @@ def _versions() -> str:
 
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
-            n_boot: int) -> tuple[list[_Scored], list[str]]:
-    """The report's combinations, first scored first (the reference of the comparisons), and the
-    names of the search variants left out of them (only when `combos` is not given)."""
+            n_boot: int, say: Callable[[str], None]) -> tuple[list[_Scored], list[str]]:
+    """The report's combinations, the original first (`Store.combos`' origin: a prompts/ file's version, then
+    saved versions as they were saved; the A of the comparisons), and the names of the search variants left
+    out of them (only when `combos` is not given)."""
     stored = store.combos(name)
     pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
     searched: dict[str, str] = {}  # a search's variants by version: read on their test groups in their own section
@@ -218,18 +228,27 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     tuned = searched_versions(store, name)
     found = []
     for version, signature in pairs:
+        known = (version, signature) in info.index
+        say(f"{name}: judgments and agreement of {info.loc[(version, signature), 'label'] if known else version}")
         frame = disagreements(store, name, (version, signature))
         table = tables.get((version, signature))
         if table is None:
             table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
-        known = (version, signature) in info.index
-        found.append((info.loc[(version, signature), "first"] if known else 0.0, _Scored(
+        found.append((info.loc[(version, signature), "origin"] if known else len(info), _Scored(
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
             store.call_totals(name, version, signature), held_out(items, [version], tuned)[1],
+            _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
+
+
+def _priced(signature_json: str) -> bool:
+    """Whether a judge's calls have a known price: a local model costs nothing, an OpenAI-compatible
+    server's model is priced only when it is one of PRICES (as the Score page's estimate says)."""
+    fields = json.loads(signature_json or "{}")
+    return fields.get("backend") != "openai" or fields.get("model") in PRICES
 
 
 # --- sections -------------------------------------------------------------------------------
@@ -253,7 +272,7 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
                    "prompt tokens per call": [f"{one.totals['prompt_tokens'] / max(one.totals['calls'], 1):,.0f}"
                                               for one in scored],
                    "judge time per item": [f"{one.totals['seconds'] / max(one.judged, 1):.2f} s" for one in scored],
-                   "cost": [f"${one.totals['cost']:.4f}" for one in scored],
+                   "cost": [one.cost() for one in scored],
                    **({"prompt searches": [one.searched or "–" for one in scored]}
                       if any(one.searched for one in scored) else {}),
                })),
@@ -288,12 +307,12 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
 
 
 def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) -> list:
-    """Per human aspect that several combinations are compared with: each (B) against the first
-    of them scored (A), on the items both scored: B − A with its paired interval,
+    """Per human aspect that several combinations are compared with: each (B) against the original
+    of them (A: `_scored`'s first), on the items both scored: B − A with its paired interval,
     p-values, a verdict in words; then the template diff of each pair compared."""
     blocks = [Heading("Template versions and judges compared")]
     by_human: dict[str, list[_Scored]] = {}
-    for one in scored:  # first scored first
+    for one in scored:  # the original first
         for human in compared_humans(store, name, (one.version, one.signature)):
             by_human.setdefault(human, []).append(one)
     rows, verdicts, pairs = [], [], {}
@@ -315,7 +334,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
     if not verdicts:
         return blocks + [Text("No two template versions or judges of this report are compared with the same human "
                               "aspect: score the same items with a second version or judge to compare them.")]
-    blocks += [Text(f"Per human aspect, each template version or judge (B) against the first one scored on it (A), "
+    blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
+                    "file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
                     f"paired 95% interval and two-sided p-value ({JACKKNIFE}), and Williams' test for dependent "
                     "correlations (it treats items as independent: trust the jackknife where items share a group).")]
@@ -334,9 +354,12 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
     blocks = [Heading("Leaderboard")]
     if board is None:
         return blocks + [Text(f"Left out: {left_out}")]
+    if board.fallback:
+        blocks += [Text("Read at other levels than the dataset's own protocol, which cannot be computed here:"),
+                   Bullets(tuple(board.fallback))]
     for protocol in dict.fromkeys(board.cells["protocol"]):
         chosen = get_protocol(protocol)
-        if chosen is GENERIC:
+        if chosen is GENERIC and not board.fallback:
             blocks.append(Text("No published protocol applies to this dataset: the generic one, at item, group and "
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
@@ -516,8 +539,9 @@ def _cell(row: pd.Series) -> str:
                    row.get("groups"))
 
 
-def _flagged(store: Store, items) -> list:
-    """The items flagged or with a note on the Inspect page, with their notes."""
+def _flagged(store: Store, name: str, items) -> list:
+    """The items flagged or with a note on the Inspect page, with their notes and the template version
+    and judge each was written beside."""
     by_id = {item.id: item for item in items}
     notes = [(item_id, flag, note) for item_id, (flag, note) in store.notes().items()
              if item_id in by_id and (flag or note.strip())]
@@ -526,10 +550,14 @@ def _flagged(store: Store, items) -> list:
         return blocks + [Text("No item is flagged or has a note (flag items and keep notes on the Inspect page).")]
     order = {item.id: i for i, item in enumerate(items)}
     notes.sort(key=lambda entry: order[entry[0]])
+    combos = store.combos(name)
+    labels, beside = dict(zip(combos["id"], combos["label"])), store.notes_beside()
     return blocks + [Text(f"{sum(flag for _, flag, _ in notes)} flagged, {len(notes)} with a flag or a note."),
                      Table(pd.DataFrame({
                          "item": [i for i, _, _ in notes], "flagged": ["yes" if f else "" for _, f, _ in notes],
-                         "note": [n for _, _, n in notes], "system": [by_id[i].system for i, _, _ in notes],
+                         "note": [n for _, _, n in notes],
+                         "written beside": [labels.get(beside.get(i, ""), beside.get(i, "")) for i, _, _ in notes],
+                         "system": [by_id[i].system for i, _, _ in notes],
                          "group": [by_id[i].group for i, _, _ in notes],
                          "response": [clip(by_id[i].response, 300) for i, _, _ in notes],
                      }))]

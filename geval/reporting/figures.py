@@ -45,11 +45,7 @@ def colour(index: int) -> str:
 def standalone(figure):
     """`figure` for a page outside the app (a report): plotly's white template with the app's
     colours, instead of Streamlit's template of placeholder colours. Returns the figure."""
-    import plotly.io as pio
-
-    template = pio.templates["plotly_white"]
-    template.layout.colorway = COLOURS
-    figure.update_layout(template=template)
+    figure.update_layout(template="plotly_white", colorway=COLOURS)  # by name: not a copy of it validated each time
     return figure
 
 

@@ -21,9 +21,9 @@ pre { white-space: pre-wrap; word-break: break-word; background: #f7f7f7; paddin
 """
 
 
-def render_html(document: Document, plotlyjs: bool | str = True) -> str:
-    """The page. `plotlyjs=True` puts plotly.js inline once; "directory" loads the
-    `plotly.min.js` beside the page instead (reports in one folder then share it)."""
+def render_html(document: Document) -> str:
+    """The page, one self-contained file: plotly.js inline once, nothing loaded from beside it or
+    from the network."""
     parts: list[str] = []
     figures = 0
     for block in document.blocks:
@@ -39,8 +39,9 @@ def render_html(document: Document, plotlyjs: bool | str = True) -> str:
         elif isinstance(block, Code):
             parts.append(f"<pre><code>{html.escape(block.text)}</code></pre>")
         elif isinstance(block, Figure):
-            parts.append(standalone(block.figure).to_html(full_html=False, include_plotlyjs=plotlyjs if not figures
-                                                          else False, config={"displaylogo": False}))
+            parts.append(standalone(block.figure).to_html(full_html=False, include_plotlyjs=not figures,
+                                                          div_id=f"figure-{figures + 1}",  # the same page each time
+                                                          config={"displaylogo": False}))
             figures += 1
     return ("<!DOCTYPE html>\n<html lang='en'>\n<head><meta charset='utf-8'>"
             f"<title>{html.escape(document.title)}</title><style>{_CSS}</style></head>\n<body>\n"

@@ -119,8 +119,19 @@ def _schema_7(db: sqlite_utils.Database) -> None:
     db["search_log"].create_index(["dataset", "started"], if_not_exists=True)
 
 
+def _schema_8(db: sqlite_utils.Database) -> None:
+    """A baseline metric's scores on a whole set of items are kept as one row (`baseline_results`), keyed
+    by a hash of the metric's signature and of what it read of each item, so that a report reads each
+    baseline back at once and computes it again only when the signature or the items change. Notes say
+    which template version and judge they were written beside (`combo`, the combination's id; notes
+    stored before have none and show under every judge)."""
+    db["baseline_results"].create({"key": str, "metric": str, "signature": str, "items": int, "scores": str,
+                                   "created": float}, pk="key", if_not_exists=True)
+    db["notes"].add_column("combo", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
-                                                                  7: _schema_7}
-SCHEMA_VERSION = 7
+                                                                  7: _schema_7, 8: _schema_8}
+SCHEMA_VERSION = 8

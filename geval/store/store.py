@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -40,7 +41,7 @@ from geval.data.dataset import Dataset
 from geval.data.items import Item, without_item
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
-from geval.judging.templates import VARIANT, Template, parse_template
+from geval.judging.templates import PROMPTS_DIR, VARIANT, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import schema
 
@@ -465,7 +466,9 @@ class Store:
         label (template version, its comment when it has one, and judge; unique: where two would
         read alike, followed by the judge settings that differ, e.g. the base URL, or a short hash
         of the signature), aspects (list), ok, unscored, failed,
-        first and last (times of the first and latest judgment), searched (a prompt search's variant). Empty
+        first and last (times of the first and latest judgment), searched (a prompt search's variant), origin
+        (0 for the original: the text of a file in prompts/ before any saved version, then saved versions by
+        when they were saved, then by their first judgment; what a comparison reads as A, its edit as B). Empty
         when nothing is scored.
         """
         sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
@@ -474,7 +477,7 @@ class Store:
                  FROM judgments WHERE dataset = ? AND aspect NOT LIKE '%#%'
                  GROUP BY template_version, signature, aspect"""
         columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
-                   "ok", "unscored", "failed", "first", "last", "searched"]
+                   "ok", "unscored", "failed", "first", "last", "searched", "origin"]
         with self.lock:
             per_aspect = pd.read_sql_query(sql, self.db.conn, params=[dataset])
         if per_aspect.empty:
@@ -499,6 +502,13 @@ class Store:
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
         frame["label"] = told_apart(list(frame["label"]), [json.loads(t) for t in frame["signature_json"]], short)
         frame["searched"] = frame["template"].str.contains(VARIANT, regex=False)  # a prompt search's variant
+        files = {t.version for t in list_templates(PROMPTS_DIR)}
+        with self.lock:
+            saved = dict(self.db.execute("SELECT version, created FROM templates").fetchall())
+        age = [(version not in files, saved.get(version, float("inf")), first)
+               for version, first in zip(frame["template_version"], frame["first"])]
+        order = sorted(range(len(age)), key=lambda i: age[i])
+        frame["origin"] = [order.index(i) for i in range(len(age))]
         return frame[columns]
 
     # --- runs ---------------------------------------------------------------------------------
@@ -649,17 +659,39 @@ class Store:
                 [{"key": key, "signature": signature, "score": score, "created": now} for key, score in scores.items()],
                 pk="key")
 
-    # --- notes ---------------------------------------------------------------------------------
-    def set_note(self, item_id: str, flag: bool, note: str) -> None:
-        """Flag an item and/or keep a note on it."""
+    def baseline_result(self, key: str) -> dict[str, float] | None:
+        """A baseline's stored scores on a whole set of items (item id -> score), or None (`compute_baselines`
+        makes the key from the metric's signature and what it read of each item)."""
+        with self.lock:
+            row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
+        return {item: math.nan if score is None else score for item, score in json.loads(row[0]).items()} \
+            if row else None
+
+    def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
+        """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
+        blob = json.dumps({item: None if math.isnan(score) else score for item, score in scores.items()})
         with self._write():
-            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time()},
-                                    pk="item_id")
+            self.db["baseline_results"].upsert({"key": key, "metric": metric, "signature": signature,
+                                                "items": len(scores), "scores": blob, "created": time.time()},
+                                               pk="key")
+
+    # --- notes ---------------------------------------------------------------------------------
+    def set_note(self, item_id: str, flag: bool, note: str, beside: str = "") -> None:
+        """Flag an item and/or keep a note on it; `beside`: the id of the combination (`combos`' id) whose
+        score it was written beside, "" for none."""
+        with self._write():
+            self.db["notes"].upsert({"item_id": item_id, "flag": int(flag), "note": note, "updated": time.time(),
+                                     "combo": beside}, pk="item_id")
 
     def notes(self) -> dict[str, tuple[bool, str]]:
         """item id -> (flagged, note)."""
         with self.lock:
             return {r["item_id"]: (bool(r["flag"]), r["note"]) for r in self.db["notes"].rows}
+
+    def notes_beside(self) -> dict[str, str]:
+        """item id -> the id of the combination its note was written beside (notes written beside one)."""
+        with self.lock:
+            return dict(self.db.execute("SELECT item_id, combo FROM notes WHERE combo != ''").fetchall())
 
     def close(self) -> None:
         """Close the connection."""
