@@ -52,6 +52,15 @@ def tracked_files_unchanged():
                     "(screenshots: tests/artifacts/)", pytrace=False)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def native_workers_end_with_their_module():
+    """The worker processes a test module started (a model each, about 2 GB) end with it."""
+    yield
+    from geval.judging import worker
+
+    worker.close_all()
+
+
 @pytest.fixture
 def store():
     """A fresh in-memory store."""
