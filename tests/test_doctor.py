@@ -14,7 +14,7 @@ from geval.judging.backends import embedded
 from geval.judging.native import REINSTALL
 from tests.apptest_helpers import open_app
 
-WORKS = re.compile(r"The embedded judge works: prefill \d+ tokens/s, decode \d+ tokens/s\.")
+WORKS = re.compile(r"The embedded judge works: prefill [\d.]+ tokens/s, decode [\d.]+ tokens/s\.")
 
 
 @pytest.mark.model
@@ -25,8 +25,8 @@ def test_the_doctor_checks_everything_and_ends_with_the_judge_working_and_its_sp
     lines = done.stdout.strip().splitlines()
     assert WORKS.fullmatch(lines[-1]), lines[-1]
     text = done.stdout
-    assert re.search(r"^-- Python 3\.\d+\.\d+; .*llama-cpp-python 0\.3\.36", text, re.M)
-    assert re.search(r"^-- CPU: .+, \d+ CPUs.*; AVX2 yes, AVX-512 (yes|no), AMX (yes|no)$", text, re.M)
+    assert re.search(r"^\[--\] Python 3\.\d+\.\d+; .*llama-cpp-python 0\.3\.36", text, re.M)
+    assert re.search(r"^\[--\] CPU: .+, \d+ CPUs.*; AVX2 yes, AVX-512 (yes|no), AMX (yes|no)$", text, re.M)
     assert re.search(r"^\[ok\] llama-cpp-python 0\.3\.36, built with AVX AVX2 BMI2 F16C FMA SSE3 SSSE3: runs on every "
                      r"x86-64 CPU with AVX2$", text, re.M), text
     assert re.search(r"^\[ok\] model qwen2\.5-coder-1\.5b-instruct-q4_k_m: .+ \(1,117,320,768 bytes, sha256 cc324af070c2… "

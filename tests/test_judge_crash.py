@@ -67,13 +67,13 @@ def test_the_score_page_shows_the_red_line_stays_usable_and_a_second_run_succeed
 def test_the_cli_says_the_line_exits_non_zero_loses_nothing_and_resumes(tmp_path):
     store = tmp_path / "store.sqlite"
     args = ["score", "topicalchat_usr_sample", "-t", "topicalchat-naturalness", "--limit", "5", "--store", str(store)]
-    crashed = run_cli(*args, env={workers.FAULT: "judge:SIGSEGV:2"})
+    crashed = run_cli(*args, env={workers.FAULT: "judge:SIGSEGV:2"}, timeout=800)
     assert crashed.returncode != 0
     assert ("error: the embedded judge crashed (SIGSEGV, a fault in native code, under judging/worker.py _serve): "
             "run `python -m geval doctor`") in crashed.stderr
     with sqlite3.connect(store) as conn:
         assert conn.execute("SELECT COUNT(*) FROM judgments WHERE status = 'ok'").fetchone()[0] == 2
         assert conn.execute("SELECT status FROM runs").fetchall() == [("failed",)]
-    resumed = run_cli(*args)
+    resumed = run_cli(*args, timeout=800)
     assert resumed.returncode == 0, resumed.stderr
     assert "5 items, 2 cached, 3 judge calls, 0 failed" in resumed.stdout

@@ -129,8 +129,10 @@ class Speed:
         return evaluated_tokens / self.prefill + passes / self.decode
 
     def describe(self) -> str:
-        """'prefill 84 tokens/s, decode 21 tokens/s'."""
-        return f"prefill {self.prefill:.0f} tokens/s, decode {self.decode:.0f} tokens/s"
+        """'prefill 84 tokens/s, decode 21 tokens/s' (a decimal below 10: 'decode 0.4 tokens/s')."""
+        def rate(value: float) -> str:
+            return f"{value:.0f}" if value >= 10 else f"{value:.1f}"
+        return f"prefill {rate(self.prefill)} tokens/s, decode {rate(self.decode)} tokens/s"
 
 
 def _speed_key(model: str, machine: Cpu) -> str:
