@@ -8,6 +8,8 @@ app, the CLI and the benchmarks use only the names below.
     store = geval.Store()                                       # $GEVAL_STORE, else the user data folder
     geval.score(store, dataset.items[:30], template, judge, dataset.name)
     geval.agree(store, dataset.name)                            # correlations with 95% intervals
+    store.save_label(dataset.items[0].id, "Natural", 3)         # your own label (geval.labeling: which next,
+                                                                # how many labels buy how much)
 
 The packages follow the flow of data: `data` (datasets) -> `judging` (templates, judges) ->
 `store` (SQLite) -> `scoring` (runs) -> `analysis` (agreement) -> `tuning` (searching for a
@@ -17,6 +19,7 @@ better way of asking) -> `reporting`.
 from geval import reporting  # noqa: E402  (the figures and tables the app draws: geval.reporting.scatter_figure ...)
 from geval.analysis.agreement import agree
 from geval.analysis.comparison import compare
+from geval.analysis import labeling  # noqa: E402  (your own labels: geval.labeling.learning_curve ...)
 from geval.analysis.disagreement import disagreements
 from geval.analysis.leaderboard import leaderboard
 from geval.data.dataset import Dataset, load_dataset
@@ -39,6 +42,6 @@ __all__ = [
     "Template", "make_judge",
     "Store",
     "score", "plan", "generate_steps", "batch",
-    "agree", "compare", "disagreements", "leaderboard", "tune",
+    "agree", "compare", "disagreements", "leaderboard", "tune", "labeling",
     "report", "reporting",
 ]
