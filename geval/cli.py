@@ -524,8 +524,9 @@ def cmd_agree(args) -> None:
         raise geval.GevalError(f"--levels: unknown level(s) {', '.join(sorted(unknown))}; use item, group, system")
     table = geval.agree(store, name, (version, args.signature), levels=levels, n_boot=args.bootstrap)
     frame = geval.disagreements(store, name, (version, args.signature))
-    print(f"dataset {name}; {frame['item_id'].nunique()} items; {_human_side_line(store, name)}; "
-          f"signature: {frame['signature'].iloc[0]}")
+    print(f"dataset {name}; {frame['item_id'].nunique()} items; signature: {frame['signature'].iloc[0]}")
+    if store.human_side(name) != "people":
+        print(_human_side_line(store, name))
     shown = table.copy()
     shown["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])]
     shown["value"] = shown["value"].map(lambda v: f"{v:+.3f}" if pd.notna(v) else "undefined")

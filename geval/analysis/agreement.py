@@ -277,6 +277,9 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     items = store.items(dataset)
     scored = judge_scores(store, dataset, combo, variant, k, items)
     human_aspects = _human_aspects(items)
+    if not human_aspects:
+        raise StoreError(f"'{dataset}' has no human score to compare the judge with yet: label items on the Label "
+                         "page (or import labels with `python -m geval labels import`)")
     humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
     if not humans:
         raise StoreError(

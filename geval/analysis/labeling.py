@@ -34,9 +34,9 @@ from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
 from geval.store import Store
 
-__all__ = ["DEFAULT_ANNOTATOR", "HUMAN_SIDES", "ORDERS", "TARGET", "LabelAspect", "Features", "LearningCurve",
-           "template_aspects", "parse_aspects", "counts", "features", "order", "informativeness", "labels_needed",
-           "progress_line", "learning_curve", "curve", "read_labels", "write_labels"]
+__all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
+           "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "informativeness",
+           "labels_needed", "progress_line", "learning_curve", "curve", "read_labels", "write_labels"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)"}
@@ -143,15 +143,15 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
              baselines: Sequence[str] = FAST, items: list[Item] | None = None) -> Features:
     """The judges' scores and the `baselines` (cached in the store) of the stored dataset's items,
     for labeling `aspect`: every combination scored on it (a prompt search's variants and
-    combinations with nothing scored left out); the judge read alone is `combo` (default: the most
-    recently scored combination whose template compares an aspect with `aspect`)."""
+    combinations with nothing scored left out); the judge read alone is `combo` when its template
+    compares an aspect with `aspect`, else the most recently scored combination that does."""
     items = store.items(dataset) if items is None else items
     ids = [item.id for item in items]
     combos = store.combos(dataset)
     combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
     wanted = resolve(store, dataset, combo) if combo else None
     columns: dict[str, pd.Series] = {}
-    rows, judge, scale = [], None, None
+    rows, scales, judge = [], {}, None
     for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
         try:
             scored = judge_scores(store, dataset, (version, signature), items=items)
@@ -160,17 +160,19 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
         for key in scored.scores.columns:
             name = f"{label}: {key}"
             columns[name] = scored.scores[key].reindex(ids).astype(float)
-            if scored.humans[key].lower() != aspect.lower():
-                continue
-            rows.append(name)
-            if judge is None and (wanted is None or wanted == (version, signature)):
-                judge, scale = name, scored.scales[key]
+            if scored.humans[key].lower() == aspect.lower():
+                rows.append(name)
+                scales[name] = scored.scales[key]
+                if judge is None and wanted == (version, signature):
+                    judge = name
+    judge = judge or next(iter(rows), None)
     if baselines:
         for result in compute_baselines(items, baselines, dataset=dataset, layout=store.dataset_layout(dataset),
                                         store=store):
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
-    return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids), scale)
+    return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
+                    scales.get(judge))
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -239,11 +241,21 @@ def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96) -> int:
     return n
 
 
-def progress_line(labeled: int, r: float, figure: str, half_width: float = TARGET) -> str:
-    """"23 labeled; about N more for a 95% interval of ±0.10 on this figure (...)": `r` is the
-    figure now (the judge's Pearson with the labels), NaN while it is undefined."""
+def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET) -> str:
+    """"23 labeled; about N more for a 95% interval of ±0.10 on this figure (...)": the figure is
+    the judge's Pearson with the labels (`human`, indexed by item id) of `aspect`, counted as 0
+    while it is undefined (`labels_needed`)."""
+    human = human.reindex(found.table.index).astype(float)
+    labeled = int(human.notna().sum())
+    if found.judge is None:
+        return (f"{labeled} labeled; no scored judge is compared with {aspect} yet: score the dataset with a "
+                "template that asks for it to see how far the judge agrees with you")
+    judge = found.judge_scores()
+    both = judge.notna() & human.notna()
+    r = correlate("pearson", judge[both], human[both]) if both.sum() >= 3 else math.nan
+    figure = f"the judge's Pearson with your labels of {aspect}"
+    now = f"now {r:.2f}" if math.isfinite(r) else "not defined yet, counted as 0"
     more = max(0, labels_needed(r, half_width) - labeled)
-    now = f"now {r:.2f}" if r is not None and math.isfinite(r) else "not defined yet, counted as 0"
     if not more:
         return f"{labeled} labeled; a 95% interval of ±{half_width:.2f} on this figure is reached ({figure}, {now})"
     return f"{labeled} labeled; about {more} more for a 95% interval of ±{half_width:.2f} on this figure ({figure}, {now})"
