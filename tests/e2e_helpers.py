@@ -24,6 +24,8 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
+#: The process of each running server, by its base URL (a test may kill it: SIGKILL, as a crash would).
+SERVERS: dict[str, subprocess.Popen] = {}
 
 
 def free_port() -> int:
@@ -60,8 +62,10 @@ def streamlit_server(store: Path, log: Path, timeout: float = 90.0):
                     raise RuntimeError(f"streamlit did not answer /_stcore/health in {timeout:.0f}s:\n"
                                        f"{log.read_text()[-3000:]}")
                 time.sleep(0.5)
+            SERVERS[url] = process
             yield url
         finally:
+            SERVERS.pop(url, None)
             process.terminate()
             try:
                 process.wait(timeout=15)

@@ -109,21 +109,20 @@ with text_column:
     if item.context:
         earlier, recent = item.context[:-RECENT_TURNS], item.context[-RECENT_TURNS:]
         if earlier:
-            st.caption(f"{len(earlier)} earlier turns: scroll up for the first ones.")
-            with st.container(height=200, border=True, key="label_earlier", autoscroll=True):
+            st.caption(f"{len(earlier)} earlier turns (the box opens on the last ones: scroll up for the first):")
+            with st.container(height=150, border=True, key="label_earlier", autoscroll=True):
                 for turn in earlier:
                     st.text(turn.render())
-        st.subheader("Last turns")
+        st.caption("The last turns:")
         for turn in recent:
-            with st.chat_message(turn.speaker or "turn"):
-                st.text(turn.text)
+            st.markdown(f"**{plain(turn.speaker or 'turn')}**: {plain(turn.text)}")
     if item.response:
-        st.subheader({"summary": "Summary"}.get(item.level, "Response"))
+        st.caption({"summary": "The summary:"}.get(item.level, "The response:"))
         with st.container(border=True, key="label_response"):
             st.markdown(f"**{plain(item.response)}**")
     if item.grounding:
-        st.subheader({"summary": "Document"}.get(item.level, "Grounding (fact or persona)"))
-        with st.container(height=220 if len(item.grounding) > 600 else "content", border=True, key="label_grounding"):
+        st.caption({"summary": "The document:"}.get(item.level, "The grounding (fact or persona):"))
+        with st.container(height=160 if len(item.grounding) > 400 else "content", border=True, key="label_grounding"):
             st.text(item.grounding)
 
 with label_column:
@@ -146,15 +145,15 @@ with label_column:
             if own and item.human.get(own):
                 parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
             st.caption(" · ".join(parts))
-    nav = st.columns(5)
-    nav[0].button("Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,), width="stretch")
-    nav[1].button("Skip", key="label_skip", shortcut="S", on_click=session_of.skip, args=(s,), width="stretch")
-    nav[2].button("Undo", key="label_undo", shortcut="U", on_click=session_of.undo, args=(s,), width="stretch")
     finished = current is None
-    nav[3].button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, finished),
-                  type="primary" if finished else "secondary", width="stretch")
-    nav[4].button("→", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, finished),
-                  width="stretch")
+    with st.container(horizontal=True, key="label_nav"):
+        st.button("Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
+        st.button("Skip", key="label_skip", shortcut="S", on_click=session_of.skip, args=(s,))
+        st.button("Undo", key="label_undo", shortcut="U", on_click=session_of.undo, args=(s,))
+        st.button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, finished),
+                  type="primary" if finished else "secondary")
+        st.button("Next", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, finished),
+                  help="→ goes on, as Enter does")
 
 # --- how many labels buy how much -----------------------------------------------------------------
 with st.expander("How many labels buy how much", expanded=False):

@@ -271,8 +271,8 @@ CURVE_COLUMNS = ["labels", "groups", "judge", "judge_low", "judge_high", "combin
 @dataclass
 class LearningCurve:
     """The agreement (Pearson) of the judge alone and of the combination fitted on the labels,
-    after each number of labels (`points`, CURVE_COLUMNS); `beats_at`: the fewest labels at which
-    the combination beats the judge with a paired 95% interval above 0 (None: not yet)."""
+    after each number of labels (`points`, CURVE_COLUMNS); `beats_at`: the fewest labels from
+    which on the combination beats the judge with a paired 95% interval above 0 (None: not yet)."""
 
     aspect: str
     judge: str
@@ -282,8 +282,13 @@ class LearningCurve:
 
     @property
     def beats_at(self) -> int | None:
-        above = self.points[self.points["low"] > 0]
-        return int(above["labels"].iloc[0]) if len(above) else None
+        """The fewest labels from which on (at that number and every larger one) the combination
+        beats the judge with a paired 95% interval above 0; None when it does not at the most."""
+        above = (self.points["low"] > 0).to_numpy()
+        if not len(above) or not above[-1]:
+            return None
+        start = len(above) - int(np.argmin(above[::-1])) if not above.all() else 0
+        return int(self.points["labels"].iloc[start])
 
 
 #: The numbers of labels a learning curve is read at (below the number given, then all of them).
