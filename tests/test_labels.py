@@ -5,6 +5,7 @@ dataset's human scores (the human side every analysis reads through `Store.items
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
@@ -13,7 +14,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from helpers import REPO, make_items, run_cli
+from helpers import REPO, make_items, run_cli, scripted
 
 import geval
 from geval.data.labels import HUMAN_SIDES, chosen_side, read_labels, with_labels, write_labels
@@ -224,3 +225,42 @@ def test_a_label_is_in_the_store_after_a_sigkill_right_after_it_was_saved(tmp_pa
     assert done.returncode == -signal.SIGKILL and done.stdout.strip() == "saved"
     labels = geval.Store(path).labels("topicalchat_usr_sample")
     assert json.loads(labels[["item_id", "score"]].to_json(orient="values")) == [[items[0].id, 2.0]]
+
+
+def test_as_one_more_annotator_you_are_in_the_annotator_table_and_alpha(store, loaded):
+    from geval.analysis.annotators import annotator_agreement
+
+    for index, item in enumerate(loaded[:8]):
+        store.save_label(item.id, "Natural", 3 - index % 3)  # the other way round from both annotators
+    people = annotator_agreement(store.items("synthetic"), n_boot=50)
+    store.set_human_side("synthetic", "both")
+    with_you = annotator_agreement(store.items("synthetic"), n_boot=50)
+    alpha = with_you[with_you["statistic"] == "alpha (interval)"].iloc[0]
+    assert (alpha["items"], alpha["annotators"]) == (8, 3)
+    assert people[people["statistic"] == "alpha (interval)"].iloc[0]["annotators"] == 2
+    assert alpha["value"] != people[people["statistic"] == "alpha (interval)"].iloc[0]["value"]
+
+
+def test_cli_agree_and_report_take_the_labels_as_the_human_side(tmp_path):
+    from test_page_label import MAPPING, write_unscored_table
+
+    path = tmp_path / "store.sqlite"
+    store = geval.Store(path)
+    dataset = geval.load_dataset(write_unscored_table(tmp_path / "mine.csv", 20, 2), mapping=MAPPING, store=store)
+    geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), "mine")
+    for index, item in enumerate([*dataset.items[::2], *dataset.items[1:4:2]]):  # 12 labels in all 10 conversations
+        store.save_label(item.id, "Natural", 1 + index % 3)
+    store.close()
+    agreed = run_cli("agree", "mine", "--store", str(path), "--levels", "item", "--bootstrap", "200")
+    assert agreed.returncode == 0, agreed.stderr
+    assert "human side: your labels (12 labels)" in agreed.stdout
+    assert re.search(r"naturalness\s+Natural\s+item\s+pearson\s+[+-]\d\.\d{3}\s+\[[^]]+\]\s+12\s", agreed.stdout), \
+        agreed.stdout
+    reported = run_cli("report", "mine", "--store", str(path), "--out", str(tmp_path / "reports"), "--baselines",
+                       "none", "--no-plots", "--bootstrap", "100")
+    assert reported.returncode == 0, reported.stderr
+    text = (tmp_path / "reports" / "mine.md").read_text("utf-8")
+    assert "## Your labels" in text and "The human side of this report: your labels." in text
+    assert "Labeled: Natural 12 of 20 items (you)." in text
+    assert "### How many labels buy how much: Natural" in text
+    assert "| naturalness | Natural | item | pearson |" in text
