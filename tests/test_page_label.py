@@ -136,7 +136,7 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
         at.button(key="label_next").click().run()
     assert "All 12 items are labeled." in texts(at)
     at.switch_page("views/1_data.py").run()
-    assert "Natural: 12 of 12 items labeled (you)" in texts(at)
+    assert re.search(r"Natural: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception and not at.error
     assert "Compared with: your labels (Natural: 12 items labeled by you)" in texts(at).replace("\\", "")
@@ -169,3 +169,16 @@ def test_with_people_and_labels_the_agreement_page_offers_the_choice(monkeypatch
     assert at.dataframe[0].value.iloc[0]["n"] == 6
     at.radio(key="agree_side").set_value("both").run()
     assert at.dataframe[0].value.iloc[0]["n"] == 6 and store.items(dataset.name)[0].human["Natural"][-1] == 1.0
+
+
+def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    geval.score(store, store.items("mine"), geval.Template.load("topicalchat-coherence"), scripted(), "mine")
+    at.run()
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("Natural 1-3, Maintains Context 1-3").run()
+    rate(at, 3)
+    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 1  # the second aspect is not labeled yet
+    rate(at, 1, "Maintains Context")
+    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 2
+    assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]

@@ -139,7 +139,8 @@ if not dataset.aspects:
             "with `python -m geval labels import`), and the judge is compared with your labels.")
     st.page_link("views/7_label.py", label="Label items yourself", icon=":material/label:")
 for row in labeled.itertuples():
-    st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators})")
+    took = f"; a label took {row.seconds:.0f} s (median)" if pd.notna(row.seconds) else ""  # imported: not timed
+    st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators}{took})")
 if len(labeled):
     st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page).")
 aspects = dataset.aspects

@@ -65,12 +65,14 @@ labels = store.labels(dataset.name, annotator)
 mine = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
         for a in aspects}
 first = aspects[0]
-try:
-    found = cached.label_features(store, dataset.name, first.name, combos, combo,
-                                  geval.labeling.FAST if how == "informative" else ())
+try:  # each aspect's judge (for what is shown once labeled); the first's orders the items
+    judged_by = {a.name: cached.label_features(store, dataset.name, a.name, combos, combo,
+                                               geval.labeling.FAST if how == "informative" and a == first else ())
+                 for a in aspects}
 except geval.GevalError as exc:
     st.error(plain(str(exc)))
     st.stop()
+found = judged_by[first.name]
 ids = [item.id for item in items]
 done = {i for i in ids if all(i in mine[a.name].index for a in aspects)}
 
@@ -137,11 +139,12 @@ with label_column:
                           args=(s, item.id, aspect.name, value), type="primary" if given == value else "secondary",
                           shortcut=str(value) if aspect == current else None, width="stretch")
         if given is not None or not blind:
-            judged = found.table[found.judge].get(item.id) if found.judge and aspect == first else None
+            its = judged_by[aspect.name]
+            judged = its.table[its.judge].get(item.id) if its.judge else None
             own = next((h for h in dataset.aspects if h.lower() == aspect.name.lower()), None)
             parts = [f"you {given:g}" if given is not None else "not labeled yet"]
             if judged is not None:
-                parts.append(f"judge {geval.reporting.number(judged, 2)} ({found.scale[0]}-{found.scale[1]})")
+                parts.append(f"judge {geval.reporting.number(judged, 2)} ({its.scale[0]}-{its.scale[1]})")
             if own and item.human.get(own):
                 parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
             st.caption(" · ".join(parts))
