@@ -10,8 +10,10 @@ ranks), refitted as labels come in.
 The learning curve (`learning_curve`): after each number of labels (10 to all, in the order they
 were given), the Pearson correlation with the labels of the judge alone and of a combination of
 every judge score and baseline fitted on the labels, each item's value from a ridge fitted on
-the other groups' labels only (`geval.analysis.calibration.cross_validated`, folds by group), and
-their paired difference; 95% intervals resample groups (`comparison.paired_columns`).
+the other groups' labels only (`geval.analysis.calibration.cross_validated`, folds by group; the
+judge's own score is not shrunk, so that with few labels the combination stays near a linear
+reading of the judge), and their paired difference; 95% intervals resample groups
+(`comparison.paired_columns`).
 """
 
 from __future__ import annotations
@@ -188,7 +190,8 @@ def informativeness(found: Features, human: pd.Series, seed: int = 0) -> pd.Seri
     train = complete & labeled.notna()
     if train.sum() >= MIN_FIT and found.groups[train].nunique() >= 2:
         predicted = fit_predict("ridge", found.table[train].to_numpy(float), labeled[train].to_numpy(float),
-                                found.table[complete].to_numpy(float), found.groups[train].to_numpy(), seed)
+                                found.table[complete].to_numpy(float), found.groups[train].to_numpy(), seed,
+                                [found.table.columns.get_loc(found.judge)] if found.judge else [])
         parts["fitted"] = pd.Series(predicted, index=found.table.index[complete]).rank(pct=True)
     if len(parts) < 2:
         return None
@@ -327,7 +330,7 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
         try:
             if k < 2:
                 raise CalibrationError(f"{groups.nunique()} group: the combination is fitted on other groups")
-            combined = cross_validated(table.loc[ids], human[ids], groups, "ridge", k, seed)
+            combined = cross_validated(table.loc[ids], human[ids], groups, "ridge", k, seed, free=[found.judge])
         except CalibrationError as exc:
             points.append({**point, "judge": correlate("pearson", table.loc[ids, found.judge], human[ids]),
                            "note": f"no combination: {exc}"})
