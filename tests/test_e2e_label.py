@@ -38,9 +38,10 @@ def labels_in(store_path: Path) -> list[str]:
 
 
 def settled(tab) -> None:
-    """After a page switch or a reload: the keys work once the page has settled. A key pressed within
-    a second of the first drawing of the page is sometimes not heard (Streamlit binds the buttons'
-    shortcuts as their components mount; a user reading the item does not press that fast)."""
+    """After a page switch or a reload: the keys work once the buttons are drawn. Streamlit loads a
+    button's code lazily and shows a grey placeholder meanwhile (tests/artifacts/deep-link-label.png):
+    a key pressed then is not heard, though the script has finished (a user reading the item does not
+    press that fast)."""
     tab.locator(f'{MAIN} [data-has-shortcut="true"]').first.wait_for()
     wait_idle(tab)
     tab.wait_for_timeout(1500)
