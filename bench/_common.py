@@ -49,7 +49,7 @@ def embedded_judge():
 
     try:
         judge = geval.make_judge("embedded")
-        judge.model  # load it now, outside any timing
+        judge.load()  # its worker started and the model loaded now, outside any timing
     except geval.GevalError as exc:
         fail(f"the embedded judge cannot load its model: {exc}")
     return judge
@@ -71,7 +71,7 @@ def topicalchat(groups: int, per_group: int):
 
 def fresh_context(judge) -> None:
     """Forget what the model's context holds, so the next prompt is evaluated from its first token."""
-    judge.model.llm.reset()
+    judge.forget()
 
 
 #: What the synthetic datasets' columns hold (a table loaded through a column mapping).

@@ -25,6 +25,7 @@ and fact shared, the response and the aspect last), each warmed the same way.
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
@@ -48,11 +49,10 @@ def naive_judgment(llm, prompt: str, aspects, samples: int) -> tuple[float | Non
 
 
 def naive_model(judge):
-    """A llama.cpp context of its own on the judge's model file (same n_ctx and threads) for the naive loop."""
+    """A llama.cpp context of its own on the judge's model file (same n_ctx and threads as the judge's worker) for the naive loop."""
     from llama_cpp import Llama
 
-    return Llama(model_path=str(judge.path), n_ctx=judge.model.llm.n_ctx(), n_threads=judge.model.llm.n_threads,
-                 n_batch=512, verbose=False)
+    return Llama(model_path=str(judge.path), n_ctx=judge.n_ctx, n_threads=len(os.sched_getaffinity(0)), n_batch=512, verbose=False)
 
 
 def per_aspect_seconds(judge, template, warm, timed) -> float:
@@ -75,7 +75,6 @@ if __name__ == "__main__":
     header(f"embedded judge vs naive {args.samples}-sample loop: {args.per_group} responses of one Topical-Chat "
            f"dialogue, 1 aspect, warm context")
     judge = embedded_judge()
-    loaded = judge.model
     naive_llm = naive_model(judge)
     template = geval.Template.load("topicalchat-naturalness")
     aspects = list(template.aspects)
@@ -87,7 +86,7 @@ if __name__ == "__main__":
     naive_llm.create_chat_completion(messages=[{"role": "user", "content": template.render(warm)}], max_tokens=1)
     naive_seconds = embedded_seconds = 0.0
     naive_scores, embedded_scores, generated = [], [], 0
-    evaluated_before = loaded.evaluated_tokens
+    evaluated_before = judge.counters()["evaluated"]
     for item in timed:
         prompt = template.render(item)
         started = time.perf_counter()
@@ -98,7 +97,7 @@ if __name__ == "__main__":
         started = time.perf_counter()
         embedded_scores.append(judge.judge(prompt, aspects).scores[aspects[0].key].score)
         embedded_seconds += time.perf_counter() - started
-    evaluated = loaded.evaluated_tokens - evaluated_before
+    evaluated = judge.counters()["evaluated"] - evaluated_before
 
     per_aspect = {name: per_aspect_seconds(judge, geval.Template.load(name), warm, timed)
                   for name in ("topicalchat-multi", "topicalchat-shared")}

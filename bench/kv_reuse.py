@@ -1,7 +1,8 @@
 """Figure (b): prompt tokens the embedded judge evaluates / prompt tokens it renders.
 
-The judge keeps the KV cache of the previous prompt and evaluates only what follows the
-shared prefix (`model.evaluated_tokens`, `model.rendered_tokens`, counted per forward pass).
+The judge keeps the KV cache of the previous prompt in its worker process and evaluates only
+what follows the shared prefix (`judge.counters()`: tokens evaluated and rendered, counted per
+forward pass).
 Items are scored in dialogue order through the real runner (in-memory store), from an empty
 context, on the first D dialogues x R responses of USR Topical-Chat:
 
@@ -34,10 +35,9 @@ import geval
 
 def run(judge, template_names: list[str], items) -> dict:
     """Score `items` with each template in turn; token counts overall and for the last dialogue."""
-    model = judge.model
     fresh_context(judge)
     store = geval.Store(":memory:")
-    start_eval, start_rendered = model.evaluated_tokens, model.rendered_tokens
+    start = judge.counters()
     last_group = items[-1].group
     once = last_eval = last_rendered = last_once = 0
     started = time.perf_counter()
@@ -46,27 +46,29 @@ def run(judge, template_names: list[str], items) -> dict:
         first = [item for item in items if item.group != last_group]
         last = [item for item in items if item.group == last_group]
         progress = geval.score(store, first, template, judge, "bench")
-        before_eval, before_rendered = model.evaluated_tokens, model.rendered_tokens
+        before = judge.counters()
         progress2 = geval.score(store, last, template, judge, "bench")
-        last_eval += model.evaluated_tokens - before_eval
-        last_rendered += model.rendered_tokens - before_rendered
+        after = judge.counters()
+        last_eval += after["evaluated"] - before["evaluated"]
+        last_rendered += after["rendered"] - before["rendered"]
         for p in (progress, progress2):
             if p.failed or p.cached:
                 fail(f"{name}: {p.failed} failed, {p.cached} cached (expected fresh judgments)")
-        once += prompt_tokens(model, template, items)
-        last_once += prompt_tokens(model, template, last)
+        once += prompt_tokens(judge, template, items)
+        last_once += prompt_tokens(judge, template, last)
     seconds = time.perf_counter() - started
     store.close()
-    evaluated = model.evaluated_tokens - start_eval
-    rendered = model.rendered_tokens - start_rendered
+    end = judge.counters()
+    evaluated = end["evaluated"] - start["evaluated"]
+    rendered = end["rendered"] - start["rendered"]
     return {"evaluated": evaluated, "rendered": rendered, "once": once, "seconds": seconds,
             "last_evaluated": last_eval, "last_rendered": last_rendered, "last_once": last_once,
             "judgments": len(items) * sum(len(geval.Template.load(n).aspects) for n in template_names)}
 
 
-def prompt_tokens(model, template, items) -> int:
+def prompt_tokens(judge, template, items) -> int:
     """Chat tokens of every prompt the items need, each counted once."""
-    return sum(len(model.chat_tokens(call.prompt)) for item in items for call in template.calls(item))
+    return sum(judge.prompt_tokens(call.prompt) for item in items for call in template.calls(item))
 
 
 def show(label: str, r: dict) -> None:

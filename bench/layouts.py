@@ -39,8 +39,7 @@ def layout_figures(judge, name: str, warm: list, timed: list, pool: list) -> dic
     store = geval.Store(":memory:")
     fresh_context(judge)
     geval.score(store, warm, template, judge, "bench", examples_from=pool)
-    model = judge.model
-    evaluated, rendered = model.evaluated_tokens, model.rendered_tokens
+    before = judge.counters()
     fresh = geval.plan(store, timed, template, judge, examples_from=pool).calls  # a batch's items share their calls
     started = time.perf_counter()
     progress = geval.score(store, timed, template, judge, "bench", examples_from=pool)
@@ -50,9 +49,10 @@ def layout_figures(judge, name: str, warm: list, timed: list, pool: list) -> dic
         fail(f"{name}: {progress.failed} failed, {progress.unscored} unscored, {progress.calls} judge calls "
              f"(expected {fresh} fresh calls, every judgment answered)")
     judgments = len(timed) * len(template.aspects)
+    after = judge.counters()
     return {"seconds": seconds / judgments, "calls": progress.calls / len(timed),
-            "evaluated": (model.evaluated_tokens - evaluated) / judgments,
-            "rendered": (model.rendered_tokens - rendered) / judgments}
+            "evaluated": (after["evaluated"] - before["evaluated"]) / judgments,
+            "rendered": (after["rendered"] - before["rendered"]) / judgments}
 
 
 def agreement(store_path: str) -> dict[str, tuple[str, str]]:

@@ -14,7 +14,7 @@ interval above 0) for every seed, and where an average Pearson over the aspects 
 (--average-goal), the labels at which the combination's average reaches it.
 
     nice -n 10 python bench/learning_curves.py --dataset tc_usr_data=STORE [--dataset NAME=STORE ...]
-        [--seeds 5] [--bootstrap 1000] [--average-goal tc_usr_data=0.50] [--out reports/learning_curves.md]
+        [--seeds 5] [--average-goal tc_usr_data=0.50] [--out reports/learning_curves.md]
 
 The stores are only read (baseline scores are cached in them: pass copies of stores other
 processes write to).
@@ -72,8 +72,7 @@ def informative_order(found, truth: pd.Series, ids: list[str], seed: int) -> lis
     return labeled
 
 
-def simulate(store: geval.Store, dataset: str, aspect: str, combo: tuple[str, str], seeds: int,
-             n_boot: int) -> dict:
+def simulate(store: geval.Store, dataset: str, aspect: str, combo: tuple[str, str], seeds: int) -> dict:
     """The learning curves of one aspect, every order and seed: {"random": [curves], "informative": [...]},
     with the features read once."""
     found = geval.labeling.features(store, dataset, aspect, combo)
@@ -84,7 +83,7 @@ def simulate(store: geval.Store, dataset: str, aspect: str, combo: tuple[str, st
         for how in ORDERS:
             ordered = geval.labeling.order(ids, "random", seed) if how == "random" else \
                 informative_order(found, truth, ids, seed)
-            curves[how].append(geval.labeling.learning_curve(found, truth, ordered, aspect, n_boot=n_boot))
+            curves[how].append(geval.labeling.learning_curve(found, truth, ordered, aspect))
     return {"found": found, "items": len(ids), "groups": found.groups[ids].nunique(), "curves": curves}
 
 
@@ -150,7 +149,6 @@ def main() -> None:
     parser.add_argument("--dataset", action="append", required=True, metavar="NAME=STORE",
                         help="a dataset stored (and scored) in that store; repeatable")
     parser.add_argument("--seeds", type=int, default=5, help="random orders (and informative starts) per aspect")
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples per point (default 1000)")
     parser.add_argument("--average-goal", action="append", default=[], metavar="NAME=PEARSON",
                         help="report the labels at which the combination's average Pearson reaches it")
     parser.add_argument("--out", default=str(REPO / "reports" / "learning_curves.md"))
@@ -169,7 +167,8 @@ def main() -> None:
              "with the labels, and that of a ridge combination of every judge score (every template scored on the "
              "dataset, every aspect) and the fast baselines (ROUGE-L, BLEU, chrF, length), each item's value fitted "
              "on the other groups' labels only (5 folds by group, the penalty chosen by an inner cross-validation: "
-             "`geval.analysis.calibration.cross_validated`). 95% intervals resample groups (dialogues, documents); "
+             "`geval.analysis.calibration.cross_validated`; the judge's own score is not shrunk). 95% intervals come "
+             "from the delete-one-group jackknife with Student's t (groups: dialogues, documents); "
              "the difference's interval is paired. \"Beats the judge from\" is the fewest labels from which on (at that "
              "number and every larger one) the difference's interval lies above 0; below 10 groups no interval is "
              "given.", ""]
@@ -190,7 +189,7 @@ def main() -> None:
         known = list(dict.fromkeys(a for item in store.items(name) for a in item.human))
         by_aspect = {}
         for aspect, combo in sorted(judges.items(), key=lambda pair: known.index(pair[0])):
-            by_aspect[aspect] = simulate(store, name, aspect, combo, args.seeds, args.bootstrap)
+            by_aspect[aspect] = simulate(store, name, aspect, combo, args.seeds)
             print(f"  {aspect}: {time.time() - started:.0f} s", file=sys.stderr, flush=True)
         first = next(iter(by_aspect.values()))
         lines += [f"## {name}", "",

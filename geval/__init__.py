@@ -16,25 +16,28 @@ The packages follow the flow of data: `data` (datasets) -> `judging` (templates,
 better way of asking) -> `reporting`.
 """
 
-from geval import reporting  # noqa: E402  (the figures and tables the app draws: geval.reporting.scatter_figure ...)
-from geval.analysis.agreement import agree
-from geval.analysis.comparison import compare
-from geval.analysis import labeling  # noqa: E402  (your own labels: geval.labeling.learning_curve ...)
-from geval.analysis.disagreement import disagreements
-from geval.analysis.leaderboard import leaderboard
-from geval.data.dataset import Dataset, load_dataset
+import importlib
+
 from geval.errors import GevalError
-from geval.judging.backends import make_judge
-from geval.judging.templates import Template
-from geval.options import OPTIONS
-from geval.reporting import report
-from geval.scoring import batch  # noqa: E402  (OpenAI Batch API runs: geval.batch.write_batch ...)
-from geval.scoring.plan import plan
-from geval.scoring.runner import score
-from geval.scoring.steps import generate_steps
-from geval.store import Store
-from geval.tuning.search import tune
 from geval.version import __version__
+
+#: Each public name and where it lives. They are imported on first use (PEP 562), so that a
+#: process that needs one part (a native model's worker, `python -m geval --help`) does not load
+#: every package (pandas, plotly, scipy) first.
+_PUBLIC = {
+    "OPTIONS": "geval.options",
+    "Dataset": "geval.data.dataset", "load_dataset": "geval.data.dataset",
+    "Template": "geval.judging.templates", "make_judge": "geval.judging.backends",
+    "Store": "geval.store",
+    "score": "geval.scoring.runner", "plan": "geval.scoring.plan", "generate_steps": "geval.scoring.steps",
+    "batch": "geval.scoring",  # the OpenAI Batch API runs: geval.batch.write_batch ...
+    "agree": "geval.analysis.agreement", "compare": "geval.analysis.comparison",
+    "disagreements": "geval.analysis.disagreement", "leaderboard": "geval.analysis.leaderboard",
+    "tune": "geval.tuning.search",
+    "labeling": "geval.analysis",  # your own labels: geval.labeling.learning_curve ...
+    "report": "geval.reporting",
+    "reporting": "geval",  # the figures and tables the app draws: geval.reporting.scatter_figure ...
+}
 
 __all__ = [
     "__version__", "GevalError", "OPTIONS",
@@ -45,3 +48,19 @@ __all__ = [
     "agree", "compare", "disagreements", "leaderboard", "tune", "labeling",
     "report", "reporting",
 ]
+
+
+def __getattr__(name: str):
+    """A public name, imported the first time it is used."""
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'geval' has no attribute '{name}'")
+    module = _PUBLIC[name]
+    namespace = module in ("geval", "geval.scoring", "geval.analysis")  # a module of its own: geval.batch ...
+    value = importlib.import_module(f"{module}.{name}" if namespace else module)
+    value = value if namespace else getattr(value, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -130,12 +130,18 @@ def build_parser() -> argparse.ArgumentParser:
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
 
+    doctor = commands.add_parser("doctor", help="check that the judge works on this machine: versions, CPU and "
+                                 "llama.cpp build, the model file, a test judgment and its speed")
+    _judge_arguments(doctor)
+    doctor.set_defaults(run=cmd_doctor)
+
     tune = commands.add_parser("tune", help="search for the way of asking that agrees best with people on one "
                                "aspect (tune/test split by group, successive halving within a budget)")
     _dataset_arguments(tune)
     tune.add_argument("--aspect", required=True, help="the human aspect, as the dataset names it (e.g. Natural)")
     tune.add_argument("--budget", type=int, required=True,
-                      help="at most this many judge calls for the search (counted as if none were stored)")
+                      help="at most this many judge calls in all, the test part included (counted as if none "
+                      "were stored)")
     tune.add_argument("--template", "-t", help="the template to beat (default: the one-aspect template in prompts/ "
                       "compared with --aspect, for this dataset)")
     others = tune.add_mutually_exclusive_group()
@@ -287,7 +293,7 @@ def cmd_score(args) -> int:
             continue
         progress = geval.score(
             store, items, template, judge, dataset.name, settings_given=_judge_given(args),
-            on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
+            on_progress=_progress_printer(), concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm, plan=plan,
         )
         if sys.stderr.isatty():
             print(file=sys.stderr)
@@ -305,6 +311,12 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def cmd_doctor(args) -> int:
+    checkup = judge_from(args).check()
+    print(checkup.text())
+    return 0 if checkup.works else 1
 
 
 def cmd_tune(args) -> int:
@@ -595,12 +607,16 @@ def cmd_leaderboard(args) -> None:
                         variants=args.variant or ["wmean"], ceiling=not args.no_ceiling, calibrate=args.calibrate,
                         ensemble=args.ensemble, folds=args.folds, n_boot=args.bootstrap, against=_against(args),
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
-    wide = board.wide(args.metric)
     with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
-        print(wide.drop(columns=["signature", "kind"]).to_string(index=False))
+        print(board.wide(args.metric, supervised=False).drop(columns=["signature", "kind"]).to_string(index=False))
+        best = board.best_of()
+        if best is not None:
+            print(f"\nrows that use the human labels (fitted on other folds' groups; not the judge, no judge goal "
+                  f"applies; intervals without refitting): {best[0]} is the best of {best[1]}")
+            print(board.wide(args.metric, supervised=True).drop(columns=["signature", "kind"]).to_string(index=False))
         if not board.paired.empty:
             print(f"\nagainst {board.paired['against'].iloc[0]} (difference in the protocol's metric, "
-                  "[95% paired-bootstrap interval over groups], p):")
+                  "[95% paired interval over groups, jackknife], p):")
             print(board.versus().drop(columns="against").to_string(index=False))
     print("\nsignatures:")
     for row, signature in zip(board.rows["row"], board.rows["signature"]):

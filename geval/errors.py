@@ -35,6 +35,12 @@ class BaselineError(GevalError):
     """A baseline metric is unknown, or its package or model is missing."""
 
 
+class WorkerDied(GevalError):
+    """A native model's worker process crashed, was killed or hung (geval/judging/worker.py): the
+    message names which and what to do. What was finished before is stored; the next call starts
+    a fresh worker."""
+
+
 class JudgmentFailed(GevalError):
     """One judgment could not be made (timeout, rate limit, server error after retries,
     a prompt too long). It is recorded as failed with this reason and the run goes on."""

@@ -31,6 +31,12 @@ In "logprobs" answers, ``label`` is the text before each score (default ``"{aspe
 score among the alternatives (e.g. ``(" {score}", "{score}\\n")``: the mass split between them),
 and ``top_logprobs=False`` sends every token with an empty ``top_logprobs`` list.
 
+Random faults: with ``fault_rate`` (e.g. 0.05) each request gets, with that probability, one of
+``FAULT_KINDS``: an HTTP 429 or 500 (Retry-After: 0), a timeout (no answer for ``fault_timeout``
+seconds), a dropped connection, or a garbage answer (no score in it); seeded by ``fault_seed`` and the
+request's number, counted in ``faults``. ``keep_requests=False`` keeps only the count (a soak of
+many requests).
+
 Orthogonal knobs: ``fail_first`` (K) requests answer ``fail_status`` (429, 500, 503 ...) with
 ``retry_after`` as the Retry-After header when set (``fail_first=None`` with a
 ``fail_status`` fails every request); ``delay`` seconds of sleep before answering (for
@@ -56,6 +62,7 @@ import hashlib
 import email.policy
 import json
 import math
+import random
 import re
 import socket
 import struct
@@ -68,6 +75,8 @@ __all__ = ["DEFAULT_DISTRIBUTION", "OpenAIStub", "form_aspects", "tokenize"]
 
 DEFAULT_DISTRIBUTION: dict[int, float] = {1: 0.1, 2: 0.3, 3: 0.6}
 BEHAVIOURS = ("logprobs", "no-logprobs", "text", "invalid-json")
+FAULT_KINDS = ("429", "500", "timeout", "reset", "garbage")
+GARBAGE = "I would rather not put a number on this response."
 FORM_LINE = re.compile(r"^\s*-\s*([A-Za-z][A-Za-z ]{0,40}?)\s*:\s*$", re.MULTILINE)
 TOKEN = re.compile(r"\d|[A-Za-z]+|\s+|[^\w\s]")
 
@@ -130,6 +139,10 @@ class OpenAIStub:
         variants: tuple[str, ...] = ("{score}",),
         top_logprobs: bool = True,
         hashed: bool = False,
+        fault_rate: float = 0.0,
+        fault_seed: int = 0,
+        fault_timeout: float = 2.0,
+        keep_requests: bool = True,
     ) -> "OpenAIStub":
         """Set a behaviour and its knobs, and forget every recorded request."""
         if behaviour not in BEHAVIOURS:
@@ -154,7 +167,11 @@ class OpenAIStub:
             self.variants = tuple(variants)
             self.top_logprobs = top_logprobs
             self.hashed = hashed
+            self.fault_rate, self.fault_timeout, self.keep_requests = fault_rate, fault_timeout, keep_requests
+            self.fault_seed = fault_seed
+            self.faults = {kind: 0 for kind in FAULT_KINDS}
             self.requests: list[dict] = []
+            self.seen = 0
             self.generation = getattr(self, "generation", 0) + 1  # requests of an older configuration go unanswered
             self.sampled = 0  # answers given so far in no-logprobs mode (position in `cycle`)
             self.in_flight = 0
@@ -171,7 +188,7 @@ class OpenAIStub:
     @property
     def count(self) -> int:
         """How many chat-completion requests came (failed ones included)."""
-        return len(self.requests)
+        return self.seen
 
     def bodies(self) -> list[dict]:
         """The JSON body of every request, in order."""
@@ -203,10 +220,25 @@ class OpenAIStub:
     def _record(self, path: str, headers: dict, body: object) -> tuple[int, int]:
         """Keep a request; returns its number (1-based) and the configuration generation."""
         with self._lock:
-            self.requests.append({"path": path, "headers": headers, "body": body, "time": time.monotonic()})
+            if self.keep_requests:
+                self.requests.append({"path": path, "headers": headers, "body": body, "time": time.monotonic()})
+            self.seen += 1
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
-            return len(self.requests), self.generation
+            return self.seen, self.generation
+
+    def _random_fault(self, number: int) -> str | None:
+        """The fault request `number` gets, drawn with probability `fault_rate` (seeded by the number,
+        so a run is reproducible), counted in `faults`."""
+        if not self.fault_rate:
+            return None
+        draw = random.Random(f"{self.fault_seed}:{number}")
+        if draw.random() >= self.fault_rate:
+            return None
+        kind = draw.choice(FAULT_KINDS)
+        with self._lock:
+            self.faults[kind] += 1
+        return kind
 
     def _done(self, generation: int) -> None:
         with self._lock:
@@ -261,8 +293,9 @@ class OpenAIStub:
             self.sampled += 1
         return "\n".join(f"{aspect}: {score}" for aspect in aspects)
 
-    def completion(self, body: dict) -> dict:
-        """The chat-completion object answering `body` under the current behaviour."""
+    def completion(self, body: dict, garbage: str | None = None) -> dict:
+        """The chat-completion object answering `body` under the current behaviour (every choice
+        answering `garbage` instead, when given)."""
         messages = body.get("messages") or []
         prompt = "\n".join(str(m.get("content", "")) for m in messages if isinstance(m, dict))
         n = 1 if self.ignore_n else max(1, int(body.get("n") or 1))
@@ -271,7 +304,9 @@ class OpenAIStub:
         aspects = self._aspects(prompt)
         choices = []
         for index in range(n):
-            if self.behaviour == "logprobs":
+            if garbage is not None:
+                text, content = self._text_choice(garbage, wants_logprobs)
+            elif self.behaviour == "logprobs":
                 text, content = self._score_choice(aspects, wants_logprobs, top_n, prompt)
             elif self.behaviour == "no-logprobs":
                 text, content = self._sample_text(aspects), None
@@ -505,8 +540,18 @@ class _Handler(BaseHTTPRequestHandler):
             if stub.delay:
                 time.sleep(stub.delay)
             failure = stub._failure(number)
+            fault = stub._random_fault(number)
             if generation != stub.generation:  # the stub was reconfigured meanwhile (a timed-out request)
                 self.close_connection = True
+            elif fault == "timeout":  # longer than the client waits: it gives up and asks again
+                time.sleep(stub.fault_timeout)
+                self.close_connection = True
+            elif fault == "reset":
+                self._reset()
+            elif fault in ("429", "500"):
+                self._error(int(fault), f"stub fault {number} (HTTP {fault})", {"Retry-After": "0"})
+            elif fault == "garbage":
+                self._send(200, json.dumps(stub.completion(body, GARBAGE)).encode())
             elif stub._resets(number):
                 self._reset()
             elif failure is not None:

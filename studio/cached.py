@@ -39,10 +39,9 @@ def disagreements(store: geval.Store, dataset: str, combo: pd.Series, details: b
                           details)
 
 
-def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str,
-               n_boot: int = 2000):
+def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str):
     """geval.compare of combination B against A."""
-    return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric, n_boot,
+    return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric,
                     (stamp(a), stamp(b), store.human_stamp(dataset)))
 
 
@@ -65,10 +64,9 @@ def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple, 
     return geval.disagreements(_store, dataset, combo, details=details)
 
 
-@st.cache_data(show_spinner="Bootstrapping the difference…")
-def _compare(_store, path: str, dataset: str, a: tuple, b: tuple, human: str, metric: str, n_boot: int,
-             stamps: tuple):
-    return geval.compare(_store, dataset, a, b, human, metric=metric, n_boot=n_boot)
+@st.cache_data(show_spinner="Comparing the two on the same groups…")
+def _compare(_store, path: str, dataset: str, a: tuple, b: tuple, human: str, metric: str, stamps: tuple):
+    return geval.compare(_store, dataset, a, b, human, metric=metric)
 
 
 @st.cache_data(show_spinner="Computing baselines and the leaderboard…")

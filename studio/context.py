@@ -60,7 +60,7 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "order": ("inspect_order", str, "Largest disagreement first"),
     "unscored": ("inspect_unscored", _flag, True),
     "human": ("tune_aspect", str, None),
-    "budget": ("tune_budget", int, 120),
+    "budget": ("tune_budget", int, 400),
     "share": ("tune_share", float, 0.5),
     "tune_seed": ("tune_seed", int, 0),
     "label_from": ("label_from", str, "A template's aspects"),

@@ -26,7 +26,7 @@ class Job:
     finished: list = field(default_factory=list)  # the final Progress of each template
     result: object | None = None  # a search's TuneResult
     current: str = ""
-    planned: list[float] = field(default_factory=list)  # seconds each template's plan estimated, when given
+    plans: list = field(default_factory=list)  # each template's plan (geval.plan), when given
     not_started: list[str] = field(default_factory=list)  # templates left out once the judge could not be used
     blocked: str = ""  # why they were left out
     error: str = ""
@@ -44,15 +44,13 @@ class Job:
 
     def line(self) -> str:
         """The running template's progress, its ETA covering the templates after it: their plans'
-        time, scaled by how this template's run compares with its own plan (the plans assume a
-        judge's default pace until it is measured)."""
+        work at the pace of the run going on."""
         index = len(self.finished)
         following = len(self.labels) - index - 1
-        if len(self.planned) != len(self.labels):
-            return f"{self.heading()}: {self.progress.line(following, None)}"
-        pace, planned = self.progress.eta, self.planned[index]
-        scale = (self.progress.elapsed + pace) / planned if pace is not None and planned > 0 else 1.0
-        return f"{self.heading()}: {self.progress.line(following, sum(self.planned[index + 1:]) * scale)}"
+        later = None
+        if len(self.plans) == len(self.labels) and self.progress.pace is not None:
+            later = sum(self.progress.seconds_for(plan.work) for plan in self.plans[index + 1:])
+        return f"{self.heading()}: {self.progress.line(following, later)}"
 
 
 @st.cache_resource
@@ -82,13 +80,14 @@ def _launch(job: Job, work: Callable[[geval.Store], None]) -> Job:
 
 def start(store_path: str, items: list, templates: list[geval.Template], judge,
           dataset: str, settings_given: dict, concurrency: int = 1, rpm: float | None = None,
-          planned: list[float] | None = None) -> Job:
+          plans: list | None = None) -> Job:
     """Start scoring `items` with each template in turn.
 
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible).
-    `planned`: the seconds each template's plan estimated (`Plan.seconds`), for an ETA of the whole job."""
+    `plans`: each template's plan (`geval.plan`), made just before: its run's ETA counts down its
+    work, and the job's ETA adds the later templates'."""
     job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path,
-              planned=list(planned or []))
+              plans=list(plans or []))
 
     def work(store: geval.Store) -> None:
         for index, template in enumerate(templates):
@@ -99,7 +98,8 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
             try:
                 result = geval.score(store, items, template, judge, dataset, settings_given, stop=job.stop,
                                      on_progress=lambda p: setattr(job, "progress", p),
-                                     concurrency=concurrency, rpm=rpm)
+                                     concurrency=concurrency, rpm=rpm,
+                                     plan=job.plans[index] if len(job.plans) == len(templates) else None)
             except geval.GevalError:  # a bad key, an unknown model: the run ends with its error
                 job.not_started, job.blocked = job.labels[index + 1:], "the run before ended with the error above"
                 raise

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 import geval
+from studio.text import plain
 
 DEFAULT_TEMPLATE = "topicalchat-naturalness"
 DEFAULT_DATASET = "topicalchat_usr_sample"
@@ -148,6 +149,32 @@ def sidebar_status() -> None:
     st.text(tpl.label if tpl else "the editor's text does not parse")
     st.caption("Judge")
     st.text(judge_text(options))
+    judge_check(options)
+
+
+def judge_check(options: dict) -> None:
+    """'Check the judge': versions, CPU and llama.cpp build, the model file, a test judgment and the
+    speed measured (what `python -m geval doctor` prints), for the judge chosen; its result stays
+    shown for that judge."""
+    key = judge_text(options)
+    if st.button("Check the judge", key="judge_check", help="Run a test judgment as a run would (in a worker "
+                 "process for the embedded judge) and say what does not work, with the command that fixes it."):
+        with st.spinner("Checking the judge: a test judgment…"):
+            try:
+                checkup = judge().check()
+                st.session_state["judge_checked"] = (key, checkup.works, checkup.verdict,
+                                                     [(f.ok, f.text, f.fix) for f in checkup.findings])
+            except geval.GevalError as exc:
+                st.session_state["judge_checked"] = (key, False, str(exc), [])
+    checked = st.session_state.get("judge_checked")
+    if not checked or checked[0] != key:
+        return
+    _, works, verdict, findings = checked
+    (st.success if works else st.error)(verdict, icon=":material/check_circle:" if works else ":material/error:")
+    with st.expander("What was checked", expanded=not works):
+        for ok, text, fix in findings:
+            mark = {True: ":green[ok]", False: ":red[problem]", None: "·"}[ok]
+            st.markdown(f"{mark} {plain(text)}" + (f"  \n:red[fix:] `{fix}`" if fix else ""))
 
 
 def judge_text(options: dict) -> str:

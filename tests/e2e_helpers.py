@@ -24,8 +24,6 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
-#: The process of each running server, by its base URL (a test may kill it: SIGKILL, as a crash would).
-SERVERS: dict[str, subprocess.Popen] = {}
 
 
 def free_port() -> int:
@@ -43,14 +41,22 @@ def _healthy(url: str) -> bool:
 
 
 @contextmanager
-def streamlit_server(store: Path, log: Path, timeout: float = 90.0):
+def streamlit_server(store: Path, log: Path, timeout: float = 90.0, env: dict | None = None):
     """`streamlit run app.py` on a free local port with a fresh GEVAL_STORE; yields the base URL."""
+    with streamlit_process(store, log, timeout, env) as (url, _):
+        yield url
+
+
+@contextmanager
+def streamlit_process(store: Path, log: Path, timeout: float = 90.0, env: dict | None = None):
+    """`streamlit run app.py` on a free local port with GEVAL_STORE `store` and `env` added to the
+    environment; yields (base URL, its process), and ends the process (if it still runs) after."""
     port = free_port()
-    env = {**os.environ, "GEVAL_STORE": str(store), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "GEVAL_STORE": str(store), "PYTHONUNBUFFERED": "1", **(env or {})}
     command = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
                "--server.port", str(port), "--server.headless", "true",
                "--browser.gatherUsageStats", "false"]
-    with open(log, "wb") as out:
+    with open(log, "ab") as out:
         process = subprocess.Popen(command, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -62,16 +68,15 @@ def streamlit_server(store: Path, log: Path, timeout: float = 90.0):
                     raise RuntimeError(f"streamlit did not answer /_stcore/health in {timeout:.0f}s:\n"
                                        f"{log.read_text()[-3000:]}")
                 time.sleep(0.5)
-            SERVERS[url] = process
-            yield url
+            yield url, process
         finally:
-            SERVERS.pop(url, None)
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
+            if process.poll() is None:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait(timeout=15)
 
 
 def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:

@@ -66,7 +66,7 @@ def test_leave_one_out_equals_the_hand_computation():
     row = table.set_index("statistic").loc["leave-one-out pearson"]
     assert row["value"] == pytest.approx(by_hand, abs=1e-12)
     assert row["items"] == 5 and row["annotators"] == 3
-    assert row["note"] == "no interval: 3 groups (dialogues, documents); a bootstrap over groups needs at least 10"
+    assert row["note"] == "no interval: 3 groups (dialogues, documents); an interval over groups needs at least 10"
     assert math.isnan(row["low"]) and math.isnan(row["high"])
     assert list(table["statistic"]) == ["alpha (interval)", "alpha (ordinal)", "leave-one-out pearson",
                                         "leave-one-out spearman", "leave-one-out kendall"]

@@ -39,7 +39,7 @@ def test_known_answers_of_bert_score(scorer, response, reference, precision, rec
 
 
 def test_identical_texts_score_one(scorer):
-    texts = [CAT, "Hello!", "a", "Did you know that the Great Wall is not visible from space? " * 60]  # the last > 512
+    texts = [CAT, "Hello!", "a", "Did you know that the Great Wall is not visible from space? " * 60]  # the last: > 256
     assert bertscore.bertscore_f1(texts, texts) == pytest.approx(np.ones(len(texts)), abs=1e-6)
 
 
@@ -60,7 +60,7 @@ def test_the_signature_names_model_layer_idf_truncation_and_versions():
     from importlib import metadata
 
     text, fields = METRICS["bertscore"].signature("fact")
-    assert text == ("BERTScore-F1|model:all-MiniLM-L6-v2|weights:53aa51172d14|layer:6|idf:no|rescale:no|max:512|"
+    assert text == ("BERTScore-F1|model:all-MiniLM-L6-v2|weights:53aa51172d14|layer:6|idf:no|rescale:no|max:256|"
                     f"tokenizers:{metadata.version('tokenizers')}|safetensors:{metadata.version('safetensors')}|"
                     f"version:{geval.__version__}|ref:fact")
     assert fields["metric"] == "BERTScore-F1" and fields["layer"] == 6 and fields["ref"] == "fact"

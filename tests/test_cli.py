@@ -102,7 +102,7 @@ def test_the_score_help_names_the_options_and_their_defaults(capsys):
 
 
 @pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
-def test_dry_run_estimates_what_the_stub_then_bills(stub, tmp_path, mode):
+def test_dry_run_estimates_at_least_what_the_stub_then_bills(stub, tmp_path, mode):
     import re
 
     from helpers import REPO, run_cli
@@ -121,12 +121,12 @@ def test_dry_run_estimates_what_the_stub_then_bills(stub, tmp_path, mode):
     assert run.returncode == 0, run.stderr
     billed = geval.Store(store).db.execute(
         "SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost) FROM calls").fetchone()
-    assert (calls, prompt, answer) == billed[:3] == (stub.count, *billed[1:3])
-    assert cost == pytest.approx(billed[3], abs=5e-5) and billed[3] > 0  # printed to 4 decimals
-    if mode == "samples":  # n = 5 answers per call, the prompt once: 5 times the answers of one greedy call each
-        once = run_cli(*[a if a != "samples" else "logprobs" for a in args[:-1]], str(tmp_path / "other.sqlite"),
-                       "--dry-run")
-        assert answer == 5 * int(re.search(r"~([\d,]+) answer tokens", once.stderr)[1].replace(",", ""))
+    assert calls == billed[0] == stub.count and prompt >= billed[1] and answer >= billed[2]
+    assert cost >= billed[3] - 5e-5 and billed[3] > 0  # printed to 4 decimals; at least what is billed
+    if mode == "logprobs":  # one request, the form's short answer: what is billed
+        assert (prompt, answer) == billed[1:3] and cost == pytest.approx(billed[3], abs=5e-5)
+    if mode == "samples":  # n = 5 answers of up to --max-tokens (default 16) per call, the prompt once
+        assert prompt == billed[1] and answer == calls * 5 * 16
 
 
 @pytest.mark.parametrize("group, commands", [("templates", "{list,show,diff}"), ("datasets", "{list,show,convert}"),

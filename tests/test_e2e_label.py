@@ -15,8 +15,8 @@ import signal
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, SERVERS, VIEWPORT, goto_page, main_text, screenshot, \
-    streamlit_server, wait_idle
+from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, screenshot, streamlit_process, \
+    wait_idle
 from helpers import scripted
 from test_page_label import write_unscored_table
 
@@ -86,7 +86,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
 
     store_path = tmp_path / "store.sqlite"
     table = write_unscored_table(tmp_path / "mine.csv", n=24, per_group=4)  # 6 conversations of 4 responses
-    with streamlit_server(store_path, tmp_path / "streamlit.log") as url, sync_playwright() as playwright:
+    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
         tab.set_default_timeout(60_000)
@@ -146,8 +146,8 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
         goto_page(tab, "Label")
         settled(tab)
         thirteenth = label_by_keyboard(tab, store_path, 2)
-        os.kill(SERVERS[url].pid, signal.SIGKILL)
-        SERVERS[url].wait(timeout=30)
+        os.kill(server.pid, signal.SIGKILL)
+        server.wait(timeout=30)
         browser.close()
     after = labels_in(store_path)
     assert len(after) == 13 and after[-1] == thirteenth

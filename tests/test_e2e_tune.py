@@ -28,14 +28,14 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
         tab.set_default_timeout(60_000)
-        tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 40}))
+        tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 70}))
         tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
         wait_idle(tab)
         variants = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]')
         for name in ("other templates", "few-shot examples", "an ensemble"):  # the template to beat and its argmax read
             variants.get_by_role("button", name=re.compile(f"^Remove {name}")).click()
             wait_idle(tab)
-        assert "At most 40 judge calls" in main_text(tab)
+        assert "At most 70 judge calls in all" in main_text(tab)
         tab.get_by_role("button", name="Start the search").click()
         tab.wait_for_function("() => /round 1 of at most \\d+/.test(document.body.innerText)", timeout=180_000)
         tab.get_by_role("button", name="Stop").wait_for(timeout=30_000)  # drawn just after the line

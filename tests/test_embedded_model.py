@@ -48,10 +48,10 @@ def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp
         assert 1.0 <= score <= 3.0
         assert score == pytest.approx(sum(p * s for s, p in distribution.items()), abs=1e-9)
 
-    evaluated = judge.model.evaluated_tokens
+    evaluated = judge.counters()["evaluated"]
     again = geval.score(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
     assert again.cached == 3 and again.done == 3
-    assert judge.model.evaluated_tokens == evaluated  # the model was not asked again
+    assert judge.counters()["evaluated"] == evaluated  # the model was not asked again
     assert len(store.judgments("topicalchat_usr_sample")) == 3
     store.close()
 
@@ -88,16 +88,24 @@ def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
     assert scores["good"].score > scores["bad"].score + 0.3, {k: v.score for k, v in scores.items()}  # 2.67 vs 2.24
 
 
-def test_logits_read_with_kv_cache_reuse_equal_a_fresh_evaluation(judge, three):
+def test_logits_read_after_a_reused_prefix_match_a_fresh_evaluation_up_to_the_kernels_rounding(judge, three):
+    """A reused prefix is evaluated in other forward passes than a fresh prompt, and llama.cpp's
+    quantized kernels round differently with a pass's size (up to ~.02 in a probability here; two
+    fresh evaluations split differently differ as much: bench/README.md, "Prefix reuse"). The same
+    prompts in the same order from an empty cache give exactly the same distributions."""
     aspect = list(NATURALNESS_FILE.aspects)
     first, second = (NATURALNESS_FILE.render(item) for item in three[:2])  # one dialogue: a shared prefix
+    judge.forget()
     judge.judge(first, aspect)
-    evaluated = judge.model.evaluated_tokens
+    evaluated = judge.counters()["evaluated"]
     reused = judge.judge(second, aspect).scores["naturalness"].distribution
-    assert judge.model.evaluated_tokens - evaluated < len(judge.model.chat_tokens(second))  # the prefix was reused
-    judge.model.llm.reset()  # forget every cached token: the next prompt is evaluated from its first token
+    assert judge.counters()["evaluated"] - evaluated < judge.prompt_tokens(second)  # the prefix was reused
+    judge.forget()  # every cached token forgotten: the next prompt is evaluated from its first token
     fresh = judge.judge(second, aspect).scores["naturalness"].distribution
-    assert reused == pytest.approx(fresh, abs=2e-3)
+    assert reused == pytest.approx(fresh, abs=0.03)
+    judge.forget()
+    judge.judge(first, aspect)
+    assert judge.judge(second, aspect).scores["naturalness"].distribution == reused  # reproducible in order
 
 
 CHECKLIST = geval.Template.parse("""+++
@@ -138,11 +146,11 @@ def test_a_checklist_on_two_dialogues_reads_p_yes_from_the_first_answer_token(ju
         items.append(replace(item, id=f"uses-{item.id}", response=item.grounding.split(" . ")[0] + " ."))
         items.append(replace(item, id=f"ignores-{item.id}", response="i like turtles , do you ?"))
     store = geval.Store(tmp_path / "store.sqlite")
-    evaluated = judge.model.evaluated_tokens
+    evaluated = judge.counters()["evaluated"]
     progress = geval.score(store, items, CHECKLIST, judge, "topicalchat_usr_sample")
     assert (progress.calls, progress.failed, progress.unscored) == (8, 0, 0)
-    assert judge.model.evaluated_tokens - evaluated < sum(len(judge.model.chat_tokens(call.prompt))
-                                                          for item in items for call in CHECKLIST.calls(item))
+    assert judge.counters()["evaluated"] - evaluated < sum(judge.prompt_tokens(call.prompt)
+                                                           for item in items for call in CHECKLIST.calls(item))
     rows = {(r.item_id, r.aspect): r for r in store.judgments("topicalchat_usr_sample").itertuples()}
     for item in firsts:
         for question in ("groundedness#q1", "groundedness#q2"):

@@ -6,6 +6,7 @@ last_hidden_state) on the same model files."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sys
 
@@ -30,10 +31,12 @@ def model() -> encoder.MiniLM:
     return encoder.minilm()
 
 
-def test_the_tokenizer_gives_bert_uncased_ids_and_cuts_at_512(model):
+def test_the_tokenizer_gives_bert_uncased_ids_and_cuts_where_sentence_transformers_does(model):
     assert model.ids([CAT, "", "  "]) == [CAT_IDS, [101, 102], [101, 102]]
+    config = json.loads((encoder.model_folder() / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    assert encoder.MAX_TOKENS == config["max_seq_length"] == 256  # not the 512 positions of the model
     long = model.ids(["word " * 1000])[0]
-    assert len(long) == 512 and long[0] == 101 and long[-1] == 102
+    assert len(long) == 256 and long[0] == 101 and long[-1] == 102
 
 
 def test_the_encoder_matches_transformers(model):

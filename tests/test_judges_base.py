@@ -101,6 +101,10 @@ def test_parse_scores_reads_the_answer_not_the_scale(text, aspects, expected):
         ("Natural: 2", 2),  # the human aspect's word, or the name's stem: the aspect asked
         ("naturally fluent: 1", 1),
         ("I would rate it 2.", 2),
+        # a number that counts something is not the score the sentence gives
+        ("The response mentions 3 facts. I'd give it a 2.", 2),
+        ("It has 3 turns; I rated it 1.", 1),
+        ("With 3 facts, a score of 2 fits.", 2),
     ],
 )
 def test_a_score_labelled_with_another_name_is_unscored_naming_it(text, expected):
@@ -310,7 +314,7 @@ def test_an_aspect_built_in_code_is_refused_like_one_in_a_file(low, high):
 
 
 def test_the_embedded_judge_refuses_scores_that_are_not_one_token_each():
-    from geval.judging.backends.embedded import score_token_ids
+    from geval.judging.backends.embedded_model import score_token_ids
 
     def spm_like(text):  # "3" -> a space token then the digit, as SentencePiece-style vocabularies do
         return [29871, 48 + int(text)]

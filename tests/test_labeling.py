@@ -154,7 +154,7 @@ def test_curve_sizes():
 
 def test_a_combination_with_a_predictive_column_beats_the_judge_with_enough_labels():
     found, human = _features(200, per_group=2)
-    learned = learning_curve(found, human, list(human.index), "Natural", n_boot=300)
+    learned = learning_curve(found, human, list(human.index), "Natural")
     points = learned.points
     assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 150, 200]
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
@@ -166,7 +166,7 @@ def test_a_combination_with_a_predictive_column_beats_the_judge_with_enough_labe
 
 def test_a_combination_of_noise_does_not_beat_the_judge():
     found, human = _features(120, per_group=3, helpful=False)
-    learned = learning_curve(found, human, list(human.index), "Natural", n_boot=300)
+    learned = learning_curve(found, human, list(human.index), "Natural")
     assert learned.beats_at is None
 
 
@@ -187,7 +187,7 @@ def test_the_curve_of_stored_labels_follows_the_order_they_were_given(store):
         store.save_label(item.id, "natural", 1 + index % 3)
     found = features(store, "synthetic", "Natural", baselines=())
     assert found.rows == [found.judge] and found.judge.endswith(": naturalness") and found.scale == (1, 3)
-    learned = curve(store, "synthetic", "Natural", n_boot=100)
+    learned = curve(store, "synthetic", "Natural")
     assert learned.points["labels"].tolist() == [10, 12] and learned.judge == found.judge
     assert learned.points["groups"].tolist() == [5, 6]  # the last 12 items given first: items 11..2 in 5 groups
     assert counts(store, "synthetic")[["aspect", "items", "annotators"]].values.tolist() == [["natural", 12, "you"]]

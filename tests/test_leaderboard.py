@@ -264,11 +264,10 @@ def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_pat
         frame = geval.disagreements(store, dataset.name, (resolve_template(name).version, None))
         natural[name] = frame[frame["human"] == "Natural"].set_index("item_id")
     a, b = natural["topicalchat-naturalness"], natural["topicalchat-multi"]
-    one = paired_difference(a["score"], b["score"].reindex(a.index), a["human_score"], a["group"], "pearson",
-                            n_boot=N_BOOT)
+    one = paired_difference(a["score"], b["score"].reindex(a.index), a["human_score"], a["group"], "pearson")
     row = paired.loc[(multi, "Natural")]
     assert (row["difference"], row["low"], row["high"], row["p"]) == pytest.approx(
-        (one.difference, one.low, one.high, one.p_bootstrap), abs=1e-12)
+        (one.difference, one.low, one.high, one.p), abs=1e-12)
     assert paired.loc[(multi, "average"), "difference"] == pytest.approx(
         np.mean([paired.loc[(multi, aspect), "difference"] for aspect in ASPECTS]), abs=1e-12)
     assert board.versus().set_index("row").loc[multi, "Natural"].startswith(f"{one.difference:+.3f} [")
@@ -396,9 +395,11 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     assert versus == []  # one judge row: nothing to compare it with
     at.toggle(key="agree_lb_combined").set_value(True).run()
     assert not at.exception and not at.error
-    table = next(d.value for d in at.dataframe if "row" in d.value.columns)
+    alone, fitted = [d.value for d in at.dataframe if "row" in d.value.columns and "kind" in d.value.columns]
     combined = f"{GEVAL_ROW} + baselines [held-out ridge combination, 5-fold CV by group]"
-    assert combined in set(table["row"])
+    assert combined in set(fitted["row"]) and combined not in set(alone["row"])
+    assert set(fitted["kind"]) == {"supervised"}
+    assert any("is the best of" in c.value for c in at.caption)
     versus = next(d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns)
     assert combined in set(versus["row"]) and versus.set_index("row").loc[combined, "Natural"].startswith(("+", "-"))
 
@@ -447,7 +448,7 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     combos = combos.set_index(combos["template"].str.split("@").str[0])
     one, shared = combos.loc["topicalchat-naturalness"], combos.loc["topicalchat-shared"]
     expected = geval.compare(store, dataset.name, (one["template_version"], one["signature"]),
-                              (shared["template_version"], shared["signature"]), "Natural", n_boot=N_BOOT)
+                              (shared["template_version"], shared["signature"]), "Natural")
     assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
     assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
     store.close()
@@ -544,3 +545,28 @@ def test_a_checklists_answers_to_each_question_feed_its_held_out_combination(tmp
     assert row["note"].startswith(f"uses human labels: each aspect predicted from 4 judge scores and {questions} "
                                   "answers to parts of them (checklist questions, batch orders) and length")
     assert all(f"|features:4 judge scores+{questions} parts|" in s for s in row["signature"].split("\n"))
+
+
+def test_rows_that_use_the_human_labels_have_a_section_of_their_own_and_no_judge_goal(tmp_path):
+    """Calibrated rows and learned combinations '+ baselines' are fitted on the people's scores: beside the
+    judge's rows but apart, the best said to be the best of k, never read against a judge's goal, their
+    intervals said to leave out refitting."""
+    store, dataset = scored_store(tmp_path / "s.sqlite")
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True, n_boot=N_BOOT)
+    fitted = board.rows[board.rows["kind"] == "supervised"]
+    assert len(fitted) >= 2 and fitted["row"].str.contains(r"calibrated|\+ baselines").all()
+    assert fitted["note"].str.contains("does not include refitting").all()
+    assert board.best_of() == (fitted["row"].iloc[0], len(fitted))
+    assert set(board.wide(supervised=True)["row"]) == set(fitted["row"])
+    assert not set(board.wide(supervised=False)["row"]) & set(fitted["row"])
+    text = geval.report(store, dataset.name, baselines=["length"], calibrate=True, figures=False, ceiling=False,
+                        n_boot=N_BOOT).markdown()
+    main = text[text.index("## Leaderboard"):text.index("### Rows that use the human labels")]
+    section = text[text.index("### Rows that use the human labels"):]
+    assert "held-out ridge" not in main.split("Notes:")[0] and "calibrated," not in main.split("Notes:")[0]
+    assert f"is the best of {len(fitted)} such rows" in section and f"| best of {len(fitted)} |" in section
+    goals = text[text.index("### Against the goals"):]
+    goals = goals[:goals.index("\n## ")]
+    assert GEVAL_ROW in goals and not any(label in goals for label in fitted["row"])
+    assert not [line for line in text.splitlines() if "the goal .50" in line and ("calibrated" in line
+                                                                                   or "+ baselines" in line)]

@@ -2,6 +2,7 @@
 background, the page reports progress and the result, a rerun is all cached, and the API key
 typed in the sidebar is written nowhere."""
 
+import re
 import time
 from pathlib import Path
 
@@ -249,14 +250,14 @@ def test_cached_unscored_answers_are_counted_in_the_estimate_and_a_rerun_says_wh
     assert "5/5 items, 5 cached, 0 judge calls, 0 failed, 3 unscored" in lines[0] and lines[1] == UNREAD_LINE
 
 
-def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=("t@1",), planned=(), **fields):
+def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=("t@1",), plans=(), **fields):
     """The Score page showing a job in the state given (put in the server's job registry), on the
     template of `labels` after those `finished`; `fields`: the job's other fields."""
     from studio import jobs
 
     job = jobs.Job(id=f"test{len(jobs._registry())}", labels=list(labels), dataset="topicalchat_usr_sample",
                    progress=progress, finished=list(finished), current=labels[min(len(finished), len(labels) - 1)],
-                   done=done, planned=list(planned), **fields)
+                   done=done, plans=list(plans), **fields)
     jobs._registry()[job.id] = job
     return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
 
@@ -271,9 +272,11 @@ def test_loading_the_model_is_a_step_not_an_empty_bar(monkeypatch, tmp_path):
 
 
 def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatch, tmp_path):
+    from geval.scoring.plan import Pace, Work
     from geval.scoring.runner import Progress
 
-    running = Progress(total=24, done=6, started=0.0, item_seconds=2.0, called=6, last_item=1.0)
+    running = Progress(total=24, done=6, started=0.0, called=6, worked=Work(6, 0, 6), judged_seconds=12.0,
+                       pace=Pace(per_call=2.0))
     at = _shown_job(monkeypatch, tmp_path, running)
     assert "6/24 items" in at.get("progress")[0].proto.text and "ETA 36s" in at.get("progress")[0].proto.text
 
@@ -285,17 +288,20 @@ def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatc
 
 
 def test_the_progress_says_which_template_of_how_many_and_its_eta_covers_the_job(monkeypatch, tmp_path):
+    from geval.scoring.plan import Pace, Plan, Work
     from geval.scoring.runner import Progress
 
-    now = time.time()  # 3 s in, 6 of 24 items at 0.5 s each: about 12 s in all where its plan said 5000
-    running = Progress(total=24, done=6, started=now - 3, item_seconds=0.5, called=6, last_item=now)
+    now = time.time()  # 6 of 24 items done in 6 s where the judge's pace said 3 s: the run goes twice as slow
+    running = Progress(total=24, done=6, started=now - 8, called=6, planned=Work(24, 0, 24), worked=Work(6, 0, 6),
+                       judged_seconds=11.0, pace=Pace(per_call=0.5))
     labels = ("a@1", "b@2", "c@3")
-    at = _shown_job(monkeypatch, tmp_path, running, labels=labels, planned=[5000.0, 30.0, 20.0])
+    plans = [Plan(24, calls=n, work=Work(n, 0, n), pace=Pace(per_call=0.5)) for n in (24, 60, 40)]
+    at = _shown_job(monkeypatch, tmp_path, running, labels=labels, plans=plans)
     text = at.get("progress")[0].proto.text
     assert text.startswith("a@1 (template 1 of 3): 6/24 items") and text.endswith(
-        "ETA 9s (this template and the 2 after it)")  # 9 s, then the plans' 50 s at the pace measured: ~0.1 s
+        "ETA 1 min 58s (this template and the 2 after it)")  # (18 + 60 + 40 calls) x 0.5 s x (11 + 5) / (3 + 5)
     at = _shown_job(monkeypatch, tmp_path, running, labels=labels)  # no plans: this template's ETA
-    assert at.get("progress")[0].proto.text.endswith("ETA 9s for this template; 2 more to come")
+    assert at.get("progress")[0].proto.text.endswith("ETA 18s for this template; 2 more to come")
     done = Progress(total=24, done=24, run_id=3, status="finished", ended=1.0, started=0.0)
     at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"),
                     finished=[done, done], labels=labels)
@@ -351,6 +357,18 @@ def test_templates_not_started_after_an_unreachable_judge_are_one_red_line(monke
 
 
 def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
+    """From the embedded judge's default before its speed was ever measured on this machine, then
+    from the tokens to evaluate at the speed measured here."""
+    from geval.judging.backends import embedded
+    from geval.judging.native import Speed
+
+    monkeypatch.setattr(embedded, "remembered_speed", lambda model: None)
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
-    assert "Time: about 1 min (3.0 s per call, a default for this judge; an estimate)" in texts(at)
+    assert ("Time: about 1 min (3.0 s per call, a default for this judge; its speed on this machine is measured when "
+            "it loads, and the run's ETA uses it; an estimate)") in texts(at)
+    monkeypatch.setattr(embedded, "remembered_speed", lambda model: Speed(50.0, 10.0, time.time() - 120))
+    at.run()
+    line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
+    assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
+                        r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line

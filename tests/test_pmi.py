@@ -201,13 +201,13 @@ def test_a_response_that_continues_the_conversation_gains_more(tmp_path, monkeyp
     # of llama.cpp's quantized kernels, which differ with the tokens of a batch (up to ~0.25 per token)
     model = likelihood.GGUFLanguageModel()
     for item, gain in zip(items, result.scores):
-        likelihood._load(model.path, model.n_ctx).cached = [-1]  # as if another text were in the KV cache
+        model.forget()  # no prefix is shared with the read before
         assert likelihood_gains([item.response], [prompt_of(item)], model)[0] == pytest.approx(gain, abs=1.0)
 
     def no_model(*args):
         raise AssertionError("the model was loaded although every score was cached")
 
-    monkeypatch.setattr(likelihood, "_load", no_model)
+    monkeypatch.setattr(likelihood, "worker", no_model)
     again = compute_baselines(items, ["pmi"], store=store)[0]
     assert again.scores.equals(result.scores) and again.signature == result.signature
     store.close()

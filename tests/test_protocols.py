@@ -275,16 +275,18 @@ def test_the_vectorized_bootstrap_equals_each_resample_computed_alone(metric, se
     assert item_bootstrap(x, y, resamples, (metric,))[metric] == pytest.approx(alone, abs=1e-12, nan_ok=True)
 
 
-def test_bootstrap_draws_whole_groups_like_agreement():
-    from geval.analysis.correlation import agreement
+def test_agreement_leaves_out_whole_groups_and_the_bootstrap_draws_whole_groups():
+    from geval.analysis.correlation import agreement, jackknife_interval
 
     rng = np.random.default_rng(0)
     x = rng.normal(size=30)
     y = x + rng.normal(size=30)
     groups = np.repeat(np.arange(10), 3)
+    left_out = np.array([correlate("pearson", x[groups != g], y[groups != g]) for g in range(10)])
+    item = next(r for r in agreement(x, y, groups, levels=("item",)) if r.metric == "pearson")
+    assert (item.low, item.high) == pytest.approx(jackknife_interval(item.value, left_out), abs=1e-12)
     low, high = bootstrap(lambda rows: correlate("pearson", x[rows], y[rows]), Resamples(groups, 300, seed=4))
-    item = next(r for r in agreement(x, y, groups, levels=("item",), n_boot=300, seed=4) if r.metric == "pearson")
-    assert (low, high) == pytest.approx((item.low, item.high), abs=1e-12)
+    assert low < item.value < high
     sizes = []
     bootstrap(lambda rows: sizes.append(len(rows)) or 0.0, Resamples(groups, 20))
     assert set(sizes) == {30}  # ten groups of three drawn each time

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
+import time
 
 import pytest
 from helpers import failing_for, item_number, make_items, make_template, scripted
@@ -12,8 +14,10 @@ import geval
 from geval.data.items import Item
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.scripted import hashed_distribution
-from geval.judging.judgment import signature
+from geval.judging.judgment import approx_tokens, signature
+from geval.judging.native import Speed
 from geval.judging.templates import Aspect
+from geval.scoring.plan import Pace, Work
 from geval.scoring.runner import Progress, environment
 
 TWO = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
@@ -106,7 +110,7 @@ def test_the_stop_event_stops_early_and_a_rerun_finishes_without_duplicates(stor
     judge = scripted()
     progress = geval.score(store, items, ONE, judge, "synthetic", stop=stop, on_progress=on_progress)
     assert progress.stopped and progress.done == 4
-    assert seen == [1, 2, 3, 4]
+    assert seen == [0, 1, 2, 3, 4]  # 0: the report as the judge's calls begin
     assert len(judge.calls) == 4
     assert store.runs().iloc[0]["status"] == "stopped"
     assert counts(store) == {"naturalness": 4}
@@ -241,21 +245,35 @@ PER_ASPECT = make_template(
 MULTI_FORM = make_template(name="test-multi", aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
 
 
-@pytest.mark.parametrize("mode", ["auto", "logprobs", "samples"])
+@pytest.mark.parametrize("mode, behaviour", [("auto", "logprobs"), ("auto", "no-logprobs"), ("logprobs", "logprobs"),
+                                             ("samples", "no-logprobs")])
 @pytest.mark.parametrize("template", [ONE, MULTI_FORM, PER_ASPECT], ids=["one", "form", "per-aspect"])
-def test_the_plan_estimates_what_the_stub_then_bills(stub, store, mode, template):
+def test_the_plan_estimates_at_least_what_the_stub_then_bills(stub, store, mode, behaviour, template):
+    """Never less than the bill: sampled answers up to max_tokens each; "auto", until the server
+    has sent logprobs, the logprobs request and the n samples a server without them is asked for."""
     from geval.judging.backends.openai import OpenAIJudge
 
-    judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_retries=0)
+    stub.configure(behaviour)
+    judge = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode=mode, n=5, max_tokens=16,
+                        max_retries=0)
     items = make_items(4)
     plan = geval.plan(store, items, template, judge)
     progress = geval.score(store, items, template, judge, "synthetic")
-    assert progress.failed == 0 and plan.calls == progress.calls == stub.count
-    assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
-    assert plan.cost == pytest.approx(progress.cost, rel=1e-12) and plan.cost > 0
-    if mode == "samples":  # the prompt is billed once per request, the answer once per sample
-        assert plan.completion_tokens == 5 * geval.plan(geval.Store(":memory:"), items, template, OpenAIJudge(
-            "gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")).completion_tokens
+    assert progress.failed == 0 and plan.calls == progress.calls > 0
+    assert plan.prompt_tokens >= progress.prompt_tokens and plan.completion_tokens >= progress.completion_tokens
+    assert plan.cost >= progress.cost > 0
+    if mode == "logprobs":  # one request, the form's short answer: what is billed
+        assert (plan.prompt_tokens, plan.completion_tokens) == (progress.prompt_tokens, progress.completion_tokens)
+        assert plan.cost == pytest.approx(progress.cost, rel=1e-12)
+    if mode == "samples":  # the prompt once per request, 5 answers of up to 16 tokens
+        assert plan.prompt_tokens == progress.prompt_tokens and plan.completion_tokens == plan.calls * 5 * 16
+    if mode == "auto":  # once the server has answered, the judge knows which it pays for
+        logprobs = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="logprobs")
+        samples = OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="samples", n=5)
+        known = logprobs if behaviour == "logprobs" else samples
+        fresh = geval.Store(":memory:")
+        later, alike = geval.plan(fresh, items, template, judge), geval.plan(fresh, items, template, known)
+        assert (later.prompt_tokens, later.completion_tokens) == (alike.prompt_tokens, alike.completion_tokens)
 
 
 def test_progress_line_and_eta():
@@ -406,7 +424,7 @@ def test_the_plan_estimates_the_time_from_a_default_then_from_measured_calls(sto
     judge = scripted()
     judge.seconds_per_call = 2.0
     plan = geval.plan(store, items, ONE, judge)
-    assert (plan.seconds, plan.measured) == (20.0, 0)
+    assert (plan.seconds, plan.pace.measured) == (20.0, 0)
     assert plan.time_line() == "about 20 s (2.0 s per call, a default for this judge; an estimate)"
 
     def slow(prompt, aspect):
@@ -416,54 +434,73 @@ def test_the_plan_estimates_the_time_from_a_default_then_from_measured_calls(sto
 
     geval.score(store, items[:4], ONE, scripted(slow), "synthetic")
     plan = geval.plan(store, items, ONE, scripted(slow))
-    assert plan.measured == 4 and 0.04 < plan.seconds_per_call < 1.0
-    assert plan.seconds == pytest.approx(6 * plan.seconds_per_call)
+    assert plan.pace.measured == 4 and 0.04 < plan.pace.per_call < 1.0
+    assert plan.seconds == pytest.approx(6 * plan.pace.per_call)
     assert "measured over 4 calls of this judge" in plan.time_line()
 
 
-def test_the_eta_is_smoothed_over_judged_items_and_holds_steady():
+def test_a_measured_speed_estimates_the_tokens_each_prompt_does_not_share_with_the_one_before(store):
+    """The embedded judge's time: tokens to evaluate / prefill speed + one pass per score read;
+    items of one dialogue share their prefix, so the second costs only what it adds."""
+    items = make_items(3)
+    judge = scripted()
+    judge.speed = Speed(prefill=100.0, decode=10.0, measured=time.time())
+    plan = geval.plan(store, items, ONE, judge)
+    prompts = [ONE.render(item) for item in items]
+    tokens = approx_tokens(prompts[0]) + sum(
+        approx_tokens(prompt[len(os.path.commonprefix([before, prompt])):]) for before, prompt in zip(prompts, prompts[1:]))
+    assert (plan.work.calls, plan.work.tokens, plan.work.passes) == (3, tokens, 3)
+    assert tokens < sum(approx_tokens(prompt) for prompt in prompts)  # the shared prefix is counted once
+    assert plan.seconds == pytest.approx(tokens / 100.0 + 3 / 10.0)
+    assert "tokens to evaluate at prefill 100 tokens/s, decode 10 tokens/s, measured on this machine" \
+        in plan.time_line()
+
+
+def _judged(progress, seconds, work):
+    progress.done += 1
+    progress.item_judged(work, now=progress.calls_started + seconds)
+
+
+def test_the_eta_counts_down_the_plans_work_at_the_pace_measured_in_the_run():
+    """24 items planned as 24 x 100 tokens at 100 tokens/s (24 s); the run goes twice as slow: the
+    ETA follows, and heavy and light items (a dialogue's first and the rest) do not swing it."""
+    pace = Pace(speed=Speed(prefill=100.0, decode=1e9, measured=0.0))
+    planned = Work(24, 2400, 24)
+    progress = Progress(total=24, started=0.0, planned=planned)
+    progress.calls_begin(pace, now=40.0)  # 40 s of loading the model: not the judge's pace
+    assert progress.eta == pytest.approx(24.0)  # before any item: the plan at the measured speed
+    elapsed, etas = 0.0, []
+    for index in range(12):
+        tokens = 500 if index % 6 == 0 else 20  # a dialogue's first response carries its prefix
+        elapsed += tokens / 50.0  # twice as slow as measured
+        _judged(progress, elapsed, Work(1, tokens, 1))
+        etas.append(progress.eta)
+    left = (2400 - progress.worked.tokens) / 50.0
+    assert etas[-1] == pytest.approx(left, rel=0.15)  # the pace of the run, not the measured speed
+    assert all(earlier >= later for earlier, later in zip(etas, etas[1:]))  # a steady count-down
+
+
+def test_without_a_plan_the_work_left_is_extrapolated_per_judged_item_and_cached_ones_do_not_count():
+    pace = Pace(per_call=1.0)
     progress = Progress(total=100, started=0.0)
-    progress.calls_begin(now=40.0)  # 40 s of loading the model: not a judge's time per item
-    now, etas = 40.0, []
-    for index in range(60):
-        now += 0.5 if index % 2 else 1.5  # one item per second, on average, unevenly
-        progress.done += 1
-        progress.item_called(now)
-        if index >= 10:
-            etas.append(progress.eta / (progress.total - progress.done))
-    assert all(0.8 < seconds < 1.25 for seconds in etas), etas  # never swinging as the last interval does
-    for _ in range(20):  # the judge gets twice as slow: the estimate follows
-        now += 2.0
-        progress.done += 1
-        progress.item_called(now)
-    assert progress.eta / (progress.total - progress.done) > 1.8
+    progress.calls_begin(pace, now=0.0)
+    assert progress.eta is None  # nothing judged, nothing planned
+    for second in range(1, 11):
+        _judged(progress, float(second), Work(1, 0, 1))
+    progress.done += 40
+    progress.cached += 40  # served from the cache, in no time
+    assert progress.eta == pytest.approx(50 * 1.0)  # the time per judged item, for each of the 50 left
 
 
 def test_the_eta_of_a_batch_layout_is_per_item_not_per_group():
     progress = Progress(total=160, started=0.0)
-    progress.calls_begin(now=0.0)
-    now, etas = 0.0, []
-    for group in range(6):  # 16 items a group: the first makes the group's calls (32 s), the others share them
-        now += 32.0
-        progress.done += 1
-        progress.item_called(now)
+    progress.calls_begin(Pace(per_call=16.0), now=0.0)
+    for group in range(6):  # 16 items a group: the first makes the group's 2 calls (32 s), the others share them
+        _judged(progress, 32.0 * (group + 1), Work(2, 0, 2))
         for _ in range(15):
-            progress.done += 1
-            progress.item_shared()
-        etas.append(progress.eta / (progress.total - progress.done))
-    assert etas == pytest.approx([2.0] * 6)  # 32 s / 16 items, after every group: not 32 s per item
+            _judged(progress, 32.0 * (group + 1), Work())
+        assert progress.eta == pytest.approx(2.0 * (progress.total - progress.done))  # 32 s / 16 items
     assert progress.called == 96 and progress.cached == 0
-
-
-def test_cached_items_do_not_speed_up_the_eta():
-    progress = Progress(total=100, started=0.0)
-    progress.calls_begin(now=0.0)
-    for second in range(1, 11):
-        progress.done += 1
-        progress.item_called(float(second))
-    progress.done += 40
-    progress.cached += 40  # served from the cache, in no time
-    assert progress.eta == pytest.approx(50 * 1.0)  # the time per judged item, for each of the 50 left
 
 
 def test_the_elapsed_time_stops_when_the_run_ends(store):

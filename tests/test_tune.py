@@ -104,9 +104,36 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     result = tune(stored, "synthetic", scripted(good_without_examples), "Natural", budget=2000, start=START, seed=1,
                   ensemble=False)
     assert result.winner == result.start
+    assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [+0.000, ...
+    assert result.test["difference"] == 0 and math.isnan(result.test["p"]) and math.isnan(result.test["diff_low"])
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
     line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
     assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+
+
+def good_without_examples(prompt: str, aspect: Aspect) -> dict[int, float]:
+    """The human score for the plain template, noise once examples are shown: the start wins."""
+    noise = good_with_examples(prompt.replace("Here are examples", "Here are no examples"), aspect)
+    return noise if "Here are examples" in prompt else {round(HUMAN[judged(prompt)]): 1.0}
+
+
+def test_searches_read_together_say_where_the_start_won_instead_of_a_zero_interval(store):
+    items = [replace(item, human={"Natural": item.human["Natural"], "Engaging": (float(1 + k % 2), 2.0)})
+             for k, item in enumerate(ITEMS)]
+    store.save_dataset(Dataset("synthetic", "synthetic.json", "usr", items))
+    engaging = make_template(name="test-engagingness", aspects=(("Engagingness", 1, 3, "Engaging"),),
+                             body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Engagingness:")
+    won = tune(store, "synthetic", scripted(good_without_examples), "Natural", budget=2000, start=START, seed=1,
+               others=[], ensemble=False)
+    tune(store, "synthetic", scripted(good_with_examples), "Engaging", budget=2000, start=engaging, seed=1, others=[])
+    assert won.winner == won.start
+    together = searched_together(store, "synthetic").set_index("column")
+    assert together.loc["Natural", "same"] and not together.loc["Engaging", "same"]
+    assert math.isnan(together.loc["Natural", "p"]) and math.isnan(together.loc["Natural", "low"])
+    section = report(store, "synthetic", figures=False, baselines=()).markdown()
+    part = section[section.index("### The searches together"):]
+    line = next(line for line in part.splitlines() if line.startswith("| Natural |"))
+    assert line.endswith("| 0 (the winner is the start) |") and "p 1.000" not in line
 
 
 def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store):
@@ -127,17 +154,17 @@ def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store)
     assert result.level == "group" and len(result.test_groups) == 10
     assert math.isnan(result.test["winner"]) and math.isnan(result.test["start"])  # 9 of 10 documents: n/a both
     assert "winner n/a (9 groups), start –" in result.summary()
-    assert result.test["note"] == "difference over the 9 groups where both are defined"  # per document, as read
+    assert result.winner == result.start and result.test["note"] == "the winner is the start"
+    assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [–, –], p –"
 
 
 def test_the_budget_bounds_the_calls_and_a_second_search_is_served_from_the_store(stored):
     small = scripted(good_with_examples)
-    result = tune(stored, "synthetic", small, "Natural", budget=60, start=START, seed=1)
-    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
-    assert len(_search_and_test(small.calls, test_responses)[0]) <= 60
+    result = tune(stored, "synthetic", small, "Natural", budget=150, start=START, seed=1)
+    assert len(small.calls) <= 150  # the test part included
     assert result.table["groups"].max() < len(result.tune_groups)  # the budget did not reach every tune group
     again = scripted(good_with_examples)
-    repeat = tune(stored, "synthetic", again, "Natural", budget=60, start=START, seed=1)
+    repeat = tune(stored, "synthetic", again, "Natural", budget=150, start=START, seed=1)
     assert again.calls == [] and repeat.winner == result.winner
     [kept] = stored.searches("synthetic")  # the rerun is the same search: kept once, with what it cost
     assert kept["winner"] == result.winner and kept["calls"] == result.calls > 0 and kept["judge"] == "scripted: hashed"
@@ -183,7 +210,7 @@ def test_searches_of_several_aspects_are_read_together_on_their_test_groups(stor
                              body="Context:\n{{context}}\n\nResponse:\n{{response}}\n\n- Engagingness:")
     results = {human: tune(store, "synthetic", scripted(good_with_examples), human, budget=2000, start=start, seed=1,
                            others=[]) for human, start in (("Natural", START), ("Engaging", engaging))}
-    together = searched_together(store, "synthetic", n_boot=200).set_index("column")
+    together = searched_together(store, "synthetic").set_index("column")
     assert list(together.index) == ["Natural", "Engaging", "average", "mean of aspects → Overall"]
     for human, result in results.items():  # each aspect as its own search read it on the test groups
         assert together.loc[human, "b"] == pytest.approx(result.test["winner"], abs=1e-12)
@@ -233,13 +260,13 @@ def test_the_progress_line_tells_the_search_rounds_from_the_test_part(stored):
     assert searching and testing and lines.index(testing[0]) > lines.index(searching[-1])  # the test part comes last
     assert all(re.match(r"round \d of at most \d, [^:]+: \d+ of the budget's 200 judge calls planned", s)
                for s in searching)  # each names what it does, also before its first candidate
-    assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, outside the budget), ")
+    assert testing[-1].startswith(f"test part ({len(result.test_groups)} groups, at most 90 calls of the budget), ")
 
 
 def test_the_calls_left_before_the_test_part_are_an_upper_bound(stored):
     seen, shares = [], []  # (calls made, at most this many left, budget less the calls planned so far, eta, line)
-    tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=60, start=START, others=[],
-         on_progress=lambda p: (seen.append((p.calls, p.left, p.budget - p.spent, p.eta, p.line()))
+    tune(stored, "synthetic", scripted(good_with_examples), "Natural", budget=150, start=START, others=[],
+         on_progress=lambda p: (seen.append((p.calls, p.left, p.rounds_budget - p.spent, p.eta, p.line()))
                                 if p.round and not p.testing else None, shares.append((p.testing, p.share))))
     searching = [share for testing, share in shares if not testing]
     assert searching == sorted(searching) and 0 < searching[-1] <= 1  # the bar only moves on while searching
@@ -260,3 +287,37 @@ def test_a_search_with_a_judge_of_no_known_price_says_its_cost_is_unknown(stored
                   on_progress=lambda p: lines.append(p.line()))
     assert result.cost is None and result.cost_text == "cost unknown" and "cost unknown" in result.summary()
     assert all("$" not in line for line in lines)
+
+
+def test_an_auto_search_against_a_server_without_logprobs_finds_the_same_winner_again_with_no_call(stored, stub):
+    """The answers of an "auto" judge whose server sends no logprobs are stored under its samples
+    signature: a rerun (a new judge, logprobs first again) reads them there, calls nothing."""
+    from geval.judging.backends.openai import OpenAIJudge
+
+    stub.configure("no-logprobs", cycle=[1, 2, 3, 3, 1, 2, 2])
+
+    def judge() -> OpenAIJudge:
+        return OpenAIJudge("gpt-4o-mini", base_url=stub.url, api_key="sk-test", mode="auto", n=3, max_retries=0)
+
+    first = tune(stored, "synthetic", judge(), "Natural", budget=150, start=START, others=[], seed=1)
+    assert first.winner and first.calls > 0 and stub.count > 0
+    made = stub.count
+    again = tune(stored, "synthetic", judge(), "Natural", budget=150, start=START, others=[], seed=1)
+    assert (again.winner, again.calls, stub.count) == (first.winner, 0, made)
+    assert again.test["winner"] == pytest.approx(first.test["winner"])
+
+
+@pytest.mark.parametrize("budget", [102, 150, 240, 400])  # 102: the least that covers one round and the test part
+def test_the_budget_caps_every_judge_call_of_the_search_and_its_estimate_counts_the_test_part(stored, budget):
+    """The budget is what its control reads as: every call, the test part's included; the split's
+    line, before any call, says how many of them the test part may take, and the time of them all."""
+    judge = scripted(good_with_examples)
+    messages = []
+    result = tune(stored, "synthetic", judge, "Natural", budget=budget, start=START, seed=1,
+                  on_progress=lambda p: messages.append(p.message) if not p.round else None)
+    assert result.test and len(judge.calls) == result.calls <= budget
+    test_responses = {i.response for i in ITEMS if i.group in set(result.test_groups)}
+    _, on_test = _search_and_test(judge.calls, test_responses)
+    kept = int(re.search(rf"at most {budget} judge calls in all, up to (\d+) of them kept for the test part: "
+                         r"about .+ \(.+ per call", messages[0])[1])
+    assert 0 < len(on_test) <= kept < budget and judge.calls and messages[0] == messages[-1]

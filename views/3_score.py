@@ -104,7 +104,7 @@ if st.button(start_label, type="primary", disabled=running or not templates or b
              if blocked else None):
     job = jobs.start(str(store.path), items, templates, judge, dataset.name,
                      {**options, "concurrency": int(concurrency), "rpm": rpm}, concurrency=int(concurrency), rpm=rpm,
-                     planned=[plans[template.label].seconds for template in templates])
+                     plans=[plans[template.label] for template in templates])
     st.session_state["score_job"] = job.id
     st.rerun()
 
@@ -154,7 +154,10 @@ def show_progress() -> None:
     for result in job.finished:
         show_result(result)
     if job.error:
-        st.error(f"{plain(job.current)}: {job.error}" if job.current else job.error, icon=":material/error:")
+        kept = job.progress.done - job.progress.failed if job.progress is not None else 0
+        kept_line = f"  \nThe {kept} items judged before it are stored: press Start to go on." if kept else ""
+        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
+                 icon=":material/error:")
     if job.not_started:
         st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
                  icon=":material/block:")

@@ -42,7 +42,8 @@ levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(gev
                           key="agree_levels", persist_state="session")
 metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session")
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
-                            help="Resamples of groups (dialogues, documents) for the 95% intervals.")
+                            help="Resamples of groups (dialogues, documents) for the system level's 95% intervals "
+                                 "(item and group level: the jackknife over groups).")
 variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=lambda v: geval.OPTIONS.variants[v], horizontal=True,
                    key="agree_variant", help="Read from the stored distributions, without asking the model again.")
 if not chosen or not levels:
@@ -67,7 +68,8 @@ if not tables:
 
 stacked = geval.reporting.stack_tables(tables)
 st.subheader("Correlation with people")
-st.caption("95% bootstrap intervals resample whole groups (dialogues, documents). Unscored and failed judgments "
+st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
+           "bootstrap). Unscored and failed judgments "
            "are left out; 'unscored' counts them.")
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
@@ -118,10 +120,16 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
     except geval.GevalError as exc:
         st.error(str(exc))
     else:
-        st.dataframe(board.wide().drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        st.dataframe(board.wide(supervised=False).drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
+        best = board.best_of()
+        if best is not None:
+            st.caption(f"Rows that use the human labels (fitted on other folds' groups): beside the judge's, not the "
+                       f"judge; **{plain(best[0])}** is the best of {best[1]}. Their intervals leave out refitting.")
+            st.dataframe(board.wide(supervised=True).drop(columns=["signature"]), hide_index=True,
+                         key="agree_leaderboard_fitted")
         if not board.paired.empty:
             st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "
-                       "difference [95% paired-bootstrap interval over groups] and its p-value. Positive: the row "
+                       "difference [95% paired interval over groups] and its p-value. Positive: the row "
                        "agrees better with people.")
             st.dataframe(board.versus().drop(columns="against"), hide_index=True, key="agree_versus")
         for line in board.skipped:
@@ -173,8 +181,9 @@ labels = scored.scored(combos)  # a combination with nothing scored has nothing 
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
-st.caption("B minus A on the items both scored: a paired bootstrap over groups (95% CI, p-value) and Williams' test "
-           "for dependent correlations (which treats items as independent, so trust the bootstrap first).")
+st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value) and "
+           "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife "
+           "first).")
 state.keep_valid("agree_a", labels)
 state.keep_valid("agree_b", labels)
 left, right = st.columns(2)
@@ -214,14 +223,15 @@ except geval.GevalError as exc:  # too few common items, or a correlation undefi
 cells = st.columns(5)
 cells[0].metric(f"A: {cmp_metric}", geval.reporting.number(result.a))
 cells[1].metric(f"B: {cmp_metric}", geval.reporting.number(result.b))
-cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired-bootstrap interval below")
-cells[3].metric("p (bootstrap)", geval.reporting.format_p(result.p_bootstrap), help="Two-sided, from 2000 resamples.")
+cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired interval over groups below")
+cells[3].metric("p", geval.reporting.format_p(result.p), help="Two-sided: Student's t on the jackknife over groups "
+                "(each group left out in turn).")
 cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
                 help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} group{'s' if result.n_groups != 1 else ''} (dialogues, documents) "
-               f"{'are' if result.n_groups != 1 else 'is'} scored by both: the bootstrap interval "
-               "and p-value are rough. Score more groups for a firm answer.")
+               f"{'are' if result.n_groups != 1 else 'is'} scored by both: no interval "
+               "and p-value. Score more groups for a firm answer.")
 st.info(plain(geval.reporting.verdict(result, label_a, label_b, human)),
         icon=":material/balance:")
 st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "

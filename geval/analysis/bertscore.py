@@ -6,8 +6,9 @@ Encoder: all-MiniLM-L6-v2 from its PyPI package, in numpy (`geval.judging.encode
 Score, as bert_score.utils.greedy_cos_idf: token vectors of the last layer (6) L2-normalized; the
 cosine matrix over all tokens of both texts, [CLS] and [SEP] included as match targets but
 weighted 0 in the averages; precision = mean over response tokens of their best cosine, recall
-the same over reference tokens, F1 their harmonic mean. No idf weighting. Texts are cut to the
-model's 512 tokens ([CLS] and [SEP] included). An empty response or reference gets NaN, not a
+the same over reference tokens, F1 their harmonic mean. No idf weighting. Texts are cut to 256
+tokens ([CLS] and [SEP] included), as sentence-transformers cuts them for this model (the
+signature's `max`). An empty response or reference gets NaN, not a
 score (bert_score writes 0). Not rescaled with a baseline: rescaling is a linear map of the
 scores, which changes no correlation (and bert_score has no baseline file for this model).
 Neither the paper's model (roberta-large, layer 17) nor its numbers: compare rows, not papers.
@@ -17,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from geval.judging.encoder import LAYER, MAX_TOKENS, MODEL_NAME, WEIGHTS_SHA256, MiniLM, minilm
+from geval.judging.encoder import LAYER, MAX_TOKENS, MODEL_NAME, WEIGHTS_SHA256, MiniLM, RemoteMiniLM, minilm
 
 #: What the scores depend on, for the metric's signature (the package versions are added there).
 SETTINGS = {"model": MODEL_NAME, "weights": WEIGHTS_SHA256[:12], "layer": LAYER, "idf": "no", "rescale": "no",
@@ -27,7 +28,7 @@ SETTINGS = {"model": MODEL_NAME, "weights": WEIGHTS_SHA256[:12], "layer": LAYER,
 class BertScorer:
     """BERTScore with the installed all-MiniLM-L6-v2 (its weights checked)."""
 
-    def __init__(self, model: MiniLM):
+    def __init__(self, model: MiniLM | RemoteMiniLM):
         self.model = model
 
     def score(self, responses: list[str], references: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,13 +1,16 @@
 """Do two judges (or template versions) agree with people differently on the same items?
 
-- `paired_difference`: the difference of the two correlations with a paired bootstrap over
-  groups (dialogues, documents), a 95% CI and a bootstrap p-value, plus Williams' test;
+- `paired_difference`: the difference of the two correlations with a 95% CI and a p-value from
+  the delete-one-group jackknife (each group, a dialogue or document, left out in turn; both
+  correlations recomputed on the same groups, so the difference is paired) with Student's t on
+  groups − 1 degrees of freedom (`geval.analysis.correlation`: chosen by a null simulation, it
+  holds its 5% at 10-30 groups where the percentile bootstrap gave up to 11%), plus Williams' test;
 - `williams_test`: Williams' t for two dependent correlations that share the human variable
   (Steiger 1980, eq. 7);
 - `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the
   human aspects they can be compared on);
 - `paired_columns`: B minus A on several columns at once (each aspect, their average), at the
-  item or the group level, every column on the same draws of groups (the leaderboard's
+  item or the group level, every column with the same groups left out (the leaderboard's
   comparison of every judge row with one row of reference).
 """
 
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
@@ -23,15 +26,18 @@ from scipy import stats
 from geval.analysis.agreement import human_aspect_for
 from geval.analysis.correlation import (
     METRICS,
+    MIN_GROUPS,
     Resamples,
     correlate,
-    group_mean_bootstrap,
     interval_note,
     item_bootstrap,
-    percentile_interval,
+    jackknife_interval,
+    jackknife_p,
+    leave_one_out_means,
     within_groups,
 )
 from geval.analysis.disagreement import disagreements
+from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -45,10 +51,10 @@ class Comparison:
     """B minus A: how much better (positive) or worse B's scores correlate with the human ones.
 
     `a` and `b` are the two correlations on the common items, `difference` = b - a with its
-    paired-bootstrap 95% CI [`low`, `high`] and two-sided bootstrap p-value. `williams_t` is
-    signed like `difference` (positive when B agrees better); Williams' test treats items as
-    independent, so with several items per group its p-value is optimistic; trust the
-    bootstrap, which resamples whole groups. Both are NaN where undefined (Kendall, n < 4).
+    paired 95% CI [`low`, `high`] and two-sided p (the jackknife over groups with Student's t).
+    `williams_t` is signed like `difference` (positive when B agrees better); Williams' test
+    treats items as independent, so with several items per group its p-value is optimistic;
+    trust `p`, which leaves out whole groups. Both are NaN where undefined (Kendall, n < 4).
     """
 
     metric: str
@@ -57,7 +63,7 @@ class Comparison:
     difference: float
     low: float
     high: float
-    p_bootstrap: float
+    p: float
     williams_t: float
     williams_p: float
     n_items: int
@@ -89,16 +95,13 @@ def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, fl
     return float(t), float(2 * stats.t.sf(abs(t), n - 3))
 
 
-def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", n_boot: int = 2000,
-                      seed: int = 0) -> Comparison:
+def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson") -> Comparison:
     """Correlation of B with `human` minus that of A, on the items where all three are scored.
 
-    Rows with NaN in any of the three are dropped first. The bootstrap resamples groups with
-    replacement and recomputes both correlations on the same draw (paired); the CI is the
-    2.5-97.5 percentile of the differences; the p-value is twice the share of draws whose
-    difference is zero or of the opposite sign to the observed one, capped at 1 (its
-    resolution is 1 / n_boot: 0.0 means "below that"). Williams' test uses the same
-    correlations (Pearson, or Pearson on ranks for Spearman; NaN for Kendall).
+    Rows with NaN in any of the three are dropped first. Both correlations are recomputed with
+    each group left out in turn (paired); the CI is the difference ± t(0.975, groups − 1) times
+    the jackknife's standard error, and the p-value the two-sided t (`jackknife_p`). Williams'
+    test uses the same correlations (Pearson, or Pearson on ranks for Spearman; NaN for Kendall).
 
     Raises StoreError when fewer than 3 items are scored by both, or a correlation is undefined.
     """
@@ -124,35 +127,29 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson", 
                    else f"people gave all {len(a)} common items the same score: compare on more items or another "
                    "human aspect")
             raise StoreError(f"the {metric} correlation of {name} with the human scores is undefined: {why}")
-    resamples = Resamples(g, n_boot, seed)
+    resamples = Resamples.leave_one_out(g)
     diffs = item_bootstrap(b, h, resamples, (metric,))[metric] - item_bootstrap(a, h, resamples, (metric,))[metric]
-    diffs = diffs[np.isfinite(diffs)]
     difference = r_b - r_a
     note = interval_note(g)
-    if len(diffs) < max(10, n_boot // 2):
-        low = high = p_boot = float("nan")
-        note = note or "no interval: the bootstrap differences are undefined in most resamples"
-    else:
-        low, high = (float(v) for v in np.percentile(diffs, [2.5, 97.5]))
-        if difference == 0:
-            p_boot = 1.0
-        else:
-            against = np.mean(diffs <= 0) if difference > 0 else np.mean(diffs >= 0)
-            p_boot = float(min(1.0, 2 * against))
+    low, high = jackknife_interval(difference, diffs, correlation=False) if resamples.enough else (math.nan, math.nan)
+    p = jackknife_p(difference, diffs) if resamples.enough else math.nan
+    if resamples.enough and not math.isfinite(p):
+        note = "no interval: a correlation is undefined with some group left out"
     if metric == "kendall":
-        t, p = float("nan"), float("nan")
+        t, p_williams = float("nan"), float("nan")
     else:
         r_ab = correlate(metric, a, b)
-        t, p = williams_test(r_a, r_b, r_ab if math.isfinite(r_ab) else 0.0, len(a))
+        t, p_williams = williams_test(r_a, r_b, r_ab if math.isfinite(r_ab) else 0.0, len(a))
         t = -t if math.isfinite(t) and t != 0 else t  # signed like B - A
-    return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p_boot, t, p,
+    return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p, t, p_williams,
                       int(len(a)), resamples.n_groups, note)
 
 
 def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], human: str,
-                   metric: str = "pearson", n_boot: int = 2000, seed: int = 0) -> Comparison:
+            metric: str = "pearson") -> Comparison:
     """`paired_difference` of two scored (template version, signature) pairs against the human
-    aspect `human`, each through its judge aspect mapped to it, on the items both scored."""
+    aspect `human`, each through its judge aspect mapped to it, on the items both scored outside
+    the groups a prompt search chose either on (`geval.analysis.held_out`; the note says so)."""
     columns = []
     for side, (version, sig) in (("A", a), ("B", b)):
         frame = disagreements(store, dataset, (version, sig), details=False)
@@ -165,8 +162,11 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
         columns.append(frame.drop_duplicates("item_id").set_index("item_id"))
     b_scores = columns[1][["score"]].rename(columns={"score": "score_b"})
     joined = columns[0][["score", "human_score", "group"]].join(b_scores, how="inner")
-    return paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
-                             metric=metric, n_boot=n_boot, seed=seed)
+    kept, said = held_out(store.items(dataset), [a[0], b[0]], searched_versions(store, dataset))
+    joined = joined[joined.index.isin({item.id for item in kept})]  # not where a search chose either
+    found = paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
+                              metric=metric)
+    return replace(found, note="; ".join(filter(None, [found.note, said])))
 
 
 def compared_humans(store: Store, dataset: str, combo: tuple[str, str]) -> list[str]:
@@ -179,20 +179,19 @@ def compared_humans(store: Store, dataset: str, combo: tuple[str, str]) -> list[
 
 
 def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]], groups, level: str = "item",
-                   metric: str = "pearson", average: Sequence[str] = (), n_boot: int = 2000,
-                   seed: int = 0) -> list[dict]:
+                   metric: str = "pearson", average: Sequence[str] = ()) -> list[dict]:
     """B minus A for each named column (a, b, human: arrays over the same items, NaN where
     missing), at the `level` "item" (one correlation over the items) or "group" (a correlation
     inside each group, then the mean over the groups where both are defined), and for the mean
-    of the `average` columns' differences. Every column is resampled with the same draws of
-    whole groups, so the average's interval is paired too. Each dict: column, a, b,
-    difference, low, high, p (two-sided, as `paired_difference`), n (items), groups, note, and
-    each side's own interval from the same draws (a_low, a_high, b_low, b_high)."""
+    of the `average` columns' differences. Every column is recomputed with the same group left
+    out in turn (the jackknife), so the average's interval is paired too. Each dict: column, a,
+    b, difference, low, high, p (two-sided, as `paired_difference`), n (items), groups, note,
+    and each side's own interval (a_low, a_high, b_low, b_high)."""
     if level not in ("item", "group"):
         raise ValueError(f"level '{level}' is not compared pairwise; use item or group")
     groups = np.asarray(groups).astype(str)
-    resamples = Resamples(groups, n_boot, seed)
-    found, boots = [], {}
+    resamples = Resamples.leave_one_out(groups)
+    found, loo = [], {}
     for name, (a, b, human) in columns.items():
         a, b, human = (np.asarray(v, dtype=float) for v in (a, b, human))
         keep = np.flatnonzero(np.isfinite(a) & np.isfinite(b) & np.isfinite(human))
@@ -200,7 +199,7 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
             r_a, r_b = correlate(metric, a[keep], human[keep]), correlate(metric, b[keep], human[keep])
             difference = r_b - r_a
             sides = [item_bootstrap(v[keep], human[keep], resamples, (metric,), rows=keep)[metric] for v in (a, b)]
-            boot = sides[1] - sides[0]
+            loo[name] = (*sides, sides[1] - sides[0], len(np.unique(resamples.group_of[keep])))
             note = ""
         else:
             per_a, per_b = _per_group(a, human, groups, keep, resamples, metric), \
@@ -209,20 +208,20 @@ def paired_columns(columns: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
             r_a, r_b = float(np.nanmean(per_a)) if both.any() else math.nan, \
                 float(np.nanmean(per_b)) if both.any() else math.nan
             difference = float(np.mean(per_b[both] - per_a[both])) if both.any() else math.nan
-            boot = group_mean_bootstrap(np.where(both, per_b - per_a, np.nan), resamples)
-            sides = list(group_mean_bootstrap(np.column_stack([np.where(both, per, np.nan) for per in (per_a, per_b)]),
-                                              resamples).T)
+            means, units = leave_one_out_means(np.column_stack([np.where(both, v, np.nan)
+                                                                for v in (per_a, per_b, per_b - per_a)]))
+            loo[name] = (*means.T, units)
             note = f"difference over the {int(both.sum())} groups where both are defined"
-        boots[name] = (*sides, boot)
-        found.append(_paired_row(name, r_a, r_b, difference, boots[name], len(keep), resamples, note))
-    averaged = [name for name in average if name in boots]
+        found.append(_paired_row(name, r_a, r_b, difference, loo[name], len(keep), resamples, note, level))
+    averaged = [name for name in average if name in loo]
     if len(averaged) > 1:
         mine = [row for row in found if row["column"] in averaged]
+        parts = [np.mean([loo[name][part] for name in averaged], axis=0) for part in (0, 1, 2)]
         found.append(_paired_row(AVERAGE, float(np.mean([r["a"] for r in mine])),
                                  float(np.mean([r["b"] for r in mine])),
                                  float(np.mean([r["difference"] for r in mine])),
-                                 [np.mean([boots[name][part] for name in averaged], axis=0) for part in (0, 1, 2)],
-                                 max(r["n"] for r in mine), resamples, f"mean over {', '.join(averaged)}"))
+                                 (*parts, min(loo[name][3] for name in averaged)),
+                                 max(r["n"] for r in mine), resamples, f"mean over {', '.join(averaged)}", level))
     return found
 
 
@@ -237,21 +236,29 @@ def _per_group(scores: np.ndarray, human: np.ndarray, groups: np.ndarray, keep: 
     return out
 
 
-def _paired_row(name: str, a: float, b: float, difference: float, boots: tuple[np.ndarray, ...], n: int,
-                resamples: Resamples, note: str) -> dict:
-    """The row of one column from its bootstrap values (side a, side b, b - a): each side's
-    interval, and the difference's with its p-value."""
-    *sides, boot = boots
-    finite = boot[np.isfinite(boot)]
+def _paired_row(name: str, a: float, b: float, difference: float, loo: tuple, n: int, resamples: Resamples,
+                note: str, level: str) -> dict:
+    """The row of one column from its leave-one-group-out values (side a, side b, b - a, and the
+    groups they rest on): each side's interval, and the difference's with its p-value."""
+    side_a, side_b, diffs, units = loo
     low = high = p = math.nan
-    if not resamples.enough:
-        note = "; ".join(filter(None, [note, f"no interval: {resamples.n_groups} groups"]))
-    elif math.isfinite(difference) and len(finite) >= max(10, len(boot) // 2):
-        low, high = (float(v) for v in np.percentile(finite, [2.5, 97.5]))
-        against = np.mean(finite <= 0) if difference > 0 else np.mean(finite >= 0)
-        p = 1.0 if difference == 0 else float(min(1.0, 2 * against))
-    (a_low, a_high), (b_low, b_high) = ((percentile_interval(side) if resamples.enough and math.isfinite(value)
-                                         else (math.nan, math.nan)) for side, value in zip(sides, (a, b)))
+    enough = resamples.enough and units >= MIN_GROUPS
+    if not enough:
+        note = "; ".join(filter(None, [note, f"no interval: {min(units, resamples.n_groups)} groups"]))
+    elif math.isfinite(difference):
+        low, high = jackknife_interval(difference, diffs, correlation=False, units=units)
+        p = jackknife_p(difference, diffs, units)
+    correlation = level == "item"  # a group-level side is a mean of per-group values: its t-interval, inside [-1, 1]
+    (a_low, a_high), (b_low, b_high) = (
+        _side_interval(value, side, units, correlation) if enough and math.isfinite(value) else (math.nan, math.nan)
+        for side, value in zip((side_a, side_b), (a, b)))
     return {"column": name, "a": a, "b": b, "difference": difference, "low": low, "high": high, "p": p, "n": n,
             "groups": resamples.n_groups, "note": note, "a_low": a_low, "a_high": a_high, "b_low": b_low,
             "b_high": b_high}
+
+
+def _side_interval(value: float, loo: np.ndarray, units: int, correlation: bool) -> tuple[float, float]:
+    """One side's 95% interval from its leave-one-group-out values: on Fisher's z for an item-level
+    correlation, else a t-interval kept inside [-1, 1]."""
+    low, high = jackknife_interval(value, loo, correlation=correlation, units=units)
+    return (low, high) if correlation else (max(low, -1.0), min(high, 1.0))

@@ -12,8 +12,8 @@ were given), the Pearson correlation with the labels of the judge alone and of a
 every judge score and baseline fitted on the labels, each item's value from a ridge fitted on
 the other groups' labels only (`geval.analysis.calibration.cross_validated`, folds by group; the
 judge's own score is not shrunk, so that with few labels the combination stays near a linear
-reading of the judge), and their paired difference; 95% intervals resample groups
-(`comparison.paired_columns`).
+reading of the judge), and their paired difference; 95% intervals from the delete-one-group
+jackknife (`comparison.paired_columns`), none below MIN_GROUPS groups.
 """
 
 from __future__ import annotations
@@ -304,8 +304,7 @@ def curve_sizes(total: int) -> list[int]:
 
 
 def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[str], aspect: str = "",
-                   sizes: Sequence[int] | None = None, folds: int = FOLDS, n_boot: int = 1000,
-                   seed: int = 0) -> LearningCurve:
+                   sizes: Sequence[int] | None = None, folds: int = FOLDS, seed: int = 0) -> LearningCurve:
     """The learning curve of `human` (labels indexed by item id) taken in `labeled_order`: at each
     of `sizes` (default `curve_sizes`), the judge alone and the held-out combination of every
     column of `found` on the labeled items (module docstring). Raises LabelError without a judge
@@ -336,8 +335,7 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
                            "note": f"no combination: {exc}"})
             continue
         row = paired_columns({aspect: (table.loc[ids, found.judge].to_numpy(float), combined.to_numpy(float),
-                                       human[ids].to_numpy(float))}, groups.to_numpy(), "item", "pearson", (),
-                             n_boot, seed)[0]
+                                       human[ids].to_numpy(float))}, groups.to_numpy(), "item", "pearson")[0]
         points.append({**point, "judge": row["a"], "judge_low": row["a_low"], "judge_high": row["a_high"],
                        "combined": row["b"], "combined_low": row["b_low"], "combined_high": row["b_high"],
                        "difference": row["difference"], "low": row["low"], "high": row["high"],
@@ -350,8 +348,7 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
 
 
 def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
-          annotator: str | None = None, baselines: Sequence[str] = FAST, n_boot: int = 1000,
-          seed: int = 0) -> LearningCurve:
+          annotator: str | None = None, baselines: Sequence[str] = FAST, seed: int = 0) -> LearningCurve:
     """The learning curve of the stored labels of `aspect` (any case; of one `annotator`, default
     all, their mean per item), in the order they were first given, against `combo` (default: the
     most recently scored judge compared with the aspect) and the combination of every judge score
@@ -361,4 +358,4 @@ def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None
     human = labels.groupby("item_id")["score"].mean()
     labeled_order = list(labels.sort_values(["created"], kind="stable")["item_id"].drop_duplicates())
     found = features(store, dataset, aspect, combo, baselines)
-    return learning_curve(found, human, labeled_order, aspect, n_boot=n_boot, seed=seed)
+    return learning_curve(found, human, labeled_order, aspect, seed=seed)

@@ -15,7 +15,13 @@ rows rest on the same items.
 
 Every judge row is also compared with one row of reference (by default G-EVAL's one prompt per
 aspect), pairwise on the items both scored: `Leaderboard.paired` holds, per column, the
-difference in the protocol's metric with a paired-bootstrap interval over groups and a p-value.
+difference in the protocol's metric with a paired interval over groups and a p-value.
+
+Rows that use the human labels (calibrated rows, learned combinations "+ baselines": kind
+SUPERVISED) are fitted on other folds' groups only, but they are not the judge: they sit in a
+section of their own (`Leaderboard.wide(supervised=True)`), are never read against a judge's goals,
+and their intervals treat the held-out predictions as fixed (no refit within the jackknife),
+which their notes say. The best of them says of how many it is the best (`best_of`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from geval.analysis.baselines import Embedder, compute_baselines
 from geval.analysis.calibration import CalibrationError, calibrate_scores, combine_aspects, cross_validated
 from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import difference_reading, reading
+from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.likelihood import LanguageModel
 from geval.analysis.protocols import GENERIC, PROTOCOLS, Protocol, ProtocolError, get_protocol, protocols_for
 from geval.analysis.variants import VARIANTS, VariantError
@@ -45,6 +52,13 @@ from geval.judging.judgment import judge_name, told_apart
 from geval.store import Store
 
 CEILING = "people (leave-one-annotator-out)"
+#: The kind of a row that uses the human labels (fitted on other folds' groups): not the judge alone.
+SUPERVISED = "supervised"
+#: Row kinds that a judge's answers make (the judge alone, or fitted on labels): they have a mean of aspects.
+JUDGED = ("judge", SUPERVISED)
+#: What a label-using row's note says of its interval.
+FIXED_FIT = ("its interval treats the held-out predictions as fixed: it does not include refitting, so it is "
+             "narrower than the fit's own uncertainty")
 ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
 LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
                 "high", "n", "groups", "unscored", "note"]
@@ -59,7 +73,7 @@ class Row:
     """One leaderboard row: what is scored, how, and its signatures (string and JSON)."""
 
     label: str
-    kind: str  # "judge", "baseline" or "ceiling"
+    kind: str  # "judge", SUPERVISED (uses human labels), "baseline" or "ceiling"
     signatures: list[str]
     signatures_json: list[dict]
     scores: pd.DataFrame | pd.Series | None = None
@@ -94,18 +108,27 @@ class Leaderboard:
                                                           aggfunc="first", sort=False)
         return table.reindex(columns=list(dict.fromkeys(self.paired["column"]))).fillna("").reset_index()
 
-    def wide(self, metric: str | None = None, digits: int = 3) -> pd.DataFrame:
+    def wide(self, metric: str | None = None, digits: int = 3, supervised: bool | None = None) -> pd.DataFrame:
         """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
         "0.512 (no interval: 5 groups)"; `geval.analysis.correlation.reading`), in the
-        protocol's primary metric (or `metric`), with the kind, reference and signature of each row."""
+        protocol's primary metric (or `metric`), with the kind, reference and signature of each
+        row. `supervised`: True for the rows that use the human labels only, False for the others
+        (judges alone, baselines, people), None for all."""
         cells = self._pick(metric)
         text = [reading(v, lo, hi, level, n, groups, digits) for v, lo, hi, level, n, groups in
                 zip(cells["value"], cells["low"], cells["high"], cells["level"], cells["n"], cells["groups"])]
         table = cells.assign(cell=text).pivot_table(index="row", columns="column", values="cell", aggfunc="first",
                                                    sort=False)
-        table = table.reindex(index=list(self.rows["row"]), columns=list(dict.fromkeys(cells["column"])))
-        info = self.rows.set_index("row")[["kind", "reference", "signature"]]
+        rows = self.rows if supervised is None else self.rows[(self.rows["kind"] == SUPERVISED) == supervised]
+        table = table.reindex(index=list(rows["row"]), columns=list(dict.fromkeys(cells["column"])))
+        info = rows.set_index("row")[["kind", "reference", "signature"]]
         return info.join(table.fillna("")).reset_index()
+
+    def best_of(self) -> tuple[str, int] | None:
+        """The label-using row ranked first (by its first average, as the rows are ordered) and how
+        many such rows it was chosen among; None when there are none."""
+        rows = list(self.rows.loc[self.rows["kind"] == SUPERVISED, "row"])
+        return (rows[0], len(rows)) if rows else None
 
     def values(self, metric: str | None = None) -> pd.DataFrame:
         """Rows x columns of the correlation values only (NaN where empty or undefined)."""
@@ -190,7 +213,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         if reference is not None:
             say(f"{name}: judge rows against {reference.label}")
             paired += [_paired(reference, row, protocol, name, items, n_boot, seed) for row in candidates
-                       if row.kind == "judge" and row is not reference for protocol in chosen
+                       if row.kind in JUDGED and row is not reference for protocol in chosen
                        if protocol.levels[0] in ("item", "group")]
         for row in candidates:
             rows.setdefault(row.label, row)
@@ -269,18 +292,25 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
         skipped.append(f"{len(searched)} template versions made by prompt searches ({', '.join(sorted(set(searched)))}) "
                        "are left out: each was chosen on some of these items, so a row of it here would flatter it; "
                        "the report's section on prompt searches reads each winner on its test groups only")
-    rows = []
+    rows, tuned = [], searched_versions(store, dataset)
     for variant in variants:
         suffix = "" if variant == "wmean" else f" [{variant}]"
         for label, pairs in rows_of:
+            kept = [held_out(items, [version], tuned) for version, _ in pairs]  # each not where a search chose it
+            said = "; ".join(dict.fromkeys(f"{store.template(version).name}: {note}" if len(pairs) > 1 else note
+                                           for (version, _), (_, note) in zip(pairs, kept) if note))
             try:
-                scored = [judge_scores(store, dataset, pair, variant, items=items) for pair in pairs]
+                scored = [judge_scores(store, dataset, pair, variant, items=on) for pair, (on, _) in zip(pairs, kept)]
             except VariantError as exc:
                 skipped.append(f"{label}{suffix}: {exc}")
                 continue
-            except StoreError:  # judged only items a reloaded file no longer has
+            except StoreError:  # judged only items a reloaded file no longer has, or a search's tune groups
+                if said:
+                    skipped.append(f"{label}{suffix}: judged only on groups a prompt search chose it on")
                 continue
-            rows.append(_judge_row(label + suffix, scored, variant, len(items)))
+            row = _judge_row(label + suffix, scored, variant, len(items))
+            row.note = "; ".join(filter(None, [row.note, said]))
+            rows.append(row)
     return _fully_judged(rows, skipped)
 
 
@@ -335,10 +365,11 @@ def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> R
         return None
     extra = {"calib": "isotonic", "combine": "linear", "folds": folds, "cv": "group", "seed": seed}
     tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
-    return Row(f"{row.label} [calibrated, {folds}-fold CV by group]", "judge", [s + tail for s in row.signatures],
+    return Row(f"{row.label} [calibrated, {folds}-fold CV by group]", SUPERVISED, [s + tail for s in row.signatures],
                [{**blob, **extra} for blob in row.signatures_json], scores, dict(row.humans), {}, note=(
-                   f"held-out scores: isotonic calibration of each aspect to its human scale and a linear combination "
-                   f"of the aspects against Overall, each fitted on the other folds' groups only ({folds} folds)"),
+                   f"uses human labels: held-out scores, isotonic calibration of each aspect to its human scale and a "
+                   f"linear combination of the aspects against Overall, each fitted on the other folds' groups only "
+                   f"({folds} folds); {FIXED_FIT}"),
                calibration="isotonic", folds=folds, uncalibrated=row.scores)
 
 
@@ -437,7 +468,7 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
              "with": ",".join(b.label for b in measured), "folds": folds, "cv": "group", "alpha": "inner cv",
              "seed": seed}
     tail = "|" + "|".join(f"{k}:{v}" for k, v in extra.items())
-    return Row(f"{name} + baselines [held-out ridge combination, {folds}-fold CV by group]", "judge",
+    return Row(f"{name} + baselines [held-out ridge combination, {folds}-fold CV by group]", SUPERVISED,
                [s + tail for row in judges for s in row.signatures],
                [{**blob, **extra} for row in judges for blob in row.signatures_json],
                pd.DataFrame(out, index=index), {c: humans[c] for c in out},
@@ -446,7 +477,8 @@ def held_out_combination(name: str, judges: list[Row], measured: list[Row], item
                    + (f" ({'; '.join(row.label for row in judges)})" if len(judges) > 1 else "")
                    + f" and {', '.join(b.label for b in measured)} by a ridge regression fitted on the other folds' "
                    f"groups, its penalty chosen by a cross-validation within them (about "
-                   f"{labelled * (folds - 1) // folds} of the {labelled} labelled items per fit; {folds} folds by group)"))
+                   f"{labelled * (folds - 1) // folds} of the {labelled} labelled items per fit; {folds} folds by "
+                   f"group); {FIXED_FIT}"))
 
 
 # --- paired comparisons -------------------------------------------------------------------------
@@ -499,7 +531,7 @@ def _paired(reference: Row, row: Row, protocol: Protocol, dataset: str, items, n
             np.array([i.human_mean(name) for i in common]))
     averaged = [ref_humans[keyed[0][key]] for key in shared if not key[1] and key[0] != overall]
     found = paired_columns(columns, [i.group or i.id for i in common], protocol.levels[0], protocol.primary,
-                           averaged, n_boot, seed)
+                           averaged)
     return pd.DataFrame(found).assign(row=row.label, against=reference.label, dataset=dataset,
                                       protocol=protocol.name, level=protocol.levels[0],
                                       metric=protocol.primary)[PAIRED_COLUMNS]
@@ -550,7 +582,7 @@ def _against_overall(row: Row, protocol: Protocol, items, seed: int, skipped: li
     combination (fitted on other folds only). Returns (scores, humans, that column or "", the
     aspect columns it is made of)."""
     scores, humans = row.scores, dict(row.humans)
-    if not (row.kind == "judge" and protocol.overall and isinstance(scores, pd.DataFrame) and len(humans) > 1):
+    if not (row.kind in JUDGED and protocol.overall and isinstance(scores, pd.DataFrame) and len(humans) > 1):
         return scores, humans, "", []
     overall = protocol.overall.lower()
     human_aspects = {h.lower(): h for item in items if item.level == protocol.item_level for h in item.human}

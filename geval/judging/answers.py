@@ -30,6 +30,13 @@ _BETWEEN = rf"{_MARKUP}\s*(?:[\(\[][^\)\]\n]*[\)\]])?{_MARKUP}\s*(?:[:=]|[-–�
 _NOT_ANSWERS = re.compile(r"[\(\[][^\)\]\n]*[\)\]]|\d+\s*(?:[-–—]|to)\s*\d+|(?:\bout of|/)\s*\d+", re.IGNORECASE)
 
 
+#: Words that give a score in a sentence without a label ("I'd give it a 2", "I would rate it 2",
+#: "a score of 2"), then the words that may stand before the number: the number they give is
+#: the answer, whatever other numbers the sentence holds ("mentions 3 facts").
+_GIVEN = re.compile(r"\b(?:give|gives|gave|giving|rate|rates|rated|rating|score|scored|grade|graded|award|assign)\b"
+                    r"(?:\s+(?:it|this|that|the|response|a|an|of|as|at|with))*\s*[:=]?\s*(?=[-+]?\d)", re.IGNORECASE)
+
+
 #: The label just before a score, at the start of a line or sentence: one to three words, then
 #: an optional scale and a colon or "=" ("Fluency: 3", "- **Uses Knowledge** (0-1): 1").
 _LABEL_BEFORE = re.compile(r"(?:^|[\n.!?;,])[\s>#*•-]*[*_`]*(?P<label>[^\W\d_]+(?:[ '-][^\W\d_]+){0,2})[*_`]*\s*"
@@ -54,8 +61,10 @@ def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
     parenthesised scale: "- Coherence (1-3): 2", "**Coherence**: 2", "Coherence: 2/3" all read 2.
     When `single` (one aspect asked) an answer without the label counts too: its first number
     once scale expressions ("(1-3)", "1 to 3", "out of 3", "/3") are blanked out, e.g. "2" or
-    "I would rate it 2.". Blanking keeps every other character where it was, so the match's
-    offsets are offsets in `text`. A labelled scale (No/Yes) reads its labels instead of numbers.
+    "I would rate it 2."; a number given by a verb ("I'd give it a 2", "rated 2") before any
+    other ("The response mentions 3 facts. I'd give it a 2." reads 2). Blanking keeps every other
+    character where it was, so the match's offsets are offsets in `text`. A labelled scale
+    (No/Yes) reads its labels instead of numbers.
     """
     value = _value(aspect)
     label = re.compile(rf"(?<![^\W\d_]){re.escape(aspect.name)}{_BETWEEN}{value}(?![\d.]*\s*[-–—]\s*\d)",
@@ -64,7 +73,8 @@ def locate_score(text: str, aspect: Aspect, single: bool) -> re.Match | None:
     if found is not None or not single:
         return found
     blanked = _NOT_ANSWERS.sub(lambda m: " " * len(m.group(0)), text)
-    return re.search(value, blanked, re.IGNORECASE)
+    given = None if aspect.labels else _GIVEN.search(blanked)
+    return re.compile(value, re.IGNORECASE).search(blanked, given.end() if given else 0)
 
 
 def other_label(text: str, found: re.Match, aspect: Aspect) -> str | None:

