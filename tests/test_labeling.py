@@ -204,3 +204,16 @@ def test_beats_at_is_where_the_paired_interval_stays_above_zero(lows, beats_at):
 
     points = pd.DataFrame({"labels": [10, 15, 20, 30], "low": lows})
     assert LearningCurve("Natural", "judge", [], points).beats_at == beats_at
+
+
+def test_a_curve_read_on_other_groups_fits_on_all_the_labels_and_reads_there():
+    found, human = _features(200, per_group=2)
+    labeled = [i for i in human.index if int(found.groups[i][1:]) < 60]  # groups g0..g59 labeled
+    other = [i for i in human.index if int(found.groups[i][1:]) >= 60]   # g60..g99 read on: 40 groups
+    learned = learning_curve(found, human, labeled, "Natural", read_on=other)
+    points = learned.points
+    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 120]
+    assert (points["groups"] == 40).all() and points["low"].notna().all()  # read on the 40 other groups
+    assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
+    assert points["judge"].nunique() == 1  # the judge alone reads the same items at every number of labels
+    assert learned.beats_at == 10

@@ -37,8 +37,9 @@ from geval.judging.templates import Template
 from geval.store import Store
 
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
-           "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "informativeness",
-           "labels_needed", "progress_line", "learning_curve", "curve", "read_labels", "write_labels"]
+           "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
+           "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
+           "write_labels"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)"}
@@ -180,19 +181,29 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
 # --- which item next ------------------------------------------------------------------------------
 
 
-def informativeness(found: Features, human: pd.Series, seed: int = 0) -> pd.Series | None:
-    """How much the judge rows compared with the aspect, and (with MIN_FIT labels in `human`) a
-    ridge of every column fitted on the labeled items, disagree on each item: the spread of their
-    percentile ranks. None when there are fewer than two such columns to disagree."""
-    parts = {name: found.table[name].rank(pct=True) for name in found.rows}
+def fitted(found: Features, human: pd.Series, seed: int = 0) -> pd.Series | None:
+    """The combination fitted on the labeled items (`human`, by item id): a ridge of every column
+    (the judge's own score not shrunk), read on every item that has all of them. None with fewer
+    than MIN_FIT labeled items that have all columns, or fewer than two groups among them."""
     labeled = human.reindex(found.table.index).astype(float)
     complete = found.table.notna().all(axis=1)
     train = complete & labeled.notna()
-    if train.sum() >= MIN_FIT and found.groups[train].nunique() >= 2:
-        predicted = fit_predict("ridge", found.table[train].to_numpy(float), labeled[train].to_numpy(float),
-                                found.table[complete].to_numpy(float), found.groups[train].to_numpy(), seed,
-                                [found.table.columns.get_loc(found.judge)] if found.judge else [])
-        parts["fitted"] = pd.Series(predicted, index=found.table.index[complete]).rank(pct=True)
+    if train.sum() < MIN_FIT or found.groups[train].nunique() < 2:
+        return None
+    predicted = fit_predict("ridge", found.table[train].to_numpy(float), labeled[train].to_numpy(float),
+                            found.table[complete].to_numpy(float), found.groups[train].to_numpy(), seed,
+                            [found.table.columns.get_loc(found.judge)] if found.judge else [])
+    return pd.Series(predicted, index=found.table.index[complete])
+
+
+def informativeness(found: Features, human: pd.Series, seed: int = 0) -> pd.Series | None:
+    """How much the judge rows compared with the aspect, and (with MIN_FIT labels in `human`) the
+    combination `fitted` on them, disagree on each item: the spread of their percentile ranks.
+    None when there are fewer than two such columns to disagree."""
+    parts = {name: found.table[name].rank(pct=True) for name in found.rows}
+    combination = fitted(found, human, seed)
+    if combination is not None:
+        parts["fitted"] = combination.rank(pct=True)
     if len(parts) < 2:
         return None
     return pd.DataFrame(parts).std(axis=1)
@@ -304,47 +315,78 @@ def curve_sizes(total: int) -> list[int]:
 
 
 def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[str], aspect: str = "",
-                   sizes: Sequence[int] | None = None, folds: int = FOLDS, seed: int = 0) -> LearningCurve:
+                   sizes: Sequence[int] | None = None, folds: int = FOLDS, seed: int = 0,
+                   read_on: Sequence[str] | None = None) -> LearningCurve:
     """The learning curve of `human` (labels indexed by item id) taken in `labeled_order`: at each
-    of `sizes` (default `curve_sizes`), the judge alone and the held-out combination of every
-    column of `found` on the labeled items (module docstring). Raises LabelError without a judge
-    column or with fewer than MIN_FIT labels."""
+    of `sizes` (default `curve_sizes`), the judge alone and the combination of every column of
+    `found` fitted on the labels, read on the labeled items (each item's value fitted on the other
+    groups' labels: what a user can see), or with `read_on` on those items instead (other groups,
+    whose human scores `human` holds too: a simulation). Raises LabelError without a judge column
+    or with fewer than MIN_FIT labels."""
     if found.judge is None:
         raise LabelError(f"no scored judge compares an aspect with '{aspect}': score the dataset with a template "
                          "whose aspect is compared with it first")
     human = human.astype(float)
-    ordered = [i for i in dict.fromkeys(labeled_order) if i in found.table.index and pd.notna(human.get(i))]
-    ordered = [i for i in ordered if pd.notna(found.table.at[i, found.judge])]  # items the judge scored
+
+    def usable(ids) -> list[str]:  # labeled, and scored by the judge
+        return [i for i in dict.fromkeys(ids) if i in found.table.index and pd.notna(human.get(i))
+                and pd.notna(found.table.at[i, found.judge])]
+
+    ordered, read = usable(labeled_order), usable(read_on or [])
     if len(ordered) < MIN_FIT:
         raise LabelError(f"{len(ordered)} labels of {aspect or 'this aspect'}: a learning curve starts at {MIN_FIT}")
-    dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered, c].isna().any()]
-    table = found.table.drop(columns=dropped)
-    notes = [f"left out of the combination (no value on some labeled items): {', '.join(dropped)}"] if dropped else []
-    points = []
-    for size in sizes or curve_sizes(len(ordered)):
-        ids = ordered[:size]
-        groups = found.groups[ids]
-        point = {"labels": size, "groups": int(groups.nunique())}
-        k = min(folds, groups.nunique())
-        try:
-            if k < 2:
-                raise CalibrationError(f"{groups.nunique()} group: the combination is fitted on other groups")
-            combined = cross_validated(table.loc[ids], human[ids], groups, "ridge", k, seed, free=[found.judge])
-        except CalibrationError as exc:
-            points.append({**point, "judge": correlate("pearson", table.loc[ids, found.judge], human[ids]),
-                           "note": f"no combination: {exc}"})
-            continue
-        row = paired_columns({aspect: (table.loc[ids, found.judge].to_numpy(float), combined.to_numpy(float),
-                                       human[ids].to_numpy(float))}, groups.to_numpy(), "item", "pearson")[0]
-        points.append({**point, "judge": row["a"], "judge_low": row["a_low"], "judge_high": row["a_high"],
-                       "combined": row["b"], "combined_low": row["b_low"], "combined_high": row["b_high"],
-                       "difference": row["difference"], "low": row["low"], "high": row["high"],
-                       "note": "; ".join(filter(None, [row["note"], f"{k} folds" if k < folds else ""]))})
+    dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered + read, c].isna().any()]
+    kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale)
+    notes = [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []
+    points = [_on_other_groups(kept, human, ordered[:size], read, aspect, seed) if read_on is not None else
+              _on_the_labels(kept, human, ordered[:size], aspect, folds, seed)
+              for size in sizes or curve_sizes(len(ordered))]
     frame = pd.DataFrame(points).reindex(columns=CURVE_COLUMNS)
     frame["note"] = frame["note"].fillna("")
     if (frame["groups"] < MIN_GROUPS).any():
         notes.append(f"below {MIN_GROUPS} groups no interval is given")
-    return LearningCurve(aspect, found.judge, list(table.columns), frame, notes)
+    return LearningCurve(aspect, found.judge, list(kept.table.columns), frame, notes)
+
+
+def _on_the_labels(found: Features, human: pd.Series, ids: list[str], aspect: str, folds: int, seed: int) -> dict:
+    """A point of the curve read on the labeled items `ids`: the combination's value of each held
+    out by group (`cross_validated`)."""
+    groups = found.groups[ids]
+    point = {"labels": len(ids), "groups": int(groups.nunique())}
+    k = min(folds, groups.nunique())
+    try:
+        if k < 2:
+            raise CalibrationError(f"{groups.nunique()} group: the combination is fitted on other groups")
+        combined = cross_validated(found.table.loc[ids], human[ids], groups, "ridge", k, seed, free=[found.judge])
+    except CalibrationError as exc:
+        return {**point, "judge": correlate("pearson", found.table.loc[ids, found.judge], human[ids]),
+                "note": f"no combination: {exc}"}
+    paired = _paired(found.table.loc[ids, found.judge], combined, human[ids], groups, aspect)
+    return {**point, **paired,
+            "note": "; ".join(filter(None, [paired["note"], f"{k} folds" if k < folds else ""]))}
+
+
+def _on_other_groups(found: Features, human: pd.Series, ids: list[str], read: list[str], aspect: str,
+                     seed: int) -> dict:
+    """A point of the curve read on the items `read` (other groups): the combination fitted on all
+    the labeled items `ids`."""
+    combination = fitted(found, human[ids], seed)
+    read = [i for i in read if combination is not None and i in combination.index]
+    groups = found.groups[read]
+    point = {"labels": len(ids), "groups": int(groups.nunique())}
+    if combination is None or len(read) < 3:
+        return {**point, "note": "no combination: too few labels, or no item to read it on"}
+    return {**point, **_paired(found.table.loc[read, found.judge], combination[read], human[read], groups, aspect)}
+
+
+def _paired(judge: pd.Series, combined: pd.Series, human: pd.Series, groups: pd.Series, aspect: str) -> dict:
+    """The judge and the combination against `human` on the same items: each Pearson with its 95%
+    interval and their paired difference (`comparison.paired_columns`)."""
+    row = paired_columns({aspect: (judge.to_numpy(float), combined.to_numpy(float), human.to_numpy(float))},
+                         groups.to_numpy(), "item", "pearson")[0]
+    return {"judge": row["a"], "judge_low": row["a_low"], "judge_high": row["a_high"], "combined": row["b"],
+            "combined_low": row["b_low"], "combined_high": row["b_high"], "difference": row["difference"],
+            "low": row["low"], "high": row["high"], "note": row["note"]}
 
 
 def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
