@@ -51,6 +51,7 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
                           format_func=geval.labeling.ORDERS.get, persist_state="session")
     seed = right.number_input("Seed", 0, 10**6, 0, key="label_seed", persist_state="session")
+    state.keep_valid("label_judge", list(combos["label"]))  # another dataset's, or no longer scored
     judge_label = right.selectbox("Judge (shown after your label; orders the items)", list(combos["label"]),
                                   key="label_judge", persist_state="session") if len(combos) else None
     blind = right.toggle("Blind: the scores stay hidden until your label is saved", True, key="label_blind",
