@@ -14,6 +14,7 @@ pages = st.navigation([
     st.Page("views/4_inspect.py", title="Inspect", icon=":material/search:", url_path="inspect"),
     st.Page("views/5_agreement.py", title="Agreement", icon=":material/insights:", url_path="agreement"),
     st.Page("views/6_tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
+    st.Page("views/7_label.py", title="Label", icon=":material/label:", url_path="label"),
 ])
 sidebar()
 context.publish()

@@ -8,6 +8,8 @@ app, the CLI and the benchmarks use only the names below.
     store = geval.Store()                                       # $GEVAL_STORE, else the user data folder
     geval.score(store, dataset.items[:30], template, judge, dataset.name)
     geval.agree(store, dataset.name)                            # correlations with 95% intervals
+    store.save_label(dataset.items[0].id, "Natural", 3)         # your own label (geval.labeling: which next,
+                                                                # how many labels buy how much)
 
 The packages follow the flow of data: `data` (datasets) -> `judging` (templates, judges) ->
 `store` (SQLite) -> `scoring` (runs) -> `analysis` (agreement) -> `tuning` (searching for a
@@ -32,6 +34,7 @@ _PUBLIC = {
     "agree": "geval.analysis.agreement", "compare": "geval.analysis.comparison",
     "disagreements": "geval.analysis.disagreement", "leaderboard": "geval.analysis.leaderboard",
     "tune": "geval.tuning.search",
+    "labeling": "geval.analysis",  # your own labels: geval.labeling.learning_curve ...
     "report": "geval.reporting",
     "reporting": "geval",  # the figures and tables the app draws: geval.reporting.scatter_figure ...
 }
@@ -42,7 +45,7 @@ __all__ = [
     "Template", "make_judge",
     "Store",
     "score", "plan", "generate_steps", "batch",
-    "agree", "compare", "disagreements", "leaderboard", "tune",
+    "agree", "compare", "disagreements", "leaderboard", "tune", "labeling",
     "report", "reporting",
 ]
 
@@ -52,8 +55,9 @@ def __getattr__(name: str):
     if name not in _PUBLIC:
         raise AttributeError(f"module 'geval' has no attribute '{name}'")
     module = _PUBLIC[name]
-    value = importlib.import_module(f"{module}.{name}" if module in ("geval", "geval.scoring") else module)
-    value = value if module in ("geval", "geval.scoring") else getattr(value, name)
+    namespace = module in ("geval", "geval.scoring", "geval.analysis")  # a module of its own: geval.batch ...
+    value = importlib.import_module(f"{module}.{name}" if namespace else module)
+    value = value if namespace else getattr(value, name)
     globals()[name] = value
     return value
 

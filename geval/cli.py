@@ -117,6 +117,8 @@ def build_parser() -> argparse.ArgumentParser:
     _store_argument(runs)
     runs.set_defaults(run=cmd_runs)
 
+    _labels_commands(commands)
+
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
@@ -448,6 +450,80 @@ def cmd_runs(args) -> None:
               "command again to resume it: finished judgments are kept", file=sys.stderr)
 
 
+def _labels_commands(commands) -> None:
+    """`labels`: the user's own labels (the Label page's), to and from files keyed by item id, and
+    the human side a dataset is compared with."""
+    labels = commands.add_parser("labels", help="your own labels: export, import, the human side of a dataset")
+    labels.set_defaults(group=labels)
+    sub = labels.add_subparsers(title="labels commands")
+    export = sub.add_parser("export", help="write a dataset's labels to a .csv or .jsonl file (keyed by item id)")
+    export.add_argument("dataset", help="dataset name as stored")
+    export.add_argument("--out", required=True, help="the .csv or .jsonl file to write")
+    export.add_argument("--annotator", help="only this annotator's labels (default: everyone's)")
+    _store_argument(export)
+    export.set_defaults(run=cmd_labels_export)
+    imported = sub.add_parser("import", help="read labels from a .csv, .jsonl or .json file (item_id, aspect, score; "
+                                             "annotator, seconds, created optional) into the store")
+    imported.add_argument("file")
+    _store_argument(imported)
+    imported.set_defaults(run=cmd_labels_import)
+    show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
+    show.add_argument("dataset", help="dataset name as stored")
+    _store_argument(show)
+    show.set_defaults(run=cmd_labels_show)
+    side = sub.add_parser("side", help="what agree, report, the leaderboard and the app compare the judge with")
+    side.add_argument("dataset", help="dataset name as stored")
+    side.add_argument("side", choices=[*geval.labeling.HUMAN_SIDES, "auto"],
+                      help="; ".join(f"{k}: {v}" for k, v in geval.labeling.HUMAN_SIDES.items())
+                           + "; auto: the dataset's own scores when it has any, else your labels")
+    _store_argument(side)
+    side.set_defaults(run=cmd_labels_side)
+
+
+def _stored_dataset(store: geval.Store, name: str) -> str:
+    """`name` when the store holds a dataset of that name; else a GevalError naming those it holds."""
+    if name not in store.dataset_names():
+        raise geval.GevalError(f"no dataset named {name!r} in {store.path}; stored: "
+                               f"{', '.join(store.dataset_names()) or 'none'}")
+    return name
+
+
+def cmd_labels_export(args) -> None:
+    store = geval.Store(args.store)
+    labels = store.labels(_stored_dataset(store, args.dataset), args.annotator)
+    path = geval.labeling.write_labels(labels.to_dict("records"), args.out)
+    print(f"wrote {len(labels)} labels of {args.dataset} to {path}")
+
+
+def cmd_labels_import(args) -> None:
+    store = geval.Store(args.store)
+    written = store.save_labels(geval.labeling.read_labels(args.file))
+    print(f"imported {sum(written.values())} labels from {args.file} ("
+          + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
+
+
+def cmd_labels_show(args) -> None:
+    store = geval.Store(args.store)
+    name = _stored_dataset(store, args.dataset)
+    print(_human_side_line(store, name))
+    total = len(store.items(name))
+    for row in geval.labeling.counts(store, name).itertuples():
+        print(f"  {row.aspect}: {row.items} of {total} items labeled ({row.annotators})")
+
+
+def cmd_labels_side(args) -> None:
+    store = geval.Store(args.store)
+    store.set_human_side(_stored_dataset(store, args.dataset), "" if args.side == "auto" else args.side)
+    print(f"{args.dataset}: the human side is now {geval.labeling.HUMAN_SIDES[store.human_side(args.dataset)]}")
+
+
+def _human_side_line(store: geval.Store, name: str) -> str:
+    """"human side: your labels (12 labels)": what the judge is compared with."""
+    side = store.human_side(name)
+    labels = len(store.labels(name))
+    return f"human side: {geval.labeling.HUMAN_SIDES[side]}" + (f" ({labels} labels)" if side != "people" else "")
+
+
 def cmd_agree(args) -> None:
     import pandas as pd
 
@@ -461,6 +537,8 @@ def cmd_agree(args) -> None:
     table = geval.agree(store, name, (version, args.signature), levels=levels, n_boot=args.bootstrap)
     frame = geval.disagreements(store, name, (version, args.signature))
     print(f"dataset {name}; {frame['item_id'].nunique()} items; signature: {frame['signature'].iloc[0]}")
+    if store.human_side(name) != "people":
+        print(_human_side_line(store, name))
     shown = table.copy()
     shown["95% CI"] = [f"[{lo:+.3f}, {hi:+.3f}]" if pd.notna(lo) else "" for lo, hi in zip(table["low"], table["high"])]
     shown["value"] = shown["value"].map(lambda v: f"{v:+.3f}" if pd.notna(v) else "undefined")

@@ -23,6 +23,10 @@ class StoreError(GevalError):
     """The SQLite store is missing something that was asked for."""
 
 
+class LabelError(GevalError):
+    """A label or a labels file is malformed, or names an item or aspect that is not there."""
+
+
 class WeightsError(GevalError):
     """A model's weights (the judge's GGUF, the sentence encoder's) could not be found, assembled or verified."""
 

@@ -1,6 +1,7 @@
 """The engine's analyses, cached for the pages: each result is kept until the combination it
-reads gets new judgments (its row of `Store.combos`: latest time and counts), so a rerun of a
-page, or another page on the same combination, computes nothing again."""
+reads gets new judgments (its row of `Store.combos`: latest time and counts) or the dataset's
+human side changes (`Store.human_stamp`: a label, an undo, another side), so a rerun of a page,
+or another page on the same combination, computes nothing again."""
 
 from __future__ import annotations
 
@@ -15,6 +16,11 @@ def stamp(combo: pd.Series) -> tuple:
     return float(combo["last"]), int(combo["ok"]), int(combo["unscored"]), int(combo["failed"])
 
 
+def stamps(combos: pd.DataFrame) -> tuple:
+    """What changes when any of `combos` gets new judgments."""
+    return tuple(stamp(row) for _, row in combos.iterrows())
+
+
 def pair(combo: pd.Series) -> tuple[str, str]:
     """A combination's (template version, signature)."""
     return combo["template_version"], combo["signature"]
@@ -23,25 +29,28 @@ def pair(combo: pd.Series) -> tuple[str, str]:
 def agreement(store: geval.Store, dataset: str, combo: pd.Series, variant: str = "wmean",
               levels: tuple[str, ...] = geval.OPTIONS.levels, n_boot: int = 1000) -> pd.DataFrame:
     """geval.agree for one combination."""
-    return _agree(store, str(store.path), dataset, pair(combo), variant, tuple(levels), n_boot, stamp(combo))
+    return _agree(store, str(store.path), dataset, pair(combo), variant, tuple(levels), n_boot,
+                  (stamp(combo), store.human_stamp(dataset)))
 
 
 def disagreements(store: geval.Store, dataset: str, combo: pd.Series, details: bool = True) -> pd.DataFrame:
     """geval.disagreements for one combination (`details=False`: without prompts and answers, for plots)."""
-    return _disagreements(store, str(store.path), dataset, pair(combo), stamp(combo), details)
+    return _disagreements(store, str(store.path), dataset, pair(combo), (stamp(combo), store.human_stamp(dataset)),
+                          details)
 
 
 def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str):
     """geval.compare of combination B against A."""
-    return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric, (stamp(a), stamp(b)))
+    return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric,
+                    (stamp(a), stamp(b), store.human_stamp(dataset)))
 
 
 def leaderboard(store: geval.Store, dataset: str, combos: pd.DataFrame, baselines: tuple, variant: str, n_boot: int,
                 combined: bool = False):
     """geval.leaderboard of the dataset (each protocol's own metric only); `combined`: with the
     ensemble of the judges and the held-out rows (calibrated, and combined with the baselines)."""
-    stamps = tuple(stamp(row) for _, row in combos.iterrows())
-    return _leaderboard(store, str(store.path), dataset, tuple(baselines), variant, n_boot, combined, stamps)
+    return _leaderboard(store, str(store.path), dataset, tuple(baselines), variant, n_boot, combined,
+                        (stamps(combos), store.human_stamp(dataset)))
 
 
 @st.cache_data(show_spinner="Computing correlations and bootstrap intervals…")
@@ -65,3 +74,28 @@ def _leaderboard(_store, path: str, dataset: str, baselines: tuple, variant: str
                  stamps: tuple):
     return geval.leaderboard(_store, dataset, baselines=baselines, variants=(variant,), n_boot=n_boot,
                              primary_only=True, calibrate=combined, ensemble=combined)
+
+
+def label_features(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
+                   baselines: tuple[str, ...] = ()):
+    """geval.labeling.features of `aspect`, `combo` read alone (None: the newest compared with it)."""
+    return _features(store, str(store.path), dataset, aspect, pair(combo) if combo is not None else None,
+                     tuple(baselines), (stamps(combos), store.dataset_loaded(dataset)))
+
+
+def learning_curve(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
+                   annotator: str | None = None):
+    """geval.labeling.curve of the stored labels of `aspect` against `combo` and the combination of
+    every judge score and the fast baselines."""
+    return _curve(store, str(store.path), dataset, aspect, pair(combo) if combo is not None else None, annotator,
+                  (stamps(combos), store.human_stamp(dataset)))
+
+
+@st.cache_data(show_spinner="Reading the judges' scores and baselines…", max_entries=16)
+def _features(_store, path: str, dataset: str, aspect: str, combo: tuple | None, baselines: tuple, stamp: tuple):
+    return geval.labeling.features(_store, dataset, aspect, combo, baselines)
+
+
+@st.cache_data(show_spinner="Fitting the learning curve…", max_entries=16)
+def _curve(_store, path: str, dataset: str, aspect: str, combo: tuple | None, annotator: str | None, stamp: tuple):
+    return geval.labeling.curve(_store, dataset, aspect, combo, annotator)

@@ -8,7 +8,8 @@ between pages drops the parameters; the next run puts them back). The API key is
 What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
 the template version in the editor (a file's or a saved one), the judge, the Score page's
 item selection and templates, the Inspect combination, aspect, filters, order and item, the Agreement
-combinations, the Tune page's search, and the pages' jobs, running or done (known to this server only).
+combinations, the Tune page's search, the Label page's aspects, annotator, order and judge, and the
+pages' jobs, running or done (known to this server only).
 """
 
 from __future__ import annotations
@@ -62,20 +63,28 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "budget": ("tune_budget", int, 400),
     "share": ("tune_share", float, 0.5),
     "tune_seed": ("tune_seed", int, 0),
+    "label_from": ("label_from", str, "A template's aspects"),
+    "label_template": ("label_template", str, None),
+    "label_aspects": ("label_aspects", str, "Overall 1-5"),
+    "annotator": ("label_annotator", str, "you"),
+    "next": ("label_order", str, "random"),
+    "label_seed": ("label_seed", int, 0),
+    "blind": ("label_blind", _flag, True),
 }
 #: URL parameters that repeat (one value each), and their session keys.
 LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups",
          "inspect_systems": "inspect_systems"}
 #: Combinations are named in the URL by their stable id (`Store.combos`: version and signature
 #: hash), in session state by their label; the pages translate once they know the combinations.
-COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b"}
+COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b", "judge": "label_judge"}
 COMBO_LISTS = {"agree": "agree_combos"}
 #: Which judge and selection fields apply (the others stay out of the URL).
 ONLY_WHEN = {"gguf": ("backend", "embedded"), "model": ("backend", "openai"), "base_url": ("backend", "openai"),
              "mode": ("backend", "openai"), "n": ("backend", "openai"), "temperature": ("backend", "openai"),
              "parallel": ("backend", "openai"), "rpm": ("backend", "openai"),
              "sample": ("how", "Seeded random sample"), "seed": ("how", "Seeded random sample"),
-             "systems": ("how", "By system"), "groups": ("how", "By group")}
+             "systems": ("how", "By system"), "groups": ("how", "By group"),
+             "label_template": ("label_from", "A template's aspects"), "label_aspects": ("label_from", "Aspects I name")}
 HOW = {"all": "All", "sample": "Seeded random sample", "system": "By system", "group": "By group"}
 #: The background jobs of the pages, by kind: URL parameter and session key. A job stays in the
 #: URL once done, so that a reload shows how it ended (while this server knows it).

@@ -157,3 +157,18 @@ def test_a_folds_learned_combination_never_depends_on_its_own_labels():
     leaky = combine_aspects(calibrate_scores(scores, changed, humans), changed, "Overall")
     before = combine_aspects(calibrate_scores(scores, items, humans), items, "Overall")
     assert not np.allclose(leaky[in_fold], before[in_fold])
+
+
+def test_a_free_column_is_not_shrunk_by_the_ridge():
+    """With few labels the ridge picks a strong penalty; a column named free (the judge's own score)
+    keeps its full weight, so that the fit stays a linear reading of it instead of the labels' mean."""
+    rng = np.random.default_rng(0)
+    judge, noise = rng.normal(size=12), rng.normal(size=(12, 3))
+    x = np.column_stack([judge, noise])
+    y = 2 * judge + 1
+    groups = np.array([f"g{i // 2}" for i in range(12)])
+    test = np.column_stack([np.array([-1.0, 0.0, 1.0]), np.zeros((3, 3))])
+    free = fit_predict("ridge", x, y, test, groups, free=[0])
+    shrunk = fit_predict("ridge", x, y, test, groups)
+    assert np.allclose(free, 2 * test[:, 0] + 1, atol=0.05)
+    assert np.ptp(shrunk) < np.ptp(free)

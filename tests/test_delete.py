@@ -50,10 +50,10 @@ def test_deleting_a_dataset_deletes_its_items_judgments_and_notes_only(two):
     }.items()}
     shared = {table: store.db[table].count for table in ("calls", "templates", "runs")}
 
-    assert store.delete_dataset("alpha", dry_run=True) == {"items": N, "judgments": 2 * N, "notes": 1, "searches": 0}
+    assert store.delete_dataset("alpha", dry_run=True) == {"items": N, "judgments": 2 * N, "notes": 1, "labels": 0, "searches": 0}
     assert store.db["judgments"].count == 4 * N  # a dry run deletes nothing
 
-    assert store.delete_dataset("alpha") == {"items": N, "judgments": 2 * N, "notes": 1, "searches": 0}
+    assert store.delete_dataset("alpha") == {"items": N, "judgments": 2 * N, "notes": 1, "labels": 0, "searches": 0}
     assert store.dataset_names() == ["beta"]
     assert store.items("alpha") == [] and len(store.judgments("alpha")) == 0
     assert set(store.notes()) == set(beta["notes"]["item_id"])
@@ -103,13 +103,14 @@ def test_the_data_page_asks_before_deleting_and_says_what_goes(monkeypatch, tmp_
     items = SAMPLE.items
     geval.score(store, items[:4], TEMPLATE, scripted(), "topicalchat_usr_sample")
     store.set_note(items[0].id, True, "odd")
+    store.save_label(items[1].id, "Natural", 2)
     other = make_items(3, dataset="other")
     store.save_dataset(Dataset("other", "other.csv", "table", other))
     geval.score(store, other, TEMPLATE, scripted(), "other")
 
     at.button(key="data_delete_open").click().run()
     assert not at.exception
-    assert "This deletes 60 items, 4 judgments (of every template and judge) and 1 notes." in texts(at)
+    assert "This deletes 60 items, 4 judgments (of every template and judge), 1 notes and 1 of your labels." in texts(at)
     assert "Dataset: topicalchat_usr_sample" in texts(at)
     at.button(key="data_delete_cancel").click().run()
     assert "This deletes" not in texts(at)
@@ -118,8 +119,8 @@ def test_the_data_page_asks_before_deleting_and_says_what_goes(monkeypatch, tmp_
     at.button(key="data_delete_open").click().run()
     at.button(key="data_delete_confirm").click().run()
     assert not at.exception
-    assert "Deleted topicalchat_usr_sample from the store: 60 items, 4 judgments, 1 notes." in texts(at)
-    assert len(store.judgments("topicalchat_usr_sample")) == 0 and store.notes() == {}
+    assert "Deleted topicalchat_usr_sample from the store: 60 items, 4 judgments, 1 notes, 1 labels." in texts(at)
+    assert len(store.judgments("topicalchat_usr_sample")) == 0 and store.notes() == {} and store.labels().empty
     assert len(store.judgments("other")) == 3 and len(store.items("other")) == 3
     at.run()  # the session's dataset is loaded anew, not taken from a cache that still holds what was deleted
     assert not at.exception and len(store.items("topicalchat_usr_sample")) == 60

@@ -12,9 +12,9 @@ from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_
 
 pytestmark = pytest.mark.e2e
 
-NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune"]
+NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune", "Label"]
 PAGES = [("", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement"),
-         ("tune", "Tune")]
+         ("tune", "Tune"), ("label", "Label")]
 
 
 @pytest.mark.parametrize("path, title", PAGES, ids=[p or "main" for p, _ in PAGES])

@@ -305,7 +305,6 @@ def test_column_mapping_from_cli_pairs():
         (["reply=x", "score:O=o"], "mapping role 'reply' is unknown; use response, context, grounding, system, group, "
                                    "level, score:ASPECT"),
         (["score:O=o"], "the mapping needs response=COLUMN (the text being judged)"),
-        (["response=r"], "the mapping needs at least one score:ASPECT=COLUMN (a human score)"),
     ],
 )
 def test_column_mapping_errors(pairs, message):
@@ -346,15 +345,6 @@ BAD_FILES = [
      '{path}:1: unclosed quote (the field opened on line 1 runs to the end of the file); close it, or double a '
      'quote meant as text ("")'),
     ("dupes.csv", "reply,reply\nhi,2\n", REPLY, "{path}:1: duplicate column names ['reply']"),
-    ("unscored.csv", "reply,overall\nhi,\nyo, \n", REPLY,
-     "{path}: no row has a human score: the score column 'overall' (mapped to score:Overall) is empty in every row; "
-     "map the columns that hold people's scores"),
-    ("unscored2.csv", "reply,overall,natural\nhi,,\n", ColumnMapping(response="reply", scores={
-        "Overall": "overall", "Natural": "natural"}),
-     "{path}: no row has a human score: the score columns 'overall' (mapped to score:Overall), 'natural' (mapped to "
-     "score:Natural) are empty in every row; map the columns that hold people's scores"),
-    ("unscored.json", '[{"context": "hi", "responses": [{"response": "x", "Natural": ["N/A", "nan"]}]}]', None,
-     "{path}: no item has a human score; skipped 2 non-numeric human scores; a judge could be compared with nothing"),
     ("usr.json", '[{"context": "hi", "responses": [{"text": "x"}]}]', None,
      "{path}: record 0 response 0 lacks field 'response'"),
     ("fed.json", '[{"context": "hi", "annotations": [1, 2]}]', None,
@@ -379,6 +369,29 @@ def test_bad_files_raise_a_dataset_error_naming_file_and_line(tmp_path, name, co
     with pytest.raises(DatasetError) as error:
         geval.load_dataset(path, mapping=mapping)
     assert str(error.value) == message.format(path=path)
+
+
+# (file name, content, mapping, skipped): files with no human score load; the user labels them
+UNSCORED_FILES = [
+    ("unscored.csv", "reply,overall\nhi,\nyo, \n", REPLY, {"empty human scores": 2}),
+    ("no-score-column.csv", "reply,context\nhi,A: hello\nyo,A: hey\n", ColumnMapping(response="reply", scores={}),
+     {}),
+    ("unscored.json", '[{"context": "hi", "responses": [{"response": "x", "Natural": ["N/A", "nan"]}]}]', None,
+     {"non-numeric human scores": 2}),
+]
+
+
+@pytest.mark.parametrize("name, content, mapping, skipped", UNSCORED_FILES, ids=[c[0] for c in UNSCORED_FILES])
+def test_a_file_with_no_human_score_loads_and_counts_what_it_skipped(tmp_path, store, name, content, mapping,
+                                                                     skipped):
+    dataset = geval.load_dataset(_write_bad(tmp_path, name, content), mapping=mapping, store=store)
+    assert dataset.items and not any(item.human for item in dataset.items)
+    assert dict(dataset.skipped) == skipped
+    assert store.dataset_names() == [dataset.name] and store.human_side(dataset.name) == "you"
+
+
+def test_a_mapping_needs_no_score_column():
+    assert ColumnMapping.parse(["response=r"]).scores == {}
 
 
 def test_a_folder_is_not_a_dataset(tmp_path):

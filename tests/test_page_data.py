@@ -111,12 +111,13 @@ def test_an_upload_with_an_unclosed_quote_is_refused_before_its_preview(monkeypa
         "malformed.csv was not loaded: every page still works on topicalchat_usr_sample, below."]
 
 
-def test_an_upload_whose_score_columns_are_all_empty_is_refused_and_not_loaded(monkeypatch, tmp_path):
-    at = _upload(monkeypatch, tmp_path, "unscored.csv", b"context,reply,model,overall\nd0,hello,s1,\nd1,go away,s2,\n")
-    at.multiselect[0].set_value(["overall"])
+def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "unscored.csv", b"context,reply,model\nd0,hello,s1\nd1,go away,s2\n")
+    assert at.multiselect[0].value == []  # no numeric column: no human score column to suggest
     at.button[0].click().run()  # "Load with this mapping"
-    assert not at.exception
-    assert [e.value for e in at.error] == [
-        "unscored.csv: no row has a human score: the score column 'overall' (mapped to score:overall) is empty in "
-        "every row; map the columns that hold people's scores"]
-    assert "unscored" not in geval.Store(tmp_path / "store.sqlite").dataset_names()  # nothing stored
+    assert not at.exception and not at.error
+    assert "unscored" in geval.Store(tmp_path / "store.sqlite").dataset_names()
+    assert ("unscored has no human score of its own: label its items on the Label page (or import labels with "
+            "`python -m geval labels import`), and the judge is compared with your labels.") in texts(at)
+    assert any(link.proto.page.endswith("7_label.py") or "label" in link.proto.page for link in at.get("page_link"))
+

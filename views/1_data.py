@@ -14,7 +14,8 @@ st.title("Data")
 if "data_deleted" in st.session_state:
     st.success(st.session_state.pop("data_deleted"))
 st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
-           "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others).")
+           "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others), with human "
+           "scores or without: then your own labels (the Label page) are what the judge is compared with.")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
     st.markdown("**Does a judge agree with people?** Five steps, one page each, and a sixth to raise it:")
     steps = [
@@ -88,12 +89,11 @@ else:
                              "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
                              "system": pick("System", "system", optional),
                              "group": pick("Group (dialogue or document id)", "group", optional)}
-                    scores = st.multiselect("Human score columns (one aspect each)", columns, default=preview.scores)
+                    scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
+                                            columns, default=preview.scores)
                     level = st.selectbox("Level", list(geval.OPTIONS.item_levels))
                     submitted = st.form_submit_button("Load with this mapping")
-                if submitted and not scores:
-                    st.error("Choose at least one human score column: the judge's scores are compared with it.")
-                elif submitted:
+                if submitted:
                     state.load_dataset(path, mapping=preview.mapping(
                         response, scores, level, **{r: c for r, c in roles.items() if c != "(none)"}))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
@@ -132,6 +132,17 @@ st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hi
                             "last turn": st.column_config.TextColumn(width="medium")})
 
 st.subheader("Human scores")
+labeled = geval.labeling.counts(state.store(), dataset.name)
+side = state.store().human_side(dataset.name)
+if not dataset.aspects:
+    st.info(f"{dataset.name} has no human score of its own: label its items on the Label page (or import labels "
+            "with `python -m geval labels import`), and the judge is compared with your labels.")
+    st.page_link("views/7_label.py", label="Label items yourself", icon=":material/label:")
+for row in labeled.itertuples():
+    took = f"; a label took {row.seconds:.0f} s (median)" if pd.notna(row.seconds) else ""  # imported: not timed
+    st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators}{took})")
+if len(labeled):
+    st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page).")
 aspects = dataset.aspects
 columns = st.columns(min(3, len(aspects)) or 1)
 for index, aspect in enumerate(aspects):
@@ -155,7 +166,8 @@ def _delete(name: str) -> None:
     st.session_state["data_source"] = "Bundled or shared dataset"  # an upload still in the widget is not re-imported
     state.forget_cached()
     st.session_state["data_deleted"] = (f"Deleted {name} from the store: {done['items']} items, "
-                                        f"{done['judgments']} judgments, {done['notes']} notes.")
+                                        f"{done['judgments']} judgments, {done['notes']} notes, "
+                                        f"{done['labels']} labels.")
 
 
 @st.dialog("Delete this dataset from the store?", on_dismiss=_forget_delete)
@@ -169,8 +181,8 @@ def confirm_delete(name: str) -> None:
         return
     st.text(f"Dataset: {name}\nStore: {store.path}")
     st.warning(f"This deletes {counts['items']} items, {counts['judgments']} judgments (of every template and "
-               f"judge) and {counts['notes']} notes. Other datasets, saved templates and cached judge answers stay; "
-               "the file on disk is not touched.")
+               f"judge), {counts['notes']} notes and {counts['labels']} of your labels. Other datasets, saved "
+               "templates and cached judge answers stay; the file on disk is not touched.")
     delete, cancel = st.columns(2)
     if delete.button("Delete", type="primary", key="data_delete_confirm", on_click=_delete, args=(name,)):
         st.rerun()

@@ -4,7 +4,7 @@ and plots; whether one version beats another on the same items; CSV and a standa
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, human_side, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -49,6 +49,8 @@ variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=la
 if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
+labeled = geval.labeling.counts(store, dataset.name)
+human_side.choose(store, dataset, labeled)
 
 tables, pairs = {}, {}
 for label in chosen:
@@ -107,6 +109,8 @@ if built is not None and built[0] == report_for:
 
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
+
+human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
 
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "

@@ -19,14 +19,15 @@ st.caption("The groups (dialogues, documents) with human scores are split, seede
            "is then scored on the test part only: its correlation with a 95% interval and a paired test against the "
            "template to beat. Every judgment is stored, so a stopped search resumes where it was.")
 
-state.keep_valid("tune_aspect", dataset.aspects)
+aspects = list(dict.fromkeys(a for item in store.items(dataset.name) for a in item.human))  # the human side's
+state.keep_valid("tune_aspect", aspects)
 editor = state.template()
 compared = [a.human or a.name for a in editor.aspects] if editor is not None else []
-if dataset.aspects and st.session_state.get("tune_aspect") is None:  # by default: the editor's template's
-    st.session_state["tune_aspect"] = next((aspect for aspect in dataset.aspects
-                                            if aspect.lower() in {c.lower() for c in compared}), dataset.aspects[0])
+if aspects and st.session_state.get("tune_aspect") is None:  # by default: the editor's template's
+    st.session_state["tune_aspect"] = next((aspect for aspect in aspects
+                                            if aspect.lower() in {c.lower() for c in compared}), aspects[0])
 left, right = st.columns(2)
-human = left.selectbox("Human aspect", dataset.aspects, key="tune_aspect", persist_state="session",
+human = left.selectbox("Human aspect", aspects, key="tune_aspect", persist_state="session",
                        help="By default the one the editor's template is compared with.")
 budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 400, step=10, key="tune_budget",
                             persist_state="session", help="Every judge call of the search, the test part included: "

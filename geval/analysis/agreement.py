@@ -282,6 +282,9 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
                          "its agreement there would flatter it; the report's section on prompt searches reads the "
                          "winner on its test groups") from None
     human_aspects = _human_aspects(items)
+    if not human_aspects:
+        raise StoreError(f"'{dataset}' has no human score to compare the judge with yet: label items on the Label "
+                         "page (or import labels with `python -m geval labels import`)")
     humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
     if not humans:
         raise StoreError(

@@ -10,7 +10,7 @@ predictions are correlated with people; the in-sample fit is never reported.
 |---|---|---|
 | `isotonic` | the judge's score (weighted mean) | a monotone step function of it (scipy's isotonic regression), linear between fitted points |
 | `linear` | the judge's probabilities p(s) over its scale | sum_s w_s p(s) + b: a learned value per scale point instead of s itself (ridge, lambda 1e-3) |
-| `ridge` | many columns (every judge score, baselines) | a ridge regression on the training rows' standardized columns, its penalty chosen among `ALPHAS` by an inner cross-validation by group on the training rows only |
+| `ridge` | many columns (every judge score, baselines) | a ridge regression on the training rows' standardized columns, its penalty chosen among `ALPHAS` by an inner cross-validation by group on the training rows only; columns named `free` (e.g. the judge's own score) are not shrunk, so that with few labels the fit stays near a linear reading of them |
 
 Several aspect columns (e.g. the four USR aspects) can be combined the same way against
 one human aspect (e.g. Overall) with `linear`: a held-out weighted mean of the aspects.
@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
@@ -50,15 +51,17 @@ def group_folds(groups, folds: int = 5, seed: int = 0) -> np.ndarray:
 
 
 def fit_predict(method: str, x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
-                groups: np.ndarray | None = None, seed: int = 0) -> np.ndarray:
+                groups: np.ndarray | None = None, seed: int = 0, free: Sequence[int] = ()) -> np.ndarray:
     """Fit `method` on (x_train, y_train) and predict x_test. `isotonic` takes one column;
     `linear` and `ridge` any number (with an intercept); `ridge` needs the training rows'
-    `groups` for the inner cross-validation that picks its penalty."""
+    `groups` for the inner cross-validation that picks its penalty, and does not shrink the
+    columns whose indices are `free`."""
     x_train, x_test = np.atleast_2d(x_train.T).T, np.atleast_2d(x_test.T).T
     if method == "ridge":
         if groups is None:
             raise CalibrationError("ridge needs the training rows' groups to choose its penalty")
-        return _ridge(x_train, y_train, x_test, _inner_alpha(x_train, y_train, np.asarray(groups), seed))
+        alpha = _inner_alpha(x_train, y_train, np.asarray(groups), seed, free)
+        return _ridge(x_train, y_train, x_test, alpha, free)
     if method == "isotonic":
         if x_train.shape[1] != 1:
             raise CalibrationError("isotonic calibration takes one score column; use 'linear' for several")
@@ -78,32 +81,37 @@ def fit_predict(method: str, x_train: np.ndarray, y_train: np.ndarray, x_test: n
     raise CalibrationError(f"calibration method '{method}' is unknown; use one of {', '.join(METHODS)}")
 
 
-def _ridge(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alpha: float) -> np.ndarray:
-    """Ridge regression on columns standardized by the training rows; the intercept is not shrunk."""
+def _ridge(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alpha: float,
+           free: Sequence[int] = ()) -> np.ndarray:
+    """Ridge regression on columns standardized by the training rows; the intercept and the
+    `free` columns are not shrunk."""
     mean, spread = x_train.mean(axis=0), x_train.std(axis=0)
     spread[spread == 0] = 1.0
     design = np.column_stack([(x_train - mean) / spread, np.ones(len(x_train))])
     penalty = alpha * np.eye(design.shape[1])
     penalty[-1, -1] = 0.0
+    for column in free:
+        penalty[column, column] = 0.0
     weights = np.linalg.solve(design.T @ design + penalty, design.T @ y_train)
     return np.column_stack([(x_test - mean) / spread, np.ones(len(x_test))]) @ weights
 
 
-def _inner_alpha(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int) -> float:
+def _inner_alpha(x: np.ndarray, y: np.ndarray, groups: np.ndarray, seed: int, free: Sequence[int] = ()) -> float:
     """The penalty of `ALPHAS` with the least squared error when the training rows are
     themselves cross-validated by group (nested: the outer fold's rows are never seen)."""
     fold = group_folds(groups, min(INNER_FOLDS, len(np.unique(groups.astype(str)))), seed)
     if fold.max() < 1:
         return ALPHAS[len(ALPHAS) // 2]
-    errors = [sum(float(((_ridge(x[fold != k], y[fold != k], x[fold == k], alpha) - y[fold == k]) ** 2).sum())
+    errors = [sum(float(((_ridge(x[fold != k], y[fold != k], x[fold == k], alpha, free) - y[fold == k]) ** 2).sum())
                   for k in range(fold.max() + 1)) for alpha in ALPHAS]
     return ALPHAS[int(np.argmin(errors))]
 
 
 def cross_validated(features: pd.DataFrame | pd.Series, human: pd.Series, groups: pd.Series, method: str = "isotonic",
-                    folds: int = 5, seed: int = 0) -> pd.Series:
+                    folds: int = 5, seed: int = 0, free: Sequence[str] = ()) -> pd.Series:
     """Held-out calibrated scores, one per row of `features` (NaN where a feature or the
-    human score is missing). `features`, `human` and `groups` share one index (item ids)."""
+    human score is missing). `features`, `human` and `groups` share one index (item ids);
+    `free`: columns a ridge does not shrink."""
     frame = pd.DataFrame(features) if isinstance(features, pd.Series) else features
     frame = frame.astype(float)
     human = human.reindex(frame.index).astype(float)
@@ -120,7 +128,8 @@ def cross_validated(features: pd.DataFrame | pd.Series, human: pd.Series, groups
         test = keep & (fold == k)
         train = keep & (fold != k)
         if test.any() and train.sum() >= 2:
-            out[test] = fit_predict(method, x[train], y[train], x[test], group_of[train], seed)
+            out[test] = fit_predict(method, x[train], y[train], x[test], group_of[train], seed,
+                                    [frame.columns.get_loc(column) for column in free])
     return out
 
 

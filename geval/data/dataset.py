@@ -1,5 +1,6 @@
-"""A dataset: items with human scores, loaded from one file by its layout; where bundled and
-shared datasets are found. A new layout is one module in geval/data/layouts plus one line there."""
+"""A dataset: items, with human scores or without (then the user's labels are its human side),
+loaded from one file by its layout; where bundled and shared datasets are found. A new layout is
+one module in geval/data/layouts plus one line there."""
 
 from __future__ import annotations
 
@@ -162,8 +163,9 @@ def load_dataset(
     if given (a ColumnMapping, or "role=column" texts such as "response=reply" and
     "score:Overall=overall"), else by `layout`, else by auto-detection.
 
-    With a `store`, the items are saved into it once the whole file has loaded (in one
-    transaction): a file that fails to load leaves the store as it was. With a `store`, `path`
+    Items need no human score: a file without any loads, and the user's labels are then its
+    human side (`geval.data.labels`). With a `store`, the items are saved into it once the whole
+    file has loaded (in one transaction): a file that fails to load leaves the store as it was. With a `store`, `path`
     may also be the name of a dataset stored there (e.g. an upload): it is read from the store.
     """
     path = Path(path)
@@ -196,27 +198,10 @@ def load_dataset(
         raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
-    _require_human_scores(path, items, skipped, mapping)
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped)
     if store is not None:
         store.save_dataset(dataset)
     return dataset
-
-
-def _require_human_scores(path: Path, items: list[Item], skipped: Counter, mapping: ColumnMapping | None) -> None:
-    """Refuse a dataset in which no item has a human score: a judge could be compared with nothing.
-    Items without scores beside scored ones load (they are left out of the comparisons)."""
-    if any(item.human for item in items):
-        return
-    if mapping is not None:  # a table: its non-numeric scores are errors already, so the columns are empty
-        columns = ", ".join(f"'{shown(column)}' (mapped to score:{shown(aspect)})"
-                            for aspect, column in mapping.scores.items())
-        several = len(mapping.scores) > 1
-        raise DatasetError(f"{path}: no row has a human score: the score column{'s' if several else ''} {columns} "
-                           f"{'are' if several else 'is'} empty in every row; "
-                           "map the columns that hold people's scores")
-    left_out = "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(skipped.items())) if skipped else ""
-    raise DatasetError(f"{path}: no item has a human score{left_out}; a judge could be compared with nothing")
 
 
 def _unique(items: list) -> list:

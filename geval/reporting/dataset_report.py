@@ -31,6 +31,7 @@ from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
+from geval.analysis.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
@@ -44,11 +45,13 @@ from geval.reporting.figures import (
     clip,
     correlation_bars,
     distribution_figure,
+    learning_curve_figure,
     scatter_figure,
 )
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.tables import (
+    curve_table,
     difference_text,
     display_table,
     format_p,
@@ -175,6 +178,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document = Document(f"{name}: agreement with people")
     document.add(Heading(document.title, 1), Text(_made(command), meta=True))
     document.add(*_judged(items, summary, scored, searched))
+    document.add(*_labels(store, name, len(items), figures))
     document.add(*_overview(scored, metric, figures))
     say(f"{name}: comparisons")
     document.add(*_comparisons(store, name, scored, metric))
@@ -284,6 +288,39 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
         blocks.append(Text(f"Left out of this report's tables: {len(searched)} template versions made by prompt "
                            f"searches ({', '.join(searched)}), each scored only on the groups its search chose; the "
                            "section on prompt searches reads each winner on its test groups."))
+    return blocks
+
+
+def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
+    """What the judge is compared with when the user labeled items, how many are labeled, and per
+    aspect with MIN_FIT labels the learning curve: the judge alone and the combination fitted on
+    the labels, against the number of labels."""
+    labeled = counts(store, name)
+    if labeled.empty:
+        return []
+    side = store.human_side(name)
+    blocks = [Heading("Your labels"),
+              Text(f"The human side of this report: {HUMAN_SIDES[side]}. Labeled: "
+                   + "; ".join(f"{row.aspect} {row.items} of {n_items} items ({row.annotators})"
+                               for row in labeled.itertuples()) + ".")]
+    for aspect in labeled.loc[labeled["items"] >= MIN_FIT, "aspect"]:
+        try:
+            learned = curve(store, name, aspect)
+        except GevalError as exc:
+            blocks.append(Text(f"{aspect}: no learning curve ({exc})."))
+            continue
+        blocks += [Heading(f"How many labels buy how much: {aspect}", 3),
+                   Text(f"The Pearson correlation with your labels of the judge alone ({learned.judge}) and of a "
+                        "ridge combination of every judge score and baseline, each item's value fitted on the other "
+                        "groups' labels only, after each number of labels in the order they were given; 95% "
+                        "intervals from the delete-one-group jackknife (none below 10 groups). "
+                        + (f"The combination beats the judge alone (paired interval above 0) from "
+                           f"{learned.beats_at} labels." if learned.beats_at else
+                           "The combination does not yet beat the judge alone with a paired interval above 0.")
+                        + "".join(f" {note[:1].upper()}{note[1:]}." for note in learned.notes))]
+        if figures:
+            blocks.append(Figure(learning_curve_figure(learned), f"learning curve of {aspect}"))
+        blocks.append(Table(curve_table(learned)))
     return blocks
 
 

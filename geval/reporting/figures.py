@@ -236,5 +236,35 @@ def judge_distribution_figure(distribution: Mapping[int, float], low: int, high:
     return figure
 
 
+def learning_curve_figure(curve):
+    """A learning curve (`geval.labeling.LearningCurve`): the Pearson correlation of the judge
+    alone and of the combination fitted on the labels against the number of labels, each with
+    its 95% interval as a band where there is one, and the labels at which the combination
+    beats the judge (paired interval above 0) marked."""
+    import plotly.graph_objects as go
+
+    points = curve.points
+    figure = go.Figure()
+    for index, (column, name) in enumerate((("judge", "judge alone"), ("combined", "combination fitted on the labels"))):
+        band = points.dropna(subset=[f"{column}_low", f"{column}_high"])
+        if len(band):
+            figure.add_trace(go.Scatter(
+                x=[*band["labels"], *band["labels"][::-1]], y=[*band[f"{column}_high"], *band[f"{column}_low"][::-1]],
+                fill="toself", fillcolor=colour(2 * index + 1), opacity=0.35, line={"width": 0}, hoverinfo="skip",
+                showlegend=False, legendgroup=column))
+        figure.add_trace(go.Scatter(
+            x=points["labels"], y=points[column], mode="lines+markers", name=name, legendgroup=column,
+            line={"color": colour(2 * index)}, customdata=points[["groups", "note"]].to_numpy(),
+            hovertemplate=f"{name}: %{{y:.3f}} after %{{x}} labels (%{{customdata[0]}} groups)"
+                          "<br>%{customdata[1]}<extra></extra>"))
+    if curve.beats_at is not None:
+        figure.add_vline(x=curve.beats_at, line_dash="dot",
+                         annotation_text=f"beats the judge from {curve.beats_at} labels")
+    figure.update_layout(title={"text": html.escape(f"How many labels buy how much: {curve.aspect}")},
+                         xaxis={"title": "labels"}, yaxis={"title": "Pearson with the labels"}, height=360,
+                         legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40, "l": 50, "r": 10})
+    return figure
+
+
 def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"

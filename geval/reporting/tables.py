@@ -77,6 +77,27 @@ def markdown_table(frame: pd.DataFrame) -> str:
     return "\n".join([head, rule, *body])
 
 
+def curve_table(curve) -> pd.DataFrame:
+    """A learning curve (`geval.labeling.LearningCurve`) as people read it: per number of labels,
+    the judge alone, the combination fitted on the labels and their difference, each with its 95%
+    interval (or why there is none)."""
+    points = curve.points
+
+    def read(value, low, high, groups) -> str:
+        return reading(value, low, high, "item", 0, groups) if np.isfinite(value) else "–"
+
+    return pd.DataFrame({
+        "labels": points["labels"].astype(int), "groups": points["groups"].astype(int),
+        "judge alone": [read(*v) for v in zip(points["judge"], points["judge_low"], points["judge_high"],
+                                              points["groups"])],
+        "fitted combination": [read(*v) for v in zip(points["combined"], points["combined_low"],
+                                                     points["combined_high"], points["groups"])],
+        "combination − judge": [read(*v) for v in zip(points["difference"], points["low"], points["high"],
+                                                      points["groups"])],
+        "note": points["note"],
+    })
+
+
 def format_p(p: float) -> str:
     """A p-value as reports print it: "< 0.001" below 0.001, "–" when undefined, else three decimals."""
     if p is None or not math.isfinite(p):

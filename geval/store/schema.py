@@ -130,8 +130,23 @@ def _schema_8(db: sqlite_utils.Database) -> None:
     db["notes"].add_column("combo", str)
 
 
+def _schema_9(db: sqlite_utils.Database) -> None:
+    """The user's own labels (the Label page, `geval labels import`): one row per (item, aspect,
+    annotator), its score, the seconds it took and when it was first and last written; and each
+    dataset's human side (`datasets.human_side`: "people", "you" or "both"; empty: chosen from what
+    the dataset has)."""
+    db["labels"].create(
+        {"id": str, "dataset": str, "item_id": str, "aspect": str, "annotator": str, "score": float,
+         "seconds": float, "created": float, "updated": float},
+        pk="id", if_not_exists=True,
+    )
+    db["labels"].create_index(["dataset", "annotator"], if_not_exists=True)
+    db["datasets"].add_column("human_side", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
-                                                                  7: _schema_7, 8: _schema_8}
-SCHEMA_VERSION = 8
+                                                                  7: _schema_7, 8: _schema_8,
+                                                                  9: _schema_9}
+SCHEMA_VERSION = 9

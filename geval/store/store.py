@@ -1,6 +1,9 @@
 """The SQLite store (through sqlite-utils, WAL mode): datasets and items, templates, the call
-cache, judgments, runs, evaluation steps, notes, baseline scores and batches. The only code
-that speaks SQL: everything else asks a method.
+cache, judgments, runs, evaluation steps, notes, the user's labels, baseline scores and batches.
+The only code that speaks SQL: everything else asks a method.
+
+`items` and `item` give the items with their dataset's human side (`geval.data.labels`): the
+dataset's own scores, the user's labels, or both; every analysis reads people through them.
 
 `calls` is the cache: one row per model call, keyed by a hash of the judge settings, the
 rendered prompt, the aspects asked and the code version; only successful calls are cached.
@@ -38,8 +41,9 @@ from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
 from geval.data.dataset import Dataset
-from geval.data.items import Item, without_item
-from geval.errors import StoreError
+from geval.data.items import Item, content_id, without_item
+from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
+from geval.errors import LabelError, StoreError
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, VARIANT, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
@@ -75,7 +79,8 @@ class Store:
         conn.execute("PRAGMA busy_timeout = 60000")
         self.db = sqlite_utils.Database(conn)
         self.lock = threading.RLock()
-        self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its items)
+        self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its own items)
+        self._sided: dict[str, tuple[tuple, list[Item]]] = {}  # dataset -> (`human_stamp`, items with the human side)
         self._reads: dict[tuple, tuple[tuple[int, int], pd.DataFrame]] = {}  # `_kept`: key -> (data version, frame)
         with self.lock:
             if self.path != ":memory:":
@@ -197,19 +202,32 @@ class Store:
             return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
 
     def dataset(self, name: str) -> Dataset:
-        """A stored dataset, read back from its items (an upload whose file or column mapping is
-        not at hand). Raises StoreError when nothing is stored under `name`."""
+        """A stored dataset, read back from its items with their own human scores (an upload whose
+        file or column mapping is not at hand). Raises StoreError when nothing is stored under `name`."""
         with self.lock:
             row = self.db.execute("SELECT path, layout, skipped FROM datasets WHERE name = ?", [name]).fetchone()
-        items = self.items(name) if row else []
+        items = self._own_items(name) if row else []
         if not items:
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
         return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
                        skipped=Counter(json.loads(row[2] or "{}")))
 
     def items(self, dataset: str) -> list[Item]:
-        """A stored dataset's items, in file order (read once per load of the dataset: items are
-        immutable, and a reload or deletion changes `dataset_loaded`)."""
+        """A stored dataset's items, in file order, their human scores the dataset's human side
+        (`human_side`: its own scores, the user's labels, or both). Read again only when the
+        dataset is reloaded or its labels or side change."""
+        with self.lock:
+            stamp = self.human_stamp(dataset)
+            known = self._sided.get(dataset)
+            if known is None or known[0] != stamp:
+                own = self._own_items(dataset)
+                sided = with_labels(own, self._label_rows(dataset), chosen_side(stamp[1], own))
+                known = self._sided[dataset] = (stamp, sided)
+        return list(known[1])
+
+    def _own_items(self, dataset: str) -> list[Item]:
+        """A stored dataset's items with their own human scores, in file order (read once per load
+        of the dataset: items are immutable, and a reload or deletion changes `dataset_loaded`)."""
         with self.lock:
             loaded = self.dataset_loaded(dataset)
             known = self._items.get(dataset)
@@ -219,26 +237,32 @@ class Store:
         return list(known[1])
 
     def item(self, item_id: str) -> Item:
-        """One item by id."""
+        """One item by id, its human scores its dataset's human side (as `items` gives them)."""
         with self.lock:
             rows = list(self.db["items"].rows_where("id = ?", [item_id]))
         if not rows:
             raise StoreError(f"no item with id {item_id} in {self.path}")
-        return Item.from_row(rows[0])
+        item = Item.from_row(rows[0])
+        with self.lock:
+            labels = list(self.db["labels"].rows_where("item_id = ?", [item_id]))
+        side = self.human_side(item.dataset) if labels or not item.human else "people"
+        return with_labels([item], labels, side)[0]
 
     def delete_dataset(self, name: str, dry_run: bool = False) -> dict[str, int]:
-        """Delete a stored dataset: its items, its judgments, the notes on its items and the
-        searches made on it, in one transaction. Other datasets' rows, templates, runs and the
-        call cache (whose answers other datasets may share) are never touched. The file on disk
-        is not touched either.
+        """Delete a stored dataset: its items, its judgments, the notes on its items, the labels
+        given to them and the searches made on it, in one transaction. Other datasets' rows,
+        templates, runs and the call cache (whose answers other datasets may share) are never
+        touched. The file on disk is not touched either.
 
-        Returns {"items": n, "judgments": n, "notes": n, "searches": n}; with `dry_run`, only
-        counts them (what a confirmation shows). Raises StoreError when nothing is stored under `name`.
+        Returns {"items": n, "judgments": n, "notes": n, "labels": n, "searches": n}; with
+        `dry_run`, only counts them (what a confirmation shows). Raises StoreError when nothing is
+        stored under `name`.
         """
         where = {
             "items": ("dataset = ?", [name]),
             "judgments": ("dataset = ?", [name]),
             "notes": ("item_id IN (SELECT id FROM items WHERE dataset = ?)", [name]),
+            "labels": ("dataset = ?", [name]),
             "searches": ("dataset = ?", [name]),
         }
         with self._write():
@@ -248,7 +272,7 @@ class Store:
                 stored = ", ".join(r["name"] for r in self.db["datasets"].rows_where(order_by="name")) or "none"
                 raise StoreError(f"no dataset named {name!r} in {self.path}; stored: {stored}")
             if not dry_run:
-                for table in ("notes", "judgments", "items", "searches"):  # notes first: they find items by dataset
+                for table in ("notes", "judgments", "labels", "items", "searches"):  # notes first: they find items
                     self.db.execute(f"DELETE FROM {table} WHERE {where[table][0]}", where[table][1])
                 self.db.execute("DELETE FROM datasets WHERE name = ?", [name])
         return counts
@@ -675,6 +699,104 @@ class Store:
                                                 "items": len(scores), "scores": blob, "created": time.time()},
                                                pk="key")
 
+    # --- the user's labels and the human side ---------------------------------------------------
+    def save_label(self, item_id: str, aspect: str, score: float, annotator: str = DEFAULT_ANNOTATOR,
+                   seconds: float | None = None) -> dict | None:
+        """Write one label at once, in its own transaction (a crash right after loses nothing): the
+        `annotator`'s `score` of the item on `aspect`, and the `seconds` it took. A label the
+        annotator gave the item on that aspect before is replaced (its first time kept), and
+        returned (None for a new one): what `save_labels([it])` puts back, for an undo."""
+        with self._write():
+            previous = self._label(item_id, aspect, annotator)
+            self._upsert_labels([{"item_id": item_id, "aspect": aspect, "score": score, "annotator": annotator,
+                                  "seconds": seconds, "created": previous["created"] if previous else None}])
+        return previous
+
+    def save_labels(self, labels: list[dict]) -> dict[str, int]:
+        """Write many labels (rows as `geval.data.labels.read_labels` gives them: item_id, aspect,
+        score, annotator, optional seconds and created) in one transaction: all or none; each is
+        `updated` now. Raises LabelError, before writing anything, naming the first item id this
+        store does not have. Returns how many were written per dataset."""
+        with self._write():
+            return self._upsert_labels(labels)
+
+    def _upsert_labels(self, labels: list[dict]) -> dict[str, int]:
+        """Insert or replace labels by (item, aspect, annotator); each takes its item's dataset.
+        Returns how many per dataset. Call inside `_write()`."""
+        ids = list(dict.fromkeys(label["item_id"] for label in labels))
+        dataset_of: dict[str, str] = {}
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start:start + CHUNK]
+            dataset_of.update(self.db.execute(
+                f"SELECT id, dataset FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
+        missing = [i for i in ids if i not in dataset_of]
+        if missing:
+            raise LabelError(f"item {missing[0]} is not in {self.path}"
+                             + (f" (nor are {len(missing) - 1} more)" if len(missing) > 1 else "")
+                             + "; load the dataset the labels were given on first")
+        now = time.time()
+        rows = []
+        for label in labels:
+            annotator = label.get("annotator") or DEFAULT_ANNOTATOR
+            rows.append({"id": _label_id(label["item_id"], label["aspect"], annotator),
+                         "dataset": dataset_of[label["item_id"]], "item_id": label["item_id"],
+                         "aspect": label["aspect"], "annotator": annotator, "score": float(label["score"]),
+                         "seconds": label.get("seconds"), "created": label.get("created") or now,
+                         "updated": now})
+        self.db["labels"].upsert_all(rows, pk="id", alter=False)
+        return dict(Counter(row["dataset"] for row in rows))
+
+    def _label(self, item_id: str, aspect: str, annotator: str) -> dict | None:
+        rows = list(self.db["labels"].rows_where("id = ?", [_label_id(item_id, aspect, annotator)]))
+        return {column: rows[0][column] for column in FILE_COLUMNS} if rows else None
+
+    def delete_label(self, item_id: str, aspect: str, annotator: str = DEFAULT_ANNOTATOR) -> bool:
+        """Remove the `annotator`'s label of an item on `aspect`; whether there was one."""
+        with self._write():
+            gone = self.db.execute("DELETE FROM labels WHERE id = ?",
+                                   [_label_id(item_id, aspect, annotator)]).rowcount
+        return bool(gone)
+
+    def labels(self, dataset: str | None = None, annotator: str | None = None) -> pd.DataFrame:
+        """The labels (of one dataset, of one annotator), in the order they were first given: one
+        row each, with the columns of `geval.data.labels.FILE_COLUMNS`."""
+        clauses = [(c, v) for c, v in (("dataset", dataset), ("annotator", annotator)) if v is not None]
+        where = ("WHERE " + " AND ".join(f"{c} = ?" for c, _ in clauses)) if clauses else ""
+        sql = f"SELECT {', '.join(FILE_COLUMNS)} FROM labels {where} ORDER BY created, rowid"
+        with self.lock:
+            return pd.read_sql_query(sql, self.db.conn, params=[v for _, v in clauses])
+
+    def _label_rows(self, dataset: str) -> list[dict]:
+        with self.lock:
+            return list(self.db["labels"].rows_where("dataset = ?", [dataset],
+                                                     select="item_id, aspect, annotator, score"))
+
+    def set_human_side(self, dataset: str, side: str) -> None:
+        """Keep the stored dataset's human side: one of `geval.data.labels.HUMAN_SIDES`, or "" to
+        let what the dataset has choose (its own scores when it has any, else the labels)."""
+        if side and side not in HUMAN_SIDES:
+            raise LabelError(f"human side '{side}' is unknown; use one of {', '.join(HUMAN_SIDES)} (or '' for "
+                             "the dataset's own scores when it has any, else your labels)")
+        with self._write():
+            if not self.db["datasets"].count_where("name = ?", [dataset]):
+                raise StoreError(f"no dataset named {dataset!r} in {self.path}; load its file first")
+            self.db["datasets"].update(dataset, {"human_side": side})
+
+    def human_side(self, dataset: str) -> str:
+        """The dataset's human side in force: the one kept (`set_human_side`), else "people" when
+        its items have human scores of their own, else "you" (`geval.data.labels.chosen_side`)."""
+        return chosen_side(self.human_stamp(dataset)[1], self._own_items(dataset))
+
+    def human_stamp(self, dataset: str) -> tuple:
+        """What changes when the dataset's human side does: when it was loaded, the side kept, and
+        its labels' count, latest write and sum (for caches of what is computed from it)."""
+        with self.lock:
+            row = self.db.execute("SELECT human_side FROM datasets WHERE name = ?", [dataset]).fetchone()
+            count, latest, total = self.db.execute(
+                "SELECT COUNT(*), MAX(updated), SUM(score) FROM labels WHERE dataset = ?", [dataset]).fetchone()
+        return (self.dataset_loaded(dataset), (row[0] or "") if row else "", int(count), float(latest or 0.0),
+                float(total or 0.0))
+
     # --- notes ---------------------------------------------------------------------------------
     def set_note(self, item_id: str, flag: bool, note: str, beside: str = "") -> None:
         """Flag an item and/or keep a note on it; `beside`: the id of the combination (`combos`' id) whose
@@ -705,6 +827,11 @@ def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tok
     parsed = {k: AspectScore(**{**v, "distribution": {int(s): p for s, p in v["distribution"].items()}})
               for k, v in json.loads(scores).items()}
     return Judgment(parsed, json.loads(raw), prompt_tokens, completion_tokens, cost, json.loads(settings))
+
+
+def _label_id(item_id: str, aspect: str, annotator: str) -> str:
+    """A label's id: one label per item, aspect (any case) and annotator."""
+    return content_id(item_id, aspect.lower(), annotator)
 
 
 def _steps_key(template: Template, settings: dict) -> str:

@@ -36,7 +36,8 @@ MISSING = object()
 
 @dataclass
 class ColumnMapping:
-    """Which column holds what. Every role but `response` and one score is optional."""
+    """Which column holds what. Every role but `response` is optional (a table without a score
+    column is labeled by the user)."""
 
     response: str
     scores: dict[str, str]  # aspect name -> column
@@ -69,8 +70,6 @@ class ColumnMapping:
                 )
         if "response" not in roles:
             raise DatasetError("the mapping needs response=COLUMN (the text being judged)")
-        if not scores:
-            raise DatasetError("the mapping needs at least one score:ASPECT=COLUMN (a human score)")
         return cls(scores=scores, **roles)
 
     def columns(self) -> dict[str, str]:

@@ -1,0 +1,403 @@
+"""Labeling: the aspects a user labels and their scales, which item to label next, how many
+labels a figure needs, and how much agreement the labels buy (the learning curve).
+
+Which item next (`ORDERS`): a seeded random order; one stratified by the judge's score (the
+items dealt round robin from its quintiles, so the first labels span the judge's range); or the
+most informative: where the judge rows compared with the aspect, and once there are
+`MIN_FIT` labels a combination fitted on them, disagree most (the spread of their percentile
+ranks), refitted as labels come in.
+
+The learning curve (`learning_curve`): after each number of labels (10 to all, in the order they
+were given), the Pearson correlation with the labels of the judge alone and of a combination of
+every judge score and baseline fitted on the labels, each item's value from a ridge fitted on
+the other groups' labels only (`geval.analysis.calibration.cross_validated`, folds by group; the
+judge's own score is not shrunk, so that with few labels the combination stays near a linear
+reading of the judge), and their paired difference; 95% intervals from the delete-one-group
+jackknife (`comparison.paired_columns`), none below MIN_GROUPS groups.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.agreement import judge_scores, resolve
+from geval.analysis.baselines import FAST, compute_baselines
+from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
+from geval.analysis.comparison import paired_columns
+from geval.analysis.correlation import MIN_GROUPS, correlate
+from geval.data.items import Item
+from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
+from geval.errors import LabelError, StoreError, shown
+from geval.judging.templates import Template
+from geval.store import Store
+
+__all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
+           "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
+           "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
+           "write_labels"]
+
+ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
+          "informative": "most informative (where judge rows and the fitted combination disagree most)"}
+#: The half-width of the 95% interval the progress line counts labels for.
+TARGET = 0.10
+#: Labels before a combination is fitted (to order items, or for a point of the learning curve).
+MIN_FIT = 10
+#: Strata of the judge's score for the stratified order.
+STRATA = 5
+FOLDS = 5
+
+
+@dataclass(frozen=True)
+class LabelAspect:
+    """An aspect the user labels, on the whole-number scale min..max (one digit each, 0-9)."""
+
+    name: str
+    min: int
+    max: int
+
+    def __post_init__(self):
+        if not self.name.strip() or "\n" in self.name:
+            raise LabelError(f"aspect name {shown(repr(self.name))} should be one line of text")
+        if not 0 <= self.min < self.max <= 9:
+            raise LabelError(f"aspect '{shown(self.name)}' scale {self.min}-{self.max}: use whole numbers with "
+                             "0 <= min < max <= 9, so that one key rates")
+
+    @property
+    def scale(self) -> list[int]:
+        """Every score of the scale, lowest first."""
+        return list(range(self.min, self.max + 1))
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.min}-{self.max}"
+
+
+def template_aspects(template: Template, human_aspects: Sequence[str] = ()) -> list[LabelAspect]:
+    """The aspects a template's judge scores, named as the human aspect each is compared with
+    (`human = ...`, else its name; spelled as in `human_aspects` when one matches in any case),
+    on the template's scales."""
+    found = []
+    for aspect in template.aspects:
+        wanted = aspect.human or aspect.name
+        name = next((h for h in human_aspects if h.lower() == wanted.lower()), wanted)
+        if all(a.name.lower() != name.lower() for a in found):
+            found.append(LabelAspect(name, aspect.min, aspect.max))
+    return found
+
+
+def parse_aspects(text: str) -> list[LabelAspect]:
+    """Aspects named by the user, e.g. "Naturalness 1-3, Overall 1-5" (comma- or line-separated).
+    Raises LabelError naming the part it cannot read."""
+    found = []
+    for part in (p.strip() for p in text.replace("\n", ",").split(",")):
+        if not part:
+            continue
+        name, _, scale = part.rpartition(" ")
+        low, dash, high = scale.partition("-")
+        if not name.strip() or not dash or not (low.strip().isdigit() and high.strip().isdigit()):
+            raise LabelError(f"'{shown(part)}': name each aspect with its scale, e.g. Naturalness 1-3")
+        if any(a.name.lower() == name.strip().lower() for a in found):
+            raise LabelError(f"'{shown(name.strip())}' is named twice; name each aspect once")
+        found.append(LabelAspect(name.strip(), int(low), int(high)))
+    if not found:
+        raise LabelError("no aspect named: name each with its scale, e.g. Naturalness 1-3, Overall 1-5")
+    return found
+
+
+def counts(store: Store, dataset: str) -> pd.DataFrame:
+    """Per labeled aspect: how many items have a label, by whom, and the median seconds a label
+    took. Columns: aspect, items, annotators, seconds. Empty when nothing is labeled."""
+    labels = store.labels(dataset)
+    if labels.empty:
+        return pd.DataFrame(columns=["aspect", "items", "annotators", "seconds"])
+    labels["key"] = labels["aspect"].str.lower()
+    rows = [{"aspect": part["aspect"].iloc[-1], "items": part["item_id"].nunique(),
+             "annotators": ", ".join(sorted(part["annotator"].unique())), "seconds": part["seconds"].median()}
+            for _, part in labels.groupby("key", sort=False)]
+    return pd.DataFrame(rows)
+
+
+# --- what the judges and baselines say of each item -----------------------------------------------
+
+
+@dataclass
+class Features:
+    """Every judge score (one column per scored combination and aspect) and baseline of a
+    dataset's items, indexed by item id; `rows` are the judge columns compared with the labeled
+    aspect, `judge` the one read alone (None when no judge is compared with it), `groups` each
+    item's group."""
+
+    table: pd.DataFrame
+    rows: list[str]
+    judge: str | None
+    groups: pd.Series
+    scale: tuple[int, int] | None = None  # the judge column's scale
+
+    def judge_scores(self) -> pd.Series:
+        """The judge column (NaN throughout when there is none)."""
+        return self.table[self.judge] if self.judge else pd.Series(np.nan, index=self.table.index)
+
+
+def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+             baselines: Sequence[str] = FAST, items: list[Item] | None = None) -> Features:
+    """The judges' scores and the `baselines` (cached in the store) of the stored dataset's items,
+    for labeling `aspect`: every combination scored on it (a prompt search's variants and
+    combinations with nothing scored left out); the judge read alone is `combo` when its template
+    compares an aspect with `aspect`, else the most recently scored combination that does."""
+    items = store.items(dataset) if items is None else items
+    ids = [item.id for item in items]
+    combos = store.combos(dataset)
+    combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
+    wanted = resolve(store, dataset, combo) if combo else None
+    columns: dict[str, pd.Series] = {}
+    rows, scales, judge = [], {}, None
+    for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
+        try:
+            scored = judge_scores(store, dataset, (version, signature), items=items)
+        except StoreError:  # judged only items a reloaded file no longer has
+            continue
+        for key in scored.scores.columns:
+            name = f"{label}: {key}"
+            columns[name] = scored.scores[key].reindex(ids).astype(float)
+            if scored.humans[key].lower() == aspect.lower():
+                rows.append(name)
+                scales[name] = scored.scales[key]
+                if judge is None and wanted == (version, signature):
+                    judge = name
+    judge = judge or next(iter(rows), None)
+    if baselines:
+        for result in compute_baselines(items, baselines, dataset=dataset, layout=store.dataset_layout(dataset),
+                                        store=store):
+            columns[result.title] = result.scores.reindex(ids)
+    table = pd.DataFrame(columns, index=ids)
+    return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
+                    scales.get(judge))
+
+
+# --- which item next ------------------------------------------------------------------------------
+
+
+def fitted(found: Features, human: pd.Series, seed: int = 0) -> pd.Series | None:
+    """The combination fitted on the labeled items (`human`, by item id): a ridge of every column
+    (the judge's own score not shrunk), read on every item that has all of them. None with fewer
+    than MIN_FIT labeled items that have all columns, or fewer than two groups among them."""
+    labeled = human.reindex(found.table.index).astype(float)
+    complete = found.table.notna().all(axis=1)
+    train = complete & labeled.notna()
+    if train.sum() < MIN_FIT or found.groups[train].nunique() < 2:
+        return None
+    predicted = fit_predict("ridge", found.table[train].to_numpy(float), labeled[train].to_numpy(float),
+                            found.table[complete].to_numpy(float), found.groups[train].to_numpy(), seed,
+                            [found.table.columns.get_loc(found.judge)] if found.judge else [])
+    return pd.Series(predicted, index=found.table.index[complete])
+
+
+def informativeness(found: Features, human: pd.Series, seed: int = 0) -> pd.Series | None:
+    """How much the judge rows compared with the aspect, and (with MIN_FIT labels in `human`) the
+    combination `fitted` on them, disagree on each item: the spread of their percentile ranks.
+    None when there are fewer than two such columns to disagree."""
+    parts = {name: found.table[name].rank(pct=True) for name in found.rows}
+    combination = fitted(found, human, seed)
+    if combination is not None:
+        parts["fitted"] = combination.rank(pct=True)
+    if len(parts) < 2:
+        return None
+    return pd.DataFrame(parts).std(axis=1)
+
+
+def order(ids: Sequence[str], how: str, seed: int = 0, judge: pd.Series | None = None,
+          spread: pd.Series | None = None) -> list[str]:
+    """`ids` in the order to label them (`ORDERS`): "random" (seeded), "stratified" (by `judge`,
+    the judge's score of each item: its quintiles dealt round robin, each shuffled; unscored
+    items last) or "informative" (`spread`, from `informativeness`, largest first; ties and
+    items without one in the seeded random order). Raises LabelError for an unknown order, or
+    one whose scores are not given."""
+    if how not in ORDERS:
+        raise LabelError(f"order '{shown(how)}' is unknown; use one of {', '.join(ORDERS)}")
+    shuffled = [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
+    if how == "random":
+        return shuffled
+    values = judge if how == "stratified" else spread
+    if values is None:
+        raise LabelError(f"the {ORDERS[how]} order needs "
+                         + ("the judge's scores: score the dataset first" if how == "stratified" else
+                            "two judge rows, or a judge and 10 labels, that can disagree"))
+    values = values.reindex(shuffled).astype(float)
+    if how == "informative":
+        return list(values.sort_values(ascending=False, kind="stable", na_position="last").index)
+    known = values.dropna()
+    strata = min(STRATA, known.nunique())
+    if strata < 2:
+        return list(known.index) + list(values.index[values.isna()])
+    bins = pd.qcut(known.rank(method="first"), strata, labels=False)
+    dealt = [list(known.index[bins == k]) for k in range(strata)]
+    dealt.reverse()  # the highest scores first, then the lowest, ...
+    interleaved = [i for turn in zip(*(d + [None] * (max(map(len, dealt)) - len(d)) for d in dealt)) for i in turn
+                   if i is not None]
+    return interleaved + list(values.index[values.isna()])
+
+
+# --- how many labels a figure needs -----------------------------------------------------------------
+
+
+def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96) -> int:
+    """The number of items at which a Pearson correlation of `r` has a 95% interval (Fisher's z,
+    items taken as independent) no wider than ±`half_width`; an undefined `r` counts as 0."""
+    r = 0.0 if r is None or not math.isfinite(r) else min(abs(r), 0.999)
+    n = 4
+    while (math.tanh(math.atanh(r) + z / math.sqrt(n - 3)) - math.tanh(math.atanh(r) - z / math.sqrt(n - 3))) / 2 \
+            > half_width:
+        n += 1
+    return n
+
+
+def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET) -> str:
+    """"23 labeled; about N more for a 95% interval of ±0.10 on this figure (...)": the figure is
+    the judge's Pearson with the labels (`human`, indexed by item id) of `aspect`, counted as 0
+    while it is undefined (`labels_needed`)."""
+    human = human.reindex(found.table.index).astype(float)
+    labeled = int(human.notna().sum())
+    if found.judge is None:
+        return (f"{labeled} labeled; no scored judge is compared with {aspect} yet: score the dataset with a "
+                "template that asks for it to see how far the judge agrees with you")
+    judge = found.judge_scores()
+    both = judge.notna() & human.notna()
+    r = correlate("pearson", judge[both], human[both]) if both.sum() >= 3 else math.nan
+    figure = f"the judge's Pearson with your labels of {aspect}"
+    now = f"now {r:.2f}" if math.isfinite(r) else "not defined yet, counted as 0"
+    more = max(0, labels_needed(r, half_width) - labeled)
+    if not more:
+        return f"{labeled} labeled; a 95% interval of ±{half_width:.2f} on this figure is reached ({figure}, {now})"
+    return f"{labeled} labeled; about {more} more for a 95% interval of ±{half_width:.2f} on this figure ({figure}, {now})"
+
+
+# --- the learning curve ------------------------------------------------------------------------------
+
+
+CURVE_COLUMNS = ["labels", "groups", "judge", "judge_low", "judge_high", "combined", "combined_low", "combined_high",
+                 "difference", "low", "high", "note"]
+
+
+@dataclass
+class LearningCurve:
+    """The agreement (Pearson) of the judge alone and of the combination fitted on the labels,
+    after each number of labels (`points`, CURVE_COLUMNS); `beats_at`: the fewest labels from
+    which on the combination beats the judge with a paired 95% interval above 0 (None: not yet)."""
+
+    aspect: str
+    judge: str
+    columns: list[str]
+    points: pd.DataFrame
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def beats_at(self) -> int | None:
+        """The fewest labels from which on (at that number and every larger one) the combination
+        beats the judge with a paired 95% interval above 0; None when it does not at the most."""
+        above = (self.points["low"] > 0).to_numpy()
+        if not len(above) or not above[-1]:
+            return None
+        start = len(above) - int(np.argmin(above[::-1])) if not above.all() else 0
+        return int(self.points["labels"].iloc[start])
+
+
+#: The numbers of labels a learning curve is read at (below the number given, then all of them).
+CURVE_SIZES = (10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000)
+
+
+def curve_sizes(total: int) -> list[int]:
+    """CURVE_SIZES below `total`, then `total` (none below MIN_FIT)."""
+    return [size for size in CURVE_SIZES if size < total] + ([total] if total >= MIN_FIT else [])
+
+
+def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[str], aspect: str = "",
+                   sizes: Sequence[int] | None = None, folds: int = FOLDS, seed: int = 0,
+                   read_on: Sequence[str] | None = None) -> LearningCurve:
+    """The learning curve of `human` (labels indexed by item id) taken in `labeled_order`: at each
+    of `sizes` (default `curve_sizes`), the judge alone and the combination of every column of
+    `found` fitted on the labels, read on the labeled items (each item's value fitted on the other
+    groups' labels: what a user can see), or with `read_on` on those items instead (other groups,
+    whose human scores `human` holds too: a simulation). Raises LabelError without a judge column
+    or with fewer than MIN_FIT labels."""
+    if found.judge is None:
+        raise LabelError(f"no scored judge compares an aspect with '{aspect}': score the dataset with a template "
+                         "whose aspect is compared with it first")
+    human = human.astype(float)
+
+    def usable(ids) -> list[str]:  # labeled, and scored by the judge
+        return [i for i in dict.fromkeys(ids) if i in found.table.index and pd.notna(human.get(i))
+                and pd.notna(found.table.at[i, found.judge])]
+
+    ordered, read = usable(labeled_order), usable(read_on or [])
+    if len(ordered) < MIN_FIT:
+        raise LabelError(f"{len(ordered)} labels of {aspect or 'this aspect'}: a learning curve starts at {MIN_FIT}")
+    dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered + read, c].isna().any()]
+    kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale)
+    notes = [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []
+    points = [_on_other_groups(kept, human, ordered[:size], read, aspect, seed) if read_on is not None else
+              _on_the_labels(kept, human, ordered[:size], aspect, folds, seed)
+              for size in sizes or curve_sizes(len(ordered))]
+    frame = pd.DataFrame(points).reindex(columns=CURVE_COLUMNS)
+    frame["note"] = frame["note"].fillna("")
+    if (frame["groups"] < MIN_GROUPS).any():
+        notes.append(f"below {MIN_GROUPS} groups no interval is given")
+    return LearningCurve(aspect, found.judge, list(kept.table.columns), frame, notes)
+
+
+def _on_the_labels(found: Features, human: pd.Series, ids: list[str], aspect: str, folds: int, seed: int) -> dict:
+    """A point of the curve read on the labeled items `ids`: the combination's value of each held
+    out by group (`cross_validated`)."""
+    groups = found.groups[ids]
+    point = {"labels": len(ids), "groups": int(groups.nunique())}
+    k = min(folds, groups.nunique())
+    try:
+        if k < 2:
+            raise CalibrationError(f"{groups.nunique()} group: the combination is fitted on other groups")
+        combined = cross_validated(found.table.loc[ids], human[ids], groups, "ridge", k, seed, free=[found.judge])
+    except CalibrationError as exc:
+        return {**point, "judge": correlate("pearson", found.table.loc[ids, found.judge], human[ids]),
+                "note": f"no combination: {exc}"}
+    paired = _paired(found.table.loc[ids, found.judge], combined, human[ids], groups, aspect)
+    return {**point, **paired,
+            "note": "; ".join(filter(None, [paired["note"], f"{k} folds" if k < folds else ""]))}
+
+
+def _on_other_groups(found: Features, human: pd.Series, ids: list[str], read: list[str], aspect: str,
+                     seed: int) -> dict:
+    """A point of the curve read on the items `read` (other groups): the combination fitted on all
+    the labeled items `ids`."""
+    combination = fitted(found, human[ids], seed)
+    read = [i for i in read if combination is not None and i in combination.index]
+    groups = found.groups[read]
+    point = {"labels": len(ids), "groups": int(groups.nunique())}
+    if combination is None or len(read) < 3:
+        return {**point, "note": "no combination: too few labels, or no item to read it on"}
+    return {**point, **_paired(found.table.loc[read, found.judge], combination[read], human[read], groups, aspect)}
+
+
+def _paired(judge: pd.Series, combined: pd.Series, human: pd.Series, groups: pd.Series, aspect: str) -> dict:
+    """The judge and the combination against `human` on the same items: each Pearson with its 95%
+    interval and their paired difference (`comparison.paired_columns`)."""
+    row = paired_columns({aspect: (judge.to_numpy(float), combined.to_numpy(float), human.to_numpy(float))},
+                         groups.to_numpy(), "item", "pearson")[0]
+    return {"judge": row["a"], "judge_low": row["a_low"], "judge_high": row["a_high"], "combined": row["b"],
+            "combined_low": row["b_low"], "combined_high": row["b_high"], "difference": row["difference"],
+            "low": row["low"], "high": row["high"], "note": row["note"]}
+
+
+def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+          annotator: str | None = None, baselines: Sequence[str] = FAST, seed: int = 0) -> LearningCurve:
+    """The learning curve of the stored labels of `aspect` (any case; of one `annotator`, default
+    all, their mean per item), in the order they were first given, against `combo` (default: the
+    most recently scored judge compared with the aspect) and the combination of every judge score
+    and `baselines` (`learning_curve`)."""
+    labels = store.labels(dataset, annotator)
+    labels = labels[labels["aspect"].str.lower() == aspect.lower()]
+    human = labels.groupby("item_id")["score"].mean()
+    labeled_order = list(labels.sort_values(["created"], kind="stable")["item_id"].drop_duplicates())
+    found = features(store, dataset, aspect, combo, baselines)
+    return learning_curve(found, human, labeled_order, aspect, seed=seed)

@@ -1,0 +1,124 @@
+"""The user's own labels: a score an annotator (by default "you") gave an item on an aspect,
+read from and written to CSV or JSON lines keyed by item id, and set beside (or instead of) a
+dataset's human scores: the human side every analysis reads.
+
+The human side of a dataset is one of HUMAN_SIDES:
+
+- "people": the dataset's own scores (the annotators' mean); labels are left out;
+- "you": the labels alone (each annotator one score; items without a label have no human score);
+- "both": the labels as more annotators beside the dataset's, on the items that have a label.
+
+With no side chosen it is "people" when an item has a human score of its own, else "you".
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from geval.data.items import Item
+from geval.data.reading import as_number, read_records
+from geval.errors import LabelError, shown
+
+DEFAULT_ANNOTATOR = "you"
+HUMAN_SIDES = {"people": "the people's mean (the dataset's own scores)",
+               "you": "your labels",
+               "both": "you as one more annotator (on the items you labeled)"}
+#: A labels file's columns, in the order they are written; item_id, aspect and score are required.
+FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated")
+REQUIRED = ("item_id", "aspect", "score")
+
+
+def chosen_side(stored: str, items: Iterable[Item]) -> str:
+    """The human side in force: `stored` when it is one of HUMAN_SIDES, else "people" when an
+    item has a human score of its own, else "you"."""
+    if stored in HUMAN_SIDES:
+        return stored
+    return "people" if any(item.human for item in items) else "you"
+
+
+def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list[Item]:
+    """`items` with their human scores as the human `side` says (module docstring). `labels`
+    are rows with item_id, aspect, annotator and score; a label's aspect is matched with the
+    dataset's human aspect of the same name in any case (and keeps its own spelling otherwise).
+    Annotators are taken in name order, so that annotator k is the same person on every item."""
+    if side not in HUMAN_SIDES:
+        raise LabelError(f"human side '{shown(side)}' is unknown; use one of {', '.join(HUMAN_SIDES)}")
+    if side == "people":
+        return list(items)
+    spelled = {aspect.lower(): aspect for item in items for aspect in item.human}
+    given: dict[str, dict[str, dict[str, float]]] = {}  # item -> aspect -> annotator -> score
+    for label in labels:
+        aspect = spelled.get(str(label["aspect"]).lower(), str(label["aspect"]))
+        given.setdefault(label["item_id"], {}).setdefault(aspect, {})[label["annotator"]] = float(label["score"])
+    merged = []
+    for item in items:
+        mine = {aspect: tuple(scores[name] for name in sorted(scores)) for aspect, scores in
+                given.get(item.id, {}).items()}
+        if side == "you":
+            human = mine
+        else:
+            human = {aspect: (*item.human.get(aspect, ()), *scores) for aspect, scores in mine.items()}
+        merged.append(item if human == item.human else replace(item, human=human))
+    return merged
+
+
+def read_labels(path: str | Path) -> list[dict]:
+    """The labels of a .csv, .jsonl or .json file (a list of objects): item_id, aspect and score
+    required; annotator (default "you"), seconds, created and updated optional; other columns
+    (e.g. dataset) ignored. Raises LabelError naming the file and line of the first bad value."""
+    path = Path(path)
+    data, lines = read_records(path)
+    if not isinstance(data, list) or not data:
+        raise LabelError(f"{path}: expected a list of labels (rows with {', '.join(REQUIRED)})")
+    labels = []
+    for index, record in enumerate(data):
+        where = f"{path}:{lines[index]}" if lines else f"{path}: label {index}"
+        if not isinstance(record, dict):
+            raise LabelError(f"{where}: a label is an object with {', '.join(REQUIRED)}")
+        missing = [column for column in REQUIRED if record.get(column) in (None, "")]
+        if missing:
+            raise LabelError(f"{where}: no {' or '.join(missing)}; a label needs {', '.join(REQUIRED)}")
+        score = as_number(record["score"])
+        if score is None:
+            raise LabelError(f"{where}: score {shown(record['score'])!r} is not a number")
+        label = {"item_id": str(record["item_id"]).strip(), "aspect": str(record["aspect"]).strip(), "score": score,
+                 "annotator": str(record.get("annotator") or DEFAULT_ANNOTATOR).strip()}
+        for column in ("seconds", "created", "updated"):
+            value = record.get(column)
+            if value not in (None, ""):
+                number = as_number(value)
+                if number is None:
+                    raise LabelError(f"{where}: {column} {shown(value)!r} is not a number")
+                label[column] = number
+        labels.append(label)
+    return labels
+
+
+def write_labels(labels: Iterable[Mapping], path: str | Path) -> Path:
+    """Write labels (rows with FILE_COLUMNS) to a .csv, or .jsonl (one object a line); returns the path."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".csv", ".jsonl"):
+        raise LabelError(f"{path}: labels are written as .csv or .jsonl; name the file so")
+    rows = [{column: _plain(label.get(column)) for column in FILE_COLUMNS} for label in labels]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        if suffix == ".csv":
+            writer = csv.DictWriter(handle, fieldnames=FILE_COLUMNS)
+            writer.writeheader()
+            writer.writerows({k: "" if v is None else v for k, v in row.items()} for row in rows)
+        else:
+            handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+    return path
+
+
+def _plain(value: object) -> object:
+    """A value as a file holds it: None for a missing number (NaN), plain Python numbers otherwise."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    return value.item() if hasattr(value, "item") else value

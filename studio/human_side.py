@@ -1,0 +1,71 @@
+"""What the judge is compared with (the dataset's human side: the people, your labels, or
+both) and how many labels buy how much agreement, as the Agreement and Label pages show them."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import cached
+from studio.text import plain
+
+
+def line(store: geval.Store, dataset: str, labeled: pd.DataFrame) -> str:
+    """"Compared with: your labels (Natural: 12 items labeled)"."""
+    side = store.human_side(dataset)
+    counted = "; ".join(f"{row.aspect}: {row.items} items labeled by {row.annotators}" for row in labeled.itertuples())
+    return f"Compared with: {geval.labeling.HUMAN_SIDES[side]}" + (f" ({counted})" if counted else "")
+
+
+def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) -> None:
+    """The line saying what the judge is compared with; when the dataset has human scores of its
+    own and labels too, the choice (kept in the store: every page, the CLI and the report follow it).
+    With no human score at all, a pointer to the Label page, and the page stops."""
+    if dataset.aspects and len(labeled):
+        st.session_state["agree_side"] = store.human_side(dataset.name)
+        st.radio("Compared with", list(geval.labeling.HUMAN_SIDES), format_func=geval.labeling.HUMAN_SIDES.get,
+                 horizontal=True, key="agree_side", on_change=_keep, args=(store, dataset.name),
+                 help="Kept with the dataset in the store: Inspect, Compare, Tune, the leaderboard, the report and "
+                      "`python -m geval agree` read people the same way.")
+    st.caption(plain(line(store, dataset.name, labeled)))
+    if not any(item.human for item in store.items(dataset.name)):
+        st.info(f"{dataset.name} has no human score to compare the judge with yet: label items yourself, or import "
+                "labels with `python -m geval labels import`.")
+        st.page_link("views/7_label.py", label="Go to Label", icon=":material/label:")
+        st.stop()
+
+
+def _keep(store: geval.Store, dataset: str) -> None:
+    store.set_human_side(dataset, st.session_state["agree_side"])
+
+
+def curves(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, labeled: pd.DataFrame,
+           combo: pd.Series | None, key: str = "agree") -> None:
+    """"How many labels buy how much": for an aspect with enough labels, the judge alone and the
+    combination fitted on the labels against the number of labels (nothing without labels)."""
+    if labeled.empty:
+        return
+    st.subheader("How many labels buy how much")
+    enough = list(labeled.loc[labeled["items"] >= geval.labeling.MIN_FIT, "aspect"])
+    if not enough:
+        st.caption(f"With {geval.labeling.MIN_FIT} labels of an aspect, the agreement of the judge alone and of a "
+                   "combination of every judge score and baseline fitted on your labels shows here, against the "
+                   "number of labels.")
+        return
+    aspect = st.selectbox("Labeled aspect", enough, key=f"{key}_curve_aspect") if len(enough) > 1 else enough[0]
+    show_curve(store, dataset.name, aspect, combos, combo, key=key)
+
+
+def show_curve(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
+               annotator: str | None = None, key: str = "agree") -> None:
+    """One aspect's learning curve: the figure, its table and its notes (a warning when there is none)."""
+    try:
+        learned = cached.learning_curve(store, dataset, aspect, combos[combos["ok"] > 0], combo, annotator)
+    except geval.GevalError as exc:
+        st.warning(plain(str(exc)))
+        return
+    st.plotly_chart(geval.reporting.learning_curve_figure(learned), key=f"{key}_curve")
+    st.dataframe(geval.reporting.curve_table(learned), hide_index=True, key=f"{key}_curve_table")
+    for note in learned.notes:
+        st.caption(plain(note[:1].upper() + note[1:] + "."))

@@ -1,0 +1,219 @@
+"""geval.labeling (geval/analysis/labeling.py): the aspects a user labels, which item next, how
+many labels a figure needs, and the learning curve of the judge alone against a combination
+fitted on the labels."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from helpers import make_items, make_template, scripted
+
+import geval
+from geval.analysis.labeling import (
+    Features,
+    LabelAspect,
+    counts,
+    curve,
+    curve_sizes,
+    features,
+    informativeness,
+    labels_needed,
+    learning_curve,
+    order,
+    parse_aspects,
+    progress_line,
+    template_aspects,
+)
+from geval.errors import LabelError
+
+
+@pytest.mark.parametrize("text, aspects", [
+    ("Naturalness 1-3, Overall 1-5", [("Naturalness", 1, 3), ("Overall", 1, 5)]),
+    ("Uses Knowledge 0-1\nOverall 1-5,", [("Uses Knowledge", 0, 1), ("Overall", 1, 5)]),
+])
+def test_aspects_named_with_their_scales(text, aspects):
+    assert [(a.name, a.min, a.max) for a in parse_aspects(text)] == aspects
+
+
+@pytest.mark.parametrize("text, message", [
+    ("Overall", "'Overall': name each aspect with its scale, e.g. Naturalness 1-3"),
+    ("Overall 1 to 5", "'Overall 1 to 5': name each aspect with its scale, e.g. Naturalness 1-3"),
+    ("Overall 1-10", "aspect 'Overall' scale 1-10: use whole numbers with 0 <= min < max <= 9, so that one key rates"),
+    ("Overall 3-3", "aspect 'Overall' scale 3-3: use whole numbers with 0 <= min < max <= 9, so that one key rates"),
+    ("A 1-3, a 1-5", "'a' is named twice; name each aspect once"),
+    (" , ", "no aspect named: name each with its scale, e.g. Naturalness 1-3, Overall 1-5"),
+])
+def test_aspects_that_cannot_be_read_are_named(text, message):
+    with pytest.raises(LabelError) as error:
+        parse_aspects(text)
+    assert str(error.value) == message
+
+
+def test_a_template_s_aspects_are_named_as_the_dataset_s_human_aspects():
+    template = make_template(aspects=(("Naturalness", 1, 3, "Natural"), ("Coherence", 1, 5)))
+    assert template_aspects(template, ["natural", "Overall"]) == [LabelAspect("natural", 1, 3),
+                                                                  LabelAspect("Coherence", 1, 5)]
+
+
+# --- which item next ----------------------------------------------------------------------------
+
+
+IDS = [f"i{k:02d}" for k in range(20)]
+
+
+def test_the_random_order_is_seeded():
+    assert order(IDS, "random", 3) == order(IDS, "random", 3) != order(IDS, "random", 4)
+    assert sorted(order(IDS, "random", 3)) == IDS
+
+
+def test_the_stratified_order_spans_the_judge_s_range_first():
+    judge = pd.Series(np.arange(20, dtype=float), index=IDS)  # quintiles: 0-3, 4-7, 8-11, 12-15, 16-19
+    judge["i05"] = np.nan
+    ordered = order(IDS, "stratified", 0, judge=judge)
+    assert sorted(judge[ordered[:5]] // 4) == [0, 1, 2, 3, 4]  # one item of each quintile first
+    assert judge[ordered[0]] >= 16 and ordered[-1] == "i05"  # highest first; unscored last
+    with pytest.raises(LabelError, match="needs the judge's scores: score the dataset first"):
+        order(IDS, "stratified", 0)
+
+
+def test_the_informative_order_puts_the_largest_disagreement_first():
+    spread = pd.Series(np.linspace(0, 1, 20), index=IDS)
+    assert order(IDS, "informative", 0, spread=spread)[:3] == ["i19", "i18", "i17"]
+    with pytest.raises(LabelError, match="order 'best' is unknown; use one of random, stratified, informative"):
+        order(IDS, "best")
+
+
+def _features(n: int = 60, per_group: int = 2, seed: int = 0, helpful: bool = True) -> tuple[Features, pd.Series]:
+    """A judge weakly related to the labels, and a column that predicts them well (or noise)."""
+    rng = np.random.default_rng(seed)
+    ids = [f"i{k:03d}" for k in range(n)]
+    truth = rng.normal(size=n)
+    table = pd.DataFrame({"judge": truth * 0.3 + rng.normal(size=n),
+                          "other": truth + 0.3 * rng.normal(size=n) if helpful else rng.normal(size=n),
+                          "length": rng.normal(size=n)}, index=ids)
+    groups = pd.Series([f"g{k // per_group}" for k in range(n)], index=ids)
+    return Features(table, ["judge", "other"], "judge", groups, (1, 5)), pd.Series(truth, index=ids)
+
+
+def test_informativeness_needs_two_columns_that_can_disagree():
+    found, human = _features()
+    alone = Features(found.table, ["judge"], "judge", found.groups)
+    assert informativeness(alone, human.iloc[:0]) is None
+    with_fit = informativeness(alone, human.iloc[:12])  # a fitted combination is the second column
+    assert with_fit is not None and with_fit.notna().all()
+    spread = informativeness(found, human.iloc[:0])
+    ranks = found.table[["judge", "other"]].rank(pct=True)
+    assert spread.round(12).equals(ranks.std(axis=1).round(12))
+
+
+# --- how many labels ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("r", [0.0, 0.3, 0.5, 0.8, -0.6])
+def test_labels_needed_is_the_first_n_with_an_interval_of_plus_minus_a_tenth(r):
+    def half(n):
+        z = math.atanh(abs(r))
+        return (math.tanh(z + 1.96 / math.sqrt(n - 3)) - math.tanh(z - 1.96 / math.sqrt(n - 3))) / 2
+
+    n = labels_needed(r)
+    assert half(n) <= 0.10 < half(n - 1)
+
+
+def test_labels_needed_known_answers():
+    assert labels_needed(0.0) == labels_needed(float("nan")) == 385
+    assert labels_needed(0.9, 0.5) < labels_needed(0.9) < labels_needed(0.5) < labels_needed(0.0)
+
+
+def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
+    found, human = _features()
+    labeled = human.iloc[:23]
+    r = np.corrcoef(found.table.loc[labeled.index, "judge"], labeled)[0, 1]
+    assert progress_line(found, labeled, "Natural") == (
+        f"23 labeled; about {labels_needed(r) - 23} more for a 95% interval of ±0.10 on this figure (the judge's "
+        f"Pearson with your labels of Natural, now {r:.2f})")
+    assert progress_line(found, human.iloc[:2], "Natural").startswith(
+        "2 labeled; about 383 more for a 95% interval of ±0.10 on this figure (the judge's Pearson with your labels "
+        "of Natural, not defined yet, counted as 0)")
+    nobody = Features(found.table, [], None, found.groups)
+    assert progress_line(nobody, human.iloc[:5], "Natural") == (
+        "5 labeled; no scored judge is compared with Natural yet: score the dataset with a template that asks for "
+        "it to see how far the judge agrees with you")
+
+
+# --- the learning curve -----------------------------------------------------------------------------
+
+
+def test_curve_sizes():
+    assert curve_sizes(12) == [10, 12]
+    assert curve_sizes(360) == [10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 360]
+    assert curve_sizes(9) == []
+
+
+def test_a_combination_with_a_predictive_column_beats_the_judge_with_enough_labels():
+    found, human = _features(200, per_group=2)
+    learned = learning_curve(found, human, list(human.index), "Natural")
+    points = learned.points
+    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 150, 200]
+    assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
+    assert learned.beats_at is not None and learned.beats_at <= 50
+    first = points.iloc[0]  # 10 labels in 5 groups: values, no interval
+    assert math.isnan(first["low"]) and "no interval: 5 groups" in first["note"]
+    assert learned.notes == ["below 10 groups no interval is given"]
+
+
+def test_a_combination_of_noise_does_not_beat_the_judge():
+    found, human = _features(120, per_group=3, helpful=False)
+    learned = learning_curve(found, human, list(human.index), "Natural")
+    assert learned.beats_at is None
+
+
+def test_a_curve_needs_a_judge_and_ten_labels():
+    found, human = _features()
+    with pytest.raises(LabelError, match="9 labels of Natural: a learning curve starts at 10"):
+        learning_curve(found, human, list(human.index[:9]), "Natural")
+    with pytest.raises(LabelError, match="no scored judge compares an aspect with 'Natural'"):
+        learning_curve(Features(found.table, [], None, found.groups), human, list(human.index), "Natural")
+
+
+def test_the_curve_of_stored_labels_follows_the_order_they_were_given(store):
+    items = make_items(30, per_group=2)
+    store.save_dataset(geval.Dataset("synthetic", "s.json", "table", items))
+    template = make_template(aspects=(("Naturalness", 1, 3, "Natural"),))
+    geval.score(store, items, template, scripted(), "synthetic")
+    for index, item in enumerate(reversed(items[:12])):
+        store.save_label(item.id, "natural", 1 + index % 3)
+    found = features(store, "synthetic", "Natural", baselines=())
+    assert found.rows == [found.judge] and found.judge.endswith(": naturalness") and found.scale == (1, 3)
+    learned = curve(store, "synthetic", "Natural")
+    assert learned.points["labels"].tolist() == [10, 12] and learned.judge == found.judge
+    assert learned.points["groups"].tolist() == [5, 6]  # the last 12 items given first: items 11..2 in 5 groups
+    assert counts(store, "synthetic")[["aspect", "items", "annotators"]].values.tolist() == [["natural", 12, "you"]]
+
+
+@pytest.mark.parametrize("lows, beats_at", [
+    ([0.1, 0.2, 0.2, 0.3], 10),
+    ([0.1, -0.1, 0.2, 0.3], 20),       # from which on it stays above 0, not the first time it is
+    ([math.nan, 0.1, 0.1, 0.1], 15),   # no interval yet (too few groups), then above 0
+    ([0.1, 0.2, 0.2, -0.1], None),     # not with every label
+])
+def test_beats_at_is_where_the_paired_interval_stays_above_zero(lows, beats_at):
+    from geval.analysis.labeling import LearningCurve
+
+    points = pd.DataFrame({"labels": [10, 15, 20, 30], "low": lows})
+    assert LearningCurve("Natural", "judge", [], points).beats_at == beats_at
+
+
+def test_a_curve_read_on_other_groups_fits_on_all_the_labels_and_reads_there():
+    found, human = _features(200, per_group=2)
+    labeled = [i for i in human.index if int(found.groups[i][1:]) < 60]  # groups g0..g59 labeled
+    other = [i for i in human.index if int(found.groups[i][1:]) >= 60]   # g60..g99 read on: 40 groups
+    learned = learning_curve(found, human, labeled, "Natural", read_on=other)
+    points = learned.points
+    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 120]
+    assert (points["groups"] == 40).all() and points["low"].notna().all()  # read on the 40 other groups
+    assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
+    assert points["judge"].nunique() == 1  # the judge alone reads the same items at every number of labels
+    assert learned.beats_at == 10

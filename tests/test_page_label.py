@@ -1,0 +1,184 @@
+"""The Label page under AppTest, and what your labels change on the Data and Agreement pages: a
+table with no human score (12 rows of the Topical-Chat sample in 4 dialogues) stored and scored
+by the scripted judge; labels given with the scale's buttons (the keys are the buttons'
+shortcuts: tests/test_e2e_label.py presses them in a browser)."""
+
+from __future__ import annotations
+
+import csv
+import re
+from pathlib import Path
+
+from helpers import REPO, scripted
+from streamlit.testing.v1 import AppTest
+
+import geval
+from tests.apptest_helpers import APP, texts
+
+PAGE = "views/7_label.py"
+MAPPING = ["response=response", "context=context", "grounding=fact", "system=system", "group=conversation_id"]
+
+
+def write_unscored_table(path: Path, n: int = 12, per_group: int = 3) -> Path:
+    """A user's CSV with no human score: `n` responses of the bundled Topical-Chat sample, `per_group`
+    to a conversation (columns context, fact, response, system, conversation_id)."""
+    items = geval.load_dataset(REPO / "data" / "topicalchat_usr_sample.json").items
+    chosen = [item for group in dict.fromkeys(i.group for i in items)
+              for item in [i for i in items if i.group == group][:per_group]][:n]
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["context", "fact", "response", "system", "conversation_id"])
+        for item in chosen:
+            writer.writerow(["\n".join(turn.render() for turn in item.context), item.grounding, item.response,
+                             item.system, item.group])
+    return path
+
+
+def label_app(monkeypatch, tmp_path: Path, n: int = 12, score: bool = True) -> tuple[AppTest, geval.Store]:
+    """The app on the Label page, its dataset "mine" (no human score) stored and, with `score`, scored
+    by the scripted judge with the naturalness template."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    dataset = geval.load_dataset(write_unscored_table(tmp_path / "mine.csv", n), mapping=MAPPING, store=store)
+    if score:
+        geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), "mine")
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "mine"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    return at, store
+
+
+def shown_item(at: AppTest) -> str:
+    return re.search(r"item ([0-9a-f]{16}) ·", texts(at)).group(1)
+
+
+def rate(at: AppTest, value: int, aspect: str = "Natural") -> None:
+    at.button(key=f"label_{aspect}_{value}").click().run()
+    assert not at.exception
+
+
+def test_a_label_is_saved_at_once_with_its_seconds_and_the_scores_show_only_after_it(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    assert not re.search(r"judge \d", texts(at))  # blind: nothing shown before the label
+    assert "0 labeled; about 385 more for a 95% interval of ±0.10 on this figure" in texts(at)
+    shortcuts = {b.key: b.proto.shortcut for b in at.button}
+    assert [shortcuts[f"label_Natural_{v}"] for v in (1, 2, 3)] == ["1", "2", "3"]
+    assert (shortcuts["label_next"], shortcuts["label_forward"], shortcuts["label_back"], shortcuts["label_skip"],
+            shortcuts["label_undo"]) == ("enter", "right", "left", "s", "u")
+
+    rate(at, 2)
+    labels = store.labels("mine")
+    assert labels[["item_id", "aspect", "score", "annotator"]].values.tolist() == [[first, "Natural", 2.0, "you"]]
+    assert labels["seconds"].iloc[0] >= 0
+    assert re.search(r"you 2 · judge \d\.\d\d \(1-3\)", texts(at))  # shown beside the label, once it is saved
+    assert shown_item(at) == first  # Enter goes on, not the digit
+
+    at.button(key="label_next").click().run()
+    second = shown_item(at)
+    assert second != first and not re.search(r"judge \d", texts(at))
+    rate(at, 3)
+    at.button(key="label_undo").click().run()  # u: the last label is taken back
+    assert store.labels("mine")["item_id"].tolist() == [first]
+    assert shown_item(at) == second
+    at.button(key="label_back").click().run()  # ←: the item before, its label shown and editable
+    assert shown_item(at) == first and "you 2" in texts(at)
+    rate(at, 1)
+    assert store.labels("mine")["score"].tolist() == [1.0]
+    at.button(key="label_undo").click().run()  # an edit undone gets its earlier score back
+    assert store.labels("mine")["score"].tolist() == [2.0]
+
+
+def test_skip_leaves_an_item_unlabeled_and_the_labeled_ones_are_not_offered_again(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    at.button(key="label_skip").click().run()
+    assert shown_item(at) != first and store.labels("mine").empty
+    for value in (1, 2, 3):
+        rate(at, value)
+        at.button(key="label_next").click().run()
+    fresh = AppTest.from_file(APP, default_timeout=120)  # a new session (a reload): the next unlabeled item
+    fresh.session_state["dataset_source"] = {"stored": "mine"}
+    fresh.run()
+    fresh.switch_page(PAGE).run()
+    assert shown_item(fresh) not in set(store.labels("mine")["item_id"])
+    assert "3 labeled" in texts(fresh)
+
+
+def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path, score=False)
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("Overall 1-5, Fluent 0-1").run()
+    assert not at.exception
+    keys = {b.key for b in at.button}
+    assert {f"label_Overall_{v}" for v in range(1, 6)} | {"label_Fluent_0", "label_Fluent_1"} <= keys
+    assert "no scored judge is compared with Overall yet" in texts(at)
+    rate(at, 4, "Overall")
+    shortcuts = {b.key: b.proto.shortcut for b in at.button}
+    assert shortcuts["label_Fluent_1"] == "1" and not shortcuts["label_Overall_1"]  # the keys move to the next aspect
+    at.text_input(key="label_aspects").input("Overall 1-10").run()
+    assert [e.value for e in at.error] == ["aspect 'Overall' scale 1-10: use whole numbers with 0 <= min < max <= 9, "
+                                           "so that one key rates"]
+
+
+def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    at.switch_page("views/5_agreement.py").run()
+    assert not at.error and [i.value for i in at.info] == [
+        "mine has no human score to compare the judge with yet: label items yourself, or import labels with "
+        "`python -m geval labels import`."]
+    at.switch_page(PAGE).run()
+    for index in range(12):
+        rate(at, 1 + index % 3)
+        at.button(key="label_next").click().run()
+    assert "All 12 items are labeled." in texts(at)
+    at.switch_page("views/1_data.py").run()
+    assert re.search(r"Natural: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
+    at.switch_page("views/5_agreement.py").run()
+    assert not at.exception and not at.error
+    assert "Compared with: your labels (Natural: 12 items labeled by you)" in texts(at).replace("\\", "")
+    assert "agree_side" not in [r.key for r in at.radio]  # no people's scores: nothing to choose
+    table = at.dataframe[0].value
+    item = table[(table["level"] == "item") & (table["metric"] == "pearson")].iloc[0]
+    assert (item["human"], item["n"]) == ("Natural", 12)
+    assert item["value [95% CI]"].endswith("(no interval: 4 groups)")
+    assert any(chart for chart in at.get("plotly_chart"))
+    curve = next(frame.value for frame in at.dataframe if "fitted combination" in frame.value.columns)
+    assert curve["labels"].tolist() == [10, 12]
+
+
+def test_with_people_and_labels_the_agreement_page_offers_the_choice(monkeypatch, tmp_path):
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    dataset = geval.load_dataset("topicalchat_usr_sample", store=store)
+    items = dataset.items[:12]
+    geval.score(store, items, geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    for index, item in enumerate(items[:6]):
+        store.save_label(item.id, "Natural", 1 + index % 3)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.switch_page("views/5_agreement.py").run()
+    assert at.radio(key="agree_side").value == "people"
+    assert at.dataframe[0].value.iloc[0]["n"] == 12
+    at.radio(key="agree_side").set_value("you").run()
+    assert not at.exception and store.human_side(dataset.name) == "you"
+    assert at.dataframe[0].value.iloc[0]["n"] == 6
+    at.radio(key="agree_side").set_value("both").run()
+    assert at.dataframe[0].value.iloc[0]["n"] == 6 and store.items(dataset.name)[0].human["Natural"][-1] == 1.0
+
+
+def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    geval.score(store, store.items("mine"), geval.Template.load("topicalchat-coherence"), scripted(), "mine")
+    at.run()
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("Natural 1-3, Maintains Context 1-3").run()
+    rate(at, 3)
+    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 1  # the second aspect is not labeled yet
+    rate(at, 1, "Maintains Context")
+    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 2
+    assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]

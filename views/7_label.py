@@ -1,0 +1,169 @@
+"""Label: your own scores, one item at a time and all by keyboard, saved the moment you give
+them; blind to the judge and the dataset until then; which item next; how many labels buy how
+much agreement."""
+
+import streamlit as st
+
+import geval
+from studio import cached, context, human_side, state
+from studio import labeling as session_of
+from studio.text import plain
+
+FROM = ("A template's aspects", "Aspects I name")
+RECENT_TURNS = 3  # the last turns shown in full; the earlier ones scroll in a box above them
+
+st.title("Label")
+store = state.store()
+dataset = state.require_dataset()
+st.caption("Score the items yourself: a digit rates, Enter or → goes on, ← goes back, s skips, u undoes. Each label "
+           "is saved the moment you give it, with the seconds it took. The judge and the dataset's scores stay "
+           "hidden until your label is saved.")
+
+# --- what to label, and in which order ----------------------------------------------------------
+combos = store.combos(dataset.name)
+if len(combos):
+    context.remember_combos(dataset.name, combos)  # a link's judge, by id
+combos = combos[combos["ok"] > 0]
+with st.expander("What to label, and in which order", expanded=store.labels(dataset.name).empty):
+    left, right = st.columns(2)
+    source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")
+    template = None
+    if source == FROM[0]:
+        known = {t.label: t for t in geval.Template.known()}
+        editor = state.template()
+        if editor is not None:
+            known = {editor.label: editor, **known}
+        state.keep_valid("label_template", list(known))
+        chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
+                                help="Its aspects, named as the human aspect each is compared with, on its scales.")
+        template = known[chosen]
+        aspects = geval.labeling.template_aspects(template, dataset.aspects)
+    else:
+        text = left.text_input("Aspects and scales", "Overall 1-5", key="label_aspects", persist_state="session",
+                               help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5 (0-9).")
+        try:
+            aspects = geval.labeling.parse_aspects(text)
+        except geval.GevalError as exc:
+            st.error(str(exc))
+            st.stop()
+    annotator = left.text_input("Annotator", geval.labeling.DEFAULT_ANNOTATOR, key="label_annotator",
+                                persist_state="session").strip() or geval.labeling.DEFAULT_ANNOTATOR
+    how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
+                          format_func=geval.labeling.ORDERS.get, persist_state="session")
+    seed = right.number_input("Seed", 0, 10**6, 0, key="label_seed", persist_state="session")
+    state.keep_valid("label_judge", list(combos["label"]))  # another dataset's, or no longer scored
+    judge_label = right.selectbox("Judge (shown after your label; orders the items)", list(combos["label"]),
+                                  key="label_judge", persist_state="session") if len(combos) else None
+    blind = right.toggle("Blind: the scores stay hidden until your label is saved", True, key="label_blind",
+                         persist_state="session")
+combo = combos.set_index("label").loc[judge_label] if judge_label else None
+
+items = [item for item in dataset.items if template is None or not template.level or item.level == template.level]
+if not items:
+    st.warning(f"{dataset.name} has no item at the {template.level} level {template.label} asks for.")
+    st.stop()
+labels = store.labels(dataset.name, annotator)
+mine = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
+        for a in aspects}
+first = aspects[0]
+try:  # each aspect's judge (for what is shown once labeled); the first's orders the items
+    judged_by = {a.name: cached.label_features(store, dataset.name, a.name, combos, combo,
+                                               geval.labeling.FAST if how == "informative" and a == first else ())
+                 for a in aspects}
+except geval.GevalError as exc:
+    st.error(plain(str(exc)))
+    st.stop()
+found = judged_by[first.name]
+ids = [item.id for item in items]
+done = {i for i in ids if all(i in mine[a.name].index for a in aspects)}
+
+# --- which item -----------------------------------------------------------------------------------
+said = ""
+judge = found.judge_scores() if found.judge else None
+spread = geval.labeling.informativeness(found, mine[first.name], int(seed)) if how == "informative" else None
+if how == "informative" and spread is None:
+    how, said = ("stratified", "Most informative needs two judge rows compared with this aspect, or a judge and "
+                               f"{geval.labeling.MIN_FIT} labels: the judge's strata decide until then.")
+if how == "stratified" and judge is None:
+    how, said = "random", "No judge has scored this dataset on this aspect: the order is seeded random."
+order = geval.labeling.order(ids, how, int(seed), judge, spread)
+s = session_of.session(dataset.name, annotator)
+if s.current not in set(ids):
+    s.current = next((i for i in order if i not in done and i not in s.skipped), None)
+st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
+if said:
+    st.caption(said)
+if s.current is None:
+    st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session offers "
+                                                     "them again)." if s.skipped else "."))
+    if s.history:
+        st.button("← Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
+    st.stop()
+session_of.show(s, s.current)
+item = next(i for i in items if i.id == s.current)
+if s.note:
+    st.caption(s.note)
+
+# --- the item -------------------------------------------------------------------------------------
+place = order.index(item.id) + 1
+st.text(f"item {item.id} · {place} of {len(ids)} in this order · {len(done)} labeled · group {item.group or '–'}")
+text_column, label_column = st.columns([3, 2], gap="large")
+with text_column:
+    if item.context:
+        earlier, recent = item.context[:-RECENT_TURNS], item.context[-RECENT_TURNS:]
+        if earlier:
+            st.caption(f"{len(earlier)} earlier turns (the box opens on the last ones: scroll up for the first):")
+            with st.container(height=150, border=True, key="label_earlier", autoscroll=True):
+                for turn in earlier:
+                    st.text(turn.render())
+        st.caption("The last turns:")
+        for turn in recent:
+            st.markdown(f"**{plain(turn.speaker or 'turn')}**: {plain(turn.text)}")
+    if item.response:
+        st.caption({"summary": "The summary:"}.get(item.level, "The response:"))
+        with st.container(border=True, key="label_response"):
+            st.markdown(f"**{plain(item.response)}**")
+    if item.grounding:
+        st.caption({"summary": "The document:"}.get(item.level, "The grounding (fact or persona):"))
+        with st.container(height=160 if len(item.grounding) > 400 else "content", border=True, key="label_grounding"):
+            st.text(item.grounding)
+
+with label_column:
+    current = next((a for a in aspects if item.id not in mine[a.name].index), None)
+    for aspect in aspects:
+        given = mine[aspect.name].get(item.id)
+        st.markdown(f"**{plain(aspect.name)}** ({aspect.min}-{aspect.max})"
+                    + (" ← the keys rate this" if aspect == current else ""))
+        buttons = st.columns(len(aspect.scale))
+        for column, value in zip(buttons, aspect.scale):
+            column.button(str(value), key=f"label_{aspect.name}_{value}", on_click=session_of.rate,
+                          args=(s, item.id, aspect.name, value), type="primary" if given == value else "secondary",
+                          shortcut=str(value) if aspect == current else None, width="stretch")
+        if given is not None or not blind:
+            its = judged_by[aspect.name]
+            judged = its.table[its.judge].get(item.id) if its.judge else None
+            own = next((h for h in dataset.aspects if h.lower() == aspect.name.lower()), None)
+            parts = [f"you {given:g}" if given is not None else "not labeled yet"]
+            if judged is not None:
+                parts.append(f"judge {geval.reporting.number(judged, 2)} ({its.scale[0]}-{its.scale[1]})")
+            if own and item.human.get(own):
+                parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
+            st.caption(" · ".join(parts))
+    finished = current is None
+    with st.container(horizontal=True, key="label_nav"):
+        st.button("Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
+        st.button("Skip", key="label_skip", shortcut="S", on_click=session_of.skip, args=(s,))
+        st.button("Undo", key="label_undo", shortcut="U", on_click=session_of.undo, args=(s,))
+        st.button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, finished),
+                  type="primary" if finished else "secondary")
+        st.button("Next", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, finished),
+                  help="→ goes on, as Enter does")
+
+# --- how many labels buy how much -----------------------------------------------------------------
+with st.expander("How many labels buy how much", expanded=False):
+    if len(mine[first.name]) < geval.labeling.MIN_FIT or found.judge is None:
+        st.caption(f"With {geval.labeling.MIN_FIT} labels of {first.name} and a judge that scored it, this shows "
+                   "the agreement of the judge alone and of a combination of every judge score and baseline "
+                   "fitted on your labels, against the number of labels.")
+    else:
+        human_side.show_curve(store, dataset.name, first.name, combos, combo, annotator, key="label")
