@@ -43,7 +43,8 @@ SAVE_ITEMS = 20_000
 
 @dataclass
 class Figures:
-    kills: dict[str, int] = field(default_factory=dict)
+    rounds: dict[str, int] = field(default_factory=dict)  # by what was to be killed
+    ended_first: int = 0  # rounds whose process ended before its random moment came (checked all the same)
     integrity_ok: int = 0
     lost: int = 0
     doubled: int = 0
@@ -54,10 +55,11 @@ class Figures:
     worker_seconds: float = 20.0  # about how long the judge takes for a round's items (likewise)
 
     def line(self) -> str:
-        kills = sum(self.kills.values())
-        return (f"kills {kills} ({', '.join(f'{k} {v}' for k, v in sorted(self.kills.items()))}); integrity_check ok "
-                f"{self.integrity_ok}/{kills}; lost {self.lost}; doubled {self.doubled}; resumed and complete "
-                f"{self.resumed}/{kills}; asked again {self.asked_again}")
+        rounds = sum(self.rounds.values())
+        return (f"rounds {rounds} ({', '.join(f'{k} {v}' for k, v in sorted(self.rounds.items()))}; "
+                f"{self.ended_first} ended before the kill); integrity_check ok {self.integrity_ok}/{rounds}; "
+                f"lost {self.lost}; doubled {self.doubled}; resumed and complete {self.resumed}/{rounds}; "
+                f"asked again {self.asked_again}")
 
 
 # --- the processes that are killed -------------------------------------------------------------------
@@ -145,11 +147,11 @@ def round_of(figures: Figures, number: int, kind: str, rng: random.Random, folde
             if line.startswith("done ") and kind == "run":
                 break
     time.sleep(delay)
+    figures.rounds[kind] = figures.rounds.get(kind, 0) + 1
     try:
         os.kill(target, signal.SIGKILL)
-        figures.kills[kind] = figures.kills.get(kind, 0) + 1
     except ProcessLookupError:  # the work ended before the random moment came: checked all the same
-        figures.kills["ended first"] = figures.kills.get("ended first", 0) + 1
+        figures.ended_first += 1
     out, _ = process.communicate(timeout=300)
     lines += out.splitlines()
     reported = max((int(line.split()[1]) for line in lines if line.startswith("done ")), default=0)
