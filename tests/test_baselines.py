@@ -173,3 +173,25 @@ def test_a_baselines_scores_on_a_set_of_items_are_kept_whole_and_computed_again_
     [changed] = compute_baselines(edited, ["rouge-l"], store=store)
     assert computed == [1]  # the items changed: only the edited one is computed again
     assert changed.scores.iloc[1:].equals(first[0].scores.iloc[1:])
+
+
+def test_the_gguf_embedder_asks_its_worker_in_chunks_each_with_time_for_its_tokens(monkeypatch, tmp_path):
+    """416 texts in one call with a second each stopped the embedding baseline of a 360-item report on a
+    busy machine as hung (536 s); each call now takes at most EMBED_CHUNK texts and allows its tokens'
+    time at the slowest speed the limit allows for."""
+    from geval.analysis import baselines
+
+    calls = []
+
+    class Worker:
+        def call(self, method, texts, seconds):
+            calls.append((len(texts), seconds))
+            return np.ones((len(texts), 3))
+
+    monkeypatch.setattr(baselines, "gguf_model", lambda path, error: (tmp_path / "m.gguf", "m", "w"))
+    monkeypatch.setattr(baselines, "worker", lambda *args: Worker())
+    texts = [f"{i} " + "word " * 200 for i in range(70)]  # ~250 tokens each
+    vectors = baselines.GGUFEmbedder().embed(texts)
+    assert vectors.shape == (70, 3)
+    assert [n for n, _ in calls] == [baselines.EMBED_CHUNK, baselines.EMBED_CHUNK, 70 - 2 * baselines.EMBED_CHUNK]
+    assert calls[0][1] >= baselines.EMBED_SECONDS + baselines.EMBED_CHUNK * 250 / baselines.SLOWEST_TOKENS_PER_SECOND
