@@ -93,5 +93,10 @@ def test_the_report_reads_it_without_its_tune_groups_and_lists_every_search_on_t
                             for line in cot_rows)
     assert "### Every prompt search run on this dataset" in text
     assert "2 searches on this split; this is the 1st" in text and "2 searches on this split; this is the 2nd" in text
+    with pytest.raises(geval.GevalError, match="does not cover one round"):  # refused before any call
+        tune(store, "tc", scripted(cot_follows_people), "Natural", budget=5, start=PLAIN, others=[COT], few_shot=(),
+             seed=1)
+    text = geval.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
+    assert "3 searches on this split (2 scored on its test groups); this is the 3rd" in text
     judged = text[text.index("## What was judged"):text.index("## Agreement with people")]
     assert any("naturalness-cot" in line and "read without the 10 tune groups" in line for line in judged.splitlines())

@@ -479,23 +479,26 @@ def _searches(store: Store, name: str) -> list:
 
 def _search_log(store: Store, name: str) -> list:
     """Every prompt search logged on the dataset (`Store.search_log`), stopped and failed ones too,
-    each with how many were run on its split: a winner from the k-th search on one split was
-    chosen by the analyst too."""
+    each with how many were run on its split (and how many of them reached its test groups): a winner
+    from the k-th search on one split was chosen by the analyst too."""
     logged = store.search_log(name)
     if not logged:
         return []
     splits: dict[tuple, list[int]] = {}
     for entry in logged:
         splits.setdefault((tuple(entry["tune_groups"]), tuple(entry["test_groups"])), []).append(entry["id"])
+    tested_ids = {entry["id"]: bool(entry["tested"]) for entry in logged}
     rows = []
     for entry in logged:
         runs = splits[(tuple(entry["tune_groups"]), tuple(entry["test_groups"]))]
+        tested = sum(tested_ids[run] for run in runs)
         rows.append({
             "started": _dt.datetime.fromtimestamp(entry["started"]).astimezone().isoformat(timespec="seconds"),
             "human aspect": entry["human"], "judge": entry["judge"],
             "groups: tune / test": f"{len(entry['tune_groups'])} / {len(entry['test_groups'])}",
-            "on this split": f"{len(runs)} search{'es' if len(runs) > 1 else ''} on this split; this is the "
-                             f"{_ordinal(runs.index(entry['id']) + 1)}",
+            "on this split": f"{len(runs)} search{'es' if len(runs) > 1 else ''} on this split"
+                             + (f" ({tested} scored on its test groups)" if tested < len(runs) else "")
+                             + f"; this is the {_ordinal(runs.index(entry['id']) + 1)}",
             "candidates": len(entry["candidates"] or []), "rounds": entry["rounds"],
             "winner": entry["winner"] or "–", "test part": "scored" if entry["tested"] else "not scored",
             "ended": entry["status"] + (f": {entry['reason']}" if entry["reason"] else ""),
