@@ -12,13 +12,13 @@ import platform
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from importlib import metadata
 
 from geval.errors import GevalError, WorkerDied
 from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only, remember_speed
 from geval.judging.templates import Aspect
 from geval.judging.weights import DEFAULT_MODEL, file_sha256
 from geval.judging.worker import worker
+from geval.version import installed_versions
 
 PACKAGES = ("geval-studio", "llama-cpp-python", "numpy", "scipy", "pandas", "streamlit", "openai", "tokenizers")
 #: The test judgment: a short dialogue turn, asked as a run asks it (the answer's first token a score).
@@ -61,13 +61,7 @@ class Checkup:
 
 def versions() -> Finding:
     """Python's and the packages' versions."""
-    found = []
-    for package in PACKAGES:
-        try:
-            found.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            pass
-    return Finding(None, f"Python {platform.python_version()}; " + ", ".join(found))
+    return Finding(None, f"Python {platform.python_version()}; " + ", ".join(installed_versions(PACKAGES)))
 
 
 def _step(findings: list[Finding], what: str, check: Callable[[], Finding | list[Finding]]) -> bool:

@@ -18,7 +18,6 @@ import math
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 
 import pandas as pd
@@ -62,7 +61,7 @@ from geval.reporting.tables import (
 )
 from geval.store import Store
 from geval.tuning.search import searched_together
-from geval.version import __version__
+from geval.version import __version__, installed_versions
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
 TOPICALCHAT_GOALS = [
@@ -205,13 +204,7 @@ def _made(command: str | None) -> str:
 
 
 def _versions() -> str:
-    found = []
-    for package in PACKAGES:
-        try:
-            found.append(f"{package} {metadata.version(package)}")
-        except metadata.PackageNotFoundError:
-            pass
-    return ", ".join([f"python {sys.version.split()[0]}", *found])
+    return ", ".join([f"python {sys.version.split()[0]}", *installed_versions(PACKAGES)])
 
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
