@@ -42,7 +42,8 @@ def split_spread(path: str, prompt: str) -> list[tuple[str, dict[int, float]]]:
         for cut in [*splits, len(tokens)]:
             llm.eval(tokens[previous:cut])
             previous = cut
-        logits = np.array(llm.scores[llm.n_tokens - 1], dtype=np.float64)
+        # the last token's logits, read as the judge reads them
+        logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(llm.n_vocab(),)).astype(np.float64)
         weights = np.exp(logits[ids] - logits[ids].max())
         found.append((name, dict(zip((1, 2, 3), (weights / weights.sum()).round(4).tolist()))))
     llm.close()
