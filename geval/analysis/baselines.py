@@ -353,31 +353,35 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         if kept is not None:
             if on_progress:
                 on_progress(f"{metric.title}: stored, {len(items)} items")
-            results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature,
-                                          fields, pd.Series([kept.get(item.id, np.nan) for item in items],
-                                                            index=[item.id for item in items], dtype=float, name=name),
-                                          metric.note(layout, dataset)))
-            continue
-        cached = store.baseline_scores(keys) if store is not None else {}
-        todo = [i for i, key in enumerate(keys) if key not in cached]
-        if todo:
-            if on_progress:
-                on_progress(f"{metric.title}: {len(todo)} of {len(items)} items to compute")
-            if metric.uses_reference:  # nothing to compare a whole dialogue with: NaN, not a score
-                todo = [i for i in todo if others[i]]
-            values = metric.compute([texts[i] for i in todo], [others[i] for i in todo], model,
-                                    on_progress) if todo else []
-            fresh = {keys[i]: float(v) for i, v in zip(todo, values)}
+            scores = pd.Series([kept.get(item.id, np.nan) for item in items], index=[item.id for item in items],
+                               dtype=float, name=name)
+        else:
+            scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
             if store is not None:
-                store.save_baseline_scores(signature, fresh)
-            cached.update(fresh)
-        scores = pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
-                           name=name)
-        if store is not None:
-            store.save_baseline_result(whole, name, signature, scores.to_dict())
+                store.save_baseline_result(whole, name, signature, scores.to_dict())
         results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
                                       scores, metric.note(layout, dataset)))
     return results
+
+
+def _computed(metric, name: str, model, items: Sequence[Item], texts, others, keys: list[str], signature: str,
+              store: Store | None, on_progress: Callable[[str], None] | None) -> pd.Series:
+    """A metric's scores of the items, each read from the per-item cache or computed (and cached)."""
+    cached = store.baseline_scores(keys) if store is not None else {}
+    todo = [i for i, key in enumerate(keys) if key not in cached]
+    if todo:
+        if on_progress:
+            on_progress(f"{metric.title}: {len(todo)} of {len(items)} items to compute")
+        if metric.uses_reference:  # nothing to compare a whole dialogue with: NaN, not a score
+            todo = [i for i in todo if others[i]]
+        values = metric.compute([texts[i] for i in todo], [others[i] for i in todo], model,
+                                on_progress) if todo else []
+        fresh = {keys[i]: float(v) for i, v in zip(todo, values)}
+        if store is not None:
+            store.save_baseline_scores(signature, fresh)
+        cached.update(fresh)
+    return pd.Series([cached.get(key, np.nan) for key in keys], index=[item.id for item in items], dtype=float,
+                     name=name)
 
 
 # --- the cache ----------------------------------------------------------------------------------
