@@ -89,6 +89,21 @@ def test_every_row_carries_its_signatures(board):
     assert rows.loc[CEILING, "signature"] == ""
 
 
+def test_an_average_over_fewer_aspects_than_the_other_rows_is_withheld_and_says_why(tmp_path):
+    """Two of the four aspects scored: their mean is not the baselines' average of four, so the
+    cell reads n/a with the count, the note names what it lacks, and the row ranks below."""
+    store, dataset = scored_store(tmp_path / "store.sqlite", templates=SINGLE[:2])
+    board = leaderboard(store, dataset.name, baselines=["rouge-l", "length"], n_boot=N_BOOT, ceiling=False)
+    wide = board.wide().set_index("row")
+    assert wide.loc[GEVAL_ROW, "average"] == "n/a (over 2 of 4 aspects)"
+    assert wide.loc["length", "average"].startswith("0.")
+    cell = board.cells[(board.cells["row"] == GEVAL_ROW) & (board.cells["aspect"] == "average")].iloc[0]
+    assert math.isnan(cell["value"]) and "without Engaging, Uses Knowledge" in cell["note"]
+    assert list(board.rows["row"])[-1] == GEVAL_ROW
+    assert wide.loc[GEVAL_ROW, "Natural"].startswith(("0.", "-0."))  # its aspects still read
+    store.close()
+
+
 def test_the_average_and_mean_of_aspects_agree_with_the_protocols(board):
     board, store, dataset = board
     cells = board.cells[(board.cells["row"] == GEVAL_ROW) & (board.cells["metric"] == "pearson")]

@@ -69,6 +69,8 @@ JUDGED = ("judge", SUPERVISED)
 #: What a label-using row's note says of its interval.
 FIXED_FIT = ("its interval treats the held-out predictions as fixed: it does not include refitting, so it is "
              "narrower than the fit's own uncertainty")
+#: How an average over fewer aspects than its table's other rows reads (its value withheld).
+PARTIAL = "n/a (over"
 ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
 LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
                 "high", "n", "groups", "unscored", "note"]
@@ -126,8 +128,9 @@ class Leaderboard:
         row. `supervised`: True for the rows that use the human labels only, False for the others
         (judges alone, baselines, people), None for all."""
         cells = self._pick(metric)
-        text = [reading(v, lo, hi, level, n, groups, digits) for v, lo, hi, level, n, groups in
-                zip(cells["value"], cells["low"], cells["high"], cells["level"], cells["n"], cells["groups"])]
+        text = [note.split(":")[0] if note.startswith(PARTIAL) else reading(v, lo, hi, level, n, groups, digits)
+                for v, lo, hi, level, n, groups, note in zip(cells["value"], cells["low"], cells["high"], cells["level"],
+                                                             cells["n"], cells["groups"], cells["note"])]
         table = cells.assign(cell=text).pivot_table(index="row", columns="column", values="cell", aggfunc="first",
                                                    sort=False)
         rows = self.rows if supervised is None else self.rows[(self.rows["kind"] == SUPERVISED) == supervised]
@@ -251,7 +254,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                     parts.append(ceiling_cells)
     cells = pd.concat([p for p in parts if p is not None and len(p)], ignore_index=True) if parts else \
         pd.DataFrame(columns=LONG_COLUMNS)
-    cells = _sorted_columns(cells, names)
+    cells = _sorted_columns(_partial_averages(cells), names)
     if len(names) == 1:
         cells["column"] = cells["column"].str.replace(f"{names[0]}: ", "", regex=False)
     order = _order(rows, cells)
@@ -582,6 +585,32 @@ def _cells(row: Row, protocol: Protocol, dataset: str, items, n_boot: int, seed:
     table["column"] = [_column(dataset, protocol, _label(aspect, human) + _level(protocol, level), several)
                        for aspect, human, level in zip(table["aspect"], table["human"], table["level"])]
     return table.assign(row=row.label, kind=row.kind, dataset=dataset)
+
+
+def _partial_averages(cells: pd.DataFrame) -> pd.DataFrame:
+    """An average over fewer aspects than the other rows of its table is not theirs to compare
+    with: its value is withheld (n/a), and its note names the aspects it had and those it lacks."""
+    if cells.empty:
+        return cells
+    cells = cells.copy()
+    table = ["dataset", "protocol", "level", "metric"]
+    is_average = cells["aspect"] == AVERAGE
+    aspects = cells[~is_average & (cells["kind"] != "ceiling") & (cells["aspect"] != MEAN_OF_ASPECTS)
+                    & ~cells["aspect"].str.startswith("learned combination")]
+    for key, averages in cells[is_average].groupby(table, sort=False):
+        protocol = get_protocol(key[1])
+        overall = (protocol.overall or "").lower()
+        same = (aspects[table] == pd.Series(key, index=table)).all(axis=1)
+        every = list(dict.fromkeys(h for h in aspects.loc[same, "human"] if h.lower() != overall))
+        for index, humans in averages["human"].items():
+            had = humans.split(", ")
+            lacks = [h for h in every if h not in had]
+            if lacks:
+                cells.loc[index, ["value", "low", "high"]] = math.nan
+                cells.loc[index, "note"] = (f"{PARTIAL} {len(had)} of {len(every)} aspects): the mean of {', '.join(had)} "
+                                            f"only, without {', '.join(lacks)}, so not to be set beside the other "
+                                            "rows' averages; score the rest to compare")
+    return cells
 
 
 def _level(protocol: Protocol, level: str) -> str:
