@@ -102,6 +102,16 @@ def test_every_metric_gives_the_same_answer_twice(metric):
     assert math.isnan(first.williams_p) == (metric == "kendall")
 
 
+def test_from_fewer_than_ten_groups_no_p_value_is_given_not_even_williams():
+    """Williams' test treats items as independent: where the jackknife withholds its p-value for
+    too few groups, the more optimistic test must not give one either."""
+    rng, human, groups = _data(n_groups=5)
+    noise, close = rng.normal(size=len(human)), human + 0.3 * rng.normal(size=len(human))
+    result = paired_difference(noise, close, human, groups)
+    assert result.n_groups == 5 and result.difference > 0.5
+    assert all(math.isnan(v) for v in (result.p, result.low, result.williams_t, result.williams_p))
+
+
 def test_rows_with_a_nan_anywhere_are_dropped():
     rng, human, groups = _data(n_groups=10)
     a, b = rng.normal(size=len(human)), human + rng.normal(size=len(human))

@@ -1,6 +1,8 @@
 """Agreement: how well each scored template version and judge agrees with people, in numbers
 and plots; whether one version beats another on the same items; CSV and a standalone report."""
 
+import math
+
 import streamlit as st
 
 import geval
@@ -248,5 +250,9 @@ if result.n_groups < 10:
                "and p-value. Score more groups for a firm answer.")
 st.info(plain(geval.reporting.verdict(result, label_a, label_b, human)),
         icon=":material/balance:")
-st.text(f"B − A = {geval.reporting.number(result.difference)}, 95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}], "
-        f"on {result.n_items} items in {result.n_groups} group{'s' if result.n_groups != 1 else ''}; Williams t = {geval.reporting.number(result.williams_t, 2)}")
+groups = f"{result.n_groups} group{'s' if result.n_groups != 1 else ''}"
+st.text(f"B − A = {geval.reporting.number(result.difference)}, "
+        + (f"95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}]"
+           if math.isfinite(result.low) else f"no interval ({groups})")
+        + f", on {result.n_items} items in {groups}"
+        + (f"; Williams t = {geval.reporting.number(result.williams_t, 2)}" if math.isfinite(result.williams_t) else ""))

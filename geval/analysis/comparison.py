@@ -54,7 +54,8 @@ class Comparison:
     paired 95% CI [`low`, `high`] and two-sided p (the jackknife over groups with Student's t).
     `williams_t` is signed like `difference` (positive when B agrees better); Williams' test
     treats items as independent, so with several items per group its p-value is optimistic;
-    trust `p`, which leaves out whole groups. Both are NaN where undefined (Kendall, n < 4).
+    trust `p`, which leaves out whole groups. Both are NaN where undefined (Kendall, n < 4) and,
+    as `p` is, from fewer than MIN_GROUPS groups.
     """
 
     metric: str
@@ -135,7 +136,7 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson") 
     p = jackknife_p(difference, diffs) if resamples.enough else math.nan
     if resamples.enough and not math.isfinite(p):
         note = "no interval: a correlation is undefined with some group left out"
-    if metric == "kendall":
+    if metric == "kendall" or not resamples.enough:  # below MIN_GROUPS groups no p-value, not even Williams'
         t, p_williams = float("nan"), float("nan")
     else:
         r_ab = correlate(metric, a, b)

@@ -118,7 +118,8 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
     shown = f"{value:.{digits}f}"
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         few = groups is not None and math.isfinite(groups) and groups < MIN_GROUPS
-        return f"{shown} (no interval: {count(int(groups), 'group')})" if few else f"{shown} (no interval)"
+        resampled = " to resample" if level == "system" else ""  # its n counts systems, its interval groups
+        return f"{shown} (no interval: {count(int(groups), 'group')}{resampled})" if few else f"{shown} (no interval)"
     return f"{shown} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
