@@ -411,3 +411,22 @@ def test_a_judge_that_has_not_answered_for_a_while_is_said_to_be_retried_not_jus
     assert status.startswith("t@1: starting… No answer from the judge for 1") and "is retried, with backoff" in status
     at = _shown_job(monkeypatch, tmp_path, None)  # just started: no hint yet
     assert [s.label for s in at.status] == ["t@1: starting…"]
+
+
+def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_stops_counting_down(monkeypatch,
+                                                                                               tmp_path):
+    """A server that refuses connections: the bar is up, no answer comes back; the ETA of the
+    plan (2 calls of 0.5 s) must not read "ETA 1s" 12 s later, and the page says why it waits."""
+    from geval.scoring.plan import Pace, Work
+    from geval.scoring.runner import Progress
+
+    waiting = Progress(total=2, started=time.time() - 13, calls_started=time.time() - 12, planned=Work(2, 0, 2),
+                       pace=Pace(per_call=0.5))
+    at = _shown_job(monkeypatch, tmp_path, waiting)
+    bar = at.get("progress")[0].proto.text
+    assert "0/2 items" in bar and "ETA ?" in bar
+    assert re.search(r"No answer from the judge for 1\d s: a server that cannot be reached is retried", texts(at))
+    fresh = Progress(total=2, started=time.time(), calls_started=time.time(), planned=Work(2, 0, 2),
+                     pace=Pace(per_call=0.5))
+    at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA, no hint
+    assert "ETA 1s" in at.get("progress")[0].proto.text and "No answer" not in texts(at)

@@ -148,6 +148,12 @@ def resume_button(job, key: str) -> None:
         st.rerun(scope="app")
 
 
+def _no_answer(waited: float) -> str:
+    """What a wait for the judge's first answer may mean, once it is long enough to wonder."""
+    return (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
+            "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
+
+
 @st.fragment(run_every=1.0)
 def show_progress() -> None:
     """Redrawn every second while a job runs: the template it is on (which of how many), the step,
@@ -158,15 +164,15 @@ def show_progress() -> None:
     progress = job.progress
     if not job.done:
         if progress is None:
-            waited = time.time() - job.started
-            wait = (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
-                    "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
-            st.status(f"{job.heading() or 'Starting'}: starting…{wait}", state="running")
+            st.status(f"{job.heading() or 'Starting'}: starting…{_no_answer(time.time() - job.started)}",
+                      state="running")
         elif progress.phase:
             st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)
         else:
             st.progress(progress.done / max(progress.total, 1), text=job.line())
+            if not progress.called and progress.calls_started is not None:  # no answer yet: retried?
+                st.caption(_no_answer(progress.unanswered_for()).strip())
     for result in job.finished:
         show_result(result)
     if job.error:

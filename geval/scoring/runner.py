@@ -98,6 +98,13 @@ class Progress:
         return self.seconds_for(self.planned - self.worked if self.planned is not None
                                 else self.worked.times(remaining / self.called))
 
+    def unanswered_for(self, now: float | None = None) -> float:
+        """Seconds since the judge last answered (or, before its first answer, since its calls
+        began); 0 before they begin."""
+        if self.calls_started is None:
+            return 0.0
+        return max(0.0, (time.time() if now is None else now) - self.calls_started - self.judged_seconds)
+
     def seconds_for(self, work: Work) -> float | None:
         """The time `work` takes at the judge's pace, corrected by the pace measured in this run
         (None before the judge's calls begin)."""
@@ -184,8 +191,13 @@ class Progress:
 
     def _eta_text(self, after: int, later: float | None) -> str:
         """'ETA 11s'; with runs after this one, 'ETA 51s (this template and the 2 after it)', or
-        without their estimate 'ETA 11s for this template; 2 more to come'."""
-        left = self.eta if self.eta is None or not after else self.eta + (later or 0.0)
+        without their estimate 'ETA 11s for this template; 2 more to come'. 'ETA ?' while the judge
+        has not answered for longer than the ETA said was left (a server retried, a stalled
+        model): the estimate no longer holds, and a number would only count down to 0."""
+        eta = self.eta
+        if eta is not None and self.unanswered_for() > eta:
+            eta = None
+        left = eta if eta is None or not after else eta + (later or 0.0)
         eta = f"ETA {'?' if left is None else _duration(left)}"
         if not after:
             return eta
