@@ -300,6 +300,17 @@ def test_loading_the_model_is_a_step_not_an_empty_bar(monkeypatch, tmp_path):
     assert at.button(key="score_start").disabled and at.button(key="score_stop")
 
 
+def test_a_stop_asked_for_says_it_is_pending_until_the_run_stops(monkeypatch, tmp_path):
+    from geval.scoring.runner import Progress
+
+    at = _shown_job(monkeypatch, tmp_path, Progress(total=6, phase="loading the judge's model"))
+    assert at.button(key="score_stop").label == "Stop" and not at.button(key="score_stop").disabled
+    at.button(key="score_stop").click().run()
+    at.run()  # the page's next redraw (every second while a run goes on)
+    assert at.button(key="score_stop").label == "Stopping…" and at.button(key="score_stop").disabled
+    assert "Stopping after the item it is on" in texts(at)
+
+
 def test_a_running_job_shows_its_eta_and_an_ended_one_its_frozen_time(monkeypatch, tmp_path):
     from geval.scoring.plan import Pace, Work
     from geval.scoring.runner import Progress

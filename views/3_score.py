@@ -185,7 +185,11 @@ def show_progress() -> None:
                  icon=":material/block:")
     if job.resumable:
         resume_button(job, "score_resume")
-    if not job.done:
+    if not job.done and job.stop.is_set():  # asked to stop: it does after the item (or the model load) it is on
+        st.button("Stopping…", key="score_stop", disabled=True)
+        st.caption("Stopping after the item it is on (a model that is loading finishes loading first); every "
+                   "judgment finished stays stored, and the run can be resumed.")
+    elif not job.done:
         if st.button("Stop", key="score_stop"):
             job.stop_now()
     elif st.session_state.get("score_shown") != job.id:
