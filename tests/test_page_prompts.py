@@ -86,6 +86,24 @@ def test_after_an_edit_the_diff_compares_the_editor_with_the_version_it_started_
     assert "+3. Score the response" in diff and "-2. Judge whether" not in diff  # from the saved edit
 
 
+def test_opening_the_original_after_saving_an_edit_diffs_the_original_to_the_edit(monkeypatch, tmp_path):
+    """The original opened again after an edit was saved from it: the diff still reads from the
+    original to the edit, so that the edit's new line is "+", not "-"."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    original = at.success[0].value.split(" ")[0]
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("2. Judge whether", "2. Decide whether")).run()
+    at.button(key="prompts_save").click().run()
+    saved = at.success[-1].value.split(" ")[1].rstrip(".")
+    at.selectbox(key="prompts_open").set_value("topicalchat-naturalness").run()
+    old, new, diff = _diff(at)
+    assert (old, new) == ("(editor)", saved) and at.success[0].value.startswith(original)
+    assert "-2. Judge whether" in diff and "+2. Decide whether" in diff
+    at.selectbox(key="prompts_open").set_value(saved).run()  # the edit opened again: from the original to it
+    old, new, diff = _diff(at)
+    assert (old, new) == (original, "(editor)") and "+2. Decide whether" in diff
+
+
 def test_generating_evaluation_steps_with_the_chosen_judge(monkeypatch, tmp_path):
     from openai_stub import OpenAIStub
 

@@ -98,8 +98,10 @@ with right:
 
 def _diff_defaults(labels: list[str], started_from: str | None) -> None:
     """Whenever the editor holds another version (an edit applied, a version opened), the diff
-    compares the editor (To) with the version the edit started from, else with another version
-    of the same name (From); a pair chosen by hand stays until then."""
+    compares the editor with the version the edit started from, else with another version of
+    the same name, the older of the two as From (an unsaved edit is the newest; a prompts/ file
+    is older than what was saved from it), so that what the later version changed reads "+";
+    a pair chosen by hand stays until then."""
     shown = template.label if template is not None else None
     chosen = (st.session_state.get("prompts_diff_old"), st.session_state.get("prompts_diff_new"))
     if st.session_state.get("prompts_diff_for") == shown and set(chosen) <= set(labels):
@@ -108,8 +110,16 @@ def _diff_defaults(labels: list[str], started_from: str | None) -> None:
     same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
                       if t is not None and t.label != shown), None)
     start = started_from if started_from != shown else same_name
-    st.session_state["prompts_diff_old"] = start if start in labels else labels[0]
-    st.session_state["prompts_diff_new"] = EDITOR
+    start = start if start in labels else labels[0]
+    older_first = [start, EDITOR] if shown not in labels or _age(start) >= _age(shown) else [EDITOR, start]
+    st.session_state["prompts_diff_old"], st.session_state["prompts_diff_new"] = older_first
+
+
+def _age(label: str) -> int:
+    """How old a version is, by when it was stored (0: the newest); a prompts/ file never stored
+    from this page, as the origin of its edits, is the oldest."""
+    saved = [t.label for t in store.template_versions()]  # newest first
+    return saved.index(label) if label in saved else len(saved)
 
 
 st.divider()
