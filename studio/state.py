@@ -213,15 +213,16 @@ def _judge_settings() -> None:
 
 
 def follow_editor(current: geval.Template | None = None) -> None:
-    """The Score page's chosen templates follow the editor: its previous version becomes the current one.
-    Run on every page (before the URL is published), so that the URL never pairs a new editor version
-    with the previous one in `templates`."""
+    """The Score page's chosen templates follow the editor: its previous version becomes the current one,
+    unless the current one is chosen already (a version opened that was chosen beside the edit: both
+    stay). Run on every page (before the URL is published), so that the URL never pairs a new editor
+    version with the previous one in `templates`."""
     current = current or template()
     if current is None:
         return
     previous = st.session_state.get("score_editor")
     remembered = st.session_state.get("score_templates")
-    if remembered is not None and previous not in (None, current.label):
+    if remembered is not None and previous not in (None, current.label) and current.label not in remembered:
         st.session_state["score_templates"] = list(dict.fromkeys(
             current.label if label == previous else label for label in remembered))
     st.session_state["score_editor"] = current.label

@@ -187,6 +187,13 @@ def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_p
     at.session_state["template_text"] = edited.text  # edited on the Prompts page
     at.run()
     assert at.multiselect(key="score_templates").value == [edited.label]
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_template(edited, comment="saved on the Prompts page")
+    store.close()
+    at.multiselect(key="score_templates").select(file_version.label).run()  # the original beside its saved edit
+    at.session_state["template_text"] = file_version.text  # the original opened again on the Prompts page
+    at.run()
+    assert at.multiselect(key="score_templates").value == [edited.label, file_version.label]  # neither dropped
 
 
 def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
