@@ -184,6 +184,19 @@ def test_placeholder_without_value_names_the_item():
     )
 
 
+@pytest.mark.parametrize("asked, grounding, level, instead", [
+    ("persona", "Harry Potter is a series of novels.", "turn", "write {{fact}} instead"),  # Topical-Chat's fact
+    ("document", "your persona: i like dogs.", "turn",
+     "write {{persona}} (or {{fact}}, which takes any grounding) instead"),
+])
+def test_a_grounding_of_another_kind_names_the_placeholder_to_write_once(asked, grounding, level, instead):
+    template = make_template(body=f"{{{{{asked}}}}}\n{{{{response}}}}\n- Naturalness:")
+    item = make_item("mine", level, [Turn("A", "hi")], "a reply", grounding=grounding)
+    with pytest.raises(TemplateError) as error:
+        template.render(item)
+    assert str(error.value).endswith(f"not a {asked}; {instead}")
+
+
 def test_optional_placeholders_may_be_empty():
     template = make_template()
     first_turn = make_item("mine", "turn", [], "a reply", grounding="a fact")

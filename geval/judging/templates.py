@@ -262,8 +262,9 @@ class Template:
         for name in self.placeholders:
             if not values.get(name) and name not in OPTIONAL:
                 kind = item.grounding_kind
-                why = (f": its grounding is a {kind}, not a {name}; write {{{{{kind}}}}} (or {{{{fact}}}}, any "
-                       "grounding) instead" if kind and name in ("persona", "document") else
+                instead = "{{fact}}" if kind == "fact" else f"{{{{{kind}}}}} (or {{{{fact}}}}, which takes any grounding)"
+                why = (f": its grounding is a {kind}, not a {name}; write {instead} instead"
+                       if kind and name in ("persona", "document") else
                        "; remove it from the template or pick a dataset that has it")
                 raise TemplateError(
                     f"item {item.id} ({item.dataset}): placeholder {{{{{name}}}}} in {self.source} "
