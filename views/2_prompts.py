@@ -50,7 +50,7 @@ with left:
                "(Streamlit sends a text area's text then, not at each key).")
     try:
         template = geval.Template.parse(st.session_state["template_text"], source=current_name)
-        st.success(f"{template.label} · placeholders: {', '.join(template.placeholders)} · aspects: "
+        st.success(f"{template.label} parses · placeholders: {', '.join(template.placeholders)} · aspects: "
                    + ", ".join(f"{a.name} {a.min}-{a.max} (human: {a.human or 'same name'})" for a in template.aspects))
     except geval.GevalError as exc:
         template = None
