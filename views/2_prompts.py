@@ -160,7 +160,7 @@ with diff:
     if versions[old] is None or versions[new] is None:
         st.info("Fix the template in the editor to diff it.")
     else:
-        st.code(versions[old].diff(versions[new]) or "(identical)", language="diff")
+        st.code(versions[old].diff(versions[new]) or "(identical)", language="diff", wrap_lines=True)
 
 
 def _forget_delete() -> None:
