@@ -120,7 +120,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
 
         # 12 labels, by keyboard only, with a reload after the sixth
         goto_page(tab, "Label")
-        tab.locator(MAIN).get_by_text("0 labeled; about 385 more").first.wait_for()
+        tab.locator(MAIN).get_by_text("0 labeled; a 95% interval of ±0.10").first.wait_for()
         settled(tab)
         assert not re.search(r"judge \d\.\d\d", main_text(tab))  # blind until the label is saved
         seen = []

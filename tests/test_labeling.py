@@ -128,19 +128,31 @@ def test_labels_needed_known_answers():
 
 
 def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
-    found, human = _features()
+    found, human = _features(n=1000)
     labeled = human.iloc[:23]
     r = np.corrcoef(found.table.loc[labeled.index, "judge"], labeled)[0, 1]
     assert progress_line(found, labeled, "Natural") == (
-        f"23 labeled; about {labels_needed(r) - 23} more for a 95% interval of ±0.10 on this figure (the judge's "
-        f"Pearson with your labels of Natural, now {r:.2f})")
-    assert progress_line(found, human.iloc[:2], "Natural").startswith(
-        "2 labeled; about 383 more for a 95% interval of ±0.10 on this figure (the judge's Pearson with your labels "
-        "of Natural, not defined yet, counted as 0)")
+        f"23 labeled; about {labels_needed(r) - 23} more for a 95% interval of ±0.10 on the judge's Pearson with "
+        f"your Natural labels (now {r:.2f})")
+    assert progress_line(found, human.iloc[:2], "Natural") == (
+        "2 labeled; about 383 more for a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not "
+        "computable yet, taken as 0)")
+    r = np.corrcoef(found.table["judge"], human)[0, 1]
+    assert progress_line(found, human, "Natural") == (
+        f"1000 labeled: enough for a 95% interval of ±0.10 on the judge's Pearson with your Natural labels "
+        f"(now {r:.2f})")
     nobody = Features(found.table, [], None, found.groups)
     assert progress_line(nobody, human.iloc[:5], "Natural") == (
         "5 labeled; no scored judge is compared with Natural yet: score the dataset with a template that asks for "
         "it to see how far the judge agrees with you")
+
+
+def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interval_needs():
+    found, human = _features(n=60)
+    line = progress_line(found, human.iloc[:0], "Natural")
+    assert line == ("0 labeled; a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not "
+                    "computable yet, taken as 0) needs about 385 labels, more than the 60 items here; all 60 give "
+                    "about ±0.25")
 
 
 # --- the learning curve -----------------------------------------------------------------------------

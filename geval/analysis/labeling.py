@@ -247,18 +247,24 @@ def order(ids: Sequence[str], how: str, seed: int = 0, judge: pd.Series | None =
 def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96) -> int:
     """The number of items at which a Pearson correlation of `r` has a 95% interval (Fisher's z,
     items taken as independent) no wider than ±`half_width`; an undefined `r` counts as 0."""
-    r = 0.0 if r is None or not math.isfinite(r) else min(abs(r), 0.999)
     n = 4
-    while (math.tanh(math.atanh(r) + z / math.sqrt(n - 3)) - math.tanh(math.atanh(r) - z / math.sqrt(n - 3))) / 2 \
-            > half_width:
+    while _half_width(r, n, z) > half_width:
         n += 1
     return n
 
 
+def _half_width(r: float, n: int, z: float = 1.96) -> float:
+    """Half the width of the 95% interval (Fisher's z) of a Pearson `r` on `n` > 3 items; an
+    undefined `r` counts as 0."""
+    r = 0.0 if r is None or not math.isfinite(r) else min(abs(r), 0.999)
+    return (math.tanh(math.atanh(r) + z / math.sqrt(n - 3)) - math.tanh(math.atanh(r) - z / math.sqrt(n - 3))) / 2
+
+
 def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET) -> str:
-    """"23 labeled; about N more for a 95% interval of ±0.10 on this figure (...)": the figure is
-    the judge's Pearson with the labels (`human`, indexed by item id) of `aspect`, counted as 0
-    while it is undefined (`labels_needed`)."""
+    """"23 labeled; about N more for a 95% interval of ±0.10 on the judge's Pearson with your
+    Natural labels (now 0.42)": the judge's Pearson with the labels (`human`, indexed by item id)
+    of `aspect`, taken as 0 while it cannot be computed (`labels_needed`). When the dataset has
+    fewer items than that needs, it says so, and how narrow all of them make it."""
     human = human.reindex(found.table.index).astype(float)
     labeled = int(human.notna().sum())
     if found.judge is None:
@@ -267,12 +273,15 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     judge = found.judge_scores()
     both = judge.notna() & human.notna()
     r = correlate("pearson", judge[both], human[both]) if both.sum() >= 3 else math.nan
-    figure = f"the judge's Pearson with your labels of {aspect}"
-    now = f"now {r:.2f}" if math.isfinite(r) else "not defined yet, counted as 0"
-    more = max(0, labels_needed(r, half_width) - labeled)
-    if not more:
-        return f"{labeled} labeled; a 95% interval of ±{half_width:.2f} on this figure is reached ({figure}, {now})"
-    return f"{labeled} labeled; about {more} more for a 95% interval of ±{half_width:.2f} on this figure ({figure}, {now})"
+    figure = (f"a 95% interval of ±{half_width:.2f} on the judge's Pearson with your {aspect} labels ("
+              + (f"now {r:.2f})" if math.isfinite(r) else "not computable yet, taken as 0)"))
+    needed, total = labels_needed(r, half_width), len(found.table)
+    if needed <= labeled:
+        return f"{labeled} labeled: enough for {figure}"
+    if needed <= total:
+        return f"{labeled} labeled; about {needed - labeled} more for {figure}"
+    reach = f"; all {total} give about ±{_half_width(r, total):.2f}" if total > 3 else ""
+    return f"{labeled} labeled; {figure} needs about {needed} labels, more than the {total} items here{reach}"
 
 
 # --- the learning curve ------------------------------------------------------------------------------
