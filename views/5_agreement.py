@@ -84,7 +84,7 @@ with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
 
-downloads = st.columns([1, 1, 4])
+downloads = st.columns([2, 3, 3])  # wide enough for the buttons' labels at a laptop's width
 downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
@@ -118,7 +118,7 @@ st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
            "an embedding similarity, BERTScore, the model's likelihood gain from the context) and the people themselves "
            "(one annotator against the others): each cell is the dataset protocol's correlation with its 95% interval.")
-lb_left, lb_right = st.columns([3, 1])
+lb_left, lb_right = st.columns([3, 2])
 lb_baselines = lb_left.multiselect(
     "Baselines", list(geval.OPTIONS.baselines), default=list(REPORT_BASELINES), key="agree_lb_baselines",
     help="'embedding' and 'bertscore' run a model on every response and grounding once, 'pmi' reads every "
