@@ -180,6 +180,15 @@ def test_two_versions_of_one_template_are_scored_in_one_run(monkeypatch, tmp_pat
     assert list(combos["ok"]) == [3, 3]
 
 
+def test_the_menu_offers_the_templates_written_for_these_items_and_says_how_many_it_leaves_out(monkeypatch,
+                                                                                                tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)  # Topical-Chat: turns with a fact, no persona, no summary
+    offered = at.multiselect(key="score_templates").options
+    assert any(o.startswith("topicalchat-coherence@") for o in offered)
+    assert not any(o.startswith(("personachat-", "summeval-", "dstc9-")) for o in offered)
+    assert re.search(r"\d+ other template versions \(prompts/ files, saved ones\) are not offered", texts(at))
+
+
 def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_path):
     file_version, edited = _versions()
     at = open_app(monkeypatch, tmp_path, PAGE)

@@ -22,9 +22,16 @@ if current is None:
 
 files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t in geval.Template.known()}
 saved = {t.label: t for t in store.template_versions()}
-available = {current.label: current}  # any version: the editor's, a file's, a saved one
+available = {current.label: current}  # any version: the editor's, a file's, a saved one (written for these items)
+chosen_before = st.session_state.get("score_templates") or []
+unfit = 0
 for label, template in {**files, **saved}.items():
-    available.setdefault(label, template)
+    if label in available:
+        continue
+    if label in chosen_before or template.fits(dataset.items):
+        available[label] = template
+    else:
+        unfit += 1
 comments = store.template_comments()
 state.follow_editor(current)
 state.keep_valid("score_templates", list(available))
@@ -41,6 +48,10 @@ labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two 
                         "scored one after the other)", list(available), default=[current.label],
                         format_func=_describe, key="score_templates", persist_state="session")
 templates = [available[label] for label in labels]
+if unfit:
+    st.caption(f"{unfit} other template versions (prompts/ files, saved ones) are not offered: they ask for what "
+               f"these items do not have (a persona, a document, items of another level). Open one on the Prompts "
+               "page to score it anyway.")
 
 left, right = st.columns(2)
 with left:

@@ -35,6 +35,7 @@ import hashlib
 import os
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import ClassVar
@@ -225,6 +226,14 @@ class Template:
     def diff(self, other: "Template") -> str:
         """A unified diff from this template's text to `other`'s, labelled with their versions."""
         return diff_templates(self, other)
+
+    def fits(self, items: Sequence[Item]) -> bool:
+        """Whether some of `items` (of the template's level, when it names one) fill every item
+        placeholder it needs: a Topical-Chat template fits the Topical-Chat items, a PersonaChat
+        one (its {{persona}}) or a SummEval one (its summaries) does not."""
+        needed = [name for name in self.placeholders if name in PLACEHOLDERS and name not in OPTIONAL]
+        return any((not self.level or item.level == self.level) and all(item.fields()[name] for name in needed)
+                   for item in items)
 
     def aspect(self, name: str) -> Aspect:
         """The aspect called `name` (any case)."""
