@@ -145,7 +145,7 @@ def sidebar_status() -> None:
     options = judge_options()
     st.caption("Dataset")
     st.text(current.summary() if current else "none loaded")
-    st.caption("Template")
+    st.caption("Template in the editor")
     st.text(tpl.label if tpl else "the editor's text does not parse")
     st.caption("Judge")
     st.text(judge_text(options))

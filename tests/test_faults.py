@@ -213,7 +213,7 @@ def test_the_score_page_shows_failures_and_a_restart_retries_only_them(monkeypat
 
     stub.configure("logprobs")
     at.run()
-    assert "3 items: 2 cached, 1 judge calls to make" in texts(at)
+    assert "3 items: 2 cached, 1 judge call to make" in texts(at)
     at.button(key="score_start").click().run()
     wait_for(at, lambda at: sum(s.value.startswith("Run ") for s in at.success) == 1
              and "2 cached" in next(s.value for s in at.success if s.value.startswith("Run ")))

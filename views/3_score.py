@@ -224,7 +224,7 @@ with st.expander("Runs on this dataset"):
         shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items"]].copy()
         for column in ("started", "finished"):
             shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
-        st.dataframe(shown, hide_index=True)
+        st.dataframe(shown.rename(columns={"started": "started (UTC)", "finished": "finished (UTC)"}), hide_index=True)
         if (runs["status"] == "crashed").any():
             st.caption("crashed: the run's process ended before it finished (killed, or the app was stopped). "
                        "Its finished judgments are kept: start the same run again to do the rest.")

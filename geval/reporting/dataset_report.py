@@ -397,8 +397,8 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
                                f"(system level: a bootstrap, {n_boot} resamples).",)))
     blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
                     "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
-                    "is seed 000's analysis (each aspect score mapped onto 0-1 by its scale, averaged, against human "
-                    "Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
+                    "is the analysis of a thesis that ran G-EVAL on FED and Topical-Chat (each aspect score mapped onto 0-1 "
+                    "by its scale, averaged, against human Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
                     "the ceiling: one annotator against the mean of the others."),
                Table(board.wide(supervised=False).drop(columns=["signature"]))]
     blocks += _supervised(board)

@@ -171,7 +171,7 @@ class Plan:
                 f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
         unread = (f" ({self.unscored} unscored answers among them: stored, not asked again; {ASK_AGAIN})"
                   if self.unscored else "")
-        return (f"{self.total} items: {self.cached} cached{unread}, {self.calls} judge calls to make "
+        return (f"{self.total} items: {self.cached} cached{unread}, {self.calls} judge call{'' if self.calls == 1 else 's'} to make "
                 f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
 
