@@ -306,7 +306,7 @@ def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stu
     area.fill(original.replace("Is the response naturally written?", "Is the response fluent?"))
     area.press("Control+Enter")
     wait_idle(tab)
-    alert(tab, "success", re.compile(rf"topicalchat-naturalness@(?!{file_version.version})[0-9a-f]{{12}} · "))
+    alert(tab, "success", re.compile(rf"topicalchat-naturalness@(?!{file_version.version})[0-9a-f]{{12}} parses · "))
     comment = tab.get_by_label(re.compile(r"^Comment \(what this version changes"))
     comment.fill("asks for fluency")
     comment.press("Enter")
