@@ -303,6 +303,8 @@ def test_a_verdict_from_too_few_groups_says_to_score_more():
     assert geval.reporting.verdict(c, "v1", "v2", "Natural") == (
         "Not decided on Natural: B − A = +0.120 on 20 items in 6 groups, but fewer than 10 groups give no interval "
         "to judge it by; score more groups.")
+    one = Comparison("pearson", 0.865, -0.588, -1.453, NAN, NAN, NAN, NAN, NAN, 4, 1, "")
+    assert "on 4 items in 1 group, but" in geval.reporting.verdict(one, "v1", "v2", "Natural")
 
 
 def test_a_verdict_where_one_side_has_no_correlation_does_not_ask_for_more_groups():

@@ -37,7 +37,8 @@ labels = list(by_label.index)
 state.keep_valid("agree_combos", labels)
 scored.variants_toggle(combos)
 chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
-                        default=[scored.default(combos)], key="agree_combos", format_func=scored.describe(combos),
+                        default=None if "agree_combos" in st.session_state else [scored.default(combos)],
+                        key="agree_combos", format_func=scored.describe(combos),
                         persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
