@@ -118,7 +118,7 @@ def _diff_defaults(labels: list[str], started_from: str | None) -> None:
 def _age(label: str) -> int:
     """How old a version is, by when it was stored (0: the newest); a prompts/ file never stored
     from this page, as the origin of its edits, is the oldest."""
-    saved = [t.label for t in store.template_versions()]  # newest first
+    saved = list(stored)  # read once at the top of the page, newest first
     return saved.index(label) if label in saved else len(saved)
 
 
