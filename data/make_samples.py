@@ -15,6 +15,8 @@ so the loaders in geval.loaders auto-detect a sample exactly as they detect the 
                                                                per-document protocol has enough groups
     dstc9_sample.json             dstc9_data.json              the first 20 dialogues of each of the 11 systems
                                                                (dict of parallel lists, file order)
+    summeval_sample_experts.json  alttest/summeval/            the three experts' own scores of the summaries
+                                  human_annotations.json       of summeval_sample.json (the loader joins them)
 
 Usage, from the repository root:
 
@@ -71,6 +73,15 @@ def summeval_sample(rows: list[dict], n_docs: int = N_SUMMEVAL_DOCS, n_systems: 
     return [row for row in rows if row["doc_id"] in docs and row["system_id"] in systems]
 
 
+def summeval_experts_sample(data: dict, source: Path) -> dict:
+    """The experts' scores ({expert: {"<doc>__<system>__<aspect>": score}}) of the summaries that
+    `summeval_sample` keeps, in the experts file's order."""
+    rows = summeval_sample(json.loads((source / "summeval.json").read_text("utf-8")))
+    kept = {f"{row['doc_id']}__{row['system_id']}" for row in rows}
+    return {expert: {instance: score for instance, score in scores.items() if instance.rsplit("__", 1)[0] in kept}
+            for expert, scores in data.items()}
+
+
 def dstc9_sample(data: dict, per_system: int = N_DSTC9_PER_SYSTEM) -> dict:
     """The dict of parallel lists cut to the first `per_system` dialogues of each system
     (by the 'models' list), keeping file order and every list of the source."""
@@ -90,6 +101,7 @@ SAMPLES = [
     ("fed_sample.json", "fed_data.json", fed_sample, 2),
     ("summeval_sample.json", "summeval.json", summeval_sample, 1),
     ("dstc9_sample.json", "dstc9_data.json", dstc9_sample, None),
+    ("summeval_sample_experts.json", "alttest/summeval/human_annotations.json", summeval_experts_sample, None),
 ]
 
 
@@ -99,7 +111,8 @@ def build(source: Path, out: Path) -> list[Path]:
     written = []
     for target_name, source_name, cut, indent in SAMPLES:
         data = json.loads((source / source_name).read_text("utf-8"))
-        text = json.dumps(cut(data), indent=indent, ensure_ascii=True) + "\n"
+        kept = cut(data, source) if cut is summeval_experts_sample else cut(data)
+        text = json.dumps(kept, indent=indent, ensure_ascii=True) + "\n"
         size = len(text.encode("utf-8"))
         if size > MAX_BYTES:
             raise SystemExit(f"{target_name}: {size} bytes, over the {MAX_BYTES}-byte limit")
@@ -114,12 +127,13 @@ def check(paths: list[Path]) -> None:
     """Load each sample with the app's loaders, when the geval package can be imported."""
     sys.path.insert(0, str(HERE.parent))
     try:
-        from geval.loaders import load_dataset
+        from geval import load_dataset
     except ImportError:
         print("geval not importable: samples written but not loaded")
         return
     for path in paths:
-        print(load_dataset(path).summary())
+        if not path.stem.endswith("_experts"):  # read by the SummEval sample's loader
+            print(load_dataset(path).summary())
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -303,7 +303,7 @@ def test_column_mapping_from_cli_pairs():
     [
         (["response"], "mapping 'response' should be ROLE=COLUMN, e.g. response=reply or score:Overall=overall"),
         (["reply=x", "score:O=o"], "mapping role 'reply' is unknown; use response, context, grounding, system, group, "
-                                   "level, score:ASPECT"),
+                                   "id, level, score:ASPECT"),
         (["score:O=o"], "the mapping needs response=COLUMN (the text being judged)"),
     ],
 )
@@ -328,7 +328,7 @@ BAD_FILES = [
     ("latin1.csv", b"reply,overall\nhi,2\ncaf\xe9,3\n", None,
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
-     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001); for your own table pass a column "
+     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations); for your own table pass a column "
      "mapping, e.g. --map response=reply --map score:Overall=overall"),
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
@@ -394,8 +394,8 @@ def test_a_mapping_needs_no_score_column():
     assert ColumnMapping.parse(["response=r"]).scores == {}
 
 
-def test_a_folder_is_not_a_dataset(tmp_path):
-    with pytest.raises(DatasetError, match="is a folder"):
+def test_a_folder_without_annotations_is_not_a_dataset(tmp_path):
+    with pytest.raises(DatasetError, match="a folder is read as annotations .* it has no human_annotations.json"):
         geval.load_dataset(tmp_path)
 
 

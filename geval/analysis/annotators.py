@@ -6,12 +6,13 @@ From every annotator's score kept on each item (`Item.human`):
 - leave-one-annotator-out correlation: annotator k's scores against the mean of the other
   annotators' scores on the same items, for each k, then the mean over k.
 
-"Annotator k" is the k-th score of each item: the public files do not say whether position
-k is the same person on every item. Alpha does not need that (it pairs scores within an
-item, whoever gave them); the leave-one-out correlation reads it as "one annotator against
-the others". Items with another number of scores than most have (a free-text score skipped
-on load, or an extra annotator) are left out of the leave-one-out correlation, and counted in
-the note.
+Annotators are told apart by id (`Item.ratings`): by name where the file names them (SummEval's
+experts, your labels), else "#k", the k-th score of each item (the USR and FED files do not say
+whether position k is the same person on every item). Alpha does not need that (it pairs scores
+within an item, whoever gave them); the leave-one-out correlation reads it as "one annotator
+against the others", on the items scored by the annotators who scored most items together;
+other items (a free-text score skipped on load, an extra annotator) are left out of it, and
+counted in the note.
 
 The judge is compared with the mean of all annotators, which is less noisy than one
 annotator: a judge can exceed the leave-one-out figure without being better than a person.
@@ -42,12 +43,15 @@ COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", 
 
 
 def annotator_matrix(items: list[Item], aspect: str) -> np.ndarray:
-    """Scores as an annotators x items array (NaN where an item has fewer scores)."""
-    width = max((len(item.human.get(aspect, ())) for item in items), default=0)
-    matrix = np.full((width, len(items)), np.nan)
-    for column, item in enumerate(items):
-        scores = item.human.get(aspect, ())
-        matrix[: len(scores), column] = scores
+    """Scores as an annotators x items array, a row per annotator (by id, `Item.ratings`, in
+    first-seen order), NaN where an annotator did not score an item."""
+    rated = [item.ratings(aspect) for item in items]
+    who = list(dict.fromkeys(name for ratings in rated for name in ratings))
+    matrix = np.full((len(who), len(items)), np.nan)
+    row = {name: index for index, name in enumerate(who)}
+    for column, ratings in enumerate(rated):
+        for name, score in ratings.items():
+            matrix[row[name], column] = score
     return matrix
 
 
@@ -161,17 +165,17 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows.append(_row(aspect, f"alpha ({level})", value, interval, len(scored), annotators,
                              interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
-        common, width = counts.most_common(1)[0][0], len(scored)
-        full = np.array([len(item.human[aspect]) == common for item in scored])
-        left = int((~full).sum())
-        sub, sub_groups = matrix[:common][:, full], groups[full]
+        panel, width = _panel(scored, aspect), len(scored)
+        full = np.array([set(item.ratings(aspect)) == set(panel) for item in scored])
+        common, left = len(panel), int((~full).sum())
+        sub, sub_groups = matrix[_rows(scored, aspect, panel)][:, full], groups[full]
         boot = leave_one_out_bootstrap(sub, Resamples(sub_groups, n_boot, seed))
         for metric in METRICS:
             value = leave_one_out(sub, metric)
             interval = percentile_interval(boot[metric]) if math.isfinite(value) and len(set(sub_groups)) >= MIN_GROUPS \
                 else (math.nan, math.nan)
-            notes = [f"{left} of {width} items left out: they have another number of scores than the "
-                     f"{common} most items have"] if left else []
+            notes = [f"{left} of {width} items left out: other annotators scored them than the "
+                     f"{common} who scored most items"] if left else []
             if not math.isfinite(value):
                 notes.insert(0, "undefined: an annotator's scores (or the others' mean) are constant")
             else:
@@ -179,6 +183,20 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows.append(_row(aspect, f"leave-one-out {metric}", value, interval, int(full.sum()), common,
                              "; ".join(filter(None, notes))))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _panel(items: list[Item], aspect: str) -> tuple[str, ...]:
+    """The annotators who scored the most items together (the most common set of them), in
+    first-seen order: the leave-one-out correlation reads the items they all scored."""
+    sets = Counter(frozenset(item.ratings(aspect)) for item in items)
+    panel = sets.most_common(1)[0][0]
+    return tuple(name for name in dict.fromkeys(n for item in items for n in item.ratings(aspect)) if name in panel)
+
+
+def _rows(items: list[Item], aspect: str, panel: tuple[str, ...]) -> list[int]:
+    """The rows of `panel`'s annotators in `annotator_matrix(items, aspect)`."""
+    order = list(dict.fromkeys(name for item in items for name in item.ratings(aspect)))
+    return [order.index(name) for name in panel]
 
 
 def _statistics() -> list[str]:

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from geval.bundled import CHECKOUT, bundled_dir
 from geval.data.items import LEVELS, Item
-from geval.data.layouts import LAYOUTS, dstc9, table
+from geval.data.layouts import LAYOUTS, annotations, dstc9, table
 from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
 from geval.data.selection import select_items
@@ -30,6 +30,8 @@ SHARED_DATA_DIR = CHECKOUT.parent / "shared" / "data"
 
 
 DATA_SUFFIXES = {".json", ".jsonl", ".csv"}
+#: The end of the name of a file that a dataset's loader reads beside it (SummEval's experts), not a dataset.
+EXPERTS = "_experts"
 
 
 def known_datasets() -> dict[str, Path]:
@@ -38,7 +40,7 @@ def known_datasets() -> dict[str, Path]:
     for folder in (DATA_DIR, Path(os.environ.get("GEVAL_SHARED_DATA") or SHARED_DATA_DIR)):
         if folder.is_dir():
             for path in sorted(folder.iterdir()):
-                if path.suffix in DATA_SUFFIXES and not path.name.startswith("."):
+                if path.suffix in DATA_SUFFIXES and not path.name.startswith(".") and not path.stem.endswith(EXPERTS):
                     found.setdefault(path.stem, path)
     return found
 
@@ -79,6 +81,8 @@ class Dataset:
     layout: str
     items: list[Item]
     skipped: Counter = field(default_factory=Counter)
+    #: A categorical aspect's categories (its labels are their indexes); aspects not named are scores.
+    categories: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def levels(self) -> list[str]:
@@ -89,6 +93,12 @@ class Dataset:
     def aspects(self) -> list[str]:
         """Every human-scored aspect, in first-seen order."""
         return list(dict.fromkeys(a for item in self.items for a in item.human))
+
+    @property
+    def annotators(self) -> list[str]:
+        """Every annotator who scored an item, by id, in first-seen order ("#k": the k-th score of
+        each item, in a file that does not name them)."""
+        return list(dict.fromkeys(who for item in self.items for aspect in item.human for who in item.ratings(aspect)))
 
     @property
     def groups(self) -> list[str]:
@@ -144,7 +154,20 @@ class Dataset:
         )
         if self.skipped:
             text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
-        return text
+        return text + annotators_note(self.annotators)
+
+
+def annotators_note(annotators: list[str]) -> str:
+    """How a dataset's annotators are told apart, for its summary ("" when none scored)."""
+    if not annotators:
+        return ""
+    if annotators == ["#1"]:
+        return "; one human score per item (one annotator's, or a mean: the file does not say)"
+    if all(who.startswith("#") for who in annotators):
+        return (f"; {len(annotators)} annotators by position: the k-th score of each item is annotator #k "
+                "(the file does not name them)")
+    named = ", ".join(annotators[:6]) + (", …" if len(annotators) > 6 else "")
+    return f"; {len(annotators)} annotators by name: {named}"
 
 
 def detect_layout(data: object) -> str | None:
@@ -169,6 +192,12 @@ def load_dataset(
     may also be the name of a dataset stored there (e.g. an upload): it is read from the store.
     """
     path = Path(path)
+    if path.is_dir():  # the alternative annotator test's release: a folder of annotations
+        folder, path = path, path / annotations.HUMAN_FILE
+        if not path.is_file():
+            raise DatasetError(f"{folder}: a folder is read as annotations ({annotations.HUMAN_FILE}, "
+                               f"{annotations.LLM_FILE}, {annotations.TEXTS_FILE}); it has no {annotations.HUMAN_FILE}")
+        name, layout = name or folder.name, layout or annotations.NAME
     if path.suffix == "" and path.name == str(path) and not path.exists():  # a name
         if path.name in known_datasets():  # a bundled or shared dataset
             path = known_datasets()[path.name]
@@ -191,14 +220,15 @@ def load_dataset(
             raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
         load, args = LAYOUTS[layout].load, (path, data, name)
     try:
-        items, skipped = load(*args)
+        items, skipped, *categories = load(*args)
     except RecursionError:  # e.g. a context cell holding JSON nested thousands deep
         raise DatasetError(f"{path}: a value is nested too deeply to read") from None
     except UnicodeEncodeError:  # a lone surrogate escape inside JSON held in a CSV cell
         raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
-    dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped)
+    dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
+                      categories=categories[0] if categories else {})
     if store is not None:
         store.save_dataset(dataset)
     return dataset

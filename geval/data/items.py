@@ -41,7 +41,10 @@ class Turn:
 class Item:
     """One thing a human scored: a response in context, a whole dialogue, or a summary.
 
-    `human` maps an aspect name (as the dataset spells it) to every annotator's score.
+    `human` maps an aspect name (as the dataset spells it) to every annotator's score;
+    `annotators` names who gave each of them, in the same order (an aspect it lacks: position k is
+    annotator "#k", as in files that list scores without names, e.g. USR's). `source_id` is the id
+    the file gives the item (its id column, SummEval's document and system), "" when it gives none.
     """
 
     id: str
@@ -53,6 +56,13 @@ class Item:
     system: str = ""
     group: str = ""
     human: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    annotators: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    source_id: str = ""
+
+    def ratings(self, aspect: str) -> dict[str, float]:
+        """Each annotator's score for `aspect`, by annotator id (empty when there is none)."""
+        scores = self.human.get(aspect, ())
+        return dict(zip(self.annotators.get(aspect) or positional(len(scores)), scores))
 
     def human_mean(self, aspect: str) -> float:
         """Mean of the annotators' scores for `aspect`, NaN when there are none."""
@@ -107,6 +117,8 @@ class Item:
             "system": self.system,
             "group_id": self.group,
             "human": json.dumps({k: list(v) for k, v in self.human.items()}),
+            "annotators": json.dumps({k: list(v) for k, v in self.annotators.items()}),
+            "source_id": self.source_id,
         }
 
     @classmethod
@@ -122,7 +134,14 @@ class Item:
             system=row["system"],
             group=row["group_id"],
             human={k: tuple(v) for k, v in json.loads(row["human"]).items()},
+            annotators={k: tuple(v) for k, v in json.loads(row.get("annotators") or "{}").items()},
+            source_id=row.get("source_id") or "",
         )
+
+
+def positional(n: int) -> tuple[str, ...]:
+    """The ids of `n` scores a file lists without naming who gave them: "#1" ... "#n"."""
+    return tuple(f"#{k}" for k in range(1, n + 1))
 
 
 def without_item(reason: str, item_id: str, dataset: str) -> str:
@@ -149,8 +168,13 @@ def make_item(
     system: str = "",
     group: str = "",
     human: dict[str, tuple[float, ...]] | None = None,
+    annotators: dict[str, tuple[str, ...]] | None = None,
+    source_id: str = "",
 ) -> Item:
-    """Build an Item whose id is derived from its content (not from file position)."""
+    """Build an Item whose id is derived from its content (not from file position); `annotators`
+    only for aspects whose scores are not simply "#1" ... "#n" in order."""
     context = tuple(context)
     ident = content_id(dataset, level, [[t.speaker, t.text] for t in context], response, grounding, system)
-    return Item(ident, dataset, level, context, response, grounding, system, group, dict(human or {}))
+    human = dict(human or {})
+    named = {a: tuple(ids) for a, ids in (annotators or {}).items() if a in human and tuple(ids) != positional(len(ids))}
+    return Item(ident, dataset, level, context, response, grounding, system, group, human, named, source_id)

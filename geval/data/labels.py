@@ -5,8 +5,8 @@ dataset's human scores: the human side every analysis reads.
 The human side of a dataset is one of HUMAN_SIDES:
 
 - "people": the dataset's own scores (the annotators' mean); labels are left out;
-- "you": the labels alone (each annotator one score; items without a label have no human score);
-- "both": the labels as more annotators beside the dataset's, on the items that have a label.
+- "you": the labels alone, each annotator's under their name (items without a label have no human score);
+- "both": the labels as more annotators, under their names, beside the dataset's, on the items that have a label.
 
 With no side chosen it is "people" when an item has a human score of its own, else "you".
 """
@@ -45,7 +45,7 @@ def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list
     """`items` with their human scores as the human `side` says (module docstring). `labels`
     are rows with item_id, aspect, annotator and score; a label's aspect is matched with the
     dataset's human aspect of the same name in any case (and keeps its own spelling otherwise).
-    Annotators are taken in name order, so that annotator k is the same person on every item."""
+    Each label's score is kept under its annotator's name (`Item.annotators`), after the dataset's own."""
     if side not in HUMAN_SIDES:
         raise LabelError(f"human side '{shown(side)}' is unknown; use one of {', '.join(HUMAN_SIDES)}")
     if side == "people":
@@ -57,13 +57,14 @@ def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list
         given.setdefault(label["item_id"], {}).setdefault(aspect, {})[label["annotator"]] = float(label["score"])
     merged = []
     for item in items:
-        mine = {aspect: tuple(scores[name] for name in sorted(scores)) for aspect, scores in
-                given.get(item.id, {}).items()}
+        mine = given.get(item.id, {})
         if side == "you":
-            human = mine
+            rated = {aspect: dict(sorted(scores.items())) for aspect, scores in mine.items()}
         else:
-            human = {aspect: (*item.human.get(aspect, ()), *scores) for aspect, scores in mine.items()}
-        merged.append(item if human == item.human else replace(item, human=human))
+            rated = {aspect: {**item.ratings(aspect), **dict(sorted(scores.items()))} for aspect, scores in mine.items()}
+        human = {aspect: tuple(scores.values()) for aspect, scores in rated.items()}
+        annotators = {aspect: tuple(scores) for aspect, scores in rated.items()}
+        merged.append(item if human == item.human else replace(item, human=human, annotators=annotators))
     return merged
 
 

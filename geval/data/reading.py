@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from geval.data.items import Item, Turn
+from geval.data.items import Item, Turn, positional
 from geval.errors import DatasetError, GevalError
 
 #: Python refuses to turn longer digit strings into an int; such a number is kept as its text.
@@ -171,20 +171,22 @@ def _unclosed_quote(lines: list[str]) -> int | None:
     return opened if state == "quoted" else None
 
 
-def numeric_scores(values: object, skipped: Counter, reason: str) -> tuple[float, ...]:
-    """Keep the numeric annotator scores from a value or list; count the rest in `skipped`.
+def numeric_scores(values: object, skipped: Counter, reason: str) -> tuple[tuple[float, ...], tuple[str, ...]]:
+    """The numeric annotator scores of a value or list, with who gave each: position k of a list is
+    annotator "#k", also when a value before it was skipped; the rest are counted in `skipped`.
 
     Free text such as "N/A (...)" is skipped and counted, never turned into a number.
     """
     values = values if isinstance(values, list) else [values]
-    kept = []
-    for value in values:
+    kept, who = [], []
+    for annotator, value in zip(positional(len(values)), values):
         number = as_number(value)
         if number is None:
             skipped[reason] += 1
         else:
             kept.append(number)
-    return tuple(kept)
+            who.append(annotator)
+    return tuple(kept), tuple(who)
 
 
 def as_number(value: object) -> float | None:

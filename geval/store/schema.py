@@ -144,9 +144,21 @@ def _schema_9(db: sqlite_utils.Database) -> None:
     db["datasets"].add_column("human_side", str)
 
 
+def _schema_10(db: sqlite_utils.Database) -> None:
+    """Annotators kept apart, and judges run elsewhere: an item says who gave each of its human
+    scores (`items.annotators`, JSON {aspect: [annotator id, ...]}; empty: by position, "#1" ...) and
+    the id its file gave it (`items.source_id`); a dataset names the categories of its categorical
+    aspects (`datasets.categories`, JSON {aspect: [category, ...]}). Judge scores imported from a
+    file (`geval judge import`) are judgments like any other, their call-less rows signed
+    `backend:imported` with the file's SHA-256. Rows stored before have none of these."""
+    db["items"].add_column("annotators", str)
+    db["items"].add_column("source_id", str)
+    db["datasets"].add_column("categories", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
-                                                                  9: _schema_9}
-SCHEMA_VERSION = 9
+                                                                  9: _schema_9, 10: _schema_10}
+SCHEMA_VERSION = 10

@@ -179,7 +179,8 @@ class Store:
             loaded = time.time()
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
-                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded},
+                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded,
+                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()})},
                 pk="name",
             )
             self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
@@ -210,7 +211,13 @@ class Store:
         if not items:
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
         return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
-                       skipped=Counter(json.loads(row[2] or "{}")))
+                       skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name))
+
+    def categories(self, name: str) -> dict[str, tuple[str, ...]]:
+        """The categories of a stored dataset's categorical aspects ({} when it has none, or is not stored)."""
+        with self.lock:
+            row = self.db.execute("SELECT categories FROM datasets WHERE name = ?", [name]).fetchone()
+        return {aspect: tuple(found) for aspect, found in json.loads((row and row[0]) or "{}").items()}
 
     def items(self, dataset: str) -> list[Item]:
         """A stored dataset's items, in file order, their human scores the dataset's human side

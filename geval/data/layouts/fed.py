@@ -10,6 +10,9 @@ from geval.data.reading import first_record_has, numeric_scores, require_list_of
 from geval.errors import DatasetError
 
 NAME = "fed"
+#: Who gave which score: the file lists each item's scores without naming the annotators.
+ANNOTATORS = ("position k of each list of scores is annotator #k (the file does not name them; a free-text "
+              "value skipped keeps its position)")
 
 
 def detect(data: object) -> bool:
@@ -40,17 +43,19 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
         annotations = record["annotations"]
         if not isinstance(annotations, dict):
             raise DatasetError(f"{path}: {where} field 'annotations' should be an object")
-        human = {a: numeric_scores(v, skipped, "non-numeric human scores (e.g. 'N/A')") for a, v in annotations.items()}
+        rated = {a: numeric_scores(v, skipped, "non-numeric human scores (e.g. 'N/A')") for a, v in annotations.items()}
         level = "turn" if "response" in record else "dialogue"
         response = parse_turn(text_field(path, record, "response", where)).text if level == "turn" else ""
         if level == "dialogue":
             dialogues.append((context, f"dlg-{len(dialogues):03d}"))
-        pending.append((index, level, context, response, str(record.get("system", "")), human))
+        pending.append((index, level, context, response, str(record.get("system", "")), rated))
     items = []
-    for index, level, context, response, system, human in pending:
+    for index, level, context, response, system, rated in pending:
         group = next((g for text, g in dialogues if text.startswith(context)), f"rec-{index:03d}")
         turns = [parse_turn(line) for line in context.split("\n") if line.strip()]
         items.append(
-            make_item(name, level, turns, response, "", system, group, {a: s for a, s in human.items() if s})
+            make_item(name, level, turns, response, "", system, group,
+                      {a: scores for a, (scores, _) in rated.items() if scores}, {a: who for a, (_, who) in rated.items()},
+                      source_id=str(index))
         )
     return items, skipped

@@ -26,6 +26,7 @@ ROLE_NAMES = {
     "system": ("system", "sys", "system_id", "model", "model_name", "bot"),
     "group": ("group", "group_id", "doc_id", "document_id", "dialogue_id", "dialog_id", "conversation_id",
               "context_id"),
+    "id": ("id", "item_id", "example_id", "instance_id", "uid"),
 }
 #: Numeric columns that are counters or ids, not human scores.
 NOT_A_SCORE = re.compile(r"(^|[_.\s-])(id|idx|index|position|row|turn|number|n)$", re.IGNORECASE)
@@ -45,6 +46,7 @@ class ColumnMapping:
     grounding: str | None = None
     system: str | None = None
     group: str | None = None
+    id: str | None = None  # the file's own id of each row: labels and imported judge scores may name items by it
     level: str = "turn"
     extra: dict = field(default_factory=dict)
 
@@ -61,12 +63,12 @@ class ColumnMapping:
             )
             if role.startswith("score:"):
                 scores[role.removeprefix("score:")] = column
-            elif role in {"response", "context", "grounding", "system", "group", "level"}:
+            elif role in {"response", "context", "grounding", "system", "group", "id", "level"}:
                 roles[role] = column
             else:
                 raise DatasetError(
                     f"mapping role '{shown(role)}' is unknown; "
-                    "use response, context, grounding, system, group, level, score:ASPECT"
+                    "use response, context, grounding, system, group, id, level, score:ASPECT"
                 )
         if "response" not in roles:
             raise DatasetError("the mapping needs response=COLUMN (the text being judged)")
@@ -74,7 +76,7 @@ class ColumnMapping:
 
     def columns(self) -> dict[str, str]:
         """role -> column for every mapped column."""
-        roles = {r: getattr(self, r) for r in ("response", "context", "grounding", "system", "group")}
+        roles = {r: getattr(self, r) for r in ("response", "context", "grounding", "system", "group", "id")}
         roles.update({f"score:{a}": c for a, c in self.scores.items()})
         return {r: c for r, c in roles.items() if c}
 
@@ -120,6 +122,7 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 system=_text(value_at(row, mapping.system)) if mapping.system else "",
                 group=_text(value_at(row, mapping.group)) if mapping.group else f"row-{index:05d}",
                 human=human,
+                source_id=_text(value_at(row, mapping.id)) if mapping.id else "",
             )
         )
     return items, skipped
@@ -154,7 +157,7 @@ def flatten(record: dict, prefix: str = "") -> dict[str, object]:
 class TablePreview:
     """A table file's first records, flattened (nested objects as dotted columns), and a
     suggested mapping: `suggested` names a column per role (response, context, grounding,
-    system, group) where one is named like it (the response: else the first text column not named
+    system, group, id) where one is named like it (the response: else the first text column not named
     like another role),
     `scores` the numeric columns left."""
 
@@ -181,6 +184,10 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     named_for_others = {_named(texts, names) for role, names in ROLE_NAMES.items() if role != "response"}
     suggested: dict[str, str] = {}
     for role, names in ROLE_NAMES.items():
+        if role == "id":  # numbers or text, named exactly so ("video_id" is not the row's id)
+            found = next((c for name in names for c in columns if c.lower() == name), None)
+            suggested.update({role: found} if found else {})
+            continue
         free = [c for c in texts if c not in suggested.values()]
         found = _named(free, names)
         if found is None and role == "response":  # the first text column not named like another role

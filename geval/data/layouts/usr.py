@@ -21,7 +21,8 @@ def detect(data: object) -> bool:
 
 
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
-    """One turn-level item per response; the group is the context it answers."""
+    """One turn-level item per response; the group is the context it answers. Its id in the file
+    (`source_id`) is "<context>/<response>", both counted from 0."""
 
     def responses(index: int, record: dict, where: str, skipped: Counter) -> list[Item]:
         turns = alternating_turns(text_field(path, record, "context", where).split("\n"), "A", "B")
@@ -33,11 +34,8 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
         for r_index, scored in enumerate(record["responses"]):
             if not isinstance(scored, dict) or "response" not in scored:
                 raise DatasetError(f"{path}: {where} response {r_index} lacks field 'response'")
-            human = {
-                aspect: numeric_scores(values, skipped, "non-numeric human scores")
-                for aspect, values in scored.items()
-                if aspect not in NOT_ASPECTS
-            }
+            rated = {aspect: numeric_scores(values, skipped, "non-numeric human scores")
+                     for aspect, values in scored.items() if aspect not in NOT_ASPECTS}
             items.append(make_item(
                 dataset=name,
                 level="turn",
@@ -46,7 +44,9 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter]:
                 grounding=fact,
                 system=str(scored.get("model", "")),
                 group=f"ctx-{index:03d}",
-                human={a: s for a, s in human.items() if s},
+                human={a: scores for a, (scores, _) in rated.items() if scores},
+                annotators={a: who for a, (_, who) in rated.items()},
+                source_id=f"{index}/{r_index}",
             ))
         return items
 
