@@ -76,8 +76,8 @@ def test_items_with_fewer_scores_are_left_out_of_leave_one_out_and_counted():
     table = annotator_agreement(items_from(THREE + [(2.0, 1.0)]), n_boot=N_BOOT).set_index("statistic")
     row = table.loc["leave-one-out pearson"]
     assert row["items"] == 5
-    assert row["note"].startswith("1 of 6 items left out: they have another number of scores than the 3 most items "
-                                  "have; ")
+    assert row["note"].startswith("1 of 6 items left out: other annotators scored them than the 3 who scored most "
+                                  "items; ")
     more = annotator_agreement(items_from(THREE + [(2.0, 1.0, 3.0, 1.0)]), n_boot=N_BOOT).set_index("statistic")
     assert more.loc["leave-one-out pearson", "note"].startswith("1 of 6 items left out")  # more scores: out too
     assert table.loc["alpha (interval)", "items"] == 6  # alpha takes every pairable score
