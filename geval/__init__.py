@@ -35,6 +35,7 @@ _PUBLIC = {
     "disagreements": "geval.analysis.disagreement", "leaderboard": "geval.analysis.leaderboard",
     "tune": "geval.tuning.search",
     "labeling": "geval.analysis",  # your own labels: geval.labeling.learning_curve ...
+    "alttest": "geval.analysis",  # can the judge replace an annotator? geval.alttest.run ..., judges made elsewhere
     "report": "geval.reporting",
     "reporting": "geval",  # the figures and tables the app draws: geval.reporting.scatter_figure ...
 }
@@ -45,7 +46,7 @@ __all__ = [
     "Template", "make_judge",
     "Store",
     "score", "plan", "generate_steps", "batch",
-    "agree", "compare", "disagreements", "leaderboard", "tune", "labeling",
+    "agree", "compare", "disagreements", "leaderboard", "tune", "labeling", "alttest",
     "report", "reporting",
 ]
 

@@ -118,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.set_defaults(run=cmd_runs)
 
     _labels_commands(commands)
+    _judge_commands(commands)
 
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
@@ -547,6 +548,108 @@ def cmd_agree(args) -> None:
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+
+
+# --- judges made elsewhere, and whether a judge can replace an annotator ------------------------
+
+
+def _judge_commands(commands) -> None:
+    """`judge import` (scores made elsewhere, stored as judge rows) and `alttest` (the alternative
+    annotator test: can the judge replace an annotator?)."""
+    judge = commands.add_parser("judge", help="judges run elsewhere: import their scores beside the app's own")
+    judge.set_defaults(group=judge)
+    sub = judge.add_subparsers(title="judge commands")
+    imported = sub.add_parser("import", help="import a judge's scores from a .csv, .json or .jsonl file keyed by item id "
+                                             "(or every judge of a {judge: {item: score}} file)")
+    imported.add_argument("file")
+    imported.add_argument("--dataset", required=True, help="the dataset the scores are of (stored name, or a file or "
+                                                           "known dataset, loaded first)")
+    imported.add_argument("--name", help="the judge's name (default: the file's name; in a {judge: ...} file, import "
+                                         "only this one)")
+    imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
+    imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
+                          help="the scores' scale (default: the range of the people's scores of the aspect)")
+    _store_argument(imported)
+    imported.set_defaults(run=cmd_judge_import)
+
+    alt = commands.add_parser("alttest", help="can the judge replace an annotator? the alternative annotator test "
+                                              "(Calderon et al., ACL 2025)")
+    alt.add_argument("dataset", help="dataset name as stored, a dataset file, or a folder of the test's release "
+                                     "(human_annotations.json; its llm_annotations.json imported as judges)")
+    alt.add_argument("--judge", action="append", help="only judges whose name contains this (repeatable)")
+    alt.add_argument("--aspect", action="append", help="only this human aspect (repeatable)")
+    alt.add_argument("--epsilon", type=float, help="the judge's cost-benefit margin (default: --annotators')")
+    alt.add_argument("--annotators", choices=list(geval.alttest.EPSILONS), default="skilled",
+                     help="who the annotators are, for the default epsilon: "
+                          + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items()))
+    alt.add_argument("--alignment", choices=list(geval.alttest.ALIGNMENTS),
+                     help="default: accuracy for categories, neg-rmse for scores")
+    alt.add_argument("--reading", choices=list(geval.alttest.READINGS), default="mode",
+                     help="how a G-EVAL judge's score is read: " + "; ".join(
+                         f"{k}: {v}" for k, v in geval.alttest.READINGS.items()))
+    alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
+    _store_argument(alt)
+    alt.set_defaults(run=cmd_alttest)
+
+
+def _scale(text: str) -> tuple[float, float]:
+    low, sep, high = text.partition("-")
+    try:
+        scale = (float(low), float(high))
+    except ValueError:
+        scale = None
+    if not sep or scale is None or not scale[0] < scale[1]:
+        raise argparse.ArgumentTypeError(f"{text!r}: give the lowest and highest score, e.g. 1-5")
+    return scale
+
+
+def _dataset_in(store: geval.Store, name: str) -> str:
+    """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`."""
+    return name if name in store.dataset_names() else geval.load_dataset(name, store=store).name
+
+
+def cmd_judge_import(args) -> None:
+    store = geval.Store(args.store)
+    dataset = _dataset_in(store, args.dataset)
+    for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale):
+        what = "already imported: nothing changed" if done.already else \
+            f"{done.items} items, {', '.join(done.aspects)}" + (f", {done.unscored} without a score" if done.unscored else "")
+        print(f"{done.name}: {what} (template {done.template_version}; {done.signature})")
+
+
+def cmd_alttest(args) -> None:
+    store = geval.Store(args.store)
+    folder = Path(args.dataset)
+    dataset = _dataset_in(store, args.dataset)
+    if folder.is_dir() and (folder / "llm_annotations.json").is_file():
+        geval.alttest.import_judge(store, dataset, folder / "llm_annotations.json")
+    epsilon = args.epsilon if args.epsilon is not None else geval.alttest.EPSILONS[args.annotators]
+    combos = store.combos(dataset)
+    if args.judge:
+        combos = combos[[any(j.lower() in label.lower() for j in args.judge) for label in combos["label"]]]
+        if combos.empty:
+            raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
+    pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
+    results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading)
+    others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
+                                                                        args.alignment, reading)}
+              for reading in geval.alttest.READINGS if reading != args.reading}
+    print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} (Benjamini-Yekutieli), at least "
+          f"{geval.alttest.MIN_ITEMS} items per annotator and {geval.alttest.MIN_PER_ITEM} annotators per item")
+    for result in results:
+        passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
+        beside = "" if result.reading == "as imported" else " (read as " + result.reading + "; " + ", ".join(
+            f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
+            for reading in others) + ")"
+        print(f"{result.judge} · {result.aspect}: winning rate {result.winning_rate:.2f}, advantage probability "
+              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items")
+        if not args.brief:
+            print("  " + result.verdict())
+            print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
+
+
+def _indented(text: str) -> str:
+    return "\n".join("    " + line for line in text.splitlines())
 
 
 # --- leaderboard and report (issue 5) ----------------------------------------------------------

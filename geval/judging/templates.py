@@ -21,7 +21,9 @@ them, and none for an aspect the header does not declare (the answer is read by 
 `kind` says how the judge is asked (see `geval.judging.layouts`): "form" (the default, as
 above), "checklist" (each aspect's `questions` asked one by one as yes/no questions through
 {{question}}; the aspect's score is the mean P(yes) on its scale), or "batch" (all items of a
-group listed in {{responses}} and scored in turn, in `orders` orders that are averaged). Any
+group listed in {{responses}} and scored in turn, in `orders` orders that are averaged); or
+"imported": never asked, the record of a judge's scores made elsewhere and imported from a file
+(`geval.scoring.imports`), whose body says so. Any
 kind may show scored examples of other groups in {{examples}}: an `[examples]` table with
 k, select ("random", "stratified" or "nearest") and seed.
 
@@ -68,7 +70,7 @@ KNOWN = {
 }
 OPTIONAL = {"context", "dialogue", STEPS}  # may render empty (a first turn has no context)
 HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset", "kind", "orders", "examples"}
-KINDS = ("form", "checklist", "batch")
+KINDS = ("form", "checklist", "batch", "imported")
 #: A checklist question's answers, lowest first: "No" reads as 0, "Yes" as 1.
 ANSWERS = ("No", "Yes")
 #: Marks a part of an aspect in storage keys: a checklist question ("naturalness#q2"), an order ("naturalness#order1").
@@ -85,6 +87,8 @@ class Aspect:
 
     `labels` are words the judge answers with instead of numbers, lowest first (a checklist
     question: ("No", "Yes") on 0-1). `questions` are a checklist aspect's yes/no questions.
+    `categories` make the aspect categorical (a judge's scores imported from elsewhere, e.g.
+    MT-Bench's model_a / model_b / tie): its scores are their indexes, min 0 and max the last.
     """
 
     name: str
@@ -93,10 +97,18 @@ class Aspect:
     human: str = ""
     labels: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
 
     def __post_init__(self):
         """Refuse what a judge cannot read: each score must be one digit (0 <= min < max <= 9),
-        or one of `labels`, whether the aspect comes from a template file or is built in code."""
+        or one of `labels`, whether the aspect comes from a template file or is built in code
+        (categories: their indexes 0 .. n - 1)."""
+        if self.categories:
+            if (self.min, self.max) != (0, len(self.categories) - 1) or len(set(self.categories)) < 2 \
+                    or len(set(self.categories)) != len(self.categories):
+                raise TemplateError(f"aspect '{shown(self.name)}' categories should be 2 or more different names, "
+                                    "scored 0 (the first) to the number of them less one")
+            return
         if not _one_line(self.name):
             raise TemplateError(f"aspect name {shown(repr(self.name))} should be one line of text")
         if PART in self.name:
@@ -174,7 +186,7 @@ class Template:
     text: str
     source: str = "<text>"
     level: str = ""  # the item level it is written for (turn, dialogue, summary), if any
-    kind: str = "form"  # how the judge is asked: "form", "checklist" or "batch" (KINDS)
+    kind: str = "form"  # how the judge is asked: "form", "checklist", "batch", or "imported": never (KINDS)
     orders: int = 1  # batch: how many orders of the group's items are asked and averaged
     examples: Examples | None = None  # few-shot examples shown in {{examples}}
 
@@ -350,6 +362,9 @@ def _check_kind(template: Template) -> None:
     if template.kind == "checklist" and len(asked) < len(template.aspects):
         missing = next(a.name for a in template.aspects if not a.questions)
         raise TemplateError(f"{source}: aspect '{missing}' has no questions = [...]; a checklist asks each aspect's questions")
+    if template.kind != "imported" and any(a.categories for a in template.aspects):
+        raise TemplateError(f"{source}: categories are for the scores of a judge imported from a file "
+                            "(kind = \"imported\"); a judge asked by a prompt answers on a scale of digits")
     if template.kind != "checklist" and asked:
         raise TemplateError(f"{source}: aspect '{asked[0]}' has questions, which only a kind = \"checklist\" template asks")
     if template.orders != 1 and template.kind != "batch":
@@ -492,16 +507,17 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
         if not _one_line(spec["name"]):
             raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(spec['name']))} should be one line of text")
-        unknown = sorted(set(spec) - {"name", "min", "max", "human", "questions"})
+        unknown = sorted(set(spec) - {"name", "min", "max", "human", "questions", "categories"})
         if unknown:
             raise TemplateError(f"{source}: aspect {index + 1} has unknown key(s) {', '.join(map(shown, unknown))}; "
-                                "known: name, min, max, human, questions")
+                                "known: name, min, max, human, questions, categories")
         questions = spec.get("questions", [])
         if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
             raise TemplateError(f"{source}: aspect {index + 1} questions should be a list of texts")
         try:
             aspects.append(Aspect(spec["name"], spec["min"], spec["max"], spec.get("human", ""),
-                                  questions=tuple(q.strip() for q in questions)))
+                                  questions=tuple(q.strip() for q in questions),
+                                  categories=tuple(map(str, spec.get("categories", ())))))
         except TemplateError as exc:
             raise TemplateError(f"{source}: {exc}") from None
     if len({a.key for a in aspects}) != len(aspects):

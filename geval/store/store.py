@@ -317,6 +317,14 @@ class Store:
                 self.db["templates"].update(template.version, {"comment": comment})
         return template.version
 
+    def save_imported(self, judges: list[tuple[Template, list[dict]]]) -> None:
+        """Keep judges imported from a file (`geval.scoring.imports`): each one's template version
+        of kind "imported" and its judgment rows, all in one transaction."""
+        with self._write():
+            for template, rows in judges:
+                self.save_template(template)
+                self._upsert_judgments(rows)
+
     def template_comments(self) -> dict[str, str]:
         """version -> comment, for the saved versions that have one."""
         with self.lock:
@@ -531,7 +539,10 @@ class Store:
         names = [f"{t} ({comments[v]})" if v in comments else t for t, v in zip(frame["template"],
                                                                             frame["template_version"])]
         frame["label"] = [f"{n} · {m}" for n, m in zip(names, frame["model"])]
-        frame["label"] = told_apart(list(frame["label"]), [json.loads(t) for t in frame["signature_json"]], short)
+        fields = [json.loads(text) for text in frame["signature_json"]]
+        frame["label"] = [f"{f['model']} (imported from {f.get('file', 'a file')})" if f.get("backend") == "imported"
+                          else label for label, f in zip(frame["label"], fields)]
+        frame["label"] = told_apart(list(frame["label"]), fields, short)
         frame["searched"] = frame["template"].str.contains(VARIANT, regex=False)  # a prompt search's variant
         files = {t.version for t in list_templates(PROMPTS_DIR)}
         with self.lock:

@@ -1,0 +1,301 @@
+"""Can the judge replace an annotator? The alternative annotator test (Calderon, Reichart & Dror,
+"The Alternative Annotator Test for LLM-as-a-Judge", ACL 2025, arXiv 2501.10970).
+
+Each annotator is left out in turn; on every item they scored, who represents the remaining
+annotators better, the judge or the left-out person, is read by an alignment score (`accuracy`:
+the share of the others who gave the same label; `neg-rmse`: minus the root mean squared
+difference from the others' scores; `rank`: the same on each one's ranks of the items). Per item,
+the judge "wins" when its alignment is at least the person's, and the person when theirs is at
+least the judge's (a tie counts for both). Per annotator, a one-sided t-test of the paired
+indicators asks whether the person's advantage is below `epsilon`, the cost-benefit margin a
+judge is granted (the paper's guidance: .2 for experts, .15 for skilled annotators, .1 for crowd
+workers); Benjamini-Yekutieli across annotators at q = .05. The **winning rate** is the share of
+annotators whose test rejects: the judge passes at .5 or more. The **advantage probability** is
+the mean over annotators of how often the judge is at least as good as the person: it compares
+judges.
+
+The paper's conditions: items with at least two annotators (the left-out one and one other),
+annotators with at least 30 items (fewer: the t-test's normality is not to be trusted; the paper
+recommends labeling more, or a Wilcoxon signed-rank test); three or more annotators (with two the
+test only asks which of the two the judge is nearer). Where they do not hold, `verdict` says what
+is missing instead of deciding.
+
+A G-EVAL judge's score is a probability-weighted mean, a continuous value, while people give whole
+scores and often agree exactly; a tie counts for both sides, so how the judge is read decides the
+outcome. The test reads it on the annotators' own scale by default, as its most probable score
+(`READINGS`); the others are shown beside it (docs/statistics.md).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from geval.analysis.agreement import human_aspect_for, judge_scores
+from geval.analysis.held_out import held_out, searched_versions
+from geval.errors import GevalError
+from geval.scoring.imports import Imported, JudgeImportError, import_judge
+from geval.store import Store
+
+__all__ = ["ALIGNMENTS", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
+           "JudgeImportError", "alt_test", "benjamini_yekutieli", "import_judge", "run", "summary"]
+
+ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
+              "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
+              "rank": "minus the root mean squared difference of ranks (each one's ranks of the items, 0-1)"}
+#: The paper's cost-benefit margin by who the annotators are.
+EPSILONS = {"experts": 0.2, "skilled": 0.15, "crowd": 0.1}
+READINGS = {"mode": "its most probable score (on the annotators' scale)",
+            "rounded": "its probability-weighted mean rounded to the scale",
+            "continuous": "its probability-weighted mean as it is"}
+Q = 0.05
+MIN_ITEMS = 30
+MIN_PER_ITEM = 2
+MIN_ANNOTATORS = 3
+
+
+class AltTestError(GevalError):
+    """The alternative annotator test cannot be run as asked (an unknown alignment, a numeric
+    alignment on categories, no judge or no annotator)."""
+
+
+@dataclass
+class Annotator:
+    """One left-out annotator: the items compared, how often the judge and the person won (a tie
+    counts for both), the one-sided p-value, and whether Benjamini-Yekutieli rejects it (the judge
+    "beats" this annotator). `tested` is False below the items the t-test needs."""
+
+    name: str
+    items: int
+    judge_wins: float
+    person_wins: float
+    p: float
+    rejected: bool = False
+    tested: bool = True
+
+
+@dataclass
+class AltTest:
+    """The test of one judge against the annotators of one aspect: its settings, the winning rate,
+    the advantage probability, each annotator's line, and the verdict in words (`passed` is None
+    when the conditions above do not hold: `missing` says what is missing)."""
+
+    epsilon: float
+    alignment: str
+    annotators: list[Annotator]
+    items: int
+    dropped: int  # items with fewer than MIN_PER_ITEM annotators (or no judge score), left out
+    q: float = Q
+    judge: str = ""
+    aspect: str = ""
+    reading: str = ""
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def tested(self) -> list[Annotator]:
+        """The annotators with enough items for the t-test."""
+        return [a for a in self.annotators if a.tested]
+
+    @property
+    def winning_rate(self) -> float:
+        """The share of tested annotators the judge beats (NaN when none is tested)."""
+        tested = self.tested
+        return sum(a.rejected for a in tested) / len(tested) if tested else math.nan
+
+    @property
+    def advantage_probability(self) -> float:
+        """The mean over tested annotators of the share of items where the judge is at least as good."""
+        tested = self.tested
+        return float(np.mean([a.judge_wins for a in tested])) if tested else math.nan
+
+    @property
+    def passed(self) -> bool | None:
+        """Whether the judge passes (winning rate >= .5); None when the test's conditions do not hold."""
+        return None if self.missing else bool(self.winning_rate >= 0.5)
+
+    def verdict(self) -> str:
+        """One sentence: what was decided, and under which conditions (or what is missing)."""
+        who = f"{self.judge} " if self.judge else "The judge "
+        counts = f"{sum(a.rejected for a in self.tested)} of {len(self.tested)} annotators"
+        if self.missing:
+            return (f"No verdict for {who.strip() or 'the judge'}: " + "; ".join(self.missing) + ".")
+        outcome = "can replace" if self.passed else "cannot be shown to replace"
+        return (f"{who}{outcome} an annotator here: it beats {counts} (winning rate {self.winning_rate:.2f}, "
+                f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
+                f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items; it is at "
+                f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability).")
+
+    def table(self) -> pd.DataFrame:
+        """One row per annotator: items, judge wins, person wins, p, whether BY rejects."""
+        return pd.DataFrame([{"annotator": a.name, "items": a.items, "judge wins": a.judge_wins,
+                              "person wins": a.person_wins, "p": a.p,
+                              "judge beats": ("yes" if a.rejected else "no") if a.tested else
+                              f"not tested (fewer than {MIN_ITEMS} items)"} for a in self.annotators])
+
+
+def alt_test(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object], alignment: str = "accuracy",
+             epsilon: float = 0.15, q: float = Q, min_items: int = MIN_ITEMS, min_per_item: int = MIN_PER_ITEM,
+             ranks_from: Mapping[str, Mapping[str, float]] | None = None) -> AltTest:
+    """The test of `judge` ({item: label}) against `people` ({annotator: {item: label}}), both on
+    the same scale. Items with fewer than `min_per_item` annotators, or without a judge label, are
+    left out; annotators with fewer than `min_items` items are not tested (as the paper does).
+    `alignment`: ALIGNMENTS (`rank` ranks each one's labels over the items they labeled)."""
+    if alignment not in ALIGNMENTS:
+        raise AltTestError(f"alignment '{alignment}' is unknown; use one of {', '.join(ALIGNMENTS)}")
+    if alignment == "rank":
+        people, judge = _ranks(people, judge)
+        alignment_of = _neg_rmse
+    else:
+        alignment_of = _accuracy if alignment == "accuracy" else _neg_rmse
+    raters: dict[str, list[str]] = {}
+    for name, labels in people.items():
+        for item in labels:
+            raters.setdefault(item, []).append(name)
+    kept = {item for item, names in raters.items() if len(names) >= min_per_item and _present(judge.get(item))}
+    annotators, p_values = [], []
+    for name, labels in people.items():
+        items = [item for item in labels if item in kept]
+        judge_wins, person_wins = [], []
+        for item in items:
+            others = [people[other][item] for other in raters[item] if other != name]
+            person, machine = alignment_of(labels[item], others), alignment_of(judge[item], others)
+            judge_wins.append(machine >= person)
+            person_wins.append(person >= machine)
+        tested = len(items) >= min_items
+        p = _one_sided_p(np.array(person_wins, float) - np.array(judge_wins, float), epsilon) if tested else math.nan
+        annotators.append(Annotator(str(name), len(items), float(np.mean(judge_wins)) if items else math.nan,
+                                    float(np.mean(person_wins)) if items else math.nan, p, tested=tested))
+        if tested:
+            p_values.append(p)
+    for index in benjamini_yekutieli(p_values, q):
+        [a for a in annotators if a.tested][index].rejected = True
+    result = AltTest(epsilon, alignment, annotators, len(kept), len(raters) - len(kept), q)
+    result.missing = _missing(result, len(people), min_items)
+    return result
+
+
+def benjamini_yekutieli(p_values: Sequence[float], q: float = Q) -> list[int]:
+    """The indexes of the p-values the Benjamini-Yekutieli step-up procedure rejects at FDR `q`
+    (valid under any dependence); a NaN p-value is never rejected."""
+    p = np.asarray(p_values, dtype=float)
+    m = len(p)
+    if not m:
+        return []
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    thresholds = np.arange(1, m + 1) / m * q / np.sum(1.0 / np.arange(1, m + 1))
+    below = np.flatnonzero(p[order] <= thresholds)
+    return sorted(order[: below[-1] + 1].tolist()) if len(below) else []
+
+
+def _one_sided_p(differences: np.ndarray, epsilon: float) -> float:
+    """p of the one-sided t-test that the mean of person-minus-judge indicators is below `epsilon`
+    (as scipy gives it: 0 when they do not vary and lie below it, NaN when they all equal it)."""
+    with np.errstate(divide="ignore", invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return float(stats.ttest_1samp(differences, epsilon, alternative="less").pvalue)
+
+
+def _accuracy(label: object, others: list[object]) -> float:
+    return float(np.mean([label == other for other in others]))
+
+
+def _neg_rmse(label: object, others: list[object]) -> float:
+    return -math.sqrt(float(np.mean([(float(label) - float(other)) ** 2 for other in others])))
+
+
+def _present(value: object) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _ranks(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object]):
+    """Each annotator's and the judge's labels replaced by their ranks over the items they labeled,
+    scaled to 0-1 (ties share their mean rank), so that annotators of different items compare."""
+    def ranked(labels: Mapping[str, object]) -> dict[str, float]:
+        items = [item for item, value in labels.items() if _present(value)]
+        if len(items) < 2:
+            return {item: 0.5 for item in items}
+        order = stats.rankdata([float(labels[item]) for item in items])
+        return dict(zip(items, (order - 1) / (len(items) - 1)))
+    return {name: ranked(labels) for name, labels in people.items()}, ranked(judge)
+
+
+def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
+    """What the paper's conditions lack, each with what it recommends (empty when they hold)."""
+    missing = []
+    if annotators < MIN_ANNOTATORS:
+        missing.append(f"{annotators} annotator{'s' if annotators != 1 else ''} (the test needs at least 2, and with 2 "
+                       "it only asks which of the two the judge is nearer: the paper recommends 3 or more)")
+    if not result.tested:
+        most = max((a.items for a in result.annotators), default=0)
+        missing.append(f"fewer than {min_items} items per annotator (most: {most}): the t-test needs {min_items} or "
+                       "more; the paper recommends labeling more items (or a Wilcoxon signed-rank test meanwhile)")
+    return missing
+
+
+def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None, aspects: Sequence[str] | None = None,
+        epsilon: float = EPSILONS["skilled"], alignment: str | None = None, reading: str = "mode", q: float = Q,
+        min_items: int = MIN_ITEMS) -> list[AltTest]:
+    """The test of each scored combination (template version, signature; default: every one on
+    `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
+    `aspects`), against the dataset's annotators as its human side has them (your labels each under
+    your annotator's name). A G-EVAL judge is read as `reading` (READINGS); a judge imported from a
+    file as it was imported. `alignment` defaults to accuracy for a categorical aspect and neg-rmse
+    for scores. Read without the groups a prompt search chose a version on, as every table is."""
+    if reading not in READINGS:
+        raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
+    found = store.combos(dataset)
+    if combos is None:
+        found = found[~found["searched"]]
+    else:
+        wanted = set(map(tuple, combos))
+        found = found[[(v, s) in wanted for v, s in zip(found["template_version"], found["signature"])]]
+    if found.empty:
+        raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
+                           "(python -m geval judge import FILE --dataset ...)")
+    categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
+    results = []
+    for combo in found.itertuples():
+        imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
+        items, _ = held_out(every, [combo.template_version], searched)
+        scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
+                              "wmean" if imported or reading != "mode" else "argmax", items=items)
+        human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+        for key in scored.scores.columns:
+            human = human_aspect_for(scored.template, key, human_aspects)
+            if human is None or (aspects and human not in aspects):
+                continue
+            chosen = alignment or ("accuracy" if human in categories else "neg-rmse")
+            if human in categories and chosen != "accuracy":
+                raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
+                                   "alignment reads categories")
+            values = scored.scores[key].astype(float)
+            if reading == "rounded" and not imported:
+                low, high = scored.scales[key]
+                values = values.round().clip(low, high)
+            people: dict[str, dict[str, float]] = {}
+            for item in items:
+                for name, score in item.ratings(human).items():
+                    people.setdefault(name, {})[item.id] = score
+            result = alt_test(people, values.dropna().to_dict(), chosen, epsilon, q, min_items)
+            result.judge, result.aspect = combo.label, human
+            result.reading = "as imported" if imported else reading
+            results.append(result)
+    return results
+
+
+def summary(results: Sequence[AltTest]) -> pd.DataFrame:
+    """One row per judge and aspect, ranked by advantage probability: the judge, aspect, reading,
+    items, annotators tested, winning rate, passed, advantage probability, verdict."""
+    rows = [{"judge": r.judge, "aspect": r.aspect, "reading": r.reading, "alignment": r.alignment,
+             "epsilon": r.epsilon, "items": r.items, "annotators": len(r.tested), "winning rate": r.winning_rate,
+             "passed": {True: "yes", False: "no", None: "no verdict"}[r.passed],
+             "advantage probability": r.advantage_probability, "verdict": r.verdict()} for r in results]
+    table = pd.DataFrame(rows)
+    return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
