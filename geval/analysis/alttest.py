@@ -39,13 +39,15 @@ import pandas as pd
 from scipy import stats
 
 from geval.analysis.agreement import human_aspect_for, judge_scores
+from geval.analysis.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
-           "JudgeImportError", "alt_test", "benjamini_yekutieli", "import_judge", "run", "summary"]
+           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "import_judge", "plan", "plan_study", "run",
+           "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -122,12 +124,11 @@ class AltTest:
 
     def verdict(self) -> str:
         """One sentence: what was decided, and under which conditions (or what is missing)."""
-        who = f"{self.judge} " if self.judge else "The judge "
         counts = f"{sum(a.rejected for a in self.tested)} of {len(self.tested)} annotators"
         if self.missing:
-            return (f"No verdict for {who.strip() or 'the judge'}: " + "; ".join(self.missing) + ".")
+            return f"No verdict for {self.judge or 'the judge'}: " + "; ".join(self.missing) + "."
         outcome = "can replace" if self.passed else "cannot be shown to replace"
-        return (f"{who}{outcome} an annotator here: it beats {counts} (winning rate {self.winning_rate:.2f}, "
+        return (f"{self.judge or 'The judge'} {outcome} an annotator here: it beats {counts} (winning rate {self.winning_rate:.2f}, "
                 f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
                 f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items; it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability).")
@@ -288,6 +289,26 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             result.reading = "as imported" if imported else reading
             results.append(result)
     return results
+
+
+def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, epsilon: float = EPSILONS["skilled"],
+         alignment: str | None = None, annotators: int | None = None, runs: int = 200) -> Plan | None:
+    """How many items a study like `dataset`'s needs for the test to pass with an 80% chance
+    (`alttest_power`): its annotators' agreement on `aspect`, the judge's (`combo`, read as its most
+    probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
+    as there are, at least 3). None when no two annotators labeled the same item yet."""
+    items = store.items(dataset)
+    people: dict[str, dict[str, float]] = {}
+    for item in items:
+        for name, score in item.ratings(aspect).items():
+            people.setdefault(name, {})[item.id] = score
+    judge = None
+    if combo is not None:
+        scored = judge_scores(store, dataset, combo, "argmax", items=items)
+        key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
+        judge = scored.scores[key].dropna().to_dict() if key else None
+    chosen = alignment or ("accuracy" if aspect in store.categories(dataset) else "neg-rmse")
+    return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:

@@ -98,14 +98,14 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     keys = _Keys(items, store.categories(dataset))
     judges = _judges(path, data, lines, keys, name, aspect)
     sha = hashlib.sha256(blob).hexdigest()
-    made = [_rows(path, sha, judge, scores, keys, scale) for judge, scores in judges.items()]
+    made = [(judge, *_rows(path, sha, judge, scores, keys, scale)) for judge, scores in judges.items()]
     known = set(store.combos(dataset)["template_version"])
     done = []
-    for template, signature, rows, unscored in made:
-        done.append(Imported(template.name.removeprefix("imported-"), template.version, signature,
+    for judge, template, signature, rows, unscored in made:
+        done.append(Imported(judge, template.version, signature,
                              len({row["item_id"] for row in rows}), list(dict.fromkeys(r["aspect"] for r in rows)),
                              unscored, already=template.version in known))
-    store.save_imported([(template, rows) for (template, _, rows, _), result in zip(made, done) if not result.already])
+    store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done) if not result.already])
     return done
 
 

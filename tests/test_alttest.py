@@ -1,0 +1,194 @@
+"""geval.alttest: the alternative annotator test (Calderon, Reichart & Dror, ACL 2025): the paper's
+52 published results through the product's import path, its decision rule by hand, what it says
+when its conditions do not hold, and its level under a judge drawn like the annotators."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+
+import geval
+from geval.analysis.alttest import alt_test, benjamini_yekutieli
+from geval.analysis.alttest_power import simulate, winning_rates
+from geval.data.items import make_item
+from tests.helpers import run_cli
+
+ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
+LINE = re.compile(r"^(\S+) \(imported from llm_annotations\.json\) · label: winning rate (\d\.\d\d), "
+                  r"advantage probability (\d\.\d\d), (passed|not passed|no verdict); ")
+
+
+def published(shared_data) -> dict[str, list[tuple]]:
+    """The table of ../shared/data/alttest/README.md: dataset -> (alignment, epsilon, llm, passed, W, A) rows."""
+    readme = shared_data / "alttest" / "README.md"
+    if not readme.is_file():
+        pytest.skip(f"{readme} is not there")
+    rows: dict[str, list[tuple]] = {}
+    for line in readme.read_text().splitlines():
+        if match := ROW.match(line.strip()):
+            dataset, alignment, epsilon, llm, passed, wr, ap = match.groups()
+            rows.setdefault(dataset, []).append((alignment, epsilon, llm, passed == "yes", wr, ap))
+    return rows
+
+
+def test_the_readme_holds_52_published_results(shared_data):
+    assert sum(len(rows) for rows in published(shared_data).values()) == 52
+
+
+@pytest.mark.parametrize("dataset", ["wax", "lgbteen", "mtbench", "framing", "cebab_aspects", "summeval",
+                                     "10k_prompts", "cebab_stars", "lesion"])
+def test_the_papers_published_results_are_reproduced_through_the_import_path(shared_data, tmp_path, dataset):
+    rows = published(shared_data)[dataset]
+    alignment, epsilon = rows[0][0], rows[0][1]
+    result = run_cli("alttest", str(shared_data / "alttest" / dataset), "--epsilon", epsilon, "--alignment",
+                     alignment.replace("_", "-"), "--brief", "--store", str(tmp_path / "s.sqlite"), timeout=300)
+    assert result.returncode == 0, result.stderr
+    printed = {m.group(1): m.groups()[1:] for line in result.stdout.splitlines() if (m := LINE.match(line))}
+    assert len(printed) == len(rows), result.stdout
+    for _, _, llm, passed, wr, ap in rows:
+        assert printed[llm] == (wr, ap, "passed" if passed else "not passed"), llm
+
+
+def test_a_second_import_of_the_same_file_changes_nothing(shared_data, store):
+    folder = shared_data / "alttest" / "mtbench"
+    dataset = geval.load_dataset(folder, store=store)
+    first = geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json")
+    assert [f.already for f in first] == [False] * 6 and first[0].items == 120
+    count = len(store.judgments(dataset.name, columns=("id",)))
+    second = geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json")
+    assert [s.already for s in second] == [True] * 6
+    assert len(store.judgments(dataset.name, columns=("id",))) == count == 720
+    combo = store.combos(dataset.name).iloc[0]
+    fields = __import__("json").loads(combo["signature_json"])
+    assert fields["backend"] == "imported" and fields["file"] == "llm_annotations.json"
+    assert len(fields["sha256"]) == 12 and fields["imported"]
+    assert combo["label"].endswith("(imported from llm_annotations.json)")
+
+
+def people_of(rows: dict[str, list[float]]) -> dict[str, dict[str, float]]:
+    return {name: {f"i{k}": v for k, v in enumerate(values)} for name, values in rows.items()}
+
+
+def test_the_decision_rule_by_hand():
+    # Three annotators on 40 items; the judge always gives what b and c give, a disagrees on 10.
+    b = [1.0, 2.0, 3.0, 2.0] * 10
+    a = [5.0 if k < 10 else v for k, v in enumerate(b)]
+    result = alt_test(people_of({"a": a, "b": b, "c": b}), {f"i{k}": v for k, v in enumerate(b)}, "accuracy", 0.1)
+    by_name = {x.name: x for x in result.annotators}
+    # Left out a: on its 10 items the judge (matching b and c) wins alone; elsewhere a tie (both win).
+    assert by_name["a"].judge_wins == 1.0 and by_name["a"].person_wins == pytest.approx(30 / 40)
+    # Left out b: against a and c the judge and b are the same label: every item is a tie.
+    assert by_name["b"].judge_wins == by_name["b"].person_wins == 1.0
+    assert by_name["b"].p == 0.0  # every difference 0, below epsilon: scipy's t is -inf
+    assert result.winning_rate == pytest.approx(1.0)
+    assert result.passed is True and result.advantage_probability == 1.0
+    assert "can replace an annotator here: it beats 3 of 3 annotators" in result.verdict()
+
+
+def test_benjamini_yekutieli_known_answer():
+    # m = 4, H_4 = 25/12; thresholds i/4 * 0.05 / H_4 = .006, .012, .018, .024
+    assert benjamini_yekutieli([0.001, 0.011, 0.5, 0.02], 0.05) == [0, 1]
+    assert benjamini_yekutieli([0.001, 0.013, 0.017, 0.5], 0.05) == [0, 1, 2]  # step-up: .013 > .012, .017 <= .018
+    assert benjamini_yekutieli([0.007, 0.5, 0.5, 0.5], 0.05) == []
+    assert benjamini_yekutieli([float("nan"), 0.001], 0.05) == [1]
+
+
+def test_fewer_than_30_items_per_annotator_gives_no_verdict_and_says_what_to_do():
+    values = [1.0, 2.0, 3.0] * 8  # 24 items
+    result = alt_test(people_of({"a": values, "b": values, "c": values}), {f"i{k}": v for k, v in enumerate(values)})
+    assert result.passed is None and math.isnan(result.winning_rate)
+    assert result.verdict() == ("No verdict for the judge: fewer than 30 items per annotator (most: 24): the t-test "
+                                "needs 30 or more; the paper recommends labeling more items (or a Wilcoxon "
+                                "signed-rank test meanwhile).")
+
+
+def test_two_annotators_give_numbers_but_no_verdict():
+    values = [1.0, 2.0, 3.0] * 12
+    result = alt_test(people_of({"a": values, "b": values}), {f"i{k}": v for k, v in enumerate(values)})
+    assert result.winning_rate == 1.0 and result.passed is None
+    assert "2 annotators (the test needs at least 2, and with 2 it only asks which of the two the judge is nearer: " \
+           "the paper recommends 3 or more)" in result.verdict()
+
+
+def test_items_with_one_annotator_are_left_out():
+    people = {"a": {f"i{k}": 1.0 for k in range(40)}, "b": {f"i{k}": 1.0 for k in range(35)}}
+    result = alt_test(people, {f"i{k}": 1.0 for k in range(40)})
+    assert result.items == 35 and result.dropped == 5
+
+
+def test_the_vectorized_simulation_equals_the_test():
+    rng = np.random.default_rng(3)
+    people, judge = simulate(rng, np.array([1.0, 2.0, 3.0]), np.array([0.2, 0.3, 0.5]), 0.4, 0.3, 4, 35, 12)
+    for alignment in ("accuracy", "neg-rmse"):
+        rates = winning_rates(people, judge, 0.1, alignment)
+        for run in range(12):
+            one = alt_test({f"a{k}": {f"i{i}": people[run, k, i] for i in range(35)} for k in range(4)},
+                           {f"i{i}": judge[run, i] for i in range(35)}, alignment, 0.1)
+            assert one.winning_rate == pytest.approx(rates[run])
+
+
+@pytest.mark.parametrize("items", [30, 60])
+def test_a_judge_drawn_like_the_annotators_is_beaten_no_more_often_than_the_tests_level(items):
+    # epsilon 0: the null holds (the judge is one more annotator); the share of annotators it "beats"
+    # stays within q = .05 plus Monte Carlo error (2000 annotators' tests: sd about .005).
+    rng = np.random.default_rng(11)
+    people, judge = simulate(rng, np.array([1.0, 2.0, 3.0, 4.0, 5.0]), np.full(5, 0.2), 0.4, 0.4, 4, items, 500)
+    share = winning_rates(people, judge, 0.0, "neg-rmse").mean()
+    assert share <= 0.05 + 3 * 0.005
+
+
+def test_a_judge_clearly_better_than_the_annotators_passes_in_most_runs():
+    rng = np.random.default_rng(12)
+    people, judge = simulate(rng, np.array([1.0, 2.0, 3.0]), np.array([0.3, 0.4, 0.3]), 0.5, 0.05, 3, 60, 300)
+    assert np.mean(winning_rates(people, judge, 0.1, "accuracy") >= 0.5) > 0.8
+
+
+def items_with(scores: list[dict[str, float]]):
+    return [make_item("d", "turn", [], f"response {k}", group=f"g{k}", source_id=f"row{k}",
+                      human={"Natural": tuple(s.values())}, annotators={"Natural": tuple(s)})
+            for k, s in enumerate(scores)]
+
+
+@pytest.fixture
+def labeled(store):
+    """A stored dataset of 4 items (ids row0..row3 in its file), Natural scored 1-3 by a and b."""
+    store.save_dataset(geval.Dataset("d", "d.csv", "table", items_with([{"a": 1.0, "b": 2.0}, {"a": 3.0, "b": 3.0},
+                                                                        {"a": 2.0, "b": 2.0}, {"a": 1.0, "b": 1.0}])))
+    return store
+
+
+@pytest.mark.parametrize("text, message", [
+    ("item_id,natural\nrow0,2\nrow9,3\n", "{path}:3: 'row9' is not an item of the dataset (neither its id nor the "
+                                          "id its file gave it)"),
+    ("item_id,natural\nrow0,2\nrow1,7\n", "{path}:3: 7 is off Natural's scale 1-3 (the people's scores; another "
+                                          "scale: --scale LOW-HIGH)"),
+    ("item_id,natural\nrow0,2\nrow1,3\nrow0,1\n", "{path}:4: judge scores item row0 on Natural a second time "
+                                                   "(first at {path}:2)"),
+    ("item_id,natural\nrow0,two\n", "{path}:2: 'two' is not a number (a score of Natural)"),
+    ("item_id,fluency\nrow0,2\n", "{path}:2: no score column: name it as an aspect of the dataset (Natural) or "
+                                   "'score'"),
+    ('{"row0": 2, "row1": ', "{path}:1:21: invalid JSON (Expecting value)"),
+])
+def test_a_bad_import_names_the_row_and_stores_nothing(labeled, tmp_path, text, message):
+    path = tmp_path / ("judge.json" if text.startswith("{") else "judge.csv")
+    path.write_text(text)
+    with pytest.raises(geval.alttest.JudgeImportError) as error:
+        geval.alttest.import_judge(labeled, "d", path)
+    assert str(error.value) == message.format(path=path)
+    assert labeled.combos("d").empty
+
+
+def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("id,score\nrow0,1.5\nrow1,3\nrow2,2\nrow3,\n")
+    done = geval.alttest.import_judge(labeled, "d", path, name="my gpt-4o")
+    assert (done[0].name, done[0].items, done[0].aspects, done[0].unscored) == ("my gpt-4o", 4, ["natural"], 1)
+    combo = labeled.combos("d").iloc[0]
+    assert combo["label"] == "my gpt-4o (imported from mine.csv)" and (combo["ok"], combo["unscored"]) == (3, 1)
+    table = geval.agree(labeled, "d")
+    assert set(table["human"]) == {"Natural"} and (table["n"] == 3).any()
+    template = labeled.template(combo["template_version"])
+    assert template.kind == "imported" and "imported from mine.csv (SHA-256" in template.body
