@@ -3,7 +3,7 @@ stored, side by side in one process, beside the agreement it reports.
 
 A fresh store (a temporary file) holds the dataset scored by the scripted judge with the four
 one-prompt-per-aspect templates and an edited naturalness version (five combinations, as a
-student's demo: an edit against the original). `geval.report(...).html()` with the report's default
+student's demo: an edit against the original). `geval.reporting.report(...).html()` with the report's default
 baselines (or `--baselines`) is timed twice on it: cold (every baseline computed and stored) and
 stored (read back: what every later build costs). The script fails unless both builds give the
 same page (but for its date line). The agreement printed beside the times is the leaderboard's
@@ -48,7 +48,7 @@ def timed_report(store: geval.Store, baselines: list[str]) -> tuple[float, str, 
     """Seconds to build the report and its HTML page, the page, and the steps it said."""
     steps: list[str] = []
     started = time.perf_counter()
-    page = geval.report(store, "tc_usr_data", baselines=baselines, on_progress=steps.append).html()
+    page = geval.reporting.report(store, "tc_usr_data", baselines=baselines, on_progress=steps.append).html()
     return time.perf_counter() - started, page, steps
 
 

@@ -36,8 +36,7 @@ _PUBLIC = {
     "tune": "geval.tuning.search",
     "labeling": "geval.analysis",  # your own labels: geval.labeling.learning_curve ...
     "alttest": "geval.analysis",  # can the judge replace an annotator? geval.alttest.run ..., judges made elsewhere
-    "report": "geval.reporting",
-    "reporting": "geval",  # the figures and tables the app draws: geval.reporting.scatter_figure ...
+    "reporting": "geval",  # a dataset's report (geval.reporting.report) and the figures and tables the app draws
 }
 
 __all__ = [
@@ -47,7 +46,7 @@ __all__ = [
     "Store",
     "score", "plan", "generate_steps", "batch",
     "agree", "compare", "disagreements", "leaderboard", "tune", "labeling", "alttest",
-    "report", "reporting",
+    "reporting",
 ]
 
 

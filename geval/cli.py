@@ -755,7 +755,7 @@ def cmd_report(args) -> None:
         (["--folds", str(args.folds)] if args.folds != 5 else []) + \
         (["--against", args.against] if args.against != geval.OPTIONS.reference_row else [])
     command = "python -m geval report " + shlex.join(words)
-    made = geval.report(store, args.dataset, command=command, protocols=args.protocol,
+    made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                         calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),

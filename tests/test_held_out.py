@@ -86,7 +86,7 @@ def test_the_report_reads_it_without_its_tune_groups_and_lists_every_search_on_t
     again = tune(store, "tc", scripted(cot_follows_people), "Natural", budget=2000, start=PLAIN, others=[COT],
                  few_shot=(), ensemble=False, seed=1)  # the same split again: a second search on it
     assert again.calls == 0
-    text = geval.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
+    text = geval.reporting.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
     agreement = text[text.index("## Agreement with people"):text.index("## Template versions and judges compared")]
     cot_rows = [line for line in agreement.splitlines() if "naturalness-cot" in line and "| item |" in line]
     assert cot_rows and all("| 30 |" in line and "tune groups of the prompt search(es) that chose it" in line
@@ -96,7 +96,7 @@ def test_the_report_reads_it_without_its_tune_groups_and_lists_every_search_on_t
     with pytest.raises(geval.GevalError, match="does not cover one round"):  # refused before any call
         tune(store, "tc", scripted(cot_follows_people), "Natural", budget=5, start=PLAIN, others=[COT], few_shot=(),
              seed=1)
-    text = geval.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
+    text = geval.reporting.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
     assert "3 searches on this split (2 scored on its test groups); this is the 3rd" in text
     judged = text[text.index("## What was judged"):text.index("## Agreement with people")]
     assert any("naturalness-cot" in line and "read without the 10 tune groups" in line for line in judged.splitlines())

@@ -287,7 +287,7 @@ def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_pat
         np.mean([paired.loc[(multi, aspect), "difference"] for aspect in ASPECTS]), abs=1e-12)
     assert board.versus().set_index("row").loc[multi, "Natural"].startswith(f"{one.difference:+.3f} [")
 
-    text = geval.report(store, dataset.name, baselines=[], ensemble=True, n_boot=N_BOOT, figures=False).markdown()
+    text = geval.reporting.report(store, dataset.name, baselines=[], ensemble=True, n_boot=N_BOOT, figures=False).markdown()
     assert f"### Against {GEVAL_ROW}" in text and f"{one.difference:+.3f} [" in text
     assert leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT, against=None).paired.empty
     with pytest.raises(GevalError, match="no judge row of 'topicalchat_usr_sample' is named 'nope'; the judge rows"):
@@ -454,7 +454,7 @@ def test_every_bundled_sample_gets_its_protocols(store, sample, protocols, colum
 
 def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path):
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-shared",))
-    path = geval.report(store, dataset.name, command="test", baselines=("length",), n_boot=N_BOOT, figures=False,
+    path = geval.reporting.report(store, dataset.name, command="test", baselines=("length",), n_boot=N_BOOT, figures=False,
                         ceiling=False).write(tmp_path / "out")
     section = path.read_text().split("## Template versions and judges compared")[1].split("\n## ")[0]
     rows = [line for line in section.splitlines() if line.startswith("| ") and "---" not in line][1:]
@@ -509,7 +509,7 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     row = board.rows[board.rows["kind"] == "judge"].iloc[0]
     assert row["note"] == "6 of 54 items judged"  # not 12: six judged items are gone from the file
-    path = geval.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
+    path = geval.reporting.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
                         n_boot=N_BOOT).write(tmp_path / "out")
     assert f"- {row['row']}: 6 of 54 items judged" in path.read_text()
 
@@ -575,7 +575,7 @@ def test_rows_that_use_the_human_labels_have_a_section_of_their_own_and_no_judge
     assert board.best_of() == (fitted["row"].iloc[0], len(fitted))
     assert set(board.wide(supervised=True)["row"]) == set(fitted["row"])
     assert not set(board.wide(supervised=False)["row"]) & set(fitted["row"])
-    text = geval.report(store, dataset.name, baselines=["length"], calibrate=True, figures=False, ceiling=False,
+    text = geval.reporting.report(store, dataset.name, baselines=["length"], calibrate=True, figures=False, ceiling=False,
                         n_boot=N_BOOT).markdown()
     main = text[text.index("## Leaderboard"):text.index("### Rows that use the human labels")]
     section = text[text.index("### Rows that use the human labels"):]

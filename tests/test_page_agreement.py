@@ -188,7 +188,7 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["annotations"][1]["text"]
     assert re.fullmatch(r"group<br><sub>n/a \(\d groups?\), no bar: naturalness</sub>", title), title
 
-    page = geval.report(store, dataset.name, n_boot=100, baselines=[]).html()
+    page = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[]).html()
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
     assert len(rows) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
     store.close()
@@ -254,7 +254,7 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     combos = store.combos(dataset.name).set_index("template_version")
     assert combos.loc[original.version, "origin"] < combos.loc[edited.version, "origin"]
     labels = {t.version: combos.loc[t.version, "label"] for t in (original, edited, engaging)}
-    report = geval.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
+    report = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
     store.close()
     assert f"| Natural | {labels[original.version]} | {labels[edited.version]} |" in report  # A, then B
     assert "+Evaluation Form (numbers ONLY):" in report and "-Evaluation Form (scores ONLY):" in report

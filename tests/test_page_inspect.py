@@ -339,6 +339,6 @@ def test_a_note_says_which_judge_it_was_written_beside_when_shown_under_another(
     at.run()
     assert not at.exception
     assert any(f"written beside {plain(first)}" in c.value for c in at.caption), [c.value for c in at.caption]
-    report = geval.report(geval.Store(tmp_path / "store.sqlite"), dataset.name, n_boot=50, baselines=[],
+    report = geval.reporting.report(geval.Store(tmp_path / "store.sqlite"), dataset.name, n_boot=50, baselines=[],
                           figures=False, ceiling=False).markdown()
     assert f"| {item_id} |  | too kind | {first} |" in report

@@ -1,4 +1,4 @@
-"""geval.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
+"""geval.reporting.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
 import io
 import json
@@ -44,7 +44,7 @@ def scored(store):
 
 def test_the_report_is_one_self_contained_html_page(scored):
     store, dataset, pair = scored
-    report = geval.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
+    report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
     assert isinstance(report, str)
     assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
     assert "Plotly" in report
@@ -61,7 +61,7 @@ def test_the_report_is_one_self_contained_html_page(scored):
 
 def test_item_text_never_appears_raw(scored):
     store, dataset, pair = scored
-    report = geval.report(store, "synthetic", combos=[pair], n_boot=100, baselines=["length"]).html()
+    report = geval.reporting.report(store, "synthetic", combos=[pair], n_boot=100, baselines=["length"]).html()
     assert "alert('owned')" not in report.replace("&lt;script&gt;alert(&#x27;owned&#x27;)", "")
     assert "<script>alert" not in report
     assert "&lt;script&gt;alert(&#x27;owned&#x27;)&lt;/script&gt; **bold**" in report  # the worst-items table
@@ -72,7 +72,7 @@ def test_precomputed_tables_are_used(scored):
     store, dataset, pair = scored
     table = geval.agree(store, "synthetic", pair, n_boot=50)
     table.loc[0, "note"] = "precomputed-marker"
-    assert "precomputed-marker" in geval.report(store, dataset, combos=[pair], tables={pair: table},
+    assert "precomputed-marker" in geval.reporting.report(store, dataset, combos=[pair], tables={pair: table},
                                                 baselines=[]).html()
 
 
@@ -80,7 +80,7 @@ def test_a_pair_that_was_never_scored_is_a_named_error(scored):
     store, dataset, _ = scored
     with pytest.raises(StoreError,
                        match="no judgments for dataset 'synthetic' with these settings; score some items first"):
-        geval.report(store, dataset, combos=[("0000", "nope")], baselines=[])
+        geval.reporting.report(store, dataset, combos=[("0000", "nope")], baselines=[])
 
 
 # --- the supervisor's report: two versions on a 40-item sample, flagged items with notes ------------------------------
@@ -110,7 +110,7 @@ def compared(tmp_path_factory):
         geval.score(store, items, template, scripted(), dataset.name)
     store.set_note(items[3].id, True, "judge <b>too kind</b> & sure")
     store.set_note(items[5].id, False, "read again")
-    made = geval.report(store, dataset.name, n_boot=200, baselines=["length"])
+    made = geval.reporting.report(store, dataset.name, n_boot=200, baselines=["length"])
     yield store, dataset, items, (first, second), made, made.html()
     store.close()
 
@@ -371,7 +371,7 @@ def test_what_was_judged_says_what_each_way_of_asking_cost(store):
     items = [item for item in dataset.items if item.group in dialogues]
     for name in ("topicalchat-batch", "topicalchat-naturalness"):
         geval.score(store, items, resolve_template(name), scripted(), dataset.name)
-    markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
+    markdown = geval.reporting.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
     header = next(line for line in markdown.splitlines() if line.startswith("| template version · judge |"))
     assert header.split(" | ")[-4:] == ["judge calls", "prompt tokens per call", "judge time per item", "cost |"]
     calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name}@")).split(" | ")[-4]
@@ -392,7 +392,7 @@ def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(sto
         judge = OpenAIJudge("stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs", max_retries=0)
         geval.score(store, dataset.items[:4], template, judge, dataset.name)
     geval.score(store, dataset.items[:4], template, scripted(), dataset.name)
-    markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
+    markdown = geval.reporting.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
     lines = markdown.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith("| template version · judge |")) + 2
     rows = [line.split(" | ") for line in lines[start:start + 2]]
@@ -419,7 +419,7 @@ def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store
                            "0 of its 30 groups have 3 or more items") and "1 system (the system level needs 3)" in said
     assert said.endswith("read at the level that can be instead: item (the generic protocol)")
     assert set(board.cells["level"]) == {"item"} and board.cells["value"].notna().all()
-    markdown = geval.report(store, dataset.name, baselines=["length"], n_boot=100, figures=False).markdown()
+    markdown = geval.reporting.report(store, dataset.name, baselines=["length"], n_boot=100, figures=False).markdown()
     assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
     leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
     assert "n/a (0 groups)" not in leaderboard and "n/a (1 system)" not in leaderboard

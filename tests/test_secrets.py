@@ -83,7 +83,7 @@ def test_a_key_given_in_process_is_written_nowhere(stub, tmp_path, caplog):
     assert progress.done == 8 and progress.failed == 0
     assert {r["headers"]["authorization"] for r in stub.requests} == {f"Bearer {KEY}"}
 
-    geval.report(store, dataset, tmp_path, combos=[(TEMPLATE.version, progress.signature)], n_boot=50,
+    geval.reporting.report(store, dataset, tmp_path, combos=[(TEMPLATE.version, progress.signature)], n_boot=50,
                  baselines=["length"])  # synthetic.md and synthetic.html
     geval.agree(store, "synthetic", None, n_boot=50).to_csv(tmp_path / "agreement.csv", index=False)
     store.judgments("synthetic").to_csv(tmp_path / "judgments.csv", index=False)

@@ -13,10 +13,10 @@ from studio.text import plain
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
                  variant: str, baselines: tuple) -> bytes:
-    """The report (`geval.report`, the page `geval report --html` writes) as one HTML file, its steps
+    """The report (`geval.reporting.report`, the page `geval report --html` writes) as one HTML file, its steps
     shown while it is built."""
     with st.status("Building the report…", expanded=True) as status:
-        made = geval.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
+        made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
                             variants=(variant,), baselines=baselines, on_progress=status.write)
         status.write("The page: tables and figures")
         page = made.html().encode("utf-8")
