@@ -192,3 +192,15 @@ def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):
     assert set(table["human"]) == {"Natural"} and (table["n"] == 3).any()
     template = labeled.template(combo["template_version"])
     assert template.kind == "imported" and "imported from mine.csv (SHA-256" in template.body
+
+
+def test_a_categorical_aspect_is_read_by_accuracy_never_correlated(shared_data, store):
+    folder = shared_data / "alttest" / "mtbench"
+    dataset = geval.load_dataset(folder, store=store)
+    assert store.categories(dataset.name) == {"label": ("model_a", "model_b", "tie")}
+    geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json", name="gpt-4o")
+    table = geval.agree(store, dataset.name)
+    assert list(table["metric"]) == ["accuracy"]
+    row = table.iloc[0]
+    items = [i for i in store.items(dataset.name) if len(i.human["label"]) >= 1]
+    assert 0 < row["value"] < 1 and row["low"] < row["value"] < row["high"] and row["n"] <= len(items)

@@ -32,6 +32,7 @@ from geval.analysis.correlation import (
     interval_note,
     item_bootstrap,
 )
+from geval.analysis.categorical import accuracy_row
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
@@ -269,8 +270,9 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     `k`: the first k samples). GENERIC at `levels` unless a `protocol` is named. When the template
     has several aspects and the dataset a human aspect named `overall` (any case), seed 000's mean
     of aspects is compared with it too. Columns: COLUMNS and variant. Read without the groups a
-    prompt search chose its template version on (`geval.analysis.held_out`; the notes say so).
-    Raises StoreError when nothing is scored, or no judge aspect matches a human aspect."""
+    prompt search chose its template version on (`geval.analysis.held_out`; the notes say so). A
+    categorical aspect is read by accuracy against the people's majority, never correlated
+    (`geval.analysis.categorical`). Raises StoreError when nothing is scored, or no judge aspect matches a human aspect."""
     version, signature = resolve(store, dataset, combo)
     items, said = held_out(store.items(dataset), [version], searched_versions(store, dataset))
     try:
@@ -297,7 +299,15 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
         scores = scores.assign(**{MEAN_OF_ASPECTS: mean_of_aspects(scored.scores, scored.scales)})
         humans[MEAN_OF_ASPECTS] = overall_name
     chosen = get_protocol(protocol) if protocol else generic(tuple(levels))
-    table = correlations(scores, items, chosen, humans, n_boot=n_boot, seed=seed).assign(variant=variant)
+    categorical = store.categories(dataset)
+    named = [c for c in scores.columns if humans.get(c) in categorical]
+    rows = [accuracy_row(scores[c], items, humans[c], c) | {"protocol": chosen.name} for c in named]
+    numeric = scores.drop(columns=named)
+    tables = [pd.DataFrame(rows, columns=COLUMNS)] if rows else []
+    if len(numeric.columns):
+        tables.append(correlations(numeric, items, chosen, {c: h for c, h in humans.items() if c in numeric},
+                                   n_boot=n_boot, seed=seed))
+    table = pd.concat(tables, ignore_index=True).assign(variant=variant)
     if said:
         table["note"] = [f"{said}; {note}" if note else said for note in table["note"]]
     return table

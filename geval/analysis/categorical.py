@@ -1,0 +1,53 @@
+"""Agreement on a categorical aspect (MT-Bench's model_a / model_b / tie, a label among several):
+never a correlation, which would read the categories' indexes as numbers. The judge's accuracy
+against the people's majority label (items whose majority is tied are left out and counted),
+with a 95% interval over groups from the delete-one-group jackknife (Student's t, as every
+interval in geval); people's agreement among themselves is Krippendorff's alpha, nominal, in the
+people row and the alternative annotator test's accuracy alignment."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.correlation import MIN_GROUPS, few_groups, jackknife_interval
+from geval.data.items import Item
+
+METRIC = "accuracy"
+
+
+def majority(scores: tuple[float, ...]) -> float:
+    """The label most annotators gave, NaN when two or more tie for it (or there is none)."""
+    counts = Counter(scores).most_common(2)
+    if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
+        return math.nan
+    return float(counts[0][0])
+
+
+def accuracy_row(judge: pd.Series, items: list[Item], human: str, aspect: str) -> dict:
+    """The agreement table's row (`geval.analysis.agreement.COLUMNS`) of a judge's categorical
+    labels (`judge`, by item id, as category indexes) against the majority of `human`."""
+    by_id = {item.id: item for item in items if item.human.get(human)}
+    ids = [i for i in judge.index if i in by_id and not math.isnan(judge[i])]
+    majorities = np.array([majority(by_id[i].human[human]) for i in ids])
+    tied = int(np.isnan(majorities).sum())
+    keep = ~np.isnan(majorities)
+    hits = (judge[ids].to_numpy(float)[keep] == majorities[keep]).astype(float)
+    groups = np.array([by_id[i].group or i for i in ids])[keep]
+    value = float(hits.mean()) if len(hits) else math.nan
+    names = sorted(set(groups.tolist()))
+    notes = [f"{tied} items left out: their annotators' majority is tied"] if tied else []
+    low = high = math.nan
+    if len(names) >= MIN_GROUPS and math.isfinite(value):
+        sums = np.array([[hits[groups == g].sum(), (groups == g).sum()] for g in names])
+        loo = (sums[:, 0].sum() - sums[:, 0]) / (sums[:, 1].sum() - sums[:, 1])  # the accuracy without each group
+        low, high = jackknife_interval(value, loo, correlation=False)
+        low, high = max(low, 0.0), min(high, 1.0)
+    elif math.isfinite(value):
+        notes.append(few_groups(len(names)))
+    return {"aspect": aspect, "human": human, "level": "item", "metric": METRIC, "value": value, "low": low,
+            "high": high, "n": int(len(hits)), "groups": len(names), "unscored": int(judge.isna().sum()),
+            "note": "; ".join(notes)}
