@@ -43,6 +43,11 @@ def build_parser() -> argparse.ArgumentParser:
     _dataset_arguments(ds_show)
     ds_show.add_argument("--head", type=int, default=2, help="items to print (default 2)")
     ds_show.set_defaults(run=cmd_datasets_show)
+    ds_load = ds_commands.add_parser("load", help="load a dataset into the store (e.g. your own file, by a mapping), to "
+                                                  "label it or import judge scores of it")
+    _dataset_arguments(ds_load)
+    _store_argument(ds_load)
+    ds_load.set_defaults(run=cmd_datasets_load)
     ds_convert = ds_commands.add_parser(
         "convert", help="DSTC9 -> seed 001's transformed_data_dial.json and transformed_data_response.json"
     )
@@ -242,6 +247,11 @@ def cmd_datasets_show(args) -> None:
             print(f"  {turn.render()[:100]}")
         print(f"  -> {item.response[:100]}")
         print("  human: " + ", ".join(f"{a}={item.human_mean(a):.2f}" for a in item.human))
+
+
+def cmd_datasets_load(args) -> None:
+    store = geval.Store(args.store)
+    print(f"stored in {store.path}: {_load(args, store).summary()}")
 
 
 def cmd_datasets_convert(args) -> None:
@@ -466,6 +476,8 @@ def _labels_commands(commands) -> None:
     imported = sub.add_parser("import", help="read labels from a .csv, .jsonl or .json file (item_id, aspect, score; "
                                              "annotator, seconds, created optional) into the store")
     imported.add_argument("file")
+    imported.add_argument("--dataset", help="the dataset whose items the file's item_id names by the ids your own "
+                                            "file gave them (default: any stored dataset with such an id)")
     _store_argument(imported)
     imported.set_defaults(run=cmd_labels_import)
     show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
@@ -498,7 +510,7 @@ def cmd_labels_export(args) -> None:
 
 def cmd_labels_import(args) -> None:
     store = geval.Store(args.store)
-    written = store.save_labels(geval.labeling.read_labels(args.file))
+    written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset)
     print(f"imported {sum(written.values())} labels from {args.file} ("
           + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
 

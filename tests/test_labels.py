@@ -190,6 +190,29 @@ def test_cli_labels_import_of_an_unknown_item_is_one_line_and_writes_nothing(tmp
     assert result.stderr.strip().startswith("error: item not-an-item is not in ")
 
 
+def test_labels_keyed_by_the_id_column_of_your_own_file_import(tmp_path):
+    data = tmp_path / "mine.csv"
+    data.write_text("id,context,response\nq1,A: hi,hello there\nq2,A: bye,see you\n", "utf-8")
+    other = tmp_path / "other.csv"
+    other.write_text("id,context,response\nq1,A: yo,hey\n", "utf-8")
+    store_path = str(tmp_path / "s.sqlite")
+    for path in (data, other):
+        loaded = run_cli("datasets", "load", str(path), "--map", "response=response", "--map", "context=context",
+                         "--map", "id=id", "--store", store_path)
+        assert loaded.returncode == 0, loaded.stderr
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item_id,aspect,score,annotator\nq1,Natural,3,ann\nq2,Natural,1,ann\n", "utf-8")
+    ambiguous = run_cli("labels", "import", str(labels), "--store", store_path)
+    assert ambiguous.returncode == 2
+    assert ambiguous.stderr.strip() == "error: item id q1 names items of several datasets (mine, other): say which " \
+                                       "(--dataset, or a dataset column)"
+    imported = run_cli("labels", "import", str(labels), "--dataset", "mine", "--store", store_path)
+    assert imported.returncode == 0, imported.stderr
+    store = geval.Store(store_path)
+    by_text = {item.response: item.ratings("Natural") for item in store.items("mine")}
+    assert by_text == {"hello there": {"ann": 3.0}, "see you": {"ann": 1.0}}
+
+
 def test_cli_labels_side_and_show(tmp_path):
     path = tmp_path / "s.sqlite"
     store = geval.Store(path)

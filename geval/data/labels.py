@@ -70,8 +70,8 @@ def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list
 
 def read_labels(path: str | Path) -> list[dict]:
     """The labels of a .csv, .jsonl or .json file (a list of objects): item_id, aspect and score
-    required; annotator (default "you"), seconds, created and updated optional; other columns
-    (e.g. dataset) ignored. Raises LabelError naming the file and line of the first bad value."""
+    required; annotator (default "you"), dataset (where item_id is the id your file gave the item),
+    seconds, created and updated optional; other columns ignored. Raises LabelError naming the file and line of the first bad value."""
     path = Path(path)
     data, lines = read_records(path)
     if not isinstance(data, list) or not data:
@@ -89,6 +89,8 @@ def read_labels(path: str | Path) -> list[dict]:
             raise LabelError(f"{where}: score {shown(record['score'])!r} is not a number")
         label = {"item_id": str(record["item_id"]).strip(), "aspect": str(record["aspect"]).strip(), "score": score,
                  "annotator": str(record.get("annotator") or DEFAULT_ANNOTATOR).strip()}
+        if str(record.get("dataset") or "").strip():
+            label["dataset"] = str(record["dataset"]).strip()
         for column in ("seconds", "created", "updated"):
             value = record.get(column)
             if value not in (None, ""):

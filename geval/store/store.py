@@ -730,39 +730,60 @@ class Store:
                                   "seconds": seconds, "created": previous["created"] if previous else None}])
         return previous
 
-    def save_labels(self, labels: list[dict]) -> dict[str, int]:
+    def save_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
         """Write many labels (rows as `geval.data.labels.read_labels` gives them: item_id, aspect,
-        score, annotator, optional seconds and created) in one transaction: all or none; each is
-        `updated` now. Raises LabelError, before writing anything, naming the first item id this
-        store does not have. Returns how many were written per dataset."""
+        score, annotator, optional dataset, seconds and created) in one transaction: all or none;
+        each is `updated` now. An item_id is an item's id in the store, or the id its file gave it
+        (`Item.source_id`: your file's id column), within `dataset` (or the label's own) when given.
+        Raises LabelError, before writing anything, naming the first item id this store does not
+        have (or that names items of several datasets). Returns how many were written per dataset."""
         with self._write():
-            return self._upsert_labels(labels)
+            return self._upsert_labels(labels, dataset)
 
-    def _upsert_labels(self, labels: list[dict]) -> dict[str, int]:
+    def _upsert_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
         """Insert or replace labels by (item, aspect, annotator); each takes its item's dataset.
         Returns how many per dataset. Call inside `_write()`."""
-        ids = list(dict.fromkeys(label["item_id"] for label in labels))
-        dataset_of: dict[str, str] = {}
-        for start in range(0, len(ids), CHUNK):
-            chunk = ids[start:start + CHUNK]
-            dataset_of.update(self.db.execute(
-                f"SELECT id, dataset FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk).fetchall())
-        missing = [i for i in ids if i not in dataset_of]
-        if missing:
-            raise LabelError(f"item {missing[0]} is not in {self.path}"
-                             + (f" (nor are {len(missing) - 1} more)" if len(missing) > 1 else "")
-                             + "; load the dataset the labels were given on first")
+        labels = self._by_store_ids(labels, dataset)
         now = time.time()
         rows = []
         for label in labels:
             annotator = label.get("annotator") or DEFAULT_ANNOTATOR
             rows.append({"id": _label_id(label["item_id"], label["aspect"], annotator),
-                         "dataset": dataset_of[label["item_id"]], "item_id": label["item_id"],
+                         "dataset": label["dataset"], "item_id": label["item_id"],
                          "aspect": label["aspect"], "annotator": annotator, "score": float(label["score"]),
                          "seconds": label.get("seconds"), "created": label.get("created") or now,
                          "updated": now})
         self.db["labels"].upsert_all(rows, pk="id", alter=False)
         return dict(Counter(row["dataset"] for row in rows))
+
+    def _by_store_ids(self, labels: list[dict], dataset: str | None) -> list[dict]:
+        """`labels` with each item_id the store's own and the item's dataset (a file's own id
+        resolved through `items.source_id`); LabelError for one that names no item, or several."""
+        wanted = [(label["item_id"], dataset or label.get("dataset") or None) for label in labels]
+        ids = list(dict.fromkeys(item for item, _ in wanted))
+        found: dict[str, list[tuple[str, str]]] = {}  # a given id -> [(store id, dataset)]
+        for start in range(0, len(ids), CHUNK):
+            chunk = ids[start:start + CHUNK]
+            marks = ",".join("?" * len(chunk))
+            for given, item, owner in self.db.execute(
+                    f"SELECT id, id, dataset FROM items WHERE id IN ({marks}) UNION ALL "
+                    f"SELECT source_id, id, dataset FROM items WHERE source_id IN ({marks})", chunk + chunk):
+                found.setdefault(given, []).append((item, owner))
+        resolved = []
+        for label, (given, within) in zip(labels, wanted):
+            matches = list(dict.fromkeys(m for m in found.get(given, []) if within is None or m[1] == within))
+            if len(matches) > 1:
+                raise LabelError(f"item id {given} names items of several datasets "
+                                 f"({', '.join(sorted({m[1] for m in matches}))}): say which (--dataset, or a "
+                                 "dataset column)")
+            if not matches:
+                missing = {i for i, w in wanted if not [m for m in found.get(i, []) if w is None or m[1] == w]}
+                more = f" (nor are {len(missing) - 1} more)" if len(missing) > 1 else ""
+                where = f" of dataset {within!r}" if within else ""
+                raise LabelError(f"item {given}{where} is not in {self.path}{more}; load the dataset the labels were "
+                                 "given on first")
+            resolved.append({**label, "item_id": matches[0][0], "dataset": matches[0][1]})
+        return resolved
 
     def _label(self, item_id: str, aspect: str, annotator: str) -> dict | None:
         rows = list(self.db["labels"].rows_where("id = ?", [_label_id(item_id, aspect, annotator)]))
