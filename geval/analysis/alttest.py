@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from geval.analysis.agreement import human_aspect_for, judge_scores
+from geval.analysis.agreement import agree, human_aspect_for, judge_scores
 from geval.analysis.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
@@ -46,8 +46,8 @@ from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
-           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "import_judge", "plan", "plan_study", "run",
-           "summary"]
+           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "import_judge", "plan", "plan_study", "ranking",
+           "run", "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -98,6 +98,7 @@ class AltTest:
     judge: str = ""
     aspect: str = ""
     reading: str = ""
+    model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -285,7 +286,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
                 for name, score in item.ratings(human).items():
                     people.setdefault(name, {})[item.id] = score
             result = alt_test(people, values.dropna().to_dict(), chosen, epsilon, q, min_items)
-            result.judge, result.aspect = combo.label, human
+            result.judge, result.aspect, result.model = combo.label, human, combo.model
             result.reading = "as imported" if imported else reading
             results.append(result)
     return results
@@ -309,6 +310,36 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
         judge = scored.scores[key].dropna().to_dict() if key else None
     chosen = alignment or ("accuracy" if aspect in store.categories(dataset) else "neg-rmse")
     return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
+
+
+def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFrame:
+    """Judges ranked by advantage probability, beside their correlation: one row per judge (its
+    template versions taken together: one prompt per aspect is one judge), with the aspects it was
+    tested on, its advantage probability and winning rate averaged over them, on how many it
+    passed, and the mean of its item-level correlations (Pearson; accuracy on a categorical
+    aspect) with the people on the same aspects, from `geval.agree`."""
+    combos = store.combos(dataset).set_index("label")
+    by_model: dict[str, list[AltTest]] = {}
+    for result in results:
+        by_model.setdefault(result.model or result.judge, []).append(result)
+    rows = []
+    for model, tested in by_model.items():
+        agreement = []
+        for label in dict.fromkeys(r.judge for r in tested):
+            table = agree(store, dataset, (combos.loc[label, "template_version"], combos.loc[label, "signature"]),
+                          levels=("item",))
+            table = table[table["human"].isin({r.aspect for r in tested}) & table["metric"].isin(("pearson", "accuracy"))]
+            agreement += list(table["value"])
+        passed = [r.passed for r in tested]
+        rows.append({"judge": model, "aspects": ", ".join(r.aspect for r in tested),
+                     "advantage probability": float(np.nanmean([r.advantage_probability for r in tested])),
+                     "winning rate": float(np.nanmean([r.winning_rate for r in tested])),
+                     "passed": f"{sum(p is True for p in passed)} of {len(passed)}"
+                               + (f" ({sum(p is None for p in passed)} without a verdict)" if None in passed else ""),
+                     "agreement": float(np.nanmean(agreement)) if agreement else math.nan,
+                     "reading": ", ".join(dict.fromkeys(r.reading for r in tested))})
+    table = pd.DataFrame(rows)
+    return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:
