@@ -204,3 +204,19 @@ def test_a_categorical_aspect_is_read_by_accuracy_never_correlated(shared_data, 
     row = table.iloc[0]
     items = [i for i in store.items(dataset.name) if len(i.human["label"]) >= 1]
     assert 0 < row["value"] < 1 and row["low"] < row["value"] < row["high"] and row["n"] <= len(items)
+
+
+def test_the_report_says_whether_the_judge_can_replace_an_annotator(shared_data, store):
+    folder = shared_data / "alttest" / "mtbench"
+    dataset = geval.load_dataset(folder, store=store)
+    geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json")
+    text = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,
+                                  alttest_epsilon=0.2).markdown()
+    section = text[text.index("## Can the judge replace an annotator?"):]
+    assert "epsilon = 0.2 (experts)" in section
+    assert "| imported: gpt-4o | label | 0.773 | 0.000 | 0 of 1 | 0.671 |" in section  # the paper's .77, first
+    assert "gpt-4o (imported from llm_annotations.json) cannot be shown to replace an annotator here: it beats 0 of " \
+           "3 annotators" in section
+    without = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,
+                                     alttest_epsilon=None).markdown()
+    assert "Can the judge replace" not in without

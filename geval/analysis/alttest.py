@@ -38,7 +38,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from geval.analysis.agreement import agree, human_aspect_for, judge_scores
+from geval.analysis.agreement import human_aspect_for, judge_scores
+from geval.analysis.categorical import accuracy_row
+from geval.analysis.correlation import correlate
 from geval.analysis.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
@@ -205,11 +207,12 @@ def _one_sided_p(differences: np.ndarray, epsilon: float) -> float:
 
 
 def _accuracy(label: object, others: list[object]) -> float:
-    return float(np.mean([label == other for other in others]))
+    return sum(label == other for other in others) / len(others)
 
 
 def _neg_rmse(label: object, others: list[object]) -> float:
-    return -math.sqrt(float(np.mean([(float(label) - float(other)) ** 2 for other in others])))
+    value = float(label)
+    return -math.sqrt(sum((value - float(other)) ** 2 for other in others) / len(others))
 
 
 def _present(value: object) -> bool:
@@ -319,6 +322,7 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
     passed, and the mean of its item-level correlations (Pearson; accuracy on a categorical
     aspect) with the people on the same aspects, from `geval.agree`."""
     combos = store.combos(dataset).set_index("label")
+    categories, items = store.categories(dataset), store.items(dataset)
     by_model: dict[str, list[AltTest]] = {}
     for result in results:
         by_model.setdefault(result.model or result.judge, []).append(result)
@@ -326,10 +330,12 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
     for model, tested in by_model.items():
         agreement = []
         for label in dict.fromkeys(r.judge for r in tested):
-            table = agree(store, dataset, (combos.loc[label, "template_version"], combos.loc[label, "signature"]),
-                          levels=("item",))
-            table = table[table["human"].isin({r.aspect for r in tested}) & table["metric"].isin(("pearson", "accuracy"))]
-            agreement += list(table["value"])
+            scored = judge_scores(store, dataset, (combos.loc[label, "template_version"], combos.loc[label, "signature"]),
+                                  items=items)
+            for key in scored.scores.columns:
+                human = human_aspect_for(scored.template, key, [r.aspect for r in tested if r.judge == label])
+                if human is not None:
+                    agreement.append(_agreement(scored.scores[key], items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": model, "aspects": ", ".join(r.aspect for r in tested),
                      "advantage probability": float(np.nanmean([r.advantage_probability for r in tested])),
@@ -340,6 +346,16 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                      "reading": ", ".join(dict.fromkeys(r.reading for r in tested))})
     table = pd.DataFrame(rows)
     return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
+
+
+def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> float:
+    """The judge's item-level Pearson with the people's mean (accuracy against their majority on
+    a categorical aspect), without an interval: the ranking's column beside the test."""
+    if categorical:
+        return accuracy_row(judge, items, human, human)["value"]
+    means = pd.Series({item.id: item.human_mean(human) for item in items})
+    both = pd.concat([judge.astype(float), means], axis=1, join="inner").dropna()
+    return correlate("pearson", both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy()) if len(both) > 2 else math.nan
 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:

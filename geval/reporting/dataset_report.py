@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 
 from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
+from geval.analysis.alttest import EPSILONS
 from geval.analysis.annotators import annotator_agreement
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder
@@ -48,6 +49,7 @@ from geval.reporting.figures import (
     scatter_figure,
 )
 from geval.reporting.html import render_html
+from geval.reporting.replacement import replacement_section
 from geval.reporting.markdown import render_markdown
 from geval.reporting.tables import (
     curve_table,
@@ -143,7 +145,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
            ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT,
-           folds: int = 5, top: int = 10, on_progress: Callable[[str], None] | None = None) -> Report:
+           folds: int = 5, top: int = 10, alttest_epsilon: float | None = EPSILONS["skilled"],
+           on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
 
@@ -151,7 +154,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     already computed, keyed by the pair); the leaderboard has a row per judge and variant
     beside `baselines` under `protocols` (default: the published ones of the dataset's layout,
     else the generic one), each judge row compared pairwise with the row `against` (see
-    `geval.leaderboard`). `command` is how it was made (the CLI's command line). Raises
+    `geval.leaderboard`). `alttest_epsilon`: the alternative annotator test's margin (None: no
+    such section). `command` is how it was made (the CLI's command line). Raises
     StoreError when the dataset is not stored or a pair has no judgments on it.
     """
     name = dataset.name if isinstance(dataset, Dataset) else dataset
@@ -182,6 +186,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     say(f"{name}: comparisons")
     document.add(*_comparisons(store, name, scored, metric))
     document.add(*_leaderboard(board, left_out, n_boot))
+    if alttest_epsilon is not None:
+        document.add(*replacement_section(store, name, alttest_epsilon, say))
     document.add(*_searches(store, name))
     document.add(*_flagged(store, name, items))
     for one in scored:
@@ -628,7 +634,8 @@ def _people(items, n_boot: int) -> list:
                                 zip(people["value"], people["low"], people["high"], people["items"])]
     return [Heading("People: how much the annotators agree"),
             Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
-                 "others (averaged over annotators). Annotator k is the k-th score of each item."),
+                 "others (averaged over annotators). Annotators are told apart by name where the file names them, "
+                 "else by position (#k: the k-th score of each item)."),
             Table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]])]
 
 

@@ -1,0 +1,83 @@
+"""The report's section "Can the judge replace an annotator?": the alternative annotator test
+(`geval.analysis.alttest`) of every judge on every aspect with several annotators, the judges
+ranked by advantage probability beside their agreement, each verdict in words, each annotator's
+line, and how many items a study like this one needs for an 80% chance to pass."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+
+from geval.analysis import alttest
+from geval.reporting.document import Bullets, Heading, Table, Text
+from geval.store import Store
+
+METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in turn "
+          "and, item by item, the judge and the left-out person are compared by how well each represents the "
+          "remaining annotators ({alignment}); a tie counts for both. Per annotator, a one-sided t-test asks whether "
+          "the person's advantage is below epsilon = {epsilon:g} ({kind}), the margin the judge's lower cost earns "
+          "it; Benjamini-Yekutieli across annotators at q = {q:g}. The winning rate is the share of annotators the "
+          "judge beats: it passes at .50 or more. The advantage probability, how often the judge is at least as good "
+          "as a person, compares judges. A G-EVAL judge is read as {reading}: its probability-weighted mean is a "
+          "continuous value, people give whole scores, and a tie counts for both sides, so the reading decides much "
+          "(the other readings are beside it); a judge imported from a file is read as imported. The paper's conditions: 2 or more annotators per "
+          "item, 30 or more items per annotator, 3 or more annotators; where they do not hold no verdict is given.")
+
+
+def replacement_section(store: Store, dataset: str, epsilon: float, on_progress: Callable[[str], None]) -> list:
+    """The section's blocks (none when no judge is scored or no aspect has two annotators)."""
+    on_progress(f"{dataset}: can the judge replace an annotator?")
+    try:
+        results = alttest.run(store, dataset, epsilon=epsilon)
+    except alttest.AltTestError:
+        return []
+    results = [r for r in results if r.annotators and len(r.annotators) >= 2]
+    if not results:
+        return []
+    kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
+    summary = alttest.summary(results)
+    if (summary["reading"] != "as imported").any():  # a G-EVAL judge: its other readings beside
+        for reading in (r for r in alttest.READINGS if r != "mode"):
+            values = {(r.judge, r.aspect): r.advantage_probability
+                      for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
+            summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
+                                          for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
+    per_annotator = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results], ignore_index=True)
+    blocks = [Heading("Can the judge replace an annotator?"),
+              Text(METHOD.format(alignment="accuracy for categories, else minus the RMSE from the others' scores",
+                                 epsilon=epsilon, kind=kind, q=alttest.Q,
+                                 reading=alttest.READINGS["mode"].replace(" (on the annotators' scale)",
+                                                                          ", on the annotators' own scale"))),
+              Text("Judges by advantage probability, beside their agreement with people (item-level Pearson over the "
+                   "same aspects; accuracy on a categorical aspect):"),
+              Table(_rounded(alttest.ranking(store, dataset, results))),
+              Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
+              Table(_rounded(summary.drop(columns=["verdict"]))),
+              Bullets(tuple(summary["verdict"])),
+              Text("Each annotator left out in turn:"),
+              Table(_rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
+    plans = _plans(store, dataset, results, epsilon)
+    if plans:
+        blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
+                   Bullets(tuple(plans))]
+    return blocks
+
+
+def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: float) -> list[str]:
+    """Per aspect, the planning sentence for the judge of highest advantage probability on it."""
+    combos = store.combos(dataset).set_index("label")
+    lines = []
+    for aspect in dict.fromkeys(r.aspect for r in results):
+        best = max((r for r in results if r.aspect == aspect), key=lambda r: r.advantage_probability)
+        combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
+        found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment)
+        if found is not None:
+            lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
+    return lines
+
+
+def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Numbers to three decimals, as the report's other tables print them."""
+    return frame.apply(lambda column: column.map(lambda v: f"{v:.3f}" if isinstance(v, float) and v == v else
+                                                 ("–" if v is None or isinstance(v, float) else v)))
