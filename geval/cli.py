@@ -697,6 +697,10 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--protocol", action="append", choices=sorted(protocols),
                          help="protocol, repeatable (default: those of the dataset's layout, else generic: item, "
                               "group and system level as the data allows)")
+        sub.add_argument("--annotators", choices=[*geval.alttest.EPSILONS, "none"], default="skilled",
+                         help="who the annotators are, for the alternative annotator test's epsilon ("
+                              + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items())
+                              + "; none: leave the test out)")
         if name == "leaderboard":
             sub.add_argument("--metric", choices=list(geval.OPTIONS.metrics),
                              help="correlation shown (default: each protocol's own)")
@@ -742,6 +746,18 @@ def cmd_leaderboard(args) -> None:
             print(f"  {row}:\n    " + signature.replace("\n", "\n    "))
     for line in board.skipped:
         print(f"left out: {line}", file=sys.stderr)
+    if args.annotators != "none":
+        epsilon = geval.alttest.EPSILONS[args.annotators]
+        for dataset in board.datasets:
+            try:
+                ranked = geval.alttest.ranking(store, dataset, geval.alttest.run(store, dataset, epsilon=epsilon))
+            except geval.GevalError as exc:
+                print(f"\n{dataset}: no alternative annotator test: {exc}")
+                continue
+            with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
+                print(f"\n{dataset}: can the judge replace an annotator? judges by advantage probability (epsilon "
+                      f"{epsilon:g}, {args.annotators}), beside their item-level agreement:")
+                print(ranked.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.csv:
         board.cells.merge(board.rows[["row", "signature"]], on="row").to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
@@ -765,12 +781,14 @@ def cmd_report(args) -> None:
         (["--no-plots"] if args.no_plots else []) + (["--no-ceiling"] if args.no_ceiling else []) + \
         (["--calibrate"] if args.calibrate else []) + (["--ensemble"] if args.ensemble else []) + \
         (["--folds", str(args.folds)] if args.folds != 5 else []) + \
-        (["--against", args.against] if args.against != geval.OPTIONS.reference_row else [])
+        (["--against", args.against] if args.against != geval.OPTIONS.reference_row else []) + \
+        (["--annotators", args.annotators] if args.annotators != "skilled" else [])
     command = "python -m geval report " + shlex.join(words)
     made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                         calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
+                        alttest_epsilon=geval.alttest.EPSILONS.get(args.annotators),
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.html is not None:
         print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")

@@ -39,6 +39,8 @@ from geval.analysis.correlation import (
 from geval.data.items import Item
 
 ALPHA_LEVELS = ("interval", "ordinal")
+#: Alpha's level for a categorical aspect (categories that have no order).
+NOMINAL = "nominal"
 COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", "note"]
 
 
@@ -60,8 +62,8 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
     two annotators on any item, or a single value throughout)."""
     import krippendorff
 
-    if level not in ALPHA_LEVELS:
-        raise ValueError(f"level '{level}' is unknown; use one of {', '.join(ALPHA_LEVELS)}")
+    if level not in (*ALPHA_LEVELS, NOMINAL):
+        raise ValueError(f"level '{level}' is unknown; use one of {', '.join((*ALPHA_LEVELS, NOMINAL))}")
     matrix = np.asarray(matrix, dtype=float)
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2) if matrix.size else np.array([], bool)
     if matrix.shape[0] < 2 or not pairable.any() or len(np.unique(matrix[:, pairable][~np.isnan(

@@ -31,7 +31,7 @@ import itertools
 import json
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -190,6 +190,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         if not items:
             raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
                              f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+        items = _scores_only(store, name, items, skipped)
         layout = store.dataset_layout(name)
         chosen = [get_protocol(p) for p in protocols] if protocols else \
             protocols_for(layout, name, list(dict.fromkeys(i.level for i in items)))
@@ -268,6 +269,23 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                        pd.DataFrame(columns=PAIRED_COLUMNS), fallback)
 
 
+def _scores_only(store: Store, name: str, items: list, skipped: list[str]) -> list:
+    """`items` without their categorical aspects, which a correlation would read as numbers (the
+    skipped lines say so); GevalError when no aspect is left."""
+    categorical = store.categories(name)
+    if not categorical:
+        return items
+    skipped.append(f"{name}: {', '.join(categorical)} {'is' if len(categorical) == 1 else 'are'} categorical, left out: "
+                   "a leaderboard correlates scores; `geval agree` reads categories by accuracy, and `geval alttest` "
+                   "tests whether a judge can replace an annotator")
+    kept = [replace(item, human={a: s for a, s in item.human.items() if a not in categorical},
+                    annotators={a: w for a, w in item.annotators.items() if a not in categorical}) for item in items]
+    if not any(item.human for item in kept):
+        raise GevalError(f"every aspect of '{name}' is categorical ({', '.join(categorical)}): a leaderboard "
+                         "correlates scores; read it with `geval agree` (accuracy) or `geval alttest`")
+    return kept
+
+
 # --- rows ---------------------------------------------------------------------------------------
 
 
@@ -296,6 +314,10 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
         template = store.template(version)
         if template.made_by_search:
             searched.append(template.name)
+            continue
+        if fields.get("backend") == "imported":  # scores made elsewhere: not a G-EVAL prompt of this app
+            rows_of.append((f"{fields.get('model')} (imported from {fields.get('file')})", [(version, signature)],
+                            fields))
             continue
         if len(template.aspects) == 1:
             human = (template.aspects[0].human or template.aspects[0].name).lower()

@@ -24,7 +24,7 @@ import pandas as pd
 
 from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
 from geval.analysis.alttest import EPSILONS
-from geval.analysis.annotators import annotator_agreement
+from geval.analysis.annotators import NOMINAL, annotator_agreement, annotator_matrix, krippendorff_alpha
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
@@ -194,7 +194,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
     say(f"{name}: how much the annotators agree")
-    document.add(*_people(items, n_boot))
+    document.add(*_people(items, n_boot, store.categories(name)))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
     result = Report(name, document)
@@ -628,15 +628,21 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
     return blocks
 
 
-def _people(items, n_boot: int) -> list:
-    people = annotator_agreement(items, n_boot=n_boot)
-    people["value [95% CI]"] = [reading(v, lo, hi, "item", n) for v, lo, hi, n in
-                                zip(people["value"], people["low"], people["high"], people["items"])]
-    return [Heading("People: how much the annotators agree"),
-            Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
-                 "others (averaged over annotators). Annotators are told apart by name where the file names them, "
-                 "else by position (#k: the k-th score of each item)."),
-            Table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]])]
+def _people(items, n_boot: int, categorical: dict[str, tuple[str, ...]]) -> list:
+    scored = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categorical]
+    blocks = [Heading("People: how much the annotators agree")]
+    if scored:
+        people = annotator_agreement(items, scored, n_boot=n_boot)
+        people["value [95% CI]"] = [reading(v, lo, hi, "item", n) for v, lo, hi, n in
+                                    zip(people["value"], people["low"], people["high"], people["items"])]
+        blocks += [Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
+                        "others (averaged over annotators). Annotators are told apart by name where the file names "
+                        "them, else by position (#k: the k-th score of each item)."),
+                   Table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]])]
+    blocks += [Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
+                    f"{krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL):.3f}.")
+               for aspect, found in categorical.items()]
+    return blocks
 
 
 def _all_metrics(board: Leaderboard) -> list:
