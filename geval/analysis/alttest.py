@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import math
 import warnings
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -47,8 +48,8 @@ from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
-__all__ = ["ALIGNMENTS", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
-           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "import_judge", "plan", "plan_study", "ranking",
+__all__ = ["ALIGNMENTS", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
+           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "caveat", "import_judge", "plan", "plan_study", "ranking",
            "run", "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
@@ -63,6 +64,8 @@ Q = 0.05
 MIN_ITEMS = 30
 MIN_PER_ITEM = 2
 MIN_ANNOTATORS = 3
+#: How the ranking names the baseline of each aspect: a judge that always gives the commonest label.
+CONSTANT = "always the people's commonest label (a baseline)"
 
 
 class AltTestError(GevalError):
@@ -101,6 +104,7 @@ class AltTest:
     aspect: str = ""
     reading: str = ""
     model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
+    baseline: bool = False  # a judge that always gives the commonest label, not a judge of the items
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -246,13 +250,16 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
 
 def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None, aspects: Sequence[str] | None = None,
         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, reading: str = "mode", q: float = Q,
-        min_items: int = MIN_ITEMS) -> list[AltTest]:
+        min_items: int = MIN_ITEMS, baseline: bool = False) -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
     your annotator's name). A G-EVAL judge is read as `reading` (READINGS); a judge imported from a
     file as it was imported. `alignment` defaults to accuracy for a categorical aspect and neg-rmse
-    for scores. Read without the groups a prompt search chose a version on, as every table is."""
+    for scores. Read without the groups a prompt search chose a version on, as every table is.
+    `baseline`: also test, per aspect, a judge that always gives the people's commonest label on
+    the items the first judge scored: what the test grants a judge that knows nothing of the items
+    (ties count for both sides, so on a skewed scale it may grant much)."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -265,7 +272,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    results = []
+    results: list[AltTest] = []
+    tested: dict[str, tuple] = {}  # human aspect -> (items, judged ids, alignment) of its first judge
     for combo in found.itertuples():
         imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
         items, _ = held_out(every, [combo.template_version], searched)
@@ -284,15 +292,51 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             if reading == "rounded" and not imported:
                 low, high = scored.scales[key]
                 values = values.round().clip(low, high)
-            people: dict[str, dict[str, float]] = {}
-            for item in items:
-                for name, score in item.ratings(human).items():
-                    people.setdefault(name, {})[item.id] = score
+            people = _people(items, human)
             result = alt_test(people, values.dropna().to_dict(), chosen, epsilon, q, min_items)
             result.judge, result.aspect, result.model = combo.label, human, combo.model
             result.reading = "as imported" if imported else reading
             results.append(result)
+            tested.setdefault(human, (items, values.dropna().index, chosen))
+    for human, (items, ids, chosen) in tested.items() if baseline else ():
+        people = _people(items, human)
+        commonest = Counter(s for labels in people.values() for s in labels.values()).most_common(1)[0][0]
+        shown = categories[human][int(commonest)] if human in categories else f"{commonest:g}"
+        result = alt_test(people, {item: commonest for item in ids}, chosen, epsilon, q, min_items)
+        result.judge, result.model = f"always {shown} (the people's commonest label: a baseline)", CONSTANT
+        result.aspect, result.reading, result.baseline = human, "a constant", True
+        results.append(result)
     return results
+
+
+def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
+    """What the constant baseline of the same aspect says of `result` ("" when it says nothing):
+    ties count for both sides, so on a scale where most people give one label a judge that
+    always gives it may pass, or come close to the judge."""
+    constant = next((r for r in results if r.baseline and r.aspect == result.aspect), None)
+    if constant is None or result.baseline or result.passed is None:
+        return ""
+    answer = constant.judge.split(" (")[0].removeprefix("always ")
+    figures = f"winning rate {constant.winning_rate:.2f}, advantage probability {constant.advantage_probability:.2f}"
+    if constant.passed and result.passed:
+        return (f"A judge that always answers {answer} passes {result.aspect} too ({figures}): here the test cannot "
+                "tell a judge from a constant, so this pass says little.")
+    if constant.passed:
+        return (f"A judge that always answers {answer} passes {result.aspect} ({figures}) where this one does not: "
+                "on this aspect the test rewards giving the commonest label more than telling items apart.")
+    if constant.advantage_probability >= result.advantage_probability:
+        return (f"A judge that always answers {answer} has at least this advantage probability on {result.aspect} "
+                f"({constant.advantage_probability:.2f}).")
+    return ""
+
+
+def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
+    """{annotator: {item id: score}} of `aspect` on `items`."""
+    people: dict[str, dict[str, float]] = {}
+    for item in items:
+        for name, score in item.ratings(aspect).items():
+            people.setdefault(name, {})[item.id] = score
+    return people
 
 
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, epsilon: float = EPSILONS["skilled"],
@@ -302,10 +346,7 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
     as there are, at least 3). None when no two annotators labeled the same item yet."""
     items = store.items(dataset)
-    people: dict[str, dict[str, float]] = {}
-    for item in items:
-        for name, score in item.ratings(aspect).items():
-            people.setdefault(name, {})[item.id] = score
+    people = _people(items, aspect)
     judge = None
     if combo is not None:
         scored = judge_scores(store, dataset, combo, "argmax", items=items)
@@ -329,7 +370,7 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
     rows = []
     for model, tested in by_model.items():
         agreement = []
-        for label in dict.fromkeys(r.judge for r in tested):
+        for label in dict.fromkeys(r.judge for r in tested if not r.baseline):  # a constant correlates with nothing
             scored = judge_scores(store, dataset, (combos.loc[label, "template_version"], combos.loc[label, "signature"]),
                                   items=items)
             for key in scored.scores.columns:

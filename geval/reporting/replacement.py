@@ -29,11 +29,11 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
     """The section's blocks (none when no judge is scored or no aspect has two annotators)."""
     on_progress(f"{dataset}: can the judge replace an annotator?")
     try:
-        results = alttest.run(store, dataset, epsilon=epsilon)
+        results = alttest.run(store, dataset, epsilon=epsilon, baseline=True)
     except alttest.AltTestError:
         return []
     results = [r for r in results if r.annotators and len(r.annotators) >= 2]
-    if not results:
+    if not [r for r in results if not r.baseline]:
         return []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
@@ -43,18 +43,21 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
                       for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
             summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
-    per_annotator = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results], ignore_index=True)
+    per_annotator = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results if not r.baseline],
+                              ignore_index=True)
     blocks = [Heading("Can the judge replace an annotator?"),
               Text(METHOD.format(alignment="accuracy for categories, else minus the RMSE from the others' scores",
                                  epsilon=epsilon, kind=kind, q=alttest.Q,
                                  reading=alttest.READINGS["mode"].replace(" (on the annotators' scale)",
                                                                           ", on the annotators' own scale"))),
               Text("Judges by advantage probability, beside their agreement with people (item-level Pearson over the "
-                   "same aspects; accuracy on a categorical aspect):"),
+                   "same aspects; accuracy on a categorical aspect). The baseline always gives the people's commonest "
+                   "label of each aspect: it knows nothing of the items, so a judge should stand well above it."),
               Table(_rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
               Table(_rounded(summary.drop(columns=["verdict"]))),
-              Bullets(tuple(summary["verdict"])),
+              Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
+                            for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
               Table(_rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
     plans = _plans(store, dataset, results, epsilon)
@@ -69,7 +72,7 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
     combos = store.combos(dataset).set_index("label")
     lines = []
     for aspect in dict.fromkeys(r.aspect for r in results):
-        best = max((r for r in results if r.aspect == aspect), key=lambda r: r.advantage_probability)
+        best = max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
         combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
         found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment)
         if found is not None:
