@@ -340,7 +340,8 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
 @pytest.mark.parametrize("level, value, low, high, n, groups, shown", [
     ("item", 0.41234, 0.1, 0.7, 60, 10, "0.412 [0.100, 0.700]"),
     ("item", 0.512, NAN, NAN, 24, 5, "0.512 (no interval: 5 groups)"),  # the interval withheld
-    ("system", 0.4, NAN, NAN, 4, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
+    ("system", 0.4, NAN, NAN, 12, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
+    ("system", 1.0, NAN, NAN, 5, 60, "1.000 (no interval: 5 systems)"),  # fewer than 10 systems
     ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
     ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups)"),  # the value withheld: 2 groups of 3 or more items
     ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group)"),

@@ -72,8 +72,8 @@ if not tables:
 stacked = geval.reporting.stack_tables(tables)
 st.subheader("Correlation with people")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
-           "bootstrap). Unscored and failed judgments "
-           "are left out; 'unscored' counts them.")
+           "bootstrap). Below 10 groups, or at the system level 10 systems, no interval is given. Unscored and failed "
+           "judgments are left out; 'unscored' counts them.")
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")

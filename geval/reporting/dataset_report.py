@@ -329,8 +329,10 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
                    "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
                    f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
                    "system level from a bootstrap of groups. With fewer than "
-                   f"{MIN_GROUPS} groups no interval is given, and the group level needs {MIN_GROUPS} groups of "
-                   f"{MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" and get no bar.")]
+                   f"{MIN_GROUPS} groups no interval is given (at the system level, with fewer than {MIN_GROUPS} "
+                   f"systems either: such cells read \"(no interval: k systems)\"), and the group level needs "
+                   f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" "
+                   "and get no bar.")]
     if figures and (stacked["metric"] == metric).any():
         blocks.append(Figure(correlation_bars(stacked, metric), f"{metric} correlation with people, per aspect"))
     return blocks + [Table(shown)]
@@ -394,7 +396,7 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
                                f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t "
-                               f"(system level: a bootstrap, {n_boot} resamples).",)))
+                               f"(system level: a bootstrap, {n_boot} resamples, from {MIN_GROUPS} systems on).",)))
     blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
                     "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
                     "is the analysis of a thesis that ran G-EVAL on FED and Topical-Chat (each aspect score mapped onto 0-1 "
