@@ -374,12 +374,12 @@ def test_cli_leaderboard_and_report(tmp_path):
 
     out = tmp_path / "reports"
     done = run_cli("report", "topicalchat_usr_sample", "--store", store, "--out", str(out), "--baselines",
-                   "length", "--bootstrap", "50")
+                   "length", "--bootstrap", "50", "--goals")
     assert done.returncode == 0, done.stderr
     text = (out / "topicalchat_usr_sample.md").read_text()
     assert f"Made by `python -m geval report topicalchat_usr_sample --out {out} --store {store} --baselines length " \
-           f"--bootstrap 50`" in text
-    assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
+           f"--bootstrap 50 --goals`" in text
+    assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text  # asked for
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
     assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()

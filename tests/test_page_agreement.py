@@ -351,6 +351,19 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
         assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
+        assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
+
+
+def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.checkbox(key="agree_report_goals").check().run()
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    page = at.session_state["agree_report"][1].decode("utf-8")
+    assert "goal for the embedded" in page and "seed 000" in page
+    at.checkbox(key="agree_report_goals").uncheck().run()  # a report built for other choices is not offered
+    assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
 
 
 def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):

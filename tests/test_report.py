@@ -196,6 +196,20 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in markdown and first.text.strip() in markdown
 
 
+#: Lines of this project's own goals and seed comparisons: in a report only when asked for.
+OWN_GOALS = ("goal for the embedded", "seed 000")
+
+
+def test_the_projects_goals_and_seed_comparisons_are_left_out_unless_asked_for(compared):
+    store, dataset, *_, made, page = compared
+    for text in (page, made.markdown()):
+        assert not [line for line in OWN_GOALS if line in text]
+    asked = geval.report(store, dataset.name, n_boot=100, baselines=["length"], figures=False, goals=True)
+    for text in (asked.html(), asked.markdown()):
+        assert all(line in text for line in OWN_GOALS)
+        assert "Against the goals (Topical-Chat USR, Pearson)" in text
+
+
 def test_the_scatter_knows_each_point_item(scored):
     store, _, pair = scored
     frame = geval.disagreements(store, "synthetic", pair)

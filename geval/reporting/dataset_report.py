@@ -63,7 +63,8 @@ from geval.store import Store
 from geval.tuning.search import searched_together
 from geval.version import __version__, installed_versions
 
-#: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
+#: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md): this project's own, in a
+#: report only when asked for (`report(goals=True)`, `geval report --goals`).
 TOPICALCHAT_GOALS = [
     ("G-EVAL paper, GPT-4: average Pearson over the aspects", ".575"),
     ("UniEval (G-EVAL paper, Table 2): average Pearson", ".552"),
@@ -142,7 +143,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            variants: Sequence[str] = ("wmean",), levels: tuple[str, ...] = LEVELS, metric: str = "pearson",
            n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
-           ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT,
+           ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT, goals: bool = False,
            folds: int = 5, top: int = 10, on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -151,7 +152,9 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     already computed, keyed by the pair); the leaderboard has a row per judge and variant
     beside `baselines` under `protocols` (default: the published ones of the dataset's layout,
     else the generic one), each judge row compared pairwise with the row `against` (see
-    `geval.leaderboard`). `command` is how it was made (the CLI's command line). Raises
+    `geval.leaderboard`). `goals`: add this project's goals and reference figures for Topical-Chat
+    (`TOPICALCHAT_GOALS`: the G-EVAL paper, seed 000, the embedded judge's goal); a report for
+    others leaves them out. `command` is how it was made (the CLI's command line). Raises
     StoreError when the dataset is not stored or a pair has no judgments on it.
     """
     name = dataset.name if isinstance(dataset, Dataset) else dataset
@@ -182,6 +185,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     say(f"{name}: comparisons")
     document.add(*_comparisons(store, name, scored, metric))
     document.add(*_leaderboard(board, left_out, n_boot))
+    if goals and board is not None:
+        document.add(*_goals(board))
     document.add(*_searches(store, name))
     document.add(*_flagged(store, name, items))
     for one in scored:
@@ -409,7 +414,7 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
         blocks += [Text("Notes:"), Bullets(tuple(notes))]
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
-    return blocks + _against(board) + _goals(board)
+    return blocks + _against(board)
 
 
 def _supervised(board: Leaderboard) -> list:
