@@ -466,7 +466,7 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     expected = geval.compare(store, dataset.name, (one["template_version"], one["signature"]),
                               (shared["template_version"], shared["signature"]), "Natural")
     assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
-    assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
+    assert "| topicalchat-naturalness · scripted: hashed | topicalchat-shared · scripted: hashed |" in rows[0]
     store.close()
 
 
@@ -539,7 +539,7 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
     assert "Protocol every item: item, group and system level (generic)" in text
     assert "24 of 24 items judged" in text
     board = text.split("## Leaderboard")[1].split("\n## ")[0]
-    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall@"))
+    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall · scripted: hashed |"))
     assert " (no interval: 6 groups) |" in judge and "| n/a (" in judge
     assert (tmp_path / "out" / "mine.html").read_text().startswith("<!DOCTYPE html>")
 

@@ -190,7 +190,8 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
 
     page = geval.report(store, dataset.name, n_boot=100, baselines=[]).html()
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
-    assert len(rows) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
+    assert {metric for metric, _ in rows} == {"pearson", "spearman", "kendall"}  # pearson first, then all (folded)
+    assert all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
     store.close()
 
 
@@ -254,9 +255,10 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     combos = store.combos(dataset.name).set_index("template_version")
     assert combos.loc[original.version, "origin"] < combos.loc[edited.version, "origin"]
     labels = {t.version: combos.loc[t.version, "label"] for t in (original, edited, engaging)}
+    readable = {t.version: f"{t.name}, version {t.version} · scripted: hashed" for t in (original, edited)}
     report = geval.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
     store.close()
-    assert f"| Natural | {labels[original.version]} | {labels[edited.version]} |" in report  # A, then B
+    assert f"| Natural | {readable[original.version]} | {readable[edited.version]} |" in report  # A, then B
     assert "+Evaluation Form (numbers ONLY):" in report and "-Evaluation Form (scores ONLY):" in report
 
     at.switch_page(PAGE).run()

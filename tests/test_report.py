@@ -23,6 +23,7 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     scatter_figure,
 )
+from geval.reporting.summary import CAVEAT
 from geval.reporting.tables import agreement_csv, display_table, stack_tables
 
 EVIL = "<script>alert('owned')</script> **bold**"
@@ -176,7 +177,8 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     comparison = parsed.text["Template versions and judges compared"]
     sentence = next(line for line in comparison.splitlines() if "Natural" in line and "B − A" in line
                     and line.startswith(("A (", "B (", "No clear difference", "Not decided")))
-    assert first.label in sentence and second.label in sentence
+    readable = {t: f"topicalchat-naturalness, version {t.version} · scripted: hashed" for t in (first, second)}
+    assert readable[first] in sentence and readable[second] in sentence  # alike but for the version: told apart
     expected = geval.compare(store, dataset.name, *(tuple(store.combos(dataset.name).set_index("template").loc[t.label][
         ["template_version", "signature"]]) for t in (first, second)), "Natural")
     assert f"{expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}]" in sentence
@@ -188,8 +190,7 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     assert items[5].id in flagged and "read again" in flagged
     assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in page and "<b>too kind" not in page
     for template in (first, second):
-        assert f"{template.label} · scripted: hashed" in parsed.text
-        assert template.text.strip() in parsed.text[f"{template.label} · scripted: hashed"]
+        assert template.text.strip() in parsed.text["Each template version and judge"]
     assert "Leaderboard" in parsed.text and "length" in parsed.cells["Leaderboard"]
     markdown = made.markdown()  # the same content, as Markdown
     assert "40 of 60 items judged" in markdown and sentence.strip() in markdown.replace("&lt;", "<")
@@ -208,6 +209,29 @@ def test_the_projects_goals_and_seed_comparisons_are_left_out_unless_asked_for(c
     for text in (asked.html(), asked.markdown()):
         assert all(line in text for line in OWN_GOALS)
         assert "Against the goals (Topical-Chat USR, Pearson)" in text
+
+
+def test_the_report_opens_with_the_summary_a_supervisor_reads_first(compared):
+    store, dataset, items, (first, second), made, page = compared
+    sections = re.findall(r"<h2>(.*?)</h2>", page)
+    assert sections[:3] == ["Summary", "What was judged", "Leaderboard"]  # the summary, then the main tables
+    markdown = made.markdown()
+    assert re.findall(r"^## (.*)$", markdown, re.MULTILINE)[0] == "Summary"
+    summary = _Page(page).text["Summary"]
+    assert "What was judged: 40 of 60 items of topicalchat_usr_sample" in summary
+    assert "compared with the mean of 3 annotators per item" in summary
+    main = next(line for line in summary.splitlines() if line.startswith("Main result: "))
+    assert re.search(r"agrees with people at pearson -?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\] on ", main)
+    assert "Protocol: Topical-Chat USR, turn level; item level, on 40 items in 10 groups." in main
+    assert re.search(r"Its 95% interval (lies above 0|lies below 0|holds 0)", summary)  # the verdict in words
+    assert "No clear difference on Natural between A (" in summary  # the comparison's verdict, too
+    assert "The human ceiling is how well one annotator agrees with the mean of the others" in summary
+    assert CAVEAT in summary
+    assert "(below one annotator)" in summary or "(above one annotator)" in summary or "within one" in summary
+    long_listings = re.findall(r"<details><summary>(.*?)</summary>", page)
+    assert any("items of largest disagreement" in title for title in long_listings)  # folded, not in the way
+    assert any("its judge signature and template" in title for title in long_listings)
+    assert markdown.index("## A1. ") > markdown.index("## Signatures")  # the listings at the end of the Markdown
 
 
 def test_the_scatter_knows_each_point_item(scored):
@@ -387,9 +411,9 @@ def test_what_was_judged_says_what_each_way_of_asking_cost(store):
     for name in ("topicalchat-batch", "topicalchat-naturalness"):
         geval.score(store, items, resolve_template(name), scripted(), dataset.name)
     markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
-    header = next(line for line in markdown.splitlines() if line.startswith("| template version · judge |"))
+    header = next(line for line in markdown.splitlines() if line.startswith("| row | template version | judge |"))
     assert header.split(" | ")[-4:] == ["judge calls", "prompt tokens per call", "judge time per item", "cost |"]
-    calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name}@")).split(" | ")[-4]
+    calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name} · ")).split(" | ")[-4]
              for name in ("topicalchat-batch", "topicalchat-naturalness")}
     assert len(items) == 12 and calls == {"topicalchat-batch": "16",  # 2 dialogues x 4 aspects x 2 orders, shared
                                           "topicalchat-naturalness": "12"}  # one per item
@@ -409,7 +433,7 @@ def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(sto
     geval.score(store, dataset.items[:4], template, scripted(), dataset.name)
     markdown = geval.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
     lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| template version · judge |")) + 2
+    start = next(i for i, line in enumerate(lines) if line.startswith("| row | template version | judge |")) + 2
     rows = [line.split(" | ") for line in lines[start:start + 2]]
     costs = {row[2]: row[-1].rstrip(" |") for row in rows}
     assert costs == {next(judge for judge in costs if "stub-model" in judge): "cost unknown (no price for this model)",

@@ -173,7 +173,8 @@ def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
             assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)
         assert results["item", metric].note == ("no interval: 3 groups (dialogues, documents); an interval over "
                                                 "groups needs at least 10")
-        assert results["system", metric].note == "no interval: 4 systems; an interval at the system level needs at least 10"
+        assert results["system", metric].note == ("no interval: 4 systems; an interval at the system level needs "
+                                                  "at least 10")
 
 
 def test_a_24_item_random_sample_never_shows_a_group_level_correlation():

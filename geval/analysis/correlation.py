@@ -28,9 +28,9 @@ concordance with the others, its Hájek projection), which the note says: their 
 always exact.
 
 Too little data says so instead of giving a number: below MIN_GROUPS groups (or, at the
-system level, systems) no interval is given, and the group level needs MIN_GROUPS groups of at least MIN_GROUP_ITEMS items (two
-points always correlate at +1 or -1). A correlation of a constant vector is undefined: NaN
-with a note, never a crash.
+system level, systems) no interval is given, and the group level needs MIN_GROUPS groups of
+at least MIN_GROUP_ITEMS items (two points always correlate at +1 or -1). A correlation of a
+constant vector is undefined: NaN with a note, never a crash.
 """
 
 from __future__ import annotations
