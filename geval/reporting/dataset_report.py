@@ -166,7 +166,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
                          f"(stored: {', '.join(store.dataset_names()) or 'none'})")
     described = (dataset if isinstance(dataset, Dataset) else
                  Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
-    say = on_progress or (lambda message: None)
+    names = Names(store.combos(name), store.template_comments())
+    say = (lambda message: on_progress(names(message))) if on_progress else (lambda message: None)
     scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
     say(f"{name}: leaderboard")
     try:
@@ -205,7 +206,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         document.add(*_combination(one, len(items), figures, top))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
-    result = Report(name, document.renamed(Names(store.combos(name), store.template_comments())))
+    result = Report(name, document.renamed(names))
     if out is not None:
         result.write(out)
     return result
