@@ -1,13 +1,18 @@
 """A dataset's report, made by one function (`report`) for the app's download and `geval report`
-alike: what was judged (n of N items), the agreement of each template version and judge with
-people (table and bars in the app's colours), each version against another on the same human
-aspect with a verdict in words and the template diff, the leaderboard beside baselines and the
-people's own ceiling, the flagged items and their notes, each combination's template text,
-signature, plots and worst items, the runs and every signature.
+alike. It opens with a summary a supervisor reads in a minute (`geval.reporting.summary`: what was
+judged, the main correlation with its interval, the verdict in words, how far each judge is from
+people's own agreement), then the main tables: what was judged (each row's readable name beside
+its exact template version and judge), the leaderboard beside baselines and the people's ceiling,
+the agreement of each template version and judge with people (table and bars in the app's
+colours), each version against another on the same human aspect with a verdict in words; then
+the learning curves, the annotators' agreement, prompt searches, the flagged items and notes, each
+combination's plots, and every metric, the runs and every signature. Long listings (per-item
+tables, template texts and diffs, signatures) are `Details`: folded in the HTML page, at the end
+of the Markdown page. This project's own goals go in only when asked for (`goals`).
 
-It is one `Document` (`geval.reporting.document`), rendered to one self-contained HTML page
-(`Report.html`) and to a PDF-friendly Markdown page (`Report.markdown`); `Report.write` puts
-both in a folder.
+It is one `Document` (`geval.reporting.document`), its rows named readably
+(`geval.reporting.names`), rendered to one self-contained HTML page (`Report.html`) and to a
+PDF-friendly Markdown page (`Report.markdown`); `Report.write` puts both in a folder.
 """
 
 from __future__ import annotations
