@@ -152,3 +152,19 @@ def test_from_too_few_groups_the_summary_rules_out_nothing(store):
     summary = _summary(store, ITEMS[:12], _follows_people)  # 6 dialogues
     assert "agrees with people at pearson 1.000 (no interval: 6 groups)" in summary
     assert "There is no interval to judge it by (too few groups or systems): chance is not ruled out" in summary
+
+
+def test_without_a_leaderboard_the_summary_reads_the_agreement_tables_and_the_annotators(store):
+    from geval.analysis.annotators import annotator_agreement
+    from geval.reporting.summary import Judged, summary_section
+
+    store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", ITEMS))
+    geval.score(store, ITEMS, make_template(), scripted(_follows_people), "synthetic")
+    combo = store.combos("synthetic").iloc[0]
+    table = geval.agree(store, "synthetic", (combo["template_version"], combo["signature"]), n_boot=100)
+    blocks = summary_section(Judged("synthetic", 40, 40, ["scripted: hashed"], ["test-naturalness@x"]), None,
+                             {"mine": table}, annotator_agreement(ITEMS, n_boot=100), "pearson", [])
+    text = "\n".join(block.text for block in blocks if isinstance(block, Text))
+    assert "Main result: mine agrees with people at pearson 1.000 [1.000, 1.000] on Natural. From the agreement " \
+           "tables; item level, on 40 items in 20 groups." in text
+    assert "The best judge is above one annotator on 1 aspect." in text
