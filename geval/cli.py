@@ -713,6 +713,9 @@ def _leaderboard_commands(commands) -> None:
                              help="write only the HTML page (one self-contained file, as the app's download): to FILE, "
                                   "else <out>/<dataset>.html")
             sub.add_argument("--no-plots", action="store_true", help="no plots (faster)")
+            sub.add_argument("--goals", action="store_true",
+                             help="add this project's goals and reference figures for Topical-Chat (the G-EVAL "
+                                  "paper, seed 000's comparison, the embedded judge's goal); off by default")
             sub.set_defaults(run=cmd_report)
         _store_argument(sub)
 
@@ -782,13 +785,14 @@ def cmd_report(args) -> None:
         (["--calibrate"] if args.calibrate else []) + (["--ensemble"] if args.ensemble else []) + \
         (["--folds", str(args.folds)] if args.folds != 5 else []) + \
         (["--against", args.against] if args.against != geval.OPTIONS.reference_row else []) + \
-        (["--annotators", args.annotators] if args.annotators != "skilled" else [])
+        (["--annotators", args.annotators] if args.annotators != "skilled" else []) + \
+        (["--goals"] if args.goals else [])
     command = "python -m geval report " + shlex.join(words)
     made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                         calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
-                        alttest_epsilon=geval.alttest.EPSILONS.get(args.annotators),
+                        alttest_epsilon=geval.alttest.EPSILONS.get(args.annotators), goals=args.goals,
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.html is not None:
         print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")

@@ -26,6 +26,7 @@ from geval.analysis.variants import VariantError
 from geval.data.dataset import resolve_dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.templates import parse_template, resolve_template
+from geval.reporting.names import Names
 from geval.reporting.tables import markdown_table
 
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"
@@ -374,12 +375,12 @@ def test_cli_leaderboard_and_report(tmp_path):
 
     out = tmp_path / "reports"
     done = run_cli("report", "topicalchat_usr_sample", "--store", store, "--out", str(out), "--baselines",
-                   "length", "--bootstrap", "50")
+                   "length", "--bootstrap", "50", "--goals")
     assert done.returncode == 0, done.stderr
     text = (out / "topicalchat_usr_sample.md").read_text()
     assert f"Made by `python -m geval report topicalchat_usr_sample --out {out} --store {store} --baselines length " \
-           f"--bootstrap 50`" in text
-    assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text
+           f"--bootstrap 50 --goals`" in text
+    assert "## Leaderboard" in text and "## Against the goals (Topical-Chat USR, Pearson)" in text  # asked for
     assert "backend:scripted|model:hashed|template:topicalchat-naturalness@" in text
     assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()
@@ -466,7 +467,7 @@ def test_the_report_compares_templates_scored_on_the_same_human_aspect(tmp_path)
     expected = geval.compare(store, dataset.name, (one["template_version"], one["signature"]),
                               (shared["template_version"], shared["signature"]), "Natural")
     assert f"| {expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}] |" in rows[0]
-    assert f"| {one['template']} · scripted: hashed | {shared['template']} · scripted: hashed |" in rows[0]
+    assert "| topicalchat-naturalness · scripted: hashed | topicalchat-shared · scripted: hashed |" in rows[0]
     store.close()
 
 
@@ -511,7 +512,8 @@ def test_counts_are_of_the_datasets_current_items_and_name_their_row(tmp_path):
     assert row["note"] == "6 of 54 items judged"  # not 12: six judged items are gone from the file
     path = geval.reporting.report(store, dataset.name, baselines=[], ceiling=False, figures=False,
                         n_boot=N_BOOT).write(tmp_path / "out")
-    assert f"- {row['row']}: 6 of 54 items judged" in path.read_text()
+    readable = Names(store.combos(dataset.name), store.template_comments())  # as the report names its rows
+    assert f"- {readable(row['row'])}: 6 of 54 items judged" in path.read_text()
 
 
 def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
@@ -539,7 +541,7 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
     assert "Protocol every item: item, group and system level (generic)" in text
     assert "24 of 24 items judged" in text
     board = text.split("## Leaderboard")[1].split("\n## ")[0]
-    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall@"))
+    judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall · scripted: hashed |"))
     assert " (no interval: 6 groups) |" in judge and "| n/a (" in judge
     assert (tmp_path / "out" / "mine.html").read_text().startswith("<!DOCTYPE html>")
 
@@ -576,13 +578,14 @@ def test_rows_that_use_the_human_labels_have_a_section_of_their_own_and_no_judge
     assert set(board.wide(supervised=True)["row"]) == set(fitted["row"])
     assert not set(board.wide(supervised=False)["row"]) & set(fitted["row"])
     text = geval.reporting.report(store, dataset.name, baselines=["length"], calibrate=True, figures=False, ceiling=False,
-                        n_boot=N_BOOT).markdown()
+                        n_boot=N_BOOT, goals=True).markdown()
     main = text[text.index("## Leaderboard"):text.index("### Rows that use the human labels")]
     section = text[text.index("### Rows that use the human labels"):]
     assert "held-out ridge" not in main.split("Notes:")[0] and "calibrated," not in main.split("Notes:")[0]
     assert f"is the best of {len(fitted)} such rows" in section and f"| best of {len(fitted)} |" in section
     goals = text[text.index("### Against the goals"):]
     goals = goals[:goals.index("\n## ")]
-    assert GEVAL_ROW in goals and not any(label in goals for label in fitted["row"])
+    readable = Names(store.combos(dataset.name), store.template_comments())  # as the report names its rows
+    assert GEVAL_ROW in goals and not any(readable(label) in goals for label in fitted["row"])
     assert not [line for line in text.splitlines() if "the goal .50" in line and ("calibrated" in line
                                                                                    or "+ baselines" in line)]

@@ -190,7 +190,8 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
 
     page = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[]).html()
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
-    assert len(rows) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
+    assert {metric for metric, _ in rows} == {"pearson", "spearman", "kendall"}  # pearson first, then all (folded)
+    assert all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
     store.close()
 
 
@@ -254,9 +255,10 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     combos = store.combos(dataset.name).set_index("template_version")
     assert combos.loc[original.version, "origin"] < combos.loc[edited.version, "origin"]
     labels = {t.version: combos.loc[t.version, "label"] for t in (original, edited, engaging)}
+    readable = {t.version: f"{t.name}, version {t.version} · scripted: hashed" for t in (original, edited)}
     report = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[], figures=False).markdown()
     store.close()
-    assert f"| Natural | {labels[original.version]} | {labels[edited.version]} |" in report  # A, then B
+    assert f"| Natural | {readable[original.version]} | {readable[edited.version]} |" in report  # A, then B
     assert "+Evaluation Form (numbers ONLY):" in report and "-Evaluation Form (scores ONLY):" in report
 
     at.switch_page(PAGE).run()
@@ -351,6 +353,19 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
         assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
+        assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
+
+
+def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.checkbox(key="agree_report_goals").check().run()
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    page = at.session_state["agree_report"][1].decode("utf-8")
+    assert "goal for the embedded" in page and "seed 000" in page
+    at.checkbox(key="agree_report_goals").uncheck().run()  # a report built for other choices is not offered
+    assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
 
 
 def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):

@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 import geval
 from geval.data.dataset import SHARED_DATA_DIR
 from geval.judging.templates import load_template
+from geval.reporting.names import Names
 from studio.text import plain
 from tests.apptest_helpers import texts
 
@@ -339,6 +340,8 @@ def test_a_note_says_which_judge_it_was_written_beside_when_shown_under_another(
     at.run()
     assert not at.exception
     assert any(f"written beside {plain(first)}" in c.value for c in at.caption), [c.value for c in at.caption]
-    report = geval.reporting.report(geval.Store(tmp_path / "store.sqlite"), dataset.name, n_boot=50, baselines=[],
-                          figures=False, ceiling=False).markdown()
-    assert f"| {item_id} |  | too kind | {first} |" in report
+    store = geval.Store(tmp_path / "store.sqlite")
+    report = geval.reporting.report(store, dataset.name, n_boot=50, baselines=[], figures=False, ceiling=False).markdown()
+    readable = Names(store.combos(dataset.name), store.template_comments())  # as the report names its rows
+    store.close()
+    assert f"| {item_id} |  | too kind | {readable(first)} |" in report and readable(first) != first

@@ -23,6 +23,7 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     scatter_figure,
 )
+from geval.reporting.summary import CAVEAT
 from geval.reporting.tables import agreement_csv, display_table, stack_tables
 
 EVIL = "<script>alert('owned')</script> **bold**"
@@ -176,7 +177,8 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     comparison = parsed.text["Template versions and judges compared"]
     sentence = next(line for line in comparison.splitlines() if "Natural" in line and "B − A" in line
                     and line.startswith(("A (", "B (", "No clear difference", "Not decided")))
-    assert first.label in sentence and second.label in sentence
+    readable = {t: f"topicalchat-naturalness, version {t.version} · scripted: hashed" for t in (first, second)}
+    assert readable[first] in sentence and readable[second] in sentence  # alike but for the version: told apart
     expected = geval.compare(store, dataset.name, *(tuple(store.combos(dataset.name).set_index("template").loc[t.label][
         ["template_version", "signature"]]) for t in (first, second)), "Natural")
     assert f"{expected.difference:+.3f} [{expected.low:+.3f}, {expected.high:+.3f}]" in sentence
@@ -188,12 +190,48 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     assert items[5].id in flagged and "read again" in flagged
     assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in page and "<b>too kind" not in page
     for template in (first, second):
-        assert f"{template.label} · scripted: hashed" in parsed.text
-        assert template.text.strip() in parsed.text[f"{template.label} · scripted: hashed"]
+        assert template.text.strip() in parsed.text["Each template version and judge"]
     assert "Leaderboard" in parsed.text and "length" in parsed.cells["Leaderboard"]
     markdown = made.markdown()  # the same content, as Markdown
     assert "40 of 60 items judged" in markdown and sentence.strip() in markdown.replace("&lt;", "<")
     assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in markdown and first.text.strip() in markdown
+
+
+#: Lines of this project's own goals and seed comparisons: in a report only when asked for.
+OWN_GOALS = ("goal for the embedded", "seed 000")
+
+
+def test_the_projects_goals_and_seed_comparisons_are_left_out_unless_asked_for(compared):
+    store, dataset, *_, made, page = compared
+    for text in (page, made.markdown()):
+        assert not [line for line in OWN_GOALS if line in text]
+    asked = geval.reporting.report(store, dataset.name, n_boot=100, baselines=["length"], figures=False, goals=True)
+    for text in (asked.html(), asked.markdown()):
+        assert all(line in text for line in OWN_GOALS)
+        assert "Against the goals (Topical-Chat USR, Pearson)" in text
+
+
+def test_the_report_opens_with_the_summary_a_supervisor_reads_first(compared):
+    store, dataset, items, (first, second), made, page = compared
+    sections = re.findall(r"<h2>(.*?)</h2>", page)
+    assert sections[:3] == ["Summary", "What was judged", "Leaderboard"]  # the summary, then the main tables
+    markdown = made.markdown()
+    assert re.findall(r"^## (.*)$", markdown, re.MULTILINE)[0] == "Summary"
+    summary = _Page(page).text["Summary"]
+    assert "What was judged: 40 of 60 items of topicalchat_usr_sample" in summary
+    assert "compared with the mean of 3 annotators per item" in summary
+    main = next(line for line in summary.splitlines() if line.startswith("Main result: "))
+    assert re.search(r"agrees with people at pearson -?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\] on ", main)
+    assert "Protocol: Topical-Chat USR, turn level; item level, on 40 items in 10 groups." in main
+    assert re.search(r"Its 95% interval (lies above 0|lies below 0|holds 0)", summary)  # the verdict in words
+    assert "No clear difference on Natural between A (" in summary  # the comparison's verdict, too
+    assert "The human ceiling is how well one annotator agrees with the mean of the others" in summary
+    assert CAVEAT in summary
+    assert "(below one annotator)" in summary or "(above one annotator)" in summary or "within one" in summary
+    long_listings = re.findall(r"<details><summary>(.*?)</summary>", page)
+    assert any("items of largest disagreement" in title for title in long_listings)  # folded, not in the way
+    assert any("its judge signature and template" in title for title in long_listings)
+    assert markdown.index("## A1. ") > markdown.index("## Signatures")  # the listings at the end of the Markdown
 
 
 def test_the_scatter_knows_each_point_item(scored):
@@ -340,7 +378,8 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
 @pytest.mark.parametrize("level, value, low, high, n, groups, shown", [
     ("item", 0.41234, 0.1, 0.7, 60, 10, "0.412 [0.100, 0.700]"),
     ("item", 0.512, NAN, NAN, 24, 5, "0.512 (no interval: 5 groups)"),  # the interval withheld
-    ("system", 0.4, NAN, NAN, 4, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
+    ("system", 0.4, NAN, NAN, 12, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
+    ("system", 1.0, NAN, NAN, 5, 60, "1.000 (no interval: 5 systems)"),  # fewer than 10 systems
     ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
     ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups)"),  # the value withheld: 2 groups of 3 or more items
     ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group)"),
@@ -372,9 +411,9 @@ def test_what_was_judged_says_what_each_way_of_asking_cost(store):
     for name in ("topicalchat-batch", "topicalchat-naturalness"):
         geval.score(store, items, resolve_template(name), scripted(), dataset.name)
     markdown = geval.reporting.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
-    header = next(line for line in markdown.splitlines() if line.startswith("| template version · judge |"))
+    header = next(line for line in markdown.splitlines() if line.startswith("| row | template version | judge |"))
     assert header.split(" | ")[-4:] == ["judge calls", "prompt tokens per call", "judge time per item", "cost |"]
-    calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name}@")).split(" | ")[-4]
+    calls = {name: next(line for line in markdown.splitlines() if line.startswith(f"| {name} · ")).split(" | ")[-4]
              for name in ("topicalchat-batch", "topicalchat-naturalness")}
     assert len(items) == 12 and calls == {"topicalchat-batch": "16",  # 2 dialogues x 4 aspects x 2 orders, shared
                                           "topicalchat-naturalness": "12"}  # one per item
@@ -394,7 +433,7 @@ def test_a_judge_of_no_known_price_costs_unknown_in_the_report_as_in_the_app(sto
     geval.score(store, dataset.items[:4], template, scripted(), dataset.name)
     markdown = geval.reporting.report(store, dataset.name, figures=False, baselines=(), ceiling=False).markdown()
     lines = markdown.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("| template version · judge |")) + 2
+    start = next(i for i, line in enumerate(lines) if line.startswith("| row | template version | judge |")) + 2
     rows = [line.split(" | ") for line in lines[start:start + 2]]
     costs = {row[2]: row[-1].rstrip(" |") for row in rows}
     assert costs == {next(judge for judge in costs if "stub-model" in judge): "cost unknown (no price for this model)",

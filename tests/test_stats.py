@@ -171,8 +171,10 @@ def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
         for level in ("item", "system"):
             result = results[level, metric]
             assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)
-            assert result.note == ("no interval: 3 groups (dialogues, documents); an interval over groups needs at "
-                                   "least 10")
+        assert results["item", metric].note == ("no interval: 3 groups (dialogues, documents); an interval over "
+                                                "groups needs at least 10")
+        assert results["system", metric].note == ("no interval: 4 systems; an interval at the system level needs "
+                                                  "at least 10")
 
 
 def test_a_24_item_random_sample_never_shows_a_group_level_correlation():
@@ -195,6 +197,24 @@ def test_system_level_correlates_system_means():
     assert system.value == pytest.approx(pearson_by_hand(judge_means, human_means))
     assert system.n == 4
     assert results["system", "kendall"].value == pytest.approx(SCIPY["kendall"](judge_means, human_means))
+
+
+@pytest.mark.parametrize("n_systems, interval", [(6, False), (9, False), (10, True), (12, True)])
+def test_the_system_level_gives_an_interval_from_ten_systems_on(n_systems, interval):
+    # 30 groups of 4 items, always enough groups: only the number of systems decides (5 systems read
+    # "1.000 [0.198, 1.000]" before, from luck alone)
+    rng = np.random.default_rng(1)
+    human = rng.normal(size=120)
+    judge = human + rng.normal(size=120)
+    groups = np.repeat([f"g{i}" for i in range(30)], 4)
+    systems = np.array([f"s{i % n_systems}" for i in range(120)])
+    results = by_key(agreement(judge, human, groups, systems, n_boot=50, levels=("system",)))
+    for metric in METRICS:
+        result = results["system", metric]
+        assert math.isfinite(result.value) and result.n == n_systems
+        assert math.isfinite(result.low) == interval and math.isfinite(result.high) == interval
+        assert result.note == ("" if interval else
+                               f"no interval: {n_systems} systems; an interval at the system level needs at least 10")
 
 
 @pytest.mark.parametrize("systems, n", [(["A"] * 11, 1), (["A", "B"] * 5 + ["A"], 2), ([""] * 11, 0)])
@@ -220,7 +240,7 @@ def well_correlated(n_groups: int = 40, per_group: int = 5, seed: int = 1):
     human = rng.integers(1, 6, n_groups * per_group).astype(float)
     judge = human + rng.normal(scale=0.8, size=human.size)
     groups = np.repeat([f"g{i}" for i in range(n_groups)], per_group)
-    systems = np.tile([f"s{i}" for i in range(per_group)], n_groups)
+    systems = np.array([f"s{i % 12}" for i in range(human.size)])  # 12 systems: enough for a system-level interval
     return judge, human, groups, systems
 
 
@@ -353,7 +373,7 @@ def test_within_groups_equals_a_correlation_per_group(monkeypatch, kendall_up_to
 def test_system_level_intervals_equal_a_correlation_of_system_means_per_resample():
     rng = np.random.default_rng(5)
     groups = np.repeat([f"d{i}" for i in range(30)], 5)
-    systems = np.array([f"s{i}" for i in rng.integers(0, 5, len(groups))])  # some resamples lack a system
+    systems = np.array([f"s{i}" for i in rng.integers(0, 12, len(groups))])  # some resamples lack a system
     systems[:7] = ""  # rows without a system
     human = rng.integers(1, 4, len(groups)).astype(float)
     judge = human + rng.normal(0, 1.5, len(groups))

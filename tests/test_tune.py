@@ -107,7 +107,8 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [+0.000, ...
     assert result.test["difference"] == 0 and math.isnan(result.test["p"]) and math.isnan(result.test["diff_low"])
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
-    line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
+    searches = text[text.index("## Prompt searches"):]
+    line = next(line for line in searches.splitlines() if line.startswith("| Natural |"))
     assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
 
 

@@ -12,12 +12,12 @@ from studio.text import plain
 
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
-                 variant: str, baselines: tuple) -> bytes:
+                 variant: str, baselines: tuple, goals: bool) -> bytes:
     """The report (`geval.reporting.report`, the page `geval report --html` writes) as one HTML file, its steps
     shown while it is built."""
     with st.status("Building the report…", expanded=True) as status:
         made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
-                            variants=(variant,), baselines=baselines, on_progress=status.write)
+                            variants=(variant,), baselines=baselines, goals=goals, on_progress=status.write)
         status.write("The page: tables and figures")
         page = made.html().encode("utf-8")
         status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
@@ -72,8 +72,8 @@ if not tables:
 stacked = geval.reporting.stack_tables(tables)
 st.subheader("Correlation with people")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
-           "bootstrap). Unscored and failed judgments "
-           "are left out; 'unscored' counts them.")
+           "bootstrap). Below 10 groups, or at the system level 10 systems, no interval is given. Unscored and failed "
+           "judgments are left out; 'unscored' counts them.")
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")
@@ -85,6 +85,10 @@ with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
 
+report_goals = st.checkbox("The project's goals in the report", key="agree_report_goals",
+                           help="This project's goals and reference figures for Topical-Chat (the G-EVAL paper, "
+                                "seed 000's comparison, the embedded judge's goal), as `geval report --goals` adds "
+                                "them; a report for others leaves them out.")
 downloads = st.columns([2, 3, 3])  # wide enough for the buttons' labels at a laptop's width
 downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
@@ -92,7 +96,7 @@ downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(sta
 report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
 # what the report is made of: a report built for other choices (or before new judgments) is not offered
 report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
-              report_baselines, tuple(cached.stamp(by_label.loc[label]) for label in tables))
+              report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables))
 if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
                        help="The report `python -m geval report --html` writes, for the versions chosen above: what "
                             "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
@@ -101,7 +105,7 @@ if downloads[1].button("Build the HTML report", key="agree_report_build", icon="
     try:
         st.session_state["agree_report"] = (report_for, build_report(
             dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
-            int(n_boot), metric, variant, report_baselines))
+            int(n_boot), metric, variant, report_baselines, report_goals))
     except geval.GevalError as exc:
         st.error(str(exc))
 built = st.session_state.get("agree_report")

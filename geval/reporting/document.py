@@ -1,9 +1,11 @@
-"""A report as a list of blocks (headings, text, lists, tables, code, figures), written once by
-`geval.reporting.dataset_report` and rendered by `html` (one self-contained page) and
-`markdown` (a PDF-friendly page): the same content in both."""
+"""A report as a list of blocks (headings, text, lists, tables, code, figures, and folded parts),
+written once by `geval.reporting.dataset_report` and rendered by `html` (one self-contained page)
+and `markdown` (a PDF-friendly page): the same content in both."""
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -34,9 +36,12 @@ class Bullets:
 
 @dataclass(frozen=True)
 class Table:
-    """A table; every cell is shown as text."""
+    """A table; every cell is shown as text. The `verbatim` columns say exactly what a row is (a
+    template version, a judge's full name) and keep their text when the document's names are made
+    readable (`Document.renamed`)."""
 
     frame: pd.DataFrame
+    verbatim: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,7 +60,16 @@ class Figure:
     caption: str
 
 
-Block = Heading | Text | Bullets | Table | Code | Figure
+@dataclass(frozen=True)
+class Details:
+    """Blocks a reader opens when wanted (per-item listings, template texts, signatures): folded
+    under `title` in the HTML page, moved to the end of the Markdown page."""
+
+    title: str
+    blocks: tuple[Block, ...]
+
+
+Block = Heading | Text | Bullets | Table | Code | Figure | Details
 
 
 @dataclass
@@ -68,3 +82,28 @@ class Document:
     def add(self, *blocks: Block) -> None:
         """Append blocks."""
         self.blocks.extend(blocks)
+
+    def renamed(self, rename: Callable[[str], str]) -> Document:
+        """The same document with `rename` applied to all that is read as words: headings, text,
+        lists, table cells and headers (not a table's `verbatim` columns), figure captions and
+        series names; never to code (signatures, templates, diffs keep their exact text)."""
+        return Document(rename(self.title), [_renamed(block, rename) for block in self.blocks])
+
+
+def _renamed(block: Block, rename: Callable[[str], str]) -> Block:
+    if isinstance(block, (Heading, Text)):
+        return dataclasses.replace(block, text=rename(block.text))
+    if isinstance(block, Bullets):
+        return Bullets(tuple(map(rename, block.lines)))
+    if isinstance(block, Table):
+        frame = block.frame.copy()
+        for column in frame.columns:
+            if column not in block.verbatim:
+                frame[column] = [rename(value) if isinstance(value, str) else value for value in frame[column]]
+        return dataclasses.replace(block, frame=frame.rename(columns=lambda name: rename(str(name))))
+    if isinstance(block, Figure):
+        block.figure.for_each_trace(lambda trace: trace.update(name=rename(trace.name)) if trace.name else None)
+        return dataclasses.replace(block, caption=rename(block.caption))
+    if isinstance(block, Details):
+        return Details(rename(block.title), tuple(_renamed(inner, rename) for inner in block.blocks))
+    return block

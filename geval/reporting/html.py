@@ -4,8 +4,9 @@ the app's colours, every text HTML-escaped."""
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
-from geval.reporting.document import Bullets, Code, Document, Figure, Heading, Table, Text
+from geval.reporting.document import Block, Bullets, Code, Details, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import standalone
 from geval.reporting.tables import html_table
 
@@ -17,32 +18,53 @@ th, td { border: 1px solid #ddd; padding: 0.25rem 0.5rem; text-align: left; vert
 th { background: #f4f4f4; } code, pre { font-family: ui-monospace, monospace; font-size: 0.85rem; }
 pre { white-space: pre-wrap; word-break: break-word; background: #f7f7f7; padding: 0.5rem; }
 .meta { color: #666; }
+details { margin: 0.6rem 0; border: 1px solid #ddd; border-radius: 4px; padding: 0.3rem 0.7rem; }
+summary { cursor: pointer; color: #0068c9; }
 @media print { .plotly-graph-div { break-inside: avoid; } }
 """
+
+#: A plot drawn while folded has no width to take: it is sized again when its part is opened.
+_RESIZE_OPENED = ("<script>document.querySelectorAll('details').forEach(d => d.addEventListener('toggle', () => "
+                  "d.querySelectorAll('.plotly-graph-div').forEach(p => window.Plotly && Plotly.Plots.resize(p))));"
+                  "</script>")
 
 
 def render_html(document: Document) -> str:
     """The page, one self-contained file: plotly.js inline once, nothing loaded from beside it or
-    from the network."""
-    parts: list[str] = []
-    figures = 0
-    for block in document.blocks:
-        if isinstance(block, Heading):
-            level = min(max(block.level, 1), 4)
-            parts.append(f"<h{level}>{html.escape(block.text)}</h{level}>")
-        elif isinstance(block, Text):
-            parts.append(f"<p{' class=meta' if block.meta else ''}>{html.escape(block.text)}</p>")
-        elif isinstance(block, Bullets):
-            parts.append("<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in block.lines) + "</ul>")
-        elif isinstance(block, Table):
-            parts.append(html_table(block.frame))
-        elif isinstance(block, Code):
-            parts.append(f"<pre><code>{html.escape(block.text)}</code></pre>")
-        elif isinstance(block, Figure):
-            parts.append(standalone(block.figure).to_html(full_html=False, include_plotlyjs=not figures,
-                                                          div_id=f"figure-{figures + 1}",  # the same page each time
-                                                          config={"displaylogo": False}))
-            figures += 1
+    from the network; each `Details` folded (a plot in it is sized when it is opened)."""
+    parts = _Blocks().render(document.blocks)
     return ("<!DOCTYPE html>\n<html lang='en'>\n<head><meta charset='utf-8'>"
             f"<title>{html.escape(document.title)}</title><style>{_CSS}</style></head>\n<body>\n"
-            + "\n".join(parts) + "\n</body>\n</html>\n")
+            + "\n".join(parts) + f"\n{_RESIZE_OPENED}\n</body>\n</html>\n")
+
+
+class _Blocks:
+    """Blocks as HTML, the figures numbered across the page (plotly.js goes in with the first)."""
+
+    def __init__(self):
+        self.figures = 0
+
+    def render(self, blocks: Sequence[Block]) -> list[str]:
+        return [self.one(block) for block in blocks]
+
+    def one(self, block: Block) -> str:
+        if isinstance(block, Heading):
+            level = min(max(block.level, 1), 4)
+            return f"<h{level}>{html.escape(block.text)}</h{level}>"
+        if isinstance(block, Text):
+            return f"<p{' class=meta' if block.meta else ''}>{html.escape(block.text)}</p>"
+        if isinstance(block, Bullets):
+            return "<ul>" + "".join(f"<li>{html.escape(line)}</li>" for line in block.lines) + "</ul>"
+        if isinstance(block, Table):
+            return html_table(block.frame)
+        if isinstance(block, Code):
+            return f"<pre><code>{html.escape(block.text)}</code></pre>"
+        if isinstance(block, Details):
+            return (f"<details><summary>{html.escape(block.title)}</summary>\n" + "\n".join(self.render(block.blocks))
+                    + "\n</details>")
+        if not isinstance(block, Figure):
+            raise TypeError(f"a report has no block of type {type(block).__name__}")
+        self.figures += 1
+        return standalone(block.figure).to_html(full_html=False, include_plotlyjs=self.figures == 1,
+                                                div_id=f"figure-{self.figures}",  # the same page each time
+                                                config={"displaylogo": False})

@@ -25,16 +25,18 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
           "item, 30 or more items per annotator, 3 or more annotators; where they do not hold no verdict is given.")
 
 
-def replacement_section(store: Store, dataset: str, epsilon: float, on_progress: Callable[[str], None]) -> list:
-    """The section's blocks (none when no judge is scored or no aspect has two annotators)."""
+def replacement_section(store: Store, dataset: str, epsilon: float,
+                        on_progress: Callable[[str], None]) -> tuple[list, list[str]]:
+    """The section's blocks, and per aspect the verdict on the judge of highest advantage probability
+    for the report's summary (none when no judge is scored or no aspect has two annotators)."""
     on_progress(f"{dataset}: can the judge replace an annotator?")
     try:
         results = alttest.run(store, dataset, epsilon=epsilon, baseline=True)
     except alttest.AltTestError:
-        return []
+        return [], []
     results = [r for r in results if r.annotators and len(r.annotators) >= 2]
     if not [r for r in results if not r.baseline]:
-        return []
+        return [], []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
     if (summary["reading"] != "as imported").any():  # a G-EVAL judge: its other readings beside
@@ -64,7 +66,9 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
     if plans:
         blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
                    Bullets(tuple(plans))]
-    return blocks
+    best = [max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
+            for aspect in dict.fromkeys(r.aspect for r in results)]
+    return blocks, [f"{r.aspect}: " + " ".join(filter(None, [r.verdict(), alttest.caveat(r, results)])) for r in best]
 
 
 def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: float) -> list[str]:
