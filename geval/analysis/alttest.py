@@ -379,14 +379,20 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                     agreement.append(_agreement(scored.scores[key], items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": model, "aspects": ", ".join(r.aspect for r in tested),
-                     "advantage probability": float(np.nanmean([r.advantage_probability for r in tested])),
-                     "winning rate": float(np.nanmean([r.winning_rate for r in tested])),
+                     "advantage probability": _mean([r.advantage_probability for r in tested]),
+                     "winning rate": _mean([r.winning_rate for r in tested]),
                      "passed": f"{sum(p is True for p in passed)} of {len(passed)}"
                                + (f" ({sum(p is None for p in passed)} without a verdict)" if None in passed else ""),
-                     "agreement": float(np.nanmean(agreement)) if agreement else math.nan,
+                     "agreement": _mean(agreement),
                      "reading": ", ".join(dict.fromkeys(r.reading for r in tested))})
     table = pd.DataFrame(rows)
     return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
+
+
+def _mean(values: Sequence[float]) -> float:
+    """The mean of the defined values, NaN when none is."""
+    defined = [v for v in values if math.isfinite(v)]
+    return sum(defined) / len(defined) if defined else math.nan
 
 
 def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> float:
