@@ -201,9 +201,8 @@ labels = [label for label in scored.scored(combos) if label in scored.menu(combo
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
-st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value) and "
-           "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife "
-           "first).")
+st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value), "
+           "each dialogue or document left out in turn.")
 scored.follow_chosen(store, combos, chosen, labels)  # by default two of those chosen above: the original A, its edit B
 left, right = st.columns(2)
 label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
@@ -237,14 +236,12 @@ try:
 except geval.GevalError as exc:  # too few common items, or a correlation undefined: not a failure
     st.warning(plain(str(exc)))
     st.stop()
-cells = st.columns(5)
+cells = st.columns(4)
 cells[0].metric(f"A: {cmp_metric}", geval.reporting.number(result.a))
 cells[1].metric(f"B: {cmp_metric}", geval.reporting.number(result.b))
 cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired interval over groups below")
 cells[3].metric("p", geval.reporting.format_p(result.p), help="Two-sided: Student's t on the jackknife over groups "
                 "(each group left out in turn).")
-cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
-                help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} group{'s' if result.n_groups != 1 else ''} (dialogues, documents) "
                f"{'are' if result.n_groups != 1 else 'is'} scored by both: no interval "
@@ -255,5 +252,4 @@ groups = f"{result.n_groups} group{'s' if result.n_groups != 1 else ''}"
 st.text(f"B − A = {geval.reporting.number(result.difference)}, "
         + (f"95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}]"
            if math.isfinite(result.low) else f"no interval ({groups})")
-        + f", on {result.n_items} items in {groups}"
-        + (f"; Williams t = {geval.reporting.number(result.williams_t, 2)}" if math.isfinite(result.williams_t) else ""))
+        + f", on {result.n_items} items in {groups}")

@@ -4,9 +4,11 @@
   the delete-one-group jackknife (each group, a dialogue or document, left out in turn; both
   correlations recomputed on the same groups, so the difference is paired) with Student's t on
   groups − 1 degrees of freedom (`geval.analysis.correlation`: chosen by a null simulation, it
-  holds its 5% at 10-30 groups where the percentile bootstrap gave up to 11%), plus Williams' test;
+  holds its 5% at 10-30 groups where the percentile bootstrap gave up to 11%);
 - `williams_test`: Williams' t for two dependent correlations that share the human variable
-  (Steiger 1980, eq. 7);
+  (Steiger 1980, eq. 7), kept on `Comparison` for reference only: it takes the items as
+  independent, and with responses grouped by dialogue it rejects two equally good judges in
+  9-19% of datasets at 10-30 groups (tests/test_stats.py), so no page, report or table shows it;
 - `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the
   human aspects they can be compared on);
 - `paired_columns`: B minus A on several columns at once (each aspect, their average), at the
@@ -52,10 +54,11 @@ class Comparison:
 
     `a` and `b` are the two correlations on the common items, `difference` = b - a with its
     paired 95% CI [`low`, `high`] and two-sided p (the jackknife over groups with Student's t).
-    `williams_t` is signed like `difference` (positive when B agrees better); Williams' test
-    treats items as independent, so with several items per group its p-value is optimistic;
-    trust `p`, which leaves out whole groups. Both are NaN where undefined (Kendall, n < 4) and,
-    as `p` is, from fewer than MIN_GROUPS groups.
+    `williams_t` is signed like `difference` (positive when B agrees better); it and
+    `williams_p` are for reference only: Williams' test takes the items as independent (its
+    assumption), so with several items per group its p-value is too small (9-19% below 0.05
+    for equally good judges at 10-30 groups of 6, where `p` keeps 3-5%). Both are NaN where
+    undefined (Kendall, n < 4) and, as `p` is, from fewer than MIN_GROUPS groups.
     """
 
     metric: str

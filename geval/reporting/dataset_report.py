@@ -357,7 +357,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
                 continue
             rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {metric}": number(c.a),
                          f"B: {metric}": number(c.b), "B − A [95% CI]": difference_text(c),
-                         "p (jackknife t)": format_p(c.p), "p (Williams)": format_p(c.williams_p),
+                         "p (jackknife t)": format_p(c.p),
                          "items / groups": f"{c.n_items} / {c.n_groups}"})
             verdicts.append(verdict(c, reference.label, other.label, human))
             pairs[(reference.label, other.label)] = (reference, other)
@@ -367,8 +367,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
                     "file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
-                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}), and Williams' test for dependent "
-                    "correlations (it treats items as independent: trust the jackknife where items share a group).")]
+                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
         if other.version == reference.version:
