@@ -658,27 +658,30 @@ def _protocol_layout(protocol: Protocol) -> str:
 
 
 def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) -> pd.DataFrame | None:
-    """The people's leave-one-out correlation per human aspect, in the protocol's metrics
-    (at item level only: the other levels aggregate in ways one annotator cannot)."""
-    if protocol.levels != ("item",) and not protocol.for_every_item:
-        return None
+    """The people's leave-one-out correlation per human aspect at each of the protocol's levels, in
+    its metrics (`annotator_agreement`: one annotator against the mean of the others, its interval
+    made as a judge row's is at that level)."""
     level_items = items if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
     wanted = protocol.aspects.values() or [h for i in level_items for h in i.human]
     humans = [h for h in dict.fromkeys(wanted) if any(h in i.human for i in level_items)]
-    table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False)
-    table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
-    if table.empty:
-        return None
     several = len(protocols_for(_protocol_layout(protocol))) > 1
-    frame = pd.DataFrame({
-        "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
-        "human": table["human"], "level": "item", "metric": table["statistic"].str.removeprefix("leave-one-out "),
-        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"],
-        "groups": len({i.group for i in level_items}), "unscored": 0,
-        "note": table["note"],
-    })
-    frame["column"] = [_column(dataset, protocol, h, several) for h in frame["human"]]
-    return frame.assign(row=CEILING, kind="ceiling", dataset=dataset)
+    frames = []
+    for level in protocol.levels:
+        table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False, level=level)
+        table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
+        if table.empty:
+            continue
+        frame = pd.DataFrame({
+            "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
+            "human": table["human"], "level": level, "metric": table["statistic"].str.removeprefix("leave-one-out "),
+            "value": table["value"], "low": table["low"], "high": table["high"], "n": table["n"],
+            "groups": len({i.group for i in level_items}), "unscored": 0, "note": table["note"],
+        })
+        frame["column"] = [_column(dataset, protocol, h + _level(protocol, level), several) for h in frame["human"]]
+        frames.append(frame)
+    if not frames:
+        return None
+    return pd.concat(frames, ignore_index=True).assign(row=CEILING, kind="ceiling", dataset=dataset)
 
 
 def _sorted_columns(cells: pd.DataFrame, names: list[str]) -> pd.DataFrame:
