@@ -145,11 +145,17 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
                        f"judge; **{plain(best[0])}** is the best of {best[1]}. Their intervals leave out refitting.")
             st.dataframe(board.wide(supervised=True).drop(columns=["signature"]), hide_index=True,
                          key="agree_leaderboard_fitted")
-        if not board.paired.empty:
-            st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "
-                       "difference [95% paired interval over groups] and its p-value. Positive: the row "
-                       "agrees better with people.")
-            st.dataframe(board.versus().drop(columns="against"), hide_index=True, key="agree_versus")
+        versus, fitted = board.versus(), board.versus(supervised=True)
+        if not versus.empty:
+            st.caption(f"Each judge row minus **{plain(versus['against'].iloc[0])}** on the items both scored: the "
+                       "difference [95% paired interval over groups] and its p-value. Positive: the row agrees "
+                       "better with people. Judge rows only; `caveat` says what a row is beyond the judge alone.")
+            st.dataframe(versus.drop(columns="against"), hide_index=True, key="agree_versus")
+        if not fitted.empty:
+            st.caption(f"The rows that use the human labels minus **{plain(fitted['against'].iloc[0])}**, apart: "
+                       f"not the judge; the best is the best of {best[1] if best else len(fitted)}, and the "
+                       "intervals treat the fitted predictions as fixed (no refit), so they are too narrow.")
+            st.dataframe(fitted.drop(columns="against"), hide_index=True, key="agree_versus_fitted")
         for line in board.skipped:
             st.warning(plain(line))
         with st.expander("Leaderboard signatures"):

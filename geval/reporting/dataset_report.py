@@ -411,20 +411,32 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
 
 def _supervised(board: Leaderboard) -> list:
     """The rows that use the human labels, beside the judge's but apart from them, the best said
-    to be the best of k."""
+    to be the best of k; then each of them against the row of reference, in a table of their own."""
     best = board.best_of()
     if best is None:
         return []
     table = board.wide(supervised=True).drop(columns=["signature", "kind"])
     table.insert(1, "chosen", [f"best of {best[1]}" if row == best[0] else "" for row in table["row"]])
-    return [Heading("Rows that use the human labels", 3),
-            Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
-                 f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
-                 f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
-                 f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
-                 f"others is partly that choice. Their intervals treat the held-out predictions as fixed (no refit "
-                 f"within the jackknife): they are narrower than the fits' own uncertainty."),
-            Table(table)]
+    blocks = [Heading("Rows that use the human labels", 3),
+              Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
+                   f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
+                   f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
+                   f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
+                   f"others is partly that choice. {_FIXED_FIT}"),
+              Table(table)]
+    versus = board.versus(supervised=True)
+    if versus.empty:
+        return blocks
+    return blocks + [Text(f"Each of these rows minus {versus['against'].iloc[0]}, on the items both scored (the "
+                          f"difference [95% paired interval] and its p-value, from {JACKKNIFE}): apart from the judge "
+                          f"rows' differences below, because a fitted row is not the judge. The best of them is the "
+                          f"best of {best[1]}, and {_FIXED_FIT[0].lower()}{_FIXED_FIT[1:]}"),
+                     Table(versus.drop(columns="against"))]
+
+
+#: What a label-using row's interval leaves out, in the report's words.
+_FIXED_FIT = ("Their intervals treat the held-out predictions as fixed (no refit within the jackknife): they are "
+              "narrower than the fits' own uncertainty.")
 
 
 def _against(board: Leaderboard) -> list:
@@ -432,13 +444,18 @@ def _against(board: Leaderboard) -> list:
     if board.paired.empty:
         return []
     reference = board.paired["against"].iloc[0]
+    versus = board.versus()
+    if versus.empty:
+        return []
     return [Heading(f"Against {reference}", 3),
             Text(f"Each judge row minus this row, in the leaderboard's metric, on the items both scored: the difference "
                  f"[95% paired interval] and its two-sided p-value, both from {JACKKNIFE}, the same group left out "
-                 "of both rows. `average` is the mean of the aspects' differences with the same groups left "
-                 "out; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
-                 "learned combination). Positive: the row agrees better with people."),
-            Table(board.versus().drop(columns="against"))]
+                 "of both rows. Judge rows only: the rows fitted on the human labels are compared in their own "
+                 "section above. `average` is the mean of the aspects' differences with the same groups left "
+                 "out; `mean of aspects → Overall` compares the rows' scores against Overall. `caveat` says what a "
+                 "row is beyond the judge alone (a few-shot template's prompts hold other groups' human scores; a "
+                 "pair ensemble is one of k pairs). Positive: the row agrees better with people."),
+            Table(versus.drop(columns="against"))]
 
 
 def _searches(store: Store, name: str) -> list:
@@ -538,12 +555,15 @@ def _goals(board: Leaderboard) -> list:
     if cells.empty:
         return []
     rows, lines = [], []
+    caveats, kinds = board.rows.set_index("row")["caveat"], board.rows.set_index("row")["kind"]
     for label in board.rows.loc[board.rows["kind"].isin(["judge", "baseline"]), "row"]:  # not people, not fitted rows
         mine = cells[cells["row"] == label]
         average = mine[mine["aspect"] == AVERAGE]
         mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]
         overall = mine[mine["human"] == "Overall"]
-        rows.append({"row": label, "average over the aspects": _cell(average.iloc[0]) if len(average) else "–",
+        rows.append({"row": label, "what it is": (caveats[label] or "the judge alone") if kinds[label] == "judge"
+                     else "a baseline (no label)",
+                     "average over the aspects": _cell(average.iloc[0]) if len(average) else "–",
                      "mean of aspects → Overall (calibrated rows: learned combination, held out)":
                          _cell(mean.iloc[0]) if len(mean) else
                          (f"(own score vs Overall) {_cell(overall.iloc[0])}" if len(overall) else "–")})
@@ -556,7 +576,7 @@ def _goals(board: Leaderboard) -> list:
             a, m = float(average.iloc[0]), float(mean.iloc[0])
             lines.append(f"{label}: average {a:.3f} is {_versus(a, 0.50)} the goal .50 and {_versus(a, 0.36)} "
                          f"the reference .36; mean vs Overall {m:.3f} is {_versus(m, 0.55)} the goal .55 and "
-                         f"{_versus(m, 0.43)} the reference .43.")
+                         f"{_versus(m, 0.43)} the reference .43" + (f" ({caveats[label]})." if caveats[label] else "."))
     blocks = [Heading("Against the goals (Topical-Chat USR, Pearson)", 3), Table(pd.DataFrame(rows)),
               Text("Reference figures:"), Bullets(tuple(f"{what}: {value}" for what, value in TOPICALCHAT_GOALS))]
     return blocks + ([Bullets(tuple(lines))] if lines else [])
