@@ -108,7 +108,7 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     assert result.test["difference"] == 0 and math.isnan(result.test["p"]) and math.isnan(result.test["diff_low"])
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
     line = next(line for line in text.splitlines() if line.startswith("| Natural |"))
-    assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+    assert line.endswith("| 0 (the winner is the start) | yes |")  # not "+0.000 [+0.000, +0.000] p 1.000"
 
 
 def good_without_examples(prompt: str, aspect: Aspect) -> dict[int, float]:

@@ -60,7 +60,7 @@ from geval.reporting.tables import (
     verdict,
 )
 from geval.store import Store
-from geval.tuning.search import searched_together
+from geval.tuning.search import chosen_elsewhere, searched_together
 from geval.version import __version__, installed_versions
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md).
@@ -466,7 +466,7 @@ def _searches(store: Store, name: str) -> list:
         return _search_log(store, name)
     rows = []
     for search in kept:
-        test = search["test"]
+        test, elsewhere = search["test"], chosen_elsewhere(store, name, search)
         rows.append({
             "human aspect": search["human"], "judge": search["judge"],
             "groups: tune / test": f"{len(search['tune_groups'])} / {len(search['test_groups'])}",
@@ -476,13 +476,16 @@ def _searches(store: Store, name: str) -> list:
             "start on the test groups": f"{test['start']:.3f}" if math.isfinite(test["start"]) else "n/a",
             "winner − start": "0 (the winner is the start)" if search["winner"] == search["start"] else
                               difference_reading(test["difference"], test["diff_low"], test["diff_high"], test["p"]),
+            "held out?": f"no: another search chose this template on {len(elsewhere)} of its test groups, so "
+                         "there it was picked for agreeing with these people" if elsewhere else "yes",
         })
     return [Heading("Prompt searches (`geval tune`)"),
             Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
                  "chose its winner on the tune part only, and is read here on the test part only: the winner's "
                  f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
                  "the starting template's, and the paired difference at the same level with its p-value (the jackknife "
-                 "over the test groups with Student's t)."),
+                 "over the test groups with Student's t). `held out?` says whether another search (another seed's "
+                 "split) chose the winner's template on some of these test groups."),
             Table(pd.DataFrame(rows)), *_searched_together(store, name), *_search_log(store, name)]
 
 
@@ -493,32 +496,40 @@ def _search_log(store: Store, name: str) -> list:
     logged = store.search_log(name)
     if not logged:
         return []
-    splits: dict[tuple, list[int]] = {}
+    searches: dict[tuple, list[dict]] = {}  # per human aspect and template searched from, over every split
     for entry in logged:
-        splits.setdefault((tuple(entry["tune_groups"]), tuple(entry["test_groups"])), []).append(entry["id"])
-    tested_ids = {entry["id"]: bool(entry["tested"]) for entry in logged}
+        searches.setdefault((entry["human"], _start(entry)), []).append(entry)
     rows = []
     for entry in logged:
-        runs = splits[(tuple(entry["tune_groups"]), tuple(entry["test_groups"]))]
-        tested = sum(tested_ids[run] for run in runs)
+        runs = searches[(entry["human"], _start(entry))]
+        tested = sum(bool(run["tested"]) for run in runs)
+        splits = len({(tuple(run["tune_groups"]), tuple(run["test_groups"])) for run in runs})
         rows.append({
             "started": _dt.datetime.fromtimestamp(entry["started"]).astimezone().isoformat(timespec="seconds"),
             "human aspect": entry["human"], "judge": entry["judge"],
             "groups: tune / test": f"{len(entry['tune_groups'])} / {len(entry['test_groups'])}",
-            "on this split": f"{len(runs)} search{'es' if len(runs) > 1 else ''} on this split"
-                             + (f" ({tested} scored on its test groups)" if tested < len(runs) else "")
-                             + f"; this is the {_ordinal(runs.index(entry['id']) + 1)}",
+            "searches of this template": f"{len(runs)} search{'es' if len(runs) > 1 else ''} from "
+                                         f"{_start(entry) or 'this template'} on {entry['human']}, over {splits} "
+                                         f"split{'s' if splits > 1 else ''}"
+                                         + (f" ({tested} scored on its test groups)" if tested < len(runs) else "")
+                                         + f"; this is the {_ordinal(runs.index(entry) + 1)}",
             "candidates": len(entry["candidates"] or []), "rounds": entry["rounds"],
             "winner": entry["winner"] or "–", "test part": "scored" if entry["tested"] else "not scored",
             "ended": entry["status"] + (f": {entry['reason']}" if entry["reason"] else ""),
         })
     return [Heading("Every prompt search run on this dataset", 3),
             Text("Each search is logged when it starts, before any judge call, whatever becomes of it (stopped and "
-                 "failed ones too). Several searches on one split choose among their winners on the test groups as "
-                 "well: read a winner against the number of searches on its split. Every table of this report "
+                 "failed ones too). Several searches from one template on one human aspect, on one split or on "
+                 "several (other seeds), choose among their winners on the test groups as well: read a winner "
+                 "against the number of searches of its template. Every table of this report "
                  "reads a template version without the tune groups of the searches that chose it (its notes say "
                  "so), and says how many tune groups it keeps of searches that tried it without choosing it."),
             Table(pd.DataFrame(rows))]
+
+
+def _start(entry: dict) -> str:
+    """The template a logged search started from, as its settings name it ("" when they do not)."""
+    return (entry.get("settings") or {}).get("start", "")
 
 
 def _ordinal(number: int) -> str:
@@ -545,7 +556,9 @@ def _searched_together(store: Store, name: str) -> list:
                  f"leaderboard would read them ({together['metric'].iloc[0]}, {level} level): `average` is the mean "
                  "of the aspects' correlations and `mean of aspects → Overall` sets the mean of the winners' scores "
                  "(each mapped onto 0-1 by its scale) against the people's Overall. Intervals: 95%, the jackknife "
-                 "over the test groups (Student's t), the same group left out of every row, the difference paired."),
+                 "over the test groups (Student's t), the same group left out of every row, the difference paired."
+                 + (f" Left out: the {int(together['left_out'].iloc[0])} test groups on which another search chose "
+                    "one of these winners." if together["left_out"].iloc[0] else "")),
             Table(pd.DataFrame(rows))]
 
 
