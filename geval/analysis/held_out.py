@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import pandas as pd
+
 from geval.data.items import Item, content_id
 from geval.judging.templates import template_hash
 from geval.store import Store
@@ -108,19 +110,13 @@ def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str]) 
 def _same_prompts(store: Store, dataset: str, sources: list[str], searched: set[str]) -> dict[str, set[str]]:
     """Each template version scored on `dataset` that no search tried -> the searched versions some
     of whose calls it shares (the same cache key: the same prompt to the same judge)."""
-    owners: dict[str, set[str]] = {}
-    for source in dict.fromkeys([*sources, dataset]):
-        calls = store.judgments(source, columns=["template_version", "call_key"]).dropna()
-        calls = calls[calls["template_version"].isin(searched)]
-        for version, key in zip(calls["template_version"], calls["call_key"]):
-            owners.setdefault(key, set()).add(version)
-    calls = store.judgments(dataset, columns=["template_version", "call_key"]).dropna()
-    calls = calls[~calls["template_version"].isin(searched)]
-    same: dict[str, set[str]] = {}
-    for version, key in zip(calls["template_version"], calls["call_key"]):
-        if key in owners:
-            same.setdefault(version, set()).update(owners[key])
-    return same
+    columns = ["template_version", "call_key"]
+    owners = pd.concat([store.judgments(source, columns=columns) for source in dict.fromkeys([*sources, dataset])])
+    owners = owners[owners["template_version"].isin(searched)].dropna().drop_duplicates()
+    calls = store.judgments(dataset, columns=columns).dropna()
+    calls = calls[~calls["template_version"].isin(searched)].drop_duplicates()
+    shared = calls.merge(owners.rename(columns={"template_version": "searched"}), on="call_key")
+    return {version: set(part["searched"]) for version, part in shared.groupby("template_version")}
 
 
 def _versions(by_name: dict[str, dict], name: str) -> list[str]:
