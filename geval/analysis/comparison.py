@@ -135,7 +135,7 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson") 
     diffs = item_bootstrap(b, h, resamples, (metric,))[metric] - item_bootstrap(a, h, resamples, (metric,))[metric]
     difference = r_b - r_a
     note = interval_note(g)
-    low, high = jackknife_interval(difference, diffs, correlation=False) if resamples.enough else (math.nan, math.nan)
+    low, high = difference_interval(difference, diffs) if resamples.enough else (math.nan, math.nan)
     p = jackknife_p(difference, diffs) if resamples.enough else math.nan
     if resamples.enough and not math.isfinite(p):
         note = "no interval: a correlation is undefined with some group left out"
@@ -147,6 +147,13 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson") 
         t = -t if math.isfinite(t) and t != 0 else t  # signed like B - A
     return Comparison(metric, float(r_a), float(r_b), float(difference), low, high, p, t, p_williams,
                       int(len(a)), resamples.n_groups, note)
+
+
+def difference_interval(difference: float, loo: np.ndarray, units: int | None = None) -> tuple[float, float]:
+    """The 95% interval of a difference of two correlations from its leave-one-group-out values (the
+    jackknife with Student's t), kept inside [-2, 2], where such a difference lies."""
+    low, high = jackknife_interval(difference, loo, correlation=False, units=units)
+    return max(low, -2.0), min(high, 2.0)
 
 
 def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], human: str,
@@ -250,7 +257,7 @@ def _paired_row(name: str, a: float, b: float, difference: float, loo: tuple, n:
     if not enough:
         note = "; ".join(filter(None, [note, f"no interval: {min(units, resamples.n_groups)} groups"]))
     elif math.isfinite(difference):
-        low, high = jackknife_interval(difference, diffs, correlation=False, units=units)
+        low, high = difference_interval(difference, diffs, units)
         p = jackknife_p(difference, diffs, units)
     correlation = level == "item"  # a group-level side is a mean of per-group values: its t-interval, inside [-1, 1]
     (a_low, a_high), (b_low, b_high) = (
