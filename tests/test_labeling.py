@@ -186,7 +186,8 @@ def test_labels_of_groups_whose_items_move_together_count_for_less():
 
 def test_curve_sizes():
     assert curve_sizes(12) == [10, 12]
-    assert curve_sizes(360) == [10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 360]
+    assert curve_sizes(25) == [10, 15, 20, 25]  # the review's 25 labels read at 3 points
+    assert curve_sizes(360) == [10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 360]
     assert curve_sizes(9) == []
 
 
@@ -194,7 +195,7 @@ def test_a_combination_with_a_predictive_column_beats_the_judge_with_enough_labe
     found, human = _features(200, per_group=2)
     learned = learning_curve(found, human, list(human.index), "Natural")
     points = learned.points
-    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 150, 200]
+    assert points["labels"].tolist() == [10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200]
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
     assert learned.beats_at is not None and learned.beats_at <= 50
     first = points.iloc[0]  # 10 labels in 5 groups: values, no interval
@@ -250,7 +251,7 @@ def test_a_curve_read_on_other_groups_fits_on_all_the_labels_and_reads_there():
     other = [i for i in human.index if int(found.groups[i][1:]) >= 60]   # g60..g99 read on: 40 groups
     learned = learning_curve(found, human, labeled, "Natural", read_on=other)
     points = learned.points
-    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 120]
+    assert points["labels"].tolist() == [10, 15, 20, 25, 30, 40, 50, 75, 100, 120]
     assert (points["groups"] == 40).all() and points["low"].notna().all()  # read on the 40 other groups
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
     assert points["judge"].nunique() == 1  # the judge alone reads the same items at every number of labels

@@ -349,8 +349,10 @@ class LearningCurve:
         return int(self.points["labels"].iloc[start])
 
 
-#: The numbers of labels a learning curve is read at (below the number given, then all of them).
-CURVE_SIZES = (10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000)
+#: The numbers of labels a learning curve is read at (below the number given, then all of them): every 5
+#: labels up to 30, where a point moves most, then further apart.
+CURVE_SIZES = (10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500,
+               10000)
 
 
 def curve_sizes(total: int) -> list[int]:

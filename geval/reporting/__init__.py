@@ -14,8 +14,17 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
-from geval.reporting.tables import agreement_csv, curve_table, display_table, format_p, number, stack_tables, verdict
+from geval.reporting.tables import (
+    agreement_csv,
+    curve_caption,
+    curve_table,
+    display_table,
+    format_p,
+    number,
+    stack_tables,
+    verdict,
+)
 
 __all__ = ["COLOURS", "WEBGL_ABOVE", "Report", "abs_diff_histogram", "agreement_csv", "correlation_bars",
-           "curve_table", "display_table", "distribution_figure", "format_p", "judge_distribution_figure",
+           "curve_caption", "curve_table", "display_table", "distribution_figure", "format_p", "judge_distribution_figure",
            "learning_curve_figure", "number", "report", "scatter_figure", "stack_tables", "verdict"]

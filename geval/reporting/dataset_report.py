@@ -50,6 +50,7 @@ from geval.reporting.figures import (
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.tables import (
+    curve_caption,
     curve_table,
     difference_text,
     display_table,
@@ -302,15 +303,7 @@ def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: no learning curve ({exc})."))
             continue
-        blocks += [Heading(f"How many labels buy how much: {aspect}", 3),
-                   Text(f"The Pearson correlation with your labels of the judge alone ({learned.judge}) and of a "
-                        "ridge combination of every judge score and baseline, each item's value fitted on the other "
-                        "groups' labels only, after each number of labels in the order they were given; 95% "
-                        "intervals from the delete-one-group jackknife (none below 10 groups). "
-                        + (f"The combination beats the judge alone (paired interval above 0) from "
-                           f"{learned.beats_at} labels." if learned.beats_at else
-                           "The combination does not yet beat the judge alone with a paired interval above 0.")
-                        + "".join(f" {note[:1].upper()}{note[1:]}." for note in learned.notes))]
+        blocks += [Heading(f"How many labels buy how much: {aspect}", 3), Text(curve_caption(learned))]
         if figures:
             blocks.append(Figure(learning_curve_figure(learned), f"learning curve of {aspect}"))
         blocks.append(Table(curve_table(learned)))
