@@ -255,7 +255,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         reference = _reference(candidates, against, name)
         if reference is not None:
             say(f"{name}: judge rows against {reference.label}")
-            paired += [_paired(reference, row, protocol, name, items, n_boot, seed) for row in candidates if row.kind in JUDGED and row is not reference for protocol in chosen
+            paired += [_paired(reference, row, protocol, name, items, n_boot, seed) for row in candidates
+                       if row.kind in JUDGED and row is not reference for protocol in chosen
                        if protocol.levels[0] in ("item", "group")]
         for row in candidates:
             rows.setdefault(row.label, row)
