@@ -618,6 +618,7 @@ def test_judge_rows_are_compared_with_judge_rows_and_label_using_rows_apart(tmp_
     assert caveats[pairs[0]].startswith("pair ensemble: the best of 3 pairs of judge rows")
     assert all(caveats[row].startswith("pair ensemble: one of 3 pairs") for row in pairs[1:])
     assert all(few_shot_caveat in caveats[row] for row in pairs if "fewshot" in row)
+    assert caveats["ensemble: mean of 3 judge rows"] == f"ensemble: the mean of 3 judge rows; {few_shot_caveat}"
 
     text = geval.report(store, dataset.name, baselines=["length"], calibrate=True, ensemble=True, figures=False,
                         ceiling=False, n_boot=N_BOOT).markdown()

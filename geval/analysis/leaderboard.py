@@ -470,7 +470,9 @@ def ensemble_row(judges: list[Row], label: str | None = None) -> Row | None:
                {human.lower(): human for human in shared}, {human.lower(): (0.0, 1.0) for human in shared},
                note=("human labels through its few-shot members" if few_shot else "no human labels")
                + ": each aspect the mean of " + "; ".join(r.label for r in used)
-               + " (each score mapped onto 0-1 by its scale)", caveat=FEW_SHOT if few_shot else "")
+               + " (each score mapped onto 0-1 by its scale)",
+               caveat="; ".join(filter(None, ["" if label else f"ensemble: the mean of {len(used)} judge rows",
+                                              FEW_SHOT if few_shot else ""])))
 
 
 def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, skipped: list[str]) -> Row | None:
