@@ -37,7 +37,7 @@ class Searched:
     """What prompt searches did with one template version on a dataset: the tune groups of the
     searches it won (`chosen`, left out of every table) and of those that tried it without
     choosing it (`tried`, kept and said), how many searches tried it (over every split), and
-    `same_as`: the searched versions whose prompts it shares when it was never a candidate itself."""
+    `same_as`: the other searched versions whose prompts it shares (their groups are its groups)."""
 
     chosen: frozenset[str] = field(default_factory=frozenset)
     tried: frozenset[str] = field(default_factory=frozenset)
@@ -89,9 +89,10 @@ def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
                                frozenset(tried.get(version, set()) - chosen.get(version, set())), counted[version])
              for version in counted}
     for version, same in _same_prompts(store, dataset, sources, set(found)).items():
-        found[version] = Searched(frozenset().union(*(found[v].chosen for v in same)),
-                                  frozenset().union(*(found[v].tried for v in same)),
-                                  max(found[v].searches for v in same), frozenset(same))
+        own = found.get(version, Searched())
+        chosen_too = own.chosen.union(*(found[v].chosen for v in same))
+        found[version] = Searched(chosen_too, own.tried.union(*(found[v].tried for v in same)) - chosen_too,
+                                  max(own.searches, *(found[v].searches for v in same)), frozenset(same))
     return found
 
 
@@ -108,14 +109,14 @@ def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str]) 
 
 
 def _same_prompts(store: Store, dataset: str, sources: list[str], searched: set[str]) -> dict[str, set[str]]:
-    """Each template version scored on `dataset` that no search tried -> the searched versions some
-    of whose calls it shares (the same cache key: the same prompt to the same judge)."""
+    """Each template version scored on `dataset` -> the other searched versions some of whose calls it
+    shares (the same cache key: the same prompt to the same judge)."""
     columns = ["template_version", "call_key"]
     owners = pd.concat([store.judgments(source, columns=columns) for source in dict.fromkeys([*sources, dataset])])
     owners = owners[owners["template_version"].isin(searched)].dropna().drop_duplicates()
-    calls = store.judgments(dataset, columns=columns).dropna()
-    calls = calls[~calls["template_version"].isin(searched)].drop_duplicates()
+    calls = store.judgments(dataset, columns=columns).dropna().drop_duplicates()
     shared = calls.merge(owners.rename(columns={"template_version": "searched"}), on="call_key")
+    shared = shared[shared["template_version"] != shared["searched"]]
     return {version: set(part["searched"]) for version, part in shared.groupby("template_version")}
 
 
