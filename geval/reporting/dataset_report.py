@@ -422,8 +422,9 @@ def _supervised(board: Leaderboard) -> list:
         return blocks
     return blocks + [Text(f"Each of these rows minus {versus['against'].iloc[0]}, on the items both scored (the "
                           f"difference [95% paired interval] and its p-value, from {JACKKNIFE}): apart from the judge "
-                          f"rows' differences below, because a fitted row is not the judge. The best of them is the "
-                          f"best of {best[1]}, and {_FIXED_FIT[0].lower()}{_FIXED_FIT[1:]}"),
+                          f"rows' differences below, because a fitted row is not the judge. The row marked best of "
+                          f"{best[1]} was chosen among {best[1]}, so its lead is partly that choice; and "
+                          f"{_FIXED_FIT[0].lower()}{_FIXED_FIT[1:]}"),
                      Table(versus.drop(columns="against"))]
 
 
