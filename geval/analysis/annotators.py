@@ -37,6 +37,7 @@ import pandas as pd
 from geval.analysis.correlation import (
     LEVELS,
     METRICS,
+    MIN_GROUP_ITEMS,
     MIN_GROUPS,
     MIN_SYSTEMS,
     Resamples,
@@ -208,13 +209,14 @@ def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
         count = int(defined.sum())
         if count < MIN_GROUPS:
             found[metric] = (math.nan, math.nan, math.nan, count,
-                             f"n/a: {count} of {inside.n_groups} groups have a correlation (3 items or more, scores "
-                             f"that vary); the group level needs {MIN_GROUPS}")
+                             f"n/a: {count} of {inside.n_groups} groups have a correlation ({MIN_GROUP_ITEMS} items "
+                             f"or more, scores that vary); the group level needs {MIN_GROUPS}")
             continue
         value = float(per_group[defined].mean())
         dropped = inside.n_groups - count
         found[metric] = (value, *group_mean_interval(value, per_group), count,
-                         f"{dropped} of {inside.n_groups} groups left out (fewer than 3 items, or constant scores)"
+                         f"{dropped} of {inside.n_groups} groups left out (fewer than {MIN_GROUP_ITEMS} items, or "
+                         "constant scores)"
                          if dropped else "")
     return found
 
