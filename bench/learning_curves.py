@@ -1,5 +1,6 @@
 """Simulated learning curves: how many labels buy how much agreement, the dataset's known human
-scores playing the user (issue 26), written to reports/learning_curves.md.
+scores playing the user (issue 26), written to reports/learning_curves.md (its figures drawn in
+reports/learning_curves.html beside it).
 
 For each dataset (a name stored in a store scored with one prompt per aspect, and any other
 templates) and each human aspect a one-aspect template is compared with, per seed: a share of
@@ -43,6 +44,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 from _common import REPO, fail, machine
+from scipy import stats
 
 import geval
 
@@ -97,7 +99,8 @@ def simulate(store: geval.Store, dataset: str, aspect: str, combo: tuple[str, st
     found = geval.labeling.features(store, dataset, aspect, combo, baselines)
     truth = pd.Series({item.id: item.human_mean(aspect) for item in store.items(dataset)})
     ids = [i for i in found.table.index if pd.notna(found.table.at[i, found.judge]) and pd.notna(truth.get(i))]
-    found = geval.labeling.Features(found.table.loc[ids], found.rows, found.judge, found.groups[ids], found.scale)
+    found = geval.labeling.Features(found.table.loc[ids], found.rows, found.judge, found.groups[ids], found.scale,
+                                    found.held)
     result = {"found": found, "items": len(ids), "groups": found.groups.nunique(),
               "aside": {how: [] for how in ORDERS}, "labeled": {how: [] for how in ORDERS}}
     for seed in range(seeds):
@@ -135,46 +138,165 @@ def number(value: float, low: float = math.nan, high: float = math.nan) -> str:
     return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else "")
 
 
-def curve_rows(result: dict) -> list[str]:
-    """Markdown rows (seed 0): per number of labels and order, the judge alone, the combination and
-    their difference on the groups set aside, then the difference on the labeled items."""
-    head = ["labels"]
-    for how in ORDERS:
-        head += [f"judge ({how})", f"combination ({how})", f"combination − judge ({how})",
-                 f"combination − judge on the labeled items ({how})"]
-    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+def over_seeds(table: pd.DataFrame) -> pd.DataFrame:
+    """Labels x seeds -> labels x (mean, low, high): the seeds' mean and its 95% t-interval (seeds as
+    the unit: each sets other groups aside and labels in another order; none from one seed)."""
+    seeds = table.notna().sum(axis=1)
+    mean, sd = table.mean(axis=1), table.std(axis=1, ddof=1)
+    half = [stats.t.ppf(0.975, k - 1) * s / math.sqrt(k) if k > 1 else math.nan for k, s in zip(seeds, sd)]
+    return pd.DataFrame({"mean": mean, "low": mean - half, "high": mean + half})
+
+
+def readable_names(store: geval.Store, dataset: str) -> tuple[dict[str, str], list[str]]:
+    """Each scored combination's label (as `Store.combos` names it, the judge columns' prefix) ->
+    its name in the tables: template, its version comment, judge, and a footnote number; and the
+    footnotes, each with the label and the full signature."""
+    combos = store.combos(dataset)
+    comments = store.template_comments()
+    names, footnotes, seen = {}, [], set()
+    for label, version, model, signature in zip(combos["label"], combos["template_version"], combos["model"],
+                                                combos["signature"]):
+        name = store.template(version).name + (f" ({comments[version]})" if version in comments else "")
+        name = f"{name} · {model.split(': ', 1)[-1]}"
+        name = f"{name} @{version[:6]}" if name in seen else name  # two versions with no comment to tell them apart
+        seen.add(name)
+        footnotes.append(f"[{len(footnotes) + 1}] {label}: {signature}")
+        names[label] = f"{name} [{len(footnotes)}]"
+    return names, footnotes
+
+
+def renamed(column: str, names: dict[str, str]) -> str:
+    """A judge column ("<combination label>: <aspect>") by its readable name; a baseline as it is."""
+    label, _, aspect = column.rpartition(": ")
+    return f"{names[label]}: {aspect}" if label in names else column
+
+
+def curve_table(result: dict, names: dict[str, str]) -> pd.DataFrame:
+    """Seed 0: per number of labels and order, the judge alone, the combination and their difference on
+    the groups set aside, then the difference on the labeled items."""
     aside = {how: result["aside"][how][0].points.set_index("labels") for how in ORDERS}
     labeled = {how: result["labeled"][how][0].points.set_index("labels") for how in ORDERS}
+    rows = []
     for size in aside["random"].index:
-        cells = [str(size)]
+        row = {"labels": size}
         for how in ORDERS:
             p, q = aside[how].loc[size], labeled[how].loc[size]
-            cells += [number(p["judge"], p["judge_low"], p["judge_high"]),
-                      number(p["combined"], p["combined_low"], p["combined_high"]),
-                      number(p["difference"], p["low"], p["high"]), number(q["difference"], q["low"], q["high"])]
-        rows.append("| " + " | ".join(cells) + " |")
-    return rows
+            row.update({f"judge ({how})": number(p["judge"], p["judge_low"], p["judge_high"]),
+                        f"combination ({how})": number(p["combined"], p["combined_low"], p["combined_high"]),
+                        f"combination − judge ({how})": number(p["difference"], p["low"], p["high"]),
+                        f"combination − judge on the labeled items ({how})": number(q["difference"], q["low"],
+                                                                                    q["high"])})
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
-def average_rows(by_aspect: dict[str, dict], goal: float) -> list[str]:
-    """Where the combination's Pearson on the groups set aside, averaged over the aspects, stays at or
-    above `goal`, per order and seed; and the seeds' mean of the averages as a table."""
-    lines, tables = [], {}
-    for how in ORDERS:
-        seeds = len(next(iter(by_aspect.values()))["aside"][how])
-        averages = [pd.concat([r["aside"][how][seed].points.set_index("labels")[["judge", "combined"]]
-                               for r in by_aspect.values()], axis=1).T.groupby(level=0).mean().T
-                    for seed in range(seeds)]
-        reached = [from_on(average["combined"].dropna(), lambda v: v >= goal) for average in averages]
-        tables[how] = pd.concat(averages).groupby(level=0).mean()
-        lines.append(f"- {how.capitalize()} order: {per_seed(reached)} labels.")
-    lines += ["", "| labels | judge alone | combination (random) | combination (informative) |", "|---|---|---|---|"]
-    for size in tables["random"].index:
-        lines.append(f"| {size} | {tables['random'].at[size, 'judge']:.3f} | "
-                     f"{tables['random'].at[size, 'combined']:.3f} | "
-                     + (f"{tables['informative'].at[size, 'combined']:.3f} |" if size in tables["informative"].index
-                        else "– |"))
-    return lines
+def seed_curves(result: dict, column: str, how: str) -> pd.DataFrame:
+    """Labels x seeds of one column of the curves read on the groups set aside."""
+    return pd.concat([c.points.set_index("labels")[column] for c in result["aside"][how]], axis=1,
+                     keys=range(len(result["aside"][how])))
+
+
+def averages(by_aspect: dict[str, dict], how: str) -> dict[str, pd.DataFrame]:
+    """Per column (judge, combined): labels x seeds of the Pearson on the groups set aside, averaged over
+    the aspects."""
+    return {column: sum(seed_curves(r, column, how) for r in by_aspect.values()) / len(by_aspect)
+            for column in ("judge", "combined")}
+
+
+def goal_blocks(name: str, by_aspect: dict[str, dict], goal: float) -> list:
+    """Where the combination's Pearson on the groups set aside, averaged over the aspects, reaches `goal`:
+    per seed, and for the seeds' mean read with its 95% interval over seeds; the table and its figure."""
+    import plotly.graph_objects as go
+
+    reporting = geval.reporting
+    found = {how: averages(by_aspect, how) for how in ORDERS}
+    judge = over_seeds(found["random"]["judge"])
+    lines, table = [], {"labels": judge.index, "judge alone": [number(*v) for v in judge.to_numpy()]}
+    figure = go.Figure()
+    for index, how in enumerate(ORDERS):
+        combined = over_seeds(found[how]["combined"])
+        reached = [from_on(found[how]["combined"][seed].dropna(), lambda v: v >= goal)
+                   for seed in found[how]["combined"].columns]
+        firm, mean = from_on(combined["low"].dropna(), lambda v: v >= goal), \
+            from_on(combined["mean"].dropna(), lambda v: v >= goal)
+        lines.append(f"{how.capitalize()} order: the seeds' mean {_from(mean)}; its 95% interval over seeds (the "
+                     f"figure to quote) {_from(firm)}; per seed: {per_seed(reached)}.")
+        table[f"combination ({how})"] = [number(*v) for v in combined.to_numpy()]
+        figure.add_trace(go.Scatter(x=[*combined.index, *combined.index[::-1]],
+                                    y=[*combined["high"], *combined["low"][::-1]], mode="lines", fill="toself",
+                                    opacity=0.3, line={"width": 0}, fillcolor=reporting.COLOURS[2 * index + 1],
+                                    hoverinfo="skip", showlegend=False))
+        figure.add_trace(go.Scatter(x=combined.index, y=combined["mean"], mode="lines+markers",
+                                    name=f"combination ({how} order)", line={"color": reporting.COLOURS[2 * index]}))
+    figure.add_trace(go.Scatter(x=judge.index, y=judge["mean"], mode="lines", name="judge alone",
+                                line={"color": reporting.COLOURS[4], "dash": "dash"}))
+    figure.add_hline(y=goal, line_dash="dot", annotation_text=f"goal {goal:.2f}")
+    figure.update_layout(title=f"{name}: average Pearson over the aspects, on the groups set aside",
+                         xaxis={"title": "labels"}, yaxis={"title": "Pearson (mean of the aspects)"}, height=380)
+    aspects = ", ".join(by_aspect)
+    return [reporting.Heading(f"Labels for an average Pearson of {goal:.2f} over {aspects}", 3),
+            reporting.Text("The combination's Pearson on the groups set aside, averaged over the aspects: the mean "
+                           "over the seeds with its 95% t-interval over seeds (each seed sets other groups aside and "
+                           "labels in another order), where one seed's figure turns on which groups it set aside. "
+                           "A threshold is quoted where the interval's lower end stays at or above it."),
+            reporting.Bullets(tuple(lines)),
+            reporting.Text(f"The figure: the seeds' mean of the average Pearson against the number of labels, with "
+                           f"its 95% band over seeds, for each order and for the judge alone, and the goal "
+                           f"{goal:.2f} dotted."),
+            reporting.Figure(figure, f"{name}: average Pearson over {aspects} against the number of labels"),
+            reporting.Table(pd.DataFrame(table))]
+
+
+def _from(labels: int | None) -> str:
+    """"stays at or above it from 40 labels on", or that it does not."""
+    return f"stays at or above it from {labels} labels on" if labels is not None else "does not stay at or above it"
+
+
+def dataset_blocks(name: str, store: geval.Store, by_aspect: dict[str, dict], seeds: int,
+                   goal: float | None) -> list:
+    """One dataset's section: what was read, a row per aspect, the goal, each aspect's curves."""
+    reporting = geval.reporting
+    names, footnotes = readable_names(store, name)
+    first = next(iter(by_aspect.values()))
+    columns = [renamed(c, names) for c in first["aside"]["random"][0].columns]
+    summary = []
+    for aspect, result in by_aspect.items():
+        last = {column: over_seeds(seed_curves(result, column, "random")).iloc[-1] for column in ("judge", "combined")}
+        summary.append({
+            "aspect": aspect, "judge alone": renamed(result["found"].judge, names),
+            "beats the judge from (random / informative order), on the groups set aside":
+                " / ".join(per_seed([c.beats_at for c in result["aside"][how]]) for how in ORDERS),
+            "the same, on the labeled items": " / ".join(per_seed([c.beats_at for c in result["labeled"][how]])
+                                                         for how in ORDERS),
+            "with every label, on the groups set aside: judge / combination (mean over seeds [95% interval])":
+                f"{number(*last['judge'])} / {number(*last['combined'])}"})
+    blocks = [reporting.Heading(name),
+              reporting.Text(f"{first['items']} items judged in {first['groups']} groups; {first['pool']} of them in "
+                             f"the groups to label (seed {seeds - 1}). Judge rows are named by template, version "
+                             "comment and judge; the numbers point to the full signatures below. The combination's "
+                             f"{len(columns)} columns: {', '.join(columns)}."),
+              reporting.Table(pd.DataFrame(summary)),
+              reporting.Text("Beats the judge from: per seed, the fewest labels from which on the paired 95% interval "
+                             "of the difference lies above 0 (each reading is an interval already), and their median.")]
+    if goal is not None:
+        blocks += goal_blocks(name, by_aspect, goal)
+    for aspect, result in by_aspect.items():
+        blocks += [reporting.Heading(f"{name}: {aspect}", 3)]
+        for how in ORDERS:
+            curve = result["aside"][how][0]
+            blocks += [reporting.Text(f"Seed 0, {how} order, read on the groups set aside: the judge alone (flat: it "
+                                      "learns nothing from the labels) and the combination fitted on the labels so "
+                                      "far, each with its 95% band, "
+                                      + (f"the combination beating the judge from {curve.beats_at} labels on."
+                                         if curve.beats_at else "the combination never beating the judge with an "
+                                                                "interval above 0.")),
+                       reporting.Figure(reporting.learning_curve_figure(curve),
+                                        f"{name}, {aspect}: seed 0, {how} order, on the groups set aside")]
+        notes = sorted({note for kind in ("aside", "labeled") for how in ORDERS for c in result[kind][how]
+                        for note in c.notes})
+        blocks += [reporting.Text("Seed 0, every number of labels:"), reporting.Table(curve_table(result, names))]
+        blocks += [reporting.Bullets(tuple(f"{note[:1].upper()}{note[1:]}." for note in notes))] if notes else []
+    return blocks + [reporting.Text("Signatures:"), reporting.Bullets(tuple(footnotes))]
 
 
 def main() -> None:
@@ -187,31 +309,39 @@ def main() -> None:
     parser.add_argument("--baselines", default=",".join(geval.labeling.FAST),
                         help=f"the baselines in the combination, comma-separated (default {','.join(geval.labeling.FAST)}, "
                              "as the Label page; 'embedding', 'bertscore' and 'pmi' run a model on every item once)")
-    parser.add_argument("--out", default=str(REPO / "reports" / "learning_curves.md"))
+    parser.add_argument("--out", default=str(REPO / "reports" / "learning_curves.md"),
+                        help="the Markdown page; its figures are drawn in the HTML page beside it (same name, .html)")
     args = parser.parse_args()
     goals = {name: float(value) for name, _, value in (g.partition("=") for g in args.average_goal)}
     command = "python bench/learning_curves.py " + shlex.join(sys.argv[1:])
     started = time.time()
-    lines = [f"*Made by `{command}` on {datetime.datetime.now().astimezone().isoformat(timespec='seconds')} with "
-             f"geval {geval.__version__} ({machine()}).*", "",
-             "# Learning curves: how many labels buy how much agreement", "",
-             "The known human scores play the user of the Label page. Per seed, 30% of the groups (at least 10 "
-             "where there are 20 or more) are set aside and never labeled; the other groups' items are labeled one by "
-             "one, in a seeded random order and in the most informative order (the first 10 at random, then 10 at a "
-             f"time where the judge rows and the combination fitted on the labels so far disagree most); {args.seeds} "
-             "seeds. The judge alone is the one-prompt-per-aspect template of the aspect; the combination is a ridge "
-             "of every judge score (every template scored on the dataset, every aspect) and the baselines "
-             f"({args.baselines}; the fast ones are what the Label page uses), the judge's own score not shrunk "
-             "(`geval.analysis.calibration`), fitted on the labels so far.", "",
-             "- **On the groups set aside**: the combination fitted on all the labels beside the judge, on the same "
-             "items for both orders: what the labels buy on data no label came from.",
-             "- **On the labeled items**, as the Label and Agreement pages read them (each item's combination value "
-             "fitted on the other groups' labels only, 5 folds): what a user sees. With few labels each fold's fit "
-             "rests on a handful of them, so the combination reads low there; and the informative order's labeled "
-             "items are the hard ones, where the judge alone reads lower too.", "",
-             "95% intervals come from the delete-one-group jackknife with Student's t (none below 10 groups), the "
-             "difference's paired. *Beats the judge from*: the fewest labels from which on (at that number and every "
-             "larger one) the difference's interval lies above 0.", ""]
+    reporting = geval.reporting
+    document = reporting.Document("Learning curves: how many labels buy how much agreement")
+    document.add(
+        reporting.Text(f"Made by `{command}` on {datetime.datetime.now().astimezone().isoformat(timespec='seconds')} "
+                       f"with geval {geval.__version__} ({machine()}).", meta=True),
+        reporting.Heading(document.title, 1),
+        reporting.Text("The known human scores play the user of the Label page. Per seed, 30% of the groups (at least "
+                       "10 where there are 20 or more) are set aside and never labeled; the other groups' items are "
+                       "labeled one by one, in a seeded random order and in the most informative order (the first 10 "
+                       "at random, then 10 at a time where the judge rows and the combination fitted on the labels so "
+                       f"far disagree most); {args.seeds} seeds. The judge alone is the one-prompt-per-aspect "
+                       "template of the aspect; the combination is a ridge of every judge score (every template "
+                       f"scored on the dataset, every aspect) and the baselines ({args.baselines}; the fast ones are "
+                       "what the Label page uses), the judge's own score not shrunk (`geval.analysis.calibration`), "
+                       "fitted on the labels so far. Every judge is read without the groups a prompt search chose "
+                       "its template on."),
+        reporting.Bullets((
+            "On the groups set aside: the combination fitted on all the labels beside the judge, on the same items "
+            "for both orders: what the labels buy on data no label came from.",
+            "On the labeled items, as the Label and Agreement pages read them (each item's combination value fitted "
+            "on the other groups' labels only, 5 folds): what a user sees. With few labels each fold's fit rests on "
+            "a handful of them, so the combination reads low there; and the informative order's labeled items are "
+            "the hard ones, where the judge alone reads lower too.")),
+        reporting.Text("95% intervals come from the delete-one-group jackknife with Student's t (none below 10 "
+                       "groups), the difference's paired; across seeds, a t-interval over the seeds. Beats the judge "
+                       "from: the fewest labels from which on (at that number and every larger one) the difference's "
+                       "interval lies above 0."))
     for spec in args.dataset:
         name, _, path = spec.partition("=")
         if not Path(path).is_file():
@@ -222,46 +352,20 @@ def main() -> None:
         judges = one_aspect_judges(store, name)
         if not judges:
             fail(f"{name}: no one-aspect template is scored in {path}")
-        combos = store.combos(name)
-        rows = [label for label, searched, ok in zip(combos["label"], combos["searched"], combos["ok"])
-                if ok and not searched]
-        print(f"{name}: {len(judges)} aspects, {len(rows)} judge rows", file=sys.stderr, flush=True)
+        print(f"{name}: {len(judges)} aspects", file=sys.stderr, flush=True)
         by_aspect = {}
         for aspect, combo in judges.items():
             by_aspect[aspect] = simulate(store, name, aspect, combo, args.seeds,
                                          [b.strip() for b in args.baselines.split(",") if b.strip()])
             print(f"  {aspect}: {time.time() - started:.0f} s", file=sys.stderr, flush=True)
-        first = next(iter(by_aspect.values()))
-        columns = first["aside"]["random"][0].columns
-        lines += [f"## {name}", "",
-                  f"{first['items']} items judged in {first['groups']} groups; {first['pool']} of them in the groups "
-                  f"to label (seed {args.seeds - 1}). Judge rows: {'; '.join(rows)}. The combination's "
-                  f"{len(columns)} columns: {', '.join(columns)}.", "",
-                  "| aspect | judge alone | beats the judge from (random / informative order), on the groups set "
-                  "aside | the same, on the labeled items | with every label, on the groups set aside: judge / "
-                  "combination (seed 0) |", "|---|---|---|---|---|"]
-        for aspect, result in by_aspect.items():
-            last = result["aside"]["random"][0].points.iloc[-1]
-            lines.append(
-                f"| {aspect} | {result['found'].judge} | "
-                + " / ".join(per_seed([c.beats_at for c in result["aside"][how]]) for how in ORDERS) + " | "
-                + " / ".join(per_seed([c.beats_at for c in result["labeled"][how]]) for how in ORDERS) + " | "
-                f"{number(last['judge'])} / {number(last['combined'])} ({int(last['labels'])} labels) |")
-        lines.append("")
-        if name in goals:
-            lines += [f"### Labels for an average Pearson of {goals[name]:.2f} over {', '.join(by_aspect)}", "",
-                      "The fewest labels from which on the combination's Pearson on the groups set aside, averaged "
-                      "over the aspects, stays at or above it (per seed), and the seeds' mean of the averages:", "",
-                      *average_rows(by_aspect, goals[name]), ""]
-        for aspect, result in by_aspect.items():
-            lines += [f"### {name}: {aspect}", "", "Seed 0.", "", *curve_rows(result)]
-            notes = sorted({note for kind in ("aside", "labeled") for how in ORDERS for c in result[kind][how]
-                            for note in c.notes})
-            lines += [""] + [f"- {note[:1].upper()}{note[1:]}." for note in notes] + [""]
+        document.add(*dataset_blocks(name, store, by_aspect, args.seeds, goals.get(name)))
         store.close()
-    lines.append(f"Took {time.time() - started:.0f} s.")
-    Path(args.out).write_text("\n".join(lines) + "\n", "utf-8")
-    print(f"wrote {args.out}")
+    document.add(reporting.Text(f"Took {time.time() - started:.0f} s."))
+    out = Path(args.out)
+    report = reporting.Report(out.stem, document)
+    page = report.write_html(out.with_suffix(".html"))
+    out.write_text(report.markdown(plots=page.name), "utf-8")
+    print(f"wrote {out} and {page}")
 
 
 if __name__ == "__main__":

@@ -739,10 +739,13 @@ def cmd_leaderboard(args) -> None:
             print(f"\nrows that use the human labels (fitted on other folds' groups; not the judge, no judge goal "
                   f"applies; intervals without refitting): {best[0]} is the best of {best[1]}")
             print(board.wide(args.metric, supervised=True).drop(columns=["signature", "kind"]).to_string(index=False))
-        if not board.paired.empty:
-            print(f"\nagainst {board.paired['against'].iloc[0]} (difference in the protocol's metric, "
-                  "[95% paired interval over groups, jackknife], p):")
-            print(board.versus().drop(columns="against").to_string(index=False))
+        for supervised, whose in ((False, "judge rows only"), (True, "the rows that use the human labels, apart: "
+                                                                     "intervals without refitting")):
+            versus = board.versus(supervised=supervised)
+            if not versus.empty:
+                print(f"\nagainst {versus['against'].iloc[0]}, {whose} (difference in the protocol's metric, "
+                      "[95% paired interval over groups, jackknife], p):")
+                print(versus.drop(columns="against").to_string(index=False))
     print("\nsignatures:")
     for row, signature in zip(board.rows["row"], board.rows["signature"]):
         if signature:

@@ -65,7 +65,6 @@ def show_curve(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFra
     except geval.GevalError as exc:
         st.warning(plain(str(exc)))
         return
+    st.caption(plain(geval.reporting.curve_caption(learned)))
     st.plotly_chart(geval.reporting.learning_curve_figure(learned), key=f"{key}_curve")
     st.dataframe(geval.reporting.curve_table(learned), hide_index=True, key=f"{key}_curve_table")
-    for note in learned.notes:
-        st.caption(plain(note[:1].upper() + note[1:] + "."))

@@ -109,3 +109,27 @@ def test_on_the_topicalchat_sample_every_usr_aspect_has_an_interval():
 def test_unknown_alpha_level():
     with pytest.raises(ValueError, match="level 'ratio-ish' is unknown; use one of interval, ordinal"):
         krippendorff_alpha(np.ones((2, 2)), "ratio-ish")
+
+
+def test_the_people_row_at_the_group_and_system_level_by_hand():
+    """One annotator against the others' mean inside each group (then the mean over groups), and over the systems'
+    means (then the mean over annotators), as a judge row is read at those levels."""
+    rng = np.random.default_rng(0)
+    matrix = rng.integers(1, 6, (3, 60)).astype(float)
+    groups, systems = [f"g{k // 5}" for k in range(60)], [f"s{k % 4}" for k in range(60)]
+    items = [make_item("a", "turn", [], f"response {k}", group=groups[k], system=systems[k],
+                       human={"Natural": tuple(matrix[:, k])}) for k in range(60)]
+    others = [np.delete(matrix, k, axis=0).mean(axis=0) for k in range(3)]
+    per_group = [np.mean([pearson_by_hand(matrix[k, g * 5:g * 5 + 5], others[k][g * 5:g * 5 + 5]) for k in range(3)])
+                 for g in range(12)]
+    group = annotator_agreement(items, alpha=False, level="group").set_index("statistic").loc["leave-one-out pearson"]
+    assert group["value"] == pytest.approx(np.mean(per_group), abs=1e-12) and group["n"] == 12
+    assert group["low"] < group["value"] < group["high"]
+
+    def system_means(values):
+        return [np.mean(values[[s == f"s{j}" for s in systems]]) for j in range(4)]
+
+    by_hand = np.mean([pearson_by_hand(system_means(matrix[k]), system_means(others[k])) for k in range(3)])
+    system = annotator_agreement(items, alpha=False, level="system", n_boot=N_BOOT).set_index("statistic")
+    assert system.loc["leave-one-out pearson", "value"] == pytest.approx(by_hand, abs=1e-12)
+    assert system.loc["leave-one-out pearson", "n"] == 4

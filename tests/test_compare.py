@@ -9,7 +9,13 @@ from scipy import stats
 from helpers import make_items, make_template, scripted
 
 import geval
-from geval.analysis.comparison import compared_humans, paired_columns, paired_difference, williams_test
+from geval.analysis.comparison import (
+    compared_humans,
+    difference_interval,
+    paired_columns,
+    paired_difference,
+    williams_test,
+)
 from geval.analysis.correlation import METRICS, correlate
 from geval.analysis.disagreement import human_ranges
 from geval.data.items import Turn, make_item
@@ -281,3 +287,15 @@ def test_two_judges_that_would_read_alike_are_labelled_by_what_differs(store):
         assert labels == {f"{make_template().label} · openai: stub-model, logprobs at {host}" for host in hosts}
         runs = store.runs("synthetic")
         assert set(runs["judge"]) == {f"openai: stub-model, logprobs at {host}" for host in hosts}
+
+
+def test_the_interval_of_a_difference_of_correlations_stays_inside_minus_2_and_2():
+    """A difference of two correlations lies in [-2, 2]; so does its interval (the review saw -1.009 [-2.130,
+    0.112] on a learning curve of 10 labels)."""
+    from geval.analysis.correlation import jackknife_interval
+
+    loo = np.array([-1.2, -0.8] * 5)
+    raw = jackknife_interval(-1.0, loo, correlation=False)
+    assert raw[0] < -2 and -1 < raw[1] < 2
+    assert difference_interval(-1.0, loo) == (-2.0, pytest.approx(raw[1]))
+    assert difference_interval(1.0, -loo) == (pytest.approx(-raw[1]), 2.0)

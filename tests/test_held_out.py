@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import make_items, scripted
 
@@ -92,11 +93,123 @@ def test_the_report_reads_it_without_its_tune_groups_and_lists_every_search_on_t
     assert cot_rows and all("| 30 |" in line and "tune groups of the prompt search(es) that chose it" in line
                             for line in cot_rows)
     assert re.search(r"^## A\d+\. Every prompt search run on this dataset$", text, re.MULTILINE)  # at the end
-    assert "2 searches on this split; this is the 1st" in text and "2 searches on this split; this is the 2nd" in text
+    searches = f"2 searches from {PLAIN.name} on Natural, over 1 split; this is the"  # named readably
+    assert f"{searches} 1st" in text and f"{searches} 2nd" in text
     with pytest.raises(geval.GevalError, match="does not cover one round"):  # refused before any call
         tune(store, "tc", scripted(cot_follows_people), "Natural", budget=5, start=PLAIN, others=[COT], few_shot=(),
              seed=1)
     text = geval.reporting.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
-    assert "3 searches on this split (2 scored on its test groups); this is the 3rd" in text
+    assert f"3 searches from {PLAIN.name} on Natural, over 1 split (2 scored on its test groups); this is the 3rd" \
+        in text
     judged = text[text.index("## What was judged"):text.index("## Agreement with people")]
     assert any("naturalness-cot" in line and "read without the 10 tune groups" in line for line in judged.splitlines())
+
+
+# --- held out whatever it is called: labels, another seed, a renamed copy, a sample of the file -----------
+
+
+def _labels_as_people(store, dataset: str = "tc") -> None:
+    """The user's labels as the human side: every item labeled as the people's mean, rounded."""
+    for item in store.items(dataset):
+        store.save_label(item.id, "Natural", round(HUMAN[item.response]))
+    store.set_human_side(dataset, "you")
+
+
+def test_a_with_labels_as_the_human_side_the_learning_curve_and_progress_line_leave_out_the_tune_groups(store):
+    """(a) The labels section, the learning curve and the Label page's progress line read the judge as every table
+    does: without the groups a search chose its template on (the review: `agree` read 30 of 60 items while the
+    learning curve read the judge on all 60 labels, r = 1.000, and the progress line said 'now 1.00')."""
+    from geval.analysis.labeling import curve, features, progress_line
+
+    store.save_dataset(Dataset("tc", "tc.json", "table", ITEMS))
+    _labels_as_people(store)
+    judge = scripted(cot_follows_people)
+    for template in (PLAIN, COT):
+        geval.score(store, ITEMS, template, judge, "tc")
+    result = tune(store, "tc", judge, "Natural", budget=2000, start=PLAIN, others=[COT], few_shot=(), ensemble=False,
+                  seed=1)
+    assert result.winner_template.version == COT.version
+    tuned = {i.id for i in ITEMS if i.group in set(result.tune_groups)}
+    assert len(geval.agree(store, "tc", (COT.version, None)).query("level == 'item'")["n"].unique()) == 1
+    assert geval.agree(store, "tc", (COT.version, None)).query("level == 'item'")["n"].iloc[0] == 60 - len(tuned)
+
+    found = features(store, "tc", "Natural", (COT.version, None), baselines=())
+    assert found.judge_scores()[list(tuned)].isna().all() and found.judge_scores().notna().sum() == 60 - len(tuned)
+    labels = pd.Series({i.id: float(round(HUMAN[i.response])) for i in ITEMS})
+    line = progress_line(found, labels, "Natural")
+    assert line.startswith(f"60 labeled ({60 - len(tuned)} where the judge is read: read without the 10 tune groups")
+    learned = curve(store, "tc", "Natural", (COT.version, None), baselines=())
+    assert learned.points["labels"].max() == 60 - len(tuned)
+    assert any("read without the 10 tune groups" in note for note in learned.notes)
+    report = geval.reporting.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
+    section = report[report.index("## Your labels"):]
+    section = section[:section.index("\n## ")]
+    appendix = re.search(r"appendix (A\d+), at the end", section).group(1)  # the curve, point by point
+    section = report[report.index(f"## {appendix}. "):].split("\n## ")[0]
+    assert f"| {60 - len(tuned)} |" in section and "| 60 |" not in section
+
+
+def test_b_a_second_seed_read_on_groups_the_first_chose_on_says_so_and_both_are_counted(searched):
+    """(b) Searches are counted per dataset and template over every split, and a winner read on test groups where
+    another search (another seed) chose the same template says so; tables leave out both searches' tune groups."""
+    store, first = searched
+    second = tune(store, "tc", scripted(cot_follows_people), "Natural", budget=2000, start=PLAIN, others=[COT],
+                  few_shot=(), ensemble=False, seed=2)
+    assert second.winner_template.version == COT.version and second.tune_groups != first.tune_groups
+    overlap = set(first.tune_groups) & set(second.test_groups)
+    assert overlap
+    text = geval.reporting.report(store, "tc", baselines=(), figures=False, ceiling=False).markdown()
+    counted = f"2 searches from {PLAIN.name} on Natural, over 2 splits; this is the"  # named readably
+    assert f"{counted} 1st" in text and f"{counted} 2nd" in text
+    searches = text[text.index("## Prompt searches"):]
+    searches = searches[:searches.index("\n## ")]
+    rows = [line for line in searches.splitlines() if line.startswith("| Natural |")]
+    assert len(rows) == 2
+    assert rows[0].endswith("| yes |") == (not set(second.tune_groups) & set(first.test_groups))
+    assert rows[1].endswith(f"| no: another search chose this template on {len(overlap)} of its test groups, so there "
+                            "it was picked for agreeing with these people |")
+    chosen = set(first.tune_groups) | set(second.tune_groups)
+    n = geval.agree(store, "tc", (COT.version, None)).query("level == 'item'")["n"].iloc[0]
+    assert n == sum(i.group not in chosen for i in ITEMS)
+
+
+@pytest.mark.parametrize("how", ["renamed", "comment"])
+def test_c_a_renamed_copy_of_the_winner_or_one_with_a_comment_line_is_the_winner(searched, how):
+    """(c) A template version whose prompts are a searched candidate's (the judgment cache serves it: the same call
+    keys) is that candidate: read without the tune groups it was chosen on, its notes say so (the review: read on
+    all items with no note, r = 1.000)."""
+    store, result = searched
+    text = COT.text.replace('name = "topicalchat-naturalness-cot"', 'name = "my-naturalness"') if how == "renamed" \
+        else COT.text.replace("+++\n", "+++\n# my edit: the same prompt\n", 1)
+    copy = Template.parse(text)
+    assert copy.version != COT.version
+    done = geval.score(store, ITEMS, copy, scripted(cot_follows_people), "tc")
+    assert done.cached == len(ITEMS)  # the same prompts: every call served from the cache
+    table = geval.agree(store, "tc", (copy.version, None)).query("level == 'item'")
+    assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+    assert all(f"its prompts are those of 1 searched template version(s) ({COT.version}): read as that version"
+               in note for note in table["note"])
+    board = geval.leaderboard(store, "tc", baselines=(), ceiling=False)
+    row = next(label for label in board.rows["row"] if copy.name in label)
+    assert "read without the 10 tune groups" in board.rows.set_index("row").loc[row, "note"]
+
+
+def test_d_a_search_on_a_sample_holds_for_its_full_file_matched_by_content(store):
+    """(d) Items are matched by content, not by dataset name: a search on a sample of the file chose its winner on
+    groups that the full file, stored under another name, holds too; the full file reads it without them."""
+    full = make_items(60, dataset="tc_full", per_group=3)
+    sample = make_items(30, dataset="tc_sample", per_group=3)  # the first 10 dialogues, under another name
+    assert {i.id for i in full}.isdisjoint(i.id for i in sample)
+    store.save_dataset(Dataset("tc_full", "tc_full.json", "table", full))
+    store.save_dataset(Dataset("tc_sample", "tc_sample.json", "table", sample))
+    judge = scripted(cot_follows_people)
+    for template in (PLAIN, COT):
+        geval.score(store, full, template, judge, "tc_full")
+    result = tune(store, "tc_sample", judge, "Natural", budget=2000, start=PLAIN, others=[COT], few_shot=(),
+                  ensemble=False, seed=1)
+    assert result.winner_template.version == COT.version
+    tuned = searched_versions(store, "tc_full")[COT.version]
+    assert tuned.chosen == set(result.tune_groups)  # the sample's groups are the full file's g0-g9
+    table = geval.agree(store, "tc_full", (COT.version, None)).query("level == 'item'")
+    assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+    assert searched_versions(store, "tc_full")[PLAIN.version].tried == set(result.tune_groups)

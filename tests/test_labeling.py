@@ -12,12 +12,14 @@ import pytest
 from helpers import make_items, make_template, scripted
 
 import geval
+from geval.analysis.correlation import correlate
 from geval.analysis.labeling import (
     Features,
     LabelAspect,
     counts,
     curve,
     curve_sizes,
+    design_effect,
     features,
     informativeness,
     labels_needed,
@@ -131,16 +133,20 @@ def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
     found, human = _features(n=1000)
     labeled = human.iloc[:23]
     r = np.corrcoef(found.table.loc[labeled.index, "judge"], labeled)[0, 1]
+    effect = design_effect(found.table.loc[labeled.index, "judge"], labeled, found.groups[labeled.index])
     assert progress_line(found, labeled, "Natural") == (
-        f"23 labeled; about {labels_needed(r) - 23} more for a 95% interval of ±0.10 on the judge's Pearson with "
-        f"your Natural labels (now {r:.2f})")
+        f"23 labeled; about {labels_needed(r, effect=effect) - 23} more for a 95% interval of ±0.10 on the judge's "
+        f"Pearson with your Natural labels (now {r:.2f}); counted with the design effect of the 12 groups labeled so "
+        f"far (×{effect:.1f})")
+    independent = ("; counted as if items were independent (fewer than 10 groups labeled to measure how much a "
+                   "group's items move together: more will be needed)")
     assert progress_line(found, human.iloc[:2], "Natural") == (
         "2 labeled; about 383 more for a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not "
-        "computable yet, taken as 0)")
+        "computable yet, taken as 0)" + independent)
     r = np.corrcoef(found.table["judge"], human)[0, 1]
-    assert progress_line(found, human, "Natural") == (
+    assert progress_line(found, human, "Natural").startswith(
         f"1000 labeled: enough for a 95% interval of ±0.10 on the judge's Pearson with your Natural labels "
-        f"(now {r:.2f})")
+        f"(now {r:.2f}); counted with the design effect of the 500 groups labeled so far (×")
     nobody = Features(found.table, [], None, found.groups)
     assert progress_line(nobody, human.iloc[:5], "Natural") == (
         "5 labeled; no scored judge is compared with Natural yet: score the dataset with a template that asks for "
@@ -152,7 +158,27 @@ def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interv
     line = progress_line(found, human.iloc[:0], "Natural")
     assert line == ("0 labeled; a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not "
                     "computable yet, taken as 0) needs about 385 labels, more than the 60 items here; all 60 give "
-                    "about ±0.25")
+                    "about ±0.25; counted as if items were independent (fewer than 10 groups labeled to measure how "
+                    "much a group's items move together: more will be needed)")
+
+
+def test_labels_of_groups_whose_items_move_together_count_for_less():
+    """The interval the Label page shows is over groups: when a group's items share an offset (the judge and the
+    labels alike), the labels needed for ±0.10 grow by the design effect of the groups seen so far, where taking
+    the items as independent undercounts them."""
+    rng = np.random.default_rng(0)
+    groups = pd.Series([f"g{k // 10}" for k in range(1000)], index=[f"i{k:04d}" for k in range(1000)])
+    shared = rng.normal(size=100).repeat(10)
+    truth = pd.Series(shared + 0.3 * rng.normal(size=1000), index=groups.index)
+    judge = 0.5 * shared + rng.normal(size=100).repeat(10) + 0.5 * rng.normal(size=1000)  # its own offset per group
+    found = Features(pd.DataFrame({"judge": judge}, index=groups.index), ["judge"], "judge", groups)
+    labeled = truth.iloc[:150]
+    effect = design_effect(found.table.loc[labeled.index, "judge"], labeled, groups[labeled.index])
+    assert effect > 2
+    r = correlate("pearson", found.table.loc[labeled.index, "judge"], labeled)
+    assert labels_needed(r, effect=effect) > 2 * labels_needed(r)
+    line = progress_line(found, labeled, "Natural")
+    assert f"needs about {labels_needed(r, effect=effect)} labels" in line and f"(×{effect:.1f})" in line
 
 
 # --- the learning curve -----------------------------------------------------------------------------
@@ -160,7 +186,8 @@ def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interv
 
 def test_curve_sizes():
     assert curve_sizes(12) == [10, 12]
-    assert curve_sizes(360) == [10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 360]
+    assert curve_sizes(25) == [10, 15, 20, 25]  # the review's 25 labels read at 3 points
+    assert curve_sizes(360) == [10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 360]
     assert curve_sizes(9) == []
 
 
@@ -168,7 +195,7 @@ def test_a_combination_with_a_predictive_column_beats_the_judge_with_enough_labe
     found, human = _features(200, per_group=2)
     learned = learning_curve(found, human, list(human.index), "Natural")
     points = learned.points
-    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 150, 200]
+    assert points["labels"].tolist() == [10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200]
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
     assert learned.beats_at is not None and learned.beats_at <= 50
     first = points.iloc[0]  # 10 labels in 5 groups: values, no interval
@@ -224,7 +251,7 @@ def test_a_curve_read_on_other_groups_fits_on_all_the_labels_and_reads_there():
     other = [i for i in human.index if int(found.groups[i][1:]) >= 60]   # g60..g99 read on: 40 groups
     learned = learning_curve(found, human, labeled, "Natural", read_on=other)
     points = learned.points
-    assert points["labels"].tolist() == [10, 20, 30, 40, 50, 75, 100, 120]
+    assert points["labels"].tolist() == [10, 15, 20, 25, 30, 40, 50, 75, 100, 120]
     assert (points["groups"] == 40).all() and points["low"].notna().all()  # read on the 40 other groups
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
     assert points["judge"].nunique() == 1  # the judge alone reads the same items at every number of labels

@@ -274,7 +274,8 @@ def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_pat
     paired = board.paired.set_index(["row", "column"])
     assert set(board.paired["against"]) == {GEVAL_ROW}
     assert set(board.paired["row"]) == {multi, "ensemble: mean of 2 judge rows"}  # judge rows only, not itself
-    assert list(board.versus().columns) == ["row", "against", *ASPECTS, f"{MEAN_OF_ASPECTS} → Overall", "average"]
+    assert list(board.versus().columns) == ["row", "against", "caveat", *ASPECTS, f"{MEAN_OF_ASPECTS} → Overall",
+                                            "average"]
     natural = {}
     for name in ("topicalchat-naturalness", "topicalchat-multi"):
         frame = geval.disagreements(store, dataset.name, (resolve_template(name).version, None))
@@ -367,7 +368,9 @@ def test_cli_leaderboard_and_report(tmp_path):
     done = run_cli("leaderboard", "topicalchat_usr_sample", "--store", store, "--baselines", "rouge-l,bleu,length",
                    "--bootstrap", "50", "--csv", str(tmp_path / "lb.csv"), "--calibrate")
     assert done.returncode == 0, done.stderr
-    assert f"against {GEVAL_ROW} (difference in the protocol's metric" in done.stdout
+    assert f"against {GEVAL_ROW}, the rows that use the human labels, apart: intervals without refitting " \
+           "(difference in the protocol's metric" in done.stdout
+    assert "judge rows only" not in done.stdout  # one judge row: no other judge row to set against it
     for label in (GEVAL_ROW, f"ROUGE-L {VS}", f"BLEU {VS}", "length", CEILING):
         assert label in done.stdout
     assert "signatures:" in done.stdout and "BLEU|nrefs:1" in done.stdout
@@ -418,7 +421,9 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     assert set(fitted["kind"]) == {"supervised"}
     assert any("is the best of" in c.value for c in at.caption)
     versus = next(d.value for d in at.dataframe if "row" in d.value.columns and "kind" not in d.value.columns)
+    assert "chosen" in versus.columns  # the fitted rows' own comparison: the judge rows' has one row, none to compare
     assert combined in set(versus["row"]) and versus.set_index("row").loc[combined, "Natural"].startswith(("+", "-"))
+    assert any("best of" in c.value and "minus" in c.value for c in at.caption)
 
 
 @pytest.mark.model
@@ -589,3 +594,45 @@ def test_rows_that_use_the_human_labels_have_a_section_of_their_own_and_no_judge
     assert GEVAL_ROW in goals and not any(readable(label) in goals for label in fitted["row"])
     assert not [line for line in text.splitlines() if "the goal .50" in line and ("calibrated" in line
                                                                                    or "+ baselines" in line)]
+
+
+def test_judge_rows_are_compared_with_judge_rows_and_label_using_rows_apart(tmp_path):
+    """The 'against a reference' table takes judge rows only; the fitted rows are compared in a section of their
+    own, the best 'best of k', their intervals said to leave out refitting. Wherever rows are read against the
+    goals, a few-shot template says it uses other groups' labels and the best pair ensemble that it is the best
+    of k pairs."""
+    few_shot_caveat = "few-shot: every prompt shows other groups' items with their human scores (it uses labels)"
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi", "topicalchat-fewshot"))
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, calibrate=True, ensemble=True,
+                        n_boot=N_BOOT)
+    fitted = set(board.rows.loc[board.rows["kind"] == "supervised", "row"])
+    judges = set(board.rows.loc[board.rows["kind"] == "judge", "row"]) - {GEVAL_ROW}
+    assert fitted and set(board.versus()["row"]) == judges  # no fitted row among the judge rows' differences
+    apart = board.versus(supervised=True)
+    assert set(apart["row"]) == fitted
+    assert list(apart.loc[apart["chosen"] != "", "row"]) == [board.best_of()[0]]
+    assert set(apart["chosen"]) == {"", f"best of {len(fitted)}"}
+
+    caveats = board.rows.set_index("row")["caveat"]
+    few_shot = f"G-EVAL {resolve_template('topicalchat-fewshot').label} · scripted: hashed"
+    assert caveats[few_shot] == few_shot_caveat and caveats[GEVAL_ROW] == ""
+    pairs = [row for row in board.rows["row"] if row.startswith("ensemble: ") and " + " in row]
+    assert len(pairs) == 3
+    assert caveats[pairs[0]].startswith("pair ensemble: the best of 3 pairs of judge rows")
+    assert all(caveats[row].startswith("pair ensemble: one of 3 pairs") for row in pairs[1:])
+    assert all(few_shot_caveat in caveats[row] for row in pairs if "fewshot" in row)
+    assert caveats["ensemble: mean of 3 judge rows"] == f"ensemble: the mean of 3 judge rows; {few_shot_caveat}"
+
+    text = geval.reporting.report(store, dataset.name, baselines=["length"], calibrate=True, ensemble=True, figures=False,
+                        ceiling=False, n_boot=N_BOOT, goals=True).markdown()
+    readable = Names(store.combos(dataset.name), store.template_comments())  # as the report names its rows
+    fitted, few_shot, pairs = {readable(row) for row in fitted}, readable(few_shot), [readable(p) for p in pairs]
+    against = text[text.index(f"### Against {GEVAL_ROW}"):]
+    against = against[:against.index("\n### ")]
+    assert not any(row in against for row in fitted) and few_shot in against
+    section = text[text.index("### Rows that use the human labels"):text.index(f"### Against {GEVAL_ROW}")]
+    assert f"Each of these rows minus {GEVAL_ROW}" in section and f"| best of {len(fitted)} |" in section
+    assert "treat the held-out predictions as fixed" in section.split(f"Each of these rows minus")[1]
+    goals = text[text.index("### Against the goals"):]
+    assert f"| {few_shot} | {few_shot_caveat} |" in goals
+    assert f"| {pairs[0]} | pair ensemble: the best of 3 pairs" in goals

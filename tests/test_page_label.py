@@ -148,6 +148,9 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
     assert any(chart for chart in at.get("plotly_chart"))
     curve = next(frame.value for frame in at.dataframe if "fitted combination" in frame.value.columns)
     assert curve["labels"].tolist() == [10, 12]
+    said = next(c.value for c in at.caption if "of the judge alone" in c.value).replace("\\", "")  # what it shows
+    assert "2 points, from 10 labels (the fewest a combination is fitted on) to 12" in said
+    assert "label more to extend it" in said
 
 
 def test_with_people_and_labels_the_agreement_page_offers_the_choice(monkeypatch, tmp_path):

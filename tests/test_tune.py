@@ -109,7 +109,7 @@ def test_a_search_won_by_its_start_reads_so_in_the_report(stored):
     text = report(stored, "synthetic", baselines=(), figures=False, ceiling=False).markdown()
     searches = text[text.index("## Prompt searches"):]
     line = next(line for line in searches.splitlines() if line.startswith("| Natural |"))
-    assert line.endswith("| 0 (the winner is the start) |")  # not "+0.000 [+0.000, +0.000] p 1.000"
+    assert line.endswith("| 0 (the winner is the start) | yes |")  # not "+0.000 [+0.000, +0.000] p 1.000"
 
 
 def good_without_examples(prompt: str, aspect: Aspect) -> dict[int, float]:

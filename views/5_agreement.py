@@ -149,11 +149,17 @@ if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take
                        f"judge; **{plain(best[0])}** is the best of {best[1]}. Their intervals leave out refitting.")
             st.dataframe(board.wide(supervised=True).drop(columns=["signature"]), hide_index=True,
                          key="agree_leaderboard_fitted")
-        if not board.paired.empty:
-            st.caption(f"Each judge row minus **{plain(board.paired['against'].iloc[0])}** on the items both scored: the "
-                       "difference [95% paired interval over groups] and its p-value. Positive: the row "
-                       "agrees better with people.")
-            st.dataframe(board.versus().drop(columns="against"), hide_index=True, key="agree_versus")
+        versus, fitted = board.versus(), board.versus(supervised=True)
+        if not versus.empty:
+            st.caption(f"Each judge row minus **{plain(versus['against'].iloc[0])}** on the items both scored: the "
+                       "difference [95% paired interval over groups] and its p-value. Positive: the row agrees "
+                       "better with people. Judge rows only; `caveat` says what a row is beyond the judge alone.")
+            st.dataframe(versus.drop(columns="against"), hide_index=True, key="agree_versus")
+        if not fitted.empty:
+            st.caption(f"The rows that use the human labels minus **{plain(fitted['against'].iloc[0])}**, apart: "
+                       f"not the judge; the best is the best of {best[1] if best else len(fitted)}, and the "
+                       "intervals treat the fitted predictions as fixed (no refit), so they are too narrow.")
+            st.dataframe(fitted.drop(columns="against"), hide_index=True, key="agree_versus_fitted")
         for line in board.skipped:
             st.warning(plain(line))
         with st.expander("Leaderboard signatures"):
@@ -205,9 +211,8 @@ labels = [label for label in scored.scored(combos) if label in scored.menu(combo
 if len(labels) < 2:
     st.info("Score the dataset with a second template version or judge to compare two of them on the same items.")
     st.stop()
-st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value) and "
-           "Williams' test for dependent correlations (which treats items as independent, so trust the jackknife "
-           "first).")
+st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value), "
+           "each dialogue or document left out in turn.")
 scored.follow_chosen(store, combos, chosen, labels)  # by default two of those chosen above: the original A, its edit B
 left, right = st.columns(2)
 label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
@@ -241,14 +246,12 @@ try:
 except geval.GevalError as exc:  # too few common items, or a correlation undefined: not a failure
     st.warning(plain(str(exc)))
     st.stop()
-cells = st.columns(5)
+cells = st.columns(4)
 cells[0].metric(f"A: {cmp_metric}", geval.reporting.number(result.a))
 cells[1].metric(f"B: {cmp_metric}", geval.reporting.number(result.b))
 cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired interval over groups below")
 cells[3].metric("p", geval.reporting.format_p(result.p), help="Two-sided: Student's t on the jackknife over groups "
                 "(each group left out in turn).")
-cells[4].metric("p (Williams)", geval.reporting.format_p(result.williams_p),
-                help="Williams' test for dependent correlations (Steiger 1980); not defined for Kendall.")
 if result.n_groups < 10:
     st.warning(f"Only {result.n_groups} group{'s' if result.n_groups != 1 else ''} (dialogues, documents) "
                f"{'are' if result.n_groups != 1 else 'is'} scored by both: no interval "
@@ -259,5 +262,4 @@ groups = f"{result.n_groups} group{'s' if result.n_groups != 1 else ''}"
 st.text(f"B − A = {geval.reporting.number(result.difference)}, "
         + (f"95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}]"
            if math.isfinite(result.low) else f"no interval ({groups})")
-        + f", on {result.n_items} items in {groups}"
-        + (f"; Williams t = {geval.reporting.number(result.williams_t, 2)}" if math.isfinite(result.williams_t) else ""))
+        + f", on {result.n_items} items in {groups}")

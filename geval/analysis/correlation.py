@@ -618,18 +618,9 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
-    names, system_of = np.unique(systems[named], return_inverse=True)
-    cells = resamples.group_of[named] * len(names) + system_of  # (group, system) of each named row
-
-    def sums(values: np.ndarray) -> np.ndarray:
-        return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
-            resamples.n_groups, len(names))
-
-    per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
-    rows = np.bincount(system_of)
-    full_x, full_y = (np.bincount(system_of, weights=v[named]) / rows for v in (x, y))  # summed in row order
     enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = _system_bootstrap(metrics, per_group, resamples) if enough else {}
+    boot = system_bootstrap(x, y, systems, resamples, metrics) if enough else {}
+    full_x, full_y = system_means(x, y, systems)
     withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
     for metric in metrics:
@@ -638,6 +629,30 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
         note = "undefined: constant system means" if math.isnan(value) else ("" if enough else withheld)
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
+
+
+def system_means(x: np.ndarray, y: np.ndarray, systems: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each named system's mean x and mean y (systems in sorted order; rows without a system left out)."""
+    named = systems != ""
+    names, system_of = np.unique(systems[named], return_inverse=True)
+    rows = np.bincount(system_of, minlength=len(names))
+    full_x, full_y = (np.bincount(system_of, weights=v[named], minlength=len(names)) / rows for v in (x, y))
+    return full_x, full_y  # summed in row order
+
+
+def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
+                     metrics=METRICS) -> dict[str, np.ndarray]:
+    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups."""
+    named = systems != ""
+    names, system_of = np.unique(systems[named], return_inverse=True)
+    cells = resamples.group_of[named] * len(names) + system_of  # (group, system) of each named row
+
+    def sums(values: np.ndarray) -> np.ndarray:
+        return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
+            resamples.n_groups, len(names))
+
+    per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
+    return _system_bootstrap(metrics, per_group, resamples)
 
 
 def _system_bootstrap(metrics, per_group: np.ndarray, resamples: Resamples) -> dict[str, np.ndarray]:

@@ -1,6 +1,6 @@
 """Which groups prompt searches chose on, per template version: what every table that reads a
-combination (agreement, comparison, leaderboard, ensembles, calibration, report) must not read
-it on.
+combination (agreement, comparison, leaderboard, ensembles, calibration, the labels' learning
+curve and progress line, report) must not read it on.
 
 A search (`geval tune`, logged in the store's `search_log`) chooses its winner on its tune groups.
 A template version that won a search is read, in every table, on the other groups only: on its
@@ -9,13 +9,25 @@ choosing it (the start it failed to beat, a rival wording) keeps every group, an
 how many of them were a search's tune groups. A search that finished no round chose on nothing.
 Searches finished before searches were logged (schema 7) count by their kept result: the
 winner's template text, on its tune groups.
+
+Held out means held out whatever it is called:
+
+- every search of the store counts, on any dataset: its tune groups are matched to this
+  dataset's items by content (the conversation, response, grounding and system; not the
+  dataset's name or the group's), so a sample's search reaches its full file and back;
+- a template version whose calls are a searched candidate's calls (the judgment cache's keys:
+  the same rendered prompts to the same judge, as a renamed copy or one with a comment line
+  has) is that candidate;
+- searches are counted per dataset and template over every split (`searches`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from geval.data.items import Item
+import pandas as pd
+
+from geval.data.items import Item, content_id
 from geval.judging.templates import template_hash
 from geval.store import Store
 
@@ -24,39 +36,88 @@ from geval.store import Store
 class Searched:
     """What prompt searches did with one template version on a dataset: the tune groups of the
     searches it won (`chosen`, left out of every table) and of those that tried it without
-    choosing it (`tried`, kept and said)."""
+    choosing it (`tried`, kept and said), how many searches tried it (over every split), and
+    `same_as`: the other searched versions whose prompts it shares (their groups are its groups)."""
 
     chosen: frozenset[str] = field(default_factory=frozenset)
     tried: frozenset[str] = field(default_factory=frozenset)
     searches: int = 0
+    same_as: frozenset[str] = field(default_factory=frozenset)
+
+
+def content_key(item: Item) -> str:
+    """What an item is, whatever dataset it was loaded as: its level, conversation, response,
+    grounding and system (a sample and its full file give the same keys)."""
+    return content_id(item.level, [[t.speaker, t.text] for t in item.context], item.response, item.grounding,
+                      item.system)
 
 
 def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
-    """Template version -> what searches on `dataset` did with it (only versions some search tried)."""
+    """Template version -> what searches did with it on `dataset`'s items (only versions some
+    search tried, or whose prompts are those of a version one tried), over every search in the
+    store whose tune groups share items with `dataset`."""
+    sources = [name for name in store.dataset_names() if store.search_log(name) or store.searches(name)]
+    if not sources:
+        return {}
     chosen: dict[str, set[str]] = {}
     tried: dict[str, set[str]] = {}
     counted: dict[str, int] = {}
-    logged = store.search_log(dataset)
-    for entry in logged:
-        if entry["rounds"] < 1:  # stopped or failed before a round ended: it compared nothing
-            continue
-        by_name = {c["name"]: c for c in entry["candidates"] or []}
-        tune = set(entry["tune_groups"] or [])
-        for candidate in by_name.values():
-            if candidate["version"]:
-                tried.setdefault(candidate["version"], set()).update(tune)
-                counted[candidate["version"]] = counted.get(candidate["version"], 0) + 1
-        for version in _versions(by_name, entry["winner"]):
-            chosen.setdefault(version, set()).update(tune)
-    seen = {(e["human"], e["judge"], tuple(e["tune_groups"] or [])) for e in logged}
-    for kept in store.searches(dataset):  # finished before the log: its winner, by its text
-        if (kept["human"], kept["judge"], tuple(kept["tune_groups"])) not in seen and kept.get("winner_text"):
-            version = template_hash(kept["winner_text"])
-            chosen.setdefault(version, set()).update(kept["tune_groups"])
-            counted[version] = counted.get(version, 0) + 1
-    return {version: Searched(frozenset(chosen.get(version, set())),
-                              frozenset(tried.get(version, set()) - chosen.get(version, set())), counted[version])
-            for version in counted}
+    here = {content_key(item): item.group or item.id for item in store.items(dataset)}
+    for source in sources:
+        groups = _groups_here(store, source, dataset, here)
+        logged = store.search_log(source)
+        for entry in logged:
+            tune = {g for group in entry["tune_groups"] or [] for g in groups.get(group, ())}
+            if entry["rounds"] < 1 or not tune:  # it compared nothing, or on none of these items
+                continue
+            by_name = {c["name"]: c for c in entry["candidates"] or []}
+            for candidate in by_name.values():
+                if candidate["version"]:
+                    tried.setdefault(candidate["version"], set()).update(tune)
+                    counted[candidate["version"]] = counted.get(candidate["version"], 0) + 1
+            for version in _versions(by_name, entry["winner"]):
+                chosen.setdefault(version, set()).update(tune)
+        seen = {(e["human"], e["judge"], tuple(e["tune_groups"] or [])) for e in logged}
+        for kept in store.searches(source):  # finished before the log: its winner, by its text
+            tune = {g for group in kept["tune_groups"] for g in groups.get(group, ())}
+            if (kept["human"], kept["judge"], tuple(kept["tune_groups"])) not in seen and kept.get("winner_text") \
+                    and tune:
+                version = template_hash(kept["winner_text"])
+                chosen.setdefault(version, set()).update(tune)
+                counted[version] = counted.get(version, 0) + 1
+    found = {version: Searched(frozenset(chosen.get(version, set())),
+                               frozenset(tried.get(version, set()) - chosen.get(version, set())), counted[version])
+             for version in counted}
+    for version, same in _same_prompts(store, dataset, sources, set(found)).items():
+        own = found.get(version, Searched())
+        chosen_too = own.chosen.union(*(found[v].chosen for v in same))
+        found[version] = Searched(chosen_too, own.tried.union(*(found[v].tried for v in same)) - chosen_too,
+                                  max(own.searches, *(found[v].searches for v in same)), frozenset(same))
+    return found
+
+
+def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str]) -> dict[str, set[str]]:
+    """Each group of `source` -> the groups of `dataset` that hold its items (by `content_key`)."""
+    if source == dataset:
+        return {group: {group} for group in set(here.values())}
+    groups: dict[str, set[str]] = {}
+    for item in store.items(source):
+        mine = here.get(content_key(item))
+        if mine is not None:
+            groups.setdefault(item.group or item.id, set()).add(mine)
+    return groups
+
+
+def _same_prompts(store: Store, dataset: str, sources: list[str], searched: set[str]) -> dict[str, set[str]]:
+    """Each template version scored on `dataset` -> the other searched versions some of whose calls it
+    shares (the same cache key: the same prompt to the same judge)."""
+    columns = ["template_version", "call_key"]
+    owners = pd.concat([store.judgments(source, columns=columns) for source in dict.fromkeys([*sources, dataset])])
+    owners = owners[owners["template_version"].isin(searched)].dropna().drop_duplicates()
+    calls = store.judgments(dataset, columns=columns).dropna().drop_duplicates()
+    shared = calls.merge(owners.rename(columns={"template_version": "searched"}), on="call_key")
+    shared = shared[shared["template_version"] != shared["searched"]]
+    return {version: set(part["searched"]) for version, part in shared.groupby("template_version")}
 
 
 def _versions(by_name: dict[str, dict], name: str) -> list[str]:
@@ -74,8 +135,12 @@ def held_out(items: list[Item], versions: list[str], searched: dict[str, Searche
     search chose any of them on), and what its row says of searches ("" when none tried them)."""
     chosen = set().union(*(searched[v].chosen for v in versions if v in searched))
     tried = set().union(*(searched[v].tried for v in versions if v in searched)) - chosen
+    same = set().union(*(searched[v].same_as for v in versions if v in searched))
     kept = [item for item in items if (item.group or item.id) not in chosen]
     said = []
+    if same:
+        said.append(f"its prompts are those of {len(same)} searched template version(s) ({', '.join(sorted(same))}): "
+                    "read as that version")
     if chosen:
         said.append(f"read without the {len(chosen)} tune groups of the prompt search(es) that chose it "
                     f"({len(items) - len(kept)} items left out)")

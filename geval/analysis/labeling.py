@@ -29,7 +29,8 @@ from geval.analysis.agreement import judge_scores, resolve
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.comparison import paired_columns
-from geval.analysis.correlation import MIN_GROUPS, correlate
+from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
+from geval.analysis.held_out import held_out, searched_versions
 from geval.data.items import Item
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
@@ -129,13 +130,15 @@ class Features:
     """Every judge score (one column per scored combination and aspect) and baseline of a
     dataset's items, indexed by item id; `rows` are the judge columns compared with the labeled
     aspect, `judge` the one read alone (None when no judge is compared with it), `groups` each
-    item's group."""
+    item's group; `held`: per judge column read without the groups a prompt search chose its
+    template on (NaN there), what its note says (`geval.analysis.held_out`)."""
 
     table: pd.DataFrame
     rows: list[str]
     judge: str | None
     groups: pd.Series
     scale: tuple[int, int] | None = None  # the judge column's scale
+    held: dict[str, str] = field(default_factory=dict)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
@@ -146,23 +149,29 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
              baselines: Sequence[str] = FAST, items: list[Item] | None = None) -> Features:
     """The judges' scores and the `baselines` (cached in the store) of the stored dataset's items,
     for labeling `aspect`: every combination scored on it (a prompt search's variants and
-    combinations with nothing scored left out); the judge read alone is `combo` when its template
-    compares an aspect with `aspect`, else the most recently scored combination that does."""
+    combinations with nothing scored left out), each read without the groups a prompt search
+    chose its template version on (NaN there: `Features.held`); the judge read alone is `combo`
+    when its template compares an aspect with `aspect`, else the most recently scored combination
+    that does."""
     items = store.items(dataset) if items is None else items
     ids = [item.id for item in items]
     combos = store.combos(dataset)
     combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
     wanted = resolve(store, dataset, combo) if combo else None
+    tuned = searched_versions(store, dataset)
     columns: dict[str, pd.Series] = {}
-    rows, scales, judge = [], {}, None
+    rows, scales, judge, held = [], {}, None, {}
     for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
+        on, said = held_out(items, [version], tuned)
         try:
-            scored = judge_scores(store, dataset, (version, signature), items=items)
-        except StoreError:  # judged only items a reloaded file no longer has
+            scored = judge_scores(store, dataset, (version, signature), items=on)
+        except StoreError:  # judged only items a reloaded file no longer has, or a search's tune groups
             continue
         for key in scored.scores.columns:
             name = f"{label}: {key}"
             columns[name] = scored.scores[key].reindex(ids).astype(float)
+            if said:
+                held[name] = said
             if scored.humans[key].lower() == aspect.lower():
                 rows.append(name)
                 scales[name] = scored.scales[key]
@@ -175,7 +184,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
     return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
-                    scales.get(judge))
+                    scales.get(judge), held)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -244,27 +253,45 @@ def order(ids: Sequence[str], how: str, seed: int = 0, judge: pd.Series | None =
 # --- how many labels a figure needs -----------------------------------------------------------------
 
 
-def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96) -> int:
-    """The number of items at which a Pearson correlation of `r` has a 95% interval (Fisher's z,
-    items taken as independent) no wider than ±`half_width`; an undefined `r` counts as 0."""
+def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96, effect: float = 1.0) -> int:
+    """The number of items at which a Pearson correlation of `r` has a 95% interval (Fisher's z)
+    no wider than ±`half_width`, with the design `effect` (1: items taken as independent; k: a
+    group's items count as 1/k of independent ones, `design_effect`); an undefined `r` counts as 0."""
     n = 4
-    while _half_width(r, n, z) > half_width:
+    while _half_width(r, n, z, effect) > half_width:
         n += 1
     return n
 
 
-def _half_width(r: float, n: int, z: float = 1.96) -> float:
-    """Half the width of the 95% interval (Fisher's z) of a Pearson `r` on `n` > 3 items; an
-    undefined `r` counts as 0."""
+def _half_width(r: float, n: int, z: float = 1.96, effect: float = 1.0) -> float:
+    """Half the width of the 95% interval (Fisher's z) of a Pearson `r` on `n` > 3 items, with the
+    design `effect`; an undefined `r` counts as 0."""
     r = 0.0 if r is None or not math.isfinite(r) else min(abs(r), 0.999)
-    return (math.tanh(math.atanh(r) + z / math.sqrt(n - 3)) - math.tanh(math.atanh(r) - z / math.sqrt(n - 3))) / 2
+    spread = z * math.sqrt(effect / (n - 3))
+    return (math.tanh(math.atanh(r) + spread) - math.tanh(math.atanh(r) - spread)) / 2
+
+
+def design_effect(judge: pd.Series, human: pd.Series, groups: pd.Series) -> float | None:
+    """How much wider the interval over groups is than one taking the items as independent: the
+    delete-one-group jackknife's variance of the Pearson correlation on Fisher's z over 1/(n − 3),
+    at least 1 (the groups of these labels so far); None below MIN_GROUPS groups or where the
+    correlation is undefined."""
+    resamples = Resamples.leave_one_out(groups.to_numpy())
+    if not resamples.enough or len(judge) < 4:
+        return None
+    loo = item_bootstrap(judge.to_numpy(float), human.to_numpy(float), resamples, ("pearson",))["pearson"]
+    se = jackknife_se(np.arctanh(np.clip(loo, -1 + 1e-12, 1 - 1e-12)))
+    return max(1.0, se * se * (len(judge) - 3)) if math.isfinite(se) else None
 
 
 def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET) -> str:
     """"23 labeled; about N more for a 95% interval of ±0.10 on the judge's Pearson with your
     Natural labels (now 0.42)": the judge's Pearson with the labels (`human`, indexed by item id)
-    of `aspect`, taken as 0 while it cannot be computed (`labels_needed`). When the dataset has
-    fewer items than that needs, it says so, and how narrow all of them make it."""
+    of `aspect`, taken as 0 while it cannot be computed (`labels_needed`), counted with the design
+    effect of the groups labeled so far (`design_effect`), or, below MIN_GROUPS groups, saying that
+    it takes the items as independent. Labels where the judge is not read (the groups a prompt
+    search chose its template on: `Features.held`) do not count. When the dataset has fewer items
+    than that needs, it says so, and how narrow all of them make it."""
     human = human.reindex(found.table.index).astype(float)
     labeled = int(human.notna().sum())
     if found.judge is None:
@@ -272,16 +299,24 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
                 "template that asks for it to see how far the judge agrees with you")
     judge = found.judge_scores()
     both = judge.notna() & human.notna()
-    r = correlate("pearson", judge[both], human[both]) if both.sum() >= 3 else math.nan
+    usable, total = int(both.sum()), int(judge.notna().sum())
+    r = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
+    effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(r) else None
     figure = (f"a 95% interval of ±{half_width:.2f} on the judge's Pearson with your {aspect} labels ("
               + (f"now {r:.2f})" if math.isfinite(r) else "not computable yet, taken as 0)"))
-    needed, total = labels_needed(r, half_width), len(found.table)
-    if needed <= labeled:
-        return f"{labeled} labeled: enough for {figure}"
+    counted = (f"; counted with the design effect of the {found.groups[both].nunique()} groups labeled so far "
+               f"(×{effect:.1f})" if effect is not None else
+               f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much "
+               "a group's items move together: more will be needed)")
+    held = (f" ({usable} where the judge is read: {found.held[found.judge]})" if found.judge in found.held else "")
+    needed = labels_needed(r, half_width, effect=effect or 1.0)
+    if needed <= usable:
+        return f"{labeled} labeled{held}: enough for {figure}{counted}"
     if needed <= total:
-        return f"{labeled} labeled; about {needed - labeled} more for {figure}"
-    reach = f"; all {total} give about ±{_half_width(r, total):.2f}" if total > 3 else ""
-    return f"{labeled} labeled; {figure} needs about {needed} labels, more than the {total} items here{reach}"
+        return f"{labeled} labeled{held}; about {needed - usable} more for {figure}{counted}"
+    reach = f"; all {total} give about ±{_half_width(r, total, effect=effect or 1.0):.2f}" if total > 3 else ""
+    return (f"{labeled} labeled{held}; {figure} needs about {needed} labels, more than the {total} items here"
+            f"{reach}{counted}")
 
 
 # --- the learning curve ------------------------------------------------------------------------------
@@ -314,8 +349,10 @@ class LearningCurve:
         return int(self.points["labels"].iloc[start])
 
 
-#: The numbers of labels a learning curve is read at (below the number given, then all of them).
-CURVE_SIZES = (10, 20, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500, 10000)
+#: The numbers of labels a learning curve is read at (below the number given, then all of them): every 5
+#: labels up to 30, where a point moves most, then further apart.
+CURVE_SIZES = (10, 15, 20, 25, 30, 40, 50, 75, 100, 150, 200, 300, 400, 500, 750, 1000, 1500, 2000, 3000, 5000, 7500,
+               10000)
 
 
 def curve_sizes(total: int) -> list[int]:
@@ -345,8 +382,9 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
     if len(ordered) < MIN_FIT:
         raise LabelError(f"{len(ordered)} labels of {aspect or 'this aspect'}: a learning curve starts at {MIN_FIT}")
     dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered + read, c].isna().any()]
-    kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale)
-    notes = [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []
+    kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale, found.held)
+    notes = [f"{found.judge}: {found.held[found.judge]}"] if found.judge in found.held else []
+    notes += [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []
     points = [_on_other_groups(kept, human, ordered[:size], read, aspect, seed) if read_on is not None else
               _on_the_labels(kept, human, ordered[:size], aspect, folds, seed)
               for size in sizes or curve_sizes(len(ordered))]

@@ -15,7 +15,14 @@ rows rest on the same items.
 
 Every judge row is also compared with one row of reference (by default G-EVAL's one prompt per
 aspect), pairwise on the items both scored: `Leaderboard.paired` holds, per column, the
-difference in the protocol's metric with a paired interval over groups and a p-value.
+difference in the protocol's metric with a paired interval over groups and a p-value
+(`versus()`: the judge rows; `versus(supervised=True)`: the label-using rows, apart, the best
+said to be the best of k, their intervals treating the fitted predictions as fixed).
+
+Rows that are the judge but not the judge alone say what they are (`Row.caveat`, the rows
+table's `caveat`), wherever rows are read against goals: a few-shot template shows other groups'
+items with their human scores in every prompt; a pair ensemble is one of k pairs, so the best of
+them is the best of k.
 
 Rows that use the human labels (calibrated rows, learned combinations "+ baselines": kind
 SUPERVISED) are fitted on other folds' groups only, but they are not the judge: they sit in a
@@ -71,11 +78,13 @@ FIXED_FIT = ("its interval treats the held-out predictions as fixed: it does not
              "narrower than the fit's own uncertainty")
 #: How an average over fewer aspects than its table's other rows reads (its value withheld).
 PARTIAL = "n/a (over"
-ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note"]
+ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note", "caveat"]
 LONG_COLUMNS = ["row", "kind", "dataset", "protocol", "column", "aspect", "human", "level", "metric", "value", "low",
                 "high", "n", "groups", "unscored", "note"]
 PAIRED_COLUMNS = ["row", "against", "dataset", "protocol", "column", "level", "metric", "a", "b", "difference", "low",
-                  "high", "p", "n", "groups", "note"]
+                  "high", "p", "n", "groups", "note", "kind"]
+#: What a few-shot row says of itself wherever it is read against a judge's goals.
+FEW_SHOT = "few-shot: every prompt shows other groups' items with their human scores (it uses labels)"
 #: The row of reference for the paired comparisons unless another is named (its label starts so).
 ONE_PROMPT_PER_ASPECT = "G-EVAL, one prompt per aspect"
 
@@ -97,6 +106,7 @@ class Row:
     folds: int = 0
     uncalibrated: pd.DataFrame | None = None  # a calibrated row's judge scores, for its learned combination
     parts: pd.DataFrame | None = None  # a judge's answers to checklist questions, its batch orders (`JudgeScores.parts`)
+    caveat: str = ""  # what a judge row is beyond the judge alone: few-shot, one of k pair ensembles
 
 
 @dataclass
@@ -110,16 +120,26 @@ class Leaderboard:
     paired: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=PAIRED_COLUMNS))
     fallback: list[str] = field(default_factory=list)  # datasets read at other levels than their protocol's, and why
 
-    def versus(self, digits: int = 3) -> pd.DataFrame:
+    def versus(self, digits: int = 3, supervised: bool = False) -> pd.DataFrame:
         """Judge rows x columns of their paired difference with the row of reference:
-        "+0.060 [-0.011, +0.128] p 0.10" (B minus the reference; "n/a" where undefined)."""
-        if self.paired.empty:
+        "+0.060 [-0.011, +0.128] p 0.10" (B minus the reference; "n/a" where undefined), with each
+        row's `caveat`. `supervised`: the rows that use the human labels instead, with a column
+        `chosen` naming the best of them "best of k" (`best_of`)."""
+        paired = self.paired[(self.paired["kind"] == SUPERVISED) == supervised]
+        if paired.empty:
             return pd.DataFrame(columns=["row", "against"])
         text = [difference_reading(d, lo, hi, p, digits) for d, lo, hi, p in
-                zip(self.paired["difference"], self.paired["low"], self.paired["high"], self.paired["p"])]
-        table = self.paired.assign(cell=text).pivot_table(index=["row", "against"], columns="column", values="cell",
-                                                          aggfunc="first", sort=False)
-        return table.reindex(columns=list(dict.fromkeys(self.paired["column"]))).fillna("").reset_index()
+                zip(paired["difference"], paired["low"], paired["high"], paired["p"])]
+        table = paired.assign(cell=text).pivot_table(index=["row", "against"], columns="column", values="cell",
+                                                     aggfunc="first", sort=False)
+        table = table.reindex(columns=list(dict.fromkeys(paired["column"]))).fillna("").reset_index()
+        if supervised:
+            best = self.best_of()
+            table.insert(2, "chosen", [f"best of {best[1]}" if best and row == best[0] else "" for row in table["row"]])
+        else:
+            caveats = self.rows.set_index("row")["caveat"]
+            table.insert(2, "caveat", [caveats.get(row, "") for row in table["row"]])
+        return table
 
     def wide(self, metric: str | None = None, digits: int = 3, supervised: bool | None = None) -> pd.DataFrame:
         """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
@@ -259,10 +279,11 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     if len(names) == 1:
         cells["column"] = cells["column"].str.replace(f"{names[0]}: ", "", regex=False)
     order = _order(rows, cells)
+    _best_pair(rows, order)
     table = pd.DataFrame([{"row": label, "kind": rows[label].kind, "reference": rows[label].reference or "",
                            "signature": "\n".join(rows[label].signatures),
-                           "signature_json": json.dumps(rows[label].signatures_json), "note": rows[label].note}
-                          for label in order], columns=ROW_COLUMNS)
+                           "signature_json": json.dumps(rows[label].signatures_json), "note": rows[label].note,
+                           "caveat": rows[label].caveat} for label in order], columns=ROW_COLUMNS)
     paired = [frame for frame in paired if len(frame)]
     return Leaderboard(names, cells[LONG_COLUMNS], table, skipped,
                        pd.concat(paired, ignore_index=True)[PAIRED_COLUMNS] if paired else
@@ -355,6 +376,7 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
                 continue
             row = _judge_row(label + suffix, scored, variant, len(items))
             row.note = "; ".join(filter(None, [row.note, said]))
+            row.caveat = FEW_SHOT if any(store.template(version).examples for version, _ in pairs) else ""
             rows.append(row)
     return _fully_judged(rows, skipped)
 
@@ -418,11 +440,29 @@ def _calibrated(row: Row, items, folds: int, seed: int, skipped: list[str]) -> R
                calibration="isotonic", folds=folds, uncalibrated=row.scores)
 
 
+#: How a pair ensemble's caveat starts (`ensembles`; the best of them is marked by `_best_pair`).
+PAIR = "pair ensemble"
+
+
 def ensembles(judges: list[Row]) -> list[Row]:
-    """The mean of all judge rows and, with three or more, of each pair of them (`ensemble_row`)."""
+    """The mean of all judge rows and, with three or more, of each pair of them (`ensemble_row`);
+    each pair says that it is one of k pairs (`caveat`), a few-shot member that it uses labels."""
     pairs = [ensemble_row([a, b], label=f"ensemble: {_short(a)} + {_short(b)}")
              for a, b in itertools.combinations(judges, 2)] if len(judges) > 2 else []
+    pairs = [row for row in pairs if row]
+    for row in pairs:
+        row.caveat = "; ".join(filter(None, [f"{PAIR}: one of {len(pairs)} pairs of judge rows", row.caveat]))
     return [row for row in [ensemble_row(judges), *pairs] if row]
+
+
+def _best_pair(rows: dict[str, Row], order: list[str]) -> None:
+    """The pair ensemble ranked first (`order`) says it is the best of the k pairs: read against a
+    goal, its lead is partly that choice."""
+    pairs = [label for label in order if rows[label].caveat.startswith(PAIR)]
+    if len(pairs) > 1:
+        best = rows[pairs[0]]
+        best.caveat = best.caveat.replace(f"{PAIR}: one of {len(pairs)} pairs", f"{PAIR}: the best of {len(pairs)} "
+                                          "pairs of judge rows (chosen by these people's agreement)", 1)
 
 
 def _short(row: Row) -> str:
@@ -446,11 +486,15 @@ def ensemble_row(judges: list[Row], label: str | None = None) -> Row | None:
     scores = pd.DataFrame({human.lower(): pd.concat(parts, axis=1).mean(axis=1, skipna=False)
                            for human, parts in shared.items()})
     used = [row for row in judges if any(h in shared for h in row.humans.values())]
+    few_shot = any(FEW_SHOT in row.caveat for row in used)
     return Row(label or f"ensemble: mean of {len(used)} judge rows", "judge", [s for r in used for s in r.signatures],
                [blob for r in used for blob in r.signatures_json], scores,
                {human.lower(): human for human in shared}, {human.lower(): (0.0, 1.0) for human in shared},
-               note="no human labels: each aspect the mean of " + "; ".join(r.label for r in used)
-               + " (each score mapped onto 0-1 by its scale)")
+               note=("human labels through its few-shot members" if few_shot else "no human labels")
+               + ": each aspect the mean of " + "; ".join(r.label for r in used)
+               + " (each score mapped onto 0-1 by its scale)",
+               caveat="; ".join(filter(None, ["" if label else f"ensemble: the mean of {len(used)} judge rows",
+                                              FEW_SHOT if few_shot else ""])))
 
 
 def with_baselines(row: Row, measured: list[Row], items, folds: int, seed: int, skipped: list[str]) -> Row | None:
@@ -579,7 +623,7 @@ def _paired(reference: Row, row: Row, protocol: Protocol, dataset: str, items, n
                            averaged)
     return pd.DataFrame(found).assign(row=row.label, against=reference.label, dataset=dataset,
                                       protocol=protocol.name, level=protocol.levels[0],
-                                      metric=protocol.primary)[PAIRED_COLUMNS]
+                                      metric=protocol.primary, kind=row.kind)[PAIRED_COLUMNS]
 
 
 # --- cells --------------------------------------------------------------------------------------
@@ -680,27 +724,30 @@ def _protocol_layout(protocol: Protocol) -> str:
 
 
 def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) -> pd.DataFrame | None:
-    """The people's leave-one-out correlation per human aspect, in the protocol's metrics
-    (at item level only: the other levels aggregate in ways one annotator cannot)."""
-    if protocol.levels != ("item",) and not protocol.for_every_item:
-        return None
+    """The people's leave-one-out correlation per human aspect at each of the protocol's levels, in
+    its metrics (`annotator_agreement`: one annotator against the mean of the others, its interval
+    made as a judge row's is at that level)."""
     level_items = items if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
     wanted = protocol.aspects.values() or [h for i in level_items for h in i.human]
     humans = [h for h in dict.fromkeys(wanted) if any(h in i.human for i in level_items)]
-    table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False)
-    table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
-    if table.empty:
-        return None
     several = len(protocols_for(_protocol_layout(protocol))) > 1
-    frame = pd.DataFrame({
-        "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
-        "human": table["human"], "level": "item", "metric": table["statistic"].str.removeprefix("leave-one-out "),
-        "value": table["value"], "low": table["low"], "high": table["high"], "n": table["items"],
-        "groups": len({i.group for i in level_items}), "unscored": 0,
-        "note": table["note"],
-    })
-    frame["column"] = [_column(dataset, protocol, h, several) for h in frame["human"]]
-    return frame.assign(row=CEILING, kind="ceiling", dataset=dataset)
+    frames = []
+    for level in protocol.levels:
+        table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False, level=level)
+        table = table[table["statistic"].str.startswith("leave-one-out ") & table["value"].notna()]
+        if table.empty:
+            continue
+        frame = pd.DataFrame({
+            "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
+            "human": table["human"], "level": level, "metric": table["statistic"].str.removeprefix("leave-one-out "),
+            "value": table["value"], "low": table["low"], "high": table["high"], "n": table["n"],
+            "groups": len({i.group for i in level_items}), "unscored": 0, "note": table["note"],
+        })
+        frame["column"] = [_column(dataset, protocol, h + _level(protocol, level), several) for h in frame["human"]]
+        frames.append(frame)
+    if not frames:
+        return None
+    return pd.concat(frames, ignore_index=True).assign(row=CEILING, kind="ceiling", dataset=dataset)
 
 
 def _sorted_columns(cells: pd.DataFrame, names: list[str]) -> pd.DataFrame:

@@ -1,9 +1,10 @@
 """What people read: the agreement figures (`figures`), tables as text (`tables`), and a
 dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
-`markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app
-and the CLI use."""
+`markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
+the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too)."""
 
 from geval.reporting.dataset_report import Report, report
+from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
     COLOURS,
     WEBGL_ABOVE,
@@ -14,8 +15,18 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
-from geval.reporting.tables import agreement_csv, curve_table, display_table, format_p, number, stack_tables, verdict
+from geval.reporting.tables import (
+    agreement_csv,
+    curve_caption,
+    curve_table,
+    display_table,
+    format_p,
+    number,
+    stack_tables,
+    verdict,
+)
 
-__all__ = ["COLOURS", "WEBGL_ABOVE", "Report", "abs_diff_histogram", "agreement_csv", "correlation_bars",
-           "curve_table", "display_table", "distribution_figure", "format_p", "judge_distribution_figure",
-           "learning_curve_figure", "number", "report", "scatter_figure", "stack_tables", "verdict"]
+__all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
+           "abs_diff_histogram", "agreement_csv", "correlation_bars", "curve_caption", "curve_table", "display_table",
+           "distribution_figure", "format_p", "judge_distribution_figure", "learning_curve_figure", "number", "report",
+           "scatter_figure", "stack_tables", "verdict"]

@@ -29,6 +29,7 @@ import pandas as pd
 
 from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
 from geval.analysis.alttest import EPSILONS
+from geval.analysis.annotators import COLUMNS as ANNOTATOR_COLUMNS
 from geval.analysis.annotators import NOMINAL, annotator_agreement, annotator_matrix, krippendorff_alpha
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder
@@ -59,6 +60,7 @@ from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
 from geval.reporting.summary import Judged, summary_section
 from geval.reporting.tables import (
+    curve_caption,
     curve_table,
     difference_text,
     display_table,
@@ -69,7 +71,7 @@ from geval.reporting.tables import (
     verdict,
 )
 from geval.store import Store
-from geval.tuning.search import searched_together
+from geval.tuning.search import chosen_elsewhere, searched_together
 from geval.version import __version__, installed_versions
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md): this project's own, in a
@@ -193,7 +195,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     categorical = store.categories(name)
     scored_aspects = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categorical]
     people = annotator_agreement(items, scored_aspects, n_boot=n_boot) if scored_aspects else \
-        pd.DataFrame(columns=["human", "statistic", "value", "low", "high", "items", "annotators", "note"])
+        pd.DataFrame(columns=ANNOTATOR_COLUMNS)
     say(f"{name}: comparisons")
     comparisons, verdicts = _comparisons(store, name, scored, metric)
     document = Document(f"{name}: agreement with people")
@@ -346,15 +348,7 @@ def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: no learning curve ({exc})."))
             continue
-        blocks += [Heading(f"How many labels buy how much: {aspect}", 3),
-                   Text(f"The Pearson correlation with your labels of the judge alone ({learned.judge}) and of a "
-                        "ridge combination of every judge score and baseline, each item's value fitted on the other "
-                        "groups' labels only, after each number of labels in the order they were given; 95% "
-                        "intervals from the delete-one-group jackknife (none below 10 groups). "
-                        + (f"The combination beats the judge alone (paired interval above 0) from "
-                           f"{learned.beats_at} labels." if learned.beats_at else
-                           "The combination does not yet beat the judge alone with a paired interval above 0.")
-                        + "".join(f" {note[:1].upper()}{note[1:]}." for note in learned.notes))]
+        blocks += [Heading(f"How many labels buy how much: {aspect}", 3), Text(curve_caption(learned))]
         if figures:
             blocks.append(Figure(learning_curve_figure(learned), f"learning curve of {aspect}"))
         blocks.append(Details(f"The learning curve of {aspect}, point by point", (Table(curve_table(learned)),)))
@@ -409,7 +403,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
                 continue
             rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {metric}": number(c.a),
                          f"B: {metric}": number(c.b), "B − A [95% CI]": difference_text(c),
-                         "p (jackknife t)": format_p(c.p), "p (Williams)": format_p(c.williams_p),
+                         "p (jackknife t)": format_p(c.p),
                          "items / groups": f"{c.n_items} / {c.n_groups}"})
             verdicts.append(verdict(c, reference.label, other.label, human))
             pairs[(reference.label, other.label)] = (reference, other)
@@ -419,8 +413,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
                     "file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
-                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}), and Williams' test for dependent "
-                    "correlations (it treats items as independent: trust the jackknife where items share a group).")]
+                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
         if other.version == reference.version:
@@ -464,20 +457,33 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
 
 def _supervised(board: Leaderboard) -> list:
     """The rows that use the human labels, beside the judge's but apart from them, the best said
-    to be the best of k."""
+    to be the best of k; then each of them against the row of reference, in a table of their own."""
     best = board.best_of()
     if best is None:
         return []
     table = board.wide(supervised=True).drop(columns=["signature", "kind"])
     table.insert(1, "chosen", [f"best of {best[1]}" if row == best[0] else "" for row in table["row"]])
-    return [Heading("Rows that use the human labels", 3),
-            Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
-                 f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
-                 f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
-                 f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
-                 f"others is partly that choice. Their intervals treat the held-out predictions as fixed (no refit "
-                 f"within the jackknife): they are narrower than the fits' own uncertainty."),
-            Table(table)]
+    blocks = [Heading("Rows that use the human labels", 3),
+              Text(f"These rows are fitted on the people's scores (calibration, learned combinations with the "
+                   f"baselines), each on other folds' groups than those it predicts: compare them with the rows above "
+                   f"side by side, but they are not the judge, and no goal set for a judge applies to them. "
+                   f"{best[0]} is the best of {best[1]} such rows compared on the same items, so its lead over the "
+                   f"others is partly that choice. {_FIXED_FIT}"),
+              Table(table)]
+    versus = board.versus(supervised=True)
+    if versus.empty:
+        return blocks
+    return blocks + [Text(f"Each of these rows minus {versus['against'].iloc[0]}, on the items both scored (the "
+                          f"difference [95% paired interval] and its p-value, from {JACKKNIFE}): apart from the judge "
+                          f"rows' differences below, because a fitted row is not the judge. The row marked best of "
+                          f"{best[1]} was chosen among {best[1]}, so its lead is partly that choice; and "
+                          f"{_FIXED_FIT[0].lower()}{_FIXED_FIT[1:]}"),
+                     Table(versus.drop(columns="against"))]
+
+
+#: What a label-using row's interval leaves out, in the report's words.
+_FIXED_FIT = ("Their intervals treat the held-out predictions as fixed (no refit within the jackknife): they are "
+              "narrower than the fits' own uncertainty.")
 
 
 def _against(board: Leaderboard) -> list:
@@ -485,13 +491,18 @@ def _against(board: Leaderboard) -> list:
     if board.paired.empty:
         return []
     reference = board.paired["against"].iloc[0]
+    versus = board.versus()
+    if versus.empty:
+        return []
     return [Heading(f"Against {reference}", 3),
             Text(f"Each judge row minus this row, in the leaderboard's metric, on the items both scored: the difference "
                  f"[95% paired interval] and its two-sided p-value, both from {JACKKNIFE}, the same group left out "
-                 "of both rows. `average` is the mean of the aspects' differences with the same groups left "
-                 "out; `mean of aspects → Overall` compares the rows' scores against Overall (a calibrated row's "
-                 "learned combination). Positive: the row agrees better with people."),
-            Table(board.versus().drop(columns="against"))]
+                 "of both rows. Judge rows only: the rows fitted on the human labels are compared in their own "
+                 "section above. `average` is the mean of the aspects' differences with the same groups left "
+                 "out; `mean of aspects → Overall` compares the rows' scores against Overall. `caveat` says what a "
+                 "row is beyond the judge alone (a few-shot template's prompts hold other groups' human scores; a "
+                 "pair ensemble is one of k pairs). Positive: the row agrees better with people."),
+            Table(versus.drop(columns="against"))]
 
 
 def _searches(store: Store, name: str) -> list:
@@ -503,7 +514,7 @@ def _searches(store: Store, name: str) -> list:
         return [Heading("Prompt searches (`geval tune`)"), *logged] if logged else []
     rows = []
     for search in kept:
-        test = search["test"]
+        test, elsewhere = search["test"], chosen_elsewhere(store, name, search)
         rows.append({
             "human aspect": search["human"], "judge": search["judge"],
             "groups: tune / test": f"{len(search['tune_groups'])} / {len(search['test_groups'])}",
@@ -513,13 +524,16 @@ def _searches(store: Store, name: str) -> list:
             "start on the test groups": f"{test['start']:.3f}" if math.isfinite(test["start"]) else "n/a",
             "winner − start": "0 (the winner is the start)" if search["winner"] == search["start"] else
                               difference_reading(test["difference"], test["diff_low"], test["diff_high"], test["p"]),
+            "held out?": f"no: another search chose this template on {len(elsewhere)} of its test groups, so "
+                         "there it was picked for agreeing with these people" if elsewhere else "yes",
         })
     return [Heading("Prompt searches (`geval tune`)"),
             Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
                  "chose its winner on the tune part only, and is read here on the test part only: the winner's "
                  f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
                  "the starting template's, and the paired difference at the same level with its p-value (the jackknife "
-                 "over the test groups with Student's t)."),
+                 "over the test groups with Student's t). `held out?` says whether another search (another seed's "
+                 "split) chose the winner's template on some of these test groups."),
             Table(pd.DataFrame(rows)), *_searched_together(store, name), *_search_log(store, name)]
 
 
@@ -530,32 +544,40 @@ def _search_log(store: Store, name: str) -> list:
     logged = store.search_log(name)
     if not logged:
         return []
-    splits: dict[tuple, list[int]] = {}
+    searches: dict[tuple, list[dict]] = {}  # per human aspect and template searched from, over every split
     for entry in logged:
-        splits.setdefault((tuple(entry["tune_groups"]), tuple(entry["test_groups"])), []).append(entry["id"])
-    tested_ids = {entry["id"]: bool(entry["tested"]) for entry in logged}
+        searches.setdefault((entry["human"], _start(entry)), []).append(entry)
     rows = []
     for entry in logged:
-        runs = splits[(tuple(entry["tune_groups"]), tuple(entry["test_groups"]))]
-        tested = sum(tested_ids[run] for run in runs)
+        runs = searches[(entry["human"], _start(entry))]
+        tested = sum(bool(run["tested"]) for run in runs)
+        splits = len({(tuple(run["tune_groups"]), tuple(run["test_groups"])) for run in runs})
         rows.append({
             "started": _dt.datetime.fromtimestamp(entry["started"]).astimezone().isoformat(timespec="seconds"),
             "human aspect": entry["human"], "judge": entry["judge"],
             "groups: tune / test": f"{len(entry['tune_groups'])} / {len(entry['test_groups'])}",
-            "on this split": f"{len(runs)} search{'es' if len(runs) > 1 else ''} on this split"
-                             + (f" ({tested} scored on its test groups)" if tested < len(runs) else "")
-                             + f"; this is the {_ordinal(runs.index(entry['id']) + 1)}",
+            "searches of this template": f"{len(runs)} search{'es' if len(runs) > 1 else ''} from "
+                                         f"{_start(entry) or 'this template'} on {entry['human']}, over {splits} "
+                                         f"split{'s' if splits > 1 else ''}"
+                                         + (f" ({tested} scored on its test groups)" if tested < len(runs) else "")
+                                         + f"; this is the {_ordinal(runs.index(entry) + 1)}",
             "candidates": len(entry["candidates"] or []), "rounds": entry["rounds"],
             "winner": entry["winner"] or "–", "test part": "scored" if entry["tested"] else "not scored",
             "ended": entry["status"] + (f": {entry['reason']}" if entry["reason"] else ""),
         })
     return [Details("Every prompt search run on this dataset", (
             Text("Each search is logged when it starts, before any judge call, whatever becomes of it (stopped and "
-                 "failed ones too). Several searches on one split choose among their winners on the test groups as "
-                 "well: read a winner against the number of searches on its split. Every table of this report "
+                 "failed ones too). Several searches from one template on one human aspect, on one split or on "
+                 "several (other seeds), choose among their winners on the test groups as well: read a winner "
+                 "against the number of searches of its template. Every table of this report "
                  "reads a template version without the tune groups of the searches that chose it (its notes say "
                  "so), and says how many tune groups it keeps of searches that tried it without choosing it."),
             Table(pd.DataFrame(rows))))]
+
+
+def _start(entry: dict) -> str:
+    """The template a logged search started from, as its settings name it ("" when they do not)."""
+    return (entry.get("settings") or {}).get("start", "")
 
 
 def _ordinal(number: int) -> str:
@@ -582,7 +604,9 @@ def _searched_together(store: Store, name: str) -> list:
                  f"leaderboard would read them ({together['metric'].iloc[0]}, {level} level): `average` is the mean "
                  "of the aspects' correlations and `mean of aspects → Overall` sets the mean of the winners' scores "
                  "(each mapped onto 0-1 by its scale) against the people's Overall. Intervals: 95%, the jackknife "
-                 "over the test groups (Student's t), the same group left out of every row, the difference paired."),
+                 "over the test groups (Student's t), the same group left out of every row, the difference paired."
+                 + (f" Left out: the {int(together['left_out'].iloc[0])} test groups on which another search chose "
+                    "one of these winners." if together["left_out"].iloc[0] else "")),
             Table(pd.DataFrame(rows))]
 
 
@@ -592,12 +616,15 @@ def _goals(board: Leaderboard) -> list:
     if cells.empty:
         return []
     rows, lines = [], []
+    caveats, kinds = board.rows.set_index("row")["caveat"], board.rows.set_index("row")["kind"]
     for label in board.rows.loc[board.rows["kind"].isin(["judge", "baseline"]), "row"]:  # not people, not fitted rows
         mine = cells[cells["row"] == label]
         average = mine[mine["aspect"] == AVERAGE]
         mean = mine[(mine["aspect"] == MEAN_OF_ASPECTS) | mine["aspect"].str.startswith("learned combination")]
         overall = mine[mine["human"] == "Overall"]
-        rows.append({"row": label, "average over the aspects": _cell(average.iloc[0]) if len(average) else "–",
+        rows.append({"row": label, "what it is": (caveats[label] or "the judge alone") if kinds[label] == "judge"
+                     else "a baseline (no label)",
+                     "average over the aspects": _cell(average.iloc[0]) if len(average) else "–",
                      "mean of aspects → Overall (calibrated rows: learned combination, held out)":
                          _cell(mean.iloc[0]) if len(mean) else
                          (f"(own score vs Overall) {_cell(overall.iloc[0])}" if len(overall) else "–")})
@@ -610,7 +637,7 @@ def _goals(board: Leaderboard) -> list:
             a, m = float(average.iloc[0]), float(mean.iloc[0])
             lines.append(f"{label}: average {a:.3f} is {_versus(a, 0.50)} the goal .50 and {_versus(a, 0.36)} "
                          f"the reference .36; mean vs Overall {m:.3f} is {_versus(m, 0.55)} the goal .55 and "
-                         f"{_versus(m, 0.43)} the reference .43.")
+                         f"{_versus(m, 0.43)} the reference .43" + (f" ({caveats[label]})." if caveats[label] else "."))
     blocks = [Heading("Against the goals (Topical-Chat USR, Pearson)", 3), Table(pd.DataFrame(rows)),
               Text("Reference figures:"), Bullets(tuple(f"{what}: {value}" for what, value in TOPICALCHAT_GOALS))]
     return blocks + ([Bullets(tuple(lines))] if lines else [])
@@ -689,7 +716,9 @@ def _people(people: pd.DataFrame, items, categorical: dict[str, tuple[str, ...]]
         blocks += [Text("Krippendorff's alpha over every annotator's score, and one annotator against the mean of the "
                         "others (averaged over annotators: the human ceiling of the summary). Annotators are told "
                         "apart by name where the file names them, else by position (#k: the k-th score of each "
-                        "item)."),
+                        f"item). 95% intervals from {JACKKNIFE}; for these rows too it holds 95% at 10-30 groups, "
+                        "where the percentile bootstrap missed the true value up to 10.7% of the time "
+                        "(docs/statistics.md)."),
                    Details(f"Alpha and leave-one-out correlations of the {people['human'].nunique()} human aspects",
                            (Table(shown[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]),))]
     blocks += [Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "

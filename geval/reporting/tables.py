@@ -98,6 +98,24 @@ def curve_table(curve) -> pd.DataFrame:
     })
 
 
+def curve_caption(curve) -> str:
+    """What a learning curve (`geval.labeling.LearningCurve`) shows, in a few sentences: what each
+    line is, how many points and why (a point every few labels from the 10 a combination is fitted
+    on), whether the combination beats the judge, and the curve's notes."""
+    points = curve.points
+    last = int(points["labels"].max()) if len(points) else 0
+    shown = (f"{len(points)} point{'s' if len(points) != 1 else ''}, from 10 labels (the fewest a combination is "
+             f"fitted on) to {last}, every 5 labels up to 30 and further apart after"
+             + ("; label more to extend it." if len(points) < 5 else "."))
+    beats = (f" The combination beats the judge alone (paired interval above 0) from {curve.beats_at} labels on."
+             if curve.beats_at else " The combination does not beat the judge alone with a paired interval above 0.")
+    notes = "".join(f" {note[:1].upper()}{note[1:]}." for note in curve.notes)
+    return (f"The Pearson correlation with the {curve.aspect} labels of the judge alone ({curve.judge}) and of a ridge "
+            "combination of every judge score and baseline, each item's value fitted on the other groups' labels "
+            "only, after each number of labels in the order they were given; 95% intervals from the delete-one-"
+            f"group jackknife (none below 10 groups). {shown}{beats}{notes}")
+
+
 def format_p(p: float) -> str:
     """A p-value as reports print it: "< 0.001" below 0.001, "–" when undefined, else three decimals."""
     if p is None or not math.isfinite(p):

@@ -37,12 +37,13 @@ import pandas as pd
 from geval.analysis.agreement import MEAN_OF_ASPECTS, judge_scores, mean_of_aspects
 from geval.analysis.comparison import paired_columns, paired_difference
 from geval.analysis.correlation import Resamples, agreement, correlate, reading, within_groups
+from geval.analysis.held_out import searched_versions
 from geval.analysis.protocols import Protocol, generic, protocols_for
 from geval.data.items import Item
 from geval.errors import GevalError, StoreError
 from geval.judging.examples import human_score
 from geval.judging.judgment import Judge, accepted_settings, judge_name
-from geval.judging.templates import Template
+from geval.judging.templates import Template, template_hash
 from geval.scoring.lookup import Signer, neighbours
 from geval.scoring.plan import plan
 from geval.scoring.runner import Progress, score
@@ -417,7 +418,9 @@ def searched_together(store: Store, dataset: str) -> pd.DataFrame:
     the winners (b) in the protocol's metric at its level, each with its 95% interval, and winners
     minus starts with its paired interval and p-value, every row on the same draws of groups
     (`geval.analysis.comparison.paired_columns`); `same` marks an aspect whose search the start
-    won (no interval, no p: nothing to test). Empty when there is no such set."""
+    won (no interval, no p: nothing to test). The test groups on which another search chose one of
+    the winners (another seed's tune groups) are left out, their number in `left_out`. Empty when
+    there is no such set."""
     found: dict[tuple, dict[str, dict]] = {}
     for search in store.searches(dataset):
         if search["test"].get("winner_scores") is not None:
@@ -426,7 +429,9 @@ def searched_together(store: Store, dataset: str) -> pd.DataFrame:
     if len(together) < 2:
         return pd.DataFrame()
     by_id = {item.id: item for item in store.items(dataset)}
-    ids = list(dict.fromkeys(i for search in together.values() for i in search["test"]["items"] if i in by_id))
+    elsewhere = set().union(*(chosen_elsewhere(store, dataset, search) for search in together.values()))
+    ids = list(dict.fromkeys(i for search in together.values() for i in search["test"]["items"]
+                             if i in by_id and (by_id[i].group or i) not in elsewhere))
     protocol = _protocol(store, dataset, [by_id[i] for i in ids])
     sides = {}
     for human, search in together.items():
@@ -452,7 +457,17 @@ def searched_together(store: Store, dataset: str) -> pd.DataFrame:
         row["same"] = searched is not None and searched["winner"] == searched["start"]
         if row["same"]:
             row.update(low=math.nan, high=math.nan, p=math.nan, note=SAME_AS_START["note"])
-    return pd.DataFrame(rows).assign(metric=protocol.primary, level=level)
+    return pd.DataFrame(rows).assign(metric=protocol.primary, level=level, left_out=len(elsewhere))
+
+
+def chosen_elsewhere(store: Store, dataset: str, search: dict) -> set[str]:
+    """The test groups of a kept search (`Store.searches`) on which another search chose its winner's
+    template (or one whose prompts are its prompts: `geval.analysis.held_out`): there its reading
+    is not held out."""
+    if not search.get("winner_text"):
+        return set()
+    tuned = searched_versions(store, dataset).get(template_hash(search["winner_text"]))
+    return set(tuned.chosen) & set(search["test_groups"]) if tuned else set()
 
 
 class _Search:
