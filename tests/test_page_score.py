@@ -212,7 +212,7 @@ def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatc
     assert not at.exception
     said = [e.value for e in at.error] + [w.value for w in at.warning]
     assert len([s for s in said if "{{fact}}" in s]) == 1, said
-    assert "placeholder {{fact}} in editor has no value for 60 of 60 items; remove it" in at.error[0].value
+    assert "placeholder {{fact}} in editor has no value for 60 of 60 items: no grounding" in at.error[0].value
     assert at.button(key="score_start").disabled
 
 
