@@ -334,7 +334,7 @@ def _renderable(plan, template: geval.Template, items: list) -> bool:
         for line in problems:
             print(f"  cannot be rendered, left to fail: {line}", file=sys.stderr)
         return True
-    fitting = [t.name for t in geval.Template.known() if t.fits(items)]
+    fitting = [t.name for t in geval.Template.fitting(items)]
     print(f"error: {template.name} cannot be rendered on any of these {plan.total - plan.cached} items:",
           file=sys.stderr)
     for line in problems:

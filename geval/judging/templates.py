@@ -223,6 +223,11 @@ class Template:
         """Every template in the prompts folder, by name."""
         return list_templates(PROMPTS_DIR)
 
+    @staticmethod
+    def fitting(items: Sequence[Item], templates: Sequence["Template"] | None = None) -> list["Template"]:
+        """The `templates` (default: the prompts folder's) that fit `items` (`fits`)."""
+        return [template for template in (Template.known() if templates is None else templates) if template.fits(items)]
+
     def diff(self, other: "Template") -> str:
         """A unified diff from this template's text to `other`'s, labelled with their versions."""
         return diff_templates(self, other)
