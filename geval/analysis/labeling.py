@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import judge_scores, resolve
+from geval.analysis.agreement import judge_scores, no_human_because, resolve
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.comparison import paired_columns
@@ -39,7 +39,7 @@ from geval.store import Store
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels"]
+           "write_labels", "no_human_because"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)"}
@@ -129,13 +129,14 @@ class Features:
     """Every judge score (one column per scored combination and aspect) and baseline of a
     dataset's items, indexed by item id; `rows` are the judge columns compared with the labeled
     aspect, `judge` the one read alone (None when no judge is compared with it), `groups` each
-    item's group."""
+    item's group, `compared` the human aspect each judge column is compared with."""
 
     table: pd.DataFrame
     rows: list[str]
     judge: str | None
     groups: pd.Series
     scale: tuple[int, int] | None = None  # the judge column's scale
+    compared: dict[str, str] = field(default_factory=dict)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
@@ -154,7 +155,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
     wanted = resolve(store, dataset, combo) if combo else None
     columns: dict[str, pd.Series] = {}
-    rows, scales, judge = [], {}, None
+    rows, scales, judge, compared = [], {}, None, {}
     for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
         try:
             scored = judge_scores(store, dataset, (version, signature), items=items)
@@ -163,6 +164,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
         for key in scored.scores.columns:
             name = f"{label}: {key}"
             columns[name] = scored.scores[key].reindex(ids).astype(float)
+            compared[name] = scored.humans[key]
             if scored.humans[key].lower() == aspect.lower():
                 rows.append(name)
                 scales[name] = scored.scales[key]
@@ -175,7 +177,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
     return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
-                    scales.get(judge))
+                    scales.get(judge), compared)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -268,8 +270,13 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     human = human.reindex(found.table.index).astype(float)
     labeled = int(human.notna().sum())
     if found.judge is None:
-        return (f"{labeled} labeled; no scored judge is compared with {aspect} yet: score the dataset with a "
-                "template that asks for it to see how far the judge agrees with you")
+        others = sorted(set(found.compared.values()), key=str.lower)
+        if not others:
+            return (f"{labeled} labeled; no judge has scored these items yet: score them with a template whose "
+                    f"aspect is compared with {aspect} to see how far the judge agrees with you")
+        return (f"{labeled} labeled; the judges scored here are compared with {', '.join(others)}, not with {aspect}: "
+                f"score the items with a template whose aspect is compared with {aspect} (human = \"{aspect}\") to "
+                "see how far the judge agrees with you")
     judge = found.judge_scores()
     both = judge.notna() & human.notna()
     r = correlate("pearson", judge[both], human[both]) if both.sum() >= 3 else math.nan
