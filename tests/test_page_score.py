@@ -229,6 +229,10 @@ def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_p
 def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
     fed = {"path": str(geval_known()["fed_sample"]), "layout": None, "mapping": None, "name": None}
     at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed})
+    assert at.multiselect(key="score_templates").value == []  # the editor's cannot render here: not chosen first
+    assert plain("The editor's topicalchat-naturalness@") in texts(at)
+    editor = next(o for o in at.multiselect(key="score_templates").options if o.startswith("topicalchat-naturalness@"))
+    at.multiselect(key="score_templates").select(editor).run()  # chosen anyway
     at.selectbox(key="score_level").set_value("turn").run()
     assert not at.exception
     said = [e.value for e in at.error] + [w.value for w in at.warning]

@@ -82,8 +82,8 @@ else:
                         chosen = guess.get(role, choices[0])
                         return st.selectbox(label, choices, index=choices.index(chosen))
 
-                    response = pick("Response or summary (the text judged; at the dialogue level, the whole "
-                                    "dialogue)", "response", columns)
+                    response = pick("Response or summary (the text judged; for a whole dialogue, the dialogue)",
+                                    "response", columns)
                     roles = {"context": pick("Context (dialogue so far)", "context", optional),
                              "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
                              "system": pick("System", "system", optional),

@@ -54,10 +54,13 @@ def _describe(label: str) -> str:
     return f"{label} ({where}{': ' + comment if comment else ''})"
 
 
+editor_misfit = current.misfit(dataset.items)  # the editor's template is chosen first only if it fits
 labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two versions of one template are "
-                        "scored one after the other)", list(available), default=[current.label],
+                        "scored one after the other)", list(available), default=[] if editor_misfit else [current.label],
                         format_func=_describe, key="score_templates", persist_state="session")
 templates = [available[label] for label in labels]
+if editor_misfit and current.label not in labels:
+    st.caption(plain(f"The editor's {current.label} is not chosen: {editor_misfit}."))
 dropped_on, dropped = st.session_state.get("score_dropped", ("", {}))
 if dropped and dropped_on == chosen_on:
     st.warning(f"Dropped from the templates chosen on the dataset before, as they cannot render on {dataset.name}'s "
