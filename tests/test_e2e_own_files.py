@@ -16,10 +16,9 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, goto_page, main_text, multiselect_add, screenshot, select_option, \
-    selected, streamlit_server, wait_idle
+from e2e_helpers import goto_page, main_text, multiselect_add, screenshot, select_option, selected, wait_idle
 from test_e2e_label import go_on, labels_in, settled, shown, wait_until
-from test_e2e_session import alert, fresh_tab, open_url, stub_judge
+from test_e2e_session import alert, browser, fresh_tab, open_url, server, stub_judge  # noqa: F401 (fixtures)
 
 import geval
 
@@ -37,26 +36,6 @@ ARTICLES = [
     ("Local schools will start half an hour later from September, the education board said.",
      "Schools start later from September."),
 ]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The app on a free local port with a fresh store, for the module's tests."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    workdir = tmp_path_factory.mktemp("e2e-own-files")
-    with streamlit_server(workdir / "store.sqlite", workdir / "streamlit.log") as url:
-        yield {"url": url, "store": workdir / "store.sqlite", "dir": workdir}
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 def upload(tab, path: Path) -> None:
