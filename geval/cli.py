@@ -81,6 +81,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--seed", type=int, default=0, help="seed for --sample and --sample-groups (default 0)")
     score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
+    _replace_argument(score)
     _judge_arguments(score)
     speed = score.add_argument_group("speed (never part of the signature or the cache)")
     speed.add_argument("--concurrency", type=int, default=1,
@@ -159,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "`score --sample-groups N` takes with the same --seed")
     tune.add_argument("--seed", type=int, default=0, help="seed of the sample, the split and the search (default 0)")
     tune.add_argument("--save", action="store_true", help="save the winner as a template version in the store")
+    _replace_argument(tune)
     _judge_arguments(tune)
     _store_argument(tune)
     tune.set_defaults(run=cmd_tune)
@@ -175,6 +177,9 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
         "row's own (default: inferred from the columns, and said)",
     )
     parser.add_argument("--name", help="dataset name (default: the file name without extension)")
+
+
+def _replace_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--replace", action="store_true",
                         help="replace a stored dataset of the same name whose items this file does not all have "
                              "(their judgments and labels are then left out)")
@@ -204,7 +209,7 @@ def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     """The dataset named on the command line (saved into `store`, unless it would replace another's
     items without --replace); how a table was read (its level, and why) goes to stderr."""
     dataset = geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store,
-                                 replace=args.replace)
+                                 replace=getattr(args, "replace", False))
     for note in dataset.notes:
         print(f"{dataset.name}: {note}", file=sys.stderr)
     return dataset
