@@ -101,15 +101,15 @@ def _load_pending(new_name: str | None) -> None:
         st.session_state.pop(REPLACING, None)
 
 
-@st.dialog("A dataset of this name is stored", on_dismiss=_keep_stored)
+@st.dialog("A dataset of this name is stored", on_dismiss=_keep_stored, width="large")
 def confirm_replace() -> None:
     """Ask before a file replaces a stored dataset's items: replace it, load the file under another
     name, or keep the stored one."""
     pending = st.session_state["data_pending"]
     name, left = pending["name"], pending["left"]
-    st.warning(f"The store holds a dataset named {name}. {left['items']} of its items are not in this file: "
-               f"loading it as {name} leaves them out, with the {left['judgments']} judgments and {left['labels']} "
-               "labels made on them (kept in the store, shown nowhere).")
+    st.warning(f"The store holds a dataset named {name} with items this file does not have ({left['items']}). "
+               f"Loading the file as {name} leaves them out, with the {left['judgments']} judgments and "
+               f"{left['labels']} labels made on them (kept in the store, shown nowhere).")
     other = st.text_input("Or load the file under another name", f"{name}-2", key="data_other_name",
                           help="Letters, digits, '.', '-' and '_'; anything else becomes '_'.")
     replace, rename, keep = st.columns(3)

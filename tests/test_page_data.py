@@ -160,7 +160,7 @@ def test_a_re_upload_that_would_replace_a_stored_dataset_asks_first(monkeypatch,
     at.file_uploader[0].set_value(("mine.csv", other, "text/csv")).run()
     at.button[0].click().run()
     assert not at.exception
-    assert any("The store holds a dataset named mine. 1 of its items are not in this file" in w.value
+    assert any("The store holds a dataset named mine with items this file does not have (1)" in w.value
                and "1 labels made on them" in w.value for w in at.warning), [w.value for w in at.warning]
     assert [item.id for item in store.items("mine")] == first  # nothing replaced yet
     at.button(key="data_keep").click().run()
