@@ -86,6 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--seed", type=int, default=0, help="seed for --sample and --sample-groups (default 0)")
     score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
+    _replace_argument(score)
     _judge_arguments(score)
     speed = score.add_argument_group("speed (never part of the signature or the cache)")
     speed.add_argument("--concurrency", type=int, default=1,
@@ -165,6 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
                       "`score --sample-groups N` takes with the same --seed")
     tune.add_argument("--seed", type=int, default=0, help="seed of the sample, the split and the search (default 0)")
     tune.add_argument("--save", action="store_true", help="save the winner as a template version in the store")
+    _replace_argument(tune)
     _judge_arguments(tune)
     _store_argument(tune)
     tune.set_defaults(run=cmd_tune)
@@ -176,10 +178,17 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--layout", choices=sorted(geval.OPTIONS.layouts), help="skip auto-detection")
     parser.add_argument(
         "--map", action="append", metavar="ROLE=COLUMN",
-        help="column mapping for your own table: response=, context=, grounding=, system=, group=, level=, "
-        "score:ASPECT= (repeatable)",
+        help="column mapping for your own table: response=, context=, grounding=, system=, group=, "
+        "score:ASPECT= (repeatable); level=turn, dialogue or summary for every row, or level=COLUMN for each "
+        "row's own (default: inferred from the columns, and said)",
     )
     parser.add_argument("--name", help="dataset name (default: the file name without extension)")
+
+
+def _replace_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--replace", action="store_true",
+                        help="replace a stored dataset of the same name whose items this file does not all have "
+                             "(their judgments and labels are then left out)")
 
 
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:
@@ -203,7 +212,13 @@ def _store_argument(parser: argparse.ArgumentParser) -> None:
 
 
 def _load(args, store: geval.Store | None = None) -> geval.Dataset:
-    return geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store)
+    """The dataset named on the command line (saved into `store`, unless it would replace another's
+    items without --replace); how a table was read (its level, and why) goes to stderr."""
+    dataset = geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store,
+                                 replace=getattr(args, "replace", False))
+    for note in dataset.notes:
+        print(f"{dataset.name}: {note}", file=sys.stderr)
+    return dataset
 
 
 def judge_from(args):
@@ -297,6 +312,9 @@ def cmd_score(args) -> int:
                                sample_groups=args.sample_groups)
         plan = geval.plan(store, items, template, judge)
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
+        if not _renderable(plan, template, items):
+            exit_code = 2
+            continue
         if args.dry_run:
             continue
         if args.batch:
@@ -322,6 +340,23 @@ def cmd_score(args) -> int:
             print("  (failed items are retried the next time you run the same command)", file=sys.stderr)
             exit_code = 1
     return exit_code
+
+
+def _renderable(plan, template: geval.Template, items: list) -> bool:
+    """Print why items cannot be rendered (each reason once, with how many it hits); when none can,
+    an error line and the templates in prompts/ that fit these items. Whether any can."""
+    problems = plan.problems()
+    if plan.renderable:
+        for line in problems:
+            print(f"  cannot be rendered, left to fail: {line}", file=sys.stderr)
+        return True
+    fitting = [t.name for t in geval.Template.fitting(items)]
+    print(f"error: {template.name} cannot be rendered on any of these {plan.total - plan.cached} items:",
+          file=sys.stderr)
+    for line in problems:
+        print(f"  {line}", file=sys.stderr)
+    print(f"  templates in prompts/ that fit these items: {', '.join(fitting) or 'none'}", file=sys.stderr)
+    return False
 
 
 def cmd_doctor(args) -> int:

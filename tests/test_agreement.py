@@ -168,9 +168,31 @@ def test_no_matching_human_aspect_is_an_error(store):
     with pytest.raises(StoreError) as error:
         geval.agree(store, "synthetic", None, n_boot=10)
     assert str(error.value) == (
-        f"no judge aspect of {template.label} matches a human aspect of 'synthetic' (Natural); "
-        'set human = "..." on each aspect in the template header'
+        f"no judge aspect of {template.label} matches a human aspect: no human aspect of 'synthetic' (Natural) is "
+        'named Fluency: set human = "..." on the aspect in the template header (e.g. human = "Natural"), or label '
+        "Fluency on the Label page (or import labels with `python -m geval labels import`)"
     )
+
+
+# (the template's aspect: name, human; the dataset's human aspects; how the reason starts): no score or label yet,
+# none of the name the header asks for, or no header and no aspect of its name
+NO_HUMAN = [
+    (("Naturalness", "Natural"), [], "'mine' has no human score or label yet: label Natural on the Label page"),
+    (("Naturalness", "Natural"), ["Overall"],
+     "test-naturalness compares Naturalness with 'Natural' (its human = \"Natural\"), and 'mine' has no score or "
+     "label of that name (it has Overall): label Natural on the Label page"),
+    (("Fluency", ""), ["Overall"], "no human aspect of 'mine' (Overall) is named Fluency: set human = \"...\""),
+]
+
+
+@pytest.mark.parametrize("aspect, humans, said", NO_HUMAN, ids=["nothing yet", "not that name", "no header"])
+def test_why_no_human_aspect_is_compared_tells_no_labels_yet_from_no_match(aspect, humans, said):
+    from geval.analysis.agreement import no_human_because
+
+    template = make_template(aspects=((aspect[0], 1, 3, aspect[1]) if aspect[1] else (aspect[0], 1, 3),))
+    because = no_human_because(template, aspect[0].lower(), humans, "mine")
+    assert because.startswith(said), because
+    assert ("set human" in because) == bool(humans)  # never "set human = ..." when there is nothing to name
 
 
 def test_distributions_and_normalized(scored, tc_dataset):

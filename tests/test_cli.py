@@ -173,3 +173,65 @@ def test_score_says_why_answers_had_no_score(stub, tmp_path, capsys):
                  "--model", "m", "--mode", "samples", "--n", "1", "--store", str(tmp_path / "store.sqlite")])
     err = capsys.readouterr().err
     assert code == 0 and "  3 answers had no score, 3 of them: " in err and "change the template's form" in err
+
+
+# --- a summarization CSV of your own ----------------------------------------------------------------------------
+
+SUMMARIES = ("article,summary\n"
+             '"The council voted on Tuesday to close the old bridge for repairs. Work starts in May.",'
+             '"The council will close the old bridge for repairs from May."\n'
+             '"A storm cut power to 3,000 homes in the north of the county overnight.","A storm cut power to homes."\n'
+             '"The museum reopens on Friday after a two-year renovation.","The museum closes on Friday."\n')
+
+
+def _summaries(tmp_path) -> str:
+    path = tmp_path / "my.csv"
+    path.write_text(SUMMARIES)
+    return str(path)
+
+
+def test_a_summary_csv_mapped_by_its_columns_only_scores_with_summeval_consistency(tmp_path, capsys):
+    store = tmp_path / "store.sqlite"
+    code = main(["score", _summaries(tmp_path), "--map", "response=summary", "--map", "grounding=article",
+                 "-t", "summeval-consistency", "--judge", "scripted", "--store", str(store)])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert ("my: level summary, inferred: a source document column ('article') and no context: each row is a "
+            "summary (to read it otherwise: level=turn, dialogue or summary, or level=COLUMN)") in err
+    assert "3 items, 0 cached, 3 judge calls, 0 failed" in out
+    scored = geval.Store(store).judgments("my")
+    assert len(scored) == 3 and set(scored["status"]) == {"ok"} and scored["prompt"].str.contains("The museum").any()
+
+
+def test_a_dry_run_that_cannot_render_says_why_and_which_templates_fit_and_exits_2(tmp_path, capsys):
+    code = main(["score", _summaries(tmp_path), "--map", "response=summary", "--map", "grounding=article",
+                 "--map", "level=turn", "-t", "summeval-consistency", "--judge", "scripted", "--dry-run",
+                 "--store", str(tmp_path / "store.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "my: level turn, the value given, for every row" in err
+    assert "error: summeval-consistency cannot be rendered on any of these 3 items:" in err
+    assert ("has no value for 3 of 3 items: read at the turn level, where a grounding is a fact; only a summary's "
+            "grounding is a document: set the level to summary when loading the file (the Data page's Level; "
+            "CLI: --map level=summary)") in err
+    assert "write {{" not in err
+    fitting = next(line for line in err.splitlines() if "templates in prompts/ that fit these items:" in line)
+    assert "response-naturalness" in fitting and "summeval" not in fitting
+
+
+def test_level_summary_is_taken_as_the_value_and_a_load_over_other_items_needs_replace(tmp_path, capsys):
+    store, csv = str(tmp_path / "store.sqlite"), _summaries(tmp_path)
+    as_turns = ["score", csv, "--map", "response=summary", "--map", "grounding=article", "--map", "level=turn",
+                "-t", "response-naturalness", "--judge", "scripted", "--dry-run", "--store", store]
+    assert main(as_turns) == 0
+    capsys.readouterr()
+    as_summaries = [*as_turns[:7], "level=summary", "-t", "summeval-consistency", *as_turns[10:]]
+    assert main(as_summaries) == 2
+    err = capsys.readouterr().err
+    assert f"error: {csv}: the store already holds a dataset named my with 3 items this file does not have" in err
+    assert "(CLI: --name NAME or --replace)" in err
+    assert main([*as_summaries, "--replace"]) == 0
+    err = capsys.readouterr().err
+    assert ("my: level summary, the value given, for every row; the column 'summary' is not read as the level"
+            in err)
+    assert geval.Store(store).dataset("my").levels == ["summary"]

@@ -318,7 +318,7 @@ def test_7_html_in_an_uploaded_csv_is_shown_as_text_never_run(page, workdir):
     _choose_upload(page)
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(hostile))
     _alert(page, "info", "not a known layout")
-    form = page.locator('[data-testid="stForm"]')
+    form = page.locator(".st-key-data_mapping")
     select_option(page, "Response or summary", "response", scope=form)
     select_option(page, "Context (dialogue so far)", "context", scope=form)
     select_option(page, "Grounding", "fact", scope=form)
@@ -389,7 +389,7 @@ def test_10_a_nested_json_upload_is_mapped_with_a_dotted_path(page, workdir):
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(nested))
     _alert(page, "info", "not a known layout")
     assert "scores.naturalness" in main_text(page)  # the preview's columns
-    form = page.locator('[data-testid="stForm"]')
+    form = page.locator(".st-key-data_mapping")
     select_option(page, "Response or summary", "system_output", scope=form)
     select_option(page, "Context (dialogue so far)", "src", scope=form)
     select_option(page, "Group (dialogue or document id)", "doc_id", scope=form)

@@ -28,7 +28,7 @@ def test_only_the_placeholder_of_the_groundings_kind_is_filled_and_fact_names_an
     assert persona.fields()["document"] == summary.fields()["persona"] == ""
 
 
-def test_persona_on_a_topicalchat_item_is_an_error_that_says_to_write_fact():
+def test_persona_on_a_topicalchat_item_is_an_error_that_says_to_pick_a_template_for_a_fact():
     import pytest
 
     import geval
@@ -38,7 +38,8 @@ def test_persona_on_a_topicalchat_item_is_an_error_that_says_to_write_fact():
     template = geval.Template.parse(template_text(body="Fact: {{persona}}\nResponse: {{response}}\n\n"
                                                       "- Naturalness:"))
     with pytest.raises(TemplateError, match=r"placeholder \{\{persona\}\} in .* has no value for this item: its "
-                                            r"grounding is a fact, not a persona; write \{\{fact\}\}"):
+                                            r"grounding is a fact, not a persona .*; pick a template written "
+                                            r"for a fact"):
         template.render(FULL_ITEM)
 
 

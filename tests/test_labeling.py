@@ -149,8 +149,13 @@ def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
         f"(now {r:.2f}); counted with the design effect of the 500 groups labeled so far (×")
     nobody = Features(found.table, [], None, found.groups)
     assert progress_line(nobody, human.iloc[:5], "Natural") == (
-        "5 labeled; no scored judge is compared with Natural yet: score the dataset with a template that asks for "
-        "it to see how far the judge agrees with you")
+        "5 labeled; no judge has scored these items yet: score them with a template whose aspect is compared with "
+        "Natural to see how far the judge agrees with you")
+    elsewhere = Features(found.table, [], None, found.groups, compared={"judge": "Engaging", "other": "Overall"})
+    assert progress_line(elsewhere, human.iloc[:5], "Natural") == (
+        "5 labeled; the judges scored here are compared with Engaging, Overall, not with Natural: score the items "
+        "with a template whose aspect is compared with Natural (human = \"Natural\") to see how far the judge "
+        "agrees with you")
 
 
 def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interval_needs():

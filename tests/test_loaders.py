@@ -269,7 +269,102 @@ def test_suggested_response_and_scores(tmp_path, header, row, response, scores):
     preview = geval.Dataset.table_preview(path)
     assert (preview.suggested["response"], preview.scores) == (response, scores)
     if scores == ["a.x", "b.x"]:  # two scores of one last name keep their whole path as the aspect
-        assert preview.mapping(response, scores)[2:] == ["score:a.x=a.x", "score:b.x=b.x"]
+        assert preview.mapping(response, scores)[1:] == ["score:a.x=a.x", "score:b.x=b.x"]
+
+
+# --- the level a table is read at -------------------------------------------------------------
+
+# (the file's header, a row, the suggested mapping's level, what its reason names)
+INFERRED_LEVELS = [
+    ("article,summary", "The cat sat on the mat.,A cat sat.", "summary", "a source document column ('article')"),
+    ("doc_id,source,system_output", "d1,The cat sat.,A cat sat.", "summary", "a source document column ('source')"),
+    ("document,summary,consistency", "The cat sat.,A cat sat.,4", "summary", "a source document column ('document')"),
+    ("summary,fluency", "A cat sat.,3", "summary", "the text judged ('summary') is named as a summary"),
+    ("context,response", "A: hi,hello", "turn", "a context column ('context')"),
+    ("context,fact,response,overall", "A: hi,a fact,hello,4", "turn", "a context column ('context')"),
+    ("dialogue,overall", '"User: hi\nSystem: hello",3', "dialogue", "named as a whole dialogue"),
+    ("reply,overall", "hello,3", "turn", "no context, document or dialogue column"),
+]
+
+
+@pytest.mark.parametrize("header, row, level, why", INFERRED_LEVELS, ids=[c[0] for c in INFERRED_LEVELS])
+def test_the_level_is_inferred_from_the_columns_and_said(tmp_path, header, row, level, why):
+    path = tmp_path / "mine.csv"
+    path.write_text(f"{header}\n{row}\n")
+    preview = geval.Dataset.table_preview(path)
+    roles = {role: preview.suggested.get(role) for role in ("response", "context", "grounding")}
+    inferred, reason = preview.level_for(**roles)
+    assert inferred == level and why in reason
+    mapping = preview.mapping(roles.pop("response"), preview.scores, **roles)  # no level: the loader infers it
+    dataset = geval.load_dataset(path, mapping=mapping)
+    assert dataset.levels == [level]
+    assert dataset.notes == [f"level {level}, inferred: {reason} (to read it otherwise: level=turn, dialogue or "
+                             "summary, or level=COLUMN)"]
+    assert [item.level for item in preview.items(mapping)] == [level]  # what the Data page offers templates for
+
+
+def test_a_summary_file_mapped_by_its_columns_only_fits_the_summeval_templates(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("article,summary\nThe cat sat on the mat. It was warm.,A cat sat.\nDogs bark.,Dogs are loud.\n")
+    dataset = geval.load_dataset(path, mapping=["response=summary", "grounding=article"])
+    assert dataset.levels == ["summary"] and dataset.items[0].grounding_kind == "document"
+    consistency = geval.Template.load("summeval-consistency")
+    assert consistency.fits(dataset.items) and "{{document}}" not in consistency.render(dataset.items[0])
+
+
+def test_level_takes_a_level_as_the_value_even_beside_a_column_of_that_name(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text("article,summary\nThe cat sat.,A cat sat.\n")
+    dataset = geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=turn"])
+    assert dataset.levels == ["turn"]
+    assert dataset.notes == ["level turn, the value given, for every row"]
+    dataset = geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=summary"])
+    assert dataset.notes == ["level summary, the value given, for every row; the column 'summary' is not read as "
+                             "the level"]
+
+
+def test_level_names_a_column_that_holds_each_rows_level(tmp_path):
+    path = tmp_path / "mine.csv"
+    path.write_text('kind,text,context\nturn,hello,A: hi\nDialogue,"A: hi\nB: hello",\n')
+    dataset = geval.load_dataset(path, mapping=["response=text", "level=kind"])
+    assert dataset.notes == ["level read from column 'kind' on each row"]
+    turn, whole = dataset.items
+    assert (turn.level, turn.response) == ("turn", "hello")
+    # a whole dialogue with no context column: its turns are the dialogue, and there is no separate response
+    assert (whole.level, whole.response, whole.context) == ("dialogue", "", (Turn("A", "hi"), Turn("B", "hello")))
+    path.write_text("kind,text\nturn,hello\nparagraph,hi\n")
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=["response=text", "level=kind"])
+    assert str(error.value) == (f"{path}:3: column 'kind' (the level) holds 'paragraph'; each row's level should be "
+                                "one of turn, dialogue, summary")
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=["response=text", "level=sort"])
+    assert str(error.value) == ("level 'sort' is neither a level (turn, dialogue, summary) nor a column of the file; "
+                                "columns are: kind, text")
+
+
+def test_a_load_that_would_leave_stored_items_out_is_refused_unless_it_replaces(tmp_path, store):
+    path = tmp_path / "mine.csv"
+    path.write_text("article,summary\nThe cat sat.,A cat sat.\nDogs bark.,Dogs are loud.\n")
+    first = geval.load_dataset(path, mapping=["response=summary", "grounding=article"], store=store)
+    store.save_label(first.items[0].id, "Consistency", 4)
+    again = geval.load_dataset(path, mapping=["response=summary", "grounding=article"], store=store, replace=False)
+    assert [i.id for i in again.items] == [i.id for i in first.items]  # the same items: nothing to ask
+    as_turns = geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=turn"])
+    assert store.replaced_by(as_turns) == {"items": 2, "judgments": 0, "labels": 1}
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=turn"], store=store,
+                           replace=False)
+    assert str(error.value) == (
+        f"{path}: the store already holds a dataset named mine with 2 items this file does not have (0 judgments "
+        "and 1 labels on them, which would be left out); load the file under another name, or replace the stored "
+        "one (CLI: --name NAME or --replace)")
+    assert store.dataset("mine").levels == ["summary"]  # left as it was
+    geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=turn"], store=store,
+                       name="mine-as-turns", replace=False)
+    assert store.dataset_names() == ["mine", "mine-as-turns"]
+    geval.load_dataset(path, mapping=["response=summary", "grounding=article", "level=turn"], store=store)
+    assert store.dataset("mine").levels == ["turn"]
 
 
 def test_a_stored_dataset_opens_by_name_and_is_listed_as_yours(tmp_path, store):
@@ -294,6 +389,7 @@ def test_shared_datasets_are_labelled_full(shared_data):
 def test_column_mapping_from_cli_pairs():
     mapping = ColumnMapping.parse(["response=reply", "score:Overall=overall", "context=history", "level=dialogue"])
     assert mapping.response == "reply" and mapping.context == "history" and mapping.level == "dialogue"
+    assert ColumnMapping.parse(["response=reply"]).level is None  # inferred when the file is read
     assert mapping.scores == {"Overall": "overall"}
     assert mapping.columns() == {"response": "reply", "context": "history", "score:Overall": "overall"}
 

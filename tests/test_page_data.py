@@ -121,3 +121,56 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
             "`python -m geval labels import`), and the judge is compared with your labels.") in texts(at)
     assert any(link.proto.page.endswith("7_label.py") or "label" in link.proto.page for link in at.get("page_link"))
 
+
+
+SUMMARIES = (b"article,summary\n"
+             b'"The council voted to close the old bridge for repairs. Work starts in May.","The bridge closes."\n'
+             b'"A storm cut power to 3,000 homes overnight.","A storm cut power to homes."\n')
+
+
+def test_a_summary_upload_is_read_at_the_summary_level_shown_with_the_templates_it_makes_fit(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "mine.csv", SUMMARIES)
+    level = next(box for box in at.selectbox if box.label == "Level")
+    assert level.value == "summary"
+    said = texts(at)
+    assert "The columns suggest summary: a source document column ('article') and no context: each row is a summary." \
+        in said
+    fit = next(line for line in said.splitlines() if line.startswith("At the summary level,"))
+    assert "summeval-consistency" in fit and "response-naturalness" not in fit and "(at turn: " in fit
+    level.set_value("turn").run()  # what the choice changes, before loading
+    said = texts(at)
+    assert "Chosen by you; the columns suggest summary" in said
+    assert "summeval-consistency" not in next(line for line in said.splitlines() if line.startswith("At the turn level,"))
+    level = next(box for box in at.selectbox if box.label == "Level")
+    level.set_value("summary").run()
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    dataset = geval.Store(tmp_path / "store.sqlite").dataset("mine")
+    assert dataset.levels == ["summary"] and dataset.items[0].grounding_kind == "document"
+    assert "Read at level summary, inferred: a source document column ('article')" in texts(at)
+
+
+def test_a_re_upload_that_would_replace_a_stored_dataset_asks_first(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "mine.csv", SUMMARIES)
+    at.button[0].click().run()
+    store = geval.Store(tmp_path / "store.sqlite")
+    first = [item.id for item in store.items("mine")]
+    store.save_label(first[0], "Consistency", 4)
+    other = SUMMARIES.replace(b"The bridge closes.", b"The bridge stays open.")
+    at.file_uploader[0].set_value(("mine.csv", other, "text/csv")).run()
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("The store holds a dataset named mine with items this file does not have (1)" in w.value
+               and "1 labels made on them" in w.value for w in at.warning), [w.value for w in at.warning]
+    assert [item.id for item in store.items("mine")] == first  # nothing replaced yet
+    at.button(key="data_keep").click().run()
+    assert [item.id for item in store.items("mine")] == first
+    at.button[0].click().run()  # asked again
+    at.text_input(key="data_other_name").set_value("mine-edited").run()
+    at.button(key="data_rename").click().run()
+    assert not at.exception and {"mine", "mine-edited"} <= set(store.dataset_names())
+    assert [item.id for item in store.items("mine")] == first
+    at.button[0].click().run()  # and once more, now answered by replacing
+    at.button(key="data_replace").click().run()
+    assert not at.exception and [item.id for item in store.items("mine")] != first
+    assert len(store.items("mine")) == 2

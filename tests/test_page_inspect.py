@@ -345,3 +345,35 @@ def test_a_note_says_which_judge_it_was_written_beside_when_shown_under_another(
     readable = Names(store.combos(dataset.name), store.template_comments())  # as the report names its rows
     store.close()
     assert f"| {item_id} |  | too kind | {readable(first)} |" in report and readable(first) != first
+
+
+def test_no_human_score_yet_is_told_apart_from_no_matching_aspect(monkeypatch, tmp_path):
+    """A file of your own with no human score, scored with a template whose header has human = "Natural"."""
+    from test_page_label import write_unscored_table
+
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    table = write_unscored_table(tmp_path / "mine.csv")
+    items = geval.load_dataset(table, mapping=["response=response", "context=context", "grounding=fact"],
+                               store=store).items
+    geval.score(store, items, load_template(TEMPLATE), geval.make_judge("scripted"), "mine")
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["dataset_source"] = {"stored": "mine"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert plain("Items are in dataset order: 'mine' has no human score or label yet: label Natural on the Label "
+                 "page") in said, said
+    assert "set human" not in said.lower()  # the header has it: the labels are what is missing
+    store.save_label(items[0].id, "Overall", 3)  # a label of another aspect
+    at.run()
+    said = " ".join(w.value for w in at.warning)
+    assert plain("topicalchat-naturalness compares Naturalness with 'Natural' (its human = \"Natural\"), and 'mine' "
+                 "has no score or label of that name (it has Overall): label Natural") in said, said
+    for item in items[:3]:
+        store.save_label(item.id, "Natural", 2)
+    at.run()
+    assert not any("Items are in dataset order" in w.value for w in at.warning)
+    store.close()

@@ -115,7 +115,8 @@ def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     assert not at.exception
     keys = {b.key for b in at.button}
     assert {f"label_Overall_{v}" for v in range(1, 6)} | {"label_Fluent_0", "label_Fluent_1"} <= keys
-    assert "no scored judge is compared with Overall yet" in texts(at)
+    assert "no judge has scored these items yet" in texts(at)
+    assert "No template that fits these items scores Fluent" in texts(at)  # Overall: response-overall scores it
     rate(at, 4, "Overall")
     shortcuts = {b.key: b.proto.shortcut for b in at.button}
     assert shortcuts["label_Fluent_1"] == "1" and not shortcuts["label_Overall_1"]  # the keys move to the next aspect
@@ -185,3 +186,37 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     rate(at, 1, "Maintains Context")
     assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 2
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
+
+
+def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch, tmp_path):
+    """A context and a response, no fact: no Topical-Chat template (they need {{fact}}), the generic ones."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    table = write_unscored_table(tmp_path / "mine.csv")
+    geval.load_dataset(table, mapping=["response=response", "context=context", "group=conversation_id"],
+                       store=geval.Store(path))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "mine"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    offered = at.selectbox(key="label_template").options
+    assert any(o.startswith("response-naturalness@") for o in offered)
+    assert not any(o.startswith(("topicalchat-", "personachat-", "summeval-")) for o in offered), offered
+    at.selectbox(key="label_template").set_value(next(o for o in offered if o.startswith("response-naturalness@")))
+    at.run()
+    assert "label_Natural_3" in {b.key for b in at.button}
+    assert "no judge has scored these items yet" in texts(at)
+
+
+def test_with_no_template_that_fits_the_page_says_so(monkeypatch, tmp_path):
+    import geval.judging.templates as templates
+
+    at, _ = label_app(monkeypatch, tmp_path, score=False)
+    at.session_state["template_text"] = geval.Template.load("personachat-naturalness").text  # the editor's: a persona
+    empty = tmp_path / "prompts"
+    empty.mkdir()
+    monkeypatch.setattr(templates, "PROMPTS_DIR", empty)  # and no template in prompts/
+    at.run()
+    assert not at.exception
+    assert any(w.value.startswith("No template in prompts/, nor the editor's, fits mine's items") for w in at.warning)

@@ -189,6 +189,27 @@ def test_the_menu_offers_the_templates_written_for_these_items_and_says_how_many
     assert re.search(r"\d+ other template versions \(prompts/ files, saved ones\) are not offered", texts(at))
 
 
+def test_a_dataset_change_drops_the_chosen_templates_that_cannot_render_on_it_and_says_why(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)  # Topical-Chat, the editor's topicalchat-naturalness chosen
+    coherence = next(o for o in at.multiselect(key="score_templates").options if o.startswith("topicalchat-coherence@"))
+    at.multiselect(key="score_templates").select(coherence).run()
+    assert len(at.multiselect(key="score_templates").value) == 2
+    at.session_state["dataset_source"] = {"path": str(geval_known()["fed_sample"]), "layout": None,
+                                          "mapping": None, "name": None}  # chosen on the Data page
+    at.run()
+    assert not at.exception
+    assert at.multiselect(key="score_templates").value == []  # neither renders on FED's turns: they have no fact
+    assert not at.error  # no red plan for a template of the dataset before
+    warning = next(w.value for w in at.warning if w.value.startswith("Dropped from the templates chosen"))
+    assert plain("topicalchat-coherence@") in warning and plain("topicalchat-naturalness@") in warning, warning
+    assert plain("placeholder {{fact}} of topicalchat-coherence has no value: no grounding") in warning
+    offered = at.multiselect(key="score_templates").options
+    assert any(o.startswith("fed-turn-engaging@") for o in offered)
+    assert any(o.startswith("topicalchat-naturalness@") for o in offered)  # the editor's, offered still
+    at.run()  # said until the next change, and nothing more dropped
+    assert any(w.value.startswith("Dropped from the templates chosen") for w in at.warning)
+
+
 def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_path):
     file_version, edited = _versions()
     at = open_app(monkeypatch, tmp_path, PAGE)
@@ -208,11 +229,15 @@ def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_p
 def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
     fed = {"path": str(geval_known()["fed_sample"]), "layout": None, "mapping": None, "name": None}
     at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed})
+    assert at.multiselect(key="score_templates").value == []  # the editor's cannot render here: not chosen first
+    assert plain("The editor's topicalchat-naturalness@") in texts(at)
+    editor = next(o for o in at.multiselect(key="score_templates").options if o.startswith("topicalchat-naturalness@"))
+    at.multiselect(key="score_templates").select(editor).run()  # chosen anyway
     at.selectbox(key="score_level").set_value("turn").run()
     assert not at.exception
     said = [e.value for e in at.error] + [w.value for w in at.warning]
     assert len([s for s in said if "{{fact}}" in s]) == 1, said
-    assert "placeholder {{fact}} in editor has no value for 60 of 60 items; remove it" in at.error[0].value
+    assert "placeholder {{fact}} in editor has no value for 60 of 60 items: no grounding" in at.error[0].value
     assert at.button(key="score_start").disabled
 
 

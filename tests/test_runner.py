@@ -413,8 +413,10 @@ def test_the_plan_groups_the_reasons_an_item_cannot_be_rendered(store):
     no_fact = [Item(**{**item.__dict__, "grounding": ""}) for item in items[1:]]
     plan = geval.plan(store, [items[0], *no_fact], ONE, scripted())
     assert len(plan.failing) == 3 and plan.renderable
-    assert plan.problems() == [("placeholder {{fact}} in test-naturalness.txt has no value for 3 of 4 items; "
-                                "remove it from the template or pick a dataset that has it")]
+    assert plan.problems() == [("placeholder {{fact}} in test-naturalness.txt has no value for 3 of 4 items: no "
+                                "grounding (a fact, persona or document); pick a template without {{fact}}, or, if "
+                                "the file has one, map the column that holds it to grounding when loading the file "
+                                "(the Data page's Grounding; CLI: --map grounding=COLUMN)")]
     assert not geval.plan(store, no_fact, ONE, scripted()).renderable
     assert geval.plan(store, items, ONE, scripted()).problems() == []
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from helpers import FULL_ITEM, PROMPTS, make_template, template_text
 
+import geval
 from geval.data.items import Turn, make_item
 from geval.errors import TemplateError
 from geval.judging.templates import (
@@ -179,22 +180,89 @@ def test_placeholder_without_value_names_the_item():
     with pytest.raises(TemplateError) as error:
         template.render(item)
     assert str(error.value) == (
-        f"item {item.id} (mine): placeholder {{{{fact}}}} in test-naturalness.txt has no value for this item; "
-        "remove it from the template or pick a dataset that has it"
+        f"item {item.id} (mine): placeholder {{{{fact}}}} in test-naturalness.txt has no value for this item: "
+        "no grounding (a fact, persona or document); pick a template without {{fact}}, or, if the file has one, "
+        "map the column that holds it to grounding when loading the file (the Data page's Grounding; "
+        "CLI: --map grounding=COLUMN)"
     )
 
 
-@pytest.mark.parametrize("asked, grounding, level, instead", [
-    ("persona", "Harry Potter is a series of novels.", "turn", "write {{fact}} instead"),  # Topical-Chat's fact
-    ("document", "your persona: i like dogs.", "turn",
-     "write {{persona}} (or {{fact}}, which takes any grounding) instead"),
-])
-def test_a_grounding_of_another_kind_names_the_placeholder_to_write_once(asked, grounding, level, instead):
+SET_LEVEL = "set the level to summary when loading the file (the Data page's Level; CLI: --map level=summary)"
+MAP_DOCUMENT = ("map the column that holds the source document to grounding when loading the file (the Data page's "
+                "Grounding; CLI: --map grounding=COLUMN)")
+DIALOGUE = [Turn("A", "hi")]
+
+
+# (placeholder asked, the item's level, context, grounding, the fix its message ends with): the fix that applies
+EMPTY_BECAUSE = [
+    ("document", "turn", [], "An article.",  # a summary file read at the turn level: the level, never {{fact}}
+     f"read at the turn level, where a grounding is a fact; only a summary's grounding is a document: {SET_LEVEL}"),
+    ("document", "turn", [], "", f"no source document; {MAP_DOCUMENT}, and {SET_LEVEL}"),
+    ("document", "summary", [], "", f"the summary has no source document; {MAP_DOCUMENT}"),
+    ("document", "turn", DIALOGUE, "a fact",  # Topical-Chat's turn
+     "a dialogue turn with a fact, not a summary of a document; pick a template written for dialogues"),
+    ("document", "turn", DIALOGUE, "your persona: i like dogs.",  # PersonaChat's
+     "a dialogue turn with a persona, not a summary of a document; pick a template written for dialogues"),
+    ("persona", "turn", DIALOGUE, "Harry Potter is a series of novels.",
+     "its grounding is a fact, not a persona (lines starting 'your persona:'); pick a template written for a fact "
+     "(one with {{fact}})"),
+    ("persona", "summary", [], "An article.",
+     "its grounding is a document, not a persona (lines starting 'your persona:'); pick a template written for "
+     "summaries (one with {{document}})"),
+    ("persona", "turn", DIALOGUE, "",
+     "no grounding (a fact, persona or document); pick a template without {{persona}}, or, if the file has one, "
+     "map the column that holds it to grounding when loading the file (the Data page's Grounding; "
+     "CLI: --map grounding=COLUMN)"),
+]
+
+
+@pytest.mark.parametrize("asked, level, context, grounding, fix", EMPTY_BECAUSE,
+                         ids=[f"{c[0]}-{c[1]}-{'dialogue' if c[2] else 'alone'}-{c[3][:8] or 'none'}"
+                              for c in EMPTY_BECAUSE])
+def test_a_placeholder_without_value_names_the_fix_that_applies(asked, level, context, grounding, fix):
     template = make_template(body=f"{{{{{asked}}}}}\n{{{{response}}}}\n- Naturalness:")
-    item = make_item("mine", level, [Turn("A", "hi")], "a reply", grounding=grounding)
+    item = make_item("mine", level, context, "a reply", grounding=grounding)
     with pytest.raises(TemplateError) as error:
         template.render(item)
-    assert str(error.value).endswith(f"not a {asked}; {instead}")
+    assert str(error.value).endswith(f"has no value for this item: {fix}")
+    assert "write {{" not in str(error.value)
+
+
+def test_a_whole_dialogue_asked_for_its_response_is_pointed_to_a_dialogue_template():
+    whole = make_item("mine", "dialogue", [Turn("User", "hi"), Turn("System", "hello")], "")
+    with pytest.raises(TemplateError) as error:
+        make_template(body="{{response}}\n- Naturalness:").render(whole)
+    assert str(error.value).endswith("a whole dialogue with no separate response; pick a dialogue-level template "
+                                     "(one with {{dialogue}})")
+
+
+def test_misfit_says_why_a_template_fits_none_of_the_items_with_the_fix():
+    summaries_read_as_turns = [make_item("mine", "turn", [], f"summary {i}", grounding="An article.")
+                               for i in range(3)]
+    consistency = geval.Template.load("summeval-consistency")
+    assert not consistency.fits(summaries_read_as_turns)
+    assert consistency.misfit(summaries_read_as_turns) == (
+        f"summeval-consistency is written for the summary level and these items are at the turn level: {SET_LEVEL}")
+    summaries = [replace(item, level="summary") for item in summaries_read_as_turns]
+    assert consistency.fits(summaries) and consistency.misfit(summaries) == ""
+    no_fact = [make_item("mine", "turn", DIALOGUE, "a reply")]
+    assert geval.Template.load("topicalchat-naturalness").misfit(no_fact).startswith(
+        "placeholder {{fact}} of topicalchat-naturalness has no value: no grounding")
+    assert geval.Template.load("fed-dialogue-overall").misfit(no_fact) == (
+        "fed-dialogue-overall is written for the dialogue level and these items are at the turn level: pick a "
+        "template written for the turn level")
+
+
+def test_the_generic_templates_fit_a_context_and_a_response_and_only_them():
+    generic = [t for t in geval.Template.known() if t.name.startswith("response-")]
+    assert sorted(t.name for t in generic) == ["response-coherence", "response-engagingness", "response-naturalness",
+                                               "response-overall"]
+    turns = [make_item("mine", "turn", DIALOGUE, "a reply")]
+    fitting = {t.name for t in geval.Template.known() if t.fits(turns)}
+    assert {t.name for t in generic} <= fitting
+    assert not any("{{fact}}" in t.body or "{{persona}}" in t.body for t in generic)
+    assert all(len(t.aspects) == 1 and t.aspects[0].human for t in generic)  # one aspect each, compared with people
+    assert not any(t.fits([make_item("mine", "summary", [], "a summary", grounding="An article.")]) for t in generic)
 
 
 def test_optional_placeholders_may_be_empty():

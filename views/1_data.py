@@ -1,6 +1,5 @@
 """Data: pick a bundled or shared dataset, or upload your own; preview it and its human scores."""
 
-import re
 from pathlib import Path
 
 import pandas as pd
@@ -8,7 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 import geval
-from studio import state
+from studio import state, uploads
 
 st.title("Data")
 if "data_deleted" in st.session_state:
@@ -33,6 +32,7 @@ with st.container(border=True, key="data_howto"):  # the path through the app, f
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
                   persist_state="session")
 refused = ""  # an upload that could not be loaded
+
 
 if source == "Bundled or shared dataset":
     known = geval.Dataset.known()
@@ -61,22 +61,20 @@ else:
                               help="A bigger file is refused (the limit is server.maxUploadSize in "
                                    ".streamlit/config.toml); load it from ../shared/data or the CLI instead.")
     if upload is not None:
-        folder = Path(state.store().path).parent / "uploads" if state.store().path != ":memory:" else Path("uploads")
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / re.sub(r"[^\w.-]", "_", upload.name)
-        path.write_bytes(upload.getvalue())
+        path = uploads.received(upload)
         before = st.session_state.get("dataset_source")
         try:
             preview = geval.Dataset.table_preview(path)
             if preview is None:
-                state.load_dataset(path)
+                if st.session_state.get("data_upload_loaded") != upload.file_id:  # loaded, or the stored one kept
+                    uploads.load(path, upload.file_id)
             else:
                 st.info(f"{upload.name}: not a known layout. Say which column holds what.")
                 st.caption(f"Its first {len(preview.rows)} records (nested fields as dotted paths, e.g. "
                            "scores.naturalness):")
                 st.dataframe(pd.DataFrame(preview.rows, columns=preview.columns), hide_index=True,
                              key="data_upload_preview")
-                with st.form("mapping"):
+                with st.container(border=True, key="data_mapping"):  # every pick redraws what it changes
                     columns, guess = preview.columns, preview.suggested
                     optional = ["(none)", *columns]
 
@@ -84,24 +82,31 @@ else:
                         chosen = guess.get(role, choices[0])
                         return st.selectbox(label, choices, index=choices.index(chosen))
 
-                    response = pick("Response or summary (the text judged)", "response", columns)
+                    response = pick("Response or summary (the text judged; for a whole dialogue, the dialogue)",
+                                    "response", columns)
                     roles = {"context": pick("Context (dialogue so far)", "context", optional),
                              "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
                              "system": pick("System", "system", optional),
-                             "group": pick("Group (dialogue or document id)", "group", optional)}
+                             "group": pick("Group (dialogue or document id)", "group", optional),
+                             "id": pick("Id (your file's own id of each row: labels and judge scores imported "
+                                        "later may name items by it)", "id", optional)}
+                    roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
-                    level = st.selectbox("Level", list(geval.OPTIONS.item_levels))
-                    submitted = st.form_submit_button("Load with this mapping")
+                    level = uploads.choose_level(preview, response, roles, scores)
+                    submitted = st.button("Load with this mapping", type="primary")
                 if submitted:
-                    state.load_dataset(path, mapping=preview.mapping(
-                        response, scores, level, **{r: c for r, c in roles.items() if c != "(none)"}))
+                    uploads.load(path, upload.file_id, preview.mapping(response, scores, level, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
-            st.error(str(exc).replace(str(path), upload.name))
+            st.error(uploads.error_text(exc, path, upload.name))
             refused = upload.name
         else:
             if st.session_state.get("dataset_source") != before:
                 st.rerun()  # so that the sidebar, drawn before this page, names the new dataset
+    if "data_pending" in st.session_state:
+        uploads.confirm_replace()
+    if "data_error" in st.session_state:
+        st.error(st.session_state.pop("data_error"))
 
 dataset = state.dataset()
 if dataset is None:
@@ -118,6 +123,8 @@ cols[3].metric("Levels", ", ".join(dataset.levels))
 cols[4].metric("Skipped values", sum(dataset.skipped.values()))
 if dataset.skipped:
     st.caption("Skipped: " + "; ".join(f"{n} {why}" for why, n in dataset.skipped.items()))
+for note in dataset.notes:  # how a table was read: its level, and why
+    st.caption(f"Read at {note}.")
 
 preview = pd.DataFrame([
     {"id": item.id, "level": item.level, "group": item.group, "system": item.system,

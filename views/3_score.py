@@ -24,14 +24,24 @@ files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t
 saved = {t.label: t for t in store.template_versions()}
 available = {current.label: current}  # any version: the editor's, a file's, a saved one (written for these items)
 chosen_before = st.session_state.get("score_templates") or []
+# another dataset than the one the templates were chosen on: those that cannot render on it are dropped (and said)
+chosen_on = f"{dataset.name}:{dataset.items[0].id}"
+moved = st.session_state.get("score_chosen_on", chosen_on) != chosen_on
+st.session_state["score_chosen_on"] = chosen_on
+known = {**files, **saved, current.label: current}
 unfit = 0
-for label, template in {**files, **saved}.items():
+for label, template in known.items():
     if label in available:
         continue
-    if label in chosen_before or template.fits(dataset.items):
+    if template.fits(dataset.items) or (label in chosen_before and not moved):
         available[label] = template
     else:
         unfit += 1
+if moved:
+    dropped = {label: known[label].misfit(dataset.items) for label in chosen_before
+               if label in known and not known[label].fits(dataset.items)}
+    st.session_state["score_templates"] = [label for label in chosen_before if label not in dropped]
+    st.session_state["score_dropped"] = (chosen_on, dropped)
 comments = store.template_comments()
 state.follow_editor(current)
 state.keep_valid("score_templates", list(available))
@@ -44,10 +54,17 @@ def _describe(label: str) -> str:
     return f"{label} ({where}{': ' + comment if comment else ''})"
 
 
+editor_misfit = current.misfit(dataset.items)  # the editor's template is chosen first only if it fits
 labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two versions of one template are "
-                        "scored one after the other)", list(available), default=[current.label],
+                        "scored one after the other)", list(available), default=[] if editor_misfit else [current.label],
                         format_func=_describe, key="score_templates", persist_state="session")
 templates = [available[label] for label in labels]
+if editor_misfit and current.label not in labels:
+    st.caption(plain(f"The editor's {current.label} is not chosen: {editor_misfit}."))
+dropped_on, dropped = st.session_state.get("score_dropped", ("", {}))
+if dropped and dropped_on == chosen_on:
+    st.warning(f"Dropped from the templates chosen on the dataset before, as they cannot render on {dataset.name}'s "
+               "items:\n" + "\n".join(f"- {plain(label)}: {plain(why)}" for label, why in dropped.items()))
 if unfit:
     st.caption(f"{unfit} other template versions (prompts/ files, saved ones) are not offered: they ask for what "
                f"these items do not have (a persona, a document, items of another level). Open one on the Prompts "

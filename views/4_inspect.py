@@ -46,9 +46,14 @@ state.keep_valid("inspect_aspect", aspects)
 aspect = st.selectbox("Aspect", aspects, key="inspect_aspect", persist_state="session")
 rows = frame[frame["aspect_name"] == aspect]
 human = rows["human"].dropna().iloc[0] if rows["human"].notna().any() else None
-if human is None:
-    st.warning(f"No human aspect of {dataset.name} matches the judge aspect {aspect}: items are in dataset "
-               "order. Set human = \"...\" on the aspect in the template header to compare.")
+if human is None:  # no human score or label yet, or none of the name the template asks for: which, and what to do
+    humans = list(dict.fromkeys(a for item in store.items(dataset.name) for a in item.human))
+    try:
+        why = geval.labeling.no_human_because(store.template(combo["template_version"]), rows["aspect"].iloc[0],
+                                              humans, dataset.name)
+    except geval.GevalError:  # a part of an aspect (a checklist question, an order): compared with no one
+        why = f"{aspect} is a part of an aspect, compared with no human aspect"
+    st.warning(plain(f"Items are in dataset order: {why}."))
 
 low, high = float(rows["scale_min"].iloc[0]), float(rows["scale_max"].iloc[0])
 systems = sorted(s for s in rows["system"].unique() if s)

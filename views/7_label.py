@@ -28,11 +28,16 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     left, right = st.columns(2)
     source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")
     template = None
+    editor = state.template()  # only the templates that fit these items: their aspects are the ones a judge can score
+    offered = [*filter(None, [editor]), *geval.Template.known()]
+    known = {t.label: t for t in geval.Template.fitting(dataset.items, offered)}
+    scorable = {label.name.lower() for t in known.values() for label in geval.labeling.template_aspects(t)}
     if source == FROM[0]:
-        known = {t.label: t for t in geval.Template.known()}
-        editor = state.template()
-        if editor is not None:
-            known = {editor.label: editor, **known}
+        if not known:
+            st.warning(f"No template in prompts/, nor the editor's, fits {dataset.name}'s items: no judge could score "
+                       "an aspect labeled here. Name your own aspects (\"Aspects I name\"), and write a template that "
+                       "fits these items on the Prompts page.")
+            st.stop()
         state.keep_valid("label_template", list(known))
         chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
                                 help="Its aspects, named as the human aspect each is compared with, on its scales.")
@@ -46,6 +51,10 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
         except geval.GevalError as exc:
             st.error(str(exc))
             st.stop()
+        unscorable = [a.name for a in aspects if a.name.lower() not in scorable]
+        if unscorable:
+            left.caption(f"No template that fits these items scores {', '.join(map(plain, unscorable))}: the judge can "
+                         "be compared with these labels once one does (its aspect's human = \"...\" names it).")
     annotator = left.text_input("Annotator", geval.labeling.DEFAULT_ANNOTATOR, key="label_annotator",
                                 persist_state="session").strip() or geval.labeling.DEFAULT_ANNOTATOR
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",

@@ -68,6 +68,23 @@ def human_aspect_for(template: Template, aspect_key: str, human_aspects: list[st
     return next((h for h in human_aspects if h.lower() == wanted.lower()), None)
 
 
+def no_human_because(template: Template, aspect_key: str, human_aspects: list[str], dataset: str) -> str:
+    """Why a judge aspect is compared with no human aspect, and what to do: the dataset has no human
+    score or label at all yet (label it); or none of the name the header's `human = ...` asks for
+    (label that, or name one it has); or the header names none and no human aspect has the aspect's."""
+    aspect = template.aspect(aspect_key)
+    wanted = aspect.human or aspect.name
+    label = f"label {wanted} on the Label page (or import labels with `python -m geval labels import`)"
+    if not human_aspects:
+        return f"'{dataset}' has no human score or label yet: {label}, and the judge's {aspect.name} is compared with them"
+    if aspect.human:
+        return (f"{template.name} compares {aspect.name} with '{aspect.human}' (its human = \"{aspect.human}\"), "
+                f"and '{dataset}' has no score or label of that name (it has {', '.join(human_aspects)}): {label}, "
+                "or set human = one of those in the template header")
+    return (f"no human aspect of '{dataset}' ({', '.join(human_aspects)}) is named {aspect.name}: set human = "
+            f"\"...\" on the aspect in the template header (e.g. human = \"{human_aspects[0]}\"), or {label}")
+
+
 # --- the one computation ----------------------------------------------------------------------------
 
 
@@ -289,10 +306,8 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
                          "page (or import labels with `python -m geval labels import`)")
     humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
     if not humans:
-        raise StoreError(
-            f"no judge aspect of {scored.template.label} matches a human aspect of '{dataset}' "
-            f"({', '.join(human_aspects)}); set human = \"...\" on each aspect in the template header"
-        )
+        raise StoreError(f"no judge aspect of {scored.template.label} matches a human aspect: "
+                         + no_human_because(scored.template, next(iter(scored.humans)), human_aspects, dataset))
     scores = scored.scores[list(humans)]
     overall_name = next((h for h in human_aspects if overall and h.lower() == overall.lower()), None)
     if overall_name and len(scored.template.aspects) > 1 and len(scored.scales) == len(scored.template.aspects):

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import judge_scores, resolve
+from geval.analysis.agreement import judge_scores, no_human_because, resolve
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.comparison import paired_columns
@@ -40,7 +40,7 @@ from geval.store import Store
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels"]
+           "write_labels", "no_human_because"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)"}
@@ -131,7 +131,8 @@ class Features:
     dataset's items, indexed by item id; `rows` are the judge columns compared with the labeled
     aspect, `judge` the one read alone (None when no judge is compared with it), `groups` each
     item's group; `held`: per judge column read without the groups a prompt search chose its
-    template on (NaN there), what its note says (`geval.analysis.held_out`)."""
+    template on (NaN there), what its note says (`geval.analysis.held_out`); `compared` the human
+    aspect each judge column is compared with."""
 
     table: pd.DataFrame
     rows: list[str]
@@ -139,6 +140,7 @@ class Features:
     groups: pd.Series
     scale: tuple[int, int] | None = None  # the judge column's scale
     held: dict[str, str] = field(default_factory=dict)
+    compared: dict[str, str] = field(default_factory=dict)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
@@ -160,7 +162,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     wanted = resolve(store, dataset, combo) if combo else None
     tuned = searched_versions(store, dataset)
     columns: dict[str, pd.Series] = {}
-    rows, scales, judge, held = [], {}, None, {}
+    rows, scales, judge, held, compared = [], {}, None, {}, {}
     for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
         on, said = held_out(items, [version], tuned)
         try:
@@ -172,6 +174,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[name] = scored.scores[key].reindex(ids).astype(float)
             if said:
                 held[name] = said
+            compared[name] = scored.humans[key]
             if scored.humans[key].lower() == aspect.lower():
                 rows.append(name)
                 scales[name] = scored.scales[key]
@@ -184,7 +187,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
     return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
-                    scales.get(judge), held)
+                    scales.get(judge), held, compared)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -295,8 +298,13 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     human = human.reindex(found.table.index).astype(float)
     labeled = int(human.notna().sum())
     if found.judge is None:
-        return (f"{labeled} labeled; no scored judge is compared with {aspect} yet: score the dataset with a "
-                "template that asks for it to see how far the judge agrees with you")
+        others = sorted(set(found.compared.values()), key=str.lower)
+        if not others:
+            return (f"{labeled} labeled; no judge has scored these items yet: score them with a template whose "
+                    f"aspect is compared with {aspect} to see how far the judge agrees with you")
+        return (f"{labeled} labeled; the judges scored here are compared with {', '.join(others)}, not with {aspect}: "
+                f"score the items with a template whose aspect is compared with {aspect} (human = \"{aspect}\") to "
+                "see how far the judge agrees with you")
     judge = found.judge_scores()
     both = judge.notna() & human.notna()
     usable, total = int(both.sum()), int(judge.notna().sum())

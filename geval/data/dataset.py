@@ -83,6 +83,7 @@ class Dataset:
     skipped: Counter = field(default_factory=Counter)
     #: A categorical aspect's categories (its labels are their indexes); aspects not named are scores.
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)  # how the loader read the file (a table's level, and why)
 
     @property
     def levels(self) -> list[str]:
@@ -181,6 +182,7 @@ def load_dataset(
     mapping: ColumnMapping | list[str] | None = None,
     name: str | None = None,
     store: "Store | None" = None,
+    replace: bool = True,
 ) -> Dataset:
     """Load a dataset file (a path, or the name of a bundled or shared dataset): by `mapping`
     if given (a ColumnMapping, or "role=column" texts such as "response=reply" and
@@ -190,6 +192,9 @@ def load_dataset(
     human side (`geval.data.labels`). With a `store`, the items are saved into it once the whole
     file has loaded (in one transaction): a file that fails to load leaves the store as it was. With a `store`, `path`
     may also be the name of a dataset stored there (e.g. an upload): it is read from the store.
+    `replace=False` refuses (DatasetError) to save over a stored dataset of the same name whose
+    items this file does not all have (`Store.replaced_by`); by default they are left out.
+    A table's level is inferred from its columns unless the mapping names it; `Dataset.notes` says how.
     """
     path = Path(path)
     if path.is_dir():  # the alternative annotator test's release: a folder of annotations
@@ -207,8 +212,11 @@ def load_dataset(
     name = name or path.stem
     if mapping is not None and not isinstance(mapping, ColumnMapping):
         mapping = ColumnMapping.parse(list(mapping))
+    notes = []
     if mapping is not None:
         layout, load, args = table.NAME, table.load, (path, data, name, mapping, lines)
+        first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
+        notes.append(table.choose_level(mapping, first).line)
     else:
         layout = layout or detect_layout(data)
         if layout is None:
@@ -228,10 +236,22 @@ def load_dataset(
     if not items:
         raise DatasetError(f"{path}: no items found")
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
-                      categories=categories[0] if categories else {})
+                      categories=categories[0] if categories else {}, notes=notes)
     if store is not None:
+        if not replace:
+            _refuse_to_replace(store, dataset)
         store.save_dataset(dataset)
     return dataset
+
+
+def _refuse_to_replace(store: "Store", dataset: Dataset) -> None:
+    """A DatasetError when saving `dataset` would leave stored items out of the dataset of its name."""
+    left = store.replaced_by(dataset)
+    if left["items"]:
+        raise DatasetError(
+            f"{dataset.path}: the store already holds a dataset named {dataset.name} with {left['items']} items this "
+            f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would be "
+            "left out); load the file under another name, or replace the stored one (CLI: --name NAME or --replace)")
 
 
 def _unique(items: list) -> list:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import ClassVar
 
 from geval.bundled import bundled_dir
-from geval.data.items import PLACEHOLDERS, Item
+from geval.data.items import PERSONA_LINE, PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
 from geval.judging.encoder import NAME as ENCODER
@@ -235,6 +235,11 @@ class Template:
         """Every template in the prompts folder, by name."""
         return list_templates(PROMPTS_DIR)
 
+    @staticmethod
+    def fitting(items: Sequence[Item], templates: Sequence["Template"] | None = None) -> list["Template"]:
+        """The `templates` (default: the prompts folder's) that fit `items` (`fits`)."""
+        return [template for template in (Template.known() if templates is None else templates) if template.fits(items)]
+
     def diff(self, other: "Template") -> str:
         """A unified diff from this template's text to `other`'s, labelled with their versions."""
         return diff_templates(self, other)
@@ -243,9 +248,28 @@ class Template:
         """Whether some of `items` (of the template's level, when it names one) fill every item
         placeholder it needs: a Topical-Chat template fits the Topical-Chat items, a PersonaChat
         one (its {{persona}}) or a SummEval one (its summaries) does not."""
-        needed = [name for name in self.placeholders if name in PLACEHOLDERS and name not in OPTIONAL]
+        needed = self._item_placeholders()
         return any((not self.level or item.level == self.level) and all(item.fields()[name] for name in needed)
                    for item in items)
+
+    def misfit(self, items: Sequence[Item]) -> str:
+        """Why the template fits none of `items` ("" when it fits some): it is written for another
+        level, or its first item of that level cannot fill a placeholder; with the fix that applies."""
+        if self.fits(items) or not items:
+            return ""
+        at_level = [item for item in items if not self.level or item.level == self.level]
+        if not at_level:
+            levels = ", ".join(dict.fromkeys(item.level for item in items))
+            fix = (SET_SUMMARY_LEVEL if self.level == "summary" and summary_shaped(items[0]) else
+                   f"pick a template written for the {levels} level")
+            return f"{self.name} is written for the {self.level} level and these items are at the {levels} level: {fix}"
+        item = at_level[0]
+        name = next(name for name in self._item_placeholders() if not item.fields()[name])
+        return f"placeholder {{{{{name}}}}} of {self.name} has no value{empty_because(item, name)}"
+
+    def _item_placeholders(self) -> list[str]:
+        """The item placeholders the body needs filled (not those that may be empty)."""
+        return [name for name in self.placeholders if name in PLACEHOLDERS and name not in OPTIONAL]
 
     def aspect(self, name: str) -> Aspect:
         """The aspect called `name` (any case)."""
@@ -282,16 +306,58 @@ class Template:
                 values[STEPS] = self.steps.strip()
         for name in self.placeholders:
             if not values.get(name) and name not in OPTIONAL:
-                kind = item.grounding_kind
-                instead = "{{fact}}" if kind == "fact" else f"{{{{{kind}}}}} (or {{{{fact}}}}, which takes any grounding)"
-                why = (f": its grounding is a {kind}, not a {name}; write {instead} instead"
-                       if kind and name in ("persona", "document") else
-                       "; remove it from the template or pick a dataset that has it")
                 raise TemplateError(
                     f"item {item.id} ({item.dataset}): placeholder {{{{{name}}}}} in {self.source} "
-                    f"has no value for this item{why}"
+                    f"has no value for this item{empty_because(item, name)}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
+
+
+#: The fixes a missing placeholder's message names, as the Data page and the CLI call them.
+SET_SUMMARY_LEVEL = "set the level to summary when loading the file (the Data page's Level; CLI: --map level=summary)"
+GROUNDING_TEMPLATES = {"fact": "a fact (one with {{fact}})", "persona": "a persona (one with {{persona}})",
+                       "document": "summaries (one with {{document}})"}
+
+
+def _map_grounding(what: str) -> str:
+    return f"map the column that holds {what} to grounding when loading the file (the Data page's Grounding; " \
+           "CLI: --map grounding=COLUMN)"
+
+
+def summary_shaped(item: Item) -> bool:
+    """Whether `item` reads as a summary loaded at another level: a grounding that is no persona
+    and no context (a table of documents and summaries read as dialogue turns)."""
+    return item.level != "summary" and not item.context and item.grounding_kind == "fact"
+
+
+def empty_because(item: Item, name: str) -> str:
+    """Why `item` has no text for the placeholder `name`, and the fix that applies to it, from
+    the item's shape (": ..."): e.g. a summary loaded at the turn level is told to set the level,
+    a dialogue turn with a fact to pick a template written for dialogues."""
+    kind, level = item.grounding_kind, item.level
+    if name == "document":
+        if level == "summary":
+            return f": the summary has no source document; {_map_grounding('the source document')}"
+        if summary_shaped(item):
+            return (f": read at the {level} level, where a grounding is a fact; only a summary's grounding is a "
+                    f"document: {SET_SUMMARY_LEVEL}")
+        if kind or item.context:
+            read = "a whole dialogue" if level == "dialogue" else "a dialogue turn"
+            return (f": {read} {f'with a {kind}' if kind else 'without a grounding'}, not a summary of a document; "
+                    "pick a template written for dialogues")
+        return f": no source document; {_map_grounding('the source document')}, and {SET_SUMMARY_LEVEL}"
+    if name in GROUNDING_TEMPLATES:  # fact or persona
+        if kind:  # a {{persona}} asked of another grounding ({{fact}} takes any)
+            return (f": its grounding is a {kind}, not a persona (lines starting '{PERSONA_LINE}'); pick a template "
+                    f"written for {GROUNDING_TEMPLATES[kind]}")
+        return (f": no grounding (a fact, persona or document); pick a template without {{{{{name}}}}}, or, if the "
+                f"file has one, {_map_grounding('it')}")
+    if name in ("response", "summary"):
+        if level == "dialogue":
+            return (": a whole dialogue with no separate response; pick a dialogue-level template "
+                    "(one with {{dialogue}})")
+        return f": its {name} is empty; fill it in the file, or leave the row out"
+    return "; remove it from the template or pick a dataset that has it"
 
 
 def template_hash(text: str) -> str:

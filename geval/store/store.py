@@ -185,6 +185,23 @@ class Store:
             )
             self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
 
+    def replaced_by(self, dataset: Dataset) -> dict[str, int]:
+        """What saving `dataset` would leave out of the one stored under its name: {"items": the
+        stored items it does not have, "judgments": and "labels": those made on them}. All 0 when
+        nothing of that name is stored, or the new items include every stored one."""
+        kept = {item.id for item in dataset.items}
+        with self.lock:
+            stale = [r["id"] for r in self.db["items"].rows_where("dataset = ?", [dataset.name], select="id")
+                     if r["id"] not in kept]
+            counts = {"items": len(stale), "judgments": 0, "labels": 0}
+            for start in range(0, len(stale), 500):
+                chunk = stale[start:start + 500]
+                marks = ",".join("?" * len(chunk))
+                for table in ("judgments", "labels"):
+                    counts[table] += self.db.execute(f"SELECT COUNT(*) FROM {table} WHERE item_id IN ({marks})",
+                                                     chunk).fetchone()[0]
+        return counts
+
     def dataset_layout(self, name: str) -> str:
         """The layout a stored dataset was loaded with ("" when it is not stored)."""
         with self.lock:

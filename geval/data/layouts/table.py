@@ -28,6 +28,10 @@ ROLE_NAMES = {
               "context_id"),
     "id": ("id", "item_id", "example_id", "instance_id", "uid"),
 }
+#: What a column's name says it holds, for the level a table is read at (its last dotted part, any case, contains one).
+DOCUMENT_NAMES = ("document", "article", "source", "doc", "passage", "story")
+DIALOGUE_NAMES = ("dialogue", "dialog", "conversation", "chat", "transcript")
+SUMMARY_NAMES = ("summary", "summaries", "abstract", "headline", "highlights")
 #: Numeric columns that are counters or ids, not human scores.
 NOT_A_SCORE = re.compile(r"(^|[_.\s-])(id|idx|index|position|row|turn|number|n)$", re.IGNORECASE)
 #: A cell of the preview: its first characters.
@@ -38,7 +42,8 @@ MISSING = object()
 @dataclass
 class ColumnMapping:
     """Which column holds what. Every role but `response` is optional (a table without a score
-    column is labeled by the user)."""
+    column is labeled by the user). `level` is a level (turn, dialogue, summary) for every row, a
+    column holding each row's, or None: inferred from the columns (`infer_level`)."""
 
     response: str
     scores: dict[str, str]  # aspect name -> column
@@ -47,7 +52,7 @@ class ColumnMapping:
     system: str | None = None
     group: str | None = None
     id: str | None = None  # the file's own id of each row: labels and imported judge scores may name items by it
-    level: str = "turn"
+    level: str | None = None
     extra: dict = field(default_factory=dict)
 
     @classmethod
@@ -81,6 +86,67 @@ class ColumnMapping:
         return {r: c for r, c in roles.items() if c}
 
 
+def infer_level(response: str, context: str | None = None, grounding: str | None = None) -> tuple[str, str]:
+    """The level a table's rows are read at, from what its mapped columns are called, and why: a
+    context column makes each row a dialogue turn; a source document's column (document, article,
+    source ...) without one, or a text judged named as a summary, a summary; a text judged named as
+    a whole dialogue (dialogue, conversation ...), a dialogue; else a turn."""
+    if context:
+        return "turn", f"a context column ('{shown(context)}'): each row is a response to the dialogue so far"
+    if grounding and _says(grounding, DOCUMENT_NAMES):
+        return "summary", f"a source document column ('{shown(grounding)}') and no context: each row is a summary"
+    if _says(response, SUMMARY_NAMES):
+        return "summary", f"the text judged ('{shown(response)}') is named as a summary and there is no context"
+    if _says(response, DIALOGUE_NAMES):
+        return "dialogue", (f"the text judged ('{shown(response)}') is named as a whole dialogue and there is no "
+                            "context: each row is a dialogue, judged as a whole")
+    return "turn", "no context, document or dialogue column: each row is read as one response"
+
+
+def _says(column: str, names: tuple[str, ...]) -> bool:
+    last = column.rsplit(".", 1)[-1].lower()
+    return any(name in last for name in names)
+
+
+@dataclass(frozen=True)
+class LevelChoice:
+    """The level of a table's rows: `value` for every row, or each row's own from `column`; `line`
+    says which, and why."""
+
+    value: str = ""
+    column: str = ""
+    line: str = ""
+
+    def of(self, row: dict, where: str) -> str:
+        """The level of one row."""
+        if not self.column:
+            return self.value
+        level = _text(value_at(row, self.column)).lower()
+        if level not in LEVELS:
+            raise DatasetError(f"{where}: column '{shown(self.column)}' (the level) holds {shown(repr(level))}; "
+                               f"each row's level should be one of {', '.join(LEVELS)}")
+        return level
+
+
+def choose_level(mapping: ColumnMapping, first: dict) -> LevelChoice:
+    """How the rows' level is read: `mapping.level` as a level (a level's name is always taken as
+    the value, even when a column has that name), else as the column of the rows (`first` is a
+    row), else inferred from the mapped columns (`infer_level`)."""
+    given = mapping.level
+    if given is None:
+        level, why = infer_level(mapping.response, mapping.context, mapping.grounding)
+        return LevelChoice(level, "", f"level {level}, inferred: {why} (to read it otherwise: level=turn, "
+                                      "dialogue or summary, or level=COLUMN)")
+    if given in LEVELS:
+        beside = value_at(first, given) is not MISSING
+        also = f"; the column '{shown(given)}' is not read as the level" if beside else ""
+        return LevelChoice(given, "", f"level {given}, the value given, for every row{also}")
+    if value_at(first, given) is not MISSING:
+        return LevelChoice("", given, f"level read from column '{shown(given)}' on each row")
+    raise DatasetError(f"level '{shown(given)}' is neither a level ({', '.join(LEVELS)}) nor a column of the file; "
+                       f"columns are: {', '.join(shown(key, 40) for key in flatten(first))}")
+
+
 def detect(data: object) -> bool:
     """Never auto-detected: a table needs an explicit mapping."""
     return False
@@ -88,10 +154,9 @@ def detect(data: object) -> bool:
 
 def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: list[int] | None) -> tuple[list[Item], Counter]:
     """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row."""
-    if mapping.level not in LEVELS:
-        raise DatasetError(f"level '{shown(mapping.level)}' is unknown; use one of {', '.join(LEVELS)}")
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
+    levels = choose_level(mapping, data[0] if isinstance(data[0], dict) else {})
     columns = mapping.columns()
     skipped: Counter = Counter()
     items = []
@@ -112,12 +177,16 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 human[aspect] = scores
             else:
                 skipped["empty human scores"] += 1
+        level = levels.of(row, where)
+        context, response = value_at(row, mapping.context) if mapping.context else "", value_at(row, mapping.response)
+        if level == "dialogue" and not mapping.context:  # the text judged is the whole dialogue: its turns
+            context, response = _text(response), ""
         items.append(
             make_item(
                 dataset=name,
-                level=mapping.level,
-                context=_turns(value_at(row, mapping.context) if mapping.context else "", where),
-                response=_text(value_at(row, mapping.response)),
+                level=level,
+                context=_turns(context, where),
+                response=_text(response),
                 grounding=_text(value_at(row, mapping.grounding)) if mapping.grounding else "",
                 system=_text(value_at(row, mapping.system)) if mapping.system else "",
                 group=_text(value_at(row, mapping.group)) if mapping.group else f"row-{index:05d}",
@@ -165,14 +234,26 @@ class TablePreview:
     rows: list[dict[str, str]]
     suggested: dict[str, str]
     scores: list[str]
+    records: list[dict] = field(default_factory=list, repr=False)  # the first records, as read
 
-    def mapping(self, response: str, scores: list[str], level: str = "turn", **roles: str | None) -> list[str]:
+    def mapping(self, response: str, scores: list[str], level: str | None = None, **roles: str | None) -> list[str]:
         """The mapping as "role=column" texts (`ColumnMapping.parse`); each score's aspect is the
-        last part of its dotted column (scores.naturalness -> naturalness) unless two share it."""
+        last part of its dotted column (scores.naturalness -> naturalness) unless two share it.
+        Without a `level`, the loader infers it (`infer_level`)."""
         last = [column.rsplit(".", 1)[-1] for column in scores]
-        pairs = [f"response={response}", f"level={level}"]
+        pairs = [f"response={response}"] + ([f"level={level}"] if level else [])
         pairs += [f"score:{name if last.count(name) == 1 else column}={column}" for name, column in zip(last, scores)]
         return pairs + [f"{role}={column}" for role, column in roles.items() if column]
+
+    @staticmethod
+    def level_for(response: str, context: str | None = None, grounding: str | None = None) -> tuple[str, str]:
+        """The level rows mapped this way are read at, and why (`infer_level`)."""
+        return infer_level(response, context, grounding)
+
+    def items(self, mapping: list[str]) -> list[Item]:
+        """The items the first records make under `mapping` ("role=column" texts): what templates
+        are given, to say which fit before the whole file is loaded."""
+        return load(Path("the first rows"), self.records, "preview", ColumnMapping.parse(mapping), None)[0]
 
 
 def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
@@ -196,7 +277,7 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
             suggested[role] = found
     scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
     shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
-    return TablePreview(columns, shown_rows, suggested, scores)
+    return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)])
 
 
 def _named(columns: list[str], names: tuple[str, ...]) -> str | None:

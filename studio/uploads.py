@@ -1,0 +1,119 @@
+"""An upload on the Data page: the level its columns suggest, with which templates each level lets
+fit (what the choice changes), and the question asked before a file replaces the items of a
+stored dataset of its name ("data_pending" in the session while it is open)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from pathlib import Path
+
+import streamlit as st
+
+import geval
+from studio import state
+
+SAFE = re.compile(r"[^\w.-]")  # what a file or dataset name keeps of an upload's name; the rest becomes _
+REPLACING = "data_replacing"  # the name the user chose to replace: `load` asks no more
+
+
+def choose_level(preview, response: str, roles: dict[str, str], scores: list[str]) -> str | None:
+    """The Level menu of a table's preview (`geval.Dataset.table_preview`), on the level the columns
+    suggest, with why and which templates in prompts/ each level lets fit these rows (what the
+    choice changes). Returns the level chosen, or None when it is the one suggested (the loader
+    infers it again, and says why)."""
+    inferred, why = preview.level_for(response, roles.get("context"), roles.get("grounding"))
+    levels = list(geval.OPTIONS.item_levels)
+    level = st.selectbox("Level", levels, index=levels.index(inferred),
+                         help="turn: a response to the dialogue so far; dialogue: a whole dialogue, judged as one; "
+                              "summary: a summary of a document (the grounding is then its {{document}}). The "
+                              "level decides which templates fit the items.")
+    st.caption(f"The columns suggest {inferred}: {why}." if level == inferred else
+               f"Chosen by you; the columns suggest {inferred}: {why}.")
+    try:
+        fitting = {lv: geval.Template.fitting(preview.items(preview.mapping(response, scores, lv, **roles)))
+                   for lv in levels}
+    except geval.GevalError:  # a row the mapping cannot read: loading says which
+        fitting = None
+    if fitting is not None:
+        names = [t.name for t in fitting[level]]
+        others = ", ".join(f"{lv}: {len(fitting[lv])}" for lv in levels if lv != level)
+        st.caption(f"At the {level} level, {len(names)} templates in prompts/ fit these rows: "
+                   f"{', '.join(names) or 'none'} (at {others}).")
+    return None if level == inferred else level
+
+
+def received(upload) -> Path:
+    """Where an upload (`st.file_uploader`'s file) is written to be read: uploads/.incoming/ beside the
+    store. A loaded dataset reads its own copy (`load`), which a new upload of that name never
+    overwrites unasked."""
+    store_path = state.store().path
+    folder = (Path(store_path).parent if store_path != ":memory:" else Path()) / "uploads" / ".incoming"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SAFE.sub("_", upload.name)
+    path.write_bytes(upload.getvalue())
+    return path
+
+
+def load(incoming: Path, file_id: str, mapping: list[str] | None = None, name: str | None = None) -> None:
+    """Load an upload (`received`) as `name` (default its file name): copied to uploads/<name>, which
+    the dataset reads. When a stored dataset of that name has items the file does not, ask first:
+    the session's "data_pending" holds the question, which `confirm_replace` draws."""
+    store, name = state.store(), SAFE.sub("_", name or incoming.stem)
+    if name in store.dataset_names() and st.session_state.get(REPLACING) != name:
+        left = store.replaced_by(geval.load_dataset(incoming, mapping=mapping, name=name))
+        if left["items"]:
+            st.session_state["data_pending"] = {"path": str(incoming), "file_id": file_id, "mapping": mapping,
+                                                "name": name, "left": left}
+            return
+    st.session_state.pop("data_pending", None)
+    kept = incoming.parent.parent / f"{name}{incoming.suffix}"
+    shutil.copyfile(incoming, kept)
+    state.load_dataset(kept, mapping=mapping)
+    st.session_state["data_upload_loaded"] = file_id
+
+
+def error_text(exc: Exception, incoming: Path, as_uploaded: str) -> str:
+    """An error about an upload, naming the file as uploaded, not where the server keeps it."""
+    return str(exc).replace(str(incoming), as_uploaded).replace(f"{incoming.parent.parent}{os.sep}", "")
+
+
+def _keep_stored() -> None:
+    """The stored dataset stays; the upload is not loaded again while it is in the uploader."""
+    pending = st.session_state.pop("data_pending", None)
+    if pending is not None:
+        st.session_state["data_upload_loaded"] = pending["file_id"]
+
+
+def _load_pending(new_name: str | None) -> None:
+    """The question's answer, run as a callback: replace the stored dataset (`new_name` None), or load
+    the file under `new_name` (asked again if that one is stored too)."""
+    pending = st.session_state.pop("data_pending")
+    incoming = Path(pending["path"])
+    try:
+        if new_name is None:
+            st.session_state[REPLACING] = pending["name"]
+        load(incoming, pending["file_id"], pending["mapping"], new_name or pending["name"])
+    except geval.GevalError as exc:
+        st.session_state["data_error"] = error_text(exc, incoming, incoming.name)
+    finally:
+        st.session_state.pop(REPLACING, None)
+
+
+@st.dialog("A dataset of this name is stored", on_dismiss=_keep_stored, width="large")
+def confirm_replace() -> None:
+    """Ask before a file replaces a stored dataset's items: replace it, load the file under another
+    name, or keep the stored one."""
+    pending = st.session_state["data_pending"]
+    name, left = pending["name"], pending["left"]
+    st.warning(f"The store holds a dataset named {name} with items this file does not have ({left['items']}). "
+               f"Loading the file as {name} leaves them out, with the {left['judgments']} judgments and "
+               f"{left['labels']} labels made on them (kept in the store, shown nowhere).")
+    other = st.text_input("Or load the file under another name", f"{name}-2", key="data_other_name",
+                          help="Letters, digits, '.', '-' and '_'; anything else becomes '_'.")
+    replace, rename, keep = st.columns(3)
+    replace.button(f"Replace {name}", type="primary", key="data_replace", on_click=_load_pending, args=(None,))
+    rename.button("Load under the other name", key="data_rename", on_click=_load_pending, args=(other,),
+                  disabled=not other.strip() or other.strip() == name)
+    keep.button("Keep the stored one", key="data_keep", on_click=_keep_stored)
