@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, imports, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -106,6 +106,7 @@ nav[3].selectbox(
 )
 item_id = st.session_state["inspect_place"] = st.session_state["inspect_jump"]
 row = by_id.loc[item_id]
+origin = imports.provenance(store, dataset.name, combo, item_id, row["aspect"])  # None: a judge the app asked
 try:
     item = store.item(item_id)
 except geval.GevalError as exc:
@@ -163,7 +164,7 @@ with score_column:
         st.warning(f"This judgment is {row['status']}: no score, left out of the statistics. The reason:")
         st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)
     distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
-    if distribution:
+    if distribution and origin is None:
         st.caption("The judge's score distribution (the score is its weighted mean)")
         st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
                         key="inspect_distribution", config={"displayModeBar": False})
@@ -191,23 +192,26 @@ with score_column:
         if saved_note:
             st.text(saved_note)
 
-with st.expander("The exact prompt sent to the judge", expanded=False):
-    if isinstance(row["prompt"], str):
-        st.code(row["prompt"], language=None, wrap_lines=True)
-    else:
-        st.text("No prompt recorded: the judgment failed before a call was made (see the reason above).")
-with st.expander("The model's raw output", expanded=row["status"] != "ok"):
-    raw = row["raw"]
-    answers = json.loads(raw) if isinstance(raw, str) and raw else []
-    if not answers:
-        st.text("No answer recorded.")
-    for index, answer in enumerate(answers, start=1):
-        if len(answers) > 1:
-            st.caption(f"Answer {index} of {len(answers)}")
-        if str(answer).strip():
-            st.code(str(answer), language=None, wrap_lines=True)
+if origin is not None:
+    st.info(plain(origin), icon=":material/upload_file:")
+else:
+    with st.expander("The exact prompt sent to the judge", expanded=False):
+        if isinstance(row["prompt"], str):
+            st.code(row["prompt"], language=None, wrap_lines=True)
         else:
-            st.text(f"(an empty answer: {answer!r})")
+            st.text("No prompt recorded: the judgment failed before a call was made (see the reason above).")
+    with st.expander("The model's raw output", expanded=row["status"] != "ok"):
+        raw = row["raw"]
+        answers = json.loads(raw) if isinstance(raw, str) and raw else []
+        if not answers:
+            st.text("No answer recorded.")
+        for index, answer in enumerate(answers, start=1):
+            if len(answers) > 1:
+                st.caption(f"Answer {index} of {len(answers)}")
+            if str(answer).strip():
+                st.code(str(answer), language=None, wrap_lines=True)
+            else:
+                st.text(f"(an empty answer: {answer!r})")
 
 listed = set(rows["item_id"])
 flagged_here = {i: n for i, n in notes.items() if i in listed}
