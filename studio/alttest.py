@@ -16,6 +16,7 @@ from studio.text import plain
 EPSILON = "alttest_epsilon"  # the session key of the epsilon chosen (the Label page's plan reads it too)
 WHO = {"experts": "experts", "skilled": "skilled annotators", "crowd": "crowd workers"}
 BY_ASPECT = "by the aspect"
+READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "continuous": "its mean"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
 
@@ -42,19 +43,21 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                "this dataset is tested, but a prompt search's variants.")
     st.session_state.setdefault("alttest_who", "skilled")
     st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
-    who, margin, align, read = st.columns(4)
+    who, margin, align, read = st.columns([3, 2, 3, 3])
     who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
-                  format_func=lambda k: f"{WHO[k]} (epsilon {geval.alttest.EPSILONS[k]:g})",
+                  format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})",
                   help="Sets epsilon as the paper advises: a judge is granted a larger margin the more a person "
-                       "costs.")
+                       "costs (experts .2, skilled annotators .15, crowd workers .1).")
     chosen_epsilon = margin.number_input("Epsilon", 0.0, 1.0, step=0.01, format="%.2f", key=EPSILON,
                                          help="The cost-benefit margin: how much better than the judge a person "
                                               "must be for the judge to lose to them.")
     alignment = align.selectbox("Alignment", [BY_ASPECT, *geval.alttest.ALIGNMENTS], key="alttest_alignment",
-                                format_func=lambda a: "accuracy for categories, neg-rmse for scores" if a == BY_ASPECT
-                                else a, help="; ".join(f"{k}: {v}" for k, v in geval.alttest.ALIGNMENTS.items()))
+                                format_func=lambda a: "by the aspect" if a == BY_ASPECT else a,
+                                help="By the aspect: accuracy for categories, neg-rmse for scores. "
+                                     + "; ".join(f"{k}: {v}" for k, v in geval.alttest.ALIGNMENTS.items()) + ".")
     reading = read.selectbox("The judge read as", list(geval.alttest.READINGS), key="alttest_reading",
-                             format_func=geval.alttest.READINGS.get)
+                             format_func=READ_AS.get,
+                             help="; ".join(f"{READ_AS[k]}: {v}" for k, v in geval.alttest.READINGS.items()) + ".")
     alignment = None if alignment == BY_ASPECT else alignment
     st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
@@ -69,10 +72,11 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
         st.info("No judge here is compared with a human aspect that has annotators: nothing to test.")
         return
     ranked = ranking(results, reading)
-    st.dataframe(ranked.drop(columns=["verdict"]), hide_index=True, key="alttest_summary", column_config={
-        "judge": st.column_config.TextColumn(width="medium", pinned=True),
-        **{c: st.column_config.NumberColumn(format="%.2f") for c in ranked.columns
-           if c.startswith(("winning rate", "advantage probability"))}})
+    shown = ranked.drop(columns=["verdict"])
+    for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
+        shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
+    st.dataframe(shown, hide_index=True, key="alttest_summary",
+                 column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
     detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
 
 
@@ -101,10 +105,11 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     result = next(r for r in results if (r.judge, r.aspect) == keys[picked])
     OUTCOME[result.passed](plain(result.verdict()), icon=":material/balance:")
     annotators, plan = st.columns([3, 2])
-    annotators.dataframe(result.table(), hide_index=True, key="alttest_annotators", column_config={
-        "judge wins": st.column_config.NumberColumn(format="%.2f"),
-        "person wins": st.column_config.NumberColumn(format="%.2f"),
-        "p": st.column_config.NumberColumn(format="%.4f")})
+    table = result.table()
+    for column in ("judge wins", "person wins"):
+        table[column] = [geval.reporting.number(v, 2) for v in table[column]]
+    table["p"] = [geval.reporting.format_p(p) for p in table["p"]]
+    annotators.dataframe(table, hide_index=True, key="alttest_annotators")
     annotators.caption("Per annotator: the items compared (those with another annotator and a judge score), the share "
                        "of them on which the judge's (the person's) alignment with the other annotators is at least "
                        "the other's (a tie counts for both), the one-sided p-value, and whether the judge beats the "
