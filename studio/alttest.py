@@ -44,18 +44,19 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     st.session_state.setdefault("alttest_who", "skilled")
     st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
     who, margin, align, read = st.columns([3, 2, 3, 3])
+    kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
     who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
-                  format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})",
+                  format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})", **kept,
                   help="Sets epsilon as the paper advises: a judge is granted a larger margin the more a person "
                        "costs (experts .2, skilled annotators .15, crowd workers .1).")
-    chosen_epsilon = margin.number_input("Epsilon", 0.0, 1.0, step=0.01, format="%.2f", key=EPSILON,
+    chosen_epsilon = margin.number_input("Epsilon", 0.0, 1.0, step=0.01, format="%.2f", key=EPSILON, **kept,
                                          help="The cost-benefit margin: how much better than the judge a person "
                                               "must be for the judge to lose to them.")
-    alignment = align.selectbox("Alignment", [BY_ASPECT, *geval.alttest.ALIGNMENTS], key="alttest_alignment",
+    alignment = align.selectbox("Alignment", [BY_ASPECT, *geval.alttest.ALIGNMENTS], key="alttest_alignment", **kept,
                                 format_func=lambda a: "by the aspect" if a == BY_ASPECT else a,
                                 help="By the aspect: accuracy for categories, neg-rmse for scores. "
                                      + "; ".join(f"{k}: {v}" for k, v in geval.alttest.ALIGNMENTS.items()) + ".")
-    reading = read.selectbox("The judge read as", list(geval.alttest.READINGS), key="alttest_reading",
+    reading = read.selectbox("The judge read as", list(geval.alttest.READINGS), key="alttest_reading", **kept,
                              format_func=READ_AS.get,
                              help="; ".join(f"{READ_AS[k]}: {v}" for k, v in geval.alttest.READINGS.items()) + ".")
     alignment = None if alignment == BY_ASPECT else alignment
@@ -145,5 +146,6 @@ def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.Data
                    f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "
                    "import a colleague's labels on the Data page.")
         return
+    sentence = planned.sentence()
     st.caption(f"Can the judge replace an annotator? The alternative annotator test on {side}: "
-               + plain(planned.sentence()[:1].lower() + planned.sentence()[1:]) + " The test itself: the Agreement page.")
+               + plain(sentence[:1].lower() + sentence[1:]) + " The test itself: the Agreement page.")

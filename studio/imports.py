@@ -111,8 +111,9 @@ def _labels_form(store: geval.Store, dataset: geval.Dataset) -> None:
             for label in labels:
                 label["annotator"] = annotator.strip() or label["annotator"]
             written = sum(store.save_labels(labels, dataset.name).values())
-        except geval.GevalError as exc:
-            st.error(plain(str(exc).replace(str(path), upload.name)))
+        except geval.GevalError as exc:  # the file's row, or the item the store does not have
+            message = str(exc).replace(str(path), upload.name)
+            st.error(plain(message if message.startswith(upload.name) else f"{upload.name}: {message}"))
             return
     read = pd.DataFrame(labels)
     st.session_state[DONE] = [f"{upload.name}: {written} labels imported ({', '.join(read['aspect'].unique())}; "
@@ -146,7 +147,8 @@ def provenance(store: geval.Store, dataset: str, combo: pd.Series, item_id: str,
     fields = json.loads(combo["signature_json"] or "{}")
     if fields.get("backend") != "imported":
         return None
-    rows = store.judgments(dataset, combo["template_version"], combo["signature"], columns=("item_id", "aspect", "detail"))
+    rows = store.judgments(dataset, combo["template_version"], combo["signature"],
+                           columns=("item_id", "aspect", "detail"))
     found = rows[(rows["item_id"] == item_id) & (rows["aspect"] == aspect)]
     detail = json.loads(found["detail"].iloc[0] or "{}") if len(found) else {}
     row = str(detail.get("row", ""))

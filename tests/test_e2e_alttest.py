@@ -15,8 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, screenshot, streamlit_process, \
-    wait_idle
+from e2e_helpers import CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
 from helpers import scripted
 from test_e2e_label import MAIN, go_on, label_by_keyboard, settled, shown
 from test_page_label import write_unscored_table
@@ -93,12 +92,7 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
     store_path = tmp_path / "store.sqlite"
     table = write_unscored_table(tmp_path / "mine.csv", n=ITEMS, per_group=3)
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        tab.goto(url)
-        tab.locator(f"{MAIN} h1").filter(has_text="Data").first.wait_for(timeout=90_000)
-        wait_idle(tab)
+        browser, tab = first_page(playwright, url)
 
         # a CSV with no human score
         tab.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()

@@ -33,7 +33,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     annotators = _table(at, "annotator")
     assert list(annotators["annotator"]) == ["#1", "#2", "#3"] and (annotators["items"] == 36).all()
     verdict = next(e.value for e in [*at.success, *at.info] if "an annotator here" in e.value)
-    assert re.search(r"(can replace|cannot be shown to replace) an annotator here: it beats \d of 3 annotators", verdict)
+    assert re.search(r"(can replace|cannot be shown to replace) an annotator here: it beats \d of 3 annotators",
+                     verdict)
     assert "at epsilon 0\\.15, neg\\-rmse alignment" in verdict and "on 36 items" in verdict
     assert "With 3 annotators agreeing as yours do" in texts(at)  # the plan beside it
 
@@ -56,7 +57,8 @@ def test_below_30_items_per_annotator_it_says_what_is_missing_instead_of_a_verdi
 
 def _judge_file(store: geval.Store, rows: int, bad_row: int | None = None) -> bytes:
     ids = [item.id for item in store.items(SAMPLE)[:rows]]
-    lines = ["item_id,natural", *(f"{'no-such-item' if i == bad_row else item},{1 + i % 3}" for i, item in enumerate(ids))]
+    lines = ["item_id,natural",
+             *(f"{'no-such-item' if i == bad_row else item},{1 + i % 3}" for i, item in enumerate(ids))]
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -71,8 +73,8 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
     at = open_app(monkeypatch, tmp_path)
     store = geval.Store(tmp_path / "store.sqlite")
     _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2))  # a bad row: one line naming it, nothing kept
-    assert [e.value for e in at.error] == [plain("judge.csv:4: 'no-such-item' is not an item of the dataset (neither its "
-                                                 "id nor the id its file gave it)")]
+    assert [e.value for e in at.error] == [plain("judge.csv:4: 'no-such-item' is not an item of the dataset "
+                                                 "(neither its id nor the id its file gave it)")]
     assert store.combos(SAMPLE).empty and not list((tmp_path / "uploads").rglob("*.csv"))
 
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
@@ -104,10 +106,13 @@ def test_labels_imported_on_the_data_page_are_one_more_annotator(monkeypatch, tm
     store = geval.Store(tmp_path / "store.sqlite")
     ids = [item.id for item in store.items(SAMPLE)[:3]]
     good = "item_id,aspect,score\n" + "".join(f"{i},Natural,{n + 1}\n" for n, i in enumerate(ids))
-    at.file_uploader(key="import_labels_file").set_value(("carol.csv", (good + "nope,Natural,2\n").encode(), "text/csv"))
+    bad = good + "nope,Natural,2\n"
+    at.file_uploader(key="import_labels_file").set_value(("carol.csv", bad.encode(), "text/csv"))
     at.text_input(key="import_labels_annotator").set_value("carol")
     at.button(key="import_labels_submit").click().run()
-    assert len(at.error) == 1 and "nope" in at.error[0].value and store.labels(SAMPLE).empty
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        f"carol.csv: item nope of dataset '{SAMPLE}' is not in {store.path}; load the dataset the labels were given on "
+        "first"] and store.labels(SAMPLE).empty
 
     at.file_uploader(key="import_labels_file").set_value(("carol.csv", good.encode(), "text/csv"))
     at.button(key="import_labels_submit").click().run()
@@ -132,3 +137,10 @@ def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypat
     line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
     assert "test on your labels, each annotator apart: with 3 annotators agreeing as yours do (" in line
     assert re.search(r"(about \d+ items give|even 300 items give)", line)
+
+    at.switch_page(AGREEMENT).run()  # the epsilon chosen there is the plan's
+    at.number_input(key="alttest_epsilon").set_value(0.3).run()
+    at.switch_page(LABEL).run()
+    at.run()  # a rerun of the Label page alone
+    line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
+    assert "(epsilon 0.3, neg-rmse;" in line
