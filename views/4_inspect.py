@@ -146,15 +146,15 @@ with score_column:
         b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
         c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
         st.text(f"{human}, every annotator: {', '.join(f'{s:g}' for s in scores) or 'none'}")
-    if item.human:  # every aspect people scored, every annotator (a static table: no column hidden)
-        width = max(len(v) for v in item.human.values())
+    if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
+        ratings = {k: item.ratings(k) for k in item.human}
+        names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
         st.table(pd.DataFrame(
             [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2),
-              **{f"#{i + 1}": (f"{v[i]:g}" if i < len(v) else "–") for i in range(width)}}
-             for k, v in item.human.items()]
+              **{name: (f"{v[name]:g}" if name in v else "–") for name in names}} for k, v in ratings.items()]
         ).set_index("aspect"))
-        if width > 1:
-            st.caption(f"People's scores: #1 to #{width} are the annotators.")
+        if len(names) > 1 and all(name.startswith("#") for name in names):
+            st.caption(f"People's scores: {names[0]} to {names[-1]} are the annotators, by position.")
     if pd.notna(row["coverage"]):
         st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
                    "(the distribution is renormalized over them).")
