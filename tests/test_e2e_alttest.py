@@ -3,7 +3,8 @@ CSV of 30 responses with no human score is uploaded; a third annotator's labels 
 run elsewhere are imported on the Data page; two people label on the Label page under their own
 names (ann, bob), by keyboard only, 29 items each; the Agreement page's alternative annotator test
 then shows its table and says honestly that there are fewer than 30 items per annotator; one more
-label each, and it gives a verdict, the same as the engine's.
+label each, and it gives a verdict, the same as the engine's; Inspect shows the imported judge's
+file instead of a prompt.
 
 The app's judge is the scripted one, run on the server's store from the test (what the Score page
 would do). Photographs go to tests/artifacts/e2e_alttest_*.png."""
@@ -156,4 +157,11 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
             assert re.search(rf"{annotator}\s+30\s+", text), annotator
         assert "gpt-x (imported from gpt-x.csv)" in text and "as imported" in text
         screenshot(tab, "e2e_alttest_4_verdict")
+
+        # Inspect on the imported judge (the newest): its file instead of a prompt
+        goto_page(tab, "Inspect")
+        tab.locator(MAIN).get_by_text(re.compile(r"Imported from gpt-x\.csv \(line \d+\), SHA-256 [0-9a-f]{64}")).first \
+            .wait_for()
+        assert "The exact prompt sent to the judge" not in main_text(tab)
+        screenshot(tab, "e2e_alttest_5_inspect_imported")
         browser.close()
