@@ -5,6 +5,7 @@ prompt) and never offered by Score or Prompts, and the Label page's planning lin
 
 from __future__ import annotations
 
+import json
 import re
 
 import geval
@@ -99,6 +100,22 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
         at.switch_page(page).run()
         widget = at.multiselect(key=key) if key == "score_templates" else at.selectbox(key=key)
         assert widget.options and not [o for o in widget.options if "imported" in o], page
+
+
+def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = [item.id for item in store.items(SAMPLE)[:4]]
+    judges = {"judge-a": {i: 1 + n % 3 for n, i in enumerate(ids)}, "judge-b": {i: 2 for i in ids}}
+    at.file_uploader(key="import_judge_file").set_value(("llm_annotations.json", json.dumps(judges).encode(),
+                                                         "application/json"))
+    at.selectbox(key="import_judge_aspect").set_value("Natural")
+    at.button(key="import_judge_submit").click().run()
+    assert not at.exception and not at.error
+    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (natural)",
+                                                           "judge-b: 4 items imported (natural)"]
+    assert sorted(store.combos(SAMPLE)["label"]) == ["judge-a (imported from llm_annotations.json)",
+                                                     "judge-b (imported from llm_annotations.json)"]
 
 
 def test_labels_imported_on_the_data_page_are_one_more_annotator(monkeypatch, tmp_path):
