@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached
+from studio import cached, state
 from studio.text import plain
 
 EPSILON = "alttest_epsilon"  # the session key of the epsilon chosen (the Label page's plan reads it too)
@@ -19,6 +19,12 @@ BY_ASPECT = "by the aspect"
 READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "continuous": "its mean"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
+
+#: Whose scores the test reads, by the human side in force (`Store.human_side`).
+ANNOTATORS_OF = {"people": "the dataset's own annotators", "you": "your labels, each annotator apart",
+                 "both": "the dataset's annotators and yours"}
+NEEDS_TWO = ("How many items the test needs is known once two annotators have scored the same items (their agreement "
+             "is what the simulation starts from).")
 
 
 def epsilon() -> float:
@@ -98,12 +104,10 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
            chosen_epsilon: float, alignment: str | None) -> None:
     """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
-    keys = list(zip(ranked["judge"], ranked["aspect"]))
-    picked = st.selectbox("Judge and aspect", range(len(keys)), key="alttest_pick",
-                          format_func=lambda i: f"{keys[i][0]} · {keys[i][1]}") if len(keys) > 1 else 0
-    if picked is None or picked >= len(keys):
-        return
-    result = next(r for r in results if (r.judge, r.aspect) == keys[picked])
+    by_name = {f"{r.judge} · {r.aspect}": r for r in results}
+    names = [f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"])]  # best first
+    state.keep_valid("alttest_pick", names)
+    result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
     OUTCOME[result.passed](plain(result.verdict()), icon=":material/balance:")
     annotators, plan = st.columns([3, 2])
     table = result.table()
@@ -127,13 +131,6 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
         if combo is not None:
             st.caption("Judge signature:")
             st.text(combo["signature"])
-
-
-#: Whose scores the test reads, by the human side in force (`Store.human_side`).
-ANNOTATORS_OF = {"people": "the dataset's own annotators", "you": "your labels, each annotator apart",
-                 "both": "the dataset's annotators and yours"}
-NEEDS_TWO = ("How many items the test needs is known once two annotators have scored the same items (their agreement "
-             "is what the simulation starts from).")
 
 
 def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None) -> None:

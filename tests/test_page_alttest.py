@@ -44,6 +44,20 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     at.number_input(key="alttest_epsilon").set_value(0.3).run()
     assert "at epsilon 0\\.3," in texts(at) and at.selectbox(key="alttest_who").value == "experts"
 
+    store = geval.Store(tmp_path / "store.sqlite")  # a second judge, imported: ranked beside it, and chosen
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("item_id,natural\n" + "".join(f"{i.id},2\n" for i in store.items(SAMPLE)))
+    geval.alttest.import_judge(store, SAMPLE, elsewhere)
+    at.run()
+    ranked = _table(at, "advantage probability")
+    judges = list(ranked["judge"])
+    assert len(judges) == 2 and "elsewhere (imported from elsewhere.csv)" in judges
+    assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
+    chosen = at.selectbox(key="alttest_pick")
+    assert chosen.options == [f"{judge} · Natural" for judge in judges]  # the best first
+    chosen.set_value(chosen.options[1]).run()  # the second: its verdict
+    assert any(e.value.startswith(plain(judges[1])) for e in [*at.success, *at.info])
+
 
 def test_below_30_items_per_annotator_it_says_what_is_missing_instead_of_a_verdict(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, n=12)
