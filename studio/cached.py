@@ -99,3 +99,30 @@ def _features(_store, path: str, dataset: str, aspect: str, combo: tuple | None,
 @st.cache_data(show_spinner="Fitting the learning curve…", max_entries=16)
 def _curve(_store, path: str, dataset: str, aspect: str, combo: tuple | None, annotator: str | None, stamp: tuple):
     return geval.labeling.curve(_store, dataset, aspect, combo, annotator)
+
+
+def alttest(store: geval.Store, dataset: str, combos: pd.DataFrame, epsilon: float, alignment: str | None) -> dict:
+    """geval.alttest.run of every judge on the dataset, read each way a G-EVAL score can be read:
+    {reading: [AltTest, ...]} (`geval.alttest.READINGS`)."""
+    return _alttest(store, str(store.path), dataset, float(epsilon), alignment,
+                    (stamps(combos), store.human_stamp(dataset)))
+
+
+def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
+                 epsilon: float, alignment: str | None = None):
+    """geval.alttest.plan of `aspect`: how many items give a judge as good as `combo` (None: as
+    good as an annotator) an 80% chance to pass; None before two annotators share an item."""
+    return _alttest_plan(store, str(store.path), dataset, aspect, pair(combo) if combo is not None else None,
+                         float(epsilon), alignment, (stamps(combos), store.human_stamp(dataset)))
+
+
+@st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
+def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, stamp: tuple) -> dict:
+    return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading)
+            for reading in geval.alttest.READINGS}
+
+
+@st.cache_data(show_spinner="Simulating studies of this size…", max_entries=32)
+def _alttest_plan(_store, path: str, dataset: str, aspect: str, combo: tuple | None, epsilon: float,
+                  alignment: str | None, stamp: tuple):
+    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment)

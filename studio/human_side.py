@@ -31,7 +31,7 @@ def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) ->
     st.caption(plain(line(store, dataset.name, labeled)))
     if not any(item.human for item in store.items(dataset.name)):
         st.info(f"{dataset.name} has no human score to compare the judge with yet: label items yourself, or import "
-                "labels with `python -m geval labels import`.")
+                "labels on the Data page (or with `python -m geval labels import`).")
         st.page_link("views/7_label.py", label="Go to Label", icon=":material/label:")
         st.stop()
 

@@ -96,6 +96,12 @@ def template() -> geval.Template | None:
         return None
 
 
+def saved_templates(store: geval.Store, name: str | None = None) -> list[geval.Template]:
+    """The saved template versions a user can open, edit and score (`Store.template_versions`),
+    without the records of judges imported from a file (kind "imported": never asked)."""
+    return [t for t in store.template_versions(name) if t.kind != "imported"]
+
+
 def editor_started_from(current: geval.Template | None, versions: Collection[str]) -> str | None:
     """The label of the version the editor's text started from: the last of `versions` (the
     labels of the prompts/ files and saved versions) the editor held, opened, saved or linked;

@@ -79,6 +79,17 @@ def streamlit_process(store: Path, log: Path, timeout: float = 90.0, env: dict |
                     process.wait(timeout=15)
 
 
+def first_page(playwright, url: str):
+    """Chromium on the app at `url`, once its first page (Data) is drawn: (browser, tab)."""
+    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    tab = browser.new_context(viewport=VIEWPORT).new_page()
+    tab.set_default_timeout(60_000)
+    tab.goto(url)
+    tab.locator('[data-testid="stMain"] h1').filter(has_text="Data").first.wait_for(timeout=90_000)
+    wait_idle(tab)
+    return browser, tab
+
+
 def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
     """Wait until Streamlit has finished the current script run (no 'Running…' status, no stale elements)."""
     page.wait_for_timeout(settle * 1000)

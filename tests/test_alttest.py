@@ -14,7 +14,7 @@ import geval
 from geval.analysis.alttest import alt_test, benjamini_yekutieli
 from geval.analysis.alttest_power import simulate, winning_rates
 from geval.data.items import make_item
-from tests.helpers import run_cli
+from tests.helpers import run_cli, scripted
 
 ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
 LINE = re.compile(r"^(\S+) \(imported from llm_annotations\.json\) · label: winning rate (\d\.\d\d), "
@@ -192,6 +192,20 @@ def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):
     assert set(table["human"]) == {"Natural"} and (table["n"] == 3).any()
     template = labeled.template(combo["template_version"])
     assert template.kind == "imported" and "imported from mine.csv (SHA-256" in template.body
+
+
+def test_an_imported_judge_is_never_asked(labeled, tmp_path):
+    """Its template is a record, not a prompt: the plan says it cannot be rendered, scoring refuses it
+    before storing anything."""
+    path = tmp_path / "mine.csv"
+    path.write_text("id,score\nrow0,1\nrow1,3\n")
+    geval.alttest.import_judge(labeled, "d", path)
+    template = labeled.template(labeled.combos("d").iloc[0]["template_version"])
+    items = labeled.items("d")
+    assert not geval.plan(labeled, items, template, scripted()).renderable
+    with pytest.raises(geval.GevalError, match='kind = "imported" records a judge\'s scores imported from a file'):
+        geval.score(labeled, items, template, scripted(), "d")
+    assert len(labeled.judgments("d", columns=("id",))) == 2  # the import's, nothing more
 
 
 def test_a_categorical_aspect_is_read_by_accuracy_never_correlated(shared_data, store):

@@ -117,8 +117,8 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
     at.button[0].click().run()  # "Load with this mapping"
     assert not at.exception and not at.error
     assert "unscored" in geval.Store(tmp_path / "store.sqlite").dataset_names()
-    assert ("unscored has no human score of its own: label its items on the Label page (or import labels with "
-            "`python -m geval labels import`), and the judge is compared with your labels.") in texts(at)
+    assert ("unscored has no human score of its own: label its items on the Label page (or import labels "
+            "below), and the judge is compared with your labels.") in texts(at)
     assert any(link.proto.page.endswith("7_label.py") or "label" in link.proto.page for link in at.get("page_link"))
 
 

@@ -129,8 +129,8 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
     at, store = label_app(monkeypatch, tmp_path)
     at.switch_page("views/5_agreement.py").run()
     assert not at.error and [i.value for i in at.info] == [
-        "mine has no human score to compare the judge with yet: label items yourself, or import labels with "
-        "`python -m geval labels import`."]
+        "mine has no human score to compare the judge with yet: label items yourself, or import labels on the "
+        "Data page (or with `python -m geval labels import`)."]
     at.switch_page(PAGE).run()
     for index in range(12):
         rate(at, 1 + index % 3)

@@ -7,7 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 import geval
-from studio import state, uploads
+from studio import imports, state, uploads
 
 st.title("Data")
 if "data_deleted" in st.session_state:
@@ -143,7 +143,7 @@ labeled = geval.labeling.counts(state.store(), dataset.name)
 side = state.store().human_side(dataset.name)
 if not dataset.aspects:
     st.info(f"{dataset.name} has no human score of its own: label its items on the Label page (or import labels "
-            "with `python -m geval labels import`), and the judge is compared with your labels.")
+            "below), and the judge is compared with your labels.")
     st.page_link("views/7_label.py", label="Label items yourself", icon=":material/label:")
 for row in labeled.itertuples():
     took = f"; a label took {row.seconds:.0f} s (median)" if pd.notna(row.seconds) else ""  # imported: not timed
@@ -157,6 +157,7 @@ for index, aspect in enumerate(aspects):
     figure.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
 
+imports.section(state.store(), dataset)
 
 st.divider()
 

@@ -12,7 +12,7 @@ dataset = state.dataset()
 EDITOR = "(editor)"  # how the diff's menus name the editor's text
 
 files = {t.name: t for t in geval.Template.known()}
-stored = {t.label: t for t in store.template_versions()}
+stored = {t.label: t for t in state.saved_templates(store)}
 comments = store.template_comments()
 file_labels = {t.label for t in files.values()}
 choices = [*files, *[label for label in stored if label not in file_labels]]
@@ -107,7 +107,7 @@ def _diff_defaults(labels: list[str], started_from: str | None) -> None:
     if st.session_state.get("prompts_diff_for") == shown and set(chosen) <= set(labels):
         return
     st.session_state["prompts_diff_for"] = shown
-    same_name = next((t.label for t in (files.get(current_name), *store.template_versions(current_name))
+    same_name = next((t.label for t in (files.get(current_name), *state.saved_templates(store, current_name))
                       if t is not None and t.label != shown), None)
     start = started_from if started_from != shown else same_name
     start = start if start in labels else labels[0]
@@ -128,7 +128,7 @@ with save:
     st.subheader("Save")
     if "prompts_deleted" in st.session_state:
         st.success(st.session_state.pop("prompts_deleted"))
-    saved_versions = {t.version for t in store.template_versions()}
+    saved_versions = {t.version for t in state.saved_templates(store)}
     comment = st.text_input("Comment (what this version changes; shown beside its hash in menus and legends)",
                             key="prompts_comment", max_chars=80,
                             placeholder=comments.get(template.version, "") if template is not None else "")
@@ -146,7 +146,7 @@ with save:
                   on_click=lambda: st.session_state.update(prompts_delete=template.version))
 with diff:
     st.subheader("Diff two versions")
-    versions = {EDITOR: template, **{t.label: t for t in store.template_versions()},
+    versions = {EDITOR: template, **{t.label: t for t in state.saved_templates(store)},
                 **{t.label: t for t in files.values()}}
     labels = list(versions)
     _diff_defaults(labels, state.editor_started_from(template, labels))

@@ -21,7 +21,7 @@ if current is None:
     st.stop()
 
 files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t in geval.Template.known()}
-saved = {t.label: t for t in store.template_versions()}
+saved = {t.label: t for t in state.saved_templates(store)}
 available = {current.label: current}  # any version: the editor's, a file's, a saved one (written for these items)
 chosen_before = st.session_state.get("score_templates") or []
 # another dataset than the one the templates were chosen on: those that cannot render on it are dropped (and said)

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, imports, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -111,6 +111,7 @@ nav[3].selectbox(
 )
 item_id = st.session_state["inspect_place"] = st.session_state["inspect_jump"]
 row = by_id.loc[item_id]
+origin = imports.provenance(store, dataset.name, combo, item_id, row["aspect"])  # None: a judge the app asked
 try:
     item = store.item(item_id)
 except geval.GevalError as exc:
@@ -150,15 +151,15 @@ with score_column:
         b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
         c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
         st.text(f"{human}, every annotator: {', '.join(f'{s:g}' for s in scores) or 'none'}")
-    if item.human:  # every aspect people scored, every annotator (a static table: no column hidden)
-        width = max(len(v) for v in item.human.values())
+    if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
+        ratings = {k: item.ratings(k) for k in item.human}
+        names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
         st.table(pd.DataFrame(
             [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2),
-              **{f"#{i + 1}": (f"{v[i]:g}" if i < len(v) else "–") for i in range(width)}}
-             for k, v in item.human.items()]
+              **{name: (f"{v[name]:g}" if name in v else "–") for name in names}} for k, v in ratings.items()]
         ).set_index("aspect"))
-        if width > 1:
-            st.caption(f"People's scores: #1 to #{width} are the annotators.")
+        if len(names) > 1 and all(name.startswith("#") for name in names):
+            st.caption(f"People's scores: {names[0]} to {names[-1]} are the annotators, by position.")
     if pd.notna(row["coverage"]):
         st.caption(f"Coverage: {row['coverage']:.1%} of the judge's probability fell on the scores of the scale "
                    "(the distribution is renormalized over them).")
@@ -168,7 +169,7 @@ with score_column:
         st.warning(f"This judgment is {row['status']}: no score, left out of the statistics. The reason:")
         st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)
     distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
-    if distribution:
+    if distribution and origin is None:
         st.caption("The judge's score distribution (the score is its weighted mean)")
         st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
                         key="inspect_distribution", config={"displayModeBar": False})
@@ -196,23 +197,26 @@ with score_column:
         if saved_note:
             st.text(saved_note)
 
-with st.expander("The exact prompt sent to the judge", expanded=False):
-    if isinstance(row["prompt"], str):
-        st.code(row["prompt"], language=None, wrap_lines=True)
-    else:
-        st.text("No prompt recorded: the judgment failed before a call was made (see the reason above).")
-with st.expander("The model's raw output", expanded=row["status"] != "ok"):
-    raw = row["raw"]
-    answers = json.loads(raw) if isinstance(raw, str) and raw else []
-    if not answers:
-        st.text("No answer recorded.")
-    for index, answer in enumerate(answers, start=1):
-        if len(answers) > 1:
-            st.caption(f"Answer {index} of {len(answers)}")
-        if str(answer).strip():
-            st.code(str(answer), language=None, wrap_lines=True)
+if origin is not None:
+    st.info(plain(origin), icon=":material/upload_file:")
+else:
+    with st.expander("The exact prompt sent to the judge", expanded=False):
+        if isinstance(row["prompt"], str):
+            st.code(row["prompt"], language=None, wrap_lines=True)
         else:
-            st.text(f"(an empty answer: {answer!r})")
+            st.text("No prompt recorded: the judgment failed before a call was made (see the reason above).")
+    with st.expander("The model's raw output", expanded=row["status"] != "ok"):
+        raw = row["raw"]
+        answers = json.loads(raw) if isinstance(raw, str) and raw else []
+        if not answers:
+            st.text("No answer recorded.")
+        for index, answer in enumerate(answers, start=1):
+            if len(answers) > 1:
+                st.caption(f"Answer {index} of {len(answers)}")
+            if str(answer).strip():
+                st.code(str(answer), language=None, wrap_lines=True)
+            else:
+                st.text(f"(an empty answer: {answer!r})")
 
 listed = set(rows["item_id"])
 flagged_here = {i: n for i, n in notes.items() if i in listed}

@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import cached, human_side, state
+from studio import alttest, cached, human_side, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -118,6 +118,8 @@ if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
 
 human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
+
+alttest.section(store, dataset.name, combos)
 
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "

@@ -5,7 +5,7 @@ much agreement."""
 import streamlit as st
 
 import geval
-from studio import cached, context, human_side, state
+from studio import alttest, cached, context, human_side, state
 from studio import labeling as session_of
 from studio.text import plain
 
@@ -100,6 +100,7 @@ s = session_of.session(dataset.name, annotator)
 if s.current not in set(ids):
     s.current = next((i for i in order if i not in done and i not in s.skipped), None)
 st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
+alttest.planning_line(store, dataset.name, first.name, combos, combo)
 if said:
     st.caption(said)
 if s.current is None:

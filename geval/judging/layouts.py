@@ -83,6 +83,7 @@ def calls(template: Template, item: Item, steps: str | None = None,
           around: Neighbours | Sequence[Item] | None = None) -> list[Call]:
     """The judge calls `item` needs under `template` (see the module's table). `around` is the
     dataset's items, needed by batch layouts and {{examples}}."""
+    template.check_asked()
     if around is None and (template.kind == "batch" or template.examples is not None):
         raise TemplateError(f"{template.source}: this template shows other items of the dataset (a batch layout or "
                             "examples); render it with the dataset's items")

@@ -215,6 +215,13 @@ class Template:
         """The placeholders the body uses, in order of first use."""
         return list(dict.fromkeys(m.group(1).lower() for m in PLACEHOLDER.finditer(self.body)))
 
+    def check_asked(self) -> None:
+        """Raise TemplateError for a template that is never asked: kind "imported", the record of a
+        judge's scores made elsewhere and imported from a file (`geval.alttest.import_judge`)."""
+        if self.kind == "imported":
+            raise TemplateError(f"{self.source}: kind = \"imported\" records a judge's scores imported from a file; "
+                                "it is never asked: score with a template of another kind (form, checklist, batch)")
+
     @property
     def per_aspect(self) -> bool:
         """True when the body names {{aspect}}: one prompt (and judge call) per aspect."""

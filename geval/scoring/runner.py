@@ -253,6 +253,7 @@ def score(
     """
     if not isinstance(concurrency, int) or concurrency < 1:
         raise GevalError(f"concurrency {concurrency!r} is not a whole number >= 1; use 1 for one call at a time")
+    template.check_asked()  # an imported judge's record: nothing to ask, nothing stored
     workers = max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1))
     store.save_template(template)
     around = neighbours(store, template, dataset, items, examples_from)

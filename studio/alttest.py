@@ -1,0 +1,148 @@
+"""Can the judge replace an annotator? The alternative annotator test (`geval.alttest`) as the
+Agreement page shows it (its settings, the judges ranked by advantage probability, one judge's
+annotators with the verdict and the plan beside it) and the Label page's planning line."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import cached, state
+from studio.text import plain
+
+EPSILON = "alttest_epsilon"  # the session key of the epsilon chosen (the Label page's plan reads it too)
+WHO = {"experts": "experts", "skilled": "skilled annotators", "crowd": "crowd workers"}
+BY_ASPECT = "by the aspect"
+READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "continuous": "its mean"}
+#: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
+OUTCOME = {True: st.success, False: st.info, None: st.warning}
+
+#: Whose scores the test reads, by the human side in force (`Store.human_side`).
+ANNOTATORS_OF = {"people": "the dataset's own annotators", "you": "your labels, each annotator apart",
+                 "both": "the dataset's annotators and yours"}
+NEEDS_TWO = ("How many items the test needs is known once two annotators have scored the same items (their agreement "
+             "is what the simulation starts from).")
+
+
+def epsilon() -> float:
+    """The epsilon chosen on the Agreement page in this session (else the skilled annotators')."""
+    return float(st.session_state.get(EPSILON, geval.alttest.EPSILONS["skilled"]))
+
+
+def _annotators_chosen() -> None:
+    st.session_state[EPSILON] = geval.alttest.EPSILONS[st.session_state["alttest_who"]]
+
+
+def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
+    """The Agreement page's section: the settings, every judge of `dataset` ranked, then one judge and
+    aspect in detail (its verdict, each annotator's line, the plan, its signature)."""
+    st.subheader("Can the judge replace an annotator?")
+    st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
+               "turn, and item by item the judge and the left-out person are compared by how well each represents "
+               "the remaining annotators. The judge beats an annotator when a one-sided t-test says the person's "
+               f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}); it "
+               "passes when it beats at least half of them (winning rate ≥ .50). The advantage probability (how "
+               "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
+               "this dataset is tested, but a prompt search's variants.")
+    st.session_state.setdefault("alttest_who", "skilled")
+    st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
+    who, margin, align, read = st.columns([3, 2, 3, 3])
+    kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
+    who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
+                  format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})", **kept,
+                  help="Sets epsilon as the paper advises: a judge is granted a larger margin the more a person "
+                       "costs (experts .2, skilled annotators .15, crowd workers .1).")
+    chosen_epsilon = margin.number_input("Epsilon", 0.0, 1.0, step=0.01, format="%.2f", key=EPSILON, **kept,
+                                         help="The cost-benefit margin: how much better than the judge a person "
+                                              "must be for the judge to lose to them.")
+    alignment = align.selectbox("Alignment", [BY_ASPECT, *geval.alttest.ALIGNMENTS], key="alttest_alignment", **kept,
+                                format_func=lambda a: "by the aspect" if a == BY_ASPECT else a,
+                                help="By the aspect: accuracy for categories, neg-rmse for scores. "
+                                     + "; ".join(f"{k}: {v}" for k, v in geval.alttest.ALIGNMENTS.items()) + ".")
+    reading = read.selectbox("The judge read as", list(geval.alttest.READINGS), key="alttest_reading", **kept,
+                             format_func=READ_AS.get,
+                             help="; ".join(f"{READ_AS[k]}: {v}" for k, v in geval.alttest.READINGS.items()) + ".")
+    alignment = None if alignment == BY_ASPECT else alignment
+    st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
+               "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
+               "agree exactly, and a tie counts for both sides. Its advantage probability read the other ways "
+               "stands beside it (a judge imported from a file is read as imported).")
+    try:
+        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment)
+    except geval.GevalError as exc:
+        st.error(plain(str(exc)))
+        return
+    if not results[reading]:
+        st.info("No judge here is compared with a human aspect that has annotators: nothing to test.")
+        return
+    ranked = ranking(results, reading)
+    shown = ranked.drop(columns=["verdict"])
+    for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
+        shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
+    st.dataframe(shown, hide_index=True, key="alttest_summary",
+                 column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
+    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
+
+
+def ranking(results: dict, reading: str) -> pd.DataFrame:
+    """`geval.alttest.summary` of the `reading` chosen, ranked by advantage probability, with each
+    judge's advantage probability read the other ways beside it (none for an imported judge)."""
+    table = geval.alttest.summary(results[reading])
+    for other in geval.alttest.READINGS:
+        if other == reading:
+            continue
+        by_key = {(r.judge, r.aspect): r for r in results[other]}
+        table[f"advantage probability ({other})"] = [
+            math.nan if read == "as imported" else by_key[(judge, aspect)].advantage_probability
+            for judge, aspect, read in zip(table["judge"], table["aspect"], table["reading"])]
+    return table.drop(columns=["epsilon"])
+
+
+def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
+           chosen_epsilon: float, alignment: str | None) -> None:
+    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
+    by_name = {f"{r.judge} · {r.aspect}": r for r in results}
+    names = [f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"])]  # best first
+    state.keep_valid("alttest_pick", names)
+    result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
+    OUTCOME[result.passed](plain(result.verdict()), icon=":material/balance:")
+    annotators, plan = st.columns([3, 2])
+    table = result.table()
+    for column in ("judge wins", "person wins"):
+        table[column] = [geval.reporting.number(v, 2) for v in table[column]]
+    table["p"] = [geval.reporting.format_p(p) for p in table["p"]]
+    annotators.dataframe(table, hide_index=True, key="alttest_annotators")
+    annotators.caption("Per annotator: the items compared (those with another annotator and a judge score), the share "
+                       "of them on which the judge's (the person's) alignment with the other annotators is at least "
+                       "the other's (a tie counts for both), the one-sided p-value, and whether the judge beats the "
+                       "annotator after Benjamini-Yekutieli.")
+    by_label = combos.set_index("label")
+    combo = by_label.loc[result.judge] if result.judge in by_label.index else None
+    with plan:
+        planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
+                                      alignment if alignment != "rank" else None)
+        if planned is None:
+            st.info(NEEDS_TWO, icon=":material/groups:")
+        else:
+            st.info(plain(planned.sentence()), icon=":material/groups:")
+        if combo is not None:
+            st.caption("Judge signature:")
+            st.text(combo["signature"])
+
+
+def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None) -> None:
+    """The Label page's line: how many items give the test an 80% chance with annotators agreeing as
+    these do, or what it needs first (a second annotator's labels on the same items)."""
+    side = ANNOTATORS_OF[store.human_side(dataset)]
+    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon())
+    if planned is None:
+        st.caption(f"Can the judge replace an annotator? The alternative annotator test needs a second annotator's "
+                   f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "
+                   "import a colleague's labels on the Data page.")
+        return
+    sentence = planned.sentence()
+    st.caption(f"Can the judge replace an annotator? The alternative annotator test on {side}: "
+               + plain(sentence[:1].lower() + sentence[1:]) + " The test itself: the Agreement page.")

@@ -1,0 +1,180 @@
+"""Issue 31's page parts under AppTest: the Agreement page's "Can the judge replace an annotator?"
+(the alternative annotator test: a verdict on 30+ items, what is missing below), a judge's scores
+and an annotator's labels imported on the Data page, an imported judge on Inspect (its file, no
+prompt) and never offered by Score or Prompts, and the Label page's planning line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import geval
+from studio.text import plain
+from tests.apptest_helpers import open_app, texts
+from tests.test_page_inspect import scored_app
+from tests.test_page_label import label_app
+
+AGREEMENT, INSPECT, LABEL = "views/5_agreement.py", "views/4_inspect.py", "views/7_label.py"
+SAMPLE = "topicalchat_usr_sample"
+
+
+def _table(at, column: str):
+    """The first table on the page with `column` (AppTest does not tell a dataframe's key)."""
+    return next(frame.value for frame in at.dataframe if column in frame.value.columns)
+
+
+def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, n=36)
+    at.switch_page(AGREEMENT).run()
+    assert not at.exception and not at.error
+    summary = _table(at, "advantage probability")
+    assert len(summary) == 1 and summary.iloc[0]["items"] == 36 and summary.iloc[0]["annotators"] == 3
+    assert summary.iloc[0]["passed"] in ("yes", "no") and summary.iloc[0]["reading"] == "mode"
+    assert {"advantage probability (rounded)", "advantage probability (continuous)"} <= set(summary.columns)
+    annotators = _table(at, "annotator")
+    assert list(annotators["annotator"]) == ["#1", "#2", "#3"] and (annotators["items"] == 36).all()
+    verdict = next(e.value for e in [*at.success, *at.info] if "an annotator here" in e.value)
+    assert re.search(r"(can replace|cannot be shown to replace) an annotator here: it beats \d of 3 annotators",
+                     verdict)
+    assert "at epsilon 0\\.15, neg\\-rmse alignment" in verdict and "on 36 items" in verdict
+    assert "With 3 annotators agreeing as yours do" in texts(at)  # the plan beside it
+
+    at.selectbox(key="alttest_who").set_value("experts").run()
+    assert at.number_input(key="alttest_epsilon").value == 0.2 and "at epsilon 0\\.2," in texts(at)
+    at.number_input(key="alttest_epsilon").set_value(0.3).run()
+    assert "at epsilon 0\\.3," in texts(at) and at.selectbox(key="alttest_who").value == "experts"
+
+    store = geval.Store(tmp_path / "store.sqlite")  # a second judge, imported: ranked beside it, and chosen
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("item_id,natural\n" + "".join(f"{i.id},2\n" for i in store.items(SAMPLE)))
+    geval.alttest.import_judge(store, SAMPLE, elsewhere)
+    at.run()
+    ranked = _table(at, "advantage probability")
+    judges = list(ranked["judge"])
+    assert len(judges) == 2 and "elsewhere (imported from elsewhere.csv)" in judges
+    assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
+    chosen = at.selectbox(key="alttest_pick")
+    assert chosen.options == [f"{judge} · Natural" for judge in judges]  # the best first
+    chosen.set_value(chosen.options[1]).run()  # the second: its verdict
+    assert any(e.value.startswith(plain(judges[1])) for e in [*at.success, *at.info])
+
+
+def test_below_30_items_per_annotator_it_says_what_is_missing_instead_of_a_verdict(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path, n=12)
+    at.switch_page(AGREEMENT).run()
+    assert not at.exception
+    assert _table(at, "advantage probability").iloc[0]["passed"] == "no verdict"
+    warning = next(w.value for w in at.warning if w.value.startswith("No verdict"))
+    assert ("fewer than 30 items per annotator \\(most: 12\\): the t\\-test needs 30 or more; the paper recommends "
+            "labeling more items") in warning
+    assert set(_table(at, "annotator")["judge beats"]) == {"not tested (fewer than 30 items)"}
+
+
+def _judge_file(store: geval.Store, rows: int, bad_row: int | None = None) -> bytes:
+    ids = [item.id for item in store.items(SAMPLE)[:rows]]
+    lines = ["item_id,natural",
+             *(f"{'no-such-item' if i == bad_row else item},{1 + i % 3}" for i, item in enumerate(ids))]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def _import_judge(at, name: str, content: bytes, judge: str = "") -> None:
+    at.file_uploader(key="import_judge_file").set_value((name, content, "text/csv"))
+    at.text_input(key="import_judge_name").set_value(judge)
+    at.button(key="import_judge_submit").click().run()
+    assert not at.exception
+
+
+def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_asked(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2))  # a bad row: one line naming it, nothing kept
+    assert [e.value for e in at.error] == [plain("judge.csv:4: 'no-such-item' is not an item of the dataset "
+                                                 "(neither its id nor the id its file gave it)")]
+    assert store.combos(SAMPLE).empty and not list((tmp_path / "uploads").rglob("*.csv"))
+
+    _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
+    assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (natural); it is listed as "my gpt-4o '
+                                             '(imported from judge.csv)" on Inspect and Agreement.']
+    _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
+    assert [s.value for s in at.success] == ["my gpt-4o: already imported from judge.csv: nothing changed."]
+    assert list(store.combos(SAMPLE)["label"]) == ["my gpt-4o (imported from judge.csv)"]
+
+    at.switch_page(INSPECT).run()
+    assert not at.exception and at.selectbox(key="inspect_combo").value == "my gpt-4o (imported from judge.csv)"
+    origin = next(i.value for i in at.info if i.value.startswith("Imported from")).replace("\\", "")
+    assert re.match(r"Imported from judge\.csv \(line \d+\), SHA-256 [0-9a-f]{64}, on \d{4}-\d\d-\d\dT\d\d:\d\dZ "
+                    r"\(UTC\)\. G-Eval Studio did not ask this judge: there is no prompt and no raw answer\.$", origin)
+    assert not [e for e in at.expander if "prompt" in e.label] and not at.get("plotly_chart")
+
+    at.switch_page(AGREEMENT).run()
+    assert not at.exception
+    assert list(_table(at, "advantage probability")["reading"]) == ["as imported"]
+
+    for page, key in (("views/3_score.py", "score_templates"), ("views/2_prompts.py", "prompts_open")):
+        at.switch_page(page).run()
+        widget = at.multiselect(key=key) if key == "score_templates" else at.selectbox(key=key)
+        assert widget.options and not [o for o in widget.options if "imported" in o], page
+
+
+def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = [item.id for item in store.items(SAMPLE)[:4]]
+    judges = {"judge-a": {i: 1 + n % 3 for n, i in enumerate(ids)}, "judge-b": {i: 2 for i in ids}}
+    at.file_uploader(key="import_judge_file").set_value(("llm_annotations.json", json.dumps(judges).encode(),
+                                                         "application/json"))
+    at.selectbox(key="import_judge_aspect").set_value("Natural")
+    at.button(key="import_judge_submit").click().run()
+    assert not at.exception and not at.error
+    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (natural)",
+                                                           "judge-b: 4 items imported (natural)"]
+    assert sorted(store.combos(SAMPLE)["label"]) == ["judge-a (imported from llm_annotations.json)",
+                                                     "judge-b (imported from llm_annotations.json)"]
+
+
+def test_labels_imported_on_the_data_page_are_one_more_annotator(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = [item.id for item in store.items(SAMPLE)[:3]]
+    good = "item_id,aspect,score\n" + "".join(f"{i},Natural,{n + 1}\n" for n, i in enumerate(ids))
+    bad = good + "nope,Natural,2\n"
+    at.file_uploader(key="import_labels_file").set_value(("carol.csv", bad.encode(), "text/csv"))
+    at.text_input(key="import_labels_annotator").set_value("carol")
+    at.button(key="import_labels_submit").click().run()
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        f"carol.csv: item nope of dataset '{SAMPLE}' is not in {store.path}; load the dataset the labels were given on "
+        "first"] and store.labels(SAMPLE).empty
+
+    at.file_uploader(key="import_labels_file").set_value(("carol.csv", good.encode(), "text/csv"))
+    at.button(key="import_labels_submit").click().run()
+    assert not at.exception and not at.error
+    assert [s.value for s in at.success] == ["carol.csv: 3 labels imported (Natural; annotators carol)."]
+    labels = store.labels(SAMPLE)
+    assert list(labels["annotator"]) == ["carol"] * 3 and sorted(labels["score"]) == [1.0, 2.0, 3.0]
+
+
+def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypatch, tmp_path):
+    at, store = label_app(monkeypatch, tmp_path)
+    items = store.items("mine")
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + n % 3, "annotator": "ann"}
+                       for n, i in enumerate(items[:6])])
+    at.run()
+    assert not at.exception
+    assert ("The alternative annotator test needs a second annotator's labels of Natural on the same items: label "
+            "them under another name (Annotator, above), or import a colleague's labels on the Data page.") in texts(at)
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + (n // 2) % 3, "annotator": "bob"}
+                       for n, i in enumerate(items[:6])])
+    at.run()
+    line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
+    assert "test on your labels, each annotator apart: with 3 annotators agreeing as yours do (" in line
+    assert re.search(r"(about \d+ items give|even 300 items give)", line)
+
+    at.switch_page(AGREEMENT).run()  # the epsilon chosen there is the plan's
+    at.number_input(key="alttest_epsilon").set_value(0.3).run()
+    at.switch_page(LABEL).run()
+    at.run()  # a rerun of the Label page alone
+    line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
+    assert "(epsilon 0.3, neg-rmse;" in line
+
+    at.switch_page(INSPECT).run()  # each annotator by name beside the judge
+    assert not at.exception and list(at.table[0].value.columns) == ["mean", "ann", "bob"]
