@@ -182,3 +182,16 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     rate(at, 1, "Maintains Context")
     assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 2
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
+
+
+def test_enter_on_an_item_without_a_label_keeps_it_and_says_why(monkeypatch, tmp_path):
+    """Enter goes on from a labeled item only: a digit Streamlit dropped on its way (the Enter's rerun
+    overtook it) never leaves an item unlabeled unnoticed; s skips on purpose."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    at.button(key="label_next").click().run()
+    assert shown_item(at) == first and store.labels("mine").empty
+    assert "No label of Natural for this item yet: a digit gives it, s skips the item." in texts(at)
+    rate(at, 2)
+    at.button(key="label_next").click().run()
+    assert shown_item(at) != first and store.labels("mine")["item_id"].tolist() == [first]
