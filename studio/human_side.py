@@ -14,7 +14,8 @@ from studio.text import plain
 def line(store: geval.Store, dataset: str, labeled: pd.DataFrame) -> str:
     """"Compared with: your labels (Natural: 12 items labeled)"."""
     side = store.human_side(dataset)
-    counted = "; ".join(f"{row.aspect}: {row.items} items labeled by {row.annotators}" for row in labeled.itertuples())
+    counted = "; ".join(f"{row.aspect}: {geval.reporting.counted(row.items, 'item')} labeled by {row.annotators}"
+                        for row in labeled.itertuples())
     return f"Compared with: {geval.labeling.HUMAN_SIDES[side]}" + (f" ({counted})" if counted else "")
 
 

@@ -129,12 +129,13 @@ def show_result(result) -> None:
     """How one template's run ended, named by its template: red when nothing was judged, orange
     when some items failed or some answers had no score (each problem on a line of its own)."""
     run = f"Run {result.run_id}" + (f" ({plain(result.template)})" if result.template else "")
+    counted = geval.reporting.counted
     counts = (f"{run}: {result.done}/{result.total} items, {result.cached} cached, "
-              f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
+              f"{counted(result.calls, 'judge call')}, {result.failed} failed, {result.unscored} unscored, "
               f"in {result.elapsed:.0f} s")
     if result.status == "failed":
-        how = (f"all {result.failed} items failed" if result.failed == result.done else
-               f"{result.failed} items failed, {result.unscored} answers had no score")
+        how = (f"all {counted(result.failed, 'item')} failed" if result.failed == result.done else
+               f"{counted(result.failed, 'item')} failed, {counted(result.unscored, 'answer')} had no score")
         why = f"  \nThe answers' most common reason: {plain(result.top_unread)}" if result.top_unread else ""
         st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.{why}", icon=":material/error:")
         return
@@ -188,7 +189,8 @@ def show_progress() -> None:
         show_result(result)
     if job.error:
         kept = job.progress.done - job.progress.failed if job.progress is not None else 0
-        kept_line = f"  \nThe {kept} items judged before it are stored: press Start to go on." if kept else ""
+        kept_line = (f"  \nThe {geval.reporting.counted(kept, 'item')} judged before it "
+                     f"{'is' if kept == 1 else 'are'} stored: press Start to go on." if kept else "")
         st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
                  icon=":material/error:")
     if job.not_started:
@@ -212,7 +214,7 @@ show_progress()
 for other in jobs.stopped(str(store.path), dataset.name):  # stopped runs of another selection keep their Resume
     if other.id != st.session_state.get("score_job"):
         done = sum(p.done for p in other.finished)
-        st.info(f"Stopped: {', '.join(map(plain, other.labels))} on {len(other.selection[0])} items "
+        st.info(f"Stopped: {', '.join(map(plain, other.labels))} on {geval.reporting.counted(len(other.selection[0]), 'item')} "
                 f"({done} scored before the stop).")
         resume_button(other, f"score_resume_{other.id}")
 
