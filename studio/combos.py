@@ -147,6 +147,13 @@ def describe(combos: pd.DataFrame) -> Callable[[str], str]:
     return text
 
 
+def readable(combos: pd.DataFrame) -> dict[str, str]:
+    """Each combination's label as a table row names it: the template, its version's comment and the
+    judge, without the version's hash (a column of its own beside it)."""
+    return {label: label.replace(f"@{version}", "", 1)
+            for label, version in zip(combos["label"], combos["template_version"])}
+
+
 def choose(key: str, combos: pd.DataFrame) -> None:
     """Open the menu `key` on the default combination when it holds none (or one no longer offered)."""
     if st.session_state.get(key) not in set(combos["label"]):

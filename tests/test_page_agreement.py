@@ -95,7 +95,10 @@ def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
     both = at.multiselect(key="agree_combos").options
     at.multiselect(key="agree_combos").set_value(both).run()
     assert not at.exception
-    assert set(at.dataframe[0].value["combo"]) == set(both)
+    table = at.dataframe[0].value
+    assert {f"{name}@{version}{rest}" for name, version, rest in
+            zip(table["combo"].str.split(" ").str[0], table["version"], table["combo"].str.partition(" ")[1]
+                + table["combo"].str.partition(" ")[2])} == set(both)
 
     at.selectbox(key="agree_b").select(at.selectbox(key="agree_a").value).run()
     assert any("Pick two different" in i.value for i in at.info)
@@ -353,11 +356,30 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
         assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
 
 
-def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):
+def test_with_two_versions_the_tables_first_column_is_pinned_whole_and_the_note_wide(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()
     at.multiselect(key="agree_combos").set_value(at.multiselect(key="agree_combos").options).run()
     assert not at.exception
     config = json.loads(at.dataframe[0].proto.columns)
-    assert config["combo"]["width"] == "medium" and config["combo"]["pinned"] is True
+    assert config["combo"]["width"] == "large" and config["combo"]["pinned"] is True
     assert config["note"]["width"] == "large"
+
+
+def test_the_table_names_versions_by_template_and_comment_with_the_hash_beside(monkeypatch, tmp_path):
+    """Agreement's version column once read "topicalchat-naturalness@879953…", cut before the comment."""
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    store = geval.Store(tmp_path / "store.sqlite")
+    second = _second_version()
+    store.save_template(second, comment="numbers only in the form")
+    store.close()
+    at.switch_page(PAGE).run()
+    both = at.multiselect(key="agree_combos").options
+    at.multiselect(key="agree_combos").set_value(both).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns[:2]) == ["combo", "version"]
+    named = dict(zip(table["version"], table["combo"]))
+    assert named[second.version] == "topicalchat-naturalness (numbers only in the form) · scripted: hashed"
+    original = resolve_template("topicalchat-naturalness").version
+    assert named[original] == "topicalchat-naturalness · scripted: hashed"
