@@ -383,3 +383,22 @@ def test_the_table_names_versions_by_template_and_comment_with_the_hash_beside(m
     assert named[second.version] == "topicalchat-naturalness (numbers only in the form) · scripted: hashed"
     original = resolve_template("topicalchat-naturalness").version
     assert named[original] == "topicalchat-naturalness · scripted: hashed"
+
+
+def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch, tmp_path):
+    """Your labels alone (one annotator) are "your labels", and the page says there is no estimate of
+    their reliability; the people of the Topical-Chat sample (three annotators) are "people"."""
+    from tests.test_page_label import label_app
+
+    at, store = label_app(monkeypatch, tmp_path)
+    for index, item in enumerate(store.items("mine")):
+        store.save_label(item.id, "Natural", 1 + index % 3)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert [h.value for h in at.subheader][0] == "Correlation with your labels"
+    assert any(c.value.startswith("One annotator per item: there is no estimate of how reliable") for c in at.caption)
+
+    people, _ = scored_app(monkeypatch, tmp_path / "people")
+    people.switch_page(PAGE).run()
+    assert [h.value for h in people.subheader][0] == "Correlation with people"
+    assert not any(c.value.startswith("One annotator per item") for c in people.caption)

@@ -53,7 +53,7 @@ if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
 labeled = geval.labeling.counts(store, dataset.name)
-human_side.choose(store, dataset, labeled)
+compared_with = human_side.choose(store, dataset, labeled)
 
 tables, pairs = {}, {}
 for label in chosen:
@@ -70,7 +70,7 @@ if not tables:
     st.stop()
 
 stacked = geval.reporting.stack_tables(tables)
-st.subheader("Correlation with people")
+st.subheader(f"Correlation with {compared_with}")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
            "bootstrap). Unscored and failed judgments "
            "are left out; 'unscored' counts them.")
