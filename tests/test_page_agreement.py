@@ -96,9 +96,8 @@ def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
     at.multiselect(key="agree_combos").set_value(both).run()
     assert not at.exception
     table = at.dataframe[0].value
-    assert {f"{name}@{version}{rest}" for name, version, rest in
-            zip(table["combo"].str.split(" ").str[0], table["version"], table["combo"].str.partition(" ")[1]
-                + table["combo"].str.partition(" ")[2])} == set(both)
+    assert {combo.replace(" ", f"@{version} ", 1) for combo, version in zip(table["combo"], table["version"])} \
+        == set(both)  # the template's name, its version's hash beside it
 
     at.selectbox(key="agree_b").select(at.selectbox(key="agree_a").value).run()
     assert any("Pick two different" in i.value for i in at.info)

@@ -115,7 +115,9 @@ def test_a_link_opens_agreement_on_its_combinations(monkeypatch, tmp_path):
     labels = [combos.loc[edited.version, "label"], combos.loc[file_version.version, "label"]]
     assert at.multiselect(key="agree_combos").value == labels
     assert "(fluent wording)" in labels[0]  # the version's comment names it, beside its hash
-    assert set(at.dataframe[0].value["combo"]) == set(labels)
+    table = at.dataframe[0].value
+    assert {combo.replace(" ", f"@{version} ", 1) for combo, version in zip(table["combo"], table["version"])} \
+        == set(labels)  # named by template and comment, the version's hash beside
     assert url(at)["agree"] == both
 
 
@@ -172,7 +174,8 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         assert stub.count < 30
         again = open_app(monkeypatch, tmp_path, SCORE, params=dict(reloaded.query_params))  # reloaded once stopped
         assert any("stopped; press Resume this run" in s.value for s in again.info)
-        assert again.button(key="score_start").label == "Resume"
+        assert again.button(key="score_start").label == "Resume this run"
+        assert not [b for b in again.button if (b.key or "").startswith("score_resume")]  # one Resume button
 
 
 def test_a_reload_after_editing_on_prompts_scores_the_editors_new_version(monkeypatch, tmp_path):
