@@ -90,7 +90,7 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         assert "stopped; press Resume this run to go on" in summary
         stopped_after = stub.count
         assert 0 < stopped_after < 12
-        assert at.button(key="score_start").label == "Resume"
+        assert at.button(key="score_start").label == "Resume this run"
 
         at.button(key="score_start").click().run()
         wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
@@ -103,7 +103,7 @@ def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_it
     with OpenAIStub() as stub:
         at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
         stopped_after = stub.count
-        assert at.button(key="score_start").label == "Resume"
+        assert at.button(key="score_start").label == "Resume this run"
 
         at.number_input(key="score_limit").set_value(3).run()  # another selection: not the stopped run's
         assert at.button(key="score_start").label == "Start scoring"
@@ -370,7 +370,7 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
 
     shown = jobs.selection(geval.load_dataset("topicalchat_usr_sample").items, [geval.Template.load(DEFAULT_TEMPLATE)],
                            {"backend": "embedded", "concurrency": 1, "rpm": None})  # what the page opens on
-    for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume")):
+    for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume this run")):
         ended = Progress(total=24, done=done, run_id=3, status="stopped" if stopped else "finished", stopped=stopped,
                          ended=1.0, started=0.0)
         at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended], selection=shown,
@@ -378,6 +378,7 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
         jobs.get(at.session_state["score_job"]).stop.set()  # Stop was pressed
         at.run()
         assert at.button(key="score_start").label == label
+        assert not [b for b in at.button if (b.key or "").startswith("score_resume")]  # one Resume button, not two
 
 
 def test_some_failed_items_are_an_orange_warning_with_their_cause(monkeypatch, tmp_path):
@@ -457,3 +458,61 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
                      pace=Pace(per_call=0.5))
     at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA, no hint
     assert "ETA 1s" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
+
+
+def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, tmp_path):
+    """"Select all" templates once queued hours of CPU without a word."""
+    monkeypatch.setattr("geval.judging.backends.embedded.remembered_speed", lambda *args, **kwargs: None)  # 3 s a call
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.warning and not [m for m in at.markdown if "In all" in m.value]  # one template, 3 min
+    everything = at.multiselect(key="score_templates").options
+    at.multiselect(key="score_templates").set_value(everything).run()
+    assert not at.exception
+    total = next(m.value for m in at.markdown if m.value.startswith("**In all: "))
+    found = re.fullmatch(r"\*\*In all: (\d+) templates, (\d+) judge calls, about (\d+\.\d) h\*\*", total)
+    assert found and int(found.group(1)) == len(everything), total
+    assert float(found.group(3)) == pytest.approx(int(found.group(2)) * 3.0 / 3600, abs=0.051)
+    assert [w.value for w in at.warning if "would take" in w.value] == [
+        f"This run would take about {found.group(3)} h of the judge's time (on the embedded judge: this machine's "
+        "CPU, all that time). Fewer templates, or a seeded sample under Items, make it shorter; a stopped run keeps "
+        "what it scored."]
+    at.number_input(key="score_limit").set_value(10).run()  # 10 items: minutes, said in all, no warning
+    assert not [w for w in at.warning if "would take" in w.value]
+    assert any(m.value.startswith("**In all: ") and m.value.endswith(" min**") for m in at.markdown)
+
+
+def test_one_judge_call_reads_in_the_singular(monkeypatch, tmp_path):
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6})
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_limit").set_value(1).run()
+        assert "1 item: 0 cached, 1 judge call to make" in texts(at)
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        summary = next(s.value for s in at.success if s.value.startswith("Run "))
+        assert "1/1 items, 0 cached, 1 judge call, 0 failed" in summary
+
+
+def test_a_reload_mid_run_shows_the_running_runs_estimate_not_the_menus_choice(monkeypatch, tmp_path):
+    """After a reload mid-run the top once showed a red plan for another template while the run went on."""
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", delay=0.4)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        at.number_input(key="score_concurrency").set_value(1)
+        at.number_input(key="score_limit").set_value(20).run()
+        running = at.multiselect(key="score_templates").value[0]
+        planned = [i.value for i in at.info if "judge call" in i.value]
+        at.button(key="score_start").click().run()
+        wait_for(at, lambda at: stub.count >= 2, timeout=30)
+
+        summeval = (Path(__file__).parent.parent / "prompts" / "summeval-consistency.txt").read_text()
+        reloaded = open_app(monkeypatch, tmp_path, PAGE, state={"template_text": summeval})  # cannot render here
+        assert not reloaded.exception and not reloaded.error
+        assert any(c.value == f"A run is going on (below): {plain(running)} on 20 items. Its estimate when it started:"
+                   for c in reloaded.caption), [c.value for c in reloaded.caption]
+        assert [i.value for i in reloaded.info if "judge call" in i.value] == planned
+        assert planned[0].startswith(f"{plain(running)}: 20 items: 0 cached, 20 judge calls to make")
+        reloaded.button(key="score_stop").click().run()
+        wait_for(reloaded, lambda at: any("stopped; press Resume this run" in s.value for s in at.info))
