@@ -61,7 +61,8 @@ def variants_toggle(combos: pd.DataFrame) -> None:
     """A toggle that lists a prompt search's variants in the menus (drawn only when there are some)."""
     n = int(combos["searched"].astype(bool).sum())
     if n:
-        st.toggle(f"List the {geval.reporting.counted(n, 'variant')} of prompt searches too", key="combos_variants", persist_state="session",
+        st.toggle(f"List the {geval.reporting.counted(n, 'variant')} of prompt searches too", key="combos_variants",
+                  persist_state="session",
                   help="Each variant of a search is scored on a few groups only; they are left out of the menus "
                        "unless listed here.")
 

@@ -161,7 +161,8 @@ def test_opening_another_template_over_an_unsaved_edit_asks_first(monkeypatch, t
     at.text_input(key="prompts_comment").set_value("fluent wording")
     at.button(key="prompts_pending_save").click().run()  # saved with its comment, then the other opened
     assert at.selectbox(key="prompts_open").value == "topicalchat-coherence"
-    assert "- Coherence:" in at.text_area(key="template_text").value and at.text_input(key="prompts_comment").value == ""
+    assert "- Coherence:" in at.text_area(key="template_text").value
+    assert at.text_input(key="prompts_comment").value == ""
     import geval
     saved = geval.Store(tmp_path / "store.sqlite").template_versions("topicalchat-naturalness")
     assert [t.text for t in saved] == [edited_text]

@@ -136,7 +136,8 @@ given = {**options, "concurrency": int(concurrency), "rpm": rpm}
 # another selection starts anew, and the stopped job keeps its "Resume this run" beside its line below
 same = job is not None and job.resumable and job.selection == jobs.selection(items, templates, given)
 st.session_state["score_resume_above"] = job.id if same else None
-if st.button("Resume this run" if same else "Start scoring", type="primary", disabled=running or not templates or bool(blocked),
+if st.button("Resume this run" if same else "Start scoring", type="primary",
+             disabled=running or not templates or bool(blocked),
              key="score_start", help="A run is going on: stop it first." if running else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):

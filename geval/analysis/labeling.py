@@ -344,7 +344,8 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
 
     ordered, read = usable(labeled_order), usable(read_on or [])
     if len(ordered) < MIN_FIT:
-        raise LabelError(f"{counted(len(ordered), 'label')} of {aspect or 'this aspect'}: a learning curve starts at {MIN_FIT}")
+        raise LabelError(f"{counted(len(ordered), 'label')} of {aspect or 'this aspect'}: a learning curve starts "
+                         f"at {MIN_FIT}")
     dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered + read, c].isna().any()]
     kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale)
     notes = [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []

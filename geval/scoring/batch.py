@@ -79,7 +79,8 @@ class BatchPlan:
     def line(self) -> str:
         """One line for the CLI."""
         requests = sum(f.requests for f in self.files)
-        return (f"{requests} requests in {len(self.files)} batch file(s), {counted(self.cached, 'item')} already cached, "
+        return (f"{requests} requests in {len(self.files)} batch file(s), {counted(self.cached, 'item')} already "
+                "cached, "
                 f"{self.failed} cannot be rendered; run {self.run_id}")
 
 

@@ -129,7 +129,8 @@ class TuneProgress:
         """One line for a terminal or a progress bar."""
         if not self.round:
             return self.message
-        spent = (f"{counted(self.calls, 'judge call')} made, {counted(self.cached, 'item')} cached, {self.tokens} tokens, "
+        spent = (f"{counted(self.calls, 'judge call')} made, {counted(self.cached, 'item')} cached, "
+                 f"{self.tokens} tokens, "
                  + (f"${self.cost:.4f}" if self.priced else "cost unknown"))
         if self.testing:
             return (f"test part ({self.testing} groups, at most {self.reserved} calls of the budget), "
@@ -171,7 +172,8 @@ class TuneResult:
         t = self.test
         if not self.winner:
             return (f"tune {self.dataset}, {self.human}: stopped before a candidate had a correlation, after "
-                    f"{counted(self.calls, 'judge call')}; what was scored is stored: run the same search again to go on"
+                    f"{counted(self.calls, 'judge call')}; what was scored is stored: run the same search again to "
+                    "go on"
                     if self.stopped else
                     f"tune {self.dataset}, {self.human}: {NO_WINNER}")
         lines = [
