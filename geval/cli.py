@@ -326,7 +326,8 @@ def cmd_score(args) -> int:
         )
         if sys.stderr.isatty():
             print(file=sys.stderr)
-        print(f"{template.label}: {progress.done} items, {progress.cached} cached, {progress.calls} judge calls, "
+        print(f"{template.label}: {geval.reporting.counted(progress.done, 'item')}, {progress.cached} cached, "
+              f"{geval.reporting.counted(progress.calls, 'judge call')}, "
               f"{progress.failed} failed, {progress.unscored} unscored aspect scores; run {progress.run_id}")
         print(f"signature: {progress.signature}")
         if progress.status == "failed":
@@ -540,13 +541,13 @@ def cmd_labels_export(args) -> None:
     store = geval.Store(args.store)
     labels = store.labels(_stored_dataset(store, args.dataset), args.annotator)
     path = geval.labeling.write_labels(labels.to_dict("records"), args.out)
-    print(f"wrote {len(labels)} labels of {args.dataset} to {path}")
+    print(f"wrote {geval.reporting.counted(len(labels), 'label')} of {args.dataset} to {path}")
 
 
 def cmd_labels_import(args) -> None:
     store = geval.Store(args.store)
     written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset)
-    print(f"imported {sum(written.values())} labels from {args.file} ("
+    print(f"imported {geval.reporting.counted(sum(written.values()), 'label')} from {args.file} ("
           + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
 
 
@@ -569,7 +570,8 @@ def _human_side_line(store: geval.Store, name: str) -> str:
     """"human side: your labels (12 labels)": what the judge is compared with."""
     side = store.human_side(name)
     labels = len(store.labels(name))
-    return f"human side: {geval.labeling.HUMAN_SIDES[side]}" + (f" ({labels} labels)" if side != "people" else "")
+    return f"human side: {geval.labeling.HUMAN_SIDES[side]}" + (
+        f" ({geval.reporting.counted(labels, 'label')})" if side != "people" else "")
 
 
 def cmd_agree(args) -> None:
@@ -584,7 +586,8 @@ def cmd_agree(args) -> None:
         raise geval.GevalError(f"--levels: unknown level(s) {', '.join(sorted(unknown))}; use item, group, system")
     table = geval.agree(store, name, (version, args.signature), levels=levels, n_boot=args.bootstrap)
     frame = geval.disagreements(store, name, (version, args.signature))
-    print(f"dataset {name}; {frame['item_id'].nunique()} items; signature: {frame['signature'].iloc[0]}")
+    print(f"dataset {name}; {geval.reporting.counted(frame['item_id'].nunique(), 'item')}; "
+          f"signature: {frame['signature'].iloc[0]}")
     if store.human_side(name) != "people":
         print(_human_side_line(store, name))
     shown = table.copy()

@@ -61,7 +61,8 @@ def variants_toggle(combos: pd.DataFrame) -> None:
     """A toggle that lists a prompt search's variants in the menus (drawn only when there are some)."""
     n = int(combos["searched"].astype(bool).sum())
     if n:
-        st.toggle(f"List the {n} variants of prompt searches too", key="combos_variants", persist_state="session",
+        st.toggle(f"List the {geval.reporting.counted(n, 'variant')} of prompt searches too", key="combos_variants",
+                  persist_state="session",
                   help="Each variant of a search is scored on a few groups only; they are left out of the menus "
                        "unless listed here.")
 
@@ -147,6 +148,13 @@ def describe(combos: pd.DataFrame) -> Callable[[str], str]:
     return text
 
 
+def readable(combos: pd.DataFrame) -> dict[str, str]:
+    """Each combination's label as a table row names it: the template, its version's comment and the
+    judge, without the version's hash (a column of its own beside it)."""
+    return {label: label.replace(f"@{version}", "", 1)
+            for label, version in zip(combos["label"], combos["template_version"])}
+
+
 def choose(key: str, combos: pd.DataFrame) -> None:
     """Open the menu `key` on the default combination when it holds none (or one no longer offered)."""
     if st.session_state.get(key) not in set(combos["label"]):
@@ -163,6 +171,7 @@ def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:
              ("the answers that could not be read are cached: a new version of the template (its form or scale) "
               "or another judge asks again" if unscored else "")]
     advice = "; ".join(part for part in again if part)
-    return (f"Nothing is scored with {combo.name}: {failed} judgments failed and {unscored} could not be read "
+    return (f"Nothing is scored with {combo.name}: {geval.reporting.counted(failed, 'judgment')} failed and "
+            f"{unscored} could not be read "
             f"({reason}). {advice[:1].upper()}{advice[1:]}. Or choose another combination.")
 

@@ -59,6 +59,7 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "range": ("inspect_range", _pair, None),
     "order": ("inspect_order", str, "Largest disagreement first"),
     "unscored": ("inspect_unscored", _flag, True),
+    "flagged": ("inspect_flagged", _flag, False),
     "human": ("tune_aspect", str, None),
     "budget": ("tune_budget", int, 400),
     "share": ("tune_share", float, 0.5),

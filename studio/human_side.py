@@ -14,14 +14,22 @@ from studio.text import plain
 def line(store: geval.Store, dataset: str, labeled: pd.DataFrame) -> str:
     """"Compared with: your labels (Natural: 12 items labeled)"."""
     side = store.human_side(dataset)
-    counted = "; ".join(f"{row.aspect}: {row.items} items labeled by {row.annotators}" for row in labeled.itertuples())
+    counted = "; ".join(f"{row.aspect}: {geval.reporting.counted(row.items, 'item')} labeled by {row.annotators}"
+                        for row in labeled.itertuples())
     return f"Compared with: {geval.labeling.HUMAN_SIDES[side]}" + (f" ({counted})" if counted else "")
 
 
-def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) -> None:
+#: What is said when every item has one annotator's score on the human side.
+ONE_ANNOTATOR = ("One annotator per item: there is no estimate of how reliable these scores are (how much people "
+                 "agree with each other needs two or more annotators on the same items), so there is no human "
+                 "ceiling to read the judge's agreement against.")
+
+
+def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) -> str:
     """The line saying what the judge is compared with; when the dataset has human scores of its
     own and labels too, the choice (kept in the store: every page, the CLI and the report follow it).
-    With no human score at all, a pointer to the Label page, and the page stops."""
+    With no human score at all, a pointer to the Label page, and the page stops. Returns what the
+    judge is compared with, for a heading: "your labels", "one annotator" or "people"."""
     if dataset.aspects and len(labeled):
         st.session_state["agree_side"] = store.human_side(dataset.name)
         st.radio("Compared with", list(geval.labeling.HUMAN_SIDES), format_func=geval.labeling.HUMAN_SIDES.get,
@@ -29,11 +37,16 @@ def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) ->
                  help="Kept with the dataset in the store: Inspect, Compare, Tune, the leaderboard, the report and "
                       "`python -m geval agree` read people the same way.")
     st.caption(plain(line(store, dataset.name, labeled)))
-    if not any(item.human for item in store.items(dataset.name)):
+    items = store.items(dataset.name)
+    if not any(item.human for item in items):
         st.info(f"{dataset.name} has no human score to compare the judge with yet: label items yourself, or import "
                 "labels on the Data page (or with `python -m geval labels import`).")
         st.page_link("views/7_label.py", label="Go to Label", icon=":material/label:")
         st.stop()
+    single = max(len(scores) for item in items for scores in item.human.values()) == 1
+    if single:
+        st.caption(ONE_ANNOTATOR)
+    return "your labels" if store.human_side(dataset.name) == "you" else "one annotator" if single else "people"
 
 
 def _keep(store: geval.Store, dataset: str) -> None:

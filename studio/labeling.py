@@ -1,7 +1,13 @@
 """The Label page's session: the item shown, the items seen (for ←), the items skipped, what an
 undo puts back, and the clock that times each label. Every label goes to the store the moment
 it is given (`Store.save_label`); this only remembers how the user moves, and a reload starts
-it again from the store (the items labeled, in the order they were labeled)."""
+it again from the store (the items labeled, in the order they were labeled).
+
+Keys are read against the session, not against the page they were pressed on: a digit rates the
+item the session shows now and Enter goes on from it, so a key pressed while the page still
+draws the item before (typed ahead) lands where the user is, never on the item left. The
+callbacks never touch `st.session_state`: each access is a point where Streamlit stops a callback
+for the next key's rerun, and a digit then Enter would lose the label."""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
+import geval
 from studio import state
 
 KEY = "label_session"
@@ -21,8 +28,10 @@ class Session:
 
     dataset: str
     annotator: str
+    store: geval.Store
     history: list[str] = field(default_factory=list)  # the items shown, in order (← walks back through it)
     current: str | None = None
+    upcoming: list[str] = field(default_factory=list)  # the items not labeled yet, in the page's order
     skipped: set[str] = field(default_factory=set)
     undo: list[tuple[str, str, dict | None]] = field(default_factory=list)  # (item, aspect, label it replaced)
     since: float = 0.0  # when the clock started: the item shown, or its last label
@@ -32,39 +41,64 @@ class Session:
 def session(dataset: str, annotator: str) -> Session:
     """This browser session's labeling of `dataset` as `annotator`: a new one (its history the
     items the annotator labeled, oldest first) when either changed."""
-    found = st.session_state.get(KEY)
-    if found is None or (found.dataset, found.annotator) != (dataset, annotator):
-        labels = state.store().labels(dataset, annotator)
-        found = st.session_state[KEY] = Session(dataset, annotator, list(dict.fromkeys(labels["item_id"])))
+    found, store = st.session_state.get(KEY), state.store()
+    if found is None or (found.dataset, found.annotator, found.store) != (dataset, annotator, store):
+        labels = store.labels(dataset, annotator)
+        found = st.session_state[KEY] = Session(dataset, annotator, store, list(dict.fromkeys(labels["item_id"])))
     return found
 
 
-def show(s: Session, item_id: str) -> None:
-    """Make `item_id` the item shown; its clock starts when it is first shown."""
+def show(s: Session, item_id: str | None) -> None:
+    """Make `item_id` the item shown (None: none is left); its clock starts when it is first shown."""
     if s.current != item_id:
         s.current, s.since = item_id, time.time()
-    if item_id not in s.history:
+    if item_id is not None and item_id not in s.history:
         s.history.append(item_id)
 
 
-def rate(s: Session, item_id: str, aspect: str, score: int) -> None:
-    """Save the label at once, with the seconds since the item was shown (or its previous label)."""
+def _labeled(s: Session, item_id: str) -> set[str]:
+    """The aspects of `item_id` the annotator has labeled (lower case), as the store has them."""
+    labels = s.store.labels(s.dataset, s.annotator)
+    return set(labels.loc[labels["item_id"] == item_id, "aspect"].str.lower())
+
+
+def rate(s: Session, aspect: str, score: int, keyed: tuple[str, ...] = ()) -> None:
+    """Save the label of the item shown at once, with the seconds since it was shown (or its previous
+    label). `keyed`: the aspects in order, for the buttons the digits press: they rate the first of
+    them the item has no label of yet (the button's own `aspect` once all have one)."""
+    if s.current is None:
+        s.note = "No item is shown: nothing was labeled."
+        return
+    if keyed:
+        labeled = _labeled(s, s.current)
+        aspect = next((name for name in keyed if name.lower() not in labeled), aspect)
     now = time.time()
-    previous = state.store().save_label(item_id, aspect, score, s.annotator, seconds=round(now - s.since, 2))
-    s.undo.append((item_id, aspect, previous))
+    previous = s.store.save_label(s.current, aspect, score, s.annotator, seconds=round(now - s.since, 2))
+    s.undo.append((s.current, aspect, previous))
     s.since, s.note = now, f"Saved {aspect} = {score}."
 
 
-def go_on(s: Session, done: bool) -> None:
-    """Enter / →: the next item seen after this one, else the next in the order (`done`: whether
-    every aspect of this one is labeled; if not, it counts as skipped)."""
+def go_on(s: Session, aspects: tuple[str, ...]) -> None:
+    """Enter / →: the next item seen after this one, else the next one not labeled in the page's
+    order, once every one of `aspects` of this item has a label. An item still to label stays
+    (s skips it), with a note: a digit lost on its way (Streamlit drops a key's click when the next
+    key's rerun overtakes it) never leaves an item unlabeled unnoticed."""
     if s.current is None:
         return
-    if not done:
-        s.skipped.add(s.current)
+    missing = [name for name in aspects if name.lower() not in _labeled(s, s.current)]
+    if missing:
+        s.note = f"No label of {', '.join(missing)} for this item yet: a digit gives it, s skips the item."
+        return
+    _leave(s)
+
+
+def _leave(s: Session) -> None:
+    """Show the item seen after this one, else the next one not labeled in the page's order."""
     place = s.history.index(s.current) if s.current in s.history else len(s.history) - 1
-    s.current = s.history[place + 1] if place + 1 < len(s.history) else None
-    s.since, s.note = time.time(), ""
+    following = s.history[place + 1] if place + 1 < len(s.history) else next(
+        (i for i in s.upcoming if i != s.current and i not in s.skipped and i not in s.history), None)
+    show(s, following)
+    s.note = ""
 
 
 def back(s: Session) -> None:
@@ -76,12 +110,16 @@ def back(s: Session) -> None:
     if place == 0:
         s.note = "This is the first item you saw."
         return
-    s.current, s.since, s.note = s.history[place - 1], time.time(), ""
+    show(s, s.history[place - 1])
+    s.note = ""
 
 
 def skip(s: Session) -> None:
     """s: leave this item unlabeled and go on (it is offered again in a new session)."""
-    go_on(s, done=False)
+    if s.current is None:
+        return
+    s.skipped.add(s.current)
+    _leave(s)
     s.note = "Skipped."
 
 
@@ -92,10 +130,9 @@ def undo(s: Session) -> None:
         s.note = "Nothing to undo in this session."
         return
     item_id, aspect, previous = s.undo.pop()
-    store = state.store()
     if previous is None:
-        store.delete_label(item_id, aspect, s.annotator)
+        s.store.delete_label(item_id, aspect, s.annotator)
     else:
-        store.save_labels([previous])
+        s.store.save_labels([previous])
     s.current, s.since = item_id, time.time()
     s.note = f"Undone: {aspect} of this item " + (f"is {previous['score']:g} again." if previous else "is unlabeled.")

@@ -166,14 +166,14 @@ def test_after_a_stop_a_new_selection_starts_anew_and_the_stopped_run_resumes_fr
     wait_idle(tab)
     stopped_after = stub.count
     assert 0 < stopped_after < 8
-    assert tab.get_by_role("button", name="Resume", exact=True).is_visible()
+    assert tab.get_by_role("button", name="Resume this run").count() == 1  # one Resume button, not two
 
     swap_template(tab, f"{first.label} (prompts/)", f"{other.label} (prompts/)")  # another template and sample
     choose_radio(tab, "Items", "Seeded random sample")
     set_number(tab, "Sample size", 4)  # 4: test (d) looks for its own runs of 3
     alert(tab, "info", re.compile(rf"{re.escape(other.label)}: 4 items: 0 cached, 4 judge calls to make"))
     start = tab.get_by_role("button", name="Start scoring")
-    assert start.is_visible() and tab.get_by_role("button", name="Resume", exact=True).count() == 0
+    assert start.is_visible() and tab.get_by_role("button", name="Resume this run").count() == 1
     assert tab.get_by_role("button", name="Resume this run").is_visible()  # the stopped run's own line
     screenshot(tab, "e2e_session_a2_new_selection_after_stop")
     start.click()

@@ -96,7 +96,9 @@ def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
     both = at.multiselect(key="agree_combos").options
     at.multiselect(key="agree_combos").set_value(both).run()
     assert not at.exception
-    assert set(at.dataframe[0].value["combo"]) == set(both)
+    table = at.dataframe[0].value
+    assert {combo.replace(" ", f"@{version} ", 1) for combo, version in zip(table["combo"], table["version"])} \
+        == set(both)  # the template's name, its version's hash beside it
 
     at.selectbox(key="agree_b").select(at.selectbox(key="agree_a").value).run()
     assert any("Pick two different" in i.value for i in at.info)
@@ -369,11 +371,49 @@ def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_
     assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
 
 
-def test_with_two_versions_the_tables_long_first_column_is_narrow_and_the_note_wide(monkeypatch, tmp_path):
+def test_with_two_versions_the_tables_first_column_is_pinned_whole_and_the_note_wide(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()
     at.multiselect(key="agree_combos").set_value(at.multiselect(key="agree_combos").options).run()
     assert not at.exception
     config = json.loads(at.dataframe[0].proto.columns)
-    assert config["combo"]["width"] == "medium" and config["combo"]["pinned"] is True
+    assert config["combo"]["width"] == "large" and config["combo"]["pinned"] is True
     assert config["note"]["width"] == "large"
+
+
+def test_the_table_names_versions_by_template_and_comment_with_the_hash_beside(monkeypatch, tmp_path):
+    """Agreement's version column once read "topicalchat-naturalness@879953…", cut before the comment."""
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    store = geval.Store(tmp_path / "store.sqlite")
+    second = _second_version()
+    store.save_template(second, comment="numbers only in the form")
+    store.close()
+    at.switch_page(PAGE).run()
+    both = at.multiselect(key="agree_combos").options
+    at.multiselect(key="agree_combos").set_value(both).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert list(table.columns[:2]) == ["combo", "version"]
+    named = dict(zip(table["version"], table["combo"]))
+    assert named[second.version] == "topicalchat-naturalness (numbers only in the form) · scripted: hashed"
+    original = resolve_template("topicalchat-naturalness").version
+    assert named[original] == "topicalchat-naturalness · scripted: hashed"
+
+
+def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch, tmp_path):
+    """Your labels alone (one annotator) are "your labels", and the page says there is no estimate of
+    their reliability; the people of the Topical-Chat sample (three annotators) are "people"."""
+    from tests.test_page_label import label_app
+
+    at, store = label_app(monkeypatch, tmp_path)
+    for index, item in enumerate(store.items("mine")):
+        store.save_label(item.id, "Natural", 1 + index % 3)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert [h.value for h in at.subheader][0] == "Correlation with your labels"
+    assert any(c.value.startswith("One annotator per item: there is no estimate of how reliable") for c in at.caption)
+
+    people, _ = scored_app(monkeypatch, tmp_path / "people")
+    people.switch_page(PAGE).run()
+    assert [h.value for h in people.subheader][0] == "Correlation with people"
+    assert not any(c.value.startswith("One annotator per item") for c in people.caption)

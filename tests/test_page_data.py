@@ -44,10 +44,12 @@ def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path)
     links = at.get("page_link")
     assert [link.proto.label for link in links] == [
-        "1. Data: pick a dataset", "2. Prompts: edit a template", "3. Score: run the judge",
-        "4. Inspect: read disagreements", "5. Agreement: correlations",
-        "6. Tune: raise agreement"]
-    assert [link.proto.page.split("/")[-1] for link in links] == ["", "prompts", "score", "inspect", "agreement", "tune"]
+        "1. Data: pick a dataset", "2. Label: your own scores", "3. Prompts: edit a template",
+        "4. Score: run the judge", "5. Inspect: read disagreements", "6. Agreement: correlations",
+        "7. Tune: raise agreement"]
+    assert [link.proto.page.split("/")[-1] for link in links] == [
+        "", "label", "prompts", "score", "inspect", "agreement", "tune"]
+    assert "Label when your file has no human scores" in texts(at)
 
 
 def test_a_stored_upload_stays_listed_labelled_as_yours_and_opens_again(monkeypatch, tmp_path):

@@ -377,3 +377,24 @@ def test_no_human_score_yet_is_told_apart_from_no_matching_aspect(monkeypatch, t
     at.run()
     assert not any("Items are in dataset order" in w.value for w in at.warning)
     store.close()
+
+
+def test_flagged_items_are_marked_in_jump_to_and_can_be_shown_alone(monkeypatch, tmp_path):
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.checkbox(key="inspect_flagged").check().run()
+    assert [i.value for i in at.info] == ["No item is flagged here yet: flag one under Your note, or clear "
+                                          "Flagged only."]
+    at.checkbox(key="inspect_flagged").uncheck().run()
+    order = at.selectbox(key="inspect_jump").options
+    item_id = at.session_state["inspect_jump"]
+    at.checkbox(key=f"inspect_flag_{item_id}").check()
+    at.button(key="inspect_save").click().run()
+    jump = at.selectbox(key="inspect_jump")
+    marked = [option for option in jump.options if "⚑" in option]
+    assert len(marked) == 1 and item_id in marked[0] and len(jump.options) == len(order)  # marked at once
+    at.button(key="inspect_next").click().run()
+    at.checkbox(key="inspect_flagged").check().run()
+    assert not at.exception
+    assert at.selectbox(key="inspect_jump").options == marked and at.session_state["inspect_jump"] == item_id
+    assert any("1 of 1" in m.value for m in at.markdown)

@@ -220,3 +220,16 @@ def test_with_no_template_that_fits_the_page_says_so(monkeypatch, tmp_path):
     at.run()
     assert not at.exception
     assert any(w.value.startswith("No template in prompts/, nor the editor's, fits mine's items") for w in at.warning)
+
+
+def test_enter_on_an_item_without_a_label_keeps_it_and_says_why(monkeypatch, tmp_path):
+    """Enter goes on from a labeled item only: a digit Streamlit dropped on its way (the Enter's rerun
+    overtook it) never leaves an item unlabeled unnoticed; s skips on purpose."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    at.button(key="label_next").click().run()
+    assert shown_item(at) == first and store.labels("mine").empty
+    assert "No label of Natural for this item yet: a digit gives it, s skips the item." in texts(at)
+    rate(at, 2)
+    at.button(key="label_next").click().run()
+    assert shown_item(at) != first and store.labels("mine")["item_id"].tolist() == [first]

@@ -143,3 +143,61 @@ def test_the_open_menu_names_the_version_in_the_editor(monkeypatch, tmp_path):
 def test_the_page_says_when_the_checks_and_preview_update(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     assert any("update when you press Ctrl+Enter or click outside the editor" in c.value for c in at.caption)
+
+
+def test_opening_another_template_over_an_unsaved_edit_asks_first(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    editor = at.text_area(key="template_text")
+    edited_text = editor.value.replace("naturally written", "natural and fluent")
+    editor.set_value(edited_text).run()
+    at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()
+    assert not at.exception
+    assert any("that is not saved. Opening topicalchat-coherence replaces it." in w.value for w in at.warning)
+    assert at.text_area(key="template_text").value == edited_text  # nothing lost while it asks
+    at.button(key="prompts_pending_keep").click().run()
+    assert at.text_area(key="template_text").value == edited_text and "prompts_pending_keep" not in \
+        [b.key for b in at.button]
+    at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()
+    at.text_input(key="prompts_comment").set_value("fluent wording")
+    at.button(key="prompts_pending_save").click().run()  # saved with its comment, then the other opened
+    assert at.selectbox(key="prompts_open").value == "topicalchat-coherence"
+    assert "- Coherence:" in at.text_area(key="template_text").value
+    assert at.text_input(key="prompts_comment").value == ""
+    import geval
+    saved = geval.Store(tmp_path / "store.sqlite").template_versions("topicalchat-naturalness")
+    assert [t.text for t in saved] == [edited_text]
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value + "\n").run()
+    at.selectbox(key="prompts_open").set_value("topicalchat-naturalness").run()
+    at.button(key="prompts_pending_drop").click().run()  # dropped: the file's text, unchanged
+    assert at.selectbox(key="prompts_open").value == "topicalchat-naturalness" and "naturally written" in \
+        at.text_area(key="template_text").value
+
+
+def test_the_comment_field_starts_empty_for_each_template_opened_and_after_a_save(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.text_input(key="prompts_comment").set_value("a comment for the naturalness edit").run()
+    at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()
+    assert at.text_input(key="prompts_comment").value == ""
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("Coherence", "Coherence ", 1)).run()
+    at.text_input(key="prompts_comment").set_value("a space")
+    at.button(key="prompts_save").click().run()
+    assert any("(a space)" in s.value for s in at.success) and at.text_input(key="prompts_comment").value == ""
+
+
+def test_the_diff_reads_from_the_prompts_file_even_when_a_run_stored_it_after_the_edit(monkeypatch, tmp_path):
+    """A prompts/ file is the origin of its edits: stored by a run after an edit was saved from it
+    (both scored in one run), it is still the diff's From side."""
+    import geval
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    original = geval.Template.load("topicalchat-naturalness")
+    edit = geval.Template.parse(original.text.replace("2. Judge whether", "2. Decide whether"), source="edit")
+    store.save_template(edit)
+    store.save_template(original)  # later, as a run scoring both stores it
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"template_text": edit.text})
+    old, new, diff = _diff(at)
+    assert (old, new) == (original.label, "(editor)"), (old, new)
+    assert "-2. Judge whether" in diff and "+2. Decide whether" in diff

@@ -33,23 +33,24 @@ def _finished(at) -> bool:
     return any("Run " in s.value and "items" in s.value for s in [*at.success, *at.info])  # a stopped run: blue
 
 
-def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path):
+@pytest.mark.parametrize("n, items, calls", [(6, "6 items", "6 judge calls"), (1, "1 item", "1 judge call")])
+def test_scoring_with_an_openai_compatible_server(monkeypatch, tmp_path, n, items, calls):
     with OpenAIStub() as stub:
         stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6})
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
-        at.number_input(key="score_limit").set_value(6).run()
-        assert "6 items: 0 cached, 6 judge calls to make" in texts(at)
+        at.number_input(key="score_limit").set_value(n).run()
+        assert f"{items}: 0 cached, {calls} to make" in texts(at)  # one call is "1 judge call"
         at.button(key="score_start").click().run()
         wait_for(at, _finished)
         assert not at.exception
         summary = next(s.value for s in at.success if s.value.startswith("Run "))
-        assert "6/6 items, 0 cached, 6 judge calls, 0 failed" in summary
-        assert stub.count == 6 and stub.max_in_flight <= 4
+        assert f"{n}/{n} items, 0 cached, {calls}, 0 failed" in summary
+        assert stub.count == n and stub.max_in_flight <= 4
         assert all(r["headers"]["authorization"] == f"Bearer {KEY}" for r in stub.requests)
 
         at.run()
-        assert "6 items: 6 cached, 0 judge calls to make" in texts(at)
+        assert f"{items}: {n} cached, 0 judge calls to make" in texts(at)
 
     written = [p for p in Path(tmp_path).rglob("*") if p.is_file()]
     assert written, "the store was not written"
@@ -90,7 +91,7 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         assert "stopped; press Resume this run to go on" in summary
         stopped_after = stub.count
         assert 0 < stopped_after < 12
-        assert at.button(key="score_start").label == "Resume"
+        assert at.button(key="score_start").label == "Resume this run"
 
         at.button(key="score_start").click().run()
         wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
@@ -103,7 +104,7 @@ def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_it
     with OpenAIStub() as stub:
         at = _stopped_after_a_few(monkeypatch, tmp_path, stub)
         stopped_after = stub.count
-        assert at.button(key="score_start").label == "Resume"
+        assert at.button(key="score_start").label == "Resume this run"
 
         at.number_input(key="score_limit").set_value(3).run()  # another selection: not the stopped run's
         assert at.button(key="score_start").label == "Start scoring"
@@ -395,7 +396,7 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
 
     shown = jobs.selection(geval.load_dataset("topicalchat_usr_sample").items, [geval.Template.load(DEFAULT_TEMPLATE)],
                            {"backend": "embedded", "concurrency": 1, "rpm": None})  # what the page opens on
-    for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume")):
+    for done, stopped, label in ((24, False, "Start scoring"), (20, True, "Resume this run")):
         ended = Progress(total=24, done=done, run_id=3, status="stopped" if stopped else "finished", stopped=stopped,
                          ended=1.0, started=0.0)
         at = _shown_job(monkeypatch, tmp_path, ended, done=True, finished=[ended], selection=shown,
@@ -403,6 +404,7 @@ def test_stop_pressed_as_the_run_ends_offers_resume_only_when_something_is_left(
         jobs.get(at.session_state["score_job"]).stop.set()  # Stop was pressed
         at.run()
         assert at.button(key="score_start").label == label
+        assert not [b for b in at.button if (b.key or "").startswith("score_resume")]  # one Resume button, not two
 
 
 def test_some_failed_items_are_an_orange_warning_with_their_cause(monkeypatch, tmp_path):
@@ -482,3 +484,25 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
                      pace=Pace(per_call=0.5))
     at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA, no hint
     assert "ETA 1s" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
+
+
+def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, tmp_path):
+    """"Select all" templates once queued hours of CPU without a word."""
+    monkeypatch.setattr("geval.judging.backends.embedded.remembered_speed", lambda *args, **kwargs: None)  # 3 s a call
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.warning and not [m for m in at.markdown if "In all" in m.value]  # one template, 3 min
+    everything = at.multiselect(key="score_templates").options
+    at.multiselect(key="score_templates").set_value(everything).run()
+    assert not at.exception
+    total = next(m.value for m in at.markdown if m.value.startswith("**In all: "))
+    found = re.fullmatch(r"\*\*In all: (\d+) templates, (\d+) judge calls, about (\d+\.\d) h\*\*", total)
+    assert found and int(found.group(1)) == len(everything), total
+    assert float(found.group(3)) == pytest.approx(int(found.group(2)) * 3.0 / 3600, abs=0.051)
+    assert [w.value for w in at.warning if "would take" in w.value] == [
+        f"This run would take about {found.group(3)} h of the judge's time (on the embedded judge: this machine's "
+        "CPU, all that time). Fewer templates, or a seeded sample under Items, make it shorter; a stopped run keeps "
+        "what it scored."]
+    at.number_input(key="score_limit").set_value(10).run()  # 10 items: minutes, said in all, no warning
+    assert not [w for w in at.warning if "would take" in w.value]
+    assert any(m.value.startswith("**In all: ") and m.value.endswith(" min**") for m in at.markdown)
+

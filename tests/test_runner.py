@@ -221,6 +221,31 @@ def test_the_plan_says_how_many_cached_answers_had_no_score(store):
                                    "3 judge calls to make")
 
 
+def test_the_plan_says_why_calls_and_items_differ(store):
+    """"360 items: 0 cached, 359 judge calls" once went unexplained: a duplicate item is asked once."""
+    items = make_items(3)
+    duplicate = Item(**{**items[0].__dict__, "id": "duplicate", "system": "another system"})  # the same prompt
+    plan = geval.plan(store, [*items, duplicate], ONE, scripted())
+    assert (plan.calls, plan.shared) == (3, 1)
+    assert plan.line().startswith("4 items: 0 cached, 3 judge calls to make (")
+    assert plan.line().endswith(". 1 item has the same prompt as another item (a duplicate, or a call serving "
+                                "several items) and is asked once.")
+    assert geval.plan(store, items, ONE, scripted()).calls_explained() == ""
+    per_aspect = geval.plan(store, items, PER_ASPECT, scripted())
+    assert per_aspect.calls == 6 and per_aspect.line().endswith(
+        ". The template asks 2 prompts per item (one per aspect or question).")
+
+
+def test_plans_add_up_for_a_run_of_several_templates(store):
+    items = make_items(4)
+    one, two = geval.plan(store, items, ONE, scripted()), geval.plan(store, items, PER_ASPECT, scripted())
+    both = one + two
+    assert (both.total, both.calls, both.prompt_tokens) == (8, one.calls + two.calls,
+                                                             one.prompt_tokens + two.prompt_tokens)
+    assert both.seconds == pytest.approx(one.seconds + two.seconds)
+    assert both.duration().startswith("about ")
+
+
 def test_plan_run_lists_items_that_cannot_be_rendered(store):
     items = make_items(2)
     no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})

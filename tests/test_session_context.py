@@ -5,10 +5,11 @@ never is; a running job is found again by a new session, with its Stop button.""
 
 from __future__ import annotations
 
-from helpers import scored_own_table
+from helpers import REPO, scored_own_table
 from openai_stub import OpenAIStub
 
 import geval
+from studio.text import plain
 from tests.apptest_helpers import open_app, texts, wait_for
 
 SCORE, INSPECT, AGREEMENT = "views/3_score.py", "views/4_inspect.py", "views/5_agreement.py"
@@ -115,7 +116,9 @@ def test_a_link_opens_agreement_on_its_combinations(monkeypatch, tmp_path):
     labels = [combos.loc[edited.version, "label"], combos.loc[file_version.version, "label"]]
     assert at.multiselect(key="agree_combos").value == labels
     assert "(fluent wording)" in labels[0]  # the version's comment names it, beside its hash
-    assert set(at.dataframe[0].value["combo"]) == set(labels)
+    table = at.dataframe[0].value
+    assert {combo.replace(" ", f"@{version} ", 1) for combo, version in zip(table["combo"], table["version"])} \
+        == set(labels)  # named by template and comment, the version's hash beside
     assert url(at)["agree"] == both
 
 
@@ -145,9 +148,20 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         _use_stub(at, stub)
         at.number_input(key="score_concurrency").set_value(1)
         at.number_input(key="score_limit").set_value(30).run()
+        running = at.multiselect(key="score_templates").value[0]
+        planned = [i.value for i in at.info if "judge call" in i.value]
         at.button(key="score_start").click().run()
         wait_for(at, lambda at: stub.count >= 2, timeout=30)
         assert "job" in url(at)
+
+        # a new session whose editor holds a template these items cannot render: the top shows the running
+        # run's estimate, not a red plan for that template (as it once did after a reload mid-run)
+        summeval = (REPO / "prompts" / "summeval-consistency.txt").read_text()
+        other = open_app(monkeypatch, tmp_path, SCORE, state={"template_text": summeval})
+        assert not other.exception and not other.error
+        assert f"A run is going on (below): {plain(running)} on 30 items. Its estimate when it started:" in \
+            [c.value for c in other.caption]
+        assert [i.value for i in other.info if "judge call" in i.value] == planned
 
         reloaded = open_app(monkeypatch, tmp_path, SCORE, params=dict(at.query_params))  # the same URL
         assert not reloaded.exception
@@ -172,7 +186,8 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         assert stub.count < 30
         again = open_app(monkeypatch, tmp_path, SCORE, params=dict(reloaded.query_params))  # reloaded once stopped
         assert any("stopped; press Resume this run" in s.value for s in again.info)
-        assert again.button(key="score_start").label == "Resume"
+        assert again.button(key="score_start").label == "Resume this run"
+        assert not [b for b in again.button if (b.key or "").startswith("score_resume")]  # one Resume button
 
 
 def test_a_reload_after_editing_on_prompts_scores_the_editors_new_version(monkeypatch, tmp_path):

@@ -16,17 +16,19 @@ st.caption("Datasets with human scores: bundled samples in data/, the full publi
            "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others), with human "
            "scores or without: then your own labels (the Label page) are what the judge is compared with.")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
-    st.markdown("**Does a judge agree with people?** Five steps, one page each, and a sixth to raise it:")
+    st.markdown("**Does a judge agree with people?** One page a step: Label when your file has no human "
+                "scores (or to add yours), and Tune at the end to raise agreement:")
     steps = [
         ("views/1_data.py", "1. Data: pick a dataset", ":material/table:"),
-        ("views/2_prompts.py", "2. Prompts: edit a template", ":material/edit_note:"),
-        ("views/3_score.py", "3. Score: run the judge", ":material/play_circle:"),
-        ("views/4_inspect.py", "4. Inspect: read disagreements", ":material/search:"),
-        ("views/5_agreement.py", "5. Agreement: correlations", ":material/insights:"),
-        ("views/6_tune.py", "6. Tune: raise agreement", ":material/tune:"),
+        ("views/7_label.py", "2. Label: your own scores", ":material/label:"),
+        ("views/2_prompts.py", "3. Prompts: edit a template", ":material/edit_note:"),
+        ("views/3_score.py", "4. Score: run the judge", ":material/play_circle:"),
+        ("views/4_inspect.py", "5. Inspect: read disagreements", ":material/search:"),
+        ("views/5_agreement.py", "6. Agreement: correlations", ":material/insights:"),
+        ("views/6_tune.py", "7. Tune: raise agreement", ":material/tune:"),
     ]
-    for row in (steps[:3], steps[3:]):  # two rows: the labels stay whole
-        for column, (page, label, icon) in zip(st.columns(3), row):
+    for row in (steps[:4], steps[4:]):  # two rows: the labels stay whole
+        for column, (page, label, icon) in zip(st.columns(4), row):
             column.page_link(page, label=label, icon=icon)
 
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",

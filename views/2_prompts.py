@@ -19,12 +19,33 @@ choices = [*files, *[label for label in stored if label not in file_labels]]
 
 
 def _open_template() -> None:
+    """The menu's choice: opened at once, unless the editor holds an edit no file or saved version
+    has (then the page asks first: `confirm_open`)."""
     choice = st.session_state["prompts_open"]
     if choice is None:
         return
+    if _unsaved(st.session_state.get("template_text", "")):
+        st.session_state["prompts_pending"] = choice
+        return
+    _open(choice)
+
+
+def _unsaved(text: str) -> bool:
+    """Whether `text` is an edit that neither a prompts/ file nor a saved version holds (lost if replaced)."""
+    try:
+        version = geval.Template.parse(text, source="editor").version
+    except geval.GevalError:
+        return bool(text.strip())  # an edit that does not parse yet is an edit too
+    return version not in {t.version for t in (*files.values(), *stored.values())}
+
+
+def _open(choice: str) -> None:
+    """Put the version `choice` in the editor, with an empty comment field (the comment is the next save's)."""
     template = files.get(choice) or stored[choice]
     st.session_state["template_name"] = template.name
     st.session_state["template_text"] = template.text
+    st.session_state.pop("prompts_comment", None)
+    st.session_state.pop("prompts_pending", None)
 
 
 def _describe(choice: str) -> str:
@@ -115,10 +136,24 @@ def _diff_defaults(labels: list[str], started_from: str | None) -> None:
     st.session_state["prompts_diff_old"], st.session_state["prompts_diff_new"] = older_first
 
 
+def _save() -> None:
+    """Save as a new version, run before the page draws again: the menu above then names the saved
+    version, and the comment field is emptied for the next one."""
+    try:
+        template = geval.Template.parse(st.session_state["template_text"], source=current_name)
+    except geval.GevalError:
+        return  # the button is disabled then, and the page says why
+    comment = " ".join(st.session_state.get("prompts_comment", "").split())
+    store.save_template(template, comment=comment)
+    st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({comment})" if comment else "")
+                                         + ". Its version is the hash of its text.")
+    st.session_state["prompts_comment"] = ""
+
+
 def _age(label: str) -> int:
-    """How old a version is, by when it was stored (0: the newest); a prompts/ file never stored
-    from this page, as the origin of its edits, is the oldest."""
-    saved = list(stored)  # read once at the top of the page, newest first
+    """How old a version is, by when it was saved (0: the newest); a prompts/ file, the origin of
+    its edits, is older than every saved version, also when a run stored it after them."""
+    saved = [version for version in stored if version not in file_labels]  # read at the top, newest first
     return saved.index(label) if label in saved else len(saved)
 
 
@@ -129,17 +164,13 @@ with save:
     if "prompts_deleted" in st.session_state:
         st.success(st.session_state.pop("prompts_deleted"))
     saved_versions = {t.version for t in state.saved_templates(store)}
-    comment = st.text_input("Comment (what this version changes; shown beside its hash in menus and legends)",
+    st.text_input("Comment (what this version changes; shown beside its hash in menus and legends)",
                             key="prompts_comment", max_chars=80,
                             placeholder=comments.get(template.version, "") if template is not None else "")
     if "prompts_saved" in st.session_state:
         st.success(st.session_state.pop("prompts_saved"))
-    if st.button("Save as a new version", disabled=template is None, key="prompts_save"):
-        store.save_template(template, comment=comment)
-        st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({' '.join(comment.split())})" if
-                                             comment.strip() else "") + ". Its version is the hash of its text.")
-        st.rerun()  # so that the menu above names the saved version
-    elif template is not None and template.version not in saved_versions and template.label not in file_labels:
+    st.button("Save as a new version", disabled=template is None, key="prompts_save", on_click=_save)
+    if template is not None and template.version not in saved_versions and template.label not in file_labels:
         st.caption("Not saved yet: a reload or a link opens this version only once it is saved (or scored).")
     if template is not None and template.version in saved_versions:
         st.button("Delete this saved version", key="prompts_delete_open",
@@ -201,3 +232,32 @@ def confirm_delete(version: str) -> None:
 
 if st.session_state.get("prompts_delete"):
     confirm_delete(st.session_state["prompts_delete"])
+
+
+def _keep_editing() -> None:
+    st.session_state.pop("prompts_pending", None)
+
+
+def _save_then_open(choice: str) -> None:
+    _save()
+    _open(choice)
+
+
+@st.dialog("Your edit is not saved", on_dismiss=_keep_editing)
+def confirm_open(choice: str) -> None:
+    """Opening another version would replace an edit no file or saved version holds: save it, drop
+    it, or keep editing."""
+    st.warning(f"The editor holds an edit of {current_name} that is not saved. Opening {choice} replaces it.")
+    save_it, drop_it, keep = st.columns(3)
+    if save_it.button("Save it, then open", key="prompts_pending_save", disabled=template is None,
+                      on_click=_save_then_open, args=(choice,),
+                      help="Saved as a new version, with the comment typed under Save (if any)."):
+        st.rerun()
+    if drop_it.button("Drop it and open", key="prompts_pending_drop", on_click=_open, args=(choice,)):
+        st.rerun()
+    if keep.button("Keep editing", key="prompts_pending_keep", on_click=_keep_editing):
+        st.rerun()
+
+
+if st.session_state.get("prompts_pending") in choices:
+    confirm_open(st.session_state["prompts_pending"])

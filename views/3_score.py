@@ -11,6 +11,8 @@ from studio.text import plain
 
 #: Seconds without a first answer after which the page says the judge may be being retried.
 WAITING_HINT_AFTER = 3
+#: An estimate longer than this (seconds) is pointed out before the run starts.
+LONG_RUN = 3600
 
 st.title("Score")
 store = state.store()
@@ -70,6 +72,12 @@ if unfit:
                f"these items do not have (a persona, a document, items of another level). Open one on the Prompts "
                "page to score it anyway.")
 
+job = jobs.get(st.session_state.get("score_job"))
+if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running job, if any
+    job = jobs.running(str(store.path), dataset.name)
+    st.session_state["score_job"] = job.id if job is not None else None
+running = job is not None and not job.done
+
 left, right = st.columns(2)
 with left:
     levels = dataset.levels
@@ -113,7 +121,13 @@ with right:
     except geval.GevalError as exc:
         st.error(str(exc))
         st.stop()
-    for label, plan in plans.items():
+    shown = plans
+    if running:  # a reload mid-run too: the estimate of the run going on, not of what the menus now hold
+        on = f" on {geval.reporting.counted(len(job.selection[0]), 'item')}" if job.selection else ""
+        st.caption(f"A run is going on (below): {', '.join(map(plain, job.labels))}{on}. Its estimate when it "
+                   "started:")
+        shown = dict(zip(job.labels, job.plans)) if len(job.plans) == len(job.labels) else {}
+    for label, plan in shown.items():
         st.info(f"{plain(label)}: {plan.line()}")
         st.caption(f"Time: {plan.time_line()}")
         problems = "\n".join(f"- {line}" for line in plan.problems())
@@ -121,23 +135,32 @@ with right:
             st.error(f"{plain(label)} cannot be rendered on any item still to score:\n{problems}")
         elif problems:
             st.warning(f"{plain(label)}: some items cannot be rendered and will fail:\n{problems}")
+    if shown:
+        whole = sum(list(shown.values())[1:], start=next(iter(shown.values())))
+        if len(shown) > 1:
+            st.markdown(f"**In all: {geval.reporting.counted(len(shown), 'template')}, "
+                        f"{geval.reporting.counted(whole.calls, 'judge call')}, {whole.duration()}**")
+        if whole.seconds > LONG_RUN and not running:
+            cpu = (" (on the embedded judge: this machine's CPU, all that time)" if options["backend"] == "embedded"
+                   else "")
+            st.warning(f"This run would take {whole.duration()} of the judge's time{cpu}. Fewer templates, or a "
+                       "seeded sample under Items, make it shorter; a stopped run keeps what it scored.",
+                       icon=":material/schedule:")
 blocked = [label for label, plan in plans.items() if not plan.renderable]
 
-job = jobs.get(st.session_state.get("score_job"))
-if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running job, if any
-    job = jobs.running(str(store.path), dataset.name)
-    st.session_state["score_job"] = job.id if job is not None else None
-running = job is not None and not job.done
 given = {**options, "concurrency": int(concurrency), "rpm": rpm}
-# "Resume" only for the selection the stopped job was scoring; another one starts anew (the stopped job keeps
-# a Resume button of its own beside its line below)
+# "Resume" only for the selection the stopped job was scoring (then its line below has no button of its own);
+# another selection starts anew, and the stopped job keeps its "Resume this run" beside its line below
 same = job is not None and job.resumable and job.selection == jobs.selection(items, templates, given)
-if st.button("Resume" if same else "Start scoring", type="primary", disabled=running or not templates or bool(blocked),
+st.session_state["score_resume_above"] = job.id if same else None
+if st.button("Resume this run" if same else "Start scoring", type="primary",
+             disabled=running or not templates or bool(blocked),
              key="score_start", help="A run is going on: stop it first." if running else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):
-    job = jobs.start(str(store.path), items, templates, judge, dataset.name, given, concurrency=int(concurrency),
-                     rpm=rpm, plans=[plans[template.label] for template in templates])
+    job = job.resume() if same else jobs.start(
+        str(store.path), items, templates, judge, dataset.name, given, concurrency=int(concurrency), rpm=rpm,
+        plans=[plans[template.label] for template in templates])
     st.session_state["score_job"] = job.id
     st.rerun()
 
@@ -146,12 +169,13 @@ def show_result(result) -> None:
     """How one template's run ended, named by its template: red when nothing was judged, orange
     when some items failed or some answers had no score (each problem on a line of its own)."""
     run = f"Run {result.run_id}" + (f" ({plain(result.template)})" if result.template else "")
+    counted = geval.reporting.counted
     counts = (f"{run}: {result.done}/{result.total} items, {result.cached} cached, "
-              f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
+              f"{counted(result.calls, 'judge call')}, {result.failed} failed, {result.unscored} unscored, "
               f"in {result.elapsed:.0f} s")
     if result.status == "failed":
-        how = (f"all {result.failed} items failed" if result.failed == result.done else
-               f"{result.failed} items failed, {result.unscored} answers had no score")
+        how = (f"all {counted(result.failed, 'item')} failed" if result.failed == result.done else
+               f"{counted(result.failed, 'item')} failed, {counted(result.unscored, 'answer')} had no score")
         why = f"  \nThe answers' most common reason: {plain(result.top_unread)}" if result.top_unread else ""
         st.error(f"{run} failed: {result.cause} — {how}, nothing was scored.{why}", icon=":material/error:")
         return
@@ -205,13 +229,14 @@ def show_progress() -> None:
         show_result(result)
     if job.error:
         kept = job.progress.done - job.progress.failed if job.progress is not None else 0
-        kept_line = f"  \nThe {kept} items judged before it are stored: press Start to go on." if kept else ""
+        kept_line = (f"  \nThe {geval.reporting.counted(kept, 'item')} judged before it "
+                     f"{'is' if kept == 1 else 'are'} stored: press Start to go on." if kept else "")
         st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
                  icon=":material/error:")
     if job.not_started:
         st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
                  icon=":material/block:")
-    if job.resumable:
+    if job.resumable and st.session_state.get("score_resume_above") != job.id:  # one Resume button, never two
         resume_button(job, "score_resume")
     if not job.done and job.stop.is_set():  # asked to stop: it does after the item (or the model load) it is on
         st.button("Stopping…", key="score_stop", disabled=True)
@@ -229,7 +254,8 @@ show_progress()
 for other in jobs.stopped(str(store.path), dataset.name):  # stopped runs of another selection keep their Resume
     if other.id != st.session_state.get("score_job"):
         done = sum(p.done for p in other.finished)
-        st.info(f"Stopped: {', '.join(map(plain, other.labels))} on {len(other.selection[0])} items "
+        st.info(f"Stopped: {', '.join(map(plain, other.labels))} on "
+                f"{geval.reporting.counted(len(other.selection[0]), 'item')} "
                 f"({done} scored before the stop).")
         resume_button(other, f"score_resume_{other.id}")
 

@@ -21,6 +21,17 @@ def step(order: list[str], delta: int) -> None:
     st.session_state["inspect_jump"] = order[max(0, min(len(order) - 1, index + delta))]
 
 
+def save_note(item_id: str, beside: str) -> None:
+    """Save note, as a callback: before the page draws again, so that Jump to marks a new flag at once."""
+    try:
+        state.store().set_note(item_id, st.session_state[f"inspect_flag_{item_id}"],
+                               st.session_state[f"inspect_note_{item_id}"], beside=beside)
+    except geval.GevalError as exc:
+        st.session_state["inspect_saved"] = ("error", str(exc))
+    else:
+        st.session_state["inspect_saved"] = ("success", "Saved.")
+
+
 st.title("Inspect")
 store = state.store()
 dataset = state.require_dataset()
@@ -60,7 +71,7 @@ systems = sorted(s for s in rows["system"].unique() if s)
 target = st.session_state.pop("inspect_item", None)
 if target is not None:
     if target in set(rows["item_id"]):  # opened from another page: show it whatever the filters were
-        for key in ("inspect_systems", "inspect_range", "inspect_unscored"):
+        for key in ("inspect_systems", "inspect_range", "inspect_unscored", "inspect_flagged"):
             st.session_state.pop(key, None)
         st.session_state["inspect_jump"] = st.session_state["inspect_place"] = target
     else:
@@ -79,17 +90,24 @@ with middle:
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
     unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session")
+    flagged_only = st.checkbox("Flagged only", False, key="inspect_flagged", persist_state="session",
+                               help="The items you flagged (under Your note); ⚑ marks them in Jump to.")
 
+notes = store.notes()
+flagged = {item for item, (flag, _) in notes.items() if flag}
 shown = rows
 if chosen:
     shown = shown[shown["system"].isin(chosen)]
 in_range = shown["score"].between(score_range[0] - 1e-9, score_range[1] + 1e-9)
 shown = shown[in_range | (shown["score"].isna() if unscored else False)]
+if flagged_only:
+    shown = shown[shown["item_id"].isin(flagged)]
 if human is not None:
     shown = shown.sort_values("disagreement", ascending=ORDERS[order_name], na_position="last", kind="stable")
 order = list(shown["item_id"])
 if not order:
-    st.info("No item matches these filters.")
+    st.info("No item is flagged here yet: flag one under Your note, or clear Flagged only." if flagged_only and
+            not flagged & set(rows["item_id"]) else "No item matches these filters.")
     st.stop()
 if st.session_state.get("inspect_jump") not in order:  # e.g. back from another page, which drops widget values
     place = st.session_state.get("inspect_place")
@@ -106,7 +124,7 @@ nav[1].button("Next", key="inspect_next", on_click=step, args=(order, 1), disabl
 nav[2].markdown(f"**{position + 1} of {len(order)}**")
 nav[3].selectbox(
     "Jump to", order, key="inspect_jump",
-    format_func=lambda i: f"{places[i]}. {i} · {by_id.at[i, 'system'] or 'no system'} · "
+    format_func=lambda i: f"{places[i]}. {'⚑ ' if i in flagged else ''}{i} · {by_id.at[i, 'system'] or 'no system'} · "
                           f"judge {geval.reporting.number(by_id.at[i, 'score'], 2)} · |difference| {geval.reporting.number(by_id.at[i, 'disagreement'], 2)}",
 )
 item_id = st.session_state["inspect_place"] = st.session_state["inspect_jump"]
@@ -175,18 +193,13 @@ with score_column:
                         key="inspect_distribution", config={"displayModeBar": False})
 
     st.subheader("Your note")
-    notes = store.notes()
-    flagged, note = notes.get(item_id, (False, ""))
-    flag_value = st.checkbox("Flag this item", flagged, key=f"inspect_flag_{item_id}")
-    note_value = st.text_area("Note", note, key=f"inspect_note_{item_id}", height=90)
-    if st.button("Save note", key="inspect_save", icon=":material/save:"):
-        try:
-            store.set_note(item_id, flag_value, note_value, beside=combo["id"])
-        except geval.GevalError as exc:
-            st.error(str(exc))
-        else:
-            st.success("Saved.")
-            notes = store.notes()
+    flag, note = notes.get(item_id, (False, ""))
+    st.checkbox("Flag this item", flag, key=f"inspect_flag_{item_id}")
+    st.text_area("Note", note, key=f"inspect_note_{item_id}", height=90)
+    st.button("Save note", key="inspect_save", icon=":material/save:", on_click=save_note, args=(item_id, combo["id"]))
+    if "inspect_saved" in st.session_state:
+        kind, said = st.session_state.pop("inspect_saved")
+        (st.error if kind == "error" else st.success)(said)
     if item_id in notes:
         saved_flag, saved_note = notes[item_id]
         beside = store.notes_beside().get(item_id)

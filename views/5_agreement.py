@@ -53,7 +53,7 @@ if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
 labeled = geval.labeling.counts(store, dataset.name)
-human_side.choose(store, dataset, labeled)
+compared_with = human_side.choose(store, dataset, labeled)
 
 tables, pairs = {}, {}
 for label in chosen:
@@ -70,15 +70,21 @@ if not tables:
     st.stop()
 
 stacked = geval.reporting.stack_tables(tables)
-st.subheader("Correlation with people")
+st.subheader(f"Correlation with {compared_with}")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
            "bootstrap). Below 10 groups, or at the system level 10 systems, no interval is given. Unscored and failed "
            "judgments are left out; 'unscored' counts them.")
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")
+elif "combo" in shown:  # readable names (template, the version's comment, judge), the hash beside them
+    shown.insert(1, "version", shown["combo"].map(by_label["template_version"]))
+    shown["combo"] = shown["combo"].map(scored.readable(combos))
 st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a long label never pushes the note out
-    "combo": st.column_config.TextColumn("template version · judge", width="medium", pinned=True),
+    "combo": st.column_config.TextColumn("template (version comment) · judge", width="large", pinned=True,
+                                         help="Each version's hash is in the next column; the menus above name "
+                                              "both."),
+    "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
     "value [95% CI]": st.column_config.TextColumn(width="medium"),
     "note": st.column_config.TextColumn(width="large")})
 with st.expander("Judge signatures"):

@@ -15,9 +15,9 @@ RECENT_TURNS = 3  # the last turns shown in full; the earlier ones scroll in a b
 st.title("Label")
 store = state.store()
 dataset = state.require_dataset()
-st.caption("Score the items yourself: a digit rates, Enter or → goes on, ← goes back, s skips, u undoes. Each label "
-           "is saved the moment you give it, with the seconds it took. The judge and the dataset's scores stay "
-           "hidden until your label is saved.")
+st.caption("Score the items yourself: a digit rates, Enter or → goes on once the item is labeled, ← goes back, "
+           "s skips, u undoes. Each label is saved the moment you give it, with the seconds it took. The judge and "
+           "the dataset's scores stay hidden until your label is saved.")
 
 # --- what to label, and in which order ----------------------------------------------------------
 combos = store.combos(dataset.name)
@@ -97,22 +97,25 @@ if how == "stratified" and judge is None:
     how, said = "random", "No judge has scored this dataset on this aspect: the order is seeded random."
 order = geval.labeling.order(ids, how, int(seed), judge, spread)
 s = session_of.session(dataset.name, annotator)
+s.upcoming = [i for i in order if i not in done]
 if s.current not in set(ids):
-    s.current = next((i for i in order if i not in done and i not in s.skipped), None)
+    session_of.show(s, next((i for i in s.upcoming if i not in s.skipped), None))
 st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
 alttest.planning_line(store, dataset.name, first.name, combos, combo)
-if said:
-    st.caption(said)
+# Lines that come and go sit in containers drawn every time: what follows keeps its place on the page,
+# so that its buttons stay mounted while the page redraws and a key pressed meanwhile is heard.
+with st.container(key="label_notes"):
+    if said:
+        st.caption(said)
+    if s.note and s.current is not None:
+        st.caption(s.note)
 if s.current is None:
     st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session offers "
                                                      "them again)." if s.skipped else "."))
     if s.history:
         st.button("← Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
     st.stop()
-session_of.show(s, s.current)
 item = next(i for i in items if i.id == s.current)
-if s.note:
-    st.caption(s.note)
 
 # --- the item -------------------------------------------------------------------------------------
 place = order.index(item.id) + 1
@@ -140,15 +143,18 @@ with text_column:
 
 with label_column:
     current = next((a for a in aspects if item.id not in mine[a.name].index), None)
+    names = tuple(a.name for a in aspects)
     for aspect in aspects:
         given = mine[aspect.name].get(item.id)
         st.markdown(f"**{plain(aspect.name)}** ({aspect.min}-{aspect.max})"
                     + (" ← the keys rate this" if aspect == current else ""))
         buttons = st.columns(len(aspect.scale))
+        keyed = names if aspect == current else ()  # a digit rates the first aspect still to label
         for column, value in zip(buttons, aspect.scale):
             column.button(str(value), key=f"label_{aspect.name}_{value}", on_click=session_of.rate,
-                          args=(s, item.id, aspect.name, value), type="primary" if given == value else "secondary",
-                          shortcut=str(value) if aspect == current else None, width="stretch")
+                          args=(s, aspect.name, value, keyed), type="primary" if given == value else "secondary",
+                          shortcut=str(value) if keyed else None, width="stretch")
+        shown = st.container(key=f"label_{aspect.name}_shown")
         if given is not None or not blind:
             its = judged_by[aspect.name]
             judged = its.table[its.judge].get(item.id) if its.judge else None
@@ -158,15 +164,14 @@ with label_column:
                 parts.append(f"judge {geval.reporting.number(judged, 2)} ({its.scale[0]}-{its.scale[1]})")
             if own and item.human.get(own):
                 parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
-            st.caption(" · ".join(parts))
-    finished = current is None
+            shown.caption(" · ".join(parts))
     with st.container(horizontal=True, key="label_nav"):
         st.button("Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
         st.button("Skip", key="label_skip", shortcut="S", on_click=session_of.skip, args=(s,))
         st.button("Undo", key="label_undo", shortcut="U", on_click=session_of.undo, args=(s,))
-        st.button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, finished),
-                  type="primary" if finished else "secondary")
-        st.button("Next", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, finished),
+        st.button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, names),
+                  type="primary" if current is None else "secondary")
+        st.button("Next", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, names),
                   help="→ goes on, as Enter does")
 
 # --- how many labels buy how much -----------------------------------------------------------------

@@ -36,6 +36,7 @@ from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
 from geval.store import Store
+from geval.wording import counted
 
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
@@ -388,7 +389,8 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
 
     ordered, read = usable(labeled_order), usable(read_on or [])
     if len(ordered) < MIN_FIT:
-        raise LabelError(f"{len(ordered)} labels of {aspect or 'this aspect'}: a learning curve starts at {MIN_FIT}")
+        raise LabelError(f"{counted(len(ordered), 'label')} of {aspect or 'this aspect'}: a learning curve starts "
+                         f"at {MIN_FIT}")
     dropped = [c for c in found.table.columns if c != found.judge and found.table.loc[ordered + read, c].isna().any()]
     kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale, found.held)
     notes = [f"{found.judge}: {found.held[found.judge]}"] if found.judge in found.held else []

@@ -17,6 +17,7 @@ from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
 from geval.data.selection import select_items
 from geval.errors import DatasetError, shown
+from geval.wording import counted
 
 if TYPE_CHECKING:
     from geval.store import Store
@@ -150,8 +151,8 @@ class Dataset:
         """One line: counts of items per level, groups, systems and skipped values."""
         per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
         text = (
-            f"{self.name} ({self.layout}): {len(self.items)} items ({per_level}), "
-            f"{len(self.groups)} groups, {len(self.systems)} systems"
+            f"{self.name} ({self.layout}): {counted(len(self.items), 'item')} ({per_level}), "
+            f"{counted(len(self.groups), 'group')}, {counted(len(self.systems), 'system')}"
         )
         if self.skipped:
             text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))

@@ -1,7 +1,8 @@
 """What people read: the agreement figures (`figures`), tables as text (`tables`), and a
 dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
 `markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
-the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too)."""
+the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too;
+`counted`: a count in words, "1 judge call")."""
 
 from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
@@ -25,8 +26,9 @@ from geval.reporting.tables import (
     stack_tables,
     verdict,
 )
+from geval.wording import counted
 
 __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
-           "abs_diff_histogram", "agreement_csv", "correlation_bars", "curve_caption", "curve_table", "display_table",
-           "distribution_figure", "format_p", "judge_distribution_figure", "learning_curve_figure", "number", "report",
-           "scatter_figure", "stack_tables", "verdict"]
+           "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
+           "display_table", "distribution_figure", "format_p", "judge_distribution_figure", "learning_curve_figure",
+           "number", "report", "scatter_figure", "stack_tables", "verdict"]

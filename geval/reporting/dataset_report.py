@@ -73,6 +73,7 @@ from geval.reporting.tables import (
 from geval.store import Store
 from geval.tuning.search import chosen_elsewhere, searched_together
 from geval.version import __version__, installed_versions
+from geval.wording import counted
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md): this project's own, in a
 #: report only when asked for (`report(goals=True)`, `geval report --goals`).
@@ -665,7 +666,8 @@ def _flagged(store: Store, name: str, items) -> list:
     notes.sort(key=lambda entry: order[entry[0]])
     combos = store.combos(name)
     labels, beside = dict(zip(combos["id"], combos["label"])), store.notes_beside()
-    return blocks + [Text(f"{sum(flag for _, flag, _ in notes)} flagged, {len(notes)} with a flag or a note."),
+    return blocks + [Text(f"{counted(len(notes), 'item')} with a flag or a note, "
+                          f"{sum(flag for _, flag, _ in notes)} of them flagged."),
                      Details(f"The {len(notes)} items flagged or with a note, with their notes", (Table(pd.DataFrame({
                          "item": [i for i, _, _ in notes], "flagged": ["yes" if f else "" for _, f, _ in notes],
                          "note": [n for _, _, n in notes],

@@ -37,6 +37,7 @@ from geval.scoring.runner import Progress, collect, combined_rows, environment
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows
+from geval.wording import counted
 
 ENDPOINT = "/v1/chat/completions"
 #: Batch API answers cost half the live price.
@@ -78,7 +79,8 @@ class BatchPlan:
     def line(self) -> str:
         """One line for the CLI."""
         requests = sum(f.requests for f in self.files)
-        return (f"{requests} requests in {len(self.files)} batch file(s), {self.cached} items already cached, "
+        return (f"{requests} requests in {len(self.files)} batch file(s), {counted(self.cached, 'item')} already "
+                "cached, "
                 f"{self.failed} cannot be rendered; run {self.run_id}")
 
 

@@ -22,6 +22,7 @@ from geval.judging.native import Speed
 from geval.judging.templates import Template
 from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
 from geval.store import Store
+from geval.wording import counted
 
 
 @dataclass
@@ -118,6 +119,7 @@ class Plan:
     cached: int = 0
     unscored: int = 0  # answers of the cached items no score could be read from (not asked again)
     calls: int = 0
+    shared: int = 0  # items whose every call is another item's (the same prompt, or a batch's call): not asked again
     prompt_tokens: int = 0  # estimated (characters / 4) for the calls still to make, as billed
     completion_tokens: int = 0  # likewise for the answers (n of them per call in samples mode)
     cost: float = 0.0
@@ -131,6 +133,22 @@ class Plan:
     def seconds(self) -> float:
         """The time the calls to make would take, estimated (their work at the judge's pace)."""
         return self.pace.seconds(self.work)
+
+    def __add__(self, other: Plan) -> Plan:
+        """The plans of two runs one after the other with the same judge (two templates): their
+        items, calls, tokens, cost and work added up, at this plan's pace."""
+        reasons = dict(self.reasons)
+        for reason, count in other.reasons.items():
+            reasons[reason] = reasons.get(reason, 0) + count
+        return Plan(self.total + other.total, self.cached + other.cached, self.unscored + other.unscored,
+                    self.calls + other.calls, self.shared + other.shared, self.prompt_tokens + other.prompt_tokens,
+                    self.completion_tokens + other.completion_tokens, self.cost + other.cost,
+                    self.failing + other.failing, reasons, self.work + other.work, self.pace,
+                    self.priced and other.priced)
+
+    def duration(self) -> str:
+        """The estimated time of the calls to make, as a person says it: "about 4 min"."""
+        return f"about {_rough(self.seconds)}"
 
     def seconds_for(self, calls: int) -> float:
         """The time `calls` calls like these would take (e.g. a search's budget of them); with no
@@ -165,15 +183,30 @@ class Plan:
         at_once = f", {self.pace.concurrency} at a time" if self.pace.concurrency > 1 else ""
         return f"about {_rough(seconds)} ({basis}{at_once}; an estimate)"
 
+    def calls_explained(self) -> str:
+        """Why the judge calls are not one per item still to score, in words ("" when they are):
+        items that share a prompt are asked once; a template may ask several prompts per item."""
+        asked = self.total - self.cached - len(self.failing) - self.shared  # items with calls of their own
+        parts = []
+        if self.shared:
+            parts.append(f"{counted(self.shared, 'item')} {'has' if self.shared == 1 else 'have'} the same prompt "
+                         "as another item (a duplicate, or a call serving several items) and "
+                         f"{'is' if self.shared == 1 else 'are'} asked once")
+        if asked and self.calls != asked:
+            parts.append(f"the template asks {self.calls / asked:.3g} prompts per item (one per aspect or question)")
+        return "; ".join(parts)
+
     def line(self) -> str:
         """One line for the Score page and the CLI."""
         cost = ("cost unknown: no price for this model" if not self.priced else
                 f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
         unread = (f" ({self.unscored} unscored answers among them: stored, not asked again; {ASK_AGAIN})"
                   if self.unscored else "")
-        return (f"{self.total} items: {self.cached} cached{unread}, {self.calls} judge call{'' if self.calls == 1 else 's'} to make "
-                f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
-                + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
+        why = self.calls_explained()
+        return (f"{counted(self.total, 'item')}: {self.cached} cached{unread}, {counted(self.calls, 'judge call')} "
+                f"to make (~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
+                + (f", {len(self.failing)} cannot be rendered" if self.failing else "")
+                + (f". {why[:1].upper()}{why[1:]}." if why else ""))
 
 
 def _rough(seconds: float) -> str:
@@ -231,6 +264,8 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                 result.cached += 1
                 result.unscored += sum(hit[1].scores[asked].score is None
                                        for call, hit in zip(calls, hits) for asked, _ in call.keep)
+            if missing and all((call.prompt, call.aspects) in asked for call in missing):
+                result.shared += 1
             for call in missing:
                 if (call.prompt, call.aspects) in asked:
                     continue

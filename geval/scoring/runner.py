@@ -34,6 +34,7 @@ from geval.scoring.plan import CallSequence, Plan, Work, estimate_call, pace
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows, score_rows
+from geval.wording import counted
 
 #: The cause of a run that judged its items but could read a score from none of the answers.
 UNREAD = ("no score could be read from any of the judge's answers (Inspect shows why); they are cached, so "
@@ -166,7 +167,7 @@ class Progress:
             return ""
         reason = self.top_unread or "no reason recorded"
         count = self.unread.get(reason, self.unscored)
-        return (f"{self.unscored} answers had no score, {count} of them: {reason}. Inspect shows "
+        return (f"{counted(self.unscored, 'answer')} had no score, {count} of them: {reason}. Inspect shows "
                 f"each; they are cached, so starting again reads them the same way: {ASK_AGAIN}")
 
     def summary(self) -> dict:

@@ -49,6 +49,7 @@ from geval.scoring.plan import plan
 from geval.scoring.runner import Progress, score
 from geval.store import Store
 from geval.tuning.variants import Candidate, only_aspect, with_examples
+from geval.wording import counted
 
 #: Few-shot variants tried on the starting template: (k, select). Not "nearest": its examples
 #: change from item to item, so a judge that reuses a shared prefix reads them for every item,
@@ -129,7 +130,8 @@ class TuneProgress:
         """One line for a terminal or a progress bar."""
         if not self.round:
             return self.message
-        spent = (f"{self.calls} judge calls made, {self.cached} items cached, {self.tokens} tokens, "
+        spent = (f"{counted(self.calls, 'judge call')} made, {counted(self.cached, 'item')} cached, "
+                 f"{self.tokens} tokens, "
                  + (f"${self.cost:.4f}" if self.priced else "cost unknown"))
         if self.testing:
             return (f"test part ({self.testing} groups, at most {self.reserved} calls of the budget), "
@@ -171,12 +173,14 @@ class TuneResult:
         t = self.test
         if not self.winner:
             return (f"tune {self.dataset}, {self.human}: stopped before a candidate had a correlation, after "
-                    f"{self.calls} judge calls; what was scored is stored: run the same search again to go on"
+                    f"{counted(self.calls, 'judge call')}; what was scored is stored: run the same search again to "
+                    "go on"
                     if self.stopped else
                     f"tune {self.dataset}, {self.human}: {NO_WINNER}")
         lines = [
             f"tune {self.dataset}, {self.human}: {len(self.tune_groups)} groups to tune, {len(self.test_groups)} to test "
-            f"(seeded split); {self.tried} variants tried, {self.calls} judge calls, {self.cost_text}",
+            f"(seeded split); {counted(self.tried, 'variant')} tried, {counted(self.calls, 'judge call')}, "
+            f"{self.cost_text}",
             f"winner on the tune groups: {self.winner}" + (" (the starting template)" if self.winner == self.start else ""),
         ]
         if t:

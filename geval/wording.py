@@ -1,0 +1,9 @@
+"""Counts in words, so that one thing is never "1 judge calls": every stage's messages use it."""
+
+from __future__ import annotations
+
+
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`n` and `noun`, the noun in the plural unless `n` is 1: "1 judge call", "0 items", "3 labels".
+    `plural`: the plural of a noun that does not take an s ("1 item with a note", "2 items with a note")."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
