@@ -307,12 +307,20 @@ def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=
     return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
 
 
-def test_loading_the_model_is_a_step_not_an_empty_bar(monkeypatch, tmp_path):
+def test_loading_the_model_is_a_bar_of_its_own_with_its_time_and_the_eta_that_counts_it(monkeypatch, tmp_path):
+    from geval.scoring.plan import Pace, Work
     from geval.scoring.runner import Progress
 
-    at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"))
-    assert [s.label for s in at.status] == ["t@1: Loading the judge's model…"]
-    assert not at.get("progress")
+    loading = Progress(total=24, phase="loading the model", load_started=time.time() - 12, load_expected=40.0,
+                       planned=Work(24, 0, 24), pace=Pace(per_call=2.0), started=time.time() - 12)
+    at = _shown_job(monkeypatch, tmp_path, loading)
+    [bar] = at.get("progress")
+    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s", bar.proto.text)
+    assert shown, bar.proto.text
+    so_far, eta = int(shown[1]), 60 + int(shown[2])
+    assert 12 <= so_far < 40 and abs(eta - (40 - so_far + 24 * 2.0)) <= 1  # the load left, then 24 calls of 2 s
+    assert abs(bar.proto.value - so_far / 40 * 100) <= 3 and not at.status  # the load's own progress
+    assert "cannot be reached" not in texts(at) and "No answer" not in texts(at)
     assert at.button(key="score_start").disabled and at.button(key="score_stop")
 
 
@@ -432,11 +440,8 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
                         r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line
 
-def test_a_judge_that_has_not_answered_for_a_while_is_said_to_be_retried_not_just_starting(monkeypatch, tmp_path):
+def test_a_job_that_is_starting_says_so_and_nothing_of_a_server(monkeypatch, tmp_path):
     at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)
-    [status] = [s.label for s in at.status]
-    assert status.startswith("t@1: starting… No answer from the judge for 1") and "is retried, with backoff" in status
-    at = _shown_job(monkeypatch, tmp_path, None)  # just started: no hint yet
     assert [s.label for s in at.status] == ["t@1: starting…"]
 
 
@@ -448,12 +453,15 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
     from geval.scoring.runner import Progress
 
     waiting = Progress(total=2, started=time.time() - 13, calls_started=time.time() - 12, planned=Work(2, 0, 2),
-                       pace=Pace(per_call=0.5))
+                       pace=Pace(per_call=0.5), remote=True)
     at = _shown_job(monkeypatch, tmp_path, waiting)
     bar = at.get("progress")[0].proto.text
     assert "0/2 items" in bar and "ETA ?" in bar
     assert re.search(r"No answer from the judge for 1\d s: a server that cannot be reached is retried", texts(at))
+    waiting.remote = False  # a model on this machine reading its first prompt: no server to retry
+    at = _shown_job(monkeypatch, tmp_path, waiting)
+    assert "ETA ?" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
     fresh = Progress(total=2, started=time.time(), calls_started=time.time(), planned=Work(2, 0, 2),
-                     pace=Pace(per_call=0.5))
-    at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA, no hint
-    assert "ETA 1s" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
+                     pace=Pace(per_call=30.0), remote=True)
+    at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA counting down from 60 s, no hint
+    assert re.search(r"ETA [345]\ds$", at.get("progress")[0].proto.text) and "No answer" not in texts(at)

@@ -1,7 +1,5 @@
 """Score: choose items, templates and judge; see the estimate; run in the background with progress."""
 
-import time
-
 import pandas as pd
 import streamlit as st
 
@@ -9,7 +7,7 @@ import geval
 from studio import jobs, state
 from studio.text import plain
 
-#: Seconds without a first answer after which the page says the judge may be being retried.
+#: Seconds without a first answer from a server after which the page says it may be being retried.
 WAITING_HINT_AFTER = 3
 
 st.title("Score")
@@ -131,7 +129,8 @@ def show_result(result) -> None:
     run = f"Run {result.run_id}" + (f" ({plain(result.template)})" if result.template else "")
     counts = (f"{run}: {result.done}/{result.total} items, {result.cached} cached, "
               f"{result.calls} judge calls, {result.failed} failed, {result.unscored} unscored, "
-              f"in {result.elapsed:.0f} s")
+              f"in {result.elapsed:.0f} s" + (f" ({result.load_took:.0f} s of it loading the model)"
+                                              if result.load_took else ""))
     if result.status == "failed":
         how = (f"all {result.failed} items failed" if result.failed == result.done else
                f"{result.failed} items failed, {result.unscored} answers had no score")
@@ -160,30 +159,33 @@ def resume_button(job, key: str) -> None:
 
 
 def _no_answer(waited: float) -> str:
-    """What a wait for the judge's first answer may mean, once it is long enough to wonder."""
-    return (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
-            "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
+    """What a long wait for a server's first answer may mean."""
+    return (f"No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
+            "backoff, before the run fails.")
 
 
 @st.fragment(run_every=1.0)
 def show_progress() -> None:
-    """Redrawn every second while a job runs: the template it is on (which of how many), the step,
-    items done, cache hits, tokens, cost, ETA (of the whole job); then how each template's run ended."""
+    """Redrawn every second while a job runs: the template it is on (which of how many), the step
+    (loading the model: a bar of its own), items done, cache hits, tokens, cost, ETA (of the whole
+    job); then how each template's run ended."""
     job = jobs.get(st.session_state.get("score_job"))  # this dataset's (another dataset's run is not shown)
     if job is None:
         return
     progress = job.progress
     if not job.done:
         if progress is None:
-            st.status(f"{job.heading() or 'Starting'}: starting…{_no_answer(time.time() - job.started)}",
-                      state="running")
+            st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
+        elif progress.loading:
+            st.progress(progress.load_share(), text=job.line())
         elif progress.phase:
             st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)
         else:
             st.progress(progress.done / max(progress.total, 1), text=job.line())
-            if not progress.called and progress.calls_started is not None:  # no answer yet: retried?
-                st.caption(_no_answer(progress.unanswered_for()).strip())
+            waited = progress.unanswered_for()
+            if progress.remote and not progress.called and waited >= WAITING_HINT_AFTER:  # retried?
+                st.caption(_no_answer(waited))
     for result in job.finished:
         show_result(result)
     if job.error:

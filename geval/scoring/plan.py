@@ -82,7 +82,8 @@ class Pace:
         """What the pace rests on, in words."""
         if self.speed is not None:
             age = _rough(max(1.0, time.time() - self.speed.measured))
-            return f"{self.speed.describe()}, measured on this machine {age} ago"
+            over = f" over {self.speed.judgments} judgments" if self.speed.judgments else ""
+            return f"{self.speed.describe()}, measured on this machine{over} {age} ago"
         later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
         if self.measured:
             return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"

@@ -49,6 +49,8 @@ class OpenAIJudge:
     max_concurrency = 256
     #: Seconds a call takes, for estimates before any was timed (a short answer from a hosted model).
     seconds_per_call = 1.5
+    #: It answers from a server: a long wait for an answer may be the SDK retrying one it cannot reach.
+    remote = True
 
     def __init__(
         self,
