@@ -33,6 +33,14 @@ def judge(monkeypatch, tmp_path):
     workers.close_all()
 
 
+def test_a_check_and_the_runs_of_two_templates_after_it_load_the_model_once(judge, store, tmp_path):
+    assert judge.check().works
+    items = make_items(4)
+    runs = [geval.score(store, items, template, judge, "synthetic") for template in (NATURAL, FIVE)]
+    assert [run.done for run in runs] == [4, 4] and [run.load_took for run in runs] == [None, None]
+    assert workers.loads(tmp_path / "loads.txt", "judge") == 1
+
+
 def test_a_run_that_loads_the_model_says_how_long_the_load_is_expected_to_take(judge, store):
     assert judge.load_seconds == embedded.EmbeddedJudge.seconds_to_load  # never loaded on this machine
     loading = []

@@ -120,10 +120,11 @@ class EmbeddedJudge:
         """How many tokens the chat-formatted prompt is, by this model's tokenizer."""
         return self.worker.call("prompt_tokens", prompt, seconds=HANG_SECONDS)
 
-    def check(self) -> checkup.Checkup:
+    def check(self, on_step: checkup.OnStep = checkup.ignore) -> checkup.Checkup:
         """Whether this judge works on this machine: versions, CPU and llama.cpp build, the model
-        file, a test judgment in its worker and the speed measured (`python -m geval doctor`)."""
-        return checkup.embedded(self)
+        file, a test judgment in its worker and the speed measured (`python -m geval doctor`);
+        `on_step` hears each step as it begins. The model stays loaded for the runs after it."""
+        return checkup.embedded(self, on_step)
 
     def forget(self) -> None:
         """Empty the model's KV cache: the next prompt is evaluated from its first token."""

@@ -146,9 +146,9 @@ class OpenAIJudge:
             return {**body, "temperature": self.temperature, "n": self.n}
         return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
 
-    def check(self) -> checkup.Checkup:
+    def check(self, on_step: checkup.OnStep = checkup.ignore) -> checkup.Checkup:
         """Whether this judge answers: versions and a test judgment from the server (`python -m geval doctor`)."""
-        return checkup.answering(self, "from the server")
+        return checkup.answering(self, "from the server", on_step)
 
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text (auto chain-of-thought)."""
