@@ -327,8 +327,6 @@ def score(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
-    if on_progress:
-        on_progress(progress)
     noted = 0  # items judged when the judge was last told the run's pace
     run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop, around)
     status = "finished"
