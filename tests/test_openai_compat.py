@@ -312,12 +312,21 @@ def test_setup_errors_are_judge_errors(stub, status, message):
     assert str(error.value) == message.format(url=stub.url)
 
 
-def test_a_connection_refused_is_a_failed_judgment_that_says_the_server_is_not_there():
-    judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
-    with pytest.raises(JudgeUnreachable) as error:  # a JudgmentFailed that tells a job to start no other run
+@pytest.mark.parametrize("url, line", [
+    ("http://127.0.0.1:9/v1", "cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start "
+                              "it, or correct the base URL (sidebar: Judge settings; command line: --base-url)"),
+    ("http://no-such-host.invalid/v1", "cannot reach http://no-such-host.invalid/v1: host not found; correct the base "
+                                       "URL (sidebar: Judge settings; command line: --base-url)"),
+])
+def test_a_server_that_is_not_there_is_said_at_once_not_retried(monkeypatch, url, line):
+    import openai._base_client
+
+    waits = []
+    monkeypatch.setattr(openai._base_client.SyncAPIClient, "_sleep_for_retry", lambda *a, **k: waits.append(k))
+    judge = OpenAIJudge("m", base_url=url, api_key=KEY, max_retries=5, timeout=2)
+    with pytest.raises(JudgeUnreachable) as error:  # a JudgeError: the run stops at it
         judge.judge(PROMPT, list(ONE.aspects))
-    assert str(error.value) == ("cannot reach http://127.0.0.1:9/v1: is the server running? "
-                                "(connection refused, 0 retries)")
+    assert str(error.value) == line and isinstance(error.value, JudgeError) and waits == []
 
 
 # --- construction, settings and the API key -------------------------------------------------

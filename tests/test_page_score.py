@@ -410,16 +410,15 @@ def test_each_run_s_line_names_its_template(monkeypatch, tmp_path):
     assert at.error[0].value.startswith(f"Run 5 ({plain(file_version.label)}) failed: HTTP 500 from the server")
 
 
-def test_templates_not_started_after_an_unreachable_judge_are_one_red_line(monkeypatch, tmp_path):
+def test_a_server_that_is_not_there_is_one_red_line_naming_it_and_what_to_do(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 
-    down = Progress(total=3, done=3, failed=3, run_id=6, template="a@1", status="failed", ended=1.0, started=0.0,
-                    reasons={"cannot reach http://127.0.0.1:8699/v1: is the server running?": 3}, unreachable=3)
-    at = _shown_job(monkeypatch, tmp_path, down, done=True, finished=[down], labels=("a@1", "b@2", "c@3"),
-                    not_started=["b@2", "c@3"], blocked="the judge cannot be reached")
-    assert [e.value for e in at.error][1:] == [
-        "b@2, c@3 not started: the judge cannot be reached; fix it and press Start."]
-    assert at.error[0].value.startswith("Run 6 (a@1) failed: cannot reach") and not at.success
+    down = Progress(total=3, run_id=6, template="a@1", status="failed", ended=1.0, started=0.0)
+    line = ("cannot reach http://127.0.0.1:8699/v1: connection refused; no server listens there: start it, or correct "
+            "the base URL (sidebar: Judge settings; command line: --base-url)")
+    at = _shown_job(monkeypatch, tmp_path, down, done=True, labels=("a@1", "b@2", "c@3"), error=line,
+                    not_started=["b@2", "c@3"])
+    assert [e.value for e in at.error] == [f"a@1: {line}  \nb@2, c@3 not started."] and not at.success
     assert at.button(key="score_start").label == "Start scoring"
 
 

@@ -381,16 +381,23 @@ def test_a_run_where_every_item_failed_is_stored_as_failed_with_its_cause(store)
     assert store.runs()["status"].tolist() == ["failed"]
 
 
-@pytest.mark.parametrize("bad, error, unreachable", [
-    ({0, 1, 2}, JudgeUnreachable, True),
-    ({1, 2}, JudgeUnreachable, False),  # one item scored: the judge can be reached
-    ({0, 1, 2}, JudgmentFailed, False),  # failed, but the server was there
-], ids=["every call unreachable", "some", "failed otherwise"])
-def test_a_run_says_when_it_failed_because_the_judge_cannot_be_reached(store, bad, error, unreachable):
-    judge = scripted(failing_for(bad, "cannot reach http://127.0.0.1:9/v1: is the server running?", error))
+@pytest.mark.parametrize("first_bad", [0, 2], ids=["at the first item", "after two were scored"])
+def test_a_server_that_is_not_there_stops_the_run_at_the_first_refusal_stored_as_failed_with_why(store, first_bad):
+    line = "cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it"
+    judge = scripted(failing_for(set(range(first_bad, 10)), line, JudgeUnreachable))
+    progress = []
+    with pytest.raises(JudgeUnreachable, match="^cannot reach http://127.0.0.1:9/v1: connection refused"):
+        geval.score(store, make_items(10), ONE, judge, "synthetic", on_progress=progress.append)
+    assert len(judge.calls) == first_bad + 1  # not one call after the refusal
+    run = store.runs().iloc[0]
+    assert run["status"] == "failed" and json.loads(run["summary"])["errors"][0] == line
+    assert progress[-1].done == first_bad and counts(store) == ({"naturalness": first_bad} if first_bad else {})
+
+
+def test_other_failures_of_a_server_fail_their_items_and_the_run_goes_on(store):
+    judge = scripted(failing_for({0, 1}, "HTTP 503 from the server: overloaded"))
     progress = geval.score(store, make_items(3), ONE, judge, "synthetic")
-    assert progress.judge_unreachable is unreachable
-    assert progress.unreachable == (len(bad) if error is JudgeUnreachable else 0)
+    assert (progress.status, progress.failed, progress.done, len(judge.calls)) == ("finished", 2, 3, 3)
 
 
 def test_a_run_where_some_items_failed_is_finished_and_counts_them(store):

@@ -191,11 +191,9 @@ def show_progress() -> None:
     if job.error:
         kept = job.progress.done - job.progress.failed if job.progress is not None else 0
         kept_line = f"  \nThe {kept} items judged before it are stored: press Start to go on." if kept else ""
-        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
+        left = f"  \n{', '.join(map(plain, job.not_started))} not started." if job.not_started else ""
+        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line + left,
                  icon=":material/error:")
-    if job.not_started:
-        st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
-                 icon=":material/block:")
     if job.resumable:
         resume_button(job, "score_resume")
     if not job.done and job.stop.is_set():  # asked to stop: it does after the item (or the model load) it is on

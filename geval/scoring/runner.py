@@ -78,7 +78,6 @@ class Progress:
     remote: bool = False  # whether the judge answers from a server (a wait may be retries of a server not reached)
     ended: float | None = None  # when the run ended: the elapsed time stops there
     reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
-    unreachable: int = 0  # judge calls that failed because the judge's server could not be reached
     called: int = 0  # items answered by this run's judge calls (their own, or a batch's for its group), done
     calls_started: float | None = None  # when the judge calls began (after the judge's model was loaded)
     judged_seconds: float = 0.0  # from then until the last of those items was done
@@ -175,12 +174,6 @@ class Progress:
             return None
         measured = (self.judged_seconds + PRIOR_SECONDS) / (self.pace.seconds(self.worked) + PRIOR_SECONDS)
         return self.pace.seconds(work) * measured
-
-    @property
-    def judge_unreachable(self) -> bool:
-        """True when the run scored nothing and its judge's server could not be reached: another run
-        with this judge would fail the same way."""
-        return self.status == "failed" and self.unreachable > 0
 
     @property
     def cause(self) -> str:
@@ -296,9 +289,10 @@ def score(
 
     Items are taken group by group (dialogue or document) so that prompts sharing a prefix
     follow each other. A judgment that fails is stored as failed with its reason and the run
-    goes on; a JudgeError (bad key, unknown model) ends the run and is raised, and so does
-    WorkerDied (a native judge's worker crashed, was killed or hung), the run stored as failed
-    with it. What was judged before stays stored either way.
+    goes on; a JudgeError (bad key, unknown model) ends the run and is raised, and so do
+    WorkerDied (a native judge's worker crashed, was killed or hung) and JudgeUnreachable (its
+    server refused the connection, or its host does not exist), the run stored as failed with it.
+    What was judged before stays stored either way.
 
     Each judgment's signature, id and cache key come from the settings that made its answer
     (an "auto" OpenAI judge answers by logprobs or by samples); the run records the settings
@@ -368,15 +362,15 @@ def score(
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
         if status == "finished" and progress.done and not progress.read:
-            status = "failed"  # not one score: an unreachable server, a template that never renders, garbage answers
+            status = "failed"  # not one score: a template that never renders, garbage answers, a server failing
         if pool.error is not None:
             raise pool.error
+    except (WorkerDied, JudgeUnreachable) as exc:  # the judge's worker died, or its server is not there: the
+        status = "failed"                           # run fails with why, at once (every call would)
+        progress.errors.insert(0, str(exc))
+        raise
     except JudgeError:
         status = "error"
-        raise
-    except WorkerDied as exc:  # the judge's worker crashed, was killed or hung: the run fails with why
-        status = "failed"
-        progress.errors.insert(0, str(exc))
         raise
     except BaseException:
         status = "crashed"
@@ -553,9 +547,6 @@ class _Run:
             try:
                 answered = self.answer(call, pending.base)
             except JudgmentFailed as exc:
-                if isinstance(exc, JudgeUnreachable):
-                    with self.lock:
-                        self.progress.unreachable += 1
                 reason = f"item {pending.item.id}: {exc}"
                 self.store_failed(pending.base, [stored for _, stored in call.keep], reason, call.detail)
                 pending.answers.update((stored, None) for _, stored in call.keep)
