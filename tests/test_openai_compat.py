@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 
 import pytest
@@ -141,6 +142,20 @@ def test_usage_and_cost_come_from_the_answer(stub):
     assert judgment.prompt_tokens == (len(PROMPT) + 3) // 4  # the stub counts characters / 4
     assert judgment.completion_tokens == 4  # "Naturalness: 3": 14 characters
     assert judgment.cost == pytest.approx((judgment.prompt_tokens * 1.0 + 4 * 2.0) / 1e6)
+
+
+def test_in_auto_mode_the_estimate_says_it_is_a_bound_and_gives_the_cost_with_logprobs(stub, store):
+    items = make_items(4)
+    auto = make(stub, mode="auto", model="gpt-4o-mini")
+    bound, exact = geval.plan(store, items, ONE, auto), geval.plan(store, items, ONE, make(stub, mode="logprobs",
+                                                                                              model="gpt-4o-mini"))
+    assert bound.cost > 3 * exact.cost and bound.cost_with_logprobs == pytest.approx(exact.cost)
+    assert re.search(r"\(at most ~[\d,]+ prompt \+ ~[\d,]+ answer tokens, at most ~\$0\.\d{4}; "
+                     rf"~\${exact.cost:.4f} if the server gives logprobs\)$", bound.line()), bound.line()
+    assert "at most" not in exact.line() and exact.cost_with_logprobs is None
+    stub.configure("logprobs")
+    geval.score(store, items[:1], ONE, auto, "synthetic")  # the server has sent logprobs: billed as such
+    assert geval.plan(store, items[1:], ONE, auto).cost_with_logprobs is None
 
 
 def test_a_model_of_no_known_price_reads_cost_unknown_not_zero(stub, store):

@@ -122,6 +122,7 @@ class Plan:
     prompt_tokens: int = 0  # estimated (characters / 4) for the calls still to make, as billed
     completion_tokens: int = 0  # likewise for the answers (n of them per call in samples mode)
     cost: float = 0.0
+    cost_with_logprobs: float | None = None  # the cost if the server gives logprobs, when `cost` is a bound
     failing: list[str] = field(default_factory=list)  # items whose prompt cannot be rendered, with the reason
     reasons: dict[str, int] = field(default_factory=dict)  # each reason (without the item) -> items
     work: Work = field(default_factory=Work)  # the calls to make as work, in the order a run makes them
@@ -167,14 +168,24 @@ class Plan:
         return f"about {_rough(seconds)} ({basis}{at_once}; an estimate)"
 
     def line(self) -> str:
-        """One line for the Score page and the CLI."""
+        """One line for the Score page and the CLI. When the judge may ask a call two ways (an
+        "auto" OpenAI judge: logprobs, then samples if the server gives none), the tokens and cost
+        are a bound, and the line says so and gives the cost with logprobs beside it."""
+        bound = self.cost_with_logprobs is not None
         cost = ("cost unknown: no price for this model" if not self.priced else
-                f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
+                f"at most {_dollars(self.cost)}; {_dollars(self.cost_with_logprobs)} if the server gives logprobs"
+                if bound else _dollars(self.cost))
         unread = (f" ({self.unscored} unscored answers among them: stored, not asked again; {ASK_AGAIN})"
                   if self.unscored else "")
         return (f"{self.total} items: {self.cached} cached{unread}, {self.calls} judge call{'' if self.calls == 1 else 's'} to make "
-                f"(~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
+                f"({'at most ' if bound else ''}~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer "
+                f"tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else ""))
+
+
+def _dollars(cost: float) -> str:
+    """'~$0.1370', '~$2.41', '~$0.00'."""
+    return f"~${cost:.2f}" if cost >= 1 or cost == 0 else f"~${cost:.4f}"
 
 
 def _rough(seconds: float) -> str:
@@ -206,6 +217,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     todo = []
     signer = Signer(template, around.pool_label if around else "")
     sequence = CallSequence()
+    with_logprobs = getattr(judge, "estimate_with_logprobs", None)  # an "auto" judge's other way of being billed
     for item, unscored in answered_items(store, by_group(items), template, signer.all(accepted_settings(judge)), size):
         if unscored is None or fresh:
             todo.append(item)
@@ -242,4 +254,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                 result.prompt_tokens += prompt_tokens
                 result.completion_tokens += completion_tokens
                 result.cost += cost
+                cheaper = with_logprobs(call.prompt, list(call.aspects)) if with_logprobs is not None else None
+                if cheaper is not None:
+                    result.cost_with_logprobs = (result.cost_with_logprobs or 0.0) + cheaper[2]
     return result

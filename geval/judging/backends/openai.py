@@ -137,11 +137,25 @@ class OpenAIJudge:
         sampled = self.n * max(self.max_tokens, 8 * len(aspects))
         if self._use_samples:
             calls, answer_tokens = 1, sampled
-        elif self.mode == "auto" and not self._logprobs_seen:
+        elif self._bounded:
             calls, answer_tokens = 2, greedy + sampled
         else:
             calls, answer_tokens = 1, greedy
         return calls * prompt_tokens, answer_tokens, self._cost(calls * prompt_tokens, answer_tokens)
+
+    def estimate_with_logprobs(self, prompt: str, aspects: list[Aspect]) -> tuple[int, int, float] | None:
+        """What a call is billed if the server gives logprobs, while `estimate` is a bound that also
+        counts the samples asked of a server that gives none ("auto" mode before the server has
+        answered); None when `estimate` is what it is billed."""
+        if not self._bounded:
+            return None
+        prompt_tokens, answer_tokens = approx_tokens(prompt), approx_tokens(form_answer(aspects))
+        return prompt_tokens, answer_tokens, self._cost(prompt_tokens, answer_tokens)
+
+    @property
+    def _bounded(self) -> bool:
+        """Whether a call may be asked both ways: "auto" mode, before the server has said which."""
+        return self.mode == "auto" and not self._use_samples and not self._logprobs_seen
 
     def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
         """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
