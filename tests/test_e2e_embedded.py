@@ -89,9 +89,9 @@ def test_a_run_of_two_templates_shows_the_model_loading_once_and_nothing_of_a_se
     text = main_text(tab)
     screenshot(tab, "e2e_embedded_two_templates")
     assert _finished_runs(text) == TEMPLATES, text
+    assert not server_words, server_words
     assert loading and re.search(r"Loading the model \(about \d+ s\): \d+s so far, ETA (\d|\?)", loading[0]), loading
     assert all(bar.startswith(f"{TEMPLATES[0]} (template 1 of 2): Loading") for bar in loading)  # not for the 2nd
-    assert not server_words, server_words
     assert workers.loads(app["loads"], "judge") == 1  # one model load for the run of two templates
     assert tab.locator(f'{MAIN} [data-testid="stAlertContentError"]').count() == 0
     # the plan of the next item rests on the pace of the run's judgments, not on the load's measurement
