@@ -24,7 +24,6 @@ import time
 from _common import embedded_judge, fail, fresh_context, header, topicalchat
 
 import geval
-from geval.judging import worker as workers
 
 
 def measure(judge, template_name: str, items: list, cold: bool = False) -> dict:
@@ -32,7 +31,7 @@ def measure(judge, template_name: str, items: list, cold: bool = False) -> dict:
     template = geval.Template.load(template_name)
     store = geval.Store(":memory:")
     if cold:
-        workers.close_all()  # the next call loads the model again, as after a long idle
+        judge.unload()  # the next call loads the model again, as after a long idle
     else:
         fresh_context(judge)
     plan = geval.plan(store, items, template, judge)

@@ -41,8 +41,9 @@ def test_a_check_and_the_runs_of_two_templates_after_it_load_the_model_once(judg
     assert workers.loads(tmp_path / "loads.txt", "judge") == 1
 
 
-def test_a_run_that_loads_the_model_says_how_long_the_load_is_expected_to_take(judge, store):
+def test_a_run_that_loads_the_model_says_how_long_the_load_is_expected_to_take(judge, store, tmp_path):
     assert judge.load_seconds == embedded.EmbeddedJudge.seconds_to_load  # never loaded on this machine
+    assert not judge.unload()  # nothing loaded yet
     loading = []
     progress = geval.score(store, make_items(2), NATURAL, judge, "synthetic",
                            on_progress=lambda p: loading.append(p.load_expected) if p.loading else None)
@@ -50,6 +51,9 @@ def test_a_run_that_loads_the_model_says_how_long_the_load_is_expected_to_take(j
     assert progress.load_took is not None and progress.load_took > 0
     measured = judge.load_seconds  # measured as it loaded, for the next load's estimate
     assert measured != embedded.EmbeddedJudge.seconds_to_load and measured == pytest.approx(progress.load_took, abs=2)
+    assert judge.loaded and judge.unload() and not judge.loaded  # ended at once, as after a long idle
+    again = geval.score(store, make_items(3), NATURAL, judge, "synthetic")
+    assert again.load_took is not None and workers.loads(tmp_path / "loads.txt", "judge") == 2
 
 
 def test_the_judges_speed_is_the_newest_measured_as_the_model_loaded_or_over_a_run(judge):

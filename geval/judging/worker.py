@@ -232,6 +232,14 @@ def running(target: str, options: dict) -> Worker | None:
     return found if found is not None and found.alive and found.process is not None else None
 
 
+def end(target: str, options: dict) -> bool:
+    """End the worker for `target` and `options` now (its model's memory freed; the next call loads
+    it again); False when there is none, or it is in a call."""
+    key = (target, tuple(sorted(options.items())))
+    with _WORKERS_LOCK:
+        return bool(_close_where(lambda each: _WORKERS.get(key) is each))
+
+
 def close_idle(now: float | None = None) -> int:
     """End the workers that had no call for `IDLE_SECONDS` (as of `now`), freeing their models'
     memory; returns how many ended. A worker in a call is never ended."""

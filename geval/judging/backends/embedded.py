@@ -23,7 +23,7 @@ from geval.judging.judgment import Judgment, approx_tokens
 from geval.judging.native import Speed, remember_speed, remembered_speed
 from geval.judging.templates import Aspect
 from geval.judging.weights import gguf_model
-from geval.judging.worker import Worker, running, worker
+from geval.judging.worker import Worker, end, running, worker
 
 TARGET = "geval.judging.backends.embedded_model:JudgeModel"
 #: Seconds a call may take beyond its estimate before the worker counts as hung.
@@ -71,6 +71,11 @@ class EmbeddedJudge:
     def load(self) -> None:
         """Start the worker and load the model now (it is otherwise loaded by the first call)."""
         _ = self.worker
+
+    def unload(self) -> bool:
+        """End the worker now, freeing the model's memory (the next call loads it again; it otherwise
+        stays loaded until idle for a while); False when it was not loaded or is in a call."""
+        return end(TARGET, self._options)
 
     @property
     def speed(self) -> Speed | None:
