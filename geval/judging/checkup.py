@@ -16,9 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from geval.judging.judgment import approx_tokens
-
 from geval.errors import GevalError, WorkerDied
+from geval.judging.judgment import approx_tokens
 from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only
 from geval.judging.templates import Aspect
 from geval.judging.weights import DEFAULT_MODEL, file_sha256
