@@ -46,9 +46,9 @@ class JudgmentFailed(GevalError):
     a prompt too long). It is recorded as failed with this reason and the run goes on."""
 
 
-class JudgeUnreachable(JudgmentFailed):
-    """The judge's server could not be reached (connection refused, host not found): this judgment
-    failed, and every other will until the server is there."""
+class JudgeUnreachable(JudgeError):
+    """The judge's server is not there (connection refused, host not found): every call would
+    fail the same way, so the run stops at the first (stored as failed, with this line)."""
 
 
 def shown(value: object, limit: int = 80) -> str:

@@ -28,8 +28,7 @@ class Job:
     result: object | None = None  # a search's TuneResult
     current: str = ""
     plans: list = field(default_factory=list)  # each template's plan (geval.plan), when given
-    not_started: list[str] = field(default_factory=list)  # templates left out once the judge could not be used
-    blocked: str = ""  # why they were left out
+    not_started: list[str] = field(default_factory=list)  # templates left out once a run ended with an error
     error: str = ""
     done: bool = False
     started: float = field(default_factory=time.time)
@@ -127,13 +126,10 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
                                      on_progress=lambda p: setattr(job, "progress", p),
                                      concurrency=concurrency, rpm=rpm,
                                      plan=job.plans[index] if len(job.plans) == len(templates) else None)
-            except geval.GevalError:  # a bad key, an unknown model: the run ends with its error
-                job.not_started, job.blocked = job.labels[index + 1:], "the run before ended with the error above"
+            except geval.GevalError:  # a bad key, a server not there, a crash: the run ends with its error
+                job.not_started = job.labels[index + 1:]
                 raise
             job.finished.append(result)
-            if result.judge_unreachable:  # every template after it would wait on the same retries and fail
-                job.not_started, job.blocked = job.labels[index + 1:], "the judge cannot be reached"
-                break
 
     return _launch(job, work)
 

@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 import geval
+from studio import checking
 from studio.text import plain
 
 DEFAULT_TEMPLATE = "topicalchat-naturalness"
@@ -160,18 +161,25 @@ def sidebar_status() -> None:
 
 def judge_check(options: dict) -> None:
     """'Check the judge': versions, CPU and llama.cpp build, the model file, a test judgment and the
-    speed measured (what `python -m geval doctor` prints), for the judge chosen; its result stays
-    shown for that judge."""
+    speed measured (what `python -m geval doctor` prints), for the judge chosen, in the background
+    with a bar of its steps (the page stays live while the model loads; it stays loaded for the
+    runs after); its result stays shown for that judge."""
     key = judge_text(options)
-    if st.button("Check the judge", key="judge_check", help="Run a test judgment as a run would (in a worker "
-                 "process for the embedded judge) and say what does not work, with the command that fixes it."):
-        with st.spinner("Checking the judge: a test judgment…"):
-            try:
-                checkup = judge().check()
-                st.session_state["judge_checked"] = (key, checkup.works, checkup.verdict,
-                                                     [(f.ok, f.text, f.fix) for f in checkup.findings])
-            except geval.GevalError as exc:
-                st.session_state["judge_checked"] = (key, False, str(exc), [])
+    going = checking.get(st.session_state.pop("judge_check_id", None))
+    if going is not None and going.done:  # its result is this session's to show
+        st.session_state["judge_checked"], going = (going.key, *going.result), None
+    elif going is not None:
+        st.session_state["judge_check_id"] = going.id
+    if st.button("Check the judge", key="judge_check", disabled=going is not None,
+                 help="Run a test judgment as a run would (in a worker process for the embedded judge, which "
+                      "loads its model first) and say what does not work, with the command that fixes it."):
+        try:
+            going = checking.start(key, judge())
+            st.session_state["judge_check_id"] = going.id
+        except geval.GevalError as exc:
+            st.session_state["judge_checked"] = (key, False, str(exc), [])
+    if going is not None:
+        _check_progress(going.id)
     checked = st.session_state.get("judge_checked")
     if not checked or checked[0] != key:
         return
@@ -181,6 +189,17 @@ def judge_check(options: dict) -> None:
         for ok, text, fix in findings:
             mark = {True: ":green[ok]", False: ":red[problem]", None: "·"}[ok]
             st.markdown(f"{mark} {plain(text)}" + (f"  \n:red[fix:] `{fix}`" if fix else ""))
+
+
+@st.fragment(run_every=1.0)
+def _check_progress(check_id: str) -> None:
+    """Redrawn every second while the check goes on: the step it is on, with its own progress; once
+    it ends, the whole app runs again to show its result."""
+    check = checking.get(check_id)
+    if check is not None and check.done:
+        st.rerun()
+    if check is not None:
+        st.progress(check.share(), text=check.line())
 
 
 def judge_text(options: dict) -> str:

@@ -1,7 +1,8 @@
 """The shared sidebar (app.py): it shows the dataset, template version and judge, and its judge
 settings are what the pages use."""
 
-from tests.apptest_helpers import open_app
+from studio.text import plain
+from tests.apptest_helpers import open_app, wait_for
 
 
 def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path):
@@ -31,3 +32,17 @@ def test_openai_without_a_key_says_the_calls_will_be_refused(monkeypatch, tmp_pa
     assert not any("No API key" in c.value for c in at.sidebar.caption)
     local = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_base_url": "http://127.0.0.1:9/v1"})
     assert not any("No API key" in c.value for c in local.sidebar.caption)  # a local server may need none
+
+
+def test_checking_a_server_that_is_not_there_names_it_and_what_to_do_with_its_address_as_written(monkeypatch,
+                                                                                               tmp_path):
+    at = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_base_url": "http://127.0.0.1:9/v1"})
+    at.sidebar.button(key="judge_check").click().run()
+    wait_for(at, lambda at: at.sidebar.error, timeout=60)
+    line = ("cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it, or correct the "
+            "base URL (sidebar: Judge settings; command line: --base-url)")
+    assert [e.value for e in at.sidebar.error] == [f"The judge cannot work: the test judgment: {line}"]
+    shown = [m.value for m in at.sidebar.markdown if "test judgment" in m.value]
+    assert shown and "http://127.0.0.1:9/v1:" in shown[0]  # no `127\.0\.0\.1`: a Markdown link shows escapes
+    assert plain("see http://127.0.0.1:9/v1: a_b. (1.) http://x.org/*a*") == \
+        "see http://127.0.0.1:9/v1: a\\_b\\. \\(1\\.\\) http://x.org/*a*"

@@ -113,8 +113,9 @@ def test_dry_run_estimates_at_least_what_the_stub_then_bills(stub, tmp_path, mod
             "--max-retries", "0", "--store", str(store)]
     dry = run_cli(*args, "--dry-run")
     assert dry.returncode == 0 and stub.count == 0, dry.stderr
-    line = re.search(r"(\d+) judge calls to make \(~([\d,]+) prompt \+ ~([\d,]+) answer tokens, ~\$([\d.]+)\)",
-                     dry.stderr)
+    line = re.search(r"(\d+) judge calls to make \((?:at most )?~([\d,]+) prompt \+ ~([\d,]+) answer tokens, "
+                     r"(?:at most )?~\$([\d.]+)(; ~\$[\d.]+ if the server gives logprobs)?\)", dry.stderr)
+    assert bool(line[5]) == (mode == "auto")  # a bound says so, with the cost if logprobs come
     calls, prompt, answer, cost = int(line[1]), int(line[2].replace(",", "")), int(line[3].replace(",", "")), \
         float(line[4])
     run = run_cli(*args)

@@ -5,16 +5,19 @@ command that fixes it, and a non-zero exit when the judge cannot work."""
 from __future__ import annotations
 
 import re
+import threading
 
 import pytest
-from helpers import run_cli
+from helpers import run_cli, scripted
 
+from geval.errors import JudgmentFailed
 from geval.judging import worker as workers
 from geval.judging.backends import embedded
 from geval.judging.native import REINSTALL
-from tests.apptest_helpers import open_app
+from tests.apptest_helpers import open_app, wait_for
 
-WORKS = re.compile(r"The embedded judge works: prefill [\d.]+ tokens/s, decode [\d.]+ tokens/s\.")
+WORKS = re.compile(r"The embedded judge works: [\d.]+ s per judgment here \(its test judgment\); prefill [\d.]+ "
+                   r"tokens/s, decode [\d.]+ tokens/s\.")
 
 
 @pytest.mark.model
@@ -43,33 +46,81 @@ def test_a_judge_that_crashes_is_a_problem_with_its_fix_and_a_non_zero_exit():
     assert re.search(r"^\[PROBLEM\] the test judgment: the embedded judge crashed \(SIGSEGV, a fault in native code",
                      done.stdout, re.M), done.stdout
     assert f"fix: rebuild llama-cpp-python for every x86-64 CPU: {REINSTALL}" in done.stdout
-    assert done.stdout.strip().splitlines()[-1] == ("The embedded judge cannot work here: 1 problem(s) above, each with "
-                                                    "its fix.")
+    assert done.stdout.strip().splitlines()[-1].startswith(
+        "The embedded judge cannot work: the test judgment: the embedded judge crashed (SIGSEGV, a fault in native code")
+    assert done.stdout.strip().endswith(f"; fix: rebuild llama-cpp-python for every x86-64 CPU: {REINSTALL}")
 
 
-def test_the_sidebar_checks_the_judge_and_says_it_works_with_its_speed(monkeypatch, tmp_path):
+@pytest.fixture
+def fake_model(monkeypatch):
+    """The embedded judge's model replaced by a stand-in that answers at once; the speed it says it
+    has is not remembered in this machine's cache (the real model's estimates would read it)."""
     monkeypatch.setattr(embedded, "TARGET", "fake_native:FakeJudgeModel")
-    try:
-        at = open_app(monkeypatch, tmp_path)
-        at.sidebar.button(key="judge_check").click().run()
-        assert [s.value for s in at.sidebar.success] == ["The embedded judge works: prefill 1000 tokens/s, "
-                                                         "decode 100 tokens/s."]
-        shown = " ".join(m.value for m in at.sidebar.markdown)
-        assert "test judgment in a worker process: Naturalness" in shown and "runs on every x86" in shown
-    finally:
-        workers.close_all()
+    monkeypatch.setattr(embedded, "remember_speed", lambda model, speed: None)
+    yield
+    workers.close_all()
 
 
-def test_the_sidebar_shows_a_problem_in_red_with_its_fix(monkeypatch, tmp_path):
-    monkeypatch.setattr(embedded, "TARGET", "fake_native:FakeJudgeModel")
+def _checked(at):
+    """The app once its check of the judge has ended (it runs in the background)."""
+    at.sidebar.button(key="judge_check").click().run()
+    wait_for(at, lambda at: at.sidebar.success or at.sidebar.error, timeout=300)
+    return at
+
+
+def test_the_sidebar_checks_the_judge_and_headlines_the_time_of_a_judgment(monkeypatch, tmp_path, fake_model):
+    at = _checked(open_app(monkeypatch, tmp_path))
+    [verdict] = [s.value for s in at.sidebar.success]
+    assert re.fullmatch(r"The embedded judge works: 0\.\d s per judgment here \(its test judgment\); prefill "
+                        r"1000 tokens/s, decode 100 tokens/s\.", verdict), verdict
+    shown = " ".join(m.value for m in at.sidebar.markdown)
+    assert "test judgment in a worker process: Naturalness" in shown and "runs on every x86" in shown
+    assert "speed on this machine: prefill 1000 tokens/s, decode 100 tokens/s" in shown
+    assert not at.sidebar.get("progress")  # the bar of the check's steps is gone with it
+
+
+def test_the_sidebar_shows_the_check_going_on_as_a_bar_of_its_step_not_a_dimmed_page(monkeypatch, tmp_path,
+                                                                                      fake_model):
+    from studio import checking
+
+    release = threading.Event()
+    monkeypatch.setattr(embedded.EmbeddedJudge, "load", lambda judge: release.wait(60))
+    monkeypatch.setattr(embedded.EmbeddedJudge, "load_seconds", 40.0)
+    at = open_app(monkeypatch, tmp_path)
+    at.sidebar.button(key="judge_check").click().run()
+    wait_for(at, lambda at: "loading the model" in " ".join(b.proto.text for b in at.sidebar.get("progress")),
+             timeout=60)
+    [bar] = at.sidebar.get("progress")
+    assert re.fullmatch(r"Checking the judge: loading the model \(about 40 s\), \d+ s so far", bar.proto.text)
+    assert at.sidebar.button(key="judge_check").disabled and not at.exception  # the page went on running
+    check = checking.get(at.session_state["judge_check_id"])
+    assert check.steps == 3 and check.expected == 40.0
+    release.set()
+    wait_for(at, lambda at: at.sidebar.success, timeout=120)  # then it ends as any check does
+
+
+def test_the_sidebar_shows_a_problem_in_red_with_its_fix(monkeypatch, tmp_path, fake_model):
     monkeypatch.setenv(workers.FAULT, "judge:SIGSEGV:0")
-    try:
-        at = open_app(monkeypatch, tmp_path)
-        at.sidebar.button(key="judge_check").click().run()
-        assert [e.value for e in at.sidebar.error] == ["The embedded judge cannot work here: 1 problem(s) above, "
-                                                       "each with its fix."]
-        shown = " ".join(m.value for m in at.sidebar.markdown)
-        assert "crashed \\(SIGSEGV" in shown and "requirements-llama.txt" in shown, shown
-        assert not at.exception
-    finally:
-        workers.close_all()
+    at = _checked(open_app(monkeypatch, tmp_path))
+    [verdict] = [e.value for e in at.sidebar.error]
+    assert verdict.startswith("The embedded judge cannot work: the test judgment: the embedded judge crashed "
+                              "(SIGSEGV") and verdict.endswith(f"; fix: rebuild llama-cpp-python for every "
+                                                               f"x86-64 CPU: {REINSTALL}")
+    assert "above" not in verdict  # the findings are shown below it here
+    shown = " ".join(m.value for m in at.sidebar.markdown)
+    assert "crashed \\(SIGSEGV" in shown and "requirements-llama.txt" in shown, shown
+    assert not at.exception
+
+
+def test_a_judge_that_answers_headlines_the_time_of_a_judgment_and_one_that_cannot_names_its_problem():
+    works = scripted().check()
+    assert re.fullmatch(r"The judge works: 0\.\d s per judgment here \(its test judgment\)\.", works.verdict)
+    assert works.seconds is not None and works.seconds < 1
+
+    def refuse(prompt, aspect):
+        raise JudgmentFailed("HTTP 500 from the server: overloaded")
+
+    broken = scripted(refuse).check()
+    assert not broken.works
+    assert broken.verdict == "The judge cannot work: the test judgment: HTTP 500 from the server: overloaded"
+    assert broken.text().splitlines()[-1] == broken.verdict  # the same line in a terminal, after the findings

@@ -275,16 +275,17 @@ def test_an_unreachable_server_is_a_red_error_and_a_failed_run(server, browser):
     goto_page(tab, "Score")
     set_number(tab, "At most (0 = no limit)", 2)
     tab.get_by_role("button", name="Start scoring").click()
-    error = alert(tab, "error", re.compile(r"Run \d+ \(\S+\) failed"), timeout=120_000)
+    error = alert(tab, "error", re.compile(r"cannot reach http://127\.0\.0\.1:9/v1"), timeout=120_000)
     wait_idle(tab)
     screenshot(tab, "e2e_session_c_unreachable")
-    assert "cannot reach http://127.0.0.1:9/v1: is the server running?" in error, error
+    assert ("cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it, or correct "
+            "the base URL") in error, error
+    assert tab.locator(f'{MAIN} [data-testid="stAlertContentError"]').count() == 1  # one red line, at once
     assert tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').count() == 0
     assert tab.locator(f'{MAIN} [data-testid="stProgress"]').count() == 0
-    run_id = int(re.search(r"Run (\d+) \(\S+\) failed", error).group(1))
     store = store_of(server)
     try:
-        assert store.run(run_id)["status"] == "failed"
+        assert store.runs()["status"].tolist()[0] == "failed"
     finally:
         store.close()
     tab.context.close()

@@ -175,7 +175,7 @@ def test_the_cli_summary_prints_failures_exits_1_and_a_rerun_retries_only_them(s
     stub.configure("logprobs")
     result = score_cli(stub, dataset, template, store)
     assert result.returncode == 0, result.stderr
-    assert f"{TEMPLATE.label}: 4 items, 3 cached, 1 judge calls, 0 failed" in result.stdout
+    assert f"{TEMPLATE.label}: 4 items, 3 cached, 1 judge call, 0 failed" in result.stdout
     assert "failed: " not in result.stderr
     assert stub.count == 1
 
@@ -225,7 +225,8 @@ def test_the_cli_says_when_a_run_failed_as_a_whole(tmp_path):
     result = run_cli("score", str(dataset), "-t", str(template), "--judge", "openai", "--base-url",
                      "http://127.0.0.1:9/v1", "--model", "m", "--mode", "logprobs", "--max-retries", "0",
                      "--store", str(tmp_path / "store.sqlite"), env={"OPENAI_API_KEY": KEY})
-    assert result.returncode == 1 and "Traceback" not in result.stderr
-    assert ("failed, not one item was scored: cannot reach http://127.0.0.1:9/v1: is the server running? "
-            "(connection refused, 0 retries)") in result.stderr
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1] == (
+        "error: cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it, or correct "
+        "the base URL (sidebar: Judge settings; command line: --base-url)")
     assert geval.Store(tmp_path / "store.sqlite").runs()["status"].tolist() == ["failed"]

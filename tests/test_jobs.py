@@ -36,12 +36,12 @@ def test_every_template_is_scored_in_turn(tmp_path):
     assert (job.not_started, job.error) == ([], "")
 
 
-def test_a_judge_that_cannot_be_reached_starts_no_other_template(tmp_path):
-    judge = scripted(failing_for({0, 1, 2}, "cannot reach http://127.0.0.1:9/v1: is the server running?",
+def test_a_judge_that_cannot_be_reached_ends_the_job_with_its_line_and_starts_no_other_template(tmp_path):
+    judge = scripted(failing_for({0, 1, 2}, "cannot reach http://127.0.0.1:9/v1: connection refused",
                                  JudgeUnreachable))
     job = _run(tmp_path, judge)
-    assert [p.status for p in job.finished] == ["failed"]
-    assert (job.not_started, job.blocked) == ([SECOND.label, THIRD.label], "the judge cannot be reached")
+    assert job.error == "cannot reach http://127.0.0.1:9/v1: connection refused" and job.finished == []
+    assert job.not_started == [SECOND.label, THIRD.label] and len(judge.calls) == 1
 
 
 def test_a_judge_error_starts_no_other_template_either(tmp_path):
@@ -50,7 +50,7 @@ def test_a_judge_error_starts_no_other_template_either(tmp_path):
 
     job = _run(tmp_path, scripted(refuse))
     assert job.error == "the server refused the API key (401); check the key" and job.finished == []
-    assert (job.not_started, job.blocked) == ([SECOND.label, THIRD.label], "the run before ended with the error above")
+    assert job.not_started == [SECOND.label, THIRD.label]
 
 
 def test_a_failure_of_another_kind_does_not_stop_the_job(tmp_path):

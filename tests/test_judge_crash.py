@@ -25,8 +25,10 @@ CRASH = r"^the embedded judge crashed \(SIGSEGV, a fault in native code, under j
 
 @pytest.fixture
 def fake_model(monkeypatch):
-    """The embedded judge with a stand-in model in its worker."""
+    """The embedded judge with a stand-in model in its worker (its speed, and the runs', not kept in
+    this machine's cache: the real model's estimates read it)."""
     monkeypatch.setattr(embedded, "TARGET", "fake_native:FakeJudgeModel")
+    monkeypatch.setattr(embedded, "remember_speed", lambda model, speed: None)
     yield
     workers.close_all()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 
 import pytest
@@ -141,6 +142,20 @@ def test_usage_and_cost_come_from_the_answer(stub):
     assert judgment.prompt_tokens == (len(PROMPT) + 3) // 4  # the stub counts characters / 4
     assert judgment.completion_tokens == 4  # "Naturalness: 3": 14 characters
     assert judgment.cost == pytest.approx((judgment.prompt_tokens * 1.0 + 4 * 2.0) / 1e6)
+
+
+def test_in_auto_mode_the_estimate_says_it_is_a_bound_and_gives_the_cost_with_logprobs(stub, store):
+    items = make_items(4)
+    auto = make(stub, mode="auto", model="gpt-4o-mini")
+    bound, exact = geval.plan(store, items, ONE, auto), geval.plan(store, items, ONE, make(stub, mode="logprobs",
+                                                                                              model="gpt-4o-mini"))
+    assert bound.cost > 3 * exact.cost and bound.cost_with_logprobs == pytest.approx(exact.cost)
+    assert re.search(r"\(at most ~[\d,]+ prompt \+ ~[\d,]+ answer tokens, at most ~\$0\.\d{4}; "
+                     rf"~\${exact.cost:.4f} if the server gives logprobs\)$", bound.line()), bound.line()
+    assert "at most" not in exact.line() and exact.cost_with_logprobs is None
+    stub.configure("logprobs")
+    geval.score(store, items[:1], ONE, auto, "synthetic")  # the server has sent logprobs: billed as such
+    assert geval.plan(store, items[1:], ONE, auto).cost_with_logprobs is None
 
 
 def test_a_model_of_no_known_price_reads_cost_unknown_not_zero(stub, store):
@@ -312,12 +327,21 @@ def test_setup_errors_are_judge_errors(stub, status, message):
     assert str(error.value) == message.format(url=stub.url)
 
 
-def test_a_connection_refused_is_a_failed_judgment_that_says_the_server_is_not_there():
-    judge = OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", api_key=KEY, max_retries=0, timeout=2)
-    with pytest.raises(JudgeUnreachable) as error:  # a JudgmentFailed that tells a job to start no other run
+@pytest.mark.parametrize("url, line", [
+    ("http://127.0.0.1:9/v1", "cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start "
+                              "it, or correct the base URL (sidebar: Judge settings; command line: --base-url)"),
+    ("http://no-such-host.invalid/v1", "cannot reach http://no-such-host.invalid/v1: host not found; correct the base "
+                                       "URL (sidebar: Judge settings; command line: --base-url)"),
+])
+def test_a_server_that_is_not_there_is_said_at_once_not_retried(monkeypatch, url, line):
+    import openai._base_client
+
+    waits = []
+    monkeypatch.setattr(openai._base_client.SyncAPIClient, "_sleep_for_retry", lambda *a, **k: waits.append(k))
+    judge = OpenAIJudge("m", base_url=url, api_key=KEY, max_retries=5, timeout=2)
+    with pytest.raises(JudgeUnreachable) as error:  # a JudgeError: the run stops at it
         judge.judge(PROMPT, list(ONE.aspects))
-    assert str(error.value) == ("cannot reach http://127.0.0.1:9/v1: is the server running? "
-                                "(connection refused, 0 retries)")
+    assert str(error.value) == line and isinstance(error.value, JudgeError) and waits == []
 
 
 # --- construction, settings and the API key -------------------------------------------------

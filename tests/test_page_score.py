@@ -333,12 +333,20 @@ def _shown_job(monkeypatch, tmp_path, progress, done=False, finished=(), labels=
     return open_app(monkeypatch, tmp_path, PAGE, state={"score_job": job.id})
 
 
-def test_loading_the_model_is_a_step_not_an_empty_bar(monkeypatch, tmp_path):
+def test_loading_the_model_is_a_bar_of_its_own_with_its_time_and_the_eta_that_counts_it(monkeypatch, tmp_path):
+    from geval.scoring.plan import Pace, Work
     from geval.scoring.runner import Progress
 
-    at = _shown_job(monkeypatch, tmp_path, Progress(total=24, phase="loading the judge's model"))
-    assert [s.label for s in at.status] == ["t@1: Loading the judge's model…"]
-    assert not at.get("progress")
+    loading = Progress(total=24, phase="loading the model", load_started=time.time() - 12, load_expected=40.0,
+                       planned=Work(24, 0, 24), pace=Pace(per_call=2.0), started=time.time() - 12)
+    at = _shown_job(monkeypatch, tmp_path, loading)
+    [bar] = at.get("progress")
+    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s", bar.proto.text)
+    assert shown, bar.proto.text
+    so_far, eta = int(shown[1]), 60 + int(shown[2])
+    assert 12 <= so_far < 40 and abs(eta - (40 - so_far + 24 * 2.0)) <= 1  # the load left, then 24 calls of 2 s
+    assert abs(bar.proto.value - so_far / 40 * 100) <= 3 and not at.status  # the load's own progress
+    assert "cannot be reached" not in texts(at) and "No answer" not in texts(at)
     assert at.button(key="score_start").disabled and at.button(key="score_stop")
 
 
@@ -429,16 +437,15 @@ def test_each_run_s_line_names_its_template(monkeypatch, tmp_path):
     assert at.error[0].value.startswith(f"Run 5 ({plain(file_version.label)}) failed: HTTP 500 from the server")
 
 
-def test_templates_not_started_after_an_unreachable_judge_are_one_red_line(monkeypatch, tmp_path):
+def test_a_server_that_is_not_there_is_one_red_line_naming_it_and_what_to_do(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 
-    down = Progress(total=3, done=3, failed=3, run_id=6, template="a@1", status="failed", ended=1.0, started=0.0,
-                    reasons={"cannot reach http://127.0.0.1:8699/v1: is the server running?": 3}, unreachable=3)
-    at = _shown_job(monkeypatch, tmp_path, down, done=True, finished=[down], labels=("a@1", "b@2", "c@3"),
-                    not_started=["b@2", "c@3"], blocked="the judge cannot be reached")
-    assert [e.value for e in at.error][1:] == [
-        "b@2, c@3 not started: the judge cannot be reached; fix it and press Start."]
-    assert at.error[0].value.startswith("Run 6 (a@1) failed: cannot reach") and not at.success
+    down = Progress(total=3, run_id=6, template="a@1", status="failed", ended=1.0, started=0.0)
+    line = ("cannot reach http://127.0.0.1:8699/v1: connection refused; no server listens there: start it, or correct "
+            "the base URL (sidebar: Judge settings; command line: --base-url)")
+    at = _shown_job(monkeypatch, tmp_path, down, done=True, labels=("a@1", "b@2", "c@3"), error=line,
+                    not_started=["b@2", "c@3"])
+    assert [e.value for e in at.error] == [f"a@1: {line}  \nb@2, c@3 not started."] and not at.success
     assert at.button(key="score_start").label == "Start scoring"
 
 
@@ -459,11 +466,8 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
                         r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line
 
-def test_a_judge_that_has_not_answered_for_a_while_is_said_to_be_retried_not_just_starting(monkeypatch, tmp_path):
+def test_a_job_that_is_starting_says_so_and_nothing_of_a_server(monkeypatch, tmp_path):
     at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)
-    [status] = [s.label for s in at.status]
-    assert status.startswith("t@1: starting… No answer from the judge for 1") and "is retried, with backoff" in status
-    at = _shown_job(monkeypatch, tmp_path, None)  # just started: no hint yet
     assert [s.label for s in at.status] == ["t@1: starting…"]
 
 
@@ -475,15 +479,18 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
     from geval.scoring.runner import Progress
 
     waiting = Progress(total=2, started=time.time() - 13, calls_started=time.time() - 12, planned=Work(2, 0, 2),
-                       pace=Pace(per_call=0.5))
+                       pace=Pace(per_call=0.5), remote=True)
     at = _shown_job(monkeypatch, tmp_path, waiting)
     bar = at.get("progress")[0].proto.text
     assert "0/2 items" in bar and "ETA ?" in bar
     assert re.search(r"No answer from the judge for 1\d s: a server that cannot be reached is retried", texts(at))
+    waiting.remote = False  # a model on this machine reading its first prompt: no server to retry
+    at = _shown_job(monkeypatch, tmp_path, waiting)
+    assert "ETA ?" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
     fresh = Progress(total=2, started=time.time(), calls_started=time.time(), planned=Work(2, 0, 2),
-                     pace=Pace(per_call=0.5))
-    at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA, no hint
-    assert "ETA 1s" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
+                     pace=Pace(per_call=30.0), remote=True)
+    at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA counting down from 60 s, no hint
+    assert re.search(r"ETA (1 min 00s|[345]\ds)$", at.get("progress")[0].proto.text) and "No answer" not in texts(at)
 
 
 def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, tmp_path):

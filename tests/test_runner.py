@@ -406,16 +406,23 @@ def test_a_run_where_every_item_failed_is_stored_as_failed_with_its_cause(store)
     assert store.runs()["status"].tolist() == ["failed"]
 
 
-@pytest.mark.parametrize("bad, error, unreachable", [
-    ({0, 1, 2}, JudgeUnreachable, True),
-    ({1, 2}, JudgeUnreachable, False),  # one item scored: the judge can be reached
-    ({0, 1, 2}, JudgmentFailed, False),  # failed, but the server was there
-], ids=["every call unreachable", "some", "failed otherwise"])
-def test_a_run_says_when_it_failed_because_the_judge_cannot_be_reached(store, bad, error, unreachable):
-    judge = scripted(failing_for(bad, "cannot reach http://127.0.0.1:9/v1: is the server running?", error))
+@pytest.mark.parametrize("first_bad", [0, 2], ids=["at the first item", "after two were scored"])
+def test_a_server_that_is_not_there_stops_the_run_at_the_first_refusal_stored_as_failed_with_why(store, first_bad):
+    line = "cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it"
+    judge = scripted(failing_for(set(range(first_bad, 10)), line, JudgeUnreachable))
+    progress = []
+    with pytest.raises(JudgeUnreachable, match="^cannot reach http://127.0.0.1:9/v1: connection refused"):
+        geval.score(store, make_items(10), ONE, judge, "synthetic", on_progress=progress.append)
+    assert len(judge.calls) == first_bad + 1  # not one call after the refusal
+    run = store.runs().iloc[0]
+    assert run["status"] == "failed" and json.loads(run["summary"])["errors"][0] == line
+    assert progress[-1].done == first_bad and counts(store) == ({"naturalness": first_bad} if first_bad else {})
+
+
+def test_other_failures_of_a_server_fail_their_items_and_the_run_goes_on(store):
+    judge = scripted(failing_for({0, 1}, "HTTP 503 from the server: overloaded"))
     progress = geval.score(store, make_items(3), ONE, judge, "synthetic")
-    assert progress.judge_unreachable is unreachable
-    assert progress.unreachable == (len(bad) if error is JudgeUnreachable else 0)
+    assert (progress.status, progress.failed, progress.done, len(judge.calls)) == ("finished", 2, 3, 3)
 
 
 def test_a_run_where_some_items_failed_is_finished_and_counts_them(store):
@@ -495,13 +502,13 @@ def test_the_eta_counts_down_the_plans_work_at_the_pace_measured_in_the_run():
     planned = Work(24, 2400, 24)
     progress = Progress(total=24, started=0.0, planned=planned)
     progress.calls_begin(pace, now=40.0)  # 40 s of loading the model: not the judge's pace
-    assert progress.eta == pytest.approx(24.0)  # before any item: the plan at the measured speed
+    assert progress.eta_at(now=40.0) == pytest.approx(24.0)  # before any item: the plan at the measured speed
     elapsed, etas = 0.0, []
     for index in range(12):
         tokens = 500 if index % 6 == 0 else 20  # a dialogue's first response carries its prefix
         elapsed += tokens / 50.0  # twice as slow as measured
         _judged(progress, elapsed, Work(1, tokens, 1))
-        etas.append(progress.eta)
+        etas.append(progress.eta_at(now=40.0 + elapsed))
     left = (2400 - progress.worked.tokens) / 50.0
     assert etas[-1] == pytest.approx(left, rel=0.15)  # the pace of the run, not the measured speed
     assert all(earlier >= later for earlier, later in zip(etas, etas[1:]))  # a steady count-down
@@ -511,12 +518,12 @@ def test_without_a_plan_the_work_left_is_extrapolated_per_judged_item_and_cached
     pace = Pace(per_call=1.0)
     progress = Progress(total=100, started=0.0)
     progress.calls_begin(pace, now=0.0)
-    assert progress.eta is None  # nothing judged, nothing planned
+    assert progress.eta_at(now=0.0) is None  # nothing judged, nothing planned
     for second in range(1, 11):
         _judged(progress, float(second), Work(1, 0, 1))
     progress.done += 40
     progress.cached += 40  # served from the cache, in no time
-    assert progress.eta == pytest.approx(50 * 1.0)  # the time per judged item, for each of the 50 left
+    assert progress.eta_at(now=10.0) == pytest.approx(50 * 1.0)  # the time per judged item, for each of the 50 left
 
 
 def test_the_eta_of_a_batch_layout_is_per_item_not_per_group():
@@ -526,7 +533,7 @@ def test_the_eta_of_a_batch_layout_is_per_item_not_per_group():
         _judged(progress, 32.0 * (group + 1), Work(2, 0, 2))
         for _ in range(15):
             _judged(progress, 32.0 * (group + 1), Work())
-        assert progress.eta == pytest.approx(2.0 * (progress.total - progress.done))  # 32 s / 16 items
+        assert progress.eta_at(now=32.0 * (group + 1)) == pytest.approx(2.0 * (progress.total - progress.done))
     assert progress.called == 96 and progress.cached == 0
 
 
@@ -538,16 +545,58 @@ def test_the_elapsed_time_stops_when_the_run_ends(store):
     assert "ETA" not in progress.line() and progress.eta == 0.0
 
 
+def test_the_eta_counts_the_load_of_the_model_down_and_is_unknown_once_the_load_runs_late():
+    planned = Work(10, 1000, 10)  # 10 calls of 1 s at the plan's pace
+    progress = Progress(total=10, started=0.0, planned=planned, pace=Pace(per_call=1.0))
+    progress.load_begins(40.0, now=0.0)
+    assert progress.loading
+    assert [progress.eta_at(now=t) for t in (0.0, 10.0, 30.0)] == [50.0, 40.0, 20.0]  # never frozen
+    assert progress.eta_at(now=41.0) is None  # late: no number that would only count to 0
+    assert progress.load_share(now=10.0) == pytest.approx(0.25) and progress.load_share(now=80.0) == 0.99
+    assert progress.load_line(now=12.0) == "Loading the model (about 40 s): 12s so far"
+    progress.load_ends(now=45.0)
+    assert not progress.loading and progress.load_took == 45.0
+    unknown = Progress(total=10, started=0.0, planned=planned, pace=Pace(per_call=1.0))
+    unknown.load_begins(None, now=0.0)
+    assert unknown.eta_at(now=5.0) is None and unknown.load_line(now=5.0) == "Loading the model: 5s so far"
+
+
+def test_between_answers_the_eta_counts_down_and_a_late_answer_makes_it_unknown():
+    progress = Progress(total=10, started=0.0, planned=Work(10, 0, 10))
+    progress.calls_begin(Pace(per_call=3.0), now=0.0)
+    assert [progress.eta_at(now=t) for t in (0.0, 20.0)] == [30.0, 10.0]  # the first answer is awaited
+    assert progress.eta_at(now=31.0) is None
+    progress.done += 1
+    progress.item_judged(Work(1, 0, 1), now=3.0)
+    assert progress.eta_at(now=3.0) == pytest.approx(27.0) and progress.eta_at(now=5.0) == pytest.approx(25.0)
+
+
+def test_the_speed_a_run_measured_is_the_judges_speed_scaled_by_the_runs_pace():
+    progress = Progress(total=10, started=0.0)
+    progress.calls_begin(Pace(speed=Speed(prefill=100.0, decode=10.0, measured=0.0, load=40.0)), now=0.0)
+    assert progress.measured_speed(now=9.0) is None  # nothing judged yet
+    progress.item_judged(Work(2, 200, 2), now=4.4)  # 2.2 s of work at that speed took twice as long
+    assert progress.measured_speed(now=9.0) == Speed(prefill=50.0, decode=5.0, measured=9.0, judgments=1, load=40.0)
+    assert Progress(total=1, called=1, judged_seconds=1.0, pace=Pace(per_call=1.0)).measured_speed() is None
+
+
 class _LazyJudge:
-    """A scripted judge whose model loads on the first call, as the embedded one does."""
+    """A scripted judge whose model loads on the first call, as the embedded one does (in
+    `load_seconds`, as it says), and that keeps the speeds runs tell it (`noted`)."""
+
+    load_seconds = 40.0
 
     def __init__(self):
-        self.inner, self.loads, self.loaded = scripted(), 0, False
+        self.inner, self.loads, self.loaded, self.noted = scripted(), 0, False, []
         self.settings = self.inner.settings
+        self.speed = Speed(prefill=1e6, decode=1e6, measured=0.0)
 
     def load(self):
         self.loads += 1
         self.loaded = True
+
+    def note_speed(self, speed):
+        self.noted.append(speed)
 
     def judge(self, prompt, aspects):
         assert self.loaded, "called before the model was loaded"
@@ -556,10 +605,20 @@ class _LazyJudge:
 
 def test_loading_the_judges_model_is_a_step_of_its_own(store):
     items = make_items(3)
-    judge, phases = _LazyJudge(), []
-    geval.score(store, items, ONE, judge, "synthetic", on_progress=lambda p: phases.append((p.phase, p.done)))
-    assert judge.loads == 1
-    assert phases[0] == ("loading the judge's model", 0) and phases[-1] == ("", 3)
+    judge, phases, loading = _LazyJudge(), [], []
+    progress = geval.score(store, items, ONE, judge, "synthetic", on_progress=lambda p: (
+        phases.append((p.phase, p.done)), loading.append(p.loading and (p.load_expected, p.line()))))
+    assert judge.loads == 1 and progress.load_took is not None and not progress.loading
+    expected, line = next(shown for shown in loading if shown)
+    assert expected == 40.0 and line.startswith("Loading the model (about 40 s): 0s so far, ETA ")
+    assert phases[0] == ("loading the model", 0) and phases[-1] == ("", 3)
     again = _LazyJudge()
     geval.score(store, items, ONE, again, "synthetic")
     assert again.loads == 0  # everything was cached: nothing to load the model for
+
+
+def test_a_judge_that_measures_its_speed_is_told_the_runs_pace_every_ten_items_and_at_the_end(store):
+    judge = _LazyJudge()
+    geval.score(store, make_items(25), ONE, judge, "synthetic")
+    assert [speed.judgments for speed in judge.noted] == [10, 20, 25]
+    assert all(speed.measured > time.time() - 60 for speed in judge.noted)

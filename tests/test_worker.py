@@ -34,6 +34,41 @@ def test_a_worker_keeps_its_model_between_calls_and_reports_what_it_said_when_bu
     assert workers.worker(COUNTER, {"start": 1}, "the counter", "counter") is not counter
 
 
+def test_a_worker_idle_for_its_limit_ends_and_the_next_call_loads_its_model_again(monkeypatch, tmp_path):
+    counted = tmp_path / "loads.txt"
+    monkeypatch.setenv(workers.LOADS, str(counted))
+    counter = workers.worker(COUNTER, {"start": 5}, "the counter", "counter")
+    assert counter.call("add", 1, seconds=30) == 6 and counter.load_seconds > 0
+    assert workers.close_idle(now=counter.last_used + workers.IDLE_SECONDS - 1) == 0 and counter.alive
+    assert workers.close_idle(now=counter.last_used + workers.IDLE_SECONDS) == 1 and not counter.alive
+    again = workers.worker(COUNTER, {"start": 5}, "the counter", "counter")
+    assert again is not counter and again.call("add", 1, seconds=30) == 6  # built again: its state starts over
+    assert workers.loads(counted, "counter") == 2
+
+
+def test_a_worker_in_a_call_is_never_ended_as_idle():
+    counter = workers.worker(COUNTER, {}, "the counter", "counter")
+    with counter.lock:  # as during a call
+        assert workers.close_idle(now=time.time() + 2 * workers.IDLE_SECONDS) == 0
+    assert counter.alive
+
+
+def test_calls_checks_and_runs_of_one_process_build_its_model_once(monkeypatch, tmp_path):
+    counted = tmp_path / "loads.txt"
+    monkeypatch.setenv(workers.LOADS, str(counted))
+    for _ in range(3):
+        assert workers.worker(COUNTER, {}, "the counter", "counter").call("add", 1, seconds=30) > 0
+    assert workers.loads(counted, "counter") == 1 and workers.loads(counted, "judge") == 0
+    assert workers.loads(tmp_path / "none.txt", "counter") == 0
+
+
+def test_another_model_of_the_same_role_ends_the_idle_one_and_leaves_other_roles_be():
+    first = workers.worker(COUNTER, {"start": 5}, "the counter", "counter")
+    other_role = workers.worker(COUNTER, {"start": 7}, "another counter", "tally")
+    second = workers.worker(COUNTER, {"start": 1}, "the counter", "counter")  # another model chosen for the role
+    assert not first.alive and second.alive and other_role.alive
+
+
 def test_errors_of_the_model_cross_as_they_were_raised_and_the_worker_stays():
     counter = workers.worker(COUNTER, {}, "the counter", "counter")
     with pytest.raises(JudgmentFailed, match="more than the context window"):

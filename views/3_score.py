@@ -1,7 +1,5 @@
 """Score: choose items, templates and judge; see the estimate; run in the background with progress."""
 
-import time
-
 import pandas as pd
 import streamlit as st
 
@@ -9,7 +7,7 @@ import geval
 from studio import jobs, state
 from studio.text import plain
 
-#: Seconds without a first answer after which the page says the judge may be being retried.
+#: Seconds without a first answer from a server after which the page says it may be being retried.
 WAITING_HINT_AFTER = 3
 #: An estimate longer than this (seconds) is pointed out before the run starts.
 LONG_RUN = 3600
@@ -172,7 +170,8 @@ def show_result(result) -> None:
     counted = geval.reporting.counted
     counts = (f"{run}: {result.done}/{result.total} items, {result.cached} cached, "
               f"{counted(result.calls, 'judge call')}, {result.failed} failed, {result.unscored} unscored, "
-              f"in {result.elapsed:.0f} s")
+              f"in {result.elapsed:.0f} s" + (f" ({result.load_took:.0f} s of it loading the model)"
+                                              if result.load_took else ""))
     if result.status == "failed":
         how = (f"all {counted(result.failed, 'item')} failed" if result.failed == result.done else
                f"{counted(result.failed, 'item')} failed, {counted(result.unscored, 'answer')} had no score")
@@ -201,41 +200,42 @@ def resume_button(job, key: str) -> None:
 
 
 def _no_answer(waited: float) -> str:
-    """What a wait for the judge's first answer may mean, once it is long enough to wonder."""
-    return (f" No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
-            "backoff, before the run fails." if waited >= WAITING_HINT_AFTER else "")
+    """What a long wait for a server's first answer may mean."""
+    return (f"No answer from the judge for {waited:.0f} s: a server that cannot be reached is retried, with "
+            "backoff, before the run fails.")
 
 
 @st.fragment(run_every=1.0)
 def show_progress() -> None:
-    """Redrawn every second while a job runs: the template it is on (which of how many), the step,
-    items done, cache hits, tokens, cost, ETA (of the whole job); then how each template's run ended."""
+    """Redrawn every second while a job runs: the template it is on (which of how many), the step
+    (loading the model: a bar of its own), items done, cache hits, tokens, cost, ETA (of the whole
+    job); then how each template's run ended."""
     job = jobs.get(st.session_state.get("score_job"))  # this dataset's (another dataset's run is not shown)
     if job is None:
         return
     progress = job.progress
     if not job.done:
         if progress is None:
-            st.status(f"{job.heading() or 'Starting'}: starting…{_no_answer(time.time() - job.started)}",
-                      state="running")
+            st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
+        elif progress.loading:
+            st.progress(progress.load_share(), text=job.line())
         elif progress.phase:
             st.status(f"{job.heading()}: {progress.phase[0].upper()}{progress.phase[1:]}…", state="running",
                       expanded=False)
         else:
             st.progress(progress.done / max(progress.total, 1), text=job.line())
-            if not progress.called and progress.calls_started is not None:  # no answer yet: retried?
-                st.caption(_no_answer(progress.unanswered_for()).strip())
+            waited = progress.unanswered_for()
+            if progress.remote and not progress.called and waited >= WAITING_HINT_AFTER:  # retried?
+                st.caption(_no_answer(waited))
     for result in job.finished:
         show_result(result)
     if job.error:
         kept = job.progress.done - job.progress.failed if job.progress is not None else 0
         kept_line = (f"  \nThe {geval.reporting.counted(kept, 'item')} judged before it "
                      f"{'is' if kept == 1 else 'are'} stored: press Start to go on." if kept else "")
-        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line,
+        left = f"  \n{', '.join(map(plain, job.not_started))} not started." if job.not_started else ""
+        st.error((f"{plain(job.current)}: {job.error}" if job.current else job.error) + kept_line + left,
                  icon=":material/error:")
-    if job.not_started:
-        st.error(f"{', '.join(map(plain, job.not_started))} not started: {job.blocked}; fix it and press Start.",
-                 icon=":material/block:")
     if job.resumable and st.session_state.get("score_resume_above") != job.id:  # one Resume button, never two
         resume_button(job, "score_resume")
     if not job.done and job.stop.is_set():  # asked to stop: it does after the item (or the model load) it is on

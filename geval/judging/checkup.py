@@ -4,6 +4,9 @@ test judgment made as a run makes it, with the speed measured.
 
 Every check that could take the caller down (loading llama.cpp's native library, running the
 model) runs in a worker process (geval/judging/worker.py): a crash there is a finding, not the end.
+The model it loads stays loaded for the runs after it (the worker's own lifetime). The verdict leads
+with what a user plans by, the time of a judgment here; `on_step` hears each step as it begins,
+with the seconds it is expected to take (loading the model: about 40 s), for a progress bar.
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from geval.errors import GevalError, WorkerDied
-from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only, remember_speed
+from geval.judging.judgment import approx_tokens
+from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only
 from geval.judging.templates import Aspect
 from geval.judging.weights import DEFAULT_MODEL, file_sha256
 from geval.judging.worker import worker
@@ -23,6 +27,8 @@ from geval.version import installed_versions
 PACKAGES = ("geval-studio", "llama-cpp-python", "numpy", "scipy", "pandas", "streamlit", "openai", "tokenizers")
 #: The test judgment: a short dialogue turn, asked as a run asks it (the answer's first token a score).
 TEST_ASPECT = Aspect(name="Naturalness", min=1, max=3)
+#: Hears each step of a checkup as it begins: (what it does, the seconds it is expected to take or None).
+OnStep = Callable[[str, "float | None"], None]
 TEST_PROMPT = ("Rate how natural the response is as the next turn of the conversation, from 1 (not natural) "
                "to 3 (very natural).\n\nConversation:\nA: I just got back from a hike in the Alps.\n\n"
                "Response:\nB: Oh nice, which trail did you take? I have always wanted to go there.\n\n"
@@ -49,6 +55,7 @@ class Checkup:
     findings: list[Finding] = field(default_factory=list)
     works: bool = False
     verdict: str = ""
+    seconds: float | None = None  # how long the test judgment took (the model loaded before it)
 
     @property
     def problems(self) -> list[Finding]:
@@ -57,6 +64,20 @@ class Checkup:
     def text(self) -> str:
         """Every finding on its line(s), the verdict last."""
         return "\n".join([*(finding.line() for finding in self.findings), self.verdict])
+
+    def conclude(self, who: str, works: bool, detail: str = "") -> None:
+        """Set the verdict: that `who` works, in the time of a judgment here (and `detail`), or the
+        first problem with its fix, wherever the findings are shown (above in a terminal, below in
+        the sidebar)."""
+        self.works = works
+        if works:
+            said = [f"{self.seconds:.1f} s per judgment here (its test judgment)"] if self.seconds is not None else []
+            said += [detail] if detail else []
+            self.verdict = f"{who} works" + (": " + "; ".join(said) if said else "") + "."
+            return
+        first, more = self.problems[0], len(self.problems) - 1
+        self.verdict = (f"{who} cannot work: {first.text}" + (f"; fix: {first.fix}" if first.fix else "")
+                        + (f" ({more} more problem{'s' if more > 1 else ''} in what was checked)" if more else ""))
 
 
 def versions() -> Finding:
@@ -110,16 +131,21 @@ def _model_file(judge) -> Finding:
                          "verified)")
 
 
-def _test_judgment(judge, where: str) -> list[Finding]:
-    """One judgment as a run makes it (`where`: in a worker process, from a server), timed."""
-    started = time.perf_counter()
+def _test_judgment(judge, where: str, checkup: Checkup, on_step: OnStep) -> list[Finding]:
+    """One judgment as a run makes it (`where`: in a worker process, from a server), timed into
+    `checkup.seconds`; a model not loaded yet is loaded first, as a step of its own."""
     load = getattr(judge, "load", None)
-    if load is not None:
+    loading = load is not None and not getattr(judge, "loaded", False)
+    started = time.perf_counter()
+    if loading:
+        on_step("loading the model", getattr(judge, "load_seconds", None))
         load()
     loaded = time.perf_counter() - started
+    estimate = getattr(judge, "call_seconds", None)
+    on_step("a test judgment", estimate(approx_tokens(TEST_PROMPT), 1) if estimate is not None else None)
     started = time.perf_counter()
     judgment = judge.judge(TEST_PROMPT, [TEST_ASPECT])
-    seconds = time.perf_counter() - started
+    seconds = checkup.seconds = time.perf_counter() - started
     score = judgment.scores[TEST_ASPECT.key]
     if score.score is None:
         return [Finding(False, f"test judgment {where}: no score could be read from the answer ({score.reason})",
@@ -127,35 +153,39 @@ def _test_judgment(judge, where: str) -> list[Finding]:
     shown = ", ".join(f"{s}: {p:.2f}" for s, p in sorted(score.distribution.items()))
     covered = f"{score.coverage:.0%} of the probability on the scores, " if score.coverage is not None else ""
     findings = [Finding(True, f"test judgment {where}: Naturalness {score.score:.2f} ({shown}), {covered}"
-                              f"in {seconds:.1f} s" + (f" (the model loaded in {loaded:.1f} s)" if load else ""))]
+                              f"in {seconds:.1f} s" + (f" (the model loaded in {loaded:.1f} s)" if loading else
+                                                       " (the model was loaded already)" if load else ""))]
     if score.coverage is not None and score.coverage < 0.5:
         findings.append(Finding(False, f"the model puts only {score.coverage:.0%} of its probability on the scores 1-3",
                                 "use an instruct model that answers with a number"))
     return findings
 
 
-def embedded(judge) -> Checkup:
-    """The checkup of an embedded (llama.cpp) judge; its speed, once measured, is remembered."""
+def ignore(step: str, seconds: float | None) -> None:
+    """An `on_step` that hears nothing."""
+
+
+def embedded(judge, on_step: OnStep = ignore) -> Checkup:
+    """The checkup of an embedded (llama.cpp) judge."""
     checkup = Checkup([versions()])
+    on_step("reading llama.cpp's build", None)
     ok = _step(checkup.findings, "reading llama.cpp's build", _build)
+    on_step("reading the model file again (its SHA-256)", None)
     ok = _step(checkup.findings, "the model file", lambda: _model_file(judge)) and ok
     if ok:
-        ok = _step(checkup.findings, "the test judgment", lambda: _test_judgment(judge, "in a worker process"))
-    speed = judge.speed if ok else None
+        ok = _step(checkup.findings, "the test judgment",
+                   lambda: _test_judgment(judge, "in a worker process", checkup, on_step))
+    speed = judge.speed if ok else None  # remembered by the judge as its model loaded
     if speed is not None:
-        remember_speed(judge.model_key, speed)
         checkup.findings.append(Finding(True, f"speed on this machine: {speed.describe()}"))
-    checkup.works = ok and speed is not None
-    checkup.verdict = (f"The embedded judge works: {speed.describe()}." if checkup.works else
-                       f"The embedded judge cannot work here: {len(checkup.problems)} problem(s) above, each with its fix.")
+    checkup.conclude("The embedded judge", ok, speed.describe() if speed is not None else "")
     return checkup
 
 
-def answering(judge, where: str) -> Checkup:
+def answering(judge, where: str, on_step: OnStep = ignore) -> Checkup:
     """The checkup of a judge that needs no native model (`where` it answers from: an
     OpenAI-compatible server, a script): versions and one test judgment."""
     checkup = Checkup([versions()])
-    checkup.works = _step(checkup.findings, "the test judgment", lambda: _test_judgment(judge, where))
-    checkup.verdict = ("The judge works." if checkup.works else
-                       "The judge cannot work: the problem above, with its fix.")
+    ok = _step(checkup.findings, "the test judgment", lambda: _test_judgment(judge, where, checkup, on_step))
+    checkup.conclude("The judge", ok)
     return checkup

@@ -14,7 +14,7 @@ import json
 import os
 import platform
 import re
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from geval.judging.weights import cache_dir
@@ -123,10 +123,17 @@ class Speed:
     prefill: float
     decode: float
     measured: float  # when (Unix time)
+    judgments: int = 0  # the judgments of a run it was measured over (0: a test prompt as the model loaded)
+    load: float | None = None  # seconds the model took to load (its worker started), when measured
 
     def seconds(self, evaluated_tokens: float, passes: int) -> float:
         """The time to evaluate `evaluated_tokens` new tokens in `passes` forward passes."""
         return evaluated_tokens / self.prefill + passes / self.decode
+
+    def scaled(self, factor: float, judgments: int, now: float) -> Speed:
+        """This speed `factor` times as fast, as measured over `judgments` judgments at `now`
+        (the load time kept)."""
+        return Speed(self.prefill * factor, self.decode * factor, now, judgments, self.load)
 
     def describe(self) -> str:
         """'prefill 84 tokens/s, decode 21 tokens/s' (a decimal below 10: 'decode 0.4 tokens/s')."""
@@ -147,8 +154,7 @@ def remember_speed(model: str, speed: Speed, machine: Cpu | None = None) -> None
         known = json.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError):
         known = {}
-    known[_speed_key(model, machine or cpu())] = {"prefill": speed.prefill, "decode": speed.decode,
-                                                  "measured": speed.measured}
+    known[_speed_key(model, machine or cpu())] = asdict(speed)
     path.parent.mkdir(parents=True, exist_ok=True)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     temporary.write_text(json.dumps(known, indent=1))
@@ -160,6 +166,10 @@ def remembered_speed(model: str, machine: Cpu | None = None) -> Speed | None:
     path = cache_dir() / SPEED_FILE
     try:
         found = json.loads(path.read_text()).get(_speed_key(model, machine or cpu())) if path.is_file() else None
-        return Speed(float(found["prefill"]), float(found["decode"]), float(found["measured"])) if found else None
-    except (OSError, ValueError, KeyError, TypeError):
+        if not found:
+            return None
+        load = found.get("load")
+        return Speed(float(found["prefill"]), float(found["decode"]), float(found["measured"]),
+                     int(found.get("judgments") or 0), float(load) if load else None)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None

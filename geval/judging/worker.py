@@ -8,6 +8,11 @@ builds it once and answers calls on it over a socket: method name and arguments 
 out (prompts in, score distributions out), one call at a time. Whatever the model keeps between
 calls (llama.cpp's KV cache: the prefix two prompts share is evaluated once) stays in the worker.
 
+A worker stays, its model loaded, across the calls, runs and checks of its process, until it goes
+`IDLE_SECONDS` without a call (a thread of this process ends it then, freeing the model's memory)
+or another model of its role starts (another GGUF chosen for the judge): the next call loads its
+model again.
+
 When the worker dies or does not answer within a call's limit, the call raises `WorkerDied`,
 whose message names what happened and what to do ("the embedded judge crashed (SIGSEGV, in
 native code under llama_cpp/llama.py eval): run `python -m geval doctor`"); the dead worker is
@@ -17,6 +22,8 @@ closes).
 A test hook makes a worker fail on purpose: GEVAL_WORKER_FAULT="<role>:<fault>:<after>[:<file>]",
 e.g. "judge:SIGSEGV:3" kills the judge's worker with SIGSEGV at its 4th call (`fault` is a signal
 name, or "hang" to stop answering); with a file, the fault is made once, and the file marks it made.
+Another counts the models built: with GEVAL_WORKER_LOADS=<file>, each worker appends a line
+"<role> <target>" to the file once its model is built (`loads` reads it).
 """
 
 from __future__ import annotations
@@ -40,10 +47,15 @@ from typing import Any
 
 from geval.errors import GevalError, WorkerDied
 
-#: The test hook's environment variable (see the module's docstring).
+#: The test hooks' environment variables (see the module's docstring).
 FAULT = "GEVAL_WORKER_FAULT"
+LOADS = "GEVAL_WORKER_LOADS"
 #: Seconds a worker may take to start and build its model before it counts as hung.
 START_SECONDS = 600.0
+#: Seconds without a call after which a worker ends (its model's memory freed; the next call loads it again).
+IDLE_SECONDS = 15 * 60.0
+#: How often idle workers are looked for.
+REAP_EVERY = 30.0
 DOCTOR = "run `python -m geval doctor`"
 #: What each signal that ends a worker means, in words.
 SIGNALS = {
@@ -71,6 +83,8 @@ class Worker:
     connection: Connection | None = None
     log: Path | None = None
     lock: threading.Lock = field(default_factory=threading.Lock)
+    load_seconds: float | None = None  # how long starting it and building its model took
+    last_used: float = field(default_factory=time.time)  # when it was last handed out or answered
 
     @property
     def alive(self) -> bool:
@@ -92,8 +106,11 @@ class Worker:
         os.close(handle)
         child.close()
         self.connection = Connection(parent.detach())
+        started = time.perf_counter()
         self.info = self._exchange(("build", self.target, self.options, self.role), START_SECONDS,
                                    " while loading its model")
+        self.load_seconds = time.perf_counter() - started
+        self.last_used = time.time()
         return self.info
 
     def call(self, method: str, *args: Any, seconds: float) -> Any:
@@ -102,7 +119,10 @@ class Worker:
         with self.lock:
             if not self.alive:  # it died between two calls (killed from outside)
                 raise WorkerDied(self._death(True, seconds, ""))
-            return self._exchange(("call", method, args), seconds, "")
+            try:
+                return self._exchange(("call", method, args), seconds, "")
+            finally:
+                self.last_used = time.time()
 
     def _exchange(self, message: tuple, seconds: float, doing: str) -> Any:
         try:
@@ -180,11 +200,13 @@ def _error_class(name: str) -> type[GevalError]:
 
 _WORKERS: dict[tuple, Worker] = {}
 _WORKERS_LOCK = threading.Lock()
+_REAPER: list[threading.Thread] = []  # the thread that ends idle workers, once started
 
 
 def worker(target: str, options: dict, name: str, role: str) -> Worker:
     """The running worker of this process for `target` built with `options`, started (and its
-    model built) when there is none or the last one died."""
+    model built) when there is none or the last one died; starting one ends the idle workers of
+    the same role (another model chosen for it)."""
     key = (target, tuple(sorted(options.items())))
     with _WORKERS_LOCK:
         found = _WORKERS.get(key)
@@ -192,12 +214,15 @@ def worker(target: str, options: dict, name: str, role: str) -> Worker:
             found = Worker(target, dict(options), name, role)
             _WORKERS[key] = found
         if found.process is None:
+            _close_where(lambda other: other is not found and other.role == role)
+            _start_reaper()
             try:
                 found.start()
             except BaseException:
                 del _WORKERS[key]
                 found.close()
                 raise
+        found.last_used = time.time()  # handed out: not idle
         return found
 
 
@@ -205,6 +230,57 @@ def running(target: str, options: dict) -> Worker | None:
     """The live worker for `target` and `options`, if there is one (nothing is started)."""
     found = _WORKERS.get((target, tuple(sorted(options.items()))))
     return found if found is not None and found.alive and found.process is not None else None
+
+
+def end(target: str, options: dict) -> bool:
+    """End the worker for `target` and `options` now (its model's memory freed; the next call loads
+    it again); False when there is none, or it is in a call."""
+    key = (target, tuple(sorted(options.items())))
+    with _WORKERS_LOCK:
+        return bool(_close_where(lambda each: _WORKERS.get(key) is each))
+
+
+def close_idle(now: float | None = None) -> int:
+    """End the workers that had no call for `IDLE_SECONDS` (as of `now`), freeing their models'
+    memory; returns how many ended. A worker in a call is never ended."""
+    now = time.time() if now is None else now
+    with _WORKERS_LOCK:
+        return _close_where(lambda each: now - each.last_used >= IDLE_SECONDS)
+
+
+def _close_where(condition) -> int:
+    """End the workers (not in a call) that meet `condition`; the caller holds _WORKERS_LOCK."""
+    ended = 0
+    for key, each in list(_WORKERS.items()):
+        if condition(each) and each.lock.acquire(blocking=False):
+            try:
+                each.close()
+                del _WORKERS[key]
+                ended += 1
+            finally:
+                each.lock.release()
+    return ended
+
+
+def _start_reaper() -> None:
+    """Start the thread that ends idle workers, once per process (the caller holds _WORKERS_LOCK)."""
+    if _REAPER:
+        return
+
+    def reap() -> None:
+        while True:
+            time.sleep(REAP_EVERY)
+            close_idle()
+
+    _REAPER.append(threading.Thread(target=reap, name="geval-worker-reaper", daemon=True))
+    _REAPER[0].start()
+
+
+def loads(path: str | Path, role: str) -> int:
+    """How many models of `role` the workers built, as the GEVAL_WORKER_LOADS hook counted them in `path`."""
+    path = Path(path)
+    return sum(line.split()[0] == role for line in path.read_text().splitlines() if line.strip()) \
+        if path.is_file() else 0
 
 
 @atexit.register
@@ -238,6 +314,9 @@ def _serve(connection: Connection) -> None:
     except Exception as exc:  # the model could not be built: said to the caller, which raises it
         connection.send(("error", _error_name(exc)))
         return
+    if os.environ.get(LOADS):
+        with open(os.environ[LOADS], "a") as counted:
+            counted.write(f"{role} {target}\n")
     connection.send(("ok", getattr(model, "info", {})))
     fault, calls, once = _fault(role) or ("", -1, None)
     while True:

@@ -83,7 +83,8 @@ class Pace:
         """What the pace rests on, in words."""
         if self.speed is not None:
             age = _rough(max(1.0, time.time() - self.speed.measured))
-            return f"{self.speed.describe()}, measured on this machine {age} ago"
+            over = f" over {self.speed.judgments} judgments" if self.speed.judgments else ""
+            return f"{self.speed.describe()}, measured on this machine{over} {age} ago"
         later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
         if self.measured:
             return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"
@@ -123,6 +124,7 @@ class Plan:
     prompt_tokens: int = 0  # estimated (characters / 4) for the calls still to make, as billed
     completion_tokens: int = 0  # likewise for the answers (n of them per call in samples mode)
     cost: float = 0.0
+    cost_with_logprobs: float | None = None  # the cost if the server gives logprobs, when `cost` is a bound
     failing: list[str] = field(default_factory=list)  # items whose prompt cannot be rendered, with the reason
     reasons: dict[str, int] = field(default_factory=dict)  # each reason (without the item) -> items
     work: Work = field(default_factory=Work)  # the calls to make as work, in the order a run makes them
@@ -140,11 +142,15 @@ class Plan:
         reasons = dict(self.reasons)
         for reason, count in other.reasons.items():
             reasons[reason] = reasons.get(reason, 0) + count
-        return Plan(self.total + other.total, self.cached + other.cached, self.unscored + other.unscored,
-                    self.calls + other.calls, self.shared + other.shared, self.prompt_tokens + other.prompt_tokens,
-                    self.completion_tokens + other.completion_tokens, self.cost + other.cost,
-                    self.failing + other.failing, reasons, self.work + other.work, self.pace,
-                    self.priced and other.priced)
+        bounds = (self.cost_with_logprobs, other.cost_with_logprobs)
+        with_logprobs = None if bounds == (None, None) else \
+            sum(bound if bound is not None else plan.cost for bound, plan in zip(bounds, (self, other)))
+        return Plan(total=self.total + other.total, cached=self.cached + other.cached,
+                    unscored=self.unscored + other.unscored, calls=self.calls + other.calls,
+                    shared=self.shared + other.shared, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+                    completion_tokens=self.completion_tokens + other.completion_tokens, cost=self.cost + other.cost,
+                    cost_with_logprobs=with_logprobs, failing=self.failing + other.failing, reasons=reasons,
+                    work=self.work + other.work, pace=self.pace, priced=self.priced and other.priced)
 
     def duration(self) -> str:
         """The estimated time of the calls to make, as a person says it: "about 4 min"."""
@@ -197,16 +203,26 @@ class Plan:
         return "; ".join(parts)
 
     def line(self) -> str:
-        """One line for the Score page and the CLI."""
+        """One line for the Score page and the CLI. When the judge may ask a call two ways (an
+        "auto" OpenAI judge: logprobs, then samples if the server gives none), the tokens and cost
+        are a bound, and the line says so and gives the cost with logprobs beside it."""
+        bound = self.cost_with_logprobs is not None
         cost = ("cost unknown: no price for this model" if not self.priced else
-                f"~${self.cost:.2f}" if self.cost >= 1 or self.cost == 0 else f"~${self.cost:.4f}")
+                f"at most {_dollars(self.cost)}; {_dollars(self.cost_with_logprobs)} if the server gives logprobs"
+                if bound else _dollars(self.cost))
         unread = (f" ({self.unscored} unscored answers among them: stored, not asked again; {ASK_AGAIN})"
                   if self.unscored else "")
         why = self.calls_explained()
         return (f"{counted(self.total, 'item')}: {self.cached} cached{unread}, {counted(self.calls, 'judge call')} "
-                f"to make (~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} answer tokens, {cost})"
+                f"to make ({'at most ' if bound else ''}~{self.prompt_tokens:,} prompt + ~{self.completion_tokens:,} "
+                f"answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else "")
                 + (f". {why[:1].upper()}{why[1:]}." if why else ""))
+
+
+def _dollars(cost: float) -> str:
+    """'~$0.1370', '~$2.41', '~$0.00'."""
+    return f"~${cost:.2f}" if cost >= 1 or cost == 0 else f"~${cost:.4f}"
 
 
 def _rough(seconds: float) -> str:
@@ -238,6 +254,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     todo = []
     signer = Signer(template, around.pool_label if around else "")
     sequence = CallSequence()
+    with_logprobs = getattr(judge, "estimate_with_logprobs", None)  # an "auto" judge's other way of being billed
     for item, unscored in answered_items(store, by_group(items), template, signer.all(accepted_settings(judge)), size):
         if unscored is None or fresh:
             todo.append(item)
@@ -276,4 +293,7 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
                 result.prompt_tokens += prompt_tokens
                 result.completion_tokens += completion_tokens
                 result.cost += cost
+                cheaper = with_logprobs(call.prompt, list(call.aspects)) if with_logprobs is not None else None
+                if cheaper is not None:
+                    result.cost_with_logprobs = (result.cost_with_logprobs or 0.0) + cheaper[2]
     return result

@@ -27,6 +27,7 @@ from geval.data.items import Item, without_item
 from geval.errors import GevalError, JudgeError, JudgeUnreachable, JudgmentFailed, TemplateError, WorkerDied
 from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settings, cache_key
 from geval.judging.layouts import Call, Neighbours, combine
+from geval.judging.native import Speed
 from geval.judging.templates import PART, Template
 from geval.scoring.limits import RateLimiter
 from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
@@ -43,6 +44,9 @@ UNREAD = ("no score could be read from any of the judge's answers (Inspect shows
 #: Seconds of the judge's calls that its pace before the run (its measured speed, its time per call)
 #: weighs as much as: the ETA follows the pace measured in the run more, the longer the run.
 PRIOR_SECONDS = 5.0
+#: A judge that measures its speed (the embedded one) is told the run's pace after every this many
+#: items judged, and when the run ends: the next estimate starts from it.
+NOTE_PACE_EVERY = 10
 
 
 @dataclass
@@ -68,16 +72,19 @@ class Progress:
     errors: list[str] = field(default_factory=list)
     concurrency: int = 1  # judge calls made at the same time (1 unless the judge allows more)
     status: str = "running"  # then as stored: finished, stopped, failed (no item judged), error or crashed
-    phase: str = ""  # what the run does before its judge calls: loading the judge's model, writing the steps
+    phase: str = ""  # what the run does before its judge calls: loading the model, writing the steps
+    load_started: float | None = None  # when the judge began loading its model (None: it did not load one)
+    load_expected: float | None = None  # how long the load was expected to take (None: not known)
+    load_took: float | None = None  # how long it took, once loaded
+    remote: bool = False  # whether the judge answers from a server (a wait may be retries of a server not reached)
     ended: float | None = None  # when the run ended: the elapsed time stops there
     reasons: dict[str, int] = field(default_factory=dict)  # why items failed (without the item) -> items
-    unreachable: int = 0  # judge calls that failed because the judge's server could not be reached
     called: int = 0  # items answered by this run's judge calls (their own, or a batch's for its group), done
     calls_started: float | None = None  # when the judge calls began (after the judge's model was loaded)
     judged_seconds: float = 0.0  # from then until the last of those items was done
     worked: Work = field(default_factory=Work)  # the work of this run's calls for those items
     planned: Work | None = None  # the work of the calls the run's plan counted, when it was given one
-    pace: Pace | None = field(default=None, repr=False)  # the judge's pace at the start of its calls
+    pace: Pace | None = field(default=None, repr=False)  # the judge's pace: its plan's, then at the start of its calls
     priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
 
     @property
@@ -87,17 +94,72 @@ class Progress:
 
     @property
     def eta(self) -> float | None:
-        """Seconds left: the work left, at the judge's pace corrected by the pace measured in this
-        run. The work left is the plan's minus what this run's calls did (without a plan: what they
-        did per item judged, for each item left; items served from the cache neither count in that
-        nor shorten it: those left may need the judge). None until the judge's calls begin."""
+        """Seconds left now (`eta_at`)."""
+        return self.eta_at()
+
+    def eta_at(self, now: float | None = None) -> float | None:
+        """Seconds left at `now`: what is left of loading the judge's model, then the work left at
+        the judge's pace corrected by the pace measured in this run, counted down since the judge
+        last answered. The work left is the plan's minus what this run's calls did (without a plan:
+        what they did per item judged, for each item left; items served from the cache neither count
+        in that nor shorten it: those left may need the judge). None when it is not known: without a
+        plan before an item is judged, and once a load or an answer takes longer than estimated
+        (a server retried, a stalled model: a number would only count down to 0)."""
+        now = time.time() if now is None else now
         remaining = self.total - self.done
         if remaining == 0 or self.ended:
             return 0.0
-        if self.planned is None and not self.called:
+        if self.planned is None and not self.called or self.pace is None:
             return None
-        return self.seconds_for(self.planned - self.worked if self.planned is not None
+        left = self.seconds_for(self.planned - self.worked if self.planned is not None
                                 else self.worked.times(remaining / self.called))
+        if self.loading:
+            loading = self.load_left(now)
+            return None if loading is None else left + loading
+        left -= self.unanswered_for(now)
+        return left if left >= 0 else None
+
+    @property
+    def loading(self) -> bool:
+        """Whether the judge is loading its model now."""
+        return self.load_started is not None and self.load_took is None and not self.ended
+
+    def load_begins(self, expected: float | None, now: float | None = None) -> None:
+        """The judge begins loading its model, expected to take `expected` seconds (None: not known)."""
+        self.load_started, self.load_expected = (time.time() if now is None else now), expected
+
+    def load_ends(self, now: float | None = None) -> None:
+        """The judge's model is loaded."""
+        self.load_took = (time.time() if now is None else now) - self.load_started
+
+    def load_left(self, now: float | None = None) -> float | None:
+        """Seconds of the load left at `now`, as expected; None when not known or it takes longer."""
+        if self.load_expected is None:
+            return None
+        left = self.load_expected - ((time.time() if now is None else now) - self.load_started)
+        return left if left >= 0 else None
+
+    def load_share(self, now: float | None = None) -> float:
+        """How far the load is, 0-1 (held below 1 until it ends; 0 when its length is not known)."""
+        if not self.load_expected:
+            return 0.0
+        return min(0.99, ((time.time() if now is None else now) - self.load_started) / self.load_expected)
+
+    def load_line(self, now: float | None = None) -> str:
+        """'Loading the model (about 40 s): 12s so far'."""
+        so_far = (time.time() if now is None else now) - self.load_started
+        about = f" (about {self.load_expected:.0f} s)" if self.load_expected else ""
+        return f"Loading the model{about}: {_duration(so_far)} so far"
+
+    def measured_speed(self, now: float | None = None) -> Speed | None:
+        """The judge's speed as this run's judgments went (its measured speed scaled by the pace of
+        the run), or None when the judge measures no speed or nothing was judged yet."""
+        if self.pace is None or self.pace.speed is None or not self.called or not self.judged_seconds:
+            return None
+        expected = self.pace.seconds(self.worked)
+        if not expected:
+            return None
+        return self.pace.speed.scaled(expected / self.judged_seconds, self.called, time.time() if now is None else now)
 
     def unanswered_for(self, now: float | None = None) -> float:
         """Seconds since the judge last answered (or, before its first answer, since its calls
@@ -113,12 +175,6 @@ class Progress:
             return None
         measured = (self.judged_seconds + PRIOR_SECONDS) / (self.pace.seconds(self.worked) + PRIOR_SECONDS)
         return self.pace.seconds(work) * measured
-
-    @property
-    def judge_unreachable(self) -> bool:
-        """True when the run scored nothing and its judge's server could not be reached: another run
-        with this judge would fail the same way."""
-        return self.status == "failed" and self.unreachable > 0
 
     @property
     def cause(self) -> str:
@@ -183,6 +239,8 @@ class Progress:
         """One line for a terminal or a progress bar. `after` runs (other templates) follow this
         one; `later`, the seconds they are estimated to take, is added to the ETA, which then
         says it covers them (None: not known, so the ETA is this run's and says that more follow)."""
+        if self.loading:
+            return f"{self.load_line()}, {self._eta_text(after, later)}"
         cost = f"${self.cost:.4f}" if self.priced else "cost unknown"
         return (
             f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
@@ -192,12 +250,8 @@ class Progress:
 
     def _eta_text(self, after: int, later: float | None) -> str:
         """'ETA 11s'; with runs after this one, 'ETA 51s (this template and the 2 after it)', or
-        without their estimate 'ETA 11s for this template; 2 more to come'. 'ETA ?' while the judge
-        has not answered for longer than the ETA said was left (a server retried, a stalled
-        model): the estimate no longer holds, and a number would only count down to 0."""
+        without their estimate 'ETA 11s for this template; 2 more to come'; 'ETA ?' when not known."""
         eta = self.eta
-        if eta is not None and self.unanswered_for() > eta:
-            eta = None
         left = eta if eta is None or not after else eta + (later or 0.0)
         eta = f"ETA {'?' if left is None else _duration(left)}"
         if not after:
@@ -236,9 +290,10 @@ def score(
 
     Items are taken group by group (dialogue or document) so that prompts sharing a prefix
     follow each other. A judgment that fails is stored as failed with its reason and the run
-    goes on; a JudgeError (bad key, unknown model) ends the run and is raised, and so does
-    WorkerDied (a native judge's worker crashed, was killed or hung), the run stored as failed
-    with it. What was judged before stays stored either way.
+    goes on; a JudgeError (bad key, unknown model) ends the run and is raised, and so do
+    WorkerDied (a native judge's worker crashed, was killed or hung) and JudgeUnreachable (its
+    server refused the connection, or its host does not exist), the run stored as failed with it.
+    What was judged before stays stored either way.
 
     Each judgment's signature, id and cache key come from the settings that made its answer
     (an "auto" OpenAI judge answers by logprobs or by samples); the run records the settings
@@ -262,11 +317,13 @@ def score(
     asked_text, asked_json = sign(judge.settings)
     progress = Progress(total=len(items), template=template.label, signature=sign(accepted_settings(judge)[0])[0],
                         concurrency=workers, priced=getattr(judge, "priced", True),
-                        planned=plan.work if plan is not None else None)
+                        planned=plan.work if plan is not None else None, pace=plan.pace if plan is not None else None,
+                        remote=getattr(judge, "remote", False))
     progress.run_id = store.start_run(
         dataset=dataset, template=template.label, signature=asked_text, signature_json=asked_json,
         settings_given=json.dumps(settings_given or {}), environment=json.dumps(environment()), n_items=len(items),
     )
+    noted = 0  # items judged when the judge was last told the run's pace
     run = _Run(store, judge, template, sign, progress, RateLimiter(rpm, tpm) if (rpm or tpm) else None, stop, around)
     status = "finished"
     pool = _Calls(workers)
@@ -299,19 +356,23 @@ def score(
                 if on_progress:  # the calls begin: the bar and its first ETA, before the first item is done
                     on_progress(progress)
             pool.submit(lambda pending=pending: run.call(pending))
+            if progress.called >= noted + NOTE_PACE_EVERY:
+                noted = _note_pace(judge, progress)
         pool.wait_below(1, on_progress, progress)
+        if progress.called > noted:
+            _note_pace(judge, progress)
         if stop is not None and stop.is_set() and progress.done < progress.total:
             progress.stopped, status = True, "stopped"
         if status == "finished" and progress.done and not progress.read:
-            status = "failed"  # not one score: an unreachable server, a template that never renders, garbage answers
+            status = "failed"  # not one score: a template that never renders, garbage answers, a server failing
         if pool.error is not None:
             raise pool.error
+    except (WorkerDied, JudgeUnreachable) as exc:  # the judge's worker died, or its server is not there: the
+        status = "failed"                           # run fails with why, at once (every call would)
+        progress.errors.insert(0, str(exc))
+        raise
     except JudgeError:
         status = "error"
-        raise
-    except WorkerDied as exc:  # the judge's worker crashed, was killed or hung: the run fails with why
-        status = "failed"
-        progress.errors.insert(0, str(exc))
         raise
     except BaseException:
         status = "crashed"
@@ -324,6 +385,15 @@ def score(
     return progress
 
 
+def _note_pace(judge: Judge, progress: Progress) -> int:
+    """Tell a judge that measures its speed (`note_speed`: the embedded one) the speed this run's
+    judgments went at, for the estimates after it; returns the items judged so far."""
+    note, speed = getattr(judge, "note_speed", None), progress.measured_speed()
+    if note is not None and speed is not None:
+        note(speed)
+    return progress.called
+
+
 def _phase(progress: Progress, on_progress, phase: str) -> None:
     """Say what the run is doing before its judge calls (shown instead of an empty bar)."""
     if progress.phase != phase:
@@ -333,11 +403,14 @@ def _phase(progress: Progress, on_progress, phase: str) -> None:
 
 
 def _load_judge(judge: Judge, progress: Progress, on_progress) -> None:
-    """Load a judge's model now, as a step of its own (judges that load lazily have `load`)."""
+    """Load a judge's model now, as a step of its own (judges that load lazily have `load`; their
+    `load_seconds`, the time it is expected to take)."""
     load = getattr(judge, "load", None)
     if load is not None and not getattr(judge, "loaded", False):
-        _phase(progress, on_progress, "loading the judge's model")
+        progress.load_begins(getattr(judge, "load_seconds", None))
+        _phase(progress, on_progress, "loading the model")
         load()
+        progress.load_ends()
 
 
 class _Calls:
@@ -476,9 +549,6 @@ class _Run:
             try:
                 answered = self.answer(call, pending.base)
             except JudgmentFailed as exc:
-                if isinstance(exc, JudgeUnreachable):
-                    with self.lock:
-                        self.progress.unreachable += 1
                 reason = f"item {pending.item.id}: {exc}"
                 self.store_failed(pending.base, [stored for _, stored in call.keep], reason, call.detail)
                 pending.answers.update((stored, None) for _, stored in call.keep)

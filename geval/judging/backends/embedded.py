@@ -7,12 +7,14 @@ One worker per model and context size serves every judge of this process, one ca
 its KV cache keeps the prefix prompts share (items of one dialogue, aspects of one form).
 
 The worker measures the model's speed on this machine when it starts (prefill and decode tokens
-per second); estimates use it (`time_model`), and it is remembered for estimates made before the
+per second), and the time the load took; a run measures its own judgments' pace and tells it to the
+judge (`note_speed`). Estimates use the newest of these, remembered for estimates made before the
 model is loaded again (geval/judging/native.py).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from geval.errors import JudgeError
@@ -21,7 +23,7 @@ from geval.judging.judgment import Judgment, approx_tokens
 from geval.judging.native import Speed, remember_speed, remembered_speed
 from geval.judging.templates import Aspect
 from geval.judging.weights import gguf_model
-from geval.judging.worker import Worker, running, worker
+from geval.judging.worker import Worker, end, running, worker
 
 TARGET = "geval.judging.backends.embedded_model:JudgeModel"
 #: Seconds a call may take beyond its estimate before the worker counts as hung.
@@ -36,6 +38,8 @@ class EmbeddedJudge:
 
     #: Seconds a call takes, for estimates before its speed was measured on this machine.
     seconds_per_call = 3.0
+    #: Seconds loading the model takes (its worker started), before it was measured on this machine.
+    seconds_to_load = 40.0
     name = "the embedded judge"
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = 8192):
@@ -50,7 +54,7 @@ class EmbeddedJudge:
         found = worker(TARGET, self._options, self.name, "judge")
         speed = found.info.get("speed")
         if speed and not found.info.get("remembered"):
-            remember_speed(self.model_key, Speed(**speed))
+            remember_speed(self.model_key, Speed(**speed, load=found.load_seconds))
             found.info["remembered"] = True
         return found
 
@@ -68,14 +72,31 @@ class EmbeddedJudge:
         """Start the worker and load the model now (it is otherwise loaded by the first call)."""
         _ = self.worker
 
+    def unload(self) -> bool:
+        """End the worker now, freeing the model's memory (the next call loads it again; it otherwise
+        stays loaded until idle for a while); False when it was not loaded or is in a call."""
+        return end(TARGET, self._options)
+
     @property
     def speed(self) -> Speed | None:
-        """The model's speed on this machine: measured by the running worker, else the last
-        measurement made here (None when it was never measured on this machine)."""
+        """The model's speed on this machine, as last measured here: by the running worker as it
+        loaded the model, or over a run's judgments since (None when it was never measured here)."""
         live = running(TARGET, self._options)
-        if live is not None and live.info.get("speed"):
-            return Speed(**live.info["speed"])
-        return remembered_speed(self.model_key)
+        measured = [Speed(**live.info["speed"])] if live is not None and live.info.get("speed") else []
+        known = remembered_speed(self.model_key)
+        return max([*measured, *([known] if known else [])], key=lambda speed: speed.measured, default=None)
+
+    def note_speed(self, speed: Speed) -> None:
+        """Keep the speed a run measured over its judgments: the newest estimate of this model's pace
+        here (with the load time last measured, when `speed` has none)."""
+        known = remembered_speed(self.model_key)
+        remember_speed(self.model_key, speed if speed.load or known is None else replace(speed, load=known.load))
+
+    @property
+    def load_seconds(self) -> float:
+        """The time loading the model takes here: as last measured on this machine, else the stated default."""
+        known = remembered_speed(self.model_key)
+        return known.load if known is not None and known.load else self.seconds_to_load
 
     def call_seconds(self, new_tokens: float, aspects: int, speed: Speed | None = None) -> float:
         """The time a call takes that evaluates `new_tokens` tokens its prompt does not share with
@@ -104,10 +125,11 @@ class EmbeddedJudge:
         """How many tokens the chat-formatted prompt is, by this model's tokenizer."""
         return self.worker.call("prompt_tokens", prompt, seconds=HANG_SECONDS)
 
-    def check(self) -> checkup.Checkup:
+    def check(self, on_step: checkup.OnStep = checkup.ignore) -> checkup.Checkup:
         """Whether this judge works on this machine: versions, CPU and llama.cpp build, the model
-        file, a test judgment in its worker and the speed measured (`python -m geval doctor`)."""
-        return checkup.embedded(self)
+        file, a test judgment in its worker and the speed measured (`python -m geval doctor`);
+        `on_step` hears each step as it begins. The model stays loaded for the runs after it."""
+        return checkup.embedded(self, on_step)
 
     def forget(self) -> None:
         """Empty the model's KV cache: the next prompt is evaluated from its first token."""

@@ -4,7 +4,9 @@ Mode "logprobs": one greedy answer with top_logprobs; each aspect's distribution
 from the alternatives at its score token. Mode "samples": n sampled answers (G-EVAL: n=20),
 each parsed, then the weighted mean of seed 001. Mode "auto" uses logprobs and falls back to
 samples, for good, the first time the server returns none. Retries with backoff on 429, 5xx,
-timeouts and dropped connections (honouring Retry-After) are the SDK's own (`max_retries`).
+timeouts and dropped connections (honouring Retry-After) are the SDK's own (`max_retries`); a
+connection refused or a host that does not exist is not retried (nothing listens there: asking
+again only delays the line that says so) and ends the run (`JudgeUnreachable`).
 The API key is used for the client only: it is never part of settings, signatures or logs, and
 it is masked in error messages in case a server echoes it back.
 """
@@ -15,6 +17,8 @@ import math
 import os
 import re
 import socket
+from urllib.parse import urlsplit
+from urllib.request import getproxies, proxy_bypass
 
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging import checkup
@@ -49,6 +53,8 @@ class OpenAIJudge:
     max_concurrency = 256
     #: Seconds a call takes, for estimates before any was timed (a short answer from a hosted model).
     seconds_per_call = 1.5
+    #: It answers from a server: a long wait for an answer may be the SDK retrying one it cannot reach.
+    remote = True
 
     def __init__(
         self,
@@ -79,7 +85,8 @@ class OpenAIJudge:
             key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
         base_url = (base_url or "https://api.openai.com/v1").rstrip("/")  # with or without "/": one judge
         self._openai = openai
-        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries)
+        self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries,
+                                     http_client=_http_client(openai, base_url))
         self.mode = mode
         self.n, self.temperature, self.max_tokens, self.top_logprobs = n, temperature, max_tokens, top_logprobs
         self.prices = prices or PRICES.get(model, (0.0, 0.0))
@@ -130,11 +137,25 @@ class OpenAIJudge:
         sampled = self.n * max(self.max_tokens, 8 * len(aspects))
         if self._use_samples:
             calls, answer_tokens = 1, sampled
-        elif self.mode == "auto" and not self._logprobs_seen:
+        elif self._bounded:
             calls, answer_tokens = 2, greedy + sampled
         else:
             calls, answer_tokens = 1, greedy
         return calls * prompt_tokens, answer_tokens, self._cost(calls * prompt_tokens, answer_tokens)
+
+    def estimate_with_logprobs(self, prompt: str, aspects: list[Aspect]) -> tuple[int, int, float] | None:
+        """What a call is billed if the server gives logprobs, while `estimate` is a bound that also
+        counts the samples asked of a server that gives none ("auto" mode before the server has
+        answered); None when `estimate` is what it is billed."""
+        if not self._bounded:
+            return None
+        prompt_tokens, answer_tokens = approx_tokens(prompt), approx_tokens(form_answer(aspects))
+        return prompt_tokens, answer_tokens, self._cost(prompt_tokens, answer_tokens)
+
+    @property
+    def _bounded(self) -> bool:
+        """Whether a call may be asked both ways: "auto" mode, before the server has said which."""
+        return self.mode == "auto" and not self._use_samples and not self._logprobs_seen
 
     def batch_body(self, prompt: str, aspects: list[Aspect]) -> dict:
         """The body `judge` sends first, for a Batch API file (mode "auto" asks for logprobs)."""
@@ -144,9 +165,9 @@ class OpenAIJudge:
             return {**body, "temperature": self.temperature, "n": self.n}
         return {**body, "temperature": 0.0, "logprobs": True, "top_logprobs": self.top_logprobs}
 
-    def check(self) -> checkup.Checkup:
+    def check(self, on_step: checkup.OnStep = checkup.ignore) -> checkup.Checkup:
         """Whether this judge answers: versions and a test judgment from the server (`python -m geval doctor`)."""
-        return checkup.answering(self, "from the server")
+        return checkup.answering(self, "from the server", on_step)
 
     def generate(self, prompt: str, max_tokens: int = 256) -> str:
         """Greedy free text (auto chain-of-thought)."""
@@ -181,8 +202,8 @@ class OpenAIJudge:
             retries = self._client.max_retries
             why = _unreachable(exc)
             if why:
-                raise JudgeUnreachable(f"cannot reach {self.settings['base_url']}: is the server running? "
-                                       f"({why}, {retries} retries)") from None
+                raise JudgeUnreachable(f"cannot reach {self.settings['base_url']}: {why}; {FIX[why]} (sidebar: "
+                                       "Judge settings; command line: --base-url)") from None
             raise JudgmentFailed(f"connection failed after {retries} retries ({cause})") from None
         except openai.APIStatusError as exc:
             shown = _clip(self._mask(str(exc.message)))
@@ -246,18 +267,46 @@ class OpenAIJudge:
                         settings=self._samples_settings)
 
 
+#: What to do when the server is not there, by why.
+FIX = {"connection refused": "no server listens there: start it, or correct the base URL",
+       "host not found": "correct the base URL"}
+
+
 def _unreachable(error: BaseException) -> str:
-    """Why a connection error means the server is not there ("connection refused", "host not
-    found"), or "" when the server was reached and broke off its answer."""
-    cause, chain = error.__cause__ or error.__context__, []
+    """Why a connection error (or an error it caused) means the server is not there ("connection
+    refused", "host not found"), or "" when the server was reached and broke off its answer."""
+    cause, chain = error, []
     while cause is not None and len(chain) < 10:
         chain.append(cause)
         cause = cause.__cause__ or cause.__context__
     if any(isinstance(c, socket.gaierror) or "Name or service not known" in str(c) for c in chain):
         return "host not found"
-    if any(isinstance(c, ConnectionRefusedError) or type(c).__name__ == "ConnectError" for c in chain):
+    if any(isinstance(c, ConnectionRefusedError) for c in chain):
         return "connection refused"
     return ""
+
+
+def _http_client(openai, base_url: str):
+    """The SDK's HTTP client, whose transport raises a connection refused (or a host not found) as
+    an OpenAIError at once: the SDK passes those on without its retries. Proxies are taken from
+    the environment for `base_url`, as the SDK's own client does."""
+    import httpx2  # the SDK's HTTP library
+
+    class StopWhereNothingListens(httpx2.HTTPTransport):
+        def handle_request(self, request):
+            try:
+                return super().handle_request(request)
+            except httpx2.ConnectError as exc:
+                if _unreachable(exc):
+                    raise openai.APIConnectionError(request=request) from exc
+                raise
+
+    parts = urlsplit(base_url)
+    proxies = getproxies()
+    proxy = None if proxy_bypass(parts.hostname or "") else proxies.get(parts.scheme) or proxies.get("all")
+    # the SDK's own limits (openai._constants.DEFAULT_CONNECTION_LIMITS): many calls in flight at once
+    limits = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+    return openai.DefaultHttpxClient(transport=StopWhereNothingListens(limits=limits, proxy=proxy))
 
 
 def _distribution_at(content: list, offset: int, aspect: Aspect) -> AspectScore:

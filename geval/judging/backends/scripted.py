@@ -49,9 +49,9 @@ class ScriptedJudge:
                 raw.append(f"{aspect.name}: {max(answer, key=answer.get)}")
         return Judgment(scores, raw, prompt_tokens=len(prompt.split()), completion_tokens=len(aspects))
 
-    def check(self) -> checkup.Checkup:
+    def check(self, on_step: checkup.OnStep = checkup.ignore) -> checkup.Checkup:
         """Whether this judge answers: versions and a test judgment from the script (`python -m geval doctor`)."""
-        return checkup.answering(self, "from the script")
+        return checkup.answering(self, "from the script", on_step)
 
     def generate(self, prompt: str, max_tokens: int) -> str:
         """Fixed evaluation steps."""
