@@ -48,9 +48,9 @@ from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
-__all__ = ["ALIGNMENTS", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest", "AltTestError", "Annotator", "Imported",
-           "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli", "caveat", "import_judge", "plan", "plan_study", "ranking",
-           "run", "summary"]
+__all__ = ["ALIGNMENTS", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest",
+           "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
+           "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -105,6 +105,7 @@ class AltTest:
     reading: str = ""
     model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
     baseline: bool = False  # a judge that always gives the commonest label, not a judge of the items
+    item_ids: frozenset[str] = frozenset()  # the items it was read on (`run`)
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -135,7 +136,8 @@ class AltTest:
         if self.missing:
             return f"No verdict for {self.judge or 'the judge'}: " + "; ".join(self.missing) + "."
         outcome = "can replace" if self.passed else "cannot be shown to replace"
-        return (f"{self.judge or 'The judge'} {outcome} an annotator here: it beats {counts} (winning rate {self.winning_rate:.2f}, "
+        return (f"{self.judge or 'The judge'} {outcome} an annotator here: it beats {counts} "
+                f"(winning rate {self.winning_rate:.2f}, "
                 f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
                 f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items; it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability).")
@@ -248,9 +250,9 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
     return missing
 
 
-def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None, aspects: Sequence[str] | None = None,
-        epsilon: float = EPSILONS["skilled"], alignment: str | None = None, reading: str = "mode", q: float = Q,
-        min_items: int = MIN_ITEMS, baseline: bool = False) -> list[AltTest]:
+def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
+        aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
+        reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False, same_items: bool = True) -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
@@ -259,7 +261,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     for scores. Read without the groups a prompt search chose a version on, as every table is.
     `baseline`: also test, per aspect, a judge that always gives the people's commonest label on
     the items the first judge scored: what the test grants a judge that knows nothing of the items
-    (ties count for both sides, so on a skewed scale it may grant much)."""
+    (ties count for both sides, so on a skewed scale it may grant much). `same_items`: every judge
+    of an aspect read on the items all of them scored (judges compared on the same items); else
+    each on its own."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -272,8 +276,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    results: list[AltTest] = []
-    tested: dict[str, tuple] = {}  # human aspect -> (items, judged ids, alignment) of its first judge
+    read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on)
     for combo in found.itertuples():
         imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
         items, _ = held_out(every, [combo.template_version], searched)
@@ -292,17 +295,25 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             if reading == "rounded" and not imported:
                 low, high = scored.scales[key]
                 values = values.round().clip(low, high)
-            people = _people(items, human)
-            result = alt_test(people, values.dropna().to_dict(), chosen, epsilon, q, min_items)
-            result.judge, result.aspect, result.model = combo.label, human, combo.model
-            result.reading = "as imported" if imported else reading
-            results.append(result)
-            tested.setdefault(human, (items, values.dropna().index, chosen))
-    for human, (items, ids, chosen) in tested.items() if baseline else ():
-        people = _people(items, human)
+            read.append((combo, human, chosen, values.dropna(), items, imported))
+    common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
+    for _, human, _, values, items, _ in read:
+        judged = set(values.index) & {item.id for item in items}
+        common[human] = common[human] & judged if human in common else judged
+    results: list[AltTest] = []
+    for combo, human, chosen, values, items, imported in read:
+        on = [item for item in items if item.id in common[human]] if same_items else items
+        result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items)
+        result.judge, result.aspect, result.model = combo.label, human, combo.model
+        result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
+        results.append(result)
+    for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
+        combo, _, chosen, values, items, _ = next(entry for entry in read if entry[1] == human)
+        on = [item for item in items if item.id in (common[human] if same_items else set(values.index))]
+        people = _people(on, human)
         commonest = Counter(s for labels in people.values() for s in labels.values()).most_common(1)[0][0]
         shown = categories[human][int(commonest)] if human in categories else f"{commonest:g}"
-        result = alt_test(people, {item: commonest for item in ids}, chosen, epsilon, q, min_items)
+        result = alt_test(people, {item.id: commonest for item in on}, chosen, epsilon, q, min_items)
         result.judge, result.model = f"always {shown} (the people's commonest label: a baseline)", CONSTANT
         result.aspect, result.reading, result.baseline = human, "a constant", True
         results.append(result)
@@ -339,8 +350,9 @@ def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
     return people
 
 
-def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, epsilon: float = EPSILONS["skilled"],
-         alignment: str | None = None, annotators: int | None = None, runs: int = 200) -> Plan | None:
+def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, annotators: int | None = None,
+         runs: int = 200) -> Plan | None:
     """How many items a study like `dataset`'s needs for the test to pass with an 80% chance
     (`alttest_power`): its annotators' agreement on `aspect`, the judge's (`combo`, read as its most
     probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
@@ -360,8 +372,8 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
     """Judges ranked by advantage probability, beside their correlation: one row per judge (its
     template versions taken together: one prompt per aspect is one judge), with the aspects it was
     tested on, its advantage probability and winning rate averaged over them, on how many it
-    passed, and the mean of its item-level correlations (Pearson; accuracy on a categorical
-    aspect) with the people on the same aspects, from `geval.agree`."""
+    passed, and the mean of its item-level correlations with the people on the items the test read
+    (Pearson; accuracy on a categorical aspect)."""
     combos = store.combos(dataset).set_index("label")
     categories, items = store.categories(dataset), store.items(dataset)
     by_model: dict[str, list[AltTest]] = {}
@@ -371,12 +383,14 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
     for model, tested in by_model.items():
         agreement = []
         for label in dict.fromkeys(r.judge for r in tested if not r.baseline):  # a constant correlates with nothing
-            scored = judge_scores(store, dataset, (combos.loc[label, "template_version"], combos.loc[label, "signature"]),
-                                  items=items)
+            combo = (combos.loc[label, "template_version"], combos.loc[label, "signature"])
+            scored = judge_scores(store, dataset, combo, items=items)
             for key in scored.scores.columns:
                 human = human_aspect_for(scored.template, key, [r.aspect for r in tested if r.judge == label])
-                if human is not None:
-                    agreement.append(_agreement(scored.scores[key], items, human, human in categories))
+                if human is not None:  # on the items the test read it on
+                    on = next(r.item_ids for r in tested if r.judge == label and r.aspect == human)
+                    values = scored.scores[key][[i in on for i in scored.scores.index]] if on else scored.scores[key]
+                    agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": model, "aspects": ", ".join(r.aspect for r in tested),
                      "advantage probability": _mean([r.advantage_probability for r in tested]),

@@ -21,7 +21,8 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
           "judge beats: it passes at .50 or more. The advantage probability, how often the judge is at least as good "
           "as a person, compares judges. A G-EVAL judge is read as {reading}: its probability-weighted mean is a "
           "continuous value, people give whole scores, and a tie counts for both sides, so the reading decides much "
-          "(the other readings are beside it); a judge imported from a file is read as imported. The paper's conditions: 2 or more annotators per "
+          "(the other readings are beside it); a judge imported from a file is read as imported. The paper's "
+          "conditions: 2 or more annotators per "
           "item, 30 or more items per annotator, 3 or more annotators; where they do not hold no verdict is given.")
 
 

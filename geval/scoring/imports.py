@@ -105,7 +105,8 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
         done.append(Imported(judge, template.version, signature,
                              len({row["item_id"] for row in rows}), list(dict.fromkeys(r["aspect"] for r in rows)),
                              unscored, already=template.version in known))
-    store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done) if not result.already])
+    store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done)
+                         if not result.already])
     return done
 
 
@@ -265,7 +266,8 @@ def _value(score: _Score, scale: tuple[float, float], categories: tuple[str, ...
         return float(categories.index(str(score.value)))
     number = as_number(score.value)
     if number is None:
-        raise JudgeImportError(f"{score.where}: {shown(str(score.value))!r} is not a number (a score of {score.aspect})")
+        raise JudgeImportError(f"{score.where}: {shown(str(score.value))!r} is not a number "
+                               f"(a score of {score.aspect})")
     if not scale[0] <= number <= scale[1]:
         raise JudgeImportError(f"{score.where}: {number:g} is off {score.aspect}'s scale {scale[0]:g}-{scale[1]:g}"
                                " (the people's scores; another scale: --scale LOW-HIGH)")
