@@ -252,7 +252,8 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
 
 def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
         aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
-        reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False, same_items: bool = True) -> list[AltTest]:
+        reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False,
+        same_items: bool = True) -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
