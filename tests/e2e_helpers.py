@@ -90,6 +90,11 @@ def first_page(playwright, url: str):
     return browser, tab
 
 
+def dataset_uploader(scope):
+    """The Data page's file input for a dataset (not the judge's or labels' imports below it)."""
+    return scope.locator('.st-key-data_upload [data-testid="stFileUploaderDropzoneInput"]')
+
+
 def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
     """Wait until Streamlit has finished the current script run (no 'Running…' status, no stale elements)."""
     page.wait_for_timeout(settle * 1000)

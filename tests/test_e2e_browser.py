@@ -21,6 +21,7 @@ from e2e_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
+    dataset_uploader,
     goto_page,
     main_text,
     multiselect_add,
@@ -271,7 +272,7 @@ def test_5_agreement_shows_pearson_and_a_chart(page):
 def _choose_upload(page) -> None:
     goto_page(page, "Data")
     page.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').wait_for(state="attached")
+    dataset_uploader(page).wait_for(state="attached")
     wait_idle(page)
 
 
@@ -279,7 +280,7 @@ def test_6_malformed_upload_is_reported_and_the_app_keeps_working(page, workdir)
     broken = workdir / "broken.json"
     broken.write_text('{"broken": [1, 2')
     _choose_upload(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(broken))
+    dataset_uploader(page).set_input_files(str(broken))
     error = _alert(page, "error", "invalid JSON")
     assert "broken.json" in error, error
     wait_idle(page)
@@ -296,7 +297,7 @@ def test_6b_an_upload_over_the_size_limit_is_refused_with_a_message(page, workdi
     with huge.open("wb") as handle:
         handle.truncate(51 * 1024 * 1024)
     _choose_upload(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(huge))
+    dataset_uploader(page).set_input_files(str(huge))
     message = page.get_by_text(re.compile(r"File must be 50(\.0)? ?MB or smaller"))
     message.wait_for(timeout=60_000)
     assert "huge.jsonl" in main_text(page) and "CSV, JSON or JSONL, up to 50 MB" in main_text(page)
@@ -316,7 +317,7 @@ def test_7_html_in_an_uploaded_csv_is_shown_as_text_never_run(page, workdir):
         '"A: and then?","another fact","a plain answer",1\n'
     )
     _choose_upload(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(hostile))
+    dataset_uploader(page).set_input_files(str(hostile))
     _alert(page, "info", "not a known layout")
     form = page.locator(".st-key-data_mapping")
     select_option(page, "Response or summary", "response", scope=form)
@@ -386,7 +387,7 @@ def test_10_a_nested_json_upload_is_mapped_with_a_dotted_path(page, workdir):
     nested = workdir / "unieval.json"
     nested.write_text(json.dumps(NESTED))
     _choose_upload(page)
-    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(nested))
+    dataset_uploader(page).set_input_files(str(nested))
     _alert(page, "info", "not a known layout")
     assert "scores.naturalness" in main_text(page)  # the preview's columns
     form = page.locator(".st-key-data_mapping")

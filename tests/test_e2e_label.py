@@ -15,8 +15,17 @@ import signal
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, screenshot, streamlit_process, \
-    wait_idle
+from e2e_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    dataset_uploader,
+    goto_page,
+    main_text,
+    screenshot,
+    streamlit_process,
+    wait_idle,
+)
 from helpers import scripted
 from test_page_label import MAPPING, write_unscored_table
 
@@ -106,7 +115,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
 
         # an upload with no human score column loads
         tab.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
-        tab.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(table))
+        dataset_uploader(tab).set_input_files(str(table))
         tab.get_by_text("not a known layout").first.wait_for()
         wait_idle(tab)
         tab.get_by_role("button", name="Load with this mapping").click()

@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import goto_page, main_text, multiselect_add, screenshot, select_option, selected, wait_idle
+from e2e_helpers import dataset_uploader, goto_page, main_text, multiselect_add, screenshot, select_option, selected, wait_idle
 from test_e2e_label import go_on, labels_in, settled, shown, wait_until
 from test_e2e_session import alert, browser, fresh_tab, open_url, server, stub_judge  # noqa: F401 (fixtures)
 
@@ -41,7 +41,7 @@ ARTICLES = [
 def upload(tab, path: Path) -> None:
     """Choose "Upload a file" on the Data page and give it `path`; wait for the mapping."""
     tab.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
-    tab.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    dataset_uploader(tab).set_input_files(str(path))
     alert(tab, "info", "not a known layout")
     wait_idle(tab)
 
