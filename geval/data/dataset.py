@@ -198,7 +198,7 @@ def load_dataset(
     A table's level is inferred from its columns unless the mapping names it; `Dataset.notes` says how.
     """
     path = Path(path)
-    if path.is_dir():  # the alternative annotator test's release: a folder of annotations
+    if _is_folder(path):  # the alternative annotator test's release: a folder of annotations
         folder, path = path, path / annotations.HUMAN_FILE
         if not path.is_file():
             raise DatasetError(f"{folder}: a folder is read as annotations ({annotations.HUMAN_FILE}, "
@@ -253,6 +253,14 @@ def _refuse_to_replace(store: "Store", dataset: Dataset) -> None:
             f"{dataset.path}: the store already holds a dataset named {dataset.name} with {left['items']} items this "
             f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would be "
             "left out); load the file under another name, or replace the stored one (CLI: --name NAME or --replace)")
+
+
+def _is_folder(path: Path) -> bool:
+    """Whether `path` is a folder (False for a name the system cannot hold: reading it says so)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
 
 
 def _unique(items: list) -> list:
