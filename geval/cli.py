@@ -680,7 +680,8 @@ def cmd_alttest(args) -> None:
         if combos.empty:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
-    results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading)
+    results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
+                                baseline=True)
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
                                                                         args.alignment, reading)}
               for reading in geval.alttest.READINGS if reading != args.reading}
@@ -688,13 +689,14 @@ def cmd_alttest(args) -> None:
           f"{geval.alttest.MIN_ITEMS} items per annotator and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
-        beside = "" if result.reading == "as imported" else " (read as " + result.reading + "; " + ", ".join(
-            f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
-            for reading in others) + ")"
+        beside = "" if result.reading in ("as imported", "a constant") else \
+            f" (read as {result.reading}; " + ", ".join(
+                f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
+                for reading in others) + ")"
         print(f"{result.judge} · {result.aspect}: winning rate {result.winning_rate:.2f}, advantage probability "
               f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items")
         if not args.brief:
-            print("  " + result.verdict())
+            print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
 
 

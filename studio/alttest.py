@@ -96,7 +96,7 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
             continue
         by_key = {(r.judge, r.aspect): r for r in results[other]}
         table[f"advantage probability ({other})"] = [
-            math.nan if read == "as imported" else by_key[(judge, aspect)].advantage_probability
+            math.nan if read in ("as imported", "a constant") else by_key[(judge, aspect)].advantage_probability
             for judge, aspect, read in zip(table["judge"], table["aspect"], table["reading"])]
     return table.drop(columns=["epsilon"])
 
@@ -104,11 +104,13 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
            chosen_epsilon: float, alignment: str | None) -> None:
     """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
-    by_name = {f"{r.judge} · {r.aspect}": r for r in results}
-    names = [f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"])]  # best first
+    by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
+    names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
+             if name in by_name]  # best first
     state.keep_valid("alttest_pick", names)
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
-    OUTCOME[result.passed](plain(result.verdict()), icon=":material/balance:")
+    OUTCOME[result.passed](plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
+                           icon=":material/balance:")
     annotators, plan = st.columns([3, 2])
     table = result.table()
     for column in ("judge wins", "person wins"):

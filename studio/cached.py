@@ -118,7 +118,8 @@ def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataF
 
 @st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
 def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, stamp: tuple) -> dict:
-    return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading)
+    return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading,
+                                       baseline=True)
             for reading in geval.alttest.READINGS}
 
 

@@ -28,6 +28,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     at.switch_page(AGREEMENT).run()
     assert not at.exception and not at.error
     summary = _table(at, "advantage probability")
+    assert list(summary["reading"]).count("a constant") == 1  # the baseline: always the commonest label
+    summary = summary[summary["reading"] != "a constant"].reset_index(drop=True)
     assert len(summary) == 1 and summary.iloc[0]["items"] == 36 and summary.iloc[0]["annotators"] == 3
     assert summary.iloc[0]["passed"] in ("yes", "no") and summary.iloc[0]["reading"] == "mode"
     assert {"advantage probability (rounded)", "advantage probability (continuous)"} <= set(summary.columns)
@@ -51,7 +53,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     at.run()
     ranked = _table(at, "advantage probability")
     judges = list(ranked["judge"])
-    assert len(judges) == 2 and "elsewhere (imported from elsewhere.csv)" in judges
+    assert len(judges) == 3 and "elsewhere (imported from elsewhere.csv)" in judges  # and the constant baseline
+    assert "always 3 (the people's commonest label: a baseline)" in judges
     assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
     chosen = at.selectbox(key="alttest_pick")
     assert chosen.options == [f"{judge} · Natural" for judge in judges]  # the best first
@@ -108,7 +111,7 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
 
     at.switch_page(AGREEMENT).run()
     assert not at.exception
-    assert list(_table(at, "advantage probability")["reading"]) == ["as imported"]
+    assert sorted(_table(at, "advantage probability")["reading"]) == ["a constant", "as imported"]
 
     for page, key in (("views/3_score.py", "score_templates"), ("views/2_prompts.py", "prompts_open")):
         at.switch_page(page).run()
