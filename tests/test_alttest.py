@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -234,3 +235,28 @@ def test_the_report_says_whether_the_judge_can_replace_an_annotator(shared_data,
     without = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,
                                      alttest_epsilon=None).markdown()
     assert "Can the judge replace" not in without
+
+
+def test_how_a_g_eval_judge_is_read_decides_the_test(store):
+    """People who agree exactly (3, 3, 3 or 2, 2, 2), a judge whose most probable score is theirs but whose
+    probability-weighted mean is not a whole number: read continuously it never ties a person and loses
+    every item to them; read as its most probable score (the default) it ties them all."""
+    from tests.helpers import make_items, make_template, scripted
+
+    items = [replace(item, human={"Natural": (s, s, s)}, annotators={}) for item, s in
+             zip(make_items(40, dataset="agree"), [3.0, 2.0] * 20)]
+    store.save_dataset(geval.Dataset("agree", "agree.csv", "table", items))
+    by_response = {item.response: item.human["Natural"][0] for item in items}
+
+    def leaning(prompt: str, aspect) -> dict[int, float]:
+        label = next(int(v) for r, v in by_response.items() if f"{r}\n" in prompt + "\n")
+        return {label: 0.7, (1 if label == 3 else 3): 0.3}
+
+    geval.score(store, items, make_template(), scripted(leaning), "agree")
+    read = {reading: geval.alttest.run(store, "agree", epsilon=0.15, reading=reading)[0]
+            for reading in geval.alttest.READINGS}
+    assert read["mode"].advantage_probability == 1.0 and read["mode"].passed is True
+    assert geval.alttest.run(store, "agree", epsilon=0.15)[0].advantage_probability == 1.0  # the default: the mode
+    assert read["continuous"].advantage_probability == 0.0 and read["continuous"].passed is False
+    # rounded: 0.7 * 2 + 0.3 * 3 = 2.3 reads 2 (a tie with the people), 0.7 * 3 + 0.3 * 1 = 2.4 also reads 2 (a loss)
+    assert read["rounded"].advantage_probability == 0.5
