@@ -147,7 +147,8 @@ class AltTest:
         return pd.DataFrame([{"annotator": a.name, "items": a.items, "judge wins": a.judge_wins,
                               "person wins": a.person_wins, "p": a.p,
                               "judge beats": ("yes" if a.rejected else "no") if a.tested else
-                              f"not tested (fewer than {MIN_ITEMS} items)"} for a in self.annotators])
+                              f"not tested (fewer than {MIN_ITEMS} items)"} for a in self.annotators],
+                            columns=["annotator", "items", "judge wins", "person wins", "p", "judge beats"])
 
 
 def alt_test(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object], alignment: str = "accuracy",
@@ -312,7 +313,10 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         combo, _, chosen, values, items, _ = next(entry for entry in read if entry[1] == human)
         on = [item for item in items if item.id in (common[human] if same_items else set(values.index))]
         people = _people(on, human)
-        commonest = Counter(s for labels in people.values() for s in labels.values()).most_common(1)[0][0]
+        counts = Counter(s for labels in people.values() for s in labels.values())
+        if not counts:  # no person scored these items: nothing for a constant to copy
+            continue
+        commonest = counts.most_common(1)[0][0]
         shown = categories[human][int(commonest)] if human in categories else f"{commonest:g}"
         result = alt_test(people, {item.id: commonest for item in on}, chosen, epsilon, q, min_items)
         result.judge, result.model = f"always {shown} (the people's commonest label: a baseline)", CONSTANT
