@@ -55,12 +55,9 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
                               help="Needed when no one has scored the aspect yet: the lowest and highest score.")
         submitted = st.form_submit_button("Import the judge's scores", icon=":material/upload:",
                                           key="import_judge_submit")
-    if not submitted:
+    blob = _chosen(submitted, upload, "the judge's scores")
+    if blob is None:
         return
-    if upload is None:
-        st.error("Choose a file of the judge's scores first.")
-        return
-    blob = upload.getvalue()
     path = _uploads(store) / hashlib.sha256(blob).hexdigest()[:12] / _safe(upload.name)  # one folder per content
     new = not path.exists()
     try:
@@ -98,14 +95,12 @@ def _labels_form(store: geval.Store, dataset: geval.Dataset) -> None:
                                   placeholder="the file's annotator column, else 'you'",
                                   help="Given, every label of the file is this annotator's.")
         submitted = st.form_submit_button("Import the labels", icon=":material/upload:", key="import_labels_submit")
-    if not submitted:
-        return
-    if upload is None:
-        st.error("Choose a file of labels first.")
+    blob = _chosen(submitted, upload, "labels")
+    if blob is None:
         return
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / _safe(upload.name)
-        path.write_bytes(upload.getvalue())
+        path.write_bytes(blob)
         try:
             labels = geval.labeling.read_labels(path)
             for label in labels:
@@ -119,6 +114,16 @@ def _labels_form(store: geval.Store, dataset: geval.Dataset) -> None:
     st.session_state[DONE] = [f"{upload.name}: {written} labels imported ({', '.join(read['aspect'].unique())}; "
                               f"annotators {', '.join(read['annotator'].unique())})."]
     st.rerun()
+
+
+def _chosen(submitted: bool, upload, what: str) -> bytes | None:
+    """The uploaded file's bytes once its form is submitted; None before, or with an error when no file is chosen."""
+    if not submitted:
+        return None
+    if upload is None:
+        st.error(f"Choose a file of {what} first.")
+        return None
+    return upload.getvalue()
 
 
 def _uploads(store: geval.Store) -> Path:

@@ -125,6 +125,9 @@ def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
     store = geval.Store(tmp_path / "store.sqlite")
     ids = [item.id for item in store.items(SAMPLE)[:4]]
     judges = {"judge-a": {i: 1 + n % 3 for n, i in enumerate(ids)}, "judge-b": {i: 2 for i in ids}}
+    for form, what in (("judge", "the judge's scores"), ("labels", "labels")):  # submitted without a file
+        at.button(key=f"import_{form}_submit").click().run()
+        assert [e.value for e in at.error] == [f"Choose a file of {what} first."]
     at.file_uploader(key="import_judge_file").set_value(("llm_annotations.json", json.dumps(judges).encode(),
                                                          "application/json"))
     at.selectbox(key="import_judge_aspect").set_value("Natural")
