@@ -168,3 +168,20 @@ def test_without_a_leaderboard_the_summary_reads_the_agreement_tables_and_the_an
     assert "Main result: mine agrees with people at pearson 1.000 [1.000, 1.000] on Natural. From the agreement " \
            "tables; item level, on 40 items in 20 groups." in text
     assert "The best judge is above one annotator on 1 aspect." in text
+
+
+def test_the_ceiling_is_found_where_the_protocol_names_its_columns_with_a_level(store):
+    """FED's columns read "Engaging (fed-turn)": the people row of that column is the judge's ceiling."""
+    from helpers import REPO
+
+    from geval.data.dataset import resolve_dataset
+    from geval.judging.templates import load_template
+
+    dataset = geval.load_dataset(resolve_dataset("fed_sample"))
+    store.save_dataset(dataset)
+    geval.score(store, [item for item in dataset.items if item.level == "turn"],
+                load_template(REPO / "prompts" / "fed-turn-engaging.txt"), scripted(), dataset.name)
+    markdown = geval.reporting.report(store, dataset.name, baselines=(), figures=False, n_boot=100).markdown()
+    summary = markdown[markdown.index("## Summary"):markdown.index("## What was judged")]
+    assert "No human ceiling" not in summary and "| Engaging | G-EVAL fed-turn-engaging · scripted: hashed" in summary
+    assert re.search(r"\| Engaging \|[^\n]*\| -?\d\.\d{3} \[[^\n]*\| [+-]\d\.\d{3} \((below|within|above) ", summary)

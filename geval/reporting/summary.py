@@ -147,7 +147,7 @@ def _baseline(cells: pd.DataFrame, column: str) -> str:
 
 def _ceiling(cells: pd.DataFrame, judges: pd.DataFrame) -> list:
     """Per human aspect: the best judge, the people's ceiling, and how far apart they are, in words."""
-    people = cells[cells["kind"] == "ceiling"].set_index("column")
+    people = cells[cells["kind"] == "ceiling"].drop_duplicates("human").set_index("human")  # columns may carry a level
     rows, said = [], {"below": 0, "within": 0, "above": 0}
     for aspect in dict.fromkeys(judges.loc[judges["column"] != AVERAGE, "human"]):  # Overall: the mean of aspects
         mine = judges[judges["human"] == aspect].dropna(subset=["value"]).sort_values("value", ascending=False)
@@ -166,7 +166,8 @@ def _ceiling(cells: pd.DataFrame, judges: pd.DataFrame) -> list:
         rows.append(line)
     blocks = [Heading("How far from people", 3)]
     if not sum(said.values()):
-        why = people["note"].dropna().iloc[0] if len(people) and people["note"].notna().any() else "no people row"
+        notes = [note for note in people["note"].dropna() if note]
+        why = notes[0] if notes else "no people row"
         return blocks + [Text(f"No human ceiling: {why}. Without a second annotator there is no estimate of how much "
                               "people agree, so a judge's correlation cannot be set beside one."),
                          Table(pd.DataFrame(rows))]
