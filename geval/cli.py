@@ -619,6 +619,9 @@ def _judge_commands(commands) -> None:
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
     imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
                           help="the scores' scale (default: the range of the people's scores of the aspect)")
+    imported.add_argument("--only-known", action="store_true",
+                          help="leave out (and count) the scores of items the dataset does not have: a file made for "
+                               "more items, e.g. the full SummEval's for its sample")
     _store_argument(imported)
     imported.set_defaults(run=cmd_judge_import)
 
@@ -661,9 +664,11 @@ def _dataset_in(store: geval.Store, name: str) -> str:
 def cmd_judge_import(args) -> None:
     store = geval.Store(args.store)
     dataset = _dataset_in(store, args.dataset)
-    for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale):
+    for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale,
+                                           args.only_known):
         what = "already imported: nothing changed" if done.already else \
-            f"{done.items} items, {', '.join(done.aspects)}" + (f", {done.unscored} without a score" if done.unscored else "")
+            f"{done.items} items, {', '.join(done.aspects)}" + (f", {done.unscored} without a score" if done.unscored else "") \
+            + (f", {done.left_out} scores of items not in {dataset} left out" if done.left_out else "")
         print(f"{done.name}: {what} (template {done.template_version}; {done.signature})")
 
 

@@ -21,6 +21,10 @@ TYPES = ["csv", "json", "jsonl"]
 AS_NAMED = "(as the file names them)"
 DONE = "imports_done"  # what the last import did, shown after the rerun that updates the page above
 SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
+ONLY_KNOWN = "Only this dataset's items"
+#: The CLI's options that the engine's messages name, as this form's fields.
+FIELDS = {"--only-known": f"tick '{ONLY_KNOWN}'", "--scale LOW-HIGH": "the Scale field", "--scale 1-5": "Scale: 1-5",
+          "--aspect": "the aspect field"}
 
 
 def section(store: geval.Store, dataset: geval.Dataset) -> None:
@@ -53,6 +57,9 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
         aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect")
         scale = st.text_input("Scale", key="import_judge_scale", placeholder="the people's scores' range, e.g. 1-5",
                               help="Needed when no one has scored the aspect yet: the lowest and highest score.")
+        only_known = st.checkbox(ONLY_KNOWN, key="import_judge_only_known",
+                                 help="For a file made for more items than this dataset has (the full SummEval's for "
+                                      "its sample): the other items' scores are left out, and counted.")
         submitted = st.form_submit_button("Import the judge's scores", icon=":material/upload:",
                                           key="import_judge_submit")
     blob = _chosen(submitted, upload, "the judge's scores")
@@ -65,11 +72,14 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(blob)
         done = geval.alttest.import_judge(store, dataset.name, path, name.strip() or None,
-                                          None if aspect == AS_NAMED else aspect, bounds)
+                                          None if aspect == AS_NAMED else aspect, bounds, only_known)
     except geval.GevalError as exc:
         if new:  # nothing of a refused file is kept
             path.unlink(missing_ok=True)
-        st.error(plain(str(exc).replace(str(path), upload.name)))
+        message = str(exc).replace(str(path), upload.name)
+        for option, field in FIELDS.items():
+            message = message.replace(option, field)
+        st.error(plain(message))
         return
     st.session_state[DONE] = [_judge_line(one, upload.name) for one in done]
     st.rerun()
@@ -80,7 +90,8 @@ def _judge_line(done, file: str) -> str:
     if done.already:
         return f"{done.name}: already imported from {file}: nothing changed."
     unscored = f", {done.unscored} without a score" if done.unscored else ""
-    return (f"{done.name}: {done.items} items imported ({', '.join(done.aspects)}{unscored}); it is listed as "
+    left_out = f", {done.left_out} scores of other items left out" if done.left_out else ""
+    return (f"{done.name}: {done.items} items imported ({', '.join(done.aspects)}{unscored}{left_out}); it is listed as "
             f"\"{done.name} (imported from {file})\" on Inspect and Agreement.")
 
 

@@ -4,6 +4,7 @@ when its conditions do not hold, and its level under a judge drawn like the anno
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from dataclasses import replace
@@ -163,7 +164,8 @@ def labeled(store):
 
 @pytest.mark.parametrize("text, message", [
     ("item_id,natural\nrow0,2\nrow9,3\n", "{path}:3: 'row9' is not an item of the dataset (neither its id nor the "
-                                          "id its file gave it)"),
+                                          "id its file gave it); a file made for more items than the dataset has "
+                                          "is imported with only the dataset's items asked for (--only-known)"),
     ("item_id,natural\nrow0,2\nrow1,7\n", "{path}:3: 7 is off Natural's scale 1-3 (the people's scores; another "
                                           "scale: --scale LOW-HIGH)"),
     ("item_id,natural\nrow0,2\nrow1,3\nrow0,1\n", "{path}:4: judge scores item row0 on Natural a second time "
@@ -180,6 +182,22 @@ def test_a_bad_import_names_the_row_and_stores_nothing(labeled, tmp_path, text, 
         geval.alttest.import_judge(labeled, "d", path)
     assert str(error.value) == message.format(path=path)
     assert labeled.combos("d").empty
+
+
+def test_a_file_made_for_more_items_imports_the_datasets_own_when_asked_and_counts_the_rest(labeled, tmp_path):
+    path = tmp_path / "llm_annotations.json"  # the release's shape: every judge, ids "<item>__<aspect>"
+    path.write_text(json.dumps({"big": {"row0__natural": 2, "row1__natural": 3, "row7__natural": 1, "row8": 2},
+                                "other": {"row9__natural": 1}}))
+    with pytest.raises(geval.alttest.JudgeImportError, match="'row7__natural' is not an item of the dataset"):
+        geval.alttest.import_judge(labeled, "d", path)
+    with pytest.raises(geval.alttest.JudgeImportError) as error:  # a judge with none of the dataset's items
+        geval.alttest.import_judge(labeled, "d", path, only_known=True)
+    assert str(error.value) == f"{path}: other: none of its 1 items is an item of 'd': is it the dataset the scores " \
+                               "were made on?"
+    assert labeled.combos("d").empty
+    done = geval.alttest.import_judge(labeled, "d", path, name="big", only_known=True)
+    assert [(d.name, d.items, d.left_out) for d in done] == [("big", 2, 2)]
+    assert geval.alttest.import_judge(labeled, "d", path, name="big", only_known=True)[0].already
 
 
 def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):

@@ -93,8 +93,17 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
     store = geval.Store(tmp_path / "store.sqlite")
     _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2))  # a bad row: one line naming it, nothing kept
     assert [e.value for e in at.error] == [plain("judge.csv:4: 'no-such-item' is not an item of the dataset "
-                                                 "(neither its id nor the id its file gave it)")]
+                                                 "(neither its id nor the id its file gave it); a file made for more "
+                                                 "items than the dataset has is imported with only the dataset's "
+                                                 "items asked for (tick 'Only this dataset's items')")]
     assert store.combos(SAMPLE).empty and not list((tmp_path / "uploads").rglob("*.csv"))
+    at.checkbox(key="import_judge_only_known").check()  # as the error says: the dataset's items only, the rest counted
+    _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2), judge="partial")
+    assert [s.value for s in at.success] == ['partial: 11 items imported (natural, 1 scores of other items left out); '
+                                             'it is listed as "partial (imported from judge.csv)" on Inspect and '
+                                             'Agreement.']
+    store.delete_template_version(store.combos(SAMPLE).iloc[0]["template_version"])  # the rest as before
+    at.checkbox(key="import_judge_only_known").uncheck()
 
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
     assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (natural); it is listed as "my gpt-4o '

@@ -21,7 +21,8 @@ Each judge is stored as a template version of kind "imported" (its body names th
 signature `backend:imported|model:<name>|file:<file name>|sha256:<12 hex>|imported:<when>|...`:
 importing the same file again changes nothing. One transaction: a file with a bad row (an
 unknown item, a value off the scale, an item given twice, an unreadable file) stores nothing,
-and the error names the row.
+and the error names the row. A file made for more items than the dataset has (the full SummEval
+for its sample) is imported with `only_known`: the other items' scores are left out and counted.
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ class Imported:
     aspects: list[str]
     unscored: int
     already: bool = False
+    left_out: int = 0  # with `only_known`: scores of items the dataset does not have
 
 
 @dataclass
@@ -79,10 +81,11 @@ class _Score:
 
 
 def import_judge(store: Store, dataset: str, path: str | Path, name: str | None = None, aspect: str | None = None,
-                 scale: tuple[float, float] | None = None) -> list[Imported]:
+                 scale: tuple[float, float] | None = None, only_known: bool = False) -> list[Imported]:
     """Import the scores of one judge (`name`), or of every judge of a {judge: {item: score}} file,
     into `dataset` of `store`; returns what each judge's import did. Raises JudgeImportError naming
-    the file and row of the first bad value; nothing is stored then."""
+    the file and row of the first bad value; nothing is stored then. `only_known`: leave out the
+    scores of items the dataset does not have (counted in `Imported.left_out`) instead."""
     path = Path(path)
     try:
         blob = path.read_bytes()
@@ -95,16 +98,22 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     items = store.items(dataset)
     if not items:
         raise JudgeImportError(f"no dataset named {dataset!r} in the store: load it first")
-    keys = _Keys(items, store.categories(dataset))
+    keys = _Keys(items, store.categories(dataset), only_known)
     judges = _judges(path, data, lines, keys, name, aspect)
+    left_out = {judge: sum(score is None for score in scores) for judge, scores in judges.items()}
+    for judge, scores in judges.items():
+        if left_out[judge] == len(scores):
+            raise JudgeImportError(f"{path}: {judge}: none of its {len(scores)} items is an item of {dataset!r}: is "
+                                   "it the dataset the scores were made on?")
     sha = hashlib.sha256(blob).hexdigest()
-    made = [(judge, *_rows(path, sha, judge, scores, keys, scale)) for judge, scores in judges.items()]
+    made = [(judge, *_rows(path, sha, judge, [s for s in scores if s is not None], keys, scale))
+            for judge, scores in judges.items()]
     known = set(store.combos(dataset)["template_version"])
     done = []
     for judge, template, signature, rows, unscored in made:
         done.append(Imported(judge, template.version, signature,
                              len({row["item_id"] for row in rows}), list(dict.fromkeys(r["aspect"] for r in rows)),
-                             unscored, already=template.version in known))
+                             unscored, already=template.version in known, left_out=left_out[judge]))
     store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done)
                          if not result.already])
     return done
@@ -113,7 +122,8 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
 class _Keys:
     """Finds the item (and aspect) an id of the file names."""
 
-    def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]]):
+    def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]], only_known: bool = False):
+        self.only_known = only_known
         self.by_id = {item.id: item for item in items}
         self.by_id.update((item.source_id, item) for item in items if item.source_id)
         self.aspects = {a.lower(): a for item in items for a in item.human} | {a.lower(): a for a in categories}
@@ -144,8 +154,9 @@ class _Keys:
 
 
 def _judges(path: Path, data: object, lines: list[int] | None, keys: _Keys, name: str | None,
-            aspect: str | None) -> dict[str, list[_Score]]:
-    """Every judge's scores in the file, by the file's shape (module docstring)."""
+            aspect: str | None) -> dict[str, list[_Score | None]]:
+    """Every judge's scores in the file, by the file's shape (module docstring); None for a score of
+    an item the dataset does not have, with `keys.only_known`."""
     if isinstance(data, list):
         return {_named(path, name): _from_rows(path, data, lines, keys, aspect)}
     if not isinstance(data, dict) or not data:
@@ -170,7 +181,8 @@ def _judges(path: Path, data: object, lines: list[int] | None, keys: _Keys, name
                            "its file gave it)")
 
 
-def _from_rows(path: Path, rows: list, lines: list[int] | None, keys: _Keys, aspect: str | None) -> list[_Score]:
+def _from_rows(path: Path, rows: list, lines: list[int] | None, keys: _Keys,
+               aspect: str | None) -> list[_Score | None]:
     """The scores of a table: an id column, and an aspect's column or a score column."""
     scores = []
     for index, row in enumerate(rows):
@@ -190,13 +202,17 @@ def _from_rows(path: Path, rows: list, lines: list[int] | None, keys: _Keys, asp
     return scores
 
 
-def _score(keys: _Keys, key: object, aspect: str | None, value: object, where: str, default: str | None) -> _Score:
+def _score(keys: _Keys, key: object, aspect: str | None, value: object, where: str,
+           default: str | None) -> _Score | None:
     """One score, its item found and its aspect settled (named by its column or key, in the id, or
-    the default); an unknown item is an error naming it."""
+    the default); an unknown item is an error naming it, or None with `keys.only_known`."""
     found = keys.find(key)
     if found is None:
+        if keys.only_known:
+            return None
         raise JudgeImportError(f"{where}: {shown(str(key))!r} is not an item of the dataset (neither its id nor the "
-                               "id its file gave it)")
+                               "id its file gave it); a file made for more items than the dataset has is imported "
+                               "with only the dataset's items asked for (--only-known)")
     item, in_id = found
     return _Score(item, keys.aspect(aspect or in_id or default, where), value, where)
 
