@@ -703,6 +703,11 @@ def cmd_alttest(args) -> None:
         if not args.brief:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
+    ranked = geval.alttest.ranking(store, dataset, results)
+    if len(ranked) > 1:
+        print("Judges by advantage probability, beside their agreement with the people (item-level Pearson; accuracy "
+              "on a categorical aspect):")
+        print(_indented(ranked.to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
 
 
 def _indented(text: str) -> str:

@@ -52,6 +52,11 @@ def test_the_papers_published_results_are_reproduced_through_the_import_path(sha
     assert len(printed) == len(rows), result.stdout
     for _, _, llm, passed, wr, ap in rows:
         assert printed[llm] == (wr, ap, "passed" if passed else "not passed"), llm
+    ranked = result.stdout.split("Judges by advantage probability")[1].splitlines()[2:]  # after its header
+    order = [next(llm for *_, llm, _, _, _ in rows if f"imported: {llm} " in line) for line in ranked
+             if "imported: " in line]
+    assert sorted(order) == sorted(printed) and [float(printed[llm][1]) for llm in order] == \
+        sorted((float(printed[llm][1]) for llm in order), reverse=True)  # the best first
 
 
 def test_a_second_import_of_the_same_file_changes_nothing(shared_data, store):
