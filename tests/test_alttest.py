@@ -283,3 +283,34 @@ def test_how_a_g_eval_judge_is_read_decides_the_test(store):
     assert read["continuous"].advantage_probability == 0.0 and read["continuous"].passed is False
     # rounded: 0.7 * 2 + 0.3 * 3 = 2.3 reads 2 (a tie with the people), 0.7 * 3 + 0.3 * 1 = 2.4 also reads 2 (a loss)
     assert read["rounded"].advantage_probability == 0.5
+
+
+def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(store, tmp_path):
+    """SummEval's fluency asks the judge for 1-3 while its experts gave 1-5; a judge imported with its
+    own 1-5 beside people on 1-3. Read on its own numbers, a judge that always agrees with the people
+    would lose to them; mapped linearly onto their scale it ties them everywhere."""
+    from tests.helpers import make_items, make_template, scripted
+
+    items = [replace(item, human={"Natural": (s, s, s)}, annotators={}) for item, s in
+             zip(make_items(40, dataset="wide"), [5.0, 1.0] * 20)]
+    store.save_dataset(geval.Dataset("wide", "wide.csv", "table", items))
+    by_response = {item.response: item.human["Natural"][0] for item in items}
+
+    def agreeing(prompt: str, aspect) -> dict[int, float]:  # on its 1-3: 3 for the people's 5, 1 for their 1
+        return {3 if next(v for r, v in by_response.items() if f"{r}\n" in prompt + "\n") == 5 else 1: 1.0}
+
+    geval.score(store, items, make_template(), scripted(agreeing), "wide")
+    result = geval.alttest.run(store, "wide", epsilon=0.15)[0]
+    assert result.advantage_probability == 1.0 and result.passed is True
+    assert result.verdict().endswith(" Its scores, on 1-3, are mapped linearly onto the annotators' 1-5 and rounded "
+                                     "to it.")
+
+    narrow = [replace(item, dataset="narrow", human={"Natural": (3.0 if s == 5 else 1.0,) * 3})
+              for item, s in zip(items, [5.0, 1.0] * 20)]
+    store.save_dataset(geval.Dataset("narrow", "narrow.csv", "table", narrow))
+    path = tmp_path / "wide.csv"  # the people's 3 as 5: the same judge, on 1-5
+    path.write_text("item_id,natural\n" + "".join(f"{i.id},{5 if i.human['Natural'][0] == 3 else 1}\n" for i in narrow))
+    geval.alttest.import_judge(store, "narrow", path, scale=(1, 5))
+    result = geval.alttest.run(store, "narrow", epsilon=0.15)[0]
+    assert result.advantage_probability == 1.0 and result.reading == "as imported"
+    assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the annotators' 1-3.")

@@ -42,6 +42,7 @@ from scipy import stats
 from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
+from geval.analysis.disagreement import human_ranges
 from geval.analysis.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
@@ -106,6 +107,7 @@ class AltTest:
     model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
     baseline: bool = False  # a judge that always gives the commonest label, not a judge of the items
     item_ids: frozenset[str] = frozenset()  # the items it was read on (`run`)
+    scale: str = ""  # how its scores were put on the annotators' scale, when its own differs
     missing: list[str] = field(default_factory=list)
 
     @property
@@ -140,7 +142,8 @@ class AltTest:
                 f"(winning rate {self.winning_rate:.2f}, "
                 f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
                 f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items; it is at "
-                f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability).")
+                f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability)."
+                + (f" {self.scale}." if self.scale else ""))
 
     def table(self) -> pd.DataFrame:
         """One row per annotator: items, judge wins, person wins, p, whether BY rejects."""
@@ -278,7 +281,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on)
+    ranges = human_ranges(every)
+    read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
     for combo in found.itertuples():
         imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
         items, _ = held_out(every, [combo.template_version], searched)
@@ -293,24 +297,24 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             if human in categories and chosen != "accuracy":
                 raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
                                    "alignment reads categories")
-            values = scored.scores[key].astype(float)
-            if reading == "rounded" and not imported:
-                low, high = scored.scales[key]
-                values = values.round().clip(low, high)
-            read.append((combo, human, chosen, values.dropna(), items, imported))
+            values, scale = _on_their_scale(scored.scores[key].astype(float), scored.scales[key],
+                                            None if human in categories else ranges.get(human),
+                                            reading != "continuous" and not imported)
+            read.append((combo, human, chosen, values.dropna(), items, imported, scale))
     common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
-    for _, human, _, values, items, _ in read:
+    for _, human, _, values, items, *_ in read:
         judged = set(values.index) & {item.id for item in items}
         common[human] = common[human] & judged if human in common else judged
     results: list[AltTest] = []
-    for combo, human, chosen, values, items, imported in read:
+    for combo, human, chosen, values, items, imported, scale in read:
         on = [item for item in items if item.id in common[human]] if same_items else items
         result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items)
         result.judge, result.aspect, result.model = combo.label, human, combo.model
         result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
+        result.scale = scale
         results.append(result)
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
-        combo, _, chosen, values, items, _ = next(entry for entry in read if entry[1] == human)
+        combo, _, chosen, values, items, *_ = next(entry for entry in read if entry[1] == human)
         on = [item for item in items if item.id in (common[human] if same_items else set(values.index))]
         people = _people(on, human)
         counts = Counter(s for labels in people.values() for s in labels.values())
@@ -323,6 +327,23 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         result.aspect, result.reading, result.baseline = human, "a constant", True
         results.append(result)
     return results
+
+
+def _on_their_scale(values: pd.Series, own: tuple[float, float], theirs: tuple[float, float] | None,
+                    whole: bool) -> tuple[pd.Series, str]:
+    """A judge's scores on the annotators' scale, and how they were put there in words ("" when
+    already on it). A judge on another scale (SummEval's fluency asked 1-3 of experts who gave 1-5;
+    a judge imported with its own 1-5) is mapped linearly onto the whole-number range of the
+    people's scores; `whole`: then rounded to that scale's points (the `mode` and `rounded`
+    readings), as on its own scale."""
+    low, high = own
+    target = (math.floor(theirs[0]), math.ceil(theirs[1])) if theirs else (low, high)
+    said = ""
+    if target != (low, high) and high > low:
+        values = target[0] + (values - low) * (target[1] - target[0]) / (high - low)
+        said = (f"Its scores, on {low:g}-{high:g}, are mapped linearly onto the annotators' {target[0]:g}-{target[1]:g}"
+                + (" and rounded to it" if whole else ""))
+    return (values.round().clip(*target) if whole else values), said
 
 
 def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
@@ -362,14 +383,17 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     (`alttest_power`): its annotators' agreement on `aspect`, the judge's (`combo`, read as its most
     probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
     as there are, at least 3). None when no two annotators labeled the same item yet."""
-    items = store.items(dataset)
+    items, categorical = store.items(dataset), aspect in store.categories(dataset)
     people = _people(items, aspect)
     judge = None
     if combo is not None:
         scored = judge_scores(store, dataset, combo, "argmax", items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
-        judge = scored.scores[key].dropna().to_dict() if key else None
-    chosen = alignment or ("accuracy" if aspect in store.categories(dataset) else "neg-rmse")
+        if key:  # on the annotators' scale, as the test reads it
+            values, _ = _on_their_scale(scored.scores[key].astype(float), scored.scales[key],
+                                        None if categorical else human_ranges(items, [aspect]).get(aspect), True)
+            judge = values.dropna().to_dict()
+    chosen = alignment or ("accuracy" if categorical else "neg-rmse")
     return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
 
 
