@@ -632,9 +632,10 @@ def _judge_commands(commands) -> None:
     alt.add_argument("--judge", action="append", help="only judges whose name contains this (repeatable)")
     alt.add_argument("--aspect", action="append", help="only this human aspect (repeatable)")
     alt.add_argument("--epsilon", type=float, help="the judge's cost-benefit margin (default: --annotators')")
-    alt.add_argument("--annotators", choices=list(geval.alttest.EPSILONS), default="skilled",
+    alt.add_argument("--annotators", choices=list(geval.alttest.EPSILONS),
                      help="who the annotators are, for the default epsilon: "
-                          + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items()))
+                          + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items())
+                          + " (default: as the dataset says, SummEval's experts; else skilled)")
     alt.add_argument("--alignment", choices=list(geval.alttest.ALIGNMENTS),
                      help="default: accuracy for categories, neg-rmse for scores")
     alt.add_argument("--reading", choices=list(geval.alttest.READINGS), default="mode",
@@ -678,7 +679,7 @@ def cmd_alttest(args) -> None:
     dataset = _dataset_in(store, args.dataset)
     if folder.is_dir() and (folder / "llm_annotations.json").is_file():
         geval.alttest.import_judge(store, dataset, folder / "llm_annotations.json")
-    epsilon = args.epsilon if args.epsilon is not None else geval.alttest.EPSILONS[args.annotators]
+    epsilon = args.epsilon if args.epsilon is not None else geval.alttest.EPSILONS[_annotators(args, store, dataset)]
     combos = store.combos(dataset)
     if args.judge:
         combos = combos[[any(j.lower() in label.lower() for j in args.judge) for label in combos["label"]]]
@@ -747,10 +748,11 @@ def _leaderboard_commands(commands) -> None:
         sub.add_argument("--protocol", action="append", choices=sorted(protocols),
                          help="protocol, repeatable (default: those of the dataset's layout, else generic: item, "
                               "group and system level as the data allows)")
-        sub.add_argument("--annotators", choices=[*geval.alttest.EPSILONS, "none"], default="skilled",
+        sub.add_argument("--annotators", choices=[*geval.alttest.EPSILONS, "none"],
                          help="who the annotators are, for the alternative annotator test's epsilon ("
                               + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items())
-                              + "; none: leave the test out)")
+                              + "; default: as the dataset says, SummEval's experts, else skilled; none: leave the "
+                                "test out)")
         if name == "leaderboard":
             sub.add_argument("--metric", choices=list(geval.OPTIONS.metrics),
                              help="correlation shown (default: each protocol's own)")
@@ -803,8 +805,9 @@ def cmd_leaderboard(args) -> None:
     for line in board.skipped:
         print(f"left out: {line}", file=sys.stderr)
     if args.annotators != "none":
-        epsilon = geval.alttest.EPSILONS[args.annotators]
         for dataset in board.datasets:
+            who = _annotators(args, store, dataset)
+            epsilon = geval.alttest.EPSILONS[who]
             try:
                 ranked = geval.alttest.ranking(store, dataset, geval.alttest.run(store, dataset, epsilon=epsilon))
             except geval.GevalError as exc:
@@ -812,11 +815,16 @@ def cmd_leaderboard(args) -> None:
                 continue
             with pd.option_context("display.width", 250, "display.max_columns", 50, "display.max_colwidth", 60):
                 print(f"\n{dataset}: can the judge replace an annotator? judges by advantage probability (epsilon "
-                      f"{epsilon:g}, {args.annotators}), beside their item-level agreement:")
+                      f"{epsilon:g}, {who}), beside their item-level agreement:")
                 print(ranked.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     if args.csv:
         board.cells.merge(board.rows[["row", "signature"]], on="row").to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+
+
+def _annotators(args, store: geval.Store, dataset: str) -> str:
+    """`--annotators` as given, else who the dataset says its annotators are, else skilled."""
+    return args.annotators or geval.alttest.annotators_of(store, dataset) or "skilled"
 
 
 def _against(args) -> str | None:
@@ -838,14 +846,15 @@ def cmd_report(args) -> None:
         (["--calibrate"] if args.calibrate else []) + (["--ensemble"] if args.ensemble else []) + \
         (["--folds", str(args.folds)] if args.folds != 5 else []) + \
         (["--against", args.against] if args.against != geval.OPTIONS.reference_row else []) + \
-        (["--annotators", args.annotators] if args.annotators != "skilled" else []) + \
+        (["--annotators", args.annotators] if args.annotators else []) + \
         (["--goals"] if args.goals else [])
     command = "python -m geval report " + shlex.join(words)
     made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
                         baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
                         n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
                         calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
-                        alttest_epsilon=geval.alttest.EPSILONS.get(args.annotators), goals=args.goals,
+                        alttest_epsilon=geval.alttest.EPSILONS.get(_annotators(args, store, args.dataset)),
+                        goals=args.goals,
                         on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.html is not None:
         print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")

@@ -46,8 +46,9 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}); it "
                "passes when it beats at least half of them (winning rate ≥ .50). The advantage probability (how "
                "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
-               "this dataset is tested, but a prompt search's variants.")
-    st.session_state.setdefault("alttest_who", "skilled")
+               "this dataset is tested, except a prompt search's variants.")
+    known = geval.alttest.annotators_of(store, dataset)
+    st.session_state.setdefault("alttest_who", known or "skilled")
     st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
     who, margin, align, read = st.columns([3, 2, 3, 3])
     kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
@@ -70,6 +71,12 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
                "agree exactly, and a tie counts for both sides. Its advantage probability read the other ways "
                "stands beside it (a judge imported from a file is read as imported).")
+    chosen_who, paper = st.session_state["alttest_who"], geval.alttest.EPSILONS
+    if known and chosen_who != known:
+        st.caption(f"{dataset}'s annotators are {WHO[known]}: the paper's epsilon for them is {paper[known]:g}.")
+    if round(chosen_epsilon, 4) not in paper.values():
+        st.caption(f"Epsilon {chosen_epsilon:g} is your own, not the paper's for {WHO[chosen_who]} "
+                   f"({paper[chosen_who]:g}); the paper advises {min(paper.values()):g} to {max(paper.values()):g}.")
     try:
         results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment)
     except geval.GevalError as exc:

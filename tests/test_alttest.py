@@ -314,3 +314,17 @@ def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(st
     result = geval.alttest.run(store, "narrow", epsilon=0.15)[0]
     assert result.advantage_probability == 1.0 and result.reading == "as imported"
     assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the annotators' 1-3.")
+
+
+def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
+    store = tmp_path / "s.sqlite"
+    run_cli("datasets", "load", "summeval_sample", "--store", str(store))
+    imported = run_cli("judge", "import", str(shared_data / "alttest" / "summeval" / "llm_annotations.json"),
+                       "--dataset", "summeval_sample", "--name", "gpt-4o", "--only-known", "--store", str(store))
+    assert imported.returncode == 0, imported.stderr
+    assert "gpt-4o: 80 items, coherence, consistency, relevance, fluency, 6080 scores of items not in " \
+           "summeval_sample left out" in imported.stdout
+    printed = run_cli("alttest", "summeval_sample", "--brief", "--store", str(store)).stdout
+    assert printed.startswith("summeval_sample: epsilon 0.2,")  # experts, as SummEval's paper says
+    assert run_cli("alttest", "summeval_sample", "--brief", "--annotators", "crowd", "--store",
+                   str(store)).stdout.startswith("summeval_sample: epsilon 0.1,")

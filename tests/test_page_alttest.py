@@ -45,6 +45,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     assert at.number_input(key="alttest_epsilon").value == 0.2 and "at epsilon 0\\.2," in texts(at)
     at.number_input(key="alttest_epsilon").set_value(0.3).run()
     assert "at epsilon 0\\.3," in texts(at) and at.selectbox(key="alttest_who").value == "experts"
+    assert "Epsilon 0.3 is your own, not the paper's for experts (0.2); the paper advises 0.1 to 0.2." in \
+        [c.value for c in at.caption]
 
     store = geval.Store(tmp_path / "store.sqlite")  # a second judge, imported: ranked beside it, and chosen
     elsewhere = tmp_path / "elsewhere.csv"

@@ -49,9 +49,9 @@ from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
-__all__ = ["ALIGNMENTS", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest",
+__all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
+           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -65,6 +65,8 @@ Q = 0.05
 MIN_ITEMS = 30
 MIN_PER_ITEM = 2
 MIN_ANNOTATORS = 3
+#: Who annotated a layout's datasets, where its paper says so (SummEval: experts): the default epsilon.
+ANNOTATORS_BY_LAYOUT = {"summeval": "experts"}
 #: How the ranking names the baseline of each aspect: a judge that always gives the commonest label.
 CONSTANT = "always the people's commonest label (a baseline)"
 
@@ -327,6 +329,12 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         result.aspect, result.reading, result.baseline = human, "a constant", True
         results.append(result)
     return results
+
+
+def annotators_of(store: Store, dataset: str) -> str | None:
+    """Who the annotators of a stored dataset are (a key of EPSILONS), where its layout's paper says
+    so; None when the data does not say (then the paper's middle, skilled annotators, is the default)."""
+    return ANNOTATORS_BY_LAYOUT.get(store.dataset_layout(dataset))
 
 
 def _on_their_scale(values: pd.Series, own: tuple[float, float], theirs: tuple[float, float] | None,
