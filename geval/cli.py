@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -704,11 +705,26 @@ def cmd_alttest(args) -> None:
         if not args.brief:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
+    if not args.brief:
+        _plans(store, dataset, results, epsilon, args.alignment)
     ranked = geval.alttest.ranking(store, dataset, results)
     if len(ranked) > 1:
         print("Judges by advantage probability, beside their agreement with the people (item-level Pearson; accuracy "
               "on a categorical aspect):")
         print(_indented(ranked.to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
+
+
+def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
+    """Per aspect, how many items give its best judge an 80% chance to pass (the paper's appendix C)."""
+    by_label = store.combos(dataset).set_index("label")
+    judges = [r for r in results if not r.baseline]
+    for aspect in dict.fromkeys(r.aspect for r in judges):
+        best = max((r for r in judges if r.aspect == aspect),
+                   key=lambda r: -1.0 if math.isnan(r.advantage_probability) else r.advantage_probability)
+        combo = tuple(by_label.loc[best.judge, ["template_version", "signature"]])
+        planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment)
+        print(f"How many items, {aspect} ({best.judge}): "
+              + (planned.sentence() if planned else "not known until two annotators have scored the same items"))
 
 
 def _indented(text: str) -> str:

@@ -189,6 +189,15 @@ def test_a_bad_import_names_the_row_and_stores_nothing(labeled, tmp_path, text, 
     assert labeled.combos("d").empty
 
 
+def test_an_item_given_twice_is_named_as_the_file_names_it(labeled, tmp_path):
+    item = labeled.items("d")[0].id  # the store's id, not the id of the dataset's own file (row0)
+    path = tmp_path / "twice.csv"
+    path.write_text(f"item_id,natural\n{item},2\nrow1,3\n{item},1\n")
+    with pytest.raises(geval.alttest.JudgeImportError) as error:
+        geval.alttest.import_judge(labeled, "d", path)
+    assert str(error.value) == f"{path}:4: twice scores item {item} on Natural a second time (first at {path}:2)"
+
+
 def test_a_file_made_for_more_items_imports_the_datasets_own_when_asked_and_counts_the_rest(labeled, tmp_path):
     path = tmp_path / "llm_annotations.json"  # the release's shape: every judge, ids "<item>__<aspect>"
     path.write_text(json.dumps({"big": {"row0__natural": 2, "row1__natural": 3, "row7__natural": 1, "row8": 2},
@@ -326,5 +335,20 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
            "summeval_sample left out" in imported.stdout
     printed = run_cli("alttest", "summeval_sample", "--brief", "--store", str(store)).stdout
     assert printed.startswith("summeval_sample: epsilon 0.2,")  # experts, as SummEval's paper says
+    full = run_cli("alttest", "summeval_sample", "--store", str(store)).stdout  # with the plan of each aspect
+    assert re.search(r"^How many items, coherence \(gpt-4o \(imported from llm_annotations.json\)\): With 3 "
+                     r"annotators agreeing as yours do \(\d+% exact agreement\), ", full, re.M), full
     assert run_cli("alttest", "summeval_sample", "--brief", "--annotators", "crowd", "--store",
                    str(store)).stdout.startswith("summeval_sample: epsilon 0.1,")
+
+
+def test_the_plan_says_an_18_percent_chance_and_its_alignment():
+    from geval.analysis.alttest_power import Plan
+
+    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 300], [0.05, 0.18], runs=200)
+    assert short.sentence() == ("With 3 annotators agreeing as yours do (50% exact agreement), even 300 items give a "
+                                "judge as good as this one only an 18% chance to pass (epsilon 0.15, neg-rmse): the "
+                                "judge, or the annotators' agreement, is too far from passing for more items to help "
+                                "much.")
+    enough = Plan(3, 0.5, 0.4, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200)
+    assert "about 40 items give a judge as good as one of the annotators an 80% chance" in enough.sentence()

@@ -50,13 +50,17 @@ class Plan:
         needed = self.items_for(chance)
         if needed is None:
             best = max(self.chances, default=0.0)
-            return (f"With {self.annotators} annotators {agree}, even {self.sizes[-1]} items give {judge} only a "
-                    f"{best:.0%} chance to pass (epsilon {self.epsilon:g}): the judge, or the annotators' "
-                    "agreement, is too far from passing for more items to help much.")
-        share = f"{chance:.0%}"
-        article = "an" if share.startswith(("8", "11", "18")) else "a"
-        return (f"With {self.annotators} annotators {agree}, about {needed} items give {judge} {article} {share} "
+            return (f"With {self.annotators} annotators {agree}, even {self.sizes[-1]} items give {judge} only "
+                    f"{_a(best)} chance to pass (epsilon {self.epsilon:g}, {self.alignment}): the judge, or the "
+                    "annotators' agreement, is too far from passing for more items to help much.")
+        return (f"With {self.annotators} annotators {agree}, about {needed} items give {judge} {_a(chance)} "
                 f"chance to pass (epsilon {self.epsilon:g}, {self.alignment}; {self.runs} simulated studies per size).")
+
+
+def _a(share: float) -> str:
+    """A percentage with its article: "an 18%", "a 25%"."""
+    shown = f"{share:.0%}"
+    return f"{'an' if shown.startswith(('8', '11', '18')) else 'a'} {shown}"
 
 
 def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None = None,

@@ -72,12 +72,14 @@ class Imported:
 
 @dataclass
 class _Score:
-    """One score of the file: the item and aspect it is for, its value as given and where it stood."""
+    """One score of the file: the item and aspect it is for, its value as given, where it stood and
+    the id the file gave its item."""
 
     item: Item
     aspect: str
     value: object
     where: str
+    key: str
 
 
 def import_judge(store: Store, dataset: str, path: str | Path, name: str | None = None, aspect: str | None = None,
@@ -214,7 +216,7 @@ def _score(keys: _Keys, key: object, aspect: str | None, value: object, where: s
                                "id its file gave it); a file made for more items than the dataset has is imported "
                                "with only the dataset's items asked for (--only-known)")
     item, in_id = found
-    return _Score(item, keys.aspect(aspect or in_id or default, where), value, where)
+    return _Score(item, keys.aspect(aspect or in_id or default, where), value, where, str(key).strip())
 
 
 def _named(path: Path, name: str | None) -> str:
@@ -230,7 +232,7 @@ def _rows(path: Path, sha: str, judge: str, scores: list[_Score], keys: _Keys,
     for score in scores:
         earlier = seen.setdefault((score.item.id, score.aspect), score.where)
         if earlier != score.where:
-            raise JudgeImportError(f"{score.where}: {judge} scores item {score.item.source_id or score.item.id} on "
+            raise JudgeImportError(f"{score.where}: {judge} scores item {score.key} on "
                                    f"{score.aspect} a second time (first at {earlier.rsplit(': ', 1)[-1]})")
     aspects = list(dict.fromkeys(score.aspect for score in scores))
     scales = {aspect: _scale(aspect, keys, scale) for aspect in aspects}
