@@ -377,8 +377,12 @@ def test_a_stored_dataset_opens_by_name_and_is_listed_as_yours(tmp_path, store):
     sources = geval.Dataset.sources(store)
     assert sources["unieval"] == "yours, in the store"
     assert sources["topicalchat_usr_sample"] == "sample, data/"
-    with pytest.raises(DatasetError, match="^unieval: no such file$"):
+    with pytest.raises(DatasetError, match=r"^unieval: no such file, known dataset \(dstc9_sample, .*\) or dataset in "
+                                           r"the store \(none\)$"):
         geval.load_dataset("unieval")  # without the store it is a name of nothing
+    with pytest.raises(DatasetError, match=r"^nosuch: no such file, known dataset .* or dataset in the store "
+                                           r"\(unieval\)$"):
+        geval.load_dataset("nosuch", store=store)
 
 
 def test_shared_datasets_are_labelled_full(shared_data):

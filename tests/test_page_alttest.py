@@ -32,7 +32,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     summary = summary[summary["reading"] != "a constant"].reset_index(drop=True)
     assert len(summary) == 1 and summary.iloc[0]["items"] == 36 and summary.iloc[0]["annotators"] == 3
     assert summary.iloc[0]["passed"] in ("yes", "no") and summary.iloc[0]["reading"] == "mode"
-    assert {"advantage probability (rounded)", "advantage probability (continuous)"} <= set(summary.columns)
+    assert {"advantage probability, read as its mean, rounded", "advantage probability, read as its mean"} <= \
+        set(summary.columns)
     annotators = _table(at, "annotator")
     assert list(annotators["annotator"]) == ["#1", "#2", "#3"] and (annotators["items"] == 36).all()
     verdict = next(e.value for e in [*at.success, *at.info] if "an annotator here" in e.value)

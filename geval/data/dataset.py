@@ -209,6 +209,10 @@ def load_dataset(
             path = known_datasets()[path.name]
         elif store is not None and path.name in store.dataset_names():
             return store.dataset(path.name)
+        else:
+            stored = store.dataset_names() if store is not None else []
+            raise DatasetError(f"{path}: no such file, known dataset ({', '.join(known_datasets()) or 'none'}) or "
+                               f"dataset in the store ({', '.join(stored) or 'none'})")
     data, lines = read_records(path)
     name = name or path.stem
     if mapping is not None and not isinstance(mapping, ColumnMapping):
