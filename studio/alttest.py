@@ -27,9 +27,11 @@ NEEDS_TWO = ("How many items the test needs is known once two annotators have sc
              "is what the simulation starts from).")
 
 
-def epsilon() -> float:
-    """The epsilon chosen on the Agreement page in this session (else the skilled annotators')."""
-    return float(st.session_state.get(EPSILON, geval.alttest.EPSILONS["skilled"]))
+def epsilon(store: geval.Store, dataset: str) -> float:
+    """The epsilon chosen on the Agreement page in this session, else that of the dataset's kind of
+    annotators (`geval.alttest.annotators_of`; skilled where the data does not say)."""
+    default = geval.alttest.EPSILONS[geval.alttest.annotators_of(store, dataset) or "skilled"]
+    return float(st.session_state.get(EPSILON, default))
 
 
 def _annotators_chosen() -> None:
@@ -146,7 +148,7 @@ def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.Data
     """The Label page's line: how many items give the test an 80% chance with annotators agreeing as
     these do, or what it needs first (a second annotator's labels on the same items)."""
     side = ANNOTATORS_OF[store.human_side(dataset)]
-    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon())
+    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon(store, dataset))
     if planned is None:
         st.caption(f"Can the judge replace an annotator? The alternative annotator test needs a second annotator's "
                    f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "
