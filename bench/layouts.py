@@ -104,6 +104,6 @@ if __name__ == "__main__":
         print(f"{name:23} {f['seconds']:.3f} s per aspect judgment, {f['calls']:.1f} calls per item, "
               f"evaluated / rendered {f['evaluated']:.0f} / {f['rendered']:.0f} tokens per aspect judgment = "
               f"{f['evaluated'] / f['rendered']:.3f}; naive / layout = {naive / f['seconds']:.1f}x{agreement_text}")
-    print(f"FIGURE g: naive / layout per aspect judgment: "
+    print("FIGURE g: naive / layout per aspect judgment: "
           + ", ".join(f"{name.split('-')[1]} {naive / f['seconds']:.1f}x" for name, f in figures.items())
           + f" (goal >= 10x); on {len(timed)} items")

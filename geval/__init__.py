@@ -13,7 +13,7 @@ app, the CLI and the benchmarks use only the names below.
 
 The packages follow the flow of data: `data` (datasets) -> `judging` (templates, judges) ->
 `store` (SQLite) -> `scoring` (runs) -> `analysis` (agreement) -> `tuning` (searching for a
-better way of asking) -> `reporting`.
+better way of asking) -> `decisions` (what may be concluded with the judge) -> `reporting`.
 """
 
 import importlib
@@ -34,8 +34,8 @@ _PUBLIC = {
     "agree": "geval.analysis.agreement", "compare": "geval.analysis.comparison",
     "disagreements": "geval.analysis.disagreement", "leaderboard": "geval.analysis.leaderboard",
     "tune": "geval.tuning.search",
-    "labeling": "geval.analysis",  # your own labels: geval.labeling.learning_curve ...
-    "alttest": "geval.analysis",  # can the judge replace an annotator? geval.alttest.run ..., judges made elsewhere
+    "labeling": "geval.decisions",  # your own labels: geval.labeling.learning_curve ...
+    "alttest": "geval.decisions",  # can the judge replace an annotator? geval.alttest.run ..., judges made elsewhere
     "reporting": "geval",  # a dataset's report (geval.reporting.report) and the figures and tables the app draws
 }
 
@@ -55,7 +55,7 @@ def __getattr__(name: str):
     if name not in _PUBLIC:
         raise AttributeError(f"module 'geval' has no attribute '{name}'")
     module = _PUBLIC[name]
-    namespace = module in ("geval", "geval.scoring", "geval.analysis")  # a module of its own: geval.batch ...
+    namespace = module in ("geval", "geval.scoring", "geval.decisions")  # a module of its own: geval.batch ...
     value = importlib.import_module(f"{module}.{name}" if namespace else module)
     value = value if namespace else getattr(value, name)
     globals()[name] = value

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 import geval
-from geval.analysis.alttest import alt_test, benjamini_yekutieli
-from geval.analysis.alttest_power import simulate, winning_rates
+from geval.decisions.alttest import alt_test, benjamini_yekutieli
+from geval.decisions.alttest_power import simulate, winning_rates
 from geval.data.items import make_item
 from tests.helpers import run_cli, scripted
 
@@ -343,7 +343,7 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
 
 
 def test_the_plan_says_an_18_percent_chance_and_its_alignment():
-    from geval.analysis.alttest_power import Plan
+    from geval.decisions.alttest_power import Plan
 
     short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 300], [0.05, 0.18], runs=200)
     assert short.sentence() == ("With 3 annotators agreeing as yours do (50% exact agreement), even 300 items give a "

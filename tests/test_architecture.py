@@ -17,7 +17,7 @@ REPO = Path(__file__).resolve().parent.parent
 ADAPTERS = [REPO / "app.py", *sorted((REPO / "views").glob("*.py")), *sorted((REPO / "studio").glob("*.py")),
             *sorted((REPO / "bench").glob("*.py")), REPO / "geval" / "cli.py"]
 #: The engine's packages in the order data flows through them: each may import only earlier ones.
-STAGES = ["data", "judging", "store", "scoring", "analysis", "tuning", "reporting"]
+STAGES = ["data", "judging", "store", "scoring", "analysis", "tuning", "decisions", "reporting"]
 
 
 def _python(paths) -> list[tuple[Path, ast.Module]]:
@@ -88,3 +88,48 @@ def test_the_app_has_no_pages_folder():
     assert not (REPO / "pages").exists()
     assert sorted(p.name for p in (REPO / "views").glob("*.py")) == [
         "1_data.py", "2_prompts.py", "3_score.py", "4_inspect.py", "5_agreement.py", "6_tune.py", "7_label.py"]
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(REPO).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _engine_imports() -> dict[str, set[str]]:
+    """Each engine module and the engine modules it imports anywhere in it (inside functions and
+    under TYPE_CHECKING too: a type-only import is still a tie between the two files)."""
+    modules = {_module_of(path): path for path in (REPO / "geval").rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = []
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("geval"):
+                targets = [f"{node.module}.{alias.name}" for alias in node.names] + [node.module]
+            elif isinstance(node, ast.Import):
+                targets = [alias.name for alias in node.names if alias.name.startswith("geval")]
+            for target in targets:
+                if target in modules and target != name:
+                    found.add(target)
+                    break
+        graph[name] = found
+    return graph
+
+
+def test_no_two_engine_modules_import_each_other_even_through_others():
+    graph = _engine_imports()
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            if state.get(target) == 1:
+                cycle = path[path.index(target):] + [target]
+                pytest.fail("an import circle: " + " -> ".join(cycle))
+            if target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])

@@ -119,7 +119,7 @@ def test_a_with_labels_as_the_human_side_the_learning_curve_and_progress_line_le
     """(a) The labels section, the learning curve and the Label page's progress line read the judge as every table
     does: without the groups a search chose its template on (the review: `agree` read 30 of 60 items while the
     learning curve read the judge on all 60 labels, r = 1.000, and the progress line said 'now 1.00')."""
-    from geval.analysis.labeling import curve, features, progress_line
+    from geval.decisions.labeling import curve, features, progress_line
 
     store.save_dataset(Dataset("tc", "tc.json", "table", ITEMS))
     _labels_as_people(store)

@@ -11,7 +11,8 @@ import geval
 from geval.errors import JudgeError, TemplateError
 from geval.judging.answers import distribution_from_samples, parse_scores, scores_from_samples
 from geval.judging.backends.scripted import ScriptedJudge
-from geval.judging.judgment import AspectScore, cache_key, signature, weighted_mean
+from geval.judging.judgment import AspectScore, cache_key, weighted_mean
+from geval.scoring.lookup import signature
 from geval.judging.templates import Aspect, parse_template
 
 NAT = Aspect("Naturalness", 1, 3, "Natural")

@@ -1,4 +1,4 @@
-"""geval.labeling (geval/analysis/labeling.py): the aspects a user labels, which item next, how
+"""geval.labeling (geval/decisions/labeling.py): the aspects a user labels, which item next, how
 many labels a figure needs, and the learning curve of the judge alone against a combination
 fitted on the labels."""
 
@@ -13,7 +13,7 @@ from helpers import make_items, make_template, scripted
 
 import geval
 from geval.analysis.correlation import correlate
-from geval.analysis.labeling import (
+from geval.decisions.labeling import (
     Features,
     LabelAspect,
     counts,
@@ -244,7 +244,7 @@ def test_the_curve_of_stored_labels_follows_the_order_they_were_given(store):
     ([0.1, 0.2, 0.2, -0.1], None),     # not with every label
 ])
 def test_beats_at_is_where_the_paired_interval_stays_above_zero(lows, beats_at):
-    from geval.analysis.labeling import LearningCurve
+    from geval.decisions.labeling import LearningCurve
 
     points = pd.DataFrame({"labels": [10, 15, 20, 30], "low": lows})
     assert LearningCurve("Natural", "judge", [], points).beats_at == beats_at

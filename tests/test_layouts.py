@@ -20,8 +20,8 @@ from geval.judging import encoder
 from geval.judging.answers import read_score
 from geval.judging.backends.openai import score_of_token
 from geval.judging.examples import choose_examples, sentence_vectors
-from geval.judging.layouts import QUESTION_ASPECT, Neighbours, part_name
-from geval.judging.templates import Aspect, parse_template
+from geval.judging.layouts import part_name
+from geval.judging.templates import QUESTION_ASPECT, Aspect, Neighbours, parse_template
 
 CHECKLIST = parse_template(template_text(
     name="test-checklist",
@@ -222,12 +222,13 @@ def test_examples_never_come_from_the_judged_items_own_group(groups, per_group, 
         assert f"reply {item.group[1:]}." not in call.prompt.split("Context:")[0]  # nothing of its group shown
     if select == "nearest":  # each item its own examples, chosen again the same way
         for item in items:
-            again = choose_examples(items, item, template, template.examples)
+            again = choose_examples(items, item, template.aspects, template.examples, template.source)
             assert [c.id for c in again] == [c.id for c in around.examples(template, item)]
         return
     first = {item.group: [c.id for c in around.examples(template, item)] for item in items}
     for item in items:  # every item of a group sees the same examples, chosen again the same way
-        assert [c.id for c in choose_examples(items, item, template, template.examples)] == first[item.group]
+        chosen = choose_examples(items, item, template.aspects, template.examples, template.source)
+        assert [c.id for c in chosen] == first[item.group]
 
 
 def test_nearest_examples_are_the_most_similar_texts_of_other_groups_the_nearest_last():
@@ -239,7 +240,7 @@ def test_nearest_examples_are_the_most_similar_texts_of_other_groups_the_nearest
     items.append(make_item("synthetic", "turn", [Turn("A", "hi")], "I watch football on Sundays too!", group="g5",
                            human={"Natural": (1.0,)}))  # same group as the judged item: never shown
     template = parse_template(FEWSHOT.text.replace('"stratified"', '"nearest"').replace("k = 3", "k = 2"), "t.txt")
-    chosen = choose_examples(items, items[5], template, template.examples)
+    chosen = choose_examples(items, items[5], template.aspects, template.examples, template.source)
     similarity = {item.response: sentence_vectors([item])[0] @ sentence_vectors([items[5]])[0] for item in items[:5]}
     assert [c.response for c in chosen] == sorted(texts[:5], key=similarity.get)[-2:]
     assert {c.response for c in chosen} <= set(texts[:3]) and similarity[chosen[-1].response] == max(similarity.values())
@@ -263,7 +264,7 @@ def test_nearest_examples_encode_each_text_once_per_process_not_once_per_run(mon
 
 def test_stratified_examples_spread_across_the_human_scale():
     items = dataset(30, 1)
-    chosen = choose_examples(items, items[0], FEWSHOT, FEWSHOT.examples)
+    chosen = choose_examples(items, items[0], FEWSHOT.aspects, FEWSHOT.examples, FEWSHOT.source)
     assert sorted(c.human_mean("Natural") for c in chosen) == [1.0, 2.0, 3.0]
     assert "Scores given by people (mean): Naturalness: " in FEWSHOT.calls(items[0], around=items)[0].prompt
 
@@ -297,4 +298,5 @@ def test_a_nearest_fewshot_run_stores_each_items_own_examples(store):
     assert json.loads(frame["signature_json"].iloc[0])["examples"] == "k3,nearest:all-MiniLM-L6-v2@53aa51172d14,seed1"
     for item_id, detail in zip(frame["item_id"], frame["detail"]):
         item = next(i for i in items if i.id == item_id)
-        assert json.loads(detail)["examples"] == [c.id for c in choose_examples(items, item, nearest, nearest.examples)]
+        chosen = choose_examples(items, item, nearest.aspects, nearest.examples, nearest.source)
+        assert json.loads(detail)["examples"] == [c.id for c in chosen]

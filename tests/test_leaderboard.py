@@ -632,7 +632,7 @@ def test_judge_rows_are_compared_with_judge_rows_and_label_using_rows_apart(tmp_
     assert not any(row in against for row in fitted) and few_shot in against
     section = text[text.index("### Rows that use the human labels"):text.index(f"### Against {GEVAL_ROW}")]
     assert f"Each of these rows minus {GEVAL_ROW}" in section and f"| best of {len(fitted)} |" in section
-    assert "treat the held-out predictions as fixed" in section.split(f"Each of these rows minus")[1]
+    assert "treat the held-out predictions as fixed" in section.split("Each of these rows minus")[1]
     goals = text[text.index("### Against the goals"):]
     assert f"| {few_shot} | {few_shot_caveat} |" in goals
     assert f"| {pairs[0]} | pair ensemble: the best of 3 pairs" in goals

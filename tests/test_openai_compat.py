@@ -13,7 +13,7 @@ from helpers import FULL_ITEM, make_items, make_template, store_bytes
 import geval
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.openai import OpenAIJudge
-from geval.judging.judgment import signature
+from geval.scoring.lookup import signature
 
 KEY = "sk-test-DO-NOT-STORE-4f9a1c"
 ONE = make_template()

@@ -14,7 +14,8 @@ import geval
 from geval.data.items import Item
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.scripted import hashed_distribution
-from geval.judging.judgment import approx_tokens, signature
+from geval.judging.judgment import approx_tokens
+from geval.scoring.lookup import signature
 from geval.judging.native import Speed
 from geval.judging.templates import Aspect
 from geval.scoring.plan import Pace, Work

@@ -8,7 +8,7 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
 from geval.bundled import CHECKOUT, bundled_dir
 from geval.data.items import LEVELS, Item
@@ -19,15 +19,22 @@ from geval.data.selection import select_items
 from geval.errors import DatasetError, shown
 from geval.wording import counted
 
-if TYPE_CHECKING:
-    from geval.store import Store
-
 #: The bundled samples: data/ in the checkout, else the copy installed with the package.
 DATA_DIR = bundled_dir("data")
 
 
 #: The full public datasets, beside the repository (or $GEVAL_SHARED_DATA, read at each look-up).
 SHARED_DATA_DIR = CHECKOUT.parent / "shared" / "data"
+
+
+class DatasetStore(Protocol):
+    """Where datasets are saved and found by name: what loading a dataset asks of `geval.Store`
+    (declared here, so that the data stage needs nothing of the store's)."""
+
+    def dataset_names(self) -> list[str]: ...
+    def dataset(self, name: str) -> "Dataset": ...
+    def save_dataset(self, dataset: "Dataset") -> None: ...
+    def replaced_by(self, dataset: "Dataset") -> dict[str, int]: ...
 
 
 DATA_SUFFIXES = {".json", ".jsonl", ".csv"}
@@ -46,7 +53,7 @@ def known_datasets() -> dict[str, Path]:
     return found
 
 
-def dataset_sources(store: "Store | None" = None) -> dict[str, str]:
+def dataset_sources(store: DatasetStore | None = None) -> dict[str, str]:
     """Every dataset that can be opened by name, with where it comes from: "sample, data/" (the
     bundled samples), "full, ../shared/data" (the full public datasets), then "yours, in the
     store" (a stored dataset of no such file: an upload, or a file loaded from the CLI)."""
@@ -135,7 +142,7 @@ class Dataset:
         return known_datasets()
 
     @staticmethod
-    def sources(store: "Store | None" = None) -> dict[str, str]:
+    def sources(store: DatasetStore | None = None) -> dict[str, str]:
         """Every dataset that can be opened by name (bundled, shared, and with a store the stored
         ones), with where it comes from (`dataset_sources`)."""
         return dataset_sources(store)
@@ -182,7 +189,7 @@ def load_dataset(
     layout: str | None = None,
     mapping: ColumnMapping | list[str] | None = None,
     name: str | None = None,
-    store: "Store | None" = None,
+    store: DatasetStore | None = None,
     replace: bool = True,
 ) -> Dataset:
     """Load a dataset file (a path, or the name of a bundled or shared dataset): by `mapping`
@@ -249,7 +256,7 @@ def load_dataset(
     return dataset
 
 
-def _refuse_to_replace(store: "Store", dataset: Dataset) -> None:
+def _refuse_to_replace(store: DatasetStore, dataset: Dataset) -> None:
     """A DatasetError when saving `dataset` would leave stored items out of the dataset of its name."""
     left = store.replaced_by(dataset)
     if left["items"]:

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from geval.judging.judgment import AspectScore, clip
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 
 #: A score: an integer or a decimal, signed.
 _NUMBER = r"(?P<value>[-+]?\d+(?:\.\d+)?)"

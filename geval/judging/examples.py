@@ -24,7 +24,7 @@ import numpy as np
 from geval.data.items import PLACEHOLDERS, Item
 from geval.errors import TemplateError
 from geval.judging.encoder import minilm
-from geval.judging.templates import PLACEHOLDER, RESPONSES, Aspect, Examples, Template
+from geval.judging.aspects import PLACEHOLDER, RESPONSES, Aspect, Examples
 
 #: How the default example text names each part of an item.
 TITLES = {"context": "Conversation History", "dialogue": "Dialogue", "fact": "Fact", "persona": "Persona",
@@ -47,18 +47,19 @@ def sentence_vectors(items: Sequence[Item]) -> np.ndarray:
     return np.array([_VECTORS[text] for text in texts])
 
 
-def choose_examples(items: Sequence[Item], item: Item, template: Template, spec: Examples) -> list[Item]:
+def choose_examples(items: Sequence[Item], item: Item, aspects: Sequence[Aspect], spec: Examples,
+                    source: str) -> list[Item]:
     """`spec.k` scored items of other groups than `item`'s, at its level, one per group (see the
     module's table).
-    Raises TemplateError when fewer than k groups have human scores for every aspect of the
-    template."""
+    Raises TemplateError (naming the template `source`) when fewer than k groups have human
+    scores for every one of `aspects`."""
     own = item.group or item.id
     pool = [other for other in items if (other.group or other.id) != own and other.level == item.level
-            and all(math.isfinite(human_score(other, a)) for a in template.aspects)]
+            and all(math.isfinite(human_score(other, a)) for a in aspects)]
     groups = list(dict.fromkeys(other.group or other.id for other in pool))
     if len(groups) < spec.k:
-        raise TemplateError(f"{template.source}: [examples] k = {spec.k}, but only {len(groups)} other groups have "
-                            f"human scores for {', '.join(a.name for a in template.aspects)}; lower k")
+        raise TemplateError(f"{source}: [examples] k = {spec.k}, but only {len(groups)} other groups have "
+                            f"human scores for {', '.join(a.name for a in aspects)}; lower k")
     if spec.select == "nearest":
         return _nearest(pool, item, spec.k)
     rng = np.random.default_rng([spec.seed, int(hashlib.sha256(own.encode()).hexdigest()[:12], 16)])
@@ -70,7 +71,7 @@ def choose_examples(items: Sequence[Item], item: Item, template: Template, spec:
                 members.setdefault(other.group or other.id, []).append(other)
         return [group[int(rng.integers(len(group)))] for group in members.values()]
     # stratified
-    ranked = sorted(pool, key=lambda other: (_scaled_mean(other, template.aspects), other.id))
+    ranked = sorted(pool, key=lambda other: (_scaled_mean(other, aspects), other.id))
     chosen, used = [], set()
     for target in np.linspace(0, len(ranked) - 1, spec.k):
         # the free item of an unused group nearest to this rank
@@ -94,30 +95,29 @@ def _nearest(pool: list[Item], item: Item, k: int) -> list[Item]:
     return chosen[::-1]  # the nearest last, next to the judged item
 
 
-def render_examples(template: Template, examples: list[Item]) -> str:
-    """The text of {{examples}}: each example in the template's example text (or the default:
-    the parts of an item the body shows, then the human scores)."""
-    text = template.examples.text or default_example_text(template)
+def render_examples(examples: list[Item], text: str, aspects: Sequence[Aspect]) -> str:
+    """The text of {{examples}}: each example written by `text` (the template's example text, or
+    `default_example_text`), its {{scores}} the people's mean scores of `aspects`."""
     blocks = []
     for number, example in enumerate(examples, 1):
-        values = {**example.fields(), "n": str(number), "scores": human_scores_line(template, example)}
+        values = {**example.fields(), "n": str(number), "scores": human_scores_line(aspects, example)}
         blocks.append(PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], text).strip())
     return "\n\n".join(blocks)
 
 
-def default_example_text(template: Template) -> str:
-    """"Example {{n}}", each item part the body shows (titled), then {{scores}}."""
-    used = [name for name in template.placeholders if name in PLACEHOLDERS]
-    if RESPONSES in template.placeholders and "response" not in used:
+def default_example_text(placeholders: Sequence[str]) -> str:
+    """"Example {{n}}", each item part a body of these `placeholders` shows (titled), then {{scores}}."""
+    used = [name for name in placeholders if name in PLACEHOLDERS]
+    if RESPONSES in placeholders and "response" not in used:
         used.append("response")
     shown = [name for name in used if not (name == "context" and "dialogue" in used)]
     return "Example {{n}}\n\n" + "\n\n".join(f"{TITLES[name]}:\n{{{{{name}}}}}" for name in shown) + "\n\n{{scores}}"
 
 
-def human_scores_line(template: Template, item: Item) -> str:
+def human_scores_line(aspects: Sequence[Aspect], item: Item) -> str:
     """"Scores given by people (mean): Naturalness: 2.7, Coherence: 3.0"."""
     return "Scores given by people (mean): " + ", ".join(
-        f"{aspect.name}: {human_score(item, aspect):.1f}" for aspect in template.aspects)
+        f"{aspect.name}: {human_score(item, aspect):.1f}" for aspect in aspects)
 
 
 def human_score(item: Item, aspect: Aspect) -> float:

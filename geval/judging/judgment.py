@@ -1,5 +1,5 @@
-"""What a judge returns, the Judge protocol, and what names a judgment: its signature (as
-sacrebleu prints one with its scores) and its cache key."""
+"""What a judge returns, the Judge protocol, and its cache key (the signature that names a
+judgment is made where a run meets its settings: `geval.scoring.lookup.signature`)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 from urllib.parse import urlsplit
 
-from geval.judging.templates import Aspect, Template
+from geval.judging.aspects import Aspect
 from geval.version import __version__
 
 
@@ -78,33 +78,6 @@ def accepted_settings(judge: Judge) -> list[dict]:
 def weighted_mean(distribution: dict[int, float]) -> float:
     """G-EVAL's score: sum of p(s) * s."""
     return float(sum(score * p for score, p in distribution.items()))
-
-
-def signature(settings: dict, template: Template, aspects: list[Aspect], pool: str = "") -> tuple[str, dict]:
-    """A sacrebleu-style signature string and its JSON form (never parse the string back).
-
-    `settings` is the judge's own state (backend, model, weights, sampling); the template
-    name and version, the scale of each aspect, how the judge is asked (a checklist's questions
-    per aspect, a batch's orders, how few-shot examples are chosen; the ids of an item's
-    examples are stored with its judgments) and the package version are added here.
-    """
-    asked = {}  # only for templates that are not plain forms, so that a form's signature stays as it was
-    if template.kind == "checklist":
-        asked["layout"] = "checklist:" + ",".join(str(len(a.questions)) for a in aspects) + "q"
-    if template.kind == "batch":
-        asked["layout"] = f"batch:orders={template.orders}"
-    if template.examples:
-        asked["examples"] = template.examples.signature + (f",pool:{pool}" if pool else "")
-    fields = {
-        **settings,
-        "template": template.label,
-        "scale": ",".join(f"{a.key}={a.min}-{a.max}" for a in aspects),
-        **asked,
-        "agg": "mean-p-yes" if template.kind == "checklist" else "wmean",
-        "version": __version__,
-    }
-    text = "|".join(f"{k}:{v}" for k, v in fields.items() if v not in (None, ""))
-    return text, fields
 
 
 def cache_key(settings: dict, prompt: str, aspects: list[Aspect]) -> str:

@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import difflib
 import hashlib
+import json
 import os
+import random
 import re
 import tomllib
 from collections.abc import Sequence
@@ -46,124 +48,20 @@ from geval.bundled import bundled_dir
 from geval.data.items import PERSONA_LINE, PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
-from geval.judging.encoder import NAME as ENCODER
+from geval.judging.aspects import (ANSWERS, ASPECT, EXAMPLES, KNOWN, OPTIONAL, PLACEHOLDER, QUESTION, RESPONSES, STEPS,
+                                   VARIANT, Aspect, Examples, one_line, part_key)
+from geval.judging.examples import choose_examples, default_example_text, render_examples
 
-PLACEHOLDER = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 #: A line of the form the judge fills in: an optional bullet, a label (an aspect's name, or
 #: {{aspect}}), an optional scale in parentheses, a colon and nothing after it: "- Naturalness:",
 #: "**Coherence** (1-5):", "- {{aspect}}:". Only a bulleted one is taken to ask for its label
 #: (an unbulleted "Response:" is a heading).
 FORM_LINE = re.compile(r"^[ \t]*(?P<bullet>[-*•][ \t]*)?[*_`]*(?P<label>[^\s*_`:(][^:(\n]*?)[*_`]*[ \t]*"
                        r"(?:\([^()\n]*\))?[ \t]*:[ \t]*$", re.MULTILINE)
-STEPS = "steps"
-ASPECT = "aspect"
-QUESTION = "question"
-RESPONSES = "responses"
-EXAMPLES = "examples"
-KNOWN = {
-    **PLACEHOLDERS,
-    STEPS: "the evaluation steps: written in the header, or generated (steps = \"auto\")",
-    ASPECT: "the name of the aspect asked: the prompt is then sent once per aspect",
-    QUESTION: "a checklist question (kind = \"checklist\"): the prompt is sent once per question, answered Yes or No",
-    RESPONSES: "every response of the group, numbered, in the order asked (kind = \"batch\")",
-    EXAMPLES: "scored examples from other groups, with their human scores (an [examples] table in the header)",
-}
-OPTIONAL = {"context", "dialogue", STEPS}  # may render empty (a first turn has no context)
 HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset", "kind", "orders", "examples"}
 KINDS = ("form", "checklist", "batch", "imported")
-#: A checklist question's answers, lowest first: "No" reads as 0, "Yes" as 1.
-ANSWERS = ("No", "Yes")
-#: Marks a part of an aspect in storage keys: a checklist question ("naturalness#q2"), an order ("naturalness#order1").
-PART = "#"
-#: Marks a template made from another by a prompt search (`geval.tuning.variants`): "<name>~<what changed>".
-VARIANT = "~"
 #: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the checkout (or installed with the package).
 PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or bundled_dir("prompts"))
-
-
-@dataclass(frozen=True)
-class Aspect:
-    """One score the judge fills in, on an integer scale min..max.
-
-    `labels` are words the judge answers with instead of numbers, lowest first (a checklist
-    question: ("No", "Yes") on 0-1). `questions` are a checklist aspect's yes/no questions.
-    `categories` make the aspect categorical (a judge's scores imported from elsewhere, e.g.
-    MT-Bench's model_a / model_b / tie): its scores are their indexes, min 0 and max the last.
-    """
-
-    name: str
-    min: int
-    max: int
-    human: str = ""
-    labels: tuple[str, ...] = ()
-    questions: tuple[str, ...] = ()
-    categories: tuple[str, ...] = ()
-
-    def __post_init__(self):
-        """Refuse what a judge cannot read: each score must be one digit (0 <= min < max <= 9),
-        or one of `labels`, whether the aspect comes from a template file or is built in code
-        (categories: their indexes 0 .. n - 1)."""
-        if self.categories:
-            if (self.min, self.max) != (0, len(self.categories) - 1) or len(set(self.categories)) < 2 \
-                    or len(set(self.categories)) != len(self.categories):
-                raise TemplateError(f"aspect '{shown(self.name)}' categories should be 2 or more different names, "
-                                    "scored 0 (the first) to the number of them less one")
-            return
-        if not _one_line(self.name):
-            raise TemplateError(f"aspect name {shown(repr(self.name))} should be one line of text")
-        if PART in self.name:
-            raise TemplateError(f"aspect name {shown(repr(self.name))} cannot hold '{PART}': it marks a checklist "
-                                "question's or an order's part of an aspect in the store")
-        if not isinstance(self.human, str):
-            raise TemplateError(f"aspect '{shown(self.name)}' human should be text")
-        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.min, self.max)) \
-                or not 0 <= self.min < self.max <= 9:
-            raise TemplateError(
-                f"aspect '{shown(self.name)}' scale {shown(self.min, 20)}-{shown(self.max, 20)} "
-                "must be whole numbers with 0 <= min < max <= 9"
-            )
-        if self.labels and (len(self.labels) != len(self.scale) or not all(map(_one_word, self.labels))
-                            or len({label.lower() for label in self.labels}) != len(self.labels)):
-            raise TemplateError(f"aspect '{shown(self.name)}' labels should be {len(self.scale)} different words, "
-                                f"one per score {self.min}-{self.max}")
-        if not all(map(_one_line, self.questions)):
-            raise TemplateError(f"aspect '{shown(self.name)}': each question should be one line of text")
-
-    @property
-    def scale(self) -> list[int]:
-        """Every allowed score, lowest first."""
-        return list(range(self.min, self.max + 1))
-
-    @property
-    def key(self) -> str:
-        """Lower-case name used in storage and on the command line."""
-        return self.name.lower()
-
-    def answer(self, score: int) -> str:
-        """How the judge writes `score`: its label, or the number."""
-        return self.labels[score - self.min] if self.labels else str(score)
-
-
-@dataclass(frozen=True)
-class Examples:
-    """Few-shot settings: `k` scored examples of other groups, chosen by `select` ("random",
-    "stratified" across the human scale, or "nearest" to the judged text by sentence embedding)
-    with `seed`; `text` writes one example (item placeholders plus {{n}} and {{scores}}; "" for
-    the default)."""
-
-    k: int
-    select: str = "stratified"
-    seed: int = 0
-    text: str = ""
-
-    CHOICES: ClassVar[tuple[str, ...]] = ("random", "stratified", "nearest")
-
-    @property
-    def signature(self) -> str:
-        """How the examples were chosen, as the signature writes it: "k4,stratified,seed0", or
-        with the encoder that measures nearness: "k4,nearest:all-MiniLM-L6-v2@53aa51172d14,seed0"."""
-        select = f"nearest:{ENCODER}" if self.select == "nearest" else self.select
-        return f"k{self.k},{select},seed{self.seed}"
 
 
 @dataclass(frozen=True)
@@ -285,12 +183,11 @@ class Template:
                 return aspect
         raise TemplateError(f"{self.source}: no aspect '{name}'; it has {', '.join(a.name for a in self.aspects)}")
 
-    def calls(self, item: Item, steps: str | None = None, around=None) -> list:
-        """The judge calls `item` needs (`geval.judging.layouts.Call`: prompt, aspects asked,
-        answers kept), in form order. `around` is the dataset's items (a list, or a
-        `layouts.Neighbours`), needed by batch layouts and {{examples}}."""
-        from geval.judging.layouts import calls
-
+    def calls(self, item: Item, steps: str | None = None, around: "Neighbours | Sequence[Item] | None" = None
+              ) -> list["Call"]:
+        """The judge calls `item` needs (`Call`: prompt, aspects asked, answers kept), in form
+        order. `around` is the dataset's items (a list, or `Neighbours`), needed by batch layouts
+        and {{examples}}."""
         return calls(self, item, steps, around)
 
     def render(self, item: Item, steps: str | None = None, aspect: Aspect | None = None, **fill: str) -> str:
@@ -318,6 +215,113 @@ class Template:
                     f"has no value for this item{empty_because(item, name)}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
+
+
+#: What a checklist question is asked as: the judge fills in "Answer: Yes" or "Answer: No".
+QUESTION_ASPECT = Aspect("Answer", 0, 1, labels=ANSWERS)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One judge call of an item: the prompt, the aspects it asks for (in form order), and
+    which answers are the item's: (answer key, key stored for the item). `detail` (JSON) says
+    what else shaped the prompt, e.g. the ids of its examples."""
+
+    prompt: str
+    aspects: tuple[Aspect, ...]
+    keep: tuple[tuple[str, str], ...]
+    detail: str = ""
+
+
+class Neighbours:
+    """The dataset's items, indexed for prompts that show more than their own item: the other
+    items of its group (batch layouts) and scored items of other groups (examples), taken
+    from `pool` when given (e.g. only the groups a search may learn from)."""
+
+    def __init__(self, items: Sequence[Item], pool: Sequence[Item] | None = None):
+        self.items = list(items)
+        self.pool = list(pool) if pool is not None else None
+        self._groups: dict[tuple[str, str], list[Item]] = {}
+        for item in self.items:
+            self._groups.setdefault(_group_key(item), []).append(item)
+        self._examples: dict[tuple, list[Item]] = {}
+
+    @property
+    def pool_label(self) -> str:
+        """How a restricted example pool is named in signatures: its groups' count and a hash of
+        their names ("" when examples may come from every other group of the dataset)."""
+        if self.pool is None:
+            return ""
+        groups = sorted({item.group or item.id for item in self.pool})
+        return f"{len(groups)}groups-{hashlib.sha256(chr(31).join(groups).encode()).hexdigest()[:8]}"
+
+    def group(self, item: Item) -> list[Item]:
+        """The items of `item`'s group at its level, in dataset order (`item` among them)."""
+        members = self._groups.get(_group_key(item), [])
+        return members if any(m.id == item.id for m in members) else [*members, item]
+
+    def examples(self, template: Template, item: Item) -> list[Item]:
+        """The scored examples shown with `item`: never from its own group; the same for every
+        item of a group unless they are the nearest to each item."""
+        spec = template.examples
+        key = (template.version, item.id if spec.select == "nearest" else _group_key(item))
+        if key not in self._examples:
+            self._examples[key] = choose_examples(self.items if self.pool is None else self.pool, item, template.aspects, spec,
+                                                  template.source)
+        return self._examples[key]
+
+
+def calls(template: Template, item: Item, steps: str | None = None,
+          around: Neighbours | Sequence[Item] | None = None) -> list[Call]:
+    """The judge calls `item` needs under `template` (see `geval.judging.layouts`' table). `around`
+    is the dataset's items, needed by batch layouts and {{examples}}."""
+    template.check_asked()
+    if around is None and (template.kind == "batch" or template.examples is not None):
+        raise TemplateError(f"{template.source}: this template shows other items of the dataset (a batch layout or "
+                            "examples); render it with the dataset's items")
+    neighbours = around if isinstance(around, Neighbours) or around is None else Neighbours(around)
+    fill, detail = {}, ""
+    if template.examples is not None:
+        chosen = neighbours.examples(template, item)
+        fill[EXAMPLES] = render_examples(chosen, template.examples.text or default_example_text(template.placeholders),
+                                         template.aspects)
+        detail = json.dumps({"examples": [example.id for example in chosen]})
+    if template.kind == "checklist":
+        return [Call(template.render(item, steps, aspect, question=question, **fill), (QUESTION_ASPECT,),
+                     ((QUESTION_ASPECT.key, part_key(aspect, f"q{number}")),), detail)
+                for aspect in template.aspects for number, question in enumerate(aspect.questions, 1)]
+    if template.kind == "batch":
+        members = neighbours.group(item)
+        result = []
+        for order in range(1, template.orders + 1):  # order by order: the calls of one order share all but the aspect
+            ordered = in_order(members, order)
+            responses = "\n\n".join(f"Response {n}:\n{m.response}" for n, m in enumerate(ordered, 1))
+            for aspect in template.aspects:
+                asked = tuple(Aspect(f"Response {n}", aspect.min, aspect.max) for n in range(1, len(members) + 1))
+                line = asked[[m.id for m in ordered].index(item.id)].key
+                result.append(Call(template.render(item, steps, aspect, responses=responses, **fill), asked,
+                                   ((line, part_key(aspect, f"order{order}")),), detail))
+        return result
+    if template.per_aspect:
+        return [Call(template.render(item, steps, aspect, **fill), (aspect,), ((aspect.key, aspect.key),), detail)
+                for aspect in template.aspects]
+    return [Call(template.render(item, steps, **fill), template.aspects,
+                 tuple((a.key, a.key) for a in template.aspects), detail)]
+
+
+def in_order(members: list[Item], order: int) -> list[Item]:
+    """A batch's items in order `order`: 1 as given, 2 reversed, later ones shuffled (seeded by `order`)."""
+    if order == 1:
+        return list(members)
+    if order == 2:
+        return list(reversed(members))
+    shuffled = list(members)
+    random.Random(order).shuffle(shuffled)
+    return shuffled
+
+
+def _group_key(item: Item) -> tuple[str, str]:
+    return item.group or item.id, item.level
 
 
 #: The fixes a missing placeholder's message names, as the Data page and the CLI call them.
@@ -578,7 +582,7 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
     for index, spec in enumerate(value):
         if not isinstance(spec, dict) or not {"name", "min", "max"} <= spec.keys():
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
-        if not _one_line(spec["name"]):
+        if not one_line(spec["name"]):
             raise TemplateError(f"{source}: aspect {index + 1} name {shown(repr(spec['name']))} should be one line of text")
         unknown = sorted(set(spec) - {"name", "min", "max", "human", "questions", "categories"})
         if unknown:
@@ -596,11 +600,3 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
     if len({a.key for a in aspects}) != len(aspects):
         raise TemplateError(f"{source}: two aspects share a name")
     return tuple(aspects)
-
-
-def _one_line(name: object) -> bool:
-    return isinstance(name, str) and bool(name.strip()) and name.isprintable()
-
-
-def _one_word(label: object) -> bool:
-    return isinstance(label, str) and bool(re.fullmatch(r"[^\W\d_]+", label))

@@ -28,7 +28,7 @@ from pathlib import Path
 import pandas as pd
 
 from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
-from geval.analysis.alttest import EPSILONS
+from geval.decisions.alttest import EPSILONS
 from geval.analysis.annotators import COLUMNS as ANNOTATOR_COLUMNS
 from geval.analysis.annotators import NOMINAL, annotator_agreement, annotator_matrix, krippendorff_alpha
 from geval.analysis.baselines import METRICS as BASELINES
@@ -37,7 +37,7 @@ from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
-from geval.analysis.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
+from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset

@@ -1,5 +1,5 @@
 """The report's section "Can the judge replace an annotator?": the alternative annotator test
-(`geval.analysis.alttest`) of every judge on every aspect with several annotators, the judges
+(`geval.decisions.alttest`) of every judge on every aspect with several annotators, the judges
 ranked by advantage probability beside their agreement, each verdict in words, each annotator's
 line, and how many items a study like this one needs for an 80% chance to pass."""
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
-from geval.analysis import alttest
+from geval.decisions import alttest
 from geval.reporting.document import Bullets, Heading, Table, Text
 from geval.store import Store
 

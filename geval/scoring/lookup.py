@@ -7,15 +7,43 @@ import json
 from collections.abc import Iterable, Iterator
 
 from geval.data.items import Item
-from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key, signature
-from geval.judging.layouts import Call, Neighbours
-from geval.judging.templates import Template
+from geval.judging.aspects import Aspect
+from geval.judging.judgment import Judge, Judgment, accepted_settings, cache_key
+from geval.judging.templates import Call, Neighbours, Template
 from geval.store import Store
 from geval.store.records import judgment_id
+from geval.version import __version__
 
 #: What to do about answers no score could be read from: they are cached (a judge is never paid
 #: twice for one prompt), so only another prompt or judge asks again.
 ASK_AGAIN = "change the template's form or scale, or the judge, to ask again"
+
+
+def signature(settings: dict, template: Template, aspects: list[Aspect], pool: str = "") -> tuple[str, dict]:
+    """A sacrebleu-style signature string and its JSON form (never parse the string back).
+
+    `settings` is the judge's own state (backend, model, weights, sampling); the template
+    name and version, the scale of each aspect, how the judge is asked (a checklist's questions
+    per aspect, a batch's orders, how few-shot examples are chosen; the ids of an item's
+    examples are stored with its judgments) and the package version are added here.
+    """
+    asked = {}  # only for templates that are not plain forms, so that a form's signature stays as it was
+    if template.kind == "checklist":
+        asked["layout"] = "checklist:" + ",".join(str(len(a.questions)) for a in aspects) + "q"
+    if template.kind == "batch":
+        asked["layout"] = f"batch:orders={template.orders}"
+    if template.examples:
+        asked["examples"] = template.examples.signature + (f",pool:{pool}" if pool else "")
+    fields = {
+        **settings,
+        "template": template.label,
+        "scale": ",".join(f"{a.key}={a.min}-{a.max}" for a in aspects),
+        **asked,
+        "agg": "mean-p-yes" if template.kind == "checklist" else "wmean",
+        "version": __version__,
+    }
+    text = "|".join(f"{k}:{v}" for k, v in fields.items() if v not in (None, ""))
+    return text, fields
 
 
 class Signer:

@@ -25,13 +25,14 @@ from pathlib import Path
 
 from geval.data.items import Item, without_item
 from geval.errors import GevalError, JudgeError, JudgeUnreachable, JudgmentFailed, TemplateError, WorkerDied
+from geval.judging.aspects import PART
 from geval.judging.judgment import AspectScore, Judge, Judgment, accepted_settings, cache_key
-from geval.judging.layouts import Call, Neighbours, combine
+from geval.judging.layouts import combine
 from geval.judging.native import Speed
-from geval.judging.templates import PART, Template
+from geval.judging.templates import Call, Neighbours, Template
 from geval.scoring.limits import RateLimiter
 from geval.scoring.lookup import ASK_AGAIN, Signer, answered_items, by_group, cached_answers, neighbours
-from geval.scoring.plan import CallSequence, Plan, Work, estimate_call, pace
+from geval.scoring.plan import CallSequence, Pace, Plan, Work, estimate_call, pace
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows, score_rows

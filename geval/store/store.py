@@ -44,8 +44,9 @@ from geval.data.dataset import Dataset
 from geval.data.items import Item, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
+from geval.judging.aspects import VARIANT
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
-from geval.judging.templates import PROMPTS_DIR, VARIANT, Template, list_templates, parse_template
+from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import schema
 

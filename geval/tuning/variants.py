@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 
 from geval.data.items import PLACEHOLDERS
 from geval.errors import TemplateError
-from geval.judging.templates import PLACEHOLDER, VARIANT, Template, form_label, parse_template
+from geval.judging.aspects import PLACEHOLDER, VARIANT
+from geval.judging.templates import Template, form_label, parse_template
 
 #: What the examples block says before and after them.
 EXAMPLES_BLOCK = "Here are examples rated by people, with the mean of their scores:\n\n{{examples}}\n\nNow the one to rate.\n\n"

@@ -21,7 +21,7 @@ from geval.errors import JudgeError
 from geval.judging import checkup
 from geval.judging.judgment import Judgment, approx_tokens
 from geval.judging.native import Speed, remember_speed, remembered_speed
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 from geval.judging.weights import gguf_model
 from geval.judging.worker import Worker, end, running, worker
 

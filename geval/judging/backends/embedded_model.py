@@ -28,7 +28,7 @@ import numpy as np
 from geval.errors import JudgeError, JudgmentFailed
 from geval.judging.judgment import AspectScore, Judgment
 from geval.judging.native import build_problems, build_features, cpu, system_info
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 
 SENTINEL = "\u0000GEVAL-CONTENT\u0000"
 #: The warm-up's prompt (prefill speed) and single tokens (decode speed), as tokens.

@@ -24,7 +24,7 @@ from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging import checkup
 from geval.judging.answers import locate_score, read_score, scores_from_samples
 from geval.judging.judgment import AspectScore, Judgment, approx_tokens, form_answer
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 
 MODES = ("auto", "logprobs", "samples")
 #: USD per million (input, output) tokens, for the cost estimate; override with `prices`.

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from geval.judging import checkup
 from geval.judging.answers import parse_scores
 from geval.judging.judgment import AspectScore, Judgment
-from geval.judging.templates import Aspect
+from geval.judging.aspects import Aspect
 
 Script = Callable[[str, Aspect], dict[int, float] | str]
 

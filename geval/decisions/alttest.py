@@ -43,7 +43,7 @@ from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
-from geval.analysis.alttest_power import Plan, plan_study
+from geval.decisions.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
