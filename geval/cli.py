@@ -134,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
     agree.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     agree.add_argument("--csv", help="also write the table to this CSV file")
+    agree.add_argument("--no-errs", action="store_true",
+                       help="leave out how the judge errs (kappa, confusion matrix, precision and recall; offset, "
+                            "scale use, Bland-Altman limits, length)")
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
@@ -579,7 +582,8 @@ def cmd_agree(args) -> None:
     import pandas as pd
 
     store = geval.Store(args.store)
-    name = Path(args.dataset).stem if Path(args.dataset).suffix else args.dataset
+    path = Path(args.dataset)
+    name = path.stem if path.suffix else (path.name if path.is_dir() else args.dataset)  # a folder: its dataset's name
     version = geval.Template.load(args.template).version if args.template else None
     levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
     unknown = set(levels) - set(geval.OPTIONS.levels)
@@ -599,6 +603,9 @@ def cmd_agree(args) -> None:
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+    if not args.no_errs:
+        for found in geval.reporting.how_it_errs.read(store, name, (version, args.signature)):
+            print(geval.reporting.how_it_errs.text(found))
 
 
 # --- judges made elsewhere, and whether a judge can replace an annotator ------------------------

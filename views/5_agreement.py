@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import alttest, cached, human_side, state
+from studio import alttest, cached, human_side, judge_errors, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -211,6 +211,7 @@ else:
     histogram, distribution = st.columns(2)
     histogram.plotly_chart(geval.reporting.abs_diff_histogram(frame, aspect, human), key="agree_absdiff")
     distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
+    judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human)  # kappa, confusion, offset, length
 
 st.subheader("Compare two versions")
 # a combination with nothing scored has nothing to compare; a search's variants only when listed or chosen

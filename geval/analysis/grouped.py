@@ -114,15 +114,13 @@ class Estimate:
         return f"{shown} (no interval: {self.groups} group{'s' if self.groups != 1 else ''})" if few else \
             f"{shown} (no interval)"
 
-    @property
-    def above(self) -> bool:
-        """Whether its interval lies above 0."""
-        return math.isfinite(self.low) and self.low > 0
+    def above(self, than: float = 0.0) -> bool:
+        """Whether its interval lies above `than`."""
+        return math.isfinite(self.low) and self.low > than
 
-    @property
-    def below(self) -> bool:
-        """Whether its interval lies below 0."""
-        return math.isfinite(self.high) and self.high < 0
+    def below(self, than: float = 0.0) -> bool:
+        """Whether its interval lies below `than`."""
+        return math.isfinite(self.high) and self.high < than
 
 
 def estimate(value: float, loo: np.ndarray, present: np.ndarray | None = None, transform: str = "none",

@@ -78,7 +78,7 @@ class ScoreErrors:
     @property
     def large_offset(self) -> bool:
         """Whether the offset is clearly away from 0 and at least LARGE_OFFSET people's standard deviations."""
-        return (self.offset.above or self.offset.below) and abs(self.offset.value) >= LARGE_OFFSET * self.people_sd
+        return (self.offset.above() or self.offset.below()) and abs(self.offset.value) >= LARGE_OFFSET * self.people_sd
 
     @property
     def ranks_but_offset(self) -> bool:

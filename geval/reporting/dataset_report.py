@@ -54,6 +54,7 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
+from geval.reporting.how_it_errs import report_section as how_it_errs
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names
@@ -211,6 +212,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     if goals and board is not None:
         document.add(*_goals(board))
     document.add(*_overview(scored, metric, figures), *comparisons)
+    document.add(*how_it_errs(store, name, [(one.label, (one.version, one.signature)) for one in scored], variants[0],
+                              figures, say))
     document.add(*_labels(store, name, len(items), figures))
     document.add(*_people(people, items, categorical))
     document.add(*_searches(store, name))
