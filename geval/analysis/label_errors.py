@@ -39,7 +39,7 @@ from geval.data.items import Item
 #: Items two annotators (or the judge and one) must share for their kappa to count in a mean.
 MIN_PAIR_ITEMS = 10
 #: How a kappa's interval is made (`geval.analysis.grouped.TRANSFORMS`), chosen by the coverage simulation.
-KAPPA_TRANSFORM = "fisher"
+KAPPA_TRANSFORM = "none"
 #: How a share's interval is made (precision, recall, F1, a constant's share): on the logit, chosen likewise.
 SHARE_TRANSFORM = "logit"
 
