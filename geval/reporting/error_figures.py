@@ -27,7 +27,7 @@ def confusion_figure(labels: LabelErrors, title: str):
     with np.errstate(invalid="ignore", divide="ignore"):
         shares = counts / counts.sum(axis=1, keepdims=True)
     figure = go.Figure(go.Heatmap(
-        z=np.nan_to_num(shares), x=names, y=names, text=counts.astype(int), texttemplate="%{text}",
+        z=np.nan_to_num(shares).tolist(), x=names, y=names, text=counts.astype(int).tolist(), texttemplate="%{text}",
         colorscale=[[0, "#ffffff"], [1, colour(0)]], zmin=0, zmax=1, colorbar={"title": {"text": "share of row"}},
         hovertemplate="people's majority: %{y}<br>judge: %{x}<br>%{text} items (%{z:.0%} of the row)<extra></extra>"))
     figure.update_layout(

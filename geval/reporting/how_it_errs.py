@@ -316,9 +316,10 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
 
 def _kappa_table(labels: LabelErrors) -> pd.DataFrame:
     kind = "weighted kappa" if labels.weighting == "quadratic" else "kappa"
-    rows = [("the judge against the people's majority", _read(labels.kappa), labels.items)]
+    rows = [("the judge against the people's majority", _read(labels.kappa), str(labels.items))]
     rows += [(f"the judge against {row['annotator']}" + ("" if row["in the mean"] == "yes" else
-                                                         f" ({row['in the mean']})"), _read(row["kappa"]), row["items"])
+                                                         f" ({row['in the mean']})"), _read(row["kappa"]),
+              str(row["items"]))
              for _, row in labels.annotators.iterrows()]
     rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
              (f"two annotators, mean over {labels.pairs} pairs", _read(labels.people), ""),
