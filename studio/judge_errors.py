@@ -31,21 +31,22 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
     st.markdown("\n".join(f"- {plain(line)}" for line in errs.lines(one)))
     named = errs.tables(one)
     if one.labels is not None:
-        figure, table = st.columns([3, 2])
+        figure, table = st.columns(2)
         figure.plotly_chart(errs.confusion_figure(one.labels, f"{aspect}: the judge against the people's majority"),
                             key="errs_confusion")
-        table.dataframe(named["per label"], hide_index=True, key="errs_per_label")
-        table.caption("Per label, against the people's majority: precision (of the judge's answers of it, the share "
-                      "the majority gave too), recall (of the majority's, the share the judge found), F1; 95% "
-                      "intervals over groups.")
+        table.dataframe(named["kappa"], hide_index=True, key="errs_kappa")
+        st.dataframe(named["per label"], hide_index=True, key="errs_per_label")
+        st.caption("Per label, against the people's majority: precision (of the judge's answers of it, the share the "
+                   "majority gave too), recall (of the majority's, the share the judge found), F1; 95% intervals over "
+                   "groups.")
     if one.scores is not None:
         left, right = st.columns(2)
         left.plotly_chart(errs.bland_altman_figure(one.scores, f"{aspect}: Bland-Altman"), key="errs_bland_altman")
         if "scale use" in named:
             right.plotly_chart(errs.scale_use_figure(one.scores, f"{aspect}: use of the scale"), key="errs_scale_use")
-    with st.expander("The tables: kappa, constant answers, confusion matrix, scale use, length"):
+    with st.expander("The other tables: constant answers, confusion matrix, scale use, length"):
         for name, table in named.items():
-            if name != "per label":
+            if name not in ("per label", "kappa"):
                 st.caption(name[:1].upper() + name[1:])
                 st.dataframe(table, hide_index=True, key=f"errs_{name.replace(' ', '_')}")
 

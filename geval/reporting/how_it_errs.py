@@ -136,18 +136,18 @@ def _constant_lines(labels: LabelErrors) -> list[str]:
     best = labels.constants.iloc[0]
     lead = labels.lead
     if lead.above():
-        verdict = "above what the best constant answer gets"
+        verdict = f"{_points(lead)} above what the best constant answer gets"
     elif lead.below():
-        lead, verdict = _size(lead), "below what the best constant answer gets"
+        verdict = f"{_points(_size(lead))} below what the best constant answer gets"
     elif math.isfinite(lead.low):
-        verdict = ("not clearly above what the best constant answer gets: here raw agreement says little beyond "
-                   "the labels' skew")
+        verdict = (f"{_points(lead)} from the best constant answer's: not clearly above it, so here raw agreement "
+                   "says little beyond the labels' skew")
     else:
-        verdict = "against the best constant answer"
+        verdict = f"{_points(lead)} from the best constant answer's"
     return [f"A judge answering '{best['label']}' on every item would be right on {best['share'].percent()} of them "
             f"(every label in turn: the table), with a kappa of {best['kappa']:.3f}: kappa counts only agreement "
-            "beyond chance, so a constant answer gets 0 however skewed the labels. The judge's raw agreement is "
-            f"{_points(lead)} {verdict}."]
+            f"beyond chance, so a constant answer gets 0 however skewed the labels. The judge's raw agreement is "
+            f"{verdict}."]
 
 
 def _label_weak_spots(labels: LabelErrors) -> list[str]:
@@ -162,10 +162,14 @@ def _label_weak_spots(labels: LabelErrors) -> list[str]:
                    & (table["support"] > 0).to_numpy() & (table["judge gives"] > 0).to_numpy()]
     if len(scored) > 1:
         weakest = scored.loc[min(scored.index, key=lambda i: scored.loc[i, "f1"].value)]
-        said.append(f"Its weakest label is '{weakest['label']}' (F1 {_read(weakest['f1'])}): of the "
-                    f"{weakest['support']} items the majority labels so, it finds {weakest['recall'].percent()} "
-                    f"(recall); of its {weakest['judge gives']} answers '{weakest['label']}', "
-                    f"{weakest['precision'].percent()} are the majority's too (precision).")
+        label, support, given = weakest["label"], weakest["support"], weakest["judge gives"]
+        if weakest["f1"].value == 0:
+            said.append(f"Its weakest label is '{label}': it finds none of the {support} items the majority labels so, "
+                        f"and none of its {given} answers '{label}' is the majority's (F1 0).")
+        else:
+            said.append(f"Its weakest label is '{label}': F1 {_read(weakest['f1'])}; of the {support} items the "
+                        f"majority labels so, it finds {weakest['recall'].percent()} (recall); of its {given} answers "
+                        f"'{label}', {weakest['precision'].percent()} are the majority's too (precision).")
     return said
 
 
