@@ -262,20 +262,26 @@ def test_offset_spread_scale_use_and_limits_read_by_hand(store, tmp_path):
     assert any(line.startswith("It spreads its scores less widely than people: ") for line in said)
     assert any(line.startswith("It never uses the top of the scale (3), where people give ") for line in said), said
     assert any("Bland-Altman limits of agreement" in line for line in said)
-    weighted = found.labels  # whole-number 1-3: read as labels too, quadratic-weighted
+    assert found.labels.weighting == "quadratic"  # a whole-number scale read as labels too (checked below)
+
+
+def _weighted_kappa_is_scikit_learns(labels, items, rounded: np.ndarray) -> None:
+    """A whole-number 1-3 scale is read as labels too: quadratic-weighted kappa against the majority."""
     truth, answer = [], []
     for item, value in zip(items, rounded):
         top = Counter(item.human["Natural"]).most_common(2)
         if len(top) == 1 or top[0][1] > top[1][1]:
             truth.append(top[0][0])
             answer.append(value)
-    assert weighted.weighting == "quadratic" and weighted.kappa.value == pytest.approx(
+    assert len(set(answer)) > 1  # not a constant: its kappa is 0 whatever the weights
+    assert labels.weighting == "quadratic" and labels.kappa.value == pytest.approx(
         sklearn.cohen_kappa_score(truth, answer, labels=[1.0, 2.0, 3.0], weights="quadratic"), abs=1e-12)
 
 
 def test_a_lenient_judge_that_ranks_as_people_do_is_named_so(store, tmp_path):
-    _synthetic(store, tmp_path, lambda m, w: np.minimum(m + 0.6, 3.0))
+    items, means, _ = _synthetic(store, tmp_path, lambda m, w: np.minimum(m + 0.6, 3.0))
     found = judge_errors(store, "synth")[0]
+    _weighted_kappa_is_scikit_learns(found.labels, items, np.floor(np.minimum(means + 0.6, 3.0) + 0.5))
     assert found.scores.offset.above() and found.scores.ranks_but_offset
     said = " ".join(how_it_errs.lines(found))
     assert re.search(r"Lenient: it scores 0\.\d{3} \[0\.\d{3}, 0\.\d{3}\] points above the people's mean, on their "

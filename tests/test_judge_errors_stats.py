@@ -33,7 +33,13 @@ from geval.analysis.kappa import (
     with_each_left_out,
 )
 from geval.analysis.label_errors import KAPPA_TRANSFORM, SHARE_TRANSFORM
-from geval.analysis.score_errors import limits_with_intervals, share_parts, shares_of, spread_ratio
+from geval.analysis.score_errors import (
+    length_against_people,
+    limits_with_intervals,
+    share_parts,
+    shares_of,
+    spread_ratio,
+)
 
 SIZES = (10, 14, 30)
 PER_GROUP = 6
@@ -324,8 +330,6 @@ def _length_truth() -> dict[str, float]:
 
 
 def test_the_vectorized_length_readings_equal_the_engines():
-    from geval.analysis.score_errors import _length_people
-
     judge, people, words = _scores(3, 12, seed=7)
     found = _length_statistics(judge, people, words, 12)
     groups = np.array([f"g{c:02d}" for c in _codes(12)])
@@ -335,7 +339,7 @@ def test_the_vectorized_length_readings_equal_the_engines():
         value, loo, *_ = found["length: the judge's error"]
         assert value[d] == pytest.approx(correlate("spearman", error, words[d]), abs=1e-12)
         assert loo[d] == pytest.approx(item_bootstrap(error, words[d], resamples, ("spearman",))["spearman"], abs=1e-12)
-        _, person, paired = _length_people(judge[d], people[d], ["a", "b", "c"], words[d], groups)
+        _, person, paired = length_against_people(judge[d], people[d], ["a", "b", "c"], words[d], groups)
         for name, engine, transform in (("length: a person's error", person, "fisher"),
                                         ("length: the judge − a person", paired, "none")):
             value, loo, *_ = found[name]

@@ -71,6 +71,8 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
         if human is None or (aspects and not {name, key, human} & set(aspects)):
             continue
         values = scored.scores[key].astype(float)
+        if len(set(values.dropna().index) & {item.id for item in items if item.human.get(human)}) < 2:
+            continue  # fewer than two items with both scores: nothing to read
         notes = [said] if said else []
         if human in categories:
             found.append(AspectErrors(name, human, judge, label_errors(values, items, human, categories[human]),
@@ -88,5 +90,6 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
                                   "quadratic" if len(points) > 2 else "none", scale[0])
         found.append(AspectErrors(name, human, judge, labels, scores, how, notes))
     if not found:
-        raise StoreError(f"no judge aspect of {scored.template.label} is compared with a human aspect of '{dataset}'")
+        raise StoreError(f"no judge aspect of {scored.template.label} has scores on two items or more that people "
+                         f"scored in '{dataset}': score more items, or label those it scored")
     return found

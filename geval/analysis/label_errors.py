@@ -70,11 +70,6 @@ class LabelErrors:
     tied: int
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def best_constant(self) -> str:
-        """The label a constant judge does best with (the majority's commonest)."""
-        return str(self.constants.iloc[0]["label"]) if len(self.constants) else ""
-
 
 def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[str, ...],
                  weighting: str = "none", low: float = 0.0) -> LabelErrors:
@@ -220,7 +215,7 @@ def _mean(parts: list[tuple], n_groups: int) -> tuple[float, np.ndarray, np.ndar
 def _difference(judge: tuple, people: tuple) -> Estimate:
     """The judge's mean kappa with an annotator minus the people's mean pairwise kappa (paired by group)."""
     return estimate(judge[0] - people[0], judge[1] - people[1], judge[2] | people[2],
-                    undefined="undefined: the judge's or the people's kappa is", bounds=(-2.0, 2.0))
+                    undefined="undefined, as the judge's mean kappa or the people's is", bounds=(-2.0, 2.0))
 
 
 def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tuple[Estimate, str]:

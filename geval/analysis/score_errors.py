@@ -108,7 +108,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
     length = np.asarray(words([item.response for item in chosen]))
     names = list(dict.fromkeys(name for item in chosen for name in item.ratings(human)))  # `ratings`' rows
-    annotators, person, paired = _length_people(values, ratings, names, length, groups)
+    annotators, person, paired = length_against_people(values, ratings, names, length, groups)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length, "group": groups})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
@@ -247,11 +247,12 @@ def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, metric: str =
     return Estimate(found.value, found.low, found.high, len(set(groups.tolist())), found.note)
 
 
-def _length_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
-                   groups: np.ndarray) -> tuple[pd.DataFrame, Estimate, Estimate]:
-    """On the items every annotator scored: each annotator's error against the mean of the others
-    correlated with length (a row each), their mean, and the judge's error against the same others
-    minus the annotator's, averaged (paired by group)."""
+def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
+                          groups: np.ndarray) -> tuple[pd.DataFrame, Estimate, Estimate]:
+    """On the items every annotator scored (`ratings`: annotators x items, named `names`): each
+    annotator's error against the mean of the others correlated with `length` (a row each), their
+    mean, and the judge's (`values`) error against the same others minus the annotator's, averaged
+    (paired by group)."""
     complete = np.isfinite(ratings).all(axis=0)
     count = int(complete.sum())
     table = pd.DataFrame(columns=["annotator", "items", "spearman"])

@@ -17,6 +17,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from geval.analysis.correlation import MIN_GROUPS
 from geval.analysis.grouped import Estimate
 from geval.analysis.judge_errors import AspectErrors
 from geval.analysis.judge_errors import judge_errors as read
@@ -65,6 +66,13 @@ def lines(found: AspectErrors) -> list[str]:
     return said + [f"Note: {note}." for note in dict.fromkeys(notes)]
 
 
+def _withheld(found: Estimate) -> str:
+    """Why a defined value has no interval, briefly, as tables say it: "no interval: 5 groups"."""
+    if found.groups < MIN_GROUPS:
+        return f"no interval: {found.groups} group{'s' if found.groups != 1 else ''}"
+    return found.note or "no interval"
+
+
 def _points(found: Estimate) -> str:
     """A difference of shares in percentage points: "+27 points [+15, +39]"."""
     if not math.isfinite(found.value):
@@ -72,7 +80,7 @@ def _points(found: Estimate) -> str:
     shown = f"{found.value * 100:+.0f} points"
     if math.isfinite(found.low) and math.isfinite(found.high):
         return f"{shown} [{found.low * 100:+.0f}, {found.high * 100:+.0f}]"
-    return f"{shown} ({found.note})" if found.note else shown
+    return f"{shown} ({_withheld(found)})"
 
 
 def _size(found: Estimate) -> Estimate:
@@ -87,7 +95,7 @@ def _signed(found: Estimate, digits: int = 2) -> str:
     shown = f"{found.value:+.{digits}f}"
     if math.isfinite(found.low) and math.isfinite(found.high):
         return f"{shown} [{found.low:+.{digits}f}, {found.high:+.{digits}f}]"
-    return f"{shown} ({found.note})" if found.note else shown
+    return f"{shown} ({_withheld(found)})"
 
 
 def _read(found: Estimate) -> str:
