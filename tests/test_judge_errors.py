@@ -346,3 +346,58 @@ def test_agree_prints_the_bias_scale_use_and_length_lines_on_topical_chat(tc_dat
     assert re.search(r"The judge minus a person, each against the same other annotators: [+-]\d\.\d{3} "
                      r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", section)
     assert "scale use:" in section and "length:" in section and "Bland-Altman limits of agreement" in section
+
+
+def test_the_majority_of_every_item_at_once_is_categoricals_majority():
+    from geval.analysis.categorical import majority
+    from geval.analysis.label_errors import majority_of
+
+    rng = np.random.default_rng(4)
+    people = rng.integers(0, 3, (4, 500)).astype(float)
+    people[rng.random((4, 500)) < 0.3] = np.nan  # annotators who did not label an item
+    expected = [majority(tuple(column[np.isfinite(column)])) for column in people.T]
+    assert np.array_equal(majority_of(people, 3), np.array(expected), equal_nan=True)
+    assert np.isnan(expected).sum() > 50  # ties and items nobody labeled are in the test
+
+
+@pytest.mark.parametrize("metric, items", [("pearson", 300), ("spearman", 300), ("spearman", 2400)])
+def test_a_correlation_without_each_group_is_the_apps_jackknife(metric, items):
+    """From per-group sums in time linear in the groups (a 100,000-item dataset has 16,667 dialogues), the same
+    leave-one-group-out values as `geval.analysis.correlation` (exact, or above 2000 items from the ranks)."""
+    from geval.analysis.correlation import Resamples, item_bootstrap
+    from geval.analysis.grouped import correlation_with_each_left_out
+
+    rng = np.random.default_rng(5)
+    x = np.round(rng.normal(size=items), 1)
+    y = x + np.exp(rng.normal(size=items))
+    groups = np.array([f"g{k % 40:02d}" for k in range(items)])
+    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups)
+    expected = item_bootstrap(x, y, Resamples.leave_one_out(groups), (metric,))[metric]
+    assert loo == pytest.approx(expected, abs=1e-9) and present.all() and len(loo) == 40
+    assert value == pytest.approx(stats.pearsonr(x, y).statistic if metric == "pearson" else
+                                  stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert note == ("interval linearized (2400 items > 2000): from the whole sample's ranks" if items > 2000 else "")
+
+
+def test_a_pass_fail_aspect_scored_by_a_judge_reads_as_two_labels(store):
+    """Pass/fail as 0/1 scores: three annotators' and a scripted judge's on a 0-1 scale, read as two labels
+    (unweighted kappa, a 2x2 confusion matrix, Fleiss' kappa among the people) and as scores."""
+    rng = np.random.default_rng(6)
+    truth = rng.random(40) < 0.6
+    items = [make_item("pf", "turn", (), f"answer {k}", group=f"q{k // 2}",
+                       human={"Pass": tuple(float(t if rng.random() < 0.85 else not t) for _ in range(3))})
+             for k, t in enumerate(truth)]
+    store.save_dataset(geval.Dataset("pf", "pf.csv", "table", items))
+    template = geval.Template.parse("+++\nname = \"pass-fail\"\ntask = \"Does it pass?\"\n[[aspects]]\nname = "
+                                    "\"Pass\"\nmin = 0\nmax = 1\n+++\nAnswer:\n{{response}}\n\nForm:\n- Pass:\n",
+                                    source="pass-fail.txt")
+    geval.score(store, items, template, scripted(), "pf")
+    found = judge_errors(store, "pf")[0]
+    labels = found.labels
+    assert labels.labels == ("0", "1") and labels.weighting == "none" and labels.confusion.shape == (2, 2)
+    assert labels.among_name == "Fleiss' kappa" and found.scores is not None
+    scores = store.judgments("pf", columns=("item_id", "score")).set_index("item_id")["score"]
+    answer = [float(np.floor(scores[item.id] + 0.5)) for item in items]  # its 0-1 mean, rounded as the section reads it
+    truth = [Counter(item.human["Pass"]).most_common(1)[0][0] for item in items]  # 3 raters, 2 labels: never tied
+    assert labels.kappa.value == pytest.approx(sklearn.cohen_kappa_score(truth, answer), abs=1e-12)
+    assert (labels.confusion == sklearn.confusion_matrix(truth, answer, labels=[0.0, 1.0])).all()

@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from geval.analysis.correlation import MIN_GROUPS, few_groups, reading
+from geval.analysis.correlation import EXACT_UP_TO, MIN_GROUPS, Resamples, correlate, few_groups, item_bootstrap, reading
 
 #: How a statistic is read before its interval is made: as it is, on the log scale (a ratio of
 #: spreads), on Fisher's z (bounded by −1 and 1), or on the logit (a share, inside 0-1).
@@ -53,6 +53,35 @@ def without_each(per_group: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.
     """The totals over groups and the totals without each group in turn (the group axis kept)."""
     total = per_group.sum(axis=axis, keepdims=True)
     return np.squeeze(total, axis=axis), total - per_group
+
+
+def pearson_of(sums: np.ndarray) -> np.ndarray:
+    """Pearson's r from sums [n, Σx, Σy, Σx², Σy², Σxy] in the last axis (NaN where a side is constant)."""
+    n, sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = (sxx - sx * sx / n) * (syy - sy * sy / n)
+        r = (sxy - sx * sy / n) / np.sqrt(var)
+    return np.where(var > 1e-12 * np.maximum(sxx * syy, 1e-300), np.clip(r, -1.0, 1.0), np.nan)
+
+
+def correlation_with_each_left_out(metric: str, x: np.ndarray, y: np.ndarray,
+                                   groups) -> tuple[float, np.ndarray, np.ndarray, str]:
+    """One item-level correlation (`metric`: pearson or spearman) and its value without each group, in
+    time linear in the groups: Pearson exactly from per-group sums; Spearman exactly up to EXACT_UP_TO
+    items (`geval.analysis.correlation.item_bootstrap`), above it from the whole sample's ranks (the
+    note says so, as the app's tables do). Returns (value, leave-one-out, groups present, note)."""
+    codes, n_groups = group_codes(groups)
+    value = correlate(metric, x, y)
+    if metric == "spearman" and len(x) <= EXACT_UP_TO:
+        loo = item_bootstrap(x, y, Resamples.leave_one_out(groups), (metric,))[metric]
+        return value, loo, np.ones(n_groups, bool), ""
+    note = ""
+    if metric == "spearman":
+        x, y = stats.rankdata(x), stats.rankdata(y)
+        note = f"interval linearized ({len(x)} items > {EXACT_UP_TO}): from the whole sample's ranks"
+    x, y = x - x.mean(), y - y.mean()  # centred first, for accuracy
+    sums = np.stack([group_sums(c, codes, n_groups) for c in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=-1)
+    return value, pearson_of(without_each(sums, axis=-2)[1]), np.ones(n_groups, bool), note
 
 
 def t_interval(value, loo, present=None, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:

@@ -6,7 +6,7 @@ items a constant answer would get right (its kappa is 0), with the judge's lead 
 Every interval is over groups (`geval.analysis.grouped`), none below 10 groups.
 
 Items whose annotators' majority is tied are left out of what reads the majority (and counted), as
-`geval.analysis.categorical` does; a pair of annotators counts toward the people's kappa when they
+`geval.analysis.categorical.majority` does (`majority_of`, for every item at once); a pair of annotators counts toward the people's kappa when they
 labeled MIN_PAIR_ITEMS items together."""
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
-from geval.analysis.categorical import majority
 from geval.analysis.correlation import MIN_GROUPS, few_groups
 from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
 from geval.analysis.kappa import (
@@ -38,6 +37,8 @@ from geval.data.items import Item
 
 #: Items two annotators (or the judge and one) must share for their kappa to count in a mean.
 MIN_PAIR_ITEMS = 10
+#: Groups up to which Krippendorff's alpha gets its interval here (its jackknife grows as the square of the groups).
+ALPHA_INTERVAL_UP_TO = 2000
 #: How a kappa's interval is made (`geval.analysis.grouped.TRANSFORMS`), chosen by the coverage simulation.
 KAPPA_TRANSFORM = "none"
 #: How a share's interval is made (precision, recall, F1, a constant's share): on the logit, chosen likewise.
@@ -77,14 +78,14 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     `human` (their scores less `low` are the indexes: a category's index, or a scale point less the
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
     by_id = {item.id: item for item in items if item.human.get(human)}
-    ids = [i for i in judge.index if i in by_id and math.isfinite(judge[i])]
+    ids = [i for i in judge.dropna().index if i in by_id]
     chosen = [by_id[i] for i in ids]
     groups = np.array([item.group or item.id for item in chosen])
     codes, n_groups = group_codes(groups)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     judged = judge[ids].to_numpy(float)
     people = annotator_matrix(chosen, human) - low  # annotators x items, label indexes
-    majorities = np.array([majority(tuple(people[:, n][np.isfinite(people[:, n])])) for n in range(len(ids))])
+    majorities = majority_of(people, k)
     keep = np.isfinite(majorities)
     confusion = confusions(majorities, judged, keep, codes, n_groups, k)
 
@@ -112,6 +113,15 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
         _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
         _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
         pairs, difference, among, among_name, int(keep.sum()), int((~keep).sum()), notes)
+
+
+def majority_of(people: np.ndarray, k: int) -> np.ndarray:
+    """Each item's majority label from an annotators x items array of label indexes 0..k−1 (NaN where
+    none): NaN where two labels or more tie for the most (`geval.analysis.categorical.majority`)."""
+    counts = np.stack([(people == c).sum(axis=0) for c in range(k)]) if k else np.zeros((0, people.shape[1]))
+    top = counts.max(axis=0, initial=0)
+    clear = (top > 0) & ((counts == top).sum(axis=0) == 1)
+    return np.where(clear, counts.argmax(axis=0), np.nan) if k else np.full(people.shape[1], np.nan)
 
 
 def _undefined(confusion: np.ndarray) -> str:
@@ -235,6 +245,9 @@ def _alpha(ratings: np.ndarray, groups: np.ndarray) -> tuple[Estimate, str]:
     if not math.isfinite(value):
         return Estimate(math.nan, groups=count, note="undefined: no two scores on an item, or one value"), \
             "Krippendorff's alpha (ordinal)"
+    if count > ALPHA_INTERVAL_UP_TO:
+        return Estimate(value, groups=count, note=f"no interval here above {ALPHA_INTERVAL_UP_TO} groups (its jackknife "
+                                                   "grows as the square of the groups)"), "Krippendorff's alpha (ordinal)"
     low, high = alpha_interval(ratings, groups, "ordinal")
     note = few_groups(count) if count < MIN_GROUPS else \
         ("" if math.isfinite(low) else "no interval: undefined when some group is left out")

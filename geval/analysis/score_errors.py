@@ -20,19 +20,19 @@ spreads on the log scale), the correlations' as every correlation's in the app
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from geval.analysis.annotators import annotator_matrix
 from geval.analysis.baselines import length as words
-from geval.analysis.correlation import Resamples, agreement, correlate, few_groups, interval, item_bootstrap
 from geval.analysis.grouped import (
     SHARE,
     SIGNED,
     Estimate,
     bounded,
+    correlation_with_each_left_out,
     estimate,
     group_codes,
     group_sums,
@@ -90,7 +90,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     """The judge's scores (`judge`, by item id, already on the people's `scale`) against the people's
     scores of `human` on the same items."""
     by_id = {item.id: item for item in items if item.human.get(human)}
-    ids = [i for i in judge.index if i in by_id and math.isfinite(judge[i])]
+    ids = [i for i in judge.dropna().index if i in by_id]
     chosen = [by_id[i] for i in ids]
     values = judge[ids].to_numpy(float)
     people = np.array([item.human_mean(human) for item in chosen], dtype=float)
@@ -242,9 +242,11 @@ def _scale_use(values: np.ndarray, ratings: np.ndarray, points: np.ndarray, code
 
 
 def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, metric: str = "pearson") -> Estimate:
-    """One item-level correlation with its interval, as `geval.analysis.correlation` gives every one."""
-    found = agreement(x, y, groups, levels=("item",), metrics=(metric,))[0]
-    return Estimate(found.value, found.low, found.high, len(set(groups.tolist())), found.note)
+    """One item-level correlation with its interval over groups (the jackknife on Fisher's z, as
+    `geval.analysis.correlation` gives every one)."""
+    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups)
+    found = estimate(value, loo, present, "fisher", f"undefined: a side is constant ({len(x)} items)", SIGNED)
+    return replace(found, note="; ".join(filter(None, [found.note, note])))
 
 
 def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
@@ -261,25 +263,19 @@ def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[s
                f"undefined: {count} items scored by every annotator")
         return table, Estimate(math.nan, note=why), Estimate(math.nan, note=why)
     matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
-    resamples = Resamples.leave_one_out(kept)
     person, versus, rows = [], [], []
     for k in range(len(matrix)):
         others = np.delete(matrix, k, axis=0).mean(axis=0)
-        own, machine = matrix[k] - others, judge - others
-        value = correlate("spearman", own, words_)
-        loo = item_bootstrap(own, words_, resamples, ("spearman",))["spearman"]
-        machine_value = correlate("spearman", machine, words_)
-        machine_loo = item_bootstrap(machine, words_, resamples, ("spearman",))["spearman"]
-        person.append((value, loo))
-        versus.append((machine_value - value, machine_loo - loo))
+        own = correlation_with_each_left_out("spearman", matrix[k] - others, words_, kept)
+        machine = correlation_with_each_left_out("spearman", judge - others, words_, kept)
+        person.append(own)
+        versus.append((machine[0] - own[0], machine[1] - own[1]))
         rows.append({"annotator": names[k], "items": count,
-                     "spearman": Estimate(value, *interval(value, loo, resamples), resamples.n_groups,
-                                          "" if resamples.enough else few_groups(resamples.n_groups))})
-    mean, mean_loo = float(np.mean([v for v, _ in person])), np.mean([loo for _, loo in person], axis=0)
-    difference, difference_loo = float(np.mean([v for v, _ in versus])), np.mean([loo for _, loo in versus], axis=0)
-    note = "" if resamples.enough else few_groups(resamples.n_groups)
+                     "spearman": estimate(own[0], own[1], own[2], "fisher", "undefined: constant", SIGNED)})
+    present, note = person[0][2], person[0][3]
+    mean = estimate(float(np.mean([p[0] for p in person])), np.mean([p[1] for p in person], axis=0), present,
+                    "fisher", "undefined: an annotator's error is constant", SIGNED)
+    difference = estimate(float(np.mean([v[0] for v in versus])), np.mean([v[1] for v in versus], axis=0), present,
+                          undefined="undefined: an annotator's or the judge's error is constant", bounds=(-2.0, 2.0))
     return (pd.DataFrame(rows, columns=["annotator", "items", "spearman"]),
-            Estimate(mean, *interval(mean, mean_loo, resamples), resamples.n_groups, note),
-            Estimate(difference, *interval(difference, difference_loo, resamples, correlation=False),
-                     resamples.n_groups, note))
-
+            *(replace(found, note="; ".join(filter(None, [found.note, note]))) for found in (mean, difference)))
