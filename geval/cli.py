@@ -127,7 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     _labels_commands(commands)
     _judge_commands(commands)
 
-    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
+    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs, and how "
+                                              "the judge errs (kappa, confusion, offset, scale use, length)")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
@@ -604,8 +605,12 @@ def cmd_agree(args) -> None:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
     if not args.no_errs:
-        for found in geval.reporting.how_it_errs.read(store, name, (version, args.signature)):
-            print(geval.reporting.how_it_errs.text(found))
+        try:
+            found = geval.reporting.how_it_errs.read(store, name, (version, args.signature))
+        except geval.GevalError as exc:  # too few items to read: said, the table above stands
+            print(f"How the judge errs: {exc}")
+        else:
+            print("\n".join(geval.reporting.how_it_errs.text(one) for one in found))
 
 
 # --- judges made elsewhere, and whether a judge can replace an annotator ------------------------

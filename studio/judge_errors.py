@@ -21,8 +21,8 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
     try:
         found = _read(store, str(store.path), dataset, cached.pair(combo), variant,
                       (cached.stamp(combo), store.human_stamp(dataset)))
-    except geval.GevalError as exc:
-        st.error(plain(str(exc)))
+    except geval.GevalError as exc:  # too few items with both scores: said, not a failure
+        st.info(plain(str(exc)))
         return
     one = next((f for f in found if f.aspect == aspect and f.human == human), None)
     if one is None:

@@ -1,5 +1,6 @@
 """Agreement: how well each scored template version and judge agrees with people, in numbers
-and plots; whether one version beats another on the same items; CSV and a standalone report."""
+and plots, and how it errs (kappa, confusion, offset, scale use, length); whether one version beats
+another on the same items; CSV and a standalone report."""
 
 import math
 

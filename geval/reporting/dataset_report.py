@@ -4,7 +4,8 @@ judged, the main correlation with its interval, the verdict in words, how far ea
 people's own agreement), then the main tables: what was judged (each row's readable name beside
 its exact template version and judge), the leaderboard beside baselines and the people's ceiling,
 the agreement of each template version and judge with people (table and bars in the app's
-colours), each version against another on the same human aspect with a verdict in words; then
+colours), each version against another on the same human aspect with a verdict in words, how each
+judge errs (`geval.reporting.how_it_errs`: kappa and confusion, offset and scale use, length); then
 the learning curves, the annotators' agreement, prompt searches, the flagged items and notes, each
 combination's plots, and every metric, the runs and every signature. Long listings (per-item
 tables, template texts and diffs, signatures) are `Details`: folded in the HTML page, at the end
