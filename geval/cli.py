@@ -619,7 +619,8 @@ def _judge_commands(commands) -> None:
                                          "only this one)")
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
     imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
-                          help="the scores' scale (default: the range of the people's scores of the aspect)")
+                          help="the scores' scale (default: the aspect's scale as the dataset's layout declares "
+                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it)")
     imported.add_argument("--only-known", action="store_true",
                           help="leave out (and count) the scores of items the dataset does not have: a file made for "
                                "more items, e.g. the full SummEval's for its sample")
@@ -642,6 +643,10 @@ def _judge_commands(commands) -> None:
     alt.add_argument("--reading", choices=list(geval.alttest.READINGS), default="mode",
                      help="how a G-EVAL judge's score is read: " + "; ".join(
                          f"{k}: {v}" for k, v in geval.alttest.READINGS.items()))
+    alt.add_argument("--by", choices=list(geval.alttest.BY),
+                     help="what each annotator's t-test takes as independent: " + "; ".join(
+                         f"{k}: {v}" for k, v in geval.alttest.BY.items()) + " (default: groups when some group "
+                         "holds more than one of the items compared, else items)")
     alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
     _store_argument(alt)
     alt.set_defaults(run=cmd_alttest)
@@ -688,12 +693,13 @@ def cmd_alttest(args) -> None:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
     results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
-                                baseline=True)
+                                baseline=True, by=args.by)
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
-                                                                        args.alignment, reading)}
+                                                                        args.alignment, reading, by=args.by)}
               for reading in geval.alttest.READINGS if reading != args.reading}
     print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} (Benjamini-Yekutieli), at least "
-          f"{geval.alttest.MIN_ITEMS} items per annotator and {geval.alttest.MIN_PER_ITEM} annotators per item")
+          f"{geval.alttest.MIN_ITEMS} items per annotator ({geval.alttest.MIN_GROUPS} groups when its t-test is over "
+          f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
         beside = "" if result.reading in ("as imported", "a constant") else \
@@ -701,7 +707,8 @@ def cmd_alttest(args) -> None:
                 f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
                 for reading in others) + ")"
         print(f"{result.judge} · {result.aspect}: winning rate {result.winning_rate:.2f}, advantage probability "
-              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items")
+              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items "
+              f"({result.how})")
         if not args.brief:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))

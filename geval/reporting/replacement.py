@@ -17,7 +17,9 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
           "and, item by item, the judge and the left-out person are compared by how well each represents the "
           "remaining annotators ({alignment}); a tie counts for both. Per annotator, a one-sided t-test asks whether "
           "the person's advantage is below epsilon = {epsilon:g} ({kind}), the margin the judge's lower cost earns "
-          "it; Benjamini-Yekutieli across annotators at q = {q:g}. The winning rate is the share of annotators the "
+          "it; where the items fall in groups (dialogues, documents), whose items are not independent, the t-test "
+          "takes its standard error over the annotator's groups (cluster-robust; 10 groups or more), else over items "
+          "as the paper does. Benjamini-Yekutieli across annotators at q = {q:g}. The winning rate is the share of annotators the "
           "judge beats: it passes at .50 or more. The advantage probability, how often the judge is at least as good "
           "as a person, compares judges. A G-EVAL judge is read as {reading}: its probability-weighted mean is a "
           "continuous value, people give whole scores, and a tie counts for both sides, so the reading decides much "
@@ -53,9 +55,10 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
                                  epsilon=epsilon, kind=kind, q=alttest.Q,
                                  reading=alttest.READINGS["mode"].replace(" (on the annotators' scale)",
                                                                           ", on the annotators' own scale"))),
-              Text("Judges by advantage probability, beside their agreement with people (item-level Pearson over the "
-                   "same aspects; accuracy on a categorical aspect). The baseline always gives the people's commonest "
-                   "label of each aspect: it knows nothing of the items, so a judge should stand well above it."),
+              Text("Judges by advantage probability, one row per template version and judge, beside their agreement "
+                   "with people (item-level Pearson over the same aspects; accuracy on a categorical aspect). The "
+                   "baseline always gives one label: every label of each aspect's scale is tried, and the best of "
+                   "them shown; it knows nothing of the items, so a judge should stand well above it."),
               Table(_rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
               Table(_rounded(summary.drop(columns=["verdict"]))),
