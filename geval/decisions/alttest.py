@@ -321,10 +321,10 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
                        "more; the paper recommends labeling more items (or a Wilcoxon signed-rank test meanwhile)")
     elif not result.tested:
         groups = max(a.groups for a in result.annotators if a.items >= min_items)
-        missing.append(f"fewer than {MIN_GROUPS} {result.noun} per annotator (most: {groups}): items of one "
-                       f"{result.noun} are not independent, and the t-test over {result.noun} needs {MIN_GROUPS} or "
-                       f"more; label items of more {result.noun}, or take the items as independent (by items) "
-                       "knowing its p-values are then optimistic")
+        missing.append(f"fewer than {MIN_GROUPS} {result.noun} per annotator (most: {groups}): the items within "
+                       f"each of the {result.noun} are not independent, and the t-test over {result.noun} needs "
+                       f"{MIN_GROUPS} or more; label items of more {result.noun}, or take the items as independent "
+                       "(by items) knowing its p-values are then optimistic")
     return missing
 
 

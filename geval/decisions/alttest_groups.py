@@ -85,15 +85,21 @@ def winning_rates(people: np.ndarray, judge: np.ndarray, groups: np.ndarray, eps
     """The test of every simulated study at once (people: runs x annotators x items, each annotator
     labeling every item; judge: runs x items; groups: a code per item): its winning rate per run,
     per annotator over `groups` (by="groups") or over items taken as independent (by="items")."""
+    return rejected(p_values(people, judge, groups, epsilon, how, by), q) / people.shape[1]
+
+
+def p_values(people: np.ndarray, judge: np.ndarray, groups: np.ndarray, epsilon: float, how: str = "neg-rmse",
+             by: str = "groups") -> np.ndarray:
+    """Each annotator's one-sided p of every simulated study (runs x annotators; `winning_rates`)."""
     runs, m, n = people.shape
     units = groups if by == "groups" else np.arange(n)
-    p_values = np.empty((runs, m))
+    found = np.empty((runs, m))
     for k in range(m):
         others = np.delete(people, k, axis=1)
         person, machine = alignment(people[:, k], others, how), alignment(judge, others, how)
         differences = (person >= machine).astype(float) - (machine >= person).astype(float)
-        p_values[:, k] = one_sided_p(differences, units, epsilon)
-    return rejected(p_values, q) / m
+        found[:, k] = one_sided_p(differences, units, epsilon)
+    return found
 
 
 def simulate(rng: np.random.Generator, sizes: list[int], runs: int, annotators: int = 3, offset: float = 1.0,
