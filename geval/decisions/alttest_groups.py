@@ -68,7 +68,8 @@ def alignment(label: np.ndarray, others: np.ndarray, how: str) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         if how == "accuracy":
             return (others == label[..., None, :]).sum(axis=-2) / count
-        return -np.sqrt(np.where(present, (label[..., None, :] - others) ** 2, 0.0).sum(axis=-2) / count)
+        squares = (label[..., None, :] - others) ** 2
+        return -np.sqrt((squares if present.all() else np.where(present, squares, 0.0)).sum(axis=-2) / count)
 
 
 def rejected(p_values: np.ndarray, q: float = 0.05) -> np.ndarray:
@@ -104,23 +105,24 @@ def p_values(people: np.ndarray, judge: np.ndarray, groups: np.ndarray, epsilon:
 
 def simulate(rng: np.random.Generator, sizes: list[int], runs: int, annotators: int = 3, offset: float = 1.0,
              noise: float = 0.8, judge_noise: float | None = None, judge_offset: float | None = None,
-             scale: tuple[int, int] = (1, 5)) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+             scale: tuple[int, int] = (1, 5), center: float | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`runs` studies of groups of `sizes` items on a whole-number `scale`: each item has a quality
-    (its scale's middle plus a normal of sd 1); a group moves every rater's score by an offset of sd
+    (`center`, by default the scale's middle, plus a normal of sd 1: a center near an end skews the
+    scores, as SummEval's consistency where most summaries get 5); a group moves every rater's score by an offset of sd
     `offset` shared by all of them, and each rater's (the judge's too) by an offset of its own of the
     same sd (the rater's reading of that dialogue or document); each score adds the rater's noise (sd
     `noise`) and is rounded onto the scale. The judge is drawn as the people are (exchangeable with
     them: the test's null at epsilon 0) unless `judge_noise` or `judge_offset` say otherwise.
     Returns people (runs x annotators x items), the judge (runs x items) and each item's group."""
-    groups = np.repeat(np.arange(len(sizes)), sizes)
-    items = len(groups)
-    quality = (scale[0] + scale[1]) / 2 + rng.normal(0.0, 1.0, (runs, 1, items))
-    shared = rng.normal(0.0, offset, (runs, 1, len(sizes)))[:, :, groups]
-    own_sd = np.r_[np.full(annotators, offset), offset if judge_offset is None else judge_offset]
-    own = (rng.normal(0.0, 1.0, (runs, annotators + 1, len(sizes))) * own_sd[None, :, None])[:, :, groups]
-    noise_sd = np.r_[np.full(annotators, noise), noise if judge_noise is None else judge_noise]
-    scores = np.clip(np.round(quality + shared + own + rng.normal(0.0, 1.0, (runs, annotators + 1, items))
-                              * noise_sd[None, :, None]), *scale)
+    groups, raters = np.repeat(np.arange(len(sizes)), sizes), annotators + 1
+    own_sd = np.r_[np.full(annotators, offset), offset if judge_offset is None else judge_offset].astype(np.float32)
+    noise_sd = np.r_[np.full(annotators, noise), noise if judge_noise is None else judge_noise].astype(np.float32)
+    by_group = rng.standard_normal((runs, 1, len(sizes)), dtype=np.float32) * offset \
+        + rng.standard_normal((runs, raters, len(sizes)), dtype=np.float32) * own_sd[None, :, None]  # shared, own
+    scores = rng.standard_normal((runs, raters, len(groups)), dtype=np.float32) * noise_sd[None, :, None]
+    scores += by_group[:, :, groups] + rng.standard_normal((runs, 1, len(groups)), dtype=np.float32)  # quality
+    scores += (scale[0] + scale[1]) / 2 if center is None else center
+    scores = np.clip(np.round(scores), *scale).astype(float)
     return scores[:, :annotators], scores[:, annotators], groups
 
 
