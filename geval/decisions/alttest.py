@@ -176,7 +176,8 @@ class AltTest:
                 f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items "
                 f"({self.how}); it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability)."
-                + (f" {self.scale}." if self.scale else ""))
+                + (f" {self.scale}." if self.scale else "")
+                + (f" Of every constant of the scale, {self.constants}." if self.constants else ""))
 
     def table(self) -> pd.DataFrame:
         """One row per annotator: items (and groups, when the test is taken over them), judge wins,
