@@ -90,3 +90,19 @@ def test_the_reports_ranking_has_a_row_per_template(file_store):
     names = [label.split("@")[0] for label in labels]  # as the report names them, without their versions
     assert sorted(line.split(" · ")[0].removeprefix("| ") for line in ranked.splitlines()
                   if "scripted" in line) == sorted(names), ranked
+
+
+def test_the_reports_annotators_say_their_groups_where_the_test_was_over_groups(store, tmp_path):
+    """FED: turns in their dialogues (over groups) beside whole dialogues, one to a group (over items)."""
+    dataset = geval.load_dataset("fed_sample", store=store)
+    path = tmp_path / "first.csv"  # a judge that gives the first annotator's score
+    path.write_text("item_id,engaging,coherent\n" + "".join(
+        f"{i.id},{i.human['Engaging'][0] if 'Engaging' in i.human else ''},"
+        f"{i.human['Coherent'][0] if 'Coherent' in i.human else ''}\n" for i in store.items(dataset.name)))
+    geval.alttest.import_judge(store, dataset.name, path, name="first")
+    text = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,
+                                  alttest_epsilon=0.15).markdown()
+    section = text[text.index("Each annotator left out in turn:"):]
+    assert "| judge | aspect | annotator | items | groups | judge wins | person wins | p | judge beats |" in section
+    assert "| first (imported from first.csv) | Engaging | #1 | 60 | 20 | " in section
+    assert "| first (imported from first.csv) | Coherent | #1 | 20 | – | " in section

@@ -48,8 +48,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
                       for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
             summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
-    per_annotator = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results if not r.baseline],
-                              ignore_index=True)
+    per_annotator = _per_annotator([r for r in results if not r.baseline])
     blocks = [Heading("Can the judge replace an annotator?"),
               Text(METHOD.format(alignment="accuracy for categories, else minus the RMSE from the others' scores",
                                  epsilon=epsilon, kind=kind, q=alttest.Q,
@@ -65,7 +64,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
               Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
                             for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
-              Table(_rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
+              Table(_rounded(per_annotator))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
         blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
@@ -86,6 +85,16 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
         if found is not None:
             lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
     return lines
+
+
+def _per_annotator(results: list[alttest.AltTest]) -> pd.DataFrame:
+    """Each judge's and aspect's annotators, one table: their groups where its test was over groups
+    (a whole number), "–" where it was over items."""
+    table = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results], ignore_index=True)
+    if "groups" in table:
+        table["groups"] = [f"{g:.0f}" if g == g else "–" for g in table["groups"]]
+    return table[["judge", "aspect", *(c for c in ("annotator", "items", "groups", "judge wins", "person wins", "p",
+                                                   "judge beats") if c in table)]]
 
 
 def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
