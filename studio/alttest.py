@@ -19,8 +19,7 @@ BY_ASPECT = "by the aspect"
 READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "continuous": "its mean"}
 BY_DATA = "by the data"
 #: The t-test's unit as the page offers it (`geval.alttest.BY`; by the data: groups where the items have them).
-TAKEN = {BY_DATA: "by the data: its groups, where items share one", "groups": "its groups (dialogues, documents)",
-         "items": "its items, as independent (the paper's)"}
+TAKEN = {BY_DATA: "groups, if any", "groups": "groups", "items": "items (the paper's)"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
 
@@ -75,9 +74,10 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                              help="; ".join(f"{READ_AS[k]}: {v}" for k, v in geval.alttest.READINGS.items()) + ".")
     by = unit.selectbox("Each annotator's t-test over", list(TAKEN), key="alttest_by", format_func=TAKEN.get, **kept,
                         help="The responses of one dialogue, the summaries of one document are not independent: over "
-                             "groups, the t-test's standard error is taken over the annotator's groups (cluster-robust; "
-                             f"{geval.alttest.MIN_GROUPS} groups or more). Over items, as the paper does, its p-values "
-                             "are optimistic on grouped data.")
+                             "groups (dialogues, documents), the t-test's standard error is taken over the annotator's "
+                             f"groups (cluster-robust; {geval.alttest.MIN_GROUPS} groups or more). Groups, if any: over "
+                             "groups where some group holds two of the items, else over items. Over items, as the "
+                             "paper does, its p-values are optimistic on grouped data.")
     alignment, by = None if alignment == BY_ASPECT else alignment, None if by == BY_DATA else by
     st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
