@@ -35,11 +35,11 @@ def test_with_neg_rmse_the_middle_of_the_scale_passes_and_the_verdict_warns(stor
     assert judge.passed is True and judge.winning_rate == 1.0
     assert constant.baseline and constant.judge == "always 2 (the best constant: a baseline)"
     assert (constant.winning_rate, round(constant.advantage_probability, 2)) == (1.0, 0.74)
-    assert constant.constants == "1 of the 3 constants passes (always 2)"  # always 1, the commonest, does not
+    assert constant.constants == "1 of the 3 constants of the scale passes (always 2)"  # not 1, the commonest
     warning = geval.alttest.caveat(judge, [judge, constant])
     assert warning == ("A judge that always answers 2 passes Natural too (winning rate 1.00, advantage probability "
-                       "0.74; 1 of the 3 constants passes (always 2)): here the test cannot tell a judge from a "
-                       "constant, so this pass says little.")
+                       "0.74; 1 of the 3 constants of the scale passes (always 2)): here the test cannot tell a "
+                       "judge from a constant, so this pass says little.")
     ranked = geval.alttest.ranking(store, "symmetric", [judge, constant])
     baseline = ranked[ranked["reading"] == "a constant"].iloc[0]
     assert (baseline["judge"], baseline["winning rate"], baseline["passed"]) == \
@@ -51,7 +51,7 @@ def test_every_category_is_a_constant(shared_data, store):
     dataset = geval.load_dataset(folder, store=store)
     geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json", name="gpt-4o")
     constant = geval.alttest.run(store, dataset.name, epsilon=0.2, baseline=True)[-1]
-    assert constant.baseline and constant.constants == "none of the 3 constants passes"
+    assert constant.baseline and constant.constants == "none of the 3 constants of the scale passes"
     assert constant.judge == "always model_b (the best constant: a baseline)"
 
 

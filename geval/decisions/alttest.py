@@ -60,7 +60,7 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
+           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary", "their_scale"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -177,7 +177,7 @@ class AltTest:
                 f"({self.how}); it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability)."
                 + (f" {self.scale}." if self.scale else "")
-                + (f" Of every constant of the scale, {self.constants}." if self.constants else ""))
+                + (f" {self.constants[:1].upper()}{self.constants[1:]}." if self.constants else ""))
 
     def table(self) -> pd.DataFrame:
         """One row per annotator: items (and groups, when the test is taken over them), judge wins,
@@ -443,8 +443,8 @@ def _best_constant(panel: _Panel, on: list[str], points: dict[float, str], epsil
                                                  _defined(entry[1].advantage_probability)))
     passing = [f"always {name}" for name, result in tested if result.passed]
     verb = "passes" if len(passing) == 1 else "pass"
-    best.constants = (f"{len(passing)} of the {len(tested)} constants {verb} ({', '.join(passing)})" if passing else
-                      f"none of the {len(tested)} constants passes")
+    best.constants = (f"{len(passing)} of the {len(tested)} constants of the scale {verb} ({', '.join(passing)})"
+                      if passing else f"none of the {len(tested)} constants of the scale passes")
     best.judge, best.model = f"always {shown} (the best constant: a baseline)", CONSTANT
     best.reading, best.baseline = "a constant", True
     return best
