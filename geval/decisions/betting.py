@@ -187,8 +187,11 @@ def interval(draws: Draws, z: np.ndarray, low: np.ndarray, high: np.ndarray, alp
     step = m[1] - m[0]
     first, last = np.argmax(kept, 1), grid - 1 - np.argmax(kept[:, ::-1], 1)
     defined = kept.any(1) & (count > 0)
-    return (np.where(defined, np.maximum(m[first] - step, a), np.nan),
-            np.where(defined, np.minimum(m[last] + step, b), np.nan))
+    low = np.where(defined, np.maximum(m[first] - step, a), np.nan)
+    high = np.where(defined, np.minimum(m[last] + step, b), np.nan)
+    every = count >= draws.size  # every item drawn: the mean is known
+    exact = np.where(labeled, y, 0.0).sum(1) / np.maximum(count, 1)
+    return np.where(every, exact, low), np.where(every, exact, high)
 
 
 def point(draws: Draws, beta: np.ndarray) -> np.ndarray:

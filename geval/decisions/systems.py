@@ -246,7 +246,7 @@ def _differences(arrays: _Items, population: pd.DataFrame, labeled: list[str], s
     else:
         combined = table["combined"].to_numpy()
         draws = arrays.draws(labeled, systems, judges, None, scale)
-        (h_low, h_high), _ = _intervals(draws, [alpha / 2], True), None
+        (h_low, h_high), = _intervals(draws, [alpha / 2], True)
         a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         low, high = h_low[a] - h_high[b], h_high[a] - h_low[b]
         s_low = table["simultaneous_low"].to_numpy()[a] - table["simultaneous_high"].to_numpy()[b]
@@ -311,7 +311,8 @@ def effective_labels(labels: np.ndarray, items: np.ndarray, people: np.ndarray, 
     """The labels alone that give the combined interval's width, summed over systems: per system,
     n' with (1/n' − 1/N) = (combined / people width)² (1/n − 1/N) (sampling without replacement:
     at most all N items)."""
-    ratio = (combined / people) ** 2
+    with np.errstate(invalid="ignore", divide="ignore"):  # every item labeled: both widths 0, nothing to save
+        ratio = np.where(people > 0, (combined / np.where(people > 0, people, 1)) ** 2, 1.0)
     inverse = 1 / items + ratio * (1 / labels - 1 / items)
     return float(np.nansum(1 / inverse))
 

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from geval.data.items import Item
 from geval.decisions.betting import Draws, chosen_observations, classical_ppi, interval, sequential_fit
 
 
@@ -62,3 +63,20 @@ def simulate(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, see
     _, low, high, _ = classical_ppi(y.reshape(draws, systems, k), judged, np.broadcast_to(judge, (draws, systems, size)))
     textbook = read(low, high)
     return Coverage(*people, *combined, *textbook)
+
+
+def arrays(items: list[Item], aspect: str, judges: dict[str, dict[str, float]]) -> tuple[np.ndarray, np.ndarray, list]:
+    """`items` of equally many per system as (S, N) people's means of `aspect` and (S, N, p) the
+    `judges`' scores ({name: {item id: score}}; a missing one at the judge's mean), systems in order,
+    each system's items by group; and the systems' names."""
+    systems = sorted({item.system for item in items})
+    by_system = {s: sorted((i for i in items if i.system == s), key=lambda i: (i.group, i.id)) for s in systems}
+    sizes = {len(v) for v in by_system.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"systems of unequal size ({sorted(sizes)}): the simulation needs equally many items each")
+    scores = np.array([[i.human_mean(aspect) for i in by_system[s]] for s in systems])
+    columns = []
+    for values in judges.values():
+        column = np.array([[values.get(i.id, np.nan) for i in by_system[s]] for s in systems], float)
+        columns.append(np.where(np.isnan(column), np.nanmean(column), column))
+    return scores, np.stack(columns, 2) if columns else np.zeros(scores.shape + (0,)), systems
