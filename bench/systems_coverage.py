@@ -19,11 +19,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from geval import load_dataset  # noqa: E402
-from geval.decisions.systems import sampling_weights  # noqa: E402
-from geval.decisions.systems_coverage import arrays, simulate  # noqa: E402
+import geval  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PER_SYSTEM = (5, 10, 20, 40)
@@ -32,20 +31,20 @@ WHOLE = (20, 50, 100, 200)
 
 def summeval(aspect: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """SummEval's people's means and the six LLMs' scores of `aspect`."""
-    items = load_dataset("summeval").items
+    items = geval.load_dataset("summeval").items
     llms = json.loads((SHARED / "alttest" / "summeval" / "llm_annotations.json").read_text())
     judges = {name: {i.id: values.get(f"{i.source_id}__{aspect}") for i in items} for name, values in llms.items()}
-    scores, predictors, _ = arrays(items, aspect, {k: {i: v for i, v in d.items() if v is not None}
+    scores, predictors, _ = geval.labeling.coverage_arrays(items, aspect, {k: {i: v for i, v in d.items() if v is not None}
                                                    for k, d in judges.items()})
     return scores, predictors, list(llms)
 
 
 def usr(aspect: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """Topical-Chat USR's people's means of `aspect`, the first annotator and the length as judges."""
-    items = load_dataset("tc_usr_data").items
+    items = geval.load_dataset("tc_usr_data").items
     first = {i.id: i.human[aspect][0] for i in items if i.human.get(aspect)}
     length = {i.id: float(len(i.response.split())) for i in items}
-    scores, predictors, _ = arrays(items, aspect, {"annotator #1": first, "length": length})
+    scores, predictors, _ = geval.labeling.coverage_arrays(items, aspect, {"annotator #1": first, "length": length})
     return scores, predictors, ["annotator #1", "length"]
 
 
@@ -55,7 +54,7 @@ def cells(quick: bool):
         scores, predictors, names = summeval(aspect)
         best = names.index("gpt-4o")
         spread = predictors.std(2)
-        weights = np.stack([sampling_weights(__import__("pandas").Series(row)).to_numpy() for row in spread])
+        weights = np.stack([geval.labeling.sampling_weights(pd.Series(row)).to_numpy() for row in spread])
         yield "SummEval", aspect, "gpt-4o", scores, predictors[:, :, [best]], None, (1, 5)
         if not quick:
             yield "SummEval", aspect, "gpt-4o, where a label buys most", scores, predictors[:, :, [best]], weights, (1, 5)
@@ -84,7 +83,7 @@ def main() -> int:
         for label, s, x, w, k in designs:
             started = time.time()
             draws = args.draws
-            found = simulate(s, x, k, draws, seed=39, weights=w, scale=scale)
+            found = geval.labeling.simulate_coverage(s, x, k, draws, seed=39, weights=w, scale=scale)
             print(f"{dataset} | {aspect} | {judge} | {label} | {found.people.min():.3f} | {found.combined.min():.3f} | "
                   f"{found.people_width.mean():.2f} | {found.combined_width.mean():.2f} | {found.textbook.min():.3f} "
                   f"| {draws} draws, {time.time() - started:.0f} s", flush=True)

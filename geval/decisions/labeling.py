@@ -36,6 +36,9 @@ from geval.analysis.held_out import held_out, searched_versions
 from geval.data.items import Item
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, difference_sentence, means,
                                      more_labels, sampling_weights, weighted_order)
+from geval.decisions.systems_coverage import Coverage
+from geval.decisions.systems_coverage import arrays as coverage_arrays
+from geval.decisions.systems_coverage import simulate as simulate_coverage
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -46,7 +49,8 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
            "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
-           "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS"]
+           "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS",
+           "Coverage", "coverage_arrays", "simulate_coverage"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)",
