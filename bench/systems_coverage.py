@@ -69,6 +69,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=400)
     parser.add_argument("--quick", action="store_true", help="one judge per aspect, fewer cells")
+    parser.add_argument("--only", help="only the cells whose dataset, aspect or judge contains this")
     args = parser.parse_args()
     if not (SHARED / "summeval.json").is_file():
         print(f"cannot measure: {SHARED / 'summeval.json'} is missing")
@@ -76,6 +77,8 @@ def main() -> int:
     print("dataset | aspect | judge | labels | coverage (people only, lowest system) | coverage (combined) | "
           "width people only | width combined | textbook PPI++ coverage")
     for dataset, aspect, judge, scores, predictors, weights, scale in cells(args.quick):
+        if args.only and not any(args.only.lower() in part.lower() for part in (dataset, aspect, judge)):
+            continue
         designs = [(f"{k} per system", scores, predictors, weights, k) for k in PER_SYSTEM]
         if weights is None and judge != "length":
             designs += [(f"{n} of the whole dataset", scores.reshape(1, -1), predictors.reshape(1, -1, predictors.shape[2]),
