@@ -12,7 +12,7 @@ import pytest
 from helpers import make_items, scripted
 
 import geval
-from geval.analysis.held_out import held_out, searched_versions
+from geval.analysis.held_out import content_key, held_out, searched_versions
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect, Template
 from geval.tuning.search import tune
@@ -213,3 +213,31 @@ def test_d_a_search_on_a_sample_holds_for_its_full_file_matched_by_content(store
     table = geval.agree(store, "tc_full", (COT.version, None)).query("level == 'item'")
     assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
     assert searched_versions(store, "tc_full")[PLAIN.version].tried == set(result.tune_groups)
+
+
+def test_e_the_same_dialogues_from_the_users_own_csv_without_a_system_column_are_matched_by_the_calls(searched,
+                                                                                                     tmp_path):
+    """(e) Loaded from the user's own CSV without a `system` column, the same dialogues get other content keys (and
+    other group names); the winner's judgments are served from the cache, so the calls are the search's: it is read
+    without its tune groups there too (the review: read on every item with no note)."""
+    import csv
+
+    store, result = searched
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["context", "fact", "response", "dialogue", "natural"])
+        for item in ITEMS:
+            writer.writerow(["\n".join(turn.render() for turn in item.context), item.grounding, item.response,
+                             f"dialogue {item.group}", list(item.human["Natural"])])
+    mine = geval.load_dataset(path, mapping=["response=response", "context=context", "grounding=fact",
+                                             "group=dialogue", "score:Natural=natural"], store=store)
+    assert not set(map(content_key, mine.items)) & set(map(content_key, ITEMS))  # other content keys
+    done = geval.score(store, mine.items, COT, scripted(cot_follows_people), "mine")
+    assert done.cached == len(ITEMS) and done.calls == 0  # the same prompts: the search's calls
+    tune_here = {f"dialogue {group}" for group in result.tune_groups}
+    assert searched_versions(store, "mine")[COT.version].chosen == tune_here
+    table = geval.agree(store, "mine", (COT.version, None)).query("level == 'item'")
+    assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+    assert all("read without the 10 tune groups of the prompt search(es) that chose it" in note
+               for note in table["note"])

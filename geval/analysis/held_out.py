@@ -14,7 +14,9 @@ Held out means held out whatever it is called:
 
 - every search of the store counts, on any dataset: its tune groups are matched to this
   dataset's items by content (the conversation, response, grounding and system; not the
-  dataset's name or the group's), so a sample's search reaches its full file and back;
+  dataset's name or the group's), so a sample's search reaches its full file and back, or by
+  what the judge was asked (an item here whose judgment is the same call as one of a tune
+  group's: the same dialogues loaded from a file without a system column);
 - a template version whose calls are a searched candidate's calls (the judgment cache's keys:
   the same rendered prompts to the same judge, as a renamed copy or one with a comment line
   has) is that candidate;
@@ -62,9 +64,10 @@ def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
     chosen: dict[str, set[str]] = {}
     tried: dict[str, set[str]] = {}
     counted: dict[str, int] = {}
-    here = {content_key(item): item.group or item.id for item in store.items(dataset)}
+    mine = store.items(dataset)
+    here = {content_key(item): item.group or item.id for item in mine}
     for source in sources:
-        groups = _groups_here(store, source, dataset, here)
+        groups = _groups_here(store, source, dataset, here, {item.id: item.group or item.id for item in mine})
         logged = store.search_log(source)
         for entry in logged:
             tune = {g for group in entry["tune_groups"] or [] for g in groups.get(group, ())}
@@ -96,16 +99,34 @@ def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
     return found
 
 
-def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str]) -> dict[str, set[str]]:
-    """Each group of `source` -> the groups of `dataset` that hold its items (by `content_key`)."""
+def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str],
+                 group_of: dict[str, str]) -> dict[str, set[str]]:
+    """Each group of `source` -> the groups of `dataset` that hold its items: by `content_key`, or
+    by what the judge was asked (`_same_calls`: the same dialogues loaded without a column the
+    prompt does not show, such as the system, have other content keys but the same calls).
+    `here`: this dataset's content keys, `group_of` its item ids, each with its group."""
     if source == dataset:
         return {group: {group} for group in set(here.values())}
     groups: dict[str, set[str]] = {}
-    for item in store.items(source):
+    items = store.items(source)
+    theirs = {item.id: item.group or item.id for item in items}
+    for item in items:
         mine = here.get(content_key(item))
         if mine is not None:
-            groups.setdefault(item.group or item.id, set()).add(mine)
+            groups.setdefault(theirs[item.id], set()).add(mine)
+    for source_item, item in _same_calls(store, source, dataset):
+        if source_item in theirs and item in group_of:
+            groups.setdefault(theirs[source_item], set()).add(group_of[item])
     return groups
+
+
+def _same_calls(store: Store, source: str, dataset: str) -> list[tuple[str, str]]:
+    """(item of `source`, item of `dataset`) pairs that some judgment of each answered with the
+    same call (the judgment cache's key: the same prompt to the same judge)."""
+    columns = ["item_id", "call_key"]
+    theirs, ours = (store.judgments(name, columns=columns).dropna().drop_duplicates() for name in (source, dataset))
+    pairs = theirs.merge(ours, on="call_key", suffixes=("_source", "_here"))
+    return list(pairs[["item_id_source", "item_id_here"]].drop_duplicates().itertuples(index=False, name=None))
 
 
 def _same_prompts(store: Store, dataset: str, sources: list[str], searched: set[str]) -> dict[str, set[str]]:
