@@ -173,6 +173,21 @@ def test_b_a_second_seed_read_on_groups_the_first_chose_on_says_so_and_both_are_
     assert n == sum(i.group not in chosen for i in ITEMS)
 
 
+def test_b_tunes_own_printout_says_when_another_search_chose_its_winner_on_its_test_groups(searched):
+    """(b) `geval tune`'s printout (and the Tune page's notes) read the second seed's winner on test groups where the
+    first seed chose the same template, and said nothing of it (the report does)."""
+    store, first = searched
+    assert not any("not held out" in note for note in first.notes)
+    second = tune(store, "tc", scripted(cot_follows_people), "Natural", budget=2000, start=PLAIN, others=[COT],
+                  few_shot=(), ensemble=False, seed=2)
+    overlap = set(first.tune_groups) & set(second.test_groups)
+    assert second.winner_template.version == COT.version and overlap
+    said = (f"not held out on {len(overlap)} of the {len(second.test_groups)} test groups: another prompt search "
+            "(another seed or split) chose this template on them, so there it was picked for agreeing with these "
+            "people; the report says so, and reads the searches together without them")
+    assert said in second.notes and said in second.summary()
+
+
 @pytest.mark.parametrize("how", ["renamed", "comment"])
 def test_c_a_renamed_copy_of_the_winner_or_one_with_a_comment_line_is_the_winner(searched, how):
     """(c) A template version whose prompts are a searched candidate's (the judgment cache serves it: the same call
