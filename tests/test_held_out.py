@@ -256,3 +256,26 @@ def test_e_the_same_dialogues_from_the_users_own_csv_without_a_system_column_are
     assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
     assert all("read without the 10 tune groups of the prompt search(es) that chose it" in note
                for note in table["note"])
+
+
+def test_f_the_winner_edited_by_one_sentence_and_saved_from_it_is_read_as_the_winner(searched):
+    """(f) A new version whose text was edited from the winner's (saved with its parent, as the Prompts page's editor
+    saves it) asks other prompts, so the cache does not tell; its lineage does: read without the tune groups, through
+    every edit (the review: read on every group with no note)."""
+    store, result = searched
+    edited = Template.parse(COT.text.replace("on one metric.", "on one metric. Be strict.", 1))
+    again = Template.parse(edited.text.replace("Be strict.", "Be fair.", 1))
+    assert len({COT.version, edited.version, again.version}) == 3
+    store.save_template(edited, comment="one sentence more", parent=COT.version)
+    store.save_template(again, parent=edited.version)
+    assert store.template_parents() == {edited.version: COT.version, again.version: edited.version}
+    for version in (edited, again):
+        assert geval.score(store, ITEMS, version, scripted(cot_follows_people), "tc").calls == len(ITEMS)  # new calls
+        table = geval.agree(store, "tc", (version.version, None)).query("level == 'item'")
+        assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+        assert all(f"saved as an edit of 1 searched template version(s) ({COT.version}): read as that version; read "
+                   "without the 10 tune groups" in note for note in table["note"])
+    unrelated = Template.parse(PLAIN.text.replace("+++\n", "+++\n# unrelated\n", 1).replace(
+        'name = "topicalchat-naturalness"', 'name = "mine"'))
+    store.save_template(unrelated, parent="")
+    assert unrelated.version not in searched_versions(store, "tc")
