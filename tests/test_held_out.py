@@ -275,6 +275,8 @@ def test_f_the_winner_edited_by_one_sentence_and_saved_from_it_is_read_as_the_wi
         assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
         assert all(f"saved as an edit of 1 searched template version(s) ({COT.version}): read as that version; read "
                    "without the 10 tune groups" in note for note in table["note"])
+    store.delete_template_version(edited.version)  # the edit between goes: the lineage stays
+    assert store.template_parents() == {again.version: COT.version}
     unrelated = Template.parse(PLAIN.text.replace("+++\n", "+++\n# unrelated\n", 1).replace(
         'name = "topicalchat-naturalness"', 'name = "mine"'))
     store.save_template(unrelated, parent="")

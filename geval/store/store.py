@@ -317,6 +317,8 @@ class Store:
                 raise StoreError(f"no template version {version!r} in {self.path}")
             if not dry_run:
                 self.db.execute("DELETE FROM judgments WHERE template_version = ?", [version])
+                self.db.execute("UPDATE templates SET parent = (SELECT parent FROM templates WHERE version = ?) "
+                                "WHERE parent = ?", [version, version])  # its edits keep their lineage
                 self.db.execute("DELETE FROM templates WHERE version = ?", [version])
         return counts
 
