@@ -166,7 +166,7 @@ def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interva
     """The 95% interval of `krippendorff_alpha` of an annotators x items array whose items are in
     `groups`: the delete-one-group jackknife with Student's t, kept inside the values alpha can take
     (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups."""
-    resamples = Resamples.leave_one_out(groups)
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
     low, high = interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
                          correlation=False)
     return (low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]), min(high, ALPHA_RANGE[1]))
@@ -189,7 +189,7 @@ def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray
         return _leave_one_out_in_groups(matrix, groups)
     if level == "system":
         return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed)
-    resamples = Resamples.leave_one_out(groups)
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
     loo = leave_one_out_bootstrap(matrix, resamples)
     found = {}
     for metric in METRICS:
