@@ -6,7 +6,9 @@
 - system level: the mean score of each system, then one correlation across systems.
 
 95% intervals of item- and group-level statistics come from the delete-one-group jackknife
-with Student's t on groups − 1 degrees of freedom (`jackknife_interval`, `jackknife_p`): each
+with Student's t on groups − 1 degrees of freedom (`jackknife_interval`, `jackknife_p`; an
+item-level row's own interval on fewer when a few groups of uneven sizes carry most of it,
+`jackknife_df`): each
 statistic is recomputed with each group (dialogue, document) left out, never single items;
 its standard error is the jackknife's, a correlation's interval is made on Fisher's z and
 mapped back, a difference's is t · se either side of it with a two-sided p from the same t. At
