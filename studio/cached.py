@@ -101,10 +101,12 @@ def _curve(_store, path: str, dataset: str, aspect: str, combo: tuple | None, an
     return geval.labeling.curve(_store, dataset, aspect, combo, annotator)
 
 
-def alttest(store: geval.Store, dataset: str, combos: pd.DataFrame, epsilon: float, alignment: str | None) -> dict:
+def alttest(store: geval.Store, dataset: str, combos: pd.DataFrame, epsilon: float, alignment: str | None,
+            by: str | None = None) -> dict:
     """geval.alttest.run of every judge on the dataset, read each way a G-EVAL score can be read:
-    {reading: [AltTest, ...]} (`geval.alttest.READINGS`)."""
-    return _alttest(store, str(store.path), dataset, float(epsilon), alignment,
+    {reading: [AltTest, ...]} (`geval.alttest.READINGS`); `by`: what each annotator's t-test takes
+    as independent (`geval.alttest.BY`; None: groups where the items have them)."""
+    return _alttest(store, str(store.path), dataset, float(epsilon), alignment, by,
                     (stamps(combos), store.human_stamp(dataset)))
 
 
@@ -117,9 +119,10 @@ def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataF
 
 
 @st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
-def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, stamp: tuple) -> dict:
+def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, by: str | None,
+             stamp: tuple) -> dict:
     return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading,
-                                       baseline=True)
+                                       baseline=True, by=by)
             for reading in geval.alttest.READINGS}
 
 
