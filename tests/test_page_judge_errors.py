@@ -90,4 +90,5 @@ def test_labels_show_the_confusion_matrix_and_precision_and_recall_as_scikit_lea
     kappa = sklearn.cohen_kappa_score(truth, answer, labels=labels)
     assert plain(f"Cohen's kappa of the judge's labels against the people's majority: {kappa:.3f} [") in said
     assert "with a kappa of 0\\.000: kappa counts only agreement beyond chance" in said
-    assert not [c for c in at.get("plotly_chart") if "Bland" in json.loads(c.proto.spec)["layout"]["title"]["text"]]
+    assert not [c for c in at.get("plotly_chart")
+                if "Bland" in json.loads(c.proto.spec)["layout"].get("title", {}).get("text", "")]

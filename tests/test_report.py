@@ -167,7 +167,7 @@ def test_the_report_draws_each_series_in_its_own_colour_never_streamlits_placeho
     forest = [data for data, _ in figures if any(trace.get("name") == "people only" for trace in data)]
     assert len(forest) == 1 and len({trace["marker"]["color"] for trace in forest[0]}) == len(forest[0])
     bars = [data for data, _ in figures if data not in forest][0]
-    scatter = next(data for data, layout in figures if "judge vs human" in layout["title"]["text"])
+    scatter = next(data for data, layout in figures if "judge vs human" in layout.get("title", {}).get("text", ""))
     combos = {trace["name"]: trace["marker"]["color"] for trace in bars}
     systems = {trace["name"]: trace["marker"]["color"] for trace in scatter}
     assert len(combos) == 2 and len(set(combos.values())) == 2, combos
