@@ -313,7 +313,7 @@ def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(st
     geval.score(store, items, make_template(), scripted(agreeing), "wide")
     result = geval.alttest.run(store, "wide", epsilon=0.15)[0]
     assert result.advantage_probability == 1.0 and result.passed is True
-    assert result.verdict().endswith(" Its scores, on 1-3, are mapped linearly onto the annotators' 1-5 and rounded "
+    assert result.verdict().endswith(" Its scores, on 1-3, are mapped linearly onto the people's 1-5 and rounded "
                                      "to it (the range of the scores they gave: the dataset does not say its scale).")
 
     narrow = [replace(item, dataset="narrow", human={"Natural": (3.0 if s == 5 else 1.0,) * 3})
@@ -324,7 +324,7 @@ def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(st
     geval.alttest.import_judge(store, "narrow", path, scale=(1, 5))
     result = geval.alttest.run(store, "narrow", epsilon=0.15)[0]
     assert result.advantage_probability == 1.0 and result.reading == "as imported"
-    assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the annotators' 1-3.")
+    assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the people's 1-3.")
 
 
 def copied_people(dataset: str, items: int = 40) -> tuple[list, str]:

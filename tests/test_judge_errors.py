@@ -226,17 +226,18 @@ def test_kappa_of_equals_scikit_learn_on_any_labels(weighting):
 
 
 def _synthetic(store: geval.Store, folder: Path, judge, scale: tuple[float, float] | None = None, n_groups: int = 30,
-               per_group: int = 4, seed: int = 0) -> tuple[list, np.ndarray, np.ndarray]:
+               per_group: int = 4, seed: int = 0, layout: str = "table") -> tuple[list, np.ndarray, np.ndarray]:
     """A dataset of `n_groups` dialogues of `per_group` responses of varied length, three annotators'
-    1-3 scores, and a judge imported with the scores `judge(people's means, words)` gives (on `scale`).
-    Returns the items, the people's means and the responses' words."""
+    1-3 scores (a `layout` of "usr" declares that scale, a table nothing), and a judge imported with
+    the scores `judge(people's means, words)` gives (on `scale`). Returns the items, the people's
+    means and the responses' words."""
     rng = np.random.default_rng(seed)
     latent = np.repeat(rng.normal(size=n_groups), per_group) + rng.normal(size=n_groups * per_group)
     ratings = np.clip(np.round(2 + 0.7 * latent[:, None] + rng.normal(0, 0.5, (len(latent), 3))), 1, 3)
     words = rng.integers(3, 60, len(latent))
     items = [make_item("synth", "turn", (), " ".join(["word"] * int(w)) + f" {k}", group=f"d{k // per_group:02d}",
                        human={"Natural": tuple(r)}) for k, (r, w) in enumerate(zip(ratings, words))]
-    store.save_dataset(geval.Dataset("synth", "synth.csv", "table", items))
+    store.save_dataset(geval.Dataset("synth", "synth.csv", layout, items))
     means, path = ratings.mean(axis=1), folder / "judge.csv"
     path.write_text("item_id,natural\n" + "".join(f"{item.id},{s:.6f}\n" for item, s in zip(items, judge(means, words))))
     geval.alttest.import_judge(store, "synth", path, scale=scale)
@@ -291,9 +292,9 @@ def test_a_lenient_judge_that_ranks_as_people_do_is_named_so(store, tmp_path):
 
 
 def test_a_judge_on_another_scale_is_mapped_onto_the_peoples_and_says_so(store, tmp_path):
-    _synthetic(store, tmp_path, lambda m, w: 2 * m - 1, scale=(1, 5))
+    _synthetic(store, tmp_path, lambda m, w: 2 * m - 1, scale=(1, 5), layout="usr")  # USR's Natural: 1-3
     found = judge_errors(store, "synth")[0]
-    assert found.scale == "its scores, on 1-5, are mapped linearly onto the people's 1-3 to be read on their scale"
+    assert found.scale == "Its scores, on 1-5, are mapped linearly onto the people's 1-3"
     assert found.scores.offset.value == pytest.approx(0.0, abs=1e-6)  # the file keeps 6 decimals
     assert how_it_errs.lines(found)[0] == f"Read on the people's scale: {found.scale}."
 

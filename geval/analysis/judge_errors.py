@@ -4,12 +4,11 @@ people's scale (`geval.analysis.score_errors`) and, when people give whole numbe
 rounded to the scale's points and read as labels too (quadratic-weighted kappa). Read on the items
 `geval.agree` reads: without the groups a prompt search chose the template version on.
 
-A judge asked on another scale than the people's is mapped linearly onto the whole-number range of
-the people's scores first (the alternative annotator test does the same), and `scale` says so."""
+A judge asked on another scale than the people's is mapped linearly onto theirs first, as the
+alternative annotator test does (`geval.analysis.scales`), and `scale` says so."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -18,7 +17,9 @@ from geval.analysis.agreement import human_aspect_for, judge_scores, resolve
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.label_errors import LabelErrors, label_errors
+from geval.analysis.scales import on_people_scale, people_scale
 from geval.analysis.score_errors import ScoreErrors, nearest_point, score_errors
+from geval.data.layouts import declared_scales
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -38,19 +39,6 @@ class AspectErrors:
     notes: list[str] = field(default_factory=list)
 
 
-def on_people_scale(values: pd.Series, own: tuple[float, float],
-                    theirs: tuple[float, float]) -> tuple[pd.Series, tuple[float, float], str]:
-    """A judge's scores on the whole-number range of the people's (`theirs`, as observed), mapped
-    linearly from its own scale when that differs; the range, and how they were put there in words."""
-    target = (float(math.floor(theirs[0])), float(math.ceil(theirs[1])))
-    low, high = own
-    if target == (low, high) or high <= low:
-        return values, target, ""
-    mapped = target[0] + (values - low) * (target[1] - target[0]) / (high - low)
-    return mapped, target, (f"its scores, on {low:g}-{high:g}, are mapped linearly onto the people's "
-                            f"{target[0]:g}-{target[1]:g} to be read on their scale")
-
-
 def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
                  variant: str = "wmean", aspects: list[str] | None = None) -> list[AspectErrors]:
     """How the combination (default: the most recently scored) errs on each judge aspect compared
@@ -64,6 +52,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
     judge = str(match["label"].iloc[0]) if len(match) else version
     human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
     categories, ranges = store.categories(dataset), human_ranges(items)
+    declared = declared_scales(store.dataset_layout(dataset))
     found = []
     for key in scored.scores.columns:
         human = human_aspect_for(scored.template, key, human_aspects)
@@ -80,7 +69,9 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
             continue
         if human not in ranges:
             continue
-        mapped, scale, how = on_people_scale(values, scored.scales[key], ranges[human])
+        theirs, why = people_scale(scored.scales[key], declared.get(human), ranges[human])
+        mapped, scale, how = on_people_scale(values, scored.scales[key], theirs)
+        how += why if how else ""
         scores = score_errors(mapped, items, human, scale)
         labels = None
         if len(scores.shares):  # whole numbers on a scale of a few points: read as labels too

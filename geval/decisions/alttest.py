@@ -49,6 +49,7 @@ from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
+from geval.analysis.scales import on_people_scale, people_scale
 from geval.data.layouts import declared_scales
 from geval.decisions.alttest_groups import MIN_GROUPS, alignment as aligned, one_sided_p
 from geval.decisions.alttest_power import Plan, plan_study
@@ -60,7 +61,7 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary", "their_scale"]
+           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -376,9 +377,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
                 raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
                                    "alignment reads categories")
             theirs, why = (None, "") if human in categories else \
-                their_scale(scored.scales[key], declared.get(human), ranges.get(human))
-            values, scale = _on_their_scale(scored.scores[key].astype(float), scored.scales[key], theirs,
-                                            reading != "continuous" and not imported)
+                people_scale(scored.scales[key], declared.get(human), ranges.get(human))
+            values, _, scale = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs,
+                                               reading != "continuous" and not imported)
             read.append((combo, human, chosen, values.dropna(), items, imported, scale + (why if scale else "")))
     common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
     for _, human, _, values, items, *_ in read:
@@ -404,20 +405,6 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             result.aspect, result.item_ids = human, frozenset(i.id for i in on)
             results.append(result)
     return results
-
-
-def their_scale(own: tuple[float, float], declared: tuple[float, float] | None,
-                seen: tuple[float, float] | None) -> tuple[tuple[float, float] | None, str]:
-    """The people's scale, to read a judge whose own scale is `own` on it, and where it comes from
-    in words: the scale the dataset declares for the aspect (its layout's paper); else, with nothing
-    declared, the judge's own, taken to be written for the people's, unless their scores (`seen`:
-    their lowest and highest) fall outside it: then the whole-number range of their scores. None
-    when the judge is already on it."""
-    if declared is not None:
-        return (None if tuple(declared) == tuple(own) else declared), ""
-    if seen is None or own[0] <= seen[0] <= seen[1] <= own[1]:
-        return None, ""
-    return seen, " (the range of the scores they gave: the dataset does not say its scale)"
 
 
 def _points(people: Mapping[str, Mapping[str, float]], categories: Sequence[str] | None,
@@ -467,23 +454,6 @@ def annotators_of(store: Store, dataset: str) -> str | None:
     return ANNOTATORS_BY_LAYOUT.get(store.dataset_layout(dataset))
 
 
-def _on_their_scale(values: pd.Series, own: tuple[float, float], theirs: tuple[float, float] | None,
-                    whole: bool) -> tuple[pd.Series, str]:
-    """A judge's scores on the annotators' scale, and how they were put there in words ("" when
-    already on it). A judge on another scale (SummEval's fluency asked 1-3 of experts who gave 1-5;
-    a judge imported with its own 1-5) is mapped linearly onto the whole numbers of `theirs`, the
-    people's scale (`their_scale`); `whole`: then rounded to that scale's points (the `mode` and
-    `rounded` readings), as on its own scale."""
-    low, high = own
-    target = (math.floor(theirs[0]), math.ceil(theirs[1])) if theirs else (low, high)
-    said = ""
-    if target != (low, high) and high > low:
-        values = target[0] + (values - low) * (target[1] - target[0]) / (high - low)
-        said = (f"Its scores, on {low:g}-{high:g}, are mapped linearly onto the annotators' {target[0]:g}-{target[1]:g}"
-                + (" and rounded to it" if whole else ""))
-    return (values.round().clip(*target) if whole else values), said
-
-
 def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
     """What the constant baseline of the same aspect (the best of every constant of its scale) says
     of `result` ("" when it says nothing): ties count for both sides, so on a scale where most
@@ -530,8 +500,10 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
         scored = judge_scores(store, dataset, combo, "argmax", items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
-            values, _ = _on_their_scale(scored.scores[key].astype(float), scored.scales[key],
-                                        None if categorical else human_ranges(items, [aspect]).get(aspect), True)
+            theirs, _ = (None, "") if categorical else people_scale(
+                scored.scales[key], declared_scales(store.dataset_layout(dataset)).get(aspect),
+                human_ranges(items, [aspect]).get(aspect))
+            values, _, _ = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs, True)
             judge = values.dropna().to_dict()
     chosen = alignment or ("accuracy" if categorical else "neg-rmse")
     return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
