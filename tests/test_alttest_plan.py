@@ -15,7 +15,7 @@ import pytest
 
 import geval
 from geval.decisions.alttest import alt_test
-from geval.decisions.alttest_power import Plan, plan_study, winning_rates
+from geval.decisions.alttest_power import plan_study, winning_rates
 from tests.helpers import REPO, run_cli
 
 
@@ -74,16 +74,6 @@ def test_with_two_annotators_the_plan_says_it_assumes_a_third_labeling_every_ite
     assert two.sentence().startswith("If a third annotator labeled like your two (67% exact agreement) and all three "
                                      "labeled every item, ")
     assert "simulated studies per size, as in the paper's appendix C)" in two.sentence()
-
-
-def test_the_plan_sentence_when_no_size_reaches_80_percent():
-    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 1000], [0.05, 0.18], runs=200, items=400, per_item=3.0,
-                 resampled=True)
-    assert short.sentence() == (
-        "Drawing studies from your 400 items (drawn one by one, as your 3 annotators labeled them, 3.0 per item, 50% "
-        "exact agreement) with this judge's own scores, even 1,000 items give it only an 18% chance to pass (epsilon "
-        "0.15, neg-rmse; 200 resampled studies per size): the judge, or the annotators' agreement, is too far from "
-        "passing for more items to help much.")
 
 
 def _bench(*args: str) -> list[list[str]]:

@@ -392,7 +392,8 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     on); with no judge, one as good as an annotator. None when no two annotators labeled the same
     item yet; a Plan with its `reason` when there is no plan."""
     people, judge, groups = plan_data(store, dataset, aspect, combo)
-    chosen = alignment or ("accuracy" if aspect in store.categories(dataset) else "neg-rmse")
+    chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
+        "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
     return plan_study(people, judge, epsilon, chosen, groups, runs=runs, min_items=MIN_ITEMS, q=Q)
 
 
