@@ -38,10 +38,12 @@ DATASETS = {"summeval": ("neg-rmse", 0.2), "10k_prompts": ("neg-rmse", 0.15), "c
 #: offset sd, the scale's centre (1-5; 3.9 is skewed to 4 and 5), the people's and the judge's
 #: noise sd, the judge's offset.
 SHAPES = {
-    "3 annotators on every item, independent items, 1-5 even": (3, (3, 3), 1, 0.0, 3.0, 0.8, 0.5, 0.0),
-    "3 annotators on every item, groups of 10 (offset sd .7), skewed": (3, (3, 3), 10, 0.7, 3.9, 0.8, 0.5, -0.3),
+    "3 annotators on every item, independent items, 1-5 even": (3, (3, 3), 1, 0.0, 3.0, 0.8, 0.65, 0.0),
+    "3 annotators on every item, groups of 10 (offset sd .7), skewed": (3, (3, 3), 10, 0.7, 3.9, 0.8, 0.6, -0.3),
     "8 annotators, 2-3 per item, groups of 10 (offset sd .7), skewed, judge .5 low": (8, (2, 3), 10, 0.7, 3.9, 0.8,
                                                                                       0.4, -0.5),
+    "3 annotators on every item, groups of 10 (offset sd .7), skewed, judge .8 low": (3, (3, 3), 10, 0.7, 3.9, 0.8,
+                                                                                      0.5, -0.8),
 }
 LARGEST = 1000  # the plan's largest size
 
@@ -134,13 +136,15 @@ def synthetic_rows(args) -> list[str]:
         rng = np.random.default_rng(5)
         people, judge, groups = population(shape, args.pilot, rng)
         planned = geval.alttest.plan_study(people, judge, 0.15, "neg-rmse", groups, runs=args.runs)
-        size = planned.items_for() or planned.sizes[-1]
-        passed = 0
-        for _ in range(args.draws):
-            study_people, study_judge, _ = population(shape, size, rng)
-            passed += geval.alttest.alt_test(study_people, study_judge, "neg-rmse", 0.15).passed is True
-        found.append(f"| {name} | {args.pilot} | {size} | {planned.chance_at(size):.2f} | {passed / args.draws:.2f} |")
-        print(found[-1], flush=True)
+        largest = planned.items_for() or planned.sizes[-1]
+        for size in dict.fromkeys([max([n for n in planned.sizes if n <= largest / 2], default=largest), largest]):
+            passed = 0
+            for _ in range(args.draws):
+                study_people, study_judge, _ = population(shape, size, rng)
+                passed += geval.alttest.alt_test(study_people, study_judge, "neg-rmse", 0.15).passed is True
+            found.append(f"| {name} | {args.pilot} | {size} | {planned.chance_at(size):.2f} | "
+                         f"{passed / args.draws:.2f} |")
+            print(found[-1], flush=True)
     return found
 
 

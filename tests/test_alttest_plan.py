@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 import geval
+from geval.analysis.held_out import held_out, searched_versions
 from geval.decisions.alttest import alt_test
 from geval.decisions.alttest_power import plan_study, winning_rates
 from tests.helpers import REPO, run_cli
+from tests.test_held_out import COT, ITEMS, searched  # noqa: F401 (searched: the fixture of a finished search)
 
 
 def people_of(rows: dict[str, list[float]]) -> dict[str, dict[str, float]]:
@@ -79,7 +81,7 @@ def test_with_two_annotators_the_plan_says_it_assumes_a_third_labeling_every_ite
 def _bench(*args: str) -> list[list[str]]:
     """bench/alttest_plan.py's table rows, small."""
     done = subprocess.run([sys.executable, "bench/alttest_plan.py", *args], cwd=REPO, capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
     if "is not there" in done.stderr:
         pytest.skip(done.stderr.strip())
     assert done.returncode == 0, done.stderr
@@ -129,20 +131,9 @@ def test_shared_summeval_has_no_plan_for_mistrals_fluency(summeval_store):
                         r"first\.", line), line
 
 
-def test_the_plan_reads_a_searched_winner_without_its_tune_groups(store):
+def test_the_plan_reads_a_searched_winner_without_its_tune_groups(searched):  # noqa: F811 (the fixture)
     """(6d) As every table does: the plan of a template version a search chose reads it on the other groups."""
-    from tests.test_held_out import COT, ITEMS, PLAIN, cot_follows_people
-    from tests.helpers import scripted
-    from geval.analysis.held_out import held_out, searched_versions
-    from geval.data.dataset import Dataset
-    from geval.tuning.search import tune
-
-    store.save_dataset(Dataset("tc", "tc.json", "table", ITEMS))
-    judge = scripted(cot_follows_people)
-    for template in (PLAIN, COT):
-        geval.score(store, ITEMS, template, judge, "tc")
-    result = tune(store, "tc", judge, "Natural", budget=2000, start=PLAIN, others=[COT], few_shot=(), ensemble=False,
-                  seed=1)
+    store, result = searched
     combo = next((c.template_version, c.signature) for c in store.combos("tc").itertuples()
                  if c.template_version == COT.version)
     _, read, _ = geval.alttest.plan_data(store, "tc", "Natural", combo)

@@ -25,7 +25,7 @@ random from the people's own label shares. No number of items is planned for suc
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -128,8 +128,9 @@ def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, fl
     data = _Data.read(people, judge, groups or {})
     if data is None:
         return None
+    items = len(data.present)
     plan = Plan(len(data.names), data.agreement, data.judge_agreement, data.judge is not None, epsilon, alignment,
-                runs=runs, items=len(data.present), per_item=float(data.present.sum(axis=1).mean()) if len(data.present) else 0.0,
+                runs=runs, items=items, per_item=float(data.present.sum(axis=1).mean()) if items else 0.0,
                 groups=data.groups)
     plan.reason = _why_not(plan, data, min_items)
     if plan.reason:
@@ -240,10 +241,10 @@ def _resampled(rng: np.random.Generator, data: _Data, runs: int, settings: dict)
         return float(np.mean(_passes(n, s, ss, **_test(settings))))
 
     sizes, chances = _until_reached(drawn, chance)
-    return [int(round(size * per_unit)) for size in sizes], chances
+    return [round(size * per_unit) for size in sizes], chances
 
 
-def _until_reached(sizes, chance_at) -> tuple[list[int], list[float]]:
+def _until_reached(sizes: Sequence[int], chance_at: Callable[[int], float]) -> tuple[list[int], list[float]]:
     """The chance at each size, smallest first, up to the first that reaches `TARGET` (the sizes
     beyond it change nothing the plan says)."""
     done: tuple[list[int], list[float]] = ([], [])
@@ -283,6 +284,7 @@ def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, sett
 
 
 def _test(settings: dict) -> dict:
+    """The settings `_passes` takes."""
     return {key: settings[key] for key in ("epsilon", "min_items", "q")}
 
 

@@ -65,7 +65,8 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
               Table(_rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
-        blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
+        blocks += [Text("How many items a study like this one needs (studies like it drawn many times at each size; "
+                        "docs/statistics.md, \"How many items\"):"),
                    Bullets(tuple(plans))]
     best = [max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
             for aspect in dict.fromkeys(r.aspect for r in results)]
