@@ -8,7 +8,8 @@ draws groups) drawn without replacement that the test itself (`geval.alttest.alt
 is the plan's number of items (its largest size when it reaches no 80%), at most 80% of the
 data's items; a judge without a plan is checked at that largest size. "From a pilot": the plan
 made from `--pilot` items (whole groups) drawn at random, as a user plans before labeling the
-rest, its chance at the same N (mean over `--pilots` pilots, and their range).
+rest, its chance at the same N (mean over `--pilots` pilots, their range, and how many of them
+say they are a rough guide).
 
 Synthetic (`--synthetic`): populations of known shape (grouped, skewed, sparse designs, a judge
 with an offset), the plan made from a pilot of `--pilot` items, its chance at N beside the pass
@@ -72,14 +73,16 @@ def pilot(people, judge, groups, items: int, rng: np.random.Generator):
 
 def from_pilots(people, judge, groups, size: int, epsilon: float, alignment: str, args) -> str:
     """The chances at `size` of plans made from `--pilots` pilots: "mean (lowest-highest)"."""
-    rng, chances = np.random.default_rng(7), []
+    rng, chances, rough = np.random.default_rng(7), [], 0
     for _ in range(args.pilots):
         few_people, few_judge = pilot(people, judge, groups, args.pilot, rng)
         planned = geval.alttest.plan_study(few_people, few_judge, epsilon, alignment, groups, runs=args.runs,
                                            seed=int(rng.integers(1 << 30)))
         if planned is not None and not planned.reason:
             chances.append(planned.chance_at(size))
-    return f"{np.mean(chances):.2f} ({min(chances):.2f}-{max(chances):.2f})" if chances else "no plan"
+            rough += "a rough guide" in planned.sentence()
+    return (f"{np.mean(chances):.2f} ({min(chances):.2f}-{max(chances):.2f}; {rough} of {len(chances)} rough)"
+            if chances else "no plan")
 
 
 def checked(planned, people, judge, groups, epsilon: float, alignment: str, args) -> tuple[int, str, str, float]:

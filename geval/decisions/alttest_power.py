@@ -35,8 +35,11 @@ from scipy import stats
 TARGET = 0.8
 #: The study sizes tried, in items.
 SIZES = (*range(30, 301, 10), *range(350, 1001, 50))
-#: No plan from fewer items two annotators share (and the judge scored); below `FIRM`, a rough one.
+#: No plan from fewer items two annotators share (and the judge scored); a rough one when an annotator
+#: the planned study tests has fewer than `FIRM` items in the data, or its groups are too few to draw.
 MIN_SHARED, FIRM = 10, 30
+#: The fewest groups drawn whole (fewer: items drawn one by one, and the plan says it is rough).
+MIN_GROUPS = 10
 #: At most this many numbers in one drawn block (runs x items x annotators), to bound memory.
 BLOCK = 2_000_000
 
@@ -66,6 +69,8 @@ class Plan:
     resampled: bool = False
     groups: int = 0  # the groups drawn (0: items drawn one by one)
     crossed: bool = False
+    thinnest: int = FIRM  # the fewest items in the data of an annotator the planned study tests
+    few_groups: int = 0  # the data's groups, when some hold several items but they are too few to draw whole
     reason: str = ""
 
     def items_for(self, chance: float = TARGET) -> int | None:
@@ -91,9 +96,19 @@ class Plan:
         else:
             groups = f" ({round(needed * self.groups / self.items)} groups)" if self.resampled and self.groups else ""
             outcome = f"about {needed:,} items{groups} give {self._judge()} {_a(chance)} chance to pass (epsilon {how}."
-        shaky = "" if self.items >= FIRM else (f" It rests on only {self.items} items two annotators share: a rough "
-                                               f"guide until there are {FIRM}.")
-        return f"{self._assuming()}, {outcome}{shaky}"
+        return f"{self._assuming()}, {outcome}{self._rough()}"
+
+    def _rough(self) -> str:
+        """What makes the plan a rough guide, in a sentence ("" when nothing does)."""
+        if self.crossed and self.items < FIRM:
+            return f" It rests on only {self.items} items two annotators share: a rough guide until there are {FIRM}."
+        if not self.crossed and self.thinnest < FIRM:
+            return (f" It rests on as few as {self.thinnest} items of an annotator the planned study tests (each item "
+                    f"drawn again and again): a rough guide until each has {FIRM}.")
+        if 1 < self.few_groups < MIN_GROUPS:
+            return (f" Its items come from only {self.few_groups} groups, too few to draw whole (items drawn one by "
+                    f"one: optimistic): a rough guide until there are {MIN_GROUPS}.")
+        return ""
 
     def _judge(self) -> str:
         if self.resampled:
@@ -137,15 +152,19 @@ def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, fl
         return plan
     rng = np.random.default_rng(seed)
     settings = {"epsilon": epsilon, "alignment": alignment, "min_items": min_items, "q": q}
+    plan.few_groups = 0 if data.groups else data.few_groups
     if data.judge is not None and len(data.names) >= 3:
         plan.resampled = True
         plan.sizes, plan.chances = _resampled(rng, data, runs, settings)
-        return plan
-    plan.crossed, plan.groups = len(data.names) < 3, 0
-    if plan.crossed:
-        plan.annotators, plan.per_item = 3, 3.0
-    plan.sizes, plan.chances = _until_reached(SIZES, lambda size: float(np.mean(_modelled(rng, data, size, runs,
-                                                                                           settings))))
+    else:
+        plan.crossed, plan.groups = len(data.names) < 3, 0
+        if plan.crossed:
+            plan.annotators, plan.per_item = 3, 3.0
+        plan.sizes, plan.chances = _until_reached(SIZES, lambda size: float(np.mean(_modelled(rng, data, size, runs,
+                                                                                               settings))))
+    labeled = data.present.sum(axis=0)  # the planned study tests an annotator expected to have min_items of it
+    tested = labeled * (plan.items_for() or plan.sizes[-1]) / items >= min_items
+    plan.thinnest = int(labeled[tested].min()) if tested.any() else FIRM
     return plan
 
 
@@ -155,7 +174,8 @@ class _Data:
     agree exactly (the judge with one of them), and the items two annotators or more labeled (and
     the judge scored, with a judge): who labeled each (`present`, items x annotators), their
     labels (`scores`, 0 where none), the judge's scores, each item's group (`units`) and how many
-    groups are drawn whole (0: items are drawn one by one)."""
+    groups are drawn whole (0: items are drawn one by one, `few_groups` saying when groups were too
+    few to draw)."""
 
     values: np.ndarray
     frequencies: np.ndarray
@@ -168,6 +188,7 @@ class _Data:
     pairs: list[tuple[float, float]]  # the judge's score and a person's label, on every item both gave one
     units: np.ndarray
     groups: int
+    few_groups: int  # the groups, when some hold several items but there are fewer than MIN_GROUPS
 
     @classmethod
     def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
@@ -196,10 +217,11 @@ class _Data:
         index: dict[str, int] = {}  # each item's group (an item without one is a group of its own)
         units = np.array([index.setdefault(groups.get(item) or f"item {item}", len(index)) for item in labeled], int)
         sizes = np.bincount(units)
-        drawn_whole = len(sizes) >= 10 and sizes.max(initial=0) > 1  # enough groups for drawing them to say anything
+        grouped = sizes.max(initial=0) > 1
         return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
                    np.array([judged[item] for item in labeled]) if with_judge else None, with_judge, units,
-                   len(sizes) if drawn_whole else 0)
+                   len(sizes) if grouped and len(sizes) >= MIN_GROUPS else 0,
+                   len(sizes) if grouped and len(sizes) < MIN_GROUPS else 0)
 
 
 def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
