@@ -70,6 +70,29 @@ def test_no_plan_from_fewer_than_ten_shared_items_and_a_rough_one_below_thirty()
                                      "are 30.")
 
 
+def test_a_plan_drawing_an_annotators_few_items_again_and_again_or_from_few_groups_says_it_is_rough():
+    rng = np.random.default_rng(2)
+    truth = rng.choice([1.0, 2.0, 3.0], size=80)
+    people = {f"a{k}": {f"i{i}": t if rng.random() < 0.7 else float(rng.integers(1, 4)) for i, t in enumerate(truth)}
+              for k in range(3)}
+    people["d"] = {f"i{i}": truth[i] for i in range(20)}  # 20 items: 250 of a 1,000-item study, each drawn 12 times
+    judge = {f"i{i}": t if rng.random() < 0.6 else float(rng.integers(1, 4)) for i, t in enumerate(truth)}
+    thin = plan_study(people, judge, 0.1, "accuracy")
+    assert thin.items_for() is None and thin.thinnest == 20
+    assert thin.sentence().endswith(" It rests on as few as 20 items of an annotator the planned study tests (each "
+                                    "item drawn again and again): a rough guide until each has 30.")
+    people = skewed()
+    few = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse", {item: f"g{k // 10}" for k, item in
+                                                                  enumerate(people["a0"])})  # 6 groups of 10
+    assert few.groups == 0 and few.sentence().endswith(
+        " Its items come from only 6 groups, too few to draw whole (items drawn one by one: optimistic): a rough guide "
+        "until there are 10.")
+    many = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse", {item: f"g{k // 5}" for k, item in
+                                                                   enumerate(people["a0"])})  # 12 groups of 5
+    assert many.groups == 12 and "(in 12 groups drawn whole, as your 3 annotators labeled them" in many.sentence()
+    assert "rough guide" not in many.sentence()
+
+
 def test_with_two_annotators_the_plan_says_it_assumes_a_third_labeling_every_item():
     two = plan_study(people_of({"a": [1.0, 2.0, 3.0] * 20, "b": [1.0, 2.0, 2.0] * 20}), None)
     assert two.crossed and two.annotators == 3
