@@ -13,7 +13,8 @@ say they are a rough guide).
 
 Synthetic (`--synthetic`): populations of known shape (grouped, skewed, sparse designs, a judge
 with an offset), the plan made from a pilot of `--pilot` items, its chance at N beside the pass
-rate of `--draws` fresh studies of N items drawn from the population.
+rate of `--draws` fresh studies of N items drawn from the population; N is the plan's number of items
+and a size on the way (the first where its chance reaches .3, else half its N).
 
     nice -n 10 python bench/alttest_plan.py [--only summeval,10k_prompts] [--judges gpt-4o,...]
     nice -n 10 python bench/alttest_plan.py --synthetic --pilot 600
@@ -96,8 +97,7 @@ def checked(planned, people, judge, groups, epsilon: float, alignment: str, args
         size = min(planned.items_for() or sizes[-1], sizes[-1])
         shown = f"{planned.chance_at(size):.2f}"
         pilots = from_pilots(people, judge, groups, size, epsilon, alignment, args) if args.pilots else "–"
-    real = geval.alttest.drawn_pass_rate(people, judge, size, args.draws, epsilon, alignment,
-                                         groups if planned.groups else None, seed=1)
+    real = geval.alttest.drawn_pass_rate(people, judge, size, args.draws, epsilon, alignment, groups, seed=1)
     return size, shown, pilots, real
 
 
@@ -140,11 +140,15 @@ def synthetic_rows(args) -> list[str]:
         people, judge, groups = population(shape, args.pilot, rng)
         planned = geval.alttest.plan_study(people, judge, 0.15, "neg-rmse", groups, runs=args.runs)
         largest = planned.items_for() or planned.sizes[-1]
-        for size in dict.fromkeys([max([n for n in planned.sizes if n <= largest / 2], default=largest), largest]):
+        middle = next((n for n, c in zip(planned.sizes, planned.chances) if c >= 0.3), largest)  # a size on the way
+        if middle == largest:
+            middle = max([n for n in planned.sizes if n <= largest / 2], default=largest)
+        for size in dict.fromkeys([middle, largest]):
             passed = 0
             for _ in range(args.draws):
-                study_people, study_judge, _ = population(shape, size, rng)
-                passed += geval.alttest.alt_test(study_people, study_judge, "neg-rmse", 0.15).passed is True
+                study_people, study_judge, study_groups = population(shape, size, rng)
+                passed += geval.alttest.alt_test(study_people, study_judge, "neg-rmse", 0.15,
+                                                 groups=study_groups).passed is True
             found.append(f"| {name} | {args.pilot} | {size} | {planned.chance_at(size):.2f} | "
                          f"{passed / args.draws:.2f} |")
             print(found[-1], flush=True)

@@ -42,6 +42,26 @@ def test_the_vectorized_test_equals_the_test_when_annotators_label_different_ite
                 one.winning_rate == pytest.approx(rates[run]), (alignment, run)
 
 
+def test_the_vectorized_test_over_groups_equals_the_test():
+    """As the test takes it where items come in groups: each annotator's t-test over its groups (CR2), tested
+    from 30 items and 10 groups; annotators labeling different items, groups of 1 to 6 items."""
+    rng = np.random.default_rng(6)
+    runs, annotators, items = 8, 5, 90
+    groups = np.repeat(np.arange(30), rng.integers(1, 7, size=30))[:items]
+    labels = rng.integers(1, 6, size=(runs, annotators, len(groups))).astype(float)
+    labels[rng.random(labels.shape) < 0.35] = np.nan
+    judge = rng.integers(1, 6, size=(runs, len(groups))).astype(float)
+    for alignment in ("accuracy", "neg-rmse"):
+        rates = winning_rates(labels, judge, 0.2, alignment, min_items=30, groups=groups)
+        for run in range(runs):
+            one = alt_test(people_of({f"a{k}": list(labels[run, k]) for k in range(annotators)}),
+                           {f"i{i}": judge[run, i] for i in range(len(groups))}, alignment, 0.2,
+                           groups={f"i{i}": f"g{g}" for i, g in enumerate(groups)})
+            assert one.by == "groups"
+            assert (math.isnan(one.winning_rate) and math.isnan(rates[run])) or \
+                one.winning_rate == pytest.approx(rates[run]), (alignment, run)
+
+
 def skewed(items: int = 60) -> dict[str, dict[str, float]]:
     """3 annotators on a 1-5 scale, mostly 5."""
     rng = np.random.default_rng(2)
@@ -84,12 +104,12 @@ def test_a_plan_drawing_an_annotators_few_items_again_and_again_or_from_few_grou
     people = skewed()
     few = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse", {item: f"g{k // 10}" for k, item in
                                                                   enumerate(people["a0"])})  # 6 groups of 10
-    assert few.groups == 0 and few.sentence().endswith(
-        " Its items come from only 6 groups, too few to draw whole (items drawn one by one: optimistic): a rough guide "
-        "until there are 10.")
+    assert few.groups == 6 and few.by == "groups" and few.sentence().endswith(
+        " Its items come from only 6 groups, each drawn again and again: a rough guide until there are 10.")
     many = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse", {item: f"g{k // 5}" for k, item in
                                                                    enumerate(people["a0"])})  # 12 groups of 5
     assert many.groups == 12 and "(in 12 groups drawn whole, as your 3 annotators labeled them" in many.sentence()
+    assert "(epsilon 0.2, neg-rmse, over groups; 200 resampled studies per size)" in many.sentence()
     assert "rough guide" not in many.sentence()
 
 

@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import alttest, cached, human_side, state
+from studio import alttest, cached, human_side, state, systems
 from studio import combos as scored
 from studio.text import plain
 
@@ -126,6 +126,8 @@ if (stacked["metric"] == metric).any():
 human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
 
 alttest.section(store, dataset.name, combos)
+
+systems.section(store, dataset, combos)
 
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "

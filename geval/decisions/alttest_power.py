@@ -1,10 +1,11 @@
 """How many items does the alternative annotator test need? A study like the data's, drawn many
 times at each size; the chance to pass is the share of drawn studies in which the test passes
-(`alttest.alt_test`'s rule, vectorized here: the same alignments, t-test, Benjamini-Yekutieli and
-winning rate, annotators with fewer than 30 items of a study not tested).
+(`alttest.alt_test`'s rule, vectorized here: the same alignments, each annotator's t-test over its
+items or, where the items come in groups, over its groups (`alttest_groups`), Benjamini-Yekutieli
+and winning rate; annotators with fewer than 30 items of a study, or 10 groups, not tested).
 
-- **A judge scored on the data** (and three annotators or more): its items, or its groups where an
-  item's group holds several (a document's summaries, a dialogue's responses), are drawn with
+- **A judge scored on the data** (and three annotators or more): its items, or its groups where a
+  group holds several of them (a document's summaries, a dialogue's responses), are drawn with
   replacement, each with who labeled it, the people's labels and the judge's own score: the
   design (how many items each annotator labels, who overlaps with whom) and the judge's real
   behaviour (its offset from the people, label by label) are the data's, not a model's.
@@ -13,8 +14,10 @@ winning rate, annotators with fewer than 30 items of a study not tested).
   annotator gives it with probability 1 - eta, else a label drawn from the same frequencies,
   eta chosen so that two annotators agree exactly as often as the data's do. The items' designs
   (who labels each) are drawn from the data's; with fewer than three annotators a third one like
-  them is assumed and all three label every item. The judge is an annotator like the others, or,
-  when one is scored, gives a label drawn from its own labels where a person gave that label.
+  them is assumed and all three label every item; where the data's items come in groups, the
+  drawn items are put in groups of the data's mean size for the test (without a group's shared
+  offset). The judge is an annotator like the others, or, when one is scored, gives a label drawn
+  from its own labels where a person gave that label.
 
 No plan is made from fewer than `MIN_SHARED` items two annotators share, nor for a judge worse
 than chance: one whose advantage probability on the data (the share of items where it represents
@@ -31,15 +34,16 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from geval.decisions.alttest_groups import MIN_GROUPS, cr2_p
+
 #: The chance a planned study should give the test.
 TARGET = 0.8
 #: The study sizes tried, in items.
 SIZES = (*range(30, 301, 10), *range(350, 1001, 50))
 #: No plan from fewer items two annotators share (and the judge scored); a rough one when an annotator
-#: the planned study tests has fewer than `FIRM` items in the data, or its groups are too few to draw.
+#: the planned study tests has fewer than `FIRM` items in the data, or the data has fewer than
+#: `MIN_GROUPS` groups to draw.
 MIN_SHARED, FIRM = 10, 30
-#: The fewest groups drawn whole (fewer: items drawn one by one, and the plan says it is rough).
-MIN_GROUPS = 10
 #: At most this many numbers in one drawn block (runs x items x annotators), to bound memory.
 BLOCK = 2_000_000
 
@@ -48,10 +52,10 @@ BLOCK = 2_000_000
 class Plan:
     """The chance to pass by number of items, for a study of `annotators` annotators whose labels
     agree exactly `agreement` of the time (the judge with an annotator: `judge_agreement`), at
-    `epsilon` and `alignment`; `runs` drawn studies per size. `resampled`: the data's items (or
-    its `groups`) drawn with their labels and the judge's scores; else the appendix C model
-    (`crossed`: a third annotator assumed, every annotator labeling every item). `reason`: why
-    there is no plan (then no sizes)."""
+    `epsilon` and `alignment`, each annotator's t-test taken `by` its items or its groups; `runs`
+    drawn studies per size. `resampled`: the data's items (or its `groups`) drawn with their labels
+    and the judge's scores; else the appendix C model (`crossed`: a third annotator assumed, every
+    annotator labeling every item). `reason`: why there is no plan (then no sizes)."""
 
     annotators: int
     agreement: float
@@ -67,10 +71,10 @@ class Plan:
     chance_advantage: float = math.nan  # that of labels drawn at random from the people's label shares
     per_item: float = 0.0  # annotators per item, on those items
     resampled: bool = False
-    groups: int = 0  # the groups drawn (0: items drawn one by one)
+    groups: int = 0  # the data's groups, drawn whole (0: its items are drawn one by one)
     crossed: bool = False
     thinnest: int = FIRM  # the fewest items in the data of an annotator the planned study tests
-    few_groups: int = 0  # the data's groups, when some hold several items but they are too few to draw whole
+    by: str = "items"  # what each annotator's t-test takes as independent: items, or groups
     reason: str = ""
 
     def items_for(self, chance: float = TARGET) -> int | None:
@@ -86,7 +90,7 @@ class Plan:
         if self.reason:
             return self.reason
         needed = self.items_for(chance)
-        how = (f"{self.epsilon:g}, {self.alignment}; {self.runs} "
+        how = (f"{self.epsilon:g}, {self.alignment}, over {self.by}; {self.runs} "
                + ("resampled studies per size)" if self.resampled else "simulated studies per size, as in the "
                                                                        "paper's appendix C)"))
         if needed is None:
@@ -105,9 +109,9 @@ class Plan:
         if not self.crossed and self.thinnest < FIRM:
             return (f" It rests on as few as {self.thinnest} items of an annotator the planned study tests (each item "
                     f"drawn again and again): a rough guide until each has {FIRM}.")
-        if 1 < self.few_groups < MIN_GROUPS:
-            return (f" Its items come from only {self.few_groups} groups, too few to draw whole (items drawn one by "
-                    f"one: optimistic): a rough guide until there are {MIN_GROUPS}.")
+        if self.resampled and 0 < self.groups < MIN_GROUPS:
+            return (f" Its items come from only {self.groups} groups, each drawn again and again: a rough guide until "
+                    f"there are {MIN_GROUPS}.")
         return ""
 
     def _judge(self) -> str:
@@ -136,28 +140,30 @@ def _a(share: float) -> str:
 
 def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None = None,
                epsilon: float = 0.15, alignment: str = "accuracy", groups: Mapping[str, str] | None = None,
-               runs: int = 200, seed: int = 0, min_items: int = 30, q: float = 0.05) -> Plan | None:
+               by: str | None = None, runs: int = 200, seed: int = 0, min_items: int = 30,
+               q: float = 0.05) -> Plan | None:
     """The plan for a study like the data's ({annotator: {item: label}}; the judge's {item: label},
-    read on the annotators' scale; `groups`: {item: group}). None when no two annotators labeled
-    the same item (their agreement is unknown); a Plan with its `reason` when there is no plan."""
+    read on the annotators' scale; `groups`: {item: group}; `by`: what each annotator's t-test
+    takes as independent, as `alt_test` has it: None, the groups where some holds several items).
+    None when no two annotators labeled the same item (their agreement is unknown); a Plan with its
+    `reason` when there is no plan."""
     data = _Data.read(people, judge, groups or {})
     if data is None:
         return None
     items = len(data.present)
     plan = Plan(len(data.names), data.agreement, data.judge_agreement, data.judge is not None, epsilon, alignment,
                 runs=runs, items=items, per_item=float(data.present.sum(axis=1).mean()) if items else 0.0,
-                groups=data.groups)
+                groups=data.groups, by="groups" if data.groups and by != "items" else "items")
     plan.reason = _why_not(plan, data, min_items)
     if plan.reason:
         return plan
     rng = np.random.default_rng(seed)
-    settings = {"epsilon": epsilon, "alignment": alignment, "min_items": min_items, "q": q}
-    plan.few_groups = 0 if data.groups else data.few_groups
+    settings = {"epsilon": epsilon, "alignment": alignment, "min_items": min_items, "q": q, "by": plan.by}
     if data.judge is not None and len(data.names) >= 3:
         plan.resampled = True
         plan.sizes, plan.chances = _resampled(rng, data, runs, settings)
     else:
-        plan.crossed, plan.groups = len(data.names) < 3, 0
+        plan.crossed = len(data.names) < 3
         if plan.crossed:
             plan.annotators, plan.per_item = 3, 3.0
         plan.sizes, plan.chances = _until_reached(SIZES, lambda size: float(np.mean(_modelled(rng, data, size, runs,
@@ -174,8 +180,7 @@ class _Data:
     agree exactly (the judge with one of them), and the items two annotators or more labeled (and
     the judge scored, with a judge): who labeled each (`present`, items x annotators), their
     labels (`scores`, 0 where none), the judge's scores, each item's group (`units`) and how many
-    groups are drawn whole (0: items are drawn one by one, `few_groups` saying when groups were too
-    few to draw)."""
+    groups there are where some holds several of the items (0: none does)."""
 
     values: np.ndarray
     frequencies: np.ndarray
@@ -188,7 +193,6 @@ class _Data:
     pairs: list[tuple[float, float]]  # the judge's score and a person's label, on every item both gave one
     units: np.ndarray
     groups: int
-    few_groups: int  # the groups, when some hold several items but there are fewer than MIN_GROUPS
 
     @classmethod
     def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
@@ -217,11 +221,9 @@ class _Data:
         index: dict[str, int] = {}  # each item's group (an item without one is a group of its own)
         units = np.array([index.setdefault(groups.get(item) or f"item {item}", len(index)) for item in labeled], int)
         sizes = np.bincount(units)
-        grouped = sizes.max(initial=0) > 1
         return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
                    np.array([judged[item] for item in labeled]) if with_judge else None, with_judge, units,
-                   len(sizes) if grouped and len(sizes) >= MIN_GROUPS else 0,
-                   len(sizes) if grouped and len(sizes) < MIN_GROUPS else 0)
+                   len(sizes) if sizes.max(initial=0) > 1 else 0)
 
 
 def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
@@ -257,10 +259,15 @@ def _resampled(rng: np.random.Generator, data: _Data, runs: int, settings: dict)
         drawn = sorted(set(np.round(np.geomspace(low, high, 30)).astype(int).tolist()))
 
     def chance(size: int) -> float:
-        picks = rng.integers(0, count, size=(runs, size)) + count * np.arange(runs)[:, None]
-        times = np.bincount(picks.ravel(), minlength=runs * count).reshape(runs, count).astype(float)
-        n, s, ss = (times @ total for total in sums)
-        return float(np.mean(_passes(n, s, ss, **_test(settings))))
+        if settings["by"] == "items":  # how often each unit is drawn is all the test over items needs
+            picks = rng.integers(0, count, size=(runs, size)) + count * np.arange(runs)[:, None]
+            times = np.bincount(picks.ravel(), minlength=runs * count).reshape(runs, count).astype(float)
+            return float(np.mean(_passes(*((times @ total)[:, None, :] for total in sums), settings)))
+        block, passed = max(1, BLOCK // (size * len(data.names))), []  # over groups: each drawn group apart
+        for start in range(0, runs, block):
+            picks = rng.integers(0, count, size=(min(block, runs - start), size))
+            passed.append(_passes(*(total[picks] for total in sums), settings))
+        return float(np.mean(np.concatenate(passed)))
 
     sizes, chances = _until_reached(drawn, chance)
     return [round(size * per_unit) for size in sizes], chances
@@ -287,6 +294,7 @@ def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, sett
     annotators = 3 if crossed else len(data.names)
     eta = _eta(data.frequencies, data.agreement)
     judge_given = _judge_by_label(data.values, data.pairs) if data.judge is not None else None
+    group = max(1, round(len(data.present) / data.groups)) if data.groups else 1  # the data's mean group size
     pairs = annotators if settings["alignment"] == "accuracy" else 1  # accuracy compares every two annotators
     block = max(1, BLOCK // (items * (annotators + 1) * pairs))
     passed = []
@@ -300,14 +308,10 @@ def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, sett
         if judge_given is not None:
             judge = _judge_labels(rng, judge_given, gold[:, 0])
         differences = _differences(scores, present, judge, settings["alignment"])
-        passed.append(_passes(present.sum(axis=1).astype(float), differences.sum(axis=1),
-                              (differences ** 2).sum(axis=1), **_test(settings)))
+        starts = np.arange(0, items, group if settings["by"] == "groups" else items)  # the groups of the test
+        passed.append(_passes(*(np.add.reduceat(part, starts, axis=1) for part in
+                                (present.astype(float), differences, differences ** 2)), settings))
     return np.concatenate(passed)
-
-
-def _test(settings: dict) -> dict:
-    """The settings `_passes` takes."""
-    return {key: settings[key] for key in ("epsilon", "min_items", "q")}
 
 
 def _drawn(rng: np.random.Generator, frequencies: np.ndarray, etas: np.ndarray, runs: int, items: int):
@@ -345,16 +349,21 @@ def simulate(rng: np.random.Generator, values: np.ndarray, frequencies: np.ndarr
 
 
 def winning_rates(people: np.ndarray, judge: np.ndarray, epsilon: float, alignment: str = "accuracy",
-                  q: float = 0.05, min_items: int = 0) -> np.ndarray:
+                  q: float = 0.05, min_items: int = 0, groups: np.ndarray | None = None) -> np.ndarray:
     """The alternative annotator test of every simulated study at once (people: runs x annotators x
     items, NaN where an annotator did not label an item; judge: runs x items): its winning rate per
-    run (NaN when no annotator has `min_items` items with another annotator)."""
+    run (NaN when no annotator is tested), each annotator's t-test over its items, or with `groups`
+    (a code per item) over its groups (MIN_GROUPS of them to be tested), from `min_items` items."""
     scores = people.transpose(0, 2, 1)
     present = ~np.isnan(scores)
     differences = _differences(scores, present, judge, alignment)
-    compared = present & (present.sum(axis=-1, keepdims=True) >= 2)
-    rate, _ = _rates(compared.sum(axis=1).astype(float), differences.sum(axis=1), (differences ** 2).sum(axis=1),
-                     epsilon, min_items, q)
+    compared = (present & (present.sum(axis=-1, keepdims=True) >= 2)).astype(float)
+    order = np.argsort(groups, kind="stable") if groups is not None else np.arange(scores.shape[1])
+    codes = groups[order] if groups is not None else np.zeros(len(order))
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])  # where each group begins, in that order
+    parts = (np.add.reduceat(part[:, order], starts, axis=1) for part in (compared, differences, differences ** 2))
+    rate, _, _ = _winning(*parts, {"epsilon": epsilon, "min_items": min_items, "q": q,
+                                   "by": "groups" if groups is not None else "items"})
     return rate
 
 
@@ -397,36 +406,57 @@ def _advantages(data: _Data, alignment: str, min_items: int) -> tuple[float, flo
                  for wins in (machine, by_chance))
 
 
-def _rates(n: np.ndarray, s: np.ndarray, ss: np.ndarray, epsilon: float, min_items: int,
-           q: float) -> tuple[np.ndarray, np.ndarray]:
-    """Each run's winning rate (NaN when no annotator has `min_items` items) and its tested
-    annotators, from each annotator's items n, sum s and sum of squares ss of the differences
-    (runs x annotators): the one-sided t-test of each (as scipy gives it), Benjamini-Yekutieli at
-    `q` over those tested."""
-    tested = n >= max(min_items, 1)
+def _passes(counts: np.ndarray, sums: np.ndarray, squares: np.ndarray, settings: dict) -> np.ndarray:
+    """Whether the test passes in each run (`_winning`): three annotators or more, one of them
+    tested, a winning rate of .5 or more."""
+    rate, count, annotators = _winning(counts, sums, squares, settings)
+    return (annotators >= 3) & (count > 0) & (np.nan_to_num(rate) >= 0.5)
+
+
+def _winning(counts: np.ndarray, sums: np.ndarray, squares: np.ndarray,
+             settings: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's winning rate, annotators tested and annotators with an item, from each annotator's
+    items, sum and sum of squares of its differences in each group of the run (runs x groups x
+    annotators; a single group: over items): each annotator's t-test over its items or
+    (settings["by"]) its groups, tested from `min_items` items (and MIN_GROUPS groups),
+    Benjamini-Yekutieli at `q`."""
+    n, s = counts.sum(axis=1), sums.sum(axis=1)
+    if settings["by"] == "groups":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = s / n
+        p = cr2_p(counts.transpose(0, 2, 1), (sums - counts * mean[:, None, :]).transpose(0, 2, 1), mean,
+                  settings["epsilon"])
+        tested = (n >= settings["min_items"]) & ((counts > 0).sum(axis=1) >= MIN_GROUPS)
+    else:
+        p, tested = _item_p(n, s, squares.sum(axis=1), settings["epsilon"]), n >= max(settings["min_items"], 1)
+    rate, count = _rates(p, tested, settings["q"])
+    return rate, count, (n > 0).sum(axis=1)
+
+
+def _item_p(n: np.ndarray, s: np.ndarray, ss: np.ndarray, epsilon: float) -> np.ndarray:
+    """Each annotator's one-sided t-test p over its items (as scipy gives it), from its items n, the
+    sum s and the sum of squares ss of its differences (runs x annotators)."""
     with np.errstate(divide="ignore", invalid="ignore"):
         mean = s / n
         spread = ss * n - s * s  # n (n - 1) times the variance: exact, the differences being -1, 0, 1
-        t = (mean - epsilon) / np.sqrt(spread / (n * n * (n - 1)))
-        p = stats.t.cdf(t, n - 1)
-    constant = spread == 0
-    p = np.where(constant, np.where(mean < epsilon, 0.0, np.where(mean > epsilon, 1.0, np.nan)), p)
-    p = np.where(n >= 2, p, np.nan)  # one item: no t-test (scipy's NaN)
+        p = stats.t.cdf((mean - epsilon) / np.sqrt(spread / (n * n * (n - 1))), n - 1)
+    p = np.where(spread == 0, np.where(mean < epsilon, 0.0, np.where(mean > epsilon, 1.0, np.nan)), p)
+    return np.where(n >= 2, p, np.nan)  # one item: no t-test (scipy's NaN)
+
+
+def _rates(p: np.ndarray, tested: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's winning rate (NaN when no annotator is tested) and how many annotators it tested,
+    from their p-values (runs x annotators): Benjamini-Yekutieli at `q` over those tested (a NaN p
+    counted, never rejected)."""
     p = np.where(tested & ~np.isnan(p), p, np.inf)
     count = tested.sum(axis=1)
-    ranks = np.arange(1, n.shape[1] + 1)
+    ranks = np.arange(1, p.shape[1] + 1)
     harmonic = np.r_[1.0, np.cumsum(1.0 / ranks)]  # harmonic[k] = H(k), H(0) unused
     thresholds = ranks[None, :] / np.maximum(count, 1)[:, None] * q / harmonic[np.maximum(count, 1)][:, None]
     below = np.sort(p, axis=1) <= thresholds
-    rejected = np.where(below.any(axis=1), n.shape[1] - np.argmax(below[:, ::-1], axis=1), 0)
+    rejected = np.where(below.any(axis=1), p.shape[1] - np.argmax(below[:, ::-1], axis=1), 0)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(count > 0, rejected / count, np.nan), count
-
-
-def _passes(n: np.ndarray, s: np.ndarray, ss: np.ndarray, epsilon: float, min_items: int, q: float) -> np.ndarray:
-    """Whether the test passes in each run: three annotators or more, one tested, winning rate .5 or more."""
-    rate, count = _rates(n, s, ss, epsilon, min_items, q)
-    return ((n > 0).sum(axis=1) >= 3) & (count > 0) & (np.nan_to_num(rate) >= 0.5)
 
 
 def _pairs(people: Mapping[str, Mapping[str, float]]) -> list[tuple[float, float]]:

@@ -58,6 +58,7 @@ from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
+from geval.reporting.systems import systems_section
 from geval.reporting.summary import Judged, summary_section
 from geval.reporting.tables import (
     curve_caption,
@@ -208,6 +209,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_judged(items, described, scored, searched))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
+    document.add(*systems_section(store, name, say, figures=figures))
     if goals and board is not None:
         document.add(*_goals(board))
     document.add(*_overview(scored, metric, figures), *comparisons)
