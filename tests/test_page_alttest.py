@@ -218,7 +218,7 @@ def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypat
     at.switch_page(LABEL).run()
     at.run()  # a rerun of the Label page alone
     line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
-    assert "(epsilon 0.3, neg-rmse, over items;" in line
+    assert "(epsilon 0.3, neg-rmse, over groups;" in line  # the dialogues of the file
 
     at.switch_page(INSPECT).run()  # each annotator by name beside the judge
     assert not at.exception and list(at.table[0].value.columns) == ["mean", "ann", "bob"]
