@@ -111,6 +111,9 @@ def test_a_plan_drawing_an_annotators_few_items_again_and_again_or_from_few_grou
     assert many.groups == 12 and "(in 12 groups drawn whole, as your 3 annotators labeled them" in many.sentence()
     assert "(epsilon 0.2, neg-rmse, over groups; 200 resampled studies per size)" in many.sentence()
     assert "rough guide" not in many.sentence()
+    asked = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse", {item: f"g{k // 5}" for k, item in
+                                                                    enumerate(people["a0"])}, by="items")
+    assert asked.by == "items" and asked.groups == 12 and "neg-rmse, over items;" in asked.sentence()
 
 
 def test_with_two_annotators_the_plan_says_it_assumes_a_third_labeling_every_item():
