@@ -60,7 +60,8 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary", "their_scale"]
+           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_study", "ranking", "run",
+           "summary", "their_scale"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",

@@ -30,7 +30,6 @@ def one_sided_p(differences: np.ndarray, groups: np.ndarray, epsilon: float) -> 
     per item, shared by every row) and Bell-McCaffrey degrees of freedom. As scipy's t-test for rows
     that do not vary: 0 below epsilon, 1 above, NaN at it; NaN with a single group."""
     differences = np.atleast_2d(np.asarray(differences, dtype=float))
-    n = differences.shape[1]
     codes, groups = np.unique(groups, return_inverse=True)
     sizes = np.bincount(groups, minlength=len(codes)).astype(float)
     mean = differences.mean(axis=1)
