@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
+from scipy.optimize import isotonic_regression
 
 from geval.decisions.alttest_groups import MIN_GROUPS, cr2_p
 
@@ -274,15 +275,16 @@ def _resampled(rng: np.random.Generator, data: _Data, runs: int, settings: dict)
 
 
 def _until_reached(sizes: Sequence[int], chance_at: Callable[[int], float]) -> tuple[list[int], list[float]]:
-    """The chance at each size, smallest first, up to the first that reaches `TARGET` (the sizes
-    beyond it change nothing the plan says)."""
+    """The chance at each size, smallest first, until three sizes in a row reach `TARGET` (the sizes
+    beyond change nothing the plan says), smoothed to rise with the size (isotonic regression): the
+    first size said to reach it is then not a lucky draw on a plateau just below it."""
     done: tuple[list[int], list[float]] = ([], [])
     for size in sizes:
         done[0].append(size)
         done[1].append(chance_at(size))
-        if done[1][-1] >= TARGET:
+        if len(done[1]) >= 3 and min(done[1][-3:]) >= TARGET:
             break
-    return done
+    return done[0], isotonic_regression(done[1]).x.tolist()
 
 
 def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, settings: dict) -> np.ndarray:
