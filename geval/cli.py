@@ -616,6 +616,9 @@ def _judge_commands(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--dataset", required=True, help="the dataset the scores are of (stored name, or a file or "
                                                            "known dataset, loaded first)")
+    imported.add_argument("--map", action="append", metavar="ROLE=COLUMN",
+                          help="with --dataset a table of your own: its column mapping, as `datasets load` takes it "
+                               "(repeatable)")
     imported.add_argument("--name", help="the judge's name (default: the file's name; in a {judge: ...} file, import "
                                          "only this one)")
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
@@ -664,14 +667,20 @@ def _scale(text: str) -> tuple[float, float]:
     return scale
 
 
-def _dataset_in(store: geval.Store, name: str) -> str:
-    """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`."""
-    return name if name in store.dataset_names() else geval.load_dataset(name, store=store).name
+def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None) -> str:
+    """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`
+    (by `mapping`, "role=column" texts, when given; how a table was read goes to stderr)."""
+    if name in store.dataset_names() and not mapping:
+        return name
+    dataset = geval.load_dataset(name, mapping=mapping, store=store)
+    for note in dataset.notes:
+        print(f"{dataset.name}: {note}", file=sys.stderr)
+    return dataset.name
 
 
 def cmd_judge_import(args) -> None:
     store = geval.Store(args.store)
-    dataset = _dataset_in(store, args.dataset)
+    dataset = _dataset_in(store, args.dataset, args.map)
     for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale,
                                            args.only_known):
         what = "already imported: nothing changed" if done.already else \

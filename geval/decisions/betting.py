@@ -104,6 +104,7 @@ def observations(draws: Draws, beta: np.ndarray) -> tuple[np.ndarray, np.ndarray
     k = y.shape[1]
     positions = np.arange(k)
     left = (draws.size[:, None] - positions[None, :]).astype(float)  # items not yet drawn, this one included
+    left[left <= 0] = np.nan  # a position past a population's last item (a padded, shorter one): no observation
     g_pop = np.einsum("bnp,bkp->bkn", np.nan_to_num(pop), beta)  # the predictor of every item, per position
     g_pop = np.where(np.isfinite(pop[..., 0])[:, None, :] if pop.shape[2] else True, g_pop, np.nan)
     g = np.einsum("bkp,bkp->bk", np.where(labeled[..., None], x, 0.0), beta)
@@ -171,7 +172,8 @@ def interval(draws: Draws, z: np.ndarray, low: np.ndarray, high: np.ndarray, alp
         on = labeled[:, t]
         variance = squares / (t + 1)
         bet = np.sqrt(2 * math.log(2 / alpha) / (variance * np.maximum(count, 1)))[:, None]
-        mean_left = (n * m[None, :] - y_before[:, t:t + 1]) / (n - t)  # the people's mean over the items left, if m
+        remaining = np.where(n > t, n - t, np.nan)  # NaN past a shorter population's last item (never labeled)
+        mean_left = (n * m[None, :] - y_before[:, t:t + 1]) / remaining  # the people's mean over the items left, if m
         possible = (mean_left >= a - 1e-9) & (mean_left <= b + 1e-9)
         above = np.minimum(bet, TRUNCATION / np.maximum(mean_left - low[:, t:t + 1], 1e-12))
         below = np.minimum(bet, TRUNCATION / np.maximum(high[:, t:t + 1] - mean_left, 1e-12))

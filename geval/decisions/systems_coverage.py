@@ -54,7 +54,8 @@ def simulate(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, see
 
     def read(low: np.ndarray, high: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         low, high = low.reshape(draws, systems), high.reshape(draws, systems)
-        return ((low <= truth + 1e-9) & (truth - 1e-9 <= high)).mean(0), (high - low).mean(0)
+        # an empty interval (every candidate mean rejected: rare, drawn by weight) is a miss, and has no width
+        return ((low <= truth + 1e-9) & (truth - 1e-9 <= high)).mean(0), np.nanmean(high - low, 0)
 
     people = read(*interval(drawn, *chosen_observations(drawn, None)))
     combined = read(*interval(drawn, *chosen_observations(drawn, sequential_fit(drawn))))

@@ -44,6 +44,7 @@ from geval.judging.templates import Template, TemplateError
 from geval.store import Store
 from geval.store.records import judgment_id
 from geval.version import __version__
+from geval.wording import few
 
 ID_COLUMNS = ("item_id", "id", "instance_id", "instance")
 SCORE_COLUMNS = ("score", "label")
@@ -179,7 +180,10 @@ def _judges(path: Path, data: object, lines: list[int] | None, keys: _Keys, name
     if all(isinstance(value, dict) for value in data.values()):  # {judge: {item: score}}
         chosen = {str(judge): value for judge, value in data.items() if name is None or str(judge) == name}
         if not chosen:
-            raise JudgeImportError(f"{path}: no judge named {shown(name)!r}; it has {', '.join(map(str, data))}")
+            judges = any(keys.find(key) for value in data.values() for key in value)  # its values are keyed by item
+            raise JudgeImportError(f"{path}: no judge named {shown(name)!r}; it has {few(data)}" + ("" if judges else (
+                " (if those are item ids, none is an item's id in the dataset: load the dataset with the column that "
+                "holds them mapped to id, e.g. --map id=COLUMN)")))
         return {judge: [_score(keys, key, None, value, f"{path}: {judge}, item {shown(key)!r}", aspect)
                         for key, value in scores.items()] for judge, scores in chosen.items()}
     first = next(iter(data))
