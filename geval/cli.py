@@ -128,13 +128,17 @@ def build_parser() -> argparse.ArgumentParser:
     _judge_commands(commands)
     _systems_command(commands)
 
-    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
+    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs, and how "
+                                              "the judge errs (kappa, confusion, offset, scale use, length)")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
     agree.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     agree.add_argument("--csv", help="also write the table to this CSV file")
+    agree.add_argument("--no-errs", action="store_true",
+                       help="leave out how the judge errs (kappa, confusion matrix, precision and recall; offset, "
+                            "scale use, Bland-Altman limits, length)")
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
@@ -580,7 +584,8 @@ def cmd_agree(args) -> None:
     import pandas as pd
 
     store = geval.Store(args.store)
-    name = Path(args.dataset).stem if Path(args.dataset).suffix else args.dataset
+    path = Path(args.dataset)
+    name = path.stem if path.suffix else (path.name if path.is_dir() else args.dataset)  # a folder: its dataset's name
     version = geval.Template.load(args.template).version if args.template else None
     levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
     unknown = set(levels) - set(geval.OPTIONS.levels)
@@ -600,6 +605,13 @@ def cmd_agree(args) -> None:
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+    if not args.no_errs:
+        try:
+            found = geval.reporting.how_it_errs.read(store, name, (version, args.signature))
+        except geval.GevalError as exc:  # too few items to read: said, the table above stands
+            print(f"How the judge errs: {exc}")
+        else:
+            print("\n".join(geval.reporting.how_it_errs.text(one) for one in found))
 
 
 # --- judges made elsewhere, and whether a judge can replace an annotator ------------------------

@@ -2,8 +2,10 @@
 dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
 `markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
 the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too;
-`counted`: a count in words, "1 judge call")."""
+`counted`: a count in words, "1 judge call"; `how_it_errs`: how the judge errs, in words, tables and
+figures)."""
 
+from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion, offset, scale use, length
 from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -31,6 +33,6 @@ from geval.wording import counted
 
 __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
            "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
-           "display_table", "distribution_figure", "format_p", "judge_distribution_figure", "learning_curve_figure",
-           "number", "ranking_table", "report", "scatter_figure", "stack_tables", "systems_forest", "systems_table",
-           "verdict", "worth_table"]
+           "display_table", "distribution_figure", "format_p", "how_it_errs", "judge_distribution_figure",
+           "learning_curve_figure", "number", "ranking_table", "report", "scatter_figure", "stack_tables",
+           "systems_forest", "systems_table", "verdict", "worth_table"]
