@@ -744,14 +744,15 @@ def cmd_alttest(args) -> None:
 
 
 def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
-    """Per aspect, how many items give its best judge an 80% chance to pass (the paper's appendix C)."""
+    """Per aspect, how many items give its best judge an 80% chance to pass (docs/statistics.md, "How many items")."""
     by_label = store.combos(dataset).set_index("label")
     judges = [r for r in results if not r.baseline]
     for aspect in dict.fromkeys(r.aspect for r in judges):
         best = max((r for r in judges if r.aspect == aspect),
                    key=lambda r: -1.0 if math.isnan(r.advantage_probability) else r.advantage_probability)
         combo = tuple(by_label.loc[best.judge, ["template_version", "signature"]])
-        planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment)
+        planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment,
+                                     by=best.by)
         print(f"How many items, {aspect} ({best.judge}): "
               + (planned.sentence() if planned else "not known until two annotators have scored the same items"))
 

@@ -148,7 +148,7 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
     with plan:
         planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
-                                      alignment if alignment != "rank" else None)
+                                      alignment if alignment != "rank" else None, result.by)
         if planned is None:
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:

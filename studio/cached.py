@@ -111,11 +111,12 @@ def alttest(store: geval.Store, dataset: str, combos: pd.DataFrame, epsilon: flo
 
 
 def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
-                 epsilon: float, alignment: str | None = None):
+                 epsilon: float, alignment: str | None = None, by: str | None = None):
     """geval.alttest.plan of `aspect`: how many items give a judge as good as `combo` (None: as
-    good as an annotator) an 80% chance to pass; None before two annotators share an item."""
+    good as an annotator) an 80% chance to pass, the test taken `by` as it was; None before two
+    annotators share an item."""
     return _alttest_plan(store, str(store.path), dataset, aspect, pair(combo) if combo is not None else None,
-                         float(epsilon), alignment, (stamps(combos), store.human_stamp(dataset)))
+                         float(epsilon), alignment, by, (stamps(combos), store.human_stamp(dataset)))
 
 
 @st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
@@ -128,5 +129,5 @@ def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | N
 
 @st.cache_data(show_spinner="Simulating studies of this size…", max_entries=32)
 def _alttest_plan(_store, path: str, dataset: str, aspect: str, combo: tuple | None, epsilon: float,
-                  alignment: str | None, stamp: tuple):
-    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment)
+                  alignment: str | None, by: str | None, stamp: tuple):
+    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment, by=by)

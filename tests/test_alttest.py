@@ -381,8 +381,9 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
     printed = run_cli("alttest", "summeval_sample", "--brief", "--store", str(store)).stdout
     assert printed.startswith("summeval_sample: epsilon 0.2,")  # experts, as SummEval's paper says
     full = run_cli("alttest", "summeval_sample", "--store", str(store)).stdout  # with the plan of each aspect
-    assert re.search(r"^How many items, coherence \(gpt-4o \(imported from llm_annotations.json\)\): With 3 "
-                     r"annotators agreeing as yours do \(\d+% exact agreement\), ", full, re.M), full
+    assert re.search(r"^How many items, coherence \(gpt-4o \(imported from llm_annotations.json\)\): Drawing studies "
+                     r"from your 80 items \(in 10 groups drawn whole, as your 3 annotators labeled them, 3.0 per item, "
+                     r"\d+% exact agreement\) with this judge's own scores, ", full, re.M), full
     assert run_cli("alttest", "summeval_sample", "--brief", "--annotators", "crowd", "--store",
                    str(store)).stdout.startswith("summeval_sample: epsilon 0.1,")
 
@@ -390,10 +391,15 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
 def test_the_plan_says_an_18_percent_chance_and_its_alignment():
     from geval.decisions.alttest_power import Plan
 
-    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 300], [0.05, 0.18], runs=200)
-    assert short.sentence() == ("With 3 annotators agreeing as yours do (50% exact agreement), even 300 items give a "
-                                "judge as good as this one only an 18% chance to pass (epsilon 0.15, neg-rmse): the "
-                                "judge, or the annotators' agreement, is too far from passing for more items to help "
-                                "much.")
-    enough = Plan(3, 0.5, 0.4, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200)
-    assert "about 40 items give a judge as good as one of the annotators an 80% chance" in enough.sentence()
+    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 1000], [0.05, 0.18], runs=200, items=400, per_item=3.0,
+                 resampled=True)
+    assert short.sentence() == (
+        "Drawing studies from your 400 items (drawn one by one, as your 3 annotators labeled them, 3.0 per item, 50% "
+        "exact agreement) with this judge's own scores, even 1,000 items give it only an 18% chance to pass (epsilon "
+        "0.15, neg-rmse, over items; 200 resampled studies per size): the judge, or the annotators' agreement, is too far from "
+        "passing for more items to help much.")
+    enough = Plan(4, 0.5, 0.5, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200, items=60, per_item=2.5)
+    assert enough.sentence() == (
+        "With annotators agreeing as yours do (50% exact agreement) and labeling as yours did (4 annotators, 2.5 per "
+        "item), about 40 items give a judge as good as one of the annotators an 80% chance to pass (epsilon 0.15, "
+        "accuracy, over items; 200 simulated studies per size, as in the paper's appendix C).")

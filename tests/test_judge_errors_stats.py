@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from geval.analysis.correlation import Resamples, correlate, interval, item_bootstrap
-from geval.analysis.grouped import group_codes, group_sums, t_interval, without_each
+from geval.analysis.grouped import group_sums, t_interval, without_each
 from geval.analysis.kappa import (
     accuracy_of,
     confusions,

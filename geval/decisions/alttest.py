@@ -61,7 +61,8 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
+           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_study", "ranking", "run",
+           "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -487,26 +488,63 @@ def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
 
 
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
-         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, annotators: int | None = None,
-         runs: int = 200) -> Plan | None:
+         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
+         by: str | None = None) -> Plan | None:
     """How many items a study like `dataset`'s needs for the test to pass with an 80% chance
-    (`alttest_power`): its annotators' agreement on `aspect`, the judge's (`combo`, read as its most
-    probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
-    as there are, at least 3). None when no two annotators labeled the same item yet."""
-    items, categorical = store.items(dataset), aspect in store.categories(dataset)
-    people = _people(items, aspect)
-    judge = None
+    (`alttest_power`): its items drawn with who labeled them, the people's labels of `aspect` and
+    the judge's (`combo`, read as the test reads it, without the groups a prompt search chose it
+    on); with no judge, one as good as an annotator. `by`: BY, as the test takes it. None when no
+    two annotators labeled the same item yet; a Plan with its `reason` when there is no plan."""
+    people, judge, groups = plan_data(store, dataset, aspect, combo)
+    chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
+        "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
+    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q)
+
+
+def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None
+              ) -> tuple[dict[str, dict[str, float]], dict[str, float] | None, dict[str, str]]:
+    """What `plan` reads: the people's labels of `aspect` ({annotator: {item: label}}), the judge's
+    scores on their scale ({item: score}, None without `combo`; read as `run` reads it, on the items
+    it reads it on) and each item's group."""
+    every, categorical = store.items(dataset), aspect in store.categories(dataset)
+    items, judge = every, None
     if combo is not None:
-        scored = judge_scores(store, dataset, combo, "argmax", items=items)
+        items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
+        imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
+                              .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
+        scored = judge_scores(store, dataset, combo, "wmean" if imported else "argmax", items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
             theirs, _ = (None, "") if categorical else people_scale(
                 scored.scales[key], declared_scales(store.dataset_layout(dataset)).get(aspect),
-                human_ranges(items, [aspect]).get(aspect))
-            values, _, _ = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs, True)
+                human_ranges(every, [aspect]).get(aspect))
+            values, _, _ = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs, not imported)
             judge = values.dropna().to_dict()
-    chosen = alignment or ("accuracy" if categorical else "neg-rmse")
-    return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
+    return _people(items, aspect), judge, {item.id: item.group for item in items}
+
+
+def drawn_pass_rate(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float], size: int, draws: int,
+                    epsilon: float, alignment: str, groups: Mapping[str, str] | None = None, by: str | None = None,
+                    seed: int = 0) -> float:
+    """The check of a plan: the share of `draws` studies of `size` real items (two annotators or more
+    and the judge's score), drawn without replacement, that the test (`by`, as `alt_test` takes it)
+    passes; whole `groups` ({item: group}) of about `size` items in all where a group holds several."""
+    kept = [item for item, score in judge.items() if math.isfinite(score)
+            and sum(item in labels for labels in people.values()) >= MIN_PER_ITEM]
+    rng = np.random.default_rng(seed)
+    by_group: dict[str, list[str]] = {}
+    for item in kept:
+        by_group.setdefault((groups or {}).get(item) or item, []).append(item)
+    units = list(by_group.values())
+    count = max(1, min(len(units), round(size * len(units) / len(kept))))
+    passed = 0
+    for _ in range(draws):
+        chosen = {item for k in rng.choice(len(units), count, replace=False) for item in units[k]}
+        drawn = {name: {i: v for i, v in labels.items() if i in chosen} for name, labels in people.items()}
+        result = alt_test({name: labels for name, labels in drawn.items() if labels},
+                          {item: judge[item] for item in chosen}, alignment, epsilon, groups=groups, by=by)
+        passed += result.passed is True
+    return passed / draws
 
 
 def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFrame:

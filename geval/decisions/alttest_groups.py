@@ -30,33 +30,42 @@ def one_sided_p(differences: np.ndarray, groups: np.ndarray, epsilon: float) -> 
     per item, shared by every row) and Bell-McCaffrey degrees of freedom. As scipy's t-test for rows
     that do not vary: 0 below epsilon, 1 above, NaN at it; NaN with a single group."""
     differences = np.atleast_2d(np.asarray(differences, dtype=float))
-    n = differences.shape[1]
     codes, groups = np.unique(groups, return_inverse=True)
     sizes = np.bincount(groups, minlength=len(codes)).astype(float)
     mean = differences.mean(axis=1)
     order = np.argsort(groups, kind="stable")
     starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(int)
     sums = np.add.reduceat((differences - mean[:, None])[:, order], starts, axis=1)  # each group's residuals
+    return cr2_p(np.broadcast_to(sizes, sums.shape), sums, mean, epsilon)
+
+
+def cr2_p(sizes: np.ndarray, residuals: np.ndarray, mean: np.ndarray, epsilon: float) -> np.ndarray:
+    """`one_sided_p` from each group's items and residual sum (... x groups: the sum over its items
+    of the difference minus the mean; a group of 0 items counts for none) and the mean (...): the
+    plan's drawn studies, whose groups differ row by row, ask it so."""
+    n = sizes.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        weight = 1.0 / (1.0 - sizes / n)  # CR2's correction of each group's residual sum
-        variance = (sums ** 2 * weight).sum(axis=1) / n ** 2
+        weight = 1.0 / (1.0 - sizes / n[..., None])  # CR2's correction of each group's residual sum
+        variance = (residuals ** 2 * weight).sum(axis=-1) / n ** 2
         t = (mean - epsilon) / np.sqrt(variance)
         p = stats.t.cdf(t, degrees_of_freedom(sizes))
     flat = variance == 0
-    p[flat] = np.where(mean[flat] < epsilon, 0.0, np.where(mean[flat] > epsilon, 1.0, np.nan))
-    return p if len(codes) > 1 else np.full(len(mean), np.nan)
+    p = np.where(flat, np.where(mean < epsilon, 0.0, np.where(mean > epsilon, 1.0, np.nan)), p)
+    return np.where((sizes > 0).sum(axis=-1) > 1, p, np.nan)
 
 
-def degrees_of_freedom(sizes: np.ndarray) -> float:
+def degrees_of_freedom(sizes: np.ndarray) -> float | np.ndarray:
     """Bell and McCaffrey's degrees of freedom of the CR2 variance of a mean over groups of `sizes`
-    items: (tr A)^2 / tr(A^2) under independent items, G - 1 for equal sizes, n - 1 for one item each."""
-    n = sizes.sum()
-    if len(sizes) < 2:
-        return float("nan")
-    weight = 1.0 / (1.0 - sizes / n)
-    square = (weight ** 2 * sizes ** 2).sum() - 2 * (weight ** 2 * sizes ** 3).sum() / n \
-        + ((weight * sizes ** 2).sum() / n) ** 2
-    return float(n ** 2 / square)  # tr A = sum over groups of weight * n_g * (1 - n_g / n) = n
+    items: (tr A)^2 / tr(A^2) under independent items, G - 1 for equal sizes, n - 1 for one item each.
+    `sizes` may hold one set of groups per row (... x groups; 0: no group): one each."""
+    sizes = np.asarray(sizes, dtype=float)
+    n = sizes.sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        weight = 1.0 / (1.0 - sizes / n[..., None])
+        square = (weight ** 2 * sizes ** 2).sum(axis=-1) - 2 * (weight ** 2 * sizes ** 3).sum(axis=-1) / n \
+            + ((weight * sizes ** 2).sum(axis=-1) / n) ** 2
+        found = np.where((sizes > 0).sum(axis=-1) < 2, np.nan, n ** 2 / square)  # tr A = n
+    return float(found) if found.ndim == 0 else found
 
 
 def alignment(label: np.ndarray, others: np.ndarray, how: str) -> np.ndarray:

@@ -67,7 +67,8 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
               Table(_rounded(per_annotator))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
-        blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
+        blocks += [Text("How many items a study like this one needs (studies like it drawn many times at each size; "
+                        "docs/statistics.md, \"How many items\"):"),
                    Bullets(tuple(plans))]
     best = [max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
             for aspect in dict.fromkeys(r.aspect for r in results)]
@@ -81,7 +82,7 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
     for aspect in dict.fromkeys(r.aspect for r in results):
         best = max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
         combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
-        found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment)
+        found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment, by=best.by)
         if found is not None:
             lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
     return lines
