@@ -74,7 +74,6 @@ def _final(population: pd.DataFrame, labeled: np.ndarray) -> betting.Draws:
     """The draws of `means` for one system with a position after the last label (its final fit)."""
     judge = population["judge"].to_numpy(float)
     centred = judge - judge.mean()
-    k = len(labeled)
     return betting.Draws(np.append(population["human"].to_numpy(float)[labeled], np.nan)[None],
                          np.append(centred[labeled], 0.0)[None, :, None], centred[None, :, None],
                          np.array([len(judge)]), np.zeros(1, int), (1.0, 5.0))
