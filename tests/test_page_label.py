@@ -276,3 +276,25 @@ def test_enter_on_an_item_without_a_label_keeps_it_and_says_why(monkeypatch, tmp
     rate(at, 2)
     button(at, "next").click().run()
     assert shown_item(at) != first and store.labels("mine")["item_id"].tolist() == [first]
+
+
+def test_a_link_with_an_annotator_labels_as_that_annotator_without_a_streamlit_warning(monkeypatch, tmp_path):
+    """A link (or a reload) sets the annotator, the aspects and the blind toggle in the session; the widgets
+    then take no default of their own (Streamlit logged "label_annotator was created with a default value
+    but also had its value set via Session State"), and the saved label shows under the annotator's name."""
+    from streamlit.elements.lib import policies
+
+    warned = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda message, *args, **kwargs: warned.append(message % args))
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    geval.load_dataset(write_unscored_table(tmp_path / "mine.csv"), mapping=MAPPING, store=store)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "mine", "annotator": "ann", "label_from": "Aspects I name",
+                            "label_aspects": "Natural 1-3", "blind": "False"})
+    at.switch_page(PAGE).run()  # a reload of the Label page: the link's values are set in the run that draws it
+    assert not at.exception and not warned, warned
+    type_keys(at, "2")
+    assert store.labels("mine")["annotator"].tolist() == ["ann"] and "ann 2" in texts(at) and "you 2" not in texts(at)
