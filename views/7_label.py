@@ -5,7 +5,7 @@ much agreement."""
 import streamlit as st
 
 import geval
-from studio import alttest, cached, context, human_side, state
+from studio import alttest, cached, context, fitting, human_side, state
 from studio import labeling as session_of
 from studio.text import plain
 
@@ -43,6 +43,8 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
                        "fits these items on the Prompts page.")
             st.stop()
         state.keep_valid("label_template", list(known))
+        if "label_template" not in st.session_state:  # the one last used on this dataset, else the editor's, ...
+            st.session_state["label_template"] = fitting.opening(store, dataset, known, editor)
         chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
                                 help="Its aspects, named as the human aspect each is compared with, on its scales.")
         template = known[chosen]
