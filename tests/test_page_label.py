@@ -298,3 +298,22 @@ def test_a_link_with_an_annotator_labels_as_that_annotator_without_a_streamlit_w
     assert not at.exception and not warned, warned
     type_keys(at, "2")
     assert store.labels("mine")["annotator"].tolist() == ["ann"] and "ann 2" in texts(at) and "you 2" not in texts(at)
+
+
+def test_on_news_summaries_the_template_menu_opens_on_one_written_for_summaries(monkeypatch, tmp_path):
+    """An article,summary file opened Label on the editor's Topical-Chat template, listed as fitting."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    table = tmp_path / "news.csv"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([("article", "summary"), *((f"The council voted on budget {i}. It passed {i} to 3.",
+                                                                 f"Budget {i} passed.") for i in range(6))])
+    dataset = geval.load_dataset(table, mapping=["response=summary", "grounding=article"], store=geval.Store(path))
+    assert dataset.levels == ["summary"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "news"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    menu = at.selectbox(key="label_template")
+    assert menu.value.startswith("summeval-") and all(o.startswith("summeval-") for o in menu.options), menu.options
