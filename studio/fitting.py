@@ -33,12 +33,15 @@ def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, ge
             editor: geval.Template | None) -> str | None:
     """The label, among `offered`, of the template a menu opens on: the first that renders on
     `dataset`'s items of those last used on it, the editor's, those compared with an aspect its
-    people scored, and the others (None when none renders)."""
+    people scored (written for a dataset of its name first), those written for no dataset in
+    particular (response-naturalness on a user's file), and the others (None when none renders)."""
     people = {aspect.lower() for aspect in dataset.aspects}
     compared = [label for label, template in offered.items()
                 if {(a.human or a.name).lower() for a in template.aspects} & people]
-    for label in dict.fromkeys([*last_used(store, dataset.name), *([editor.label] if editor else []), *compared,
-                                *offered]):
+    named = [label for label in compared if offered[label].dataset and offered[label].dataset in dataset.name.lower()]
+    generic = [label for label, template in offered.items() if not template.dataset]
+    for label in dict.fromkeys([*last_used(store, dataset.name), *([editor.label] if editor else []), *named,
+                                *compared, *generic, *offered]):
         if label in offered and offered[label].fits(dataset.items):
             return label
     return None

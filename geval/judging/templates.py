@@ -86,6 +86,7 @@ class Template:
     text: str
     source: str = "<text>"
     level: str = ""  # the item level it is written for (turn, dialogue, summary), if any
+    dataset: str = ""  # the dataset it is written for (topicalchat, fed, ...), if any: "" for a generic one
     kind: str = "form"  # how the judge is asked: "form", "checklist", "batch", or "imported": never (KINDS)
     orders: int = 1  # batch: how many orders of the group's items are asked and averaged
     examples: Examples | None = None  # few-shot examples shown in {{examples}}
@@ -424,6 +425,7 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
         text=text,
         source=source,
         level=_text(header, "level", source),
+        dataset=_text(header, "dataset", source),
         kind=_text(header, "kind", source) or "form",
         orders=_orders(header, source),
         examples=_examples(header.get("examples"), source),
