@@ -239,9 +239,8 @@ def test_a_new_run_whose_label_reads_alike_is_opened_and_told_apart(monkeypatch,
         store.close()
         at.run()
     assert not at.exception
-    [now] = at.multiselect(key="agree_combos").value
-    assert now == f"{chosen} · max_tokens 32"  # the newest run, opened
-    assert f"{chosen} · max_tokens 16" in at.multiselect(key="agree_combos").options  # the one chosen before
+    now = at.multiselect(key="agree_combos").value  # the newest run, opened, beside the one chosen before (the
+    assert now == [f"{chosen} · max_tokens 32", f"{chosen} · max_tokens 16"]  # same aspect): both compared
 
 
 def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_when_scored_after_its_edit(
@@ -297,7 +296,7 @@ def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_
     assert newest != first
     at.run()
     assert not at.exception
-    assert at.multiselect(key="agree_combos").value == [newest]
+    assert at.multiselect(key="agree_combos").value == [newest, first]  # the newest first; both judge Natural
     at.switch_page("views/4_inspect.py").run()
     assert at.selectbox(key="inspect_combo").value == newest
     at.selectbox(key="inspect_combo").select(first).run()  # a choice made since stays
@@ -417,3 +416,32 @@ def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch
     people.switch_page(PAGE).run()
     assert [h.value for h in people.subheader][0] == "Correlation with people"
     assert not any(c.value.startswith("One annotator per item") for c in people.caption)
+
+
+def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_aspect(monkeypatch, tmp_path):
+    """A judge imported beside one scored on the same items: Agreement opened with the imported judge
+    alone, and its report said "No two template versions or judges of this report are compared"."""
+    from geval.scoring.imports import import_judge
+
+    at, dataset = scored_app(monkeypatch, tmp_path, n=36)
+    store = geval.Store(tmp_path / "store.sqlite")
+    scored_ids = set(store.judgments(dataset.name)["item_id"])
+    ids = [item.id for item in dataset.items if item.id in scored_ids] + [
+        item.id for item in dataset.items if item.id not in scored_ids][:4]
+    table = tmp_path / "gpt-x.csv"
+    table.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
+    import_judge(store, dataset.name, table)
+    combos = store.combos(dataset.name)
+    store.close()
+    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
+    embedded = next(label for label in combos["label"] if label != imported)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="agree_combos").value == [imported, embedded]  # the newest first, both compared
+    at.button(key="agree_report_build").click().run()
+    page = at.session_state["agree_report"][1].decode()
+    assert "No two template versions or judges of this report are compared" not in page
+    assert re.search(r"Template versions and judges compared.*gpt-x", page, re.S)
+    at.multiselect(key="agree_combos").unselect(embedded).run()  # one left out: said
+    assert any(c.value.startswith("Not shown, though compared with the same human aspects: ") and
+               "scripted" in c.value for c in at.caption)

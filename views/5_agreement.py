@@ -37,7 +37,7 @@ labels = list(by_label.index)
 state.keep_valid("agree_combos", labels)
 scored.variants_toggle(combos)
 chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
-                        default=None if "agree_combos" in st.session_state else [scored.default(combos)],
+                        default=None if "agree_combos" in st.session_state else scored.default_chosen(store, combos),
                         key="agree_combos", format_func=scored.describe(combos),
                         persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
@@ -52,6 +52,10 @@ variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=la
 if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
+others = scored.hidden(store, combos, chosen)
+if others:
+    st.caption(plain(f"Not shown, though compared with the same human aspects: {', '.join(others)}. Add them above to "
+                     "compare them here and in the report."))
 labeled = geval.labeling.counts(store, dataset.name)
 compared_with = human_side.choose(store, dataset, labeled)
 
