@@ -218,7 +218,7 @@ def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("id,score\nrow0,1.5\nrow1,3\nrow2,2\nrow3,\n")
     done = geval.alttest.import_judge(labeled, "d", path, name="my gpt-4o")
-    assert (done[0].name, done[0].items, done[0].aspects, done[0].unscored) == ("my gpt-4o", 4, ["natural"], 1)
+    assert (done[0].name, done[0].items, done[0].aspects, done[0].unscored) == ("my gpt-4o", 4, ["Natural"], 1)
     combo = labeled.combos("d").iloc[0]
     assert combo["label"] == "my gpt-4o (imported from mine.csv)" and (combo["ok"], combo["unscored"]) == (3, 1)
     table = geval.agree(labeled, "d")

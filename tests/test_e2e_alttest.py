@@ -115,7 +115,7 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
         elsewhere = tmp_path / "gpt-x.csv"
         elsewhere.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
         _import(tab, "A judge's scores", elsewhere, "Judge name", "gpt-x", "Import the judge's scores",
-                "gpt-x: 30 items imported (natural)")
+                "gpt-x: 30 items imported (Natural)")
         screenshot(tab, "e2e_alttest_1_imports")
 
         # ann and bob label the same 29 items (the same seeded order) by keyboard

@@ -102,14 +102,14 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
     assert store.combos(SAMPLE).empty and not list((tmp_path / "uploads").rglob("*.csv"))
     at.checkbox(key="import_judge_only_known").check()  # as the error says: the dataset's items only, the rest counted
     _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2), judge="partial")
-    assert [s.value for s in at.success] == ['partial: 11 items imported (natural, 1 scores of other items left out); '
+    assert [s.value for s in at.success] == ['partial: 11 items imported (Natural, 1 scores of other items left out); '
                                              'it is listed as "partial (imported from judge.csv)" on Inspect and '
                                              'Agreement.']
     store.delete_template_version(store.combos(SAMPLE).iloc[0]["template_version"])  # the rest as before
     at.checkbox(key="import_judge_only_known").uncheck()
 
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
-    assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (natural); it is listed as "my gpt-4o '
+    assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (Natural); it is listed as "my gpt-4o '
                                              '(imported from judge.csv)" on Inspect and Agreement.']
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
     assert [s.value for s in at.success] == ["my gpt-4o: already imported from judge.csv: nothing changed."]
@@ -145,8 +145,8 @@ def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
     at.selectbox(key="import_judge_aspect").set_value("Natural")
     at.button(key="import_judge_submit").click().run()
     assert not at.exception and not at.error
-    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (natural)",
-                                                           "judge-b: 4 items imported (natural)"]
+    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (Natural)",
+                                                           "judge-b: 4 items imported (Natural)"]
     assert sorted(store.combos(SAMPLE)["label"]) == ["judge-a (imported from llm_annotations.json)",
                                                      "judge-b (imported from llm_annotations.json)"]
 
