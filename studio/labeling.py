@@ -56,6 +56,19 @@ def session(dataset: str, annotator: str) -> Session:
     return found
 
 
+def others_line(store: geval.Store, dataset: str, aspect: str, annotator: str) -> str:
+    """When others labeled `aspect` too: the page reads `annotator`'s labels alone, Agreement the mean of
+    every annotator's on each item, so that their figures differ ("" when `annotator` is alone)."""
+    labels = store.labels(dataset)
+    others = sorted(set(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "annotator"]) - {annotator})
+    if not others:
+        return ""
+    whose = "your" if annotator == geval.labeling.DEFAULT_ANNOTATOR else f"{annotator}'s"
+    return (f"The figures here read {whose} labels of {aspect} alone; the Agreement page compares the judge "
+            f"with the mean of every annotator's labels of each item ({', '.join([annotator, *others])}), so its "
+            "agreement differs from these.")
+
+
 def key(item_id: str, name: str) -> str:
     """The widget key of `item_id`'s button `name` (an aspect's value, "next", "back", ...): its own
     for every item, so that a key typed on an item reaches the callback bound to that item."""

@@ -317,3 +317,16 @@ def test_on_news_summaries_the_template_menu_opens_on_one_written_for_summaries(
     assert not at.exception
     menu = at.selectbox(key="label_template")
     assert menu.value.startswith("summeval-") and all(o.startswith("summeval-") for o in menu.options), menu.options
+
+
+def test_with_two_annotators_the_page_says_its_figures_read_one_and_agreement_the_mean(monkeypatch, tmp_path):
+    """The Label page's agreement (one annotator's labels) and the Agreement page's (the mean of two)
+    differed, unexplained."""
+    at, store = label_app(monkeypatch, tmp_path)
+    assert "labels of Natural alone" not in texts(at)
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + n % 3, "annotator": "ann"}
+                       for n, i in enumerate(store.items("mine")[:6])])
+    at.run()
+    assert ("The figures here read your labels of Natural alone; the Agreement page compares the judge with the "
+            "mean of every annotator's labels of each item (you, ann), so its agreement differs from these.") \
+        in texts(at).replace("\\", "")

@@ -116,6 +116,8 @@ if s.current not in set(ids):
 if session_of.take_keys(s, aspects):  # the keys typed since the last run, each on the item it was typed on
     mine, done = labeled()
 st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
+if line := session_of.others_line(store, dataset.name, first.name, annotator):
+    st.caption(plain(line))
 alttest.planning_line(store, dataset.name, first.name, combos, combo)
 # Lines that come and go sit in containers drawn every time: what follows keeps its place on the page,
 # so that its buttons stay mounted while the page redraws and a key pressed meanwhile is heard.
