@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
+from e2e_helpers import ARTIFACTS, CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
 from helpers import scripted
 from test_e2e_alttest import _import
 from test_e2e_label import MAIN
@@ -55,8 +55,23 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
         download.wait_for(timeout=300_000)
         with tab.expect_download() as got:
             download.click()
-        page = Path(got.value.path()).read_text(encoding="utf-8")
+        saved = tmp_path / "report.html"
+        got.value.save_as(saved)
+        page = saved.read_text(encoding="utf-8")
+        # the report as its reader opens it: every figure drawn by the plotly.js it inlines (its basic bundle)
+        reader = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
+        errors = []
+        reader.on("pageerror", lambda error: errors.append(str(error)))
+        reader.goto(saved.as_uri())
+        figures = reader.locator(".plotly-graph-div")
+        figures.first.locator(".main-svg").first.wait_for()
+        reader.wait_for_function("() => [...document.querySelectorAll('.plotly-graph-div')]"
+                                 ".every(d => d.querySelector('.main-svg'))")
+        drawn = figures.count()
+        figures.first.screenshot(path=str(ARTIFACTS / "e2e_import_judge_2_report_figure.png"))
         browser.close()
+    assert not errors and drawn >= 4, (errors, drawn)
+    assert "plotly.js (basic - minified)" in page and len(page.encode()) < 2_500_000
     assert "No two template versions or judges of this report are compared" not in page
     compared = page[page.index("Template versions and judges compared"):]
     assert "gpt-x" in compared and re.search(r"naturalness@[0-9a-f]{12}", compared), compared[:2000]
