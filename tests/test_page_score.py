@@ -347,7 +347,8 @@ def test_loading_the_model_is_a_bar_of_its_own_with_its_time_and_the_eta_that_co
                        planned=Work(24, 0, 24), pace=Pace(per_call=2.0), started=time.time() - 12)
     at = _shown_job(monkeypatch, tmp_path, loading)
     [bar] = at.get("progress")
-    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s", bar.proto.text)
+    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s \(a default pace "
+                         r"until the first judgments, which correct it\)", bar.proto.text)  # 1 s a call, stated
     assert shown, bar.proto.text
     so_far, eta = int(shown[1]), 60 + int(shown[2])
     assert 12 <= so_far < 40 and abs(eta - (40 - so_far + 24 * 2.0)) <= 1  # the load left, then 24 calls of 2 s
@@ -464,8 +465,8 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: None)
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
-    assert ("Time: about 1 min (3.0 s per call, a default for this judge; its speed on this machine is measured when "
-            "it loads, and the run's ETA uses it; an estimate)") in texts(at)
+    assert ("Time: about 1 min (3.0 s per call, a default for this judge, nothing measured here yet; its speed on "
+            "this machine is measured when it loads, and the run's ETA uses it; an estimate)") in texts(at)
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: Speed(50.0, 10.0, time.time() - 120))
     at.run()
     line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
@@ -496,7 +497,8 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
     fresh = Progress(total=2, started=time.time(), calls_started=time.time(), planned=Work(2, 0, 2),
                      pace=Pace(per_call=30.0), remote=True)
     at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA counting down from 60 s, no hint
-    assert re.search(r"ETA (1 min 00s|[345]\ds)$", at.get("progress")[0].proto.text) and "No answer" not in texts(at)
+    assert re.search(r"ETA (1 min 00s|[345]\ds)( \(a default pace[^)]*\))?$", at.get("progress")[0].proto.text)
+    assert "No answer" not in texts(at)
 
 
 def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, tmp_path):
