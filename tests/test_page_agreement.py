@@ -445,3 +445,16 @@ def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_asp
     at.multiselect(key="agree_combos").unselect(embedded).run()  # one left out: said
     assert any(c.value.startswith("Not shown, though compared with the same human aspects: ") and
                "scripted" in c.value for c in at.caption)
+
+
+def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_groups(monkeypatch, tmp_path):
+    """After a random sample of 36 items the group level read "n/a (1 group)" and nothing said why."""
+    at, _ = scored_app(monkeypatch, tmp_path, n=12)  # 12 items spread over the sample's 10 dialogues
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table.loc[table["level"] == "group", "value [95% CI]"].str.startswith("n/a").all()
+    assert any("score whole groups instead (the Score page's Items, By group)" in c.value for c in at.caption)
+    at.switch_page("views/3_score.py").run()
+    at.radio(key="score_how").set_value("Seeded random sample").run()
+    assert any(c.value.startswith("A random sample spreads its items over the groups") for c in at.caption)

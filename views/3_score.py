@@ -92,6 +92,10 @@ with left:
             del st.session_state["score_sample"]
         sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample", persist_state="session")
         seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed", persist_state="session")
+        if len(dataset.groups) > 1:
+            st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "
+                       "(correlations within each dialogue or document) then reads n/a. To read it, score whole "
+                       "groups: Items, By group.")
     elif how == "By system":
         state.keep_valid("score_systems", dataset.systems)
         systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session",

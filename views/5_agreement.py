@@ -91,6 +91,11 @@ st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a lon
     "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
     "value [95% CI]": st.column_config.TextColumn(width="medium"),
     "note": st.column_config.TextColumn(width="large")})
+thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
+if len(thin):  # e.g. a random sample of the items: one or two in each group
+    st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
+               "scored items here (the note says how many it needs). A random sample leaves a few in each group: "
+               "score whole groups instead (the Score page's Items, By group).")
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
