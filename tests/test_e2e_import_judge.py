@@ -1,6 +1,7 @@
 """A judge imported beside one scored on the same items, in a real browser (Playwright driving
 Debian's chromium): the Agreement page then compares both by default, and so does the report it
-builds (downloaded as the user would). Once, Agreement opened on the imported judge alone and the
+builds (downloaded as the user would, then opened: its figures drawn by the plotly.js it inlines).
+First, the Data page's CSV of the items with their ids and people's scores, downloaded. Once, Agreement opened on the imported judge alone and the
 report said "No two template versions or judges of this report are compared". Photographs go to
 tests/artifacts/e2e_import_judge_*.png."""
 
@@ -9,6 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from e2e_helpers import ARTIFACTS, CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
 from helpers import scripted
@@ -38,6 +40,16 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
     elsewhere.write_text("item_id,natural\n" + "".join(f"{item.id},{1 + n % 3}\n" for n, item in enumerate(items)))
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser, tab = first_page(playwright, url)
+        # the Data page's CSV of the items with their ids and people's scores: its bytes, as the browser saves them
+        with tab.expect_download() as got:
+            tab.get_by_role("button", name="Items and people's scores as CSV").click()
+        exported = pd.read_csv(got.value.path())
+        assert got.value.suggested_filename == "topicalchat_usr_sample-items.csv"
+        assert exported["id"].tolist() == [item.id for item in dataset.items]
+        assert {"Natural", "Natural [#1]", "Natural [#2]", "Natural [#3]"} <= set(exported.columns)
+        first = dataset.items[0]
+        assert exported.loc[0, "Natural"] == pytest.approx(first.human_mean("Natural"))
+        assert exported.loc[0, "Natural [#2]"] == first.ratings("Natural")["#2"]
         _import(tab, "A judge's scores", elsewhere, "Judge name", "gpt-x", "Import the judge's scores",
                 f"gpt-x: {SCORED + 4} items imported (Natural)")
         goto_page(tab, "Agreement")

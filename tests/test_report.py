@@ -478,3 +478,16 @@ def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store
     assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
     leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
     assert "n/a (0 groups)" not in leaderboard and "n/a (1 system)" not in leaderboard
+
+
+def test_items_as_csv_have_their_ids_and_each_annotators_score_beside_the_mean():
+    """No way in the app to export item ids with their human scores: the Data page's CSV."""
+    items = [make_item("mine", "turn", [Turn("A", "hi")], "hello", "a fact", "s1", "g1", {"Natural": (1.0, 3.0)},
+                       annotators={"Natural": ("ann", "bob")}, source_id="row-7"),
+             make_item("mine", "turn", [], "bye", "", "s2", "g2", {"Natural": (2.0,)}, annotators={"Natural": ("bob",)})]
+    table = pd.read_csv(io.StringIO(geval.reporting.items_csv(items)))
+    assert list(table.columns) == ["id", "file id", "group", "system", "level", "context", "response", "grounding",
+                                   "Natural", "Natural [ann]", "Natural [bob]"]
+    assert table["id"].tolist() == [item.id for item in items] and table.loc[0, "file id"] == "row-7"
+    assert table.loc[0, ["Natural", "Natural [ann]", "Natural [bob]"]].tolist() == [2.0, 1.0, 3.0]
+    assert math.isnan(table.loc[1, "Natural [ann]"]) and table.loc[1, "Natural"] == 2.0
