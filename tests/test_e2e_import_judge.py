@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from e2e_helpers import ARTIFACTS, CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
+from e2e_helpers import ARTIFACTS, CHROMIUM, first_page, goto_page, screenshot, streamlit_process, wait_idle
 from helpers import scripted
 from test_e2e_alttest import _import
 from test_e2e_label import MAIN

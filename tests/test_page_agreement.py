@@ -441,7 +441,7 @@ def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_asp
     at.button(key="agree_report_build").click().run()
     page = at.session_state["agree_report"][1].decode()
     assert "No two template versions or judges of this report are compared" not in page
-    assert re.search(r"Template versions and judges compared.*gpt-x", page, re.S)
+    assert re.search(r"Template versions and judges compared.*gpt-x", page, re.DOTALL)
     at.multiselect(key="agree_combos").unselect(embedded).run()  # one left out: said
     assert any(c.value.startswith("Not shown, though compared with the same human aspects: ") and
                "scripted" in c.value for c in at.caption)
