@@ -37,6 +37,17 @@ def test_a_bad_timeout_or_retry_count_is_a_one_line_error(capsys, tmp_path, opti
     assert not store.exists()
 
 
+def test_score_on_an_unmapped_table_prints_the_mapping_the_data_page_would_suggest(capsys, tmp_path):
+    """It printed an example ("--map response=reply --map score:Overall=overall") whatever the file's columns."""
+    table = tmp_path / "news.csv"
+    table.write_text("article,summary,overall\nThe council voted to close the bridge. Work starts in May.,"
+                     "The bridge closes.,4\n")
+    code = main(["score", str(table), "-t", "summeval-consistency", "--store", str(tmp_path / "store.sqlite")])
+    out, err = capsys.readouterr()
+    assert code != 0 and "for your own table pass a column mapping, for this file (check it): --map response=summary "\
+        "--map score:overall=overall --map grounding=article" in err, err
+
+
 def test_timeout_and_retries_reach_the_openai_judge_and_default_to_60_and_5(stub):
     given = judge_for("--judge", "openai", "--model", "m", "--base-url", stub.url, "--timeout", "2.5",
                       "--max-retries", "0")

@@ -429,7 +429,7 @@ BAD_FILES = [
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
      "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations); for your own table pass a column "
-     "mapping, e.g. --map response=reply --map score:Overall=overall"),
+     "mapping, for this file (check it): --map response=question"),
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
     ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,

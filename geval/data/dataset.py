@@ -5,6 +5,7 @@ one module in geval/data/layouts plus one line there."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -232,10 +233,8 @@ def load_dataset(
     else:
         layout = layout or detect_layout(data)
         if layout is None:
-            raise DatasetError(
-                f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); "
-                "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
-            )
+            raise DatasetError(f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); for your own table pass a "
+                               f"column mapping, {_suggested_mapping(data)}")
         if layout not in LAYOUTS:
             raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
         load, args = LAYOUTS[layout].load, (path, data, name)
@@ -285,6 +284,30 @@ def _unique(items: list) -> list:
             item = replace(item, id=f"{item.id}-{count}")
         result.append(item)
     return result
+
+
+def _suggested_mapping(data: object) -> str:
+    """The mapping the Data page suggests for a table's columns, as command-line options ("for this file:
+    --map response=summary --map grounding=article"), or an example when it is no table of records."""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        suggested = table.preview(data)
+        roles = {role: column for role, column in suggested.suggested.items() if role != "response"}
+        if "response" in suggested.suggested:
+            pairs = suggested.mapping(suggested.suggested["response"], suggested.scores, None, **roles)
+            return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
+    return "e.g. --map response=reply --map score:Overall=overall"
+
+
+def _suggested_mapping(data: object) -> str:
+    """The mapping the Data page suggests for a table's columns, as command-line options ("for this file:
+    --map response=summary --map grounding=article"), or an example when it is no table of records."""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        suggested = table.preview(data)
+        roles = {role: column for role, column in suggested.suggested.items() if role != "response"}
+        if "response" in suggested.suggested:
+            pairs = suggested.mapping(suggested.suggested["response"], suggested.scores, None, **roles)
+            return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
+    return "e.g. --map response=reply --map score:Overall=overall"
 
 
 def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:
