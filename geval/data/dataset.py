@@ -298,18 +298,6 @@ def _suggested_mapping(data: object) -> str:
     return "e.g. --map response=reply --map score:Overall=overall"
 
 
-def _suggested_mapping(data: object) -> str:
-    """The mapping the Data page suggests for a table's columns, as command-line options ("for this file:
-    --map response=summary --map grounding=article"), or an example when it is no table of records."""
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        suggested = table.preview(data)
-        roles = {role: column for role, column in suggested.suggested.items() if role != "response"}
-        if "response" in suggested.suggested:
-            pairs = suggested.mapping(suggested.suggested["response"], suggested.scores, None, **roles)
-            return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
-    return "e.g. --map response=reply --map score:Overall=overall"
-
-
 def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:
     """The first records of a table file and a suggested mapping, or None when the layout is auto-detected."""
     data, _ = read_records(Path(path))
