@@ -214,7 +214,7 @@ def test_two_judges_each_get_their_replacement_verdict_and_the_leaderboard_names
 
 def test_the_reports_p_values_read_as_the_pages_do():
     """The per-annotator table printed p = 0.000 where the page says < 0.001."""
-    from geval.reporting.replacement import _rounded
+    from geval.reporting.replacement import rounded
 
-    shown = _rounded(pd.DataFrame({"annotator": ["#1", "#2"], "p": [0.00002, 0.5], "judge wins": [0.61111, None]}))
+    shown = rounded(pd.DataFrame({"annotator": ["#1", "#2"], "p": [0.00002, 0.5], "judge wins": [0.61111, None]}))
     assert list(shown["p"]) == ["< 0.001", "0.500"] and list(shown["judge wins"]) == ["0.611", "–"]

@@ -57,13 +57,13 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
               Text("Judges by advantage probability, beside their agreement with people (item-level Pearson over the "
                    "same aspects; accuracy on a categorical aspect). The baseline always gives the people's commonest "
                    "label of each aspect: it knows nothing of the items, so a judge should stand well above it."),
-              Table(_rounded(alttest.ranking(store, dataset, results))),
+              Table(rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
-              Table(_rounded(summary.drop(columns=["verdict"]))),
+              Table(rounded(summary.drop(columns=["verdict"]))),
               Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
                             for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
-              Table(_rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
+              Table(rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
         blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
@@ -87,7 +87,7 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
     return lines
 
 
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
+def rounded(frame: pd.DataFrame) -> pd.DataFrame:
     """Numbers to three decimals, as the report's other tables print them; p-values as the page prints
     them ("< 0.001", not "0.000")."""
     return frame.apply(lambda column: column.map(format_p) if column.name == "p" else column.map(
