@@ -78,7 +78,7 @@ def label_by_keyboard(tab, store_path: Path, value: int) -> str:
     before = len(labels_in(store_path))
     tab.keyboard.press(str(value))
     wait_until(tab, lambda: len(labels_in(store_path)) == before + 1, f"label {before + 1} ({value} on {item})")
-    tab.locator(MAIN).get_by_text(re.compile(rf"you {value} · judge \d\.\d\d")).first.wait_for()  # shown once saved
+    tab.locator(MAIN).get_by_text(re.compile(rf"\S {value} · judge \d\.\d\d")).first.wait_for()  # "ann 2 · judge …"
     wait_idle(tab)
     return item
 

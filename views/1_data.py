@@ -140,7 +140,8 @@ st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hi
              column_config={"response": st.column_config.TextColumn(width="large"),
                             "last turn": st.column_config.TextColumn(width="medium")})
 
-st.download_button("Items and people's scores as CSV", geval.reporting.items_csv(state.store().items(dataset.name)),
+st.download_button("Items and people's scores as CSV",
+                   lambda: geval.reporting.items_csv(state.store().items(dataset.name)),  # made when clicked
                    file_name=f"{dataset.name}-items.csv", mime="text/csv", key="data_items_csv",
                    icon=":material/download:",
                    help="One row per item: its id (and your file's own), group, system, level, texts, and the human "
