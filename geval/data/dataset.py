@@ -294,7 +294,8 @@ def _suggested_mapping(data: object) -> str:
         roles = {role: column for role, column in suggested.suggested.items() if role != "response"}
         if "response" in suggested.suggested:
             pairs = suggested.mapping(suggested.suggested["response"], suggested.scores, None, **roles)
-            return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
+            if all(pair.isprintable() and not pair.endswith("=") for pair in pairs):  # else no name to type
+                return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
     return "e.g. --map response=reply --map score:Overall=overall"
 
 
