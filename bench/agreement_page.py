@@ -10,8 +10,8 @@ run of views/5_agreement.py is timed: default settings (3 levels, 1,000 bootstra
 every table and figure built, nothing cached. Right after it, on the same store, the reference
 is timed: the same judgments read with plain sqlite3 beside their human scores and Pearson,
 Spearman and Kendall computed with pandas. The fastest of the repeats counts; e3 is their
-ratio at each size (target <= 3x). The script fails unless the table counts every item, all 4
-charts are there and the scatter is WebGL. A rerun (its caches hit) is shown as context. A
+ratio at each size (target <= 3x). The script fails unless the table counts every item, all 8
+charts are there (the systems' forest and how the judge errs with them) and the scatter is WebGL. A rerun (its caches hit) is shown as context. A
 small unreported measurement first takes the one-off costs (imports, first runs).
 
     python bench/agreement_page.py [--sizes 10000,100000] [--repeats 2]
@@ -37,7 +37,9 @@ import geval
 APP = str(REPO / "app.py")
 PAGE = "views/5_agreement.py"
 DATASET = "synthetic"
-CHARTS = 4  # correlation bars, scatter, |difference|, distributions
+#: correlation bars, the systems' forest, scatter, |difference|, distributions; how the judge errs: confusion,
+#: Bland-Altman, use of the scale
+CHARTS = 8
 WARM_UP = 120  # items of a first, unreported measurement
 
 
@@ -86,7 +88,9 @@ def check_page(at: AppTest, size: int) -> None:
     charts = at.get("plotly_chart")
     if n != size or len(charts) != CHARTS:
         fail(f"{PAGE} at {size}: the table counts {n} items, {len(charts)} of {CHARTS} charts")
-    scatter = {trace["type"] for trace in json.loads(charts[1].proto.spec)["data"]}
+    figures = [json.loads(chart.proto.spec) for chart in charts]
+    scatter = next({trace["type"] for trace in figure["data"]} for figure in figures
+                   if "judge vs human" in figure["layout"].get("title", {}).get("text", ""))
     if size > geval.reporting.WEBGL_ABOVE and scatter != {"scattergl"}:
         fail(f"{PAGE} at {size}: the scatter is drawn as {', '.join(sorted(scatter))}, not with WebGL")
 

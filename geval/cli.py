@@ -126,14 +126,19 @@ def build_parser() -> argparse.ArgumentParser:
 
     _labels_commands(commands)
     _judge_commands(commands)
+    _systems_command(commands)
 
-    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs")
+    agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs, and how "
+                                              "the judge errs (kappa, confusion, offset, scale use, length)")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
     agree.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
     agree.add_argument("--csv", help="also write the table to this CSV file")
+    agree.add_argument("--no-errs", action="store_true",
+                       help="leave out how the judge errs (kappa, confusion matrix, precision and recall; offset, "
+                            "scale use, Bland-Altman limits, length)")
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
@@ -579,7 +584,8 @@ def cmd_agree(args) -> None:
     import pandas as pd
 
     store = geval.Store(args.store)
-    name = Path(args.dataset).stem if Path(args.dataset).suffix else args.dataset
+    path = Path(args.dataset)
+    name = path.stem if path.suffix else (path.name if path.is_dir() else args.dataset)  # a folder: its dataset's name
     version = geval.Template.load(args.template).version if args.template else None
     levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
     unknown = set(levels) - set(geval.OPTIONS.levels)
@@ -599,6 +605,13 @@ def cmd_agree(args) -> None:
     if args.csv:
         table.to_csv(args.csv, index=False)
         print(f"wrote {args.csv}")
+    if not args.no_errs:
+        try:
+            found = geval.reporting.how_it_errs.read(store, name, (version, args.signature))
+        except geval.GevalError as exc:  # too few items to read: said, the table above stands
+            print(f"How the judge errs: {exc}")
+        else:
+            print("\n".join(geval.reporting.how_it_errs.text(one) for one in found))
 
 
 # --- judges made elsewhere, and whether a judge can replace an annotator ------------------------
@@ -615,11 +628,15 @@ def _judge_commands(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--dataset", required=True, help="the dataset the scores are of (stored name, or a file or "
                                                            "known dataset, loaded first)")
+    imported.add_argument("--map", action="append", metavar="ROLE=COLUMN",
+                          help="with --dataset a table of your own: its column mapping, as `datasets load` takes it "
+                               "(repeatable)")
     imported.add_argument("--name", help="the judge's name (default: the file's name; in a {judge: ...} file, import "
                                          "only this one)")
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
     imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
-                          help="the scores' scale (default: the range of the people's scores of the aspect)")
+                          help="the scores' scale (default: the aspect's scale as the dataset's layout declares "
+                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it)")
     imported.add_argument("--only-known", action="store_true",
                           help="leave out (and count) the scores of items the dataset does not have: a file made for "
                                "more items, e.g. the full SummEval's for its sample")
@@ -642,6 +659,10 @@ def _judge_commands(commands) -> None:
     alt.add_argument("--reading", choices=list(geval.alttest.READINGS), default="mode",
                      help="how a G-EVAL judge's score is read: " + "; ".join(
                          f"{k}: {v}" for k, v in geval.alttest.READINGS.items()))
+    alt.add_argument("--by", choices=list(geval.alttest.BY),
+                     help="what each annotator's t-test takes as independent: " + "; ".join(
+                         f"{k}: {v}" for k, v in geval.alttest.BY.items()) + " (default: groups when some group "
+                         "holds more than one of the items compared, else items)")
     alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
     _store_argument(alt)
     alt.set_defaults(run=cmd_alttest)
@@ -658,14 +679,20 @@ def _scale(text: str) -> tuple[float, float]:
     return scale
 
 
-def _dataset_in(store: geval.Store, name: str) -> str:
-    """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`."""
-    return name if name in store.dataset_names() else geval.load_dataset(name, store=store).name
+def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None) -> str:
+    """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`
+    (by `mapping`, "role=column" texts, when given; how a table was read goes to stderr)."""
+    if name in store.dataset_names() and not mapping:
+        return name
+    dataset = geval.load_dataset(name, mapping=mapping, store=store)
+    for note in dataset.notes:
+        print(f"{dataset.name}: {note}", file=sys.stderr)
+    return dataset.name
 
 
 def cmd_judge_import(args) -> None:
     store = geval.Store(args.store)
-    dataset = _dataset_in(store, args.dataset)
+    dataset = _dataset_in(store, args.dataset, args.map)
     for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale,
                                            args.only_known):
         what = "already imported: nothing changed" if done.already else \
@@ -688,12 +715,13 @@ def cmd_alttest(args) -> None:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
     results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
-                                baseline=True)
+                                baseline=True, by=args.by)
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
-                                                                        args.alignment, reading)}
+                                                                        args.alignment, reading, by=args.by)}
               for reading in geval.alttest.READINGS if reading != args.reading}
     print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} (Benjamini-Yekutieli), at least "
-          f"{geval.alttest.MIN_ITEMS} items per annotator and {geval.alttest.MIN_PER_ITEM} annotators per item")
+          f"{geval.alttest.MIN_ITEMS} items per annotator ({geval.alttest.MIN_GROUPS} groups when its t-test is over "
+          f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
         beside = "" if result.reading in ("as imported", "a constant") else \
@@ -701,7 +729,8 @@ def cmd_alttest(args) -> None:
                 f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
                 for reading in others) + ")"
         print(f"{result.judge} · {result.aspect}: winning rate {result.winning_rate:.2f}, advantage probability "
-              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items")
+              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items "
+              f"({result.how})")
         if not args.brief:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
@@ -715,20 +744,126 @@ def cmd_alttest(args) -> None:
 
 
 def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
-    """Per aspect, how many items give its best judge an 80% chance to pass (the paper's appendix C)."""
+    """Per aspect, how many items give its best judge an 80% chance to pass (docs/statistics.md, "How many items")."""
     by_label = store.combos(dataset).set_index("label")
     judges = [r for r in results if not r.baseline]
     for aspect in dict.fromkeys(r.aspect for r in judges):
         best = max((r for r in judges if r.aspect == aspect),
                    key=lambda r: -1.0 if math.isnan(r.advantage_probability) else r.advantage_probability)
         combo = tuple(by_label.loc[best.judge, ["template_version", "signature"]])
-        planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment)
+        planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment,
+                                     by=best.by)
         print(f"How many items, {aspect} ({best.judge}): "
               + (planned.sentence() if planned else "not known until two annotators have scored the same items"))
 
 
 def _indented(text: str) -> str:
     return "\n".join("    " + line for line in text.splitlines())
+
+
+# --- systems as people would score them (issue 39) ---------------------------------------------
+
+
+def _systems_command(commands) -> None:
+    """`systems`: each system's mean as people would give it, from a few labels and the judge."""
+    sub = commands.add_parser("systems", help="each system's mean as people would score it, from a few labels and the "
+                                              "judge on every item: intervals, comparisons, labels each judge saves")
+    sub.add_argument("dataset", help="dataset name as stored, a dataset file, or a folder of the alternative annotator "
+                                     "test's release (its llm_annotations.json imported as judges)")
+    sub.add_argument("--aspect", action="append", help="human aspect (repeatable; default: every one a judge is "
+                                                       "compared with)")
+    sub.add_argument("--judge", help="the judge the combined estimate reads (its name contains this; default: the "
+                                     "most recently scored)")
+    sub.add_argument("--together", action="store_true", help="combine every judge of the aspect (fitted together)")
+    sub.add_argument("--labels", type=int, metavar="K",
+                     help="what K labels per system would give, drawn from the dataset's own scores (default, when "
+                          "people scored every item: 20)")
+    sub.add_argument("--design", choices=list(geval.labeling.DESIGNS), default="documents",
+                     help="how --labels are drawn: " + "; ".join(f"{k}: {v}" for k, v in geval.labeling.DESIGNS.items()))
+    sub.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
+    sub.add_argument("--all-pairs", action="store_true", help="a sentence for every pair, not only neighbours")
+    _store_argument(sub)
+    sub.set_defaults(run=cmd_systems)
+
+
+def cmd_systems(args) -> None:
+    store = geval.Store(args.store)
+    folder = Path(args.dataset)
+    dataset = _dataset_in(store, args.dataset)
+    if folder.is_dir() and (folder / "llm_annotations.json").is_file():
+        geval.alttest.import_judge(store, dataset, folder / "llm_annotations.json")
+    combos = store.combos(dataset)
+    combo = None
+    if args.judge:
+        named = combos[[args.judge.lower() in label.lower() for label in combos["label"]]]
+        if named.empty:
+            raise geval.GevalError(f"no judge on {dataset} is named like {args.judge}")
+        label = min(named["label"], key=len)  # "gpt-4o" before "gpt-4o-mini"
+        row = named[named["label"] == label].iloc[0]
+        combo = (row["template_version"], row["signature"])
+    items = store.items(dataset)
+    aspects = args.aspect or _judged_aspects(store, dataset, items)
+    if not aspects:
+        raise geval.GevalError(f"no judge on {dataset} is compared with a human aspect: score one, or import one")
+    complete = {a: all(item.human.get(a) for item in items) for a in aspects}
+    for aspect in aspects:
+        per_system = args.labels if args.labels is not None else (20 if complete.get(aspect) else None)
+        result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system, args.design,
+                                             args.seed, items=items)
+        _print_systems(dataset, result, args.all_pairs)
+
+
+def _judged_aspects(store: geval.Store, dataset: str, items: list) -> list[str]:
+    """The human aspects some judge on the dataset is compared with, in the dataset's order."""
+    names = list(dict.fromkeys(a for item in items for a in item.human))
+    found = geval.labeling.features(store, dataset, names[0], baselines=(), items=items) if names else None
+    compared = {h.lower() for h in (found.compared.values() if found else ())}
+    return [a for a in names if a.lower() in compared]
+
+
+def _print_systems(dataset: str, result, all_pairs: bool) -> None:
+    import pandas as pd
+
+    low, high = result.scale
+    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): the mean people would give each system, 95% intervals "
+          f"(betting, valid at any number of labels); combined with {result.judge}")
+    for note in result.notes:
+        print(f"  {note}")
+    table = result.table
+    shown = pd.DataFrame({
+        "system": table["system"], "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
+        "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
+        "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
+        "judge alone (biased)": [f"{v:.2f}" for v in table["judge"]]})
+    if table["truth"].notna().all():
+        shown["people, all items"] = [f"{v:.2f}" for v in table["truth"]]
+    print(_indented(shown.to_string(index=False)))
+    worth = result.worth
+    print("Labels each judge is worth (the labels alone that give the combined interval's width; 95% interval over "
+          "groups):")
+    print(_indented(pd.DataFrame({
+        "judge": worth["judge"], "labels": worth["labels"],
+        "effective labels": [_interval(r.effective, r.effective_low, r.effective_high, 0)
+                             for r in worth.itertuples()],
+        "saved": [f"{v:+.0%}" for v in worth["saved"]]}).to_string(index=False)))
+    if len(table) > 1:
+        ranked = result.ranking
+        print("Ranking (ranks that hold for all pairs together):")
+        print(_indented(pd.DataFrame({"rank": ranked["rank"], "system": ranked["system"],
+                                      "combined": [f"{v:.2f}" for v in ranked["combined"]],
+                                      "may rank": [f"{a}-{b}" if a != b else f"{a}" for a, b in
+                                                   zip(ranked["best_rank"], ranked["worst_rank"])]}).to_string(index=False)))
+        for line in result.sentences(adjacent=not all_pairs):
+            print(f"  {line}")
+    print()
+
+
+def _interval(value: float, low: float, high: float, digits: int = 2) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"{value:.{digits}f} (no interval: fewer than 10 groups)"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 # --- leaderboard and report (issue 5) ----------------------------------------------------------

@@ -7,3 +7,10 @@ def counted(n: int, noun: str, plural: str | None = None) -> str:
     """`n` and `noun`, the noun in the plural unless `n` is 1: "1 judge call", "0 items", "3 labels".
     `plural`: the plural of a noun that does not take an s ("1 item with a note", "2 items with a note")."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def few(names, shown: int = 3) -> str:
+    """The first `shown` of `names` and how many more, for one line: "r000, r001, r002 and 357 more"."""
+    names = [str(name) for name in names]
+    listed = ", ".join(names[:shown])
+    return f"{listed} and {len(names) - shown} more" if len(names) > shown else listed

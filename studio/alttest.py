@@ -17,6 +17,9 @@ EPSILON = "alttest_epsilon"  # the session key of the epsilon chosen (the Label 
 WHO = {"experts": "experts", "skilled": "skilled annotators", "crowd": "crowd workers"}
 BY_ASPECT = "by the aspect"
 READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "continuous": "its mean"}
+BY_DATA = "by the data"
+#: The t-test's unit as the page offers it (`geval.alttest.BY`; by the data: groups where the items have them).
+TAKEN = {BY_DATA: "groups, if any", "groups": "groups", "items": "items (the paper's)"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
 
@@ -48,11 +51,12 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}); it "
                "passes when it beats at least half of them (winning rate ≥ .50). The advantage probability (how "
                "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
-               "this dataset is tested, except a prompt search's variants.")
+               "this dataset is tested, except a prompt search's variants, beside a judge that always gives one "
+               "label (each label of the scale is tried; the best is shown).")
     known = geval.alttest.annotators_of(store, dataset)
     st.session_state.setdefault("alttest_who", known or "skilled")
     st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
-    who, margin, align, read = st.columns([3, 2, 3, 3])
+    who, margin, align, read, unit = st.columns([3, 2, 3, 3, 3])
     kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
     who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
                   format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})", **kept,
@@ -68,7 +72,13 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     reading = read.selectbox("The judge read as", list(geval.alttest.READINGS), key="alttest_reading", **kept,
                              format_func=READ_AS.get,
                              help="; ".join(f"{READ_AS[k]}: {v}" for k, v in geval.alttest.READINGS.items()) + ".")
-    alignment = None if alignment == BY_ASPECT else alignment
+    by = unit.selectbox("Each annotator's t-test over", list(TAKEN), key="alttest_by", format_func=TAKEN.get, **kept,
+                        help="The responses of one dialogue, the summaries of one document are not independent: over "
+                             "groups (dialogues, documents), the t-test's standard error is taken over the annotator's "
+                             f"groups (cluster-robust; {geval.alttest.MIN_GROUPS} groups or more). Groups, if any: over "
+                             "groups where some group holds two of the items, else over items. Over items, as the "
+                             "paper does, its p-values are optimistic on grouped data.")
+    alignment, by = None if alignment == BY_ASPECT else alignment, None if by == BY_DATA else by
     st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
                "agree exactly, and a tie counts for both sides. Its advantage probability read the other ways "
@@ -79,13 +89,17 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     if line := epsilon_line(chosen_epsilon, chosen_who):
         st.caption(line)
     try:
-        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment)
+        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by)
     except geval.GevalError as exc:
         st.error(plain(str(exc)))
         return
     if not results[reading]:
         st.info("No judge here is compared with a human aspect that has annotators: nothing to test.")
         return
+    used = list(dict.fromkeys(r.how for r in results[reading] if not r.baseline))
+    st.caption("Which test: " + "; ".join(map(plain, used)) + (" (each annotator's t-test over its groups: the items "
+                                                              "of one are not independent)."
+                                                              if any(h.startswith("groups") for h in used) else "."))
     ranked = ranking(results, reading)
     shown = ranked.drop(columns=["verdict"])
     for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
@@ -172,7 +186,7 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
     with plan:
         planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
-                                      alignment if alignment != "rank" else None)
+                                      alignment if alignment != "rank" else None, result.by)
         if planned is None:
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:

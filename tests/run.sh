@@ -4,6 +4,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
 python3 -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-bertscore.txt
+# ppi-python (a test-only reference) installs its own tests as a top-level package named `tests`,
+# which would hide this project's tests/ from every test file: remove that package it left.
+python3 - <<'PY'
+import importlib.metadata, shutil
+files = importlib.metadata.distribution("ppi-python").files or []
+for folder in {f.locate().parents[len(f.parts) - 2] for f in files if f.parts[0] == "tests"}:
+    shutil.rmtree(folder, ignore_errors=True)
+PY
 if [ ! -x /usr/bin/chromium ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null

@@ -53,8 +53,8 @@ def test_the_papers_published_results_are_reproduced_through_the_import_path(sha
     for _, _, llm, passed, wr, ap in rows:
         assert printed[llm] == (wr, ap, "passed" if passed else "not passed"), llm
     ranked = result.stdout.split("Judges by advantage probability")[1].splitlines()[2:]  # after its header
-    order = [next(llm for *_, llm, _, _, _ in rows if f"imported: {llm} " in line) for line in ranked
-             if "imported: " in line]
+    order = [next(llm for *_, llm, _, _, _ in rows if f" {llm} (imported from " in f" {line.strip()}") for line in ranked
+             if "(imported from " in line]  # one row per judge, named as every table names it
     assert sorted(order) == sorted(printed) and [float(printed[llm][1]) for llm in order] == \
         sorted((float(printed[llm][1]) for llm in order), reverse=True)  # the best first
 
@@ -286,7 +286,8 @@ def test_the_report_says_whether_the_judge_can_replace_an_annotator(shared_data,
                                   alttest_epsilon=0.2).markdown()
     section = text[text.index("## Can the judge replace an annotator?"):]
     assert "epsilon = 0.2 (experts)" in section
-    assert "| imported: gpt-4o | label | 0.773 | 0.000 | 0 of 1 | 0.671 |" in section  # the paper's .77, first
+    assert "| gpt-4o (imported from llm_annotations.json) | label | 0.773 | 0.000 | 0 of 1 | 0.671 | as imported | " \
+           "items taken as independent |" in section  # the paper's .77, first
     assert "gpt-4o (imported from llm_annotations.json) cannot be shown to replace an annotator here: it beats 0 of " \
            "3 annotators" in section
     without = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,
@@ -321,8 +322,9 @@ def test_how_a_g_eval_judge_is_read_decides_the_test(store):
 
 def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(store, tmp_path):
     """SummEval's fluency asks the judge for 1-3 while its experts gave 1-5; a judge imported with its
-    own 1-5 beside people on 1-3. Read on its own numbers, a judge that always agrees with the people
-    would lose to them; mapped linearly onto their scale it ties them everywhere."""
+    own 1-5 beside people on USR's 1-3. Read on its own numbers, a judge that always agrees with the
+    people would lose to them; mapped linearly onto their scale it ties them everywhere. Where the
+    dataset declares no scale, the people's scores outside the judge's 1-3 tell it (their range)."""
     from tests.helpers import make_items, make_template, scripted
 
     items = [replace(item, human={"Natural": (s, s, s)}, annotators={}) for item, s in
@@ -336,18 +338,61 @@ def test_a_judge_on_another_scale_is_read_on_the_annotators_scale_and_says_so(st
     geval.score(store, items, make_template(), scripted(agreeing), "wide")
     result = geval.alttest.run(store, "wide", epsilon=0.15)[0]
     assert result.advantage_probability == 1.0 and result.passed is True
-    assert result.verdict().endswith(" Its scores, on 1-3, are mapped linearly onto the annotators' 1-5 and rounded "
-                                     "to it.")
+    assert result.verdict().endswith(" Its scores, on 1-3, are mapped linearly onto the people's 1-5 and rounded "
+                                     "to it (the range of the scores they gave: the dataset does not say its scale).")
 
     narrow = [replace(item, dataset="narrow", human={"Natural": (3.0 if s == 5 else 1.0,) * 3})
               for item, s in zip(items, [5.0, 1.0] * 20)]
-    store.save_dataset(geval.Dataset("narrow", "narrow.csv", "table", narrow))
+    store.save_dataset(geval.Dataset("narrow", "narrow.json", "usr", narrow))  # USR's Natural: 1-3, its paper says
     path = tmp_path / "wide.csv"  # the people's 3 as 5: the same judge, on 1-5
     path.write_text("item_id,natural\n" + "".join(f"{i.id},{5 if i.human['Natural'][0] == 3 else 1}\n" for i in narrow))
     geval.alttest.import_judge(store, "narrow", path, scale=(1, 5))
     result = geval.alttest.run(store, "narrow", epsilon=0.15)[0]
     assert result.advantage_probability == 1.0 and result.reading == "as imported"
-    assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the annotators' 1-3.")
+    assert result.verdict().endswith(" Its scores, on 1-5, are mapped linearly onto the people's 1-3.")
+
+
+def copied_people(dataset: str, items: int = 40) -> tuple[list, str]:
+    """`items` items in 20 dialogues on which three people agree, on a 1-5 aspect where nobody gave a 1
+    (2, 3, 4, 5 in turn), and a judge's file that gives exactly the people's score."""
+    from tests.helpers import make_items
+
+    scores = [2.0, 3.0, 4.0, 5.0] * (items // 4)
+    made = [replace(item, human={"Overall": (s, s, s)}, annotators={}) for item, s in
+            zip(make_items(items, dataset=dataset), scores)]
+    return made, "item_id,overall\n" + "".join(f"{i.id},{s:g}\n" for i, s in zip(made, scores))
+
+
+@pytest.mark.parametrize("layout", ["table", "usr"])  # nothing declared; USR's Overall, declared 1-5
+def test_a_judge_copying_the_people_passes_where_nobody_used_the_scales_end(store, tmp_path, layout):
+    items, copy = copied_people("copy")
+    store.save_dataset(geval.Dataset("copy", "copy.csv", layout, items))
+    path = tmp_path / "copy.csv"
+    path.write_text(copy)
+    geval.alttest.import_judge(store, "copy", path, scale=(1, 5))
+    result = geval.alttest.run(store, "copy", epsilon=0.15)[0]
+    assert result.scale == ""  # read on its 1-5, the people's: not stretched onto the 2-5 they happened to use
+    assert result.advantage_probability == 1.0 and result.passed is True
+
+
+def test_a_judge_copying_the_people_passes_through_the_cli(tmp_path):
+    """A user's own file, nothing declared about its scale: a judge imported on 1-5 (--scale) is read on
+    it, as the people's, since their scores (2-5) lie within it."""
+    people, judge = tmp_path / "people.jsonl", tmp_path / "copy.csv"
+    scores = [2, 3, 4, 5] * 10
+    people.write_text("".join(json.dumps({"id": f"r{k}", "response": f"reply {k}", "dialogue": f"d{k // 2}",
+                                          "overall": [s, s, s]}) + "\n" for k, s in enumerate(scores)))
+    judge.write_text("id,overall\n" + "".join(f"r{k},{s}\n" for k, s in enumerate(scores)))
+    store = str(tmp_path / "s.sqlite")
+    loaded = run_cli("datasets", "load", str(people), "--map", "id=id", "--map", "response=response", "--map",
+                     "group=dialogue", "--map", "score:Overall=overall", "--store", store)
+    assert loaded.returncode == 0, loaded.stderr
+    imported = run_cli("judge", "import", str(judge), "--dataset", "people", "--scale", "1-5", "--store", store)
+    assert imported.returncode == 0, imported.stderr
+    printed = run_cli("alttest", "people", "--brief", "--store", store)
+    assert printed.returncode == 0, printed.stderr
+    line = next(line for line in printed.stdout.splitlines() if line.startswith("copy (imported from copy.csv)"))
+    assert "advantage probability 1.00" in line and ", passed;" in line, printed.stdout
 
 
 def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
@@ -361,8 +406,9 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
     printed = run_cli("alttest", "summeval_sample", "--brief", "--store", str(store)).stdout
     assert printed.startswith("summeval_sample: epsilon 0.2,")  # experts, as SummEval's paper says
     full = run_cli("alttest", "summeval_sample", "--store", str(store)).stdout  # with the plan of each aspect
-    assert re.search(r"^How many items, coherence \(gpt-4o \(imported from llm_annotations.json\)\): With 3 "
-                     r"annotators agreeing as yours do \(\d+% exact agreement\), ", full, re.M), full
+    assert re.search(r"^How many items, coherence \(gpt-4o \(imported from llm_annotations.json\)\): Drawing studies "
+                     r"from your 80 items \(in 10 groups drawn whole, as your 3 annotators labeled them, 3.0 per item, "
+                     r"\d+% exact agreement\) with this judge's own scores, ", full, re.M), full
     assert run_cli("alttest", "summeval_sample", "--brief", "--annotators", "crowd", "--store",
                    str(store)).stdout.startswith("summeval_sample: epsilon 0.1,")
 
@@ -370,10 +416,15 @@ def test_summevals_experts_set_the_default_epsilon(shared_data, tmp_path):
 def test_the_plan_says_an_18_percent_chance_and_its_alignment():
     from geval.decisions.alttest_power import Plan
 
-    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 300], [0.05, 0.18], runs=200)
-    assert short.sentence() == ("With 3 annotators agreeing as yours do (50% exact agreement), even 300 items give a "
-                                "judge as good as this one only an 18% chance to pass (epsilon 0.15, neg-rmse): the "
-                                "judge, or the annotators' agreement, is too far from passing for more items to help "
-                                "much.")
-    enough = Plan(3, 0.5, 0.4, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200)
-    assert "about 40 items give a judge as good as one of the annotators an 80% chance" in enough.sentence()
+    short = Plan(3, 0.5, 0.4, True, 0.15, "neg-rmse", [30, 1000], [0.05, 0.18], runs=200, items=400, per_item=3.0,
+                 resampled=True)
+    assert short.sentence() == (
+        "Drawing studies from your 400 items (drawn one by one, as your 3 annotators labeled them, 3.0 per item, 50% "
+        "exact agreement) with this judge's own scores, even 1,000 items give it only an 18% chance to pass (epsilon "
+        "0.15, neg-rmse, over items; 200 resampled studies per size): the judge, or the annotators' agreement, is too far from "
+        "passing for more items to help much.")
+    enough = Plan(4, 0.5, 0.5, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200, items=60, per_item=2.5)
+    assert enough.sentence() == (
+        "With annotators agreeing as yours do (50% exact agreement) and labeling as yours did (4 annotators, 2.5 per "
+        "item), about 40 items give a judge as good as one of the annotators an 80% chance to pass (epsilon 0.15, "
+        "accuracy, over items; 200 simulated studies per size, as in the paper's appendix C).")

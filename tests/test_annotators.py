@@ -106,6 +106,18 @@ def test_on_the_topicalchat_sample_every_usr_aspect_has_an_interval():
     assert natural["items"] == 60 and natural["annotators"] == 3
 
 
+def test_alphas_interval_stays_inside_the_values_alpha_can_take():
+    """Nine groups where three annotators agree exactly and one where they do not: the jackknife's t · se either
+    side of alpha passed 1 (the issue: 0.775 [0.269, 1.281]); alpha is at most 1 (and above -1), so is its interval."""
+    truth = np.random.default_rng(0).integers(1, 6, 30).astype(float)
+    columns = [(v, v, v) for v in truth[:27]] + [(1.0, 5.0, 3.0), (5.0, 1.0, 3.0), (1.0, 5.0, 2.0)]
+    items = items_from(columns, groups=[f"g{k // 3}" for k in range(30)])
+    table = annotator_agreement(items, n_boot=N_BOOT).set_index("statistic")
+    for level in ("interval", "ordinal"):
+        row = table.loc[f"alpha ({level})"]
+        assert row["value"] < 1 and row["high"] == 1.0 and -1.0 <= row["low"] < row["value"]
+
+
 def test_unknown_alpha_level():
     with pytest.raises(ValueError, match="level 'ratio-ish' is unknown; use one of interval, ordinal"):
         krippendorff_alpha(np.ones((2, 2)), "ratio-ish")

@@ -37,17 +37,6 @@ def test_a_bad_timeout_or_retry_count_is_a_one_line_error(capsys, tmp_path, opti
     assert not store.exists()
 
 
-def test_score_on_an_unmapped_table_prints_the_mapping_the_data_page_would_suggest(capsys, tmp_path):
-    """It printed an example ("--map response=reply --map score:Overall=overall") whatever the file's columns."""
-    table = tmp_path / "news.csv"
-    table.write_text("article,summary,overall\nThe council voted to close the bridge. Work starts in May.,"
-                     "The bridge closes.,4\n")
-    code = main(["score", str(table), "-t", "summeval-consistency", "--store", str(tmp_path / "store.sqlite")])
-    out, err = capsys.readouterr()
-    assert code != 0 and "for your own table pass a column mapping, for this file (check it): --map response=summary "\
-        "--map score:overall=overall --map grounding=article" in err, err
-
-
 def test_timeout_and_retries_reach_the_openai_judge_and_default_to_60_and_5(stub):
     given = judge_for("--judge", "openai", "--model", "m", "--base-url", stub.url, "--timeout", "2.5",
                       "--max-retries", "0")
@@ -247,3 +236,61 @@ def test_level_summary_is_taken_as_the_value_and_a_load_over_other_items_needs_r
     assert ("my: level summary, the value given, for every row; the column 'summary' is not read as the level"
             in err)
     assert geval.Store(store).dataset("my").levels == ["summary"]
+
+
+# --- a user's own texts, labels and judge file (issue 36, "Also") ----------------------------------
+
+
+def _texts_and_judge(tmp_path, n: int = 12):
+    """A CSV of texts with the file's own `id` column (r000 ...), and a judge file keyed by those ids."""
+    texts = tmp_path / "texts.csv"
+    texts.write_text("id,dialogue_context,reply,overall\n" + "".join(
+        f"r{k:03d},A: hello {k // 3},reply {k},{1 + k % 3}\n" for k in range(n)), encoding="utf-8")
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps({f"r{k:03d}": {"overall": 1 + (k * 2) % 3} for k in range(n)}), encoding="utf-8")
+    return str(texts), str(judge)
+
+
+def test_a_files_own_id_column_is_read_by_default_and_a_judge_file_by_those_ids_imports(tmp_path, capsys):
+    """`datasets load FILE --map response=...` read no `id` unless mapped: the judge file then failed, listing
+    every id. The file's own id column is read by default, and the load says so."""
+    texts, judge = _texts_and_judge(tmp_path)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["datasets", "load", texts, "--map", "response=reply", "--map", "score:Overall=overall",
+                 "--name", "mine", "--store", store]) == 0
+    err = capsys.readouterr().err
+    assert ("mine: item ids: the file's own, from its column 'id' (labels and judge scores may name items by them; "
+            "to read another column: id=COLUMN)") in err
+    assert main(["judge", "import", judge, "--dataset", "mine", "--name", "gptx", "--store", store]) == 0
+    assert "gptx: 12 items, overall (" in capsys.readouterr().out
+
+
+def test_a_judge_file_whose_ids_the_dataset_lacks_is_a_one_line_error_with_a_few_of_them(tmp_path, capsys):
+    texts, judge = _texts_and_judge(tmp_path, n=360)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["datasets", "load", texts, "--map", "response=reply", "--map", "id=reply", "--map",
+                 "score:Overall=overall", "--name", "mine", "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["judge", "import", judge, "--dataset", "mine", "--name", "gptx", "--store", store]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "r003" not in err
+    assert (f"error: {judge}: no judge named 'gptx'; it has r000, r001, r002 and 357 more (if those are item ids, "
+            "none is an item's id in the dataset: load the dataset with the column that holds them mapped to id, "
+            "e.g. --map id=COLUMN)") in err
+
+
+def test_judge_import_takes_the_mapping_its_error_asks_for_and_score_suggests_the_data_pages(tmp_path, capsys):
+    """`judge import --dataset FILE.csv` said "pass a column mapping, e.g. --map ..." though it took no --map;
+    `score FILE.csv` on an unmapped table gave a made-up mapping instead of the one the Data page suggests."""
+    texts, judge = _texts_and_judge(tmp_path)
+    store = str(tmp_path / "s.sqlite")
+    suggested = ("read it as your own table with a column mapping, e.g. --map response=reply --map "
+                 "score:overall=overall --map context=dialogue_context --map id=id")
+    assert main(["score", texts, "-t", "topicalchat-naturalness", "--judge", "scripted", "--store", store]) == 2
+    assert suggested in capsys.readouterr().err
+    assert main(["judge", "import", judge, "--dataset", texts, "--name", "gptx", "--store", store]) == 2
+    assert suggested in capsys.readouterr().err
+    assert main(["judge", "import", judge, "--dataset", texts, "--map", "response=reply", "--map",
+                 "score:overall=overall", "--name", "gptx", "--store", store]) == 0
+    out, err = capsys.readouterr()
+    assert "gptx: 12 items, overall" in out and "texts: item ids: the file's own" in err

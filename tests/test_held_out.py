@@ -12,7 +12,7 @@ import pytest
 from helpers import make_items, scripted
 
 import geval
-from geval.analysis.held_out import held_out, searched_versions
+from geval.analysis.held_out import content_key, held_out, searched_versions
 from geval.data.dataset import Dataset
 from geval.judging.templates import Aspect, Template
 from geval.tuning.search import tune
@@ -173,6 +173,21 @@ def test_b_a_second_seed_read_on_groups_the_first_chose_on_says_so_and_both_are_
     assert n == sum(i.group not in chosen for i in ITEMS)
 
 
+def test_b_tunes_own_printout_says_when_another_search_chose_its_winner_on_its_test_groups(searched):
+    """(b) `geval tune`'s printout (and the Tune page's notes) read the second seed's winner on test groups where the
+    first seed chose the same template, and said nothing of it (the report does)."""
+    store, first = searched
+    assert not any("not held out" in note for note in first.notes)
+    second = tune(store, "tc", scripted(cot_follows_people), "Natural", budget=2000, start=PLAIN, others=[COT],
+                  few_shot=(), ensemble=False, seed=2)
+    overlap = set(first.tune_groups) & set(second.test_groups)
+    assert second.winner_template.version == COT.version and overlap
+    said = (f"not held out on {len(overlap)} of the {len(second.test_groups)} test groups: another prompt search "
+            "(another seed or split) chose this template on them, so there it was picked for agreeing with these "
+            "people; the report says so, and reads the searches together without them")
+    assert said in second.notes and said in second.summary()
+
+
 @pytest.mark.parametrize("how", ["renamed", "comment"])
 def test_c_a_renamed_copy_of_the_winner_or_one_with_a_comment_line_is_the_winner(searched, how):
     """(c) A template version whose prompts are a searched candidate's (the judgment cache serves it: the same call
@@ -213,3 +228,56 @@ def test_d_a_search_on_a_sample_holds_for_its_full_file_matched_by_content(store
     table = geval.agree(store, "tc_full", (COT.version, None)).query("level == 'item'")
     assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
     assert searched_versions(store, "tc_full")[PLAIN.version].tried == set(result.tune_groups)
+
+
+def test_e_the_same_dialogues_from_the_users_own_csv_without_a_system_column_are_matched_by_the_calls(searched,
+                                                                                                     tmp_path):
+    """(e) Loaded from the user's own CSV without a `system` column, the same dialogues get other content keys (and
+    other group names); the winner's judgments are served from the cache, so the calls are the search's: it is read
+    without its tune groups there too (the review: read on every item with no note)."""
+    import csv
+
+    store, result = searched
+    path = tmp_path / "mine.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["context", "fact", "response", "dialogue", "natural"])
+        for item in ITEMS:
+            writer.writerow(["\n".join(turn.render() for turn in item.context), item.grounding, item.response,
+                             f"dialogue {item.group}", list(item.human["Natural"])])
+    mine = geval.load_dataset(path, mapping=["response=response", "context=context", "grounding=fact",
+                                             "group=dialogue", "score:Natural=natural"], store=store)
+    assert not set(map(content_key, mine.items)) & set(map(content_key, ITEMS))  # other content keys
+    done = geval.score(store, mine.items, COT, scripted(cot_follows_people), "mine")
+    assert done.cached == len(ITEMS) and done.calls == 0  # the same prompts: the search's calls
+    tune_here = {f"dialogue {group}" for group in result.tune_groups}
+    assert searched_versions(store, "mine")[COT.version].chosen == tune_here
+    table = geval.agree(store, "mine", (COT.version, None)).query("level == 'item'")
+    assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+    assert all("read without the 10 tune groups of the prompt search(es) that chose it" in note
+               for note in table["note"])
+
+
+def test_f_the_winner_edited_by_one_sentence_and_saved_from_it_is_read_as_the_winner(searched):
+    """(f) A new version whose text was edited from the winner's (saved with its parent, as the Prompts page's editor
+    saves it) asks other prompts, so the cache does not tell; its lineage does: read without the tune groups, through
+    every edit (the review: read on every group with no note)."""
+    store, result = searched
+    edited = Template.parse(COT.text.replace("on one metric.", "on one metric. Be strict.", 1))
+    again = Template.parse(edited.text.replace("Be strict.", "Be fair.", 1))
+    assert len({COT.version, edited.version, again.version}) == 3
+    store.save_template(edited, comment="one sentence more", parent=COT.version)
+    store.save_template(again, parent=edited.version)
+    assert store.template_parents() == {edited.version: COT.version, again.version: edited.version}
+    for version in (edited, again):
+        assert geval.score(store, ITEMS, version, scripted(cot_follows_people), "tc").calls == len(ITEMS)  # new calls
+        table = geval.agree(store, "tc", (version.version, None)).query("level == 'item'")
+        assert set(table["n"]) == {60 - 3 * len(result.tune_groups)}
+        assert all(f"saved as an edit of 1 searched template version(s) ({COT.version}): read as that version; read "
+                   "without the 10 tune groups" in note for note in table["note"])
+    store.delete_template_version(edited.version)  # the edit between goes: the lineage stays
+    assert store.template_parents() == {again.version: COT.version}
+    unrelated = Template.parse(PLAIN.text.replace("+++\n", "+++\n# unrelated\n", 1).replace(
+        'name = "topicalchat-naturalness"', 'name = "mine"'))
+    store.save_template(unrelated, parent="")
+    assert unrelated.version not in searched_versions(store, "tc")

@@ -618,7 +618,8 @@ def test_judge_rows_are_compared_with_judge_rows_and_label_using_rows_apart(tmp_
     assert caveats[few_shot] == few_shot_caveat and caveats[GEVAL_ROW] == ""
     pairs = [row for row in board.rows["row"] if row.startswith("ensemble: ") and " + " in row]
     assert len(pairs) == 3
-    assert caveats[pairs[0]].startswith("pair ensemble: the best of 3 pairs of judge rows")
+    assert caveats[pairs[0]].startswith("pair ensemble: the best of 3 pairs of judge rows (chosen by these people's "
+                                        "agreement)") and caveats[pairs[0]].count("of judge rows") == 1
     assert all(caveats[row].startswith("pair ensemble: one of 3 pairs") for row in pairs[1:])
     assert all(few_shot_caveat in caveats[row] for row in pairs if "fewshot" in row)
     assert caveats["ensemble: mean of 3 judge rows"] == f"ensemble: the mean of 3 judge rows; {few_shot_caveat}"

@@ -428,8 +428,8 @@ BAD_FILES = [
     ("latin1.csv", b"reply,overall\nhi,2\ncaf\xe9,3\n", None,
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
-     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations); for your own table pass a column "
-     "mapping, for this file (check it): --map response=question"),
+     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations); read it as your own table with "
+     "a column mapping, e.g. --map response=question"),  # the mapping the Data page suggests for it
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
     ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,
@@ -488,6 +488,27 @@ def test_a_file_with_no_human_score_loads_and_counts_what_it_skipped(tmp_path, s
     assert dataset.items and not any(item.human for item in dataset.items)
     assert dict(dataset.skipped) == skipped
     assert store.dataset_names() == [dataset.name] and store.human_side(dataset.name) == "you"
+
+
+@pytest.mark.parametrize("rows, read", [
+    ("x1,hello,3\nx2,hi,2\n", True),
+    ("x1,hello,3\nx1,hi,2\n", False),  # the same id twice: not the rows' own ids
+])
+def test_a_tables_own_id_column_is_read_unless_mapped_and_said(tmp_path, rows, read):
+    """A mapping that names no id reads the file's column named `id` as each item's own id (labels and judge
+    files name items by it), and the load says so; when that column repeats a value it says why it is not read."""
+    path = tmp_path / "mine.csv"
+    path.write_text("ID,reply,overall\n" + rows)
+    dataset = geval.load_dataset(path, mapping=["response=reply", "score:Overall=overall"])
+    assert [item.source_id for item in dataset.items] == (["x1", "x2"] if read else ["", ""])
+    said = [note for note in dataset.notes if note.startswith("item ids: ")]
+    assert said == ["item ids: the file's own, from its column 'ID' (labels and judge scores may name items by "
+                    "them; to read another column: id=COLUMN)"] if read else \
+        ["item ids: the column 'ID' is not read as the items' own ids, since it gives 'x1' to more than one row (to "
+         "read another column: id=COLUMN)"]
+    mapped = geval.load_dataset(path, mapping=["response=reply", "id=reply"])
+    assert [item.source_id for item in mapped.items] == ["hello", "hi"] and not any(
+        note.startswith("item ids: ") for note in mapped.notes)
 
 
 def test_a_mapping_needs_no_score_column():

@@ -35,7 +35,9 @@ def test_the_table_has_pearson_rows_at_every_level(monkeypatch, tmp_path):
     assert set(pearson["aspect"]) == {"naturalness"} and set(pearson["human"]) == {"Natural"}
     assert pearson.iloc[0]["n"] == 12
     assert pearson.iloc[0]["value [95% CI]"].count("[") == 1
-    assert len(at.get("plotly_chart")) == 4  # bars, scatter, |difference|, distributions
+    # bars, the systems' forest, scatter, |difference|, distributions; how the judge errs: confusion, Bland-Altman,
+    # use of the scale
+    assert len(at.get("plotly_chart")) == 8
     assert len(at.get("download_button")) == 1 and at.button(key="agree_report_build")  # CSV; the report on demand
     assert any("Score the dataset with a second template version" in i.value for i in at.info)
 
@@ -59,7 +61,7 @@ def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_pa
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()
     assert not at.exception
-    _, scatter, absdiff, distributions = at.get("plotly_chart")
+    _, _, scatter, absdiff, distributions, *_ = at.get("plotly_chart")  # bars, the systems' forest, ...; how it errs
     assert {t["type"] for t in _traces(scatter)} == {"scattergl"}
     assert sum(len(t["customdata"]) for t in _traces(scatter)) == 12
     for chart, traces in ((absdiff, 1), (distributions, 2)):
@@ -137,7 +139,7 @@ def test_agreement_opens_on_the_newest_scored_combination_and_says_when_one_has_
     at.switch_page(PAGE).run()
     assert not at.exception and not at.error
     assert at.multiselect(key="agree_combos").value == [ok]
-    assert len(at.get("plotly_chart")) == 4
+    assert len(at.get("plotly_chart")) == 8  # with the systems' forest, and how the judge errs' three
     at.multiselect(key="agree_combos").set_value([failed]).run()
     assert not at.exception and not at.error and not at.get("plotly_chart")  # no empty charts with "?" axes
     assert any(w.value.startswith(f"Nothing is scored with {failed}: 3 judgments failed") for w in at.warning)

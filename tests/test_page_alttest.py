@@ -27,6 +27,14 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     at, _ = scored_app(monkeypatch, tmp_path, n=36)
     at.switch_page(AGREEMENT).run()
     assert not at.exception and not at.error
+    # 36 responses of 6 dialogues: too few groups for the t-test over them, and the page says so
+    warning = next(w.value for w in at.warning if w.value.startswith("No verdict"))
+    assert "fewer than 10 dialogues per annotator \\(most: 6\\)" in warning
+    assert "Which test: groups: 6 dialogues (each annotator's t-test over its groups: the items of one are not " \
+           "independent)." in [c.value.replace("\\", "") for c in at.caption]
+    at.selectbox(key="alttest_by").set_value("items").run()  # the paper's test, asked for
+    assert "Which test: items taken as independent, as asked, though they fall in 6 dialogues (its p-values are " \
+           "then optimistic)." in [c.value.replace("\\", "") for c in at.caption]
     summary = _table(at, "advantage probability")
     assert list(summary["reading"]).count("a constant") == 1  # the baseline: always the commonest label
     summary = summary[summary["reading"] != "a constant"].reset_index(drop=True)
@@ -39,8 +47,9 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     verdict = next(e.value for e in [*at.success, *at.info] if "an annotator here" in e.value)
     assert re.search(r"(can replace|cannot be shown to replace) an annotator here: it beats \d of 3 annotators",
                      verdict)
-    assert "at epsilon 0\\.15, neg\\-rmse alignment" in verdict and "on 36 items" in verdict
-    assert "With 3 annotators agreeing as yours do" in texts(at)  # the plan beside it
+    assert "at epsilon 0\\.15, neg\\-rmse alignment" in verdict and "on 36 items \\(items taken as independent" in verdict
+    # the plan beside it: the scripted judge hashes prompts, no better than labels drawn at random from the shares
+    assert "No plan for this judge: it is at least as good as a person on" in texts(at).replace("\\", "")
 
     at.selectbox(key="alttest_who").set_value("experts").run()
     assert at.number_input(key="alttest_epsilon").value == 0.2 and "at epsilon 0\\.2," in texts(at)
@@ -63,7 +72,7 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     ranked = _table(at, "advantage probability")
     judges = list(ranked["judge"])
     assert len(judges) == 3 and "elsewhere (imported from elsewhere.csv)" in judges  # and the constant baseline
-    assert "always 3 (the people's commonest label: a baseline)" in judges
+    assert any(judge.startswith("always ") and judge.endswith(" (the best constant: a baseline)") for judge in judges)
     assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
     judges = [judge for judge in judges if not judge.startswith("always ")]  # the baseline is not picked
     assert "Judges are compared on the same items: 2 judges of Natural on the 36 items all of them scored" in \
@@ -181,27 +190,43 @@ def test_labels_imported_on_the_data_page_are_one_more_annotator(monkeypatch, tm
 
 
 def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypatch, tmp_path):
-    at, store = label_app(monkeypatch, tmp_path)
+    at, store = label_app(monkeypatch, tmp_path, n=30)
     items = store.items("mine")
     store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + n % 3, "annotator": "ann"}
-                       for n, i in enumerate(items[:6])])
+                       for n, i in enumerate(items[:20])])
     at.run()
     assert not at.exception
     assert ("The alternative annotator test needs a second annotator's labels of Natural on the same items: label "
             "them under another name (Annotator, above), or import a colleague's labels on the Data page.") in texts(at)
+
+    def planning() -> str:
+        return next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
+
     store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + (n // 2) % 3, "annotator": "bob"}
                        for n, i in enumerate(items[:6])])
+    at.run()  # one shared item, or six, is too little to plan from
+    assert "test on your labels, each annotator apart: no plan yet: it would rest on 6 items two annotators share " \
+           "and the judge scored; it needs 10 or more." in planning()
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + (n // 2) % 3, "annotator": "bob"}
+                       for n, i in enumerate(items[:20])])
+    copying = tmp_path / "copying.csv"  # a judge that gives ann's labels: better than chance, so planned
+    copying.write_text("item_id,natural\n" + "".join(f"{i.id},{1 + n % 3}\n" for n, i in enumerate(items[:20])))
+    geval.alttest.import_judge(store, "mine", copying)
     at.run()
-    line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
-    assert "test on your labels, each annotator apart: with 3 annotators agreeing as yours do (" in line
-    assert re.search(r"(about \d+ items give|even 300 items give)", line)
+    at.selectbox(key="label_judge").set_value("copying (imported from copying.csv)").run()
+    line = planning()  # two annotators: what it assumes of a third, and that 20 shared items are few
+    assert "test on your labels, each annotator apart: if a third annotator labeled like your two (35% exact " \
+           "agreement) and all three labeled every item, " in line
+    assert re.search(r"(about \d+ items give|even 1,000 items give) a judge like this one", line)
+    assert line.endswith("It rests on only 20 items two annotators share: a rough guide until there are 30. The test "
+                         "itself: the Agreement page.")
 
     at.switch_page(AGREEMENT).run()  # the epsilon chosen there is the plan's
     at.number_input(key="alttest_epsilon").set_value(0.3).run()
     at.switch_page(LABEL).run()
     at.run()  # a rerun of the Label page alone
     line = next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
-    assert "(epsilon 0.3, neg-rmse;" in line
+    assert "(epsilon 0.3, neg-rmse, over groups;" in line  # the dialogues of the file
 
     at.switch_page(INSPECT).run()  # each annotator by name beside the judge
     assert not at.exception and list(at.table[0].value.columns) == ["mean", "ann", "bob"]

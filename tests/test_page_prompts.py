@@ -62,6 +62,25 @@ def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_
     assert edited in texts(at)
 
 
+def test_a_saved_edit_names_the_version_it_was_edited_from(monkeypatch, tmp_path):
+    """Its lineage, kept with it: an edit of a search's winner is read without the groups the search chose it on
+    (geval.analysis.held_out), through every edit saved from it."""
+    import geval
+
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    original = geval.Template.load("topicalchat-naturalness").version
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("naturally written", "natural and fluent")).run()
+    at.button(key="prompts_save").click().run()
+    first = at.success[-1].value.split(" ")[1].rstrip(".").split("@")[1]
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("natural and fluent", "fluent")).run()
+    at.button(key="prompts_save").click().run()
+    second = at.success[-1].value.split(" ")[1].rstrip(".").split("@")[1]
+    parents = geval.Store(tmp_path / "store.sqlite").template_parents()
+    assert not at.exception and parents == {first: original, second: first}
+
+
 def _diff(at) -> tuple[str, str, str]:
     return at.selectbox(key="prompts_diff_old").value, at.selectbox(key="prompts_diff_new").value, at.code[-1].value
 

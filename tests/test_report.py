@@ -68,7 +68,9 @@ def test_the_report_is_one_self_contained_html_page(scored):
     assert len(re.findall(r"\* plotly\.js (\(basic - minified\) )?v\d", report)) == 1, "plotly.js inlined once"
     assert not re.search(r"<script[^>]*src=[\"']https?://", report), "nothing may be loaded from the network"
     assert "cdn.plot.ly/plotly" not in report
-    assert report.count("Plotly.newPlot(") == 4  # overview bars, scatter, |difference|, distributions
+    # overview bars, scatter, |difference|, distributions, the systems' forest; how the judge errs: confusion,
+    # Bland-Altman, use of the scale
+    assert report.count("Plotly.newPlot(") == 8
     assert dataset.summary() in report
     assert f"geval {geval.__version__}" in report
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", report)
@@ -173,10 +175,15 @@ def _plotly_figures(page: str) -> list[tuple[list, dict]]:
 def test_the_report_draws_each_series_in_its_own_colour_never_streamlits_placeholders(compared):
     *_, page = compared
     figures = _plotly_figures(page)
-    assert len(figures) == 7  # overview bars; per version: scatter, |difference|, distributions
+    # overview bars; per version: scatter, |difference|, distributions; the systems' forest; per version, how it
+    # errs: confusion, Bland-Altman, scale
+    assert len(figures) == 14
     placeholder = re.compile(r"#0000[0-4][0-9]\b")
     assert not placeholder.search(json.dumps(figures)), "a Streamlit placeholder colour went into the page"
-    bars, scatter = figures[0][0], figures[1][0]
+    forest = [data for data, _ in figures if any(trace.get("name") == "people only" for trace in data)]
+    assert len(forest) == 1 and len({trace["marker"]["color"] for trace in forest[0]}) == len(forest[0])
+    bars = [data for data, _ in figures if data not in forest][0]
+    scatter = next(data for data, layout in figures if "judge vs human" in layout.get("title", {}).get("text", ""))
     combos = {trace["name"]: trace["marker"]["color"] for trace in bars}
     systems = {trace["name"]: trace["marker"]["color"] for trace in scatter}
     assert len(combos) == 2 and len(set(combos.values())) == 2, combos

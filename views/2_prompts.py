@@ -144,7 +144,8 @@ def _save() -> None:
     except geval.GevalError:
         return  # the button is disabled then, and the page says why
     comment = " ".join(st.session_state.get("prompts_comment", "").split())
-    store.save_template(template, comment=comment)
+    base = {t.label: t for t in (*files.values(), *stored.values())}.get(st.session_state.get("template_base"))
+    store.save_template(template, comment=comment, parent=base.version if base is not None else "")  # its lineage
     st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({comment})" if comment else "")
                                          + ". Its version is the hash of its text.")
     st.session_state["prompts_comment"] = ""

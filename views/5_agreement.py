@@ -1,12 +1,13 @@
 """Agreement: how well each scored template version and judge agrees with people, in numbers
-and plots; whether one version beats another on the same items; CSV and a standalone report."""
+and plots, and how it errs (kappa, confusion, offset, scale use, length); whether one version beats
+another on the same items; CSV and a standalone report."""
 
 import math
 
 import streamlit as st
 
 import geval
-from studio import alttest, cached, human_side, state
+from studio import alttest, cached, human_side, judge_errors, state, systems
 from studio import combos as scored
 from studio.text import plain
 
@@ -136,6 +137,8 @@ human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
 
 alttest.section(store, dataset.name, combos)
 
+systems.section(store, dataset, combos)
+
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
            "an embedding similarity, BERTScore, the model's likelihood gain from the context) and the people themselves "
@@ -220,6 +223,7 @@ else:
     histogram, distribution = st.columns(2)
     histogram.plotly_chart(geval.reporting.abs_diff_histogram(frame, aspect, human), key="agree_absdiff")
     distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
+    judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human)  # kappa, confusion, offset, length
 
 st.subheader("Compare two versions")
 # a combination with nothing scored has nothing to compare; a search's variants only when listed or chosen

@@ -5,7 +5,7 @@ much agreement."""
 import streamlit as st
 
 import geval
-from studio import alttest, cached, context, fitting, human_side, state
+from studio import alttest, cached, context, fitting, human_side, state, systems
 from studio import labeling as session_of
 from studio.text import plain
 
@@ -106,6 +106,14 @@ spread = geval.labeling.informativeness(found, mine[first.name], int(seed)) if h
 if how == "informative" and spread is None:
     how, said = ("stratified", "Most informative needs two judge rows compared with this aspect, or a judge and "
                                f"{geval.labeling.MIN_FIT} labels: the judge's strata decide until then.")
+if how == "uncertain":
+    try:
+        spread = geval.labeling.uncertainty(store, dataset.name, first.name, cached.pair(combo) if combo is not None else None)
+    except geval.GevalError:
+        spread = None
+    if spread is None:
+        how, said = "random", ("Where a label buys most needs the judge's own uncertainty (a G-EVAL judge's distribution "
+                               "over scores); this judge gives none: the order is seeded random.")
 if how == "stratified" and judge is None:
     how, said = "random", "No judge has scored this dataset on this aspect: the order is seeded random."
 order = geval.labeling.order(ids, how, int(seed), judge, spread)
@@ -136,6 +144,7 @@ if s.current is None:
         st.button("Back ←", key="label_back", on_click=session_of.back, args=(s, None))
     st.stop()
 item = next(i for i in items if i.id == s.current)
+systems.label_line(store, dataset.name, first.name, combos, combo, item.system)
 
 # --- the item -------------------------------------------------------------------------------------
 place = order.index(item.id) + 1

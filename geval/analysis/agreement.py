@@ -132,7 +132,8 @@ def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str
     """G-EVAL's "average": the mean of the item-level correlations of `pairs`, its interval from
     the same leave-one-group-out sets for all of them (the jackknife of the mean, not the mean of
     their intervals)."""
-    resamples = Resamples.leave_one_out(info["group"].to_numpy())
+    resamples = Resamples.leave_one_out(info["group"].to_numpy(),
+                                        shared=info[[f"human:{human}" for _, human in pairs]].to_numpy(float))
     values, boots = [], []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)

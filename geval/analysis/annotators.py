@@ -55,6 +55,9 @@ from geval.analysis.correlation import (
 from geval.data.items import Item
 
 ALPHA_LEVELS = ("interval", "ordinal")
+#: The values alpha can take: 1 - D_o / D_e is at most 1 (D_o >= 0), and above -1 (with squared distances, as
+#: interval and ordinal alpha's are, D_o is at most twice the within-item variance and D_e about twice the total).
+ALPHA_RANGE = (-1.0, 1.0)
 #: Alpha's level for a categorical aspect (categories that have no order).
 NOMINAL = "nominal"
 #: n: what the statistic rests on (items; at the group level groups, at the system level systems).
@@ -161,10 +164,12 @@ def leave_one_out_bootstrap(matrix: np.ndarray, resamples: Resamples) -> dict[st
 
 def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interval") -> tuple[float, float]:
     """The 95% interval of `krippendorff_alpha` of an annotators x items array whose items are in
-    `groups`: the delete-one-group jackknife with Student's t; NaN below MIN_GROUPS groups."""
-    resamples = Resamples.leave_one_out(groups)
-    return interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
-                    correlation=False)
+    `groups`: the delete-one-group jackknife with Student's t, kept inside the values alpha can take
+    (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups."""
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
+    low, high = interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
+                         correlation=False)
+    return (low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]), min(high, ALPHA_RANGE[1]))
 
 
 def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, level: str = "item",
@@ -184,7 +189,7 @@ def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray
         return _leave_one_out_in_groups(matrix, groups)
     if level == "system":
         return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed)
-    resamples = Resamples.leave_one_out(groups)
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
     loo = leave_one_out_bootstrap(matrix, resamples)
     found = {}
     for metric in METRICS:

@@ -6,7 +6,9 @@
 - system level: the mean score of each system, then one correlation across systems.
 
 95% intervals of item- and group-level statistics come from the delete-one-group jackknife
-with Student's t on groups − 1 degrees of freedom (`jackknife_interval`, `jackknife_p`): each
+with Student's t on groups − 1 degrees of freedom (`jackknife_interval`, `jackknife_p`; an
+item-level row's own interval on fewer when a few groups of uneven sizes carry most of it,
+`jackknife_df`): each
 statistic is recomputed with each group (dialogue, document) left out, never single items;
 its standard error is the jackknife's, a correlation's interval is made on Fisher's z and
 mapped back, a difference's is t · se either side of it with a two-sided p from the same t. At
@@ -175,21 +177,80 @@ def jackknife_se(loo: np.ndarray, units: int | None = None) -> float:
 
 
 def jackknife_interval(value: float, loo: np.ndarray, correlation: bool = True,
-                       units: int | None = None) -> tuple[float, float]:
-    """A 95% interval: `value` ± t(0.975, units − 1) · the jackknife's standard error, on Fisher's
-    z for a `correlation` (mapped back: inside [-1, 1]); NaN when undefined."""
+                       units: int | None = None, df: float | None = None) -> tuple[float, float]:
+    """A 95% interval: `value` ± t(0.975, df) · the jackknife's standard error, on Fisher's z for a
+    `correlation` (mapped back: inside [-1, 1]); NaN when undefined. `df`: units − 1 unless given
+    (`Resamples.df`: fewer for few groups of uneven sizes)."""
     units = len(loo) if units is None else units
     if not math.isfinite(value) or units < 2:
         return math.nan, math.nan
-    loo = np.asarray(loo, dtype=float)
+    low, high = jackknife_bounds(value, loo, correlation, units - 1 if df is None else df, units)
+    return float(low), float(high)
+
+
+def jackknife_bounds(value, loo, correlation: bool = True, df=None, units: int | None = None):
+    """`jackknife_interval` of many statistics at once: `value` (...), their leave-one-group-out
+    values `loo` (..., groups), `df` one per statistic (default groups − 1): (low, high) arrays,
+    NaN where a leave-one-out value is undefined."""
+    value, loo = np.asarray(value, dtype=float), np.asarray(loo, dtype=float)
+    units = loo.shape[-1] if units is None else units
     if correlation:
         value, loo = (np.arctanh(np.clip(v, -1 + 1e-12, 1 - 1e-12)) for v in (value, loo))
-    se = jackknife_se(loo, units)
-    if not math.isfinite(se):
-        return math.nan, math.nan
-    half = float(stats.t.ppf(0.975, units - 1)) * se
+    se = np.sqrt((units - 1) / units * ((loo - loo.mean(axis=-1, keepdims=True)) ** 2).sum(axis=-1))
+    half = stats.t.ppf(0.975, units - 1 if df is None else df) * se
     low, high = value - half, value + half
-    return (float(np.tanh(low)), float(np.tanh(high))) if correlation else (float(low), float(high))
+    return (np.tanh(low), np.tanh(high)) if correlation else (low, high)
+
+
+def between_share(values, group_of) -> float:
+    """The share of `values`' variance that lies between the groups `group_of` (one label per
+    row): the one-way ANOVA intraclass correlation, kept in [0, 1]; 0 when undefined (one group,
+    one item per group, constant values). `values`: one per row, or several (rows x columns: each
+    row's mean over those given); NaN values are left out."""
+    values, group_of = np.asarray(values, dtype=float), np.asarray(group_of)
+    if values.ndim == 2:
+        given = np.isfinite(values).sum(axis=1)
+        values = np.where(given > 0, np.where(np.isfinite(values), values, 0.0).sum(axis=1) / np.maximum(given, 1),
+                          np.nan)
+    keep = np.isfinite(values)
+    codes = np.unique(group_of[keep], return_inverse=True)[1]
+    counts = np.bincount(codes)
+    groups, total = len(counts), int(keep.sum())
+    if groups < 2 or total <= groups:
+        return 0.0
+    sums = np.bincount(codes, values[keep])
+    between = float((sums ** 2 / counts).sum() - sums.sum() ** 2 / total) / (groups - 1)
+    within = float((values[keep] ** 2).sum() - (sums ** 2 / counts).sum()) / (total - groups)
+    size = (total - float((counts ** 2).sum()) / total) / (groups - 1)
+    spread = between + (size - 1) * within
+    return float(np.clip((between - within) / spread, 0.0, 1.0)) if spread > 0 else 0.0
+
+
+def effective_groups(sizes, share):
+    """How many groups of these `sizes` a jackknife over groups rests on in effect (Satterthwaite's
+    (Σλ)² / Σλ², λ a group's variance n(1 + (n − 1)·share) with `share` of it between groups): the
+    number of groups when they are all of one size, fewer the more a few large groups weigh.
+    Along the last axis of `sizes` (`share`: one per row)."""
+    sizes = np.asarray(sizes, dtype=float)
+    weight = sizes * (1.0 + (sizes - 1.0) * np.asarray(share, dtype=float)[..., None])
+    return weight.sum(axis=-1) ** 2 / (weight ** 2).sum(axis=-1)
+
+
+def jackknife_df(groups, shared) -> float:
+    """The t's degrees of freedom of a jackknife interval over `groups` (one label per row): groups − 1,
+    fewer when the groups are of uneven sizes and `shared` (a score of each row, or several: their
+    mean) varies between them (`effective_groups`, `uneven_df`); groups − 1 when they are of one size."""
+    sizes = np.unique(np.asarray(groups), return_counts=True)[1]
+    if len(sizes) < 2 or sizes.min() == sizes.max():
+        return len(sizes) - 1.0
+    return uneven_df(len(sizes), float(effective_groups(sizes, between_share(shared, groups))))
+
+
+def uneven_df(groups: int, effective: float) -> float:
+    """The t's degrees of freedom of a jackknife over `groups` groups that weigh as `effective` ones:
+    effective − 1, but at least half of groups − 1 (a floor chosen by the simulation in
+    tests/test_stats.py: below it, a few large groups among many small ones gave intervals far too wide)."""
+    return max(effective - 1.0, (groups - 1.0) / 2.0) if groups > 1 else math.nan
 
 
 def jackknife_p(value: float, loo: np.ndarray, units: int | None = None) -> float:
@@ -236,17 +297,24 @@ class Resamples:
         self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         self.jackknife = False  # True for `leave_one_out`'s sets
+        #: The t's degrees of freedom of a jackknife interval over these groups: groups − 1, fewer for
+        #: few groups of uneven sizes whose scores vary between groups (`leave_one_out(shared=...)`).
+        self.df = self.n_groups - 1.0
         self.draws = _draws(self.n_groups, n_boot, seed)
 
     @classmethod
-    def leave_one_out(cls, groups) -> Resamples:
+    def leave_one_out(cls, groups, shared=None) -> Resamples:
         """The delete-one-group jackknife's sets, one per group: set g holds every group but g
-        (what `jackknife_interval` and `jackknife_p` read)."""
+        (what `jackknife_interval` and `jackknife_p` read). `shared`: a score of each row (the
+        people's) whose share of variance between groups, with the groups' sizes, sets the t's
+        degrees of freedom of the intervals read from these sets (`df`)."""
         found = cls(groups, 0)
         count = found.n_groups
         found.draws = np.array([np.delete(np.arange(count), g) for g in range(count)], dtype=np.int64).reshape(
             count, max(count - 1, 0))
         found.jackknife = True
+        if shared is not None:
+            found.df = jackknife_df(found.group_of, shared)
         return found
 
     @property
@@ -336,7 +404,8 @@ def interval(value: float, values: np.ndarray, resamples: Resamples, correlation
     MIN_GROUPS groups or for an undefined value."""
     if not resamples.enough or not math.isfinite(value):
         return math.nan, math.nan
-    return jackknife_interval(value, values, correlation) if resamples.jackknife else percentile_interval(values)
+    return jackknife_interval(value, values, correlation, df=resamples.df) if resamples.jackknife \
+        else percentile_interval(values)
 
 
 def _why_undefined(judge: np.ndarray, human: np.ndarray) -> str:
@@ -693,7 +762,7 @@ def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarra
     """Each metric at one level for complete rows (no NaN): item and group level with the
     jackknife over groups, system level with `n_boot` bootstrap draws of groups."""
     if level == "item":
-        return item_level(judge, human, Resamples.leave_one_out(groups), metrics)
+        return item_level(judge, human, Resamples.leave_one_out(groups, shared=human), metrics)
     if level == "group":
         return group_level(judge, human, Resamples.leave_one_out(groups), metrics)
     return system_level(judge, human, systems, Resamples(groups, n_boot, seed), metrics)

@@ -14,16 +14,21 @@ Held out means held out whatever it is called:
 
 - every search of the store counts, on any dataset: its tune groups are matched to this
   dataset's items by content (the conversation, response, grounding and system; not the
-  dataset's name or the group's), so a sample's search reaches its full file and back;
+  dataset's name or the group's), so a sample's search reaches its full file and back, or by
+  what the judge was asked (an item here whose judgment is the same call as one of a tune
+  group's: the same dialogues loaded from a file without a system column);
 - a template version whose calls are a searched candidate's calls (the judgment cache's keys:
   the same rendered prompts to the same judge, as a renamed copy or one with a comment line
   has) is that candidate;
+- a version saved as an edit of a searched one (`Store.template_parents`: the Prompts page's
+  editor records the version an edit started from), directly or through other edits, is that
+  version too: a winner edited by one sentence was still picked on those groups;
 - searches are counted per dataset and template over every split (`searches`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
@@ -37,12 +42,14 @@ class Searched:
     """What prompt searches did with one template version on a dataset: the tune groups of the
     searches it won (`chosen`, left out of every table) and of those that tried it without
     choosing it (`tried`, kept and said), how many searches tried it (over every split), and
-    `same_as`: the other searched versions whose prompts it shares (their groups are its groups)."""
+    `same_as`: the other searched versions whose prompts it shares, `edited_from` the searched versions
+    it was saved as an edit of, directly or through other edits (their groups are its groups)."""
 
     chosen: frozenset[str] = field(default_factory=frozenset)
     tried: frozenset[str] = field(default_factory=frozenset)
     searches: int = 0
     same_as: frozenset[str] = field(default_factory=frozenset)
+    edited_from: frozenset[str] = field(default_factory=frozenset)
 
 
 def content_key(item: Item) -> str:
@@ -62,9 +69,10 @@ def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
     chosen: dict[str, set[str]] = {}
     tried: dict[str, set[str]] = {}
     counted: dict[str, int] = {}
-    here = {content_key(item): item.group or item.id for item in store.items(dataset)}
+    mine = store.items(dataset)
+    here = {content_key(item): item.group or item.id for item in mine}
     for source in sources:
-        groups = _groups_here(store, source, dataset, here)
+        groups = _groups_here(store, source, dataset, here, {item.id: item.group or item.id for item in mine})
         logged = store.search_log(source)
         for entry in logged:
             tune = {g for group in entry["tune_groups"] or [] for g in groups.get(group, ())}
@@ -89,23 +97,62 @@ def searched_versions(store: Store, dataset: str) -> dict[str, Searched]:
                                frozenset(tried.get(version, set()) - chosen.get(version, set())), counted[version])
              for version in counted}
     for version, same in _same_prompts(store, dataset, sources, set(found)).items():
-        own = found.get(version, Searched())
-        chosen_too = own.chosen.union(*(found[v].chosen for v in same))
-        found[version] = Searched(chosen_too, own.tried.union(*(found[v].tried for v in same)) - chosen_too,
-                                  max(own.searches, *(found[v].searches for v in same)), frozenset(same))
+        found[version] = _inherit(found.get(version, Searched()), [found[v] for v in same], same_as=frozenset(same))
+    for version, ancestors in _edited_from(store.template_parents(), set(found)).items():
+        found[version] = _inherit(found.get(version, Searched()), [found[v] for v in ancestors],
+                                  edited_from=frozenset(ancestors))
     return found
 
 
-def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str]) -> dict[str, set[str]]:
-    """Each group of `source` -> the groups of `dataset` that hold its items (by `content_key`)."""
+def _inherit(own: Searched, others: list[Searched], **how: frozenset[str]) -> Searched:
+    """`own` with the groups of the searched versions `others` it is read as (`how`: same_as or edited_from)."""
+    chosen = own.chosen.union(*(o.chosen for o in others))
+    return replace(own, chosen=chosen, tried=own.tried.union(*(o.tried for o in others)) - chosen,
+                   searches=max([own.searches, *(o.searches for o in others)]), **how)
+
+
+def _edited_from(parents: dict[str, str], searched: set[str]) -> dict[str, set[str]]:
+    """Each version saved as an edit (`Store.template_parents`) -> the searched versions among the
+    ones it was edited from, directly or through other edits (a winner edited by a sentence, then again)."""
+    found: dict[str, set[str]] = {}
+    for version in parents:
+        seen, step = {version}, parents[version]
+        while step and step not in seen:
+            if step in searched:
+                found.setdefault(version, set()).add(step)
+            seen.add(step)
+            step = parents.get(step, "")
+    return found
+
+
+def _groups_here(store: Store, source: str, dataset: str, here: dict[str, str],
+                 group_of: dict[str, str]) -> dict[str, set[str]]:
+    """Each group of `source` -> the groups of `dataset` that hold its items: by `content_key`, or
+    by what the judge was asked (`_same_calls`: the same dialogues loaded without a column the
+    prompt does not show, such as the system, have other content keys but the same calls).
+    `here`: this dataset's content keys, `group_of` its item ids, each with its group."""
     if source == dataset:
         return {group: {group} for group in set(here.values())}
     groups: dict[str, set[str]] = {}
-    for item in store.items(source):
+    items = store.items(source)
+    theirs = {item.id: item.group or item.id for item in items}
+    for item in items:
         mine = here.get(content_key(item))
         if mine is not None:
-            groups.setdefault(item.group or item.id, set()).add(mine)
+            groups.setdefault(theirs[item.id], set()).add(mine)
+    for source_item, item in _same_calls(store, source, dataset):
+        if source_item in theirs and item in group_of:
+            groups.setdefault(theirs[source_item], set()).add(group_of[item])
     return groups
+
+
+def _same_calls(store: Store, source: str, dataset: str) -> list[tuple[str, str]]:
+    """(item of `source`, item of `dataset`) pairs that some judgment of each answered with the
+    same call (the judgment cache's key: the same prompt to the same judge)."""
+    columns = ["item_id", "call_key"]
+    theirs, ours = (store.judgments(name, columns=columns).dropna().drop_duplicates() for name in (source, dataset))
+    pairs = theirs.merge(ours, on="call_key", suffixes=("_source", "_here"))
+    return list(pairs[["item_id_source", "item_id_here"]].drop_duplicates().itertuples(index=False, name=None))
 
 
 def _same_prompts(store: Store, dataset: str, sources: list[str], searched: set[str]) -> dict[str, set[str]]:
@@ -136,10 +183,14 @@ def held_out(items: list[Item], versions: list[str], searched: dict[str, Searche
     chosen = set().union(*(searched[v].chosen for v in versions if v in searched))
     tried = set().union(*(searched[v].tried for v in versions if v in searched)) - chosen
     same = set().union(*(searched[v].same_as for v in versions if v in searched))
+    edited = set().union(*(searched[v].edited_from for v in versions if v in searched))
     kept = [item for item in items if (item.group or item.id) not in chosen]
     said = []
     if same:
         said.append(f"its prompts are those of {len(same)} searched template version(s) ({', '.join(sorted(same))}): "
+                    "read as that version")
+    if edited:
+        said.append(f"saved as an edit of {len(edited)} searched template version(s) ({', '.join(sorted(edited))}): "
                     "read as that version")
     if chosen:
         said.append(f"read without the {len(chosen)} tune groups of the prompt search(es) that chose it "

@@ -461,8 +461,9 @@ def _best_pair(rows: dict[str, Row], order: list[str]) -> None:
     pairs = [label for label in order if rows[label].caveat.startswith(PAIR)]
     if len(pairs) > 1:
         best = rows[pairs[0]]
-        best.caveat = best.caveat.replace(f"{PAIR}: one of {len(pairs)} pairs", f"{PAIR}: the best of {len(pairs)} "
-                                          "pairs of judge rows (chosen by these people's agreement)", 1)
+        best.caveat = best.caveat.replace(f"{PAIR}: one of {len(pairs)} pairs of judge rows",
+                                          f"{PAIR}: the best of {len(pairs)} pairs of judge rows (chosen by these "
+                                          "people's agreement)", 1)
 
 
 def _short(row: Row) -> str:

@@ -227,14 +227,14 @@ def load_dataset(
         mapping = ColumnMapping.parse(list(mapping))
     notes = []
     if mapping is not None:
+        mapping, own_ids = table.with_own_ids(mapping, data)
         layout, load, args = table.NAME, table.load, (path, data, name, mapping, lines)
         first = data[0] if isinstance(data, list) and data and isinstance(data[0], dict) else {}
-        notes.append(table.choose_level(mapping, first).line)
+        notes += [table.choose_level(mapping, first).line, *filter(None, [own_ids])]
     else:
         layout = layout or detect_layout(data)
         if layout is None:
-            raise DatasetError(f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); for your own table pass a "
-                               f"column mapping, {_suggested_mapping(data)}")
+            raise DatasetError(f"{path}: unknown layout (known: {', '.join(LAYOUTS)}); {_mapping_hint(data)}")
         if layout not in LAYOUTS:
             raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
         load, args = LAYOUTS[layout].load, (path, data, name)
@@ -253,6 +253,14 @@ def load_dataset(
             _refuse_to_replace(store, dataset)
         store.save_dataset(dataset)
     return dataset
+
+
+def _mapping_hint(data: object) -> str:
+    """What to pass for a file of no known layout: the mapping the Data page suggests for it, as CLI options."""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        pairs = table.preview(data).suggestion()
+        return f"read it as your own table with a column mapping, e.g. {' '.join('--map ' + shlex.quote(p) for p in pairs)}"
+    return "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
 
 
 def _refuse_to_replace(store: DatasetStore, dataset: Dataset) -> None:
@@ -284,19 +292,6 @@ def _unique(items: list) -> list:
             item = replace(item, id=f"{item.id}-{count}")
         result.append(item)
     return result
-
-
-def _suggested_mapping(data: object) -> str:
-    """The mapping the Data page suggests for a table's columns, as command-line options ("for this file:
-    --map response=summary --map grounding=article"), or an example when it is no table of records."""
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        suggested = table.preview(data)
-        roles = {role: column for role, column in suggested.suggested.items() if role != "response"}
-        if "response" in suggested.suggested:
-            pairs = suggested.mapping(suggested.suggested["response"], suggested.scores, None, **roles)
-            if all(pair.isprintable() and not pair.endswith("=") for pair in pairs):  # else no name to type
-                return "for this file (check it): " + " ".join(f"--map {shlex.quote(pair)}" for pair in pairs)
-    return "e.g. --map response=reply --map score:Overall=overall"
 
 
 def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:

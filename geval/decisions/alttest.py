@@ -20,6 +20,12 @@ recommends labeling more, or a Wilcoxon signed-rank test); three or more annotat
 test only asks which of the two the judge is nearer). Where they do not hold, `verdict` says what
 is missing instead of deciding.
 
+Items in groups (the responses of one dialogue, the summaries of one document) are not
+independent: where some group holds more than one of the items compared, each annotator's t-test
+takes its standard error over the annotator's groups (cluster-robust, `alttest_groups`; `BY`), and
+an annotator with fewer than MIN_GROUPS groups gets no verdict. The paper's test over items stays
+for data without groups, and when asked for (`by="items"`).
+
 A G-EVAL judge's score is a probability-weighted mean, a continuous value, while people give whole
 scores and often agree exactly; a tie counts for both sides, so how the judge is read decides the
 outcome. The test reads it on the annotators' own scale by default, as its most probable score
@@ -43,15 +49,20 @@ from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
+from geval.analysis.scales import on_people_scale, people_scale
+from geval.data.layouts import declared_scales
+from geval.decisions.alttest_groups import MIN_GROUPS, alignment as aligned, one_sided_p
 from geval.decisions.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
-__all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "CONSTANT", "EPSILONS", "MIN_ITEMS", "MIN_PER_ITEM", "Q", "READINGS", "AltTest",
+__all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
+           "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "import_judge", "plan", "plan_study", "ranking", "run", "summary"]
+           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_study", "ranking", "run",
+           "summary"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -67,8 +78,14 @@ MIN_PER_ITEM = 2
 MIN_ANNOTATORS = 3
 #: Who annotated a layout's datasets, where its paper says so (SummEval: experts): the default epsilon.
 ANNOTATORS_BY_LAYOUT = {"summeval": "experts"}
-#: How the ranking names the baseline of each aspect: a judge that always gives the commonest label.
-CONSTANT = "always the people's commonest label (a baseline)"
+#: What each annotator's t-test takes as independent (`run`'s and `alt_test`'s `by`; None: groups
+#: when some group holds more than one of the items compared, else items).
+BY = {"groups": "its groups (dialogues, documents): a cluster-robust standard error over them",
+      "items": "its items, taken as independent (the paper's test)"}
+#: The baseline of each aspect: a judge that always gives one label, the best of every label of the scale.
+CONSTANT = "the best constant (a baseline)"
+#: How each annotator's groups are called, by the level of the items.
+GROUP_NOUNS = {"turn": "dialogues", "summary": "documents"}
 
 
 class AltTestError(GevalError):
@@ -80,7 +97,8 @@ class AltTestError(GevalError):
 class Annotator:
     """One left-out annotator: the items compared, how often the judge and the person won (a tie
     counts for both), the one-sided p-value, and whether Benjamini-Yekutieli rejects it (the judge
-    "beats" this annotator). `tested` is False below the items the t-test needs."""
+    "beats" this annotator). `tested` is False below the items (or groups) the t-test needs:
+    `untested` says which."""
 
     name: str
     items: int
@@ -89,6 +107,8 @@ class Annotator:
     p: float
     rejected: bool = False
     tested: bool = True
+    groups: int = 0  # the groups its items fall in, when the test is taken over groups
+    untested: str = ""
 
 
 @dataclass
@@ -111,6 +131,18 @@ class AltTest:
     item_ids: frozenset[str] = frozenset()  # the items it was read on (`run`)
     scale: str = ""  # how its scores were put on the annotators' scale, when its own differs
     missing: list[str] = field(default_factory=list)
+    by: str = "items"  # what each annotator's t-test took as independent (BY)
+    groups: int = 0  # the groups the items fall in, when some holds more than one of them
+    noun: str = "groups"  # what the groups are (dialogues, documents)
+    constants: str = ""  # a baseline's: how every constant of the scale fared, in words
+
+    @property
+    def how(self) -> str:
+        """Which test was used, in words: "groups: 20 dialogues" or "items taken as independent"."""
+        if self.by == "groups":
+            return f"groups: {self.groups} {self.noun}"
+        return "items taken as independent" + (f", as asked, though they fall in {self.groups} {self.noun} (its "
+                                               "p-values are then optimistic)" if self.groups else "")
 
     @property
     def tested(self) -> list[Annotator]:
@@ -143,58 +175,101 @@ class AltTest:
         return (f"{self.judge or 'The judge'} {outcome} an annotator here: it beats {counts} "
                 f"(winning rate {self.winning_rate:.2f}, "
                 f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
-                f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items; it is at "
+                f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items "
+                f"({self.how}); it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability)."
-                + (f" {self.scale}." if self.scale else ""))
+                + (f" {self.scale}." if self.scale else "")
+                + (f" {self.constants[:1].upper()}{self.constants[1:]}." if self.constants else ""))
 
     def table(self) -> pd.DataFrame:
-        """One row per annotator: items, judge wins, person wins, p, whether BY rejects."""
-        return pd.DataFrame([{"annotator": a.name, "items": a.items, "judge wins": a.judge_wins,
+        """One row per annotator: items (and groups, when the test is taken over them), judge wins,
+        person wins, p, whether BY rejects."""
+        columns = ["annotator", "items", *(["groups"] if self.by == "groups" else []), "judge wins", "person wins",
+                   "p", "judge beats"]
+        return pd.DataFrame([{"annotator": a.name, "items": a.items, "groups": a.groups, "judge wins": a.judge_wins,
                               "person wins": a.person_wins, "p": a.p,
                               "judge beats": ("yes" if a.rejected else "no") if a.tested else
-                              f"not tested (fewer than {MIN_ITEMS} items)"} for a in self.annotators],
-                            columns=["annotator", "items", "judge wins", "person wins", "p", "judge beats"])
+                              f"not tested ({a.untested})"} for a in self.annotators], columns=columns)
 
 
 def alt_test(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object], alignment: str = "accuracy",
              epsilon: float = 0.15, q: float = Q, min_items: int = MIN_ITEMS, min_per_item: int = MIN_PER_ITEM,
-             ranks_from: Mapping[str, Mapping[str, float]] | None = None) -> AltTest:
+             groups: Mapping[str, str] | None = None, by: str | None = None, noun: str = "groups") -> AltTest:
     """The test of `judge` ({item: label}) against `people` ({annotator: {item: label}}), both on
     the same scale. Items with fewer than `min_per_item` annotators, or without a judge label, are
     left out; annotators with fewer than `min_items` items are not tested (as the paper does).
-    `alignment`: ALIGNMENTS (`rank` ranks each one's labels over the items they labeled)."""
-    if alignment not in ALIGNMENTS:
-        raise AltTestError(f"alignment '{alignment}' is unknown; use one of {', '.join(ALIGNMENTS)}")
-    if alignment == "rank":
-        people, judge = _ranks(people, judge)
-        alignment_of = _neg_rmse
-    else:
-        alignment_of = _accuracy if alignment == "accuracy" else _neg_rmse
-    raters: dict[str, list[str]] = {}
-    for name, labels in people.items():
-        for item in labels:
-            raters.setdefault(item, []).append(name)
-    kept = {item for item, names in raters.items() if len(names) >= min_per_item and _present(judge.get(item))}
-    annotators, p_values = [], []
-    for name, labels in people.items():
-        items = [item for item in labels if item in kept]
-        judge_wins, person_wins = [], []
-        for item in items:
-            others = [people[other][item] for other in raters[item] if other != name]
-            person, machine = alignment_of(labels[item], others), alignment_of(judge[item], others)
-            judge_wins.append(machine >= person)
-            person_wins.append(person >= machine)
-        tested = len(items) >= min_items
-        p = _one_sided_p(np.array(person_wins, float) - np.array(judge_wins, float), epsilon) if tested else math.nan
-        annotators.append(Annotator(str(name), len(items), float(np.mean(judge_wins)) if items else math.nan,
-                                    float(np.mean(person_wins)) if items else math.nan, p, tested=tested))
-        if tested:
-            p_values.append(p)
-    for index in benjamini_yekutieli(p_values, q):
-        [a for a in annotators if a.tested][index].rejected = True
-    result = AltTest(epsilon, alignment, annotators, len(kept), len(raters) - len(kept), q)
-    result.missing = _missing(result, len(people), min_items)
-    return result
+    `alignment`: ALIGNMENTS (`rank` ranks each one's labels over the items they labeled).
+    `groups`: each item's group ({item: group}, called `noun`); `by`: BY, what each annotator's
+    t-test takes as independent (None: groups when some group holds more than one of the items)."""
+    judged = [item for item, label in judge.items() if _present(label)]
+    return _Panel(people, judged, alignment, min_per_item, groups, by, noun).test(judge, epsilon, q, min_items)
+
+
+class _Panel:
+    """The people's labels of the items a test compares (annotators x items, NaN where one gave
+    none), each annotator's items and groups, ready to test any judge of those items: the judges of
+    an aspect and every constant of its scale are tested on the same panel."""
+
+    def __init__(self, people: Mapping[str, Mapping[str, object]], judged: Sequence[str], alignment: str,
+                 min_per_item: int, groups: Mapping[str, str] | None, by: str | None, noun: str):
+        if alignment not in ALIGNMENTS:
+            raise AltTestError(f"alignment '{alignment}' is unknown; use one of {', '.join(ALIGNMENTS)}")
+        if by is not None and by not in BY:
+            raise AltTestError(f"'{by}' is not a way to take the items; use one of {', '.join(BY)}")
+        self.alignment, self.noun, self.names = alignment, noun, [str(name) for name in people]
+        self.people = _ranks(people) if alignment == "rank" else people
+        raters: dict[str, int] = Counter(item for labels in people.values() for item in labels)
+        wanted = set(judged)
+        self.kept = [item for item, count in raters.items() if count >= min_per_item and item in wanted]
+        self.dropped = len(raters) - len(self.kept)
+        self.codes: dict[object, float] = {}  # accuracy: each label's code (a label no one gave: none)
+        self.labels = np.array([[self._code(labels.get(item)) for item in self.kept] for labels in self.people.values()],
+                               dtype=float).reshape(len(people), len(self.kept))
+        group_of = [str(groups.get(item, item)) if groups else item for item in self.kept]
+        _, self.units = np.unique(np.array(group_of, dtype=object), return_inverse=True) if self.kept else (None, [])
+        self.units = np.asarray(self.units, dtype=int)
+        self.grouped_data = len(set(group_of)) < len(group_of)
+        self.by = "groups" if self.grouped_data and by != "items" else "items"
+
+    def _code(self, label: object) -> float:
+        """A label as the matrix holds it: its number, or under accuracy its code (NaN: none given)."""
+        if not _present(label):
+            return math.nan
+        if self.alignment != "accuracy":
+            return float(label)
+        return self.codes.setdefault(label, float(len(self.codes)))
+
+    def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS) -> AltTest:
+        """The test of `judge` ({item: label}) on this panel's items."""
+        if self.alignment == "rank":
+            judge = _ranked(judge)
+        machine_labels = np.array([self.codes.get(judge[item], -1.0) if self.alignment == "accuracy"
+                                   else float(judge[item]) for item in self.kept], dtype=float)
+        annotators, p_values = [], []
+        for k, name in enumerate(self.names):
+            mask = ~np.isnan(self.labels[k])
+            others = np.delete(self.labels, k, axis=0)[:, mask]
+            person = aligned(self.labels[k, mask], others, self.alignment)
+            machine = aligned(machine_labels[mask], others, self.alignment)
+            judge_wins, person_wins = machine >= person, person >= machine
+            units = self.units[mask]
+            groups = len(np.unique(units)) if self.by == "groups" else 0
+            untested = (f"fewer than {min_items} items" if mask.sum() < min_items else
+                        f"fewer than {MIN_GROUPS} {self.noun}" if self.by == "groups" and groups < MIN_GROUPS else "")
+            differences = person_wins.astype(float) - judge_wins.astype(float)
+            p = math.nan if untested else float(one_sided_p(differences, units, epsilon)[0]) if self.by == "groups" \
+                else _one_sided_p(differences, epsilon)
+            annotators.append(Annotator(name, int(mask.sum()), float(judge_wins.mean()) if mask.any() else math.nan,
+                                        float(person_wins.mean()) if mask.any() else math.nan, p,
+                                        tested=not untested, groups=groups, untested=untested))
+            if not untested:
+                p_values.append(p)
+        for index in benjamini_yekutieli(p_values, q):
+            [a for a in annotators if a.tested][index].rejected = True
+        result = AltTest(epsilon, self.alignment, annotators, len(self.kept), self.dropped, q, by=self.by,
+                         groups=len(np.unique(self.units)) if self.grouped_data else 0, noun=self.noun)
+        result.missing = _missing(result, len(self.names), min_items)
+        return result
 
 
 def benjamini_yekutieli(p_values: Sequence[float], q: float = Q) -> list[int]:
@@ -218,29 +293,23 @@ def _one_sided_p(differences: np.ndarray, epsilon: float) -> float:
         return float(stats.ttest_1samp(differences, epsilon, alternative="less").pvalue)
 
 
-def _accuracy(label: object, others: list[object]) -> float:
-    return sum(label == other for other in others) / len(others)
-
-
-def _neg_rmse(label: object, others: list[object]) -> float:
-    value = float(label)
-    return -math.sqrt(sum((value - float(other)) ** 2 for other in others) / len(others))
-
-
 def _present(value: object) -> bool:
     return value is not None and not (isinstance(value, float) and math.isnan(value))
 
 
-def _ranks(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object]):
-    """Each annotator's and the judge's labels replaced by their ranks over the items they labeled,
-    scaled to 0-1 (ties share their mean rank), so that annotators of different items compare."""
-    def ranked(labels: Mapping[str, object]) -> dict[str, float]:
-        items = [item for item, value in labels.items() if _present(value)]
-        if len(items) < 2:
-            return {item: 0.5 for item in items}
-        order = stats.rankdata([float(labels[item]) for item in items])
-        return dict(zip(items, (order - 1) / (len(items) - 1)))
-    return {name: ranked(labels) for name, labels in people.items()}, ranked(judge)
+def _ranks(people: Mapping[str, Mapping[str, object]]) -> dict[str, dict[str, float]]:
+    """Each annotator's labels replaced by their ranks over the items they labeled (`_ranked`), so
+    that annotators of different items compare."""
+    return {name: _ranked(labels) for name, labels in people.items()}
+
+
+def _ranked(labels: Mapping[str, object]) -> dict[str, float]:
+    """Labels replaced by their ranks over the items labeled, scaled to 0-1 (ties share their mean rank)."""
+    items = [item for item, value in labels.items() if _present(value)]
+    if len(items) < 2:
+        return {item: 0.5 for item in items}
+    order = stats.rankdata([float(labels[item]) for item in items])
+    return dict(zip(items, (order - 1) / (len(items) - 1)))
 
 
 def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
@@ -249,28 +318,36 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
     if annotators < MIN_ANNOTATORS:
         missing.append(f"{annotators} annotator{'s' if annotators != 1 else ''} (the test needs at least 2, and with 2 "
                        "it only asks which of the two the judge is nearer: the paper recommends 3 or more)")
-    if not result.tested:
-        most = max((a.items for a in result.annotators), default=0)
+    most = max((a.items for a in result.annotators), default=0)
+    if not result.tested and most < min_items:
         missing.append(f"fewer than {min_items} items per annotator (most: {most}): the t-test needs {min_items} or "
                        "more; the paper recommends labeling more items (or a Wilcoxon signed-rank test meanwhile)")
+    elif not result.tested:
+        groups = max(a.groups for a in result.annotators if a.items >= min_items)
+        missing.append(f"fewer than {MIN_GROUPS} {result.noun} per annotator (most: {groups}): the items within "
+                       f"each of the {result.noun} are not independent, and the t-test over {result.noun} needs "
+                       f"{MIN_GROUPS} or more; label items of more {result.noun}, or take the items as independent "
+                       "(by items) knowing its p-values are then optimistic")
     return missing
 
 
 def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
         aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
         reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False,
-        same_items: bool = True) -> list[AltTest]:
+        same_items: bool = True, by: str | None = None) -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
     your annotator's name). A G-EVAL judge is read as `reading` (READINGS); a judge imported from a
     file as it was imported. `alignment` defaults to accuracy for a categorical aspect and neg-rmse
     for scores. Read without the groups a prompt search chose a version on, as every table is.
-    `baseline`: also test, per aspect, a judge that always gives the people's commonest label on
-    the items the first judge scored: what the test grants a judge that knows nothing of the items
-    (ties count for both sides, so on a skewed scale it may grant much). `same_items`: every judge
-    of an aspect read on the items all of them scored (judges compared on the same items); else
-    each on its own."""
+    `by`: BY, what each annotator's t-test takes as independent (None: the items' groups when some
+    holds more than one item). `baseline`: also test, per aspect, a judge that always gives one
+    label, for every label of the scale (every category), on the items the first judge scored, and
+    add the best of them: what the test grants a judge that knows nothing of the items (ties count
+    for both sides, so on a skewed scale, or with neg-rmse in the middle of one, it may grant
+    much). `same_items`: every judge of an aspect read on the items all of them scored (judges
+    compared on the same items); else each on its own."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -283,7 +360,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    ranges = human_ranges(every)
+    ranges, declared = human_ranges(every), declared_scales(store.dataset_layout(dataset))
+    groups = {item.id: item.group for item in every}
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
     for combo in found.itertuples():
         imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
@@ -299,10 +377,11 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             if human in categories and chosen != "accuracy":
                 raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
                                    "alignment reads categories")
-            values, scale = _on_their_scale(scored.scores[key].astype(float), scored.scales[key],
-                                            None if human in categories else ranges.get(human),
-                                            reading != "continuous" and not imported)
-            read.append((combo, human, chosen, values.dropna(), items, imported, scale))
+            theirs, why = (None, "") if human in categories else \
+                people_scale(scored.scales[key], declared.get(human), ranges.get(human))
+            values, _, scale = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs,
+                                               reading != "continuous" and not imported)
+            read.append((combo, human, chosen, values.dropna(), items, imported, scale + (why if scale else "")))
     common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
     for _, human, _, values, items, *_ in read:
         judged = set(values.index) & {item.id for item in items}
@@ -310,7 +389,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     results: list[AltTest] = []
     for combo, human, chosen, values, items, imported, scale in read:
         on = [item for item in items if item.id in common[human]] if same_items else items
-        result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items)
+        result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items, groups=groups, by=by,
+                          noun=_noun(on))
         result.judge, result.aspect, result.model = combo.label, human, combo.model
         result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
         result.scale = scale
@@ -319,16 +399,54 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         combo, _, chosen, values, items, *_ = next(entry for entry in read if entry[1] == human)
         on = [item for item in items if item.id in (common[human] if same_items else set(values.index))]
         people = _people(on, human)
-        counts = Counter(s for labels in people.values() for s in labels.values())
-        if not counts:  # no person scored these items: nothing for a constant to copy
-            continue
-        commonest = counts.most_common(1)[0][0]
-        shown = categories[human][int(commonest)] if human in categories else f"{commonest:g}"
-        result = alt_test(people, {item.id: commonest for item in on}, chosen, epsilon, q, min_items)
-        result.judge, result.model = f"always {shown} (the people's commonest label: a baseline)", CONSTANT
-        result.aspect, result.reading, result.baseline = human, "a constant", True
-        results.append(result)
+        if people:  # else no person scored these items: nothing for a constant to copy
+            points = _points(people, categories.get(human), declared.get(human))
+            result = _best_constant(_Panel(people, [i.id for i in on], chosen, MIN_PER_ITEM, groups, by, _noun(on)),
+                                    [i.id for i in on], points, epsilon, q, min_items)
+            result.aspect, result.item_ids = human, frozenset(i.id for i in on)
+            results.append(result)
     return results
+
+
+def _points(people: Mapping[str, Mapping[str, float]], categories: Sequence[str] | None,
+            declared: tuple[float, float] | None) -> dict[float, str]:
+    """Every label a constant judge of an aspect may give, and how it is shown: each category, else
+    each whole number of the declared scale and of the range of the people's scores."""
+    if categories:
+        return {float(k): category for k, category in enumerate(categories)}
+    seen = [float(score) for labels in people.values() for score in labels.values()]
+    low, high = math.floor(min(seen)), math.ceil(max(seen))
+    if declared is not None:
+        low, high = min(low, math.floor(declared[0])), max(high, math.ceil(declared[1]))
+    return {float(point): f"{point:g}" for point in range(low, high + 1)}
+
+
+def _best_constant(panel: _Panel, on: list[str], points: dict[float, str], epsilon: float, q: float,
+                   min_items: int) -> AltTest:
+    """Every constant of `points` tested on `panel`, and the best of them (passed first, then the
+    highest winning rate, then the highest advantage probability) as the baseline's result, with how
+    every constant fared in words (`AltTest.constants`)."""
+    tested = [(shown, panel.test(dict.fromkeys(on, point), epsilon, q, min_items)) for point, shown in points.items()]
+    shown, best = max(tested, key=lambda entry: (entry[1].passed is True, _defined(entry[1].winning_rate),
+                                                 _defined(entry[1].advantage_probability)))
+    passing = [f"always {name}" for name, result in tested if result.passed]
+    verb = "passes" if len(passing) == 1 else "pass"
+    best.constants = (f"{len(passing)} of the {len(tested)} constants of the scale {verb} ({', '.join(passing)})"
+                      if passing else f"none of the {len(tested)} constants of the scale passes")
+    best.judge, best.model = f"always {shown} (the best constant: a baseline)", CONSTANT
+    best.reading, best.baseline = "a constant", True
+    return best
+
+
+def _defined(value: float) -> float:
+    """A figure to rank by, -1 when it is not defined."""
+    return value if math.isfinite(value) else -1.0
+
+
+def _noun(items: Sequence) -> str:
+    """What the items' groups are, in words: dialogues for turns, documents for summaries, else groups."""
+    levels = {item.level for item in items}
+    return GROUP_NOUNS.get(levels.pop(), "groups") if len(levels) == 1 else "groups"
 
 
 def annotators_of(store: Store, dataset: str) -> str | None:
@@ -337,38 +455,23 @@ def annotators_of(store: Store, dataset: str) -> str | None:
     return ANNOTATORS_BY_LAYOUT.get(store.dataset_layout(dataset))
 
 
-def _on_their_scale(values: pd.Series, own: tuple[float, float], theirs: tuple[float, float] | None,
-                    whole: bool) -> tuple[pd.Series, str]:
-    """A judge's scores on the annotators' scale, and how they were put there in words ("" when
-    already on it). A judge on another scale (SummEval's fluency asked 1-3 of experts who gave 1-5;
-    a judge imported with its own 1-5) is mapped linearly onto the whole-number range of the
-    people's scores; `whole`: then rounded to that scale's points (the `mode` and `rounded`
-    readings), as on its own scale."""
-    low, high = own
-    target = (math.floor(theirs[0]), math.ceil(theirs[1])) if theirs else (low, high)
-    said = ""
-    if target != (low, high) and high > low:
-        values = target[0] + (values - low) * (target[1] - target[0]) / (high - low)
-        said = (f"Its scores, on {low:g}-{high:g}, are mapped linearly onto the annotators' {target[0]:g}-{target[1]:g}"
-                + (" and rounded to it" if whole else ""))
-    return (values.round().clip(*target) if whole else values), said
-
-
 def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
-    """What the constant baseline of the same aspect says of `result` ("" when it says nothing):
-    ties count for both sides, so on a scale where most people give one label a judge that
-    always gives it may pass, or come close to the judge."""
+    """What the constant baseline of the same aspect (the best of every constant of its scale) says
+    of `result` ("" when it says nothing): ties count for both sides, so on a scale where most
+    people give one label a judge that always gives it may pass, and with neg-rmse so may one that
+    always gives the middle of the scale."""
     constant = next((r for r in results if r.baseline and r.aspect == result.aspect), None)
     if constant is None or result.baseline or result.passed is None:
         return ""
     answer = constant.judge.split(" (")[0].removeprefix("always ")
-    figures = f"winning rate {constant.winning_rate:.2f}, advantage probability {constant.advantage_probability:.2f}"
+    figures = f"winning rate {constant.winning_rate:.2f}, advantage probability {constant.advantage_probability:.2f}" \
+        + (f"; {constant.constants}" if constant.constants else "")
     if constant.passed and result.passed:
         return (f"A judge that always answers {answer} passes {result.aspect} too ({figures}): here the test cannot "
                 "tell a judge from a constant, so this pass says little.")
     if constant.passed:
         return (f"A judge that always answers {answer} passes {result.aspect} ({figures}) where this one does not: "
-                "on this aspect the test rewards giving the commonest label more than telling items apart.")
+                "on this aspect the test rewards giving one label more than telling items apart.")
     if constant.advantage_probability >= result.advantage_probability:
         return (f"A judge that always answers {answer} is at least as good as a person on "
                 f"{constant.advantage_probability:.0%} of the {result.aspect} items (its advantage probability), as "
@@ -387,57 +490,97 @@ def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
 
 
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
-         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, annotators: int | None = None,
-         runs: int = 200) -> Plan | None:
+         epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
+         by: str | None = None) -> Plan | None:
     """How many items a study like `dataset`'s needs for the test to pass with an 80% chance
-    (`alttest_power`): its annotators' agreement on `aspect`, the judge's (`combo`, read as its most
-    probable score; none: a judge as good as an annotator), `annotators` of them (default: as many
-    as there are, at least 3). None when no two annotators labeled the same item yet."""
-    items, categorical = store.items(dataset), aspect in store.categories(dataset)
-    people = _people(items, aspect)
-    judge = None
+    (`alttest_power`): its items drawn with who labeled them, the people's labels of `aspect` and
+    the judge's (`combo`, read as the test reads it, without the groups a prompt search chose it
+    on); with no judge, one as good as an annotator. `by`: BY, as the test takes it. None when no
+    two annotators labeled the same item yet; a Plan with its `reason` when there is no plan."""
+    people, judge, groups = plan_data(store, dataset, aspect, combo)
+    chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
+        "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
+    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q)
+
+
+def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None
+              ) -> tuple[dict[str, dict[str, float]], dict[str, float] | None, dict[str, str]]:
+    """What `plan` reads: the people's labels of `aspect` ({annotator: {item: label}}), the judge's
+    scores on their scale ({item: score}, None without `combo`; read as `run` reads it, on the items
+    it reads it on) and each item's group."""
+    every, categorical = store.items(dataset), aspect in store.categories(dataset)
+    items, judge = every, None
     if combo is not None:
-        scored = judge_scores(store, dataset, combo, "argmax", items=items)
+        items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
+        imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
+                              .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
+        scored = judge_scores(store, dataset, combo, "wmean" if imported else "argmax", items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
-            values, _ = _on_their_scale(scored.scores[key].astype(float), scored.scales[key],
-                                        None if categorical else human_ranges(items, [aspect]).get(aspect), True)
+            theirs, _ = (None, "") if categorical else people_scale(
+                scored.scales[key], declared_scales(store.dataset_layout(dataset)).get(aspect),
+                human_ranges(every, [aspect]).get(aspect))
+            values, _, _ = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs, not imported)
             judge = values.dropna().to_dict()
-    chosen = alignment or ("accuracy" if categorical else "neg-rmse")
-    return plan_study(people, judge, annotators, epsilon, chosen, runs=runs)
+    return _people(items, aspect), judge, {item.id: item.group for item in items}
+
+
+def drawn_pass_rate(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float], size: int, draws: int,
+                    epsilon: float, alignment: str, groups: Mapping[str, str] | None = None, by: str | None = None,
+                    seed: int = 0) -> float:
+    """The check of a plan: the share of `draws` studies of `size` real items (two annotators or more
+    and the judge's score), drawn without replacement, that the test (`by`, as `alt_test` takes it)
+    passes; whole `groups` ({item: group}) of about `size` items in all where a group holds several."""
+    kept = [item for item, score in judge.items() if math.isfinite(score)
+            and sum(item in labels for labels in people.values()) >= MIN_PER_ITEM]
+    rng = np.random.default_rng(seed)
+    by_group: dict[str, list[str]] = {}
+    for item in kept:
+        by_group.setdefault((groups or {}).get(item) or item, []).append(item)
+    units = list(by_group.values())
+    count = max(1, min(len(units), round(size * len(units) / len(kept))))
+    passed = 0
+    for _ in range(draws):
+        chosen = {item for k in rng.choice(len(units), count, replace=False) for item in units[k]}
+        drawn = {name: {i: v for i, v in labels.items() if i in chosen} for name, labels in people.items()}
+        result = alt_test({name: labels for name, labels in drawn.items() if labels},
+                          {item: judge[item] for item in chosen}, alignment, epsilon, groups=groups, by=by)
+        passed += result.passed is True
+    return passed / draws
 
 
 def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFrame:
-    """Judges ranked by advantage probability, beside their correlation: one row per judge (its
-    template versions taken together: one prompt per aspect is one judge), with the aspects it was
-    tested on, its advantage probability and winning rate averaged over them, on how many it
-    passed, and the mean of its item-level correlations with the people on the items the test read
-    (Pearson; accuracy on a categorical aspect)."""
+    """Judges ranked by advantage probability, beside their correlation: one row per template
+    version and judge, as every other table (a constant baseline: one row per constant), with the
+    aspects it was tested on, its advantage probability and winning rate averaged over them, on how
+    many it passed, the mean of its item-level correlations with the people on the items the test
+    read (Pearson; accuracy on a categorical aspect), and which test was used."""
     combos = store.combos(dataset).set_index("label")
     categories, items = store.categories(dataset), store.items(dataset)
-    by_model: dict[str, list[AltTest]] = {}
+    by_judge: dict[str, list[AltTest]] = {}
     for result in results:
-        by_model.setdefault(result.model or result.judge, []).append(result)
+        by_judge.setdefault(result.judge, []).append(result)
     rows = []
-    for model, tested in by_model.items():
+    for label, tested in by_judge.items():
         agreement = []
-        for label in dict.fromkeys(r.judge for r in tested if not r.baseline):  # a constant correlates with nothing
-            combo = (combos.loc[label, "template_version"], combos.loc[label, "signature"])
-            scored = judge_scores(store, dataset, combo, items=items)
+        if not tested[0].baseline:  # a constant correlates with nothing
+            scored = judge_scores(store, dataset, tuple(combos.loc[label, ["template_version", "signature"]]),
+                                  items=items)
             for key in scored.scores.columns:
-                human = human_aspect_for(scored.template, key, [r.aspect for r in tested if r.judge == label])
+                human = human_aspect_for(scored.template, key, [r.aspect for r in tested])
                 if human is not None:  # on the items the test read it on
-                    on = next(r.item_ids for r in tested if r.judge == label and r.aspect == human)
+                    on = next(r.item_ids for r in tested if r.aspect == human)
                     values = scored.scores[key][[i in on for i in scored.scores.index]] if on else scored.scores[key]
                     agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
-        rows.append({"judge": model, "aspects": ", ".join(r.aspect for r in tested),
+        rows.append({"judge": label, "aspects": ", ".join(r.aspect for r in tested),
                      "advantage probability": _mean([r.advantage_probability for r in tested]),
                      "winning rate": _mean([r.winning_rate for r in tested]),
                      "passed": f"{sum(p is True for p in passed)} of {len(passed)}"
                                + (f" ({sum(p is None for p in passed)} without a verdict)" if None in passed else ""),
                      "agreement": _mean(agreement),
-                     "reading": ", ".join(dict.fromkeys(r.reading for r in tested))})
+                     "reading": ", ".join(dict.fromkeys(r.reading for r in tested)),
+                     "test": ", ".join(dict.fromkeys(r.how for r in tested))})
     table = pd.DataFrame(rows)
     return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
 
@@ -460,10 +603,11 @@ def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:
     """One row per judge and aspect, ranked by advantage probability: the judge, aspect, reading,
-    items, annotators, those tested (with enough items), winning rate, passed, advantage probability,
-    verdict."""
+    items, which test (over groups, or items taken as independent), annotators, those tested (with
+    enough items), winning rate, passed, advantage probability, verdict."""
     rows = [{"judge": r.judge, "aspect": r.aspect, "reading": r.reading, "alignment": r.alignment,
-             "epsilon": r.epsilon, "items": r.items, "annotators": len(r.annotators), "tested": len(r.tested),
+             "epsilon": r.epsilon, "items": r.items, "test": r.how, "annotators": len(r.annotators),
+             "tested": len(r.tested),
              "winning rate": r.winning_rate,
              "passed": {True: "yes", False: "no", None: "no verdict"}[r.passed],
              "advantage probability": r.advantage_probability, "verdict": r.verdict()} for r in results]

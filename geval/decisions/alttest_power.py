@@ -1,33 +1,62 @@
-"""How many items does the alternative annotator test need? A planned study (annotators, items,
-how much they agree, epsilon) simulated as in the paper's appendix C (Calderon, Reichart & Dror,
-ACL 2025): each item has a true label drawn from the labels' frequencies; an annotator gives it
-with probability 1 - eta, else a label drawn from the same frequencies (noise); the judge likewise
-with its own eta_f. Each annotator's eta is chosen so that two of them agree exactly as often as
-the data's annotators do, and the judge's so that it agrees with an annotator as often as the
-data's judge does ("a judge as good as this one"; without one, as good as an annotator). The
-chance to pass is the share of simulated studies in which the test passes (`alttest.alt_test`'s
-rule, vectorized here: the same t-test, Benjamini-Yekutieli and winning rate).
+"""How many items does the alternative annotator test need? A study like the data's, drawn many
+times at each size; the chance to pass is the share of drawn studies in which the test passes
+(`alttest.alt_test`'s rule, vectorized here: the same alignments, each annotator's t-test over its
+items or, where the items come in groups, over its groups (`alttest_groups`), Benjamini-Yekutieli
+and winning rate; annotators with fewer than 30 items of a study, or 10 groups, not tested).
+
+- **A judge scored on the data** (and three annotators or more): its items, or its groups where a
+  group holds several of them (a document's summaries, a dialogue's responses), are drawn with
+  replacement, each with who labeled it, the people's labels and the judge's own score: the
+  design (how many items each annotator labels, who overlaps with whom) and the judge's real
+  behaviour (its offset from the people, label by label) are the data's, not a model's.
+- **No judge yet, or fewer than three annotators**: the paper's appendix C model (Calderon,
+  Reichart & Dror, ACL 2025): each item has a true label drawn from the labels' frequencies; an
+  annotator gives it with probability 1 - eta, else a label drawn from the same frequencies,
+  eta chosen so that two annotators agree exactly as often as the data's do. The items' designs
+  (who labels each) are drawn from the data's; with fewer than three annotators a third one like
+  them is assumed and all three label every item; where the data's items come in groups, the
+  drawn items are put in groups of the data's mean size for the test (without a group's shared
+  offset). The judge is an annotator like the others, or, when one is scored, gives a label drawn
+  from its own labels where a person gave that label.
+
+No plan is made from fewer than `MIN_SHARED` items two annotators share, nor for a judge worse
+than chance: one whose advantage probability on the data (the share of items where it represents
+the other annotators at least as well as the person left out) is below that of labels drawn at
+random from the people's own label shares. No number of items is planned for such a judge.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
+from scipy.optimize import isotonic_regression
+
+from geval.decisions.alttest_groups import MIN_GROUPS, cr2_p
 
 #: The chance a planned study should give the test.
 TARGET = 0.8
-SIZES = tuple(range(30, 301, 10))
+#: The study sizes tried, in items.
+SIZES = (*range(30, 301, 10), *range(350, 1001, 50))
+#: No plan from fewer items two annotators share (and the judge scored); a rough one when an annotator
+#: the planned study tests has fewer than `FIRM` items in the data, or the data has fewer than
+#: `MIN_GROUPS` groups to draw.
+MIN_SHARED, FIRM = 10, 30
+#: At most this many numbers in one drawn block (runs x items x annotators), to bound memory.
+BLOCK = 2_000_000
 
 
 @dataclass
 class Plan:
     """The chance to pass by number of items, for a study of `annotators` annotators whose labels
-    agree exactly `agreement` of the time (the judge with an annotator: `judge_agreement`), on
-    `values` with `frequencies`, at `epsilon` and `alignment`; `runs` simulated studies per size."""
+    agree exactly `agreement` of the time (the judge with an annotator: `judge_agreement`), at
+    `epsilon` and `alignment`, each annotator's t-test taken `by` its items or its groups; `runs`
+    drawn studies per size. `resampled`: the data's items (or its `groups`) drawn with their labels
+    and the judge's scores; else the appendix C model (`crossed`: a third annotator assumed, every
+    annotator labeling every item). `reason`: why there is no plan (then no sizes)."""
 
     annotators: int
     agreement: float
@@ -38,23 +67,70 @@ class Plan:
     sizes: list[int] = field(default_factory=list)
     chances: list[float] = field(default_factory=list)
     runs: int = 0
+    items: int = 0  # the items it rests on: two annotators or more (and the judge's score, with a judge)
+    advantage: float = math.nan  # the judge's advantage probability on them
+    chance_advantage: float = math.nan  # that of labels drawn at random from the people's label shares
+    per_item: float = 0.0  # annotators per item, on those items
+    resampled: bool = False
+    groups: int = 0  # the data's groups, drawn whole (0: its items are drawn one by one)
+    crossed: bool = False
+    thinnest: int = FIRM  # the fewest items in the data of an annotator the planned study tests
+    by: str = "items"  # what each annotator's t-test takes as independent: items, or groups
+    reason: str = ""
 
     def items_for(self, chance: float = TARGET) -> int | None:
         """The fewest items (of `sizes`) with at least `chance` to pass, None when no size reaches it."""
         return next((n for n, c in zip(self.sizes, self.chances) if c >= chance), None)
 
+    def chance_at(self, items: int) -> float:
+        """The chance to pass at the size nearest `items`."""
+        return self.chances[int(np.argmin([abs(n - items) for n in self.sizes]))]
+
     def sentence(self, chance: float = TARGET) -> str:
-        """What the plan says, in one sentence."""
-        judge = "a judge as good as this one" if self.judge_known else "a judge as good as one of the annotators"
-        agree = f"agreeing as yours do ({self.agreement:.0%} exact agreement)"
+        """What the plan says, in one sentence (or two, when it rests on few items)."""
+        if self.reason:
+            return self.reason
         needed = self.items_for(chance)
+        how = (f"{self.epsilon:g}, {self.alignment}, over {self.by}; {self.runs} "
+               + ("resampled studies per size)" if self.resampled else "simulated studies per size, as in the "
+                                                                       "paper's appendix C)"))
         if needed is None:
-            best = max(self.chances, default=0.0)
-            return (f"With {self.annotators} annotators {agree}, even {self.sizes[-1]} items give {judge} only "
-                    f"{_a(best)} chance to pass (epsilon {self.epsilon:g}, {self.alignment}): the judge, or the "
-                    "annotators' agreement, is too far from passing for more items to help much.")
-        return (f"With {self.annotators} annotators {agree}, about {needed} items give {judge} {_a(chance)} "
-                f"chance to pass (epsilon {self.epsilon:g}, {self.alignment}; {self.runs} simulated studies per size).")
+            outcome = (f"even {self.sizes[-1]:,} items give {self._judge()} only {_a(max(self.chances, default=0.0))} "
+                       f"chance to pass (epsilon {how}: the judge, or the annotators' agreement, is too far from "
+                       "passing for more items to help much.")
+        else:
+            groups = f" ({round(needed * self.groups / self.items)} groups)" if self.resampled and self.groups else ""
+            outcome = f"about {needed:,} items{groups} give {self._judge()} {_a(chance)} chance to pass (epsilon {how}."
+        return f"{self._assuming()}, {outcome}{self._rough()}"
+
+    def _rough(self) -> str:
+        """What makes the plan a rough guide, in a sentence ("" when nothing does)."""
+        if self.crossed and self.items < FIRM:
+            return f" It rests on only {self.items} items two annotators share: a rough guide until there are {FIRM}."
+        if not self.crossed and self.thinnest < FIRM:
+            return (f" It rests on as few as {self.thinnest} items of an annotator the planned study tests (each item "
+                    f"drawn again and again): a rough guide until each has {FIRM}.")
+        if self.resampled and 0 < self.groups < MIN_GROUPS:
+            return (f" Its items come from only {self.groups} groups, each drawn again and again: a rough guide until "
+                    f"there are {MIN_GROUPS}.")
+        return ""
+
+    def _judge(self) -> str:
+        if self.resampled:
+            return "it"
+        return "a judge like this one" if self.judge_known else "a judge as good as one of the annotators"
+
+    def _assuming(self) -> str:
+        """What the plan takes from the data and what it assumes, in words."""
+        agree = f"{self.agreement:.0%} exact agreement"
+        if self.resampled:
+            drawn = f"in {self.groups} groups drawn whole" if self.groups else "drawn one by one"
+            return (f"Drawing studies from your {self.items:,} items ({drawn}, as your {self.annotators} annotators "
+                    f"labeled them, {self.per_item:.1f} per item, {agree}) with this judge's own scores")
+        if self.crossed:
+            return (f"If a third annotator labeled like your two ({agree}) and all three labeled every item")
+        return (f"With annotators agreeing as yours do ({agree}) and labeling as yours did ({self.annotators} "
+                f"annotators, {self.per_item:.1f} per item)")
 
 
 def _a(share: float) -> str:
@@ -64,79 +140,325 @@ def _a(share: float) -> str:
 
 
 def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None = None,
-               annotators: int | None = None, epsilon: float = 0.15, alignment: str = "accuracy",
-               sizes: Sequence[int] = SIZES, runs: int = 200, seed: int = 0) -> Plan | None:
+               epsilon: float = 0.15, alignment: str = "accuracy", groups: Mapping[str, str] | None = None,
+               by: str | None = None, runs: int = 200, seed: int = 0, min_items: int = 30,
+               q: float = 0.05) -> Plan | None:
     """The plan for a study like the data's ({annotator: {item: label}}; the judge's {item: label},
-    read on the annotators' scale), with `annotators` annotators (default: as many as the data has,
-    at least 3). None when no two annotators labeled the same item (their agreement is unknown)."""
-    labels = [float(v) for scores in people.values() for v in scores.values()]
-    pairs = _pairs(people)
-    if not pairs or len(set(labels)) < 2:
+    read on the annotators' scale; `groups`: {item: group}; `by`: what each annotator's t-test
+    takes as independent, as `alt_test` has it: None, the groups where some holds several items).
+    None when no two annotators labeled the same item (their agreement is unknown); a Plan with its
+    `reason` when there is no plan."""
+    data = _Data.read(people, judge, groups or {})
+    if data is None:
         return None
-    values, counts = np.unique(np.round(labels, 6), return_counts=True)
-    frequencies = counts / counts.sum()
-    agreement = float(np.mean([a == b for a, b in pairs]))
-    eta = _eta(frequencies, agreement)
-    with_judge = [(float(judge[item]), float(score)) for scores in people.values() for item, score in scores.items()
-                  if judge and item in judge and np.isfinite(judge[item])]
-    judge_agreement = float(np.mean([round(j) == s for j, s in with_judge])) if with_judge else agreement
-    eta_f = _eta_judge(frequencies, eta, judge_agreement)
-    m = annotators or max(3, len(people))
+    items = len(data.present)
+    plan = Plan(len(data.names), data.agreement, data.judge_agreement, data.judge is not None, epsilon, alignment,
+                runs=runs, items=items, per_item=float(data.present.sum(axis=1).mean()) if items else 0.0,
+                groups=data.groups, by="groups" if data.groups and by != "items" else "items")
+    plan.reason = _why_not(plan, data, min_items)
+    if plan.reason:
+        return plan
     rng = np.random.default_rng(seed)
-    chances = [_chance(rng, values, frequencies, eta, eta_f, m, n, epsilon, alignment, runs) for n in sizes]
-    return Plan(m, agreement, judge_agreement, bool(with_judge), epsilon, alignment, list(sizes), chances, runs)
+    settings = {"epsilon": epsilon, "alignment": alignment, "min_items": min_items, "q": q, "by": plan.by}
+    if data.judge is not None and len(data.names) >= 3:
+        plan.resampled = True
+        plan.sizes, plan.chances = _resampled(rng, data, runs, settings)
+    else:
+        plan.crossed = len(data.names) < 3
+        if plan.crossed:
+            plan.annotators, plan.per_item = 3, 3.0
+        plan.sizes, plan.chances = _until_reached(SIZES, lambda size: float(np.mean(_modelled(rng, data, size, runs,
+                                                                                               settings))))
+    labeled = data.present.sum(axis=0)  # the planned study tests an annotator expected to have min_items of it
+    tested = labeled * (plan.items_for() or plan.sizes[-1]) / items >= min_items
+    plan.thinnest = int(labeled[tested].min()) if tested.any() else FIRM
+    return plan
+
+
+@dataclass
+class _Data:
+    """What a plan reads of the data: the people's values and their shares, how often two of them
+    agree exactly (the judge with one of them), and the items two annotators or more labeled (and
+    the judge scored, with a judge): who labeled each (`present`, items x annotators), their
+    labels (`scores`, 0 where none), the judge's scores, each item's group (`units`) and how many
+    groups there are where some holds several of the items (0: none does)."""
+
+    values: np.ndarray
+    frequencies: np.ndarray
+    agreement: float
+    judge_agreement: float
+    names: list[str]
+    present: np.ndarray
+    scores: np.ndarray
+    judge: np.ndarray | None
+    pairs: list[tuple[float, float]]  # the judge's score and a person's label, on every item both gave one
+    units: np.ndarray
+    groups: int
+
+    @classmethod
+    def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
+             groups: Mapping[str, str]) -> _Data | None:
+        labels = [float(v) for scores in people.values() for v in scores.values()]
+        pairs = _pairs(people)
+        if not pairs or len(set(labels)) < 2:
+            return None
+        values, counts = np.unique(np.round(labels, 6), return_counts=True)
+        judged = {item: float(score) for item, score in (judge or {}).items() if np.isfinite(score)}
+        with_judge = [(judged[item], float(score)) for scores in people.values() for item, score in scores.items()
+                      if item in judged]
+        agreement = float(np.mean([a == b for a, b in pairs]))
+        judge_agreement = float(np.mean([round(j) == s for j, s in with_judge])) if with_judge else agreement
+        raters: dict[str, list[str]] = {}
+        for name, scores in people.items():
+            for item in scores:
+                raters.setdefault(item, []).append(name)
+        labeled = [item for item, names in raters.items() if len(names) >= 2 and (not with_judge or item in judged)]
+        names = list(dict.fromkeys(name for item in labeled for name in raters[item]))
+        column = {name: k for k, name in enumerate(names)}
+        present, scores = np.zeros((len(labeled), len(names)), bool), np.zeros((len(labeled), len(names)))
+        for row, item in enumerate(labeled):
+            for name in raters[item]:
+                present[row, column[name]], scores[row, column[name]] = True, float(people[name][item])
+        index: dict[str, int] = {}  # each item's group (an item without one is a group of its own)
+        units = np.array([index.setdefault(groups.get(item) or f"item {item}", len(index)) for item in labeled], int)
+        sizes = np.bincount(units)
+        return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
+                   np.array([judged[item] for item in labeled]) if with_judge else None, with_judge, units,
+                   len(sizes) if sizes.max(initial=0) > 1 else 0)
+
+
+def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
+    """Why there is no plan ("" when there is one): too few items two annotators share, or a judge
+    worse than labels drawn at random from the people's shares (its advantage probabilities set)."""
+    if plan.items < MIN_SHARED:
+        return (f"No plan yet: it would rest on {plan.items} item{'s' if plan.items != 1 else ''} two annotators "
+                f"share{' and the judge scored' if plan.judge_known else ''}; it needs {MIN_SHARED} or more.")
+    if data.judge is None:
+        return ""
+    plan.advantage, plan.chance_advantage = _advantages(data, plan.alignment, min_items)
+    if plan.advantage >= plan.chance_advantage:
+        return ""
+    return (f"No plan for this judge: it is at least as good as a person on {plan.advantage:.0%} of the items (its "
+            f"advantage probability), less than labels drawn at random from the people's own label shares would be "
+            f"({plan.chance_advantage:.0%}), and no number of items is planned for a judge worse than chance: "
+            "improve it first.")
+
+
+def _resampled(rng: np.random.Generator, data: _Data, runs: int, settings: dict) -> tuple[list[int], list[float]]:
+    """The chance to pass of studies drawn from the data's items (or its groups), at each size."""
+    differences = _differences(data.scores, data.present, data.judge, settings["alignment"])
+    units = data.units if data.groups else np.arange(len(data.present))
+    count = int(units.max()) + 1
+    sums = [np.zeros((count, data.present.shape[1])) for _ in range(3)]
+    for total, part in zip(sums, (data.present, differences, differences ** 2)):
+        np.add.at(total, units, part)
+    per_unit = len(data.present) / count
+    if not data.groups:
+        drawn = list(SIZES)
+    else:
+        low, high = max(2, math.ceil(SIZES[0] / per_unit)), max(3, math.ceil(SIZES[-1] / per_unit))
+        drawn = sorted(set(np.round(np.geomspace(low, high, 30)).astype(int).tolist()))
+
+    def chance(size: int) -> float:
+        if settings["by"] == "items":  # how often each unit is drawn is all the test over items needs
+            picks = rng.integers(0, count, size=(runs, size)) + count * np.arange(runs)[:, None]
+            times = np.bincount(picks.ravel(), minlength=runs * count).reshape(runs, count).astype(float)
+            return float(np.mean(_passes(*((times @ total)[:, None, :] for total in sums), settings)))
+        block, passed = max(1, BLOCK // (size * len(data.names))), []  # over groups: each drawn group apart
+        for start in range(0, runs, block):
+            picks = rng.integers(0, count, size=(min(block, runs - start), size))
+            passed.append(_passes(*(total[picks] for total in sums), settings))
+        return float(np.mean(np.concatenate(passed)))
+
+    sizes, chances = _until_reached(drawn, chance)
+    return [round(size * per_unit) for size in sizes], chances
+
+
+def _until_reached(sizes: Sequence[int], chance_at: Callable[[int], float]) -> tuple[list[int], list[float]]:
+    """The chance at each size, smallest first, until three sizes in a row reach `TARGET` (the sizes
+    beyond change nothing the plan says), smoothed to rise with the size (isotonic regression): the
+    first size said to reach it is then not a lucky draw on a plateau just below it."""
+    done: tuple[list[int], list[float]] = ([], [])
+    for size in sizes:
+        done[0].append(size)
+        done[1].append(chance_at(size))
+        if len(done[1]) >= 3 and min(done[1][-3:]) >= TARGET:
+            break
+    return done[0], isotonic_regression(done[1]).x.tolist()
+
+
+def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, settings: dict) -> np.ndarray:
+    """Whether the test passes in each of `runs` studies of `items` items under the appendix C model:
+    each item's design (who labels it) drawn from the data's (with fewer than three annotators:
+    three on every item), the judge like an annotator, or (with one scored) drawn from its own
+    scores where a person gave the item's true label."""
+    crossed = len(data.names) < 3
+    annotators = 3 if crossed else len(data.names)
+    eta = _eta(data.frequencies, data.agreement)
+    judge_given = _judge_by_label(data.values, data.pairs) if data.judge is not None else None
+    group = max(1, round(len(data.present) / data.groups)) if data.groups else 1  # the data's mean group size
+    pairs = annotators if settings["alignment"] == "accuracy" else 1  # accuracy compares every two annotators
+    block = max(1, BLOCK // (items * (annotators + 1) * pairs))
+    passed = []
+    for start in range(0, runs, block):
+        size = min(block, runs - start)
+        present = (np.ones((size, items, annotators), bool) if crossed
+                   else data.present[rng.integers(0, len(data.present), size=(size, items))])
+        gold, drawn = _drawn(rng, data.frequencies, np.full(annotators + 1, eta), size, items)
+        labels = data.values[drawn.transpose(0, 2, 1)]  # runs x items x raters, the judge last
+        scores, judge = labels[..., :annotators], labels[..., annotators]
+        if judge_given is not None:
+            judge = _judge_labels(rng, judge_given, gold[:, 0])
+        differences = _differences(scores, present, judge, settings["alignment"])
+        starts = np.arange(0, items, group if settings["by"] == "groups" else items)  # the groups of the test
+        passed.append(_passes(*(np.add.reduceat(part, starts, axis=1) for part in
+                                (present.astype(float), differences, differences ** 2)), settings))
+    return np.concatenate(passed)
+
+
+def _drawn(rng: np.random.Generator, frequencies: np.ndarray, etas: np.ndarray, runs: int, items: int):
+    """Each item's true label (an index into the values: runs x 1 x items) and each rater's (runs x
+    raters x items): the true one with probability 1 - its eta, else one drawn from the frequencies."""
+    gold = rng.choice(len(frequencies), size=(runs, 1, items), p=frequencies)
+    noise = rng.choice(len(frequencies), size=(runs, len(etas), items), p=frequencies)
+    keep = rng.random((runs, len(etas), items)) >= etas[None, :, None]
+    return gold, np.where(keep, gold, noise)
+
+
+def _judge_by_label(values: np.ndarray, with_judge: list[tuple[float, float]]) -> list[np.ndarray]:
+    """For each of the people's values, the judge's scores where a person gave it (all of them where
+    no person's label of that value has a judge score)."""
+    judge, person = np.array(with_judge).T
+    return [judge[np.isclose(person, value)] if np.isclose(person, value).any() else judge for value in values]
+
+
+def _judge_labels(rng: np.random.Generator, judge_given: list[np.ndarray], gold: np.ndarray) -> np.ndarray:
+    """The judge's score of each item: one of its own scores given the item's true label."""
+    judge = np.empty(gold.shape)
+    for value, scores in enumerate(judge_given):
+        where = gold == value
+        judge[where] = rng.choice(scores, size=int(where.sum()))
+    return judge
 
 
 def simulate(rng: np.random.Generator, values: np.ndarray, frequencies: np.ndarray, eta: float, eta_f: float,
              annotators: int, items: int, runs: int) -> tuple[np.ndarray, np.ndarray]:
-    """`runs` simulated studies: labels (runs x annotators x items) and the judge's (runs x items)."""
-    gold = rng.choice(len(values), size=(runs, 1, items), p=frequencies)
-    noise = rng.choice(len(values), size=(runs, annotators + 1, items), p=frequencies)
-    keep = rng.random((runs, annotators + 1, items)) >= np.r_[np.full(annotators, eta), eta_f][None, :, None]
-    drawn = values[np.where(keep, gold, noise)]
-    return drawn[:, :annotators], drawn[:, annotators]
+    """`runs` studies of the appendix C model, every annotator labeling every item: labels (runs x
+    annotators x items) and the judge's (runs x items), the judge with its own noise `eta_f`."""
+    _, drawn = _drawn(rng, frequencies, np.r_[np.full(annotators, eta), eta_f], runs, items)
+    labels = values[drawn]
+    return labels[:, :annotators], labels[:, annotators]
 
 
 def winning_rates(people: np.ndarray, judge: np.ndarray, epsilon: float, alignment: str = "accuracy",
-                  q: float = 0.05) -> np.ndarray:
+                  q: float = 0.05, min_items: int = 0, groups: np.ndarray | None = None) -> np.ndarray:
     """The alternative annotator test of every simulated study at once (people: runs x annotators x
-    items, each annotator labeling every item; judge: runs x items): its winning rate per run."""
-    runs, m, _ = people.shape
-    p_values = np.empty((runs, m))
-    for k in range(m):
-        others = np.delete(people, k, axis=1)
-        person, machine = _align(people[:, k], others, alignment), _align(judge, others, alignment)
-        differences = (person >= machine).astype(float) - (machine >= person).astype(float)
-        p_values[:, k] = _t_less(differences, epsilon)
-    ranked = np.sort(np.where(np.isnan(p_values), np.inf, p_values), axis=1)
-    thresholds = np.arange(1, m + 1) / m * q / np.sum(1.0 / np.arange(1, m + 1))
-    below = ranked <= thresholds
-    rejected = np.where(below.any(axis=1), m - np.argmax(below[:, ::-1], axis=1), 0)
-    return rejected / m
+    items, NaN where an annotator did not label an item; judge: runs x items): its winning rate per
+    run (NaN when no annotator is tested), each annotator's t-test over its items, or with `groups`
+    (a code per item) over its groups (MIN_GROUPS of them to be tested), from `min_items` items."""
+    scores = people.transpose(0, 2, 1)
+    present = ~np.isnan(scores)
+    differences = _differences(scores, present, judge, alignment)
+    compared = (present & (present.sum(axis=-1, keepdims=True) >= 2)).astype(float)
+    order = np.argsort(groups, kind="stable") if groups is not None else np.arange(scores.shape[1])
+    codes = groups[order] if groups is not None else np.zeros(len(order))
+    starts = np.flatnonzero(np.r_[True, codes[1:] != codes[:-1]])  # where each group begins, in that order
+    parts = (np.add.reduceat(part[:, order], starts, axis=1) for part in (compared, differences, differences ** 2))
+    rate, _, _ = _winning(*parts, {"epsilon": epsilon, "min_items": min_items, "q": q,
+                                   "by": "groups" if groups is not None else "items"})
+    return rate
 
 
-def _chance(rng, values, frequencies, eta, eta_f, m, n, epsilon, alignment, runs) -> float:
-    people, judge = simulate(rng, values, frequencies, eta, eta_f, m, n, runs)
-    return float(np.mean(winning_rates(people, judge, epsilon, alignment) >= 0.5))
+def _differences(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str) -> np.ndarray:
+    """Each annotator's win indicator minus the judge's on each item (scores, present: ... x items x
+    annotators; judge: ... x items); 0 where the annotator did not label the item or nobody else did."""
+    person, machine, compared = _wins(scores, present, judge, alignment)
+    return np.where(compared, person.astype(float) - machine, 0.0)
 
 
-def _align(label: np.ndarray, others: np.ndarray, alignment: str) -> np.ndarray:
-    """Each item's alignment of `label` (runs x items) with `others` (runs x annotators x items)."""
-    if alignment == "accuracy":
-        return (others == label[:, None, :]).mean(axis=1)
-    return -np.sqrt(((others - label[:, None, :]) ** 2).mean(axis=1))
+def _wins(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str):
+    """Whether each annotator, and whether the judge, represents the item's other annotators at
+    least as well as the other does (a tie counting for both), and where that is compared (the
+    annotator labeled the item, and someone else did)."""
+    others = present.sum(axis=-1, keepdims=True) - 1
+    scores, away = np.where(present, scores, 0.0), judge[..., None]
+    if alignment == "accuracy":  # how many of the others gave each one's label
+        same = (scores[..., :, None] == scores[..., None, :]) & present[..., :, None] & present[..., None, :]
+        person = same.sum(axis=-1) - 1
+        machine = ((scores == away) & present).sum(axis=-1, keepdims=True) - (scores == away)
+        person_wins, machine_wins = person >= machine, machine >= person
+    else:  # neg-rmse: the sum of squared differences from the others (the same count of others for both)
+        total, squares = scores.sum(axis=-1, keepdims=True), (scores ** 2).sum(axis=-1, keepdims=True)
+        person = squares - scores ** 2 - 2 * scores * (total - scores) + others * scores ** 2
+        machine = (np.where(present, scores - away, 0.0) ** 2).sum(axis=-1, keepdims=True) - (scores - away) ** 2
+        person_wins, machine_wins = person <= machine, machine <= person
+    return person_wins, machine_wins, present & (others > 0)
 
 
-def _t_less(differences: np.ndarray, epsilon: float) -> np.ndarray:
-    """One-sided t-test p (mean < epsilon) of each row, as scipy gives it for constant rows."""
-    n = differences.shape[1]
-    mean, sd = differences.mean(axis=1), differences.std(axis=1, ddof=1)
+def _advantages(data: _Data, alignment: str, min_items: int) -> tuple[float, float]:
+    """The judge's advantage probability on the data's items (the mean over annotators with
+    `min_items` items, or over all where none has, of the share of their items where it is at
+    least as good as they are) and that of labels drawn at random from the people's shares."""
+    _, machine, compared = _wins(data.scores, data.present, data.judge, alignment)
+    by_chance = sum(share * _wins(data.scores, data.present, np.full(len(data.judge), value), alignment)[1]
+                    for value, share in zip(data.values, data.frequencies))
+    counted = compared.sum(axis=0)
+    annotators = counted >= min_items if (counted >= min_items).any() else counted > 0
+    return tuple(float(np.mean((np.where(compared, wins, 0.0).sum(axis=0) / np.maximum(counted, 1))[annotators]))
+                 for wins in (machine, by_chance))
+
+
+def _passes(counts: np.ndarray, sums: np.ndarray, squares: np.ndarray, settings: dict) -> np.ndarray:
+    """Whether the test passes in each run (`_winning`): three annotators or more, one of them
+    tested, a winning rate of .5 or more."""
+    rate, count, annotators = _winning(counts, sums, squares, settings)
+    return (annotators >= 3) & (count > 0) & (np.nan_to_num(rate) >= 0.5)
+
+
+def _winning(counts: np.ndarray, sums: np.ndarray, squares: np.ndarray,
+             settings: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each run's winning rate, annotators tested and annotators with an item, from each annotator's
+    items, sum and sum of squares of its differences in each group of the run (runs x groups x
+    annotators; a single group: over items): each annotator's t-test over its items or
+    (settings["by"]) its groups, tested from `min_items` items (and MIN_GROUPS groups),
+    Benjamini-Yekutieli at `q`."""
+    n, s = counts.sum(axis=1), sums.sum(axis=1)
+    if settings["by"] == "groups":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = s / n
+        p = cr2_p(counts.transpose(0, 2, 1), (sums - counts * mean[:, None, :]).transpose(0, 2, 1), mean,
+                  settings["epsilon"])
+        tested = (n >= settings["min_items"]) & ((counts > 0).sum(axis=1) >= MIN_GROUPS)
+    else:
+        p, tested = _item_p(n, s, squares.sum(axis=1), settings["epsilon"]), n >= max(settings["min_items"], 1)
+    rate, count = _rates(p, tested, settings["q"])
+    return rate, count, (n > 0).sum(axis=1)
+
+
+def _item_p(n: np.ndarray, s: np.ndarray, ss: np.ndarray, epsilon: float) -> np.ndarray:
+    """Each annotator's one-sided t-test p over its items (as scipy gives it), from its items n, the
+    sum s and the sum of squares ss of its differences (runs x annotators)."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        t = (mean - epsilon) / (sd / math.sqrt(n))
-    p = stats.t.cdf(t, n - 1)
-    constant = sd == 0
-    p[constant] = np.where(mean[constant] < epsilon, 0.0, np.where(mean[constant] > epsilon, 1.0, np.nan))
-    return p
+        mean = s / n
+        spread = ss * n - s * s  # n (n - 1) times the variance: exact, the differences being -1, 0, 1
+        p = stats.t.cdf((mean - epsilon) / np.sqrt(spread / (n * n * (n - 1))), n - 1)
+    p = np.where(spread == 0, np.where(mean < epsilon, 0.0, np.where(mean > epsilon, 1.0, np.nan)), p)
+    return np.where(n >= 2, p, np.nan)  # one item: no t-test (scipy's NaN)
+
+
+def _rates(p: np.ndarray, tested: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each run's winning rate (NaN when no annotator is tested) and how many annotators it tested,
+    from their p-values (runs x annotators): Benjamini-Yekutieli at `q` over those tested (a NaN p
+    counted, never rejected)."""
+    p = np.where(tested & ~np.isnan(p), p, np.inf)
+    count = tested.sum(axis=1)
+    ranks = np.arange(1, p.shape[1] + 1)
+    harmonic = np.r_[1.0, np.cumsum(1.0 / ranks)]  # harmonic[k] = H(k), H(0) unused
+    thresholds = ranks[None, :] / np.maximum(count, 1)[:, None] * q / harmonic[np.maximum(count, 1)][:, None]
+    below = np.sort(p, axis=1) <= thresholds
+    rejected = np.where(below.any(axis=1), p.shape[1] - np.argmax(below[:, ::-1], axis=1), 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(count > 0, rejected / count, np.nan), count
 
 
 def _pairs(people: Mapping[str, Mapping[str, float]]) -> list[tuple[float, float]]:
@@ -146,31 +468,21 @@ def _pairs(people: Mapping[str, Mapping[str, float]]) -> list[tuple[float, float
             for item in people[a] if item in people[b]]
 
 
-def _agreement(frequencies: np.ndarray, eta: float, eta_f: float) -> float:
-    """How often two raters of noise eta and eta_f agree exactly, in the model above."""
-    q_h = eta * frequencies[None, :] + (1 - eta) * np.eye(len(frequencies))
-    q_f = eta_f * frequencies[None, :] + (1 - eta_f) * np.eye(len(frequencies))
-    return float(np.sum(frequencies[:, None] * q_h * q_f))
+def _agreement(frequencies: np.ndarray, eta: float) -> float:
+    """How often two annotators of noise eta agree exactly, in the model above."""
+    confusion = eta * frequencies[None, :] + (1 - eta) * np.eye(len(frequencies))
+    return float(np.sum(frequencies[:, None] * confusion * confusion))
 
 
 def _eta(frequencies: np.ndarray, agreement: float) -> float:
-    """The annotators' noise that makes two of them agree `agreement` of the time (bisection)."""
-    return _solve(lambda eta: _agreement(frequencies, eta, eta), agreement)
-
-
-def _eta_judge(frequencies: np.ndarray, eta: float, agreement: float) -> float:
-    """The judge's noise that makes it agree with an annotator `agreement` of the time."""
-    return _solve(lambda eta_f: _agreement(frequencies, eta, eta_f), agreement)
-
-
-def _solve(agreement_at, target: float) -> float:
-    """The eta in [0, 1] at which the decreasing `agreement_at(eta)` is `target` (clipped to its range)."""
+    """The annotators' noise that makes two of them agree `agreement` of the time (bisection over
+    [0, 1], where their agreement falls; clipped to its range)."""
     low, high = 0.0, 1.0
-    if target >= agreement_at(low):
+    if agreement >= _agreement(frequencies, low):
         return low
-    if target <= agreement_at(high):
+    if agreement <= _agreement(frequencies, high):
         return high
     for _ in range(50):
         middle = (low + high) / 2
-        low, high = (middle, high) if agreement_at(middle) > target else (low, middle)
+        low, high = (middle, high) if _agreement(frequencies, middle) > agreement else (low, middle)
     return (low + high) / 2

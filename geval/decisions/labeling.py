@@ -18,6 +18,7 @@ jackknife (`comparison.paired_columns`), none below MIN_GROUPS groups.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -30,8 +31,14 @@ from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
+from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.items import Item
+from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, difference_sentence, means,
+                                     more_labels, sampling_weights, weighted_order)
+from geval.decisions.systems_coverage import Coverage
+from geval.decisions.systems_coverage import arrays as coverage_arrays
+from geval.decisions.systems_coverage import simulate as simulate_coverage
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -41,10 +48,13 @@ from geval.wording import counted
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because"]
+           "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
+           "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS",
+           "Coverage", "coverage_arrays", "simulate_coverage"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
-          "informative": "most informative (where judge rows and the fitted combination disagree most)"}
+          "informative": "most informative (where judge rows and the fitted combination disagree most)",
+          "uncertain": "where a label buys most (drawn at random, more often where the judge is unsure)"}
 #: The half-width of the 95% interval the progress line counts labels for.
 TARGET = 0.10
 #: Labels before a combination is fitted (to order items, or for a point of the learning curve).
@@ -226,11 +236,18 @@ def order(ids: Sequence[str], how: str, seed: int = 0, judge: pd.Series | None =
           spread: pd.Series | None = None) -> list[str]:
     """`ids` in the order to label them (`ORDERS`): "random" (seeded), "stratified" (by `judge`,
     the judge's score of each item: its quintiles dealt round robin, each shuffled; unscored
-    items last) or "informative" (`spread`, from `informativeness`, largest first; ties and
-    items without one in the seeded random order). Raises LabelError for an unknown order, or
-    one whose scores are not given."""
+    items last), "informative" (`spread`, from `informativeness`, largest first; ties and
+    items without one in the seeded random order) or "uncertain" (`spread`: the judge's own
+    uncertainty, `uncertainty`; drawn one at a time with probability `sampling_weights`, so that
+    `system_means` stays valid). Raises LabelError for an unknown order, or one whose scores are
+    not given."""
     if how not in ORDERS:
         raise LabelError(f"order '{shown(how)}' is unknown; use one of {', '.join(ORDERS)}")
+    if how == "uncertain":
+        if spread is None:
+            raise LabelError("the order where a label buys most needs the judge's uncertainty: a judge with a "
+                             "distribution over scores (G-EVAL's), or use the random order")
+        return weighted_order(list(ids), sampling_weights(spread.reindex(ids)), seed)
     shuffled = [ids[i] for i in np.random.default_rng(seed).permutation(len(ids))]
     if how == "random":
         return shuffled
@@ -458,3 +475,117 @@ def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None
     labeled_order = list(labels.sort_values(["created"], kind="stable")["item_id"].drop_duplicates())
     found = features(store, dataset, aspect, combo, baselines)
     return learning_curve(found, human, labeled_order, aspect, seed=seed)
+
+
+# --- what the labels buy: systems as people would score them --------------------------------------
+
+
+#: How the labeled items were chosen, for `system_means`: the estimator follows the design.
+DESIGNS = {"random": "at random (the seeded random order; imported labels)",
+           "uncertain": "where a label buys most (the judge's uncertainty, with known probabilities)",
+           "documents": "a document at a time (every system's item of each document drawn)"}
+
+
+def uncertainty(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None) -> pd.Series | None:
+    """The judge's own uncertainty on each item of `aspect`: the spread (standard deviation) of its
+    stored distribution over scores (G-EVAL's probabilities; a sampled judge's answers), by item id.
+    None when the judge gives none (an imported judge: one score, no spread)."""
+    scored = judge_scores(store, dataset, combo)
+    key = next((k for k, h in scored.humans.items() if h.lower() == aspect.lower()), None)
+    if key is None:
+        return None
+    version, signature = resolve(store, dataset, combo)
+    frame = store.judgments(dataset, version, signature, columns=("item_id", "aspect", "distribution"))
+    frame = frame[frame["aspect"] == key]
+    spreads = {}
+    for item_id, text in zip(frame["item_id"], frame["distribution"]):
+        try:
+            distribution = {float(s): float(p) for s, p in json.loads(text or "{}").items()}
+        except (ValueError, AttributeError):
+            continue
+        total = sum(distribution.values())
+        if total > 0:
+            mean = sum(s * p for s, p in distribution.items()) / total
+            spreads[item_id] = math.sqrt(sum(p * (s - mean) ** 2 for s, p in distribution.items()) / total)
+    found = pd.Series(spreads, dtype=float)
+    return found if len(found) and found.max() > 0 else None
+
+
+def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+                 together: bool = False, per_system: int | None = None, design: str = "random", seed: int = 0,
+                 items: list[Item] | None = None) -> SystemMeans:
+    """The mean people would give each system of `dataset` on `aspect` (`geval.decisions.systems`):
+    from the people's scores of the items labeled (your labels in the order given, the dataset's
+    own in a seeded order) and every judge compared with the aspect (`combo` first: the one the
+    combined estimate reads; `together`: all of them fitted together), beside the labels alone
+    and the judge alone. `per_system`: what that many labels per system would give, drawn from
+    the dataset's own scores (`design`: "documents", every system's item of k documents; "random",
+    k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
+    beside it. Raises SystemsError with one line when it cannot be read."""
+    if design not in DESIGNS:
+        raise SystemsError(f"design '{shown(design)}' is unknown; use one of {', '.join(DESIGNS)}")
+    items = store.items(dataset) if items is None else items
+    names = list(dict.fromkeys(a for item in items for a in item.human))
+    name = next((h for h in names if h.lower() == aspect.lower()), None)
+    if name is None:
+        raise SystemsError(f"'{dataset}' has no people's scores of {aspect}"
+                           + (f" (it has {', '.join(names)})" if names else ": label some items first"))
+    found = features(store, dataset, name, combo, baselines=(), items=items)
+    if not found.rows:
+        raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
+    judges = [found.judge] + [r for r in found.rows if r != found.judge]
+    human = pd.Series([item.human_mean(name) for item in items], index=[item.id for item in items], dtype=float)
+    population = pd.DataFrame({"system": [item.system for item in items], "group": [item.group or item.id for item in items],
+                               "human": human}, index=human.index).join(found.table[judges])
+    low, high = human_ranges(items, [name]).get(name, (math.nan, math.nan))
+    scale = (math.floor(low), math.ceil(high))
+    spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
+    if design == "uncertain" and spread is None:
+        spread = population[judges].std(axis=1) if len(judges) > 1 else None  # several judges: their spread
+        if spread is None:
+            raise SystemsError(f"{found.judge} gives no distribution over scores (an imported judge): its "
+                               "uncertainty is unknown; use the random order")
+    weights = sampling_weights(spread.reindex(population.index)) if spread is not None else None
+    notes = []
+    if per_system is not None:
+        order = _drawn(population, per_system, design, weights, seed)
+        notes.append(f"{per_system} labels per system drawn ({DESIGNS[design]}, seed {seed}) from the dataset's own "
+                     "scores: the people's mean over all items beside each")
+    else:
+        order = _labeled_order(store, dataset, name, population, seed)
+        if population["human"].notna().all():
+            notes.append("people scored every item: the means are exact; per_system = k reads what k labels per "
+                         "system would give")
+    result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together)
+    result.notes = notes + result.notes
+    held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
+    result.notes += held
+    return result
+
+
+def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.Series | None, seed: int) -> list[str]:
+    """The items a design would label, in order: k documents (every system's item of each), k items
+    per system at random, or k per system by weight."""
+    scored = population[population["human"].notna()]
+    if design == "documents":
+        groups = list(dict.fromkeys(scored["group"]))
+        chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
+        by_group = scored.groupby("group").groups
+        return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]
+    order = []
+    for offset, (_, part) in enumerate(scored.groupby("system", sort=True)):
+        ids = list(part.index)
+        drawn = weighted_order(ids, weights, seed + offset) if weights is not None else \
+            [ids[i] for i in np.random.default_rng(seed + offset).permutation(len(ids))]
+        order += drawn[:per_system]
+    return order
+
+
+def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataFrame, seed: int) -> list[str]:
+    """The labeled items in the order they were labeled: your labels by the time given, then the
+    dataset's own scores in a seeded order (their order is unknown; any order fixed before seeing
+    them will do)."""
+    labels = store.labels(dataset)
+    mine = list(dict.fromkeys(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "item_id"]))
+    rest = [i for i in population.index[population["human"].notna()] if i not in set(mine)]
+    return mine + [rest[i] for i in np.random.default_rng(seed).permutation(len(rest))]

@@ -2,8 +2,10 @@
 dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
 `markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
 the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too;
-`counted`: a count in words, "1 judge call")."""
+`counted`: a count in words, "1 judge call"; `how_it_errs`: how the judge errs, in words, tables and
+figures)."""
 
+from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion, offset, scale use, length
 from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -16,6 +18,7 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
+from geval.reporting.systems import ranking_table, systems_forest, systems_table, worth_table
 from geval.reporting.tables import (
     agreement_csv,
     curve_caption,
@@ -31,5 +34,6 @@ from geval.wording import counted
 
 __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
            "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
-           "display_table", "distribution_figure", "format_p", "items_csv", "judge_distribution_figure", "learning_curve_figure",
-           "number", "report", "scatter_figure", "stack_tables", "verdict"]
+           "display_table", "distribution_figure", "format_p", "how_it_errs", "items_csv", "judge_distribution_figure",
+           "learning_curve_figure", "number", "ranking_table", "report", "scatter_figure", "stack_tables",
+           "systems_forest", "systems_table", "verdict", "worth_table"]

@@ -4,7 +4,8 @@ judged, the main correlation with its interval, the verdict in words, how far ea
 people's own agreement), then the main tables: what was judged (each row's readable name beside
 its exact template version and judge), the leaderboard beside baselines and the people's ceiling,
 the agreement of each template version and judge with people (table and bars in the app's
-colours), each version against another on the same human aspect with a verdict in words; then
+colours), each version against another on the same human aspect with a verdict in words, how each
+judge errs (`geval.reporting.how_it_errs`: kappa and confusion, offset and scale use, length); then
 the learning curves, the annotators' agreement, prompt searches, the flagged items and notes, each
 combination's plots, and every metric, the runs and every signature. Long listings (per-item
 tables, template texts and diffs, signatures) are `Details`: folded in the HTML page, at the end
@@ -54,10 +55,12 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
+from geval.reporting.how_it_errs import report_section as how_it_errs
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
+from geval.reporting.systems import systems_section
 from geval.reporting.summary import Judged, summary_section
 from geval.reporting.tables import (
     curve_caption,
@@ -208,9 +211,12 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_judged(items, described, scored, searched))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
+    document.add(*systems_section(store, name, say, figures=figures))
     if goals and board is not None:
         document.add(*_goals(board))
     document.add(*_overview(scored, metric, figures), *comparisons)
+    document.add(*how_it_errs(store, name, [(one.label, (one.version, one.signature)) for one in scored], variants[0],
+                              figures, say))
     document.add(*_labels(store, name, len(items), figures))
     document.add(*_people(people, items, categorical))
     document.add(*_searches(store, name))

@@ -18,7 +18,9 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
           "and, item by item, the judge and the left-out person are compared by how well each represents the "
           "remaining annotators ({alignment}); a tie counts for both. Per annotator, a one-sided t-test asks whether "
           "the person's advantage is below epsilon = {epsilon:g} ({kind}), the margin the judge's lower cost earns "
-          "it; Benjamini-Yekutieli across annotators at q = {q:g}. The winning rate is the share of annotators the "
+          "it; where the items fall in groups (dialogues, documents), whose items are not independent, the t-test "
+          "takes its standard error over the annotator's groups (cluster-robust; 10 groups or more), else over items "
+          "as the paper does. Benjamini-Yekutieli across annotators at q = {q:g}. The winning rate is the share of annotators the "
           "judge beats: it passes at .50 or more. The advantage probability, how often the judge is at least as good "
           "as a person, compares judges. A G-EVAL judge is read as {reading}: its probability-weighted mean is a "
           "continuous value, people give whole scores, and a tie counts for both sides, so the reading decides much "
@@ -47,26 +49,27 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
                       for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
             summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
-    per_annotator = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results if not r.baseline],
-                              ignore_index=True)
+    per_annotator = _per_annotator([r for r in results if not r.baseline])
     blocks = [Heading("Can the judge replace an annotator?"),
               Text(METHOD.format(alignment="accuracy for categories, else minus the RMSE from the others' scores",
                                  epsilon=epsilon, kind=kind, q=alttest.Q,
                                  reading=alttest.READINGS["mode"].replace(" (on the annotators' scale)",
                                                                           ", on the annotators' own scale"))),
-              Text("Judges by advantage probability, beside their agreement with people (item-level Pearson over the "
-                   "same aspects; accuracy on a categorical aspect). The baseline always gives the people's commonest "
-                   "label of each aspect: it knows nothing of the items, so a judge should stand well above it."),
+              Text("Judges by advantage probability, one row per template version and judge, beside their agreement "
+                   "with people (item-level Pearson over the same aspects; accuracy on a categorical aspect). The "
+                   "baseline always gives one label: every label of each aspect's scale is tried, and the best of "
+                   "them shown; it knows nothing of the items, so a judge should stand well above it."),
               Table(rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
               Table(rounded(summary.drop(columns=["verdict"]))),
               Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
                             for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
-              Table(rounded(per_annotator[["judge", "aspect", *per_annotator.columns[:-2]]]))]
+              Table(rounded(per_annotator))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
-        blocks += [Text("How many items a study like this one needs (simulated as in the paper's appendix C):"),
+        blocks += [Text("How many items a study like this one needs (studies like it drawn many times at each size; "
+                        "docs/statistics.md, \"How many items\"):"),
                    Bullets(tuple(plans))]
     judges = [r for aspect in dict.fromkeys(r.aspect for r in results)  # each judge's, the best first
               for r in sorted((r for r in results if r.aspect == aspect and not r.baseline),
@@ -81,10 +84,20 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
     for aspect in dict.fromkeys(r.aspect for r in results):
         best = max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
         combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
-        found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment)
+        found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment, by=best.by)
         if found is not None:
             lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
     return lines
+
+
+def _per_annotator(results: list[alttest.AltTest]) -> pd.DataFrame:
+    """Each judge's and aspect's annotators, one table: their groups where its test was over groups
+    (a whole number), "–" where it was over items."""
+    table = pd.concat([r.table().assign(judge=r.judge, aspect=r.aspect) for r in results], ignore_index=True)
+    if "groups" in table:
+        table["groups"] = [f"{g:.0f}" if g == g else "–" for g in table["groups"]]
+    return table[["judge", "aspect", *(c for c in ("annotator", "items", "groups", "judge wins", "person wins", "p",
+                                                   "judge beats") if c in table)]]
 
 
 def rounded(frame: pd.DataFrame) -> pd.DataFrame:

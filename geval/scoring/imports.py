@@ -14,8 +14,9 @@ A file gives scores by item, in one of these shapes (.csv, .json or .jsonl):
 
 An item id is the item's id in the store, or the id its file gave it (`Item.source_id`: your
 file's id column, SummEval's "<doc_id>__<system_id>"), optionally followed by "__<aspect>".
-A score is a number on the aspect's scale (the range of the people's scores of that aspect, or
-`scale`), or one of a categorical aspect's categories; an empty one is stored as unscored.
+A score is a number on the aspect's scale (`scale`, else the one the dataset's layout declares,
+else the range of the people's scores of that aspect), or one of a categorical aspect's
+categories; an empty one is stored as unscored.
 
 Each judge is stored as a template version of kind "imported" (its body names the file) and a
 signature `backend:imported|model:<name>|file:<file name>|sha256:<12 hex>|imported:<when>|...`:
@@ -36,12 +37,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from geval.data.items import Item
+from geval.data.layouts import declared_scales
 from geval.data.reading import as_number, read_records
 from geval.errors import DatasetError, GevalError, shown
 from geval.judging.templates import Template, TemplateError
 from geval.store import Store
 from geval.store.records import judgment_id
 from geval.version import __version__
+from geval.wording import few
 
 ID_COLUMNS = ("item_id", "id", "instance_id", "instance")
 SCORE_COLUMNS = ("score", "label")
@@ -100,7 +103,7 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     items = store.items(dataset)
     if not items:
         raise JudgeImportError(f"no dataset named {dataset!r} in the store: load it first")
-    keys = _Keys(items, store.categories(dataset), only_known)
+    keys = _Keys(items, store.categories(dataset), only_known, declared_scales(store.dataset_layout(dataset)))
     judges = _judges(path, data, lines, keys, name, aspect)
     left_out = {judge: sum(score is None for score in scores) for judge, scores in judges.items()}
     for judge, scores in judges.items():
@@ -126,8 +129,10 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
 class _Keys:
     """Finds the item (and aspect) an id of the file names."""
 
-    def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]], only_known: bool = False):
+    def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]], only_known: bool = False,
+                 declared: dict[str, tuple[float, float]] | None = None):
         self.only_known = only_known
+        self.declared = declared or {}  # the scale of each aspect where the dataset's layout says it
         self.by_id = {item.id: item for item in items}
         self.by_id.update((item.source_id, item) for item in items if item.source_id)
         self.aspects = {a.lower(): a for item in items for a in item.human} | {a.lower(): a for a in categories}
@@ -177,7 +182,10 @@ def _judges(path: Path, data: object, lines: list[int] | None, keys: _Keys, name
     if all(isinstance(value, dict) for value in data.values()):  # {judge: {item: score}}
         chosen = {str(judge): value for judge, value in data.items() if name is None or str(judge) == name}
         if not chosen:
-            raise JudgeImportError(f"{path}: no judge named {shown(name)!r}; it has {', '.join(map(str, data))}")
+            judges = any(keys.find(key) for value in data.values() for key in value)  # its values are keyed by item
+            raise JudgeImportError(f"{path}: no judge named {shown(name)!r}; it has {few(data)}" + ("" if judges else (
+                " (if those are item ids, none is an item's id in the dataset: load the dataset with the column that "
+                "holds them mapped to id, e.g. --map id=COLUMN)")))
         return {judge: [_score(keys, key, None, value, f"{path}: {judge}, item {shown(key)!r}", aspect)
                         for key, value in scores.items()] for judge, scores in chosen.items()}
     first = next(iter(data))
@@ -263,12 +271,14 @@ def _rows(path: Path, sha: str, judge: str, scores: list[_Score], keys: _Keys,
 
 
 def _scale(aspect: str, keys: _Keys, given: tuple[float, float] | None) -> tuple[float, float]:
-    """The scale a score of `aspect` must be on: its categories' indexes, `given`, or the whole-number
-    range of the people's scores of it."""
+    """The scale a score of `aspect` must be on: its categories' indexes, `given`, the scale the
+    dataset declares for it, or the whole-number range of the people's scores of it."""
     if aspect in keys.categories:
         return 0.0, float(len(keys.categories[aspect]) - 1)
     if given is not None:
         return float(given[0]), float(given[1])
+    if aspect in keys.declared:
+        return float(keys.declared[aspect][0]), float(keys.declared[aspect][1])
     found = [s for item in keys.items for s in item.human.get(aspect, ())]
     if not found:
         raise JudgeImportError(f"no one has scored {aspect} yet, so its scale is not known: give it (--scale 1-5)")

@@ -156,9 +156,16 @@ def _schema_10(db: sqlite_utils.Database) -> None:
     db["datasets"].add_column("categories", str)
 
 
+def _schema_11(db: sqlite_utils.Database) -> None:
+    """A template version saved as an edit of another (the Prompts page's editor) names it
+    (`templates.parent`): a prompt search's winner edited by a sentence is still read without the
+    groups the search chose it on (`geval.analysis.held_out`). Versions saved before name none."""
+    db["templates"].add_column("parent", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
-                                                                  9: _schema_9, 10: _schema_10}
-SCHEMA_VERSION = 10
+                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11}
+SCHEMA_VERSION = 11

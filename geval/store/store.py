@@ -317,23 +317,37 @@ class Store:
                 raise StoreError(f"no template version {version!r} in {self.path}")
             if not dry_run:
                 self.db.execute("DELETE FROM judgments WHERE template_version = ?", [version])
+                self.db.execute("UPDATE templates SET parent = (SELECT parent FROM templates WHERE version = ?) "
+                                "WHERE parent = ?", [version, version])  # its edits keep their lineage
                 self.db.execute("DELETE FROM templates WHERE version = ?", [version])
         return counts
 
     # --- templates and evaluation steps ---------------------------------------------------
-    def save_template(self, template: Template, comment: str = "") -> str:
+    def save_template(self, template: Template, comment: str = "", parent: str = "") -> str:
         """Keep a template version (idempotent); returns its version. A non-empty `comment` (what
-        this version changes) is kept with it, replacing an earlier one; an empty one keeps it."""
+        this version changes) is kept with it, replacing an earlier one; an empty one keeps it.
+        `parent`: the version this one was edited from (`template_parents`), kept unless one is kept."""
         comment = " ".join(comment.split())
+        parent = "" if parent == template.version else parent
         with self._write():
             if not self.db["templates"].count_where("version = ?", [template.version]):
                 self.db["templates"].insert(
                     {"version": template.version, "name": template.name, "text": template.text,
-                     "source": template.source, "created": time.time(), "comment": comment}
+                     "source": template.source, "created": time.time(), "comment": comment, "parent": parent}
                 )
-            elif comment:
-                self.db["templates"].update(template.version, {"comment": comment})
+            else:
+                if comment:
+                    self.db["templates"].update(template.version, {"comment": comment})
+                if parent:
+                    self.db.execute("UPDATE templates SET parent = ? WHERE version = ? AND COALESCE(parent, '') = ''",
+                                    [parent, template.version])
         return template.version
+
+    def template_parents(self) -> dict[str, str]:
+        """version -> the version it was saved as an edit of, for the versions that name one."""
+        with self.lock:
+            rows = self.db.execute("SELECT version, parent FROM templates WHERE COALESCE(parent, '') != ''").fetchall()
+        return dict(rows)
 
     def save_imported(self, judges: list[tuple[Template, list[dict]]]) -> None:
         """Keep judges imported from a file (`geval.scoring.imports`): each one's template version

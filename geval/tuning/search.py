@@ -400,6 +400,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                                 f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
         store.update_search(logged, winner=winner.name, candidates=_described(pool))
         test = {} if search.stopped else search.test(winner, start_candidate, test_items)
+        if test:  # another search (another seed) may have chosen the same template on some of these test groups
+            versions = [member.template.version for member in search._members(winner)]
+            search.notes += filter(None, [not_held_out(chosen_among(store, dataset, versions, test_groups),
+                                                          len(test_groups))])
         store.update_search(logged, tested=bool(test), status="stopped" if search.stopped else "finished")
         result = TuneResult(dataset, aspect.human or aspect.name, protocol.name, protocol.primary, protocol.levels[0],
                             tune_groups, test_groups, start_candidate.name, winner.name, len(pool), progress.calls,
@@ -470,8 +474,23 @@ def chosen_elsewhere(store: Store, dataset: str, search: dict) -> set[str]:
     is not held out."""
     if not search.get("winner_text"):
         return set()
-    tuned = searched_versions(store, dataset).get(template_hash(search["winner_text"]))
-    return set(tuned.chosen) & set(search["test_groups"]) if tuned else set()
+    return chosen_among(store, dataset, [template_hash(search["winner_text"])], search["test_groups"])
+
+
+def chosen_among(store: Store, dataset: str, versions: Collection[str], groups: Collection[str]) -> set[str]:
+    """The `groups` of `dataset` on which some search chose one of the template `versions`."""
+    found = searched_versions(store, dataset)
+    return set().union(*(found[v].chosen for v in versions if v in found)) & set(groups)
+
+
+def not_held_out(elsewhere: Collection[str], groups: int) -> str:
+    """What a search's printout says when another search chose its winner's template on `elsewhere`,
+    some of its `groups` test groups ("" when none)."""
+    if not elsewhere:
+        return ""
+    return (f"not held out on {len(elsewhere)} of the {groups} test groups: another prompt search (another seed or "
+            "split) chose this template on them, so there it was picked for agreeing with these people; the report "
+            "says so, and reads the searches together without them")
 
 
 class _Search:

@@ -12,6 +12,8 @@ from geval.errors import DatasetError
 
 NAME = "dstc9"
 LISTS = ("contexts", "responses", "scores", "models")
+#: The scale of its score, the mean of the annotators' 1-5 ratings.
+SCALES = {"overall": (1, 5)}
 
 
 def detect(data: object) -> bool:

@@ -13,6 +13,11 @@ NAME = "fed"
 #: Who gave which score: the file lists each item's scores without naming the annotators.
 ANNOTATORS = ("position k of each list of scores is annotator #k (the file does not name them; a free-text "
               "value skipped keeps its position)")
+#: The scale of each aspect as the file codes it (FED's paper asks 3 answers, or 2, or 5 for Overall, from 0).
+SCALES = {**dict.fromkeys(("Interesting", "Engaging", "Specific", "Relevant", "Correct", "Semantically appropriate",
+                           "Fluent", "Coherent", "Error recovery", "Diverse", "Depth", "Likeable", "Understanding",
+                           "Flexible", "Informative", "Inquisitive"), (0, 2)),
+          "Understandable": (0, 1), "Consistent": (0, 1), "Overall": (0, 4)}
 
 
 def detect(data: object) -> bool:

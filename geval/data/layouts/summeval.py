@@ -20,6 +20,8 @@ from geval.errors import DatasetError
 
 NAME = "summeval"
 FIELDS = {"doc_id", "system_id", "source", "system_output", "scores"}
+#: The scale of each aspect, as SummEval's experts were asked it (Fabbri et al. 2021: a Likert scale of 1-5).
+SCALES = {"coherence": (1, 5), "consistency": (1, 5), "fluency": (1, 5), "relevance": (1, 5)}
 
 
 def detect(data: object) -> bool:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from geval.data.items import LEVELS, Item, Turn, make_item
@@ -147,6 +147,27 @@ def choose_level(mapping: ColumnMapping, first: dict) -> LevelChoice:
                        f"columns are: {', '.join(shown(key, 40) for key in flatten(first))}")
 
 
+def id_column(columns: list[str]) -> str | None:
+    """The column named as each row's own id: exactly one of ROLE_NAMES["id"], any case ("video_id" is not it)."""
+    return next((c for name in ROLE_NAMES["id"] for c in columns if c.lower() == name), None)
+
+
+def with_own_ids(mapping: ColumnMapping, data: object) -> tuple[ColumnMapping, str]:
+    """`mapping` reading the file's own id column (`id_column`) when it names none and that column's
+    values are all different, and the note that says what was done ("" when the file has no such column)."""
+    records = [row for row in data if isinstance(row, dict)] if isinstance(data, list) else []
+    column = None if mapping.id or not records else id_column(list(flatten(records[0])))
+    if column is None:
+        return mapping, ""
+    ids = [_text(value_at(row, column)) for row in records]
+    repeated = next((value for value, count in Counter(i for i in ids if i).items() if count > 1), None)
+    if repeated is not None:
+        return mapping, (f"item ids: the column '{shown(column)}' is not read as the items' own ids, since it gives "
+                         f"{shown(repr(repeated))} to more than one row (to read another column: id=COLUMN)")
+    return replace(mapping, id=column), (f"item ids: the file's own, from its column '{shown(column)}' (labels and "
+                                         "judge scores may name items by them; to read another column: id=COLUMN)")
+
+
 def detect(data: object) -> bool:
     """Never auto-detected: a table needs an explicit mapping."""
     return False
@@ -250,6 +271,12 @@ class TablePreview:
         """The level rows mapped this way are read at, and why (`infer_level`)."""
         return infer_level(response, context, grounding)
 
+    def suggestion(self) -> list[str]:
+        """The mapping the Data page suggests for this file ("role=column" texts): the suggested
+        column of each role (the response: else the first column), every score column, the level inferred."""
+        roles = {role: column for role, column in self.suggested.items() if role != "response"}
+        return self.mapping(self.suggested.get("response") or self.columns[0], self.scores, **roles)
+
     def items(self, mapping: list[str]) -> list[Item]:
         """The items the first records make under `mapping` ("role=column" texts): what templates
         are given, to say which fit before the whole file is loaded."""
@@ -265,8 +292,8 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     named_for_others = {_named(texts, names) for role, names in ROLE_NAMES.items() if role != "response"}
     suggested: dict[str, str] = {}
     for role, names in ROLE_NAMES.items():
-        if role == "id":  # numbers or text, named exactly so ("video_id" is not the row's id)
-            found = next((c for name in names for c in columns if c.lower() == name), None)
+        if role == "id":  # numbers or text, named exactly so
+            found = id_column(columns)
             suggested.update({role: found} if found else {})
             continue
         free = [c for c in texts if c not in suggested.values()]

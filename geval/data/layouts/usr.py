@@ -13,6 +13,9 @@ NAME = "usr"
 NOT_ASPECTS = {"response", "model"}
 #: Topical-Chat's marker for a turn written without a knowledge snippet, and what the judge reads instead.
 NO_FACT, NO_FACT_TEXT = "_nofact", "(none: this turn was written without a fact)"
+#: The scale of each aspect, as USR's paper asks it (Mehri & Eskenazi 2020, table 1).
+SCALES = {"Understandable": (0, 1), "Natural": (1, 3), "Maintains Context": (1, 3), "Engaging": (1, 3),
+          "Uses Knowledge": (0, 1), "Overall": (1, 5)}
 
 
 def detect(data: object) -> bool:

@@ -1,0 +1,181 @@
+"""Statistics made of per-group sums, with the delete-one-group jackknife's 95% interval, for one
+dataset or many at once (the coverage simulations in tests/test_judge_errors_stats.py run the same
+code on a thousand datasets in one call).
+
+A statistic that is a function of sums over items (a share, a mean, a confusion matrix, a variance)
+is recomputed without each group by subtracting that group's sums from the totals: no resample is
+drawn, and every leave-one-out value of every dataset comes out of one array operation. The
+interval is `geval.analysis.correlation.jackknife_interval`'s, vectorized: the statistic (on a
+transformed scale where that keeps it symmetric: log for a ratio, Fisher's z for a kappa)
+± t(0.975, groups − 1) · the jackknife's standard error, over the groups that hold data. Below
+MIN_GROUPS groups no interval is given, as everywhere in the app.
+
+Arrays: rows (items) last; any leading axes are datasets. `codes` give each row's group (0..G−1),
+the same for every dataset."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from geval.analysis.correlation import EXACT_UP_TO, MIN_GROUPS, Resamples, correlate, few_groups, item_bootstrap, reading
+
+#: How a statistic is read before its interval is made: as it is, on the log scale (a ratio of
+#: spreads), on Fisher's z (bounded by −1 and 1), or on the logit (a share, inside 0-1).
+TRANSFORMS = ("none", "log", "fisher", "logit")
+#: Where a share's interval is kept (inside [0, 1]), and a kappa's or a difference of shares' ([-1, 1]).
+SHARE, SIGNED = (0.0, 1.0), (-1.0, 1.0)
+
+
+def group_codes(groups) -> tuple[np.ndarray, int]:
+    """Each row's group as a number 0..G−1 (groups in sorted order), and G."""
+    codes, names = pd.factorize(np.asarray(groups).astype(str), sort=True)
+    return codes.astype(np.int64), len(names)
+
+
+def group_sums(values, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """The sum of each group's rows: values (..., rows) -> (..., groups). `codes` (rows, or the
+    shape of `values`: a cell per dataset) say where each row goes, 0..n_groups−1. NaN counts as 0:
+    mask first."""
+    values = np.nan_to_num(np.asarray(values, dtype=float))
+    flat = values.reshape(-1, values.shape[-1])
+    cells = np.broadcast_to(codes, values.shape).reshape(flat.shape)
+    index = (np.arange(len(flat))[:, None] * n_groups + cells).ravel()
+    sums = np.bincount(index, weights=flat.ravel(), minlength=len(flat) * n_groups)
+    return sums.reshape(*values.shape[:-1], n_groups)
+
+
+def without_each(per_group: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.ndarray]:
+    """The totals over groups and the totals without each group in turn (the group axis kept)."""
+    total = per_group.sum(axis=axis, keepdims=True)
+    return np.squeeze(total, axis=axis), total - per_group
+
+
+def pearson_of(sums: np.ndarray) -> np.ndarray:
+    """Pearson's r from sums [n, Σx, Σy, Σx², Σy², Σxy] in the last axis (NaN where a side is constant)."""
+    n, sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        var = (sxx - sx * sx / n) * (syy - sy * sy / n)
+        r = (sxy - sx * sy / n) / np.sqrt(var)
+    return np.where(var > 1e-12 * np.maximum(sxx * syy, 1e-300), np.clip(r, -1.0, 1.0), np.nan)
+
+
+def correlation_with_each_left_out(metric: str, x: np.ndarray, y: np.ndarray,
+                                   groups) -> tuple[float, np.ndarray, np.ndarray, str]:
+    """One item-level correlation (`metric`: pearson or spearman) and its value without each group, in
+    time linear in the groups: Pearson exactly from per-group sums; Spearman exactly up to EXACT_UP_TO
+    items (`geval.analysis.correlation.item_bootstrap`), above it from the whole sample's ranks (the
+    note says so, as the app's tables do). Returns (value, leave-one-out, groups present, note)."""
+    codes, n_groups = group_codes(groups)
+    value = correlate(metric, x, y)
+    if metric == "spearman" and len(x) <= EXACT_UP_TO:
+        loo = item_bootstrap(x, y, Resamples.leave_one_out(groups), (metric,))[metric]
+        return value, loo, np.ones(n_groups, bool), ""
+    note = ""
+    if metric == "spearman":
+        x, y = stats.rankdata(x), stats.rankdata(y)
+        note = f"interval linearized ({len(x)} items > {EXACT_UP_TO}): from the whole sample's ranks"
+    x, y = x - x.mean(), y - y.mean()  # centred first, for accuracy
+    sums = np.stack([group_sums(c, codes, n_groups) for c in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=-1)
+    return value, pearson_of(without_each(sums, axis=-2)[1]), np.ones(n_groups, bool), note
+
+
+def t_interval(value, loo, present=None, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:
+    """The jackknife's 95% t-interval of `value` (...) from its leave-one-group-out values `loo`
+    (..., groups), over the groups `present` (..., groups; default all) that hold data (a group with
+    none leaves the statistic as it is and is no unit). NaN where fewer than MIN_GROUPS groups hold
+    data, or the value or a leave-one-out value is undefined."""
+    if transform not in TRANSFORMS:
+        raise ValueError(f"transform '{transform}' is unknown; use one of {', '.join(TRANSFORMS)}")
+    value, loo = np.asarray(value, dtype=float), np.asarray(loo, dtype=float)
+    present = np.ones(loo.shape, bool) if present is None else np.broadcast_to(present, loo.shape)
+    forward, back = _transform(transform)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        z, z_loo = forward(value), forward(loo)
+        units = present.sum(axis=-1)
+        kept = np.where(present, z_loo, 0.0)
+        mean = kept.sum(axis=-1) / units
+        spread = np.where(present, (z_loo - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        se = np.sqrt((units - 1) / units * spread)
+        half = stats.t.ppf(0.975, np.maximum(units - 1, 1)) * se
+        low, high = back(z - half), back(z + half)
+    bad = (units < MIN_GROUPS) | ~np.isfinite(z) | ~np.isfinite(np.where(present, z_loo, 0.0)).all(axis=-1)
+    return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def _transform(name: str):
+    if name == "log":
+        return (lambda v: np.log(np.where(v > 0, v, np.nan))), np.exp
+    if name == "fisher":
+        return (lambda v: np.arctanh(np.clip(v, -1 + 1e-12, 1 - 1e-12))), np.tanh
+    if name == "logit":
+        return (lambda v: np.log(v / (1 - v))), (lambda z: 1 / (1 + np.exp(-z)))
+    return (lambda v: v), (lambda v: v)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A statistic with its 95% interval over groups (NaN when withheld), the groups it rests on,
+    and why there is no value or interval when there is none."""
+
+    value: float
+    low: float = math.nan
+    high: float = math.nan
+    groups: int = 0
+    note: str = ""
+
+    def reads(self, digits: int = 3) -> str:
+        """"0.412 [0.330, 0.490]", "0.412 (no interval: 5 groups)", "n/a (undefined)"."""
+        return reading(self.value, self.low, self.high, "item", self.groups, self.groups, digits)
+
+    def percent(self) -> str:
+        """A share as a percentage with its interval: "41% [35%, 47%]", "41% (no interval: 5 groups)"."""
+        if not math.isfinite(self.value):
+            return "n/a"
+        shown = f"{self.value:.0%}"
+        if math.isfinite(self.low) and math.isfinite(self.high):
+            return f"{shown} [{self.low:.0%}, {self.high:.0%}]"
+        few = self.groups < MIN_GROUPS
+        return f"{shown} (no interval: {self.groups} group{'s' if self.groups != 1 else ''})" if few else \
+            f"{shown} (no interval)"
+
+    def above(self, than: float = 0.0) -> bool:
+        """Whether its interval lies above `than`."""
+        return math.isfinite(self.low) and self.low > than
+
+    def below(self, than: float = 0.0) -> bool:
+        """Whether its interval lies below `than`."""
+        return math.isfinite(self.high) and self.high < than
+
+
+def estimate(value: float, loo: np.ndarray, present: np.ndarray | None = None, transform: str = "none",
+             undefined: str = "undefined", bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
+    """One dataset's statistic as an Estimate: `value`, its interval from `loo` (groups) over the
+    groups `present`, kept inside `bounds` (a share's [0, 1]), the note saying why an interval or the
+    value is withheld (`undefined`: why the value is, when it is NaN)."""
+    loo = np.asarray(loo, dtype=float)
+    present = np.ones(loo.shape, bool) if present is None else np.asarray(present, bool)
+    if not math.isfinite(value):
+        return Estimate(math.nan, groups=int(present.sum()), note=undefined)
+    low, high = t_interval(value, loo, present, transform)
+    return bounded(value, float(low), float(high), int(present.sum()), transform, bounds)
+
+
+def bounded(value: float, low: float, high: float, groups: int, transform: str = "none",
+            bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
+    """An Estimate of a defined `value` whose interval is made: kept inside `bounds`, with the note
+    saying why it is withheld where it is (too few groups; a share of 0 or 1, whose logit has none;
+    undefined when some group is left out)."""
+    if groups < MIN_GROUPS:
+        note = few_groups(groups)
+    elif math.isfinite(low):
+        note = ""
+    elif transform == "logit" and value in (0.0, 1.0):
+        note = f"no interval: a share of {value:.0%} (on the logit scale it has none)"
+    else:
+        note = "no interval: undefined when some group is left out"
+    return Estimate(float(value), max(low, bounds[0]), min(high, bounds[1]), groups, note)

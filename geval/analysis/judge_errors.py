@@ -1,0 +1,86 @@
+"""How a scored (template version, judge) combination errs against people, aspect by aspect: on a
+categorical aspect its labels (`geval.analysis.label_errors`); on a score, its scores read on the
+people's scale (`geval.analysis.score_errors`) and, when people give whole numbers, those scores
+rounded to the scale's points and read as labels too (quadratic-weighted kappa). Read on the items
+`geval.agree` reads: without the groups a prompt search chose the template version on.
+
+A judge asked on another scale than the people's is mapped linearly onto theirs first, as the
+alternative annotator test does (`geval.analysis.scales`), and `scale` says so."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from geval.analysis.agreement import human_aspect_for, judge_scores, resolve
+from geval.analysis.disagreement import human_ranges
+from geval.analysis.held_out import held_out, searched_versions
+from geval.analysis.label_errors import LabelErrors, label_errors
+from geval.analysis.scales import on_people_scale, people_scale
+from geval.analysis.score_errors import ScoreErrors, nearest_point, score_errors
+from geval.data.layouts import declared_scales
+from geval.errors import StoreError
+from geval.store import Store
+
+
+@dataclass
+class AspectErrors:
+    """How one judge aspect errs against the human aspect it is compared with: `labels` (categories,
+    or a whole-number scale's points), `scores` (a score; None on categories), how its scores were put
+    on the people's scale (`scale`, "" when they are on it already) and notes."""
+
+    aspect: str
+    human: str
+    judge: str
+    labels: LabelErrors | None
+    scores: ScoreErrors | None
+    scale: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
+                 variant: str = "wmean", aspects: list[str] | None = None) -> list[AspectErrors]:
+    """How the combination (default: the most recently scored) errs on each judge aspect compared
+    with a human aspect (only those of `aspects`, judge or human names, when given), its scores read
+    in `variant`. Raises StoreError when nothing is scored with it."""
+    version, signature = resolve(store, dataset, combo)
+    items, said = held_out(store.items(dataset), [version], searched_versions(store, dataset))
+    scored = judge_scores(store, dataset, (version, signature), variant, items=items)
+    combos = store.combos(dataset)
+    match = combos[(combos["template_version"] == version) & (combos["signature"] == signature)]
+    judge = str(match["label"].iloc[0]) if len(match) else version
+    human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+    categories, ranges = store.categories(dataset), human_ranges(items)
+    declared = declared_scales(store.dataset_layout(dataset))
+    found = []
+    for key in scored.scores.columns:
+        human = human_aspect_for(scored.template, key, human_aspects)
+        name = scored.template.aspect(key).name
+        if human is None or (aspects and not {name, key, human} & set(aspects)):
+            continue
+        values = scored.scores[key].astype(float)
+        if len(set(values.dropna().index) & {item.id for item in items if item.human.get(human)}) < 2:
+            continue  # fewer than two items with both scores: nothing to read
+        notes = [said] if said else []
+        if human in categories:
+            found.append(AspectErrors(name, human, judge, label_errors(values, items, human, categories[human]),
+                                      None, notes=notes))
+            continue
+        if human not in ranges:
+            continue
+        theirs, why = people_scale(scored.scales[key], declared.get(human), ranges[human])
+        mapped, scale, how = on_people_scale(values, scored.scales[key], theirs)
+        how += why if how else ""
+        scores = score_errors(mapped, items, human, scale)
+        labels = None
+        if len(scores.shares):  # whole numbers on a scale of a few points: read as labels too
+            points = scores.shares["point"].tolist()
+            rounded = pd.Series(nearest_point(mapped, scores.shares["point"].to_numpy(float)), index=mapped.index)
+            labels = label_errors(rounded, items, human, tuple(f"{p:g}" for p in points),
+                                  "quadratic" if len(points) > 2 else "none", scale[0])
+        found.append(AspectErrors(name, human, judge, labels, scores, how, notes))
+    if not found:
+        raise StoreError(f"no judge aspect of {scored.template.label} has scores on two items or more that people "
+                         f"scored in '{dataset}': score more items, or label those it scored")
+    return found

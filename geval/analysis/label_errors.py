@@ -1,0 +1,254 @@
+"""How a judge's labels differ from people's, as practitioners read it: Cohen's kappa against the
+people's majority and against each annotator, beside the people's own pairwise kappa and Fleiss'
+kappa among them (on an ordinal scale: quadratic-weighted kappa, and Krippendorff's alpha, ordinal);
+the confusion matrix against the majority; each label's precision, recall and F1; and the share of
+items a constant answer would get right (its kappa is 0), with the judge's lead over the best one.
+Every interval is over groups (`geval.analysis.grouped`), none below 10 groups.
+
+Items whose annotators' majority is tied are left out of what reads the majority (and counted), as
+`geval.analysis.categorical.majority` does (`majority_of`, for every item at once); a pair of annotators counts toward the people's kappa when they
+labeled MIN_PAIR_ITEMS items together."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
+from geval.analysis.correlation import MIN_GROUPS, few_groups
+from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
+from geval.analysis.kappa import (
+    accuracy_of,
+    confusions,
+    constant_confusion,
+    constant_shares,
+    disagreement_weights,
+    fleiss_of,
+    fleiss_parts,
+    kappa_of,
+    per_label,
+    with_each_left_out,
+)
+from geval.data.items import Item
+
+#: Items two annotators (or the judge and one) must share for their kappa to count in a mean.
+MIN_PAIR_ITEMS = 10
+#: Groups up to which Krippendorff's alpha gets its interval here (its jackknife grows as the square of the groups).
+ALPHA_INTERVAL_UP_TO = 2000
+#: How a kappa's interval is made (`geval.analysis.grouped.TRANSFORMS`), chosen by the coverage simulation.
+KAPPA_TRANSFORM = "none"
+#: How a share's interval is made (precision, recall, F1, a constant's share): on the logit, chosen likewise.
+SHARE_TRANSFORM = "logit"
+
+
+@dataclass
+class LabelErrors:
+    """A judge's labels against people's on one aspect (categories, or the points of an ordinal
+    scale): see the module's docstring. `confusion` has the majority in its rows and the judge in
+    its columns; `per_label` a row per label either side gives (support: the majority's count);
+    `constants` a row per label the majority gives."""
+
+    labels: tuple[str, ...]
+    weighting: str
+    kappa: Estimate
+    accuracy: Estimate
+    confusion: np.ndarray
+    per_label: pd.DataFrame
+    constants: pd.DataFrame
+    lead: Estimate
+    annotators: pd.DataFrame
+    judge_mean: Estimate
+    people: Estimate
+    pairs: int
+    difference: Estimate
+    among: Estimate
+    among_name: str
+    items: int
+    tied: int
+    notes: list[str] = field(default_factory=list)
+
+
+def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[str, ...],
+                 weighting: str = "none", low: float = 0.0) -> LabelErrors:
+    """The judge's labels (`judge`, by item id, as label indexes 0..k−1) against the people's of
+    `human` (their scores less `low` are the indexes: a category's index, or a scale point less the
+    scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
+    by_id = {item.id: item for item in items if item.human.get(human)}
+    ids = [i for i in judge.dropna().index if i in by_id]
+    chosen = [by_id[i] for i in ids]
+    groups = np.array([item.group or item.id for item in chosen])
+    codes, n_groups = group_codes(groups)
+    k, weights = len(labels), disagreement_weights(len(labels), weighting)
+    judged = judge[ids].to_numpy(float)
+    people = annotator_matrix(chosen, human) - low  # annotators x items, label indexes
+    majorities = majority_of(people, k)
+    keep = np.isfinite(majorities)
+    confusion = confusions(majorities, judged, keep, codes, n_groups, k)
+
+    def kappa(table: np.ndarray) -> np.ndarray:
+        return kappa_of(table, weights)
+
+    present = confusion.sum(axis=(-2, -1)) > 0
+    accuracy = with_each_left_out(confusion, accuracy_of)
+    shares = with_each_left_out(confusion, constant_shares)
+    total = confusion.sum(axis=0)
+    constants = _constants(total, shares, labels, weights)
+    best = int(np.nanargmax(shares[0])) if total.sum() else 0
+    lead = estimate(float(accuracy[0] - shares[0][best]), accuracy[1] - shares[1][..., best], present, bounds=SIGNED)
+    names = list(dict.fromkeys(name for item in chosen for name in item.ratings(human)))
+    annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)
+    pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
+    difference = _difference(judge_mean, people_kappa)
+    among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
+                         _alpha(people + low, groups))
+    notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
+             "tied"] if (~keep).any() else []
+    return LabelErrors(
+        labels, weighting, _kappa(with_each_left_out(confusion, kappa), _undefined(total)),
+        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels), constants, lead, annotators,
+        _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
+        _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
+        pairs, difference, among, among_name, int(keep.sum()), int((~keep).sum()), notes)
+
+
+def majority_of(people: np.ndarray, k: int) -> np.ndarray:
+    """Each item's majority label from an annotators x items array of label indexes 0..k−1 (NaN where
+    none): NaN where two labels or more tie for the most (`geval.analysis.categorical.majority`)."""
+    counts = np.stack([(people == c).sum(axis=0) for c in range(k)]) if k else np.zeros((0, people.shape[1]))
+    top = counts.max(axis=0, initial=0)
+    clear = (top > 0) & ((counts == top).sum(axis=0) == 1)
+    return np.where(clear, counts.argmax(axis=0), np.nan) if k else np.full(people.shape[1], np.nan)
+
+
+def _undefined(confusion: np.ndarray) -> str:
+    """Why a kappa is undefined: no item, or one label on both sides."""
+    if not confusion.sum():
+        return "undefined: no item has both a judge label and a clear majority"
+    return "undefined: the judge and the people give one and the same label throughout"
+
+
+def _grouped(parts: tuple, index: int | None = None, undefined: str = "undefined",
+             transform: str = SHARE_TRANSFORM) -> Estimate:
+    """The Estimate of a share computed with each group left out (`with_each_left_out`), or of its
+    entry `index` in the last axis."""
+    value, loo, present = parts
+    if index is not None:
+        value, loo = value[index], loo[..., index]
+    return estimate(float(value), loo, present, transform, undefined, SHARE)
+
+
+def _kappa(parts: tuple, undefined: str) -> Estimate:
+    """A kappa (value, leave-one-out, present) as an Estimate: its interval as KAPPA_TRANSFORM makes it."""
+    value, loo, present = parts
+    return estimate(float(value), loo, present, KAPPA_TRANSFORM, undefined, SIGNED)
+
+
+def _per_label(confusion: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
+    """A row per label either side gives: its support (the majority's count), how often the judge
+    gives it, its precision, recall and F1 (Estimates)."""
+    parts = {name: with_each_left_out(confusion, lambda c, name=name: per_label(c)[name])
+             for name in ("precision", "recall", "f1")}
+    total = confusion.sum(axis=0)
+    support, given = total.sum(axis=1), total.sum(axis=0)
+    why = {"precision": "undefined: the judge never gives it", "recall": "undefined: the majority never gives it",
+           "f1": "undefined: neither side gives it"}
+    rows = [{"label": label, "support": int(support[c]), "judge gives": int(given[c]),
+             **{name: _grouped(parts[name], c, undefined=why[name]) for name in parts}}
+            for c, label in enumerate(labels) if support[c] or given[c]]
+    return pd.DataFrame(rows, columns=["label", "support", "judge gives", "precision", "recall", "f1"])
+
+
+def _constants(total: np.ndarray, shares, labels: tuple[str, ...], weights: np.ndarray) -> pd.DataFrame:
+    """A row per label the majority gives, commonest first: the share of items a judge answering it
+    throughout gets right, and that judge's kappa (0)."""
+    support = total.sum(axis=1)
+    rows = [{"label": labels[c], "share": _grouped(shares, c),
+             "kappa": float(kappa_of(constant_confusion(total, c), weights))}
+            for c in np.argsort(-support, kind="stable") if support[c]]
+    return pd.DataFrame(rows, columns=["label", "share", "kappa"])
+
+
+def _against_each(people: np.ndarray, judged: np.ndarray, names: list[str], codes: np.ndarray, n_groups: int,
+                  k: int, kappa) -> tuple[pd.DataFrame, tuple]:
+    """The judge's kappa against each annotator (a row each), and their mean over the annotators with
+    MIN_PAIR_ITEMS items (value, leave-one-out, present)."""
+    rows, counted = [], []
+    for name, labels in zip(names, people):
+        shared = np.isfinite(labels)
+        parts = with_each_left_out(confusions(labels, judged, shared, codes, n_groups, k), kappa)
+        found = _kappa(parts, "undefined: one and the same label on both sides")
+        why = _left_out(parts, int(shared.sum()))
+        rows.append({"annotator": name, "items": int(shared.sum()), "kappa": found,
+                     "in the mean": f"no: {why}" if why else "yes"})
+        if not why:
+            counted.append(parts)
+    return pd.DataFrame(rows, columns=["annotator", "items", "kappa", "in the mean"]), _mean(counted, n_groups)
+
+
+def _pairwise(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int, kappa) -> tuple[int, tuple]:
+    """The people's kappa, each pair of annotators with MIN_PAIR_ITEMS items together, averaged over
+    those pairs (`_left_out` says which are not): (pairs, (value, leave-one-out, present))."""
+    counted = []
+    for a, b in itertools.combinations(range(len(people)), 2):
+        shared = np.isfinite(people[a]) & np.isfinite(people[b])
+        if shared.sum() < MIN_PAIR_ITEMS:
+            continue
+        parts = with_each_left_out(confusions(people[a], people[b], shared, codes, n_groups, k), kappa)
+        if not _left_out(parts, int(shared.sum())):
+            counted.append(parts)
+    return len(counted), _mean(counted, n_groups)
+
+
+def _left_out(parts: tuple, items: int) -> str:
+    """Why a kappa (value, leave-one-out, present) is left out of a mean ("" when it is not): too few
+    items, undefined, or undefined when some group is left out (its jackknife would be)."""
+    value, loo, present = parts
+    if items < MIN_PAIR_ITEMS:
+        return f"fewer than {MIN_PAIR_ITEMS} items"
+    if not math.isfinite(value):
+        return "undefined"
+    return "" if np.isfinite(loo[present]).all() else "undefined when some group is left out"
+
+
+def _mean(parts: list[tuple], n_groups: int) -> tuple[float, np.ndarray, np.ndarray]:
+    """The mean of several statistics and of their leave-one-out values, over the groups any of them holds."""
+    if not parts:
+        return math.nan, np.full(n_groups, np.nan), np.zeros(n_groups, bool)
+    return (float(np.mean([p[0] for p in parts])), np.mean([p[1] for p in parts], axis=0),
+            np.any([p[2] for p in parts], axis=0))
+
+
+def _difference(judge: tuple, people: tuple) -> Estimate:
+    """The judge's mean kappa with an annotator minus the people's mean pairwise kappa (paired by group)."""
+    return estimate(judge[0] - people[0], judge[1] - people[1], judge[2] | people[2],
+                    undefined="undefined, as the judge's mean kappa or the people's is", bounds=(-2.0, 2.0))
+
+
+def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tuple[Estimate, str]:
+    """Fleiss' kappa among the annotators, on the items two or more of them labeled."""
+    counts = np.stack([(people == c).sum(axis=0) for c in range(k)], axis=-1).astype(float)
+    parts = fleiss_parts(counts, codes, n_groups)
+    total, loo = without_each(parts, axis=-2)
+    found = _kappa((fleiss_of(total), fleiss_of(loo), parts[:, 1] > 0),
+                   "undefined: no item has two annotators, or they give one label throughout")
+    return found, "Fleiss' kappa"
+
+
+def _alpha(ratings: np.ndarray, groups: np.ndarray) -> tuple[Estimate, str]:
+    """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`)."""
+    value = krippendorff_alpha(ratings, "ordinal")
+    count = len(set(groups.tolist()))
+    if not math.isfinite(value):
+        return Estimate(math.nan, groups=count, note="undefined: no two scores on an item, or one value"), \
+            "Krippendorff's alpha (ordinal)"
+    if count > ALPHA_INTERVAL_UP_TO:
+        return Estimate(value, groups=count, note=f"no interval here above {ALPHA_INTERVAL_UP_TO} groups (its jackknife "
+                                                   "grows as the square of the groups)"), "Krippendorff's alpha (ordinal)"
+    low, high = alpha_interval(ratings, groups, "ordinal")
+    note = few_groups(count) if count < MIN_GROUPS else \
+        ("" if math.isfinite(low) else "no interval: undefined when some group is left out")
+    return Estimate(value, low, high, count, note), "Krippendorff's alpha (ordinal)"

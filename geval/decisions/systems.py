@@ -1,0 +1,402 @@
+"""Systems scored as people would score them: the mean people would give each system (model,
+prompt, chatbot version) on an aspect, from people's labels on some items and the judge on all of
+them (prediction-powered inference: Angelopoulos et al., Science 2023; PPI++, Angelopoulos, Duchi
+& Zrnic 2023; active inference, Zrnic & Candès, ICML 2024), beside the interval from the labels
+alone and the judge's own mean (biased by an unknown amount: no interval is claimed for it).
+
+Every interval is `geval.decisions.betting`'s: valid at any number of labels for bounded, skewed
+scores, the items of a system a finite population drawn without replacement (at random, or by the
+Label page's "where a label buys most" order with known probabilities). Pairwise differences are
+read on the documents both systems have labeled when the labels came a document at a time (every
+system's item of each labeled document), else from the two systems' own intervals; the ranking's
+intervals hold for all pairs together (Bonferroni over the pairs). What the judge is worth: the
+effective number of labels, the labels alone that would give the combined interval's width, with a
+95% interval from the delete-one-group jackknife over the labeled groups (docs/statistics.md).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from geval.analysis.correlation import MIN_GROUPS, jackknife_se
+from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval, point, sequential_fit
+from geval.errors import GevalError
+
+#: Labels a system needs for an interval (the simulation's smallest number: docs/statistics.md).
+MIN_LABELS = 5
+#: Blocks of groups the jackknife of the effective labels leaves out one at a time, at the most.
+JACKKNIFE_BLOCKS = 20
+TOGETHER = "all judges together"
+#: The half-width the Label page counts labels for.
+TARGET = 0.10
+
+
+class SystemsError(GevalError):
+    """The systems' means cannot be estimated as asked (no labels, no judge score where labeled)."""
+
+
+@dataclass
+class SystemMeans:
+    """The people's mean of each system on one aspect, estimated three ways (`table`: the labels
+    alone, the labels and the judge combined, the judge alone); the pairwise `differences` and the
+    `ranking` with intervals that hold together; what each judge is worth (`worth`)."""
+
+    aspect: str
+    scale: tuple[float, float]
+    judge: str
+    table: pd.DataFrame
+    differences: pd.DataFrame
+    ranking: pd.DataFrame
+    worth: pd.DataFrame
+    paired: bool
+    notes: list[str] = field(default_factory=list)
+
+    def sentences(self, adjacent: bool = True) -> list[str]:
+        """A sentence per comparison ("B is rated higher than A by people's standard: +0.21 [+0.08,
+        +0.34]"): each system against the next one in the estimated order (`adjacent`), else every pair."""
+        order = list(self.ranking["system"])
+        pairs = list(zip(order, order[1:])) if adjacent else [(a, b) for a, b in combinations(order, 2)]
+        found = {(r.a, r.b): r for r in self.differences.itertuples()}
+        lines = []
+        for high, low in pairs:
+            row = found.get((high, low)) or found.get((low, high))
+            sign = 1 if (row.a, row.b) == (high, low) else -1
+            lines.append(difference_sentence(high, low, sign * row.difference, *sorted((sign * row.low, sign * row.high)),
+                                             self.aspect))
+        return lines
+
+
+def difference_sentence(a: str, b: str, difference: float, low: float, high: float, aspect: str = "") -> str:
+    """"A is rated higher than B by people's standard: +0.21 [+0.08, +0.34]", or that the interval
+    holds 0 (no clear difference)."""
+    figure = f"{difference:+.2f} [{low:+.2f}, {high:+.2f}]" if math.isfinite(low) else f"{difference:+.2f} (no interval)"
+    on = f" on {aspect}" if aspect else ""
+    if math.isfinite(low) and low > 0:
+        return f"{a} is rated higher than {b}{on} by people's standard: {figure}"
+    if math.isfinite(high) and high < 0:
+        return f"{a} is rated lower than {b}{on} by people's standard: {figure}"
+    return f"No clear difference between {a} and {b}{on} by people's standard (the interval holds 0): {figure}"
+
+
+def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str], scale: tuple[float, float],
+          aspect: str = "", weights: pd.Series | None = None, together: bool = False,
+          alpha: float = ALPHA) -> SystemMeans:
+    """The estimate from `population` (one row per item, indexed by item id: `system`, `group`,
+    `human` (NaN where no person labeled it) and each of `judges`' scores) with the labels taken in
+    `order` (item ids, first labeled first); `weights`: the sampling weights of the order (None: at
+    random). The combined estimate reads the first of `judges` (`together`: all of them, fitted
+    together). Raises SystemsError with one line when no system has MIN_LABELS labels, or no judge
+    scored a labeled item."""
+    population = population.copy()
+    population["system"] = population["system"].fillna("").astype(str)
+    known = population["human"].notna().to_dict()
+    labeled = [i for i in dict.fromkeys(order) if known.get(i, False)]
+    counts = population.loc[labeled, "system"].value_counts()
+    systems = [s for s in sorted(population["system"].unique(), key=_natural) if counts.get(s, 0) >= MIN_LABELS]
+    if not labeled:
+        raise SystemsError(f"no item has people's scores of {aspect or 'this aspect'}: label some first "
+                           f"({MIN_LABELS} or more per system)")
+    if not systems:
+        most = counts.idxmax()
+        raise SystemsError(f"too few labels: at most {counts.max()} of one system ({most or 'the dataset'}); an "
+                           f"interval needs {MIN_LABELS} labels of a system")
+    if not judges:
+        raise SystemsError(f"no judge is scored on {aspect or 'this aspect'}: score one, or import one, first")
+    for judge in judges:
+        if population.loc[labeled, judge].isna().all():
+            raise SystemsError(f"{judge} scored none of the {len(labeled)} labeled items: it cannot be corrected by "
+                               "them; score those items, or pick another judge")
+    notes = []
+    few = [s for s in population["system"].unique() if s not in systems]
+    if few:
+        notes.append(f"left out, fewer than {MIN_LABELS} labels: " + ", ".join(
+            f"{s or 'no system'} ({counts.get(s, 0)})" for s in sorted(few, key=_natural)))
+    if (population["system"] == "").all():
+        notes.append("no systems: the mean of the whole dataset, nothing to compare")
+    chosen = list(judges) if together else [judges[0]]
+    name = TOGETHER if together and len(judges) > 1 else judges[0]
+    arrays = _Items(population, judges)
+    table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha)
+    table["judge"] = [population.loc[population["system"] == s, judges[0]].mean() for s in systems]
+    paired = _document_design(population, labeled, systems)
+    differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha)
+    worth = pd.DataFrame([_worth(arrays, labeled, systems, [j], j, scale, weights) for j in judges]
+                         + ([_worth(arrays, labeled, systems, list(judges), TOGETHER, scale, weights)]
+                            if len(judges) > 1 else []))
+    worth = worth.sort_values("effective", ascending=False, ignore_index=True)
+    missing = population[list(judges)].isna().sum()
+    notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
+              if m]
+    return SystemMeans(aspect, scale, name, table, differences, _ranking(table, differences, systems), worth,
+                       paired, notes)
+
+
+def _natural(name: str) -> tuple:
+    """M2 before M10."""
+    digits = "".join(c for c in name if c.isdigit())
+    return (name.rstrip("0123456789"), int(digits) if digits and name.endswith(digits) else -1, name)
+
+
+class _Items:
+    """The population as arrays, read once: each item's system, group, people's score, and every
+    judge's score centred on its system's mean (an item without a score at the mean)."""
+
+    def __init__(self, population: pd.DataFrame, judges: Sequence[str]):
+        self.index = {item: n for n, item in enumerate(population.index)}
+        self.system = population["system"].to_numpy(str)
+        self.group = population["group"].fillna("").astype(str).to_numpy(str)
+        self.human = population["human"].to_numpy(float)
+        self.judges = list(judges)
+        scores = population[self.judges].astype(float)
+        self.centred = (scores - scores.groupby(population["system"]).transform("mean")).fillna(0.0).to_numpy(float)
+        self.members = {s: np.flatnonzero(self.system == s) for s in dict.fromkeys(self.system)}
+
+    def draws(self, labeled: Sequence[str], systems: Sequence[str], judges: Sequence[str],
+              weights: pd.Series | None, scale: tuple[float, float]) -> Draws:
+        """One sequence per system: its labels in the order given."""
+        columns = [self.judges.index(j) for j in judges]
+        rows = np.array([self.index[i] for i in labeled], int)
+        sequences = [rows[self.system[rows] == s] for s in systems]
+        size = np.array([len(self.members[s]) for s in systems])
+        k, big = max(map(len, sequences)), int(size.max())
+        y, x = np.full((len(systems), k), np.nan), np.zeros((len(systems), k, len(columns)))
+        pop = np.full((len(systems), big, len(columns)), np.nan)
+        w = taken = None
+        if weights is not None:
+            every = weights.reindex(list(self.index)).to_numpy(float)
+            w, taken = np.full((len(systems), big), np.nan), np.full((len(systems), k), np.nan)
+        for b, (system, chosen) in enumerate(zip(systems, sequences)):
+            members = self.members[system]
+            pop[b, :len(members)] = self.centred[np.ix_(members, columns)]
+            y[b, :len(chosen)] = self.human[chosen]
+            x[b, :len(chosen)] = self.centred[np.ix_(chosen, columns)]
+            if weights is not None:
+                w[b, :len(members)], taken[b, :len(chosen)] = every[members], every[chosen]
+        return Draws(y, x, pop, size, np.zeros(len(systems), int), scale, w, taken)
+
+
+def _intervals(draws: Draws, alphas: Sequence[float], with_judge: bool) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The interval at each of `alphas`, people alone or with the judge."""
+    beta = sequential_fit(draws) if with_judge else None
+    observed = chosen_observations(draws, beta)
+    return [interval(draws, *observed, alpha=a) for a in alphas]
+
+
+def _table(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str], judges: list[str],
+           scale: tuple[float, float], weights: pd.Series | None, alpha: float) -> pd.DataFrame:
+    """Per system: items, labels, the people-only and the combined estimate with their intervals
+    (95%, and at alpha over the systems for the ranking), and the people's mean over every item
+    when people scored all of them (`truth`)."""
+    draws = arrays.draws(labeled, systems, judges, weights, scale)
+    levels = [alpha, alpha / max(len(systems), 1)]
+    (p_low, p_high), _ = _intervals(draws, levels, False)
+    (c_low, c_high), (s_low, s_high) = _intervals(draws, levels, True)
+    final = _final_fit(draws)
+    rows = pd.DataFrame({
+        "system": systems, "items": draws.size, "labeled": draws.labeled.sum(1),
+        "people": point(draws, np.zeros_like(final)), "people_low": p_low, "people_high": p_high,
+        "combined": point(draws, final), "combined_low": c_low, "combined_high": c_high,
+        "simultaneous_low": s_low, "simultaneous_high": s_high})
+    truth = population.groupby("system")["human"].agg(lambda v: v.mean() if v.notna().all() else math.nan)
+    rows["truth"] = truth.reindex(systems).to_numpy()
+    for side in ("people", "combined"):  # a point outside its interval (rare: the interval is not centred on it)
+        rows[side] = rows[side].clip(rows[f"{side}_low"], rows[f"{side}_high"])
+    return rows
+
+
+def _final_fit(draws: Draws) -> np.ndarray:
+    """(B, p): the predictor's coefficients fitted on every label (for the point estimate)."""
+    padded = Draws(np.concatenate([draws.y, np.full((len(draws.y), 1), np.nan)], 1),
+                   np.concatenate([draws.x, np.zeros((len(draws.y), 1, draws.x.shape[2]))], 1),
+                   draws.population, draws.size, draws.draw, draws.scale)
+    return sequential_fit(padded)[:, -1]
+
+
+def _document_design(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
+    """Whether the labels came a document at a time: every system labeled on the same groups, in
+    the same order (then differences are read on those shared documents)."""
+    if len(systems) < 2:
+        return False
+    system_of, group_of = dict(zip(population.index, population["system"])), dict(zip(population.index, population["group"]))
+    orders = [[group_of[i] for i in labeled if system_of[i] == s] for s in systems]
+    return all(o == orders[0] for o in orders) and len(set(orders[0])) == len(orders[0])
+
+
+def _differences(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str], judges: list[str],
+                 scale: tuple[float, float], table: pd.DataFrame, paired: bool, alpha: float) -> pd.DataFrame:
+    """Every pair A, B (A before B): the combined estimate of A − B with its 95% interval and the one
+    that holds for all pairs together; on shared documents when `paired`, else from the two
+    systems' intervals (each at half the level: Bonferroni)."""
+    pairs = list(combinations(range(len(systems)), 2))
+    if not pairs:
+        return pd.DataFrame(columns=["a", "b", "difference", "low", "high", "simultaneous_low", "simultaneous_high",
+                                     "documents"])
+    levels = [alpha, alpha / len(pairs)]
+    if paired:
+        draws, documents = _paired_draws(arrays, labeled, systems, judges, scale, pairs)
+        (low, high), (s_low, s_high) = _intervals(draws, levels, True)
+        difference = point(draws, _final_fit(draws))
+    else:
+        combined = table["combined"].to_numpy()
+        draws = arrays.draws(labeled, systems, judges, None, scale)
+        (h_low, h_high), = _intervals(draws, [alpha / 2], True)
+        a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+        low, high = h_low[a] - h_high[b], h_high[a] - h_low[b]
+        s_low = table["simultaneous_low"].to_numpy()[a] - table["simultaneous_high"].to_numpy()[b]
+        s_high = table["simultaneous_high"].to_numpy()[a] - table["simultaneous_low"].to_numpy()[b]
+        difference, documents = combined[a] - combined[b], [0] * len(pairs)
+    return pd.DataFrame({"a": [systems[i] for i, _ in pairs], "b": [systems[j] for _, j in pairs],
+                         "difference": np.clip(difference, low, high), "low": low, "high": high,
+                         "simultaneous_low": s_low, "simultaneous_high": s_high, "documents": documents})
+
+
+def _paired_draws(arrays: _Items, labeled: list[str], systems: list[str], judges: list[str],
+                  scale: tuple[float, float], pairs: list[tuple[int, int]]) -> tuple[Draws, list[int]]:
+    """One sequence per pair: the difference A − B on each shared labeled document, in order, over
+    the population of documents both systems have (its bounds: the scale's width either way)."""
+    columns = [arrays.judges.index(j) for j in judges]
+    by_group = {s: {arrays.group[r]: r for r in arrays.members[s]} for s in systems}
+    order = list(dict.fromkeys(arrays.group[[arrays.index[i] for i in labeled]]))
+    labeled_rows = {arrays.index[i] for i in labeled}
+    rows = []
+    for i, j in pairs:
+        one, two = by_group[systems[i]], by_group[systems[j]]
+        shared = [g for g in one if g in two]
+        diff = arrays.centred[np.ix_([one[g] for g in shared], columns)] - \
+            arrays.centred[np.ix_([two[g] for g in shared], columns)]
+        diff -= diff.mean(0)
+        at = {g: n for n, g in enumerate(shared)}
+        done = [g for g in order if g in at and one[g] in labeled_rows and two[g] in labeled_rows]
+        values = arrays.human[[one[g] for g in done]] - arrays.human[[two[g] for g in done]]
+        rows.append((diff, [at[g] for g in done], values))
+    k, big = max(len(r[1]) for r in rows), max(len(r[0]) for r in rows)
+    y, x = np.full((len(rows), k), np.nan), np.zeros((len(rows), k, len(columns)))
+    pop = np.full((len(rows), big, len(columns)), np.nan)
+    for b, (diff, done, values) in enumerate(rows):
+        y[b, :len(done)], x[b, :len(done)] = values, diff[done]
+        pop[b, :len(diff)] = diff
+    width = scale[1] - scale[0]
+    return (Draws(y, x, pop, np.array([len(r[0]) for r in rows]), np.zeros(len(rows), int), (-width, width)),
+            [len(r[1]) for r in rows])
+
+
+def _ranking(table: pd.DataFrame, differences: pd.DataFrame, systems: list[str]) -> pd.DataFrame:
+    """The systems by their combined estimate, each with the ranks it may hold: 1 + the systems surely
+    above it to the count less the systems surely below it (the simultaneous intervals of A − B)."""
+    above = {s: 0 for s in systems}
+    below = {s: 0 for s in systems}
+    for row in differences.itertuples():
+        if row.simultaneous_low > 0:
+            above[row.b] += 1
+            below[row.a] += 1
+        elif row.simultaneous_high < 0:
+            above[row.a] += 1
+            below[row.b] += 1
+    ranked = table[["system", "combined", "combined_low", "combined_high"]].sort_values(
+        "combined", ascending=False, kind="stable", ignore_index=True)
+    ranked["rank"] = range(1, len(ranked) + 1)
+    ranked["best_rank"] = [1 + above[s] for s in ranked["system"]]
+    ranked["worst_rank"] = [len(systems) - below[s] for s in ranked["system"]]
+    return ranked
+
+
+def effective_labels(labels: np.ndarray, items: np.ndarray, people: np.ndarray, combined: np.ndarray) -> float:
+    """The labels alone that give the combined interval's width, summed over systems: per system,
+    n' with (1/n' − 1/N) = (combined / people width)² (1/n − 1/N) (sampling without replacement:
+    at most all N items)."""
+    with np.errstate(invalid="ignore", divide="ignore"):  # every item labeled: both widths 0, nothing to save
+        ratio = np.where(people > 0, (combined / np.where(people > 0, people, 1)) ** 2, 1.0)
+    inverse = 1 / items + ratio * (1 / labels - 1 / items)
+    return float(np.nansum(1 / inverse))
+
+
+def _stacked(batches: list[Draws]) -> Draws:
+    """Several batches as one (each its own draw: their fits stay apart), padded to the longest."""
+    k = max(d.y.shape[1] for d in batches)
+    big = max(d.population.shape[1] for d in batches)
+
+    def pad(array: np.ndarray, axis: int, length: int, fill: float) -> np.ndarray:
+        widths = [(0, 0)] * array.ndim
+        widths[axis] = (0, length - array.shape[axis])
+        return np.pad(array, widths, constant_values=fill)
+
+    return Draws(np.concatenate([pad(d.y, 1, k, np.nan) for d in batches]),
+                 np.concatenate([pad(d.x, 1, k, 0.0) for d in batches]),
+                 np.concatenate([pad(d.population, 1, big, np.nan) for d in batches]),
+                 np.concatenate([d.size for d in batches]),
+                 np.concatenate([np.full(len(d.y), n) for n, d in enumerate(batches)]), batches[0].scale,
+                 None if batches[0].weights is None else np.concatenate([pad(d.weights, 1, big, np.nan) for d in batches]),
+                 None if batches[0].taken is None else np.concatenate([pad(d.taken, 1, k, np.nan) for d in batches]))
+
+
+def _worth(arrays: _Items, labeled: list[str], systems: list[str], judges: list[str], name: str,
+           scale: tuple[float, float], weights: pd.Series | None) -> dict:
+    """A judge's (or several together) effective labels over the systems, with the delete-one-group
+    jackknife's 95% interval (groups in at most JACKKNIFE_BLOCKS blocks, each left out in turn)."""
+    groups = {i: arrays.group[arrays.index[i]] for i in labeled}
+    blocks = list(dict.fromkeys(groups.values()))
+    block_of = {g: n % JACKKNIFE_BLOCKS for n, g in enumerate(blocks)}
+    sets = [labeled] + [[i for i in labeled if block_of[groups[i]] != b]
+                        for b in range(min(len(blocks), JACKKNIFE_BLOCKS))]
+    batches = [arrays.draws(ids, systems, judges, weights, scale) for ids in sets]
+    stacked = _stacked(batches)
+    (p_low, p_high), = _intervals(stacked, [ALPHA], False)
+    (c_low, c_high), = _intervals(stacked, [ALPHA], True)
+    values, start = [], 0
+    for batch in batches:
+        part = slice(start, start + len(batch.y))
+        start += len(batch.y)
+        enough = batch.labeled.sum(1) >= 2
+        values.append(effective_labels(batch.labeled.sum(1)[enough], batch.size[enough],
+                                       (p_high - p_low)[part][enough], (c_high - c_low)[part][enough]))
+    value, loo = values[0], np.array(values[1:])
+    units = len(loo)
+    low = high = math.nan
+    if units >= MIN_GROUPS and np.isfinite(loo).all():
+        # each leave-out has fewer labels: its effective labels per label, scaled back to all of them
+        sizes = np.array([len(ids) for ids in sets[1:]], float)
+        half = float(stats.t.ppf(0.975, units - 1)) * jackknife_se(loo / sizes) * len(labeled)
+        low, high = value - half, value + half
+    return {"judge": name, "labels": len(labeled), "effective": value, "effective_low": low, "effective_high": high,
+            "saved": 1 - len(labeled) / value if value else math.nan}
+
+
+def sampling_weights(uncertainty: pd.Series, mix: float = 0.5) -> pd.Series:
+    """The "where a label buys most" order's weights: half at random, half in proportion to the
+    judge's uncertainty on each item (its spread over scores), so that no item's inverse weight is
+    above 1 / mix. Uniform when the judge is equally (un)certain everywhere."""
+    values = uncertainty.astype(float).fillna(uncertainty.mean() if uncertainty.notna().any() else 0.0)
+    average = values.mean()
+    if not average > 0:
+        return pd.Series(1.0, index=uncertainty.index)
+    return mix + (1 - mix) * values / average
+
+
+def weighted_order(ids: Sequence[str], weights: pd.Series, seed: int = 0) -> list[str]:
+    """`ids` in a seeded order drawn one at a time, each with probability its weight over the weight
+    of the items left (the order of Exp(1) / weight: Efraimidis & Spirakis)."""
+    keys = -np.log(np.random.default_rng(seed).random(len(ids))) / weights.reindex(ids).fillna(1.0).to_numpy(float)
+    return [ids[i] for i in np.argsort(keys, kind="stable")]
+
+
+def more_labels(system: pd.Series, half_width: float = TARGET) -> int | None:
+    """About how many more labels of a system bring its combined interval to ±`half_width`: the
+    interval's width scaled as sampling without replacement narrows it, (1/n − 1/N), from its width
+    now (its shape at this many labels kept: a little more than needed as labels come). None when
+    all its items are labeled, or it is there already (0)."""
+    n, big = int(system["labeled"]), int(system["items"])
+    width = system["combined_high"] - system["combined_low"]
+    if n >= big or not math.isfinite(width):
+        return None
+    if width / 2 <= half_width:
+        return 0
+    now = 1 / n - 1 / big
+    needed = 1 / ((half_width * 2 / width) ** 2 * now + 1 / big)
+    return int(min(big, math.ceil(needed))) - n

@@ -1,0 +1,140 @@
+"""Systems as people would score them (`geval.labeling.system_means`), as the Agreement page and
+the report show them: a forest plot of each system's three estimates (the labels alone, the labels
+and the judge combined, the judge alone), the table in words, the judges by the labels they save
+beside the alternative annotator test's advantage probability, and the report's section."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pandas as pd
+
+from geval.decisions import alttest, labeling
+from geval.errors import GevalError
+from geval.reporting.document import Bullets, Figure, Heading, Table, Text
+from geval.reporting.figures import COLOURS, standalone
+from geval.store import Store
+
+METHOD = ("The mean people would give each system, estimated from the people's scores of a few items and the judge's "
+          "score of every item (prediction-powered inference: the judge's mean over all the system's items, corrected "
+          "by its error on the labeled ones, with the judge's weight fitted on earlier labels only). Beside it, the "
+          "people's labels alone, and the judge's own mean, which is biased by an unknown amount (no interval is "
+          "claimed for it). The 95% intervals are betting intervals for a bounded mean drawn without replacement: "
+          "valid at any number of labels, however skewed the scores; a normal interval is not (docs/statistics.md). "
+          "Effective labels: the labels alone that would give the combined interval's width.")
+
+
+def _interval(value: float, low: float, high: float, digits: int = 2) -> str:
+    if not math.isfinite(value):
+        return "n/a"
+    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]" if math.isfinite(low) else f"{value:.{digits}f}"
+
+
+def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
+    """One row per system as text: labels, the people-only and the combined interval, the judge's
+    own mean, the people's mean over every item when they scored all of them."""
+    table = result.table
+    shown = pd.DataFrame({
+        "system": table["system"].replace("", "all items"),
+        "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
+        "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
+        "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
+        "judge alone (biased)": [f"{v:.2f}" for v in table["judge"]],
+        "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
+    if table["truth"].notna().all():
+        shown["people, every item"] = [f"{v:.2f}" for v in table["truth"]]
+    return shown
+
+
+def _more(count: int | None) -> str:
+    return "all labeled" if count is None else ("reached" if count == 0 else f"about {count}")
+
+
+def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None) -> pd.DataFrame:
+    """The judges by the labels they are worth on this aspect: labels, effective labels [95%], saved,
+    beside each one's advantage probability in the alternative annotator test (`advantage`, by
+    (judge, aspect); "–" where it was not run)."""
+    worth = result.worth
+    shown = pd.DataFrame({
+        "judge": worth["judge"], "labels": worth["labels"],
+        "effective labels": [_interval(r.effective, r.effective_low, r.effective_high, 0) for r in worth.itertuples()],
+        "saved": [f"{v:+.0%}" if math.isfinite(v) else "n/a" for v in worth["saved"]]})
+    if advantage is not None:
+        shown["advantage probability"] = [f"{advantage[(j, result.aspect)]:.2f}" if (j, result.aspect) in advantage
+                                          else "–" for j in worth["judge"]]
+    return shown
+
+
+def ranking_table(result: labeling.SystemMeans) -> pd.DataFrame:
+    """The systems by their combined estimate, with the ranks each may hold (for all pairs together)."""
+    ranked = result.ranking
+    return pd.DataFrame({"rank": ranked["rank"], "system": ranked["system"],
+                         "combined": [f"{v:.2f}" for v in ranked["combined"]],
+                         "may rank": [f"{a}" if a == b else f"{a}-{b}"
+                                      for a, b in zip(ranked["best_rank"], ranked["worst_rank"])]})
+
+
+def systems_forest(result: labeling.SystemMeans):
+    """Per system, its three estimates: the people-only and the combined 95% interval, the judge's
+    own mean (a cross: biased, no interval), and the people's mean over every item when known."""
+    import plotly.graph_objects as go
+
+    table = result.table.iloc[::-1]
+    names = list(table["system"].replace("", "all items"))
+    figure = go.Figure()
+    for offset, (side, title, color) in enumerate((("people", "people only", COLOURS[1]),
+                                                   ("combined", f"combined with {result.judge}", COLOURS[0]))):
+        figure.add_trace(go.Scatter(
+            x=table[side], y=names, mode="markers", name=title, marker={"color": color, "size": 9},
+            error_x={"type": "data", "symmetric": False, "array": table[f"{side}_high"] - table[side],
+                     "arrayminus": table[side] - table[f"{side}_low"], "color": color},
+            offsetgroup=str(offset)))
+    figure.add_trace(go.Scatter(x=table["judge"], y=names, mode="markers", name="judge alone (biased)",
+                                marker={"color": COLOURS[2], "symbol": "x", "size": 9}))
+    if table["truth"].notna().all():
+        figure.add_trace(go.Scatter(x=table["truth"], y=names, mode="markers", name="people, every item",
+                                    marker={"color": COLOURS[4], "symbol": "diamond-open", "size": 10}))
+    figure.update_layout(scattermode="group", height=140 + 28 * len(names), xaxis_title=f"{result.aspect}, the "
+                         "people's scale", legend={"orientation": "h", "y": -0.15}, margin={"l": 10, "r": 10, "t": 30})
+    figure.update_xaxes(range=[result.scale[0] - 0.05, result.scale[1] + 0.05])
+    return figure
+
+
+def systems_section(store: Store, dataset: str, on_progress: Callable[[str], None], per_system: int = 20,
+                    figures: bool = True) -> list:
+    """The report's section "Systems as people would score them": per aspect a judge is compared
+    with, the forest plot, the table, the ranking and a sentence per neighbouring pair, and the
+    judges by the labels they save beside their advantage probability. Where people scored every
+    item, what `per_system` labels per system (a document at a time) would give, the truth beside.
+    Empty without a judge."""
+    on_progress(f"{dataset}: systems as people would score them")
+    items = store.items(dataset)
+    names = list(dict.fromkeys(a for item in items for a in item.human))
+    if not names or store.combos(dataset).empty:
+        return []
+    found = labeling.features(store, dataset, names[0], baselines=(), items=items)
+    compared = {h.lower() for h in found.compared.values()}
+    try:
+        advantage = {(r.judge, r.aspect): r.advantage_probability
+                     for r in alttest.run(store, dataset, epsilon=alttest.EPSILONS["skilled"])}
+    except GevalError:
+        advantage = {}
+    blocks = [Heading("Systems as people would score them"), Text(METHOD)]
+    for aspect in (a for a in names if a.lower() in compared):
+        complete = all(item.human.get(aspect) for item in items)
+        try:
+            result = labeling.system_means(store, dataset, aspect, per_system=per_system if complete else None,
+                                           design="documents", items=items)
+        except GevalError as exc:
+            blocks.append(Text(f"{aspect}: {exc}"))
+            continue
+        blocks += [Heading(aspect, 3), Bullets(tuple(result.notes))] if result.notes else [Heading(aspect, 3)]
+        if figures:
+            blocks.append(Figure(standalone(systems_forest(result)), f"{aspect}: each system's three estimates"))
+        blocks += [Table(systems_table(result)), Text("The judges by the labels they are worth here (the alternative "
+                                                      "annotator test's advantage probability beside):"),
+                   Table(worth_table(result, advantage))]
+        if len(result.table) > 1:
+            blocks += [Table(ranking_table(result)), Bullets(tuple(result.sentences()))]
+    return blocks if len(blocks) > 2 else []

@@ -1,0 +1,165 @@
+"""Systems as people would score them (issue 39): the betting intervals' coverage simulated from
+SummEval (fast: a few hundred draws of two cells; bench/systems_coverage.py the full table), the
+estimator checked against the reference implementation of PPI (ppi-python) and known answers, and
+what bad input says."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import geval
+from geval.decisions import betting
+from geval.decisions.systems import SystemsError, effective_labels, means, more_labels, sampling_weights
+from geval.decisions.systems_coverage import arrays, simulate
+from tests.helpers import run_cli
+
+
+@pytest.fixture(scope="module")
+def consistency(shared_file):
+    """SummEval consistency: the experts' means (16 x 100) and GPT-4o's scores, the six LLMs' spread."""
+    shared_file("summeval.json")
+    llms = json.loads(shared_file("alttest/summeval/llm_annotations.json").read_text())
+    items = geval.load_dataset("summeval").items
+    judges = {name: {i.id: values[f"{i.source_id}__consistency"] for i in items} for name, values in llms.items()}
+    scores, predictors, _ = arrays(items, "consistency", judges)
+    return scores, predictors[:, :, [list(llms).index("gpt-4o")]], predictors.std(2)
+
+
+@pytest.mark.parametrize("k", [5, 20])
+def test_intervals_hold_the_systems_mean_at_few_labels_where_the_textbook_interval_does_not(consistency, k):
+    scores, judge, _ = consistency
+    found = simulate(scores, judge, k, draws=150, seed=k)
+    print(f"k={k}: people {found.people.min():.3f} ({found.people_width.mean():.2f}), combined "
+          f"{found.combined.min():.3f} ({found.combined_width.mean():.2f}), textbook {found.textbook.min():.3f}")
+    # every system: 150 draws, Monte Carlo sd about .018 at .95; the method's own level is higher
+    assert found.people.min() >= 0.94 and found.combined.min() >= 0.94
+    assert found.textbook.min() < 0.8  # most consistency scores are 5: a small sample is often all 5
+
+
+def test_intervals_hold_in_the_order_where_a_label_buys_most(consistency):
+    scores, judge, spread = consistency
+    weights = np.stack([sampling_weights(pd.Series(row)).to_numpy() for row in spread])
+    found = simulate(scores, judge, 10, draws=150, seed=3, weights=weights)
+    assert found.people.min() >= 0.94 and found.combined.min() >= 0.94
+
+
+def test_the_estimate_and_the_textbook_interval_equal_the_reference_implementation():
+    ppi = pytest.importorskip("ppi_py")
+    rng = np.random.default_rng(0)
+    everywhere = rng.integers(1, 6, 300).astype(float)
+    labeled = rng.choice(300, 40, replace=False)
+    y = np.clip(everywhere[labeled] + rng.normal(0, 1, 40), 1, 5)
+    estimate, low, high, lam = betting.classical_ppi(y, everywhere[labeled], everywhere)
+    assert low == pytest.approx(ppi.ppi_mean_ci(y, everywhere[labeled], everywhere, alpha=0.05)[0], abs=1e-9)
+    assert high == pytest.approx(ppi.ppi_mean_ci(y, everywhere[labeled], everywhere, alpha=0.05)[1], abs=1e-9)
+    assert estimate == pytest.approx(ppi.ppi_mean_pointestimate(y, everywhere[labeled], everywhere), abs=1e-9)
+    # the app's point estimate: PPI++ with its own (pooled, ridge) coefficient, here given as lam
+    population = pd.DataFrame({"system": "", "group": [f"g{i}" for i in range(300)], "human": np.nan,
+                               "judge": everywhere}, index=[f"i{i}" for i in range(300)])
+    population.loc[population.index[labeled], "human"] = y
+    found = means(population, list(population.index[labeled]), ["judge"], (1, 5))
+    beta = betting.sequential_fit(_final(population, labeled))[:, -1, 0][0]
+    reference = float(np.ravel(ppi.ppi_mean_pointestimate(y, everywhere[labeled], everywhere, lam=beta))[0])
+    row = found.table.iloc[0]
+    assert row["combined_low"] <= row["combined"] <= row["combined_high"]
+    assert row["combined"] == pytest.approx(float(np.clip(reference, row["combined_low"], row["combined_high"])),
+                                            abs=1e-9)
+
+
+def _final(population: pd.DataFrame, labeled: np.ndarray) -> betting.Draws:
+    """The draws of `means` for one system with a position after the last label (its final fit)."""
+    judge = population["judge"].to_numpy(float)
+    centred = judge - judge.mean()
+    return betting.Draws(np.append(population["human"].to_numpy(float)[labeled], np.nan)[None],
+                         np.append(centred[labeled], 0.0)[None, :, None], centred[None, :, None],
+                         np.array([len(judge)]), np.zeros(1, int), (1.0, 5.0))
+
+
+def _population(n_systems: int = 3, per: int = 30, seed: int = 0, step: float = 0.5) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    rows = []
+    for s in range(n_systems):
+        for d in range(per):
+            truth = np.clip(rng.normal(2.5 + step * s, 1), 1, 5)
+            rows.append({"id": f"s{s}d{d}", "system": f"S{s}", "group": f"d{d}", "human": round(truth),
+                         "judge": truth + rng.normal(0, 0.5), "constant": 3.0})
+    return pd.DataFrame(rows).set_index("id")
+
+
+def test_every_item_labeled_gives_the_exact_mean_and_a_constant_judge_buys_nothing():
+    population = _population()
+    order = list(population.sample(frac=1, random_state=1).index)
+    found = means(population, order, ["judge", "constant"], (1, 5))
+    exact = population.groupby("system")["human"].mean()
+    for row in found.table.itertuples():  # sampling without replacement: all N drawn, the mean is known
+        assert row.people_low <= exact[row.system] <= row.people_high
+        assert row.people_high - row.people_low < 1e-9
+    constant = means(population, order[:45], ["constant"], (1, 5))
+    assert np.allclose(constant.table["combined_low"], constant.table["people_low"])
+    assert np.allclose(constant.table["combined_high"], constant.table["people_high"])
+    assert constant.worth["effective"].iloc[0] == pytest.approx(45, abs=0.5)
+
+
+def test_documents_labeled_together_are_compared_paired_and_ranked():
+    population = _population(per=60, step=1.0)
+    documents = [f"d{d}" for d in np.random.default_rng(2).permutation(60)[:25]]
+    order = [f"s{s}d{d[1:]}" for d in documents for s in range(3)]
+    found = means(population, order, ["judge"], (1, 5), "Overall")
+    assert found.paired and set(found.differences["documents"]) == {25}
+    assert list(found.ranking["system"]) == ["S2", "S1", "S0"]
+    lines = found.sentences()
+    assert len(lines) == 2 and all("by people's standard" in line for line in lines)
+    assert any(line.startswith("S2 is rated higher than S0") for line in found.sentences(adjacent=False))
+
+
+def test_bad_input_gets_one_line():
+    population = _population()
+    with pytest.raises(SystemsError, match="no item has people's scores"):
+        means(population, [], ["judge"], (1, 5))
+    with pytest.raises(SystemsError, match=r"too few labels: at most 4 of one system \(S0\); an interval needs 5"):
+        means(population, [f"s0d{d}" for d in range(4)], ["judge"], (1, 5))
+    unscored = population.assign(judge=np.where(population.index.str.startswith("s0d"), np.nan, population["judge"]))
+    with pytest.raises(SystemsError, match="scored none of the 5 labeled items"):
+        means(unscored, [f"s0d{d}" for d in range(5)], ["judge"], (1, 5))
+    one = population.assign(system="")
+    found = means(one, list(one.index[:20]), ["judge"], (1, 5))
+    assert any("no systems" in note for note in found.notes) and len(found.table) == 1 and found.differences.empty
+
+
+def test_effective_labels_and_more_labels_follow_sampling_without_replacement():
+    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([1.0])) == pytest.approx(10)
+    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([0.0])) == pytest.approx(100)
+    row = pd.Series({"labeled": 10, "items": 100, "combined_low": 3.0, "combined_high": 4.0})
+    more = more_labels(row)  # ±0.5 now; ±0.1 needs (1/n − 1/N) 25 times smaller
+    assert more == int(np.ceil(1 / ((0.2 / 1.0) ** 2 * (0.1 - 0.01) + 0.01))) - 10
+    assert more_labels(pd.Series({**row, "combined_low": 3.45, "combined_high": 3.55})) == 0
+
+
+def test_the_where_a_label_buys_most_order_draws_uncertain_items_first_more_often():
+    ids = [f"i{k}" for k in range(200)]
+    spread = pd.Series([2.0 if k < 20 else 0.1 for k in range(200)], index=ids)
+    firsts = [geval.labeling.order(ids, "uncertain", seed, spread=spread)[:20] for seed in range(30)]
+    share = np.mean([sum(i in set(ids[:20]) for i in first) / 20 for first in firsts])
+    assert share > 0.25  # a tenth of the items, drawn several times more often than at random
+    assert sorted(firsts[0]) != sorted(geval.labeling.order(ids, "random", 0)[:20])
+
+
+def test_cli_prints_people_only_combined_and_effective_labels(tmp_path, shared_file):
+    llms = shared_file("alttest/summeval/llm_annotations.json")
+    store = str(tmp_path / "s.sqlite")
+    assert run_cli("datasets", "load", "summeval_sample", "--store", store).returncode == 0
+    assert run_cli("judge", "import", str(llms), "--dataset", "summeval_sample", "--only-known", "--store",
+                   store).returncode == 0
+    done = run_cli("systems", "summeval_sample", "--aspect", "coherence", "--judge", "gpt-4o", "--labels", "6",
+                   "--store", store)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "people only" in out and "combined" in out and "effective labels" in out and "judge alone (biased)" in out
+    assert "combined with gpt-4o (imported" in out and "by people's standard" in out
+    few = run_cli("systems", "summeval_sample", "--aspect", "coherence", "--labels", "3", "--store", store)
+    assert few.returncode == 2 and few.stderr.strip().count("\n") == 0
+    assert "too few labels: at most 3 of one system" in few.stderr
