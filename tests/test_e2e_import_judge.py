@@ -70,7 +70,7 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
         saved = tmp_path / "report.html"
         got.value.save_as(saved)
         page = saved.read_text(encoding="utf-8")
-        # the report as its reader opens it: every figure drawn by the plotly.js it inlines (its basic bundle)
+        # the report as its reader opens it: every figure drawn by the plotly.js it inlines (its cartesian bundle)
         reader = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
         errors = []
         reader.on("pageerror", lambda error: errors.append(str(error)))
@@ -83,7 +83,7 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
         figures.first.screenshot(path=str(ARTIFACTS / "e2e_import_judge_2_report_figure.png"))
         browser.close()
     assert not errors and drawn >= 4, (errors, drawn)
-    assert "plotly.js (basic - minified)" in page and len(page.encode()) < 2_500_000
+    assert "plotly.js (cartesian - minified)" in page and len(page.encode()) < 2_500_000
     assert "No two template versions or judges of this report are compared" not in page
     compared = page[page.index("Template versions and judges compared"):]
     assert "gpt-x" in compared and re.search(r"naturalness@[0-9a-f]{12}", compared), compared[:2000]

@@ -356,7 +356,7 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
         made_line_out(downloaded).split("<"), made_line_out(written).split("<"), lineterm="", n=0))[:20])
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
-        assert page.count("* plotly.js (basic - minified) v") == 1 and page.count('class="plotly-graph-div"') >= 4
+        assert page.count("* plotly.js (cartesian - minified) v") == 1 and page.count('class="plotly-graph-div"') >= 4
         assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
 
 

@@ -1,7 +1,8 @@
 """A report as one self-contained HTML page: plotly.js inline once (works offline), the figures in
-the app's colours, every text HTML-escaped. The plotly.js inlined is its basic bundle (scatter, bar
-and pie traces: 1.2 MB instead of 4.8, a page easy to mail) when every figure draws only those, as
-the report's do up to `WEBGL_ABOVE` points; else the whole library plotly.py ships."""
+the app's colours, every text HTML-escaped. The plotly.js inlined is its cartesian bundle (scatter,
+bar, heatmap, pie and the other 2D traces: 1.5 MB instead of 4.8, a page easy to mail) when every
+figure draws only those, as the report's do up to `WEBGL_ABOVE` points; else the whole library
+plotly.py ships."""
 
 from __future__ import annotations
 
@@ -35,10 +36,11 @@ _RESIZE_OPENED = ("<script>document.querySelectorAll('details').forEach(d => d.a
                   "</script>")
 
 
-#: plotly.js's basic bundle (npm plotly.js-basic-dist-min, MIT: its LICENSE beside it), of the version plotly.py
-#: draws for, and the trace types it draws.
-BASIC_BUNDLE = Path(__file__).parent / "assets" / "plotly-basic.min.js"
-BASIC_TRACES = frozenset({"scatter", "bar", "pie"})
+#: plotly.js's cartesian bundle (npm plotly.js-cartesian-dist-min, MIT: its LICENSE beside it), of the version
+#: plotly.py draws for, and the trace types it draws (no WebGL).
+BUNDLE = Path(__file__).parent / "assets" / "plotly-cartesian.min.js"
+BUNDLE_TRACES = frozenset({"bar", "box", "contour", "heatmap", "histogram", "histogram2d", "histogram2dcontour",
+                           "image", "pie", "scatter", "scatterternary", "violin"})
 
 
 def _figures(blocks: Sequence[Block]) -> Iterator[Figure]:
@@ -50,16 +52,16 @@ def _figures(blocks: Sequence[Block]) -> Iterator[Figure]:
 
 
 def plotly_script(document: Document) -> str:
-    """The plotly.js the page inlines ("" when it has no figure): the basic bundle when every trace of its
-    figures is of `BASIC_TRACES` and the bundle is of the version plotly.py draws for, else the whole library."""
+    """The plotly.js the page inlines ("" when it has no figure): the cartesian bundle when every trace of its
+    figures is of `BUNDLE_TRACES` and the bundle is of the version plotly.py draws for, else the whole library."""
     traces = {trace.type for figure in _figures(document.blocks) for trace in figure.figure.data}
     if not traces:
         return ""
-    basic = BASIC_BUNDLE.read_text(encoding="utf-8") if BASIC_BUNDLE.is_file() else ""
-    version = re.search(r"plotly\.js \(basic - minified\) v(\S+)", basic[:300])
-    fits = traces <= BASIC_TRACES and version is not None and version.group(1) == get_plotlyjs_version()
+    bundle = BUNDLE.read_text(encoding="utf-8") if BUNDLE.is_file() else ""
+    version = re.search(r"plotly\.js \(cartesian - minified\) v(\S+)", bundle[:300])
+    fits = traces <= BUNDLE_TRACES and version is not None and version.group(1) == get_plotlyjs_version()
     return ("<script type='text/javascript'>window.PlotlyConfig = {MathJaxConfig: 'local'};</script>\n"
-            f"<script type='text/javascript'>{basic if fits else get_plotlyjs()}</script>")
+            f"<script type='text/javascript'>{bundle if fits else get_plotlyjs()}</script>")
 
 
 def render_html(document: Document) -> str:
