@@ -6,6 +6,13 @@ from studio import context
 from studio.state import configure_page, sidebar
 
 configure_page()
+# A session's first run reads the dataset and draws the sidebar before the page: the main area says so
+# meanwhile (it stayed blank for seconds on a loaded machine), and is cleared before the page draws. The
+# placeholder is there in every run, so that the page's elements keep their places (a widget that moved
+# between the first run and the next was drawn anew, and a file given to it then was lost).
+opening = st.empty()
+if "context_restored" not in st.session_state:
+    opening.caption("Opening G-Eval Studio: reading the dataset…")
 context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
 pages = st.navigation([
     st.Page("views/1_data.py", title="Data", icon=":material/table:", default=True),
@@ -17,6 +24,7 @@ pages = st.navigation([
     st.Page("views/7_label.py", title="Label", icon=":material/label:", url_path="label"),
 ])
 sidebar()
+opening.empty()
 context.publish()
 try:
     pages.run()

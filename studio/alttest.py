@@ -86,9 +86,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     chosen_who, paper = st.session_state["alttest_who"], geval.alttest.EPSILONS
     if known and chosen_who != known:
         st.caption(f"{dataset}'s annotators are {WHO[known]}: the paper's epsilon for them is {paper[known]:g}.")
-    if round(chosen_epsilon, 4) not in paper.values():
-        st.caption(f"Epsilon {chosen_epsilon:g} is your own, not the paper's for {WHO[chosen_who]} "
-                   f"({paper[chosen_who]:g}); the paper advises {min(paper.values()):g} to {max(paper.values()):g}.")
+    if line := epsilon_line(chosen_epsilon, chosen_who):
+        st.caption(line)
     try:
         results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by)
     except geval.GevalError as exc:
@@ -107,7 +106,41 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
         shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
     st.dataframe(shown, hide_index=True, key="alttest_summary",
                  column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
+    if line := same_items_line(results[reading]):
+        st.caption(plain(line))
     detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
+
+
+def epsilon_line(chosen: float, who: str) -> str:
+    """What the epsilon in force is, beside the kind of annotators chosen ("" when it is theirs, as the
+    paper advises): once, "experts (ε 0.2)" stood beside an Epsilon of 0.15 and neither said which held."""
+    paper = geval.alttest.EPSILONS
+    if round(chosen, 4) == paper[who]:
+        return ""
+    whose = next((kind for kind, value in paper.items() if round(chosen, 4) == value), None)
+    return (f"The test uses epsilon {chosen:g}, " + (f"the paper's for {WHO[whose]}" if whose else "your own") +
+            f", not the {paper[who]:g} it advises for {WHO[who]}" +
+            ("" if whose else f" (it advises {min(paper.values()):g} to {max(paper.values()):g})") +
+            ": a larger epsilon lets the judge lose to a person by more and still beat them.")
+
+
+def same_items_line(results: list) -> str:
+    """How many items the judges of each aspect are tested on, when an aspect has two judges or more
+    ("" otherwise): the items every one of them scored (and two annotators scored), so that they rank
+    on the same items; a judge that scored more is tested on these only."""
+    judges: dict[str, list] = {}
+    for r in results:
+        if not r.baseline:
+            judges.setdefault(r.aspect, []).append(r)
+    shared = [f"{len(rs)} judges of {aspect} on the {max(r.items for r in rs)} items all of them scored"
+              for aspect, rs in judges.items() if len(rs) > 1]
+    return ("Judges are compared on the same items: " + "; ".join(shared) + " (and at least two annotators "
+            "scored); a judge that scored more items is tested on these only.") if shared else ""
+
+
+def says_little(result, results: list) -> bool:
+    """Whether `result` passes where a judge that always gives the commonest label passes too."""
+    return bool(result.passed) and any(r.baseline and r.aspect == result.aspect and r.passed for r in results)
 
 
 def ranking(results: dict, reading: str) -> pd.DataFrame:
@@ -132,18 +165,23 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
              if name in by_name]  # best first
     state.keep_valid("alttest_pick", names)
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
-    OUTCOME[result.passed](plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
-                           icon=":material/balance:")
+    drawn = st.warning if says_little(result, results) else OUTCOME[result.passed]  # a constant passes too: caution
+    drawn(plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
+          icon=":material/balance:")
     annotators, plan = st.columns([3, 2])
     table = result.table()
     for column in ("judge wins", "person wins"):
         table[column] = [geval.reporting.number(v, 2) for v in table[column]]
     table["p"] = [geval.reporting.format_p(p) for p in table["p"]]
     annotators.dataframe(table, hide_index=True, key="alttest_annotators")
+    positions = [a.name for a in result.annotators if a.name.startswith("#")]
     annotators.caption("Per annotator: the items compared (those with another annotator and a judge score), the share "
                        "of them on which the judge's (the person's) alignment with the other annotators is at least "
                        "the other's (a tie counts for both), the one-sided p-value, and whether the judge beats the "
-                       "annotator after Benjamini-Yekutieli.")
+                       "annotator after Benjamini-Yekutieli."
+                       + (f" {', '.join(positions)} are positions, not people: the k-th score of each item (the file "
+                          "does not name its annotators, so #3 of one item may be another person than #3 of the next)."
+                          if positions else ""))
     by_label = combos.set_index("label")
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
     with plan:
@@ -153,6 +191,9 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:
             st.info(plain(planned.sentence()), icon=":material/groups:")
+            if alignment == "rank":
+                st.caption("The plan simulates neg-rmse: rank alignment is not simulated, so this count is for "
+                           "neg-rmse, an estimate for rank.")
         if combo is not None:
             st.caption("Judge signature:")
             st.text(combo["signature"])

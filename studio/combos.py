@@ -26,7 +26,7 @@ def require_scored(store: geval.Store, dataset: geval.Dataset) -> pd.DataFrame:
         st.page_link("views/3_score.py", label="Go to Score", icon=":material/play_circle:")
         st.stop()
     context.remember_combos(dataset.name, combos)
-    open_newest(dataset.name, combos)
+    open_newest(store, dataset.name, combos)
     return combos
 
 
@@ -34,18 +34,35 @@ def require_scored(store: geval.Store, dataset: geval.Dataset) -> pd.DataFrame:
 OPENED = {"inspect_combo": str, "agree_combos": list}
 
 
-def open_newest(dataset: str, combos: pd.DataFrame) -> None:
-    """When a combination newer than the one last seen has scores (a run just ended), Inspect and
-    Agreement open on it, not on the session's previous choice; a link's choice on a session's first
+def open_newest(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
+    """When a combination newer than the one last seen has scores (a run just ended, a judge was
+    imported), Inspect opens on it and Agreement on it and every other compared with its human aspects
+    (`default_chosen`), not on the session's previous choice; a link's choice on a session's first
     run, and a choice made since, stay."""
     newest = combos.set_index("label").loc[default(combos), "id"]
     seen = st.session_state.get("combos_newest")
     st.session_state["combos_newest"] = (dataset, newest)
     if seen is None or seen == (dataset, newest):
         return
+    st.session_state["inspect_combo"] = default(combos)
+    st.session_state["agree_combos"] = default_chosen(store, combos)
+
+
+def default_chosen(store: geval.Store, combos: pd.DataFrame) -> list[str]:
+    """The combinations Agreement compares until others are chosen: the default one (`default`) and
+    every other scored with a human aspect in common (a judge imported beside a scored one: both), a
+    prompt search's variants left out."""
     label = default(combos)
-    for key, kind in OPENED.items():
-        st.session_state[key] = [label] if kind is list else label
+    searched = combos.set_index("label")["searched"].astype(bool)
+    return [label, *(other for other in comparable(store, combos, label) if not searched[other])]
+
+
+def hidden(store: geval.Store, combos: pd.DataFrame, chosen: list[str]) -> list[str]:
+    """The scored combinations, not a prompt search's variants, compared with a human aspect that one of
+    `chosen` is compared with, left out of `chosen` (what a page says it does not show)."""
+    searched = combos.set_index("label")["searched"].astype(bool)
+    partners = (other for label in chosen for other in comparable(store, combos, label))
+    return [other for other in dict.fromkeys(partners) if other not in chosen and not searched[other]]
 
 
 def menu(combos: pd.DataFrame, held: str | list[str] | None) -> list[str]:

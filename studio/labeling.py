@@ -3,16 +3,23 @@ undo puts back, and the clock that times each label. Every label goes to the sto
 it is given (`Store.save_label`); this only remembers how the user moves, and a reload starts
 it again from the store (the items labeled, in the order they were labeled).
 
-Keys are read against the session, not against the page they were pressed on: a digit rates the
-item the session shows now and Enter goes on from it, so a key pressed while the page still
-draws the item before (typed ahead) lands where the user is, never on the item left. The
-callbacks never touch `st.session_state`: each access is a point where Streamlit stops a callback
-for the next key's rerun, and a digit then Enter would lose the label."""
+Every key names the item it was typed on. The keys are not Streamlit button shortcuts: a
+rerun that a newer key overtakes runs the callbacks of the keys it carries in no set order, and a
+key pressed while the page still showed an item the user had left (typed ahead of a redraw: on a
+loaded machine each key is a rerun of about a second) would press the buttons drawn since. A
+small component (`label_keys.js`) draws the item's line, logs each key with the item that line
+showed as it was pressed, and sends the log; `take_keys` takes each new key in the order typed:
+a key typed on the item shown applies to it, a key typed on an item already left is refused and
+said (`refusals`), never applied to another. The buttons (for the mouse) have keys of their own
+for each item and name it in their callbacks' arguments, so a click too lands on the item it was
+drawn for. The callbacks never touch `st.session_state`: each access is a point where Streamlit
+stops a callback for the next key's rerun."""
 
 from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import streamlit as st
 
@@ -36,6 +43,7 @@ class Session:
     undo: list[tuple[str, str, dict | None]] = field(default_factory=list)  # (item, aspect, label it replaced)
     since: float = 0.0  # when the clock started: the item shown, or its last label
     note: str = ""  # what the last key did, shown once
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (key, item typed on) since this item was shown
 
 
 def session(dataset: str, annotator: str) -> Session:
@@ -48,10 +56,29 @@ def session(dataset: str, annotator: str) -> Session:
     return found
 
 
+def others_line(store: geval.Store, dataset: str, aspect: str, annotator: str) -> str:
+    """When others labeled `aspect` too: the page reads `annotator`'s labels alone, Agreement the mean of
+    every annotator's on each item, so that their figures differ ("" when `annotator` is alone)."""
+    labels = store.labels(dataset)
+    others = sorted(set(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "annotator"]) - {annotator})
+    if not others:
+        return ""
+    whose = "your" if annotator == geval.labeling.DEFAULT_ANNOTATOR else f"{annotator}'s"
+    return (f"The figures here read {whose} labels of {aspect} alone; the Agreement page compares the judge "
+            f"with the mean of every annotator's labels of each item ({', '.join([annotator, *others])}), so its "
+            "agreement differs from these.")
+
+
+def key(item_id: str, name: str) -> str:
+    """The widget key of `item_id`'s button `name` (an aspect's value, "next", "back", ...): its own
+    for every item, so that a key typed on an item reaches the callback bound to that item."""
+    return f"label_{item_id}_{name}"
+
+
 def show(s: Session, item_id: str | None) -> None:
     """Make `item_id` the item shown (None: none is left); its clock starts when it is first shown."""
     if s.current != item_id:
-        s.current, s.since = item_id, time.time()
+        s.current, s.since, s.refused = item_id, time.time(), []
     if item_id is not None and item_id not in s.history:
         s.history.append(item_id)
 
@@ -62,30 +89,43 @@ def _labeled(s: Session, item_id: str) -> set[str]:
     return set(labels.loc[labels["item_id"] == item_id, "aspect"].str.lower())
 
 
-def rate(s: Session, aspect: str, score: int, keyed: tuple[str, ...] = ()) -> None:
-    """Save the label of the item shown at once, with the seconds since it was shown (or its previous
-    label). `keyed`: the aspects in order, for the buttons the digits press: they rate the first of
-    them the item has no label of yet (the button's own `aspect` once all have one)."""
-    if s.current is None:
-        s.note = "No item is shown: nothing was labeled."
+def _typed_here(s: Session, item_id: str | None, key: str) -> bool:
+    """Whether a key typed on `item_id` (None: on the page saying every item is labeled) applies: it is
+    the item shown. Else the key is refused and remembered, to be said on the page (`refusals`)."""
+    if item_id == s.current:
+        return True
+    s.refused.append((key, item_id))
+    return False
+
+
+def refusals(s: Session) -> str:
+    """What was typed on items already left since this item was shown, and not taken ("" when nothing)."""
+    by_item: dict[str, list[str]] = {}
+    for typed, item_id in s.refused:
+        by_item.setdefault(item_id, []).append(typed)
+    return " ".join(f"Not taken (typed on {f'item {item_id}' if item_id else 'the last page'} after you had left "
+                    f"it): {', '.join(keys)}."
+                    for item_id, keys in by_item.items()) + (" The keys now go to this item." if by_item else "")
+
+
+def rate(s: Session, item_id: str | None, aspect: str, score: int) -> None:
+    """Save `item_id`'s label of `aspect` at once, with the seconds since the item was shown (or its
+    previous label); refused when the page has gone on to another item since the key or click."""
+    if not _typed_here(s, item_id, str(score)) or item_id is None:
         return
-    if keyed:
-        labeled = _labeled(s, s.current)
-        aspect = next((name for name in keyed if name.lower() not in labeled), aspect)
     now = time.time()
-    previous = s.store.save_label(s.current, aspect, score, s.annotator, seconds=round(now - s.since, 2))
-    s.undo.append((s.current, aspect, previous))
+    previous = s.store.save_label(item_id, aspect, score, s.annotator, seconds=round(now - s.since, 2))
+    s.undo.append((item_id, aspect, previous))
     s.since, s.note = now, f"Saved {aspect} = {score}."
 
 
-def go_on(s: Session, aspects: tuple[str, ...]) -> None:
-    """Enter / →: the next item seen after this one, else the next one not labeled in the page's
-    order, once every one of `aspects` of this item has a label. An item still to label stays
-    (s skips it), with a note: a digit lost on its way (Streamlit drops a key's click when the next
-    key's rerun overtakes it) never leaves an item unlabeled unnoticed."""
-    if s.current is None:
+def go_on(s: Session, item_id: str | None, aspects: tuple[str, ...]) -> None:
+    """Enter / → typed on `item_id`: the next item seen after it, else the next one not labeled in the
+    page's order, once every one of `aspects` of it has a label. An item still to label stays (s skips
+    it), with a note: a digit lost on its way never leaves an item unlabeled unnoticed."""
+    if not _typed_here(s, item_id, "Enter") or item_id is None:
         return
-    missing = [name for name in aspects if name.lower() not in _labeled(s, s.current)]
+    missing = [name for name in aspects if name.lower() not in _labeled(s, item_id)]
     if missing:
         s.note = f"No label of {', '.join(missing)} for this item yet: a digit gives it, s skips the item."
         return
@@ -101,8 +141,10 @@ def _leave(s: Session) -> None:
     s.note = ""
 
 
-def back(s: Session) -> None:
-    """←: the item seen before this one."""
+def back(s: Session, item_id: str | None) -> None:
+    """← typed on `item_id` (None: on the page that says every item is labeled): the item seen before it."""
+    if not _typed_here(s, item_id, "←"):
+        return
     if not s.history:
         s.note = "Nothing labeled before this item yet."
         return
@@ -114,9 +156,9 @@ def back(s: Session) -> None:
     s.note = ""
 
 
-def skip(s: Session) -> None:
-    """s: leave this item unlabeled and go on (it is offered again in a new session)."""
-    if s.current is None:
+def skip(s: Session, item_id: str | None) -> None:
+    """s typed on `item_id`: leave it unlabeled and go on (it is offered again in a new session)."""
+    if not _typed_here(s, item_id, "s") or item_id is None:
         return
     s.skipped.add(s.current)
     _leave(s)
@@ -134,5 +176,80 @@ def undo(s: Session) -> None:
         s.store.delete_label(item_id, aspect, s.annotator)
     else:
         s.store.save_labels([previous])
-    s.current, s.since = item_id, time.time()
+    show(s, item_id)
+    s.since = time.time()
     s.note = f"Undone: {aspect} of this item " + (f"is {previous['score']:g} again." if previous else "is unlabeled.")
+
+
+def scale_buttons(s: Session, item_id: str, aspect: geval.labeling.LabelAspect, given: float | None = None) -> None:
+    """One button per value of `aspect`'s scale, for `item_id` (the mouse's way to rate; the digits are
+    heard by `keyboard`), the value given primary."""
+    for column, value in zip(st.columns(len(aspect.scale)), aspect.scale):
+        column.button(str(value), key=key(item_id, f"{aspect.name}_{value}"), on_click=rate,
+                      args=(s, item_id, aspect.name, value), type="primary" if given == value else "secondary",
+                      width="stretch")
+
+
+def nav_buttons(s: Session, item_id: str, names: tuple[str, ...], labeled: bool) -> None:
+    """Back, Skip, Undo and Next for `item_id`, each named with its key."""
+    st.button("Back ←", key=key(item_id, "back"), on_click=back, args=(s, item_id))
+    st.button("Skip (s)", key=key(item_id, "skip"), on_click=skip, args=(s, item_id))
+    st.button("Undo (u)", key="label_undo", on_click=undo, args=(s,))
+    st.button("Next (Enter or →)", key=key(item_id, "next"), on_click=go_on, args=(s, item_id, names),
+              type="primary" if labeled else "secondary")
+
+
+_KEYS = st.components.v2.component("geval_label_keys", js=(Path(__file__).parent / "label_keys.js").read_text(),
+                                   isolate_styles=False)
+TAKEN = "label_keys_taken"  # the session key of the last key taken ({"seq": n}: changed in place, never set)
+
+
+def keyboard(s: Session, line: str) -> None:
+    """The item's line (`line`), drawn by the component that hears the keys: each key is sent with the
+    item this line shows as it is pressed (`take_keys` takes them on the next run)."""
+    _KEYS(key="label_keys", data={"item": s.current, "line": line, "done": _taken()["seq"]},
+          default={"log": []}, on_log_change=lambda: None)
+
+
+def _taken() -> dict:
+    return st.session_state.setdefault(TAKEN, {"seq": 0})
+
+
+def take_keys(s: Session, aspects: list) -> bool:
+    """Apply the keys typed since the last run, in the order typed, each to the item it was typed on
+    (or refused when the session has left that item since): a digit rates the first aspect of the
+    item still to label, Enter and → go on, ← goes back, s skips, u undoes. Whether any was taken."""
+    log = (st.session_state.get("label_keys") or {}).get("log") or []
+    taken = _taken()
+    new = [entry for entry in log if entry["seq"] > taken["seq"]]
+    if not new:
+        return False
+    taken["seq"] = max(entry["seq"] for entry in new)  # first: a rerun stopping this one takes none twice
+    names = tuple(a.name for a in aspects)
+    for entry in sorted(new, key=lambda entry: entry["seq"]):
+        typed, item_id = entry["key"], entry["item"]
+        if typed.isdigit():
+            _rate_by_key(s, item_id, aspects, int(typed))
+        elif typed in ("Enter", "→"):
+            go_on(s, item_id, names)
+        elif typed == "←":
+            back(s, item_id)
+        elif typed == "s":
+            skip(s, item_id)
+        elif typed == "u":
+            undo(s)
+    return True
+
+
+def _rate_by_key(s: Session, item_id: str | None, aspects: list, value: int) -> None:
+    """A digit: the first aspect of the item still to label gets it, when it is on that aspect's scale."""
+    if not _typed_here(s, item_id, str(value)) or item_id is None:
+        return
+    labeled = _labeled(s, item_id)
+    aspect = next((a for a in aspects if a.name.lower() not in labeled), None)
+    if aspect is None:
+        s.note = f"This item is labeled: {value} changed nothing (u undoes the last label, a click changes one)."
+    elif value not in aspect.scale:
+        s.note = f"{value} is not on the scale of {aspect.name} ({aspect.min}-{aspect.max}): nothing was saved."
+    else:
+        rate(s, item_id, aspect.name, value)

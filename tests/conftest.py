@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,11 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True, deadline=None)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# The suite keeps its own speeds measured here (the model files stay shared): an app scoring with the embedded
+# judge in another process rewrites the user's cache folder's speed.json, and an estimate a test reads changed
+# under it. Set before anything starts: the apps and workers the tests start inherit it.
+os.environ["GEVAL_SPEED_FILE"] = str(Path(tempfile.mkdtemp(prefix="geval-tests-")) / "speed.json")
 
 from openai_stub import OpenAIStub  # noqa: E402
 

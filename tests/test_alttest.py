@@ -120,6 +120,31 @@ def test_two_annotators_give_numbers_but_no_verdict():
            "the paper recommends 3 or more)" in result.verdict()
 
 
+def test_the_ranking_counts_the_annotators_and_those_tested_apart():
+    """Two annotators with 24 items each: the ranking's "annotators" read 0 (those tested)."""
+    values = [1.0, 2.0, 3.0] * 8
+    row = geval.alttest.summary([alt_test(people_of({"a": values, "b": values}),
+                                          {f"i{k}": v for k, v in enumerate(values)})]).iloc[0]
+    assert (row["annotators"], row["tested"]) == (2, 0)
+
+
+def test_a_constant_with_the_judges_advantage_probability_says_what_that_means():
+    """At epsilon .15 the constant's sentence gave a number without its meaning."""
+    rng = np.random.default_rng(1)  # a random judge; people near a truth, 2 their commonest label
+    truth = rng.integers(1, 4, 30)
+    people = {n: {f"i{k}": float(np.clip(truth[k] + rng.integers(-1, 2), 1, 3)) for k in range(30)} for n in "abc"}
+    judge = replace(alt_test(people, {f"i{k}": float(rng.integers(1, 4)) for k in range(30)}, "neg-rmse"),
+                    judge="gpt-x", aspect="Natural")
+    constant = replace(alt_test(people, {f"i{k}": 2.0 for k in range(30)}, "neg-rmse"),
+                       judge="always 2 (the people's commonest label)", aspect="Natural", baseline=True)
+    assert not constant.passed and constant.advantage_probability >= judge.advantage_probability
+    said = geval.alttest.caveat(judge, [judge, constant])
+    assert said == (f"A judge that always answers 2 is at least as good as a person on "
+                    f"{constant.advantage_probability:.0%} of the Natural items (its advantage probability), as often "
+                    f"as this judge ({judge.advantage_probability:.0%}) or more: on this aspect the advantage "
+                    "probability rewards giving the commonest label.")
+
+
 def test_items_with_one_annotator_are_left_out():
     people = {"a": {f"i{k}": 1.0 for k in range(40)}, "b": {f"i{k}": 1.0 for k in range(35)}}
     result = alt_test(people, {f"i{k}": 1.0 for k in range(40)})
@@ -218,7 +243,7 @@ def test_an_import_by_the_files_own_ids_reads_like_a_judge(labeled, tmp_path):
     path = tmp_path / "mine.csv"
     path.write_text("id,score\nrow0,1.5\nrow1,3\nrow2,2\nrow3,\n")
     done = geval.alttest.import_judge(labeled, "d", path, name="my gpt-4o")
-    assert (done[0].name, done[0].items, done[0].aspects, done[0].unscored) == ("my gpt-4o", 4, ["natural"], 1)
+    assert (done[0].name, done[0].items, done[0].aspects, done[0].unscored) == ("my gpt-4o", 4, ["Natural"], 1)
     combo = labeled.combos("d").iloc[0]
     assert combo["label"] == "my gpt-4o (imported from mine.csv)" and (combo["ok"], combo["unscored"]) == (3, 1)
     table = geval.agree(labeled, "d")

@@ -172,3 +172,14 @@ def test_a_free_column_is_not_shrunk_by_the_ridge():
     shrunk = fit_predict("ridge", x, y, test, groups)
     assert np.allclose(free, 2 * test[:, 0] + 1, atol=0.05)
     assert np.ptp(shrunk) < np.ptp(free)
+
+
+def test_a_judge_that_gives_every_item_one_score_is_a_free_column_of_zeros_not_a_crash():
+    """A judge imported with 2 for every item: the free column the ridge does not shrink was all zeros once
+    standardized, and solving for its weight raised "Singular matrix" on the Agreement page."""
+    rng = np.random.default_rng(0)
+    x = np.column_stack([np.full(12, 2.0), rng.normal(size=12)])
+    y = rng.normal(size=12)
+    groups = np.array([f"g{i // 2}" for i in range(12)])
+    predicted = fit_predict("ridge", x, y, x[:3], groups, free=[0])
+    assert np.isfinite(predicted).all()

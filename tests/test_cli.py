@@ -262,7 +262,7 @@ def test_a_files_own_id_column_is_read_by_default_and_a_judge_file_by_those_ids_
     assert ("mine: item ids: the file's own, from its column 'id' (labels and judge scores may name items by them; "
             "to read another column: id=COLUMN)") in err
     assert main(["judge", "import", judge, "--dataset", "mine", "--name", "gptx", "--store", store]) == 0
-    assert "gptx: 12 items, overall (" in capsys.readouterr().out
+    assert "gptx: 12 items, Overall (" in capsys.readouterr().out
 
 
 def test_a_judge_file_whose_ids_the_dataset_lacks_is_a_one_line_error_with_a_few_of_them(tmp_path, capsys):

@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
+from e2e_helpers import CHROMIUM, dataset_uploader, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
 from helpers import scripted
 from test_e2e_label import MAIN, go_on, label_by_keyboard, settled, shown
 from test_page_label import write_unscored_table
@@ -97,7 +97,7 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
 
         # a CSV with no human score
         tab.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
-        tab.locator('[data-testid="stFileUploaderDropzoneInput"]').first.set_input_files(str(table))
+        dataset_uploader(tab).set_input_files(str(table))  # not the first input: the imports' are there too
         tab.get_by_role("button", name="Load with this mapping").click()
         tab.locator(f"{MAIN} h3").filter(has_text="mine").first.wait_for()
         wait_idle(tab)
@@ -115,7 +115,7 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
         elsewhere = tmp_path / "gpt-x.csv"
         elsewhere.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
         _import(tab, "A judge's scores", elsewhere, "Judge name", "gpt-x", "Import the judge's scores",
-                "gpt-x: 30 items imported (natural)")
+                "gpt-x: 30 items imported (Natural)")
         screenshot(tab, "e2e_alttest_1_imports")
 
         # ann and bob label the same 29 items (the same seeded order) by keyboard

@@ -52,6 +52,13 @@ def load_mapped(tab, name: str) -> None:
     wait_idle(tab)
 
 
+def chosen_templates(tab) -> list[str]:
+    """The template versions chosen in the Score page's menu (its chips, without where each comes from)."""
+    chips = tab.locator('[data-testid="stMultiSelect"]').filter(has_text="Templates").first.get_by_role("button")
+    names = [chips.nth(i).get_attribute("aria-label") or "" for i in range(chips.count())]
+    return [re.sub(r"^Remove (\S+).*$", r"\1", name) for name in names if name.startswith("Remove ")]
+
+
 def start_and_wait(tab, template: str, items: int) -> str:
     """Press Start scoring and wait for the run's green line on `template`; returns it."""
     tab.get_by_role("button", name="Start scoring").click()
@@ -80,9 +87,20 @@ def test_an_article_summary_csv_is_read_as_summaries_and_scores_with_summeval_co
     load_mapped(tab, "summaries")
     assert "Read at level summary, inferred" in main_text(tab)
 
+    # Label and Score open on a template written for summaries (once, Label opened on Topical-Chat's, listed as
+    # fitting news summaries)
+    goto_page(tab, "Label")
+    settled(tab)
+    opened = selected(tab, "Template")
+    assert opened.startswith("summeval-"), opened
     goto_page(tab, "Score")
+    assert opened in chosen_templates(tab), chosen_templates(tab)
+    assert tab.locator(f'{MAIN} [data-testid="stAlertContentError"]').count() == 0, main_text(tab)
     consistency = geval.Template.load("summeval-consistency").label
     multiselect_add(tab, "Templates", f"{consistency} (prompts/)")
+    if not opened.startswith("summeval-consistency@"):
+        tab.get_by_role("button", name=f"Remove {opened} (prompts/)").click()
+        wait_idle(tab)
     tab.wait_for_function(
         """() => [...document.querySelectorAll('[data-testid="stAlertContentInfo"]')]
                  .some(e => /summeval-consistency@[0-9a-f]{12}: 4 items: 0 cached, 4 judge calls to make/.test(
@@ -119,8 +137,9 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
     assert "response-naturalness" in main_text(tab)  # among the templates that fit at the turn level
     load_mapped(tab, "mine")
 
-    # Label: the template menu offers templates that fit; 10 labels of Natural, by keyboard
+    # Label: the template menu offers templates that fit, and opens on one; 10 labels of Natural, by keyboard
     goto_page(tab, "Label")
+    assert selected(tab, "Template").startswith("response-"), selected(tab, "Template")
     select_option(tab, "Template", re.compile(r"^\s*response-naturalness@[0-9a-f]{12}\s*$"))
     tab.locator(MAIN).get_by_text("0 labeled").first.wait_for()
     assert "no judge has scored these items yet" in main_text(tab)
@@ -148,6 +167,7 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
     tab.locator(MAIN).get_by_text("is not chosen: placeholder {{fact}} of topicalchat-naturalness has no value").first \
         .wait_for()
     naturalness = geval.Template.load("response-naturalness").label
+    assert chosen_templates(tab) == [naturalness], chosen_templates(tab)  # the one labeled with: it renders here
     multiselect_add(tab, "Templates", f"{naturalness} (prompts/)")
     alert(tab, "info", re.compile(r"response-naturalness@[0-9a-f]{12}: 16 items: 0 cached, 16 judge calls"))
     assert tab.locator(f'{MAIN} [data-testid="stAlertContentError"]').count() == 0, main_text(tab)

@@ -213,7 +213,7 @@ def test_a_link_to_agreement_opens_the_same_view_in_a_fresh_browser(server, brow
     open_url(tab, f"{server['url']}/?dataset=mine", "Data")
     goto_page(tab, "Agreement")
     chosen = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(has_text="Template versions and judges")
-    assert newer in chosen.inner_text() and older not in chosen.inner_text()  # the newest scored one
+    assert newer in chosen.inner_text() and older in chosen.inner_text()  # the newest, and the other of its aspect
     multiselect_add(tab, "Template versions and judges", older)
     tab.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text=older).first.wait_for(state="attached")
     link = tab.url

@@ -388,7 +388,7 @@ def test_cli_leaderboard_and_report(tmp_path):
     assert "](topicalchat_usr_sample.html)" in text  # the plots, drawn in the HTML page
     page = (out / "topicalchat_usr_sample.html").read_text()
     assert page.startswith("<!DOCTYPE html>") and 'src="plotly.min.js"' not in page
-    assert page.count("plotly.js v") == 1 and sorted(p.name for p in out.iterdir()) == [  # plotly.js once, inline
+    assert page.count("* plotly.js (cartesian - minified) v") == 1 and sorted(p.name for p in out.iterdir()) == [  # once
         "topicalchat_usr_sample.html", "topicalchat_usr_sample.md"]
 
     done = run_cli("leaderboard", "nope", "--store", store, "--baselines", "none")

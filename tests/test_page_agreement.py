@@ -241,9 +241,8 @@ def test_a_new_run_whose_label_reads_alike_is_opened_and_told_apart(monkeypatch,
         store.close()
         at.run()
     assert not at.exception
-    [now] = at.multiselect(key="agree_combos").value
-    assert now == f"{chosen} · max_tokens 32"  # the newest run, opened
-    assert f"{chosen} · max_tokens 16" in at.multiselect(key="agree_combos").options  # the one chosen before
+    now = at.multiselect(key="agree_combos").value  # the newest run, opened, beside the one chosen before (the
+    assert now == [f"{chosen} · max_tokens 32", f"{chosen} · max_tokens 16"]  # same aspect): both compared
 
 
 def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_when_scored_after_its_edit(
@@ -299,7 +298,7 @@ def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_
     assert newest != first
     at.run()
     assert not at.exception
-    assert at.multiselect(key="agree_combos").value == [newest]
+    assert at.multiselect(key="agree_combos").value == [newest, first]  # the newest first; both judge Natural
     at.switch_page("views/4_inspect.py").run()
     assert at.selectbox(key="inspect_combo").value == newest
     at.selectbox(key="inspect_combo").select(first).run()  # a choice made since stays
@@ -357,7 +356,7 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
         made_line_out(downloaded).split("<"), made_line_out(written).split("<"), lineterm="", n=0))[:20])
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
-        assert page.count("plotly.js v") == 1 and page.count('class="plotly-graph-div"') >= 4
+        assert page.count("* plotly.js (cartesian - minified) v") == 1 and page.count('class="plotly-graph-div"') >= 4
         assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
 
 
@@ -419,3 +418,45 @@ def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch
     people.switch_page(PAGE).run()
     assert [h.value for h in people.subheader][0] == "Correlation with people"
     assert not any(c.value.startswith("One annotator per item") for c in people.caption)
+
+
+def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_aspect(monkeypatch, tmp_path):
+    """A judge imported beside one scored on the same items: Agreement opened with the imported judge
+    alone, and its report said "No two template versions or judges of this report are compared"."""
+    from geval.scoring.imports import import_judge
+
+    at, dataset = scored_app(monkeypatch, tmp_path, n=36)
+    store = geval.Store(tmp_path / "store.sqlite")
+    scored_ids = set(store.judgments(dataset.name)["item_id"])
+    ids = [item.id for item in dataset.items if item.id in scored_ids] + [
+        item.id for item in dataset.items if item.id not in scored_ids][:4]
+    table = tmp_path / "gpt-x.csv"
+    table.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
+    import_judge(store, dataset.name, table)
+    combos = store.combos(dataset.name)
+    store.close()
+    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
+    embedded = next(label for label in combos["label"] if label != imported)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.multiselect(key="agree_combos").value == [imported, embedded]  # the newest first, both compared
+    at.button(key="agree_report_build").click().run()
+    page = at.session_state["agree_report"][1].decode()
+    assert "No two template versions or judges of this report are compared" not in page
+    assert re.search(r"Template versions and judges compared.*gpt-x", page, re.DOTALL)
+    at.multiselect(key="agree_combos").unselect(embedded).run()  # one left out: said
+    assert any(c.value.startswith("Not shown, though compared with the same human aspects: ") and
+               "scripted" in c.value for c in at.caption)
+
+
+def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_groups(monkeypatch, tmp_path):
+    """After a random sample of 36 items the group level read "n/a (1 group)" and nothing said why."""
+    at, _ = scored_app(monkeypatch, tmp_path, n=12)  # 12 items spread over the sample's 10 dialogues
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    table = at.dataframe[0].value
+    assert table.loc[table["level"] == "group", "value [95% CI]"].str.startswith("n/a").all()
+    assert any("score whole groups instead (the Score page's Items, By group)" in c.value for c in at.caption)
+    at.switch_page("views/3_score.py").run()
+    at.radio(key="score_how").set_value("Seeded random sample").run()
+    assert any(c.value.startswith("A random sample spreads its items over the groups") for c in at.caption)

@@ -55,8 +55,14 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     assert at.number_input(key="alttest_epsilon").value == 0.2 and "at epsilon 0\\.2," in texts(at)
     at.number_input(key="alttest_epsilon").set_value(0.3).run()
     assert "at epsilon 0\\.3," in texts(at) and at.selectbox(key="alttest_who").value == "experts"
-    assert "Epsilon 0.3 is your own, not the paper's for experts (0.2); the paper advises 0.1 to 0.2." in \
-        [c.value for c in at.caption]
+    said = ": a larger epsilon lets the judge lose to a person by more and still beat them."
+    assert f"The test uses epsilon 0.3, your own, not the 0.2 it advises for experts (it advises 0.1 to 0.2){said}" \
+        in [c.value for c in at.caption]
+    at.number_input(key="alttest_epsilon").set_value(0.15).run()  # beside "experts (ε 0.2)": which holds, said
+    assert f"The test uses epsilon 0.15, the paper's for skilled annotators, not the 0.2 it advises for experts{said}" \
+        in [c.value for c in at.caption]
+    assert any(c.value.startswith("Per annotator: ") and "#1, #2, #3 are positions, not people" in c.value
+               for c in at.caption)  # beside the table, not only in the sidebar
 
     store = geval.Store(tmp_path / "store.sqlite")  # a second judge, imported: ranked beside it, and chosen
     elsewhere = tmp_path / "elsewhere.csv"
@@ -69,6 +75,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     assert any(judge.startswith("always ") and judge.endswith(" (the best constant: a baseline)") for judge in judges)
     assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
     judges = [judge for judge in judges if not judge.startswith("always ")]  # the baseline is not picked
+    assert "Judges are compared on the same items: 2 judges of Natural on the 36 items all of them scored" in \
+        texts(at).replace("\\", "")  # the imported one scored 60
     chosen = at.selectbox(key="alttest_pick")
     assert chosen.options == [f"{judge} · Natural" for judge in judges]  # the best first
     chosen.set_value(chosen.options[1]).run()  # the second: its verdict
@@ -111,14 +119,14 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
     assert store.combos(SAMPLE).empty and not list((tmp_path / "uploads").rglob("*.csv"))
     at.checkbox(key="import_judge_only_known").check()  # as the error says: the dataset's items only, the rest counted
     _import_judge(at, "judge.csv", _judge_file(store, 12, bad_row=2), judge="partial")
-    assert [s.value for s in at.success] == ['partial: 11 items imported (natural, 1 scores of other items left out); '
+    assert [s.value for s in at.success] == ['partial: 11 items imported (Natural, 1 scores of other items left out); '
                                              'it is listed as "partial (imported from judge.csv)" on Inspect and '
                                              'Agreement.']
     store.delete_template_version(store.combos(SAMPLE).iloc[0]["template_version"])  # the rest as before
     at.checkbox(key="import_judge_only_known").uncheck()
 
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
-    assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (natural); it is listed as "my gpt-4o '
+    assert [s.value for s in at.success] == ['my gpt-4o: 12 items imported (Natural); it is listed as "my gpt-4o '
                                              '(imported from judge.csv)" on Inspect and Agreement.']
     _import_judge(at, "judge.csv", _judge_file(store, 12), judge="my gpt-4o")
     assert [s.value for s in at.success] == ["my gpt-4o: already imported from judge.csv: nothing changed."]
@@ -154,8 +162,8 @@ def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
     at.selectbox(key="import_judge_aspect").set_value("Natural")
     at.button(key="import_judge_submit").click().run()
     assert not at.exception and not at.error
-    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (natural)",
-                                                           "judge-b: 4 items imported (natural)"]
+    assert [s.value.split(";")[0] for s in at.success] == ["judge-a: 4 items imported (Natural)",
+                                                           "judge-b: 4 items imported (Natural)"]
     assert sorted(store.combos(SAMPLE)["label"]) == ["judge-a (imported from llm_annotations.json)",
                                                      "judge-b (imported from llm_annotations.json)"]
 
@@ -222,3 +230,23 @@ def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypat
 
     at.switch_page(INSPECT).run()  # each annotator by name beside the judge
     assert not at.exception and list(at.table[0].value.columns) == ["mean", "ann", "bob"]
+
+
+def test_a_pass_a_constant_matches_is_drawn_in_caution_and_the_rank_plan_says_it_is_neg_rmse(monkeypatch, tmp_path):
+    """Three annotators who all give 2 on 36 items, and a judge imported that gives 2 as well: it passes,
+    and so does a judge that always answers 2. That pass "says little": once drawn as a green success."""
+    at, store = label_app(monkeypatch, tmp_path, n=36, score=False)
+    items = store.items("mine")
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 2 if (n + k) % 12 else 3, "annotator": who}
+                       for k, who in enumerate(("ann", "bob", "carol")) for n, i in enumerate(items)])
+    elsewhere = tmp_path / "elsewhere.csv"
+    elsewhere.write_text("item_id,natural\n" + "".join(f"{i.id},2\n" for i in items))
+    geval.alttest.import_judge(store, "mine", elsewhere)
+    at.switch_page(AGREEMENT).run()
+    assert not at.exception
+    verdict = next(w.value for w in at.warning if "an annotator here" in w.value)
+    assert "can replace an annotator here" in verdict and "this pass says little" in verdict
+    assert not any("an annotator here" in s.value for s in at.success)
+    at.selectbox(key="alttest_alignment").set_value("rank").run()
+    assert "The plan simulates neg-rmse: rank alignment is not simulated, so this count is for neg-rmse, an estimate " \
+           "for rank." in [c.value for c in at.caption]

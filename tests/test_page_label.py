@@ -52,11 +52,27 @@ def label_app(monkeypatch, tmp_path: Path, n: int = 12, score: bool = True) -> t
 
 
 def shown_item(at: AppTest) -> str:
-    return re.search(r"item ([0-9a-f]{16}) ·", texts(at)).group(1)
+    """The item the Label page shows (its line is drawn by the component that hears the keys)."""
+    return at.session_state["label_session"].current
+
+
+def button(at: AppTest, name: str):
+    """The button `name` ("Natural_3", "next", "back", "skip") of the item shown: each item's buttons are its own."""
+    return at.button(key=f"label_{shown_item(at)}_{name}")
 
 
 def rate(at: AppTest, value: int, aspect: str = "Natural") -> None:
-    at.button(key=f"label_{aspect}_{value}").click().run()
+    button(at, f"{aspect}_{value}").click().run()
+    assert not at.exception
+
+
+def type_keys(at: AppTest, *keys: str, on: str | None = None) -> None:
+    """`keys` typed as the page's key component sends them: the log of the keys not taken yet, in the
+    order typed, each with the item its line showed (`on`, default the item shown now), then a rerun."""
+    item, taken = on or shown_item(at), at.session_state["label_keys_taken"]["seq"]
+    at.session_state["label_keys"] = {"log": [{"seq": taken + 1 + n, "key": key, "item": item}
+                                              for n, key in enumerate(keys)]}
+    at.run()
     assert not at.exception
 
 
@@ -65,26 +81,27 @@ def test_a_label_is_saved_at_once_with_its_seconds_and_the_scores_show_only_afte
     first = shown_item(at)
     assert not re.search(r"judge \d", texts(at))  # blind: nothing shown before the label
     assert "needs about 385 labels, more than the 12 items here; all 12 give about ±0.57" in texts(at)
-    shortcuts = {b.key: b.proto.shortcut for b in at.button}
-    assert [shortcuts[f"label_Natural_{v}"] for v in (1, 2, 3)] == ["1", "2", "3"]
-    assert (shortcuts["label_next"], shortcuts["label_forward"], shortcuts["label_back"], shortcuts["label_skip"],
-            shortcuts["label_undo"]) == ("enter", "right", "left", "s", "u")
 
-    rate(at, 2)
+    type_keys(at, "2")  # a digit rates
     labels = store.labels("mine")
     assert labels[["item_id", "aspect", "score", "annotator"]].values.tolist() == [[first, "Natural", 2.0, "you"]]
     assert labels["seconds"].iloc[0] >= 0
     assert re.search(r"you 2 · judge \d\.\d\d \(1-3\)", texts(at))  # shown beside the label, once it is saved
     assert shown_item(at) == first  # Enter goes on, not the digit
 
-    at.button(key="label_next").click().run()
+    type_keys(at, "3")  # labeled: a digit changes nothing, and says so
+    assert store.labels("mine")["score"].tolist() == [2.0] and "This item is labeled: 3 changed nothing" in texts(at)
+
+    type_keys(at, "Enter")
     second = shown_item(at)
     assert second != first and not re.search(r"judge \d", texts(at))
-    rate(at, 3)
-    at.button(key="label_undo").click().run()  # u: the last label is taken back
+    type_keys(at, "5")  # not on the scale
+    assert "5 is not on the scale of Natural (1-3): nothing was saved." in texts(at) and len(store.labels("mine")) == 1
+    rate(at, 3)  # a click rates too
+    type_keys(at, "u")  # u: the last label is taken back
     assert store.labels("mine")["item_id"].tolist() == [first]
     assert shown_item(at) == second
-    at.button(key="label_back").click().run()  # ←: the item before, its label shown and editable
+    type_keys(at, "←")  # ←: the item before, its label shown and editable
     assert shown_item(at) == first and "you 2" in texts(at)
     rate(at, 1)
     assert store.labels("mine")["score"].tolist() == [1.0]
@@ -92,14 +109,38 @@ def test_a_label_is_saved_at_once_with_its_seconds_and_the_scores_show_only_afte
     assert store.labels("mine")["score"].tolist() == [2.0]
 
 
+def test_keys_typed_ahead_of_the_page_land_on_the_item_they_were_typed_on_or_are_refused_and_said(monkeypatch,
+                                                                                                  tmp_path):
+    """A practiced annotator types "2, Enter, 3, Enter" while the page still shows the first item (each
+    key a rerun of a second on a loaded machine): the 2 is the first item's, the rest were typed on an
+    item already left. Never saved on the item shown since (once, a 5 meant for item 3 landed on item 2):
+    refused, and said; the keys typed once the next item shows are its own."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    type_keys(at, "2", "Enter", "3", "Enter", "1", on=first)
+    second = shown_item(at)
+    assert second != first and store.labels("mine")[["item_id", "score"]].values.tolist() == [[first, 2.0]]
+    assert f"Not taken (typed on item {first} after you had left it): 3, Enter, 1. The keys now go to this item." \
+        in [w.value for w in at.warning]
+    type_keys(at, "3", "Enter")  # typed on the second item, as shown: its own
+    third = shown_item(at)
+    type_keys(at, "s")  # the third, skipped
+    assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
+    assert not at.warning and at.session_state["label_session"].skipped == {third}
+    type_keys(at, "s", on=first)  # a skip typed on an item left long ago skips nothing
+    assert "Not taken (typed on item" in at.warning[0].value
+    rate(at, 1)  # a click on the buttons of the item shown
+    assert len(store.labels("mine")) == 3
+
+
 def test_skip_leaves_an_item_unlabeled_and_the_labeled_ones_are_not_offered_again(monkeypatch, tmp_path):
     at, store = label_app(monkeypatch, tmp_path)
     first = shown_item(at)
-    at.button(key="label_skip").click().run()
+    button(at, "skip").click().run()
     assert shown_item(at) != first and store.labels("mine").empty
     for value in (1, 2, 3):
         rate(at, value)
-        at.button(key="label_next").click().run()
+        button(at, "next").click().run()
     fresh = AppTest.from_file(APP, default_timeout=120)  # a new session (a reload): the next unlabeled item
     fresh.session_state["dataset_source"] = {"stored": "mine"}
     fresh.run()
@@ -113,13 +154,15 @@ def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     at.radio(key="label_from").set_value("Aspects I name").run()
     at.text_input(key="label_aspects").input("Overall 1-5, Fluent 0-1").run()
     assert not at.exception
+    item = shown_item(at)
     keys = {b.key for b in at.button}
-    assert {f"label_Overall_{v}" for v in range(1, 6)} | {"label_Fluent_0", "label_Fluent_1"} <= keys
+    assert {f"label_{item}_Overall_{v}" for v in range(1, 6)} | {f"label_{item}_Fluent_0", f"label_{item}_Fluent_1"} <= keys
     assert "no judge has scored these items yet" in texts(at)
     assert "No template that fits these items scores Fluent" in texts(at)  # Overall: response-overall scores it
-    rate(at, 4, "Overall")
-    shortcuts = {b.key: b.proto.shortcut for b in at.button}
-    assert shortcuts["label_Fluent_1"] == "1" and not shortcuts["label_Overall_1"]  # the keys move to the next aspect
+    type_keys(at, "4")
+    assert "**Fluent** (0-1) ← the keys rate this" in texts(at)  # the keys move to the next aspect
+    type_keys(at, "1")
+    assert store.labels("mine").set_index("aspect")["score"].to_dict() == {"Overall": 4.0, "Fluent": 1.0}
     at.text_input(key="label_aspects").input("Overall 1-10").run()
     assert [e.value for e in at.error] == ["aspect 'Overall' scale 1-10: use whole numbers with 0 <= min < max <= 9, "
                                            "so that one key rates"]
@@ -134,7 +177,7 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
     at.switch_page(PAGE).run()
     for index in range(12):
         rate(at, 1 + index % 3)
-        at.button(key="label_next").click().run()
+        button(at, "next").click().run()
     assert "All 12 items are labeled." in texts(at)
     at.switch_page("views/1_data.py").run()
     assert re.search(r"Natural: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
@@ -205,7 +248,7 @@ def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch,
     assert not any(o.startswith(("topicalchat-", "personachat-", "summeval-")) for o in offered), offered
     at.selectbox(key="label_template").set_value(next(o for o in offered if o.startswith("response-naturalness@")))
     at.run()
-    assert "label_Natural_3" in {b.key for b in at.button}
+    assert f"label_{shown_item(at)}_Natural_3" in {b.key for b in at.button}
     assert "no judge has scored these items yet" in texts(at)
 
 
@@ -227,9 +270,63 @@ def test_enter_on_an_item_without_a_label_keeps_it_and_says_why(monkeypatch, tmp
     overtook it) never leaves an item unlabeled unnoticed; s skips on purpose."""
     at, store = label_app(monkeypatch, tmp_path)
     first = shown_item(at)
-    at.button(key="label_next").click().run()
+    button(at, "next").click().run()
     assert shown_item(at) == first and store.labels("mine").empty
     assert "No label of Natural for this item yet: a digit gives it, s skips the item." in texts(at)
     rate(at, 2)
-    at.button(key="label_next").click().run()
+    button(at, "next").click().run()
     assert shown_item(at) != first and store.labels("mine")["item_id"].tolist() == [first]
+
+
+def test_a_link_with_an_annotator_labels_as_that_annotator_without_a_streamlit_warning(monkeypatch, tmp_path):
+    """A link (or a reload) sets the annotator, the aspects and the blind toggle in the session; the widgets
+    then take no default of their own (Streamlit logged "label_annotator was created with a default value
+    but also had its value set via Session State"), and the saved label shows under the annotator's name."""
+    from streamlit.elements.lib import policies
+
+    warned = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda message, *args, **kwargs: warned.append(message % args))
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    geval.load_dataset(write_unscored_table(tmp_path / "mine.csv"), mapping=MAPPING, store=store)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update({"dataset": "mine", "annotator": "ann", "label_from": "Aspects I name",
+                            "label_aspects": "Natural 1-3", "blind": "False"})
+    at.switch_page(PAGE).run()  # a reload of the Label page: the link's values are set in the run that draws it
+    assert not at.exception and not warned, warned
+    type_keys(at, "2")
+    assert store.labels("mine")["annotator"].tolist() == ["ann"] and "ann 2" in texts(at) and "you 2" not in texts(at)
+
+
+def test_on_news_summaries_the_template_menu_opens_on_one_written_for_summaries(monkeypatch, tmp_path):
+    """An article,summary file opened Label on the editor's Topical-Chat template, listed as fitting."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    table = tmp_path / "news.csv"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([("article", "summary"), *((f"The council voted on budget {i}. It passed {i} to 3.",
+                                                                 f"Budget {i} passed.") for i in range(6))])
+    dataset = geval.load_dataset(table, mapping=["response=summary", "grounding=article"], store=geval.Store(path))
+    assert dataset.levels == ["summary"]
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "news"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    menu = at.selectbox(key="label_template")
+    assert menu.value.startswith("summeval-") and all(o.startswith("summeval-") for o in menu.options), menu.options
+
+
+def test_with_two_annotators_the_page_says_its_figures_read_one_and_agreement_the_mean(monkeypatch, tmp_path):
+    """The Label page's agreement (one annotator's labels) and the Agreement page's (the mean of two)
+    differed, unexplained."""
+    at, store = label_app(monkeypatch, tmp_path)
+    assert "labels of Natural alone" not in texts(at)
+    store.save_labels([{"item_id": i.id, "aspect": "Natural", "score": 1 + n % 3, "annotator": "ann"}
+                       for n, i in enumerate(store.items("mine")[:6])])
+    at.run()
+    assert ("The figures here read your labels of Natural alone; the Agreement page compares the judge with the "
+            "mean of every annotator's labels of each item (you, ann), so its agreement differs from these.") \
+        in texts(at).replace("\\", "")

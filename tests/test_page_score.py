@@ -199,7 +199,11 @@ def test_a_dataset_change_drops_the_chosen_templates_that_cannot_render_on_it_an
                                           "mapping": None, "name": None}  # chosen on the Data page
     at.run()
     assert not at.exception
-    assert at.multiselect(key="score_templates").value == []  # neither renders on FED's turns: they have no fact
+    opened = at.multiselect(key="score_templates").value  # neither renders on FED's turns (no fact): one that does,
+    fed = geval.load_dataset("fed_sample")  # compared with an aspect FED's people scored
+    template = geval.Template.load(opened[0].split("@")[0])
+    assert len(opened) == 1 and template.fits(fed.items), opened
+    assert {a.human.lower() for a in template.aspects} & {a.lower() for a in fed.aspects}
     assert not at.error  # no red plan for a template of the dataset before
     warning = next(w.value for w in at.warning if w.value.startswith("Dropped from the templates chosen"))
     assert plain("topicalchat-coherence@") in warning and plain("topicalchat-naturalness@") in warning, warning
@@ -230,7 +234,9 @@ def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_p
 def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
     fed = {"path": str(geval_known()["fed_sample"]), "layout": None, "mapping": None, "name": None}
     at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed})
-    assert at.multiselect(key="score_templates").value == []  # the editor's cannot render here: not chosen first
+    opened = at.multiselect(key="score_templates").value  # the editor's cannot render here: not chosen first,
+    assert len(opened) == 1 and not opened[0].startswith("topicalchat-")  # one that renders is
+    at.multiselect(key="score_templates").unselect(opened[0]).run()
     assert plain("The editor's topicalchat-naturalness@") in texts(at)
     editor = next(o for o in at.multiselect(key="score_templates").options if o.startswith("topicalchat-naturalness@"))
     at.multiselect(key="score_templates").select(editor).run()  # chosen anyway
@@ -341,7 +347,8 @@ def test_loading_the_model_is_a_bar_of_its_own_with_its_time_and_the_eta_that_co
                        planned=Work(24, 0, 24), pace=Pace(per_call=2.0), started=time.time() - 12)
     at = _shown_job(monkeypatch, tmp_path, loading)
     [bar] = at.get("progress")
-    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s", bar.proto.text)
+    shown = re.fullmatch(r"t@1: Loading the model \(about 40 s\): (\d+)s so far, ETA 1 min (\d+)s \(a default pace "
+                         r"until the first judgments, which correct it\)", bar.proto.text)  # 1 s a call, stated
     assert shown, bar.proto.text
     so_far, eta = int(shown[1]), 60 + int(shown[2])
     assert 12 <= so_far < 40 and abs(eta - (40 - so_far + 24 * 2.0)) <= 1  # the load left, then 24 calls of 2 s
@@ -458,8 +465,8 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: None)
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
-    assert ("Time: about 1 min (3.0 s per call, a default for this judge; its speed on this machine is measured when "
-            "it loads, and the run's ETA uses it; an estimate)") in texts(at)
+    assert ("Time: about 1 min (3.0 s per call, a default for this judge, nothing measured here yet; its speed on "
+            "this machine is measured when it loads, and the run's ETA uses it; an estimate)") in texts(at)
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: Speed(50.0, 10.0, time.time() - 120))
     at.run()
     line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
@@ -490,7 +497,8 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
     fresh = Progress(total=2, started=time.time(), calls_started=time.time(), planned=Work(2, 0, 2),
                      pace=Pace(per_call=30.0), remote=True)
     at = _shown_job(monkeypatch, tmp_path, fresh)  # just begun: an ETA counting down from 60 s, no hint
-    assert re.search(r"ETA (1 min 00s|[345]\ds)$", at.get("progress")[0].proto.text) and "No answer" not in texts(at)
+    assert re.search(r"ETA (1 min 00s|[345]\ds)( \(a default pace[^)]*\))?$", at.get("progress")[0].proto.text)
+    assert "No answer" not in texts(at)
 
 
 def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, tmp_path):
@@ -513,3 +521,39 @@ def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, 
     assert not [w for w in at.warning if "would take" in w.value]
     assert any(m.value.startswith("**In all: ") and m.value.endswith(" min**") for m in at.markdown)
 
+
+
+def _own_file(tmp_path: Path, store_path: Path) -> None:
+    """A user's context,response CSV (no fact, no score) stored as "mine", as the Data page loads it."""
+    import csv
+
+    table = tmp_path / "mine.csv"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        csv.writer(handle).writerows([("context", "response", "conversation_id"),
+                                      *((f"A: hi {i}\nB: hello {i}", f"how are you {i}", f"c{i // 2}")
+                                        for i in range(8))])
+    geval.load_dataset(table, mapping=["response=response", "context=context", "group=conversation_id"],
+                       store=geval.Store(store_path))
+
+
+def test_score_opens_on_the_template_last_used_on_an_uploaded_file_never_on_one_that_cannot_render(monkeypatch,
+                                                                                                   tmp_path):
+    """Labeled with response-naturalness, a context,response file opened Score on the editor's
+    topicalchat-naturalness (it needs {{fact}}): a red box and Start disabled until swapped. A reload
+    (the templates in the URL, a new session) kept it too."""
+    _own_file(tmp_path, tmp_path / "store.sqlite")
+    naturalness = geval.Template.load("response-naturalness").label
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "mine"},
+                                                      "label_template": naturalness})
+    assert not at.exception and not at.error
+    assert at.multiselect(key="score_templates").value == [naturalness]  # the Label page's, which renders
+    assert not at.button(key="score_start").disabled
+
+    editor = geval.Template.load(DEFAULT_TEMPLATE).label
+    at = open_app(monkeypatch, tmp_path, PAGE, params={"dataset": "mine", "templates": editor})  # a link, a reload
+    assert not at.exception and not at.error
+    opened = at.multiselect(key="score_templates").value
+    assert editor not in opened and len(opened) == 1 and geval.Template.load(opened[0].split("@")[0]).fits(
+        geval.Store(tmp_path / "store.sqlite").items("mine"))
+    assert any(plain(f"{editor}: placeholder {{{{fact}}}}") in w.value for w in at.warning)
+    assert not at.button(key="score_start").disabled

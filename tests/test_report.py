@@ -43,13 +43,29 @@ def scored(store):
     return store, dataset, (combo["template_version"], combo["signature"])
 
 
+def test_the_report_inlines_plotly_cartesian_bundle_a_third_of_the_library_unless_a_figure_needs_more(scored,
+                                                                                                     monkeypatch):
+    """The page was 4.9 MB, nearly all of it plotly.js: its cartesian bundle (2D traces) draws every
+    figure of a report up to WEBGL_ABOVE points; a WebGL scatter beyond needs the whole library."""
+    from plotly.offline import get_plotlyjs_version
+
+    store, dataset, pair = scored
+    report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
+    assert f"* plotly.js (cartesian - minified) v{get_plotlyjs_version()}" in report  # plotly.py's version
+    assert len(report.encode()) < 2_000_000 and report.count("Plotly.newPlot(") >= 4
+    monkeypatch.setattr("geval.reporting.figures.WEBGL_ABOVE", 5)  # the scatter in WebGL: the whole library
+    report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
+    assert '"type":"scattergl"' in report.replace(" ", "") and f"* plotly.js v{get_plotlyjs_version()}" in report
+    assert "(cartesian - minified)" not in report
+
+
 def test_the_report_is_one_self_contained_html_page(scored):
     store, dataset, pair = scored
     report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
     assert isinstance(report, str)
     assert report.lstrip().startswith("<!DOCTYPE html>") and "<html" in report and report.rstrip().endswith("</html>")
     assert "Plotly" in report
-    assert len(re.findall(r"\* plotly\.js v\d", report)) == 1, "plotly.js should be inlined exactly once"
+    assert len(re.findall(r"\* plotly\.js (\(cartesian - minified\) )?v\d", report)) == 1, "plotly.js inlined once"
     assert not re.search(r"<script[^>]*src=[\"']https?://", report), "nothing may be loaded from the network"
     assert "cdn.plot.ly/plotly" not in report
     # overview bars, scatter, |difference|, distributions, the systems' forest; how the judge errs: confusion,
@@ -469,3 +485,16 @@ def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store
     assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
     leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
     assert "n/a (0 groups)" not in leaderboard and "n/a (1 system)" not in leaderboard
+
+
+def test_items_as_csv_have_their_ids_and_each_annotators_score_beside_the_mean():
+    """No way in the app to export item ids with their human scores: the Data page's CSV."""
+    items = [make_item("mine", "turn", [Turn("A", "hi")], "hello", "a fact", "s1", "g1", {"Natural": (1.0, 3.0)},
+                       annotators={"Natural": ("ann", "bob")}, source_id="row-7"),
+             make_item("mine", "turn", [], "bye", "", "s2", "g2", {"Natural": (2.0,)}, annotators={"Natural": ("bob",)})]
+    table = pd.read_csv(io.StringIO(geval.reporting.items_csv(items)))
+    assert list(table.columns) == ["id", "file id", "group", "system", "level", "context", "response", "grounding",
+                                   "Natural", "Natural [ann]", "Natural [bob]"]
+    assert table["id"].tolist() == [item.id for item in items] and table.loc[0, "file id"] == "row-7"
+    assert table.loc[0, ["Natural", "Natural [ann]", "Natural [bob]"]].tolist() == [2.0, 1.0, 3.0]
+    assert math.isnan(table.loc[1, "Natural [ann]"]) and table.loc[1, "Natural"] == 2.0

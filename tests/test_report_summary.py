@@ -185,3 +185,37 @@ def test_the_ceiling_is_found_where_the_protocol_names_its_columns_with_a_level(
     summary = markdown[markdown.index("## Summary"):markdown.index("## What was judged")]
     assert "No human ceiling" not in summary and "| Engaging | G-EVAL fed-turn-engaging · scripted: hashed" in summary
     assert re.search(r"\| Engaging \|[^\n]*\| -?\d\.\d{3} \[[^\n]*\| [+-]\d\.\d{3} \((below|within|above) ", summary)
+
+
+def test_two_judges_each_get_their_replacement_verdict_and_the_leaderboard_names_only_its_columns(tmp_path):
+    """The report's summary gave only the best judge's replacement verdict; its leaderboard note named "a
+    thesis that ran G-EVAL on FED and Topical-Chat" and a column (mean of aspects → Overall) the table lacked."""
+    from geval.reporting.dataset_report import cells_note
+    from geval.scoring.imports import import_judge
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset("topicalchat_usr_sample", store=store)
+    items = dataset.items[:36]
+    geval.score(store, items, geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    judged = tmp_path / "gpt-x.csv"
+    judged.write_text("item_id,natural\n" + "".join(f"{it.id},{1 + n % 3}\n" for n, it in enumerate(items)))
+    import_judge(store, dataset.name, judged)
+    text = geval.reporting.report(store, dataset.name, baselines=["length"], figures=False, n_boot=50).markdown()
+    summary = text[text.index("## Summary"):text.index("## What was judged")]
+    verdicts = [line for line in summary.splitlines() if line.startswith("- Natural: ")]  # each judge's
+    assert len(verdicts) == 2 and "gpt-x (imported from gpt-x.csv)" in verdicts[0] + verdicts[1]
+    assert "topicalchat-naturalness · scripted: hashed" in verdicts[0] + verdicts[1]
+    board = text[text.index("## Leaderboard"):text.index("## Can the judge replace an annotator?")]
+    assert "thesis" not in board and "mean of aspects" not in board  # no such column here
+    assert "`average` is the mean of the aspect correlations" in board
+    with_mean = pd.DataFrame(columns=["row", "kind", "Natural", "Overall", "mean of aspects → Overall"])
+    assert "`mean of aspects → Overall` maps each aspect score of a judge onto 0-1" in cells_note(with_mean)
+    assert "`average`" not in cells_note(with_mean)
+
+
+def test_the_reports_p_values_read_as_the_pages_do():
+    """The per-annotator table printed p = 0.000 where the page says < 0.001."""
+    from geval.reporting.replacement import rounded
+
+    shown = rounded(pd.DataFrame({"annotator": ["#1", "#2"], "p": [0.00002, 0.5], "judge wins": [0.61111, None]}))
+    assert list(shown["p"]) == ["< 0.001", "0.500"] and list(shown["judge wins"]) == ["0.611", "–"]

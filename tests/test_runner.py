@@ -454,13 +454,27 @@ def test_the_plan_groups_the_reasons_an_item_cannot_be_rendered(store):
     assert geval.plan(store, items, ONE, scripted()).problems() == []
 
 
+def test_a_runs_first_eta_says_it_rests_on_a_default_pace_until_its_first_judgments(store):
+    """The first estimate of a run, before any judgment here, read "about 2 min" and the run took 855 s:
+    the ETA says it rests on a default pace, and corrects it from the run's first judgments."""
+    judge = scripted()
+    judge.seconds_per_call = 3.0
+    plan = geval.plan(store, make_items(10), ONE, judge)
+    progress = Progress(total=10, planned=plan.work)
+    progress.calls_begin(plan.pace, now=time.time())
+    assert progress.line().endswith("ETA 30s (a default pace until the first judgments, which correct it)")
+    progress.called, progress.done = 1, 1
+    assert "a default pace" not in progress.line()
+
+
 def test_the_plan_estimates_the_time_from_a_default_then_from_measured_calls(store):
     items = make_items(10)
     judge = scripted()
     judge.seconds_per_call = 2.0
     plan = geval.plan(store, items, ONE, judge)
     assert (plan.seconds, plan.pace.measured) == (20.0, 0)
-    assert plan.time_line() == "about 20 s (2.0 s per call, a default for this judge; an estimate)"
+    assert plan.time_line() == ("about 20 s (2.0 s per call, a default for this judge, nothing measured here yet: the "
+                                "run's ETA corrects it from its first judgments; an estimate)")
 
     def slow(prompt, aspect):
         import time

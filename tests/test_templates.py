@@ -326,3 +326,17 @@ def test_a_form_template_makes_one_call_with_every_aspect():
     form = make_template(aspects=(("Naturalness", 1, 3), ("Coherence", 1, 5)))
     [call] = form.calls(FULL_ITEM)
     assert not form.per_aspect and call.prompt == form.render(FULL_ITEM) and call.aspects == form.aspects
+
+
+def test_a_template_that_shows_a_conversation_fits_no_summary():
+    """topicalchat-naturalness names no level and its {{fact}} reads any grounding: it "fitted" news
+    summaries (their article as the fact, an empty conversation), and the Label page opened on it."""
+    summaries = [make_item("mine", "summary", [], f"summary {i}", grounding="An article.") for i in range(3)]
+    naturalness = geval.Template.load("topicalchat-naturalness")
+    assert not naturalness.fits(summaries)
+    assert naturalness.misfit(summaries) == ("topicalchat-naturalness shows a conversation ({{context}}) and summaries "
+                                             "have none: pick a template written for summaries (one with {{document}})")
+    fitting = {t.name for t in geval.Template.fitting(summaries)}
+    assert fitting and all(name.startswith("summeval-") for name in fitting), fitting
+    turns = [make_item("mine", "turn", DIALOGUE, "a reply", grounding="a fact")]
+    assert naturalness.fits(turns) and naturalness.misfit(turns) == ""

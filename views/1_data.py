@@ -140,6 +140,13 @@ st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hi
              column_config={"response": st.column_config.TextColumn(width="large"),
                             "last turn": st.column_config.TextColumn(width="medium")})
 
+st.download_button("Items and people's scores as CSV",
+                   lambda: geval.reporting.items_csv(state.store().items(dataset.name)),  # made when clicked
+                   file_name=f"{dataset.name}-items.csv", mime="text/csv", key="data_items_csv",
+                   icon=":material/download:",
+                   help="One row per item: its id (and your file's own), group, system, level, texts, and the human "
+                        "scores the judge is compared with: each aspect's mean and each annotator's score.")
+
 st.subheader("Human scores")
 labeled = geval.labeling.counts(state.store(), dataset.name)
 side = state.store().human_side(dataset.name)

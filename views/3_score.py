@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import jobs, state
+from studio import fitting, jobs, state
 from studio.text import plain
 
 #: Seconds without a first answer from a server after which the page says it may be being retried.
@@ -25,8 +25,9 @@ saved = {t.label: t for t in state.saved_templates(store)}
 available = {current.label: current}  # any version: the editor's, a file's, a saved one (written for these items)
 chosen_before = st.session_state.get("score_templates") or []
 # another dataset than the one the templates were chosen on: those that cannot render on it are dropped (and said)
+# (a session's first run counts as another dataset: a link's or a reload's templates were chosen before it)
 chosen_on = f"{dataset.name}:{dataset.items[0].id}"
-moved = st.session_state.get("score_chosen_on", chosen_on) != chosen_on
+moved = st.session_state.get("score_chosen_on") != chosen_on
 st.session_state["score_chosen_on"] = chosen_on
 known = {**files, **saved, current.label: current}
 unfit = 0
@@ -45,6 +46,9 @@ if moved:
 comments = store.template_comments()
 state.follow_editor(current)
 state.keep_valid("score_templates", list(available))
+if "score_templates" not in st.session_state or (moved and not st.session_state["score_templates"]):  # none chosen yet,
+    # or none left of those chosen before: the one last used here, else the editor's, else the first that renders
+    st.session_state["score_templates"] = [*filter(None, [fitting.opening(store, dataset, available, current)])]
 
 
 def _describe(label: str) -> str:
@@ -56,15 +60,15 @@ def _describe(label: str) -> str:
 
 editor_misfit = current.misfit(dataset.items)  # the editor's template is chosen first only if it fits
 labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two versions of one template are "
-                        "scored one after the other)", list(available), default=[] if editor_misfit else [current.label],
-                        format_func=_describe, key="score_templates", persist_state="session")
+                        "scored one after the other)", list(available), format_func=_describe, key="score_templates",
+                        persist_state="session")
 templates = [available[label] for label in labels]
 if editor_misfit and current.label not in labels:
     st.caption(plain(f"The editor's {current.label} is not chosen: {editor_misfit}."))
 dropped_on, dropped = st.session_state.get("score_dropped", ("", {}))
 if dropped and dropped_on == chosen_on:
-    st.warning(f"Dropped from the templates chosen on the dataset before, as they cannot render on {dataset.name}'s "
-               "items:\n" + "\n".join(f"- {plain(label)}: {plain(why)}" for label, why in dropped.items()))
+    st.warning(f"Dropped from the templates chosen before (on another dataset, or in a link), as they cannot render "
+               f"on {dataset.name}'s items:\n" + "\n".join(f"- {plain(label)}: {plain(why)}" for label, why in dropped.items()))
 if unfit:
     st.caption(f"{unfit} other template versions (prompts/ files, saved ones) are not offered: they ask for what "
                f"these items do not have (a persona, a document, items of another level). Open one on the Prompts "
@@ -88,6 +92,10 @@ with left:
             del st.session_state["score_sample"]
         sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample", persist_state="session")
         seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed", persist_state="session")
+        if len(dataset.groups) > 1:
+            st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "
+                       "(correlations within each dialogue or document) then reads n/a. To read it, score whole "
+                       "groups: Items, By group.")
     elif how == "By system":
         state.keep_valid("score_systems", dataset.systems)
         systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session",

@@ -38,7 +38,7 @@ labels = list(by_label.index)
 state.keep_valid("agree_combos", labels)
 scored.variants_toggle(combos)
 chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
-                        default=None if "agree_combos" in st.session_state else [scored.default(combos)],
+                        default=None if "agree_combos" in st.session_state else scored.default_chosen(store, combos),
                         key="agree_combos", format_func=scored.describe(combos),
                         persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
@@ -53,6 +53,10 @@ variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=la
 if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
+others = scored.hidden(store, combos, chosen)
+if others:
+    st.caption(plain(f"Not shown, though compared with the same human aspects: {', '.join(others)}. Add them above to "
+                     "compare them here and in the report."))
 labeled = geval.labeling.counts(store, dataset.name)
 compared_with = human_side.choose(store, dataset, labeled)
 
@@ -88,6 +92,11 @@ st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a lon
     "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
     "value [95% CI]": st.column_config.TextColumn(width="medium"),
     "note": st.column_config.TextColumn(width="large")})
+thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
+if len(thin):  # e.g. a random sample of the items: one or two in each group
+    st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
+               "scored items here (the note says how many it needs). A random sample leaves a few in each group: "
+               "score whole groups instead (the Score page's Items, By group).")
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")

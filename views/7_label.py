@@ -5,11 +5,13 @@ much agreement."""
 import streamlit as st
 
 import geval
-from studio import alttest, cached, context, human_side, state, systems
+from studio import alttest, cached, context, fitting, human_side, state, systems
 from studio import labeling as session_of
 from studio.text import plain
 
 FROM = ("A template's aspects", "Aspects I name")
+#: The widgets' first values, set in the session (where a link's values go) rather than given to the widgets.
+DEFAULTS = {"label_aspects": "Overall 1-5", "label_annotator": geval.labeling.DEFAULT_ANNOTATOR, "label_blind": True}
 RECENT_TURNS = 3  # the last turns shown in full; the earlier ones scroll in a box above them
 
 st.title("Label")
@@ -24,6 +26,8 @@ combos = store.combos(dataset.name)
 if len(combos):
     context.remember_combos(dataset.name, combos)  # a link's judge, by id
 combos = combos[combos["ok"] > 0]
+for name, default in DEFAULTS.items():  # a link sets them too: a widget given a default as well is warned of
+    st.session_state.setdefault(name, default)
 with st.expander("What to label, and in which order", expanded=store.labels(dataset.name).empty):
     left, right = st.columns(2)
     source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")
@@ -39,12 +43,14 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
                        "fits these items on the Prompts page.")
             st.stop()
         state.keep_valid("label_template", list(known))
+        if "label_template" not in st.session_state:  # the one last used on this dataset, else the editor's, ...
+            st.session_state["label_template"] = fitting.opening(store, dataset, known, editor)
         chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
                                 help="Its aspects, named as the human aspect each is compared with, on its scales.")
         template = known[chosen]
         aspects = geval.labeling.template_aspects(template, dataset.aspects)
     else:
-        text = left.text_input("Aspects and scales", "Overall 1-5", key="label_aspects", persist_state="session",
+        text = left.text_input("Aspects and scales", key="label_aspects", persist_state="session",
                                help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5 (0-9).")
         try:
             aspects = geval.labeling.parse_aspects(text)
@@ -55,15 +61,15 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
         if unscorable:
             left.caption(f"No template that fits these items scores {', '.join(map(plain, unscorable))}: the judge can "
                          "be compared with these labels once one does (its aspect's human = \"...\" names it).")
-    annotator = left.text_input("Annotator", geval.labeling.DEFAULT_ANNOTATOR, key="label_annotator",
+    annotator = left.text_input("Annotator", key="label_annotator",
                                 persist_state="session").strip() or geval.labeling.DEFAULT_ANNOTATOR
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
                           format_func=geval.labeling.ORDERS.get, persist_state="session")
-    seed = right.number_input("Seed", 0, 10**6, 0, key="label_seed", persist_state="session")
+    seed = right.number_input("Seed", 0, 10**6, key="label_seed", persist_state="session")
     state.keep_valid("label_judge", list(combos["label"]))  # another dataset's, or no longer scored
     judge_label = right.selectbox("Judge (shown after your label; orders the items)", list(combos["label"]),
                                   key="label_judge", persist_state="session") if len(combos) else None
-    blind = right.toggle("Blind: the scores stay hidden until your label is saved", True, key="label_blind",
+    blind = right.toggle("Blind: the scores stay hidden until your label is saved", key="label_blind",
                          persist_state="session")
 combo = combos.set_index("label").loc[judge_label] if judge_label else None
 
@@ -71,9 +77,18 @@ items = [item for item in dataset.items if template is None or not template.leve
 if not items:
     st.warning(f"{dataset.name} has no item at the {template.level} level {template.label} asks for.")
     st.stop()
-labels = store.labels(dataset.name, annotator)
-mine = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
-        for a in aspects}
+ids = [item.id for item in items]
+
+
+def labeled() -> tuple[dict, set]:
+    """The annotator's labels of each aspect by item, and the items with every aspect labeled."""
+    labels = store.labels(dataset.name, annotator)
+    by_aspect = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
+                 for a in aspects}
+    return by_aspect, {i for i in ids if all(i in by_aspect[a.name].index for a in aspects)}
+
+
+mine, done = labeled()
 first = aspects[0]
 try:  # each aspect's judge (for what is shown once labeled); the first's orders the items
     judged_by = {a.name: cached.label_features(store, dataset.name, a.name, combos, combo,
@@ -83,8 +98,6 @@ except geval.GevalError as exc:
     st.error(plain(str(exc)))
     st.stop()
 found = judged_by[first.name]
-ids = [item.id for item in items]
-done = {i for i in ids if all(i in mine[a.name].index for a in aspects)}
 
 # --- which item -----------------------------------------------------------------------------------
 said = ""
@@ -108,7 +121,11 @@ s = session_of.session(dataset.name, annotator)
 s.upcoming = [i for i in order if i not in done]
 if s.current not in set(ids):
     session_of.show(s, next((i for i in s.upcoming if i not in s.skipped), None))
+if session_of.take_keys(s, aspects):  # the keys typed since the last run, each on the item it was typed on
+    mine, done = labeled()
 st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
+if line := session_of.others_line(store, dataset.name, first.name, annotator):
+    st.caption(plain(line))
 alttest.planning_line(store, dataset.name, first.name, combos, combo)
 # Lines that come and go sit in containers drawn every time: what follows keeps its place on the page,
 # so that its buttons stay mounted while the page redraws and a key pressed meanwhile is heard.
@@ -117,18 +134,22 @@ with st.container(key="label_notes"):
         st.caption(said)
     if s.note and s.current is not None:
         st.caption(s.note)
+    if s.refused:
+        st.warning(session_of.refusals(s), icon=":material/keyboard:")
 if s.current is None:
+    session_of.keyboard(s, "")  # ← still goes back
     st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session offers "
                                                      "them again)." if s.skipped else "."))
     if s.history:
-        st.button("← Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
+        st.button("Back ←", key="label_back", on_click=session_of.back, args=(s, None))
     st.stop()
 item = next(i for i in items if i.id == s.current)
 systems.label_line(store, dataset.name, first.name, combos, combo, item.system)
 
 # --- the item -------------------------------------------------------------------------------------
 place = order.index(item.id) + 1
-st.text(f"item {item.id} · {place} of {len(ids)} in this order · {len(done)} labeled · group {item.group or '–'}")
+session_of.keyboard(s, f"item {item.id} · {place} of {len(ids)} in this order · {len(done)} labeled · "
+                       f"group {item.group or '–'}")
 text_column, label_column = st.columns([3, 2], gap="large")
 with text_column:
     if item.context:
@@ -157,31 +178,20 @@ with label_column:
         given = mine[aspect.name].get(item.id)
         st.markdown(f"**{plain(aspect.name)}** ({aspect.min}-{aspect.max})"
                     + (" ← the keys rate this" if aspect == current else ""))
-        buttons = st.columns(len(aspect.scale))
-        keyed = names if aspect == current else ()  # a digit rates the first aspect still to label
-        for column, value in zip(buttons, aspect.scale):
-            column.button(str(value), key=f"label_{aspect.name}_{value}", on_click=session_of.rate,
-                          args=(s, aspect.name, value, keyed), type="primary" if given == value else "secondary",
-                          shortcut=str(value) if keyed else None, width="stretch")
+        session_of.scale_buttons(s, item.id, aspect, given)
         shown = st.container(key=f"label_{aspect.name}_shown")
         if given is not None or not blind:
             its = judged_by[aspect.name]
             judged = its.table[its.judge].get(item.id) if its.judge else None
             own = next((h for h in dataset.aspects if h.lower() == aspect.name.lower()), None)
-            parts = [f"you {given:g}" if given is not None else "not labeled yet"]
+            parts = [f"{annotator} {given:g}" if given is not None else "not labeled yet"]
             if judged is not None:
                 parts.append(f"judge {geval.reporting.number(judged, 2)} ({its.scale[0]}-{its.scale[1]})")
             if own and item.human.get(own):
                 parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
             shown.caption(" · ".join(parts))
     with st.container(horizontal=True, key="label_nav"):
-        st.button("Back", key="label_back", shortcut="Left", on_click=session_of.back, args=(s,))
-        st.button("Skip", key="label_skip", shortcut="S", on_click=session_of.skip, args=(s,))
-        st.button("Undo", key="label_undo", shortcut="U", on_click=session_of.undo, args=(s,))
-        st.button("Next", key="label_next", shortcut="Enter", on_click=session_of.go_on, args=(s, names),
-                  type="primary" if current is None else "secondary")
-        st.button("Next", key="label_forward", shortcut="Right", on_click=session_of.go_on, args=(s, names),
-                  help="→ goes on, as Enter does")
+        session_of.nav_buttons(s, item.id, names, labeled=current is None)
 
 # --- how many labels buy how much -----------------------------------------------------------------
 with st.expander("How many labels buy how much", expanded=False):

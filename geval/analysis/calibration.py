@@ -92,7 +92,9 @@ def _ridge(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray, alpha: 
     penalty[-1, -1] = 0.0
     for column in free:
         penalty[column, column] = 0.0
-    weights = np.linalg.solve(design.T @ design + penalty, design.T @ y_train)
+    # least squares, not solve: a judge that gave one score to every training row is a column of zeros,
+    # which a free column leaves singular (its weight is then 0)
+    weights = np.linalg.lstsq(design.T @ design + penalty, design.T @ y_train, rcond=None)[0]
     return np.column_stack([(x_test - mean) / spread, np.ones(len(x_test))]) @ weights
 
 

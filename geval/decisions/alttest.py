@@ -473,8 +473,10 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
         return (f"A judge that always answers {answer} passes {result.aspect} ({figures}) where this one does not: "
                 "on this aspect the test rewards giving one label more than telling items apart.")
     if constant.advantage_probability >= result.advantage_probability:
-        return (f"A judge that always answers {answer} has at least this advantage probability on {result.aspect} "
-                f"({constant.advantage_probability:.2f}).")
+        return (f"A judge that always answers {answer} is at least as good as a person on "
+                f"{constant.advantage_probability:.0%} of the {result.aspect} items (its advantage probability), as "
+                f"often as this judge ({result.advantage_probability:.0%}) or more: on this aspect the advantage "
+                "probability rewards giving the commonest label.")
     return ""
 
 
@@ -601,10 +603,11 @@ def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:
     """One row per judge and aspect, ranked by advantage probability: the judge, aspect, reading,
-    items, which test (over groups, or items taken as independent), annotators tested, winning
-    rate, passed, advantage probability, verdict."""
+    items, which test (over groups, or items taken as independent), annotators, those tested (with
+    enough items), winning rate, passed, advantage probability, verdict."""
     rows = [{"judge": r.judge, "aspect": r.aspect, "reading": r.reading, "alignment": r.alignment,
-             "epsilon": r.epsilon, "items": r.items, "test": r.how, "annotators": len(r.tested),
+             "epsilon": r.epsilon, "items": r.items, "test": r.how, "annotators": len(r.annotators),
+             "tested": len(r.tested),
              "winning rate": r.winning_rate,
              "passed": {True: "yes", False: "no", None: "no verdict"}[r.passed],
              "advantage probability": r.advantage_probability, "verdict": r.verdict()} for r in results]

@@ -30,6 +30,9 @@ CPU_FLAG = {
     "AVX512_BF16": "avx512_bf16", "AMX_INT8": "amx_int8", "AMX_BF16": "amx_bf16",
 }
 SPEED_FILE = "speed.json"
+#: Where the speeds measured here are kept instead of the cache folder's speed.json (the test suite
+#: keeps its own, so that an app scoring in another process changes none of its estimates).
+SPEED_FILE_ENV = "GEVAL_SPEED_FILE"
 
 
 @dataclass(frozen=True)
@@ -146,10 +149,15 @@ def _speed_key(model: str, machine: Cpu) -> str:
     return f"{model}|{machine.model}|{machine.cpus} CPUs"
 
 
+def speed_path() -> Path:
+    """The file of the speeds measured here: $GEVAL_SPEED_FILE, else the cache folder's speed.json."""
+    return Path(os.environ.get(SPEED_FILE_ENV) or cache_dir() / SPEED_FILE)
+
+
 def remember_speed(model: str, speed: Speed, machine: Cpu | None = None) -> None:
     """Keep the speed measured for `model` (name@weights) on this machine, for estimates made before
-    the model is loaded (the cache folder's speed.json)."""
-    path = cache_dir() / SPEED_FILE
+    the model is loaded (`speed_path`)."""
+    path = speed_path()
     try:
         known = json.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError):
@@ -163,7 +171,7 @@ def remember_speed(model: str, speed: Speed, machine: Cpu | None = None) -> None
 
 def remembered_speed(model: str, machine: Cpu | None = None) -> Speed | None:
     """The speed last measured for `model` on this machine (its CPU model and count), if any."""
-    path = cache_dir() / SPEED_FILE
+    path = speed_path()
     try:
         found = json.loads(path.read_text()).get(_speed_key(model, machine or cpu())) if path.is_file() else None
         if not found:

@@ -61,6 +61,8 @@ FORM_LINE = re.compile(r"^[ \t]*(?P<bullet>[-*•][ \t]*)?[*_`]*(?P<label>[^\s*_
 HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset", "kind", "orders", "examples"}
 KINDS = ("form", "checklist", "batch", "imported")
 #: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the checkout (or installed with the package).
+#: The placeholder that shows a conversation: a template with it fits no summary.
+CONVERSATION = "context"
 PROMPTS_DIR = Path(os.environ.get("GEVAL_PROMPTS_DIR") or bundled_dir("prompts"))
 
 
@@ -84,6 +86,7 @@ class Template:
     text: str
     source: str = "<text>"
     level: str = ""  # the item level it is written for (turn, dialogue, summary), if any
+    dataset: str = ""  # the dataset it is written for (topicalchat, fed, ...), if any: "" for a generic one
     kind: str = "form"  # how the judge is asked: "form", "checklist", "batch", or "imported": never (KINDS)
     orders: int = 1  # batch: how many orders of the group's items are asked and averaged
     examples: Examples | None = None  # few-shot examples shown in {{examples}}
@@ -152,17 +155,28 @@ class Template:
     def fits(self, items: Sequence[Item]) -> bool:
         """Whether some of `items` (of the template's level, when it names one) fill every item
         placeholder it needs: a Topical-Chat template fits the Topical-Chat items, a PersonaChat
-        one (its {{persona}}) or a SummEval one (its summaries) does not."""
+        one (its {{persona}}) or a SummEval one (its summaries) does not. A template that shows a
+        conversation ({{context}}) fits no summary, which has none (its {{fact}} would read the
+        article: topicalchat-naturalness, which names no level, "fitted" news summaries)."""
         needed = self._item_placeholders()
-        return any((not self.level or item.level == self.level) and all(item.fields()[name] for name in needed)
-                   for item in items)
+        return any(self._at_level(item) and all(item.fields()[name] for name in needed) for item in items)
+
+    def _at_level(self, item: Item) -> bool:
+        """Whether `item` is of the kind this template is written for: its level, when it names one; never
+        a summary for a template that shows a conversation."""
+        if self.level:
+            return item.level == self.level
+        return not (item.level == "summary" and CONVERSATION in self.placeholders)
 
     def misfit(self, items: Sequence[Item]) -> str:
         """Why the template fits none of `items` ("" when it fits some): it is written for another
         level, or its first item of that level cannot fill a placeholder; with the fix that applies."""
         if self.fits(items) or not items:
             return ""
-        at_level = [item for item in items if not self.level or item.level == self.level]
+        at_level = [item for item in items if self._at_level(item)]
+        if not at_level and not self.level:
+            return (f"{self.name} shows a conversation ({{{{{CONVERSATION}}}}}) and summaries have none: pick a template "
+                    "written for summaries (one with {{document}})")
         if not at_level:
             levels = ", ".join(dict.fromkeys(item.level for item in items))
             fix = (SET_SUMMARY_LEVEL if self.level == "summary" and summary_shaped(items[0]) else
@@ -411,6 +425,7 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
         text=text,
         source=source,
         level=_text(header, "level", source),
+        dataset=_text(header, "dataset", source),
         kind=_text(header, "kind", source) or "form",
         orders=_orders(header, source),
         examples=_examples(header.get("examples"), source),

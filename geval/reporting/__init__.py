@@ -25,6 +25,7 @@ from geval.reporting.tables import (
     curve_table,
     display_table,
     format_p,
+    items_csv,
     number,
     stack_tables,
     verdict,
@@ -33,6 +34,6 @@ from geval.wording import counted
 
 __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
            "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
-           "display_table", "distribution_figure", "format_p", "how_it_errs", "judge_distribution_figure",
+           "display_table", "distribution_figure", "format_p", "how_it_errs", "items_csv", "judge_distribution_figure",
            "learning_curve_figure", "number", "ranking_table", "report", "scatter_figure", "stack_tables",
            "systems_forest", "systems_table", "verdict", "worth_table"]

@@ -447,12 +447,8 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
         blocks.append(Bullets((f"Protocol {chosen.title} ({protocol}): {chosen.reference}; leaderboard metric "
                                f"{chosen.primary}. 95% intervals over groups: the jackknife with Student's t "
                                f"(system level: a bootstrap, {n_boot} resamples, from {MIN_GROUPS} systems on).",)))
-    blocks += [Text("Cells: correlation with the people's mean score [95% interval]. `average` is the mean of the "
-                    "aspect correlations (Overall excluded where the protocol names it); `mean of aspects → Overall` "
-                    "is the analysis of a thesis that ran G-EVAL on FED and Topical-Chat (each aspect score mapped onto 0-1 "
-                    "by its scale, averaged, against human Overall). A baseline's own correlation with Overall is in the Overall column. The last row is "
-                    "the ceiling: one annotator against the mean of the others."),
-               Table(board.wide(supervised=False).drop(columns=["signature"]))]
+    table = board.wide(supervised=False).drop(columns=["signature"])
+    blocks += [Text(cells_note(table)), Table(table)]
     blocks += _supervised(board)
     notes = [f"{row}: {note}" for row, note in zip(board.rows["row"], board.rows["note"]) if note]
     if notes:
@@ -460,6 +456,24 @@ def _leaderboard(board: Leaderboard | None, left_out: str, n_boot: int) -> list:
     if board.skipped:
         blocks += [Text("Left out:"), Bullets(tuple(board.skipped))]
     return blocks + _against(board)
+
+
+def cells_note(table: pd.DataFrame) -> str:
+    """What the leaderboard's cells and columns are, for the columns and rows `table` has (a column the
+    table lacks is not named)."""
+    columns = set(table.columns)
+    said = ["Cells: correlation with the people's mean score [95% interval]."]
+    if AVERAGE in columns:
+        said.append(f"`{AVERAGE}` is the mean of the aspect correlations (Overall excluded where the protocol names it).")
+    mean = next((c for c in table.columns if str(c).startswith(MEAN_OF_ASPECTS)), None)
+    if mean:
+        said.append(f"`{mean}` maps each aspect score of a judge onto 0-1 by its scale, averages them and correlates "
+                    "that mean with the people's Overall.")
+        if "Overall" in columns:
+            said.append("A baseline's own correlation with Overall is in the Overall column.")
+    if (table.get("kind") == "ceiling").any():
+        said.append("The ceiling row is one annotator against the mean of the others.")
+    return " ".join(said)
 
 
 def _supervised(board: Leaderboard) -> list:

@@ -11,6 +11,7 @@ import pandas as pd
 
 from geval.decisions import alttest
 from geval.reporting.document import Bullets, Heading, Table, Text
+from geval.reporting.tables import format_p
 from geval.store import Store
 
 METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in turn "
@@ -30,7 +31,7 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
 
 def replacement_section(store: Store, dataset: str, epsilon: float,
                         on_progress: Callable[[str], None]) -> tuple[list, list[str]]:
-    """The section's blocks, and per aspect the verdict on the judge of highest advantage probability
+    """The section's blocks, and per aspect the verdict on each judge, highest advantage probability first,
     for the report's summary (none when no judge is scored or no aspect has two annotators)."""
     on_progress(f"{dataset}: can the judge replace an annotator?")
     try:
@@ -58,21 +59,22 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
                    "with people (item-level Pearson over the same aspects; accuracy on a categorical aspect). The "
                    "baseline always gives one label: every label of each aspect's scale is tried, and the best of "
                    "them shown; it knows nothing of the items, so a judge should stand well above it."),
-              Table(_rounded(alttest.ranking(store, dataset, results))),
+              Table(rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
-              Table(_rounded(summary.drop(columns=["verdict"]))),
+              Table(rounded(summary.drop(columns=["verdict"]))),
               Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
                             for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
-              Table(_rounded(per_annotator))]
+              Table(rounded(per_annotator))]
     plans = _plans(store, dataset, results, epsilon)
     if plans:
         blocks += [Text("How many items a study like this one needs (studies like it drawn many times at each size; "
                         "docs/statistics.md, \"How many items\"):"),
                    Bullets(tuple(plans))]
-    best = [max((r for r in results if r.aspect == aspect and not r.baseline), key=lambda r: r.advantage_probability)
-            for aspect in dict.fromkeys(r.aspect for r in results)]
-    return blocks, [f"{r.aspect}: " + " ".join(filter(None, [r.verdict(), alttest.caveat(r, results)])) for r in best]
+    judges = [r for aspect in dict.fromkeys(r.aspect for r in results)  # each judge's, the best first
+              for r in sorted((r for r in results if r.aspect == aspect and not r.baseline),
+                              key=lambda r: -r.advantage_probability)]
+    return blocks, [f"{r.aspect}: " + " ".join(filter(None, [r.verdict(), alttest.caveat(r, results)])) for r in judges]
 
 
 def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: float) -> list[str]:
@@ -98,7 +100,8 @@ def _per_annotator(results: list[alttest.AltTest]) -> pd.DataFrame:
                                                    "judge beats") if c in table)]]
 
 
-def _rounded(frame: pd.DataFrame) -> pd.DataFrame:
-    """Numbers to three decimals, as the report's other tables print them."""
-    return frame.apply(lambda column: column.map(lambda v: f"{v:.3f}" if isinstance(v, float) and v == v else
-                                                 ("–" if v is None or isinstance(v, float) else v)))
+def rounded(frame: pd.DataFrame) -> pd.DataFrame:
+    """Numbers to three decimals, as the report's other tables print them; p-values as the page prints
+    them ("< 0.001", not "0.000")."""
+    return frame.apply(lambda column: column.map(format_p) if column.name == "p" else column.map(
+        lambda v: f"{v:.3f}" if isinstance(v, float) and v == v else ("–" if v is None or isinstance(v, float) else v)))

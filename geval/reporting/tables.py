@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import html
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from geval.analysis.comparison import Comparison
 from geval.analysis.correlation import MIN_GROUPS, reading
+from geval.data.items import Item
 
 
 def number(value: float | None, digits: int = 3) -> str:
@@ -48,6 +49,25 @@ def agreement_csv(table: pd.DataFrame) -> str:
     readable = table.copy()
     readable.insert(at, "value [95% CI]", readings(table))
     return readable.to_csv(index=False)
+
+
+def items_csv(items: Sequence[Item]) -> str:
+    """Items as CSV, one row each: the id, the file's own id, group, system, level, context, response and
+    grounding, then per human aspect the people's mean and each annotator's score (a column "Natural [ann]"
+    per annotator; "#k" where the file names none: the k-th score of each item)."""
+    aspects = list(dict.fromkeys(aspect for item in items for aspect in item.human))
+    names = {aspect: list(dict.fromkeys(name for item in items for name in item.ratings(aspect))) for aspect in aspects}
+    rows = []
+    for item in items:
+        row = {"id": item.id, "file id": item.source_id, "group": item.group, "system": item.system,
+               "level": item.level, "context": "\n".join(turn.render() for turn in item.context),
+               "response": item.response, "grounding": item.grounding}
+        for aspect in aspects:
+            ratings = item.ratings(aspect)
+            row[aspect] = item.human_mean(aspect) if ratings else None
+            row.update({f"{aspect} [{name}]": ratings.get(name) for name in names[aspect]})
+        rows.append(row)
+    return pd.DataFrame(rows).to_csv(index=False)
 
 
 def stack_tables(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -116,8 +116,10 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     known = set(store.combos(dataset)["template_version"])
     done = []
     for judge, template, signature, rows, unscored in made:
+        named = {aspect.key: aspect.name for aspect in template.aspects}  # as the people's ("Natural"), not the key
         done.append(Imported(judge, template.version, signature,
-                             len({row["item_id"] for row in rows}), list(dict.fromkeys(r["aspect"] for r in rows)),
+                             len({row["item_id"] for row in rows}),
+                             list(dict.fromkeys(named.get(r["aspect"], r["aspect"]) for r in rows)),
                              unscored, already=template.version in known, left_out=left_out[judge]))
     store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done)
                          if not result.already])

@@ -79,6 +79,11 @@ class Pace:
             return self.speed.seconds(work.tokens, work.passes)
         return work.calls * self.per_call / max(1, self.concurrency)
 
+    @property
+    def default(self) -> bool:
+        """Whether the pace is the judge's stated default: nothing measured on this machine or in the store."""
+        return self.speed is None and not self.measured
+
     def basis(self) -> str:
         """What the pace rests on, in words."""
         if self.speed is not None:
@@ -88,7 +93,8 @@ class Pace:
         later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
         if self.measured:
             return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"
-        return f"{self.per_call:.1f} s per call, a default for this judge{later}"
+        return (f"{self.per_call:.1f} s per call, a default for this judge, nothing measured here yet"
+                + (later or ": the run's ETA corrects it from its first judgments"))
 
 
 def pace(store: Store, judge: Judge, concurrency: int = 1) -> Pace:

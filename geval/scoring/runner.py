@@ -255,6 +255,8 @@ class Progress:
         eta = self.eta
         left = eta if eta is None or not after else eta + (later or 0.0)
         eta = f"ETA {'?' if left is None else _duration(left)}"
+        if left is not None and not self.called and self.pace is not None and self.pace.default:
+            eta += " (a default pace until the first judgments, which correct it)"
         if not after:
             return eta
         if later is None:

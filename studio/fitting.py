@@ -1,0 +1,57 @@
+"""Which template the Score and Label pages open on: one that renders on the dataset's items. The
+editor's when the user opened or edited it, else the one last used on this dataset (its newest
+scored template version, else the Label page's), else the editor's, else the first that fits; never
+one the items cannot fill (the editor's Topical-Chat template on a file with no fact opened Score
+with a red box and Start disabled)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import streamlit as st
+
+import geval
+from studio import state
+
+
+def last_used(store: geval.Store, dataset: str) -> list[str]:
+    """The labels of the templates used on `dataset`, newest first: its scored template versions
+    (not a prompt search's variants, nor judges imported from a file), then the Label page's."""
+    combos = store.combos(dataset)
+    labels = []
+    if len(combos):
+        own = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)].sort_values("last", ascending=False)
+        for version in dict.fromkeys(own["template_version"]):
+            try:
+                template = store.template(version)
+            except geval.GevalError:  # a version the store no longer holds
+                continue
+            if template.kind != "imported":
+                labels.append(template.label)
+    return [*labels, *filter(None, [st.session_state.get("label_template")])]
+
+
+def _touched(editor: geval.Template | None) -> bool:
+    """Whether the user put `editor` in the editor: opened a template there (or a link did), or edited it."""
+    return editor is not None and ("template_name" in st.session_state
+                                   or editor.label != geval.Template.load(state.DEFAULT_TEMPLATE).label)
+
+
+def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, geval.Template],
+            editor: geval.Template | None) -> str | None:
+    """The label, among `offered`, of the template a menu opens on: the first that renders on
+    `dataset`'s items of the editor's when the user put it there, those last used on it, the editor's,
+    those compared with an aspect its people scored (written for a dataset of its name first), those
+    written for no dataset in particular (response-naturalness on a user's file), and the others
+    (None when none renders)."""
+    people = {aspect.lower() for aspect in dataset.aspects}
+    compared = [label for label, template in offered.items()
+                if {(a.human or a.name).lower() for a in template.aspects} & people]
+    named = [label for label in compared if offered[label].dataset and offered[label].dataset in dataset.name.lower()]
+    generic = [label for label, template in offered.items() if not template.dataset]
+    editors = [editor.label] if editor else []
+    for label in dict.fromkeys([*(editors if _touched(editor) else []), *last_used(store, dataset.name), *editors,
+                                *named, *compared, *generic, *offered]):
+        if label in offered and offered[label].fits(dataset.items):
+            return label
+    return None
