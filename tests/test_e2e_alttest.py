@@ -127,8 +127,9 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
         _as(tab, "bob")
         _label(tab, store_path, _labels(mode, 4), FIRST)
         text = main_text(tab).replace("\\", "")
-        assert re.search(r"alternative annotator test on your labels, each annotator apart: with 3 annotators agreeing "
-                         r"as yours do \(\d+% exact agreement\)", text), text[:3000]
+        # the plan is about the newest judge, gpt-x, whose scores follow the items' order, not their labels
+        assert re.search(r"alternative annotator test on your labels, each annotator apart: no plan for this judge: it "
+                         r"is at least as good as a person on \d+% of the items", text), text[:3000]
         screenshot(tab, "e2e_alttest_2_label_page_plan")
 
         # fewer than 30 items per annotator: the table, and no verdict but what is missing
