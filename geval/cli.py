@@ -690,6 +690,15 @@ def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None)
     return dataset.name
 
 
+def _dataset_with_its_judges(store: geval.Store, name: str) -> str:
+    """`_dataset_in`; for a folder of the alternative annotator test's release, its LLMs' annotations
+    (llm_annotations.json) imported as judges too (a re-import changes nothing)."""
+    dataset = _dataset_in(store, name)
+    if Path(name).is_dir() and (Path(name) / "llm_annotations.json").is_file():
+        geval.alttest.import_judge(store, dataset, Path(name) / "llm_annotations.json")
+    return dataset
+
+
 def cmd_judge_import(args) -> None:
     store = geval.Store(args.store)
     dataset = _dataset_in(store, args.dataset, args.map)
@@ -703,10 +712,7 @@ def cmd_judge_import(args) -> None:
 
 def cmd_alttest(args) -> None:
     store = geval.Store(args.store)
-    folder = Path(args.dataset)
-    dataset = _dataset_in(store, args.dataset)
-    if folder.is_dir() and (folder / "llm_annotations.json").is_file():
-        geval.alttest.import_judge(store, dataset, folder / "llm_annotations.json")
+    dataset = _dataset_with_its_judges(store, args.dataset)
     epsilon = args.epsilon if args.epsilon is not None else geval.alttest.EPSILONS[_annotators(args, store, dataset)]
     combos = store.combos(dataset)
     if args.judge:
@@ -788,10 +794,7 @@ def _systems_command(commands) -> None:
 
 def cmd_systems(args) -> None:
     store = geval.Store(args.store)
-    folder = Path(args.dataset)
-    dataset = _dataset_in(store, args.dataset)
-    if folder.is_dir() and (folder / "llm_annotations.json").is_file():
-        geval.alttest.import_judge(store, dataset, folder / "llm_annotations.json")
+    dataset = _dataset_with_its_judges(store, args.dataset)
     combos = store.combos(dataset)
     combo = None
     if args.judge:
