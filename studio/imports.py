@@ -44,7 +44,7 @@ def section(store: geval.Store, dataset: geval.Dataset) -> None:
 
 def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
     aspects = list(dict.fromkeys([*dataset.aspects, *geval.labeling.counts(store, dataset.name)["aspect"]]))
-    with st.form("import_judge_form"):
+    with st.form("import_judge_form", enter_to_submit=False):  # Enter in a box is not yet "import"
         st.markdown("**A judge's scores**")
         upload = st.file_uploader(
             "CSV, JSON or JSONL keyed by item id", type=TYPES, key="import_judge_file",
@@ -96,7 +96,7 @@ def _judge_line(done, file: str) -> str:
 
 
 def _labels_form(store: geval.Store, dataset: geval.Dataset) -> None:
-    with st.form("import_labels_form"):
+    with st.form("import_labels_form", enter_to_submit=False):
         st.markdown("**An annotator's labels**")
         upload = st.file_uploader("CSV, JSON or JSONL: item_id, aspect, score", type=TYPES, key="import_labels_file",
                                   help="One label a row: item_id (the item's id, or your own file's id), aspect, "

@@ -149,6 +149,25 @@ def test_a_judge_imported_on_the_data_page_is_a_judge_row_everywhere_but_never_a
         assert widget.options and not [o for o in widget.options if "imported" in o], page
 
 
+def _forms(node) -> dict[str, object]:
+    """The st.form blocks under `node`, by form id, as their protos."""
+    found, proto = {}, getattr(node, "proto", None)
+    if type(proto).__name__ == "Block" and proto.WhichOneof("type") == "form":
+        found[proto.form.form_id] = proto.form
+    children = getattr(node, "children", None) or {}
+    for child in children.values() if isinstance(children, dict) else children:
+        found.update(_forms(child))
+    return found
+
+
+def test_enter_in_an_import_box_does_not_import_before_the_button(monkeypatch, tmp_path):
+    # seen in a browser: Enter after typing the judge's name imported the file before its aspect and scale
+    # were chosen, and the button then said "already imported: nothing changed"
+    forms = _forms(open_app(monkeypatch, tmp_path).main)
+    assert {name: form.enter_to_submit for name, form in forms.items()} == {"import_judge_form": False,
+                                                                             "import_labels_form": False}
+
+
 def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path)
     store = geval.Store(tmp_path / "store.sqlite")
