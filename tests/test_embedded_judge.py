@@ -27,6 +27,7 @@ def judge(monkeypatch, tmp_path):
     under tmp_path (not in this machine's cache), and the models its workers build are counted."""
     monkeypatch.setattr(embedded, "TARGET", "fake_native:FakeJudgeModel")
     monkeypatch.setattr(native, "cache_dir", lambda: tmp_path / "cache")
+    monkeypatch.setenv(native.SPEED_FILE_ENV, str(tmp_path / "speed.json"))
     monkeypatch.setenv(workers.LOADS, str(tmp_path / "loads.txt"))
     (tmp_path / "model.gguf").write_bytes(b"a stand-in")
     yield embedded.EmbeddedJudge(model_path=tmp_path / "model.gguf")
