@@ -3,7 +3,8 @@ agree` and the report show the same sentences (`lines`), tables (`tables`) and f
 (`geval.reporting.error_figures`) of `read` (`geval.analysis.judge_errors`): chance-corrected
 agreement, the confusion matrix and each label's precision and recall for labels; offset, spread,
 scale use, Bland-Altman limits and length for scores. Every figure comes with its 95% interval over
-groups, or says why it has none.
+groups, or says why it has none; a sentence says what the figures say, and no more (a difference
+below 0 reads as a size "below", the middle is avoided only when no inner point is clearly overused).
 
     import geval
     for found in geval.reporting.how_it_errs.read(store, "mtbench"):
@@ -39,7 +40,7 @@ INTRO = ("How the judge errs, beyond how much it agrees. Labels (categories, or 
          "the people's majority and each annotator, beside the people's own kappa with each other; the confusion "
          "matrix; each label's precision, recall and F1; and what a constant answer would reach. Scores, on the "
          "people's scale: the judge's offset (harsh or lenient), its spread and use of the scale, the Bland-Altman "
-         "limits of agreement, and whether its error follows the response's length more than a person's does. "
+         "limits of agreement, and how far its error follows the response's length, beside each annotator's. "
          "95% intervals over groups (dialogues, documents): the delete-one-group jackknife with Student's t; none "
          "below 10 groups.")
 
