@@ -128,21 +128,24 @@ def test_the_ranking_counts_the_annotators_and_those_tested_apart():
     assert (row["annotators"], row["tested"]) == (2, 0)
 
 
-def test_a_constant_with_the_judges_advantage_probability_says_what_that_means():
-    """At epsilon .15 the constant's sentence gave a number without its meaning."""
+@pytest.mark.parametrize("aspect", ["Natural", "label"])
+def test_a_constant_with_the_judges_advantage_probability_says_what_that_means(aspect):
+    """At epsilon .15 the constant's sentence gave a number without its meaning; on the annotations
+    layout's pooled aspect, named "label", it read "on 71% of the label items"."""
     rng = np.random.default_rng(1)  # a random judge; people near a truth, 2 their commonest label
     truth = rng.integers(1, 4, 30)
     people = {n: {f"i{k}": float(np.clip(truth[k] + rng.integers(-1, 2), 1, 3)) for k in range(30)} for n in "abc"}
     judge = replace(alt_test(people, {f"i{k}": float(rng.integers(1, 4)) for k in range(30)}, "neg-rmse"),
-                    judge="gpt-x", aspect="Natural")
+                    judge="gpt-x", aspect=aspect)
     constant = replace(alt_test(people, {f"i{k}": 2.0 for k in range(30)}, "neg-rmse"),
-                       judge="always 2 (the people's commonest label)", aspect="Natural", baseline=True)
+                       judge="always 2 (the people's commonest label)", aspect=aspect, baseline=True)
     assert not constant.passed and constant.advantage_probability >= judge.advantage_probability
     said = geval.alttest.caveat(judge, [judge, constant])
     assert said == (f"A judge that always answers 2 is at least as good as a person on "
-                    f"{constant.advantage_probability:.0%} of the Natural items (its advantage probability), as often "
-                    f"as this judge ({judge.advantage_probability:.0%}) or more: on this aspect the advantage "
+                    f"{constant.advantage_probability:.0%} of the items of {aspect} (its advantage probability), as "
+                    f"often as this judge ({judge.advantage_probability:.0%}) or more: on this aspect the advantage "
                     "probability rewards giving the commonest label.")
+    assert f"{aspect} items" not in said
 
 
 def test_items_with_one_annotator_are_left_out():

@@ -37,7 +37,7 @@ def test_with_neg_rmse_the_middle_of_the_scale_passes_and_the_verdict_warns(stor
     assert (constant.winning_rate, round(constant.advantage_probability, 2)) == (1.0, 0.74)
     assert constant.constants == "1 of the 3 constants of the scale passes (always 2)"  # not 1, the commonest
     warning = geval.alttest.caveat(judge, [judge, constant])
-    assert warning == ("A judge that always answers 2 passes Natural too (winning rate 1.00, advantage probability "
+    assert warning == ("A judge that always answers 2 passes the test on Natural too (winning rate 1.00, advantage probability "
                        "0.74; 1 of the 3 constants of the scale passes (always 2)): here the test cannot tell a "
                        "judge from a constant, so this pass says little.")
     ranked = geval.alttest.ranking(store, "symmetric", [judge, constant])

@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
@@ -115,6 +116,9 @@ def _check_against_sklearn(section: str, expected: dict) -> None:
         label, count, given, rest = re.match(r"(\S+)\s+(\d+)\s+(\d+)\s+(.*)", row).groups()
         i = labels.index(label)
         assert int(count) == support[i] and int(given) == matrix[:, i].sum()
+        if not support[i]:  # a label the people never give: scikit-learn's F1 is 0, here there is nothing to find
+            assert rest.endswith("n/a (undefined: no such label among the people's)"), (label, rest)
+            f1[i] = np.nan
         for found, theirs in zip(re.findall(READING, rest), (precision[i], recall[i], f1[i])):
             if math.isnan(theirs):
                 assert found.startswith("n/a"), (label, found)
@@ -137,6 +141,12 @@ def test_agree_prints_kappa_confusion_and_precision_recall_equal_to_scikit_learn
     assert re.search(r"Cohen's kappa of the judge's labels against the people's majority: \d\.\d{3} \[\d\.\d{3}, "
                      r"\d\.\d{3}\]", section)
     assert "Fleiss' kappa among the people" in section and "with a kappa of 0.000" in section
+    assert "(no interval)" not in section  # each says why: "no interval: a share of 0%", ...
+    if name == "wax":  # gpt-4o answers Antonym twice, a label the people's majority never gives
+        antonym = next(row for row in _table(section, "per label") if row.startswith("Antonym "))
+        assert re.split(r"\s{2,}", antonym)[1:] == ["0", "2", "0.000 (no interval: a share of 0%)",
+                                                  "n/a (undefined: no such label among the people's)",
+                                                  "n/a (undefined: no such label among the people's)"], antonym
 
 
 @pytest.mark.parametrize("name", ["lgbteen", "framing", "cebab_aspects", "mtbench", "wax"])
@@ -305,7 +315,7 @@ def test_a_judge_that_prefers_long_responses_more_than_a_person_is_told(store, t
     assert scores.length.above() and scores.length_difference.above() and len(scores.annotators) == 3
     said = " ".join(how_it_errs.lines(judge_errors(store, "synth")[0]))
     assert "longer responses get more from the judge than from people" in said
-    assert "the judge prefers long responses more than a person does." in said
+    assert "the judge prefers long responses more than the people do." in said
 
 
 def test_below_10_groups_there_is_a_number_but_no_interval_and_it_says_why(store):
@@ -344,9 +354,73 @@ def test_agree_prints_the_bias_scale_use_and_length_lines_on_topical_chat(tc_dat
                      r"\d+% \[\d+%, \d+%\] of theirs\.", section), section[:4000]
     assert re.search(r"Its error \(judge − people\) against the response's length in words: Spearman -?\d\.\d{3} "
                      r"\[-?\d\.\d{3}, -?\d\.\d{3}\]", section)
-    assert re.search(r"The judge minus a person, each against the same other annotators: [+-]\d\.\d{3} "
+    assert re.search(r"The judge minus a person, each against the same other annotators, averaged over the annotators: "
+                     r"[+-]\d\.\d{3} "
                      r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", section)
     assert "scale use:" in section and "length:" in section and "Bland-Altman limits of agreement" in section
+
+
+def test_summeval_coherence_reads_as_its_shares_and_numbers_say(shared_data, store):
+    """SummEval's coherence, Mistral's scores (the trial of a new user): its raw agreement is below the best
+    constant's, said once with a plus sign ("+5 points [+2, +9] below"); it gives 4 to 54% of the items,
+    5 to 44% and almost never 2 or 3, and was said to avoid the middle (2, 3 and 4 together: 56% against
+    67%); two shares of 0 had "(no interval)" with no reason; a person's length reading was the mean over
+    the annotators, 0.012, near 0 by construction while they read .143, -.084 and -.022."""
+    folder = shared_data / "alttest" / "summeval"
+    dataset = geval.load_dataset(shared_data / "summeval.json", store=store)
+    geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json", "mistral-v03")
+    found = judge_errors(store, dataset.name, aspects=["coherence"])[0]
+    said, text = how_it_errs.lines(found), how_it_errs.text(found)
+    assert "The judge's raw agreement is 5 points [2, 9] below what the best constant answer gets." in " ".join(said)
+    assert not any("avoids the middle" in line or "crowds the middle" in line for line in said), said
+    assert "It piles on 4 and 5: 54% of its scores at 4 against 21% of the people's (+33 points [+27, +39]), 44% at " \
+           "5 against 26% (+18 points [+13, +24])." in said, said
+    assert "It gives 2 and 3 less often than people: 0% of its scores at 2 against 17% of the people's (-17 points " \
+           "[-18, -15]), 2% at 3 against 30% (-28 points [-30, -26])." in said, said
+    assert "(no interval)" not in text and "0% (no interval: a share of 0%)" in text
+    assert any(line.startswith("Each annotator's error against the mean of the other annotators, the same way (on the "
+                               "1600 items all of them scored): e0 0.143 [0.082, 0.203], e1 -0.084 [-0.138, -0.030], e2 "
+                               "-0.022 [-0.078, 0.035]: how far one person's error follows length (not their mean")
+               for line in said), said
+    assert "0.012" not in text and "a person, mean over annotators" not in text
+    length = how_it_errs.tables(found)["length"]
+    assert length["whose error"].tolist() == [
+        "the judge (against the people's mean)", "annotator e0 (against the others)", "annotator e1 (against the others)",
+        "annotator e2 (against the others)", "the judge − a person (the same others), mean over annotators"]
+
+
+def test_the_middle_is_crowded_or_avoided_only_when_no_inner_point_goes_the_other_way():
+    """The sentence of the inner points together, against each inner point's (scores.shares), on a 1-5 scale."""
+    from types import SimpleNamespace
+
+    from geval.analysis.grouped import Estimate
+
+    def scores(judge: list[float], people: list[float], clear: bool = True) -> list[str]:
+        def share(value: float) -> Estimate:
+            return Estimate(value, value - 0.01, value + 0.01, 30)
+
+        def gap(value: float) -> Estimate:
+            return Estimate(value, value - 0.02, value + 0.02, 30) if clear else Estimate(value, value - 1, value + 1, 30)
+
+        shares = pd.DataFrame({"point": [1.0, 2.0, 3.0, 4.0, 5.0], "judge": [share(v) for v in judge],
+                               "people": [share(v) for v in people],
+                               "difference": [gap(j - p) for j, p in zip(judge, people)]})
+        middle = sum(judge[1:4]) - sum(people[1:4])
+        return how_it_errs._scale_lines(SimpleNamespace(shares=shares, middle=gap(middle)))
+
+    people = [0.07, 0.17, 0.30, 0.21, 0.25]
+    piled = scores([0.01, 0.01, 0.02, 0.54, 0.42], people)  # SummEval's coherence, near enough
+    assert not any("middle" in line for line in piled) and any(line.startswith("It piles on 4 and 5: ") for line in piled)
+    assert any(line.startswith("It gives 2 and 3 less often than people: ") for line in piled), piled
+    crowded = scores([0.02, 0.30, 0.40, 0.25, 0.03], people)
+    assert crowded[0].startswith("It uses the top of the scale (5) less than people")
+    assert crowded[2].startswith("It crowds the middle: 95% of its scores at 2, 3, 4 where people put 68%")
+    assert not any("piles on" in line for line in crowded)  # the middle says it
+    avoided = scores([0.40, 0.05, 0.05, 0.05, 0.45], people)
+    assert "It avoids the middle: 15% of its scores at 2, 3, 4 where people put 68% (-53 points [-55, -51])." in avoided
+    assert "It piles on 1 and 5: 40% of its scores at 1 against 7% of the people's (+33 points [+31, +35]), 45% at 5 " \
+           "against 25% (+20 points [+18, +22])." in avoided
+    assert scores([0.01, 0.01, 0.02, 0.54, 0.42], people, clear=False) == []  # nothing clear, nothing said
 
 
 def test_the_majority_of_every_item_at_once_is_categoricals_majority():

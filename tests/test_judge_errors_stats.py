@@ -302,17 +302,16 @@ def _spearman(x: np.ndarray, words_ranks: tuple, n_groups: int) -> tuple[np.ndar
 
 
 def _length_statistics(judge: np.ndarray, people: np.ndarray, words: np.ndarray, n_groups: int) -> dict[str, tuple]:
-    """`score_errors`' length readings: the judge's error against the people's mean, a person's against
-    the others (the mean over annotators), and the judge − a person against the same others."""
+    """`score_errors`' length readings: the judge's error against the people's mean, each annotator's
+    against the others, and the judge − a person against the same others (the mean over annotators)."""
     ranks = _leave_one_out_ranks(words, _codes(n_groups), n_groups)
     found = {"length: the judge's error": (*_spearman(judge - people.mean(axis=1), ranks, n_groups), None, "fisher")}
-    own, versus = [], []
+    versus = []
     for k in range(people.shape[1]):
         others = np.delete(people, k, axis=1).mean(axis=1)
         mine, machine = _spearman(people[:, k] - others, ranks, n_groups), _spearman(judge - others, ranks, n_groups)
-        own.append(mine)
+        found[f"length: annotator {k + 1}'s error"] = (*mine, None, "fisher")
         versus.append((machine[0] - mine[0], machine[1] - mine[1]))
-    found["length: a person's error"] = (*(np.mean([o[i] for o in own], axis=0) for i in (0, 1)), None, "fisher")
     found["length: the judge − a person"] = (*(np.mean([v[i] for v in versus], axis=0) for i in (0, 1)), None, "none")
     return found
 
@@ -320,13 +319,13 @@ def _length_statistics(judge: np.ndarray, people: np.ndarray, words: np.ndarray,
 @functools.lru_cache(maxsize=1)
 def _length_truth() -> dict[str, float]:
     judge, people, words = (v[0] for v in _scores(1, BIG, 4242))
-    own, versus = [], []
+    found, versus = {}, []
     for k in range(len(people)):
         others = np.delete(people, k, axis=0).mean(axis=0)
-        own.append(correlate("spearman", people[k] - others, words))
-        versus.append(correlate("spearman", judge - others, words) - own[-1])
-    return {"length: the judge's error": correlate("spearman", judge - people.mean(axis=0), words),
-            "length: a person's error": float(np.mean(own)), "length: the judge − a person": float(np.mean(versus))}
+        found[f"length: annotator {k + 1}'s error"] = correlate("spearman", people[k] - others, words)
+        versus.append(correlate("spearman", judge - others, words) - found[f"length: annotator {k + 1}'s error"])
+    return {"length: the judge's error": correlate("spearman", judge - people.mean(axis=0), words), **found,
+            "length: the judge − a person": float(np.mean(versus))}
 
 
 def test_the_vectorized_length_readings_equal_the_engines():
@@ -339,8 +338,9 @@ def test_the_vectorized_length_readings_equal_the_engines():
         value, loo, *_ = found["length: the judge's error"]
         assert value[d] == pytest.approx(correlate("spearman", error, words[d]), abs=1e-12)
         assert loo[d] == pytest.approx(item_bootstrap(error, words[d], resamples, ("spearman",))["spearman"], abs=1e-12)
-        _, person, paired = length_against_people(judge[d], people[d], ["a", "b", "c"], words[d], groups)
-        for name, engine, transform in (("length: a person's error", person, "fisher"),
+        each, paired = length_against_people(judge[d], people[d], ["a", "b", "c"], words[d], groups)
+        for name, engine, transform in (*((f"length: annotator {k + 1}'s error", e, "fisher")
+                                          for k, e in enumerate(each["spearman"])),
                                         ("length: the judge − a person", paired, "none")):
             value, loo, *_ = found[name]
             assert value[d] == pytest.approx(engine.value, abs=1e-12)

@@ -66,12 +66,21 @@ def rate(at: AppTest, value: int, aspect: str = "Natural") -> None:
     assert not at.exception
 
 
-def type_keys(at: AppTest, *keys: str, on: str | None = None) -> None:
+def type_keys(at: AppTest, *keys: str, on: str | None = None, seen: int | None = None) -> None:
     """`keys` typed as the page's key component sends them: the log of the keys not taken yet, in the
-    order typed, each with the item its line showed (`on`, default the item shown now), then a rerun."""
-    item, taken = on or shown_item(at), at.session_state["label_keys_taken"]["seq"]
-    at.session_state["label_keys"] = {"log": [{"seq": taken + 1 + n, "key": key, "item": item}
-                                              for n, key in enumerate(keys)]}
+    order typed, each with the item its line showed (`on`, default the item shown now) and the count of
+    keys not taken the page said meanwhile (`seen`, default the count it said last), then a rerun."""
+    item = on or shown_item(at)
+    send(at, [(key, item, seen) for key in keys])
+
+
+def send(at: AppTest, typed: list[tuple[str, str, int | None]]) -> None:
+    """The log of keys as the component sends it: (key, the item its line showed, the count of keys not
+    taken the page said as it was pressed; None: the count it said last), then a rerun."""
+    taken, said = at.session_state["label_keys_taken"]["seq"], at.session_state["label_session"].said
+    at.session_state["label_keys"] = {"log": [{"seq": taken + 1 + n, "key": key, "item": item,
+                                               "seen": said if seen is None else seen}
+                                              for n, (key, item, seen) in enumerate(typed)]}
     at.run()
     assert not at.exception
 
@@ -120,17 +129,69 @@ def test_keys_typed_ahead_of_the_page_land_on_the_item_they_were_typed_on_or_are
     type_keys(at, "2", "Enter", "3", "Enter", "1", on=first)
     second = shown_item(at)
     assert second != first and store.labels("mine")[["item_id", "score"]].values.tolist() == [[first, 2.0]]
-    assert f"Not taken (typed on item {first} after you had left it): 3, Enter, 1. The keys now go to this item." \
-        in [w.value for w in at.warning]
-    type_keys(at, "3", "Enter")  # typed on the second item, as shown: its own
+    assert [w.value for w in at.warning] == [
+        f"3 keys not taken so far in this session: typed on an item you had already left. The latest: 3, Enter, 1 "
+        f"on item {first} (after you had left it). A key goes to the item shown as it is pressed: the keys now go "
+        "to this item."]
+    type_keys(at, "3", "Enter")  # typed on the second item, as shown after the page said so: its own
     third = shown_item(at)
     type_keys(at, "s")  # the third, skipped
     assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
     assert not at.warning and at.session_state["label_session"].skipped == {third}
     type_keys(at, "s", on=first)  # a skip typed on an item left long ago skips nothing
-    assert "Not taken (typed on item" in at.warning[0].value
+    assert at.warning[0].value.startswith("4 keys not taken so far in this session: typed on an item you had "
+                                          f"already left. The latest: s on item {first} (after you had left it).")
     rate(at, 1)  # a click on the buttons of the item shown
     assert len(store.labels("mine")) == 3
+
+
+def test_keys_not_taken_are_counted_for_the_session_and_said_until_a_label_typed_after_or_a_dismiss(monkeypatch,
+                                                                                                   tmp_path):
+    """Typing blind, 50-200 ms apart, ahead of the page: the page once said only the keys refused since
+    the item shown now, so that a burst whose last keys landed said nothing of the 14 keys refused on
+    the first item, and the next burst replaced the notice. The count runs for the session; the notice
+    stays until a label typed after the page said it (not one typed blind in the same burst), or a
+    dismiss, and is left behind on another page."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    send(at, [("2", first, 0), ("Enter", first, 0), ("3", first, 0), ("Enter", first, 0)])
+    second = shown_item(at)
+    send(at, [("1", first, 0), ("3", second, 0), ("Enter", second, 0)])  # the page drew the second item meanwhile
+    third = shown_item(at)
+    assert third not in (first, second) and len(store.labels("mine")) == 2
+    notice = [w.value for w in at.warning]
+    assert len(notice) == 1 and notice[0].startswith(
+        "3 keys not taken so far in this session: typed on an item you had already left. The latest: 3, Enter, 1 on "
+        f"item {first} (after you had left it)."), notice  # the label of the second item, typed blind, clears none
+
+    type_keys(at, "2", seen=0)  # typed before the page said so: the notice stays
+    type_keys(at, "2")  # on the third, labeled: a digit that saves nothing counts, and says why
+    assert at.warning[0].value.startswith("4 keys not taken so far in this session: 3 typed on an item you had already "
+                                          "left; 1 a digit on an item already labeled (u undoes, a click changes a "
+                                          f"label). The latest: 3, Enter, 1 on item {first} (after you had left it); "
+                                          f"2 on item {third} (labeled already).")
+    assert "This item is labeled: 2 changed nothing" in texts(at)
+    type_keys(at, "Enter")
+    type_keys(at, "5", "Enter")  # off the scale; then Enter on an item still to label
+    assert "6 keys not taken so far" in at.warning[0].value
+    assert at.warning[0].value.endswith(f"5 on item {shown_item(at)} (not on its scale); Enter on item "
+                                        f"{shown_item(at)} (not labeled yet). A key goes to the item shown as it is "
+                                        "pressed: the keys now go to this item.")
+    type_keys(at, "1")  # a label typed after the page said them: behind the user
+    assert not at.warning and len(store.labels("mine")) == 4
+
+    type_keys(at, "s", on=first)
+    assert at.warning[0].value.startswith("7 keys not taken so far in this session: ")  # the count runs on
+    assert "The latest: s on item" in at.warning[0].value  # the latest: those not behind the user
+    at.button(key="label_refusals_dismiss").click().run()
+    assert not at.warning
+    type_keys(at, "Enter", on=second)
+    assert at.warning[0].value.startswith("8 keys not taken so far")
+    at.switch_page("views/5_agreement.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.warning  # not carried back from another page
+    type_keys(at, "→", on=first)
+    assert at.warning[0].value.startswith("9 keys not taken so far in this session: ")
 
 
 def test_skip_leaves_an_item_unlabeled_and_the_labeled_ones_are_not_offered_again(monkeypatch, tmp_path):

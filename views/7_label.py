@@ -134,8 +134,9 @@ with st.container(key="label_notes"):
         st.caption(said)
     if s.note and s.current is not None:
         st.caption(s.note)
-    if s.refused:
-        st.warning(session_of.refusals(s), icon=":material/keyboard:")
+    if refused := session_of.refusals(s):  # until the user labels again or dismisses it
+        st.warning(refused, icon=":material/keyboard:")
+        st.button("Dismiss", key="label_refusals_dismiss", on_click=session_of.dismiss, args=(s,))
 if s.current is None:
     session_of.keyboard(s, "")  # ← still goes back
     st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session offers "

@@ -129,7 +129,10 @@ class Estimate:
     note: str = ""
 
     def reads(self, digits: int = 3) -> str:
-        """"0.412 [0.330, 0.490]", "0.412 (no interval: 5 groups)", "n/a (undefined)"."""
+        """"0.412 [0.330, 0.490]", "0.412 (no interval: 5 groups)", "0.000 (no interval: a share of 0%, ...)",
+        "n/a (undefined)"."""
+        if math.isfinite(self.value) and not self.has_interval():
+            return f"{self.value:.{digits}f} ({self.withheld()})"
         return reading(self.value, self.low, self.high, "item", self.groups, self.groups, digits)
 
     def percent(self) -> str:
@@ -137,11 +140,20 @@ class Estimate:
         if not math.isfinite(self.value):
             return "n/a"
         shown = f"{self.value:.0%}"
-        if math.isfinite(self.low) and math.isfinite(self.high):
+        if self.has_interval():
             return f"{shown} [{self.low:.0%}, {self.high:.0%}]"
-        few = self.groups < MIN_GROUPS
-        return f"{shown} (no interval: {self.groups} group{'s' if self.groups != 1 else ''})" if few else \
-            f"{shown} (no interval)"
+        return f"{shown} ({self.withheld()})"
+
+    def has_interval(self) -> bool:
+        """Whether both ends of its interval are known."""
+        return math.isfinite(self.low) and math.isfinite(self.high)
+
+    def withheld(self) -> str:
+        """Why a defined value has no interval, briefly: "no interval: 5 groups", else the reason noted
+        ("no interval: undefined when some group is left out", `bounded`'s)."""
+        if self.groups < MIN_GROUPS:
+            return f"no interval: {self.groups} group{'s' if self.groups != 1 else ''}"
+        return self.note or "no interval"
 
     def above(self, than: float = 0.0) -> bool:
         """Whether its interval lies above `than`."""
@@ -175,7 +187,7 @@ def bounded(value: float, low: float, high: float, groups: int, transform: str =
     elif math.isfinite(low):
         note = ""
     elif transform == "logit" and value in (0.0, 1.0):
-        note = f"no interval: a share of {value:.0%} (on the logit scale it has none)"
+        note = f"no interval: a share of {value:.0%}"  # its logit, where the interval is made, is infinite
     else:
         note = "no interval: undefined when some group is left out"
     return Estimate(float(value), max(low, bounds[0]), min(high, bounds[1]), groups, note)

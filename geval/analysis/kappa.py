@@ -67,11 +67,14 @@ def accuracy_of(confusion: np.ndarray) -> np.ndarray:
 def per_label(confusion: np.ndarray) -> dict[str, np.ndarray]:
     """Each label's precision (of the judge's answers of it, the share the reference gave too),
     recall (of the reference's, the share the judge found) and F1, (..., k) each; NaN where the
-    judge never gives the label (precision), the reference never does (recall), or neither (F1)."""
+    judge never gives the label (precision), or the reference never does (recall and F1: of a label
+    the reference never gives there is nothing to find, and scikit-learn's 0 would read as a failure
+    to find it)."""
     hits = np.diagonal(confusion, axis1=-2, axis2=-1)
     given, true = confusion.sum(axis=-2), confusion.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
-        return {"precision": hits / given, "recall": hits / true, "f1": 2 * hits / (given + true)}
+        return {"precision": hits / given, "recall": hits / true,
+                "f1": np.where(true > 0, 2 * hits / (given + true), np.nan)}
 
 
 def constant_shares(confusion: np.ndarray) -> np.ndarray:

@@ -154,8 +154,8 @@ def _per_label(confusion: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
              for name in ("precision", "recall", "f1")}
     total = confusion.sum(axis=0)
     support, given = total.sum(axis=1), total.sum(axis=0)
-    why = {"precision": "undefined: the judge never gives it", "recall": "undefined: the majority never gives it",
-           "f1": "undefined: neither side gives it"}
+    absent = "undefined: no such label among the people's"  # their majority never gives it
+    why = {"precision": "undefined: the judge never gives it", "recall": absent, "f1": absent}
     rows = [{"label": label, "support": int(support[c]), "judge gives": int(given[c]),
              **{name: _grouped(parts[name], c, undefined=why[name]) for name in parts}}
             for c, label in enumerate(labels) if support[c] or given[c]]

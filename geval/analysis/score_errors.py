@@ -9,9 +9,11 @@
 - **Bland-Altman**: the difference against the mean of the two, and its 95% limits of agreement
   (mean difference ± 1.96 standard deviations);
 - **length**: Spearman's correlation of the judge's error (judge − people) with the response's
-  length in words, beside each annotator's error against the mean of the others (leave-one-out),
-  and the judge minus a person on the same references (each annotator's others): whether the judge
-  follows length more than a person does.
+  length in words, beside each annotator's error against the mean of the others (leave-one-out:
+  how far one person's error follows length), and the judge minus a person on the same references
+  (each annotator's others), averaged over the annotators. The annotators' errors against each
+  other sum to 0 on every item, so their correlations average to about 0 by construction: no
+  yardstick of their own, which is why each annotator's is kept apart.
 
 Intervals are over groups: the jackknife of per-group sums (`geval.analysis.grouped`; a ratio of
 spreads on the log scale), the correlations' as every correlation's in the app
@@ -70,7 +72,6 @@ class ScoreErrors:
     upper: Estimate
     length: Estimate
     annotators: pd.DataFrame
-    person_length: Estimate
     length_difference: Estimate
     frame: pd.DataFrame
     notes: list[str] = field(default_factory=list)
@@ -108,14 +109,14 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
     length = np.asarray(words([item.response for item in chosen]))
     names = list(dict.fromkeys(name for item in chosen for name in item.ratings(human)))  # `ratings`' rows
-    annotators, person, paired = length_against_people(values, ratings, names, length, groups)
+    annotators, paired = length_against_people(values, ratings, names, length, groups)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length, "group": groups})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
                        spread, "the people's mean scores" if one_each else "a person's scores", shares, middle,
-                       lower, upper, _correlation(difference, length, groups, "spearman"), annotators, person, paired,
+                       lower, upper, _correlation(difference, length, groups, "spearman"), annotators, paired,
                        frame, notes)
 
 
@@ -250,32 +251,31 @@ def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, metric: str =
 
 
 def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
-                          groups: np.ndarray) -> tuple[pd.DataFrame, Estimate, Estimate]:
+                          groups: np.ndarray) -> tuple[pd.DataFrame, Estimate]:
     """On the items every annotator scored (`ratings`: annotators x items, named `names`): each
-    annotator's error against the mean of the others correlated with `length` (a row each), their
-    mean, and the judge's (`values`) error against the same others minus the annotator's, averaged
-    (paired by group)."""
+    annotator's error against the mean of the others correlated with `length` (a row each), and the
+    judge's (`values`) error against the same others minus the annotator's, averaged over the
+    annotators (paired by group). The annotators' correlations are not averaged: their errors sum to 0
+    on every item, so their mean is about 0 whatever each one does."""
     complete = np.isfinite(ratings).all(axis=0)
     count = int(complete.sum())
     table = pd.DataFrame(columns=["annotator", "items", "spearman"])
     if ratings.shape[0] < 2 or count < 3:
         why = ("undefined: one score per item (the dataset keeps only the people's mean)" if ratings.shape[0] < 2 else
                f"undefined: {count} items scored by every annotator")
-        return table, Estimate(math.nan, note=why), Estimate(math.nan, note=why)
+        return table, Estimate(math.nan, note=why)
     matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
-    person, versus, rows = [], [], []
+    versus, rows = [], []
     for k in range(len(matrix)):
         others = np.delete(matrix, k, axis=0).mean(axis=0)
         own = correlation_with_each_left_out("spearman", matrix[k] - others, words_, kept)
         machine = correlation_with_each_left_out("spearman", judge - others, words_, kept)
-        person.append(own)
         versus.append((machine[0] - own[0], machine[1] - own[1]))
+        found = estimate(own[0], own[1], own[2], "fisher", "undefined: constant", SIGNED)
         rows.append({"annotator": names[k], "items": count,
-                     "spearman": estimate(own[0], own[1], own[2], "fisher", "undefined: constant", SIGNED)})
-    present, note = person[0][2], person[0][3]
-    mean = estimate(float(np.mean([p[0] for p in person])), np.mean([p[1] for p in person], axis=0), present,
-                    "fisher", "undefined: an annotator's error is constant", SIGNED)
+                     "spearman": replace(found, note="; ".join(filter(None, [found.note, own[3]])))})
+    present, note = own[2], own[3]
     difference = estimate(float(np.mean([v[0] for v in versus])), np.mean([v[1] for v in versus], axis=0), present,
                           undefined="undefined: an annotator's or the judge's error is constant", bounds=(-2.0, 2.0))
     return (pd.DataFrame(rows, columns=["annotator", "items", "spearman"]),
-            *(replace(found, note="; ".join(filter(None, [found.note, note]))) for found in (mean, difference)))
+            replace(difference, note="; ".join(filter(None, [difference.note, note]))))

@@ -459,7 +459,8 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
     """What the constant baseline of the same aspect (the best of every constant of its scale) says
     of `result` ("" when it says nothing): ties count for both sides, so on a scale where most
     people give one label a judge that always gives it may pass, and with neg-rmse so may one that
-    always gives the middle of the scale."""
+    always gives the middle of the scale. The aspect is named as a noun, never as an adjective (the
+    annotations layout's pooled aspect is called "label": "the label items" read oddly)."""
     constant = next((r for r in results if r.baseline and r.aspect == result.aspect), None)
     if constant is None or result.baseline or result.passed is None:
         return ""
@@ -467,14 +468,14 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
     figures = f"winning rate {constant.winning_rate:.2f}, advantage probability {constant.advantage_probability:.2f}" \
         + (f"; {constant.constants}" if constant.constants else "")
     if constant.passed and result.passed:
-        return (f"A judge that always answers {answer} passes {result.aspect} too ({figures}): here the test cannot "
+        return (f"A judge that always answers {answer} passes the test on {result.aspect} too ({figures}): here the test cannot "
                 "tell a judge from a constant, so this pass says little.")
     if constant.passed:
-        return (f"A judge that always answers {answer} passes {result.aspect} ({figures}) where this one does not: "
+        return (f"A judge that always answers {answer} passes the test on {result.aspect} ({figures}) where this one does not: "
                 "on this aspect the test rewards giving one label more than telling items apart.")
     if constant.advantage_probability >= result.advantage_probability:
         return (f"A judge that always answers {answer} is at least as good as a person on "
-                f"{constant.advantage_probability:.0%} of the {result.aspect} items (its advantage probability), as "
+                f"{constant.advantage_probability:.0%} of the items of {result.aspect} (its advantage probability), as "
                 f"often as this judge ({result.advantage_probability:.0%}) or more: on this aspect the advantage "
                 "probability rewards giving the commonest label.")
     return ""

@@ -3,7 +3,8 @@ agree` and the report show the same sentences (`lines`), tables (`tables`) and f
 (`geval.reporting.error_figures`) of `read` (`geval.analysis.judge_errors`): chance-corrected
 agreement, the confusion matrix and each label's precision and recall for labels; offset, spread,
 scale use, Bland-Altman limits and length for scores. Every figure comes with its 95% interval over
-groups, or says why it has none.
+groups, or says why it has none; a sentence says what the figures say, and no more (a difference
+below 0 reads as a size "below", the middle is avoided only when no inner point is clearly overused).
 
     import geval
     for found in geval.reporting.how_it_errs.read(store, "mtbench"):
@@ -17,7 +18,6 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.analysis.correlation import MIN_GROUPS
 from geval.analysis.grouped import Estimate
 from geval.analysis.judge_errors import AspectErrors
 from geval.analysis.judge_errors import judge_errors as read
@@ -40,7 +40,7 @@ INTRO = ("How the judge errs, beyond how much it agrees. Labels (categories, or 
          "the people's majority and each annotator, beside the people's own kappa with each other; the confusion "
          "matrix; each label's precision, recall and F1; and what a constant answer would reach. Scores, on the "
          "people's scale: the judge's offset (harsh or lenient), its spread and use of the scale, the Bland-Altman "
-         "limits of agreement, and whether its error follows the response's length more than a person's does. "
+         "limits of agreement, and how far its error follows the response's length, beside each annotator's. "
          "95% intervals over groups (dialogues, documents): the delete-one-group jackknife with Student's t; none "
          "below 10 groups.")
 
@@ -66,21 +66,16 @@ def lines(found: AspectErrors) -> list[str]:
     return said + [f"Note: {note}." for note in dict.fromkeys(notes)]
 
 
-def _withheld(found: Estimate) -> str:
-    """Why a defined value has no interval, briefly, as tables say it: "no interval: 5 groups"."""
-    if found.groups < MIN_GROUPS:
-        return f"no interval: {found.groups} group{'s' if found.groups != 1 else ''}"
-    return found.note or "no interval"
-
-
-def _points(found: Estimate) -> str:
-    """A difference of shares in percentage points: "+27 points [+15, +39]"."""
+def _points(found: Estimate, signed: bool = True) -> str:
+    """A difference of shares in percentage points: "+27 points [+15, +39]"; not `signed`, a size
+    beside "above" or "below": "27 points [15, 39]"."""
     if not math.isfinite(found.value):
-        return "n/a"
-    shown = f"{found.value * 100:+.0f} points"
-    if math.isfinite(found.low) and math.isfinite(found.high):
-        return f"{shown} [{found.low * 100:+.0f}, {found.high * 100:+.0f}]"
-    return f"{shown} ({_withheld(found)})"
+        return f"n/a ({found.note})" if found.note else "n/a"
+    form = "+.0f" if signed else ".0f"
+    shown = f"{found.value * 100:{form}} points"
+    if found.has_interval():
+        return f"{shown} [{found.low * 100:{form}}, {found.high * 100:{form}}]"
+    return f"{shown} ({found.withheld()})"
 
 
 def _size(found: Estimate) -> Estimate:
@@ -93,9 +88,9 @@ def _signed(found: Estimate, digits: int = 2) -> str:
     if not math.isfinite(found.value):
         return f"n/a ({found.note})" if found.note else "n/a"
     shown = f"{found.value:+.{digits}f}"
-    if math.isfinite(found.low) and math.isfinite(found.high):
+    if found.has_interval():
         return f"{shown} [{found.low:+.{digits}f}, {found.high:+.{digits}f}]"
-    return f"{shown} ({_withheld(found)})"
+    return f"{shown} ({found.withheld()})"
 
 
 def _read(found: Estimate) -> str:
@@ -144,9 +139,9 @@ def _constant_lines(labels: LabelErrors) -> list[str]:
     best = labels.constants.iloc[0]
     lead = labels.lead
     if lead.above():
-        verdict = f"{_points(lead)} above what the best constant answer gets"
+        verdict = f"{_points(lead, signed=False)} above what the best constant answer gets"
     elif lead.below():
-        verdict = f"{_points(_size(lead))} below what the best constant answer gets"
+        verdict = f"{_points(_size(lead), signed=False)} below what the best constant answer gets"
     elif math.isfinite(lead.low):
         verdict = (f"{_points(lead)} from the best constant answer's: not clearly above it, so here raw agreement "
                    "says little beyond the labels' skew")
@@ -226,7 +221,10 @@ def _spread_line(scores: ScoreErrors) -> str:
 
 
 def _scale_lines(scores: ScoreErrors) -> list[str]:
-    """Ends of the scale it never (or seldom) uses, and the middle it crowds or avoids."""
+    """Ends of the scale it never (or seldom) uses; the middle it crowds or avoids, said only when no
+    inner point goes clearly the other way (a judge that gives 4 to half its items and almost never 2
+    or 3 does not avoid the middle of 1-5: it piles on 4); the points it gives clearly more often than
+    people ("piles on"), and the inner points it gives clearly less often, that no sentence says yet."""
     shares = scores.shares
     if shares.empty:
         return []
@@ -239,17 +237,38 @@ def _scale_lines(scores: ScoreErrors) -> list[str]:
         elif row["difference"].below():
             said.append(f"It uses the {end} of the scale ({row['point']:g}) less than people: {judge.percent()} of its "
                         f"scores against {people.percent()} of theirs.")
-    middle = scores.middle
-    if middle is not None:
-        inner = shares.iloc[1:-1]
+    inner = shares.iloc[1:-1]
+    middle, told = scores.middle, set()
+    crowds, avoids = middle is not None and middle.above(), middle is not None and middle.below()
+    if (crowds and not any(d.below() for d in inner["difference"])) or \
+            (avoids and not any(d.above() for d in inner["difference"])):
         points = ", ".join(f"{p:g}" for p in inner["point"])
         judged, given = (sum(e.value for e in inner[c]) for c in ("judge", "people"))
-        shown = f"{judged:.0%} of its scores at {points} where people put {given:.0%} ({_points(middle)})"
-        if middle.above():
-            said.append(f"It crowds the middle: {shown}.")
-        elif middle.below():
-            said.append(f"It avoids the middle: {shown}.")
+        said.append(f"It {'crowds' if crowds else 'avoids'} the middle: {judged:.0%} of its scores at {points} where "
+                    f"people put {given:.0%} ({_points(middle)}).")
+        told = set(inner["point"])
+    more = shares[[d.above() and p not in told for p, d in zip(shares["point"], shares["difference"])]]
+    if len(more):
+        said.append(f"It piles on {_named(more['point'])}: {_at_points(more)}.")
+    less = inner[[d.below() and p not in told for p, d in zip(inner["point"], inner["difference"])]]
+    if len(less):
+        said.append(f"It gives {_named(less['point'])} less often than people: {_at_points(less)}.")
     return said
+
+
+def _named(points) -> str:
+    """Scale points in words: "4", "4 and 5", "2, 3 and 4"."""
+    names = [f"{p:g}" for p in points]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _at_points(rows: pd.DataFrame) -> str:
+    """Each point's share of the judge's scores and of the people's, and the difference: "54% of its
+    scores at 4 against 21% of the people's (+33 points [+27, +39]), 44% at 5 against 26% (...)"."""
+    return ", ".join(
+        f"{row['judge'].value:.0%}" + (" of its scores" if k == 0 else "") + f" at {row['point']:g} against "
+        f"{row['people'].value:.0%}" + (" of the people's" if k == 0 else "") + f" ({_points(row['difference'])})"
+        for k, (_, row) in enumerate(rows.iterrows()))
 
 
 def _limits_line(scores: ScoreErrors) -> str:
@@ -263,7 +282,8 @@ def _limits_line(scores: ScoreErrors) -> str:
 
 
 def _length_lines(scores: ScoreErrors) -> list[str]:
-    """Whether the judge's error follows length, beside a person's, and the difference."""
+    """Whether the judge's error follows length; how far each annotator's does, against the others; and
+    the judge minus a person against the same others, with what that comparison reads."""
     judge = scores.length
     if judge.above():
         how = "longer responses get more from the judge than from people"
@@ -272,22 +292,26 @@ def _length_lines(scores: ScoreErrors) -> list[str]:
     else:
         how = "no clear link" if math.isfinite(judge.low) else "no interval to judge it by"
     said = [f"Its error (judge − people) against the response's length in words: Spearman {_read(judge)}: {how}."]
-    person, difference = scores.person_length, scores.length_difference
-    if not math.isfinite(person.value):
-        return said + [f"A person's error against the others: n/a ({person.note})."]
-    said.append(f"A person's error against the mean of the other annotators, the same way: {_read(person)} (mean over "
-                f"{len(scores.annotators)} annotators, on the {scores.annotators['items'].iloc[0]} items all of them "
-                "scored).")
+    difference, annotators = scores.length_difference, scores.annotators
+    if not len(annotators):
+        return said + [f"A person's error against the others: n/a ({difference.note})."]
+    each = ", ".join(f"{row['annotator']} {_read(row['spearman'])}" for _, row in annotators.iterrows())
+    said.append(f"Each annotator's error against the mean of the other annotators, the same way (on the "
+                f"{annotators['items'].iloc[0]} items all of them scored): {each}: how far one person's error follows "
+                "length (not their mean: the annotators' errors against each other sum to 0 on every item, so their "
+                "correlations average to about 0 whatever each one does).")
     if difference.above():
-        verdict = "the judge prefers long responses more than a person does"
+        verdict = "the judge prefers long responses more than the people do"
     elif difference.below():
-        verdict = "the judge prefers short responses more than a person does"
+        verdict = "the judge prefers short responses more than the people do"
     elif math.isfinite(difference.low):
-        verdict = "no clear difference from a person (the interval holds 0)"
+        verdict = "no clear difference from the people (the interval holds 0)"
     else:
         verdict = "no interval to judge it by"
-    return said + [f"The judge minus a person, each against the same other annotators: {_signed(difference, 3)}: "
-                   f"{verdict}."]
+    return said + [f"The judge minus a person, each against the same other annotators, averaged over the annotators: "
+                   f"{_signed(difference, 3)}: {verdict}. With the annotators' part about 0 by construction, this "
+                   "compares the judge with the people as a whole; to compare it with one person, set the judge's line "
+                   "beside each annotator's."]
 
 
 def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
@@ -320,9 +344,9 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
         out["length"] = pd.DataFrame({
             "whose error": ["the judge (against the people's mean)",
                             *[f"annotator {a} (against the others)" for a in scores.annotators["annotator"]],
-                            "a person, mean over annotators", "the judge − a person (the same others)"],
+                            "the judge − a person (the same others), mean over annotators"],
             "Spearman with words [95% CI]": [_read(scores.length), *[_read(e) for e in scores.annotators["spearman"]],
-                                             _read(scores.person_length), _signed(scores.length_difference, 3)]})
+                                             _signed(scores.length_difference, 3)]})
     return out
 
 
