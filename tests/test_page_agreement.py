@@ -12,7 +12,7 @@ import numpy as np
 import geval
 from geval.judging.templates import parse_template, resolve_template
 from tests.apptest_helpers import open_app
-from tests.test_page_inspect import SAMPLE, scored_app
+from tests.test_page_inspect import REPO, SAMPLE, scored_app
 
 PAGE = "views/5_agreement.py"
 
@@ -460,3 +460,46 @@ def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_grou
     at.switch_page("views/3_score.py").run()
     at.radio(key="score_how").set_value("Seeded random sample").run()
     assert any(c.value.startswith("A random sample spreads its items over the groups") for c in at.caption)
+
+
+def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what_each_judge_is_worth(monkeypatch,
+                                                                                                      tmp_path):
+    """PersonaChat's sample (10 items per system): "Labels per system 20" labeled every item (intervals of no
+    width) under a caption about "a document at a time"; the judges' table named judges "<label>: natural", so
+    the advantage probability was always "–" and out of view; "saved" below 0 went unexplained; and the
+    section read the most recently scored judge whatever was chosen above."""
+    from geval.scoring.imports import import_judge
+
+    at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
+    store = geval.Store(tmp_path / "store.sqlite")
+    rng = np.random.default_rng(0)
+    table = tmp_path / "gpt-x.csv"
+    table.write_text("item_id,Natural\n" + "".join(
+        f"{i.id},{int(np.clip(round(i.human_mean('Natural') + rng.normal(0, 0.7)), 1, 3))}\n" for i in dataset.items))
+    import_judge(store, dataset.name, table)
+    combos = store.combos(dataset.name)
+    store.close()
+    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
+    embedded = next(label for label in combos["label"] if label != imported)
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert at.number_input(key="systems_labels").value == 5  # half of each system's 10 items
+    assert any(c.startswith("5 dialogues drawn at random, every system's item of each (5 labels per system)")
+               for c in said)
+    assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # the first chosen above
+    assert any(c.startswith(f"The combined estimate reads {imported}: natural, the first of the versions and judges "
+                            "chosen above") for c in said)
+    worth = next(d.value for d in at.dataframe if "effective labels" in d.value.columns)
+    assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "advantage probability",
+                                   "judge in full"]
+    row = worth.set_index("judge").loc[imported]
+    assert re.fullmatch(r"0\.\d\d", row["advantage probability"]) and row["judge in full"] == f"{imported}: natural"
+    negative = worth["saved"].str.startswith("-").any()
+    assert any(c.startswith("Below 0 saved: the labels alone do better than with the judge.") for c in said) == negative
+    at.multiselect(key="agree_combos").unselect(imported).run()  # the section follows the choice above
+    assert at.selectbox(key="systems_judge").value.startswith(embedded)
+    at.number_input(key="systems_labels").set_value(10).run()
+    assert not at.exception
+    assert any(c.value.startswith("every item of every system is labeled: these are the people's own means")
+               for c in at.caption)
