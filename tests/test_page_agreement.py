@@ -423,20 +423,13 @@ def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch
 def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_aspect(monkeypatch, tmp_path):
     """A judge imported beside one scored on the same items: Agreement opened with the imported judge
     alone, and its report said "No two template versions or judges of this report are compared"."""
-    from geval.scoring.imports import import_judge
-
     at, dataset = scored_app(monkeypatch, tmp_path, n=36)
     store = geval.Store(tmp_path / "store.sqlite")
     scored_ids = set(store.judgments(dataset.name)["item_id"])
+    store.close()
     ids = [item.id for item in dataset.items if item.id in scored_ids] + [
         item.id for item in dataset.items if item.id not in scored_ids][:4]
-    table = tmp_path / "gpt-x.csv"
-    table.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
-    import_judge(store, dataset.name, table)
-    combos = store.combos(dataset.name)
-    store.close()
-    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
-    embedded = next(label for label in combos["label"] if label != imported)
+    imported, embedded = _gpt_x(tmp_path, dataset, "natural", {i: 1 + n % 3 for n, i in enumerate(ids)})
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="agree_combos").value == [imported, embedded]  # the newest first, both compared
@@ -468,19 +461,10 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     width) under a caption about "a document at a time"; the judges' table named judges "<label>: natural", so
     the advantage probability was always "–" and out of view; "saved" below 0 went unexplained; and the
     section read the most recently scored judge whatever was chosen above."""
-    from geval.scoring.imports import import_judge
-
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
-    store = geval.Store(tmp_path / "store.sqlite")
     rng = np.random.default_rng(0)
-    table = tmp_path / "gpt-x.csv"
-    table.write_text("item_id,Natural\n" + "".join(
-        f"{i.id},{int(np.clip(round(i.human_mean('Natural') + rng.normal(0, 0.7)), 1, 3))}\n" for i in dataset.items))
-    import_judge(store, dataset.name, table)
-    combos = store.combos(dataset.name)
-    store.close()
-    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
-    embedded = next(label for label in combos["label"] if label != imported)
+    imported, embedded = _gpt_x(tmp_path, dataset, "Natural", {
+        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.7)), 1, 3)) for i in dataset.items})
     at.switch_page(PAGE).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
@@ -503,3 +487,18 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     assert not at.exception
     assert any(c.value.startswith("every item of every system is labeled: these are the people's own means")
                for c in at.caption)
+
+
+def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]) -> tuple[str, str]:
+    """A judge "gpt-x" imported from a table of `scores` by item id on `aspect`, beside the one scored: their
+    labels (the imported one, the other)."""
+    from geval.scoring.imports import import_judge
+
+    table = tmp_path / "gpt-x.csv"
+    table.write_text(f"item_id,{aspect}\n" + "".join(f"{i},{v}\n" for i, v in scores.items()))
+    store = geval.Store(tmp_path / "store.sqlite")
+    import_judge(store, dataset.name, table)
+    combos = store.combos(dataset.name)
+    store.close()
+    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
+    return imported, next(label for label in combos["label"] if label != imported)
