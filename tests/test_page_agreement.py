@@ -502,3 +502,32 @@ def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]
     store.close()
     imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
     return imported, next(label for label in combos["label"] if label != imported)
+
+
+def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_scores(monkeypatch, tmp_path):
+    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_helpers import APP
+
+    rng = np.random.default_rng(2)
+    truth = rng.choice(["no", "yes"], 40)
+    folder = tmp_path / "yesno"
+    folder.mkdir()
+    (folder / "human_annotations.json").write_text(json.dumps(
+        {f"a{k}": {f"i{n}": str(t) for n, t in enumerate(truth)} for k in range(3)}))
+    (folder / "llm_annotations.json").write_text(json.dumps({"judge-a": {f"i{n}": str(t) for n, t in enumerate(truth)}}))
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(folder, store=store)
+    geval.alttest.import_judge(store, "yesno", folder / "llm_annotations.json")
+    store.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "yesno"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert "Left out: label is categorical (2 categories: no, yes): a mean needs scores, so no system's mean is " \
+           "estimated on it (its codes are not scores)." in said
+    assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
