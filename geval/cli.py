@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import geval
@@ -744,9 +745,33 @@ def cmd_alttest(args) -> None:
         _plans(store, dataset, results, epsilon, args.alignment)
     ranked = geval.alttest.ranking(store, dataset, results)
     if len(ranked) > 1:
+        saved, line = _labels_saved(store, dataset, ranked, results, args.aspect)
+        if saved is not None:
+            ranked.insert(ranked.columns.get_loc("advantage probability") + 1, "labels saved", saved)
         print("Judges by advantage probability, beside their agreement with the people (item-level Pearson; accuracy "
-              "on a categorical aspect):")
+              "on a categorical aspect)" + (" and the labels they save:" if saved is not None else ":"))
         print(_indented(ranked.to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
+        print(f"  {line}")
+
+
+def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
+                  aspects: list[str] | None) -> tuple[list[str] | None, str]:
+    """The ranking's column of the labels each judge saves for a system's mean (`geval.labeling.labels_saved`,
+    averaged over its aspects; a constant saves none), and the line saying how it was read or why it is not
+    there (None: no aspect it can be read on)."""
+    found, why = geval.labeling.labels_saved(store, dataset, aspects)
+    where = f"python -m geval systems {dataset}"
+    if found.empty:
+        return None, f"Labels saved: not read here: {'; '.join(why) or 'no aspect to read them on'}."
+    constants = {r.judge for r in results if r.baseline}
+    mean = found.groupby("combo")["saved"].mean()
+    column = ["+0%" if judge in constants else f"{mean[judge]:+.0%}" if judge in mean.index else "–"
+              for judge in ranked["judge"]]
+    per = int(found["per system"].median())
+    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (at {per} labels per "
+                    "system, averaged over its aspects; below 0 the labels alone do better, a constant saves none): "
+                    f"{where} for each aspect with its interval" + (f"; not read: {'; '.join(why)}" if why else "")
+                    + ".")
 
 
 def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
@@ -805,68 +830,69 @@ def cmd_systems(args) -> None:
         row = named[named["label"] == label].iloc[0]
         combo = (row["template_version"], row["signature"])
     items = store.items(dataset)
-    aspects = args.aspect or _judged_aspects(store, dataset, items)
+    aspects, left_out = geval.labeling.estimable_aspects(store, dataset, items)
+    if args.aspect:
+        aspects, left_out = args.aspect, []
     if not aspects:
-        raise geval.GevalError(f"no judge on {dataset} is compared with a human aspect: score one, or import one")
-    complete = {a: all(item.human.get(a) for item in items) for a in aspects}
+        raise geval.GevalError(f"{dataset}: {'; '.join(left_out)}" if left_out else
+                               f"no judge on {dataset} is compared with a human aspect: score one, or import one")
+    for line in left_out:
+        print(f"{dataset}: {line}; left out\n")
+    sizes = list(Counter(item.system for item in items).values())
+    advantage = _advantages(store, dataset)
+    failed = []
     for aspect in aspects:
-        per_system = args.labels if args.labels is not None else (20 if complete.get(aspect) else None)
-        result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system, args.design,
-                                             args.seed, items=items)
-        _print_systems(dataset, result, args.all_pairs)
+        complete = all(item.human.get(aspect) for item in items)
+        per_system = args.labels if args.labels is not None else (
+            geval.labeling.default_labels(sizes) if complete else None)
+        try:
+            result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
+                                                 args.design, args.seed, items=items)
+        except geval.GevalError as exc:
+            if len(aspects) == 1:
+                raise
+            failed.append(exc)
+            print(f"{dataset} · {aspect}: {exc}\n")
+            continue
+        _print_systems(dataset, result, args.all_pairs, advantage, chosen=combo is not None)
+    if len(failed) == len(aspects):
+        raise failed[0]
 
 
-def _judged_aspects(store: geval.Store, dataset: str, items: list) -> list[str]:
-    """The human aspects some judge on the dataset is compared with, in the dataset's order."""
-    names = list(dict.fromkeys(a for item in items for a in item.human))
-    found = geval.labeling.features(store, dataset, names[0], baselines=(), items=items) if names else None
-    compared = {h.lower() for h in (found.compared.values() if found else ())}
-    return [a for a in names if a.lower() in compared]
+def _advantages(store: geval.Store, dataset: str) -> dict:
+    """Each judge's advantage probability in the alternative annotator test by (label, human aspect), at
+    the dataset's default epsilon ({} where the test cannot run: no annotators)."""
+    epsilon = geval.alttest.EPSILONS[geval.alttest.annotators_of(store, dataset) or "skilled"]
+    try:
+        return {(r.judge, r.aspect): r.advantage_probability for r in geval.alttest.run(store, dataset, epsilon=epsilon)}
+    except geval.GevalError:
+        return {}
 
 
-def _print_systems(dataset: str, result, all_pairs: bool) -> None:
-    import pandas as pd
-
+def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, chosen: bool) -> None:
     low, high = result.scale
-    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): the mean people would give each system, 95% intervals "
-          f"(betting, valid at any number of labels); combined with {result.judge}")
+    whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
+    which = "the mean people would give the whole dataset (no systems)" if whole else \
+        "the mean people would give each system"
+    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
+          f"labels), from {result.source}; combined with {result.judge}"
+          + ("" if chosen or result.judge == geval.labeling.TOGETHER else
+             " (the most recently scored judge: --judge picks another)"))
     for note in result.notes:
         print(f"  {note}")
-    table = result.table
-    shown = pd.DataFrame({
-        "system": table["system"], "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
-        "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
-        "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
-        "judge alone (biased)": [f"{v:.2f}" for v in table["judge"]]})
-    if table["truth"].notna().all():
-        shown["people, all items"] = [f"{v:.2f}" for v in table["truth"]]
-    print(_indented(shown.to_string(index=False)))
-    worth = result.worth
+    print(_indented(geval.reporting.systems_table(result).to_string(index=False)))
     print("Labels each judge is worth (the labels alone that give the combined interval's width; 95% interval over "
-          "groups):")
-    print(_indented(pd.DataFrame({
-        "judge": worth["judge"], "labels": worth["labels"],
-        "effective labels": [_interval(r.effective, r.effective_low, r.effective_high, 0)
-                             for r in worth.itertuples()],
-        "saved": [f"{v:+.0%}" for v in worth["saved"]]}).to_string(index=False)))
-    if len(table) > 1:
-        ranked = result.ranking
+          "groups), beside its advantage probability in the alternative annotator test:")
+    print(_indented(geval.reporting.worth_table(result, advantage).to_string(index=False)))
+    if line := geval.reporting.saved_line(result):
+        print(f"  {line}")
+    if len(result.table) > 1:
         print("Ranking (ranks that hold for all pairs together):")
-        print(_indented(pd.DataFrame({"rank": ranked["rank"], "system": ranked["system"],
-                                      "combined": [f"{v:.2f}" for v in ranked["combined"]],
-                                      "may rank": [f"{a}-{b}" if a != b else f"{a}" for a, b in
-                                                   zip(ranked["best_rank"], ranked["worst_rank"])]}).to_string(index=False)))
+        print(_indented(geval.reporting.ranking_table(result).to_string(index=False)))
+        print(f"  {result.pairs_line()}")
         for line in result.sentences(adjacent=not all_pairs):
             print(f"  {line}")
     print()
-
-
-def _interval(value: float, low: float, high: float, digits: int = 2) -> str:
-    if not math.isfinite(value):
-        return "n/a"
-    if not (math.isfinite(low) and math.isfinite(high)):
-        return f"{value:.{digits}f} (no interval: fewer than 10 groups)"
-    return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 # --- leaderboard and report (issue 5) ----------------------------------------------------------

@@ -6,6 +6,8 @@ human side changes."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pandas as pd
 import streamlit as st
 
@@ -16,36 +18,41 @@ from studio.text import plain
 TOGETHER = "all judges together"
 
 
-def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> None:
-    """The Agreement page's section "Systems as people would score them"."""
+def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, chosen: list[str] | None = None) -> None:
+    """The Agreement page's section "Systems as people would score them"; its judge follows the first
+    of the combinations `chosen` above it that is compared with the aspect, until one is picked here."""
     st.subheader("Systems as people would score them")
     st.caption("The mean people would give each system, from people's scores of a few items and the judge's score of "
                "every item (prediction-powered inference), beside the people's labels alone and the judge's own mean "
                "(biased by an unknown amount: no interval). 95% intervals valid at any number of labels, however "
                "skewed the scores (betting intervals for a bounded mean, sampled without replacement).")
-    aspects = [a for a in dataset.aspects if a.lower() in _compared(store, dataset.name)]
+    aspects, left_out = _estimable(store, dataset.name, combos)
+    for line in left_out:
+        st.caption(plain(f"Left out: {line}."))
     if not aspects:
-        st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the systems.")
+        if not left_out:
+            st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the "
+                    "systems.")
         return
     left, middle, right = st.columns([2, 3, 2])
     state.keep_valid("systems_aspect", aspects)
     aspect = left.selectbox("Aspect", aspects, key="systems_aspect")
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
-    state.keep_valid("systems_judge", [*judges, TOGETHER])
-    judge = middle.selectbox("Combined with", [*judges, TOGETHER] if len(judges) > 1 else judges, key="systems_judge")
-    complete = all(item.human.get(aspect) for item in dataset.items)
-    per_system = right.number_input("Labels per system (drawn from the dataset's scores)", 5, 200, 20,
-                                    key="systems_labels", disabled=not complete,
-                                    help="People scored every item here: this reads what this many labels per "
-                                         "system, a document at a time, would give, the truth beside.") \
-        if complete else None
+    options = [*judges, TOGETHER] if len(judges) > 1 else judges
+    preferred, why = _preferred(found, judges, chosen or [], aspect)
+    _follow(preferred, options)
+    names = geval.reporting.judge_names(store, dataset.name)
+    judge = middle.selectbox("Combined with", options, key="systems_judge",
+                             format_func=lambda j: j if j == TOGETHER else names(found.sources[j][0]),
+                             help="Each judge compared with the aspect; the judges' table below is worth all of them.")
+    per_system = _labels_input(right, dataset, aspect)
     by_label = combos.set_index("label")
-    combo = next((r for r in found.rows if r == judge), None)
     pair = None
-    if combo is not None:
-        label = combo.rsplit(": ", 1)[0]
+    if judge != TOGETHER:
+        label = found.sources[judge][0]
         pair = cached.pair(by_label.loc[label]) if label in by_label.index else None
+    st.caption(plain(f"The combined estimate reads {judge}, " + (why if judge == preferred else "picked here") + "."))
     try:
         result = _means(store, dataset.name, aspect, pair, judge == TOGETHER, per_system, combos)
     except geval.GevalError as exc:
@@ -56,28 +63,69 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
     st.plotly_chart(geval.reporting.systems_forest(result), key="systems_forest")
     st.dataframe(geval.reporting.systems_table(result), hide_index=True, key="systems_table")
     if len(result.table) > 1:
+        st.caption(plain(result.pairs_line()))
         with st.container(key="systems_sentences"):
             for line in result.sentences():
                 st.markdown(f"- {plain(line)}")
         ranking, worth = st.columns([2, 3])
-        ranking.caption("Ranks each system may hold, for all pairs together:")
+        ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
+                        "one pair):")
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
     else:
         worth = st.container()
     worth.caption("The judges by the labels they are worth here: the labels alone that would give the combined "
                   "interval's width [95% over groups], beside the alternative annotator test's advantage probability.")
     advantage = _advantage(store, dataset.name, combos)
-    worth.dataframe(geval.reporting.worth_table(result, advantage), hide_index=True, key="systems_worth")
+    worth.dataframe(geval.reporting.worth_table(result, advantage, names), hide_index=True, key="systems_worth",
+                    column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True),
+                                   "judge in full": st.column_config.TextColumn(width="large")})
+    if line := geval.reporting.saved_line(result):
+        worth.caption(plain(line))
 
 
-def _compared(store: geval.Store, dataset: str) -> set[str]:
-    combos = store.combos(dataset)
-    items = store.items(dataset)
-    names = list(dict.fromkeys(a for item in items for a in item.human))
-    if not names or combos.empty:
-        return set()
-    found = cached.label_features(store, dataset, names[0], combos, None)
-    return {h.lower() for h in found.compared.values()}
+def _preferred(found, judges: list[str], chosen: list[str], aspect: str) -> tuple[str, str]:
+    """The judge the section opens on, and why: the first combination chosen above that is compared
+    with the aspect, else the newest."""
+    for label in chosen:
+        column = next((j for j in judges if found.sources.get(j, ("",))[0] == label), None)
+        if column is not None:
+            return column, f"the first of the versions and judges chosen above that is compared with {aspect}"
+    return judges[0], f"the most recently scored judge compared with {aspect} (none chosen above is)"
+
+
+def _follow(preferred: str, options: list[str]) -> None:
+    """The judge menu follows the page's choice above it (`preferred`) whenever that changes, or when
+    it holds nothing offered; a judge picked here stays until then."""
+    following = st.session_state.get("systems_judge_for")
+    st.session_state["systems_judge_for"] = preferred
+    if st.session_state.get("systems_judge") not in options or following != preferred:
+        st.session_state["systems_judge"] = preferred
+
+
+def _labels_input(column, dataset: geval.Dataset, aspect: str) -> int | None:
+    """Where people scored every item of the aspect: how many labels per system to draw from their
+    scores (by default half the smallest system's items, at least 5); else None (the labels given)."""
+    if not all(item.human.get(aspect) for item in dataset.items):
+        return None
+    sizes = list(Counter(item.system for item in dataset.items).values())
+    most = max(max(sizes), geval.labeling.MIN_LABELS)
+    if st.session_state.get("systems_labels", 0) > most:  # another dataset's choice
+        del st.session_state["systems_labels"]
+    return column.number_input(
+        "Labels per system (drawn from the dataset's scores)", geval.labeling.MIN_LABELS, most,
+        geval.labeling.default_labels(sizes), key="systems_labels",
+        help=f"People scored every item here: this reads what this many labels per system would give, the people's "
+             f"mean over every item beside it (the line below says how they are drawn). At {most} every item is "
+             "labeled: the people's own mean, no estimate.")
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _cached_estimable(_store, path: str, dataset: str, stamp: tuple) -> tuple[list[str], list[str]]:
+    return geval.labeling.estimable_aspects(_store, dataset)
+
+
+def _estimable(store: geval.Store, dataset: str, combos: pd.DataFrame) -> tuple[list[str], list[str]]:
+    return _cached_estimable(store, str(store.path), dataset, (cached.stamps(combos), store.human_stamp(dataset)))
 
 
 def _advantage(store: geval.Store, dataset: str, combos: pd.DataFrame) -> dict:
@@ -106,8 +154,8 @@ def _cached_means(_store, path: str, dataset: str, aspect: str, combo: tuple | N
 
 def label_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
                system: str) -> None:
-    """The Label page's line: this system's combined interval from the labels so far and about how
-    many more labels bring it to ±0.10, or how many it needs first."""
+    """The Label page's line: this system's combined interval from the labels so far, whose labels they
+    are, and about how many more labels bring it to ±0.10, or how many it needs first."""
     try:
         result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos)
     except geval.GevalError as exc:
@@ -119,10 +167,14 @@ def label_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFra
                    f"({plain(system or 'the dataset')}).")
         return
     row = rows.iloc[0]
-    more = geval.labeling.more_labels(row)
     where = plain(system) if system else "the dataset"
-    said = "all its items are labeled" if more is None else ("±0.10 reached" if more == 0 else
-                                                            f"about {more} more labels for ±{geval.labeling.TARGET:.2f}")
+    if row["labeled"] >= row["items"]:
+        st.caption(f"{where}'s mean as people would score it ({plain(aspect)}): {row['people']:.2f}, from "
+                   f"{result.source} on every one of its {row['items']} items: their own mean, not an estimate.")
+        return
+    more = geval.labeling.more_labels(row)
+    said = "±0.10 reached" if more == 0 else f"about {more} more labels for ±{geval.labeling.TARGET:.2f}"
     st.caption(f"{where}'s mean as people would score it ({plain(aspect)}): {row['combined']:.2f} "
                f"[{row['combined_low']:.2f}, {row['combined_high']:.2f}] with the judge, "
-               f"[{row['people_low']:.2f}, {row['people_high']:.2f}] from your labels alone; {said}.")
+               f"[{row['people_low']:.2f}, {row['people_high']:.2f}] from {result.source} alone ({row['labeled']} of "
+               f"its {row['items']} items); {said}.")

@@ -6,6 +6,7 @@ they save beside the advantage probability. Photograph: tests/artifacts/e2e_syst
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,13 @@ def test_the_agreement_page_shows_each_systems_three_estimates(tmp_path, shared_
         section.scroll_into_view_if_needed()
         text = main_text(tab)
         assert "by people's standard" in text
-        assert "labels per system drawn" in text
+        assert "5 documents drawn at random, every system's item of each (5 labels per system)" in text
+        assert "Each comparison's interval is 95% for that pair alone" in text
+        assert "The combined estimate reads" in text
+        worth = tab.locator(f'{MAIN} [data-testid="stDataFrame"]').filter(has_text="effective labels").first
+        cells = worth.evaluate("e => [...e.querySelectorAll('th,td')].map(c => c.textContent)")
+        assert "advantage probability" in cells and "judge in full" in cells
+        assert any(re.fullmatch(r"0\.\d\d", cell) for cell in cells)  # the advantage probability, read by judge
         forest = tab.locator(f'{MAIN} [data-testid="stPlotlyChart"]').filter(has_text="judge alone (biased)")
         forest.first.wait_for()
         screenshot(tab, "e2e_systems")

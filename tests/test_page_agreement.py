@@ -12,7 +12,7 @@ import numpy as np
 import geval
 from geval.judging.templates import parse_template, resolve_template
 from tests.apptest_helpers import open_app
-from tests.test_page_inspect import SAMPLE, scored_app
+from tests.test_page_inspect import REPO, SAMPLE, scored_app
 
 PAGE = "views/5_agreement.py"
 
@@ -423,20 +423,13 @@ def test_one_annotator_is_named_as_such_with_no_reliability_estimate(monkeypatch
 def test_after_an_import_agreement_and_its_report_compare_every_judge_of_the_aspect(monkeypatch, tmp_path):
     """A judge imported beside one scored on the same items: Agreement opened with the imported judge
     alone, and its report said "No two template versions or judges of this report are compared"."""
-    from geval.scoring.imports import import_judge
-
     at, dataset = scored_app(monkeypatch, tmp_path, n=36)
     store = geval.Store(tmp_path / "store.sqlite")
     scored_ids = set(store.judgments(dataset.name)["item_id"])
+    store.close()
     ids = [item.id for item in dataset.items if item.id in scored_ids] + [
         item.id for item in dataset.items if item.id not in scored_ids][:4]
-    table = tmp_path / "gpt-x.csv"
-    table.write_text("item_id,natural\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
-    import_judge(store, dataset.name, table)
-    combos = store.combos(dataset.name)
-    store.close()
-    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
-    embedded = next(label for label in combos["label"] if label != imported)
+    imported, embedded = _gpt_x(tmp_path, dataset, "natural", {i: 1 + n % 3 for n, i in enumerate(ids)})
     at.switch_page(PAGE).run()
     assert not at.exception
     assert at.multiselect(key="agree_combos").value == [imported, embedded]  # the newest first, both compared
@@ -460,3 +453,81 @@ def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_grou
     at.switch_page("views/3_score.py").run()
     at.radio(key="score_how").set_value("Seeded random sample").run()
     assert any(c.value.startswith("A random sample spreads its items over the groups") for c in at.caption)
+
+
+def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what_each_judge_is_worth(monkeypatch,
+                                                                                                      tmp_path):
+    """PersonaChat's sample (10 items per system): "Labels per system 20" labeled every item (intervals of no
+    width) under a caption about "a document at a time"; the judges' table named judges "<label>: natural", so
+    the advantage probability was always "–" and out of view; "saved" below 0 went unexplained; and the
+    section read the most recently scored judge whatever was chosen above."""
+    at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
+    rng = np.random.default_rng(0)
+    imported, embedded = _gpt_x(tmp_path, dataset, "Natural", {
+        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.7)), 1, 3)) for i in dataset.items})
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert at.number_input(key="systems_labels").value == 5  # half of each system's 10 items
+    assert any(c.startswith("5 dialogues drawn at random, every system's item of each (5 labels per system)")
+               for c in said)
+    assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # the first chosen above
+    assert any(c.startswith(f"The combined estimate reads {imported}: natural, the first of the versions and judges "
+                            "chosen above") for c in said)
+    worth = next(d.value for d in at.dataframe if "effective labels" in d.value.columns)
+    assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "advantage probability",
+                                   "judge in full"]
+    row = worth.set_index("judge").loc[imported]
+    assert re.fullmatch(r"0\.\d\d", row["advantage probability"]) and row["judge in full"] == f"{imported}: natural"
+    negative = worth["saved"].str.startswith("-").any()
+    assert any(c.startswith("Below 0 saved: the labels alone do better than with the judge.") for c in said) == negative
+    at.multiselect(key="agree_combos").unselect(imported).run()  # the section follows the choice above
+    assert at.selectbox(key="systems_judge").value.startswith(embedded)
+    at.number_input(key="systems_labels").set_value(10).run()
+    assert not at.exception
+    assert any(c.value.startswith("every item of every system is labeled: these are the people's own means")
+               for c in at.caption)
+
+
+def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]) -> tuple[str, str]:
+    """A judge "gpt-x" imported from a table of `scores` by item id on `aspect`, beside the one scored: their
+    labels (the imported one, the other)."""
+    from geval.scoring.imports import import_judge
+
+    table = tmp_path / "gpt-x.csv"
+    table.write_text(f"item_id,{aspect}\n" + "".join(f"{i},{v}\n" for i, v in scores.items()))
+    store = geval.Store(tmp_path / "store.sqlite")
+    import_judge(store, dataset.name, table)
+    combos = store.combos(dataset.name)
+    store.close()
+    imported = next(label for label in combos["label"] if label.startswith("gpt-x"))
+    return imported, next(label for label in combos["label"] if label != imported)
+
+
+def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_scores(monkeypatch, tmp_path):
+    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"."""
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_helpers import APP
+
+    rng = np.random.default_rng(2)
+    truth = rng.choice(["no", "yes"], 40)
+    folder = tmp_path / "yesno"
+    folder.mkdir()
+    (folder / "human_annotations.json").write_text(json.dumps(
+        {f"a{k}": {f"i{n}": str(t) for n, t in enumerate(truth)} for k in range(3)}))
+    (folder / "llm_annotations.json").write_text(json.dumps({"judge-a": {f"i{n}": str(t) for n, t in enumerate(truth)}}))
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(folder, store=store)
+    geval.alttest.import_judge(store, "yesno", folder / "llm_annotations.json")
+    store.close()
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "yesno"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert "Left out: label is categorical (2 categories: no, yes): a mean needs scores, so no system's mean is " \
+           "estimated on it (its codes are not scores)." in said
+    assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)

@@ -391,3 +391,22 @@ def test_with_two_annotators_the_page_says_its_figures_read_one_and_agreement_th
     assert ("The figures here read your labels of Natural alone; the Agreement page compares the judge with the "
             "mean of every annotator's labels of each item (you, ann), so its agreement differs from these.") \
         in texts(at).replace("\\", "")
+
+
+def test_the_systems_line_says_whose_scores_it_reads(monkeypatch, tmp_path):
+    """On PersonaChat's sample with none of the user's own labels the line read "2.63 [2.63, 2.63] with the
+    judge, [2.63, 2.63] from your labels alone; all its items are labeled": the dataset's scores, as the user's."""
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    store = geval.Store(path)
+    dataset = geval.load_dataset("personachat_usr_sample", store=store)
+    geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": dataset.name}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    line = next(c.value for c in at.caption if "mean as people would score it" in c.value)
+    assert "your labels" not in line
+    assert re.search(r"'s mean as people would score it \(Natural\): \d\.\d\d, from the dataset's own scores on every "
+                     r"one of its 10 items: their own mean, not an estimate\.$", line), line

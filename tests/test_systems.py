@@ -6,6 +6,7 @@ what bad input says."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -160,6 +161,149 @@ def test_cli_prints_people_only_combined_and_effective_labels(tmp_path, shared_f
     out = done.stdout
     assert "people only" in out and "combined" in out and "effective labels" in out and "judge alone (biased)" in out
     assert "combined with gpt-4o (imported" in out and "by people's standard" in out
+    # each judge's advantage probability beside the labels it saves, and what the sentences' intervals are
+    assert re.search(r"^ +gpt-4o \(imported from llm_annotations\.json\) +48 .*%  +0\.\d\d$", out, re.MULTILINE), out
+    assert "Each comparison's interval is 95% for that pair alone; the ranks hold for all 28 pairs together" in out
+    assert ("Below 0 saved: the labels alone do better than with the judge." in out) == bool(
+        re.search(r" -[1-9]\d*% ", out))
     few = run_cli("systems", "summeval_sample", "--aspect", "coherence", "--labels", "3", "--store", store)
     assert few.returncode == 2 and few.stderr.strip().count("\n") == 0
     assert "too few labels: at most 3 of one system" in few.stderr
+
+
+# --- what a new user met in a browser trial (the systems feature's defects) -------------------------
+
+
+def _personachat(tmp_path, judges: dict[str, float]) -> tuple[geval.Store, list]:
+    """The bundled PersonaChat sample (5 systems x 10 dialogues, people scored every item) with one
+    imported judge per entry of `judges`: the people's Natural plus noise of that sd, rounded to 1-3."""
+    store = geval.Store(tmp_path / "s.sqlite")
+    items = geval.load_dataset("personachat_usr_sample", store=store).items
+    rng = np.random.default_rng(0)
+    for name, noise in judges.items():
+        table = tmp_path / f"{name}.csv"
+        table.write_text("item_id,Natural\n" + "".join(
+            f"{i.id},{int(np.clip(round(i.human_mean('Natural') + rng.normal(0, noise)), 1, 3))}\n" for i in items))
+        geval.alttest.import_judge(store, "personachat_usr_sample", table, name)
+    return store, items
+
+
+def test_labels_drawn_by_default_stay_below_the_items_and_every_item_labeled_says_so(tmp_path):
+    """PersonaChat's sample has 10 items per system: the default 20 labeled them all, the intervals had
+    no width ("10 of 10, 2.67 [2.67, 2.67]", effective labels "50 [50, 50]") and the caption still said
+    "20 labels per system drawn (a document at a time ...)"."""
+    from geval.decisions.systems import default_labels
+    from geval.reporting import worth_table
+
+    assert default_labels([10] * 5) == 5 and default_labels([100] * 16) == 20 and default_labels([3, 40]) == 5
+    store, items = _personachat(tmp_path, {"gpt-x": 0.6})
+    half = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=default_labels([10] * 5),
+                                       design="documents", items=items)
+    assert half.table["labeled"].eq(5).all() and (half.table["people_high"] > half.table["people_low"]).all()
+    assert half.notes[0].startswith("5 dialogues drawn at random, every system's item of each (5 labels per system), "
+                                    "from the dataset's own scores")
+    every = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=10,
+                                        design="documents", items=items)
+    assert any(n.startswith("every item of every system is labeled: these are the people's own means, not estimates")
+               for n in every.notes)
+    assert worth_table(every)["effective labels"].str.contains("every item labeled").all()
+
+
+def test_a_judge_that_scored_no_labeled_item_is_left_out_of_the_worth_not_the_estimate():
+    """`geval systems mychat --judge myjudge` failed with "nolabels ... scored none of the 10 labeled
+    items": one judge without a score where people labeled blocked the estimate of every other."""
+    population = _population().assign(nolabels=np.nan)
+    population.loc[["s0d29", "s1d29"], "nolabels"] = 3.0  # two items nobody labeled
+    order = [f"s{s}d{d}" for d in range(10) for s in range(3)]
+    found = means(population, order, ["judge", "nolabels"], (1, 5))
+    assert list(found.worth["judge"]) == ["judge"] and found.judge == "judge"
+    assert any(note.startswith("left out of the judges' worth: nolabels, which scored none of the 30 labeled items")
+               for note in found.notes)
+    with pytest.raises(SystemsError, match="nolabels scored none of the 30 labeled items"):
+        means(population, order, ["nolabels", "judge"], (1, 5))  # the chosen judge itself: the error stays
+
+
+def test_a_sentence_told_apart_for_its_pair_alone_says_the_ranks_do_not_tell_it():
+    """With --all-pairs, "M17 is rated higher than M11 ... +2.16 [+0.98, +2.82]" stood beside "may rank
+    1-16" for both, and nothing said the sentences' intervals are per pair, the ranks' for all together."""
+    from geval.decisions.systems import SystemMeans
+
+    ranking = pd.DataFrame({"system": ["A", "B", "C"], "combined": [4.0, 3.0, 2.9]})
+    differences = pd.DataFrame({"a": ["A", "A", "B"], "b": ["B", "C", "C"], "difference": [1.0, 1.1, 0.1],
+                                "low": [0.2, 0.3, -0.5], "high": [1.8, 1.9, 0.7],
+                                "simultaneous_low": [-0.1, 0.05, -0.8], "simultaneous_high": [2.1, 2.0, 1.0]})
+    found = SystemMeans("Overall", (1, 5), "judge", pd.DataFrame(), differences, ranking, pd.DataFrame(), True)
+    lines = found.sentences(adjacent=False)
+    assert lines[0] == ("A is rated higher than B on Overall by people's standard: +1.00 [+0.20, +1.80]; for all 3 "
+                        "pairs together [-0.10, +2.10], which holds 0: the ranks do not tell these two apart")
+    assert lines[1].endswith("+1.10 [+0.30, +1.90]")  # apart for all pairs together too: nothing to add
+    assert lines[2].startswith("No clear difference between B and C")
+    assert found.pairs_line().startswith("Each comparison's interval is 95% for that pair alone; the ranks hold for "
+                                         "all 3 pairs together")
+
+
+def test_the_judges_table_reads_the_advantage_by_combination_and_aspect_under_a_short_name(tmp_path):
+    """The worth table named judges "<label>: natural" and looked up the alternative annotator test's
+    "<label>": its advantage probability column was always "–"."""
+    from geval.reporting import judge_names, saved_line, worth_table
+
+    store, items = _personachat(tmp_path, {"gpt-x": 0.6, "gpt-y": 2.0})
+    result = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5,
+                                         design="documents", items=items)
+    advantage = {(r.judge, r.aspect): r.advantage_probability for r in geval.alttest.run(store, "personachat_usr_sample")}
+    shown = worth_table(result, advantage, judge_names(store, "personachat_usr_sample")).set_index("judge")
+    assert {"gpt-x (imported from gpt-x.csv)", "gpt-y (imported from gpt-y.csv)", "all judges together"} == \
+        set(shown.index)
+    for name in ("gpt-x", "gpt-y"):
+        label = f"{name} (imported from {name}.csv)"
+        assert shown.loc[label, "advantage probability"] == f"{advantage[(label, 'Natural')]:.2f}"
+        assert shown.loc[label, "judge in full"] == f"{label}: natural"
+    assert shown.loc["all judges together", "advantage probability"] == "–"
+    negative = result.worth.assign(saved=-0.2)
+    line = saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": negative}))
+    assert line.startswith("Below 0 saved: the labels alone do better than with the judge. At 5 labels per system a "
+                           "judge-corrected score's wider range costs more than the judge explains")
+    assert saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": result.worth.assign(saved=0.1)})) == ""
+
+
+def test_a_categorical_aspect_is_left_out_saying_a_mean_needs_scores(tmp_path, shared_file):
+    """`geval systems wax` printed "label (0-16): the mean people would give each system ... 7.84 [5.72,
+    9.92]": the mean of 17 relation types' codes."""
+    folder = shared_file("alttest/wax/human_annotations.json").parent
+    store = str(tmp_path / "s.sqlite")
+    assert run_cli("datasets", "load", str(folder), "--store", store).returncode == 0
+    assert run_cli("judge", "import", str(folder / "llm_annotations.json"), "--dataset", "wax", "--name", "gpt-4o",
+                   "--store", store).returncode == 0
+    done = run_cli("systems", "wax", "--store", store)
+    assert done.returncode == 2 and done.stderr.strip().count("\n") == 0, done.stdout
+    assert "label is categorical (17 categories: " in done.stderr and "a mean needs scores" in done.stderr
+    assert "[" not in done.stdout
+    from geval.reporting.systems import systems_section
+
+    blocks = systems_section(geval.Store(store), "wax", lambda _: None, figures=False)
+    said = [getattr(b, "text", "") for b in blocks]
+    assert any("label is categorical" in t for t in said) and not any(type(b).__name__ == "Table" for b in blocks)
+
+
+def test_a_dataset_without_systems_says_what_was_drawn_and_the_ranking_shows_labels_saved(tmp_path):
+    """On an annotations folder (no systems) `geval systems` said "no systems" under "20 labels per
+    system drawn (a document at a time ...)"; and `geval alttest` ranked judges without the labels saved."""
+    rng = np.random.default_rng(1)
+    truth = rng.integers(1, 6, 60)
+    people = {f"e{k}": {f"i{n}": int(np.clip(t + rng.integers(-1, 2), 1, 5)) for n, t in enumerate(truth)}
+              for k in range(3)}
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "human_annotations.json").write_text(json.dumps(people))
+    (folder / "llm_annotations.json").write_text(json.dumps(
+        {"judge-a": {f"i{n}": int(np.clip(t + rng.integers(-1, 2), 1, 5)) for n, t in enumerate(truth)}}))
+    store = str(tmp_path / "s.sqlite")
+    done = run_cli("systems", str(folder), "--store", store)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "the mean people would give the whole dataset (no systems)" in out
+    assert "20 items drawn at random, from the dataset's own scores (seed 0): the people's mean over all 60 items" in out
+    assert "per system" not in out and "a document at a time" not in out and "each system" not in out
+    ranked = run_cli("alttest", "plain", "--brief", "--store", store)
+    assert ranked.returncode == 0, ranked.stderr
+    assert "labels saved" in ranked.stdout and "Labels saved: of the labels each system's mean needs" in ranked.stdout

@@ -137,7 +137,7 @@ human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
 
 alttest.section(store, dataset.name, combos)
 
-systems.section(store, dataset, combos)
+systems.section(store, dataset, combos, chosen)
 
 st.subheader("Leaderboard")
 st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "

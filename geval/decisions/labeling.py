@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -34,8 +35,9 @@ from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bo
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.items import Item
-from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, difference_sentence, means,
-                                     more_labels, sampling_weights, weighted_order)
+from geval.decisions.alttest import GROUP_NOUNS
+from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
+                                     difference_sentence, means, more_labels, sampling_weights, weighted_order)
 from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
@@ -49,7 +51,8 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
            "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
-           "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS",
+           "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
+           "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES",
            "Coverage", "coverage_arrays", "simulate_coverage"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
@@ -143,7 +146,8 @@ class Features:
     aspect, `judge` the one read alone (None when no judge is compared with it), `groups` each
     item's group; `held`: per judge column read without the groups a prompt search chose its
     template on (NaN there), what its note says (`geval.analysis.held_out`); `compared` the human
-    aspect each judge column is compared with."""
+    aspect each judge column is compared with; `sources` the combination (its label) and the
+    judge's aspect each judge column reads."""
 
     table: pd.DataFrame
     rows: list[str]
@@ -152,6 +156,7 @@ class Features:
     scale: tuple[int, int] | None = None  # the judge column's scale
     held: dict[str, str] = field(default_factory=dict)
     compared: dict[str, str] = field(default_factory=dict)
+    sources: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
@@ -173,7 +178,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     wanted = resolve(store, dataset, combo) if combo else None
     tuned = searched_versions(store, dataset)
     columns: dict[str, pd.Series] = {}
-    rows, scales, judge, held, compared = [], {}, None, {}, {}
+    rows, scales, judge, held, compared, sources = [], {}, None, {}, {}, {}
     for version, signature, label in zip(combos["template_version"], combos["signature"], combos["label"]):
         on, said = held_out(items, [version], tuned)
         try:
@@ -185,7 +190,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[name] = scored.scores[key].reindex(ids).astype(float)
             if said:
                 held[name] = said
-            compared[name] = scored.humans[key]
+            compared[name], sources[name] = scored.humans[key], (label, key)
             if scored.humans[key].lower() == aspect.lower():
                 rows.append(name)
                 scales[name] = scored.scales[key]
@@ -198,7 +203,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
     return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
-                    scales.get(judge), held, compared)
+                    scales.get(judge), held, compared, sources)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -511,6 +516,31 @@ def uncertainty(store: Store, dataset: str, aspect: str, combo: tuple[str, str] 
     return found if len(found) and found.max() > 0 else None
 
 
+def estimable_aspects(store: Store, dataset: str, items: list[Item] | None = None,
+                      among: Sequence[str] | None = None) -> tuple[list[str], list[str]]:
+    """The human aspects of `dataset` (of `among` only, in any case) some judge is compared with, in
+    the dataset's order, whose systems' means can be read (`system_means`); and a line for each left
+    out: a categorical aspect, whose categories have no mean."""
+    items = store.items(dataset) if items is None else items
+    wanted = {a.lower() for a in among} if among else None
+    names = [a for a in dict.fromkeys(a for item in items for a in item.human) if wanted is None or a.lower() in wanted]
+    if not names or store.combos(dataset).empty:
+        return [], []
+    found = features(store, dataset, names[0], baselines=(), items=items)
+    compared = {h.lower() for h in found.compared.values()}
+    categories = {a.lower(): c for a, c in store.categories(dataset).items()}
+    judged = [a for a in names if a.lower() in compared]
+    return ([a for a in judged if a.lower() not in categories],
+            [categorical_line(a, categories[a.lower()]) for a in judged if a.lower() in categories])
+
+
+def categorical_line(aspect: str, categories: Sequence[str]) -> str:
+    """Why a categorical aspect has no systems' means: its labels are categories, not scores."""
+    shown_ = ", ".join(categories[:3]) + (", …" if len(categories) > 3 else "")
+    return (f"{aspect} is categorical ({len(categories)} categories: {shown_}): a mean needs scores, so no system's "
+            "mean is estimated on it (its codes are not scores)")
+
+
 def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
                  together: bool = False, per_system: int | None = None, design: str = "random", seed: int = 0,
                  items: list[Item] | None = None) -> SystemMeans:
@@ -521,7 +551,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     and the judge alone. `per_system`: what that many labels per system would give, drawn from
     the dataset's own scores (`design`: "documents", every system's item of k documents; "random",
     k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
-    beside it. Raises SystemsError with one line when it cannot be read."""
+    beside it. Raises SystemsError with one line when it cannot be read (a categorical aspect among
+    them)."""
     if design not in DESIGNS:
         raise SystemsError(f"design '{shown(design)}' is unknown; use one of {', '.join(DESIGNS)}")
     items = store.items(dataset) if items is None else items
@@ -530,6 +561,9 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     if name is None:
         raise SystemsError(f"'{dataset}' has no people's scores of {aspect}"
                            + (f" (it has {', '.join(names)})" if names else ": label some items first"))
+    categories = {a.lower(): c for a, c in store.categories(dataset).items()}
+    if name.lower() in categories:
+        raise SystemsError(categorical_line(name, categories[name.lower()]))
     found = features(store, dataset, name, combo, baselines=(), items=items)
     if not found.rows:
         raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
@@ -548,19 +582,87 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     weights = sampling_weights(spread.reindex(population.index)) if spread is not None else None
     notes = []
     if per_system is not None:
+        design = design if design != "documents" or _shared_groups(population) else "random"
         order = _drawn(population, per_system, design, weights, seed)
-        notes.append(f"{per_system} labels per system drawn ({DESIGNS[design]}, seed {seed}) from the dataset's own "
-                     "scores: the people's mean over all items beside each")
+        notes.append(_drawn_line(population, order, per_system, design, seed, _unit(items)))
+        source = "the dataset's own scores"
     else:
         order = _labeled_order(store, dataset, name, population, seed)
-        if population["human"].notna().all():
-            notes.append("people scored every item: the means are exact; per_system = k reads what k labels per "
-                         "system would give")
+        source = HUMAN_SOURCES[store.human_side(dataset)]
     result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together)
     result.notes = notes + result.notes
+    result.source = source
     held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
     result.notes += held
+    result.worth["combo"] = [found.sources.get(j, ("", ""))[0] for j in result.worth["judge"]]
+    result.worth["key"] = [found.sources.get(j, ("", ""))[1] for j in result.worth["judge"]]
     return result
+
+
+#: Whose scores `system_means` reads, by the dataset's human side (`HUMAN_SIDES`).
+HUMAN_SOURCES = {"people": "the dataset's own scores", "you": "your labels",
+                 "both": "your labels beside the dataset's own scores"}
+
+
+def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = None, items: list[Item] | None = None,
+                 seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
+    """What each judge saves of the labels a system's mean needs, on each aspect they can be read on,
+    as `system_means` reads them by default (the labels given; where people scored every item,
+    `default_labels` per system drawn a document at a time): one row per combination (`combo`, its
+    label) and human aspect, with the labels read (in all, and per system: their median) and the share
+    saved; and a line for each aspect it cannot be read on (categorical, too few labels). `aspects`:
+    only these (any case)."""
+    items = store.items(dataset) if items is None else items
+    aspects, lines = estimable_aspects(store, dataset, items, aspects)
+    rows = []
+    for aspect in aspects:
+        complete = all(item.human.get(aspect) for item in items)
+        try:
+            result = system_means(store, dataset, aspect, per_system=default_labels(
+                list(Counter(item.system for item in items).values())) if complete else None,
+                design="documents", seed=seed, items=items)
+        except SystemsError as exc:
+            lines.append(f"{aspect}: {exc}")
+            continue
+        worth = result.worth[result.worth["combo"] != ""]
+        per = int(result.table["labeled"].median())
+        rows += [{"combo": combo, "aspect": aspect, "labels": labels, "per system": per, "saved": saved}
+                 for combo, labels, saved in zip(worth["combo"], worth["labels"], worth["saved"])]
+    return pd.DataFrame(rows, columns=["combo", "aspect", "labels", "per system", "saved"]), lines
+
+
+def _shared_groups(population: pd.DataFrame) -> bool:
+    """Whether some group (document, dialogue) holds items of several systems, or there are no
+    systems: then k groups can be drawn, every system's item of each."""
+    return (population["system"] == "").all() or bool(population.groupby("group")["system"].nunique().max() > 1)
+
+
+def _unit(items: list[Item]) -> str:
+    """What a group is, in words: "items" when each holds one, else dialogues, documents or groups."""
+    groups = Counter(item.group or item.id for item in items)
+    if max(groups.values(), default=1) == 1:
+        return "items"
+    levels = {item.level for item in items}
+    return GROUP_NOUNS.get(levels.pop(), "groups") if len(levels) == 1 else "groups"
+
+
+def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, design: str, seed: int,
+                unit: str) -> str:
+    """What was drawn, in words: how many labels of what, how, from whose scores."""
+    whole = population["human"].notna().all()
+    if (population["system"] == "").all():
+        drawn = (f"{len(order)} items drawn at random" if design != "documents" or unit == "items" else
+                 f"{per_system} {unit} drawn at random, every item of each ({len(order)} labels)") \
+            if design != "uncertain" else f"{len(order)} items drawn where a label buys most"
+        beside = f": the people's mean over all {len(population)} items beside it" if whole else ""
+    else:
+        drawn = {"documents": f"{per_system} {unit} drawn at random, every system's item of each ({per_system} labels "
+                              "per system)",
+                 "random": f"{per_system} items per system drawn at random",
+                 "uncertain": f"{per_system} items per system drawn where a label buys most (more often where the "
+                              "judge is unsure)"}[design]
+        beside = ": the people's mean over all items beside each" if whole else ""
+    return f"{drawn}, from the dataset's own scores (seed {seed}){beside}"
 
 
 def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.Series | None, seed: int) -> list[str]:

@@ -46,7 +46,8 @@ class SystemsError(GevalError):
 class SystemMeans:
     """The people's mean of each system on one aspect, estimated three ways (`table`: the labels
     alone, the labels and the judge combined, the judge alone); the pairwise `differences` and the
-    `ranking` with intervals that hold together; what each judge is worth (`worth`)."""
+    `ranking` with intervals that hold together; what each judge is worth (`worth`); whose scores
+    the labels are (`source`: "the dataset's own scores", "your labels", ...)."""
 
     aspect: str
     scale: tuple[float, float]
@@ -57,10 +58,13 @@ class SystemMeans:
     worth: pd.DataFrame
     paired: bool
     notes: list[str] = field(default_factory=list)
+    source: str = "people's scores"
 
     def sentences(self, adjacent: bool = True) -> list[str]:
         """A sentence per comparison ("B is rated higher than A by people's standard: +0.21 [+0.08,
-        +0.34]"): each system against the next one in the estimated order (`adjacent`), else every pair."""
+        +0.34]"): each system against the next one in the estimated order (`adjacent`), else every pair.
+        Each interval is 95% for its pair alone; a difference it tells apart that the intervals for all
+        pairs together (the ranks') do not says so, with those bounds."""
         order = list(self.ranking["system"])
         pairs = list(zip(order, order[1:])) if adjacent else [(a, b) for a, b in combinations(order, 2)]
         found = {(r.a, r.b): r for r in self.differences.itertuples()}
@@ -68,9 +72,24 @@ class SystemMeans:
         for high, low in pairs:
             row = found.get((high, low)) or found.get((low, high))
             sign = 1 if (row.a, row.b) == (high, low) else -1
-            lines.append(difference_sentence(high, low, sign * row.difference, *sorted((sign * row.low, sign * row.high)),
-                                             self.aspect))
+            line = difference_sentence(high, low, sign * row.difference, *sorted((sign * row.low, sign * row.high)),
+                                       self.aspect)
+            if (row.low > 0 or row.high < 0) and row.simultaneous_low <= 0 <= row.simultaneous_high:
+                together = sorted((sign * row.simultaneous_low, sign * row.simultaneous_high))
+                line += (f"; for all {len(self.differences)} pairs together [{together[0]:+.2f}, {together[1]:+.2f}], "
+                         "which holds 0: the ranks do not tell these two apart")
+            lines.append(line)
         return lines
+
+    def pairs_line(self) -> str:
+        """What the sentences' and the ranks' intervals are, in words, so that a pair told apart in one
+        and not in the other reads as what it is ("" with one system)."""
+        n = len(self.differences)
+        if not n:
+            return ""
+        return (f"Each comparison's interval is 95% for that pair alone; the ranks hold for all {n} pairs together "
+                f"(each pair at {100 * ALPHA / n:.2g}%), so they tell fewer systems apart: a pair may differ clearly "
+                "alone and not among all of them.")
 
 
 def difference_sentence(a: str, b: str, difference: float, low: float, high: float, aspect: str = "") -> str:
@@ -109,17 +128,20 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
                            f"interval needs {MIN_LABELS} labels of a system")
     if not judges:
         raise SystemsError(f"no judge is scored on {aspect or 'this aspect'}: score one, or import one, first")
-    for judge in judges:
-        if population.loc[labeled, judge].isna().all():
-            raise SystemsError(f"{judge} scored none of the {len(labeled)} labeled items: it cannot be corrected by "
-                               "them; score those items, or pick another judge")
-    notes = []
+    unscored = [j for j in judges if population.loc[labeled, j].isna().all()]
+    if judges[0] in unscored:
+        raise SystemsError(f"{judges[0]} scored none of the {len(labeled)} labeled items: it cannot be corrected by "
+                           "them; score those items, or pick another judge")
+    judges = [j for j in judges if j not in unscored]
+    notes = [f"left out of the judges' worth: {j}, which scored none of the {len(labeled)} labeled items (score "
+             "them to read it)" for j in unscored]
     few = [s for s in population["system"].unique() if s not in systems]
     if few:
         notes.append(f"left out, fewer than {MIN_LABELS} labels: " + ", ".join(
             f"{s or 'no system'} ({counts.get(s, 0)})" for s in sorted(few, key=_natural)))
     if (population["system"] == "").all():
         notes.append("no systems: the mean of the whole dataset, nothing to compare")
+    notes += _all_labeled(population, labeled, systems)
     chosen = list(judges) if together else [judges[0]]
     name = TOGETHER if together and len(judges) > 1 else judges[0]
     arrays = _Items(population, judges)
@@ -136,6 +158,32 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
               if m]
     return SystemMeans(aspect, scale, name, table, differences, _ranking(table, differences, systems), worth,
                        paired, notes)
+
+
+def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> list[str]:
+    """The line naming the systems whose every item is labeled: their mean is the people's own, no
+    estimate (an interval of no width, nothing for a judge to save)."""
+    counts = population.loc[labeled, "system"].value_counts()
+    sizes = population["system"].value_counts()
+    whole = [s for s in systems if counts.get(s, 0) >= sizes[s]]
+    if not whole:
+        return []
+    if whole == [""]:
+        return ["every item is labeled: this is the people's own mean, not an estimate (no interval to give, nothing "
+                "for a judge to save)"]
+    if len(whole) == len(systems):
+        return ["every item of every system is labeled: these are the people's own means, not estimates (no "
+                "interval to give, nothing for a judge to save)"]
+    return [f"every item of {', '.join(whole)} is labeled: this is the people's own mean of "
+            + ("each" if len(whole) > 1 else "it") + ", not an estimate"]
+
+
+def default_labels(sizes: Sequence[int], most: int = 20) -> int:
+    """How many labels per system to draw by default from scores people gave every item: half the
+    smallest system's items (so that the interval has something to estimate), at least MIN_LABELS,
+    at most `most`."""
+    smallest = min(sizes) if len(sizes) else most
+    return int(min(most, max(MIN_LABELS, smallest // 2)))
 
 
 def _natural(name: str) -> tuple:

@@ -6,6 +6,7 @@ beside the alternative annotator test's advantage probability, and the report's 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
@@ -14,6 +15,7 @@ from geval.decisions import alttest, labeling
 from geval.errors import GevalError
 from geval.reporting.document import Bullets, Figure, Heading, Table, Text
 from geval.reporting.figures import COLOURS, standalone
+from geval.reporting.names import Names
 from geval.store import Store
 
 METHOD = ("The mean people would give each system, estimated from the people's scores of a few items and the judge's "
@@ -51,19 +53,51 @@ def _more(count: int | None) -> str:
     return "all labeled" if count is None else ("reached" if count == 0 else f"about {count}")
 
 
-def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None) -> pd.DataFrame:
+def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None,
+                names: Callable[[str], str] | None = None) -> pd.DataFrame:
     """The judges by the labels they are worth on this aspect: labels, effective labels [95%], saved,
     beside each one's advantage probability in the alternative annotator test (`advantage`, by
-    (judge, aspect); "–" where it was not run)."""
+    (combination label, human aspect), the aspect in any case; "–" where it was not run). A judge is
+    named by its combination (`names`: made readable, e.g. `judge_names`; then its full name in the
+    last column), its own aspect's name added only where one combination has two."""
     worth = result.worth
+    combos = list(worth["combo"]) if "combo" in worth else [""] * len(worth)
+    twice = {c for c in combos if c and combos.count(c) > 1}
+    named = [(names(c) if names else c) + (f": {k}" if c in twice else "") if c else j
+             for c, j, k in zip(combos, worth["judge"], worth.get("key", worth["judge"]))]
+    every = bool(len(result.table)) and bool((result.table["labeled"] >= result.table["items"]).all())
     shown = pd.DataFrame({
-        "judge": worth["judge"], "labels": worth["labels"],
-        "effective labels": [_interval(r.effective, r.effective_low, r.effective_high, 0) for r in worth.itertuples()],
-        "saved": [f"{v:+.0%}" if math.isfinite(v) else "n/a" for v in worth["saved"]]})
+        "judge": named, "labels": worth["labels"],
+        "effective labels": ["– (every item labeled)" if every else
+                             _interval(r.effective, r.effective_low, r.effective_high, 0) for r in worth.itertuples()],
+        "saved": ["–" if every else f"{v + 0.0:+.0%}" if math.isfinite(v) and round(v, 2) else
+                  "+0%" if math.isfinite(v) else "n/a" for v in worth["saved"]]})
     if advantage is not None:
-        shown["advantage probability"] = [f"{advantage[(j, result.aspect)]:.2f}" if (j, result.aspect) in advantage
-                                          else "–" for j in worth["judge"]]
+        lowered = {(judge, aspect.lower()): value for (judge, aspect), value in advantage.items()}
+        shown["advantage probability"] = [f"{lowered[(c, result.aspect.lower())]:.2f}"
+                                          if (c, result.aspect.lower()) in lowered else "–" for c in combos]
+    if names is not None and list(shown["judge"]) != list(worth["judge"]):
+        shown["judge in full"] = worth["judge"]
     return shown
+
+
+def saved_line(result: labeling.SystemMeans) -> str:
+    """Why a judge saves fewer than 0 labels, in words, when one does ("" otherwise)."""
+    below = [v for v in result.worth["saved"] if math.isfinite(v) and v < -0.005]
+    if not below:
+        return ""
+    per = result.table["labeled"].median() if len(result.table) else 0
+    systems = len(result.table) > 1 or (len(result.table) == 1 and result.table["system"].iloc[0] != "")
+    return (f"Below 0 saved: the labels alone do better than with the judge. At {per:.0f} labels"
+            + (" per system" if systems else "") + " a judge-corrected score's wider range costs more than the judge "
+            "explains of people's scores" + (" within a system" if systems else "") + "; more labels, or a judge "
+            "that agrees better with people, turn it positive.")
+
+
+def judge_names(store: Store, dataset: str) -> Callable[[str], str]:
+    """Each scored combination's readable name (a template by its name and its version's comment, a
+    judge by its model), from its label: what `worth_table` shows."""
+    return Names(store.combos(dataset), store.template_comments())
 
 
 def ranking_table(result: labeling.SystemMeans) -> pd.DataFrame:
@@ -101,31 +135,31 @@ def systems_forest(result: labeling.SystemMeans):
     return figure
 
 
-def systems_section(store: Store, dataset: str, on_progress: Callable[[str], None], per_system: int = 20,
+def systems_section(store: Store, dataset: str, on_progress: Callable[[str], None], per_system: int | None = None,
                     figures: bool = True) -> list:
     """The report's section "Systems as people would score them": per aspect a judge is compared
     with, the forest plot, the table, the ranking and a sentence per neighbouring pair, and the
-    judges by the labels they save beside their advantage probability. Where people scored every
-    item, what `per_system` labels per system (a document at a time) would give, the truth beside.
+    judges by the labels they save beside their advantage probability (a categorical aspect left
+    out, with a line saying why). Where people scored every item, what `per_system` labels per
+    system (default: `labeling.default_labels`; a document at a time) would give, the truth beside.
     Empty without a judge."""
     on_progress(f"{dataset}: systems as people would score them")
     items = store.items(dataset)
-    names = list(dict.fromkeys(a for item in items for a in item.human))
-    if not names or store.combos(dataset).empty:
+    aspects, left_out = labeling.estimable_aspects(store, dataset, items)
+    if not aspects and not left_out:
         return []
-    found = labeling.features(store, dataset, names[0], baselines=(), items=items)
-    compared = {h.lower() for h in found.compared.values()}
     try:
         advantage = {(r.judge, r.aspect): r.advantage_probability
                      for r in alttest.run(store, dataset, epsilon=alttest.EPSILONS["skilled"])}
     except GevalError:
         advantage = {}
-    blocks = [Heading("Systems as people would score them"), Text(METHOD)]
-    for aspect in (a for a in names if a.lower() in compared):
+    blocks = [Heading("Systems as people would score them"), Text(METHOD)] + [Text(line) for line in left_out]
+    sizes = list(Counter(item.system for item in items).values())
+    for aspect in aspects:
         complete = all(item.human.get(aspect) for item in items)
         try:
-            result = labeling.system_means(store, dataset, aspect, per_system=per_system if complete else None,
-                                           design="documents", items=items)
+            result = labeling.system_means(store, dataset, aspect, per_system=(per_system or labeling.default_labels(
+                sizes)) if complete else None, design="documents", items=items)
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: {exc}"))
             continue
@@ -135,6 +169,8 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
         blocks += [Table(systems_table(result)), Text("The judges by the labels they are worth here (the alternative "
                                                       "annotator test's advantage probability beside):"),
                    Table(worth_table(result, advantage))]
+        if line := saved_line(result):
+            blocks.append(Text(line))
         if len(result.table) > 1:
-            blocks += [Table(ranking_table(result)), Bullets(tuple(result.sentences()))]
+            blocks += [Table(ranking_table(result)), Text(result.pairs_line()), Bullets(tuple(result.sentences()))]
     return blocks if len(blocks) > 2 else []
