@@ -68,9 +68,9 @@ def test_the_report_is_one_self_contained_html_page(scored):
     assert len(re.findall(r"\* plotly\.js (\(cartesian - minified\) )?v\d", report)) == 1, "plotly.js inlined once"
     assert not re.search(r"<script[^>]*src=[\"']https?://", report), "nothing may be loaded from the network"
     assert "cdn.plot.ly/plotly" not in report
-    # overview bars, scatter, |difference|, distributions, the systems' forest; how the judge errs: confusion,
-    # Bland-Altman, use of the scale
-    assert report.count("Plotly.newPlot(") == 8
+    # overview bars, scatter, |difference|, distributions; how the judge errs: confusion, Bland-Altman, use of
+    # the scale (no systems' forest: too few items of a system for an interval)
+    assert report.count("Plotly.newPlot(") == 7 and "Natural: too few labels: at most" in report
     assert dataset.summary() in report
     assert f"geval {geval.__version__}" in report
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", report)
