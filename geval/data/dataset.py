@@ -155,6 +155,16 @@ class Dataset:
         file's layout is recognized (`geval.data.layouts.table.preview`)."""
         return table_preview(path, rows)
 
+    def replacing(self, store: DatasetStore) -> str:
+        """What saving this dataset into `store` would leave out of the stored dataset of its name, in
+        words naming the file ("" when nothing would: no such dataset, or this one has all its items)."""
+        left = store.replaced_by(self)
+        if not left["items"]:
+            return ""
+        return (f"{self.path}: the store already holds a dataset named {self.name} with {left['items']} items this "
+                f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would "
+                "be left out)")
+
     def summary(self) -> str:
         """One line: counts of items per level, groups, systems and skipped values."""
         per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
@@ -265,12 +275,10 @@ def _mapping_hint(data: object) -> str:
 
 def _refuse_to_replace(store: DatasetStore, dataset: Dataset) -> None:
     """A DatasetError when saving `dataset` would leave stored items out of the dataset of its name."""
-    left = store.replaced_by(dataset)
-    if left["items"]:
-        raise DatasetError(
-            f"{dataset.path}: the store already holds a dataset named {dataset.name} with {left['items']} items this "
-            f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would be "
-            "left out); load the file under another name, or replace the stored one (CLI: --name NAME or --replace)")
+    said = dataset.replacing(store)
+    if said:
+        raise DatasetError(f"{said}; load the file under another name, or replace the stored one (CLI: --name NAME "
+                           "or --replace)")
 
 
 def _is_folder(path: Path) -> bool:
