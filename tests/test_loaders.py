@@ -272,6 +272,28 @@ def test_suggested_response_and_scores(tmp_path, header, row, response, scores):
         assert preview.mapping(response, scores)[1:] == ["score:a.x=a.x", "score:b.x=b.x"]
 
 
+@pytest.mark.parametrize("header, row, suggested", [
+    ("id,context,rating", "a1,hello there,3", {"context": "context", "id": "id"}),  # the trial's noresp.csv
+    ("uid,history,persona,score", "u1,A: hi,i like cats,2", {"context": "history", "grounding": "persona", "id": "uid"}),
+])
+def test_the_id_or_another_roles_column_is_never_suggested_as_the_response(tmp_path, header, row, suggested):
+    """A CSV of id, context and rating loaded with its id as the text judged ("a1", "a2"): the Data page
+    preselected `id` as both the response and the id, and the CLI suggested `--map response=id ... --map id=id`."""
+    path = tmp_path / "noresp.csv"
+    path.write_text(f"{header}\n{row}\n")
+    preview = geval.Dataset.table_preview(path)
+    assert preview.suggested == suggested
+    assert preview.unsuggested == ("no column looks like the text judged (one named response, reply, output, "
+                                   "summary …, or a text column not named for another role)")
+    assert preview.suggestion()[0] == "response=COLUMN"
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path)
+    assert str(error.value).endswith(f"--map id={suggested['id']}; no column looks like the text judged (one named "
+                                     "response, reply, output, summary …, or a text column not named for another "
+                                     "role): name it in response=COLUMN")
+    assert "response=id" not in str(error.value) and "response=uid" not in str(error.value)
+
+
 # --- the level a table is read at -------------------------------------------------------------
 
 # (the file's header, a row, the suggested mapping's level, what its reason names)

@@ -125,6 +125,24 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
 
 
 
+def test_an_upload_with_no_response_column_preselects_none_and_says_so(monkeypatch, tmp_path):
+    """The trial's noresp.csv (id, context, rating) preselected `id` as both the Response and the Id column, and
+    loaded two items whose text judged was "a1" and "a2"."""
+    at = _upload(monkeypatch, tmp_path, "noresp.csv", b"id,context,rating\na1,hello there,3\na2,how are you,2\n")
+    response = next(box for box in at.selectbox if box.label.startswith("Response or summary"))
+    assert response.value is None and next(box for box in at.selectbox if box.label.startswith("Id")).value == "id"
+    assert [w.value for w in at.warning] == [
+        "No column looks like the text judged (one named response, reply, output, summary …, or a text column not "
+        "named for another role): choose the column that holds it."]
+    assert at.button[0].disabled and "Level" not in [box.label for box in at.selectbox]
+    response.set_value("context").run()  # the user's choice: then it loads
+    assert not at.warning and not at.button[0].disabled
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert [item.response for item in geval.Store(tmp_path / "store.sqlite").items("noresp")] == [
+        "hello there", "how are you"]
+
+
 SUMMARIES = (b"article,summary\n"
              b'"The council voted to close the old bridge for repairs. Work starts in May.","The bridge closes."\n'
              b'"A storm cut power to 3,000 homes overnight.","A storm cut power to homes."\n')

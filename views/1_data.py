@@ -80,12 +80,15 @@ else:
                     columns, guess = preview.columns, preview.suggested
                     optional = ["(none)", *columns]
 
-                    def pick(label: str, role: str, choices: list[str]) -> str:
-                        chosen = guess.get(role, choices[0])
-                        return st.selectbox(label, choices, index=choices.index(chosen))
+                    def pick(label: str, role: str, choices: list[str]) -> str | None:
+                        index = choices.index(guess[role]) if role in guess else None if role == "response" else 0
+                        return st.selectbox(label, choices, index=index, placeholder="Choose the column judged")
 
                     response = pick("Response or summary (the text judged; for a whole dialogue, the dialogue)",
                                     "response", columns)
+                    if preview.unsuggested and response is None:
+                        st.warning(f"{preview.unsuggested[0].upper()}{preview.unsuggested[1:]}: choose the column "
+                                   "that holds it.")
                     roles = {"context": pick("Context (dialogue so far)", "context", optional),
                              "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
                              "system": pick("System", "system", optional),
@@ -95,8 +98,8 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
-                    level = uploads.choose_level(preview, response, roles, scores)
-                    submitted = st.button("Load with this mapping", type="primary")
+                    level = uploads.choose_level(preview, response, roles, scores) if response else None
+                    submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:
                     uploads.load(path, upload.file_id, preview.mapping(response, scores, level, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it

@@ -268,8 +268,10 @@ def load_dataset(
 def _mapping_hint(data: object) -> str:
     """What to pass for a file of no known layout: the mapping the Data page suggests for it, as CLI options."""
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        pairs = table.preview(data).suggestion()
-        return f"read it as your own table with a column mapping, e.g. {' '.join('--map ' + shlex.quote(p) for p in pairs)}"
+        found = table.preview(data)
+        pairs = " ".join("--map " + shlex.quote(p) for p in found.suggestion())
+        return f"read it as your own table with a column mapping, e.g. {pairs}" + (
+            f"; {found.unsuggested}: name it in response=COLUMN" if found.unsuggested else "")
     return "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
 
 

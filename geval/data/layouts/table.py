@@ -248,7 +248,8 @@ class TablePreview:
     """A table file's first records, flattened (nested objects as dotted columns), and a
     suggested mapping: `suggested` names a column per role (response, context, grounding,
     system, group, id) where one is named like it (the response: else the first text column not named
-    like another role),
+    like another role, else one named as a whole dialogue, never the id column; none when there is no
+    such column: `unsuggested` says so),
     `scores` the numeric columns left."""
 
     columns: list[str]
@@ -273,9 +274,17 @@ class TablePreview:
 
     def suggestion(self) -> list[str]:
         """The mapping the Data page suggests for this file ("role=column" texts): the suggested
-        column of each role (the response: else the first column), every score column, the level inferred."""
+        column of each role (the response: "COLUMN" when none is suggested), every score column, the level inferred."""
         roles = {role: column for role, column in self.suggested.items() if role != "response"}
-        return self.mapping(self.suggested.get("response") or self.columns[0], self.scores, **roles)
+        return self.mapping(self.suggested.get("response") or "COLUMN", self.scores, **roles)
+
+    @property
+    def unsuggested(self) -> str:
+        """Why no column is suggested as the text judged, in words ("" when one is)."""
+        if "response" in self.suggested:
+            return ""
+        return (f"no column looks like the text judged (one named {', '.join(ROLE_NAMES['response'][:4])} …, or a "
+                "text column not named for another role)")
 
     def items(self, mapping: list[str]) -> list[Item]:
         """The items the first records make under `mapping` ("role=column" texts): what templates
@@ -298,8 +307,10 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
             continue
         free = [c for c in texts if c not in suggested.values()]
         found = _named(free, names)
-        if found is None and role == "response":  # the first text column not named like another role
-            found = next((c for c in free if c not in named_for_others), free[0] if free else None)
+        if found is None and role == "response":  # the first text column not named like another role, nor the id;
+            # else one named as a whole dialogue (dialogue, conversation ...): judged whole
+            found = next((c for c in free if c not in named_for_others and c != id_column(columns)),
+                         next((c for c in free if c.rsplit(".", 1)[-1].lower() in DIALOGUE_NAMES), None))
         if found:
             suggested[role] = found
     scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
