@@ -428,3 +428,18 @@ def test_the_plan_says_an_18_percent_chance_and_its_alignment():
         "With annotators agreeing as yours do (50% exact agreement) and labeling as yours did (4 annotators, 2.5 per "
         "item), about 40 items give a judge as good as one of the annotators an 80% chance to pass (epsilon 0.15, "
         "accuracy, over items; 200 simulated studies per size, as in the paper's appendix C).")
+
+
+def test_a_users_csv_without_a_group_column_is_tested_over_its_dialogues(store, tmp_path):
+    """The trial's CSV: 20 dialogues, 2 responses to each, no group column. Each row was its own group, and
+    the test took the items as independent; the responses to one dialogue are grouped by their context now."""
+    scores = [2, 3, 4, 5] * 10
+    people, judge = tmp_path / "people.csv", tmp_path / "judge.csv"
+    people.write_text("id,context,reply,overall\n" + "".join(
+        f'r{k},"A: question {k // 2}",reply {k},"[{s}, {s}, {s}]"\n' for k, s in enumerate(scores)))
+    judge.write_text("id,overall\n" + "".join(f"r{k},{s}\n" for k, s in enumerate(scores)))
+    geval.load_dataset(people, mapping=["response=reply", "context=context", "score:Overall=overall"], store=store)
+    geval.alttest.import_judge(store, "people", judge, scale=(1, 5))
+    result = geval.alttest.run(store, "people", epsilon=0.15)[0]
+    assert (result.by, result.how) == ("groups", "groups: 20 dialogues")
+    assert result.passed is True

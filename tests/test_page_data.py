@@ -194,3 +194,13 @@ def test_a_re_upload_that_would_replace_a_stored_dataset_asks_first(monkeypatch,
     at.button(key="data_replace").click().run()
     assert not at.exception and [item.id for item in store.items("mine")] != first
     assert len(store.items("mine")) == 2
+
+
+def test_an_upload_without_a_group_column_is_grouped_by_its_contexts_and_says_so(monkeypatch, tmp_path):
+    rows = "".join(f'"A: question {c}",answer {c}.{r},{1 + r}\n' for c in range(3) for r in range(4))
+    at = _upload(monkeypatch, tmp_path, "shared.csv", ("context,reply,overall\n" + rows).encode())
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    assert next(m.value for m in at.metric if m.label == "Groups") == "3"
+    assert "Groups: 12 responses in 3 groups by their shared context; map group=COLUMN to set them." in [
+        c.value for c in at.caption]

@@ -128,8 +128,8 @@ cols[3].metric("Levels", ", ".join(dataset.levels))
 cols[4].metric("Skipped values", sum(dataset.skipped.values()))
 if dataset.skipped:
     st.caption("Skipped: " + "; ".join(f"{n} {why}" for why, n in dataset.skipped.items()))
-for note in dataset.notes:  # how a table was read: its level, and why
-    st.caption(f"Read at {note}.")
+for note in dataset.notes:  # how a table was read: its level, its items' own ids, its groups, and why
+    st.caption(f"Read at {note}." if note.startswith("level") else f"{note[:1].upper()}{note[1:]}.")
 
 preview = pd.DataFrame([
     {"id": item.id, "level": item.level, "group": item.group, "system": item.system,

@@ -256,6 +256,8 @@ def load_dataset(
         raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
+    if mapping is not None:
+        notes += filter(None, [table.groups_note(mapping, items)])
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
                       categories=categories[0] if categories else {}, notes=notes)
     if store is not None:
@@ -269,7 +271,7 @@ def _mapping_hint(data: object) -> str:
     """What to pass for a file of no known layout: the mapping the Data page suggests for it, as CLI options."""
     if isinstance(data, list) and data and isinstance(data[0], dict):
         found = table.preview(data)
-        pairs = " ".join("--map " + shlex.quote(p) for p in found.suggestion())
+        pairs = " ".join("--map " + (shlex.quote(p) if p.isprintable() else shown(p)) for p in found.suggestion())
         return f"read it as your own table with a column mapping, e.g. {pairs}" + (
             f"; {found.unsuggested}: name it in response=COLUMN" if found.unsuggested else "")
     return "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"

@@ -14,6 +14,7 @@ from pathlib import Path
 from geval.data.items import LEVELS, Item, Turn, make_item
 from geval.data.reading import as_number, loads
 from geval.errors import DatasetError, shown
+from geval.wording import counted
 
 NAME = "table"
 SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,19}):\s+(.*)$")
@@ -174,7 +175,9 @@ def detect(data: object) -> bool:
 
 
 def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: list[int] | None) -> tuple[list[Item], Counter]:
-    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row."""
+    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row.
+    Without a group column, rows of the same context (a summary: of the same document) are one
+    group (`shared_groups`)."""
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
     levels = choose_level(mapping, data[0] if isinstance(data[0], dict) else {})
@@ -215,7 +218,60 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 source_id=_text(value_at(row, mapping.id)) if mapping.id else "",
             )
         )
-    return items, skipped
+    return (items if mapping.group else shared_groups(items)), skipped
+
+
+#: The group of rows that share what they answer, by what they share (`shared_groups`).
+SHARED = {"context": "ctx", "document": "doc"}
+
+
+def shared_of(item: Item) -> tuple[str, str] | None:
+    """What `item` answers, by which its group is read when the file names none: its context (the
+    dialogue so far), else a summary's document; None when it has neither (a row of its own)."""
+    if item.context:
+        return "context", json.dumps([[turn.speaker, turn.text] for turn in item.context], ensure_ascii=False)
+    if item.level == "summary" and item.grounding:
+        return "document", item.grounding
+    return None
+
+
+def shared_groups(items: list[Item]) -> list[Item]:
+    """`items` (one per row, each its own group) with the rows of the same context, or the summaries of
+    the same document, in one group ("ctx-00001", "doc-00001", in order of first appearance): the
+    responses to one dialogue are not independent, and every interval is over groups."""
+    found: dict[tuple[str, str], str] = {}
+    made: Counter = Counter()  # groups made of each kind
+    grouped = []
+    for item in items:
+        shared = shared_of(item)
+        if shared is None:
+            grouped.append(item)
+            continue
+        if shared not in found:
+            made[shared[0]] += 1
+            found[shared] = f"{SHARED[shared[0]]}-{made[shared[0]]:05d}"
+        grouped.append(replace(item, group=found[shared]))
+    return grouped
+
+
+def groups_note(mapping: ColumnMapping, items: list[Item]) -> str:
+    """How a table's rows were grouped when no group column is mapped, for the load's notes ("" when
+    a column is, or no two rows share a context or document)."""
+    if mapping.group:
+        return ""
+    shared = [item for item in items if not item.group.startswith("row-")]
+    groups = {item.group for item in shared}
+    if len(groups) == len(shared):
+        return ""
+    kinds = {item.group.split("-", 1)[0] for item in shared}
+    what = " or ".join(kind for kind, prefix in SHARED.items() if prefix in kinds)
+    nouns = {"turn": ("response", None), "summary": ("summary", "summaries")}
+    levels = {item.level for item in shared}
+    noun, plural = nouns.get(levels.pop(), ("item", None)) if len(levels) == 1 else ("item", None)
+    alone = len(items) - len(shared)
+    return (f"groups: {counted(len(shared), noun, plural)} in {counted(len(groups), 'group')} by their shared {what}"
+            + (f" ({counted(alone, 'other row')} each a group of its own)" if alone else "")
+            + "; map group=COLUMN to set them")
 
 
 def value_at(row: dict, column: str) -> object:
