@@ -204,3 +204,16 @@ def test_an_upload_without_a_group_column_is_grouped_by_its_contexts_and_says_so
     assert next(m.value for m in at.metric if m.label == "Groups") == "3"
     assert "Groups: 12 responses in 3 groups by their shared context; map group=COLUMN to set them." in [
         c.value for c in at.caption]
+
+
+def test_the_items_table_shows_the_files_own_ids_beside_the_content_ids(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "ids.csv", b"id,reply,overall\nx1,hello there,3\nx2,go away,1\n")
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    table = next(frame.value for frame in at.dataframe if "level" in frame.value.columns)  # the items
+    assert list(table.columns[:3]) == ["id", "file id", "response"]
+    assert list(table["file id"]) == ["x1", "x2"] and list(table["response"]) == ["hello there", "go away"]
+    plain = _upload(monkeypatch, tmp_path / "other", "plain.csv", b"reply,overall\nhello there,3\ngo away,1\n")
+    plain.button[0].click().run()  # a file without ids of its own: no such column
+    table = next(frame.value for frame in plain.dataframe if "level" in frame.value.columns)
+    assert list(table["response"]) == ["hello there", "go away"] and "file id" not in table.columns

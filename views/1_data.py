@@ -131,13 +131,14 @@ if dataset.skipped:
 for note in dataset.notes:  # how a table was read: its level, its items' own ids, its groups, and why
     st.caption(f"Read at {note}." if note.startswith("level") else f"{note[:1].upper()}{note[1:]}.")
 
+own_ids = any(item.source_id for item in dataset.items)  # the file's own ids, which labels and judge files may use
 preview = pd.DataFrame([
-    {"id": item.id, "level": item.level, "group": item.group, "system": item.system,
-     "last turn": item.context[-1].render() if item.context else "", "response": item.response,
-     **{aspect: item.human_mean(aspect) for aspect in item.human}}
+    {"id": item.id, **({"file id": item.source_id} if own_ids else {}), "level": item.level, "group": item.group,
+     "system": item.system, "last turn": item.context[-1].render() if item.context else "",
+     "response": item.response, **{aspect: item.human_mean(aspect) for aspect in item.human}}
     for item in dataset.items
 ])
-first = ["id", "response", "last turn"]
+first = ["id", *(["file id"] if own_ids else []), "response", "last turn"]
 st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hide_index=True,
              height=min(280, 35 * (len(preview) + 1) + 3),
              column_config={"response": st.column_config.TextColumn(width="large"),
