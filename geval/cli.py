@@ -525,6 +525,8 @@ def _labels_commands(commands) -> None:
     imported.set_defaults(run=cmd_labels_import)
     show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
     show.add_argument("dataset", help="dataset name as stored")
+    show.add_argument("--items", action="store_true",
+                      help="also list the labeled items: id, the file's own id (if any) and the labels")
     _store_argument(show)
     show.set_defaults(run=cmd_labels_show)
     side = sub.add_parser("side", help="what agree, report, the leaderboard and the app compare the judge with")
@@ -565,6 +567,9 @@ def cmd_labels_show(args) -> None:
     total = len(store.items(name))
     for row in geval.labeling.counts(store, name).itertuples():
         print(f"  {row.aspect}: {row.items} of {total} items labeled ({row.annotators})")
+    if args.items:
+        listed = geval.labeling.labeled_items(store, name)
+        print(listed.to_string(index=False) if len(listed) else "no item is labeled yet")
 
 
 def cmd_labels_side(args) -> None:
