@@ -642,7 +642,8 @@ def _judge_commands(commands) -> None:
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
     imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
                           help="the scores' scale (default: the aspect's scale as the dataset's layout declares "
-                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it)")
+                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it); with --aspect, "
+                               "an aspect nobody has labeled yet is imported on it")
     imported.add_argument("--only-known", action="store_true",
                           help="leave out (and count) the scores of items the dataset does not have: a file made for "
                                "more items, e.g. the full SummEval's for its sample")

@@ -443,3 +443,28 @@ def test_a_users_csv_without_a_group_column_is_tested_over_its_dialogues(store, 
     result = geval.alttest.run(store, "people", epsilon=0.15)[0]
     assert (result.by, result.how) == ("groups", "groups: 20 dialogues")
     assert result.passed is True
+
+
+def test_a_judge_of_an_aspect_nobody_has_labeled_yet_imports_on_the_scale_given(tmp_path):
+    """The trial: `judge import --aspect Fluency --scale 1-5` on a dataset without human scores was refused
+    ("label items first"), though --scale says the scale; the judge is imported, and compared once labeled."""
+    people, judge = tmp_path / "mine.csv", tmp_path / "gpt.csv"
+    people.write_text("id,reply\nq1,hello there\nq2,see you\nq3,bye\n")
+    judge.write_text("id,score\nq1,3\nq2,4.5\nq3,1\n")
+    store_path = str(tmp_path / "s.sqlite")
+    assert run_cli("datasets", "load", str(people), "--map", "response=reply", "--store", store_path).returncode == 0
+    unscaled = run_cli("judge", "import", str(judge), "--dataset", "mine", "--aspect", "Fluency", "--store", store_path)
+    assert unscaled.returncode == 2 and unscaled.stderr.strip() == (
+        f"error: {judge}:2: aspect 'Fluency' is not one of the dataset's (none yet); a judge of a new aspect is "
+        "imported with its scale (--aspect NAME --scale LOW-HIGH)")
+    imported = run_cli("judge", "import", str(judge), "--dataset", "mine", "--aspect", "Fluency", "--scale", "1-5",
+                       "--store", store_path)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith("gpt: 3 items, Fluency (") and "scale:fluency=1-5" in imported.stdout
+    store = geval.Store(store_path)
+    items = {item.source_id: item.id for item in store.items("mine")}
+    for key, label in {"q1": 3, "q2": 5, "q3": 1}.items():
+        store.save_label(items[key], "fluency", label)
+    table = geval.agree(store, "mine")
+    pearson = table[(table["level"] == "item") & (table["metric"] == "pearson")]
+    assert set(table["human"]) == {"fluency"} and list(pearson["n"]) == [3] and pearson["value"].iloc[0] > 0.99
