@@ -16,6 +16,8 @@ import geval
 from geval.decisions.alttest import alt_test, benjamini_yekutieli
 from geval.decisions.alttest_power import simulate, winning_rates
 from geval.data.items import make_item
+from geval.judging.aspects import Aspect
+from geval.scoring.lookup import signature
 from tests.helpers import run_cli, scripted
 
 ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
@@ -468,3 +470,22 @@ def test_a_judge_of_an_aspect_nobody_has_labeled_yet_imports_on_the_scale_given(
     table = geval.agree(store, "mine")
     pearson = table[(table["level"] == "item") & (table["metric"] == "pearson")]
     assert set(table["human"]) == {"fluency"} and list(pearson["n"]) == [3] and pearson["value"].iloc[0] > 0.99
+
+
+def test_a_categorical_judges_signature_says_it_is_categorical(store, tmp_path):
+    """Its scale read "label=0-2", the indexes of its categories, as if it were a score."""
+    from tests.helpers import make_items
+
+    items = [replace(item, human={"label": (float(k % 3),)}) for k, item in enumerate(make_items(6, dataset="cat"))]
+    store.save_dataset(geval.Dataset("cat", "cat.json", "annotations", items,
+                                     categories={"label": ("model_a", "model_b", "tie")}))
+    path = tmp_path / "llm.csv"
+    path.write_text("item_id,label\n" + "".join(f"{item.id},{('model_a', 'tie')[k % 2]}\n"
+                                                 for k, item in enumerate(items)))
+    geval.alttest.import_judge(store, "cat", path)
+    assert "|scale:label=categorical:model_a/model_b/tie|" in store.combos("cat").iloc[0]["signature"]
+    from tests.helpers import make_template
+
+    text, fields = signature({"backend": "x"}, make_template(), [Aspect("label", 0, 2, categories=("a", "b", "c")),
+                                                                Aspect("naturalness", 1, 3)])
+    assert fields["scale"] == "label=categorical:a/b/c,naturalness=1-3"

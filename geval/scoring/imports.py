@@ -42,6 +42,7 @@ from geval.data.layouts import declared_scales
 from geval.data.reading import as_number, read_records
 from geval.errors import DatasetError, GevalError, shown
 from geval.judging.templates import Template, TemplateError
+from geval.scoring.lookup import scale_text
 from geval.store import Store
 from geval.store.records import judgment_id
 from geval.version import __version__
@@ -255,7 +256,8 @@ def _rows(path: Path, sha: str, judge: str, scores: list[_Score], keys: _Keys,
     template = _template(path, sha, judge, aspects, scales, keys.categories)
     fields = {"backend": "imported", "model": judge, "file": path.name, "sha256": sha[:12],
               "imported": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "template": template.label,
-              "scale": ",".join(f"{a.lower()}={low:g}-{high:g}" for a, (low, high) in scales.items()),
+              "scale": ",".join(scale_text(a.lower(), f"{low:g}-{high:g}", keys.categories.get(a, ()))
+                                for a, (low, high) in scales.items()),
               "version": __version__}
     signature = "|".join(f"{k}:{v}" for k, v in fields.items())
     rows, unscored, now = [], 0, time.time()
