@@ -48,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     ds_load = ds_commands.add_parser("load", help="load a dataset into the store (e.g. your own file, by a mapping), to "
                                                   "label it or import judge scores of it")
     _dataset_arguments(ds_load)
+    _replace_argument(ds_load)
     _store_argument(ds_load)
     ds_load.set_defaults(run=cmd_datasets_load)
     ds_convert = ds_commands.add_parser(
@@ -525,6 +526,8 @@ def _labels_commands(commands) -> None:
     imported.set_defaults(run=cmd_labels_import)
     show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
     show.add_argument("dataset", help="dataset name as stored")
+    show.add_argument("--items", action="store_true",
+                      help="also list the labeled items: id, the file's own id (if any) and the labels")
     _store_argument(show)
     show.set_defaults(run=cmd_labels_show)
     side = sub.add_parser("side", help="what agree, report, the leaderboard and the app compare the judge with")
@@ -565,6 +568,9 @@ def cmd_labels_show(args) -> None:
     total = len(store.items(name))
     for row in geval.labeling.counts(store, name).itertuples():
         print(f"  {row.aspect}: {row.items} of {total} items labeled ({row.annotators})")
+    if args.items:
+        listed = geval.labeling.labeled_items(store, name)
+        print(listed.to_string(index=False) if len(listed) else "no item is labeled yet")
 
 
 def cmd_labels_side(args) -> None:
@@ -637,10 +643,12 @@ def _judge_commands(commands) -> None:
     imported.add_argument("--aspect", help="the aspect of a file's single score column (default: the dataset's only one)")
     imported.add_argument("--scale", type=_scale, metavar="LOW-HIGH",
                           help="the scores' scale (default: the aspect's scale as the dataset's layout declares "
-                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it)")
+                               "it, e.g. USR's, SummEval's, FED's; else the range of the people's scores of it); with --aspect, "
+                               "an aspect nobody has labeled yet is imported on it")
     imported.add_argument("--only-known", action="store_true",
                           help="leave out (and count) the scores of items the dataset does not have: a file made for "
                                "more items, e.g. the full SummEval's for its sample")
+    _replace_argument(imported)
     _store_argument(imported)
     imported.set_defaults(run=cmd_judge_import)
 
@@ -665,6 +673,7 @@ def _judge_commands(commands) -> None:
                          f"{k}: {v}" for k, v in geval.alttest.BY.items()) + " (default: groups when some group "
                          "holds more than one of the items compared, else items)")
     alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
+    _replace_argument(alt)
     _store_argument(alt)
     alt.set_defaults(run=cmd_alttest)
 
@@ -680,21 +689,30 @@ def _scale(text: str) -> tuple[float, float]:
     return scale
 
 
-def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None) -> str:
+def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None, replace: bool | None = None) -> str:
     """The stored dataset `name`, or the dataset of a file, folder or known name, loaded into `store`
-    (by `mapping`, "role=column" texts, when given; how a table was read goes to stderr)."""
+    (by `mapping`, "role=column" texts, when given; how a table was read goes to stderr). A file that
+    would leave out items of a stored dataset of its name is refused, as `datasets load` refuses it,
+    unless `replace` (None: the command has no --replace)."""
     if name in store.dataset_names() and not mapping:
         return name
-    dataset = geval.load_dataset(name, mapping=mapping, store=store)
+    dataset = geval.load_dataset(name, mapping=mapping)
+    said = "" if replace else dataset.replacing(store)
+    if said:
+        other = f"load the file under another name first (python -m geval datasets load {name} --name NAME) and give " \
+                "that name"
+        raise geval.GevalError(f"{said}; {other}, or replace the stored one (--replace)" if replace is False else
+                               f"{said}; {other}, or replace the stored one (datasets load {name} --replace)")
+    store.save_dataset(dataset)
     for note in dataset.notes:
         print(f"{dataset.name}: {note}", file=sys.stderr)
     return dataset.name
 
 
-def _dataset_with_its_judges(store: geval.Store, name: str) -> str:
+def _dataset_with_its_judges(store: geval.Store, name: str, replace: bool | None = None) -> str:
     """`_dataset_in`; for a folder of the alternative annotator test's release, its LLMs' annotations
     (llm_annotations.json) imported as judges too (a re-import changes nothing)."""
-    dataset = _dataset_in(store, name)
+    dataset = _dataset_in(store, name, replace=replace)
     if Path(name).is_dir() and (Path(name) / "llm_annotations.json").is_file():
         geval.alttest.import_judge(store, dataset, Path(name) / "llm_annotations.json")
     return dataset
@@ -702,7 +720,7 @@ def _dataset_with_its_judges(store: geval.Store, name: str) -> str:
 
 def cmd_judge_import(args) -> None:
     store = geval.Store(args.store)
-    dataset = _dataset_in(store, args.dataset, args.map)
+    dataset = _dataset_in(store, args.dataset, args.map, args.replace)
     for done in geval.alttest.import_judge(store, dataset, args.file, args.name, args.aspect, args.scale,
                                            args.only_known):
         what = "already imported: nothing changed" if done.already else \
@@ -713,7 +731,7 @@ def cmd_judge_import(args) -> None:
 
 def cmd_alttest(args) -> None:
     store = geval.Store(args.store)
-    dataset = _dataset_with_its_judges(store, args.dataset)
+    dataset = _dataset_with_its_judges(store, args.dataset, args.replace)
     epsilon = args.epsilon if args.epsilon is not None else geval.alttest.EPSILONS[_annotators(args, store, dataset)]
     combos = store.combos(dataset)
     if args.judge:
@@ -722,7 +740,7 @@ def cmd_alttest(args) -> None:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
     results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
-                                baseline=True, by=args.by)
+                                baseline=True, by=args.by, on_skipped=lambda line: print(line, file=sys.stderr))
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
                                                                         args.alignment, reading, by=args.by)}
               for reading in geval.alttest.READINGS if reading != args.reading}

@@ -37,21 +37,32 @@ def _touched(editor: geval.Template | None) -> bool:
                                    or editor.label != geval.Template.load(state.DEFAULT_TEMPLATE).label)
 
 
+def written_for(template: geval.Template, dataset: geval.Dataset) -> bool:
+    """Whether `template` was written for `dataset`: the dataset its header names, else its name's first
+    word ("topicalchat" of topicalchat-naturalness), is part of the dataset's name."""
+    return (template.dataset or template.name.split("-", 1)[0]).lower() in dataset.name.lower()
+
+
 def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, geval.Template],
             editor: geval.Template | None) -> str | None:
     """The label, among `offered`, of the template a menu opens on: the first that renders on
-    `dataset`'s items of the editor's when the user put it there, those last used on it, the editor's,
-    those compared with an aspect its people scored (written for a dataset of its name first), those
-    written for no dataset in particular (response-naturalness on a user's file), and the others
-    (None when none renders)."""
+    `dataset`'s items of the editor's when the user put it there, those last used on it, the editor's
+    when written for it (`written_for`; the default Topical-Chat one is not, for PersonaChat), those
+    written for a dataset of its name (judging the editor's aspects first), the editor's, those
+    compared with an aspect its people scored, those written for no dataset in particular
+    (response-naturalness on a user's file), and the others (None when none renders)."""
     people = {aspect.lower() for aspect in dataset.aspects}
     compared = [label for label, template in offered.items()
                 if {(a.human or a.name).lower() for a in template.aspects} & people]
     named = [label for label in compared if offered[label].dataset and offered[label].dataset in dataset.name.lower()]
     generic = [label for label, template in offered.items() if not template.dataset]
     editors = [editor.label] if editor else []
-    for label in dict.fromkeys([*(editors if _touched(editor) else []), *last_used(store, dataset.name), *editors,
-                                *named, *compared, *generic, *offered]):
+    if editor is not None:  # of those named for it, first the ones judging what the editor's judges
+        judged = {(a.human or a.name).lower() for a in editor.aspects}
+        named.sort(key=lambda label: {(a.human or a.name).lower() for a in offered[label].aspects} != judged)
+    ours = editors if editor is not None and written_for(editor, dataset) else []
+    for label in dict.fromkeys([*(editors if _touched(editor) else []), *last_used(store, dataset.name), *ours,
+                                *named, *editors, *compared, *generic, *offered]):
         if label in offered and offered[label].fits(dataset.items):
             return label
     return None

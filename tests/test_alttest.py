@@ -16,6 +16,8 @@ import geval
 from geval.decisions.alttest import alt_test, benjamini_yekutieli
 from geval.decisions.alttest_power import simulate, winning_rates
 from geval.data.items import make_item
+from geval.judging.aspects import Aspect
+from geval.scoring.lookup import signature
 from tests.helpers import run_cli, scripted
 
 ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
@@ -431,3 +433,62 @@ def test_the_plan_says_an_18_percent_chance_and_its_alignment():
         "With annotators agreeing as yours do (50% exact agreement) and labeling as yours did (4 annotators, 2.5 per "
         "item), about 40 items give a judge as good as one of the annotators an 80% chance to pass (epsilon 0.15, "
         "accuracy, over items; 200 simulated studies per size, as in the paper's appendix C).")
+
+
+def test_a_users_csv_without_a_group_column_is_tested_over_its_dialogues(store, tmp_path):
+    """The trial's CSV: 20 dialogues, 2 responses to each, no group column. Each row was its own group, and
+    the test took the items as independent; the responses to one dialogue are grouped by their context now."""
+    scores = [2, 3, 4, 5] * 10
+    people, judge = tmp_path / "people.csv", tmp_path / "judge.csv"
+    people.write_text("id,context,reply,overall\n" + "".join(
+        f'r{k},"A: question {k // 2}",reply {k},"[{s}, {s}, {s}]"\n' for k, s in enumerate(scores)))
+    judge.write_text("id,overall\n" + "".join(f"r{k},{s}\n" for k, s in enumerate(scores)))
+    geval.load_dataset(people, mapping=["response=reply", "context=context", "score:Overall=overall"], store=store)
+    geval.alttest.import_judge(store, "people", judge, scale=(1, 5))
+    result = geval.alttest.run(store, "people", epsilon=0.15)[0]
+    assert (result.by, result.how) == ("groups", "groups: 20 dialogues")
+    assert result.passed is True
+
+
+def test_a_judge_of_an_aspect_nobody_has_labeled_yet_imports_on_the_scale_given(tmp_path):
+    """The trial: `judge import --aspect Fluency --scale 1-5` on a dataset without human scores was refused
+    ("label items first"), though --scale says the scale; the judge is imported, and compared once labeled."""
+    people, judge = tmp_path / "mine.csv", tmp_path / "gpt.csv"
+    people.write_text("id,reply\nq1,hello there\nq2,see you\nq3,bye\n")
+    judge.write_text("id,score\nq1,3\nq2,4.5\nq3,1\n")
+    store_path = str(tmp_path / "s.sqlite")
+    assert run_cli("datasets", "load", str(people), "--map", "response=reply", "--store", store_path).returncode == 0
+    unscaled = run_cli("judge", "import", str(judge), "--dataset", "mine", "--aspect", "Fluency", "--store", store_path)
+    assert unscaled.returncode == 2 and unscaled.stderr.strip() == (
+        f"error: {judge}:2: aspect 'Fluency' is not one of the dataset's (none yet); a judge of a new aspect is "
+        "imported with its scale (--aspect NAME --scale LOW-HIGH)")
+    imported = run_cli("judge", "import", str(judge), "--dataset", "mine", "--aspect", "Fluency", "--scale", "1-5",
+                       "--store", store_path)
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.startswith("gpt: 3 items, Fluency (") and "scale:fluency=1-5" in imported.stdout
+    store = geval.Store(store_path)
+    items = {item.source_id: item.id for item in store.items("mine")}
+    for key, label in {"q1": 3, "q2": 5, "q3": 1}.items():
+        store.save_label(items[key], "fluency", label)
+    table = geval.agree(store, "mine")
+    pearson = table[(table["level"] == "item") & (table["metric"] == "pearson")]
+    assert set(table["human"]) == {"fluency"} and list(pearson["n"]) == [3] and pearson["value"].iloc[0] > 0.99
+
+
+def test_a_categorical_judges_signature_says_it_is_categorical(store, tmp_path):
+    """Its scale read "label=0-2", the indexes of its categories, as if it were a score."""
+    from tests.helpers import make_items
+
+    items = [replace(item, human={"label": (float(k % 3),)}) for k, item in enumerate(make_items(6, dataset="cat"))]
+    store.save_dataset(geval.Dataset("cat", "cat.json", "annotations", items,
+                                     categories={"label": ("model_a", "model_b", "tie")}))
+    path = tmp_path / "llm.csv"
+    path.write_text("item_id,label\n" + "".join(f"{item.id},{('model_a', 'tie')[k % 2]}\n"
+                                                 for k, item in enumerate(items)))
+    geval.alttest.import_judge(store, "cat", path)
+    assert "|scale:label=categorical:model_a/model_b/tie|" in store.combos("cat").iloc[0]["signature"]
+    from tests.helpers import make_template
+
+    text, fields = signature({"backend": "x"}, make_template(), [Aspect("label", 0, 2, categories=("a", "b", "c")),
+                                                                Aspect("naturalness", 1, 3)])
+    assert fields["scale"] == "label=categorical:a/b/c,naturalness=1-3"

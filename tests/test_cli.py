@@ -294,3 +294,59 @@ def test_judge_import_takes_the_mapping_its_error_asks_for_and_score_suggests_th
                  "score:overall=overall", "--name", "gptx", "--store", store]) == 0
     out, err = capsys.readouterr()
     assert "gptx: 12 items, overall" in out and "texts: item ids: the file's own" in err
+
+
+# --- a file named like a stored dataset (the trial: SummEval's folder, then summeval.json) -------------------
+
+
+def _release_and_same_name(tmp_path, n: int = 40):
+    """A folder `rel` of the alternative annotator test's release (three annotators, one LLM), a CSV `rel.csv`
+    of other texts (the same name: the same dataset), and a judge file of that CSV's ids."""
+    folder = tmp_path / "rel"
+    folder.mkdir()
+    people = {who: {f"t{k}": 1 + (k + shift) % 5 for k in range(n)} for shift, who in enumerate(("ann1", "ann2", "ann3"))}
+    (folder / "human_annotations.json").write_text(json.dumps(people))
+    (folder / "llm_annotations.json").write_text(json.dumps({"llm": {f"t{k}": 1 + k % 5 for k in range(n)}}))
+    (tmp_path / "other").mkdir()
+    texts = tmp_path / "other" / "rel.csv"
+    texts.write_text("id,reply,label\n" + "".join(f'r{k},reply {k},"[{1 + k % 5}, {1 + (k + 1) % 5}, {1 + k % 4}]"\n'
+                                                  for k in range(n)))
+    judge = tmp_path / "mine.csv"
+    judge.write_text("id,label\n" + "".join(f"r{k},{1 + k % 5}\n" for k in range(n)))
+    return str(folder), str(texts), str(judge)
+
+
+def test_a_file_named_like_a_stored_dataset_is_refused_and_alttest_leaves_out_judges_of_items_replaced(
+        tmp_path, capsys):
+    """The trial: `alttest FOLDER` stored 6,400 items as "summeval"; `judge import ... --dataset summeval.json` swapped
+    them for its 1,600 without a word, and `alttest summeval` then stopped: "no judgments for dataset 'summeval'
+    with these settings". Now the import is refused as `datasets load` refuses it (until --replace), and alttest
+    leaves out, and names, the judges of the items replaced."""
+    folder, texts, judge = _release_and_same_name(tmp_path)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["alttest", folder, "--brief", "--store", store]) == 0
+    capsys.readouterr()
+    mapped = ["--map", "response=reply", "--map", "score:label=label"]
+    assert main(["judge", "import", judge, "--dataset", texts, *mapped, "--store", store]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", (
+        f"error: {texts}: the store already holds a dataset named rel with 40 items this file does not have (40 "
+        "judgments and 0 labels on them, which would be left out); load the file under another name first (python -m "
+        f"geval datasets load {texts} --name NAME) and give that name, or replace the stored one (--replace)\n"))
+    assert {item.source_id for item in geval.Store(store).items("rel")} == {f"t{k}" for k in range(40)}  # untouched
+    assert main(["datasets", "load", texts, *mapped, "--store", store]) == 2
+    assert "(CLI: --name NAME or --replace)" in capsys.readouterr().err  # datasets load now has --replace
+    assert main(["datasets", "load", texts, *mapped, "--replace", "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["alttest", "rel", "--brief", "--store", store]) == 2  # its only judge judged the items replaced
+    assert capsys.readouterr().err.startswith(
+        "error: 1 of the 1 judges on 'rel' have no judgment on its current items (they judged items a file of the "
+        "same name has since replaced; score or import them again): llm (imported from llm_annotations.json)")
+    assert main(["judge", "import", judge, "--dataset", "rel", "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["alttest", "rel", "--brief", "--store", store]) == 0
+    out, err = capsys.readouterr()
+    assert err.startswith("1 of the 2 judges on 'rel' have no judgment on its current items (they judged items a file "
+                          "of the same name has since replaced; score or import them again), left out: llm (imported "
+                          "from llm_annotations.json)"), err
+    assert "\nmine (imported from mine.csv) · label: winning rate " in out and "\nllm " not in out

@@ -287,3 +287,26 @@ def test_cli_agree_and_report_take_the_labels_as_the_human_side(tmp_path):
     assert "Labeled: Natural 12 of 20 items (you)." in text
     assert "### How many labels buy how much: Natural" in text
     assert "| naturalness | Natural | item | pearson |" in text
+
+
+def test_cli_labels_show_items_lists_each_labeled_item_with_the_files_own_id(tmp_path):
+    path, people = tmp_path / "s.sqlite", tmp_path / "mine.csv"
+    people.write_text("id,reply\nq1,hello there\nq2,see you\nq3,bye\n")
+    store = geval.Store(path)
+    items = {item.source_id: item.id for item in
+             geval.load_dataset(people, mapping=["response=reply"], store=store).items}
+    store.save_label(items["q2"], "Natural", 3)
+    store.save_label(items["q2"], "Overall", 2.5)
+    store.save_label(items["q1"], "Natural", 1)
+    store.close()
+    shown = run_cli("labels", "show", "mine", "--items", "--store", str(path))
+    assert shown.returncode == 0, shown.stderr
+    table = [line.split() for line in shown.stdout.splitlines()[-3:]]
+    assert table == [["id", "file", "id", "Natural", "Overall"], [items["q2"], "q2", "3", "2.5"],
+                     [items["q1"], "q1", "1"]]
+    store = geval.Store(path)
+    store.save_label(items["q1"], "Natural", 2, annotator="ann")  # a second annotator: each label says whose
+    listed = geval.labeling.labeled_items(store, "mine")
+    assert listed.set_index("file id").loc["q1", "Natural"] == "1 (you), 2 (ann)"
+    assert "q3" not in set(listed["file id"])
+    assert "q1" not in run_cli("labels", "show", "mine", "--store", str(path)).stdout  # without --items: counts only

@@ -272,6 +272,28 @@ def test_suggested_response_and_scores(tmp_path, header, row, response, scores):
         assert preview.mapping(response, scores)[1:] == ["score:a.x=a.x", "score:b.x=b.x"]
 
 
+@pytest.mark.parametrize("header, row, suggested", [
+    ("id,context,rating", "a1,hello there,3", {"context": "context", "id": "id"}),  # the trial's noresp.csv
+    ("uid,history,persona,score", "u1,A: hi,i like cats,2", {"context": "history", "grounding": "persona", "id": "uid"}),
+])
+def test_the_id_or_another_roles_column_is_never_suggested_as_the_response(tmp_path, header, row, suggested):
+    """A CSV of id, context and rating loaded with its id as the text judged ("a1", "a2"): the Data page
+    preselected `id` as both the response and the id, and the CLI suggested `--map response=id ... --map id=id`."""
+    path = tmp_path / "noresp.csv"
+    path.write_text(f"{header}\n{row}\n")
+    preview = geval.Dataset.table_preview(path)
+    assert preview.suggested == suggested
+    assert preview.unsuggested == ("no column looks like the text judged (one named response, reply, output, "
+                                   "summary …, or a text column not named for another role)")
+    assert preview.suggestion()[0] == "response=COLUMN"
+    with pytest.raises(DatasetError) as error:
+        geval.load_dataset(path)
+    assert str(error.value).endswith(f"--map id={suggested['id']}; no column looks like the text judged (one named "
+                                     "response, reply, output, summary …, or a text column not named for another "
+                                     "role): name it in response=COLUMN")
+    assert "response=id" not in str(error.value) and "response=uid" not in str(error.value)
+
+
 # --- the level a table is read at -------------------------------------------------------------
 
 # (the file's header, a row, the suggested mapping's level, what its reason names)
@@ -555,3 +577,58 @@ def test_cli_datasets_convert_writes_seed001_files(tmp_path, shared_file):
     assert result.returncode == 0, result.stderr
     assert "(2200 dialogues)" in result.stdout
     assert len(json.loads((tmp_path / "transformed_data_response.json").read_text("utf-8"))) == 2200
+
+
+def _grouped_csv(tmp_path: Path, header: str, rows: list[str]) -> Path:
+    path = tmp_path / "grouped.csv"
+    path.write_text(header + "\n" + "".join(row + "\n" for row in rows), "utf-8")
+    return path
+
+
+def _groups_notes(dataset: geval.Dataset) -> list[str]:
+    return [note for note in dataset.notes if note.startswith("groups: ")]
+
+
+def test_rows_of_a_shared_context_are_one_group_when_no_group_column_is_mapped(tmp_path):
+    """The trial's CSV (3 dialogues, 4 responses to each, no group column) made 12 groups of one row each:
+    the alternative annotator test then took the items as independent."""
+    rows = [f'"A: question {c}\nB: hm?",answer {c}.{r},{1 + (c + r) % 5}' for c in range(3) for r in range(4)]
+    dataset = geval.load_dataset(_grouped_csv(tmp_path, "context,reply,overall", rows),
+                                 mapping=["response=reply", "context=context", "score:Overall=overall"])
+    assert len(dataset.items) == 12 and len(dataset.groups) == 3
+    assert [len({i.group for i in dataset.items if i.context[0].text == f"question {c}"}) for c in range(3)] == [1] * 3
+    assert _groups_notes(dataset) == ["groups: 12 responses in 3 groups by their shared context; map group=COLUMN "
+                                      "to set them"]
+    ids = {item.response: item.id for item in dataset.items}  # the group is not part of an item's id
+    again = geval.load_dataset(dataset.path, mapping=["response=reply", "context=context", "group=reply"])
+    assert {item.response: item.id for item in again.items} == ids
+
+
+def test_a_mapped_group_column_keeps_its_groups_and_says_nothing_of_them(tmp_path):
+    rows = [f"A: question {c},answer {c}.{r},g{r},{1 + r}" for c in range(3) for r in range(4)]
+    dataset = geval.load_dataset(_grouped_csv(tmp_path, "context,reply,dialog,overall", rows),
+                                 mapping=["response=reply", "context=context", "group=dialog", "score:Overall=overall"])
+    assert dataset.groups == ["g0", "g1", "g2", "g3"] and not _groups_notes(dataset)
+
+
+def test_rows_without_a_context_stay_groups_of_their_own(tmp_path):
+    rows = ["hello,3", "hello there,2", "bye,4"]
+    dataset = geval.load_dataset(_grouped_csv(tmp_path, "reply,overall", rows),
+                                 mapping=["response=reply", "score:Overall=overall"])
+    assert len(dataset.groups) == len(dataset.items) == 3 and not _groups_notes(dataset)
+    mixed = geval.load_dataset(_grouped_csv(tmp_path, "context,reply,overall",
+                                            ["A: hi,hello,3", "A: hi,hey,2", ",alone,1", ",also alone,2"]),
+                               mapping=["response=reply", "context=context", "score:Overall=overall"])
+    assert len(mixed.groups) == 3 and _groups_notes(mixed) == [
+        "groups: 2 responses in 1 group by their shared context (2 other rows each a group of its own); map "
+        "group=COLUMN to set them"]
+
+
+def test_summaries_of_the_same_document_are_one_group(tmp_path):
+    rows = [f'"Document {d}: the council met.",summary {d}.{s},{1 + s}' for d in range(2) for s in range(3)]
+    dataset = geval.load_dataset(_grouped_csv(tmp_path, "article,summary,overall", rows),
+                                 mapping=["response=summary", "grounding=article", "score:Overall=overall"])
+    assert dataset.levels == ["summary"] and len(dataset.groups) == 2
+    assert {item.group for item in dataset.items if "Document 0" in item.grounding} == {dataset.groups[0]}
+    assert _groups_notes(dataset) == ["groups: 6 summaries in 2 groups by their shared document; map group=COLUMN "
+                                      "to set them"]

@@ -125,6 +125,24 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
 
 
 
+def test_an_upload_with_no_response_column_preselects_none_and_says_so(monkeypatch, tmp_path):
+    """The trial's noresp.csv (id, context, rating) preselected `id` as both the Response and the Id column, and
+    loaded two items whose text judged was "a1" and "a2"."""
+    at = _upload(monkeypatch, tmp_path, "noresp.csv", b"id,context,rating\na1,hello there,3\na2,how are you,2\n")
+    response = next(box for box in at.selectbox if box.label.startswith("Response or summary"))
+    assert response.value is None and next(box for box in at.selectbox if box.label.startswith("Id")).value == "id"
+    assert [w.value for w in at.warning] == [
+        "No column looks like the text judged (one named response, reply, output, summary …, or a text column not "
+        "named for another role): choose the column that holds it."]
+    assert at.button[0].disabled and "Level" not in [box.label for box in at.selectbox]
+    response.set_value("context").run()  # the user's choice: then it loads
+    assert not at.warning and not at.button[0].disabled
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert [item.response for item in geval.Store(tmp_path / "store.sqlite").items("noresp")] == [
+        "hello there", "how are you"]
+
+
 SUMMARIES = (b"article,summary\n"
              b'"The council voted to close the old bridge for repairs. Work starts in May.","The bridge closes."\n'
              b'"A storm cut power to 3,000 homes overnight.","A storm cut power to homes."\n')
@@ -176,3 +194,26 @@ def test_a_re_upload_that_would_replace_a_stored_dataset_asks_first(monkeypatch,
     at.button(key="data_replace").click().run()
     assert not at.exception and [item.id for item in store.items("mine")] != first
     assert len(store.items("mine")) == 2
+
+
+def test_an_upload_without_a_group_column_is_grouped_by_its_contexts_and_says_so(monkeypatch, tmp_path):
+    rows = "".join(f'"A: question {c}",answer {c}.{r},{1 + r}\n' for c in range(3) for r in range(4))
+    at = _upload(monkeypatch, tmp_path, "shared.csv", ("context,reply,overall\n" + rows).encode())
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    assert next(m.value for m in at.metric if m.label == "Groups") == "3"
+    assert "Groups: 12 responses in 3 groups by their shared context; map group=COLUMN to set them." in [
+        c.value for c in at.caption]
+
+
+def test_the_items_table_shows_the_files_own_ids_beside_the_content_ids(monkeypatch, tmp_path):
+    at = _upload(monkeypatch, tmp_path, "ids.csv", b"id,reply,overall\nx1,hello there,3\nx2,go away,1\n")
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    table = next(frame.value for frame in at.dataframe if "level" in frame.value.columns)  # the items
+    assert list(table.columns[:3]) == ["id", "file id", "response"]
+    assert list(table["file id"]) == ["x1", "x2"] and list(table["response"]) == ["hello there", "go away"]
+    plain = _upload(monkeypatch, tmp_path / "other", "plain.csv", b"reply,overall\nhello there,3\ngo away,1\n")
+    plain.button[0].click().run()  # a file without ids of its own: no such column
+    table = next(frame.value for frame in plain.dataframe if "level" in frame.value.columns)
+    assert list(table["response"]) == ["hello there", "go away"] and "file id" not in table.columns

@@ -557,3 +557,15 @@ def test_score_opens_on_the_template_last_used_on_an_uploaded_file_never_on_one_
         geval.Store(tmp_path / "store.sqlite").items("mine"))
     assert any(plain(f"{editor}: placeholder {{{{fact}}}}") in w.value for w in at.warning)
     assert not at.button(key="score_start").disabled
+
+
+def test_the_personachat_sample_opens_on_a_personachat_template(monkeypatch, tmp_path):
+    """The editor's default, topicalchat-naturalness, renders on PersonaChat (its {{fact}} takes the persona)
+    and Score opened on it; a template written for PersonaChat, judging the same aspect, opens instead."""
+    source = {"path": str(geval_known()["personachat_usr_sample"]), "layout": None, "mapping": None, "name": None}
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": source})
+    assert not at.exception
+    assert [label.split("@")[0] for label in at.multiselect(key="score_templates").value] == ["personachat-naturalness"]
+    topical = open_app(monkeypatch, tmp_path / "tc", PAGE)  # Topical-Chat keeps the editor's
+    assert [label.split("@")[0] for label in topical.multiselect(key="score_templates").value] == [
+        "topicalchat-naturalness"]

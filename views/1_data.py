@@ -80,12 +80,15 @@ else:
                     columns, guess = preview.columns, preview.suggested
                     optional = ["(none)", *columns]
 
-                    def pick(label: str, role: str, choices: list[str]) -> str:
-                        chosen = guess.get(role, choices[0])
-                        return st.selectbox(label, choices, index=choices.index(chosen))
+                    def pick(label: str, role: str, choices: list[str]) -> str | None:
+                        index = choices.index(guess[role]) if role in guess else None if role == "response" else 0
+                        return st.selectbox(label, choices, index=index, placeholder="Choose the column judged")
 
                     response = pick("Response or summary (the text judged; for a whole dialogue, the dialogue)",
                                     "response", columns)
+                    if preview.unsuggested and response is None:
+                        st.warning(f"{preview.unsuggested[0].upper()}{preview.unsuggested[1:]}: choose the column "
+                                   "that holds it.")
                     roles = {"context": pick("Context (dialogue so far)", "context", optional),
                              "grounding": pick("Grounding (fact, persona or source document)", "grounding", optional),
                              "system": pick("System", "system", optional),
@@ -95,8 +98,8 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
-                    level = uploads.choose_level(preview, response, roles, scores)
-                    submitted = st.button("Load with this mapping", type="primary")
+                    level = uploads.choose_level(preview, response, roles, scores) if response else None
+                    submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:
                     uploads.load(path, upload.file_id, preview.mapping(response, scores, level, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
@@ -125,16 +128,17 @@ cols[3].metric("Levels", ", ".join(dataset.levels))
 cols[4].metric("Skipped values", sum(dataset.skipped.values()))
 if dataset.skipped:
     st.caption("Skipped: " + "; ".join(f"{n} {why}" for why, n in dataset.skipped.items()))
-for note in dataset.notes:  # how a table was read: its level, and why
-    st.caption(f"Read at {note}.")
+for note in dataset.notes:  # how a table was read: its level, its items' own ids, its groups, and why
+    st.caption(f"Read at {note}." if note.startswith("level") else f"{note[:1].upper()}{note[1:]}.")
 
+own_ids = any(item.source_id for item in dataset.items)  # the file's own ids, which labels and judge files may use
 preview = pd.DataFrame([
-    {"id": item.id, "level": item.level, "group": item.group, "system": item.system,
-     "last turn": item.context[-1].render() if item.context else "", "response": item.response,
-     **{aspect: item.human_mean(aspect) for aspect in item.human}}
+    {"id": item.id, **({"file id": item.source_id} if own_ids else {}), "level": item.level, "group": item.group,
+     "system": item.system, "last turn": item.context[-1].render() if item.context else "",
+     "response": item.response, **{aspect: item.human_mean(aspect) for aspect in item.human}}
     for item in dataset.items
 ])
-first = ["id", "response", "last turn"]
+first = ["id", *(["file id"] if own_ids else []), "response", "last turn"]
 st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hide_index=True,
              height=min(280, 35 * (len(preview) + 1) + 3),
              column_config={"response": st.column_config.TextColumn(width="large"),

@@ -155,6 +155,16 @@ class Dataset:
         file's layout is recognized (`geval.data.layouts.table.preview`)."""
         return table_preview(path, rows)
 
+    def replacing(self, store: DatasetStore) -> str:
+        """What saving this dataset into `store` would leave out of the stored dataset of its name, in
+        words naming the file ("" when nothing would: no such dataset, or this one has all its items)."""
+        left = store.replaced_by(self)
+        if not left["items"]:
+            return ""
+        return (f"{self.path}: the store already holds a dataset named {self.name} with {left['items']} items this "
+                f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would "
+                "be left out)")
+
     def summary(self) -> str:
         """One line: counts of items per level, groups, systems and skipped values."""
         per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
@@ -246,6 +256,8 @@ def load_dataset(
         raise DatasetError(f"{path}: a value holds half of a UTF-16 pair (e.g. \\ud800), which is not text") from None
     if not items:
         raise DatasetError(f"{path}: no items found")
+    if mapping is not None:
+        notes += filter(None, [table.groups_note(mapping, items)])
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
                       categories=categories[0] if categories else {}, notes=notes)
     if store is not None:
@@ -258,19 +270,19 @@ def load_dataset(
 def _mapping_hint(data: object) -> str:
     """What to pass for a file of no known layout: the mapping the Data page suggests for it, as CLI options."""
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        pairs = table.preview(data).suggestion()
-        return f"read it as your own table with a column mapping, e.g. {' '.join('--map ' + shlex.quote(p) for p in pairs)}"
+        found = table.preview(data)
+        pairs = " ".join("--map " + (shlex.quote(p) if p.isprintable() else shown(p)) for p in found.suggestion())
+        return f"read it as your own table with a column mapping, e.g. {pairs}" + (
+            f"; {found.unsuggested}: name it in response=COLUMN" if found.unsuggested else "")
     return "for your own table pass a column mapping, e.g. --map response=reply --map score:Overall=overall"
 
 
 def _refuse_to_replace(store: DatasetStore, dataset: Dataset) -> None:
     """A DatasetError when saving `dataset` would leave stored items out of the dataset of its name."""
-    left = store.replaced_by(dataset)
-    if left["items"]:
-        raise DatasetError(
-            f"{dataset.path}: the store already holds a dataset named {dataset.name} with {left['items']} items this "
-            f"file does not have ({left['judgments']} judgments and {left['labels']} labels on them, which would be "
-            "left out); load the file under another name, or replace the stored one (CLI: --name NAME or --replace)")
+    said = dataset.replacing(store)
+    if said:
+        raise DatasetError(f"{said}; load the file under another name, or replace the stored one (CLI: --name NAME "
+                           "or --replace)")
 
 
 def _is_folder(path: Path) -> bool:

@@ -38,7 +38,7 @@ import json
 import math
 import warnings
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -54,7 +54,7 @@ from geval.data.layouts import declared_scales
 from geval.decisions.alttest_groups import MIN_GROUPS, alignment as aligned, one_sided_p
 from geval.decisions.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
-from geval.errors import GevalError
+from geval.errors import GevalError, StoreError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
@@ -334,7 +334,8 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
 def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
         aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
         reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False,
-        same_items: bool = True, by: str | None = None) -> list[AltTest]:
+        same_items: bool = True, by: str | None = None,
+        on_skipped: Callable[[str], None] | None = None) -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
@@ -347,7 +348,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     add the best of them: what the test grants a judge that knows nothing of the items (ties count
     for both sides, so on a skewed scale, or with neg-rmse in the middle of one, it may grant
     much). `same_items`: every judge of an aspect read on the items all of them scored (judges
-    compared on the same items); else each on its own."""
+    compared on the same items); else each on its own. A judge with no judgment on the dataset's
+    current items (it judged items a file of the same name has since replaced) is left out, and
+    said in one line to `on_skipped`; when every judge is, AltTestError says so."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -363,11 +366,16 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     ranges, declared = human_ranges(every), declared_scales(store.dataset_layout(dataset))
     groups = {item.id: item.group for item in every}
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
+    stale: list[str] = []  # the judges with no judgment on the current items
     for combo in found.itertuples():
         imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
         items, _ = held_out(every, [combo.template_version], searched)
-        scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
-                              "wmean" if imported or reading != "mode" else "argmax", items=items)
+        try:
+            scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
+                                  "wmean" if imported or reading != "mode" else "argmax", items=items)
+        except StoreError:  # none of the items it judged is one of the dataset's now
+            stale.append(combo.label)
+            continue
         human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
         for key in scored.scores.columns:
             human = human_aspect_for(scored.template, key, human_aspects)
@@ -382,6 +390,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             values, _, scale = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs,
                                                reading != "continuous" and not imported)
             read.append((combo, human, chosen, values.dropna(), items, imported, scale + (why if scale else "")))
+    if stale:
+        _say_stale(dataset, stale, len(found), on_skipped)
     common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
     for _, human, _, values, items, *_ in read:
         judged = set(values.index) & {item.id for item in items}
@@ -406,6 +416,17 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             result.aspect, result.item_ids = human, frozenset(i.id for i in on)
             results.append(result)
     return results
+
+
+def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:
+    """Say the judges left out for having no judgment on the dataset's current items; AltTestError when all are."""
+    line = (f"{len(stale)} of the {judges} judges on '{dataset}' have no judgment on its current items (they judged "
+            "items a file of the same name has since replaced; score or import them again), left out: "
+            + "; ".join(stale))
+    if len(stale) == judges:
+        raise AltTestError(line.replace(", left out: ", ": "))
+    if on_skipped is not None:
+        on_skipped(line)
 
 
 def _points(people: Mapping[str, Mapping[str, float]], categories: Sequence[str] | None,

@@ -136,6 +136,23 @@ def counts(store: Store, dataset: str) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def labeled_items(store: Store, dataset: str) -> pd.DataFrame:
+    """One row per labeled item, in the order first labeled: its id, the file's own id ("file id",
+    only when some item has one) and per labeled aspect its labels ("3"; "3 (ann), 4 (you)" when
+    the dataset's labels come from more than one annotator; "" where the item has none)."""
+    labels = store.labels(dataset)
+    own = {item.id: item.source_id for item in store.items(dataset)}
+    several = labels["annotator"].nunique() > 1
+    rows: dict[str, dict] = {}
+    for label in labels.itertuples():
+        row = rows.setdefault(label.item_id, {"id": label.item_id, "file id": own.get(label.item_id, "")})
+        said = f"{label.score:g}" + (f" ({label.annotator})" if several else "")
+        row[label.aspect] = f"{row[label.aspect]}, {said}" if label.aspect in row else said
+    table = pd.DataFrame(list(rows.values()), columns=["id", "file id", *dict.fromkeys(labels["aspect"])])
+    table = table.fillna("")
+    return table if table["file id"].astype(bool).any() else table.drop(columns="file id")
+
+
 # --- what the judges and baselines say of each item -----------------------------------------------
 
 

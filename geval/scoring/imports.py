@@ -7,7 +7,8 @@ A file gives scores by item, in one of these shapes (.csv, .json or .jsonl):
 
 - rows (CSV, JSON lines, a JSON list): an id column (`item_id`, `id`, `instance_id` or `instance`)
   and a column per aspect, named as the dataset's human aspects (any case); or one `score` (or
-  `label`) column for `aspect`, or the dataset's only aspect;
+  `label`) column for `aspect`, or the dataset's only aspect. With `scale` given, `aspect` may be
+  one nobody has scored yet (a judge imported before labelling);
 - {item id: score} or {item id: {aspect: score}};
 - {judge: {item id: score}}, the layout of the alternative annotator test's `llm_annotations.json`:
   every judge in it is imported (or the one named).
@@ -41,6 +42,7 @@ from geval.data.layouts import declared_scales
 from geval.data.reading import as_number, read_records
 from geval.errors import DatasetError, GevalError, shown
 from geval.judging.templates import Template, TemplateError
+from geval.scoring.lookup import scale_text
 from geval.store import Store
 from geval.store.records import judgment_id
 from geval.version import __version__
@@ -103,7 +105,8 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     items = store.items(dataset)
     if not items:
         raise JudgeImportError(f"no dataset named {dataset!r} in the store: load it first")
-    keys = _Keys(items, store.categories(dataset), only_known, declared_scales(store.dataset_layout(dataset)))
+    keys = _Keys(items, store.categories(dataset), only_known, declared_scales(store.dataset_layout(dataset)),
+                 new_aspect=aspect if scale is not None else None)
     judges = _judges(path, data, lines, keys, name, aspect)
     left_out = {judge: sum(score is None for score in scores) for judge, scores in judges.items()}
     for judge, scores in judges.items():
@@ -130,12 +133,15 @@ class _Keys:
     """Finds the item (and aspect) an id of the file names."""
 
     def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]], only_known: bool = False,
-                 declared: dict[str, tuple[float, float]] | None = None):
+                 declared: dict[str, tuple[float, float]] | None = None, new_aspect: str | None = None):
+        """`new_aspect`: an aspect taken as the dataset's though nobody has scored it yet (its scale is given)."""
         self.only_known = only_known
         self.declared = declared or {}  # the scale of each aspect where the dataset's layout says it
         self.by_id = {item.id: item for item in items}
         self.by_id.update((item.source_id, item) for item in items if item.source_id)
         self.aspects = {a.lower(): a for item in items for a in item.human} | {a.lower(): a for a in categories}
+        if new_aspect and new_aspect.lower() not in self.aspects:  # a judge imported before anyone labels
+            self.aspects[new_aspect.lower()] = new_aspect
         self.categories = categories
         self.items = items
 
@@ -158,7 +164,8 @@ class _Keys:
                                    f"{', '.join(self.aspects.values()) or 'none yet'}: name one (--aspect)")
         if name.lower() not in self.aspects:
             raise JudgeImportError(f"{where}: aspect {shown(name)!r} is not one of the dataset's "
-                                   f"({', '.join(self.aspects.values()) or 'none yet: label items first'})")
+                                   f"({', '.join(self.aspects.values()) or 'none yet'}); a judge of a new aspect is imported with its scale "
+                                   "(--aspect NAME --scale LOW-HIGH)")
         return self.aspects[name.lower()]
 
 
@@ -249,7 +256,8 @@ def _rows(path: Path, sha: str, judge: str, scores: list[_Score], keys: _Keys,
     template = _template(path, sha, judge, aspects, scales, keys.categories)
     fields = {"backend": "imported", "model": judge, "file": path.name, "sha256": sha[:12],
               "imported": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()), "template": template.label,
-              "scale": ",".join(f"{a.lower()}={low:g}-{high:g}" for a, (low, high) in scales.items()),
+              "scale": ",".join(scale_text(a.lower(), f"{low:g}-{high:g}", keys.categories.get(a, ()))
+                                for a, (low, high) in scales.items()),
               "version": __version__}
     signature = "|".join(f"{k}:{v}" for k, v in fields.items())
     rows, unscored, now = [], 0, time.time()

@@ -37,13 +37,21 @@ def signature(settings: dict, template: Template, aspects: list[Aspect], pool: s
     fields = {
         **settings,
         "template": template.label,
-        "scale": ",".join(f"{a.key}={a.min}-{a.max}" for a in aspects),
+        "scale": ",".join(scale_text(a.key, f"{a.min}-{a.max}", a.categories) for a in aspects),
         **asked,
         "agg": "mean-p-yes" if template.kind == "checklist" else "wmean",
         "version": __version__,
     }
     text = "|".join(f"{k}:{v}" for k, v in fields.items() if v not in (None, ""))
     return text, fields
+
+
+def scale_text(key: str, scale: str, categories: Iterable[str] = ()) -> str:
+    """One aspect's scale as a signature names it: "naturalness=1-3"; a categorical aspect's says it
+    is categorical and names its categories in order, its scores being their indexes
+    ("label=categorical:model_a/model_b/tie")."""
+    categories = list(categories)
+    return f"{key}=categorical:{'/'.join(categories)}" if categories else f"{key}={scale}"
 
 
 class Signer:

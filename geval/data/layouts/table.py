@@ -14,6 +14,7 @@ from pathlib import Path
 from geval.data.items import LEVELS, Item, Turn, make_item
 from geval.data.reading import as_number, loads
 from geval.errors import DatasetError, shown
+from geval.wording import counted
 
 NAME = "table"
 SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,19}):\s+(.*)$")
@@ -174,7 +175,9 @@ def detect(data: object) -> bool:
 
 
 def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: list[int] | None) -> tuple[list[Item], Counter]:
-    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row."""
+    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row.
+    Without a group column, rows of the same context (a summary: of the same document) are one
+    group (`shared_groups`)."""
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
     levels = choose_level(mapping, data[0] if isinstance(data[0], dict) else {})
@@ -215,7 +218,60 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 source_id=_text(value_at(row, mapping.id)) if mapping.id else "",
             )
         )
-    return items, skipped
+    return (items if mapping.group else shared_groups(items)), skipped
+
+
+#: The group of rows that share what they answer, by what they share (`shared_groups`).
+SHARED = {"context": "ctx", "document": "doc"}
+
+
+def shared_of(item: Item) -> tuple[str, str] | None:
+    """What `item` answers, by which its group is read when the file names none: its context (the
+    dialogue so far), else a summary's document; None when it has neither (a row of its own)."""
+    if item.context:
+        return "context", json.dumps([[turn.speaker, turn.text] for turn in item.context], ensure_ascii=False)
+    if item.level == "summary" and item.grounding:
+        return "document", item.grounding
+    return None
+
+
+def shared_groups(items: list[Item]) -> list[Item]:
+    """`items` (one per row, each its own group) with the rows of the same context, or the summaries of
+    the same document, in one group ("ctx-00001", "doc-00001", in order of first appearance): the
+    responses to one dialogue are not independent, and every interval is over groups."""
+    found: dict[tuple[str, str], str] = {}
+    made: Counter = Counter()  # groups made of each kind
+    grouped = []
+    for item in items:
+        shared = shared_of(item)
+        if shared is None:
+            grouped.append(item)
+            continue
+        if shared not in found:
+            made[shared[0]] += 1
+            found[shared] = f"{SHARED[shared[0]]}-{made[shared[0]]:05d}"
+        grouped.append(replace(item, group=found[shared]))
+    return grouped
+
+
+def groups_note(mapping: ColumnMapping, items: list[Item]) -> str:
+    """How a table's rows were grouped when no group column is mapped, for the load's notes ("" when
+    a column is, or no two rows share a context or document)."""
+    if mapping.group:
+        return ""
+    shared = [item for item in items if not item.group.startswith("row-")]
+    groups = {item.group for item in shared}
+    if len(groups) == len(shared):
+        return ""
+    kinds = {item.group.split("-", 1)[0] for item in shared}
+    what = " or ".join(kind for kind, prefix in SHARED.items() if prefix in kinds)
+    nouns = {"turn": ("response", None), "summary": ("summary", "summaries")}
+    levels = {item.level for item in shared}
+    noun, plural = nouns.get(levels.pop(), ("item", None)) if len(levels) == 1 else ("item", None)
+    alone = len(items) - len(shared)
+    return (f"groups: {counted(len(shared), noun, plural)} in {counted(len(groups), 'group')} by their shared {what}"
+            + (f" ({counted(alone, 'other row')} each a group of its own)" if alone else "")
+            + "; map group=COLUMN to set them")
 
 
 def value_at(row: dict, column: str) -> object:
@@ -248,7 +304,8 @@ class TablePreview:
     """A table file's first records, flattened (nested objects as dotted columns), and a
     suggested mapping: `suggested` names a column per role (response, context, grounding,
     system, group, id) where one is named like it (the response: else the first text column not named
-    like another role),
+    like another role, else one named as a whole dialogue, never the id column; none when there is no
+    such column: `unsuggested` says so),
     `scores` the numeric columns left."""
 
     columns: list[str]
@@ -273,9 +330,17 @@ class TablePreview:
 
     def suggestion(self) -> list[str]:
         """The mapping the Data page suggests for this file ("role=column" texts): the suggested
-        column of each role (the response: else the first column), every score column, the level inferred."""
+        column of each role (the response: "COLUMN" when none is suggested), every score column, the level inferred."""
         roles = {role: column for role, column in self.suggested.items() if role != "response"}
-        return self.mapping(self.suggested.get("response") or self.columns[0], self.scores, **roles)
+        return self.mapping(self.suggested.get("response") or "COLUMN", self.scores, **roles)
+
+    @property
+    def unsuggested(self) -> str:
+        """Why no column is suggested as the text judged, in words ("" when one is)."""
+        if "response" in self.suggested:
+            return ""
+        return (f"no column looks like the text judged (one named {', '.join(ROLE_NAMES['response'][:4])} …, or a "
+                "text column not named for another role)")
 
     def items(self, mapping: list[str]) -> list[Item]:
         """The items the first records make under `mapping` ("role=column" texts): what templates
@@ -298,8 +363,10 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
             continue
         free = [c for c in texts if c not in suggested.values()]
         found = _named(free, names)
-        if found is None and role == "response":  # the first text column not named like another role
-            found = next((c for c in free if c not in named_for_others), free[0] if free else None)
+        if found is None and role == "response":  # the first text column not named like another role, nor the id;
+            # else one named as a whole dialogue (dialogue, conversation ...): judged whole
+            found = next((c for c in free if c not in named_for_others and c != id_column(columns)),
+                         next((c for c in free if c.rsplit(".", 1)[-1].lower() in DIALOGUE_NAMES), None))
         if found:
             suggested[role] = found
     scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
