@@ -16,4 +16,5 @@ if [ ! -x /usr/bin/chromium ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null
 fi
-exec python3 -m pytest "$@"
+# Two processes (the CI machine's two cores: the browser tests mostly wait), each test file whole in one.
+exec python3 -m pytest --numprocesses 2 --dist loadfile "$@"

@@ -23,9 +23,9 @@ def _bench(*args: str) -> str:
 
 @pytest.mark.model
 def test_runs_workers_and_saves_killed_at_random_moments_lose_nothing_and_resume():
-    figures = _bench("bench/chaos.py", "--rounds", "6", "--seed", "1")
-    assert re.match(r"FIGURES: rounds 6 \(run 2, save 2, worker 2; \d ended before the kill\); integrity_check ok 6/6; "
-                    r"lost 0; doubled 0; resumed and complete 6/6; asked again 0$", figures), figures
+    figures = _bench("bench/chaos.py", "--rounds", "3", "--seed", "1")  # each kind once; bench/ runs 200
+    assert re.match(r"FIGURES: rounds 3 \(run 1, save 1, worker 1; \d ended before the kill\); integrity_check ok 3/3; "
+                    r"lost 0; doubled 0; resumed and complete 3/3; asked again 0$", figures), figures
 
 
 def test_a_thousand_calls_with_five_percent_faults_store_every_item_once_and_count_every_fault():
