@@ -49,6 +49,7 @@ def _import(tab, title: str, path: Path, field: str, value: str, button: str, do
     """Import `path` with the Data page's form `title`, `field` set to `value`; wait for its line `done`."""
     form = _form(tab, title)
     form.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    form.get_by_text(path.name).first.wait_for()  # uploaded: on a busy machine a click before it submits no file
     form.get_by_role("textbox", name=field, exact=True).fill(value)
     form.get_by_role("button", name=button).click()
     tab.locator(MAIN).get_by_text(done).first.wait_for()
