@@ -127,6 +127,7 @@ def build_parser() -> argparse.ArgumentParser:
     runs.set_defaults(run=cmd_runs)
 
     _labels_commands(commands)
+    _judgments_commands(commands)
     _judge_commands(commands)
     _systems_command(commands)
 
@@ -537,6 +538,47 @@ def _labels_commands(commands) -> None:
                            + "; auto: the dataset's own scores when it has any, else your labels")
     _store_argument(side)
     side.set_defaults(run=cmd_labels_side)
+
+
+def _judgments_commands(commands) -> None:
+    """`judgments export` and `judgments import`: a dataset's judgments kept in one file and read back
+    (the shipped reports are made again from such files: reports/make.sh)."""
+    judgments = commands.add_parser("judgments", help="keep a dataset's judgments in one file, and read them back")
+    judgments.set_defaults(group=judgments)
+    sub = judgments.add_subparsers(title="judgments commands")
+    export = sub.add_parser("export", help="write a dataset's judgments, with their templates and cached calls, to "
+                                           "one .jsonl.xz file")
+    export.add_argument("dataset", help="dataset name as stored")
+    export.add_argument("--out", required=True, help="the .jsonl.xz file to write")
+    _store_argument(export)
+    export.set_defaults(run=cmd_judgments_export)
+    imported = sub.add_parser("import", help="read a file `judgments export` wrote into the store (its dataset is "
+                                             "loaded first by name when the store does not hold it)")
+    imported.add_argument("file")
+    _store_argument(imported)
+    imported.set_defaults(run=cmd_judgments_import)
+
+
+def cmd_judgments_export(args) -> None:
+    store = geval.Store(args.store)
+    written = store.export_judgments(_stored_dataset(store, args.dataset), args.out)
+    print(f"wrote {_rows_counted(written)} of {args.dataset} to {args.out}")
+
+
+def cmd_judgments_import(args) -> None:
+    store = geval.Store(args.store)
+    dataset = geval.Store.kept_dataset(args.file)
+    if dataset not in store.dataset_names():
+        _dataset_in(store, dataset)
+    read = store.import_judgments(args.file)
+    print(f"read {_rows_counted(read)} of {dataset} from {args.file} into {store.path}")
+
+
+def _rows_counted(rows) -> str:
+    return ", ".join(geval.reporting.counted(rows[table], *what) for table, what in
+                     (("judgments", ("judgment",)), ("calls", ("cached call",)), ("runs", ("run",)),
+                      ("templates", ("template version",)),
+                      ("steps", ("set of evaluation steps", "sets of evaluation steps"))) if rows[table])
 
 
 def _stored_dataset(store: geval.Store, name: str) -> str:

@@ -30,7 +30,7 @@ import sqlite3
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
@@ -48,13 +48,15 @@ from geval.judging.aspects import VARIANT
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
-from geval.store import schema
+from geval.store import kept, schema
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
 #: Results of reads kept until the next write (`Store._kept`): judgments of a combination, its combinations.
 READS_KEPT = 4
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
+#: The tables a dataset's judgments rest on (`Store.kept_rows`), each with its primary key.
+KEPT_TABLES = {"templates": "version", "steps": "key", "calls": "key", "runs": "id", "judgments": "id"}
 
 
 def default_store_path() -> Path:
@@ -356,6 +358,74 @@ class Store:
             for template, rows in judges:
                 self.save_template(template)
                 self._upsert_judgments(rows)
+
+    def kept_rows(self, dataset: str) -> Iterator[tuple[str, dict]]:
+        """Every row a dataset's judgments rest on, as (table, row): the template versions they were
+        made with, those versions' evaluation steps, the cached calls they point at, and the
+        judgment rows themselves (`geval.store.kept` writes them to a file; `keep_rows` reads them back)."""
+        with self.lock:
+            judgments = [dict(r) for r in self.db["judgments"].rows_where("dataset = ?", [dataset], order_by="id")]
+            versions = sorted({row["template_version"] for row in judgments})
+            keys = sorted({row["call_key"] for row in judgments if row["call_key"]})
+            marks = ",".join("?" * len(versions))
+            templates = list(self.db["templates"].rows_where(f"version IN ({marks})", versions, order_by="version"))
+            steps = list(self.db["steps"].rows_where(f"template_version IN ({marks})", versions, order_by="key"))
+            run_ids = sorted({row["run_id"] for row in judgments if row["run_id"] is not None})
+            runs = list(self.db["runs"].rows_where(f"id IN ({','.join('?' * len(run_ids))})", run_ids, order_by="id"))
+        yield from (("templates", row) for row in templates)
+        yield from (("steps", row) for row in steps)
+        yield from (("runs", row) for row in runs)
+        for start in range(0, len(keys), CHUNK):
+            chunk = keys[start:start + CHUNK]
+            with self.lock:
+                calls = list(self.db["calls"].rows_where(f"key IN ({','.join('?' * len(chunk))})", chunk,
+                                                          order_by="key"))
+            yield from (("calls", row) for row in calls)
+        yield from (("judgments", row) for row in judgments)
+
+    def keep_rows(self, rows: Iterable[tuple[str, dict]]) -> Counter:
+        """Write rows that `kept_rows` gave (another store's, or a file's) in one transaction: a
+        template version, steps or call already here is kept as it is, a judgment row replaced by
+        id. Returns how many rows of each table were read."""
+        written: Counter = Counter()
+        judgments: list[dict] = []
+        run_ids: dict[int, int] = {}  # the kept run's id -> its id here (a new one, or the same run read before)
+        with self._write():
+            for table, row in rows:
+                if table not in KEPT_TABLES:
+                    raise StoreError(f"no table {table!r} among the kept judgments' ({', '.join(KEPT_TABLES)})")
+                unknown = set(row) - set(self.db[table].columns_dict)
+                if unknown:
+                    raise StoreError(f"a kept {table} row has a column this store does not know ({sorted(unknown)[0]}): "
+                                     "made by a newer G-Eval Studio; upgrade this one")
+                if table == "judgments":
+                    judgments.append({**row, "run_id": run_ids.get(row.get("run_id"))})
+                elif table == "runs":
+                    run_ids[row["id"]] = self._kept_run({k: v for k, v in row.items() if k != "id"})
+                else:
+                    self.db[table].insert(row, pk=KEPT_TABLES[table], ignore=True)
+                written[table] += 1
+            self._upsert_judgments(judgments)
+        return written
+
+    def _kept_run(self, run: dict) -> int:
+        """The id of a kept run here: the same run (started at the same time with the same signature)
+        when it was read before, else a new row. Call inside `_write()`."""
+        found = self.db.execute("SELECT id FROM runs WHERE started = ? AND signature = ?",
+                                [run.get("started"), run.get("signature")]).fetchone()
+        return found[0] if found else self.db["runs"].insert(run).last_pk
+
+    def export_judgments(self, dataset: str, path: str | Path) -> Counter:
+        """Write every judgment of `dataset`, with the templates, steps and calls it rests on, to one
+        xz-compressed file (`geval.store.kept`); returns the rows written per table."""
+        return kept.write(self, dataset, path)
+
+    def import_judgments(self, path: str | Path) -> Counter:
+        """Read a file `export_judgments` wrote into this store, whose dataset must be loaded here
+        (`kept_dataset(path)` names it); returns the rows read per table."""
+        return kept.read(self, path)
+
+    kept_dataset = staticmethod(kept.dataset_of)
 
     def template_comments(self) -> dict[str, str]:
         """version -> comment, for the saved versions that have one."""
