@@ -5,7 +5,7 @@ sends every label with its item's id in the background; this module is its serve
 Each run of the page (a fragment: a label reruns the unit's part of the page, not the choices above
 it) first stores what the unit posted since the last run (`take`), in the order given, each change on
 the item it names: a label always lands on the item whose text was on screen as its key was pressed,
-whatever the server chose since. It then draws the unit (`unit`) with its answer: the highest change
+whatever the server chose since. It then draws the unit (`draw`) with its answer: the highest change
 taken ("acked"), those the store refused ("failed"), and the next items the engine's order chooses
 now (`AHEAD` of them, not labeled and not skipped: an adaptive order is followed label by label), with
 the items labeled last (`BEHIND`, for ← after a reload). The protocol (the component's state and data)
@@ -156,18 +156,20 @@ def shown_once_labeled(item: geval.Item, aspect: str, judged: geval.labeling.Fea
     return " · ".join(parts)
 
 
-def payload(item: geval.Item, place: int, labels: dict[str, float], complete: bool, shown: dict[str, str],
-            system: str) -> dict:
-    """One item as the unit shows it: its text, where it stands in the order, its labels as stored, what
-    is shown once each aspect is labeled, and its system's line."""
+def payload(item: geval.Item, place: int, aspects: list, mine: dict[str, pd.Series], done: set[str],
+            judged_by: dict[str, geval.labeling.Features], people: list[str], system: str) -> dict:
+    """One item as the unit shows it: its text, its place in the order, the annotator's labels of it
+    (`mine`: by aspect, by item id) and whether it has all, what is shown once each aspect is labeled
+    (`shown_once_labeled`), and its system's line."""
     earlier, recent = item.context[:-RECENT_TURNS], item.context[-RECENT_TURNS:]
     summary = item.level == "summary"
     return {"id": item.id, "place": place, "group": item.group or "", "earlier": [t.render() for t in earlier],
             "recent": [[t.speaker, t.text] for t in recent], "response": item.response, "grounding": item.grounding,
             "captions": {"response": "The summary:" if summary else "The response:",
                          "grounding": "The document:" if summary else "The grounding (fact or persona):"},
-            "labels": {name: _number(score) for name, score in labels.items()}, "complete": complete,
-            "shown": shown, "system": system}
+            "labels": {a.name: _number(mine[a.name][item.id]) for a in aspects if item.id in mine[a.name].index},
+            "complete": item.id in done, "system": system,
+            "shown": {a.name: shown_once_labeled(item, a.name, judged_by[a.name], people) for a in aspects}}
 
 
 def _number(score: float) -> int | float:
@@ -179,7 +181,7 @@ def token(*choices: object) -> str:
     return hashlib.sha1(json.dumps([str(c) for c in choices]).encode()).hexdigest()[:16]
 
 
-def unit(s: Session, session_token: str, aspects: list, blind: bool, total: int, done: int, queue: list[str],
+def draw(s: Session, session_token: str, aspects: list, blind: bool, total: int, done: int, queue: list[str],
          history: list[str], items: list[dict]) -> None:
     """Draw the labeling unit with the server's answer: the changes taken and refused, the next items
     to label (`queue`, in order), the last labeled (`history`, oldest first) and their `items`."""

@@ -77,16 +77,17 @@ def post(at: AppTest, *changes: dict) -> list[int]:
     outbox = [op for op in (at.session_state["label_unit"] or {}).get("outbox", []) if op["seq"] > data["acked"]] \
         if "label_unit" in at.session_state else []
     start = max([data["acked"], *(op["seq"] for op in outbox)])
-    made = [{"dataset": data["dataset"], "annotator": data["annotator"], **change, "seq": start + n}
-            for n, change in enumerate(changes, 1)]
+    made = [{"dataset": data["dataset"], "annotator": data["annotator"], "aspect": data["aspects"][0]["name"], **change,
+             "seq": start + n} for n, change in enumerate(changes, 1)]
     at.session_state["label_unit"] = {"outbox": outbox + made}
     at.run()
     assert not at.exception
     return [op["seq"] for op in made]
 
 
-def label(item_id: str, score: int, aspect: str = "Natural", seconds: float = 2.5) -> dict:
-    return {"op": "label", "item": item_id, "aspect": aspect, "score": score, "seconds": seconds}
+def label(item_id: str, score: int, aspect: str | None = None, seconds: float = 2.5) -> dict:
+    """A label as the unit posts it (`aspect`: default the first the page gave it)."""
+    return {"op": "label", "item": item_id, "score": score, "seconds": seconds} | ({"aspect": aspect} if aspect else {})
 
 
 def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_path):
@@ -97,18 +98,18 @@ def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_pa
     data = unit(at)
     first = data["queue"][0]
     assert (data["total"], data["done"], data["acked"], data["history"]) == (12, 0, 0, [])
-    assert data["aspects"] == [{"name": "Natural", "min": 1, "max": 3}] and data["blind"] is True
-    assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, first)["shown"]["Natural"])
+    assert data["aspects"] == [{"name": "Naturalness", "min": 1, "max": 3}] and data["blind"] is True
+    assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, first)["shown"]["Naturalness"])
     assert item(at, first)["response"] and item(at, first)["place"] == 1
     assert "needs about 385 labels, more than the 12 items here; all 12 give about ±0.57" in texts(at)
 
     seqs = post(at, label(first, 2))
     labels = store.labels("mine")
     assert labels[["item_id", "aspect", "score", "annotator", "seconds"]].values.tolist() == [
-        [first, "Natural", 2.0, "you", 2.5]]
+        [first, "Naturalness", 2.0, "you", 2.5]]
     data = unit(at)
     assert data["acked"] == seqs[0] and data["done"] == 1 and first not in data["queue"] and data["history"] == [first]
-    assert item(at, first)["labels"] == {"Natural": 2} and item(at, first)["complete"] is True
+    assert item(at, first)["labels"] == {"Naturalness": 2} and item(at, first)["complete"] is True
     assert "1 labeled" in texts(at)
 
     second = data["queue"][0]
@@ -137,15 +138,15 @@ def test_a_change_posted_again_is_taken_once_and_an_undo_puts_back_what_its_labe
     first, second = unit(at)["queue"][:2]
     one, two = post(at, label(first, 2), label(second, 3))
     three, = post(at, label(first, 1))  # an edit
-    post(at, {"op": "undo", "item": first, "aspect": "Natural", "of": three, "previous": 2})
+    post(at, {"op": "undo", "item": first, "of": three, "previous": 2})
     assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
     acked = unit(at)["acked"]
     at.session_state["label_unit"] = {"outbox": [  # everything sent again, as after a reconnect
         label(first, 2) | {"seq": one}, label(second, 3) | {"seq": two},
-        {"op": "undo", "item": first, "aspect": "Natural", "of": three, "previous": 2, "seq": acked}]}
+        {"op": "undo", "item": first, "aspect": "Naturalness", "of": three, "previous": 2, "seq": acked}]}
     at.run()
     assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
-    post(at, {"op": "undo", "item": second, "aspect": "Natural", "of": two, "previous": None})  # a new label undone
+    post(at, {"op": "undo", "item": second, "of": two, "previous": None})  # a new label undone
     assert store.labels("mine")["item_id"].tolist() == [first] and second in unit(at)["queue"]
 
 
@@ -204,14 +205,14 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
     post(at, *(label(i, 1 + n % 3) for n, i in enumerate(unit(at)["queue"][:12])))
     assert "All 12 items are labeled." in texts(at) and unit(at)["queue"] == []
     at.switch_page("views/1_data.py").run()
-    assert re.search(r"Natural: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
+    assert re.search(r"Naturalness: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception and not at.error
-    assert "Compared with: your labels (Natural: 12 items labeled by you)" in texts(at).replace("\\", "")
+    assert "Compared with: your labels (Naturalness: 12 items labeled by you)" in texts(at).replace("\\", "")
     assert "agree_side" not in [r.key for r in at.radio]  # no people's scores: nothing to choose
     table = at.dataframe[0].value
     item = table[(table["level"] == "item") & (table["metric"] == "pearson")].iloc[0]
-    assert (item["human"], item["n"]) == ("Natural", 12)
+    assert (item["human"], item["n"]) == ("Naturalness", 12)
     assert item["value [95% CI]"].endswith("(no interval: 4 groups)")
     assert any(chart for chart in at.get("plotly_chart"))
     curve = next(frame.value for frame in at.dataframe if "fitted combination" in frame.value.columns)
@@ -255,6 +256,22 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
 
 
+def test_on_a_file_of_your_own_an_aspect_is_named_as_the_template_names_it(monkeypatch, tmp_path):
+    """A file of your own labeled on topicalchat-coherence: the page named the aspect by USR's "Maintains
+    Context" (the template's human = ..., the dataset it was written for); it is the template's Coherence,
+    its judge shown beside it once labeled. Labels given under the other name before keep it."""
+    at, store = label_app(monkeypatch, tmp_path)
+    geval.score(store, store.items("mine"), geval.Template.load("topicalchat-coherence"), scripted(), "mine")
+    at.run()
+    menu = at.selectbox(key="label_template")
+    menu.set_value(next(o for o in menu.options if o.startswith("topicalchat-coherence@"))).run()
+    assert unit(at)["aspects"] == [{"name": "Coherence", "min": 1, "max": 3}]
+    assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, shown_item(at))["shown"]["Coherence"])
+    store.save_label(shown_item(at), "Maintains Context", 2)
+    at.run()
+    assert unit(at)["aspects"] == [{"name": "Maintains Context", "min": 1, "max": 3}]
+
+
 def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch, tmp_path):
     """A context and a response, no fact: no Topical-Chat template (they need {{fact}}), the generic ones."""
     path = tmp_path / "store.sqlite"
@@ -272,7 +289,7 @@ def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch,
     assert not any(o.startswith(("topicalchat-", "personachat-", "summeval-")) for o in offered), offered
     at.selectbox(key="label_template").set_value(next(o for o in offered if o.startswith("response-naturalness@")))
     at.run()
-    assert unit(at)["aspects"] == [{"name": "Natural", "min": 1, "max": 3}]
+    assert unit(at)["aspects"] == [{"name": "Naturalness", "min": 1, "max": 3}]
     assert "no judge has scored these items yet" in texts(at)
 
 

@@ -6,7 +6,7 @@ import streamlit as st
 
 import geval
 from studio import alttest, cached, context, fitting, human_side, state, systems
-from studio import labeling as session_of
+from studio import labeling as label_unit
 from studio.text import plain
 
 FROM = ("A template's aspects", "Aspects I name")
@@ -35,7 +35,7 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     editor = state.template()  # only the templates that fit these items: their aspects are the ones a judge can score
     offered = [*filter(None, [editor]), *geval.Template.known()]
     known = {t.label: t for t in geval.Template.fitting(dataset.items, offered)}
-    scorable = {label.name.lower() for t in known.values() for label in geval.labeling.template_aspects(t)}
+    scorable = {name.lower() for t in known.values() for a in t.aspects for name in (a.human, a.name) if name}
     if source == FROM[0]:
         if not known:
             st.warning(f"No template in prompts/, nor the editor's, fits {dataset.name}'s items: no judge could score "
@@ -48,7 +48,8 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
         chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
                                 help="Its aspects, named as the human aspect each is compared with, on its scales.")
         template = known[chosen]
-        aspects = geval.labeling.template_aspects(template, dataset.aspects)
+        # named as the people's or your labels it is compared with, else as the template names it
+        aspects = geval.labeling.template_aspects(template, [*dataset.aspects, *store.labels(dataset.name)["aspect"]])
     else:
         text = left.text_input("Aspects and scales", key="label_aspects", persist_state="session",
                                help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5 (0-9).")
@@ -89,12 +90,14 @@ except geval.GevalError as exc:
 found = judged_by[first.name]
 
 
-def labeled() -> tuple[dict, set]:
-    """The annotator's labels of each aspect by item, and the items with every aspect labeled."""
+def labeled() -> tuple[dict, set, list]:
+    """The annotator's labels of each aspect by item, the items with every aspect labeled, and the items
+    labeled, in the order first labeled."""
     labels = store.labels(dataset.name, annotator)
     by_aspect = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
                  for a in aspects}
-    return by_aspect, {i for i in ids if all(i in by_aspect[a.name].index for a in aspects)}
+    return by_aspect, {i for i in ids if all(i in by_aspect[a.name].index for a in aspects)}, \
+        list(dict.fromkeys(labels["item_id"]))
 
 
 def which_order(mine: dict) -> tuple[list[str], str]:
@@ -108,13 +111,14 @@ def which_order(mine: dict) -> tuple[list[str], str]:
                                          f"and {geval.labeling.MIN_FIT} labels: the judge's strata decide until then.")
     if how == "uncertain":
         try:
-            spread = geval.labeling.uncertainty(store, dataset.name, first.name,
-                                                cached.pair(combo) if combo is not None else None)
+            judge_pair = cached.pair(combo) if combo is not None else None
+            spread = geval.labeling.uncertainty(store, dataset.name, first.name, judge_pair)
         except geval.GevalError:
             spread = None
         if spread is None:
-            order_how, said = "random", ("Where a label buys most needs the judge's own uncertainty (a G-EVAL judge's "
-                                         "distribution over scores); this judge gives none: the order is seeded random.")
+            order_how, said = "random", ("Where a label buys most needs the judge's own uncertainty (a G-EVAL "
+                                         "judge's distribution over scores); this judge gives none: the order is "
+                                         "seeded random.")
     if order_how == "stratified" and judge is None:
         order_how, said = "random", "No judge has scored this dataset on this aspect: the order is seeded random."
     return geval.labeling.order(ids, order_how, int(seed), judge, spread), said
@@ -122,32 +126,27 @@ def which_order(mine: dict) -> tuple[list[str], str]:
 
 @st.fragment
 def labeling() -> None:
-    """The labels posted since the last run stored, then the unit drawn with the next items, then the
-    lines that follow the labels (drawn above it, after it: the unit's answer goes first)."""
+    """What the labeling unit posted since the last run stored, then the unit drawn with the next items
+    (a label reruns this part of the page only), then the lines that follow the labels (drawn above it,
+    after it: the unit's answer goes first)."""
     lines = st.container()
-    s = session_of.session(dataset.name, annotator)
-    session_of.take(s)
-    mine, done = labeled()
+    s = label_unit.session(dataset.name, annotator)
+    label_unit.take(s)
+    mine, done, given = labeled()
     order, said = which_order(mine)
     place = {item_id: n for n, item_id in enumerate(order, 1)}
-    queue = [i for i in order if i not in done and i not in s.skipped][:session_of.AHEAD]
-    given = store.labels(dataset.name, annotator)
-    history = [i for i in dict.fromkeys(given["item_id"]) if i in place][-session_of.BEHIND:]
+    queue = [i for i in order if i not in done and i not in s.skipped][:label_unit.AHEAD]
+    history = [i for i in given if i in place][-label_unit.BEHIND:]
     by_id = {item.id: item for item in items}
     sent = [by_id[i] for i in dict.fromkeys(history + queue)]
     lines_of = systems.label_lines(store, dataset.name, first.name, combos, combo, {i.system for i in sent})
-    session_of.unit(s, session_of.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids)), aspects,
+    label_unit.draw(s, label_unit.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids)), aspects,
                     blind, len(ids), len(done), queue, history,
-                    [session_of.payload(item, place[item.id],
-                                        {a.name: mine[a.name][item.id] for a in aspects if item.id in mine[a.name].index},
-                                        item.id in done,
-                                        {a.name: session_of.shown_once_labeled(item, a.name, judged_by[a.name],
-                                                                               dataset.aspects) for a in aspects},
-                                        lines_of[item.system])
-                     for item in sent])
+                    [label_unit.payload(item, place[item.id], aspects, mine, done, judged_by, dataset.aspects,
+                                        lines_of[item.system]) for item in sent])
     with lines:
         st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
-        if line := session_of.others_line(store, dataset.name, first.name, annotator):
+        if line := label_unit.others_line(store, dataset.name, first.name, annotator):
             st.caption(plain(line))
         alttest.planning_line(store, dataset.name, first.name, combos, combo)
         if said:
