@@ -18,7 +18,7 @@ import signal
 import subprocess
 import sys
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -155,8 +155,8 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
         tab.locator(f'{MAIN} [data-testid="stDataFrame"]').first.wait_for()
         wait_idle(tab)
         text = main_text(tab)
-        assert "Compared with: your labels (Natural: 12 items labeled by you)" in text, text[:2000]
-        row = re.search(r"naturalness\s+Natural\s+item\s+pearson\s+(-?\d\.\d{3}) \(no interval: (\d) groups\)\s+12",
+        assert "Compared with: your labels (Naturalness: 12 items labeled by you)" in text, text[:2000]
+        row = re.search(r"naturalness\s+Naturalness\s+item\s+pearson\s+(-?\d\.\d{3}) \(no interval: (\d) groups\)\s+12",
                         text)
         assert row and int(row.group(2)) < 10, text[-3000:]
         screenshot(tab, "e2e_label_3_agreement_against_you")
@@ -190,26 +190,56 @@ def open_label_page(tab, url: str) -> None:
     settled(tab)
 
 
-def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_not_the_clock(tmp_path):
-    """The first label of a session is timed from when its item was shown, not from 1970 (it
-    once stored 1,795,716,532 s, and the mean label time read 171 million s)."""
+@contextmanager
+def label_page(tmp_path: Path, store_path: Path, loaded: bool = False):
+    """The Label page of "mine" in chromium, on a server of its own on `store_path` (and with `loaded`,
+    one core kept busy meanwhile): yields (the tab, the server's process)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
     from playwright.sync_api import sync_playwright
 
-    store_path = scored_store(tmp_path)
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
+    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright, \
+            cpu_burner() if loaded else nullcontext():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
+        try:
+            tab = browser.new_context(viewport=VIEWPORT).new_page()
+            tab.set_default_timeout(60_000)
+            open_label_page(tab, url)
+            yield tab, server
+        finally:
+            browser.close()
+
+
+def stored_score(store_path: Path, item: str) -> int | None:
+    return stored_labels(store_path).get(item)
+
+
+def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_not_the_clock(tmp_path):
+    """The first label of a session is timed from when its item was shown, not from 1970 (it
+    once stored 1,795,716,532 s, and the mean label time read 171 million s). Then ← shows the item
+    before with its label, a digit corrects it, u takes the correction back, s skips an item."""
+    store_path = scored_store(tmp_path)
+    with label_page(tmp_path, store_path) as (tab, _):
         first = label_by_keyboard(tab, store_path, 2)  # right after the page opened
         go_on(tab, first)
         tab.reload()
         tab.locator(f"{MAIN} h1").filter(has_text="Label").first.wait_for(timeout=90_000)
         settled(tab)
-        label_by_keyboard(tab, store_path, 3)  # right after a reload
-        browser.close()
+        second = label_by_keyboard(tab, store_path, 3)  # right after a reload
+        go_on(tab, second)
+        tab.keyboard.press("ArrowLeft")
+        wait_until(tab, lambda: shown(tab) == second and "you 3 · judge" in main_text(tab), "← to the item before")
+        settled(tab)
+        tab.keyboard.press("1")
+        wait_until(tab, lambda: stored_score(store_path, second) == 1, "the correction stored")
+        assert "Changed Naturalness from 3 to 1." in main_text(tab) and shown(tab) == second
+        tab.keyboard.press("u")
+        wait_until(tab, lambda: stored_score(store_path, second) == 3, "the correction undone")
+        go_on(tab, second)
+        third = shown(tab)
+        tab.keyboard.press("s")
+        wait_until(tab, lambda: shown(tab) not in (first, second, third), "the item skipped")
+        assert third not in stored_labels(store_path)
     store = geval.Store(store_path)
     labels = store.labels("mine")
     store.close()
@@ -285,17 +315,8 @@ def test_forty_labels_typed_at_a_keyboards_pace_on_a_loaded_machine_land_on_the_
     the machine is loaded: every label is in the store, on the item whose text was on screen as its
     digit was pressed. Once the page answered each label with a round trip to the server (1-1.5 s
     for the next item) and took one key in ten at this pace."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
-
     store_path = scored_store(tmp_path, n=60, per_group=6)
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright, \
-            cpu_burner():
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
+    with label_page(tmp_path, store_path, loaded=True) as (tab, _):
         tab.evaluate(KEY_LOG)
         start = time.monotonic()
         for index in range(40):
@@ -309,7 +330,6 @@ def test_forty_labels_typed_at_a_keyboards_pace_on_a_loaded_machine_land_on_the_
         finally:
             screenshot(tab, "e2e_label_7_forty_at_a_keyboards_pace")
         pressed = pressed_on(tab, store_path)
-        browser.close()
     wanted = {item: int(key) for key, item in pressed if key.isdigit()}
     print(f"40 labels typed in {typed:.1f} s ({40 / typed:.2f} items/s), all in the store {waited:.1f} s after the "
           "last key")
@@ -322,18 +342,9 @@ def test_a_digit_pressed_soon_after_enter_lands_on_the_item_on_screen_or_is_refu
     (sees the item with its 1 and presses 3): each lands on the item whose text was on screen as it was
     pressed, or is refused and said; never on another item. Once, for 0.3-1.3 s after Enter the page
     named the next item above the previous one's text, and a digit pressed then went to the next item."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
-
     store_path = scored_store(tmp_path, n=30, per_group=6)
     gaps = [100, 300, 200, 500, 150, 400, 250]
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright, \
-            cpu_burner():
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
+    with label_page(tmp_path, store_path, loaded=True) as (tab, _):
         tab.evaluate(KEY_LOG)
         tab.keyboard.press("2")
         for index in range(14):
@@ -351,7 +362,6 @@ def test_a_digit_pressed_soon_after_enter_lands_on_the_item_on_screen_or_is_refu
         wait_idle(tab)
         said = not_taken_said(tab)
         screenshot(tab, "e2e_label_8_digit_soon_after_enter")
-        browser.close()
     stored = stored_labels(store_path)
     misplaced = {item: value for item, value in stored.items() if (item, value) not in set(digits)}
     assert not misplaced, f"labels on items not on screen as they were typed: {misplaced}; keys {pressed}"
@@ -371,16 +381,8 @@ def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_whil
     Then the server stops answering (SIGSTOP): the annotator goes on labeling the items the browser
     holds, the page says the labels are not saved yet and keeps them; once the server answers again
     (SIGCONT) every one is stored on its item and the page says nothing more."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
-
     store_path = scored_store(tmp_path)
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
+    with label_page(tmp_path, store_path) as (tab, server):
         first = label_by_keyboard(tab, store_path, 2)
         tab.evaluate(PRESS_AT_ONCE, ["Enter", "3"])  # the 3 before the next item was on screen
         wait_until(tab, lambda: not_taken_said(tab) == 1, "the key pressed before its item was on screen, said")
@@ -425,6 +427,5 @@ def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_whil
         wait_until(tab, lambda: "not saved yet" not in main_text(tab) and "Saving" not in main_text(tab),
                    "the page saying every label is saved")
         pressed = pressed_on(tab, store_path)
-        browser.close()
     wanted = {item: int(key) for key, item in pressed if key.isdigit()}
     assert len(wanted) == 3 and {i: stored_labels(store_path)[i] for i in wanted} == wanted

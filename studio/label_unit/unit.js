@@ -32,7 +32,7 @@ const LATEST = 12; // the keys not taken listed one by one, the newest
 // Why a key was not taken: how the running count says it, and how the latest keys say it.
 const REFUSED = {
   early: ["pressed before its item was on screen", "before it was on screen"],
-  none: ["pressed while no item was on screen (the next ones were on their way)", "no item on screen"],
+  none: ["pressed while no item was on screen", "no item on screen"],
   scale: ["a digit not on the aspect's scale", "not on its scale"],
   unlabeled: ["Enter or → on an item not labeled yet (a digit labels it, s skips it)", "not labeled yet"],
 };
@@ -190,7 +190,7 @@ function rate(view, aspect, score, at) {
   given[aspect.name] = score;
   view.labels.set(item, given);
   view.rated.set(item, aspect.name);
-  const seconds = Math.max(0, (at - view.since) / 1000);
+  const seconds = Math.max(0, (at - (view.since || at)) / 1000);
   view.since = at;
   const seq = post({ op: "label", item, aspect: aspect.name, score, seconds: Math.round(seconds * 100) / 100 });
   view.undo.push({ seq, item, aspect: aspect.name, previous });
@@ -201,7 +201,8 @@ function rate(view, aspect, score, at) {
 function goOn(view, key) {
   if (!complete(view, view.current)) {
     const missing = view.data.aspects.filter((a) => (view.labels.get(view.current) ?? {})[a.name] === undefined);
-    view.note = `No label of ${missing.map((a) => a.name).join(", ")} for this item yet: a digit gives it, s skips the item.`;
+    view.note = `No label of ${missing.map((a) => a.name).join(", ")} for this item yet: a digit gives it, `
+      + "s skips the item.";
     refuse(key, view.current, "unlabeled");
     return;
   }
@@ -238,7 +239,8 @@ function undo(view) {
   view.labels.set(last.item, given);
   post({ op: "undo", item: last.item, aspect: last.aspect, of: last.seq, previous: last.previous });
   if (view.current !== last.item) goTo(view, last.item);
-  view.note = `Undone: ${last.aspect} of this item ${last.previous === null ? "is unlabeled" : `is ${last.previous} again`}.`;
+  const now = last.previous === null ? "is unlabeled" : `is ${last.previous} again`;
+  view.note = `Undone: ${last.aspect} of this item ${now}.`;
 }
 
 function pressed(event) {
@@ -308,7 +310,9 @@ function boxed(className, text) {
 function drawText(item) {
   const column = element("div", "gl-text");
   if (item.earlier.length) {
-    column.appendChild(element("div", "gl-caption", `${plural(item.earlier.length, "earlier turn")} (the box opens on the last ones: scroll up for the first):`));
+    const said = `${plural(item.earlier.length, "earlier turn")} `
+      + "(the box opens on the last ones: scroll up for the first):";
+    column.appendChild(element("div", "gl-caption", said));
     const box = element("div", "gl-box gl-earlier");
     for (const turn of item.earlier) box.appendChild(element("div", "gl-turn", turn));
     column.appendChild(box);
@@ -357,15 +361,19 @@ function drawItem(view) {
 }
 
 function drawAspects(view, item) {
+  // drawn again only when what it shows changed: a button is not replaced under a click
   const box = tab.root.querySelector(".gl-aspects");
-  if (!box) return;
-  box.replaceChildren();
   const given = view.labels.get(item.id) ?? {};
   const active = activeAspect(view, item.id);
+  const drawn = JSON.stringify([item.id, given, active.name, view.data.blind, view.data.annotator, item.shown]);
+  if (!box || box.dataset.drawn === drawn) return;
+  box.dataset.drawn = drawn;
+  box.replaceChildren();
   for (const aspect of view.data.aspects) {
     const title = element("div", "gl-aspect");
     title.appendChild(element("strong", "", aspect.name));
-    title.appendChild(document.createTextNode(` (${aspect.min}-${aspect.max})${aspect === active ? " ← the keys rate this" : ""}`));
+    const keys = aspect === active ? " ← the keys rate this" : "";
+    title.appendChild(document.createTextNode(` (${aspect.min}-${aspect.max})${keys}`));
     box.appendChild(title);
     const scale = element("div", "gl-scale");
     for (let value = aspect.min; value <= aspect.max; value += 1) {
@@ -408,7 +416,8 @@ function status() {
   const labels = tab.outbox.filter((op) => op.op === "label").length;
   const others = tab.outbox.length - labels;
   if (!tab.outbox.length) return ["", ""];
-  const what = [labels ? plural(labels, "label") : "", others ? `${others} ${others === 1 ? "undo or skip" : "undos or skips"}` : ""]
+  const moves = others === 1 ? "undo or skip" : "undos or skips";
+  const what = [labels ? plural(labels, "label") : "", others ? `${others} ${moves}` : ""]
     .filter(Boolean).join(" and ");
   const silent = performance.now() - tab.answeredAt;
   if (silent < LOST) return ["gl-saving", `Saving ${what}…`];
