@@ -142,8 +142,7 @@ def _apply(s: Session, posts: Posts, op: dict) -> None:
 # --- what the unit is sent ------------------------------------------------------------------------
 
 
-def shown_once_labeled(item: geval.Item, aspect: str, judged: geval.labeling.Features,
-                       people: list[str]) -> str:
+def shown_once_labeled(item, aspect: str, judged: geval.labeling.Features, people: list[str]) -> str:
     """What the page shows of `item` on `aspect` once labeled (or when not blind): the judge's score
     and the people's mean ("" when neither)."""
     parts = []
@@ -156,7 +155,7 @@ def shown_once_labeled(item: geval.Item, aspect: str, judged: geval.labeling.Fea
     return " · ".join(parts)
 
 
-def payload(item: geval.Item, place: int, aspects: list, mine: dict[str, pd.Series], done: set[str],
+def payload(item, place: int, aspects: list, mine: dict[str, pd.Series], done: set[str],
             judged_by: dict[str, geval.labeling.Features], people: list[str], system: str) -> dict:
     """One item as the unit shows it: its text, its place in the order, the annotator's labels of it
     (`mine`: by aspect, by item id) and whether it has all, what is shown once each aspect is labeled
