@@ -7,6 +7,7 @@ human side changes."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 
 import pandas as pd
 import streamlit as st
@@ -152,29 +153,31 @@ def _cached_means(_store, path: str, dataset: str, aspect: str, combo: tuple | N
     return geval.labeling.system_means(_store, dataset, aspect, combo, together, per_system, "documents")
 
 
-def label_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
-               system: str) -> None:
-    """The Label page's line: this system's combined interval from the labels so far, whose labels they
-    are, and about how many more labels bring it to ±0.10, or how many it needs first."""
+def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
+                systems: Iterable[str]) -> dict[str, str]:
+    """The Label page's line for each of `systems` (plain text, shown beside an item of it): the system's
+    combined interval from the labels so far, whose labels they are, and about how many more labels
+    bring it to ±0.10, or how many it needs first."""
     try:
         result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos)
     except geval.GevalError as exc:
-        st.caption(f"This system's mean as people would score it: {plain(str(exc))}")
-        return
+        return dict.fromkeys(systems, f"This system's mean as people would score it: {exc}")
+    return {system: _label_line(result, aspect, system) for system in systems}
+
+
+def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str) -> str:
     rows = result.table[result.table["system"] == system]
     if rows.empty:
-        st.caption(f"This system's mean as people would score it needs {geval.labeling.MIN_LABELS} labels of it "
-                   f"({plain(system or 'the dataset')}).")
-        return
+        return (f"This system's mean as people would score it needs {geval.labeling.MIN_LABELS} labels of it "
+                f"({system or 'the dataset'}).")
     row = rows.iloc[0]
-    where = plain(system) if system else "the dataset"
+    where = system or "the dataset"
     if row["labeled"] >= row["items"]:
-        st.caption(f"{where}'s mean as people would score it ({plain(aspect)}): {row['people']:.2f}, from "
-                   f"{result.source} on every one of its {row['items']} items: their own mean, not an estimate.")
-        return
+        return (f"{where}'s mean as people would score it ({aspect}): {row['people']:.2f}, from "
+                f"{result.source} on every one of its {row['items']} items: their own mean, not an estimate.")
     more = geval.labeling.more_labels(row)
     said = "±0.10 reached" if more == 0 else f"about {more} more labels for ±{geval.labeling.TARGET:.2f}"
-    st.caption(f"{where}'s mean as people would score it ({plain(aspect)}): {row['combined']:.2f} "
-               f"[{row['combined_low']:.2f}, {row['combined_high']:.2f}] with the judge, "
-               f"[{row['people_low']:.2f}, {row['people_high']:.2f}] from {result.source} alone ({row['labeled']} of "
-               f"its {row['items']} items); {said}.")
+    return (f"{where}'s mean as people would score it ({aspect}): {row['combined']:.2f} "
+            f"[{row['combined_low']:.2f}, {row['combined_high']:.2f}] with the judge, "
+            f"[{row['people_low']:.2f}, {row['people_high']:.2f}] from {result.source} alone ({row['labeled']} of "
+            f"its {row['items']} items); {said}.")

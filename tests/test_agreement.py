@@ -177,10 +177,10 @@ def test_no_matching_human_aspect_is_an_error(store):
 # (the template's aspect: name, human; the dataset's human aspects; how the reason starts): no score or label yet,
 # none of the name the header asks for, or no header and no aspect of its name
 NO_HUMAN = [
-    (("Naturalness", "Natural"), [], "'mine' has no human score or label yet: label Natural on the Label page"),
+    (("Naturalness", "Natural"), [], "'mine' has no human score or label yet: label Naturalness on the Label page"),
     (("Naturalness", "Natural"), ["Overall"],
      "test-naturalness compares Naturalness with 'Natural' (its human = \"Natural\"), and 'mine' has no score or "
-     "label of that name (it has Overall): label Natural on the Label page"),
+     "label of that name (it has Overall): label Naturalness on the Label page"),
     (("Fluency", ""), ["Overall"], "no human aspect of 'mine' (Overall) is named Fluency: set human = \"...\""),
 ]
 

@@ -2,7 +2,10 @@
 score is uploaded, 12 of its items are labeled with the keyboard only (a digit, then Enter), with
 a reload in the middle; the Agreement page then compares the judge with "you" on n = 12 and says
 why there is no interval (4-item conversations: 12 labels fall in fewer than 10 groups); a 13th
-label is in the store after the app is killed (SIGKILL) right after it.
+label is in the store after the app is killed (SIGKILL) right after it. Then the labeling unit at a
+keyboard's pace on a loaded machine: 40 labels 0.3 s apart, each on the item on screen as its digit
+was pressed; a digit 0.1-0.5 s after Enter on the item on screen; keys not taken said until
+dismissed; labels kept in the tab while the server does not answer, stored once it does.
 
 The judge is the scripted one, run on the server's store from the test (what the Score page
 would do). Photographs go to tests/artifacts/."""
@@ -14,7 +17,8 @@ import re
 import signal
 import subprocess
 import sys
-from contextlib import contextmanager
+import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -50,12 +54,12 @@ def labels_in(store_path: Path) -> list[str]:
 
 
 def settled(tab) -> None:
-    """After a page switch or a reload: the keys work once the component that hears them has drawn the
-    item's line (Streamlit loads its elements' code lazily: a key pressed before is not heard, though
-    the script has finished; a user reading the item does not press that fast)."""
+    """After a page switch or a reload: the keys work once the labeling unit has drawn its item and the
+    item has been painted (Streamlit loads its elements' code lazily: a key pressed before is not heard,
+    or refused as pressed before its item was on screen; a user reading the item does not press that fast)."""
     tab.locator(f'{MAIN} [data-label-keys="ready"]').first.wait_for()
+    tab.locator(f'{MAIN} [data-testid="label-unit"][data-shown]').first.wait_for()
     wait_idle(tab)
-    tab.wait_for_timeout(1500)
 
 
 def shown(tab) -> str:
@@ -84,20 +88,14 @@ def label_by_keyboard(tab, store_path: Path, value: int) -> str:
 
 
 def go_on(tab, previous: str) -> None:
-    """Enter goes on; on a loaded machine a key pressed while the page redraws after a save is now and
-    then not heard (CI at load 7 on 2 cores), so a user's second key, →, the other way on, follows
-    if the item has not changed within 15 s."""
+    """Enter goes on: the next item shows at once, from the items the browser holds."""
     def moved() -> bool:
         found = ITEM.search(main_text(tab))
         return bool(found) and found.group(1) != previous
 
     tab.keyboard.press("Enter")
-    try:
-        wait_until(tab, moved, "the next item (Enter)", timeout=15.0)
-    except AssertionError:
-        tab.keyboard.press("ArrowRight")
-        wait_until(tab, moved, "the next item (Enter, then →)")
-    wait_idle(tab)
+    wait_until(tab, moved, "the next item (Enter)")
+    settled(tab)
 
 
 def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then_a_sigkill(tmp_path):
@@ -157,8 +155,8 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
         tab.locator(f'{MAIN} [data-testid="stDataFrame"]').first.wait_for()
         wait_idle(tab)
         text = main_text(tab)
-        assert "Compared with: your labels (Natural: 12 items labeled by you)" in text, text[:2000]
-        row = re.search(r"naturalness\s+Natural\s+item\s+pearson\s+(-?\d\.\d{3}) \(no interval: (\d) groups\)\s+12",
+        assert "Compared with: your labels (Naturalness: 12 items labeled by you)" in text, text[:2000]
+        row = re.search(r"naturalness\s+Naturalness\s+item\s+pearson\s+(-?\d\.\d{3}) \(no interval: (\d) groups\)\s+12",
                         text)
         assert row and int(row.group(2)) < 10, text[-3000:]
         screenshot(tab, "e2e_label_3_agreement_against_you")
@@ -174,12 +172,12 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
     assert len(after) == 13 and after[-1] == thirteenth
 
 
-def scored_store(tmp_path: Path, n: int = 24) -> Path:
+def scored_store(tmp_path: Path, n: int = 24, per_group: int = 4) -> Path:
     """A store holding the dataset "mine" (no human score), scored by the scripted judge."""
     store_path = tmp_path / "store.sqlite"
     store = geval.Store(store_path)
-    dataset = geval.load_dataset(write_unscored_table(tmp_path / "mine.csv", n=n, per_group=4), mapping=MAPPING,
-                                 store=store)
+    dataset = geval.load_dataset(write_unscored_table(tmp_path / "mine.csv", n=n, per_group=per_group),
+                                 mapping=MAPPING, store=store)
     geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), "mine")
     store.close()
     return store_path
@@ -192,89 +190,62 @@ def open_label_page(tab, url: str) -> None:
     settled(tab)
 
 
-def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_not_the_clock(tmp_path):
-    """The first label of a session is timed from when its item was shown, not from 1970 (it
-    once stored 1,795,716,532 s, and the mean label time read 171 million s)."""
+@contextmanager
+def label_page(tmp_path: Path, store_path: Path, loaded: bool = False):
+    """The Label page of "mine" in chromium, on a server of its own on `store_path` (and with `loaded`,
+    one core kept busy meanwhile): yields (the tab, the server's process)."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
     from playwright.sync_api import sync_playwright
 
-    store_path = scored_store(tmp_path)
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
+    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright, \
+            cpu_burner() if loaded else nullcontext():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
+        try:
+            tab = browser.new_context(viewport=VIEWPORT).new_page()
+            tab.set_default_timeout(60_000)
+            open_label_page(tab, url)
+            yield tab, server
+        finally:
+            browser.close()
+
+
+def stored_score(store_path: Path, item: str) -> int | None:
+    return stored_labels(store_path).get(item)
+
+
+def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_not_the_clock(tmp_path):
+    """The first label of a session is timed from when its item was shown, not from 1970 (it
+    once stored 1,795,716,532 s, and the mean label time read 171 million s). Then ← shows the item
+    before with its label, a digit corrects it, u takes the correction back, s skips an item."""
+    store_path = scored_store(tmp_path)
+    with label_page(tmp_path, store_path) as (tab, _):
         first = label_by_keyboard(tab, store_path, 2)  # right after the page opened
         go_on(tab, first)
         tab.reload()
         tab.locator(f"{MAIN} h1").filter(has_text="Label").first.wait_for(timeout=90_000)
         settled(tab)
-        label_by_keyboard(tab, store_path, 3)  # right after a reload
-        browser.close()
+        second = label_by_keyboard(tab, store_path, 3)  # right after a reload
+        go_on(tab, second)
+        tab.keyboard.press("ArrowLeft")
+        wait_until(tab, lambda: shown(tab) == second and "you 3 · judge" in main_text(tab), "← to the item before")
+        settled(tab)
+        tab.keyboard.press("1")
+        wait_until(tab, lambda: stored_score(store_path, second) == 1, "the correction stored")
+        assert "Changed Naturalness from 3 to 1." in main_text(tab) and shown(tab) == second
+        tab.keyboard.press("u")
+        wait_until(tab, lambda: stored_score(store_path, second) == 3, "the correction undone")
+        go_on(tab, second)
+        third = shown(tab)
+        tab.keyboard.press("s")
+        wait_until(tab, lambda: shown(tab) not in (first, second, third), "the item skipped")
+        assert third not in stored_labels(store_path)
     store = geval.Store(store_path)
     labels = store.labels("mine")
     store.close()
     assert len(labels) == 2 and labels["seconds"].between(0, 3600).all(), labels[["item_id", "seconds"]]
 
 
-def test_a_digit_then_enter_at_once_labels_each_item_once(tmp_path):
-    """A fast annotator presses a digit and Enter within a fraction of a second: each item gets its
-    own label and no label lands on the item before (once, 2 Enters in 15 were not heard while the
-    page redrew, and a digit typed ahead rated the item left again). When Streamlit drops the digit
-    itself (the Enter's rerun overtook it), the item stays and says so, and the user presses again;
-    when it drops the Enter (the item shows its label and stays), the user presses Enter again."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
-
-    store_path = scored_store(tmp_path)
-    values = [1 + index % 3 for index in range(12)]
-    gaps = [0, 100, 200, 300]  # ms from the digit to Enter: while the page redraws after the save
-    seen, again = [], 0
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
-        for index, value in enumerate(values):
-            item = shown(tab)
-            seen.append(item)
-
-            def moved() -> bool:
-                found = ITEM.search(main_text(tab))
-                return bool(found) and found.group(1) != item
-
-            for _ in range(3):
-                tab.keyboard.press(str(value))
-                tab.wait_for_timeout(gaps[index % len(gaps)])
-                tab.keyboard.press("Enter")  # no wait for the label to show
-                wait_until(tab, lambda: moved() or "for this item yet: a digit gives it" in main_text(tab)
-                           or f"you {value} · judge" in main_text(tab),
-                           f"label {index + 1} ({value} on {item}): the next item, or why not", timeout=30.0)
-                wait_idle(tab)
-                if not moved() and f"you {value} · judge" in main_text(tab):  # labeled, its Enter not heard
-                    tab.keyboard.press("Enter")  # as the user would, once more: the label must not change
-                    wait_until(tab, moved, f"label {index + 1}: the next item after Enter again", timeout=30.0)
-                if moved():
-                    break
-                again += 1  # the digit was dropped; the page said so and kept the item
-            assert moved() and labels_in(store_path) == seen, (index, again, main_text(tab)[-1500:])
-        screenshot(tab, "e2e_label_4_digit_and_enter_at_once")
-        browser.close()
-    store = geval.Store(store_path)
-    labels = store.labels("mine")
-    store.close()
-    print(f"{again} digits of {len(values)} pressed again after the page said the item had no label")
-    assert labels["item_id"].tolist() == seen and len(set(seen)) == len(values)
-    assert labels["score"].tolist() == [float(v) for v in values]
-
-
-SHOWN_NOW = """() => {
-    const text = document.querySelector('[data-testid="stMain"]').innerText;
-    const item = /item ([0-9a-f]{16}) · /.exec(text), count = /(\\d+) keys? not taken so far/.exec(text);
-    return [item ? item[1] : null, count ? Number(count[1]) : 0];
-}"""  # the item shown, and the count of keys not taken the page says (0: it says none)
 NOT_TAKEN = re.compile(r"(\d+) keys? not taken so far in this session")
 
 
@@ -289,76 +260,172 @@ def cpu_burner():
         burner.wait(timeout=30)
 
 
-def test_fast_typing_on_a_loaded_machine_lands_each_label_on_the_item_it_was_typed_on(tmp_path):
-    """A practiced annotator types a digit and Enter in one motion, 0.05-0.2 s apart, while the machine
-    is loaded (each key a rerun of about a second): every label lands on the item shown when its digit
-    was pressed, or the page counts it as not taken. Once, "4, Enter, 2, Enter, 5, Enter" 0.15 s apart
-    put 4 on item 1 and 5 (meant for item 3) on item 2; later the page said only the keys refused
-    since the item it showed, so that a burst whose last keys landed said nothing (3 of 10 digits
-    saved, 14 keys refused, no notice). The count runs for the session and stays said until a label
-    typed after it (the digits that landed were pressed while the page said at most M keys: with more
-    digits dropped than that, the notice must be there), is dismissed, and stays behind on another page."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
-    from playwright.sync_api import sync_playwright
 
-    store_path = scored_store(tmp_path)
-    presses: list[tuple[str, str | None, int, int]] = []  # (key, the item shown as it was pressed, burst, said)
-    gaps = [50, 100, 150, 200]
-    bursts, said_most, counted = 0, 0, 0
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright, \
-            cpu_burner():
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
-        open_label_page(tab, url)
-        while len(labels_in(store_path)) < 9 and bursts < 12:
-            gap = gaps[bursts % len(gaps)]
-            for value in ((1, 2, 3), (3, 1, 2), (2, 3, 1))[bursts % 3]:
-                for key in (str(value), "Enter"):
-                    item, said = tab.evaluate(SHOWN_NOW)
-                    tab.keyboard.press(key)
-                    said_most = max(said_most, said, tab.evaluate(SHOWN_NOW)[1])  # the most it said by this key
-                    presses.append((key, item, bursts, said_most))
-                    tab.wait_for_timeout(gap)
-            wait_idle(tab)
-            tab.wait_for_timeout(1500)
-            wait_idle(tab)
-            said = main_text(tab)
-            store = geval.Store(store_path)
-            labels = store.labels("mine").set_index("item_id")["score"]
-            store.close()
-            typed = {(item, int(key)) for key, item, _, _ in presses if key.isdigit()}
-            misplaced = [(item, int(score)) for item, score in labels.items() if (item, int(score)) not in typed]
-            assert not misplaced, f"burst {bursts}: {misplaced} on items not shown as typed; keys {presses}\n{said[-1500:]}"
-            digits = [(key, item, seen) for key, item, _, seen in presses if key.isdigit()]
-            dropped = sum(labels.get(item) != int(key) for key, item, _ in digits)  # never a label: not taken
-            behind = max([seen for key, item, seen in digits if labels.get(item) == int(key)], default=0)
-            shown = NOT_TAKEN.search(said)
-            count = int(shown.group(1)) if shown else 0
-            if dropped > behind:  # more not taken than the page had said when a label landed: still said
-                assert count >= dropped, \
-                    f"burst {bursts}: {dropped} digits not taken, the page says {count}; keys {presses}\n{said[-1500:]}"
-            assert not shown or count >= counted, f"burst {bursts}: the count went down from {counted} to {count}"
-            counted = max(counted, count)
-            screenshot(tab, f"e2e_label_5_fast_burst_{bursts}")
-            bursts += 1
-        print(f"{bursts} bursts, {len(presses)} keys, {len(labels_in(store_path))} labels, {counted} keys not taken")
-        assert len(labels_in(store_path)) >= 6  # keys typed ahead are refused; the rest go on
-        assert counted > 0  # typing ahead of a loaded page: some keys are not taken, and said
+KEY_LOG = """() => {
+    window.gevalKeyLog = [];
+    window.addEventListener('keydown', (event) => {
+        const shown = document.querySelector('[data-label-part="response"]');
+        window.gevalKeyLog.push({key: event.key, response: shown ? shown.innerText : null});
+    }, {capture: true});
+}"""  # every key pressed, with the response on screen as it was pressed (before the page's own listener hears it)
 
-        if not NOT_TAKEN.search(main_text(tab)):  # a digit off the 1-3 scale, to see it said and dismissed
-            tab.keyboard.press("9")
-            wait_until(tab, lambda: bool(NOT_TAKEN.search(main_text(tab))), "the count of keys not taken")
+
+def words(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def pressed_on(tab, store_path: Path) -> list[tuple[str, str | None]]:
+    """The keys logged by KEY_LOG, each with the id of the item whose response was on screen as it was
+    pressed (None: no response was on screen)."""
+    store = geval.Store(store_path)
+    by_response = {words(item.response): item.id for item in store.items("mine")}
+    store.close()
+    return [(entry["key"], by_response.get(words(entry["response"]))) for entry in tab.evaluate("window.gevalKeyLog")]
+
+
+def stored_labels(store_path: Path) -> dict[str, int]:
+    store = geval.Store(store_path)
+    labels = store.labels("mine")
+    store.close()
+    return {item: int(score) for item, score in zip(labels["item_id"], labels["score"])}
+
+
+def wait_for_store(tab, store_path: Path, count: int, still: float = 30.0) -> float:
+    """Wait until the store holds `count` labels, failing when their number has not grown for `still`
+    seconds; returns the seconds waited."""
+    start = last_change = time.monotonic()
+    seen = -1
+    while (now := len(labels_in(store_path))) < count:
+        if now != seen:
+            seen, last_change = now, time.monotonic()
+        elif time.monotonic() - last_change > still:
+            raise AssertionError(f"{now} labels of {count} in the store, none more for {still:.0f} s; the page says:\n"
+                                 f"{main_text(tab)[-1500:]}")
+        tab.wait_for_timeout(250)
+    return time.monotonic() - start
+
+
+def not_taken_said(tab) -> int:
+    found = NOT_TAKEN.search(main_text(tab))
+    return int(found.group(1)) if found else 0
+
+
+def test_forty_labels_typed_at_a_keyboards_pace_on_a_loaded_machine_land_on_the_items_on_screen(tmp_path):
+    """A practiced annotator types digit and Enter, 0.15 s apart (a label every 0.3 s), 40 times, while
+    the machine is loaded: every label is in the store, on the item whose text was on screen as its
+    digit was pressed. Once the page answered each label with a round trip to the server (1-1.5 s
+    for the next item) and took one key in ten at this pace."""
+    store_path = scored_store(tmp_path, n=60, per_group=6)
+    with label_page(tmp_path, store_path, loaded=True) as (tab, _):
+        tab.evaluate(KEY_LOG)
+        start = time.monotonic()
+        for index in range(40):
+            tab.keyboard.press(str(1 + index % 3))
+            tab.wait_for_timeout(150)
+            tab.keyboard.press("Enter")
+            tab.wait_for_timeout(150)
+        typed = time.monotonic() - start
+        try:
+            waited = wait_for_store(tab, store_path, 40)
+        finally:
+            screenshot(tab, "e2e_label_7_forty_at_a_keyboards_pace")
+        pressed = pressed_on(tab, store_path)
+    wanted = {item: int(key) for key, item in pressed if key.isdigit()}
+    print(f"40 labels typed in {typed:.1f} s ({40 / typed:.2f} items/s), all in the store {waited:.1f} s after the "
+          "last key")
+    assert None not in wanted and len(wanted) == 40, pressed
+    assert stored_labels(store_path) == wanted
+
+
+def test_a_digit_pressed_soon_after_enter_lands_on_the_item_on_screen_or_is_refused_never_on_the_next(tmp_path):
+    """The annotator presses a digit 0.1-0.5 s after Enter, and now and then a second one to correct it
+    (sees the item with its 1 and presses 3): each lands on the item whose text was on screen as it was
+    pressed, or is refused and said; never on another item. Once, for 0.3-1.3 s after Enter the page
+    named the next item above the previous one's text, and a digit pressed then went to the next item."""
+    store_path = scored_store(tmp_path, n=30, per_group=6)
+    gaps = [100, 300, 200, 500, 150, 400, 250]
+    with label_page(tmp_path, store_path, loaded=True) as (tab, _):
+        tab.evaluate(KEY_LOG)
+        tab.keyboard.press("2")
+        for index in range(14):
+            wait_idle(tab)
+            tab.keyboard.press("Enter")
+            tab.wait_for_timeout(gaps[index % len(gaps)])
+            tab.keyboard.press(str(1 + index % 3))
+            if index % 3 == 2:  # a correction, as the digit shows
+                tab.wait_for_timeout(200)
+                tab.keyboard.press(str(3 - index % 3))
+        pressed = pressed_on(tab, store_path)
+        digits = [(item, int(key)) for key, item in pressed if key.isdigit()]
+        last = {item: value for item, value in digits if item}
+        wait_for_store(tab, store_path, len(last))
         wait_idle(tab)
-        screenshot(tab, "e2e_label_6_keys_not_taken")
-        tab.get_by_role("button", name="Dismiss").click()
-        wait_until(tab, lambda: not NOT_TAKEN.search(main_text(tab)), "the notice dismissed")
-        tab.keyboard.press("9")  # counted and said again
-        wait_until(tab, lambda: bool(NOT_TAKEN.search(main_text(tab))), "the count of keys not taken, again")
-        goto_page(tab, "Agreement")
-        assert not NOT_TAKEN.search(main_text(tab))
+        said = not_taken_said(tab)
+        screenshot(tab, "e2e_label_8_digit_soon_after_enter")
+    stored = stored_labels(store_path)
+    misplaced = {item: value for item, value in stored.items() if (item, value) not in set(digits)}
+    assert not misplaced, f"labels on items not on screen as they were typed: {misplaced}; keys {pressed}"
+    lost = [item for item, value in last.items() if stored.get(item) != value]
+    assert len(lost) <= said, f"{len(lost)} digits not on their item, the page says {said} keys not taken; {pressed}"
+
+
+PRESS_AT_ONCE = """(keys) => {
+    for (const key of keys) document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+}"""  # keys pressed in one task of the page: no frame is painted between them
+
+
+def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_while_the_server_does_not_answer(tmp_path):
+    """A digit pressed with Enter before the next item could be painted is refused, as are a digit off
+    the scale and Enter on an item not labeled: the notice counts them and stays through the labels
+    given after it and a visit to another page, until dismissed (it once vanished at the next label).
+    Then the server stops answering (SIGSTOP): the annotator goes on labeling the items the browser
+    holds, the page says the labels are not saved yet and keeps them; once the server answers again
+    (SIGCONT) every one is stored on its item and the page says nothing more."""
+    store_path = scored_store(tmp_path)
+    with label_page(tmp_path, store_path) as (tab, server):
+        first = label_by_keyboard(tab, store_path, 2)
+        tab.evaluate(PRESS_AT_ONCE, ["Enter", "3"])  # the 3 before the next item was on screen
+        wait_until(tab, lambda: not_taken_said(tab) == 1, "the key pressed before its item was on screen, said")
+        second = shown(tab)
+        assert second != first and labels_in(store_path) == [first]
+        assert (f"The latest: 3 on item {second} (before it was on screen). A key goes to the item on screen as it is "
+                "pressed.") in main_text(tab)
+        tab.keyboard.press("9")  # off the 1-3 scale
+        tab.keyboard.press("Enter")  # not labeled yet: the item stays
+        wait_until(tab, lambda: not_taken_said(tab) == 3, "three keys not taken, said")
+        assert shown(tab) == second
+        assert ("3 keys not taken so far in this session: 1 pressed before its item was on screen; 1 a digit not on "
+                "the aspect's scale; 1 Enter or → on an item not labeled yet (a digit labels it, s skips it).") \
+            in main_text(tab)
+        for value in (1, 3):
+            item = label_by_keyboard(tab, store_path, value)
+            go_on(tab, item)
+        goto_page(tab, "Data")
         goto_page(tab, "Label")
         settled(tab)
-        assert not NOT_TAKEN.search(main_text(tab)), main_text(tab)[-1500:]  # left behind on the other page
-        browser.close()
+        assert not_taken_said(tab) == 3, main_text(tab)[-1500:]  # through two labels and another page
+        screenshot(tab, "e2e_label_9_keys_not_taken_kept")
+        tab.locator(MAIN).get_by_role("button", name="Dismiss").click()
+        wait_until(tab, lambda: not not_taken_said(tab), "the notice dismissed")
+
+        tab.evaluate(KEY_LOG)
+        stored = len(labels_in(store_path))
+        os.kill(server.pid, signal.SIGSTOP)
+        try:
+            for value in (1, 2, 3):
+                tab.keyboard.press(str(value))
+                tab.wait_for_timeout(200)
+                tab.keyboard.press("Enter")
+                tab.wait_for_timeout(200)
+            wait_until(tab, lambda: "3 labels not saved yet: the server has not answered" in main_text(tab),
+                       "the labels said not saved")
+            screenshot(tab, "e2e_label_10_server_not_answering")
+            assert len(labels_in(store_path)) == stored
+        finally:
+            os.kill(server.pid, signal.SIGCONT)
+        wait_for_store(tab, store_path, stored + 3)
+        wait_until(tab, lambda: "not saved yet" not in main_text(tab) and "Saving" not in main_text(tab),
+                   "the page saying every label is saved")
+        pressed = pressed_on(tab, store_path)
+    wanted = {item: int(key) for key, item in pressed if key.isdigit()}
+    assert len(wanted) == 3 and {i: stored_labels(store_path)[i] for i in wanted} == wanted

@@ -137,7 +137,8 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
     assert "response-naturalness" in main_text(tab)  # among the templates that fit at the turn level
     load_mapped(tab, "mine")
 
-    # Label: the template menu offers templates that fit, and opens on one; 10 labels of Natural, by keyboard
+    # Label: the template menu offers templates that fit, and opens on one; 10 labels of Naturalness (on a file of
+    # your own, the template's name for it), by keyboard
     goto_page(tab, "Label")
     assert selected(tab, "Template").startswith("response-"), selected(tab, "Template")
     select_option(tab, "Template", re.compile(r"^\s*response-naturalness@[0-9a-f]{12}\s*$"))
@@ -160,7 +161,7 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
         labels = store.labels("mine")
     finally:
         store.close()
-    assert len(labels) == 10 and set(labels["aspect"]) == {"Natural"} and labels["item_id"].tolist() == seen
+    assert len(labels) == 10 and set(labels["aspect"]) == {"Naturalness"} and labels["item_id"].tolist() == seen
 
     # Score: the editor's template (Topical-Chat's, with a fact) cannot render here: not chosen, and said why
     goto_page(tab, "Score")
@@ -179,7 +180,7 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
     tab.locator(f'{MAIN} [data-testid="stDataFrame"]').first.wait_for()
     wait_idle(tab)
     text = main_text(tab)
-    assert "Compared with: your labels (Natural: 10 items labeled by you)" in text, text[:2000]
-    assert re.search(r"naturalness\s+Natural\s+item\s+pearson\s+-?\d\.\d{3}", text), text[-3000:]
+    assert "Compared with: your labels (Naturalness: 10 items labeled by you)" in text, text[:2000]
+    assert re.search(r"naturalness\s+Naturalness\s+item\s+pearson\s+-?\d\.\d{3}", text), text[-3000:]
     screenshot(tab, "e2e_own_6_agreement")
     tab.context.close()

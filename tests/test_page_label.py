@@ -1,11 +1,14 @@
 """The Label page under AppTest, and what your labels change on the Data and Agreement pages: a
 table with no human score (12 rows of the Topical-Chat sample in 4 dialogues) stored and scored
-by the scripted judge; labels given with the scale's buttons (the keys are the buttons'
-shortcuts: tests/test_e2e_label.py presses them in a browser)."""
+by the scripted judge; labels posted as the labeling unit posts them (its component's state: the
+changes not answered yet, each naming its item), and what the page sends the unit read from the
+component's data. What the unit does in the browser (keys, the item on screen, the next item at once)
+is tested in tests/test_e2e_label.py."""
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from pathlib import Path
 
@@ -51,163 +54,126 @@ def label_app(monkeypatch, tmp_path: Path, n: int = 12, score: bool = True) -> t
     return at, store
 
 
+def unit(at: AppTest) -> dict:
+    """What the page sent the labeling unit last (its data: the next items, the answer to its changes)."""
+    proto = at.get("bidi_component")[0].proto
+    return json.loads(proto.json or proto.mixed.json)
+
+
 def shown_item(at: AppTest) -> str:
-    """The item the Label page shows (its line is drawn by the component that hears the keys)."""
-    return at.session_state["label_session"].current
+    """The item the unit would show now: the first of the next items the page chose."""
+    return unit(at)["queue"][0]
 
 
-def button(at: AppTest, name: str):
-    """The button `name` ("Natural_3", "next", "back", "skip") of the item shown: each item's buttons are its own."""
-    return at.button(key=f"label_{shown_item(at)}_{name}")
+def item(at: AppTest, item_id: str) -> dict:
+    return next(i for i in unit(at)["items"] if i["id"] == item_id)
 
 
-def rate(at: AppTest, value: int, aspect: str = "Natural") -> None:
-    button(at, f"{aspect}_{value}").click().run()
-    assert not at.exception
-
-
-def type_keys(at: AppTest, *keys: str, on: str | None = None, seen: int | None = None) -> None:
-    """`keys` typed as the page's key component sends them: the log of the keys not taken yet, in the
-    order typed, each with the item its line showed (`on`, default the item shown now) and the count of
-    keys not taken the page said meanwhile (`seen`, default the count it said last), then a rerun."""
-    item = on or shown_item(at)
-    send(at, [(key, item, seen) for key in keys])
-
-
-def send(at: AppTest, typed: list[tuple[str, str, int | None]]) -> None:
-    """The log of keys as the component sends it: (key, the item its line showed, the count of keys not
-    taken the page said as it was pressed; None: the count it said last), then a rerun."""
-    taken, said = at.session_state["label_keys_taken"]["seq"], at.session_state["label_session"].said
-    at.session_state["label_keys"] = {"log": [{"seq": taken + 1 + n, "key": key, "item": item,
-                                               "seen": said if seen is None else seen}
-                                              for n, (key, item, seen) in enumerate(typed)]}
+def post(at: AppTest, *changes: dict) -> list[int]:
+    """`changes` made in the unit, posted as it posts them: the outbox of every change not answered yet
+    (those of earlier posts the page has answered dropped), each with its seq, the dataset and the
+    annotator the unit was given; then a run. Returns their seqs."""
+    data = unit(at)
+    outbox = [op for op in (at.session_state["label_unit"] or {}).get("outbox", []) if op["seq"] > data["acked"]] \
+        if "label_unit" in at.session_state else []
+    start = max([data["acked"], *(op["seq"] for op in outbox)])
+    made = [{"dataset": data["dataset"], "annotator": data["annotator"], "aspect": data["aspects"][0]["name"], **change,
+             "seq": start + n} for n, change in enumerate(changes, 1)]
+    at.session_state["label_unit"] = {"outbox": outbox + made}
     at.run()
     assert not at.exception
+    return [op["seq"] for op in made]
 
 
-def test_a_label_is_saved_at_once_with_its_seconds_and_the_scores_show_only_after_it(monkeypatch, tmp_path):
+def label(item_id: str, score: int, aspect: str | None = None, seconds: float = 2.5) -> dict:
+    """A label as the unit posts it (`aspect`: default the first the page gave it)."""
+    return {"op": "label", "item": item_id, "score": score, "seconds": seconds} | ({"aspect": aspect} if aspect else {})
+
+
+def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_path):
+    """The unit posts a label with its item's id: it is stored at once on that item, with the seconds it
+    took, and answered (acked); the item leaves the next items, what is shown once labeled is sent with
+    each item (the judge's score, blind until the unit shows it), and an edit replaces the label."""
     at, store = label_app(monkeypatch, tmp_path)
-    first = shown_item(at)
-    assert not re.search(r"judge \d", texts(at))  # blind: nothing shown before the label
+    data = unit(at)
+    first = data["queue"][0]
+    assert (data["total"], data["done"], data["acked"], data["history"]) == (12, 0, 0, [])
+    assert data["aspects"] == [{"name": "Naturalness", "min": 1, "max": 3}] and data["blind"] is True
+    assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, first)["shown"]["Naturalness"])
+    assert item(at, first)["response"] and item(at, first)["place"] == 1
     assert "needs about 385 labels, more than the 12 items here; all 12 give about ±0.57" in texts(at)
 
-    type_keys(at, "2")  # a digit rates
+    seqs = post(at, label(first, 2))
     labels = store.labels("mine")
-    assert labels[["item_id", "aspect", "score", "annotator"]].values.tolist() == [[first, "Natural", 2.0, "you"]]
-    assert labels["seconds"].iloc[0] >= 0
-    assert re.search(r"you 2 · judge \d\.\d\d \(1-3\)", texts(at))  # shown beside the label, once it is saved
-    assert shown_item(at) == first  # Enter goes on, not the digit
+    assert labels[["item_id", "aspect", "score", "annotator", "seconds"]].values.tolist() == [
+        [first, "Naturalness", 2.0, "you", 2.5]]
+    data = unit(at)
+    assert data["acked"] == seqs[0] and data["done"] == 1 and first not in data["queue"] and data["history"] == [first]
+    assert item(at, first)["labels"] == {"Naturalness": 2} and item(at, first)["complete"] is True
+    assert "1 labeled" in texts(at)
 
-    type_keys(at, "3")  # labeled: a digit changes nothing, and says so
-    assert store.labels("mine")["score"].tolist() == [2.0] and "This item is labeled: 3 changed nothing" in texts(at)
-
-    type_keys(at, "Enter")
-    second = shown_item(at)
-    assert second != first and not re.search(r"judge \d", texts(at))
-    type_keys(at, "5")  # not on the scale
-    assert "5 is not on the scale of Natural (1-3): nothing was saved." in texts(at) and len(store.labels("mine")) == 1
-    rate(at, 3)  # a click rates too
-    type_keys(at, "u")  # u: the last label is taken back
-    assert store.labels("mine")["item_id"].tolist() == [first]
-    assert shown_item(at) == second
-    type_keys(at, "←")  # ←: the item before, its label shown and editable
-    assert shown_item(at) == first and "you 2" in texts(at)
-    rate(at, 1)
-    assert store.labels("mine")["score"].tolist() == [1.0]
-    at.button(key="label_undo").click().run()  # an edit undone gets its earlier score back
-    assert store.labels("mine")["score"].tolist() == [2.0]
+    second = data["queue"][0]
+    post(at, label(second, 3), label(first, 1))  # the next item, then a correction of the first
+    assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 1.0, second: 3.0}
 
 
-def test_keys_typed_ahead_of_the_page_land_on_the_item_they_were_typed_on_or_are_refused_and_said(monkeypatch,
-                                                                                                  tmp_path):
-    """A practiced annotator types "2, Enter, 3, Enter" while the page still shows the first item (each
-    key a rerun of a second on a loaded machine): the 2 is the first item's, the rest were typed on an
-    item already left. Never saved on the item shown since (once, a 5 meant for item 3 landed on item 2):
-    refused, and said; the keys typed once the next item shows are its own."""
+def test_a_label_lands_on_the_item_it_names_whatever_the_page_chose_since(monkeypatch, tmp_path):
+    """Labels typed on items the unit held while the server, learning from each label, chose other next
+    items (the most informative order refits on every label): each is stored on the item it names, none
+    on the items the page now puts first."""
     at, store = label_app(monkeypatch, tmp_path)
-    first = shown_item(at)
-    type_keys(at, "2", "Enter", "3", "Enter", "1", on=first)
-    second = shown_item(at)
-    assert second != first and store.labels("mine")[["item_id", "score"]].values.tolist() == [[first, 2.0]]
-    assert [w.value for w in at.warning] == [
-        f"3 keys not taken so far in this session: typed on an item you had already left. The latest: 3, Enter, 1 "
-        f"on item {first} (after you had left it). A key goes to the item shown as it is pressed: the keys now go "
-        "to this item."]
-    type_keys(at, "3", "Enter")  # typed on the second item, as shown after the page said so: its own
-    third = shown_item(at)
-    type_keys(at, "s")  # the third, skipped
+    at.selectbox(key="label_order").set_value("informative").run()
+    held = unit(at)["queue"][:6]
+    values = {i: 1 + n % 3 for n, i in enumerate(held)}
+    post(at, *(label(i, v) for i, v in values.items()))
+    assert store.labels("mine").set_index("item_id")["score"].to_dict() == values
+    data = unit(at)
+    assert not set(data["queue"]) & set(held) and data["done"] == 6
+
+
+def test_a_change_posted_again_is_taken_once_and_an_undo_puts_back_what_its_label_replaced(monkeypatch, tmp_path):
+    """The unit sends its outbox again while unanswered (a slow or lost connection): a change the page
+    took already is not applied twice (an undo sent twice would take back two labels)."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first, second = unit(at)["queue"][:2]
+    one, two = post(at, label(first, 2), label(second, 3))
+    three, = post(at, label(first, 1))  # an edit
+    post(at, {"op": "undo", "item": first, "of": three, "previous": 2})
     assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
-    assert not at.warning and at.session_state["label_session"].skipped == {third}
-    type_keys(at, "s", on=first)  # a skip typed on an item left long ago skips nothing
-    assert at.warning[0].value.startswith("4 keys not taken so far in this session: typed on an item you had "
-                                          f"already left. The latest: s on item {first} (after you had left it).")
-    rate(at, 1)  # a click on the buttons of the item shown
-    assert len(store.labels("mine")) == 3
+    acked = unit(at)["acked"]
+    at.session_state["label_unit"] = {"outbox": [  # everything sent again, as after a reconnect
+        label(first, 2) | {"seq": one}, label(second, 3) | {"seq": two},
+        {"op": "undo", "item": first, "aspect": "Naturalness", "of": three, "previous": 2, "seq": acked}]}
+    at.run()
+    assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 2.0, second: 3.0}
+    post(at, {"op": "undo", "item": second, "of": two, "previous": None})  # a new label undone
+    assert store.labels("mine")["item_id"].tolist() == [first] and second in unit(at)["queue"]
 
 
-def test_keys_not_taken_are_counted_for_the_session_and_said_until_a_label_typed_after_or_a_dismiss(monkeypatch,
-                                                                                                   tmp_path):
-    """Typing blind, 50-200 ms apart, ahead of the page: the page once said only the keys refused since
-    the item shown now, so that a burst whose last keys landed said nothing of the 14 keys refused on
-    the first item, and the next burst replaced the notice. The count runs for the session; the notice
-    stays until a label typed after the page said it (not one typed blind in the same burst), or a
-    dismiss, and is left behind on another page."""
+def test_a_change_the_store_refuses_is_answered_with_why_and_the_next_ones_are_stored(monkeypatch, tmp_path):
     at, store = label_app(monkeypatch, tmp_path)
     first = shown_item(at)
-    send(at, [("2", first, 0), ("Enter", first, 0), ("3", first, 0), ("Enter", first, 0)])
-    second = shown_item(at)
-    send(at, [("1", first, 0), ("3", second, 0), ("Enter", second, 0)])  # the page drew the second item meanwhile
-    third = shown_item(at)
-    assert third not in (first, second) and len(store.labels("mine")) == 2
-    notice = [w.value for w in at.warning]
-    assert len(notice) == 1 and notice[0].startswith(
-        "3 keys not taken so far in this session: typed on an item you had already left. The latest: 3, Enter, 1 on "
-        f"item {first} (after you had left it)."), notice  # the label of the second item, typed blind, clears none
-
-    type_keys(at, "2", seen=0)  # typed before the page said so: the notice stays
-    type_keys(at, "2")  # on the third, labeled: a digit that saves nothing counts, and says why
-    assert at.warning[0].value.startswith("4 keys not taken so far in this session: 3 typed on an item you had already "
-                                          "left; 1 a digit on an item already labeled (u undoes, a click changes a "
-                                          f"label). The latest: 3, Enter, 1 on item {first} (after you had left it); "
-                                          f"2 on item {third} (labeled already).")
-    assert "This item is labeled: 2 changed nothing" in texts(at)
-    type_keys(at, "Enter")
-    type_keys(at, "5", "Enter")  # off the scale; then Enter on an item still to label
-    assert "6 keys not taken so far" in at.warning[0].value
-    assert at.warning[0].value.endswith(f"5 on item {shown_item(at)} (not on its scale); Enter on item "
-                                        f"{shown_item(at)} (not labeled yet). A key goes to the item shown as it is "
-                                        "pressed: the keys now go to this item.")
-    type_keys(at, "1")  # a label typed after the page said them: behind the user
-    assert not at.warning and len(store.labels("mine")) == 4
-
-    type_keys(at, "s", on=first)
-    assert at.warning[0].value.startswith("7 keys not taken so far in this session: ")  # the count runs on
-    assert "The latest: s on item" in at.warning[0].value  # the latest: those not behind the user
-    at.button(key="label_refusals_dismiss").click().run()
-    assert not at.warning
-    type_keys(at, "Enter", on=second)
-    assert at.warning[0].value.startswith("8 keys not taken so far")
-    at.switch_page("views/5_agreement.py").run()
-    at.switch_page(PAGE).run()
-    assert not at.exception and not at.warning  # not carried back from another page
-    type_keys(at, "→", on=first)
-    assert at.warning[0].value.startswith("9 keys not taken so far in this session: ")
+    bad, good = post(at, label("0123456789abcdef", 2), label(first, 3))
+    data = unit(at)
+    assert data["acked"] == good and [f["seq"] for f in data["failed"]] == [bad]
+    assert "0123456789abcdef" in data["failed"][0]["why"] and "is not in" in data["failed"][0]["why"]
+    assert store.labels("mine")["item_id"].tolist() == [first]
 
 
 def test_skip_leaves_an_item_unlabeled_and_the_labeled_ones_are_not_offered_again(monkeypatch, tmp_path):
     at, store = label_app(monkeypatch, tmp_path)
     first = shown_item(at)
-    button(at, "skip").click().run()
-    assert shown_item(at) != first and store.labels("mine").empty
+    post(at, {"op": "skip", "item": first})
+    assert shown_item(at) != first and first not in unit(at)["queue"] and store.labels("mine").empty
     for value in (1, 2, 3):
-        rate(at, value)
-        button(at, "next").click().run()
+        post(at, label(shown_item(at), value))
     fresh = AppTest.from_file(APP, default_timeout=120)  # a new session (a reload): the next unlabeled item
     fresh.session_state["dataset_source"] = {"stored": "mine"}
     fresh.run()
     fresh.switch_page(PAGE).run()
-    assert shown_item(fresh) not in set(store.labels("mine")["item_id"])
-    assert "3 labeled" in texts(fresh)
+    assert shown_item(fresh) == first  # a new session offers the skipped item again
+    assert not set(unit(fresh)["queue"]) & set(store.labels("mine")["item_id"])
+    assert "3 labeled" in texts(fresh) and unit(fresh)["history"] == store.labels("mine")["item_id"].tolist()
 
 
 def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
@@ -215,15 +181,15 @@ def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     at.radio(key="label_from").set_value("Aspects I name").run()
     at.text_input(key="label_aspects").input("Overall 1-5, Fluent 0-1").run()
     assert not at.exception
-    item = shown_item(at)
-    keys = {b.key for b in at.button}
-    assert {f"label_{item}_Overall_{v}" for v in range(1, 6)} | {f"label_{item}_Fluent_0", f"label_{item}_Fluent_1"} <= keys
+    assert unit(at)["aspects"] == [{"name": "Overall", "min": 1, "max": 5}, {"name": "Fluent", "min": 0, "max": 1}]
     assert "no judge has scored these items yet" in texts(at)
     assert "No template that fits these items scores Fluent" in texts(at)  # Overall: response-overall scores it
-    type_keys(at, "4")
-    assert "**Fluent** (0-1) ← the keys rate this" in texts(at)  # the keys move to the next aspect
-    type_keys(at, "1")
+    first = shown_item(at)
+    post(at, label(first, 4, "Overall"))
+    assert first in unit(at)["queue"] and item(at, first)["complete"] is False  # one aspect of two
+    post(at, label(first, 1, "Fluent"))
     assert store.labels("mine").set_index("aspect")["score"].to_dict() == {"Overall": 4.0, "Fluent": 1.0}
+    assert first not in unit(at)["queue"] and unit(at)["done"] == 1
     at.text_input(key="label_aspects").input("Overall 1-10").run()
     assert [e.value for e in at.error] == ["aspect 'Overall' scale 1-10: use whole numbers with 0 <= min < max <= 9, "
                                            "so that one key rates"]
@@ -236,19 +202,17 @@ def test_the_data_and_agreement_pages_take_the_labels_as_the_human_side(monkeypa
         "mine has no human score to compare the judge with yet: label items yourself, or import labels on the "
         "Data page (or with `python -m geval labels import`)."]
     at.switch_page(PAGE).run()
-    for index in range(12):
-        rate(at, 1 + index % 3)
-        button(at, "next").click().run()
-    assert "All 12 items are labeled." in texts(at)
+    post(at, *(label(i, 1 + n % 3) for n, i in enumerate(unit(at)["queue"][:12])))
+    assert "All 12 items are labeled." in texts(at) and unit(at)["queue"] == []
     at.switch_page("views/1_data.py").run()
-    assert re.search(r"Natural: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
+    assert re.search(r"Naturalness: 12 of 12 items labeled \(you; a label took \d+ s \(median\)\)", texts(at))
     at.switch_page("views/5_agreement.py").run()
     assert not at.exception and not at.error
-    assert "Compared with: your labels (Natural: 12 items labeled by you)" in texts(at).replace("\\", "")
+    assert "Compared with: your labels (Naturalness: 12 items labeled by you)" in texts(at).replace("\\", "")
     assert "agree_side" not in [r.key for r in at.radio]  # no people's scores: nothing to choose
     table = at.dataframe[0].value
     item = table[(table["level"] == "item") & (table["metric"] == "pearson")].iloc[0]
-    assert (item["human"], item["n"]) == ("Natural", 12)
+    assert (item["human"], item["n"]) == ("Naturalness", 12)
     assert item["value [95% CI]"].endswith("(no interval: 4 groups)")
     assert any(chart for chart in at.get("plotly_chart"))
     curve = next(frame.value for frame in at.dataframe if "fitted combination" in frame.value.columns)
@@ -285,11 +249,27 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     at.run()
     at.radio(key="label_from").set_value("Aspects I name").run()
     at.text_input(key="label_aspects").input("Natural 1-3, Maintains Context 1-3").run()
-    rate(at, 3)
-    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 1  # the second aspect is not labeled yet
-    rate(at, 1, "Maintains Context")
-    assert len(re.findall(r"judge \d\.\d\d \(1-3\)", texts(at))) == 2
+    shown = item(at, shown_item(at))["shown"]  # shown once each aspect is labeled: its own judge
+    assert set(shown) == {"Natural", "Maintains Context"} and shown["Natural"] != shown["Maintains Context"]
+    assert all(re.fullmatch(r"judge \d\.\d\d \(1-3\)", said) for said in shown.values())
+    post(at, label(shown_item(at), 3), label(shown_item(at), 1, "Maintains Context"))
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
+
+
+def test_on_a_file_of_your_own_an_aspect_is_named_as_the_template_names_it(monkeypatch, tmp_path):
+    """A file of your own labeled on topicalchat-coherence: the page named the aspect by USR's "Maintains
+    Context" (the template's human = ..., the dataset it was written for); it is the template's Coherence,
+    its judge shown beside it once labeled. Labels given under the other name before keep it."""
+    at, store = label_app(monkeypatch, tmp_path)
+    geval.score(store, store.items("mine"), geval.Template.load("topicalchat-coherence"), scripted(), "mine")
+    at.run()
+    menu = at.selectbox(key="label_template")
+    menu.set_value(next(o for o in menu.options if o.startswith("topicalchat-coherence@"))).run()
+    assert unit(at)["aspects"] == [{"name": "Coherence", "min": 1, "max": 3}]
+    assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, shown_item(at))["shown"]["Coherence"])
+    store.save_label(shown_item(at), "Maintains Context", 2)
+    at.run()
+    assert unit(at)["aspects"] == [{"name": "Maintains Context", "min": 1, "max": 3}]
 
 
 def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch, tmp_path):
@@ -309,7 +289,7 @@ def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch,
     assert not any(o.startswith(("topicalchat-", "personachat-", "summeval-")) for o in offered), offered
     at.selectbox(key="label_template").set_value(next(o for o in offered if o.startswith("response-naturalness@")))
     at.run()
-    assert f"label_{shown_item(at)}_Natural_3" in {b.key for b in at.button}
+    assert unit(at)["aspects"] == [{"name": "Naturalness", "min": 1, "max": 3}]
     assert "no judge has scored these items yet" in texts(at)
 
 
@@ -324,19 +304,6 @@ def test_with_no_template_that_fits_the_page_says_so(monkeypatch, tmp_path):
     at.run()
     assert not at.exception
     assert any(w.value.startswith("No template in prompts/, nor the editor's, fits mine's items") for w in at.warning)
-
-
-def test_enter_on_an_item_without_a_label_keeps_it_and_says_why(monkeypatch, tmp_path):
-    """Enter goes on from a labeled item only: a digit Streamlit dropped on its way (the Enter's rerun
-    overtook it) never leaves an item unlabeled unnoticed; s skips on purpose."""
-    at, store = label_app(monkeypatch, tmp_path)
-    first = shown_item(at)
-    button(at, "next").click().run()
-    assert shown_item(at) == first and store.labels("mine").empty
-    assert "No label of Natural for this item yet: a digit gives it, s skips the item." in texts(at)
-    rate(at, 2)
-    button(at, "next").click().run()
-    assert shown_item(at) != first and store.labels("mine")["item_id"].tolist() == [first]
 
 
 def test_a_link_with_an_annotator_labels_as_that_annotator_without_a_streamlit_warning(monkeypatch, tmp_path):
@@ -357,8 +324,9 @@ def test_a_link_with_an_annotator_labels_as_that_annotator_without_a_streamlit_w
                             "label_aspects": "Natural 1-3", "blind": "False"})
     at.switch_page(PAGE).run()  # a reload of the Label page: the link's values are set in the run that draws it
     assert not at.exception and not warned, warned
-    type_keys(at, "2")
-    assert store.labels("mine")["annotator"].tolist() == ["ann"] and "ann 2" in texts(at) and "you 2" not in texts(at)
+    assert unit(at)["annotator"] == "ann" and unit(at)["blind"] is False
+    post(at, label(shown_item(at), 2))
+    assert store.labels("mine")["annotator"].tolist() == ["ann"]
 
 
 def test_on_news_summaries_the_template_menu_opens_on_one_written_for_summaries(monkeypatch, tmp_path):
@@ -406,7 +374,7 @@ def test_the_systems_line_says_whose_scores_it_reads(monkeypatch, tmp_path):
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception
-    line = next(c.value for c in at.caption if "mean as people would score it" in c.value)
+    line = item(at, shown_item(at))["system"]
     assert "your labels" not in line
     assert re.search(r"'s mean as people would score it \(Natural\): \d\.\d\d, from the dataset's own scores on every "
                      r"one of its 10 items: their own mean, not an estimate\.$", line), line

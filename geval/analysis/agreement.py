@@ -61,11 +61,12 @@ def mean_of_aspects(scores: pd.DataFrame, scales: Mapping[str, tuple[float, floa
 
 
 def human_aspect_for(template: Template, aspect_key: str, human_aspects: list[str]) -> str | None:
-    """The human aspect a judge aspect is compared with: the template's `human = ...`,
-    else a human aspect of the same name (any case)."""
+    """The human aspect a judge aspect is compared with: the one the template's `human = ...` names,
+    else one of the judge aspect's own name (any case: your labels of it, named so on a file of
+    your own)."""
     aspect = template.aspect(aspect_key)
-    wanted = aspect.human or aspect.name
-    return next((h for h in human_aspects if h.lower() == wanted.lower()), None)
+    return next((h for wanted in (aspect.human, aspect.name) if wanted
+                 for h in human_aspects if h.lower() == wanted.lower()), None)
 
 
 def no_human_because(template: Template, aspect_key: str, human_aspects: list[str], dataset: str) -> str:
@@ -73,8 +74,7 @@ def no_human_because(template: Template, aspect_key: str, human_aspects: list[st
     score or label at all yet (label it); or none of the name the header's `human = ...` asks for
     (label that, or name one it has); or the header names none and no human aspect has the aspect's."""
     aspect = template.aspect(aspect_key)
-    wanted = aspect.human or aspect.name
-    label = f"label {wanted} on the Label page (or import labels with `python -m geval labels import`)"
+    label = f"label {aspect.name} on the Label page (or import labels with `python -m geval labels import`)"
     if not human_aspects:
         return f"'{dataset}' has no human score or label yet: {label}, and the judge's {aspect.name} is compared with them"
     if aspect.human:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import judge_scores, no_human_because, resolve
+from geval.analysis.agreement import human_aspect_for, judge_scores, no_human_because, resolve
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.comparison import paired_columns
@@ -92,13 +92,13 @@ class LabelAspect:
 
 
 def template_aspects(template: Template, human_aspects: Sequence[str] = ()) -> list[LabelAspect]:
-    """The aspects a template's judge scores, named as the human aspect each is compared with
-    (`human = ...`, else its name; spelled as in `human_aspects` when one matches in any case),
-    on the template's scales."""
+    """The aspects a template's judge scores, on the template's scales, each named as the human aspect
+    of `human_aspects` it is compared with (`human_aspect_for`: the one its `human = ...` names, else
+    one of its own name), else by its own name: a file of your own labels "Coherence", not the name of
+    the dataset the template was written for ("Maintains Context")."""
     found = []
     for aspect in template.aspects:
-        wanted = aspect.human or aspect.name
-        name = next((h for h in human_aspects if h.lower() == wanted.lower()), wanted)
+        name = human_aspect_for(template, aspect.key, list(human_aspects)) or aspect.name
         if all(a.name.lower() != name.lower() for a in found):
             found.append(LabelAspect(name, aspect.min, aspect.max))
     return found
@@ -207,8 +207,9 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             columns[name] = scored.scores[key].reindex(ids).astype(float)
             if said:
                 held[name] = said
-            compared[name], sources[name] = scored.humans[key], (label, key)
-            if scored.humans[key].lower() == aspect.lower():
+            compared[name] = human_aspect_for(scored.template, key, [aspect]) or scored.humans[key]
+            sources[name] = (label, key)
+            if compared[name].lower() == aspect.lower():
                 rows.append(name)
                 scales[name] = scored.scales[key]
                 if judge is None and wanted == (version, signature):

@@ -1,0 +1,503 @@
+// The Label page's labeling unit (studio/labeling.py has the server's side). The browser holds the
+// next few items the server chose (their text, the scale, what is shown once labeled), shows one,
+// takes its keys and clicks, shows the next one at once, and sends every change to the server in the
+// background, each naming its item.
+//
+// A key is taken for the item whose text is on screen as it is pressed: an item counts as shown from
+// the first frame painted after it was drawn, and a key pressed before (its event's time) is refused,
+// as is one pressed while no item is shown (the next ones still on their way); a refused key is counted
+// and said until the user dismisses the notice.
+//
+// To the server: the component's state "outbox", every change not answered yet, in the order made:
+// {seq, op: "label" | "undo" | "skip", item, dataset, annotator, ...}; a label has aspect, score and
+// seconds (from the item shown, or its last label, to the key), an undo the seq it takes back ("of")
+// and the score it puts back ("previous"). A label is a dict: more fields (a reason typed after the
+// digit) go beside these. Streamlit keeps only the newest state when reruns pile up, and that state
+// holds every change not answered: none is lost or reordered. The server stores them in order and
+// answers in the component's data: "acked", the highest seq it took, and "failed", those it could not
+// store, with why. An outbox left unanswered is sent again every few seconds and said: a lost
+// connection keeps the changes in the tab until the server takes them.
+//
+// From the server (data): "session" (a new one starts the browser's afresh: another dataset,
+// annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max}], "blind",
+// "total", "done" (items labeled, as stored), "queue" (the ids of the next items to label, in the
+// order the server chose), "history" (the ids of the items labeled last, oldest first: ← reaches them
+// after a reload) and "items" [{id, place, group, earlier, recent, response, grounding, captions,
+// labels, complete, shown, system}] for those ids.
+
+const KEYS = { Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u" };
+const RESEND = 3000; // ms: an outbox unanswered this long is sent again
+const LOST = 8000; // ms: ... and said to be unsaved
+const LATEST = 12; // the keys not taken listed one by one, the newest
+// Why a key was not taken: how the running count says it, and how the latest keys say it.
+const REFUSED = {
+  early: ["pressed before its item was on screen", "before it was on screen"],
+  none: ["pressed while no item was on screen", "no item on screen"],
+  scale: ["a digit not on the aspect's scale", "not on its scale"],
+  unlabeled: ["Enter or → on an item not labeled yet (a digit labels it, s skips it)", "not labeled yet"],
+};
+
+const tab = (window.gevalLabelUnit ??= {
+  seq: 0, outbox: [], failed: [], failedSeen: new Set(), failedCleared: 0, refused: [], cleared: 0,
+  answeredAt: 0, sentAt: 0, view: null, send: null, root: null, listener: null, timer: null,
+});
+
+function typing(target) {
+  // keys typed into a text box, a menu or a number field are theirs, not labels
+  return target instanceof HTMLElement
+    && (target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(target.tagName));
+}
+
+function element(tag, className, text) {
+  const made = document.createElement(tag);
+  if (className) made.className = className;
+  if (text !== undefined) made.textContent = text;
+  return made;
+}
+
+function plural(n, word) {
+  return `${n} ${word}${n === 1 ? "" : "s"}`;
+}
+
+// --- what the browser holds ------------------------------------------------------------------
+
+function freshView(session) {
+  return {
+    session, data: null, items: new Map(), labels: new Map(), atServer: new Map(), queue: [], history: [],
+    place: 0, current: null, shownAt: Infinity, since: 0, skipped: new Set(), undo: [], rated: new Map(),
+    note: "", started: false,
+  };
+}
+
+function pending(item) {
+  return tab.outbox.some((op) => op.item === item && op.op !== "skip");
+}
+
+function complete(view, item) {
+  const given = view.labels.get(item) ?? {};
+  return view.data.aspects.every((aspect) => given[aspect.name] !== undefined);
+}
+
+function labeledCount(view) {
+  // the items labeled as stored, and those whose changes are still on their way as the browser has them
+  let count = view.data.done;
+  for (const item of new Set(tab.outbox.filter((op) => op.op !== "skip").map((op) => op.item))) {
+    if (view.items.has(item)) count += Number(complete(view, item)) - Number(view.atServer.get(item) ?? false);
+  }
+  return count;
+}
+
+function absorb(data) {
+  // the server's answer: what it stored, and the items it chose
+  if (!tab.view || tab.view.session !== data.session) tab.view = freshView(data.session);
+  const view = tab.view;
+  view.data = data;
+  const answered = tab.outbox.filter((op) => op.seq <= data.acked);
+  if (answered.length || !tab.outbox.length) tab.answeredAt = performance.now();
+  tab.outbox = tab.outbox.filter((op) => op.seq > data.acked);
+  for (const failure of data.failed) {
+    if (!tab.failedSeen.has(failure.seq)) {
+      tab.failedSeen.add(failure.seq);
+      tab.failed.push(failure);
+    }
+  }
+  for (const item of data.items) {
+    view.items.set(item.id, item);
+    view.atServer.set(item.id, item.complete);
+    if (!pending(item.id)) view.labels.set(item.id, { ...item.labels });
+  }
+  for (const op of answered) {
+    if (!pending(op.item) && view.items.has(op.item)) view.atServer.set(op.item, complete(view, op.item));
+  }
+  view.queue = data.queue;
+  if (!view.started) {
+    view.started = true;
+    view.history = data.history.filter((id) => view.items.has(id));
+    view.place = view.history.length;
+  }
+}
+
+// --- to the server -----------------------------------------------------------------------------
+
+function send() {
+  tab.sentAt = performance.now();
+  tab.send?.("outbox", tab.outbox.map((op) => ({ ...op, sent: tab.sentAt })));
+}
+
+function post(op) {
+  const view = tab.view;
+  if (!tab.outbox.length) tab.answeredAt = performance.now();
+  tab.seq += 1;
+  tab.outbox.push({ seq: tab.seq, dataset: view.data.dataset, annotator: view.data.annotator, ...op });
+  send();
+  return tab.seq;
+}
+
+// --- moving through the items -----------------------------------------------------------------
+
+function following(view) {
+  // the item seen after the one shown, else the first the server chose that is not labeled or skipped
+  if (view.place + 1 < view.history.length) return view.history[view.place + 1];
+  return view.queue.find((id) => view.items.has(id) && !complete(view, id) && !view.skipped.has(id)
+    && !view.history.includes(id)) ?? null;
+}
+
+function goTo(view, item) {
+  const at = view.history.indexOf(item);
+  if (at >= 0) view.place = at;
+  else if (item !== null) {
+    view.history.push(item);
+    view.place = view.history.length - 1;
+  } else view.place = view.history.length;
+  show(view, item);
+}
+
+function leave(view) {
+  goTo(view, following(view));
+}
+
+function show(view, item) {
+  view.current = item;
+  view.shownAt = Infinity;
+  view.since = 0;
+  drawItem(view);
+  if (item === null) return;
+  // shown once painted: two frames on, the first has been drawn on screen
+  requestAnimationFrame(() => requestAnimationFrame(() => {
+    if (view.current !== item || tab.view !== view) return;
+    view.shownAt = view.since = performance.now();
+    tab.root?.setAttribute("data-shown", item);
+  }));
+}
+
+function refuse(key, item, why) {
+  tab.refused.push({ key, item, why });
+  update();
+}
+
+function activeAspect(view, item) {
+  const given = view.labels.get(item) ?? {};
+  const open = view.data.aspects.find((aspect) => given[aspect.name] === undefined);
+  if (open) return open;
+  const rated = view.rated.get(item);
+  return view.data.aspects.find((aspect) => aspect.name === rated) ?? view.data.aspects.at(-1);
+}
+
+function rate(view, aspect, score, at) {
+  const item = view.current;
+  const given = { ...(view.labels.get(item) ?? {}) };
+  const previous = given[aspect.name] ?? null;
+  given[aspect.name] = score;
+  view.labels.set(item, given);
+  view.rated.set(item, aspect.name);
+  const seconds = Math.max(0, (at - (view.since || at)) / 1000);
+  view.since = at;
+  const seq = post({ op: "label", item, aspect: aspect.name, score, seconds: Math.round(seconds * 100) / 100 });
+  view.undo.push({ seq, item, aspect: aspect.name, previous });
+  view.note = previous === null ? `Labeled ${aspect.name} ${score}.`
+    : `Changed ${aspect.name} from ${previous} to ${score}.`;
+}
+
+function goOn(view, key) {
+  if (!complete(view, view.current)) {
+    const missing = view.data.aspects.filter((a) => (view.labels.get(view.current) ?? {})[a.name] === undefined);
+    view.note = `No label of ${missing.map((a) => a.name).join(", ")} for this item yet: a digit gives it, `
+      + "s skips the item.";
+    refuse(key, view.current, "unlabeled");
+    return;
+  }
+  view.note = "";
+  leave(view);
+}
+
+function back(view) {
+  if (!view.history.length) view.note = "Nothing labeled before this item yet.";
+  else if (view.place === 0) view.note = "This is the first item you saw.";
+  else {
+    view.note = "";
+    goTo(view, view.history[view.place - 1]);
+  }
+}
+
+function skip(view) {
+  const item = view.current;
+  view.skipped.add(item);
+  post({ op: "skip", item });
+  leave(view);
+  view.note = "Skipped.";
+}
+
+function undo(view) {
+  const last = view.undo.pop();
+  if (!last) {
+    view.note = "Nothing to undo in this session.";
+    return;
+  }
+  const given = { ...(view.labels.get(last.item) ?? {}) };
+  if (last.previous === null) delete given[last.aspect];
+  else given[last.aspect] = last.previous;
+  view.labels.set(last.item, given);
+  post({ op: "undo", item: last.item, aspect: last.aspect, of: last.seq, previous: last.previous });
+  if (view.current !== last.item) goTo(view, last.item);
+  const now = last.previous === null ? "is unlabeled" : `is ${last.previous} again`;
+  view.note = `Undone: ${last.aspect} of this item ${now}.`;
+}
+
+function pressed(event) {
+  const key = /^[0-9]$/.test(event.key) ? event.key : KEYS[event.key];
+  const view = tab.view;
+  if (!key || !view?.data || event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+  event.preventDefault(); // Enter on a focused button would click it as well
+  if (event.repeat) return; // a key held down labels once
+  const item = view.current;
+  const onScreen = item !== null && event.timeStamp >= view.shownAt;
+  if (key === "←") back(view);
+  else if (key === "u") undo(view);
+  else if (!onScreen) {
+    refuse(key, item, item === null ? "none" : "early");
+    return;
+  } else if (/^[0-9]$/.test(key)) {
+    const aspect = activeAspect(view, item);
+    const value = Number(key);
+    if (value < aspect.min || value > aspect.max) {
+      view.note = `${value} is not on the scale of ${aspect.name} (${aspect.min}-${aspect.max}): nothing was saved.`;
+      refuse(key, item, "scale");
+      return;
+    }
+    rate(view, aspect, value, event.timeStamp);
+  } else if (key === "s") skip(view);
+  else goOn(view, key);
+  update();
+}
+
+// --- drawing ------------------------------------------------------------------------------------
+
+function skeleton(parent) {
+  parent.querySelector(":scope > .gl-unit")?.remove(); // the unit's own; Streamlit's style element stays
+  const root = element("div", "gl-unit");
+  root.dataset.testid = "label-unit";
+  for (const part of ["notice", "failed", "status", "line", "system", "note"]) {
+    const made = element("div", `gl-${part}`);
+    made.dataset.labelPart = part;
+    root.appendChild(made);
+  }
+  root.appendChild(element("div", "gl-body"));
+  parent.appendChild(root);
+  return root;
+}
+
+function part(name) {
+  return tab.root.querySelector(`[data-label-part="${name}"]`);
+}
+
+function button(text, onClick, primary = false) {
+  const made = element("button", primary ? "gl-button gl-primary" : "gl-button", text);
+  made.type = "button";
+  made.addEventListener("click", (event) => {
+    event.currentTarget.blur(); // Enter goes on, not to this button
+    onClick(event);
+    update();
+  });
+  return made;
+}
+
+function boxed(className, text) {
+  const box = element("div", `gl-box ${className}`);
+  box.appendChild(element("div", "", text));
+  return box;
+}
+
+function drawText(item) {
+  const column = element("div", "gl-text");
+  if (item.earlier.length) {
+    const said = `${plural(item.earlier.length, "earlier turn")} `
+      + "(the box opens on the last ones: scroll up for the first):";
+    column.appendChild(element("div", "gl-caption", said));
+    const box = element("div", "gl-box gl-earlier");
+    for (const turn of item.earlier) box.appendChild(element("div", "gl-turn", turn));
+    column.appendChild(box);
+    requestAnimationFrame(() => { box.scrollTop = box.scrollHeight; });
+  }
+  if (item.recent.length) {
+    column.appendChild(element("div", "gl-caption", "The last turns:"));
+    for (const [speaker, text] of item.recent) {
+      const turn = element("div", "gl-turn");
+      turn.appendChild(element("strong", "", `${speaker || "turn"}: `));
+      turn.appendChild(document.createTextNode(text));
+      column.appendChild(turn);
+    }
+  }
+  if (item.response) {
+    column.appendChild(element("div", "gl-caption", item.captions.response));
+    const box = boxed("gl-response", item.response);
+    box.firstChild.dataset.labelPart = "response";
+    column.appendChild(box);
+  }
+  if (item.grounding) {
+    column.appendChild(element("div", "gl-caption", item.captions.grounding));
+    column.appendChild(boxed(item.grounding.length > 400 ? "gl-grounding gl-long" : "gl-grounding", item.grounding));
+  }
+  return column;
+}
+
+function drawItem(view) {
+  const body = tab.root.querySelector(".gl-body");
+  body.replaceChildren();
+  tab.root.removeAttribute("data-shown");
+  const item = view.current === null ? null : view.items.get(view.current);
+  if (item) {
+    body.appendChild(drawText(item));
+    const side = element("div", "gl-side");
+    side.appendChild(element("div", "gl-aspects"));
+    const nav = element("div", "gl-nav");
+    nav.append(button("Back ←", () => back(view)), button("Skip (s)", () => skip(view)),
+      button("Undo (u)", () => undo(view)), button("Next (Enter or →)", () => goOn(view, "Next")));
+    nav.lastChild.classList.add("gl-next");
+    side.appendChild(nav);
+    body.appendChild(side);
+  } else if (view.history.length) {
+    body.appendChild(button("Back ←", () => back(view)));
+  }
+}
+
+function drawAspects(view, item) {
+  // drawn again only when what it shows changed: a button is not replaced under a click
+  const box = tab.root.querySelector(".gl-aspects");
+  const given = view.labels.get(item.id) ?? {};
+  const active = activeAspect(view, item.id);
+  const drawn = JSON.stringify([item.id, given, active.name, view.data.blind, view.data.annotator, item.shown]);
+  if (!box || box.dataset.drawn === drawn) return;
+  box.dataset.drawn = drawn;
+  box.replaceChildren();
+  for (const aspect of view.data.aspects) {
+    const title = element("div", "gl-aspect");
+    title.appendChild(element("strong", "", aspect.name));
+    const keys = aspect === active ? " ← the keys rate this" : "";
+    title.appendChild(document.createTextNode(` (${aspect.min}-${aspect.max})${keys}`));
+    box.appendChild(title);
+    const scale = element("div", "gl-scale");
+    for (let value = aspect.min; value <= aspect.max; value += 1) {
+      scale.appendChild(button(String(value), () => rate(view, aspect, value, performance.now()),
+        given[aspect.name] === value));
+    }
+    box.appendChild(scale);
+    const labeled = given[aspect.name] !== undefined;
+    const reveal = item.shown[aspect.name] ?? "";
+    if (labeled || !view.data.blind) {
+      const said = [labeled ? `${view.data.annotator} ${given[aspect.name]}` : "not labeled yet", reveal];
+      box.appendChild(element("div", "gl-caption gl-shown", said.filter(Boolean).join(" · ")));
+    }
+  }
+  tab.root.querySelector(".gl-next")?.classList.toggle("gl-primary", complete(view, item.id));
+}
+
+function refusals() {
+  // the keys not taken in this session, counted, with why and the latest ones, until dismissed
+  const total = tab.refused.length;
+  if (total <= tab.cleared) return "";
+  const counts = new Map();
+  for (const { why } of tab.refused) counts.set(why, (counts.get(why) ?? 0) + 1);
+  const reasons = counts.size === 1 ? REFUSED[[...counts.keys()][0]][0]
+    : [...counts].map(([why, n]) => `${n} ${REFUSED[why][0]}`).join("; ");
+  const runs = []; // the latest keys, a run per item and reason
+  for (const { key, item, why } of tab.refused.slice(Math.max(tab.cleared, total - LATEST))) {
+    const last = runs.at(-1);
+    if (last && last.item === item && last.why === why) last.keys.push(key);
+    else runs.push({ item, why, keys: [key] });
+  }
+  const latest = runs.map((run) => `${run.keys.join(", ")} on ${run.item ? `item ${run.item}` : "no item"} `
+    + `(${REFUSED[run.why][1]})`).join("; ");
+  return `${plural(total, "key")} not taken so far in this session: ${reasons}. The latest: ${latest}. `
+    + "A key goes to the item on screen as it is pressed.";
+}
+
+function status() {
+  // what is on its way to the store, and whether the server answers
+  const labels = tab.outbox.filter((op) => op.op === "label").length;
+  const others = tab.outbox.length - labels;
+  if (!tab.outbox.length) return ["", ""];
+  const moves = others === 1 ? "undo or skip" : "undos or skips";
+  const what = [labels ? plural(labels, "label") : "", others ? `${others} ${moves}` : ""]
+    .filter(Boolean).join(" and ");
+  const silent = performance.now() - tab.answeredAt;
+  if (silent < LOST) return ["gl-saving", `Saving ${what}…`];
+  return ["gl-lost", `${what} not saved yet: the server has not answered for ${Math.round(silent / 1000)} s (is the `
+    + "connection lost?). They are kept in this tab and sent again every few seconds until the store has them: "
+    + "keep the tab open."];
+}
+
+function notice(box, text, onDismiss) {
+  box.replaceChildren();
+  box.hidden = !text;
+  if (!text) return;
+  box.appendChild(element("span", "", text));
+  box.appendChild(button("Dismiss", onDismiss));
+}
+
+function drawStatus() {
+  const [kind, said] = status();
+  part("status").className = `gl-status ${kind}`;
+  part("status").textContent = said;
+}
+
+function update() {
+  const view = tab.view;
+  if (!tab.root || !view?.data) return;
+  notice(part("notice"), refusals(), () => { tab.cleared = tab.refused.length; });
+  const failed = tab.failed.slice(tab.failedCleared);
+  notice(part("failed"), failed.length ? `The store did not take ${plural(failed.length, "change")}: `
+    + failed.map((f) => `item ${f.item}: ${f.why}`).join("; ") : "", () => { tab.failedCleared = tab.failed.length; });
+  drawStatus();
+  const line = part("line");
+  const item = view.current === null ? null : view.items.get(view.current);
+  if (item) {
+    line.textContent = `item ${item.id} · ${item.place} of ${view.data.total} in this order · `
+      + `${labeledCount(view)} labeled · group ${item.group || "–"}`;
+    part("system").textContent = item.system;
+    drawAspects(view, item);
+  } else {
+    const done = !view.queue.length && !tab.outbox.length;
+    line.textContent = done ? "" : "The next item is on its way from the server…";
+    part("system").textContent = "";
+  }
+  line.dataset.labelKeys = tab.listener ? "ready" : "";
+  part("note").textContent = view.note;
+}
+
+// --- the component ------------------------------------------------------------------------------
+
+export default function ({ data, setStateValue, parentElement }) {
+  tab.send = setStateValue;
+  const remounted = tab.root?.parentNode !== parentElement;
+  if (remounted) tab.root = skeleton(parentElement);
+  const before = tab.view;
+  absorb(data);
+  const view = tab.view;
+  if (view !== before || remounted) show(view, view.current);
+  if (view.current === null && view.place >= view.history.length) {
+    const next = following(view);
+    if (next !== null) goTo(view, next);
+  }
+  if (!tab.listener) {
+    tab.listener = pressed;
+    document.addEventListener("keydown", tab.listener);
+  }
+  if (!tab.timer) {
+    tab.timer = setInterval(() => {
+      const now = performance.now();
+      if (tab.outbox.length && now - tab.sentAt > RESEND && now - tab.answeredAt > RESEND) send();
+      if (tab.root && tab.view?.data) drawStatus();
+    }, 1000);
+  }
+  if (remounted && tab.outbox.length) send(); // back from another page: what the server has not answered
+  update();
+  return () => {
+    document.removeEventListener("keydown", tab.listener);
+    clearInterval(tab.timer);
+    tab.listener = tab.timer = null;
+  };
+}
+
+window.addEventListener("beforeunload", (event) => {
+  if (window.gevalLabelUnit?.outbox.length) event.preventDefault(); // changes not saved yet: the browser asks
+});
