@@ -301,8 +301,9 @@ def dataset_blocks(name: str, store: geval.Store, by_aspect: dict[str, dict], se
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--dataset", action="append", required=True, metavar="NAME=STORE",
-                        help="a dataset stored (and scored) in that store; repeatable")
+    parser.add_argument("--dataset", action="append", required=True, metavar="NAME[=STORE]",
+                        help="a dataset stored (and scored) in that store (default $GEVAL_STORE, as the CLI's); "
+                             "repeatable")
     parser.add_argument("--seeds", type=int, default=5, help="random orders (and informative starts) per aspect")
     parser.add_argument("--average-goal", action="append", default=[], metavar="NAME=PEARSON",
                         help="report the labels from which on the combination's average Pearson stays at or above it")
@@ -344,6 +345,7 @@ def main() -> None:
                        "interval lies above 0."))
     for spec in args.dataset:
         name, _, path = spec.partition("=")
+        path = path or str(geval.Store.default_path())
         if not Path(path).is_file():
             fail(f"{path}: no such store (for {name})")
         store = geval.Store(path)
