@@ -880,7 +880,10 @@ def cmd_systems(args) -> None:
     aspects, left_out = geval.labeling.estimable_aspects(store, dataset, items)
     if args.aspect:
         aspects, left_out = args.aspect, []
-    if not aspects:
+    rated = _pass_aspects(store, dataset, items, args.aspect)  # pass/fail: each system's rate
+    aspects = [a for a in aspects if a.lower() not in {r.lower() for r in rated}]
+    left_out = [line for line in left_out if not any(line.startswith(f"{r} is categorical") for r in rated)]
+    if not aspects and not rated:
         raise geval.GevalError(f"{dataset}: {'; '.join(left_out)}" if left_out else
                                f"no judge on {dataset} is compared with a human aspect: score one, or import one")
     for line in left_out:
@@ -902,8 +905,43 @@ def cmd_systems(args) -> None:
             print(f"{dataset} · {aspect}: {exc}\n")
             continue
         _print_systems(dataset, result, args.all_pairs, advantage, chosen=combo is not None)
-    if len(failed) == len(aspects):
+    for aspect in rated:
+        try:
+            _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))
+        except geval.GevalError as exc:
+            failed.append(exc)
+            print(f"{dataset} · {aspect}: {exc}\n")
+    if failed and len(failed) == len(aspects) + len(rated):
         raise failed[0]
+
+
+def _pass_aspects(store: geval.Store, dataset: str, items: list, only: list[str] | None) -> list[str]:
+    """The aspects labeled pass/fail (yes/no, true/false) among `only` (default: all): their pass rates."""
+    from geval.decisions.pass_rates import pass_aspects
+
+    return [a for a in pass_aspects(store, dataset, items) if not only or a.lower() in {o.lower() for o in only}]
+
+
+def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, items: list):
+    """`geval.decisions.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
+    from geval.decisions.pass_rates import pass_rates
+
+    complete = all(item.human.get(aspect) for item in items)
+    per_system = args.labels if args.labels is not None else (
+        geval.labeling.default_labels(list(Counter(item.system for item in items).values())) if complete else None)
+    return pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
+
+
+def _print_pass_rates(dataset: str, found) -> None:
+    means = found.means
+    print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
+          f"would give it, 95% intervals (betting, valid at any number of labels), from {means.source}; combined with "
+          f"{means.judge}")
+    for note in means.notes:
+        print(f"  {note}")
+    print(_indented(found.table().to_string(index=False)))
+    print(f"  {found.judge_line()}")
+    print()
 
 
 def _advantages(store: geval.Store, dataset: str) -> dict:

@@ -525,15 +525,18 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
 
 def plan_line(result: AltTest, results: Sequence[AltTest], planned: Plan | None) -> str:
     """What to say of `planned` (the plan of `result`'s judge and aspect) beside its verdict: the plan's
-    sentence, but never a refusal beneath a pass: where the judge passes and the plan would refuse it
-    (it is read on other items, all the judge scored), or the pass says little (a constant or labels
-    drawn at random do as well: `caveat`), the verdict's word stands ("" before two annotators share
-    an item)."""
+    sentence, but never a refusal beneath a pass. Where the judge passes while it is no better than the
+    best constant or labels drawn at random from the people's shares (its advantage probability at
+    most theirs), the verdict's warning is the message (`caveat`); where it passes and the plan, read
+    on other items (all the judge scored), would refuse it, that is said as such ("" before two
+    annotators share an item)."""
     if planned is None:
         return ""
-    warning = caveat(result, results)
-    if result.passed and warning:
-        return warning
+    constant = next((r for r in results if r.baseline and r.aspect == result.aspect), None)
+    chance_like = constant is not None and result.advantage_probability <= max(_defined(constant.chance),
+                                                                              constant.advantage_probability)
+    if result.passed and chance_like and caveat(result, results):  # a judge no better than a constant or chance
+        return caveat(result, results)
     if result.passed and planned.reason:
         return (f"It passes on these {result.items} items already; a plan for more is not made, as on all the items "
                 f"it scored it does not: {planned.reason[:1].lower()}{planned.reason[1:]}")

@@ -114,9 +114,11 @@ class Plan:
         return f"{self._assuming()}, {outcome}{self._rough() or self._guide()}"
 
     def _guide(self) -> str:
-        """How far to trust the chance, from its check on data it was not made from."""
-        return (f" A rough guide: on documents it was not made from, its chance was within about "
-                f"{SPLIT_HALF_ERROR * 100:.0f} points of the real pass rate on average.")
+        """How far to trust a plan drawn from the data, from its check on data it was not made from."""
+        if not self.resampled:
+            return ""
+        return (f" A rough guide: within about {SPLIT_HALF_ERROR * 100:.0f} points of the real pass rate on data it "
+                "was not made from (on average, docs/statistics.md).")
 
     def _rough(self) -> str:
         """What makes the plan a rough guide, in a sentence ("" when nothing does)."""

@@ -41,6 +41,7 @@ from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsE
 from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
+from geval.data.declared import positive
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -579,7 +580,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         raise SystemsError(f"'{dataset}' has no people's scores of {aspect}"
                            + (f" (it has {', '.join(names)})" if names else ": label some items first"))
     categories = {a.lower(): c for a, c in store.categories(dataset).items()}
-    if name.lower() in categories:
+    if name.lower() in categories and positive(categories[name.lower()]) is None:  # pass/fail: a rate (pass_rates)
         raise SystemsError(categorical_line(name, categories[name.lower()]))
     found = features(store, dataset, name, combo, baselines=(), items=items)
     if not found.rows:
@@ -588,7 +589,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     human = pd.Series([item.human_mean(name) for item in items], index=[item.id for item in items], dtype=float)
     population = pd.DataFrame({"system": [item.system for item in items], "group": [item.group or item.id for item in items],
                                "human": human}, index=human.index).join(found.table[judges])
-    low, high = human_ranges(items, [name]).get(name, (math.nan, math.nan))
+    low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
     if design == "uncertain" and spread is None:

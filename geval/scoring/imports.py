@@ -356,8 +356,8 @@ def _value(score: _Score, scale: tuple[float, float], categories: tuple[str, ...
                                f"(a score of {score.aspect}); {NOT_A_SCORE}")
     if not scale[0] <= number <= scale[1]:
         raise JudgeImportError(f"{score.where}: {number:g} is off {score.aspect}'s scale {scale[0]:g}-{scale[1]:g}"
-                               " (the people's; the judge's own scale, any one: --scale LOW-HIGH, e.g. 1-10, 0-100, "
-                               "0-1)")
+                               " (the people's; a judge on a scale of its own is imported with it: --scale LOW-HIGH, "
+                               "e.g. 1-10, 0-100, 0-1)")
     return number
 
 

@@ -390,7 +390,8 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     records, nested objects flattened) and a suggested mapping."""
     records = [flatten(record) for record in data[:scan] if isinstance(record, dict)]
     columns = list(dict.fromkeys(column for record in records for column in record))
-    words = {c for c in columns if two_categories(_values(records, c)) is not None}  # pass/fail: a score, not a text
+    words = {c for c in columns if two_categories(_values(records, c)) is not None  # pass/fail: a score, not a text,
+             and not any(_named([c], names) for names in ROLE_NAMES.values())}  # unless named for a role
     texts = [c for c in columns if not _numeric(records, c) and c not in words]
     named_for_others = {_named(texts, names) for role, names in ROLE_NAMES.items() if role != "response"}
     suggested: dict[str, str] = {}
