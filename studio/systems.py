@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, pass_rates, state
 from studio.text import plain
 
 TOGETHER = "all judges together"
@@ -29,6 +29,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     aspects, left_out = _estimable(store, dataset.name, combos)
     for line in left_out:
         st.caption(plain(f"Left out: {line}."))
+    pass_rates.section(store, dataset, combos)  # pass/fail aspects: each system's rate
     if not aspects:
         if not left_out:
             st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the "

@@ -89,6 +89,9 @@ def labeled() -> tuple[dict, set]:
 
 
 mine, done = labeled()
+if source == FROM[1]:  # aspects named with their scales: once labeled, the scale people were asked on
+    if said := human_side.declare_named(store, dataset.name, aspects, mine):
+        left.caption(plain(said))
 first = aspects[0]
 try:  # each aspect's judge (for what is shown once labeled); the first's orders the items
     judged_by = {a.name: cached.label_features(store, dataset.name, a.name, combos, combo,
