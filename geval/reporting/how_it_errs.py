@@ -285,7 +285,8 @@ def _limits_line(scores: ScoreErrors) -> str:
     width = upper.value - lower.value
     return (f"95% of its differences from the people's mean should lie between {_signed(lower)} and "
             f"{_signed(upper)} points (Bland-Altman limits of agreement: the mean difference ± {LIMITS} standard "
-            f"deviations), a band {width:.2f} wide on a scale {scores.scale[1] - scores.scale[0]:g} points long.")
+            f"deviations; each limit's interval is 95% two-sided only, one side alone may miss more often than "
+            f"2.5%), a band {width:.2f} wide on a scale {scores.scale[1] - scores.scale[0]:g} points long.")
 
 
 def _length_lines(scores: ScoreErrors) -> list[str]:
