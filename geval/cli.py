@@ -917,19 +917,16 @@ def cmd_systems(args) -> None:
 
 def _pass_aspects(store: geval.Store, dataset: str, items: list, only: list[str] | None) -> list[str]:
     """The aspects labeled pass/fail (yes/no, true/false) among `only` (default: all): their pass rates."""
-    from geval.decisions.pass_rates import pass_aspects
-
-    return [a for a in pass_aspects(store, dataset, items) if not only or a.lower() in {o.lower() for o in only}]
+    return [a for a in geval.labeling.pass_aspects(store, dataset, items)
+            if not only or a.lower() in {o.lower() for o in only}]
 
 
 def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, items: list):
-    """`geval.decisions.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
-    from geval.decisions.pass_rates import pass_rates
-
+    """`geval.labeling.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
     complete = all(item.human.get(aspect) for item in items)
     per_system = args.labels if args.labels is not None else (
         geval.labeling.default_labels(list(Counter(item.system for item in items).values())) if complete else None)
-    return pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
+    return geval.labeling.pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
 
 
 def _print_pass_rates(dataset: str, found) -> None:

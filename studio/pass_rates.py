@@ -1,4 +1,4 @@
-"""Pass rates (`geval.decisions.pass_rates`) as the Agreement page shows them, in the systems'
+"""Pass rates (`geval.labeling.pass_rates`) as the Agreement page shows them, in the systems'
 section: on each aspect people label pass/fail (yes/no, true/false), each system's rate from the
 judge on every item and people's labels on a few, and the judge's true-positive and true-negative
 rates. Cached until a judge gets new judgments or the human side changes."""
@@ -11,15 +11,16 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from geval.decisions.pass_rates import pass_aspects, pass_rates
 from studio import cached
 from studio.text import plain
 
 
-def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> None:
-    """Each pass/fail aspect's systems' rates, or why there are none (nothing when there is no such aspect)."""
+def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> list[str]:
+    """Each pass/fail aspect's systems' rates, or why there are none (nothing when there is no such
+    aspect); returns those aspects."""
     stamp = (cached.stamps(combos), store.human_stamp(dataset.name))
-    for aspect in _aspects(store, str(store.path), dataset.name, stamp):
+    aspects = _aspects(store, str(store.path), dataset.name, stamp)
+    for aspect in aspects:
         complete = all(item.human.get(aspect) for item in dataset.items)
         per_system = geval.labeling.default_labels(list(Counter(item.system for item in dataset.items).values())) \
             if complete else None
@@ -36,13 +37,14 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
             st.caption(plain(note))
         st.dataframe(found.table(), hide_index=True, key=f"pass_rates_{aspect}")
         st.caption(plain(found.judge_line()))
+    return aspects
 
 
 @st.cache_data(show_spinner=False, max_entries=16)
 def _aspects(_store, path: str, dataset: str, stamp: tuple) -> list[str]:
-    return pass_aspects(_store, dataset)
+    return geval.labeling.pass_aspects(_store, dataset)
 
 
 @st.cache_data(show_spinner="Estimating each system's pass rate…", max_entries=16)
 def _rates(_store, path: str, dataset: str, aspect: str, per_system: int | None, stamp: tuple):
-    return pass_rates(_store, dataset, aspect, per_system=per_system)
+    return geval.labeling.pass_rates(_store, dataset, aspect, per_system=per_system)

@@ -304,10 +304,9 @@ def test_the_report_says_whether_the_judge_can_replace_an_annotator(shared_data,
     assert "Can the judge replace" not in without
 
 
-def test_how_a_g_eval_judge_is_read_decides_the_test(store):
-    """People who agree exactly (3, 3, 3 or 2, 2, 2), a judge whose most probable score is theirs but whose
-    probability-weighted mean is not a whole number: read continuously it never ties a person and loses
-    every item to them; read as its most probable score (the default) it ties them all."""
+def leaning_judge(store) -> list:
+    """40 items on which three people agree (3, 3, 3 or 2, 2, 2), scored by a judge whose most probable
+    score is theirs (.7) and the rest on another (.3 on 1 or 3): its mean is never a whole number."""
     from tests.helpers import make_items, make_template, scripted
 
     items = [replace(item, human={"Natural": (s, s, s)}, annotators={}) for item, s in
@@ -320,6 +319,14 @@ def test_how_a_g_eval_judge_is_read_decides_the_test(store):
         return {label: 0.7, (1 if label == 3 else 3): 0.3}
 
     geval.score(store, items, make_template(), scripted(leaning), "agree")
+    return items
+
+
+def test_how_a_g_eval_judge_is_read_decides_the_test(store):
+    """People who agree exactly (3, 3, 3 or 2, 2, 2), a judge whose most probable score is theirs but whose
+    probability-weighted mean is not a whole number: read continuously it never ties a person and loses
+    every item to them; read as its most probable score (the default) it ties them all."""
+    items = leaning_judge(store)
     read = {reading: geval.alttest.run(store, "agree", epsilon=0.15, reading=reading)[0]
             for reading in geval.alttest.READINGS}
     assert read["mode"].advantage_probability == 1.0 and read["mode"].passed is True
@@ -335,18 +342,7 @@ def test_the_plan_reads_the_judge_as_the_verdict_beside_it_does(store):
     its most probable score it ties every person and passes; the plan reads what the verdict reads (its
     judge's values and its advantage probability are the verdict's), and so refuses the one and plans the
     other, beside its verdict on the Agreement page and under `geval alttest --reading`."""
-    from tests.helpers import make_items, make_template, scripted
-
-    items = [replace(item, human={"Natural": (s, s, s)}, annotators={}) for item, s in
-             zip(make_items(40, dataset="agree"), [3.0, 2.0] * 20)]
-    store.save_dataset(geval.Dataset("agree", "agree.csv", "table", items))
-    by_response = {item.response: item.human["Natural"][0] for item in items}
-
-    def leaning(prompt: str, aspect) -> dict[int, float]:
-        label = next(int(v) for r, v in by_response.items() if f"{r}\n" in prompt + "\n")
-        return {label: 0.7, (1 if label == 3 else 3): 0.3}
-
-    geval.score(store, items, make_template(), scripted(leaning), "agree")
+    items = leaning_judge(store)
     combo = next((c.template_version, c.signature) for c in store.combos("agree").itertuples())
     for reading in geval.alttest.READINGS:
         result = geval.alttest.run(store, "agree", epsilon=0.15, reading=reading)[0]
@@ -508,7 +504,7 @@ def test_the_plan_says_an_18_percent_chance_and_its_alignment():
         "Drawing studies from your 400 items (drawn one by one, as your 3 annotators labeled them, 3.0 per item, 50% "
         "exact agreement) with this judge's own scores, even 1,000 items give it only an 18% chance to pass (epsilon "
         "0.15, neg-rmse, over items; 200 resampled studies per size): the judge, or the annotators' agreement, is too far from "
-        "passing for more items to help much. A rough guide: within about 10 points of the real pass rate on data it "
+        "passing for more items to help much. A rough guide: within about 20 points of the real pass rate on data it "
         "was not made from (on average, docs/statistics.md).")
     enough = Plan(4, 0.5, 0.5, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200, items=60, per_item=2.5)
     assert enough.sentence() == (

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import geval
-from geval.decisions.pass_rates import PassRatesError, pass_aspects, pass_rates
+from geval.decisions.labeling import PassRatesError, pass_aspects, pass_rates
 from tests.helpers import run_cli
 
 SYSTEMS = ("alpha", "beta", "gamma")

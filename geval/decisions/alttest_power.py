@@ -53,7 +53,7 @@ BLOCK = 2_000_000
 #: How far the plan's chance was from the real pass rate on documents it was not made from: the
 #: mean absolute difference over SummEval's judges and aspects, the plan made from half the documents
 #: and checked on the other half (bench/alttest_plan.py --split-half; docs/statistics.md).
-SPLIT_HALF_ERROR = 0.10
+SPLIT_HALF_ERROR = 0.20
 
 
 @dataclass

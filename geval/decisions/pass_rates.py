@@ -6,7 +6,8 @@ prediction-powered, with betting intervals valid for the finite population of ea
 beside the labels alone and the judge's own rate. The judge's true-positive and true-negative rates
 (its recall of each word against the people's majority, with intervals over groups:
 `geval.analysis.label_errors`) say how it errs on the way. An aspect of more than two categories,
-or of two that are not such words, has no rate: `PassRatesError` says why in one line."""
+or of two that are not such words, has no rate: `PassRatesError` says why in one line. The store's
+side (reading the judge and the labels) is `geval.labeling.pass_rates`."""
 
 from __future__ import annotations
 
@@ -18,7 +19,6 @@ from geval.analysis.grouped import Estimate
 from geval.analysis.label_errors import label_errors
 from geval.data.declared import positive
 from geval.data.items import Item
-from geval.decisions.labeling import categorical_line, features, system_means
 from geval.decisions.systems import SystemMeans, SystemsError
 from geval.store import Store
 
@@ -70,33 +70,30 @@ def _rate(value: float, low: float, high: float) -> str:
     return f"{value:.0%} [{low:.0%}, {high:.0%}]"
 
 
-def pass_rates(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
-               per_system: int | None = None, design: str = "documents", seed: int = 0,
-               items: list[Item] | None = None) -> PassRates:
-    """Each system's pass rate on `aspect` of `dataset` (`combo`: the judge read; the labels as
-    `labeling.system_means` reads them, or `per_system` drawn from the dataset's own by `design`),
-    with the judge's true-positive and true-negative rates. Raises PassRatesError with one line when
-    the aspect has no rate (more than two categories, two that are not pass/fail words, or none)."""
-    items = store.items(dataset) if items is None else items
-    categories = {a.lower(): (a, c) for a, c in store.categories(dataset).items()}
-    if aspect.lower() not in categories:
+def two_words(categories: dict[str, tuple[str, ...]], aspect: str) -> tuple[str, tuple[str, ...]]:
+    """The aspect as the dataset spells it and its two words, of `categories` (a dataset's categorical
+    aspects); PassRatesError with one line when it has no pass rate (not categorical, or two categories
+    that are not pass/fail words; more than two: `labeling.pass_rates` says so)."""
+    found = {a.lower(): (a, c) for a, c in categories.items()}
+    if aspect.lower() not in found:
         raise PassRatesError(f"{aspect} is not labeled with two words (pass/fail, yes/no, true/false): a pass rate "
                              "needs them (a score has a mean instead: the systems' section)")
-    name, found = categories[aspect.lower()]
-    if len(found) > 2:
-        raise PassRatesError(categorical_line(name, found) + "; nor a pass rate, having more than two")
-    if positive(found) is None:
-        raise PassRatesError(f"{name} has two categories ({', '.join(found)}) that are not pass/fail, yes/no or "
+    name, words = found[aspect.lower()]
+    if len(words) == 2 and positive(words) is None:
+        raise PassRatesError(f"{name} has two categories ({', '.join(words)}) that are not pass/fail, yes/no or "
                              "true/false: no pass rate is read on it")
-    try:
-        means = system_means(store, dataset, name, combo, per_system=per_system, design=design, seed=seed, items=items)
-    except SystemsError as exc:
-        raise PassRatesError(str(exc)) from None
-    judged = features(store, dataset, name, combo, baselines=(), items=items).judge_scores()
-    labeled = [item for item in items if item.human.get(name) and item.id in judged.dropna().index]
-    errors = label_errors(judged, labeled, name, tuple(found))
+    return name, words
+
+
+def rates_of(aspect: str, words: tuple[str, str], means: SystemMeans, judged: pd.Series,
+             items: list[Item]) -> PassRates:
+    """The PassRates of `means` (each system's rate of `words[1]`, `labeling.system_means` on 0-1) and
+    the judge's (`judged`, its category index by item id) true-positive and true-negative rates against
+    the people's majority on the `items` they labeled."""
+    labeled = [item for item in items if item.human.get(aspect) and item.id in judged.dropna().index]
+    errors = label_errors(judged, labeled, aspect, tuple(words))
     recall = dict(zip(errors.per_label["label"], errors.per_label["recall"]))
-    return PassRates(name, found[1], found[0], means, recall[found[1]], recall[found[0]], len(labeled))
+    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], len(labeled))
 
 
 def pass_aspects(store: Store, dataset: str, items: list[Item] | None = None) -> list[str]:
