@@ -131,8 +131,9 @@ def halves(people, judge, groups, rng: np.random.Generator):
     first = set(rng.permutation(keys)[: len(keys) // 2])
 
     def part(inside: bool):
-        ids = {item for item in judge if ((groups.get(item) or item) in first) == inside}
-        return {name: {i: v for i, v in labels.items() if i in ids} for name, labels in people.items()}, \
+        ids = [item for item in judge if ((groups.get(item) or item) in first) == inside]  # in the data's order
+        kept = set(ids)
+        return {name: {i: v for i, v in labels.items() if i in kept} for name, labels in people.items()}, \
             {i: judge[i] for i in ids}
 
     return part(True), part(False)

@@ -570,3 +570,24 @@ def test_a_categorical_judges_signature_says_it_is_categorical(store, tmp_path):
     text, fields = signature({"backend": "x"}, make_template(), [Aspect("label", 0, 2, categories=("a", "b", "c")),
                                                                 Aspect("naturalness", 1, 3)])
     assert fields["scale"] == "label=categorical:a/b/c,naturalness=1-3"
+
+
+@pytest.mark.parametrize("scale, to_judge", [((1, 10), lambda s: 1 + (s - 1) * 9 / 4), ((0, 100), lambda s: (s - 1) * 25),
+                                             ((0, 1), lambda s: (s - 1) / 4)])
+def test_a_judge_on_1_to_10_0_to_100_or_0_to_1_is_imported_and_mapped_onto_the_declared_scale(store, tmp_path, scale,
+                                                                                                to_judge):
+    """(Issue 43.2) `judge import --scale 1-10` was refused ("must be whole numbers with 0 <= min < max <= 9").
+    Judges score 1-10, 0-100, 0-1 floats: imported on their own scale, they are mapped onto the people's
+    declared one by the one rule of geval/analysis/scales.py, and one that gives the people's score passes."""
+    items, _ = copied_people("copy")
+    store.save_dataset(geval.Dataset("copy", "copy.csv", "table", items, scales={"Overall": (1.0, 5.0)}))
+    path = tmp_path / "judge.csv"
+    path.write_text("item_id,overall\n" + "".join(f"{i.id},{to_judge(i.human['Overall'][0]):g}\n" for i in items))
+    done = geval.alttest.import_judge(store, "copy", path, scale=scale)[0]
+    assert f"scale:overall={scale[0]}-{scale[1]}" in done.signature and done.notes == []
+    result = geval.alttest.run(store, "copy", epsilon=0.15)[0]
+    assert result.scale == (f"Its scores, on {scale[0]}-{scale[1]}, are mapped linearly onto the people's 1-5, the "
+                            "scale declared for Overall")
+    assert result.advantage_probability == pytest.approx(1.0) and result.passed is True
+    with pytest.raises(geval.alttest.JudgeImportError, match=r"scale 0\.5-2\.5: its ends are whole numbers"):
+        geval.alttest.import_judge(store, "copy", path, scale=(0.5, 2.5))
