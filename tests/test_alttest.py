@@ -504,8 +504,8 @@ def test_the_plan_says_an_18_percent_chance_and_its_alignment():
         "Drawing studies from your 400 items (drawn one by one, as your 3 annotators labeled them, 3.0 per item, 50% "
         "exact agreement) with this judge's own scores, even 1,000 items give it only an 18% chance to pass (epsilon "
         "0.15, neg-rmse, over items; 200 resampled studies per size): the judge, or the annotators' agreement, is too far from "
-        "passing for more items to help much. A rough guide: within about 20 points of the real pass rate on data it "
-        "was not made from (on average, docs/statistics.md).")
+        "passing for more items to help much. On data it was not made from, such a chance was within about 20 points "
+        "of the real pass rate on average (docs/statistics.md).")
     enough = Plan(4, 0.5, 0.5, False, 0.15, "accuracy", [30, 40], [0.5, 0.85], runs=200, items=60, per_item=2.5)
     assert enough.sentence() == (
         "With annotators agreeing as yours do (50% exact agreement) and labeling as yours did (4 annotators, 2.5 per "

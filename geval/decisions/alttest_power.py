@@ -50,9 +50,9 @@ SIZES = (*range(30, 301, 10), *range(350, 1001, 50))
 MIN_SHARED, FIRM = 10, 30
 #: At most this many numbers in one drawn block (runs x items x annotators), to bound memory.
 BLOCK = 2_000_000
-#: How far the plan's chance was from the real pass rate on documents it was not made from: the
-#: mean absolute difference over SummEval's judges and aspects, the plan made from half the documents
-#: and checked on the other half (bench/alttest_plan.py --split-half; docs/statistics.md).
+#: How far the plan's chance was from the real pass rate on documents it was not made from: the mean
+#: absolute difference over the plans made for SummEval's judges and aspects, each from half the
+#: documents and checked on the other half, 10 splits (bench/alttest_plan.py --split-half; docs/statistics.md).
 SPLIT_HALF_ERROR = 0.20
 
 
@@ -117,8 +117,8 @@ class Plan:
         """How far to trust a plan drawn from the data, from its check on data it was not made from."""
         if not self.resampled:
             return ""
-        return (f" A rough guide: within about {SPLIT_HALF_ERROR * 100:.0f} points of the real pass rate on data it "
-                "was not made from (on average, docs/statistics.md).")
+        return (f" On data it was not made from, such a chance was within about {SPLIT_HALF_ERROR * 100:.0f} points of "
+                "the real pass rate on average (docs/statistics.md).")
 
     def _rough(self) -> str:
         """What makes the plan a rough guide, in a sentence ("" when nothing does)."""
