@@ -98,7 +98,7 @@ def checked(planned, people, judge, groups, epsilon: float, alignment: str, args
     kept = sum(1 for item in judge if sum(item in labels for labels in people.values()) >= 2)
     if planned.reason:
         size = min(LARGEST, int(0.8 * kept))
-        shown, pilots = ("no plan (worse than chance)" if "worse than chance" in planned.reason else "no plan"), "–"
+        shown, pilots = "no plan", "–"
     else:
         sizes = [n for n in planned.sizes if n <= 0.8 * kept]
         size = min(planned.items_for() or sizes[-1], sizes[-1])

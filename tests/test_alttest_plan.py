@@ -1,6 +1,6 @@
 """The alternative annotator test's plan (issue 36, points 4 and 6d): drawn from the data's own
 design and the judge's own scores, checked against real pass rates (small here; the full table:
-bench/alttest_plan.py, docs/statistics.md), no plan for a judge worse than chance or from too few
+bench/alttest_plan.py, docs/statistics.md), no plan for a judge the test cannot pass or from too few
 items, what it assumes said, and the judge read without a prompt search's tune groups."""
 
 from __future__ import annotations
