@@ -192,6 +192,15 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
         "row's own (default: inferred from the columns, and said)",
     )
     parser.add_argument("--name", help="dataset name (default: the file name without extension)")
+    _scale_argument(parser)
+
+
+def _scale_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scale", action="append", metavar="ASPECT=LOW-HIGH",
+                        help="the scale people were asked on, per aspect (repeatable; a bare LOW-HIGH: every aspect), "
+                             "e.g. --scale coherence=1-5: judges on another scale are mapped onto it (default: the "
+                             "scale the dataset's paper declares, else none: then the verdicts say which reading "
+                             "they take)")
 
 
 def _replace_argument(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +233,7 @@ def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     """The dataset named on the command line (saved into `store`, unless it would replace another's
     items without --replace); how a table was read (its level, and why) goes to stderr."""
     dataset = geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store,
-                                 replace=getattr(args, "replace", False))
+                                 replace=getattr(args, "replace", False), scales=args.scale)
     for note in dataset.notes:
         print(f"{dataset.name}: {note}", file=sys.stderr)
     return dataset
@@ -275,7 +284,11 @@ def cmd_datasets_show(args) -> None:
 
 def cmd_datasets_load(args) -> None:
     store = geval.Store(args.store)
-    print(f"stored in {store.path}: {_load(args, store).summary()}")
+    dataset = _load(args, store)
+    print(f"stored in {store.path}: {dataset.summary()}")
+    if dataset.scales:
+        print("the people's scales: " + ", ".join(f"{aspect} {low:g}-{high:g}"
+                                                  for aspect, (low, high) in dataset.scales.items()))
 
 
 def cmd_datasets_convert(args) -> None:
@@ -523,6 +536,7 @@ def _labels_commands(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--dataset", help="the dataset whose items the file's item_id names by the ids your own "
                                             "file gave them (default: any stored dataset with such an id)")
+    _scale_argument(imported)
     _store_argument(imported)
     imported.set_defaults(run=cmd_labels_import)
     show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
@@ -601,6 +615,10 @@ def cmd_labels_import(args) -> None:
     written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset)
     print(f"imported {geval.reporting.counted(sum(written.values()), 'label')} from {args.file} ("
           + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
+    for dataset in written if args.scale else ():  # the scale people were asked on
+        kept = store.declare_scales(dataset, args.scale)
+        print(f"{dataset}: the people's scales: "
+              + ", ".join(f"{aspect} {low:g}-{high:g}" for aspect, (low, high) in kept.items()))
 
 
 def cmd_labels_show(args) -> None:
@@ -714,6 +732,10 @@ def _judge_commands(commands) -> None:
                      help="what each annotator's t-test takes as independent: " + "; ".join(
                          f"{k}: {v}" for k, v in geval.alttest.BY.items()) + " (default: groups when some group "
                          "holds more than one of the items compared, else items)")
+    alt.add_argument("--fdr", choices=list(geval.alttest.FDR), default="by",
+                     help="the step-up procedure across annotators: by, Benjamini-Yekutieli, the paper's (default); "
+                          "bh, Benjamini-Hochberg, a departure from the paper: more passes for good judges, said in "
+                          "every verdict (docs/statistics.md)")
     alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
     _replace_argument(alt)
     _store_argument(alt)
@@ -769,6 +791,8 @@ def cmd_judge_import(args) -> None:
             f"{done.items} items, {', '.join(done.aspects)}" + (f", {done.unscored} without a score" if done.unscored else "") \
             + (f", {done.left_out} scores of items not in {dataset} left out" if done.left_out else "")
         print(f"{done.name}: {what} (template {done.template_version}; {done.signature})")
+        for note in done.notes:
+            print(f"  {note}")
 
 
 def cmd_alttest(args) -> None:
@@ -782,11 +806,13 @@ def cmd_alttest(args) -> None:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
     results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
-                                baseline=True, by=args.by, on_skipped=lambda line: print(line, file=sys.stderr))
+                                baseline=True, by=args.by, on_skipped=lambda line: print(line, file=sys.stderr),
+                                fdr=args.fdr)
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
-                                                                        args.alignment, reading, by=args.by)}
+                                                                        args.alignment, reading, by=args.by,
+                                                                        fdr=args.fdr)}
               for reading in geval.alttest.READINGS if reading != args.reading}
-    print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} (Benjamini-Yekutieli), at least "
+    print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} ({geval.alttest.FDR[args.fdr]}), at least "
           f"{geval.alttest.MIN_ITEMS} items per annotator ({geval.alttest.MIN_GROUPS} groups when its t-test is over "
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
@@ -802,7 +828,7 @@ def cmd_alttest(args) -> None:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     if not args.brief:
-        _plans(store, dataset, results, epsilon, args.alignment)
+        _plans(store, dataset, results, epsilon, args.alignment, args.reading, args.fdr)
     ranked = geval.alttest.ranking(store, dataset, results)
     if len(ranked) > 1:
         saved, line = _labels_saved(store, dataset, ranked, results, args.aspect)
@@ -834,8 +860,10 @@ def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
                     + ".")
 
 
-def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
-    """Per aspect, how many items give its best judge an 80% chance to pass (docs/statistics.md, "How many items")."""
+def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None, reading: str,
+           fdr: str) -> None:
+    """Per aspect, how many items give its best judge an 80% chance to pass, the judge read as its verdict
+    reads it (docs/statistics.md, "How many items"); never a refusal beneath a pass (`geval.alttest.plan_line`)."""
     by_label = store.combos(dataset).set_index("label")
     judges = [r for r in results if not r.baseline]
     for aspect in dict.fromkeys(r.aspect for r in judges):
@@ -843,9 +871,10 @@ def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alig
                    key=lambda r: -1.0 if math.isnan(r.advantage_probability) else r.advantage_probability)
         combo = tuple(by_label.loc[best.judge, ["template_version", "signature"]])
         planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment,
-                                     by=best.by)
+                                     by=best.by, reading=reading, fdr=fdr)
         print(f"How many items, {aspect} ({best.judge}): "
-              + (planned.sentence() if planned else "not known until two annotators have scored the same items"))
+              + (geval.alttest.plan_line(best, results, planned) if planned else
+                 "not known until two annotators have scored the same items"))
 
 
 def _indented(text: str) -> str:
@@ -893,7 +922,10 @@ def cmd_systems(args) -> None:
     aspects, left_out = geval.labeling.estimable_aspects(store, dataset, items)
     if args.aspect:
         aspects, left_out = args.aspect, []
-    if not aspects:
+    rated = _pass_aspects(store, dataset, items, args.aspect)  # pass/fail: each system's rate
+    aspects = [a for a in aspects if a.lower() not in {r.lower() for r in rated}]
+    left_out = [line for line in left_out if not any(line.startswith(f"{r} is categorical") for r in rated)]
+    if not aspects and not rated:
         raise geval.GevalError(f"{dataset}: {'; '.join(left_out)}" if left_out else
                                f"no judge on {dataset} is compared with a human aspect: score one, or import one")
     for line in left_out:
@@ -915,8 +947,40 @@ def cmd_systems(args) -> None:
             print(f"{dataset} · {aspect}: {exc}\n")
             continue
         _print_systems(dataset, result, args.all_pairs, advantage, chosen=combo is not None)
-    if len(failed) == len(aspects):
+    for aspect in rated:
+        try:
+            _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))
+        except geval.GevalError as exc:
+            failed.append(exc)
+            print(f"{dataset} · {aspect}: {exc}\n")
+    if failed and len(failed) == len(aspects) + len(rated):
         raise failed[0]
+
+
+def _pass_aspects(store: geval.Store, dataset: str, items: list, only: list[str] | None) -> list[str]:
+    """The aspects labeled pass/fail (yes/no, true/false) among `only` (default: all): their pass rates."""
+    return [a for a in geval.labeling.pass_aspects(store, dataset, items)
+            if not only or a.lower() in {o.lower() for o in only}]
+
+
+def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, items: list):
+    """`geval.labeling.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
+    complete = all(item.human.get(aspect) for item in items)
+    per_system = args.labels if args.labels is not None else (
+        geval.labeling.default_labels(list(Counter(item.system for item in items).values())) if complete else None)
+    return geval.labeling.pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
+
+
+def _print_pass_rates(dataset: str, found) -> None:
+    means = found.means
+    print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
+          f"would give it, 95% intervals (betting, valid at any number of labels), from {means.source}; combined with "
+          f"{means.judge}")
+    for note in means.notes:
+        print(f"  {note}")
+    print(_indented(found.table().to_string(index=False)))
+    print(f"  {found.judge_line()}")
+    print()
 
 
 def _advantages(store: geval.Store, dataset: str) -> dict:

@@ -20,6 +20,8 @@ READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "c
 BY_DATA = "by the data"
 #: The t-test's unit as the page offers it (`geval.alttest.BY`; by the data: groups where the items have them).
 TAKEN = {BY_DATA: "groups, if any", "groups": "groups", "items": "items (the paper's)"}
+#: The step-up procedures across annotators as the page offers them (`geval.alttest.FDR`), the paper's first.
+FDRS = {"by": "Benjamini-Yekutieli (the paper's)", "bh": "Benjamini-Hochberg (a departure from the paper)"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
 
@@ -48,7 +50,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
                "turn, and item by item the judge and the left-out person are compared by how well each represents "
                "the remaining annotators. The judge beats an annotator when a one-sided t-test says the person's "
-               f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}); it "
+               f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}, unless "
+               "chosen otherwise below); it "
                "passes when it beats at least half of them (winning rate ≥ .50). The advantage probability (how "
                "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
                "this dataset is tested, except a prompt search's variants, beside a judge that always gives one "
@@ -79,6 +82,12 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                              "groups where some group holds two of the items, else over items. Over items, as the "
                              "paper does, its p-values are optimistic on grouped data.")
     alignment, by = None if alignment == BY_ASPECT else alignment, None if by == BY_DATA else by
+    fdr = st.columns([4, 8])[0].selectbox("Across annotators", list(FDRS), key="alttest_fdr", format_func=FDRS.get, **kept,
+                       help="The step-up procedure that decides which annotators the judge beats, at q = "
+                            f"{geval.alttest.Q:g}. Benjamini-Yekutieli is the paper's: valid however the annotators' "
+                            "tests depend on each other (they share the judge and each other's labels). "
+                            "Benjamini-Hochberg is a departure from the paper: it assumes they depend positively, and "
+                            "passes good judges more often (docs/statistics.md); every verdict says which was used.")
     st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
                "agree exactly, and a tie counts for both sides. Its advantage probability read the other ways "
@@ -89,7 +98,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     if line := epsilon_line(chosen_epsilon, chosen_who):
         st.caption(line)
     try:
-        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by)
+        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by, fdr)
     except geval.GevalError as exc:
         st.error(plain(str(exc)))
         return
@@ -108,7 +117,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                  column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))
-    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
+    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, reading, fdr)
 
 
 def epsilon_line(chosen: float, who: str) -> str:
@@ -158,8 +167,9 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 
 
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
-           chosen_epsilon: float, alignment: str | None) -> None:
-    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
+           chosen_epsilon: float, alignment: str | None, reading: str = "mode", fdr: str = "by") -> None:
+    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it (the
+    judge read as the verdict reads it; never a refusal beneath a pass: `geval.alttest.plan_line`)."""
     by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
     names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
              if name in by_name]  # best first
@@ -186,11 +196,11 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
     with plan:
         planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
-                                      alignment if alignment != "rank" else None, result.by)
+                                      alignment if alignment != "rank" else None, result.by, reading, fdr)
         if planned is None:
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:
-            st.info(plain(planned.sentence()), icon=":material/groups:")
+            st.info(plain(geval.alttest.plan_line(result, results, planned)), icon=":material/groups:")
             if alignment == "rank":
                 st.caption("The plan simulates neg-rmse: rank alignment is not simulated, so this count is for "
                            "neg-rmse, an estimate for rank.")
@@ -203,7 +213,9 @@ def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.Data
     """The Label page's line: how many items give the test an 80% chance with annotators agreeing as
     these do, or what it needs first (a second annotator's labels on the same items)."""
     side = ANNOTATORS_OF[store.human_side(dataset)]
-    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon(store, dataset))
+    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon(store, dataset),
+                                  reading=st.session_state.get("alttest_reading", "mode"),
+                                  fdr=st.session_state.get("alttest_fdr", "by"))  # as the Agreement page reads it
     if planned is None:
         st.caption(f"Can the judge replace an annotator? The alternative annotator test needs a second annotator's "
                    f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, pass_rates, state
 from studio.text import plain
 
 TOGETHER = "all judges together"
@@ -28,10 +28,12 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
                "(biased by an unknown amount: no interval). 95% intervals valid at any number of labels, however "
                "skewed the scores (betting intervals for a bounded mean, sampled without replacement).")
     aspects, left_out = _estimable(store, dataset.name, combos)
+    rated = pass_rates.section(store, dataset, combos)  # pass/fail aspects: each system's rate instead of a mean
     for line in left_out:
-        st.caption(plain(f"Left out: {line}."))
+        if not any(line.startswith(f"{aspect} is categorical") for aspect in rated):
+            st.caption(plain(f"Left out: {line}."))
     if not aspects:
-        if not left_out:
+        if not left_out and not rated:
             st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the "
                     "systems.")
         return

@@ -504,8 +504,11 @@ def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]
     return imported, next(label for label in combos["label"] if label != imported)
 
 
-def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_scores(monkeypatch, tmp_path):
-    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"."""
+def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkeypatch, tmp_path):
+    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"; a
+    categorical aspect stays out of the means, and one of two words (here yes/no) gets its rate instead, from
+    the judge on every item and the people's labels (issue 42.7); more categories stay out with their line
+    (tests/test_pass_rates.py)."""
     from streamlit.testing.v1 import AppTest
 
     from tests.apptest_helpers import APP
@@ -528,6 +531,10 @@ def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_sco
     at.switch_page(PAGE).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
-    assert "Left out: label is categorical (2 categories: no, yes): a mean needs scores, so no system's mean is " \
-           "estimated on it (its codes are not scores)." in said
+    assert not any(line.startswith("Left out: label is categorical") for line in said)
+    assert "**label (no/yes): each system's yes rate as people would give it**" in [m.value for m in at.markdown]
+    rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)
+    assert rates["people's yes rate, every item"].tolist() == [f"{np.mean(truth == 'yes'):.0%}"]
+    assert any(line.startswith("The judge against the people's majority on the 40 items they labeled: of the items "
+                               "they label 'yes', it labels 'yes' 100%") for line in said), said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
+from geval.data.dataset import seen_scales
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
 from geval.judging.layouts import part_name
@@ -30,13 +31,7 @@ def normalized(values: pd.Series | np.ndarray, low: float, high: float) -> np.nd
 def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[str, tuple[float, float]]:
     """Each human aspect's observed (min, max) over every annotator's score in `items` (only
     `aspects`, when given)."""
-    names = list(dict.fromkeys(a for item in items for a in item.human)) if aspects is None else aspects
-    ranges = {}
-    for aspect in names:
-        seen = [s for item in items for s in item.human.get(aspect, ()) if s is not None and math.isfinite(s)]
-        if seen:
-            ranges[aspect] = (min(seen), max(seen))
-    return ranges
+    return {aspect: seen for aspect, seen in seen_scales(items).items() if aspects is None or aspect in aspects}
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,

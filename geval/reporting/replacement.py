@@ -86,7 +86,7 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
         combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
         found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment, by=best.by)
         if found is not None:
-            lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
+            lines.append(f"{aspect} ({best.judge}): {alttest.plan_line(best, results, found)}")
     return lines
 
 

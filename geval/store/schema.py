@@ -163,9 +163,17 @@ def _schema_11(db: sqlite_utils.Database) -> None:
     db["templates"].add_column("parent", str)
 
 
+def _schema_12(db: sqlite_utils.Database) -> None:
+    """A dataset keeps the scale each aspect was asked on, where declared (`datasets.scales`, JSON
+    {aspect: [low, high]}: its layout's paper's, and the user's, given as the data came in). Datasets
+    stored before have none kept: their layout's are read."""
+    db["datasets"].add_column("scales", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
-                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11}
-SCHEMA_VERSION = 11
+                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11,
+                                                                  12: _schema_12}
+SCHEMA_VERSION = 12

@@ -40,7 +40,9 @@ import sqlite_utils
 from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
-from geval.data.dataset import Dataset
+from geval.data.dataset import Dataset, given_scales, seen_scales
+from geval.data.declared import category_index, check_scales
+from geval.data.layouts import declared_scales
 from geval.data.items import Item, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
@@ -183,7 +185,8 @@ class Store:
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
                  "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded,
-                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()})},
+                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()}),
+                 "scales": json.dumps({a: list(s) for a, s in dataset.scales.items()})},
                 pk="name",
             )
             self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
@@ -231,13 +234,67 @@ class Store:
         if not items:
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
         return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
-                       skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name))
+                       skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name),
+                       scales=self.scales(name))
 
     def categories(self, name: str) -> dict[str, tuple[str, ...]]:
         """The categories of a stored dataset's categorical aspects ({} when it has none, or is not stored)."""
         with self.lock:
             row = self.db.execute("SELECT categories FROM datasets WHERE name = ?", [name]).fetchone()
         return {aspect: tuple(found) for aspect, found in json.loads((row and row[0]) or "{}").items()}
+
+    def scales(self, name: str) -> dict[str, tuple[float, float]]:
+        """The scale each aspect of a stored dataset was asked on, where declared: its layout's paper's
+        (`geval.data.layouts.declared_scales`), and over them those kept with it (`Dataset.scales`,
+        `declare_scales`); {} when none is, or the dataset is not stored."""
+        with self.lock:
+            row = self.db.execute("SELECT scales, layout FROM datasets WHERE name = ?", [name]).fetchone()
+        if row is None:
+            return {}
+        return {**declared_scales(row[1] or ""),
+                **{aspect: (float(low), float(high)) for aspect, (low, high) in json.loads(row[0] or "{}").items()}}
+
+    def declare_categories(self, name: str, categories: dict[str, tuple[str, ...]]) -> None:
+        """Keep `categories` ({aspect: its categories}) as the stored dataset's categorical aspects,
+        beside those it has (a labels or judge file's two-category words: pass/fail, ...). Raises
+        LabelError when one of them is categorical with other categories already, or people gave it
+        numbers."""
+        with self._write():
+            known = self.categories(name)
+            seen = seen_scales(self._own_items(name))
+            lowered = {aspect.lower(): aspect for aspect in known}
+            for aspect, found in categories.items():
+                before = known.get(lowered.get(aspect.lower(), aspect))
+                if before is not None and sorted(c.lower() for c in before) != sorted(c.lower() for c in found):
+                    raise LabelError(f"{name}: {aspect} has the categories {', '.join(before)}, not "
+                                     f"{', '.join(found)}; give its labels in those")
+                if before is None and any(a.lower() == aspect.lower() for a in seen):
+                    raise LabelError(f"{name}: people scored {aspect} with numbers; its labels cannot be "
+                                     f"{' or '.join(found)} (give them as numbers, or as another aspect)")
+                if before is None:
+                    known[aspect] = tuple(found)
+            self.db.execute("UPDATE datasets SET categories = ? WHERE name = ?",
+                            [json.dumps({a: list(c) for a, c in known.items()}), name])
+
+    def declare_scales(self, name: str, scales: dict[str, tuple[float, float]] | list[str]
+                       ) -> dict[str, tuple[float, float]]:
+        """Keep the scale each aspect of `scales` ({aspect: (low, high)}, in any case; or "ASPECT=LOW-HIGH"
+        texts, a bare "LOW-HIGH" for every aspect scored with numbers) was asked on with the stored
+        dataset `name`, beside those it has; returns them all. Raises StoreError when it is not stored,
+        DatasetError when people's scores (its own, or your labels) fall outside one or the aspect is
+        categorical."""
+        if name not in self.dataset_names():
+            raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
+        own, categories = self._own_items(name), self.categories(name)
+        scored = [*own, *with_labels(own, self._label_rows(name), "you")]
+        scales, seen = given_scales(scales, scored, categories), seen_scales(scored)
+        known = {aspect.lower(): aspect for aspect in [*seen, *categories]}
+        checked = check_scales({known.get(a.lower(), a): s for a, s in scales.items()}, seen, name, categories)
+        with self._write():
+            kept = {**self.scales(name), **checked}
+            self.db.execute("UPDATE datasets SET scales = ? WHERE name = ?",
+                            [json.dumps({a: list(s) for a, s in kept.items()}), name])
+        return kept
 
     def items(self, dataset: str) -> list[Item]:
         """A stored dataset's items, in file order, their human scores the dataset's human side
@@ -846,6 +903,7 @@ class Store:
         """Insert or replace labels by (item, aspect, annotator); each takes its item's dataset.
         Returns how many per dataset. Call inside `_write()`."""
         labels = self._by_store_ids(labels, dataset)
+        labels = self._as_categories(labels)
         now = time.time()
         rows = []
         for label in labels:
@@ -857,6 +915,24 @@ class Store:
                          "updated": now})
         self.db["labels"].upsert_all(rows, pk="id", alter=False)
         return dict(Counter(row["dataset"] for row in rows))
+
+    def _as_categories(self, labels: list[dict]) -> list[dict]:
+        """`labels` with a label given as a category (`categories`: the pair of two-category words its
+        `score` indexes, `geval.data.labels.read_labels`) scored as its index among its dataset's
+        categories of the aspect, which it declares where the dataset has none yet. Call inside `_write()`."""
+        worded = [label for label in labels if label.get("categories")]
+        for dataset in dict.fromkeys(label["dataset"] for label in worded):
+            self.declare_categories(dataset, {label["aspect"]: tuple(label["categories"])
+                                              for label in worded if label["dataset"] == dataset})
+        out = []
+        for label in labels:
+            if label.get("categories"):
+                known = self.categories(label["dataset"])
+                aspect = next((a for a in known if a.lower() == label["aspect"].lower()), label["aspect"])
+                label = {**label, "aspect": aspect,
+                         "score": category_index(label["categories"][int(label["score"])], known[aspect])}
+            out.append(label)
+        return out
 
     def _by_store_ids(self, labels: list[dict], dataset: str | None) -> list[dict]:
         """`labels` with each item_id the store's own and the item's dataset (a file's own id
@@ -929,14 +1005,16 @@ class Store:
         return chosen_side(self.human_stamp(dataset)[1], self._own_items(dataset))
 
     def human_stamp(self, dataset: str) -> tuple:
-        """What changes when the dataset's human side does: when it was loaded, the side kept, and
-        its labels' count, latest write and sum (for caches of what is computed from it)."""
+        """What changes when the dataset's human side does: when it was loaded, the side kept, its
+        labels' count, latest write and sum, and the scales and categories declared for its aspects (for
+        caches of what is computed from it)."""
         with self.lock:
-            row = self.db.execute("SELECT human_side FROM datasets WHERE name = ?", [dataset]).fetchone()
+            row = self.db.execute("SELECT human_side, scales, categories FROM datasets WHERE name = ?",
+                                  [dataset]).fetchone()
             count, latest, total = self.db.execute(
                 "SELECT COUNT(*), MAX(updated), SUM(score) FROM labels WHERE dataset = ?", [dataset]).fetchone()
         return (self.dataset_loaded(dataset), (row[0] or "") if row else "", int(count), float(latest or 0.0),
-                float(total or 0.0))
+                float(total or 0.0), ((row[1] or "") + (row[2] or "")) if row else "")
 
     # --- notes ---------------------------------------------------------------------------------
     def set_note(self, item_id: str, flag: bool, note: str, beside: str = "") -> None:
