@@ -475,12 +475,16 @@ class Store:
     def export_judgments(self, dataset: str, path: str | Path) -> Counter:
         """Write every judgment of `dataset`, with the templates, steps and calls it rests on, to one
         xz-compressed file (`geval.store.kept`); returns the rows written per table."""
-        return kept.write(self, dataset, path)
+        return kept.write(self.kept_rows(dataset), dataset, path)
 
     def import_judgments(self, path: str | Path) -> Counter:
         """Read a file `export_judgments` wrote into this store, whose dataset must be loaded here
         (`kept_dataset(path)` names it); returns the rows read per table."""
-        return kept.read(self, path)
+        dataset = kept.dataset_of(path)
+        if dataset not in self.dataset_names():
+            raise StoreError(f"{path}: keeps judgments of {dataset!r}, which {self.path} does not hold; load it first "
+                             f"(python -m geval datasets load {dataset})")
+        return self.keep_rows(kept.read(path))
 
     kept_dataset = staticmethod(kept.dataset_of)
 
