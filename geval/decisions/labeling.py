@@ -708,3 +708,8 @@ def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataF
     mine = list(dict.fromkeys(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "item_id"]))
     rest = [i for i in population.index[population["human"].notna()] if i not in set(mine)]
     return mine + [rest[i] for i in np.random.default_rng(seed).permutation(len(rest))]
+
+
+# A team's annotation queues (`geval.labeling.queues`), and what people's reasons make of the judge's
+# prompt (`geval.labeling.reasons`): imported last, as they build on the names above.
+from geval.decisions import queues  # noqa: E402
