@@ -19,6 +19,7 @@ such a provider is configured in .streamlit/secrets.toml: docs/team.md says how 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -103,6 +104,16 @@ def refusal(title: str, user: User):
                  "own queue only.")
     refuse.__name__ = f"refused_{title.lower()}"
     return refuse
+
+
+def refuse_address(user: User) -> None:
+    """A lead page's address opened by an annotator (a link, a bookmark, typed): refused in one line and
+    the run stopped, whatever page Streamlit would fall back to (a new session's first run may name the
+    page by an old script hash, which resolves to the default page)."""
+    page = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    if page in LEAD_PAGES:
+        refusal(LEAD_PAGES[page], user)()
+        st.stop()
 
 
 def refuse_query(user: User) -> None:
