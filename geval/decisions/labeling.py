@@ -712,4 +712,4 @@ def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataF
 
 # A team's annotation queues (`geval.labeling.queues`), and what people's reasons make of the judge's
 # prompt (`geval.labeling.reasons`): imported last, as they build on the names above.
-from geval.decisions import queues  # noqa: E402
+from geval.decisions import queues, reasons  # noqa: E402
