@@ -586,8 +586,18 @@ def _team_commands(commands) -> None:
     export.add_argument("name")
     export.add_argument("--out", required=True)
     listed = sub.add_parser("list", help="the queues in the store")
+    reasons = sub.add_parser("reasons", help="candidate templates from the queue's reasons (corrected examples; a "
+                                             "rubric an OpenAI-compatible judge drafts), measured held out by the "
+                                             "prompt search, adopted only if they beat the start there")
+    reasons.add_argument("name")
+    reasons.add_argument("--aspect", required=True, help="the queue's aspect, compared with the judge's")
+    reasons.add_argument("--budget", type=int, required=True, help="at most this many judge calls in all")
+    reasons.add_argument("--k", type=int, default=2, help="corrected examples shown (default 2, of 2 groups)")
+    reasons.add_argument("--template", "-t", help="the template to beat (default: the dataset's for --aspect)")
+    reasons.add_argument("--seed", type=int, default=0)
+    _judge_arguments(reasons)
     for parser, run in ((create, cmd_queue_create), (show, cmd_queue_show), (join, cmd_queue_join),
-                        (export, cmd_queue_export), (listed, cmd_queue_list)):
+                        (export, cmd_queue_export), (listed, cmd_queue_list), (reasons, cmd_queue_reasons)):
         _store_argument(parser)
         parser.set_defaults(run=run)
 
@@ -666,6 +676,23 @@ def cmd_queue_export(args) -> None:
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     frame.to_csv(args.out, index=False)
     print(f"wrote {geval.reporting.counted(len(frame), 'label')} of queue {args.name} to {args.out}")
+
+
+def cmd_queue_reasons(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    start = geval.Template.load(args.template) if args.template else None
+    result = geval.labeling.reasons.from_reasons(store, queue.dataset, judge_from(args), args.aspect, args.budget,
+                                                 start, queue=queue.name, k=args.k, seed=args.seed)
+    print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
+    for sentence in result.drafted:
+        print(f"  rubric: {sentence}")
+    print(f"made from {geval.reporting.counted(len(result.source_groups), 'group')}, left out of the search; "
+          f"{len(result.search.tune_groups)} to tune on, {len(result.search.test_groups)} to test on")
+    note = result.reading.get("note") or ""
+    print(f"gain on the test groups: {result.gain:+.3f} [{result.low:+.3f}, {result.high:+.3f}]"
+          + (f" ({note})" if note else ""))
+    print(result.verdict)
 
 
 def cmd_queue_list(args) -> None:

@@ -91,3 +91,25 @@ def test_too_few_corrections_or_groups_say_so(scored):
         from_reasons(store, "synthetic", judge, "Natural", 500, start=TEMPLATE, k=20)
     with pytest.raises(ReasonsError, match="no groups are left"):
         from_reasons(store, "synthetic", judge, "Natural", 500, start=TEMPLATE, k=2, groups=["g0", "g1"])
+
+
+def test_cli_queue_reasons_measures_the_queues_reasons(tmp_path):
+    from helpers import run_cli, template_text
+
+    path = tmp_path / "s.sqlite"
+    store = geval.Store(path)
+    items = make_items(24, per_group=2)
+    store.save_dataset(geval.Dataset("synthetic", "s.json", "table", items))
+    geval.labeling.queues.create(store, "pilot", "synthetic", geval.labeling.parse_aspects("Natural 1-3"),
+                                 ["ann", "bob"], overlap=1)
+    held = store.assignments("pilot")
+    for row in held.itertuples():  # every label at the scale's far end from the dataset's people, with a reason
+        store.save_label(row.item_id, "Natural", 3, row.annotator, 5.0, f"{row.annotator} says why")
+    template = tmp_path / "t.txt"
+    template.write_text(template_text(aspects=(("Naturalness", 1, 3, "Natural"),)))
+    geval.score(store, items, geval.Template.load(template), geval.make_judge("scripted"), "synthetic")
+    done = run_cli("queue", "reasons", "pilot", "--aspect", "Natural", "--budget", "2000", "--template", str(template),
+                   "--judge", "scripted", "--store", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "candidates from the reasons: " in done.stdout and "gain on the test groups: " in done.stdout
+    assert "not adopted" in done.stdout or "adopted:" in done.stdout

@@ -5,7 +5,7 @@ against them."""
 import streamlit as st
 
 import geval
-from studio import auth, cached, state
+from studio import auth, cached, jobs, state
 from studio.text import plain
 
 queues = geval.labeling.queues
@@ -100,6 +100,49 @@ else:
         st.dataframe(geval.reporting.display_table(table), hide_index=True)
     except geval.GevalError as exc:
         st.caption(plain(str(exc)))
+
+# --- reasons into the judge ---------------------------------------------------------------------------------
+st.subheader("Reasons into the judge")
+st.caption("Where people corrected the judge with a reason, those items become candidate prompts: a few corrected "
+           "items shown with their reasons, and (with an OpenAI-compatible judge) rubric sentences it drafts from the "
+           "reasons. Each is tried by the prompt search on groups it was not made from, against the template the "
+           "judge uses now, and adopted only if it beats it on held-out groups.")
+if len(combos):
+    aspect = queue.aspects[0]
+    try:
+        found = geval.labeling.reasons.corrections(store, dataset.name, aspect.name, aspect.min, aspect.max,
+                                                   cached.pair(combos.set_index("label").loc[label]), queue.name)
+        st.dataframe(geval.labeling.reasons.reasons_table(found), hide_index=True)
+    except geval.GevalError as exc:
+        found = []
+        st.caption(plain(str(exc)))
+    job = jobs.get(st.session_state.get("queue_reasons_job"))
+    budget_column, button_column = st.columns([3, 1], vertical_alignment="bottom")
+    budget = budget_column.number_input("Judge calls at most (the sidebar's judge)", 10, 100_000, 400,
+                                        key="queue_reasons_budget")
+    if button_column.button("Measure", key="queue_reasons_go", disabled=len(found) < 2 or bool(job and not job.done)):
+        st.session_state["queue_reasons_job"] = jobs.start_reasons(str(store.path), dataset.name, state.judge(),
+                                                                   aspect.name, int(budget), queue.name, 2).id
+        st.rerun()
+    if job is not None and not job.done:
+        @st.fragment(run_every=2.0)
+        def measuring() -> None:
+            """Redrawn every 2 s while the search runs; the whole page once it ends."""
+            if job.done:
+                st.rerun()
+            st.caption(job.progress.line() if job.progress else "starting…")
+
+        measuring()
+        st.button("Stop", key="queue_reasons_stop", on_click=job.stop.set)
+    elif job is not None and job.error:
+        st.error(plain(job.error))
+    elif job is not None and job.result is not None:
+        result = job.result
+        shown = geval.reporting.number(result.gain, 3)
+        interval = (f" [{geval.reporting.number(result.low, 3)}, {geval.reporting.number(result.high, 3)}]"
+                    if result.low == result.low else f" ({result.reading.get('note') or 'no interval'})")
+        (st.success if result.adopted else st.info)(f"Gain on {len(result.search.test_groups)} held-out groups: "
+                                                   f"{shown}{interval}. {result.verdict.capitalize()}.")
 
 # --- export ---------------------------------------------------------------------------------------------
 labels = queues.export(store, queue)

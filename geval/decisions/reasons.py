@@ -23,6 +23,8 @@ made from, and adopted only when it beats the start there.
 from __future__ import annotations
 
 import math
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -41,7 +43,7 @@ from geval.errors import GevalError
 from geval.judging.judgment import Judge
 from geval.judging.templates import Template
 from geval.store import Store
-from geval.tuning.search import TuneResult, default_start, tune
+from geval.tuning.search import TuneProgress, TuneResult, default_start, tune
 from geval.tuning.variants import only_aspect, with_block
 
 #: How far a label must be from the judge's score to count as a correction: this share of the scale's range
@@ -163,11 +165,13 @@ def with_rubric(start: Template, aspect_key: str, sentences: list[str]) -> Templ
 def from_reasons(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
                  combo: tuple[str, str] | None = None, queue: str | None = None, k: int = 2,
                  drafter: Judge | None = None, groups: list[str] | None = None, tune_share: float = 0.5,
-                 seed: int = 0) -> ReasonsResult:
+                 seed: int = 0, stop: threading.Event | None = None,
+                 on_progress: Callable[[TuneProgress], None] | None = None) -> ReasonsResult:
     """Make the candidates from people's reasons (module docstring) and measure them with `geval.tune`
     against `start` (default: the dataset's starting template for `human`) within `budget` judge calls,
     on `groups` (default all) less the groups the candidates were made from. `drafter`: the model that
-    drafts the rubric (default the judge, when it is OpenAI-compatible; no rubric otherwise)."""
+    drafts the rubric (default the judge, when it is OpenAI-compatible; no rubric otherwise). `stop` and
+    `on_progress` go to the search."""
     start = start or default_start(dataset, human)
     aspect = next((a for a in start.aspects if (a.human or a.name).lower() == human.lower()), None)
     if aspect is None:
@@ -196,7 +200,8 @@ def from_reasons(store: Store, dataset: str, judge: Judge, human: str, budget: i
         raise ReasonsError(f"no groups are left to measure on once the {len(source)} the candidates were made "
                            "from are set aside")
     search = tune(store, dataset, judge, human, budget, start, others=list(candidates.values()), few_shot=(),
-                  ensemble=False, groups=left, tune_share=tune_share, seed=seed)
+                  ensemble=False, groups=left, tune_share=tune_share, seed=seed, stop=stop,
+                  on_progress=on_progress)
     ours = {template.name for template in candidates.values()}
     winner = search.winner_template.name if search.winner_template is not None else ""
     test = search.test or {}
