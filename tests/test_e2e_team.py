@@ -130,3 +130,5 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         assert f"on {ITEMS} items labeled by two or more" in shown and "bob-reason" in shown
         screenshot(lead, "team_queues", publish_as="team_queues")
         browser.close()
+    log = (tmp_path / "streamlit.log").read_text()
+    assert not [word for word in ("ann-password", "bob-password", "lead-password") if word in log]  # never logged
