@@ -109,20 +109,23 @@ st.caption("Where people corrected the judge with a reason, those items become c
            "judge uses now, and adopted only if it beats it on held-out groups.")
 if len(combos):
     aspect = queue.aspects[0]
+    compared = cached.pair(combos.set_index("label").loc[label])  # the judge chosen above
     try:
         found = geval.labeling.reasons.corrections(store, dataset.name, aspect.name, aspect.min, aspect.max,
-                                                   cached.pair(combos.set_index("label").loc[label]), queue.name)
+                                                   compared, queue.name)
         st.dataframe(geval.labeling.reasons.reasons_table(found), hide_index=True)
     except geval.GevalError as exc:
         found = []
         st.caption(plain(str(exc)))
     job = jobs.get(st.session_state.get("queue_reasons_job"))
     budget_column, button_column = st.columns([3, 1], vertical_alignment="bottom")
-    budget = budget_column.number_input("Judge calls at most (the sidebar's judge)", 10, 100_000, 400,
+    budget = budget_column.number_input("Judge calls at most (the sidebar's judge asks; the corrections are read "
+                                        "against the judge chosen above)", 10, 100_000, 400,
                                         key="queue_reasons_budget")
     if button_column.button("Measure", key="queue_reasons_go", disabled=len(found) < 2 or bool(job and not job.done)):
         st.session_state["queue_reasons_job"] = jobs.start_reasons(str(store.path), dataset.name, state.judge(),
-                                                                   aspect.name, int(budget), queue.name, 2).id
+                                                                   aspect.name, int(budget), queue.name, 2,
+                                                                   compared).id
         st.rerun()
     if job is not None and not job.done:
         @st.fragment(run_every=2.0)
