@@ -18,6 +18,7 @@ such a provider is configured in .streamlit/secrets.toml: docs/team.md says how 
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -63,6 +64,37 @@ def signed_in() -> User | None:
     roles = store.users()
     if not roles:
         return None
+    name = st.session_state.get("username") if st.session_state.get("authentication_status") else None
+    if name is None and not st.session_state.get("logout"):  # a new session: the signed cookie, read here
+        name = _from_cookie(store)
+        if name in roles:
+            st.session_state.update(authentication_status=True, username=name, name=name)
+    if name not in roles or st.session_state.get("sign_out"):
+        _sign_in_form(store, roles)  # stops the run until someone signs in
+        name = st.session_state["username"]
+    st.session_state[USER] = User(name, roles[name])
+    return st.session_state[USER]
+
+
+def _from_cookie(store: geval.Store) -> str | None:
+    """The name the session cookie carries, when it is signed with the store's key and not expired. Read on
+    the server (from the request that opened the session): no component, so a new session's first run
+    is not cut short by one's answer, which would name no page (a link would open the default page)."""
+    import jwt
+
+    token = st.context.cookies.get(COOKIE)
+    if not token:
+        return None
+    try:
+        claims = jwt.decode(token, store.session_key(), algorithms=["HS256"])
+    except jwt.PyJWTError:
+        return None
+    return claims.get("username") if float(claims.get("exp_date", 0)) > time.time() else None
+
+
+def _sign_in_form(store: geval.Store, roles: dict[str, str]) -> None:
+    """streamlit-authenticator's form (its component sets the cookie on sign-in, deletes it on sign-out);
+    stops the run while nobody is signed in."""
     import streamlit_authenticator as stauth
 
     authenticator = _authenticator(store)

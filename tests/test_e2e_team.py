@@ -12,7 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, goto_page, main_text, screenshot, streamlit_server, wait_idle
+from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_idle
 from helpers import REPO, make_template, scripted
 
 import geval
@@ -124,7 +124,9 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         bob_context.close()
 
         _, lead, _ = signed_in(browser, url, "lena", "lead-password", "Data")
-        goto_page(lead, "Queues")
+        lead.goto(f"{url}/queues")  # a link, in a new session signed in by the cookie, opens the page it names
+        lead.locator(f"{MAIN} h1").filter(has_text="Queues").first.wait_for(timeout=90_000)
+        wait_idle(lead)
         lead.locator(MAIN).get_by_text("Krippendorff's alpha (ordinal)").first.wait_for()
         shown = main_text(lead)
         assert f"on {ITEMS} items labeled by two or more" in shown and "bob-reason" in shown
