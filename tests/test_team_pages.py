@@ -83,3 +83,17 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "Krippendorff's alpha (ordinal)" in [m.label for m in at.metric]
     assert at.metric[0].value.startswith("1.000") and at.metric[1].value.startswith("1.000")
     assert "12 items labeled by two or more" in shown
+
+
+def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
+    store, dataset = team
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    at.text_input(key="queue_name").input("second")
+    at.multiselect(key="queue_who").set_value(["ann", "bob"])
+    at.selectbox(key="queue_how").set_value("per_system")
+    at.number_input(key="queue_n").set_value(1)
+    next(b for b in at.button if b.label == "Make the queue").click().run()
+    assert not at.exception and "Queue second is made: 6 items, each to 2 of 2 annotators." in texts(at)
+    assert store.queues(dataset.name) == ["pilot", "second"]
+    assert sorted(store.assignments("second")["annotator"].value_counts()) == [6, 6]
