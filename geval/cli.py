@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _labels_commands(commands)
     _judgments_commands(commands)
+    _team_commands(commands)
     _judge_commands(commands)
     _systems_command(commands)
 
@@ -593,6 +594,167 @@ def _rows_counted(rows) -> str:
                      (("judgments", ("judgment",)), ("calls", ("cached call",)), ("runs", ("run",)),
                       ("templates", ("template version",)),
                       ("steps", ("set of evaluation steps", "sets of evaluation steps"))) if rows[table])
+
+
+def _team_commands(commands) -> None:
+    """`users` and `queue`: a team's accounts (once one exists, the app asks everyone to sign in) and
+    its annotation queues."""
+    users = commands.add_parser("users", help="accounts: with none the app needs no sign-in; with one, everyone signs "
+                                              "in (a lead sees every page, an annotator their own queue only)")
+    users.set_defaults(group=users)
+    sub = users.add_subparsers(title="users commands")
+    add = sub.add_parser("add", help="make an account; the password is asked for (never on the command line)")
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=["lead", "annotator"])
+    add.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin "
+                                                                   "(for scripts) instead of asking for it")
+    add.add_argument("--replace", action="store_true", help="replace an existing account's role and password")
+    remove = sub.add_parser("remove", help="remove an account (its labels stay)")
+    remove.add_argument("name")
+    listed = sub.add_parser("list", help="the accounts and their roles")
+    for parser, run in ((add, cmd_users_add), (remove, cmd_users_remove), (listed, cmd_users_list)):
+        _store_argument(parser)
+        parser.set_defaults(run=run)
+
+    queue = commands.add_parser("queue", help="annotation queues: items handed to a team, each to several annotators")
+    queue.set_defaults(group=queue)
+    sub = queue.add_subparsers(title="queue commands")
+    create = sub.add_parser("create", help="make a queue: a dataset's items, aspects with scales, who, and overlap")
+    create.add_argument("name")
+    create.add_argument("--dataset", required=True, help="dataset name as stored")
+    create.add_argument("--aspects", required=True, help='aspects with their scales, e.g. "Natural 1-3, Engaging 1-3"')
+    create.add_argument("--annotators", required=True, help="comma-separated names (accounts, or any names)")
+    create.add_argument("--items", default="all", choices=list(geval.labeling.queues.SELECTIONS),
+                        help="; ".join(f"{k}: {v}" for k, v in geval.labeling.queues.SELECTIONS.items()))
+    create.add_argument("--n", type=int, default=0, help="the number of items (of each system, for per_system)")
+    create.add_argument("--overlap", type=int, default=2, help="annotators who label each item (2 or more gives "
+                                                               "agreement; default 2)")
+    create.add_argument("--reasons", default="none", choices=list(geval.labeling.queues.REASON_RULES),
+                        help="; ".join(f"{k}: {v}" for k, v in geval.labeling.queues.REASON_RULES.items()))
+    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--by", default="", help="who makes it (a lead's name)")
+    show = sub.add_parser("show", help="a queue's progress per annotator and its agreement (alpha, pairwise kappa)")
+    show.add_argument("name")
+    join = sub.add_parser("join", help="add an annotator late: they take over items nobody has labeled first")
+    join.add_argument("name")
+    join.add_argument("annotator")
+    export = sub.add_parser("export", help="the queue's labels with annotator, time and reason, to a .csv file")
+    export.add_argument("name")
+    export.add_argument("--out", required=True)
+    listed = sub.add_parser("list", help="the queues in the store")
+    reasons = sub.add_parser("reasons", help="candidate templates from the queue's reasons (corrected examples; a "
+                                             "rubric an OpenAI-compatible judge drafts), measured held out by the "
+                                             "prompt search, adopted only if they beat the start there")
+    reasons.add_argument("name")
+    reasons.add_argument("--aspect", required=True, help="the queue's aspect, compared with the judge's")
+    reasons.add_argument("--budget", type=int, required=True, help="at most this many judge calls in all")
+    reasons.add_argument("--k", type=int, default=2, help="corrected examples shown (default 2, of 2 groups)")
+    reasons.add_argument("--template", "-t", help="the template to beat (default: the dataset's for --aspect)")
+    reasons.add_argument("--seed", type=int, default=0)
+    _judge_arguments(reasons)
+    for parser, run in ((create, cmd_queue_create), (show, cmd_queue_show), (join, cmd_queue_join),
+                        (export, cmd_queue_export), (listed, cmd_queue_list), (reasons, cmd_queue_reasons)):
+        _store_argument(parser)
+        parser.set_defaults(run=run)
+
+
+def _password(from_stdin: bool) -> str:
+    """The new account's password: the first line of stdin, or asked twice without echo."""
+    import getpass
+
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass("password: ")
+    if getpass.getpass("again: ") != first:
+        raise geval.GevalError("the two passwords differ; run the command again")
+    return first
+
+
+def cmd_users_add(args) -> None:
+    store = geval.Store(args.store)
+    store.add_user(args.name, args.role, _password(args.password_stdin), replace=args.replace)
+    print(f"{args.name.strip().lower()} is now a{'n' if args.role == 'annotator' else ''} {args.role} of {store.path}: the app "
+          "asks everyone to sign in")
+
+
+def cmd_users_remove(args) -> None:
+    store = geval.Store(args.store)
+    if not store.remove_user(args.name):
+        raise geval.GevalError(f"no user named {args.name!r} in {store.path}; `geval users list` lists them")
+    left = store.users()
+    print(f"removed {args.name}" + ("" if left else ": no account is left, the app needs no sign-in again"))
+
+
+def cmd_users_list(args) -> None:
+    users = geval.Store(args.store).users()
+    if not users:
+        print("no accounts: the app needs no sign-in (geval users add NAME --role lead makes one)")
+    for name, role in users.items():
+        print(f"{name}\t{role}")
+
+
+def cmd_queue_create(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.create(
+        store, args.name, _stored_dataset(store, args.dataset), geval.labeling.parse_aspects(args.aspects),
+        [a.strip() for a in args.annotators.split(",") if a.strip()], args.items, args.n, args.overlap,
+        args.reasons, args.seed, args.by)
+    rows = store.assignments(queue.name)
+    print(f"queue {queue.name}: {geval.reporting.counted(rows['item_id'].nunique(), 'item')} of {queue.dataset}, "
+          f"each to {queue.overlap} of {len(queue.annotators(store))} annotators "
+          f"({', '.join(f'{a} {n}' for a, n in rows['annotator'].value_counts().sort_index().items())})")
+
+
+def cmd_queue_show(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    print(f"queue {queue.name} on {queue.dataset}: {', '.join(map(str, queue.aspects))}; overlap {queue.overlap}; "
+          f"{geval.labeling.queues.REASON_RULES[queue.reasons]}")
+    print(geval.labeling.queues.progress(store, queue).to_string(index=False))
+    items = geval.labeling.queues.people_items(store, queue)
+    for aspect in queue.aspects:
+        found = geval.labeling.queues.agreement(store, queue, aspect, items)
+        print(f"{aspect.name}, on {geval.reporting.counted(found.items, 'item')} labeled twice or more: "
+              f"Krippendorff's alpha (ordinal) {found.alpha.reads()}; mean pairwise weighted kappa {found.kappa.reads()}")
+
+
+def cmd_queue_join(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    taken = geval.labeling.queues.add_annotator(store, queue, args.annotator.strip())
+    print(f"{args.annotator} joins queue {queue.name} with {geval.reporting.counted(taken, 'item')}, those nobody "
+          "has labeled first")
+
+
+def cmd_queue_export(args) -> None:
+    store = geval.Store(args.store)
+    frame = geval.labeling.queues.export(store, geval.labeling.queues.Queue.read(store, args.name))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(args.out, index=False)
+    print(f"wrote {geval.reporting.counted(len(frame), 'label')} of queue {args.name} to {args.out}")
+
+
+def cmd_queue_reasons(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    start = geval.Template.load(args.template) if args.template else None
+    result = geval.labeling.reasons.from_reasons(store, queue.dataset, judge_from(args), args.aspect, args.budget,
+                                                 start, queue=queue.name, k=args.k, seed=args.seed)
+    print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
+    for sentence in result.drafted:
+        print(f"  rubric: {sentence}")
+    print(f"made from {geval.reporting.counted(len(result.source_groups), 'group')}, left out of the search; "
+          f"{len(result.search.tune_groups)} to tune on, {len(result.search.test_groups)} to test on")
+    note = result.reading.get("note") or ""
+    print(f"gain on the test groups: {result.gain:+.3f} [{result.low:+.3f}, {result.high:+.3f}]"
+          + (f" ({note})" if note else ""))
+    print(result.verdict)
+
+
+def cmd_queue_list(args) -> None:
+    store = geval.Store(args.store)
+    for name in store.queues() or ["no queues yet (geval queue create)"]:
+        print(name)
 
 
 def _stored_dataset(store: geval.Store, name: str) -> str:

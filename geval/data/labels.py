@@ -30,7 +30,7 @@ HUMAN_SIDES = {"people": "the people's mean (the dataset's own scores)",
                "you": "your labels",
                "both": "you as one more annotator (on the items you labeled)"}
 #: A labels file's columns, in the order they are written; item_id, aspect and score are required.
-FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated")
+FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated", "reason")
 REQUIRED = ("item_id", "aspect", "score")
 
 
@@ -65,15 +65,16 @@ def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list
             rated = {aspect: {**item.ratings(aspect), **dict(sorted(scores.items()))} for aspect, scores in mine.items()}
         human = {aspect: tuple(scores.values()) for aspect, scores in rated.items()}
         annotators = {aspect: tuple(scores) for aspect, scores in rated.items()}
-        merged.append(item if human == item.human else replace(item, human=human, annotators=annotators))
+        same = human == item.human and all(tuple(item.ratings(a)) == who for a, who in annotators.items())
+        merged.append(item if same else replace(item, human=human, annotators=annotators))
     return merged
 
 
 def read_labels(path: str | Path) -> list[dict]:
     """The labels of a .csv, .jsonl or .json file (a list of objects): item_id, aspect and score
     required; annotator (default "you"), dataset (where item_id is the id your file gave the item),
-    seconds, created and updated optional; other columns ignored. A score is a number or, for every
-    label of an aspect, a two-category word (pass/fail, yes/no, true/false, any case): then its index
+    seconds, created, updated and reason (why the annotator gave it) optional; other columns ignored. A
+    score is a number or, for every label of an aspect, a two-category word (pass/fail, yes/no, true/false, any case): then its index
     in the pair (negative first) with the pair as `categories`, read as a categorical aspect. Raises
     LabelError naming the file and line of the first bad value."""
     path = Path(path)
@@ -99,6 +100,8 @@ def read_labels(path: str | Path) -> list[dict]:
                  **({"categories": pair} if pair else {})}
         if str(record.get("dataset") or "").strip():
             label["dataset"] = str(record["dataset"]).strip()
+        if str(record.get("reason") or "").strip():
+            label["reason"] = str(record["reason"]).strip()
         for column in ("seconds", "created", "updated"):
             value = record.get(column)
             if value not in (None, ""):

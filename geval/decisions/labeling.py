@@ -18,6 +18,7 @@ jackknife (`comparison.paired_columns`), none below MIN_GROUPS groups.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections import Counter
@@ -731,3 +732,15 @@ def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataF
     mine = list(dict.fromkeys(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "item_id"]))
     rest = [i for i in population.index[population["human"].notna()] if i not in set(mine)]
     return mine + [rest[i] for i in np.random.default_rng(seed).permutation(len(rest))]
+
+
+#: Modules reached through this one (they build on it): a team's annotation queues, and what people's
+#: reasons make of the judge's prompt: `geval.labeling.queues`, `geval.labeling.reasons`.
+BUILT_ON = ("queues", "reasons")
+
+
+def __getattr__(name: str):
+    """`geval.labeling.queues` and `geval.labeling.reasons`, imported on first use (PEP 562)."""
+    if name in BUILT_ON:
+        return importlib.import_module(f"geval.decisions.{name}")
+    raise AttributeError(f"module 'geval.labeling' has no attribute '{name}'")

@@ -51,6 +51,7 @@ from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import kept, schema
+from geval.store.team import TeamTables
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
@@ -66,10 +67,11 @@ def default_store_path() -> Path:
     return Path(os.environ.get("GEVAL_STORE") or Path(user_data_dir("geval-studio")) / "geval.sqlite")
 
 
-class Store:
+class Store(TeamTables):
     """One SQLite file. Safe to use from several threads (a lock guards the connection)
     and from several processes (WAL mode and a busy timeout). `Store()` opens the default
-    file (`Store.default_path()`), `Store(":memory:")` a store that lives in memory."""
+    file (`Store.default_path()`), `Store(":memory:")` a store that lives in memory. A team's accounts
+    and queues are methods of `TeamTables` (geval/store/team.py)."""
 
     default_path = staticmethod(default_store_path)
 
@@ -882,15 +884,18 @@ class Store:
 
     # --- the user's labels and the human side ---------------------------------------------------
     def save_label(self, item_id: str, aspect: str, score: float, annotator: str = DEFAULT_ANNOTATOR,
-                   seconds: float | None = None) -> dict | None:
+                   seconds: float | None = None, reason: str | None = None) -> dict | None:
         """Write one label at once, in its own transaction (a crash right after loses nothing): the
-        `annotator`'s `score` of the item on `aspect`, and the `seconds` it took. A label the
-        annotator gave the item on that aspect before is replaced (its first time kept), and
-        returned (None for a new one): what `save_labels([it])` puts back, for an undo."""
+        `annotator`'s `score` of the item on `aspect`, the `seconds` it took and the `reason` given
+        (None: the reason given before stays). A label the annotator gave the item on that aspect
+        before is replaced (its first time kept), and returned (None for a new one): what
+        `save_labels([it])` puts back, for an undo."""
         with self._write():
             previous = self._label(item_id, aspect, annotator)
+            kept = previous.get("reason") if previous and reason is None else reason
             self._upsert_labels([{"item_id": item_id, "aspect": aspect, "score": score, "annotator": annotator,
-                                  "seconds": seconds, "created": previous["created"] if previous else None}])
+                                  "seconds": seconds, "created": previous["created"] if previous else None,
+                                  "reason": kept or ""}])
         return previous
 
     def save_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
@@ -916,7 +921,7 @@ class Store:
                          "dataset": label["dataset"], "item_id": label["item_id"],
                          "aspect": label["aspect"], "annotator": annotator, "score": float(label["score"]),
                          "seconds": label.get("seconds"), "created": label.get("created") or now,
-                         "updated": now})
+                         "updated": now, "reason": label.get("reason") or ""})
         self.db["labels"].upsert_all(rows, pk="id", alter=False)
         return dict(Counter(row["dataset"] for row in rows))
 
