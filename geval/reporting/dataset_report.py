@@ -38,30 +38,24 @@ from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
-from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
+from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, SystemsError, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
-from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text
-from geval.reporting.figures import (
-    abs_diff_histogram,
-    aspect_rows,
-    clip,
-    correlation_bars,
-    distribution_figure,
-    learning_curve_figure,
-    scatter_figure,
-)
+from geval.reporting import bottom_line
+from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text, sections
+from geval.reporting.figures import aspect_rows, clip, correlation_bars, learning_curve_figure, scatter_figure
 from geval.reporting.how_it_errs import report_section as how_it_errs
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
+from geval.reporting.replacement import tests as replacement_tests
 from geval.reporting.systems import systems_section
-from geval.reporting.summary import Judged, summary_section
+from geval.reporting.summary import Judged, summary_section, what_was_judged
 from geval.reporting.tables import (
     curve_caption,
     curve_table,
@@ -160,6 +154,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
            ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT, goals: bool = False,
            folds: int = 5, top: int = 10, alttest_epsilon: float | None = EPSILONS["skilled"],
+           alttest_alignment: str | None = None, alttest_by: str | None = None, per_system: int | None = None,
            on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -170,9 +165,16 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     else the generic one), each judge row compared pairwise with the row `against` (see
     `geval.leaderboard`). `goals`: add this project's goals and reference figures for Topical-Chat
     (`TOPICALCHAT_GOALS`: the G-EVAL paper, seed 000, the embedded judge's goal); a report for
-    others leaves them out. `alttest_epsilon`: the alternative annotator test's margin (None: no
-    such section). `command` is how it was made (the CLI's command line). Raises
-    StoreError when the dataset is not stored or a pair has no judgments on it.
+    others leaves them out. The choices of the Agreement page the report was built from:
+    `alttest_epsilon`, the alternative annotator test's margin (None: no such section),
+    `alttest_alignment` and `alttest_by` (None: by the aspect, by the data), the judges (`combos`),
+    and `per_system`, the labels per system the systems' means are read at where people scored every
+    item (None: `geval.labeling.default_labels`). `command` is how it was made (the CLI's command
+    line). Raises StoreError when the dataset is not stored or a pair has no judgments on it.
+
+    It opens with the bottom line (`geval.reporting.bottom_line`: per aspect the judge worth most
+    labels, what it saves, whether it may replace an annotator, where the orders differ; which
+    systems differ); every other part follows as a `Section`, folded in the HTML page.
     """
     name = dataset.name if isinstance(dataset, Dataset) else dataset
     items = store.items(name)
@@ -202,16 +204,34 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         pd.DataFrame(columns=ANNOTATOR_COLUMNS)
     say(f"{name}: comparisons")
     comparisons, verdicts = _comparisons(store, name, scored, metric)
+    pairs = [(one.version, one.signature) for one in scored] if combos is not None else None
+    tested = None
+    if alttest_epsilon is not None:
+        say(f"{name}: can the judge replace an annotator?")
+        try:
+            tested = replacement_tests(store, name, alttest_epsilon, alttest_alignment, alttest_by, pairs)
+        except GevalError:  # no annotators to test against: the section is left out, the rest stands
+            tested = None
+    aspects, left_out_aspects = bottom_line.read(store, name, items, tested, per_system,
+                                                 [one.label for one in scored] if combos is not None else None, say)
+    replacement, replaced = replacement_section(store, name, alttest_epsilon, say, alttest_alignment, alttest_by,
+                                                pairs, tested) if tested is not None else ([], [])
+    judged = _what_was_judged(described, items, scored)
     document = Document(f"{name}: agreement with people")
-    document.add(Heading(document.title, 1), Text(_made(command), meta=True))
-    replacement, replaced = replacement_section(store, name, alttest_epsilon, say) if alttest_epsilon is not None \
-        else ([], [])
-    document.add(*summary_section(_what_was_judged(described, items, scored), board,
-                                  {one.label: one.table for one in scored}, people, metric, verdicts, replaced))
+    opening = [Heading(document.title, 1), Text(_made(command), meta=True),
+               *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested)]
+    document.add(*summary_section(judged, board, {one.label: one.table for one in scored}, people, metric, verdicts,
+                                  replaced))
     document.add(*_judged(items, described, scored, searched))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
-    document.add(*systems_section(store, name, say, figures=figures))
+    advantage = {(r.judge, r.aspect): r.advantage_probability for r in tested or () if not r.baseline}
+    estimated = systems_section(store, name, say, per_system, figures,
+                                {a.aspect: a.result or SystemsError(a.error) for a in aspects},
+                                advantage if tested is not None else None)
+    if estimated and (line := bottom_line.defaults_line(aspects)):
+        estimated.insert(2, Text(line))  # after the section's heading and method
+    document.add(*estimated)
     if goals and board is not None:
         document.add(*_goals(board))
     document.add(*_overview(scored, metric, figures), *comparisons)
@@ -223,13 +243,15 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_flagged(store, name, items))
     if scored:
         document.add(Heading("Each template version and judge"),
-                     Text("Per template version and judge: its plots against people, and folded, its signature, its "
-                          "template and the items where it and people disagree most."))
+                     Text("Per template version and judge: its scores against people's (a bubble per pair of scores, "
+                          "sized by its items), and folded, its signature, its template and the items where it and "
+                          "people disagree most."))
     for one in scored:
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
+    document.blocks = opening + sections(document.blocks)  # the bottom line open, every other part folded
     result = Report(name, document.renamed(names))
     if out is not None:
         result.write(out)
@@ -711,11 +733,9 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
     pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
     for aspect, aspect_name, human in pairs.itertuples(index=False):
         blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 4))
-        if figures:
-            blocks += [Figure(scatter_figure(frame, aspect, human), f"{one.label}: {aspect_name} against {human}"),
-                       Figure(abs_diff_histogram(frame, aspect, human), f"{one.label}: |judge − human| of {aspect_name}"),
-                       Figure(distribution_figure(frame, aspect, human), f"{one.label}: distributions of "
-                                                                         f"{aspect_name} and {human}")]
+        if figures:  # how it errs (its section) draws the differences and the use of the scale
+            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False),
+                                 f"{one.label}: {aspect_name} against {human}"))
         worst = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
                               (Table(pd.DataFrame({

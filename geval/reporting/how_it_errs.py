@@ -385,7 +385,7 @@ def blocks(label: str, found: list[AspectErrors], figures: bool = True) -> list:
         if "per label" in named:
             out.append(Table(named["per label"]))
         if figures and one.scores is not None:
-            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman"),
+            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman", per_item=False),
                               f"{label}: Bland-Altman plot of {one.aspect}"))
             if not one.scores.shares.empty:
                 out.append(Figure(scale_use_figure(one.scores, f"{one.aspect}: use of the scale"),

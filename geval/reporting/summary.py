@@ -43,7 +43,7 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
     `metric`, at their first level); the ceiling from the leaderboard's people row, else from
     `people` (`annotator_agreement`). `verdicts`: the comparisons' sentences; `replacement`: the
     alternative annotator test's, per aspect (`geval.reporting.replacement`)."""
-    blocks = [Heading("Summary"), Text(_what(judged, people))]
+    blocks = [Heading("Summary"), Text(what_was_judged(judged, people))]
     if replacement:
         blocks += [Text("Can the judge replace an annotator? (the alternative annotator test, below)"),
                    Bullets(tuple(replacement))]
@@ -66,7 +66,8 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
     return blocks + _ceiling(cells, judges)
 
 
-def _what(judged: Judged, people: pd.DataFrame) -> str:
+def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
+    """What was judged, by which judges and template versions, compared with whom, in one sentence."""
     annotators = int(people["annotators"].max()) if len(people) else judged.annotators
     who = (f"the mean of {annotators} annotators per item" if annotators > 1 else
            "one score per item (no second annotator: how much people agree is not known)")
