@@ -41,9 +41,11 @@ def _annotators_chosen() -> None:
     st.session_state[EPSILON] = geval.alttest.EPSILONS[st.session_state["alttest_who"]]
 
 
-def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
+def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
+            opens_on: tuple[str, str, str] | None = None) -> None:
     """The Agreement page's section: the settings, every judge of `dataset` ranked, then one judge and
-    aspect in detail (its verdict, each annotator's line, the plan, its signature)."""
+    aspect in detail (its verdict, each annotator's line, the plan, its signature), opened on `opens_on`
+    (the judge's label, the aspect, why: the judge worth most labels) until another is picked."""
     st.subheader("Can the judge replace an annotator?")
     st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
                "turn, and item by item the judge and the left-out person are compared by how well each represents "
@@ -108,7 +110,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                  column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))
-    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
+    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, opens_on)
 
 
 def epsilon_line(chosen: float, who: str) -> str:
@@ -158,13 +160,22 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 
 
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
-           chosen_epsilon: float, alignment: str | None) -> None:
-    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
+           chosen_epsilon: float, alignment: str | None, opens_on: tuple[str, str, str] | None = None) -> None:
+    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it; opened
+    on `opens_on` (the judge worth most labels: its label, the aspect, why), else on the highest advantage
+    probability."""
     by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
     names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
              if name in by_name]  # best first
     state.keep_valid("alttest_pick", names)
+    opened = next((name for name in names if opens_on and by_name[name].judge == opens_on[0]
+                   and by_name[name].aspect.lower() == opens_on[1].lower()), None)
+    if opened and "alttest_pick" not in st.session_state:
+        st.session_state["alttest_pick"] = opened
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
+    if opened and st.session_state.get("alttest_pick", names[0]) == opened:
+        st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
+                         "another above."))
     drawn = st.warning if says_little(result, results) else OUTCOME[result.passed]  # a constant passes too: caution
     drawn(plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
           icon=":material/balance:")
