@@ -538,3 +538,25 @@ def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_sco
     assert "Left out: label is categorical (2 categories: no, yes): a mean needs scores, so no system's mean is " \
            "estimated on it (its codes are not scores)." in said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
+
+
+def test_the_report_built_on_the_page_takes_its_epsilon_alignment_and_judges(monkeypatch, tmp_path):
+    """SummEval's experts (ε .2) on the page, "epsilon = 0.15 (skilled)" 51 times in the report built from it,
+    and other verdicts: the report read its own defaults, not the page's choices."""
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    first = at.multiselect(key="agree_combos").options[0]
+    at.multiselect(key="agree_combos").set_value([first]).run()
+    at.number_input(key="alttest_epsilon").set_value(0.1).run()
+    at.selectbox(key="alttest_alignment").set_value("rank").run()
+    assert not at.exception
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    page = at.session_state["agree_report"][1].decode("utf-8")
+    assert "epsilon = 0.1 (crowd)" in page and "epsilon = 0.15" not in page
+    assert "(the alternative annotator test, epsilon 0.1)" in page  # the bottom line's too
+    assert "(rank: minus the root mean squared difference of ranks" in page
+    judged = re.search(r"<h2>What was judged</h2>.*?</table>", page, re.DOTALL).group(0)
+    assert judged.count("<tr>") == 2  # the header and the one judge chosen
+    at.number_input(key="alttest_epsilon").set_value(0.2).run()  # a report built for other choices is not offered
+    assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]

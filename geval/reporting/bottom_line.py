@@ -288,8 +288,9 @@ def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests
     constant judge from `tests` (`geval.alttest.run` with its baseline)."""
     blocks: list = [Heading("Bottom line"), Text(what)]
     constants = {t.aspect: t for t in tests or () if t.baseline}
-    lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), constant_test=constants.get(a.aspect),
-                      why_not=a.error) for a in aspects]
+    named = short_names([combo for a in aspects for combo in a.figures["combo"]])
+    lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error)
+             for a in aspects]
     epsilon = next((t.epsilon for t in tests or ()), None)
     if lines:
         blocks += [Text("Per aspect: the judge worth most labels (the one the systems' estimates below read), what it "
@@ -297,7 +298,7 @@ def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests
                         + (f", epsilon {epsilon:g}" if epsilon is not None else "") + "), and where Pearson and the "
                         "advantage probability put another judge first, and why:"),
                    Bullets(tuple(lines))]
-    systems = [line for line in (systems_line(a.result) for a in aspects if a.result is not None) if line]
+    systems = [line for line in (systems_line(a.result, named) for a in aspects if a.result is not None) if line]
     if systems:
         blocks += [Text("Which systems differ, by the people's standard estimated with that judge:"), Bullets(tuple(systems))]
     blocks += [Text(f"Left out: {line}.") for line in left_out]
