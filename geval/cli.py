@@ -892,8 +892,8 @@ def cmd_systems(args) -> None:
         judges = bottom.judges_on(found, items, aspect)
         try:
             if combo is None and not args.together:  # the judge worth most labels here
-                result = bottom.default_means(store, dataset, aspect, set(judges.index[judges["constant"]]),
-                                              per_system, args.design, args.seed, items)
+                result = bottom.default_means(store, dataset, aspect, judges, per_system, args.design, args.seed,
+                                              items)
             else:
                 result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
                                                      args.design, args.seed, items=items)

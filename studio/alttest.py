@@ -106,8 +106,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
     shown = ranked.drop(columns=["verdict"])
     for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
         shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
-    st.dataframe(shown, hide_index=True, key="alttest_summary",
-                 column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
+    st.dataframe(shown, hide_index=True, key="alttest_summary",  # an imported judge's name is long: whole at 1400 px
+                 column_config={"judge": st.column_config.TextColumn(width="large", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))
     detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, opens_on)

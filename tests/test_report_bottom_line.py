@@ -145,8 +145,7 @@ def test_the_systems_estimate_reads_the_judge_worth_most_labels_not_the_newest(t
     assert newest.judge.startswith("late")  # what every place opened on
     expected = worth_most(newest.worth, CONSTANT)
     assert expected != newest.judge and expected.startswith(("close", "noisy"))
-    read = bottom_line.default_means(store, "personachat_usr_sample", "Natural", set(judges.index[judges["constant"]]),
-                                     5, items=items)
+    read = bottom_line.default_means(store, "personachat_usr_sample", "Natural", judges, 5, items=items)
     assert read.judge == expected
 
 

@@ -80,20 +80,28 @@ def worth_most(worth: pd.DataFrame, constant: Collection[str] = (), among: Colle
     return max(candidates, key=lambda pair: pair[1])[0]  # max keeps the first of equals
 
 
-def default_means(store: Store, dataset: str, aspect: str, constant: Collection[str] = (),
-                  per_system: int | None = None, design: str = "documents", seed: int = 0,
-                  items: list[Item] | None = None, among: Collection[str] | None = None) -> SystemMeans:
+def default_means(store: Store, dataset: str, aspect: str, judges: pd.DataFrame, per_system: int | None = None,
+                  design: str = "documents", seed: int = 0, items: list[Item] | None = None,
+                  among: Collection[str] | None = None) -> SystemMeans:
     """The systems' means on `aspect` (`geval.labeling.system_means`) combined with the judge worth most
-    labels there (`worth_most`, of the combinations `among` when given): read once with the newest judge,
-    then again with that one when it is another. Raises SystemsError as `system_means` does."""
-    result = labeling.system_means(store, dataset, aspect, None, False, per_system, design, seed, items=items)
-    best = worth_most(result.worth, constant, among)
-    if best is None or best == result.judge:
-        return result
-    label = result.worth.set_index("judge").loc[best, "combo"]
-    row = store.combos(dataset).set_index("label").loc[label]
-    return labeling.system_means(store, dataset, aspect, (row["template_version"], row["signature"]), False,
-                                 per_system, design, seed, items=items)
+    labels there (`worth_most`, of `judges`, `judges_on`'s frame, the constant ones never; of the
+    combinations `among` when given). Read first with the judge that agrees best with people within
+    systems (the figure's simple reference: most often the one worth most), again with the one worth most
+    when it is another. Raises SystemsError as `system_means` does."""
+    combos = store.combos(dataset).set_index("label")
+    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
+    guess = _top(usable, "within") or _top(usable, "pearson")
+
+    def read(column: str | None) -> SystemMeans:
+        combo = None
+        if column is not None and judges.loc[column, "combo"] in combos.index:
+            row = combos.loc[judges.loc[column, "combo"]]
+            combo = (row["template_version"], row["signature"])
+        return labeling.system_means(store, dataset, aspect, combo, False, per_system, design, seed, items=items)
+
+    result = read(guess)
+    best = worth_most(result.worth, set(judges.index[judges["constant"]]), among)
+    return result if best is None or best == result.judge or best not in judges.index else read(best)
 
 
 @dataclass
@@ -131,7 +139,7 @@ def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None =
         complete = all(item.human.get(aspect) for item in items)
         constant = set(judges.index[judges["constant"]])
         try:
-            result = default_means(store, dataset, aspect, constant,
+            result = default_means(store, dataset, aspect, judges,
                                    (per_system or labeling.default_labels(sizes)) if complete else None,
                                    items=items, among=among)
         except GevalError as exc:

@@ -138,6 +138,7 @@ class _Scored:
     totals: dict[str, float]  # `Store.call_totals`
     searched: str = ""  # what prompt searches did with its template version (`geval.analysis.held_out`)
     priced: bool = True  # False for a judge whose model has no known price: its cost reads "unknown", not $0
+    imported: tuple[str, str] | None = None  # a judge imported from a file: (its name, the file); no template
 
     def cost(self) -> str:
         """What its calls cost, as the app says it: "$0.0123", or "cost unknown" for a model of no known price."""
@@ -176,6 +177,19 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     labels, what it saves, whether it may replace an annotator, where the orders differ; which
     systems differ); every other part follows as a `Section`, folded in the HTML page.
     """
+    with store.reading_again():  # the sections read the same judgments many times over
+        return _report(store, dataset, out, combos=combos, command=command, protocols=protocols, baselines=baselines,
+                       variants=variants, levels=levels, metric=metric, n_boot=n_boot, tables=tables, embedder=embedder,
+                       figures=figures, ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, against=against,
+                       goals=goals, folds=folds, top=top, alttest_epsilon=alttest_epsilon,
+                       alttest_alignment=alttest_alignment, alttest_by=alttest_by, per_system=per_system,
+                       on_progress=on_progress)
+
+
+def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, combos, command, protocols, baselines,
+            variants, levels, metric, n_boot, tables, embedder, figures, ceiling, calibrate, ensemble, against, goals,
+            folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, on_progress) -> Report:
+    """`report`'s work, its arguments as given there."""
     name = dataset.name if isinstance(dataset, Dataset) else dataset
     items = store.items(name)
     if not items:
@@ -298,8 +312,15 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
             store.call_totals(name, version, signature), held_out(items, [version], tuned)[1],
             _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
+            _imported(info.loc[(version, signature), "signature_json"] if known else "{}"),
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
+
+
+def _imported(signature_json: str) -> tuple[str, str] | None:
+    """A judge imported from a file, as (its name, the file); None for a judge this project ran."""
+    fields = json.loads(signature_json or "{}")
+    return (fields.get("model", ""), fields.get("file", "a file")) if fields.get("backend") == "imported" else None
 
 
 def _priced(signature_json: str) -> bool:
@@ -313,9 +334,11 @@ def _priced(signature_json: str) -> bool:
 
 
 def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
-    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in scored],
-                  [one.template.label for one in scored],
-                  max((len(scores) for item in items for scores in item.human.values()), default=0))
+    ran = [one for one in scored if one.imported is None]
+    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in ran],
+                  [one.template.label for one in ran],
+                  max((len(scores) for item in items for scores in item.human.values()), default=0),
+                  [one.imported for one in scored if one.imported is not None])
 
 
 def _judged_items(items, scored: list[_Scored]) -> int:
@@ -445,6 +468,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
                     f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
+        if reference.imported or other.imported:  # a judge imported from a file has no template to compare
+            continue
         if other.version == reference.version:
             blocks.append(Text(f"{other.label} and {reference.label} use the same template version: only the judge "
                                "differs."))

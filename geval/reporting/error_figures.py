@@ -63,15 +63,21 @@ def bland_altman_figure(scores: ScoreErrors, title: str, per_item: bool = True):
     lines = (("mean difference", scores.offset, colour(2), "solid"),
              (f"lower limit (−{LIMITS} sd)", scores.lower, colour(6), "dash"),
              (f"upper limit (+{LIMITS} sd)", scores.upper, colour(6), "dash"))
+    shapes, notes = [], []  # set at once: plotly's add_hline and add_hrect re-read every shape at each call
+    across = {"xref": "x domain", "x0": 0, "x1": 1, "yref": "y"}
     for name, found, shade, dash in lines:
         if not np.isfinite(found.value):
             continue
         if np.isfinite(found.low) and np.isfinite(found.high):
-            figure.add_hrect(y0=found.low, y1=found.high, fillcolor=shade, opacity=0.15, line_width=0)
-        figure.add_hline(y=found.value, line={"color": shade, "dash": dash},
-                         annotation_text=html.escape(f"{name}: {found.value:+.2f}"), annotation_position="top left")
-    figure.add_hline(y=0, line={"color": "#888888", "width": 1})
+            shapes.append({"type": "rect", **across, "y0": found.low, "y1": found.high, "fillcolor": shade,
+                           "opacity": 0.15, "line": {"width": 0}, "layer": "above"})
+        shapes.append({"type": "line", **across, "y0": found.value, "y1": found.value,
+                       "line": {"color": shade, "dash": dash}})
+        notes.append({"text": html.escape(f"{name}: {found.value:+.2f}"), "xref": "x domain", "x": 0,
+                      "xanchor": "left", "yref": "y", "y": found.value, "yanchor": "bottom", "showarrow": False})
+    shapes.append({"type": "line", **across, "y0": 0, "y1": 0, "line": {"color": "#888888", "width": 1}})
     figure.update_layout(
+        shapes=shapes, annotations=notes,
         title={"text": html.escape(title)}, showlegend=False, height=420, margin={"t": 50},
         xaxis={"title": f"mean of judge and people ({scores.scale[0]:g}-{scores.scale[1]:g}"
                         + (", jittered)" if per_item else ")")},

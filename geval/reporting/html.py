@@ -115,8 +115,9 @@ def _template() -> dict:
 
 
 def _json(value) -> str:
-    """`value` as JSON that can sit in a <script> element (no "</" to end it early)."""
-    return to_json_plotly(value).replace("</", "<\\/")
+    """`value` as JSON that can sit in a <script> element: plotly's encoder writes <, > and / as \\u escapes,
+    so no text of a dataset ends it early; numbers as typed arrays."""
+    return to_json_plotly(value)
 
 
 def figure_data(figure) -> dict:
