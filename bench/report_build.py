@@ -25,6 +25,7 @@ agreement beside: both pages' leaderboard cells must be the same, and the new pa
 from __future__ import annotations
 
 import argparse
+import html
 import json
 import os
 import re
@@ -156,7 +157,7 @@ def leaderboard_cells(page: str) -> list[str]:
 def bottom_lines(page: str) -> list[str]:
     """The new page's bottom line, as list items."""
     part = page[page.index(">Bottom line</h2>"):page.index("<details class=section>")]
-    return [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", part)]
+    return [html.unescape(re.sub(r"<[^>]+>", "", item)) for item in re.findall(r"<li>(.*?)</li>", part)]
 
 
 def summeval_figure(args) -> None:

@@ -37,6 +37,14 @@ def epsilon(store: geval.Store, dataset: str) -> float:
     return float(st.session_state.get(EPSILON, default))
 
 
+def choices(store: geval.Store, dataset: str) -> tuple[float, str | None, str | None]:
+    """The test as chosen on the Agreement page in this session: its epsilon (`epsilon`), alignment and
+    t-test unit (None: by the aspect, by the data), for the report and the bottom line to read it so too."""
+    alignment, by = st.session_state.get("alttest_alignment"), st.session_state.get("alttest_by")
+    return (epsilon(store, dataset), None if alignment in (None, BY_ASPECT) else alignment,
+            None if by in (None, BY_DATA) else by)
+
+
 def _annotators_chosen() -> None:
     st.session_state[EPSILON] = geval.alttest.EPSILONS[st.session_state["alttest_who"]]
 

@@ -125,15 +125,15 @@ def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
 def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: pd.DataFrame,
                 per_system: int | None) -> str:
     """The aspect's bottom line (`geval.reporting.bottom_line.sentence`), as the report opens with it:
-    the judge worth most labels of every one, what it saves, whether it may replace an annotator (at the
-    test's epsilon chosen above), where Pearson and the advantage probability differ; "" when the systems'
-    means cannot be read."""
+    the judge worth most labels of every one, what it saves, whether it may replace an annotator (the test as
+    chosen above), where Pearson and the advantage probability differ; "" when the systems' means cannot be
+    read."""
     from studio import alttest
 
     bottom = geval.reporting.bottom_line
     try:
         result = _means(store, dataset.name, aspect, None, False, per_system, combos)
-        tests = cached.alttest(store, dataset.name, combos, alttest.epsilon(store, dataset.name), None)["mode"]
+        tests = cached.alttest(store, dataset.name, combos, *alttest.choices(store, dataset.name))["mode"]
     except geval.GevalError:
         return ""
     found = cached.label_features(store, dataset.name, aspect, combos, None)

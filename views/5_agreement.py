@@ -32,9 +32,7 @@ def report_choices(dataset: geval.Dataset) -> tuple:
     """What the report takes from the sections below as they are set in this session: the alternative annotator
     test's epsilon, alignment and t-test unit (None: by the aspect, by the data), and the labels per system
     the systems' means are read at (None: the default)."""
-    alignment, by = st.session_state.get("alttest_alignment"), st.session_state.get("alttest_by")
-    return (alttest.epsilon(store, dataset.name), None if alignment in (None, alttest.BY_ASPECT) else alignment,
-            None if by in (None, alttest.BY_DATA) else by, st.session_state.get("systems_labels"))
+    return (*alttest.choices(store, dataset.name), st.session_state.get("systems_labels"))
 
 
 #: The leaderboard's baselines until others are chosen (the report uses the same).

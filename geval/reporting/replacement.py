@@ -47,7 +47,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
         return [], []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
-    if (summary["reading"] != "as imported").any():  # a G-EVAL judge: its other readings beside
+    if (~summary["reading"].isin(["as imported", "a constant"])).any():  # a G-EVAL judge: its other readings beside
         for reading in (r for r in alttest.READINGS if r != "mode"):
             values = {(r.judge, r.aspect): r.advantage_probability
                       for r in alttest.run(store, dataset, combos, epsilon=epsilon, alignment=alignment,

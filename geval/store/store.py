@@ -168,6 +168,11 @@ class Store:
                 self._reads = self._room([*self._reads.items(), (key, found)])
             return found[1].copy(deep=False)
 
+    def remembered(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """`compute()`, a table derived from what the store holds, kept as its reads are (`_kept`): given back
+        until the next write to the file, while it is among the last kept (a shallow copy each time)."""
+        return self._kept(("remembered", *key), compute)
+
     def _room(self, reads: list) -> dict:
         """The newest of `reads` that may be kept: READS_KEPT, or while `reading_again` up to READS_KEPT_AGAIN
         of them holding CELLS_KEPT_AGAIN cells in all."""
