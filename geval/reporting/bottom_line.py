@@ -29,12 +29,8 @@ from geval.store import Store
 
 #: The tail of an imported judge's label, left out of a sentence where the name alone tells it apart.
 IMPORTED = re.compile(r" \(imported from [^()]*\)$")
-#: What the orders measure, for the sentences that say why two of them differ.
-WHY_WITHIN = ("labels saved follow the agreement within a system, which is what corrects a system's mean, while "
-              "Pearson over all items also counts how the judge tells systems apart")
-WHY_ADVANTAGE = ("it counts how often the judge is as close to the annotators as a person, item by item on their "
-                 "scale, which rewards giving the commonest score and punishes an offset, where a correlation sees "
-                 "neither")
+#: Why the advantage probability may rank judges otherwise than a correlation.
+WHY_ADVANTAGE = "which rewards the commonest score and punishes an offset, where a correlation sees neither"
 
 
 def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFrame:
@@ -201,8 +197,7 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     elif saved > 0.005:
         said = f"{name} is worth most labels ({saved:+.0%} of those each system's mean needs{at})"
     else:
-        said = (f"no judge saves labels{at} (the best, {name}, {saved:+.0%} of those each system's mean needs: the "
-                "labels alone do as well)")
+        said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
     return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
                                                    _orders(real, lead, named)])) + "."
 
@@ -221,12 +216,12 @@ def _replaces(row: pd.Series, constant_test) -> str:
         return "whether it may replace an annotator is not tested (that needs two annotators per item)"
     if test.passed is None:
         return f"no verdict on whether it may replace an annotator ({'; '.join(test.missing)})"
-    beaten = (f"it beats {sum(a.rejected for a in test.tested)} of {len(test.tested)} annotators at epsilon "
+    beaten = (f"beats {sum(a.rejected for a in test.tested)} of {len(test.tested)} annotators at epsilon "
               f"{test.epsilon:g}, advantage probability {test.advantage_probability:.2f}")
     if not test.passed:
         return f"it may not replace an annotator ({beaten}; it needs half)"
     if constant_test is not None and constant_test.passed:
-        return f"it passes the test to replace an annotator ({beaten}), but so does a constant, so that says little"
+        return f"it passes the test to replace an annotator ({beaten}), but so does a constant: that says little"
     return f"it may replace an annotator ({beaten})"
 
 
@@ -239,12 +234,12 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     pearson, advantage = _top(frame, "pearson"), _top(frame, "advantage")
     if pearson is not None and pearson != lead:
         said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
-                    f"against {frame.loc[lead, 'pearson']:.2f}): {_why_saved(frame, lead, pearson, named)}")
+                    f"against {frame.loc[lead, 'pearson']:.2f}){_why_saved(frame, lead, pearson)}")
     elif pearson is not None:
         same.append("Pearson")
     if advantage is not None and advantage != lead:
         said.append(f"by advantage probability {named(frame.loc[advantage, 'combo'])} leads "
-                    f"({frame.loc[advantage, 'advantage']:.2f} against {frame.loc[lead, 'advantage']:.2f}): "
+                    f"({frame.loc[advantage, 'advantage']:.2f} against {frame.loc[lead, 'advantage']:.2f}), "
                     f"{WHY_ADVANTAGE}")
     elif advantage is not None:
         same.append("the advantage probability")
@@ -253,19 +248,17 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     return "; ".join(said)
 
 
-def _why_saved(frame: pd.DataFrame, lead: str, pearson: str, named) -> str:
-    """Why labels saved put `lead` first where Pearson puts another: the agreement within systems."""
+def _why_saved(frame: pd.DataFrame, lead: str, pearson: str) -> str:
+    """Why labels saved put `lead` first where Pearson puts another: the agreement within systems ("" when
+    labels saved are not read)."""
     r_lead, r_other = frame.loc[lead, "within"], frame.loc[pearson, "within"]
     if not math.isfinite(frame.loc[lead, "saved"]):
-        return "labels saved are not read here"
+        return ""
     if math.isfinite(r_lead) and math.isfinite(r_other) and r_lead >= r_other:
-        return f"{WHY_WITHIN} (within systems {r_lead:.2f} against {r_other:.2f})"
-    return (f"labels saved do not follow the agreement within systems here ({r_lead:.2f} against "
-            f"{named(frame.loc[pearson, 'combo'])}'s {r_other:.2f}): read the saved figures' intervals before choosing")
-
-
-def _listed(names: Sequence[str]) -> str:
-    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        return (f", but labels saved follow the agreement within systems ({r_lead:.2f} against {r_other:.2f}), "
+                "which is what corrects a system's mean")
+    return (f", and labels saved do not follow the agreement within systems here ({r_lead:.2f} against "
+            f"{r_other:.2f}): check their intervals before choosing")
 
 
 def systems_line(result: SystemMeans, named=str) -> str:

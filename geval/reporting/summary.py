@@ -80,7 +80,7 @@ def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
     files = dict.fromkeys(file for _, file in judged.imported)
     imported = "; ".join(f"{counted(len(names), 'judge')} imported from {file} ({_listed(names)})" for file, names in
                          ((file, [name for name, f in judged.imported if f == file]) for file in files))
-    return (f"What was judged: {judged.judged} of {judged.items} items of {judged.dataset}, by "
+    return (f"What was judged: {judged.judged} of {judged.items} items of {judged.dataset}. Judged by "
             f"{' and '.join(filter(None, [ran, imported]))}; compared with {who}.")
 
 
