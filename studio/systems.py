@@ -69,17 +69,16 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         with st.container(key="systems_sentences"):
             for line in result.sentences():
                 st.markdown(f"- {plain(line)}")
-        ranking, worth = st.columns([2, 3])
+        ranking = st.columns([2, 3])[0]  # the judges' table below it, whole: an imported judge's name is long
         ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
                         "one pair):")
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
-    else:
-        worth = st.container()
+    worth = st.container()
     worth.caption("The judges by the labels they are worth here: the labels alone that would give the combined "
                   "interval's width [95% over groups], beside the alternative annotator test's advantage probability.")
     advantage = _advantage(store, dataset.name, combos)
     worth.dataframe(geval.reporting.worth_table(result, advantage, names), hide_index=True, key="systems_worth",
-                    column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True),
+                    column_config={"judge": st.column_config.TextColumn(width="large", pinned=True),
                                    "judge in full": st.column_config.TextColumn(width="large")})
     if line := geval.reporting.saved_line(result):
         worth.caption(plain(line))
