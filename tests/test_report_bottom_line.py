@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import re
 
-import numpy as np
 import pandas as pd
 import pytest
 from helpers import run_cli
@@ -18,6 +17,7 @@ import geval
 from geval.decisions.alttest import AltTest, Annotator
 from geval.reporting import bottom_line
 from geval.reporting.bottom_line import TOGETHER, sentence, short_names, worth_most
+from tests.test_systems import _personachat
 
 
 def _worth(saved: dict[str, float]) -> pd.DataFrame:
@@ -99,22 +99,6 @@ def test_an_imported_judge_is_named_in_a_sentence_by_its_own_name_where_that_tel
     assert named("t@123 · embedded: q") == "t@123 · embedded: q"
 
 
-def _personachat(tmp_path, judges: dict[str, float | None]) -> tuple[geval.Store, list]:
-    """The bundled PersonaChat sample (5 systems x 10 dialogues, people scored every item) with one imported
-    judge per entry of `judges`, in order (the last the newest): the people's Natural plus noise of that sd,
-    rounded to 1-3; None: a judge that answers 2 throughout."""
-    store = geval.Store(tmp_path / "s.sqlite")
-    items = geval.load_dataset("personachat_usr_sample", store=store).items
-    rng = np.random.default_rng(0)
-    for name, noise in judges.items():
-        table = tmp_path / f"{name}.csv"
-        table.write_text("item_id,Natural\n" + "".join(
-            f"{i.id},{2 if noise is None else int(np.clip(round(i.human_mean('Natural') + rng.normal(0, noise)), 1, 3))}\n"
-            for i in items))
-        geval.alttest.import_judge(store, "personachat_usr_sample", table, name)
-    return store, items
-
-
 #: The constant judge's column.
 CONSTANT = {"always-2 (imported from always-2.csv): natural"}
 
@@ -124,7 +108,9 @@ def three_judges(tmp_path_factory):
     """A close judge, a noisy one and a constant; then, the newest (the old default), a copy of whichever of
     the first two the labels-saved figure puts last, under the name "late"."""
     folder = tmp_path_factory.mktemp("bottom")
-    store, items = _personachat(folder, {"close": 0.3, "noisy": 3.0, "always-2": None})
+    store, items = _personachat(folder, {"close": 0.3, "noisy": 3.0})  # the people's Natural plus noise of this sd
+    (folder / "always-2.csv").write_text("item_id,Natural\n" + "".join(f"{i.id},2\n" for i in items))
+    geval.alttest.import_judge(store, "personachat_usr_sample", folder / "always-2.csv", "always-2")
     worth = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5,
                                         design="documents").worth
     last = min((j for j in worth["judge"] if j.startswith(("close", "noisy"))),
