@@ -303,7 +303,8 @@ def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests
     if systems:
         blocks += [Text("Which systems differ, by the people's standard estimated with that judge:"), Bullets(tuple(systems))]
     blocks += [Text(f"Left out: {line}.") for line in left_out]
-    return blocks + [Text("Every part below is folded: open one to read it (its figures are drawn as it opens).")]
+    return blocks + [Text("The parts below hold the figures and tables behind it: in the HTML page each is folded, "
+                          "open one to read it (its figures are drawn as it opens).")]
 
 
 def short_names(labels) -> Callable[[str], str]:
