@@ -141,7 +141,7 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
     constant = next((t for t in tests if t.baseline and t.aspect.lower() == aspect.lower()), None)
     labels = result.table["labeled"].median() if len(result.table) else None
     return bottom.sentence(aspect, frame, bottom.default_of(frame), labels, bottom.short_names(frame["combo"]),
-                           constant)
+                           constant, systems=bottom.has_systems(result))
 
 
 def _follow(preferred: str, options: list[str]) -> None:

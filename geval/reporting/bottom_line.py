@@ -176,12 +176,13 @@ def saved_by(result: SystemMeans | None) -> dict[str, float]:
 
 
 def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: float | None = None,
-             named=str, constant_test=None, why_not: str = "") -> str:
+             named=str, constant_test=None, why_not: str = "", systems: bool = True) -> str:
     """The bottom line of one aspect in one sentence (`frame`: `figures`; `default`: the judge worth most
     labels, `worth_most`, a row of `frame`; `per_system`: the labels per system the figure was read at;
     `named`: a judge's name as the reader knows it, from its combination's label; `constant_test`: the
     alternative annotator test of the constant judge on the aspect, if run; `why_not`: why labels saved
-    are not read, when they are not): which judge is worth most
+    are not read, when they are not; `systems`: False where the dataset has none, its one mean estimated):
+    which judge is worth most
     labels and what it saves, whether it may replace an annotator, and where Pearson and the advantage
     probability put another judge first, and why."""
     real = frame[~frame["constant"]]
@@ -190,12 +191,13 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
                 "judge gives one score throughout).")
     name, saved = named(real.loc[lead, "combo"]), real.loc[lead, "saved"]
-    at = f" at {per_system:.0f} per system" if per_system else ""
+    at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
+    mean = "each system's mean" if systems else "the dataset's mean"
     if lead != default or not math.isfinite(saved):
         said = (f"{name} agrees best with people (Pearson {real.loc[lead, 'pearson']:.2f}; labels saved not read "
                 f"here{': ' + why_not if why_not else ''})")
     elif saved > 0.005:
-        said = f"{name} is worth most labels ({saved:+.0%} of those each system's mean needs{at})"
+        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at})"
     else:
         said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
     return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
@@ -290,8 +292,8 @@ def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests
     blocks: list = [Heading("Bottom line"), Text(what)]
     constants = {t.aspect: t for t in tests or () if t.baseline}
     named = short_names([combo for a in aspects for combo in a.figures["combo"]])
-    lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error)
-             for a in aspects]
+    lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error,
+                      has_systems(a.result)) for a in aspects]
     epsilon = next((t.epsilon for t in tests or ()), None)
     if lines:
         blocks += [Text("Per aspect: the judge worth most labels (the one the systems' estimates below read), what it "
@@ -315,6 +317,11 @@ def short_names(labels) -> Callable[[str], str]:
     short = {label: IMPORTED.sub("", label) for label in labels}
     alike = Counter(short.values())
     return lambda label: short.get(label, label) if alike[short.get(label, label)] == 1 else label
+
+
+def has_systems(result: SystemMeans | None) -> bool:
+    """Whether an estimate is of several systems' means (not of the whole dataset's, which has none)."""
+    return result is None or not (len(result.table) == 1 and result.table["system"].iloc[0] == "")
 
 
 def _per_system(result: SystemMeans | None) -> float | None:
