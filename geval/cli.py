@@ -993,21 +993,44 @@ def cmd_alttest(args) -> None:
         _plans(store, dataset, results, epsilon, args.alignment, args.reading, args.fdr)
     ranked = geval.alttest.ranking(store, dataset, results)
     if len(ranked) > 1:
-        saved, line = _labels_saved(store, dataset, ranked, results, args.aspect)
+        found, why = geval.labeling.labels_saved(store, dataset, args.aspect)
+        saved, line = _labels_saved(dataset, ranked, results, found, why)
         if saved is not None:
             ranked.insert(ranked.columns.get_loc("advantage probability") + 1, "labels saved", saved)
         print("Judges by advantage probability, beside their agreement with the people (item-level Pearson; accuracy "
               "on a categorical aspect)" + (" and the labels they save:" if saved is not None else ":"))
         print(_indented(ranked.to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
         print(f"  {line}")
+        _bottom_lines(store, dataset, results, found)
 
 
-def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
-                  aspects: list[str] | None) -> tuple[list[str] | None, str]:
-    """The ranking's column of the labels each judge saves for a system's mean (`geval.labeling.labels_saved`,
-    averaged over its aspects; a constant saves none), and the line saying how it was read or why it is not
-    there (None: no aspect it can be read on)."""
-    found, why = geval.labeling.labels_saved(store, dataset, aspects)
+def _bottom_lines(store: geval.Store, dataset: str, results: list, saved) -> None:
+    """The bottom line of each aspect with a score (`geval.reporting.bottom_line.sentence`): the judge worth
+    most labels (`saved`: `geval.labeling.labels_saved`), what it saves, whether it may replace an annotator,
+    and where Pearson and the advantage probability put another judge first."""
+    bottom, items = geval.reporting.bottom_line, store.items(dataset)
+    aspects = [a for a in dict.fromkeys(r.aspect for r in results if not r.baseline)
+               if a.lower() not in {c.lower() for c in store.categories(dataset)}]
+    if not aspects:
+        return
+    found = geval.labeling.features(store, dataset, aspects[0], baselines=(), items=items)
+    tests = {(r.judge, r.aspect): r for r in results if not r.baseline}
+    print("Bottom line:")
+    for aspect in aspects:
+        mine = saved[saved["aspect"].str.lower() == aspect.lower()]
+        frame = bottom.figures(aspect, bottom.judges_on(found, items, aspect), dict(zip(mine["combo"], mine["saved"])),
+                               tests)
+        constant = next((r for r in results if r.baseline and r.aspect == aspect), None)
+        per = mine["per system"].median() if len(mine) else None
+        said = bottom.sentence(aspect, frame, bottom.default_of(frame), per, bottom.short_names(frame["combo"]),
+                               constant, systems=any(item.system for item in items))
+        print(f"  {said}")
+
+
+def _labels_saved(dataset: str, ranked, results: list, found, why: list[str]) -> tuple[list[str] | None, str]:
+    """The ranking's column of the labels each judge saves for a system's mean (`found`:
+    `geval.labeling.labels_saved`, averaged over its aspects; a constant saves none), and the line saying how it
+    was read or why it is not there (None: no aspect it can be read on; `why`: the aspects it is not read on)."""
     where = f"python -m geval systems {dataset}"
     if found.empty:
         return None, f"Labels saved: not read here: {'; '.join(why) or 'no aspect to read them on'}."
@@ -1093,22 +1116,39 @@ def cmd_systems(args) -> None:
     for line in left_out:
         print(f"{dataset}: {line}; left out\n")
     sizes = list(Counter(item.system for item in items).values())
-    advantage = _advantages(store, dataset)
+    tests = _tests(store, dataset)
+    advantage = {(r.judge, r.aspect): r.advantage_probability for r in tests if not r.baseline}
+    found = geval.labeling.features(store, dataset, aspects[0], baselines=(), items=items) if aspects else None
+    bottom = geval.reporting.bottom_line
     failed = []
     for aspect in aspects:
         complete = all(item.human.get(aspect) for item in items)
         per_system = args.labels if args.labels is not None else (
             geval.labeling.default_labels(sizes) if complete else None)
+        judges = bottom.judges_on(found, items, aspect)
         try:
-            result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
-                                                 args.design, args.seed, items=items)
+            if combo is None and not args.together:  # the judge worth most labels here
+                result = bottom.default_means(store, dataset, aspect, judges, per_system, args.design, args.seed,
+                                              items)
+            else:
+                result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
+                                                     args.design, args.seed, items=items)
         except geval.GevalError as exc:
             if len(aspects) == 1:
                 raise
             failed.append(exc)
             print(f"{dataset} · {aspect}: {exc}\n")
             continue
-        _print_systems(dataset, result, args.all_pairs, advantage, chosen=combo is not None)
+        frame = bottom.figures(aspect, judges, bottom.saved_by(result), {(r.judge, r.aspect): r for r in tests})
+        default = bottom.default_of(frame)
+        constant = next((r for r in tests if r.baseline and r.aspect.lower() == aspect.lower()), None)
+        said = bottom.sentence(result.aspect, frame, default, per_system, bottom.short_names(frame["combo"]),
+                               constant, systems=bottom.has_systems(result))
+        print(f"Bottom line: {said}")
+        _print_systems(dataset, result, args.all_pairs, advantage,
+                       why="" if combo is not None or args.together else
+                       "the judge worth most labels here: --judge picks another" if default is not None else
+                       "the most recently scored judge: --judge picks another")
     for aspect in rated:
         try:
             _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))
@@ -1145,25 +1185,23 @@ def _print_pass_rates(dataset: str, found) -> None:
     print()
 
 
-def _advantages(store: geval.Store, dataset: str) -> dict:
-    """Each judge's advantage probability in the alternative annotator test by (label, human aspect), at
-    the dataset's default epsilon ({} where the test cannot run: no annotators)."""
+def _tests(store: geval.Store, dataset: str) -> list:
+    """The alternative annotator test of every judge, with the constant beside it, at the dataset's default
+    epsilon ([] where the test cannot run: no annotators)."""
     epsilon = geval.alttest.EPSILONS[geval.alttest.annotators_of(store, dataset) or "skilled"]
     try:
-        return {(r.judge, r.aspect): r.advantage_probability for r in geval.alttest.run(store, dataset, epsilon=epsilon)}
+        return geval.alttest.run(store, dataset, epsilon=epsilon, baseline=True)
     except geval.GevalError:
-        return {}
+        return []
 
 
-def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, chosen: bool) -> None:
+def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: str = "") -> None:
     low, high = result.scale
     whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
     which = "the mean people would give the whole dataset (no systems)" if whole else \
         "the mean people would give each system"
     print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
-          f"labels), from {result.source}; combined with {result.judge}"
-          + ("" if chosen or result.judge == geval.labeling.TOGETHER else
-             " (the most recently scored judge: --judge picks another)"))
+          f"labels), from {result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))

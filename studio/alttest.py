@@ -39,13 +39,23 @@ def epsilon(store: geval.Store, dataset: str) -> float:
     return float(st.session_state.get(EPSILON, default))
 
 
+def choices(store: geval.Store, dataset: str) -> tuple[float, str | None, str | None]:
+    """The test as chosen on the Agreement page in this session: its epsilon (`epsilon`), alignment and
+    t-test unit (None: by the aspect, by the data), for the report and the bottom line to read it so too."""
+    alignment, by = st.session_state.get("alttest_alignment"), st.session_state.get("alttest_by")
+    return (epsilon(store, dataset), None if alignment in (None, BY_ASPECT) else alignment,
+            None if by in (None, BY_DATA) else by)
+
+
 def _annotators_chosen() -> None:
     st.session_state[EPSILON] = geval.alttest.EPSILONS[st.session_state["alttest_who"]]
 
 
-def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
+def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
+            opens_on: tuple[str, str, str] | None = None) -> None:
     """The Agreement page's section: the settings, every judge of `dataset` ranked, then one judge and
-    aspect in detail (its verdict, each annotator's line, the plan, its signature)."""
+    aspect in detail (its verdict, each annotator's line, the plan, its signature), opened on `opens_on`
+    (the judge's label, the aspect, why: the judge worth most labels) until another is picked."""
     st.subheader("Can the judge replace an annotator?")
     st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
                "turn, and item by item the judge and the left-out person are compared by how well each represents "
@@ -113,11 +123,11 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     shown = ranked.drop(columns=["verdict"])
     for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
         shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
-    st.dataframe(shown, hide_index=True, key="alttest_summary",
-                 column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
+    st.dataframe(shown, hide_index=True, key="alttest_summary",  # an imported judge's name is long: whole at 1400 px
+                 column_config={"judge": st.column_config.TextColumn(width="large", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))
-    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, reading, fdr)
+    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, reading, fdr, opens_on)
 
 
 def epsilon_line(chosen: float, who: str) -> str:
@@ -167,14 +177,24 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 
 
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
-           chosen_epsilon: float, alignment: str | None, reading: str = "mode", fdr: str = "by") -> None:
+           chosen_epsilon: float, alignment: str | None, reading: str = "mode", fdr: str = "by",
+           opens_on: tuple[str, str, str] | None = None) -> None:
     """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it (the
-    judge read as the verdict reads it; never a refusal beneath a pass: `geval.alttest.plan_line`)."""
+    judge read as the verdict reads it; never a refusal beneath a pass: `geval.alttest.plan_line`); opened
+    on `opens_on` (the judge worth most labels: its label, the aspect, why), else on the highest advantage
+    probability."""
     by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
     names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
              if name in by_name]  # best first
     state.keep_valid("alttest_pick", names)
+    opened = next((name for name in names if opens_on and by_name[name].judge == opens_on[0]
+                   and by_name[name].aspect.lower() == opens_on[1].lower()), None)
+    if opened and "alttest_pick" not in st.session_state:
+        st.session_state["alttest_pick"] = opened
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
+    if opened and st.session_state.get("alttest_pick", names[0]) == opened:
+        st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
+                         "another above."))
     drawn = st.warning if says_little(result, results) else OUTCOME[result.passed]  # a constant passes too: caution
     drawn(plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
           icon=":material/balance:")

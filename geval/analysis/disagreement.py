@@ -48,9 +48,16 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     system, group, level, response, template_version, signature, coverage, parsed
     (`answer_details`). `details=False` leaves out prompt, raw, coverage and parsed (what the
     plots do not need; much faster on a large dataset).
-    Raises StoreError when nothing is scored on `dataset`.
+    Raises StoreError when nothing is scored on `dataset`. Kept until the store's next write
+    (`Store.remembered`): a report's sections ask for the same one many times.
     """
     version, signature = resolve(store, dataset, combo)
+    return store.remembered(("disagreements", dataset, version, signature, details),
+                            lambda: _disagreements(store, dataset, version, signature, details))
+
+
+def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool) -> pd.DataFrame:
+    """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
     by_id = {item.id: item for item in items}
     frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), by_id)

@@ -27,6 +27,7 @@ from geval.reporting.document import Bullets, Details, Figure, Heading, Table, T
 from geval.errors import GevalError
 from geval.reporting.error_figures import bland_altman_figure, confusion_figure, scale_use_figure
 from geval.store import Store
+from geval.wording import counted
 
 __all__ = ["INTRO", "bland_altman_figure", "blocks", "confusion_figure", "lines", "read", "report_section",
            "scale_use_figure", "tables", "text", "title"]
@@ -81,6 +82,11 @@ def _points(found: Estimate, signed: bool = True) -> str:
 def _size(found: Estimate) -> Estimate:
     """A negative Estimate as its size: −0.27 [−0.35, −0.19] as 0.27 [0.19, 0.35]."""
     return Estimate(-found.value, -found.high, -found.low, found.groups, found.note) if found.value < 0 else found
+
+
+def _points_long(length: float) -> str:
+    """A scale's length in words: "1 point", "4 points", "0.5 points"."""
+    return counted(int(length), "point") if float(length).is_integer() else f"{length:g} points"
 
 
 def _signed(found: Estimate, digits: int = 2) -> str:
@@ -286,7 +292,7 @@ def _limits_line(scores: ScoreErrors) -> str:
     return (f"95% of its differences from the people's mean should lie between {_signed(lower)} and "
             f"{_signed(upper)} points (Bland-Altman limits of agreement: the mean difference ± {LIMITS} standard "
             f"deviations; each limit's interval is 95% two-sided only, one side alone may miss more often than "
-            f"2.5%), a band {width:.2f} wide on a scale {scores.scale[1] - scores.scale[0]:g} points long.")
+            f"2.5%), a band {width:.2f} wide on a scale {_points_long(scores.scale[1] - scores.scale[0])} long.")
 
 
 def _length_lines(scores: ScoreErrors) -> list[str]:
@@ -366,7 +372,7 @@ def _kappa_table(labels: LabelErrors) -> pd.DataFrame:
               str(row["items"]))
              for _, row in labels.annotators.iterrows()]
     rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
-             (f"two annotators, mean over {labels.pairs} pairs", _read(labels.people), ""),
+             (f"two annotators, mean over {counted(labels.pairs, 'pair')}", _read(labels.people), ""),
              ("the judge − the people", _signed(labels.difference, 3), ""),
              (f"{labels.among_name} among the people", _read(labels.among), "")]
     return pd.DataFrame(rows, columns=["", f"{kind} [95% CI]", "items"])
@@ -393,7 +399,7 @@ def blocks(label: str, found: list[AspectErrors], figures: bool = True) -> list:
         if "per label" in named:
             out.append(Table(named["per label"]))
         if figures and one.scores is not None:
-            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman"),
+            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman", per_item=False),
                               f"{label}: Bland-Altman plot of {one.aspect}"))
             if not one.scores.shares.empty:
                 out.append(Figure(scale_use_figure(one.scores, f"{one.aspect}: use of the scale"),

@@ -57,6 +57,9 @@ from geval.store.team import TeamTables
 CHUNK = 500
 #: Results of reads kept until the next write (`Store._kept`): judgments of a combination, its combinations.
 READS_KEPT = 4
+#: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
+#: cells they may hold in all.
+READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 20_000_000
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
 #: The tables a dataset's judgments rest on (`Store.kept_rows`), each with its primary key.
 KEPT_TABLES = {"templates": "version", "steps": "key", "calls": "key", "runs": "id", "judgments": "id"}
@@ -89,6 +92,7 @@ class Store(TeamTables):
         self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its own items)
         self._sided: dict[str, tuple[tuple, list[Item]]] = {}  # dataset -> (`human_stamp`, items with the human side)
         self._reads: dict[tuple, tuple[tuple[int, int], pd.DataFrame]] = {}  # `_kept`: key -> (data version, frame)
+        self._again = 0  # `reading_again` blocks open
         with self.lock:
             if self.path != ":memory:":
                 self._enable_wal()
@@ -167,8 +171,40 @@ class Store(TeamTables):
             if found is None or found[0] != version:
                 self._reads.pop(key, None)
                 found = (version, read())
-                self._reads = dict([*list(self._reads.items())[-(READS_KEPT - 1):], (key, found)])
+                self._reads = self._room([*self._reads.items(), (key, found)])
             return found[1].copy(deep=False)
+
+    def remembered(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """`compute()`, a table derived from what the store holds, kept as its reads are (`_kept`): given back
+        until the next write to the file, while it is among the last kept (a shallow copy each time)."""
+        return self._kept(("remembered", *key), compute)
+
+    def _room(self, reads: list) -> dict:
+        """The newest of `reads` that may be kept: READS_KEPT, or while `reading_again` up to READS_KEPT_AGAIN
+        of them holding CELLS_KEPT_AGAIN cells in all."""
+        if not self._again:
+            return dict(reads[-READS_KEPT:])
+        kept, cells = [], 0
+        for key, found in reversed(reads[-READS_KEPT_AGAIN:]):
+            cells += found[1].size
+            if kept and cells > CELLS_KEPT_AGAIN:
+                break
+            kept.append((key, found))
+        return dict(reversed(kept))
+
+    @contextmanager
+    def reading_again(self):
+        """Keep more reads while inside (`_room`), for work that reads the same judgments and combinations
+        many times over (a report's sections); back to READS_KEPT after."""
+        with self.lock:
+            self._again += 1
+        try:
+            yield self
+        finally:
+            with self.lock:
+                self._again -= 1
+                if not self._again:
+                    self._reads = dict(list(self._reads.items())[-READS_KEPT:])
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
