@@ -64,7 +64,7 @@ def fake_model(monkeypatch):
 def _checked(at):
     """The app once its check of the judge has ended (it runs in the background)."""
     at.sidebar.button(key="judge_check").click().run()
-    wait_for(at, lambda at: at.sidebar.success or at.sidebar.error, timeout=300)
+    wait_for(at, lambda at: at.sidebar.success or at.sidebar.error)
     return at
 
 
@@ -96,7 +96,7 @@ def test_the_sidebar_shows_the_check_going_on_as_a_bar_of_its_step_not_a_dimmed_
     check = checking.get(at.session_state["judge_check_id"])
     assert check.steps == 3 and check.expected == 40.0
     release.set()
-    wait_for(at, lambda at: at.sidebar.success, timeout=120)  # then it ends as any check does
+    wait_for(at, lambda at: at.sidebar.success)  # then it ends as any check does
 
 
 def test_the_sidebar_shows_a_problem_in_red_with_its_fix(monkeypatch, tmp_path, fake_model):
