@@ -13,10 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 
-from _common import REPO, fail, header
+from _common import child, fail, header
 
 import geval
 
@@ -52,13 +51,6 @@ def measure(model: str) -> dict:
     return {"system": llama_print_system_info().decode(), "tops": tops}
 
 
-def read(python: str, model: str) -> dict:
-    done = subprocess.run([python, __file__, "--child", model], cwd=REPO, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        fail(f"{python}: {done.stderr[-800:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--other-python", help="the interpreter of a venv with the other llama-cpp-python build")
@@ -71,7 +63,7 @@ if __name__ == "__main__":
         fail("--other-python is needed (see this script's docstring for how to make it)")
     header("the same logits: top-5 log-probabilities of 20 judge prompts, the installed build vs another")
     model = str(geval.make_judge("embedded").path)
-    installed, other = read(sys.executable, model), read(args.other_python, model)
+    installed, other = child(sys.executable, __file__, model), child(args.other_python, __file__, model)
     print(f"installed: {installed['system'].strip()}")
     print(f"other:     {other['system'].strip()}")
     worst, same_tokens = 0.0, 0
