@@ -29,6 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
+#: How long a browser action (a click, a wait for something drawn) and a page's load may take: a busy
+#: machine (load 20 and more on 2 cores) serves Streamlit's scripts slowly, the first load taking minutes.
+ACTION_TIMEOUT, LOAD_TIMEOUT = 60_000, 300_000
 
 
 def free_port() -> int:
@@ -84,11 +87,18 @@ def streamlit_process(store: Path, log: Path, timeout: float = 90.0, env: dict |
                     process.wait(timeout=15)
 
 
+def patient(tab):
+    """`tab` with the suite's timeouts (ACTION_TIMEOUT for an action, LOAD_TIMEOUT for a page's load)."""
+    tab.set_default_timeout(ACTION_TIMEOUT)
+    tab.set_default_navigation_timeout(LOAD_TIMEOUT)
+    return tab
+
+
 def first_page(playwright, url: str):
     """Chromium on the app at `url`, once its first page (Data) is drawn: (browser, tab)."""
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     tab = browser.new_context(viewport=VIEWPORT).new_page()
-    tab.set_default_timeout(60_000)
+    patient(tab)
     tab.goto(url)
     tab.locator('[data-testid="stMain"] h1').filter(has_text="Data").first.wait_for(timeout=90_000)
     wait_idle(tab)

@@ -26,6 +26,7 @@ from e2e_helpers import (
     goto_page,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     select_option,
     selected,
@@ -68,7 +69,7 @@ def page(server):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_page(viewport=VIEWPORT)
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.page_errors = []
         tab.on("pageerror", lambda error: tab.page_errors.append(str(error)))
         tab.goto(server["url"])

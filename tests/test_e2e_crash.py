@@ -19,8 +19,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, alert_after_work, goto_page, screenshot, streamlit_process,
-                         wait_idle)
+from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, alert_after_work, goto_page, patient, screenshot,
+                         streamlit_process, wait_idle)
 from helpers import wait_while_progressing
 
 from geval.judging.worker import FAULT
@@ -44,7 +44,7 @@ def browser():
 
 def tab_at(browser, url: str, heading: str = "Score"):
     tab = browser.new_context(viewport=VIEWPORT).new_page()
-    tab.set_default_timeout(60_000)
+    patient(tab)
     tab.goto(url)
     tab.locator(f"{MAIN} h1").filter(has_text=heading).first.wait_for(timeout=120_000)
     wait_idle(tab)

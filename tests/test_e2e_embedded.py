@@ -20,6 +20,7 @@ from e2e_helpers import (
     counters,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     streamlit_server,
     wait_for_work,
@@ -52,7 +53,7 @@ def app(tmp_path_factory):
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         yield {"url": url, "tab": tab, "loads": loads}
         browser.close()
 

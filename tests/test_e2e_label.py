@@ -25,6 +25,7 @@ from e2e_helpers import (
     dataset_uploader,
     goto_page,
     main_text,
+    patient,
     screenshot,
     streamlit_process,
     wait_idle,
@@ -110,7 +111,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.goto(url)
         tab.locator(f"{MAIN} h1").filter(has_text="Data").first.wait_for(timeout=90_000)
         wait_idle(tab)
@@ -203,7 +204,7 @@ def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_no
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         open_label_page(tab, url)
         first = label_by_keyboard(tab, store_path, 2)  # right after the page opened
         go_on(tab, first)
@@ -235,7 +236,7 @@ def test_a_digit_then_enter_at_once_labels_each_item_once(tmp_path):
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         open_label_page(tab, url)
         for index, value in enumerate(values):
             item = shown(tab)
@@ -310,7 +311,7 @@ def test_fast_typing_on_a_loaded_machine_lands_each_label_on_the_item_it_was_typ
             cpu_burner():
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         open_label_page(tab, url)
         while len(labels_in(store_path)) < 9 and bursts < 12:
             gap = gaps[bursts % len(gaps)]

@@ -23,6 +23,7 @@ from e2e_helpers import (
     goto_page,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     select_option,
     selected,
@@ -62,7 +63,7 @@ def browser():
 def fresh_tab(browser):
     """A tab in a browser context of its own: no cookies, no storage, a new Streamlit session."""
     tab = browser.new_context(viewport=VIEWPORT).new_page()
-    tab.set_default_timeout(60_000)
+    patient(tab)
     return tab
 
 
@@ -179,7 +180,8 @@ def test_after_a_stop_a_new_selection_starts_anew_and_the_stopped_run_resumes_fr
     assert tab.get_by_role("button", name="Resume this run").is_visible()  # the stopped run's own line
     screenshot(tab, "e2e_session_a2_new_selection_after_stop")
     start.click()
-    alert_after_work(tab, "success", re.compile(rf"Run \d+ \({re.escape(other.label)}\): 4/4 items"), lambda: stub.count)
+    alert_after_work(tab, "success", re.compile(rf"Run \d+ \({re.escape(other.label)}\): 4/4 items"),
+                     lambda: stub.count)
     wait_idle(tab)
     assert stub.count == stopped_after + 4  # the new selection, not the rest of the stopped run
 
@@ -328,7 +330,8 @@ def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stu
         timeout=60_000)
     screenshot(tab, "e2e_session_d_two_versions_chosen")
     tab.get_by_role("button", name="Start scoring").click()
-    both = tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').filter(has_text=re.compile(r"Run \d+ \(\S+\): 3/3 items"))
+    done_line = re.compile(r"Run \d+ \(\S+\): 3/3 items")
+    both = tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').filter(has_text=done_line)
     wait_for_work(tab, both.nth(1), lambda: stub.count, what="both versions' green lines")
     wait_idle(tab)
     screenshot(tab, "e2e_session_d_two_versions_scored")

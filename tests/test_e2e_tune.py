@@ -10,8 +10,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_for_work,
-                         wait_idle)
+from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, patient, screenshot, streamlit_server,
+                         wait_for_work, wait_idle)
 
 import geval
 
@@ -28,7 +28,7 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "streamlit.log") as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 70}))
         tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
         wait_idle(tab)
