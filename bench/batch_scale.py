@@ -68,7 +68,9 @@ def main(judgments: int, per_file: int, folder: Path) -> None:
         stop_after = min(per_file, judgments) // 2
         started = time.perf_counter()
         imported, resumed = 0, None
-        for batch_id in ids:
+        for number, batch_id in enumerate(ids, 1):
+            if number > 1:
+                print(f"  {number - 1}/{len(ids)} batches imported, {time.perf_counter() - started:,.0f} s", flush=True)
             geval.batch.wait_batch(judge, batch_id, interval=0.01)
             if batch_id == killed_in:
                 def kill(progress, at=stop_after):
