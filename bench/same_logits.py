@@ -47,7 +47,7 @@ def measure(model: str) -> dict:
         logprobs = logits - (logits.max() + np.log(np.exp(logits - logits.max()).sum()))
         best = np.argsort(-logprobs)[:5]
         tops.append([[int(t), float(logprobs[t])] for t in best])
-    llm.close()
+    getattr(llm, "close", lambda: None)()  # older bindings have no close()
     return {"system": llama_print_system_info().decode(), "tops": tops}
 
 
