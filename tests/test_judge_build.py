@@ -57,8 +57,8 @@ def test_a_build_going_on_says_its_step_and_its_minutes_then_a_failure_its_reaso
                                      "ERROR: Failed building wheel for llama-cpp-python\n")
     failed = build.status()
     assert failed.state == "failed"
-    assert failed.line().startswith("The embedded judge's llama.cpp build failed: ERROR: Failed building wheel for "
-                                    "llama-cpp-python. The log is ")
+    assert failed.line().startswith("The embedded judge's llama.cpp build failed at step 57 of 187: ERROR: Failed "
+                                    "building wheel for llama-cpp-python. The log is ")
     assert failed.line().endswith("build it again with `python -m geval doctor --build`.")
 
 

@@ -73,8 +73,10 @@ class Build:
                     f"AVX2: {where}, {self.minutes(now):.0f} min so far (about 4 min on an idle 2-core machine, much "
                     f"longer on a busy one). The other judges work meanwhile; this one is ready when it ends.")
         if self.state == "failed":
-            return (f"The embedded judge's llama.cpp build failed: {self.reason or 'pip ended without installing it'}. "
-                    f"The log is {self.log}; build it again with `{BUILD}`.")
+            at = f" at step {self.step} of {self.steps}" if self.steps else ""
+            reason = self.reason or "pip ended without installing it"
+            return (f"The embedded judge's llama.cpp build failed{at}: {reason}. The log is {self.log}; build it again "
+                    f"with `{BUILD}`.")
         return (f"The embedded judge needs llama-cpp-python, built from source for this machine's kind of CPU: "
                 f"`{BUILD}` builds it in the background (about 4 minutes on an idle 2-core machine).")
 
