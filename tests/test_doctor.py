@@ -88,8 +88,7 @@ def test_the_sidebar_shows_the_check_going_on_as_a_bar_of_its_step_not_a_dimmed_
     monkeypatch.setattr(embedded.EmbeddedJudge, "load_seconds", 40.0)
     at = open_app(monkeypatch, tmp_path)
     at.sidebar.button(key="judge_check").click().run()
-    wait_for(at, lambda at: "loading the model" in " ".join(b.proto.text for b in at.sidebar.get("progress")),
-             timeout=60)
+    wait_for(at, lambda at: "loading the model" in " ".join(b.proto.text for b in at.sidebar.get("progress")))
     [bar] = at.sidebar.get("progress")
     assert re.fullmatch(r"Checking the judge: loading the model \(about 40 s\), \d+ s so far", bar.proto.text)
     assert at.sidebar.button(key="judge_check").disabled and not at.exception  # the page went on running
