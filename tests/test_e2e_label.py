@@ -204,7 +204,7 @@ def label_page(tmp_path: Path, store_path: Path, loaded: bool = False):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             tab = browser.new_context(viewport=VIEWPORT).new_page()
-            tab.set_default_timeout(60_000)
+            patient(tab)
             open_label_page(tab, url)
             yield tab, server
         finally:
