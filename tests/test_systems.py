@@ -307,3 +307,28 @@ def test_a_dataset_without_systems_says_what_was_drawn_and_the_ranking_shows_lab
     ranked = run_cli("alttest", "plain", "--brief", "--store", store)
     assert ranked.returncode == 0, ranked.stderr
     assert "labels saved" in ranked.stdout and "Labels saved: of the labels each system's mean needs" in ranked.stdout
+
+
+def test_unpaired_differences_read_the_draws_with_their_sampling_weights():
+    """Where a label buys most, the systems' documents differ and the differences were read from the
+    draws as if drawn at random: system A's 5s, drawn nine times as often as its 1s, made A − B's 95%
+    interval [+1.61, +3.07] while the people's difference over every item is +1.00."""
+    from geval.decisions.systems import weighted_order
+
+    rows, weight = [], {}
+    for system in ("A", "B"):
+        for n in range(100):
+            score = (5 if n % 2 else 1) if system == "A" else 2
+            rows.append({"id": f"{system}{n}", "system": system, "group": f"{system}-d{n}", "human": score,
+                         "judge": score + n % 3 - 1})
+            weight[f"{system}{n}"] = 9.0 if system == "A" and n % 2 else 1.0
+    population, weights = pd.DataFrame(rows).set_index("id"), pd.Series(weight)
+    order = [i for s in ("A", "B") for i in weighted_order(list(population.index[population["system"] == s]),
+                                                           weights, seed=1)[:30]]
+    found = means(population, order, ["judge"], (1, 5), weights=weights)
+    assert not found.paired
+    truth = found.table.set_index("system")["truth"]
+    pair = found.differences.iloc[0]
+    assert (pair.a, pair.b) == ("A", "B")
+    assert pair.low <= truth["A"] - truth["B"] <= pair.high
+    assert pair.simultaneous_low <= truth["A"] - truth["B"] <= pair.simultaneous_high

@@ -148,7 +148,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha)
     table["judge"] = [population.loc[population["system"] == s, judges[0]].mean() for s in systems]
     paired = _document_design(population, labeled, systems)
-    differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha)
+    differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha, weights)
     worth = pd.DataFrame([_worth(arrays, labeled, systems, [j], j, scale, weights) for j in judges]
                          + ([_worth(arrays, labeled, systems, list(judges), TOGETHER, scale, weights)]
                             if len(judges) > 1 else []))
@@ -278,10 +278,12 @@ def _document_design(population: pd.DataFrame, labeled: list[str], systems: list
 
 
 def _differences(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str], judges: list[str],
-                 scale: tuple[float, float], table: pd.DataFrame, paired: bool, alpha: float) -> pd.DataFrame:
+                 scale: tuple[float, float], table: pd.DataFrame, paired: bool, alpha: float,
+                 weights: pd.Series | None = None) -> pd.DataFrame:
     """Every pair A, B (A before B): the combined estimate of A − B with its 95% interval and the one
     that holds for all pairs together; on shared documents when `paired`, else from the two
-    systems' intervals (each at half the level: Bonferroni)."""
+    systems' intervals (each at half the level: Bonferroni), read with the sampling `weights` of their
+    draws (None: at random)."""
     pairs = list(combinations(range(len(systems)), 2))
     if not pairs:
         return pd.DataFrame(columns=["a", "b", "difference", "low", "high", "simultaneous_low", "simultaneous_high",
@@ -293,7 +295,7 @@ def _differences(arrays: _Items, population: pd.DataFrame, labeled: list[str], s
         difference = point(draws, _final_fit(draws))
     else:
         combined = table["combined"].to_numpy()
-        draws = arrays.draws(labeled, systems, judges, None, scale)
+        draws = arrays.draws(labeled, systems, judges, weights, scale)  # drawn by weight: read by weight
         (h_low, h_high), = _intervals(draws, [alpha / 2], True)
         a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         low, high = h_low[a] - h_high[b], h_high[a] - h_low[b]
