@@ -892,15 +892,15 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, chose
     whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
     which = "the mean people would give the whole dataset (no systems)" if whole else \
         "the mean people would give each system"
-    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
-          f"labels), from {result.source}; combined with {result.judge}"
+    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, {result.interval_words()}, from "
+          f"{result.source}; combined with {result.judge}"
           + ("" if chosen or result.judge == geval.labeling.TOGETHER else
              " (the most recently scored judge: --judge picks another)"))
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))
-    print("Labels each judge is worth (the labels alone that give the combined interval's width; 95% interval over "
-          "groups), beside its advantage probability in the alternative annotator test:")
+    print(f"Labels each judge is worth ({geval.reporting.systems.worth_words(result)}; 95% interval over groups), "
+          "beside its advantage probability in the alternative annotator test:")
     print(_indented(geval.reporting.worth_table(result, advantage).to_string(index=False)))
     if line := geval.reporting.saved_line(result):
         print(f"  {line}")

@@ -14,7 +14,8 @@ import pytest
 
 import geval
 from geval.decisions import betting
-from geval.decisions.systems import SystemsError, effective_labels, means, more_labels, sampling_weights
+from geval.decisions.systems import SystemsError, means, more_labels, sampling_weights
+from geval.decisions.worth import effective_labels
 from geval.decisions.systems_coverage import arrays, simulate
 from tests.helpers import run_cli
 
@@ -132,8 +133,10 @@ def test_bad_input_gets_one_line():
 
 
 def test_effective_labels_and_more_labels_follow_sampling_without_replacement():
-    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([1.0])) == pytest.approx(10)
-    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([0.0])) == pytest.approx(100)
+    assert effective_labels(np.array([10]), np.array([100]), 1.0) == 10  # a judge that leaves all the variance
+    assert effective_labels(np.array([10]), np.array([100]), 0.0) == pytest.approx(100)  # one that leaves none
+    # half the variance left: (1/n' − 1/N) = (1/10 − 1/100) / 2
+    assert effective_labels(np.array([10, 20]), np.array([100, 100]), 0.5) == pytest.approx(1 / 0.055 + 1 / 0.03)
     row = pd.Series({"labeled": 10, "items": 100, "combined_low": 3.0, "combined_high": 4.0})
     more = more_labels(row)  # ±0.5 now; ±0.1 needs (1/n − 1/N) 25 times smaller
     assert more == int(np.ceil(1 / ((0.2 / 1.0) ** 2 * (0.1 - 0.01) + 0.01))) - 10
@@ -161,8 +164,10 @@ def test_cli_prints_people_only_combined_and_effective_labels(tmp_path, shared_f
     out = done.stdout
     assert "people only" in out and "combined" in out and "effective labels" in out and "judge alone (biased)" in out
     assert "combined with gpt-4o (imported" in out and "by people's standard" in out
-    # each judge's advantage probability beside the labels it saves, and what the sentences' intervals are
-    assert re.search(r"^ +gpt-4o \(imported from llm_annotations\.json\) +48 .*%  +0\.\d\d$", out, re.MULTILINE), out
+    # each judge's Pearson within systems and advantage probability beside the labels it saves, and what the
+    # sentences' intervals are
+    assert re.search(r"^ +gpt-4o \(imported from llm_annotations\.json\) +48 .*%  +-?0\.\d\d +0\.\d\d$", out,
+                     re.MULTILINE), out
     assert "Each comparison's interval is 95% for that pair alone; the ranks hold for all 28 pairs together" in out
     assert ("Below 0 saved: the labels alone do better than with the judge." in out) == bool(
         re.search(r" -[1-9]\d*% ", out))
@@ -261,8 +266,9 @@ def test_the_judges_table_reads_the_advantage_by_combination_and_aspect_under_a_
     assert shown.loc["all judges together", "advantage probability"] == "–"
     negative = result.worth.assign(saved=-0.2)
     line = saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": negative}))
-    assert line.startswith("Below 0 saved: the labels alone do better than with the judge. At 5 labels per system a "
-                           "judge-corrected score's wider range costs more than the judge explains")
+    assert line == ("Below 0 saved: the labels alone do better than with the judge. It explains about none of "
+                    "people's scores within a system, less than the weight fitted to it costs; a judge saves the more "
+                    "labels the more of them it explains.")
     assert saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": result.worth.assign(saved=0.1)})) == ""
 
 
