@@ -115,11 +115,11 @@ def paired_intervals(draws: Draws, beta: np.ndarray | None, alpha: float, pairs:
     """(B,) each, for sequences of paired differences (`draws`, scaled ±(b − a)): the pair's 1 − alpha
     interval (the t with the prior variance of a difference) and the one for all `pairs` together (at
     alpha / pairs, the prior of one score, widened to hold the pair's), both cut to the known range."""
-    width = draws.scale[1] - draws.scale[0]
+    spread = draws.scale[1] - draws.scale[0]  # a difference's range: twice a score's
     values = residuals(draws, beta)
-    mean, se, df = prior_t(values, draws.size, 2 * width)
+    mean, se, df = prior_t(values, draws.size, spread)
     low, high = around(mean, se, df, alpha)
-    mean, se, df = prior_t(values, draws.size, width)
+    mean, se, df = prior_t(values, draws.size, spread / 2)
     s_low, s_high = around(mean, se, df, alpha / max(pairs, 1))
     s_low, s_high = np.minimum(s_low, low), np.maximum(s_high, high)
     floor, ceiling = known_range(draws)
