@@ -786,8 +786,9 @@ def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
     column = ["+0%" if judge in constants else f"{mean[judge]:+.0%}" if judge in mean.index else "–"
               for judge in ranked["judge"]]
     per = int(found["per system"].median())
-    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (at {per} labels per "
-                    "system, averaged over its aspects; below 0 the labels alone do better, a constant saves none): "
+    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (from the variance of "
+                    f"people's scores it removes within systems, at {per} labels per system, averaged over its aspects; "
+                    "below 0 the labels alone do better, a constant saves exactly none): "
                     f"{where} for each aspect with its interval" + (f"; not read: {'; '.join(why)}" if why else "")
                     + ".")
 

@@ -121,11 +121,12 @@ class PairsCoverage:
 
 
 def simulate_pairs(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, seed: int = 0,
-                   null: bool = False, scale: tuple[float, float] = (1.0, 5.0)) -> PairsCoverage:
+                   null: bool = False, scale: tuple[float, float] = (1.0, 5.0),
+                   rank_spread: float = t_intervals.RANK_SPREAD) -> PairsCoverage:
     """`scores` (S, N) and `predictors` (S, N, p) as in `simulate`, the N items of every system on the
     same N documents in the same order; k documents drawn at random in each of `draws` draws, every
     pair of systems read on them (the combined estimate with the predictors). `null`: each draw first
-    shuffles the systems within every document."""
+    shuffles the systems within every document. `rank_spread`: the ranks' prior (the app's by default)."""
     rng = np.random.default_rng(seed)
     systems, size = scores.shape
     pairs = np.array(list(combinations(range(systems), 2)))
@@ -149,7 +150,7 @@ def simulate_pairs(scores: np.ndarray, predictors: np.ndarray, k: int, draws: in
                   np.repeat(np.arange(draws), n_pairs), (-width, width))
     beta = final_fit(drawn)
     low, high, s_low, s_high = (v.reshape(draws, n_pairs) for v in
-                                t_intervals.paired_intervals(drawn, beta, t_intervals.ALPHA, n_pairs))
+                                t_intervals.paired_intervals(drawn, beta, t_intervals.ALPHA, n_pairs, rank_spread))
     mean, se, df = t_intervals.prior_t(t_intervals.residuals(drawn, beta), drawn.size, 2 * width)  # a difference's
     r_low, r_high = (v.reshape(draws, n_pairs) for v in t_intervals.around(mean, se, df, t_intervals.ALPHA / n_pairs))
 

@@ -30,6 +30,9 @@ from geval.decisions.betting import ALPHA, Draws, sequential_fit
 
 #: Labels added at each end of the scale (a system's mean).
 PADDING = 1.0
+#: The ranks' prior: the spread whose half squared is the prior variance, as a share of a difference's range
+#: (one score's range: half of it).
+RANK_SPREAD = 0.5
 
 
 def final_fit(draws: Draws) -> np.ndarray:
@@ -111,15 +114,17 @@ def system_intervals(draws: Draws, beta: np.ndarray | None, alphas: list[float],
     return found
 
 
-def paired_intervals(draws: Draws, beta: np.ndarray | None, alpha: float, pairs: int) -> tuple[np.ndarray, ...]:
+def paired_intervals(draws: Draws, beta: np.ndarray | None, alpha: float, pairs: int,
+                     rank_spread: float = RANK_SPREAD) -> tuple[np.ndarray, ...]:
     """(B,) each, for sequences of paired differences (`draws`, scaled ±(b − a)): the pair's 1 − alpha
     interval (the t with the prior variance of a difference) and the one for all `pairs` together (at
-    alpha / pairs, the prior of one score, widened to hold the pair's), both cut to the known range."""
+    alpha / pairs, with the prior of `rank_spread` of a difference's range, by default one score's,
+    widened to hold the pair's), both cut to the known range."""
     spread = draws.scale[1] - draws.scale[0]  # a difference's range: twice a score's
     values = residuals(draws, beta)
     mean, se, df = prior_t(values, draws.size, spread)
     low, high = around(mean, se, df, alpha)
-    mean, se, df = prior_t(values, draws.size, spread / 2)
+    mean, se, df = prior_t(values, draws.size, rank_spread * spread)
     s_low, s_high = around(mean, se, df, alpha / max(pairs, 1))
     s_low, s_high = np.minimum(s_low, low), np.maximum(s_high, high)
     floor, ceiling = known_range(draws)
