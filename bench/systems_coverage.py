@@ -29,7 +29,6 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import geval  # noqa: E402
-from geval.decisions.systems_coverage import simulate_pairs  # noqa: E402
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PER_SYSTEM = (5, 10, 20, 40)
@@ -89,7 +88,7 @@ def cells(quick: bool):
 def coverage_table(args) -> None:
     print("| dataset, aspect, judge | design | labels | interval given | coverage, people only: mean / worst system | "
           "coverage, combined: mean / worst system | width, people only | width, combined | betting: worst system, "
-          "width (combined) | t with the prior: worst system, width (combined) |")
+          "width (combined) | t with the prior: worst system people only / combined, width (combined) |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for dataset, aspect, judge, design, scores, predictors, weights, scale, k, whole in cells(args.quick):
         if args.only and not any(args.only.lower() in part.lower() for part in (dataset, aspect, judge, design)):
@@ -100,13 +99,17 @@ def coverage_table(args) -> None:
         found = geval.labeling.simulate_coverage(scores, predictors, k, args.draws, seed=42, weights=weights,
                                                  scale=scale)
         bet, prior = found.others["betting, combined"], found.others["t with the prior, combined"]
+        alone = found.others["t with the prior, people only"]
         labels = f"{k} of the whole dataset" if whole else f"{k} per system"
+        # the t with the prior reads the draws as if at random: nothing to compare where they are drawn by weight
+        beside = "–" if weights is not None else \
+            f"{alone.coverage.min():.3f} / {prior.coverage.min():.3f}, {prior.width.mean():.2f}"
         print(f"| {dataset} {aspect}, {judge} | {design} | {labels} | {found.method} | "
               f"{found.people.coverage.mean():.3f} / {found.people.coverage.min():.3f} | "
               f"{found.combined.coverage.mean():.3f} / {found.combined.coverage.min():.3f} | "
               f"{found.people.width.mean():.2f} | {found.combined.width.mean():.2f} | "
-              f"{bet.coverage.min():.3f}, {bet.width.mean():.2f} | {prior.coverage.min():.3f}, {prior.width.mean():.2f} |"
-              f" <!-- {args.draws} draws, {time.time() - started:.0f} s -->", flush=True)
+              f"{bet.coverage.min():.3f}, {bet.width.mean():.2f} | {beside} | "
+              f"<!-- {args.draws} draws, {time.time() - started:.0f} s -->", flush=True)
 
 
 def pairs_table(args) -> None:
@@ -119,8 +122,8 @@ def pairs_table(args) -> None:
             continue
         scores, predictors, _ = summeval(aspect)
         for k in (10, 20, 40):
-            real = simulate_pairs(scores, predictors, k, args.pairs_draws, seed=k)
-            null = simulate_pairs(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True)
+            real = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k)
+            null = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True)
             print(f"| {aspect} | {k} | {real.fwer:.3f} / {null.fwer:.3f} | {real.wrong:.3f} / {null.wrong:.3f} | "
                   f"{real.apart:.1f} | {real.pair.min():.3f} | {real.reference['fwer']:.3f} / "
                   f"{null.reference['fwer']:.3f}, {real.reference['apart']:.1f} |", flush=True)
@@ -133,8 +136,8 @@ def pairs_table(args) -> None:
                 continue
             scores, predictors, _ = summeval(aspect)
             for k in (20, 40):
-                real = simulate_pairs(scores, predictors, k, args.pairs_draws, seed=k, rank_spread=spread)
-                null = simulate_pairs(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True, rank_spread=spread)
+                real = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k, rank_spread=spread)
+                null = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True, rank_spread=spread)
                 print(f"| {'none' if spread < 0.01 else spread} | {aspect} | {k} | {real.fwer:.3f} / {null.fwer:.3f} | "
                       f"{real.apart:.1f} |", flush=True)
 

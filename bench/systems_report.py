@@ -23,11 +23,11 @@ from scipy import stats
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import geval  # noqa: E402
-from geval.decisions.systems import means  # noqa: E402
-from geval.decisions.systems_coverage import arrays  # noqa: E402
 
 SHARED = Path(os.environ.get("GEVAL_SHARED_DATA") or Path(__file__).resolve().parent.parent.parent / "shared" / "data")
 ASPECTS = ("coherence", "consistency", "fluency", "relevance")
+#: The labels alone, read as a constant judge (which the combined estimate reads as no judge at all).
+ALONE = "people only"
 
 
 def population(aspect: str, llms: dict) -> tuple[pd.DataFrame, list[str], np.ndarray]:
@@ -36,7 +36,7 @@ def population(aspect: str, llms: dict) -> tuple[pd.DataFrame, list[str], np.nda
     within a system (averaged over the systems)."""
     items = geval.load_dataset("summeval").items
     judges = {name: {i.id: values[f"{i.source_id}__{aspect}"] for i in items} for name, values in llms.items()}
-    scores, predictors, systems = arrays(items, aspect, judges)
+    scores, predictors, systems = geval.labeling.coverage_arrays(items, aspect, judges)
     size = scores.shape[1]
     frame = pd.DataFrame({"system": np.repeat(systems, size), "group": np.tile([f"d{n}" for n in range(size)],
                                                                                len(systems)),
@@ -44,6 +44,7 @@ def population(aspect: str, llms: dict) -> tuple[pd.DataFrame, list[str], np.nda
     names = list(llms)
     for j, name in enumerate(names):
         frame[name] = predictors[:, :, j].ravel()
+    frame[ALONE] = 3.0
     within = np.array([np.mean([np.corrcoef(predictors[s, :, j], scores[s])[0, 1] for s in range(len(scores))])
                        for j in range(len(names))])
     return frame, names, within
@@ -65,16 +66,14 @@ def over_draws(frame: pd.DataFrame, names: list[str], labels: int, draws: int) -
     for seed in range(draws):
         chosen = [documents[i] for i in np.random.default_rng(seed).permutation(len(documents))[:labels]]
         order = [f"{s}-{d}" for d in chosen for s in systems]
-        every = means(frame, order, names, (1, 5))
+        every = geval.labeling.population_means(frame, order, names, (1, 5))
         for row in every.worth.itertuples():
             note(row.judge, "saved on the labels", row.saved)
-        for name in names:
-            result = every if name == names[0] else means(frame, order, [name], (1, 5))
+        for name in [*names, ALONE]:  # a constant "judge": the labels alone, compared and ranked the same way
+            result = every if name == names[0] else \
+                geval.labeling.population_means(frame, order, [name], (1, 5))
             table = result.table.set_index("system")
-            real = truth.reindex(table.index)
-            if name == names[0]:
-                note("people only", "tau", stats.kendalltau(table["people"], real).statistic)
-            note(name, "tau", stats.kendalltau(table["combined"], real).statistic)
+            note(name, "tau", stats.kendalltau(table["combined"], truth.reindex(table.index)).statistic)
             pairs = result.differences
             difference = truth.reindex(pairs["a"]).to_numpy() - truth.reindex(pairs["b"]).to_numpy()
             apart = (pairs["simultaneous_low"] > 0) | (pairs["simultaneous_high"] < 0)
@@ -130,12 +129,16 @@ def main() -> int:
         frame, names, within = population(aspect, llms)
         drawn = over_draws(frame, names, k, args.draws)
         documents = [f"d{n}" for n in range(k)]  # the worth read on every summary depends on k, not on which
-        worth = means(frame, [i for i in frame.index if i.split("-")[-1] in documents], names, (1, 5),
-                      worth_on=list(frame.index)).worth.set_index("judge").reindex(names)
+        labeled = [i for i in frame.index if i.split("-")[-1] in documents]
+        worth = geval.labeling.population_means(frame, labeled, names, (1, 5), worth_on=list(frame.index))
+        worth = worth.worth.set_index("judge").reindex(names)
         best = worth["saved"].idxmax()
+        alone = drawn[ALONE]
         rows = [{"estimate": "people only", "Pearson within systems": "", "labels saved (worth)": "",
-                 "saved, read on the labels alone": "", "Kendall's tau with the truth": spread(drawn["people only"]["tau"]),
-                 "pairs told apart (of 120)": "", "told the wrong way round": "", "systems that may rank 1-16": ""}]
+                 "saved, read on the labels alone": "", "Kendall's tau with the truth": spread(alone["tau"]),
+                 "pairs told apart (of 120)": spread(alone["apart"], digits=1),
+                 "told the wrong way round": spread(alone["wrong"], digits=2),
+                 "systems that may rank 1-16": spread(alone["anywhere"], digits=1)}]
         for name, r in zip(names, within):
             w, d = worth.loc[name], drawn[name]
             rows.append({"estimate": f"with {name}", "Pearson within systems": f"{r:.2f}",
@@ -153,15 +156,15 @@ def main() -> int:
                     f"- With {best}, {spread(drawn[best]['apart'], digits=1)} of 120 pairs of systems are told apart "
                     f"for all pairs together, {spread(drawn[best]['wrong'], digits=2)} of them the wrong way round; "
                     f"{spread(drawn[best]['anywhere'], digits=1)} systems may rank anywhere from 1 to 16. Kendall's tau "
-                    f"of its ranking with the truth {spread(drawn[best]['tau'])}, the labels alone "
-                    f"{spread(drawn['people only']['tau'])}.", ""]
+                    f"of its ranking with the truth {spread(drawn[best]['tau'])}. The labels alone tell "
+                    f"{spread(alone['apart'], digits=1)} pairs apart, Kendall's tau {spread(alone['tau'])}.", ""]
         version, signature = combos.set_index(combos["label"].str.split(" \\(").str[0]).loc[best, ["template_version",
                                                                                                    "signature"]]
         one = geval.labeling.system_means(store, "summeval", aspect, (version, signature), per_system=k,
                                           design="documents", seed=0)
         details += [f"### {aspect} (one draw, seed 0), combined with {best}", "",
                     geval.reporting.systems_table(one).to_markdown(index=False), "",
-                    "Labels each judge is worth here (" + geval.reporting.systems.worth_words(one) + "; 95% interval "
+                    "Labels each judge is worth here (" + geval.reporting.worth_words(one) + "; 95% interval "
                     "over documents):", "", geval.reporting.worth_table(one).to_markdown(index=False), "",
                     f"Ranks that hold for all pairs together (one draw, seed 0, with {best}):", "",
                     geval.reporting.ranking_table(one).to_markdown(index=False), ""]

@@ -900,7 +900,7 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, chose
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))
-    print(f"Labels each judge is worth ({geval.reporting.systems.worth_words(result)}; 95% interval over groups), "
+    print(f"Labels each judge is worth ({geval.reporting.worth_words(result)}; 95% interval over groups), "
           "beside its advantage probability in the alternative annotator test:")
     print(_indented(geval.reporting.worth_table(result, advantage).to_string(index=False)))
     if line := geval.reporting.saved_line(result):

@@ -75,7 +75,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
     else:
         worth = st.container()
-    worth.caption(plain(f"The judges by the labels they are worth here: {geval.reporting.systems.worth_words(result)} "
+    worth.caption(plain(f"The judges by the labels they are worth here: {geval.reporting.worth_words(result)} "
                         "[95% over groups], beside their Pearson with people within systems and the alternative "
                         "annotator test's advantage probability."))
     advantage = _advantage(store, dataset.name, combos)

@@ -46,8 +46,8 @@ def _gpt4o(summeval, aspect: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 def test_the_padded_t_adds_a_label_at_each_end_of_the_scale():
     values = np.full((1, 20), 5.0)  # twenty 5s of a system's 100 items
     centre, se, df = t_intervals.padded_t(values, np.array([100]), (1, 5))
-    padded = np.append(values, [1.0, 5.0])
-    assert centre[0] == pytest.approx(padded.mean()) and df[0] == 19
+    padded = np.append(values, [1.0, 5.0])  # they stand for the 80 items not labeled: the centre moves by 80%
+    assert centre[0] == pytest.approx(5 + 0.8 * (padded.mean() - 5)) and df[0] == 19
     assert se[0] == pytest.approx(padded.std(ddof=1) * math.sqrt((1 - 20 / 100) / 22))
     low, high = t_intervals.around(centre, se, df, 0.05)
     # a sample piled at 5 keeps a width: a system with one item in ten at 1 (mean 4.60) gives twenty 5s in about

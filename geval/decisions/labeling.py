@@ -38,9 +38,11 @@ from geval.data.items import Item
 from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
                                      difference_sentence, means, more_labels, sampling_weights, weighted_order)
+from geval.decisions.systems import means as population_means
 from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
+from geval.decisions.systems_coverage import simulate_pairs as simulate_ranks
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -53,7 +55,7 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES",
-           "Coverage", "coverage_arrays", "simulate_coverage"]
+           "Coverage", "coverage_arrays", "simulate_coverage", "simulate_ranks", "population_means"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)",

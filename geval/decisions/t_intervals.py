@@ -56,18 +56,20 @@ def residuals(draws: Draws, beta: np.ndarray | None) -> np.ndarray:
 def padded_t(values: np.ndarray, size: np.ndarray, scale: tuple[float, float],
              padding: float = PADDING) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(B,) each: the centre, standard error and degrees of freedom of the padded t for the mean of
-    populations of `size` items from `values` (B, k) (one label at each end of `scale`, times
-    `padding`; the variance times 1 − k/N)."""
+    populations of `size` items from `values` (B, k): the labels added at each end of `scale` (times
+    `padding`) stand for the items not yet labeled, so the centre moves toward the middle by the share
+    of the items left, 1 − k/N, as the variance shrinks by it."""
     a, b = scale
     labeled = np.isfinite(values)
     k = labeled.sum(1).astype(float)
     total = k + 2 * padding
-    centre = (np.where(labeled, values, 0.0).sum(1) + padding * (a + b)) / total
-    squares = np.where(labeled, (values - centre[:, None]) ** 2, 0.0).sum(1) + \
-        padding * ((a - centre) ** 2 + (b - centre) ** 2)
-    variance = squares / (total - 1)
-    se = np.sqrt(variance * np.clip(1 - k / size, 0, 1) / total)
-    return centre, se, np.maximum(k - 1, 1)
+    padded = (np.where(labeled, values, 0.0).sum(1) + padding * (a + b)) / total
+    squares = np.where(labeled, (values - padded[:, None]) ** 2, 0.0).sum(1) + \
+        padding * ((a - padded) ** 2 + (b - padded) ** 2)
+    left = np.clip(1 - k / size, 0, 1)
+    mean = np.where(labeled, values, 0.0).sum(1) / np.maximum(k, 1)
+    se = np.sqrt(squares / (total - 1) * left / total)
+    return mean + left * (padded - mean), se, np.maximum(k - 1, 1)
 
 
 def prior_t(values: np.ndarray, size: np.ndarray, spread: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
