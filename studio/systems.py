@@ -69,12 +69,11 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         with st.container(key="systems_sentences"):
             for line in result.sentences():
                 st.markdown(f"- {plain(line)}")
-        ranking, worth = st.columns([2, 3])
+        ranking = st.columns([2, 3])[0]
         ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
                         "one pair):")
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
-    else:
-        worth = st.container()
+    worth = st.container()  # the page's width: every column of the judges' table in view
     worth.caption(plain(f"The judges by the labels they are worth here: {geval.reporting.worth_words(result)} "
                         "[95% over groups], beside their Pearson with people within systems and the alternative "
                         "annotator test's advantage probability."))
