@@ -96,9 +96,12 @@ def coverage_table(args) -> None:
         if whole:
             scores, predictors = scores.reshape(1, -1), predictors.reshape(1, -1, predictors.shape[2])
         started = time.time()
+        if args.padding is not None and weights is not None:
+            continue
         found = geval.labeling.simulate_coverage(scores, predictors, k, args.draws, seed=42, weights=weights,
-                                                 scale=scale)
-        bet, prior = found.others["betting, combined"], found.others["t with the prior, combined"]
+                                                 scale=scale, **({} if args.padding is None else
+                                                                 {"padding": args.padding, "betting": False}))
+        bet, prior = found.others.get("betting, combined"), found.others["t with the prior, combined"]
         alone = found.others["t with the prior, people only"]
         labels = f"{k} of the whole dataset" if whole else f"{k} per system"
         # the t with the prior reads the draws as if at random: nothing to compare where they are drawn by weight
@@ -108,7 +111,7 @@ def coverage_table(args) -> None:
               f"{found.people.coverage.mean():.3f} / {found.people.coverage.min():.3f} | "
               f"{found.combined.coverage.mean():.3f} / {found.combined.coverage.min():.3f} | "
               f"{found.people.width.mean():.2f} | {found.combined.width.mean():.2f} | "
-              f"{bet.coverage.min():.3f}, {bet.width.mean():.2f} | {beside} | "
+              + (f"{bet.coverage.min():.3f}, {bet.width.mean():.2f}" if bet else "–") + f" | {beside} | "
               f"<!-- {args.draws} draws, {time.time() - started:.0f} s -->", flush=True)
 
 
@@ -149,6 +152,9 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="at random only, one judge per aspect")
     parser.add_argument("--only", help="only the cells whose dataset, aspect, judge or design contains this")
     parser.add_argument("--table", choices=("coverage", "pairs", "both"), default="both")
+    parser.add_argument("--padding", type=float, help="the padded t with this many labels at each end instead of the "
+                                                      "app's (at random only, betting left out: its columns repeat "
+                                                      "the padded t's)")
     args = parser.parse_args()
     if not (shared() / "summeval.json").is_file():
         print(f"cannot measure: {shared() / 'summeval.json'} is missing")

@@ -116,7 +116,8 @@ def main() -> int:
              f"{geval.__version__}.* Each draw labels {k} of the 100 documents at random, every system's summary of "
              "each scored by the three experts (their mean); the rest are read by the judge alone. The experts' mean "
              "over all 100 documents is what the estimates aim at. Intervals: 95% for these labels (Student's t with a "
-             "label added at each end of the scale); ranks: for all 120 pairs together (docs/statistics.md).", ""]
+             "label added at each end of the scale); ranks: for all 120 pairs together "
+             "(docs/statistics.md).", ""]
     summary = ["## What it says", "", f"Means over {args.draws} draws of {k} documents, ± their standard deviation "
                "over the draws; 'worth' as `geval systems` shows it (read on every summary the experts scored, for "
                f"{k} labels per system) with its 95% interval.", ""]

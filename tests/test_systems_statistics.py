@@ -73,6 +73,17 @@ def test_the_intervals_given_hold_every_systems_mean_where_the_t_with_the_prior_
         assert prior.coverage.min() < 0.92
 
 
+@pytest.mark.parametrize("share, k", [(0.05, 40), (0.08, 40), (0.10, 20), (0.12, 40)])
+def test_a_label_at_each_end_holds_a_system_with_a_few_scores_at_the_bottom_where_half_a_label_does_not(share, k):
+    """Half a label at each end held every SummEval system, but not a system of 5s with a few 1s: a sample of
+    twenty is then all 5s often enough that its interval must reach down past the mean."""
+    low = int(round(share * 100))
+    scores, judge = np.array([[1.0] * low + [5.0] * (100 - low)]), np.zeros((1, 100, 1))
+    one = simulate(scores, judge, k, draws=600, seed=1, betting=False)
+    half = simulate(scores, judge, k, draws=600, seed=1, padding=0.5, betting=False)
+    assert one.people.coverage[0] >= 0.94 and half.people.coverage[0] < 0.93
+
+
 def test_the_intervals_hold_in_the_order_where_a_label_buys_most(summeval):
     scores, judge, spread = _gpt4o(summeval, "consistency")
     weights = np.stack([sampling_weights(pd.Series(row)).to_numpy() for row in spread])

@@ -73,10 +73,13 @@ def _draws(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, rng: 
 
 
 def simulate(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, seed: int = 0,
-             weights: np.ndarray | None = None, scale: tuple[float, float] = (1.0, 5.0)) -> Coverage:
+             weights: np.ndarray | None = None, scale: tuple[float, float] = (1.0, 5.0),
+             padding: float = t_intervals.PADDING, betting: bool = True) -> Coverage:
     """`scores` (S, N): the people's mean score of each system's N items; `predictors` (S, N, p)
     the judges' scores of them; k labeled items per system in each of `draws` draws (at random, or
-    drawn one by one with probability proportional to `weights` (S, N) among the items left)."""
+    drawn one by one with probability proportional to `weights` (S, N) among the items left).
+    `padding`: the labels the padded t adds at each end (the app's by default); `betting`: False
+    leaves betting out (at random only; much faster)."""
     systems = scores.shape[0]
     drawn = _draws(scores, predictors, k, draws, np.random.default_rng(seed), weights, scale)
     truth = np.broadcast_to(scores.mean(1), (draws, systems))
@@ -86,20 +89,22 @@ def simulate(scores: np.ndarray, predictors: np.ndarray, k: int, draws: int, see
         # an empty interval (every candidate mean rejected: rare, drawn by weight) is a miss, and has no width
         return Reading(((low <= truth + 1e-9) & (truth - 1e-9 <= high)).mean(0), np.nanmean(high - low, 0))
 
-    betting = {side: read(*interval(drawn, *chosen_observations(drawn, beta)))
-               for side, beta in (("people only", None), ("combined", sequential_fit(drawn)))}
+    if not betting and weights is not None:
+        raise ValueError("drawn by weight the app gives the betting intervals: simulate them")
+    bets = {side: read(*interval(drawn, *chosen_observations(drawn, beta)))
+            for side, beta in (("people only", None), ("combined", sequential_fit(drawn)))} if betting else {}
     final = final_fit(drawn)
     floor, ceiling = t_intervals.known_range(drawn)
-    others = {f"betting, {side}": reading for side, reading in betting.items()}
+    others = {f"betting, {side}": reading for side, reading in bets.items()}
     padded = {}
     for side, beta in (("people only", None), ("combined", final)):
         values = t_intervals.residuals(drawn, beta)
         mean, se, df = t_intervals.prior_t(values, drawn.size, scale[1] - scale[0])
         low, high = t_intervals.around(mean, se, df, t_intervals.ALPHA)
         others[f"t with the prior, {side}"] = read(np.clip(low, floor, ceiling), np.clip(high, floor, ceiling))
-        padded[side] = read(*t_intervals.system_intervals(drawn, beta, [t_intervals.ALPHA])[0])
+        padded[side] = read(*t_intervals.system_intervals(drawn, beta, [t_intervals.ALPHA], padding)[0])
     if weights is not None:  # drawn by weight, the app gives the betting intervals
-        return Coverage("betting", betting["people only"], betting["combined"], others)
+        return Coverage("betting", bets["people only"], bets["combined"], others)
     others.update({f"padded t, {side}": reading for side, reading in padded.items()})
     return Coverage("padded t", padded["people only"], padded["combined"], others)
 

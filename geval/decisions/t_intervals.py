@@ -3,9 +3,11 @@ give where the labels are drawn at random or a document at a time (the Label pag
 labels drawn by weight, keep `geval.decisions.betting`'s intervals, valid however labels keep coming).
 
 A system's mean: Student's t with one label added at each end of the scale (as Agresti & Coull's
-interval adds successes and failures to a proportion): the centre moves toward the middle and the
-variance grows by what an unseen extreme score could add, so that a sample piled at one end (most
-SummEval consistency scores are 5) still gets a width; the combined estimate reads the same on the
+interval adds successes and failures to a proportion), standing for the items not yet labeled: the
+centre moves toward the middle by their share and the variance grows by what an unseen extreme score
+could add, so that a sample piled at one end (most SummEval consistency scores are 5) still gets a
+width (half a label held SummEval's systems but not a system with one item in ten at the bottom of the
+scale, docs/statistics.md); the combined estimate reads the same on the
 people's scores less the judge's (prediction-powered, the judge's coefficient fitted on all the
 labels, PPI++), so its width follows the variance the judge leaves, not its range. Sampling without
 replacement: the variance times 1 − k/N. The truth always lies between what the items not yet labeled
@@ -28,7 +30,7 @@ from scipy import stats
 
 from geval.decisions.betting import ALPHA, Draws, sequential_fit
 
-#: Labels added at each end of the scale (a system's mean).
+#: Labels added at each end of the scale (a system's mean): the fewest that held every system (docs/statistics.md).
 PADDING = 1.0
 #: The ranks' prior: the spread whose half squared is the prior variance, as a share of a difference's range
 #: (one score's range: half of it).
