@@ -135,14 +135,14 @@ def main() -> int:
         worth = worth.worth.set_index("judge").reindex(names)
         best = worth["saved"].idxmax()
         alone = drawn[ALONE]
-        rows = [{"estimate": "people only", "Pearson within systems": "", "labels saved (worth)": "",
+        rows = [{"estimate": "people only", "Pearson within systems (mean)": "", "labels saved (worth)": "",
                  "saved, read on the labels alone": "", "Kendall's tau with the truth": spread(alone["tau"]),
                  "pairs told apart (of 120)": spread(alone["apart"], digits=1),
                  "told the wrong way round": spread(alone["wrong"], digits=2),
                  "systems that may rank 1-16": spread(alone["anywhere"], digits=1)}]
         for name, r in zip(names, within):
             w, d = worth.loc[name], drawn[name]
-            rows.append({"estimate": f"with {name}", "Pearson within systems": f"{r:.2f}",
+            rows.append({"estimate": f"with {name}", "Pearson within systems (mean)": f"{r:.2f}",
                          "labels saved (worth)": f"{w['saved']:+.0%} [{w['saved_low']:+.0%}, {w['saved_high']:+.0%}]",
                          "saved, read on the labels alone": spread(d["saved on the labels"], percent=True),
                          "Kendall's tau with the truth": spread(d["tau"]), "pairs told apart (of 120)":
@@ -152,7 +152,7 @@ def main() -> int:
         rho = stats.spearmanr(worth["saved"].to_numpy(float), within).statistic
         summary += [f"### {aspect}", "", table.to_markdown(index=False), "",
                     f"- The judges' worth follows their agreement with the experts within a system (Spearman "
-                    f"{rho:.2f} with the Pearson within systems); {best} is worth most: {worth.loc[best, 'saved']:+.0%} of "
+                    f"{rho:.2f} with the mean of the systems' Pearson); {best} is worth most: {worth.loc[best, 'saved']:+.0%} of "
                     f"the labels, the labels alone that give its combined estimate's variance.",
                     f"- With {best}, {spread(drawn[best]['apart'], digits=1)} of 120 pairs of systems are told apart "
                     f"for all pairs together, {spread(drawn[best]['wrong'], digits=2)} of them the wrong way round; "
