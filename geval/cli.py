@@ -1049,8 +1049,9 @@ def _labels_saved(dataset: str, ranked, results: list, found, why: list[str]) ->
     column = ["+0%" if judge in constants else f"{mean[judge]:+.0%}" if judge in mean.index else "–"
               for judge in ranked["judge"]]
     per = int(found["per system"].median())
-    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (at {per} labels per "
-                    "system, averaged over its aspects; below 0 the labels alone do better, a constant saves none): "
+    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (from the variance of "
+                    f"people's scores it removes within systems, at {per} labels per system, averaged over its aspects; "
+                    "below 0 the labels alone do better, a constant saves exactly none): "
                     f"{where} for each aspect with its interval" + (f"; not read: {'; '.join(why)}" if why else "")
                     + ".")
 
@@ -1210,13 +1211,13 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: 
     whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
     which = "the mean people would give the whole dataset (no systems)" if whole else \
         "the mean people would give each system"
-    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
-          f"labels), from {result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
+    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, {result.interval_words()}, from "
+          f"{result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))
-    print("Labels each judge is worth (the labels alone that give the combined interval's width; 95% interval over "
-          "groups), beside its advantage probability in the alternative annotator test:")
+    print(f"Labels each judge is worth ({geval.reporting.worth_words(result)}; 95% interval over groups), "
+          "beside its advantage probability in the alternative annotator test:")
     print(_indented(geval.reporting.worth_table(result, advantage).to_string(index=False)))
     if line := geval.reporting.saved_line(result):
         print(f"  {line}")
