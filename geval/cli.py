@@ -1187,7 +1187,7 @@ def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, item
 def _print_pass_rates(dataset: str, found) -> None:
     means = found.means
     print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
-          f"would give it, 95% intervals (betting, valid at any number of labels), from {means.source}; combined with "
+          f"would give it, {means.interval_words()}, from {means.source}; combined with "
           f"{means.judge}")
     for note in means.notes:
         print(f"  {note}")
