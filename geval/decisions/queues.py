@@ -16,7 +16,8 @@ the pairwise quadratic-weighted kappa with 95% intervals over groups, `geval.ana
 (the queue's items with its labels as the human side, for the judge against the people), `export`.
 
 A queue may require a reason (`REASON_RULES`) for a score at the scale's ends, or one that differs
-by DIFFERS_BY or more from another label of the item (`reason_needed`: said without showing the others).
+by DIFFERS_BY or more from another label of the item (`reason_needed`: said without showing the others;
+`reason_asked` reads the item's other labels on the server).
 """
 
 from __future__ import annotations
@@ -215,6 +216,18 @@ def reason_needed(queue: Queue, aspect: LabelAspect, score: float, others: list[
     if queue.reasons == "differs" and any(abs(score - other) >= DIFFERS_BY for other in others):
         return f"{score:g} differs from another annotator's label of this item by {DIFFERS_BY} or more: say why"
     return ""
+
+
+def reason_asked(store: Store, queue: Queue, item_id: str, aspect: str, score: float, annotator: str) -> str:
+    """Why `annotator`'s `score` of an item on the queue's `aspect` (by name) needs a reason ("" when it
+    does not), the item's other labels read here, on the server (`reason_needed`). LabelError for an
+    aspect the queue does not ask for."""
+    found = next((a for a in queue.aspects if a.name.lower() == aspect.lower()), None)
+    if found is None:
+        raise LabelError(f"queue {queue.name} asks for {', '.join(a.name for a in queue.aspects)}, not {aspect!r}")
+    if queue.reasons == "none":
+        return ""
+    return reason_needed(queue, found, score, others_scores(store, queue, item_id, found.name, annotator))
 
 
 def others_scores(store: Store, queue: Queue, item_id: str, aspect: str, annotator: str) -> list[float]:
