@@ -244,11 +244,10 @@ function rate(view, aspect, score, at) {
   view.undo.push({ seqs: [seq], item, aspect: aspect.name, previous, previousReason: reason });
   view.note = previous === null ? `Labeled ${aspect.name} ${score}.`
     : `Changed ${aspect.name} from ${previous} to ${score}.`;
-  if (why) view.note += ` ${askLine(why)}`;
 }
 
 function askLine(why) {
-  return `${why}: Tab reaches the reason box, Enter there saves the label with it.`;
+  return `${why}. Tab reaches the reason box; Enter there saves the label with it.`;
 }
 
 function giveReason(view, aspect, text, at) {
@@ -261,7 +260,7 @@ function giveReason(view, aspect, text, at) {
     return false;
   }
   if (!text && ask) {
-    view.note = askLine(ask.why);
+    view.note = "Type the reason first: this label needs one.";
     return false;
   }
   const previousReason = reasonOf(view, item, aspect.name);
@@ -309,7 +308,7 @@ function settle(view) {
   if (view.leaving !== view.current) view.leaving = null;
   else if (openAsk(view, view.current)) {
     view.leaving = null;
-    view.note = askLine(openAsk(view, view.current).why);
+    view.note = "The next item waits for this label's reason (below).";
   } else if (!awaiting(view, view.current)) {
     view.note = "";
     leave(view);
@@ -317,9 +316,8 @@ function settle(view) {
 }
 
 function goOn(view, key) {
-  const asked = openAsk(view, view.current);
-  if (asked) {
-    view.note = askLine(asked.why);
+  if (openAsk(view, view.current)) {
+    view.note = "The next item waits for this label's reason (below).";
     return;
   }
   if (view.data.verdict && complete(view, view.current) && awaiting(view, view.current)) {
@@ -499,7 +497,7 @@ function aspectBlock(view, item, aspect) {
   const reason = element("input", "gl-reason");
   reason.type = "text";
   reason.maxLength = view.data.reasonChars ?? 500;
-  reason.placeholder = "Reason (Tab after the digit; Enter saves it with the label)";
+  reason.placeholder = "Reason (Tab; Enter saves)";
   reason.dataset.labelReason = aspect.name;
   reason.setAttribute("aria-label", `Reason for ${aspect.name}`);
   reason.addEventListener("keydown", (event) => reasonKey(view, item.id, aspect, event));
