@@ -7,8 +7,8 @@ import json
 
 import geval
 import pytest
-from apptest_helpers import open_app, texts
-from helpers import REPO
+from apptest_helpers import open_app, texts, wait_for
+from helpers import REPO, scripted
 from test_page_label import label, post, unit
 
 
@@ -134,6 +134,33 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "Krippendorff's alpha (ordinal)" in [m.label for m in at.metric]
     assert at.metric[0].value.startswith("1.000") and at.metric[1].value.startswith("1.000")
     assert "12 items labeled by two or more" in shown
+    assert "They gave the same label to every item two or more of them labeled." in shown  # no table of 0 ranges
+
+
+def test_a_lead_measures_the_queues_reasons_with_an_openai_compatible_judge_that_drafts_no_rubric(
+        monkeypatch, tmp_path, team, stub):
+    """The Queues page's Measure in the background, the sidebar's judge the stub (it answers scores only:
+    once the whole measurement failed on the rubric it could not draft): the gain on held-out groups,
+    and why no rubric was tried."""
+    store, dataset = team
+    geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    for row in store.assignments("pilot").itertuples():  # the people's own score, far from this judge's on many
+        store.save_label(row.item_id, "Natural", round(store.item(row.item_id).human_mean("Natural")), row.annotator,
+                         5.0, f"{row.annotator} says why")
+    stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3}, hashed=True)
+    at = sign_in(open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_model": "stub-model",
+                                                        "judge_base_url": stub.url, "api_key": "sk-test"}),
+                 "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    at.number_input(key="queue_reasons_budget").set_value(200)
+    at.button(key="queue_reasons_go").click().run()
+    assert not at.exception
+    wait_for(at, lambda a: "Gain on" in texts(a) or a.error, timeout=300)
+    shown = texts(at)
+    assert not at.error, shown[-1500:]
+    assert "Not adopted" in shown or "Adopted" in shown
+    assert "No rubric was tried" in shown and "the corrected examples were measured alone" in shown
+    assert stub.count > 10
 
 
 def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):

@@ -289,14 +289,15 @@ def agreement(store: Store, queue: Queue, aspect: LabelAspect, items: list[Item]
 
 def disagreements(store: Store, queue: Queue, aspect: LabelAspect, top: int = 10) -> pd.DataFrame:
     """The `top` items where the annotators' labels of `aspect` differ most (largest range, then
-    standard deviation), each annotator's label with their reason side by side."""
+    standard deviation; items where they all agree are not listed), each annotator's label with their
+    reason side by side."""
     labels = _labeled(store, queue)
     labels = labels[labels["aspect"].str.lower() == aspect.name.lower()]
     rows = []
     for item_id, given in labels.groupby("item_id"):
-        if len(given) < 2:
-            continue
         scores = given["score"].astype(float)
+        if len(given) < 2 or scores.max() == scores.min():
+            continue
         said = {a: f"{s:g}" + (f": {r}" if r else "") for a, s, r in
                 zip(given["annotator"], scores, given["reason"].fillna(""))}
         rows.append({"item_id": item_id, "range": scores.max() - scores.min(), "spread": scores.std(ddof=0),
