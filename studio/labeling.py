@@ -46,8 +46,8 @@ BEHIND = 5  # the items labeled last sent with them (← after a reload)
 KEPT = 200  # the changes taken whose replaced label is kept for an undo
 RECENT_TURNS = 3  # the last turns shown in full; the earlier ones scroll in a box above them
 REASON_CHARS = 500  # a reason's length at most
-KEYS_HELP = ("A digit rates, Enter or → goes on once the item is labeled, ← goes back, s skips, u undoes; Tab after "
-             "the digit reaches a box for your reason, and Enter there saves it with the label.")
+KEYS_HELP = ("A digit rates, Enter or → goes on once the item is labeled, ← goes back, s skips, u undoes; Tab "
+             "after the digit reaches a box for your reason, and Enter there saves it with the label.")
 HERE = Path(__file__).parent / "label_unit"
 _UNIT = st.components.v2.component("geval_label_unit", js=(HERE / "unit.js").read_text(),
                                    css=(HERE / "unit.css").read_text(), isolate_styles=False)
@@ -148,8 +148,8 @@ def _apply(s: Session, posts: Posts, op: dict) -> None:
             raise ValueError(f"score {op['score']!r} is not a number")
         reason = None if reason is None else str(reason).strip()[:REASON_CHARS]
         why = geval.labeling.queues.reason_asked(s.store, s.queue, item, aspect, score, annotator) \
-            if s.queue is not None and not reason else ""
-        if why:
+            if s.queue is not None else ""  # (an aspect the queue does not ask for: refused, with why)
+        if why and not reason:
             posts.asked = [*posts.asked, {"seq": _seq(op), "item": item, "aspect": aspect, "score": _number(score),
                                           "why": why}][-20:]
             posts.replaced[_seq(op)] = None  # not stored: its undo has nothing to put back

@@ -32,6 +32,7 @@ from e2e_helpers import (
     main_text,
     screenshot,
     streamlit_process,
+    wait_growing,
     wait_idle,
 )
 from helpers import run_cli, scripted
@@ -318,16 +319,7 @@ def stored_labels(store_path: Path) -> dict[str, int]:
 def wait_for_store(tab, store_path: Path, count: int, still: float = 30.0) -> float:
     """Wait until the store holds `count` labels, failing when their number has not grown for `still`
     seconds; returns the seconds waited."""
-    start = last_change = time.monotonic()
-    seen = -1
-    while (now := len(labels_in(store_path))) < count:
-        if now != seen:
-            seen, last_change = now, time.monotonic()
-        elif time.monotonic() - last_change > still:
-            raise AssertionError(f"{now} labels of {count} in the store, none more for {still:.0f} s; the page says:\n"
-                                 f"{main_text(tab)[-1500:]}")
-        tab.wait_for_timeout(250)
-    return time.monotonic() - start
+    return wait_growing(tab, lambda: len(labels_in(store_path)), count, "labels in the store", still)
 
 
 def not_taken_said(tab) -> int:

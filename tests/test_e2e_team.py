@@ -12,11 +12,19 @@ team_my_queue, team_refused, team_queues)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_idle
+from e2e_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    main_text,
+    screenshot,
+    streamlit_server,
+    wait_growing,
+    wait_idle,
+)
 from helpers import REPO, make_template, scripted
 
 import geval
@@ -90,18 +98,6 @@ def stored(path: Path, annotator: str) -> dict[str, tuple[float, str]]:
     return {item: (score, reason) for item, score, reason in zip(labels["item_id"], labels["score"], labels["reason"])}
 
 
-def wait_stored(tab, path: Path, annotator: str, count: int, still: float = 30.0) -> None:
-    """Until the store holds `count` of the annotator's labels; fails when their number stops growing for `still` s."""
-    seen, since = -1, time.monotonic()
-    while (now := len(stored(path, annotator))) < count:
-        if now != seen:
-            seen, since = now, time.monotonic()
-        elif time.monotonic() - since > still:
-            raise AssertionError(f"{annotator}: {now} labels of {count} stored, none more for {still:.0f} s; the page "
-                                 f"says:\n{main_text(tab)[-1500:]}")
-        tab.wait_for_timeout(250)
-
-
 def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead_by_url(tmp_path):
     from playwright.sync_api import sync_playwright
 
@@ -154,7 +150,7 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
                 if n + 1 < len(left[name]):
                     on_screen[name] = item_shown(tab, on_screen[name])
         for name, tab in (("ann", ann), ("bob", bob)):
-            wait_stored(tab, path, name, ITEMS)
+            wait_growing(tab, lambda: len(stored(path, name)), ITEMS, f"labels of {name} in the store")
             tab.locator(MAIN).get_by_text("Every item of your queue is labeled").wait_for(timeout=90_000)
         labels = geval.Store(path).queue_labels("pilot")
         assert len(labels) == 2 * ITEMS and not labels.duplicated(["item_id", "annotator"]).any()

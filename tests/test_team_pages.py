@@ -86,10 +86,12 @@ def test_my_queue_refuses_a_label_naming_another_annotator_or_an_item_not_hers(m
     at = sign_in(open_app(monkeypatch, tmp_path), "ann", "ann-password")
     order = store.assignments("pilot", "ann")["item_id"].tolist()
     elsewhere = next(i.id for i in dataset.items if i.id not in set(store.assignments("pilot")["item_id"]))
-    posted = post(at, label(order[0], 2) | {"annotator": "bob"}, label(elsewhere, 2), label(order[1], 2))
+    posted = post(at, label(order[0], 2) | {"annotator": "bob"}, label(elsewhere, 2),
+                  label(order[0], 2, "Overall") | {"reason": "an aspect the queue does not ask for"}, label(order[1], 2))
     failed = {f["seq"]: f["why"] for f in unit(at)["failed"]}
     assert "names annotator bob, but you are signed in as ann" in failed[posted[0]]
     assert f"item {elsewhere} is not in your queue pilot" in failed[posted[1]]
+    assert "queue pilot asks for Natural, not 'Overall'" in failed[posted[2]]
     saved = store.labels(dataset.name)
     assert list(zip(saved["item_id"], saved["annotator"])) == [(order[1], "ann")]
 

@@ -17,8 +17,8 @@ st.title("Label")
 store = state.store()
 dataset = state.require_dataset()
 st.caption(f"Score the items yourself. {label_unit.KEYS_HELP} The next item shows at once; each label goes to the "
-           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. The judge and the dataset's scores stay "
-           "hidden until you label the item.")
+           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. The judge and "
+           "the dataset's scores stay hidden until you label the item.")
 
 # --- what to label, and in which order ----------------------------------------------------------
 combos = store.combos(dataset.name)

@@ -22,8 +22,9 @@
 // puts back ("previous"). Streamlit keeps only the newest state when reruns pile up, and that state
 // holds every change not answered: none is lost or reordered. The server stores them in order and
 // answers in the component's data: "acked", the highest seq it took, "failed", those it could not
-// store, with why, and "asked", the labels it did not store for want of a reason, with why. An outbox left unanswered is sent again every few seconds and said: a lost
-// connection keeps the changes in the tab until the server takes them.
+// store, with why, and "asked", the labels it did not store for want of a reason, with why. An outbox
+// left unanswered is sent again every few seconds and said: a lost connection keeps the changes in the
+// tab until the server takes them.
 //
 // From the server (data): "session" (a new one starts the browser's afresh: another dataset,
 // annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max, ask: {score: why}}],
