@@ -71,11 +71,16 @@ def signed_in(browser, url: str, name: str, password: str, heading: str):
 
 def item_shown(tab, other_than: str | None = None) -> str:
     """The id of the item the labeling unit shows, once painted (keys count from then), other than `other_than`."""
-    tab.wait_for_function("""(previous) => {
-        const unit = document.querySelector('[data-testid="stMain"] [data-testid="label-unit"]');
-        const item = unit && unit.getAttribute('data-shown');
-        return item && item !== previous && unit.querySelector('[data-label-keys="ready"]');
-    }""", arg=other_than, timeout=90_000)
+    try:
+        tab.wait_for_function("""(previous) => {
+            const unit = document.querySelector('[data-testid="stMain"] [data-testid="label-unit"]');
+            const item = unit && unit.getAttribute('data-shown');
+            return item && item !== previous && unit.querySelector('[data-label-keys="ready"]');
+        }""", arg=other_than, timeout=90_000)
+    except Exception as exc:
+        parts = tab.evaluate("""() => [...document.querySelectorAll('[data-label-part], .gl-why, .gl-reason')]
+            .map((e) => `${e.dataset.labelPart || e.className}: ${e.value ?? e.innerText}`).join('\\n')""")
+        raise AssertionError(f"no item other than {other_than} shown; the unit says:\n{parts}") from exc
     return tab.locator(UNIT).get_attribute("data-shown")
 
 
@@ -134,6 +139,7 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
             ann.keyboard.type(f"ann-reason-{item}")
             ann.keyboard.press("Enter")
             assert item_shown(ann, item) != item
+        wait_growing(ann, lambda: len(stored(path, "ann")), 2, "labels of ann in the store")  # in the background
         assert stored(path, "ann") == {order["ann"][0]: (1.0, f"ann-reason-{order['ann'][0]}"),
                                        differs: (3.0, f"ann-reason-{differs}")}
 

@@ -323,7 +323,8 @@ function goOn(view, key) {
   }
   if (view.data.verdict && complete(view, view.current) && awaiting(view, view.current)) {
     view.leaving = view.current;
-    view.note = "Checking with the server whether this label needs a reason…";
+    view.note = "Checking with the server whether this label needs a reason… (a reason typed now goes on at once: "
+      + "Tab)";
     return;
   }
   if (!complete(view, view.current)) {
@@ -405,7 +406,8 @@ function pressed(event) {
 // --- drawing ------------------------------------------------------------------------------------
 
 function skeleton(parent) {
-  parent.querySelector(":scope > .gl-unit")?.remove(); // the unit's own; Streamlit's style element stays
+  // one unit on the page: a mount's that Streamlit has not removed yet would show beside the new one
+  for (const old of document.querySelectorAll(".gl-unit")) old.remove(); // Streamlit's style element stays
   const root = element("div", "gl-unit");
   root.dataset.testid = "label-unit";
   for (const part of ["notice", "failed", "status", "line", "system", "note"]) {
@@ -622,6 +624,7 @@ function update() {
 
 export default function ({ data, setStateValue, parentElement }) {
   tab.send = setStateValue;
+  tab.owner = parentElement; // the newest mount: it owns the keys' listener and the timer
   const remounted = tab.root?.parentNode !== parentElement;
   if (remounted) tab.root = skeleton(parentElement);
   const before = tab.view;
@@ -647,6 +650,9 @@ export default function ({ data, setStateValue, parentElement }) {
   if (remounted && tab.outbox.length) send(); // back from another page: what the server has not answered
   update();
   return () => {
+    // a mount replaced by a newer one (its element drawn anew after the first run of a page) leaves the
+    // newer one's listener: once, it removed it, and no key was heard on an item shown as ready
+    if (tab.owner !== parentElement) return;
     document.removeEventListener("keydown", tab.listener);
     clearInterval(tab.timer);
     tab.listener = tab.timer = null;
