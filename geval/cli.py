@@ -753,6 +753,8 @@ def cmd_queue_reasons(args) -> None:
     print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
     for sentence in result.drafted:
         print(f"  rubric: {sentence}")
+    if result.rubric_note:
+        print(f"  {result.rubric_note}")
     print(f"made from {geval.reporting.counted(len(result.source_groups), 'group')}, left out of the search; "
           f"{len(result.search.tune_groups)} to tune on, {len(result.search.test_groups)} to test on")
     note = result.reading.get("note") or ""
