@@ -201,6 +201,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         lead.locator(f"{MAIN} h1").filter(has_text="Queues").first.wait_for(timeout=90_000)
         wait_idle(lead)
         lead.locator(MAIN).get_by_text("Krippendorff's alpha (ordinal)").first.wait_for()
+        lead.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text="bob-reason").first.wait_for(
+            state="attached", timeout=90_000)  # the grid's cells come after the page's text
         shown = main_text(lead)
         assert f"on {ITEMS} items labeled by two or more" in shown and "bob-reason" in shown
         screenshot(lead, "team_queues", publish_as="team_queues")

@@ -157,7 +157,7 @@ def test_a_lead_measures_the_queues_reasons_with_an_openai_compatible_judge_that
     at.number_input(key="queue_reasons_budget").set_value(200)
     at.button(key="queue_reasons_go").click().run()
     assert not at.exception
-    wait_for(at, lambda a: "Gain on" in texts(a) or a.error, timeout=300)
+    wait_for(at, lambda a: "Gain on" in texts(a) or a.error)
     shown = texts(at)
     assert not at.error, shown[-1500:]
     assert "Not adopted" in shown or "Adopted" in shown
