@@ -66,12 +66,13 @@ def worth_most(worth: pd.DataFrame, constant: Collection[str] = (), among: Colle
     a judge that gives one score throughout (`constant`, by `judge`: it saves nothing, and would lead
     wherever every real judge saves less than nothing) and one with no figure are never chosen;
     `among`: only the judges of these combinations (by `combo`, their labels: the ones a page has
-    chosen). A tie goes to the first in `worth`'s order. None when no judge has a figure."""
+    chosen). A tie goes to the first in `worth`'s order. None when no judge has a figure, or when every
+    figure is exactly 0 (every item labeled: no judge saves anything, and nothing tells them apart)."""
     combos = worth["combo"] if "combo" in worth else worth["judge"]
     candidates = [(judge, saved) for judge, combo, saved in zip(worth["judge"], combos, worth["saved"])
                   if judge != TOGETHER and judge not in constant and (among is None or combo in among)
                   and saved is not None and math.isfinite(saved)]
-    if not candidates:
+    if all(saved == 0 for _, saved in candidates):  # every item labeled: nothing to save, nothing to choose by
         return None
     return max(candidates, key=lambda pair: pair[1])[0]  # max keeps the first of equals
 
