@@ -368,7 +368,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
     for combo in found.itertuples():
-        imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
+        imported = as_stored(store, combo.template_version, combo.signature_json)
         items, _ = held_out(every, [combo.template_version], searched)
         try:
             scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
@@ -402,7 +402,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items, groups=groups, by=by,
                           noun=_noun(on))
         result.judge, result.aspect, result.model = combo.label, human, combo.model
-        result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
+        result.reading, result.item_ids = imported or reading, frozenset(i.id for i in on)
         result.scale = scale
         results.append(result)
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
@@ -416,6 +416,14 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             result.aspect, result.item_ids = human, frozenset(i.id for i in on)
             results.append(result)
     return results
+
+
+def as_stored(store: Store, version: str, signature_json: str | None) -> str:
+    """How a judge whose scores are read as stored reads ("as imported": a judge's file; "as judged in
+    both orders": a pairwise judge's labels, `geval.judging.pairwise`), "" for one read as `reading` says."""
+    if json.loads(signature_json or "{}").get("backend") == "imported":
+        return "as imported"
+    return "as judged in both orders" if store.template(version).kind == "pairwise" else ""
 
 
 def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:
@@ -534,8 +542,8 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
     items, judge = every, None
     if combo is not None:
         items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
-        imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
-                              .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
+        imported = as_stored(store, combo[0], store.combos(dataset).set_index(["template_version", "signature"])
+                             .loc[tuple(combo), "signature_json"])
         scored = judge_scores(store, dataset, combo, "wmean" if imported else "argmax", items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it

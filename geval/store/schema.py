@@ -163,9 +163,23 @@ def _schema_11(db: sqlite_utils.Database) -> None:
     db["templates"].add_column("parent", str)
 
 
+def _reserved(db: sqlite_utils.Database) -> None:
+    """Schemas 12-14 are other branches' migrations, merged before schema 15; on this branch alone
+    they change nothing (the merge replaces this stand-in with them)."""
+
+
+def _schema_15(db: sqlite_utils.Database) -> None:
+    """Pairs: an item that compares two responses to one context keeps both sides (`items.pair`, JSON:
+    each response, its system, each side's own turns when they differ, who speaks, the question both
+    answer); empty for an item of one response. Items stored before are single responses."""
+    db["items"].add_column("pair", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
-                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11}
-SCHEMA_VERSION = 11
+                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11,
+                                                                  12: _reserved, 13: _reserved, 14: _reserved,
+                                                                  15: _schema_15}
+SCHEMA_VERSION = 15

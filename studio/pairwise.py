@@ -1,0 +1,141 @@
+"""Pairwise judging as the pages show it: on Agreement, each pairwise judge's position consistency,
+first-position preference and tie rate, then one judge's agreement with people beside the people's
+with each other and each model's win rate from the judge and the people (`geval.reporting.pairwise`,
+cached until a judge gets new judgments or the human side changes); on Inspect, a pair's two sides
+and both orders' prompts and answers side by side."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import streamlit as st
+
+import geval
+from studio import cached
+from studio.text import plain
+
+#: What a pairwise judge answers, in the order of the stored distribution: the side shown first, the second, a tie.
+ANSWERS = ("A", "B", "tie")
+
+
+def is_pairwise(store: geval.Store, combo: pd.Series) -> bool:
+    """Whether `combo` is a pairwise template's judge."""
+    return store.template(combo["template_version"]).kind == "pairwise"
+
+
+def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list[str]) -> None:
+    """Agreement's section on the pairwise judges among `chosen` (nothing when there is none)."""
+    by_label = combos.set_index("label")
+    wanted = [label for label in chosen if is_pairwise(store, by_label.loc[label])]
+    if not wanted:
+        return
+    said = geval.reporting.pairwise
+    st.subheader("Pairwise: position bias, agreement with people, win rates")
+    st.caption(said.INTRO)
+    try:
+        found = _read(store, str(store.path), dataset, tuple(cached.pair(by_label.loc[label]) for label in wanted),
+                      (cached.stamps(by_label.loc[wanted].reset_index()), store.human_stamp(dataset)))
+    except geval.GevalError as exc:
+        st.info(plain(str(exc)))
+        return
+    if not found:
+        st.info("No pair is judged in both orders yet: score the pairs with a pairwise template.")
+        return
+    st.dataframe(said.position_table(found), hide_index=True, key="pairwise_positions")
+    names = [one.judge for one in found]
+    one = found[names.index(st.selectbox("Pairwise judge", names, key="pairwise_judge"))] if len(found) > 1 \
+        else found[0]
+    st.markdown("\n".join(f"- {plain(line)}" for line in said.lines(one)))
+    agreement = said.agreement_table(one)
+    if not agreement.empty:
+        st.caption("Agreement with people: the judge against each annotator, their mean and the people's majority "
+                   "(pairs whose majority is tied left out), then each pair of annotators and their mean; 95% "
+                   "intervals over the questions.")
+        st.dataframe(agreement, hide_index=True, key="pairwise_agreement")
+    if not one.wins.empty:
+        figure, table = st.columns([3, 2])
+        figure.plotly_chart(said.wins_figure(one), key="pairwise_wins_figure")
+        table.dataframe(said.wins_table(one), hide_index=True, key="pairwise_wins")
+
+
+@st.cache_data(show_spinner="Reading the pairwise judges…", max_entries=16)
+def _read(_store, path: str, dataset: str, combos: tuple, stamp: tuple) -> list:
+    found = []
+    for combo in combos:
+        try:
+            found.append(geval.reporting.pairwise.read(_store, dataset, combo))
+        except geval.GevalError:  # nothing judged in both orders yet
+            continue
+    return found
+
+
+def sides(item) -> None:
+    """A pair's two responses side by side, each with its model and, where its conversation is its
+    own (MT-Bench's second turn), that conversation."""
+    pair = item.pair
+    fields = item.fields()
+    own = bool(pair.turns_a or pair.turns_b)
+    if fields["context"] and not item.context:  # what both were asked (the page shows a dialogue's context below)
+        st.subheader("What both answer")
+        with st.container(border=True, key="inspect_pair_question"):
+            st.text(fields["context"])
+    for column, letter, system in zip(st.columns(2, gap="medium"), ("a", "b"), (pair.system_a, pair.system_b)):
+        with column:
+            st.subheader(f"Response {letter.upper()}" + (f" · {system}" if system else ""))
+            with st.container(border=True, key=f"inspect_pair_{letter}"):
+                st.text(getattr(pair, f"response_{letter}"))
+            if own:
+                with st.expander(f"Its conversation ({system or letter.upper()})"):
+                    st.text(fields[f"conversation_{letter}"])
+
+
+def orders(frame: pd.DataFrame, item) -> None:
+    """Both orders of a pair as the judge was asked them, side by side: what each order showed as A
+    and B, the judge's answer and its probabilities (in the pair's terms too), the raw answer and the
+    exact prompt; above them, the judgment the two make together."""
+    pair = item.pair
+    rows = frame[frame["item_id"] == item.id]
+    parts = rows[rows["aspect"].str.contains("#order", regex=False)]
+    combined = rows[~rows["aspect"].str.contains("#", regex=False)]
+    named = {0: pair.system_a or "response A", 1: pair.system_b or "response B", 2: "tie"}
+    st.subheader("Both orders")
+    if not combined.empty:
+        row = combined.iloc[0]
+        distribution = _distribution(row["distribution"])
+        if row["status"] == "ok" and distribution:
+            verdict = named[int(row["score"])]
+            st.markdown(plain(f"The judgment (both orders averaged, order 2 swapped back): {verdict}. "
+                              + ", ".join(f"{named[s]} {distribution.get(s, 0.0):.0%}" for s in named) + "."))
+        else:
+            st.warning(plain(f"No judgment: {row['reason'] or row['status']}"))
+    shown = {1: (pair.system_a or "response A", pair.system_b or "response B"),
+             2: (pair.system_b or "response B", pair.system_a or "response A")}
+    for column, order in zip(st.columns(2, gap="medium"), (1, 2)):
+        found = parts[parts["aspect"].str.endswith(f"#order{order}")]
+        with column, st.container(border=True, key=f"inspect_order_{order}"):
+            first, second = shown[order]
+            st.markdown(f"**Order {order}**" + (" (as given)" if order == 1 else " (swapped)"))
+            st.caption(plain(f"A = {first}, B = {second}"))
+            if found.empty:
+                st.text("Not asked yet.")
+                continue
+            row = found.iloc[0]
+            distribution = _distribution(row["distribution"])
+            if row["status"] == "ok" and distribution:
+                best = max(distribution, key=distribution.get)
+                winner = (first, second, "tie")[best]
+                st.markdown(plain(f"Answer: {ANSWERS[best]} ({winner}); "
+                                  + ", ".join(f"{ANSWERS[s]} {distribution.get(s, 0.0):.0%}" for s in range(3))))
+            else:
+                st.warning(plain(f"This order's answer is {row['status']}: {row['reason'] or 'no reason recorded'}"))
+            raw = json.loads(row["raw"]) if isinstance(row.get("raw"), str) and row["raw"] else []
+            st.caption("The model's raw output")
+            st.code("\n".join(map(str, raw)) or "(no answer recorded)", language=None, wrap_lines=True)
+            with st.expander(f"The exact prompt of order {order}"):
+                st.code(row["prompt"] if isinstance(row.get("prompt"), str) else "(no prompt recorded)",
+                        language=None, wrap_lines=True)
+
+
+def _distribution(text: str | None) -> dict[int, float]:
+    return {int(s): float(p) for s, p in json.loads(text or "{}").items()}
