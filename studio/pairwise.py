@@ -54,9 +54,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
                    "intervals over the questions.")
         st.dataframe(agreement, hide_index=True, key="pairwise_agreement")
     if not one.wins.empty:
-        figure, table = st.columns([3, 2])
-        figure.plotly_chart(said.wins_figure(one), key="pairwise_wins_figure")
-        table.dataframe(said.wins_table(one), hide_index=True, key="pairwise_wins")
+        st.plotly_chart(said.wins_figure(one), key="pairwise_wins_figure")
+        st.dataframe(said.wins_table(one), hide_index=True, key="pairwise_wins")
 
 
 @st.cache_data(show_spinner="Reading the pairwise judges…", max_entries=16)
@@ -90,10 +89,10 @@ def sides(item) -> None:
                     st.text(fields[f"conversation_{letter}"])
 
 
-def orders(frame: pd.DataFrame, item) -> None:
+def orders(store: geval.Store, frame: pd.DataFrame, item) -> None:
     """Both orders of a pair as the judge was asked them, side by side: what each order showed as A
     and B, the judge's answer and its probabilities (in the pair's terms too), the raw answer and the
-    exact prompt; above them, the judgment the two make together."""
+    exact prompt; above them, the judgment the two make together and each annotator's preference."""
     pair = item.pair
     rows = frame[frame["item_id"] == item.id]
     parts = rows[rows["aspect"].str.contains("#order", regex=False)]
@@ -109,6 +108,9 @@ def orders(frame: pd.DataFrame, item) -> None:
                               + ", ".join(f"{named[s]} {distribution.get(s, 0.0):.0%}" for s in named) + "."))
         else:
             st.warning(plain(f"No judgment: {row['reason'] or row['status']}"))
+        people = _people(store, item, row.get("human"))
+        if people:
+            st.markdown(plain(people))
     shown = {1: (pair.system_a or "response A", pair.system_b or "response B"),
              2: (pair.system_b or "response B", pair.system_a or "response A")}
     for column, order in zip(st.columns(2, gap="medium"), (1, 2)):
@@ -124,8 +126,8 @@ def orders(frame: pd.DataFrame, item) -> None:
             distribution = _distribution(row["distribution"])
             if row["status"] == "ok" and distribution:
                 best = max(distribution, key=distribution.get)
-                winner = (first, second, "tie")[best]
-                st.markdown(plain(f"Answer: {ANSWERS[best]} ({winner}); "
+                winner = f" ({(first, second)[best]})" if best < 2 else ""
+                st.markdown(plain(f"Answer: {ANSWERS[best]}{winner}; "
                                   + ", ".join(f"{ANSWERS[s]} {distribution.get(s, 0.0):.0%}" for s in range(3))))
             else:
                 st.warning(plain(f"This order's answer is {row['status']}: {row['reason'] or 'no reason recorded'}"))
@@ -135,6 +137,17 @@ def orders(frame: pd.DataFrame, item) -> None:
             with st.expander(f"The exact prompt of order {order}"):
                 st.code(row["prompt"] if isinstance(row.get("prompt"), str) else "(no prompt recorded)",
                         language=None, wrap_lines=True)
+
+
+def _people(store: geval.Store, item, human: object) -> str:
+    """Each annotator's preference of the pair in words ("People: author_0 prefers gpt-4; author_4 says
+    tie."), "" when the pair has none."""
+    categories = store.categories(item.dataset).get(human, ()) if isinstance(human, str) else ()
+    words = {"model_a": f"prefers {item.pair.system_a or 'response A'}",
+             "model_b": f"prefers {item.pair.system_b or 'response B'}", "tie": "says tie"}
+    said = [f"{who} {words.get(categories[int(value)], categories[int(value)])}"
+            for who, value in item.ratings(human).items()] if categories else []
+    return "People: " + "; ".join(said) + "." if said else ""
 
 
 def _distribution(text: str | None) -> dict[int, float]:

@@ -10,11 +10,10 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from helpers import REPO, run_cli, scripted
+from helpers import REPO, pair_rows, run_cli, scripted, write_pairs
 
 import geval
 from geval.analysis import pairwise as analysis
@@ -51,34 +50,6 @@ def prefers_good(prompt: str, aspect) -> dict[int, float]:
 def always_first(prompt: str, aspect) -> dict[int, float]:
     """A judge that only sees positions: it answers A."""
     return {0: 0.9, 1: 0.05, 2: 0.05}
-
-
-def write_pairs(path: Path, rows: list[dict]) -> Path:
-    if path.suffix == ".jsonl":
-        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    else:
-        import csv
-        with path.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-            writer.writeheader()
-            writer.writerows(rows)
-    return path
-
-
-def pair_rows(n_questions: int = 12, per: int = 2) -> list[dict]:
-    """Pairs of a good and a bad answer, the good one A in half of them; two annotators who agree
-    except on every fifth pair, where the second says tie."""
-    rows = []
-    for q in range(n_questions):
-        for k in range(per):
-            good_first = (q + k) % 2 == 0
-            good, bad = f"a good answer {q}.{k}", f"a poor answer {q}.{k}"
-            right = "A" if good_first else "B"
-            rows.append({"question_id": f"q{q}", "context": f"User: question {q}",
-                         "response_a": good if good_first else bad, "response_b": bad if good_first else good,
-                         "model_a": "strong" if good_first else "weak", "model_b": "weak" if good_first else "strong",
-                         "preference:ann1": right, "preference:ann2": "tie" if (q * per + k) % 5 == 0 else right})
-    return rows
 
 
 # --- templates and calls ----------------------------------------------------------------------------

@@ -52,7 +52,8 @@ except geval.GevalError as exc:
     st.stop()
 st.text(combo["signature"])
 
-aspects = list(dict.fromkeys(frame["aspect_name"]))
+parts = frame["aspect"].str.contains("#", regex=False)  # a checklist's questions, a batch's or a pair's orders
+aspects = list(dict.fromkeys([*frame.loc[~parts, "aspect_name"], *frame.loc[parts, "aspect_name"]]))  # aspects first
 state.keep_valid("inspect_aspect", aspects)
 aspect = st.selectbox("Aspect", aspects, key="inspect_aspect", persist_state="session")
 rows = frame[frame["aspect_name"] == aspect]
@@ -216,7 +217,7 @@ with score_column:
 if origin is not None:
     st.info(plain(origin), icon=":material/upload_file:")
 elif asked_in_orders:
-    pairwise.orders(frame, item)
+    pairwise.orders(store, frame, item)
 else:
     with st.expander("The exact prompt sent to the judge", expanded=False):
         if isinstance(row["prompt"], str):

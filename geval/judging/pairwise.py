@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import replace as with_fields
 
+import numpy as np
+
 from geval.data.items import Item
 from geval.data.pairs import PREFERENCES
 from geval.judging.aspects import Aspect
@@ -52,12 +54,16 @@ def swapped(distribution: dict[int, float]) -> dict[int, float]:
     return {SECOND if s == FIRST else FIRST if s == SECOND else s: p for s, p in distribution.items()}
 
 
+def labels_of(probabilities) -> np.ndarray:
+    """`label` of many distributions at once: (..., 3) probabilities of A, B and tie -> (...) labels."""
+    p = np.asarray(probabilities, dtype=float)
+    flip = (np.abs(p[..., FIRST] - p[..., SECOND]) <= 1e-9) & (p[..., FIRST] >= p[..., TIE])
+    return np.where(flip, TIE, np.argmax(p, axis=-1))
+
+
 def label(distribution: dict[int, float]) -> int:
     """The most probable of A, B and tie; A and B equally probable (and above the tie) read as a tie."""
-    p = [distribution.get(s, 0.0) for s in (FIRST, SECOND, TIE)]
-    if abs(p[FIRST] - p[SECOND]) <= 1e-9 and p[FIRST] >= p[TIE]:
-        return TIE
-    return max((FIRST, SECOND, TIE), key=lambda s: p[s])
+    return int(labels_of([distribution.get(s, 0.0) for s in (FIRST, SECOND, TIE)]))
 
 
 def combine(orders: list[AspectScore]) -> AspectScore:

@@ -182,6 +182,6 @@ def wins_figure(found: Pairwise, title: str = "Win rates: judge and people"):
     figure.update_layout(title={"text": html.escape(title)}, xaxis={"title": "win rate (a tie counts half)",
                                                                       "range": [0, 1], "tickformat": ".0%"},
                          yaxis={"autorange": "reversed"}, height=max(300, 80 + 40 * len(models)),
-                         margin={"t": 50}, legend={"orientation": "h"})
+                         margin={"t": 50}, legend={"orientation": "h", "y": -0.3})
     figure.add_vline(x=0.5, line_dash="dot", line_color="#888")
     return figure
