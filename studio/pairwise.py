@@ -1,4 +1,4 @@
-"""Pairwise judging as the pages show it: on Agreement, each pairwise judge's position consistency,
+"""Pairwise judging as the pages show it: on Data, pairs made of a dataset's responses to one context; on Agreement, each pairwise judge's position consistency,
 first-position preference and tie rate, then one judge's agreement with people beside the people's
 with each other and each model's win rate from the judge and the people (`geval.reporting.pairwise`,
 cached until a judge gets new judgments or the human side changes); on Inspect, a pair's two sides
@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached
+from studio import cached, state
 from studio.text import plain
 
 #: What a pairwise judge answers, in the order of the stored distribution: the side shown first, the second, a tie.
@@ -67,6 +67,38 @@ def _read(_store, path: str, dataset: str, combos: tuple, stamp: tuple) -> list:
         except geval.GevalError:  # nothing judged in both orders yet
             continue
     return found
+
+
+def make_pairs(store: geval.Store, dataset: geval.Dataset) -> None:
+    """Data's section that makes pairs of `dataset`'s responses to one context (`geval.Dataset.pairs`),
+    stores them as a dataset of their own and opens it; nothing for a dataset of pairs, or one with a
+    response per context."""
+    if any(item.pair is not None for item in dataset.items) or len(dataset.items) == len(
+            {(item.group, item.context, item.grounding) for item in dataset.items}):
+        return
+    with st.expander("Pairs of its responses, to judge which is better"):
+        st.caption("Each pair of responses to one context (or a few drawn per context) becomes an item: a pairwise "
+                   "template (e.g. dialogue-pairwise) asks the judge which is better, in both orders. Each annotator "
+                   "prefers the response they scored higher on the aspect chosen (equal scores: a tie).")
+        left, middle, right = st.columns(3)
+        aspects = dataset.aspects
+        default = next((k for k, a in enumerate(aspects) if a.lower() == "overall"), 0)
+        aspect = left.selectbox("Preference from", aspects, index=default, key="data_pairs_aspect") \
+            if aspects else None
+        per_context = middle.number_input("Pairs per context (0: every pair)", 0, 100, 0, key="data_pairs_per")
+        name = right.text_input("Name", f"{dataset.name}-pairs", key="data_pairs_name")
+        if st.button("Make the pairs and open them", key="data_pairs_make", icon=":material/compare_arrows:"):
+            try:
+                pairs = dataset.pairs(aspect, int(per_context) or None, name=name.strip() or None)
+                said = pairs.replacing(store)
+                if said:
+                    raise geval.GevalError(f"{said}; give the pairs another name")
+                store.save_dataset(pairs)
+                state.load_dataset(pairs.name)
+            except geval.GevalError as exc:
+                st.error(plain(str(exc)))
+            else:
+                st.rerun()
 
 
 def sides(item) -> None:

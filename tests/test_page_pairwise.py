@@ -78,3 +78,18 @@ def test_inspect_shows_both_orders_side_by_side(monkeypatch, tmp_path):
     prompts = [call.prompt for call in template.calls(item)]
     codes = [c.value for c in at.code]
     assert all(prompt in codes for prompt in prompts)  # each order's exact prompt
+
+
+def test_the_data_page_makes_pairs_of_a_datasets_responses_and_opens_them(monkeypatch, tmp_path):
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()  # the Data page on the bundled Topical-Chat sample: 10 contexts of 6 responses
+    assert not at.exception
+    at.number_input(key="data_pairs_per").set_value(2)
+    at.button(key="data_pairs_make").click().run()
+    assert not at.exception
+    assert at.session_state["dataset_source"]["path"] == "topicalchat_usr_sample-pairs"
+    assert "topicalchat_usr_sample-pairs" in [h.value for h in at.subheader]
+    assert [m.value for m in at.metric][:2] == ["20", "10"]  # 2 pairs in each of 10 dialogues
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert store.categories("topicalchat_usr_sample-pairs") == {"preference": ("model_a", "model_b", "tie")}
