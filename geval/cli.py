@@ -778,7 +778,7 @@ def cmd_alttest(args) -> None:
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
-        beside = "" if result.reading in ("as imported", "a constant") else \
+        beside = "" if result.reading in (*geval.alttest.STORED, "a constant") else \
             f" (read as {result.reading}; " + ", ".join(
                 f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
                 for reading in others) + ")"

@@ -322,3 +322,24 @@ def test_agree_prints_the_position_figures_and_pairs_are_made_on_the_command_lin
     for said in ("Pairwise: dialogue-pairwise@", "Asked in both orders, the judge names the same winner on",
                  "consistent under swap", "accuracy without ties", "win rate: judge"):
         assert said in agreed.stdout, said
+
+
+@pytest.mark.model
+@pytest.mark.timeout(600)
+def test_the_embedded_judge_reads_a_and_b_and_tie_from_its_logits_in_both_orders(tmp_path, store):
+    from geval.judging.backends.embedded import EmbeddedJudge
+
+    dataset = geval.load_dataset(write_pairs(tmp_path / "one.csv", pair_rows(1, 1)), store=store)
+    judge = EmbeddedJudge()
+    progress = geval.score(store, dataset.items, geval.Template.load("dialogue-pairwise"), judge, dataset.name)
+    assert (progress.calls, progress.failed, progress.unscored) == (2, 0, 0)
+    assert progress.signature.startswith("backend:embedded|") and "scale:preference=categorical:model_a/model_b/tie" \
+        in progress.signature
+    rows = store.judgments(dataset.name).set_index("aspect")
+    asked = {k: {int(s): p for s, p in json.loads(rows.loc[k, "distribution"]).items()}
+             for k in ("preference#order1", "preference#order2", "preference")}
+    for distribution in asked.values():
+        assert set(distribution) == {0, 1, 2} and sum(distribution.values()) == pytest.approx(1.0, abs=1e-9)
+    back = pairwise.swapped(asked["preference#order2"])
+    assert asked["preference"] == pytest.approx({s: (asked["preference#order1"][s] + back[s]) / 2 for s in range(3)})
+    assert rows.loc["preference", "score"] == pairwise.label(asked["preference"])

@@ -59,7 +59,7 @@ from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
-           "Q", "READINGS", "AltTest",
+           "Q", "READINGS", "STORED", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
            "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_study", "ranking", "run",
            "summary"]
@@ -418,12 +418,15 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     return results
 
 
+#: How a judge read as stored reads: a judge's file, a pairwise judge's labels (`geval.judging.pairwise`).
+STORED = ("as imported", "as judged in both orders")
+
+
 def as_stored(store: Store, version: str, signature_json: str | None) -> str:
-    """How a judge whose scores are read as stored reads ("as imported": a judge's file; "as judged in
-    both orders": a pairwise judge's labels, `geval.judging.pairwise`), "" for one read as `reading` says."""
+    """How a judge whose scores are read as stored reads (STORED), "" for one read as `reading` says."""
     if json.loads(signature_json or "{}").get("backend") == "imported":
-        return "as imported"
-    return "as judged in both orders" if store.template(version).kind == "pairwise" else ""
+        return STORED[0]
+    return STORED[1] if store.template(version).kind == "pairwise" else ""
 
 
 def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:

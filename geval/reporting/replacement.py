@@ -43,11 +43,11 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
         return [], []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
-    if (summary["reading"] != "as imported").any():  # a G-EVAL judge: its other readings beside
+    if (~summary["reading"].isin(alttest.STORED)).any():  # a G-EVAL judge: its other readings beside
         for reading in (r for r in alttest.READINGS if r != "mode"):
             values = {(r.judge, r.aspect): r.advantage_probability
                       for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
-            summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
+            summary[f"read {reading}"] = [values.get((j, a)) if r not in alttest.STORED else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
     per_annotator = _per_annotator([r for r in results if not r.baseline])
     blocks = [Heading("Can the judge replace an annotator?"),
