@@ -51,7 +51,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
     if not agreement.empty:
         st.caption("Agreement with people: the judge against each annotator, their mean and the people's majority "
                    "(pairs whose majority is tied left out), then each pair of annotators and their mean; 95% "
-                   "intervals over the questions.")
+                   f"intervals over the {one.unit}.")
         st.dataframe(agreement, hide_index=True, key="pairwise_agreement")
     if not one.wins.empty:
         st.plotly_chart(said.wins_figure(one), key="pairwise_wins_figure")

@@ -224,7 +224,7 @@ def test_a_judge_that_only_sees_positions_flips_with_the_order_and_judges_every_
     assert positions.consistency.value == 0.0 and positions.first.value == 1.0
     assert positions.both_first.value == 1.0 and positions.both_second.value == 0.0 and positions.ties.value == 1.0
     said = " ".join(geval.reporting.pairwise.lines(found))
-    assert "names the same winner on 0% " in said and "it prefers the position shown first" in said
+    assert "names the same winner on 0% " in said and "it always names the position shown first" in said
     assert found.agreement.set_index("with").loc["ann1", "kappa"].value == pytest.approx(0.0)
 
 

@@ -80,7 +80,16 @@ class Pairwise:
     people: pd.DataFrame = field(default_factory=pd.DataFrame)
     wins: pd.DataFrame = field(default_factory=pd.DataFrame)
     people_ties: Estimate | None = None  # the share of the annotators' labels that are ties
+    unit: str = "questions"  # what the groups are, in words (`unit_of`)
     notes: list[str] = field(default_factory=list)
+
+
+def unit_of(pairs: list[Item]) -> str:
+    """What the pairs' groups are, in words: questions (pairs that name theirs, MT-Bench's), dialogues
+    (pairs of next turns, grouped by their dialogue), else groups."""
+    if pairs and all(item.pair is not None and item.pair.question for item in pairs):
+        return "questions"
+    return "dialogues" if pairs and all(item.context for item in pairs) else "groups"
 
 
 def question_of(item: Item) -> str:
@@ -134,7 +143,8 @@ def _read(store: Store, dataset: str, combo: tuple[str, str], name: str | None =
     asked = np.array([[first[i].get(s, 0.0) for s in (FIRST, SECOND, TIE)] for i in ids])
     again = np.array([[second[i].get(s, 0.0) for s in (FIRST, SECOND, TIE)] for i in ids])
     judged = np.array([float(label(_mean(first[i], second[i]))) for i in ids])
-    found = Pairwise(name, aspect.name, "", positions(asked, again, codes, n_groups), notes=[said] if said else [])
+    found = Pairwise(name, aspect.name, "", positions(asked, again, codes, n_groups), unit=unit_of(pairs),
+                     notes=[said] if said else [])
     human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
     human = human_aspect_for(template, aspect.key, human_aspects)
     categories = store.categories(dataset).get(human or "", ())

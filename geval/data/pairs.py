@@ -99,7 +99,7 @@ def pairs_from(items: Sequence[Item], dataset: str, aspect: str, per_context: in
             preferences = {who: PREFERENCES[int(preference_of(ratings_a[who], ratings_b[who]))]
                            for who in ratings_a if who in ratings_b
                            and math.isfinite(ratings_a[who]) and math.isfinite(ratings_b[who])}
-            pair = Pair(a.response, b.response, a.system, b.system, question=group)
+            pair = Pair(a.response, b.response, a.system, b.system)  # grouped by their dialogue, the item's group
             made.append(pair_item(dataset, f"{dataset}: items {a.id} and {b.id}", pair, context, grounding, group,
                                   preferences))
     if not made:

@@ -31,8 +31,8 @@ INTRO = ("Pairwise judging: every pair is asked in both orders, the second with 
          "rate, the share of pairs judged a tie. Agreement with people: accuracy with ties, accuracy without them (the "
          "pairs where neither side said tie) and Cohen's kappa, beside the people's with each other. A model's win "
          "rate is the share of its pairs it wins, a tie counting half, from the judge and from the people's votes on "
-         "the same pairs. 95% intervals over the questions the pairs answer (the delete-one-group jackknife with "
-         "Student's t); none below 10 questions.")
+         "the same pairs. 95% intervals over the questions (or dialogues) the pairs answer, the delete-one-group "
+         "jackknife with Student's t; none below 10 of them.")
 #: The published reference: GPT-4's consistency under swap on MT-Bench (Zheng et al. 2023, table 2).
 ZHENG = "Zheng et al. (NeurIPS 2023) report 65% for GPT-4 on MT-Bench, 46% for GPT-3.5 and 24% for Claude-v1"
 
@@ -55,7 +55,7 @@ def position_table(found: list[Pairwise]) -> pd.DataFrame:
     """A row per pairwise judge: its pairs and questions, consistency, first-position preference, the
     pairs with the first (second) position in both answers, and the tie rate, each with its interval."""
     return pd.DataFrame([{
-        "judge": one.judge, "pairs": one.positions.pairs, "questions": one.positions.questions,
+        "judge": one.judge, "pairs": one.positions.pairs, one.unit: one.positions.questions,
         "consistent under swap": _reads(one.positions.consistency),
         "first-position preference": _reads(one.positions.first),
         "first position both times": _reads(one.positions.both_first),
@@ -82,7 +82,7 @@ def wins_table(found: Pairwise) -> pd.DataFrame:
     shown = found.wins.copy()
     shown["judge"] = [_reads(value) for value in found.wins["judge"]]
     shown["people"] = [_reads(value) for value in found.wins["people"]]
-    return shown.rename(columns={"judge": "win rate: judge", "people": "win rate: people"})
+    return shown.rename(columns={"judge": "win rate: judge", "people": "win rate: people", "questions": found.unit})
 
 
 def lines(found: Pairwise) -> list[str]:
@@ -104,13 +104,15 @@ def _position_lines(found: Pairwise) -> list[str]:
         leaning = "it prefers the position shown second"
     elif first.has_interval():
         leaning = "no clear preference for either position (the interval holds 50%)"
+    elif first.value in (0.0, 1.0):  # a share of 0 or 1 has no interval on the logit: every answer says it
+        leaning = f"it always names the position shown {'first' if first.value else 'second'}"
     else:
         leaning = "too little to say which position it prefers"
     people = (f"; of the people's labels, {_reads(found.people_ties)} are ties" if found.people_ties is not None
               and math.isfinite(found.people_ties.value) else "")
     return [
         f"Asked in both orders, the judge names the same winner on {_reads(positions.consistency)} of "
-        f"{positions.pairs} pairs ({positions.questions} questions); {ZHENG}.",
+        f"{positions.pairs} pairs ({positions.questions} {found.unit}); {ZHENG}.",
         f"Of its answers that name a side, {_reads(first)} name the response shown first: {leaning}. Both answers "
         f"name the first position on {_reads(positions.both_first)} of the pairs, the second on "
         f"{_reads(positions.both_second)}.",
