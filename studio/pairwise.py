@@ -145,6 +145,11 @@ def orders(store: geval.Store, frame: pd.DataFrame, item) -> None:
             st.markdown(plain(people))
     shown = {1: (pair.system_a or "response A", pair.system_b or "response B"),
              2: (pair.system_b or "response B", pair.system_a or "response A")}
+    winners = [_winner(parts, order, shown[order]) for order in (1, 2)]
+    if all(winners):
+        st.caption(plain("Both orders name the same winner." if winners[0] == winners[1] else
+                         f"The orders disagree: order 1 names {winners[0]}, order 2 {winners[1]} (the answer moved "
+                         "with the order)."))
     for column, order in zip(st.columns(2, gap="medium"), (1, 2)):
         found = parts[parts["aspect"].str.endswith(f"#order{order}")]
         with column, st.container(border=True, key=f"inspect_order_{order}"):
@@ -169,6 +174,16 @@ def orders(store: geval.Store, frame: pd.DataFrame, item) -> None:
             with st.expander(f"The exact prompt of order {order}"):
                 st.code(row["prompt"] if isinstance(row.get("prompt"), str) else "(no prompt recorded)",
                         language=None, wrap_lines=True)
+
+
+def _winner(parts: pd.DataFrame, order: int, shown: tuple[str, str]) -> str:
+    """What order `order`'s answer names, in the pair's terms (a model, "a tie"); "" when it has none."""
+    found = parts[parts["aspect"].str.endswith(f"#order{order}") & (parts["status"] == "ok")]
+    distribution = _distribution(found["distribution"].iloc[0]) if len(found) else {}
+    if not distribution:
+        return ""
+    best = max(distribution, key=distribution.get)
+    return shown[best] if best < 2 else "a tie"
 
 
 def _people(store: geval.Store, item, human: object) -> str:

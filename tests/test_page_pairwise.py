@@ -74,6 +74,7 @@ def test_inspect_shows_both_orders_side_by_side(monkeypatch, tmp_path):
     words = {0: f"prefers {item.pair.system_a}", 1: f"prefers {item.pair.system_b}", 2: "says tie"}
     people = "; ".join(f"{who} {words[int(v)]}" for who, v in item.ratings("preference").items())
     assert plain(f"People: {people}.") in said
+    assert plain("Both orders name the same winner.") in said or plain("The orders disagree: order 1 names") in said
     template = geval.Template.load("dialogue-pairwise")
     prompts = [call.prompt for call in template.calls(item)]
     codes = [c.value for c in at.code]
