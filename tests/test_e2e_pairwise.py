@@ -29,20 +29,25 @@ def _shot(locator, name: str) -> Path:
     return path
 
 
-def test_inspect_shows_a_pair_and_both_orders_side_by_side(tmp_path):
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
+@pytest.fixture
+def judged(tmp_path) -> Path:
+    """A store holding the shared MT-Bench pairs judged in both orders by the scripted judge; skips without
+    Debian's chromium or the data."""
     folder = SHARED_DATA_DIR / "alttest" / "mtbench"
-    if not folder.is_dir():
-        pytest.skip(f"{folder} is not there")
-    from playwright.sync_api import sync_playwright
-
-    store_path = tmp_path / "store.sqlite"
-    store = geval.Store(store_path)
+    for needed, what in ((Path(CHROMIUM), "Debian's chromium (tests/run.sh installs it)"), (folder, "MT-Bench")):
+        if not needed.exists():
+            pytest.skip(f"{needed} is not there: {what}")
+    store = geval.Store(tmp_path / "store.sqlite")
     dataset = geval.load_dataset(folder, store=store)
     geval.score(store, dataset.items, geval.Template.load("mtbench-pairwise"), scripted(), dataset.name)
     store.close()
-    with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
+    return tmp_path / "store.sqlite"
+
+
+def test_inspect_shows_a_pair_and_both_orders_side_by_side(judged, tmp_path):
+    from playwright.sync_api import sync_playwright
+
+    with streamlit_process(judged, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser, tab = first_page(playwright, url)
         select_option(tab, "Dataset", re.compile(r"^\s*mtbench\b"))
         tab.locator(f"{MAIN} h3").filter(has_text="mtbench").first.wait_for(timeout=120_000)
