@@ -13,10 +13,11 @@ import sys
 
 import numpy as np
 import pytest
-from helpers import REPO, pair_rows, run_cli, scripted, write_pairs
+from helpers import REPO, pair_rows, scripted, write_pairs
 
 import geval
 from geval.analysis import pairwise as analysis
+from geval.cli import main
 from geval.data.items import Pair, Turn
 from geval.data.pairs import PREFERENCES, pair_item, preference_index
 from geval.errors import DatasetError, TemplateError
@@ -128,15 +129,14 @@ def test_a_bad_pair_stops_the_load_with_one_line_and_nothing_is_stored(tmp_path,
     assert store.dataset_names() == []
 
 
-def test_a_bad_pair_on_the_command_line_is_one_line_and_exit_2(tmp_path):
+def test_a_bad_pair_on_the_command_line_is_one_line_and_exit_2(tmp_path, capsys):
     rows = pair_rows()
     rows[3]["preference:ann2"] = "maybe"
-    result = run_cli("datasets", "load", str(write_pairs(tmp_path / "mine.csv", rows)), "--store",
-                     str(tmp_path / "s.sqlite"))
-    assert result.returncode == 2
-    assert result.stderr.strip().splitlines() == [f"error: {tmp_path / 'mine.csv'}:5: preference 'maybe' is not A, B "
-                                                  "or tie (also read: a, model_a, response_a, b, model_b, response_b, "
-                                                  "tie, draw, equal)"]
+    assert main(["datasets", "load", str(write_pairs(tmp_path / "mine.csv", rows)), "--store",
+                 str(tmp_path / "s.sqlite")]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == [
+        f"error: {tmp_path / 'mine.csv'}:5: preference 'maybe' is not A, B or tie (also read: a, model_a, response_a, b, "
+        "model_b, response_b, tie, draw, equal)"]
 
 
 def test_labels_are_read_in_their_spellings():
@@ -307,21 +307,19 @@ def test_an_openai_judge_answers_pairs_by_logprobs_or_by_samples(tmp_path, store
 # --- the command line -----------------------------------------------------------------------------------
 
 
-def test_agree_prints_the_position_figures_and_pairs_are_made_on_the_command_line(tmp_path):
+def test_agree_prints_the_position_figures_and_pairs_are_made_on_the_command_line(tmp_path, capsys):
     store = str(tmp_path / "s.sqlite")
-    made = run_cli("datasets", "pairs", str(REPO / "data" / "topicalchat_usr_sample.json"), "--per-context", "3",
-                   "--store", store)
-    assert made.returncode == 0, made.stderr
-    assert "topicalchat_usr_sample-pairs (pairs): 30 items" in made.stdout
-    scored = run_cli("score", "topicalchat_usr_sample-pairs", "-t", "dialogue-pairwise", "--judge", "scripted",
-                     "--store", store)
-    assert scored.returncode == 0, scored.stderr
-    assert "30 items, 0 cached, 60 judge calls" in scored.stdout
-    agreed = run_cli("agree", "topicalchat_usr_sample-pairs", "--store", store)
-    assert agreed.returncode == 0, agreed.stderr
-    for said in ("Pairwise: dialogue-pairwise@", "Asked in both orders, the judge names the same winner on",
-                 "consistent under swap", "accuracy without ties", "win rate: judge"):
-        assert said in agreed.stdout, said
+    assert main(["datasets", "pairs", str(REPO / "data" / "topicalchat_usr_sample.json"), "--per-context", "3",
+                 "--store", store]) == 0
+    assert "topicalchat_usr_sample-pairs (pairs): 30 items" in capsys.readouterr().out
+    assert main(["score", "topicalchat_usr_sample-pairs", "-t", "dialogue-pairwise", "--judge", "scripted",
+                 "--store", store]) == 0
+    assert "30 items, 0 cached, 60 judge calls" in capsys.readouterr().out
+    assert main(["agree", "topicalchat_usr_sample-pairs", "--store", store]) == 0
+    said = capsys.readouterr().out
+    for expected in ("Pairwise: dialogue-pairwise@", "Asked in both orders, the judge names the same winner on",
+                     "(10 dialogues)", "consistent under swap", "accuracy without ties", "win rate: judge"):
+        assert expected in said, expected
 
 
 @pytest.mark.model
