@@ -58,7 +58,7 @@ from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
-           "Q", "READINGS", "AltTest",
+           "Q", "READINGS", "STORED", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
            "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_line", "plan_study",
            "ranking", "run", "step_up", "summary", "FDR"]
@@ -379,7 +379,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
     for combo in found.itertuples():
-        imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
+        imported = as_stored(store, combo.template_version, combo.signature_json)
         items, _ = held_out(every, [combo.template_version], searched)
         try:
             scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
@@ -411,7 +411,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items, groups=groups, by=by,
                           noun=_noun(on), fdr=fdr)
         result.judge, result.aspect, result.model = combo.label, human, combo.model
-        result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
+        result.reading, result.item_ids = imported or reading, frozenset(i.id for i in on)
         result.scale = scale
         results.append(result)
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
@@ -425,6 +425,17 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             result.aspect, result.item_ids = human, frozenset(i.id for i in on)
             results.append(result)
     return results
+
+
+#: How a judge read as stored reads: a judge's file, a pairwise judge's labels (`geval.judging.pairwise`).
+STORED = ("as imported", "as judged in both orders")
+
+
+def as_stored(store: Store, version: str, signature_json: str | None) -> str:
+    """How a judge whose scores are read as stored reads (STORED), "" for one read as `reading` says."""
+    if json.loads(signature_json or "{}").get("backend") == "imported":
+        return STORED[0]
+    return STORED[1] if store.template(version).kind == "pairwise" else ""
 
 
 def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:
@@ -578,8 +589,8 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
     items, judge = every, None
     if combo is not None:
         items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
-        imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
-                              .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
+        imported = bool(as_stored(store, combo[0], store.combos(dataset).set_index(["template_version", "signature"])
+                                  .loc[tuple(combo), "signature_json"]))  # imported, or judged in both orders
         scored = judge_scores(store, dataset, combo, _variant(reading, imported), items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
