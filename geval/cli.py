@@ -1190,7 +1190,8 @@ def cmd_systems(args) -> None:
         _print_systems(dataset, result, args.all_pairs, advantage,
                        why="" if combo is not None or args.together else
                        "the judge worth most labels here: --judge picks another" if default is not None else
-                       "the most recently scored judge: --judge picks another")
+                       "the judge closest to people (the highest Pearson within systems; no judge's worth can be "
+                       "read here): --judge picks another")
     for aspect in rated:
         try:
             _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))

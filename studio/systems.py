@@ -94,8 +94,8 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
                per_system: int | None) -> tuple[str, str]:
     """The judge the section opens on, and why: the one worth most labels on the aspect
     (`geval.reporting.bottom_line.worth_most`) of the combinations `chosen` above that are compared with it,
-    else of every judge; the highest Pearson with the people over the items when no judge's worth can be read
-    (too few labels, every item labeled), the newest when not even that can."""
+    else of every judge; the one closest to people (`geval.reporting.bottom_line.closest`) when no judge's
+    worth can be read (too few labels, every item labeled), the newest when not even that can."""
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
@@ -106,13 +106,13 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
         result = None
     best = None if result is None else geval.reporting.bottom_line.worth_most(
         result.worth, set(each.index[each["constant"]]), compared or None)
-    if best is None:  # the simple reference instead: the highest Pearson with the people over the items
-        closest = each[~each["constant"]]["pearson"].dropna()
-        if closest.empty:
+    if best is None:  # the simple reference instead
+        closest = geval.reporting.bottom_line.closest(each)
+        if closest is None:
             return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth or " \
                               "correlation can be read yet)"
-        return closest.idxmax(), (f"the judge closest to people on {aspect} (the highest Pearson over the items; "
-                                  "no judge's worth can be read yet)")
+        return closest, (f"the judge closest to people on {aspect} (the highest Pearson within systems; no judge's "
+                         "worth can be read here)")
     return best, f"the judge worth most labels on {aspect}" + (" of those chosen above" if compared else "")
 
 

@@ -86,8 +86,7 @@ def default_means(store: Store, dataset: str, aspect: str, judges: pd.DataFrame,
     systems (the figure's simple reference: most often the one worth most), again with the one worth most
     when it is another. Raises SystemsError as `system_means` does."""
     combos = store.combos(dataset).set_index("label")
-    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
-    guess = _top(usable, "within") or _top(usable, "pearson")
+    guess = closest(judges, among)
 
     def read(column: str | None) -> SystemMeans:
         combo = None
@@ -160,6 +159,14 @@ def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, float] | None
     frame["test"] = [lowered.get((combo, aspect.lower())) for combo in frame["combo"]]
     frame["advantage"] = [t.advantage_probability if t is not None else math.nan for t in frame["test"]]
     return frame
+
+
+def closest(judges: pd.DataFrame, among: Collection[str] | None = None) -> str | None:
+    """The judge closest to people, the simple reference where no judge's worth can be read: of `judges`
+    (`judges_on`'s frame; the constant ones never; of the combinations `among` when given), the highest
+    Pearson within systems, else over the items; None when no judge has one."""
+    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
+    return _top(usable, "within") or _top(usable, "pearson")
 
 
 def default_of(frame: pd.DataFrame) -> str | None:
