@@ -228,6 +228,14 @@ def test_a_judge_that_only_sees_positions_flips_with_the_order_and_judges_every_
     assert found.agreement.set_index("with").loc["ann1", "kappa"].value == pytest.approx(0.0)
 
 
+def test_the_report_has_a_section_of_each_pairwise_judge_with_its_position_figures(tmp_path, store):
+    name = scored_pairs(tmp_path, store, always_first)
+    markdown = geval.reporting.report(store, name, n_boot=50, baselines=[], figures=False, ceiling=False).markdown()
+    section = markdown[markdown.index("## Pairwise judging: position, agreement with people, win rates"):]
+    assert "names the same winner on 0% " in section and "it always names the position shown first" in section
+    assert "win rate: judge" in section
+
+
 def test_kappa_and_accuracy_are_scikit_learns_and_the_intervals_are_over_questions(tmp_path, store):
     sklearn = pytest.importorskip("sklearn.metrics")
     rng = np.random.default_rng(4)

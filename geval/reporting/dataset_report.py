@@ -45,7 +45,7 @@ from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
-from geval.reporting import bottom_line
+from geval.reporting import bottom_line, pairwise
 from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text, sections
 from geval.reporting.figures import aspect_rows, clip, correlation_bars, learning_curve_figure, scatter_figure
 from geval.reporting.how_it_errs import report_section as how_it_errs
@@ -251,6 +251,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     document.add(*_overview(scored, metric, figures), *comparisons)
     document.add(*how_it_errs(store, name, [(one.label, (one.version, one.signature)) for one in scored], variants[0],
                               figures, say))
+    document.add(*pairwise.report_section(store, name, figures))
     document.add(*_labels(store, name, len(items), figures))
     document.add(*_people(people, items, categorical))
     document.add(*_searches(store, name))

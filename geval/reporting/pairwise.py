@@ -17,11 +17,13 @@ import pandas as pd
 
 from geval.analysis.grouped import Estimate
 from geval.analysis.pairwise import MAJORITY, Pairwise, read, read_all, same_order
+from geval.reporting.document import Bullets, Figure, Heading, Table, Text
 from geval.reporting.figures import colour
 from geval.reporting.how_it_errs import band
+from geval.store import Store
 
-__all__ = ["INTRO", "ZHENG", "agreement_table", "lines", "position_table", "read", "read_all", "text",
-           "wins_figure", "wins_table"]
+__all__ = ["INTRO", "ZHENG", "agreement_table", "lines", "position_table", "read", "read_all", "report_section",
+           "text", "wins_figure", "wins_table"]
 
 #: What the section says before its figures, on the page and in `geval agree`.
 INTRO = ("Pairwise judging: every pair is asked in both orders, the second with its responses swapped, and the "
@@ -187,3 +189,19 @@ def wins_figure(found: Pairwise, title: str = "Win rates: judge and people"):
                          margin={"t": 50}, legend={"orientation": "h", "y": -0.3})
     figure.add_vline(x=0.5, line_dash="dot", line_color="#888")
     return figure
+
+
+def report_section(store: Store, dataset: str, figures: bool = True) -> list:
+    """The report's section of the pairwise judges scored on `dataset` (`read_all`): per judge the
+    sentences, tables and win rates' figure the Agreement page shows; [] where there is none."""
+    found = read_all(store, dataset)
+    if not found:
+        return []
+    out = [Heading("Pairwise judging: position, agreement with people, win rates"), Text(INTRO)]
+    for one in found:
+        label = f"{one.judge} ({one.aspect}" + (f" vs {one.human}" if one.human else "") + ")"
+        out += [Heading(label, 3), Bullets(tuple(lines(one))), Table(position_table([one]).drop(columns="judge"))]
+        out += [Table(table) for table in (agreement_table(one), wins_table(one)) if not table.empty]
+        if figures and not one.wins.empty:
+            out.append(Figure(wins_figure(one), f"{label}: win rates from judge and people"))
+    return out
