@@ -486,16 +486,21 @@ class Store:
                   latency: float, rows: list[dict]) -> None:
         """Cache a successful call (`settings`: those that made it) and write its judgments, in
         one transaction."""
+        self.save_calls([(key, settings, prompt, aspects, judgment, latency, rows)])
+
+    def save_calls(self, calls: Sequence[tuple[str, dict, str, list[str], Judgment, float, list[dict]]]) -> None:
+        """Many `save_call`s, each (key, settings, prompt, aspects, judgment, latency, rows), in one
+        transaction: all of them or none."""
+        now = time.time()
+        cached = [{"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
+                   "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
+                   "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
+                   "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
+                   "cost": judgment.cost, "latency": latency, "created": now}
+                  for key, settings, prompt, aspects, judgment, latency, _ in calls]
         with self._write():
-            self.db["calls"].upsert(
-                {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
-                 "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
-                 "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
-                 "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
-                 "cost": judgment.cost, "latency": latency, "created": time.time()},
-                pk="key",
-            )
-            self._upsert_judgments(rows)
+            self.db["calls"].upsert_all(cached, pk="key")
+            self._upsert_judgments([row for *_, rows in calls for row in rows])
 
     def save_judgments(self, rows: list[dict]) -> None:
         """Write judgment rows (e.g. failures with their reasons), in one transaction."""
