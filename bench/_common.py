@@ -100,9 +100,10 @@ Form:
 """
 
 
-def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "synthetic"):
+def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "synthetic", aspects: int = 1):
     """`size` distinct items, `per_group` to a dialogue, 3 systems round robin and two annotators
-    each, written to `path` as JSONL and loaded back through the engine (as the app loads a file)."""
+    each, written to `path` as JSONL and loaded back through the engine (as the app loads a file);
+    `aspects` 2: people scored Engaging too."""
     import geval
 
     with path.open("w", encoding="utf-8") as out:
@@ -110,10 +111,12 @@ def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "sy
             out.write(json.dumps({
                 "response": f"response {i}", "fact": f"fact {i // per_group}", "system": f"sys{i % 3}",
                 "group": f"g{i // per_group}", "natural": [1 + i % 3, 1 + (i * 7) % 3],
+                **({"engaging": [1 + (i * 5) % 3, 1 + (i // 2) % 3]} if aspects == 2 else {}),
                 "context": [{"speaker": "A", "text": f"hello number {i // per_group}"},
                             {"speaker": "B", "text": "hi there"}],
             }) + "\n")
-    return geval.load_dataset(path, mapping=SYNTHETIC_MAPPING, name=name)
+    mapping = [*SYNTHETIC_MAPPING, "score:Engaging=engaging"] if aspects == 2 else SYNTHETIC_MAPPING
+    return geval.load_dataset(path, mapping=mapping, name=name)
 
 
 def synthetic_template():
@@ -121,3 +124,46 @@ def synthetic_template():
     import geval
 
     return geval.Template.parse(SYNTHETIC_TEMPLATE, source="bench-naturalness.txt")
+
+
+def score_in_bulk(store, items, template, judge, dataset: str, chunk: int = 20_000) -> int:
+    """What `geval.score` stores for `items` with a judge that answers at once (the scripted one: no
+    evaluation steps, no examples, every call answered), written `chunk` items to a transaction
+    (`Store.save_calls`) instead of one per call, so that a million judgments are stored in minutes:
+    the same template version, run, cached calls and judgment rows (bench/agreement_page.py checks
+    them against the runner's). Returns the items judged."""
+    import time
+
+    from geval.judging.judgment import cache_key
+    from geval.scoring.lookup import Signer, neighbours
+    from geval.scoring.runner import Progress, environment
+    from geval.store.records import judgment_rows
+
+    if template.needs_generated_steps or neighbours(store, template, dataset, items[:1]) is not None:
+        fail(f"{template.label}: score_in_bulk writes templates that show one item and need no generated steps")
+    store.save_template(template)
+    signed = Signer(template)(judge.settings)
+    run_id = store.start_run(dataset=dataset, template=template.label, signature=signed[0], signature_json=signed[1],
+                             settings_given="{}", environment=json.dumps(environment()), n_items=len(items))
+    progress = Progress(total=len(items), template=template.label, signature=signed[0], run_id=run_id)
+    for start in range(0, len(items), chunk):
+        calls = []
+        for item in items[start:start + chunk]:
+            base = {"item_id": item.id, "dataset": item.dataset, "template": template.label,
+                    "template_version": template.version, "run_id": run_id}
+            for call in template.calls(item):
+                aspects = list(call.aspects)
+                judgment = judge.judge(call.prompt, aspects)
+                key = cache_key(judge.settings, call.prompt, aspects)
+                calls.append((key, judge.settings, call.prompt, [a.key for a in aspects], judgment, 0.0,
+                              judgment_rows(base, key, judgment, signed, call.keep, call.detail)))
+                progress.calls += 1
+                progress.prompt_tokens += judgment.prompt_tokens
+                progress.completion_tokens += judgment.completion_tokens
+            progress.done += 1
+            progress.read += 1
+        getattr(judge, "calls", []).clear()  # the scripted judge keeps every prompt it was asked
+        store.save_calls(calls)
+    progress.status, progress.ended = "finished", time.time()
+    store.finish_run(run_id, "finished", progress.summary())
+    return progress.done
