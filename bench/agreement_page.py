@@ -2,10 +2,9 @@
 side with a plain read; a changed control's time and the HTML report's at the largest size.
 
 For each size, N synthetic items (6 per group, 3 systems, two annotators each) are written as a
-JSONL table, loaded, and scored by the scripted judge into a fresh store: the first sizes through
-the runner (`geval.score`), a million through `score_in_bulk` (the same rows, written a transaction
-per 20,000 items; the script checks on its warm-up items that both write the same judgments and
-calls). Then, for each size in turn and `--repeats` times over (interleaved, so both sizes see the
+JSONL table, loaded, and scored by the scripted judge through the real runner into a fresh store
+(`PRAGMA synchronous = OFF` on that connection only, to make the setup quick; `--keep DIR` keeps
+the stores for the next run, which reuses them: a million judgments take minutes). Then, for each size in turn and `--repeats` times over (interleaved, so both sizes see the
 same load): every st.cache_data is cleared, the app is opened under streamlit.testing.v1.AppTest on
 that store with that dataset and run once on its default page (which loads the dataset), and the
 first run of views/5_agreement.py is timed: default settings (3 levels, 1,000 bootstrap resamples),
@@ -41,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import os
 import re
@@ -54,11 +54,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import streamlit as st
-from _common import REPO, SYNTHETIC_MAPPING, fail, header, score_in_bulk, synthetic_dataset, synthetic_template
+from _common import REPO, SYNTHETIC_MAPPING, fail, header, synthetic_dataset, synthetic_template
 from streamlit.testing.v1 import AppTest
 
 import geval
-from geval.judging.backends.scripted import ScriptedJudge, hashed_distribution
 
 APP = str(REPO / "app.py")
 PAGE = "views/5_agreement.py"
@@ -67,7 +66,6 @@ DATASET = "synthetic"
 #: Bland-Altman, use of the scale
 CHARTS = 8
 WARM_UP = 120  # items of a first, unreported measurement
-RUNNER_UP_TO = 100_000  # items scored through the runner; above, `score_in_bulk`
 #: The controls' store: a second aspect and a second judge.
 TWO_ASPECTS_MAPPING = [*SYNTHETIC_MAPPING, "score:Engaging=engaging"]
 TWO_ASPECTS_TEMPLATE = """+++
@@ -122,54 +120,24 @@ def shown(seconds: tuple[float, float]) -> str:
 # --- the stores -------------------------------------------------------------------------------------
 
 
-def fill_store(dataset: geval.Dataset, path: Path, template: geval.Template, judges: list,
-               bulk: bool | None = None) -> None:
-    """The dataset and each judge's judgments of every item: through the runner up to RUNNER_UP_TO
-    items, else `score_in_bulk` (`bulk` says which, when given)."""
+def fill_store(dataset: geval.Dataset, path: Path, template: geval.Template, judges: list) -> None:
+    """The dataset and each judge's judgments of every item, written by the runner."""
     store = geval.Store(path)
     try:
         store.db.execute("PRAGMA synchronous = OFF")  # setup only: no fsync per judgment while filling the store
         store.save_dataset(dataset)
         for judge in judges:
-            if bulk if bulk is not None else len(dataset.items) > RUNNER_UP_TO:
-                done = score_in_bulk(store, dataset.items, template, judge, DATASET)
-            else:
-                done = geval.score(store, dataset.items, template, judge, DATASET).done
-            if done != len(dataset.items):
-                fail(f"scoring {len(dataset.items)} items: {done} done")
+            progress = geval.score(store, dataset.items, template, judge, DATASET)
+            if progress.done != len(dataset.items):
+                fail(f"scoring {len(dataset.items)} items: {progress.done} done")
     finally:
         store.close()
 
 
-def second_judge() -> ScriptedJudge:
-    """A scripted judge whose scores differ from the default one's."""
-    return ScriptedJudge(lambda prompt, aspect: hashed_distribution(f"second\n{prompt}", aspect), name="hashed-second")
-
-
-def stored_rows(path: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """A store's judgments and calls as the store gives them, without the times they were written."""
-    store = geval.Store(path)
-    try:
-        judgments = store.judgments(DATASET).drop(columns=["created", "latency"]).sort_values("id",
-                                                                                            ignore_index=True)
-        calls = store.cached_calls(sorted(judgments["call_key"].dropna().unique()))
-    finally:
-        store.close()
-    return judgments, pd.DataFrame([(key, repr(judgment)) for key, judgment in calls.items()], columns=["key", "call"])
-
-
-def check_bulk(folder: Path) -> None:
-    """Exit 1 unless `score_in_bulk` stores what the runner stores, on WARM_UP items."""
-    dataset = synthetic_dataset(WARM_UP, folder / "check.jsonl", name=DATASET)
-    found = []
-    for bulk in (False, True):
-        path = folder / f"check-{'bulk' if bulk else 'runner'}.sqlite"
-        fill_store(dataset, path, synthetic_template(), [geval.make_judge("scripted")], bulk=bulk)
-        found.append(stored_rows(path))
-    for (runner, bulk), what in zip(zip(*found), ("judgments", "calls")):
-        if not runner.equals(bulk):
-            fail(f"score_in_bulk stores other {what} than the runner on {WARM_UP} items")
-    print(f"score_in_bulk stores the runner's judgments and calls on {WARM_UP} items (compared row by row)")
+def second_script(prompt: str, aspect) -> dict[int, float]:
+    """The second judge's answers: a distribution hashed from the prompt, other than the default script's."""
+    digest = hashlib.sha256(f"second\n{aspect.key}\n{prompt}".encode()).digest()
+    return {s: 1 + digest[i] for i, s in enumerate(aspect.scale)}
 
 
 def prepared(size: int, folder: Path, two: bool = False) -> tuple[Path, Path]:
@@ -186,7 +154,8 @@ def prepared(size: int, folder: Path, two: bool = False) -> tuple[Path, Path]:
         store_path.unlink()
     started = Clock()
     dataset = synthetic_dataset(size, dataset_path, name=DATASET, aspects=2 if two else 1)
-    judges = [geval.make_judge("scripted"), second_judge()] if two else [geval.make_judge("scripted")]
+    judges = [geval.make_judge("scripted")]
+    judges += [geval.make_judge("scripted", script=second_script, name="hashed-second")] if two else []
     fill_store(dataset, store_path, geval.Template.parse(TWO_ASPECTS_TEMPLATE, source="bench-two.txt") if two
                else synthetic_template(), judges)
     print(f"{size:>8} items{' (two aspects, two judges)' if two else ''} written, loaded and scored in "
@@ -382,7 +351,6 @@ if __name__ == "__main__":
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.keep or tmp)
         folder.mkdir(parents=True, exist_ok=True)
-        check_bulk(Path(tmp))
         paths = {size: prepared(size, folder) for size in [WARM_UP, *sizes]}
         build_seconds(WARM_UP, *paths[WARM_UP])  # imports and first-run costs, so that they are in no figure
         runs = {size: [] for size in sizes}

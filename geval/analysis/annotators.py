@@ -52,6 +52,7 @@ from geval.analysis.correlation import (
     system_means,
     within_groups,
 )
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 
 ALPHA_LEVELS = ("interval", "ordinal")
@@ -67,14 +68,7 @@ COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", 
 def annotator_matrix(items: list[Item], aspect: str) -> np.ndarray:
     """Scores as an annotators x items array, a row per annotator (by id, `Item.ratings`, in
     first-seen order), NaN where an annotator did not score an item."""
-    rated = [item.ratings(aspect) for item in items]
-    who = list(dict.fromkeys(name for ratings in rated for name in ratings))
-    matrix = np.full((len(who), len(items)), np.nan)
-    row = {name: index for index, name in enumerate(who)}
-    for column, ratings in enumerate(rated):
-        for name, score in ratings.items():
-            matrix[row[name], column] = score
-    return matrix
+    return item_columns(items).ratings(aspect)[1].copy()
 
 
 def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:

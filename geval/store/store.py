@@ -22,6 +22,7 @@ run starts (`geval.processes`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -486,21 +487,14 @@ class Store:
                   latency: float, rows: list[dict]) -> None:
         """Cache a successful call (`settings`: those that made it) and write its judgments, in
         one transaction."""
-        self.save_calls([(key, settings, prompt, aspects, judgment, latency, rows)])
-
-    def save_calls(self, calls: Sequence[tuple[str, dict, str, list[str], Judgment, float, list[dict]]]) -> None:
-        """Many `save_call`s, each (key, settings, prompt, aspects, judgment, latency, rows), in one
-        transaction: all of them or none."""
-        now = time.time()
-        cached = [{"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
-                   "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
-                   "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
-                   "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
-                   "cost": judgment.cost, "latency": latency, "created": now}
-                  for key, settings, prompt, aspects, judgment, latency, _ in calls]
         with self._write():
-            self.db["calls"].upsert_all(cached, pk="key")
-            self._upsert_judgments([row for *_, rows in calls for row in rows])
+            self._upsert("calls", "key", [
+                {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
+                 "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
+                 "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
+                 "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
+                 "cost": judgment.cost, "latency": latency, "created": time.time()}])
+            self._upsert_judgments(rows)
 
     def save_judgments(self, rows: list[dict]) -> None:
         """Write judgment rows (e.g. failures with their reasons), in one transaction."""
@@ -508,19 +502,20 @@ class Store:
             self._upsert_judgments(rows)
 
     def _upsert_judgments(self, rows: list[dict]) -> None:
-        """Insert or update judgment rows by id with one executemany: a new row gets the
-        columns given (others NULL); an existing one has those columns replaced, the rest kept.
-        Call inside `_write()`."""
+        """Insert or update judgment rows by id (`_upsert`). Call inside `_write()`."""
+        if any(row.get("id") is None for row in rows):
+            raise StoreError("a judgment row has no id; build it with geval.store.records.judgment_id(...)")
+        self._upsert("judgments", "id", rows)
+
+    def _upsert(self, table: str, key: str, rows: list[dict]) -> None:
+        """Insert or update rows of `table` by its primary `key` with one executemany: a new row gets the
+        columns given (others NULL); an existing one has those columns replaced, the rest kept. Call
+        inside `_write()`."""
         if not rows:
             return
-        columns = list(dict.fromkeys(column for row in rows for column in row))
-        if "id" not in columns or any(row.get("id") is None for row in rows):
-            raise StoreError("a judgment row has no id; build it with geval.store.records.judgment_id(...)")
-        names = ", ".join(quote_identifier(c) for c in columns)
-        updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != "id")
-        sql = (f"INSERT INTO judgments ({names}) VALUES ({', '.join('?' * len(columns))}) "
-               f"ON CONFLICT(id) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
-        self.db.conn.executemany(sql, ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
+        columns = tuple(dict.fromkeys(column for row in rows for column in row))
+        self.db.conn.executemany(_upsert_sql(table, key, columns),
+                                 ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
                   signature: str | None = None, status: str | None = None, columns: Sequence[str] | None = None,
@@ -964,6 +959,15 @@ class Store:
     def close(self) -> None:
         """Close the connection."""
         self.db.conn.close()
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
+    """`Store._upsert`'s statement for these columns."""
+    names = ", ".join(quote_identifier(c) for c in columns)
+    updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != key)
+    return (f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))}) "
+            f"ON CONFLICT({key}) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
 
 
 def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float,
