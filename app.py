@@ -2,10 +2,19 @@
 
 import streamlit as st
 
-from studio import context
+from studio import auth, context
 from studio.state import configure_page, sidebar
 
 configure_page()
+user = auth.signed_in()  # None: no accounts, the app as one local user's; else signed in (the form stops the run until)
+if user is not None and not user.lead:  # an annotator: their queue, and nothing else runs (studio/auth.py)
+    auth.sign_out_button(user)
+    auth.refuse_query(user)
+    auth.refuse_address(user)
+    st.navigation([st.Page("views/9_my_queue.py", title="My queue", icon=":material/label:", default=True),
+                   *[st.Page(auth.refusal(title, user), title=title, url_path=path, visibility="hidden")
+                     for path, title in auth.LEAD_PAGES.items()]]).run()
+    st.stop()
 # A session's first run reads the dataset and draws the sidebar before the page: the main area says so
 # meanwhile (it stayed blank for seconds on a loaded machine), and is cleared before the page draws. The
 # placeholder is there in every run, so that the page's elements keep their places (a widget that moved
@@ -22,7 +31,12 @@ pages = st.navigation([
     st.Page("views/5_agreement.py", title="Agreement", icon=":material/insights:", url_path="agreement"),
     st.Page("views/6_tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
     st.Page("views/7_label.py", title="Label", icon=":material/label:", url_path="label"),
+    *([st.Page("views/8_queues.py", title="Queues", icon=":material/groups:", url_path="queues"),
+       st.Page("views/9_my_queue.py", title="My queue", icon=":material/assignment_ind:", url_path="my-queue")]
+      if user is not None else []),
 ])
+if user is not None:
+    auth.sign_out_button(user)
 sidebar()
 opening.empty()
 context.publish()

@@ -11,12 +11,19 @@ made from `--pilot` items (whole groups) drawn at random, as a user plans before
 rest, its chance at the same N (mean over `--pilots` pilots, their range, and how many of them
 say they are a rough guide).
 
+Split-half (`--split-half`): the plan made from one half of the documents (groups: whole, drawn at
+random) and checked on the other: its chance at N beside the pass rate of `--draws` studies of N
+items of the other half (at most 80% of it), for each of `--splits` splits; the mean and the spread
+over the splits of each, and of their absolute difference: the error of a plan on data it was not
+made from (`geval.decisions.alttest_power.SPLIT_HALF_ERROR` is its mean over the rows).
+
 Synthetic (`--synthetic`): populations of known shape (grouped, skewed, sparse designs, a judge
 with an offset), the plan made from a pilot of `--pilot` items, its chance at N beside the pass
 rate of `--draws` fresh studies of N items drawn from the population; N is the plan's number of items
 and a size on the way (the first where its chance reaches .3, else half its N).
 
     nice -n 10 python bench/alttest_plan.py [--only summeval,10k_prompts] [--judges gpt-4o,...]
+    nice -n 10 python bench/alttest_plan.py --split-half [--splits 10] [--only summeval]
     nice -n 10 python bench/alttest_plan.py --synthetic --pilot 600
         [--draws 200] [--runs 400] [--pilot 150] [--pilots 5]
 """
@@ -91,7 +98,7 @@ def checked(planned, people, judge, groups, epsilon: float, alignment: str, args
     kept = sum(1 for item in judge if sum(item in labels for labels in people.values()) >= 2)
     if planned.reason:
         size = min(LARGEST, int(0.8 * kept))
-        shown, pilots = ("no plan (worse than chance)" if "worse than chance" in planned.reason else "no plan"), "–"
+        shown, pilots = "no plan", "–"
     else:
         sizes = [n for n in planned.sizes if n <= 0.8 * kept]
         size = min(planned.items_for() or sizes[-1], sizes[-1])
@@ -116,6 +123,55 @@ def real_rows(store: geval.Store, name: str, alignment: str, epsilon: float, arg
                          f"{pilots} | {real:.2f} |")
             print(found[-1], f"  {time.time() - started:.0f} s", flush=True)
     return found
+
+
+def halves(people, judge, groups, rng: np.random.Generator):
+    """The data split by its groups (documents) into two halves at random: (people, judge) of each."""
+    keys = sorted({groups.get(item) or item for item in judge})
+    first = set(rng.permutation(keys)[: len(keys) // 2])
+
+    def part(inside: bool):
+        ids = [item for item in judge if ((groups.get(item) or item) in first) == inside]  # in the data's order
+        kept = set(ids)
+        return {name: {i: v for i, v in labels.items() if i in kept} for name, labels in people.items()}, \
+            {i: judge[i] for i in ids}
+
+    return part(True), part(False)
+
+
+def split_rows(store: geval.Store, name: str, alignment: str, epsilon: float, args) -> tuple[list[str], list[float]]:
+    """Per aspect and judge: the plan from one half of the groups checked on the other, over `--splits` splits."""
+    found, errors = [], []
+    for aspect in sorted({a for item in store.items(name) for a in item.human}):
+        for combo in store.combos(name).itertuples():
+            model = combo.model.removeprefix("imported: ")
+            if args.judges and model not in args.judges.split(","):
+                continue
+            started, pair = time.time(), (combo.template_version, combo.signature)
+            people, judge, groups = geval.alttest.plan_data(store, name, aspect, pair)
+            rng, rows = np.random.default_rng(17), []
+            for split in range(args.splits):
+                (made_people, made_judge), (other_people, other_judge) = halves(people, judge, groups, rng)
+                planned = geval.alttest.plan_study(made_people, made_judge, epsilon, alignment, groups, runs=args.runs,
+                                                   seed=split)
+                kept = sum(1 for item in other_judge if sum(item in labels for labels in other_people.values()) >= 2)
+                cap = int(0.8 * kept)
+                if planned is None or planned.reason:
+                    size, chance = min(LARGEST, cap), 0.0  # no plan: no number of items is promised a pass
+                else:
+                    size = min(planned.items_for() or planned.sizes[-1], cap)
+                    chance = planned.chance_at(size)
+                real = geval.alttest.drawn_pass_rate(other_people, other_judge, size, args.draws, epsilon, alignment,
+                                                     groups, seed=split)
+                rows.append((size, chance, real, bool(planned is None or planned.reason)))
+            sizes, chances, reals, refused = (np.array(column) for column in zip(*rows))
+            missed = np.abs(chances - reals)
+            errors += missed[~refused].tolist()  # the plans made: what a plan's line says of itself
+            found.append(f"| {name} | {aspect} | {model} | {np.mean(sizes):.0f} ({sizes.min()}-{sizes.max()}) | "
+                         f"{np.mean(chances):.2f} ± {np.std(chances):.2f} | {np.mean(reals):.2f} ± {np.std(reals):.2f} | "
+                         f"{np.mean(missed):.2f} (max {missed.max():.2f}) | {int(refused.sum())} of {len(rows)} |")
+            print(found[-1], f"  {time.time() - started:.0f} s", flush=True)
+    return found, errors
 
 
 def population(shape: tuple, items: int, rng: np.random.Generator):
@@ -164,12 +220,28 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(DATASETS), help="datasets, comma-separated")
     parser.add_argument("--judges", default="", help="only these LLMs, comma-separated (default: all)")
     parser.add_argument("--synthetic", action="store_true", help="synthetic populations instead of the datasets")
+    parser.add_argument("--split-half", action="store_true",
+                        help="the plan made from half of each dataset's groups, checked on the other half")
+    parser.add_argument("--splits", type=int, default=10, help="random splits per row with --split-half")
     args = parser.parse_args()
     header(f"the alternative annotator test's plan against real pass rates ({args.draws} real studies per row, "
            f"{args.runs} drawn studies per size in the plan, pilots of {args.pilot} items)")
     if args.synthetic:
         table = ["| population | pilot items | N items | plan's chance at N | real pass rate at N |",
                  "|---|---|---|---|---|", *synthetic_rows(args)]
+    elif args.split_half:
+        table = ["| dataset | aspect | judge | N items (range) | plan's chance at N (half A) | real pass rate at N "
+                 "(half B) | plan − real, absolute | no plan |", "|---|---|---|---|---|---|---|---|"]
+        errors: list[float] = []
+        with tempfile.TemporaryDirectory() as folder:
+            store = geval.Store(Path(folder) / "plan.sqlite")
+            for name in args.only.split(","):
+                rows, missed = split_rows(store, load(store, name), *DATASETS[name], args)
+                table += rows
+                errors += missed
+        table.append(f"\nMean absolute difference over every plan made (every row and split): {np.mean(errors):.3f} "
+                     f"(sd {np.std(errors):.3f}, {len(errors)} plans; 90% of them within "
+                     f"{np.quantile(errors, 0.9):.2f})")
     else:
         table = ["| dataset | aspect | judge | N items | plan's chance at N | from a pilot | real pass rate at N |",
                  "|---|---|---|---|---|---|---|"]

@@ -128,6 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     _labels_commands(commands)
     _judgments_commands(commands)
+    _team_commands(commands)
     _judge_commands(commands)
     _systems_command(commands)
 
@@ -192,6 +193,15 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
         "row's own (default: inferred from the columns, and said)",
     )
     parser.add_argument("--name", help="dataset name (default: the file name without extension)")
+    _scale_argument(parser)
+
+
+def _scale_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scale", action="append", metavar="ASPECT=LOW-HIGH",
+                        help="the scale people were asked on, per aspect (repeatable; a bare LOW-HIGH: every aspect), "
+                             "e.g. --scale coherence=1-5: judges on another scale are mapped onto it (default: the "
+                             "scale the dataset's paper declares, else none: then the verdicts say which reading "
+                             "they take)")
 
 
 def _replace_argument(parser: argparse.ArgumentParser) -> None:
@@ -224,7 +234,7 @@ def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     """The dataset named on the command line (saved into `store`, unless it would replace another's
     items without --replace); how a table was read (its level, and why) goes to stderr."""
     dataset = geval.load_dataset(args.dataset, layout=args.layout, mapping=args.map, name=args.name, store=store,
-                                 replace=getattr(args, "replace", False))
+                                 replace=getattr(args, "replace", False), scales=args.scale)
     for note in dataset.notes:
         print(f"{dataset.name}: {note}", file=sys.stderr)
     return dataset
@@ -275,7 +285,11 @@ def cmd_datasets_show(args) -> None:
 
 def cmd_datasets_load(args) -> None:
     store = geval.Store(args.store)
-    print(f"stored in {store.path}: {_load(args, store).summary()}")
+    dataset = _load(args, store)
+    print(f"stored in {store.path}: {dataset.summary()}")
+    if dataset.scales:
+        print("the people's scales: " + ", ".join(f"{aspect} {low:g}-{high:g}"
+                                                  for aspect, (low, high) in dataset.scales.items()))
 
 
 def cmd_datasets_convert(args) -> None:
@@ -523,6 +537,7 @@ def _labels_commands(commands) -> None:
     imported.add_argument("file")
     imported.add_argument("--dataset", help="the dataset whose items the file's item_id names by the ids your own "
                                             "file gave them (default: any stored dataset with such an id)")
+    _scale_argument(imported)
     _store_argument(imported)
     imported.set_defaults(run=cmd_labels_import)
     show = sub.add_parser("show", help="a dataset's human side and how many items are labeled per aspect")
@@ -581,6 +596,167 @@ def _rows_counted(rows) -> str:
                       ("steps", ("set of evaluation steps", "sets of evaluation steps"))) if rows[table])
 
 
+def _team_commands(commands) -> None:
+    """`users` and `queue`: a team's accounts (once one exists, the app asks everyone to sign in) and
+    its annotation queues."""
+    users = commands.add_parser("users", help="accounts: with none the app needs no sign-in; with one, everyone signs "
+                                              "in (a lead sees every page, an annotator their own queue only)")
+    users.set_defaults(group=users)
+    sub = users.add_subparsers(title="users commands")
+    add = sub.add_parser("add", help="make an account; the password is asked for (never on the command line)")
+    add.add_argument("name")
+    add.add_argument("--role", required=True, choices=["lead", "annotator"])
+    add.add_argument("--password-stdin", action="store_true", help="read the password from the first line of stdin "
+                                                                   "(for scripts) instead of asking for it")
+    add.add_argument("--replace", action="store_true", help="replace an existing account's role and password")
+    remove = sub.add_parser("remove", help="remove an account (its labels stay)")
+    remove.add_argument("name")
+    listed = sub.add_parser("list", help="the accounts and their roles")
+    for parser, run in ((add, cmd_users_add), (remove, cmd_users_remove), (listed, cmd_users_list)):
+        _store_argument(parser)
+        parser.set_defaults(run=run)
+
+    queue = commands.add_parser("queue", help="annotation queues: items handed to a team, each to several annotators")
+    queue.set_defaults(group=queue)
+    sub = queue.add_subparsers(title="queue commands")
+    create = sub.add_parser("create", help="make a queue: a dataset's items, aspects with scales, who, and overlap")
+    create.add_argument("name")
+    create.add_argument("--dataset", required=True, help="dataset name as stored")
+    create.add_argument("--aspects", required=True, help='aspects with their scales, e.g. "Natural 1-3, Engaging 1-3"')
+    create.add_argument("--annotators", required=True, help="comma-separated names (accounts, or any names)")
+    create.add_argument("--items", default="all", choices=list(geval.labeling.queues.SELECTIONS),
+                        help="; ".join(f"{k}: {v}" for k, v in geval.labeling.queues.SELECTIONS.items()))
+    create.add_argument("--n", type=int, default=0, help="the number of items (of each system, for per_system)")
+    create.add_argument("--overlap", type=int, default=2, help="annotators who label each item (2 or more gives "
+                                                               "agreement; default 2)")
+    create.add_argument("--reasons", default="none", choices=list(geval.labeling.queues.REASON_RULES),
+                        help="; ".join(f"{k}: {v}" for k, v in geval.labeling.queues.REASON_RULES.items()))
+    create.add_argument("--seed", type=int, default=0)
+    create.add_argument("--by", default="", help="who makes it (a lead's name)")
+    show = sub.add_parser("show", help="a queue's progress per annotator and its agreement (alpha, pairwise kappa)")
+    show.add_argument("name")
+    join = sub.add_parser("join", help="add an annotator late: they take over items nobody has labeled first")
+    join.add_argument("name")
+    join.add_argument("annotator")
+    export = sub.add_parser("export", help="the queue's labels with annotator, time and reason, to a .csv file")
+    export.add_argument("name")
+    export.add_argument("--out", required=True)
+    listed = sub.add_parser("list", help="the queues in the store")
+    reasons = sub.add_parser("reasons", help="candidate templates from the queue's reasons (corrected examples; a "
+                                             "rubric an OpenAI-compatible judge drafts), measured held out by the "
+                                             "prompt search, adopted only if they beat the start there")
+    reasons.add_argument("name")
+    reasons.add_argument("--aspect", required=True, help="the queue's aspect, compared with the judge's")
+    reasons.add_argument("--budget", type=int, required=True, help="at most this many judge calls in all")
+    reasons.add_argument("--k", type=int, default=2, help="corrected examples shown (default 2, of 2 groups)")
+    reasons.add_argument("--template", "-t", help="the template to beat (default: the dataset's for --aspect)")
+    reasons.add_argument("--seed", type=int, default=0)
+    _judge_arguments(reasons)
+    for parser, run in ((create, cmd_queue_create), (show, cmd_queue_show), (join, cmd_queue_join),
+                        (export, cmd_queue_export), (listed, cmd_queue_list), (reasons, cmd_queue_reasons)):
+        _store_argument(parser)
+        parser.set_defaults(run=run)
+
+
+def _password(from_stdin: bool) -> str:
+    """The new account's password: the first line of stdin, or asked twice without echo."""
+    import getpass
+
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    first = getpass.getpass("password: ")
+    if getpass.getpass("again: ") != first:
+        raise geval.GevalError("the two passwords differ; run the command again")
+    return first
+
+
+def cmd_users_add(args) -> None:
+    store = geval.Store(args.store)
+    store.add_user(args.name, args.role, _password(args.password_stdin), replace=args.replace)
+    print(f"{args.name.strip().lower()} is now a{'n' if args.role == 'annotator' else ''} {args.role} of {store.path}: the app "
+          "asks everyone to sign in")
+
+
+def cmd_users_remove(args) -> None:
+    store = geval.Store(args.store)
+    if not store.remove_user(args.name):
+        raise geval.GevalError(f"no user named {args.name!r} in {store.path}; `geval users list` lists them")
+    left = store.users()
+    print(f"removed {args.name}" + ("" if left else ": no account is left, the app needs no sign-in again"))
+
+
+def cmd_users_list(args) -> None:
+    users = geval.Store(args.store).users()
+    if not users:
+        print("no accounts: the app needs no sign-in (geval users add NAME --role lead makes one)")
+    for name, role in users.items():
+        print(f"{name}\t{role}")
+
+
+def cmd_queue_create(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.create(
+        store, args.name, _stored_dataset(store, args.dataset), geval.labeling.parse_aspects(args.aspects),
+        [a.strip() for a in args.annotators.split(",") if a.strip()], args.items, args.n, args.overlap,
+        args.reasons, args.seed, args.by)
+    rows = store.assignments(queue.name)
+    print(f"queue {queue.name}: {geval.reporting.counted(rows['item_id'].nunique(), 'item')} of {queue.dataset}, "
+          f"each to {queue.overlap} of {len(queue.annotators(store))} annotators "
+          f"({', '.join(f'{a} {n}' for a, n in rows['annotator'].value_counts().sort_index().items())})")
+
+
+def cmd_queue_show(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    print(f"queue {queue.name} on {queue.dataset}: {', '.join(map(str, queue.aspects))}; overlap {queue.overlap}; "
+          f"{geval.labeling.queues.REASON_RULES[queue.reasons]}")
+    print(geval.labeling.queues.progress(store, queue).to_string(index=False))
+    items = geval.labeling.queues.people_items(store, queue)
+    for aspect in queue.aspects:
+        found = geval.labeling.queues.agreement(store, queue, aspect, items)
+        print(f"{aspect.name}, on {geval.reporting.counted(found.items, 'item')} labeled twice or more: "
+              f"Krippendorff's alpha (ordinal) {found.alpha.reads()}; mean pairwise weighted kappa {found.kappa.reads()}")
+
+
+def cmd_queue_join(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    taken = geval.labeling.queues.add_annotator(store, queue, args.annotator.strip())
+    print(f"{args.annotator} joins queue {queue.name} with {geval.reporting.counted(taken, 'item')}, those nobody "
+          "has labeled first")
+
+
+def cmd_queue_export(args) -> None:
+    store = geval.Store(args.store)
+    frame = geval.labeling.queues.export(store, geval.labeling.queues.Queue.read(store, args.name))
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    frame.to_csv(args.out, index=False)
+    print(f"wrote {geval.reporting.counted(len(frame), 'label')} of queue {args.name} to {args.out}")
+
+
+def cmd_queue_reasons(args) -> None:
+    store = geval.Store(args.store)
+    queue = geval.labeling.queues.Queue.read(store, args.name)
+    start = geval.Template.load(args.template) if args.template else None
+    result = geval.labeling.reasons.from_reasons(store, queue.dataset, judge_from(args), args.aspect, args.budget,
+                                                 start, queue=queue.name, k=args.k, seed=args.seed)
+    print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
+    for sentence in result.drafted:
+        print(f"  rubric: {sentence}")
+    print(f"made from {geval.reporting.counted(len(result.source_groups), 'group')}, left out of the search; "
+          f"{len(result.search.tune_groups)} to tune on, {len(result.search.test_groups)} to test on")
+    note = result.reading.get("note") or ""
+    print(f"gain on the test groups: {result.gain:+.3f} [{result.low:+.3f}, {result.high:+.3f}]"
+          + (f" ({note})" if note else ""))
+    print(result.verdict)
+
+
+def cmd_queue_list(args) -> None:
+    store = geval.Store(args.store)
+    for name in store.queues() or ["no queues yet (geval queue create)"]:
+        print(name)
+
+
 def _stored_dataset(store: geval.Store, name: str) -> str:
     """`name` when the store holds a dataset of that name; else a GevalError naming those it holds."""
     if name not in store.dataset_names():
@@ -601,6 +777,10 @@ def cmd_labels_import(args) -> None:
     written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset)
     print(f"imported {geval.reporting.counted(sum(written.values()), 'label')} from {args.file} ("
           + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
+    for dataset in written if args.scale else ():  # the scale people were asked on
+        kept = store.declare_scales(dataset, args.scale)
+        print(f"{dataset}: the people's scales: "
+              + ", ".join(f"{aspect} {low:g}-{high:g}" for aspect, (low, high) in kept.items()))
 
 
 def cmd_labels_show(args) -> None:
@@ -714,6 +894,10 @@ def _judge_commands(commands) -> None:
                      help="what each annotator's t-test takes as independent: " + "; ".join(
                          f"{k}: {v}" for k, v in geval.alttest.BY.items()) + " (default: groups when some group "
                          "holds more than one of the items compared, else items)")
+    alt.add_argument("--fdr", choices=list(geval.alttest.FDR), default="by",
+                     help="the step-up procedure across annotators: by, Benjamini-Yekutieli, the paper's (default); "
+                          "bh, Benjamini-Hochberg, a departure from the paper: more passes for good judges, said in "
+                          "every verdict (docs/statistics.md)")
     alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
     _replace_argument(alt)
     _store_argument(alt)
@@ -769,6 +953,8 @@ def cmd_judge_import(args) -> None:
             f"{done.items} items, {', '.join(done.aspects)}" + (f", {done.unscored} without a score" if done.unscored else "") \
             + (f", {done.left_out} scores of items not in {dataset} left out" if done.left_out else "")
         print(f"{done.name}: {what} (template {done.template_version}; {done.signature})")
+        for note in done.notes:
+            print(f"  {note}")
 
 
 def cmd_alttest(args) -> None:
@@ -782,11 +968,13 @@ def cmd_alttest(args) -> None:
             raise geval.GevalError(f"no judge on {dataset} is named like {', '.join(args.judge)}")
     pairs = list(zip(combos["template_version"], combos["signature"])) if args.judge else None
     results = geval.alttest.run(store, dataset, pairs, args.aspect, epsilon, args.alignment, args.reading,
-                                baseline=True, by=args.by, on_skipped=lambda line: print(line, file=sys.stderr))
+                                baseline=True, by=args.by, on_skipped=lambda line: print(line, file=sys.stderr),
+                                fdr=args.fdr)
     others = {reading: {(r.judge, r.aspect): r for r in geval.alttest.run(store, dataset, pairs, args.aspect, epsilon,
-                                                                        args.alignment, reading, by=args.by)}
+                                                                        args.alignment, reading, by=args.by,
+                                                                        fdr=args.fdr)}
               for reading in geval.alttest.READINGS if reading != args.reading}
-    print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} (Benjamini-Yekutieli), at least "
+    print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} ({geval.alttest.FDR[args.fdr]}), at least "
           f"{geval.alttest.MIN_ITEMS} items per annotator ({geval.alttest.MIN_GROUPS} groups when its t-test is over "
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
@@ -802,24 +990,47 @@ def cmd_alttest(args) -> None:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
             print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
     if not args.brief:
-        _plans(store, dataset, results, epsilon, args.alignment)
+        _plans(store, dataset, results, epsilon, args.alignment, args.reading, args.fdr)
     ranked = geval.alttest.ranking(store, dataset, results)
     if len(ranked) > 1:
-        saved, line = _labels_saved(store, dataset, ranked, results, args.aspect)
+        found, why = geval.labeling.labels_saved(store, dataset, args.aspect)
+        saved, line = _labels_saved(dataset, ranked, results, found, why)
         if saved is not None:
             ranked.insert(ranked.columns.get_loc("advantage probability") + 1, "labels saved", saved)
         print("Judges by advantage probability, beside their agreement with the people (item-level Pearson; accuracy "
               "on a categorical aspect)" + (" and the labels they save:" if saved is not None else ":"))
         print(_indented(ranked.to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
         print(f"  {line}")
+        _bottom_lines(store, dataset, results, found)
 
 
-def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
-                  aspects: list[str] | None) -> tuple[list[str] | None, str]:
-    """The ranking's column of the labels each judge saves for a system's mean (`geval.labeling.labels_saved`,
-    averaged over its aspects; a constant saves none), and the line saying how it was read or why it is not
-    there (None: no aspect it can be read on)."""
-    found, why = geval.labeling.labels_saved(store, dataset, aspects)
+def _bottom_lines(store: geval.Store, dataset: str, results: list, saved) -> None:
+    """The bottom line of each aspect with a score (`geval.reporting.bottom_line.sentence`): the judge worth
+    most labels (`saved`: `geval.labeling.labels_saved`), what it saves, whether it may replace an annotator,
+    and where Pearson and the advantage probability put another judge first."""
+    bottom, items = geval.reporting.bottom_line, store.items(dataset)
+    aspects = [a for a in dict.fromkeys(r.aspect for r in results if not r.baseline)
+               if a.lower() not in {c.lower() for c in store.categories(dataset)}]
+    if not aspects:
+        return
+    found = geval.labeling.features(store, dataset, aspects[0], baselines=(), items=items)
+    tests = {(r.judge, r.aspect): r for r in results if not r.baseline}
+    print("Bottom line:")
+    for aspect in aspects:
+        mine = saved[saved["aspect"].str.lower() == aspect.lower()]
+        frame = bottom.figures(aspect, bottom.judges_on(found, items, aspect), dict(zip(mine["combo"], mine["saved"])),
+                               tests)
+        constant = next((r for r in results if r.baseline and r.aspect == aspect), None)
+        per = mine["per system"].median() if len(mine) else None
+        said = bottom.sentence(aspect, frame, bottom.default_of(frame), per, bottom.short_names(frame["combo"]),
+                               constant, systems=any(item.system for item in items))
+        print(f"  {said}")
+
+
+def _labels_saved(dataset: str, ranked, results: list, found, why: list[str]) -> tuple[list[str] | None, str]:
+    """The ranking's column of the labels each judge saves for a system's mean (`found`:
+    `geval.labeling.labels_saved`, averaged over its aspects; a constant saves none), and the line saying how it
+    was read or why it is not there (None: no aspect it can be read on; `why`: the aspects it is not read on)."""
     where = f"python -m geval systems {dataset}"
     if found.empty:
         return None, f"Labels saved: not read here: {'; '.join(why) or 'no aspect to read them on'}."
@@ -834,8 +1045,10 @@ def _labels_saved(store: geval.Store, dataset: str, ranked, results: list,
                     + ".")
 
 
-def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None) -> None:
-    """Per aspect, how many items give its best judge an 80% chance to pass (docs/statistics.md, "How many items")."""
+def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alignment: str | None, reading: str,
+           fdr: str) -> None:
+    """Per aspect, how many items give its best judge an 80% chance to pass, the judge read as its verdict
+    reads it (docs/statistics.md, "How many items"); never a refusal beneath a pass (`geval.alttest.plan_line`)."""
     by_label = store.combos(dataset).set_index("label")
     judges = [r for r in results if not r.baseline]
     for aspect in dict.fromkeys(r.aspect for r in judges):
@@ -843,9 +1056,10 @@ def _plans(store: geval.Store, dataset: str, results: list, epsilon: float, alig
                    key=lambda r: -1.0 if math.isnan(r.advantage_probability) else r.advantage_probability)
         combo = tuple(by_label.loc[best.judge, ["template_version", "signature"]])
         planned = geval.alttest.plan(store, dataset, aspect, combo, epsilon, None if alignment == "rank" else alignment,
-                                     by=best.by)
+                                     by=best.by, reading=reading, fdr=fdr)
         print(f"How many items, {aspect} ({best.judge}): "
-              + (planned.sentence() if planned else "not known until two annotators have scored the same items"))
+              + (geval.alttest.plan_line(best, results, planned) if planned else
+                 "not known until two annotators have scored the same items"))
 
 
 def _indented(text: str) -> str:
@@ -893,51 +1107,101 @@ def cmd_systems(args) -> None:
     aspects, left_out = geval.labeling.estimable_aspects(store, dataset, items)
     if args.aspect:
         aspects, left_out = args.aspect, []
-    if not aspects:
+    rated = _pass_aspects(store, dataset, items, args.aspect)  # pass/fail: each system's rate
+    aspects = [a for a in aspects if a.lower() not in {r.lower() for r in rated}]
+    left_out = [line for line in left_out if not any(line.startswith(f"{r} is categorical") for r in rated)]
+    if not aspects and not rated:
         raise geval.GevalError(f"{dataset}: {'; '.join(left_out)}" if left_out else
                                f"no judge on {dataset} is compared with a human aspect: score one, or import one")
     for line in left_out:
         print(f"{dataset}: {line}; left out\n")
     sizes = list(Counter(item.system for item in items).values())
-    advantage = _advantages(store, dataset)
+    tests = _tests(store, dataset)
+    advantage = {(r.judge, r.aspect): r.advantage_probability for r in tests if not r.baseline}
+    found = geval.labeling.features(store, dataset, aspects[0], baselines=(), items=items) if aspects else None
+    bottom = geval.reporting.bottom_line
     failed = []
     for aspect in aspects:
         complete = all(item.human.get(aspect) for item in items)
         per_system = args.labels if args.labels is not None else (
             geval.labeling.default_labels(sizes) if complete else None)
+        judges = bottom.judges_on(found, items, aspect)
         try:
-            result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
-                                                 args.design, args.seed, items=items)
+            if combo is None and not args.together:  # the judge worth most labels here
+                result = bottom.default_means(store, dataset, aspect, judges, per_system, args.design, args.seed,
+                                              items)
+            else:
+                result = geval.labeling.system_means(store, dataset, aspect, combo, args.together, per_system,
+                                                     args.design, args.seed, items=items)
         except geval.GevalError as exc:
             if len(aspects) == 1:
                 raise
             failed.append(exc)
             print(f"{dataset} · {aspect}: {exc}\n")
             continue
-        _print_systems(dataset, result, args.all_pairs, advantage, chosen=combo is not None)
-    if len(failed) == len(aspects):
+        frame = bottom.figures(aspect, judges, bottom.saved_by(result), {(r.judge, r.aspect): r for r in tests})
+        default = bottom.default_of(frame)
+        constant = next((r for r in tests if r.baseline and r.aspect.lower() == aspect.lower()), None)
+        said = bottom.sentence(result.aspect, frame, default, per_system, bottom.short_names(frame["combo"]),
+                               constant, systems=bottom.has_systems(result))
+        print(f"Bottom line: {said}")
+        _print_systems(dataset, result, args.all_pairs, advantage,
+                       why="" if combo is not None or args.together else
+                       "the judge worth most labels here: --judge picks another" if default is not None else
+                       "the most recently scored judge: --judge picks another")
+    for aspect in rated:
+        try:
+            _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))
+        except geval.GevalError as exc:
+            failed.append(exc)
+            print(f"{dataset} · {aspect}: {exc}\n")
+    if failed and len(failed) == len(aspects) + len(rated):
         raise failed[0]
 
 
-def _advantages(store: geval.Store, dataset: str) -> dict:
-    """Each judge's advantage probability in the alternative annotator test by (label, human aspect), at
-    the dataset's default epsilon ({} where the test cannot run: no annotators)."""
+def _pass_aspects(store: geval.Store, dataset: str, items: list, only: list[str] | None) -> list[str]:
+    """The aspects labeled pass/fail (yes/no, true/false) among `only` (default: all): their pass rates."""
+    return [a for a in geval.labeling.pass_aspects(store, dataset, items)
+            if not only or a.lower() in {o.lower() for o in only}]
+
+
+def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, items: list):
+    """`geval.labeling.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
+    complete = all(item.human.get(aspect) for item in items)
+    per_system = args.labels if args.labels is not None else (
+        geval.labeling.default_labels(list(Counter(item.system for item in items).values())) if complete else None)
+    return geval.labeling.pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
+
+
+def _print_pass_rates(dataset: str, found) -> None:
+    means = found.means
+    print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
+          f"would give it, 95% intervals (betting, valid at any number of labels), from {means.source}; combined with "
+          f"{means.judge}")
+    for note in means.notes:
+        print(f"  {note}")
+    print(_indented(found.table().to_string(index=False)))
+    print(f"  {found.judge_line()}")
+    print()
+
+
+def _tests(store: geval.Store, dataset: str) -> list:
+    """The alternative annotator test of every judge, with the constant beside it, at the dataset's default
+    epsilon ([] where the test cannot run: no annotators)."""
     epsilon = geval.alttest.EPSILONS[geval.alttest.annotators_of(store, dataset) or "skilled"]
     try:
-        return {(r.judge, r.aspect): r.advantage_probability for r in geval.alttest.run(store, dataset, epsilon=epsilon)}
+        return geval.alttest.run(store, dataset, epsilon=epsilon, baseline=True)
     except geval.GevalError:
-        return {}
+        return []
 
 
-def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, chosen: bool) -> None:
+def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: str = "") -> None:
     low, high = result.scale
     whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
     which = "the mean people would give the whole dataset (no systems)" if whole else \
         "the mean people would give each system"
     print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
-          f"labels), from {result.source}; combined with {result.judge}"
-          + ("" if chosen or result.judge == geval.labeling.TOGETHER else
-             " (the most recently scored judge: --judge picks another)"))
+          f"labels), from {result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))

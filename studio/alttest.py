@@ -20,6 +20,8 @@ READ_AS = {"mode": "its most probable score", "rounded": "its mean, rounded", "c
 BY_DATA = "by the data"
 #: The t-test's unit as the page offers it (`geval.alttest.BY`; by the data: groups where the items have them).
 TAKEN = {BY_DATA: "groups, if any", "groups": "groups", "items": "items (the paper's)"}
+#: The step-up procedures across annotators as the page offers them (`geval.alttest.FDR`), the paper's first.
+FDRS = {"by": "Benjamini-Yekutieli (the paper's)", "bh": "Benjamini-Hochberg (a departure from the paper)"}
 #: How each outcome is drawn: passed, not passed, no verdict (what the paper's conditions lack).
 OUTCOME = {True: st.success, False: st.info, None: st.warning}
 
@@ -37,18 +39,29 @@ def epsilon(store: geval.Store, dataset: str) -> float:
     return float(st.session_state.get(EPSILON, default))
 
 
+def choices(store: geval.Store, dataset: str) -> tuple[float, str | None, str | None]:
+    """The test as chosen on the Agreement page in this session: its epsilon (`epsilon`), alignment and
+    t-test unit (None: by the aspect, by the data), for the report and the bottom line to read it so too."""
+    alignment, by = st.session_state.get("alttest_alignment"), st.session_state.get("alttest_by")
+    return (epsilon(store, dataset), None if alignment in (None, BY_ASPECT) else alignment,
+            None if by in (None, BY_DATA) else by)
+
+
 def _annotators_chosen() -> None:
     st.session_state[EPSILON] = geval.alttest.EPSILONS[st.session_state["alttest_who"]]
 
 
-def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
+def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
+            opens_on: tuple[str, str, str] | None = None) -> None:
     """The Agreement page's section: the settings, every judge of `dataset` ranked, then one judge and
-    aspect in detail (its verdict, each annotator's line, the plan, its signature)."""
+    aspect in detail (its verdict, each annotator's line, the plan, its signature), opened on `opens_on`
+    (the judge's label, the aspect, why: the judge worth most labels) until another is picked."""
     st.subheader("Can the judge replace an annotator?")
     st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
                "turn, and item by item the judge and the left-out person are compared by how well each represents "
                "the remaining annotators. The judge beats an annotator when a one-sided t-test says the person's "
-               f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}); it "
+               f"advantage is below epsilon (Benjamini-Yekutieli across annotators, q = {geval.alttest.Q:g}, unless "
+               "chosen otherwise below); it "
                "passes when it beats at least half of them (winning rate ≥ .50). The advantage probability (how "
                "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
                "this dataset is tested, except a prompt search's variants, beside a judge that always gives one "
@@ -79,6 +92,12 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
                              "groups where some group holds two of the items, else over items. Over items, as the "
                              "paper does, its p-values are optimistic on grouped data.")
     alignment, by = None if alignment == BY_ASPECT else alignment, None if by == BY_DATA else by
+    fdr = st.columns([4, 8])[0].selectbox("Across annotators", list(FDRS), key="alttest_fdr", format_func=FDRS.get, **kept,
+                       help="The step-up procedure that decides which annotators the judge beats, at q = "
+                            f"{geval.alttest.Q:g}. Benjamini-Yekutieli is the paper's: valid however the annotators' "
+                            "tests depend on each other (they share the judge and each other's labels). "
+                            "Benjamini-Hochberg is a departure from the paper: it assumes they depend positively, and "
+                            "passes good judges more often (docs/statistics.md); every verdict says which was used.")
     st.caption("By default the judge is read on the annotators' own scale, as its most probable score: G-EVAL's "
                "score is a probability-weighted mean, a continuous value, while people give whole scores and often "
                "agree exactly, and a tie counts for both sides. Its advantage probability read the other ways "
@@ -89,7 +108,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     if line := epsilon_line(chosen_epsilon, chosen_who):
         st.caption(line)
     try:
-        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by)
+        results = cached.alttest(store, dataset, combos, chosen_epsilon, alignment, by, fdr)
     except geval.GevalError as exc:
         st.error(plain(str(exc)))
         return
@@ -104,11 +123,11 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     shown = ranked.drop(columns=["verdict"])
     for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
         shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
-    st.dataframe(shown, hide_index=True, key="alttest_summary",
-                 column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True)})
+    st.dataframe(shown, hide_index=True, key="alttest_summary",  # an imported judge's name is long: whole at 1400 px
+                 column_config={"judge": st.column_config.TextColumn(width="large", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))
-    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment)
+    detail(store, dataset, combos, results[reading], ranked, chosen_epsilon, alignment, reading, fdr, opens_on)
 
 
 def epsilon_line(chosen: float, who: str) -> str:
@@ -158,13 +177,24 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
 
 
 def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list, ranked: pd.DataFrame,
-           chosen_epsilon: float, alignment: str | None) -> None:
-    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it."""
+           chosen_epsilon: float, alignment: str | None, reading: str = "mode", fdr: str = "by",
+           opens_on: tuple[str, str, str] | None = None) -> None:
+    """One judge and aspect: the verdict in one sentence, each annotator's line, the plan beside it (the
+    judge read as the verdict reads it; never a refusal beneath a pass: `geval.alttest.plan_line`); opened
+    on `opens_on` (the judge worth most labels: its label, the aspect, why), else on the highest advantage
+    probability."""
     by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
     names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
              if name in by_name]  # best first
     state.keep_valid("alttest_pick", names)
+    opened = next((name for name in names if opens_on and by_name[name].judge == opens_on[0]
+                   and by_name[name].aspect.lower() == opens_on[1].lower()), None)
+    if opened and "alttest_pick" not in st.session_state:
+        st.session_state["alttest_pick"] = opened
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
+    if opened and st.session_state.get("alttest_pick", names[0]) == opened:
+        st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
+                         "another above."))
     drawn = st.warning if says_little(result, results) else OUTCOME[result.passed]  # a constant passes too: caution
     drawn(plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
           icon=":material/balance:")
@@ -186,11 +216,11 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
     with plan:
         planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
-                                      alignment if alignment != "rank" else None, result.by)
+                                      alignment if alignment != "rank" else None, result.by, reading, fdr)
         if planned is None:
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:
-            st.info(plain(planned.sentence()), icon=":material/groups:")
+            st.info(plain(geval.alttest.plan_line(result, results, planned)), icon=":material/groups:")
             if alignment == "rank":
                 st.caption("The plan simulates neg-rmse: rank alignment is not simulated, so this count is for "
                            "neg-rmse, an estimate for rank.")
@@ -203,7 +233,9 @@ def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.Data
     """The Label page's line: how many items give the test an 80% chance with annotators agreeing as
     these do, or what it needs first (a second annotator's labels on the same items)."""
     side = ANNOTATORS_OF[store.human_side(dataset)]
-    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon(store, dataset))
+    planned = cached.alttest_plan(store, dataset, aspect, combos, combo, epsilon(store, dataset),
+                                  reading=st.session_state.get("alttest_reading", "mode"),
+                                  fdr=st.session_state.get("alttest_fdr", "by"))  # as the Agreement page reads it
     if planned is None:
         st.caption(f"Can the judge replace an annotator? The alternative annotator test needs a second annotator's "
                    f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "

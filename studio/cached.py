@@ -102,32 +102,35 @@ def _curve(_store, path: str, dataset: str, aspect: str, combo: tuple | None, an
 
 
 def alttest(store: geval.Store, dataset: str, combos: pd.DataFrame, epsilon: float, alignment: str | None,
-            by: str | None = None) -> dict:
+            by: str | None = None, fdr: str = "by") -> dict:
     """geval.alttest.run of every judge on the dataset, read each way a G-EVAL score can be read:
     {reading: [AltTest, ...]} (`geval.alttest.READINGS`); `by`: what each annotator's t-test takes
-    as independent (`geval.alttest.BY`; None: groups where the items have them)."""
-    return _alttest(store, str(store.path), dataset, float(epsilon), alignment, by,
+    as independent (`geval.alttest.BY`; None: groups where the items have them); `fdr`: the step-up
+    procedure across annotators (`geval.alttest.FDR`)."""
+    return _alttest(store, str(store.path), dataset, float(epsilon), alignment, by, fdr,
                     (stamps(combos), store.human_stamp(dataset)))
 
 
 def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
-                 epsilon: float, alignment: str | None = None, by: str | None = None):
+                 epsilon: float, alignment: str | None = None, by: str | None = None, reading: str = "mode",
+                 fdr: str = "by"):
     """geval.alttest.plan of `aspect`: how many items give a judge as good as `combo` (None: as
-    good as an annotator) an 80% chance to pass, the test taken `by` as it was; None before two
-    annotators share an item."""
+    good as an annotator) an 80% chance to pass, the judge read and the test taken as its verdict
+    reads and takes them (`reading`, `by`, `fdr`); None before two annotators share an item."""
     return _alttest_plan(store, str(store.path), dataset, aspect, pair(combo) if combo is not None else None,
-                         float(epsilon), alignment, by, (stamps(combos), store.human_stamp(dataset)))
+                         float(epsilon), alignment, by, reading, fdr,
+                         (stamps(combos), store.human_stamp(dataset)))
 
 
 @st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
-def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, by: str | None,
+def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, by: str | None, fdr: str,
              stamp: tuple) -> dict:
     return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading,
-                                       baseline=True, by=by)
+                                       baseline=True, by=by, fdr=fdr)
             for reading in geval.alttest.READINGS}
 
 
 @st.cache_data(show_spinner="Simulating studies of this size…", max_entries=32)
 def _alttest_plan(_store, path: str, dataset: str, aspect: str, combo: tuple | None, epsilon: float,
-                  alignment: str | None, by: str | None, stamp: tuple):
-    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment, by=by)
+                  alignment: str | None, by: str | None, reading: str, fdr: str, stamp: tuple):
+    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment, by=by, reading=reading, fdr=fdr)

@@ -81,3 +81,22 @@ def show_curve(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFra
     st.caption(plain(geval.reporting.curve_caption(learned)))
     st.plotly_chart(geval.reporting.learning_curve_figure(learned), key=f"{key}_curve")
     st.dataframe(geval.reporting.curve_table(learned), hide_index=True, key=f"{key}_curve_table")
+
+
+def declare_named(store: geval.Store, dataset: str, aspects: list, mine: dict) -> str:
+    """The Label page's aspects named with their scales (`geval.labeling.LabelAspect`): once one has a
+    label, its scale is declared as the one people were asked on, where the dataset declares none for it
+    yet (judges on another scale are then mapped onto it). What was declared, or why not, in words ("" when
+    nothing changed)."""
+    declared = {aspect.lower() for aspect in store.scales(dataset)}
+    wanted = {a.name: (float(a.min), float(a.max)) for a in aspects
+              if a.name.lower() not in declared and len(mine.get(a.name, ())) > 0}
+    if not wanted:
+        return ""
+    try:
+        store.declare_scales(dataset, wanted)
+    except geval.GevalError as exc:
+        return f"The scale of your labels is not declared as the people's: {exc}."
+    return ("Declared as the scale people were asked on: " + ", ".join(f"{name} {low:g}-{high:g}" for name, (low, high)
+                                                                       in wanted.items())
+            + " (judges on another scale are mapped onto it; the Data page changes it).")

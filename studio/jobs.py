@@ -149,6 +149,20 @@ def start_tune(store_path: str, dataset: str, judge, human: str, budget: int, te
     return _launch(job, work)
 
 
+def start_reasons(store_path: str, dataset: str, judge, human: str, budget: int, queue: str, k: int,
+                  combo: tuple[str, str] | None = None) -> Job:
+    """Start measuring the candidates made from a queue's reasons (`geval.labeling.reasons.from_reasons`), the
+    corrections read against the judge scores of `combo`."""
+    job = Job(id=uuid.uuid4().hex[:8], labels=[f"reasons {human}"], dataset=dataset, store_path=store_path,
+              kind="reasons")
+
+    def work(store: geval.Store) -> None:
+        job.result = geval.labeling.reasons.from_reasons(store, dataset, judge, human, budget, combo=combo,
+                                                         queue=queue, k=k, stop=job.stop, on_progress=lambda p: setattr(job, "progress", p))
+
+    return _launch(job, work)
+
+
 def get(job_id: str | None) -> Job | None:
     """The job with this id, if this server process knows it."""
     return _registry().get(job_id) if job_id else None

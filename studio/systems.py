@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, state
+from studio import cached, pass_rates, state
 from studio.text import plain
 
 TOGETHER = "all judges together"
@@ -28,10 +28,12 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
                "(biased by an unknown amount: no interval). 95% intervals valid at any number of labels, however "
                "skewed the scores (betting intervals for a bounded mean, sampled without replacement).")
     aspects, left_out = _estimable(store, dataset.name, combos)
+    rated = pass_rates.section(store, dataset, combos)  # pass/fail aspects: each system's rate instead of a mean
     for line in left_out:
-        st.caption(plain(f"Left out: {line}."))
+        if not any(line.startswith(f"{aspect} is categorical") for aspect in rated):
+            st.caption(plain(f"Left out: {line}."))
     if not aspects:
-        if not left_out:
+        if not left_out and not rated:
             st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the "
                     "systems.")
         return
@@ -41,13 +43,13 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     options = [*judges, TOGETHER] if len(judges) > 1 else judges
-    preferred, why = _preferred(found, judges, chosen or [], aspect)
+    per_system = _labels_input(right, dataset, aspect)
+    preferred, why = worth_most(store, dataset, aspect, combos, chosen or [], per_system)
     _follow(preferred, options)
     names = geval.reporting.judge_names(store, dataset.name)
     judge = middle.selectbox("Combined with", options, key="systems_judge",
                              format_func=lambda j: j if j == TOGETHER else names(found.sources[j][0]),
                              help="Each judge compared with the aspect; the judges' table below is worth all of them.")
-    per_system = _labels_input(right, dataset, aspect)
     by_label = combos.set_index("label")
     pair = None
     if judge != TOGETHER:
@@ -61,6 +63,8 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         return
     for note in result.notes:
         st.caption(plain(note))
+    if line := bottom_line(store, dataset, aspect, combos, per_system):
+        st.info(plain(f"Bottom line on {line}"), icon=":material/flag:")
     st.plotly_chart(geval.reporting.systems_forest(result), key="systems_forest")
     st.dataframe(geval.reporting.systems_table(result), hide_index=True, key="systems_table")
     if len(result.table) > 1:
@@ -68,30 +72,79 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         with st.container(key="systems_sentences"):
             for line in result.sentences():
                 st.markdown(f"- {plain(line)}")
-        ranking, worth = st.columns([2, 3])
+        ranking = st.columns([2, 3])[0]  # the judges' table below it, whole: an imported judge's name is long
         ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
                         "one pair):")
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
-    else:
-        worth = st.container()
+    worth = st.container()
     worth.caption("The judges by the labels they are worth here: the labels alone that would give the combined "
                   "interval's width [95% over groups], beside the alternative annotator test's advantage probability.")
     advantage = _advantage(store, dataset.name, combos)
     worth.dataframe(geval.reporting.worth_table(result, advantage, names), hide_index=True, key="systems_worth",
-                    column_config={"judge": st.column_config.TextColumn(width="medium", pinned=True),
+                    column_config={"judge": st.column_config.TextColumn(width="large", pinned=True),
                                    "judge in full": st.column_config.TextColumn(width="large")})
     if line := geval.reporting.saved_line(result):
         worth.caption(plain(line))
 
 
-def _preferred(found, judges: list[str], chosen: list[str], aspect: str) -> tuple[str, str]:
-    """The judge the section opens on, and why: the first combination chosen above that is compared
-    with the aspect, else the newest."""
-    for label in chosen:
-        column = next((j for j in judges if found.sources.get(j, ("",))[0] == label), None)
-        if column is not None:
-            return column, f"the first of the versions and judges chosen above that is compared with {aspect}"
-    return judges[0], f"the most recently scored judge compared with {aspect} (none chosen above is)"
+def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: pd.DataFrame, chosen: list[str],
+               per_system: int | None) -> tuple[str, str]:
+    """The judge the section opens on, and why: the one worth most labels on the aspect
+    (`geval.reporting.bottom_line.worth_most`) of the combinations `chosen` above that are compared with it,
+    else of every judge; the newest when no judge's worth can be read (too few labels)."""
+    found = cached.label_features(store, dataset.name, aspect, combos, None)
+    judges = [found.judge] + [r for r in found.rows if r != found.judge]
+    compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
+    try:
+        result = _means(store, dataset.name, aspect, None, False, per_system, combos)
+    except geval.GevalError:
+        return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth can be read yet)"
+    constant = geval.reporting.bottom_line.judges_on(found, dataset.items, aspect)
+    best = geval.reporting.bottom_line.worth_most(result.worth, set(constant.index[constant["constant"]]),
+                                                   compared or None)
+    if best is None:
+        return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth can be read yet)"
+    return best, f"the judge worth most labels on {aspect}" + (" of those chosen above" if compared else "")
+
+
+def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
+             chosen: list[str]) -> tuple[str, str, str] | None:
+    """The judge worth most labels (`worth_most`) on the aspect this section shows (its first, until one is
+    picked), for the page's other parts to open on: (its combination's label, the aspect, why); None
+    without an aspect whose systems' means can be read."""
+    aspects, _ = _estimable(store, dataset.name, combos)
+    if not aspects:
+        return None
+    aspect = st.session_state.get("systems_aspect") if st.session_state.get("systems_aspect") in aspects else aspects[0]
+    complete = all(item.human.get(aspect) for item in dataset.items)
+    sizes = list(Counter(item.system for item in dataset.items).values())
+    per_system = (st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)) if complete else None
+    column, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
+    found = cached.label_features(store, dataset.name, aspect, combos, None)
+    return found.sources.get(column, (column,))[0], aspect, why
+
+
+def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: pd.DataFrame,
+                per_system: int | None) -> str:
+    """The aspect's bottom line (`geval.reporting.bottom_line.sentence`), as the report opens with it:
+    the judge worth most labels of every one, what it saves, whether it may replace an annotator (the test as
+    chosen above), where Pearson and the advantage probability differ; "" when the systems' means cannot be
+    read."""
+    from studio import alttest
+
+    bottom = geval.reporting.bottom_line
+    try:
+        result = _means(store, dataset.name, aspect, None, False, per_system, combos)
+        tests = cached.alttest(store, dataset.name, combos, *alttest.choices(store, dataset.name))["mode"]
+    except geval.GevalError:
+        return ""
+    found = cached.label_features(store, dataset.name, aspect, combos, None)
+    frame = bottom.figures(aspect, bottom.judges_on(found, dataset.items, aspect), bottom.saved_by(result),
+                           {(t.judge, t.aspect): t for t in tests if not t.baseline})
+    constant = next((t for t in tests if t.baseline and t.aspect.lower() == aspect.lower()), None)
+    labels = result.table["labeled"].median() if len(result.table) else None
+    return bottom.sentence(aspect, frame, bottom.default_of(frame), labels, bottom.short_names(frame["combo"]),
+                           constant, systems=bottom.has_systems(result))
 
 
 def _follow(preferred: str, options: list[str]) -> None:

@@ -44,6 +44,50 @@ def choose_level(preview, response: str, roles: dict[str, str], scores: list[str
     return None if level == inferred else level
 
 
+def scale_inputs(columns: list[str]) -> dict[str, str]:
+    """A field per human score column of a mapping: the scale people were asked on ("1-5"; empty: not
+    declared), {column: text}."""
+    if not columns:
+        return {}
+    st.caption("The scale people were asked on, per score column (e.g. 1-5): a judge on another scale is mapped onto "
+               "it. Leave it empty when you do not know it: then each verdict says which reading it took. Not for "
+               "pass/fail columns, read as two categories.")
+    fields = st.columns(min(4, len(columns)))
+    return {column: fields[k % len(fields)].text_input(f"Scale of {column}", key=f"data_scale_{column}",
+                                                       placeholder="e.g. 1-5")
+            for k, column in enumerate(columns)}
+
+
+def scales_section(store: geval.Store, dataset: geval.Dataset) -> None:
+    """The people's scale of each aspect as declared with the stored dataset (by its paper, or by you), and a
+    field to declare one ("coherence=1-5"): judges on another scale are mapped onto it."""
+    if dataset.name not in store.dataset_names():
+        return
+    declared = store.scales(dataset.name)
+    categories = store.categories(dataset.name)
+    scored = [a for a in dataset.aspects if a not in categories]
+    with st.expander("The people's scales" + (": " + ", ".join(f"{a} {lo:g}-{hi:g}" for a, (lo, hi) in
+                                                               declared.items()) if declared else ": none declared")):
+        st.caption("The scale each aspect was asked on. A judge on another scale (a 1-10 judge, a 0-1 one) is mapped "
+                   "linearly onto it wherever it is compared score for score (the alternative annotator test, how the "
+                   "judge errs). With none declared, a judge's own scale is taken to be the people's unless their "
+                   "scores fall outside it, and every verdict says so. "
+                   + (f"Categorical, without a scale: {', '.join(categories)}." if categories else ""))
+        left, right = st.columns([3, 1])
+        text = left.text_input("Declare a scale", key="data_declare_scale",
+                               placeholder=f"{scored[0] if scored else 'Overall'}=1-5",
+                               help="ASPECT=LOW-HIGH, several separated by commas; a bare LOW-HIGH declares every "
+                                    "aspect scored with numbers. The CLI: python -m geval datasets load "
+                                    f"{dataset.name} --scale ASPECT=LOW-HIGH.")
+        if right.button("Declare", key="data_declare", disabled=not text.strip()):
+            try:
+                kept = store.declare_scales(dataset.name, [part.strip() for part in text.split(",") if part.strip()])
+            except geval.GevalError as exc:
+                st.error(str(exc))
+            else:  # every cache keys on the human side's stamp, which the scales are part of
+                st.success("The people's scales: " + ", ".join(f"{a} {lo:g}-{hi:g}" for a, (lo, hi) in kept.items()))
+
+
 def received(upload) -> Path:
     """Where an upload (`st.file_uploader`'s file) is written to be read: uploads/.incoming/ beside the
     store. A loaded dataset reads its own copy (`load`), which a new upload of that name never

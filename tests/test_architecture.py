@@ -87,7 +87,8 @@ def test_the_app_has_no_pages_folder():
     # first deep link (its legacy multipage mode): the views live in views/ and only st.navigation lists them
     assert not (REPO / "pages").exists()
     assert sorted(p.name for p in (REPO / "views").glob("*.py")) == [
-        "1_data.py", "2_prompts.py", "3_score.py", "4_inspect.py", "5_agreement.py", "6_tune.py", "7_label.py"]
+        "1_data.py", "2_prompts.py", "3_score.py", "4_inspect.py", "5_agreement.py", "6_tune.py", "7_label.py",
+        "8_queues.py", "9_my_queue.py"]
 
 
 def _module_of(path: Path) -> str:

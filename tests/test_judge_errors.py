@@ -304,9 +304,9 @@ def test_a_lenient_judge_that_ranks_as_people_do_is_named_so(store, tmp_path):
 def test_a_judge_on_another_scale_is_mapped_onto_the_peoples_and_says_so(store, tmp_path):
     _synthetic(store, tmp_path, lambda m, w: 2 * m - 1, scale=(1, 5), layout="usr")  # USR's Natural: 1-3
     found = judge_errors(store, "synth")[0]
-    assert found.scale == "Its scores, on 1-5, are mapped linearly onto the people's 1-3"
+    assert found.scale == "Its scores, on 1-5, are mapped linearly onto the people's 1-3, the scale declared for Natural"
     assert found.scores.offset.value == pytest.approx(0.0, abs=1e-6)  # the file keeps 6 decimals
-    assert how_it_errs.lines(found)[0] == f"Read on the people's scale: {found.scale}."
+    assert how_it_errs.lines(found)[0] == f"{found.scale}."
 
 
 def test_a_judge_that_prefers_long_responses_more_than_a_person_is_told(store, tmp_path):

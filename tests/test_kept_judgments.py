@@ -106,6 +106,6 @@ def test_a_file_that_is_not_xz_or_whose_dataset_is_not_loaded_says_what_to_do(tm
         store.import_judgments(tmp_path / "plain.jsonl")
     with pytest.raises(StoreError, match=r"keeps judgments of 'mine', which .* does not hold; load it first"):
         store.import_judgments(_file(tmp_path / "k.jsonl.xz", HEADER))
-    with pytest.raises(StoreError, match="no judgments in .* to keep"):
+    with pytest.raises(StoreError, match="mine: no judgments to keep"):
         _loaded(tmp_path / "c.sqlite").export_judgments("mine", tmp_path / "none.jsonl.xz")
     assert not (tmp_path / "none.jsonl.xz").exists()

@@ -134,7 +134,14 @@ def test_labels_written_to_a_file_read_back_the_same(store, loaded, tmp_path, su
 
 @pytest.mark.parametrize("name, content, message", [
     ("a.csv", "item_id,aspect,score\nx,Natural,2\ny,Natural,\n", "{path}:3: no score; a label needs item_id, aspect, score"),
-    ("b.csv", "item_id,aspect,score\nx,Natural,good\n", "{path}:2: score 'good' is not a number"),
+    ("b.csv", "item_id,aspect,score\nx,Natural,good\n", "{path}:2: score 'good' is not a number; a score is a "
+     "number, or for every label of an aspect one of two words (pass/fail, yes/no, true/false); other categories are "
+     "read from a folder of annotations (human_annotations.json, {{annotator: {{item: label}}}}: python -m geval "
+     "datasets load FOLDER)"),
+    ("c.csv", "item_id,aspect,score\nx,Verdict,pass\ny,Verdict,2\n", "{path}:2: score 'pass' is not a number; a "
+     "score is a number, or for every label of an aspect one of two words (pass/fail, yes/no, true/false); other "
+     "categories are read from a folder of annotations (human_annotations.json, {{annotator: {{item: label}}}}: "
+     "python -m geval datasets load FOLDER)"),
     ("c.jsonl", '{"item_id": "x", "score": 2}\n', "{path}:1: no aspect; a label needs item_id, aspect, score"),
     ("d.jsonl", '{"item_id": "x", "aspect": "A", "score": 2, "seconds": "long"}\n',
      "{path}:1: seconds 'long' is not a number"),

@@ -168,7 +168,8 @@ def test_the_comparison_gives_a_verdict_in_words(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()
     assert not at.exception
-    verdict = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info if "on Natural" in i.value]  # shown as text
+    verdict = [re.sub(r"\\(.)", r"\1", i.value) for i in at.info  # shown as text
+               if "on Natural" in i.value and not i.value.startswith("Bottom line")]
     assert len(verdict) == 1
     assert re.match(r"(B \(.+\) agrees better with people on Natural than A|A \(.+\) agrees better with people on "
                     r"Natural than B|No clear difference on Natural between A \(.+\) and B|Not decided on Natural)",
@@ -356,7 +357,8 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
         made_line_out(downloaded).split("<"), made_line_out(written).split("<"), lineterm="", n=0))[:20])
     for page in (downloaded, written):  # nothing loaded from beside the page or from the network
         assert not re.search(r"<(script|img|iframe)[^>]*\ssrc=|<link[^>]*\shref=", page)
-        assert page.count("* plotly.js (cartesian - minified) v") == 1 and page.count('class="plotly-graph-div"') >= 4
+        assert page.count("* plotly.js (cartesian - minified) v") == 1
+        assert page.count("class='figure plotly-graph-div'") >= 4
         assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
 
 
@@ -460,7 +462,8 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     """PersonaChat's sample (10 items per system): "Labels per system 20" labeled every item (intervals of no
     width) under a caption about "a document at a time"; the judges' table named judges "<label>: natural", so
     the advantage probability was always "–" and out of view; "saved" below 0 went unexplained; and the
-    section read the most recently scored judge whatever was chosen above."""
+    section read the most recently scored judge whatever was chosen above (now: the one worth most labels of
+    those chosen above)."""
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
     rng = np.random.default_rng(0)
     imported, embedded = _gpt_x(tmp_path, dataset, "Natural", {
@@ -471,9 +474,13 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     assert at.number_input(key="systems_labels").value == 5  # half of each system's 10 items
     assert any(c.startswith("5 dialogues drawn at random, every system's item of each (5 labels per system)")
                for c in said)
-    assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # the first chosen above
-    assert any(c.startswith(f"The combined estimate reads {imported}: natural, the first of the versions and judges "
-                            "chosen above") for c in said)
+    store = geval.Store(tmp_path / "store.sqlite")
+    worth = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents").worth
+    saved = dict(zip(worth["judge"], worth["saved"]))
+    best = max([f"{imported}: natural", f"{embedded}: naturalness"], key=saved.get)  # both chosen above
+    assert at.selectbox(key="systems_judge").value == best  # the one worth most labels, not the newest
+    assert any(c.startswith(f"The combined estimate reads {best}, the judge worth most labels on Natural of those "
+                            "chosen above") for c in said), said
     worth = next(d.value for d in at.dataframe if "effective labels" in d.value.columns)
     assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "advantage probability",
                                    "judge in full"]
@@ -504,8 +511,11 @@ def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]
     return imported, next(label for label in combos["label"] if label != imported)
 
 
-def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_scores(monkeypatch, tmp_path):
-    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"."""
+def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkeypatch, tmp_path):
+    """WAX's 17 relation types, numbered 0-16, were averaged as if they were scores: "7.84 [5.72, 9.92]"; a
+    categorical aspect stays out of the means, and one of two words (here yes/no) gets its rate instead, from
+    the judge on every item and the people's labels (issue 42.7); more categories stay out with their line
+    (tests/test_pass_rates.py)."""
     from streamlit.testing.v1 import AppTest
 
     from tests.apptest_helpers import APP
@@ -528,6 +538,32 @@ def test_a_categorical_aspect_is_left_out_of_the_systems_saying_a_mean_needs_sco
     at.switch_page(PAGE).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
-    assert "Left out: label is categorical (2 categories: no, yes): a mean needs scores, so no system's mean is " \
-           "estimated on it (its codes are not scores)." in said
+    assert not any(line.startswith("Left out: label is categorical") for line in said)
+    assert "**label (no/yes): each system's yes rate as people would give it**" in [m.value for m in at.markdown]
+    rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)
+    assert rates["people's yes rate, every item"].tolist() == [f"{np.mean(truth == 'yes'):.0%}"]
+    assert any(line.startswith("The judge against the people's majority on the 40 items they labeled: of the items "
+                               "they label 'yes', it labels 'yes' 100%") for line in said), said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
+
+
+def test_the_report_built_on_the_page_takes_its_epsilon_alignment_and_judges(monkeypatch, tmp_path):
+    """SummEval's experts (ε .2) on the page, "epsilon = 0.15 (skilled)" 51 times in the report built from it,
+    and other verdicts: the report read its own defaults, not the page's choices."""
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    first = at.multiselect(key="agree_combos").options[0]
+    at.multiselect(key="agree_combos").set_value([first]).run()
+    at.number_input(key="alttest_epsilon").set_value(0.1).run()
+    at.selectbox(key="alttest_alignment").set_value("rank").run()
+    assert not at.exception
+    at.button(key="agree_report_build").click().run()
+    assert not at.exception and not at.error
+    page = at.session_state["agree_report"][1].decode("utf-8")
+    assert "epsilon = 0.1 (crowd)" in page and "epsilon = 0.15" not in page
+    assert "(the alternative annotator test, epsilon 0.1)" in page  # the bottom line's too
+    assert "(rank: minus the root mean squared difference of ranks" in page
+    judged = re.search(r"<h2>What was judged</h2>.*?</table>", page, re.DOTALL).group(0)
+    assert judged.count("<tr>") == 2  # the header and the one judge chosen
+    at.number_input(key="alttest_epsilon").set_value(0.2).run()  # a report built for other choices is not offered
+    assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]

@@ -217,3 +217,30 @@ def test_the_items_table_shows_the_files_own_ids_beside_the_content_ids(monkeypa
     plain.button[0].click().run()  # a file without ids of its own: no such column
     table = next(frame.value for frame in plain.dataframe if "level" in frame.value.columns)
     assert list(table["response"]) == ["hello there", "go away"] and "file id" not in table.columns
+
+
+def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_column_is_two_categories(monkeypatch,
+                                                                                                    tmp_path):
+    """(Issue 43.1, 42.7) The mapping takes each score column's scale, kept with the dataset; a column of
+    pass/fail words is suggested as a score and read as two categories; the people's scales can be declared
+    for the dataset shown, too."""
+    content = b"reply,overall,verdict\n" + b"".join(f"reply {k},{2 + k % 4},{'pass' if k % 3 else 'fail'}\n".encode()
+                                                    for k in range(12))
+    at = _upload(monkeypatch, tmp_path, "scaled.csv", content)
+    assert at.multiselect[0].value == ["overall", "verdict"]
+    at.text_input(key="data_scale_overall").set_value("1-5").run()
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert store.scales("scaled") == {"overall": (1.0, 5.0)} and store.categories("scaled") == {
+        "verdict": ("fail", "pass")}
+    assert "The people's scales: overall 1-5" in [e.label for e in at.expander]
+    at.text_input(key="data_declare_scale").set_value("overall=0-9").run()
+    at.button(key="data_declare").click().run()
+    assert [s.value for s in at.success] == ["The people's scales: overall 0-9"]
+    at.text_input(key="data_declare_scale").set_value("overall=3-5").run()
+    at.button(key="data_declare").click().run()
+    assert [e.value for e in at.error] == [
+        "scaled: people's scores of overall run 2-5, outside the 3-5 declared for it; declare the scale they were "
+        "asked on"]
+    assert geval.Store(tmp_path / "store.sqlite").scales("scaled") == {"overall": (0.0, 9.0)}

@@ -190,6 +190,9 @@ def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     post(at, label(first, 1, "Fluent"))
     assert store.labels("mine").set_index("aspect")["score"].to_dict() == {"Overall": 4.0, "Fluent": 1.0}
     assert first not in unit(at)["queue"] and unit(at)["done"] == 1
+    # once labeled, each named aspect's scale is the one people were asked on (issue 43.1)
+    assert geval.Store(tmp_path / "store.sqlite").scales("mine") == {"Overall": (1.0, 5.0), "Fluent": (0.0, 1.0)}
+    assert "Declared as the scale people were asked on: " in texts(at)
     at.text_input(key="label_aspects").input("Overall 1-10").run()
     assert [e.value for e in at.error] == ["aspect 'Overall' scale 1-10: use whole numbers with 0 <= min < max <= 9, "
                                            "so that one key rates"]

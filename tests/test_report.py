@@ -1,5 +1,6 @@
 """geval.reporting.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
+import base64
 import io
 import json
 import math
@@ -46,17 +47,28 @@ def scored(store):
 def test_the_report_inlines_plotly_cartesian_bundle_a_third_of_the_library_unless_a_figure_needs_more(scored,
                                                                                                      monkeypatch):
     """The page was 4.9 MB, nearly all of it plotly.js: its cartesian bundle (2D traces) draws every
-    figure of a report up to WEBGL_ABOVE points; a WebGL scatter beyond needs the whole library."""
+    figure of a report, whose figures count their points (bubbles) however many items there are; a
+    document with a WebGL figure needs the whole library."""
     from plotly.offline import get_plotlyjs_version
+    import plotly.graph_objects as go
+
+    from geval.reporting.document import Document, Figure
+    from geval.reporting.html import render_html
 
     store, dataset, pair = scored
+    monkeypatch.setattr("geval.reporting.figures.WEBGL_ABOVE", 5)  # the app's scatter would be WebGL: not the report's
     report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
     assert f"* plotly.js (cartesian - minified) v{get_plotlyjs_version()}" in report  # plotly.py's version
-    assert len(report.encode()) < 2_000_000 and report.count("Plotly.newPlot(") >= 4
-    monkeypatch.setattr("geval.reporting.figures.WEBGL_ABOVE", 5)  # the scatter in WebGL: the whole library
-    report = geval.reporting.report(store, dataset, combos=[pair], n_boot=100, baselines=["length"]).html()
-    assert '"type":"scattergl"' in report.replace(" ", "") and f"* plotly.js v{get_plotlyjs_version()}" in report
-    assert "(cartesian - minified)" not in report
+    assert len(report.encode()) < 2_000_000 and len(figure_specs(report)) >= 4
+    assert not [trace for spec in figure_specs(report) for trace in spec["data"] if trace["type"] == "scattergl"]
+    webgl = render_html(Document("t", [Figure(go.Figure(go.Scattergl(x=[1, 2], y=[1, 2])), "webgl")]))
+    assert f"* plotly.js v{get_plotlyjs_version()}" in webgl and "(cartesian - minified)" not in webgl
+
+
+def figure_specs(page: str) -> list[dict]:
+    """Every figure a report page holds, as drawn: its data and layout (the JSON beside its place)."""
+    return [json.loads(text) for text in
+            re.findall(r"<script type='application/json' id='figure-\d+-data'>(.*?)</script>", page, re.DOTALL)]
 
 
 def test_the_report_is_one_self_contained_html_page(scored):
@@ -68,9 +80,9 @@ def test_the_report_is_one_self_contained_html_page(scored):
     assert len(re.findall(r"\* plotly\.js (\(cartesian - minified\) )?v\d", report)) == 1, "plotly.js inlined once"
     assert not re.search(r"<script[^>]*src=[\"']https?://", report), "nothing may be loaded from the network"
     assert "cdn.plot.ly/plotly" not in report
-    # overview bars, scatter, |difference|, distributions; how the judge errs: confusion, Bland-Altman, use of
+    # overview bars, the scores against people's (bubbles); how the judge errs: confusion, Bland-Altman, use of
     # the scale (no systems' forest: too few items of a system for an interval)
-    assert report.count("Plotly.newPlot(") == 7 and "Natural: too few labels: at most" in report
+    assert len(figure_specs(report)) == 5 and "Natural: too few labels: at most" in report
     assert dataset.summary() in report
     assert f"geval {geval.__version__}" in report
     assert re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d", report)
@@ -162,33 +174,30 @@ class _Page(HTMLParser):
             self.cells.setdefault(self.section, []).append(data)
 
 
-def _plotly_figures(page: str) -> list[tuple[list, dict]]:
-    """(data, layout) of every Plotly.newPlot call of a page."""
-    decoder, found = json.JSONDecoder(), []
-    for call in re.finditer(r'Plotly\.newPlot\(\s*"[\w-]+",\s*', page):
-        data, end = decoder.raw_decode(page, call.end())
-        layout, _ = decoder.raw_decode(page, page.index("{", end))
-        found.append((data, layout))
-    return found
-
-
 def test_the_report_draws_each_series_in_its_own_colour_never_streamlits_placeholders(compared):
-    *_, page = compared
-    figures = _plotly_figures(page)
-    # overview bars; per version: scatter, |difference|, distributions; the systems' forest; per version, how it
-    # errs: confusion, Bland-Altman, scale
-    assert len(figures) == 14
+    *_, items, _, _, page = compared
+    figures = [(spec["data"], spec["layout"]) for spec in figure_specs(page)]
+    # overview bars; per version: its scores against people's; the systems' forest; per version, how it errs:
+    # confusion, Bland-Altman, scale
+    assert len(figures) == 10
     placeholder = re.compile(r"#0000[0-4][0-9]\b")
     assert not placeholder.search(json.dumps(figures)), "a Streamlit placeholder colour went into the page"
+    assert "template" not in json.dumps([layout for _, layout in figures])  # the page's one, set as each is drawn
+    template = json.loads(re.search(r"<script type='application/json' id='plotly-template'>(.*?)</script>", page,
+                                    re.DOTALL).group(1))
+    assert template["layout"]["colorway"] == list(geval.reporting.COLOURS)  # the app's colours
     forest = [data for data, _ in figures if any(trace.get("name") == "people only" for trace in data)]
     assert len(forest) == 1 and len({trace["marker"]["color"] for trace in forest[0]}) == len(forest[0])
     bars = [data for data, _ in figures if data not in forest][0]
-    scatter = next(data for data, layout in figures if "judge vs human" in layout.get("title", {}).get("text", ""))
     combos = {trace["name"]: trace["marker"]["color"] for trace in bars}
-    systems = {trace["name"]: trace["marker"]["color"] for trace in scatter}
     assert len(combos) == 2 and len(set(combos.values())) == 2, combos
-    assert len(systems) == 6 and len(set(systems.values())) == 6, systems
-    assert set(systems.values()) <= set(geval.reporting.COLOURS)  # the app's colours
+    scatters = [data for data, layout in figures if "judge vs human" in layout.get("title", {}).get("text", "")]
+    assert len(scatters) == 2
+    for [bubbles] in scatters:  # a bubble per pair of scores, sized by its items: light whatever the items
+        counts = bubbles["customdata"]
+        counts = np.frombuffer(base64.b64decode(counts["bdata"]), counts["dtype"]) if isinstance(counts, dict) \
+            else np.asarray(counts)
+        assert counts.sum() == len(items)
 
 
 def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_and_templates(compared):
@@ -237,9 +246,11 @@ def test_the_projects_goals_and_seed_comparisons_are_left_out_unless_asked_for(c
 def test_the_report_opens_with_the_summary_a_supervisor_reads_first(compared):
     store, dataset, items, (first, second), made, page = compared
     sections = re.findall(r"<h2>(.*?)</h2>", page)
-    assert sections[:3] == ["Summary", "What was judged", "Leaderboard"]  # the summary, then the main tables
+    assert sections[:4] == ["Bottom line", "Summary", "What was judged", "Leaderboard"]  # then the main tables
+    folded = re.findall(r"<details class=section><summary><h2>(.*?)</h2></summary>", page)
+    assert folded == sections[1:]  # the bottom line open, every other part an appendix opened on demand
     markdown = made.markdown()
-    assert re.findall(r"^## (.*)$", markdown, re.MULTILINE)[0] == "Summary"
+    assert re.findall(r"^## (.*)$", markdown, re.MULTILINE)[:2] == ["Bottom line", "Summary"]
     summary = _Page(page).text["Summary"]
     assert "What was judged: 40 of 60 items of topicalchat_usr_sample" in summary
     assert "compared with the mean of 3 annotators per item" in summary

@@ -98,6 +98,41 @@ def test_folded_parts_are_details_in_html_and_appendices_at_the_end_of_the_markd
         markdown.index("| i1 |")
 
 
+def test_a_section_is_folded_with_its_figures_drawn_only_when_it_is_opened_and_a_section_of_the_markdown():
+    """The six-judge SummEval report was 15.9 MB and drew its 149 figures as it opened (35 s in Chromium): each
+    part is now a section folded under its heading, each figure the JSON of its data beside its place, drawn
+    by the page's one script when the reader opens the parts around it; a figure outside them as the page loads."""
+    from geval.reporting.document import Section, sections
+
+    figure = go.Figure(go.Bar(x=[1], y=[2], name="</script><b>x"))
+    blocks = sections([Heading("Title", 1), Text("the bottom line"), Figure(go.Figure(go.Bar(x=[1], y=[1])), "open"),
+                       Heading("Later"), Text("second"), Figure(figure, "folded"), Heading("Last"), Text("third")])
+    assert [type(b).__name__ for b in blocks] == ["Heading", "Text", "Figure", "Section", "Section"]
+    assert blocks[3].title == "Later" and blocks[3].blocks[0] == Text("second")
+    page = render_html(Document("r", blocks))
+    assert re.search(r"<details class=section><summary><h2>Later</h2></summary>\s*<p>second</p>\s*<div class='figure "
+                     r"plotly-graph-div' id='figure-2'", page)
+    specs = dict(re.findall(r"<script type='application/json' id='(figure-\d)-data'>(.*?)</script>", page, re.DOTALL))
+    assert json.loads(specs["figure-2"])["data"][0]["name"] == "</script><b>x"  # whole, and no early end of script
+    assert "template" not in json.loads(specs["figure-2"])["layout"]  # the page's one, set as it is drawn
+    assert page.count("Plotly.newPlot(") == 1 and "div.closest('details:not([open])')" in page  # drawn when seen
+    markdown = render_markdown(Document("r", blocks))
+    assert markdown.index("## Later") < markdown.index("second") < markdown.index("## Last") < markdown.index("third")
+
+
+def test_a_report_figure_counts_its_points_whatever_the_items():
+    """The scatter of 1600 items, one point each with its text, weighed 430 KB, 24 of them in one report."""
+    from geval.reporting.figures import GRID, counted_points
+
+    rng = np.random.default_rng(0)
+    people = rng.integers(3, 16, 5000) / 3  # a mean of three annotators on 1-5
+    judge = rng.uniform(1, 5, 5000)  # a G-EVAL judge's continuous mean
+    points = counted_points(people, judge, (4.0, 4.0))
+    assert points["items"].sum() == 5000 and len(points) <= 13 * (GRID + 1)
+    whole = counted_points(people, np.round(judge), (4.0, 4.0))  # whole scores: counted as they are
+    assert set(whole["y"]) <= {1.0, 2.0, 3.0, 4.0, 5.0} and len(whole) <= 13 * 5
+
+
 # --- the summary's verdicts on small synthetic datasets ---------------------------------------------------------------
 
 def _two_annotators(items: list[Item], seed: int = 0) -> list[Item]:

@@ -448,3 +448,25 @@ def test_failure_reasons_read_as_one_whatever_item_they_name(store):
     combo = store.combos("synthetic").iloc[0]
     assert store.failure_reasons("synthetic", combo["template_version"], combo["signature"]) == {
         "HTTP 503 from the server": 3}
+
+
+def test_what_a_report_reads_again_is_kept_while_it_is_built_and_forgotten_at_the_next_write(file_store):
+    """A report of six judges read each one's judgments again in every section (4 results kept): 234 reads."""
+    computed = []
+
+    def table(n: int):
+        return lambda: computed.append(n) or pd.DataFrame({"n": [n]})
+
+    for n in [*range(6), 0]:  # outside: the last four kept, the first read again
+        file_store.remembered(("t", n), table(n))
+    assert computed == [*range(6), 0]
+    computed.clear()
+    with file_store.reading_again():
+        for n in [*range(6), *range(6)]:
+            assert file_store.remembered(("u", n), table(n))["n"].iloc[0] == n
+        assert computed == list(range(6))  # each read once
+    file_store.remembered(("u", 5), table(5))
+    assert computed == list(range(6))  # the newest still kept after
+    file_store.set_note("i1", True, "a write")
+    file_store.remembered(("u", 5), table(5))
+    assert computed == [*range(6), 5]  # a write forgets what was read before it

@@ -98,10 +98,11 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
+                    scales = uploads.scale_inputs(scores)
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:
-                    uploads.load(path, upload.file_id, preview.mapping(response, scores, level, **roles))
+                    uploads.load(path, upload.file_id, preview.mapping(response, scores, level, scales, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
             st.error(uploads.error_text(exc, path, upload.name))
             refused = upload.name
@@ -163,6 +164,7 @@ for row in labeled.itertuples():
     st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators}{took})")
 if len(labeled):
     st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page).")
+uploads.scales_section(state.store(), dataset)
 aspects = dataset.aspects
 columns = st.columns(min(3, len(aspects)) or 1)
 for index, aspect in enumerate(aspects):

@@ -13,16 +13,26 @@ from studio.text import plain
 
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
-                 variant: str, baselines: tuple, goals: bool) -> bytes:
+                 variant: str, baselines: tuple, goals: bool, test: tuple) -> bytes:
     """The report (`geval.reporting.report`, the page `geval report --html` writes) as one HTML file, its steps
-    shown while it is built."""
+    shown while it is built; `test`: the choices of the sections below (`report_choices`)."""
+    epsilon, alignment, by, per_system = test
     with st.status("Building the report…", expanded=True) as status:
-        made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot, metric=metric,
-                            variants=(variant,), baselines=baselines, goals=goals, on_progress=status.write)
+        made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot,
+                                      metric=metric, variants=(variant,), baselines=baselines, goals=goals,
+                                      alttest_epsilon=epsilon, alttest_alignment=alignment, alttest_by=by,
+                                      per_system=per_system, on_progress=status.write)
         status.write("The page: tables and figures")
         page = made.html().encode("utf-8")
         status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
     return page
+
+
+def report_choices(dataset: geval.Dataset) -> tuple:
+    """What the report takes from the sections below as they are set in this session: the alternative annotator
+    test's epsilon, alignment and t-test unit (None: by the aspect, by the data), and the labels per system
+    the systems' means are read at (None: the default)."""
+    return (*alttest.choices(store, dataset.name), st.session_state.get("systems_labels"))
 
 
 #: The leaderboard's baselines until others are chosen (the report uses the same).
@@ -112,16 +122,19 @@ downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(sta
 report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
 # what the report is made of: a report built for other choices (or before new judgments) is not offered
 report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
-              report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables))
+              report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables),
+              report_choices(dataset))
 if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
-                       help="The report `python -m geval report --html` writes, for the versions chosen above: what "
-                            "was judged, tables, plots, comparisons with a verdict, the leaderboard (with the "
-                            "baselines chosen below), flagged items and notes, templates and signatures. One file; "
-                            "plotly.js inline, works offline. Its steps are shown while it is built."):
+                       help="The report `python -m geval report --html` writes, for the versions chosen above and "
+                            "the choices below (the test's epsilon and alignment, the labels per system): its bottom "
+                            "line first, then, each folded, what was judged, tables, plots, comparisons with a "
+                            "verdict, the leaderboard (with the baselines chosen below), flagged items and notes, "
+                            "templates and signatures. One file; plotly.js inline, works offline. Its steps are "
+                            "shown while it is built."):
     try:
         st.session_state["agree_report"] = (report_for, build_report(
             dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
-            int(n_boot), metric, variant, report_baselines, report_goals))
+            int(n_boot), metric, variant, report_baselines, report_goals, report_for[-1]))
     except geval.GevalError as exc:
         st.error(str(exc))
 built = st.session_state.get("agree_report")
@@ -135,7 +148,7 @@ if (stacked["metric"] == metric).any():
 
 human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
 
-alttest.section(store, dataset.name, combos)
+alttest.section(store, dataset.name, combos, systems.opens_on(store, dataset, combos, chosen))
 
 systems.section(store, dataset, combos, chosen)
 

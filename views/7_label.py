@@ -133,6 +133,7 @@ def labeling() -> None:
     s = label_unit.session(dataset.name, annotator)
     label_unit.take(s)
     mine, done, given = labeled()
+    declared = human_side.declare_named(store, dataset.name, aspects, mine) if source == FROM[1] else ""
     order, said = which_order(mine)
     place = {item_id: n for n, item_id in enumerate(order, 1)}
     queue = [i for i in order if i not in done and i not in s.skipped][:label_unit.AHEAD]
@@ -151,6 +152,8 @@ def labeling() -> None:
         alttest.planning_line(store, dataset.name, first.name, combos, combo)
         if said:
             st.caption(said)
+        if declared:  # aspects named with their scales: once labeled, the scale people were asked on
+            st.caption(plain(declared))
         if not queue:
             st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session "
                                                              "offers them again)." if s.skipped else "."))

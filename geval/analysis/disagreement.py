@@ -11,6 +11,7 @@ import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
 from geval.data.columns import columns as item_columns
+from geval.data.dataset import seen_scales
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
 from geval.judging.layouts import part_name
@@ -31,9 +32,7 @@ def normalized(values: pd.Series | np.ndarray, low: float, high: float) -> np.nd
 def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[str, tuple[float, float]]:
     """Each human aspect's observed (min, max) over every annotator's score in `items` (only
     `aspects`, when given)."""
-    found = item_columns(items)
-    ranges = {aspect: found.range(aspect) for aspect in (found.human_aspects if aspects is None else aspects)}
-    return {aspect: scale for aspect, scale in ranges.items() if scale is not None}
+    return {aspect: seen for aspect, seen in seen_scales(items).items() if aspects is None or aspect in aspects}
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -50,9 +49,16 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     system, group, level, response, template_version, signature, coverage, parsed
     (`answer_details`). `details=False` leaves out prompt, raw, coverage and parsed (what the
     plots do not need; much faster on a large dataset).
-    Raises StoreError when nothing is scored on `dataset`.
+    Raises StoreError when nothing is scored on `dataset`. Kept until the store's next write
+    (`Store.remembered`): a report's sections ask for the same one many times.
     """
     version, signature = resolve(store, dataset, combo)
+    return store.remembered(("disagreements", dataset, version, signature, details),
+                            lambda: _disagreements(store, dataset, version, signature, details))
+
+
+def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool) -> pd.DataFrame:
+    """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
     found = item_columns(items)
     frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), found)

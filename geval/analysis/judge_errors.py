@@ -5,7 +5,8 @@ rounded to the scale's points and read as labels too (quadratic-weighted kappa).
 `geval.agree` reads: without the groups a prompt search chose the template version on.
 
 A judge asked on another scale than the people's is mapped linearly onto theirs first, as the
-alternative annotator test does (`geval.analysis.scales`), and `scale` says so."""
+alternative annotator test does (`geval.analysis.scales`), and `scale` says so, and which scale is
+theirs (declared, or with none declared which reading was taken)."""
 
 from __future__ import annotations
 
@@ -17,10 +18,9 @@ from geval.analysis.agreement import human_aspect_for, judge_scores, resolve
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.label_errors import LabelErrors, label_errors
-from geval.analysis.scales import on_people_scale, people_scale
+from geval.analysis.scales import read_on_people_scale
 from geval.analysis.score_errors import ScoreErrors, nearest_point, score_errors
 from geval.data.columns import columns as item_columns
-from geval.data.layouts import declared_scales
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -52,8 +52,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
     match = combos[(combos["template_version"] == version) & (combos["signature"] == signature)]
     judge = str(match["label"].iloc[0]) if len(match) else version
     human_aspects = item_columns(items).human_aspects
-    categories, ranges = store.categories(dataset), human_ranges(items)
-    declared = declared_scales(store.dataset_layout(dataset))
+    categories, ranges, declared = store.categories(dataset), human_ranges(items), store.scales(dataset)
     found = []
     for key in scored.scores.columns:
         human = human_aspect_for(scored.template, key, human_aspects)
@@ -70,10 +69,11 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
             continue
         if human not in ranges:
             continue
-        theirs, why = people_scale(scored.scales[key], declared.get(human), ranges[human])
-        mapped, scale, how = on_people_scale(values, scored.scales[key], theirs)
-        how += why if how else ""
+        mapped, scale, how, theirs = read_on_people_scale(values, scored.scales[key], human, declared.get(human),
+                                                          ranges[human], dataset=dataset)
         scores = score_errors(mapped, items, human, scale)
+        scores.scale_named = (f"their {scale[0]:g}-{scale[1]:g} scale" if theirs else
+                              f"the judge's {scale[0]:g}-{scale[1]:g} scale (none is declared for theirs)")
         labels = None
         if len(scores.shares):  # whole numbers on a scale of a few points: read as labels too
             points = scores.shares["point"].tolist()

@@ -188,6 +188,32 @@ def _against_each(people: np.ndarray, judged: np.ndarray, names: list[str], code
     return pd.DataFrame(rows, columns=["annotator", "items", "kappa", "in the mean"]), _mean(counted, n_groups)
 
 
+def people_agreement(items: list[Item], human: str, low: int, k: int) -> tuple[pd.DataFrame, Estimate, Estimate]:
+    """How much the annotators of `items` agree on `human`, a scale of k points from `low`: a row per
+    pair of annotators with their quadratic-weighted kappa (an Estimate, over groups) and the items
+    they share; the mean of the pairs with MIN_PAIR_ITEMS items together; Krippendorff's alpha
+    (ordinal) among them all."""
+    ratings = annotator_matrix(items, human)
+    people = ratings - low
+    groups = np.array([item.group or item.id for item in items])
+    codes, n_groups = group_codes(groups)
+    weights = disagreement_weights(k, "quadratic")
+    names = list(dict.fromkeys(name for item in items for name in item.ratings(human)))
+    rows = []
+    for a, b in itertools.combinations(range(len(people)), 2):
+        shared = np.isfinite(people[a]) & np.isfinite(people[b])
+        parts = with_each_left_out(confusions(people[a], people[b], shared, codes, n_groups, k),
+                                   lambda table: kappa_of(table, weights))
+        why = _left_out(parts, int(shared.sum()))
+        rows.append({"pair": f"{names[a]} and {names[b]}", "items": int(shared.sum()),
+                     "kappa": _kappa(parts, "undefined: one and the same label on both sides"),
+                     "in the mean": f"no: {why}" if why else "yes"})
+    _, mean = _pairwise(people, codes, n_groups, k, lambda table: kappa_of(table, weights))
+    return (pd.DataFrame(rows, columns=["pair", "items", "kappa", "in the mean"]),
+            _kappa(mean, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
+            _alpha(ratings, groups)[0])
+
+
 def _pairwise(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int, kappa) -> tuple[int, tuple]:
     """The people's kappa, each pair of annotators with MIN_PAIR_ITEMS items together, averaged over
     those pairs (`_left_out` says which are not): (pairs, (value, leave-one-out, present))."""

@@ -75,11 +75,21 @@ class ScoreErrors:
     length_difference: Estimate
     frame: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    scale_named: str = ""  # the scale in words ("their 1-5 scale"; default that)
+
+    def __post_init__(self):
+        self.scale_named = self.scale_named or f"their {self.scale[0]:g}-{self.scale[1]:g} scale"
 
     @property
     def large_offset(self) -> bool:
         """Whether the offset is clearly away from 0 and at least LARGE_OFFSET people's standard deviations."""
         return (self.offset.above() or self.offset.below()) and abs(self.offset.value) >= LARGE_OFFSET * self.people_sd
+
+    @property
+    def stretched(self) -> bool:
+        """Whether the judge's scores spread clearly more or less widely than a person's (the spread's
+        interval clear of 1): then its offset changes along the scale, a stretch rather than a shift."""
+        return self.spread.above(1.0) or self.spread.below(1.0)
 
     @property
     def ranks_but_offset(self) -> bool:

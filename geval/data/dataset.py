@@ -12,12 +12,14 @@ from pathlib import Path
 from typing import ClassVar, Protocol
 
 from geval.bundled import CHECKOUT, bundled_dir
+from geval.data.columns import columns
+from geval.data.declared import Scale, check_scales, parse_scales
 from geval.data.items import LEVELS, Item
-from geval.data.layouts import LAYOUTS, annotations, dstc9, table
+from geval.data.layouts import LAYOUTS, annotations, declared_scales, dstc9, table
 from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
 from geval.data.selection import select_items
-from geval.errors import DatasetError, shown
+from geval.errors import DatasetError, GevalError, shown
 from geval.wording import counted
 
 #: The bundled samples: data/ in the checkout, else the copy installed with the package.
@@ -36,6 +38,7 @@ class DatasetStore(Protocol):
     def dataset(self, name: str) -> "Dataset": ...
     def save_dataset(self, dataset: "Dataset") -> None: ...
     def replaced_by(self, dataset: "Dataset") -> dict[str, int]: ...
+    def declare_scales(self, name: str, scales: dict[str, Scale]) -> dict[str, Scale]: ...
 
 
 DATA_SUFFIXES = {".json", ".jsonl", ".csv"}
@@ -93,6 +96,8 @@ class Dataset:
     #: A categorical aspect's categories (its labels are their indexes); aspects not named are scores.
     categories: dict[str, tuple[str, ...]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # how the loader read the file (a table's level, and why)
+    #: The scale each aspect was asked on, where declared: by its layout's paper, or by the user (`load_dataset`).
+    scales: dict[str, Scale] = field(default_factory=dict)
 
     @property
     def levels(self) -> list[str]:
@@ -202,6 +207,7 @@ def load_dataset(
     name: str | None = None,
     store: DatasetStore | None = None,
     replace: bool = True,
+    scales: dict[str, Scale] | list[str] | None = None,
 ) -> Dataset:
     """Load a dataset file (a path, or the name of a bundled or shared dataset): by `mapping`
     if given (a ColumnMapping, or "role=column" texts such as "response=reply" and
@@ -214,6 +220,10 @@ def load_dataset(
     `replace=False` refuses (DatasetError) to save over a stored dataset of the same name whose
     items this file does not all have (`Store.replaced_by`); by default they are left out.
     A table's level is inferred from its columns unless the mapping names it; `Dataset.notes` says how.
+    `scales`: the scale each aspect was asked on ({aspect: (low, high)}, or "ASPECT=LOW-HIGH" texts, a
+    bare "LOW-HIGH" for every aspect people scored; beside a mapping's "scale:ASPECT=LOW-HIGH" and
+    over what the layout's paper declares: `Dataset.scales`); a DatasetError when people's scores
+    fall outside one. A stored dataset named with `scales` keeps them (`DatasetStore.declare_scales`).
     """
     path = Path(path)
     if _is_folder(path):  # the alternative annotator test's release: a folder of annotations
@@ -226,6 +236,9 @@ def load_dataset(
         if path.name in known_datasets():  # a bundled or shared dataset
             path = known_datasets()[path.name]
         elif store is not None and path.name in store.dataset_names():
+            if scales:
+                stored = store.dataset(path.name)
+                store.declare_scales(path.name, given_scales(scales, stored.items, stored.categories))
             return store.dataset(path.name)
         else:
             stored = store.dataset_names() if store is not None else []
@@ -258,13 +271,36 @@ def load_dataset(
         raise DatasetError(f"{path}: no items found")
     if mapping is not None:
         notes += filter(None, [table.groups_note(mapping, items)])
+    categories = categories[0] if categories else {}
+    given = {**(mapping.scales if mapping is not None else {}), **given_scales(scales, items, categories)}  # checked
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
-                      categories=categories[0] if categories else {}, notes=notes)
+                      categories=categories, notes=notes,
+                      scales={**declared_scales(layout), **check_scales(given, seen_scales(items), str(path),
+                                                                         categories)})
     if store is not None:
         if not replace:
             _refuse_to_replace(store, dataset)
         store.save_dataset(dataset)
     return dataset
+
+
+def given_scales(scales: dict[str, Scale] | list[str] | None, items: list[Item],
+            categories: dict[str, tuple[str, ...]]) -> dict[str, Scale]:
+    """`scales` as {aspect: (low, high)}: "ASPECT=LOW-HIGH" texts read, a bare "LOW-HIGH" for every
+    aspect people scored with numbers (a DatasetError naming the text it cannot read)."""
+    if not isinstance(scales, list):
+        return dict(scales or {})
+    scored = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categories]
+    try:
+        return parse_scales(scales, scored)
+    except GevalError as exc:
+        raise DatasetError(str(exc)) from None
+
+
+def seen_scales(items: list[Item]) -> dict[str, Scale]:
+    """Each human aspect's lowest and highest score people gave on `items`."""
+    found = columns(items)
+    return {aspect: seen for aspect in found.human_aspects if (seen := found.range(aspect)) is not None}
 
 
 def _mapping_hint(data: object) -> str:

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from geval.data.declared import NOT_A_SCORE, category_index, two_categories
 from geval.data.items import Item
 from geval.data.reading import as_number, read_records
 from geval.errors import LabelError, shown
@@ -29,7 +30,7 @@ HUMAN_SIDES = {"people": "the people's mean (the dataset's own scores)",
                "you": "your labels",
                "both": "you as one more annotator (on the items you labeled)"}
 #: A labels file's columns, in the order they are written; item_id, aspect and score are required.
-FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated")
+FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated", "reason")
 REQUIRED = ("item_id", "aspect", "score")
 
 
@@ -64,18 +65,23 @@ def with_labels(items: list[Item], labels: Iterable[Mapping], side: str) -> list
             rated = {aspect: {**item.ratings(aspect), **dict(sorted(scores.items()))} for aspect, scores in mine.items()}
         human = {aspect: tuple(scores.values()) for aspect, scores in rated.items()}
         annotators = {aspect: tuple(scores) for aspect, scores in rated.items()}
-        merged.append(item if human == item.human else replace(item, human=human, annotators=annotators))
+        same = human == item.human and all(tuple(item.ratings(a)) == who for a, who in annotators.items())
+        merged.append(item if same else replace(item, human=human, annotators=annotators))
     return merged
 
 
 def read_labels(path: str | Path) -> list[dict]:
     """The labels of a .csv, .jsonl or .json file (a list of objects): item_id, aspect and score
     required; annotator (default "you"), dataset (where item_id is the id your file gave the item),
-    seconds, created and updated optional; other columns ignored. Raises LabelError naming the file and line of the first bad value."""
+    seconds, created, updated and reason (why the annotator gave it) optional; other columns ignored. A
+    score is a number or, for every label of an aspect, a two-category word (pass/fail, yes/no, true/false, any case): then its index
+    in the pair (negative first) with the pair as `categories`, read as a categorical aspect. Raises
+    LabelError naming the file and line of the first bad value."""
     path = Path(path)
     data, lines = read_records(path)
     if not isinstance(data, list) or not data:
         raise LabelError(f"{path}: expected a list of labels (rows with {', '.join(REQUIRED)})")
+    worded = _worded_aspects(data)
     labels = []
     for index, record in enumerate(data):
         where = f"{path}:{lines[index]}" if lines else f"{path}: label {index}"
@@ -84,13 +90,18 @@ def read_labels(path: str | Path) -> list[dict]:
         missing = [column for column in REQUIRED if record.get(column) in (None, "")]
         if missing:
             raise LabelError(f"{where}: no {' or '.join(missing)}; a label needs {', '.join(REQUIRED)}")
-        score = as_number(record["score"])
+        aspect = str(record["aspect"]).strip()
+        pair = worded.get(aspect.lower())
+        score = category_index(record["score"], pair) if pair else as_number(record["score"])
         if score is None:
-            raise LabelError(f"{where}: score {shown(record['score'])!r} is not a number")
-        label = {"item_id": str(record["item_id"]).strip(), "aspect": str(record["aspect"]).strip(), "score": score,
-                 "annotator": str(record.get("annotator") or DEFAULT_ANNOTATOR).strip()}
+            raise LabelError(f"{where}: score {shown(record['score'])!r} is not a number; {NOT_A_SCORE}")
+        label = {"item_id": str(record["item_id"]).strip(), "aspect": aspect, "score": score,
+                 "annotator": str(record.get("annotator") or DEFAULT_ANNOTATOR).strip(),
+                 **({"categories": pair} if pair else {})}
         if str(record.get("dataset") or "").strip():
             label["dataset"] = str(record["dataset"]).strip()
+        if str(record.get("reason") or "").strip():
+            label["reason"] = str(record["reason"]).strip()
         for column in ("seconds", "created", "updated"):
             value = record.get(column)
             if value not in (None, ""):
@@ -100,6 +111,15 @@ def read_labels(path: str | Path) -> list[dict]:
                 label[column] = number
         labels.append(label)
     return labels
+
+
+def _worded_aspects(records: list) -> dict[str, tuple[str, str]]:
+    """The aspects (in lower case) whose every score is a two-category word, with their pair."""
+    scores: dict[str, list] = {}
+    for record in records:
+        if isinstance(record, dict) and record.get("aspect") not in (None, ""):
+            scores.setdefault(str(record["aspect"]).strip().lower(), []).append(record.get("score"))
+    return {aspect: pair for aspect, values in scores.items() if (pair := two_categories(values)) is not None}
 
 
 def write_labels(labels: Iterable[Mapping], path: str | Path) -> Path:

@@ -49,9 +49,8 @@ from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
-from geval.analysis.scales import on_people_scale, people_scale
-from geval.data.layouts import declared_scales
-from geval.decisions.alttest_groups import MIN_GROUPS, alignment as aligned, one_sided_p
+from geval.analysis.scales import read_on_people_scale
+from geval.decisions.alttest_groups import FDR, MIN_GROUPS, alignment as aligned, one_sided_p, rejected
 from geval.decisions.alttest_power import Plan, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.errors import GevalError, StoreError
@@ -61,8 +60,8 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_study", "ranking", "run",
-           "summary"]
+           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_line", "plan_study",
+           "ranking", "run", "step_up", "summary", "FDR"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
               "neg-rmse": "minus the root mean squared difference from the other annotators' scores",
@@ -125,6 +124,8 @@ class AltTest:
     q: float = Q
     judge: str = ""
     aspect: str = ""
+    fdr: str = "by"  # the step-up procedure across annotators (FDR): Benjamini-Yekutieli, the paper's
+    chance: float = math.nan  # a baseline's: the advantage probability of labels drawn at random from the people's shares
     reading: str = ""
     model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
     baseline: bool = False  # a judge that always gives the commonest label, not a judge of the items
@@ -175,7 +176,7 @@ class AltTest:
         return (f"{self.judge or 'The judge'} {outcome} an annotator here: it beats {counts} "
                 f"(winning rate {self.winning_rate:.2f}, "
                 f"{'at least' if self.passed else 'below'} .50) at epsilon {self.epsilon:g}, "
-                f"{self.alignment} alignment, q = {self.q:g} (Benjamini-Yekutieli), on {self.items} items "
+                f"{self.alignment} alignment, q = {self.q:g} ({FDR[self.fdr]}), on {self.items} items "
                 f"({self.how}); it is at "
                 f"least as good as a person on {self.advantage_probability:.0%} of the items (advantage probability)."
                 + (f" {self.scale}." if self.scale else "")
@@ -194,15 +195,17 @@ class AltTest:
 
 def alt_test(people: Mapping[str, Mapping[str, object]], judge: Mapping[str, object], alignment: str = "accuracy",
              epsilon: float = 0.15, q: float = Q, min_items: int = MIN_ITEMS, min_per_item: int = MIN_PER_ITEM,
-             groups: Mapping[str, str] | None = None, by: str | None = None, noun: str = "groups") -> AltTest:
+             groups: Mapping[str, str] | None = None, by: str | None = None, noun: str = "groups",
+             fdr: str = "by") -> AltTest:
     """The test of `judge` ({item: label}) against `people` ({annotator: {item: label}}), both on
     the same scale. Items with fewer than `min_per_item` annotators, or without a judge label, are
     left out; annotators with fewer than `min_items` items are not tested (as the paper does).
     `alignment`: ALIGNMENTS (`rank` ranks each one's labels over the items they labeled).
     `groups`: each item's group ({item: group}, called `noun`); `by`: BY, what each annotator's
-    t-test takes as independent (None: groups when some group holds more than one of the items)."""
+    t-test takes as independent (None: groups when some group holds more than one of the items).
+    `fdr`: the step-up procedure across annotators (FDR; Benjamini-Yekutieli, the paper's, by default)."""
     judged = [item for item, label in judge.items() if _present(label)]
-    return _Panel(people, judged, alignment, min_per_item, groups, by, noun).test(judge, epsilon, q, min_items)
+    return _Panel(people, judged, alignment, min_per_item, groups, by, noun).test(judge, epsilon, q, min_items, fdr)
 
 
 class _Panel:
@@ -239,8 +242,11 @@ class _Panel:
             return float(label)
         return self.codes.setdefault(label, float(len(self.codes)))
 
-    def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS) -> AltTest:
+    def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS,
+             fdr: str = "by") -> AltTest:
         """The test of `judge` ({item: label}) on this panel's items."""
+        if fdr not in FDR:
+            raise AltTestError(f"'{fdr}' is not a step-up procedure; use one of {', '.join(FDR)}")
         if self.alignment == "rank":
             judge = _ranked(judge)
         machine_labels = np.array([self.codes.get(judge[item], -1.0) if self.alignment == "accuracy"
@@ -264,25 +270,28 @@ class _Panel:
                                         tested=not untested, groups=groups, untested=untested))
             if not untested:
                 p_values.append(p)
-        for index in benjamini_yekutieli(p_values, q):
+        for index in step_up(p_values, q, fdr):
             [a for a in annotators if a.tested][index].rejected = True
         result = AltTest(epsilon, self.alignment, annotators, len(self.kept), self.dropped, q, by=self.by,
-                         groups=len(np.unique(self.units)) if self.grouped_data else 0, noun=self.noun)
+                         groups=len(np.unique(self.units)) if self.grouped_data else 0, noun=self.noun, fdr=fdr)
         result.missing = _missing(result, len(self.names), min_items)
         return result
+
+
+def step_up(p_values: Sequence[float], q: float = Q, fdr: str = "by") -> list[int]:
+    """The indexes of the p-values the step-up procedure `fdr` (FDR: Benjamini-Yekutieli, valid under
+    any dependence, the paper's; or Benjamini-Hochberg) rejects at FDR `q`; a NaN p-value never is."""
+    p = np.asarray(p_values, dtype=float)
+    if not len(p):
+        return []
+    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
+    return sorted(order[: int(rejected(p[None, :], q, fdr)[0])].tolist())
 
 
 def benjamini_yekutieli(p_values: Sequence[float], q: float = Q) -> list[int]:
     """The indexes of the p-values the Benjamini-Yekutieli step-up procedure rejects at FDR `q`
     (valid under any dependence); a NaN p-value is never rejected."""
-    p = np.asarray(p_values, dtype=float)
-    m = len(p)
-    if not m:
-        return []
-    order = np.argsort(np.where(np.isnan(p), np.inf, p), kind="stable")
-    thresholds = np.arange(1, m + 1) / m * q / np.sum(1.0 / np.arange(1, m + 1))
-    below = np.flatnonzero(p[order] <= thresholds)
-    return sorted(order[: below[-1] + 1].tolist()) if len(below) else []
+    return step_up(p_values, q, "by")
 
 
 def _one_sided_p(differences: np.ndarray, epsilon: float) -> float:
@@ -335,7 +344,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
         reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False,
         same_items: bool = True, by: str | None = None,
-        on_skipped: Callable[[str], None] | None = None) -> list[AltTest]:
+        on_skipped: Callable[[str], None] | None = None, fdr: str = "by") -> list[AltTest]:
     """The test of each scored combination (template version, signature; default: every one on
     `dataset` but a prompt search's variants) on each human aspect it is compared with (or those of
     `aspects`), against the dataset's annotators as its human side has them (your labels each under
@@ -350,7 +359,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     much). `same_items`: every judge of an aspect read on the items all of them scored (judges
     compared on the same items); else each on its own. A judge with no judgment on the dataset's
     current items (it judged items a file of the same name has since replaced) is left out, and
-    said in one line to `on_skipped`; when every judge is, AltTestError says so."""
+    said in one line to `on_skipped`; when every judge is, AltTestError says so. `fdr`: the step-up
+    procedure across annotators (FDR: Benjamini-Yekutieli, the paper's, by default; Benjamini-Hochberg
+    a departure from it, said in every verdict)."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -363,7 +374,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    ranges, declared = human_ranges(every), declared_scales(store.dataset_layout(dataset))
+    ranges, declared = human_ranges(every), store.scales(dataset)
     groups = {item.id: item.group for item in every}
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
@@ -372,7 +383,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         items, _ = held_out(every, [combo.template_version], searched)
         try:
             scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
-                                  "wmean" if imported or reading != "mode" else "argmax", items=items)
+                                  _variant(reading, imported), items=items)
         except StoreError:  # none of the items it judged is one of the dataset's now
             stale.append(combo.label)
             continue
@@ -385,11 +396,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             if human in categories and chosen != "accuracy":
                 raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
                                    "alignment reads categories")
-            theirs, why = (None, "") if human in categories else \
-                people_scale(scored.scales[key], declared.get(human), ranges.get(human))
-            values, _, scale = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs,
-                                               reading != "continuous" and not imported)
-            read.append((combo, human, chosen, values.dropna(), items, imported, scale + (why if scale else "")))
+            values, scale = _on_their_scale(scored, key, human, human in categories, declared, ranges,
+                                            _whole(reading, imported), dataset)
+            read.append((combo, human, chosen, values.dropna(), items, imported, scale))
     if stale:
         _say_stale(dataset, stale, len(found), on_skipped)
     common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
@@ -400,7 +409,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     for combo, human, chosen, values, items, imported, scale in read:
         on = [item for item in items if item.id in common[human]] if same_items else items
         result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items, groups=groups, by=by,
-                          noun=_noun(on))
+                          noun=_noun(on), fdr=fdr)
         result.judge, result.aspect, result.model = combo.label, human, combo.model
         result.reading, result.item_ids = "as imported" if imported else reading, frozenset(i.id for i in on)
         result.scale = scale
@@ -412,7 +421,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         if people:  # else no person scored these items: nothing for a constant to copy
             points = _points(people, categories.get(human), declared.get(human))
             result = _best_constant(_Panel(people, [i.id for i in on], chosen, MIN_PER_ITEM, groups, by, _noun(on)),
-                                    [i.id for i in on], points, epsilon, q, min_items)
+                                    [i.id for i in on], points, epsilon, q, min_items, fdr)
             result.aspect, result.item_ids = human, frozenset(i.id for i in on)
             results.append(result)
     return results
@@ -443,11 +452,16 @@ def _points(people: Mapping[str, Mapping[str, float]], categories: Sequence[str]
 
 
 def _best_constant(panel: _Panel, on: list[str], points: dict[float, str], epsilon: float, q: float,
-                   min_items: int) -> AltTest:
+                   min_items: int, fdr: str = "by") -> AltTest:
     """Every constant of `points` tested on `panel`, and the best of them (passed first, then the
     highest winning rate, then the highest advantage probability) as the baseline's result, with how
-    every constant fared in words (`AltTest.constants`)."""
-    tested = [(shown, panel.test(dict.fromkeys(on, point), epsilon, q, min_items)) for point, shown in points.items()]
+    every constant fared in words (`AltTest.constants`) and the advantage probability of labels drawn
+    at random from the people's shares (`AltTest.chance`: each constant's, weighed by its share)."""
+    tested = [(shown, panel.test(dict.fromkeys(on, point), epsilon, q, min_items, fdr))
+              for point, shown in points.items()]
+    given = panel.labels[~np.isnan(panel.labels)] if panel.alignment != "rank" else np.array([])  # ranks: no shares
+    shares = [float(np.mean(given == panel.codes.get(point, point))) if panel.alignment == "accuracy"
+              else float(np.mean(given == point)) for point in points] if len(given) else []
     shown, best = max(tested, key=lambda entry: (entry[1].passed is True, _defined(entry[1].winning_rate),
                                                  _defined(entry[1].advantage_probability)))
     passing = [f"always {name}" for name, result in tested if result.passed]
@@ -456,6 +470,8 @@ def _best_constant(panel: _Panel, on: list[str], points: dict[float, str], epsil
                       if passing else f"none of the {len(tested)} constants of the scale passes")
     best.judge, best.model = f"always {shown} (the best constant: a baseline)", CONSTANT
     best.reading, best.baseline = "a constant", True
+    best.chance = float(sum(share * result.advantage_probability for share, (_, result) in zip(shares, tested)
+                            if share)) if shares else math.nan
     return best
 
 
@@ -491,6 +507,11 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
     if constant.passed and result.passed:
         return (f"A judge that always answers {answer} passes the test on {result.aspect} too ({figures}): here the test cannot "
                 "tell a judge from a constant, so this pass says little.")
+    if result.passed and constant.chance >= result.advantage_probability:
+        return (f"Labels drawn at random from the people's own label shares would be at least as good as a person on "
+                f"{constant.chance:.0%} of the items of {result.aspect} (their advantage probability), as often as "
+                f"this judge ({result.advantage_probability:.0%}) or more: here the test cannot tell this judge from "
+                "chance, so this pass says little.")
     if constant.passed:
         return (f"A judge that always answers {answer} passes the test on {result.aspect} ({figures}) where this one does not: "
                 "on this aspect the test rewards giving one label more than telling items apart.")
@@ -500,6 +521,26 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
                 f"often as this judge ({result.advantage_probability:.0%}) or more: on this aspect the advantage "
                 "probability rewards giving the commonest label.")
     return ""
+
+
+def plan_line(result: AltTest, results: Sequence[AltTest], planned: Plan | None) -> str:
+    """What to say of `planned` (the plan of `result`'s judge and aspect) beside its verdict: the plan's
+    sentence, but never a refusal beneath a pass. Where the judge passes while it is no better than the
+    best constant or labels drawn at random from the people's shares (its advantage probability at
+    most theirs), the verdict's warning is the message (`caveat`); where it passes and the plan, read
+    on other items (all the judge scored), would refuse it, that is said as such ("" before two
+    annotators share an item)."""
+    if planned is None:
+        return ""
+    constant = next((r for r in results if r.baseline and r.aspect == result.aspect), None)
+    chance_like = constant is not None and result.advantage_probability <= max(_defined(constant.chance),
+                                                                              constant.advantage_probability)
+    if result.passed and chance_like and caveat(result, results):  # a judge no better than a constant or chance
+        return caveat(result, results)
+    if result.passed and planned.reason:
+        return (f"It passes on these {result.items} items already; a plan for more is not made, as on all the items "
+                f"it scored it does not: {planned.reason[:1].lower()}{planned.reason[1:]}")
+    return planned.sentence()
 
 
 def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
@@ -513,43 +554,68 @@ def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
 
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
          epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
-         by: str | None = None) -> Plan | None:
+         by: str | None = None, reading: str = "mode", fdr: str = "by") -> Plan | None:
     """How many items a study like `dataset`'s needs for the test to pass with an 80% chance
     (`alttest_power`): its items drawn with who labeled them, the people's labels of `aspect` and
-    the judge's (`combo`, read as the test reads it, without the groups a prompt search chose it
-    on); with no judge, one as good as an annotator. `by`: BY, as the test takes it. None when no
-    two annotators labeled the same item yet; a Plan with its `reason` when there is no plan."""
-    people, judge, groups = plan_data(store, dataset, aspect, combo)
+    the judge's (`combo`, read as the test reads it: `reading`, READINGS; without the groups a prompt
+    search chose it on); with no judge, one as good as an annotator. `by`: BY, `fdr`: FDR, as the test
+    takes them. None when no two annotators labeled the same item yet; a Plan with its `reason` when
+    there is no plan."""
+    people, judge, groups = plan_data(store, dataset, aspect, combo, reading)
     chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
         "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
-    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q)
+    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
 
 
-def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None
+def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, reading: str = "mode"
               ) -> tuple[dict[str, dict[str, float]], dict[str, float] | None, dict[str, str]]:
     """What `plan` reads: the people's labels of `aspect` ({annotator: {item: label}}), the judge's
-    scores on their scale ({item: score}, None without `combo`; read as `run` reads it, on the items
-    it reads it on) and each item's group."""
+    scores on their scale ({item: score}, None without `combo`; read as `run` reads it in `reading`,
+    on the items it reads it on) and each item's group."""
+    if reading not in READINGS:
+        raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     every, categorical = store.items(dataset), aspect in store.categories(dataset)
     items, judge = every, None
     if combo is not None:
         items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
         imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
                               .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
-        scored = judge_scores(store, dataset, combo, "wmean" if imported else "argmax", items=items)
+        scored = judge_scores(store, dataset, combo, _variant(reading, imported), items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
-            theirs, _ = (None, "") if categorical else people_scale(
-                scored.scales[key], declared_scales(store.dataset_layout(dataset)).get(aspect),
-                human_ranges(every, [aspect]).get(aspect))
-            values, _, _ = on_people_scale(scored.scores[key].astype(float), scored.scales[key], theirs, not imported)
+            values, _ = _on_their_scale(scored, key, aspect, categorical, store.scales(dataset),
+                                        human_ranges(every, [aspect]), _whole(reading, imported), dataset)
             judge = values.dropna().to_dict()
     return _people(items, aspect), judge, {item.id: item.group for item in items}
 
 
+def _variant(reading: str, imported: bool) -> str:
+    """The score variant a judge is read in: its most probable score for "mode", else (and always for
+    a judge imported from a file) its probability-weighted mean."""
+    return "argmax" if reading == "mode" and not imported else "wmean"
+
+
+def _whole(reading: str, imported: bool) -> bool:
+    """Whether a judge's scores are rounded to the people's scale: read as its most probable score or
+    rounded; never a judge imported from a file (read as imported)."""
+    return reading != "continuous" and not imported
+
+
+def _on_their_scale(scored, key: str, human: str, categorical: bool, declared: Mapping[str, tuple[float, float]],
+                    ranges: Mapping[str, tuple[float, float]], whole: bool, dataset: str) -> tuple[pd.Series, str]:
+    """A judge aspect's scores read on the people's scale of `human` (`geval.analysis.scales`; a
+    categorical aspect's as they are), and that reading in words."""
+    values = scored.scores[key].astype(float)
+    if categorical:
+        return values, ""
+    values, _, said, _ = read_on_people_scale(values, scored.scales[key], human, declared.get(human),
+                                              ranges.get(human), whole, dataset)
+    return values, said
+
+
 def drawn_pass_rate(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float], size: int, draws: int,
                     epsilon: float, alignment: str, groups: Mapping[str, str] | None = None, by: str | None = None,
-                    seed: int = 0) -> float:
+                    seed: int = 0, fdr: str = "by") -> float:
     """The check of a plan: the share of `draws` studies of `size` real items (two annotators or more
     and the judge's score), drawn without replacement, that the test (`by`, as `alt_test` takes it)
     passes; whole `groups` ({item: group}) of about `size` items in all where a group holds several."""
@@ -566,7 +632,7 @@ def drawn_pass_rate(people: Mapping[str, Mapping[str, float]], judge: Mapping[st
         chosen = {item for k in rng.choice(len(units), count, replace=False) for item in units[k]}
         drawn = {name: {i: v for i, v in labels.items() if i in chosen} for name, labels in people.items()}
         result = alt_test({name: labels for name, labels in drawn.items() if labels},
-                          {item: judge[item] for item in chosen}, alignment, epsilon, groups=groups, by=by)
+                          {item: judge[item] for item in chosen}, alignment, epsilon, groups=groups, by=by, fdr=fdr)
         passed += result.passed is True
     return passed / draws
 

@@ -22,6 +22,20 @@ from scipy import stats
 
 #: An annotator with fewer groups than this gets no grouped verdict (too few for the standard error).
 MIN_GROUPS = 10
+#: The step-up procedure across annotators, by name: Benjamini-Yekutieli, the paper's and the default
+#: (valid under any dependence between the annotators' tests, which share the judge and each other's
+#: labels); Benjamini-Hochberg, a departure from the paper, for those who accept its assumption (the
+#: tests positively dependent) for more power (docs/statistics.md).
+FDR = {"by": "Benjamini-Yekutieli", "bh": "Benjamini-Hochberg, a departure from the paper"}
+
+
+def fdr_factor(m: np.ndarray | int, fdr: str = "by") -> np.ndarray:
+    """What a step-up procedure divides q by with `m` tests: the harmonic sum H(m) for
+    Benjamini-Yekutieli, 1 for Benjamini-Hochberg (FDR)."""
+    if fdr not in FDR:
+        raise ValueError(f"FDR procedure '{fdr}' is unknown; use one of {', '.join(FDR)}")
+    m = np.maximum(np.asarray(m, dtype=int), 1)
+    return np.r_[0.0, np.cumsum(1.0 / np.arange(1, int(m.max()) + 1))][m] if fdr == "by" else np.ones(m.shape)
 
 
 def one_sided_p(differences: np.ndarray, groups: np.ndarray, epsilon: float) -> np.ndarray:
@@ -81,21 +95,26 @@ def alignment(label: np.ndarray, others: np.ndarray, how: str) -> np.ndarray:
         return -np.sqrt((squares if present.all() else np.where(present, squares, 0.0)).sum(axis=-2) / count)
 
 
-def rejected(p_values: np.ndarray, q: float = 0.05) -> np.ndarray:
-    """How many of each row's p-values (runs x annotators) the Benjamini-Yekutieli step-up procedure
-    rejects at FDR `q` (a NaN p-value never is)."""
-    m = p_values.shape[1]
-    ranked = np.sort(np.where(np.isnan(p_values), np.inf, p_values), axis=1)
-    below = ranked <= np.arange(1, m + 1) / m * q / np.sum(1.0 / np.arange(1, m + 1))
-    return np.where(below.any(axis=1), m - np.argmax(below[:, ::-1], axis=1), 0)
+def rejected(p_values: np.ndarray, q: float = 0.05, fdr: str = "by", tested: np.ndarray | None = None) -> np.ndarray:
+    """How many of each row's p-values (runs x annotators) the step-up procedure `fdr` (FDR;
+    Benjamini-Yekutieli by default) rejects at FDR `q`, over the annotators `tested` (runs x
+    annotators; default all; a NaN p-value is counted, never rejected)."""
+    tested = np.ones(p_values.shape, bool) if tested is None else tested
+    count = tested.sum(axis=1)
+    ranked = np.sort(np.where(tested & ~np.isnan(p_values), p_values, np.inf), axis=1)
+    ranks = np.arange(1, p_values.shape[1] + 1)
+    thresholds = ranks[None, :] / np.maximum(count, 1)[:, None] * q / fdr_factor(count, fdr)[:, None]
+    below = ranked <= thresholds
+    return np.where(below.any(axis=1), p_values.shape[1] - np.argmax(below[:, ::-1], axis=1), 0)
 
 
 def winning_rates(people: np.ndarray, judge: np.ndarray, groups: np.ndarray, epsilon: float,
-                  how: str = "neg-rmse", by: str = "groups", q: float = 0.05) -> np.ndarray:
+                  how: str = "neg-rmse", by: str = "groups", q: float = 0.05, fdr: str = "by") -> np.ndarray:
     """The test of every simulated study at once (people: runs x annotators x items, each annotator
     labeling every item; judge: runs x items; groups: a code per item): its winning rate per run,
-    per annotator over `groups` (by="groups") or over items taken as independent (by="items")."""
-    return rejected(p_values(people, judge, groups, epsilon, how, by), q) / people.shape[1]
+    per annotator over `groups` (by="groups") or over items taken as independent (by="items"),
+    across annotators by `fdr` (FDR)."""
+    return rejected(p_values(people, judge, groups, epsilon, how, by), q, fdr) / people.shape[1]
 
 
 def p_values(people: np.ndarray, judge: np.ndarray, groups: np.ndarray, epsilon: float, how: str = "neg-rmse",

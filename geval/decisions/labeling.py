@@ -18,6 +18,7 @@ jackknife (`comparison.paired_columns`), none below MIN_GROUPS groups.
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 from collections import Counter
@@ -38,9 +39,11 @@ from geval.data.items import Item
 from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
                                      difference_sentence, means, more_labels, sampling_weights, weighted_order)
+from geval.decisions.pass_rates import PassRates, PassRatesError, pass_aspects, rates_of, two_words
 from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
+from geval.data.declared import positive
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -52,7 +55,8 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
            "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
-           "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES",
+           "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
+           "PassRates", "PassRatesError",
            "Coverage", "coverage_arrays", "simulate_coverage"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
@@ -580,7 +584,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         raise SystemsError(f"'{dataset}' has no people's scores of {aspect}"
                            + (f" (it has {', '.join(names)})" if names else ": label some items first"))
     categories = {a.lower(): c for a, c in store.categories(dataset).items()}
-    if name.lower() in categories:
+    if name.lower() in categories and positive(categories[name.lower()]) is None:  # pass/fail: a rate (pass_rates)
         raise SystemsError(categorical_line(name, categories[name.lower()]))
     found = features(store, dataset, name, combo, baselines=(), items=items)
     if not found.rows:
@@ -589,7 +593,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     human = pd.Series([item.human_mean(name) for item in items], index=[item.id for item in items], dtype=float)
     population = pd.DataFrame({"system": [item.system for item in items], "group": [item.group or item.id for item in items],
                                "human": human}, index=human.index).join(found.table[judges])
-    low, high = human_ranges(items, [name]).get(name, (math.nan, math.nan))
+    low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
     if design == "uncertain" and spread is None:
@@ -615,6 +619,25 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     result.worth["combo"] = [found.sources.get(j, ("", ""))[0] for j in result.worth["judge"]]
     result.worth["key"] = [found.sources.get(j, ("", ""))[1] for j in result.worth["judge"]]
     return result
+
+
+def pass_rates(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+               per_system: int | None = None, design: str = "documents", seed: int = 0,
+               items: list[Item] | None = None) -> PassRates:
+    """Each system's pass rate on an aspect labeled pass/fail (yes/no, true/false) of `dataset`, read as
+    `system_means` reads a mean (`combo`: the judge; the labels given, or `per_system` drawn from the
+    dataset's own by `design`), with the judge's true-positive and true-negative rates
+    (`geval.decisions.pass_rates`). PassRatesError with one line when the aspect has none."""
+    items = store.items(dataset) if items is None else items
+    name, words = two_words(store.categories(dataset), aspect)
+    if len(words) > 2:
+        raise PassRatesError(categorical_line(name, words) + "; nor a pass rate, having more than two")
+    try:
+        means = system_means(store, dataset, name, combo, per_system=per_system, design=design, seed=seed, items=items)
+    except SystemsError as exc:
+        raise PassRatesError(str(exc)) from None
+    judged = features(store, dataset, name, combo, baselines=(), items=items).judge_scores()
+    return rates_of(name, words, means, judged, items)
 
 
 #: Whose scores `system_means` reads, by the dataset's human side (`HUMAN_SIDES`).
@@ -709,3 +732,15 @@ def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataF
     mine = list(dict.fromkeys(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "item_id"]))
     rest = [i for i in population.index[population["human"].notna()] if i not in set(mine)]
     return mine + [rest[i] for i in np.random.default_rng(seed).permutation(len(rest))]
+
+
+#: Modules reached through this one (they build on it): a team's annotation queues, and what people's
+#: reasons make of the judge's prompt: `geval.labeling.queues`, `geval.labeling.reasons`.
+BUILT_ON = ("queues", "reasons")
+
+
+def __getattr__(name: str):
+    """`geval.labeling.queues` and `geval.labeling.reasons`, imported on first use (PEP 562)."""
+    if name in BUILT_ON:
+        return importlib.import_module(f"geval.decisions.{name}")
+    raise AttributeError(f"module 'geval.labeling' has no attribute '{name}'")

@@ -43,6 +43,8 @@ class Aspect:
     question: ("No", "Yes") on 0-1). `questions` are a checklist aspect's yes/no questions.
     `categories` make the aspect categorical (a judge's scores imported from elsewhere, e.g.
     MT-Bench's model_a / model_b / tie): its scores are their indexes, min 0 and max the last.
+    `asked` is False for an aspect no judge is asked (a judge's scores imported from a file, on its
+    own scale: 1-10, 0-100): its scale may be any whole numbers.
     """
 
     name: str
@@ -52,11 +54,12 @@ class Aspect:
     labels: tuple[str, ...] = ()
     questions: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()
+    asked: bool = True
 
     def __post_init__(self):
         """Refuse what a judge cannot read: each score must be one digit (0 <= min < max <= 9),
         or one of `labels`, whether the aspect comes from a template file or is built in code
-        (categories: their indexes 0 .. n - 1)."""
+        (categories: their indexes 0 .. n - 1; an aspect never asked: any whole numbers)."""
         if self.categories:
             if (self.min, self.max) != (0, len(self.categories) - 1) or len(set(self.categories)) < 2 \
                     or len(set(self.categories)) != len(self.categories):
@@ -71,10 +74,10 @@ class Aspect:
         if not isinstance(self.human, str):
             raise TemplateError(f"aspect '{shown(self.name)}' human should be text")
         if not all(isinstance(v, int) and not isinstance(v, bool) for v in (self.min, self.max)) \
-                or not 0 <= self.min < self.max <= 9:
+                or not (0 <= self.min < self.max <= 9 if self.asked else self.min < self.max):
             raise TemplateError(
                 f"aspect '{shown(self.name)}' scale {shown(self.min, 20)}-{shown(self.max, 20)} "
-                "must be whole numbers with 0 <= min < max <= 9"
+                + ("must be whole numbers with 0 <= min < max <= 9" if self.asked else "must be whole numbers, min < max")
             )
         if self.labels and (len(self.labels) != len(self.scale) or not all(map(_one_word, self.labels))
                             or len({label.lower() for label in self.labels}) != len(self.labels)):

@@ -419,7 +419,7 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
         name=_text(header, "name", source, required=True),
         task=_text(header, "task", source),
         criteria=_text(header, "criteria", source),
-        aspects=_aspects(header.get("aspects"), source),
+        aspects=_aspects(header.get("aspects"), source, asked=header.get("kind") != "imported"),
         steps=_text(header, "steps", source),
         body=body,
         text=text,
@@ -590,7 +590,9 @@ def _examples(value: object, source: str) -> Examples | None:
     return Examples(k, select, seed, text)
 
 
-def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
+def _aspects(value: object, source: str, asked: bool = True) -> tuple[Aspect, ...]:
+    """The header's [[aspects]]; `asked`: False for a template never asked (kind "imported"), whose
+    scales may be any whole numbers."""
     if not isinstance(value, list) or not value:
         raise TemplateError(f"{source}: the header needs at least one [[aspects]] table with name, min and max")
     aspects = []
@@ -609,7 +611,7 @@ def _aspects(value: object, source: str) -> tuple[Aspect, ...]:
         try:
             aspects.append(Aspect(spec["name"], spec["min"], spec["max"], spec.get("human", ""),
                                   questions=tuple(q.strip() for q in questions),
-                                  categories=tuple(map(str, spec.get("categories", ())))))
+                                  categories=tuple(map(str, spec.get("categories", ()))), asked=asked))
         except TemplateError as exc:
             raise TemplateError(f"{source}: {exc}") from None
     if len({a.key for a in aspects}) != len(aspects):

@@ -38,30 +38,24 @@ from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
-from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, counts, curve
+from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, SystemsError, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
-from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text
-from geval.reporting.figures import (
-    abs_diff_histogram,
-    aspect_rows,
-    clip,
-    correlation_bars,
-    distribution_figure,
-    learning_curve_figure,
-    scatter_figure,
-)
+from geval.reporting import bottom_line
+from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text, sections
+from geval.reporting.figures import aspect_rows, clip, correlation_bars, learning_curve_figure, scatter_figure
 from geval.reporting.how_it_errs import report_section as how_it_errs
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
+from geval.reporting.replacement import tests as replacement_tests
 from geval.reporting.systems import systems_section
-from geval.reporting.summary import Judged, summary_section
+from geval.reporting.summary import Judged, summary_section, what_was_judged
 from geval.reporting.tables import (
     curve_caption,
     curve_table,
@@ -144,6 +138,7 @@ class _Scored:
     totals: dict[str, float]  # `Store.call_totals`
     searched: str = ""  # what prompt searches did with its template version (`geval.analysis.held_out`)
     priced: bool = True  # False for a judge whose model has no known price: its cost reads "unknown", not $0
+    imported: tuple[str, str] | None = None  # a judge imported from a file: (its name, the file); no template
 
     def cost(self) -> str:
         """What its calls cost, as the app says it: "$0.0123", or "cost unknown" for a model of no known price."""
@@ -160,6 +155,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            embedder: Embedder | None = None, figures: bool = True, ceiling: bool = True, calibrate: bool = False,
            ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT, goals: bool = False,
            folds: int = 5, top: int = 10, alttest_epsilon: float | None = EPSILONS["skilled"],
+           alttest_alignment: str | None = None, alttest_by: str | None = None, per_system: int | None = None,
            on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -170,10 +166,30 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     else the generic one), each judge row compared pairwise with the row `against` (see
     `geval.leaderboard`). `goals`: add this project's goals and reference figures for Topical-Chat
     (`TOPICALCHAT_GOALS`: the G-EVAL paper, seed 000, the embedded judge's goal); a report for
-    others leaves them out. `alttest_epsilon`: the alternative annotator test's margin (None: no
-    such section). `command` is how it was made (the CLI's command line). Raises
-    StoreError when the dataset is not stored or a pair has no judgments on it.
+    others leaves them out. The choices of the Agreement page the report was built from:
+    `alttest_epsilon`, the alternative annotator test's margin (None: no such section),
+    `alttest_alignment` and `alttest_by` (None: by the aspect, by the data), the judges (`combos`),
+    and `per_system`, the labels per system the systems' means are read at where people scored every
+    item (None: `geval.labeling.default_labels`). `command` is how it was made (the CLI's command
+    line). Raises StoreError when the dataset is not stored or a pair has no judgments on it.
+
+    It opens with the bottom line (`geval.reporting.bottom_line`: per aspect the judge worth most
+    labels, what it saves, whether it may replace an annotator, where the orders differ; which
+    systems differ); every other part follows as a `Section`, folded in the HTML page.
     """
+    with store.reading_again():  # the sections read the same judgments many times over
+        return _report(store, dataset, out, combos=combos, command=command, protocols=protocols, baselines=baselines,
+                       variants=variants, levels=levels, metric=metric, n_boot=n_boot, tables=tables, embedder=embedder,
+                       figures=figures, ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, against=against,
+                       goals=goals, folds=folds, top=top, alttest_epsilon=alttest_epsilon,
+                       alttest_alignment=alttest_alignment, alttest_by=alttest_by, per_system=per_system,
+                       on_progress=on_progress)
+
+
+def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, combos, command, protocols, baselines,
+            variants, levels, metric, n_boot, tables, embedder, figures, ceiling, calibrate, ensemble, against, goals,
+            folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, on_progress) -> Report:
+    """`report`'s work, its arguments as given there."""
     name = dataset.name if isinstance(dataset, Dataset) else dataset
     items = store.items(name)
     if not items:
@@ -202,16 +218,34 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
         pd.DataFrame(columns=ANNOTATOR_COLUMNS)
     say(f"{name}: comparisons")
     comparisons, verdicts = _comparisons(store, name, scored, metric)
+    pairs = [(one.version, one.signature) for one in scored] if combos is not None else None
+    tested = None
+    if alttest_epsilon is not None:
+        say(f"{name}: can the judge replace an annotator?")
+        try:
+            tested = replacement_tests(store, name, alttest_epsilon, alttest_alignment, alttest_by, pairs)
+        except GevalError:  # no annotators to test against: the section is left out, the rest stands
+            tested = None
+    aspects, left_out_aspects = bottom_line.read(store, name, items, tested, per_system,
+                                                 [one.label for one in scored] if combos is not None else None, say)
+    replacement, replaced = replacement_section(store, name, alttest_epsilon, say, alttest_alignment, alttest_by,
+                                                pairs, tested) if tested is not None else ([], [])
+    judged = _what_was_judged(described, items, scored)
     document = Document(f"{name}: agreement with people")
-    document.add(Heading(document.title, 1), Text(_made(command), meta=True))
-    replacement, replaced = replacement_section(store, name, alttest_epsilon, say) if alttest_epsilon is not None \
-        else ([], [])
-    document.add(*summary_section(_what_was_judged(described, items, scored), board,
-                                  {one.label: one.table for one in scored}, people, metric, verdicts, replaced))
+    opening = [Heading(document.title, 1), Text(_made(command), meta=True),
+               *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested)]
+    document.add(*summary_section(judged, board, {one.label: one.table for one in scored}, people, metric, verdicts,
+                                  replaced))
     document.add(*_judged(items, described, scored, searched))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
-    document.add(*systems_section(store, name, say, figures=figures))
+    advantage = {(r.judge, r.aspect): r.advantage_probability for r in tested or () if not r.baseline}
+    estimated = systems_section(store, name, say, per_system, figures,
+                                {a.aspect: a.result or SystemsError(a.error) for a in aspects},
+                                advantage if tested is not None else None)
+    if estimated and (line := bottom_line.defaults_line(aspects)):
+        estimated.insert(2, Text(line))  # after the section's heading and method
+    document.add(*estimated)
     if goals and board is not None:
         document.add(*_goals(board))
     document.add(*_overview(scored, metric, figures), *comparisons)
@@ -223,13 +257,15 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     document.add(*_flagged(store, name, items))
     if scored:
         document.add(Heading("Each template version and judge"),
-                     Text("Per template version and judge: its plots against people, and folded, its signature, its "
-                          "template and the items where it and people disagree most."))
+                     Text("Per template version and judge: its scores against people's (a bubble per pair of scores, "
+                          "sized by its items), and folded, its signature, its template and the items where it and "
+                          "people disagree most."))
     for one in scored:
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
         document.add(*_combination(one, len(items), figures, top))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
+    document.blocks = opening + sections(document.blocks)  # the bottom line open, every other part folded
     result = Report(name, document.renamed(names))
     if out is not None:
         result.write(out)
@@ -276,8 +312,15 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
             store.call_totals(name, version, signature), held_out(items, [version], tuned)[1],
             _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
+            _imported(info.loc[(version, signature), "signature_json"] if known else "{}"),
         )))
     return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
+
+
+def _imported(signature_json: str) -> tuple[str, str] | None:
+    """A judge imported from a file, as (its name, the file); None for a judge this project ran."""
+    fields = json.loads(signature_json or "{}")
+    return (fields.get("model", ""), fields.get("file", "a file")) if fields.get("backend") == "imported" else None
 
 
 def _priced(signature_json: str) -> bool:
@@ -291,9 +334,11 @@ def _priced(signature_json: str) -> bool:
 
 
 def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
-    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in scored],
-                  [one.template.label for one in scored],
-                  max((len(scores) for item in items for scores in item.human.values()), default=0))
+    ran = [one for one in scored if one.imported is None]
+    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in ran],
+                  [one.template.label for one in ran],
+                  max((len(scores) for item in items for scores in item.human.values()), default=0),
+                  [one.imported for one in scored if one.imported is not None])
 
 
 def _judged_items(items, scored: list[_Scored]) -> int:
@@ -423,6 +468,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
                     f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
+        if reference.imported or other.imported:  # a judge imported from a file has no template to compare
+            continue
         if other.version == reference.version:
             blocks.append(Text(f"{other.label} and {reference.label} use the same template version: only the judge "
                                "differs."))
@@ -711,11 +758,9 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
     pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
     for aspect, aspect_name, human in pairs.itertuples(index=False):
         blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 4))
-        if figures:
-            blocks += [Figure(scatter_figure(frame, aspect, human), f"{one.label}: {aspect_name} against {human}"),
-                       Figure(abs_diff_histogram(frame, aspect, human), f"{one.label}: |judge − human| of {aspect_name}"),
-                       Figure(distribution_figure(frame, aspect, human), f"{one.label}: distributions of "
-                                                                         f"{aspect_name} and {human}")]
+        if figures:  # how it errs (its section) draws the differences and the use of the scale
+            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False),
+                                 f"{one.label}: {aspect_name} against {human}"))
         worst = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
                               (Table(pd.DataFrame({

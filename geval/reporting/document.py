@@ -69,7 +69,33 @@ class Details:
     blocks: tuple[Block, ...]
 
 
-Block = Heading | Text | Bullets | Table | Code | Figure | Details
+@dataclass(frozen=True)
+class Section:
+    """A part of the report under its title, an appendix a reader opens on demand: folded in the HTML
+    page (its figures drawn when it is opened), a section under its heading in the Markdown page."""
+
+    title: str
+    blocks: tuple[Block, ...]
+
+
+Block = Heading | Text | Bullets | Table | Code | Figure | Details | Section
+
+
+def sections(blocks: list[Block]) -> list[Block]:
+    """`blocks` with each top-level part (a level-2 heading and what follows it, up to the next) made a
+    `Section` under the heading's text; what comes before the first such heading is left as it is."""
+    out: list[Block] = []
+    title, inside = None, []
+    for block in [*blocks, Heading("", 2)]:
+        if isinstance(block, Heading) and block.level == 2:
+            if title is not None:
+                out.append(Section(title, tuple(inside)))
+            title, inside = block.text, []
+        elif title is None:
+            out.append(block)
+        else:
+            inside.append(block)
+    return out
 
 
 @dataclass
@@ -104,6 +130,6 @@ def _renamed(block: Block, rename: Callable[[str], str]) -> Block:
     if isinstance(block, Figure):
         block.figure.for_each_trace(lambda trace: trace.update(name=rename(trace.name)) if trace.name else None)
         return dataclasses.replace(block, caption=rename(block.caption))
-    if isinstance(block, Details):
-        return Details(rename(block.title), tuple(_renamed(inner, rename) for inner in block.blocks))
+    if isinstance(block, (Details, Section)):
+        return type(block)(rename(block.title), tuple(_renamed(inner, rename) for inner in block.blocks))
     return block

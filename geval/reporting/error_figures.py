@@ -11,7 +11,7 @@ import numpy as np
 
 from geval.analysis.label_errors import LabelErrors
 from geval.analysis.score_errors import LIMITS, ScoreErrors
-from geval.reporting.figures import JITTER, WEBGL_ABOVE, colour
+from geval.reporting.figures import JITTER, WEBGL_ABOVE, bubbles, colour, counted_points
 
 
 def confusion_figure(labels: LabelErrors, title: str):
@@ -37,38 +37,50 @@ def confusion_figure(labels: LabelErrors, title: str):
     return figure
 
 
-def bland_altman_figure(scores: ScoreErrors, title: str):
+def bland_altman_figure(scores: ScoreErrors, title: str, per_item: bool = True):
     """Judge − people against the mean of the two, one point per item (jittered a little: tied scores
     do not hide each other; WebGL without hover labels above WEBGL_ABOVE points), with the mean
-    difference and the 95% limits of agreement as lines and each one's 95% interval over groups as a band."""
+    difference and the 95% limits of agreement as lines and each one's 95% interval over groups as a band.
+    `per_item` False: a bubble per place sized by its items (`counted_points`: a light figure for a report)."""
     import plotly.graph_objects as go
 
     frame = scores.frame
     span = max(scores.scale[1] - scores.scale[0], 1.0)
-    rng = np.random.default_rng(0)
-    jitter = rng.uniform(-JITTER, JITTER, (2, len(frame))) * span
-    few = len(frame) <= WEBGL_ABOVE  # beyond, WebGL and no hover labels: megabytes in the browser otherwise
-    figure = go.Figure((go.Scatter if few else go.Scattergl)(
-        x=frame["mean"].to_numpy() + jitter[0], y=frame["difference"].to_numpy() + jitter[1], mode="markers",
-        marker={"color": colour(0), "size": 6, "opacity": 0.6}, name="items",
-        **({"customdata": np.column_stack([frame["item_id"].astype(str).map(html.escape), frame["judge"],
-                                            frame["people"]]),
-            "hovertemplate": "item %{customdata[0]}<br>judge %{customdata[1]:.2f} · people %{customdata[2]:.2f}"
-                             "<extra></extra>"} if few else {"hoverinfo": "skip"})))
+    if per_item:
+        rng = np.random.default_rng(0)
+        jitter = rng.uniform(-JITTER, JITTER, (2, len(frame))) * span
+        few = len(frame) <= WEBGL_ABOVE  # beyond, WebGL and no hover labels: megabytes in the browser otherwise
+        figure = go.Figure((go.Scatter if few else go.Scattergl)(
+            x=frame["mean"].to_numpy() + jitter[0], y=frame["difference"].to_numpy() + jitter[1], mode="markers",
+            marker={"color": colour(0), "size": 6, "opacity": 0.6}, name="items",
+            **({"customdata": np.column_stack([frame["item_id"].astype(str).map(html.escape), frame["judge"],
+                                                frame["people"]]),
+                "hovertemplate": "item %{customdata[0]}<br>judge %{customdata[1]:.2f} · people %{customdata[2]:.2f}"
+                                 "<extra></extra>"} if few else {"hoverinfo": "skip"})))
+    else:
+        figure = go.Figure(bubbles(counted_points(frame["mean"], frame["difference"], (span, 2 * span)),
+                                   "mean %{x:.2f} · judge − people %{y:+.2f}"))
     lines = (("mean difference", scores.offset, colour(2), "solid"),
              (f"lower limit (−{LIMITS} sd)", scores.lower, colour(6), "dash"),
              (f"upper limit (+{LIMITS} sd)", scores.upper, colour(6), "dash"))
+    shapes, notes = [], []  # set at once: plotly's add_hline and add_hrect re-read every shape at each call
+    across = {"xref": "x domain", "x0": 0, "x1": 1, "yref": "y"}
     for name, found, shade, dash in lines:
         if not np.isfinite(found.value):
             continue
         if np.isfinite(found.low) and np.isfinite(found.high):
-            figure.add_hrect(y0=found.low, y1=found.high, fillcolor=shade, opacity=0.15, line_width=0)
-        figure.add_hline(y=found.value, line={"color": shade, "dash": dash},
-                         annotation_text=html.escape(f"{name}: {found.value:+.2f}"), annotation_position="top left")
-    figure.add_hline(y=0, line={"color": "#888888", "width": 1})
+            shapes.append({"type": "rect", **across, "y0": found.low, "y1": found.high, "fillcolor": shade,
+                           "opacity": 0.15, "line": {"width": 0}, "layer": "above"})
+        shapes.append({"type": "line", **across, "y0": found.value, "y1": found.value,
+                       "line": {"color": shade, "dash": dash}})
+        notes.append({"text": html.escape(f"{name}: {found.value:+.2f}"), "xref": "x domain", "x": 0,
+                      "xanchor": "left", "yref": "y", "y": found.value, "yanchor": "bottom", "showarrow": False})
+    shapes.append({"type": "line", **across, "y0": 0, "y1": 0, "line": {"color": "#888888", "width": 1}})
     figure.update_layout(
+        shapes=shapes, annotations=notes,
         title={"text": html.escape(title)}, showlegend=False, height=420, margin={"t": 50},
-        xaxis={"title": f"mean of judge and people ({scores.scale[0]:g}-{scores.scale[1]:g}, jittered)"},
+        xaxis={"title": f"mean of judge and people ({scores.scale[0]:g}-{scores.scale[1]:g}"
+                        + (", jittered)" if per_item else ")")},
         yaxis={"title": "judge − people (points of the people's scale)"})
     return figure
 

@@ -62,8 +62,37 @@ def _scale(rows: pd.DataFrame, low: str, high: str) -> str:
     return f"{values[low].iloc[0]:g}-{values[high].iloc[0]:g}" if len(values) else "?"
 
 
-def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
-    """Judge score against the human mean, one point per item, coloured by system.
+#: Distinct places a counted figure keeps before it rounds each axis to 1/GRID of its span.
+COUNTED_MOST, GRID = 400, 40
+
+
+def counted_points(x: np.ndarray, y: np.ndarray, spans: tuple[float, float]) -> pd.DataFrame:
+    """Points at the same place drawn once, with how many items are there (x, y, items): the scores
+    rounded to 2 decimals, or to 1/GRID of each axis' span (`spans`) when more than COUNTED_MOST
+    places are distinct (a judge's continuous scores)."""
+    points = pd.DataFrame({"x": np.round(np.asarray(x, float), 2), "y": np.round(np.asarray(y, float), 2)}).dropna()
+    if len(points.drop_duplicates()) > COUNTED_MOST:
+        for column, span in zip(("x", "y"), spans):
+            step = (span if span > 0 else 1.0) / GRID
+            points[column] = (points[column] / step).round() * step
+    return points.groupby(["x", "y"]).size().rename("items").reset_index()
+
+
+def bubbles(points: pd.DataFrame, hover: str, index: int = 0):
+    """`counted_points` as one trace of bubbles, each sized by its items (the area following the count);
+    `hover`: what a bubble's label says before its count ("people %{x:.2f} · judge %{y:.2f}")."""
+    import plotly.graph_objects as go
+
+    most = max(int(points["items"].max()), 1) if len(points) else 1
+    return go.Scatter(x=points["x"], y=points["y"], mode="markers", customdata=points["items"], name="items",
+                      marker={"color": colour(index), "opacity": 0.7, "line": {"width": 0},
+                              "size": (5 + 25 * np.sqrt(points["items"] / most)).round(1)},
+                      hovertemplate=f"{hover}: %{{customdata}} items<extra></extra>")
+
+
+def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool = True):
+    """Judge score against the human mean, one point per item, coloured by system; `per_item` False:
+    a bubble per pair of scores sized by its items (`counted_points`: a light figure for a report).
 
     Both axes get a small deterministic jitter. The hover shows the item id, the system, the
     exact scores and, up to WEBGL_ABOVE points, the response's first 120 characters (beyond, the
@@ -75,6 +104,8 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
 
     rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
+    if not per_item:
+        return _counted_scatter(rows, name, human)
     rng = np.random.default_rng(0)
     jittered, ranges = {}, {}
     for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
@@ -106,6 +137,22 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
                "range": ranges.get("score")},
         legend={"title": {"text": "system"}, "orientation": "h", "y": -0.25}, margin={"t": 50})
+    return figure
+
+
+def _counted_scatter(rows: pd.DataFrame, name: str, human: str):
+    """The judge against the human mean as bubbles, one per pair of scores, sized by its items."""
+    import plotly.graph_objects as go
+
+    spans = tuple(float((rows[high] - rows[low]).max()) if len(rows) else 1.0
+                  for low, high in (("human_min", "human_max"), ("scale_min", "scale_max")))
+    points = counted_points(rows["human_score"], rows["score"], spans)
+    figure = go.Figure(bubbles(points, "people %{x:.2f} · judge %{y:.2f}"))
+    figure.update_layout(
+        title=f"{name}: judge vs human, {len(rows)} items (a bubble per pair of scores, sized by its items)",
+        xaxis={"title": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')})"},
+        yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})"}, showlegend=False,
+        margin={"t": 50})
     return figure
 
 

@@ -27,6 +27,7 @@ from geval.reporting.document import Bullets, Details, Figure, Heading, Table, T
 from geval.errors import GevalError
 from geval.reporting.error_figures import bland_altman_figure, confusion_figure, scale_use_figure
 from geval.store import Store
+from geval.wording import counted
 
 __all__ = ["INTRO", "bland_altman_figure", "blocks", "confusion_figure", "lines", "read", "report_section",
            "scale_use_figure", "tables", "text", "title"]
@@ -57,7 +58,7 @@ def band(kappa: float) -> str:
 
 def lines(found: AspectErrors) -> list[str]:
     """Every sentence of how the judge errs on one aspect: the labels' first, then the scores'."""
-    said = [f"Read on the people's scale: {found.scale}."] if found.scale else []
+    said = [f"{found.scale}."] if found.scale else []
     if found.labels is not None:
         said += label_lines(found.labels, ordinal=found.scores is not None)
     if found.scores is not None:
@@ -81,6 +82,11 @@ def _points(found: Estimate, signed: bool = True) -> str:
 def _size(found: Estimate) -> Estimate:
     """A negative Estimate as its size: −0.27 [−0.35, −0.19] as 0.27 [0.19, 0.35]."""
     return Estimate(-found.value, -found.high, -found.low, found.groups, found.note) if found.value < 0 else found
+
+
+def _points_long(length: float) -> str:
+    """A scale's length in words: "1 point", "4 points", "0.5 points"."""
+    return counted(int(length), "point") if float(length).is_integer() else f"{length:g} points"
 
 
 def _signed(found: Estimate, digits: int = 2) -> str:
@@ -178,33 +184,40 @@ def _label_weak_spots(labels: LabelErrors) -> list[str]:
 
 def score_lines(scores: ScoreErrors) -> list[str]:
     """The sentences of a judge's scores against people's: offset, spread and scale use, Bland-Altman, length."""
-    low, high = scores.scale
-    return [_offset_line(scores, f"{low:g}-{high:g}"), *_ranks_but_offset(scores), _spread_line(scores),
+    return [_offset_line(scores, scores.scale_named), *_ranks_but_offset(scores), _spread_line(scores),
             *_scale_lines(scores), _limits_line(scores), *_length_lines(scores)]
 
 
 def _offset_line(scores: ScoreErrors, scale: str) -> str:
     offset = scores.offset
     if offset.above():
-        return f"Lenient: it scores {_read(offset)} points above the people's mean, on their {scale} scale."
+        return f"Lenient: it scores {_read(offset)} points above the people's mean, on {scale}."
     if offset.below():
-        return f"Harsh: it scores {_read(_size(offset))} points below the people's mean, on their {scale} scale."
+        return f"Harsh: it scores {_read(_size(offset))} points below the people's mean, on {scale}."
     if math.isfinite(offset.low):
         return (f"Neither harsh nor lenient: its mean offset from the people's mean is {_signed(offset)} points on "
-                f"their {scale} scale (the interval holds 0).")
-    return f"Its mean offset from the people's mean: {_signed(offset)} points on their {scale} scale."
+                f"{scale} (the interval holds 0).")
+    return f"Its mean offset from the people's mean: {_signed(offset)} points on {scale}."
 
 
 def _ranks_but_offset(scores: ScoreErrors) -> list[str]:
-    """A judge whose offset is large, named as such, the more so when it ranks as people do."""
+    """A judge whose offset is large, named as such, the more so when it ranks as people do; a shift
+    is advised only when its scores spread as a person's do: where they spread clearly more or less
+    widely, the offset changes along the scale (a stretch), and no one shift puts them on it."""
     if not scores.large_offset:
         return []
     size = abs(scores.offset.value) / scores.people_sd
     if scores.ranks_but_offset:
-        return [f"It ranks responses as people do (Pearson {_read(scores.pearson)}, at least {HIGH_CORRELATION:g}) but "
-                f"is offset by {abs(scores.offset.value):.2f} points, {size:.1f} of the people's standard deviation "
-                f"(large: {LARGE_OFFSET:g} or more): read its scores as ranks, or shift them by "
-                f"{-scores.offset.value:+.2f} before reading them on the people's scale."]
+        ranks = (f"It ranks responses as people do (Pearson {_read(scores.pearson)}, at least {HIGH_CORRELATION:g}) "
+                 f"but is offset by {abs(scores.offset.value):.2f} points, {size:.1f} of the people's standard "
+                 f"deviation (large: {LARGE_OFFSET:g} or more)")
+        if scores.stretched:
+            return [f"{ranks}, and its scores spread {scores.spread.value:.2f} times as widely as a person's: a stretch, "
+                    "not a shift, so no one shift puts them on the people's scale; read its scores as ranks, or map "
+                    "them linearly onto the people's scale (if the judge was asked on another scale than theirs, "
+                    "declaring the people's does it)."]
+        return [f"{ranks}: read its scores as ranks, or shift them by {-scores.offset.value:+.2f} before reading them "
+                "on the people's scale."]
     return [f"Its offset is large: {size:.1f} of the people's standard deviation (Pearson {_read(scores.pearson)})."]
 
 
@@ -278,7 +291,8 @@ def _limits_line(scores: ScoreErrors) -> str:
     width = upper.value - lower.value
     return (f"95% of its differences from the people's mean should lie between {_signed(lower)} and "
             f"{_signed(upper)} points (Bland-Altman limits of agreement: the mean difference ± {LIMITS} standard "
-            f"deviations), a band {width:.2f} wide on a scale {scores.scale[1] - scores.scale[0]:g} points long.")
+            f"deviations; each limit's interval is 95% two-sided only, one side alone may miss more often than "
+            f"2.5%), a band {width:.2f} wide on a scale {_points_long(scores.scale[1] - scores.scale[0])} long.")
 
 
 def _length_lines(scores: ScoreErrors) -> list[str]:
@@ -358,7 +372,7 @@ def _kappa_table(labels: LabelErrors) -> pd.DataFrame:
               str(row["items"]))
              for _, row in labels.annotators.iterrows()]
     rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
-             (f"two annotators, mean over {labels.pairs} pairs", _read(labels.people), ""),
+             (f"two annotators, mean over {counted(labels.pairs, 'pair')}", _read(labels.people), ""),
              ("the judge − the people", _signed(labels.difference, 3), ""),
              (f"{labels.among_name} among the people", _read(labels.among), "")]
     return pd.DataFrame(rows, columns=["", f"{kind} [95% CI]", "items"])
@@ -385,7 +399,7 @@ def blocks(label: str, found: list[AspectErrors], figures: bool = True) -> list:
         if "per label" in named:
             out.append(Table(named["per label"]))
         if figures and one.scores is not None:
-            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman"),
+            out.append(Figure(bland_altman_figure(one.scores, f"{one.aspect}: Bland-Altman", per_item=False),
                               f"{label}: Bland-Altman plot of {one.aspect}"))
             if not one.scores.shares.empty:
                 out.append(Figure(scale_use_figure(one.scores, f"{one.aspect}: use of the scale"),

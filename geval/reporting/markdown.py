@@ -1,14 +1,15 @@
 """A report as a Markdown page that prints well (to PDF with pandoc, or from a Markdown viewer):
 plain headings, lists, tables and code blocks, no HTML of its own; each figure is named and
 linked to the HTML page, where it is drawn. What the HTML page folds (`Details`: per-item
-listings, template texts, signatures) is moved to appendices at the end, named where it was."""
+listings, template texts, signatures) is moved to appendices at the end, named where it was; its
+folded parts (`Section`) are the page's sections, in order."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 
-from geval.reporting.document import Block, Bullets, Code, Details, Document, Figure, Heading, Table, Text
+from geval.reporting.document import Block, Bullets, Code, Details, Document, Figure, Heading, Section, Table, Text
 from geval.reporting.tables import markdown_table, markdown_text
 
 
@@ -40,6 +41,8 @@ def _lines(blocks: Sequence[Block], plots: str, appendices: list[Details]) -> li
         elif isinstance(block, Figure):
             name = markdown_text(block.caption)
             lines += [f"Plot: [{name}]({plots})" if plots else f"Plot: {name} (in the HTML report)", ""]
+        elif isinstance(block, Section):  # folded in the HTML page; a section of its own here
+            lines += [f"## {markdown_text(block.title)}", "", *_lines(block.blocks, plots, appendices)]
         elif isinstance(block, Details):
             appendices.append(block)
             lines += [f"*{markdown_text(block.title)}: appendix A{len(appendices)}, at the end.*", ""]

@@ -5,7 +5,7 @@ line, and how many items a study like this one needs for an 80% chance to pass."
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import pandas as pd
 
@@ -29,13 +29,17 @@ METHOD = ("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025):
           "item, 30 or more items per annotator, 3 or more annotators; where they do not hold no verdict is given.")
 
 
-def replacement_section(store: Store, dataset: str, epsilon: float,
-                        on_progress: Callable[[str], None]) -> tuple[list, list[str]]:
-    """The section's blocks, and per aspect the verdict on each judge, highest advantage probability first,
-    for the report's summary (none when no judge is scored or no aspect has two annotators)."""
+def replacement_section(store: Store, dataset: str, epsilon: float, on_progress: Callable[[str], None],
+                        alignment: str | None = None, by: str | None = None,
+                        combos: Sequence[tuple[str, str]] | None = None,
+                        results: list[alttest.AltTest] | None = None) -> tuple[list, list[str]]:
+    """The section's blocks, and per aspect the verdict on each judge, highest advantage probability first
+    (none when no judge is scored or no aspect has two annotators). The test as the Agreement page chose it:
+    `epsilon`, `alignment` (None: by the aspect), `by` (None: by the data), of the judges `combos` (template
+    version, signature; None: every one); `results`: the test already run so (`tests`)."""
     on_progress(f"{dataset}: can the judge replace an annotator?")
     try:
-        results = alttest.run(store, dataset, epsilon=epsilon, baseline=True)
+        results = results if results is not None else tests(store, dataset, epsilon, alignment, by, combos)
     except alttest.AltTestError:
         return [], []
     results = [r for r in results if r.annotators and len(r.annotators) >= 2]
@@ -43,15 +47,16 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
         return [], []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
-    if (summary["reading"] != "as imported").any():  # a G-EVAL judge: its other readings beside
+    if (~summary["reading"].isin(["as imported", "a constant"])).any():  # a G-EVAL judge: its other readings beside
         for reading in (r for r in alttest.READINGS if r != "mode"):
             values = {(r.judge, r.aspect): r.advantage_probability
-                      for r in alttest.run(store, dataset, epsilon=epsilon, reading=reading)}
+                      for r in alttest.run(store, dataset, combos, epsilon=epsilon, alignment=alignment,
+                                           reading=reading, by=by)}
             summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
     per_annotator = _per_annotator([r for r in results if not r.baseline])
     blocks = [Heading("Can the judge replace an annotator?"),
-              Text(METHOD.format(alignment="accuracy for categories, else minus the RMSE from the others' scores",
+              Text(METHOD.format(alignment=ALIGNED.get(alignment, alignment or ""),
                                  epsilon=epsilon, kind=kind, q=alttest.Q,
                                  reading=alttest.READINGS["mode"].replace(" (on the annotators' scale)",
                                                                           ", on the annotators' own scale"))),
@@ -77,6 +82,18 @@ def replacement_section(store: Store, dataset: str, epsilon: float,
     return blocks, [f"{r.aspect}: " + " ".join(filter(None, [r.verdict(), alttest.caveat(r, results)])) for r in judges]
 
 
+#: Each alignment as the report says it (None: by the aspect).
+ALIGNED = {None: "accuracy for categories, else minus the RMSE from the others' scores",
+           **{name: f"{name}: {what}" for name, what in alttest.ALIGNMENTS.items()}}
+
+
+def tests(store: Store, dataset: str, epsilon: float, alignment: str | None = None, by: str | None = None,
+          combos: Sequence[tuple[str, str]] | None = None) -> list[alttest.AltTest]:
+    """The alternative annotator test of every judge of `combos` (None: every one) with the constant beside
+    it, as the report reads it (`replacement_section`, the bottom line, the systems' advantage column)."""
+    return alttest.run(store, dataset, combos, epsilon=epsilon, alignment=alignment, baseline=True, by=by)
+
+
 def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: float) -> list[str]:
     """Per aspect, the planning sentence for the judge of highest advantage probability on it."""
     combos = store.combos(dataset).set_index("label")
@@ -86,7 +103,7 @@ def _plans(store: Store, dataset: str, results: list[alttest.AltTest], epsilon: 
         combo = (combos.loc[best.judge, "template_version"], combos.loc[best.judge, "signature"])
         found = alttest.plan(store, dataset, aspect, combo, epsilon=epsilon, alignment=best.alignment, by=best.by)
         if found is not None:
-            lines.append(f"{aspect} ({best.judge}): {found.sentence()}")
+            lines.append(f"{aspect} ({best.judge}): {alttest.plan_line(best, results, found)}")
     return lines
 
 

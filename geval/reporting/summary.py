@@ -16,6 +16,7 @@ from geval.analysis.correlation import reading
 from geval.analysis.leaderboard import CEILING, Leaderboard
 from geval.analysis.protocols import get_protocol
 from geval.reporting.document import Bullets, Heading, Table, Text
+from geval.wording import counted
 
 #: What the ceiling is, and why a judge above it is not shown to judge better than a person.
 CAVEAT = ("The judge is read against the mean of all annotators, which is less noisy than one annotator, while each "
@@ -34,6 +35,7 @@ class Judged:
     judges: Sequence[str]
     templates: Sequence[str]
     annotators: int = 0  # the most annotators an item has on an aspect
+    imported: Sequence[tuple[str, str]] = ()  # judges imported from files (no template): (name, file)
 
 
 def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people: pd.DataFrame,
@@ -43,7 +45,7 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
     `metric`, at their first level); the ceiling from the leaderboard's people row, else from
     `people` (`annotator_agreement`). `verdicts`: the comparisons' sentences; `replacement`: the
     alternative annotator test's, per aspect (`geval.reporting.replacement`)."""
-    blocks = [Heading("Summary"), Text(_what(judged, people))]
+    blocks = [Heading("Summary"), Text(what_was_judged(judged, people))]
     if replacement:
         blocks += [Text("Can the judge replace an annotator? (the alternative annotator test, below)"),
                    Bullets(tuple(replacement))]
@@ -66,15 +68,20 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
     return blocks + _ceiling(cells, judges)
 
 
-def _what(judged: Judged, people: pd.DataFrame) -> str:
+def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
+    """What was judged, by which judges and template versions, compared with whom, in one sentence."""
     annotators = int(people["annotators"].max()) if len(people) else judged.annotators
     who = (f"the mean of {annotators} annotators per item" if annotators > 1 else
            "one score per item (no second annotator: how much people agree is not known)")
     if not judged.judged:
         return f"Nothing of the {judged.items} items of {judged.dataset} is judged yet."
-    return (f"What was judged: {judged.judged} of {judged.items} items of {judged.dataset}, by "
-            f"{_listed(judged.judges)}, with {len(judged.templates)} template version"
-            f"{'' if len(judged.templates) == 1 else 's'} ({_listed(judged.templates)}); compared with {who}.")
+    ran = (f"{_listed(judged.judges)}, with {counted(len(judged.templates), 'template version')} "
+           f"({_listed(judged.templates)})") if judged.templates else ""
+    files = dict.fromkeys(file for _, file in judged.imported)
+    imported = "; ".join(f"{counted(len(names), 'judge')} imported from {file} ({_listed(names)})" for file, names in
+                         ((file, [name for name, f in judged.imported if f == file]) for file in files))
+    return (f"What was judged: {judged.judged} of {judged.items} items of {judged.dataset}. Judged by "
+            f"{' and '.join(filter(None, [ran, imported]))}; compared with {who}.")
 
 
 def _cells(board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people: pd.DataFrame,

@@ -136,12 +136,14 @@ def systems_forest(result: labeling.SystemMeans):
 
 
 def systems_section(store: Store, dataset: str, on_progress: Callable[[str], None], per_system: int | None = None,
-                    figures: bool = True) -> list:
+                    figures: bool = True, results: dict | None = None, advantage: dict | None = None) -> list:
     """The report's section "Systems as people would score them": per aspect a judge is compared
     with, the forest plot, the table, the ranking and a sentence per neighbouring pair, and the
     judges by the labels they save beside their advantage probability (a categorical aspect left
     out, with a line saying why). Where people scored every item, what `per_system` labels per
     system (default: `labeling.default_labels`; a document at a time) would give, the truth beside.
+    `results`: each aspect's estimate already made (a `SystemMeans`, or the GevalError it raised), by
+    aspect; `advantage`: the advantage probabilities already found (default: at the skilled epsilon).
     Empty without a judge."""
     on_progress(f"{dataset}: systems as people would score them")
     items = store.items(dataset)
@@ -149,8 +151,9 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
     if not aspects and not left_out:
         return []
     try:
-        advantage = {(r.judge, r.aspect): r.advantage_probability
-                     for r in alttest.run(store, dataset, epsilon=alttest.EPSILONS["skilled"])}
+        advantage = advantage if advantage is not None else {
+            (r.judge, r.aspect): r.advantage_probability
+            for r in alttest.run(store, dataset, epsilon=alttest.EPSILONS["skilled"])}
     except GevalError:
         advantage = {}
     blocks = [Heading("Systems as people would score them"), Text(METHOD)] + [Text(line) for line in left_out]
@@ -158,8 +161,11 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
     for aspect in aspects:
         complete = all(item.human.get(aspect) for item in items)
         try:
-            result = labeling.system_means(store, dataset, aspect, per_system=(per_system or labeling.default_labels(
-                sizes)) if complete else None, design="documents", items=items)
+            result = (results or {}).get(aspect) or labeling.system_means(
+                store, dataset, aspect, per_system=(per_system or labeling.default_labels(sizes)) if complete else None,
+                design="documents", items=items)
+            if isinstance(result, GevalError):
+                raise result
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: {exc}"))
             continue

@@ -34,11 +34,11 @@ import json
 import math
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from geval.data.declared import NOT_A_SCORE, category_index, two_categories
 from geval.data.items import Item
-from geval.data.layouts import declared_scales
 from geval.data.reading import as_number, read_records
 from geval.errors import DatasetError, GevalError, shown
 from geval.judging.templates import Template, TemplateError
@@ -73,6 +73,7 @@ class Imported:
     unscored: int
     already: bool = False
     left_out: int = 0  # with `only_known`: scores of items the dataset does not have
+    notes: list[str] = field(default_factory=list)  # what to know before reading it (an undeclared scale)
 
 
 @dataclass
@@ -105,8 +106,12 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
     items = store.items(dataset)
     if not items:
         raise JudgeImportError(f"no dataset named {dataset!r} in the store: load it first")
-    keys = _Keys(items, store.categories(dataset), only_known, declared_scales(store.dataset_layout(dataset)),
-                 new_aspect=aspect if scale is not None else None)
+    if scale is not None and not all(float(end).is_integer() for end in scale):
+        raise JudgeImportError(f"scale {scale[0]:g}-{scale[1]:g}: its ends are whole numbers (scores between 0 and "
+                               "1: 0-1)")
+    worded = two_categories(_leaves(data, aspect))
+    keys = _Keys(items, store.categories(dataset), only_known, store.scales(dataset),
+                 new_aspect=aspect if scale is not None or worded else None, words=worded)
     judges = _judges(path, data, lines, keys, name, aspect)
     left_out = {judge: sum(score is None for score in scores) for judge, scores in judges.items()}
     for judge, scores in judges.items():
@@ -123,26 +128,67 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
         done.append(Imported(judge, template.version, signature,
                              len({row["item_id"] for row in rows}),
                              list(dict.fromkeys(named.get(r["aspect"], r["aspect"]) for r in rows)),
-                             unscored, already=template.version in known, left_out=left_out[judge]))
+                             unscored, already=template.version in known, left_out=left_out[judge],
+                             notes=_undeclared(template, keys, dataset)))
+    new = {a.name: a.categories for _, template, *_ in made for a in template.aspects
+           if a.categories and a.name not in keys.given_categories}
+    if new:  # a judge's two-category words on an aspect nobody has labeled yet: its categories
+        store.declare_categories(dataset, new)
     store.save_imported([(template, rows) for (_, template, _, rows, _), result in zip(made, done)
                          if not result.already])
     return done
+
+
+def _undeclared(template: Template, keys: _Keys, dataset: str) -> list[str]:
+    """A line for each aspect of an imported judge whose scale is not the whole-number range of the
+    people's scores while no scale is declared for theirs: which scale the judge is read against then
+    depends on a guess (`geval.analysis.scales`), and declaring it settles it."""
+    notes = []
+    for aspect in template.aspects:
+        found = [s for item in keys.items for s in item.human.get(aspect.name, ())]
+        if aspect.categories or aspect.name in keys.declared or not found:
+            continue
+        seen = (math.floor(min(found)), math.ceil(max(found)))
+        if seen != (aspect.min, aspect.max):
+            notes.append(f"{aspect.name}: no scale is declared for the people's scores (they gave {min(found):g}-"
+                         f"{max(found):g}) beside this judge's {aspect.min}-{aspect.max}: declare the one they were "
+                         f"asked on (python -m geval datasets load {dataset} --scale '{aspect.name}=LOW-HIGH'), and "
+                         "the judge is mapped onto it; until then each verdict says which reading it took")
+    return notes
+
+
+def _leaves(data: object, aspect: str | None) -> list[object]:
+    """The values a judge file gives as scores of `aspect`: a row's score (or label, or `aspect`)
+    column, every value of {item: score}, of {item: {aspect: score}} and of {judge: {item: score}}."""
+    if isinstance(data, list):
+        columns = {*SCORE_COLUMNS, (aspect or "").lower()}
+        return [value for row in data if isinstance(row, dict) for column, value in row.items()
+                if str(column).lower() in columns]
+    if isinstance(data, dict):
+        return [leaf for value in data.values()
+                for leaf in (_leaves(value, aspect) if isinstance(value, dict) else [value])]
+    return []
 
 
 class _Keys:
     """Finds the item (and aspect) an id of the file names."""
 
     def __init__(self, items: list[Item], categories: dict[str, tuple[str, ...]], only_known: bool = False,
-                 declared: dict[str, tuple[float, float]] | None = None, new_aspect: str | None = None):
-        """`new_aspect`: an aspect taken as the dataset's though nobody has scored it yet (its scale is given)."""
+                 declared: dict[str, tuple[float, float]] | None = None, new_aspect: str | None = None,
+                 words: tuple[str, str] | None = None):
+        """`new_aspect`: an aspect taken as the dataset's though nobody has scored it yet (its scale is
+        given, or its scores are two-category `words`: then its categories)."""
         self.only_known = only_known
         self.declared = declared or {}  # the scale of each aspect where the dataset's layout says it
         self.by_id = {item.id: item for item in items}
         self.by_id.update((item.source_id, item) for item in items if item.source_id)
         self.aspects = {a.lower(): a for item in items for a in item.human} | {a.lower(): a for a in categories}
+        self.given_categories = dict(categories)
+        self.categories = dict(categories)
         if new_aspect and new_aspect.lower() not in self.aspects:  # a judge imported before anyone labels
             self.aspects[new_aspect.lower()] = new_aspect
-        self.categories = categories
+            if words:
+                self.categories[new_aspect] = words
         self.items = items
 
     def find(self, key: object) -> tuple[Item, str | None] | None:
@@ -298,17 +344,20 @@ def _value(score: _Score, scale: tuple[float, float], categories: tuple[str, ...
     if score.value is None or (isinstance(score.value, str) and not score.value.strip()):
         return None
     if categories:
-        if str(score.value) not in categories:
+        index = float(categories.index(str(score.value))) if str(score.value) in categories else \
+            category_index(score.value, categories)
+        if index is None:
             raise JudgeImportError(f"{score.where}: {shown(str(score.value))!r} is not one of {score.aspect}'s "
                                    f"categories ({', '.join(categories)})")
-        return float(categories.index(str(score.value)))
+        return index
     number = as_number(score.value)
     if number is None:
         raise JudgeImportError(f"{score.where}: {shown(str(score.value))!r} is not a number "
-                               f"(a score of {score.aspect})")
+                               f"(a score of {score.aspect}); {NOT_A_SCORE}")
     if not scale[0] <= number <= scale[1]:
         raise JudgeImportError(f"{score.where}: {number:g} is off {score.aspect}'s scale {scale[0]:g}-{scale[1]:g}"
-                               " (the people's scores; another scale: --scale LOW-HIGH)")
+                               " (the people's; a judge on a scale of its own is imported with it: --scale LOW-HIGH, "
+                               "e.g. 1-10, 0-100, 0-1)")
     return number
 
 

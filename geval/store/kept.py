@@ -1,6 +1,7 @@
 """A dataset's judgments kept in one file and read back into a store: the shipped reports are made
 again from such files (reports/kept/, `bash reports/make.sh`), and a study can be handed to a
-colleague without its store (`Store.export_judgments`, `Store.import_judgments`). The file is xz-compressed JSON lines: a header naming the dataset,
+colleague without its store (`Store.export_judgments`, `Store.import_judgments`: the SQL is the store's,
+the file is this module's). The file is xz-compressed JSON lines: a header naming the dataset,
 then one line per row of the tables the judgments rest on (`Store.kept_rows`): template versions,
 evaluation steps, the cached calls with their prompts and answers, and the judgment rows."""
 
@@ -9,34 +10,29 @@ from __future__ import annotations
 import json
 import lzma
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-from typing import TYPE_CHECKING
 
 from geval.errors import StoreError
 from geval.version import __version__
-
-if TYPE_CHECKING:
-    from geval.store.store import Store
 
 FORMAT = "geval-judgments"
 VERSION = 1
 
 
-def write(store: Store, dataset: str, path: str | Path) -> Counter:
-    """Write every judgment of `dataset` in `store`, with what it rests on, to `path` (.jsonl.xz).
-    Returns how many rows of each table were written."""
+def write(rows: Iterable[tuple[str, dict]], dataset: str, path: str | Path) -> Counter:
+    """Write `rows` (`Store.kept_rows(dataset)`) to `path` (.jsonl.xz) under a header naming `dataset`.
+    Returns how many rows of each table were written; a file with no judgment is not left behind."""
     written: Counter = Counter()
     header = {"format": FORMAT, "version": VERSION, "dataset": dataset, "geval": __version__}
     with lzma.open(path, "wt", encoding="utf-8", preset=9 | lzma.PRESET_EXTREME) as out:
         out.write(json.dumps(header) + "\n")
-        for table, row in store.kept_rows(dataset):
+        for table, row in rows:
             out.write(json.dumps({"table": table, "row": row}, ensure_ascii=False) + "\n")
             written[table] += 1
     if not written["judgments"]:
         Path(path).unlink()
-        raise StoreError(f"{dataset}: no judgments in {store.path} to keep; score it or import a judge first")
+        raise StoreError(f"{dataset}: no judgments to keep; score it or import a judge first")
     return written
 
 
@@ -45,14 +41,10 @@ def dataset_of(path: str | Path) -> str:
     return _header(path)["dataset"]
 
 
-def read(store: Store, path: str | Path) -> Counter:
-    """Read a file `write` made into `store`, whose dataset of that name must hold the items
-    (load it first). One transaction: all of it or none. Returns how many rows of each table were read."""
-    dataset = dataset_of(path)
-    if dataset not in store.dataset_names():
-        raise StoreError(f"{path}: keeps judgments of {dataset!r}, which {store.path} does not hold; load it first "
-                         f"(python -m geval datasets load {dataset})")
-    return store.keep_rows(_rows(path))
+def read(path: str | Path) -> Iterator[tuple[str, dict]]:
+    """The rows of a file `write` made, as (table, row), after its header (`dataset_of`)."""
+    _header(path)
+    yield from _rows(path)
 
 
 def _header(path: str | Path) -> dict:

@@ -163,9 +163,34 @@ def _schema_11(db: sqlite_utils.Database) -> None:
     db["templates"].add_column("parent", str)
 
 
+def _schema_12(db: sqlite_utils.Database) -> None:
+    """A dataset keeps the scale each aspect was asked on, where declared (`datasets.scales`, JSON
+    {aspect: [low, high]}: its layout's paper's, and the user's, given as the data came in). Datasets
+    stored before have none kept: their layout's are read."""
+    db["datasets"].add_column("scales", str)
+
+
+def _schema_13(db: sqlite_utils.Database) -> None:
+    """Annotation queues for a team. Accounts (`users`: a name, its role, lead or annotator, and the
+    bcrypt hash of its password; never the password); queues (`queues`: the dataset, the aspects with
+    their scales (JSON), which items and how they were chosen (JSON), how many annotators see each item,
+    when a reason is required, who made it); which annotator labels which item of a queue, in which
+    order (`queue_items`); and the reason an annotator gave with a label (`labels.reason`). Labels
+    stored before have no reason."""
+    db["users"].create({"name": str, "role": str, "password_hash": str, "created": float, "updated": float},
+                       pk="name", if_not_exists=True)
+    db["queues"].create({"name": str, "dataset": str, "aspects": str, "selection": str, "overlap": int,
+                         "reasons": str, "created_by": str, "created": float}, pk="name", if_not_exists=True)
+    db["queue_items"].create({"queue": str, "item_id": str, "annotator": str, "position": int, "assigned": float},
+                             pk=("queue", "item_id", "annotator"), if_not_exists=True)
+    db["queue_items"].create_index(["queue", "annotator", "position"], if_not_exists=True)
+    db["labels"].add_column("reason", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
-                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11}
-SCHEMA_VERSION = 11
+                                                                  9: _schema_9, 10: _schema_10, 11: _schema_11,
+                                                                  12: _schema_12, 13: _schema_13}
+SCHEMA_VERSION = 13

@@ -41,7 +41,9 @@ import sqlite_utils
 from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
-from geval.data.dataset import Dataset
+from geval.data.dataset import Dataset, given_scales, seen_scales
+from geval.data.declared import category_index, check_scales
+from geval.data.layouts import declared_scales
 from geval.data.items import Item, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
@@ -50,11 +52,15 @@ from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, process_alive
 from geval.store import kept, schema
+from geval.store.team import TeamTables
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
 #: Results of reads kept until the next write (`Store._kept`): judgments of a combination, its combinations.
 READS_KEPT = 4
+#: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
+#: cells they may hold in all.
+READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 20_000_000
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
 #: The tables a dataset's judgments rest on (`Store.kept_rows`), each with its primary key.
 KEPT_TABLES = {"templates": "version", "steps": "key", "calls": "key", "runs": "id", "judgments": "id"}
@@ -65,10 +71,11 @@ def default_store_path() -> Path:
     return Path(os.environ.get("GEVAL_STORE") or Path(user_data_dir("geval-studio")) / "geval.sqlite")
 
 
-class Store:
+class Store(TeamTables):
     """One SQLite file. Safe to use from several threads (a lock guards the connection)
     and from several processes (WAL mode and a busy timeout). `Store()` opens the default
-    file (`Store.default_path()`), `Store(":memory:")` a store that lives in memory."""
+    file (`Store.default_path()`), `Store(":memory:")` a store that lives in memory. A team's accounts
+    and queues are methods of `TeamTables` (geval/store/team.py)."""
 
     default_path = staticmethod(default_store_path)
 
@@ -86,6 +93,7 @@ class Store:
         self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its own items)
         self._sided: dict[str, tuple[tuple, list[Item]]] = {}  # dataset -> (`human_stamp`, items with the human side)
         self._reads: dict[tuple, tuple[tuple[int, int], pd.DataFrame]] = {}  # `_kept`: key -> (data version, frame)
+        self._again = 0  # `reading_again` blocks open
         with self.lock:
             if self.path != ":memory:":
                 self._enable_wal()
@@ -164,8 +172,40 @@ class Store:
             if found is None or found[0] != version:
                 self._reads.pop(key, None)
                 found = (version, read())
-                self._reads = dict([*list(self._reads.items())[-(READS_KEPT - 1):], (key, found)])
+                self._reads = self._room([*self._reads.items(), (key, found)])
             return found[1].copy(deep=False)
+
+    def remembered(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
+        """`compute()`, a table derived from what the store holds, kept as its reads are (`_kept`): given back
+        until the next write to the file, while it is among the last kept (a shallow copy each time)."""
+        return self._kept(("remembered", *key), compute)
+
+    def _room(self, reads: list) -> dict:
+        """The newest of `reads` that may be kept: READS_KEPT, or while `reading_again` up to READS_KEPT_AGAIN
+        of them holding CELLS_KEPT_AGAIN cells in all."""
+        if not self._again:
+            return dict(reads[-READS_KEPT:])
+        kept, cells = [], 0
+        for key, found in reversed(reads[-READS_KEPT_AGAIN:]):
+            cells += found[1].size
+            if kept and cells > CELLS_KEPT_AGAIN:
+                break
+            kept.append((key, found))
+        return dict(reversed(kept))
+
+    @contextmanager
+    def reading_again(self):
+        """Keep more reads while inside (`_room`), for work that reads the same judgments and combinations
+        many times over (a report's sections); back to READS_KEPT after."""
+        with self.lock:
+            self._again += 1
+        try:
+            yield self
+        finally:
+            with self.lock:
+                self._again -= 1
+                if not self._again:
+                    self._reads = dict(list(self._reads.items())[-READS_KEPT:])
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
@@ -184,7 +224,8 @@ class Store:
             self.db["datasets"].upsert(
                 {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
                  "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded,
-                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()})},
+                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()}),
+                 "scales": json.dumps({a: list(s) for a, s in dataset.scales.items()})},
                 pk="name",
             )
             self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
@@ -232,13 +273,67 @@ class Store:
         if not items:
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
         return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
-                       skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name))
+                       skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name),
+                       scales=self.scales(name))
 
     def categories(self, name: str) -> dict[str, tuple[str, ...]]:
         """The categories of a stored dataset's categorical aspects ({} when it has none, or is not stored)."""
         with self.lock:
             row = self.db.execute("SELECT categories FROM datasets WHERE name = ?", [name]).fetchone()
         return {aspect: tuple(found) for aspect, found in json.loads((row and row[0]) or "{}").items()}
+
+    def scales(self, name: str) -> dict[str, tuple[float, float]]:
+        """The scale each aspect of a stored dataset was asked on, where declared: its layout's paper's
+        (`geval.data.layouts.declared_scales`), and over them those kept with it (`Dataset.scales`,
+        `declare_scales`); {} when none is, or the dataset is not stored."""
+        with self.lock:
+            row = self.db.execute("SELECT scales, layout FROM datasets WHERE name = ?", [name]).fetchone()
+        if row is None:
+            return {}
+        return {**declared_scales(row[1] or ""),
+                **{aspect: (float(low), float(high)) for aspect, (low, high) in json.loads(row[0] or "{}").items()}}
+
+    def declare_categories(self, name: str, categories: dict[str, tuple[str, ...]]) -> None:
+        """Keep `categories` ({aspect: its categories}) as the stored dataset's categorical aspects,
+        beside those it has (a labels or judge file's two-category words: pass/fail, ...). Raises
+        LabelError when one of them is categorical with other categories already, or people gave it
+        numbers."""
+        with self._write():
+            known = self.categories(name)
+            seen = seen_scales(self._own_items(name))
+            lowered = {aspect.lower(): aspect for aspect in known}
+            for aspect, found in categories.items():
+                before = known.get(lowered.get(aspect.lower(), aspect))
+                if before is not None and sorted(c.lower() for c in before) != sorted(c.lower() for c in found):
+                    raise LabelError(f"{name}: {aspect} has the categories {', '.join(before)}, not "
+                                     f"{', '.join(found)}; give its labels in those")
+                if before is None and any(a.lower() == aspect.lower() for a in seen):
+                    raise LabelError(f"{name}: people scored {aspect} with numbers; its labels cannot be "
+                                     f"{' or '.join(found)} (give them as numbers, or as another aspect)")
+                if before is None:
+                    known[aspect] = tuple(found)
+            self.db.execute("UPDATE datasets SET categories = ? WHERE name = ?",
+                            [json.dumps({a: list(c) for a, c in known.items()}), name])
+
+    def declare_scales(self, name: str, scales: dict[str, tuple[float, float]] | list[str]
+                       ) -> dict[str, tuple[float, float]]:
+        """Keep the scale each aspect of `scales` ({aspect: (low, high)}, in any case; or "ASPECT=LOW-HIGH"
+        texts, a bare "LOW-HIGH" for every aspect scored with numbers) was asked on with the stored
+        dataset `name`, beside those it has; returns them all. Raises StoreError when it is not stored,
+        DatasetError when people's scores (its own, or your labels) fall outside one or the aspect is
+        categorical."""
+        if name not in self.dataset_names():
+            raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
+        own, categories = self._own_items(name), self.categories(name)
+        scored = [*own, *with_labels(own, self._label_rows(name), "you")]
+        scales, seen = given_scales(scales, scored, categories), seen_scales(scored)
+        known = {aspect.lower(): aspect for aspect in [*seen, *categories]}
+        checked = check_scales({known.get(a.lower(), a): s for a, s in scales.items()}, seen, name, categories)
+        with self._write():
+            kept = {**self.scales(name), **checked}
+            self.db.execute("UPDATE datasets SET scales = ? WHERE name = ?",
+                            [json.dumps({a: list(s) for a, s in kept.items()}), name])
+        return kept
 
     def items(self, dataset: str) -> list[Item]:
         """A stored dataset's items, in file order, their human scores the dataset's human side
@@ -419,12 +514,16 @@ class Store:
     def export_judgments(self, dataset: str, path: str | Path) -> Counter:
         """Write every judgment of `dataset`, with the templates, steps and calls it rests on, to one
         xz-compressed file (`geval.store.kept`); returns the rows written per table."""
-        return kept.write(self, dataset, path)
+        return kept.write(self.kept_rows(dataset), dataset, path)
 
     def import_judgments(self, path: str | Path) -> Counter:
         """Read a file `export_judgments` wrote into this store, whose dataset must be loaded here
         (`kept_dataset(path)` names it); returns the rows read per table."""
-        return kept.read(self, path)
+        dataset = kept.dataset_of(path)
+        if dataset not in self.dataset_names():
+            raise StoreError(f"{path}: keeps judgments of {dataset!r}, which {self.path} does not hold; load it first "
+                             f"(python -m geval datasets load {dataset})")
+        return self.keep_rows(kept.read(path))
 
     kept_dataset = staticmethod(kept.dataset_of)
 
@@ -821,15 +920,18 @@ class Store:
 
     # --- the user's labels and the human side ---------------------------------------------------
     def save_label(self, item_id: str, aspect: str, score: float, annotator: str = DEFAULT_ANNOTATOR,
-                   seconds: float | None = None) -> dict | None:
+                   seconds: float | None = None, reason: str | None = None) -> dict | None:
         """Write one label at once, in its own transaction (a crash right after loses nothing): the
-        `annotator`'s `score` of the item on `aspect`, and the `seconds` it took. A label the
-        annotator gave the item on that aspect before is replaced (its first time kept), and
-        returned (None for a new one): what `save_labels([it])` puts back, for an undo."""
+        `annotator`'s `score` of the item on `aspect`, the `seconds` it took and the `reason` given
+        (None: the reason given before stays). A label the annotator gave the item on that aspect
+        before is replaced (its first time kept), and returned (None for a new one): what
+        `save_labels([it])` puts back, for an undo."""
         with self._write():
             previous = self._label(item_id, aspect, annotator)
+            kept = previous.get("reason") if previous and reason is None else reason
             self._upsert_labels([{"item_id": item_id, "aspect": aspect, "score": score, "annotator": annotator,
-                                  "seconds": seconds, "created": previous["created"] if previous else None}])
+                                  "seconds": seconds, "created": previous["created"] if previous else None,
+                                  "reason": kept or ""}])
         return previous
 
     def save_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
@@ -846,6 +948,7 @@ class Store:
         """Insert or replace labels by (item, aspect, annotator); each takes its item's dataset.
         Returns how many per dataset. Call inside `_write()`."""
         labels = self._by_store_ids(labels, dataset)
+        labels = self._as_categories(labels)
         now = time.time()
         rows = []
         for label in labels:
@@ -854,9 +957,27 @@ class Store:
                          "dataset": label["dataset"], "item_id": label["item_id"],
                          "aspect": label["aspect"], "annotator": annotator, "score": float(label["score"]),
                          "seconds": label.get("seconds"), "created": label.get("created") or now,
-                         "updated": now})
+                         "updated": now, "reason": label.get("reason") or ""})
         self.db["labels"].upsert_all(rows, pk="id", alter=False)
         return dict(Counter(row["dataset"] for row in rows))
+
+    def _as_categories(self, labels: list[dict]) -> list[dict]:
+        """`labels` with a label given as a category (`categories`: the pair of two-category words its
+        `score` indexes, `geval.data.labels.read_labels`) scored as its index among its dataset's
+        categories of the aspect, which it declares where the dataset has none yet. Call inside `_write()`."""
+        worded = [label for label in labels if label.get("categories")]
+        for dataset in dict.fromkeys(label["dataset"] for label in worded):
+            self.declare_categories(dataset, {label["aspect"]: tuple(label["categories"])
+                                              for label in worded if label["dataset"] == dataset})
+        out = []
+        for label in labels:
+            if label.get("categories"):
+                known = self.categories(label["dataset"])
+                aspect = next((a for a in known if a.lower() == label["aspect"].lower()), label["aspect"])
+                label = {**label, "aspect": aspect,
+                         "score": category_index(label["categories"][int(label["score"])], known[aspect])}
+            out.append(label)
+        return out
 
     def _by_store_ids(self, labels: list[dict], dataset: str | None) -> list[dict]:
         """`labels` with each item_id the store's own and the item's dataset (a file's own id
@@ -929,14 +1050,16 @@ class Store:
         return chosen_side(self.human_stamp(dataset)[1], self._own_items(dataset))
 
     def human_stamp(self, dataset: str) -> tuple:
-        """What changes when the dataset's human side does: when it was loaded, the side kept, and
-        its labels' count, latest write and sum (for caches of what is computed from it)."""
+        """What changes when the dataset's human side does: when it was loaded, the side kept, its
+        labels' count, latest write and sum, and the scales and categories declared for its aspects (for
+        caches of what is computed from it)."""
         with self.lock:
-            row = self.db.execute("SELECT human_side FROM datasets WHERE name = ?", [dataset]).fetchone()
+            row = self.db.execute("SELECT human_side, scales, categories FROM datasets WHERE name = ?",
+                                  [dataset]).fetchone()
             count, latest, total = self.db.execute(
                 "SELECT COUNT(*), MAX(updated), SUM(score) FROM labels WHERE dataset = ?", [dataset]).fetchone()
         return (self.dataset_loaded(dataset), (row[0] or "") if row else "", int(count), float(latest or 0.0),
-                float(total or 0.0))
+                float(total or 0.0), ((row[1] or "") + (row[2] or "")) if row else "")
 
     # --- notes ---------------------------------------------------------------------------------
     def set_note(self, item_id: str, flag: bool, note: str, beside: str = "") -> None:

@@ -68,16 +68,22 @@ def with_examples(template: Template, k: int, select: str = "stratified", seed: 
     """`template` with k scored examples of other groups shown before the text it judges."""
     if template.examples is not None:
         raise TemplateError(f"{template.source} shows examples already")
+    table = ["[examples]", f"k = {k}", f'select = "{select}"', f"seed = {seed}"]
+    return with_block(template, EXAMPLES_BLOCK, f"{k} examples, {select}", f"k{k}-{select}", table)
+
+
+def with_block(template: Template, block: str, what: str, suffix: str, table: list[str] = ()) -> Template:
+    """`template` with the text `block` shown before the text of the item it judges (above that text's
+    title, "Conversation History:"), and `table` added to its header; named `<name>~<suffix>`, described
+    as `what`. TemplateError when the body shows no text of the item."""
     header, body = _split(template)
     first = next((m for m in PLACEHOLDER.finditer(body) if m.group(1).lower() in PLACEHOLDERS), None)
     if first is None:
-        raise TemplateError(f"{template.source}: no text of the item in the body to put examples before")
+        raise TemplateError(f"{template.source}: no text of the item in the body to put {what} before")
     start = body.rfind("\n", 0, first.start()) + 1  # the placeholder's line
     before = body.rfind("\n", 0, max(start - 1, 0)) + 1  # the line above it: its title ("Conversation History:")
     at = before if body[before:start].strip().endswith(":") else start
-    body = body[:at] + EXAMPLES_BLOCK + body[at:]
-    table = ["[examples]", f"k = {k}", f'select = "{select}"', f"seed = {seed}"]
-    return _reparse(template, [*header, *table], body, f"{k} examples, {select}", f"k{k}-{select}")
+    return _reparse(template, [*header, *table], body[:at] + block + body[at:], what, suffix)
 
 
 def _split(template: Template) -> tuple[list[str], str]:

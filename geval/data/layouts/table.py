@@ -11,9 +11,10 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from geval.data.declared import Scale, category_index, parse_scale, two_categories
 from geval.data.items import LEVELS, Item, Turn, make_item
 from geval.data.reading import as_number, loads
-from geval.errors import DatasetError, shown
+from geval.errors import DatasetError, GevalError, shown
 from geval.wording import counted
 
 NAME = "table"
@@ -44,7 +45,8 @@ MISSING = object()
 class ColumnMapping:
     """Which column holds what. Every role but `response` is optional (a table without a score
     column is labeled by the user). `level` is a level (turn, dialogue, summary) for every row, a
-    column holding each row's, or None: inferred from the columns (`infer_level`)."""
+    column holding each row's, or None: inferred from the columns (`infer_level`). `scales`: the
+    scale each aspect was asked on, where declared ("scale:coherence=1-5")."""
 
     response: str
     scores: dict[str, str]  # aspect name -> column
@@ -55,12 +57,14 @@ class ColumnMapping:
     id: str | None = None  # the file's own id of each row: labels and imported judge scores may name items by it
     level: str | None = None
     extra: dict = field(default_factory=dict)
+    scales: dict[str, Scale] = field(default_factory=dict)
 
     @classmethod
     def parse(cls, pairs: list[str]) -> "ColumnMapping":
-        """From CLI pairs like 'response=reply', 'score:Overall=overall_1', 'level=turn'."""
+        """From CLI pairs like 'response=reply', 'score:Overall=overall_1', 'level=turn', 'scale:Overall=1-5'."""
         roles: dict[str, str] = {}
         scores: dict[str, str] = {}
+        scales: dict[str, Scale] = {}
         for pair in pairs:
             role, sep, column = pair.partition("=")
             if not sep or not column:
@@ -69,16 +73,25 @@ class ColumnMapping:
             )
             if role.startswith("score:"):
                 scores[role.removeprefix("score:")] = column
+            elif role.startswith("scale:"):
+                try:
+                    scales[role.removeprefix("scale:")] = parse_scale(column)
+                except GevalError as exc:
+                    raise DatasetError(f"mapping '{shown(pair)}': {exc}") from None
             elif role in {"response", "context", "grounding", "system", "group", "id", "level"}:
                 roles[role] = column
             else:
                 raise DatasetError(
                     f"mapping role '{shown(role)}' is unknown; "
-                    "use response, context, grounding, system, group, id, level, score:ASPECT"
+                    "use response, context, grounding, system, group, id, level, score:ASPECT, scale:ASPECT"
                 )
         if "response" not in roles:
             raise DatasetError("the mapping needs response=COLUMN (the text being judged)")
-        return cls(scores=scores, **roles)
+        unknown = [aspect for aspect in scales if aspect not in scores]
+        if unknown:
+            raise DatasetError(f"mapping 'scale:{shown(unknown[0])}=...' names no score column; map it first "
+                               f"(score:{shown(unknown[0])}=COLUMN)")
+        return cls(scores=scores, scales=scales, **roles)
 
     def columns(self) -> dict[str, str]:
         """role -> column for every mapped column."""
@@ -174,14 +187,19 @@ def detect(data: object) -> bool:
     return False
 
 
-def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: list[int] | None) -> tuple[list[Item], Counter]:
-    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row.
-    Without a group column, rows of the same context (a summary: of the same document) are one
-    group (`shared_groups`)."""
+def load(path: Path, data: object, name: str, mapping: ColumnMapping,
+         lines: list[int] | None) -> tuple[list[Item], Counter, dict[str, tuple[str, ...]]]:
+    """One item per row. Empty scores are skipped; non-numeric ones are an error naming the row, but
+    for a column of two-category words (pass/fail, yes/no, true/false: `geval.data.declared`), read
+    as a categorical aspect of those two categories. Without a group column, rows of the same
+    context (a summary: of the same document) are one group (`shared_groups`). Returns the items,
+    what was skipped and the categories of each categorical aspect."""
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
     levels = choose_level(mapping, data[0] if isinstance(data[0], dict) else {})
     columns = mapping.columns()
+    categories = {aspect: pair for aspect, column in mapping.scores.items()
+                  if (pair := two_categories(_values(data, column))) is not None}
     skipped: Counter = Counter()
     items = []
     for index, row in enumerate(data):
@@ -196,7 +214,7 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 )
         human = {}
         for aspect, column in mapping.scores.items():
-            scores = _scores(value_at(row, column), where, column)
+            scores = _scores(value_at(row, column), where, column, categories.get(aspect, ()))
             if scores:
                 human[aspect] = scores
             else:
@@ -218,7 +236,21 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping, lines: lis
                 source_id=_text(value_at(row, mapping.id)) if mapping.id else "",
             )
         )
-    return (items if mapping.group else shared_groups(items)), skipped
+    return (items if mapping.group else shared_groups(items)), skipped, categories
+
+
+def _values(data: list, column: str) -> list[object]:
+    """Every value of `column` in the rows (a list's each, a JSON list's in a CSV cell too)."""
+    found = []
+    for row in data:
+        value = value_at(row, column) if isinstance(row, dict) else MISSING
+        if isinstance(value, str) and value.strip().startswith("["):
+            try:
+                value = loads(value)
+            except json.JSONDecodeError:
+                pass
+        found += value if isinstance(value, list) else [] if value is MISSING else [value]
+    return found
 
 
 #: The group of rows that share what they answer, by what they share (`shared_groups`).
@@ -314,13 +346,18 @@ class TablePreview:
     scores: list[str]
     records: list[dict] = field(default_factory=list, repr=False)  # the first records, as read
 
-    def mapping(self, response: str, scores: list[str], level: str | None = None, **roles: str | None) -> list[str]:
+    def mapping(self, response: str, scores: list[str], level: str | None = None,
+                scales: dict[str, str] | None = None, **roles: str | None) -> list[str]:
         """The mapping as "role=column" texts (`ColumnMapping.parse`); each score's aspect is the
         last part of its dotted column (scores.naturalness -> naturalness) unless two share it.
-        Without a `level`, the loader infers it (`infer_level`)."""
+        Without a `level`, the loader infers it (`infer_level`). `scales`: the scale each score
+        column's aspect was asked on ({column: "1-5"}; empty: not declared)."""
         last = [column.rsplit(".", 1)[-1] for column in scores]
+        named = {column: name if last.count(name) == 1 else column for name, column in zip(last, scores)}
         pairs = [f"response={response}"] + ([f"level={level}"] if level else [])
-        pairs += [f"score:{name if last.count(name) == 1 else column}={column}" for name, column in zip(last, scores)]
+        pairs += [f"score:{aspect}={column}" for column, aspect in named.items()]
+        pairs += [f"scale:{named[column]}={text.strip()}" for column, text in (scales or {}).items()
+                  if column in named and text and text.strip()]
         return pairs + [f"{role}={column}" for role, column in roles.items() if column]
 
     @staticmethod
@@ -353,7 +390,9 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     records, nested objects flattened) and a suggested mapping."""
     records = [flatten(record) for record in data[:scan] if isinstance(record, dict)]
     columns = list(dict.fromkeys(column for record in records for column in record))
-    texts = [c for c in columns if not _numeric(records, c)]
+    words = {c for c in columns if two_categories(_values(records, c)) is not None  # pass/fail: a score, not a text,
+             and not any(_named([c], names) for names in ROLE_NAMES.values())}  # unless named for a role
+    texts = [c for c in columns if not _numeric(records, c) and c not in words]
     named_for_others = {_named(texts, names) for role, names in ROLE_NAMES.items() if role != "response"}
     suggested: dict[str, str] = {}
     for role, names in ROLE_NAMES.items():
@@ -369,7 +408,8 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
                          next((c for c in free if c.rsplit(".", 1)[-1].lower() in DIALOGUE_NAMES), None))
         if found:
             suggested[role] = found
-    scores = [c for c in columns if c not in suggested.values() and _numeric(records, c) and not NOT_A_SCORE.search(c)]
+    scores = [c for c in columns if c not in suggested.values() and not NOT_A_SCORE.search(c)
+              and (_numeric(records, c) or c in words)]
     shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
     return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)])
 
@@ -438,8 +478,9 @@ def _split_speaker(line: str) -> Turn:
     return Turn(match.group(1), match.group(2)) if match else Turn("", line.strip())
 
 
-def _scores(value: object, where: str, column: str) -> tuple[float, ...]:
-    """A number, a numeric string, or a list (or JSON list) of numbers; empty means none."""
+def _scores(value: object, where: str, column: str, categories: tuple[str, ...] = ()) -> tuple[float, ...]:
+    """A number, a numeric string, or a list (or JSON list) of numbers; with `categories`, each
+    one's index instead; empty means none."""
     if value is None or (isinstance(value, str) and not value.strip()):
         return ()
     if isinstance(value, str) and value.strip().startswith("["):
@@ -452,7 +493,7 @@ def _scores(value: object, where: str, column: str) -> tuple[float, ...]:
     values = value if isinstance(value, list) else [value]
     numbers = []
     for v in values:
-        number = as_number(v)
+        number = category_index(v, categories) if categories else as_number(v)
         if number is None:
             raise DatasetError(f"{where}: column '{shown(column)}' value {shown(repr(v))} is not a number")
         numbers.append(number)

@@ -1,0 +1,341 @@
+"""The bottom line, one sentence per human aspect: which judge is worth most labels (the judge the
+CLI, the Agreement page and the report open on, `worth_most`), what it saves, whether it may
+replace an annotator, which judge agrees best with people, and where the three orders (Pearson,
+labels saved, advantage probability) differ and why; and which systems differ (`systems_line`).
+
+What a judge is worth is read from the systems' estimate (`geval.labeling.system_means`, its
+`worth`: the labels a judge saves of those each system's mean needs), never computed here. Beside
+it stand two simple references: the judge's Pearson with the people's mean over all items, and
+within each system (both centred on the system's mean: what corrects a system's mean), so that a
+figure that ranks differently from them is said to."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+import re
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from geval.data.items import Item
+from geval.decisions import labeling
+from geval.decisions.labeling import TOGETHER, Features, SystemMeans
+from geval.reporting.document import Bullets, Heading, Text
+from geval.errors import GevalError
+from geval.store import Store
+
+#: The tail of an imported judge's label, left out of a sentence where the name alone tells it apart.
+IMPORTED = re.compile(r" \(imported from [^()]*\)$")
+#: Why the advantage probability may rank judges otherwise than a correlation.
+WHY_ADVANTAGE = "which rewards the commonest score and punishes an offset, where a correlation sees neither"
+
+
+def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFrame:
+    """Every judge column of `found` compared with `aspect` (index: the column, "label: key"): its
+    combination (`combo`), its Pearson with the people's mean over the items both have (`pearson`),
+    the same within systems (`within`: judge and people each centred on their system's mean), and
+    whether it gives one score throughout (`constant`: it tells no item from another)."""
+    human = pd.Series([item.human_mean(aspect) for item in items], index=[item.id for item in items], dtype=float)
+    systems = pd.Series([item.system or "" for item in items], index=human.index)
+    rows = []
+    for column in [c for c, h in found.compared.items() if h.lower() == aspect.lower()]:
+        scores = found.table[column].reindex(human.index).astype(float)
+        both = scores.notna() & human.notna()
+        judge, people, system = scores[both], human[both], systems[both]
+        rows.append({"column": column, "combo": found.sources.get(column, (column, ""))[0],
+                     "pearson": _pearson(judge, people),
+                     "within": _pearson(judge - judge.groupby(system).transform("mean"),
+                                        people - people.groupby(system).transform("mean")),
+                     "constant": bool(judge.nunique() <= 1)})
+    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "constant"]).set_index("column")
+
+
+def _pearson(x: pd.Series, y: pd.Series) -> float:
+    """Pearson's r, NaN below 3 pairs or when either side is constant."""
+    if len(x) < 3 or np.ptp(x.to_numpy()) == 0 or np.ptp(y.to_numpy()) == 0:
+        return math.nan
+    return float(np.corrcoef(x.to_numpy(float), y.to_numpy(float))[0, 1])
+
+
+def worth_most(worth: pd.DataFrame, constant: Collection[str] = (), among: Collection[str] | None = None) -> str | None:
+    """The judge worth most labels: of `worth` (`SystemMeans.worth`: a row per judge, `judge` and
+    `saved`), the one with the highest share saved, its `judge` returned. Judges fitted together,
+    a judge that gives one score throughout (`constant`, by `judge`: it saves nothing, and would lead
+    wherever every real judge saves less than nothing) and one with no figure are never chosen;
+    `among`: only the judges of these combinations (by `combo`, their labels: the ones a page has
+    chosen). A tie goes to the first in `worth`'s order. None when no judge has a figure."""
+    combos = worth["combo"] if "combo" in worth else worth["judge"]
+    candidates = [(judge, saved) for judge, combo, saved in zip(worth["judge"], combos, worth["saved"])
+                  if judge != TOGETHER and judge not in constant and (among is None or combo in among)
+                  and saved is not None and math.isfinite(saved)]
+    if not candidates:
+        return None
+    return max(candidates, key=lambda pair: pair[1])[0]  # max keeps the first of equals
+
+
+def default_means(store: Store, dataset: str, aspect: str, judges: pd.DataFrame, per_system: int | None = None,
+                  design: str = "documents", seed: int = 0, items: list[Item] | None = None,
+                  among: Collection[str] | None = None) -> SystemMeans:
+    """The systems' means on `aspect` (`geval.labeling.system_means`) combined with the judge worth most
+    labels there (`worth_most`, of `judges`, `judges_on`'s frame, the constant ones never; of the
+    combinations `among` when given). Read first with the judge that agrees best with people within
+    systems (the figure's simple reference: most often the one worth most), again with the one worth most
+    when it is another. Raises SystemsError as `system_means` does."""
+    combos = store.combos(dataset).set_index("label")
+    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
+    guess = _top(usable, "within") or _top(usable, "pearson")
+
+    def read(column: str | None) -> SystemMeans:
+        combo = None
+        if column is not None and judges.loc[column, "combo"] in combos.index:
+            row = combos.loc[judges.loc[column, "combo"]]
+            combo = (row["template_version"], row["signature"])
+        return labeling.system_means(store, dataset, aspect, combo, False, per_system, design, seed, items=items)
+
+    result = read(guess)
+    best = worth_most(result.worth, set(judges.index[judges["constant"]]), among)
+    return result if best is None or best == result.judge or best not in judges.index else read(best)
+
+
+@dataclass
+class Aspect:
+    """What the bottom line says of one human aspect: the systems' estimate with the judge worth most
+    labels (`result`; None with the reason in `error`), each judge's figures (`figures`) and that judge
+    (`default`, a row of `figures`; None when labels saved are not read)."""
+
+    aspect: str
+    result: SystemMeans | None
+    figures: pd.DataFrame
+    default: str | None
+    error: str = ""
+
+
+def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None = None,
+         per_system: int | None = None, among: Collection[str] | None = None,
+         on_progress=lambda message: None) -> tuple[list[Aspect], list[str]]:
+    """Every aspect's bottom line material (`Aspect`), in the dataset's order, and a line for each aspect
+    left out (categorical). `tests`: the alternative annotator test's results (`geval.alttest.run`);
+    `per_system`: the labels per system drawn from the people's scores where they scored every item
+    (default: `labeling.default_labels`); `among`: the combinations chosen (their labels)."""
+    aspects, left_out = labeling.estimable_aspects(store, dataset, items)
+    if not aspects:
+        return [], left_out
+    found = labeling.features(store, dataset, aspects[0], baselines=(), items=items)
+    sizes = list(Counter(item.system for item in items).values())
+    by_judge = {(t.judge, t.aspect): t for t in tests or () if not t.baseline}
+    out = []
+    for aspect in aspects:
+        on_progress(f"{dataset}: the judge worth most labels on {aspect}")
+        judges = judges_on(found, items, aspect)
+        if among is not None:
+            judges = judges[judges["combo"].isin(list(among))]
+        complete = all(item.human.get(aspect) for item in items)
+        constant = set(judges.index[judges["constant"]])
+        try:
+            result = default_means(store, dataset, aspect, judges,
+                                   (per_system or labeling.default_labels(sizes)) if complete else None,
+                                   items=items, among=among)
+        except GevalError as exc:
+            out.append(Aspect(aspect, None, figures(aspect, judges, None, by_judge), None, str(exc)))
+            continue
+        chosen = worth_most(result.worth, constant, among)
+        out.append(Aspect(aspect, result, figures(aspect, judges, saved_by(result), by_judge), chosen))
+    return out, left_out
+
+
+def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, float] | None = None,
+            tests: Mapping[tuple[str, str], object] | None = None) -> pd.DataFrame:
+    """Per judge of `judges` (`judges_on`), the three orders' figures side by side: Pearson over all items
+    and within systems (`pearson`, `within`), the share of labels saved (`saved`: by combination label, as
+    `saved_by` or `geval.labeling.labels_saved` read it; NaN where not read), and the alternative annotator
+    test on `aspect` (`test`: from `tests`, by (combination label, aspect in any case), an `AltTest`, or None;
+    `advantage`: its advantage probability)."""
+    frame = judges.copy()
+    frame["saved"] = [float((saved or {}).get(combo, math.nan)) for combo in frame["combo"]]
+    lowered = {(judge, name.lower()): test for (judge, name), test in (tests or {}).items()}
+    frame["test"] = [lowered.get((combo, aspect.lower())) for combo in frame["combo"]]
+    frame["advantage"] = [t.advantage_probability if t is not None else math.nan for t in frame["test"]]
+    return frame
+
+
+def default_of(frame: pd.DataFrame) -> str | None:
+    """The judge worth most labels among the rows of `figures` (`worth_most`: a constant never)."""
+    rows = frame.reset_index()
+    return worth_most(rows.rename(columns={rows.columns[0]: "judge"}), set(frame.index[frame["constant"]]))
+
+
+def saved_by(result: SystemMeans | None) -> dict[str, float]:
+    """The share of labels each judge saves in `result` (its `worth`), by combination label."""
+    if result is None:
+        return {}
+    worth = result.worth[result.worth["combo"] != ""] if "combo" in result.worth else result.worth
+    return dict(zip(worth["combo"], worth["saved"]))
+
+
+def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: float | None = None,
+             named=str, constant_test=None, why_not: str = "", systems: bool = True) -> str:
+    """The bottom line of one aspect in one sentence (`frame`: `figures`; `default`: the judge worth most
+    labels, `worth_most`, a row of `frame`; `per_system`: the labels per system the figure was read at;
+    `named`: a judge's name as the reader knows it, from its combination's label; `constant_test`: the
+    alternative annotator test of the constant judge on the aspect, if run; `why_not`: why labels saved
+    are not read, when they are not; `systems`: False where the dataset has none, its one mean estimated):
+    which judge is worth most
+    labels and what it saves, whether it may replace an annotator, and where Pearson and the advantage
+    probability put another judge first, and why."""
+    real = frame[~frame["constant"]]
+    lead = default if default in real.index else _top(real, "pearson")
+    if lead is None:
+        return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
+                "judge gives one score throughout).")
+    name, saved = named(real.loc[lead, "combo"]), real.loc[lead, "saved"]
+    at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
+    mean = "each system's mean" if systems else "the dataset's mean"
+    if lead != default or not math.isfinite(saved):
+        said = (f"{name} agrees best with people (Pearson {real.loc[lead, 'pearson']:.2f}; labels saved not read "
+                f"here{': ' + why_not if why_not else ''})")
+    elif saved > 0.005:
+        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at})"
+    else:
+        said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
+    return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
+                                                   _orders(real, lead, named)])) + "."
+
+
+def _top(frame: pd.DataFrame, column: str) -> str | None:
+    """The row of the highest finite value of `column` (the first of equals), None when none is finite."""
+    values = frame[column].astype(float)
+    values = values[np.isfinite(values)]
+    return None if values.empty else str(values.idxmax())
+
+
+def _replaces(row: pd.Series, constant_test) -> str:
+    """Whether the judge may replace an annotator, in a clause."""
+    test = row["test"]
+    if test is None:
+        return "whether it may replace an annotator is not tested (that needs two annotators per item)"
+    if test.passed is None:
+        return f"no verdict on whether it may replace an annotator ({'; '.join(test.missing)})"
+    beaten = (f"beats {sum(a.rejected for a in test.tested)} of {len(test.tested)} annotators at epsilon "
+              f"{test.epsilon:g}, advantage probability {test.advantage_probability:.2f}")
+    if not test.passed:
+        return f"it may not replace an annotator ({beaten}; it needs half)"
+    if constant_test is not None and constant_test.passed:
+        return f"it passes the test to replace an annotator ({beaten}), but so does a constant: that says little"
+    return f"it may replace an annotator ({beaten})"
+
+
+def _orders(frame: pd.DataFrame, lead: str, named) -> str:
+    """Where Pearson and the advantage probability put another judge first than `lead`, and why; or that
+    they put it first too ("" with one judge)."""
+    if len(frame) < 2:
+        return ""
+    said, same = [], []
+    pearson, advantage = _top(frame, "pearson"), _top(frame, "advantage")
+    if pearson is not None and pearson != lead:
+        said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
+                    f"against {frame.loc[lead, 'pearson']:.2f}){_why_saved(frame, lead, pearson)}")
+    elif pearson is not None:
+        same.append("Pearson")
+    if advantage is not None and advantage != lead:
+        said.append(f"by advantage probability {named(frame.loc[advantage, 'combo'])} leads "
+                    f"({frame.loc[advantage, 'advantage']:.2f} against {frame.loc[lead, 'advantage']:.2f}), "
+                    f"{WHY_ADVANTAGE}")
+    elif advantage is not None:
+        same.append("the advantage probability")
+    if same:
+        said.insert(0, f"{' and '.join(same)} put{'s' if len(same) == 1 else ''} it first too")
+    return "; ".join(said)
+
+
+def _why_saved(frame: pd.DataFrame, lead: str, pearson: str) -> str:
+    """Why labels saved put `lead` first where Pearson puts another: the agreement within systems ("" when
+    labels saved are not read)."""
+    r_lead, r_other = frame.loc[lead, "within"], frame.loc[pearson, "within"]
+    if not math.isfinite(frame.loc[lead, "saved"]):
+        return ""
+    if math.isfinite(r_lead) and math.isfinite(r_other) and r_lead >= r_other:
+        return (f", but labels saved follow the agreement within systems ({r_lead:.2f} against {r_other:.2f}), "
+                "which is what corrects a system's mean")
+    return (f", and labels saved do not follow the agreement within systems here ({r_lead:.2f} against "
+            f"{r_other:.2f}): check their intervals before choosing")
+
+
+def systems_line(result: SystemMeans, named=str) -> str:
+    """Which systems differ on the aspect, for all pairs together (the ranks' intervals), with the judge
+    the estimate reads and the labels per system; or that none can be told apart ("" with one system)."""
+    differences = result.differences
+    if len(result.table) < 2 or differences.empty:
+        return ""
+    apart = differences[(differences["simultaneous_low"] > 0) | (differences["simultaneous_high"] < 0)]
+    alone = int(((differences["low"] > 0) | (differences["high"] < 0)).sum())
+    judge = named(result.judge.rsplit(": ", 1)[0]) if result.judge != TOGETHER else TOGETHER
+    per = result.table["labeled"].median()
+    how = f"with {judge} and {per:.0f} labels per system"
+    pairs = len(differences)
+    if apart.empty:
+        return (f"{result.aspect}: no two of the {len(result.table)} systems can be told apart for all {pairs} pairs "
+                f"together {how} ({alone} of {pairs} pairs differ, each pair alone).")
+    named_pairs = [f"{a} above {b}" if d > 0 else f"{b} above {a}"
+                   for a, b, d in zip(apart["a"], apart["b"], apart["difference"])]
+    shown = ", ".join(named_pairs[:4]) + (f" and {len(named_pairs) - 4} more" if len(named_pairs) > 4 else "")
+    return (f"{result.aspect}: {len(apart)} of {pairs} pairs of systems differ for all pairs together {how}: "
+            f"{shown}; the others cannot be told apart.")
+
+
+def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests: Sequence | None) -> list:
+    """The report's first part, its bottom line: what was judged (`what`), a sentence per aspect
+    (`sentence`), which systems differ (`systems_line`), the aspects left out and why; the test's
+    constant judge from `tests` (`geval.alttest.run` with its baseline)."""
+    blocks: list = [Heading("Bottom line"), Text(what)]
+    constants = {t.aspect: t for t in tests or () if t.baseline}
+    named = short_names([combo for a in aspects for combo in a.figures["combo"]])
+    lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error,
+                      has_systems(a.result)) for a in aspects]
+    epsilon = next((t.epsilon for t in tests or ()), None)
+    if lines:
+        blocks += [Text("Per aspect: the judge worth most labels (the one the systems' estimates below read), what it "
+                        "saves, whether it may replace an annotator (the alternative annotator test"
+                        + (f", epsilon {epsilon:g}" if epsilon is not None else "") + "), and where Pearson and the "
+                        "advantage probability put another judge first, and why:"),
+                   Bullets(tuple(lines))]
+    systems = [line for line in (systems_line(a.result, named) for a in aspects if a.result is not None) if line]
+    if systems:
+        blocks += [Text("Which systems differ, by the people's standard estimated with that judge:"), Bullets(tuple(systems))]
+    blocks += [Text(f"Left out: {line}.") for line in left_out]
+    return blocks + [Text("The parts below hold the figures and tables behind it: in the HTML page each is folded, "
+                          "open one to read it (its figures are drawn as it opens).")]
+
+
+def short_names(labels) -> Callable[[str], str]:
+    """A judge's name for a sentence, from its combination's label: an imported judge by its own name
+    ("gpt-4o" for "gpt-4o (imported from llm_annotations.json)") where that tells it from the others, any
+    other by its label."""
+    labels = list(dict.fromkeys(labels))
+    short = {label: IMPORTED.sub("", label) for label in labels}
+    alike = Counter(short.values())
+    return lambda label: short.get(label, label) if alike[short.get(label, label)] == 1 else label
+
+
+def has_systems(result: SystemMeans | None) -> bool:
+    """Whether an estimate is of several systems' means (not of the whole dataset's, which has none)."""
+    return result is None or not (len(result.table) == 1 and result.table["system"].iloc[0] == "")
+
+
+def _per_system(result: SystemMeans | None) -> float | None:
+    """The labels per system an estimate read (their median), None without one."""
+    return float(result.table["labeled"].median()) if result is not None and len(result.table) else None
+
+
+def defaults_line(aspects: Sequence[Aspect]) -> str:
+    """Which judge each aspect's estimate reads, and why, in one line ("" without an estimate)."""
+    read = [(a.aspect, a.result.judge.rsplit(": ", 1)[0], a.default is not None) for a in aspects
+            if a.result is not None]
+    if not read:
+        return ""
+    return ("Each aspect's estimate reads the judge worth most labels there, as the bottom line says (the most "
+            "recently scored where no judge's worth could be read): "
+            + "; ".join(f"{aspect}: {judge}" + ("" if worth else " (most recent)") for aspect, judge, worth in read)
+            + ".")

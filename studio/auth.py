@@ -1,0 +1,157 @@
+"""Sign-in, when the store has accounts (`geval users add`), and what each role may open.
+
+With no account the app is one local user's, as it always was: no sign-in, every page. With
+accounts, every visitor signs in through streamlit-authenticator: its form checks the password
+against the bcrypt hash the store keeps (`Store.password_hashes`; the password goes nowhere else),
+and it sets a session cookie signed (a JWT, HS256) with the store's own key (`Store.session_key`),
+so that a reload stays signed in until "Sign out" or the cookie's expiry. The role is read from the
+store on every run: an account removed or made an annotator meanwhile loses its pages at once.
+
+A lead sees every page. An annotator's navigation holds their queue only (`views/9_my_queue.py`):
+every other page's address is a hidden page that refuses in one line, a query parameter is refused
+likewise and dropped, and nothing of the dataset's scores, the judge or another person's labels is
+drawn for them (the sidebar, the working context in the URL and the other pages never run).
+
+Streamlit's own `st.login` (OpenID Connect: Google, Microsoft, Okta, Auth0 ...) is the alternative where
+such a provider is configured in .streamlit/secrets.toml: docs/team.md says how to map its users to roles.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import streamlit as st
+
+import geval
+from studio import state
+
+COOKIE = "geval_session"
+COOKIE_DAYS = 7.0
+USER = "signed_in_user"
+#: Pages an annotator may not open: url path -> its title.
+LEAD_PAGES = {"data": "Data", "prompts": "Prompts", "score": "Score", "inspect": "Inspect", "agreement": "Agreement",
+              "tune": "Tune", "label": "Label", "queues": "Queues"}
+FIELDS = {"Form name": "Sign in to G-Eval Studio", "Username": "Name", "Password": "Password", "Login": "Sign in"}
+
+
+@dataclass(frozen=True)
+class User:
+    """Who is signed in, and their role ("lead" or "annotator")."""
+
+    name: str
+    role: str
+
+    @property
+    def lead(self) -> bool:
+        return self.role == "lead"
+
+
+def _authenticator(store: geval.Store):
+    """streamlit-authenticator over the store's accounts (hashes only), its cookie signed with the store's key."""
+    import streamlit_authenticator as stauth
+
+    accounts = {name: {"name": name, "password": hashed, "roles": [role], "email": ""}
+                for name, (role, hashed) in store.password_hashes().items()}
+    return stauth.Authenticate({"usernames": accounts}, COOKIE, store.session_key(), COOKIE_DAYS, auto_hash=False)
+
+
+def signed_in() -> User | None:
+    """The user signed in; None when the store has no account (the app as one local user's). While
+    nobody is signed in, draws the sign-in form and stops the run."""
+    store = state.store()
+    roles = store.users()
+    if not roles:
+        return None
+    name = st.session_state.get("username") if st.session_state.get("authentication_status") else None
+    if name is None and not st.session_state.get("logout"):  # a new session: the signed cookie, read here
+        name = _from_cookie(store)
+        if name in roles:
+            st.session_state.update(authentication_status=True, username=name, name=name)
+    if name not in roles or st.session_state.get("sign_out"):
+        _sign_in_form(store, roles)  # stops the run until someone signs in
+        name = st.session_state["username"]
+    st.session_state[USER] = User(name, roles[name])
+    return st.session_state[USER]
+
+
+def _from_cookie(store: geval.Store) -> str | None:
+    """The name the session cookie carries, when it is signed with the store's key and not expired. Read on
+    the server (from the request that opened the session): no component, so a new session's first run
+    is not cut short by one's answer, which would name no page (a link would open the default page)."""
+    import jwt
+
+    token = st.context.cookies.get(COOKIE)
+    if not token:
+        return None
+    try:
+        claims = jwt.decode(token, store.session_key(), algorithms=["HS256"])
+    except jwt.PyJWTError:
+        return None
+    return claims.get("username") if float(claims.get("exp_date", 0)) > time.time() else None
+
+
+def _sign_in_form(store: geval.Store, roles: dict[str, str]) -> None:
+    """streamlit-authenticator's form (its component sets the cookie on sign-in, deletes it on sign-out);
+    stops the run while nobody is signed in."""
+    import streamlit_authenticator as stauth
+
+    authenticator = _authenticator(store)
+    if st.session_state.get("sign_out"):  # the button's run: the cookie is deleted in this run's browser
+        st.session_state["sign_out"] = False
+        if st.session_state.get("authentication_status"):
+            authenticator.logout(location="unrendered")
+    try:
+        authenticator.login(location="main", fields=FIELDS, key="sign_in")
+    except (stauth.utilities.LoginError, KeyError):  # a cookie of an account removed since: sign in again
+        st.session_state["authentication_status"] = None
+        st.error("Your account is not known here any more: sign in again, or ask the lead.")
+    name = st.session_state.get("username") if st.session_state.get("authentication_status") else None
+    if name not in roles:
+        if st.session_state.get("authentication_status") is False:
+            st.error("That name and password do not match an account.")
+        st.caption("This G-Eval Studio has accounts: sign in with the name and password the lead gave you.")
+        st.stop()
+    st.session_state[USER] = User(name, roles[name])
+    return st.session_state[USER]
+
+
+def current() -> User | None:
+    """Who is signed in on this run (None: the store has no accounts); set by `signed_in` before any page runs."""
+    return st.session_state.get(USER) if state.store().users() else None
+
+
+def sign_out_button(user: User) -> None:
+    """The sidebar's line saying who is signed in, and "Sign out"."""
+    with st.sidebar:
+        st.caption(f"Signed in as **{user.name}** ({user.role})")
+        st.button("Sign out", key="sign_out_button", on_click=lambda: st.session_state.update(sign_out=True))
+
+
+def refusal(title: str, user: User):
+    """The hidden page an annotator meets at a lead's page's address: one line, nothing else."""
+    def refuse() -> None:
+        st.error(f"The {title} page is for the lead: you are signed in as {user.name}, an annotator, and see your "
+                 "own queue only.")
+    refuse.__name__ = f"refused_{title.lower()}"
+    return refuse
+
+
+def refuse_address(user: User) -> None:
+    """A lead page's address opened by an annotator (a link, a bookmark, typed): refused in one line and
+    the run stopped, whatever page Streamlit would fall back to (a new session's first run may name the
+    page by an old script hash, which resolves to the default page)."""
+    page = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    if page in LEAD_PAGES:
+        refusal(LEAD_PAGES[page], user)()
+        st.stop()
+
+
+def refuse_query(user: User) -> None:
+    """An annotator's URL carries no working context: a query parameter is refused in one line and dropped."""
+    if st.query_params:
+        names = ", ".join(sorted(st.query_params.keys()))
+        st.query_params.clear()
+        st.error(f"The link's settings ({names}) are for the lead's pages: you are signed in as {user.name}, an "
+                 "annotator, and see your own queue only.")

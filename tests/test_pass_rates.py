@@ -1,0 +1,153 @@
+"""Pass rates (issue 42.7): pass/fail, yes/no and true/false words taken where labels, judges and
+dataset files come in, read as categories, and each system's pass rate from the judge on every item
+and people on a few, as the systems' means are; the point estimate cross-checked against judgy's
+`estimate_success_rate` where both apply."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import numpy as np
+import pytest
+
+import geval
+from geval.decisions.labeling import PassRatesError, pass_aspects, pass_rates
+from tests.helpers import run_cli
+
+SYSTEMS = ("alpha", "beta", "gamma")
+
+
+def write_table(path, rows: list[dict]) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_pass_fail_words_come_in_as_two_categories_from_a_dataset_labels_and_a_judge_file(tmp_path):
+    """A dataset column, a long labels CSV and a judge file of words: each was refused ("not a number"), or as
+    0/1 read as a 0-1 scale. Any case, JSON true/false too; the negative word first (index 0)."""
+    people = tmp_path / "people.jsonl"
+    people.write_text("".join(json.dumps({"id": f"r{k}", "reply": f"reply {k}", "ok": bool(k % 3),
+                                          "verdict": ["Pass", "FAIL", "pass"][k % 3]}) + "\n" for k in range(12)))
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(people, mapping=["id=id", "response=reply", "score:ok=ok", "score:verdict=verdict"],
+                                 store=store)
+    assert dataset.categories == {"ok": ("false", "true"), "verdict": ("fail", "pass")}
+    assert [item.human["verdict"] for item in dataset.items[:3]] == [(1.0,), (0.0,), (1.0,)]
+    assert [item.human["ok"] for item in dataset.items[:2]] == [(0.0,), (1.0,)]
+    assert sorted(pass_aspects(store, "people")) == ["ok", "verdict"]
+    labels = tmp_path / "labels.csv"
+    labels.write_text("item_id,aspect,score,annotator\n" + "".join(f"r{k},helpful,{'yes' if k % 2 else 'No'},ann\n"
+                                                                   for k in range(12)))
+    assert run_cli("labels", "import", str(labels), "--dataset", "people", "--store",
+                   str(tmp_path / "s.sqlite")).returncode == 0
+    store = geval.Store(tmp_path / "s.sqlite")
+    assert store.categories("people")["helpful"] == ("no", "yes")
+    ids = {item.source_id: item.id for item in store.items("people")}
+    given = store.labels("people").set_index("item_id")["score"]
+    assert (given[ids["r0"]], given[ids["r1"]]) == (0.0, 1.0)  # No, yes
+    judge = tmp_path / "judge.csv"
+    judge.write_text("id,verdict\n" + "".join(f"r{k},{'PASS' if k % 2 else 'fail'}\n" for k in range(12)))
+    imported = run_cli("judge", "import", str(judge), "--dataset", "people", "--store", str(tmp_path / "s.sqlite"))
+    assert imported.returncode == 0 and "scale:verdict=categorical:fail/pass" in imported.stdout, imported.stderr
+    mixed = tmp_path / "mixed.csv"
+    mixed.write_text("item_id,aspect,score\nr0,helpful,yes\nr1,helpful,2\n")
+    refused = run_cli("labels", "import", str(mixed), "--dataset", "people", "--store", str(tmp_path / "s.sqlite"))
+    assert refused.returncode == 2 and f"{mixed}:2: score 'yes' is not a number; a score is a number, or for every " \
+        "label of an aspect one of two words (pass/fail, yes/no, true/false); other categories are read from a " \
+        "folder of annotations" in refused.stderr
+
+
+def constructed(tmp_path, items: int = 60, labeled: int = 20):
+    """Three systems of `items` items, no human scores; pass/fail labels on `labeled` of each (a labels file),
+    and a judge's pass/fail on every item, its pass rate the same on the labeled items as on the others:
+    there prediction-powered inference and judgy's correction (Rogan-Gladen) both give the labels' rate."""
+    rows, judge, labels, truth = [], [], [], {}
+    for s, (human_pass, true_positive, false_positive, unlabeled_pass) in zip(
+            SYSTEMS, [(14, 11, 1, 24), (10, 8, 4, 24), (6, 5, 3, 16)]):  # judge rate .6, .6, .4 on both parts
+        for k in range(items):
+            item = f"{s}-{k}"
+            rows.append({"id": item, "system": s, "document": f"document {k}", "summary": f"{s} says {k}"})
+            if k < labeled:
+                person = k < human_pass
+                said = k < true_positive if person else k - human_pass < false_positive
+                labels.append({"item_id": item, "aspect": "verdict", "score": "pass" if person else "fail"})
+                truth[item] = (person, said)
+            else:
+                said = k - labeled < unlabeled_pass
+            judge.append({"id": item, "verdict": "pass" if said else "fail"})
+    labels = [labels[k] for k in np.random.default_rng(1).permutation(len(labels))]  # labeled in a random order
+    for name, content in (("items.csv", rows), ("labels.csv", labels), ("judge.csv", judge)):
+        write_table(tmp_path / name, content)
+    return truth, judge
+
+
+def test_each_systems_pass_rate_is_judgys_where_both_apply(tmp_path):
+    """The point estimate of each system's pass rate (labels and judge combined) against judgy's
+    `estimate_success_rate` on the constructed case: the judge's rate on the labeled items equals its rate
+    on the others, so both reduce to the labels' rate (PPI's correction term is 0; judgy's TPR/TNR
+    correction inverts exactly). The judge's true-positive and true-negative rates are the counted ones."""
+    judgy = pytest.importorskip("judgy")
+    truth, judge = constructed(tmp_path)
+    store_path = str(tmp_path / "s.sqlite")
+    for command in (["datasets", "load", str(tmp_path / "items.csv"), "--map", "id=id", "--map", "response=summary",
+                     "--map", "grounding=document", "--map", "system=system"],
+                    ["labels", "import", str(tmp_path / "labels.csv"), "--dataset", "items"],
+                    ["judge", "import", str(tmp_path / "judge.csv"), "--dataset", "items", "--name", "gpt"]):
+        done = run_cli(*command, "--store", store_path)
+        assert done.returncode == 0, done.stderr
+    store = geval.Store(store_path)
+    found = pass_rates(store, "items", "verdict")
+    assert (found.counted, found.other) == ("pass", "fail") and found.labeled == 60
+    said = {row["id"]: row["verdict"] == "pass" for row in judge}
+    table = found.means.table.set_index("system")
+    for system in SYSTEMS:
+        labeled = [item for item in truth if item.startswith(system)]
+        others = [item for item in said if item.startswith(system) and item not in truth]
+        theta, _, _ = judgy.estimate_success_rate([int(truth[i][0]) for i in labeled], [int(truth[i][1]) for i in labeled],
+                                                  [int(said[i]) for i in others], bootstrap_iterations=200)
+        assert table.loc[system, "combined"] == pytest.approx(theta, abs=1e-9), system
+        assert table.loc[system, "labeled"] == 20 and table.loc[system, "combined_low"] <= theta
+    positives = [v for v in truth.values() if v[0]]
+    negatives = [v for v in truth.values() if not v[0]]
+    assert found.true_positive.value == pytest.approx(np.mean([said for _, said in positives]))
+    assert found.true_negative.value == pytest.approx(np.mean([not said for _, said in negatives]))
+    printed = run_cli("systems", "items", "--store", store_path)
+    assert printed.returncode == 0, printed.stderr
+    assert "items · verdict (fail/pass): each system's pass rate as people would give it" in printed.stdout
+    rows = {line.split()[0]: line for line in printed.stdout.splitlines() if line.strip().startswith(SYSTEMS)}
+    assert rows.keys() == set(SYSTEMS) and rows["alpha"].split()[3] == "70%", printed.stdout
+    assert "(its true-positive rate); of those they label 'fail', 'fail'" in printed.stdout
+
+
+def test_a_categorical_aspect_of_more_than_two_categories_stays_out_with_its_line(tmp_path):
+    rows = [{"id": f"r{k}", "reply": f"reply {k}", "winner": ["model_a", "model_b", "tie"][k % 3]} for k in range(9)]
+    folder = tmp_path / "three"
+    folder.mkdir()
+    (folder / "human_annotations.json").write_text(json.dumps({
+        name: {row["id"]: row["winner"] for row in rows} for name in ("a", "b", "c")}))
+    store = geval.Store(tmp_path / "s.sqlite")
+    geval.load_dataset(folder, store=store)
+    with pytest.raises(PassRatesError) as error:
+        pass_rates(store, "three", "label")
+    assert str(error.value) == ("label is categorical (3 categories: model_a, model_b, tie): a mean needs scores, so "
+                                "no system's mean is estimated on it (its codes are not scores); nor a pass rate, "
+                                "having more than two")
+    assert pass_aspects(store, "three") == []
+
+
+def test_a_pass_rates_interval_holds_the_people_s_rate_for_every_system_also_skewed_ones():
+    """A rate is a bounded mean on [0, 1]: the systems' betting intervals hold it, for every single system,
+    also where almost every item passes or fails (rates .95 to .05), with a judge of true-positive rate .85
+    and true-negative rate .75; the textbook normal PPI++ interval does not (200 draws of 10 labels per
+    system here; docs/statistics.md has 500 at 5-40)."""
+    from geval.decisions.systems_coverage import simulate
+
+    rng = np.random.default_rng(4)
+    truth = (rng.random((5, 100)) < np.array([0.95, 0.8, 0.5, 0.2, 0.05])[:, None]).astype(float)
+    judge = np.where(truth == 1, rng.random(truth.shape) < 0.85, rng.random(truth.shape) < 0.25).astype(float)
+    found = simulate(truth, judge[..., None], 10, 200, seed=10, scale=(0.0, 1.0))
+    assert (found.people >= 0.94).all() and (found.combined >= 0.94).all(), (found.people, found.combined)
+    assert found.textbook.min() < 0.9  # the rare systems: a normal interval of 10 labels misses

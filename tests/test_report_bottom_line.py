@@ -1,0 +1,172 @@
+"""The bottom line (issue 42, item 2): the judge a lead is shown first is the one worth most labels (the
+newest imported was the default, and a lead reads a default as a recommendation), never a constant; one
+sentence per aspect says what it saves, whether it may replace an annotator and where the orders differ;
+the report, `geval systems` and `geval alttest` open on it. The tests assert the rule (the highest figure
+of the labels-saved entry point wins), not which judge wins on a dataset today."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pandas as pd
+import pytest
+from helpers import run_cli
+
+import geval
+from geval.decisions.alttest import AltTest, Annotator
+from geval.reporting import bottom_line
+from geval.reporting.bottom_line import TOGETHER, sentence, short_names, worth_most
+from tests.test_systems import _personachat
+
+
+def _worth(saved: dict[str, float]) -> pd.DataFrame:
+    """A `SystemMeans.worth` of judges "<label>: k" with these shares saved."""
+    return pd.DataFrame({"judge": [f"{label}: k" if label != TOGETHER else label for label in saved],
+                         "combo": [label if label != TOGETHER else "" for label in saved],
+                         "saved": list(saved.values())})
+
+
+def test_the_default_is_the_judge_with_the_highest_figure_never_a_constant_nor_judges_fitted_together():
+    worth = _worth({"newest": -0.02, "best": 0.11, "next": 0.10, TOGETHER: 0.20, "unread": math.nan})
+    assert worth_most(worth) == "best: k"
+    assert worth_most(worth, among=["newest", "next"]) == "next: k"  # only those a page has chosen
+    every_one_below = _worth({"weak": -0.06, "constant": 0.0, "weaker": -0.19})
+    assert worth_most(every_one_below) == "constant: k"  # what a constant would win ...
+    assert worth_most(every_one_below, constant={"constant: k"}) == "weak: k"  # ... and never does
+    assert worth_most(_worth({"unread": math.nan}), among=None) is None
+    assert worth_most(_worth({"a": 0.1}), among=[]) is None
+
+
+def test_a_tie_goes_to_the_first_judge_given_whatever_the_order_of_the_others():
+    assert worth_most(_worth({"a": 0.05, "b": 0.08, "c": 0.08})) == "b: k"
+    assert worth_most(_worth({"c": 0.08, "a": 0.05, "b": 0.08})) == "c: k"
+    assert len({worth_most(_worth({"b": 0.08, "c": 0.08})) for _ in range(5)}) == 1
+
+
+def _test(judge: str, beaten: int, passed: bool | None, advantage: float, epsilon: float = 0.2) -> AltTest:
+    """An alternative annotator test of `judge` on "coherence" against three annotators."""
+    annotators = [Annotator(f"a{k}", 100, advantage, 1 - advantage, 0.01, rejected=k < beaten) for k in range(3)]
+    return AltTest(epsilon, "neg-rmse", annotators, 100, 0, judge=judge, aspect="coherence",
+                   missing=[] if passed is not None else ["fewer than 30 items per annotator"])
+
+
+def _figures(rows: dict[str, tuple]) -> pd.DataFrame:
+    """`bottom_line.figures` of judges by label: (pearson, within, saved, test, constant)."""
+    frame = pd.DataFrame({"combo": list(rows), "pearson": [r[0] for r in rows.values()],
+                          "within": [r[1] for r in rows.values()], "constant": [r[4] for r in rows.values()]},
+                         index=[f"{label}: coherence" for label in rows])
+    return bottom_line.figures("coherence", frame, {label: r[2] for label, r in rows.items()},
+                               {(label, "Coherence"): r[3] for label, r in rows.items() if r[3] is not None})
+
+
+def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_where_the_orders_differ():
+    rows = {"judge-a": (0.55, 0.43, 0.11, _test("judge-a", 2, True, 0.75), False),
+            "judge-b": (0.49, 0.39, 0.10, _test("judge-b", 1, False, 0.70), False),
+            "always-3": (math.nan, math.nan, 0.0, None, True)}
+    frame = _figures(rows)
+    default = bottom_line.default_of(frame)
+    assert default == "judge-a: coherence"
+    said = sentence("coherence", frame, default, 20)
+    assert said.startswith("coherence: judge-a is worth most labels (+11% of those each system's mean needs at 20 "
+                           "per system); it may replace an annotator (beats 2 of 3 annotators at epsilon 0.2")
+    assert "Pearson and the advantage probability put it first too" in said and said.count(".") >= 1
+    # the orders differ: Pearson leads with another judge, and the lead saves more from its agreement within systems
+    rows["judge-b"] = (0.60, 0.30, 0.10, _test("judge-b", 1, False, 0.80), False)
+    said = sentence("coherence", _figures(rows), default, 20)
+    assert "by Pearson judge-b leads (0.60 against 0.55), but labels saved follow the agreement within systems " \
+           "(0.43 against 0.30), which is what corrects a system's mean" in said
+    assert "by advantage probability judge-b leads (0.80 against 0.75), which rewards the commonest score" in said
+    # where no judge saves any, and the test cannot decide
+    rows = {"judge-a": (0.2, 0.1, -0.03, _test("judge-a", 0, None, 0.5), False)}
+    said = sentence("coherence", _figures(rows), "judge-a: coherence", 10)
+    assert said.startswith("coherence: no judge saves labels at 10 per system (the best, judge-a, -3%: the labels alone")
+    assert "no verdict on whether it may replace an annotator (fewer than 30 items per annotator)" in said
+
+
+def test_a_constant_that_passes_the_test_too_makes_a_pass_say_little():
+    rows = {"judge-a": (0.55, 0.43, 0.11, _test("judge-a", 3, True, 0.9), False)}
+    constant = _test("always 5", 3, True, 0.9)
+    said = sentence("coherence", _figures(rows), "judge-a: coherence", 20, constant_test=constant)
+    assert "it passes the test to replace an annotator (beats 3 of 3" in said and "but so does a constant" in said
+
+
+def test_an_imported_judge_is_named_in_a_sentence_by_its_own_name_where_that_tells_it_apart():
+    named = short_names(["gpt-4o (imported from a.json)", "mistral (imported from a.json)",
+                         "gemini (imported from a.json)", "gemini (imported from b.json)", "t@123 · embedded: q"])
+    assert named("gpt-4o (imported from a.json)") == "gpt-4o"
+    assert named("gemini (imported from b.json)") == "gemini (imported from b.json)"  # two of the name: the file
+    assert named("t@123 · embedded: q") == "t@123 · embedded: q"
+
+
+#: The constant judge's column.
+CONSTANT = {"always-2 (imported from always-2.csv): natural"}
+
+
+@pytest.fixture(scope="module")
+def three_judges(tmp_path_factory):
+    """A close judge, a noisy one and a constant; then, the newest (the old default), a copy of whichever of
+    the first two the labels-saved figure puts last, under the name "late"."""
+    folder = tmp_path_factory.mktemp("bottom")
+    store, items = _personachat(folder, {"close": 0.3, "noisy": 3.0})  # the people's Natural plus noise of this sd
+    (folder / "always-2.csv").write_text("item_id,Natural\n" + "".join(f"{i.id},2\n" for i in items))
+    geval.alttest.import_judge(store, "personachat_usr_sample", folder / "always-2.csv", "always-2")
+    worth = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5,
+                                        design="documents").worth
+    last = min((j for j in worth["judge"] if j.startswith(("close", "noisy"))),
+               key=dict(zip(worth["judge"], worth["saved"])).get)
+    (folder / "late.csv").write_text((folder / f"{last.split(' ')[0]}.csv").read_text())
+    geval.alttest.import_judge(store, "personachat_usr_sample", folder / "late.csv", "late")
+    yield folder, store, items
+    store.close()
+
+
+def test_the_systems_estimate_reads_the_judge_worth_most_labels_not_the_newest(three_judges):
+    _, store, items = three_judges
+    judges = bottom_line.judges_on(geval.labeling.features(store, "personachat_usr_sample", "Natural", baselines=(),
+                                                           items=items), items, "Natural")
+    assert set(judges.index[judges["constant"]]) == CONSTANT
+    newest = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5, design="documents")
+    assert newest.judge.startswith("late")  # what every place opened on
+    expected = worth_most(newest.worth, CONSTANT)
+    assert expected != newest.judge and expected.startswith(("close", "noisy"))
+    read = bottom_line.default_means(store, "personachat_usr_sample", "Natural", judges, 5, items=items)
+    assert read.judge == expected
+
+
+def test_geval_systems_and_alttest_open_on_it_and_say_so(three_judges):
+    folder, store, _ = three_judges
+    done = run_cli("systems", "personachat_usr_sample", "--labels", "5", "--store", str(folder / "s.sqlite"))
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if " · Natural (1-3): " in line)
+    worth = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5,
+                                        design="documents").worth
+    assert header.endswith(f"combined with {worth_most(worth, CONSTANT)} (the judge worth most labels here: --judge "
+                           "picks another)")
+    best = worth_most(worth, CONSTANT).split(" (imported")[0]
+    line = next(line for line in done.stdout.splitlines() if line.startswith("Bottom line: Natural: "))
+    assert re.match(rf"Bottom line: Natural: ({best} is worth most labels|no judge saves labels at 5 per system "
+                    rf"\(the best, {best},)", line), line
+    tested = run_cli("alttest", "personachat_usr_sample", "--brief", "--store", str(folder / "s.sqlite"))
+    assert tested.returncode == 0, tested.stderr
+    said = tested.stdout[tested.stdout.index("Bottom line:"):]
+    assert re.search(r"^  Natural: \S+ is worth most labels|^  Natural: no judge saves labels", said, re.MULTILINE)
+
+
+def test_the_report_opens_on_the_bottom_line_and_its_systems_read_that_judge(three_judges):
+    _, store, _ = three_judges
+    made = geval.reporting.report(store, "personachat_usr_sample", baselines=[], figures=False, n_boot=50,
+                                  per_system=5, alttest_epsilon=0.1)
+    markdown = made.markdown()
+    opening = markdown[:markdown.index("## Summary")]
+    assert "## Bottom line" in opening and "(the alternative annotator test, epsilon 0.1)" in opening
+    worth = geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5,
+                                        design="documents").worth
+    best = worth_most(worth, CONSTANT).split(" (imported")[0]
+    assert re.search(rf"^- Natural: ({best} is worth most|no judge saves labels at 5 per system \(the best, {best},)",
+                     opening, re.MULTILINE)
+    assert re.search(r"^- Natural: (\d+ of 10 pairs of systems differ|no two of the 5 systems can be told apart)",
+                     opening, re.MULTILINE)  # which systems differ
+    systems = markdown[markdown.index("## Systems as people would score them"):]
+    assert f"Each aspect's estimate reads the judge worth most labels there, as the bottom line says (the most " \
+           f"recently scored where no judge's worth could be read): Natural: {best} (imported" in systems
