@@ -68,7 +68,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     template = store.template(version)
     judged = found.positions(frame["item_id"])  # each judgment's item, by its place in `items`
     frame["system"], frame["level"] = found.systems[judged], found.levels[judged]
-    frame["group"] = [items[i].group for i in judged.tolist()]
+    frame["group"] = found.group_ids[judged]
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ()), "system", "group", "level", "template_version",
                  "signature"]].copy()

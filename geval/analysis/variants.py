@@ -85,11 +85,10 @@ def _argmax(texts: list[str | None]) -> np.ndarray:
     """The most probable score of each stored distribution (JSON text; the lowest of tied ones), NaN
     for none: the texts parsed in one go, then read as a matrix (a row per text, a column per score)."""
     distributions = json.loads(f"[{','.join(text or '{}' for text in texts)}]")
-    table = pd.DataFrame.from_records(distributions, columns=None) if distributions else pd.DataFrame()
-    if table.empty:
+    points = sorted(set().union(*distributions), key=int)  # lowest score first: the first maximum is the lowest
+    if not points:                                          # of tied ones
         return np.full(len(texts), math.nan)
-    points = sorted(table.columns, key=int)  # lowest score first: the first maximum is the lowest of tied ones
-    values = table[points].to_numpy(dtype=float)
+    values = np.array([[found.get(point, math.nan) for found in distributions] for point in points], dtype=float).T
     known = ~np.isnan(values)
     best = np.where(known, values, -np.inf).max(axis=1, keepdims=True)
     first = np.argmax(known & (values == best), axis=1)

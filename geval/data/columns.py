@@ -33,7 +33,8 @@ class ItemColumns:
         self.items = list(items)  # held: the columns are the columns of these very objects
         self.ids = np.array([item.id for item in self.items], dtype=object)
         self.index = pd.Index(self.ids)
-        self.groups = np.array([item.group or item.id for item in self.items], dtype=object)
+        self.group_ids = np.array([item.group for item in self.items], dtype=object)  # "" where there is none
+        self.groups = np.array([item.group or item.id for item in self.items], dtype=object)  # else the item's own
         self.systems = np.array([item.system for item in self.items], dtype=object)
         self.levels = np.array([item.level for item in self.items], dtype=object)
         self._made: dict[tuple, object] = {}
@@ -91,14 +92,19 @@ class ItemColumns:
         keep[keep] = self.scored(aspect)[where[keep]]
         return given.index[keep].tolist(), where[keep], given.to_numpy(float)[keep]
 
+    def rated(self, aspect: str) -> np.ndarray:
+        """How many scores of `aspect` each item has."""
+        return self._memo(("rated", aspect), lambda: np.fromiter((len(item.human.get(aspect, ())) for item in self.items),
+                                                                 dtype=np.int64, count=len(self.items)))
+
     def ratings(self, aspect: str) -> tuple[list[str], np.ndarray]:
         """The annotators of `aspect` by id in first-seen order (`Item.ratings`), and their scores as an
         annotators x items array (NaN where one did not score an item)."""
         def make() -> tuple[list[str], np.ndarray]:
             if not any(aspect in item.annotators for item in self.items):  # "#1", "#2", ...: by position
                 scores = [item.human.get(aspect, ()) for item in self.items]
-                matrix = np.array([np.fromiter(row, dtype=float, count=len(scores))
-                                   for row in zip_longest(*scores, fillvalue=math.nan)]).reshape(-1, len(scores))
+                rows = [np.fromiter(row, dtype=float, count=len(scores)) for row in zip_longest(*scores, fillvalue=math.nan)]
+                matrix = np.array(rows) if rows else np.zeros((0, len(scores)))
                 matrix.flags.writeable = False
                 return list(positional(len(matrix))), matrix
             rated = [item.ratings(aspect) for item in self.items]
@@ -118,15 +124,26 @@ class ItemColumns:
         names, matrix = self.ratings(aspect)
         if names != list(positional(len(names))):  # named annotators: their first-seen order depends on these items
             return ItemColumns([self.items[i] for i in chosen.tolist()]).ratings(aspect)
-        counts = self._memo(("counts", aspect), lambda: np.fromiter((len(item.human.get(aspect, ())) for item in self.items),
-                                                                   dtype=np.int64, count=len(self.items)))
-        count = int(counts[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
+        count = int(self.rated(aspect)[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
         return names[:count], matrix[:count, chosen]
 
     def memo(self, key: tuple, make: Callable[[], object]):
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the
         responses' lengths)."""
         return self._memo(("other", *key), make)
+
+
+class Items(list):
+    """A list of items that knows where its columns are kept: the lists a store gives of one read of a
+    dataset's items share them (`columns` finds them at once instead of comparing a million objects).
+    A copy or slice of it is a plain list."""
+
+    def __init__(self, items: Sequence[Item] = (), shared: dict | None = None):
+        super().__init__(items)
+        self.shared = {} if shared is None else shared  # "columns" -> ItemColumns, once made
+
+    def __reduce__(self):
+        return list, (list(self),)  # pickled as the items alone
 
 
 _kept: OrderedDict[int, tuple[tuple[int, ...], ItemColumns]] = OrderedDict()  # hash -> (the objects' ids, columns)
@@ -136,6 +153,14 @@ _kept_lock = Lock()
 def columns(items: Sequence[Item]) -> ItemColumns:
     """The columns of `items` (made once for a list of the same objects in the same order: the kept
     columns hold their items, so that no other object takes one of their ids meanwhile)."""
+    shared = getattr(items, "shared", None)
+    found = shared.get("columns") if shared is not None else None
+    if found is not None and len(found.items) == len(items) and (not items or (
+            found.items[0] is items[0] and found.items[-1] is items[-1])):
+        return found
+    if shared is not None:
+        shared["columns"] = made = ItemColumns(items)
+        return made
     identity = tuple(map(id, items))
     key = hash(identity)
     with _kept_lock:

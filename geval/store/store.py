@@ -41,6 +41,7 @@ import sqlite_utils
 from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
+from geval.data.columns import Items
 from geval.data.dataset import Dataset, given_scales, seen_scales
 from geval.data.declared import category_index, check_scales
 from geval.data.layouts import declared_scales
@@ -345,8 +346,8 @@ class Store(TeamTables):
             if known is None or known[0] != stamp:
                 own = self._own_items(dataset)
                 sided = with_labels(own, self._label_rows(dataset), chosen_side(stamp[1], own))
-                known = self._sided[dataset] = (stamp, sided)
-        return list(known[1])
+                known = self._sided[dataset] = (stamp, Items(sided))
+        return Items(known[1], known[1].shared)  # a copy, that shares the items' columns (`geval.data.columns`)
 
     def _own_items(self, dataset: str) -> list[Item]:
         """A stored dataset's items with their own human scores, in file order (read once per load
