@@ -19,7 +19,7 @@ from threading import Lock
 import numpy as np
 import pandas as pd
 
-from geval.data.items import Item, positional
+from geval.data.items import Item, Items, positional
 
 #: Lists of items whose columns are kept (the dataset's items, the items a table reads, ...).
 KEPT = 6
@@ -57,10 +57,24 @@ class ItemColumns:
         last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
         return np.fromiter((last.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
 
+    def first_seen(self, column: str) -> list:
+        """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
+        return self._memo(("first seen", column), lambda: pd.unique(getattr(self, column)).tolist())
+
     @property
     def human_aspects(self) -> list[str]:
         """Every human aspect of the items, in first-seen order."""
         return self._memo(("aspects",), lambda: list(dict.fromkeys(a for item in self.items for a in item.human)))
+
+    @property
+    def annotators(self) -> list[str]:
+        """Every annotator who scored an item, by id, in first-seen order (items in order, each item's
+        aspects and `Item.ratings` in theirs)."""
+        def make() -> list[str]:
+            if not any(item.annotators for item in self.items):  # "#1" ... "#k": the k-th score of an item
+                return list(positional(max((len(s) for item in self.items for s in item.human.values()), default=0)))
+            return list(dict.fromkeys(who for item in self.items for aspect in item.human for who in item.ratings(aspect)))
+        return self._memo(("annotators",), make)
 
     def mean(self, aspect: str) -> np.ndarray:
         """Each item's `Item.human_mean` of `aspect` (NaN where it has no score)."""
@@ -131,19 +145,6 @@ class ItemColumns:
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the
         responses' lengths)."""
         return self._memo(("other", *key), make)
-
-
-class Items(list):
-    """A list of items that knows where its columns are kept: the lists a store gives of one read of a
-    dataset's items share them (`columns` finds them at once instead of comparing a million objects).
-    A copy or slice of it is a plain list."""
-
-    def __init__(self, items: Sequence[Item] = (), shared: dict | None = None):
-        super().__init__(items)
-        self.shared = {} if shared is None else shared  # "columns" -> ItemColumns, once made
-
-    def __reduce__(self):
-        return list, (list(self),)  # pickled as the items alone
 
 
 _kept: OrderedDict[int, tuple[tuple[int, ...], ItemColumns]] = OrderedDict()  # hash -> (the objects' ids, columns)

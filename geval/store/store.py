@@ -41,11 +41,10 @@ import sqlite_utils
 from platformdirs import user_data_dir
 from sqlite_utils.db import jsonify_if_needed, quote_identifier
 
-from geval.data.columns import Items
 from geval.data.dataset import Dataset, given_scales, seen_scales
 from geval.data.declared import category_index, check_scales
 from geval.data.layouts import declared_scales
-from geval.data.items import Item, content_id, without_item
+from geval.data.items import Item, Items, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
 from geval.judging.aspects import VARIANT
