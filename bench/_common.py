@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import subprocess
 import sys
 from pathlib import Path
 
@@ -36,6 +37,15 @@ def fail(message: str) -> None:
     """Say why the figure cannot be measured and exit 1."""
     print(f"cannot measure: {message}", file=sys.stderr)
     raise SystemExit(1)
+
+
+def child(python: str, script: str, *args: str) -> dict:
+    """`script --child ARGS` run by interpreter `python` (another venv's build, side by side with this
+    one's): the JSON its last line prints, or exit 1 saying why it failed."""
+    done = subprocess.run([python, script, "--child", *args], cwd=REPO, capture_output=True, text=True, timeout=1800)
+    if done.returncode != 0:
+        fail(f"{python}: {done.stderr[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def header(title: str) -> None:

@@ -20,11 +20,10 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import time
 
-from _common import REPO, fail, header
+from _common import REPO, child, fail, header
 
 TEXT = " ".join(f"Speaker {n % 2}: I read that the judge weighs item {n} against the annotators' scores." for n in range(120))
 
@@ -49,13 +48,6 @@ def measure() -> dict:
     return {"tokens": len(tokens), "speed": statistics.median(speeds[2:]), "features": features}
 
 
-def run(python: str) -> dict:
-    done = subprocess.run([python, __file__, "--child"], cwd=REPO, capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        fail(f"{python}: {done.stderr[-500:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--native-python", help="the interpreter of a venv with llama.cpp's default (native) build")
@@ -71,7 +63,7 @@ if __name__ == "__main__":
     header("prefill speed: the portable llama.cpp build vs llama.cpp's default build for this machine")
     portable, native = [], []
     for pair in range(args.pairs):
-        p, n = run(sys.executable), run(args.native_python)
+        p, n = child(sys.executable, __file__), child(args.native_python, __file__)
         portable.append(p["speed"])
         native.append(n["speed"])
         print(f"pair {pair + 1}: portable {p['speed']:.1f} tok/s, native {n['speed']:.1f} tok/s ({p['tokens']} tokens)",

@@ -149,6 +149,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     doctor = commands.add_parser("doctor", help="check that the judge works on this machine: versions, CPU and "
                                  "llama.cpp build, the model file, a test judgment and its speed")
+    doctor.add_argument("--build", action="store_true",
+                        help="build the embedded judge's llama.cpp in the background if it is not installed, and "
+                             "return at once (the README's first command; its progress: the Score page and "
+                             "`geval doctor`)")
     _judge_arguments(doctor)
     doctor.set_defaults(run=cmd_doctor)
 
@@ -384,7 +388,13 @@ def _renderable(plan, template: geval.Template, items: list) -> bool:
 
 
 def cmd_doctor(args) -> int:
-    checkup = judge_from(args).check()
+    judge = judge_from(args)
+    if args.build:
+        if not hasattr(judge, "build"):
+            raise geval.GevalError("--build builds the embedded judge's llama.cpp; leave out --judge")
+        print(judge.build(start=True).line())
+        return 0
+    checkup = judge.check()
     print(checkup.text())
     return 0 if checkup.works else 1
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import time
+import re
 from pathlib import Path
 
+from helpers import wait_while_progressing
 from streamlit.testing.v1 import AppTest
 
+#: A clock on the page ("12 s so far", "1.5 s"): it moves while nothing else does.
+CLOCK = re.compile(r"\d+(?:\.\d+)? ?(?:s|min)\b")
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 
 
@@ -34,12 +37,11 @@ def texts(at: AppTest) -> str:
     return "\n".join(parts)
 
 
-def wait_for(at: AppTest, condition, timeout: float = 120.0) -> None:
-    """Re-run the app until `condition(at)` holds (background jobs report through reruns)."""
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def wait_for(at: AppTest, condition, stall: float | None = None) -> None:
+    """Re-run the app until `condition(at)` holds (background jobs report through reruns), for as long
+    as what the page says moves (its clocks aside): fail when it has not changed for `stall` seconds
+    (tests/helpers.py STALL)."""
+    def holds() -> bool:
         at.run()
-        if condition(at):
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"condition not met within {timeout}s; page says:\n{texts(at)[-2000:]}")
+        return bool(condition(at))
+    wait_while_progressing(holds, lambda: CLOCK.sub("", texts(at)), "the page's condition", stall, poll=0.5)

@@ -1,7 +1,9 @@
 """Helpers for the browser end-to-end test: start `streamlit run`, drive Streamlit widgets in chromium.
 
 Streamlit reruns the script after every interaction, so every action here is followed by a wait
-for something visible (or for the app to be idle), never by a fixed sleep alone.
+for something visible (or for the app to be idle), never by a fixed sleep alone. A wait for the end
+of long work (a run, a search) follows its progress (`wait_for_work`): it fails when the work stops
+moving, not when a clock that a busy machine exceeds runs out.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
+
+from helpers import wait_while_progressing
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
@@ -24,6 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
+#: How long a browser action (a click, a wait for something drawn) and a page's load may take: a busy
+#: machine (load 20 and more on 2 cores) serves Streamlit's scripts slowly, the first load taking minutes.
+ACTION_TIMEOUT, LOAD_TIMEOUT = 60_000, 300_000
 
 
 def free_port() -> int:
@@ -79,15 +87,52 @@ def streamlit_process(store: Path, log: Path, timeout: float = 90.0, env: dict |
                     process.wait(timeout=15)
 
 
+def patient(tab):
+    """`tab` with the suite's timeouts (ACTION_TIMEOUT for an action, LOAD_TIMEOUT for a page's load)."""
+    tab.set_default_timeout(ACTION_TIMEOUT)
+    tab.set_default_navigation_timeout(LOAD_TIMEOUT)
+    return tab
+
+
 def first_page(playwright, url: str):
     """Chromium on the app at `url`, once its first page (Data) is drawn: (browser, tab)."""
     browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
     tab = browser.new_context(viewport=VIEWPORT).new_page()
-    tab.set_default_timeout(60_000)
+    patient(tab)
     tab.goto(url)
     tab.locator('[data-testid="stMain"] h1').filter(has_text="Data").first.wait_for(timeout=90_000)
     wait_idle(tab)
     return browser, tab
+
+
+#: What moves on a page while work goes on: "7/12 items", "round 2", "step 3".
+COUNTER = re.compile(r"\b\d+/\d+\b|\b(?:round|step) \d+\b")
+
+
+def counters(page) -> list[str]:
+    """The counts of the work going on that the main section shows ("7/12 items", "round 2"); [] while
+    the page cannot be read (it is being redrawn)."""
+    try:
+        return COUNTER.findall(page.locator('[data-testid="stMain"]').inner_text(timeout=10_000))
+    except Exception:  # Playwright's timeout or a page being replaced: no reading this time
+        return []
+
+
+def wait_for_work(page, target, *measures: Callable[[], object], what: str = "", stall: float | None = None) -> None:
+    """Wait until `target` (a locator) is shown, for as long as the work moves: the page's counters
+    and each of `measures` (the stub's calls, the store's judgments); fail when none has changed for
+    `stall` seconds (tests/helpers.py STALL), however long the work takes in all."""
+    wait_while_progressing(lambda: target.count() > 0 and target.first.is_visible(),
+                           lambda: (counters(page), *(measure() for measure in measures)), what or str(target), stall)
+
+
+def alert_after_work(page, kind: str, pattern, *measures: Callable[[], object], scope: str = '[data-testid="stMain"]'
+                     ) -> str:
+    """The text of the first `kind` alert (success, error, info, warning) in `scope` matching `pattern`,
+    once the work going on has led to it (`wait_for_work`, with `measures`)."""
+    found = page.locator(f'{scope} [data-testid="stAlertContent{kind.capitalize()}"]').filter(has_text=pattern).first
+    wait_for_work(page, found, *measures, what=f"the {kind} line {pattern!r}")
+    return found.inner_text()
 
 
 def dataset_uploader(scope):

@@ -1,10 +1,13 @@
-"""Helpers shared by the test files: small templates, synthetic items, scripted judges, the CLI."""
+"""Helpers shared by the test files: small templates, synthetic items, scripted judges, the CLI, and
+waits that follow the work's progress."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import geval
@@ -15,6 +18,11 @@ from geval.judging.templates import Aspect, parse_template
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPTS = REPO / "prompts"
+
+#: How long a wait lets the work it follows show no progress before it fails (GEVAL_TEST_STALL seconds, else
+#: 300): a busy machine (load 5-7 on 2 cores) is slow, never still for minutes; the embedded model's load,
+#: the longest step that shows nothing, takes under 2 minutes there.
+STALL = float(os.environ.get("GEVAL_TEST_STALL") or 300)
 
 #: One item with every placeholder filled.
 FULL_ITEM = make_item("synthetic", "turn", [Turn("A", "hi"), Turn("B", "hello")], "a reply", grounding="a fact")
@@ -127,3 +135,19 @@ def scored_own_table(store, folder: Path):
     for template in (file_version, edited):
         geval.score(store, dataset.items, template, scripted(), dataset.name)
     return dataset, file_version, edited
+
+
+def wait_while_progressing(done: Callable[[], bool], progress: Callable[[], object], what: str,
+                           stall: float | None = None, poll: float = 0.2) -> None:
+    """Wait until `done()`, for as long as the work moves: fail only when `progress()` (a count of
+    what is done, a line the work writes) has not changed for `stall` seconds (default STALL),
+    however long the work takes in all on a slow or busy machine."""
+    stall = STALL if stall is None else stall
+    last, moved = progress(), time.monotonic()
+    while not done():
+        time.sleep(poll)
+        now = progress()
+        if now != last:
+            last, moved = now, time.monotonic()
+        elif time.monotonic() - moved > stall:
+            raise AssertionError(f"{what}: no progress for {stall:g} s (still at {repr(last)[-2000:]})")

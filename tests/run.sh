@@ -2,7 +2,8 @@
 # The whole test suite, from a fresh machine: installs what the tests need, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-dev.txt
+python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-llama.txt \
+    -r requirements-dev.txt
 python3 -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-bertscore.txt
 # ppi-python (a test-only reference) installs its own tests as a top-level package named `tests`,
 # which would hide this project's tests/ from every test file: remove that package it left.

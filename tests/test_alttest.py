@@ -167,6 +167,7 @@ def test_the_vectorized_simulation_equals_the_test():
             assert one.winning_rate == pytest.approx(rates[run])
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("items", [30, 60])
 def test_a_judge_drawn_like_the_annotators_is_beaten_no_more_often_than_the_tests_level(items):
     # epsilon 0: the null holds (the judge is one more annotator); the share of annotators it "beats"
@@ -177,6 +178,7 @@ def test_a_judge_drawn_like_the_annotators_is_beaten_no_more_often_than_the_test
     assert share <= 0.05 + 3 * 0.005
 
 
+@pytest.mark.simulation
 def test_a_judge_clearly_better_than_the_annotators_passes_in_most_runs():
     rng = np.random.default_rng(12)
     people, judge = simulate(rng, np.array([1.0, 2.0, 3.0]), np.array([0.3, 0.4, 0.3]), 0.5, 0.05, 3, 60, 300)

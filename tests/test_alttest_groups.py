@@ -72,6 +72,7 @@ def level(runs: int, seed: int = 36) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.simulation
 def test_its_level_holds_on_grouped_items_where_the_papers_does_not():
     runs = 1000
     table = level(runs)
@@ -85,6 +86,7 @@ def test_its_level_holds_on_grouped_items_where_the_papers_does_not():
     assert (worst["p < .05, items"] > 0.15).all()  # the paper's over items: about .2 where .05 is promised
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("size, expected", [(10, 0.077), (30, 0.191)])
 def test_the_issues_300_grouped_items_pass_no_more_than_the_level(size, expected):
     """The issue's study: 300 items in groups of 10 or 30, offsets of sd 1.0: the paper's test passes
@@ -112,6 +114,7 @@ def power(runs: int, seed: int = 63) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+@pytest.mark.simulation
 def test_its_power_a_clearly_better_judge_still_passes_over_groups():
     table = power(300)
     print("\n" + table.to_string(index=False, float_format=lambda v: f"{v:.2f}"))

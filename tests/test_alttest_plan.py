@@ -162,6 +162,7 @@ def _bench(*args: str) -> list[list[str]]:
             if line.startswith("| ") and not line.startswith(("| dataset", "| population"))]
 
 
+@pytest.mark.simulation
 def test_on_10k_prompts_the_plan_follows_who_labeled_what():
     """13 annotators at 2.3 per item: the plan that assumed every annotator labels every item said "about 140
     items" where 140 real items pass .53 of the time. A fast check (40 real studies, 100 per size in the plan;
@@ -173,6 +174,7 @@ def test_on_10k_prompts_the_plan_follows_who_labeled_what():
     assert int(by_judge["gpt-4o-mini"][3]) >= 200 and abs(planned - real) < 0.2, by_judge["gpt-4o-mini"]
 
 
+@pytest.mark.simulation
 def test_on_grouped_skewed_and_sparse_populations_the_plan_from_a_pilot_meets_fresh_studies():
     """Populations of known shape (bench/alttest_plan.py --synthetic: groups of 10 with a shared offset,
     labels skewed to 4 and 5, 8 annotators at 2-3 per item, a judge .5 low): the plan made from 600 items

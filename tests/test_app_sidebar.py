@@ -38,7 +38,7 @@ def test_checking_a_server_that_is_not_there_names_it_and_what_to_do_with_its_ad
                                                                                                tmp_path):
     at = open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_base_url": "http://127.0.0.1:9/v1"})
     at.sidebar.button(key="judge_check").click().run()
-    wait_for(at, lambda at: at.sidebar.error, timeout=60)
+    wait_for(at, lambda at: at.sidebar.error)
     line = ("cannot reach http://127.0.0.1:9/v1: connection refused; no server listens there: start it, or correct the "
             "base URL (sidebar: Judge settings; command line: --base-url)")
     assert [e.value for e in at.sidebar.error] == [f"The judge cannot work: the test judgment: {line}"]

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 
 import pytest
-from helpers import FULL_ITEM, make_items, make_template, run_cli, scripted
+from helpers import FULL_ITEM, REPO, make_items, make_template, run_cli, scripted
 
 import geval
 from geval import batch
@@ -302,3 +305,21 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
     assert (progress.total, progress.done, progress.failed) == (6, 6, 0)
     assert len(rows(store)) == 6 and {r[2] for r in rows(store)} == {"ok"}
     assert geval.score(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0
+
+
+def test_the_batch_path_at_scale_is_split_killed_and_resumed_and_all_cache_hits_on_a_rerun(tmp_path):
+    """bench/batch_scale.py (1,000,000 judgments in bench/README's "A study bigger than one machine"),
+    small: 300 judgments in files of 100, the import killed half way through the 2nd batch."""
+    done = subprocess.run([sys.executable, "bench/batch_scale.py", "--judgments", "300", "--per-file", "100", "--folder",
+                           str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    assert "write: 300 requests in 3 batch file(s), 0 items already cached, 0 cannot be rendered; run 1: " in out, out
+    assert "upload and create 3 batches: " in out
+    assert re.search(r"the killed batch imported again in [\d.]+ s: 50 answers already stored \(skipped\), 50 imported",
+                     out), out
+    assert "stored: 300 judgments of 300 items, 300 cached calls; run finished" in out
+    assert "the same run again: 0 requests in 0 batch file(s), 300 items already cached, 0 cannot be rendered; run 2" \
+        in out
+    assert "stored: 300 judgments for the rerun, no request" in out
+    assert re.search(r"^FIGURE batch path at 300 judgments: ", out, re.M), out

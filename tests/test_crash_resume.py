@@ -14,11 +14,10 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO, make_items, make_template, run_cli, scripted
+from helpers import REPO, make_items, make_template, run_cli, scripted, wait_while_progressing
 
 import geval
 from geval.judging.templates import load_template
@@ -62,18 +61,20 @@ def query(store: Path, sql: str) -> list[tuple]:
         return conn.execute(sql).fetchall()
 
 
-def wait_for_judgments(store: Path, at_least: int, process: subprocess.Popen, timeout: float = 60) -> None:
-    deadline = time.time() + timeout
-    while time.time() < deadline:
+def judgments(store: Path) -> int:
+    """The judgments stored so far (0 before the store and its tables are there)."""
+    try:
+        return query(store, "SELECT COUNT(*) FROM judgments")[0][0] if store.exists() else 0
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return 0
+
+
+def wait_for_judgments(store: Path, at_least: int, process: subprocess.Popen, stub) -> None:
+    """Until `at_least` judgments are stored, for as long as the run asks the stub or stores answers."""
+    def stored() -> bool:
         assert process.poll() is None, f"the run ended before the kill: {process.stderr.read()}"
-        if store.exists():
-            try:
-                if query(store, "SELECT COUNT(*) FROM judgments")[0][0] >= at_least:
-                    return
-            except sqlite3.OperationalError:  # the tables are not there yet
-                pass
-        time.sleep(0.02)
-    raise AssertionError(f"fewer than {at_least} judgments after {timeout}s")
+        return judgments(store) >= at_least
+    wait_while_progressing(stored, lambda: (stub.count, judgments(store)), f"{at_least} judgments stored", poll=0.02)
 
 
 def test_sigkill_mid_run_loses_nothing_and_a_resume_does_only_the_rest(stub, tmp_path):
@@ -81,7 +82,7 @@ def test_sigkill_mid_run_loses_nothing_and_a_resume_does_only_the_rest(stub, tmp
     dataset, template, store = write_dataset(tmp_path, n), write_template(tmp_path), tmp_path / "store.sqlite"
     stub.configure("logprobs", delay=0.3)  # 24 items take >7 s: time enough to kill it mid-run
     process = start_cli(*score_args(stub, dataset, template, store))
-    wait_for_judgments(store, 6, process)
+    wait_for_judgments(store, 6, process, stub)
     process.send_signal(signal.SIGKILL)
     process.wait(timeout=30)
     assert process.returncode == -signal.SIGKILL

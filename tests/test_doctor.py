@@ -64,7 +64,7 @@ def fake_model(monkeypatch):
 def _checked(at):
     """The app once its check of the judge has ended (it runs in the background)."""
     at.sidebar.button(key="judge_check").click().run()
-    wait_for(at, lambda at: at.sidebar.success or at.sidebar.error, timeout=300)
+    wait_for(at, lambda at: at.sidebar.success or at.sidebar.error)
     return at
 
 
@@ -88,15 +88,14 @@ def test_the_sidebar_shows_the_check_going_on_as_a_bar_of_its_step_not_a_dimmed_
     monkeypatch.setattr(embedded.EmbeddedJudge, "load_seconds", 40.0)
     at = open_app(monkeypatch, tmp_path)
     at.sidebar.button(key="judge_check").click().run()
-    wait_for(at, lambda at: "loading the model" in " ".join(b.proto.text for b in at.sidebar.get("progress")),
-             timeout=60)
+    wait_for(at, lambda at: "loading the model" in " ".join(b.proto.text for b in at.sidebar.get("progress")))
     [bar] = at.sidebar.get("progress")
     assert re.fullmatch(r"Checking the judge: loading the model \(about 40 s\), \d+ s so far", bar.proto.text)
     assert at.sidebar.button(key="judge_check").disabled and not at.exception  # the page went on running
     check = checking.get(at.session_state["judge_check_id"])
     assert check.steps == 3 and check.expected == 40.0
     release.set()
-    wait_for(at, lambda at: at.sidebar.success, timeout=120)  # then it ends as any check does
+    wait_for(at, lambda at: at.sidebar.success)  # then it ends as any check does
 
 
 def test_the_sidebar_shows_a_problem_in_red_with_its_fix(monkeypatch, tmp_path, fake_model):

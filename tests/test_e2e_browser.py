@@ -21,10 +21,12 @@ from e2e_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
+    alert_after_work,
     dataset_uploader,
     goto_page,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     select_option,
     selected,
@@ -67,7 +69,7 @@ def page(server):
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_page(viewport=VIEWPORT)
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.page_errors = []
         tab.on("pageerror", lambda error: tab.page_errors.append(str(error)))
         tab.goto(server["url"])
@@ -190,7 +192,7 @@ def test_3_score_five_items_with_the_embedded_judge(page):
         screenshot(page, "03_score_running")
     except Exception as exc:  # the run may finish between two redraws; the result is what counts
         print(f"\n(no progress bar caught: {exc.__class__.__name__})")
-    done = _alert(page, "success", re.compile(r"Run \d+ \(\S+\): \d+/\d+ items"), timeout=300_000)
+    done = alert_after_work(page, "success", re.compile(r"Run \d+ \(\S+\): \d+/\d+ items"))
     assert re.search(rf"Run \d+ \(\S+\): {SCORED}/{SCORED} items, 0 cached, {SCORED} judge calls, 0 failed", done), done
     wait_idle(page)
     assert page.locator('[data-testid="stMain"] [data-testid="stAlertContentError"]').count() == 0

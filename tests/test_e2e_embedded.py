@@ -17,12 +17,16 @@ from e2e_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
+    counters,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     streamlit_server,
+    wait_for_work,
     wait_idle,
 )
+from helpers import STALL
 
 import geval
 from geval.judging import worker as workers
@@ -49,7 +53,7 @@ def app(tmp_path_factory):
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         yield {"url": url, "tab": tab, "loads": loads}
         browser.close()
 
@@ -73,9 +77,12 @@ def test_a_run_of_two_templates_shows_the_model_loading_once_and_nothing_of_a_se
     tab.get_by_role("button", name="Start scoring").click()
 
     loading, server_words, photographed = [], [], False
-    deadline = time.monotonic() + 1500
-    while time.monotonic() < deadline:  # what the page says, four times a second, until both runs ended
+    moved, seen = time.monotonic(), None
+    while True:  # what the page says, four times a second, until both runs ended (or stopped moving)
         text = tab.locator(MAIN).inner_text()
+        if counters(tab) != seen:
+            moved, seen = time.monotonic(), counters(tab)
+        assert time.monotonic() - moved < STALL, f"the runs made no progress for {STALL:.0f} s: {text[-2000:]}"
         bars = tab.locator(f'{MAIN} [data-testid="stProgress"]').all_inner_texts()
         loading += [bar for bar in bars if "Loading the model" in bar]
         server_words += SERVER_WORDS.findall(text)
@@ -106,7 +113,8 @@ def test_check_the_judge_after_the_run_finds_the_model_loaded_and_says_the_time_
     tab = app["tab"]
     tab.locator(SIDEBAR).get_by_role("button", name="Check the judge").click()
     verdict = tab.locator(f'{SIDEBAR} [data-testid="stAlertContentSuccess"]')
-    verdict.wait_for(timeout=600_000)
+    wait_for_work(tab, verdict, lambda: re.sub(r"\d+ s so far", "", tab.locator(SIDEBAR).inner_text()),
+                  what="the check's verdict")  # the step it is on moves
     wait_idle(tab)
     screenshot(tab, "e2e_embedded_checked")
     assert re.fullmatch(r"The embedded judge works: [\d.]+ s per judgment here \(its test judgment\); prefill [\d.]+ "

@@ -29,6 +29,7 @@ from e2e_helpers import (
     dataset_uploader,
     goto_page,
     main_text,
+    patient,
     screenshot,
     streamlit_process,
     wait_idle,
@@ -108,7 +109,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, server), sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.goto(url)
         tab.locator(f"{MAIN} h1").filter(has_text="Data").first.wait_for(timeout=90_000)
         wait_idle(tab)
@@ -203,7 +204,7 @@ def label_page(tmp_path: Path, store_path: Path, loaded: bool = False):
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             tab = browser.new_context(viewport=VIEWPORT).new_page()
-            tab.set_default_timeout(60_000)
+            patient(tab)
             open_label_page(tab, url)
             yield tab, server
         finally:

@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import dataset_uploader, goto_page, main_text, multiselect_add, screenshot, select_option, selected, wait_idle
+from e2e_helpers import (alert_after_work, dataset_uploader, goto_page, main_text, multiselect_add, screenshot, select_option,
+                         selected, wait_idle)
 from test_e2e_label import go_on, labels_in, settled, shown, wait_until
 from test_e2e_session import alert, browser, fresh_tab, open_url, server, stub_judge  # noqa: F401 (fixtures)
 
@@ -62,8 +63,8 @@ def chosen_templates(tab) -> list[str]:
 def start_and_wait(tab, template: str, items: int) -> str:
     """Press Start scoring and wait for the run's green line on `template`; returns it."""
     tab.get_by_role("button", name="Start scoring").click()
-    done = alert(tab, "success", re.compile(rf"Run \d+ \({re.escape(template)}@[0-9a-f]{{12}}\): {items}/{items} items"),
-                 timeout=180_000)
+    done = alert_after_work(tab, "success",
+                            re.compile(rf"Run \d+ \({re.escape(template)}@[0-9a-f]{{12}}\): {items}/{items} items"))
     wait_idle(tab)
     return done
 

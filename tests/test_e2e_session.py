@@ -19,13 +19,16 @@ from e2e_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
     VIEWPORT,
+    alert_after_work,
     goto_page,
     main_text,
     multiselect_add,
+    patient,
     screenshot,
     select_option,
     selected,
     streamlit_server,
+    wait_for_work,
     wait_idle,
 )
 from helpers import scored_own_table
@@ -60,7 +63,7 @@ def browser():
 def fresh_tab(browser):
     """A tab in a browser context of its own: no cookies, no storage, a new Streamlit session."""
     tab = browser.new_context(viewport=VIEWPORT).new_page()
-    tab.set_default_timeout(60_000)
+    patient(tab)
     return tab
 
 
@@ -115,7 +118,7 @@ def test_a_reload_mid_run_keeps_the_dataset_the_selection_and_the_running_job(se
     alert(tab, "info", re.compile(r": 12 items: 0 cached, 12 judge calls to make"))
     tab.get_by_role("button", name="Start scoring").click()
     tab.locator(f'{MAIN} [data-testid="stProgress"]').first.wait_for(timeout=30_000)
-    tab.wait_for_function("() => /[1-9]\\/12 items/.test(document.body.innerText)", timeout=30_000)
+    wait_for_work(tab, tab.locator(MAIN).filter(has_text=re.compile(r"[1-9]/12 items")), lambda: stub.count)
     before = stub.count
 
     tab.reload()
@@ -160,7 +163,7 @@ def test_after_a_stop_a_new_selection_starts_anew_and_the_stopped_run_resumes_fr
     set_number(tab, "Parallel requests", 1)
     set_number(tab, "At most (0 = no limit)", 8)
     tab.get_by_role("button", name="Start scoring").click()
-    tab.wait_for_function("() => /[1-9]\\/8 items/.test(document.body.innerText)", timeout=60_000)
+    wait_for_work(tab, tab.locator(MAIN).filter(has_text=re.compile(r"[1-9]/8 items")), lambda: stub.count)
     tab.get_by_role("button", name="Stop").click()
     alert(tab, "info", "stopped; press Resume this run to go on", timeout=60_000)
     wait_idle(tab)
@@ -177,13 +180,14 @@ def test_after_a_stop_a_new_selection_starts_anew_and_the_stopped_run_resumes_fr
     assert tab.get_by_role("button", name="Resume this run").is_visible()  # the stopped run's own line
     screenshot(tab, "e2e_session_a2_new_selection_after_stop")
     start.click()
-    alert(tab, "success", re.compile(rf"Run \d+ \({re.escape(other.label)}\): 4/4 items"), timeout=120_000)
+    alert_after_work(tab, "success", re.compile(rf"Run \d+ \({re.escape(other.label)}\): 4/4 items"),
+                     lambda: stub.count)
     wait_idle(tab)
     assert stub.count == stopped_after + 4  # the new selection, not the rest of the stopped run
 
     tab.get_by_role("button", name="Resume this run").click()  # the stopped run, from its own line
-    resumed = alert(tab, "success", re.compile(rf"Run \d+ \({re.escape(first.label)}\): 8/8 items"),
-                    timeout=120_000)
+    resumed = alert_after_work(tab, "success", re.compile(rf"Run \d+ \({re.escape(first.label)}\): 8/8 items"),
+                               lambda: stub.count)
     wait_idle(tab)
     screenshot(tab, "e2e_session_a2_stopped_run_resumed")
     assert f"{stopped_after} cached" in resumed, resumed
@@ -326,9 +330,9 @@ def test_two_versions_of_one_template_are_scored_in_one_run(server, browser, stu
         timeout=60_000)
     screenshot(tab, "e2e_session_d_two_versions_chosen")
     tab.get_by_role("button", name="Start scoring").click()
-    tab.wait_for_function(
-        """() => [...document.querySelectorAll('[data-testid="stAlertContentSuccess"]')]
-                 .filter(e => /Run \\d+ \\(\\S+\\): 3\\/3 items/.test(e.innerText)).length === 2""", timeout=120_000)
+    done_line = re.compile(r"Run \d+ \(\S+\): 3/3 items")
+    both = tab.locator(f'{MAIN} [data-testid="stAlertContentSuccess"]').filter(has_text=done_line)
+    wait_for_work(tab, both.nth(1), lambda: stub.count, what="both versions' green lines")
     wait_idle(tab)
     screenshot(tab, "e2e_session_d_two_versions_scored")
     store = store_of(server)

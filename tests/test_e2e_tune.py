@@ -10,7 +10,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_idle
+from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, patient, screenshot, streamlit_server,
+                         wait_for_work, wait_idle)
 
 import geval
 
@@ -27,7 +28,7 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "streamlit.log") as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
-        tab.set_default_timeout(60_000)
+        patient(tab)
         tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 70}))
         tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
         wait_idle(tab)
@@ -37,11 +38,11 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
             wait_idle(tab)
         assert "At most 70 judge calls in all" in main_text(tab)
         tab.get_by_role("button", name="Start the search").click()
-        tab.wait_for_function("() => /round 1 of at most \\d+/.test(document.body.innerText)", timeout=180_000)
+        wait_for_work(tab, tab.locator(MAIN).filter(has_text=re.compile(r"round 1 of at most \d+")))
         tab.get_by_role("button", name="Stop").wait_for(timeout=30_000)  # drawn just after the line
         screenshot(tab, "e2e_tune_progress")
 
-        tab.locator(f"{MAIN} h3").filter(has_text="Result").wait_for(timeout=900_000)
+        wait_for_work(tab, tab.locator(f"{MAIN} h3").filter(has_text="Result"), what="the search's result")
         wait_idle(tab)
         text = main_text(tab)
         screenshot(tab, "e2e_tune_result", publish_as="tune")

@@ -3,9 +3,8 @@ job starts no more of them."""
 
 from __future__ import annotations
 
-import time
 
-from helpers import failing_for, make_items, make_template, scripted
+from helpers import failing_for, make_items, make_template, scripted, wait_while_progressing
 
 from geval.errors import JudgeError, JudgeUnreachable
 from studio import jobs
@@ -15,12 +14,10 @@ SECOND = make_template(aspects=(("Naturalness", 1, 5, "Natural"),))
 THIRD = make_template(aspects=(("Naturalness", 1, 7, "Natural"),))
 
 
-def _finished(job: jobs.Job, timeout: float = 30.0) -> jobs.Job:
-    """`job` once it is done."""
-    deadline = time.time() + timeout
-    while not job.done and time.time() < deadline:
-        time.sleep(0.05)
-    assert job.done, "the job did not end"
+def _finished(job: jobs.Job) -> jobs.Job:
+    """`job` once it is done (the wait follows its progress: the template it is on, the items done)."""
+    wait_while_progressing(lambda: job.done, lambda: (job.current, job.progress and job.progress.done), "the job",
+                           poll=0.05)
     return job
 
 

@@ -155,6 +155,7 @@ def _label_truth(kind: str) -> dict[str, float]:
     return truth | {"the judge − people": 0.0}  # the judge is drawn as the annotators are
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", SIZES)
 def test_the_label_intervals_hold_the_true_value_in_95_percent_of_datasets(n_groups):
     """Kappa, the people's pairwise kappa and Fleiss' kappa, accuracy, each label's
@@ -174,6 +175,7 @@ def _ordinal(count: int, n_groups: int, seed: int, raters: int = 4) -> np.ndarra
     return (scores - 1).astype(int).reshape(count, raters, -1)
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", SIZES)
 def test_the_weighted_kappas_intervals_hold_the_true_value_on_a_skewed_ordinal_scale(n_groups):
     """The people's mean pairwise weighted kappa is somewhat liberal at 10-14 groups on this scale (it missed
@@ -242,6 +244,7 @@ def _score_truth() -> dict[str, float]:
                     for name, found in _limits(judge, people, BIG).items()}
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", SIZES)
 def test_the_offset_spread_scale_use_and_limits_of_agreement_hold_the_true_value(n_groups):
     """The offset, the spread ratio (on the log scale), each point's share (on the logit) and the
@@ -350,6 +353,7 @@ def test_the_vectorized_length_readings_equal_the_engines():
                 interval(engine.value, loo[d], resamples, correlation=transform == "fisher"), abs=1e-12)
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", SIZES)
 def test_the_length_intervals_hold_the_true_value_in_95_percent_of_datasets(n_groups):
     judge, people, words = _scores(DATASETS, n_groups, seed=300 + n_groups)

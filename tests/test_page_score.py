@@ -78,7 +78,7 @@ def _stopped_after_a_few(monkeypatch, tmp_path, stub):
     _use_stub(at, stub)
     at.number_input(key="score_limit").set_value(12).run()
     at.button(key="score_start").click().run()
-    wait_for(at, lambda at: stub.count >= 2, timeout=30)
+    wait_for(at, lambda at: stub.count >= 2)
     at.button(key="score_stop").click().run()
     wait_for(at, _finished)
     return at

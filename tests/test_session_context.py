@@ -151,7 +151,7 @@ def test_a_running_job_is_found_again_by_a_new_session_with_its_stop_button(monk
         running = at.multiselect(key="score_templates").value[0]
         planned = [i.value for i in at.info if "judge call" in i.value]
         at.button(key="score_start").click().run()
-        wait_for(at, lambda at: stub.count >= 2, timeout=30)
+        wait_for(at, lambda at: stub.count >= 2)
         assert "job" in url(at)
 
         # a new session whose editor holds a template these items cannot render: the top shows the running

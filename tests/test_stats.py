@@ -412,6 +412,7 @@ def _null_datasets(n_groups: int, count: int, seed: int, per_group: int = 6, off
     return groups, flat(human), flat(judge(0.7)), flat(judge(0.7)), flat(judge(0.0))
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", [10, 14, 30])
 @pytest.mark.parametrize("level, metric", [("item", "pearson"), ("group", "spearman")])
 def test_two_equally_good_judges_differ_at_p_below_5_percent_in_5_percent_of_datasets(n_groups, level, metric):
@@ -429,6 +430,7 @@ def test_two_equally_good_judges_differ_at_p_below_5_percent_in_5_percent_of_dat
     assert (outside == (p[tested] < 0.05)).all()  # interval and p from one method: they never disagree
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", [10, 14, 30])
 @pytest.mark.parametrize("level, metric", [("item", "pearson"), ("group", "spearman")])
 def test_the_interval_of_a_judge_that_ignores_people_holds_0_in_95_percent_of_datasets(n_groups, level, metric):
@@ -489,6 +491,7 @@ def _people_truth(level: str) -> dict[str, float]:
     return {**truth, **{f"alpha ({how})": krippendorff_alpha(matrix, how) for how in ("interval", "ordinal")}}
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", [10, 14, 30])
 @pytest.mark.parametrize("level, statistic", [("item", "leave-one-out pearson"), ("item", "leave-one-out spearman"),
                                               ("item", "alpha (interval)"), ("item", "alpha (ordinal)"),
@@ -514,6 +517,7 @@ def test_the_people_rows_and_alphas_intervals_hold_the_true_value_in_95_percent_
     assert 0.03 <= np.mean(missed) <= 0.07, np.mean(missed)
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", [10, 14, 30])
 def test_williams_p_is_below_5_percent_far_more_often_than_5_percent_for_equally_good_judges(n_groups):
     """Why Williams' test is in no table: it takes the responses as independent, and with a shared offset per
@@ -615,6 +619,7 @@ def _uneven_truth(power: float) -> dict[str, float]:
             "people row": leave_one_out(scores, "pearson"), "alpha (interval)": krippendorff_alpha(scores)}
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("n_groups", [10, 14, 30])
 @pytest.mark.parametrize("shape", list(UNEVEN))
 def test_few_uneven_groups_get_fewer_degrees_of_freedom_and_their_intervals_hold_the_true_value(shape, n_groups):

@@ -30,6 +30,7 @@ def consistency(shared_file):
     return scores, predictors[:, :, [list(llms).index("gpt-4o")]], predictors.std(2)
 
 
+@pytest.mark.simulation
 @pytest.mark.parametrize("k", [5, 20])
 def test_intervals_hold_the_systems_mean_at_few_labels_where_the_textbook_interval_does_not(consistency, k):
     scores, judge, _ = consistency
@@ -41,6 +42,7 @@ def test_intervals_hold_the_systems_mean_at_few_labels_where_the_textbook_interv
     assert found.textbook.min() < 0.8  # most consistency scores are 5: a small sample is often all 5
 
 
+@pytest.mark.simulation
 def test_intervals_hold_in_the_order_where_a_label_buys_most(consistency):
     scores, judge, spread = consistency
     weights = np.stack([sampling_weights(pd.Series(row)).to_numpy() for row in spread])

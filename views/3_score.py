@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import fitting, jobs, state
+from studio import fitting, jobs, judge_build, state
 from studio.text import plain
 
 #: Seconds without a first answer from a server after which the page says it may be being retried.
@@ -110,6 +110,7 @@ with left:
 with right:
     options = state.judge_options()
     st.text(f"Judge: {state.judge_text(options)}")
+    unbuilt = options["backend"] == "embedded" and not judge_build.embedded_ready(state.judge())
     concurrency, rpm = 1, None
     if options["backend"] == "openai":
         concurrency = st.number_input("Parallel requests", 1, 64, 4, key="score_concurrency",
@@ -160,8 +161,9 @@ given = {**options, "concurrency": int(concurrency), "rpm": rpm}
 same = job is not None and job.resumable and job.selection == jobs.selection(items, templates, given)
 st.session_state["score_resume_above"] = job.id if same else None
 if st.button("Resume this run" if same else "Start scoring", type="primary",
-             disabled=running or not templates or bool(blocked),
+             disabled=running or not templates or bool(blocked) or unbuilt,
              key="score_start", help="A run is going on: stop it first." if running else
+             "The embedded judge's llama.cpp is not built yet (the line above)." if unbuilt else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):
     job = job.resume() if same else jobs.start(

@@ -182,7 +182,8 @@ class EmbeddingModel:
         try:
             import llama_cpp
         except ImportError:
-            raise BaselineError("the embedding baseline needs llama-cpp-python: pip install -r requirements.txt") from None
+            raise BaselineError("the embedding baseline needs llama-cpp-python: `python -m geval doctor --build` "
+                                "builds it") from None
         self.llm = llama_cpp.Llama(
             model_path=path, embedding=True, pooling_type=llama_cpp.LLAMA_POOLING_TYPE_MEAN, n_ctx=max_tokens,
             n_batch=max_tokens, n_ubatch=max_tokens, n_threads=cpu().cpus, verbose=False,

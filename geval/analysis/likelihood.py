@@ -58,7 +58,7 @@ class LikelihoodError(GevalError):
     """The language model for the likelihood gain cannot be loaded."""
 
 
-NEEDS_LLAMA_CPP = "the likelihood gain needs llama-cpp-python: pip install -r requirements.txt"
+NEEDS_LLAMA_CPP = "the likelihood gain needs llama-cpp-python: `python -m geval doctor --build` builds it"
 
 
 # --- what is read --------------------------------------------------------------------------------

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from geval.errors import GevalError, WorkerDied
+from geval.judging import build as llama_build
 from geval.judging.judgment import approx_tokens
 from geval.judging.native import REINSTALL, build_features, build_problems, cpu, native_only
 from geval.judging.aspects import Aspect
@@ -168,6 +169,12 @@ def ignore(step: str, seconds: float | None) -> None:
 def embedded(judge, on_step: OnStep = ignore) -> Checkup:
     """The checkup of an embedded (llama.cpp) judge."""
     checkup = Checkup([versions()])
+    build = llama_build.status()
+    if build.state != "installed":  # a new machine: its build runs in the background, or never started, or failed
+        checkup.findings.append(Finding(False, "llama-cpp-python is not installed"
+                                               + (" yet" if build.state == "building" else "")))
+        checkup.verdict = build.line()
+        return checkup
     on_step("reading llama.cpp's build", None)
     ok = _step(checkup.findings, "reading llama.cpp's build", _build)
     on_step("reading the model file again (its SHA-256)", None)

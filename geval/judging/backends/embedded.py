@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from geval.errors import JudgeError
+from geval.judging import build as llama_build
 from geval.judging import checkup
 from geval.judging.judgment import Judgment, approx_tokens
 from geval.judging.native import Speed, remember_speed, remembered_speed
@@ -130,6 +131,11 @@ class EmbeddedJudge:
         file, a test judgment in its worker and the speed measured (`python -m geval doctor`);
         `on_step` hears each step as it begins. The model stays loaded for the runs after it."""
         return checkup.embedded(self, on_step)
+
+    def build(self, start: bool = False) -> llama_build.Build:
+        """The llama.cpp build this judge runs on, as it stands (a new machine builds it in the
+        background: geval/judging/build.py); with `start`, its build started if it is not installed."""
+        return llama_build.start() if start else llama_build.status()
 
     def forget(self) -> None:
         """Empty the model's KV cache: the next prompt is evaluated from its first token."""

@@ -44,7 +44,7 @@ class JudgeModel:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
         except ImportError:
-            raise JudgeError("the embedded judge needs llama-cpp-python: run `pip install -r requirements.txt`") from None
+            raise JudgeError("the embedded judge needs llama-cpp-python: `python -m geval doctor --build` builds it") from None
         system = system_info()
         problems = build_problems(build_features(system), cpu())
         if problems:
