@@ -618,12 +618,15 @@ def _concordance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with fewer distinct values (one sorted search per value of it)."""
     if len(np.unique(y)) > len(np.unique(x)):
         x, y = y, x
+    order = np.argsort(x, kind="stable")  # searched in sorted order: far faster on a million rows
+    queries = x[order]
     result = np.zeros(len(x))
     for level in np.unique(y):
         others = np.sort(x[y == level])
-        below = np.searchsorted(others, x, "left")
-        above = len(others) - np.searchsorted(others, x, "right")
-        result += np.sign(y - level) * (below - above)
+        found = np.empty(len(x))
+        found[order] = np.searchsorted(others, queries, "left") - (len(others) - np.searchsorted(others, queries,
+                                                                                               "right"))
+        result += np.sign(y - level) * found
     return result
 
 
