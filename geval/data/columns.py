@@ -13,8 +13,8 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from itertools import chain, zip_longest
-from threading import Lock
+from itertools import chain
+from threading import Lock, RLock
 
 import numpy as np
 import pandas as pd
@@ -23,6 +23,8 @@ from geval.data.items import Item, Items, positional
 
 #: Lists of items whose columns are kept (the dataset's items, the items a table reads, ...).
 KEPT = 6
+#: Indexes whose positions in the items are kept (`ItemColumns.positions`).
+PLACED = 8
 
 
 class ItemColumns:
@@ -32,13 +34,14 @@ class ItemColumns:
     def __init__(self, items: Sequence[Item]):
         self.items = list(items)  # held: the columns are the columns of these very objects
         self.ids = np.array([item.id for item in self.items], dtype=object)
-        self.index = pd.Index(self.ids)
+        self.index = pd.Index(self.ids, dtype=object)
         self.group_ids = np.array([item.group for item in self.items], dtype=object)  # "" where there is none
         self.groups = np.array([item.group or item.id for item in self.items], dtype=object)  # else the item's own
         self.systems = np.array([item.system for item in self.items], dtype=object)
         self.levels = np.array([item.level for item in self.items], dtype=object)
         self._made: dict[tuple, object] = {}
-        self._lock = Lock()
+        self._placed: list[tuple[object, np.ndarray]] = []  # (an index's values, their positions), newest first
+        self._lock = RLock()  # a column may be made of another
 
     def __len__(self) -> int:
         return len(self.items)
@@ -51,11 +54,24 @@ class ItemColumns:
 
     def positions(self, ids) -> np.ndarray:
         """Where each of `ids` is in the list (-1 for an id that is no item of it; the last of an id the
-        list holds twice, as a dict by id keeps it)."""
+        list holds twice, as a dict by id keeps it). For an Index, kept for the next call with an index of
+        the same values (a table's shallow copies share them), read-only."""
+        held = ids.array if isinstance(ids, pd.Index) else None
+        with self._lock:
+            found = next((where for values, where in self._placed if values is held), None) if held is not None \
+                else None
+        if found is not None:
+            return found
         if self.index.is_unique:
-            return self.index.get_indexer(ids)
-        last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
-        return np.fromiter((last.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+            found = self.index.get_indexer(ids)
+        else:
+            last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
+            found = np.fromiter((last.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        if held is not None:
+            found.flags.writeable = False
+            with self._lock:
+                self._placed = [(held, found), *self._placed[:PLACED - 1]]
+        return found
 
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
@@ -77,12 +93,36 @@ class ItemColumns:
         return self._memo(("annotators",), make)
 
     def mean(self, aspect: str) -> np.ndarray:
-        """Each item's `Item.human_mean` of `aspect` (NaN where it has no score)."""
+        """Each item's `Item.human_mean` of `aspect` (NaN where it has no score): its scores added in
+        their order, over their count."""
         def make() -> np.ndarray:
-            nan = math.nan
-            return np.fromiter((sum(s) / len(s) if (s := item.human.get(aspect, ())) else nan for item in self.items),
-                               dtype=float, count=len(self.items))
+            counts, by_position = self._by_position(aspect)
+            total = np.zeros(len(self.items))
+            for k, scores in enumerate(by_position):
+                total = np.where(counts > k, total + scores, total)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(counts > 0, total / counts, math.nan)
         return self._memo(("mean", aspect), make)
+
+    def _scores(self, aspect: str) -> list:
+        """Every score of `aspect`, item by item, each item's in its order (as given: int, float or None)."""
+        return self._memo(("scores", aspect),
+                          lambda: list(chain.from_iterable(item.human.get(aspect, ()) for item in self.items)))
+
+    def _by_position(self, aspect: str) -> tuple[np.ndarray, np.ndarray]:
+        """How many scores of `aspect` each item has, and its k-th score in row k (positions x items; NaN
+        where it has none, None read as NaN)."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            counts = self.rated(aspect)
+            flat = np.array(self._scores(aspect), dtype=float)
+            starts = np.cumsum(counts) - counts
+            matrix = np.full((int(counts.max(initial=0)), len(self.items)), np.nan)
+            for k in range(len(matrix)):
+                given = np.flatnonzero(counts > k)
+                matrix[k, given] = flat[starts[given] + k]
+            matrix.flags.writeable = False
+            return counts, matrix
+        return self._memo(("by position", aspect), make)
 
     def scored(self, aspect: str) -> np.ndarray:
         """Whether each item has a score of `aspect` (`item.human.get(aspect)` is not empty)."""
@@ -92,9 +132,10 @@ class ItemColumns:
     def range(self, aspect: str) -> tuple[float, float] | None:
         """The lowest and highest finite score any annotator gave `aspect` (None when there is none)."""
         def make() -> tuple[float, float] | None:
-            seen = [s for s in chain.from_iterable(item.human.get(aspect, ()) for item in self.items)
-                    if s is not None and math.isfinite(s)]
-            return (min(seen), max(seen)) if seen else None
+            every = self._scores(aspect)
+            finite = np.isfinite(np.array(every, dtype=float))  # None read as NaN
+            seen = every if finite.all() else [s for s, keep in zip(every, finite.tolist()) if keep]
+            return (min(seen), max(seen)) if seen else None  # the scores as given (an int stays one)
         return self._memo(("range", aspect), make)
 
     def matched(self, scores: pd.Series, aspect: str) -> tuple[list[str], np.ndarray, np.ndarray]:
@@ -116,10 +157,7 @@ class ItemColumns:
         annotators x items array (NaN where one did not score an item)."""
         def make() -> tuple[list[str], np.ndarray]:
             if not any(aspect in item.annotators for item in self.items):  # "#1", "#2", ...: by position
-                scores = [item.human.get(aspect, ()) for item in self.items]
-                rows = [np.fromiter(row, dtype=float, count=len(scores)) for row in zip_longest(*scores, fillvalue=math.nan)]
-                matrix = np.array(rows) if rows else np.zeros((0, len(scores)))
-                matrix.flags.writeable = False
+                matrix = self._by_position(aspect)[1]
                 return list(positional(len(matrix))), matrix
             rated = [item.ratings(aspect) for item in self.items]
             who = list(dict.fromkeys(name for ratings in rated for name in ratings))
