@@ -262,16 +262,22 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     is scored with it."""
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset) if items is None else items
-    columns = SCORE_COLUMNS + (("call_key",) if variant == "samples" else ())
-    frame = of_items(store.judgments(dataset, version, signature, columns=columns), item_columns(items))
-    if frame.empty:
-        raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
-    frame["signature"] = signature  # the combination's own, for what a variant says of it
-    if variant == "samples":
-        frame = with_samples(store, frame)
-    frame = frame.assign(score=variant_scores(frame, variant, k))
+    if variant == "samples":  # read from the calls, for these items
+        frame = of_items(store.judgments(dataset, version, signature, columns=SCORE_COLUMNS + ("call_key",)),
+                         item_columns(items))
+        if frame.empty:
+            raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+        frame["signature"] = signature  # the combination's own, for what a variant says of it
+        wide = _wide(with_samples(store, frame).pipe(lambda f: f.assign(score=variant_scores(f, variant, k))))
+    else:  # every judgment's score made once until the store changes, then the rows of these items
+        every = store.remembered(("judge scores", dataset, version, signature, variant),
+                                 lambda: _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD))
+        every = every[item_columns(items).positions(every.index) >= 0]
+        if every.empty:
+            raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+        held = int(np.bitwise_or.reduce(every.pop(ASPECTS_HELD).to_numpy()))  # the aspects judged on them
+        wide = every[[a for code, a in enumerate(every.columns) if held >> code & 1]]
     template = store.template(version)
-    wide = _wide(frame)
     present = [a for a in template.aspects if a.key in wide]
     humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
     scales = {a.key: (a.min, a.max) for a in present}
@@ -281,10 +287,22 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
                        humans, scales, wide[kept])
 
 
-def _wide(frame: pd.DataFrame) -> pd.DataFrame:
+#: `_wide`'s column of the aspects each item has a judgment of, one bit each (in the columns' order).
+ASPECTS_HELD = "\x00aspects judged"
+
+
+def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
+    """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples")."""
+    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
+    frame["signature"] = signature  # the combination's own, for what a variant says of it
+    return frame.assign(score=variant_scores(frame, variant))
+
+
+def _wide(frame: pd.DataFrame, held: str | None = None) -> pd.DataFrame:
     """A judgments table's scores with a row per item (in the order of their first judgment) and a column
     per aspect (in sorted order): each item's first score of each aspect that is a number, as
-    `pivot_table(..., aggfunc="first")` gives it, NaN where there is none."""
+    `pivot_table(..., aggfunc="first")` gives it, NaN where there is none. `held`: add a column of that
+    name with the aspects each item has a judgment of, a bit each."""
     item_of, ids = pd.factorize(frame["item_id"])
     aspect_of, aspects = pd.factorize(frame["aspect"], sort=True)
     scores = frame["score"].to_numpy(dtype=float)
@@ -292,7 +310,14 @@ def _wide(frame: pd.DataFrame) -> pd.DataFrame:
     values = np.full((len(ids), len(aspects)), np.nan)
     values[item_of[given], aspect_of[given]] = scores[given]
     ids, aspects = (found if found.dtype != object else pd.Index(found.tolist()) for found in (ids, aspects))
-    return pd.DataFrame(values, index=ids.rename("item_id"), columns=aspects.rename("aspect"))
+    wide = pd.DataFrame(values, index=ids.rename("item_id"), columns=aspects.rename("aspect"))
+    if held is not None:  # a bit each: an int64's up to 62 aspects, Python's integers beyond
+        small = len(aspects) <= 62
+        bits = np.zeros(len(ids), dtype=np.int64 if small else object)
+        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(np.int64)) if small
+                         else np.array([1 << int(code) for code in aspect_of], dtype=object))
+        wide[held] = bits
+    return wide
 
 
 def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",
