@@ -37,9 +37,10 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from threading import Lock
 
 import numpy as np
 import pandas as pd
@@ -51,7 +52,7 @@ from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.scales import read_on_people_scale
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, alignment as aligned, one_sided_p, rejected
-from geval.decisions.alttest_power import Plan, plan_study
+from geval.decisions.alttest_power import Plan, people_of, plan_columns, plan_study
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -239,13 +240,13 @@ class _Panel:
     def of_columns(cls, found: ItemColumns, aspect: str, on: np.ndarray, judged: np.ndarray, alignment: str,
                    min_per_item: int, by: str | None, noun: str) -> _Panel:
         """The panel of the items at positions `on` of `found` (in that order; `judged`: those a judge
-        scored), read from the columns: the panel `_Panel(_people(items, aspect), ...)` makes of them,
+        scored), read from the columns: the panel `_Panel(people_of(items, aspect), ...)` makes of them,
         each item's group its own (`Item.group`)."""
         _check(alignment, by)
         names, values = found.ratings_of(aspect, on)
         if names != list(positional(len(names))):  # named annotators: read as given
             items = [found.items[i] for i in on.tolist()]
-            return cls(_people(items, aspect), found.ids[on[judged]].tolist(), alignment, min_per_item,
+            return cls(people_of(items, aspect), found.ids[on[judged]].tolist(), alignment, min_per_item,
                        {item.id: item.group for item in items}, by, noun)
         counts = found.rated(aspect)[on]  # annotators "#1" ... "#count" scored the item
         entries = np.arange(len(names))[:, None] < counts[None, :]
@@ -475,10 +476,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     for _, human, *_, judged in read:
         common[human] = common[human] & judged if human in common else judged
     results: list[AltTest] = []
-    panels: dict[tuple, tuple] = {}  # the panel of each aspect, alignment and items, and those items' ids, made once
     for combo, human, chosen, values, among, imported, scale, judged in read:
         on = np.flatnonzero(common[human] if same_items else among)
-        panel, ids = _panel(panels, columns, human, on, judged[on], chosen, by)
+        panel, ids = _panel(columns, human, on, judged[on], chosen, by)
         labels = values.to_numpy(dtype=float)
         if chosen == "rank":  # its ranks over every item it scored
             labels = (stats.rankdata(labels) - 1) / (len(labels) - 1) if len(labels) > 1 else np.full(len(labels), 0.5)
@@ -494,7 +494,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         combo, _, chosen, values, among, *_, judged = next(entry for entry in read if entry[1] == human)
         on = np.flatnonzero(common[human] if same_items else judged)
         if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
-            panel, ids = _panel(panels, columns, human, on, np.ones(len(on), bool), chosen, by)
+            panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)
             points = _points_of(columns, human, on, categories.get(human), declared.get(human))
             result = _best_constant(panel, points, epsilon, q, min_items, fdr)
             result.aspect, result.item_ids = human, ids
@@ -502,16 +502,34 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     return results
 
 
-def _panel(made: dict, columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray, alignment: str,
+#: `run`'s panels kept (each with the columns and items it was read from): the judges of an aspect, its
+#: constants and the readings of one page share one.
+PANELS_KEPT = 8
+_panels: OrderedDict[tuple, tuple] = OrderedDict()
+_panels_lock = Lock()
+
+
+def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray, alignment: str,
            by: str | None) -> tuple[_Panel, frozenset[str]]:
-    """`run`'s panel of the items at places `on` (`judged`: those the judge scored) and their ids, made
-    once for the same items and kept in `made`."""
-    key = (human, alignment, on.tobytes(), judged.tobytes())
-    if key not in made:
+    """`run`'s panel of the items at places `on` of `columns` (`judged`: those the judge scored) and
+    their ids, made once for the same items (the last PANELS_KEPT are kept; never changed once made).
+    A kept panel is given back only for these very columns (it holds them: no other object takes their
+    id meanwhile) and the same `on` and `judged`, compared in full."""
+    key = (id(columns), human, alignment, by, len(on), hash(on.tobytes()), hash(judged.tobytes()))
+    with _panels_lock:
+        found = _panels.get(key)
+        if found is not None:
+            _panels.move_to_end(key)
+    if found is None or not (np.array_equal(found[1], on) and np.array_equal(found[2], judged)):
         noun = _noun_of(columns.levels[on])
-        made[key] = (_Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
-                     frozenset(columns.ids[on].tolist()))
-    return made[key]
+        found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
+                 frozenset(columns.ids[on].tolist()))
+        with _panels_lock:
+            _panels[key] = found
+            _panels.move_to_end(key)
+            while len(_panels) > PANELS_KEPT:
+                _panels.popitem(last=False)
+    return found[3], found[4]
 
 
 def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:
@@ -633,15 +651,6 @@ def plan_line(result: AltTest, results: Sequence[AltTest], planned: Plan | None)
     return planned.sentence()
 
 
-def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
-    """{annotator: {item id: score}} of `aspect` on `items`."""
-    people: dict[str, dict[str, float]] = {}
-    for item in items:
-        for name, score in item.ratings(aspect).items():
-            people.setdefault(name, {})[item.id] = score
-    return people
-
-
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
          epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
          by: str | None = None, reading: str = "mode", fdr: str = "by") -> Plan | None:
@@ -651,10 +660,12 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     search chose it on); with no judge, one as good as an annotator. `by`: BY, `fdr`: FDR, as the test
     takes them. None when no two annotators labeled the same item yet; a Plan with its `reason` when
     there is no plan."""
-    people, judge, groups = plan_data(store, dataset, aspect, combo, reading)
+    items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
+    found = item_columns(items)
+    judged = None if judge is None else judge.reindex(found.ids).to_numpy(dtype=float)
     chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
         "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
-    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
+    return plan_columns(found, aspect, judged, epsilon, chosen, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
 
 
 def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, reading: str = "mode"
@@ -662,6 +673,13 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
     """What `plan` reads: the people's labels of `aspect` ({annotator: {item: label}}), the judge's
     scores on their scale ({item: score}, None without `combo`; read as `run` reads it in `reading`,
     on the items it reads it on) and each item's group."""
+    items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
+    return people_of(items, aspect), None if judge is None else judge.to_dict(), {item.id: item.group for item in items}
+
+
+def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None,
+                 reading: str) -> tuple[list, pd.Series | None]:
+    """`plan_data`'s items and the judge's scores on them (by item id, NaN left out; None without `combo`)."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     every, categorical = store.items(dataset), aspect in store.categories(dataset)
@@ -675,8 +693,8 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
         if key:  # on the annotators' scale, as the test reads it
             values, _ = _on_their_scale(scored, key, aspect, categorical, store.scales(dataset),
                                         human_ranges(every, [aspect]), _whole(reading, imported), dataset)
-            judge = values.dropna().to_dict()
-    return _people(items, aspect), judge, {item.id: item.group for item in items}
+            judge = values.dropna()
+    return items, judge
 
 
 def _variant(reading: str, imported: bool) -> str:
