@@ -1,13 +1,19 @@
-"""How often the systems' intervals hold the people's mean (issue 39): the simulation of
-`geval.decisions.systems_coverage` on SummEval (16 systems x 100 documents; the six LLMs of the
-alternative annotator test's release as judges: GPT-4o) and Topical-Chat USR
-(6 systems x 60 dialogues; the first annotator and the response's length as judges), at 5 to 40
-labels per system and, for the whole dataset's mean, 20 to 200; at random and in the order "where
-a label buys most" (SummEval: the six LLMs' spread as the judge's uncertainty). Prints one line per
-cell: the lowest coverage over the systems, the people-only and combined widths, the textbook
-PPI++ interval's coverage. `--draws` per cell (default 400; the suite runs a few hundred of two cells).
+"""How often the systems' intervals hold the people's mean, and how often the ranks err (issues 39,
+42): the simulations of `geval.decisions.systems_coverage` on SummEval (16 systems x 100 documents;
+GPT-4o of the alternative annotator test's release as the judge) and Topical-Chat USR (6 systems x
+60 dialogues; the first annotator and the response's length as judges).
 
-    python bench/systems_coverage.py [--draws 400] [--quick]
+Table 1, one row per cell: at 5 to 40 labels per system (and, for the whole dataset's mean, 20 to
+200), at random and in the order "where a label buys most" (SummEval: the six LLMs' spread as the
+judge's uncertainty): the interval the app gives there (the padded t at random, betting by weight),
+its coverage averaged over the systems and for the worst single system, people alone and combined,
+and its widths; beside it, on the same draws, the betting interval and the t interval with the prior
+variance (worst system, width). Table 2: the ranks on SummEval, k documents a time (every system's
+item of each): the family-wise error of the intervals for all pairs together on the real systems and
+on a null of 16 equal systems, the pairs told apart, the worst pair's own 95% coverage; beside them the
+paired t with the prior variance of a difference at alpha over the pairs (the issue's reference).
+
+    python bench/systems_coverage.py [--draws 1000] [--pairs-draws 400] [--only coherence] [--quick]
 """
 
 from __future__ import annotations
@@ -27,16 +33,27 @@ import geval  # noqa: E402
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 PER_SYSTEM = (5, 10, 20, 40)
 WHOLE = (20, 50, 100, 200)
+ASPECTS = ("coherence", "consistency", "fluency", "relevance")
 
 
-def summeval(aspect: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
-    """SummEval's people's means and the six LLMs' scores of `aspect`."""
+def shared() -> Path:
+    """The shared data folder ($GEVAL_SHARED_DATA, else beside the repository)."""
+    import os
+
+    return Path(os.environ.get("GEVAL_SHARED_DATA") or SHARED)
+
+
+def summeval(aspect: str, judge: str | None = "gpt-4o") -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """SummEval's people's means and the six LLMs' scores of `aspect` (only `judge`'s, when named)."""
     items = geval.load_dataset("summeval").items
-    llms = json.loads((SHARED / "alttest" / "summeval" / "llm_annotations.json").read_text())
-    judges = {name: {i.id: values.get(f"{i.source_id}__{aspect}") for i in items} for name, values in llms.items()}
-    scores, predictors, _ = geval.labeling.coverage_arrays(items, aspect, {k: {i: v for i, v in d.items() if v is not None}
-                                                   for k, d in judges.items()})
-    return scores, predictors, list(llms)
+    llms = json.loads((shared() / "alttest" / "summeval" / "llm_annotations.json").read_text())
+    judges = {name: {i.id: values[f"{i.source_id}__{aspect}"] for i in items if f"{i.source_id}__{aspect}" in values}
+              for name, values in llms.items()}
+    scores, predictors, _ = geval.labeling.coverage_arrays(items, aspect, judges)
+    names = list(llms)
+    if judge is None:
+        return scores, predictors, names
+    return scores, predictors[:, :, [names.index(judge)]], [judge]
 
 
 def usr(aspect: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -49,47 +66,103 @@ def usr(aspect: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
 
 
 def cells(quick: bool):
-    """(dataset, aspect, judge name, scores, predictors, weights, scale, sizes, whole)."""
-    for aspect in ("coherence", "consistency", "fluency", "relevance"):
-        scores, predictors, names = summeval(aspect)
-        best = names.index("gpt-4o")
-        spread = predictors.std(2)
+    """(dataset, aspect, judge, design, scores, predictors, weights, scale, labels, whole)."""
+    for aspect in ASPECTS:
+        scores, every, _ = summeval(aspect, None)
+        best = summeval(aspect)[1]
+        spread = every.std(2)
         weights = np.stack([geval.labeling.sampling_weights(pd.Series(row)).to_numpy() for row in spread])
-        yield "SummEval", aspect, "gpt-4o", scores, predictors[:, :, [best]], None, (1, 5)
-        if not quick:
-            yield "SummEval", aspect, "gpt-4o, where a label buys most", scores, predictors[:, :, [best]], weights, (1, 5)
+        for k in PER_SYSTEM:
+            yield "SummEval", aspect, "GPT-4o", "at random", scores, best, None, (1, 5), k, False
+        for k in () if quick else PER_SYSTEM:
+            yield "SummEval", aspect, "GPT-4o", "where a label buys most", scores, best, weights, (1, 5), k, False
+        for n in () if quick else WHOLE:
+            yield "SummEval", aspect, "GPT-4o", "at random", scores, best, None, (1, 5), n, True
     for aspect, scale in (("Overall", (1, 5)), ("Natural", (1, 3))):
         scores, predictors, names = usr(aspect)
-        yield "Topical-Chat USR", aspect, "annotator #1", scores, predictors[:, :, [0]], None, scale
-        if not quick:
-            yield "Topical-Chat USR", aspect, "length", scores, predictors[:, :, [1]], None, scale
+        for j, name in enumerate(names[:1] if quick else names):
+            for k in PER_SYSTEM:
+                yield "Topical-Chat USR", aspect, name, "at random", scores, predictors[:, :, [j]], None, scale, k, False
+
+
+def coverage_table(args) -> None:
+    print("| dataset, aspect, judge | design | labels | interval given | coverage, people only: mean / worst system | "
+          "coverage, combined: mean / worst system | width, people only | width, combined | betting: worst system, "
+          "width (combined) | t with the prior: worst system people only / combined, width (combined) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for dataset, aspect, judge, design, scores, predictors, weights, scale, k, whole in cells(args.quick):
+        if args.only and not any(args.only.lower() in part.lower() for part in (dataset, aspect, judge, design)):
+            continue
+        if whole:
+            scores, predictors = scores.reshape(1, -1), predictors.reshape(1, -1, predictors.shape[2])
+        started = time.time()
+        if args.padding is not None and weights is not None:
+            continue
+        found = geval.labeling.simulate_coverage(scores, predictors, k, args.draws, seed=42, weights=weights,
+                                                 scale=scale, **({} if args.padding is None else
+                                                                 {"padding": args.padding, "betting": False}))
+        bet, prior = found.others.get("betting, combined"), found.others["t with the prior, combined"]
+        alone = found.others["t with the prior, people only"]
+        labels = f"{k} of the whole dataset" if whole else f"{k} per system"
+        # the t with the prior reads the draws as if at random: nothing to compare where they are drawn by weight
+        beside = "–" if weights is not None else \
+            f"{alone.coverage.min():.3f} / {prior.coverage.min():.3f}, {prior.width.mean():.2f}"
+        print(f"| {dataset} {aspect}, {judge} | {design} | {labels} | {found.method} | "
+              f"{found.people.coverage.mean():.3f} / {found.people.coverage.min():.3f} | "
+              f"{found.combined.coverage.mean():.3f} / {found.combined.coverage.min():.3f} | "
+              f"{found.people.width.mean():.2f} | {found.combined.width.mean():.2f} | "
+              + (f"{bet.coverage.min():.3f}, {bet.width.mean():.2f}" if bet else "–") + f" | {beside} | "
+              f"<!-- {args.draws} draws, {time.time() - started:.0f} s -->", flush=True)
+
+
+def pairs_table(args) -> None:
+    print("\n| aspect | documents | family-wise error: real / null | told the wrong way round: real / null | pairs told "
+          "apart (of 120) | worst pair's own 95% coverage | t with the prior of a difference, Bonferroni: error real / "
+          "null, pairs apart |")
+    print("|---|---|---|---|---|---|---|")
+    for aspect in ASPECTS:
+        if args.only and args.only.lower() not in aspect:
+            continue
+        scores, predictors, _ = summeval(aspect)
+        for k in (10, 20, 40):
+            real = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k)
+            null = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True)
+            print(f"| {aspect} | {k} | {real.fwer:.3f} / {null.fwer:.3f} | {real.wrong:.3f} / {null.wrong:.3f} | "
+                  f"{real.apart:.1f} | {real.pair.min():.3f} | {real.reference['fwer']:.3f} / "
+                  f"{null.reference['fwer']:.3f}, {real.reference['apart']:.1f} |", flush=True)
+    print("\n| the ranks' prior (share of a difference's range) | aspect | documents | family-wise error: real / null | "
+          "pairs told apart |")
+    print("|---|---|---|---|---|")
+    for spread in (1e-6, 0.25, 0.5):
+        for aspect in ASPECTS:
+            if args.only and args.only.lower() not in aspect:
+                continue
+            scores, predictors, _ = summeval(aspect)
+            for k in (20, 40):
+                real = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k, rank_spread=spread)
+                null = geval.labeling.simulate_ranks(scores, predictors, k, args.pairs_draws, seed=k + 1, null=True, rank_spread=spread)
+                print(f"| {'none' if spread < 0.01 else spread} | {aspect} | {k} | {real.fwer:.3f} / {null.fwer:.3f} | "
+                      f"{real.apart:.1f} |", flush=True)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--draws", type=int, default=400)
-    parser.add_argument("--quick", action="store_true", help="one judge per aspect, fewer cells")
-    parser.add_argument("--only", help="only the cells whose dataset, aspect or judge contains this")
+    parser.add_argument("--draws", type=int, default=1000)
+    parser.add_argument("--pairs-draws", type=int, default=400)
+    parser.add_argument("--quick", action="store_true", help="at random only, one judge per aspect")
+    parser.add_argument("--only", help="only the cells whose dataset, aspect, judge or design contains this")
+    parser.add_argument("--table", choices=("coverage", "pairs", "both"), default="both")
+    parser.add_argument("--padding", type=float, help="the padded t with this many labels at each end instead of the "
+                                                      "app's (at random only, betting left out: its columns repeat "
+                                                      "the padded t's)")
     args = parser.parse_args()
-    if not (SHARED / "summeval.json").is_file():
-        print(f"cannot measure: {SHARED / 'summeval.json'} is missing")
+    if not (shared() / "summeval.json").is_file():
+        print(f"cannot measure: {shared() / 'summeval.json'} is missing")
         return 1
-    print("dataset | aspect | judge | labels | coverage (people only, lowest system) | coverage (combined) | "
-          "width people only | width combined | textbook PPI++ coverage")
-    for dataset, aspect, judge, scores, predictors, weights, scale in cells(args.quick):
-        if args.only and not any(args.only.lower() in part.lower() for part in (dataset, aspect, judge)):
-            continue
-        designs = [(f"{k} per system", scores, predictors, weights, k) for k in PER_SYSTEM]
-        if weights is None and judge != "length":
-            designs += [(f"{n} of the whole dataset", scores.reshape(1, -1), predictors.reshape(1, -1, predictors.shape[2]),
-                         None, n) for n in WHOLE]
-        for label, s, x, w, k in designs:
-            started = time.time()
-            draws = args.draws
-            found = geval.labeling.simulate_coverage(s, x, k, draws, seed=39, weights=w, scale=scale)
-            print(f"{dataset} | {aspect} | {judge} | {label} | {found.people.min():.3f} | {found.combined.min():.3f} | "
-                  f"{found.people_width.mean():.2f} | {found.combined_width.mean():.2f} | {found.textbook.min():.3f} "
-                  f"| {draws} draws, {time.time() - started:.0f} s", flush=True)
+    if args.table in ("coverage", "both"):
+        coverage_table(args)
+    if args.table in ("pairs", "both"):
+        pairs_table(args)
     return 0
 
 

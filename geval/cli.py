@@ -753,6 +753,8 @@ def cmd_queue_reasons(args) -> None:
     print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
     for sentence in result.drafted:
         print(f"  rubric: {sentence}")
+    if result.rubric_note:
+        print(f"  {result.rubric_note}")
     print(f"made from {geval.reporting.counted(len(result.source_groups), 'group')}, left out of the search; "
           f"{len(result.search.tune_groups)} to tune on, {len(result.search.test_groups)} to test on")
     note = result.reading.get("note") or ""
@@ -1049,8 +1051,9 @@ def _labels_saved(dataset: str, ranked, results: list, found, why: list[str]) ->
     column = ["+0%" if judge in constants else f"{mean[judge]:+.0%}" if judge in mean.index else "–"
               for judge in ranked["judge"]]
     per = int(found["per system"].median())
-    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (at {per} labels per "
-                    "system, averaged over its aspects; below 0 the labels alone do better, a constant saves none): "
+    return column, (f"Labels saved: of the labels each system's mean needs, what the judge saves (from the variance of "
+                    f"people's scores it removes within systems, at {per} labels per system, averaged over its aspects; "
+                    "below 0 the labels alone do better, a constant saves exactly none): "
                     f"{where} for each aspect with its interval" + (f"; not read: {'; '.join(why)}" if why else "")
                     + ".")
 
@@ -1186,7 +1189,7 @@ def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, item
 def _print_pass_rates(dataset: str, found) -> None:
     means = found.means
     print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
-          f"would give it, 95% intervals (betting, valid at any number of labels), from {means.source}; combined with "
+          f"would give it, {means.interval_words()}, from {means.source}; combined with "
           f"{means.judge}")
     for note in means.notes:
         print(f"  {note}")
@@ -1210,13 +1213,13 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: 
     whole = len(result.table) == 1 and result.table["system"].iloc[0] == ""
     which = "the mean people would give the whole dataset (no systems)" if whole else \
         "the mean people would give each system"
-    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, 95% intervals (betting, valid at any number of "
-          f"labels), from {result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
+    print(f"{dataset} · {result.aspect} ({low:g}-{high:g}): {which}, {result.interval_words()}, from "
+          f"{result.source}; combined with {result.judge}" + (f" ({why})" if why else ""))
     for note in result.notes:
         print(f"  {note}")
     print(_indented(geval.reporting.systems_table(result).to_string(index=False)))
-    print("Labels each judge is worth (the labels alone that give the combined interval's width; 95% interval over "
-          "groups), beside its advantage probability in the alternative annotator test:")
+    print(f"Labels each judge is worth ({geval.reporting.worth_words(result)}; 95% interval over groups), "
+          "beside its advantage probability in the alternative annotator test:")
     print(_indented(geval.reporting.worth_table(result, advantage).to_string(index=False)))
     if line := geval.reporting.saved_line(result):
         print(f"  {line}")

@@ -25,8 +25,10 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     st.subheader("Systems as people would score them")
     st.caption("The mean people would give each system, from people's scores of a few items and the judge's score of "
                "every item (prediction-powered inference), beside the people's labels alone and the judge's own mean "
-               "(biased by an unknown amount: no interval). 95% intervals valid at any number of labels, however "
-               "skewed the scores (betting intervals for a bounded mean, sampled without replacement).")
+               "(biased by an unknown amount: no interval). 95% intervals for these labels, however skewed the "
+               "scores (Student's t with a label added at each end of the scale, sampled without replacement: "
+               "docs/statistics.md); the Label page's line, which follows each new label, uses intervals valid at "
+               "any number of labels (betting).")
     aspects, left_out = _estimable(store, dataset.name, combos)
     rated = pass_rates.section(store, dataset, combos)  # pass/fail aspects: each system's rate instead of a mean
     for line in left_out:
@@ -76,9 +78,10 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
                         "one pair):")
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
-    worth = st.container()
-    worth.caption("The judges by the labels they are worth here: the labels alone that would give the combined "
-                  "interval's width [95% over groups], beside the alternative annotator test's advantage probability.")
+    worth = st.container()  # the page's width: every column of the judges' table in view
+    worth.caption(plain(f"The judges by the labels they are worth here: {geval.reporting.worth_words(result)} "
+                        "[95% over groups], beside their Pearson with people within systems and the alternative "
+                        "annotator test's advantage probability."))
     advantage = _advantage(store, dataset.name, combos)
     worth.dataframe(geval.reporting.worth_table(result, advantage, names), hide_index=True, key="systems_worth",
                     column_config={"judge": st.column_config.TextColumn(width="large", pinned=True),
@@ -194,16 +197,17 @@ def _advantage(store: geval.Store, dataset: str, combos: pd.DataFrame) -> dict:
 
 
 def _means(store: geval.Store, dataset: str, aspect: str, combo: tuple | None, together: bool,
-           per_system: int | None, combos: pd.DataFrame):
+           per_system: int | None, combos: pd.DataFrame, anytime: bool = False):
     return _cached_means(store, str(store.path), dataset, aspect, combo, together,
                          int(per_system) if per_system else None,
-                         (cached.stamps(combos), store.human_stamp(dataset)))
+                         (cached.stamps(combos), store.human_stamp(dataset)), anytime)
 
 
 @st.cache_data(show_spinner="Estimating each system's mean…", max_entries=16)
 def _cached_means(_store, path: str, dataset: str, aspect: str, combo: tuple | None, together: bool,
-                  per_system: int | None, stamp: tuple):
-    return geval.labeling.system_means(_store, dataset, aspect, combo, together, per_system, "documents")
+                  per_system: int | None, stamp: tuple, anytime: bool = False):
+    return geval.labeling.system_means(_store, dataset, aspect, combo, together, per_system, "documents",
+                                       anytime=anytime)
 
 
 def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None,
@@ -212,7 +216,8 @@ def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFr
     combined interval from the labels so far, whose labels they are, and about how many more labels
     bring it to ±0.10, or how many it needs first."""
     try:
-        result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos)
+        result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos,
+                        anytime=True)  # the line follows each new label: valid however many come
     except geval.GevalError as exc:
         return dict.fromkeys(systems, f"This system's mean as people would score it: {exc}")
     return {system: _label_line(result, aspect, system) for system in systems}

@@ -153,6 +153,21 @@ def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
     )
 
 
+def wait_growing(page, counted, count: int, what: str, still: float = 30.0) -> float:
+    """Wait until `counted()` reaches `count` (e.g. the labels in the store), failing when it has not grown
+    for `still` seconds (the work stopped, however long it takes while it moves); the seconds waited."""
+    start = last_change = time.monotonic()
+    seen = -1
+    while (now := counted()) < count:
+        if now != seen:
+            seen, last_change = now, time.monotonic()
+        elif time.monotonic() - last_change > still:
+            raise AssertionError(f"{now} {what} of {count}, none more for {still:.0f} s; the page says:\n"
+                                 f"{main_text(page)[-1500:]}")
+        page.wait_for_timeout(250)
+    return time.monotonic() - start
+
+
 def main_text(page) -> str:
     """The visible text of the main section, plus the cells of its data grids.
 

@@ -12,6 +12,7 @@ would do). Photographs go to tests/artifacts/."""
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import signal
@@ -32,9 +33,10 @@ from e2e_helpers import (
     patient,
     screenshot,
     streamlit_process,
+    wait_growing,
     wait_idle,
 )
-from helpers import scripted
+from helpers import run_cli, scripted
 from test_page_label import MAPPING, write_unscored_table
 
 import geval
@@ -215,14 +217,25 @@ def stored_score(store_path: Path, item: str) -> int | None:
     return stored_labels(store_path).get(item)
 
 
+REASON = "3 turns in, still on topic; s u 1"  # keys that would label, skip and undo, typed as a reason's text
+
+
 def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_not_the_clock(tmp_path):
     """The first label of a session is timed from when its item was shown, not from 1970 (it
-    once stored 1,795,716,532 s, and the mean label time read 171 million s). Then ← shows the item
-    before with its label, a digit corrects it, u takes the correction back, s skips an item."""
+    once stored 1,795,716,532 s, and the mean label time read 171 million s); a reason typed after its
+    digit (Tab, the text, Enter) is stored with it, its keys never taken as ratings or moves, and
+    `geval labels export` writes it. Then ← shows the item before with its label, a digit corrects it,
+    u takes the correction back, s skips an item."""
     store_path = scored_store(tmp_path)
     with label_page(tmp_path, store_path) as (tab, _):
         first = label_by_keyboard(tab, store_path, 2)  # right after the page opened
-        go_on(tab, first)
+        tab.keyboard.press("Tab")
+        tab.keyboard.type(REASON)
+        screenshot(tab, "e2e_label_11_a_reason_after_the_digit")
+        tab.keyboard.press("Enter")  # saves the label with its reason, and goes on
+        wait_until(tab, lambda: shown(tab) != first, "the next item (Enter in the reason box)")
+        settled(tab)
+        wait_until(tab, lambda: stored_reasons(store_path).get(first) == REASON, "the reason stored")
         tab.reload()
         tab.locator(f"{MAIN} h1").filter(has_text="Label").first.wait_for(timeout=90_000)
         settled(tab)
@@ -245,6 +258,19 @@ def test_labels_given_right_after_a_page_load_or_a_reload_store_their_seconds_no
     labels = store.labels("mine")
     store.close()
     assert len(labels) == 2 and labels["seconds"].between(0, 3600).all(), labels[["item_id", "seconds"]]
+    assert stored_labels(store_path)[first] == 2 and stored_reasons(store_path) == {first: REASON, second: ""}
+    out = tmp_path / "labels.csv"
+    exported = run_cli("labels", "export", "mine", "--out", str(out), "--store", str(store_path))
+    assert exported.returncode == 0, exported.stderr
+    with out.open(encoding="utf-8") as handle:
+        assert {row["item_id"]: row["reason"] for row in csv.DictReader(handle)} == {first: REASON, second: ""}
+
+
+def stored_reasons(store_path: Path) -> dict[str, str]:
+    store = geval.Store(store_path)
+    labels = store.labels("mine")
+    store.close()
+    return dict(zip(labels["item_id"], labels["reason"]))
 
 
 NOT_TAKEN = re.compile(r"(\d+) keys? not taken so far in this session")
@@ -294,16 +320,7 @@ def stored_labels(store_path: Path) -> dict[str, int]:
 def wait_for_store(tab, store_path: Path, count: int, still: float = 30.0) -> float:
     """Wait until the store holds `count` labels, failing when their number has not grown for `still`
     seconds; returns the seconds waited."""
-    start = last_change = time.monotonic()
-    seen = -1
-    while (now := len(labels_in(store_path))) < count:
-        if now != seen:
-            seen, last_change = now, time.monotonic()
-        elif time.monotonic() - last_change > still:
-            raise AssertionError(f"{now} labels of {count} in the store, none more for {still:.0f} s; the page says:\n"
-                                 f"{main_text(tab)[-1500:]}")
-        tab.wait_for_timeout(250)
-    return time.monotonic() - start
+    return wait_growing(tab, lambda: len(labels_in(store_path)), count, "labels in the store", still)
 
 
 def not_taken_said(tab) -> int:

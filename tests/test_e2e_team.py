@@ -1,18 +1,30 @@
-"""A team in a real browser (Playwright driving Debian's chromium): two annotators signed in, in two
-browser contexts, label the same queue at the same time, every label lands on its item under its
-annotator; one of them tries the lead's pages and the other's work by URL and is refused, and
-nothing of the other's labels or the judge reaches their browser; a reload keeps them signed in
-(the signed cookie), "Sign out" ends it; the lead reads the queue's alpha and kappa.
+"""A team in a real browser (Playwright driving Debian's chromium): an annotator labels her queue by
+keyboard in the labeling unit, a reason typed after each digit (Tab, the text, Enter); a label at the
+scale's end, and one 2 or more from another person's label of the item (decided on the server), is
+held until its reason is given. Then two annotators signed in, in two browser contexts, label the same
+queue at the same time: every label lands on its item under its annotator with its reason; one of
+them tries the lead's pages and the other's work by URL and is refused, and nothing of the other's
+labels or the judge reaches their browser; a reload keeps them signed in (the signed cookie), "Sign
+out" ends it; the lead reads the queue's alpha and kappa.
 
-Photographs go to tests/artifacts/ (team_sign_in, team_my_queue, team_refused, team_queues)."""
+Photographs go to tests/artifacts/ (team_sign_in, team_reason_at_the_end, team_reason_differs,
+team_my_queue, team_refused, team_queues)."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, screenshot, streamlit_server, wait_idle
+from e2e_helpers import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    VIEWPORT,
+    main_text,
+    screenshot,
+    streamlit_server,
+    wait_growing,
+    wait_idle,
+)
 from helpers import REPO, make_template, scripted
 
 import geval
@@ -21,6 +33,7 @@ pytestmark = pytest.mark.e2e
 
 MAIN = '[data-testid="stMain"]'
 ITEMS = 6  # each annotator's queue (overlap 2 of 2: both label all of them)
+UNIT = f'{MAIN} [data-testid="label-unit"]'
 
 
 def team_store(path: Path) -> geval.Store:
@@ -32,8 +45,8 @@ def team_store(path: Path) -> geval.Store:
     store.add_user("lena", "lead", "lead-password")
     store.add_user("ann", "annotator", "ann-password")
     store.add_user("bob", "annotator", "bob-password")
-    geval.labeling.queues.create(store, "pilot", dataset.name, geval.labeling.parse_aspects("Natural 1-3"),
-                                 ["ann", "bob"], "random", ITEMS, 2, "none", seed=2, created_by="lena")
+    geval.labeling.queues.create(store, "pilot", dataset.name, geval.labeling.parse_aspects("Natural 1-5"),
+                                 ["ann", "bob"], "random", ITEMS, 2, "differs", seed=2, created_by="lena")
     return store
 
 
@@ -56,12 +69,38 @@ def signed_in(browser, url: str, name: str, password: str, heading: str):
     return context, tab, frames
 
 
-def label_one(tab, score: int, reason: str) -> None:
-    """Pick `score` on the form's scale, type the reason and press Enter (no wait for the page's run)."""
-    form = tab.locator(f'{MAIN} [data-testid="stForm"]')
-    form.locator('[data-testid="stRadio"] [role="radiogroup"] label').filter(has_text=re.compile(rf"^\s*{score}\s*$")).click()
-    form.get_by_label("Reason").fill(reason)
-    form.get_by_label("Reason").press("Enter")
+def item_shown(tab, other_than: str | None = None) -> str:
+    """The id of the item the labeling unit shows, once painted (keys count from then), other than `other_than`."""
+    try:
+        tab.wait_for_function("""(previous) => {
+            const unit = document.querySelector('[data-testid="stMain"] [data-testid="label-unit"]');
+            const item = unit && unit.getAttribute('data-shown');
+            return item && item !== previous && unit.querySelector('[data-label-keys="ready"]');
+        }""", arg=other_than, timeout=90_000)
+    except Exception as exc:
+        parts = tab.evaluate("""() => [...document.querySelectorAll('[data-label-part], .gl-why, .gl-reason')]
+            .map((e) => `${e.dataset.labelPart || e.className}: ${e.value ?? e.innerText}`).join('\\n')""")
+        raise AssertionError(f"no item other than {other_than} shown; the unit says:\n{parts}") from exc
+    return tab.locator(UNIT).get_attribute("data-shown")
+
+
+def rate(tab, score: int, reason: str | None) -> None:
+    """A digit, then (with a reason) Tab, the reason typed, Enter; else Enter: no wait for the server."""
+    tab.keyboard.press(str(score))
+    if reason is not None:
+        tab.keyboard.press("Tab")
+        tab.keyboard.type(reason)
+    tab.keyboard.press("Enter")
+
+
+def stored(path: Path, annotator: str) -> dict[str, tuple[float, str]]:
+    """The annotator's labels in queue pilot, as another process reads the store: item -> (score, reason)."""
+    store = geval.Store(path)
+    try:
+        labels = store.queue_labels("pilot", annotator)
+    finally:
+        store.close()
+    return {item: (score, reason) for item, score, reason in zip(labels["item_id"], labels["score"], labels["reason"])}
 
 
 def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead_by_url(tmp_path):
@@ -79,21 +118,55 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         screenshot(first, "team_sign_in", publish_as="team_sign_in")
         first.context.close()
 
+        order = {name: store.assignments("pilot", name)["item_id"].tolist() for name in ("ann", "bob")}
+        differs = order["ann"][1]  # bob labeled it 5 before: ann's 3 is 2 from it
+        store.save_label(differs, "Natural", 5, "bob", 4.0, "bob-reason-early")
         ann_context, ann, ann_frames = signed_in(browser, url, "ann", "ann-password", "My queue")
+        assert item_shown(ann) == order["ann"][0] and "Queue pilot: 0 of 6 items labeled." in main_text(ann)
+
+        # a label at the scale's end is held until its reason is given, and so is one 2 from another's label
+        for item, score, said, photo in ((order["ann"][0], 1, "1 is at an end of the scale (1-5)", "at_the_end"),
+                                         (differs, 3, "3 differs from another annotator's label of this item by 2 or "
+                                                      "more", "differs")):
+            rate(ann, score, None)
+            ann.locator(UNIT).get_by_text(said).first.wait_for(timeout=90_000)
+            ann.keyboard.press("Enter")  # again: it stays
+            wait_idle(ann)
+            assert ann.locator(UNIT).get_attribute("data-shown") == item and item not in stored(path, "ann")
+            assert "bob" not in main_text(ann) and "5 " not in ann.locator(f"{UNIT} .gl-why").first.inner_text()
+            screenshot(ann, f"team_reason_{photo}")
+            ann.keyboard.press("Tab")
+            ann.keyboard.type(f"ann-reason-{item}")
+            ann.keyboard.press("Enter")
+            assert item_shown(ann, item) != item
+        wait_growing(ann, lambda: len(stored(path, "ann")), 2, "labels of ann in the store")  # in the background
+        assert stored(path, "ann") == {order["ann"][0]: (1.0, f"ann-reason-{order['ann'][0]}"),
+                                       differs: (3.0, f"ann-reason-{differs}")}
+
+        # both label the rest by keyboard at once, a reason after each digit: the server runs their labels at once
         bob_context, bob, _ = signed_in(browser, url, "bob", "bob-password", "My queue")
-        for n in range(ITEMS):  # both send a label before either page has run again: the server runs them at once
-            label_one(ann, 1 + n % 3, f"ann-reason-{n}")
-            label_one(bob, 1 + (n + 1) % 3, f"bob-reason-{n}")
-            for tab, name in ((ann, "ann"), (bob, "bob")):
-                tab.locator(MAIN).get_by_text(f"{n + 1} of {ITEMS} items labeled").wait_for(timeout=90_000)
-                wait_idle(tab)
+        left = {"ann": order["ann"][2:], "bob": [i for i in order["bob"] if i != differs]}
+        on_screen = {"ann": item_shown(ann), "bob": item_shown(bob)}
+        for n in range(max(map(len, left.values()))):
+            for name, tab in (("ann", ann), ("bob", bob)):
+                if n < len(left[name]):
+                    assert on_screen[name] == left[name][n]
+                    rate(tab, 2 + (n + (name == "bob")) % 3, f"{name}-reason-{on_screen[name]}")
+            for name, tab in (("ann", ann), ("bob", bob)):
+                if n + 1 < len(left[name]):
+                    on_screen[name] = item_shown(tab, on_screen[name])
+        for name, tab in (("ann", ann), ("bob", bob)):
+            wait_growing(tab, lambda: len(stored(path, name)), ITEMS, f"labels of {name} in the store")
+            tab.locator(MAIN).get_by_text("Every item of your queue is labeled").wait_for(timeout=90_000)
         labels = geval.Store(path).queue_labels("pilot")
         assert len(labels) == 2 * ITEMS and not labels.duplicated(["item_id", "annotator"]).any()
         for annotator in ("ann", "bob"):
             mine = labels[labels["annotator"] == annotator]
-            assert set(mine["item_id"]) == set(store.assignments("pilot", annotator)["item_id"])
-            assert all(reason.startswith(f"{annotator}-reason-") for reason in mine["reason"])
-        assert "Every item of your queue is labeled" in main_text(ann)
+            assert set(mine["item_id"]) == set(order[annotator])
+            assert all(reason == f"{annotator}-reason-{item}" for item, reason in zip(mine["item_id"], mine["reason"])
+                       if item != differs or annotator == "ann")
+        assert labels.set_index(["item_id", "annotator"]).loc[(differs, "bob"), "reason"] == "bob-reason-early"
+        wait_idle(ann)
         screenshot(ann, "team_my_queue", publish_as="team_my_queue")
 
         ann.reload()  # the signed cookie keeps her signed in
@@ -111,8 +184,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         wait_idle(ann)
         assert "annotator, judge" in main_text(ann) and "bob" not in ann.url
         received = b"".join(ann_frames)
-        assert b"items labeled" in received  # the frames are read: her own page's words are in them
-        assert b"bob-reason" not in received and b"test-naturalness" not in received
+        assert b"items labeled" in received and b"ann-reason" in received  # the frames are read: her own words
+        assert b"bob-reason" not in received and b"test-naturalness" not in received  # bob's, even on her items
         assert b"Naturalness" not in received and b"lead-password" not in received
 
         ann.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out").click()
@@ -128,6 +201,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         lead.locator(f"{MAIN} h1").filter(has_text="Queues").first.wait_for(timeout=90_000)
         wait_idle(lead)
         lead.locator(MAIN).get_by_text("Krippendorff's alpha (ordinal)").first.wait_for()
+        lead.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text="bob-reason").first.wait_for(
+            state="attached", timeout=90_000)  # the grid's cells come after the page's text
         shown = main_text(lead)
         assert f"on {ITEMS} items labeled by two or more" in shown and "bob-reason" in shown
         screenshot(lead, "team_queues", publish_as="team_queues")

@@ -482,8 +482,8 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     assert any(c.startswith(f"The combined estimate reads {best}, the judge worth most labels on Natural of those "
                             "chosen above") for c in said), said
     worth = next(d.value for d in at.dataframe if "effective labels" in d.value.columns)
-    assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "advantage probability",
-                                   "judge in full"]
+    assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "Pearson within systems",
+                                   "advantage probability", "judge in full"]
     row = worth.set_index("judge").loc[imported]
     assert re.fullmatch(r"0\.\d\d", row["advantage probability"]) and row["judge in full"] == f"{imported}: natural"
     negative = worth["saved"].str.startswith("-").any()

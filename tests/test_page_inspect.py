@@ -364,14 +364,14 @@ def test_no_human_score_yet_is_told_apart_from_no_matching_aspect(monkeypatch, t
     at.switch_page(PAGE).run()
     assert not at.exception
     said = " ".join(w.value for w in at.warning)
-    assert plain("Items are in dataset order: 'mine' has no human score or label yet: label Natural on the Label "
-                 "page") in said, said
+    assert plain("Items are in dataset order: 'mine' has no human score or label yet: label Naturalness on the "
+                 "Label page") in said, said
     assert "set human" not in said.lower()  # the header has it: the labels are what is missing
     store.save_label(items[0].id, "Overall", 3)  # a label of another aspect
     at.run()
     said = " ".join(w.value for w in at.warning)
     assert plain("topicalchat-naturalness compares Naturalness with 'Natural' (its human = \"Natural\"), and 'mine' "
-                 "has no score or label of that name (it has Overall): label Natural") in said, said
+                 "has no score or label of that name (it has Overall): label Naturalness") in said, said
     for item in items[:3]:
         store.save_label(item.id, "Natural", 2)
     at.run()

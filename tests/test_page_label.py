@@ -12,7 +12,7 @@ import json
 import re
 from pathlib import Path
 
-from helpers import REPO, scripted
+from helpers import REPO, run_cli, scripted
 from streamlit.testing.v1 import AppTest
 
 import geval
@@ -99,6 +99,7 @@ def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_pa
     first = data["queue"][0]
     assert (data["total"], data["done"], data["acked"], data["history"]) == (12, 0, 0, [])
     assert data["aspects"] == [{"name": "Naturalness", "min": 1, "max": 3}] and data["blind"] is True
+    assert data["verdict"] is False and data["asked"] == []  # no queue: a reason is never required
     assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, first)["shown"]["Naturalness"])
     assert item(at, first)["response"] and item(at, first)["place"] == 1
     assert "needs about 385 labels, more than the 12 items here; all 12 give about ±0.57" in texts(at)
@@ -115,6 +116,28 @@ def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_pa
     second = data["queue"][0]
     post(at, label(second, 3), label(first, 1))  # the next item, then a correction of the first
     assert store.labels("mine").set_index("item_id")["score"].to_dict() == {first: 1.0, second: 3.0}
+
+
+def test_a_reason_typed_after_the_digit_is_stored_with_its_label_sent_back_and_exported(monkeypatch, tmp_path):
+    """The unit posts the digit's label, then the same label with the reason typed after it (Tab, text,
+    Enter; its seconds then include the typing, or none when it cannot tell: the label's stay); the store
+    keeps it with the label, the unit is sent it back with the item, and `geval labels export` writes it."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first, second = unit(at)["queue"][:2]
+    post(at, label(first, 2) | {"reason": ""}, label(first, 2, seconds=6.0) | {"reason": "  friendly, but vague "},
+         label(second, 3) | {"reason": ""})
+    post(at, label(second, 3, seconds=None) | {"reason": "on topic"})
+    labels = store.labels("mine").set_index("item_id")
+    assert labels.loc[first, ["score", "seconds", "reason"]].tolist() == [2.0, 6.0, "friendly, but vague"]
+    assert labels.loc[second, ["score", "seconds", "reason"]].tolist() == [3.0, 2.5, "on topic"]
+    assert item(at, first)["reasons"] == {"Naturalness": "friendly, but vague"} and item(at, first)["labels"] == {
+        "Naturalness": 2}
+    out = tmp_path / "labels.csv"
+    exported = run_cli("labels", "export", "mine", "--out", str(out), "--store", str(tmp_path / "store.sqlite"))
+    assert exported.returncode == 0, exported.stderr
+    with out.open(encoding="utf-8") as handle:
+        rows = {row["item_id"]: row["reason"] for row in csv.DictReader(handle)}
+    assert rows == {first: "friendly, but vague", second: "on topic"}
 
 
 def test_a_label_lands_on_the_item_it_names_whatever_the_page_chose_since(monkeypatch, tmp_path):

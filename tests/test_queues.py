@@ -29,6 +29,7 @@ from geval.decisions.queues import (
     export,
     next_items,
     progress,
+    reason_asked,
     reason_needed,
 )
 from geval.errors import LabelError, StoreError
@@ -166,6 +167,22 @@ def test_a_reason_is_required_at_the_ends_or_where_a_label_differs_by_two():
     assert "differs from another annotator's label" in reason_needed(differs, overall, 3, [1.0])
     assert not reason_needed(differs, overall, 3, [2.0, 4.0])
     assert not reason_needed(Queue("q", "d", (overall,), {}, 2, "none", ""), overall, 5, [1.0])
+
+
+def test_whether_a_label_needs_a_reason_is_read_on_the_server_from_the_items_other_labels_in_the_queue(store):
+    items = stored(store, 4)
+    wide = LabelAspect("Natural", 1, 5)
+    queue = create(store, "q", "synthetic", [wide], ["ann", "bob"], overlap=2, reasons="differs")
+    store.save_label(items[0].id, "Natural", 5, "bob")
+    store.save_label(items[0].id, "Natural", 1, "cat")  # not in the queue: not read
+    assert "differs from another annotator's label" in reason_asked(store, queue, items[0].id, "natural", 3, "ann")
+    assert not reason_asked(store, queue, items[0].id, "Natural", 4, "ann")
+    assert not reason_asked(store, queue, items[1].id, "Natural", 2, "ann")
+    assert "end of the scale" in reason_asked(store, queue, items[1].id, "Natural", 5, "ann")
+    assert not reason_asked(store, create(store, "free", "synthetic", [wide], ["ann", "bob"]), items[0].id, "Natural",
+                            1, "ann")
+    with pytest.raises(LabelError, match="queue q asks for Natural, not 'Overall'"):
+        reason_asked(store, queue, items[0].id, "Overall", 3, "ann")
 
 
 def test_a_reason_is_kept_with_its_label_and_exported(store):

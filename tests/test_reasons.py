@@ -85,6 +85,22 @@ def test_the_candidates_are_measured_on_groups_they_were_not_made_from(scored, s
     assert not result.adopted and result.verdict.startswith("not adopted")
 
 
+def test_an_openai_compatible_judge_that_drafts_no_rubric_leaves_the_corrected_examples_measured_and_says_why(
+        scored, stub):
+    """The Queues page's Measure asks the judge itself for the rubric: a model that only answers scores
+    (the stub) once failed the whole measurement; now the corrected examples are measured alone."""
+    store, _, _ = scored
+    stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3}, hashed=True)  # any prompt: a score, no rubric
+    judge = geval.make_judge("openai", model="stub-model", base_url=stub.url, api_key="sk-test", mode="logprobs")
+    result = from_reasons(store, "synthetic", judge, "Natural", 300, start=TEMPLATE, k=2)
+    assert set(result.candidates) == {"corrected examples"} and not result.drafted
+    assert result.rubric_note.startswith("No rubric was tried") and "answered no rubric sentence" in result.rubric_note
+    assert result.verdict.startswith(("adopted", "not adopted")) and math.isfinite(result.gain)
+    drafter = geval.make_judge("openai", model="drafter", base_url=stub.url, api_key="sk-test")
+    with pytest.raises(ReasonsError, match="no rubric sentence"):  # a drafter named: its failure is the caller's
+        from_reasons(store, "synthetic", judge, "Natural", 300, start=TEMPLATE, k=2, drafter=drafter)
+
+
 def test_too_few_corrections_or_groups_say_so(scored):
     store, _, judge = scored
     with pytest.raises(ReasonsError, match="corrected examples need 20 groups"):

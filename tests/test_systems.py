@@ -1,7 +1,6 @@
-"""Systems as people would score them (issue 39): the betting intervals' coverage simulated from
-SummEval (fast: a few hundred draws of two cells; bench/systems_coverage.py the full table), the
-estimator checked against the reference implementation of PPI (ppi-python) and known answers, and
-what bad input says."""
+"""Systems as people would score them (issue 39): the estimator checked against the reference
+implementation of PPI (ppi-python) and known answers, comparisons and ranks, what the CLI prints and
+what bad input says (the intervals' coverage and the judges' worth: tests/test_systems_statistics.py)."""
 
 from __future__ import annotations
 
@@ -14,52 +13,17 @@ import pytest
 
 import geval
 from geval.decisions import betting
-from geval.decisions.systems import SystemsError, effective_labels, means, more_labels, sampling_weights
-from geval.decisions.systems_coverage import arrays, simulate
+from geval.decisions.systems import SystemsError, means, more_labels
+from geval.decisions.worth import effective_labels
 from tests.helpers import run_cli
 
 
-@pytest.fixture(scope="module")
-def consistency(shared_file):
-    """SummEval consistency: the experts' means (16 x 100) and GPT-4o's scores, the six LLMs' spread."""
-    shared_file("summeval.json")
-    llms = json.loads(shared_file("alttest/summeval/llm_annotations.json").read_text())
-    items = geval.load_dataset("summeval").items
-    judges = {name: {i.id: values[f"{i.source_id}__consistency"] for i in items} for name, values in llms.items()}
-    scores, predictors, _ = arrays(items, "consistency", judges)
-    return scores, predictors[:, :, [list(llms).index("gpt-4o")]], predictors.std(2)
-
-
-@pytest.mark.simulation
-@pytest.mark.parametrize("k", [5, 20])
-def test_intervals_hold_the_systems_mean_at_few_labels_where_the_textbook_interval_does_not(consistency, k):
-    scores, judge, _ = consistency
-    found = simulate(scores, judge, k, draws=150, seed=k)
-    print(f"k={k}: people {found.people.min():.3f} ({found.people_width.mean():.2f}), combined "
-          f"{found.combined.min():.3f} ({found.combined_width.mean():.2f}), textbook {found.textbook.min():.3f}")
-    # every system: 150 draws, Monte Carlo sd about .018 at .95; the method's own level is higher
-    assert found.people.min() >= 0.94 and found.combined.min() >= 0.94
-    assert found.textbook.min() < 0.8  # most consistency scores are 5: a small sample is often all 5
-
-
-@pytest.mark.simulation
-def test_intervals_hold_in_the_order_where_a_label_buys_most(consistency):
-    scores, judge, spread = consistency
-    weights = np.stack([sampling_weights(pd.Series(row)).to_numpy() for row in spread])
-    found = simulate(scores, judge, 10, draws=150, seed=3, weights=weights)
-    assert found.people.min() >= 0.94 and found.combined.min() >= 0.94
-
-
-def test_the_estimate_and_the_textbook_interval_equal_the_reference_implementation():
+def test_the_estimate_equals_the_reference_implementation():
     ppi = pytest.importorskip("ppi_py")
     rng = np.random.default_rng(0)
     everywhere = rng.integers(1, 6, 300).astype(float)
     labeled = rng.choice(300, 40, replace=False)
     y = np.clip(everywhere[labeled] + rng.normal(0, 1, 40), 1, 5)
-    estimate, low, high, lam = betting.classical_ppi(y, everywhere[labeled], everywhere)
-    assert low == pytest.approx(ppi.ppi_mean_ci(y, everywhere[labeled], everywhere, alpha=0.05)[0], abs=1e-9)
-    assert high == pytest.approx(ppi.ppi_mean_ci(y, everywhere[labeled], everywhere, alpha=0.05)[1], abs=1e-9)
-    assert estimate == pytest.approx(ppi.ppi_mean_pointestimate(y, everywhere[labeled], everywhere), abs=1e-9)
     # the app's point estimate: PPI++ with its own (pooled, ridge) coefficient, here given as lam
     population = pd.DataFrame({"system": "", "group": [f"g{i}" for i in range(300)], "human": np.nan,
                                "judge": everywhere}, index=[f"i{i}" for i in range(300)])
@@ -104,7 +68,9 @@ def test_every_item_labeled_gives_the_exact_mean_and_a_constant_judge_buys_nothi
     constant = means(population, order[:45], ["constant"], (1, 5))
     assert np.allclose(constant.table["combined_low"], constant.table["people_low"])
     assert np.allclose(constant.table["combined_high"], constant.table["people_high"])
-    assert constant.worth["effective"].iloc[0] == pytest.approx(45, abs=0.5)
+    worth = constant.worth.iloc[0]  # it removes none of the people's variance: worth its labels, exactly
+    assert (worth["effective"], worth["saved"], worth["ratio"]) == (45, 0.0, 1.0)
+    assert (worth["effective_low"], worth["effective_high"]) == (45, 45)
 
 
 def test_documents_labeled_together_are_compared_paired_and_ranked():
@@ -134,8 +100,10 @@ def test_bad_input_gets_one_line():
 
 
 def test_effective_labels_and_more_labels_follow_sampling_without_replacement():
-    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([1.0])) == pytest.approx(10)
-    assert effective_labels(np.array([10]), np.array([100]), np.array([1.0]), np.array([0.0])) == pytest.approx(100)
+    assert effective_labels(np.array([10]), np.array([100]), 1.0) == 10  # a judge that leaves all the variance
+    assert effective_labels(np.array([10]), np.array([100]), 0.0) == pytest.approx(100)  # one that leaves none
+    # half the variance left: (1/n' − 1/N) = (1/10 − 1/100) / 2
+    assert effective_labels(np.array([10, 20]), np.array([100, 100]), 0.5) == pytest.approx(1 / 0.055 + 1 / 0.03)
     row = pd.Series({"labeled": 10, "items": 100, "combined_low": 3.0, "combined_high": 4.0})
     more = more_labels(row)  # ±0.5 now; ±0.1 needs (1/n − 1/N) 25 times smaller
     assert more == int(np.ceil(1 / ((0.2 / 1.0) ** 2 * (0.1 - 0.01) + 0.01))) - 10
@@ -163,8 +131,10 @@ def test_cli_prints_people_only_combined_and_effective_labels(tmp_path, shared_f
     out = done.stdout
     assert "people only" in out and "combined" in out and "effective labels" in out and "judge alone (biased)" in out
     assert "combined with gpt-4o (imported" in out and "by people's standard" in out
-    # each judge's advantage probability beside the labels it saves, and what the sentences' intervals are
-    assert re.search(r"^ +gpt-4o \(imported from llm_annotations\.json\) +48 .*%  +0\.\d\d$", out, re.MULTILINE), out
+    # each judge's Pearson within systems and advantage probability beside the labels it saves, and what the
+    # sentences' intervals are
+    assert re.search(r"^ +gpt-4o \(imported from llm_annotations\.json\) +48 .*%  +-?0\.\d\d +0\.\d\d$", out,
+                     re.MULTILINE), out
     assert "Each comparison's interval is 95% for that pair alone; the ranks hold for all 28 pairs together" in out
     assert ("Below 0 saved: the labels alone do better than with the judge." in out) == bool(
         re.search(r" -[1-9]\d*% ", out))
@@ -263,8 +233,9 @@ def test_the_judges_table_reads_the_advantage_by_combination_and_aspect_under_a_
     assert shown.loc["all judges together", "advantage probability"] == "–"
     negative = result.worth.assign(saved=-0.2)
     line = saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": negative}))
-    assert line.startswith("Below 0 saved: the labels alone do better than with the judge. At 5 labels per system a "
-                           "judge-corrected score's wider range costs more than the judge explains")
+    assert line == ("Below 0 saved: the labels alone do better than with the judge. It explains about none of "
+                    "people's scores within a system, less than the weight fitted to it costs; a judge saves the more "
+                    "labels the more of them it explains.")
     assert saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": result.worth.assign(saved=0.1)})) == ""
 
 
@@ -309,3 +280,28 @@ def test_a_dataset_without_systems_says_what_was_drawn_and_the_ranking_shows_lab
     ranked = run_cli("alttest", "plain", "--brief", "--store", store)
     assert ranked.returncode == 0, ranked.stderr
     assert "labels saved" in ranked.stdout and "Labels saved: of the labels each system's mean needs" in ranked.stdout
+
+
+def test_unpaired_differences_read_the_draws_with_their_sampling_weights():
+    """Where a label buys most, the systems' documents differ and the differences were read from the
+    draws as if drawn at random: system A's 5s, drawn nine times as often as its 1s, made A − B's 95%
+    interval [+1.61, +3.07] while the people's difference over every item is +1.00."""
+    from geval.decisions.systems import weighted_order
+
+    rows, weight = [], {}
+    for system in ("A", "B"):
+        for n in range(100):
+            score = (5 if n % 2 else 1) if system == "A" else 2
+            rows.append({"id": f"{system}{n}", "system": system, "group": f"{system}-d{n}", "human": score,
+                         "judge": score + n % 3 - 1})
+            weight[f"{system}{n}"] = 9.0 if system == "A" and n % 2 else 1.0
+    population, weights = pd.DataFrame(rows).set_index("id"), pd.Series(weight)
+    order = [i for s in ("A", "B") for i in weighted_order(list(population.index[population["system"] == s]),
+                                                           weights, seed=1)[:30]]
+    found = means(population, order, ["judge"], (1, 5), weights=weights)
+    assert not found.paired
+    truth = found.table.set_index("system")["truth"]
+    pair = found.differences.iloc[0]
+    assert (pair.a, pair.b) == ("A", "B")
+    assert pair.low <= truth["A"] - truth["B"] <= pair.high
+    assert pair.simultaneous_low <= truth["A"] - truth["B"] <= pair.simultaneous_high

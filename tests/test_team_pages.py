@@ -3,10 +3,13 @@ sees their queue alone, blind; a lead sees the Queues page with its agreement.""
 
 from __future__ import annotations
 
+import json
+
 import geval
 import pytest
-from apptest_helpers import open_app, texts
-from helpers import REPO
+from apptest_helpers import open_app, texts, wait_for
+from helpers import REPO, scripted
+from test_page_label import label, post, unit
 
 
 @pytest.fixture
@@ -43,25 +46,75 @@ def test_with_accounts_a_sign_in_page_comes_first_and_a_wrong_password_is_refuse
     assert "do not match an account" in texts(at) and "not-her-password" not in texts(at)
 
 
-def test_an_annotator_sees_their_queue_blind_and_labels_with_a_reason(monkeypatch, tmp_path, team):
+def test_an_annotator_labels_their_queue_blind_in_the_labeling_unit_with_a_reason_where_it_is_required(
+        monkeypatch, tmp_path, team):
+    """My queue draws the labeling unit with her own items in the queue's order, under her name, and
+    nothing of the judge, the dataset's scores or the other annotator; a label at the scale's end with no
+    reason is not stored and answered why (the unit holds it at once too: "ask"), then stored with it."""
     store, dataset = team
     at = sign_in(open_app(monkeypatch, tmp_path), "ann", "ann-password")
     assert not at.exception
-    assert at.title[0].value == "My queue" and "0 of 12 items labeled" in texts(at)
-    shown = texts(at)  # nothing of the judge, the dataset's scores or the other annotator
-    assert not at.metric and not at.dataframe and "Judge" not in shown and "bob" not in shown
-    assert not [e for e in at.sidebar if getattr(e, "label", "") in ("Check the judge",)]
-    at.radio[0].set_value(3)
-    first = store.assignments("pilot", "ann")["item_id"].iloc[0]
-    save = next(b for b in at.button if b.label == "Save")
-    save.click().run()  # no reason for a 3, the scale's end: asked for, nothing saved
-    assert "end of the scale" in texts(at) and store.queue_labels("pilot").empty
-    at.text_input[0].input("a natural, friendly reply")
-    next(b for b in at.button if b.label == "Save").click().run()
+    assert at.title[0].value == "My queue" and "Queue pilot: 0 of 12 items labeled." in texts(at)
+    assert not at.metric and not at.dataframe and "Judge" not in texts(at) and "bob" not in texts(at)
+    data = unit(at)
+    order = store.assignments("pilot", "ann")["item_id"].tolist()
+    assert (data["annotator"], data["blind"], data["verdict"], data["total"], data["done"]) == ("ann", True, False,
+                                                                                                12, 0)
+    assert data["queue"] == order and data["aspects"][0]["ask"].keys() == {"1", "3"}
+    assert all(i["shown"] == {} and i["system"] == "" and i["labels"] == {} for i in data["items"])
+    assert {key for i in data["items"] for key in i} == {"id", "place", "group", "earlier", "recent", "response",
+                                                        "grounding", "captions", "labels", "reasons", "complete",
+                                                        "shown", "system"}  # the text, her own labels, no score
+    assert "bob" not in json.dumps(data)
+    first = order[0]
+    asked, = post(at, label(first, 3) | {"reason": ""})  # the scale's end, no reason: not stored, said why
+    assert store.queue_labels("pilot").empty
+    assert [(a["seq"], a["item"], a["score"]) for a in unit(at)["asked"]] == [(asked, first, 3)]
+    assert "end of the scale (1-3)" in unit(at)["asked"][0]["why"]
+    post(at, label(first, 3) | {"reason": " a natural, friendly reply "})
     saved = store.queue_labels("pilot")
     assert list(zip(saved["item_id"], saved["annotator"], saved["score"], saved["reason"])) == [
         (first, "ann", 3.0, "a natural, friendly reply")]
-    assert "1 of 12 items labeled" in texts(at)
+    post(at, label(order[1], 2) | {"reason": ""})  # inside the scale: no reason needed
+    assert len(store.queue_labels("pilot")) == 2 and "Queue pilot: 2 of 12 items labeled." in texts(at)
+    assert unit(at)["queue"] == order[2:] and unit(at)["history"] == order[:2]
+
+
+def test_my_queue_refuses_a_label_naming_another_annotator_or_an_item_not_hers(monkeypatch, tmp_path, team):
+    """The annotator is the server's identity, never the browser's echo."""
+    store, dataset = team
+    at = sign_in(open_app(monkeypatch, tmp_path), "ann", "ann-password")
+    order = store.assignments("pilot", "ann")["item_id"].tolist()
+    elsewhere = next(i.id for i in dataset.items if i.id not in set(store.assignments("pilot")["item_id"]))
+    posted = post(at, label(order[0], 2) | {"annotator": "bob"}, label(elsewhere, 2),
+                  label(order[0], 2, "Overall") | {"reason": "an aspect the queue does not ask for"}, label(order[1], 2))
+    failed = {f["seq"]: f["why"] for f in unit(at)["failed"]}
+    assert "names annotator bob, but you are signed in as ann" in failed[posted[0]]
+    assert f"item {elsewhere} is not in your queue pilot" in failed[posted[1]]
+    assert "queue pilot asks for Natural, not 'Overall'" in failed[posted[2]]
+    saved = store.labels(dataset.name)
+    assert list(zip(saved["item_id"], saved["annotator"])) == [(order[1], "ann")]
+
+
+def test_where_a_label_differs_from_anothers_by_two_the_server_asks_a_reason_without_saying_the_other(
+        monkeypatch, tmp_path, team):
+    store, dataset = team
+    queue = geval.labeling.queues.create(store, "wide", dataset.name, geval.labeling.parse_aspects("Natural 1-5"),
+                                         ["ann", "bob"], "random", 4, 2, "differs", seed=3, created_by="lena")
+    first = store.assignments("wide", "ann")["item_id"].iloc[0]
+    store.save_label(first, "Natural", 5, "bob", 3.0, "bob's own reason")
+    at = sign_in(open_app(monkeypatch, tmp_path), "ann", "ann-password")
+    at.selectbox(key="my_queue").set_value("wide").run()
+    data = unit(at)
+    assert data["verdict"] is True and data["aspects"][0]["ask"].keys() == {"1", "5"}
+    assert "bob" not in json.dumps(data) and data["queue"][0] == first
+    asked, = post(at, label(first, 2) | {"reason": ""})  # 3 from bob's: asked, the other label not said
+    why = unit(at)["asked"][-1]
+    assert (why["seq"], why["score"]) == (asked, 2) and "differs from another annotator's label" in why["why"]
+    assert "5" not in why["why"] and store.queue_labels("wide", "ann").empty
+    post(at, label(first, 4) | {"reason": ""})  # 1 from bob's: stored without a reason
+    assert store.queue_labels("wide", "ann")[["score", "reason"]].values.tolist() == [[4.0, ""]]
+    assert queue.reasons == "differs"
 
 
 def test_an_annotators_link_to_a_lead_page_is_refused_in_one_line(monkeypatch, tmp_path, team):
@@ -83,6 +136,33 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "Krippendorff's alpha (ordinal)" in [m.label for m in at.metric]
     assert at.metric[0].value.startswith("1.000") and at.metric[1].value.startswith("1.000")
     assert "12 items labeled by two or more" in shown
+    assert "They gave the same label to every item two or more of them labeled." in shown  # no table of 0 ranges
+
+
+def test_a_lead_measures_the_queues_reasons_with_an_openai_compatible_judge_that_drafts_no_rubric(
+        monkeypatch, tmp_path, team, stub):
+    """The Queues page's Measure in the background, the sidebar's judge the stub (it answers scores only:
+    once the whole measurement failed on the rubric it could not draft): the gain on held-out groups,
+    and why no rubric was tried."""
+    store, dataset = team
+    geval.score(store, dataset.items, geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    for row in store.assignments("pilot").itertuples():  # the people's own score, far from this judge's on many
+        store.save_label(row.item_id, "Natural", round(store.item(row.item_id).human_mean("Natural")), row.annotator,
+                         5.0, f"{row.annotator} says why")
+    stub.configure("logprobs", distribution={1: 0.2, 2: 0.5, 3: 0.3}, hashed=True)
+    at = sign_in(open_app(monkeypatch, tmp_path, state={"judge_backend": "openai", "judge_model": "stub-model",
+                                                        "judge_base_url": stub.url, "api_key": "sk-test"}),
+                 "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    at.number_input(key="queue_reasons_budget").set_value(200)
+    at.button(key="queue_reasons_go").click().run()
+    assert not at.exception
+    wait_for(at, lambda a: "Gain on" in texts(a) or a.error)
+    shown = texts(at)
+    assert not at.error, shown[-1500:]
+    assert "Not adopted" in shown or "Adopted" in shown
+    assert "No rubric was tried" in shown and "the corrected examples were measured alone" in shown
+    assert stub.count > 10
 
 
 def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):

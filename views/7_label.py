@@ -16,10 +16,9 @@ DEFAULTS = {"label_aspects": "Overall 1-5", "label_annotator": geval.labeling.DE
 st.title("Label")
 store = state.store()
 dataset = state.require_dataset()
-st.caption("Score the items yourself: a digit rates, Enter or → goes on once the item is labeled, ← goes back, "
-           "s skips, u undoes. The next item shows at once; each label goes to the store as you give it, with the "
-           "seconds it took, on the item on screen as you pressed its key. The judge and the dataset's scores stay "
-           "hidden until you label the item.")
+st.caption(f"Score the items yourself. {label_unit.KEYS_HELP} The next item shows at once; each label goes to the "
+           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. The judge and "
+           "the dataset's scores stay hidden until you label the item.")
 
 # --- what to label, and in which order ----------------------------------------------------------
 combos = store.combos(dataset.name)
@@ -90,14 +89,14 @@ except geval.GevalError as exc:
 found = judged_by[first.name]
 
 
-def labeled() -> tuple[dict, set, list]:
-    """The annotator's labels of each aspect by item, the items with every aspect labeled, and the items
-    labeled, in the order first labeled."""
+def labeled() -> tuple[dict, set, list, dict]:
+    """The annotator's labels of each aspect by item, the items with every aspect labeled, the items
+    labeled, in the order first labeled, and each item's labels with their reasons."""
     labels = store.labels(dataset.name, annotator)
     by_aspect = {a.name: labels[labels["aspect"].str.lower() == a.name.lower()].set_index("item_id")["score"]
                  for a in aspects}
     return by_aspect, {i for i in ids if all(i in by_aspect[a.name].index for a in aspects)}, \
-        list(dict.fromkeys(labels["item_id"]))
+        list(dict.fromkeys(labels["item_id"])), label_unit.given_labels(labels, aspects)
 
 
 def which_order(mine: dict) -> tuple[list[str], str]:
@@ -132,7 +131,7 @@ def labeling() -> None:
     lines = st.container()
     s = label_unit.session(dataset.name, annotator)
     label_unit.take(s)
-    mine, done, given = labeled()
+    mine, done, given, own = labeled()
     declared = human_side.declare_named(store, dataset.name, aspects, mine) if source == FROM[1] else ""
     order, said = which_order(mine)
     place = {item_id: n for n, item_id in enumerate(order, 1)}
@@ -143,7 +142,9 @@ def labeling() -> None:
     lines_of = systems.label_lines(store, dataset.name, first.name, combos, combo, {i.system for i in sent})
     label_unit.draw(s, label_unit.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids)), aspects,
                     blind, len(ids), len(done), queue, history,
-                    [label_unit.payload(item, place[item.id], aspects, mine, done, judged_by, dataset.aspects,
+                    [label_unit.payload(item, place[item.id], own.get(item.id, {}), item.id in done,
+                                        {a.name: label_unit.shown_once_labeled(item, a.name, judged_by[a.name],
+                                                                               dataset.aspects) for a in aspects},
                                         lines_of[item.system]) for item in sent])
     with lines:
         st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")

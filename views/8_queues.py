@@ -86,6 +86,8 @@ for aspect in queue.aspects:
     if len(split):
         st.caption("Where they disagree most, with their reasons side by side:")
         st.dataframe(split, hide_index=True)
+    elif found.items:
+        st.caption("They gave the same label to every item two or more of them labeled.")
 
 # --- the judge against these people -----------------------------------------------------------------
 st.subheader("The judge against these people")
@@ -146,6 +148,8 @@ if len(combos):
                     if result.low == result.low else f" ({result.reading.get('note') or 'no interval'})")
         (st.success if result.adopted else st.info)(f"Gain on {len(result.search.test_groups)} held-out groups: "
                                                    f"{shown}{interval}. {result.verdict.capitalize()}.")
+        if result.rubric_note:
+            st.caption(plain(result.rubric_note))
 
 # --- export ---------------------------------------------------------------------------------------------
 labels = queues.export(store, queue)

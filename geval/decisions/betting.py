@@ -213,28 +213,3 @@ def point(draws: Draws, beta: np.ndarray) -> np.ndarray:
     y_before = np.concatenate([np.zeros((len(z), 1)), np.cumsum(np.where(labeled, draws.y, 0.0), 1)[:, :-1]], 1)
     each = (y_before + (n - positions) * z) / n
     return np.where(labeled, each, 0.0).sum(1) / np.maximum(labeled.sum(1), 1)
-
-
-def classical_ppi(y: np.ndarray, judged: np.ndarray, everywhere: np.ndarray, alpha: float = ALPHA,
-                  lam: float | np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The textbook PPI++ estimate of a mean and its normal interval, as the reference implementation
-    (`ppi_py.ppi_mean_ci`, Angelopoulos, Duchi & Zrnic 2023) computes them: `y` the people's scores
-    of the labeled items, `judged` the judge's on them, `everywhere` the judge's on every item (each
-    along the last axis: leading axes are a batch); `lam` power-tuned (clipped to [0, 1]) when None.
-    Returns (estimate, low, high, lam). For comparison only: its interval assumes a normal mean,
-    which a handful of skewed scores is not (docs/statistics.md)."""
-    from scipy import stats
-
-    n, big = y.shape[-1], everywhere.shape[-1]
-    if lam is None:
-        first = everywhere.mean(-1) + (y - judged).mean(-1)
-        grads, grads_hat = y - first[..., None], judged - first[..., None]
-        cov = 2 * np.mean((grads - grads.mean(-1, keepdims=True)) * (grads_hat - grads_hat.mean(-1, keepdims=True)), -1)
-        var = np.var(np.concatenate([grads_hat, everywhere - first[..., None]], -1), -1, ddof=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            lam = np.where(var > 0, np.clip(cov / (2 * (1 + n / big) * var), 0, 1), 0.0)
-    lam = np.asarray(lam, float)
-    estimate = lam * everywhere.mean(-1) + (y - lam[..., None] * judged).mean(-1)
-    se = np.sqrt(np.var(lam[..., None] * everywhere, -1) / big + np.var(y - lam[..., None] * judged, -1) / n)
-    half = float(stats.norm.ppf(1 - alpha / 2)) * se
-    return estimate, estimate - half, estimate + half, lam

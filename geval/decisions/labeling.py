@@ -40,9 +40,11 @@ from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
                                      difference_sentence, means, more_labels, sampling_weights, weighted_order)
 from geval.decisions.pass_rates import PassRates, PassRatesError, pass_aspects, rates_of, two_words
+from geval.decisions.systems import means as population_means
 from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
+from geval.decisions.systems_coverage import simulate_pairs as simulate_ranks
 from geval.data.declared import positive
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
@@ -57,7 +59,7 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
            "PassRates", "PassRatesError",
-           "Coverage", "coverage_arrays", "simulate_coverage"]
+           "Coverage", "coverage_arrays", "simulate_coverage", "simulate_ranks", "population_means"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",
           "informative": "most informative (where judge rows and the fitted combination disagree most)",
@@ -565,7 +567,7 @@ def categorical_line(aspect: str, categories: Sequence[str]) -> str:
 
 def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
                  together: bool = False, per_system: int | None = None, design: str = "random", seed: int = 0,
-                 items: list[Item] | None = None) -> SystemMeans:
+                 items: list[Item] | None = None, anytime: bool = False) -> SystemMeans:
     """The mean people would give each system of `dataset` on `aspect` (`geval.decisions.systems`):
     from the people's scores of the items labeled (your labels in the order given, the dataset's
     own in a seeded order) and every judge compared with the aspect (`combo` first: the one the
@@ -573,8 +575,9 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     and the judge alone. `per_system`: what that many labels per system would give, drawn from
     the dataset's own scores (`design`: "documents", every system's item of k documents; "random",
     k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
-    beside it. Raises SystemsError with one line when it cannot be read (a categorical aspect among
-    them)."""
+    beside it, and each judge's worth for those labels read on every item people scored. `anytime`:
+    intervals valid however many labels come (the Label page's live line). Raises SystemsError with
+    one line when it cannot be read (a categorical aspect among them)."""
     if design not in DESIGNS:
         raise SystemsError(f"design '{shown(design)}' is unknown; use one of {', '.join(DESIGNS)}")
     items = store.items(dataset) if items is None else items
@@ -611,7 +614,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     else:
         order = _labeled_order(store, dataset, name, population, seed)
         source = HUMAN_SOURCES[store.human_side(dataset)]
-    result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together)
+    result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together,
+                   anytime=anytime, worth_on=list(population.index) if per_system is not None else None)
     result.notes = notes + result.notes
     result.source = source
     held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
@@ -649,10 +653,13 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
                  seed: int = 0) -> tuple[pd.DataFrame, list[str]]:
     """What each judge saves of the labels a system's mean needs, on each aspect they can be read on,
     as `system_means` reads them by default (the labels given; where people scored every item,
-    `default_labels` per system drawn a document at a time): one row per combination (`combo`, its
-    label) and human aspect, with the labels read (in all, and per system: their median) and the share
-    saved; and a line for each aspect it cannot be read on (categorical, too few labels). `aspects`:
-    only these (any case)."""
+    `default_labels` per system drawn a document at a time, the judge's worth read on every item):
+    the labels alone that would give the combined estimate's variance, from the variance of people's
+    scores the judge removes within systems (`geval.decisions.worth`; a constant saves exactly 0). One
+    row per combination (`combo`, its label) and human aspect, with the labels read (in all, and per
+    system: their median), the share saved with its 95% interval (`saved_low`, `saved_high`) and the
+    judge's Pearson with people within systems (`within`); and a line for each aspect it cannot be
+    read on (categorical, too few labels). `aspects`: only these (any case)."""
     items = store.items(dataset) if items is None else items
     aspects, lines = estimable_aspects(store, dataset, items, aspects)
     rows = []
@@ -667,9 +674,11 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
             continue
         worth = result.worth[result.worth["combo"] != ""]
         per = int(result.table["labeled"].median())
-        rows += [{"combo": combo, "aspect": aspect, "labels": labels, "per system": per, "saved": saved}
-                 for combo, labels, saved in zip(worth["combo"], worth["labels"], worth["saved"])]
-    return pd.DataFrame(rows, columns=["combo", "aspect", "labels", "per system", "saved"]), lines
+        rows += [{"combo": row.combo, "aspect": aspect, "labels": row.labels, "per system": per, "saved": row.saved,
+                  "saved_low": row.saved_low, "saved_high": row.saved_high, "within": row.within}
+                 for row in worth.itertuples()]
+    columns = ["combo", "aspect", "labels", "per system", "saved", "saved_low", "saved_high", "within"]
+    return pd.DataFrame(rows, columns=columns), lines
 
 
 def _shared_groups(population: pd.DataFrame) -> bool:

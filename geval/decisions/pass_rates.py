@@ -2,7 +2,7 @@
 `geval.data.declared`), the share of each system's items people would pass, from the judge on every
 item and people's labels on a few. A rate is a bounded mean on [0, 1] (each item's share of people
 who passed it), so it is estimated exactly as the systems' means are (`labeling.system_means`:
-prediction-powered, with betting intervals valid for the finite population of each system's items),
+prediction-powered, with the systems' intervals for the finite population of each system's items),
 beside the labels alone and the judge's own rate. The judge's true-positive and true-negative rates
 (its recall of each word against the people's majority, with intervals over groups:
 `geval.analysis.label_errors`) say how it errs on the way. An aspect of more than two categories,
@@ -62,7 +62,7 @@ class PassRates:
                 f"they label '{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
                 f"true-positive rate); of those they label '{self.other}', '{self.other}' "
                 f"{self.true_negative.percent()} (its true-negative rate). Its own rate is corrected by the labels as a "
-                "system's mean is (95% intervals, betting: valid at any number of labels).")
+                f"system's mean is ({self.means.interval_words()}).")
 
 
 def _rate(value: float, low: float, high: float) -> str:

@@ -16,7 +16,8 @@ the pairwise quadratic-weighted kappa with 95% intervals over groups, `geval.ana
 (the queue's items with its labels as the human side, for the judge against the people), `export`.
 
 A queue may require a reason (`REASON_RULES`) for a score at the scale's ends, or one that differs
-by DIFFERS_BY or more from another label of the item (`reason_needed`: said without showing the others).
+by DIFFERS_BY or more from another label of the item (`reason_needed`: said without showing the others;
+`reason_asked` reads the item's other labels on the server).
 """
 
 from __future__ import annotations
@@ -217,6 +218,18 @@ def reason_needed(queue: Queue, aspect: LabelAspect, score: float, others: list[
     return ""
 
 
+def reason_asked(store: Store, queue: Queue, item_id: str, aspect: str, score: float, annotator: str) -> str:
+    """Why `annotator`'s `score` of an item on the queue's `aspect` (by name) needs a reason ("" when it
+    does not), the item's other labels read here, on the server (`reason_needed`). LabelError for an
+    aspect the queue does not ask for."""
+    found = next((a for a in queue.aspects if a.name.lower() == aspect.lower()), None)
+    if found is None:
+        raise LabelError(f"queue {queue.name} asks for {', '.join(a.name for a in queue.aspects)}, not {aspect!r}")
+    if queue.reasons == "none":
+        return ""
+    return reason_needed(queue, found, score, others_scores(store, queue, item_id, found.name, annotator))
+
+
 def others_scores(store: Store, queue: Queue, item_id: str, aspect: str, annotator: str) -> list[float]:
     """The other annotators' labels of an item on `aspect` (read on the server for `reason_needed`; never
     sent to an annotator's browser)."""
@@ -276,14 +289,15 @@ def agreement(store: Store, queue: Queue, aspect: LabelAspect, items: list[Item]
 
 def disagreements(store: Store, queue: Queue, aspect: LabelAspect, top: int = 10) -> pd.DataFrame:
     """The `top` items where the annotators' labels of `aspect` differ most (largest range, then
-    standard deviation), each annotator's label with their reason side by side."""
+    standard deviation; items where they all agree are not listed), each annotator's label with their
+    reason side by side."""
     labels = _labeled(store, queue)
     labels = labels[labels["aspect"].str.lower() == aspect.name.lower()]
     rows = []
     for item_id, given in labels.groupby("item_id"):
-        if len(given) < 2:
-            continue
         scores = given["score"].astype(float)
+        if len(given) < 2 or scores.max() == scores.min():
+            continue
         said = {a: f"{s:g}" + (f": {r}" if r else "") for a, s, r in
                 zip(given["annotator"], scores, given["reason"].fillna(""))}
         rows.append({"item_id": item_id, "range": scores.max() - scores.min(), "spread": scores.std(ddof=0),

@@ -8,7 +8,9 @@ made from, and adopted only when it beats the start there.
    - *corrected examples*: k corrected items of k different groups shown before the item to rate,
      each with the people's score and their reason;
    - *rubric*: where the judge follows instructions (an OpenAI-compatible model), a few rubric
-     sentences it drafts from the reasons (`draft_rubric`), shown the same way.
+     sentences it drafts from the reasons (`draft_rubric`), shown the same way. When the judge,
+     asked by default, answers no rubric sentence (a model that only scores), the corrected examples
+     are measured alone and the result says why there is no rubric (`rubric_note`).
 3. The groups a candidate was made from (its examples' groups; for the rubric, every reason's group)
    take no part in the search: `geval.tune` splits the other groups into tune and test groups, tries
    the candidates against the start on the tune groups (successive halving, its multiple-comparison
@@ -98,6 +100,7 @@ class ReasonsResult:
     verdict: str
     drafted: list[str] = field(default_factory=list)
     reading: dict = field(default_factory=dict)  # the test groups' reading the gain comes from (its note, p)
+    rubric_note: str = ""  # why no rubric was tried, when the judge was asked for one and gave none
 
 
 def corrections(store: Store, dataset: str, aspect: str, low: int, high: int, combo: tuple[str, str] | None = None,
@@ -171,7 +174,8 @@ def from_reasons(store: Store, dataset: str, judge: Judge, human: str, budget: i
     against `start` (default: the dataset's starting template for `human`) within `budget` judge calls,
     on `groups` (default all) less the groups the candidates were made from. `drafter`: the model that
     drafts the rubric (default the judge, when it is OpenAI-compatible; no rubric otherwise). `stop` and
-    `on_progress` go to the search."""
+    `on_progress` go to the search. A `drafter` given that answers no rubric is a ReasonsError; the judge
+    asked by default that answers none is said in `rubric_note`, and the corrected examples measured alone."""
     start = start or default_start(dataset, human)
     aspect = next((a for a in start.aspects if (a.human or a.name).lower() == human.lower()), None)
     if aspect is None:
@@ -189,9 +193,17 @@ def from_reasons(store: Store, dataset: str, judge: Judge, human: str, budget: i
     candidates = {"corrected examples": with_corrected_examples(start, aspect.key, chosen)}
     source = set(used)
     drafted: list[str] = []
-    drafter = drafter or (judge if judge.settings.get("backend") == "openai" else None)
-    if drafter is not None:
-        drafted = draft_rubric(drafter, human, aspect.min, aspect.max, found)
+    rubric_note = ""
+    asked = drafter or (judge if judge.settings.get("backend") == "openai" else None)
+    if asked is not None:
+        try:
+            drafted = draft_rubric(asked, human, aspect.min, aspect.max, found)
+        except ReasonsError as exc:
+            if drafter is not None:
+                raise
+            rubric_note = (f"No rubric was tried (the judge, OpenAI-compatible, was asked to draft it from the "
+                           f"reasons): {exc}; the corrected examples were measured alone.")
+    if drafted:
         candidates["rubric"] = with_rubric(start, aspect.key, drafted)
         source |= {c.item.group or c.item.id for c in found}
     everything = {item.group or item.id for item in store.items(dataset)}
@@ -223,7 +235,8 @@ def from_reasons(store: Store, dataset: str, judge: Judge, human: str, budget: i
     else:
         verdict = (f"not adopted: {search.winner} won on the tune groups, but its gain on the "
                    f"{len(search.test_groups)} test groups is not above 0 with 95% confidence")
-    return ReasonsResult(candidates, sorted(source), search, gain, low, high, adopted, verdict, drafted, test)
+    return ReasonsResult(candidates, sorted(source), search, gain, low, high, adopted, verdict, drafted, test,
+                         rubric_note)
 
 
 def _read_on_test(store: Store, dataset: str, judge: Judge, search: TuneResult, start: Template,

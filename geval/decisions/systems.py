@@ -4,14 +4,17 @@ them (prediction-powered inference: Angelopoulos et al., Science 2023; PPI++, An
 & Zrnic 2023; active inference, Zrnic & Candès, ICML 2024), beside the interval from the labels
 alone and the judge's own mean (biased by an unknown amount: no interval is claimed for it).
 
-Every interval is `geval.decisions.betting`'s: valid at any number of labels for bounded, skewed
-scores, the items of a system a finite population drawn without replacement (at random, or by the
-Label page's "where a label buys most" order with known probabilities). Pairwise differences are
-read on the documents both systems have labeled when the labels came a document at a time (every
-system's item of each labeled document), else from the two systems' own intervals; the ranking's
-intervals hold for all pairs together (Bonferroni over the pairs). What the judge is worth: the
-effective number of labels, the labels alone that would give the combined interval's width, with a
-95% interval from the delete-one-group jackknife over the labeled groups (docs/statistics.md).
+The items of a system are a finite population drawn without replacement. For a fixed number of
+labels drawn at random or a document at a time (the CLI, the report, the Agreement page), the
+intervals are `geval.decisions.t_intervals`': the narrowest whose coverage held for every single
+system in simulation; where labels keep coming (`anytime`: the Label page's live line) or are drawn
+by the Label page's "where a label buys most" order with known probabilities, `geval.decisions.
+betting`'s, valid at any number of labels. Pairwise differences are read on the documents both
+systems have labeled when the labels came a document at a time (every system's item of each labeled
+document), else from the two systems' own intervals; the ranking's intervals hold for all pairs
+together (Bonferroni over the pairs). What each judge is worth: the labels alone that would give the
+combined estimate's variance, from the variance of people's scores it removes within systems
+(`geval.decisions.worth`), with its 95% interval (docs/statistics.md).
 """
 
 from __future__ import annotations
@@ -23,16 +26,15 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
-from geval.analysis.correlation import MIN_GROUPS, jackknife_se
+from geval.decisions import t_intervals
 from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval, point, sequential_fit
+from geval.decisions.t_intervals import final_fit
+from geval.decisions.worth import judge_worth
 from geval.errors import GevalError
 
 #: Labels a system needs for an interval (the simulation's smallest number: docs/statistics.md).
 MIN_LABELS = 5
-#: Blocks of groups the jackknife of the effective labels leaves out one at a time, at the most.
-JACKKNIFE_BLOCKS = 20
 TOGETHER = "all judges together"
 #: The half-width the Label page counts labels for.
 TARGET = 0.10
@@ -59,6 +61,13 @@ class SystemMeans:
     paired: bool
     notes: list[str] = field(default_factory=list)
     source: str = "people's scores"
+    sequential: bool = False  # betting intervals (valid at any number of labels), else for these labels
+
+    def interval_words(self) -> str:
+        """How the 95% intervals were made, in words."""
+        if self.sequential:
+            return "95% intervals valid at any number of labels (betting)"
+        return "95% intervals for these labels (Student's t with a label added at each end of the scale)"
 
     def sentences(self, adjacent: bool = True) -> list[str]:
         """A sentence per comparison ("B is rated higher than A by people's standard: +0.21 [+0.08,
@@ -106,13 +115,17 @@ def difference_sentence(a: str, b: str, difference: float, low: float, high: flo
 
 def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str], scale: tuple[float, float],
           aspect: str = "", weights: pd.Series | None = None, together: bool = False,
-          alpha: float = ALPHA) -> SystemMeans:
+          alpha: float = ALPHA, anytime: bool = False, worth_on: Sequence[str] | None = None) -> SystemMeans:
     """The estimate from `population` (one row per item, indexed by item id: `system`, `group`,
     `human` (NaN where no person labeled it) and each of `judges`' scores) with the labels taken in
     `order` (item ids, first labeled first); `weights`: the sampling weights of the order (None: at
     random). The combined estimate reads the first of `judges` (`together`: all of them, fitted
-    together). Raises SystemsError with one line when no system has MIN_LABELS labels, or no judge
-    scored a labeled item."""
+    together). `anytime`: intervals valid however many labels come (betting), for a line that
+    follows the labels as they are given; else, at random, the narrower ones for these labels.
+    `worth_on`: the items whose people's scores tell what each judge is worth, for these labels
+    (default: the labeled ones; where people scored more, e.g. every item, all of those). Raises
+    SystemsError with one line when no system has MIN_LABELS labels, or no judge scored a labeled
+    item."""
     population = population.copy()
     population["system"] = population["system"].fillna("").astype(str)
     known = population["human"].notna().to_dict()
@@ -145,19 +158,32 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     chosen = list(judges) if together else [judges[0]]
     name = TOGETHER if together and len(judges) > 1 else judges[0]
     arrays = _Items(population, judges)
-    table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha)
+    sequential = anytime or weights is not None
+    table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha, sequential)
     table["judge"] = [population.loc[population["system"] == s, judges[0]].mean() for s in systems]
     paired = _document_design(population, labeled, systems)
-    differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha)
-    worth = pd.DataFrame([_worth(arrays, labeled, systems, [j], j, scale, weights) for j in judges]
-                         + ([_worth(arrays, labeled, systems, list(judges), TOGETHER, scale, weights)]
-                            if len(judges) > 1 else []))
-    worth = worth.sort_values("effective", ascending=False, ignore_index=True)
+    differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha, weights,
+                               sequential)
+    scored = [i for i in dict.fromkeys(worth_on) if known.get(i, False)] if worth_on is not None else labeled
+    worth = judges_worth(arrays, labeled, systems, judges, scale, weights if worth_on is None else None, scored)
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
               if m]
     return SystemMeans(aspect, scale, name, table, differences, _ranking(table, differences, systems), worth,
-                       paired, notes)
+                       paired, notes, sequential=sequential)
+
+
+def judges_worth(arrays: _Items, labeled: list[str], systems: list[str], judges: Sequence[str],
+                 scale: tuple[float, float], weights: pd.Series | None, scored: list[str]) -> pd.DataFrame:
+    """What each of `judges` is worth over the systems for the `labeled` items
+    (`geval.decisions.worth.judge_worth`), read on the people's scores of the items `scored` (drawn
+    with `weights`), and all of them together when there are several, most first."""
+    sets = [([j], j) for j in judges] + ([(list(judges), TOGETHER)] if len(judges) > 1 else [])
+    groups = arrays.groups(scored, systems)
+    counts = np.array([(arrays.system[[arrays.index[i] for i in labeled]] == s).sum() for s in systems])
+    worth = pd.DataFrame([judge_worth(arrays.draws(scored, systems, chosen, weights, scale), groups, name, counts)
+                          for chosen, name in sets])
+    return worth.sort_values("effective", ascending=False, ignore_index=True)
 
 
 def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> list[str]:
@@ -229,24 +255,37 @@ class _Items:
                 w[b, :len(members)], taken[b, :len(chosen)] = every[members], every[chosen]
         return Draws(y, x, pop, size, np.zeros(len(systems), int), scale, w, taken)
 
+    def groups(self, labeled: Sequence[str], systems: Sequence[str]) -> np.ndarray:
+        """(systems, k): the group of each label of `draws`' sequences ("" past a system's last)."""
+        rows = np.array([self.index[i] for i in labeled], int)
+        sequences = [rows[self.system[rows] == s] for s in systems]
+        found = np.full((len(systems), max(map(len, sequences))), "", dtype=object)
+        for b, chosen in enumerate(sequences):
+            found[b, :len(chosen)] = self.group[chosen]
+        return found
 
-def _intervals(draws: Draws, alphas: Sequence[float], with_judge: bool) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The interval at each of `alphas`, people alone or with the judge."""
+
+def _intervals(draws: Draws, alphas: Sequence[float], with_judge: bool,
+               sequential: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The interval at each of `alphas`, people alone or with the judge: betting (`sequential`), or
+    the padded t for these labels."""
+    if not sequential:
+        return t_intervals.system_intervals(draws, final_fit(draws) if with_judge else None, list(alphas))
     beta = sequential_fit(draws) if with_judge else None
     observed = chosen_observations(draws, beta)
     return [interval(draws, *observed, alpha=a) for a in alphas]
 
 
 def _table(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str], judges: list[str],
-           scale: tuple[float, float], weights: pd.Series | None, alpha: float) -> pd.DataFrame:
+           scale: tuple[float, float], weights: pd.Series | None, alpha: float, sequential: bool) -> pd.DataFrame:
     """Per system: items, labels, the people-only and the combined estimate with their intervals
     (95%, and at alpha over the systems for the ranking), and the people's mean over every item
     when people scored all of them (`truth`)."""
     draws = arrays.draws(labeled, systems, judges, weights, scale)
     levels = [alpha, alpha / max(len(systems), 1)]
-    (p_low, p_high), _ = _intervals(draws, levels, False)
-    (c_low, c_high), (s_low, s_high) = _intervals(draws, levels, True)
-    final = _final_fit(draws)
+    (p_low, p_high), _ = _intervals(draws, levels, False, sequential)
+    (c_low, c_high), (s_low, s_high) = _intervals(draws, levels, True, sequential)
+    final = final_fit(draws)
     rows = pd.DataFrame({
         "system": systems, "items": draws.size, "labeled": draws.labeled.sum(1),
         "people": point(draws, np.zeros_like(final)), "people_low": p_low, "people_high": p_high,
@@ -257,14 +296,6 @@ def _table(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems
     for side in ("people", "combined"):  # a point outside its interval (rare: the interval is not centred on it)
         rows[side] = rows[side].clip(rows[f"{side}_low"], rows[f"{side}_high"])
     return rows
-
-
-def _final_fit(draws: Draws) -> np.ndarray:
-    """(B, p): the predictor's coefficients fitted on every label (for the point estimate)."""
-    padded = Draws(np.concatenate([draws.y, np.full((len(draws.y), 1), np.nan)], 1),
-                   np.concatenate([draws.x, np.zeros((len(draws.y), 1, draws.x.shape[2]))], 1),
-                   draws.population, draws.size, draws.draw, draws.scale)
-    return sequential_fit(padded)[:, -1]
 
 
 def _document_design(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
@@ -278,24 +309,38 @@ def _document_design(population: pd.DataFrame, labeled: list[str], systems: list
 
 
 def _differences(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str], judges: list[str],
-                 scale: tuple[float, float], table: pd.DataFrame, paired: bool, alpha: float) -> pd.DataFrame:
+                 scale: tuple[float, float], table: pd.DataFrame, paired: bool, alpha: float,
+                 weights: pd.Series | None = None, sequential: bool = True) -> pd.DataFrame:
     """Every pair A, B (A before B): the combined estimate of A − B with its 95% interval and the one
-    that holds for all pairs together; on shared documents when `paired`, else from the two
-    systems' intervals (each at half the level: Bonferroni)."""
+    that holds for all pairs together; on shared documents when `paired` (`t_intervals.
+    paired_intervals`, or betting when `sequential`), else from the two systems' own estimates (Welch's
+    t of the padded t's; betting: each system's interval at half the level, Bonferroni), read with the
+    sampling `weights` of their draws (None: at random)."""
     pairs = list(combinations(range(len(systems)), 2))
     if not pairs:
         return pd.DataFrame(columns=["a", "b", "difference", "low", "high", "simultaneous_low", "simultaneous_high",
                                      "documents"])
     levels = [alpha, alpha / len(pairs)]
+    a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
     if paired:
         draws, documents = _paired_draws(arrays, labeled, systems, judges, scale, pairs)
-        (low, high), (s_low, s_high) = _intervals(draws, levels, True)
-        difference = point(draws, _final_fit(draws))
+        final = final_fit(draws)
+        if sequential:
+            (low, high), (s_low, s_high) = _intervals(draws, levels, True)
+        else:
+            low, high, s_low, s_high = t_intervals.paired_intervals(draws, final, alpha, len(pairs))
+        difference = point(draws, final)
+    elif not sequential:
+        draws = arrays.draws(labeled, systems, judges, None, scale)
+        centre, se, df = t_intervals.padded_t(t_intervals.residuals(draws, final_fit(draws)), draws.size, scale)
+        (low, high), (s_low, s_high) = (t_intervals.welch(centre, se, df, a, b, level) for level in levels)
+        width = scale[1] - scale[0]
+        low, high, s_low, s_high = (np.clip(v, -width, width) for v in (low, high, s_low, s_high))
+        difference, documents = table["combined"].to_numpy()[a] - table["combined"].to_numpy()[b], [0] * len(pairs)
     else:
         combined = table["combined"].to_numpy()
-        draws = arrays.draws(labeled, systems, judges, None, scale)
+        draws = arrays.draws(labeled, systems, judges, weights, scale)  # drawn by weight: read by weight
         (h_low, h_high), = _intervals(draws, [alpha / 2], True)
-        a, b = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
         low, high = h_low[a] - h_high[b], h_high[a] - h_low[b]
         s_low = table["simultaneous_low"].to_numpy()[a] - table["simultaneous_high"].to_numpy()[b]
         s_high = table["simultaneous_high"].to_numpy()[a] - table["simultaneous_low"].to_numpy()[b]
@@ -353,67 +398,6 @@ def _ranking(table: pd.DataFrame, differences: pd.DataFrame, systems: list[str])
     ranked["best_rank"] = [1 + above[s] for s in ranked["system"]]
     ranked["worst_rank"] = [len(systems) - below[s] for s in ranked["system"]]
     return ranked
-
-
-def effective_labels(labels: np.ndarray, items: np.ndarray, people: np.ndarray, combined: np.ndarray) -> float:
-    """The labels alone that give the combined interval's width, summed over systems: per system,
-    n' with (1/n' − 1/N) = (combined / people width)² (1/n − 1/N) (sampling without replacement:
-    at most all N items)."""
-    with np.errstate(invalid="ignore", divide="ignore"):  # every item labeled: both widths 0, nothing to save
-        ratio = np.where(people > 0, (combined / np.where(people > 0, people, 1)) ** 2, 1.0)
-    inverse = 1 / items + ratio * (1 / labels - 1 / items)
-    return float(np.nansum(1 / inverse))
-
-
-def _stacked(batches: list[Draws]) -> Draws:
-    """Several batches as one (each its own draw: their fits stay apart), padded to the longest."""
-    k = max(d.y.shape[1] for d in batches)
-    big = max(d.population.shape[1] for d in batches)
-
-    def pad(array: np.ndarray, axis: int, length: int, fill: float) -> np.ndarray:
-        widths = [(0, 0)] * array.ndim
-        widths[axis] = (0, length - array.shape[axis])
-        return np.pad(array, widths, constant_values=fill)
-
-    return Draws(np.concatenate([pad(d.y, 1, k, np.nan) for d in batches]),
-                 np.concatenate([pad(d.x, 1, k, 0.0) for d in batches]),
-                 np.concatenate([pad(d.population, 1, big, np.nan) for d in batches]),
-                 np.concatenate([d.size for d in batches]),
-                 np.concatenate([np.full(len(d.y), n) for n, d in enumerate(batches)]), batches[0].scale,
-                 None if batches[0].weights is None else np.concatenate([pad(d.weights, 1, big, np.nan) for d in batches]),
-                 None if batches[0].taken is None else np.concatenate([pad(d.taken, 1, k, np.nan) for d in batches]))
-
-
-def _worth(arrays: _Items, labeled: list[str], systems: list[str], judges: list[str], name: str,
-           scale: tuple[float, float], weights: pd.Series | None) -> dict:
-    """A judge's (or several together) effective labels over the systems, with the delete-one-group
-    jackknife's 95% interval (groups in at most JACKKNIFE_BLOCKS blocks, each left out in turn)."""
-    groups = {i: arrays.group[arrays.index[i]] for i in labeled}
-    blocks = list(dict.fromkeys(groups.values()))
-    block_of = {g: n % JACKKNIFE_BLOCKS for n, g in enumerate(blocks)}
-    sets = [labeled] + [[i for i in labeled if block_of[groups[i]] != b]
-                        for b in range(min(len(blocks), JACKKNIFE_BLOCKS))]
-    batches = [arrays.draws(ids, systems, judges, weights, scale) for ids in sets]
-    stacked = _stacked(batches)
-    (p_low, p_high), = _intervals(stacked, [ALPHA], False)
-    (c_low, c_high), = _intervals(stacked, [ALPHA], True)
-    values, start = [], 0
-    for batch in batches:
-        part = slice(start, start + len(batch.y))
-        start += len(batch.y)
-        enough = batch.labeled.sum(1) >= 2
-        values.append(effective_labels(batch.labeled.sum(1)[enough], batch.size[enough],
-                                       (p_high - p_low)[part][enough], (c_high - c_low)[part][enough]))
-    value, loo = values[0], np.array(values[1:])
-    units = len(loo)
-    low = high = math.nan
-    if units >= MIN_GROUPS and np.isfinite(loo).all():
-        # each leave-out has fewer labels: its effective labels per label, scaled back to all of them
-        sizes = np.array([len(ids) for ids in sets[1:]], float)
-        half = float(stats.t.ppf(0.975, units - 1)) * jackknife_se(loo / sizes) * len(labeled)
-        low, high = value - half, value + half
-    return {"judge": name, "labels": len(labeled), "effective": value, "effective_low": low, "effective_high": high,
-            "saved": 1 - len(labeled) / value if value else math.nan}
 
 
 def sampling_weights(uncertainty: pd.Series, mix: float = 0.5) -> pd.Series:

@@ -18,7 +18,8 @@ from geval.reporting.figures import (
     learning_curve_figure,
     scatter_figure,
 )
-from geval.reporting.systems import judge_names, ranking_table, saved_line, systems_forest, systems_table, worth_table
+from geval.reporting.systems import (judge_names, ranking_table, saved_line, systems_forest, systems_table, worth_table,
+                                     worth_words)
 from geval.reporting.tables import (
     agreement_csv,
     curve_caption,
@@ -36,4 +37,4 @@ __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Tab
            "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
            "display_table", "distribution_figure", "format_p", "how_it_errs", "items_csv", "judge_distribution_figure", "judge_names",
            "learning_curve_figure", "number", "ranking_table", "report", "saved_line", "scatter_figure", "stack_tables",
-           "systems_forest", "systems_table", "verdict", "worth_table"]
+           "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]

@@ -1,7 +1,8 @@
 """Systems as people would score them (`geval.labeling.system_means`), as the Agreement page and
 the report show them: a forest plot of each system's three estimates (the labels alone, the labels
 and the judge combined, the judge alone), the table in words, the judges by the labels they save
-beside the alternative annotator test's advantage probability, and the report's section."""
+beside their agreement with people within systems and the alternative annotator test's advantage
+probability, and the report's section."""
 
 from __future__ import annotations
 
@@ -18,13 +19,22 @@ from geval.reporting.figures import COLOURS, standalone
 from geval.reporting.names import Names
 from geval.store import Store
 
+def worth_words(result: labeling.SystemMeans | None = None) -> str:
+    """What the effective labels are, in words (of the systems of `result`; None: systems in general)."""
+    whole = result is not None and len(result.table) == 1 and result.table["system"].iloc[0] == ""
+    within = "" if whole else " within a system"
+    return (f"the labels alone that would give the combined estimate's variance, from the share of people's "
+            f"scores{within} the judge explains: a judge that agrees better with people{within} is worth more")
+
+
 METHOD = ("The mean people would give each system, estimated from the people's scores of a few items and the judge's "
           "score of every item (prediction-powered inference: the judge's mean over all the system's items, corrected "
-          "by its error on the labeled ones, with the judge's weight fitted on earlier labels only). Beside it, the "
+          "by its error on the labeled ones, the judge's weight fitted on them: PPI++). Beside it, the "
           "people's labels alone, and the judge's own mean, which is biased by an unknown amount (no interval is "
-          "claimed for it). The 95% intervals are betting intervals for a bounded mean drawn without replacement: "
-          "valid at any number of labels, however skewed the scores; a normal interval is not (docs/statistics.md). "
-          "Effective labels: the labels alone that would give the combined interval's width.")
+          "claimed for it). The 95% intervals, for these labels: Student's t with a label added at each end of the "
+          "scale, for a mean drawn without replacement, the narrowest whose coverage held for every single system in "
+          "simulation, however skewed the scores (a textbook normal interval does not; docs/statistics.md). "
+          "Effective labels: " + worth_words() + ".")
 
 
 def _interval(value: float, low: float, high: float, digits: int = 2) -> str:
@@ -56,6 +66,7 @@ def _more(count: int | None) -> str:
 def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None,
                 names: Callable[[str], str] | None = None) -> pd.DataFrame:
     """The judges by the labels they are worth on this aspect: labels, effective labels [95%], saved,
+    their Pearson with people within systems (pooled; several together: the multiple correlation),
     beside each one's advantage probability in the alternative annotator test (`advantage`, by
     (combination label, human aspect), the aspect in any case; "–" where it was not run). A judge is
     named by its combination (`names`: made readable, e.g. `judge_names`; then its full name in the
@@ -71,7 +82,8 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
         "effective labels": ["– (every item labeled)" if every else
                              _interval(r.effective, r.effective_low, r.effective_high, 0) for r in worth.itertuples()],
         "saved": ["–" if every else f"{v + 0.0:+.0%}" if math.isfinite(v) and round(v, 2) else
-                  "+0%" if math.isfinite(v) else "n/a" for v in worth["saved"]]})
+                  "+0%" if math.isfinite(v) else "n/a" for v in worth["saved"]],
+        "Pearson within systems": [f"{v:.2f}" if math.isfinite(v) else "n/a" for v in worth["within"]]})
     if advantage is not None:
         lowered = {(judge, aspect.lower()): value for (judge, aspect), value in advantage.items()}
         shown["advantage probability"] = [f"{lowered[(c, result.aspect.lower())]:.2f}"
@@ -86,12 +98,10 @@ def saved_line(result: labeling.SystemMeans) -> str:
     below = [v for v in result.worth["saved"] if math.isfinite(v) and v < -0.005]
     if not below:
         return ""
-    per = result.table["labeled"].median() if len(result.table) else 0
     systems = len(result.table) > 1 or (len(result.table) == 1 and result.table["system"].iloc[0] != "")
-    return (f"Below 0 saved: the labels alone do better than with the judge. At {per:.0f} labels"
-            + (" per system" if systems else "") + " a judge-corrected score's wider range costs more than the judge "
-            "explains of people's scores" + (" within a system" if systems else "") + "; more labels, or a judge "
-            "that agrees better with people, turn it positive.")
+    return ("Below 0 saved: the labels alone do better than with the judge. It explains about none of people's "
+            "scores" + (" within a system" if systems else "") + ", less than the weight fitted to it costs; a judge "
+            "saves the more labels the more of them it explains.")
 
 
 def judge_names(store: Store, dataset: str) -> Callable[[str], str]:

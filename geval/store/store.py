@@ -923,15 +923,16 @@ class Store(TeamTables):
                    seconds: float | None = None, reason: str | None = None) -> dict | None:
         """Write one label at once, in its own transaction (a crash right after loses nothing): the
         `annotator`'s `score` of the item on `aspect`, the `seconds` it took and the `reason` given
-        (None: the reason given before stays). A label the annotator gave the item on that aspect
-        before is replaced (its first time kept), and returned (None for a new one): what
+        (None: the seconds or the reason given before stay). A label the annotator gave the item on
+        that aspect before is replaced (its first time kept), and returned (None for a new one): what
         `save_labels([it])` puts back, for an undo."""
         with self._write():
             previous = self._label(item_id, aspect, annotator)
-            kept = previous.get("reason") if previous and reason is None else reason
+            before = previous or {}
             self._upsert_labels([{"item_id": item_id, "aspect": aspect, "score": score, "annotator": annotator,
-                                  "seconds": seconds, "created": previous["created"] if previous else None,
-                                  "reason": kept or ""}])
+                                  "seconds": before.get("seconds") if seconds is None else seconds,
+                                  "created": before.get("created"),
+                                  "reason": (before.get("reason") if reason is None else reason) or ""}])
         return previous
 
     def save_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:

@@ -8,24 +8,32 @@
 // as is one pressed while no item is shown (the next ones still on their way); a refused key is counted
 // and said until the user dismisses the notice.
 //
+// A label may carry a reason: after the digit, Tab reaches the aspect's reason box on the item, and
+// Enter there saves the label again with the reason (and goes on once the item is labeled); keys typed
+// in the box are its text, never ratings. In a queue the server may ask for a reason: the scale's ends
+// (the data's "ask", per aspect) are held at once, the rest ("verdict": the item's other labels, read on
+// the server only) once the server answers, the unit waiting for that answer before going on from a
+// label without a reason. An item with a reason asked for is not left until the reason is given.
+//
 // To the server: the component's state "outbox", every change not answered yet, in the order made:
-// {seq, op: "label" | "undo" | "skip", item, dataset, annotator, ...}; a label has aspect, score and
-// seconds (from the item shown, or its last label, to the key), an undo the seq it takes back ("of")
-// and the score it puts back ("previous"). A label is a dict: more fields (a reason typed after the
-// digit) go beside these. Streamlit keeps only the newest state when reruns pile up, and that state
+// {seq, op: "label" | "undo" | "skip", item, dataset, annotator, ...}; a label has aspect, score,
+// seconds (from the item shown, or its last label, to the key; with a reason, to its Enter) and reason
+// (the reason box's saved text, "" for none), an undo the seq it takes back ("of") and the score it
+// puts back ("previous"). Streamlit keeps only the newest state when reruns pile up, and that state
 // holds every change not answered: none is lost or reordered. The server stores them in order and
-// answers in the component's data: "acked", the highest seq it took, and "failed", those it could not
-// store, with why. An outbox left unanswered is sent again every few seconds and said: a lost
-// connection keeps the changes in the tab until the server takes them.
+// answers in the component's data: "acked", the highest seq it took, "failed", those it could not
+// store, with why, and "asked", the labels it did not store for want of a reason, with why. An outbox
+// left unanswered is sent again every few seconds and said: a lost connection keeps the changes in the
+// tab until the server takes them.
 //
 // From the server (data): "session" (a new one starts the browser's afresh: another dataset,
-// annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max}], "blind",
-// "total", "done" (items labeled, as stored), "queue" (the ids of the next items to label, in the
-// order the server chose), "history" (the ids of the items labeled last, oldest first: ← reaches them
-// after a reload) and "items" [{id, place, group, earlier, recent, response, grounding, captions,
-// labels, complete, shown, system}] for those ids.
+// annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max, ask: {score: why}}],
+// "blind", "verdict", "reasonChars", "total", "done" (items labeled, as stored), "queue" (the ids of the
+// next items to label, in the order the server chose), "history" (the ids of the items labeled last,
+// oldest first: ← reaches them after a reload) and "items" [{id, place, group, earlier, recent, response,
+// grounding, captions, labels, reasons, complete, shown, system}] for those ids.
 
-const KEYS = { Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u" };
+const KEYS = { Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u", Tab: "Tab" };
 const RESEND = 3000; // ms: an outbox unanswered this long is sent again
 const LOST = 8000; // ms: ... and said to be unsaved
 const LATEST = 12; // the keys not taken listed one by one, the newest
@@ -39,7 +47,7 @@ const REFUSED = {
 
 const tab = (window.gevalLabelUnit ??= {
   seq: 0, outbox: [], failed: [], failedSeen: new Set(), failedCleared: 0, refused: [], cleared: 0,
-  answeredAt: 0, sentAt: 0, view: null, send: null, root: null, listener: null, timer: null,
+  askedSeen: new Set(), answeredAt: 0, sentAt: 0, view: null, send: null, root: null, listener: null, timer: null,
 });
 
 function typing(target) {
@@ -65,7 +73,7 @@ function freshView(session) {
   return {
     session, data: null, items: new Map(), labels: new Map(), atServer: new Map(), queue: [], history: [],
     place: 0, current: null, shownAt: Infinity, since: 0, skipped: new Set(), undo: [], rated: new Map(),
-    note: "", started: false,
+    note: "", started: false, reasons: new Map(), asks: new Map(), timed: new Map(), leaving: null,
   };
 }
 
@@ -73,9 +81,33 @@ function pending(item) {
   return tab.outbox.some((op) => op.item === item && op.op !== "skip");
 }
 
+function awaiting(view, item) {
+  // a label without a reason (none given since) the server has not answered: a queue may ask for one
+  return tab.outbox.some((op) => op.item === item && op.op === "label" && !op.reason
+    && !reasonOf(view, item, op.aspect));
+}
+
+function reasonOf(view, item, aspect) {
+  return (view.reasons.get(item) ?? {})[aspect] ?? "";
+}
+
+function setAsk(view, item, aspect, ask) {
+  const asks = { ...(view.asks.get(item) ?? {}) };
+  if (ask) asks[aspect] = ask;
+  else delete asks[aspect];
+  view.asks.set(item, asks);
+}
+
+function openAsk(view, item) {
+  // the first aspect of the item whose label waits for a reason: {aspect, score, why}
+  const asks = view.asks.get(item) ?? {};
+  const aspect = view.data.aspects.find((a) => asks[a.name]);
+  return aspect ? { aspect: aspect.name, ...asks[aspect.name] } : null;
+}
+
 function complete(view, item) {
   const given = view.labels.get(item) ?? {};
-  return view.data.aspects.every((aspect) => given[aspect.name] !== undefined);
+  return view.data.aspects.every((aspect) => given[aspect.name] !== undefined) && !openAsk(view, item);
 }
 
 function labeledCount(view) {
@@ -101,10 +133,21 @@ function absorb(data) {
       tab.failed.push(failure);
     }
   }
+  for (const ask of data.asked ?? []) { // a label not stored for want of a reason: held, if still as given
+    if (tab.askedSeen.has(ask.seq)) continue;
+    tab.askedSeen.add(ask.seq);
+    if ((view.labels.get(ask.item) ?? {})[ask.aspect] === ask.score && !reasonOf(view, ask.item, ask.aspect)) {
+      setAsk(view, ask.item, ask.aspect, { score: ask.score, why: ask.why });
+    }
+  }
   for (const item of data.items) {
     view.items.set(item.id, item);
     view.atServer.set(item.id, item.complete);
-    if (!pending(item.id)) view.labels.set(item.id, { ...item.labels });
+    if (!pending(item.id)) {
+      const held = Object.fromEntries(Object.entries(view.asks.get(item.id) ?? {}).map(([a, ask]) => [a, ask.score]));
+      view.labels.set(item.id, { ...item.labels, ...held }); // a label asked for a reason stays on screen
+      view.reasons.set(item.id, { ...item.reasons });
+    }
   }
   for (const op of answered) {
     if (!pending(op.item) && view.items.has(op.item)) view.atServer.set(op.item, complete(view, op.item));
@@ -158,6 +201,7 @@ function leave(view) {
 
 function show(view, item) {
   view.current = item;
+  view.leaving = null;
   view.shownAt = Infinity;
   view.since = 0;
   drawItem(view);
@@ -190,15 +234,99 @@ function rate(view, aspect, score, at) {
   given[aspect.name] = score;
   view.labels.set(item, given);
   view.rated.set(item, aspect.name);
-  const seconds = Math.max(0, (at - (view.since || at)) / 1000);
+  view.leaving = null;
+  const seconds = Math.round(Math.max(0, (at - (view.since || at)) / 1000) * 100) / 100;
   view.since = at;
-  const seq = post({ op: "label", item, aspect: aspect.name, score, seconds: Math.round(seconds * 100) / 100 });
-  view.undo.push({ seq, item, aspect: aspect.name, previous });
+  view.timed.set(`${item}\t${aspect.name}`, { seconds, at });
+  const reason = reasonOf(view, item, aspect.name);
+  const why = reason ? "" : (aspect.ask ?? {})[score];
+  setAsk(view, item, aspect.name, why ? { score, why } : null);
+  const seq = post({ op: "label", item, aspect: aspect.name, score, seconds, reason });
+  view.undo.push({ seqs: [seq], item, aspect: aspect.name, previous, previousReason: reason });
   view.note = previous === null ? `Labeled ${aspect.name} ${score}.`
     : `Changed ${aspect.name} from ${previous} to ${score}.`;
 }
 
+function askLine(why) {
+  return `${why}. Tab reaches the reason box; Enter there saves the label with it.`;
+}
+
+function giveReason(view, aspect, text, at) {
+  // Enter in the reason box: the label saved again with its reason; whether it may go on
+  const item = view.current;
+  const score = (view.labels.get(item) ?? {})[aspect.name];
+  const ask = (view.asks.get(item) ?? {})[aspect.name];
+  if (score === undefined) {
+    view.note = `Give ${aspect.name} a score first (a digit), then its reason.`;
+    return false;
+  }
+  if (!text && ask) {
+    view.note = "Type the reason first: this label needs one.";
+    return false;
+  }
+  const previousReason = reasonOf(view, item, aspect.name);
+  if (text === previousReason) return true;
+  view.reasons.set(item, { ...(view.reasons.get(item) ?? {}), [aspect.name]: text });
+  setAsk(view, item, aspect.name, null);
+  const timed = view.timed.get(`${item}\t${aspect.name}`); // the label's seconds and the reason's typing
+  const seconds = timed ? Math.round((timed.seconds + Math.max(0, (at - timed.at) / 1000)) * 100) / 100 : null;
+  if (timed) view.timed.set(`${item}\t${aspect.name}`, { seconds, at });
+  view.since = at;
+  const seq = post({ op: "label", item, aspect: aspect.name, score, seconds, reason: text });
+  const last = view.undo.at(-1); // u takes back the label and its reason together
+  if (last && last.item === item && last.aspect === aspect.name) last.seqs.push(seq);
+  else view.undo.push({ seqs: [seq], item, aspect: aspect.name, previous: score, previousReason });
+  view.note = text ? `Saved ${aspect.name} ${score} with your reason.` : `Removed the reason for ${aspect.name}.`;
+  return true;
+}
+
+function reasonKey(view, item, aspect, event) {
+  // a key in a reason box: Enter saves it with the label, Escape goes back to the keys (the text kept)
+  const box = event.currentTarget;
+  if (event.key === "Escape") box.blur();
+  if (event.key !== "Enter" || event.isComposing || view.current !== item) return;
+  event.preventDefault();
+  if (giveReason(view, aspect, box.value.trim(), event.timeStamp)) {
+    box.blur();
+    if (complete(view, item)) goOn(view, "Enter");
+  }
+  update();
+}
+
+function focusReason(view) {
+  const item = view.current;
+  const asked = openAsk(view, item);
+  const name = asked?.aspect ?? view.rated.get(item) ?? activeAspect(view, item).name;
+  const box = [...tab.root.querySelectorAll("[data-label-reason]")].find((b) => b.dataset.labelReason === name);
+  if (!box) return;
+  box.focus();
+  box.setSelectionRange(box.value.length, box.value.length);
+}
+
+function settle(view) {
+  // Enter pressed on a label the server had not answered yet, in a queue that may ask for a reason
+  if (view.leaving === null) return;
+  if (view.leaving !== view.current) view.leaving = null;
+  else if (openAsk(view, view.current)) {
+    view.leaving = null;
+    view.note = "The next item waits for this label's reason (below).";
+  } else if (!awaiting(view, view.current)) {
+    view.note = "";
+    leave(view);
+  }
+}
+
 function goOn(view, key) {
+  if (openAsk(view, view.current)) {
+    view.note = "The next item waits for this label's reason (below).";
+    return;
+  }
+  if (view.data.verdict && complete(view, view.current) && awaiting(view, view.current)) {
+    view.leaving = view.current;
+    view.note = "Checking with the server whether this label needs a reason… (a reason typed now goes on at once: "
+      + "Tab)";
+    return;
+  }
   if (!complete(view, view.current)) {
     const missing = view.data.aspects.filter((a) => (view.labels.get(view.current) ?? {})[a.name] === undefined);
     view.note = `No label of ${missing.map((a) => a.name).join(", ")} for this item yet: a digit gives it, `
@@ -237,7 +365,11 @@ function undo(view) {
   if (last.previous === null) delete given[last.aspect];
   else given[last.aspect] = last.previous;
   view.labels.set(last.item, given);
-  post({ op: "undo", item: last.item, aspect: last.aspect, of: last.seq, previous: last.previous });
+  view.reasons.set(last.item, { ...(view.reasons.get(last.item) ?? {}), [last.aspect]: last.previousReason });
+  setAsk(view, last.item, last.aspect, null); // what it puts back was stored (or nothing)
+  for (const seq of [...last.seqs].reverse()) {
+    post({ op: "undo", item: last.item, aspect: last.aspect, of: seq, previous: last.previous });
+  }
   if (view.current !== last.item) goTo(view, last.item);
   const now = last.previous === null ? "is unlabeled" : `is ${last.previous} again`;
   view.note = `Undone: ${last.aspect} of this item ${now}.`;
@@ -256,7 +388,8 @@ function pressed(event) {
   else if (!onScreen) {
     refuse(key, item, item === null ? "none" : "early");
     return;
-  } else if (/^[0-9]$/.test(key)) {
+  } else if (key === "Tab") focusReason(view);
+  else if (/^[0-9]$/.test(key)) {
     const aspect = activeAspect(view, item);
     const value = Number(key);
     if (value < aspect.min || value > aspect.max) {
@@ -273,7 +406,8 @@ function pressed(event) {
 // --- drawing ------------------------------------------------------------------------------------
 
 function skeleton(parent) {
-  parent.querySelector(":scope > .gl-unit")?.remove(); // the unit's own; Streamlit's style element stays
+  // one unit on the page: a mount's that Streamlit has not removed yet would show beside the new one
+  for (const old of document.querySelectorAll(".gl-unit")) old.remove(); // Streamlit's style element stays
   const root = element("div", "gl-unit");
   root.dataset.testid = "label-unit";
   for (const part of ["notice", "failed", "status", "line", "system", "note"]) {
@@ -360,34 +494,56 @@ function drawItem(view) {
   }
 }
 
+function aspectBlock(view, item, aspect) {
+  // an aspect's title, scale, reason box (kept while the item is shown: typing is never cut), and lines
+  const block = element("div", "gl-block");
+  const reason = element("input", "gl-reason");
+  reason.type = "text";
+  reason.maxLength = view.data.reasonChars ?? 500;
+  reason.placeholder = "Reason (Tab; Enter saves)";
+  reason.dataset.labelReason = aspect.name;
+  reason.setAttribute("aria-label", `Reason for ${aspect.name}`);
+  reason.addEventListener("keydown", (event) => reasonKey(view, item.id, aspect, event));
+  block.append(element("div", "gl-aspect"), element("div", "gl-scale"), reason, element("div", "gl-why"),
+    element("div", "gl-caption gl-shown"));
+  return block;
+}
+
 function drawAspects(view, item) {
-  // drawn again only when what it shows changed: a button is not replaced under a click
+  // updated in place: a button is drawn again only when what it shows changed (not replaced under a click)
   const box = tab.root.querySelector(".gl-aspects");
-  const given = view.labels.get(item.id) ?? {};
-  const active = activeAspect(view, item.id);
-  const drawn = JSON.stringify([item.id, given, active.name, view.data.blind, view.data.annotator, item.shown]);
-  if (!box || box.dataset.drawn === drawn) return;
-  box.dataset.drawn = drawn;
-  box.replaceChildren();
-  for (const aspect of view.data.aspects) {
-    const title = element("div", "gl-aspect");
-    title.appendChild(element("strong", "", aspect.name));
-    const keys = aspect === active ? " ← the keys rate this" : "";
-    title.appendChild(document.createTextNode(` (${aspect.min}-${aspect.max})${keys}`));
-    box.appendChild(title);
-    const scale = element("div", "gl-scale");
-    for (let value = aspect.min; value <= aspect.max; value += 1) {
-      scale.appendChild(button(String(value), () => rate(view, aspect, value, performance.now()),
-        given[aspect.name] === value));
-    }
-    box.appendChild(scale);
-    const labeled = given[aspect.name] !== undefined;
-    const reveal = item.shown[aspect.name] ?? "";
-    if (labeled || !view.data.blind) {
-      const said = [labeled ? `${view.data.annotator} ${given[aspect.name]}` : "not labeled yet", reveal];
-      box.appendChild(element("div", "gl-caption gl-shown", said.filter(Boolean).join(" · ")));
-    }
+  if (!box) return;
+  if (box.dataset.item !== item.id) {
+    box.dataset.item = item.id;
+    box.replaceChildren(...view.data.aspects.map((aspect) => aspectBlock(view, item, aspect)));
   }
+  const given = view.labels.get(item.id) ?? {};
+  const asks = view.asks.get(item.id) ?? {};
+  const active = activeAspect(view, item.id);
+  view.data.aspects.forEach((aspect, index) => {
+    const [title, scale, reason, why, shown] = box.children[index].children;
+    const keys = aspect === active ? " ← the keys rate this" : "";
+    title.replaceChildren(element("strong", "", aspect.name),
+      document.createTextNode(` (${aspect.min}-${aspect.max})${keys}`));
+    const drawn = String(given[aspect.name] ?? "");
+    if (scale.dataset.drawn !== drawn) {
+      scale.dataset.drawn = drawn;
+      scale.replaceChildren();
+      for (let value = aspect.min; value <= aspect.max; value += 1) {
+        scale.appendChild(button(String(value), () => rate(view, aspect, value, performance.now()),
+          given[aspect.name] === value));
+      }
+    }
+    if (document.activeElement !== reason) reason.value = reasonOf(view, item.id, aspect.name);
+    const ask = asks[aspect.name];
+    reason.classList.toggle("gl-asked", Boolean(ask));
+    why.textContent = ask ? askLine(ask.why) : "";
+    const labeled = given[aspect.name] !== undefined;
+    const said = labeled || !view.data.blind
+      ? [labeled ? `${view.data.annotator} ${given[aspect.name]}` : "not labeled yet", item.shown[aspect.name] ?? ""]
+      : [];
+    shown.textContent = said.filter(Boolean).join(" · ");
+  });
   tab.root.querySelector(".gl-next")?.classList.toggle("gl-primary", complete(view, item.id));
 }
 
@@ -468,11 +624,13 @@ function update() {
 
 export default function ({ data, setStateValue, parentElement }) {
   tab.send = setStateValue;
+  tab.owner = parentElement; // the newest mount: it owns the keys' listener and the timer
   const remounted = tab.root?.parentNode !== parentElement;
   if (remounted) tab.root = skeleton(parentElement);
   const before = tab.view;
   absorb(data);
   const view = tab.view;
+  settle(view);
   if (view !== before || remounted) show(view, view.current);
   if (view.current === null && view.place >= view.history.length) {
     const next = following(view);
@@ -492,6 +650,9 @@ export default function ({ data, setStateValue, parentElement }) {
   if (remounted && tab.outbox.length) send(); // back from another page: what the server has not answered
   update();
   return () => {
+    // a mount replaced by a newer one (its element drawn anew after the first run of a page) leaves the
+    // newer one's listener: once, it removed it, and no key was heard on an item shown as ready
+    if (tab.owner !== parentElement) return;
     document.removeEventListener("keydown", tab.listener);
     clearInterval(tab.timer);
     tab.listener = tab.timer = null;
