@@ -65,6 +65,8 @@ DATASET = "synthetic"
 #: correlation bars, the systems' forest, scatter, |difference|, distributions; how the judge errs: confusion,
 #: Bland-Altman, use of the scale
 CHARTS = 8
+#: The correlations read on the page and by the plain read (item level).
+METHODS = ("pearson", "spearman", "kendall")
 WARM_UP = 120  # items of a first, unreported measurement
 #: The controls' store: a second aspect and a second judge.
 TWO_ASPECTS_MAPPING = [*SYNTHETIC_MAPPING, "score:Engaging=engaging"]
@@ -190,10 +192,12 @@ def timed_run(at: AppTest, where: str) -> tuple[float, float]:
     return seconds
 
 
-def check_page(at: AppTest, size: int) -> None:
-    """Exit 1 unless the Agreement page shows the table on every item and all its figures, a large scatter in WebGL."""
+def check_page(at: AppTest, size: int) -> list[float]:
+    """Exit 1 unless the Agreement page shows the table on every item and all its figures, a large scatter in WebGL;
+    the item-level Pearson, Spearman and Kendall it shows (as shown: three decimals)."""
     table = at.dataframe[0].value
-    n = int(table.loc[(table["metric"] == "pearson") & (table["level"] == "item"), "n"].iloc[0])
+    item = table[table["level"] == "item"].set_index("metric")
+    n = int(item.loc["pearson", "n"])
     charts = at.get("plotly_chart")
     if n != size or len(charts) != CHARTS:
         fail(f"{PAGE} at {size}: the table counts {n} items, {len(charts)} of {CHARTS} charts")
@@ -202,6 +206,7 @@ def check_page(at: AppTest, size: int) -> None:
                    if "judge vs human" in figure["layout"].get("title", {}).get("text", ""))
     if size > geval.reporting.WEBGL_ABOVE and scatter != {"scattergl"}:
         fail(f"{PAGE} at {size}: the scatter is drawn as {', '.join(sorted(scatter))}, not with WebGL")
+    return [float(str(item.loc[method, "value [95% CI]"]).split(" [")[0].replace("\u2212", "-")) for method in METHODS]
 
 
 def fresh_page(store_path: Path, dataset_path: Path, mapping: list[str] = SYNTHETIC_MAPPING) -> AppTest:
@@ -213,14 +218,16 @@ def fresh_page(store_path: Path, dataset_path: Path, mapping: list[str] = SYNTHE
     return at
 
 
-def build_seconds(size: int, store_path: Path, dataset_path: Path) -> tuple[tuple, tuple]:
-    """Seconds of the Agreement page's first run (nothing cached) and of a rerun (its caches hit)."""
+def build_seconds(size: int, store_path: Path, dataset_path: Path) -> tuple[tuple, tuple, list[float]]:
+    """Seconds of the Agreement page's first run (nothing cached) and of a rerun (its caches hit), and the
+    item-level correlations it shows."""
     at = fresh_page(store_path, dataset_path)
     build = timed_run(at, PAGE)
-    check_page(at, size)
+    shown_first = check_page(at, size)
     rerun = timed_run(at, PAGE)
-    check_page(at, size)
-    return build, rerun
+    if check_page(at, size) != shown_first:
+        fail(f"{PAGE} at {size}: the rerun shows other correlations than the first run")
+    return build, rerun, shown_first
 
 
 def plain_read(store_path: Path) -> list[float]:
@@ -231,16 +238,17 @@ def plain_read(store_path: Path) -> list[float]:
                                   "JOIN items i ON i.id = j.item_id WHERE j.dataset = ? AND j.status = 'ok'",
                                   conn, params=[DATASET])
     human = frame["human"].map(lambda text: float(np.mean(json.loads(text)["Natural"])))
-    values = [frame["score"].corr(human, method=method) for method in ("pearson", "spearman", "kendall")]
+    values = [frame["score"].corr(human, method=method) for method in METHODS]
     if len(frame) == 0 or not all(np.isfinite(values)):
         fail(f"plain read of {store_path}: {len(frame)} rows, correlations {values}")
     return values
 
 
-def plain_seconds(store_path: Path) -> tuple[float, float]:
+def plain_seconds(store_path: Path) -> tuple[tuple[float, float], list[float]]:
+    """Wall and CPU seconds of `plain_read`, and its correlations."""
     clock = Clock()
-    plain_read(store_path)
-    return clock.read()
+    values = plain_read(store_path)
+    return clock.read(), values
 
 
 # --- memory, each in a fresh process ----------------------------------------------------------------
@@ -355,10 +363,13 @@ if __name__ == "__main__":
         build_seconds(WARM_UP, *paths[WARM_UP])  # imports and first-run costs, so that they are in no figure
         runs = {size: [] for size in sizes}
         plain = {size: [] for size in sizes}
+        correlations, plain_correlations = {}, {}  # item level: the page's, the plain read's
         for _ in range(args.repeats):
             for size in sizes:  # side by side: the page, then the plain reference, on the same store
-                runs[size].append(build_seconds(size, *paths[size]))
-                plain[size].append(plain_seconds(paths[size][0]))
+                *seconds, correlations[size] = build_seconds(size, *paths[size])
+                runs[size].append(tuple(seconds))
+                reference_seconds, plain_correlations[size] = plain_seconds(paths[size][0])
+                plain[size].append(reference_seconds)
                 print(f"{size:>8}: page {shown(runs[size][-1][0])}, plain {shown(plain[size][-1])}", flush=True)
         memories = {size: (memory("page", *paths[size], size), memory("plain", *paths[size], size)) for size in sizes}
         found_controls = controls(*prepared(n_controls // 4, folder, two=True)) if n_controls else []
@@ -371,6 +382,9 @@ if __name__ == "__main__":
               f"{', '.join(f'{build[0]:.2f}s' for build, _ in runs[size])}); rerun (cached) "
               f"{shown(min((rerun for _, rerun in runs[size]), key=lambda r: r[0]))}; plain SQLite read + pandas "
               f"correlations {shown(reference[size])} (runs: {', '.join(f'{s[0]:.2f}s' for s in plain[size])})")
+        print(f"{size:>8} judgments: item-level Pearson, Spearman, Kendall on the page "
+              f"{', '.join(f'{v:.3f}' for v in correlations[size])}; by the plain read "
+              f"{', '.join(f'{v:.3f}' for v in plain_correlations[size])}")
         page, reader = memories[size]
         print(f"{size:>8} judgments: peak memory added by the page's first build {page['added_mb']:.0f} MB (process "
               f"peak {page['peak_mb']:.0f} MB, the dataset loaded before it); by the plain read {reader['added_mb']:.0f} "
