@@ -51,6 +51,17 @@ def build_parser() -> argparse.ArgumentParser:
     _replace_argument(ds_load)
     _store_argument(ds_load)
     ds_load.set_defaults(run=cmd_datasets_load)
+    ds_pairs = ds_commands.add_parser("pairs", help="pairs of a dataset's responses to one context, to judge which "
+                                                    "is better (each annotator prefers the one they scored higher)")
+    _dataset_arguments(ds_pairs)
+    ds_pairs.add_argument("--aspect", help="the human aspect whose scores make the preferences (default: Overall, "
+                                           "else the first)")
+    ds_pairs.add_argument("--per-context", type=int, metavar="N", help="N pairs drawn per context (default: every pair)")
+    ds_pairs.add_argument("--seed", type=int, default=0, help="seed for --per-context (default 0)")
+    ds_pairs.add_argument("--pairs-name", help="the pairs' dataset name (default: the dataset's name and -pairs)")
+    _replace_argument(ds_pairs)
+    _store_argument(ds_pairs)
+    ds_pairs.set_defaults(run=cmd_datasets_pairs)
     ds_convert = ds_commands.add_parser(
         "convert", help="DSTC9 -> seed 001's transformed_data_dial.json and transformed_data_response.json"
     )
@@ -294,6 +305,21 @@ def cmd_datasets_load(args) -> None:
     if dataset.scales:
         print("the people's scales: " + ", ".join(f"{aspect} {low:g}-{high:g}"
                                                   for aspect, (low, high) in dataset.scales.items()))
+
+
+def cmd_datasets_pairs(args) -> None:
+    store = geval.Store(args.store)
+    pairs = _load(args).pairs(args.aspect, args.per_context, args.seed, args.pairs_name)
+    if not args.replace:
+        said = pairs.replacing(store)
+        if said:
+            raise geval.GevalError(f"{said}; name the pairs otherwise (--pairs-name NAME) or replace them (--replace)")
+    store.save_dataset(pairs)
+    for note in pairs.notes:
+        print(f"{pairs.name}: {note}", file=sys.stderr)
+    print(f"stored in {store.path}: {pairs.summary()}")
+    print(f"judge them with a pairwise template, e.g. python -m geval score {pairs.name} -t dialogue-pairwise "
+          f"--store {store.path}")
 
 
 def cmd_datasets_convert(args) -> None:
@@ -853,6 +879,9 @@ def cmd_agree(args) -> None:
             print(f"How the judge errs: {exc}")
         else:
             print("\n".join(geval.reporting.how_it_errs.text(one) for one in found))
+    if store.template(frame["template_version"].iloc[0]).kind == "pairwise":  # position bias, people, win rates
+        found = geval.reporting.pairwise.read(store, name, (frame["template_version"].iloc[0], frame["signature"].iloc[0]))
+        print(f"\n{geval.reporting.pairwise.INTRO}\n{geval.reporting.pairwise.text(found)}")
 
 
 # --- judges made elsewhere, and whether a judge can replace an annotator ------------------------
@@ -991,7 +1020,7 @@ def cmd_alttest(args) -> None:
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
-        beside = "" if result.reading in ("as imported", "a constant") else \
+        beside = "" if result.reading in (*geval.alttest.STORED, "a constant") else \
             f" (read as {result.reading}; " + ", ".join(
                 f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
                 for reading in others) + ")"
@@ -1161,7 +1190,8 @@ def cmd_systems(args) -> None:
         _print_systems(dataset, result, args.all_pairs, advantage,
                        why="" if combo is not None or args.together else
                        "the judge worth most labels here: --judge picks another" if default is not None else
-                       "the most recently scored judge: --judge picks another")
+                       "the judge closest to people (the highest Pearson within systems; no judge's worth can be "
+                       "read here): --judge picks another")
     for aspect in rated:
         try:
             _print_pass_rates(dataset, _pass_rates(store, dataset, aspect, combo, args, items))

@@ -29,7 +29,8 @@ Behaviours (``stub.behaviour``, set with ``configure``):
 In "logprobs" answers, ``label`` is the text before each score (default ``"{aspect}: "``; e.g.
 ``"- {aspect} (1-3): "`` puts a scale before the score), ``variants`` the spellings of each
 score among the alternatives (e.g. ``(" {score}", "{score}\\n")``: the mass split between them),
-and ``top_logprobs=False`` sends every token with an empty ``top_logprobs`` list.
+and ``top_logprobs=False`` sends every token with an empty ``top_logprobs`` list. ``labels`` writes score k as
+``labels[k]`` instead of its digit (a pairwise judge's ``("A", "B", "tie")``), in every behaviour that answers scores.
 
 Random faults: with ``fault_rate`` (e.g. 0.05) each request gets, with that probability, one of
 ``FAULT_KINDS``: an HTTP 429 or 500 (Retry-After: 0), a timeout (no answer for ``fault_timeout``
@@ -139,6 +140,7 @@ class OpenAIStub:
         variants: tuple[str, ...] = ("{score}",),
         top_logprobs: bool = True,
         hashed: bool = False,
+        labels: tuple[str, ...] | None = None,
         fault_rate: float = 0.0,
         fault_seed: int = 0,
         fault_timeout: float = 2.0,
@@ -167,6 +169,7 @@ class OpenAIStub:
             self.variants = tuple(variants)
             self.top_logprobs = top_logprobs
             self.hashed = hashed
+            self.labels = tuple(labels) if labels else None
             self.fault_rate, self.fault_timeout, self.keep_requests = fault_rate, fault_timeout, keep_requests
             self.fault_seed = fault_seed
             self.faults = {kind: 0 for kind in FAULT_KINDS}
@@ -258,6 +261,10 @@ class OpenAIStub:
         """True when request `number` (1-based) is to get its connection reset."""
         return self.reset_first is None or number <= self.reset_first
 
+    def _written(self, score: int) -> str:
+        """How score `score` is written: its label (``labels``), else its digit."""
+        return self.labels[score] if self.labels else str(score)
+
     def _aspects(self, prompt: str) -> list[str]:
         return self.aspects or form_aspects(prompt) or ["Score"]
 
@@ -269,16 +276,16 @@ class OpenAIStub:
             dist = self.distribution_for(aspect, prompt)
             best = max(dist, key=dist.get)
             prefix = ("\n" if index else "") + self.label.format(aspect=aspect)
-            lines.append(prefix + str(best))
+            lines.append(prefix + self._written(best))
             for token in tokenize(prefix):
                 content.append({**_logprob(token, 0.0), "top_logprobs": [_logprob(token, 0.0)] if self.top_logprobs else []})
             share = (1.0 - self.other) / len(self.variants)  # each score's mass split over its spellings
-            alternatives = [_logprob(variant.format(score=s), math.log(p * share))
+            alternatives = [_logprob(variant.format(score=self._written(s)), math.log(p * share))
                             for s, p in dist.items() if p > 0 for variant in self.variants]
             if self.other > 0:
                 alternatives.append(_logprob(" ", math.log(self.other)))
             alternatives.sort(key=lambda a: -a["logprob"])
-            chosen = _logprob(str(best), math.log(dist[best] * share))
+            chosen = _logprob(self._written(best), math.log(dist[best] * share))
             content.append({**chosen, "top_logprobs": alternatives[:top_n] if self.top_logprobs else []})
         return "".join(lines), (content if logprobs else None)
 
@@ -291,7 +298,7 @@ class OpenAIStub:
         with self._lock:
             score = self.cycle[self.sampled % len(self.cycle)]
             self.sampled += 1
-        return "\n".join(f"{aspect}: {score}" for aspect in aspects)
+        return "\n".join(f"{aspect}: {self._written(score)}" for aspect in aspects)
 
     def completion(self, body: dict, garbage: str | None = None) -> dict:
         """The chat-completion object answering `body` under the current behaviour (every choice

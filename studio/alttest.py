@@ -171,7 +171,7 @@ def ranking(results: dict, reading: str) -> pd.DataFrame:
             continue
         by_key = {(r.judge, r.aspect): r for r in results[other]}
         table[f"advantage probability, read as {READ_AS[other]}"] = [
-            math.nan if read in ("as imported", "a constant") else by_key[(judge, aspect)].advantage_probability
+            math.nan if read in (*geval.alttest.STORED, "a constant") else by_key[(judge, aspect)].advantage_probability
             for judge, aspect, read in zip(table["judge"], table["aspect"], table["reading"])]
     return table.drop(columns=["epsilon"])
 

@@ -45,7 +45,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     options = [*judges, TOGETHER] if len(judges) > 1 else judges
-    per_system = _labels_input(right, dataset, aspect)
+    per_system = _labels_input(right, store.items(dataset.name), aspect)
     preferred, why = worth_most(store, dataset, aspect, combos, chosen or [], per_system)
     _follow(preferred, options)
     names = geval.reporting.judge_names(store, dataset.name)
@@ -94,19 +94,25 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
                per_system: int | None) -> tuple[str, str]:
     """The judge the section opens on, and why: the one worth most labels on the aspect
     (`geval.reporting.bottom_line.worth_most`) of the combinations `chosen` above that are compared with it,
-    else of every judge; the newest when no judge's worth can be read (too few labels)."""
+    else of every judge; the one closest to people (`geval.reporting.bottom_line.closest`) when no judge's
+    worth can be read (too few labels, every item labeled), the newest when not even that can."""
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
+    each = geval.reporting.bottom_line.judges_on(found, store.items(dataset.name), aspect)  # with the labels
     try:
         result = _means(store, dataset.name, aspect, None, False, per_system, combos)
     except geval.GevalError:
-        return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth can be read yet)"
-    constant = geval.reporting.bottom_line.judges_on(found, dataset.items, aspect)
-    best = geval.reporting.bottom_line.worth_most(result.worth, set(constant.index[constant["constant"]]),
-                                                   compared or None)
-    if best is None:
-        return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth can be read yet)"
+        result = None
+    best = None if result is None else geval.reporting.bottom_line.worth_most(
+        result.worth, set(each.index[each["constant"]]), compared or None)
+    if best is None:  # the simple reference instead
+        closest = geval.reporting.bottom_line.closest(each)
+        if closest is None:
+            return judges[0], f"the most recently scored judge compared with {aspect} (no judge's worth or " \
+                              "correlation can be read yet)"
+        return closest, (f"the judge closest to people on {aspect} (the highest Pearson within systems; no judge's "
+                         "worth can be read here)")
     return best, f"the judge worth most labels on {aspect}" + (" of those chosen above" if compared else "")
 
 
@@ -119,8 +125,9 @@ def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
     if not aspects:
         return None
     aspect = st.session_state.get("systems_aspect") if st.session_state.get("systems_aspect") in aspects else aspects[0]
-    complete = all(item.human.get(aspect) for item in dataset.items)
-    sizes = list(Counter(item.system for item in dataset.items).values())
+    items = store.items(dataset.name)  # the human side's scores: labels too
+    complete = all(item.human.get(aspect) for item in items)
+    sizes = list(Counter(item.system for item in items).values())
     per_system = (st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)) if complete else None
     column, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
     found = cached.label_features(store, dataset.name, aspect, combos, None)
@@ -142,7 +149,7 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
     except geval.GevalError:
         return ""
     found = cached.label_features(store, dataset.name, aspect, combos, None)
-    frame = bottom.figures(aspect, bottom.judges_on(found, dataset.items, aspect), bottom.saved_by(result),
+    frame = bottom.figures(aspect, bottom.judges_on(found, store.items(dataset.name), aspect), bottom.saved_by(result),
                            {(t.judge, t.aspect): t for t in tests if not t.baseline})
     constant = next((t for t in tests if t.baseline and t.aspect.lower() == aspect.lower()), None)
     labels = result.table["labeled"].median() if len(result.table) else None
@@ -159,12 +166,12 @@ def _follow(preferred: str, options: list[str]) -> None:
         st.session_state["systems_judge"] = preferred
 
 
-def _labels_input(column, dataset: geval.Dataset, aspect: str) -> int | None:
+def _labels_input(column, items: list, aspect: str) -> int | None:
     """Where people scored every item of the aspect: how many labels per system to draw from their
     scores (by default half the smallest system's items, at least 5); else None (the labels given)."""
-    if not all(item.human.get(aspect) for item in dataset.items):
+    if not all(item.human.get(aspect) for item in items):
         return None
-    sizes = list(Counter(item.system for item in dataset.items).values())
+    sizes = list(Counter(item.system for item in items).values())
     most = max(max(sizes), geval.labeling.MIN_LABELS)
     if st.session_state.get("systems_labels", 0) > most:  # another dataset's choice
         del st.session_state["systems_labels"]

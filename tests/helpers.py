@@ -3,6 +3,7 @@ waits that follow the work's progress."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -151,3 +152,33 @@ def wait_while_progressing(done: Callable[[], bool], progress: Callable[[], obje
             last, moved = now, time.monotonic()
         elif time.monotonic() - moved > stall:
             raise AssertionError(f"{what}: no progress for {stall:g} s (still at {repr(last)[-2000:]})")
+
+
+def write_pairs(path: Path, rows: list[dict]) -> Path:
+    """`rows` as a file of pairs: JSONL for a .jsonl path, else CSV."""
+    if path.suffix == ".jsonl":
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    else:
+        import csv
+        with path.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+    return path
+
+
+def pair_rows(n_questions: int = 12, per: int = 2) -> list[dict]:
+    """A file of pairs' rows (geval.data.layouts.pairs): a good and a poor answer to each of `n_questions`
+    questions, `per` times, the good one A in half of them; two annotators who agree except on every fifth
+    pair, where the second says tie."""
+    rows = []
+    for q in range(n_questions):
+        for k in range(per):
+            good_first = (q + k) % 2 == 0
+            good, bad = f"a good answer {q}.{k}", f"a poor answer {q}.{k}"
+            right = "A" if good_first else "B"
+            rows.append({"question_id": f"q{q}", "context": f"User: question {q}",
+                         "response_a": good if good_first else bad, "response_b": bad if good_first else good,
+                         "model_a": "strong" if good_first else "weak", "model_b": "weak" if good_first else "strong",
+                         "preference:ann1": right, "preference:ann2": "tie" if (q * per + k) % 5 == 0 else right})
+    return rows

@@ -75,6 +75,7 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
         errors = []
         reader.on("pageerror", lambda error: errors.append(str(error)))
         reader.goto(saved.as_uri())
+        reader.evaluate("() => document.querySelectorAll('details').forEach(d => { d.open = true; })")  # drawn as opened
         figures = reader.locator(".plotly-graph-div")
         figures.first.locator(".main-svg").first.wait_for()
         reader.wait_for_function("() => [...document.querySelectorAll('.plotly-graph-div')]"

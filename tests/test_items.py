@@ -14,6 +14,7 @@ def test_fields_fill_every_placeholder():
     assert FULL_ITEM.fields() == {
         "context": "A: hi\nB: hello", "response": "a reply", "dialogue": "A: hi\nB: hello\nA: a reply",
         "fact": "a fact", "persona": "", "document": "", "summary": "a reply",
+        "response_a": "", "response_b": "", "conversation_a": "", "conversation_b": "",  # a pair's: none here
     }
 
 

@@ -453,7 +453,7 @@ BAD_FILES = [
     ("latin1.csv", b"reply,overall\nhi,2\ncaf\xe9,3\n", None,
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
-     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations); read it as your own table with "
+     "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations, pairs); read it as your own table with "
      "a column mapping, e.g. --map response=question"),  # the mapping the Data page suggests for it
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),

@@ -60,6 +60,20 @@ def _figures(rows: dict[str, tuple]) -> pd.DataFrame:
                                {(label, "Coherence"): r[3] for label, r in rows.items() if r[3] is not None})
 
 
+def test_where_every_item_is_labeled_no_judge_is_worth_most_and_the_closest_to_people_is_read_instead():
+    """Every judge saves exactly 0 when every item is labeled: the first of them led, however poorly it agreed."""
+    assert worth_most(_worth({"poor": 0.0, "good": 0.0})) is None
+    assert worth_most(_worth({"poor": 0.0, "good": 0.01})) == "good: k"
+    judges = pd.DataFrame({"combo": ["poor", "good", "flat"], "pearson": [0.3, 0.6, math.nan],
+                           "within": [0.2, 0.5, math.nan], "constant": [False, False, True]},
+                          index=["poor: k", "good: k", "flat: k"])
+    assert bottom_line.closest(judges) == "good: k"
+    assert bottom_line.closest(judges, among=["poor"]) == "poor: k"
+    no_systems = judges.assign(within=math.nan)  # then over the items
+    assert bottom_line.closest(no_systems.assign(pearson=[0.7, 0.6, math.nan])) == "poor: k"
+    assert bottom_line.closest(judges[judges["constant"]]) is None
+
+
 def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_where_the_orders_differ():
     rows = {"judge-a": (0.55, 0.43, 0.11, _test("judge-a", 2, True, 0.75), False),
             "judge-b": (0.49, 0.39, 0.10, _test("judge-b", 1, False, 0.70), False),

@@ -9,7 +9,7 @@ import pytest
 from helpers import FULL_ITEM, PROMPTS, make_template, template_text
 
 import geval
-from geval.data.items import Turn, make_item
+from geval.data.items import Pair, Turn, make_item
 from geval.errors import TemplateError
 from geval.judging.templates import (
     KNOWN,
@@ -55,9 +55,11 @@ def test_every_real_prompt_parses_and_renders(path):
         assert 0 <= aspect.min < aspect.max <= 9
     steps = "1. Read.\n2. Score." if template.needs_generated_steps else None
     level, grounding = _kind(template)
-    item = replace(FULL_ITEM, level=level, grounding=grounding)
+    item = replace(FULL_ITEM, level=level, grounding=grounding,
+                   pair=Pair("a reply", "another reply") if template.kind == "pairwise" else None)
     calls = template.calls(item, steps, around=[item, *scored_others(template)])
-    assert calls and {"response", "summary", "dialogue", "responses"} & set(template.placeholders)
+    assert calls and {"response", "summary", "dialogue", "responses", "response_a", "conversation_a"} \
+        & set(template.placeholders)
     for call in calls:
         assert "{{" not in call.prompt and "}}" not in call.prompt
         assert "a reply" in call.prompt  # it shows the text being judged

@@ -7,7 +7,7 @@ import plotly.express as px
 import streamlit as st
 
 import geval
-from studio import imports, state, uploads
+from studio import imports, pairwise, state, uploads
 
 st.title("Data")
 if "data_deleted" in st.session_state:
@@ -173,6 +173,7 @@ for index, aspect in enumerate(aspects):
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
 
 imports.section(state.store(), dataset)
+pairwise.make_pairs(state.store(), dataset)  # pairs of its responses to one context, to judge which is better
 
 st.divider()
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import cached, imports, state
+from studio import cached, imports, pairwise, state
 from studio import combos as scored
 from studio.text import plain
 
@@ -52,7 +52,8 @@ except geval.GevalError as exc:
     st.stop()
 st.text(combo["signature"])
 
-aspects = list(dict.fromkeys(frame["aspect_name"]))
+parts = frame["aspect"].str.contains("#", regex=False)  # a checklist's questions, a batch's or a pair's orders
+aspects = list(dict.fromkeys([*frame.loc[~parts, "aspect_name"], *frame.loc[parts, "aspect_name"]]))  # aspects first
 state.keep_valid("inspect_aspect", aspects)
 aspect = st.selectbox("Aspect", aspects, key="inspect_aspect", persist_state="session")
 rows = frame[frame["aspect_name"] == aspect]
@@ -138,9 +139,12 @@ except geval.GevalError as exc:
 
 st.divider()
 st.text(f"item {item.id} · {item.level} · system: {item.system or '–'} · group: {item.group or '–'}")
+asked_in_orders = item.pair is not None and pairwise.is_pairwise(store, combo)  # both orders, side by side below
+if item.pair is not None:
+    pairwise.sides(item)
 text_column, score_column = st.columns([3, 2], gap="large")
 with text_column:  # what was judged first, beside the scores; a long dialogue scrolls in its own box
-    if item.response:
+    if item.response and item.pair is None:
         st.subheader({"summary": "Summary", "dialogue": "Last turn"}.get(item.level, "Response"))
         with st.container(border=True):
             st.text(item.response)
@@ -212,6 +216,8 @@ with score_column:
 
 if origin is not None:
     st.info(plain(origin), icon=":material/upload_file:")
+elif asked_in_orders:
+    pairwise.orders(store, frame, item)
 else:
     with st.expander("The exact prompt sent to the judge", expanded=False):
         if isinstance(row["prompt"], str):

@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import alttest, cached, human_side, judge_errors, state, systems
+from studio import alttest, cached, human_side, judge_errors, pairwise, state, systems
 from studio import combos as scored
 from studio.text import plain
 
@@ -147,6 +147,8 @@ if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
 
 human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
+
+pairwise.section(store, dataset.name, combos, list(tables))  # position bias, agreement with people, win rates
 
 alttest.section(store, dataset.name, combos, systems.opens_on(store, dataset, combos, chosen))
 

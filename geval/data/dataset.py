@@ -13,6 +13,7 @@ from typing import ClassVar, Protocol
 
 from geval.bundled import CHECKOUT, bundled_dir
 from geval.data.declared import Scale, check_scales, parse_scales
+from geval.data import pairs
 from geval.data.items import LEVELS, Item, Items
 from geval.data.layouts import LAYOUTS, annotations, declared_scales, dstc9, table
 from geval.data.layouts.table import ColumnMapping, TablePreview
@@ -137,6 +138,25 @@ class Dataset:
         """Items by level, system or group, then a seeded random sample of whole groups and/or of
         items, then the first `limit` (`geval.data.selection.select_items`)."""
         return select_items(self.items, level, systems, groups, sample, seed, limit, sample_groups)
+
+    def pairs(self, aspect: str | None = None, per_context: int | None = None, seed: int = 0,
+              name: str | None = None) -> "Dataset":
+        """A dataset of pairs of this one's responses to one context, to judge which is better: every
+        pair, or `per_context` drawn (seeded) per context; each annotator's preference the response they
+        scored higher on `aspect` (default: Overall, else the first human aspect; a tie when equal)."""
+        aspects = self.aspects
+        if aspect is None:
+            aspect = next((a for a in aspects if a.lower() == "overall"), aspects[0] if aspects else "")
+        if aspect not in aspects and aspects:
+            raise DatasetError(f"{self.name}: no human aspect {shown(aspect)}; it has {', '.join(aspects)}")
+        name = name or f"{self.name}-pairs"
+        items = pairs.pairs_from(self.items, name, aspect, per_context, seed)
+        said = "every pair of responses to one context" if per_context is None else \
+            f"up to {per_context} pairs of responses per context (seed {seed})"
+        notes = [f"{said} of {self.name}" + (f"; each annotator prefers the response they scored higher on {aspect}"
+                                             if aspects else "; no human scores, so no preferences")]
+        return Dataset(name=name, path=self.path, layout=LAYOUTS["pairs"].NAME, items=_unique(items),
+                       categories={pairs.ASPECT: pairs.PREFERENCES}, notes=notes)
 
     def to_seed001(self, folder: Path) -> list[Path]:
         """Write seed 001's transformed_data_dial.json and transformed_data_response.json (DSTC9 only)."""
@@ -263,6 +283,8 @@ def load_dataset(
         if layout not in LAYOUTS:
             raise DatasetError(f"{path}: layout '{shown(layout)}' is unknown; use one of {', '.join(LAYOUTS)}")
         load, args = LAYOUTS[layout].load, (path, data, name)
+        if getattr(LAYOUTS[layout], "READS_LINES", False):  # names each record's line in its errors
+            args += (lines,)
     try:
         items, skipped, *categories = load(*args)
     except RecursionError:  # e.g. a context cell holding JSON nested thousands deep

@@ -23,6 +23,11 @@ PLACEHOLDERS: dict[str, str] = {
     "persona": "the persona (PersonaChat's 'your persona: ...' lines); an error on any other grounding",
     "document": "the source document of a summary; an error on any other item",
     "summary": "the summary being judged; same text as {{response}}",
+    "response_a": "a pair's first response (the one shown first: the two swap places in the second order)",
+    "response_b": "a pair's second response",
+    "conversation_a": "a pair's first side as a conversation: its turns before the response, then the response "
+                      "(MT-Bench's second turn: both questions and that side's own first answer)",
+    "conversation_b": "a pair's second side as a conversation",
 }
 
 
@@ -39,6 +44,60 @@ class Turn:
 
 
 @dataclass(frozen=True)
+class Pair:
+    """Two responses to one context, compared (which is better?). `turns_a` and `turns_b` are each
+    side's own conversation before its response when the sides' differ (MT-Bench's second turn follows
+    each model's own first answer); empty, both follow the item's context. `speaker` is who gives the
+    responses ("assistant"), `question` what both answer, as an id: the unit pairs are grouped by when
+    an item is a group of its own (MT-Bench's question number)."""
+
+    response_a: str
+    response_b: str
+    system_a: str = ""
+    system_b: str = ""
+    turns_a: tuple[Turn, ...] = ()
+    turns_b: tuple[Turn, ...] = ()
+    speaker: str = ""
+    question: str = ""
+
+    def swapped(self) -> "Pair":
+        """The same pair with its sides in the other order (B shown first)."""
+        return Pair(self.response_b, self.response_a, self.system_b, self.system_a, self.turns_b, self.turns_a,
+                    self.speaker, self.question)
+
+    def shared(self, context: tuple[Turn, ...]) -> tuple[Turn, ...]:
+        """What both sides were given: `context` (the item's), else the turns both sides' own
+        conversations hold at the same place (MT-Bench's second turn: both questions)."""
+        if context or not self.turns_a:
+            return context
+        return tuple(a for a, b in zip(self.turns_a, self.turns_b) if a == b)
+
+    def conversation(self, side: str, context: tuple[Turn, ...]) -> str:
+        """Side "a" or "b" as 'Speaker: text' lines: its own turns (else `context`), then its response."""
+        turns = (self.turns_a if side == "a" else self.turns_b) or context
+        response = self.response_a if side == "a" else self.response_b
+        speaker = self.speaker or (turns[-2].speaker if len(turns) >= 2 else "")
+        return "\n".join(turn.render() for turn in (*turns, Turn(speaker, response)))
+
+    def to_json(self) -> str:
+        """The pair as stored (`items.pair`)."""
+        fields = {"response_a": self.response_a, "response_b": self.response_b, "system_a": self.system_a,
+                  "system_b": self.system_b, "turns_a": [[t.speaker, t.text] for t in self.turns_a],
+                  "turns_b": [[t.speaker, t.text] for t in self.turns_b], "speaker": self.speaker,
+                  "question": self.question}
+        return json.dumps(fields, ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> "Pair | None":
+        """Inverse of `to_json`; None for an item that is no pair ("" or NULL)."""
+        if not text:
+            return None
+        fields = json.loads(text)
+        turns = {side: tuple(Turn(s, t) for s, t in fields.pop(side, [])) for side in ("turns_a", "turns_b")}
+        return cls(**fields, **turns)
+
+
+@dataclass(frozen=True)
 class Item:
     """One thing a human scored: a response in context, a whole dialogue, or a summary.
 
@@ -46,6 +105,7 @@ class Item:
     `annotators` names who gave each of them, in the same order (an aspect it lacks: position k is
     annotator "#k", as in files that list scores without names, e.g. USR's). `source_id` is the id
     the file gives the item (its id column, SummEval's document and system), "" when it gives none.
+    `pair`: the two responses of a pair (its `response` is both, as people read them), None for one response.
     """
 
     id: str
@@ -59,6 +119,7 @@ class Item:
     human: dict[str, tuple[float, ...]] = field(default_factory=dict)
     annotators: dict[str, tuple[str, ...]] = field(default_factory=dict)
     source_id: str = ""
+    pair: Pair | None = None
 
     def ratings(self, aspect: str) -> dict[str, float]:
         """Each annotator's score for `aspect`, by annotator id (empty when there is none)."""
@@ -90,6 +151,9 @@ class Item:
         answering = self.context[-2].speaker if len(self.context) >= 2 else ""
         final = Turn(answering, self.response).render() if self.response else ""
         dialogue = "\n".join(part for part in (context, final) if part)
+        pair = self.pair
+        if pair is not None and not context:
+            context = "\n".join(turn.render() for turn in pair.shared(self.context))
         return {
             "context": context,
             "response": self.response,
@@ -98,6 +162,10 @@ class Item:
             "persona": self.grounding if self.grounding_kind == "persona" else "",
             "document": self.grounding if self.grounding_kind == "document" else "",
             "summary": self.response,
+            "response_a": pair.response_a if pair else "",
+            "response_b": pair.response_b if pair else "",
+            "conversation_a": pair.conversation("a", self.context) if pair else "",
+            "conversation_b": pair.conversation("b", self.context) if pair else "",
         }
 
     @property
@@ -120,6 +188,7 @@ class Item:
             "human": json.dumps({k: list(v) for k, v in self.human.items()}),
             "annotators": json.dumps({k: list(v) for k, v in self.annotators.items()}),
             "source_id": self.source_id,
+            "pair": self.pair.to_json() if self.pair else "",
         }
 
     @classmethod
@@ -137,6 +206,7 @@ class Item:
             human={k: tuple(v) for k, v in json.loads(row["human"]).items()},
             annotators={k: tuple(v) for k, v in json.loads(row.get("annotators") or "{}").items()},
             source_id=row.get("source_id") or "",
+            pair=Pair.from_json(row.get("pair")),
         )
 
 
@@ -184,11 +254,13 @@ def make_item(
     human: dict[str, tuple[float, ...]] | None = None,
     annotators: dict[str, tuple[str, ...]] | None = None,
     source_id: str = "",
+    pair: Pair | None = None,
 ) -> Item:
     """Build an Item whose id is derived from its content (not from file position); `annotators`
-    only for aspects whose scores are not simply "#1" ... "#n" in order."""
+    only for aspects whose scores are not simply "#1" ... "#n" in order. A pair's `response` holds
+    both its sides, so its id does too."""
     context = tuple(context)
     ident = content_id(dataset, level, [[t.speaker, t.text] for t in context], response, grounding, system)
     human = dict(human or {})
     named = {a: tuple(ids) for a, ids in (annotators or {}).items() if a in human and tuple(ids) != positional(len(ids))}
-    return Item(ident, dataset, level, context, response, grounding, system, group, human, named, source_id)
+    return Item(ident, dataset, level, context, response, grounding, system, group, human, named, source_id, pair)

@@ -62,7 +62,7 @@ from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
-           "Q", "READINGS", "AltTest",
+           "Q", "READINGS", "STORED", "AltTest",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
            "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_line", "plan_study",
            "ranking", "run", "step_up", "summary", "FDR"]
@@ -445,7 +445,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, where the items it is read on are, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
     for combo in found.itertuples():
-        imported = json.loads(combo.signature_json or "{}").get("backend") == "imported"
+        imported = as_stored(store, combo.template_version, combo.signature_json)
         items, _ = held_out(every, [combo.template_version], searched)
         try:
             scored = judge_scores(store, dataset, (combo.template_version, combo.signature),
@@ -487,7 +487,7 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
         result = panel.test_labels(machine, epsilon, q, min_items, fdr)
         result.judge, result.aspect, result.model = combo.label, human, combo.model
-        result.reading, result.item_ids = "as imported" if imported else reading, ids
+        result.reading, result.item_ids = imported or reading, ids
         result.scale = scale
         results.append(result)
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
@@ -530,6 +530,17 @@ def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray,
             while len(_panels) > PANELS_KEPT:
                 _panels.popitem(last=False)
     return found[3], found[4]
+
+
+#: How a judge read as stored reads: a judge's file, a pairwise judge's labels (`geval.judging.pairwise`).
+STORED = ("as imported", "as judged in both orders")
+
+
+def as_stored(store: Store, version: str, signature_json: str | None) -> str:
+    """How a judge whose scores are read as stored reads (STORED), "" for one read as `reading` says."""
+    if json.loads(signature_json or "{}").get("backend") == "imported":
+        return STORED[0]
+    return STORED[1] if store.template(version).kind == "pairwise" else ""
 
 
 def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable[[str], None] | None) -> None:
@@ -686,8 +697,8 @@ def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     items, judge = every, None
     if combo is not None:
         items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
-        imported = json.loads(store.combos(dataset).set_index(["template_version", "signature"])
-                              .loc[tuple(combo), "signature_json"] or "{}").get("backend") == "imported"
+        imported = bool(as_stored(store, combo[0], store.combos(dataset).set_index(["template_version", "signature"])
+                                  .loc[tuple(combo), "signature_json"]))  # imported, or judged in both orders
         scored = judge_scores(store, dataset, combo, _variant(reading, imported), items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it

@@ -6,6 +6,7 @@ scores (the calls themselves: `Template.calls`).
 | `form` | one per aspect (the body names {{aspect}}) or one for all | each aspect's answer |
 | `checklist` | one per question of each aspect, answered Yes or No | each question's P(yes) as "aspect#qN", and the aspect: min + (max - min) x the mean P(yes) of its questions |
 | `batch` | one per aspect and order: every item of the group in {{responses}}, each read in turn ("Response 1: ...") | the item's line of each order as "aspect#orderN", and the aspect: the mean of the orders' distributions |
+| `pairwise` | one per aspect and order: the pair as given, then its sides swapped, answered A, B or tie | each order's answer as "aspect#order1", "#order2" (on the positions asked), and the aspect: the mean after order 2 is swapped back, its score the label (`geval.judging.pairwise`) |
 
 A batch call is the same prompt for every item of its group, so the group's first item pays
 for it and the others are served from the cache. Order 1 is the dataset's order, order 2 the
@@ -15,6 +16,7 @@ reverse, later ones shuffles seeded by their number.
 from __future__ import annotations
 
 from geval.errors import TemplateError
+from geval.judging import pairwise
 from geval.judging.aspects import PART, part_key
 from geval.judging.judgment import AspectScore
 from geval.judging.templates import Template
@@ -24,9 +26,14 @@ def parts(template: Template) -> dict[str, list[str]]:
     """Each aspect's part keys, for kinds whose aspects are made of parts ({} for forms)."""
     if template.kind == "checklist":
         return {a.key: [part_key(a, f"q{n}") for n in range(1, len(a.questions) + 1)] for a in template.aspects}
-    if template.kind == "batch":
-        return {a.key: [part_key(a, f"order{o}") for o in range(1, template.orders + 1)] for a in template.aspects}
+    if template.kind in ("batch", pairwise.KIND):
+        return {a.key: [part_key(a, f"order{o}") for o in range(1, _orders(template) + 1)] for a in template.aspects}
     return {}
+
+
+def _orders(template: Template) -> int:
+    """How many orders each aspect is asked in: a batch's `orders`, both for a pairwise template."""
+    return len(pairwise.ORDERS) if template.kind == pairwise.KIND else template.orders
 
 
 def part_name(template: Template, key: str) -> str:
@@ -39,7 +46,7 @@ def part_name(template: Template, key: str) -> str:
         return aspect.name
     if part.startswith("q") and part[1:].isdigit() and 1 <= int(part[1:]) <= len(aspect.questions):
         return f"{aspect.name} · question {part[1:]}: {aspect.questions[int(part[1:]) - 1]}"
-    if part.startswith("order") and part[5:].isdigit() and 1 <= int(part[5:]) <= template.orders:
+    if part.startswith("order") and part[5:].isdigit() and 1 <= int(part[5:]) <= _orders(template):
         return f"{aspect.name} · order {part[5:]}"
     raise TemplateError(f"{template.source}: no part '{part}' of aspect '{aspect.name}'")
 
@@ -59,7 +66,9 @@ def combine(template: Template, answers: dict[str, AspectScore | None]) -> dict[
             combined[aspect_key] = AspectScore.unscored(f"{unscored} unscored: {answers[unscored].reason}")
             continue
         aspect = template.aspect(aspect_key)
-        if template.kind == "checklist":
+        if template.kind == pairwise.KIND:
+            combined[aspect_key] = pairwise.combine(found)
+        elif template.kind == "checklist":
             yes = sum(answer.score for answer in found) / len(found)
             combined[aspect_key] = AspectScore(score=aspect.min + (aspect.max - aspect.min) * yes)
         else:

@@ -21,8 +21,10 @@ them, and none for an aspect the header does not declare (the answer is read by 
 `kind` says how the judge is asked (see `geval.judging.layouts`): "form" (the default, as
 above), "checklist" (each aspect's `questions` asked one by one as yes/no questions through
 {{question}}; the aspect's score is the mean P(yes) on its scale), or "batch" (all items of a
-group listed in {{responses}} and scored in turn, in `orders` orders that are averaged); or
-"imported": never asked, the record of a judge's scores made elsewhere and imported from a file
+group listed in {{responses}} and scored in turn, in `orders` orders that are averaged), "pairwise"
+(two responses of a pair in {{response_a}} and {{response_b}}, or {{conversation_a}} and
+{{conversation_b}}, asked in both orders and answered A, B or tie: `geval.judging.pairwise`; its
+aspects need no min and max); or "imported": never asked, the record of a judge's scores made elsewhere and imported from a file
 (`geval.scoring.imports`), whose body says so. Any
 kind may show scored examples of other groups in {{examples}}: an `[examples]` table with
 k, select ("random", "stratified" or "nearest") and seed.
@@ -50,6 +52,7 @@ from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
 from geval.judging.aspects import (ANSWERS, ASPECT, EXAMPLES, KNOWN, OPTIONAL, PLACEHOLDER, QUESTION, RESPONSES, STEPS,
                                    VARIANT, Aspect, Examples, one_line, part_key)
+from geval.judging import pairwise
 from geval.judging.examples import choose_examples, default_example_text, render_examples
 
 #: A line of the form the judge fills in: an optional bullet, a label (an aspect's name, or
@@ -59,7 +62,7 @@ from geval.judging.examples import choose_examples, default_example_text, render
 FORM_LINE = re.compile(r"^[ \t]*(?P<bullet>[-*•][ \t]*)?[*_`]*(?P<label>[^\s*_`:(][^:(\n]*?)[*_`]*[ \t]*"
                        r"(?:\([^()\n]*\))?[ \t]*:[ \t]*$", re.MULTILINE)
 HEADER_KEYS = {"name", "task", "criteria", "steps", "aspects", "level", "dataset", "kind", "orders", "examples"}
-KINDS = ("form", "checklist", "batch", "imported")
+KINDS = ("form", "checklist", "batch", "pairwise", "imported")
 #: Where templates are found by name: $GEVAL_PROMPTS_DIR, else prompts/ in the checkout (or installed with the package).
 #: The placeholder that shows a conversation: a template with it fits no summary.
 CONVERSATION = "context"
@@ -163,7 +166,9 @@ class Template:
 
     def _at_level(self, item: Item) -> bool:
         """Whether `item` is of the kind this template is written for: its level, when it names one; never
-        a summary for a template that shows a conversation."""
+        a summary for a template that shows a conversation; a pair for a pairwise template only."""
+        if (self.kind == pairwise.KIND) != (item.pair is not None):
+            return False
         if self.level:
             return item.level == self.level
         return not (item.level == "summary" and CONVERSATION in self.placeholders)
@@ -173,6 +178,12 @@ class Template:
         level, or its first item of that level cannot fill a placeholder; with the fix that applies."""
         if self.fits(items) or not items:
             return ""
+        if not any((self.kind == pairwise.KIND) == (item.pair is not None) for item in items):
+            return (f"{self.name} compares two responses (kind = \"pairwise\") and these items are single responses: "
+                    "pick a template of one response, or load pairs (a file with response_a and response_b)"
+                    if self.kind == pairwise.KIND else
+                    f"these items are pairs of responses and {self.name} judges one response: pick a pairwise template "
+                    "(kind = \"pairwise\", e.g. mtbench-pairwise)")
         at_level = [item for item in items if self._at_level(item)]
         if not at_level and not self.level:
             return (f"{self.name} shows a conversation ({{{{{CONVERSATION}}}}}) and summaries have none: pick a template "
@@ -304,6 +315,15 @@ def calls(template: Template, item: Item, steps: str | None = None,
         return [Call(template.render(item, steps, aspect, question=question, **fill), (QUESTION_ASPECT,),
                      ((QUESTION_ASPECT.key, part_key(aspect, f"q{number}")),), detail)
                 for aspect in template.aspects for number, question in enumerate(aspect.questions, 1)]
+    if template.kind == pairwise.KIND:  # each aspect in both orders: order 2 shows the pair's sides swapped
+        asked: dict[tuple[str, str], Call] = {}  # a pair whose two sides read alike is one prompt: asked once
+        for aspect in template.aspects:
+            for order in pairwise.ORDERS:
+                prompt = template.render(item, steps, aspect, **fill, **pairwise.fill(item, order))
+                keep = (aspect.key, part_key(aspect, f"order{order}"))
+                found = asked.get((prompt, aspect.key))
+                asked[(prompt, aspect.key)] = Call(prompt, (aspect,), (*(found.keep if found else ()), keep), detail)
+        return list(asked.values())
     if template.kind == "batch":
         members = neighbours.group(item)
         result = []
@@ -419,7 +439,8 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
         name=_text(header, "name", source, required=True),
         task=_text(header, "task", source),
         criteria=_text(header, "criteria", source),
-        aspects=_aspects(header.get("aspects"), source, asked=header.get("kind") != "imported"),
+        aspects=_aspects(header.get("aspects"), source, asked=header.get("kind") != "imported",
+                         pairs=header.get("kind") == pairwise.KIND),
         steps=_text(header, "steps", source),
         body=body,
         text=text,
@@ -454,7 +475,9 @@ def _check_kind(template: Template) -> None:
     if template.kind == "checklist" and len(asked) < len(template.aspects):
         missing = next(a.name for a in template.aspects if not a.questions)
         raise TemplateError(f"{source}: aspect '{missing}' has no questions = [...]; a checklist asks each aspect's questions")
-    if template.kind != "imported" and any(a.categories for a in template.aspects):
+    if template.kind == pairwise.KIND:
+        _check_pairwise(template)
+    elif template.kind != "imported" and any(a.categories for a in template.aspects):
         raise TemplateError(f"{source}: categories are for the scores of a judge imported from a file "
                             "(kind = \"imported\"); a judge asked by a prompt answers on a scale of digits")
     if template.kind != "checklist" and asked:
@@ -464,6 +487,17 @@ def _check_kind(template: Template) -> None:
     if (EXAMPLES in used) != (template.examples is not None):
         raise TemplateError(f"{source}: {{{{examples}}}} in the body and an [examples] table (k, select, seed) in the "
                             "header go together; add the missing one")
+
+
+def _check_pairwise(template: Template) -> None:
+    """A pairwise body shows both sides of a pair, and asks one aspect per prompt."""
+    used = set(template.placeholders)
+    if not any(set(names) <= used for names in pairwise.SIDES):
+        raise TemplateError(f"{template.source}: kind = \"pairwise\" needs {{{{response_a}}}} and {{{{response_b}}}} "
+                            "(or {{conversation_a}} and {{conversation_b}}) in the body")
+    if len(template.aspects) > 1 and ASPECT not in used:
+        raise TemplateError(f"{template.source}: a pairwise template of several aspects asks one per prompt: name "
+                            "{{aspect}} in the body")
 
 
 def form_label(line: str) -> str | None:
@@ -590,13 +624,17 @@ def _examples(value: object, source: str) -> Examples | None:
     return Examples(k, select, seed, text)
 
 
-def _aspects(value: object, source: str, asked: bool = True) -> tuple[Aspect, ...]:
+def _aspects(value: object, source: str, asked: bool = True, pairs: bool = False) -> tuple[Aspect, ...]:
     """The header's [[aspects]]; `asked`: False for a template never asked (kind "imported"), whose
-    scales may be any whole numbers."""
+    scales may be any whole numbers; of a pairwise template (`pairs`), each answered A, B or tie (no min
+    nor max)."""
     if not isinstance(value, list) or not value:
         raise TemplateError(f"{source}: the header needs at least one [[aspects]] table with name, min and max")
     aspects = []
     for index, spec in enumerate(value):
+        if pairs and isinstance(spec, dict):
+            aspects.append(_pairwise_aspect(spec, index, source))
+            continue
         if not isinstance(spec, dict) or not {"name", "min", "max"} <= spec.keys():
             raise TemplateError(f"{source}: aspect {index + 1} needs name, min and max")
         if not one_line(spec["name"]):
@@ -617,3 +655,17 @@ def _aspects(value: object, source: str, asked: bool = True) -> tuple[Aspect, ..
     if len({a.key for a in aspects}) != len(aspects):
         raise TemplateError(f"{source}: two aspects share a name")
     return tuple(aspects)
+
+
+def _pairwise_aspect(spec: dict, index: int, source: str) -> Aspect:
+    """A pairwise template's aspect: a name and optionally the human aspect it is compared with."""
+    unknown = sorted(set(spec) - {"name", "human"})
+    if unknown:
+        raise TemplateError(f"{source}: aspect {index + 1} has key(s) {', '.join(map(shown, unknown))}; a pairwise "
+                            "aspect is answered A, B or tie: give only name and human")
+    if not one_line(spec.get("name")):
+        raise TemplateError(f"{source}: aspect {index + 1} needs a name of one line of text")
+    try:
+        return pairwise.aspect(spec["name"], spec.get("human", ""))
+    except TemplateError as exc:
+        raise TemplateError(f"{source}: {exc}") from None

@@ -3,9 +3,10 @@ dataset's report (`report`: one `document`, rendered by `html` to one self-conta
 `markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
 the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too;
 `counted`: a count in words, "1 judge call"; `how_it_errs`: how the judge errs, in words, tables and
-figures)."""
+figures; `pairwise`: a pairwise judge's position bias, agreement with people and win rates)."""
 
 from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion, offset, scale use, length
+from geval.reporting import pairwise  # a pairwise judge: position consistency, agreement with people, win rates
 from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -36,5 +37,5 @@ from geval.wording import counted
 __all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
            "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
            "display_table", "distribution_figure", "format_p", "how_it_errs", "items_csv", "judge_distribution_figure", "judge_names",
-           "learning_curve_figure", "number", "ranking_table", "report", "saved_line", "scatter_figure", "stack_tables",
+           "learning_curve_figure", "number", "pairwise", "ranking_table", "report", "saved_line", "scatter_figure", "stack_tables",
            "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]

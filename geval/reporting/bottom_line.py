@@ -66,12 +66,13 @@ def worth_most(worth: pd.DataFrame, constant: Collection[str] = (), among: Colle
     a judge that gives one score throughout (`constant`, by `judge`: it saves nothing, and would lead
     wherever every real judge saves less than nothing) and one with no figure are never chosen;
     `among`: only the judges of these combinations (by `combo`, their labels: the ones a page has
-    chosen). A tie goes to the first in `worth`'s order. None when no judge has a figure."""
+    chosen). A tie goes to the first in `worth`'s order. None when no judge has a figure, or when every
+    figure is exactly 0 (every item labeled: no judge saves anything, and nothing tells them apart)."""
     combos = worth["combo"] if "combo" in worth else worth["judge"]
     candidates = [(judge, saved) for judge, combo, saved in zip(worth["judge"], combos, worth["saved"])
                   if judge != TOGETHER and judge not in constant and (among is None or combo in among)
                   and saved is not None and math.isfinite(saved)]
-    if not candidates:
+    if all(saved == 0 for _, saved in candidates):  # every item labeled: nothing to save, nothing to choose by
         return None
     return max(candidates, key=lambda pair: pair[1])[0]  # max keeps the first of equals
 
@@ -85,8 +86,7 @@ def default_means(store: Store, dataset: str, aspect: str, judges: pd.DataFrame,
     systems (the figure's simple reference: most often the one worth most), again with the one worth most
     when it is another. Raises SystemsError as `system_means` does."""
     combos = store.combos(dataset).set_index("label")
-    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
-    guess = _top(usable, "within") or _top(usable, "pearson")
+    guess = closest(judges, among)
 
     def read(column: str | None) -> SystemMeans:
         combo = None
@@ -159,6 +159,14 @@ def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, float] | None
     frame["test"] = [lowered.get((combo, aspect.lower())) for combo in frame["combo"]]
     frame["advantage"] = [t.advantage_probability if t is not None else math.nan for t in frame["test"]]
     return frame
+
+
+def closest(judges: pd.DataFrame, among: Collection[str] | None = None) -> str | None:
+    """The judge closest to people, the simple reference where no judge's worth can be read: of `judges`
+    (`judges_on`'s frame; the constant ones never; of the combinations `among` when given), the highest
+    Pearson within systems, else over the items; None when no judge has one."""
+    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
+    return _top(usable, "within") or _top(usable, "pearson")
 
 
 def default_of(frame: pd.DataFrame) -> str | None:

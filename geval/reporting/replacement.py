@@ -47,12 +47,12 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
         return [], []
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
-    if (~summary["reading"].isin(["as imported", "a constant"])).any():  # a G-EVAL judge: its other readings beside
+    if (~summary["reading"].isin([*alttest.STORED, "a constant"])).any():  # a G-EVAL judge: its other readings beside
         for reading in (r for r in alttest.READINGS if r != "mode"):
             values = {(r.judge, r.aspect): r.advantage_probability
                       for r in alttest.run(store, dataset, combos, epsilon=epsilon, alignment=alignment,
                                            reading=reading, by=by)}
-            summary[f"read {reading}"] = [values.get((j, a)) if r != "as imported" else None
+            summary[f"read {reading}"] = [values.get((j, a)) if r not in alttest.STORED else None
                                           for j, a, r in zip(summary["judge"], summary["aspect"], summary["reading"])]
     per_annotator = _per_annotator([r for r in results if not r.baseline])
     blocks = [Heading("Can the judge replace an annotator?"),

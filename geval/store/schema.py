@@ -187,10 +187,17 @@ def _schema_13(db: sqlite_utils.Database) -> None:
     db["labels"].add_column("reason", str)
 
 
+def _schema_14(db: sqlite_utils.Database) -> None:
+    """Pairs: an item that compares two responses to one context keeps both sides (`items.pair`, JSON:
+    each response, its system, each side's own turns when they differ, who speaks, the question both
+    answer); empty for an item of one response. Items stored before are single responses."""
+    db["items"].add_column("pair", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
                                                                   9: _schema_9, 10: _schema_10, 11: _schema_11,
-                                                                  12: _schema_12, 13: _schema_13}
-SCHEMA_VERSION = 13
+                                                                  12: _schema_12, 13: _schema_13, 14: _schema_14}
+SCHEMA_VERSION = 14

@@ -4,9 +4,9 @@ categories of its categorical aspects; SCALES, where its paper says on what scal
 was asked ({aspect: (low, high)}). `table` is never detected: it reads any table through a
 column mapping."""
 
-from geval.data.layouts import annotations, dstc9, fed, seed001, summeval, usr
+from geval.data.layouts import annotations, dstc9, fed, pairs, seed001, summeval, usr
 
-LAYOUTS = {module.NAME: module for module in (usr, fed, summeval, dstc9, seed001, annotations)}
+LAYOUTS = {module.NAME: module for module in (usr, fed, summeval, dstc9, seed001, annotations, pairs)}
 
 
 def declared_scales(layout: str) -> dict[str, tuple[float, float]]:

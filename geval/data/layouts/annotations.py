@@ -1,7 +1,8 @@
 """Annotations as the alternative annotator test's authors release them (Calderon, Reichart & Dror,
 ACL 2025): `human_annotations.json`, {annotator: {instance: label}}, one aspect ("label") per file,
 each annotator by name; the texts optional, in `prompts.json` beside it ({instance: {text_id,
-str_prompt, ...}}; MT-Bench's has both conversations). A folder holding these files loads as this
+str_prompt, ...}}; MT-Bench's has both conversations: each of its instances is then a pair, `Item.pair`, of
+the two models' answers at the instance's turn, each after its own conversation). A folder holding these files loads as this
 layout, named after the folder; `llm_annotations.json` beside them ({llm: {instance: label}}) is
 not part of the dataset: it is judges' scores, imported as such (`geval judge import`).
 
@@ -19,7 +20,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from geval.data.items import Item, Turn, make_item
+from geval.data.items import Item, Pair, Turn, make_item
 from geval.errors import DatasetError, shown
 
 NAME = "annotations"
@@ -73,6 +74,7 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter, dict
             dataset=name, level="turn", context=(), response=_text(text) or instance,
             group=str(text.get("text_id") or instance),
             human={ASPECT: tuple(labels.values())}, annotators={ASPECT: tuple(labels)}, source_id=instance,
+            pair=_pair(text, instance),
         ))
     return items, skipped, ({ASPECT: categories} if categories else {})
 
@@ -95,6 +97,34 @@ def _text(record: dict) -> str:
         return "\n\n".join(f"Conversation {side}:\n" + _conversation(record[f"conversation_{side.lower()}"])
                            for side in ("A", "B"))
     return str(record.get("str_prompt") or "")
+
+
+def _pair(record: dict, instance: str) -> Pair | None:
+    """MT-Bench's instance ("<question>__<model_a>__<model_b>__<turn>") as a pair: each model's answer at
+    that turn, after its own conversation up to it; None when the record has no two conversations."""
+    sides = [_turns(record.get(f"conversation_{side}")) for side in ("a", "b")]
+    parts = instance.split("__")
+    if not all(sides) or len(parts) != 4 or not parts[3].isdigit():
+        return None
+    answers = [[n for n, turn in enumerate(turns) if turn.speaker == "assistant"] for turns in sides]
+    turn = int(parts[3])
+    if not all(len(found) >= turn >= 1 for found in answers):
+        return None
+    cut = [found[turn - 1] for found in answers]
+    return Pair(sides[0][cut[0]].text, sides[1][cut[1]].text, parts[1], parts[2], tuple(sides[0][:cut[0]]),
+                tuple(sides[1][:cut[1]]), speaker="assistant", question=parts[0])
+
+
+def _turns(value: object) -> list[Turn]:
+    """A conversation given as a list of {role, content} (or its Python text) as turns ([] when unread)."""
+    if isinstance(value, str):
+        try:
+            value = ast.literal_eval(value)
+        except (ValueError, SyntaxError, RecursionError, MemoryError):
+            return []
+    if not isinstance(value, list):
+        return []
+    return [Turn(str(turn.get("role", "")), str(turn.get("content", ""))) for turn in value if isinstance(turn, dict)]
 
 
 def _conversation(value: object) -> str:
