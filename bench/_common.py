@@ -110,9 +110,10 @@ Form:
 """
 
 
-def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "synthetic"):
+def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "synthetic", aspects: int = 1):
     """`size` distinct items, `per_group` to a dialogue, 3 systems round robin and two annotators
-    each, written to `path` as JSONL and loaded back through the engine (as the app loads a file)."""
+    each, written to `path` as JSONL and loaded back through the engine (as the app loads a file);
+    `aspects` 2: people scored Engaging too."""
     import geval
 
     with path.open("w", encoding="utf-8") as out:
@@ -120,10 +121,12 @@ def synthetic_dataset(size: int, path: Path, per_group: int = 6, name: str = "sy
             out.write(json.dumps({
                 "response": f"response {i}", "fact": f"fact {i // per_group}", "system": f"sys{i % 3}",
                 "group": f"g{i // per_group}", "natural": [1 + i % 3, 1 + (i * 7) % 3],
+                **({"engaging": [1 + (i * 5) % 3, 1 + (i // 2) % 3]} if aspects == 2 else {}),
                 "context": [{"speaker": "A", "text": f"hello number {i // per_group}"},
                             {"speaker": "B", "text": "hi there"}],
             }) + "\n")
-    return geval.load_dataset(path, mapping=SYNTHETIC_MAPPING, name=name)
+    mapping = [*SYNTHETIC_MAPPING, "score:Engaging=engaging"] if aspects == 2 else SYNTHETIC_MAPPING
+    return geval.load_dataset(path, mapping=mapping, name=name)
 
 
 def synthetic_template():
@@ -131,3 +134,4 @@ def synthetic_template():
     import geval
 
     return geval.Template.parse(SYNTHETIC_TEMPLATE, source="bench-naturalness.txt")
+

@@ -1,7 +1,11 @@
 """The engine's analyses, cached for the pages: each result is kept until the combination it
 reads gets new judgments (its row of `Store.combos`: latest time and counts) or the dataset's
 human side changes (`Store.human_stamp`: a label, an undo, another side), so a rerun of a page,
-or another page on the same combination, computes nothing again."""
+or another page on the same combination, computes nothing again.
+
+What grows with the items (a row per judgment, the test's items, the figures drawn from them) is
+kept as it was made (`kept`: st.cache_resource, given back without a copy, which a million rows
+would cost on every run): the pages read it and never change it. `forget` drops it."""
 
 from __future__ import annotations
 
@@ -9,6 +13,25 @@ import pandas as pd
 import streamlit as st
 
 import geval
+
+#: Results kept of each function whose results grow with the items.
+KEPT = 8
+_forgettable = []
+
+
+def kept(show_spinner: str | bool = False, max_entries: int = KEPT):
+    """st.cache_resource for a result that grows with the items, shared as it is (never changed by a page)."""
+    def wrap(function):
+        cached = st.cache_resource(show_spinner=show_spinner, max_entries=max_entries)(function)
+        _forgettable.append(cached)
+        return cached
+    return wrap
+
+
+def forget() -> None:
+    """Drop every result `kept` (after a deletion, they still hold what was deleted)."""
+    for cached in _forgettable:
+        cached.clear()
 
 
 def stamp(combo: pd.Series) -> tuple:
@@ -39,6 +62,19 @@ def disagreements(store: geval.Store, dataset: str, combo: pd.Series, details: b
                           details)
 
 
+def figure(store: geval.Store, dataset: str, combo: pd.Series, draw, aspect: str, human: str):
+    """`draw(frame, aspect, human)` (a figure of `geval.reporting` over `disagreements(..., details=False)`),
+    drawn once per combination, aspect and human side."""
+    return _figure(store, str(store.path), dataset, pair(combo), (stamp(combo), store.human_stamp(dataset)),
+                   draw.__name__, aspect, human)
+
+
+@kept(max_entries=3 * KEPT)
+def _figure(_store, path: str, dataset: str, combo: tuple, stamp: tuple, name: str, aspect: str, human: str):
+    frame = _disagreements(_store, path, dataset, combo, stamp, False)
+    return getattr(geval.reporting, name)(frame, aspect, human)
+
+
 def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str):
     """geval.compare of combination B against A."""
     return _compare(store, str(store.path), dataset, pair(a), pair(b), human, metric,
@@ -59,7 +95,7 @@ def _agree(_store, path: str, dataset: str, combo: tuple, variant: str, levels: 
     return geval.agree(_store, dataset, combo, variant=variant, levels=levels, n_boot=n_boot)
 
 
-@st.cache_data(show_spinner="Joining judgments with human scores…")
+@kept(show_spinner="Joining judgments with human scores…")
 def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple, details: bool) -> pd.DataFrame:
     return geval.disagreements(_store, dataset, combo, details=details)
 
@@ -91,7 +127,7 @@ def learning_curve(store: geval.Store, dataset: str, aspect: str, combos: pd.Dat
                   (stamps(combos), store.human_stamp(dataset)))
 
 
-@st.cache_data(show_spinner="Reading the judges' scores and baselines…", max_entries=16)
+@kept(show_spinner="Reading the judges' scores and baselines…", max_entries=16)
 def _features(_store, path: str, dataset: str, aspect: str, combo: tuple | None, baselines: tuple, stamp: tuple):
     return geval.labeling.features(_store, dataset, aspect, combo, baselines)
 
@@ -122,7 +158,7 @@ def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataF
                          (stamps(combos), store.human_stamp(dataset)))
 
 
-@st.cache_data(show_spinner="Running the alternative annotator test…", max_entries=16)
+@kept(show_spinner="Running the alternative annotator test…", max_entries=16)
 def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, by: str | None, fdr: str,
              stamp: tuple) -> dict:
     return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading,

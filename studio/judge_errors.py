@@ -51,6 +51,6 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
                 st.dataframe(table, hide_index=True, key=f"errs_{name.replace(' ', '_')}")
 
 
-@st.cache_data(show_spinner="Reading how the judge errs…", max_entries=16)
+@cached.kept(show_spinner="Reading how the judge errs…", max_entries=16)
 def _read(_store, path: str, dataset: str, combo: tuple, variant: str, stamp: tuple) -> list:
     return geval.reporting.how_it_errs.read(_store, dataset, combo, variant)

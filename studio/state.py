@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 import geval
-from studio import checking
+from studio import cached, checking
 from studio.text import plain
 
 DEFAULT_TEMPLATE = "topicalchat-naturalness"
@@ -62,6 +62,7 @@ def _stored(store_path: str, name: str, loaded: float) -> geval.Dataset:
 def forget_cached() -> None:
     """Drop every cached dataset, table and frame: after a deletion, they still hold what was deleted."""
     st.cache_data.clear()
+    cached.forget()
     _load.clear()
     _stored.clear()
 

@@ -53,8 +53,8 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
                              format_func=lambda j: j if j == TOGETHER else names(found.sources[j][0]),
                              help="Each judge compared with the aspect; the judges' table below is worth all of them.")
     by_label = combos.set_index("label")
-    pair = None
-    if judge != TOGETHER:
+    pair = None  # the first judge: read without a combination, as `worth_most` read it (the same means, kept)
+    if judge not in (TOGETHER, found.judge):
         label = found.sources[judge][0]
         pair = cached.pair(by_label.loc[label]) if label in by_label.index else None
     st.caption(plain(f"The combined estimate reads {judge}, " + (why if judge == preferred else "picked here") + "."))

@@ -224,8 +224,8 @@ else:
     aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
     aspect, human = aspect_row["aspect"], aspect_row["human"]
     st.caption("Click a point to open the item in Inspect.")
-    event = st.plotly_chart(geval.reporting.scatter_figure(frame, aspect, human), on_select="rerun", selection_mode="points",
-                            key="agree_scatter")
+    event = st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.scatter_figure, aspect, human),
+                            on_select="rerun", selection_mode="points", key="agree_scatter")
     points = event.selection.points if event and event.selection else []
     if points:
         custom = points[0].get("customdata")
@@ -236,8 +236,10 @@ else:
             st.session_state["inspect_aspect"] = aspect_name
             st.switch_page("views/4_inspect.py")
     histogram, distribution = st.columns(2)
-    histogram.plotly_chart(geval.reporting.abs_diff_histogram(frame, aspect, human), key="agree_absdiff")
-    distribution.plotly_chart(geval.reporting.distribution_figure(frame, aspect, human), key="agree_distributions")
+    histogram.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.abs_diff_histogram, aspect,
+                                         human), key="agree_absdiff")
+    distribution.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.distribution_figure, aspect,
+                                            human), key="agree_distributions")
     judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human)  # kappa, confusion, offset, length
 
 st.subheader("Compare two versions")

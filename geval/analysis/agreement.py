@@ -17,7 +17,7 @@ onto 0-1 by its scale, then averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +36,8 @@ from geval.analysis.categorical import accuracy_row
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
+from geval.data.columns import ItemColumns
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.errors import StoreError
 from geval.judging.layouts import parts
@@ -157,7 +159,7 @@ def _aspect(protocol: Protocol, column: str, human: str) -> str:
 
 
 def _human_aspects(items: list[Item]) -> list[str]:
-    return list(dict.fromkeys(a for item in items for a in item.human))
+    return item_columns(items).human_aspects
 
 
 def _map(protocol: Protocol, column: str, human_aspects: list[str], humans: Mapping[str, str] | None) -> str | None:
@@ -180,8 +182,9 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
         given = {protocol.aspect_for(h): h for h in wanted}
     else:
         frame, given = scores, dict(humans or {})
-    by_id = {item.id: item for item in level_items}
-    ids = [i for i in frame.index.tolist() if i in by_id]
+    found = item_columns(level_items)
+    where = found.positions(frame.index)
+    ids = frame.index[where >= 0].tolist()
     if not ids:
         raise ProtocolError(f"{protocol.title}: no scored item is one of the {len(level_items)} "
                             f"{protocol.item_level + '-level' if protocol.item_level else 'dataset'} items")
@@ -193,11 +196,11 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
             f"({', '.join(human_aspects)}); name the columns as {', '.join(protocol.aspects) or 'the human aspects'} "
             "or pass humans="
         )
-    chosen = [by_id[i] for i in ids]
+    chosen = where[where >= 0]
     info = pd.DataFrame({
-        "group": [item.group or item.id for item in chosen],
-        "system": [item.system for item in chosen],
-        **{f"human:{h}": [item.human_mean(h) for item in chosen] for h in dict.fromkeys(h for _, h in pairs)},
+        "group": found.groups[chosen],
+        "system": found.systems[chosen],
+        **{f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)},
     }, index=ids)
     return frame, info, pairs
 
@@ -246,11 +249,10 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
 SCORE_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution")
 
 
-def of_items(frame: pd.DataFrame, ids: Collection[str]) -> pd.DataFrame:
-    """The rows of a judgments table whose item is one of `ids` (e.g. the dataset's current
+def of_items(frame: pd.DataFrame, items: ItemColumns) -> pd.DataFrame:
+    """The rows of a judgments table whose item is one of `items` (e.g. the dataset's current
     items), renumbered from 0."""
-    found = frame["item_id"].tolist()
-    return frame[np.fromiter((i in ids for i in found), bool, len(found))].reset_index(drop=True)
+    return frame[items.positions(frame["item_id"]) >= 0].reset_index(drop=True)
 
 
 def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -260,17 +262,22 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     is scored with it."""
     version, signature = resolve(store, dataset, combo)
     items = store.items(dataset) if items is None else items
-    columns = SCORE_COLUMNS + (("call_key",) if variant == "samples" else ())
-    frame = of_items(store.judgments(dataset, version, signature, columns=columns), {item.id for item in items})
-    if frame.empty:
-        raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
-    frame["signature"] = signature  # the combination's own, for what a variant says of it
-    if variant == "samples":
-        frame = with_samples(store, frame)
-    frame = frame.assign(score=variant_scores(frame, variant, k))
+    if variant == "samples":  # read from the calls, for these items
+        frame = of_items(store.judgments(dataset, version, signature, columns=SCORE_COLUMNS + ("call_key",)),
+                         item_columns(items))
+        if frame.empty:
+            raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+        frame["signature"] = signature  # the combination's own, for what a variant says of it
+        wide = _wide(with_samples(store, frame).pipe(lambda f: f.assign(score=variant_scores(f, variant, k))))
+    else:  # every judgment's score made once until the store changes, then the rows of these items
+        every = store.remembered(("judge scores", dataset, version, signature, variant),
+                                 lambda: _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD))
+        every = every[item_columns(items).positions(every.index) >= 0]
+        if every.empty:
+            raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
+        held = int(np.bitwise_or.reduce(every.pop(ASPECTS_HELD).to_numpy()))  # the aspects judged on them
+        wide = every[[a for code, a in enumerate(every.columns) if held >> code & 1]]
     template = store.template(version)
-    wide = frame.pivot_table(index="item_id", columns="aspect", values="score", aggfunc="first", dropna=False)
-    wide = wide.reindex(list(dict.fromkeys(frame["item_id"].tolist())))
     present = [a for a in template.aspects if a.key in wide]
     humans = {a.key: a.human or a.name for a in present}  # matched with the dataset's aspects in any case
     scales = {a.key: (a.min, a.max) for a in present}
@@ -278,6 +285,39 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     kept = [key for a in present for key in parts(template).get(a.key, []) if key in wide]
     return JudgeScores(template, signature, first["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
                        humans, scales, wide[kept])
+
+
+#: `_wide`'s column of the aspects each item has a judgment of, one bit each (in the columns' order).
+ASPECTS_HELD = "\x00aspects judged"
+
+
+def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
+    """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples")."""
+    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
+    frame["signature"] = signature  # the combination's own, for what a variant says of it
+    return frame.assign(score=variant_scores(frame, variant))
+
+
+def _wide(frame: pd.DataFrame, held: str | None = None) -> pd.DataFrame:
+    """A judgments table's scores with a row per item (in the order of their first judgment) and a column
+    per aspect (in sorted order): each item's first score of each aspect that is a number, as
+    `pivot_table(..., aggfunc="first")` gives it, NaN where there is none. `held`: add a column of that
+    name with the aspects each item has a judgment of, a bit each."""
+    item_of, ids = pd.factorize(frame["item_id"])
+    aspect_of, aspects = pd.factorize(frame["aspect"], sort=True)
+    scores = frame["score"].to_numpy(dtype=float)
+    given = np.flatnonzero(~np.isnan(scores))[::-1]  # the first of an item's scores written last: it stays
+    values = np.full((len(ids), len(aspects)), np.nan)
+    values[item_of[given], aspect_of[given]] = scores[given]
+    ids, aspects = (found if found.dtype != object else pd.Index(found.tolist()) for found in (ids, aspects))
+    wide = pd.DataFrame(values, index=ids.rename("item_id"), columns=aspects.rename("aspect"))
+    if held is not None:  # a bit each: an int64's up to 62 aspects, Python's integers beyond
+        small = len(aspects) <= 62
+        bits = np.zeros(len(ids), dtype=np.int64 if small else object)
+        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(np.int64)) if small
+                         else np.array([1 << int(code) for code in aspect_of], dtype=object))
+        wide[held] = bits
+    return wide
 
 
 def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",

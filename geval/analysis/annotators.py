@@ -52,6 +52,7 @@ from geval.analysis.correlation import (
     system_means,
     within_groups,
 )
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 
 ALPHA_LEVELS = ("interval", "ordinal")
@@ -67,14 +68,7 @@ COLUMNS = ["human", "statistic", "value", "low", "high", "items", "annotators", 
 def annotator_matrix(items: list[Item], aspect: str) -> np.ndarray:
     """Scores as an annotators x items array, a row per annotator (by id, `Item.ratings`, in
     first-seen order), NaN where an annotator did not score an item."""
-    rated = [item.ratings(aspect) for item in items]
-    who = list(dict.fromkeys(name for ratings in rated for name in ratings))
-    matrix = np.full((len(who), len(items)), np.nan)
-    row = {name: index for index, name in enumerate(who)}
-    for column, ratings in enumerate(rated):
-        for name, score in ratings.items():
-            matrix[row[name], column] = score
-    return matrix
+    return item_columns(items).ratings(aspect)[1].copy()
 
 
 def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
@@ -116,8 +110,8 @@ def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "inte
     matrix = np.asarray(matrix, dtype=float)
     known = ~np.isnan(matrix)
     values = np.unique(matrix[known])
-    n_boot = len(resamples.draws)
-    if len(values) < 2:
+    n_boot = resamples.size
+    if len(values) < 2 or not n_boot:
         return np.full(n_boot, np.nan)
     counts_per_value = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
     pairable = np.maximum(known.sum(axis=0), 2) - 1.0
@@ -125,19 +119,16 @@ def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "inte
                 - counts_per_value[:, :, None] * np.eye(len(values))[None]) / pairable[:, None, None]
     per_group = np.stack([np.bincount(resamples.group_of, weights=cell, minlength=resamples.n_groups)
                           for cell in per_item.reshape(len(per_item), -1).T], axis=1)  # groups x V*V
-    out = np.full(n_boot, np.nan)
-    for start, counts in resamples.counts():
-        coincidences = (counts @ per_group).reshape(len(counts), len(values), len(values))
-        n_v = coincidences.sum(axis=1)
-        n = n_v.sum(axis=1)
-        expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(len(values))[None]) \
-            / np.maximum(n - 1.0, 1e-300)[:, None, None]
-        distance = _distances(values, n_v, level)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
-        alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
-        out[start:start + len(counts)] = alpha
-    return out
+    coincidences = resamples.sums(per_group).reshape(n_boot, len(values), len(values))
+    n_v = coincidences.sum(axis=1)
+    n = n_v.sum(axis=1)
+    expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(len(values))[None]) \
+        / np.maximum(n - 1.0, 1e-300)[:, None, None]
+    distance = _distances(values, n_v, level)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
+    alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
+    return alpha
 
 
 def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:

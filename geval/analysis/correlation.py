@@ -63,6 +63,8 @@ BLOCK = 32
 CELLS_PER_BLOCK = 1_000_000
 #: Resamples x groups up to which the counts of each resample are kept for the next statistic.
 COUNTS_KEPT_UP_TO = 50_000_000
+#: Resamples x groups up to which the bootstrap's draws are kept (8 bytes a cell) for other tables of the same groups.
+DRAWS_KEPT_UP_TO = 5_000_000
 #: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
 ROWWISE_KENDALL_UP_TO = 200
 
@@ -290,7 +292,8 @@ def percentile_interval(values: np.ndarray) -> tuple[float, float]:
 class Resamples:
     """The bootstrap's draws of whole groups, made once and shared by every statistic of a
     table (so that intervals, averages and differences line up). `counts` yields, a block at a
-    time, how many times each group was drawn in each resample (resamples x groups)."""
+    time, how many times each group was drawn in each resample (resamples x groups); `sums`, what
+    a statistic made of per-group sums adds up to in each resample."""
 
     def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
         codes, ids = pd.factorize(np.asarray(groups).astype(str), sort=True)  # the groups in sorted order
@@ -300,45 +303,74 @@ class Resamples:
         #: The t's degrees of freedom of a jackknife interval over these groups: groups − 1, fewer for
         #: few groups of uneven sizes whose scores vary between groups (`leave_one_out(shared=...)`).
         self.df = self.n_groups - 1.0
-        self.draws = _draws(self.n_groups, n_boot, seed)
+        #: How many resamples (the jackknife's: one per group).
+        self.size = n_boot
+        self.seed = seed
 
     @classmethod
     def leave_one_out(cls, groups, shared=None) -> Resamples:
         """The delete-one-group jackknife's sets, one per group: set g holds every group but g
         (what `jackknife_interval` and `jackknife_p` read). `shared`: a score of each row (the
         people's) whose share of variance between groups, with the groups' sizes, sets the t's
-        degrees of freedom of the intervals read from these sets (`df`)."""
+        degrees of freedom of the intervals read from these sets (`df`). Nothing is drawn: a
+        set's counts are all ones but its own group's, made when a statistic asks for them."""
         found = cls(groups, 0)
-        count = found.n_groups
-        found.draws = np.array([np.delete(np.arange(count), g) for g in range(count)], dtype=np.int64).reshape(
-            count, max(count - 1, 0))
+        found.size = found.n_groups
         found.jackknife = True
         if shared is not None:
             found.df = jackknife_df(found.group_of, shared)
         return found
 
     @property
+    def draws(self) -> np.ndarray:
+        """The groups in each resample (resamples x groups; the jackknife's: every group but one,
+        the bootstrap's: drawn with replacement), made when asked (`rows`): statistics read `counts`
+        and `sums`, which need not hold them all."""
+        if self.jackknife:
+            count = self.n_groups
+            return np.array([np.delete(np.arange(count), g) for g in range(count)], dtype=np.int64).reshape(
+                count, max(count - 1, 0))
+        return _draws(self.n_groups, self.size, self.seed)
+
+    @property
     def enough(self) -> bool:
         """Whether there are groups enough for an interval (MIN_GROUPS)."""
         return self.n_groups >= MIN_GROUPS
+
+    def sums(self, per_group: np.ndarray) -> np.ndarray:
+        """`counts @ per_group` of every resample (resamples x columns): what sums per group
+        (groups x columns) add up to in each. The jackknife's in time linear in the groups: the
+        totals less each group's own."""
+        per_group = np.asarray(per_group, dtype=float)
+        if self.jackknife:
+            return per_group.sum(axis=0) - per_group
+        blocks = [counts @ per_group for _, counts in self.counts()]
+        return np.concatenate(blocks) if blocks else np.zeros((0,) + per_group.shape[1:])
 
     def counts(self, width: int | None = None):
         """(first resample, counts) per block of resamples: how many times each group was drawn
         (resamples x groups). A block holds at least BLOCK resamples, and more while a block's rows
         expanded to `width` values each (default: the groups) stay under CELLS_PER_BLOCK. Up to
-        COUNTS_KEPT_UP_TO cells, the counts are kept the first time through (small integers, a byte
-        per cell as a rule) and shared by every later statistic computed on these draws."""
-        step = max(BLOCK, min(len(self.draws), CELLS_PER_BLOCK // max(width or self.n_groups, 1)))
-        if self.draws.size > COUNTS_KEPT_UP_TO:
-            for start in range(0, len(self.draws), step):
-                yield start, self._count(self.draws[start:start + step]).astype(float)
+        COUNTS_KEPT_UP_TO cells, the bootstrap's counts are kept the first time through (small
+        integers, a byte per cell as a rule) and shared by every later statistic computed on these
+        draws; above it, the draws are made again a block at a time (the same draws: one seed)."""
+        step = max(BLOCK, min(self.size, CELLS_PER_BLOCK // max(width or self.n_groups, 1)))
+        if self.jackknife:
+            for start in range(0, self.size, step):
+                block = np.ones((min(step, self.size - start), self.n_groups))
+                block[np.arange(len(block)), start + np.arange(len(block))] = 0.0
+                yield start, block
+            return
+        if self.size * self.n_groups > COUNTS_KEPT_UP_TO:
+            for start, drawn in _drawn_blocks(self.n_groups, self.size, self.seed, step):
+                yield start, self._count(drawn).astype(float)
             return
         if not hasattr(self, "_counts"):
-            parts = [self._count(self.draws[start:start + BLOCK]) for start in range(0, len(self.draws), BLOCK)]
+            parts = [self._count(drawn) for _, drawn in _drawn_blocks(self.n_groups, self.size, self.seed, BLOCK)]
             top = max((int(part.max(initial=0)) for part in parts), default=0)
             self._counts = np.concatenate(parts).astype(np.min_scalar_type(top)) if parts else \
                 np.zeros((0, self.n_groups), dtype=np.uint8)
-        for start in range(0, len(self.draws), step):
+        for start in range(0, self.size, step):
             yield start, self._counts[start:start + step].astype(float)
 
     def _count(self, block: np.ndarray) -> np.ndarray:
@@ -358,6 +390,19 @@ class Resamples:
         return self._member_rows
 
 
+def _drawn_blocks(n_groups: int, n_boot: int, seed: int, step: int):
+    """(first resample, the groups drawn in each of the next `step` resamples), the draws `_draws`
+    makes, made a block at a time: one call per resample from one generator seeded once."""
+    if n_boot * n_groups <= DRAWS_KEPT_UP_TO:  # small: made once and shared (`_draws`)
+        draws = _draws(n_groups, n_boot, seed)
+        yield from ((start, draws[start:start + step]) for start in range(0, n_boot, step))
+        return
+    rng = np.random.default_rng(seed)
+    for start in range(0, n_boot, step):
+        yield start, np.array([rng.integers(0, n_groups, n_groups) for _ in range(min(step, n_boot - start))],
+                              dtype=np.int64).reshape(-1, n_groups)
+
+
 @functools.lru_cache(maxsize=16)
 def _draws(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
     """The groups drawn in each resample (resamples x groups, read-only): they depend on the number of
@@ -375,7 +420,7 @@ def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) ->
     undefined) over the resamples; NaN when there are fewer than MIN_GROUPS groups."""
     if not resamples.enough:
         return float("nan"), float("nan")
-    return percentile_interval(np.array([statistic(resamples.rows(b)) for b in range(len(resamples.draws))]))
+    return percentile_interval(np.array([statistic(resamples.rows(b)) for b in range(resamples.size)]))
 
 
 # --- item level ---------------------------------------------------------------------------------
@@ -423,32 +468,40 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
                    rows: np.ndarray | None = None) -> dict[str, np.ndarray]:
     """Each metric's value in every resample, or leave-one-out set (NaN where undefined): what
     intervals, averages over aspects and paired differences are read from. `x`, `y` are the
-    values of the resampled rows `rows` (default: all of them, in order)."""
-    n_boot = len(resamples.draws)
-    out = {metric: np.full(n_boot, np.nan) for metric in metrics}
+    values of the resampled rows `rows` (default: all of them, in order). Pearson, and above
+    EXACT_UP_TO items Spearman and Kendall, are made of sums per group (`Resamples.sums`: the
+    jackknife's in time linear in the groups); up to it, Spearman and Kendall read each resample."""
+    out = {metric: np.full(resamples.size, np.nan) for metric in metrics}
     if not resamples.enough or len(x) < 2:  # nothing to correlate (e.g. a column with no value on these rows)
         return out
     rows = np.arange(len(resamples.group_of)) if rows is None else np.asarray(rows)
     group_of = resamples.group_of[rows]
     exact = len(x) <= EXACT_UP_TO
-    pearson_sums = _group_sums(x, y, group_of, resamples.n_groups)
-    rank_sums = _group_sums(stats.rankdata(x), stats.rankdata(y), group_of, resamples.n_groups) \
-        if "spearman" in metrics and not exact else None
-    kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups) \
-        if "kendall" in metrics and not exact else None
-    pair_signs = _pair_signs(x, y, group_of, resamples.n_groups) if "kendall" in metrics and exact else None
+    linear = {}  # metric -> its sums per group (groups x columns)
+    if "pearson" in metrics:
+        linear["pearson"] = _group_sums(x, y, group_of, resamples.n_groups)
+    if "spearman" in metrics and not exact:
+        linear["spearman"] = _group_sums(stats.rankdata(x), stats.rankdata(y), group_of, resamples.n_groups)
+    if "kendall" in metrics and not exact:
+        kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups)
+        linear["kendall"] = np.column_stack([per_group for per_group, _ in kendall_parts])
+    if linear:  # every resample's sums at once, one pass over the resamples
+        widths = np.cumsum([part.shape[1] for part in linear.values()])[:-1]
+        for metric, summed in zip(linear, np.split(resamples.sums(np.hstack(list(linear.values()))), widths, axis=1)):
+            if metric != "kendall":
+                out[metric] = _pearson_from_sums(summed)
+                continue
+            s, t1, t2 = (summed[:, i] - constant for i, (_, constant) in enumerate(kendall_parts))
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out["kendall"] = np.clip(s / np.sqrt(t1 * t2), -1.0, 1.0)
+    if not exact or not {"spearman", "kendall"} & set(metrics):
+        return out
+    pair_signs = _pair_signs(x, y, group_of, resamples.n_groups) if "kendall" in metrics else None
     for start, counts in resamples.counts(width=len(x)):
         block = slice(start, start + len(counts))
-        if "pearson" in metrics:
-            out["pearson"][block] = _pearson_from_sums(counts @ pearson_sums)
         if "spearman" in metrics:
-            out["spearman"][block] = _pearson_from_sums(counts @ rank_sums) if not exact else \
-                _weighted_rank_pearson(x, y, counts[:, group_of])
-        if "kendall" in metrics and not exact:
-            s, t1, t2 = (counts @ per_group - constant for per_group, constant in kendall_parts)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out["kendall"][block] = np.clip(s / np.sqrt(t1 * t2), -1.0, 1.0)
-        if "kendall" in metrics and exact:
+            out["spearman"][block] = _weighted_rank_pearson(x, y, counts[:, group_of])
+        if "kendall" in metrics:
             out["kendall"][block] = _weighted_kendall(pair_signs, counts)
     return out
 
@@ -565,12 +618,15 @@ def _concordance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     with fewer distinct values (one sorted search per value of it)."""
     if len(np.unique(y)) > len(np.unique(x)):
         x, y = y, x
+    order = np.argsort(x, kind="stable")  # searched in sorted order: far faster on a million rows
+    queries = x[order]
     result = np.zeros(len(x))
     for level in np.unique(y):
         others = np.sort(x[y == level])
-        below = np.searchsorted(others, x, "left")
-        above = len(others) - np.searchsorted(others, x, "right")
-        result += np.sign(y - level) * (below - above)
+        found = np.empty(len(x))
+        found[order] = np.searchsorted(others, queries, "left") - (len(others) - np.searchsorted(others, queries,
+                                                                                               "right"))
+        result += np.sign(y - level) * found
     return result
 
 
@@ -728,14 +784,10 @@ def _system_bootstrap(metrics, per_group: np.ndarray, resamples: Resamples) -> d
     """Each metric's system-level correlation in every resample: each system's means from the
     per-group rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a
     column per system in each), weighted by how often each group was drawn."""
-    out = {metric: np.empty(len(resamples.draws)) for metric in metrics}
-    for start, counts in resamples.counts():
-        n, sx, sy = np.hsplit(counts @ per_group, 3)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
-        for metric in metrics:
-            out[metric][start:start + len(counts)] = rowwise(metric, *means)
-    return out
+    n, sx, sy = np.hsplit(resamples.sums(per_group), 3)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
+    return {metric: rowwise(metric, *means) for metric in metrics}
 
 
 def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,

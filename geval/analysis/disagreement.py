@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
+from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
@@ -59,19 +60,19 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
 def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool) -> pd.DataFrame:
     """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
-    by_id = {item.id: item for item in items}
-    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), by_id)
+    found = item_columns(items)
+    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), found)
     frame["template_version"], frame["signature"] = version, signature
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
     template = store.template(version)
-    judged = [by_id[i] for i in frame["item_id"].tolist()]
-    for column in ("system", "group", "level"):
-        frame[column] = [getattr(item, column) for item in judged]
+    judged = found.positions(frame["item_id"])  # each judgment's item, by its place in `items`
+    frame["system"], frame["level"] = found.systems[judged], found.levels[judged]
+    frame["group"] = found.group_ids[judged]
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ()), "system", "group", "level", "template_version",
                  "signature"]].copy()
-    human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+    human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
     names, humans = keys.copy(), np.full(len(out), None, dtype=object)
     columns = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
@@ -91,7 +92,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         if human not in ranges:
             continue
         low, high = ranges[human]
-        values = np.array([judged[row].human_mean(human) for row in rows], dtype=float)
+        values = found.mean(human)[judged[rows]]
         humans[rows] = human
         columns["human_score"][rows] = values
         columns["human_min"][rows], columns["human_max"][rows] = low, high
@@ -100,7 +101,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
-    out["response"] = [item.response for item in judged]
+    out["response"] = [items[i].response for i in judged.tolist()]
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]

@@ -184,7 +184,7 @@ def held_out(items: list[Item], versions: list[str], searched: dict[str, Searche
     tried = set().union(*(searched[v].tried for v in versions if v in searched)) - chosen
     same = set().union(*(searched[v].same_as for v in versions if v in searched))
     edited = set().union(*(searched[v].edited_from for v in versions if v in searched))
-    kept = [item for item in items if (item.group or item.id) not in chosen]
+    kept = [item for item in items if (item.group or item.id) not in chosen] if chosen else items
     said = []
     if same:
         said.append(f"its prompts are those of {len(same)} searched template version(s) ({', '.join(sorted(same))}): "

@@ -20,6 +20,7 @@ from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.label_errors import LabelErrors, label_errors
 from geval.analysis.scales import read_on_people_scale
 from geval.analysis.score_errors import ScoreErrors, nearest_point, score_errors
+from geval.data.columns import columns as item_columns
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -50,7 +51,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
     combos = store.combos(dataset)
     match = combos[(combos["template_version"] == version) & (combos["signature"] == signature)]
     judge = str(match["label"].iloc[0]) if len(match) else version
-    human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+    human_aspects = item_columns(items).human_aspects
     categories, ranges, declared = store.categories(dataset), human_ranges(items), store.scales(dataset)
     found = []
     for key in scored.scores.columns:
@@ -59,7 +60,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
         if human is None or (aspects and not {name, key, human} & set(aspects)):
             continue
         values = scored.scores[key].astype(float)
-        if len(set(values.dropna().index) & {item.id for item in items if item.human.get(human)}) < 2:
+        if len(set(item_columns(items).matched(values, human)[0])) < 2:
             continue  # fewer than two items with both scores: nothing to read
         notes = [said] if said else []
         if human in categories:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
+from geval.analysis.annotators import alpha_interval, krippendorff_alpha
 from geval.analysis.correlation import MIN_GROUPS, few_groups
 from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
 from geval.analysis.kappa import (
@@ -33,6 +33,7 @@ from geval.analysis.kappa import (
     per_label,
     with_each_left_out,
 )
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 
 #: Items two annotators (or the judge and one) must share for their kappa to count in a mean.
@@ -77,14 +78,13 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     """The judge's labels (`judge`, by item id, as label indexes 0..k−1) against the people's of
     `human` (their scores less `low` are the indexes: a category's index, or a scale point less the
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
-    by_id = {item.id: item for item in items if item.human.get(human)}
-    ids = [i for i in judge.dropna().index if i in by_id]
-    chosen = [by_id[i] for i in ids]
-    groups = np.array([item.group or item.id for item in chosen])
+    found = item_columns(items)
+    _, chosen, judged = found.matched(judge, human)
+    groups = found.groups[chosen].astype(str)
     codes, n_groups = group_codes(groups)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
-    judged = judge[ids].to_numpy(float)
-    people = annotator_matrix(chosen, human) - low  # annotators x items, label indexes
+    names, people = found.ratings_of(human, chosen)
+    people = people - low  # annotators x items, label indexes
     majorities = majority_of(people, k)
     keep = np.isfinite(majorities)
     confusion = confusions(majorities, judged, keep, codes, n_groups, k)
@@ -99,7 +99,6 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     constants = _constants(total, shares, labels, weights)
     best = int(np.nanargmax(shares[0])) if total.sum() else 0
     lead = estimate(float(accuracy[0] - shares[0][best]), accuracy[1] - shares[1][..., best], present, bounds=SIGNED)
-    names = list(dict.fromkeys(name for item in chosen for name in item.ratings(human)))
     annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)

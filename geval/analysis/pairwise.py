@@ -31,6 +31,7 @@ from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_code
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.kappa import accuracy_of, confusions, disagreement_weights, kappa_of, with_each_left_out
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, majority_of
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.data.pairs import PREFERENCES
 from geval.errors import StoreError
@@ -129,7 +130,8 @@ def _read(store: Store, dataset: str, combo: tuple[str, str], name: str | None =
         name = str(match["label"].iloc[0]) if len(match) else template.label
     items, said = held_out(store.items(dataset), [version], searched_versions(store, dataset))
     by_id = {item.id: item for item in items if item.pair is not None}
-    frame = of_items(store.judgments(dataset, version, signature, columns=SCORE_COLUMNS), by_id)
+    frame = of_items(store.judgments(dataset, version, signature, columns=SCORE_COLUMNS),
+                     item_columns(list(by_id.values())))
     aspect = template.aspects[0]
     rows = frame[frame["status"] == "ok"]
     orders = {key: {i: _distribution(d) for i, d in zip(part["item_id"], part["distribution"])}

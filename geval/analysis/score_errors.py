@@ -27,7 +27,6 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
-from geval.analysis.annotators import annotator_matrix
 from geval.analysis.baselines import length as words
 from geval.analysis.grouped import (
     SHARE,
@@ -41,6 +40,7 @@ from geval.analysis.grouped import (
     t_interval,
     without_each,
 )
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 
 #: An offset this many of the people's standard deviations (of their mean scores) is large.
@@ -100,14 +100,12 @@ class ScoreErrors:
 def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[float, float]) -> ScoreErrors:
     """The judge's scores (`judge`, by item id, already on the people's `scale`) against the people's
     scores of `human` on the same items."""
-    by_id = {item.id: item for item in items if item.human.get(human)}
-    ids = [i for i in judge.dropna().index if i in by_id]
-    chosen = [by_id[i] for i in ids]
-    values = judge[ids].to_numpy(float)
-    people = np.array([item.human_mean(human) for item in chosen], dtype=float)
-    groups = np.array([item.group or item.id for item in chosen])
+    found = item_columns(items)
+    ids, chosen, values = found.matched(judge, human)
+    people = found.mean(human)[chosen]
+    groups = found.groups[chosen].astype(str)
     codes, n_groups = group_codes(groups)
-    ratings = annotator_matrix(chosen, human)
+    names, ratings = found.ratings_of(human, chosen)
     difference = values - people
     offset = _mean(difference, codes, n_groups)
     lower, upper = _limits(difference, codes, n_groups)
@@ -117,8 +115,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     points = _points(ratings, scale)
     shares, middle = _scale_use(values, ratings, points, codes, n_groups) if points is not None else \
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
-    length = np.asarray(words([item.response for item in chosen]))
-    names = list(dict.fromkeys(name for item in chosen for name in item.ratings(human)))  # `ratings`' rows
+    length = found.memo(("words",), lambda: np.asarray(words([item.response for item in found.items])))[chosen]
     annotators, paired = length_against_people(values, ratings, names, length, groups)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length, "group": groups})

@@ -63,8 +63,8 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
     if variant == "wmean":
         return frame["score"].astype(float).where(scored)
     if variant == "argmax":
-        return pd.Series([_argmax(text) if ok else math.nan for text, ok in zip(frame["distribution"], scored)],
-                         index=frame.index, dtype=float)
+        return pd.Series(np.where(scored, _argmax(frame["distribution"].tolist()), math.nan), index=frame.index,
+                         dtype=float)
     if "samples" not in frame:
         raise VariantError("the 'samples' variant needs each judgment's samples: pass the frame through "
                            "geval.analysis.variants.with_samples(store, frame) first")
@@ -81,9 +81,15 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
                      index=frame.index, dtype=float)
 
 
-def _argmax(text: str | None) -> float:
-    distribution = {int(s): p for s, p in json.loads(text or "{}").items()}
-    if not distribution:
-        return math.nan
-    best = max(distribution.values())
-    return float(min(s for s, p in distribution.items() if p == best))
+def _argmax(texts: list[str | None]) -> np.ndarray:
+    """The most probable score of each stored distribution (JSON text; the lowest of tied ones), NaN
+    for none: the texts parsed in one go, then read as a matrix (a row per text, a column per score)."""
+    distributions = json.loads(f"[{','.join(text or '{}' for text in texts)}]")
+    points = sorted(set().union(*distributions), key=int)  # lowest score first: the first maximum is the lowest
+    if not points:                                          # of tied ones
+        return np.full(len(texts), math.nan)
+    values = np.array([[found.get(point, math.nan) for found in distributions] for point in points], dtype=float).T
+    known = ~np.isnan(values)
+    best = np.where(known, values, -np.inf).max(axis=1, keepdims=True)
+    first = np.argmax(known & (values == best), axis=1)
+    return np.where(known.any(axis=1), np.array([int(p) for p in points], dtype=float)[first], math.nan)

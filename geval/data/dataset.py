@@ -4,7 +4,6 @@ one module in geval/data/layouts plus one line there."""
 
 from __future__ import annotations
 
-import math
 import os
 import shlex
 from collections import Counter
@@ -15,7 +14,7 @@ from typing import ClassVar, Protocol
 from geval.bundled import CHECKOUT, bundled_dir
 from geval.data.declared import Scale, check_scales, parse_scales
 from geval.data import pairs
-from geval.data.items import LEVELS, Item
+from geval.data.items import LEVELS, Item, Items
 from geval.data.layouts import LAYOUTS, annotations, declared_scales, dstc9, table
 from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
@@ -100,31 +99,34 @@ class Dataset:
     #: The scale each aspect was asked on, where declared: by its layout's paper, or by the user (`load_dataset`).
     scales: dict[str, Scale] = field(default_factory=dict)
 
+    def __post_init__(self):
+        self.items = Items(self.items)  # its columns made once (`geval.data.columns`): a dataset is not changed
+
     @property
     def levels(self) -> list[str]:
         """The levels present, in first-seen order."""
-        return list(dict.fromkeys(item.level for item in self.items))
+        return _columns(self.items).first_seen("levels")
 
     @property
     def aspects(self) -> list[str]:
         """Every human-scored aspect, in first-seen order."""
-        return list(dict.fromkeys(a for item in self.items for a in item.human))
+        return list(_columns(self.items).human_aspects)
 
     @property
     def annotators(self) -> list[str]:
         """Every annotator who scored an item, by id, in first-seen order ("#k": the k-th score of
         each item, in a file that does not name them)."""
-        return list(dict.fromkeys(who for item in self.items for aspect in item.human for who in item.ratings(aspect)))
+        return list(_columns(self.items).annotators)
 
     @property
     def groups(self) -> list[str]:
         """Distinct group ids (dialogue or document)."""
-        return list(dict.fromkeys(item.group for item in self.items))
+        return _columns(self.items).first_seen("group_ids")
 
     @property
     def systems(self) -> list[str]:
         """Distinct system ids."""
-        return list(dict.fromkeys(item.system for item in self.items if item.system))
+        return [system for system in _columns(self.items).first_seen("systems") if system]
 
     def at_level(self, level: str) -> list[Item]:
         """The items of one level."""
@@ -192,7 +194,7 @@ class Dataset:
 
     def summary(self) -> str:
         """One line: counts of items per level, groups, systems and skipped values."""
-        per_level = ", ".join(f"{sum(i.level == lv for i in self.items)} {lv}" for lv in self.levels)
+        per_level = ", ".join(f"{int((_columns(self.items).levels == lv).sum())} {lv}" for lv in self.levels)
         text = (
             f"{self.name} ({self.layout}): {counted(len(self.items), 'item')} ({per_level}), "
             f"{counted(len(self.groups), 'group')}, {counted(len(self.systems), 'system')}"
@@ -319,10 +321,17 @@ def given_scales(scales: dict[str, Scale] | list[str] | None, items: list[Item],
         raise DatasetError(str(exc)) from None
 
 
+def _columns(items: list[Item]):
+    """`geval.data.columns.columns` (imported when first asked for: it brings numpy and pandas)."""
+    from geval.data.columns import columns
+
+    return columns(items)
+
+
 def seen_scales(items: list[Item]) -> dict[str, Scale]:
     """Each human aspect's lowest and highest score people gave on `items`."""
-    return {aspect: (min(found), max(found)) for aspect in dict.fromkeys(a for item in items for a in item.human)
-            if (found := [s for item in items for s in item.human.get(aspect, ()) if math.isfinite(s)])}
+    found = _columns(items)
+    return {aspect: seen for aspect in found.human_aspects if (seen := found.range(aspect)) is not None}
 
 
 def _mapping_hint(data: object) -> str:

@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from collections.abc import Sequence
 from typing import Literal
 
 Level = Literal["turn", "dialogue", "summary"]
@@ -207,6 +208,19 @@ class Item:
             source_id=row.get("source_id") or "",
             pair=Pair.from_json(row.get("pair")),
         )
+
+
+class Items(list):
+    """A list of items that knows where its columns are kept (`geval.data.columns`): the lists a store
+    gives of one read of a dataset's items share them, found at once instead of by comparing every
+    object. A copy or slice of it is a plain list."""
+
+    def __init__(self, items: Sequence[Item] = (), shared: dict | None = None):
+        super().__init__(items)
+        self.shared = {} if shared is None else shared  # "columns" -> ItemColumns, once made
+
+    def __reduce__(self):
+        return list, (list(self),)  # pickled as the items alone
 
 
 def positional(n: int) -> tuple[str, ...]:

@@ -37,9 +37,10 @@ from __future__ import annotations
 import json
 import math
 import warnings
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from threading import Lock
 
 import numpy as np
 import pandas as pd
@@ -51,8 +52,11 @@ from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.scales import read_on_people_scale
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, alignment as aligned, one_sided_p, rejected
-from geval.decisions.alttest_power import Plan, plan_study
+from geval.decisions.alttest_power import Plan, people_of, plan_columns, plan_study
 from geval.analysis.held_out import held_out, searched_versions
+from geval.data.columns import ItemColumns
+from geval.data.columns import columns as item_columns
+from geval.data.items import positional
 from geval.errors import GevalError, StoreError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
@@ -215,42 +219,86 @@ class _Panel:
 
     def __init__(self, people: Mapping[str, Mapping[str, object]], judged: Sequence[str], alignment: str,
                  min_per_item: int, groups: Mapping[str, str] | None, by: str | None, noun: str):
-        if alignment not in ALIGNMENTS:
-            raise AltTestError(f"alignment '{alignment}' is unknown; use one of {', '.join(ALIGNMENTS)}")
-        if by is not None and by not in BY:
-            raise AltTestError(f"'{by}' is not a way to take the items; use one of {', '.join(BY)}")
-        self.alignment, self.noun, self.names = alignment, noun, [str(name) for name in people]
-        self.people = _ranks(people) if alignment == "rank" else people
+        _check(alignment, by)
         raters: dict[str, int] = Counter(item for labels in people.values() for item in labels)
         wanted = set(judged)
-        self.kept = [item for item, count in raters.items() if count >= min_per_item and item in wanted]
-        self.dropped = len(raters) - len(self.kept)
-        self.codes: dict[object, float] = {}  # accuracy: each label's code (a label no one gave: none)
-        self.labels = np.array([[self._code(labels.get(item)) for item in self.kept] for labels in self.people.values()],
-                               dtype=float).reshape(len(people), len(self.kept))
-        group_of = [str(groups.get(item, item)) if groups else item for item in self.kept]
-        _, self.units = np.unique(np.array(group_of, dtype=object), return_inverse=True) if self.kept else (None, [])
-        self.units = np.asarray(self.units, dtype=int)
+        kept = [item for item, count in raters.items() if count >= min_per_item and item in wanted]
+        people = _ranks(people) if alignment == "rank" else people
+        codes: dict[object, float] = {}  # accuracy: each label's code, in the order they are met
+
+        def code(label: object) -> float:
+            if not _present(label):
+                return math.nan
+            return float(label) if alignment != "accuracy" else codes.setdefault(label, float(len(codes)))
+
+        labels = np.array([[code(labels.get(item)) for item in kept] for labels in people.values()],
+                          dtype=float).reshape(len(people), len(kept))
+        self._setup([str(name) for name in people], kept, len(raters) - len(kept), labels, codes, alignment,
+                    [str(groups.get(item, item)) if groups else item for item in kept], by, noun)
+
+    @classmethod
+    def of_columns(cls, found: ItemColumns, aspect: str, on: np.ndarray, judged: np.ndarray, alignment: str,
+                   min_per_item: int, by: str | None, noun: str) -> _Panel:
+        """The panel of the items at positions `on` of `found` (in that order; `judged`: those a judge
+        scored), read from the columns: the panel `_Panel(people_of(items, aspect), ...)` makes of them,
+        each item's group its own (`Item.group`)."""
+        _check(alignment, by)
+        names, values = found.ratings_of(aspect, on)
+        if names != list(positional(len(names))):  # named annotators: read as given
+            items = [found.items[i] for i in on.tolist()]
+            return cls(people_of(items, aspect), found.ids[on[judged]].tolist(), alignment, min_per_item,
+                       {item.id: item.group for item in items}, by, noun)
+        counts = found.rated(aspect)[on]  # annotators "#1" ... "#count" scored the item
+        entries = np.arange(len(names))[:, None] < counts[None, :]
+        if alignment == "rank":  # each one's ranks over the items they scored (`_ranked`)
+            values = np.vstack([_ranked_row(row, given) for row, given in zip(values, entries)]) if len(names) \
+                else values
+        kept = np.flatnonzero((counts >= min_per_item) & judged)
+        labels, codes = values[:, kept], {}
+        if alignment == "accuracy":  # each label's code, in the order they are met row by row
+            present = ~np.isnan(labels)
+            coded, seen = pd.factorize(labels[present])
+            codes = {label: float(code) for code, label in enumerate(seen.tolist())}
+            labels = np.full(labels.shape, np.nan)
+            labels[present] = coded
+        panel = cls.__new__(cls)
+        panel._setup(names, found.ids[on[kept]].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
+                     alignment, found.group_ids[on[kept]].tolist(), by, noun)
+        return panel
+
+    def _setup(self, names: list[str], kept: list[str], dropped: int, labels: np.ndarray, codes: dict,
+               alignment: str, group_of: list[str], by: str | None, noun: str) -> None:
+        """The panel of the `kept` items from their `labels` (annotators x kept items, NaN where none;
+        under accuracy their `codes`) and groups."""
+        self.alignment, self.noun, self.names, self.kept, self.dropped = alignment, noun, names, kept, dropped
+        self.codes = codes  # accuracy: each label's code (a label no one gave: none)
+        self.labels = labels
+        self.units = pd.factorize(np.asarray(group_of, dtype=object), sort=True)[0].astype(int) if kept \
+            else np.zeros(0, dtype=int)
         self.grouped_data = len(set(group_of)) < len(group_of)
         self.by = "groups" if self.grouped_data and by != "items" else "items"
-
-    def _code(self, label: object) -> float:
-        """A label as the matrix holds it: its number, or under accuracy its code (NaN: none given)."""
-        if not _present(label):
-            return math.nan
-        if self.alignment != "accuracy":
-            return float(label)
-        return self.codes.setdefault(label, float(len(self.codes)))
 
     def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS,
              fdr: str = "by") -> AltTest:
         """The test of `judge` ({item: label}) on this panel's items."""
-        if fdr not in FDR:
-            raise AltTestError(f"'{fdr}' is not a step-up procedure; use one of {', '.join(FDR)}")
         if self.alignment == "rank":
             judge = _ranked(judge)
-        machine_labels = np.array([self.codes.get(judge[item], -1.0) if self.alignment == "accuracy"
-                                   else float(judge[item]) for item in self.kept], dtype=float)
+        return self.test_labels(np.array([self.codes.get(judge[item], -1.0) if self.alignment == "accuracy"
+                                          else float(judge[item]) for item in self.kept], dtype=float),
+                                epsilon, q, min_items, fdr)
+
+    def constant(self, label: float) -> float:
+        """The label a judge that always gives `label` gives each item, as this panel reads it: its code
+        under accuracy, the middle rank under rank (every item tied)."""
+        return self.codes.get(label, -1.0) if self.alignment == "accuracy" else 0.5 if self.alignment == "rank" \
+            else float(label)
+
+    def test_labels(self, machine_labels: np.ndarray, epsilon: float, q: float = Q, min_items: int = MIN_ITEMS,
+                    fdr: str = "by") -> AltTest:
+        """The test of a judge whose labels of this panel's items are `machine_labels` (in its order; coded
+        under accuracy, ranked under rank)."""
+        if fdr not in FDR:
+            raise AltTestError(f"'{fdr}' is not a step-up procedure; use one of {', '.join(FDR)}")
         annotators, p_values = [], []
         for k, name in enumerate(self.names):
             mask = ~np.isnan(self.labels[k])
@@ -259,7 +307,7 @@ class _Panel:
             machine = aligned(machine_labels[mask], others, self.alignment)
             judge_wins, person_wins = machine >= person, person >= machine
             units = self.units[mask]
-            groups = len(np.unique(units)) if self.by == "groups" else 0
+            groups = int(np.count_nonzero(np.bincount(units))) if self.by == "groups" else 0
             untested = (f"fewer than {min_items} items" if mask.sum() < min_items else
                         f"fewer than {MIN_GROUPS} {self.noun}" if self.by == "groups" and groups < MIN_GROUPS else "")
             differences = person_wins.astype(float) - judge_wins.astype(float)
@@ -273,9 +321,18 @@ class _Panel:
         for index in step_up(p_values, q, fdr):
             [a for a in annotators if a.tested][index].rejected = True
         result = AltTest(epsilon, self.alignment, annotators, len(self.kept), self.dropped, q, by=self.by,
-                         groups=len(np.unique(self.units)) if self.grouped_data else 0, noun=self.noun, fdr=fdr)
+                         groups=int(np.count_nonzero(np.bincount(self.units))) if self.grouped_data else 0,
+                         noun=self.noun, fdr=fdr)
         result.missing = _missing(result, len(self.names), min_items)
         return result
+
+
+def _check(alignment: str, by: str | None) -> None:
+    """AltTestError for an unknown alignment or way to take the items."""
+    if alignment not in ALIGNMENTS:
+        raise AltTestError(f"alignment '{alignment}' is unknown; use one of {', '.join(ALIGNMENTS)}")
+    if by is not None and by not in BY:
+        raise AltTestError(f"'{by}' is not a way to take the items; use one of {', '.join(BY)}")
 
 
 def step_up(p_values: Sequence[float], q: float = Q, fdr: str = "by") -> list[int]:
@@ -319,6 +376,16 @@ def _ranked(labels: Mapping[str, object]) -> dict[str, float]:
         return {item: 0.5 for item in items}
     order = stats.rankdata([float(labels[item]) for item in items])
     return dict(zip(items, (order - 1) / (len(items) - 1)))
+
+
+def _ranked_row(values: np.ndarray, given: np.ndarray) -> np.ndarray:
+    """`_ranked` of one annotator's row of scores: ranks over the items `given` (NaN elsewhere)."""
+    present = given & ~np.isnan(values)
+    out = np.full(len(values), np.nan)
+    count = int(present.sum())
+    if count:
+        out[present] = 0.5 if count < 2 else (stats.rankdata(values[present]) - 1) / (count - 1)
+    return out
 
 
 def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
@@ -374,9 +441,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         raise AltTestError(f"no judge is scored or imported on '{dataset}': score one, or import one "
                            "(python -m geval judge import FILE --dataset ...)")
     categories, searched, every = store.categories(dataset), searched_versions(store, dataset), store.items(dataset)
-    ranges, declared = human_ranges(every), store.scales(dataset)
-    groups = {item.id: item.group for item in every}
-    read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, the items it is read on, ...)
+    ranges, declared, columns = human_ranges(every), store.scales(dataset), item_columns(every)
+    read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, where the items it is read on are, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
     for combo in found.itertuples():
         imported = as_stored(store, combo.template_version, combo.signature_json)
@@ -387,7 +453,9 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
         except StoreError:  # none of the items it judged is one of the dataset's now
             stale.append(combo.label)
             continue
-        human_aspects = list(dict.fromkeys(a for item in items for a in item.human))
+        human_aspects = item_columns(items).human_aspects
+        among = np.zeros(len(every), bool)  # the items it is read on, as places in `every` (in their order)
+        among[columns.positions([item.id for item in items]) if len(items) < len(every) else slice(None)] = True
         for key in scored.scores.columns:
             human = human_aspect_for(scored.template, key, human_aspects)
             if human is None or (aspects and human not in aspects):
@@ -398,33 +466,70 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
                                    "alignment reads categories")
             values, scale = _on_their_scale(scored, key, human, human in categories, declared, ranges,
                                             _whole(reading, imported), dataset)
-            read.append((combo, human, chosen, values.dropna(), items, imported, scale))
+            values = values.dropna()
+            judged = np.zeros(len(every), bool)
+            judged[columns.positions(values.index)] = True
+            read.append((combo, human, chosen, values, among, imported, scale, judged & among))
     if stale:
         _say_stale(dataset, stale, len(found), on_skipped)
-    common: dict[str, set[str]] = {}  # each aspect's items every judge of it scored
-    for _, human, _, values, items, *_ in read:
-        judged = set(values.index) & {item.id for item in items}
+    common: dict[str, np.ndarray] = {}  # each aspect's items every judge of it scored (places in `every`)
+    for _, human, *_, judged in read:
         common[human] = common[human] & judged if human in common else judged
     results: list[AltTest] = []
-    for combo, human, chosen, values, items, imported, scale in read:
-        on = [item for item in items if item.id in common[human]] if same_items else items
-        result = alt_test(_people(on, human), values.to_dict(), chosen, epsilon, q, min_items, groups=groups, by=by,
-                          noun=_noun(on), fdr=fdr)
+    for combo, human, chosen, values, among, imported, scale, judged in read:
+        on = np.flatnonzero(common[human] if same_items else among)
+        panel, ids = _panel(columns, human, on, judged[on], chosen, by)
+        labels = values.to_numpy(dtype=float)
+        if chosen == "rank":  # its ranks over every item it scored
+            labels = (stats.rankdata(labels) - 1) / (len(labels) - 1) if len(labels) > 1 else np.full(len(labels), 0.5)
+        machine = pd.Series(labels, index=values.index).reindex(panel.kept).to_numpy(dtype=float)
+        if chosen == "accuracy":
+            machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
+        result = panel.test_labels(machine, epsilon, q, min_items, fdr)
         result.judge, result.aspect, result.model = combo.label, human, combo.model
-        result.reading, result.item_ids = imported or reading, frozenset(i.id for i in on)
+        result.reading, result.item_ids = imported or reading, ids
         result.scale = scale
         results.append(result)
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
-        combo, _, chosen, values, items, *_ = next(entry for entry in read if entry[1] == human)
-        on = [item for item in items if item.id in (common[human] if same_items else set(values.index))]
-        people = _people(on, human)
-        if people:  # else no person scored these items: nothing for a constant to copy
-            points = _points(people, categories.get(human), declared.get(human))
-            result = _best_constant(_Panel(people, [i.id for i in on], chosen, MIN_PER_ITEM, groups, by, _noun(on)),
-                                    [i.id for i in on], points, epsilon, q, min_items, fdr)
-            result.aspect, result.item_ids = human, frozenset(i.id for i in on)
+        combo, _, chosen, values, among, *_, judged = next(entry for entry in read if entry[1] == human)
+        on = np.flatnonzero(common[human] if same_items else judged)
+        if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
+            panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)
+            points = _points_of(columns, human, on, categories.get(human), declared.get(human))
+            result = _best_constant(panel, points, epsilon, q, min_items, fdr)
+            result.aspect, result.item_ids = human, ids
             results.append(result)
     return results
+
+
+#: `run`'s panels kept (each with the columns and items it was read from): the judges of an aspect, its
+#: constants and the readings of one page share one.
+PANELS_KEPT = 8
+_panels: OrderedDict[tuple, tuple] = OrderedDict()
+_panels_lock = Lock()
+
+
+def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray, alignment: str,
+           by: str | None) -> tuple[_Panel, frozenset[str]]:
+    """`run`'s panel of the items at places `on` of `columns` (`judged`: those the judge scored) and
+    their ids, made once for the same items (the last PANELS_KEPT are kept; never changed once made).
+    A kept panel is given back only for these very columns (it holds them: no other object takes their
+    id meanwhile) and the same `on` and `judged`, compared in full."""
+    key = (id(columns), human, alignment, by, len(on), hash(on.tobytes()), hash(judged.tobytes()))
+    with _panels_lock:
+        found = _panels.get(key)
+        if found is not None:
+            _panels.move_to_end(key)
+    if found is None or not (np.array_equal(found[1], on) and np.array_equal(found[2], judged)):
+        noun = _noun_of(columns.levels[on])
+        found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
+                 frozenset(columns.ids[on].tolist()))
+        with _panels_lock:
+            _panels[key] = found
+            _panels.move_to_end(key)
+            while len(_panels) > PANELS_KEPT:
+                _panels.popitem(last=False)
+    return found[3], found[4]
 
 
 #: How a judge read as stored reads: a judge's file, a pairwise judge's labels (`geval.judging.pairwise`).
@@ -449,26 +554,28 @@ def _say_stale(dataset: str, stale: list[str], judges: int, on_skipped: Callable
         on_skipped(line)
 
 
-def _points(people: Mapping[str, Mapping[str, float]], categories: Sequence[str] | None,
-            declared: tuple[float, float] | None) -> dict[float, str]:
+def _points_of(columns: ItemColumns, aspect: str, on: np.ndarray, categories: Sequence[str] | None,
+               declared: tuple[float, float] | None) -> dict[float, str]:
     """Every label a constant judge of an aspect may give, and how it is shown: each category, else
-    each whole number of the declared scale and of the range of the people's scores."""
+    each whole number of the declared scale and of the range of the people's scores of the items at
+    places `on`."""
     if categories:
         return {float(k): category for k, category in enumerate(categories)}
-    seen = [float(score) for labels in people.values() for score in labels.values()]
-    low, high = math.floor(min(seen)), math.ceil(max(seen))
+    seen = columns.ratings_of(aspect, on)[1]
+    seen = seen[~np.isnan(seen)]
+    low, high = math.floor(float(seen.min())), math.ceil(float(seen.max()))
     if declared is not None:
         low, high = min(low, math.floor(declared[0])), max(high, math.ceil(declared[1]))
     return {float(point): f"{point:g}" for point in range(low, high + 1)}
 
 
-def _best_constant(panel: _Panel, on: list[str], points: dict[float, str], epsilon: float, q: float,
+def _best_constant(panel: _Panel, points: dict[float, str], epsilon: float, q: float,
                    min_items: int, fdr: str = "by") -> AltTest:
     """Every constant of `points` tested on `panel`, and the best of them (passed first, then the
     highest winning rate, then the highest advantage probability) as the baseline's result, with how
     every constant fared in words (`AltTest.constants`) and the advantage probability of labels drawn
     at random from the people's shares (`AltTest.chance`: each constant's, weighed by its share)."""
-    tested = [(shown, panel.test(dict.fromkeys(on, point), epsilon, q, min_items, fdr))
+    tested = [(shown, panel.test_labels(np.full(len(panel.kept), panel.constant(point)), epsilon, q, min_items, fdr))
               for point, shown in points.items()]
     given = panel.labels[~np.isnan(panel.labels)] if panel.alignment != "rank" else np.array([])  # ranks: no shares
     shares = [float(np.mean(given == panel.codes.get(point, point))) if panel.alignment == "accuracy"
@@ -491,10 +598,11 @@ def _defined(value: float) -> float:
     return value if math.isfinite(value) else -1.0
 
 
-def _noun(items: Sequence) -> str:
-    """What the items' groups are, in words: dialogues for turns, documents for summaries, else groups."""
-    levels = {item.level for item in items}
-    return GROUP_NOUNS.get(levels.pop(), "groups") if len(levels) == 1 else "groups"
+def _noun_of(levels: np.ndarray) -> str:
+    """What the groups of items of these `levels` are, in words: dialogues for turns, documents for
+    summaries, else groups."""
+    found = set(levels.tolist())
+    return GROUP_NOUNS.get(found.pop(), "groups") if len(found) == 1 else "groups"
 
 
 def annotators_of(store: Store, dataset: str) -> str | None:
@@ -554,15 +662,6 @@ def plan_line(result: AltTest, results: Sequence[AltTest], planned: Plan | None)
     return planned.sentence()
 
 
-def _people(items: list, aspect: str) -> dict[str, dict[str, float]]:
-    """{annotator: {item id: score}} of `aspect` on `items`."""
-    people: dict[str, dict[str, float]] = {}
-    for item in items:
-        for name, score in item.ratings(aspect).items():
-            people.setdefault(name, {})[item.id] = score
-    return people
-
-
 def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
          epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
          by: str | None = None, reading: str = "mode", fdr: str = "by") -> Plan | None:
@@ -572,10 +671,12 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     search chose it on); with no judge, one as good as an annotator. `by`: BY, `fdr`: FDR, as the test
     takes them. None when no two annotators labeled the same item yet; a Plan with its `reason` when
     there is no plan."""
-    people, judge, groups = plan_data(store, dataset, aspect, combo, reading)
+    items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
+    found = item_columns(items)
+    judged = None if judge is None else judge.reindex(found.ids).to_numpy(dtype=float)
     chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
         "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
-    return plan_study(people, judge, epsilon, chosen, groups, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
+    return plan_columns(found, aspect, judged, epsilon, chosen, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
 
 
 def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, reading: str = "mode"
@@ -583,6 +684,13 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
     """What `plan` reads: the people's labels of `aspect` ({annotator: {item: label}}), the judge's
     scores on their scale ({item: score}, None without `combo`; read as `run` reads it in `reading`,
     on the items it reads it on) and each item's group."""
+    items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
+    return people_of(items, aspect), None if judge is None else judge.to_dict(), {item.id: item.group for item in items}
+
+
+def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None,
+                 reading: str) -> tuple[list, pd.Series | None]:
+    """`plan_data`'s items and the judge's scores on them (by item id, NaN left out; None without `combo`)."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     every, categorical = store.items(dataset), aspect in store.categories(dataset)
@@ -596,8 +704,8 @@ def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | 
         if key:  # on the annotators' scale, as the test reads it
             values, _ = _on_their_scale(scored, key, aspect, categorical, store.scales(dataset),
                                         human_ranges(every, [aspect]), _whole(reading, imported), dataset)
-            judge = values.dropna().to_dict()
-    return _people(items, aspect), judge, {item.id: item.group for item in items}
+            judge = values.dropna()
+    return items, judge
 
 
 def _variant(reading: str, imported: bool) -> str:

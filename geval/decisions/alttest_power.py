@@ -35,9 +35,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 from scipy.optimize import isotonic_regression
 
+from geval.data.columns import ItemColumns
+from geval.data.items import Item, positional
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, cr2_p, rejected
 
 #: The chance a planned study should give the test.
@@ -156,6 +159,15 @@ def _a(share: float) -> str:
     return f"{'an' if shown.startswith(('8', '11', '18')) else 'a'} {shown}"
 
 
+def people_of(items: Sequence[Item], aspect: str) -> dict[str, dict[str, float]]:
+    """{annotator: {item id: score}} of `aspect` on `items`."""
+    people: dict[str, dict[str, float]] = {}
+    for item in items:
+        for name, score in item.ratings(aspect).items():
+            people.setdefault(name, {})[item.id] = score
+    return people
+
+
 def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None = None,
                epsilon: float = 0.15, alignment: str = "accuracy", groups: Mapping[str, str] | None = None,
                by: str | None = None, runs: int = 200, seed: int = 0, min_items: int = 30,
@@ -166,7 +178,21 @@ def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, fl
     `fdr`: the step-up procedure across annotators, `alttest_groups.FDR`). None when no two
     annotators labeled the same item (their agreement is unknown); a Plan with its `reason` when
     there is no plan."""
-    data = _Data.read(people, judge, groups or {})
+    return _study(_Data.read(people, judge, groups or {}), epsilon, alignment, by, runs, seed, min_items, q, fdr)
+
+
+def plan_columns(found: ItemColumns, aspect: str, judge: np.ndarray | None = None, epsilon: float = 0.15,
+                 alignment: str = "accuracy", by: str | None = None, runs: int = 200, seed: int = 0,
+                 min_items: int = 30, q: float = 0.05, fdr: str = "by") -> Plan | None:
+    """`plan_study` of the people's labels of `aspect` on the items of `found` (their columns, each item's
+    group its own) and the judge's score of each (`judge`, NaN where none; None: no judge): the same plan,
+    read from arrays."""
+    return _study(_Data.of_columns(found, aspect, judge), epsilon, alignment, by, runs, seed, min_items, q, fdr)
+
+
+def _study(data: _Data | None, epsilon: float, alignment: str, by: str | None, runs: int, seed: int,
+           min_items: int, q: float, fdr: str) -> Plan | None:
+    """`plan_study` of the data as `_Data` reads it."""
     if data is None:
         return None
     items = len(data.present)
@@ -243,6 +269,43 @@ class _Data:
         sizes = np.bincount(units)
         return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
                    np.array([judged[item] for item in labeled]) if with_judge else None, with_judge, units,
+                   len(sizes) if sizes.max(initial=0) > 1 else 0)
+
+    @classmethod
+    def of_columns(cls, found: ItemColumns, aspect: str, judge: np.ndarray | None) -> _Data | None:
+        """`read` of the people's labels of `aspect` on the items of `found`, the judge's score of each
+        (`judge`, NaN where none; None: no judge) and their groups, read from the columns: the same
+        data, in the same order, as `read(people_of(items, aspect), judge, groups)` gives."""
+        names, matrix = found.ratings(aspect)
+        if names != list(positional(len(names))) or not found.index.is_unique:  # named annotators, or an id twice:
+            judged = None if judge is None else dict(zip(found.ids.tolist(), judge.tolist()))  # as `read` takes them
+            return cls.read(people_of(found.items, aspect), judged, dict(zip(found.ids.tolist(),
+                                                                               found.group_ids.tolist())))
+        counts = found.rated(aspect)
+        entries = np.arange(len(names))[:, None] < counts[None, :]  # annotator "#k+1" scored the item
+        labels = matrix[entries]  # every label (in another order than `read`'s: what it makes of them is not)
+        shared = counts >= 2
+        if not shared.any() or len(set(labels.tolist())) < 2:
+            return None
+        values, frequency = np.unique(np.round(labels, 6), return_counts=True)
+        judged = np.isfinite(judge) if judge is not None else np.zeros(len(counts), bool)
+        with_judge = [(a, b) for k in range(len(names)) for a, b in
+                      zip(judge[entries[k] & judged].tolist(), matrix[k, entries[k] & judged].tolist())] \
+            if judge is not None else []
+        pairs = [matrix[a, shared & (counts > b)] == matrix[b, shared & (counts > b)]
+                 for a in range(len(names)) for b in range(a + 1, len(names))]
+        agreement = float(np.mean(np.concatenate(pairs)))
+        judge_agreement = float(np.mean([round(j) == s for j, s in with_judge])) if with_judge else agreement
+        labeled = np.flatnonzero(shared & (judged if with_judge else True))
+        width = int(counts[labeled].max(initial=0))
+        present = (np.arange(width)[None, :] < counts[labeled][:, None])
+        scores = np.where(present, matrix[:width, labeled].T, 0.0)
+        keys = [group or f"item {item}" for group, item in zip(found.group_ids[labeled].tolist(),
+                                                                 found.ids[labeled].tolist())]
+        units = pd.factorize(np.array(keys, dtype=object))[0].astype(int)  # in the order first met
+        sizes = np.bincount(units)
+        return cls(values, frequency / frequency.sum(), agreement, judge_agreement, names[:width], present, scores,
+                   judge[labeled].astype(float) if with_judge else None, with_judge, units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
 

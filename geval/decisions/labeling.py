@@ -722,7 +722,7 @@ def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.S
     if design == "documents":
         groups = list(dict.fromkeys(scored["group"]))
         chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
-        by_group = scored.groupby("group").groups
+        by_group = scored[scored["group"].isin(chosen)].groupby("group").groups  # the chosen groups' items only
         return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]
     order = []
     for offset, (_, part) in enumerate(scored.groupby("system", sort=True)):

@@ -22,6 +22,7 @@ run starts (`geval.processes`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -43,7 +44,7 @@ from sqlite_utils.db import jsonify_if_needed, quote_identifier
 from geval.data.dataset import Dataset, given_scales, seen_scales
 from geval.data.declared import category_index, check_scales
 from geval.data.layouts import declared_scales
-from geval.data.items import Item, content_id, without_item
+from geval.data.items import Item, Items, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
 from geval.judging.aspects import VARIANT
@@ -344,8 +345,8 @@ class Store(TeamTables):
             if known is None or known[0] != stamp:
                 own = self._own_items(dataset)
                 sided = with_labels(own, self._label_rows(dataset), chosen_side(stamp[1], own))
-                known = self._sided[dataset] = (stamp, sided)
-        return list(known[1])
+                known = self._sided[dataset] = (stamp, Items(sided))
+        return Items(known[1], known[1].shared)  # a copy, that shares the items' columns (`geval.data.columns`)
 
     def _own_items(self, dataset: str) -> list[Item]:
         """A stored dataset's items with their own human scores, in file order (read once per load
@@ -586,14 +587,12 @@ class Store(TeamTables):
         """Cache a successful call (`settings`: those that made it) and write its judgments, in
         one transaction."""
         with self._write():
-            self.db["calls"].upsert(
+            self._upsert("calls", "key", [
                 {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
                  "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
                  "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
                  "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
-                 "cost": judgment.cost, "latency": latency, "created": time.time()},
-                pk="key",
-            )
+                 "cost": judgment.cost, "latency": latency, "created": time.time()}])
             self._upsert_judgments(rows)
 
     def save_judgments(self, rows: list[dict]) -> None:
@@ -602,19 +601,20 @@ class Store(TeamTables):
             self._upsert_judgments(rows)
 
     def _upsert_judgments(self, rows: list[dict]) -> None:
-        """Insert or update judgment rows by id with one executemany: a new row gets the
-        columns given (others NULL); an existing one has those columns replaced, the rest kept.
-        Call inside `_write()`."""
+        """Insert or update judgment rows by id (`_upsert`). Call inside `_write()`."""
+        if any(row.get("id") is None for row in rows):
+            raise StoreError("a judgment row has no id; build it with geval.store.records.judgment_id(...)")
+        self._upsert("judgments", "id", rows)
+
+    def _upsert(self, table: str, key: str, rows: list[dict]) -> None:
+        """Insert or update rows of `table` by its primary `key` with one executemany: a new row gets the
+        columns given (others NULL); an existing one has those columns replaced, the rest kept. Call
+        inside `_write()`."""
         if not rows:
             return
-        columns = list(dict.fromkeys(column for row in rows for column in row))
-        if "id" not in columns or any(row.get("id") is None for row in rows):
-            raise StoreError("a judgment row has no id; build it with geval.store.records.judgment_id(...)")
-        names = ", ".join(quote_identifier(c) for c in columns)
-        updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != "id")
-        sql = (f"INSERT INTO judgments ({names}) VALUES ({', '.join('?' * len(columns))}) "
-               f"ON CONFLICT(id) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
-        self.db.conn.executemany(sql, ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
+        columns = tuple(dict.fromkeys(column for row in rows for column in row))
+        self.db.conn.executemany(_upsert_sql(table, key, columns),
+                                 ([jsonify_if_needed(row.get(c)) for c in columns] for row in rows))
 
     def judgments(self, dataset: str | None = None, template_version: str | None = None,
                   signature: str | None = None, status: str | None = None, columns: Sequence[str] | None = None,
@@ -1083,6 +1083,15 @@ class Store(TeamTables):
     def close(self) -> None:
         """Close the connection."""
         self.db.conn.close()
+
+
+@functools.lru_cache(maxsize=64)
+def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
+    """`Store._upsert`'s statement for these columns."""
+    names = ", ".join(quote_identifier(c) for c in columns)
+    updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != key)
+    return (f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))}) "
+            f"ON CONFLICT({key}) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
 
 
 def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float,

@@ -1,0 +1,215 @@
+"""A list of items as columns (numpy arrays, one value per item, in the list's order), made once
+per list and kept: what the analyses read instead of walking a million Item objects each time.
+
+`columns(items)` gives the same `ItemColumns` for any list of the same Item objects in the same
+order (a store's `items()` gives a new list of the same objects on every call): the columns of the
+KEPT lists asked for last are kept. Every column is what the Item's own accessors give, in the same
+arithmetic (a human mean is `Item.human_mean`'s sum over the count), so that a figure read from the
+columns is the figure read item by item.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from itertools import chain
+from threading import Lock, RLock
+
+import numpy as np
+import pandas as pd
+
+from geval.data.items import Item, Items, positional
+
+#: Lists of items whose columns are kept (the dataset's items, the items a table reads, ...).
+KEPT = 6
+#: Indexes whose positions in the items are kept (`ItemColumns.positions`).
+PLACED = 8
+
+
+class ItemColumns:
+    """The columns of one list of items (see the module's docstring). Each per-aspect column is made
+    the first time it is asked for."""
+
+    def __init__(self, items: Sequence[Item]):
+        self.items = list(items)  # held: the columns are the columns of these very objects
+        self.ids = np.array([item.id for item in self.items], dtype=object)
+        self.index = pd.Index(self.ids, dtype=object)
+        self.group_ids = np.array([item.group for item in self.items], dtype=object)  # "" where there is none
+        self.groups = np.array([item.group or item.id for item in self.items], dtype=object)  # else the item's own
+        self.systems = np.array([item.system for item in self.items], dtype=object)
+        self.levels = np.array([item.level for item in self.items], dtype=object)
+        self._made: dict[tuple, object] = {}
+        self._placed: list[tuple[object, np.ndarray]] = []  # (an index's values, their positions), newest first
+        self._lock = RLock()  # a column may be made of another
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def _memo(self, key: tuple, make: Callable[[], object]):
+        with self._lock:
+            if key not in self._made:
+                self._made[key] = make()
+            return self._made[key]
+
+    def positions(self, ids) -> np.ndarray:
+        """Where each of `ids` is in the list (-1 for an id that is no item of it; the last of an id the
+        list holds twice, as a dict by id keeps it). For an Index, kept for the next call with an index of
+        the same values (a table's shallow copies share them), read-only."""
+        held = ids.array if isinstance(ids, pd.Index) else None
+        with self._lock:
+            found = next((where for values, where in self._placed if values is held), None) if held is not None \
+                else None
+        if found is not None:
+            return found
+        if self.index.is_unique:
+            found = self.index.get_indexer(ids)
+        else:
+            last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
+            found = np.fromiter((last.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
+        if held is not None:
+            found.flags.writeable = False
+            with self._lock:
+                self._placed = [(held, found), *self._placed[:PLACED - 1]]
+        return found
+
+    def first_seen(self, column: str) -> list:
+        """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
+        return self._memo(("first seen", column), lambda: pd.unique(getattr(self, column)).tolist())
+
+    @property
+    def human_aspects(self) -> list[str]:
+        """Every human aspect of the items, in first-seen order."""
+        return self._memo(("aspects",), lambda: list(dict.fromkeys(a for item in self.items for a in item.human)))
+
+    @property
+    def annotators(self) -> list[str]:
+        """Every annotator who scored an item, by id, in first-seen order (items in order, each item's
+        aspects and `Item.ratings` in theirs)."""
+        def make() -> list[str]:
+            if not any(item.annotators for item in self.items):  # "#1" ... "#k": the k-th score of an item
+                return list(positional(max((len(s) for item in self.items for s in item.human.values()), default=0)))
+            return list(dict.fromkeys(who for item in self.items for aspect in item.human for who in item.ratings(aspect)))
+        return self._memo(("annotators",), make)
+
+    def mean(self, aspect: str) -> np.ndarray:
+        """Each item's `Item.human_mean` of `aspect` (NaN where it has no score): its scores added in
+        their order, over their count."""
+        def make() -> np.ndarray:
+            counts, by_position = self._by_position(aspect)
+            total = np.zeros(len(self.items))
+            for k, scores in enumerate(by_position):
+                total = np.where(counts > k, total + scores, total)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(counts > 0, total / counts, math.nan)
+        return self._memo(("mean", aspect), make)
+
+    def _scores(self, aspect: str) -> list:
+        """Every score of `aspect`, item by item, each item's in its order (as given: int, float or None)."""
+        return self._memo(("scores", aspect),
+                          lambda: list(chain.from_iterable(item.human.get(aspect, ()) for item in self.items)))
+
+    def _by_position(self, aspect: str) -> tuple[np.ndarray, np.ndarray]:
+        """How many scores of `aspect` each item has, and its k-th score in row k (positions x items; NaN
+        where it has none, None read as NaN)."""
+        def make() -> tuple[np.ndarray, np.ndarray]:
+            counts = self.rated(aspect)
+            flat = np.array(self._scores(aspect), dtype=float)
+            starts = np.cumsum(counts) - counts
+            matrix = np.full((int(counts.max(initial=0)), len(self.items)), np.nan)
+            for k in range(len(matrix)):
+                given = np.flatnonzero(counts > k)
+                matrix[k, given] = flat[starts[given] + k]
+            matrix.flags.writeable = False
+            return counts, matrix
+        return self._memo(("by position", aspect), make)
+
+    def scored(self, aspect: str) -> np.ndarray:
+        """Whether each item has a score of `aspect` (`item.human.get(aspect)` is not empty)."""
+        return self._memo(("scored", aspect), lambda: np.fromiter((bool(item.human.get(aspect)) for item in self.items),
+                                                                   dtype=bool, count=len(self.items)))
+
+    def range(self, aspect: str) -> tuple[float, float] | None:
+        """The lowest and highest finite score any annotator gave `aspect` (None when there is none)."""
+        def make() -> tuple[float, float] | None:
+            every = self._scores(aspect)
+            finite = np.isfinite(np.array(every, dtype=float))  # None read as NaN
+            seen = every if finite.all() else [s for s, keep in zip(every, finite.tolist()) if keep]
+            return (min(seen), max(seen)) if seen else None  # the scores as given (an int stays one)
+        return self._memo(("range", aspect), make)
+
+    def matched(self, scores: pd.Series, aspect: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """Of `scores` (by item id, in their order), those given (not NaN) whose item people scored on
+        `aspect`: their ids, their items' positions here, and the scores."""
+        given = scores.dropna()
+        where = self.positions(given.index)
+        keep = where >= 0
+        keep[keep] = self.scored(aspect)[where[keep]]
+        return given.index[keep].tolist(), where[keep], given.to_numpy(float)[keep]
+
+    def rated(self, aspect: str) -> np.ndarray:
+        """How many scores of `aspect` each item has."""
+        return self._memo(("rated", aspect), lambda: np.fromiter((len(item.human.get(aspect, ())) for item in self.items),
+                                                                 dtype=np.int64, count=len(self.items)))
+
+    def ratings(self, aspect: str) -> tuple[list[str], np.ndarray]:
+        """The annotators of `aspect` by id in first-seen order (`Item.ratings`), and their scores as an
+        annotators x items array (NaN where one did not score an item)."""
+        def make() -> tuple[list[str], np.ndarray]:
+            if not any(aspect in item.annotators for item in self.items):  # "#1", "#2", ...: by position
+                matrix = self._by_position(aspect)[1]
+                return list(positional(len(matrix))), matrix
+            rated = [item.ratings(aspect) for item in self.items]
+            who = list(dict.fromkeys(name for ratings in rated for name in ratings))
+            matrix = np.full((len(who), len(self.items)), np.nan)
+            row = {name: index for index, name in enumerate(who)}
+            for column, ratings in enumerate(rated):
+                for name, score in ratings.items():
+                    matrix[row[name], column] = score
+            matrix.flags.writeable = False
+            return who, matrix
+        return self._memo(("ratings", aspect), make)
+
+    def ratings_of(self, aspect: str, chosen: np.ndarray) -> tuple[list[str], np.ndarray]:
+        """`ratings` of the items at the positions `chosen` (in that order) as if they were the list: the
+        annotators who scored one of them, in first-seen order among them, and their scores."""
+        names, matrix = self.ratings(aspect)
+        if names != list(positional(len(names))):  # named annotators: their first-seen order depends on these items
+            return ItemColumns([self.items[i] for i in chosen.tolist()]).ratings(aspect)
+        count = int(self.rated(aspect)[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
+        return names[:count], matrix[:count, chosen]
+
+    def memo(self, key: tuple, make: Callable[[], object]):
+        """`make()`, made once for these items under `key` (a column another module reads, e.g. the
+        responses' lengths)."""
+        return self._memo(("other", *key), make)
+
+
+_kept: OrderedDict[int, tuple[tuple[int, ...], ItemColumns]] = OrderedDict()  # hash -> (the objects' ids, columns)
+_kept_lock = Lock()
+
+
+def columns(items: Sequence[Item]) -> ItemColumns:
+    """The columns of `items` (made once for a list of the same objects in the same order: the kept
+    columns hold their items, so that no other object takes one of their ids meanwhile)."""
+    shared = getattr(items, "shared", None)
+    found = shared.get("columns") if shared is not None else None
+    if found is not None and len(found.items) == len(items) and (not items or (
+            found.items[0] is items[0] and found.items[-1] is items[-1])):
+        return found
+    if shared is not None:
+        shared["columns"] = made = ItemColumns(items)
+        return made
+    identity = tuple(map(id, items))
+    key = hash(identity)
+    with _kept_lock:
+        found = _kept.get(key)
+        if found is not None and found[0] == identity:
+            _kept.move_to_end(key)
+            return found[1]
+    made = ItemColumns(items)
+    with _kept_lock:
+        _kept[key] = (identity, made)
+        while len(_kept) > KEPT:
+            _kept.popitem(last=False)
+    return made
