@@ -11,7 +11,7 @@ trap 'rm -rf "$work"' EXIT
 export GEVAL_STORE="$work/reports.sqlite"
 options=(--baselines rouge-l,bleu,chrf,length,bertscore --calibrate --ensemble)
 samples=(personachat_usr_sample summeval_sample fed_sample dstc9_sample)
-full=(summeval mtbench)
+full=(tc_usr_data summeval mtbench)
 # the datasets `judgments import` cannot find by name: loaded from their folders first
 declare -A folder=([mtbench]=../shared/data/alttest/mtbench)
 wanted=("${@:-${samples[@]} ${full[@]} learning_curves summeval_systems}")
