@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.annotators import alpha_interval, krippendorff_alpha
+from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
 from geval.analysis.correlation import MIN_GROUPS, few_groups
 from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
 from geval.analysis.kappa import (

@@ -19,7 +19,7 @@ from threading import Lock, RLock
 import numpy as np
 import pandas as pd
 
-from geval.data.items import Item, Items, positional
+from geval.data.items import Item, positional
 
 #: Lists of items whose columns are kept (the dataset's items, the items a table reads, ...).
 KEPT = 6
