@@ -118,3 +118,23 @@ def test_the_score_page_shows_the_build_and_start_waits_for_it(unbuilt, monkeypa
         pip.wait()
     at.run()
     assert "being built" not in texts(at) and not at.button(key="score_start").disabled
+
+
+@pytest.mark.parametrize("cmdline, state, running", [
+    (b"", "S", True),  # just started: the kernel sets the command line late in exec, after the parent goes on
+    (b"python3\0-m\0pip\0install\0", "S", True),
+    (b"python3\0-m\0pip\0install\0", "Z", False),  # ended, not yet reaped
+    (b"python3\0-m\0http.server\0", "S", False),  # a later process that took the id
+])
+def test_a_pip_just_started_is_running_and_another_process_with_its_id_is_not(monkeypatch, cmdline, state, running):
+    proc = {"/proc/7/cmdline": cmdline, "/proc/7/stat": f"7 (python3) {state} 1 7".encode()}
+
+    class Proc(type(build.Path())):
+        def read_bytes(self):
+            return proc[str(self)]
+
+        def read_text(self, *args, **kwargs):
+            return proc[str(self)].decode()
+
+    monkeypatch.setattr(build, "Path", Proc)
+    assert build._running(7) is running

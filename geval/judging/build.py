@@ -82,13 +82,14 @@ class Build:
 
 
 def _running(pid: int) -> bool:
-    """Whether `pid` is a pip process still at work (not a later process that took its id)."""
+    """Whether `pid` is a pip process still at work (not a later process that took its id). Just after
+    it is started its command line may still read empty (the kernel sets it late in exec): that is it."""
     try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
         state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except OSError:
         return False
-    return b"pip" in command and state != "Z"
+    return state != "Z" and (not command or b"pip" in command.split(b"\0"))
 
 
 def _last_error(text: str) -> str:
