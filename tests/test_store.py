@@ -452,10 +452,12 @@ def test_failure_reasons_read_as_one_whatever_item_they_name(store):
 
 def test_what_a_report_reads_again_is_kept_while_it_is_built_and_forgotten_at_the_next_write(file_store):
     """A report of six judges read each one's judgments again in every section (4 results kept): 234 reads."""
+    from geval.store.store import SMALL_READ
+
     computed = []
 
-    def table(n: int):
-        return lambda: computed.append(n) or pd.DataFrame({"n": [n]})
+    def table(n: int):  # a judgments' read: more cells than a small read
+        return lambda: computed.append(n) or pd.DataFrame({"n": [n] * (SMALL_READ + 1)})
 
     for n in [*range(6), 0]:  # outside: the last four kept, the first read again
         file_store.remembered(("t", n), table(n))
@@ -470,3 +472,22 @@ def test_what_a_report_reads_again_is_kept_while_it_is_built_and_forgotten_at_th
     file_store.set_note("i1", True, "a write")
     file_store.remembered(("u", 5), table(5))
     assert computed == [*range(6), 5]  # a write forgets what was read before it
+
+
+def test_a_small_read_stays_kept_beside_the_large_ones_and_the_last_used_stays(file_store):
+    """The Agreement page read its combinations three times at a million judgments (1.4 s each): the judgments'
+    reads pushed them out."""
+    from geval.store.store import READS_KEPT, SMALL_READ
+
+    computed = []
+
+    def table(name, cells: int):
+        return lambda: computed.append(name) or pd.DataFrame({"n": range(cells)})
+
+    file_store.remembered(("combos",), table("combos", 3))
+    file_store.remembered(("first",), table("first", SMALL_READ + 1))
+    for n in range(READS_KEPT + 2):
+        file_store.remembered(("large", n), table(n, SMALL_READ + 1))
+        file_store.remembered(("first",), table("first", SMALL_READ + 1))  # used again: kept
+    file_store.remembered(("combos",), table("combos", 3))
+    assert computed == ["combos", "first", *range(READS_KEPT + 2)]

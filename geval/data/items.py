@@ -6,6 +6,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field
+from functools import cache
 from collections.abc import Sequence
 from typing import Literal
 
@@ -223,6 +224,7 @@ class Items(list):
         return list, (list(self),)  # pickled as the items alone
 
 
+@cache  # a few distinct n, asked once per item and aspect
 def positional(n: int) -> tuple[str, ...]:
     """The ids of `n` scores a file lists without naming who gave them: "#1" ... "#n"."""
     return tuple(f"#{k}" for k in range(1, n + 1))

