@@ -347,8 +347,7 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         kind = metric.reference(items, dataset)
         signature, fields = metric.signature(kind, model)
         texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
-        keys = [_key(signature, text, other) for text, other in zip(texts, others)]
-        whole = _key(signature, *(f"{item.id}:{key}" for item, key in zip(items, keys)))  # signature and items
+        whole = _whole_key(signature, items, texts, others)
         kept = store.baseline_result(whole) if store is not None else None
         if kept is not None:
             if on_progress:
@@ -356,6 +355,7 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
             scores = pd.Series([kept.get(item.id, np.nan) for item in items], index=[item.id for item in items],
                                dtype=float, name=name)
         else:
+            keys = [_key(signature, text, other) for text, other in zip(texts, others)]
             scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
             if store is not None:
                 store.save_baseline_result(whole, name, signature, scores.to_dict())
@@ -388,10 +388,20 @@ def _computed(metric, name: str, model, items: Sequence[Item], texts, others, ke
 
 
 def _key(signature: str, *texts: str) -> str:
-    """A hash of a signature and the texts a score depends on (a response and its reference; or, for a
-    whole set of items, each item's id and key)."""
+    """A hash of a signature and the texts a score depends on (a response and its reference)."""
     blob = json.dumps([signature, *texts], ensure_ascii=False)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def _whole_key(signature: str, items: Sequence[Item], texts: Sequence[str], others: Sequence[str]) -> str:
+    """A hash of a signature and, for each item, its id and the texts its score depends on: the key of a
+    metric's scores of these items together. Each text is preceded by its length (nothing can be read two
+    ways), hashed a chunk of items at a time (one pass, no key per item: a million items in a second)."""
+    digest = hashlib.sha256(f"whole\n{len(signature)}:{signature}".encode("utf-8"))
+    for start in range(0, len(items), 10_000):
+        digest.update("".join(f"{len(i.id)}:{i.id}{len(t)}:{t}{len(o)}:{o}" for i, t, o in zip(
+            items[start:start + 10_000], texts[start:start + 10_000], others[start:start + 10_000])).encode("utf-8"))
+    return digest.hexdigest()
 
 
 
