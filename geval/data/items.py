@@ -193,22 +193,35 @@ class Item:
         }
 
     @classmethod
-    def from_row(cls, row: dict) -> "Item":
-        """Inverse of `to_row`."""
+    def from_row(cls, row: dict, read: dict | None = None) -> "Item":
+        """Inverse of `to_row`. `read`: for rows read together, what each context and annotators' text read
+        as, so that a text many items share (a dialogue's context for each of its responses) is read once
+        and held once."""
+        read = {} if read is None else read
         return cls(
             id=row["id"],
             dataset=row["dataset"],
             level=row["level"],
-            context=tuple(Turn(s, t) for s, t in json.loads(row["context"])),
+            context=_once(read, "context", row["context"]),
             response=row["response"],
             grounding=row["grounding"],
             system=row["system"],
             group=row["group_id"],
             human={k: tuple(v) for k, v in json.loads(row["human"]).items()},
-            annotators={k: tuple(v) for k, v in json.loads(row.get("annotators") or "{}").items()},
+            annotators=_once(read, "annotators", row.get("annotators") or "{}"),
             source_id=row.get("source_id") or "",
             pair=Pair.from_json(row.get("pair")),
         )
+
+
+def _once(read: dict, kind: str, text: str):
+    """A context's or annotators' JSON `text` as an Item holds it, parsed the first time it is met in `read`."""
+    found = read.get((kind, text))
+    if found is None:
+        parsed = json.loads(text)
+        found = read[kind, text] = tuple(Turn(s, t) for s, t in parsed) if kind == "context" else {
+            k: tuple(v) for k, v in parsed.items()}
+    return found
 
 
 class Items(list):

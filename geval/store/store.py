@@ -356,8 +356,9 @@ class Store(TeamTables):
             loaded = self.dataset_loaded(dataset)
             known = self._items.get(dataset)
             if known is None or known[0] != loaded:
-                rows = self.db["items"].rows_where("dataset = ?", [dataset], order_by="position")
-                known = self._items[dataset] = (loaded, [Item.from_row(r) for r in rows])
+                found = self.db.conn.execute("SELECT * FROM items WHERE dataset = ? ORDER BY position", [dataset])
+                names, read = [column[0] for column in found.description], {}  # contexts shared, read once
+                known = self._items[dataset] = (loaded, [Item.from_row(dict(zip(names, row)), read) for row in found])
         return list(known[1])
 
     def item(self, item_id: str) -> Item:
