@@ -255,11 +255,8 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
     aspects = aspects or list(dict.fromkeys(a for item in items for a in item.human))
     rows = []
     for aspect in aspects:
-        scored = [item for item in items if item.human.get(aspect)]
-        counts = Counter(len(item.human[aspect]) for item in scored)
-        annotators = max(counts, default=0)
-        groups = np.array([item.group or item.id for item in scored])
-        matrix = annotator_matrix(scored, aspect)
+        scored, annotators, groups, matrix, panel, full, systems, panel_rows = item_columns(items).memo(
+            ("annotator agreement", aspect), lambda aspect=aspect: _scored_by(items, aspect))  # each level reads it
         if annotators < 2:
             note = "undefined: one score per item (the dataset keeps only one score, or the mean)"
             rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
@@ -270,12 +267,8 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows.append(_row(aspect, f"alpha ({alpha_level})", value, alpha_interval(matrix, groups, alpha_level),
                              len(scored), annotators, interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
-        panel, width = _panel(scored, aspect), len(scored)
-        full = np.array([set(item.ratings(aspect)) == set(panel) for item in scored])
-        common, left = len(panel), int((~full).sum())
-        systems = np.array([item.system for item in scored])[full]
-        found = leave_one_out_at(matrix[_rows(scored, aspect, panel)][:, full], groups[full], systems, level, n_boot,
-                                 seed)
+        width, common, left = len(scored), len(panel), int((~full).sum())
+        found = leave_one_out_at(matrix[panel_rows][:, full], groups[full], systems, level, n_boot, seed)
         for metric, (value, low, high, n, note) in found.items():
             said = f"{left} of {width} items left out: other annotators scored them than the " \
                    f"{common} who scored most items" if left else ""
@@ -283,6 +276,24 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows.append(_row(aspect, f"leave-one-out {metric}", value, (low, high), int(full.sum()), common,
                              "; ".join(filter(None, notes)), n))
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _scored_by(items: list[Item], aspect: str) -> tuple:
+    """What `annotator_agreement` reads of `aspect` at any level: the items scored on it, the most scores an
+    item has, their groups, the annotators x items array; the panel (`_panel`), which items it scored whole,
+    those items' systems, and the panel's rows of the array (None for the last four below two annotators)."""
+    scored = [item for item in items if item.human.get(aspect)]
+    annotators = max(Counter(len(item.human[aspect]) for item in scored), default=0)
+    groups = np.array([item.group or item.id for item in scored])
+    matrix = annotator_matrix(scored, aspect)
+    if annotators < 2:
+        return scored, annotators, groups, matrix, None, None, None, None
+    panel = _panel(scored, aspect)
+    full = np.array([set(item.ratings(aspect)) == set(panel) for item in scored])
+    systems = np.array([item.system for item in scored])[full]
+    for shared in (groups, matrix, full, systems):  # read by every level: none may change them
+        shared.flags.writeable = False
+    return scored, annotators, groups, matrix, panel, full, systems, _rows(scored, aspect, panel)
 
 
 def _panel(items: list[Item], aspect: str) -> tuple[str, ...]:
