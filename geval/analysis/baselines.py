@@ -337,23 +337,22 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
     if unknown:
         raise BaselineError(f"baseline '{unknown[0]}' is unknown; use one of {', '.join(METRICS)}")
     items = list(items)
+    ids = pd.Index([item.id for item in items], dtype=object)
     given = {"embedding": embedder, "pmi": language_model}
-    results = []
+    results, read = [], {}  # what the metrics of one kind read of the items (ROUGE-L, BLEU, chrF: the same), once
     for name in metrics:
         metric = METRICS[name]
         model = given.get(name)
         if model is None:
             model = metric.model()
-        kind = metric.reference(items, dataset)
+        kind, texts, others = _read(read, metric, items, dataset)
         signature, fields = metric.signature(kind, model)
-        texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
         whole = _whole_key(signature, items, texts, others)
         kept = store.baseline_result(whole) if store is not None else None
         if kept is not None:
             if on_progress:
                 on_progress(f"{metric.title}: stored, {len(items)} items")
-            scores = pd.Series([kept.get(item.id, np.nan) for item in items], index=[item.id for item in items],
-                               dtype=float, name=name)
+            scores = pd.Series(kept, dtype=float).reindex(ids).rename(name)
         else:
             keys = [_key(signature, text, other) for text, other in zip(texts, others)]
             scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
@@ -362,6 +361,16 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         results.append(BaselineScores(name, metric.title, kind if metric.uses_reference else "-", signature, fields,
                                       scores, metric.note(layout, dataset)))
     return results
+
+
+def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[str, tuple, tuple]:
+    """What `metric` compares the items with (its kind), and the two texts it reads of each (`Metric.reads`),
+    made once in `read` for the metrics that read the same."""
+    key = (type(metric), metric.uses_reference)
+    if key not in read:
+        texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
+        read[key] = metric.reference(items, dataset), texts, others
+    return read[key]
 
 
 def _computed(metric, name: str, model, items: Sequence[Item], texts, others, keys: list[str], signature: str,
