@@ -20,7 +20,7 @@ import pandas as pd
 
 from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
 from geval.analysis.correlation import MIN_GROUPS, few_groups
-from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
+from geval.analysis.grouped import SHARE, SIGNED, Estimate, codes_of_items, estimate, group_codes, without_each
 from geval.analysis.kappa import (
     accuracy_of,
     confusions,
@@ -81,7 +81,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     found = item_columns(items)
     _, chosen, judged = found.matched(judge, human)
     groups = found.groups[chosen].astype(str)
-    codes, n_groups = group_codes(groups)
+    codes, n_groups = codes_of_items(found, chosen)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     names, people = found.ratings_of(human, chosen)
     people = people - low  # annotators x items, label indexes
@@ -103,7 +103,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)
     among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
-                         _alpha(people + low, groups))
+                         _alpha(people + low, groups, n_groups))
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
@@ -263,10 +263,11 @@ def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tup
     return found, "Fleiss' kappa"
 
 
-def _alpha(ratings: np.ndarray, groups: np.ndarray) -> tuple[Estimate, str]:
-    """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`)."""
+def _alpha(ratings: np.ndarray, groups: np.ndarray, count: int | None = None) -> tuple[Estimate, str]:
+    """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`), on items in
+    `groups` (`count` of them, when known)."""
     value = krippendorff_alpha(ratings, "ordinal")
-    count = len(set(groups.tolist()))
+    count = len(set(groups.tolist())) if count is None else count
     if not math.isfinite(value):
         return Estimate(math.nan, groups=count, note="undefined: no two scores on an item, or one value"), \
             "Krippendorff's alpha (ordinal)"

@@ -138,14 +138,14 @@ class ItemColumns:
             return (min(seen), max(seen)) if seen else None  # the scores as given (an int stays one)
         return self._memo(("range", aspect), make)
 
-    def matched(self, scores: pd.Series, aspect: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def matched(self, scores: pd.Series, aspect: str) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Of `scores` (by item id, in their order), those given (not NaN) whose item people scored on
         `aspect`: their ids, their items' positions here, and the scores."""
-        given = scores.dropna()
-        where = self.positions(given.index)
-        keep = where >= 0
+        values = scores.to_numpy(float)
+        where = self.positions(scores.index)  # of the whole index: kept for the next call with the same one
+        keep = ~np.isnan(values) & (where >= 0)
         keep[keep] = self.scored(aspect)[where[keep]]
-        return given.index[keep].tolist(), where[keep], given.to_numpy(float)[keep]
+        return scores.index[keep], where[keep], values[keep]
 
     def rated(self, aspect: str) -> np.ndarray:
         """How many scores of `aspect` each item has."""
