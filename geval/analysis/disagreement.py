@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
-from pandas.api.extensions import ExtensionArray
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, resolve
-from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
@@ -74,7 +71,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ())]].copy()
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
-        out[column] = _items_column(found, name, lambda name=name: getattr(found, name)).take(judged)
+        out[column] = found.table_column(name, lambda name=name: getattr(found, name)).take(judged)
     out["template_version"], out["signature"] = version, signature
     human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
@@ -105,19 +102,13 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
-    out["response"] = _items_column(found, "responses", lambda: [item.response for item in items]).take(judged)
+    out["response"] = found.table_column("responses", lambda: [item.response for item in items]).take(judged)
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]
         out["coverage"] = [coverage for coverage, _ in answers]
         out["parsed"] = [parsed for _, parsed in answers]
     return out
-
-
-def _items_column(found: ItemColumns, name: str, values: Callable[[], Sequence]) -> ExtensionArray:
-    """A column of the items (`values()`, one per item) as a table's column holds it (strings as
-    pandas' str), made once per list of items: a table's rows take from it by their items' places."""
-    return found.memo(("table column", name), lambda: pd.Series(values()).array)
 
 
 def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:

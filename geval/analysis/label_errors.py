@@ -80,7 +80,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
     found = item_columns(items)
     _, chosen, judged = found.matched(judge, human)
-    groups = found.groups[chosen].astype(str)
+    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
     codes, n_groups = codes_of_items(found, chosen)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     names, people = found.ratings_of(human, chosen)

@@ -107,7 +107,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     found = item_columns(items)
     ids, chosen, values = found.matched(judge, human)
     people = found.mean(human)[chosen]
-    groups = found.groups[chosen].astype(str)
+    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
     codes, n_groups = codes_of_items(found, chosen)
     names, ratings = found.ratings_of(human, chosen)
     difference = values - people
@@ -120,14 +120,16 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     shares, middle = _scale_use(values, ratings, points, codes, n_groups) if points is not None else \
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
     length = found.memo(("words",), lambda: np.asarray(words([item.response for item in found.items])))[chosen]
-    annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups))
+    ranks = stats.rankdata(length) if len(length) > EXACT_UP_TO else None  # ranked once for each correlation
+    annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups), ranks)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
-                          "mean": (values + people) / 2, "words": length, "group": groups})
+                          "mean": (values + people) / 2, "words": length,
+                          "group": found.table_column("groups", lambda: found.groups.astype(str)).take(chosen)})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
                        spread, "the people's mean scores" if one_each else "a person's scores", shares, middle,
-                       lower, upper, _correlation(difference, length, groups, (codes, n_groups), "spearman"),
+                       lower, upper, _correlation(difference, length, groups, (codes, n_groups), "spearman", ranks),
                        annotators, paired,
                        frame, notes)
 
@@ -255,22 +257,24 @@ def _scale_use(values: np.ndarray, ratings: np.ndarray, points: np.ndarray, code
 
 
 def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, codes: tuple[np.ndarray, int],
-                 metric: str = "pearson") -> Estimate:
+                 metric: str = "pearson", y_ranks: np.ndarray | None = None) -> Estimate:
     """One item-level correlation with its interval over groups (the jackknife on Fisher's z, as
-    `geval.analysis.correlation` gives every one); `codes`: `group_codes(groups)`."""
-    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups, codes)
+    `geval.analysis.correlation` gives every one); `codes`: `group_codes(groups)`; `y_ranks`: y's
+    ranks when known."""
+    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups, codes, y_ranks)
     found = estimate(value, loo, present, "fisher", f"undefined: a side is constant ({len(x)} items)", SIGNED)
     return replace(found, note="; ".join(filter(None, [found.note, note])))
 
 
 def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
-                          groups: np.ndarray, codes: tuple[np.ndarray, int] | None = None
-                          ) -> tuple[pd.DataFrame, Estimate]:
+                          groups: np.ndarray, codes: tuple[np.ndarray, int] | None = None,
+                          ranks: np.ndarray | None = None) -> tuple[pd.DataFrame, Estimate]:
     """On the items every annotator scored (`ratings`: annotators x items, named `names`): each
     annotator's error against the mean of the others correlated with `length` (a row each), and the
     judge's (`values`) error against the same others minus the annotator's, averaged over the
     annotators (paired by group). The annotators' correlations are not averaged: their errors sum to 0
-    on every item, so their mean is about 0 whatever each one does. `codes`: `group_codes(groups)` when known."""
+    on every item, so their mean is about 0 whatever each one does. `codes`: `group_codes(groups)` and
+    `ranks`: `length`'s ranks, when known."""
     complete = np.isfinite(ratings).all(axis=0)
     count = int(complete.sum())
     table = pd.DataFrame(columns=["annotator", "items", "spearman"])
@@ -280,7 +284,10 @@ def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[s
         return table, Estimate(math.nan, note=why)
     matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
     codes = group_codes(kept) if codes is None else renumbered(codes[0][complete], codes[1])
-    ranks = stats.rankdata(words_) if count > EXACT_UP_TO else None  # ranked once for every correlation below
+    if count <= EXACT_UP_TO:
+        ranks = None
+    elif ranks is None or count < len(length):  # ranked once for every correlation below
+        ranks = stats.rankdata(words_)
     versus, rows = [], []
     for k in range(len(matrix)):
         others = np.delete(matrix, k, axis=0).mean(axis=0)

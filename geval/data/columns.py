@@ -18,6 +18,7 @@ from threading import Lock, RLock
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from geval.data.items import Item, positional
 
@@ -178,6 +179,12 @@ class ItemColumns:
             return ItemColumns([self.items[i] for i in chosen.tolist()]).ratings(aspect)
         count = int(self.rated(aspect)[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
         return names[:count], matrix[:count, chosen]
+
+    def table_column(self, name: str, values: Callable[[], Sequence]) -> ExtensionArray:
+        """A column of the items (`values()`, one per item, e.g. their systems or responses) as a table's
+        column holds it (strings as pandas' str), made once under `name`: a table's rows take from it by
+        their items' places instead of converting a million strings again."""
+        return self._memo(("table column", name), lambda: pd.Series(values()).array)
 
     def memo(self, key: tuple, make: Callable[[], object]):
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the
