@@ -58,6 +58,8 @@ def group_sums(values, codes: np.ndarray, n_groups: int) -> np.ndarray:
     shape of `values`: a cell per dataset) say where each row goes, 0..n_groups−1. NaN counts as 0:
     mask first."""
     values = np.nan_to_num(np.asarray(values, dtype=float))
+    if values.ndim == 1 and np.shape(codes) == values.shape:  # one dataset: the rows' own codes are the bins
+        return np.bincount(codes, weights=values, minlength=n_groups)
     flat = values.reshape(-1, values.shape[-1])
     cells = np.broadcast_to(codes, values.shape).reshape(flat.shape)
     index = (np.arange(len(flat))[:, None] * n_groups + cells).ravel()

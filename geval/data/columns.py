@@ -127,8 +127,7 @@ class ItemColumns:
 
     def scored(self, aspect: str) -> np.ndarray:
         """Whether each item has a score of `aspect` (`item.human.get(aspect)` is not empty)."""
-        return self._memo(("scored", aspect), lambda: np.fromiter((bool(item.human.get(aspect)) for item in self.items),
-                                                                   dtype=bool, count=len(self.items)))
+        return self._memo(("scored", aspect), lambda: self.rated(aspect) > 0)
 
     def range(self, aspect: str) -> tuple[float, float] | None:
         """The lowest and highest finite score any annotator gave `aspect` (None when there is none)."""
