@@ -83,12 +83,12 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
         raise ValueError(f"level '{level}' is unknown; use one of {', '.join((*ALPHA_LEVELS, NOMINAL))}")
     matrix = np.asarray(matrix, dtype=float)
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2) if matrix.size else np.array([], bool)
-    if matrix.shape[0] < 2 or not pairable.any() or len(pd.unique(matrix[:, pairable][~np.isnan(
-            matrix[:, pairable])])) < 2:
+    paired = matrix[:, pairable] if matrix.size else matrix
+    if matrix.shape[0] < 2 or not pairable.any() or len(pd.unique(paired[~np.isnan(paired)])) < 2:
         return float("nan")
-    if pairable.sum() <= PACKAGE_UP_TO:
-        return float(krippendorff.alpha(reliability_data=matrix[:, pairable], level_of_measurement=level))
-    return _alpha_by_counts(matrix[:, pairable], level)
+    if paired.shape[1] <= PACKAGE_UP_TO:
+        return float(krippendorff.alpha(reliability_data=paired, level_of_measurement=level))
+    return _alpha_by_counts(paired, level)
 
 
 def _alpha_by_counts(matrix: np.ndarray, level: str) -> float:

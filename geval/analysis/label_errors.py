@@ -30,6 +30,7 @@ from geval.analysis.kappa import (
     fleiss_of,
     fleiss_parts,
     kappa_of,
+    left_out,
     per_label,
     with_each_left_out,
 )
@@ -92,9 +93,10 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     def kappa(table: np.ndarray) -> np.ndarray:
         return kappa_of(table, weights)
 
-    present = confusion.sum(axis=(-2, -1)) > 0
-    accuracy = with_each_left_out(confusion, accuracy_of)
-    shares = with_each_left_out(confusion, constant_shares)
+    parts = left_out(confusion)  # made once for every statistic of the confusion below
+    present = parts[2]
+    accuracy = with_each_left_out(confusion, accuracy_of, parts)
+    shares = with_each_left_out(confusion, constant_shares, parts)
     total = confusion.sum(axis=0)
     constants = _constants(total, shares, labels, weights)
     best = int(np.nanargmax(shares[0])) if total.sum() else 0
@@ -107,8 +109,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
-        labels, weighting, _kappa(with_each_left_out(confusion, kappa), _undefined(total)),
-        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels), constants, lead, annotators,
+        labels, weighting, _kappa(with_each_left_out(confusion, kappa, parts), _undefined(total)),
+        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels, parts), constants, lead,
+        annotators,
         _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
         _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
         pairs, difference, among, among_name, int(keep.sum()), int((~keep).sum()), notes)
@@ -146,11 +149,11 @@ def _kappa(parts: tuple, undefined: str) -> Estimate:
     return estimate(float(value), loo, present, KAPPA_TRANSFORM, undefined, SIGNED)
 
 
-def _per_label(confusion: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
+def _per_label(confusion: np.ndarray, labels: tuple[str, ...], held: tuple | None = None) -> pd.DataFrame:
     """A row per label either side gives: its support (the majority's count), how often the judge
-    gives it, its precision, recall and F1 (Estimates)."""
-    parts = {name: with_each_left_out(confusion, lambda c, name=name: per_label(c)[name])
-             for name in ("precision", "recall", "f1")}
+    gives it, its precision, recall and F1 (Estimates). `held`: `left_out(confusion)` when made."""
+    value, loo, present = with_each_left_out(confusion, per_label, held)
+    parts = {name: (value[name], loo[name], present) for name in ("precision", "recall", "f1")}
     total = confusion.sum(axis=0)
     support, given = total.sum(axis=1), total.sum(axis=0)
     absent = "undefined: no such label among the people's"  # their majority never gives it
