@@ -2,7 +2,8 @@
 
 From every annotator's score kept on each item (`Item.human`):
 
-- Krippendorff's alpha (the `krippendorff` package), interval and ordinal;
+- Krippendorff's alpha (the `krippendorff` package; above PACKAGE_UP_TO items the same figure from
+  the coincidence matrix summed by counts, in a fraction of the memory), interval and ordinal;
 - leave-one-annotator-out correlation: annotator k's scores against the mean of the other
   annotators' scores on the same items, for each k, then the mean over k.
 
