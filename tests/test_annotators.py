@@ -145,3 +145,21 @@ def test_the_people_row_at_the_group_and_system_level_by_hand():
     system = annotator_agreement(items, alpha=False, level="system", n_boot=N_BOOT).set_index("statistic")
     assert system.loc["leave-one-out pearson", "value"] == pytest.approx(by_hand, abs=1e-12)
     assert system.loc["leave-one-out pearson", "n"] == 4
+
+
+@pytest.mark.parametrize("level", ["interval", "ordinal", "nominal"])
+def test_alpha_above_the_packages_size_is_the_packages_figure(level, monkeypatch):
+    """Above PACKAGE_UP_TO items alpha comes from the coincidence matrix summed by counts: the
+    package's figure but for rounding, on items with two to four scores and missing ones."""
+    import krippendorff
+
+    from geval.analysis import annotators
+
+    rng = np.random.default_rng(7)
+    truth = rng.integers(1, 6, 3000)
+    matrix = np.clip(truth + rng.integers(-1, 2, (4, 3000)), 1, 5).astype(float)
+    matrix[rng.uniform(size=matrix.shape) < 0.35] = np.nan
+    monkeypatch.setattr(annotators, "PACKAGE_UP_TO", 100)
+    paired = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
+    assert krippendorff_alpha(matrix, level) == pytest.approx(
+        krippendorff.alpha(reliability_data=paired, level_of_measurement=level), abs=1e-12)

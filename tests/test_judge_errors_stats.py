@@ -358,3 +358,24 @@ def test_the_vectorized_length_readings_equal_the_engines():
 def test_the_length_intervals_hold_the_true_value_in_95_percent_of_datasets(n_groups):
     judge, people, words = _scores(DATASETS, n_groups, seed=300 + n_groups)
     _check(_missed(_length_statistics(judge, people, words, n_groups), _length_truth()), n_groups)
+
+
+def test_spearman_from_ranks_is_scipys_and_codes_renumbered_are_group_codes():
+    """The large-sample Spearman of `correlation_with_each_left_out` (ranked once) is `correlate`'s to
+    the bit, and a subset's renumbered codes are `group_codes` of its groups."""
+    from geval.analysis.correlation import correlate
+    from scipy import stats
+
+    from geval.analysis.grouped import group_codes, renumbered, spearman_ranked
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(0, 30, 5000) + rng.uniform(size=5000)
+    y = rng.integers(0, 5, 5000) - 0.3 * x
+    assert spearman_ranked(x, y)[0] == correlate("spearman", x, y)
+    assert spearman_ranked(x, y, stats.rankdata(y))[0] == correlate("spearman", x, y)
+    groups = np.array([f"g{i}" for i in rng.integers(0, 700, 5000)], dtype=object)
+    every, count = group_codes(groups)
+    subset = rng.uniform(size=5000) < 0.3
+    codes, held = renumbered(every[subset], count)
+    expected, expected_held = group_codes(groups[subset])
+    assert held == expected_held and np.array_equal(codes, expected)

@@ -509,3 +509,16 @@ def test_items_as_csv_have_their_ids_and_each_annotators_score_beside_the_mean()
     assert table["id"].tolist() == [item.id for item in items] and table.loc[0, "file id"] == "row-7"
     assert table.loc[0, ["Natural", "Natural [ann]", "Natural [bob]"]].tolist() == [2.0, 1.0, 3.0]
     assert math.isnan(table.loc[1, "Natural [ann]"]) and table.loc[1, "Natural"] == 2.0
+
+
+def test_hover_texts_are_escaped_in_one_pass_as_one_by_one():
+    """`escaped` (the scatter's item ids in one pass) gives `html.escape(str(...))` of each value, also
+    when a text holds its separator."""
+    import html
+
+    from geval.reporting.figures import escaped
+
+    values = ["a<b", 'say "hi" & go', "it's", 7, "", "plain"]
+    assert escaped(values) == [html.escape(str(v)) for v in values]
+    assert escaped(["x\x00<y", "z"]) == ["x\x00&lt;y", "z"]
+    assert escaped([]) == []

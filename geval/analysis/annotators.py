@@ -2,7 +2,8 @@
 
 From every annotator's score kept on each item (`Item.human`):
 
-- Krippendorff's alpha (the `krippendorff` package), interval and ordinal;
+- Krippendorff's alpha (the `krippendorff` package; above PACKAGE_UP_TO items the same figure from
+  the coincidence matrix summed by counts, in a fraction of the memory), interval and ordinal;
 - leave-one-annotator-out correlation: annotator k's scores against the mean of the other
   annotators' scores on the same items, for each k, then the mean over k.
 
@@ -59,6 +60,9 @@ ALPHA_LEVELS = ("interval", "ordinal")
 #: The values alpha can take: 1 - D_o / D_e is at most 1 (D_o >= 0), and above -1 (with squared distances, as
 #: interval and ordinal alpha's are, D_o is at most twice the within-item variance and D_e about twice the total).
 ALPHA_RANGE = (-1.0, 1.0)
+#: Items up to which alpha is the krippendorff package's own (its memory grows as items x values²); beyond,
+#: the same figure from the coincidence matrix summed by counts (`_alpha_by_counts`).
+PACKAGE_UP_TO = 20000
 #: Alpha's level for a categorical aspect (categories that have no order).
 NOMINAL = "nominal"
 #: n: what the statistic rests on (items; at the group level groups, at the system level systems).
@@ -80,10 +84,32 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
         raise ValueError(f"level '{level}' is unknown; use one of {', '.join((*ALPHA_LEVELS, NOMINAL))}")
     matrix = np.asarray(matrix, dtype=float)
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2) if matrix.size else np.array([], bool)
-    if matrix.shape[0] < 2 or not pairable.any() or len(np.unique(matrix[:, pairable][~np.isnan(
-            matrix[:, pairable])])) < 2:
+    paired = matrix[:, pairable] if matrix.size else matrix
+    if matrix.shape[0] < 2 or not pairable.any() or len(pd.unique(paired[~np.isnan(paired)])) < 2:
         return float("nan")
-    return float(krippendorff.alpha(reliability_data=matrix[:, pairable], level_of_measurement=level))
+    if paired.shape[1] <= PACKAGE_UP_TO:
+        return float(krippendorff.alpha(reliability_data=paired, level_of_measurement=level))
+    return _alpha_by_counts(paired, level)
+
+
+def _alpha_by_counts(matrix: np.ndarray, level: str) -> float:
+    """`krippendorff_alpha` of an annotators x items array whose every item has two scores or more, from
+    its coincidence matrix summed exactly: the items with m scores add up their products of value counts
+    (whole numbers), divided by m − 1 once per m, where the package divides item by item (items x
+    values x values floats). Alpha as the package computes it from there; it differs from the
+    package's by rounding only (about 1e-16)."""
+    values = np.sort(pd.unique(matrix[~np.isnan(matrix)]))  # np.unique's, by hashing rather than sorting them all
+    counts = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
+    scores = counts.sum(axis=1)
+    coincidences = np.zeros((len(values), len(values)))
+    for m in np.unique(scores):
+        held = counts[scores == m]
+        coincidences += (held.T @ held - np.diag(held.sum(axis=0))) / (m - 1)  # whole numbers, exact, until / (m − 1)
+    n_v = coincidences.sum(axis=0)
+    expected = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)
+    distance = (values[:, None] != values[None, :]).astype(float) if level == NOMINAL else \
+        _distances(values, n_v[None], level)[0]
+    return float(1 - (coincidences * distance).sum() / (expected * distance).sum())
 
 
 def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:

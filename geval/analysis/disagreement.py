@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
+from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, resolve
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
@@ -61,17 +61,18 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
     found = item_columns(items)
-    frame = of_items(store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS), found)
-    frame["template_version"], frame["signature"] = version, signature
+    every = store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS)
+    where = found.positions(every["item_id"])
+    frame = every[where >= 0].reset_index(drop=True)  # `of_items`: the judgments of current items
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
     template = store.template(version)
-    judged = found.positions(frame["item_id"])  # each judgment's item, by its place in `items`
-    frame["system"], frame["level"] = found.systems[judged], found.levels[judged]
-    frame["group"] = found.group_ids[judged]
+    judged = where[where >= 0]  # each judgment's item, by its place in `items`
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
-                 *(("prompt", "raw") if details else ()), "system", "group", "level", "template_version",
-                 "signature"]].copy()
+                 *(("prompt", "raw") if details else ())]].copy()
+    for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
+        out[column] = found.table_column(name, lambda name=name: getattr(found, name)).take(judged)
+    out["template_version"], out["signature"] = version, signature
     human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
     names, humans = keys.copy(), np.full(len(out), None, dtype=object)
@@ -101,7 +102,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
-    out["response"] = [items[i].response for i in judged.tolist()]
+    out["response"] = found.table_column("responses", lambda: [item.response for item in items]).take(judged)
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]

@@ -23,6 +23,7 @@ import pandas as pd
 from scipy import stats
 
 from geval.analysis.correlation import EXACT_UP_TO, MIN_GROUPS, Resamples, correlate, few_groups, item_bootstrap, reading
+from geval.data.columns import ItemColumns
 
 #: How a statistic is read before its interval is made: as it is, on the log scale (a ratio of
 #: spreads), on Fisher's z (bounded by −1 and 1), or on the logit (a share, inside 0-1).
@@ -37,11 +38,28 @@ def group_codes(groups) -> tuple[np.ndarray, int]:
     return codes.astype(np.int64), len(names)
 
 
+def codes_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray, int]:
+    """`group_codes` of the groups (`ItemColumns.groups`) of the items at the positions `chosen` of
+    `found`: the codes of all its items, made once per list of items, renumbered over the groups held."""
+    every, n_groups = found.memo(("group codes",), lambda: group_codes(found.groups))
+    return renumbered(every[chosen], n_groups)
+
+
+def renumbered(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, int]:
+    """Group codes (0..n_groups−1) of some rows as 0..G−1 over the G groups they hold, in the same
+    order: what `group_codes` gives of those rows' groups."""
+    held = np.zeros(n_groups, bool)
+    held[codes] = True
+    return (np.cumsum(held) - 1)[codes].astype(np.int64), int(held.sum())
+
+
 def group_sums(values, codes: np.ndarray, n_groups: int) -> np.ndarray:
     """The sum of each group's rows: values (..., rows) -> (..., groups). `codes` (rows, or the
     shape of `values`: a cell per dataset) say where each row goes, 0..n_groups−1. NaN counts as 0:
     mask first."""
     values = np.nan_to_num(np.asarray(values, dtype=float))
+    if values.ndim == 1 and np.shape(codes) == values.shape:  # one dataset: the rows' own codes are the bins
+        return np.bincount(codes, weights=values, minlength=n_groups)
     flat = values.reshape(-1, values.shape[-1])
     cells = np.broadcast_to(codes, values.shape).reshape(flat.shape)
     index = (np.arange(len(flat))[:, None] * n_groups + cells).ravel()
@@ -64,24 +82,40 @@ def pearson_of(sums: np.ndarray) -> np.ndarray:
     return np.where(var > 1e-12 * np.maximum(sxx * syy, 1e-300), np.clip(r, -1.0, 1.0), np.nan)
 
 
-def correlation_with_each_left_out(metric: str, x: np.ndarray, y: np.ndarray,
-                                   groups) -> tuple[float, np.ndarray, np.ndarray, str]:
+def correlation_with_each_left_out(metric: str, x: np.ndarray, y: np.ndarray, groups,
+                                   codes: tuple[np.ndarray, int] | None = None,
+                                   y_ranks: np.ndarray | None = None) -> tuple[float, np.ndarray, np.ndarray, str]:
     """One item-level correlation (`metric`: pearson or spearman) and its value without each group, in
     time linear in the groups: Pearson exactly from per-group sums; Spearman exactly up to EXACT_UP_TO
     items (`geval.analysis.correlation.item_bootstrap`), above it from the whole sample's ranks (the
-    note says so, as the app's tables do). Returns (value, leave-one-out, groups present, note)."""
-    codes, n_groups = group_codes(groups)
-    value = correlate(metric, x, y)
+    note says so, as the app's tables do). `codes`: `group_codes(groups)` when known; `y_ranks`: those
+    of `y` (`stats.rankdata`) when known. Returns (value, leave-one-out, groups present, note)."""
+    codes, n_groups = group_codes(groups) if codes is None else codes
     if metric == "spearman" and len(x) <= EXACT_UP_TO:
         loo = item_bootstrap(x, y, Resamples.leave_one_out(groups), (metric,))[metric]
-        return value, loo, np.ones(n_groups, bool), ""
+        return correlate(metric, x, y), loo, np.ones(n_groups, bool), ""
     note = ""
     if metric == "spearman":
-        x, y = stats.rankdata(x), stats.rankdata(y)
+        value, x, y = spearman_ranked(x, y, y_ranks)
         note = f"interval linearized ({len(x)} items > {EXACT_UP_TO}): from the whole sample's ranks"
+    else:
+        value = correlate(metric, x, y)
     x, y = x - x.mean(), y - y.mean()  # centred first, for accuracy
     sums = np.stack([group_sums(c, codes, n_groups) for c in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=-1)
     return value, pearson_of(without_each(sums, axis=-2)[1]), np.ones(n_groups, bool), note
+
+
+def spearman_ranked(x: np.ndarray, y: np.ndarray, y_ranks: np.ndarray | None = None) -> tuple[float, np.ndarray,
+                                                                                                np.ndarray]:
+    """Spearman's correlation of x and y as `correlate` gives it (scipy's: Pearson's of the ranks,
+    NaN where a side is constant or holds NaN), and the ranks of each, each ranked once (`y_ranks`:
+    y's when known)."""
+    x_ranks = stats.rankdata(x)
+    y_ranks = stats.rankdata(y) if y_ranks is None else y_ranks
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0 or np.isnan(x).any() or np.isnan(y).any():
+        return correlate("spearman", x, y), x_ranks, y_ranks
+    return float(np.corrcoef(np.column_stack((x_ranks, y_ranks)), rowvar=False)[1, 0]), x_ranks, y_ranks
 
 
 def t_interval(value, loo, present=None, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:

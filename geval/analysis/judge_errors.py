@@ -60,7 +60,8 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
         if human is None or (aspects and not {name, key, human} & set(aspects)):
             continue
         values = scored.scores[key].astype(float)
-        if len(set(item_columns(items).matched(values, human)[0])) < 2:
+        chosen = item_columns(items).matched(values, human)[1]  # an item's place: one per id
+        if not len(chosen) or (chosen == chosen[0]).all():
             continue  # fewer than two items with both scores: nothing to read
         notes = [said] if said else []
         if human in categories:

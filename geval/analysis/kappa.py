@@ -51,11 +51,20 @@ def kappa_of(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.where((n > 0) & (chance > 1e-12 * np.maximum(n, 1)), kappa, np.nan)
 
 
-def with_each_left_out(per_group: np.ndarray, statistic) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`statistic` of the total of per-group confusions (..., groups, k, k) and of the total without each
-    group; and which groups hold an item: (value (...), leave-one-out (..., groups), present)."""
+def left_out(per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The total of per-group confusions (..., groups, k, k), the total without each group, and which
+    groups hold an item: what `with_each_left_out` reads, made once for several statistics."""
     total, loo = without_each(per_group, axis=-3)
-    return statistic(total), statistic(loo), per_group.sum(axis=(-2, -1)) > 0
+    return total, loo, per_group.sum(axis=(-2, -1)) > 0
+
+
+def with_each_left_out(per_group: np.ndarray, statistic,
+                       parts: tuple | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`statistic` of the total of per-group confusions (..., groups, k, k) and of the total without each
+    group; and which groups hold an item: (value (...), leave-one-out (..., groups), present).
+    `parts`: `left_out(per_group)` when made already."""
+    total, loo, present = left_out(per_group) if parts is None else parts
+    return statistic(total), statistic(loo), present
 
 
 def accuracy_of(confusion: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ import pandas as pd
 
 from geval.analysis.annotators import alpha_interval, annotator_matrix, krippendorff_alpha
 from geval.analysis.correlation import MIN_GROUPS, few_groups
-from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, without_each
+from geval.analysis.grouped import SHARE, SIGNED, Estimate, codes_of_items, estimate, group_codes, without_each
 from geval.analysis.kappa import (
     accuracy_of,
     confusions,
@@ -30,6 +30,7 @@ from geval.analysis.kappa import (
     fleiss_of,
     fleiss_parts,
     kappa_of,
+    left_out,
     per_label,
     with_each_left_out,
 )
@@ -80,8 +81,8 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
     found = item_columns(items)
     _, chosen, judged = found.matched(judge, human)
-    groups = found.groups[chosen].astype(str)
-    codes, n_groups = group_codes(groups)
+    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
+    codes, n_groups = codes_of_items(found, chosen)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     names, people = found.ratings_of(human, chosen)
     people = people - low  # annotators x items, label indexes
@@ -92,9 +93,10 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     def kappa(table: np.ndarray) -> np.ndarray:
         return kappa_of(table, weights)
 
-    present = confusion.sum(axis=(-2, -1)) > 0
-    accuracy = with_each_left_out(confusion, accuracy_of)
-    shares = with_each_left_out(confusion, constant_shares)
+    parts = left_out(confusion)  # made once for every statistic of the confusion below
+    present = parts[2]
+    accuracy = with_each_left_out(confusion, accuracy_of, parts)
+    shares = with_each_left_out(confusion, constant_shares, parts)
     total = confusion.sum(axis=0)
     constants = _constants(total, shares, labels, weights)
     best = int(np.nanargmax(shares[0])) if total.sum() else 0
@@ -103,12 +105,13 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)
     among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
-                         _alpha(people + low, groups))
+                         _alpha(people + low, groups, n_groups))
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
-        labels, weighting, _kappa(with_each_left_out(confusion, kappa), _undefined(total)),
-        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels), constants, lead, annotators,
+        labels, weighting, _kappa(with_each_left_out(confusion, kappa, parts), _undefined(total)),
+        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels, parts), constants, lead,
+        annotators,
         _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
         _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
         pairs, difference, among, among_name, int(keep.sum()), int((~keep).sum()), notes)
@@ -146,11 +149,11 @@ def _kappa(parts: tuple, undefined: str) -> Estimate:
     return estimate(float(value), loo, present, KAPPA_TRANSFORM, undefined, SIGNED)
 
 
-def _per_label(confusion: np.ndarray, labels: tuple[str, ...]) -> pd.DataFrame:
+def _per_label(confusion: np.ndarray, labels: tuple[str, ...], held: tuple | None = None) -> pd.DataFrame:
     """A row per label either side gives: its support (the majority's count), how often the judge
-    gives it, its precision, recall and F1 (Estimates)."""
-    parts = {name: with_each_left_out(confusion, lambda c, name=name: per_label(c)[name])
-             for name in ("precision", "recall", "f1")}
+    gives it, its precision, recall and F1 (Estimates). `held`: `left_out(confusion)` when made."""
+    value, loo, present = with_each_left_out(confusion, per_label, held)
+    parts = {name: (value[name], loo[name], present) for name in ("precision", "recall", "f1")}
     total = confusion.sum(axis=0)
     support, given = total.sum(axis=1), total.sum(axis=0)
     absent = "undefined: no such label among the people's"  # their majority never gives it
@@ -263,10 +266,11 @@ def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tup
     return found, "Fleiss' kappa"
 
 
-def _alpha(ratings: np.ndarray, groups: np.ndarray) -> tuple[Estimate, str]:
-    """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`)."""
+def _alpha(ratings: np.ndarray, groups: np.ndarray, count: int | None = None) -> tuple[Estimate, str]:
+    """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`), on items in
+    `groups` (`count` of them, when known)."""
     value = krippendorff_alpha(ratings, "ordinal")
-    count = len(set(groups.tolist()))
+    count = len(set(groups.tolist())) if count is None else count
     if not math.isfinite(value):
         return Estimate(math.nan, groups=count, note="undefined: no two scores on an item, or one value"), \
             "Krippendorff's alpha (ordinal)"

@@ -26,17 +26,21 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
+from scipy import stats
 
 from geval.analysis.baselines import length as words
+from geval.analysis.correlation import EXACT_UP_TO
 from geval.analysis.grouped import (
     SHARE,
     SIGNED,
     Estimate,
     bounded,
+    codes_of_items,
     correlation_with_each_left_out,
     estimate,
     group_codes,
     group_sums,
+    renumbered,
     t_interval,
     without_each,
 )
@@ -103,27 +107,30 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     found = item_columns(items)
     ids, chosen, values = found.matched(judge, human)
     people = found.mean(human)[chosen]
-    groups = found.groups[chosen].astype(str)
-    codes, n_groups = group_codes(groups)
+    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
+    codes, n_groups = codes_of_items(found, chosen)
     names, ratings = found.ratings_of(human, chosen)
     difference = values - people
     offset = _mean(difference, codes, n_groups)
     lower, upper = _limits(difference, codes, n_groups)
-    pearson = _correlation(values, people, groups)
+    pearson = _correlation(values, people, groups, (codes, n_groups))
     one_each = ratings.shape[0] < 2
     spread = _spread(values, ratings, codes, n_groups)
     points = _points(ratings, scale)
     shares, middle = _scale_use(values, ratings, points, codes, n_groups) if points is not None else \
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
     length = found.memo(("words",), lambda: np.asarray(words([item.response for item in found.items])))[chosen]
-    annotators, paired = length_against_people(values, ratings, names, length, groups)
+    ranks = stats.rankdata(length) if len(length) > EXACT_UP_TO else None  # ranked once for each correlation
+    annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups), ranks)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
-                          "mean": (values + people) / 2, "words": length, "group": groups})
+                          "mean": (values + people) / 2, "words": length,
+                          "group": found.table_column("groups", lambda: found.groups.astype(str)).take(chosen)})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
                        spread, "the people's mean scores" if one_each else "a person's scores", shares, middle,
-                       lower, upper, _correlation(difference, length, groups, "spearman"), annotators, paired,
+                       lower, upper, _correlation(difference, length, groups, (codes, n_groups), "spearman", ranks),
+                       annotators, paired,
                        frame, notes)
 
 
@@ -249,21 +256,25 @@ def _scale_use(values: np.ndarray, ratings: np.ndarray, points: np.ndarray, code
     return pd.DataFrame(rows, columns=["point", "judge", "people", "difference"]), middle
 
 
-def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, metric: str = "pearson") -> Estimate:
+def _correlation(x: np.ndarray, y: np.ndarray, groups: np.ndarray, codes: tuple[np.ndarray, int],
+                 metric: str = "pearson", y_ranks: np.ndarray | None = None) -> Estimate:
     """One item-level correlation with its interval over groups (the jackknife on Fisher's z, as
-    `geval.analysis.correlation` gives every one)."""
-    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups)
+    `geval.analysis.correlation` gives every one); `codes`: `group_codes(groups)`; `y_ranks`: y's
+    ranks when known."""
+    value, loo, present, note = correlation_with_each_left_out(metric, x, y, groups, codes, y_ranks)
     found = estimate(value, loo, present, "fisher", f"undefined: a side is constant ({len(x)} items)", SIGNED)
     return replace(found, note="; ".join(filter(None, [found.note, note])))
 
 
 def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[str], length: np.ndarray,
-                          groups: np.ndarray) -> tuple[pd.DataFrame, Estimate]:
+                          groups: np.ndarray, codes: tuple[np.ndarray, int] | None = None,
+                          ranks: np.ndarray | None = None) -> tuple[pd.DataFrame, Estimate]:
     """On the items every annotator scored (`ratings`: annotators x items, named `names`): each
     annotator's error against the mean of the others correlated with `length` (a row each), and the
     judge's (`values`) error against the same others minus the annotator's, averaged over the
     annotators (paired by group). The annotators' correlations are not averaged: their errors sum to 0
-    on every item, so their mean is about 0 whatever each one does."""
+    on every item, so their mean is about 0 whatever each one does. `codes`: `group_codes(groups)` and
+    `ranks`: `length`'s ranks, when known."""
     complete = np.isfinite(ratings).all(axis=0)
     count = int(complete.sum())
     table = pd.DataFrame(columns=["annotator", "items", "spearman"])
@@ -272,11 +283,16 @@ def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[s
                f"undefined: {count} items scored by every annotator")
         return table, Estimate(math.nan, note=why)
     matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
+    codes = group_codes(kept) if codes is None else renumbered(codes[0][complete], codes[1])
+    if count <= EXACT_UP_TO:
+        ranks = None
+    elif ranks is None or count < len(length):  # ranked once for every correlation below
+        ranks = stats.rankdata(words_)
     versus, rows = [], []
     for k in range(len(matrix)):
         others = np.delete(matrix, k, axis=0).mean(axis=0)
-        own = correlation_with_each_left_out("spearman", matrix[k] - others, words_, kept)
-        machine = correlation_with_each_left_out("spearman", judge - others, words_, kept)
+        own = correlation_with_each_left_out("spearman", matrix[k] - others, words_, kept, codes, ranks)
+        machine = correlation_with_each_left_out("spearman", judge - others, words_, kept, codes, ranks)
         versus.append((machine[0] - own[0], machine[1] - own[1]))
         found = estimate(own[0], own[1], own[2], "fisher", "undefined: constant", SIGNED)
         rows.append({"annotator": names[k], "items": count,

@@ -18,6 +18,7 @@ from threading import Lock, RLock
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from geval.data.items import Item, positional
 
@@ -126,8 +127,7 @@ class ItemColumns:
 
     def scored(self, aspect: str) -> np.ndarray:
         """Whether each item has a score of `aspect` (`item.human.get(aspect)` is not empty)."""
-        return self._memo(("scored", aspect), lambda: np.fromiter((bool(item.human.get(aspect)) for item in self.items),
-                                                                   dtype=bool, count=len(self.items)))
+        return self._memo(("scored", aspect), lambda: self.rated(aspect) > 0)
 
     def range(self, aspect: str) -> tuple[float, float] | None:
         """The lowest and highest finite score any annotator gave `aspect` (None when there is none)."""
@@ -138,14 +138,14 @@ class ItemColumns:
             return (min(seen), max(seen)) if seen else None  # the scores as given (an int stays one)
         return self._memo(("range", aspect), make)
 
-    def matched(self, scores: pd.Series, aspect: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    def matched(self, scores: pd.Series, aspect: str) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Of `scores` (by item id, in their order), those given (not NaN) whose item people scored on
         `aspect`: their ids, their items' positions here, and the scores."""
-        given = scores.dropna()
-        where = self.positions(given.index)
-        keep = where >= 0
+        values = scores.to_numpy(float)
+        where = self.positions(scores.index)  # of the whole index: kept for the next call with the same one
+        keep = ~np.isnan(values) & (where >= 0)
         keep[keep] = self.scored(aspect)[where[keep]]
-        return given.index[keep].tolist(), where[keep], given.to_numpy(float)[keep]
+        return scores.index[keep], where[keep], values[keep]
 
     def rated(self, aspect: str) -> np.ndarray:
         """How many scores of `aspect` each item has."""
@@ -178,6 +178,12 @@ class ItemColumns:
             return ItemColumns([self.items[i] for i in chosen.tolist()]).ratings(aspect)
         count = int(self.rated(aspect)[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
         return names[:count], matrix[:count, chosen]
+
+    def table_column(self, name: str, values: Callable[[], Sequence]) -> ExtensionArray:
+        """A column of the items (`values()`, one per item, e.g. their systems or responses) as a table's
+        column holds it (strings as pandas' str), made once under `name`: a table's rows take from it by
+        their items' places instead of converting a million strings again."""
+        return self._memo(("table column", name), lambda: pd.Series(values()).array)
 
     def memo(self, key: tuple, make: Callable[[], object]):
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the

@@ -116,20 +116,25 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
         if all(np.isfinite(bounds)):  # the whole scale, so that scores bunched together look bunched
             ranges[column] = [bounds[0] - 2 * JITTER * span, bounds[1] + 2 * JITTER * span]
     ids = rows["item_id"].to_numpy(dtype=object)
-    systems = np.array([html.escape(str(s) or "(no system)") for s in rows["system"].tolist()], dtype=object)
+    shown_as = {}  # each system's name as shown, escaped once per system rather than once per row
+    systems = np.array([shown_as[s] if s in shown_as else shown_as.setdefault(s, html.escape(str(s) or "(no system)"))
+                        for s in rows["system"].tolist()], dtype=object)
     snippets = len(rows) <= WEBGL_ABOVE
-    hover = np.array([f"item {html.escape(str(item))}<br>system: {system}<br>judge {judge:.2f} · human {people:.2f}"
+    hover = np.array([f"item {item}<br>system: {system}<br>judge {judge:.2f} · human {people:.2f}"
                       + (f"<br>{html.escape(clip(str(text), SNIPPET))}" if snippets else "")
                       for item, system, judge, people, text in
-                      zip(ids, systems, rows["score"].tolist(), rows["human_score"].tolist(),
+                      zip(escaped(ids), systems, rows["score"].tolist(), rows["human_score"].tolist(),
                           rows["response"].tolist() if snippets else [""] * len(rows))], dtype=object)
     trace = go.Scattergl if len(rows) > WEBGL_ABOVE else go.Scatter
-    figure = go.Figure([
-        trace(x=jittered["human_score"][shown], y=jittered["score"][shown], customdata=ids[shown], text=hover[shown],
+    series = [(index, system, np.flatnonzero(systems == system)) for index, system in enumerate(dict.fromkeys(systems))]
+    figure = go.Figure([  # the texts set after: a figure deep-copies its traces' arrays of objects one by one
+        trace(x=jittered["human_score"][shown], y=jittered["score"][shown], customdata=ids[:0], text=hover[:0],
               mode="markers", name=system, legendgroup=system,
               marker={"color": colour(index), "size": 7, "opacity": 0.75}, hovertemplate="%{text}<extra></extra>")
-        for index, system in enumerate(dict.fromkeys(systems)) for shown in [np.flatnonzero(systems == system)]
+        for index, system, shown in series
     ])
+    for drawn, (_, _, shown) in zip(figure.data, series):
+        drawn.customdata, drawn.text = ids[shown], hover[shown]
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items",
         xaxis={"title": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
@@ -311,6 +316,15 @@ def learning_curve_figure(curve):
                          xaxis={"title": "labels"}, yaxis={"title": "Pearson with the labels"}, height=360,
                          legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40, "l": 50, "r": 10})
     return figure
+
+
+def escaped(values) -> list[str]:
+    """`html.escape(str(value))` of each of `values`, escaped in one pass over them all joined."""
+    texts = [str(value) for value in values]
+    joined = "\x00".join(texts)
+    if joined.count("\x00") != max(len(texts) - 1, 0):  # a text holds the separator: one by one
+        return [html.escape(text) for text in texts]
+    return html.escape(joined).split("\x00") if texts else []
 
 
 def clip(text: str, limit: int) -> str:
