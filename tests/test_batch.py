@@ -113,34 +113,56 @@ def test_write_submit_poll_import_then_a_second_import_adds_nothing(store, stub,
 
 
 def test_a_half_imported_batch_resumes_without_duplicates(store, stub, tmp_path, monkeypatch):
+    """A kill while the third chunk of answers is committed: the two chunks before it are kept,
+    that one is lost as a whole, and the same import does only the rest."""
+    monkeypatch.setattr(batch, "IMPORT_CHUNK", 2)
     items = keep(store, make_items(10))
     judge = make(stub)
     plan = batch.write_batch(store, items, ONE, judge, "synthetic", tmp_path)
     [batch_id] = batch.submit_batch(store, judge, plan)
     batch.wait_batch(judge, batch_id, interval=0.01)
 
-    save_call = store.save_call
-    saved = []
+    save_calls = store.save_calls
+    commits = []
 
-    def dies_after_four(*args, **kwargs):
-        if len(saved) == 4:
+    def dies_in_the_third(calls, rows):
+        if len(commits) == 2:
             raise KeyboardInterrupt  # killed in the middle of the import
-        saved.append(args[0])
-        return save_call(*args, **kwargs)
+        commits.append([key for key, *_ in calls])
+        return save_calls(calls, rows)
 
-    monkeypatch.setattr(store, "save_call", dies_after_four)
+    monkeypatch.setattr(store, "save_calls", dies_in_the_third)
     with pytest.raises(KeyboardInterrupt):
         batch.import_batch(store, judge, batch_id)
     assert store.db["calls"].count == 4 and len(rows(store)) == 4
     assert store.runs().iloc[0]["status"] == "submitted"
 
-    monkeypatch.setattr(store, "save_call", save_call)
+    monkeypatch.setattr(store, "save_calls", save_calls)
     progress = batch.import_batch(store, judge, batch_id)
     assert (progress.done, progress.cached, progress.failed) == (10, 4, 0)
     assert store.db["calls"].count == 10
     ids = [r[0] for r in rows(store)]
     assert len(ids) == 10 and set(ids) == {i.id for i in items}
     assert store.runs().iloc[0]["status"] == "finished"
+
+
+def test_an_import_stopped_in_a_chunk_keeps_the_answers_read_so_far(store, stub, tmp_path, monkeypatch):
+    """A stop (Ctrl-C) between two commits commits the answers of the chunk read so far."""
+    monkeypatch.setattr(batch, "IMPORT_CHUNK", 4)
+    items = keep(store, make_items(10))
+    judge = make(stub)
+    [batch_id] = batch.submit_batch(store, judge, batch.write_batch(store, items, ONE, judge, "synthetic", tmp_path))
+    batch.wait_batch(judge, batch_id, interval=0.01)
+
+    def stop(progress):
+        if progress.done == 6:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        batch.import_batch(store, judge, batch_id, on_progress=stop)
+    assert store.db["calls"].count == 6 and len(rows(store)) == 6
+    progress = batch.import_batch(store, judge, batch_id)
+    assert (progress.done, progress.cached) == (10, 6) and store.db["calls"].count == 10 and len(rows(store)) == 10
 
 
 def test_failed_batch_lines_are_stored_as_failed_and_retried_live(store, stub, tmp_path):
