@@ -331,15 +331,17 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
 
 def test_the_batch_path_at_scale_is_split_killed_and_resumed_and_all_cache_hits_on_a_rerun(tmp_path):
     """bench/batch_scale.py (1,000,000 judgments in bench/README's "A study bigger than one machine"),
-    small: 300 judgments in files of 100, the import killed half way through the 2nd batch."""
-    done = subprocess.run([sys.executable, "bench/batch_scale.py", "--judgments", "300", "--per-file", "100", "--folder",
-                           str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    small: 300 judgments in files of 100, the import killed half way through the 2nd batch, in the commit of its
+    answers 41-60 (20 to a commit)."""
+    done = subprocess.run([sys.executable, "bench/batch_scale.py", "--judgments", "300", "--per-file", "100",
+                           "--import-chunk", "20", "--folder", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "write: 300 requests in 3 batch file(s), 0 items already cached, 0 cannot be rendered; run 1: " in out, out
     assert "upload and create 3 batches: " in out
-    assert re.search(r"the killed batch imported again in [\d.]+ s: 50 answers already stored \(skipped\), 50 imported",
-                     out), out
+    assert re.search(r"killed while committing answers 41-60 of its 100; imported again in [\d.]+ s: 40 answers already "
+                     r"stored \(skipped\), 60 imported", out), out
     assert "stored: 300 judgments of 300 items, 300 cached calls; run finished" in out
     assert "the same run again: 0 requests in 0 batch file(s), 300 items already cached, 0 cannot be rendered; run 2" \
         in out

@@ -119,13 +119,11 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
     plan = BatchPlan(progress.run_id)
     asked = accepted_settings(judge)[0]  # the requests ask as the judge's next call would
     answered_as = sign(asked)
-    where: dict[str, BatchFile] = {}  # cache key -> the file its request is in
-    out = None  # the file being written
     try:
         steps = generate_steps(store, template, judge)
         around = neighbours(store, template, dataset, items)
         ordered = by_group(items)
-        with _cycles_uncollected():
+        with _RequestFiles(plan, folder, template, max_requests) as requests, _cycles_uncollected():
             for start in range(0, len(ordered), CHUNK):
                 rows, rendered = [], []  # rows to store now; (item, base, calls) of the chunk's items
                 for item in ordered[start:start + CHUNK]:
@@ -138,47 +136,61 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
                 for item, base, calls in rendered:
                     found = [next(hits) for _ in calls]
                     for call, hit in zip(calls, found):
-                        if hit is not None:
+                        if hit is None:
+                            requests.add(item.id, cache_key(asked, call.prompt, list(call.aspects)), call, judge)
+                        else:
                             key, cached = hit
                             rows += judgment_rows(base, key, cached, sign(cached.settings), call.keep, call.detail)
-                            continue
-                        key = cache_key(asked, call.prompt, list(call.aspects))
-                        if key not in where:
-                            if out is None or plan.files[-1].requests >= max_requests:
-                                out = _next_file(plan, folder, template, out)
-                            body = judge.batch_body(call.prompt, list(call.aspects))
-                            out.write(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
-                                                 ensure_ascii=False) + "\n")
-                            plan.files[-1].requests += 1
-                            where[key] = plan.files[-1]
-                        where[key].item_ids.append(item.id)
                     if all(hit is not None for hit in found):
                         rows += _combined(template, base, calls, found, answered_as)
                         progress.cached += 1
                         progress.done += 1
                 store.save_judgments(rows)
-        if out is not None:
-            out.close()
         plan.cached, plan.failed = progress.cached, progress.failed
         for entry in plan.files:
             _record(store, entry)
     except BaseException:
-        if out is not None:
-            out.close()
         store.finish_run(progress.run_id, "crashed", progress.summary())
         raise
     store.finish_run(progress.run_id, "submitted" if plan.files else "finished", progress.summary())
     return plan
 
 
-def _next_file(plan: BatchPlan, folder: Path, template: Template, current):
-    """Close `current` (the full file) and open the plan's next file; returns its handle."""
-    if current is not None:
-        current.close()
-    number = len(plan.files) + 1
-    path = folder / f"run{plan.run_id}-{template.name}-{number}.jsonl"
-    plan.files.append(BatchFile(path, plan.run_id, 0, [], f"local-{plan.run_id}-{number}"))
-    return path.open("w", encoding="utf-8")
+class _RequestFiles:
+    """The plan's JSONL files, each request written as it comes, a new file every `max_requests`;
+    a request asked again (the same cache key) is written once, each item noted in its file."""
+
+    def __init__(self, plan: BatchPlan, folder: Path, template: Template, max_requests: int):
+        self.plan, self.folder, self.name, self.max_requests = plan, folder, template.name, max_requests
+        self.where: dict[str, BatchFile] = {}  # cache key -> the file its request is in
+        self.out = None  # the file being written
+
+    def add(self, item_id: str, key: str, call, judge) -> None:
+        """Note that `item_id` waits for the answer to `key`, written the first time it comes."""
+        if key not in self.where:
+            if self.out is None or self.plan.files[-1].requests >= self.max_requests:
+                self._next_file()
+            body = judge.batch_body(call.prompt, list(call.aspects))
+            self.out.write(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
+                                      ensure_ascii=False) + "\n")
+            self.plan.files[-1].requests += 1
+            self.where[key] = self.plan.files[-1]
+        self.where[key].item_ids.append(item_id)
+
+    def _next_file(self) -> None:
+        if self.out is not None:
+            self.out.close()
+        number, run_id = len(self.plan.files) + 1, self.plan.run_id
+        path = self.folder / f"run{run_id}-{self.name}-{number}.jsonl"
+        self.plan.files.append(BatchFile(path, run_id, 0, [], f"local-{run_id}-{number}"))
+        self.out = path.open("w", encoding="utf-8")
+
+    def __enter__(self) -> "_RequestFiles":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.out is not None:
+            self.out.close()
 
 
 def submit_batch(store: Store, judge, plan: BatchPlan, completion_window: str = "24h") -> list[str]:
