@@ -329,6 +329,34 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
     assert geval.score(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0
 
 
+def test_a_pairwise_batch_combines_its_two_orders_as_a_live_run_does(store, stub, tmp_path, monkeypatch):
+    """A template whose aspect is made of parts (a pair asked in both orders): once every answer is
+    imported, each item's combined score is stored, the items looked up a few at a time."""
+    from helpers import pair_rows, write_pairs
+
+    from geval.judging import pairwise
+
+    monkeypatch.setattr(batch, "CHUNK", 3)
+    stub.configure("logprobs", hashed=True, distribution={0: 0.3, 1: 0.3, 2: 0.4}, aspects=["Preference"],
+                   labels=pairwise.ANSWERS)
+    template = geval.Template.parse('+++\nname = "pw"\nkind = "pairwise"\ntask = "Compare."\n[[aspects]]\n'
+                                    'name = "Preference"\n+++\nQuestion:\n{{context}}\n\nA: {{response_a}}\n'
+                                    'B: {{response_b}}\n\nWhich is better? Answer A, B or tie.\n', source="pw.txt")
+    dataset = geval.load_dataset(write_pairs(tmp_path / "pairs.jsonl", pair_rows(4, 2)), store=store)
+    judge = make(stub)
+    plan = batch.write_batch(store, dataset.items, template, judge, dataset.name, tmp_path, max_requests=7)
+    assert sum(f.requests for f in plan.files) == 16 and len(plan.files) == 3
+    for batch_id in batch.submit_batch(store, judge, plan):
+        batch.wait_batch(judge, batch_id, interval=0.01)
+        batch.import_batch(store, judge, batch_id)
+    live = geval.Store(":memory:")
+    live.save_dataset(dataset)
+    geval.score(live, dataset.items, template, judge, dataset.name)
+    assert rows(store) == rows(live) and len(rows(store)) == 8 * 3  # each pair: two orders and their combination
+    assert {r[1] for r in rows(store)} == {"preference", "preference#order1", "preference#order2"}
+    live.close()
+
+
 def test_the_batch_path_at_scale_is_split_killed_and_resumed_and_all_cache_hits_on_a_rerun(tmp_path):
     """bench/batch_scale.py (1,000,000 judgments in bench/README's "A study bigger than one machine"),
     small: 300 judgments in files of 100, the import killed half way through the 2nd batch, in the commit of its
