@@ -61,6 +61,7 @@ import argparse
 import email.parser
 import hashlib
 import email.policy
+import gc
 import json
 import math
 import random
@@ -379,20 +380,13 @@ class OpenAIStub:
         source = self.files.get(body.get("input_file_id", ""))
         if source is None:
             return {}
-        output, errors = [], []
-        for number, line in enumerate(source["bytes"].decode("utf-8").splitlines()):
-            if not line.strip():
-                continue
-            request = json.loads(line)
-            if number < self.batch_errors:
-                answer = {"status_code": 500, "request_id": f"req-{number}",
-                          "body": {"error": {"message": f"stub batch failure {number + 1}", "type": "server_error"}}}
-                errors.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
-                               "error": None})
-            else:
-                answer = {"status_code": 200, "request_id": f"req-{number}", "body": self.completion(request["body"])}
-                output.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
-                               "error": None})
+        collecting = gc.isenabled()
+        gc.disable()  # the answers die by reference count; a collection would walk every object of the process
+        try:
+            output, errors = self._answer_lines(source["bytes"])
+        finally:
+            if collecting:
+                gc.enable()
         jsonl = lambda rows: "".join(json.dumps(r) + "\n" for r in rows).encode()  # noqa: E731
         output_id = self._new_file(jsonl(output), "output.jsonl", "batch_output")["id"] if output else None
         error_id = self._new_file(jsonl(errors), "errors.jsonl", "batch_output")["id"] if errors else None
@@ -407,6 +401,24 @@ class OpenAIStub:
                 "_polls": 0, "_result": (output_id, error_id, len(output), len(errors)),
             }
         return self._batch_view(batch_id)
+
+    def _answer_lines(self, data: bytes) -> tuple[list[dict], list[dict]]:
+        """A batch input file's answer lines: (the output file's, the error file's)."""
+        output, errors = [], []
+        for number, line in enumerate(data.decode("utf-8").splitlines()):
+            if not line.strip():
+                continue
+            request = json.loads(line)
+            if number < self.batch_errors:
+                answer = {"status_code": 500, "request_id": f"req-{number}",
+                          "body": {"error": {"message": f"stub batch failure {number + 1}", "type": "server_error"}}}
+                errors.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
+                               "error": None})
+            else:
+                answer = {"status_code": 200, "request_id": f"req-{number}", "body": self.completion(request["body"])}
+                output.append({"id": f"batch_req_{number}", "custom_id": request["custom_id"], "response": answer,
+                               "error": None})
+        return output, errors
 
     def _poll_batch(self, batch_id: str) -> dict:
         with self._lock:

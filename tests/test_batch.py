@@ -113,34 +113,56 @@ def test_write_submit_poll_import_then_a_second_import_adds_nothing(store, stub,
 
 
 def test_a_half_imported_batch_resumes_without_duplicates(store, stub, tmp_path, monkeypatch):
+    """A kill while the third chunk of answers is committed: the two chunks before it are kept,
+    that one is lost as a whole, and the same import does only the rest."""
+    monkeypatch.setattr(batch, "IMPORT_CHUNK", 2)
     items = keep(store, make_items(10))
     judge = make(stub)
     plan = batch.write_batch(store, items, ONE, judge, "synthetic", tmp_path)
     [batch_id] = batch.submit_batch(store, judge, plan)
     batch.wait_batch(judge, batch_id, interval=0.01)
 
-    save_call = store.save_call
-    saved = []
+    save_calls = store.save_calls
+    commits = []
 
-    def dies_after_four(*args, **kwargs):
-        if len(saved) == 4:
+    def dies_in_the_third(calls, rows):
+        if len(commits) == 2:
             raise KeyboardInterrupt  # killed in the middle of the import
-        saved.append(args[0])
-        return save_call(*args, **kwargs)
+        commits.append([key for key, *_ in calls])
+        return save_calls(calls, rows)
 
-    monkeypatch.setattr(store, "save_call", dies_after_four)
+    monkeypatch.setattr(store, "save_calls", dies_in_the_third)
     with pytest.raises(KeyboardInterrupt):
         batch.import_batch(store, judge, batch_id)
     assert store.db["calls"].count == 4 and len(rows(store)) == 4
     assert store.runs().iloc[0]["status"] == "submitted"
 
-    monkeypatch.setattr(store, "save_call", save_call)
+    monkeypatch.setattr(store, "save_calls", save_calls)
     progress = batch.import_batch(store, judge, batch_id)
     assert (progress.done, progress.cached, progress.failed) == (10, 4, 0)
     assert store.db["calls"].count == 10
     ids = [r[0] for r in rows(store)]
     assert len(ids) == 10 and set(ids) == {i.id for i in items}
     assert store.runs().iloc[0]["status"] == "finished"
+
+
+def test_an_import_stopped_in_a_chunk_keeps_the_answers_read_so_far(store, stub, tmp_path, monkeypatch):
+    """A stop (Ctrl-C) between two commits commits the answers of the chunk read so far."""
+    monkeypatch.setattr(batch, "IMPORT_CHUNK", 4)
+    items = keep(store, make_items(10))
+    judge = make(stub)
+    [batch_id] = batch.submit_batch(store, judge, batch.write_batch(store, items, ONE, judge, "synthetic", tmp_path))
+    batch.wait_batch(judge, batch_id, interval=0.01)
+
+    def stop(progress):
+        if progress.done == 6:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        batch.import_batch(store, judge, batch_id, on_progress=stop)
+    assert store.db["calls"].count == 6 and len(rows(store)) == 6
+    progress = batch.import_batch(store, judge, batch_id)
+    assert (progress.done, progress.cached) == (10, 6) and store.db["calls"].count == 10 and len(rows(store)) == 10
 
 
 def test_failed_batch_lines_are_stored_as_failed_and_retried_live(store, stub, tmp_path):
@@ -307,17 +329,47 @@ def test_a_per_aspect_template_batches_one_request_per_aspect(store, stub, tmp_p
     assert geval.score(store, items, per_aspect, judge, "synthetic").cached == 3 and stub.count == 0
 
 
+def test_a_pairwise_batch_combines_its_two_orders_as_a_live_run_does(store, stub, tmp_path, monkeypatch):
+    """A template whose aspect is made of parts (a pair asked in both orders): once every answer is
+    imported, each item's combined score is stored, the items looked up a few at a time."""
+    from helpers import pair_rows, write_pairs
+
+    from geval.judging import pairwise
+
+    monkeypatch.setattr(batch, "CHUNK", 3)
+    stub.configure("logprobs", hashed=True, distribution={0: 0.3, 1: 0.3, 2: 0.4}, aspects=["Preference"],
+                   labels=pairwise.ANSWERS)
+    template = geval.Template.parse('+++\nname = "pw"\nkind = "pairwise"\ntask = "Compare."\n[[aspects]]\n'
+                                    'name = "Preference"\n+++\nQuestion:\n{{context}}\n\nA: {{response_a}}\n'
+                                    'B: {{response_b}}\n\nWhich is better? Answer A, B or tie.\n', source="pw.txt")
+    dataset = geval.load_dataset(write_pairs(tmp_path / "pairs.jsonl", pair_rows(4, 2)), store=store)
+    judge = make(stub)
+    plan = batch.write_batch(store, dataset.items, template, judge, dataset.name, tmp_path, max_requests=7)
+    assert sum(f.requests for f in plan.files) == 16 and len(plan.files) == 3
+    for batch_id in batch.submit_batch(store, judge, plan):
+        batch.wait_batch(judge, batch_id, interval=0.01)
+        batch.import_batch(store, judge, batch_id)
+    live = geval.Store(":memory:")
+    live.save_dataset(dataset)
+    geval.score(live, dataset.items, template, judge, dataset.name)
+    assert rows(store) == rows(live) and len(rows(store)) == 8 * 3  # each pair: two orders and their combination
+    assert {r[1] for r in rows(store)} == {"preference", "preference#order1", "preference#order2"}
+    live.close()
+
+
 def test_the_batch_path_at_scale_is_split_killed_and_resumed_and_all_cache_hits_on_a_rerun(tmp_path):
     """bench/batch_scale.py (1,000,000 judgments in bench/README's "A study bigger than one machine"),
-    small: 300 judgments in files of 100, the import killed half way through the 2nd batch."""
-    done = subprocess.run([sys.executable, "bench/batch_scale.py", "--judgments", "300", "--per-file", "100", "--folder",
-                           str(tmp_path)], cwd=REPO, capture_output=True, text=True, timeout=600)
+    small: 300 judgments in files of 100, the import killed half way through the 2nd batch, in the commit of its
+    answers 41-60 (20 to a commit)."""
+    done = subprocess.run([sys.executable, "bench/batch_scale.py", "--judgments", "300", "--per-file", "100",
+                           "--import-chunk", "20", "--folder", str(tmp_path)],
+                          cwd=REPO, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "write: 300 requests in 3 batch file(s), 0 items already cached, 0 cannot be rendered; run 1: " in out, out
     assert "upload and create 3 batches: " in out
-    assert re.search(r"the killed batch imported again in [\d.]+ s: 50 answers already stored \(skipped\), 50 imported",
-                     out), out
+    assert re.search(r"killed while committing answers 41-60 of its 100; imported again in [\d.]+ s: 40 answers already "
+                     r"stored \(skipped\), 60 imported", out), out
     assert "stored: 300 judgments of 300 items, 300 cached calls; run finished" in out
     assert "the same run again: 0 requests in 0 batch file(s), 300 items already cached, 0 cannot be rendered; run 2" \
         in out

@@ -8,8 +8,9 @@
 One line per judge call, `custom_id` = the call's cache key, the body exactly what the live
 judge sends first (`OpenAIJudge.batch_body`). Answers are read by the live judge's own
 parsers, so an imported judgment is the same row, cache entry and signature as a live one,
-and items already cached are never written into a batch. Each answer is committed as it is
-imported: importing again (after a crash, or to be sure) skips the keys already stored.
+and items already cached are never written into a batch. Answers are committed IMPORT_CHUNK
+at a time (a stop or an error commits those read so far; a killed process loses at most the
+last chunk): importing again (after a crash, or to be sure) skips the keys already stored.
 Where a batch stands is kept in the store's batches table (its file, run, id and item ids;
 the run stays "submitted" until every batch is imported), so `import_batch` needs only the
 batch id.
@@ -20,17 +21,20 @@ A results file made elsewhere in the same format (vLLM's `run_batch`) is importe
 
 from __future__ import annotations
 
+import gc
 import json
 import threading
 import time
-from collections.abc import Callable
+from itertools import islice
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from geval.errors import GevalError, JudgeError, JudgmentFailed, StoreError, TemplateError
 from geval.judging.answers import scores_from_samples
 from geval.judging.judgment import Judgment, accepted_settings, cache_key
-from geval.judging.layouts import combine
+from geval.judging.layouts import combine, parts
 from geval.judging.templates import Template
 from geval.scoring.lookup import Signer, by_group, cached_answers, neighbours
 from geval.scoring.runner import Progress, collect, combined_rows, environment
@@ -44,6 +48,10 @@ ENDPOINT = "/v1/chat/completions"
 BATCH_DISCOUNT = 0.5
 #: The Batch API takes at most 50,000 requests per file.
 MAX_REQUESTS = 50_000
+#: Items looked up in the cache at a time while writing a batch (and combined after an import).
+CHUNK = 500
+#: Answers imported per transaction: a kill loses at most these (the next import does them again).
+IMPORT_CHUNK = 2_000
 ENDED = ("completed", "failed", "expired", "cancelled")
 
 
@@ -90,7 +98,8 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
 
     Cached items get their judgment rows at once, as in a live run; items that cannot be
     rendered are stored as failed. Identical prompts become one request. The run stays
-    "submitted" until every file is imported.
+    "submitted" until every file is imported. The items are looked up `CHUNK` at a time and each
+    request is written to its file as it is made (a million fit in little memory).
     """
     if not hasattr(judge, "batch_body"):
         raise JudgeError(f"batch scoring needs the openai judge, not '{judge.settings.get('backend')}'; "
@@ -113,42 +122,31 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
     try:
         steps = generate_steps(store, template, judge)
         around = neighbours(store, template, dataset, items)
-        requests: dict[str, str] = {}  # cache key -> JSONL line
-        waiting: list[tuple[str, str]] = []  # (item id, cache key) of the items answered by the batch
-        for item in by_group(items):
-            base = _base(item, template, progress.run_id)
-            try:
-                calls = template.calls(item, steps, around)
-            except TemplateError as exc:
-                _fail(store, base, [a.key for a in aspects], str(exc), answered_as, progress)
-                continue
-            found = cached_answers(store, judge, calls)
-            for call, hit in zip(calls, found):
-                if hit is not None:
-                    key, cached = hit
-                    store.save_judgments(judgment_rows(base, key, cached, sign(cached.settings), call.keep, call.detail))
-                    continue
-                key = cache_key(asked, call.prompt, list(call.aspects))
-                waiting.append((item.id, key))
-                if key not in requests:
-                    body = judge.batch_body(call.prompt, list(call.aspects))
-                    requests[key] = json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
-                                               ensure_ascii=False)
-            if all(hit is not None for hit in found):
-                _combine(store, template, base, calls, found, answered_as)
-                progress.cached += 1
-                progress.done += 1
+        ordered = by_group(items)
+        with _RequestFiles(plan, folder, template, max_requests) as requests, _cycles_uncollected():
+            for start in range(0, len(ordered), CHUNK):
+                rows, rendered = [], []  # rows to store now; (item, base, calls) of the chunk's items
+                for item in ordered[start:start + CHUNK]:
+                    base = _base(item, template, progress.run_id)
+                    try:
+                        rendered.append((item, base, template.calls(item, steps, around)))
+                    except TemplateError as exc:
+                        rows += _fail(base, [a.key for a in aspects], str(exc), answered_as, progress)
+                hits = iter(cached_answers(store, judge, [call for _, _, calls in rendered for call in calls]))
+                for item, base, calls in rendered:
+                    found = [next(hits) for _ in calls]
+                    for call, hit in zip(calls, found):
+                        if hit is None:
+                            requests.add(item.id, cache_key(asked, call.prompt, list(call.aspects)), call, judge)
+                        else:
+                            key, cached = hit
+                            rows += judgment_rows(base, key, cached, sign(cached.settings), call.keep, call.detail)
+                    if all(hit is not None for hit in found):
+                        rows += _combined(template, base, calls, found, answered_as)
+                        progress.cached += 1
+                        progress.done += 1
+                store.save_judgments(rows)
         plan.cached, plan.failed = progress.cached, progress.failed
-        keys = list(requests)
-        where = {}  # cache key -> index of its file
-        for index, start in enumerate(range(0, len(keys), max_requests)):
-            chunk = keys[start:start + max_requests]
-            path = folder / f"run{progress.run_id}-{template.name}-{index + 1}.jsonl"
-            path.write_text("".join(requests[k] + "\n" for k in chunk), encoding="utf-8")
-            plan.files.append(BatchFile(path, progress.run_id, len(chunk), [], f"local-{progress.run_id}-{index + 1}"))
-            where.update(dict.fromkeys(chunk, index))
-        for item_id, key in waiting:
-            plan.files[where[key]].item_ids.append(item_id)
         for entry in plan.files:
             _record(store, entry)
     except BaseException:
@@ -156,6 +154,43 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
         raise
     store.finish_run(progress.run_id, "submitted" if plan.files else "finished", progress.summary())
     return plan
+
+
+class _RequestFiles:
+    """The plan's JSONL files, each request written as it comes, a new file every `max_requests`;
+    a request asked again (the same cache key) is written once, each item noted in its file."""
+
+    def __init__(self, plan: BatchPlan, folder: Path, template: Template, max_requests: int):
+        self.plan, self.folder, self.name, self.max_requests = plan, folder, template.name, max_requests
+        self.where: dict[str, BatchFile] = {}  # cache key -> the file its request is in
+        self.out = None  # the file being written
+
+    def add(self, item_id: str, key: str, call, judge) -> None:
+        """Note that `item_id` waits for the answer to `key`, written the first time it comes."""
+        if key not in self.where:
+            if self.out is None or self.plan.files[-1].requests >= self.max_requests:
+                self._next_file()
+            body = judge.batch_body(call.prompt, list(call.aspects))
+            self.out.write(json.dumps({"custom_id": key, "method": "POST", "url": ENDPOINT, "body": body},
+                                      ensure_ascii=False) + "\n")
+            self.plan.files[-1].requests += 1
+            self.where[key] = self.plan.files[-1]
+        self.where[key].item_ids.append(item_id)
+
+    def _next_file(self) -> None:
+        if self.out is not None:
+            self.out.close()
+        number, run_id = len(self.plan.files) + 1, self.plan.run_id
+        path = self.folder / f"run{run_id}-{self.name}-{number}.jsonl"
+        self.plan.files.append(BatchFile(path, run_id, 0, [], f"local-{run_id}-{number}"))
+        self.out = path.open("w", encoding="utf-8")
+
+    def __enter__(self) -> "_RequestFiles":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.out is not None:
+            self.out.close()
 
 
 def submit_batch(store: Store, judge, plan: BatchPlan, completion_window: str = "24h") -> list[str]:
@@ -231,54 +266,72 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
                          f"are not in {store.path}; store dataset {run['dataset']} first, or pass its items")
     around = neighbours(store, template, run["dataset"], stored)
     calls_of = {item.id: template.calls(item, steps, around) for item in items}
+    asked = accepted_settings(judge)[0]
+    failed_as = sign(asked)
     for item in items:
         for call in calls_of[item.id]:
-            key = cache_key(accepted_settings(judge)[0], call.prompt, list(call.aspects))
-            wanted.setdefault(key, []).append((item, call))
+            wanted.setdefault(cache_key(asked, call.prompt, list(call.aspects)), []).append((item, call))
     path = Path(output) if output else _download(judge, batch_id, entry, folder)
     # one unit of progress per (item, request): an item of a per-aspect template makes several requests
     progress = Progress(total=sum(map(len, wanted.values())), template=template.label, signature=run["signature"],
                         run_id=int(run["id"]))
     seen = set()
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            if not line.strip():
-                continue
-            record = json.loads(line)
-            key = record.get("custom_id")
-            if key not in wanted or key in seen:
-                continue
-            seen.add(key)
-            if store.cached_call(key) is not None:  # imported before
-                progress.done += len(wanted[key])
-                progress.cached += len(wanted[key])
-                continue
-            asked_call = wanted[key][0][1]
-            try:
-                judgment = _judgment(judge, record, list(asked_call.aspects))
-            except JudgmentFailed as exc:
-                for item, call in wanted[key]:
-                    _fail(store, _base(item, template, progress.run_id), [s for _, s in call.keep],
-                          f"item {item.id}: {exc}", sign(accepted_settings(judge)[0]), progress)
-                continue
-            settings = judgment.settings or judge.settings
-            signed = sign(settings)
-            rows = [row for item, call in wanted[key]
-                    for row in judgment_rows(_base(item, template, progress.run_id), key, judgment, signed, call.keep,
-                                             call.detail)]
-            store.save_call(key, settings, asked_call.prompt, [a.key for a in asked_call.aspects], judgment, 0.0, rows)
-            progress.done += len(wanted[key])
-            progress.prompt_tokens += judgment.prompt_tokens
-            progress.completion_tokens += judgment.completion_tokens
-            progress.cost += judgment.cost
-            progress.note_unread(len(wanted[key]) * [s.reason for s in judgment.scores.values() if s.score is None])
-            if on_progress:
-                on_progress(progress)
-    for item in items:  # checklists and batches: the scores made of several answers, once all are in
-        found = cached_answers(store, judge, calls_of[item.id])
-        if all(hit is not None for hit in found):
-            _combine(store, template, _base(item, template, progress.run_id), calls_of[item.id], found,
-                     sign(accepted_settings(judge)[0]))
+    answers, rows = [], []  # read and not yet committed: save_calls' calls, and judgment rows
+
+    def commit() -> None:
+        taken, taken_rows = answers[:], rows[:]
+        answers.clear()
+        rows.clear()
+        if taken or taken_rows:
+            store.save_calls(taken, taken_rows)
+
+    try:
+        with path.open(encoding="utf-8") as lines, _cycles_uncollected():
+            for records in _chunks(_answer_lines(lines, wanted, seen), IMPORT_CHUNK):
+                imported_before = store.cached_calls([key for key, _ in records])
+                for key, record in records:
+                    if key in imported_before:
+                        progress.done += len(wanted[key])
+                        progress.cached += len(wanted[key])
+                        continue
+                    asked_call = wanted[key][0][1]
+                    try:
+                        judgment = _judgment(judge, record, list(asked_call.aspects))
+                    except JudgmentFailed as exc:
+                        for item, call in wanted[key]:
+                            rows.extend(_fail(_base(item, template, progress.run_id), [s for _, s in call.keep],
+                                              f"item {item.id}: {exc}", failed_as, progress))
+                        continue
+                    settings = judgment.settings or judge.settings
+                    signed = sign(settings)
+                    rows.extend(row for item, call in wanted[key]
+                                for row in judgment_rows(_base(item, template, progress.run_id), key, judgment, signed,
+                                                         call.keep, call.detail))
+                    answers.append((key, settings, asked_call.prompt, [a.key for a in asked_call.aspects], judgment,
+                                    0.0))
+                    progress.done += len(wanted[key])
+                    progress.prompt_tokens += judgment.prompt_tokens
+                    progress.completion_tokens += judgment.completion_tokens
+                    progress.cost += judgment.cost
+                    progress.note_unread(len(wanted[key]) * [s.reason for s in judgment.scores.values()
+                                                             if s.score is None])
+                    if on_progress:
+                        on_progress(progress)
+                commit()
+    except BaseException:
+        commit()  # a stop (Ctrl-C, an error) keeps the answers read so far; a kill loses at most IMPORT_CHUNK
+        raise
+    if parts(template):  # checklists and batches: the scores made of several answers, once all are in
+        for start in range(0, len(items), CHUNK):
+            chunk = items[start:start + CHUNK]
+            hits = iter(cached_answers(store, judge, [call for item in chunk for call in calls_of[item.id]]))
+            combined = []
+            for item in chunk:
+                found = [next(hits) for _ in calls_of[item.id]]
+                if all(hit is not None for hit in found):
+                    combined += _combined(template, _base(item, template, progress.run_id), calls_of[item.id], found,
+                                          failed_as)
+            store.save_judgments(combined)
     missing = sum(len(pairs) for key, pairs in wanted.items() if key not in seen)
     if missing:
         progress.errors.append(f"{missing} items had no answer in {path}")
@@ -300,6 +353,7 @@ def find_batch(store: Store, batch_id: str) -> tuple[dict, dict]:
 def _judgment(judge, record: dict, aspects) -> Judgment:
     """One answer line, read by the live judge's parsers (logprobs, else samples)."""
     from openai.types.chat import ChatCompletion
+    from pydantic import ValidationError
 
     if record.get("error"):
         error = record["error"]
@@ -309,7 +363,10 @@ def _judgment(judge, record: dict, aspects) -> Judgment:
     if response.get("status_code") != 200:
         message = (body.get("error") or {}).get("message") if isinstance(body, dict) else None
         raise JudgmentFailed(f"HTTP {response.get('status_code')} in the batch: {message or body}")
-    answer = ChatCompletion.construct(**body)
+    try:
+        answer = ChatCompletion.model_validate(body)  # pydantic-core: several times faster than construct
+    except ValidationError:
+        answer = ChatCompletion.construct(**body)  # an answer off the schema, read as far as it goes
     if not isinstance(getattr(answer, "choices", None), list):
         raise JudgmentFailed("malformed answer in the batch (no 'choices' list)")
     if judge.mode != "samples":
@@ -355,22 +412,54 @@ def _base(item, template: Template, run_id: int) -> dict:
             "template_version": template.version, "run_id": run_id}
 
 
-def _combine(store: Store, template: Template, base: dict, calls, found, signed: tuple[str, str]) -> None:
-    """Store an item's scores made of several answers (checklists, batches), all of them cached."""
+@contextmanager
+def _cycles_uncollected() -> Iterator[None]:
+    """Python's cycle collector paused: the many small objects a batch's lines make die by reference
+    count, while each collection would walk every object alive (a million items and their calls)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _answer_lines(lines, wanted: dict, seen: set) -> Iterator[tuple[str, dict]]:
+    """(cache key, record) of each answer line for a key in `wanted`, the first time the key is
+    met (noted in `seen`)."""
+    for line in lines:
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        key = record.get("custom_id")
+        if key in wanted and key not in seen:
+            seen.add(key)
+            yield key, record
+
+
+def _chunks(pairs: Iterator, size: int) -> Iterator[list]:
+    """Lists of `size` of `pairs` (the last one shorter)."""
+    while chunk := list(islice(pairs, size)):
+        yield chunk
+
+
+def _combined(template: Template, base: dict, calls, found, signed: tuple[str, str]) -> list[dict]:
+    """The rows of an item's scores made of several answers (checklists, batches), all of them
+    cached; none for forms."""
     answers, keys = {}, {}
     for call, (key, judgment) in zip(calls, found):
         collect(call, key, judgment, answers, keys)
     combined = combine(template, answers)
-    if combined:
-        store.save_judgments(combined_rows(base, combined, keys, {}, signed))
+    return combined_rows(base, combined, keys, {}, signed) if combined else []
 
 
-def _fail(store: Store, base: dict, keys, reason: str, signed: tuple[str, str], progress: Progress) -> None:
-    """Store an item's judgments under `keys` as failed with `reason` and count the item done and failed."""
-    store.save_judgments(failed_rows(base, keys, reason, signed))
+def _fail(base: dict, keys, reason: str, signed: tuple[str, str], progress: Progress) -> list[dict]:
+    """An item's judgments under `keys` as failed rows with `reason`; the item counted done and failed."""
     progress.done += 1
     progress.failed += 1
     progress.errors.append(reason)
+    return failed_rows(base, keys, reason, signed)
 
 
 def _record(store: Store, entry: BatchFile) -> None:

@@ -588,13 +588,21 @@ class Store(TeamTables):
                   latency: float, rows: list[dict]) -> None:
         """Cache a successful call (`settings`: those that made it) and write its judgments, in
         one transaction."""
+        self.save_calls([(key, settings, prompt, aspects, judgment, latency)], rows)
+
+    def save_calls(self, calls: Iterable[tuple[str, dict, str, list[str], Judgment, float]], rows: list[dict]) -> None:
+        """Cache many successful calls, each (key, settings, prompt, aspects, judgment, latency) as
+        `save_call` takes them, and write judgment `rows`, all in one transaction (a batch's answers
+        imported a few thousand at a time)."""
+        now = time.time()
         with self._write():
             self._upsert("calls", "key", [
                 {"key": key, "settings": json.dumps(settings, sort_keys=True), "prompt": prompt,
                  "aspects": json.dumps(aspects), "raw": json.dumps(judgment.raw),
                  "scores": json.dumps({k: asdict(v) for k, v in judgment.scores.items()}),
                  "prompt_tokens": judgment.prompt_tokens, "completion_tokens": judgment.completion_tokens,
-                 "cost": judgment.cost, "latency": latency, "created": time.time()}])
+                 "cost": judgment.cost, "latency": latency, "created": now}
+                for key, settings, prompt, aspects, judgment, latency in calls])
             self._upsert_judgments(rows)
 
     def save_judgments(self, rows: list[dict]) -> None:
@@ -880,11 +888,13 @@ class Store(TeamTables):
         where, args = ("run_id = ?", [run_id]) if run_id is not None else (None, [])
         with self.lock:
             rows = list(self.db["batches"].rows_where(where, args, order_by="rowid"))
-        return [{**row, "items": json.loads(row["items"]), "imported": bool(row["imported"])} for row in rows]
+        return [_batch_record(row) for row in rows]
 
     def find_batch(self, batch_id: str) -> dict | None:
         """The recorded batch with this id, or None."""
-        return next((b for b in self.batches() if b["id"] == batch_id), None)
+        with self.lock:
+            row = next(self.db["batches"].rows_where("id = ?", [batch_id], order_by="rowid", limit=1), None)
+        return None if row is None else _batch_record(row)
 
     # --- baseline scores ------------------------------------------------------------------------
     def baseline_scores(self, keys: list[str]) -> dict[str, float]:
@@ -1097,6 +1107,11 @@ def _upsert_sql(table: str, key: str, columns: tuple[str, ...]) -> str:
     updates = ", ".join(f"{quote_identifier(c)} = excluded.{quote_identifier(c)}" for c in columns if c != key)
     return (f"INSERT INTO {table} ({names}) VALUES ({', '.join('?' * len(columns))}) "
             f"ON CONFLICT({key}) DO {'UPDATE SET ' + updates if updates else 'NOTHING'}")
+
+
+def _batch_record(row: dict) -> dict:
+    """A batches row as `Store.batches` gives it: `items` as a list, `imported` as a bool."""
+    return {**row, "items": json.loads(row["items"]), "imported": bool(row["imported"])}
 
 
 def _judgment_from_row(raw: str, scores: str, prompt_tokens: int, completion_tokens: int, cost: float,
