@@ -262,21 +262,34 @@ class _Panel:
             codes = {label: float(code) for code, label in enumerate(seen.tolist())}
             labels = np.full(labels.shape, np.nan)
             labels[present] = coded
-        panel = cls.__new__(cls)
-        panel._setup(names, found.ids[on[kept]].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
-                     alignment, found.group_ids[on[kept]].tolist(), by, noun)
+        panel, places = cls.__new__(cls), on[kept]
+        codes_of_groups = found.sorted_codes("group_ids")[places]  # their groups, numbered in sorted order
+        if (codes_of_groups < 0).any():  # a group of None: as the lists read it
+            panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
+                         alignment, found.group_ids[places].tolist(), by, noun)
+        else:
+            panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
+                         alignment, None, by, noun, np.unique(codes_of_groups, return_inverse=True)[1].astype(int))
+        panel.places = places
         return panel
 
     def _setup(self, names: list[str], kept: list[str], dropped: int, labels: np.ndarray, codes: dict,
-               alignment: str, group_of: list[str], by: str | None, noun: str) -> None:
+               alignment: str, group_of: list[str] | None, by: str | None, noun: str,
+               units: np.ndarray | None = None) -> None:
         """The panel of the `kept` items from their `labels` (annotators x kept items, NaN where none;
-        under accuracy their `codes`) and groups."""
+        under accuracy their `codes`) and groups (`group_of`, or their `units`: codes numbered in the
+        groups' sorted order)."""
         self.alignment, self.noun, self.names, self.kept, self.dropped = alignment, noun, names, kept, dropped
         self.codes = codes  # accuracy: each label's code (a label no one gave: none)
         self.labels = labels
-        self.units = pd.factorize(np.asarray(group_of, dtype=object), sort=True)[0].astype(int) if kept \
-            else np.zeros(0, dtype=int)
-        self.grouped_data = len(set(group_of)) < len(group_of)
+        self.places: np.ndarray | None = None  # where the kept items are in the columns it was read from, if it was
+        if units is None:
+            units = pd.factorize(np.asarray(group_of, dtype=object), sort=True)[0].astype(int) if kept \
+                else np.zeros(0, dtype=int)
+            self.grouped_data = len(set(group_of)) < len(group_of)
+        else:
+            self.grouped_data = int(units.max(initial=-1)) + 1 < len(units)
+        self.units = units
         self.by = "groups" if self.grouped_data and by != "items" else "items"
         self._by_annotator: dict[int, tuple] = {}  # `_annotator`'s, made once
         self._constants: dict[float, _Compared] = {}  # `constant_compared`'s, made once
@@ -539,7 +552,7 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
         labels = values.to_numpy(dtype=float)
         if chosen == "rank":  # its ranks over every item it scored
             labels = (stats.rankdata(labels) - 1) / (len(labels) - 1) if len(labels) > 1 else np.full(len(labels), 0.5)
-        machine = pd.Series(labels, index=values.index).reindex(panel.kept).to_numpy(dtype=float)
+        machine = _labels_of(panel, columns, values.index, labels)
         if chosen == "accuracy":
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
         prepared.judges.append((panel.compared(machine), {"judge": combo.label, "aspect": human, "model": combo.model,
@@ -555,6 +568,16 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
                 panel.constant_compared(point)
             prepared.baselines.append((panel, points, {"aspect": human, "item_ids": ids}))
     return prepared
+
+
+def _labels_of(panel: _Panel, columns: ItemColumns, ids: pd.Index, labels: np.ndarray) -> np.ndarray:
+    """A judge's `labels` of the items `ids` on the panel's items, in its order (NaN where it gave none)."""
+    if panel.places is None or not (columns.index.is_unique and ids.is_unique):
+        return pd.Series(labels, index=ids).reindex(panel.kept).to_numpy(dtype=float)
+    where = columns.positions(ids)
+    by_place = np.full(len(columns), np.nan)
+    by_place[where[where >= 0]] = labels[where >= 0]
+    return by_place[panel.places]
 
 
 class Prepared:
@@ -598,7 +621,8 @@ def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray,
         if found is not None:
             _panels.move_to_end(key)
     if found is None or not (np.array_equal(found[1], on) and np.array_equal(found[2], judged)):
-        noun = _noun_of(columns.levels[on])
+        every = columns.first_seen("levels")
+        noun = _noun_of(np.array(every, dtype=object) if len(every) == 1 and len(on) else columns.levels[on])
         found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
                  frozenset(columns.ids[on].tolist()))
         with _panels_lock:
@@ -677,7 +701,7 @@ def _defined(value: float) -> float:
 def _noun_of(levels: np.ndarray) -> str:
     """What the groups of items of these `levels` are, in words: dialogues for turns, documents for
     summaries, else groups."""
-    found = set(levels.tolist())
+    found = set(pd.unique(levels).tolist())
     return GROUP_NOUNS.get(found.pop(), "groups") if len(found) == 1 else "groups"
 
 
