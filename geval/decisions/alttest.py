@@ -572,12 +572,9 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
 
 def _labels_of(panel: _Panel, columns: ItemColumns, ids: pd.Index, labels: np.ndarray) -> np.ndarray:
     """A judge's `labels` of the items `ids` on the panel's items, in its order (NaN where it gave none)."""
-    if panel.places is None or not (columns.index.is_unique and ids.is_unique):
+    if panel.places is None:
         return pd.Series(labels, index=ids).reindex(panel.kept).to_numpy(dtype=float)
-    where = columns.positions(ids)
-    by_place = np.full(len(columns), np.nan)
-    by_place[where[where >= 0]] = labels[where >= 0]
-    return by_place[panel.places]
+    return _scores_by_place(columns, pd.Series(labels, index=ids))[panel.places]
 
 
 class Prepared:
@@ -796,8 +793,18 @@ def plan_basis(store: Store, dataset: str, aspect: str, combo: tuple[str, str] |
     """`plan`'s reading of the store, made once for every epsilon, alignment and test (`PlanBasis.plan`)."""
     items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
     found = item_columns(items)
-    judged = None if judge is None else judge.reindex(found.ids).to_numpy(dtype=float)
+    judged = None if judge is None else _scores_by_place(found, judge)
     return PlanBasis(plan_data_of(found, aspect, judged), aspect in store.categories(dataset))
+
+
+def _scores_by_place(found: ItemColumns, scores: pd.Series) -> np.ndarray:
+    """`scores` (by item id) on the items of `found`, in their order (NaN where none)."""
+    if not (found.index.is_unique and scores.index.is_unique):
+        return scores.reindex(found.ids).to_numpy(dtype=float)
+    where = found.positions(scores.index)
+    by_place = np.full(len(found), np.nan)
+    by_place[where[where >= 0]] = scores.to_numpy(dtype=float)[where >= 0]
+    return by_place
 
 
 def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, reading: str = "mode"

@@ -314,10 +314,10 @@ class PlanData:
         width = int(counts[labeled].max(initial=0))
         present = (np.arange(width)[None, :] < counts[labeled][:, None])
         scores = np.where(present, matrix[:width, labeled].T, 0.0)
-        keys = found.group_ids[labeled]
-        alone = np.array([not group for group in keys.tolist()], bool)
-        if alone.any():
-            keys = keys.copy()
+        keys = found.sorted_codes("group_ids")[labeled]  # a code per group
+        if (keys < 0).any() or (found.group_ids[labeled] == "").any():  # an item without a group: one of its own
+            keys = found.group_ids[labeled].copy()
+            alone = np.array([not group for group in keys.tolist()], bool)
             keys[alone] = "item " + found.ids[labeled][alone].astype(object)
         units = pd.factorize(keys)[0].astype(int)  # in the order first met
         sizes = np.bincount(units)
@@ -480,23 +480,33 @@ def _differences(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, ali
     return np.where(compared, person.astype(float) - machine, 0.0)
 
 
-def _wins(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str):
+def _wins(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str,
+          person: np.ndarray | None = None):
     """Whether each annotator, and whether the judge, represents the item's other annotators at
     least as well as the other does (a tie counting for both), and where that is compared (the
-    annotator labeled the item, and someone else did)."""
+    annotator labeled the item, and someone else did). `person`: `_person_score`, when made already."""
     others = present.sum(axis=-1, keepdims=True) - 1
+    person = _person_score(scores, present, alignment) if person is None else person
     scores, away = np.where(present, scores, 0.0), judge[..., None]
     if alignment == "accuracy":  # how many of the others gave each one's label
-        same = (scores[..., :, None] == scores[..., None, :]) & present[..., :, None] & present[..., None, :]
-        person = same.sum(axis=-1) - 1
         machine = ((scores == away) & present).sum(axis=-1, keepdims=True) - (scores == away)
         person_wins, machine_wins = person >= machine, machine >= person
     else:  # neg-rmse: the sum of squared differences from the others (the same count of others for both)
-        total, squares = scores.sum(axis=-1, keepdims=True), (scores ** 2).sum(axis=-1, keepdims=True)
-        person = squares - scores ** 2 - 2 * scores * (total - scores) + others * scores ** 2
         machine = (np.where(present, scores - away, 0.0) ** 2).sum(axis=-1, keepdims=True) - (scores - away) ** 2
         person_wins, machine_wins = person <= machine, machine <= person
     return person_wins, machine_wins, present & (others > 0)
+
+
+def _person_score(scores: np.ndarray, present: np.ndarray, alignment: str) -> np.ndarray:
+    """How well each annotator represents the item's other annotators (`_wins`): under accuracy how many
+    of them gave its label, else the sum of its squared differences from them."""
+    others = present.sum(axis=-1, keepdims=True) - 1
+    scores = np.where(present, scores, 0.0)
+    if alignment == "accuracy":
+        same = (scores[..., :, None] == scores[..., None, :]) & present[..., :, None] & present[..., None, :]
+        return same.sum(axis=-1) - 1
+    total, squares = scores.sum(axis=-1, keepdims=True), (scores ** 2).sum(axis=-1, keepdims=True)
+    return squares - scores ** 2 - 2 * scores * (total - scores) + others * scores ** 2
 
 
 def _advantages(data: PlanData, alignment: str, min_items: int) -> tuple[float, float, list[float]]:
@@ -505,8 +515,9 @@ def _advantages(data: PlanData, alignment: str, min_items: int) -> tuple[float, 
     least as good as they are), that of labels drawn at random from the people's shares, and each
     of those annotators' advantage over the judge (the share of items the person wins less the share
     the judge wins: the mean the test's t-test is of)."""
-    person, machine, compared = _wins(data.scores, data.present, data.judge, alignment)
-    by_chance = sum(share * _wins(data.scores, data.present, np.full(len(data.judge), value), alignment)[1]
+    score = _person_score(data.scores, data.present, alignment)
+    person, machine, compared = _wins(data.scores, data.present, data.judge, alignment, score)
+    by_chance = sum(share * _wins(data.scores, data.present, np.full(len(data.judge), value), alignment, score)[1]
                     for value, share in zip(data.values, data.frequencies))
     counted = compared.sum(axis=0)
     annotators = counted >= min_items if (counted >= min_items).any() else counted > 0
