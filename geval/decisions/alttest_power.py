@@ -244,14 +244,20 @@ class PlanData:
     pairs: list[tuple[float, float]] | np.ndarray  # the judge's score and a person's label, on every item both gave one
     units: np.ndarray
     groups: int
-    advantages: dict = field(default_factory=dict, repr=False, compare=False)  # `_advantages`', made once
+    made: dict = field(default_factory=dict, repr=False, compare=False)  # what is read of it once (`advantages_of`)
 
     def advantages_of(self, alignment: str, min_items: int) -> tuple[float, float, list[float]]:
         """`_advantages` of this data, made once for every epsilon and test."""
-        if (alignment, min_items) not in self.advantages:
-            self.advantages[alignment, min_items] = _advantages(self, alignment, min_items)
-        advantage, chance, ahead = self.advantages[alignment, min_items]
+        if ("advantages", alignment, min_items) not in self.made:
+            self.made["advantages", alignment, min_items] = _advantages(self, alignment, min_items)
+        advantage, chance, ahead = self.made["advantages", alignment, min_items]
         return advantage, chance, list(ahead)
+
+    def judge_by_label(self) -> list[np.ndarray]:
+        """`_judge_by_label` of the people's values and the judge's pairs with them, made once."""
+        if "judge by label" not in self.made:
+            self.made["judge by label"] = _judge_by_label(self.values, self.pairs)
+        return self.made["judge by label"]
 
     @classmethod
     def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
@@ -298,7 +304,7 @@ class PlanData:
         entries = np.arange(len(names))[:, None] < counts[None, :]  # annotator "#k+1" scored the item
         labels = matrix[entries]  # every label (in another order than `read`'s: what it makes of them is not)
         shared = counts >= 2
-        if not shared.any() or len(set(labels.tolist())) < 2:
+        if not shared.any() or not (labels != labels[:1]).any():  # one value only (NaN: a value each, as a set has it)
             return None
         values, frequency = np.unique(np.round(labels, 6), return_counts=True)
         judged = np.isfinite(judge) if judge is not None else np.zeros(len(counts), bool)
@@ -399,7 +405,7 @@ def _modelled(rng: np.random.Generator, data: PlanData, items: int, runs: int, s
     crossed = len(data.names) < 3
     annotators = 3 if crossed else len(data.names)
     eta = _eta(data.frequencies, data.agreement)
-    judge_given = _judge_by_label(data.values, data.pairs) if data.judge is not None else None
+    judge_given = data.judge_by_label() if data.judge is not None else None
     group = max(1, round(len(data.present) / data.groups)) if data.groups else 1  # the data's mean group size
     pairs = annotators if settings["alignment"] == "accuracy" else 1  # accuracy compares every two annotators
     block = max(1, BLOCK // (items * (annotators + 1) * pairs))
