@@ -74,15 +74,6 @@ class ItemColumns:
                 self._placed = [(held, found), *self._placed[:PLACED - 1]]
         return found
 
-    def sorted_codes(self, column: str) -> np.ndarray:
-        """Each item's code of a column ("group_ids", ...): its values numbered in their sorted order, as
-        `pd.factorize(..., sort=True)` numbers them (-1 for None), made once; read-only."""
-        def make() -> np.ndarray:
-            codes = pd.factorize(getattr(self, column), sort=True)[0].astype(int)
-            codes.flags.writeable = False
-            return codes
-        return self._memo(("sorted codes", column), make)
-
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
         return self._memo(("first seen", column), lambda: pd.unique(getattr(self, column)).tolist())

@@ -52,7 +52,8 @@ from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.scales import read_on_people_scale
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, Grouping, alignment as aligned, rejected
-from geval.decisions.alttest_power import Plan, PlanData, people_of, plan_data_of, plan_of, plan_study
+from geval.decisions.alttest_power import (Plan, PlanData, people_of, plan_data_of, plan_of, plan_study,
+                                          sorted_group_codes)
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -263,7 +264,7 @@ class _Panel:
             labels = np.full(labels.shape, np.nan)
             labels[present] = coded
         panel, places = cls.__new__(cls), on[kept]
-        codes_of_groups = found.sorted_codes("group_ids")[places]  # their groups, numbered in sorted order
+        codes_of_groups = sorted_group_codes(found)[places]  # their groups, numbered in sorted order
         if (codes_of_groups < 0).any():  # a group of None: as the lists read it
             panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
                          alignment, found.group_ids[places].tolist(), by, noun)
@@ -673,7 +674,8 @@ def _best_constant(panel: _Panel, points: dict[float, str], epsilon: float, q: f
     highest winning rate, then the highest advantage probability) as the baseline's result, with how
     every constant fared in words (`AltTest.constants`) and the advantage probability of labels drawn
     at random from the people's shares (`AltTest.chance`: each constant's, weighed by its share)."""
-    tested = [(shown, panel.constant_compared(point).test(epsilon, q, min_items, fdr)) for point, shown in points.items()]
+    tested = [(shown, panel.constant_compared(point).test(epsilon, q, min_items, fdr))
+              for point, shown in points.items()]
     given = panel.labels[~np.isnan(panel.labels)] if panel.alignment != "rank" else np.array([])  # ranks: no shares
     shares = [float(np.mean(given == panel.codes.get(point, point))) if panel.alignment == "accuracy"
               else float(np.mean(given == point)) for point in points] if len(given) else []

@@ -320,7 +320,7 @@ class PlanData:
         width = int(counts[labeled].max(initial=0))
         present = (np.arange(width)[None, :] < counts[labeled][:, None])
         scores = np.where(present, matrix[:width, labeled].T, 0.0)
-        keys = found.sorted_codes("group_ids")[labeled]  # a code per group
+        keys = sorted_group_codes(found)[labeled]  # a code per group
         if (keys < 0).any() or (found.group_ids[labeled] == "").any():  # an item without a group: one of its own
             keys = found.group_ids[labeled].copy()
             alone = np.array([not group for group in keys.tolist()], bool)
@@ -330,6 +330,12 @@ class PlanData:
         return cls(values, frequency / frequency.sum(), agreement, judge_agreement, names[:width], present, scores,
                    judge[labeled].astype(float) if len(with_judge) else None, with_judge, units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
+
+
+def sorted_group_codes(found: ItemColumns) -> np.ndarray:
+    """Each item's group (`ItemColumns.group_ids`, "" where none) as a number, the groups numbered in their
+    sorted order as `pd.factorize(..., sort=True)` numbers them (-1 for None), made once per list of items."""
+    return found.memo(("sorted group codes",), lambda: pd.factorize(found.group_ids, sort=True)[0].astype(int))
 
 
 def _why_not(plan: Plan, data: PlanData, min_items: int) -> str:
