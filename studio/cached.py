@@ -161,12 +161,26 @@ def alttest_plan(store: geval.Store, dataset: str, aspect: str, combos: pd.DataF
 @kept(show_spinner="Running the alternative annotator test…", max_entries=16)
 def _alttest(_store, path: str, dataset: str, epsilon: float, alignment: str | None, by: str | None, fdr: str,
              stamp: tuple) -> dict:
-    return {reading: geval.alttest.run(_store, dataset, epsilon=epsilon, alignment=alignment, reading=reading,
-                                       baseline=True, by=by, fdr=fdr)
+    prepared = _alttest_prepared(_store, path, dataset, alignment, by, stamp)
+    return {reading: found.results(epsilon, fdr=fdr) for reading, found in prepared.items()}
+
+
+@kept(show_spinner="Comparing the judges with the annotators…", max_entries=4)
+def _alttest_prepared(_store, path: str, dataset: str, alignment: str | None, by: str | None, stamp: tuple) -> dict:
+    """What the test reads and compares item by item, for every epsilon and step-up procedure (a change of
+    either on the page costs only the t-tests)."""
+    return {reading: geval.alttest.prepare(_store, dataset, alignment=alignment, reading=reading, baseline=True, by=by)
             for reading in geval.alttest.READINGS}
 
 
 @st.cache_data(show_spinner="Simulating studies of this size…", max_entries=32)
 def _alttest_plan(_store, path: str, dataset: str, aspect: str, combo: tuple | None, epsilon: float,
                   alignment: str | None, by: str | None, reading: str, fdr: str, stamp: tuple):
-    return geval.alttest.plan(_store, dataset, aspect, combo, epsilon, alignment, by=by, reading=reading, fdr=fdr)
+    return _alttest_plan_basis(_store, path, dataset, aspect, combo, reading, stamp).plan(epsilon, alignment, by=by,
+                                                                                        fdr=fdr)
+
+
+@kept(show_spinner="Reading the labels the simulation starts from…", max_entries=4)
+def _alttest_plan_basis(_store, path: str, dataset: str, aspect: str, combo: tuple | None, reading: str, stamp: tuple):
+    """What the plan reads of the store, for every epsilon, alignment and test (`geval.alttest.plan_basis`)."""
+    return geval.alttest.plan_basis(_store, dataset, aspect, combo, reading)

@@ -197,3 +197,34 @@ def test_benjamini_hochberg_is_an_option_that_keeps_the_level_and_passes_good_ju
     one = alt_test(*grouped(300, 6, seed=3)[:2], "neg-rmse", 0.0, groups=grouped(300, 6, seed=3)[2], fdr="bh")
     assert "q = 0.05 (Benjamini-Hochberg, a departure from the paper)" in one.verdict()
     assert "q = 0.05 (Benjamini-Yekutieli)" in alt_test(*grouped(300, 6, seed=3)[:2], "neg-rmse", 0.0).verdict()
+
+
+def test_the_test_prepared_once_gives_at_any_epsilon_what_a_run_at_it_gives(file_store):
+    """(Issue 47.1) The Agreement page compares the judges with the annotators once per store change and
+    applies each epsilon and step-up procedure after: the same verdicts, p-values and baseline as a run at
+    that epsilon, over groups and over items; the plan made from what it read once is the plan."""
+    from dataclasses import replace
+
+    people, judge, _ = grouped(60, 3, seed=2)
+    items = [replace(item, human={"Natural": tuple(people[a][f"i{k}"] for a in people)}, annotators={})
+             for k, item in enumerate(make_items(60, dataset="grouped", per_group=3))]
+    file_store.save_dataset(geval.Dataset("grouped", "grouped.csv", "table", items))
+    path = file_store.path.parent / "judge.csv"
+    path.write_text("item_id,natural\n" + "".join(f"{i.id},{judge[f'i{k}']:g}\n" for k, i in enumerate(items)))
+    geval.alttest.import_judge(file_store, "grouped", path, scale=(1, 5))
+    for by in (None, "items"):
+        prepared = geval.alttest.prepare(file_store, "grouped", baseline=True, by=by)
+        for epsilon, fdr in ((0.05, "by"), (0.15, "bh"), (0.3, "by")):
+            ran = geval.alttest.run(file_store, "grouped", epsilon=epsilon, baseline=True, by=by, fdr=fdr)
+            given = prepared.results(epsilon, fdr=fdr)
+            assert [r.verdict() for r in given] == [r.verdict() for r in ran], (by, epsilon)
+            assert [[a.p for a in r.annotators] for r in given] == [[a.p for a in r.annotators] for r in ran]
+            assert [r.judge for r in given] == [r.judge for r in ran] and given[-1].baseline
+            assert {r.epsilon for r in given} == {epsilon} and f"at epsilon {epsilon:g}," in given[0].verdict()
+    low, high = ([a.p for a in prepared.results(epsilon)[0].annotators] for epsilon in (0.05, 0.3))
+    assert all(b < a for a, b in zip(low, high))  # the t-tests taken at each epsilon anew: a larger one, a smaller p
+    combo = next((c.template_version, c.signature) for c in file_store.combos("grouped").itertuples())
+    basis = geval.alttest.plan_basis(file_store, "grouped", "Natural", combo)
+    for epsilon in (0.1, 0.3):
+        assert vars(basis.plan(epsilon, runs=20)) == vars(geval.alttest.plan(file_store, "grouped", "Natural", combo,
+                                                                             epsilon, runs=20))

@@ -51,8 +51,9 @@ from geval.analysis.categorical import accuracy_row
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.scales import read_on_people_scale
-from geval.decisions.alttest_groups import FDR, MIN_GROUPS, alignment as aligned, one_sided_p, rejected
-from geval.decisions.alttest_power import Plan, people_of, plan_columns, plan_study
+from geval.decisions.alttest_groups import FDR, MIN_GROUPS, Grouping, alignment as aligned, rejected
+from geval.decisions.alttest_power import (Plan, PlanData, people_of, plan_data_of, plan_of, plan_study,
+                                          sorted_group_codes)
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -62,9 +63,10 @@ from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
 
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
-           "Q", "READINGS", "STORED", "AltTest",
+           "Q", "READINGS", "STORED", "AltTest", "Prepared", "prepare",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_data", "plan_line", "plan_study",
+           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_basis", "plan_data", "plan_line",
+           "plan_study", "PlanBasis",
            "ranking", "run", "step_up", "summary", "FDR"]
 
 ALIGNMENTS = {"accuracy": "the share of the other annotators who gave the same label",
@@ -261,22 +263,37 @@ class _Panel:
             codes = {label: float(code) for code, label in enumerate(seen.tolist())}
             labels = np.full(labels.shape, np.nan)
             labels[present] = coded
-        panel = cls.__new__(cls)
-        panel._setup(names, found.ids[on[kept]].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
-                     alignment, found.group_ids[on[kept]].tolist(), by, noun)
+        panel, places = cls.__new__(cls), on[kept]
+        codes_of_groups = sorted_group_codes(found)[places]  # their groups, numbered in sorted order
+        if (codes_of_groups < 0).any():  # a group of None: as the lists read it
+            panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
+                         alignment, found.group_ids[places].tolist(), by, noun)
+        else:
+            panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
+                         alignment, None, by, noun, np.unique(codes_of_groups, return_inverse=True)[1].astype(int))
+        panel.places = places
         return panel
 
     def _setup(self, names: list[str], kept: list[str], dropped: int, labels: np.ndarray, codes: dict,
-               alignment: str, group_of: list[str], by: str | None, noun: str) -> None:
+               alignment: str, group_of: list[str] | None, by: str | None, noun: str,
+               units: np.ndarray | None = None) -> None:
         """The panel of the `kept` items from their `labels` (annotators x kept items, NaN where none;
-        under accuracy their `codes`) and groups."""
+        under accuracy their `codes`) and groups (`group_of`, or their `units`: codes numbered in the
+        groups' sorted order)."""
         self.alignment, self.noun, self.names, self.kept, self.dropped = alignment, noun, names, kept, dropped
         self.codes = codes  # accuracy: each label's code (a label no one gave: none)
         self.labels = labels
-        self.units = pd.factorize(np.asarray(group_of, dtype=object), sort=True)[0].astype(int) if kept \
-            else np.zeros(0, dtype=int)
-        self.grouped_data = len(set(group_of)) < len(group_of)
+        self.places: np.ndarray | None = None  # where the kept items are in the columns it was read from, if it was
+        if units is None:
+            units = pd.factorize(np.asarray(group_of, dtype=object), sort=True)[0].astype(int) if kept \
+                else np.zeros(0, dtype=int)
+            self.grouped_data = len(set(group_of)) < len(group_of)
+        else:
+            self.grouped_data = int(units.max(initial=-1)) + 1 < len(units)
+        self.units = units
         self.by = "groups" if self.grouped_data and by != "items" else "items"
+        self._by_annotator: dict[int, tuple] = {}  # `_annotator`'s, made once
+        self._constants: dict[float, _Compared] = {}  # `constant_compared`'s, made once
 
     def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS,
              fdr: str = "by") -> AltTest:
@@ -297,33 +314,77 @@ class _Panel:
                     fdr: str = "by") -> AltTest:
         """The test of a judge whose labels of this panel's items are `machine_labels` (in its order; coded
         under accuracy, ranked under rank)."""
-        if fdr not in FDR:
-            raise AltTestError(f"'{fdr}' is not a step-up procedure; use one of {', '.join(FDR)}")
-        annotators, p_values = [], []
-        for k, name in enumerate(self.names):
+        return self.compared(machine_labels).test(epsilon, q, min_items, fdr)
+
+    def compared(self, machine_labels: np.ndarray) -> _Compared:
+        """What the test of a judge whose labels are `machine_labels` (as `test_labels` takes them) reads
+        that does not depend on epsilon: with each annotator, who wins item by item."""
+        return _Compared(self, [(k, *self._with(k, machine_labels)) for k in range(len(self.names))])
+
+    def _with(self, k: int, machine_labels: np.ndarray) -> tuple:
+        """Annotator k against a judge labeling as `machine_labels`: its items, the shares of them the
+        judge and the person win, and the t-test's sufficient figures (over groups: the mean and CR2
+        variance of the person-win minus judge-win differences; over items: those differences)."""
+        mask, others, person, grouping = self._annotator(k)
+        machine = aligned(machine_labels[mask], others, self.alignment)
+        judge_wins, person_wins = machine >= person, person >= machine
+        differences = person_wins.astype(float) - judge_wins.astype(float)
+        count = len(person)
+        spread = (grouping.spread(differences) if count else None) if self.by == "groups" \
+            else differences.astype(np.int8)
+        return (count, float(judge_wins.mean()) if count else math.nan,
+                float(person_wins.mean()) if count else math.nan, spread)
+
+    def _annotator(self, k: int) -> tuple:
+        """What the test of any judge reads of annotator k (made once per panel): where it labeled, the
+        others' labels there, its own alignment with them, and its items' groups (`Grouping`)."""
+        found = self._by_annotator.get(k)
+        if found is None:
             mask = ~np.isnan(self.labels[k])
             others = np.delete(self.labels, k, axis=0)[:, mask]
-            person = aligned(self.labels[k, mask], others, self.alignment)
-            machine = aligned(machine_labels[mask], others, self.alignment)
-            judge_wins, person_wins = machine >= person, person >= machine
             units = self.units[mask]
-            groups = int(np.count_nonzero(np.bincount(units))) if self.by == "groups" else 0
-            untested = (f"fewer than {min_items} items" if mask.sum() < min_items else
-                        f"fewer than {MIN_GROUPS} {self.noun}" if self.by == "groups" and groups < MIN_GROUPS else "")
-            differences = person_wins.astype(float) - judge_wins.astype(float)
-            p = math.nan if untested else float(one_sided_p(differences, units, epsilon)[0]) if self.by == "groups" \
-                else _one_sided_p(differences, epsilon)
-            annotators.append(Annotator(name, int(mask.sum()), float(judge_wins.mean()) if mask.any() else math.nan,
-                                        float(person_wins.mean()) if mask.any() else math.nan, p,
+            found = (mask, others, aligned(self.labels[k, mask], others, self.alignment),
+                     Grouping(units) if self.by == "groups" else None,
+                     int(np.count_nonzero(np.bincount(units))) if self.by == "groups" else 0)
+            self._by_annotator[k] = found
+        return found[:4]
+
+    def constant_compared(self, label: float) -> _Compared:
+        """`compared` of a judge that always gives `label` (`constant`), made once per panel."""
+        if label not in self._constants:
+            self._constants[label] = self.compared(np.full(len(self.kept), self.constant(label)))
+        return self._constants[label]
+
+
+class _Compared:
+    """A judge's comparison with each annotator of a panel, all the test reads but epsilon: `test` gives
+    the test at any epsilon, q, min_items and step-up procedure."""
+
+    def __init__(self, panel: _Panel, lines: list[tuple]):
+        self.panel, self.lines = panel, lines
+
+    def test(self, epsilon: float, q: float = Q, min_items: int = MIN_ITEMS, fdr: str = "by") -> AltTest:
+        """The test at `epsilon` (as `_Panel.test_labels`)."""
+        if fdr not in FDR:
+            raise AltTestError(f"'{fdr}' is not a step-up procedure; use one of {', '.join(FDR)}")
+        panel = self.panel
+        annotators, p_values = [], []
+        for k, count, judge_wins, person_wins, spread in self.lines:
+            groups = panel._by_annotator[k][4]
+            untested = (f"fewer than {min_items} items" if count < min_items else
+                        f"fewer than {MIN_GROUPS} {panel.noun}" if panel.by == "groups" and groups < MIN_GROUPS else "")
+            p = math.nan if untested or spread is None else float(panel._by_annotator[k][3].p(*spread, epsilon)[0]) \
+                if panel.by == "groups" else _one_sided_p(spread.astype(float), epsilon)
+            annotators.append(Annotator(panel.names[k], count, judge_wins, person_wins, p,
                                         tested=not untested, groups=groups, untested=untested))
             if not untested:
                 p_values.append(p)
         for index in step_up(p_values, q, fdr):
             [a for a in annotators if a.tested][index].rejected = True
-        result = AltTest(epsilon, self.alignment, annotators, len(self.kept), self.dropped, q, by=self.by,
-                         groups=int(np.count_nonzero(np.bincount(self.units))) if self.grouped_data else 0,
-                         noun=self.noun, fdr=fdr)
-        result.missing = _missing(result, len(self.names), min_items)
+        result = AltTest(epsilon, panel.alignment, annotators, len(panel.kept), panel.dropped, q, by=panel.by,
+                         groups=int(np.count_nonzero(np.bincount(panel.units))) if panel.grouped_data else 0,
+                         noun=panel.noun, fdr=fdr)
+        result.missing = _missing(result, len(panel.names), min_items)
         return result
 
 
@@ -429,6 +490,16 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     said in one line to `on_skipped`; when every judge is, AltTestError says so. `fdr`: the step-up
     procedure across annotators (FDR: Benjamini-Yekutieli, the paper's, by default; Benjamini-Hochberg
     a departure from it, said in every verdict)."""
+    return prepare(store, dataset, combos, aspects, alignment, reading, baseline, same_items, by,
+                   on_skipped).results(epsilon, q, min_items, fdr)
+
+
+def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
+            aspects: Sequence[str] | None = None, alignment: str | None = None, reading: str = "mode",
+            baseline: bool = False, same_items: bool = True, by: str | None = None,
+            on_skipped: Callable[[str], None] | None = None) -> Prepared:
+    """`run` but its epsilon, q, min_items and step-up procedure: what the test reads of the store and
+    compares item by item, once; `Prepared.results` gives the test at any of them."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
     found = store.combos(dataset)
@@ -475,31 +546,58 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     common: dict[str, np.ndarray] = {}  # each aspect's items every judge of it scored (places in `every`)
     for _, human, *_, judged in read:
         common[human] = common[human] & judged if human in common else judged
-    results: list[AltTest] = []
+    prepared = Prepared()
     for combo, human, chosen, values, among, imported, scale, judged in read:
         on = np.flatnonzero(common[human] if same_items else among)
         panel, ids = _panel(columns, human, on, judged[on], chosen, by)
         labels = values.to_numpy(dtype=float)
         if chosen == "rank":  # its ranks over every item it scored
             labels = (stats.rankdata(labels) - 1) / (len(labels) - 1) if len(labels) > 1 else np.full(len(labels), 0.5)
-        machine = pd.Series(labels, index=values.index).reindex(panel.kept).to_numpy(dtype=float)
+        machine = _labels_of(panel, columns, values.index, labels)
         if chosen == "accuracy":
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
-        result = panel.test_labels(machine, epsilon, q, min_items, fdr)
-        result.judge, result.aspect, result.model = combo.label, human, combo.model
-        result.reading, result.item_ids = imported or reading, ids
-        result.scale = scale
-        results.append(result)
+        prepared.judges.append((panel.compared(machine), {"judge": combo.label, "aspect": human, "model": combo.model,
+                                                          "reading": imported or reading, "item_ids": ids,
+                                                          "scale": scale}))
     for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
         combo, _, chosen, values, among, *_, judged = next(entry for entry in read if entry[1] == human)
         on = np.flatnonzero(common[human] if same_items else judged)
         if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
             panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)
             points = _points_of(columns, human, on, categories.get(human), declared.get(human))
-            result = _best_constant(panel, points, epsilon, q, min_items, fdr)
-            result.aspect, result.item_ids = human, ids
-            results.append(result)
-    return results
+            for point in points:  # each constant's comparison, made now (once per panel)
+                panel.constant_compared(point)
+            prepared.baselines.append((panel, points, {"aspect": human, "item_ids": ids}))
+    return prepared
+
+
+def _labels_of(panel: _Panel, columns: ItemColumns, ids: pd.Index, labels: np.ndarray) -> np.ndarray:
+    """A judge's `labels` of the items `ids` on the panel's items, in its order (NaN where it gave none)."""
+    if panel.places is None:
+        return pd.Series(labels, index=ids).reindex(panel.kept).to_numpy(dtype=float)
+    return _scores_by_place(columns, pd.Series(labels, index=ids))[panel.places]
+
+
+class Prepared:
+    """`prepare`'s: every judge's comparison with the annotators of its aspect and each aspect's constants,
+    all the test reads but its epsilon, q, min_items and step-up procedure: `results` gives the test at
+    any of them at little cost (the page's epsilon)."""
+
+    def __init__(self):
+        self.judges: list[tuple[_Compared, dict]] = []
+        self.baselines: list[tuple[_Panel, dict[float, str], dict]] = []
+
+    def results(self, epsilon: float = EPSILONS["skilled"], q: float = Q, min_items: int = MIN_ITEMS,
+                fdr: str = "by") -> list[AltTest]:
+        """`run`'s results at `epsilon`, `q`, `min_items` and `fdr`."""
+        results = []
+        for compared, said in self.judges:
+            results.append(compared.test(epsilon, q, min_items, fdr))
+            vars(results[-1]).update(said)
+        for panel, points, said in self.baselines:
+            results.append(_best_constant(panel, points, epsilon, q, min_items, fdr))
+            vars(results[-1]).update(said)
+        return results
 
 
 #: `run`'s panels kept (each with the columns and items it was read from): the judges of an aspect, its
@@ -521,7 +619,8 @@ def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray,
         if found is not None:
             _panels.move_to_end(key)
     if found is None or not (np.array_equal(found[1], on) and np.array_equal(found[2], judged)):
-        noun = _noun_of(columns.levels[on])
+        every = columns.first_seen("levels")
+        noun = _noun_of(np.array(every, dtype=object) if len(every) == 1 and len(on) else columns.levels[on])
         found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
                  frozenset(columns.ids[on].tolist()))
         with _panels_lock:
@@ -575,7 +674,7 @@ def _best_constant(panel: _Panel, points: dict[float, str], epsilon: float, q: f
     highest winning rate, then the highest advantage probability) as the baseline's result, with how
     every constant fared in words (`AltTest.constants`) and the advantage probability of labels drawn
     at random from the people's shares (`AltTest.chance`: each constant's, weighed by its share)."""
-    tested = [(shown, panel.test_labels(np.full(len(panel.kept), panel.constant(point)), epsilon, q, min_items, fdr))
+    tested = [(shown, panel.constant_compared(point).test(epsilon, q, min_items, fdr))
               for point, shown in points.items()]
     given = panel.labels[~np.isnan(panel.labels)] if panel.alignment != "rank" else np.array([])  # ranks: no shares
     shares = [float(np.mean(given == panel.codes.get(point, point))) if panel.alignment == "accuracy"
@@ -601,7 +700,7 @@ def _defined(value: float) -> float:
 def _noun_of(levels: np.ndarray) -> str:
     """What the groups of items of these `levels` are, in words: dialogues for turns, documents for
     summaries, else groups."""
-    found = set(levels.tolist())
+    found = set(pd.unique(levels).tolist())
     return GROUP_NOUNS.get(found.pop(), "groups") if len(found) == 1 else "groups"
 
 
@@ -671,12 +770,43 @@ def plan(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None 
     search chose it on); with no judge, one as good as an annotator. `by`: BY, `fdr`: FDR, as the test
     takes them. None when no two annotators labeled the same item yet; a Plan with its `reason` when
     there is no plan."""
+    return plan_basis(store, dataset, aspect, combo, reading).plan(epsilon, alignment, runs, by, fdr)
+
+
+@dataclass
+class PlanBasis:
+    """What `plan` reads of the store for one aspect and judge, whatever the epsilon, alignment and test
+    (`plan_basis`): the people's labels and the judge's scores (`alttest_power.PlanData`; None before two
+    annotators share an item) and whether the aspect is categorical."""
+
+    data: PlanData | None
+    categorical: bool
+
+    def plan(self, epsilon: float = EPSILONS["skilled"], alignment: str | None = None, runs: int = 200,
+             by: str | None = None, fdr: str = "by") -> Plan | None:
+        """`plan` at these settings."""
+        chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
+            "accuracy" if self.categorical else "neg-rmse"  # ranks are not simulated: the scores'
+        return plan_of(self.data, epsilon, chosen, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
+
+
+def plan_basis(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
+               reading: str = "mode") -> PlanBasis:
+    """`plan`'s reading of the store, made once for every epsilon, alignment and test (`PlanBasis.plan`)."""
     items, judge = _plan_inputs(store, dataset, aspect, combo, reading)
     found = item_columns(items)
-    judged = None if judge is None else judge.reindex(found.ids).to_numpy(dtype=float)
-    chosen = alignment if alignment in ("accuracy", "neg-rmse") else \
-        "accuracy" if aspect in store.categories(dataset) else "neg-rmse"  # ranks are not simulated: the scores'
-    return plan_columns(found, aspect, judged, epsilon, chosen, by, runs=runs, min_items=MIN_ITEMS, q=Q, fdr=fdr)
+    judged = None if judge is None else _scores_by_place(found, judge)
+    return PlanBasis(plan_data_of(found, aspect, judged), aspect in store.categories(dataset))
+
+
+def _scores_by_place(found: ItemColumns, scores: pd.Series) -> np.ndarray:
+    """`scores` (by item id) on the items of `found`, in their order (NaN where none)."""
+    if not (found.index.is_unique and scores.index.is_unique):
+        return scores.reindex(found.ids).to_numpy(dtype=float)
+    where = found.positions(scores.index)
+    by_place = np.full(len(found), np.nan)
+    by_place[where[where >= 0]] = scores.to_numpy(dtype=float)[where >= 0]
+    return by_place
 
 
 def plan_data(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None, reading: str = "mode"

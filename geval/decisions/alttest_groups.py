@@ -43,26 +43,57 @@ def one_sided_p(differences: np.ndarray, groups: np.ndarray, epsilon: float) -> 
     minus judge-win) is below `epsilon`, with the CR2 standard error over `groups` (one integer code
     per item, shared by every row) and Bell-McCaffrey degrees of freedom. As scipy's t-test for rows
     that do not vary: 0 below epsilon, 1 above, NaN at it; NaN with a single group."""
-    differences = np.atleast_2d(np.asarray(differences, dtype=float))
-    codes, groups = np.unique(groups, return_inverse=True)
-    sizes = np.bincount(groups, minlength=len(codes)).astype(float)
-    mean = differences.mean(axis=1)
-    order = np.argsort(groups, kind="stable")
-    starts = np.r_[0, np.cumsum(sizes)[:-1]].astype(int)
-    sums = np.add.reduceat((differences - mean[:, None])[:, order], starts, axis=1)  # each group's residuals
-    return cr2_p(np.broadcast_to(sizes, sums.shape), sums, mean, epsilon)
+    grouping = Grouping(groups)
+    mean, variance = grouping.spread(differences)
+    return grouping.p(mean, variance, epsilon)
+
+
+class Grouping:
+    """The groups of a set of items (one integer code per item), readied for `one_sided_p`: what does not
+    depend on the differences tested on them (their sizes, order and degrees of freedom), made once for
+    every judge tested on the same items, and `spread` what does not depend on epsilon."""
+
+    def __init__(self, groups: np.ndarray):
+        codes, groups = np.unique(groups, return_inverse=True)
+        self.sizes = np.bincount(groups, minlength=len(codes)).astype(float)
+        self.order = np.argsort(groups, kind="stable")
+        self.starts = np.r_[0, np.cumsum(self.sizes)[:-1]].astype(int)
+        self.freedom = degrees_of_freedom(self.sizes)
+
+    def spread(self, differences: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each row's mean of `differences` (runs x items) and its CR2 variance over the groups."""
+        differences = np.atleast_2d(np.asarray(differences, dtype=float))
+        mean = differences.mean(axis=1)
+        sums = np.add.reduceat((differences - mean[:, None])[:, self.order], self.starts, axis=1)  # groups' residuals
+        return mean, cr2_variance(np.broadcast_to(self.sizes, sums.shape), sums)
+
+    def p(self, mean: np.ndarray, variance: np.ndarray, epsilon: float) -> np.ndarray:
+        """`one_sided_p` from `spread`'s mean and variance."""
+        return cr2_p_of(mean, variance, self.freedom, np.broadcast_to(self.sizes, (len(mean), len(self.sizes))),
+                        epsilon)
 
 
 def cr2_p(sizes: np.ndarray, residuals: np.ndarray, mean: np.ndarray, epsilon: float) -> np.ndarray:
     """`one_sided_p` from each group's items and residual sum (... x groups: the sum over its items
     of the difference minus the mean; a group of 0 items counts for none) and the mean (...): the
     plan's drawn studies, whose groups differ row by row, ask it so."""
+    return cr2_p_of(mean, cr2_variance(sizes, residuals), degrees_of_freedom(sizes), sizes, epsilon)
+
+
+def cr2_variance(sizes: np.ndarray, residuals: np.ndarray) -> np.ndarray:
+    """The CR2 variance of a mean from each group's items and residual sum (... x groups)."""
     n = sizes.sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
         weight = 1.0 / (1.0 - sizes / n[..., None])  # CR2's correction of each group's residual sum
-        variance = (residuals ** 2 * weight).sum(axis=-1) / n ** 2
+        return (residuals ** 2 * weight).sum(axis=-1) / n ** 2
+
+
+def cr2_p_of(mean: np.ndarray, variance: np.ndarray, freedom: np.ndarray | float, sizes: np.ndarray,
+             epsilon: float) -> np.ndarray:
+    """`cr2_p` from the mean, its CR2 variance and degrees of freedom (`degrees_of_freedom` of `sizes`)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
         t = (mean - epsilon) / np.sqrt(variance)
-        p = stats.t.cdf(t, degrees_of_freedom(sizes))
+        p = stats.t.cdf(t, freedom)
     flat = variance == 0
     p = np.where(flat, np.where(mean < epsilon, 0.0, np.where(mean > epsilon, 1.0, np.nan)), p)
     return np.where((sizes > 0).sum(axis=-1) > 1, p, np.nan)

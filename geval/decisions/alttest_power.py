@@ -178,7 +178,7 @@ def plan_study(people: Mapping[str, Mapping[str, float]], judge: Mapping[str, fl
     `fdr`: the step-up procedure across annotators, `alttest_groups.FDR`). None when no two
     annotators labeled the same item (their agreement is unknown); a Plan with its `reason` when
     there is no plan."""
-    return _study(_Data.read(people, judge, groups or {}), epsilon, alignment, by, runs, seed, min_items, q, fdr)
+    return plan_of(PlanData.read(people, judge, groups or {}), epsilon, alignment, by, runs, seed, min_items, q, fdr)
 
 
 def plan_columns(found: ItemColumns, aspect: str, judge: np.ndarray | None = None, epsilon: float = 0.15,
@@ -187,12 +187,17 @@ def plan_columns(found: ItemColumns, aspect: str, judge: np.ndarray | None = Non
     """`plan_study` of the people's labels of `aspect` on the items of `found` (their columns, each item's
     group its own) and the judge's score of each (`judge`, NaN where none; None: no judge): the same plan,
     read from arrays."""
-    return _study(_Data.of_columns(found, aspect, judge), epsilon, alignment, by, runs, seed, min_items, q, fdr)
+    return plan_of(plan_data_of(found, aspect, judge), epsilon, alignment, by, runs, seed, min_items, q, fdr)
 
 
-def _study(data: _Data | None, epsilon: float, alignment: str, by: str | None, runs: int, seed: int,
-           min_items: int, q: float, fdr: str) -> Plan | None:
-    """`plan_study` of the data as `_Data` reads it."""
+def plan_data_of(found: ItemColumns, aspect: str, judge: np.ndarray | None = None) -> PlanData | None:
+    """What `plan_columns` reads of the columns, whatever the epsilon and test: `plan_of` makes the plan of it."""
+    return PlanData.of_columns(found, aspect, judge)
+
+
+def plan_of(data: PlanData | None, epsilon: float = 0.15, alignment: str = "accuracy", by: str | None = None,
+            runs: int = 200, seed: int = 0, min_items: int = 30, q: float = 0.05, fdr: str = "by") -> Plan | None:
+    """`plan_study` of the data as `PlanData` reads it (None: no two annotators labeled the same item)."""
     if data is None:
         return None
     items = len(data.present)
@@ -221,7 +226,7 @@ def _study(data: _Data | None, epsilon: float, alignment: str, by: str | None, r
 
 
 @dataclass
-class _Data:
+class PlanData:
     """What a plan reads of the data: the people's values and their shares, how often two of them
     agree exactly (the judge with one of them), and the items two annotators or more labeled (and
     the judge scored, with a judge): who labeled each (`present`, items x annotators), their
@@ -236,13 +241,27 @@ class _Data:
     present: np.ndarray
     scores: np.ndarray
     judge: np.ndarray | None
-    pairs: list[tuple[float, float]]  # the judge's score and a person's label, on every item both gave one
+    pairs: list[tuple[float, float]] | np.ndarray  # the judge's score and a person's label, on every item both gave one
     units: np.ndarray
     groups: int
+    made: dict = field(default_factory=dict, repr=False, compare=False)  # what is read of it once (`advantages_of`)
+
+    def advantages_of(self, alignment: str, min_items: int) -> tuple[float, float, list[float]]:
+        """`_advantages` of this data, made once for every epsilon and test."""
+        if ("advantages", alignment, min_items) not in self.made:
+            self.made["advantages", alignment, min_items] = _advantages(self, alignment, min_items)
+        advantage, chance, ahead = self.made["advantages", alignment, min_items]
+        return advantage, chance, list(ahead)
+
+    def judge_by_label(self) -> list[np.ndarray]:
+        """`_judge_by_label` of the people's values and the judge's pairs with them, made once."""
+        if "judge by label" not in self.made:
+            self.made["judge by label"] = _judge_by_label(self.values, self.pairs)
+        return self.made["judge by label"]
 
     @classmethod
     def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
-             groups: Mapping[str, str]) -> _Data | None:
+             groups: Mapping[str, str]) -> PlanData | None:
         labels = [float(v) for scores in people.values() for v in scores.values()]
         pairs = _pairs(people)
         if not pairs or len(set(labels)) < 2:
@@ -272,7 +291,7 @@ class _Data:
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
     @classmethod
-    def of_columns(cls, found: ItemColumns, aspect: str, judge: np.ndarray | None) -> _Data | None:
+    def of_columns(cls, found: ItemColumns, aspect: str, judge: np.ndarray | None) -> PlanData | None:
         """`read` of the people's labels of `aspect` on the items of `found`, the judge's score of each
         (`judge`, NaN where none; None: no judge) and their groups, read from the columns: the same
         data, in the same order, as `read(people_of(items, aspect), judge, groups)` gives."""
@@ -285,31 +304,41 @@ class _Data:
         entries = np.arange(len(names))[:, None] < counts[None, :]  # annotator "#k+1" scored the item
         labels = matrix[entries]  # every label (in another order than `read`'s: what it makes of them is not)
         shared = counts >= 2
-        if not shared.any() or len(set(labels.tolist())) < 2:
+        if not shared.any() or not (labels != labels[:1]).any():  # one value only (NaN: a value each, as a set has it)
             return None
         values, frequency = np.unique(np.round(labels, 6), return_counts=True)
         judged = np.isfinite(judge) if judge is not None else np.zeros(len(counts), bool)
-        with_judge = [(a, b) for k in range(len(names)) for a, b in
-                      zip(judge[entries[k] & judged].tolist(), matrix[k, entries[k] & judged].tolist())] \
-            if judge is not None else []
+        with_judge = np.array([np.concatenate([judge[entries[k] & judged] for k in range(len(names))]),
+                               np.concatenate([matrix[k, entries[k] & judged] for k in range(len(names))])]).T \
+            if judge is not None and len(names) else np.zeros((0, 2))  # (the judge's, a person's) as `read` pairs them
         pairs = [matrix[a, shared & (counts > b)] == matrix[b, shared & (counts > b)]
                  for a in range(len(names)) for b in range(a + 1, len(names))]
         agreement = float(np.mean(np.concatenate(pairs)))
-        judge_agreement = float(np.mean([round(j) == s for j, s in with_judge])) if with_judge else agreement
-        labeled = np.flatnonzero(shared & (judged if with_judge else True))
+        judge_agreement = float(np.mean(np.round(with_judge[:, 0]) == with_judge[:, 1])) if len(with_judge) \
+            else agreement  # round half to even, as Python's round
+        labeled = np.flatnonzero(shared & (judged if len(with_judge) else True))
         width = int(counts[labeled].max(initial=0))
         present = (np.arange(width)[None, :] < counts[labeled][:, None])
         scores = np.where(present, matrix[:width, labeled].T, 0.0)
-        keys = [group or f"item {item}" for group, item in zip(found.group_ids[labeled].tolist(),
-                                                                 found.ids[labeled].tolist())]
-        units = pd.factorize(np.array(keys, dtype=object))[0].astype(int)  # in the order first met
+        keys = sorted_group_codes(found)[labeled]  # a code per group
+        if (keys < 0).any() or (found.group_ids[labeled] == "").any():  # an item without a group: one of its own
+            keys = found.group_ids[labeled].copy()
+            alone = np.array([not group for group in keys.tolist()], bool)
+            keys[alone] = "item " + found.ids[labeled][alone].astype(object)
+        units = pd.factorize(keys)[0].astype(int)  # in the order first met
         sizes = np.bincount(units)
         return cls(values, frequency / frequency.sum(), agreement, judge_agreement, names[:width], present, scores,
-                   judge[labeled].astype(float) if with_judge else None, with_judge, units,
+                   judge[labeled].astype(float) if len(with_judge) else None, with_judge, units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
 
-def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
+def sorted_group_codes(found: ItemColumns) -> np.ndarray:
+    """Each item's group (`ItemColumns.group_ids`, "" where none) as a number, the groups numbered in their
+    sorted order as `pd.factorize(..., sort=True)` numbers them (-1 for None), made once per list of items."""
+    return found.memo(("sorted group codes",), lambda: pd.factorize(found.group_ids, sort=True)[0].astype(int))
+
+
+def _why_not(plan: Plan, data: PlanData, min_items: int) -> str:
     """Why there is no plan ("" when there is one): too few items two annotators share, or a judge the
     test cannot pass however many items it is given: on the test's own quantity, each annotator's
     advantage over it (person wins less judge wins), at or above epsilon for more than half the
@@ -319,7 +348,7 @@ def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
                 f"share{' and the judge scored' if plan.judge_known else ''}; it needs {MIN_SHARED} or more.")
     if data.judge is None:
         return ""
-    plan.advantage, plan.chance_advantage, plan.ahead = _advantages(data, plan.alignment, min_items)
+    plan.advantage, plan.chance_advantage, plan.ahead = data.advantages_of(plan.alignment, min_items)
     below = sum(ahead < plan.epsilon for ahead in plan.ahead)
     if 2 * below >= len(plan.ahead):
         return ""
@@ -331,7 +360,7 @@ def _why_not(plan: Plan, data: _Data, min_items: int) -> str:
             "surer of it: improve the judge first.")
 
 
-def _resampled(rng: np.random.Generator, data: _Data, runs: int, settings: dict) -> tuple[list[int], list[float]]:
+def _resampled(rng: np.random.Generator, data: PlanData, runs: int, settings: dict) -> tuple[list[int], list[float]]:
     """The chance to pass of studies drawn from the data's items (or its groups), at each size."""
     differences = _differences(data.scores, data.present, data.judge, settings["alignment"])
     units = data.units if data.groups else np.arange(len(data.present))
@@ -374,7 +403,7 @@ def _until_reached(sizes: Sequence[int], chance_at: Callable[[int], float]) -> t
     return done[0], isotonic_regression(done[1]).x.tolist()
 
 
-def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, settings: dict) -> np.ndarray:
+def _modelled(rng: np.random.Generator, data: PlanData, items: int, runs: int, settings: dict) -> np.ndarray:
     """Whether the test passes in each of `runs` studies of `items` items under the appendix C model:
     each item's design (who labels it) drawn from the data's (with fewer than three annotators:
     three on every item), the judge like an annotator, or (with one scored) drawn from its own
@@ -382,7 +411,7 @@ def _modelled(rng: np.random.Generator, data: _Data, items: int, runs: int, sett
     crossed = len(data.names) < 3
     annotators = 3 if crossed else len(data.names)
     eta = _eta(data.frequencies, data.agreement)
-    judge_given = _judge_by_label(data.values, data.pairs) if data.judge is not None else None
+    judge_given = data.judge_by_label() if data.judge is not None else None
     group = max(1, round(len(data.present) / data.groups)) if data.groups else 1  # the data's mean group size
     pairs = annotators if settings["alignment"] == "accuracy" else 1  # accuracy compares every two annotators
     block = max(1, BLOCK // (items * (annotators + 1) * pairs))
@@ -463,33 +492,44 @@ def _differences(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, ali
     return np.where(compared, person.astype(float) - machine, 0.0)
 
 
-def _wins(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str):
+def _wins(scores: np.ndarray, present: np.ndarray, judge: np.ndarray, alignment: str,
+          person: np.ndarray | None = None):
     """Whether each annotator, and whether the judge, represents the item's other annotators at
     least as well as the other does (a tie counting for both), and where that is compared (the
-    annotator labeled the item, and someone else did)."""
+    annotator labeled the item, and someone else did). `person`: `_person_score`, when made already."""
     others = present.sum(axis=-1, keepdims=True) - 1
+    person = _person_score(scores, present, alignment) if person is None else person
     scores, away = np.where(present, scores, 0.0), judge[..., None]
     if alignment == "accuracy":  # how many of the others gave each one's label
-        same = (scores[..., :, None] == scores[..., None, :]) & present[..., :, None] & present[..., None, :]
-        person = same.sum(axis=-1) - 1
         machine = ((scores == away) & present).sum(axis=-1, keepdims=True) - (scores == away)
         person_wins, machine_wins = person >= machine, machine >= person
     else:  # neg-rmse: the sum of squared differences from the others (the same count of others for both)
-        total, squares = scores.sum(axis=-1, keepdims=True), (scores ** 2).sum(axis=-1, keepdims=True)
-        person = squares - scores ** 2 - 2 * scores * (total - scores) + others * scores ** 2
         machine = (np.where(present, scores - away, 0.0) ** 2).sum(axis=-1, keepdims=True) - (scores - away) ** 2
         person_wins, machine_wins = person <= machine, machine <= person
     return person_wins, machine_wins, present & (others > 0)
 
 
-def _advantages(data: _Data, alignment: str, min_items: int) -> tuple[float, float, list[float]]:
+def _person_score(scores: np.ndarray, present: np.ndarray, alignment: str) -> np.ndarray:
+    """How well each annotator represents the item's other annotators (`_wins`): under accuracy how many
+    of them gave its label, else the sum of its squared differences from them."""
+    others = present.sum(axis=-1, keepdims=True) - 1
+    scores = np.where(present, scores, 0.0)
+    if alignment == "accuracy":
+        same = (scores[..., :, None] == scores[..., None, :]) & present[..., :, None] & present[..., None, :]
+        return same.sum(axis=-1) - 1
+    total, squares = scores.sum(axis=-1, keepdims=True), (scores ** 2).sum(axis=-1, keepdims=True)
+    return squares - scores ** 2 - 2 * scores * (total - scores) + others * scores ** 2
+
+
+def _advantages(data: PlanData, alignment: str, min_items: int) -> tuple[float, float, list[float]]:
     """The judge's advantage probability on the data's items (the mean over annotators with
     `min_items` items, or over all where none has, of the share of their items where it is at
     least as good as they are), that of labels drawn at random from the people's shares, and each
     of those annotators' advantage over the judge (the share of items the person wins less the share
     the judge wins: the mean the test's t-test is of)."""
-    person, machine, compared = _wins(data.scores, data.present, data.judge, alignment)
-    by_chance = sum(share * _wins(data.scores, data.present, np.full(len(data.judge), value), alignment)[1]
+    score = _person_score(data.scores, data.present, alignment)
+    person, machine, compared = _wins(data.scores, data.present, data.judge, alignment, score)
+    by_chance = sum(share * _wins(data.scores, data.present, np.full(len(data.judge), value), alignment, score)[1]
                     for value, share in zip(data.values, data.frequencies))
     counted = compared.sum(axis=0)
     annotators = counted >= min_items if (counted >= min_items).any() else counted > 0
