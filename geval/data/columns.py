@@ -191,7 +191,7 @@ class ItemColumns:
         return self._memo(("other", *key), make)
 
 
-_kept: OrderedDict[int, tuple[tuple[int, ...], ItemColumns]] = OrderedDict()  # hash -> (the objects' ids, columns)
+_kept: OrderedDict[int, tuple[np.ndarray, ItemColumns]] = OrderedDict()  # hash -> (the objects' ids, columns)
 _kept_lock = Lock()
 
 
@@ -203,14 +203,19 @@ def columns(items: Sequence[Item]) -> ItemColumns:
     if found is not None and len(found.items) == len(items) and (not items or (
             found.items[0] is items[0] and found.items[-1] is items[-1])):
         return found
+    made = _kept_columns(items)  # a plain list of the same objects (a filter that kept them all) shares them too
     if shared is not None:
-        shared["columns"] = made = ItemColumns(items)
-        return made
-    identity = tuple(map(id, items))
-    key = hash(identity)
+        shared["columns"] = made
+    return made
+
+
+def _kept_columns(items: Sequence[Item]) -> ItemColumns:
+    """The columns kept for a list of these very objects in this order, else made and kept (the last KEPT)."""
+    identity = np.fromiter(map(id, items), dtype=np.int64, count=len(items))  # 8 bytes an item
+    key = hash(identity.tobytes())
     with _kept_lock:
         found = _kept.get(key)
-        if found is not None and found[0] == identity:
+        if found is not None and np.array_equal(found[0], identity):
             _kept.move_to_end(key)
             return found[1]
     made = ItemColumns(items)
