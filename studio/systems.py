@@ -6,7 +6,6 @@ human side changes."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 import pandas as pd
@@ -125,10 +124,8 @@ def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
     if not aspects:
         return None
     aspect = st.session_state.get("systems_aspect") if st.session_state.get("systems_aspect") in aspects else aspects[0]
-    items = store.items(dataset.name)  # the human side's scores: labels too
-    complete = all(item.human.get(aspect) for item in items)
-    sizes = list(Counter(item.system for item in items).values())
-    per_system = (st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)) if complete else None
+    sizes = geval.labeling.drawn_from(store.items(dataset.name), aspect)  # the human side's scores: labels too
+    per_system = None if sizes is None else st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)
     column, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     return found.sources.get(column, (column,))[0], aspect, why
@@ -169,9 +166,9 @@ def _follow(preferred: str, options: list[str]) -> None:
 def _labels_input(column, items: list, aspect: str) -> int | None:
     """Where people scored every item of the aspect: how many labels per system to draw from their
     scores (by default half the smallest system's items, at least 5); else None (the labels given)."""
-    if not all(item.human.get(aspect) for item in items):
+    sizes = geval.labeling.drawn_from(items, aspect)
+    if sizes is None:
         return None
-    sizes = list(Counter(item.system for item in items).values())
     most = max(max(sizes), geval.labeling.MIN_LABELS)
     if st.session_state.get("systems_labels", 0) > most:  # another dataset's choice
         del st.session_state["systems_labels"]

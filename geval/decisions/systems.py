@@ -128,8 +128,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     item."""
     population = population.copy()
     population["system"] = population["system"].fillna("").astype(str)
-    known = population["human"].notna().to_dict()
-    labeled = [i for i in dict.fromkeys(order) if known.get(i, False)]
+    labeled = _scored(population, order)
     counts = population.loc[labeled, "system"].value_counts()
     systems = [s for s in sorted(population["system"].unique(), key=_natural) if counts.get(s, 0) >= MIN_LABELS]
     if not labeled:
@@ -160,11 +159,12 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     arrays = _Items(population, judges)
     sequential = anytime or weights is not None
     table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha, sequential)
-    table["judge"] = [population.loc[population["system"] == s, judges[0]].mean() for s in systems]
-    paired = _document_design(population, labeled, systems)
+    alone = population[judges[0]].to_numpy()
+    table["judge"] = [pd.Series(alone[arrays.members[s]]).mean() for s in systems]  # each system's own, as pandas reads it
+    paired = _document_design(arrays, population, labeled, systems)
     differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha, weights,
                                sequential)
-    scored = [i for i in dict.fromkeys(worth_on) if known.get(i, False)] if worth_on is not None else labeled
+    scored = _scored(population, worth_on) if worth_on is not None else labeled
     worth = judges_worth(arrays, labeled, systems, judges, scale, weights if worth_on is None else None, scored)
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
@@ -180,10 +180,20 @@ def judges_worth(arrays: _Items, labeled: list[str], systems: list[str], judges:
     with `weights`), and all of them together when there are several, most first."""
     sets = [([j], j) for j in judges] + ([(list(judges), TOGETHER)] if len(judges) > 1 else [])
     groups = arrays.groups(scored, systems)
-    counts = np.array([(arrays.system[[arrays.index[i] for i in labeled]] == s).sum() for s in systems])
+    of_labeled = arrays.system[arrays.rows(labeled)]
+    counts = np.array([(of_labeled == s).sum() for s in systems])
     worth = pd.DataFrame([judge_worth(arrays.draws(scored, systems, chosen, weights, scale), groups, name, counts)
                           for chosen, name in sets])
     return worth.sort_values("effective", ascending=False, ignore_index=True)
+
+
+def _scored(population: pd.DataFrame, ids: Sequence[str]) -> list[str]:
+    """`ids` (each the first time it comes) that are items of `population` with people's scores, in order."""
+    wanted = pd.Index(list(dict.fromkeys(ids)), dtype=object)
+    where = population.index.get_indexer(wanted)
+    keep = where >= 0
+    keep[keep] = population["human"].notna().to_numpy()[where[keep]]
+    return wanted[keep].tolist()
 
 
 def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> list[str]:
@@ -223,7 +233,8 @@ class _Items:
     judge's score centred on its system's mean (an item without a score at the mean)."""
 
     def __init__(self, population: pd.DataFrame, judges: Sequence[str]):
-        self.index = {item: n for n, item in enumerate(population.index)}
+        self.ids = population.index
+        self._rows: tuple[Sequence[str] | None, np.ndarray] = (None, np.zeros(0, int))
         self.system = population["system"].to_numpy(str)
         self.group = population["group"].fillna("").astype(str).to_numpy(str)
         self.human = population["human"].to_numpy(float)
@@ -232,11 +243,17 @@ class _Items:
         self.centred = (scores - scores.groupby(population["system"]).transform("mean")).fillna(0.0).to_numpy(float)
         self.members = {s: np.flatnonzero(self.system == s) for s in dict.fromkeys(self.system)}
 
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """The rows of the items `ids` (kept for the same list: the labels are read many times)."""
+        if self._rows[0] is not ids:
+            self._rows = (ids, np.asarray(self.ids.get_indexer(pd.Index(ids, dtype=object)), int))
+        return self._rows[1]
+
     def draws(self, labeled: Sequence[str], systems: Sequence[str], judges: Sequence[str],
               weights: pd.Series | None, scale: tuple[float, float]) -> Draws:
         """One sequence per system: its labels in the order given."""
         columns = [self.judges.index(j) for j in judges]
-        rows = np.array([self.index[i] for i in labeled], int)
+        rows = self.rows(labeled)
         sequences = [rows[self.system[rows] == s] for s in systems]
         size = np.array([len(self.members[s]) for s in systems])
         k, big = max(map(len, sequences)), int(size.max())
@@ -244,7 +261,7 @@ class _Items:
         pop = np.full((len(systems), big, len(columns)), np.nan)
         w = taken = None
         if weights is not None:
-            every = weights.reindex(list(self.index)).to_numpy(float)
+            every = weights.reindex(self.ids).to_numpy(float)
             w, taken = np.full((len(systems), big), np.nan), np.full((len(systems), k), np.nan)
         for b, (system, chosen) in enumerate(zip(systems, sequences)):
             members = self.members[system]
@@ -257,7 +274,7 @@ class _Items:
 
     def groups(self, labeled: Sequence[str], systems: Sequence[str]) -> np.ndarray:
         """(systems, k): the group of each label of `draws`' sequences ("" past a system's last)."""
-        rows = np.array([self.index[i] for i in labeled], int)
+        rows = self.rows(labeled)
         sequences = [rows[self.system[rows] == s] for s in systems]
         found = np.full((len(systems), max(map(len, sequences))), "", dtype=object)
         for b, chosen in enumerate(sequences):
@@ -298,13 +315,14 @@ def _table(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems
     return rows
 
 
-def _document_design(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
+def _document_design(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
     """Whether the labels came a document at a time: every system labeled on the same groups, in
     the same order (then differences are read on those shared documents)."""
     if len(systems) < 2:
         return False
-    system_of, group_of = dict(zip(population.index, population["system"])), dict(zip(population.index, population["group"]))
-    orders = [[group_of[i] for i in labeled if system_of[i] == s] for s in systems]
+    rows = arrays.rows(labeled)
+    system_of, group_of = arrays.system[rows], population["group"].to_numpy(object)[rows]
+    orders = [group_of[system_of == s].tolist() for s in systems]
     return all(o == orders[0] for o in orders) and len(set(orders[0])) == len(orders[0])
 
 
@@ -355,9 +373,9 @@ def _paired_draws(arrays: _Items, labeled: list[str], systems: list[str], judges
     """One sequence per pair: the difference A − B on each shared labeled document, in order, over
     the population of documents both systems have (its bounds: the scale's width either way)."""
     columns = [arrays.judges.index(j) for j in judges]
-    by_group = {s: {arrays.group[r]: r for r in arrays.members[s]} for s in systems}
-    order = list(dict.fromkeys(arrays.group[[arrays.index[i] for i in labeled]]))
-    labeled_rows = {arrays.index[i] for i in labeled}
+    by_group = {s: dict(zip(arrays.group[arrays.members[s]].tolist(), arrays.members[s].tolist())) for s in systems}
+    order = list(dict.fromkeys(arrays.group[arrays.rows(labeled)].tolist()))
+    labeled_rows = set(arrays.rows(labeled).tolist())
     rows = []
     for i, j in pairs:
         one, two = by_group[systems[i]], by_group[systems[j]]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from geval.analysis.correlation import MIN_GROUPS, jackknife_se
@@ -99,10 +100,10 @@ def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray 
     the people's variance it leaves (`ratio`) and its correlation with them within systems
     (`within`)."""
     labeled = draws.labeled
-    order = list(dict.fromkeys(groups[labeled]))
-    block_of = {g: n % BLOCKS for n, g in enumerate(order)}
+    order = pd.unique(groups[labeled]).tolist()
     n_blocks = min(len(order), BLOCKS) or 1
-    blocks = np.vectorize(lambda g: block_of.get(g, 0), otypes=[int])(groups) if groups.size else groups.astype(int)
+    at = pd.Index(order, dtype=object).get_indexer(groups.ravel()).reshape(groups.shape)
+    blocks = np.where(at >= 0, at % BLOCKS, 0)  # the n-th group first labeled in block n % BLOCKS (0 where unlabeled)
     sums = _sums(draws, blocks, n_blocks)
     ratio, within = variance_left(sums)
     counts, sizes = (labeled.sum(1) if labels is None else np.asarray(labels)), draws.size
