@@ -616,7 +616,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         order = _labeled_order(store, dataset, name, population, seed)
         source = HUMAN_SOURCES[store.human_side(dataset)]
     result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together,
-                   anytime=anytime, worth_on=population.index.tolist() if per_system is not None else None)
+                   anytime=anytime, worth_on=population.index if per_system is not None else None)
     result.notes = notes + result.notes
     result.source = source
     held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
@@ -687,7 +687,7 @@ def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
     found = item_columns(items)
     if not found.scored(aspect).all():
         return None
-    return pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist()
+    return found.memo(("system sizes",), lambda: pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist())
 
 
 def _shared_groups(population: pd.DataFrame) -> bool:

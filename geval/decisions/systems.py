@@ -128,7 +128,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     item."""
     population = population.copy()
     population["system"] = population["system"].fillna("").astype(str)
-    labeled = _scored(population, order)
+    labeled, labeled_rows = _scored(population, order)
     counts = population.loc[labeled, "system"].value_counts()
     systems = [s for s in sorted(population["system"].unique(), key=_natural) if counts.get(s, 0) >= MIN_LABELS]
     if not labeled:
@@ -157,6 +157,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     chosen = list(judges) if together else [judges[0]]
     name = TOGETHER if together and len(judges) > 1 else judges[0]
     arrays = _Items(population, judges)
+    arrays.place(labeled, labeled_rows)
     sequential = anytime or weights is not None
     table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha, sequential)
     alone = population[judges[0]].to_numpy()
@@ -164,7 +165,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     paired = _document_design(arrays, population, labeled, systems)
     differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha, weights,
                                sequential)
-    scored = _scored(population, worth_on) if worth_on is not None else labeled
+    scored = arrays.place(*_scored(population, worth_on)) if worth_on is not None else labeled
     worth = judges_worth(arrays, labeled, systems, judges, scale, weights if worth_on is None else None, scored)
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
@@ -187,13 +188,16 @@ def judges_worth(arrays: _Items, labeled: list[str], systems: list[str], judges:
     return worth.sort_values("effective", ascending=False, ignore_index=True)
 
 
-def _scored(population: pd.DataFrame, ids: Sequence[str]) -> list[str]:
-    """`ids` (each the first time it comes) that are items of `population` with people's scores, in order."""
-    wanted = pd.Index(list(dict.fromkeys(ids)), dtype=object)
-    where = population.index.get_indexer(wanted)
+def _scored(population: pd.DataFrame, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """`ids` (each the first time it comes) that are items of `population` with people's scores, in
+    order, and their rows in it."""
+    wanted = ids if isinstance(ids, pd.Index) else pd.Index(ids, dtype=object)
+    if not wanted.is_unique:
+        wanted = wanted[~wanted.duplicated()]
+    where = np.arange(len(wanted)) if wanted.is_(population.index) else population.index.get_indexer(wanted)
     keep = where >= 0
     keep[keep] = population["human"].notna().to_numpy()[where[keep]]
-    return wanted[keep].tolist()
+    return wanted[keep].tolist(), where[keep]
 
 
 def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> list[str]:
@@ -234,20 +238,25 @@ class _Items:
 
     def __init__(self, population: pd.DataFrame, judges: Sequence[str]):
         self.ids = population.index
-        self._rows: tuple[Sequence[str] | None, np.ndarray] = (None, np.zeros(0, int))
-        self.system = population["system"].to_numpy(str)
-        self.group = population["group"].fillna("").astype(str).to_numpy(str)
+        self._rows: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # id of a list of items -> (it, their rows)
+        self.system = population["system"].to_numpy(object).astype(str)
+        self.group = population["group"].fillna("").astype(str).to_numpy(object).astype(str)
         self.human = population["human"].to_numpy(float)
         self.judges = list(judges)
         scores = population[self.judges].astype(float)
         self.centred = (scores - scores.groupby(population["system"]).transform("mean")).fillna(0.0).to_numpy(float)
-        self.members = {s: np.flatnonzero(self.system == s) for s in dict.fromkeys(self.system)}
+        self.members = {s: np.flatnonzero(self.system == s) for s in pd.unique(population["system"].to_numpy(object))}
+
+    def place(self, ids: list[str], rows: np.ndarray) -> list[str]:
+        """Keep `rows` as the rows of the items `ids` (the list itself) for `rows`; `ids` back."""
+        self._rows[id(ids)] = (ids, np.asarray(rows, int))
+        return ids
 
     def rows(self, ids: Sequence[str]) -> np.ndarray:
-        """The rows of the items `ids` (kept for the same list: the labels are read many times)."""
-        if self._rows[0] is not ids:
-            self._rows = (ids, np.asarray(self.ids.get_indexer(pd.Index(ids, dtype=object)), int))
-        return self._rows[1]
+        """The rows of the items `ids` (kept for a list placed or read before: labels are read many times)."""
+        if id(ids) not in self._rows:
+            self.place(ids, self.ids.get_indexer(pd.Index(ids, dtype=object)))
+        return self._rows[id(ids)][1]
 
     def draws(self, labeled: Sequence[str], systems: Sequence[str], judges: Sequence[str],
               weights: pd.Series | None, scale: tuple[float, float]) -> Draws:

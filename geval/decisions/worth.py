@@ -51,18 +51,25 @@ def effective_labels(labels: np.ndarray, items: np.ndarray, ratio: float) -> flo
 
 def _sums(draws: Draws, blocks: np.ndarray, n_blocks: int) -> dict[str, np.ndarray]:
     """Per sequence and block, the weighted sums a pooled within-system regression needs (each label
-    at the inverse of its draw weight, scaled to the sequence's count of labels)."""
+    at the inverse of its draw weight, scaled to the sequence's count of labels): each label added to
+    its sequence's block in order."""
     labeled = draws.labeled
     weight = np.ones_like(draws.y) if draws.taken is None else 1 / np.where(labeled, draws.taken, np.inf)
     weight = np.where(labeled, weight, 0.0)
     weight *= labeled.sum(1, keepdims=True) / np.maximum(weight.sum(1, keepdims=True), 1e-300)
-    y, x = np.where(labeled, draws.y, 0.0), np.where(labeled[..., None], draws.x, 0.0)
-    one = np.eye(n_blocks)[np.where(labeled, blocks, 0)] * labeled[..., None]  # (B, k, blocks)
-    return {"n": np.einsum("bkj->bj", one), "w": np.einsum("bk,bkj->bj", weight, one),
-            "y": np.einsum("bk,bk,bkj->bj", weight, y, one), "yy": np.einsum("bk,bk,bkj->bj", weight, y * y, one),
-            "x": np.einsum("bk,bkp,bkj->bjp", weight, x, one),
-            "xx": np.einsum("bk,bkp,bkq,bkj->bjpq", weight, x, x, one),
-            "xy": np.einsum("bk,bkp,bk,bkj->bjp", weight, x, y, one)}
+    count = len(labeled)
+    cell = (np.arange(count)[:, None] * n_blocks + blocks)[labeled]  # each label's (sequence, block)
+    w, y, x = weight[labeled], draws.y[labeled], draws.x[labeled]  # (labels,), (labels,), (labels, p)
+
+    def total(values: np.ndarray) -> np.ndarray:
+        """(labels, ...) summed into (B, blocks, ...)."""
+        flat = values.reshape(len(values), -1)
+        summed = [np.bincount(cell, flat[:, i], count * n_blocks) for i in range(flat.shape[1])]
+        return np.stack(summed, -1).reshape(count, n_blocks, *values.shape[1:])
+
+    wx = w[:, None] * x
+    return {"n": total(np.ones_like(w)), "w": total(w), "y": total(w * y), "yy": total(w * (y * y)),
+            "x": total(wx), "xx": total(wx[:, :, None] * x[:, None, :]), "xy": total(wx * y[:, None])}
 
 
 def variance_left(sums: dict[str, np.ndarray], keep: np.ndarray | None = None) -> tuple[float, float]:
