@@ -195,7 +195,8 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     when its template compares an aspect with `aspect`, else the most recently scored combination
     that does."""
     items = store.items(dataset) if items is None else items
-    ids = [item.id for item in items]
+    found_columns = item_columns(items)
+    ids = found_columns.index
     combos = store.combos(dataset)
     combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
     wanted = resolve(store, dataset, combo) if combo else None
@@ -226,7 +227,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
                                         store=store):
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
-    return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
+    return Features(table, rows, judge, pd.Series(found_columns.groups, index=ids),
                     scales.get(judge), held, compared, sources)
 
 

@@ -240,7 +240,7 @@ class _Items:
         self.ids = population.index
         self._rows: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # id of a list of items -> (it, their rows)
         self.system = population["system"].to_numpy(object).astype(str)
-        self.group = population["group"].fillna("").astype(str).to_numpy(object).astype(str)
+        self.group = population["group"].fillna("").to_numpy(object).astype(str)
         self.human = population["human"].to_numpy(float)
         self.judges = list(judges)
         scores = population[self.judges].astype(float)

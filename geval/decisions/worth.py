@@ -109,7 +109,7 @@ def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray 
     labeled = draws.labeled
     order = pd.unique(groups[labeled]).tolist()
     n_blocks = min(len(order), BLOCKS) or 1
-    at = pd.Index(order, dtype=object).get_indexer(groups.ravel()).reshape(groups.shape)
+    at = pd.Index(order, dtype=object).get_indexer(pd.Index(groups.ravel(), dtype=object)).reshape(groups.shape)
     blocks = np.where(at >= 0, at % BLOCKS, 0)  # the n-th group first labeled in block n % BLOCKS (0 where unlabeled)
     sums = _sums(draws, blocks, n_blocks)
     ratio, within = variance_left(sums)
