@@ -30,7 +30,7 @@ import pandas as pd
 from geval.decisions import t_intervals
 from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval, point, sequential_fit
 from geval.decisions.t_intervals import final_fit
-from geval.decisions.worth import judge_worth
+from geval.decisions.worth import blocks, judge_worth
 from geval.errors import GevalError
 
 #: Labels a system needs for an interval (the simulation's smallest number: docs/statistics.md).
@@ -183,8 +183,9 @@ def judges_worth(arrays: _Items, labeled: list[str], systems: list[str], judges:
     groups = arrays.groups(scored, systems)
     of_labeled = arrays.system[arrays.rows(labeled)]
     counts = np.array([(of_labeled == s).sum() for s in systems])
-    worth = pd.DataFrame([judge_worth(arrays.draws(scored, systems, chosen, weights, scale), groups, name, counts)
-                          for chosen, name in sets])
+    drawn = [arrays.draws(scored, systems, chosen, weights, scale) for chosen, _ in sets]
+    split = blocks(groups, drawn[0].labeled)  # the same labels for every judge
+    worth = pd.DataFrame([judge_worth(draws, split, name, counts) for draws, (_, name) in zip(drawn, sets)])
     return worth.sort_values("effective", ascending=False, ignore_index=True)
 
 

@@ -24,12 +24,14 @@ inverse of its weight, so that the variances are the population's.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 from scipy import stats
 
 from geval.analysis.correlation import MIN_GROUPS, jackknife_se
+from geval.analysis.grouped import group_sums
 from geval.decisions.betting import Draws
 
 #: Blocks of groups the jackknife leaves out one at a time, at the most.
@@ -63,9 +65,8 @@ def _sums(draws: Draws, blocks: np.ndarray, n_blocks: int) -> dict[str, np.ndarr
 
     def total(values: np.ndarray) -> np.ndarray:
         """(labels, ...) summed into (B, blocks, ...)."""
-        flat = values.reshape(len(values), -1)
-        summed = [np.bincount(cell, flat[:, i], count * n_blocks) for i in range(flat.shape[1])]
-        return np.stack(summed, -1).reshape(count, n_blocks, *values.shape[1:])
+        summed = group_sums(values.reshape(len(values), -1).T, cell, count * n_blocks)
+        return np.ascontiguousarray(summed.T).reshape(count, n_blocks, *values.shape[1:])  # row-major: read in the same order after
 
     wx = w[:, None] * x
     return {"n": total(np.ones_like(w)), "w": total(w), "y": total(w * y), "yy": total(w * (y * y)),
@@ -99,19 +100,33 @@ def variance_left(sums: dict[str, np.ndarray], keep: np.ndarray | None = None) -
     return ((1 - explained) / (n - systems - p)) / (1 / (n - systems)), correlation
 
 
-def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray | None = None) -> dict:
-    """A judge's (or several together: `draws.x`'s predictors) worth over the systems of `draws`, read
-    on their labels, each sequence's in the groups `groups` (B, k; "" where unlabeled), for `labels`
-    (B,) of each system (default: the labels read): labels, effective labels and the share saved
-    (1 − labels / effective), each with its 95% interval (NaN below MIN_GROUPS groups); the share of
-    the people's variance it leaves (`ratio`) and its correlation with them within systems
-    (`within`)."""
-    labeled = draws.labeled
+@dataclass(frozen=True)
+class Blocks:
+    """The jackknife's blocks of labels: each label's block (`of`, B x k: the n-th group first labeled in
+    block n % BLOCKS, 0 where unlabeled), how many blocks (`count`) and labeled groups (`groups`)."""
+
+    of: np.ndarray
+    count: int
+    groups: int
+
+
+def blocks(groups: np.ndarray, labeled: np.ndarray) -> Blocks:
+    """The `Blocks` of labels in the groups `groups` (B, k; "" where unlabeled) where `labeled`: the
+    same for every judge read on these labels."""
     order = pd.unique(groups[labeled]).tolist()
-    n_blocks = min(len(order), BLOCKS) or 1
     at = pd.Index(order, dtype=object).get_indexer(pd.Index(groups.ravel(), dtype=object)).reshape(groups.shape)
-    blocks = np.where(at >= 0, at % BLOCKS, 0)  # the n-th group first labeled in block n % BLOCKS (0 where unlabeled)
-    sums = _sums(draws, blocks, n_blocks)
+    return Blocks(np.where(at >= 0, at % BLOCKS, 0), min(len(order), BLOCKS) or 1, len(order))
+
+
+def judge_worth(draws: Draws, split: Blocks, name: str, labels: np.ndarray | None = None) -> dict:
+    """A judge's (or several together: `draws.x`'s predictors) worth over the systems of `draws`, read
+    on their labels, in the blocks `split` (`blocks` of their groups), for `labels` (B,) of each
+    system (default: the labels read): labels, effective labels and the share saved (1 − labels /
+    effective), each with its 95% interval (NaN below MIN_GROUPS groups); the share of the people's
+    variance it leaves (`ratio`) and its correlation with them within systems (`within`)."""
+    labeled = draws.labeled
+    n_blocks = split.count
+    sums = _sums(draws, split.of, n_blocks)
     ratio, within = variance_left(sums)
     counts, sizes = (labeled.sum(1) if labels is None else np.asarray(labels)), draws.size
     enough = counts >= 2
@@ -122,7 +137,7 @@ def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray 
 
     value = effective(ratio)
     low = high = math.nan
-    if len(order) >= MIN_GROUPS and math.isfinite(ratio):
+    if split.groups >= MIN_GROUPS and math.isfinite(ratio):
         loo = np.array([variance_left(sums, np.arange(n_blocks) != b)[0] for b in range(n_blocks)])
         se = jackknife_se(loo)
         if math.isfinite(se):
