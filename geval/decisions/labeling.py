@@ -34,6 +34,7 @@ from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
+from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.decisions.alttest import GROUP_NOUNS
@@ -211,7 +212,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             continue
         for key in scored.scores.columns:
             name = f"{label}: {key}"
-            columns[name] = scored.scores[key].reindex(ids).astype(float)
+            columns[name] = _on_items(scored.scores[key], found_columns)
             if said:
                 held[name] = said
             compared[name] = human_aspect_for(scored.template, key, [aspect]) or scored.humans[key]
@@ -229,6 +230,15 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     table = pd.DataFrame(columns, index=ids)
     return Features(table, rows, judge, pd.Series(found_columns.groups, index=ids),
                     scales.get(judge), held, compared, sources)
+
+
+def _on_items(scores: pd.Series, found: ItemColumns) -> pd.Series:
+    """`scores` (by item id) on the items of `found`, in their order, NaN for an item without one: a
+    reindex that finds each score's item without comparing every id."""
+    at = found.positions(scores.index)
+    values = np.full(len(found), math.nan)
+    values[at[at >= 0]] = scores.to_numpy(float)[at >= 0]
+    return pd.Series(values, index=found.index)
 
 
 # --- which item next ------------------------------------------------------------------------------
