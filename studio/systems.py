@@ -6,7 +6,6 @@ human side changes."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
 
 import pandas as pd
@@ -99,7 +98,7 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
-    each = geval.reporting.bottom_line.judges_on(found, store.items(dataset.name), aspect)  # with the labels
+    each = _judges_on(store, dataset.name, aspect, combos)  # with the labels
     try:
         result = _means(store, dataset.name, aspect, None, False, per_system, combos)
     except geval.GevalError:
@@ -125,10 +124,8 @@ def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
     if not aspects:
         return None
     aspect = st.session_state.get("systems_aspect") if st.session_state.get("systems_aspect") in aspects else aspects[0]
-    items = store.items(dataset.name)  # the human side's scores: labels too
-    complete = all(item.human.get(aspect) for item in items)
-    sizes = list(Counter(item.system for item in items).values())
-    per_system = (st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)) if complete else None
+    sizes = geval.labeling.drawn_from(store.items(dataset.name), aspect)  # the human side's scores: labels too
+    per_system = None if sizes is None else st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)
     column, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     return found.sources.get(column, (column,))[0], aspect, why
@@ -148,8 +145,7 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
         tests = cached.alttest(store, dataset.name, combos, *alttest.choices(store, dataset.name))["mode"]
     except geval.GevalError:
         return ""
-    found = cached.label_features(store, dataset.name, aspect, combos, None)
-    frame = bottom.figures(aspect, bottom.judges_on(found, store.items(dataset.name), aspect), bottom.saved_by(result),
+    frame = bottom.figures(aspect, _judges_on(store, dataset.name, aspect, combos), bottom.saved_by(result),
                            {(t.judge, t.aspect): t for t in tests if not t.baseline})
     constant = next((t for t in tests if t.baseline and t.aspect.lower() == aspect.lower()), None)
     labels = result.table["labeled"].median() if len(result.table) else None
@@ -169,9 +165,9 @@ def _follow(preferred: str, options: list[str]) -> None:
 def _labels_input(column, items: list, aspect: str) -> int | None:
     """Where people scored every item of the aspect: how many labels per system to draw from their
     scores (by default half the smallest system's items, at least 5); else None (the labels given)."""
-    if not all(item.human.get(aspect) for item in items):
+    sizes = geval.labeling.drawn_from(items, aspect)
+    if sizes is None:
         return None
-    sizes = list(Counter(item.system for item in items).values())
     most = max(max(sizes), geval.labeling.MIN_LABELS)
     if st.session_state.get("systems_labels", 0) > most:  # another dataset's choice
         del st.session_state["systems_labels"]
@@ -190,6 +186,19 @@ def _cached_estimable(_store, path: str, dataset: str, stamp: tuple) -> tuple[li
 
 def _estimable(store: geval.Store, dataset: str, combos: pd.DataFrame) -> tuple[list[str], list[str]]:
     return _cached_estimable(store, str(store.path), dataset, (cached.stamps(combos), store.human_stamp(dataset)))
+
+
+def _judges_on(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame) -> pd.DataFrame:
+    """`geval.reporting.bottom_line.judges_on` of the aspect, with the labels: read once for the section,
+    the judge it opens on and the bottom line."""
+    return _cached_judges_on(store, str(store.path), dataset, aspect, (cached.stamps(combos), store.human_stamp(dataset)),
+                             combos)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def _cached_judges_on(_store, path: str, dataset: str, aspect: str, stamp: tuple, _combos: pd.DataFrame) -> pd.DataFrame:
+    found = cached.label_features(_store, dataset, aspect, _combos, None)
+    return geval.reporting.bottom_line.judges_on(found, _store.items(dataset), aspect)
 
 
 def _advantage(store: geval.Store, dataset: str, combos: pd.DataFrame) -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -35,6 +34,8 @@ from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
+from geval.data.columns import ItemColumns
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
@@ -195,7 +196,8 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
     when its template compares an aspect with `aspect`, else the most recently scored combination
     that does."""
     items = store.items(dataset) if items is None else items
-    ids = [item.id for item in items]
+    found_columns = item_columns(items)
+    ids = found_columns.index
     combos = store.combos(dataset)
     combos = combos[(combos["ok"] > 0) & ~combos["searched"].astype(bool)]
     wanted = resolve(store, dataset, combo) if combo else None
@@ -210,7 +212,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
             continue
         for key in scored.scores.columns:
             name = f"{label}: {key}"
-            columns[name] = scored.scores[key].reindex(ids).astype(float)
+            columns[name] = _on_items(scored.scores[key], found_columns)
             if said:
                 held[name] = said
             compared[name] = human_aspect_for(scored.template, key, [aspect]) or scored.humans[key]
@@ -226,8 +228,17 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
                                         store=store):
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
-    return Features(table, rows, judge, pd.Series([item.group or item.id for item in items], index=ids),
+    return Features(table, rows, judge, pd.Series(found_columns.groups, index=ids),
                     scales.get(judge), held, compared, sources)
+
+
+def _on_items(scores: pd.Series, found: ItemColumns) -> pd.Series:
+    """`scores` (by item id) on the items of `found`, in their order, NaN for an item without one: a
+    reindex that finds each score's item without comparing every id."""
+    at = found.positions(scores.index)
+    values = np.full(len(found), math.nan)
+    values[at[at >= 0]] = scores.to_numpy(float)[at >= 0]
+    return pd.Series(values, index=found.index)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -581,7 +592,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     if design not in DESIGNS:
         raise SystemsError(f"design '{shown(design)}' is unknown; use one of {', '.join(DESIGNS)}")
     items = store.items(dataset) if items is None else items
-    names = list(dict.fromkeys(a for item in items for a in item.human))
+    found_columns = item_columns(items)
+    names = found_columns.human_aspects
     name = next((h for h in names if h.lower() == aspect.lower()), None)
     if name is None:
         raise SystemsError(f"'{dataset}' has no people's scores of {aspect}"
@@ -593,9 +605,9 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     if not found.rows:
         raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
-    human = pd.Series([item.human_mean(name) for item in items], index=[item.id for item in items], dtype=float)
-    population = pd.DataFrame({"system": [item.system for item in items], "group": [item.group or item.id for item in items],
-                               "human": human}, index=human.index).join(found.table[judges])
+    human = pd.Series(found_columns.mean(name), index=found_columns.index, dtype=float)
+    population = pd.DataFrame({"system": found_columns.systems, "group": found_columns.groups, "human": human},
+                              index=human.index).join(found.table[judges])
     low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
@@ -615,7 +627,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         order = _labeled_order(store, dataset, name, population, seed)
         source = HUMAN_SOURCES[store.human_side(dataset)]
     result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together,
-                   anytime=anytime, worth_on=list(population.index) if per_system is not None else None)
+                   anytime=anytime, worth_on=population.index if per_system is not None else None)
     result.notes = notes + result.notes
     result.source = source
     held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
@@ -664,11 +676,10 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
     aspects, lines = estimable_aspects(store, dataset, items, aspects)
     rows = []
     for aspect in aspects:
-        complete = all(item.human.get(aspect) for item in items)
+        sizes = drawn_from(items, aspect)
         try:
-            result = system_means(store, dataset, aspect, per_system=default_labels(
-                list(Counter(item.system for item in items).values())) if complete else None,
-                design="documents", seed=seed, items=items)
+            result = system_means(store, dataset, aspect, per_system=default_labels(sizes) if sizes else None,
+                                  design="documents", seed=seed, items=items)
         except SystemsError as exc:
             lines.append(f"{aspect}: {exc}")
             continue
@@ -681,6 +692,15 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
     return pd.DataFrame(rows, columns=columns), lines
 
 
+def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
+    """Where people scored every item of `aspect` (labels can be drawn from their scores): each
+    system's number of items, in first-seen order; else None."""
+    found = item_columns(items)
+    if not found.scored(aspect).all():
+        return None
+    return found.memo(("system sizes",), lambda: pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist())
+
+
 def _shared_groups(population: pd.DataFrame) -> bool:
     """Whether some group (document, dialogue) holds items of several systems, or there are no
     systems: then k groups can be drawn, every system's item of each."""
@@ -689,11 +709,11 @@ def _shared_groups(population: pd.DataFrame) -> bool:
 
 def _unit(items: list[Item]) -> str:
     """What a group is, in words: "items" when each holds one, else dialogues, documents or groups."""
-    groups = Counter(item.group or item.id for item in items)
-    if max(groups.values(), default=1) == 1:
+    found = item_columns(items)
+    if len(found.first_seen("groups")) == len(found):  # one item in each
         return "items"
-    levels = {item.level for item in items}
-    return GROUP_NOUNS.get(levels.pop(), "groups") if len(levels) == 1 else "groups"
+    levels = found.first_seen("levels")
+    return GROUP_NOUNS.get(levels[0], "groups") if len(levels) == 1 else "groups"
 
 
 def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, design: str, seed: int,
@@ -720,7 +740,7 @@ def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.S
     per system at random, or k per system by weight."""
     scored = population[population["human"].notna()]
     if design == "documents":
-        groups = list(dict.fromkeys(scored["group"]))
+        groups = pd.unique(scored["group"].to_numpy(object)).tolist()
         chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
         by_group = scored[scored["group"].isin(chosen)].groupby("group").groups  # the chosen groups' items only
         return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]
@@ -739,7 +759,8 @@ def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataF
     them will do)."""
     labels = store.labels(dataset)
     mine = list(dict.fromkeys(labels.loc[labels["aspect"].str.lower() == aspect.lower(), "item_id"]))
-    rest = [i for i in population.index[population["human"].notna()] if i not in set(mine)]
+    taken = set(mine)
+    rest = [i for i in population.index[population["human"].notna()].tolist() if i not in taken]
     return mine + [rest[i] for i in np.random.default_rng(seed).permutation(len(rest))]
 
 

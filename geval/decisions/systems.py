@@ -30,7 +30,7 @@ import pandas as pd
 from geval.decisions import t_intervals
 from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval, point, sequential_fit
 from geval.decisions.t_intervals import final_fit
-from geval.decisions.worth import judge_worth
+from geval.decisions.worth import blocks, judge_worth
 from geval.errors import GevalError
 
 #: Labels a system needs for an interval (the simulation's smallest number: docs/statistics.md).
@@ -128,8 +128,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     item."""
     population = population.copy()
     population["system"] = population["system"].fillna("").astype(str)
-    known = population["human"].notna().to_dict()
-    labeled = [i for i in dict.fromkeys(order) if known.get(i, False)]
+    labeled, labeled_rows = _scored(population, order)
     counts = population.loc[labeled, "system"].value_counts()
     systems = [s for s in sorted(population["system"].unique(), key=_natural) if counts.get(s, 0) >= MIN_LABELS]
     if not labeled:
@@ -158,13 +157,15 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     chosen = list(judges) if together else [judges[0]]
     name = TOGETHER if together and len(judges) > 1 else judges[0]
     arrays = _Items(population, judges)
+    arrays.place(labeled, labeled_rows)
     sequential = anytime or weights is not None
     table = _table(arrays, population, labeled, systems, chosen, scale, weights, alpha, sequential)
-    table["judge"] = [population.loc[population["system"] == s, judges[0]].mean() for s in systems]
-    paired = _document_design(population, labeled, systems)
+    alone = population[judges[0]].to_numpy()
+    table["judge"] = [pd.Series(alone[arrays.members[s]]).mean() for s in systems]  # each system's own, as pandas reads it
+    paired = _document_design(arrays, population, labeled, systems)
     differences = _differences(arrays, population, labeled, systems, chosen, scale, table, paired, alpha, weights,
                                sequential)
-    scored = [i for i in dict.fromkeys(worth_on) if known.get(i, False)] if worth_on is not None else labeled
+    scored = arrays.place(*_scored(population, worth_on)) if worth_on is not None else labeled
     worth = judges_worth(arrays, labeled, systems, judges, scale, weights if worth_on is None else None, scored)
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
@@ -180,10 +181,24 @@ def judges_worth(arrays: _Items, labeled: list[str], systems: list[str], judges:
     with `weights`), and all of them together when there are several, most first."""
     sets = [([j], j) for j in judges] + ([(list(judges), TOGETHER)] if len(judges) > 1 else [])
     groups = arrays.groups(scored, systems)
-    counts = np.array([(arrays.system[[arrays.index[i] for i in labeled]] == s).sum() for s in systems])
-    worth = pd.DataFrame([judge_worth(arrays.draws(scored, systems, chosen, weights, scale), groups, name, counts)
-                          for chosen, name in sets])
+    of_labeled = arrays.system[arrays.rows(labeled)]
+    counts = np.array([(of_labeled == s).sum() for s in systems])
+    drawn = [arrays.draws(scored, systems, chosen, weights, scale) for chosen, _ in sets]
+    split = blocks(groups, drawn[0].labeled)  # the same labels for every judge
+    worth = pd.DataFrame([judge_worth(draws, split, name, counts) for draws, (_, name) in zip(drawn, sets)])
     return worth.sort_values("effective", ascending=False, ignore_index=True)
+
+
+def _scored(population: pd.DataFrame, ids: Sequence[str]) -> tuple[list[str], np.ndarray]:
+    """`ids` (each the first time it comes) that are items of `population` with people's scores, in
+    order, and their rows in it."""
+    wanted = ids if isinstance(ids, pd.Index) else pd.Index(ids, dtype=object)
+    if not wanted.is_unique:
+        wanted = wanted[~wanted.duplicated()]
+    where = np.arange(len(wanted)) if wanted.is_(population.index) else population.index.get_indexer(wanted)
+    keep = where >= 0
+    keep[keep] = population["human"].notna().to_numpy()[where[keep]]
+    return wanted[keep].tolist(), where[keep]
 
 
 def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> list[str]:
@@ -223,20 +238,32 @@ class _Items:
     judge's score centred on its system's mean (an item without a score at the mean)."""
 
     def __init__(self, population: pd.DataFrame, judges: Sequence[str]):
-        self.index = {item: n for n, item in enumerate(population.index)}
-        self.system = population["system"].to_numpy(str)
-        self.group = population["group"].fillna("").astype(str).to_numpy(str)
+        self.ids = population.index
+        self._rows: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # id of a list of items -> (it, their rows)
+        self.system = population["system"].to_numpy(object).astype(str)
+        self.group = population["group"].fillna("").to_numpy(object).astype(str)
         self.human = population["human"].to_numpy(float)
         self.judges = list(judges)
         scores = population[self.judges].astype(float)
         self.centred = (scores - scores.groupby(population["system"]).transform("mean")).fillna(0.0).to_numpy(float)
-        self.members = {s: np.flatnonzero(self.system == s) for s in dict.fromkeys(self.system)}
+        self.members = {s: np.flatnonzero(self.system == s) for s in pd.unique(population["system"].to_numpy(object))}
+
+    def place(self, ids: list[str], rows: np.ndarray) -> list[str]:
+        """Keep `rows` as the rows of the items `ids` (the list itself) for `rows`; `ids` back."""
+        self._rows[id(ids)] = (ids, np.asarray(rows, int))
+        return ids
+
+    def rows(self, ids: Sequence[str]) -> np.ndarray:
+        """The rows of the items `ids` (kept for a list placed or read before: labels are read many times)."""
+        if id(ids) not in self._rows:
+            self.place(ids, self.ids.get_indexer(pd.Index(ids, dtype=object)))
+        return self._rows[id(ids)][1]
 
     def draws(self, labeled: Sequence[str], systems: Sequence[str], judges: Sequence[str],
               weights: pd.Series | None, scale: tuple[float, float]) -> Draws:
         """One sequence per system: its labels in the order given."""
         columns = [self.judges.index(j) for j in judges]
-        rows = np.array([self.index[i] for i in labeled], int)
+        rows = self.rows(labeled)
         sequences = [rows[self.system[rows] == s] for s in systems]
         size = np.array([len(self.members[s]) for s in systems])
         k, big = max(map(len, sequences)), int(size.max())
@@ -244,7 +271,7 @@ class _Items:
         pop = np.full((len(systems), big, len(columns)), np.nan)
         w = taken = None
         if weights is not None:
-            every = weights.reindex(list(self.index)).to_numpy(float)
+            every = weights.reindex(self.ids).to_numpy(float)
             w, taken = np.full((len(systems), big), np.nan), np.full((len(systems), k), np.nan)
         for b, (system, chosen) in enumerate(zip(systems, sequences)):
             members = self.members[system]
@@ -257,7 +284,7 @@ class _Items:
 
     def groups(self, labeled: Sequence[str], systems: Sequence[str]) -> np.ndarray:
         """(systems, k): the group of each label of `draws`' sequences ("" past a system's last)."""
-        rows = np.array([self.index[i] for i in labeled], int)
+        rows = self.rows(labeled)
         sequences = [rows[self.system[rows] == s] for s in systems]
         found = np.full((len(systems), max(map(len, sequences))), "", dtype=object)
         for b, chosen in enumerate(sequences):
@@ -298,13 +325,14 @@ def _table(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems
     return rows
 
 
-def _document_design(population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
+def _document_design(arrays: _Items, population: pd.DataFrame, labeled: list[str], systems: list[str]) -> bool:
     """Whether the labels came a document at a time: every system labeled on the same groups, in
     the same order (then differences are read on those shared documents)."""
     if len(systems) < 2:
         return False
-    system_of, group_of = dict(zip(population.index, population["system"])), dict(zip(population.index, population["group"]))
-    orders = [[group_of[i] for i in labeled if system_of[i] == s] for s in systems]
+    rows = arrays.rows(labeled)
+    system_of, group_of = arrays.system[rows], population["group"].to_numpy(object)[rows]
+    orders = [group_of[system_of == s].tolist() for s in systems]
     return all(o == orders[0] for o in orders) and len(set(orders[0])) == len(orders[0])
 
 
@@ -355,9 +383,9 @@ def _paired_draws(arrays: _Items, labeled: list[str], systems: list[str], judges
     """One sequence per pair: the difference A − B on each shared labeled document, in order, over
     the population of documents both systems have (its bounds: the scale's width either way)."""
     columns = [arrays.judges.index(j) for j in judges]
-    by_group = {s: {arrays.group[r]: r for r in arrays.members[s]} for s in systems}
-    order = list(dict.fromkeys(arrays.group[[arrays.index[i] for i in labeled]]))
-    labeled_rows = {arrays.index[i] for i in labeled}
+    by_group = {s: dict(zip(arrays.group[arrays.members[s]].tolist(), arrays.members[s].tolist())) for s in systems}
+    order = list(dict.fromkeys(arrays.group[arrays.rows(labeled)].tolist()))
+    labeled_rows = set(arrays.rows(labeled).tolist())
     rows = []
     for i, j in pairs:
         one, two = by_group[systems[i]], by_group[systems[j]]

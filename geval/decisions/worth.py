@@ -24,11 +24,14 @@ inverse of its weight, so that the variances are the population's.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from geval.analysis.correlation import MIN_GROUPS, jackknife_se
+from geval.analysis.grouped import group_sums
 from geval.decisions.betting import Draws
 
 #: Blocks of groups the jackknife leaves out one at a time, at the most.
@@ -50,18 +53,24 @@ def effective_labels(labels: np.ndarray, items: np.ndarray, ratio: float) -> flo
 
 def _sums(draws: Draws, blocks: np.ndarray, n_blocks: int) -> dict[str, np.ndarray]:
     """Per sequence and block, the weighted sums a pooled within-system regression needs (each label
-    at the inverse of its draw weight, scaled to the sequence's count of labels)."""
+    at the inverse of its draw weight, scaled to the sequence's count of labels): each label added to
+    its sequence's block in order."""
     labeled = draws.labeled
     weight = np.ones_like(draws.y) if draws.taken is None else 1 / np.where(labeled, draws.taken, np.inf)
     weight = np.where(labeled, weight, 0.0)
     weight *= labeled.sum(1, keepdims=True) / np.maximum(weight.sum(1, keepdims=True), 1e-300)
-    y, x = np.where(labeled, draws.y, 0.0), np.where(labeled[..., None], draws.x, 0.0)
-    one = np.eye(n_blocks)[np.where(labeled, blocks, 0)] * labeled[..., None]  # (B, k, blocks)
-    return {"n": np.einsum("bkj->bj", one), "w": np.einsum("bk,bkj->bj", weight, one),
-            "y": np.einsum("bk,bk,bkj->bj", weight, y, one), "yy": np.einsum("bk,bk,bkj->bj", weight, y * y, one),
-            "x": np.einsum("bk,bkp,bkj->bjp", weight, x, one),
-            "xx": np.einsum("bk,bkp,bkq,bkj->bjpq", weight, x, x, one),
-            "xy": np.einsum("bk,bkp,bk,bkj->bjp", weight, x, y, one)}
+    count = len(labeled)
+    cell = (np.arange(count)[:, None] * n_blocks + blocks)[labeled]  # each label's (sequence, block)
+    w, y, x = weight[labeled], draws.y[labeled], draws.x[labeled]  # (labels,), (labels,), (labels, p)
+
+    def total(values: np.ndarray) -> np.ndarray:
+        """(labels, ...) summed into (B, blocks, ...)."""
+        summed = group_sums(values.reshape(len(values), -1).T, cell, count * n_blocks)
+        return np.ascontiguousarray(summed.T).reshape(count, n_blocks, *values.shape[1:])  # row-major: read in the same order after
+
+    wx = w[:, None] * x
+    return {"n": total(np.ones_like(w)), "w": total(w), "y": total(w * y), "yy": total(w * (y * y)),
+            "x": total(wx), "xx": total(wx[:, :, None] * x[:, None, :]), "xy": total(wx * y[:, None])}
 
 
 def variance_left(sums: dict[str, np.ndarray], keep: np.ndarray | None = None) -> tuple[float, float]:
@@ -91,19 +100,33 @@ def variance_left(sums: dict[str, np.ndarray], keep: np.ndarray | None = None) -
     return ((1 - explained) / (n - systems - p)) / (1 / (n - systems)), correlation
 
 
-def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray | None = None) -> dict:
+@dataclass(frozen=True)
+class Blocks:
+    """The jackknife's blocks of labels: each label's block (`of`, B x k: the n-th group first labeled in
+    block n % BLOCKS, 0 where unlabeled), how many blocks (`count`) and labeled groups (`groups`)."""
+
+    of: np.ndarray
+    count: int
+    groups: int
+
+
+def blocks(groups: np.ndarray, labeled: np.ndarray) -> Blocks:
+    """The `Blocks` of labels in the groups `groups` (B, k; "" where unlabeled) where `labeled`: the
+    same for every judge read on these labels."""
+    order = pd.unique(groups[labeled]).tolist()
+    at = pd.Index(order, dtype=object).get_indexer(pd.Index(groups.ravel(), dtype=object)).reshape(groups.shape)
+    return Blocks(np.where(at >= 0, at % BLOCKS, 0), min(len(order), BLOCKS) or 1, len(order))
+
+
+def judge_worth(draws: Draws, split: Blocks, name: str, labels: np.ndarray | None = None) -> dict:
     """A judge's (or several together: `draws.x`'s predictors) worth over the systems of `draws`, read
-    on their labels, each sequence's in the groups `groups` (B, k; "" where unlabeled), for `labels`
-    (B,) of each system (default: the labels read): labels, effective labels and the share saved
-    (1 − labels / effective), each with its 95% interval (NaN below MIN_GROUPS groups); the share of
-    the people's variance it leaves (`ratio`) and its correlation with them within systems
-    (`within`)."""
+    on their labels, in the blocks `split` (`blocks` of their groups), for `labels` (B,) of each
+    system (default: the labels read): labels, effective labels and the share saved (1 − labels /
+    effective), each with its 95% interval (NaN below MIN_GROUPS groups); the share of the people's
+    variance it leaves (`ratio`) and its correlation with them within systems (`within`)."""
     labeled = draws.labeled
-    order = list(dict.fromkeys(groups[labeled]))
-    block_of = {g: n % BLOCKS for n, g in enumerate(order)}
-    n_blocks = min(len(order), BLOCKS) or 1
-    blocks = np.vectorize(lambda g: block_of.get(g, 0), otypes=[int])(groups) if groups.size else groups.astype(int)
-    sums = _sums(draws, blocks, n_blocks)
+    n_blocks = split.count
+    sums = _sums(draws, split.of, n_blocks)
     ratio, within = variance_left(sums)
     counts, sizes = (labeled.sum(1) if labels is None else np.asarray(labels)), draws.size
     enough = counts >= 2
@@ -114,7 +137,7 @@ def judge_worth(draws: Draws, groups: np.ndarray, name: str, labels: np.ndarray 
 
     value = effective(ratio)
     low = high = math.nan
-    if len(order) >= MIN_GROUPS and math.isfinite(ratio):
+    if split.groups >= MIN_GROUPS and math.isfinite(ratio):
         loo = np.array([variance_left(sums, np.arange(n_blocks) != b)[0] for b in range(n_blocks)])
         se = jackknife_se(loo)
         if math.isfinite(se):

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.decisions import labeling
 from geval.decisions.labeling import TOGETHER, Features, SystemMeans
@@ -38,8 +39,9 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
     combination (`combo`), its Pearson with the people's mean over the items both have (`pearson`),
     the same within systems (`within`: judge and people each centred on their system's mean), and
     whether it gives one score throughout (`constant`: it tells no item from another)."""
-    human = pd.Series([item.human_mean(aspect) for item in items], index=[item.id for item in items], dtype=float)
-    systems = pd.Series([item.system or "" for item in items], index=human.index)
+    found_columns = item_columns(items)
+    human = pd.Series(found_columns.mean(aspect), index=found_columns.index, dtype=float)
+    systems = pd.Series(found_columns.systems, index=human.index).fillna("")
     rows = []
     for column in [c for c, h in found.compared.items() if h.lower() == aspect.lower()]:
         scores = found.table[column].reindex(human.index).astype(float)
