@@ -451,27 +451,28 @@ def test_failure_reasons_read_as_one_whatever_item_they_name(store):
 
 
 def test_what_a_report_reads_again_is_kept_while_it_is_built_and_forgotten_at_the_next_write(file_store):
-    """A report of six judges read each one's judgments again in every section (4 results kept): 234 reads."""
-    from geval.store.store import SMALL_READ
+    """A report of six judges read each one's judgments again in every section (when 4 results were kept): 234 reads."""
+    from geval.store.store import READS_KEPT, SMALL_READ
 
     computed = []
+    more = READS_KEPT + 2  # more reads than are kept outside
 
     def table(n: int):  # a judgments' read: more cells than a small read
         return lambda: computed.append(n) or pd.DataFrame({"n": [n] * (SMALL_READ + 1)})
 
-    for n in [*range(6), 0]:  # outside: the last four kept, the first read again
+    for n in [*range(more), 0]:  # outside: the last READS_KEPT kept, the first read again
         file_store.remembered(("t", n), table(n))
-    assert computed == [*range(6), 0]
+    assert computed == [*range(more), 0]
     computed.clear()
     with file_store.reading_again():
-        for n in [*range(6), *range(6)]:
+        for n in [*range(more), *range(more)]:
             assert file_store.remembered(("u", n), table(n))["n"].iloc[0] == n
-        assert computed == list(range(6))  # each read once
-    file_store.remembered(("u", 5), table(5))
-    assert computed == list(range(6))  # the newest still kept after
+        assert computed == list(range(more))  # each read once
+    file_store.remembered(("u", more - 1), table(more - 1))
+    assert computed == list(range(more))  # the newest still kept after
     file_store.set_note("i1", True, "a write")
-    file_store.remembered(("u", 5), table(5))
-    assert computed == [*range(6), 5]  # a write forgets what was read before it
+    file_store.remembered(("u", more - 1), table(more - 1))
+    assert computed == [*range(more), more - 1]  # a write forgets what was read before it
 
 
 def test_a_small_read_stays_kept_beside_the_large_ones_and_the_last_used_stays(file_store):

@@ -57,8 +57,9 @@ from geval.store.team import TeamTables
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
 #: Results of reads kept until the next write (`Store._kept`): judgments of a combination, tables derived from
-#: them; reads of at most SMALL_READ cells (the combinations, a signature) are kept beside these, not counted.
-READS_KEPT, SMALL_READ = 4, 10_000
+#: them (two judges' on the Agreement page: a control changed reads none again); reads of at most SMALL_READ cells
+#: (the combinations, a signature) are kept beside these, not counted.
+READS_KEPT, SMALL_READ = 8, 10_000
 #: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
 #: cells they may hold in all.
 READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 20_000_000
