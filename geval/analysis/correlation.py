@@ -296,7 +296,7 @@ class Resamples:
     a statistic made of per-group sums adds up to in each resample."""
 
     def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
-        codes, ids = pd.factorize(np.asarray(groups).astype(str), sort=True)  # the groups in sorted order
+        codes, ids = pd.factorize(_as_text(groups), sort=True)  # the groups in sorted order
         self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         self.jackknife = False  # True for `leave_one_out`'s sets
@@ -388,6 +388,15 @@ class Resamples:
             order = np.argsort(self.group_of, kind="stable")
             self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
         return self._member_rows
+
+
+def _as_text(values) -> np.ndarray:
+    """`values` as text, each as str() writes it: as they are when they are strings already (ids, names;
+    no copy of a million of them)."""
+    values = np.asarray(values)
+    if values.dtype == object and pd.api.types.infer_dtype(values, skipna=False) == "string":
+        return values
+    return values.astype(str)
 
 
 def _drawn_blocks(n_groups: int, n_boot: int, seed: int, step: int):
