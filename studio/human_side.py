@@ -37,16 +37,15 @@ def choose(store: geval.Store, dataset: geval.Dataset, labeled: pd.DataFrame) ->
                  help="Kept with the dataset in the store: Inspect, Compare, Tune, the leaderboard, the report and "
                       "`python -m geval agree` read people the same way.")
     st.caption(plain(line(store, dataset.name, labeled)))
-    items = store.items(dataset.name)
-    if not any(item.human for item in items):
+    most = geval.labeling.most_scores(store.items(dataset.name))  # read from the items' columns, kept with them
+    if most is None:
         st.info(f"{dataset.name} has no human score to compare the judge with yet: label items yourself, or import "
                 "labels on the Data page (or with `python -m geval labels import`).")
         st.page_link("views/7_label.py", label="Go to Label", icon=":material/label:")
         st.stop()
-    single = max(len(scores) for item in items for scores in item.human.values()) == 1
-    if single:
+    if most == 1:
         st.caption(ONE_ANNOTATOR)
-    return "your labels" if store.human_side(dataset.name) == "you" else "one annotator" if single else "people"
+    return "your labels" if store.human_side(dataset.name) == "you" else "one annotator" if most == 1 else "people"
 
 
 def _keep(store: geval.Store, dataset: str) -> None:

@@ -317,3 +317,14 @@ def test_cli_labels_show_items_lists_each_labeled_item_with_the_files_own_id(tmp
     assert listed.set_index("file id").loc["q1", "Natural"] == "1 (you), 2 (ann)"
     assert "q3" not in set(listed["file id"])
     assert "q1" not in run_cli("labels", "show", "mine", "--store", str(path)).stdout  # without --items: counts only
+
+
+def test_most_scores_counts_one_items_scores_of_one_aspect_and_tells_no_people_apart():
+    items = make_items(6)  # two scores of Natural each
+    assert geval.labeling.most_scores(items) == 2
+    one = [replace(item, human={"Natural": item.human["Natural"][:1]}) for item in items]
+    assert geval.labeling.most_scores(one) == 1
+    one[3] = replace(one[3], human={"Natural": (1.0,), "Engaging": (2.0, 3.0, 1.0)})
+    assert geval.labeling.most_scores(one) == 3
+    assert geval.labeling.most_scores([replace(item, human={}) for item in items]) is None
+    assert geval.labeling.most_scores([replace(item, human={"Natural": ()}) for item in items]) == 0

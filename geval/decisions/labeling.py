@@ -56,7 +56,8 @@ from geval.wording import counted
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError", "system_means",
+           "write_labels", "no_human_because", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError",
+           "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
            "PassRates", "PassRatesError",
@@ -699,6 +700,14 @@ def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
     if not found.scored(aspect).all():
         return None
     return found.memo(("system sizes",), lambda: pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist())
+
+
+def most_scores(items: list[Item]) -> int | None:
+    """The most scores one item has of one aspect (1: one annotator); None when no item has a human aspect."""
+    found = item_columns(items)
+    if not found.human_aspects:
+        return None
+    return max(int(found.rated(aspect).max(initial=0)) for aspect in found.human_aspects)
 
 
 def _shared_groups(population: pd.DataFrame) -> bool:
