@@ -377,7 +377,7 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         if kept is not None:
             if on_progress:
                 on_progress(f"{metric.title}: stored, {len(items)} items")
-            scores = pd.Series(kept, dtype=float).reindex(ids).rename(name)
+            scores = _on_items(kept, ids).rename(name)
         else:
             keys = [_key(signature, text, other) for text, other in zip(texts, others)]
             scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
@@ -396,6 +396,14 @@ def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[
         texts, others = metric.read_all(items)
         read[key] = metric.reference(items, dataset), texts, others, _read_as(items, texts, others)
     return read[key]
+
+
+def _on_items(kept: dict[str, float], ids: pd.Index) -> pd.Series:
+    """Stored scores by item id on the items `ids` (NaN for an item without one); read in order when they were
+    stored for these very items in this order (as a rule: a million items not looked up one by one)."""
+    if len(kept) == len(ids) and list(kept) == ids.tolist():
+        return pd.Series(list(kept.values()), index=ids, dtype=float)
+    return pd.Series(kept, dtype=float).reindex(ids)
 
 
 def _computed(metric, name: str, model, items: Sequence[Item], texts, others, keys: list[str], signature: str,
