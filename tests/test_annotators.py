@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats as sps
 
 from geval.analysis.annotators import annotator_agreement, annotator_matrix, krippendorff_alpha, leave_one_out
 from geval.data.dataset import resolve_dataset
-from geval.data.items import make_item
+from geval.data.items import make_item, positional
 
 N_BOOT = 100
 
@@ -163,3 +164,20 @@ def test_alpha_above_the_packages_size_is_the_packages_figure(level, monkeypatch
     paired = matrix[:, (~np.isnan(matrix)).sum(axis=0) >= 2]
     assert krippendorff_alpha(matrix, level) == pytest.approx(
         krippendorff.alpha(reliability_data=paired, level_of_measurement=level), abs=1e-12)
+
+
+@pytest.mark.parametrize("level", ["item", "group", "system"])
+def test_annotators_by_position_read_as_the_same_annotators_named(level):
+    # the panel found from the counts of scores (annotators "#1", "#2", ... by position) is the one found from
+    # the names: 40 items of two scores and 40 of three (a tie: the first seen, two, wins), 20 of one; the 60
+    # items of other annotators than the first two left out
+    counts = [2, 3] * 40 + [1] * 20
+    scores = [tuple(float(1 + (i * (k + 2)) % 5) for k in range(n)) for i, n in enumerate(counts)]
+    def items(named: bool):
+        return [make_item("a", "turn", [], f"response {i}", system=f"s{i % 4}", group=f"g{i // 5}",
+                          human={"Natural": s}, annotators={"Natural": positional(len(s))} if named else None)
+                for i, s in enumerate(scores)]
+    by_position = annotator_agreement(items(False), n_boot=N_BOOT, level=level)
+    named = annotator_agreement(items(True), n_boot=N_BOOT, level=level)
+    pd.testing.assert_frame_equal(by_position, named)
+    assert "60 of 100 items left out: other annotators scored them than the 2 who" in by_position["note"].iloc[-1]

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 
+from geval.analysis import correlation
 from geval.analysis.comparison import paired_columns, paired_difference
 from geval.analysis.correlation import (
     METRICS,
@@ -691,3 +692,20 @@ def test_a_compare_tables_sides_read_their_intervals_as_the_agreement_table_does
         [own] = agreement(scores_of, human, groups, levels=("item",), metrics=("pearson",))
         assert (row[f"{side}_low"], row[f"{side}_high"]) == pytest.approx((own.low, own.high))
     assert Resamples.leave_one_out(groups, shared=human).df < 9
+
+
+def test_counts_shared_by_a_report_draw_what_each_table_draws_alone(monkeypatch):
+    # inside `counts_shared` the bootstrap's counts are made once for every table of the same groups; each
+    # table's system-level interval is the one it gets alone, whether its counts are kept or drawn block by block
+    rng = np.random.default_rng(5)
+    groups = np.repeat([f"d{g}" for g in range(30)], 12)
+    systems = np.tile([f"s{k}" for k in range(12)], 30)
+    human = rng.normal(size=360) + np.tile(np.arange(12.0), 30) / 4
+    judges = [human + rng.normal(scale=s, size=360) for s in (0.5, 2.0)]
+    alone = [agreement(judge, human, groups, systems, levels=("system",)) for judge in judges]
+    with correlation.counts_shared():
+        shared = [agreement(judge, human, groups, systems, levels=("system",)) for judge in judges]
+    monkeypatch.setattr(correlation, "COUNTS_KEPT_UP_TO", 0)  # drawn again a block at a time
+    drawn = [agreement(judge, human, groups, systems, levels=("system",)) for judge in judges]
+    assert shared == alone == drawn
+    assert all(math.isfinite(r.low) and math.isfinite(r.high) for rows in shared for r in rows)  # drawn

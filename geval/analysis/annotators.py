@@ -54,7 +54,7 @@ from geval.analysis.correlation import (
     within_groups,
 )
 from geval.data.columns import columns as item_columns
-from geval.data.items import Item
+from geval.data.items import Item, positional
 
 ALPHA_LEVELS = ("interval", "ordinal")
 #: The values alpha can take: 1 - D_o / D_e is at most 1 (D_o >= 0), and above -1 (with squared distances, as
@@ -308,18 +308,37 @@ def _scored_by(items: list[Item], aspect: str) -> tuple:
     """What `annotator_agreement` reads of `aspect` at any level: the items scored on it, the most scores an
     item has, their groups, the annotators x items array; the panel (`_panel`), which items it scored whole,
     those items' systems, and the panel's rows of the array (None for the last four below two annotators)."""
-    scored = [item for item in items if item.human.get(aspect)]
-    annotators = max(Counter(len(item.human[aspect]) for item in scored), default=0)
-    groups = np.array([item.group or item.id for item in scored])
+    found = item_columns(items)
+    where = np.flatnonzero(found.scored(aspect))
+    scored = [items[i] for i in where.tolist()]
+    counts = found.rated(aspect)[where]  # each scored item's number of scores
+    annotators = int(counts.max(initial=0))
+    groups = np.array(found.groups[where].tolist())
     matrix = annotator_matrix(scored, aspect)
     if annotators < 2:
         return scored, annotators, groups, matrix, None, None, None, None
-    panel = _panel(scored, aspect)
-    full = np.array([set(item.ratings(aspect)) == set(panel) for item in scored])
-    systems = np.array([item.system for item in scored])[full]
+    panel, full, rows = _positional_panel(counts) if not found.named(aspect) else _named_panel(scored, aspect)
+    systems = np.array(found.systems[where].tolist())[full]
     for shared in (groups, matrix, full, systems):  # read by every level: none may change them
         shared.flags.writeable = False
-    return scored, annotators, groups, matrix, panel, full, systems, _rows(scored, aspect, panel)
+    return scored, annotators, groups, matrix, panel, full, systems, rows
+
+
+def _named_panel(items: list[Item], aspect: str) -> tuple[tuple[str, ...], np.ndarray, list[int]]:
+    """The panel of annotators named by the items (`_panel`), which items it scored whole, and its rows of
+    `annotator_matrix(items, aspect)`."""
+    panel = _panel(items, aspect)
+    return panel, np.array([set(item.ratings(aspect)) == set(panel) for item in items]), _rows(items, aspect, panel)
+
+
+def _positional_panel(counts: np.ndarray) -> tuple[tuple[str, ...], np.ndarray, list[int]]:
+    """`_named_panel` of items whose annotators are "#1", "#2", ... by position (an item of k scores: "#1" ...
+    "#k"), from each item's number of scores (`counts`): the panel is "#1" ... "#k" for the most common k (the
+    first seen of those as common), the items of k scores are those it scored whole, its rows the first k."""
+    values, first, seen = np.unique(counts, return_index=True, return_counts=True)
+    common = seen == seen.max()
+    k = int(values[common][np.argmin(first[common])])
+    return positional(k), counts == k, list(range(k))
 
 
 def _panel(items: list[Item], aspect: str) -> tuple[str, ...]:

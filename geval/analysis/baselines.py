@@ -78,13 +78,25 @@ NO_GROUNDING = {NO_FACT, NO_FACT_TEXT.lower()}
 
 def grounding_of(item: Item) -> str:
     """The item's grounding, "" when it has none (or only a placeholder such as "_nofact")."""
-    return "" if item.grounding.strip().lower() in NO_GROUNDING else item.grounding
+    return _real_grounding(item.grounding)
+
+
+def _real_grounding(text: str) -> str:
+    """A grounding as `grounding_of` reads it: "" for a placeholder."""
+    return "" if text.strip().lower() in NO_GROUNDING else text
+
+
+def groundings(items: Sequence[Item]) -> list[str]:
+    """`grounding_of` each item, each distinct grounding read once (a million items share a few thousand)."""
+    given = [item.grounding for item in items]
+    real = {text: _real_grounding(text) for text in set(given)}
+    return [real[text] for text in given]
 
 
 def reference_kind(items: Sequence[Item], dataset: str = "") -> str:
     """What the reference of these items is: document, persona, fact, or context (when
     there is no grounding), or "<kind>, else context" when only some have one."""
-    with_grounding = sum(bool(grounding_of(item)) for item in items)
+    with_grounding = sum(map(bool, groundings(items)))
     if with_grounding == 0:
         return "context" if any(item.response for item in items) else "none"
     if all(item.level == "summary" for item in items):
@@ -240,6 +252,15 @@ class Metric:
         the text it compares it with ("" for none: the score is NaN where it needs one)."""
         return item.scored_text, reference_text(item) if self.uses_reference else ""
 
+    def read_all(self, items: Sequence[Item]) -> tuple[list[str], list[str]]:
+        """`reads` of every item: a response with a grounding (most items) as they are, the others one by one."""
+        texts = [item.response for item in items]
+        others = groundings(items) if self.uses_reference else [""] * len(items)
+        for i in [i for i, (text, other) in enumerate(zip(texts, others))
+                  if not text or (self.uses_reference and not other)]:
+            texts[i], others[i] = self.reads(items[i])
+        return texts, others
+
     def reference(self, items: Sequence[Item], dataset: str) -> str:
         """What the compared text of these items is, for the signature and the leaderboard."""
         return reference_kind(items, dataset)
@@ -293,6 +314,10 @@ class LikelihoodGain(Metric):
     def reads(self, item: Item) -> tuple[str, str]:
         return item.response, likelihood.prompt_of(item)
 
+    def read_all(self, items: Sequence[Item]) -> tuple[list[str], list[str]]:
+        read = [self.reads(item) for item in items]
+        return [text for text, _ in read], [prompt for _, prompt in read]
+
     def reference(self, items: Sequence[Item], dataset: str) -> str:
         return likelihood.prompt_kind(items)
 
@@ -345,14 +370,14 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         model = given.get(name)
         if model is None:
             model = metric.model()
-        kind, texts, others = _read(read, metric, items, dataset)
+        kind, texts, others, read_as = _read(read, metric, items, dataset)
         signature, fields = metric.signature(kind, model)
-        whole = _whole_key(signature, items, texts, others)
+        whole = _whole_key(signature, read_as)
         kept = store.baseline_result(whole) if store is not None else None
         if kept is not None:
             if on_progress:
                 on_progress(f"{metric.title}: stored, {len(items)} items")
-            scores = pd.Series(kept, dtype=float).reindex(ids).rename(name)
+            scores = _on_items(kept, ids).rename(name)
         else:
             keys = [_key(signature, text, other) for text, other in zip(texts, others)]
             scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
@@ -363,14 +388,22 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
     return results
 
 
-def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[str, tuple, tuple]:
-    """What `metric` compares the items with (its kind), and the two texts it reads of each (`Metric.reads`),
-    made once in `read` for the metrics that read the same."""
+def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[str, list, list, list[bytes]]:
+    """What `metric` compares the items with (its kind), the two texts it reads of each (`Metric.read_all`) and
+    all of them as `_whole_key` hashes them, made once in `read` for the metrics that read the same."""
     key = (type(metric), metric.uses_reference)
     if key not in read:
-        texts, others = zip(*(metric.reads(item) for item in items)) if items else ((), ())
-        read[key] = metric.reference(items, dataset), texts, others
+        texts, others = metric.read_all(items)
+        read[key] = metric.reference(items, dataset), texts, others, _read_as(items, texts, others)
     return read[key]
+
+
+def _on_items(kept: dict[str, float], ids: pd.Index) -> pd.Series:
+    """Stored scores by item id on the items `ids` (NaN for an item without one); read in order when they were
+    stored for these very items in this order (as a rule: a million items not looked up one by one)."""
+    if len(kept) == len(ids) and list(kept) == ids.tolist():
+        return pd.Series(list(kept.values()), index=ids, dtype=float)
+    return pd.Series(kept, dtype=float).reindex(ids)
 
 
 def _computed(metric, name: str, model, items: Sequence[Item], texts, others, keys: list[str], signature: str,
@@ -402,15 +435,21 @@ def _key(signature: str, *texts: str) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
-def _whole_key(signature: str, items: Sequence[Item], texts: Sequence[str], others: Sequence[str]) -> str:
-    """A hash of a signature and, for each item, its id and the texts its score depends on: the key of a
-    metric's scores of these items together. Each text is preceded by its length (nothing can be read two
-    ways), hashed a chunk of items at a time (one pass, no key per item: a million items in a second)."""
+def _whole_key(signature: str, read_as: list[bytes]) -> str:
+    """A hash of a signature and, for each item, its id and the texts its score depends on (`_read_as`): the
+    key of a metric's scores of these items together (one pass, no key per item: a million items in a second)."""
     digest = hashlib.sha256(f"whole\n{len(signature)}:{signature}".encode("utf-8"))
-    for start in range(0, len(items), 10_000):
-        digest.update("".join(f"{len(i.id)}:{i.id}{len(t)}:{t}{len(o)}:{o}" for i, t, o in zip(
-            items[start:start + 10_000], texts[start:start + 10_000], others[start:start + 10_000])).encode("utf-8"))
+    for chunk in read_as:
+        digest.update(chunk)
     return digest.hexdigest()
+
+
+def _read_as(items: Sequence[Item], texts: Sequence[str], others: Sequence[str]) -> list[bytes]:
+    """Each item's id and the texts its score depends on, as `_whole_key` hashes them after the signature: each
+    text preceded by its length (nothing can be read two ways), 10,000 items a chunk."""
+    return ["".join(f"{len(i.id)}:{i.id}{len(t)}:{t}{len(o)}:{o}" for i, t, o in zip(
+        items[start:start + 10_000], texts[start:start + 10_000], others[start:start + 10_000])).encode("utf-8")
+        for start in range(0, len(items), 10_000)]
 
 
 

@@ -39,8 +39,10 @@ from __future__ import annotations
 
 import functools
 import math
+import threading
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -353,7 +355,8 @@ class Resamples:
         expanded to `width` values each (default: the groups) stay under CELLS_PER_BLOCK. Up to
         COUNTS_KEPT_UP_TO cells, the bootstrap's counts are kept the first time through (small
         integers, a byte per cell as a rule) and shared by every later statistic computed on these
-        draws; above it, the draws are made again a block at a time (the same draws: one seed)."""
+        draws; above it, the draws are made again a block at a time (the same draws: one seed), unless
+        inside `counts_shared`, where counts of every size are kept for every Resamples drawn so."""
         step = max(BLOCK, min(self.size, CELLS_PER_BLOCK // max(width or self.n_groups, 1)))
         if self.jackknife:
             for start in range(0, self.size, step):
@@ -361,22 +364,15 @@ class Resamples:
                 block[np.arange(len(block)), start + np.arange(len(block))] = 0.0
                 yield start, block
             return
-        if self.size * self.n_groups > COUNTS_KEPT_UP_TO:
+        kept = _shared_counts(self.n_groups, self.size, self.seed)
+        if kept is None and self.size * self.n_groups > COUNTS_KEPT_UP_TO:
             for start, drawn in _drawn_blocks(self.n_groups, self.size, self.seed, step):
-                yield start, self._count(drawn).astype(float)
+                yield start, _count(drawn, self.n_groups).astype(float)
             return
-        if not hasattr(self, "_counts"):
-            parts = [self._count(drawn) for _, drawn in _drawn_blocks(self.n_groups, self.size, self.seed, BLOCK)]
-            top = max((int(part.max(initial=0)) for part in parts), default=0)
-            self._counts = np.concatenate(parts).astype(np.min_scalar_type(top)) if parts else \
-                np.zeros((0, self.n_groups), dtype=np.uint8)
+        if kept is None and not hasattr(self, "_counts"):
+            self._counts = _all_counts(self.n_groups, self.size, self.seed)
         for start in range(0, self.size, step):
-            yield start, self._counts[start:start + step].astype(float)
-
-    def _count(self, block: np.ndarray) -> np.ndarray:
-        """How many times each group is drawn in each resample of `block` (resamples x groups)."""
-        cells = (np.arange(len(block))[:, None] * self.n_groups + block).ravel()
-        return np.bincount(cells, minlength=len(block) * self.n_groups).reshape(len(block), -1)
+            yield start, (self._counts if kept is None else kept)[start:start + step].astype(float)
 
     def rows(self, b: int) -> np.ndarray:
         """The row indices of resample `b` (a group drawn twice contributes its rows twice)."""
@@ -388,6 +384,52 @@ class Resamples:
             order = np.argsort(self.group_of, kind="stable")
             self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
         return self._member_rows
+
+
+def _count(block: np.ndarray, n_groups: int) -> np.ndarray:
+    """How many times each of `n_groups` groups is drawn in each resample of `block` (resamples x groups)."""
+    cells = (np.arange(len(block))[:, None] * n_groups + block).ravel()
+    return np.bincount(cells, minlength=len(block) * n_groups).reshape(len(block), -1)
+
+
+def _all_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
+    """`_count` of every resample `_drawn_blocks` draws (resamples x groups), each as the smallest unsigned
+    integers that hold it (a byte a cell as a rule)."""
+    parts = [_count(drawn, n_groups) for _, drawn in _drawn_blocks(n_groups, n_boot, seed, BLOCK)]
+    parts = [part.astype(np.min_scalar_type(int(part.max(initial=0)))) for part in parts]
+    return np.concatenate(parts) if parts else np.zeros((0, n_groups), dtype=np.uint8)
+
+
+#: While `counts_shared` is entered: its depth, and the bootstrap's counts made meanwhile, by (groups, resamples, seed).
+_SHARED: dict = {"depth": 0, "counts": {}}
+_SHARED_LOCK = threading.Lock()
+
+
+@contextmanager
+def counts_shared() -> Iterator[None]:
+    """Inside, the bootstrap's counts (`Resamples.counts`) of every size are made once per number of groups,
+    resamples and seed, and shared by every statistic drawn so (a report's many tables of the same groups: a
+    million items' made once, instead of drawn again for each); freed when the outermost is left."""
+    with _SHARED_LOCK:
+        _SHARED["depth"] += 1
+    try:
+        yield
+    finally:
+        with _SHARED_LOCK:
+            _SHARED["depth"] -= 1
+            if not _SHARED["depth"]:
+                _SHARED["counts"].clear()
+
+
+def _shared_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray | None:
+    """The counts of these draws while `counts_shared` is entered (made the first time), else None."""
+    with _SHARED_LOCK:
+        if not _SHARED["depth"]:
+            return None
+        key = (n_groups, n_boot, seed)
+        if key not in _SHARED["counts"]:
+            _SHARED["counts"][key] = _all_counts(n_groups, n_boot, seed)
+        return _SHARED["counts"][key]
 
 
 def _as_text(values) -> np.ndarray:

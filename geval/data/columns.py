@@ -152,11 +152,15 @@ class ItemColumns:
         return self._memo(("rated", aspect), lambda: np.fromiter((len(item.human.get(aspect, ())) for item in self.items),
                                                                  dtype=np.int64, count=len(self.items)))
 
+    def named(self, aspect: str) -> bool:
+        """Whether an item names the annotators of `aspect` (else each item's are "#1", "#2", ...: by position)."""
+        return self._memo(("named", aspect), lambda: any(aspect in item.annotators for item in self.items))
+
     def ratings(self, aspect: str) -> tuple[list[str], np.ndarray]:
         """The annotators of `aspect` by id in first-seen order (`Item.ratings`), and their scores as an
         annotators x items array (NaN where one did not score an item)."""
         def make() -> tuple[list[str], np.ndarray]:
-            if not any(aspect in item.annotators for item in self.items):  # "#1", "#2", ...: by position
+            if not self.named(aspect):  # "#1", "#2", ...: by position
                 matrix = self._by_position(aspect)[1]
                 return list(positional(len(matrix))), matrix
             rated = [item.ratings(aspect) for item in self.items]

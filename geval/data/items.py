@@ -194,9 +194,9 @@ class Item:
 
     @classmethod
     def from_row(cls, row: dict, read: dict | None = None) -> "Item":
-        """Inverse of `to_row`. `read`: for rows read together, what each context and annotators' text read
-        as, so that a text many items share (a dialogue's context for each of its responses) is read once
-        and held once."""
+        """Inverse of `to_row`. `read`: for rows read together, what each context, human scores' and annotators'
+        text read as, so that a text many items share (a dialogue's context for each of its responses) is read
+        once and held once."""
         read = {} if read is None else read
         return cls(
             id=row["id"],
@@ -207,7 +207,7 @@ class Item:
             grounding=row["grounding"],
             system=row["system"],
             group=row["group_id"],
-            human={k: tuple(v) for k, v in json.loads(row["human"]).items()},
+            human=_once(read, "human", row["human"]),
             annotators=_once(read, "annotators", row.get("annotators") or "{}"),
             source_id=row.get("source_id") or "",
             pair=Pair.from_json(row.get("pair")),
@@ -215,7 +215,8 @@ class Item:
 
 
 def _once(read: dict, kind: str, text: str):
-    """A context's or annotators' JSON `text` as an Item holds it, parsed the first time it is met in `read`."""
+    """A context's, human scores' or annotators' JSON `text` as an Item holds it, parsed the first time it is met
+    in `read` (items with the same scores share them: nothing changes an item's)."""
     found = read.get((kind, text))
     if found is None:
         parsed = json.loads(text)

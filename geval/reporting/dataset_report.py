@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import AVERAGE, MEAN_OF_ASPECTS, agree
@@ -35,12 +36,14 @@ from geval.analysis.annotators import NOMINAL, annotator_agreement, annotator_ma
 from geval.analysis.baselines import METRICS as BASELINES
 from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
-from geval.analysis.correlation import LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, difference_reading, reading
+from geval.analysis.correlation import (LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, counts_shared, difference_reading,
+                                      reading)
 from geval.analysis.disagreement import disagreements
 from geval.analysis.held_out import held_out, searched_versions
 from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, SystemsError, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
+from geval.data.columns import columns as item_columns
 from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
@@ -177,7 +180,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     labels, what it saves, whether it may replace an annotator, where the orders differ; which
     systems differ); every other part follows as a `Section`, folded in the HTML page.
     """
-    with store.reading_again():  # the sections read the same judgments many times over
+    with store.reading_again(), counts_shared():  # the sections read the same judgments, draw the same groups
         return _report(store, dataset, out, combos=combos, command=command, protocols=protocols, baselines=baselines,
                        variants=variants, levels=levels, metric=metric, n_boot=n_boot, tables=tables, embedder=embedder,
                        figures=figures, ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, against=against,
@@ -213,7 +216,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
         left_out = ""
     say(f"{name}: how much the annotators agree")
     categorical = store.categories(name)
-    scored_aspects = [a for a in dict.fromkeys(a for item in items for a in item.human) if a not in categorical]
+    scored_aspects = [a for a in item_columns(items).human_aspects if a not in categorical]
     people = annotator_agreement(items, scored_aspects, n_boot=n_boot) if scored_aspects else \
         pd.DataFrame(columns=ANNOTATOR_COLUMNS)
     say(f"{name}: comparisons")
@@ -297,20 +300,19 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             searched[version] = template.name
     pairs = [(version, signature) for version, signature in pairs if version not in searched]
     info = stored.set_index(["template_version", "signature"])
-    current = {item.id for item in items}
     tuned = searched_versions(store, name)
     found = []
     for version, signature in pairs:
         known = (version, signature) in info.index
         say(f"{name}: judgments and agreement of {info.loc[(version, signature), 'label'] if known else version}")
-        frame = disagreements(store, name, (version, signature))
+        frame = disagreements(store, name, (version, signature), details=False)  # no prompt, answer or coverage
         table = tables.get((version, signature))
         if table is None:
             table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
         found.append((info.loc[(version, signature), "origin"] if known else len(info), _Scored(
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
-            store.template(version), frame, table, int(frame.loc[frame["item_id"].isin(current), "item_id"].nunique()),
+            store.template(version), frame, table, int(frame["item_id"].nunique()),  # of current items only
             store.call_totals(name, version, signature), held_out(items, [version], tuned)[1],
             _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
             _imported(info.loc[(version, signature), "signature_json"] if known else "{}"),
@@ -335,16 +337,17 @@ def _priced(signature_json: str) -> bool:
 
 
 def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
-    ran = [one for one in scored if one.imported is None]
-    return Judged(described, len(items), _judged_items(items, scored), [one.judge for one in ran],
+    ran, found = [one for one in scored if one.imported is None], item_columns(items)
+    return Judged(described, len(items), _judged_items(scored), [one.judge for one in ran],
                   [one.template.label for one in ran],
-                  max((len(scores) for item in items for scores in item.human.values()), default=0),
+                  max((int(found.rated(aspect).max(initial=0)) for aspect in found.human_aspects), default=0),
                   [one.imported for one in scored if one.imported is not None])
 
 
-def _judged_items(items, scored: list[_Scored]) -> int:
-    """How many of `items` at least one of `scored` judged."""
-    return len(set().union(*(set(one.frame["item_id"]) for one in scored)) & {item.id for item in items})
+def _judged_items(scored: list[_Scored]) -> int:
+    """How many of the dataset's items at least one of `scored` judged (each one's frame holds its judgments of
+    the current items only: `disagreements`)."""
+    return len(pd.unique(np.concatenate([one.frame["item_id"].to_numpy(object) for one in scored]))) if scored else 0
 
 
 def _judged(items, described: str, scored: list[_Scored], searched: list[str]) -> list:
@@ -354,7 +357,7 @@ def _judged(items, described: str, scored: list[_Scored], searched: list[str]) -
     if not scored:
         return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
                               f"own agreement follow. Dataset: {described}.")]
-    blocks += [Text(f"{_judged_items(items, scored)} of {len(items)} items judged, by {len(scored)} template "
+    blocks += [Text(f"{_judged_items(scored)} of {len(items)} items judged, by {len(scored)} template "
                     f"version(s) and judge(s). Dataset: {described}. Each row of this report is named by its template, "
                     "its version's comment and its judge; the exact template version and judge are beside it here, "
                     "and every signature is at the end."),
@@ -724,14 +727,14 @@ def _cell(row: pd.Series) -> str:
 def _flagged(store: Store, name: str, items) -> list:
     """The items flagged or with a note on the Inspect page, with their notes and the template version
     and judge each was written beside."""
-    by_id = {item.id: item for item in items}
-    notes = [(item_id, flag, note) for item_id, (flag, note) in store.notes().items()
-             if item_id in by_id and (flag or note.strip())]
+    marked = [(item_id, flag, note) for item_id, (flag, note) in store.notes().items() if flag or note.strip()]
+    places = item_columns(items).positions([item_id for item_id, _, _ in marked]).tolist() if marked else []
+    placed = sorted(((place, entry) for place, entry in zip(places, marked) if place >= 0), key=lambda one: one[0])
+    notes = [entry for _, entry in placed]  # of the dataset's items, in their order
     blocks = [Heading("Flagged items and notes")]
     if not notes:
         return blocks + [Text("No item is flagged or has a note (flag items and keep notes on the Inspect page).")]
-    order = {item.id: i for i, item in enumerate(items)}
-    notes.sort(key=lambda entry: order[entry[0]])
+    by_id = {item_id: items[place] for place, (item_id, _, _) in placed}
     combos = store.combos(name)
     labels, beside = dict(zip(combos["id"], combos["label"])), store.notes_beside()
     return blocks + [Text(f"{counted(len(notes), 'item')} with a flag or a note, "

@@ -21,13 +21,11 @@ A results file made elsewhere in the same format (vLLM's `run_batch`) is importe
 
 from __future__ import annotations
 
-import gc
 import json
 import threading
 import time
 from itertools import islice
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +34,7 @@ from geval.judging.answers import scores_from_samples
 from geval.judging.judgment import Judgment, accepted_settings, cache_key
 from geval.judging.layouts import combine, parts
 from geval.judging.templates import Template
+from geval.processes import cycles_uncollected
 from geval.scoring.lookup import Signer, by_group, cached_answers, neighbours
 from geval.scoring.runner import Progress, collect, combined_rows, environment
 from geval.scoring.steps import generate_steps
@@ -123,7 +122,7 @@ def write_batch(store: Store, items, template: Template, judge, dataset: str, fo
         steps = generate_steps(store, template, judge)
         around = neighbours(store, template, dataset, items)
         ordered = by_group(items)
-        with _RequestFiles(plan, folder, template, max_requests) as requests, _cycles_uncollected():
+        with _RequestFiles(plan, folder, template, max_requests) as requests, cycles_uncollected():
             for start in range(0, len(ordered), CHUNK):
                 rows, rendered = [], []  # rows to store now; (item, base, calls) of the chunk's items
                 for item in ordered[start:start + CHUNK]:
@@ -286,7 +285,7 @@ def import_batch(store: Store, judge, batch_id: str, output: str | Path | None =
             store.save_calls(taken, taken_rows)
 
     try:
-        with path.open(encoding="utf-8") as lines, _cycles_uncollected():
+        with path.open(encoding="utf-8") as lines, cycles_uncollected():
             for records in _chunks(_answer_lines(lines, wanted, seen), IMPORT_CHUNK):
                 imported_before = store.cached_calls([key for key, _ in records])
                 for key, record in records:
@@ -410,19 +409,6 @@ def _download(judge, batch_id: str, entry: dict, folder) -> Path:
 def _base(item, template: Template, run_id: int) -> dict:
     return {"item_id": item.id, "dataset": item.dataset, "template": template.label,
             "template_version": template.version, "run_id": run_id}
-
-
-@contextmanager
-def _cycles_uncollected() -> Iterator[None]:
-    """Python's cycle collector paused: the many small objects a batch's lines make die by reference
-    count, while each collection would walk every object alive (a million items and their calls)."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _answer_lines(lines, wanted: dict, seen: set) -> Iterator[tuple[str, dict]]:

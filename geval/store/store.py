@@ -50,7 +50,7 @@ from geval.errors import LabelError, StoreError
 from geval.judging.aspects import VARIANT
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
-from geval.processes import HOST, process_alive
+from geval.processes import HOST, cycles_uncollected, process_alive
 from geval.store import kept, schema
 from geval.store.team import TeamTables
 
@@ -359,7 +359,9 @@ class Store(TeamTables):
             if known is None or known[0] != loaded:
                 found = self.db.conn.execute("SELECT * FROM items WHERE dataset = ? ORDER BY position", [dataset])
                 names, read = [column[0] for column in found.description], {}  # contexts shared, read once
-                known = self._items[dataset] = (loaded, [Item.from_row(dict(zip(names, row)), read) for row in found])
+                with cycles_uncollected():
+                    known = self._items[dataset] = (loaded, [Item.from_row(dict(zip(names, row)), read)
+                                                             for row in found])
         return list(known[1])
 
     def item(self, item_id: str) -> Item:
