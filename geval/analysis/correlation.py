@@ -745,16 +745,16 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     """Each system's mean judge and human score, then one correlation across the systems (at
     least 3; items without a system are no system of their own); the interval resamples groups,
     and is given from MIN_GROUPS systems and MIN_GROUPS groups on."""
-    named = systems != ""
-    n_systems = len(set(systems[named].tolist()))
+    coded = system_codes(systems)
+    n_systems = coded[2]
     if n_systems < MIN_SYSTEMS:
         nan = math.nan
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
     enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = system_bootstrap(x, y, systems, resamples, metrics) if enough else {}
-    full_x, full_y = system_means(x, y, systems)
+    boot = _coded_system_bootstrap(x, y, coded, resamples, metrics) if enough else {}
+    full_x, full_y = _coded_system_means(x, y, coded)
     withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
     for metric in metrics:
@@ -765,25 +765,42 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     return results
 
 
+def system_codes(systems: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The rows that name a system (`systems` != ""), the system of each of them as 0..S−1 (the systems in
+    sorted order), and S: the names hashed, not sorted row by row (a million rows name a few systems)."""
+    named = systems != ""
+    system_of, names = pd.factorize(systems[named], sort=True)
+    return named, system_of.astype(np.int64), len(names)
+
+
 def system_means(x: np.ndarray, y: np.ndarray, systems: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each named system's mean x and mean y (systems in sorted order; rows without a system left out)."""
-    named = systems != ""
-    names, system_of = np.unique(systems[named], return_inverse=True)
-    rows = np.bincount(system_of, minlength=len(names))
-    full_x, full_y = (np.bincount(system_of, weights=v[named], minlength=len(names)) / rows for v in (x, y))
+    return _coded_system_means(x, y, system_codes(systems))
+
+
+def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """`system_means` of the systems as `system_codes` gives them."""
+    named, system_of, count = coded
+    rows = np.bincount(system_of, minlength=count)
+    full_x, full_y = (np.bincount(system_of, weights=v[named], minlength=count) / rows for v in (x, y))
     return full_x, full_y  # summed in row order
 
 
 def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
                      metrics=METRICS) -> dict[str, np.ndarray]:
     """Each metric's system-level correlation (`system_level`'s value) in every resample of groups."""
-    named = systems != ""
-    names, system_of = np.unique(systems[named], return_inverse=True)
-    cells = resamples.group_of[named] * len(names) + system_of  # (group, system) of each named row
+    return _coded_system_bootstrap(x, y, system_codes(systems), resamples, metrics)
+
+
+def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resamples: Resamples,
+                            metrics=METRICS) -> dict[str, np.ndarray]:
+    """`system_bootstrap` of the systems as `system_codes` gives them."""
+    named, system_of, count = coded
+    cells = resamples.group_of[named] * count + system_of  # (group, system) of each named row
 
     def sums(values: np.ndarray) -> np.ndarray:
-        return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
-            resamples.n_groups, len(names))
+        return np.bincount(cells, weights=values, minlength=resamples.n_groups * count).reshape(
+            resamples.n_groups, count)
 
     per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
     return _system_bootstrap(metrics, per_group, resamples)
