@@ -33,6 +33,7 @@ from geval.analysis.correlation import (
     item_bootstrap,
 )
 from geval.analysis.categorical import accuracy_row
+from geval.analysis.grouped import codes_of_items, renumbered
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
@@ -107,15 +108,17 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
     Raises ProtocolError when no column maps to a human aspect of these items.
     """
     metrics = tuple(m for m in protocol.metrics if metrics is None or m in metrics)
-    frame, info, pairs = _prepare(protocol, scores, items, humans)
+    frame, info, pairs, (codes, n_all) = _prepare(protocol, scores, items, humans)
     groups, systems = info["group"].to_numpy(), info["system"].to_numpy()
     rows = []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
         keep = ~(np.isnan(judge) | np.isnan(people))
-        n_groups = len(set(groups[keep].tolist()))
+        held = renumbered(codes[keep], n_all)  # the groups of these rows, coded once for every level
+        n_groups = held[1]
         for level in protocol.levels:
-            found = at_level(level, judge[keep], people[keep], groups[keep], systems[keep], n_boot, seed, metrics)
+            found = at_level(level, judge[keep], people[keep], groups[keep], systems[keep], n_boot, seed, metrics,
+                             held)
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
                       **found[metric].__dict__, "groups": n_groups,
                       "unscored": int(np.isnan(judge).sum())} for metric in metrics]
@@ -170,8 +173,8 @@ def _map(protocol: Protocol, column: str, human_aspects: list[str], humans: Mapp
 
 
 def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str, str] | None):
-    """The score table on the protocol's items, their groups, systems and human means, and the
-    (column, human aspect) pairs."""
+    """The score table on the protocol's items, their groups, systems and human means, the
+    (column, human aspect) pairs, and the items' groups coded (`codes_of_items`)."""
     level_items = items if protocol.for_every_item else [item for item in items if item.level == protocol.item_level]
     if not level_items:
         raise ProtocolError(f"{protocol.title}: none of the {len(items)} items is at {protocol.item_level} level")
@@ -202,7 +205,7 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
         "system": found.systems[chosen],
         **{f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)},
     }, index=ids)
-    return frame, info, pairs
+    return frame, info, pairs, codes_of_items(found, chosen)
 
 
 # --- a scored combination ---------------------------------------------------------------------------

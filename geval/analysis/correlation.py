@@ -295,9 +295,13 @@ class Resamples:
     time, how many times each group was drawn in each resample (resamples x groups); `sums`, what
     a statistic made of per-group sums adds up to in each resample."""
 
-    def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
-        codes, ids = pd.factorize(_as_text(groups), sort=True)  # the groups in sorted order
-        self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
+    def __init__(self, groups, n_boot: int = 1000, seed: int = 0, codes: tuple[np.ndarray, int] | None = None):
+        """`codes`: each row's group as 0..G−1 (the groups in sorted order) and G, when known (then `groups` is
+        not read): what the groups of one table give every level's resamples."""
+        if codes is None:
+            found, ids = pd.factorize(_as_text(groups), sort=True)  # the groups in sorted order
+            codes = found, len(ids)
+        self.group_of, self.n_groups = codes[0].astype(np.int64), codes[1]
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         self.jackknife = False  # True for `leave_one_out`'s sets
         #: The t's degrees of freedom of a jackknife interval over these groups: groups − 1, fewer for
@@ -308,13 +312,14 @@ class Resamples:
         self.seed = seed
 
     @classmethod
-    def leave_one_out(cls, groups, shared=None) -> Resamples:
+    def leave_one_out(cls, groups, shared=None, codes: tuple[np.ndarray, int] | None = None) -> Resamples:
         """The delete-one-group jackknife's sets, one per group: set g holds every group but g
         (what `jackknife_interval` and `jackknife_p` read). `shared`: a score of each row (the
         people's) whose share of variance between groups, with the groups' sizes, sets the t's
         degrees of freedom of the intervals read from these sets (`df`). Nothing is drawn: a
-        set's counts are all ones but its own group's, made when a statistic asks for them."""
-        found = cls(groups, 0)
+        set's counts are all ones but its own group's, made when a statistic asks for them. `codes`: as
+        `Resamples` takes them."""
+        found = cls(groups, 0, codes=codes)
         found.size = found.n_groups
         found.jackknife = True
         if shared is not None:
@@ -836,14 +841,16 @@ def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] =
 
 
 def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarray, systems: np.ndarray,
-             n_boot: int, seed: int, metrics=METRICS) -> dict[str, Correlation]:
+             n_boot: int, seed: int, metrics=METRICS, codes: tuple[np.ndarray, int] | None = None
+             ) -> dict[str, Correlation]:
     """Each metric at one level for complete rows (no NaN): item and group level with the
-    jackknife over groups, system level with `n_boot` bootstrap draws of groups."""
+    jackknife over groups, system level with `n_boot` bootstrap draws of groups. `codes`: the
+    groups as `Resamples` takes them, when known (made once for every level)."""
     if level == "item":
-        return item_level(judge, human, Resamples.leave_one_out(groups, shared=human), metrics)
+        return item_level(judge, human, Resamples.leave_one_out(groups, shared=human, codes=codes), metrics)
     if level == "group":
-        return group_level(judge, human, Resamples.leave_one_out(groups), metrics)
-    return system_level(judge, human, systems, Resamples(groups, n_boot, seed), metrics)
+        return group_level(judge, human, Resamples.leave_one_out(groups, codes=codes), metrics)
+    return system_level(judge, human, systems, Resamples(groups, n_boot, seed, codes), metrics)
 
 
 def to_frame(results: list[Correlation]) -> pd.DataFrame:
