@@ -152,7 +152,11 @@ def difference_reading(value: float, low: float, high: float, p: float, digits: 
 
 def interval_note(groups) -> str:
     """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
-    count = len(set(np.asarray(groups).astype(str).tolist()))
+    return groups_note(len(set(np.asarray(groups).astype(str).tolist())))
+
+
+def groups_note(count: int) -> str:
+    """`few_groups` when `count` groups are fewer than MIN_GROUPS, else ""."""
     return few_groups(count) if count < MIN_GROUPS else ""
 
 
@@ -845,7 +849,7 @@ def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarra
              ) -> dict[str, Correlation]:
     """Each metric at one level for complete rows (no NaN): item and group level with the
     jackknife over groups, system level with `n_boot` bootstrap draws of groups. `codes`: the
-    groups as `Resamples` takes them, when known (made once for every level)."""
+    groups as `Resamples` takes them, when known (made once for every level; `groups` is not read)."""
     if level == "item":
         return item_level(judge, human, Resamples.leave_one_out(groups, shared=human, codes=codes), metrics)
     if level == "group":
