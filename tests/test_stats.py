@@ -19,12 +19,15 @@ from geval.analysis.correlation import (
     ROWWISE_KENDALL_UP_TO,
     Correlation,
     Resamples,
+    LEVELS,
     agreement,
+    at_level,
     correlate,
     group_members,
     percentile_interval,
     rowwise,
     system_level,
+    system_means,
     to_frame,
     within_groups,
 )
@@ -391,6 +394,26 @@ def test_system_level_intervals_equal_a_correlation_of_system_means_per_resample
             per_resample.append(correlate(metric, frame.x, frame.y))
         assert (found[metric].low, found[metric].high) == pytest.approx(percentile_interval(np.array(per_resample)),
                                                                          abs=1e-12)
+
+
+def test_system_means_are_in_the_systems_sorted_order_without_the_rows_of_none():
+    systems = np.array(["b", "", "a", "c", "a", "b"], dtype=object)  # first met out of their sorted order
+    x = np.array([1.0, 9.0, 20.0, 30.0, 40.0, 5.0])
+    means_x, means_y = system_means(x, 2 * x, systems)
+    assert means_x.tolist() == [30.0, 3.0, 30.0] and means_y.tolist() == [60.0, 6.0, 60.0]
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_a_level_reads_the_same_from_its_groups_coded_once_as_from_their_names(level):
+    rng = np.random.default_rng(3)
+    groups = np.array([f"g{i}" for i in rng.integers(0, 40, 300)], dtype=object)  # met out of their sorted order
+    systems = np.array([f"s{i}" for i in rng.integers(0, 12, 300)], dtype=object)
+    human = rng.integers(1, 6, 300).astype(float)
+    judge = human + rng.normal(0, 1, 300)
+    codes, names = pd.factorize(groups, sort=True)
+    coded = at_level(level, judge, human, None, systems, 200, 0, METRICS, (codes, len(names)))
+    assert coded == at_level(level, judge, human, groups, systems, 200, 0)
+    assert all(math.isfinite(found.low) for found in coded.values())
 
 
 # --- intervals and p-values that hold at 10-30 groups (the method is chosen by these) -----------------

@@ -28,11 +28,12 @@ from geval.analysis.correlation import (
     Resamples,
     at_level,
     correlate,
+    groups_note,
     interval,
-    interval_note,
     item_bootstrap,
 )
 from geval.analysis.categorical import accuracy_row
+from geval.analysis.grouped import codes_of_items, renumbered
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
@@ -107,15 +108,15 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
     Raises ProtocolError when no column maps to a human aspect of these items.
     """
     metrics = tuple(m for m in protocol.metrics if metrics is None or m in metrics)
-    frame, info, pairs = _prepare(protocol, scores, items, humans)
-    groups, systems = info["group"].to_numpy(), info["system"].to_numpy()
+    frame, info, pairs, (codes, n_all), systems = _prepare(protocol, scores, items, humans)
     rows = []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
         keep = ~(np.isnan(judge) | np.isnan(people))
-        n_groups = len(set(groups[keep].tolist()))
+        held = renumbered(codes[keep], n_all)  # the groups of these rows, coded once for every level
+        n_groups = held[1]
         for level in protocol.levels:
-            found = at_level(level, judge[keep], people[keep], groups[keep], systems[keep], n_boot, seed, metrics)
+            found = at_level(level, judge[keep], people[keep], None, systems[keep], n_boot, seed, metrics, held)
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
                       **found[metric].__dict__, "groups": n_groups,
                       "unscored": int(np.isnan(judge).sum())} for metric in metrics]
@@ -123,19 +124,19 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
         overall = (protocol.overall or "").lower()
         averaged = [(column, human) for column, human in pairs if human.lower() != overall]
         if len(averaged) > 1:
-            rows += [_average(frame, info, averaged, protocol, metric) for metric in metrics]
+            rows += [_average(frame, info, (codes, n_all), averaged, protocol, metric) for metric in metrics]
     table = pd.DataFrame(rows)
     table["note"] = table["note"].fillna("")
     return table[COLUMNS]
 
 
-def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str]], protocol: Protocol,
-             metric: str) -> dict:
+def _average(frame: pd.DataFrame, info: pd.DataFrame, codes: tuple[np.ndarray, int], pairs: list[tuple[str, str]],
+             protocol: Protocol, metric: str) -> dict:
     """G-EVAL's "average": the mean of the item-level correlations of `pairs`, its interval from
     the same leave-one-group-out sets for all of them (the jackknife of the mean, not the mean of
-    their intervals)."""
-    resamples = Resamples.leave_one_out(info["group"].to_numpy(),
-                                        shared=info[[f"human:{human}" for _, human in pairs]].to_numpy(float))
+    their intervals); `codes`: the rows' groups (`_prepare`)."""
+    resamples = Resamples.leave_one_out(None, shared=info[[f"human:{human}" for _, human in pairs]].to_numpy(float),
+                                        codes=codes)
     values, boots = [], []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
@@ -147,7 +148,7 @@ def _average(frame: pd.DataFrame, info: pd.DataFrame, pairs: list[tuple[str, str
     names = [_aspect(protocol, c, h) for c, h in pairs]
     note = "; ".join(filter(None, [f"mean over {', '.join(names)}",
                                    "" if math.isfinite(value) else "undefined: an aspect's correlation is",
-                                   interval_note(info["group"].to_numpy()) if math.isfinite(value) else ""]))
+                                   groups_note(codes[1]) if math.isfinite(value) else ""]))
     return {"protocol": protocol.name, "aspect": AVERAGE, "human": ", ".join(h for _, h in pairs), "level": "item",
             "metric": metric, "value": value, "low": low, "high": high, "n": len(info), "groups": resamples.n_groups,
             "unscored": int(frame[[c for c, _ in pairs]].isna().any(axis=1).sum()), "note": note}
@@ -170,8 +171,8 @@ def _map(protocol: Protocol, column: str, human_aspects: list[str], humans: Mapp
 
 
 def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str, str] | None):
-    """The score table on the protocol's items, their groups, systems and human means, and the
-    (column, human aspect) pairs."""
+    """The score table on the protocol's items, their human means, the (column, human aspect) pairs,
+    the items' groups coded (`codes_of_items`) and their systems."""
     level_items = items if protocol.for_every_item else [item for item in items if item.level == protocol.item_level]
     if not level_items:
         raise ProtocolError(f"{protocol.title}: none of the {len(items)} items is at {protocol.item_level} level")
@@ -197,12 +198,8 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
             "or pass humans="
         )
     chosen = where[where >= 0]
-    info = pd.DataFrame({
-        "group": found.groups[chosen],
-        "system": found.systems[chosen],
-        **{f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)},
-    }, index=ids)
-    return frame, info, pairs
+    info = pd.DataFrame({f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)}, index=ids)
+    return frame, info, pairs, codes_of_items(found, chosen), found.systems[chosen]
 
 
 # --- a scored combination ---------------------------------------------------------------------------

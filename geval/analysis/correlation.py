@@ -154,7 +154,11 @@ def difference_reading(value: float, low: float, high: float, p: float, digits: 
 
 def interval_note(groups) -> str:
     """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
-    count = len(set(np.asarray(groups).astype(str).tolist()))
+    return groups_note(len(set(np.asarray(groups).astype(str).tolist())))
+
+
+def groups_note(count: int) -> str:
+    """`few_groups` when `count` groups are fewer than MIN_GROUPS, else ""."""
     return few_groups(count) if count < MIN_GROUPS else ""
 
 
@@ -297,9 +301,13 @@ class Resamples:
     time, how many times each group was drawn in each resample (resamples x groups); `sums`, what
     a statistic made of per-group sums adds up to in each resample."""
 
-    def __init__(self, groups, n_boot: int = 1000, seed: int = 0):
-        codes, ids = pd.factorize(_as_text(groups), sort=True)  # the groups in sorted order
-        self.group_of, self.n_groups = codes.astype(np.int64), len(ids)
+    def __init__(self, groups, n_boot: int = 1000, seed: int = 0, codes: tuple[np.ndarray, int] | None = None):
+        """`codes`: each row's group as 0..G−1 (the groups in sorted order) and G, when known (then `groups` is
+        not read): what the groups of one table give every level's resamples."""
+        if codes is None:
+            found, ids = pd.factorize(_as_text(groups), sort=True)  # the groups in sorted order
+            codes = found, len(ids)
+        self.group_of, self.n_groups = codes[0].astype(np.int64), codes[1]
         self.sizes = np.bincount(self.group_of, minlength=self.n_groups)
         self.jackknife = False  # True for `leave_one_out`'s sets
         #: The t's degrees of freedom of a jackknife interval over these groups: groups − 1, fewer for
@@ -310,13 +318,14 @@ class Resamples:
         self.seed = seed
 
     @classmethod
-    def leave_one_out(cls, groups, shared=None) -> Resamples:
+    def leave_one_out(cls, groups, shared=None, codes: tuple[np.ndarray, int] | None = None) -> Resamples:
         """The delete-one-group jackknife's sets, one per group: set g holds every group but g
         (what `jackknife_interval` and `jackknife_p` read). `shared`: a score of each row (the
         people's) whose share of variance between groups, with the groups' sizes, sets the t's
         degrees of freedom of the intervals read from these sets (`df`). Nothing is drawn: a
-        set's counts are all ones but its own group's, made when a statistic asks for them."""
-        found = cls(groups, 0)
+        set's counts are all ones but its own group's, made when a statistic asks for them. `codes`: as
+        `Resamples` takes them."""
+        found = cls(groups, 0, codes=codes)
         found.size = found.n_groups
         found.jackknife = True
         if shared is not None:
@@ -787,16 +796,16 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     """Each system's mean judge and human score, then one correlation across the systems (at
     least 3; items without a system are no system of their own); the interval resamples groups,
     and is given from MIN_GROUPS systems and MIN_GROUPS groups on."""
-    named = systems != ""
-    n_systems = len(set(systems[named].tolist()))
+    coded = system_codes(systems)
+    n_systems = coded[2]
     if n_systems < MIN_SYSTEMS:
         nan = math.nan
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
     enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = system_bootstrap(x, y, systems, resamples, metrics) if enough else {}
-    full_x, full_y = system_means(x, y, systems)
+    boot = _coded_system_bootstrap(x, y, coded, resamples, metrics) if enough else {}
+    full_x, full_y = _coded_system_means(x, y, coded)
     withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
     for metric in metrics:
@@ -807,25 +816,42 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     return results
 
 
+def system_codes(systems: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The rows that name a system (`systems` != ""), the system of each of them as 0..S−1 (the systems in
+    sorted order), and S: the names hashed, not sorted row by row (a million rows name a few systems)."""
+    named = systems != ""
+    system_of, names = pd.factorize(systems[named], sort=True)
+    return named, system_of.astype(np.int64), len(names)
+
+
 def system_means(x: np.ndarray, y: np.ndarray, systems: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Each named system's mean x and mean y (systems in sorted order; rows without a system left out)."""
-    named = systems != ""
-    names, system_of = np.unique(systems[named], return_inverse=True)
-    rows = np.bincount(system_of, minlength=len(names))
-    full_x, full_y = (np.bincount(system_of, weights=v[named], minlength=len(names)) / rows for v in (x, y))
+    return _coded_system_means(x, y, system_codes(systems))
+
+
+def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.ndarray, np.ndarray]:
+    """`system_means` of the systems as `system_codes` gives them."""
+    named, system_of, count = coded
+    rows = np.bincount(system_of, minlength=count)
+    full_x, full_y = (np.bincount(system_of, weights=v[named], minlength=count) / rows for v in (x, y))
     return full_x, full_y  # summed in row order
 
 
 def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
                      metrics=METRICS) -> dict[str, np.ndarray]:
     """Each metric's system-level correlation (`system_level`'s value) in every resample of groups."""
-    named = systems != ""
-    names, system_of = np.unique(systems[named], return_inverse=True)
-    cells = resamples.group_of[named] * len(names) + system_of  # (group, system) of each named row
+    return _coded_system_bootstrap(x, y, system_codes(systems), resamples, metrics)
+
+
+def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resamples: Resamples,
+                            metrics=METRICS) -> dict[str, np.ndarray]:
+    """`system_bootstrap` of the systems as `system_codes` gives them."""
+    named, system_of, count = coded
+    cells = resamples.group_of[named] * count + system_of  # (group, system) of each named row
 
     def sums(values: np.ndarray) -> np.ndarray:
-        return np.bincount(cells, weights=values, minlength=resamples.n_groups * len(names)).reshape(
-            resamples.n_groups, len(names))
+        return np.bincount(cells, weights=values, minlength=resamples.n_groups * count).reshape(
+            resamples.n_groups, count)
 
     per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
     return _system_bootstrap(metrics, per_group, resamples)
@@ -861,14 +887,16 @@ def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] =
 
 
 def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarray, systems: np.ndarray,
-             n_boot: int, seed: int, metrics=METRICS) -> dict[str, Correlation]:
+             n_boot: int, seed: int, metrics=METRICS, codes: tuple[np.ndarray, int] | None = None
+             ) -> dict[str, Correlation]:
     """Each metric at one level for complete rows (no NaN): item and group level with the
-    jackknife over groups, system level with `n_boot` bootstrap draws of groups."""
+    jackknife over groups, system level with `n_boot` bootstrap draws of groups. `codes`: the
+    groups as `Resamples` takes them, when known (made once for every level; `groups` is not read)."""
     if level == "item":
-        return item_level(judge, human, Resamples.leave_one_out(groups, shared=human), metrics)
+        return item_level(judge, human, Resamples.leave_one_out(groups, shared=human, codes=codes), metrics)
     if level == "group":
-        return group_level(judge, human, Resamples.leave_one_out(groups), metrics)
-    return system_level(judge, human, systems, Resamples(groups, n_boot, seed), metrics)
+        return group_level(judge, human, Resamples.leave_one_out(groups, codes=codes), metrics)
+    return system_level(judge, human, systems, Resamples(groups, n_boot, seed, codes), metrics)
 
 
 def to_frame(results: list[Correlation]) -> pd.DataFrame:

@@ -78,7 +78,8 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
         labels = None
         if len(scores.shares):  # whole numbers on a scale of a few points: read as labels too
             points = scores.shares["point"].tolist()
-            rounded = pd.Series(nearest_point(mapped, scores.shares["point"].to_numpy(float)), index=mapped.index)
+            rounded = pd.Series(nearest_point(mapped.to_numpy(float), scores.shares["point"].to_numpy(float)),
+                                index=mapped.index)  # an array: numpy's look for one in a Series hashes its million ids
             labels = label_errors(rounded, items, human, tuple(f"{p:g}" for p in points),
                                   "quadratic" if len(points) > 2 else "none", scale[0])
         found.append(AspectErrors(name, human, judge, labels, scores, how, notes))
