@@ -211,7 +211,8 @@ def _points(ratings: np.ndarray, scale: tuple[float, float]) -> np.ndarray | Non
 
 def nearest_point(values, points: np.ndarray) -> np.ndarray:
     """The index of the whole-number point of `points` (consecutive) each value rounds to (halves up)."""
-    return np.clip(np.floor(np.asarray(values, dtype=float) - points[0] + 0.5), 0, len(points) - 1)
+    numbers = values.to_numpy(dtype=float) if isinstance(values, pd.Series) else np.asarray(values, dtype=float)
+    return np.clip(np.floor(numbers - points[0] + 0.5), 0, len(points) - 1)  # numpy given no Series: `scales._clipped`
 
 
 def share_parts(values: np.ndarray, weights: np.ndarray, points: np.ndarray, codes: np.ndarray,
