@@ -72,7 +72,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
                  *(("prompt", "raw") if details else ())]].copy()
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
         out[column] = found.table_column(name, lambda name=name: getattr(found, name)).take(judged)
-    out["template_version"], out["signature"] = version, signature
+    out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
     human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
     names, humans = keys.copy(), np.full(len(out), None, dtype=object)
@@ -109,6 +109,11 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         out["coverage"] = [coverage for coverage, _ in answers]
         out["parsed"] = [parsed for _, parsed in answers]
     return out
+
+
+def _same(value: str, rows: int) -> pd.Categorical:
+    """A column of `rows` times `value`, held once (a million copies of a judge's signature: 130 MB)."""
+    return pd.Categorical.from_codes(np.zeros(rows, dtype=np.int8), [value])
 
 
 def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:
