@@ -71,7 +71,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ())]].copy()
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
-        out[column] = found.table_column(name, lambda name=name: getattr(found, name)).take(judged)
+        out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
     out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
     human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
@@ -102,7 +102,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
-    out["response"] = found.table_column("responses", lambda: [item.response for item in items]).take(judged)
+    out["response"] = found.table_column_at("responses", lambda: [item.response for item in items], judged)
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]
