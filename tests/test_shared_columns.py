@@ -9,7 +9,6 @@ from helpers import make_items, make_template, scripted
 import geval
 from geval.analysis.scales import on_people_scale
 from geval.data.columns import columns as item_columns
-from geval.decisions.alttest import _given, _unique
 
 
 def _items(n: int = 12):
@@ -35,13 +34,6 @@ def test_scores_rounded_onto_the_people_scale_are_clipped_as_pandas_clips_them()
     assert mapped.index.equals(index) and mapped.name == "Natural"
     np.testing.assert_array_equal(np.signbit(mapped.to_numpy()), np.signbit(expected.to_numpy()))
     pd.testing.assert_series_equal(mapped, expected)
-
-
-def test_the_tests_own_dropna_and_uniqueness_answer_as_pandas_does():
-    values = pd.Series([1.0, np.nan, 3.0], index=pd.Index(["a", "b", "c"]))
-    pd.testing.assert_series_equal(_given(values), values.dropna())
-    assert _unique(pd.Index(["a", "b", "c"])) and not _unique(pd.Index(["a", "b", "a"]))
-    assert not _unique(pd.Index(["a", None, None]))
 
 
 def test_the_disagreements_hold_their_template_version_and_signature_once(tmp_path):
