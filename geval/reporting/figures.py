@@ -49,17 +49,12 @@ def standalone(figure):
     return figure
 
 
-def aspect_rows(frame: pd.DataFrame, aspect: str, human: str | None, columns: list[str] | None = None) -> pd.DataFrame:
-    """Rows of one judge aspect (key or name), compared with `human` if given; of `columns` only (None: all): a
-    figure takes what it draws, not every column of a million judgments."""
+def aspect_rows(frame: pd.DataFrame, aspect: str, human: str | None) -> pd.DataFrame:
+    """Rows of one judge aspect (key or name), compared with `human` if given."""
     chosen = ((frame["aspect"] == aspect) | (frame["aspect_name"] == aspect)).to_numpy(bool, copy=True)
     if human is not None:
         chosen &= frame["human"].to_numpy(object) == human
-    return (frame if columns is None else frame[columns])[chosen]  # the rows taken once (a tenth of a second each)
-
-
-#: The columns of a disagreements table that give the judge's and the people's scales (`_scale`).
-SCALES = ["scale_min", "scale_max", "human_min", "human_max"]
+    return frame[chosen]  # the rows taken once (a frame of a million judgments: a tenth of a second each)
 
 
 def _scale(rows: pd.DataFrame, low: str, high: str) -> str:
@@ -107,8 +102,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
     """
     import plotly.graph_objects as go
 
-    rows = aspect_rows(frame, aspect, human, ["item_id", "aspect_name", "system", "response", "score", "human_score",
-                                              *SCALES]).dropna(subset=["score", "human_score"])
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     if not per_item:
         return _counted_scatter(rows, name, human)
@@ -189,7 +183,7 @@ def _histogram(series: Mapping[str, pd.Series], title: str, x_title: str, **layo
 def abs_diff_histogram(frame: pd.DataFrame, aspect: str, human: str | None = None):
     """Histogram of |judge - human| with both on a common 0-1 scale (judge by its template
     scale, human by the range observed in the dataset): 0 = agree, 1 = opposite ends."""
-    rows = aspect_rows(frame, aspect, human, ["aspect_name", "disagreement"]).dropna(subset=["disagreement"])
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     median = f", median {rows['disagreement'].median():.2f}" if len(rows) else ""
     return _histogram({"|judge − human|": rows["disagreement"]},
@@ -199,8 +193,7 @@ def abs_diff_histogram(frame: pd.DataFrame, aspect: str, human: str | None = Non
 
 def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = None):
     """Histograms of the judge's and the people's scores, overlaid, on the common 0-1 scale."""
-    rows = aspect_rows(frame, aspect, human, ["aspect_name", "human", "judge_01", "human_01", *SCALES]).dropna(
-        subset=["judge_01", "human_01"])
+    rows = aspect_rows(frame, aspect, human).dropna(subset=["judge_01", "human_01"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     human_name = human or (rows["human"].iloc[0] if len(rows) else "human")
     figure = _histogram({
