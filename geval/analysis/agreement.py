@@ -291,7 +291,6 @@ ASPECTS_HELD = "\x00aspects judged"
 def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
     """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples")."""
     frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
-    frame["signature"] = signature  # the combination's own, for what a variant says of it
     return frame.assign(score=variant_scores(frame, variant))
 
 

@@ -71,8 +71,8 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
                  *(("prompt", "raw") if details else ())]].copy()
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
-        out[column] = found.table_column(name, lambda name=name: getattr(found, name)).take(judged)
-    out["template_version"], out["signature"] = version, signature
+        out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
+    out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
     human_aspects = found.human_aspects
     keys = out["aspect"].to_numpy(dtype=object)
     names, humans = keys.copy(), np.full(len(out), None, dtype=object)
@@ -102,13 +102,18 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
-    out["response"] = found.table_column("responses", lambda: [item.response for item in items]).take(judged)
+    out["response"] = found.table_column_at("responses", lambda: [item.response for item in items], judged)
     if details:
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]
         out["coverage"] = [coverage for coverage, _ in answers]
         out["parsed"] = [parsed for _, parsed in answers]
     return out
+
+
+def _same(value: str, rows: int) -> pd.Categorical:
+    """A column of `rows` times `value`, held once (a million copies of a judge's signature: 130 MB)."""
+    return pd.Categorical.from_codes(np.zeros(rows, dtype=np.int8), [value])
 
 
 def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 
 from geval.data.declared import Scale, scale_text
@@ -44,7 +45,16 @@ def on_people_scale(values: pd.Series, own: Scale, theirs: Scale | None,
         values = target[0] + (values - low) * (target[1] - target[0]) / (high - low)
         said = (f"Its scores, on {low:g}-{high:g}, are mapped linearly onto the people's {target[0]:g}-{target[1]:g}"
                 + (" and rounded to it" if whole else ""))
-    return (values.round().clip(*target) if whole else values), target, said
+    return (_clipped(values.round(), *target) if whole else values), target, said
+
+
+def _clipped(values: pd.Series, low: float, high: float) -> pd.Series:
+    """`values.clip(low, high)` worked out on the numbers alone: pandas answers numpy's questions to a Series by
+    looking each name up among the index's values, which hashes a million item ids and keeps that hash with the
+    index (the judge's scores kept by the store)."""
+    numbers = values.to_numpy()
+    return pd.Series(np.where(numbers < low, low, np.where(numbers > high, high, numbers)), index=values.index,
+                     name=values.name)
 
 
 def read_on_people_scale(values: pd.Series, own: Scale, aspect: str, declared: Scale | None, seen: Scale | None,

@@ -124,7 +124,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups), ranks)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length,
-                          "group": found.table_column("groups", lambda: found.groups.astype(str)).take(chosen)})
+                          "group": found.table_column_at("groups", lambda: found.groups.astype(str), chosen)})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
@@ -211,7 +211,8 @@ def _points(ratings: np.ndarray, scale: tuple[float, float]) -> np.ndarray | Non
 
 def nearest_point(values, points: np.ndarray) -> np.ndarray:
     """The index of the whole-number point of `points` (consecutive) each value rounds to (halves up)."""
-    return np.clip(np.floor(np.asarray(values, dtype=float) - points[0] + 0.5), 0, len(points) - 1)
+    numbers = values.to_numpy(dtype=float) if isinstance(values, pd.Series) else np.asarray(values, dtype=float)
+    return np.clip(np.floor(numbers - points[0] + 0.5), 0, len(points) - 1)  # numpy given no Series: `scales._clipped`
 
 
 def share_parts(values: np.ndarray, weights: np.ndarray, points: np.ndarray, codes: np.ndarray,

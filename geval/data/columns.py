@@ -189,6 +189,13 @@ class ItemColumns:
         their items' places instead of converting a million strings again."""
         return self._memo(("table column", name), lambda: pd.Series(values()).array)
 
+    def table_column_at(self, name: str, values: Callable[[], Sequence], places: np.ndarray) -> ExtensionArray:
+        """`table_column(name, values)` at the items' `places`: the column itself, not a copy, when they are
+        every item in order (a table of one judgment per item)."""
+        column = self.table_column(name, values)
+        every = len(places) == len(column) and bool((places == np.arange(len(column))).all())
+        return column if every else column.take(places)
+
     def memo(self, key: tuple, make: Callable[[], object]):
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the
         responses' lengths)."""

@@ -537,7 +537,7 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
                                    "alignment reads categories")
             values, scale = _on_their_scale(scored, key, human, human in categories, declared, ranges,
                                             _whole(reading, imported), dataset)
-            values = values.dropna()
+            values = _given(values)
             judged = np.zeros(len(every), bool)
             judged[columns.positions(values.index)] = True
             read.append((combo, human, chosen, values, among, imported, scale, judged & among))
@@ -799,9 +799,19 @@ def plan_basis(store: Store, dataset: str, aspect: str, combo: tuple[str, str] |
     return PlanBasis(plan_data_of(found, aspect, judged), aspect in store.categories(dataset))
 
 
+def _given(values: pd.Series) -> pd.Series:
+    """`values.dropna()`, without the hash of the index's values pandas keeps with the index (`scales._clipped`)."""
+    return values[values.notna().to_numpy()]
+
+
+def _unique(index: pd.Index) -> bool:
+    """`index.is_unique`, without the hash of its values pandas keeps with the index (`scales._clipped`)."""
+    return len(pd.unique(index.array)) == len(index)
+
+
 def _scores_by_place(found: ItemColumns, scores: pd.Series) -> np.ndarray:
     """`scores` (by item id) on the items of `found`, in their order (NaN where none)."""
-    if not (found.index.is_unique and scores.index.is_unique):
+    if not (found.index.is_unique and _unique(scores.index)):
         return scores.reindex(found.ids).to_numpy(dtype=float)
     where = found.positions(scores.index)
     by_place = np.full(len(found), np.nan)
@@ -834,7 +844,7 @@ def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         if key:  # on the annotators' scale, as the test reads it
             values, _ = _on_their_scale(scored, key, aspect, categorical, store.scales(dataset),
                                         human_ranges(every, [aspect]), _whole(reading, imported), dataset)
-            judge = values.dropna()
+            judge = _given(values)
     return items, judge
 
 

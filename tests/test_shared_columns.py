@@ -1,0 +1,49 @@
+"""What a million judgments' tables share instead of copying: the items' columns a table of one judgment
+per item holds as they are, a judge's scores read onto the people's scale without a hash of their item
+ids, and the disagreements' one template version and signature held once."""
+
+import numpy as np
+import pandas as pd
+from helpers import make_items, make_template, scripted
+
+import geval
+from geval.analysis.scales import on_people_scale
+from geval.data.columns import columns as item_columns
+
+
+def _items(n: int = 12):
+    return make_items(n)
+
+
+def test_a_table_of_every_item_in_order_holds_the_items_column_itself():
+    found = item_columns(_items())
+    every = np.arange(len(found))
+    column = found.table_column_at("systems", lambda: found.systems, every)
+    assert column is found.table_column("systems", lambda: found.systems)
+    some = np.array([3, 1, 1, 0])
+    assert list(found.table_column_at("systems", lambda: found.systems, some)) == list(found.systems[some])
+    assert list(found.table_column_at("systems", lambda: found.systems, every[::-1])) == list(found.systems[::-1])
+
+
+def test_scores_rounded_onto_the_people_scale_are_clipped_as_pandas_clips_them():
+    index = pd.Index([f"item{i}" for i in range(7)], name="item_id")
+    values = pd.Series([-0.4, 0.6, 2.5, 3.49, np.nan, 7.0, 5.5], index=index, name="Natural")
+    mapped, scale, _ = on_people_scale(values, (1, 5), (1, 5), whole=True)
+    expected = values.round().clip(1.0, 5.0)
+    assert scale == (1.0, 5.0)
+    assert mapped.index.equals(index) and mapped.name == "Natural"
+    np.testing.assert_array_equal(np.signbit(mapped.to_numpy()), np.signbit(expected.to_numpy()))
+    pd.testing.assert_series_equal(mapped, expected)
+
+
+def test_the_disagreements_hold_their_template_version_and_signature_once(tmp_path):
+    store = geval.Store(tmp_path / "store.sqlite")
+    items = _items()
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    geval.score(store, items, make_template(), scripted(), "synthetic")
+    frame = geval.disagreements(store, "synthetic", details=False)
+    version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
+    assert list(frame["template_version"]) == [version] * len(frame)
+    assert list(frame["signature"]) == [signature] * len(frame)
+    assert frame["signature"].iloc[0] == signature and (frame["signature"] == signature).all()
+    assert len(frame["signature"].cat.categories) == 1
