@@ -59,18 +59,26 @@ def _authenticator(store: geval.Store):
 
 def signed_in() -> User | None:
     """The user signed in; None when the store has no account (the app as one local user's). While
-    nobody is signed in, draws the sign-in form and stops the run."""
+    nobody is signed in, draws the sign-in form and stops the run.
+
+    The form and its cookie's components are drawn in a place of their own at the top of the page, there
+    (empty) in every run: the run that signs someone in goes on to draw the page below them, and the next
+    run (the cookie's component answers) draws it without them, so the page must keep its places. Else a
+    fragment of the page (My queue's labeling unit) run in between names its place in the first run, which
+    the browser no longer has ("Bad delta path index"), and the page stops answering."""
     store = state.store()
     roles = store.users()
     if not roles:
         return None
+    form = st.empty()
     name = st.session_state.get("username") if st.session_state.get("authentication_status") else None
     if name is None and not st.session_state.get("logout"):  # a new session: the signed cookie, read here
         name = _from_cookie(store)
         if name in roles:
             st.session_state.update(authentication_status=True, username=name, name=name)
     if name not in roles or st.session_state.get("sign_out"):
-        _sign_in_form(store, roles)  # stops the run until someone signs in
+        with form.container():
+            _sign_in_form(store, roles)  # stops the run until someone signs in
         name = st.session_state["username"]
     st.session_state[USER] = User(name, roles[name])
     return st.session_state[USER]

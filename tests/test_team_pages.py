@@ -46,6 +46,23 @@ def test_with_accounts_a_sign_in_page_comes_first_and_a_wrong_password_is_refuse
     assert "do not match an account" in texts(at) and "not-her-password" not in texts(at)
 
 
+def page_places(at) -> list[tuple[int, str]]:
+    """The main area's elements from the page's title on: (place, kind)."""
+    drawn = [(place, type(node).__name__) for place, node in at.main.children.items()]
+    return drawn[next(n for n, (_, kind) in enumerate(drawn) if kind == "Title"):]
+
+
+@pytest.mark.parametrize("name", ["ann", "lena"])
+def test_the_run_that_signs_in_draws_the_page_in_the_places_of_the_next_runs(monkeypatch, tmp_path, team, name):
+    """The sign-in form and its cookie's components are above the page in the run that signs in, and gone
+    from the next (the cookie's component answers): a fragment (My queue's labeling unit) run between
+    them writes to its place in the first, which the browser must still have in the second."""
+    at = sign_in(open_app(monkeypatch, tmp_path), name, "lead-password" if name == "lena" else f"{name}-password")
+    assert not at.exception and at.title
+    first = page_places(at)
+    assert page_places(at.run()) == first and not at.exception
+
+
 def test_an_annotator_labels_their_queue_blind_in_the_labeling_unit_with_a_reason_where_it_is_required(
         monkeypatch, tmp_path, team):
     """My queue draws the labeling unit with her own items in the queue's order, under her name, and
