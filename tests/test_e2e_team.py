@@ -28,6 +28,7 @@ from e2e_helpers import (
 from helpers import REPO, make_template, scripted
 
 import geval
+from studio import auth
 
 pytestmark = pytest.mark.e2e
 
@@ -67,6 +68,14 @@ def signed_in(browser, url: str, name: str, password: str, heading: str):
     tab.locator(f"{MAIN} h1").filter(has_text=heading).first.wait_for(timeout=90_000)
     wait_idle(tab)
     return context, tab, frames
+
+
+def session_cookie(tab, held: bool = True) -> None:
+    """Wait until the browser holds the signed session cookie (`held`), or no longer does: a component
+    writes it, or deletes it, once the run that signs in, or out, is drawn; a reload or a link opens a new
+    session, signed in by the cookie it finds."""
+    tab.wait_for_function("""([name, held]) => document.cookie.split('; ').some((c) => c.startsWith(`${name}=`))
+        === held""", arg=[auth.COOKIE, held], timeout=90_000)
 
 
 def item_shown(tab, other_than: str | None = None) -> str:
@@ -169,6 +178,7 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         wait_idle(ann)
         screenshot(ann, "team_my_queue", publish_as="team_my_queue")
 
+        session_cookie(ann)
         ann.reload()  # the signed cookie keeps her signed in
         ann.locator(f"{MAIN} h1").filter(has_text="My queue").first.wait_for(timeout=90_000)
         wait_idle(ann)
@@ -191,12 +201,14 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         ann.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out").click()
         ann.get_by_role("button", name="Sign in").wait_for(timeout=90_000)
         wait_idle(ann)
+        session_cookie(ann, held=False)
         ann.reload()  # the cookie is gone: signed out for good
         ann.get_by_role("button", name="Sign in").wait_for(timeout=90_000)
         ann_context.close()
         bob_context.close()
 
         _, lead, _ = signed_in(browser, url, "lena", "lead-password", "Data")
+        session_cookie(lead)
         lead.goto(f"{url}/queues")  # a link, in a new session signed in by the cookie, opens the page it names
         lead.locator(f"{MAIN} h1").filter(has_text="Queues").first.wait_for(timeout=90_000)
         wait_idle(lead)
