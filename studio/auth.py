@@ -73,9 +73,11 @@ def signed_in() -> User | None:
     form = st.empty()
     name = st.session_state.get("username") if st.session_state.get("authentication_status") else None
     if name is None and not st.session_state.get("logout"):  # a new session: the signed cookie, read here
-        name = _from_cookie(store)
+        name = cookie_user(store, st.context.cookies.get(COOKIE))
         if name in roles:
             st.session_state.update(authentication_status=True, username=name, name=name)
+        elif st.context.cookies.get(COOKIE):  # refused (signed out since, expired, another store's): the form
+            st.session_state["logout"] = True  # does not read it either (streamlit-authenticator's flag)
     if name not in roles or st.session_state.get("sign_out"):
         with form.container():
             _sign_in_form(store, roles)  # stops the run until someone signs in
@@ -84,20 +86,23 @@ def signed_in() -> User | None:
     return st.session_state[USER]
 
 
-def _from_cookie(store: geval.Store) -> str | None:
-    """The name the session cookie carries, when it is signed with the store's key and not expired. Read on
-    the server (from the request that opened the session): no component, so a new session's first run
-    is not cut short by one's answer, which would name no page (a link would open the default page)."""
+def cookie_user(store: geval.Store, token: str | None) -> str | None:
+    """The name a session cookie's `token` carries, when it is signed with the store's key, not expired, and
+    made after that account last signed out (`Store.signed_out`: "Sign out" ends the session on the server,
+    also where the browser kept the cookie). Read on the server (from the request that opened the session):
+    no component, so a new session's first run is not cut short by one's answer, which would name no page
+    (a link would open the default page)."""
     import jwt
 
-    token = st.context.cookies.get(COOKIE)
     if not token:
         return None
     try:
         claims = jwt.decode(token, store.session_key(), algorithms=["HS256"])
     except jwt.PyJWTError:
         return None
-    return claims.get("username") if float(claims.get("exp_date", 0)) > time.time() else None
+    name, expires = claims.get("username"), float(claims.get("exp_date", 0))
+    made = expires - COOKIE_DAYS * 86400  # streamlit-authenticator sets it to expire COOKIE_DAYS after it is made
+    return name if isinstance(name, str) and expires > time.time() and made > store.signed_out(name) else None
 
 
 def _sign_in_form(store: geval.Store, roles: dict[str, str]) -> None:
@@ -109,6 +114,7 @@ def _sign_in_form(store: geval.Store, roles: dict[str, str]) -> None:
     if st.session_state.get("sign_out"):  # the button's run: the cookie is deleted in this run's browser
         st.session_state["sign_out"] = False
         if st.session_state.get("authentication_status"):
+            store.sign_out(st.session_state["username"])
             authenticator.logout(location="unrendered")
     try:
         authenticator.login(location="main", fields=FIELDS, key="sign_in")

@@ -4,12 +4,15 @@ sees their queue alone, blind; a lead sees the Queues page with its agreement.""
 from __future__ import annotations
 
 import json
+import time
 
 import geval
 import pytest
 from apptest_helpers import open_app, texts, wait_for
 from helpers import REPO, scripted
 from test_page_label import label, post, unit
+
+from studio import auth
 
 
 @pytest.fixture
@@ -194,3 +197,24 @@ def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
     assert not at.exception and "Queue second is made: 6 items, each to 2 of 2 annotators." in texts(at)
     assert store.queues(dataset.name) == ["pilot", "second"]
     assert sorted(store.assignments("second")["annotator"].value_counts()) == [6, 6]
+
+
+def test_a_session_cookie_made_before_its_account_signed_out_is_refused(tmp_path, team):
+    """"Sign out" ends the session on the server (`Store.sign_out`): a cookie made before it, which a browser
+    may keep when its deleting component never ran, no longer signs anyone in; one made after it does."""
+    import jwt
+
+    store, _ = team
+
+    def cookie(made: float, name: str = "ann") -> str:
+        return jwt.encode({"username": name, "exp_date": made + auth.COOKIE_DAYS * 86400}, store.session_key(),
+                          algorithm="HS256")
+
+    before = cookie(time.time() - 60)
+    assert auth.cookie_user(store, before) == "ann"
+    store.sign_out("ann")
+    assert auth.cookie_user(store, before) is None and auth.cookie_user(store, cookie(time.time() - 60, "bob")) == "bob"
+    assert auth.cookie_user(store, cookie(time.time() + 1)) == "ann"
+    assert auth.cookie_user(store, cookie(time.time() - auth.COOKIE_DAYS * 86400 - 1)) is None  # expired
+    assert auth.cookie_user(store, jwt.encode({"username": "ann", "exp_date": time.time() + 60}, "another store's key, 32 bytes or more",
+                                             algorithm="HS256")) is None

@@ -13,6 +13,7 @@ from geval.data.labels import FILE_COLUMNS
 from geval.errors import StoreError
 
 SESSION_KEY = "session_key"  # the meta row holding the key that signs session cookies
+SIGNED_OUT = "signed_out:"  # meta rows "signed_out:<name>": when that account last signed out
 
 
 class TeamTables:
@@ -58,6 +59,18 @@ class TeamTables:
             key = new_secret()
             self.db["meta"].upsert({"key": SESSION_KEY, "value": key}, pk="key")
             return key
+
+    def sign_out(self, name: str) -> None:
+        """Note that `name` signs out now: every session cookie made for it before is refused from then on
+        (`signed_out`), also where its browser did not delete it."""
+        with self._write():
+            self.db["meta"].upsert({"key": SIGNED_OUT + name, "value": repr(time.time())}, pk="key")
+
+    def signed_out(self, name: str) -> float:
+        """When `name` last signed out (seconds since the epoch; 0.0: never)."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", [SIGNED_OUT + name]).fetchone()
+        return float(row[0]) if row else 0.0
 
     # --- queues --------------------------------------------------------------------------------------
     def save_queue(self, queue: dict, assignments: list[dict]) -> None:
