@@ -216,5 +216,6 @@ def test_a_session_cookie_made_before_its_account_signed_out_is_refused(tmp_path
     assert auth.cookie_user(store, before) is None and auth.cookie_user(store, cookie(time.time() - 60, "bob")) == "bob"
     assert auth.cookie_user(store, cookie(time.time() + 1)) == "ann"
     assert auth.cookie_user(store, cookie(time.time() - auth.COOKIE_DAYS * 86400 - 1)) is None  # expired
-    assert auth.cookie_user(store, jwt.encode({"username": "ann", "exp_date": time.time() + 60}, "another store's key, 32 bytes or more",
-                                             algorithm="HS256")) is None
+    elsewhere = jwt.encode({"username": "ann", "exp_date": time.time() + 60}, "another store's key, 32 bytes or more",
+                           algorithm="HS256")
+    assert auth.cookie_user(store, elsewhere) is None
