@@ -659,9 +659,10 @@ class Store(TeamTables):
         """The cached calls behind a combination's judgments, each once (a batch's call serves
         several items): calls, prompt_tokens, completion_tokens, cost and seconds (their latencies
         summed, as measured when each was made)."""
-        sql = """SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(latency) FROM calls
+        sql = """SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), SUM(latency)
+                 FROM calls INDEXED BY idx_calls_usage
                  WHERE key IN (SELECT call_key FROM judgments WHERE dataset = ? AND template_version = ?
-                               AND signature = ?)"""
+                               AND signature = ? AND call_key IS NOT NULL)"""  # from schema 16's indexes alone
         with self.lock:
             row = self.db.execute(sql, [dataset, template_version, signature]).fetchone()
         names = ("calls", "prompt_tokens", "completion_tokens", "cost", "seconds")
