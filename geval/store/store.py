@@ -44,7 +44,7 @@ from sqlite_utils.db import jsonify_if_needed, quote_identifier
 from geval.data.dataset import Dataset, given_scales, seen_scales
 from geval.data.declared import category_index, check_scales
 from geval.data.layouts import declared_scales
-from geval.data.items import Item, Items, content_id, without_item
+from geval.data.items import STORED, Item, Items, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
 from geval.errors import LabelError, StoreError
 from geval.judging.aspects import VARIANT
@@ -357,11 +357,11 @@ class Store(TeamTables):
             loaded = self.dataset_loaded(dataset)
             known = self._items.get(dataset)
             if known is None or known[0] != loaded:
-                found = self.db.conn.execute("SELECT * FROM items WHERE dataset = ? ORDER BY position", [dataset])
-                names, read = [column[0] for column in found.description], {}  # contexts shared, read once
+                found = self.db.conn.execute(f"SELECT {', '.join(STORED)} FROM items WHERE dataset = ? "
+                                             "ORDER BY position", [dataset])
+                read = {}  # contexts shared, read once
                 with cycles_uncollected():
-                    known = self._items[dataset] = (loaded, [Item.from_row(dict(zip(names, row)), read)
-                                                             for row in found])
+                    known = self._items[dataset] = (loaded, [Item.from_values(row, read) for row in found])
         return list(known[1])
 
     def item(self, item_id: str) -> Item:
@@ -926,8 +926,11 @@ class Store(TeamTables):
         makes the key from the metric's signature and what it read of each item)."""
         with self.lock:
             row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
-        return {item: math.nan if score is None else score for item, score in json.loads(row[0]).items()} \
-            if row else None
+        if row is None:
+            return None
+        scores = json.loads(row[0])
+        return {item: math.nan if score is None else score for item, score in scores.items()} \
+            if None in scores.values() else scores  # a million scores not copied when none is missing
 
     def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
         """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
