@@ -61,8 +61,8 @@ CHUNK = 500
 #: (the combinations, a signature) are kept beside these, not counted.
 READS_KEPT, SMALL_READ = 8, 10_000
 #: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
-#: cells they may hold in all.
-READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 20_000_000
+#: cells they may hold in all (a judge's disagreements, its judgments and its scores at 1,000,000 judgments: 32 million).
+READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 40_000_000
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
 #: The tables a dataset's judgments rest on (`Store.kept_rows`), each with its primary key.
 KEPT_TABLES = {"templates": "version", "steps": "key", "calls": "key", "runs": "id", "judgments": "id"}
