@@ -522,3 +522,17 @@ def test_hover_texts_are_escaped_in_one_pass_as_one_by_one():
     assert escaped(values) == [html.escape(str(v)) for v in values]
     assert escaped(["x\x00<y", "z"]) == ["x\x00&lt;y", "z"]
     assert escaped([]) == []
+
+
+def test_what_a_report_reads_again_of_a_judge_stays_kept_at_a_million_judgments(file_store):
+    """At 1,000,000 judgments a report read its judge's judgments twice (4.6 s each): its disagreements alone held
+    22 million cells of the 20 million kept. What it keeps of a judge, per judgment, times a million, fits."""
+    from geval.store.store import CELLS_KEPT_AGAIN
+
+    items = make_items(40)
+    file_store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", items))
+    geval.score(file_store, items, make_template(), scripted(), "synthetic")
+    judged = int(file_store.combos("synthetic")["ok"].sum())
+    geval.reporting.report(file_store, "synthetic", figures=False, n_boot=50, baselines=["length"])
+    per_judgment = sum(frame.size for _, frame in file_store._reads.values() if frame.size >= judged) / judged
+    assert 20 < per_judgment and per_judgment * 1_000_000 <= CELLS_KEPT_AGAIN

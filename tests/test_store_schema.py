@@ -220,3 +220,28 @@ def test_a_store_of_schema_2_made_by_the_previous_code_migrates_with_nothing_los
     table = geval.agree(store, "topicalchat_usr_sample", levels=("item",), n_boot=50)
     assert table["n"].iloc[0] == 12
     store.close()
+
+
+def test_a_schema_15_store_reads_what_its_calls_cost_from_the_indexes_of_schema_16(tmp_path):
+    """At a million judgments `Store.call_totals` took 5.7 s (each call's row read, its keys sorted): schema 16
+    reads them from two indexes, and the other reads of a combination's judgments keep theirs."""
+    path = tmp_path / "store.sqlite"
+    held = make_current_store(path)
+    keys = held["judgments"]["call_key"].dropna().unique()
+    with sqlite3.connect(path) as conn:  # as schema 15 left it
+        conn.executescript("DROP INDEX idx_judgments_calls; DROP INDEX idx_calls_usage; "
+                           "UPDATE meta SET value = '15' WHERE key = 'schema_version'")
+    store = geval.Store(path)
+    assert store.schema_version() == NOW == 16
+    version, signature = store.combos("synthetic")[["template_version", "signature"]].iloc[0]
+    read = []
+    store.db.conn.set_trace_callback(read.append)
+    totals = store.call_totals("synthetic", version, signature)
+    store.failure_reasons("synthetic", version, signature)
+    store.db.conn.set_trace_callback(None)
+    assert totals["calls"] == len(keys) > 0
+    plans = [" ".join(row[-1] for row in store.db.conn.execute(f"EXPLAIN QUERY PLAN {sql}"))  # values written in
+             for sql in read if sql.lstrip().startswith("SELECT")]
+    assert "COVERING INDEX idx_calls_usage" in plans[0] and "COVERING INDEX idx_judgments_calls" in plans[0]
+    assert "idx_judgments_combos" in plans[1]
+    store.close()

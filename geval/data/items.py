@@ -98,6 +98,11 @@ class Pair:
         return cls(**fields, **turns)
 
 
+#: The columns of an item as stored (`Item.to_row`), in the order of its fields.
+STORED = ("id", "dataset", "level", "context", "response", "grounding", "system", "group_id", "human", "annotators",
+          "source_id", "pair")
+
+
 @dataclass(frozen=True)
 class Item:
     """One thing a human scored: a response in context, a whole dialogue, or a summary.
@@ -197,21 +202,16 @@ class Item:
         """Inverse of `to_row`. `read`: for rows read together, what each context, human scores' and annotators'
         text read as, so that a text many items share (a dialogue's context for each of its responses) is read
         once and held once."""
+        return cls.from_values([row.get(column) for column in STORED], read)
+
+    @classmethod
+    def from_values(cls, values: Sequence, read: dict | None = None) -> "Item":
+        """`from_row` of a row's values in the order of STORED (a query's row, without a dict made of it)."""
+        item_id, dataset, level, context, response, grounding, system, group, human, annotators, source_id, pair = values
         read = {} if read is None else read
-        return cls(
-            id=row["id"],
-            dataset=row["dataset"],
-            level=row["level"],
-            context=_once(read, "context", row["context"]),
-            response=row["response"],
-            grounding=row["grounding"],
-            system=row["system"],
-            group=row["group_id"],
-            human=_once(read, "human", row["human"]),
-            annotators=_once(read, "annotators", row.get("annotators") or "{}"),
-            source_id=row.get("source_id") or "",
-            pair=Pair.from_json(row.get("pair")),
-        )
+        return cls(item_id, dataset, level, _once(read, "context", context), response, grounding, system, group,
+                   _once(read, "human", human), _once(read, "annotators", annotators or "{}"), source_id or "",
+                   Pair.from_json(pair) if pair else None)
 
 
 def _once(read: dict, kind: str, text: str):

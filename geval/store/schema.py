@@ -202,11 +202,23 @@ def _schema_15(db: sqlite_utils.Database) -> None:
     db.execute("DROP INDEX IF EXISTS idx_judgments_dataset_template_version_signature")  # a prefix of the new one
 
 
+def _schema_16(db: sqlite_utils.Database) -> None:
+    """What a combination's calls cost read from indexes alone (`Store.call_totals`: 0.7 s instead of 5.7 s at a
+    million judgments): its judgments' call keys in order (the distinct ones found without sorting them), and each
+    call's usage beside its key (its row, which carries its prompt and answer, not read). The keys' index is of the
+    judgments that have a call only, so that no other read of a combination's judgments takes it for the
+    combinations' index (it would read their rows in the keys' order: twice as slow)."""
+    db.execute("CREATE INDEX IF NOT EXISTS idx_judgments_calls ON judgments(dataset, template_version, signature, "
+               "call_key) WHERE call_key IS NOT NULL")
+    db["calls"].create_index(["key", "prompt_tokens", "completion_tokens", "cost", "latency"],
+                             index_name="idx_calls_usage", if_not_exists=True)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
                                                                   9: _schema_9, 10: _schema_10, 11: _schema_11,
                                                                   12: _schema_12, 13: _schema_13, 14: _schema_14,
-                                                                  15: _schema_15}
-SCHEMA_VERSION = 15
+                                                                  15: _schema_15, 16: _schema_16}
+SCHEMA_VERSION = 16
