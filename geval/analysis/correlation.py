@@ -480,8 +480,10 @@ def _drawn_blocks(n_groups: int, n_boot: int, seed: int, step: int):
         return
     rng = np.random.default_rng(seed)
     for start in range(0, n_boot, step):
-        yield start, np.array([rng.integers(0, n_groups, n_groups) for _ in range(min(step, n_boot - start))],
-                              dtype=np.int64).reshape(-1, n_groups)
+        block = np.empty((min(step, n_boot - start), n_groups), dtype=np.int64)
+        for row in range(len(block)):  # into the block as drawn (a million items': no list of draws copied again)
+            block[row] = rng.integers(0, n_groups, n_groups)
+        yield start, block
 
 
 @functools.lru_cache(maxsize=16)
@@ -752,9 +754,14 @@ def group_mean_interval(mean: float, per_group: np.ndarray, correlation: bool = 
 
 def _why_groups_undefined(judge: np.ndarray, human: np.ndarray, resamples: Resamples) -> str:
     """How many groups have too few items, one judge score or one human score: " (3 with ...)"."""
-    frame = pd.DataFrame({"group": resamples.group_of, "judge": judge, "human": human}).groupby("group")
+    order, starts = resamples._grouped()
+
+    def one_value(values: np.ndarray) -> np.ndarray:  # each group's values: at most one, NaN left out
+        grouped = values[order]
+        return ~(np.fmax.reduceat(grouped, starts) > np.fmin.reduceat(grouped, starts))
+
     small = resamples.sizes < MIN_GROUP_ITEMS
-    one_judge, one_human = (~small & (frame[side].nunique().to_numpy() < 2) for side in ("judge", "human"))
+    one_judge, one_human = (~small & one_value(np.asarray(side, dtype=float)) for side in (judge, human))
     parts = [f"{int(count.sum())} {what}" for count, what in (
         (small, f"with fewer than {MIN_GROUP_ITEMS} items"), (one_judge, "where the judge gives one score to all"),
         (one_human & ~one_judge, "where people give one score to all")) if count.any()]
