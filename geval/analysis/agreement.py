@@ -179,7 +179,8 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     human_aspects = _human_aspects(level_items)
     if isinstance(scores, pd.Series):  # one score per item: compared with every aspect of the protocol (GENERIC: all)
         wanted = [h for h in dict.fromkeys(protocol.aspects.values() or human_aspects) if h in human_aspects]
-        frame = pd.DataFrame({protocol.aspect_for(h): scores for h in wanted})
+        frame = pd.DataFrame({protocol.aspect_for(h): scores.array for h in wanted}, index=scores.index) \
+            if wanted else pd.DataFrame()  # its values under its index as it is (a million ids not aligned again)
         given = {protocol.aspect_for(h): h for h in wanted}
     else:
         frame, given = scores, dict(humans or {})
