@@ -732,3 +732,27 @@ def test_counts_shared_by_a_report_draw_what_each_table_draws_alone(monkeypatch)
     drawn = [agreement(judge, human, groups, systems, levels=("system",)) for judge in judges]
     assert shared == alone == drawn
     assert all(math.isfinite(r.low) and math.isfinite(r.high) for rows in shared for r in rows)  # drawn
+
+
+def test_the_few_groups_note_counts_every_row_when_the_first_rows_hold_few_groups():
+    """`interval_note` reads only the first rows when they hold MIN_GROUPS groups or more; when they hold fewer,
+    the groups of the rows after them count too (a million rows of few groups, sorted by group)."""
+    first = np.repeat(["a", "b"], correlation.FIRST_ROWS)  # the first rows: one group
+    assert correlation.interval_note(np.concatenate([first, ["c", "d"]])) == correlation.few_groups(4)
+    many = [f"g{i}" for i in range(correlation.MIN_GROUPS)]
+    assert correlation.interval_note(np.concatenate([first, many])) == ""
+    assert correlation.interval_note(np.array(many * 3)) == ""
+    assert correlation.interval_note(np.arange(3)) == correlation.few_groups(3)
+
+
+def test_groups_with_one_score_are_told_apart_from_groups_too_small():
+    """The group level's reason for too few correlations: groups of too few items, of one judge score, of one
+    human score (NaN left out: a group of one score and NaNs has one score)."""
+    groups = np.repeat(np.arange(4), 4)[:-2]  # the last group has two items
+    judge = np.array([1, 1, 1, 1, 1, 2, 3, 4, 2, 2, np.nan, 2, 5, 5], dtype=float)
+    human = np.array([1, 2, 3, 4, 2, 2, 2, 2, 1, np.nan, np.nan, 1, 1, 2], dtype=float)
+    mixed = np.random.default_rng(0).permutation(len(groups))  # each group's rows apart
+    found = correlation._why_groups_undefined(judge[mixed], human[mixed],
+                                              correlation.Resamples.leave_one_out(groups[mixed]))
+    assert found == (" (1 with fewer than 3 items, 2 where the judge gives one score to all, 1 where people give one "
+                     "score to all)")

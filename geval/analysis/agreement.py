@@ -33,7 +33,7 @@ from geval.analysis.correlation import (
     item_bootstrap,
 )
 from geval.analysis.categorical import accuracy_row
-from geval.analysis.grouped import codes_of_items, renumbered
+from geval.analysis.grouped import codes_of_items, held_systems, renumbered, systems_of_items
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
 from geval.analysis.variants import variant_scores, with_samples
@@ -108,15 +108,15 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
     Raises ProtocolError when no column maps to a human aspect of these items.
     """
     metrics = tuple(m for m in protocol.metrics if metrics is None or m in metrics)
-    frame, info, pairs, (codes, n_all), systems = _prepare(protocol, scores, items, humans)
+    frame, info, pairs, (codes, n_all), (systems, n_systems) = _prepare(protocol, scores, items, humans)
     rows = []
     for column, human in pairs:
         judge, people = frame[column].to_numpy(float), info[f"human:{human}"].to_numpy(float)
         keep = ~(np.isnan(judge) | np.isnan(people))
         held = renumbered(codes[keep], n_all)  # the groups of these rows, coded once for every level
-        n_groups = held[1]
+        n_groups, coded = held[1], held_systems(systems[keep], n_systems)  # and their systems
         for level in protocol.levels:
-            found = at_level(level, judge[keep], people[keep], None, systems[keep], n_boot, seed, metrics, held)
+            found = at_level(level, judge[keep], people[keep], None, None, n_boot, seed, metrics, held, coded)
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
                       **found[metric].__dict__, "groups": n_groups,
                       "unscored": int(np.isnan(judge).sum())} for metric in metrics]
@@ -172,14 +172,15 @@ def _map(protocol: Protocol, column: str, human_aspects: list[str], humans: Mapp
 
 def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str, str] | None):
     """The score table on the protocol's items, their human means, the (column, human aspect) pairs,
-    the items' groups coded (`codes_of_items`) and their systems."""
+    the items' groups coded (`codes_of_items`) and their systems coded (`systems_of_items`)."""
     level_items = items if protocol.for_every_item else [item for item in items if item.level == protocol.item_level]
     if not level_items:
         raise ProtocolError(f"{protocol.title}: none of the {len(items)} items is at {protocol.item_level} level")
     human_aspects = _human_aspects(level_items)
     if isinstance(scores, pd.Series):  # one score per item: compared with every aspect of the protocol (GENERIC: all)
         wanted = [h for h in dict.fromkeys(protocol.aspects.values() or human_aspects) if h in human_aspects]
-        frame = pd.DataFrame({protocol.aspect_for(h): scores for h in wanted})
+        frame = pd.DataFrame({protocol.aspect_for(h): scores.array for h in wanted}, index=scores.index) \
+            if wanted else pd.DataFrame()  # its values under its index as it is (a million ids not aligned again)
         given = {protocol.aspect_for(h): h for h in wanted}
     else:
         frame, given = scores, dict(humans or {})
@@ -199,7 +200,7 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
         )
     chosen = where[where >= 0]
     info = pd.DataFrame({f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)}, index=ids)
-    return frame, info, pairs, codes_of_items(found, chosen), found.systems[chosen]
+    return frame, info, pairs, codes_of_items(found, chosen), systems_of_items(found, chosen)
 
 
 # --- a scored combination ---------------------------------------------------------------------------

@@ -390,17 +390,20 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
 
 def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[str, list, list, list[bytes]]:
     """What `metric` compares the items with (its kind), the two texts it reads of each (`Metric.read_all`) and
-    all of them as `_whole_key` hashes them, made once in `read` for the metrics that read the same."""
+    all of them as `_whole_key` hashes them, made once in `read` for the metrics that read the same (the kind
+    once for the metrics of one class, whether they compare or not)."""
     key = (type(metric), metric.uses_reference)
     if key not in read:
+        if type(metric) not in read:
+            read[type(metric)] = metric.reference(items, dataset)
         texts, others = metric.read_all(items)
-        read[key] = metric.reference(items, dataset), texts, others, _read_as(items, texts, others)
+        read[key] = read[type(metric)], texts, others, _read_as(items, texts, others)
     return read[key]
 
 
-def _on_items(kept: dict[str, float], ids: pd.Index) -> pd.Series:
-    """Stored scores by item id on the items `ids` (NaN for an item without one); read in order when they were
-    stored for these very items in this order (as a rule: a million items not looked up one by one)."""
+def _on_items(kept: dict[str, float | None], ids: pd.Index) -> pd.Series:
+    """Stored scores by item id on the items `ids` (NaN for an item without one, or a None score); read in order
+    when they were stored for these very items in this order (as a rule: a million items not looked up one by one)."""
     if len(kept) == len(ids) and list(kept) == ids.tolist():
         return pd.Series(list(kept.values()), index=ids, dtype=float)
     return pd.Series(kept, dtype=float).reindex(ids)

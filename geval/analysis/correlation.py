@@ -67,6 +67,8 @@ CELLS_PER_BLOCK = 1_000_000
 COUNTS_KEPT_UP_TO = 50_000_000
 #: Resamples x groups up to which the bootstrap's draws are kept (8 bytes a cell) for other tables of the same groups.
 DRAWS_KEPT_UP_TO = 5_000_000
+#: Rows whose groups `interval_note` counts first (as many groups among them as MIN_GROUPS: enough, the rest unread).
+FIRST_ROWS = 10_000
 #: Above this many values per row, `rowwise` Kendall calls scipy row by row (pairs grow as the square).
 ROWWISE_KENDALL_UP_TO = 200
 
@@ -153,8 +155,12 @@ def difference_reading(value: float, low: float, high: float, p: float, digits: 
 
 
 def interval_note(groups) -> str:
-    """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else ""."""
-    return groups_note(len(set(np.asarray(groups).astype(str).tolist())))
+    """`few_groups` when `groups` (one label per row) has fewer than MIN_GROUPS distinct groups, else "" (at once
+    when the first rows hold as many: a million rows' labels are not all read)."""
+    groups = np.asarray(groups)
+    if len(set(groups[:FIRST_ROWS].astype(str).tolist())) >= MIN_GROUPS:
+        return ""
+    return groups_note(len(set(groups.astype(str).tolist())))
 
 
 def groups_note(count: int) -> str:
@@ -390,15 +396,30 @@ class Resamples:
 
     def _members(self) -> list[np.ndarray]:
         if not hasattr(self, "_member_rows"):
-            order = np.argsort(self.group_of, kind="stable")
-            self._member_rows = np.split(order, np.cumsum(self.sizes)[:-1])
+            order, starts = self._grouped()
+            self._member_rows = np.split(order, starts[1:])
         return self._member_rows
+
+    def _grouped(self) -> tuple[np.ndarray, np.ndarray]:
+        """The rows group by group (each group's in row order), and where each group's rows start."""
+        if not hasattr(self, "_grouped_rows"):
+            self._grouped_rows = np.argsort(self.group_of, kind="stable"), np.cumsum(self.sizes) - self.sizes
+        return self._grouped_rows
+
+    def members_of(self, which: np.ndarray, size: int) -> np.ndarray:
+        """The rows of the groups `which`, each of `size` rows (groups x size, each group's in row order)."""
+        order, starts = self._grouped()
+        return order[starts[which][:, None] + np.arange(size)]
 
 
 def _count(block: np.ndarray, n_groups: int) -> np.ndarray:
-    """How many times each of `n_groups` groups is drawn in each resample of `block` (resamples x groups)."""
-    cells = (np.arange(len(block))[:, None] * n_groups + block).ravel()
-    return np.bincount(cells, minlength=len(block) * n_groups).reshape(len(block), -1)
+    """How many times each of `n_groups` groups is drawn in each resample of `block` (resamples x groups), a
+    resample at a time (its counts stay in the cache: a million items' groups several times faster than a block's
+    counts at once)."""
+    counts = np.empty((len(block), n_groups), dtype=np.int64)
+    for row, drawn in enumerate(block):
+        counts[row] = np.bincount(drawn, minlength=n_groups)
+    return counts
 
 
 def _all_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
@@ -459,8 +480,10 @@ def _drawn_blocks(n_groups: int, n_boot: int, seed: int, step: int):
         return
     rng = np.random.default_rng(seed)
     for start in range(0, n_boot, step):
-        yield start, np.array([rng.integers(0, n_groups, n_groups) for _ in range(min(step, n_boot - start))],
-                              dtype=np.int64).reshape(-1, n_groups)
+        block = np.empty((min(step, n_boot - start), n_groups), dtype=np.int64)
+        for row in range(len(block)):  # into the block as drawn (a million items': no list of draws copied again)
+            block[row] = rng.integers(0, n_groups, n_groups)
+        yield start, block
 
 
 @functools.lru_cache(maxsize=16)
@@ -731,9 +754,14 @@ def group_mean_interval(mean: float, per_group: np.ndarray, correlation: bool = 
 
 def _why_groups_undefined(judge: np.ndarray, human: np.ndarray, resamples: Resamples) -> str:
     """How many groups have too few items, one judge score or one human score: " (3 with ...)"."""
-    frame = pd.DataFrame({"group": resamples.group_of, "judge": judge, "human": human}).groupby("group")
+    order, starts = resamples._grouped()
+
+    def one_value(values: np.ndarray) -> np.ndarray:  # each group's values: at most one, NaN left out
+        grouped = values[order]
+        return ~(np.fmax.reduceat(grouped, starts) > np.fmin.reduceat(grouped, starts))
+
     small = resamples.sizes < MIN_GROUP_ITEMS
-    one_judge, one_human = (~small & (frame[side].nunique().to_numpy() < 2) for side in ("judge", "human"))
+    one_judge, one_human = (~small & one_value(np.asarray(side, dtype=float)) for side in (judge, human))
     parts = [f"{int(count.sum())} {what}" for count, what in (
         (small, f"with fewer than {MIN_GROUP_ITEMS} items"), (one_judge, "where the judge gives one score to all"),
         (one_human & ~one_judge, "where people give one score to all")) if count.any()]
@@ -744,10 +772,9 @@ def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=ME
     """Each metric inside each group (NaN for groups under MIN_GROUP_ITEMS items or constant):
     the groups of one size at a time, as the rows of one matrix."""
     out = {metric: np.full(resamples.n_groups, np.nan) for metric in metrics}
-    members = resamples._members()
     for size in np.unique(resamples.sizes[resamples.sizes >= MIN_GROUP_ITEMS]):
         which = np.flatnonzero(resamples.sizes == size)
-        rows = np.stack([members[g] for g in which])
+        rows = resamples.members_of(which, size)
         for metric in metrics:
             out[metric][which] = rowwise(metric, x[rows], y[rows])
     return out
@@ -792,11 +819,12 @@ def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
-                 metrics=METRICS) -> dict[str, Correlation]:
+                 metrics=METRICS, coded: tuple | None = None) -> dict[str, Correlation]:
     """Each system's mean judge and human score, then one correlation across the systems (at
     least 3; items without a system are no system of their own); the interval resamples groups,
-    and is given from MIN_GROUPS systems and MIN_GROUPS groups on."""
-    coded = system_codes(systems)
+    and is given from MIN_GROUPS systems and MIN_GROUPS groups on. `coded`: the systems as
+    `system_codes` gives them, when known (then `systems` is not read)."""
+    coded = system_codes(systems) if coded is None else coded
     n_systems = coded[2]
     if n_systems < MIN_SYSTEMS:
         nan = math.nan
@@ -887,16 +915,17 @@ def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] =
 
 
 def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarray, systems: np.ndarray,
-             n_boot: int, seed: int, metrics=METRICS, codes: tuple[np.ndarray, int] | None = None
-             ) -> dict[str, Correlation]:
+             n_boot: int, seed: int, metrics=METRICS, codes: tuple[np.ndarray, int] | None = None,
+             coded_systems: tuple | None = None) -> dict[str, Correlation]:
     """Each metric at one level for complete rows (no NaN): item and group level with the
     jackknife over groups, system level with `n_boot` bootstrap draws of groups. `codes`: the
-    groups as `Resamples` takes them, when known (made once for every level; `groups` is not read)."""
+    groups as `Resamples` takes them, when known (made once for every level; `groups` is not read);
+    `coded_systems`: the systems as `system_codes` gives them, when known (`systems` is not read)."""
     if level == "item":
         return item_level(judge, human, Resamples.leave_one_out(groups, shared=human, codes=codes), metrics)
     if level == "group":
         return group_level(judge, human, Resamples.leave_one_out(groups, codes=codes), metrics)
-    return system_level(judge, human, systems, Resamples(groups, n_boot, seed, codes), metrics)
+    return system_level(judge, human, systems, Resamples(groups, n_boot, seed, codes), metrics, coded_systems)
 
 
 def to_frame(results: list[Correlation]) -> pd.DataFrame:

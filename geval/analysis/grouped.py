@@ -22,7 +22,16 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from geval.analysis.correlation import EXACT_UP_TO, MIN_GROUPS, Resamples, correlate, few_groups, item_bootstrap, reading
+from geval.analysis.correlation import (
+    EXACT_UP_TO,
+    MIN_GROUPS,
+    Resamples,
+    correlate,
+    few_groups,
+    item_bootstrap,
+    reading,
+    system_codes,
+)
 from geval.data.columns import ItemColumns
 
 #: How a statistic is read before its interval is made: as it is, on the log scale (a ratio of
@@ -43,6 +52,28 @@ def codes_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray, 
     `found`: the codes of all its items, made once per list of items, renumbered over the groups held."""
     every, n_groups = found.memo(("group codes",), lambda: group_codes(found.groups))
     return renumbered(every[chosen], n_groups)
+
+
+def systems_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray, int]:
+    """The systems (`ItemColumns.systems`) of the items at the positions `chosen` of `found` as `system_codes`
+    codes them (−1 for an item without one), and how many systems all of `found`'s items name: made once per
+    list of items (`held_systems` reads them as `system_codes` gives some rows' systems)."""
+    every, count = found.memo(("system codes",), lambda: _system_rows(found.systems))
+    return every[chosen], count
+
+
+def _system_rows(systems: np.ndarray) -> tuple[np.ndarray, int]:
+    named, system_of, count = system_codes(systems)
+    rows = np.full(len(systems), -1, dtype=np.int64)
+    rows[named] = system_of
+    return rows, count
+
+
+def held_systems(rows: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray, int]:
+    """`system_codes` of rows whose systems are coded as `systems_of_items` codes them: the rows that name one,
+    their systems renumbered over those they hold, and how many those are."""
+    named = rows >= 0
+    return (named, *renumbered(rows[named], count))
 
 
 def renumbered(codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, int]:

@@ -64,6 +64,7 @@ from geval.analysis.protocols import (
     why_not_computable,
 )
 from geval.analysis.variants import VARIANTS, VariantError
+from geval.data.columns import columns as item_columns
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name, told_apart
 from geval.store import Store
@@ -234,7 +235,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
             candidates += ensembles(judges)
         if calibrate:
             candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in judges) if r]
-        judged = set().union(*(set(row.scores.index) for row in candidates))
+        judged = set().union(*(set(row.scores.index.tolist()) for row in candidates))  # ids at once, not one by one
         # baselines and people on the items the judges scored (all of them when none did), so that every row
         # of the leaderboard rests on the same items
         wanted = {p.item_level for p in chosen}
@@ -742,7 +743,7 @@ def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) ->
             "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
             "human": table["human"], "level": level, "metric": table["statistic"].str.removeprefix("leave-one-out "),
             "value": table["value"], "low": table["low"], "high": table["high"], "n": table["n"],
-            "groups": len({i.group for i in level_items}), "unscored": 0, "note": table["note"],
+            "groups": len(item_columns(level_items).first_seen("group_ids")), "unscored": 0, "note": table["note"],
         })
         frame["column"] = [_column(dataset, protocol, h + _level(protocol, level), several) for h in frame["human"]]
         frames.append(frame)

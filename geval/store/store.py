@@ -922,15 +922,12 @@ class Store(TeamTables):
                 pk="key")
 
     def baseline_result(self, key: str) -> dict[str, float] | None:
-        """A baseline's stored scores on a whole set of items (item id -> score), or None (`compute_baselines`
-        makes the key from the metric's signature and what it read of each item)."""
+        """A baseline's stored scores on a whole set of items (item id -> score, None where the metric gave none:
+        NaN to pandas), or None (`compute_baselines` makes the key from the metric's signature and what it read of
+        each item)."""
         with self.lock:
             row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
-        if row is None:
-            return None
-        scores = json.loads(row[0])
-        return {item: math.nan if score is None else score for item, score in scores.items()} \
-            if None in scores.values() else scores  # a million scores not copied when none is missing
+        return json.loads(row[0]) if row else None
 
     def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
         """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
