@@ -1,12 +1,14 @@
 """What a million judgments' tables share instead of copying: the items' columns a table of one judgment
 per item holds as they are, a judge's scores read onto the people's scale without a hash of their item
-ids, and the disagreements' one template version and signature held once."""
+ids, the disagreements' one template version and signature held once, and the columns they take from the
+judgments' read."""
 
 import numpy as np
 import pandas as pd
 from helpers import make_items, make_template, scripted
 
 import geval
+from geval.analysis.agreement import SCORE_COLUMNS
 from geval.analysis.scales import on_people_scale
 from geval.data.columns import columns as item_columns
 
@@ -47,3 +49,19 @@ def test_the_disagreements_hold_their_template_version_and_signature_once(tmp_pa
     assert list(frame["signature"]) == [signature] * len(frame)
     assert frame["signature"].iloc[0] == signature and (frame["signature"] == signature).all()
     assert len(frame["signature"].cat.categories) == 1
+
+
+def test_the_disagreements_share_the_judgments_read_they_come_from(tmp_path):
+    store = geval.Store(tmp_path / "store.sqlite")
+    items = _items()
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    geval.score(store, items, make_template(), scripted(), "synthetic")
+    version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
+    frame = geval.disagreements(store, "synthetic", details=False)
+    read = store.judgments("synthetic", version, signature, columns=SCORE_COLUMNS)
+    assert np.shares_memory(frame["score"].to_numpy(), read["score"].to_numpy())  # every item current: not copied
+    frame.loc[0, "score"] = -1.0  # a change to the table is its own (copied on write), not the read's
+    assert read["score"].iloc[0] != -1.0
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items[1:]))  # an item no longer in the dataset
+    fewer = geval.disagreements(store, "synthetic", details=False)
+    assert items[0].id not in set(fewer["item_id"]) and len(fewer) == len(read) - 1

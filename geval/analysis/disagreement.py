@@ -63,13 +63,15 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     found = item_columns(items)
     every = store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS)
     where = found.positions(every["item_id"])
-    frame = every[where >= 0].reset_index(drop=True)  # `of_items`: the judgments of current items
+    current = where >= 0
+    # `of_items`: the judgments of current items; all of them (as a rule): the read itself, its columns shared
+    frame = every if current.all() else every[current].reset_index(drop=True)
     if frame.empty:
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
     template = store.template(version)
-    judged = where[where >= 0]  # each judgment's item, by its place in `items`
-    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",
-                 *(("prompt", "raw") if details else ())]].copy()
+    judged = where[current]  # each judgment's item, by its place in `items`
+    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",  # the read's columns, not a copy
+                 *(("prompt", "raw") if details else ())]]                        # (copied on write)
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
         out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
     out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
