@@ -17,6 +17,7 @@ from geval.decisions.alttest import alt_test, benjamini_yekutieli
 from geval.decisions.alttest_power import simulate, winning_rates
 from geval.data.items import make_item
 from geval.judging.aspects import Aspect
+from geval.judging.templates import parse_template
 from geval.scoring.lookup import signature
 from tests.helpers import run_cli, scripted
 
@@ -336,6 +337,28 @@ def test_how_a_g_eval_judge_is_read_decides_the_test(store):
     assert read["continuous"].advantage_probability == 0.0 and read["continuous"].passed is False
     # rounded: 0.7 * 2 + 0.3 * 3 = 2.3 reads 2 (a tie with the people), 0.7 * 3 + 0.3 * 1 = 2.4 also reads 2 (a loss)
     assert read["rounded"].advantage_probability == 0.5
+
+
+def test_a_judge_with_no_most_probable_score_says_so_and_leaves_the_others_their_items(store):
+    """A checklist stores no distribution over the scale's scores, so it has no most probable score (the default
+    reading) and is read on no item. The judges of its aspect are read on the items every one of them scored:
+    they were read on none either, each "0 annotators". Now it says why, and the others read as they do alone."""
+    from tests.helpers import make_template, template_text
+
+    items = leaning_judge(store)
+    alone = geval.alttest.run(store, "agree", epsilon=0.15)[0]
+    checklist = template_text(name="agree-checklist", extra_header='kind = "checklist"',
+                              body="Response:\n{{response}}\n\nQuestion: {{question}}\nAnswer (Yes or No):")
+    checklist = checklist.replace('human = "Natural"', 'human = "Natural"\nquestions = ["Is it natural?"]')
+    geval.score(store, items, parse_template(checklist, "agree-checklist.txt"),
+                scripted(lambda prompt, aspect: {0: 0.4, 1: 0.6}), "agree")
+    both = {r.judge.split(" · ")[0].split("@")[0]: r for r in geval.alttest.run(store, "agree", epsilon=0.15)}
+    form, asked = both[make_template().name], both["agree-checklist"]
+    assert (form.items, form.advantage_probability, form.passed) == (alone.items, 1.0, True) and form.items == 40
+    assert asked.items == 0 and asked.passed is None
+    assert asked.missing == [geval.alttest.UNREAD] and "most probable score" in geval.alttest.UNREAD
+    rounded = {r.judge.split("@")[0]: r for r in geval.alttest.run(store, "agree", epsilon=0.15, reading="rounded")}
+    assert rounded["agree-checklist"].items == 40 and rounded["agree-checklist"].missing != [geval.alttest.UNREAD]
 
 
 def test_the_plan_reads_the_judge_as_the_verdict_beside_it_does(store):

@@ -468,6 +468,12 @@ def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
     return missing
 
 
+#: Why a judge with no score read as its most probable score has no verdict (that reading needs a distribution
+#: over the scale's scores).
+UNREAD = ("none of its scores can be read as its most probable score (a checklist keeps no distribution over the "
+          "scale's scores; or its judgments failed): read it rounded or continuous")
+
+
 def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = None,
         aspects: Sequence[str] | None = None, epsilon: float = EPSILONS["skilled"], alignment: str | None = None,
         reading: str = "mode", q: float = Q, min_items: int = MIN_ITEMS, baseline: bool = False,
@@ -515,6 +521,7 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
     ranges, declared, columns = human_ranges(every), store.scales(dataset), item_columns(every)
     read: list[tuple] = []  # (combo, human aspect, alignment, the judge's values, where the items it is read on are, ...)
     stale: list[str] = []  # the judges with no judgment on the current items
+    unread: set[int] = set()  # the entries of `read` whose judge has no score as read (e.g. no most probable one)
     for combo in found.itertuples():
         imported = as_stored(store, combo.template_version, combo.signature_json)
         items, _ = held_out(every, [combo.template_version], searched)
@@ -541,14 +548,16 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
             judged = np.zeros(len(every), bool)
             judged[columns.positions(values.index)] = True
             read.append((combo, human, chosen, values, among, imported, scale, judged & among))
+            if values.empty:  # read on no item: not counted among the judges of the aspect (it would leave them none)
+                unread.add(len(read) - 1)
     if stale:
         _say_stale(dataset, stale, len(found), on_skipped)
     common: dict[str, np.ndarray] = {}  # each aspect's items every judge of it scored (places in `every`)
-    for _, human, *_, judged in read:
+    for _, human, *_, judged in (entry for n, entry in enumerate(read) if n not in unread):
         common[human] = common[human] & judged if human in common else judged
     prepared = Prepared()
-    for combo, human, chosen, values, among, imported, scale, judged in read:
-        on = np.flatnonzero(common[human] if same_items else among)
+    for n, (combo, human, chosen, values, among, imported, scale, judged) in enumerate(read):
+        on = np.flatnonzero(common.get(human, judged) if same_items else among)
         panel, ids = _panel(columns, human, on, judged[on], chosen, by)
         labels = values.to_numpy(dtype=float)
         if chosen == "rank":  # its ranks over every item it scored
@@ -558,9 +567,12 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
         prepared.judges.append((panel.compared(machine), {"judge": combo.label, "aspect": human, "model": combo.model,
                                                           "reading": imported or reading, "item_ids": ids,
-                                                          "scale": scale}))
-    for human in dict.fromkeys(h for _, h, *_ in read) if baseline else ():
-        combo, _, chosen, values, among, *_, judged = next(entry for entry in read if entry[1] == human)
+                                                          "scale": scale, **({"missing": [UNREAD]} if n in unread
+                                                                             and not imported and reading == "mode"
+                                                                             else {})}))
+    for human in dict.fromkeys(h for n, (_, h, *_) in enumerate(read) if n not in unread) if baseline else ():
+        combo, _, chosen, values, among, *_, judged = next(entry for n, entry in enumerate(read)
+                                                           if entry[1] == human and n not in unread)
         on = np.flatnonzero(common[human] if same_items else judged)
         if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
             panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)

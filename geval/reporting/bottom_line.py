@@ -237,6 +237,11 @@ def _replaces(row: pd.Series, constant_test) -> str:
     return f"it may replace an annotator ({beaten})"
 
 
+def _against(value: float) -> str:
+    """What the first judge's figure is set against: "against 0.42", or that it has none (no verdict)."""
+    return f"against {value:.2f}" if math.isfinite(value) else "where it has none"
+
+
 def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     """Where Pearson and the advantage probability put another judge first than `lead`, and why; or that
     they put it first too ("" with one judge)."""
@@ -246,12 +251,12 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     pearson, advantage = _top(frame, "pearson"), _top(frame, "advantage")
     if pearson is not None and pearson != lead:
         said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
-                    f"against {frame.loc[lead, 'pearson']:.2f}){_why_saved(frame, lead, pearson)}")
+                    f"{_against(frame.loc[lead, 'pearson'])}){_why_saved(frame, lead, pearson)}")
     elif pearson is not None:
         same.append("Pearson")
     if advantage is not None and advantage != lead:
         said.append(f"by advantage probability {named(frame.loc[advantage, 'combo'])} leads "
-                    f"({frame.loc[advantage, 'advantage']:.2f} against {frame.loc[lead, 'advantage']:.2f}), "
+                    f"({frame.loc[advantage, 'advantage']:.2f} {_against(frame.loc[lead, 'advantage'])}), "
                     f"{WHY_ADVANTAGE}")
     elif advantage is not None:
         same.append("the advantage probability")
