@@ -2,9 +2,10 @@
 
 import streamlit as st
 
-from studio import auth, context
+from studio import auth, context, memory
 from studio.state import configure_page, sidebar
 
+memory.freed_blocks_returned()  # once per server process
 configure_page()
 user = auth.signed_in()  # None: no accounts, the app as one local user's; else signed in (the form stops the run until)
 if user is not None and not user.lead:  # an annotator: their queue, and nothing else runs (studio/auth.py)
