@@ -193,7 +193,8 @@ def timed_run(at: AppTest, where: str) -> tuple[float, float]:
 
 
 def check_page(at: AppTest, size: int) -> list[float]:
-    """Exit 1 unless the Agreement page shows the table on every item and all its figures, a large scatter in WebGL;
+    """Exit 1 unless the Agreement page shows the table on every item and all its figures, a large scatter in WebGL
+    (above DRAWN_ONE_BY_ONE_MOST items, as bubbles);
     the item-level Pearson, Spearman and Kendall it shows (as shown: three decimals)."""
     table = at.dataframe[0].value
     item = table[table["level"] == "item"].set_index("metric")
@@ -204,8 +205,9 @@ def check_page(at: AppTest, size: int) -> list[float]:
     figures = [json.loads(chart.proto.spec) for chart in charts]
     scatter = next({trace["type"] for trace in figure["data"]} for figure in figures
                    if "judge vs human" in figure["layout"].get("title", {}).get("text", ""))
-    if size > geval.reporting.WEBGL_ABOVE and scatter != {"scattergl"}:
-        fail(f"{PAGE} at {size}: the scatter is drawn as {', '.join(sorted(scatter))}, not with WebGL")
+    drawn = "scatter" if size > geval.reporting.DRAWN_ONE_BY_ONE_MOST else "scattergl"  # bubbles, or WebGL points
+    if size > geval.reporting.WEBGL_ABOVE and scatter != {drawn}:
+        fail(f"{PAGE} at {size}: the scatter is drawn as {', '.join(sorted(scatter))}, not as {drawn}")
     return [float(str(item.loc[method, "value [95% CI]"]).split(" [")[0].replace("\u2212", "-")) for method in METHODS]
 
 

@@ -13,8 +13,10 @@ from studio import cached
 from studio.text import plain
 
 
-def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, aspect: str, human: str) -> None:
-    """The section "How the judge errs" of `combo`'s `aspect` (its name) against `human`."""
+def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, aspect: str, human: str,
+            per_item: bool = True) -> None:
+    """The section "How the judge errs" of `combo`'s `aspect` (its name) against `human`; `per_item`
+    False: the Bland-Altman plot as bubbles, one per place sized by its items."""
     errs = geval.reporting.how_it_errs
     st.subheader("How the judge errs")
     st.caption(errs.INTRO)
@@ -41,7 +43,8 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
                    "groups.")
     if one.scores is not None:
         left, right = st.columns(2)
-        left.plotly_chart(errs.bland_altman_figure(one.scores, f"{aspect}: Bland-Altman"), key="errs_bland_altman")
+        left.plotly_chart(errs.bland_altman_figure(one.scores, f"{aspect}: Bland-Altman", per_item),
+                          key="errs_bland_altman")
         if "scale use" in named:
             right.plotly_chart(errs.scale_use_figure(one.scores, f"{aspect}: use of the scale"), key="errs_scale_use")
     with st.expander("The other tables: constant answers, confusion matrix, scale use, length"):

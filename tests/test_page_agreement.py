@@ -71,6 +71,27 @@ def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_pa
         assert [int(_array(t["y"]).sum()) for t in bars] == [12] * traces
 
 
+def test_above_the_items_drawn_one_by_one_the_plots_are_bubbles_until_a_point_per_item_is_asked(monkeypatch, tmp_path):
+    """Above DRAWN_ONE_BY_ONE_MOST items the scatter and the Bland-Altman plot draw a bubble per place,
+    sized by its items (every item counted once); the toggle draws a point per item, each with its id."""
+    monkeypatch.setattr(geval.reporting, "DRAWN_ONE_BY_ONE_MOST", 11)
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    _, _, scatter, *_, bland_altman, _ = at.get("plotly_chart")
+    assert [t["type"] for t in _traces(scatter)] == ["scatter"]  # one trace of bubbles, not one per system
+    assert _array(_traces(scatter)[0]["customdata"]).sum() == 12  # each bubble's items
+    assert _array(_traces(bland_altman)[0]["customdata"]).sum() == 12
+    assert any("12 items: a bubble per pair of scores" in c.value for c in at.caption)
+    at.toggle(key="agree_each_item").set_value(True).run()
+    assert not at.exception and not at.error
+    _, _, scatter, *_, bland_altman, _ = at.get("plotly_chart")
+    ids = [item for trace in _traces(scatter) for item in trace["customdata"]]
+    assert len(ids) == 12 and all(isinstance(item, str) for item in ids)  # a click opens its item
+    assert len(_traces(bland_altman)[0]["customdata"]) == 12
+    assert any("Click a point to open the item" in c.value for c in at.caption)
+
+
 def test_levels_and_combos_can_be_narrowed(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()

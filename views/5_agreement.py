@@ -223,10 +223,22 @@ else:
     aspect_name = st.selectbox("Aspect", names, key="agree_aspect") if len(names) > 1 else names[0]
     aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
     aspect, human = aspect_row["aspect"], aspect_row["human"]
-    st.caption("Click a point to open the item in Inspect.")
-    event = st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.scatter_figure, aspect, human),
-                            on_select="rerun", selection_mode="points", key="agree_scatter")
-    points = event.selection.points if event and event.selection else []
+    drawn = geval.reporting.items_drawn(frame, aspect, human)
+    each = drawn <= geval.reporting.DRAWN_ONE_BY_ONE_MOST or st.toggle(
+        f"A point per item ({drawn:,} items)", key="agree_each_item",
+        help=f"Above {geval.reporting.DRAWN_ONE_BY_ONE_MOST:,} items the plots draw a bubble per pair of scores: a "
+             "point per item makes the page slow, at every change.")
+    if each:
+        st.caption("Click a point to open the item in Inspect.")
+        event = st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.scatter_figure, aspect,
+                                              human), on_select="rerun", selection_mode="points", key="agree_scatter")
+        points = event.selection.points if event and event.selection else []
+    else:
+        st.caption(f"{drawn:,} items: a bubble per pair of scores, sized by its items. Turn on a point per item to see "
+                   "each one and open it in Inspect with a click.")
+        st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.counted_scatter_figure, aspect,
+                                      human), key="agree_scatter_counted")
+        points = []
     if points:
         custom = points[0].get("customdata")
         item_id = custom[0] if isinstance(custom, (list, tuple)) else custom
@@ -240,7 +252,7 @@ else:
                                          human), key="agree_absdiff")
     distribution.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.distribution_figure, aspect,
                                             human), key="agree_distributions")
-    judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human)  # kappa, confusion, offset, length
+    judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human, each)  # kappa, confusion, offset
 
 st.subheader("Compare two versions")
 # a combination with nothing scored has nothing to compare; a search's variants only when listed or chosen

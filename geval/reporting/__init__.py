@@ -11,10 +11,13 @@ from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
     COLOURS,
+    DRAWN_ONE_BY_ONE_MOST,
     WEBGL_ABOVE,
     abs_diff_histogram,
     correlation_bars,
+    counted_scatter_figure,
     distribution_figure,
+    items_drawn,
     judge_distribution_figure,
     learning_curve_figure,
     scatter_figure,
@@ -34,8 +37,9 @@ from geval.reporting.tables import (
 )
 from geval.wording import counted
 
-__all__ = ["Bullets", "COLOURS", "Document", "Figure", "Heading", "Report", "Table", "Text", "WEBGL_ABOVE",
-           "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted", "curve_caption", "curve_table",
-           "display_table", "distribution_figure", "format_p", "how_it_errs", "items_csv", "judge_distribution_figure", "judge_names",
-           "learning_curve_figure", "number", "pairwise", "ranking_table", "report", "saved_line", "scatter_figure", "stack_tables",
-           "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]
+__all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "Report", "Table", "Text",
+           "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "correlation_bars", "counted",
+           "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
+           "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names",
+           "learning_curve_figure", "number", "pairwise", "ranking_table", "report", "saved_line", "scatter_figure",
+           "stack_tables", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]
