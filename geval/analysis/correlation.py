@@ -423,11 +423,17 @@ def _count(block: np.ndarray, n_groups: int) -> np.ndarray:
 
 
 def _all_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
-    """`_count` of every resample `_drawn_blocks` draws (resamples x groups), each as the smallest unsigned
-    integers that hold it (a byte a cell as a rule)."""
-    parts = [_count(drawn, n_groups) for _, drawn in _drawn_blocks(n_groups, n_boot, seed, BLOCK)]
-    parts = [part.astype(np.min_scalar_type(int(part.max(initial=0)))) for part in parts]
-    return np.concatenate(parts) if parts else np.zeros((0, n_groups), dtype=np.uint8)
+    """`_count` of every resample `_drawn_rows` draws (resamples x groups), as the smallest unsigned integers that
+    hold them (a byte a cell as a rule), counted a resample at a time into the table: a million items' counts
+    without a block of draws and of counts made, and its fresh memory touched, for every 32 resamples."""
+    counts = np.zeros((n_boot, n_groups), dtype=np.uint8)
+    for row, drawn in enumerate(_drawn_rows(n_groups, n_boot, seed)):
+        found = np.bincount(drawn, minlength=n_groups)
+        most = int(found.max(initial=0))
+        if most > np.iinfo(counts.dtype).max:
+            counts = counts.astype(np.min_scalar_type(most))
+        counts[row] = found
+    return counts
 
 
 #: While `counts_shared` is entered: its depth, and the bootstrap's counts made meanwhile, by (groups, resamples, seed).
@@ -473,17 +479,24 @@ def _as_text(values) -> np.ndarray:
 
 def _drawn_blocks(n_groups: int, n_boot: int, seed: int, step: int):
     """(first resample, the groups drawn in each of the next `step` resamples), the draws `_draws`
-    makes, made a block at a time: one call per resample from one generator seeded once."""
-    if n_boot * n_groups <= DRAWS_KEPT_UP_TO:  # small: made once and shared (`_draws`)
-        draws = _draws(n_groups, n_boot, seed)
-        yield from ((start, draws[start:start + step]) for start in range(0, n_boot, step))
-        return
-    rng = np.random.default_rng(seed)
+    makes, made a block at a time (`_drawn_rows`)."""
+    rows = _drawn_rows(n_groups, n_boot, seed)
     for start in range(0, n_boot, step):
         block = np.empty((min(step, n_boot - start), n_groups), dtype=np.int64)
         for row in range(len(block)):  # into the block as drawn (a million items': no list of draws copied again)
-            block[row] = rng.integers(0, n_groups, n_groups)
+            block[row] = next(rows)
         yield start, block
+
+
+def _drawn_rows(n_groups: int, n_boot: int, seed: int):
+    """The groups drawn in each resample, the rows of `_draws`, one at a time: one call per resample from one
+    generator seeded once, or, small, the rows `_draws` keeps."""
+    if n_boot * n_groups <= DRAWS_KEPT_UP_TO:  # small: made once and shared (`_draws`)
+        yield from _draws(n_groups, n_boot, seed)
+        return
+    rng = np.random.default_rng(seed)
+    for _ in range(n_boot):
+        yield rng.integers(0, n_groups, n_groups)
 
 
 @functools.lru_cache(maxsize=16)
