@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import socket
 import sqlite3
@@ -21,7 +22,7 @@ from geval.data.dataset import DATA_DIR, Dataset
 from geval.errors import StoreError
 from geval.judging.judgment import AspectScore, Judgment
 from geval.store import default_store_path
-from geval.store.records import judgment_id
+from geval.store.records import judgment_id, parsed
 from geval.store.schema import SCHEMA_VERSION
 from geval.store.store import CHUNK
 
@@ -505,3 +506,11 @@ def test_a_datasets_items_go_to_the_collectors_oldest_generation_once_read(store
     oldest = {id(found) for found in gc.get_objects(generation=2)}
     assert gc.isenabled() and all(id(item) in oldest for item in items)
     assert store.items("synthetic") == items
+
+
+def test_stored_json_is_read_the_same_by_orjson_and_with_nan_by_json():
+    text = json.dumps({"a": 0.1 + 0.2, "b": None, "c": 3, "d": 1e-300, "e": [0.5040485829959515]})
+    assert parsed(text) == json.loads(text)
+    assert list(parsed(text)) == ["a", "b", "c", "d", "e"]
+    nan = parsed(json.dumps({"x": math.nan, "y": 2.5}))  # json.dumps writes NaN, which orjson refuses
+    assert math.isnan(nan["x"]) and nan["y"] == 2.5

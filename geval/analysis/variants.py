@@ -13,7 +13,6 @@ Unscored and failed judgments stay NaN in every variant.
 
 from __future__ import annotations
 
-import json
 import math
 
 import numpy as np
@@ -21,6 +20,7 @@ import pandas as pd
 
 from geval.errors import GevalError
 from geval.store import Store
+from geval.store.records import parsed
 
 VARIANTS = {
     "wmean": "probability-weighted mean (G-EVAL; the stored score)",
@@ -84,7 +84,7 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
 def _argmax(texts: list[str | None]) -> np.ndarray:
     """The most probable score of each stored distribution (JSON text; the lowest of tied ones), NaN
     for none: the texts parsed in one go, then read as a matrix (a row per text, a column per score)."""
-    distributions = json.loads(f"[{','.join(text or '{}' for text in texts)}]")
+    distributions = parsed(f"[{','.join(text or '{}' for text in texts)}]")
     points = sorted(set().union(*distributions), key=int)  # lowest score first: the first maximum is the lowest
     if not points:                                          # of tied ones
         return np.full(len(texts), math.nan)

@@ -7,6 +7,8 @@ import json
 import time
 from collections.abc import Iterable
 
+import orjson
+
 from geval.judging.judgment import AspectScore, Judgment
 
 
@@ -47,3 +49,13 @@ def _row(base: dict, stored: str, score: AspectScore, key: str | None, signed: t
             "status": "ok" if score.score is not None else "unscored", "score": score.score,
             "distribution": json.dumps(score.distribution), "reason": score.reason, "detail": detail,
             "created": time.time()}
+
+
+def parsed(text: str):
+    """Stored JSON text read (a baseline's scores on a million items, a million distributions joined): by orjson,
+    twice as fast as `json.loads` and the same values; by `json` where orjson refuses the text (NaN or Infinity,
+    which `json.dumps` writes)."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)

@@ -52,6 +52,7 @@ from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, cycles_uncollected, made_to_last, process_alive
 from geval.store import kept, schema
+from geval.store.records import parsed
 from geval.store.team import TeamTables
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
@@ -927,7 +928,7 @@ class Store(TeamTables):
         each item)."""
         with self.lock:
             row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
-        return json.loads(row[0]) if row else None
+        return parsed(row[0]) if row else None
 
     def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
         """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
