@@ -50,6 +50,7 @@ from geval.analysis.correlation import (
     item_bootstrap,
     percentile_interval,
     system_bootstrap,
+    system_codes,
     system_means,
     within_groups,
 )
@@ -252,17 +253,19 @@ def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
 def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, n_boot: int,
                               seed: int) -> dict:
     """`leave_one_out_at`'s system level."""
-    n_systems = len(set(systems[systems != ""].tolist()))
+    coded = system_codes(systems)  # the systems coded once, for every annotator's means and resamples
+    n_systems = coded[2]
     if n_systems < MIN_SYSTEMS:
         return {metric: (math.nan, math.nan, math.nan, n_systems,
                          f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for metric in METRICS}
     resamples = Resamples(groups, n_boot, seed)
     pairs = [(matrix[k], _others(matrix, k)) for k in range(matrix.shape[0])]
-    boot = [system_bootstrap(x, y, systems, resamples) for x, y in pairs] if resamples.enough else []
+    boot = [system_bootstrap(x, y, systems, resamples, coded=coded) for x, y in pairs] if resamples.enough else []
+    means = [system_means(x, y, systems, coded) for x, y in pairs]
     found = {}
     for metric in METRICS:
-        value = float(np.mean([correlate(metric, *system_means(x, y, systems)) for x, y in pairs]))
+        value = float(np.mean([correlate(metric, *xy) for xy in means]))
         low, high = percentile_interval(np.mean([b[metric] for b in boot], axis=0)) \
             if boot and math.isfinite(value) else (math.nan, math.nan)
         found[metric] = (value, low, high, n_systems,

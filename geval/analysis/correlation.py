@@ -865,9 +865,11 @@ def system_codes(systems: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     return named, system_of.astype(np.int64), len(names)
 
 
-def system_means(x: np.ndarray, y: np.ndarray, systems: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Each named system's mean x and mean y (systems in sorted order; rows without a system left out)."""
-    return _coded_system_means(x, y, system_codes(systems))
+def system_means(x: np.ndarray, y: np.ndarray, systems: np.ndarray,
+                 coded: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Each named system's mean x and mean y (systems in sorted order; rows without a system left out). `coded`:
+    the systems as `system_codes` gives them, when known (then `systems` is not read)."""
+    return _coded_system_means(x, y, system_codes(systems) if coded is None else coded)
 
 
 def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.ndarray, np.ndarray]:
@@ -879,9 +881,10 @@ def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.
 
 
 def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
-                     metrics=METRICS) -> dict[str, np.ndarray]:
-    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups."""
-    return _coded_system_bootstrap(x, y, system_codes(systems), resamples, metrics)
+                     metrics=METRICS, coded: tuple | None = None) -> dict[str, np.ndarray]:
+    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups. `coded`: as
+    `system_means` takes it."""
+    return _coded_system_bootstrap(x, y, system_codes(systems) if coded is None else coded, resamples, metrics)
 
 
 def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resamples: Resamples,
