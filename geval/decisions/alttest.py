@@ -929,7 +929,7 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                 human = human_aspect_for(scored.template, key, [r.aspect for r in tested])
                 if human is not None:  # on the items the test read it on
                     on = next(r.item_ids for r in tested if r.aspect == human)
-                    values = scored.scores[key][[i in on for i in scored.scores.index]] if on else scored.scores[key]
+                    values = scored.scores[key][scored.scores.index.isin(on)] if on else scored.scores[key]
                     agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": label, "aspects": ", ".join(r.aspect for r in tested),
@@ -955,9 +955,11 @@ def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> 
     a categorical aspect), without an interval: the ranking's column beside the test."""
     if categorical:
         return accuracy_row(judge, items, human, human)["value"]
-    means = pd.Series({item.id: item.human_mean(human) for item in items})
-    both = pd.concat([judge.astype(float), means], axis=1, join="inner").dropna()
-    return correlate("pearson", both.iloc[:, 0].to_numpy(), both.iloc[:, 1].to_numpy()) if len(both) > 2 else math.nan
+    found = item_columns(items)
+    where = found.positions(judge.index)  # the judge's items in its order (the last of an id listed twice)
+    x, y = judge.to_numpy(dtype=float)[where >= 0], found.mean(human)[where[where >= 0]]
+    both = ~(np.isnan(x) | np.isnan(y))
+    return correlate("pearson", x[both], y[both]) if both.sum() > 2 else math.nan
 
 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:
