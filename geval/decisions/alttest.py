@@ -929,7 +929,7 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                 human = human_aspect_for(scored.template, key, [r.aspect for r in tested])
                 if human is not None:  # on the items the test read it on
                     on = next(r.item_ids for r in tested if r.aspect == human)
-                    values = scored.scores[key][scored.scores.index.isin(on)] if on else scored.scores[key]
+                    values = scored.scores[key][_among(scored.scores.index, on)] if on else scored.scores[key]
                     agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": label, "aspects": ", ".join(r.aspect for r in tested),
@@ -948,6 +948,12 @@ def _mean(values: Sequence[float]) -> float:
     """The mean of the defined values, NaN when none is."""
     defined = [v for v in values if math.isfinite(v)]
     return sum(defined) / len(defined) if defined else math.nan
+
+
+def _among(index: pd.Index, ids: frozenset[str]) -> np.ndarray:
+    """Whether each of `index` is one of `ids`: a million items' ids looked up in the set (`Index.isin` of text
+    made an Arrow scalar of each of the ids first: six times as long)."""
+    return np.fromiter(map(ids.__contains__, index.to_numpy(dtype=object)), dtype=bool, count=len(index))
 
 
 def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> float:
