@@ -229,7 +229,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
                                         store=store):
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
-    return Features(table, rows, judge, pd.Series(found_columns.groups, index=ids),
+    return Features(table, rows, judge, pd.Series(found_columns.strings("groups"), index=ids),
                     scales.get(judge), held, compared, sources)
 
 
@@ -607,8 +607,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     human = pd.Series(found_columns.mean(name), index=found_columns.index, dtype=float)
-    population = pd.DataFrame({"system": found_columns.systems, "group": found_columns.groups, "human": human},
-                              index=human.index).join(found.table[judges])
+    population = pd.DataFrame({"system": found_columns.strings("systems"), "group": found_columns.strings("groups"),
+                               "human": human}, index=human.index).join(found.table[judges])
     low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
