@@ -61,11 +61,11 @@ def systems_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray
     """The systems (`ItemColumns.systems`) of the items at the positions `chosen` of `found` as `system_codes`
     codes them (−1 for an item without one), and how many systems all of `found`'s items name: made once per
     list of items (`held_systems` reads them as `system_codes` gives some rows' systems)."""
-    every, count = found.memo(("system codes",), lambda: _system_rows(found.systems))
+    every, count = found.memo(("system codes",), lambda: _system_rows(found.counted("systems")))
     return every[chosen], count
 
 
-def _system_rows(systems: np.ndarray) -> tuple[np.ndarray, int]:
+def _system_rows(systems) -> tuple[np.ndarray, int]:
     named, system_of, count = system_codes(systems)
     rows = np.full(len(systems), -1, dtype=np.int64)
     rows[named] = system_of

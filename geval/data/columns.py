@@ -83,7 +83,14 @@ class ItemColumns:
 
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
-        return self._memo(("first seen", column), lambda: pd.unique(getattr(self, column)).tolist())
+        return self._memo(("first seen", column), lambda: pd.unique(self.counted(column)).tolist())
+
+    def counted(self, column: str):
+        """A column of strings held here to count, code or sort: `strings(column)` when none is missing (Arrow
+        finds the same distinct values in the same first-seen order, and sorts by code point as Python does,
+        without a million Python strings hashed or compared), else the objects themselves (a None kept as it is)."""
+        strings = self.strings(column)
+        return getattr(self, column) if strings.isna().any() else strings
 
     @property
     def human_aspects(self) -> list[str]:

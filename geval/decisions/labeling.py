@@ -699,7 +699,8 @@ def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
     found = item_columns(items)
     if not found.scored(aspect).all():
         return None
-    return found.memo(("system sizes",), lambda: pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist())
+    return found.memo(("system sizes",),
+                      lambda: pd.Series(found.counted("systems")).value_counts(sort=False, dropna=False).tolist())
 
 
 def most_scores(items: list[Item]) -> int | None:
