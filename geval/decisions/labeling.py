@@ -750,7 +750,7 @@ def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.S
     per system at random, or k per system by weight."""
     scored = population[population["human"].notna()]
     if design == "documents":
-        groups = pd.unique(scored["group"].to_numpy(object)).tolist()
+        groups = pd.unique(scored["group"].array).tolist()  # the items' groups: never missing
         chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
         by_group = scored[scored["group"].isin(chosen)].groupby("group").groups  # the chosen groups' items only
         return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]
