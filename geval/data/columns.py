@@ -64,7 +64,7 @@ class ItemColumns:
         if found is not None:
             return found
         if self.index.is_unique:
-            found = self._lookup(ids).get_indexer(ids)
+            found = self.index.get_indexer(ids)
         else:
             last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
             found = np.fromiter((last.get(i, -1) for i in ids), dtype=np.int64, count=len(ids))
@@ -73,13 +73,6 @@ class ItemColumns:
             with self._lock:
                 self._placed = [(held, found), *self._placed[:PLACED - 1]]
         return found
-
-    def _lookup(self, ids) -> pd.Index:
-        """The items' ids as an index to find `ids` in: as pandas' str when they are (made once: an object index
-        finding a million str ids is converted again at each call), else `index`."""
-        if isinstance(getattr(ids, "dtype", None), pd.StringDtype):
-            return self._memo(("str index",), lambda: pd.Index(self.strings("ids")))
-        return self.index
 
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
@@ -204,7 +197,7 @@ class ItemColumns:
         return self._memo(("table column", name), lambda: pd.Series(values()).array)
 
     def strings(self, column: str) -> ExtensionArray:
-        """One of the columns of strings held here ("ids", "systems", "groups", "group_ids", "levels") as a table's
+        """One of the columns of strings held here ("systems", "groups", "group_ids", "levels") as a table's
         column holds it (`table_column`): a table of every item takes it without converting a million strings."""
         return self.table_column(column, lambda: getattr(self, column))
 
