@@ -65,3 +65,20 @@ def test_the_disagreements_share_the_judgments_read_they_come_from(tmp_path):
     store.save_dataset(geval.Dataset("synthetic", "", "table", items[1:]))  # an item no longer in the dataset
     fewer = geval.disagreements(store, "synthetic", details=False)
     assert items[0].id not in set(fewer["item_id"]) and len(fewer) == len(read) - 1
+
+
+def test_the_items_strings_are_counted_as_arrow_strings_unless_one_is_missing():
+    """`counted` gives the Arrow column when no value is missing (the same distinct values in the same order,
+    sorted as numpy sorts them), else the objects, so that a missing system stays None where it is listed."""
+    import dataclasses
+
+    items = _items()
+    found = item_columns(items)
+    assert isinstance(found.counted("groups").dtype, pd.StringDtype)
+    assert found.first_seen("systems") == list(pd.unique(found.systems))
+    assert found.first_seen("groups") == list(pd.unique(found.groups))
+    assert np.array_equal(pd.factorize(found.counted("groups"), sort=True)[0],
+                          pd.factorize(found.groups.astype(str), sort=True)[0])
+    missing = item_columns([dataclasses.replace(items[0], system=None), *items[1:]])
+    assert missing.counted("systems") is missing.systems
+    assert missing.first_seen("systems")[0] is None

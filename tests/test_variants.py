@@ -126,3 +126,12 @@ def test_the_agreement_page_offers_the_variants(monkeypatch, tmp_path):
     at.radio(key="agree_variant").set_value("samples").run()
     assert not at.exception
     assert any("hold no samples" in e.value for e in at.error)
+
+
+def test_argmax_reads_a_distribution_with_nan_as_the_standard_library_does():
+    """The distributions are read with orjson, which refuses NaN (json.dumps writes it): such a text is read by
+    the standard library, its NaN no score's probability."""
+    frame = pd.DataFrame({"status": ["ok", "ok", "ok"], "score": [2.0, 1.5, math.nan],
+                          "distribution": ['{"1": 0.2, "2": 0.7, "3": 0.1}', '{"1": NaN, "2": 0.5, "3": 0.25}', "{}"]})
+    assert variant_scores(frame, "argmax").tolist()[:2] == [2.0, 2.0]
+    assert math.isnan(variant_scores(frame, "argmax").iloc[2])

@@ -859,8 +859,9 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
 
 def system_codes(systems: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """The rows that name a system (`systems` != ""), the system of each of them as 0..S−1 (the systems in
-    sorted order), and S: the names hashed, not sorted row by row (a million rows name a few systems)."""
-    named = systems != ""
+    sorted order), and S: the names hashed, not sorted row by row (a million rows name a few systems). `systems`:
+    objects, or pandas' str with none missing (`ItemColumns.counted`)."""
+    named = np.asarray(systems != "", dtype=bool)
     system_of, names = pd.factorize(systems[named], sort=True)
     return named, system_of.astype(np.int64), len(names)
 

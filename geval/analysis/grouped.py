@@ -42,15 +42,18 @@ SHARE, SIGNED = (0.0, 1.0), (-1.0, 1.0)
 
 
 def group_codes(groups) -> tuple[np.ndarray, int]:
-    """Each row's group as a number 0..G−1 (groups in sorted order), and G."""
-    codes, names = pd.factorize(np.asarray(groups).astype(str), sort=True)
+    """Each row's group as a number 0..G−1 (groups in sorted order), and G. Strings a table holds (pandas' str),
+    none missing, are coded as they are: the same order, without a copy of each (Arrow sorts them by their UTF-8
+    bytes, which is the order of their code points, as numpy's)."""
+    strings = isinstance(getattr(groups, "dtype", None), pd.StringDtype) and not groups.isna().any()
+    codes, names = pd.factorize(groups if strings else np.asarray(groups).astype(str), sort=True)
     return codes.astype(np.int64), len(names)
 
 
 def codes_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray, int]:
     """`group_codes` of the groups (`ItemColumns.groups`) of the items at the positions `chosen` of
     `found`: the codes of all its items, made once per list of items, renumbered over the groups held."""
-    every, n_groups = found.memo(("group codes",), lambda: group_codes(found.groups))
+    every, n_groups = found.memo(("group codes",), lambda: group_codes(found.strings("groups")))
     return renumbered(every[chosen], n_groups)
 
 
@@ -58,11 +61,11 @@ def systems_of_items(found: ItemColumns, chosen: np.ndarray) -> tuple[np.ndarray
     """The systems (`ItemColumns.systems`) of the items at the positions `chosen` of `found` as `system_codes`
     codes them (−1 for an item without one), and how many systems all of `found`'s items name: made once per
     list of items (`held_systems` reads them as `system_codes` gives some rows' systems)."""
-    every, count = found.memo(("system codes",), lambda: _system_rows(found.systems))
+    every, count = found.memo(("system codes",), lambda: _system_rows(found.counted("systems")))
     return every[chosen], count
 
 
-def _system_rows(systems: np.ndarray) -> tuple[np.ndarray, int]:
+def _system_rows(systems) -> tuple[np.ndarray, int]:
     named, system_of, count = system_codes(systems)
     rows = np.full(len(systems), -1, dtype=np.int64)
     rows[named] = system_of

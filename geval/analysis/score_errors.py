@@ -124,7 +124,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups), ranks)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length,
-                          "group": found.table_column_at("groups", lambda: found.groups.astype(str), chosen)})
+                          "group": found.table_column_at("groups", lambda: found.groups, chosen)})
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,

@@ -77,7 +77,14 @@ class ItemColumns:
 
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
-        return self._memo(("first seen", column), lambda: pd.unique(getattr(self, column)).tolist())
+        return self._memo(("first seen", column), lambda: pd.unique(self.counted(column)).tolist())
+
+    def counted(self, column: str):
+        """A column of strings held here to count, code or sort: `strings(column)` when none is missing (Arrow
+        finds the same distinct values in the same first-seen order, and sorts by code point as Python does,
+        without a million Python strings hashed or compared), else the objects themselves (a None kept as it is)."""
+        strings = self.strings(column)
+        return getattr(self, column) if strings.isna().any() else strings
 
     @property
     def human_aspects(self) -> list[str]:
@@ -189,6 +196,11 @@ class ItemColumns:
         column holds it (strings as pandas' str), made once under `name`: a table's rows take from it by
         their items' places instead of converting a million strings again."""
         return self._memo(("table column", name), lambda: pd.Series(values()).array)
+
+    def strings(self, column: str) -> ExtensionArray:
+        """One of the columns of strings held here ("systems", "groups", "group_ids", "levels") as a table's
+        column holds it (`table_column`): a table of every item takes it without converting a million strings."""
+        return self.table_column(column, lambda: getattr(self, column))
 
     def table_column_at(self, name: str, values: Callable[[], Sequence], places: np.ndarray) -> ExtensionArray:
         """`table_column(name, values)` at the items' `places`: the column itself, not a copy, when they are

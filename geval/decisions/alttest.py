@@ -816,16 +816,20 @@ def _given(values: pd.Series) -> pd.Series:
     return values[values.notna().to_numpy()]
 
 
-def _unique(index: pd.Index) -> bool:
-    """`index.is_unique`, without the hash of its values pandas keeps with the index (`scales._clipped`)."""
+def _unique(index: pd.Index, where: np.ndarray) -> bool:
+    """`index.is_unique`, `where` the places of its ids among items with unique ids (`ItemColumns.positions`):
+    counted on the places when every id is an item's (an id twice is one place twice), else on the ids; without
+    the hash of its values pandas keeps with the index (`scales._clipped`)."""
+    if (where >= 0).all():
+        return len(where) == 0 or int(np.bincount(where).max()) == 1
     return len(pd.unique(index.array)) == len(index)
 
 
 def _scores_by_place(found: ItemColumns, scores: pd.Series) -> np.ndarray:
     """`scores` (by item id) on the items of `found`, in their order (NaN where none)."""
-    if not (found.index.is_unique and _unique(scores.index)):
+    where = found.positions(scores.index) if found.index.is_unique else None
+    if where is None or not _unique(scores.index, where):
         return scores.reindex(found.ids).to_numpy(dtype=float)
-    where = found.positions(scores.index)
     by_place = np.full(len(found), np.nan)
     by_place[where[where >= 0]] = scores.to_numpy(dtype=float)[where >= 0]
     return by_place

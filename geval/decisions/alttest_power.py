@@ -335,7 +335,8 @@ class PlanData:
 def sorted_group_codes(found: ItemColumns) -> np.ndarray:
     """Each item's group (`ItemColumns.group_ids`, "" where none) as a number, the groups numbered in their
     sorted order as `pd.factorize(..., sort=True)` numbers them (-1 for None), made once per list of items."""
-    return found.memo(("sorted group codes",), lambda: pd.factorize(found.group_ids, sort=True)[0].astype(int))
+    return found.memo(("sorted group codes",),
+                      lambda: pd.factorize(found.counted("group_ids"), sort=True)[0].astype(int))
 
 
 def _why_not(plan: Plan, data: PlanData, min_items: int) -> str:

@@ -229,7 +229,7 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
                                         store=store):
             columns[result.title] = result.scores.reindex(ids)
     table = pd.DataFrame(columns, index=ids)
-    return Features(table, rows, judge, pd.Series(found_columns.groups, index=ids),
+    return Features(table, rows, judge, pd.Series(found_columns.strings("groups"), index=ids),
                     scales.get(judge), held, compared, sources)
 
 
@@ -607,8 +607,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     human = pd.Series(found_columns.mean(name), index=found_columns.index, dtype=float)
-    population = pd.DataFrame({"system": found_columns.systems, "group": found_columns.groups, "human": human},
-                              index=human.index).join(found.table[judges])
+    population = pd.DataFrame({"system": found_columns.strings("systems"), "group": found_columns.strings("groups"),
+                               "human": human}, index=human.index).join(found.table[judges])
     low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
@@ -699,7 +699,8 @@ def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
     found = item_columns(items)
     if not found.scored(aspect).all():
         return None
-    return found.memo(("system sizes",), lambda: pd.Series(found.systems).value_counts(sort=False, dropna=False).tolist())
+    return found.memo(("system sizes",),
+                      lambda: pd.Series(found.counted("systems")).value_counts(sort=False, dropna=False).tolist())
 
 
 def most_scores(items: list[Item]) -> int | None:
@@ -749,7 +750,7 @@ def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.S
     per system at random, or k per system by weight."""
     scored = population[population["human"].notna()]
     if design == "documents":
-        groups = pd.unique(scored["group"].to_numpy(object)).tolist()
+        groups = pd.unique(scored["group"].array).tolist()  # the items' groups: never missing
         chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
         by_group = scored[scored["group"].isin(chosen)].groupby("group").groups  # the chosen groups' items only
         return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]

@@ -240,13 +240,15 @@ class _Items:
     def __init__(self, population: pd.DataFrame, judges: Sequence[str]):
         self.ids = population.index
         self._rows: dict[int, tuple[Sequence[str], np.ndarray]] = {}  # id of a list of items -> (it, their rows)
-        self.system = population["system"].to_numpy(object).astype(str)
-        self.group = population["group"].fillna("").to_numpy(object).astype(str)
+        system_of, systems = _coded(population["system"].astype(str))
+        self.system = systems[system_of]
+        group_of, groups = _coded(population["group"].fillna("").astype(str))
+        self.group = groups[group_of]
         self.human = population["human"].to_numpy(float)
         self.judges = list(judges)
         scores = population[self.judges].astype(float)
         self.centred = (scores - scores.groupby(population["system"]).transform("mean")).fillna(0.0).to_numpy(float)
-        self.members = {s: np.flatnonzero(self.system == s) for s in pd.unique(population["system"].to_numpy(object))}
+        self.members = {s: np.flatnonzero(system_of == code) for code, s in enumerate(systems.tolist())}
 
     def place(self, ids: list[str], rows: np.ndarray) -> list[str]:
         """Keep `rows` as the rows of the items `ids` (the list itself) for `rows`; `ids` back."""
@@ -292,6 +294,13 @@ class _Items:
         return found
 
 
+def _coded(strings: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's code and the distinct strings in first-seen order (an object array): `strings` is
+    `distinct[codes]`, each distinct string one object (a million of them compared by identity first)."""
+    codes, distinct = pd.factorize(strings)
+    return codes, np.asarray(distinct.tolist(), dtype=object)
+
+
 def _intervals(draws: Draws, alphas: Sequence[float], with_judge: bool,
                sequential: bool = True) -> list[tuple[np.ndarray, np.ndarray]]:
     """The interval at each of `alphas`, people alone or with the judge: betting (`sequential`), or
@@ -331,7 +340,7 @@ def _document_design(arrays: _Items, population: pd.DataFrame, labeled: list[str
     if len(systems) < 2:
         return False
     rows = arrays.rows(labeled)
-    system_of, group_of = arrays.system[rows], population["group"].to_numpy(object)[rows]
+    system_of, group_of = arrays.system[rows], population["group"].iloc[rows].to_numpy(object)
     orders = [group_of[system_of == s].tolist() for s in systems]
     return all(o == orders[0] for o in orders) and len(set(orders[0])) == len(orders[0])
 

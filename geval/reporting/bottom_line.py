@@ -41,7 +41,7 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
     whether it gives one score throughout (`constant`: it tells no item from another)."""
     found_columns = item_columns(items)
     human = pd.Series(found_columns.mean(aspect), index=found_columns.index, dtype=float)
-    systems = pd.Series(found_columns.systems, index=human.index).fillna("")
+    systems = pd.Series(found_columns.strings("systems"), index=human.index).fillna("")
     rows = []
     for column in [c for c, h in found.compared.items() if h.lower() == aspect.lower()]:
         scores = found.table[column].reindex(human.index).astype(float)

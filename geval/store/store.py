@@ -644,7 +644,8 @@ class Store(TeamTables):
                 args.append(value)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
         if columns is not None:
-            unknown = [c for c in columns if c not in self.db["judgments"].columns_dict]
+            known = self.db["judgments"].columns_dict  # the table's columns read once (a PRAGMA each time)
+            unknown = [c for c in columns if c not in known]
             if unknown:
                 raise StoreError(f"judgments have no column '{unknown[0]}'")
             sql = f"SELECT {', '.join('j.' + c for c in columns)} FROM judgments j {where} ORDER BY j.created"
