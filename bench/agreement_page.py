@@ -386,6 +386,7 @@ if __name__ == "__main__":
         reports = report_seconds(paths[sizes[-1]][0], Path(tmp)) if args.report else []
     best = {size: min(runs[size], key=lambda r: r[0][0])[0] for size in sizes}
     reference = {size: min(plain[size]) for size in sizes}
+    least = {size: tuple(min(runs, key=lambda run: run["added_mb"]) for runs in memories[size]) for size in sizes}
     print(f"machine after: load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     for size in sizes:
         print(f"{size:>8} judgments: Agreement page first run {shown(best[size])} (runs: "
@@ -395,7 +396,7 @@ if __name__ == "__main__":
         print(f"{size:>8} judgments: item-level Pearson, Spearman, Kendall on the page "
               f"{', '.join(f'{v:.3f}' for v in correlations[size])}; by the plain read "
               f"{', '.join(f'{v:.3f}' for v in plain_correlations[size])}")
-        page, reader = (min(runs, key=lambda run: run["added_mb"]) for runs in memories[size])
+        page, reader = least[size]
         print(f"{size:>8} judgments: peak memory added by the page's first build {page['added_mb']:.0f} MB (process "
               f"peak {page['peak_mb']:.0f} MB, the dataset loaded before it; runs: {_added(memories[size][0])}); by "
               f"the plain read {reader['added_mb']:.0f} MB (process peak {reader['peak_mb']:.0f} MB; runs: "
@@ -406,7 +407,7 @@ if __name__ == "__main__":
     for which, seconds, size in reports:
         print(f"geval report --html at {sizes[-1]} judgments, {which}: {shown(seconds)}, {size / 1e6:.1f} MB")
     for size in sizes:
-        page, reader = (min(run["added_mb"] for run in runs) for runs in memories[size])
+        page, reader = (run["added_mb"] for run in least[size])
         print(f"FIGURE e3 at {short(size)}: first build / plain read and correlations = "
               f"{best[size][0] / reference[size][0]:.1f}x wall, {best[size][1] / reference[size][1]:.1f}x CPU "
               f"(target <= 3x); peak memory added {page / reader:.2f}x (target <= 1.5x)")

@@ -34,15 +34,19 @@ def forget() -> None:
         cached.clear()
 
 
+#: The columns of a combination that `stamp` reads.
+_STAMPED = ("last", "ok", "unscored", "failed")
+
+
 def stamp(combo: pd.Series) -> tuple:
     """What changes when a (template version, signature) gets new judgments."""
-    return float(combo["last"]), int(combo["ok"]), int(combo["unscored"]), int(combo["failed"])
+    last, ok, unscored, failed = (combo[column] for column in _STAMPED)
+    return float(last), int(ok), int(unscored), int(failed)
 
 
 def stamps(combos: pd.DataFrame) -> tuple:
-    """What changes when any of `combos` gets new judgments."""
-    columns = ("last", "ok", "unscored", "failed")  # `stamp`'s, a column at a time (no row Series, no table made)
-    return tuple(stamp(dict(zip(columns, row))) for row in zip(*(combos[column].tolist() for column in columns)))
+    """What changes when any of `combos` gets new judgments: read a column at a time (no row Series made)."""
+    return tuple(stamp(dict(zip(_STAMPED, row))) for row in zip(*(combos[column].tolist() for column in _STAMPED)))
 
 
 def pair(combo: pd.Series) -> tuple[str, str]:
