@@ -508,6 +508,20 @@ def test_a_datasets_items_go_to_the_collectors_oldest_generation_once_read(store
     assert store.items("synthetic") == items
 
 
+def test_items_read_hold_each_repeated_text_once_and_no_dict_each():
+    """A million items held 736 MB: each held its own copy of its dataset's name, level, system, group and grounding,
+    and a dict of its fields. Read from the file, items of one system share its name; an item has no __dict__."""
+    store = geval.Store(":memory:")
+    store.save_dataset(Dataset("synthetic", "", "table", make_items(6, per_group=3)))
+    store._items.clear()
+    items = store.items("synthetic")
+    assert items[0].system == items[3].system and items[0].system is items[3].system
+    assert items[0].group is items[2].group and items[0].grounding is items[1].grounding
+    assert items[0].dataset is items[5].dataset and items[0].level is items[5].level
+    assert not hasattr(items[0], "__dict__") and not hasattr(items[0].context[0], "__dict__")
+    assert store.items("synthetic") == make_items(6, per_group=3)
+
+
 def test_stored_json_is_read_the_same_by_orjson_and_with_nan_by_json():
     text = json.dumps({"a": 0.1 + 0.2, "b": None, "c": 3, "d": 1e-300, "e": [0.5040485829959515]})
     assert parsed(text) == json.loads(text)
