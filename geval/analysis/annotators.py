@@ -85,7 +85,7 @@ def krippendorff_alpha(matrix: np.ndarray, level: str = "interval") -> float:
         raise ValueError(f"level '{level}' is unknown; use one of {', '.join((*ALPHA_LEVELS, NOMINAL))}")
     matrix = np.asarray(matrix, dtype=float)
     pairable = (np.sum(~np.isnan(matrix), axis=0) >= 2) if matrix.size else np.array([], bool)
-    paired = matrix[:, pairable] if matrix.size else matrix
+    paired = matrix[:, pairable] if matrix.size and not pairable.all() else matrix  # a copy only when some are not
     if matrix.shape[0] < 2 or not pairable.any() or len(pd.unique(paired[~np.isnan(paired)])) < 2:
         return float("nan")
     if paired.shape[1] <= PACKAGE_UP_TO:
@@ -100,11 +100,13 @@ def _alpha_by_counts(matrix: np.ndarray, level: str) -> float:
     values x values floats). Alpha as the package computes it from there; it differs from the
     package's by rounding only (about 1e-16)."""
     values = np.sort(pd.unique(matrix[~np.isnan(matrix)]))  # np.unique's, by hashing rather than sorting them all
-    counts = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
+    counts = np.empty((matrix.shape[1], len(values)))  # items x V
+    for column, v in enumerate(values):
+        counts[:, column] = (matrix == v).sum(axis=0)
     scores = counts.sum(axis=1)
     coincidences = np.zeros((len(values), len(values)))
     for m in np.unique(scores):
-        held = counts[scores == m]
+        held = counts if m == scores[0] == scores[-1] and (scores == m).all() else counts[scores == m]
         coincidences += (held.T @ held - np.diag(held.sum(axis=0))) / (m - 1)  # whole numbers, exact, until / (m − 1)
     n_v = coincidences.sum(axis=0)
     expected = (np.outer(n_v, n_v) - np.diagflat(n_v)) / (n_v.sum() - 1)

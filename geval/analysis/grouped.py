@@ -91,7 +91,8 @@ def group_sums(values, codes: np.ndarray, n_groups: int) -> np.ndarray:
     """The sum of each group's rows: values (..., rows) -> (..., groups). `codes` (rows, or the
     shape of `values`: a cell per dataset) say where each row goes, 0..n_groups−1. NaN counts as 0:
     mask first."""
-    values = np.nan_to_num(np.asarray(values, dtype=float))
+    values = np.asarray(values, dtype=float)
+    values = np.nan_to_num(values) if np.isnan(values).any() else values  # a copy only where NaN is
     if values.ndim == 1 and np.shape(codes) == values.shape:  # one dataset: the rows' own codes are the bins
         return np.bincount(codes, weights=values, minlength=n_groups)
     flat = values.reshape(-1, values.shape[-1])
@@ -135,7 +136,8 @@ def correlation_with_each_left_out(metric: str, x: np.ndarray, y: np.ndarray, gr
     else:
         value = correlate(metric, x, y)
     x, y = x - x.mean(), y - y.mean()  # centred first, for accuracy
-    sums = np.stack([group_sums(c, codes, n_groups) for c in (np.ones_like(x), x, y, x * x, y * y, x * y)], axis=-1)
+    columns = (lambda: np.ones_like(x), lambda: x, lambda: y, lambda: x * x, lambda: y * y, lambda: x * y)
+    sums = np.stack([group_sums(column(), codes, n_groups) for column in columns], axis=-1)  # one product at a time
     return value, pearson_of(without_each(sums, axis=-2)[1]), np.ones(n_groups, bool), note
 
 

@@ -17,6 +17,8 @@ import numpy as np
 from geval.analysis.grouped import group_sums, without_each
 
 WEIGHTINGS = ("none", "quadratic")
+#: Groups whose leave-one-out statistics are computed at once (`with_each_left_out`).
+BLOCK = 65536
 
 
 def disagreement_weights(k: int, weighting: str = "none") -> np.ndarray:
@@ -64,7 +66,19 @@ def with_each_left_out(per_group: np.ndarray, statistic,
     group; and which groups hold an item: (value (...), leave-one-out (..., groups), present).
     `parts`: `left_out(per_group)` when made already."""
     total, loo, present = left_out(per_group) if parts is None else parts
-    return statistic(total), statistic(loo), present
+    return statistic(total), _by_blocks(statistic, loo), present
+
+
+def _by_blocks(statistic, per_group: np.ndarray):
+    """`statistic` of confusions (..., groups, k, k), BLOCK groups at a time, joined: what it makes on the way is
+    a block's size, not every group's (half a million groups of 3 x 3 counts: 36 MB an array)."""
+    groups = per_group.ndim - 3  # the groups' axis, in the confusions and in what a statistic gives of them
+    if per_group.shape[groups] <= BLOCK:
+        return statistic(per_group)
+    parts = [statistic(per_group[..., start:start + BLOCK, :, :]) for start in range(0, per_group.shape[groups], BLOCK)]
+    if isinstance(parts[0], dict):
+        return {name: np.concatenate([part[name] for part in parts], axis=groups) for name in parts[0]}
+    return np.concatenate(parts, axis=groups)
 
 
 def accuracy_of(confusion: np.ndarray) -> np.ndarray:

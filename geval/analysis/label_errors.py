@@ -101,6 +101,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     constants = _constants(total, shares, labels, weights)
     best = int(np.nanargmax(shares[0])) if total.sum() else 0
     lead = estimate(float(accuracy[0] - shares[0][best]), accuracy[1] - shares[1][..., best], present, bounds=SIGNED)
+    agreement = _kappa(with_each_left_out(confusion, kappa, parts), _undefined(total))
+    each_label = _per_label(confusion, labels, parts)
+    del confusion, parts  # a group's k x k counts each, twice: let go before the annotators' are made
     annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)
@@ -109,8 +112,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
-        labels, weighting, _kappa(with_each_left_out(confusion, kappa, parts), _undefined(total)),
-        _grouped(accuracy, transform="none"), total, _per_label(confusion, labels, parts), constants, lead,
+        labels, weighting, agreement, _grouped(accuracy, transform="none"), total, each_label, constants, lead,
         annotators,
         _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
         _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
