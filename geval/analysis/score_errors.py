@@ -283,8 +283,12 @@ def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[s
         why = ("undefined: one score per item (the dataset keeps only the people's mean)" if ratings.shape[0] < 2 else
                f"undefined: {count} items scored by every annotator")
         return table, Estimate(math.nan, note=why)
-    matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
-    codes = group_codes(kept) if codes is None else renumbered(codes[0][complete], codes[1])
+    if complete.all():  # as a rule: the arrays themselves, not copies of them (a million items: 40 MB)
+        matrix, judge, words_, kept = ratings, values, length, groups
+    else:
+        matrix, judge, words_, kept = ratings[:, complete], values[complete], length[complete], groups[complete]
+        codes = None if codes is None else renumbered(codes[0][complete], codes[1])
+    codes = group_codes(kept) if codes is None else codes
     if count <= EXACT_UP_TO:
         ranks = None
     elif ranks is None or count < len(length):  # ranked once for every correlation below
