@@ -49,11 +49,12 @@ from geval.analysis.correlation import (
     interval_note,
     item_bootstrap,
     percentile_interval,
-    system_bootstrap,
+    system_bootstraps,
     system_codes,
     system_means,
     within_groups,
 )
+from geval.analysis.grouped import codes_of_items, renumbered
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item, positional
 
@@ -180,18 +181,21 @@ def leave_one_out_bootstrap(matrix: np.ndarray, resamples: Resamples) -> dict[st
     return {metric: np.mean([boot[metric] for boot in per_annotator], axis=0) for metric in METRICS}
 
 
-def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interval") -> tuple[float, float]:
+def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interval",
+                   codes: tuple[np.ndarray, int] | None = None) -> tuple[float, float]:
     """The 95% interval of `krippendorff_alpha` of an annotators x items array whose items are in
     `groups`: the delete-one-group jackknife with Student's t, kept inside the values alpha can take
-    (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups."""
-    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
+    (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups.
+    `codes`: the groups as `Resamples` takes them, when known (then `groups` is not read)."""
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
     low, high = interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
                          correlation=False)
     return (low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]), min(high, ALPHA_RANGE[1]))
 
 
 def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, level: str = "item",
-                     n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[float, float, float, int, str]]:
+                     n_boot: int = 1000, seed: int = 0,
+                     codes: tuple[np.ndarray, int] | None = None) -> dict[str, tuple[float, float, float, int, str]]:
     """`leave_one_out` of every metric at a protocol level, on a complete annotators x items array:
     metric -> (value, low, high, n, note); n counts items, groups or systems, by level.
 
@@ -200,14 +204,16 @@ def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray
       mean, averaged over the annotators whose correlation is defined there, then the mean over
       the groups (at least MIN_GROUPS of them); the t-interval of the per-group values;
     - system: each annotator's system means against the others' system means, then the mean over
-      the annotators; the interval from `n_boot` bootstrap draws of groups."""
+      the annotators; the interval from `n_boot` bootstrap draws of groups.
+
+    `codes`: the groups as `Resamples` takes them, when known (then `groups` is read for the notes only)."""
     if level not in LEVELS:
         raise ValueError(f"level '{level}' is unknown; use one of {', '.join(LEVELS)}")
     if level == "group":
-        return _leave_one_out_in_groups(matrix, groups)
+        return _leave_one_out_in_groups(matrix, groups, codes)
     if level == "system":
-        return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed)
-    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
+        return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed, codes)
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
     loo = leave_one_out_bootstrap(matrix, resamples)
     found = {}
     for metric in METRICS:
@@ -225,9 +231,10 @@ def _others(matrix: np.ndarray, k: int) -> np.ndarray:
     return np.delete(matrix, k, axis=0).mean(axis=0)
 
 
-def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
+def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray,
+                             codes: tuple[np.ndarray, int] | None) -> dict:
     """`leave_one_out_at`'s group level."""
-    inside = Resamples(groups, 0)
+    inside = Resamples(groups, 0, codes=codes)
     per_annotator = [within_groups(matrix[k], _others(matrix, k), inside) for k in range(matrix.shape[0])]
     found = {}
     for metric in METRICS:
@@ -251,7 +258,7 @@ def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
 
 
 def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, n_boot: int,
-                              seed: int) -> dict:
+                              seed: int, codes: tuple[np.ndarray, int] | None) -> dict:
     """`leave_one_out_at`'s system level."""
     coded = system_codes(systems)  # the systems coded once, for every annotator's means and resamples
     n_systems = coded[2]
@@ -259,9 +266,9 @@ def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: n
         return {metric: (math.nan, math.nan, math.nan, n_systems,
                          f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for metric in METRICS}
-    resamples = Resamples(groups, n_boot, seed)
+    resamples = Resamples(groups, n_boot, seed, codes)
     pairs = [(matrix[k], _others(matrix, k)) for k in range(matrix.shape[0])]
-    boot = [system_bootstrap(x, y, systems, resamples, coded=coded) for x, y in pairs] if resamples.enough else []
+    boot = system_bootstraps(pairs, systems, resamples, coded=coded) if resamples.enough else []
     means = [system_means(x, y, systems, coded) for x, y in pairs]
     found = {}
     for metric in METRICS:
@@ -280,11 +287,13 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
     items), with 95% intervals over groups (`n_boot` bootstrap draws, seeded, at the system level
     only). Columns: human, statistic, value, low, high, items, annotators, note. An aspect with
     one score per item (a dataset that keeps only the mean, like SummEval's or DSTC9's files) gets
-    NaN rows saying so."""
+    NaN rows saying so. Each level's leave-one-out figures are made once for these items (the leaderboard's
+    ceiling and the report's people read the same)."""
     aspects = aspects or list(dict.fromkeys(a for item in items for a in item.human))
+    held = item_columns(items)
     rows = []
     for aspect in aspects:
-        scored, annotators, groups, matrix, panel, full, systems, panel_rows = item_columns(items).memo(
+        scored, annotators, groups, codes, matrix, panel, full, systems, panel_rows = held.memo(
             ("annotator agreement", aspect), lambda aspect=aspect: _scored_by(items, aspect))  # each level reads it
         if annotators < 2:
             note = "undefined: one score per item (the dataset keeps only one score, or the mean)"
@@ -293,11 +302,14 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             continue
         for alpha_level in ALPHA_LEVELS if alpha else ():
             value = krippendorff_alpha(matrix, alpha_level)
-            rows.append(_row(aspect, f"alpha ({alpha_level})", value, alpha_interval(matrix, groups, alpha_level),
-                             len(scored), annotators, interval_note(groups) if math.isfinite(value)
+            rows.append(_row(aspect, f"alpha ({alpha_level})", value,
+                             alpha_interval(matrix, groups, alpha_level, codes), len(scored), annotators,
+                             interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
         width, common, left = len(scored), len(panel), int((~full).sum())
-        found = leave_one_out_at(matrix[panel_rows][:, full], groups[full], systems, level, n_boot, seed)
+        found = held.memo(("leave one out", aspect, level, n_boot, seed), lambda: leave_one_out_at(
+            matrix[panel_rows][:, full], groups[full], systems, level, n_boot, seed,
+            renumbered(codes[0][full], codes[1])))
         for metric, (value, low, high, n, note) in found.items():
             said = f"{left} of {width} items left out: other annotators scored them than the " \
                    f"{common} who scored most items" if left else ""
@@ -309,22 +321,24 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
 
 def _scored_by(items: list[Item], aspect: str) -> tuple:
     """What `annotator_agreement` reads of `aspect` at any level: the items scored on it, the most scores an
-    item has, their groups, the annotators x items array; the panel (`_panel`), which items it scored whole,
-    those items' systems, and the panel's rows of the array (None for the last four below two annotators)."""
+    item has, their groups (and as `Resamples` codes them), the annotators x items array; the panel (`_panel`),
+    which items it scored whole, those items' systems, and the panel's rows of the array (None for the last four
+    below two annotators)."""
     found = item_columns(items)
     where = np.flatnonzero(found.scored(aspect))
     scored = [items[i] for i in where.tolist()]
     counts = found.rated(aspect)[where]  # each scored item's number of scores
     annotators = int(counts.max(initial=0))
     groups = np.array(found.groups[where].tolist())
+    codes = codes_of_items(found, where)
     matrix = annotator_matrix(scored, aspect)
     if annotators < 2:
-        return scored, annotators, groups, matrix, None, None, None, None
+        return scored, annotators, groups, codes, matrix, None, None, None, None
     panel, full, rows = _positional_panel(counts) if not found.named(aspect) else _named_panel(scored, aspect)
     systems = np.array(found.systems[where].tolist())[full]
-    for shared in (groups, matrix, full, systems):  # read by every level: none may change them
+    for shared in (groups, codes[0], matrix, full, systems):  # read by every level: none may change them
         shared.flags.writeable = False
-    return scored, annotators, groups, matrix, panel, full, systems, rows
+    return scored, annotators, groups, codes, matrix, panel, full, systems, rows
 
 
 def _named_panel(items: list[Item], aspect: str) -> tuple[tuple[str, ...], np.ndarray, list[int]]:

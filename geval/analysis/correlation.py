@@ -845,7 +845,7 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
     enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = _coded_system_bootstrap(x, y, coded, resamples, metrics) if enough else {}
+    boot = _coded_system_bootstraps([(x, y)], coded, resamples, metrics)[0] if enough else {}
     full_x, full_y = _coded_system_means(x, y, coded)
     withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
@@ -881,16 +881,18 @@ def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.
     return full_x, full_y  # summed in row order
 
 
-def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
-                     metrics=METRICS, coded: tuple | None = None) -> dict[str, np.ndarray]:
-    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups. `coded`: as
-    `system_means` takes it."""
-    return _coded_system_bootstrap(x, y, system_codes(systems) if coded is None else coded, resamples, metrics)
+def system_bootstraps(pairs: list[tuple[np.ndarray, np.ndarray]], systems: np.ndarray, resamples: Resamples,
+                      metrics=METRICS, coded: tuple | None = None) -> list[dict[str, np.ndarray]]:
+    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups, for each (x, y)
+    of `pairs` (scores of the same rows): the resamples' sums of every pair made in one pass over the draws.
+    `coded`: as `system_means` takes it."""
+    return _coded_system_bootstraps(pairs, system_codes(systems) if coded is None else coded, resamples, metrics)
 
 
-def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resamples: Resamples,
-                            metrics=METRICS) -> dict[str, np.ndarray]:
-    """`system_bootstrap` of the systems as `system_codes` gives them."""
+def _coded_system_bootstraps(pairs: list[tuple[np.ndarray, np.ndarray]], coded: tuple, resamples: Resamples,
+                             metrics=METRICS) -> list[dict[str, np.ndarray]]:
+    """`system_bootstraps` of the systems as `system_codes` gives them: per group, its rows and each pair's sums
+    of x and of y in each system (a column per system in each), weighted by how often each group was drawn."""
     named, system_of, count = coded
     cells = resamples.group_of[named] * count + system_of  # (group, system) of each named row
 
@@ -898,15 +900,14 @@ def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resample
         return np.bincount(cells, weights=values, minlength=resamples.n_groups * count).reshape(
             resamples.n_groups, count)
 
-    per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
-    return _system_bootstrap(metrics, per_group, resamples)
+    per_group = [sums(np.ones(int(named.sum())))] + [sums(values[named]) for pair in pairs for values in pair]
+    n, *sides = np.hsplit(resamples.sums(np.hstack(per_group)), len(per_group))
+    return [_system_bootstrap(metrics, n, sx, sy) for sx, sy in zip(sides[::2], sides[1::2])]
 
 
-def _system_bootstrap(metrics, per_group: np.ndarray, resamples: Resamples) -> dict[str, np.ndarray]:
-    """Each metric's system-level correlation in every resample: each system's means from the
-    per-group rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a
-    column per system in each), weighted by how often each group was drawn."""
-    n, sx, sy = np.hsplit(resamples.sums(per_group), 3)
+def _system_bootstrap(metrics, n: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> dict[str, np.ndarray]:
+    """Each metric's system-level correlation in every resample, from each system's rows, sum of x and sum of y
+    in each (resamples x systems)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
     return {metric: rowwise(metric, *means) for metric in metrics}
