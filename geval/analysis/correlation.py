@@ -788,35 +788,50 @@ def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=ME
     for size in np.unique(resamples.sizes[resamples.sizes >= MIN_GROUP_ITEMS]):
         which = np.flatnonzero(resamples.sizes == size)
         rows = resamples.members_of(which, size)
-        for metric in metrics:
-            out[metric][which] = rowwise(metric, x[rows], y[rows])
+        for metric, r in rowwise_each(metrics, x[rows], y[rows]).items():
+            out[metric][which] = r
     return out
 
 
 def rowwise(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """`correlate` on each row of two matrices (same values, up to rounding), NaN marking
     absent cells; NaN where a row's correlation is undefined (fewer than 2 cells, constant)."""
-    if metric == "kendall" and x.shape[1] > ROWWISE_KENDALL_UP_TO:  # pairs would not fit in memory
-        return np.array([correlate(metric, a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in zip(x, y)])
+    return rowwise_each((metric,), x, y)[metric]
+
+
+def rowwise_each(metrics, x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    """`rowwise` of each metric on the same two matrices: the cells both have, and the rows where a
+    correlation is undefined, found once for all of them."""
     present = np.isfinite(x) & np.isfinite(y)
-    x, y = np.where(present, x, np.nan), np.where(present, y, np.nan)
+    held_x, held_y = np.where(present, x, np.nan), np.where(present, y, np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
-        constant = ~(np.nanmax(x, axis=1) > np.nanmin(x, axis=1)) | ~(np.nanmax(y, axis=1) > np.nanmin(y, axis=1))
+        undefined = ~(np.nanmax(held_x, axis=1) > np.nanmin(held_x, axis=1)) \
+            | ~(np.nanmax(held_y, axis=1) > np.nanmin(held_y, axis=1)) | (present.sum(axis=1) < 2)
+    out = {}
+    for metric in metrics:
+        if metric == "kendall" and x.shape[1] > ROWWISE_KENDALL_UP_TO:  # pairs would not fit in memory
+            out[metric] = np.array([correlate(metric, a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in zip(x, y)])
+            continue
+        r = np.clip(_rowwise(metric, held_x, held_y, present), -1.0, 1.0)
+        r[undefined] = np.nan
+        out[metric] = r
+    return out
+
+
+def _rowwise(metric: str, x: np.ndarray, y: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """One metric on each row of two matrices whose cells are NaN where either is absent (`present`: the
+    others), before the undefined rows are marked."""
     if metric == "kendall":
         step = max(1, 2_000_000 // x.shape[1] ** 2)  # rows at once: their pairs in ~16 MB per array
-        r = np.concatenate([_rowwise_kendall(x[start:start + step], y[start:start + step])
-                            for start in range(0, len(x), step)]) if len(x) else np.empty(0)
-    else:
-        if metric == "spearman":
-            x, y = (stats.rankdata(v, axis=1, nan_policy="omit") for v in (x, y))
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an all-NaN row
-            dx, dy = (np.where(present, v - np.nanmean(v, axis=1, keepdims=True), 0.0) for v in (x, y))
-            r = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
-    r = np.clip(r, -1.0, 1.0)
-    r[constant | (present.sum(axis=1) < 2)] = np.nan
-    return r
+        return np.concatenate([_rowwise_kendall(x[start:start + step], y[start:start + step])
+                               for start in range(0, len(x), step)]) if len(x) else np.empty(0)
+    if metric == "spearman":
+        x, y = (stats.rankdata(v, axis=1, nan_policy="omit") for v in (x, y))
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an all-NaN row
+        dx, dy = (np.where(present, v - np.nanmean(v, axis=1, keepdims=True), 0.0) for v in (x, y))
+        return (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
 
 
 def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -910,7 +925,7 @@ def _system_bootstrap(metrics, n: np.ndarray, sx: np.ndarray, sy: np.ndarray) ->
     in each (resamples x systems)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
-    return {metric: rowwise(metric, *means) for metric in metrics}
+    return rowwise_each(metrics, *means)
 
 
 def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,
