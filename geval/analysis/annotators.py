@@ -128,19 +128,20 @@ def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:
     return float(np.mean(values))
 
 
-def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "interval") -> np.ndarray:
-    """`krippendorff_alpha` in each resample of the items (columns) of an annotators x items array
-    (the bootstrap's draws of groups, or the jackknife's sets: `Resamples.leave_one_out`), all
+def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples,
+                    levels: tuple[str, ...] = ALPHA_LEVELS) -> dict[str, np.ndarray]:
+    """`krippendorff_alpha` at each of `levels` in each resample of the items (columns) of an annotators x
+    items array (the bootstrap's draws of groups, or the jackknife's sets: `Resamples.leave_one_out`), all
     resamples at once: a resample's coincidence matrix is the sum of its items' (an item drawn
-    twice counts twice), from which alpha follows as the krippendorff package computes it (on the
-    values of the whole array: a value no item of a resample has adds nothing). NaN where a resample
-    has one value or no item with two scores."""
+    twice counts twice; made once for every level), from which alpha follows as the krippendorff package
+    computes it (on the values of the whole array: a value no item of a resample has adds nothing). NaN
+    where a resample has one value or no item with two scores."""
     matrix = np.asarray(matrix, dtype=float)
     known = ~np.isnan(matrix)
     values = np.unique(matrix[known])
     n_boot = resamples.size
     if len(values) < 2 or not n_boot:
-        return np.full(n_boot, np.nan)
+        return {level: np.full(n_boot, np.nan) for level in levels}
     counts_per_value = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
     pairable = np.maximum(known.sum(axis=0), 2) - 1.0
     per_item = (counts_per_value[:, :, None] * counts_per_value[:, None, :]
@@ -152,11 +153,14 @@ def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "inte
     n = n_v.sum(axis=1)
     expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(len(values))[None]) \
         / np.maximum(n - 1.0, 1e-300)[:, None, None]
-    distance = _distances(values, n_v, level)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
-    alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
-    return alpha
+    found = {}
+    for level in levels:
+        distance = _distances(values, n_v, level)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
+        alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
+        found[level] = alpha
+    return found
 
 
 def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
@@ -181,16 +185,27 @@ def leave_one_out_bootstrap(matrix: np.ndarray, resamples: Resamples) -> dict[st
     return {metric: np.mean([boot[metric] for boot in per_annotator], axis=0) for metric in METRICS}
 
 
-def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interval",
-                   codes: tuple[np.ndarray, int] | None = None) -> tuple[float, float]:
+def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interval") -> tuple[float, float]:
     """The 95% interval of `krippendorff_alpha` of an annotators x items array whose items are in
     `groups`: the delete-one-group jackknife with Student's t, kept inside the values alpha can take
-    (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups.
-    `codes`: the groups as `Resamples` takes them, when known (then `groups` is not read)."""
+    (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups."""
+    return alpha_intervals(matrix, groups, (level,))[level][1:]
+
+
+def alpha_intervals(matrix: np.ndarray, groups: np.ndarray, levels: tuple[str, ...] = ALPHA_LEVELS,
+                    codes: tuple[np.ndarray, int] | None = None) -> dict[str, tuple[float, float, float]]:
+    """`krippendorff_alpha` at each of `levels` with its interval (`alpha_interval`): level -> (value, low,
+    high), the leave-one-group-out sets and their coincidences made once for every level. `codes`: the groups
+    as `Resamples` takes them, when known (then `groups` is not read)."""
     resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
-    low, high = interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
-                         correlation=False)
-    return (low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]), min(high, ALPHA_RANGE[1]))
+    boot = alpha_bootstrap(matrix, resamples, levels)
+    found = {}
+    for level in levels:
+        value = krippendorff_alpha(matrix, level)
+        low, high = interval(value, boot[level], resamples, correlation=False)
+        found[level] = (value, *((low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]),
+                                                                         min(high, ALPHA_RANGE[1]))))
+    return found
 
 
 def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, level: str = "item",
@@ -300,10 +315,8 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
             rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
                      for s in _statistics() if alpha or not s.startswith("alpha")]
             continue
-        for alpha_level in ALPHA_LEVELS if alpha else ():
-            value = krippendorff_alpha(matrix, alpha_level)
-            rows.append(_row(aspect, f"alpha ({alpha_level})", value,
-                             alpha_interval(matrix, groups, alpha_level, codes), len(scored), annotators,
+        for alpha_level, (value, low, high) in (alpha_intervals(matrix, groups, codes=codes) if alpha else {}).items():
+            rows.append(_row(aspect, f"alpha ({alpha_level})", value, (low, high), len(scored), annotators,
                              interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
         width, common, left = len(scored), len(panel), int((~full).sum())
@@ -326,10 +339,10 @@ def _scored_by(items: list[Item], aspect: str) -> tuple:
     below two annotators)."""
     found = item_columns(items)
     where = np.flatnonzero(found.scored(aspect))
-    scored = [items[i] for i in where.tolist()]
+    scored = found.items if len(where) == len(items) else [items[i] for i in where.tolist()]  # no copy of them all
     counts = found.rated(aspect)[where]  # each scored item's number of scores
     annotators = int(counts.max(initial=0))
-    groups = np.array(found.groups[where].tolist())
+    groups = found.groups[where]
     codes = codes_of_items(found, where)
     matrix = annotator_matrix(scored, aspect)
     if annotators < 2:
