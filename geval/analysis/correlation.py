@@ -227,8 +227,7 @@ def between_share(values, group_of) -> float:
         values = np.where(given > 0, np.where(np.isfinite(values), values, 0.0).sum(axis=1) / np.maximum(given, 1),
                           np.nan)
     keep = np.isfinite(values)
-    codes = np.unique(group_of[keep], return_inverse=True)[1]
-    counts = np.bincount(codes)
+    codes, counts = _coded(group_of[keep])
     groups, total = len(counts), int(keep.sum())
     if groups < 2 or total <= groups:
         return 0.0
@@ -238,6 +237,16 @@ def between_share(values, group_of) -> float:
     size = (total - float((counts ** 2).sum()) / total) / (groups - 1)
     spread = between + (size - 1) * within
     return float(np.clip((between - within) / spread, 0.0, 1.0)) if spread > 0 else 0.0
+
+
+def _coded(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's label as 0..K−1 over the K distinct labels in sorted order, and how many rows hold each:
+    counted for group codes (whole numbers from 0, a million of them at once), sorted for other labels."""
+    if labels.dtype.kind in "iu" and len(labels) and labels.min() >= 0:
+        held = np.bincount(labels)
+        return (np.cumsum(held > 0) - 1)[labels], held[held > 0]
+    _, codes, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    return codes, counts
 
 
 def effective_groups(sizes, share):
@@ -254,7 +263,7 @@ def jackknife_df(groups, shared) -> float:
     """The t's degrees of freedom of a jackknife interval over `groups` (one label per row): groups − 1,
     fewer when the groups are of uneven sizes and `shared` (a score of each row, or several: their
     mean) varies between them (`effective_groups`, `uneven_df`); groups − 1 when they are of one size."""
-    sizes = np.unique(np.asarray(groups), return_counts=True)[1]
+    sizes = _coded(np.asarray(groups))[1]
     if len(sizes) < 2 or sizes.min() == sizes.max():
         return len(sizes) - 1.0
     return uneven_df(len(sizes), float(effective_groups(sizes, between_share(shared, groups))))
@@ -750,13 +759,13 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
     (the jackknife of their mean: `group_mean_interval`)."""
     per_group = within_groups(x, y, resamples, metrics)
     results = {}
-    for metric in metrics:
-        defined = int(np.isfinite(per_group[metric]).sum())
+    counted = {metric: int(np.isfinite(per_group[metric]).sum()) for metric in metrics}
+    why = _why_groups_undefined(x, y, resamples) if min(counted.values(), default=MIN_GROUPS) < MIN_GROUPS else ""
+    for metric, defined in counted.items():
         if defined < MIN_GROUPS:
             results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
                                           f"n/a: {defined} of {resamples.n_groups} groups have a correlation"
-                                          f"{_why_groups_undefined(x, y, resamples)}; the group level needs "
-                                          f"{MIN_GROUPS}")
+                                          f"{why}; the group level needs {MIN_GROUPS}")
     for metric in [metric for metric in metrics if metric not in results]:
         values = per_group[metric]
         defined = np.isfinite(values)
