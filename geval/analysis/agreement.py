@@ -186,8 +186,8 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
         frame, given = scores, dict(humans or {})
     found = item_columns(level_items)
     where = found.positions(frame.index)
-    ids = frame.index[where >= 0].tolist()
-    if not ids:
+    ids = frame.index[where >= 0]  # an index as it is (a million ids not made into a list and an index again)
+    if not len(ids):
         raise ProtocolError(f"{protocol.title}: no scored item is one of the {len(level_items)} "
                             f"{protocol.item_level + '-level' if protocol.item_level else 'dataset'} items")
     frame = (frame if len(ids) == len(frame) else frame.loc[ids]).apply(pd.to_numeric, errors="coerce")

@@ -49,11 +49,12 @@ from geval.analysis.correlation import (
     interval_note,
     item_bootstrap,
     percentile_interval,
-    system_bootstrap,
+    system_bootstraps,
     system_codes,
     system_means,
     within_groups,
 )
+from geval.analysis.grouped import codes_of_items, renumbered
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item, positional
 
@@ -129,19 +130,20 @@ def leave_one_out(matrix: np.ndarray, metric: str = "pearson") -> float:
     return float(np.mean(values))
 
 
-def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "interval") -> np.ndarray:
-    """`krippendorff_alpha` in each resample of the items (columns) of an annotators x items array
-    (the bootstrap's draws of groups, or the jackknife's sets: `Resamples.leave_one_out`), all
+def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples,
+                    levels: tuple[str, ...] = ALPHA_LEVELS) -> dict[str, np.ndarray]:
+    """`krippendorff_alpha` at each of `levels` in each resample of the items (columns) of an annotators x
+    items array (the bootstrap's draws of groups, or the jackknife's sets: `Resamples.leave_one_out`), all
     resamples at once: a resample's coincidence matrix is the sum of its items' (an item drawn
-    twice counts twice), from which alpha follows as the krippendorff package computes it (on the
-    values of the whole array: a value no item of a resample has adds nothing). NaN where a resample
-    has one value or no item with two scores."""
+    twice counts twice; made once for every level), from which alpha follows as the krippendorff package
+    computes it (on the values of the whole array: a value no item of a resample has adds nothing). NaN
+    where a resample has one value or no item with two scores."""
     matrix = np.asarray(matrix, dtype=float)
     known = ~np.isnan(matrix)
     values = np.unique(matrix[known])
     n_boot = resamples.size
     if len(values) < 2 or not n_boot:
-        return np.full(n_boot, np.nan)
+        return {level: np.full(n_boot, np.nan) for level in levels}
     counts_per_value = np.stack([(matrix == v).sum(axis=0) for v in values], axis=1).astype(float)  # items x V
     pairable = np.maximum(known.sum(axis=0), 2) - 1.0
     per_item = (counts_per_value[:, :, None] * counts_per_value[:, None, :]
@@ -153,11 +155,14 @@ def alpha_bootstrap(matrix: np.ndarray, resamples: Resamples, level: str = "inte
     n = n_v.sum(axis=1)
     expected = (n_v[:, :, None] * n_v[:, None, :] - n_v[:, :, None] * np.eye(len(values))[None]) \
         / np.maximum(n - 1.0, 1e-300)[:, None, None]
-    distance = _distances(values, n_v, level)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
-    alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
-    return alpha
+    found = {}
+    for level in levels:
+        distance = _distances(values, n_v, level)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            alpha = 1.0 - (coincidences * distance).sum(axis=(1, 2)) / (expected * distance).sum(axis=(1, 2))
+        alpha[(n_v > 0).sum(axis=1) < 2] = np.nan
+        found[level] = alpha
+    return found
 
 
 def _distances(values: np.ndarray, n_v: np.ndarray, level: str) -> np.ndarray:
@@ -186,14 +191,28 @@ def alpha_interval(matrix: np.ndarray, groups: np.ndarray, level: str = "interva
     """The 95% interval of `krippendorff_alpha` of an annotators x items array whose items are in
     `groups`: the delete-one-group jackknife with Student's t, kept inside the values alpha can take
     (ALPHA_RANGE: t · se either side can pass 1 when most groups agree exactly); NaN below MIN_GROUPS groups."""
-    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
-    low, high = interval(krippendorff_alpha(matrix, level), alpha_bootstrap(matrix, resamples, level), resamples,
-                         correlation=False)
-    return (low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]), min(high, ALPHA_RANGE[1]))
+    return alpha_intervals(matrix, groups, (level,))[level][1:]
+
+
+def alpha_intervals(matrix: np.ndarray, groups: np.ndarray, levels: tuple[str, ...] = ALPHA_LEVELS,
+                    codes: tuple[np.ndarray, int] | None = None) -> dict[str, tuple[float, float, float]]:
+    """`krippendorff_alpha` at each of `levels` with its interval (`alpha_interval`): level -> (value, low,
+    high), the leave-one-group-out sets and their coincidences made once for every level. `codes`: the groups
+    as `Resamples` takes them, when known (then `groups` is not read)."""
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
+    boot = alpha_bootstrap(matrix, resamples, levels)
+    found = {}
+    for level in levels:
+        value = krippendorff_alpha(matrix, level)
+        low, high = interval(value, boot[level], resamples, correlation=False)
+        found[level] = (value, *((low, high) if math.isnan(low) else (max(low, ALPHA_RANGE[0]),
+                                                                         min(high, ALPHA_RANGE[1]))))
+    return found
 
 
 def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, level: str = "item",
-                     n_boot: int = 1000, seed: int = 0) -> dict[str, tuple[float, float, float, int, str]]:
+                     n_boot: int = 1000, seed: int = 0,
+                     codes: tuple[np.ndarray, int] | None = None) -> dict[str, tuple[float, float, float, int, str]]:
     """`leave_one_out` of every metric at a protocol level, on a complete annotators x items array:
     metric -> (value, low, high, n, note); n counts items, groups or systems, by level.
 
@@ -202,14 +221,16 @@ def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray
       mean, averaged over the annotators whose correlation is defined there, then the mean over
       the groups (at least MIN_GROUPS of them); the t-interval of the per-group values;
     - system: each annotator's system means against the others' system means, then the mean over
-      the annotators; the interval from `n_boot` bootstrap draws of groups."""
+      the annotators; the interval from `n_boot` bootstrap draws of groups.
+
+    `codes`: the groups as `Resamples` takes them, when known (then `groups` is read for the notes only)."""
     if level not in LEVELS:
         raise ValueError(f"level '{level}' is unknown; use one of {', '.join(LEVELS)}")
     if level == "group":
-        return _leave_one_out_in_groups(matrix, groups)
+        return _leave_one_out_in_groups(matrix, groups, codes)
     if level == "system":
-        return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed)
-    resamples = Resamples.leave_one_out(groups, shared=matrix.T)
+        return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed, codes)
+    resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
     loo = leave_one_out_bootstrap(matrix, resamples)
     found = {}
     for metric in METRICS:
@@ -227,9 +248,10 @@ def _others(matrix: np.ndarray, k: int) -> np.ndarray:
     return np.delete(matrix, k, axis=0).mean(axis=0)
 
 
-def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
+def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray,
+                             codes: tuple[np.ndarray, int] | None) -> dict:
     """`leave_one_out_at`'s group level."""
-    inside = Resamples(groups, 0)
+    inside = Resamples(groups, 0, codes=codes)
     per_annotator = [within_groups(matrix[k], _others(matrix, k), inside) for k in range(matrix.shape[0])]
     found = {}
     for metric in METRICS:
@@ -253,7 +275,7 @@ def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray) -> dict:
 
 
 def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray, n_boot: int,
-                              seed: int) -> dict:
+                              seed: int, codes: tuple[np.ndarray, int] | None) -> dict:
     """`leave_one_out_at`'s system level."""
     coded = system_codes(systems)  # the systems coded once, for every annotator's means and resamples
     n_systems = coded[2]
@@ -261,9 +283,9 @@ def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: n
         return {metric: (math.nan, math.nan, math.nan, n_systems,
                          f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for metric in METRICS}
-    resamples = Resamples(groups, n_boot, seed)
+    resamples = Resamples(groups, n_boot, seed, codes)
     pairs = [(matrix[k], _others(matrix, k)) for k in range(matrix.shape[0])]
-    boot = [system_bootstrap(x, y, systems, resamples, coded=coded) for x, y in pairs] if resamples.enough else []
+    boot = system_bootstraps(pairs, systems, resamples, coded=coded) if resamples.enough else []
     means = [system_means(x, y, systems, coded) for x, y in pairs]
     found = {}
     for metric in METRICS:
@@ -282,24 +304,27 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
     items), with 95% intervals over groups (`n_boot` bootstrap draws, seeded, at the system level
     only). Columns: human, statistic, value, low, high, items, annotators, note. An aspect with
     one score per item (a dataset that keeps only the mean, like SummEval's or DSTC9's files) gets
-    NaN rows saying so."""
+    NaN rows saying so. Each level's leave-one-out figures are made once for these items (the leaderboard's
+    ceiling and the report's people read the same)."""
     aspects = aspects or list(dict.fromkeys(a for item in items for a in item.human))
+    held = item_columns(items)
     rows = []
     for aspect in aspects:
-        scored, annotators, groups, matrix, panel, full, systems, panel_rows = item_columns(items).memo(
+        scored, annotators, groups, codes, matrix, panel, full, systems, panel_rows = held.memo(
             ("annotator agreement", aspect), lambda aspect=aspect: _scored_by(items, aspect))  # each level reads it
         if annotators < 2:
             note = "undefined: one score per item (the dataset keeps only one score, or the mean)"
             rows += [_row(aspect, s, math.nan, (math.nan, math.nan), len(scored), annotators, note)
                      for s in _statistics() if alpha or not s.startswith("alpha")]
             continue
-        for alpha_level in ALPHA_LEVELS if alpha else ():
-            value = krippendorff_alpha(matrix, alpha_level)
-            rows.append(_row(aspect, f"alpha ({alpha_level})", value, alpha_interval(matrix, groups, alpha_level),
-                             len(scored), annotators, interval_note(groups) if math.isfinite(value)
+        for alpha_level, (value, low, high) in (alpha_intervals(matrix, groups, codes=codes) if alpha else {}).items():
+            rows.append(_row(aspect, f"alpha ({alpha_level})", value, (low, high), len(scored), annotators,
+                             interval_note(groups) if math.isfinite(value)
                              else "undefined: no two scores on an item, or one value"))
         width, common, left = len(scored), len(panel), int((~full).sum())
-        found = leave_one_out_at(matrix[panel_rows][:, full], groups[full], systems, level, n_boot, seed)
+        found = held.memo(("leave one out", aspect, level, n_boot, seed), lambda: leave_one_out_at(
+            matrix[panel_rows][:, full], groups[full], systems, level, n_boot, seed,
+            renumbered(codes[0][full], codes[1])))
         for metric, (value, low, high, n, note) in found.items():
             said = f"{left} of {width} items left out: other annotators scored them than the " \
                    f"{common} who scored most items" if left else ""
@@ -311,22 +336,24 @@ def annotator_agreement(items: list[Item], aspects: list[str] | None = None, n_b
 
 def _scored_by(items: list[Item], aspect: str) -> tuple:
     """What `annotator_agreement` reads of `aspect` at any level: the items scored on it, the most scores an
-    item has, their groups, the annotators x items array; the panel (`_panel`), which items it scored whole,
-    those items' systems, and the panel's rows of the array (None for the last four below two annotators)."""
+    item has, their groups (and as `Resamples` codes them), the annotators x items array; the panel (`_panel`),
+    which items it scored whole, those items' systems, and the panel's rows of the array (None for the last four
+    below two annotators)."""
     found = item_columns(items)
     where = np.flatnonzero(found.scored(aspect))
-    scored = [items[i] for i in where.tolist()]
+    scored = found.items if len(where) == len(items) else [items[i] for i in where.tolist()]  # no copy of them all
     counts = found.rated(aspect)[where]  # each scored item's number of scores
     annotators = int(counts.max(initial=0))
-    groups = np.array(found.groups[where].tolist())
+    groups = found.groups[where]
+    codes = codes_of_items(found, where)
     matrix = annotator_matrix(scored, aspect)
     if annotators < 2:
-        return scored, annotators, groups, matrix, None, None, None, None
+        return scored, annotators, groups, codes, matrix, None, None, None, None
     panel, full, rows = _positional_panel(counts) if not found.named(aspect) else _named_panel(scored, aspect)
     systems = np.array(found.systems[where].tolist())[full]
-    for shared in (groups, matrix, full, systems):  # read by every level: none may change them
+    for shared in (groups, codes[0], matrix, full, systems):  # read by every level: none may change them
         shared.flags.writeable = False
-    return scored, annotators, groups, matrix, panel, full, systems, rows
+    return scored, annotators, groups, codes, matrix, panel, full, systems, rows
 
 
 def _named_panel(items: list[Item], aspect: str) -> tuple[tuple[str, ...], np.ndarray, list[int]]:

@@ -28,9 +28,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import operator
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import metadata
+from itertools import compress, count
 from pathlib import Path
 
 import numpy as np
@@ -87,10 +89,11 @@ def _real_grounding(text: str) -> str:
 
 
 def groundings(items: Sequence[Item]) -> list[str]:
-    """`grounding_of` each item, each distinct grounding read once (a million items share a few thousand)."""
+    """`grounding_of` each item, each distinct grounding read once (a million items share a few thousand): the
+    items' own where none is a placeholder."""
     given = [item.grounding for item in items]
-    real = {text: _real_grounding(text) for text in set(given)}
-    return [real[text] for text in given]
+    placeholders = {text for text in set(given) if text and not _real_grounding(text)}
+    return ["" if text in placeholders else text for text in given] if placeholders else given
 
 
 def reference_kind(items: Sequence[Item], dataset: str = "") -> str:
@@ -256,8 +259,10 @@ class Metric:
         """`reads` of every item: a response with a grounding (most items) as they are, the others one by one."""
         texts = [item.response for item in items]
         others = groundings(items) if self.uses_reference else [""] * len(items)
-        for i in [i for i, (text, other) in enumerate(zip(texts, others))
-                  if not text or (self.uses_reference and not other)]:
+        lacking = set(compress(count(), map(operator.not_, texts)))  # found without a loop of a million items
+        if self.uses_reference:
+            lacking.update(compress(count(), map(operator.not_, others)))
+        for i in sorted(lacking):
             texts[i], others[i] = self.reads(items[i])
         return texts, others
 

@@ -227,8 +227,7 @@ def between_share(values, group_of) -> float:
         values = np.where(given > 0, np.where(np.isfinite(values), values, 0.0).sum(axis=1) / np.maximum(given, 1),
                           np.nan)
     keep = np.isfinite(values)
-    codes = np.unique(group_of[keep], return_inverse=True)[1]
-    counts = np.bincount(codes)
+    codes, counts = _coded(group_of[keep])
     groups, total = len(counts), int(keep.sum())
     if groups < 2 or total <= groups:
         return 0.0
@@ -238,6 +237,16 @@ def between_share(values, group_of) -> float:
     size = (total - float((counts ** 2).sum()) / total) / (groups - 1)
     spread = between + (size - 1) * within
     return float(np.clip((between - within) / spread, 0.0, 1.0)) if spread > 0 else 0.0
+
+
+def _coded(labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's label as 0..K−1 over the K distinct labels in sorted order, and how many rows hold each:
+    counted for group codes (whole numbers from 0, a million of them at once), sorted for other labels."""
+    if labels.dtype.kind in "iu" and len(labels) and labels.min() >= 0:
+        held = np.bincount(labels)
+        return (np.cumsum(held > 0) - 1)[labels], held[held > 0]
+    _, codes, counts = np.unique(labels, return_inverse=True, return_counts=True)
+    return codes, counts
 
 
 def effective_groups(sizes, share):
@@ -254,7 +263,7 @@ def jackknife_df(groups, shared) -> float:
     """The t's degrees of freedom of a jackknife interval over `groups` (one label per row): groups − 1,
     fewer when the groups are of uneven sizes and `shared` (a score of each row, or several: their
     mean) varies between them (`effective_groups`, `uneven_df`); groups − 1 when they are of one size."""
-    sizes = np.unique(np.asarray(groups), return_counts=True)[1]
+    sizes = _coded(np.asarray(groups))[1]
     if len(sizes) < 2 or sizes.min() == sizes.max():
         return len(sizes) - 1.0
     return uneven_df(len(sizes), float(effective_groups(sizes, between_share(shared, groups))))
@@ -576,10 +585,12 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
     linear = {}  # metric -> its sums per group (groups x columns)
     if "pearson" in metrics:
         linear["pearson"] = _group_sums(x, y, group_of, resamples.n_groups)
+    if not exact and {"spearman", "kendall"} & set(metrics):  # each side sorted once for its ranks, ties, concordance
+        distinct_x, distinct_y = _Distinct.of(x), _Distinct.of(y)
     if "spearman" in metrics and not exact:
-        linear["spearman"] = _group_sums(stats.rankdata(x), stats.rankdata(y), group_of, resamples.n_groups)
+        linear["spearman"] = _group_sums(distinct_x.ranks(), distinct_y.ranks(), group_of, resamples.n_groups)
     if "kendall" in metrics and not exact:
-        kendall_parts = _kendall_projections(x, y, group_of, resamples.n_groups)
+        kendall_parts = _kendall_projections(distinct_x, distinct_y, group_of, resamples.n_groups)
         linear["kendall"] = np.column_stack([per_group for per_group, _ in kendall_parts])
     if linear:  # every resample's sums at once, one pass over the resamples
         widths = np.cumsum([part.shape[1] for part in linear.values()])[:-1]
@@ -692,37 +703,50 @@ def _weighted_rank_pearson(x: np.ndarray, y: np.ndarray, weights: np.ndarray) ->
     return np.clip(r, -1.0, 1.0)
 
 
-def _kendall_projections(x: np.ndarray, y: np.ndarray, group_of: np.ndarray,
+@dataclass(frozen=True)
+class _Distinct:
+    """Where each row's value is among a vector's distinct values (in sorted order), and how many rows hold
+    each: what its average ranks, its ties and its concordance with another vector are read from, after one sort."""
+
+    inverse: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> _Distinct:
+        _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        return cls(inverse, counts)
+
+    def ranks(self) -> np.ndarray:
+        """Each row's average rank, as `stats.rankdata` gives it (tied rows share the mean of their ranks)."""
+        return (np.cumsum(self.counts) - self.counts + (self.counts + 1) / 2.0)[self.inverse]
+
+    def ties(self) -> np.ndarray:
+        """How many rows share each row's value (itself included)."""
+        return self.counts[self.inverse].astype(float)
+
+
+def _kendall_projections(x: _Distinct, y: _Distinct, group_of: np.ndarray,
                          n_groups: int) -> list[tuple[np.ndarray, float]]:
     """Kendall's S and its untied pair counts T1 (in x) and T2 (in y) are quadratic forms
     Q(w) = 1/2 sum_ij w_i w_j a_ij in the resample's row weights w. To first order around
     w = 1 (a U-statistic's Hájek projection), Q(w) = sum_i w_i q_i - Q(1), with q_i the row
     sums: each item's concordance with all the others, and its pairs untied in x and in y.
     Returns, for S, T1 and T2, the per-group sums of q and the constant Q(1)."""
-    rows = (_concordance(x, y), len(x) - _tie_counts(x), len(y) - _tie_counts(y))
+    rows = (_concordance(x, y), len(x.inverse) - x.ties(), len(y.inverse) - y.ties())
     return [(np.bincount(group_of, weights=q, minlength=n_groups), q.sum() / 2.0) for q in rows]
 
 
-def _tie_counts(values: np.ndarray) -> np.ndarray:
-    """How many rows share each row's value (itself included)."""
-    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
-    return counts[inverse].astype(float)
-
-
-def _concordance(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+def _concordance(x: _Distinct, y: _Distinct) -> np.ndarray:
     """For each row i: sum over rows j of sign(x_i - x_j) * sign(y_i - y_j), by the variable
-    with fewer distinct values (one sorted search per value of it)."""
-    if len(np.unique(y)) > len(np.unique(x)):
+    with fewer distinct values: for each value of it, its rows counted at each value of the other."""
+    if len(y.counts) > len(x.counts):
         x, y = y, x
-    order = np.argsort(x, kind="stable")  # searched in sorted order: far faster on a million rows
-    queries = x[order]
-    result = np.zeros(len(x))
-    for level in np.unique(y):
-        others = np.sort(x[y == level])
-        found = np.empty(len(x))
-        found[order] = np.searchsorted(others, queries, "left") - (len(others) - np.searchsorted(others, queries,
-                                                                                               "right"))
-        result += np.sign(y - level) * found
+    result = np.zeros(len(x.inverse))
+    for level in range(len(y.counts)):
+        at = np.bincount(x.inverse[y.inverse == level], minlength=len(x.counts))  # its rows at each value of x
+        up_to = np.cumsum(at)
+        found = (up_to - at) - (up_to[-1] - up_to)  # its rows below each value of x less those above
+        result += np.sign(y.inverse - level) * found[x.inverse].astype(float)
     return result
 
 
@@ -735,13 +759,13 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
     (the jackknife of their mean: `group_mean_interval`)."""
     per_group = within_groups(x, y, resamples, metrics)
     results = {}
-    for metric in metrics:
-        defined = int(np.isfinite(per_group[metric]).sum())
+    counted = {metric: int(np.isfinite(per_group[metric]).sum()) for metric in metrics}
+    why = _why_groups_undefined(x, y, resamples) if min(counted.values(), default=MIN_GROUPS) < MIN_GROUPS else ""
+    for metric, defined in counted.items():
         if defined < MIN_GROUPS:
             results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
                                           f"n/a: {defined} of {resamples.n_groups} groups have a correlation"
-                                          f"{_why_groups_undefined(x, y, resamples)}; the group level needs "
-                                          f"{MIN_GROUPS}")
+                                          f"{why}; the group level needs {MIN_GROUPS}")
     for metric in [metric for metric in metrics if metric not in results]:
         values = per_group[metric]
         defined = np.isfinite(values)
@@ -788,35 +812,50 @@ def within_groups(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=ME
     for size in np.unique(resamples.sizes[resamples.sizes >= MIN_GROUP_ITEMS]):
         which = np.flatnonzero(resamples.sizes == size)
         rows = resamples.members_of(which, size)
-        for metric in metrics:
-            out[metric][which] = rowwise(metric, x[rows], y[rows])
+        for metric, r in rowwise_each(metrics, x[rows], y[rows]).items():
+            out[metric][which] = r
     return out
 
 
 def rowwise(metric: str, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     """`correlate` on each row of two matrices (same values, up to rounding), NaN marking
     absent cells; NaN where a row's correlation is undefined (fewer than 2 cells, constant)."""
-    if metric == "kendall" and x.shape[1] > ROWWISE_KENDALL_UP_TO:  # pairs would not fit in memory
-        return np.array([correlate(metric, a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in zip(x, y)])
+    return rowwise_each((metric,), x, y)[metric]
+
+
+def rowwise_each(metrics, x: np.ndarray, y: np.ndarray) -> dict[str, np.ndarray]:
+    """`rowwise` of each metric on the same two matrices: the cells both have, and the rows where a
+    correlation is undefined, found once for all of them."""
     present = np.isfinite(x) & np.isfinite(y)
-    x, y = np.where(present, x, np.nan), np.where(present, y, np.nan)
+    held_x, held_y = np.where(present, x, np.nan), np.where(present, y, np.nan)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN rows
-        constant = ~(np.nanmax(x, axis=1) > np.nanmin(x, axis=1)) | ~(np.nanmax(y, axis=1) > np.nanmin(y, axis=1))
+        undefined = ~(np.nanmax(held_x, axis=1) > np.nanmin(held_x, axis=1)) \
+            | ~(np.nanmax(held_y, axis=1) > np.nanmin(held_y, axis=1)) | (present.sum(axis=1) < 2)
+    out = {}
+    for metric in metrics:
+        if metric == "kendall" and x.shape[1] > ROWWISE_KENDALL_UP_TO:  # pairs would not fit in memory
+            out[metric] = np.array([correlate(metric, a[np.isfinite(a)], b[np.isfinite(b)]) for a, b in zip(x, y)])
+            continue
+        r = np.clip(_rowwise(metric, held_x, held_y, present), -1.0, 1.0)
+        r[undefined] = np.nan
+        out[metric] = r
+    return out
+
+
+def _rowwise(metric: str, x: np.ndarray, y: np.ndarray, present: np.ndarray) -> np.ndarray:
+    """One metric on each row of two matrices whose cells are NaN where either is absent (`present`: the
+    others), before the undefined rows are marked."""
     if metric == "kendall":
         step = max(1, 2_000_000 // x.shape[1] ** 2)  # rows at once: their pairs in ~16 MB per array
-        r = np.concatenate([_rowwise_kendall(x[start:start + step], y[start:start + step])
-                            for start in range(0, len(x), step)]) if len(x) else np.empty(0)
-    else:
-        if metric == "spearman":
-            x, y = (stats.rankdata(v, axis=1, nan_policy="omit") for v in (x, y))
-        with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an all-NaN row
-            dx, dy = (np.where(present, v - np.nanmean(v, axis=1, keepdims=True), 0.0) for v in (x, y))
-            r = (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
-    r = np.clip(r, -1.0, 1.0)
-    r[constant | (present.sum(axis=1) < 2)] = np.nan
-    return r
+        return np.concatenate([_rowwise_kendall(x[start:start + step], y[start:start + step])
+                               for start in range(0, len(x), step)]) if len(x) else np.empty(0)
+    if metric == "spearman":
+        x, y = (stats.rankdata(v, axis=1, nan_policy="omit") for v in (x, y))
+    with np.errstate(invalid="ignore", divide="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # the mean of an all-NaN row
+        dx, dy = (np.where(present, v - np.nanmean(v, axis=1, keepdims=True), 0.0) for v in (x, y))
+        return (dx * dy).sum(axis=1) / np.sqrt((dx * dx).sum(axis=1) * (dy * dy).sum(axis=1))
 
 
 def _rowwise_kendall(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -845,7 +884,7 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
     enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = _coded_system_bootstrap(x, y, coded, resamples, metrics) if enough else {}
+    boot = _coded_system_bootstraps([(x, y)], coded, resamples, metrics)[0] if enough else {}
     full_x, full_y = _coded_system_means(x, y, coded)
     withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
@@ -881,16 +920,18 @@ def _coded_system_means(x: np.ndarray, y: np.ndarray, coded: tuple) -> tuple[np.
     return full_x, full_y  # summed in row order
 
 
-def system_bootstrap(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: Resamples,
-                     metrics=METRICS, coded: tuple | None = None) -> dict[str, np.ndarray]:
-    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups. `coded`: as
-    `system_means` takes it."""
-    return _coded_system_bootstrap(x, y, system_codes(systems) if coded is None else coded, resamples, metrics)
+def system_bootstraps(pairs: list[tuple[np.ndarray, np.ndarray]], systems: np.ndarray, resamples: Resamples,
+                      metrics=METRICS, coded: tuple | None = None) -> list[dict[str, np.ndarray]]:
+    """Each metric's system-level correlation (`system_level`'s value) in every resample of groups, for each (x, y)
+    of `pairs` (scores of the same rows): the resamples' sums of every pair made in one pass over the draws.
+    `coded`: as `system_means` takes it."""
+    return _coded_system_bootstraps(pairs, system_codes(systems) if coded is None else coded, resamples, metrics)
 
 
-def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resamples: Resamples,
-                            metrics=METRICS) -> dict[str, np.ndarray]:
-    """`system_bootstrap` of the systems as `system_codes` gives them."""
+def _coded_system_bootstraps(pairs: list[tuple[np.ndarray, np.ndarray]], coded: tuple, resamples: Resamples,
+                             metrics=METRICS) -> list[dict[str, np.ndarray]]:
+    """`system_bootstraps` of the systems as `system_codes` gives them: per group, its rows and each pair's sums
+    of x and of y in each system (a column per system in each), weighted by how often each group was drawn."""
     named, system_of, count = coded
     cells = resamples.group_of[named] * count + system_of  # (group, system) of each named row
 
@@ -898,18 +939,17 @@ def _coded_system_bootstrap(x: np.ndarray, y: np.ndarray, coded: tuple, resample
         return np.bincount(cells, weights=values, minlength=resamples.n_groups * count).reshape(
             resamples.n_groups, count)
 
-    per_group = np.hstack([sums(np.ones(int(named.sum()))), sums(x[named]), sums(y[named])])  # rows, sum x, sum y
-    return _system_bootstrap(metrics, per_group, resamples)
+    per_group = [sums(np.ones(int(named.sum())))] + [sums(values[named]) for pair in pairs for values in pair]
+    n, *sides = np.hsplit(resamples.sums(np.hstack(per_group)), len(per_group))
+    return [_system_bootstrap(metrics, n, sx, sy) for sx, sy in zip(sides[::2], sides[1::2])]
 
 
-def _system_bootstrap(metrics, per_group: np.ndarray, resamples: Resamples) -> dict[str, np.ndarray]:
-    """Each metric's system-level correlation in every resample: each system's means from the
-    per-group rows, sums of x and sums of y of `per_group` (groups x [rows | sum x | sum y], a
-    column per system in each), weighted by how often each group was drawn."""
-    n, sx, sy = np.hsplit(resamples.sums(per_group), 3)
+def _system_bootstrap(metrics, n: np.ndarray, sx: np.ndarray, sy: np.ndarray) -> dict[str, np.ndarray]:
+    """Each metric's system-level correlation in every resample, from each system's rows, sum of x and sum of y
+    in each (resamples x systems)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
-    return {metric: rowwise(metric, *means) for metric in metrics}
+    return rowwise_each(metrics, *means)
 
 
 def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,

@@ -241,6 +241,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         wanted = {p.item_level for p in chosen}
         every = any(p.for_every_item for p in chosen)
         level_items = [i for i in items if (every or i.level in wanted) and (not judged or i.id in judged)]
+        level_items = items if len(level_items) == len(items) else level_items  # every item: its columns at once
         if baselines:
             say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
             measured = [Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
@@ -730,9 +731,10 @@ def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) ->
     its metrics (`annotator_agreement`: one annotator against the mean of the others, its interval
     made as a judge row's is at that level)."""
     level_items = items if protocol.for_every_item else [i for i in items if i.level == protocol.item_level]
-    wanted = protocol.aspects.values() or [h for i in level_items for h in i.human]
-    humans = [h for h in dict.fromkeys(wanted) if any(h in i.human for i in level_items)]
+    held = item_columns(level_items)
+    humans = [h for h in dict.fromkeys(protocol.aspects.values() or held.human_aspects) if h in held.human_aspects]
     several = len(protocols_for(_protocol_layout(protocol))) > 1
+    groups = len(held.first_seen("group_ids"))
     frames = []
     for level in protocol.levels:
         table = annotator_agreement(level_items, humans, n_boot=n_boot, seed=seed, alpha=False, level=level)
@@ -743,7 +745,7 @@ def _ceiling(protocol: Protocol, dataset: str, items, n_boot: int, seed: int) ->
             "protocol": protocol.name, "aspect": [protocol.aspect_for(h) for h in table["human"]],
             "human": table["human"], "level": level, "metric": table["statistic"].str.removeprefix("leave-one-out "),
             "value": table["value"], "low": table["low"], "high": table["high"], "n": table["n"],
-            "groups": len(item_columns(level_items).first_seen("group_ids")), "unscored": 0, "note": table["note"],
+            "groups": groups, "unscored": 0, "note": table["note"],
         })
         frame["column"] = [_column(dataset, protocol, h + _level(protocol, level), several) for h in frame["human"]]
         frames.append(frame)
