@@ -56,7 +56,8 @@ class Grouping:
     def __init__(self, groups: np.ndarray):
         codes, groups = np.unique(groups, return_inverse=True)
         self.sizes = np.bincount(groups, minlength=len(codes)).astype(float)
-        self.order = np.argsort(groups, kind="stable")
+        in_order = bool((groups[1:] >= groups[:-1]).all())  # as a rule: the items of a group follow one another
+        self.order = None if in_order else np.argsort(groups, kind="stable")  # None: as they are (a million kept 8 MB)
         self.starts = np.r_[0, np.cumsum(self.sizes)[:-1]].astype(int)
         self.freedom = degrees_of_freedom(self.sizes)
 
@@ -64,7 +65,8 @@ class Grouping:
         """Each row's mean of `differences` (runs x items) and its CR2 variance over the groups."""
         differences = np.atleast_2d(np.asarray(differences, dtype=float))
         mean = differences.mean(axis=1)
-        sums = np.add.reduceat((differences - mean[:, None])[:, self.order], self.starts, axis=1)  # groups' residuals
+        residuals = differences - mean[:, None]
+        sums = np.add.reduceat(residuals if self.order is None else residuals[:, self.order], self.starts, axis=1)
         return mean, cr2_variance(np.broadcast_to(self.sizes, sums.shape), sums)
 
     def p(self, mean: np.ndarray, variance: np.ndarray, epsilon: float) -> np.ndarray:
