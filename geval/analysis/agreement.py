@@ -308,13 +308,19 @@ def _wide(frame: pd.DataFrame, held: str | None = None) -> pd.DataFrame:
     values[item_of[given], aspect_of[given]] = scores[given]
     ids, aspects = (found if found.dtype != object else pd.Index(found.tolist()) for found in (ids, aspects))
     wide = pd.DataFrame(values, index=ids.rename("item_id"), columns=aspects.rename("aspect"))
-    if held is not None:  # a bit each: an int64's up to 62 aspects, Python's integers beyond
-        small = len(aspects) <= 62
-        bits = np.zeros(len(ids), dtype=np.int64 if small else object)
-        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(np.int64)) if small
+    if held is not None:  # a bit each
+        kind = _bits_kind(len(aspects))
+        bits = np.zeros(len(ids), dtype=kind or object)
+        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(kind)) if kind
                          else np.array([1 << int(code) for code in aspect_of], dtype=object))
         wide[held] = bits
     return wide
+
+
+def _bits_kind(count: int) -> type | None:
+    """The smallest integers that hold a bit for each of `count` aspects (a million items' int64 kept 7 MB more than
+    int8); None beyond an int64's 62: Python's integers."""
+    return next((kind for kind in (np.int8, np.int16, np.int32, np.int64) if count <= np.iinfo(kind).bits - 2), None)
 
 
 def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",

@@ -76,15 +76,16 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
     out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
     human_aspects = found.human_aspects
-    keys = out["aspect"].to_numpy(dtype=object)
-    names, humans = keys.copy(), np.full(len(out), None, dtype=object)
+    codes, keys = pd.factorize(out["aspect"])  # each judgment's aspect as a code (not a million strings made)
+    names = np.array([*keys.tolist(), math.nan], dtype=object)  # by code; a missing aspect's (code -1) last
+    humans = np.full(len(names), None, dtype=object)
     columns = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
                                                       "human_min", "human_max")}
     scores = out["score"].to_numpy(dtype=float)
-    for key in dict.fromkeys(keys):
-        rows = np.flatnonzero(keys == key)
+    for code, key in enumerate(keys.tolist()):
+        rows = np.flatnonzero(codes == code)
         try:
-            names[rows] = part_name(template, key)
+            names[code] = part_name(template, key)
             aspect = template.aspect(key)
         except TemplateError:  # a part (a checklist question, an order), or an aspect the stored template no
             continue           # longer has: named, but not normalized nor compared with people
@@ -96,11 +97,11 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
             continue
         low, high = ranges[human]
         values = found.mean(human)[judged[rows]]
-        humans[rows] = human
+        humans[code] = human
         columns["human_score"][rows] = values
         columns["human_min"][rows], columns["human_max"][rows] = low, high
         columns["human_01"][rows] = normalized(values, low, high)
-    out["aspect_name"], out["human"] = names, pd.Series(humans, index=out.index, dtype=object)
+    out["aspect_name"], out["human"] = names[codes], pd.Series(humans[codes], index=out.index, dtype=object)
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
