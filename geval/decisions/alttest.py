@@ -263,7 +263,7 @@ class _Panel:
             codes = {label: float(code) for code, label in enumerate(seen.tolist())}
             labels = np.full(labels.shape, np.nan)
             labels[present] = coded
-        panel, places = cls.__new__(cls), on[kept]
+        panel, places = cls.__new__(cls), on if len(kept) == len(on) else on[kept]  # all kept: `on` itself, not a copy
         codes_of_groups = sorted_group_codes(found)[places]  # their groups, numbered in sorted order
         if (codes_of_groups < 0).any():  # a group of None: as the lists read it
             panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
