@@ -269,7 +269,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
         wide = _wide(with_samples(store, frame).pipe(lambda f: f.assign(score=variant_scores(f, variant, k))))
     else:  # every judgment's score made once until the store changes, then the rows of these items
         every = store.remembered(("judge scores", dataset, version, signature, variant),
-                                 lambda: _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD))
+                                 lambda: _wide_of(store, dataset, version, signature, variant))
         every = every[item_columns(items).positions(every.index) >= 0]
         if every.empty:
             raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
@@ -287,6 +287,17 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
 
 #: `_wide`'s column of the aspects each item has a judgment of, one bit each (in the columns' order).
 ASPECTS_HELD = "\x00aspects judged"
+
+
+def _wide_of(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
+    """`_wide` of a combination's judgments in `variant` (not "samples") with the items they are of, its index that of
+    every variant of the same judgments (kept as the store's reads are: a million items' ids, 24 MB, held once for
+    the mean and the most probable score)."""
+    wide = _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD)
+    shared = store.remembered(("judged items", dataset, version, signature), lambda: pd.DataFrame(index=wide.index))
+    if shared.index.dtype == wide.index.dtype and shared.index.equals(wide.index):
+        wide.index = shared.index
+    return wide
 
 
 def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
