@@ -89,6 +89,16 @@ def test_judgments_join_human_means(scored, tc_dataset):
     pd.testing.assert_frame_equal(brief, frame[brief.columns])  # the same rows, without prompts and answers
 
 
+def test_the_scores_of_each_variant_hold_the_items_ids_once(scored, tc_dataset):
+    store, template, signature, _ = scored
+    combo = (template.version, signature)
+    mean, most_probable = (judge_scores(store, tc_dataset.name, combo, variant).scores for variant in ("wmean", "argmax"))
+    assert mean.index.equals(most_probable.index) and not mean.equals(most_probable)
+    kept = [found for key, (_, found) in store._reads.items() if key[:2] == ("remembered", "judge scores")
+            and key[-1] in ("wmean", "argmax") and key[4] == signature]
+    assert len(kept) == 2 and kept[0].index.array is kept[1].index.array  # one array of ids for both
+
+
 def test_latest_is_the_most_recent_combination(scored, tc_dataset):
     store, template, signature, _ = scored
     assert latest(store, tc_dataset.name) == (template.version, signature)

@@ -24,7 +24,8 @@ from geval.judging.judgment import AspectScore, Judgment
 from geval.store import default_store_path
 from geval.store.records import judgment_id, parsed
 from geval.store.schema import SCHEMA_VERSION
-from geval.store.store import CHUNK
+from geval.store import store as store_module
+from geval.store.store import CHUNK, _read_table
 
 TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes", "baseline_scores",
           "batches", "searches"}
@@ -116,6 +117,26 @@ def test_judgments_can_be_read_without_their_calls(store):
     assert len(store.judgments("mine", columns=("item_id",), limit=1)) == 1
     with pytest.raises(StoreError, match="judgments have no column 'prompt'"):
         store.judgments("mine", columns=("item_id", "prompt"))
+
+
+@pytest.mark.parametrize("scores, reads", [
+    ([0.5, 1.0, None, 2.0, 3.5, None, 1.5], 1),
+    ([1.0, 2.0, 3.0, None, None, None, None], 2),  # read as objects in the parts all NULL: read again at once
+], ids=["a number column with NULLs in every part", "a part's numbers all NULL"])
+def test_a_read_made_in_parts_is_the_read_in_one_go(monkeypatch, scores, reads):
+    conn = sqlite3.connect(":memory:")
+    conn.execute("CREATE TABLE t (id TEXT, score REAL, n INTEGER, reason TEXT)")
+    conn.executemany("INSERT INTO t VALUES (?, ?, ?, ?)",
+                     [(f"i{k}", score, k, None if k == 1 else f"why {k % 2}") for k, score in enumerate(scores)])
+    sql = "SELECT * FROM t WHERE id != ? ORDER BY id"
+    whole = pd.read_sql_query(sql, conn, params=["none"])
+    calls = []
+    real = pd.read_sql_query
+    monkeypatch.setattr(pd, "read_sql_query", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
+    monkeypatch.setattr(store_module, "ROWS_AT_A_TIME", 3)
+    pd.testing.assert_frame_equal(_read_table(conn, sql, ["none"]), whole)
+    assert len(calls) == reads
+    conn.close()
 
 
 def test_a_read_is_served_again_only_until_the_file_changes(file_store, monkeypatch):

@@ -10,6 +10,7 @@ import pytest
 from helpers import item_number, make_items, make_template, scripted
 
 import geval
+from geval.analysis import variants
 from geval.analysis.disagreement import distributions
 from geval.analysis.variants import VariantError, variant_scores, with_samples
 from geval.judging.answers import scores_from_samples
@@ -49,8 +50,11 @@ def scored(store):
     return store, items, progress.signature
 
 
-def test_wmean_is_the_stored_score_and_argmax_the_most_probable(scored):
+@pytest.mark.parametrize("at_a_time", [None, 5], ids=["in one part", "five distributions at a time"])
+def test_wmean_is_the_stored_score_and_argmax_the_most_probable(scored, monkeypatch, at_a_time):
     store, items, signature = scored
+    if at_a_time:
+        monkeypatch.setattr(variants, "PARSED_AT_A_TIME", at_a_time)
     frame = store.judgments("synthetic", TEMPLATE.version, signature)
     assert variant_scores(frame, "wmean").tolist() == frame["score"].tolist()
     argmax = variant_scores(frame, "argmax")

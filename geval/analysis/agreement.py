@@ -269,7 +269,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
         wide = _wide(with_samples(store, frame).pipe(lambda f: f.assign(score=variant_scores(f, variant, k))))
     else:  # every judgment's score made once until the store changes, then the rows of these items
         every = store.remembered(("judge scores", dataset, version, signature, variant),
-                                 lambda: _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD))
+                                 lambda: _wide_of(store, dataset, version, signature, variant))
         every = every[item_columns(items).positions(every.index) >= 0]
         if every.empty:
             raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
@@ -287,6 +287,17 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
 
 #: `_wide`'s column of the aspects each item has a judgment of, one bit each (in the columns' order).
 ASPECTS_HELD = "\x00aspects judged"
+
+
+def _wide_of(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
+    """`_wide` of a combination's judgments in `variant` (not "samples") with the items they are of, its index that of
+    every variant of the same judgments (kept as the store's reads are: a million items' ids, 24 MB, held once for
+    the mean and the most probable score)."""
+    wide = _wide(_scored(store, dataset, version, signature, variant), ASPECTS_HELD)
+    shared = store.remembered(("judged items", dataset, version, signature), lambda: pd.DataFrame(index=wide.index))
+    if shared.index.dtype == wide.index.dtype and shared.index.equals(wide.index):
+        wide.index = shared.index
+    return wide
 
 
 def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
@@ -308,13 +319,19 @@ def _wide(frame: pd.DataFrame, held: str | None = None) -> pd.DataFrame:
     values[item_of[given], aspect_of[given]] = scores[given]
     ids, aspects = (found if found.dtype != object else pd.Index(found.tolist()) for found in (ids, aspects))
     wide = pd.DataFrame(values, index=ids.rename("item_id"), columns=aspects.rename("aspect"))
-    if held is not None:  # a bit each: an int64's up to 62 aspects, Python's integers beyond
-        small = len(aspects) <= 62
-        bits = np.zeros(len(ids), dtype=np.int64 if small else object)
-        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(np.int64)) if small
+    if held is not None:  # a bit each
+        kind = _bits_kind(len(aspects))
+        bits = np.zeros(len(ids), dtype=kind or object)
+        np.bitwise_or.at(bits, item_of, np.left_shift(1, aspect_of.astype(kind)) if kind
                          else np.array([1 << int(code) for code in aspect_of], dtype=object))
         wide[held] = bits
     return wide
+
+
+def _bits_kind(count: int) -> type | None:
+    """The smallest integers that hold a bit for each of `count` aspects (a million items' int64 kept 7 MB more than
+    int8); None beyond an int64's 62: Python's integers."""
+    return next((kind for kind in (np.int8, np.int16, np.int32, np.int64) if count <= np.iinfo(kind).bits - 2), None)
 
 
 def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None, variant: str = "wmean",

@@ -76,13 +76,14 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
     out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))
     human_aspects = found.human_aspects
-    coded, keys = pd.factorize(out["aspect"], use_na_sentinel=False)  # a code per row, not a string each
-    names, humans = list(keys), [None] * len(keys)  # by key, then by row below
+    codes, keys = pd.factorize(out["aspect"])  # each judgment's aspect as a code (not a million strings made)
+    names = np.array([*keys.tolist(), math.nan], dtype=object)  # by code; a missing aspect's (code -1) last
+    humans = np.full(len(names), None, dtype=object)
     columns = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
                                                       "human_min", "human_max")}
     scores = out["score"].to_numpy(dtype=float)
-    for code, key in enumerate(keys):
-        rows = np.flatnonzero(coded == code)
+    for code, key in enumerate(keys.tolist()):
+        rows = np.flatnonzero(codes == code)
         try:
             names[code] = part_name(template, key)
             aspect = template.aspect(key)
@@ -100,8 +101,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         columns["human_score"][rows] = values
         columns["human_min"][rows], columns["human_max"][rows] = low, high
         columns["human_01"][rows] = normalized(values, low, high)
-    out["aspect_name"] = np.array(names, dtype=object)[coded]
-    out["human"] = pd.Series(np.array(humans, dtype=object)[coded], index=out.index, dtype=object)
+    out["aspect_name"], out["human"] = names[codes], pd.Series(humans[codes], index=out.index, dtype=object)
     for column, values in columns.items():
         out[column] = values
     out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])

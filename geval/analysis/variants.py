@@ -27,6 +27,8 @@ VARIANTS = {
     "argmax": "most probable score of the stored distribution",
     "samples": "mean of the sampled answers (sampled judges only)",
 }
+#: Distributions `_argmax` parses at a time (a million at once: their texts, a dict each, 550 MB for a moment).
+PARSED_AT_A_TIME = 50_000
 
 
 class VariantError(GevalError):
@@ -63,7 +65,7 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
     if variant == "wmean":
         return frame["score"].astype(float).where(scored)
     if variant == "argmax":
-        return pd.Series(np.where(scored, _argmax(frame["distribution"].tolist()), math.nan), index=frame.index,
+        return pd.Series(np.where(scored, _argmax(frame["distribution"]), math.nan), index=frame.index,
                          dtype=float)
     if "samples" not in frame:
         raise VariantError("the 'samples' variant needs each judgment's samples: pass the frame through "
@@ -81,9 +83,16 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
                      index=frame.index, dtype=float)
 
 
-def _argmax(texts: list[str | None]) -> np.ndarray:
+def _argmax(texts: pd.Series) -> np.ndarray:
     """The most probable score of each stored distribution (JSON text; the lowest of tied ones), NaN
-    for none: the texts parsed in one go, then read as a matrix (a row per text, a column per score)."""
+    for none: PARSED_AT_A_TIME of them at a time (`_argmax_of`)."""
+    return np.concatenate([np.zeros(0), *(_argmax_of(texts.iloc[start:start + PARSED_AT_A_TIME].tolist())
+                                          for start in range(0, len(texts), PARSED_AT_A_TIME))])
+
+
+def _argmax_of(texts: list[str | None]) -> np.ndarray:
+    """`_argmax` of a list of texts: parsed in one go, then read as a matrix (a row per text, a column per
+    score)."""
     distributions = parsed(f"[{','.join(text or '{}' for text in texts)}]")
     points = sorted(set().union(*distributions), key=int)  # lowest score first: the first maximum is the lowest
     if not points:                                          # of tied ones

@@ -263,7 +263,7 @@ class _Panel:
             codes = {label: float(code) for code, label in enumerate(seen.tolist())}
             labels = np.full(labels.shape, np.nan)
             labels[present] = coded
-        panel, places = cls.__new__(cls), on[kept]
+        panel, places = cls.__new__(cls), on if len(kept) == len(on) else on[kept]  # all kept: `on` itself, not a copy
         codes_of_groups = sorted_group_codes(found)[places]  # their groups, numbered in sorted order
         if (codes_of_groups < 0).any():  # a group of None: as the lists read it
             panel._setup(names, found.ids[places].tolist(), int((counts > 0).sum()) - len(kept), labels, codes,
@@ -292,7 +292,7 @@ class _Panel:
             self.grouped_data = int(units.max(initial=-1)) + 1 < len(units)
         self.units = units
         self.by = "groups" if self.grouped_data and by != "items" else "items"
-        self._by_annotator: dict[int, tuple] = {}  # `_annotator`'s, made once
+        self._by_annotator: dict[int, tuple] = {}  # each annotator's Grouping and groups (`_annotator`), made once
         self._constants: dict[float, _Compared] = {}  # `constant_compared`'s, made once
 
     def test(self, judge: Mapping[str, object], epsilon: float, q: float = Q, min_items: int = MIN_ITEMS,
@@ -319,13 +319,23 @@ class _Panel:
     def compared(self, machine_labels: np.ndarray) -> _Compared:
         """What the test of a judge whose labels are `machine_labels` (as `test_labels` takes them) reads
         that does not depend on epsilon: with each annotator, who wins item by item."""
-        return _Compared(self, [(k, *self._with(k, machine_labels)) for k in range(len(self.names))])
+        return self.compared_all([machine_labels])[0]
 
-    def _with(self, k: int, machine_labels: np.ndarray) -> tuple:
-        """Annotator k against a judge labeling as `machine_labels`: its items, the shares of them the
-        judge and the person win, and the t-test's sufficient figures (over groups: the mean and CR2
+    def compared_all(self, judges: Sequence[np.ndarray]) -> list[_Compared]:
+        """`compared` of each judge's labels of `judges`, what each annotator's comparison reads of the panel
+        (`_annotator`) made once for all of them."""
+        lines: list[list[tuple]] = [[] for _ in judges]
+        for k in range(len(self.names)):
+            annotator = self._annotator(k)
+            for line, machine_labels in zip(lines, judges):
+                line.append((k, *self._with(annotator, machine_labels)))
+        return [_Compared(self, line) for line in lines]
+
+    def _with(self, annotator: tuple, machine_labels: np.ndarray) -> tuple:
+        """An annotator (`_annotator`) against a judge labeling as `machine_labels`: its items, the shares of
+        them the judge and the person win, and the t-test's sufficient figures (over groups: the mean and CR2
         variance of the person-win minus judge-win differences; over items: those differences)."""
-        mask, others, person, grouping = self._annotator(k)
+        mask, others, person, grouping = annotator
         machine = aligned(machine_labels[mask], others, self.alignment)
         judge_wins, person_wins = machine >= person, person >= machine
         differences = person_wins.astype(float) - judge_wins.astype(float)
@@ -336,23 +346,28 @@ class _Panel:
                 float(person_wins.mean()) if count else math.nan, spread)
 
     def _annotator(self, k: int) -> tuple:
-        """What the test of any judge reads of annotator k (made once per panel): where it labeled, the
-        others' labels there, its own alignment with them, and its items' groups (`Grouping`)."""
-        found = self._by_annotator.get(k)
-        if found is None:
-            mask = ~np.isnan(self.labels[k])
-            others = np.delete(self.labels, k, axis=0)[:, mask]
+        """What the test of any judge reads of annotator k: where it labeled, the others' labels there and its
+        own alignment with them (made again at each `compared_all`, not kept: a million items' held 34 MB per
+        panel), and its items' groups (`Grouping`, made once per panel, with how many groups they are)."""
+        mask = ~np.isnan(self.labels[k])
+        others = np.delete(self.labels, k, axis=0)[:, mask]
+        if k not in self._by_annotator:
             units = self.units[mask]
-            found = (mask, others, aligned(self.labels[k, mask], others, self.alignment),
-                     Grouping(units) if self.by == "groups" else None,
-                     int(np.count_nonzero(np.bincount(units))) if self.by == "groups" else 0)
-            self._by_annotator[k] = found
-        return found[:4]
+            self._by_annotator[k] = (Grouping(units) if self.by == "groups" else None,
+                                     int(np.count_nonzero(np.bincount(units))) if self.by == "groups" else 0)
+        return mask, others, aligned(self.labels[k, mask], others, self.alignment), self._by_annotator[k][0]
+
+    def constants_compared(self, labels: Sequence[float]) -> None:
+        """`compared` of a judge that always gives each of `labels` (`constant`), those not made yet made
+        together, once per panel (`constant_compared` gives them)."""
+        missing = [label for label in dict.fromkeys(labels) if label not in self._constants]
+        made = self.compared_all([np.full(len(self.kept), self.constant(label)) for label in missing]) \
+            if missing else []
+        self._constants.update(zip(missing, made))
 
     def constant_compared(self, label: float) -> _Compared:
         """`compared` of a judge that always gives `label` (`constant`), made once per panel."""
-        if label not in self._constants:
-            self._constants[label] = self.compared(np.full(len(self.kept), self.constant(label)))
+        self.constants_compared([label])
         return self._constants[label]
 
 
@@ -370,10 +385,10 @@ class _Compared:
         panel = self.panel
         annotators, p_values = [], []
         for k, count, judge_wins, person_wins, spread in self.lines:
-            groups = panel._by_annotator[k][4]
+            grouping, groups = panel._by_annotator[k]
             untested = (f"fewer than {min_items} items" if count < min_items else
                         f"fewer than {MIN_GROUPS} {panel.noun}" if panel.by == "groups" and groups < MIN_GROUPS else "")
-            p = math.nan if untested or spread is None else float(panel._by_annotator[k][3].p(*spread, epsilon)[0]) \
+            p = math.nan if untested or spread is None else float(grouping.p(*spread, epsilon)[0]) \
                 if panel.by == "groups" else _one_sided_p(spread.astype(float), epsilon)
             annotators.append(Annotator(panel.names[k], count, judge_wins, person_wins, p,
                                         tested=not untested, groups=groups, untested=untested))
@@ -577,8 +592,7 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
         if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
             panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)
             points = _points_of(columns, human, on, categories.get(human), declared.get(human))
-            for point in points:  # each constant's comparison, made now (once per panel)
-                panel.constant_compared(point)
+            panel.constants_compared(list(points))  # each constant's comparison, made now (once per panel)
             prepared.baselines.append((panel, points, {"aspect": human, "item_ids": ids}))
     return prepared
 

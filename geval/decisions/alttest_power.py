@@ -241,7 +241,7 @@ class PlanData:
     present: np.ndarray
     scores: np.ndarray
     judge: np.ndarray | None
-    pairs: list[tuple[float, float]] | np.ndarray  # the judge's score and a person's label, on every item both gave one
+    judge_given: list[np.ndarray]  # for each value, the judge's scores where a person gave it (`_judge_by_label`)
     units: np.ndarray
     groups: int
     made: dict = field(default_factory=dict, repr=False, compare=False)  # what is read of it once (`advantages_of`)
@@ -252,12 +252,6 @@ class PlanData:
             self.made["advantages", alignment, min_items] = _advantages(self, alignment, min_items)
         advantage, chance, ahead = self.made["advantages", alignment, min_items]
         return advantage, chance, list(ahead)
-
-    def judge_by_label(self) -> list[np.ndarray]:
-        """`_judge_by_label` of the people's values and the judge's pairs with them, made once."""
-        if "judge by label" not in self.made:
-            self.made["judge by label"] = _judge_by_label(self.values, self.pairs)
-        return self.made["judge by label"]
 
     @classmethod
     def read(cls, people: Mapping[str, Mapping[str, float]], judge: Mapping[str, float] | None,
@@ -287,7 +281,8 @@ class PlanData:
         units = np.array([index.setdefault(groups.get(item) or f"item {item}", len(index)) for item in labeled], int)
         sizes = np.bincount(units)
         return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
-                   np.array([judged[item] for item in labeled]) if with_judge else None, with_judge, units,
+                   np.array([judged[item] for item in labeled]) if with_judge else None,
+                   _judge_by_label(values, with_judge) if with_judge else [], units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
     @classmethod
@@ -328,7 +323,8 @@ class PlanData:
         units = pd.factorize(keys)[0].astype(int)  # in the order first met
         sizes = np.bincount(units)
         return cls(values, frequency / frequency.sum(), agreement, judge_agreement, names[:width], present, scores,
-                   judge[labeled].astype(float) if len(with_judge) else None, with_judge, units,
+                   judge[labeled].astype(float) if len(with_judge) else None,
+                   _judge_by_label(values, with_judge) if len(with_judge) else [], units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
 
@@ -412,7 +408,7 @@ def _modelled(rng: np.random.Generator, data: PlanData, items: int, runs: int, s
     crossed = len(data.names) < 3
     annotators = 3 if crossed else len(data.names)
     eta = _eta(data.frequencies, data.agreement)
-    judge_given = data.judge_by_label() if data.judge is not None else None
+    judge_given = data.judge_given if data.judge is not None else None
     group = max(1, round(len(data.present) / data.groups)) if data.groups else 1  # the data's mean group size
     pairs = annotators if settings["alignment"] == "accuracy" else 1  # accuracy compares every two annotators
     block = max(1, BLOCK // (items * (annotators + 1) * pairs))
@@ -444,8 +440,8 @@ def _drawn(rng: np.random.Generator, frequencies: np.ndarray, etas: np.ndarray, 
 
 def _judge_by_label(values: np.ndarray, with_judge: list[tuple[float, float]]) -> list[np.ndarray]:
     """For each of the people's values, the judge's scores where a person gave it (all of them where
-    no person's label of that value has a judge score)."""
-    judge, person = np.array(with_judge).T
+    no person's label of that value has a judge score): what the plan keeps of them, not the pairs themselves."""
+    judge, person = (np.ascontiguousarray(column) for column in np.array(with_judge).T)
     return [judge[np.isclose(person, value)] if np.isclose(person, value).any() else judge for value in values]
 
 
