@@ -6,12 +6,12 @@ import json
 import os
 import threading
 import time
+from dataclasses import replace
 
 import pytest
 from helpers import failing_for, item_number, make_items, make_template, scripted
 
 import geval
-from geval.data.items import Item
 from geval.errors import JudgeError, JudgeUnreachable, JudgmentFailed
 from geval.judging.backends.scripted import hashed_distribution
 from geval.judging.judgment import approx_tokens
@@ -144,7 +144,7 @@ def test_garbage_answers_are_unscored_with_null_scores(store):
 
 def test_an_item_that_cannot_be_rendered_fails_alone(store):
     items = make_items(3)
-    no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    no_fact = replace(items[1], grounding="", id="nofact")
     progress = geval.score(store, [items[0], no_fact, items[2]], ONE, scripted(), "synthetic")
     assert progress.done == 3 and progress.failed == 1
     failed = store.judgments("synthetic", status="failed")
@@ -225,7 +225,7 @@ def test_the_plan_says_how_many_cached_answers_had_no_score(store):
 def test_the_plan_says_why_calls_and_items_differ(store):
     """"360 items: 0 cached, 359 judge calls" once went unexplained: a duplicate item is asked once."""
     items = make_items(3)
-    duplicate = Item(**{**items[0].__dict__, "id": "duplicate", "system": "another system"})  # the same prompt
+    duplicate = replace(items[0], id="duplicate", system="another system")  # the same prompt
     plan = geval.plan(store, [*items, duplicate], ONE, scripted())
     assert (plan.calls, plan.shared) == (3, 1)
     assert plan.line().startswith("4 items: 0 cached, 3 judge calls to make (")
@@ -249,7 +249,7 @@ def test_plans_add_up_for_a_run_of_several_templates(store):
 
 def test_plan_run_lists_items_that_cannot_be_rendered(store):
     items = make_items(2)
-    no_fact = Item(**{**items[1].__dict__, "grounding": "", "id": "nofact"})
+    no_fact = replace(items[1], grounding="", id="nofact")
     plan = geval.plan(store, [items[0], no_fact], ONE, scripted())
     assert plan.calls == 1 and len(plan.failing) == 1 and "item nofact" in plan.failing[0]
     assert plan.line().endswith(", 1 cannot be rendered")
@@ -433,7 +433,7 @@ def test_a_run_where_some_items_failed_is_finished_and_counts_them(store):
 
 
 def test_items_that_cannot_be_rendered_are_one_reason_and_a_failed_run(store):
-    items = [Item(**{**item.__dict__, "grounding": ""}) for item in make_items(3)]
+    items = [replace(item, grounding="") for item in make_items(3)]
     progress = geval.score(store, items, ONE, scripted(), "synthetic")
     assert progress.status == "failed" and len(progress.errors) == 3
     assert list(progress.reasons.values()) == [3]
@@ -443,7 +443,7 @@ def test_items_that_cannot_be_rendered_are_one_reason_and_a_failed_run(store):
 
 def test_the_plan_groups_the_reasons_an_item_cannot_be_rendered(store):
     items = make_items(4)
-    no_fact = [Item(**{**item.__dict__, "grounding": ""}) for item in items[1:]]
+    no_fact = [replace(item, grounding="") for item in items[1:]]
     plan = geval.plan(store, [items[0], *no_fact], ONE, scripted())
     assert len(plan.failing) == 3 and plan.renderable
     assert plan.problems() == [("placeholder {{fact}} in test-naturalness.txt has no value for 3 of 4 items: no "

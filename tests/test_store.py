@@ -25,7 +25,7 @@ from geval.store import default_store_path
 from geval.store.records import judgment_id, parsed
 from geval.store.schema import SCHEMA_VERSION
 from geval.store import store as store_module
-from geval.store.store import CHUNK, _read_table
+from geval.store.store import CHUNK, read_table
 
 TABLES = {"meta", "datasets", "items", "templates", "steps", "calls", "judgments", "runs", "notes", "baseline_scores",
           "batches", "searches"}
@@ -134,7 +134,7 @@ def test_a_read_made_in_parts_is_the_read_in_one_go(monkeypatch, scores, reads):
     real = pd.read_sql_query
     monkeypatch.setattr(pd, "read_sql_query", lambda *a, **k: calls.append(a[0]) or real(*a, **k))
     monkeypatch.setattr(store_module, "ROWS_AT_A_TIME", 3)
-    pd.testing.assert_frame_equal(_read_table(conn, sql, ["none"]), whole)
+    pd.testing.assert_frame_equal(read_table(conn, sql, ["none"]), whole)
     assert len(calls) == reads
     conn.close()
 

@@ -64,7 +64,7 @@ READS_KEPT, SMALL_READ = 8, 10_000
 #: While `Store.reading_again` (work that reads the same tables again and again: a report): results kept, and the
 #: cells they may hold in all (a judge's disagreements, its judgments and its scores at 1,000,000 judgments: 32 million).
 READS_KEPT_AGAIN, CELLS_KEPT_AGAIN = 64, 40_000_000
-#: Rows `_read_table` turns into columns at a time (a million judgments' Python tuples and strings at once rose
+#: Rows `read_table` turns into columns at a time (a million judgments' Python tuples and strings at once rose
 #: 460 MB above the table they made, and left much of it to the process).
 ROWS_AT_A_TIME = 50_000
 _CALL_COLUMNS = "key, raw, scores, prompt_tokens, completion_tokens, cost, settings"
@@ -658,7 +658,7 @@ class Store(TeamTables):
                       FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return self._kept((sql, *args), lambda: _read_table(self.db.conn, sql, args))
+        return self._kept((sql, *args), lambda: read_table(self.db.conn, sql, args))
 
     def call_totals(self, dataset: str, template_version: str, signature: str) -> dict[str, float]:
         """The cached calls behind a combination's judgments, each once (a batch's call serves
@@ -1109,7 +1109,7 @@ class Store(TeamTables):
         self.db.conn.close()
 
 
-def _read_table(conn: sqlite3.Connection, sql: str, args: list) -> pd.DataFrame:
+def read_table(conn: sqlite3.Connection, sql: str, args: list) -> pd.DataFrame:
     """`pd.read_sql_query`, ROWS_AT_A_TIME rows made into columns at a time and the parts joined (the same table:
     read again at once when a column's type differs between parts, e.g. a part's scores all NULL), with the cycle
     collector paused (`cycles_uncollected`): a million rows' tuples are made and freed meanwhile, and each
