@@ -26,7 +26,7 @@ import pandas as pd
 from geval.analysis.correlation import (
     LEVELS,
     Resamples,
-    at_level,
+    at_levels,
     correlate,
     groups_note,
     interval,
@@ -115,8 +115,8 @@ def correlations(scores: pd.DataFrame | pd.Series, items: list[Item], protocol: 
         keep = ~(np.isnan(judge) | np.isnan(people))
         held = renumbered(codes[keep], n_all)  # the groups of these rows, coded once for every level
         n_groups, coded = held[1], held_systems(systems[keep], n_systems)  # and their systems
-        for level in protocol.levels:
-            found = at_level(level, judge[keep], people[keep], None, None, n_boot, seed, metrics, held, coded)
+        for found in at_levels(protocol.levels, judge[keep], people[keep], n_boot, seed, metrics, held,
+                               coded).values():
             rows += [{"protocol": protocol.name, "aspect": _aspect(protocol, column, human), "human": human,
                       **found[metric].__dict__, "groups": n_groups,
                       "unscored": int(np.isnan(judge).sum())} for metric in metrics]

@@ -38,6 +38,7 @@ constant vector is undefined: NaN with a note, never a crash.
 from __future__ import annotations
 
 import functools
+import hashlib
 import math
 import threading
 import warnings
@@ -445,8 +446,9 @@ def _all_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray:
     return counts
 
 
-#: While `counts_shared` is entered: its depth, and the bootstrap's counts made meanwhile, by (groups, resamples, seed).
-_SHARED: dict = {"depth": 0, "counts": {}}
+#: While `counts_shared` is entered: its depth, the bootstrap's counts made meanwhile, by (groups, resamples, seed),
+#: and the correlations made meanwhile (`at_levels`), by what they read.
+_SHARED: dict = {"depth": 0, "counts": {}, "levels": {}}
 _SHARED_LOCK = threading.Lock()
 
 
@@ -454,7 +456,8 @@ _SHARED_LOCK = threading.Lock()
 def counts_shared() -> Iterator[None]:
     """Inside, the bootstrap's counts (`Resamples.counts`) of every size are made once per number of groups,
     resamples and seed, and shared by every statistic drawn so (a report's many tables of the same groups: a
-    million items' made once, instead of drawn again for each); freed when the outermost is left."""
+    million items' made once, instead of drawn again for each), and `at_levels` correlates the same scores once;
+    freed when the outermost is left."""
     with _SHARED_LOCK:
         _SHARED["depth"] += 1
     try:
@@ -464,6 +467,7 @@ def counts_shared() -> Iterator[None]:
             _SHARED["depth"] -= 1
             if not _SHARED["depth"]:
                 _SHARED["counts"].clear()
+                _SHARED["levels"].clear()
 
 
 def _shared_counts(n_groups: int, n_boot: int, seed: int) -> np.ndarray | None:
@@ -983,6 +987,35 @@ def at_level(level: str, judge: np.ndarray, human: np.ndarray, groups: np.ndarra
     if level == "group":
         return group_level(judge, human, Resamples.leave_one_out(groups, codes=codes), metrics)
     return system_level(judge, human, systems, Resamples(groups, n_boot, seed, codes), metrics, coded_systems)
+
+
+def at_levels(levels: tuple[str, ...], judge: np.ndarray, human: np.ndarray, n_boot: int, seed: int, metrics,
+              codes: tuple[np.ndarray, int], coded_systems: tuple) -> dict[str, dict[str, Correlation]]:
+    """`at_level` at each of `levels` for complete rows whose groups and systems are coded (`codes`,
+    `coded_systems`, as `at_level` takes them). Inside `counts_shared`, the correlations of the same scores,
+    groups and systems at a level are made once (a report's agreement table and its leaderboard's judge row read
+    the same), found by a digest of what they read."""
+    with _SHARED_LOCK:
+        kept = _SHARED["levels"] if _SHARED["depth"] else None
+    read = _digest(judge, human, codes[0], coded_systems[0], coded_systems[1]) + (codes[1], coded_systems[2]) \
+        if kept is not None else None
+    found = {}
+    for level in levels:
+        key = (level, n_boot, seed, tuple(metrics), read)
+        with _SHARED_LOCK:
+            made = kept.get(key) if kept is not None else None
+        if made is None:
+            made = at_level(level, judge, human, None, None, n_boot, seed, metrics, codes, coded_systems)
+            if kept is not None:
+                with _SHARED_LOCK:
+                    kept[key] = made
+        found[level] = made
+    return found
+
+
+def _digest(*arrays: np.ndarray) -> tuple[str, ...]:
+    """What `arrays` hold, each as its type, shape and a hash of its bytes (a million scores' in milliseconds)."""
+    return tuple(f"{a.dtype.str}{a.shape}" + hashlib.sha1(np.ascontiguousarray(a).data).hexdigest() for a in arrays)
 
 
 def to_frame(results: list[Correlation]) -> pd.DataFrame:

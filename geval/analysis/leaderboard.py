@@ -235,13 +235,10 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
             candidates += ensembles(judges)
         if calibrate:
             candidates += [r for r in (_calibrated(row, items, folds, seed, skipped) for row in judges) if r]
-        judged = set().union(*(set(row.scores.index.tolist()) for row in candidates))  # ids at once, not one by one
         # baselines and people on the items the judges scored (all of them when none did), so that every row
         # of the leaderboard rests on the same items
-        wanted = {p.item_level for p in chosen}
-        every = any(p.for_every_item for p in chosen)
-        level_items = [i for i in items if (every or i.level in wanted) and (not judged or i.id in judged)]
-        level_items = items if len(level_items) == len(items) else level_items  # every item: its columns at once
+        level_items = _judged_items(items, candidates, {p.item_level for p in chosen},
+                                    any(p.for_every_item for p in chosen))
         if baselines:
             say(f"{name}: baselines {', '.join(baselines)} on {len(level_items)} items")
             measured = [Row(result.title + (f" (vs {result.reference})" if result.reference != "-" else ""),
@@ -290,6 +287,24 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     return Leaderboard(names, cells[LONG_COLUMNS], table, skipped,
                        pd.concat(paired, ignore_index=True)[PAIRED_COLUMNS] if paired else
                        pd.DataFrame(columns=PAIRED_COLUMNS), fallback)
+
+
+def _judged_items(items: list, candidates: list[Row], levels: set[str], every: bool) -> list:
+    """The items at one of `levels` (at any when `every`) that a row of `candidates` scored (every one when none
+    did); `items` itself when that is all of them (their columns made once). Found as columns: a million items
+    not walked one by one."""
+    held = item_columns(items)
+    keep = np.ones(len(items), bool) if every else np.isin(held.levels, list(levels))
+    if any(len(row.scores) for row in candidates):
+        scored = np.zeros(len(items), bool)
+        for row in candidates:
+            if held.index.is_unique:  # where each id is, kept for the tables that read these scores next
+                where = held.positions(row.scores.index)
+                scored[where[where >= 0]] = True
+            else:  # an id held twice: each of its items
+                scored |= held.index.isin(row.scores.index)
+        keep &= scored
+    return items if keep.all() else [items[i] for i in np.flatnonzero(keep).tolist()]
 
 
 def _scores_only(store: Store, name: str, items: list, skipped: list[str]) -> list:

@@ -239,7 +239,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested)]
     document.add(*summary_section(judged, board, {one.label: one.table for one in scored}, people, metric, verdicts,
                                   replaced))
-    document.add(*_judged(items, described, scored, searched))
+    document.add(*_judged(items, described, scored, searched, judged.judged))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
     advantage = {(r.judge, r.aspect): r.advantage_probability for r in tested or () if not r.baseline}
@@ -346,18 +346,21 @@ def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
 
 def _judged_items(scored: list[_Scored]) -> int:
     """How many of the dataset's items at least one of `scored` judged (each one's frame holds its judgments of
-    the current items only: `disagreements`)."""
+    the current items only: `disagreements`; one judge's own count, `_Scored.judged`, when there is one)."""
+    if len(scored) == 1:
+        return scored[0].judged
     return len(pd.unique(np.concatenate([one.frame["item_id"].to_numpy(object) for one in scored]))) if scored else 0
 
 
-def _judged(items, described: str, scored: list[_Scored], searched: list[str]) -> list:
+def _judged(items, described: str, scored: list[_Scored], searched: list[str], judged: int) -> list:
     """What was judged, a row per template version and judge: its readable name beside its exact
-    template version and judge (the names the rest of the report uses), and what it cost."""
+    template version and judge (the names the rest of the report uses), and what it cost; `judged`: how many
+    items at least one of them judged (`_judged_items`)."""
     blocks = [Heading("What was judged")]
     if not scored:
         return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
                               f"own agreement follow. Dataset: {described}.")]
-    blocks += [Text(f"{_judged_items(scored)} of {len(items)} items judged, by {len(scored)} template "
+    blocks += [Text(f"{judged} of {len(items)} items judged, by {len(scored)} template "
                     f"version(s) and judge(s). Dataset: {described}. Each row of this report is named by its template, "
                     "its version's comment and its judge; the exact template version and judge are beside it here, "
                     "and every signature is at the end."),
