@@ -540,11 +540,13 @@ def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) ->
 def item_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, Correlation]:
     """Each metric over all rows, with its interval (`interval`: the jackknife's for
     `Resamples.leave_one_out`). `x`, `y` are complete (no NaN) and line up with the rows
-    `resamples` was made from."""
-    boot = item_bootstrap(x, y, resamples, metrics)
+    `resamples` was made from. Above EXACT_UP_TO items, Spearman's and Kendall's values are read from the
+    sort their intervals make (`_Ranked`)."""
+    ranked = _Ranked.of(x, y) if len(x) > EXACT_UP_TO and {"spearman", "kendall"} & set(metrics) else None
+    boot = _item_bootstrap(x, y, resamples, metrics, None, ranked)
     results = {}
     for metric in metrics:
-        value = correlate(metric, x, y)
+        value = ranked.value(metric) if ranked is not None and metric != "pearson" else correlate(metric, x, y)
         if math.isnan(value):
             results[metric] = Correlation(metric, "item", value, math.nan, math.nan, len(x), _why_undefined(x, y))
             continue
@@ -582,6 +584,12 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
     values of the resampled rows `rows` (default: all of them, in order). Pearson, and above
     EXACT_UP_TO items Spearman and Kendall, are made of sums per group (`Resamples.sums`: the
     jackknife's in time linear in the groups); up to it, Spearman and Kendall read each resample."""
+    return _item_bootstrap(x, y, resamples, metrics, rows, None)
+
+
+def _item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics, rows: np.ndarray | None,
+                    ranked: _Ranked | None) -> dict[str, np.ndarray]:
+    """`item_bootstrap`; `ranked`: x and y sorted already (`_Ranked.of`), when they are."""
     out = {metric: np.full(resamples.size, np.nan) for metric in metrics}
     if not resamples.enough or len(x) < 2:  # nothing to correlate (e.g. a column with no value on these rows)
         return out
@@ -591,12 +599,12 @@ def item_bootstrap(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=M
     linear = {}  # metric -> its sums per group (groups x columns)
     if "pearson" in metrics:
         linear["pearson"] = _group_sums(x, y, group_of, resamples.n_groups)
-    if not exact and {"spearman", "kendall"} & set(metrics):  # each side sorted once for its ranks, ties, concordance
-        distinct_x, distinct_y = _Distinct.of(x), _Distinct.of(y)
+    if not exact and {"spearman", "kendall"} & set(metrics) and ranked is None:  # each side sorted once for its
+        ranked = _Ranked(_Distinct.of(x), _Distinct.of(y))                     # ranks, ties, concordance
     if "spearman" in metrics and not exact:
-        linear["spearman"] = _group_sums(distinct_x.ranks(), distinct_y.ranks(), group_of, resamples.n_groups)
+        linear["spearman"] = _group_sums(ranked.x.ranks(), ranked.y.ranks(), group_of, resamples.n_groups)
     if "kendall" in metrics and not exact:
-        kendall_parts = _kendall_projections(distinct_x, distinct_y, group_of, resamples.n_groups)
+        kendall_parts = _kendall_projections(ranked, group_of, resamples.n_groups)
         linear["kendall"] = np.column_stack([per_group for per_group, _ in kendall_parts])
     if linear:  # every resample's sums at once, one pass over the resamples
         widths = np.cumsum([part.shape[1] for part in linear.values()])[:-1]
@@ -731,14 +739,48 @@ class _Distinct:
         return self.counts[self.inverse].astype(float)
 
 
-def _kendall_projections(x: _Distinct, y: _Distinct, group_of: np.ndarray,
-                         n_groups: int) -> list[tuple[np.ndarray, float]]:
+@dataclass
+class _Ranked:
+    """Two vectors each sorted once (`_Distinct`): their ranks, ties and concordance, what the item level's
+    Spearman and Kendall read, their values as their linearized intervals."""
+
+    x: _Distinct
+    y: _Distinct
+
+    @classmethod
+    def of(cls, x: np.ndarray, y: np.ndarray) -> _Ranked | None:
+        """Complete vectors of numbers sorted; None when one holds NaN or an infinity (`correlate` reads those)."""
+        if not (np.isfinite(x).all() and np.isfinite(y).all()):
+            return None
+        return cls(_Distinct.of(x), _Distinct.of(y))
+
+    @functools.cached_property
+    def concordance(self) -> np.ndarray:
+        """`_concordance` of the two."""
+        return _concordance(self.x, self.y)
+
+    def value(self, metric: str) -> float:
+        """`correlate(metric, x, y)` for Spearman or Kendall, in scipy's arithmetic: Pearson's of the ranks
+        (`np.corrcoef`); tau-b from whole counts, concordant less discordant pairs over the square roots of the
+        pairs untied in each."""
+        if len(self.x.counts) < 2 or len(self.y.counts) < 2:  # constant (or one row): undefined
+            return math.nan
+        if metric == "spearman":
+            return float(np.corrcoef(np.column_stack((self.x.ranks(), self.y.ranks())), rowvar=False)[1, 0])
+        pairs = len(self.x.inverse) * (len(self.x.inverse) - 1) // 2
+        untied_x, untied_y = (pairs - int((side.counts * (side.counts - 1) // 2).sum()) for side in (self.x, self.y))
+        tau = int(self.concordance.sum()) // 2 / np.sqrt(untied_x) / np.sqrt(untied_y)
+        return float(np.minimum(1.0, max(-1.0, tau)))
+
+
+def _kendall_projections(ranked: _Ranked, group_of: np.ndarray, n_groups: int) -> list[tuple[np.ndarray, float]]:
     """Kendall's S and its untied pair counts T1 (in x) and T2 (in y) are quadratic forms
     Q(w) = 1/2 sum_ij w_i w_j a_ij in the resample's row weights w. To first order around
     w = 1 (a U-statistic's Hájek projection), Q(w) = sum_i w_i q_i - Q(1), with q_i the row
     sums: each item's concordance with all the others, and its pairs untied in x and in y.
     Returns, for S, T1 and T2, the per-group sums of q and the constant Q(1)."""
-    rows = (_concordance(x, y), len(x.inverse) - x.ties(), len(y.inverse) - y.ties())
+    x, y = ranked.x, ranked.y
+    rows = (ranked.concordance, len(x.inverse) - x.ties(), len(y.inverse) - y.ties())
     return [(np.bincount(group_of, weights=q, minlength=n_groups), q.sum() / 2.0) for q in rows]
 
 
