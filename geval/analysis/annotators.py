@@ -48,6 +48,7 @@ from geval.analysis.correlation import (
     interval,
     interval_note,
     item_bootstrap,
+    item_values,
     percentile_interval,
     system_bootstraps,
     system_codes,
@@ -231,13 +232,23 @@ def leave_one_out_at(matrix: np.ndarray, groups: np.ndarray, systems: np.ndarray
     if level == "system":
         return _leave_one_out_of_systems(matrix, groups, systems, n_boot, seed, codes)
     resamples = Resamples.leave_one_out(groups, shared=matrix.T, codes=codes)
-    loo = leave_one_out_bootstrap(matrix, resamples)
+    values, loo = _leave_one_out_values(matrix, resamples)
     found = {}
     for metric in METRICS:
-        value = leave_one_out(matrix, metric)
+        value = values[metric]
         found[metric] = (value, *interval(value, loo[metric], resamples), matrix.shape[1],
                          interval_note(groups) if math.isfinite(value) else _UNDEFINED)
     return found
+
+
+def _leave_one_out_values(matrix: np.ndarray, resamples: Resamples) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """`leave_one_out` of every metric and `leave_one_out_bootstrap`: a complete array's annotators each
+    correlated with the others' mean once for both (`item_values`); one annotator, or a missing score, as they do."""
+    if matrix.shape[0] < 2 or np.isnan(matrix).any():
+        return {metric: leave_one_out(matrix, metric) for metric in METRICS}, leave_one_out_bootstrap(matrix, resamples)
+    per_annotator = [item_values(matrix[k], _others(matrix, k), resamples, METRICS) for k in range(matrix.shape[0])]
+    return ({metric: float(np.mean([values[metric] for values, _ in per_annotator])) for metric in METRICS},
+            {metric: np.mean([boot[metric] for _, boot in per_annotator], axis=0) for metric in METRICS})
 
 
 _UNDEFINED = "undefined: an annotator's scores (or the others' mean) are constant"

@@ -540,13 +540,11 @@ def bootstrap(statistic: Callable[[np.ndarray], float], resamples: Resamples) ->
 def item_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRICS) -> dict[str, Correlation]:
     """Each metric over all rows, with its interval (`interval`: the jackknife's for
     `Resamples.leave_one_out`). `x`, `y` are complete (no NaN) and line up with the rows
-    `resamples` was made from. Above EXACT_UP_TO items, Spearman's and Kendall's values are read from the
-    sort their intervals make (`_Ranked`)."""
-    ranked = _Ranked.of(x, y) if len(x) > EXACT_UP_TO and {"spearman", "kendall"} & set(metrics) else None
-    boot = _item_bootstrap(x, y, resamples, metrics, None, ranked)
+    `resamples` was made from."""
+    values, boot = item_values(x, y, resamples, metrics)
     results = {}
     for metric in metrics:
-        value = ranked.value(metric) if ranked is not None and metric != "pearson" else correlate(metric, x, y)
+        value = values[metric]
         if math.isnan(value):
             results[metric] = Correlation(metric, "item", value, math.nan, math.nan, len(x), _why_undefined(x, y))
             continue
@@ -554,6 +552,17 @@ def item_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METRI
         results[metric] = Correlation(metric, "item", value, low, high, len(x), _interval_note(metric, len(x),
                                                                                              resamples))
     return results
+
+
+def item_values(x: np.ndarray, y: np.ndarray, resamples: Resamples,
+                metrics=METRICS) -> tuple[dict[str, float], dict[str, np.ndarray]]:
+    """Each metric over all rows (`correlate`'s value) and in every resample (`item_bootstrap`'s). Above
+    EXACT_UP_TO items, Spearman's and Kendall's values are read from the sort their intervals make (`_Ranked`:
+    the same values, each side sorted once)."""
+    ranked = _Ranked.of(x, y) if len(x) > EXACT_UP_TO and {"spearman", "kendall"} & set(metrics) else None
+    boot = _item_bootstrap(x, y, resamples, metrics, None, ranked)
+    return {metric: ranked.value(metric) if ranked is not None and metric != "pearson" else correlate(metric, x, y)
+            for metric in metrics}, boot
 
 
 def interval(value: float, values: np.ndarray, resamples: Resamples, correlation: bool = True) -> tuple[float, float]:
