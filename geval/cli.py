@@ -10,7 +10,6 @@ from collections import Counter
 from pathlib import Path
 
 import geval
-from geval.processes import cycles_uncollected
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1397,14 +1396,13 @@ def cmd_report(args) -> None:
         (["--annotators", args.annotators] if args.annotators else []) + \
         (["--goals"] if args.goals else [])
     command = "python -m geval report " + shlex.join(words)
-    epsilon = geval.alttest.EPSILONS.get(_annotators(args, store, args.dataset))
-    with cycles_uncollected():  # one report and out: no collection walks a million items' objects again and again
-        made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
-                            baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
-                            n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
-                            calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
-                            alttest_epsilon=epsilon, goals=args.goals,
-                            on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
+                        baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
+                        n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
+                        calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
+                        alttest_epsilon=geval.alttest.EPSILONS.get(_annotators(args, store, args.dataset)),
+                        goals=args.goals,
+                        on_progress=lambda message: print(message, file=sys.stderr, flush=True))
     if args.html is not None:
         print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")
         return

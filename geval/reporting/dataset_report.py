@@ -48,6 +48,7 @@ from geval.data.dataset import Dataset
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
+from geval.processes import cycles_uncollected
 from geval.reporting import bottom_line, pairwise
 from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text, sections
 from geval.reporting.figures import aspect_rows, clip, correlation_bars, learning_curve_figure, scatter_figure
@@ -180,7 +181,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     labels, what it saves, whether it may replace an annotator, where the orders differ; which
     systems differ); every other part follows as a `Section`, folded in the HTML page.
     """
-    with store.reading_again(), counts_shared():  # the sections read the same judgments, draw the same groups
+    # the sections read the same judgments, draw the same groups; no collection walks a million items' objects
+    with store.reading_again(), counts_shared(), cycles_uncollected():
         return _report(store, dataset, out, combos=combos, command=command, protocols=protocols, baselines=baselines,
                        variants=variants, levels=levels, metric=metric, n_boot=n_boot, tables=tables, embedder=embedder,
                        figures=figures, ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, against=against,
