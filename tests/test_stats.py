@@ -734,6 +734,37 @@ def test_counts_shared_by_a_report_draw_what_each_table_draws_alone(monkeypatch)
     assert all(math.isfinite(r.low) and math.isfinite(r.high) for rows in shared for r in rows)  # drawn
 
 
+def test_a_report_correlates_the_same_scores_once_and_as_each_table_alone(monkeypatch):
+    # inside `counts_shared`, `at_levels` makes a level's correlations of the same scores, groups and systems
+    # once (a report's agreement table and its leaderboard's judge row); other scores are correlated anew
+    rng = np.random.default_rng(3)
+    groups, systems = np.repeat(np.arange(30), 12), np.tile(np.arange(12), 30)
+    codes, coded = (groups, 30), (np.ones(360, bool), systems, 12)
+    human = rng.normal(size=360) + systems / 4
+    judges = [human + rng.normal(scale=s, size=360) for s in (0.5, 2.0)]
+    alone = [correlation.at_levels(LEVELS, judge, human, 200, 0, METRICS, codes, coded) for judge in judges]
+    made = []
+    at_level = correlation.at_level
+    monkeypatch.setattr(correlation, "at_level", lambda level, *rest: made.append(level) or at_level(level, *rest))
+    with correlation.counts_shared():
+        shared = [correlation.at_levels(LEVELS, judge.copy(), human, 200, 0, METRICS, codes, coded)
+                  for judge in judges + judges]
+    assert shared == alone + alone
+    assert made == list(LEVELS) * 2  # each judge's levels once
+
+
+def test_the_item_level_of_many_items_gives_scipys_spearman_and_kendall_bit_for_bit():
+    # above EXACT_UP_TO items the values are read from the sort their intervals make, in scipy's arithmetic
+    rng = np.random.default_rng(11)
+    n = correlation.EXACT_UP_TO + 600
+    x = rng.integers(1, 6, n).astype(float)
+    for y in (np.round(x + rng.normal(size=n), 1), rng.integers(1, 4, n) / 3, np.full(n, 2.0)):
+        found = correlation.item_level(x, y, Resamples.leave_one_out(np.arange(n) // 6, shared=y))
+        for metric in ("spearman", "kendall"):
+            alone = correlation.correlate(metric, x, y)
+            assert found[metric].value == alone or math.isnan(found[metric].value) and math.isnan(alone)
+
+
 def test_the_few_groups_note_counts_every_row_when_the_first_rows_hold_few_groups():
     """`interval_note` reads only the first rows when they hold MIN_GROUPS groups or more; when they hold fewer,
     the groups of the rows after them count too (a million rows of few groups, sorted by group)."""
