@@ -270,7 +270,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     else:  # every judgment's score made once until the store changes, then the rows of these items
         every = store.remembered(("judge scores", dataset, version, signature, variant),
                                  lambda: _wide_of(store, dataset, version, signature, variant))
-        every = every[item_columns(items).positions(every.index) >= 0]
+        every = _on_items(every, item_columns(items))
         if every.empty:
             raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
         held = int(np.bitwise_or.reduce(every.pop(ASPECTS_HELD).to_numpy()))  # the aspects judged on them
@@ -283,6 +283,14 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     kept = [key for a in present for key in parts(template).get(a.key, []) if key in wide]
     return JudgeScores(template, signature, first["signature_json"].iloc[0] or "{}", wide[[a.key for a in present]],
                        humans, scales, wide[kept])
+
+
+def _on_items(every: pd.DataFrame, items: ItemColumns) -> pd.DataFrame:
+    """The rows of `every` (indexed by item id) whose item is one of `items`, a copy: all of them, under the same
+    index, when they are the items in their order (as a rule: a million ids compared, not looked up one by one)."""
+    if len(every) == len(items) and every.index.equals(items.index):
+        return every.copy(deep=False)
+    return every[items.positions(every.index) >= 0]
 
 
 #: `_wide`'s column of the aspects each item has a judgment of, one bit each (in the columns' order).
