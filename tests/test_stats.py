@@ -753,6 +753,14 @@ def test_a_report_correlates_the_same_scores_once_and_as_each_table_alone(monkey
     assert made == list(LEVELS) * 2  # each judge's levels once
 
 
+def test_the_draws_made_one_resample_at_a_time_are_the_kept_draws(monkeypatch):
+    # a million items' draws are made a resample at a time, as 32-bit integers: the very groups `_draws` keeps
+    monkeypatch.setattr(correlation, "DRAWS_KEPT_UP_TO", 0)
+    for n_groups, n_boot, seed in ((7, 40, 0), (1001, 30, 3), (166667, 3, 1)):
+        assert np.array_equal(np.stack(list(correlation._drawn_rows(n_groups, n_boot, seed))),
+                              correlation._draws(n_groups, n_boot, seed))
+
+
 def test_the_item_level_of_many_items_gives_scipys_spearman_and_kendall_bit_for_bit():
     # above EXACT_UP_TO items the values are read from the sort their intervals make, in scipy's arithmetic
     rng = np.random.default_rng(11)
