@@ -146,6 +146,10 @@ def test_the_people_row_at_the_group_and_system_level_by_hand():
     system = annotator_agreement(items, alpha=False, level="system", n_boot=N_BOOT).set_index("statistic")
     assert system.loc["leave-one-out pearson", "value"] == pytest.approx(by_hand, abs=1e-12)
     assert system.loc["leave-one-out pearson", "n"] == 4
+    # 4 systems: no interval, as a judge row's system level says (`correlation.system_level`)
+    assert system.loc["leave-one-out pearson", ["low", "high"]].isna().all()
+    assert system.loc["leave-one-out pearson", "note"] == ("no interval: 4 systems; an interval at the system level "
+                                                          "needs at least 10")
 
 
 @pytest.mark.parametrize("level", ["interval", "ordinal", "nominal"])

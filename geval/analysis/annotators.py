@@ -52,6 +52,7 @@ from geval.analysis.correlation import (
     percentile_interval,
     system_bootstraps,
     system_codes,
+    system_interval_note,
     system_means,
     within_groups,
 )
@@ -295,8 +296,9 @@ def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: n
                          f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for metric in METRICS}
     resamples = Resamples(groups, n_boot, seed, codes)
+    withheld = system_interval_note(n_systems, resamples)  # as a judge's system level withholds it
     pairs = [(matrix[k], _others(matrix, k)) for k in range(matrix.shape[0])]
-    boot = system_bootstraps(pairs, systems, resamples, coded=coded) if resamples.enough else []
+    boot = system_bootstraps(pairs, systems, resamples, coded=coded) if not withheld else []
     means = [system_means(x, y, systems, coded) for x, y in pairs]
     found = {}
     for metric in METRICS:
@@ -304,7 +306,7 @@ def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: n
         low, high = percentile_interval(np.mean([b[metric] for b in boot], axis=0)) \
             if boot and math.isfinite(value) else (math.nan, math.nan)
         found[metric] = (value, low, high, n_systems,
-                         interval_note(groups) if math.isfinite(value) else "undefined: constant system means")
+                         withheld if math.isfinite(value) else "undefined: constant system means")
     return found
 
 

@@ -947,17 +947,24 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
         return {m: Correlation(m, "system", nan, nan, nan, n_systems,
                                f"undefined: {n_systems} system(s); system level needs at least {MIN_SYSTEMS}")
                 for m in metrics}
-    enough = resamples.enough and n_systems >= MIN_GROUPS
-    boot = _coded_system_bootstraps([(x, y)], coded, resamples, metrics)[0] if enough else {}
+    withheld = system_interval_note(n_systems, resamples)
+    boot = _coded_system_bootstraps([(x, y)], coded, resamples, metrics)[0] if not withheld else {}
     full_x, full_y = _coded_system_means(x, y, coded)
-    withheld = few_systems(n_systems) if n_systems < MIN_GROUPS else few_groups(resamples.n_groups)
     results = {}
     for metric in metrics:
         value = correlate(metric, full_x, full_y)
-        low, high = percentile_interval(boot[metric]) if enough else (math.nan, math.nan)
-        note = "undefined: constant system means" if math.isnan(value) else ("" if enough else withheld)
+        low, high = percentile_interval(boot[metric]) if not withheld else (math.nan, math.nan)
+        note = "undefined: constant system means" if math.isnan(value) else withheld
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
+
+
+def system_interval_note(n_systems: int, resamples: Resamples) -> str:
+    """Why a system-level interval over `n_systems` systems and the groups of `resamples` is withheld: `few_systems`
+    below MIN_GROUPS systems, else `few_groups` below MIN_GROUPS groups; "" when it is given."""
+    if n_systems < MIN_GROUPS:
+        return few_systems(n_systems)
+    return "" if resamples.enough else few_groups(resamples.n_groups)
 
 
 def system_codes(systems: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
