@@ -82,3 +82,13 @@ def test_the_items_strings_are_counted_as_arrow_strings_unless_one_is_missing():
     missing = item_columns([dataclasses.replace(items[0], system=None), *items[1:]])
     assert missing.counted("systems") is missing.systems
     assert missing.first_seen("systems")[0] is None
+
+
+def test_an_index_of_the_items_own_ids_is_placed_in_order_and_any_other_is_looked_up():
+    found = item_columns(_items())
+    ids = found.ids.tolist()
+    for dtype in (object, "string[pyarrow]"):
+        np.testing.assert_array_equal(found.positions(pd.Index(ids, dtype=dtype)), np.arange(len(ids)))
+    moved = [ids[1], ids[0], *ids[2:]]  # as long, the same ids, another order
+    np.testing.assert_array_equal(found.positions(pd.Index(moved)), [1, 0, *range(2, len(ids))])
+    np.testing.assert_array_equal(found.positions(pd.Index([*ids[:-1], "elsewhere"])), [*range(len(ids) - 1), -1])

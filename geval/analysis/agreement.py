@@ -185,7 +185,7 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     else:
         frame, given = scores, dict(humans or {})
     found = item_columns(level_items)
-    where = _places(found, frame.index)
+    where = found.positions(frame.index)
     ids = frame.index[where >= 0]  # an index as it is (a million ids not made into a list and an index again)
     if not len(ids):
         raise ProtocolError(f"{protocol.title}: no scored item is one of the {len(level_items)} "
@@ -201,14 +201,6 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     chosen = where[where >= 0]
     info = pd.DataFrame({f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)}, index=ids)
     return frame, info, pairs, codes_of_items(found, chosen), systems_of_items(found, chosen)
-
-
-def _places(found: ItemColumns, index: pd.Index) -> np.ndarray:
-    """`found.positions(index)`: where each id of `index` is among the items; when they are the items themselves
-    in their order (as a rule: a table of every item), found by comparing the ids at once, not looking up each."""
-    if len(index) == len(found) and found.index.is_unique and index.equals(found.index):
-        return np.arange(len(found))
-    return found.positions(index)
 
 
 # --- a scored combination ---------------------------------------------------------------------------
@@ -278,7 +270,7 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     else:  # every judgment's score made once until the store changes, then the rows of these items
         every = store.remembered(("judge scores", dataset, version, signature, variant),
                                  lambda: _wide_of(store, dataset, version, signature, variant))
-        every = every[_places(item_columns(items), every.index) >= 0]
+        every = every[item_columns(items).positions(every.index) >= 0]
         if every.empty:
             raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
         held = int(np.bitwise_or.reduce(every.pop(ASPECTS_HELD).to_numpy()))  # the aspects judged on them

@@ -64,7 +64,9 @@ class ItemColumns:
                 else None
         if found is not None:
             return found
-        if self.index.is_unique:
+        if held is not None and len(ids) == len(self.index) and self.index.is_unique and self.index.equals(ids):
+            found = np.arange(len(ids))  # the items' own ids in their order (as a rule): compared at once
+        elif self.index.is_unique:
             found = self.index.get_indexer(ids)
         else:
             last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
