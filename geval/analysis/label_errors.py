@@ -80,8 +80,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     `human` (their scores less `low` are the indexes: a category's index, or a scale point less the
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
     found = item_columns(items)
-    _, chosen, judged = found.matched(judge, human)
-    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
+    chosen, judged = found.matched(judge, human)[1:]  # not their ids (a million: 24 MB held meanwhile)
     codes, n_groups = codes_of_items(found, chosen)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     names, people = found.ratings_of(human, chosen)
@@ -107,8 +106,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)
+    groups = found.groups[chosen] if n_groups <= ALPHA_INTERVAL_UP_TO else None  # as strings, for alpha's interval
     among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
-                         _alpha(people + low, groups, n_groups))
+                         _alpha(people, groups, n_groups))  # ordinal: their scores less `low`, the same alpha
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
@@ -268,9 +268,9 @@ def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tup
     return found, "Fleiss' kappa"
 
 
-def _alpha(ratings: np.ndarray, groups: np.ndarray, count: int | None = None) -> tuple[Estimate, str]:
+def _alpha(ratings: np.ndarray, groups: np.ndarray | None, count: int | None = None) -> tuple[Estimate, str]:
     """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`), on items in
-    `groups` (`count` of them, when known)."""
+    `groups` (`count` of them, when known; None above ALPHA_INTERVAL_UP_TO of them, where no interval is made)."""
     value = krippendorff_alpha(ratings, "ordinal")
     count = len(set(groups.tolist())) if count is None else count
     if not math.isfinite(value):

@@ -106,6 +106,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     scores of `human` on the same items."""
     found = item_columns(items)
     ids, chosen, values = found.matched(judge, human)
+    ids = judge.index if len(ids) == len(judge) else ids  # every one (as a rule): the index itself, not a copy
     people = found.mean(human)[chosen]
     groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
     codes, n_groups = codes_of_items(found, chosen)
