@@ -122,7 +122,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
 def majority_of(people: np.ndarray, k: int) -> np.ndarray:
     """Each item's majority label from an annotators x items array of label indexes 0..k−1 (NaN where
     none): NaN where two labels or more tie for the most (`geval.analysis.categorical.majority`)."""
-    counts = np.stack([(people == c).sum(axis=0) for c in range(k)]) if k else np.zeros((0, people.shape[1]))
+    counts = np.zeros((k, people.shape[1]), np.int32)  # each label's count, made in place (no stack of copies)
+    for c in range(k):
+        np.sum(people == c, axis=0, out=counts[c])
     top = counts.max(axis=0, initial=0)
     clear = (top > 0) & ((counts == top).sum(axis=0) == 1)
     return np.where(clear, counts.argmax(axis=0), np.nan) if k else np.full(people.shape[1], np.nan)
