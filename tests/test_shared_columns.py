@@ -67,13 +67,19 @@ def test_the_disagreements_share_the_judgments_read_they_come_from(tmp_path):
     assert items[0].id not in set(fewer["item_id"]) and len(fewer) == len(read) - 1
 
 
-def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_with_them(tmp_path):
-    """The most probable scores read the distributions beside the kept read of the scores, row for row; a read
-    that is not the judgments' order (a write between the two) is read again with them in one go."""
+def _scored(tmp_path) -> geval.Store:
+    """A store of `_items()` scored by the scripted judge."""
     store = geval.Store(tmp_path / "store.sqlite")
     items = _items()
     store.save_dataset(geval.Dataset("synthetic", "", "table", items))
     geval.score(store, items, make_template(), scripted(), "synthetic")
+    return store
+
+
+def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_with_them(tmp_path):
+    """The most probable scores read the distributions beside the kept read of the scores, row for row; a read
+    that is not the judgments' order (a write between the two) is read again with them in one go."""
+    store = _scored(tmp_path)
     version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
     read = store.judgments("synthetic", version, signature, columns=SCORED_COLUMNS)
     whole = store.judgments("synthetic", version, signature, columns=(*SCORED_COLUMNS, "distribution"))
@@ -86,10 +92,7 @@ def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_w
 
 
 def test_the_plots_disagreements_are_those_without_the_judgments_text(tmp_path):
-    store = geval.Store(tmp_path / "store.sqlite")
-    items = _items()
-    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
-    geval.score(store, items, make_template(), scripted(), "synthetic")
+    store = _scored(tmp_path)
     plotted = geval.disagreements(store, "synthetic", details=None)
     pd.testing.assert_frame_equal(plotted, geval.disagreements(store, "synthetic", details=False)
                                   .drop(columns=["reason", "distribution"]))
