@@ -8,7 +8,7 @@ import pandas as pd
 from helpers import make_items, make_template, scripted
 
 import geval
-from geval.analysis.agreement import SCORE_COLUMNS
+from geval.analysis.agreement import SCORE_COLUMNS, SCORED_COLUMNS
 from geval.analysis.scales import on_people_scale
 from geval.data.columns import columns as item_columns
 
@@ -65,6 +65,37 @@ def test_the_disagreements_share_the_judgments_read_they_come_from(tmp_path):
     store.save_dataset(geval.Dataset("synthetic", "", "table", items[1:]))  # an item no longer in the dataset
     fewer = geval.disagreements(store, "synthetic", details=False)
     assert items[0].id not in set(fewer["item_id"]) and len(fewer) == len(read) - 1
+
+
+def _scored(tmp_path) -> geval.Store:
+    """A store of `_items()` scored by the scripted judge."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    items = _items()
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    geval.score(store, items, make_template(), scripted(), "synthetic")
+    return store
+
+
+def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_with_them(tmp_path):
+    """The most probable scores read the distributions beside the kept read of the scores, row for row; a read
+    that is not the judgments' order (a write between the two) is read again with them in one go."""
+    store = _scored(tmp_path)
+    version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
+    read = store.judgments("synthetic", version, signature, columns=SCORED_COLUMNS)
+    whole = store.judgments("synthetic", version, signature, columns=(*SCORED_COLUMNS, "distribution"))
+    beside = store.judgments_beside(read, "synthetic", version, signature, "distribution")
+    pd.testing.assert_frame_equal(beside, whole)
+    assert np.shares_memory(beside["score"].to_numpy(), read["score"].to_numpy())
+    stale = read.iloc[::-1].reset_index(drop=True)
+    pd.testing.assert_frame_equal(store.judgments_beside(stale, "synthetic", version, signature, "distribution"),
+                                  whole)
+
+
+def test_the_plots_disagreements_are_those_without_the_judgments_text(tmp_path):
+    store = _scored(tmp_path)
+    plotted = geval.disagreements(store, "synthetic", details=None)
+    pd.testing.assert_frame_equal(plotted, geval.disagreements(store, "synthetic", details=False)
+                                  .drop(columns=["reason", "distribution"]))
 
 
 def test_the_items_strings_are_counted_as_arrow_strings_unless_one_is_missing():

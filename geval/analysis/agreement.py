@@ -242,9 +242,12 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
     return row["template_version"], row["signature"]
 
 
-#: What `judge_scores` and `disagreements(..., details=False)` read of each judgment (not its
-#: prompt nor its answer): the same columns, so that the store serves the second from the first read.
-SCORE_COLUMNS = ("item_id", "aspect", "score", "status", "reason", "distribution")
+#: What `judge_scores` and the plots' disagreements (`geval.analysis.disagreement.compared`) read of each
+#: judgment: the same columns, so that the store serves the second from the first read; not its text (a million
+#: judgments' reasons and distributions: 90 MB), read where it is shown or made into a table once.
+SCORED_COLUMNS = ("item_id", "aspect", "score", "status")
+#: What `disagreements(..., details=False)` reads of each judgment (not its prompt nor its answer).
+SCORE_COLUMNS = (*SCORED_COLUMNS, "reason", "distribution")
 
 
 def of_items(frame: pd.DataFrame, items: ItemColumns) -> pd.DataFrame:
@@ -301,8 +304,11 @@ def _wide_of(store: Store, dataset: str, version: str, signature: str, variant: 
 
 
 def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
-    """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples")."""
-    frame = store.judgments(dataset, version, signature, columns=SCORE_COLUMNS)
+    """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples"); the
+    distributions the most probable scores are read from, read for them alone (`Store.judgments_beside`)."""
+    frame = store.judgments(dataset, version, signature, columns=SCORED_COLUMNS)
+    if variant == "argmax":
+        frame = store.judgments_beside(frame, dataset, version, signature, "distribution")
     return frame.assign(score=variant_scores(frame, variant))
 
 

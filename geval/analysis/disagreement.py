@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, resolve
+from geval.analysis.agreement import SCORE_COLUMNS, SCORED_COLUMNS, human_aspect_for, resolve
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
@@ -36,7 +36,7 @@ def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[st
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
-                  details: bool = True) -> pd.DataFrame:
+                  details: bool | None = True) -> pd.DataFrame:
     """One row per judgment of a scored (template version, signature) combination (default:
     the most recently scored) on the dataset's current items, with the judge and human scores
     on a common 0-1 scale.
@@ -48,7 +48,9 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
     system, group, level, response, template_version, signature, coverage, parsed
     (`answer_details`). `details=False` leaves out prompt, raw, coverage and parsed (what the
-    plots do not need; much faster on a large dataset).
+    plots do not need; much faster on a large dataset); `details=None` reason and distribution
+    too: what the plots, the report's tables and `geval.compare` read, from the read `geval.agree`
+    makes (a million judgments' text, 90 MB, neither read nor kept).
     Raises StoreError when nothing is scored on `dataset`. Kept until the store's next write
     (`Store.remembered`): a report's sections ask for the same one many times.
     """
@@ -57,11 +59,17 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
                             lambda: _disagreements(store, dataset, version, signature, details))
 
 
-def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool) -> pd.DataFrame:
+#: The judgments' columns `disagreements` reads at each of its `details` (None: every one, with its call's).
+_READ = {True: None, False: SCORE_COLUMNS, None: SCORED_COLUMNS}
+#: The columns of the judgments' read a table of disagreements holds as they are (those read).
+_AS_READ = ("item_id", "aspect", "score", "status", "reason", "distribution", "prompt", "raw")
+
+
+def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool | None) -> pd.DataFrame:
     """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
     found = item_columns(items)
-    every = store.judgments(dataset, version, signature, columns=None if details else SCORE_COLUMNS)
+    every = store.judgments(dataset, version, signature, columns=_READ[details])
     where = found.positions(every["item_id"])
     current = where >= 0
     # `of_items`: the judgments of current items; all of them (as a rule): the read itself, its columns shared
@@ -70,8 +78,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         raise StoreError(f"no judgments for dataset '{dataset}' with these settings; score some items first")
     template = store.template(version)
     judged = where[current]  # each judgment's item, by its place in `items`
-    out = frame[["item_id", "aspect", "score", "status", "reason", "distribution",  # the read's columns, not a copy
-                 *(("prompt", "raw") if details else ())]]                        # (copied on write)
+    out = frame[[column for column in _AS_READ if column in frame]]  # the read's columns, not a copy (copied on write)
     for column, name in (("system", "systems"), ("group", "group_ids"), ("level", "levels")):
         out[column] = found.table_column_at(name, lambda name=name: getattr(found, name), judged)
     out["template_version"], out["signature"] = (_same(value, len(out)) for value in (version, signature))

@@ -80,8 +80,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     `human` (their scores less `low` are the indexes: a category's index, or a scale point less the
     scale's lowest), with `weighting` ("quadratic" on an ordinal scale)."""
     found = item_columns(items)
-    _, chosen, judged = found.matched(judge, human)
-    groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
+    chosen, judged = found.matched(judge, human)[1:]  # not their ids (a million: 24 MB held meanwhile)
     codes, n_groups = codes_of_items(found, chosen)
     k, weights = len(labels), disagreement_weights(len(labels), weighting)
     names, people = found.ratings_of(human, chosen)
@@ -107,8 +106,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)
     pairs, people_kappa = _pairwise(people, codes, n_groups, k, kappa)
     difference = _difference(judge_mean, people_kappa)
+    groups = found.groups[chosen] if n_groups <= ALPHA_INTERVAL_UP_TO else None  # as strings, for alpha's interval
     among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
-                         _alpha(people + low, groups, n_groups))
+                         _alpha(people, groups, n_groups))  # ordinal: their scores less `low`, the same alpha
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
@@ -122,7 +122,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
 def majority_of(people: np.ndarray, k: int) -> np.ndarray:
     """Each item's majority label from an annotators x items array of label indexes 0..k−1 (NaN where
     none): NaN where two labels or more tie for the most (`geval.analysis.categorical.majority`)."""
-    counts = np.stack([(people == c).sum(axis=0) for c in range(k)]) if k else np.zeros((0, people.shape[1]))
+    counts = np.zeros((k, people.shape[1]), np.int32)  # each label's count, made in place (no stack of copies)
+    for c in range(k):
+        np.sum(people == c, axis=0, out=counts[c])
     top = counts.max(axis=0, initial=0)
     clear = (top > 0) & ((counts == top).sum(axis=0) == 1)
     return np.where(clear, counts.argmax(axis=0), np.nan) if k else np.full(people.shape[1], np.nan)
@@ -268,9 +270,9 @@ def _fleiss(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int) -> tup
     return found, "Fleiss' kappa"
 
 
-def _alpha(ratings: np.ndarray, groups: np.ndarray, count: int | None = None) -> tuple[Estimate, str]:
+def _alpha(ratings: np.ndarray, groups: np.ndarray | None, count: int | None = None) -> tuple[Estimate, str]:
     """Krippendorff's alpha, ordinal, among the annotators (`geval.analysis.annotators`), on items in
-    `groups` (`count` of them, when known)."""
+    `groups` (`count` of them, when known; None above ALPHA_INTERVAL_UP_TO of them, where no interval is made)."""
     value = krippendorff_alpha(ratings, "ordinal")
     count = len(set(groups.tolist())) if count is None else count
     if not math.isfinite(value):

@@ -441,8 +441,9 @@ def _drawn(rng: np.random.Generator, frequencies: np.ndarray, etas: np.ndarray, 
 def _judge_by_label(values: np.ndarray, with_judge: list[tuple[float, float]]) -> list[np.ndarray]:
     """For each of the people's values, the judge's scores where a person gave it (all of them where
     no person's label of that value has a judge score): what the plan keeps of them, not the pairs themselves."""
-    judge, person = (np.ascontiguousarray(column) for column in np.array(with_judge).T)
-    return [judge[np.isclose(person, value)] if np.isclose(person, value).any() else judge for value in values]
+    pairs = np.asarray(with_judge, dtype=float)  # the pairs themselves when given as an array, not a copy of them
+    judge, person = (np.ascontiguousarray(column) for column in pairs.T)
+    return [judge[near] if near.any() else judge for near in (np.isclose(person, value) for value in values)]
 
 
 def _judge_labels(rng: np.random.Generator, judge_given: list[np.ndarray], gold: np.ndarray) -> np.ndarray:

@@ -639,6 +639,29 @@ class Store(TeamTables):
         """Judgments as a table, joined with their call's prompt, raw answer, usage and
         per-aspect scores (`call_scores`: JSON, with coverage and parsed samples); or only the
         judgments' own `columns` (faster: no prompt is read); the first `limit` of them."""
+        sql, args = self._judgments_sql(dataset, template_version, signature, status, columns, limit)
+        return self._kept((sql, *args), lambda: read_table(self.db.conn, sql, args))
+
+    def judgments_beside(self, read: pd.DataFrame, dataset: str, template_version: str, signature: str,
+                         column: str) -> pd.DataFrame:
+        """`read` (`judgments(dataset, template_version, signature, columns=...)` with item_id and aspect) and the
+        judgments' `column` beside it, read now and not kept as `judgments` keeps its reads: for a table made of it
+        once and kept in its place, e.g. the most probable scores of a million distributions (80 MB of text).
+        Joined row for row when the judgments read are `read`'s in its order (one judgment per item and aspect);
+        else (a write between the reads) `read`'s columns and `column` read again, in one go."""
+        sql, args = self._judgments_sql(dataset, template_version, signature, columns=("item_id", "aspect", column))
+        with self.lock:
+            found = read_table(self.db.conn, sql, args)
+        if found["item_id"].equals(read["item_id"]) and found["aspect"].equals(read["aspect"]):
+            return read.assign(**{column: found[column].array})
+        sql, args = self._judgments_sql(dataset, template_version, signature, columns=(*read.columns, column))
+        with self.lock:
+            return read_table(self.db.conn, sql, args)
+
+    def _judgments_sql(self, dataset: str | None = None, template_version: str | None = None,
+                       signature: str | None = None, status: str | None = None,
+                       columns: Sequence[str] | None = None, limit: int | None = None) -> tuple[str, list]:
+        """The statement and arguments of `judgments`."""
         clauses, args = [], []
         for column, value in (("j.dataset", dataset), ("j.template_version", template_version),
                               ("j.signature", signature), ("j.status", status)):
@@ -658,7 +681,7 @@ class Store(TeamTables):
                       FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
-        return self._kept((sql, *args), lambda: read_table(self.db.conn, sql, args))
+        return sql, args
 
     def call_totals(self, dataset: str, template_version: str, signature: str) -> dict[str, float]:
         """The cached calls behind a combination's judgments, each once (a batch's call serves
