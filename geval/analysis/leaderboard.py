@@ -298,7 +298,7 @@ def _judged_items(items: list, candidates: list[Row], levels: set[str], every: b
     if any(len(row.scores) for row in candidates):
         scored = np.zeros(len(items), bool)
         for row in candidates:
-            if held.index.is_unique:  # where each id is, kept for the tables that read these scores next
+            if held.unique:  # where each id is, kept for the tables that read these scores next
                 where = held.positions(row.scores.index)
                 scored[where[where >= 0]] = True
             else:  # an id held twice: each of its items

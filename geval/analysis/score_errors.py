@@ -44,6 +44,7 @@ from geval.analysis.grouped import (
     t_interval,
     without_each,
 )
+from geval.data.columns import at_places
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 
@@ -107,7 +108,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     found = item_columns(items)
     ids, chosen, values = found.matched(judge, human)
     ids = judge.index if len(ids) == len(judge) else ids  # every one (as a rule): the index itself, not a copy
-    people = _at(found.mean(human), chosen)
+    people = at_places(found.mean(human), chosen)
     groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
     codes, n_groups = codes_of_items(found, chosen)
     names, ratings = found.ratings_of(human, chosen)
@@ -120,7 +121,8 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     points = _points(ratings, scale)
     shares, middle = _scale_use(values, ratings, points, codes, n_groups) if points is not None else \
         (pd.DataFrame(columns=["point", "judge", "people", "difference"]), None)
-    length = _at(found.memo(("words",), lambda: np.asarray(words([item.response for item in found.items]))), chosen)
+    length = at_places(found.memo(("words",), lambda: np.asarray(words([item.response for item in found.items]))),
+                       chosen)
     ranks = stats.rankdata(length) if len(length) > EXACT_UP_TO else None  # ranked once for each correlation
     annotators, paired = length_against_people(values, ratings, names, length, groups, (codes, n_groups), ranks)
     with_length = _correlation(difference, length, groups, (codes, n_groups), "spearman", ranks)
@@ -133,13 +135,6 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
                        spread, "the people's mean scores" if one_each else "a person's scores", shares, middle,
                        lower, upper, with_length, annotators, paired, frame, notes)
-
-
-def _at(column: np.ndarray, chosen: np.ndarray) -> np.ndarray:
-    """`column` (one value per item, kept with the items: read, never changed) at the items' places `chosen`: the
-    column itself, not a copy, when they are every item in order (as a rule; a million items: 8 MB each)."""
-    every = len(chosen) == len(column) and bool((chosen == np.arange(len(column))).all())
-    return column if every else column[chosen]
 
 
 def _sums(columns: list[np.ndarray], codes: np.ndarray, n_groups: int) -> np.ndarray:

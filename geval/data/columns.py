@@ -64,9 +64,9 @@ class ItemColumns:
                 else None
         if found is not None:
             return found
-        if held is not None and len(ids) == len(self.index) and self.index.is_unique and self.index.equals(ids):
+        if len(ids) == len(self.index) and self.unique and self.index.equals(pd.Index(ids)):
             found = np.arange(len(ids))  # the items' own ids in their order (as a rule): compared at once
-        elif self.index.is_unique:
+        elif self.unique:
             found = self.index.get_indexer(ids)
         else:
             last = self._memo(("last",), lambda: {item_id: i for i, item_id in enumerate(self.ids.tolist())})
@@ -76,6 +76,12 @@ class ItemColumns:
             with self._lock:
                 self._placed = [(held, found), *self._placed[:PLACED - 1]]
         return found
+
+    @property
+    def unique(self) -> bool:
+        """Whether no id is held twice: found once, without the lookup table of the index (`positions` makes it
+        only for ids in another order: a million ids' is 32 MB, kept as long as the index)."""
+        return self._memo(("unique",), lambda: len(pd.unique(self.ids)) == len(self.ids))
 
     def first_seen(self, column: str) -> list:
         """The distinct values of a column ("levels", "group_ids", "systems", ...), in first-seen order."""
@@ -207,14 +213,19 @@ class ItemColumns:
     def table_column_at(self, name: str, values: Callable[[], Sequence], places: np.ndarray) -> ExtensionArray:
         """`table_column(name, values)` at the items' `places`: the column itself, not a copy, when they are
         every item in order (a table of one judgment per item)."""
-        column = self.table_column(name, values)
-        every = len(places) == len(column) and bool((places == np.arange(len(column))).all())
-        return column if every else column.take(places)
+        return at_places(self.table_column(name, values), places)
 
     def memo(self, key: tuple, make: Callable[[], object]):
         """`make()`, made once for these items under `key` (a column another module reads, e.g. the
         responses' lengths)."""
         return self._memo(("other", *key), make)
+
+
+def at_places(column: np.ndarray | ExtensionArray, places: np.ndarray) -> np.ndarray | ExtensionArray:
+    """A column of the items (read, never changed) at the items' `places`: the column itself, not a copy, when they
+    are every item in order (as a rule: a million items' column is 8 MB and more)."""
+    every = len(places) == len(column) and bool((places == np.arange(len(column))).all())
+    return column if every else column.take(places)
 
 
 _kept: OrderedDict[tuple, ItemColumns] = OrderedDict()  # (length, first object's id, last's) -> columns

@@ -841,7 +841,7 @@ def _unique(index: pd.Index, where: np.ndarray) -> bool:
 
 def _scores_by_place(found: ItemColumns, scores: pd.Series) -> np.ndarray:
     """`scores` (by item id) on the items of `found`, in their order (NaN where none)."""
-    where = found.positions(scores.index) if found.index.is_unique else None
+    where = found.positions(scores.index) if found.unique else None
     if where is None or not _unique(scores.index, where):
         return scores.reindex(found.ids).to_numpy(dtype=float)
     by_place = np.full(len(found), np.nan)
