@@ -14,7 +14,7 @@ from scipy import stats as sps
 import geval
 from geval.analysis.agreement import MEAN_OF_ASPECTS, human_aspect_for, judge_scores, latest
 from geval.analysis.correlation import METRICS, agreement
-from geval.analysis.disagreement import distributions, normalized
+from geval.analysis.disagreement import distributions, most_disagreeing, normalized
 from geval.errors import StoreError
 from geval.judging.backends.scripted import hashed_distribution
 from geval.judging.templates import Aspect, load_template
@@ -260,3 +260,9 @@ def test_cli_agree_on_an_unscored_dataset(tmp_path):
     assert result.stderr.strip() == (
         "error: nothing scored on dataset 'nothing' yet (with these settings); run `geval score` first"
     )
+
+
+def test_the_items_of_largest_disagreement_list_equals_by_item_id_whatever_order_the_rows_come_in():
+    rows = pd.DataFrame({"item_id": ["d", "b", "e", "a", "c", "f"], "disagreement": [0.5, 0.9, 0.5, 0.5, None, 0.1]})
+    for order in ([0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [2, 0, 3, 1, 5, 4]):
+        assert most_disagreeing(rows.iloc[order], 3)["item_id"].tolist() == ["b", "a", "d"]

@@ -91,6 +91,10 @@ def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_wher
     assert "by Pearson judge-b leads (0.60 against 0.55), but labels saved follow the agreement within systems " \
            "(0.43 against 0.30), which is what corrects a system's mean" in said
     assert "by advantage probability judge-b leads (0.80 against 0.75), which rewards the commonest score" in said
+    rows["judge-b"] = (0.554, 0.30, 0.10, _test("judge-b", 1, False, 0.752), False)  # ahead, but not as shown
+    said = sentence("coherence", _figures(rows), default, 20)
+    assert "leads" not in said and "Pearson and the advantage probability put it first too" in said
+    rows["judge-b"] = (0.60, 0.30, 0.10, _test("judge-b", 1, False, 0.80), False)
     rows["judge-a"] = (0.55, 0.43, 0.11, _test("judge-a", 0, None, math.nan), False)  # the lead has no verdict
     said = sentence("coherence", _figures(rows), default, 20)
     assert "by advantage probability judge-b leads (0.80 where it has none), which rewards" in said and "nan" not in said

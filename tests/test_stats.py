@@ -396,6 +396,20 @@ def test_system_level_intervals_equal_a_correlation_of_system_means_per_resample
                                                                          abs=1e-12)
 
 
+@pytest.mark.parametrize("metric", ["spearman", "kendall"])
+def test_system_means_equal_in_exact_arithmetic_tie_whatever_order_their_rows_come_in(metric):
+    # a's and b's people's means are both 0.2 exactly; summed as floats in row order, a's (0.1 + 0.2 + 0.3)
+    # is 0.6000000000000001 / 3 and b's (0.3 + 0.2 + 0.1) 0.6 / 3: untied, the ranks would read an order
+    human = np.array([0.1, 0.2, 0.3, 0.3, 0.2, 0.1, 0.5, 0.5, 0.5, 0.0, 0.0, 0.0])
+    judge = np.repeat([2.0, 1.0, 3.0, 4.0], 3)
+    systems = np.repeat(["a", "b", "c", "d"], 3)
+    groups = np.array([f"g{i}" for i in range(12)])
+    expected = SCIPY[metric]([2.0, 1.0, 3.0, 4.0], [0.2, 0.2, 0.5, 0.0])  # the exact means, a and b tied
+    for order in (np.arange(12), np.arange(12)[::-1], np.array([5, 4, 3, 2, 1, 0, 6, 7, 8, 9, 10, 11])):
+        found = system_level(judge[order], human[order], systems[order], Resamples(groups[order], 50), (metric,))
+        assert found[metric].value == pytest.approx(expected, abs=1e-12)
+
+
 def test_system_means_are_in_the_systems_sorted_order_without_the_rows_of_none():
     systems = np.array(["b", "", "a", "c", "a", "b"], dtype=object)  # first met out of their sorted order
     x = np.array([1.0, 9.0, 20.0, 30.0, 40.0, 5.0])

@@ -5,6 +5,7 @@ what bad input says (the intervals' coverage and the judges' worth: tests/test_s
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -231,6 +232,11 @@ def test_the_judges_table_reads_the_advantage_by_combination_and_aspect_under_a_
         assert shown.loc[label, "advantage probability"] == f"{advantage[(label, 'Natural')]:.2f}"
         assert shown.loc[label, "judge in full"] == f"{label}: natural"
     assert shown.loc["all judges together", "advantage probability"] == "–"
+    unread = worth_table(result, {key: math.nan for key in advantage})["advantage probability"]  # a test not read
+    assert sorted(unread) == ["n/a", "n/a", "–"]  # never "nan"
+    few = result.worth.assign(effective_low=math.nan, effective_high=math.nan)  # below 10 labeled groups
+    assert worth_table(geval.labeling.SystemMeans(**{**vars(result), "worth": few}))["effective labels"].str.endswith(
+        " (no interval: 10 labeled groups needed)").all()
     negative = result.worth.assign(saved=-0.2)
     line = saved_line(geval.labeling.SystemMeans(**{**vars(result), "worth": negative}))
     assert line == ("Below 0 saved: the labels alone do better than with the judge. It explains about none of "

@@ -54,6 +54,7 @@ from geval.analysis.correlation import (
     system_codes,
     system_interval_note,
     system_means,
+    tied,
     within_groups,
 )
 from geval.analysis.grouped import codes_of_items, renumbered
@@ -302,7 +303,7 @@ def _leave_one_out_of_systems(matrix: np.ndarray, groups: np.ndarray, systems: n
     means = [system_means(x, y, systems, coded) for x, y in pairs]
     found = {}
     for metric in METRICS:
-        value = float(np.mean([correlate(metric, *xy) for xy in means]))
+        value = float(np.mean([correlate(metric, *tied(metric, *xy)) for xy in means]))
         low, high = percentile_interval(np.mean([b[metric] for b in boot], axis=0)) \
             if boot and math.isfinite(value) else (math.nan, math.nan)
         found[metric] = (value, low, high, n_systems,

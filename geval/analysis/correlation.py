@@ -103,6 +103,17 @@ def correlate(metric: str, x, y) -> float:
         return float(stats.kendalltau(x, y, variant="b").statistic)
 
 
+#: The metrics that read ranks, and the decimals systems' means are rounded to before they are ranked (`tied`).
+RANKED, TIE_DECIMALS = ("spearman", "kendall"), 12
+
+
+def tied(metric: str, *means: np.ndarray) -> tuple[np.ndarray, ...]:
+    """`means` (systems' means, any shape) as `metric` reads them: for a rank correlation rounded to TIE_DECIMALS
+    decimals, so that means equal in exact arithmetic (people's means of thirds), which float sums leave apart by
+    the order their rows were summed in, tie whatever order the store returned the rows in; Pearson's as they are."""
+    return tuple(np.round(m, TIE_DECIMALS) for m in means) if metric in RANKED else means
+
+
 def few_groups(count: int) -> str:
     """The note for an interval withheld because it would rest on `count` groups."""
     return (f"no interval: {count} group{'s' if count != 1 else ''} (dialogues, documents); "
@@ -952,7 +963,7 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     full_x, full_y = _coded_system_means(x, y, coded)
     results = {}
     for metric in metrics:
-        value = correlate(metric, full_x, full_y)
+        value = correlate(metric, *tied(metric, full_x, full_y))
         low, high = percentile_interval(boot[metric]) if not withheld else (math.nan, math.nan)
         note = "undefined: constant system means" if math.isnan(value) else withheld
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
@@ -1020,7 +1031,9 @@ def _system_bootstrap(metrics, n: np.ndarray, sx: np.ndarray, sy: np.ndarray) ->
     in each (resamples x systems)."""
     with np.errstate(invalid="ignore", divide="ignore"):
         means = np.where(n > 0, sx / n, np.nan), np.where(n > 0, sy / n, np.nan)
-    return rowwise_each(metrics, *means)
+    found = rowwise_each([m for m in metrics if m not in RANKED], *means)
+    found.update(rowwise_each([m for m in metrics if m in RANKED], *tied(RANKED[0], *means)))
+    return {metric: found[metric] for metric in metrics}
 
 
 def agreement(judge, human, groups=None, systems=None, levels: tuple[str, ...] = LEVELS, n_boot: int = 1000,

@@ -126,6 +126,13 @@ def _same(value: str, rows: int) -> pd.Categorical:
     return pd.Categorical.from_codes(np.zeros(rows, dtype=np.int8), [value])
 
 
+def most_disagreeing(rows: pd.DataFrame, top: int) -> pd.DataFrame:
+    """The `top` rows of `rows` (a frame of `disagreements`) of largest disagreement, rows without one left out;
+    equals in the order of their item ids, not the order the store returned the rows in."""
+    found = rows.dropna(subset=["disagreement"]).nlargest(top, "disagreement", keep="all")  # the ties at the end too
+    return found.sort_values(["disagreement", "item_id"], ascending=[False, True], kind="stable").head(top)
+
+
 def answer_details(call_scores: str | None, aspect: str, raw: str | None) -> tuple[float, str]:
     """From a judgment's call: the probability the judge put on the scale's scores at all
     (logits or top_logprobs; NaN when it was sampled or failed), and for sampled answers

@@ -221,6 +221,15 @@ def _top(frame: pd.DataFrame, column: str) -> str | None:
     return None if values.empty else str(values.idxmax())
 
 
+def _first(frame: pd.DataFrame, column: str, lead: str) -> str | None:
+    """The row that leads on `column` (`_top`), but `lead` where its value is the same as shown (two decimals):
+    "X leads (0.82 against 0.82)" would be no lead. None when no value is finite."""
+    top = _top(frame, column)
+    if top is None or top == lead:
+        return top
+    return lead if f"{frame.loc[top, column]:.2f}" == f"{frame.loc[lead, column]:.2f}" else top
+
+
 def _replaces(row: pd.Series, constant_test) -> str:
     """Whether the judge may replace an annotator, in a clause."""
     test = row["test"]
@@ -248,7 +257,7 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     if len(frame) < 2:
         return ""
     said, same = [], []
-    pearson, advantage = _top(frame, "pearson"), _top(frame, "advantage")
+    pearson, advantage = _first(frame, "pearson", lead), _first(frame, "advantage", lead)
     if pearson is not None and pearson != lead:
         said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
                     f"{_against(frame.loc[lead, 'pearson'])}){_why_saved(frame, lead, pearson)}")

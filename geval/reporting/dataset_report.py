@@ -38,7 +38,7 @@ from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import (LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, counts_shared, difference_reading,
                                       reading)
-from geval.analysis.disagreement import disagreements
+from geval.analysis.disagreement import disagreements, most_disagreeing
 from geval.analysis.held_out import held_out, searched_versions
 from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, SystemsError, counts, curve
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
@@ -770,7 +770,7 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
         if figures:  # how it errs (its section) draws the differences and the use of the scale
             blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False),
                                  f"{one.label}: {aspect_name} against {human}"))
-        worst = aspect_rows(frame, aspect, human).dropna(subset=["disagreement"]).nlargest(top, "disagreement")
+        worst = most_disagreeing(aspect_rows(frame, aspect, human), top)
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
                               (Table(pd.DataFrame({
                                   "item": worst["item_id"], "system": worst["system"],

@@ -12,6 +12,7 @@ from collections.abc import Callable
 
 import pandas as pd
 
+from geval.analysis.correlation import MIN_GROUPS
 from geval.decisions import alttest, labeling
 from geval.errors import GevalError
 from geval.reporting.document import Bullets, Figure, Heading, Table, Text
@@ -41,6 +42,14 @@ def _interval(value: float, low: float, high: float, digits: int = 2) -> str:
     if not math.isfinite(value):
         return "n/a"
     return f"{value:.{digits}f} [{low:.{digits}f}, {high:.{digits}f}]" if math.isfinite(low) else f"{value:.{digits}f}"
+
+
+def _effective(row) -> str:
+    """A judge's effective labels [95%] (a row of `SystemMeans.worth`), saying why an interval is missing."""
+    shown = _interval(row.effective, row.effective_low, row.effective_high, 0)
+    if math.isfinite(row.effective) and not math.isfinite(row.effective_low):
+        shown += f" (no interval: {MIN_GROUPS} labeled groups needed)"
+    return shown
 
 
 def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
@@ -79,15 +88,14 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
     every = bool(len(result.table)) and bool((result.table["labeled"] >= result.table["items"]).all())
     shown = pd.DataFrame({
         "judge": named, "labels": worth["labels"],
-        "effective labels": ["– (every item labeled)" if every else
-                             _interval(r.effective, r.effective_low, r.effective_high, 0) for r in worth.itertuples()],
+        "effective labels": ["– (every item labeled)" if every else _effective(r) for r in worth.itertuples()],
         "saved": ["–" if every else f"{v + 0.0:+.0%}" if math.isfinite(v) and round(v, 2) else
                   "+0%" if math.isfinite(v) else "n/a" for v in worth["saved"]],
         "Pearson within systems": [f"{v:.2f}" if math.isfinite(v) else "n/a" for v in worth["within"]]})
     if advantage is not None:
         lowered = {(judge, aspect.lower()): value for (judge, aspect), value in advantage.items()}
-        shown["advantage probability"] = [f"{lowered[(c, result.aspect.lower())]:.2f}"
-                                          if (c, result.aspect.lower()) in lowered else "–" for c in combos]
+        found = [lowered.get((c, result.aspect.lower())) for c in combos]
+        shown["advantage probability"] = ["–" if v is None else f"{v:.2f}" if math.isfinite(v) else "n/a" for v in found]
     if names is not None and list(shown["judge"]) != list(worth["judge"]):
         shown["judge in full"] = worth["judge"]
     return shown
