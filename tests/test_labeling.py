@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import make_items, make_template, scripted
+from helpers import REPO, make_items, make_template, scripted
 
 import geval
 from geval.analysis.correlation import correlate
@@ -18,6 +18,7 @@ from geval.decisions.labeling import (
     LabelAspect,
     counts,
     curve,
+    dataset_aspects,
     curve_sizes,
     design_effect,
     features,
@@ -52,6 +53,20 @@ def test_aspects_that_cannot_be_read_are_named(text, message):
     with pytest.raises(LabelError) as error:
         parse_aspects(text)
     assert str(error.value) == message
+
+
+def test_a_datasets_aspects_come_on_the_scale_people_were_asked_on():
+    """The Queues form offered "Understandable 1-3" for Topical-Chat's Understandable, asked on 0-1."""
+    from geval.data.items import make_item
+
+    items = [make_item("d", "turn", [], f"r{i}", group=f"g{i}", human={
+        "Natural": (2.0 + i % 2,), "Overall": (3.0,), "Passed": (float(i % 2),), "Stars": (1.0 + 8 * i,),
+        "Rating": (1.5 + i,)}) for i in range(2)]
+    dataset = geval.Dataset("d", "d.csv", "table", items, categories={"Passed": ("fail", "pass")},
+                            scales={"Natural": (1, 3), "Overall": (1, 5), "Stars": (0, 10)})
+    assert [str(a) for a in dataset_aspects(dataset)] == ["Natural 1-3", "Overall 1-5", "Passed 0-1", "Rating 1-3"]
+    topical = geval.load_dataset(REPO / "data" / "topicalchat_usr_sample.json")
+    assert str(dataset_aspects(topical)[0]) == "Understandable 0-1"
 
 
 def test_a_template_s_aspects_are_named_as_the_dataset_s_human_aspects():

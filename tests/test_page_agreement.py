@@ -350,6 +350,11 @@ def test_a_prompt_searchs_variants_stay_out_of_the_menus_until_listed(monkeypatc
         at.toggle(key="combos_variants").set_value(True).run()
         assert set(variants) <= set(getattr(at, kind)(key=key).options), page
         at.toggle(key="combos_variants").set_value(False).run()
+    inspected = at.selectbox(key="inspect_combo").value  # the pages' default: no variant
+    at.switch_page("views/7_label.py").run()  # the judge the labels are shown beside: the same
+    assert not at.exception
+    assert at.selectbox(key="label_judge").value == inspected and inspected not in variants
+    assert not set(variants) & set(at.selectbox(key="label_judge").options)
 
 
 def test_the_apps_report_and_geval_report_html_are_the_same_single_self_contained_file(monkeypatch, tmp_path):

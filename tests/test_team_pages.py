@@ -189,6 +189,7 @@ def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
     store, dataset = team
     at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
     at.switch_page("views/8_queues.py").run()
+    assert at.text_input(key="queue_aspects").value == "Understandable 0-1"  # the scale it was asked on, not 1-3
     at.text_input(key="queue_name").input("second")
     at.multiselect(key="queue_who").set_value(["ann", "bob"])
     at.selectbox(key="queue_how").set_value("per_system")
@@ -197,6 +198,8 @@ def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
     assert not at.exception and "Queue second is made: 6 items, each to 2 of 2 annotators." in texts(at)
     assert store.queues(dataset.name) == ["pilot", "second"]
     assert sorted(store.assignments("second")["annotator"].value_counts()) == [6, 6]
+    at.switch_page("views/7_label.py").run()  # a lead signed in labels under her own name
+    assert not at.exception and at.text_input(key="label_annotator").value == "lena"
 
 
 def test_a_session_cookie_made_before_its_account_signed_out_is_refused(tmp_path, team):

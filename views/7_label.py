@@ -5,7 +5,8 @@ how much agreement."""
 import streamlit as st
 
 import geval
-from studio import alttest, cached, context, fitting, human_side, state, systems
+from studio import alttest, auth, cached, context, fitting, human_side, state, systems
+from studio import combos as scored
 from studio import labeling as label_unit
 from studio.text import plain
 
@@ -25,6 +26,8 @@ combos = store.combos(dataset.name)
 if len(combos):
     context.remember_combos(dataset.name, combos)  # a link's judge, by id
 combos = combos[combos["ok"] > 0]
+if (user := auth.current()) is not None:  # a signed-in lead labels under her own name
+    st.session_state.setdefault("label_annotator", user.name)
 for name, default in DEFAULTS.items():  # a link sets them too: a widget given a default as well is warned of
     st.session_state.setdefault(name, default)
 with st.expander("What to label, and in which order", expanded=store.labels(dataset.name).empty):
@@ -66,9 +69,11 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
                           format_func=geval.labeling.ORDERS.get, persist_state="session")
     seed = right.number_input("Seed", 0, 10**6, key="label_seed", persist_state="session")
-    state.keep_valid("label_judge", list(combos["label"]))  # another dataset's, or no longer scored
-    judge_label = right.selectbox("Judge (shown after your label; orders the items)", list(combos["label"]),
-                                  key="label_judge", persist_state="session") if len(combos) else None
+    if len(combos):  # the pages' default judge (another dataset's, or one no longer scored, is not kept)
+        scored.choose("label_judge", combos)
+    judge_label = right.selectbox("Judge (shown after your label; orders the items)",
+                                  scored.menu(combos, st.session_state.get("label_judge")), key="label_judge",
+                                  persist_state="session") if len(combos) else None
     blind = right.toggle("Blind: the scores stay hidden until you label the item", key="label_blind",
                          persist_state="session")
 combo = combos.set_index("label").loc[judge_label] if judge_label else None

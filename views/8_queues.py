@@ -6,6 +6,7 @@ import streamlit as st
 
 import geval
 from studio import auth, cached, jobs, state
+from studio import combos as scored
 from studio.text import plain
 
 queues = geval.labeling.queues
@@ -24,7 +25,7 @@ with st.expander("Make a queue", expanded=not store.queues(dataset.name)):
         left, right = st.columns(2)
         name = left.text_input("Name", key="queue_name")
         aspects = left.text_input("Aspects and scales", key="queue_aspects",
-                                  value=", ".join(f"{a} 1-3" for a in dataset.aspects[:1]) or "Overall 1-5",
+                                  value=", ".join(map(str, geval.labeling.dataset_aspects(dataset)[:1])) or "Overall 1-5",
                                   help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5.")
         who = left.multiselect("Annotators", [n for n, r in accounts.items() if r == "annotator"] or list(accounts),
                                key="queue_who", help="Accounts made with geval users add.")
@@ -96,7 +97,8 @@ combos = combos[combos["ok"] > 0] if len(combos) else combos
 if not len(combos):
     st.caption("No judge has scored this dataset yet: score it on the Score page to compare it with the queue's labels.")
 else:
-    label = st.selectbox("Judge", list(combos["label"]), key="queue_judge")
+    scored.choose("queue_judge", combos)
+    label = st.selectbox("Judge", scored.menu(combos, st.session_state.get("queue_judge")), key="queue_judge")
     try:
         table = queues.judge_against_people(store, queue, cached.pair(combos.set_index("label").loc[label]), items)
         st.dataframe(geval.reporting.display_table(table), hide_index=True)

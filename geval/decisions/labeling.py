@@ -36,6 +36,7 @@ from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
+from geval.data.dataset import Dataset, seen_scales
 from geval.data.items import Item
 from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
@@ -54,7 +55,7 @@ from geval.store import Store
 from geval.wording import counted
 
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
-           "LearningCurve", "template_aspects", "parse_aspects", "counts", "features", "order", "fitted",
+           "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
            "write_labels", "no_human_because", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError",
            "system_means",
@@ -109,6 +110,19 @@ def template_aspects(template: Template, human_aspects: Sequence[str] = ()) -> l
         name = human_aspect_for(template, aspect.key, list(human_aspects)) or aspect.name
         if all(a.name.lower() != name.lower() for a in found):
             found.append(LabelAspect(name, aspect.min, aspect.max))
+    return found
+
+
+def dataset_aspects(dataset: Dataset) -> list[LabelAspect]:
+    """The dataset's human aspects on the scale people were asked on (`Dataset.scales`, declared), else on the
+    range they gave, widened to whole numbers; a categorical aspect on its categories' indexes (pass/fail: 0-1).
+    An aspect whose scale one key cannot rate (beyond 0-9) is left out."""
+    seen, found = seen_scales(dataset.items), []
+    for name in dataset.aspects:
+        categories = dataset.categories.get(name)
+        scale = (0, len(categories) - 1) if categories else dataset.scales.get(name) or seen.get(name)
+        if scale is not None and 0 <= scale[0] and scale[1] <= 9 and math.floor(scale[0]) < math.ceil(scale[1]):
+            found.append(LabelAspect(name, math.floor(scale[0]), math.ceil(scale[1])))
     return found
 
 
