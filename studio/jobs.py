@@ -139,7 +139,9 @@ def start_tune(store_path: str, dataset: str, judge, human: str, budget: int, te
                ensemble: bool = True) -> Job:
     """Start a search (`geval.tune`) for the way of asking that agrees best with people on `human`;
     without `other_templates`, `few_shot` or `ensemble`, those variants are left out."""
-    job = Job(id=uuid.uuid4().hex[:8], labels=[f"tune {human}"], dataset=dataset, store_path=store_path, kind="tune")
+    job = Job(id=uuid.uuid4().hex[:8], labels=[f"tune {human}"], dataset=dataset, store_path=store_path, kind="tune",
+              again=lambda: start_tune(store_path, dataset, judge, human, budget, template, tune_share, seed,
+                                       other_templates, few_shot, ensemble))
 
     def work(store: geval.Store) -> None:
         job.result = geval.tune(store, dataset, judge, human, budget, template, None if other_templates else [],

@@ -115,10 +115,12 @@ def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, 
         assert any("stopped before a candidate had a correlation" in w.value for w in at.warning), texts(at)
         stopped_after = stub.count
         assert stopped_after < 48
-        assert at.button(key="tune_start").label == "Resume"
-        at.button(key="tune_start").click().run()
-        wait_for(at, lambda a: any(m.label == "Winner on the 5 test groups" for m in a.metric))
-        assert stub.count == 48  # the same search as one run straight through: nothing asked twice
+        reloaded = open_app(monkeypatch, tmp_path, PAGE, params=dict(at.query_params))  # the page's settings reset:
+        _use_stub(reloaded, stub)  # every variant ticked, which the stopped search did not try
+        assert reloaded.button(key="tune_start").label == "Resume" and reloaded.button(key="tune_new")
+        reloaded.button(key="tune_start").click().run()
+        wait_for(reloaded, lambda a: any(m.label == "Winner on the 5 test groups" for m in a.metric))
+        assert stub.count == 48  # the same search as one run straight through: nothing asked twice, nothing added
 
 
 def test_the_human_aspect_is_the_one_the_editors_template_is_compared_with(monkeypatch, tmp_path):

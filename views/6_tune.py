@@ -66,11 +66,14 @@ if job is None or job.dataset != dataset.name:  # e.g. after a reload: this data
     st.session_state["tune_job"] = job.id if job is not None else None
 running = job is not None and not job.done
 stopped = job is not None and job.done and job.result is not None and job.result.stopped
-if st.button("Resume" if stopped else "Start the search", type="primary", disabled=running, key="tune_start",
-             help="A search is going on: stop it first." if running else None):
-    job = jobs.start_tune(str(store.path), dataset.name, judge, str(human), int(budget), start, float(share),
-                          int(seed), other_templates=VARIANTS[0] in tried, few_shot=VARIANTS[1] in tried,
-                          ensemble=VARIANTS[2] in tried)
+go, new = st.columns([1, 4]) if stopped else (st, None)  # a stopped search: resume it, or start another
+resume = go.button("Resume" if stopped else "Start the search", type="primary", disabled=running, key="tune_start",
+                   help="A search is going on: stop it first." if running else
+                   "Goes on with the stopped search's own settings." if stopped else None)
+if resume or (new is not None and new.button("Start a new search", key="tune_new", help="With the settings above.")):
+    job = job.resume() if resume and stopped else jobs.start_tune(
+        str(store.path), dataset.name, judge, str(human), int(budget), start, float(share), int(seed),
+        other_templates=VARIANTS[0] in tried, few_shot=VARIANTS[1] in tried, ensemble=VARIANTS[2] in tried)
     st.session_state["tune_job"] = job.id
     st.rerun()
 
