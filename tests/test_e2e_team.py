@@ -12,6 +12,8 @@ team_my_queue, team_refused, team_queues)."""
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,7 @@ from e2e_helpers import (
     wait_growing,
     wait_idle,
 )
-from helpers import REPO, make_template, scripted
+from helpers import REPO, STALL, make_template, scripted
 
 import geval
 from studio import auth
@@ -64,10 +66,38 @@ def signed_in(browser, url: str, name: str, password: str, heading: str):
     wait_idle(tab)
     tab.get_by_label("Name", exact=True).fill(name)
     tab.get_by_label("Password", exact=True).fill(password)
-    tab.get_by_role("button", name="Sign in").click()
-    tab.locator(f"{MAIN} h1").filter(has_text=heading).first.wait_for(timeout=90_000)
+    press(tab, tab.get_by_role("button", name="Sign in"), tab.locator(f"{MAIN} h1").filter(has_text=heading), frames)
     wait_idle(tab)
     return context, tab, frames
+
+
+def press(tab, button, shown, frames: list[bytes], lost: float = 20.0) -> None:
+    """Press `button` (a locator) and wait until `shown` (a locator) is visible, for as long as the work moves (the
+    server sends the browser frames, or the app says it runs); fail when nothing has moved for STALL seconds. A press
+    that led nowhere, the button still there, the app idle and nothing received for `lost` seconds, is pressed again
+    (twice at most), as a person would: on a busy machine a press that lands while the page is redrawn is dropped."""
+    button.click()
+    seen, moved, presses = len(frames), time.monotonic(), 1
+    while not (shown.count() and shown.first.is_visible()):
+        tab.wait_for_timeout(250)
+        assert not tab.get_by_text("do not match an account").count(), "the name and password were refused"
+        if len(frames) != seen or app_running(tab):
+            seen, moved = len(frames), time.monotonic()
+        elif time.monotonic() - moved > STALL:
+            raise AssertionError(f"nothing after {presses} presses, nothing received for {STALL:g} s; the page says:\n"
+                                 f"{tab.locator('body').inner_text()[-1500:]}")
+        elif time.monotonic() - moved > lost and presses < 3 and button.count() and button.first.is_visible():
+            button.click()
+            seen, moved, presses = len(frames), time.monotonic(), presses + 1
+
+
+def app_running(tab) -> bool:
+    """Whether Streamlit's status says a run is going on (or the browser is connecting)."""
+    status = tab.locator('[data-testid="stStatusWidget"]')
+    try:
+        return bool(status.count()) and bool(re.search("Running|Connecting", status.first.inner_text(timeout=2_000)))
+    except Exception:  # redrawn while read: count it as moving
+        return True
 
 
 def session_cookie(tab) -> None:
@@ -197,8 +227,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         assert b"bob-reason" not in received and b"test-naturalness" not in received  # bob's, even on her items
         assert b"Naturalness" not in received and b"lead-password" not in received
 
-        ann.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out").click()
-        ann.get_by_role("button", name="Sign in").wait_for(timeout=90_000)
+        press(ann, ann.locator('[data-testid="stSidebar"]').get_by_role("button", name="Sign out"),
+              ann.get_by_role("button", name="Sign in"), ann_frames)
         wait_idle(ann)
         ann.reload()  # signed out for good: her cookie is refused on the server, kept by the browser or not
         ann.get_by_role("button", name="Sign in").wait_for(timeout=90_000)
