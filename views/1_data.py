@@ -8,6 +8,7 @@ import streamlit as st
 
 import geval
 from studio import imports, pairwise, state, uploads
+from studio.text import plain
 
 st.title("Data")
 if "data_deleted" in st.session_state:
@@ -98,6 +99,10 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
+                    for column, (record, value) in preview.almost_scores.items():
+                        st.warning(f"Column {plain(column)} holds numbers but its record {record} reads "
+                                   f"'{plain(value)}': it is left out of the score columns above. Fix that "
+                                   "record to read it as a score.")
                     scales = uploads.scale_inputs(scores)
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)

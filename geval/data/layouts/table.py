@@ -345,6 +345,9 @@ class TablePreview:
     suggested: dict[str, str]
     scores: list[str]
     records: list[dict] = field(default_factory=list, repr=False)  # the first records, as read
+    #: Columns of numbers but for a value or two (a typo), left out of `scores`: each with the first record
+    #: (counted from 1) whose value is not a number, and that value.
+    almost_scores: dict[str, tuple[int, str]] = field(default_factory=dict)
 
     def mapping(self, response: str, scores: list[str], level: str | None = None,
                 scales: dict[str, str] | None = None, **roles: str | None) -> list[str]:
@@ -411,7 +414,19 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
     scores = [c for c in columns if c not in suggested.values() and not NOT_A_SCORE.search(c)
               and (_numeric(records, c) or c in words)]
     shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
-    return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)])
+    almost = {c: found for c in texts if c not in suggested.values() and (found := _not_a_number(records, c))}
+    return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)],
+                        almost)
+
+
+def _not_a_number(records: list[dict], column: str) -> tuple[int, str] | None:
+    """The first record (from 1) of `column` whose value is not a number, and that value, where at most one in ten
+    of its values given (three or more) is not (a typo in a column of scores); None otherwise."""
+    given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
+    bad = [(k, value) for k, value in given if not _numbers(value)]
+    if len(given) < 3 or not bad or len(bad) > max(1, len(given) // 10):
+        return None
+    return bad[0][0], _cell(bad[0][1])
 
 
 def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
