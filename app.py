@@ -24,7 +24,7 @@ opening = st.empty()
 if "context_restored" not in st.session_state:
     opening.caption("Opening G-Eval Studio: reading the dataset…")
 context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
-pages = st.navigation([
+every_page = [
     st.Page("views/1_data.py", title="Data", icon=":material/table:", default=True),
     st.Page("views/2_prompts.py", title="Prompts", icon=":material/edit_note:", url_path="prompts"),
     st.Page("views/3_score.py", title="Score", icon=":material/play_circle:", url_path="score"),
@@ -35,8 +35,10 @@ pages = st.navigation([
     *([st.Page("views/8_queues.py", title="Queues", icon=":material/groups:", url_path="queues"),
        st.Page("views/9_my_queue.py", title="My queue", icon=":material/assignment_ind:", url_path="my-queue")]
       if user is not None else []),
-])
+]
+pages = st.navigation(every_page)
 if user is not None:
+    auth.open_asked(every_page, pages)
     auth.sign_out_button(user)
 sidebar()
 opening.empty()

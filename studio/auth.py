@@ -28,6 +28,8 @@ import geval
 from studio import state
 
 COOKIE = "geval_session"
+#: The page (url path) a visitor asked for before the sign-in form, opened once signed in (`open_asked`).
+ASKED = "page_asked_before_sign_in"
 COOKIE_DAYS = 7.0
 USER = "signed_in_user"
 #: Pages an annotator may not open: url path -> its title.
@@ -79,6 +81,7 @@ def signed_in() -> User | None:
         elif st.context.cookies.get(COOKIE):  # refused (signed out since, expired, another store's): the form
             st.session_state["logout"] = True  # does not read it either (streamlit-authenticator's flag)
     if name not in roles or st.session_state.get("sign_out"):
+        st.session_state.setdefault(ASKED, _url_page())  # the run that signs in names no page: remembered here
         with form.container():
             _sign_in_form(store, roles)  # stops the run until someone signs in
         name = st.session_state["username"]
@@ -152,11 +155,26 @@ def refusal(title: str, user: User):
     return refuse
 
 
+def _url_page() -> str:
+    """The page the browser's address names (its url path's last part; "" for the default page)."""
+    return urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def open_asked(pages: list, shown) -> None:
+    """Open the page a link named before its sign-in form (a list of `st.Page`; `shown`: the page this run opened),
+    once: the run that signs in names no page, so the default page would open instead."""
+    asked = st.session_state.pop(ASKED, None)
+    page = next((p for p in pages if asked and p.url_path == asked), None)
+    if page is not None and page.url_path != shown.url_path:
+        st.switch_page(page)
+
+
 def refuse_address(user: User) -> None:
     """A lead page's address opened by an annotator (a link, a bookmark, typed): refused in one line and
     the run stopped, whatever page Streamlit would fall back to (a new session's first run may name the
     page by an old script hash, which resolves to the default page)."""
-    page = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    st.session_state.pop(ASKED, None)  # their queue, whatever they asked for
+    page = _url_page()
     if page in LEAD_PAGES:
         refusal(LEAD_PAGES[page], user)()
         st.stop()

@@ -5,7 +5,8 @@ held until its reason is given. Then two annotators signed in, in two browser co
 queue at the same time: every label lands on its item under its annotator with its reason; one of
 them tries the lead's pages and the other's work by URL and is refused, and nothing of the other's
 labels or the judge reaches their browser; a reload keeps them signed in (the signed cookie), "Sign
-out" ends it; the lead reads the queue's alpha and kappa.
+out" ends it; the lead, signing in at a link to Label, lands on Label; she reads the queue's alpha and
+kappa.
 
 Photographs go to tests/artifacts/ (team_sign_in, team_reason_at_the_end, team_reason_differs,
 team_my_queue, team_refused, team_queues)."""
@@ -235,7 +236,7 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         ann_context.close()
         bob_context.close()
 
-        _, lead, _ = signed_in(browser, url, "lena", "lead-password", "Data")
+        _, lead, _ = signed_in(browser, f"{url}/label", "lena", "lead-password", "Label")  # the page the link named
         session_cookie(lead)
         lead.goto(f"{url}/queues")  # a link, in a new session signed in by the cookie, opens the page it names
         lead.locator(f"{MAIN} h1").filter(has_text="Queues").first.wait_for(timeout=90_000)
