@@ -19,7 +19,7 @@ DEFAULT_DATASET = "topicalchat_usr_sample"
 
 def configure_page() -> None:
     """Title, icon and wide layout: the first Streamlit call of every run."""
-    st.set_page_config(page_title="G-Eval Studio", page_icon=":material/balance:", layout="wide")
+    st.set_page_config(page_title="G-Eval Studio", page_icon="⚖️", layout="wide")  # an emoji: drawn here, not fetched
 
 
 @st.cache_resource

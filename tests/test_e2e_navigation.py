@@ -1,7 +1,8 @@
 """A fresh server's first page, whichever it is, shows the app's one navigation and its shared
 sidebar: the first request of each page below goes to a server that has served nothing yet.
 (With the pages in a folder named pages/, Streamlit ran such a first deep link without app.py,
-in its legacy multipage mode, and drew another navigation.) Photographs go to tests/artifacts/."""
+in its legacy multipage mode, and drew another navigation.) Nothing is fetched from elsewhere (a
+material icon as the page's icon was fetched from fonts.gstatic.com). Photographs go to tests/artifacts/."""
 
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ def test_a_fresh_servers_first_deep_link_shows_the_one_navigation(tmp_path, path
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
             tab = browser.new_page(viewport=VIEWPORT)
+            asked: list[str] = []  # every address the page asks for: the app works offline, nothing is fetched
+            tab.on("request", lambda request: asked.append(request.url))
             tab.goto(f"{url}/{path}")
             tab.locator('[data-testid="stMain"] h1').filter(has_text=title).first.wait_for(timeout=90_000)
             wait_idle(tab)
@@ -36,5 +39,6 @@ def test_a_fresh_servers_first_deep_link_shows_the_one_navigation(tmp_path, path
             assert [link.strip().splitlines()[-1] for link in links] == NAVIGATION  # after the icon's name
             sidebar = tab.locator('[data-testid="stSidebar"]').inner_text()
             assert "Judge settings" in sidebar and "Dataset" in sidebar  # app.py's shared sidebar was drawn
+            assert [a for a in asked if not a.startswith((url, "data:", "blob:"))] == []  # the favicon was fetched
         finally:
             browser.close()
