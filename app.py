@@ -12,7 +12,7 @@ if user is not None and not user.lead:  # an annotator: their queue, and nothing
     auth.sign_out_button(user)
     auth.refuse_query(user)
     auth.refuse_address(user)
-    st.navigation([st.Page("views/9_my_queue.py", title="My queue", icon=":material/label:", default=True),
+    st.navigation([st.Page(auth.MY_QUEUE, title="My queue", icon=":material/label:", default=True),
                    *[st.Page(auth.refusal(title, user), title=title, url_path=path, visibility="hidden")
                      for path, title in auth.LEAD_PAGES.items()]]).run()
     st.stop()

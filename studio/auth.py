@@ -28,10 +28,13 @@ import geval
 from studio import state
 
 COOKIE = "geval_session"
-#: The page (url path) a visitor asked for before the sign-in form, opened once signed in (`open_asked`).
-ASKED = "page_asked_before_sign_in"
+#: The page (url path) a visitor asked for before the sign-in form, opened once signed in (`open_asked`); and
+#: whether this run is the one that signs in.
+ASKED, SIGNING_IN = "page_asked_before_sign_in", "signing_in"
 COOKIE_DAYS = 7.0
 USER = "signed_in_user"
+#: An annotator's one page.
+MY_QUEUE = "views/9_my_queue.py"
 #: Pages an annotator may not open: url path -> its title.
 LEAD_PAGES = {"data": "Data", "prompts": "Prompts", "score": "Score", "inspect": "Inspect", "agreement": "Agreement",
               "tune": "Tune", "label": "Label", "queues": "Queues"}
@@ -80,7 +83,8 @@ def signed_in() -> User | None:
             st.session_state.update(authentication_status=True, username=name, name=name)
         elif st.context.cookies.get(COOKIE):  # refused (signed out since, expired, another store's): the form
             st.session_state["logout"] = True  # does not read it either (streamlit-authenticator's flag)
-    if name not in roles or st.session_state.get("sign_out"):
+    st.session_state[SIGNING_IN] = name not in roles or bool(st.session_state.get("sign_out"))
+    if st.session_state[SIGNING_IN]:
         st.session_state.setdefault(ASKED, _url_page())  # the run that signs in names no page: remembered here
         with form.container():
             _sign_in_form(store, roles)  # stops the run until someone signs in
@@ -151,6 +155,7 @@ def refusal(title: str, user: User):
     def refuse() -> None:
         st.error(f"The {title} page is for the lead: you are signed in as {user.name}, an annotator, and see your "
                  "own queue only.")
+        st.page_link(MY_QUEUE, label="Back to my queue")
     refuse.__name__ = f"refused_{title.lower()}"
     return refuse
 
@@ -162,7 +167,10 @@ def _url_page() -> str:
 
 def open_asked(pages: list, shown) -> None:
     """Open the page a link named before its sign-in form (a list of `st.Page`; `shown`: the page this run opened),
-    once: the run that signs in names no page, so the default page would open instead."""
+    once: the run that signs in names no page, so the default page opens. Done in the run after it (its cookie's
+    component answers), which the switch would otherwise cut short before the cookie is set."""
+    if st.session_state.get(SIGNING_IN):
+        return
     asked = st.session_state.pop(ASKED, None)
     page = next((p for p in pages if asked and p.url_path == asked), None)
     if page is not None and page.url_path != shown.url_path:

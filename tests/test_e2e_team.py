@@ -218,6 +218,7 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
             wait_idle(ann)
             shown = main_text(ann)
             assert "you are signed in as ann, an annotator" in shown and len(shown.strip().splitlines()) <= 3, shown
+            assert "Back to my queue" in shown  # the way back, a link
         screenshot(ann, "team_refused", publish_as="team_refused")
         ann.goto(f"{url}/?annotator=bob&judge=x")  # another's labels by query parameter
         ann.locator(MAIN).get_by_text("are for the lead's pages").wait_for(timeout=90_000)
