@@ -462,6 +462,8 @@ BAD_FILES = [
     ("score.jsonl", '{"reply": "hi", "overall": 2}\n{"reply": "yo", "overall": [1, "x"]}\n', REPLY,
      "{path}:2: column 'overall' value 'x' is not a number"),
     ("wide.csv", "reply,overall\nhi,2\nyo,3,4\n", REPLY, "{path}:3: more fields than the header has columns"),
+    ("narrow.csv", "reply,overall,system\nhi,2,s1\nyo,3\n", REPLY,
+     "{path}:3: 2 fields where the header has 3 columns; give each row every column (an empty one as ,,)"),
     ("header.csv", "reply,overall\n", REPLY, "{path}: a header but no rows"),
     ("unclosed.csv", 'context,reply,model,overall\nd0,"hello there,4\nd1,s2,go away,1\n', REPLY,
      '{path}:2: unclosed quote (the field opened on line 2 runs to the end of the file); close it, or double a '

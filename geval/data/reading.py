@@ -126,16 +126,21 @@ def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
     if len(set(reader.fieldnames)) != len(reader.fieldnames):
         dupes = sorted(c for c, n in Counter(reader.fieldnames).items() if n > 1)
         raise DatasetError(f"{path}:1: duplicate column names {dupes}")
-    rows, lines = [], []
+    rows, lines, short = [], [], None
     try:
         for row in reader:
             if None in row:
                 raise DatasetError(f"{path}:{reader.line_num}: more fields than the header has columns")
+            if short is None and None in row.values():  # fewer: the csv module reads the missing ones as None
+                short = (reader.line_num, sum(value is not None for value in row.values()))
             rows.append(row)
             lines.append(reader.line_num)
     except csv.Error as exc:
         raise DatasetError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
     _check_quotes_closed(path, text, lines[-2] if len(lines) > 1 else header_end if lines else 0)
+    if short is not None:  # after the quotes: a quote left open makes its row short too, and is the cause
+        raise DatasetError(f"{path}:{short[0]}: {short[1]} fields where the header has {len(reader.fieldnames)} "
+                           "columns; give each row every column (an empty one as ,,)")
     if not rows:
         raise DatasetError(f"{path}: a header but no rows")
     return rows, lines
