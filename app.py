@@ -11,10 +11,11 @@ user = auth.signed_in()  # None: no accounts, the app as one local user's; else 
 if user is not None and not user.lead:  # an annotator: their queue, and nothing else runs (studio/auth.py)
     auth.sign_out_button(user)
     auth.refuse_query(user)
-    auth.refuse_address(user)
-    st.navigation([st.Page(auth.MY_QUEUE, title="My queue", icon=":material/label:", default=True),
-                   *[st.Page(auth.refusal(title, user), title=title, url_path=path, visibility="hidden")
-                     for path, title in auth.LEAD_PAGES.items()]]).run()
+    queue_only = st.navigation([st.Page(auth.MY_QUEUE, title="My queue", icon=":material/label:", default=True),
+                                *[st.Page(auth.refusal(title, user), title=title, url_path=path, visibility="hidden")
+                                  for path, title in auth.LEAD_PAGES.items()]])
+    auth.refuse_address(user)  # after the navigation: its line links back to the queue
+    queue_only.run()
     st.stop()
 # A session's first run reads the dataset and draws the sidebar before the page: the main area says so
 # meanwhile (it stayed blank for seconds on a loaded machine), and is cleared before the page draws. The
