@@ -77,6 +77,15 @@ class ItemColumns:
                 self._placed = [(held, found), *self._placed[:PLACED - 1]]
         return found
 
+    def placed(self, scores: pd.Series) -> np.ndarray:
+        """`scores` (by item id) at the items' places, in their order, NaN for an item without one: read by
+        place (`positions`: a table of the items' own ids in their order is compared at once, with no lookup
+        table of the ids built)."""
+        at = self.positions(scores.index)
+        values = np.full(len(self), math.nan)
+        values[at[at >= 0]] = scores.to_numpy(float)[at >= 0]
+        return values
+
     @property
     def unique(self) -> bool:
         """Whether no id is held twice: found once, without the lookup table of the index (`positions` makes it
