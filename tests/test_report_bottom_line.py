@@ -6,6 +6,7 @@ of the labels-saved entry point wins), not which judge wins on a dataset today."
 
 from __future__ import annotations
 
+import copy
 import math
 import re
 
@@ -14,6 +15,7 @@ import pytest
 from helpers import run_cli
 
 import geval
+from geval.data.columns import columns
 from geval.decisions.alttest import AltTest, Annotator
 from geval.reporting import bottom_line
 from geval.reporting.bottom_line import TOGETHER, sentence, short_names, worth_most
@@ -153,6 +155,29 @@ def test_the_systems_estimate_reads_the_judge_worth_most_labels_not_the_newest(t
     assert expected != newest.judge and expected.startswith(("close", "noisy"))
     read = bottom_line.default_means(store, "personachat_usr_sample", "Natural", judges, 5, items=items)
     assert read.judge == expected
+
+
+def _lookup_built(index: pd.Index) -> bool:
+    """Whether pandas has built the index's lookup table (its engine's map of every id: 32 MB at a million ids,
+    kept as long as the index, the items' for the session)."""
+    engine = index._cache.get("_engine")
+    return engine is not None and engine.is_mapping_populated
+
+
+@pytest.mark.parametrize("read", ["judges_on", "system_means"])
+def test_the_judges_scores_are_read_by_place_with_no_lookup_table_of_the_items_ids(three_judges, read):
+    """Both read the judges' scores by the items' places (issue 47.1): a join or a mask by id built the items'
+    index's lookup table, held with the items' columns."""
+    _, store, items = three_judges
+    fresh = [copy.copy(item) for item in items]  # columns of their own, nothing built on them yet
+    if read == "judges_on":
+        found = geval.labeling.features(store, "personachat_usr_sample", "Natural", baselines=(), items=fresh)
+        figures = bottom_line.judges_on(found, fresh, "Natural")
+        assert set(figures.index[figures["constant"]]) == CONSTANT
+    else:
+        geval.labeling.system_means(store, "personachat_usr_sample", "Natural", per_system=5, design="documents",
+                                    items=fresh)
+    assert not _lookup_built(columns(fresh).index)
 
 
 def test_geval_systems_and_alttest_open_on_it_and_say_so(three_judges):

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from geval.analysis.grouped import group_sums, without_each
+from geval.analysis.grouped import group_sums
 
 WEIGHTINGS = ("none", "quadratic")
 #: Groups whose leave-one-out statistics are computed at once (`with_each_left_out`).
-BLOCK = 65536
+BLOCK = 16384
 
 
 def disagreement_weights(k: int, weighting: str = "none") -> np.ndarray:
@@ -53,11 +53,10 @@ def kappa_of(confusion: np.ndarray, weights: np.ndarray) -> np.ndarray:
     return np.where((n > 0) & (chance > 1e-12 * np.maximum(n, 1)), kappa, np.nan)
 
 
-def left_out(per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The total of per-group confusions (..., groups, k, k), the total without each group, and which
-    groups hold an item: what `with_each_left_out` reads, made once for several statistics."""
-    total, loo = without_each(per_group, axis=-3)
-    return total, loo, per_group.sum(axis=(-2, -1)) > 0
+def left_out(per_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The total of per-group confusions (..., groups, k, k) and which groups hold an item: what
+    `with_each_left_out` reads, made once for several statistics."""
+    return per_group.sum(axis=-3), per_group.sum(axis=(-2, -1)) > 0
 
 
 def with_each_left_out(per_group: np.ndarray, statistic,
@@ -65,17 +64,20 @@ def with_each_left_out(per_group: np.ndarray, statistic,
     """`statistic` of the total of per-group confusions (..., groups, k, k) and of the total without each
     group; and which groups hold an item: (value (...), leave-one-out (..., groups), present).
     `parts`: `left_out(per_group)` when made already."""
-    total, loo, present = left_out(per_group) if parts is None else parts
-    return statistic(total), _by_blocks(statistic, loo), present
+    total, present = left_out(per_group) if parts is None else parts
+    return statistic(total), _by_blocks(statistic, total, per_group), present
 
 
-def _by_blocks(statistic, per_group: np.ndarray):
-    """`statistic` of confusions (..., groups, k, k), BLOCK groups at a time, joined: what it makes on the way is
-    a block's size, not every group's (half a million groups of 3 x 3 counts: 36 MB an array)."""
+def _by_blocks(statistic, total: np.ndarray, per_group: np.ndarray):
+    """`statistic` of the `total` without each group of `per_group` (..., groups, k, k), BLOCK groups at a time,
+    joined: the totals without each group, and what the statistic makes of them, are a block's size, never every
+    group's (half a million groups of 3 x 3 counts: 36 MB an array)."""
     groups = per_group.ndim - 3  # the groups' axis, in the confusions and in what a statistic gives of them
-    if per_group.shape[groups] <= BLOCK:
-        return statistic(per_group)
-    parts = [statistic(per_group[..., start:start + BLOCK, :, :]) for start in range(0, per_group.shape[groups], BLOCK)]
+    total = np.expand_dims(total, groups)
+    parts = [statistic(total - per_group[..., start:start + BLOCK, :, :])
+             for start in range(0, max(per_group.shape[groups], 1), BLOCK)]
+    if len(parts) == 1:
+        return parts[0]
     if isinstance(parts[0], dict):
         return {name: np.concatenate([part[name] for part in parts], axis=groups) for name in parts[0]}
     return np.concatenate(parts, axis=groups)

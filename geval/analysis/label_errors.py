@@ -93,7 +93,7 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
         return kappa_of(table, weights)
 
     parts = left_out(confusion)  # made once for every statistic of the confusion below
-    present = parts[2]
+    present = parts[1]
     accuracy = with_each_left_out(confusion, accuracy_of, parts)
     shares = with_each_left_out(confusion, constant_shares, parts)
     total = confusion.sum(axis=0)

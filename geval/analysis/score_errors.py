@@ -106,8 +106,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     """The judge's scores (`judge`, by item id, already on the people's `scale`) against the people's
     scores of `human` on the same items."""
     found = item_columns(items)
-    ids, chosen, values = found.matched(judge, human)
-    ids = judge.index if len(ids) == len(judge) else ids  # every one (as a rule): the index itself, not a copy
+    ids, chosen, values = found.matched(judge, human)  # every one (as a rule): the judge's own index and values
     people = at_places(found.mean(human), chosen)
     groups = found.groups[chosen]  # read as strings where grouped (`group_codes`)
     codes, n_groups = codes_of_items(found, chosen)
@@ -129,7 +128,8 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
     del ratings, ranks  # read: let go before the items' table is made (a million items: 24 MB)
     frame = pd.DataFrame({"item_id": ids, "judge": values, "people": people, "difference": difference,
                           "mean": (values + people) / 2, "words": length,
-                          "group": found.table_column_at("groups", lambda: found.groups, chosen)})
+                          "group": found.table_column_at("groups", lambda: found.groups, chosen)},
+                         copy=False)  # of its columns: no block of five copied into one
     notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
              "read against that mean, less spread than a person's"] if one_each else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,

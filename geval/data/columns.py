@@ -77,6 +77,15 @@ class ItemColumns:
                 self._placed = [(held, found), *self._placed[:PLACED - 1]]
         return found
 
+    def placed(self, scores: pd.Series) -> np.ndarray:
+        """`scores` (by item id) at the items' places, in their order, NaN for an item without one: read by
+        place (`positions`: a table of the items' own ids in their order is compared at once, with no lookup
+        table of the ids built)."""
+        at = self.positions(scores.index)
+        values = np.full(len(self), math.nan)
+        values[at[at >= 0]] = scores.to_numpy(float)[at >= 0]
+        return values
+
     @property
     def unique(self) -> bool:
         """Whether no id is held twice: found once, without the lookup table of the index (`positions` makes it
@@ -156,11 +165,14 @@ class ItemColumns:
 
     def matched(self, scores: pd.Series, aspect: str) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Of `scores` (by item id, in their order), those given (not NaN) whose item people scored on
-        `aspect`: their ids, their items' positions here, and the scores."""
+        `aspect`: their ids, their items' positions here, and the scores (read, never changed: `scores`' own
+        index and values when every one is kept)."""
         values = scores.to_numpy(float)
         where = self.positions(scores.index)  # of the whole index: kept for the next call with the same one
         keep = ~np.isnan(values) & (where >= 0)
         keep[keep] = self.scored(aspect)[where[keep]]
+        if keep.all():  # every one (as a rule): the index and arrays themselves, not copies of them
+            return scores.index, where, values
         return scores.index[keep], where[keep], values[keep]
 
     def rated(self, aspect: str) -> np.ndarray:
@@ -223,9 +235,15 @@ class ItemColumns:
 
 def at_places(column: np.ndarray | ExtensionArray, places: np.ndarray) -> np.ndarray | ExtensionArray:
     """A column of the items (read, never changed) at the items' `places`: the column itself, not a copy, when they
-    are every item in order (as a rule: a million items' column is 8 MB and more)."""
+    are every item in order (as a rule: a million items' column is 8 MB and more), an array read-only then (a
+    table made of it without a copy cannot change the items' own column)."""
     every = len(places) == len(column) and bool((places == np.arange(len(column))).all())
-    return column if every else column.take(places)
+    if not every:
+        return column.take(places)
+    if isinstance(column, np.ndarray) and column.flags.writeable:
+        column = column.view()
+        column.flags.writeable = False
+    return column
 
 
 _kept: OrderedDict[tuple, ItemColumns] = OrderedDict()  # (length, first object's id, last's) -> columns

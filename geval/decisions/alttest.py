@@ -55,7 +55,7 @@ from geval.decisions.alttest_groups import FDR, MIN_GROUPS, Grouping, alignment 
 from geval.decisions.alttest_power import (Plan, PlanData, people_of, plan_data_of, plan_of, plan_study,
                                           sorted_group_codes)
 from geval.analysis.held_out import held_out, searched_versions
-from geval.data.columns import ItemColumns
+from geval.data.columns import ItemColumns, at_places
 from geval.data.columns import columns as item_columns
 from geval.data.items import positional
 from geval.errors import GevalError, StoreError
@@ -135,7 +135,8 @@ class AltTest:
     reading: str = ""
     model: str = ""  # the judge without its template ("embedded: qwen2.5-...", an imported judge's name)
     baseline: bool = False  # a judge that always gives the commonest label, not a judge of the items
-    item_ids: frozenset[str] = frozenset()  # the items it was read on (`run`)
+    item_ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object),  # the items it was read on
+                                 compare=False)  # (`run`), their ids in the items' order, read-only
     scale: str = ""  # how its scores were put on the annotators' scale, when its own differs
     missing: list[str] = field(default_factory=list)
     by: str = "items"  # what each annotator's t-test took as independent (BY)
@@ -634,7 +635,7 @@ _panels_lock = Lock()
 
 
 def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray, alignment: str,
-           by: str | None) -> tuple[_Panel, frozenset[str]]:
+           by: str | None) -> tuple[_Panel, np.ndarray]:
     """`run`'s panel of the items at places `on` of `columns` (`judged`: those the judge scored) and
     their ids, made once for the same items (the last PANELS_KEPT are kept; never changed once made).
     A kept panel is given back only for these very columns (it holds them: no other object takes their
@@ -648,7 +649,7 @@ def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray,
         every = columns.first_seen("levels")
         noun = _noun_of(np.array(every, dtype=object) if len(every) == 1 and len(on) else columns.levels[on])
         found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
-                 frozenset(columns.ids[on].tolist()))
+                 at_places(columns.ids, on))  # every item's (as a rule): the ids themselves, not a set of them
         with _panels_lock:
             _panels[key] = found
             _panels.move_to_end(key)
@@ -947,7 +948,7 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                 human = human_aspect_for(scored.template, key, [r.aspect for r in tested])
                 if human is not None:  # on the items the test read it on
                     on = next(r.item_ids for r in tested if r.aspect == human)
-                    values = scored.scores[key][_among(scored.scores.index, on)] if on else scored.scores[key]
+                    values = scored.scores[key][_among(scored.scores.index, on)] if len(on) else scored.scores[key]
                     agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": label, "aspects": ", ".join(r.aspect for r in tested),
@@ -968,10 +969,14 @@ def _mean(values: Sequence[float]) -> float:
     return sum(defined) / len(defined) if defined else math.nan
 
 
-def _among(index: pd.Index, ids: frozenset[str]) -> np.ndarray:
-    """Whether each of `index` is one of `ids`: a million items' ids looked up in the set (`Index.isin` of text
-    made an Arrow scalar of each of the ids first: six times as long)."""
-    return np.fromiter(map(ids.__contains__, index.to_numpy(dtype=object)), dtype=bool, count=len(index))
+def _among(index: pd.Index, ids: np.ndarray) -> np.ndarray:
+    """Whether each of `index` is one of `ids`: the same ids in the same order (as a rule) compared at once, else a
+    million items' ids looked up in a set of them made for it (`Index.isin` of text made an Arrow scalar of each of
+    the ids first: six times as long)."""
+    values = index.to_numpy(dtype=object)
+    if len(values) == len(ids) and bool((values == ids).all()):
+        return np.ones(len(values), dtype=bool)
+    return np.fromiter(map(set(ids.tolist()).__contains__, values), dtype=bool, count=len(values))
 
 
 def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> float:

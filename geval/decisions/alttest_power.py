@@ -282,7 +282,8 @@ class PlanData:
         sizes = np.bincount(units)
         return cls(values, counts / counts.sum(), agreement, judge_agreement, names, present, scores,
                    np.array([judged[item] for item in labeled]) if with_judge else None,
-                   _judge_by_label(values, with_judge) if with_judge else [], units,
+                   _judge_by_label(values, *(np.array(side, dtype=float) for side in zip(*with_judge)))
+                   if with_judge else [], units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
     @classmethod
@@ -303,15 +304,17 @@ class PlanData:
             return None
         values, frequency = np.unique(np.round(labels, 6), return_counts=True)
         judged = np.isfinite(judge) if judge is not None else np.zeros(len(counts), bool)
-        with_judge = np.array([np.concatenate([judge[entries[k] & judged] for k in range(len(names))]),
-                               np.concatenate([matrix[k, entries[k] & judged] for k in range(len(names))])]).T \
-            if judge is not None and len(names) else np.zeros((0, 2))  # (the judge's, a person's) as `read` pairs them
-        pairs = [matrix[a, shared & (counts > b)] == matrix[b, shared & (counts > b)]
-                 for a in range(len(names)) for b in range(a + 1, len(names))]
-        agreement = float(np.mean(np.concatenate(pairs)))
-        judge_agreement = float(np.mean(np.round(with_judge[:, 0]) == with_judge[:, 1])) if len(with_judge) \
+        scoring = range(len(names)) if judge is not None else range(0)  # (the judge's, a person's) as `read` pairs them
+        paired = (np.concatenate([judge[entries[k] & judged] for k in scoring] or [np.zeros(0)]),
+                  np.concatenate([matrix[k, entries[k] & judged] for k in scoring] or [np.zeros(0)]))
+        agreement = float(np.mean(np.concatenate([matrix[a, shared & (counts > b)] == matrix[b, shared & (counts > b)]
+                                                  for a in range(len(names)) for b in range(a + 1, len(names))])))
+        with_judge = len(paired[0]) > 0
+        judge_agreement = float(np.mean(np.round(paired[0]) == paired[1])) if with_judge \
             else agreement  # round half to even, as Python's round
-        labeled = np.flatnonzero(shared & (judged if len(with_judge) else True))
+        by_label = _judge_by_label(values, *paired) if with_judge else []
+        del paired  # read: let go before the plan's own arrays are made (a million items: 32 MB)
+        labeled = np.flatnonzero(shared & (judged if with_judge else True))
         width = int(counts[labeled].max(initial=0))
         present = (np.arange(width)[None, :] < counts[labeled][:, None])
         scores = np.where(present, matrix[:width, labeled].T, 0.0)
@@ -323,8 +326,7 @@ class PlanData:
         units = pd.factorize(keys)[0].astype(int)  # in the order first met
         sizes = np.bincount(units)
         return cls(values, frequency / frequency.sum(), agreement, judge_agreement, names[:width], present, scores,
-                   judge[labeled].astype(float) if len(with_judge) else None,
-                   _judge_by_label(values, with_judge) if len(with_judge) else [], units,
+                   judge[labeled].astype(float) if with_judge else None, by_label, units,
                    len(sizes) if sizes.max(initial=0) > 1 else 0)
 
 
@@ -438,11 +440,10 @@ def _drawn(rng: np.random.Generator, frequencies: np.ndarray, etas: np.ndarray, 
     return gold, np.where(keep, gold, noise)
 
 
-def _judge_by_label(values: np.ndarray, with_judge: list[tuple[float, float]]) -> list[np.ndarray]:
+def _judge_by_label(values: np.ndarray, judge: np.ndarray, person: np.ndarray) -> list[np.ndarray]:
     """For each of the people's values, the judge's scores where a person gave it (all of them where
-    no person's label of that value has a judge score): what the plan keeps of them, not the pairs themselves."""
-    pairs = np.asarray(with_judge, dtype=float)  # the pairs themselves when given as an array, not a copy of them
-    judge, person = (np.ascontiguousarray(column) for column in pairs.T)
+    no person's label of that value has a judge score), of the pairs (the judge's, a person's) as two
+    arrays: what the plan keeps of them, not the pairs themselves."""
     return [judge[near] if near.any() else judge for near in (np.isclose(person, value) for value in values)]
 
 

@@ -249,11 +249,8 @@ def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | N
 
 def _on_items(scores: pd.Series, found: ItemColumns) -> pd.Series:
     """`scores` (by item id) on the items of `found`, in their order, NaN for an item without one: a
-    reindex that finds each score's item without comparing every id."""
-    at = found.positions(scores.index)
-    values = np.full(len(found), math.nan)
-    values[at[at >= 0]] = scores.to_numpy(float)[at >= 0]
-    return pd.Series(values, index=found.index)
+    reindex that finds each score's item without comparing every id (`ItemColumns.placed`)."""
+    return pd.Series(found.placed(scores), index=found.index)
 
 
 # --- which item next ------------------------------------------------------------------------------
@@ -620,9 +617,12 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     if not found.rows:
         raise SystemsError(f"no judge on '{dataset}' is compared with {name}: score one, or import one, first")
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
-    human = pd.Series(found_columns.mean(name), index=found_columns.index, dtype=float)
+    # the judges' scores read by place, under an index of the ids of its own: the lookup table the
+    # population's reads by id make (32 MB at a million items) goes with it, not kept with the items' index
     population = pd.DataFrame({"system": found_columns.strings("systems"), "group": found_columns.strings("groups"),
-                               "human": human}, index=human.index).join(found.table[judges])
+                               "human": found_columns.mean(name),
+                               **{judge: found_columns.placed(found.table[judge]) for judge in judges}},
+                              index=pd.Index(found_columns.ids, dtype=object, copy=False))
     low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None

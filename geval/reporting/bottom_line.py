@@ -40,13 +40,13 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
     the same within systems (`within`: judge and people each centred on their system's mean), and
     whether it gives one score throughout (`constant`: it tells no item from another)."""
     found_columns = item_columns(items)
-    human = pd.Series(found_columns.mean(aspect), index=found_columns.index, dtype=float)
-    systems = pd.Series(found_columns.strings("systems"), index=human.index).fillna("")
+    human = found_columns.mean(aspect)
+    systems = pd.Series(found_columns.strings("systems")).fillna("").array
     rows = []
     for column in [c for c, h in found.compared.items() if h.lower() == aspect.lower()]:
-        scores = found.table[column].reindex(human.index).astype(float)
-        both = scores.notna() & human.notna()
-        judge, people, system = scores[both], human[both], systems[both]
+        scores = found_columns.placed(found.table[column])  # by place: no lookup table of the items' ids
+        both = ~np.isnan(scores) & ~np.isnan(human)
+        judge, people, system = pd.Series(scores[both]), pd.Series(human[both]), systems[both]
         rows.append({"column": column, "combo": found.sources.get(column, (column, ""))[0],
                      "pearson": _pearson(judge, people),
                      "within": _pearson(judge - judge.groupby(system).transform("mean"),
