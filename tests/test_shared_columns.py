@@ -92,8 +92,8 @@ def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_w
 
 
 def test_the_distributions_alone_are_read_beside_the_kept_read_when_nothing_was_written_since(tmp_path):
-    """A million judgments' item ids and aspects read again only to check the order took 0.4 s: the store knows
-    when its read of them is what a read now gives. After a write they are read and compared again."""
+    """A million judgments' item ids and aspects were read again only to check the order: the store knows when
+    its read of them is what a read now gives. After a write they are read and compared again."""
     store = _scored(tmp_path)
     version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
     whole = store.judgments("synthetic", version, signature, columns=(*SCORED_COLUMNS, "distribution"))

@@ -259,8 +259,7 @@ def test_a_schema_15_store_reads_what_its_calls_cost_from_the_indexes_of_schema_
 
 
 def test_a_schema_16_store_reads_a_combinations_judgments_from_the_index_of_schema_17_in_the_order_it_had(tmp_path):
-    """At a million judgments the agreement's read of a combination took 1.4 s (each judgment's row read, then
-    sorted by time): schema 17 reads it from an index in its order. Judgments of one time (a judge's file imported)
+    """The agreement's read of a combination read each judgment's row, then sorted them by time: schema 17 reads it from an index in its order. Judgments of one time (a judge's file imported)
     come as `ORDER BY created` gave them through the combinations' index: by aspect, status and row."""
     path = tmp_path / "store.sqlite"
     make_current_store(path)
@@ -286,8 +285,8 @@ def test_a_schema_16_store_reads_a_combinations_judgments_from_the_index_of_sche
 
 
 def test_a_schema_17_stores_baselines_get_their_scores_as_numbers_and_a_row_without_them_is_still_read(tmp_path):
-    """A baseline's scores on a million items parsed from their JSON took 0.5 s each: schema 18 keeps them as numbers
-    beside it; rows stored before get theirs from their JSON; a row without them is read from its JSON."""
+    """A baseline's scores on a million items were parsed from their JSON: schema 18 keeps them as numbers beside
+    it; rows stored before get theirs from their JSON; a row without them is read from its JSON."""
     path = tmp_path / "store.sqlite"
     store = geval.Store(path)
     store.save_baseline_result("first", "length", "sig", {"a": 1.5, "b": float("nan"), "c": -2.0})

@@ -218,7 +218,7 @@ def _schema_16(db: sqlite_utils.Database) -> None:
 
 def _schema_17(db: sqlite_utils.Database) -> None:
     """One combination's judgments read in their order with the columns the agreement reads (item, aspect, score,
-    status) from an index alone (`Store.judgments`: 0.6 s instead of 1.4 s at a million judgments): its judgments by
+    status) from an index alone (`Store.judgments`: 0.3 s instead of 0.5 s at 100,000 judgments): its judgments by
     time, then aspect and status (the order `ORDER BY created` gave them, read through the combinations' index), with
     the item and score beside."""
     db["judgments"].create_index(["dataset", "template_version", "signature", "created", "aspect", "status", "item_id",

@@ -981,8 +981,8 @@ class Store(TeamTables):
 
     def baseline_values(self, key: str) -> np.ndarray | None:
         """`baseline_result`'s scores alone, as numbers in the order of its items (NaN where the metric gave none),
-        read from those kept beside the JSON (schema 18: a million items' in 0.01 s instead of parsing their JSON),
-        else from the JSON; None when no result is stored under `key`."""
+        read from those kept beside the JSON (schema 18: a million items' without parsing their JSON), else from
+        the JSON; None when no result is stored under `key`."""
         with self.lock:
             row = self.db.execute("SELECT score_values FROM baseline_results WHERE key = ?", [key]).fetchone()
         if row is None:
