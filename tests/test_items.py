@@ -6,7 +6,7 @@ import math
 
 from helpers import FULL_ITEM
 
-from geval.data.items import PLACEHOLDERS, Item, Turn, content_id, make_item
+from geval.data.items import PLACEHOLDERS, STORED, Item, Pair, Turn, content_id, make_item
 
 
 def test_fields_fill_every_placeholder():
@@ -66,6 +66,24 @@ def test_rows_round_trip():
     item = make_item("d", "dialogue", [Turn("User", "hi \u00e9")], "r", "g", "sys", "grp",
                      {"Overall": (4.0, 5.0)})
     assert Item.from_row(item.to_row()) == item
+
+
+def test_items_made_from_many_rows_at_once_are_items_as_any_other_frozen_and_share_what_they_repeat():
+    import dataclasses
+
+    import pytest
+
+    context = [Turn("User", "hi")]
+    items = [make_item("d", "turn", context, "r1", "g", "sys", "grp", {"Overall": (4.0, 5.0)}),
+             make_item("d", "turn", context, "r2", "g", "sys", "grp", {"Overall": (4.0, 5.0)},
+                       {"Overall": ("ann", "bob")}, "src", Pair("a", "b", "s1", "s2"))]
+    made = Item.from_rows([[item.to_row()[column] for column in STORED] for item in items])
+    assert made == items and [type(item) for item in made] == [Item, Item]
+    assert made[0].context is made[1].context and made[0].human is made[1].human  # read once, held once
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made[0].response = "changed"
+    assert dataclasses.replace(made[1], response="r3").pair == items[1].pair
+    assert Item.from_values([items[1].to_row()[column] for column in STORED]) == items[1]
 
 
 def test_ids_come_from_content():

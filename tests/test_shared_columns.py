@@ -91,6 +91,26 @@ def test_the_distributions_read_beside_the_scores_are_their_rows_or_read_again_w
                                   whole)
 
 
+def test_the_distributions_alone_are_read_beside_the_kept_read_when_nothing_was_written_since(tmp_path):
+    """A million judgments' item ids and aspects were read again only to check the order: the store knows when
+    its read of them is what a read now gives. After a write they are read and compared again."""
+    store = _scored(tmp_path)
+    version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
+    whole = store.judgments("synthetic", version, signature, columns=(*SCORED_COLUMNS, "distribution"))
+    read = store.judgments("synthetic", version, signature, columns=SCORED_COLUMNS)
+    statements = []
+    store.db.conn.set_trace_callback(statements.append)
+    pd.testing.assert_frame_equal(store.judgments_beside(read, "synthetic", version, signature, "distribution"),
+                                  whole)
+    assert [s.split(" FROM ")[0] for s in statements if s.startswith("SELECT j.")] == ["SELECT j.distribution"]
+    store.set_note(make_items(1)[0].id, True, "a write")
+    statements.clear()
+    pd.testing.assert_frame_equal(store.judgments_beside(read, "synthetic", version, signature, "distribution"),
+                                  whole)
+    assert [s.split(" FROM ")[0] for s in statements if s.startswith("SELECT j.")] == [
+        "SELECT j.item_id, j.aspect, j.distribution"]
+
+
 def test_the_plots_disagreements_are_those_without_the_judgments_text(tmp_path):
     store = _scored(tmp_path)
     plotted = geval.disagreements(store, "synthetic", details=None)

@@ -222,17 +222,28 @@ def test_a_store_of_schema_2_made_by_the_previous_code_migrates_with_nothing_los
     store.close()
 
 
+#: What each migration since schema 15 added, taken away: a current store as that schema left it (`as_schema`).
+UNDONE = {16: "DROP INDEX idx_judgments_calls; DROP INDEX idx_calls_usage;",
+          17: "DROP INDEX idx_judgments_read;",
+          18: "ALTER TABLE baseline_results DROP COLUMN score_values;"}
+
+
+def as_schema(path, version: int) -> None:
+    """The current store at `path` brought back to schema `version` (15 or later)."""
+    with sqlite3.connect(path) as conn:
+        conn.executescript("".join(UNDONE[v] for v in range(NOW, version, -1))
+                           + f"UPDATE meta SET value = '{version}' WHERE key = 'schema_version'")
+
+
 def test_a_schema_15_store_reads_what_its_calls_cost_from_the_indexes_of_schema_16(tmp_path):
     """At a million judgments `Store.call_totals` took 5.7 s (each call's row read, its keys sorted): schema 16
     reads them from two indexes, and the other reads of a combination's judgments keep theirs."""
     path = tmp_path / "store.sqlite"
     held = make_current_store(path)
     keys = held["judgments"]["call_key"].dropna().unique()
-    with sqlite3.connect(path) as conn:  # as schema 15 left it
-        conn.executescript("DROP INDEX idx_judgments_calls; DROP INDEX idx_calls_usage; "
-                           "UPDATE meta SET value = '15' WHERE key = 'schema_version'")
+    as_schema(path, 15)
     store = geval.Store(path)
-    assert store.schema_version() == NOW == 16
+    assert store.schema_version() == NOW
     version, signature = store.combos("synthetic")[["template_version", "signature"]].iloc[0]
     read = []
     store.db.conn.set_trace_callback(read.append)
@@ -244,4 +255,51 @@ def test_a_schema_15_store_reads_what_its_calls_cost_from_the_indexes_of_schema_
              for sql in read if sql.lstrip().startswith("SELECT")]
     assert "COVERING INDEX idx_calls_usage" in plans[0] and "COVERING INDEX idx_judgments_calls" in plans[0]
     assert "idx_judgments_combos" in plans[1]
+    store.close()
+
+
+def test_a_schema_16_store_reads_a_combinations_judgments_from_the_index_of_schema_17_in_the_order_it_had(tmp_path):
+    """The agreement's read of a combination read each judgment's row, then sorted them by time: schema 17 reads it from an index in its order. Judgments of one time (a judge's file imported)
+    come as `ORDER BY created` gave them through the combinations' index: by aspect, status and row."""
+    path = tmp_path / "store.sqlite"
+    make_current_store(path)
+    as_schema(path, 16)
+    with sqlite3.connect(path) as conn:  # one time for all, some failed, in the rows' order not the items'
+        conn.execute("UPDATE judgments SET created = 1.0, status = CASE WHEN rowid % 3 = 0 THEN 'failed' "
+                     "ELSE status END")
+        version, signature = conn.execute("SELECT template_version, signature FROM judgments").fetchone()
+        before = conn.execute("SELECT item_id, aspect, status FROM judgments INDEXED BY idx_judgments_combos "
+                              "WHERE dataset = ? AND template_version = ? AND signature = ? ORDER BY created",
+                              ["synthetic", version, signature]).fetchall()
+    store = geval.Store(path)
+    assert store.schema_version() == NOW
+    read = []
+    store.db.conn.set_trace_callback(read.append)
+    found = store.judgments("synthetic", version, signature, columns=("item_id", "aspect", "score", "status"))
+    store.db.conn.set_trace_callback(None)
+    assert list(found[["item_id", "aspect", "status"]].itertuples(index=False, name=None)) == before
+    assert sorted(before, key=lambda row: row[0]) != before  # not the items' order
+    plan = " ".join(row[-1] for row in store.db.conn.execute(f"EXPLAIN QUERY PLAN {read[-1]}"))
+    assert "COVERING INDEX idx_judgments_read" in plan
+    store.close()
+
+
+def test_a_schema_17_stores_baselines_get_their_scores_as_numbers_and_a_row_without_them_is_still_read(tmp_path):
+    """A baseline's scores on a million items were parsed from their JSON: schema 18 keeps them as numbers beside
+    it; rows stored before get theirs from their JSON; a row without them is read from its JSON."""
+    path = tmp_path / "store.sqlite"
+    store = geval.Store(path)
+    store.save_baseline_result("first", "length", "sig", {"a": 1.5, "b": float("nan"), "c": -2.0})
+    store.save_baseline_result("second", "length", "sig", {"c": 4.0})
+    store.close()
+    as_schema(path, 17)
+    store = geval.Store(path)
+    assert store.schema_version() == NOW
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM baseline_results WHERE score_values IS NOT NULL").fetchone()[0] == 2
+        conn.execute("UPDATE baseline_results SET score_values = NULL WHERE key = 'second'")
+    first = store.baseline_values("first")
+    assert first.tolist()[::2] == [1.5, -2.0] and first.tolist()[1] != first.tolist()[1]  # NaN kept
+    assert store.baseline_values("second").tolist() == [4.0] and store.baseline_values("third") is None
+    assert store.baseline_result("first") == {"a": 1.5, "b": None, "c": -2.0}  # the JSON as it was
     store.close()

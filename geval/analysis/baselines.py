@@ -378,11 +378,11 @@ def compute_baselines(items: Sequence[Item], metrics: Sequence[str] = tuple(METR
         kind, texts, others, read_as = _read(read, metric, items, dataset)
         signature, fields = metric.signature(kind, model)
         whole = _whole_key(signature, read_as)
-        kept = store.baseline_result(whole) if store is not None else None
+        kept = store.baseline_values(whole) if store is not None else None
         if kept is not None:
             if on_progress:
                 on_progress(f"{metric.title}: stored, {len(items)} items")
-            scores = _on_items(kept, ids).rename(name)
+            scores = _on_items(store, whole, kept, ids).rename(name)
         else:
             keys = [_key(signature, text, other) for text, other in zip(texts, others)]
             scores = _computed(metric, name, model, items, texts, others, keys, signature, store, on_progress)
@@ -406,12 +406,13 @@ def _read(read: dict, metric: Metric, items: list[Item], dataset: str) -> tuple[
     return read[key]
 
 
-def _on_items(kept: dict[str, float | None], ids: pd.Index) -> pd.Series:
-    """Stored scores by item id on the items `ids` (NaN for an item without one, or a None score); read in order
-    when they were stored for these very items in this order (as a rule: a million items not looked up one by one)."""
-    if len(kept) == len(ids) and list(kept) == ids.tolist():
-        return pd.Series(list(kept.values()), index=ids, dtype=float)
-    return pd.Series(kept, dtype=float).reindex(ids)
+def _on_items(store: Store, key: str, kept: np.ndarray, ids: pd.Index) -> pd.Series:
+    """The scores stored under `key` (`kept`, in their items' order) on the items `ids` (NaN for an item without
+    one, or a None score): in order when there are as many (the key hashes the items' ids in their order: these very
+    items, as a rule, and a million not looked up one by one), else by item id."""
+    if len(kept) == len(ids):
+        return pd.Series(kept, index=ids, dtype=float)
+    return pd.Series(store.baseline_result(key), dtype=float).reindex(ids)
 
 
 def _computed(metric, name: str, model, items: Sequence[Item], texts, others, keys: list[str], signature: str,

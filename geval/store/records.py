@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import time
 from collections.abc import Iterable
 
+import numpy as np
 import orjson
 
 from geval.judging.judgment import AspectScore, Judgment
@@ -63,3 +65,12 @@ def parsed(text: str):
             return orjson.loads(text)
         except orjson.JSONDecodeError:
             return json.loads(text)
+
+
+#: How `baseline_results.score_values` keeps a baseline's scores: float64, little-endian.
+SCORE_VALUES = np.dtype("<f8")
+
+
+def score_values(scores: Iterable[float | None]) -> bytes:
+    """A baseline's scores as `baseline_results.score_values` keeps them, in their order (None: NaN)."""
+    return np.array([math.nan if score is None else score for score in scores], dtype=SCORE_VALUES).tobytes()

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 import sqlite_utils
 
+from geval.store.records import parsed, score_values
+
 
 def _schema_1(db: sqlite_utils.Database) -> None:
     """The first schema: datasets, items, templates, steps, calls, judgments, runs, notes."""
@@ -214,11 +216,32 @@ def _schema_16(db: sqlite_utils.Database) -> None:
                              index_name="idx_calls_usage", if_not_exists=True)
 
 
+def _schema_17(db: sqlite_utils.Database) -> None:
+    """One combination's judgments read in their order with the columns the agreement reads (item, aspect, score,
+    status) from an index alone (`Store.judgments`: 0.3 s instead of 0.5 s at 100,000 judgments): its judgments by
+    time, then aspect and status (the order `ORDER BY created` gave them, read through the combinations' index), with
+    the item and score beside."""
+    db["judgments"].create_index(["dataset", "template_version", "signature", "created", "aspect", "status", "item_id",
+                                  "score"], index_name="idx_judgments_read", if_not_exists=True)
+
+
+def _schema_18(db: sqlite_utils.Database) -> None:
+    """A baseline's scores kept as numbers too (`baseline_results.score_values`: float64, little-endian, NaN where
+    the metric gave none, in the order of the JSON's items), read without parsing a million items' JSON
+    (`Store.baseline_values`). Rows stored before are given theirs from their JSON."""
+    db["baseline_results"].add_column("score_values", bytes)
+    for (key,) in db.execute("SELECT key FROM baseline_results").fetchall():  # one row's JSON at a time
+        scores = db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()[0]
+        db.execute("UPDATE baseline_results SET score_values = ? WHERE key = ?",
+                   [score_values(parsed(scores).values()), key])
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
                                                                   7: _schema_7, 8: _schema_8,
                                                                   9: _schema_9, 10: _schema_10, 11: _schema_11,
                                                                   12: _schema_12, 13: _schema_13, 14: _schema_14,
-                                                                  15: _schema_15, 16: _schema_16}
-SCHEMA_VERSION = 16
+                                                                  15: _schema_15, 16: _schema_16,
+                                                                  17: _schema_17, 18: _schema_18}
+SCHEMA_VERSION = 18

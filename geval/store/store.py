@@ -36,6 +36,7 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import sqlite_utils
 from platformdirs import user_data_dir
@@ -52,7 +53,7 @@ from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
 from geval.processes import HOST, cycles_uncollected, made_to_last, process_alive
 from geval.store import kept, schema
-from geval.store.records import parsed
+from geval.store.records import SCORE_VALUES, parsed, score_values
 from geval.store.team import TeamTables
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
@@ -173,12 +174,16 @@ class Store(TeamTables):
         the file since, by this connection or any other (the connection's change count and SQLite's
         data_version); READS_KEPT results are kept. A shallow copy: a caller's changes stay its own."""
         with self.lock:
-            version = (self.db.conn.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0])
+            version = self._data_version()
             found = self._reads.pop(key, None)
             if found is None or found[0] != version:
                 found = (version, read())
             self._reads = self._room([*self._reads.items(), (key, found)])  # the newest last
             return found[1].copy(deep=False)
+
+    def _data_version(self) -> tuple[int, int]:
+        """What changes when anything is written to the file, by this connection or any other (`_kept`)."""
+        return self.db.conn.total_changes, self.db.execute("PRAGMA data_version").fetchone()[0]
 
     def remembered(self, key: tuple, compute: Callable[[], pd.DataFrame]) -> pd.DataFrame:
         """`compute()`, a table derived from what the store holds, kept as its reads are (`_kept`): given back
@@ -365,7 +370,7 @@ class Store(TeamTables):
                                              "ORDER BY position", [dataset])
                 read = {}  # contexts shared, read once
                 with made_to_last():
-                    known = self._items[dataset] = (loaded, [Item.from_values(row, read) for row in found])
+                    known = self._items[dataset] = (loaded, Item.from_rows(found, read))
         return list(known[1])
 
     def item(self, item_id: str) -> Item:
@@ -647,16 +652,28 @@ class Store(TeamTables):
         """`read` (`judgments(dataset, template_version, signature, columns=...)` with item_id and aspect) and the
         judgments' `column` beside it, read now and not kept as `judgments` keeps its reads: for a table made of it
         once and kept in its place, e.g. the most probable scores of a million distributions (80 MB of text).
-        Joined row for row when the judgments read are `read`'s in its order (one judgment per item and aspect);
-        else (a write between the reads) `read`'s columns and `column` read again, in one go."""
-        sql, args = self._judgments_sql(dataset, template_version, signature, columns=("item_id", "aspect", column))
+        `column` alone is read when `read` is what `judgments` read last of them and nothing was written since (their
+        order is the same: `_judgments_sql`); else `read`'s item and aspect are read beside it and the two joined row
+        for row when the judgments read are `read`'s in its order (one judgment per item and aspect); else (a write
+        between the reads) `read`'s columns and `column` read again, in one go."""
         with self.lock:
+            if self._read_last(read, dataset, template_version, signature):
+                sql, args = self._judgments_sql(dataset, template_version, signature, columns=(column,))
+                return read.assign(**{column: read_table(self.db.conn, sql, args)[column].array})
+            sql, args = self._judgments_sql(dataset, template_version, signature, columns=("item_id", "aspect", column))
             found = read_table(self.db.conn, sql, args)
-        if found["item_id"].equals(read["item_id"]) and found["aspect"].equals(read["aspect"]):
-            return read.assign(**{column: found[column].array})
-        sql, args = self._judgments_sql(dataset, template_version, signature, columns=(*read.columns, column))
-        with self.lock:
+            if found["item_id"].equals(read["item_id"]) and found["aspect"].equals(read["aspect"]):
+                return read.assign(**{column: found[column].array})
+            sql, args = self._judgments_sql(dataset, template_version, signature, columns=(*read.columns, column))
             return read_table(self.db.conn, sql, args)
+
+    def _read_last(self, read: pd.DataFrame, dataset: str, template_version: str, signature: str) -> bool:
+        """Whether `read` is the judgments of this combination as `judgments(..., columns=read.columns)` keeps them,
+        read since the last write to the file (the same rows in the same order as a read now)."""
+        sql, args = self._judgments_sql(dataset, template_version, signature, columns=tuple(read.columns))
+        found = self._reads.get((sql, *args))
+        return (found is not None and found[0] == self._data_version() and len(found[1]) == len(read)
+                and found[1]["item_id"].equals(read["item_id"]) and found[1]["aspect"].equals(read["aspect"]))
 
     def _judgments_sql(self, dataset: str | None = None, template_version: str | None = None,
                        signature: str | None = None, status: str | None = None,
@@ -669,16 +686,21 @@ class Store(TeamTables):
                 clauses.append(f"{column} = ?")
                 args.append(value)
         where = ("WHERE " + " AND ".join(clauses)) if clauses else ""
+        # One combination's: by time, then as its judgments of one time came through the combinations' index
+        # (schema 15: by aspect, status and row), which `ORDER BY created` kept: in full, so that two reads of it
+        # give the same order (`judgments_beside`), from schema 17's index sorted within a time only.
+        order = "ORDER BY j.created" + (", j.aspect, j.status, j.rowid" if None not in (dataset, template_version,
+                                                                                      signature) else "")
         if columns is not None:
             known = self.db["judgments"].columns_dict  # the table's columns read once (a PRAGMA each time)
             unknown = [c for c in columns if c not in known]
             if unknown:
                 raise StoreError(f"judgments have no column '{unknown[0]}'")
-            sql = f"SELECT {', '.join('j.' + c for c in columns)} FROM judgments j {where} ORDER BY j.created"
+            sql = f"SELECT {', '.join('j.' + c for c in columns)} FROM judgments j {where} {order}"
         else:
             sql = f"""SELECT j.*, c.prompt, c.raw, c.scores AS call_scores, c.prompt_tokens, c.completion_tokens,
                              c.cost, c.latency
-                      FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} ORDER BY j.created"""
+                      FROM judgments j LEFT JOIN calls c ON c.key = j.call_key {where} {order}"""
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return sql, args
@@ -957,12 +979,26 @@ class Store(TeamTables):
             row = self.db.execute("SELECT scores FROM baseline_results WHERE key = ?", [key]).fetchone()
         return parsed(row[0]) if row else None
 
+    def baseline_values(self, key: str) -> np.ndarray | None:
+        """`baseline_result`'s scores alone, as numbers in the order of its items (NaN where the metric gave none),
+        read from those kept beside the JSON (schema 18: a million items' without parsing their JSON), else from
+        the JSON; None when no result is stored under `key`."""
+        with self.lock:
+            row = self.db.execute("SELECT score_values FROM baseline_results WHERE key = ?", [key]).fetchone()
+        if row is None:
+            return None
+        if row[0] is None:  # a row written without them
+            return np.array(list(self.baseline_result(key).values()), dtype=float)
+        return np.frombuffer(row[0], dtype=SCORE_VALUES).astype(float)
+
     def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
-        """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null)."""
+        """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null in the JSON),
+        and as numbers beside it (`baseline_values`)."""
         blob = json.dumps({item: None if math.isnan(score) else score for item, score in scores.items()})
         with self._write():
             self.db["baseline_results"].upsert({"key": key, "metric": metric, "signature": signature,
-                                                "items": len(scores), "scores": blob, "created": time.time()},
+                                                "items": len(scores), "scores": blob,
+                                                "score_values": score_values(scores.values()), "created": time.time()},
                                                pk="key")
 
     # --- the user's labels and the human side ---------------------------------------------------
