@@ -398,3 +398,28 @@ def test_flagged_items_are_marked_in_jump_to_and_can_be_shown_alone(monkeypatch,
     assert not at.exception
     assert at.selectbox(key="inspect_jump").options == marked and at.session_state["inspect_jump"] == item_id
     assert any("1 of 1" in m.value for m in at.markdown)
+
+
+def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp_path):
+    from helpers import make_template, scripted
+
+    path = tmp_path / "store.sqlite"
+    monkeypatch.setenv("GEVAL_STORE", str(path))
+    table = tmp_path / "verdicts.csv"
+    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
+                                                           for k in range(8)))
+    store = geval.Store(path)
+    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
+                                 store=store)
+    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),))
+    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    store.close()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.session_state["dataset_source"] = {"stored": "verdicts"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    shown = shown_texts(at)
+    assert any(t in ("verdict, every annotator: pass", "verdict, every annotator: fail") for t in shown), shown
+    cells = at.table[0].value.to_numpy().ravel().tolist()
+    assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells

@@ -168,18 +168,28 @@ with score_column:
     st.subheader("Scores")
     a, b, c = st.columns(3)
     a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
+    categories = store.categories(dataset.name)
+
+    def said(aspect: str, score: float) -> str:
+        """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
+        words = categories.get(aspect, ())
+        return words[int(score)] if float(score).is_integer() and 0 <= score < len(words) else f"{score:g}"
+
     if human is not None:
         scores = item.human.get(human, ())
         b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
         c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
-        st.text(f"{human}, every annotator: {', '.join(f'{s:g}' for s in scores) or 'none'}")
+        st.text(f"{human}, every annotator: {', '.join(said(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
         names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
         st.table(pd.DataFrame(
             [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2),
-              **{name: (f"{v[name]:g}" if name in v else "–") for name in names}} for k, v in ratings.items()]
+              **{name: (said(k, v[name]) if name in v else "–") for name in names}} for k, v in ratings.items()]
         ).set_index("aspect"))
+        if any(len(categories.get(k, ())) == 2 for k in ratings):
+            st.caption("A label of two words reads 0 for the first and 1 for the second: its mean is the share of "
+                       "the second (pass, yes, true).")
         if len(names) > 1 and all(name.startswith("#") for name in names):
             st.caption(f"People's scores: {names[0]} to {names[-1]} are the annotators, by position.")
     if pd.notna(row["coverage"]):
