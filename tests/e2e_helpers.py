@@ -199,20 +199,31 @@ def selected(page, label: str, scope=None) -> str:
     return _widget(page, scope, "stSelectbox", label).get_by_role("combobox").input_value()
 
 
-def _open_and_pick(page, widget, option: str | re.Pattern, typed: str | None) -> None:
-    """Open a selectbox or multiselect and click `option` (typing `typed` first filters the list)."""
+def _open_and_pick(page, widget, option: str | re.Pattern, typed: str | None, attempts: int = 3) -> None:
+    """Open a selectbox or multiselect and click `option` (typing `typed` first filters the list). A list that
+    closed before its option could be clicked (its widget redrawn by a run still going on a busy machine) is
+    opened again, `attempts` times in all."""
     box = widget.get_by_role("combobox")
-    box.click()
-    if typed:
-        box.press_sequentially(typed, delay=20)
     if isinstance(option, str):
         option = re.compile(rf"^\s*{re.escape(option)}\s*$")
     choice = page.get_by_role("option").filter(has_text=option).first
-    try:
-        choice.wait_for(timeout=3_000)
-    except Exception:  # a focused multiselect may need the keyboard to open its list
-        box.press("ArrowDown")
-    choice.click()
+    for attempt in range(1, attempts + 1):
+        box.click()
+        if typed:
+            box.fill("")
+            box.press_sequentially(typed, delay=20)
+        try:
+            choice.wait_for(timeout=3_000)
+        except Exception:  # a focused multiselect may need the keyboard to open its list
+            box.press("ArrowDown")
+        try:
+            choice.click(timeout=ACTION_TIMEOUT / attempts)
+            return
+        except Exception:
+            if attempt == attempts:
+                raise
+            page.keyboard.press("Escape")
+            wait_idle(page)
 
 
 def select_option(page, label: str, option: str | re.Pattern, scope=None, typed: str | None = None) -> None:
