@@ -16,7 +16,7 @@ from geval.data.dataset import SHARED_DATA_DIR
 from geval.judging.templates import load_template
 from geval.reporting.names import Names
 from studio.text import plain
-from tests.apptest_helpers import texts
+from tests.apptest_helpers import open_app, texts
 
 REPO = Path(__file__).resolve().parent.parent
 APP = str(REPO / "app.py")
@@ -403,21 +403,15 @@ def test_flagged_items_are_marked_in_jump_to_and_can_be_shown_alone(monkeypatch,
 def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp_path):
     from helpers import make_template, scripted
 
-    path = tmp_path / "store.sqlite"
-    monkeypatch.setenv("GEVAL_STORE", str(path))
     table = tmp_path / "verdicts.csv"
     table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
                                                            for k in range(8)))
-    store = geval.Store(path)
+    store = geval.Store(tmp_path / "store.sqlite")
     dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
                                  store=store)
-    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),))
-    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    geval.score(store, dataset.items, make_template(aspects=(("Verdict", 0, 1, "verdict"),)), scripted(), dataset.name)
     store.close()
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["dataset_source"] = {"stored": "verdicts"}
-    at.run()
-    at.switch_page(PAGE).run()
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
     assert not at.exception
     shown = shown_texts(at)
     assert any(t in ("verdict, every annotator: pass", "verdict, every annotator: fail") for t in shown), shown
