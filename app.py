@@ -25,21 +25,22 @@ opening = st.empty()
 if "context_restored" not in st.session_state:
     opening.caption("Opening G-Eval Studio: reading the dataset…")
 context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
-every_page = [
-    st.Page("views/1_data.py", title="Data", icon=":material/table:", default=True),
-    st.Page("views/2_prompts.py", title="Prompts", icon=":material/edit_note:", url_path="prompts"),
-    st.Page("views/3_score.py", title="Score", icon=":material/play_circle:", url_path="score"),
-    st.Page("views/4_inspect.py", title="Inspect", icon=":material/search:", url_path="inspect"),
-    st.Page("views/5_agreement.py", title="Agreement", icon=":material/insights:", url_path="agreement"),
-    st.Page("views/6_tune.py", title="Tune", icon=":material/tune:", url_path="tune"),
-    st.Page("views/7_label.py", title="Label", icon=":material/label:", url_path="label"),
-    *([st.Page("views/8_queues.py", title="Queues", icon=":material/groups:", url_path="queues"),
-       st.Page("views/9_my_queue.py", title="My queue", icon=":material/assignment_ind:", url_path="my-queue")]
-      if user is not None else []),
-]
-pages = st.navigation(every_page)
+#: The lead's pages: (script, title, icon, url path); Queues and My queue where the store has accounts.
+PAGES = [("views/1_data.py", "Data", ":material/table:", "data"),
+         ("views/2_prompts.py", "Prompts", ":material/edit_note:", "prompts"),
+         ("views/3_score.py", "Score", ":material/play_circle:", "score"),
+         ("views/4_inspect.py", "Inspect", ":material/search:", "inspect"),
+         ("views/5_agreement.py", "Agreement", ":material/insights:", "agreement"),
+         ("views/6_tune.py", "Tune", ":material/tune:", "tune"),
+         ("views/7_label.py", "Label", ":material/label:", "label")]
+TEAM_PAGES = [("views/8_queues.py", "Queues", ":material/groups:", "queues"),
+              ("views/9_my_queue.py", "My queue", ":material/assignment_ind:", "my-queue")]
+shown = PAGES + (TEAM_PAGES if user is not None else [])
+first = auth.first_page() if user is not None else None  # a page a link named before signing in
+first = first if first in {url_path for *_, url_path in shown} else "data"
+pages = st.navigation([st.Page(script, title=title, icon=icon, url_path=url_path, default=url_path == first)
+                       for script, title, icon, url_path in shown])
 if user is not None:
-    auth.open_asked(every_page, pages)
     auth.sign_out_button(user)
 sidebar()
 opening.empty()

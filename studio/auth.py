@@ -28,7 +28,7 @@ import geval
 from studio import state
 
 COOKIE = "geval_session"
-#: The page (url path) a visitor asked for before the sign-in form, opened once signed in (`open_asked`); and
+#: The page (url path) a visitor asked for before the sign-in form, opened once signed in (`first_page`); and
 #: whether this run is the one that signs in.
 ASKED, SIGNING_IN = "page_asked_before_sign_in", "signing_in"
 COOKIE_DAYS = 7.0
@@ -165,16 +165,16 @@ def _url_page() -> str:
     return urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def open_asked(pages: list, shown) -> None:
-    """Open the page a link named before its sign-in form (a list of `st.Page`; `shown`: the page this run opened),
-    once: the run that signs in names no page, so the default page opens. Done in the run after it (its cookie's
-    component answers), which the switch would otherwise cut short before the cookie is set."""
+def first_page() -> str | None:
+    """The url path of the page a link named before its sign-in form, in the run that signs in (None: none, or
+    another run). The app's navigation makes it the default page of that run, which names no page and so opens
+    the default: a switch there would cut the run short before the cookie's component is drawn (the cookie lost),
+    and a switch in the run after it (the component's answer) left the default page open when that run never
+    came. Let go after that run: the browser names the page it shows from then on."""
     if st.session_state.get(SIGNING_IN):
-        return
-    asked = st.session_state.pop(ASKED, None)
-    page = next((p for p in pages if asked and p.url_path == asked), None)
-    if page is not None and page.url_path != shown.url_path:
-        st.switch_page(page)
+        return st.session_state.get(ASKED) or None
+    st.session_state.pop(ASKED, None)
+    return None
 
 
 def refuse_address(user: User) -> None:
