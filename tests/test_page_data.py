@@ -253,3 +253,19 @@ def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_colum
         "scaled: people's scores of overall run 2-5, outside the 3-5 declared for it; declare the scale they were "
         "asked on"]
     assert geval.Store(tmp_path / "store.sqlite").scales("scaled") == {"overall": (0.0, 9.0)}
+
+
+def test_a_pass_fail_aspect_reads_in_words_in_the_items_table(monkeypatch, tmp_path):
+    """The items table showed a pass/fail label as 0 and 1 (its code); it reads pass and fail, and where two
+    people differ, each word with its count."""
+    table = tmp_path / "verdicts.json"  # a second person's label of r1, which differs
+    table.write_text(json.dumps([{"id": f"r{k}", "reply": f"reply {k}",
+                                  "verdict": ["pass" if k % 2 else "fail", *(["fail"] if k == 1 else [])]}
+                                 for k in range(6)]))
+    geval.load_dataset(table, mapping=["id=id", "response=reply", "score:verdict=verdict"],
+                       store=geval.Store(tmp_path / "store.sqlite"))
+    at = open_app(monkeypatch, tmp_path, state={"dataset_source": {"stored": "verdicts"}})
+    assert not at.exception
+    items = next(frame.value for frame in at.dataframe if "level" in frame.value.columns).set_index("file id")
+    assert items.loc["r0", "verdict"] == "fail" and items.loc["r3", "verdict"] == "pass"
+    assert items.loc["r1", "verdict"] == "pass 1, fail 1"  # in the order given, when as many

@@ -511,6 +511,19 @@ def test_items_as_csv_have_their_ids_and_each_annotators_score_beside_the_mean()
     assert math.isnan(table.loc[1, "Natural [ann]"]) and table.loc[1, "Natural"] == 2.0
 
 
+def test_items_as_csv_read_a_pass_fail_aspect_in_words():
+    """The CSV gave a pass/fail label as 0 and 1 (its code): each annotator's word, and the item's labels in
+    words in the aspect's column (the word when they agree, each word with its count when not)."""
+    items = [make_item("mine", "turn", [], "hi", "", "s1", "g1", {"Verdict": (1.0, 0.0, 1.0)},
+                       annotators={"Verdict": ("ann", "bob", "cy")}),
+             make_item("mine", "turn", [], "bye", "", "s1", "g2", {"Verdict": (0.0,)}, annotators={"Verdict": ("bob",)})]
+    table = pd.read_csv(io.StringIO(geval.reporting.items_csv(items, {"Verdict": ("fail", "pass")})))
+    assert table.loc[0, ["Verdict", "Verdict [ann]", "Verdict [bob]", "Verdict [cy]"]].tolist() == [
+        "pass 2, fail 1", "pass", "fail", "pass"]
+    assert table.loc[1, "Verdict"] == "fail" and table.loc[1, "Verdict [bob]"] == "fail"
+    assert pd.isna(table.loc[1, "Verdict [ann]"])
+
+
 def test_hover_texts_are_escaped_in_one_pass_as_one_by_one():
     """`escaped` (the scatter's item ids in one pass) gives `html.escape(str(...))` of each value, also
     when a text holds its separator."""

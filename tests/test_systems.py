@@ -311,3 +311,27 @@ def test_unpaired_differences_read_the_draws_with_their_sampling_weights():
     assert (pair.a, pair.b) == ("A", "B")
     assert pair.low <= truth["A"] - truth["B"] <= pair.high
     assert pair.simultaneous_low <= truth["A"] - truth["B"] <= pair.simultaneous_high
+
+
+def test_the_judge_alone_is_shown_on_the_people_s_scale_when_its_template_has_another(tmp_path):
+    """A 1-9 judge's own mean was plotted on the people's 1-3 axis (off it, beyond 3) under "judge alone": it is
+    mapped end to end onto the people's scale, and the table and legend say so."""
+    from tests.helpers import REPO, make_template, scripted
+
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(REPO / "data" / "personachat_usr_sample.json", store=store)
+    geval.score(store, dataset.items, make_template(aspects=(("Naturalness", 1, 9, "Natural"),)), scripted(),
+                dataset.name)
+    result = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
+    own = result.table["judge"]
+    assert result.judge_scale == (1, 9) and result.scale == (1, 3) and own.max() > 3  # off the people's axis
+    np.testing.assert_allclose(result.judge_alone(), 1 + (own - 1) / 8 * 2)
+    words = "judge alone (biased; its 1-9 mapped onto the people's 1-3)"
+    assert result.judge_alone_words() == words
+    shown = geval.reporting.systems_table(result)
+    assert list(shown[words]) == [f"{v:.2f}" for v in result.judge_alone()]
+    cross = next(t for t in geval.reporting.systems_forest(result).data if t.name == words)
+    np.testing.assert_allclose(list(cross.x), list(result.judge_alone())[::-1])
+    same = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
+    same.judge_scale = same.scale  # a judge on the people's own scale: as it was
+    assert same.judge_alone_words() == "judge alone (biased)" and same.judge_alone().equals(own)

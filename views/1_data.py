@@ -138,10 +138,13 @@ for note in dataset.notes:  # how a table was read: its level, its items' own id
     st.caption(f"Read at {note}." if note.startswith("level") else f"{note[:1].upper()}{note[1:]}.")
 
 own_ids = any(item.source_id for item in dataset.items)  # the file's own ids, which labels and judge files may use
+categories = state.store().categories(dataset.name)  # a categorical aspect's labels read in words (pass, not 1)
 preview = pd.DataFrame([
     {"id": item.id, **({"file id": item.source_id} if own_ids else {}), "level": item.level, "group": item.group,
      "system": item.system, "last turn": item.context[-1].render() if item.context else "",
-     "response": item.response, **{aspect: item.human_mean(aspect) for aspect in item.human}}
+     "response": item.response,
+     **{aspect: geval.reporting.labels_in_words(scores, categories[aspect]) if aspect in categories
+        else item.human_mean(aspect) for aspect, scores in item.human.items()}}
     for item in dataset.items
 ])
 first = ["id", *(["file id"] if own_ids else []), "response", "last turn"]
@@ -151,7 +154,7 @@ st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hi
                             "last turn": st.column_config.TextColumn(width="medium")})
 
 st.download_button("Items and people's scores as CSV",
-                   lambda: geval.reporting.items_csv(state.store().items(dataset.name)),  # made when clicked
+                   lambda: geval.reporting.items_csv(state.store().items(dataset.name), categories),  # made when clicked
                    file_name=f"{dataset.name}-items.csv", mime="text/csv", key="data_items_csv",
                    icon=":material/download:",
                    help="One row per item: its id (and your file's own), group, system, level, texts, and the human "

@@ -172,8 +172,7 @@ with score_column:
 
     def said(aspect: str, score: float) -> str:
         """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
-        words = categories.get(aspect, ())
-        return words[int(score)] if float(score).is_integer() and 0 <= score < len(words) else f"{score:g}"
+        return geval.reporting.category_word(score, categories.get(aspect, ()))
 
     if human is not None:
         scores = item.human.get(human, ())

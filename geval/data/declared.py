@@ -10,7 +10,8 @@ Two-category words are read as the categories of a categorical aspect, the negat
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 
 from geval.errors import DatasetError, GevalError, shown
 
@@ -101,6 +102,20 @@ def category_index(value: object, categories: tuple[str, ...]) -> float | None:
     lowered = [category.lower() for category in categories]
     found = word(value)
     return float(lowered.index(found)) if found in lowered else None
+
+
+def category_word(score: float, categories: Sequence[str]) -> str:
+    """A label stored as its category's index, as its word ("pass", not 1); a score that is no index, as a number."""
+    return categories[int(score)] if float(score).is_integer() and 0 <= score < len(categories) else f"{score:g}"
+
+
+def labels_in_words(scores: Iterable[float], categories: Sequence[str]) -> str:
+    """Several people's labels of one item in words: the word when they agree ("pass"), else each word with its
+    count, the most given first ("pass 2, fail 1"); "" for none."""
+    counted = Counter(category_word(score, categories) for score in scores)
+    if len(counted) <= 1:
+        return next(iter(counted), "")
+    return ", ".join(f"{label} {count}" for label, count in counted.most_common())
 
 
 def positive(categories: tuple[str, ...]) -> str | None:

@@ -645,6 +645,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
                    anytime=anytime, worth_on=population.index if per_system is not None else None)
     result.notes = notes + result.notes
     result.source = source
+    result.judge_scale = found.scale  # the judge read alone: its template's scale
     held = [f"{j}: {found.held[j]}" for j in judges if j in found.held]
     result.notes += held
     result.worth["combo"] = [found.sources.get(j, ("", ""))[0] for j in result.worth["judge"]]

@@ -27,6 +27,7 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
+from geval.data.declared import scale_text
 from geval.decisions import t_intervals
 from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval, point, sequential_fit
 from geval.decisions.t_intervals import final_fit
@@ -62,6 +63,23 @@ class SystemMeans:
     notes: list[str] = field(default_factory=list)
     source: str = "people's scores"
     sequential: bool = False  # betting intervals (valid at any number of labels), else for these labels
+    judge_scale: tuple[float, float] | None = None  # the judge's own scale (its template's), when not the people's
+
+    def judge_alone(self) -> pd.Series:
+        """Each system's mean of the judge alone (`table`'s "judge") on the people's `scale`: the judge's own
+        scale mapped end to end onto it where the two differ (a 1-10 judge's 7 is 3.67 on 1-5). Biased either way."""
+        own = self.table["judge"]
+        if not self.judge_scale or tuple(self.judge_scale) == tuple(self.scale):
+            return own
+        (low, high), (to_low, to_high) = self.judge_scale, self.scale
+        return to_low + (own - low) / (high - low) * (to_high - to_low) if high > low else own * math.nan
+
+    def judge_alone_words(self) -> str:
+        """The judge alone's name in a table or legend, saying when its scale was mapped onto the people's."""
+        if not self.judge_scale or tuple(self.judge_scale) == tuple(self.scale):
+            return "judge alone (biased)"
+        return (f"judge alone (biased; its {scale_text(self.judge_scale)} mapped onto the people's "
+                f"{scale_text(self.scale)})")
 
     def interval_words(self) -> str:
         """How the 95% intervals were made, in words."""

@@ -54,14 +54,15 @@ def _effective(row) -> str:
 
 def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
     """One row per system as text: labels, the people-only and the combined interval, the judge's
-    own mean, the people's mean over every item when they scored all of them."""
+    own mean (on the people's scale: `SystemMeans.judge_alone`), the people's mean over every item
+    when they scored all of them."""
     table = result.table
     shown = pd.DataFrame({
         "system": table["system"].replace("", "all items"),
         "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
         "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
         "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
-        "judge alone (biased)": [f"{v:.2f}" for v in table["judge"]],
+        result.judge_alone_words(): [f"{v:.2f}" for v in result.judge_alone()],
         "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
     if table["truth"].notna().all():
         shown["people, every item"] = [f"{v:.2f}" for v in table["truth"]]
@@ -129,7 +130,8 @@ def ranking_table(result: labeling.SystemMeans) -> pd.DataFrame:
 
 def systems_forest(result: labeling.SystemMeans):
     """Per system, its three estimates: the people-only and the combined 95% interval, the judge's
-    own mean (a cross: biased, no interval), and the people's mean over every item when known."""
+    own mean (a cross: biased, no interval; its scale mapped onto the people's), and the people's mean over
+    every item when known."""
     import plotly.graph_objects as go
 
     table = result.table.iloc[::-1]
@@ -142,7 +144,8 @@ def systems_forest(result: labeling.SystemMeans):
             error_x={"type": "data", "symmetric": False, "array": table[f"{side}_high"] - table[side],
                      "arrayminus": table[side] - table[f"{side}_low"], "color": color},
             offsetgroup=str(offset)))
-    figure.add_trace(go.Scatter(x=table["judge"], y=names, mode="markers", name="judge alone (biased)",
+    figure.add_trace(go.Scatter(x=result.judge_alone().iloc[::-1], y=names, mode="markers",
+                                name=result.judge_alone_words(),
                                 marker={"color": COLOURS[2], "symbol": "x", "size": 9}))
     if table["truth"].notna().all():
         figure.add_trace(go.Scatter(x=table["truth"], y=names, mode="markers", name="people, every item",

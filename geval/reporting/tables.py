@@ -13,6 +13,7 @@ import pandas as pd
 
 from geval.analysis.comparison import Comparison
 from geval.analysis.correlation import MIN_GROUPS, reading
+from geval.data.declared import category_word, labels_in_words
 from geval.data.items import Item
 
 
@@ -51,10 +52,13 @@ def agreement_csv(table: pd.DataFrame) -> str:
     return readable.to_csv(index=False)
 
 
-def items_csv(items: Sequence[Item]) -> str:
+def items_csv(items: Sequence[Item], categories: Mapping[str, Sequence[str]] | None = None) -> str:
     """Items as CSV, one row each: the id, the file's own id, group, system, level, context, response and
     grounding, then per human aspect the people's mean and each annotator's score (a column "Natural [ann]"
-    per annotator; "#k" where the file names none: the k-th score of each item)."""
+    per annotator; "#k" where the file names none: the k-th score of each item). A categorical aspect of
+    `categories` (`Store.categories`) reads in words: each annotator's label, and in the aspect's column
+    every label of the item (`labels_in_words`: "pass", or "pass 2, fail 1")."""
+    categories = categories or {}
     aspects = list(dict.fromkeys(aspect for item in items for aspect in item.human))
     names = {aspect: list(dict.fromkeys(name for item in items for name in item.ratings(aspect))) for aspect in aspects}
     rows = []
@@ -63,9 +67,14 @@ def items_csv(items: Sequence[Item]) -> str:
                "level": item.level, "context": "\n".join(turn.render() for turn in item.context),
                "response": item.response, "grounding": item.grounding}
         for aspect in aspects:
-            ratings = item.ratings(aspect)
-            row[aspect] = item.human_mean(aspect) if ratings else None
-            row.update({f"{aspect} [{name}]": ratings.get(name) for name in names[aspect]})
+            ratings, words = item.ratings(aspect), categories.get(aspect)
+            if words:
+                row[aspect] = labels_in_words(ratings.values(), words) if ratings else None
+                row.update({f"{aspect} [{name}]": category_word(ratings[name], words) if name in ratings else None
+                            for name in names[aspect]})
+            else:
+                row[aspect] = item.human_mean(aspect) if ratings else None
+                row.update({f"{aspect} [{name}]": ratings.get(name) for name in names[aspect]})
         rows.append(row)
     return pd.DataFrame(rows).to_csv(index=False)
 
