@@ -91,15 +91,29 @@ def test_a_winner_chosen_on_one_group_is_said_to_be_mostly_luck(monkeypatch, tmp
 
 
 def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
+    """Before Start: a human aspect no template compares, or a budget below one round's calls (the search started,
+    then stopped with the error, before)."""
     with OpenAIStub() as stub:
+        stub.configure("logprobs", hashed=True)
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
         _small_search(at, human="Overall")  # no one-aspect template in prompts/ is compared with Overall
-        at.button(key="tune_start").click().run()
-        wait_for(at, lambda a: bool(a.error))
+        assert not any(b.key == "tune_start" for b in at.button)  # said before Start, not by the search started
         assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
                                             "compared with 'Overall'")
         assert stub.count == 0
+
+        _small_search(at, budget=30)  # one round on one tune group takes 6 calls, the test part 30: 36 at least
+        assert not at.exception and at.button(key="tune_start").disabled
+        assert at.error[0].value == ("A budget of 30 judge calls does not cover one round of the 2 candidates on one "
+                                     "tune group and the test part: give at least 36, or try fewer variants.")
+        _small_search(at, budget=40)  # a round, on fewer than three tune groups
+        assert not at.error and not at.button(key="tune_start").disabled
+        assert at.warning[0].value == ("With 40 judge calls the winner is chosen on fewer than 3 tune groups, mostly "
+                                       "luck: a budget of 48 lets every candidate see 3.")
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        assert not at.error and 0 < stub.count <= 40
 
 
 def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, tmp_path):

@@ -6,7 +6,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import jobs, state
+from studio import cached, jobs, state
 from studio.text import plain
 
 st.title("Tune")
@@ -53,12 +53,21 @@ try:
     # calls like the search's (the template to beat on some items), at this judge's pace
     pace = geval.plan(store, dataset.select(level=asked.level if asked.level in dataset.levels else None)[:30], asked,
                       judge, fresh=True) if asked is not None else None
+    needed = cached.tune_budget(store, dataset.name, judge, str(human), start, VARIANTS[0] in tried,
+                                VARIANTS[1] in tried, VARIANTS[2] in tried, float(share), int(seed))
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
 st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
            "included: " + (f"{pace.time_line(int(budget))}." if pace is not None else "fix the editor's template to "
                            "see a time estimate."))
+short = budget < needed.least  # before Start: the search would stop at once
+if short:
+    st.error(f"A budget of {int(budget)} judge calls does not cover one round of the {needed.candidates} candidates "
+             f"on one tune group and the test part: give at least {needed.least}, or try fewer variants.")
+elif budget < needed.enough:
+    st.warning(f"With {int(budget)} judge calls the winner is chosen on fewer than {needed.groups} tune groups, "
+               f"mostly luck: a budget of {needed.enough} lets every candidate see {needed.groups}.")
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
@@ -67,10 +76,13 @@ if job is None or job.dataset != dataset.name:  # e.g. after a reload: this data
 running = job is not None and not job.done
 stopped = job is not None and job.done and job.result is not None and job.result.stopped
 go, new = st.columns([1, 4]) if stopped else (st, None)  # a stopped search: resume it, or start another
-resume = go.button("Resume" if stopped else "Start the search", type="primary", disabled=running, key="tune_start",
+resume = go.button("Resume" if stopped else "Start the search", type="primary",
+                   disabled=running or (short and not stopped), key="tune_start",
                    help="A search is going on: stop it first." if running else
-                   "Goes on with the stopped search's own settings." if stopped else None)
-if resume or (new is not None and new.button("Start a new search", key="tune_new", help="With the settings above.")):
+                   "Goes on with the stopped search's own settings." if stopped else
+                   "Give the budget the line above asks for." if short else None)
+if resume or (new is not None and new.button("Start a new search", key="tune_new", disabled=short,
+                                                  help="With the settings above.")):
     job = job.resume() if resume and stopped else jobs.start_tune(
         str(store.path), dataset.name, judge, str(human), int(budget), start, float(share), int(seed),
         other_templates=VARIANTS[0] in tried, few_shot=VARIANTS[1] in tried, ensemble=VARIANTS[2] in tried)

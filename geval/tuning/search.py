@@ -274,18 +274,36 @@ def candidates(start: Template, aspect_key: str, others: Sequence[Template] = ()
     return found
 
 
-def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
-         others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
-         few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True, groups: Collection[str] | None = None,
-         stop: threading.Event | None = None, on_progress: Callable[[TuneProgress], None] | None = None) -> TuneResult:
-    """Search for the way of asking that agrees best with people on the human aspect `human` of
-    the stored `dataset`, spending at most `budget` judge calls (module docstring). `start` is
-    the template to beat (default `default_start`); `others` are more templates to try (default
-    `related_templates`); `few_shot`, the (k, select) few-shot variants (default FEW_SHOT; () for
-    none); `ensemble`: whether the mean of the best two after the first round is a candidate too;
-    `groups`: only these groups take part, tune and test alike (e.g. a seeded sample of documents,
-    `Dataset.select(sample_groups=N)`; default all). `on_progress` hears of the split first, before any call, then of each step. Raises
-    TuneError before any call when the search cannot be made."""
+@dataclass(frozen=True)
+class TuneBudget:
+    """The judge calls a search needs, counted as its budget is (as if nothing were stored): `least`, for one
+    round on one tune group and the test part; `enough`, for every candidate to see `groups` tune groups
+    (FIRST_ROUND_GROUPS, or every one when there are fewer): a winner chosen on fewer is mostly luck."""
+
+    least: int
+    enough: int
+    groups: int
+    candidates: int
+
+
+def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Template | None = None,
+                others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
+                few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True,
+                groups: Collection[str] | None = None) -> TuneBudget:
+    """What `tune` with these settings needs of its budget, known before any call (`TuneBudget`). Raises
+    TuneError as `tune` would when the search cannot be made."""
+    *_, pool, _, search = _prepare(store, dataset, judge, human, 0, start, others, tune_share, seed, few_shot,
+                                   ensemble, groups, None, None)
+    first = min(FIRST_ROUND_GROUPS, len(search.order))
+    return TuneBudget(search.needed(pool, 1), search.needed(pool, first), first, len(pool))
+
+
+def _prepare(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None,
+             others: Sequence[Template] | None, tune_share: float, seed: int,
+             few_shot: Sequence[tuple[int, str]] | None, ensemble: bool, groups: Collection[str] | None,
+             stop: threading.Event | None, on_progress: Callable[[TuneProgress], None] | None) -> tuple:
+    """A search's set-up, before any call (`tune`'s arguments): (the template to beat, its aspect, the protocol,
+    the tune and test groups, their items, the candidates, the progress, the search with its groups' order)."""
     items = store.items(dataset)
     if not items:
         raise StoreError(f"dataset '{dataset}' is not in {store.path}; load it first")
@@ -310,9 +328,29 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     pool = candidates(start, aspect.key, others, FEW_SHOT if few_shot is None else few_shot)
     progress = TuneProgress(budget=budget, tune_groups=tune_groups, test_groups=test_groups,
                             priced=getattr(judge, "priced", True))
-    say = on_progress or (lambda p: None)
-    search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop, say, tune_items)
+    search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop,
+                     on_progress or (lambda p: None), tune_items)
+    search.order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search so
     progress.reserved = search.most_for_test(pool, test_items, ensemble)
+    return start, aspect, protocol, tune_groups, test_groups, tune_items, test_items, pool, progress, search
+
+
+def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None = None,
+         others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
+         few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True, groups: Collection[str] | None = None,
+         stop: threading.Event | None = None, on_progress: Callable[[TuneProgress], None] | None = None) -> TuneResult:
+    """Search for the way of asking that agrees best with people on the human aspect `human` of
+    the stored `dataset`, spending at most `budget` judge calls (module docstring). `start` is
+    the template to beat (default `default_start`); `others` are more templates to try (default
+    `related_templates`); `few_shot`, the (k, select) few-shot variants (default FEW_SHOT; () for
+    none); `ensemble`: whether the mean of the best two after the first round is a candidate too;
+    `groups`: only these groups take part, tune and test alike (e.g. a seeded sample of documents,
+    `Dataset.select(sample_groups=N)`; default all). `on_progress` hears of the split first, before any call, then of each step. Raises
+    TuneError before any call when the search cannot be made."""
+    start, aspect, protocol, tune_groups, test_groups, tune_items, test_items, pool, progress, search = _prepare(
+        store, dataset, judge, human, budget, start, others, tune_share, seed, few_shot, ensemble, groups, stop,
+        on_progress)
+    say = search.say
     pace = plan(store, tune_items[:PACE_ITEMS], start, judge, fresh=True)  # calls like the search's, at this judge's pace
     progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
@@ -325,8 +363,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     logged = store.log_search(dataset, search.human, judge_name(judge.settings), settings, _described(pool),
                               tune_groups, test_groups)
     try:
-        order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search in this order
-        search.order = order
+        order = search.order
         alive, used, round_number = list(pool), 0, 0
         progress.rounds = max(1, math.ceil(math.log2(len(pool))) + 1)
         rows = []
@@ -393,8 +430,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
         chosen_on = int(last["groups"].iloc[0])
         if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
-            enough = sum(search.cost(t, search._items(FIRST_ROUND_GROUPS)) for t in search.sources(pool)) \
-                + progress.reserved
+            enough = search.needed(pool, FIRST_ROUND_GROUPS)
             search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
                                 f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a "
                                 f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
@@ -533,6 +569,11 @@ class _Search:
                 return groups
             self.short = needed  # what one group more than `used` would take
         return used
+
+    def needed(self, pool: list[Candidate], groups: int) -> int:
+        """The budget a first round of every candidate in `pool` on the first `groups` tune groups takes, the
+        test part's reserve included."""
+        return sum(self.cost(t, self._items(groups)) for t in self.sources(pool)) + self.progress.reserved
 
     def most_for_test(self, pool: list[Candidate], items: list[Item], ensemble: bool) -> int:
         """The judge calls the test part can take, at most: the start's template and the costliest
