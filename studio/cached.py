@@ -66,15 +66,15 @@ def agreement(store: geval.Store, dataset: str, combo: pd.Series, variant: str =
                   (stamp(combo), store.human_stamp(dataset)))
 
 
-def disagreements(store: geval.Store, dataset: str, combo: pd.Series, details: bool | None = True) -> pd.DataFrame:
-    """geval.disagreements for one combination (`details=None`: without prompts, answers, reasons and
+def disagreements(store: geval.Store, dataset: str, combo: pd.Series, columns: str = "all") -> pd.DataFrame:
+    """geval.disagreements for one combination (`columns="scores"`: without prompts, answers, reasons and
     distributions, for plots)."""
     return _disagreements(store, str(store.path), dataset, pair(combo), (stamp(combo), store.human_stamp(dataset)),
-                          details)
+                          columns)
 
 
 def figure(store: geval.Store, dataset: str, combo: pd.Series, draw, aspect: str, human: str):
-    """`draw(frame, aspect, human)` (a figure of `geval.reporting` over `disagreements(..., details=None)`),
+    """`draw(frame, aspect, human)` (a figure of `geval.reporting` over `disagreements(..., columns="scores")`),
     drawn once per combination, aspect and human side."""
     return _figure(store, str(store.path), dataset, pair(combo), (stamp(combo), store.human_stamp(dataset)),
                    draw.__name__, aspect, human)
@@ -82,7 +82,7 @@ def figure(store: geval.Store, dataset: str, combo: pd.Series, draw, aspect: str
 
 @kept(max_entries=3 * KEPT)
 def _figure(_store, path: str, dataset: str, combo: tuple, stamp: tuple, name: str, aspect: str, human: str):
-    frame = _disagreements(_store, path, dataset, combo, stamp, None)
+    frame = _disagreements(_store, path, dataset, combo, stamp, "scores")
     return getattr(geval.reporting, name)(frame, aspect, human)
 
 
@@ -107,8 +107,8 @@ def _agree(_store, path: str, dataset: str, combo: tuple, variant: str, levels: 
 
 
 @kept(show_spinner="Joining judgments with human scores…")
-def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple, details: bool | None) -> pd.DataFrame:
-    return geval.disagreements(_store, dataset, combo, details=details)
+def _disagreements(_store, path: str, dataset: str, combo: tuple, stamp: tuple, columns: str) -> pd.DataFrame:
+    return geval.disagreements(_store, dataset, combo, columns=columns)
 
 
 @st.cache_data(show_spinner="Comparing the two on the same groups…")

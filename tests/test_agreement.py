@@ -84,7 +84,7 @@ def test_judgments_join_human_means(scored, tc_dataset):
     assert scored_table.humans == {"naturalness": "Natural"} and scored_table.scales == {"naturalness": (1, 3)}
     assert scored_table.signature_json == store.judgments(tc_dataset.name, template.version,
                                                           signature)["signature_json"].iloc[0]
-    brief = geval.disagreements(store, tc_dataset.name, (template.version, signature), details=False)
+    brief = geval.disagreements(store, tc_dataset.name, (template.version, signature), columns="brief")
     assert list(brief.columns) == [c for c in frame.columns if c not in ("prompt", "raw", "coverage", "parsed")]
     pd.testing.assert_frame_equal(brief, frame[brief.columns])  # the same rows, without prompts and answers
 

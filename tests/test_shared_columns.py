@@ -5,6 +5,7 @@ judgments' read."""
 
 import numpy as np
 import pandas as pd
+import pytest
 from helpers import make_items, make_template, scripted
 
 import geval
@@ -43,7 +44,7 @@ def test_the_disagreements_hold_their_template_version_and_signature_once(tmp_pa
     items = _items()
     store.save_dataset(geval.Dataset("synthetic", "", "table", items))
     geval.score(store, items, make_template(), scripted(), "synthetic")
-    frame = geval.disagreements(store, "synthetic", details=False)
+    frame = geval.disagreements(store, "synthetic", columns="brief")
     version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
     assert list(frame["template_version"]) == [version] * len(frame)
     assert list(frame["signature"]) == [signature] * len(frame)
@@ -57,13 +58,13 @@ def test_the_disagreements_share_the_judgments_read_they_come_from(tmp_path):
     store.save_dataset(geval.Dataset("synthetic", "", "table", items))
     geval.score(store, items, make_template(), scripted(), "synthetic")
     version, signature = store.combos("synthetic").iloc[0][["template_version", "signature"]]
-    frame = geval.disagreements(store, "synthetic", details=False)
+    frame = geval.disagreements(store, "synthetic", columns="brief")
     read = store.judgments("synthetic", version, signature, columns=SCORE_COLUMNS)
     assert np.shares_memory(frame["score"].to_numpy(), read["score"].to_numpy())  # every item current: not copied
     frame.loc[0, "score"] = -1.0  # a change to the table is its own (copied on write), not the read's
     assert read["score"].iloc[0] != -1.0
     store.save_dataset(geval.Dataset("synthetic", "", "table", items[1:]))  # an item no longer in the dataset
-    fewer = geval.disagreements(store, "synthetic", details=False)
+    fewer = geval.disagreements(store, "synthetic", columns="brief")
     assert items[0].id not in set(fewer["item_id"]) and len(fewer) == len(read) - 1
 
 
@@ -113,8 +114,8 @@ def test_the_distributions_alone_are_read_beside_the_kept_read_when_nothing_was_
 
 def test_the_plots_disagreements_are_those_without_the_judgments_text(tmp_path):
     store = _scored(tmp_path)
-    plotted = geval.disagreements(store, "synthetic", details=None)
-    pd.testing.assert_frame_equal(plotted, geval.disagreements(store, "synthetic", details=False)
+    plotted = geval.disagreements(store, "synthetic", columns="scores")
+    pd.testing.assert_frame_equal(plotted, geval.disagreements(store, "synthetic", columns="brief")
                                   .drop(columns=["reason", "distribution"]))
 
 
@@ -143,3 +144,13 @@ def test_an_index_of_the_items_own_ids_is_placed_in_order_and_any_other_is_looke
     moved = [ids[1], ids[0], *ids[2:]]  # as long, the same ids, another order
     np.testing.assert_array_equal(found.positions(pd.Index(moved)), [1, 0, *range(2, len(ids))])
     np.testing.assert_array_equal(found.positions(pd.Index([*ids[:-1], "elsewhere"])), [*range(len(ids) - 1), -1])
+
+
+def test_an_unknown_read_of_disagreements_is_named(tmp_path):
+    store = geval.Store(tmp_path / "store.sqlite")
+    items = _items()
+    store.save_dataset(geval.Dataset("synthetic", "", "table", items))
+    geval.score(store, items, make_template(), scripted(), "synthetic")
+    assert set(geval.disagreements(store, "synthetic")) > set(geval.disagreements(store, "synthetic", columns="brief"))
+    with pytest.raises(ValueError, match="columns 'some' is unknown; use one of all, brief, scores"):
+        geval.disagreements(store, "synthetic", columns="some")

@@ -210,7 +210,7 @@ plot_label = st.selectbox("Template version and judge", list(tables), key="agree
     else next(iter(tables))
 plot_row = by_label.loc[plot_label]
 try:
-    frame = cached.disagreements(store, dataset.name, plot_row, details=None)
+    frame = cached.disagreements(store, dataset.name, plot_row, columns="scores")
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
@@ -272,7 +272,7 @@ if label_a == label_b:
     st.stop()
 row_a, row_b = by_label.loc[label_a], by_label.loc[label_b]
 try:  # the human aspects each is compared with, in template order
-    humans_a, humans_b = (list(dict.fromkeys(cached.disagreements(store, dataset.name, row, details=None)["human"]
+    humans_a, humans_b = (list(dict.fromkeys(cached.disagreements(store, dataset.name, row, columns="scores")["human"]
                                              .dropna()))
                           for row in (row_a, row_b))
 except geval.GevalError as exc:

@@ -246,7 +246,7 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
 #: judgment: the same columns, so that the store serves the second from the first read; not its text (a million
 #: judgments' reasons and distributions: 90 MB), read where it is shown or made into a table once.
 SCORED_COLUMNS = ("item_id", "aspect", "score", "status")
-#: What `disagreements(..., details=False)` reads of each judgment (not its prompt nor its answer).
+#: What `disagreements(..., columns="brief")` reads of each judgment (not its prompt nor its answer).
 SCORE_COLUMNS = (*SCORED_COLUMNS, "reason", "distribution")
 
 

@@ -164,7 +164,7 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
     the groups a prompt search chose either on (`geval.analysis.held_out`; the note says so)."""
     columns = []
     for side, (version, sig) in (("A", a), ("B", b)):
-        frame = disagreements(store, dataset, (version, sig), details=None)
+        frame = disagreements(store, dataset, (version, sig), columns="scores")
         frame = frame[frame["human"] == human]
         if frame.empty:
             raise StoreError(

@@ -36,7 +36,7 @@ def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[st
 
 
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
-                  details: bool | None = True) -> pd.DataFrame:
+                  columns: str = "all") -> pd.DataFrame:
     """One row per judgment of a scored (template version, signature) combination (default:
     the most recently scored) on the dataset's current items, with the judge and human scores
     on a common 0-1 scale.
@@ -47,29 +47,31 @@ def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | Non
     item_id, aspect, aspect_name, human, score, human_score, judge_01, human_01, disagreement,
     scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
     system, group, level, response, template_version, signature, coverage, parsed
-    (`answer_details`). `details=False` leaves out prompt, raw, coverage and parsed (what the
-    plots do not need; much faster on a large dataset); `details=None` reason and distribution
+    (`answer_details`). `columns`: "all"; "brief" leaves out prompt, raw, coverage and parsed
+    (what the plots do not need; much faster on a large dataset); "scores" reason and distribution
     too: what the plots, the report's tables and `geval.compare` read, from the read `geval.agree`
     makes (a million judgments' text, 90 MB, neither read nor kept).
-    Raises StoreError when nothing is scored on `dataset`. Kept until the store's next write
-    (`Store.remembered`): a report's sections ask for the same one many times.
+    Raises StoreError when nothing is scored on `dataset`, ValueError for other `columns`. Kept until
+    the store's next write (`Store.remembered`): a report's sections ask for the same one many times.
     """
+    if columns not in _READ:
+        raise ValueError(f"columns '{columns}' is unknown; use one of {', '.join(_READ)}")
     version, signature = resolve(store, dataset, combo)
-    return store.remembered(("disagreements", dataset, version, signature, details),
-                            lambda: _disagreements(store, dataset, version, signature, details))
+    return store.remembered(("disagreements", dataset, version, signature, columns),
+                            lambda: _disagreements(store, dataset, version, signature, columns))
 
 
-#: The judgments' columns `disagreements` reads at each of its `details` (None: every one, with its call's).
-_READ = {True: None, False: SCORE_COLUMNS, None: SCORED_COLUMNS}
+#: The judgments' columns `disagreements` reads for each of its `columns` (None: every one, with its call's).
+_READ = {"all": None, "brief": SCORE_COLUMNS, "scores": SCORED_COLUMNS}
 #: The columns of the judgments' read a table of disagreements holds as they are (those read).
 _AS_READ = ("item_id", "aspect", "score", "status", "reason", "distribution", "prompt", "raw")
 
 
-def _disagreements(store: Store, dataset: str, version: str, signature: str, details: bool | None) -> pd.DataFrame:
+def _disagreements(store: Store, dataset: str, version: str, signature: str, columns: str) -> pd.DataFrame:
     """`disagreements` of one combination, read and computed."""
     items = store.items(dataset)
     found = item_columns(items)
-    every = store.judgments(dataset, version, signature, columns=_READ[details])
+    every = store.judgments(dataset, version, signature, columns=_READ[columns])
     where = found.positions(every["item_id"])
     current = where >= 0
     # `of_items`: the judgments of current items; all of them (as a rule): the read itself, its columns shared
@@ -86,7 +88,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
     codes, keys = pd.factorize(out["aspect"])  # each judgment's aspect as a code (not a million strings made)
     names = np.array([*keys.tolist(), math.nan], dtype=object)  # by code; a missing aspect's (code -1) last
     humans = np.full(len(names), None, dtype=object)
-    columns = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
+    filled = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
                                                       "human_min", "human_max")}
     scores = out["score"].to_numpy(dtype=float)
     for code, key in enumerate(keys.tolist()):
@@ -96,8 +98,8 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
             aspect = template.aspect(key)
         except TemplateError:  # a part (a checklist question, an order), or an aspect the stored template no
             continue           # longer has: named, but not normalized nor compared with people
-        columns["scale_min"][rows], columns["scale_max"][rows] = aspect.min, aspect.max
-        columns["judge_01"][rows] = normalized(scores[rows], aspect.min, aspect.max)
+        filled["scale_min"][rows], filled["scale_max"][rows] = aspect.min, aspect.max
+        filled["judge_01"][rows] = normalized(scores[rows], aspect.min, aspect.max)
         human = human_aspect_for(template, key, human_aspects)
         ranges = human_ranges(items, [human]) if human else {}
         if human not in ranges:
@@ -105,15 +107,15 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, det
         low, high = ranges[human]
         values = found.mean(human)[judged[rows]]
         humans[code] = human
-        columns["human_score"][rows] = values
-        columns["human_min"][rows], columns["human_max"][rows] = low, high
-        columns["human_01"][rows] = normalized(values, low, high)
+        filled["human_score"][rows] = values
+        filled["human_min"][rows], filled["human_max"][rows] = low, high
+        filled["human_01"][rows] = normalized(values, low, high)
     out["aspect_name"], out["human"] = names[codes], pd.Series(humans[codes], index=out.index, dtype=object)
-    for column, values in columns.items():
+    for column, values in filled.items():
         out[column] = values
-    out["disagreement"] = np.abs(columns["judge_01"] - columns["human_01"])
+    out["disagreement"] = np.abs(filled["judge_01"] - filled["human_01"])
     out["response"] = found.table_column_at("responses", lambda: [item.response for item in items], judged)
-    if details:
+    if columns == "all":
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
                    zip(frame["call_scores"], frame["aspect"], frame["raw"])]
         out["coverage"] = [coverage for coverage, _ in answers]

@@ -307,7 +307,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     for version, signature in pairs:
         known = (version, signature) in info.index
         say(f"{name}: judgments and agreement of {info.loc[(version, signature), 'label'] if known else version}")
-        frame = disagreements(store, name, (version, signature), details=None)  # without the judgments' text
+        frame = disagreements(store, name, (version, signature), columns="scores")  # without the judgments' text
         table = tables.get((version, signature))
         if table is None:
             table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
