@@ -159,6 +159,21 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "They gave the same label to every item two or more of them labeled." in shown  # no table of 0 ranges
 
 
+def test_a_queues_kappa_on_too_few_shared_items_says_why_it_has_none(monkeypatch, tmp_path, team):
+    """With 3 items labeled by both, the mean kappa read "n/a (undefined)" beside a pair's 0.000: it says why."""
+    store, dataset = team
+    shared = store.assignments("pilot", "ann")["item_id"].tolist()[:3]
+    for k, item in enumerate(shared):
+        store.save_label(item, "Natural", 1 + k, "ann", 5.0, "")
+        store.save_label(item, "Natural", 2 + k % 2, "bob", 5.0, "")
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    assert not at.exception
+    kappa = next(m.value for m in at.metric if m.label == "Mean pairwise weighted kappa")
+    assert kappa == "n/a (undefined: no two annotators labeled 10 items together)"
+    assert "3 items labeled by two or more" in texts(at)
+
+
 def test_a_lead_measures_the_queues_reasons_with_an_openai_compatible_judge_that_drafts_no_rubric(
         monkeypatch, tmp_path, team, stub):
     """The Queues page's Measure in the background, the sidebar's judge the stub (it answers scores only:

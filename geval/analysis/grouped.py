@@ -200,7 +200,9 @@ class Estimate:
 
     def reads(self, digits: int = 3) -> str:
         """"0.412 [0.330, 0.490]", "0.412 (no interval: 5 groups)", "0.000 (no interval: a share of 0%, ...)",
-        "n/a (undefined)"."""
+        "n/a (undefined: no two annotators labeled 10 items together)" (why, when noted), "n/a (undefined)"."""
+        if not math.isfinite(self.value) and self.note:
+            return f"n/a ({self.note})"
         if math.isfinite(self.value) and not self.has_interval():
             return f"{self.value:.{digits}f} ({self.withheld()})"
         return reading(self.value, self.low, self.high, "item", self.groups, self.groups, digits)
