@@ -33,7 +33,7 @@ _PUBLIC = {
     "batch": "geval.scoring",  # the OpenAI Batch API runs: geval.batch.write_batch ...
     "agree": "geval.analysis.agreement", "compare": "geval.analysis.comparison",
     "disagreements": "geval.analysis.disagreement", "leaderboard": "geval.analysis.leaderboard",
-    "tune": "geval.tuning.search", "tune_budget": "geval.tuning.search",
+    "tune": "geval.tuning.search",  # geval.tune.budget: what a search needs of its budget, before any call
     "labeling": "geval.decisions",  # your own labels: geval.labeling.learning_curve ...
     "alttest": "geval.decisions",  # can the judge replace an annotator? geval.alttest.run ..., judges made elsewhere
     "reporting": "geval",  # a dataset's report (geval.reporting.report) and the figures and tables the app draws
@@ -45,7 +45,7 @@ __all__ = [
     "Template", "make_judge",
     "Store",
     "score", "plan", "generate_steps", "batch",
-    "agree", "compare", "disagreements", "leaderboard", "tune", "tune_budget", "labeling", "alttest",
+    "agree", "compare", "disagreements", "leaderboard", "tune", "labeling", "alttest",
     "reporting",
 ]
 

@@ -9,15 +9,10 @@ would cost on every run): the pages read it and never change it. `forget` drops 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import pandas as pd
 import streamlit as st
 
 import geval
-
-if TYPE_CHECKING:
-    from geval.tuning.search import TuneBudget
 
 #: Results kept of each function whose results grow with the items.
 KEPT = 8
@@ -198,8 +193,8 @@ def _alttest_plan_basis(_store, path: str, dataset: str, aspect: str, combo: tup
 
 
 def tune_budget(store: geval.Store, dataset: str, judge, human: str, start: geval.Template | None, others: bool,
-                few_shot: bool, ensemble: bool, share: float, seed: int) -> TuneBudget:
-    """geval.tune_budget with the Tune page's variants (`others`, `few_shot`, `ensemble`: tried or not), kept per
+                few_shot: bool, ensemble: bool, share: float, seed: int) -> "geval.tuning.search.TuneBudget":
+    """geval.tune.budget with the Tune page's variants (`others`, `few_shot`, `ensemble`: tried or not), kept per
     settings: what it counts depends on the dataset's items and the templates asked, not on what is stored."""
     return _tune_budget(store, str(store.path), dataset, judge, repr(sorted(judge.settings.items())), human, start,
                         start.version if start is not None else None, others, few_shot, ensemble, share, seed,
@@ -209,5 +204,5 @@ def tune_budget(store: geval.Store, dataset: str, judge, human: str, start: geva
 @st.cache_data(show_spinner="Counting the judge calls the search needs…", max_entries=16)
 def _tune_budget(_store, path: str, dataset: str, _judge, judge: str, human: str, _start, start: str | None,
                  others: bool, few_shot: bool, ensemble: bool, share: float, seed: int, loaded):
-    return geval.tune_budget(_store, dataset, _judge, human, _start, None if others else [], share, seed,
+    return geval.tune.budget(_store, dataset, _judge, human, _start, None if others else [], share, seed,
                              None if few_shot else (), ensemble)

@@ -182,7 +182,7 @@ def test_a_search_that_cannot_start_says_why_before_any_call(stored):
     with pytest.raises(TuneError, match=f"at least {least} "):
         tune(stored, "synthetic", judge, "Natural", budget=least - 1, start=START, others=[])
     assert judge.calls == []
-    needed = geval.tune_budget(stored, "synthetic", judge, "Natural", start=START, others=[])  # known before
+    needed = geval.tune.budget(stored, "synthetic", judge, "Natural", start=START, others=[])  # known before
     assert needed.least == least and needed.groups == 3 and needed.candidates == 8 and judge.calls == []
     assert tune(stored, "synthetic", judge, "Natural", budget=least, start=START, others=[]).table["groups"].eq(1).all()
     chosen = tune(stored, "synthetic", scripted(), "Natural", budget=needed.enough, start=START, others=[])

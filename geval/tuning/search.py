@@ -290,8 +290,8 @@ def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Tem
                 others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
                 few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True,
                 groups: Collection[str] | None = None) -> TuneBudget:
-    """What `tune` with these settings needs of its budget, known before any call (`TuneBudget`). Raises
-    TuneError as `tune` would when the search cannot be made."""
+    """What `tune` with these settings needs of its budget, known before any call (`TuneBudget`); public as
+    `geval.tune.budget`. Raises TuneError as `tune` would when the search cannot be made."""
     *_, pool, _, search = _prepare(store, dataset, judge, human, 0, start, others, tune_share, seed, few_shot,
                                    ensemble, groups, None, None)
     first = min(FIRST_ROUND_GROUPS, len(search.order))
@@ -452,6 +452,9 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
     except BaseException as exc:  # a failed or killed search is logged as such: what it chose on stays known
         store.update_search(logged, status="failed", reason=str(exc) or type(exc).__name__)
         raise
+
+
+tune.budget = tune_budget  # geval.tune.budget(...): a search's needs, known before it starts
 
 
 def searched_together(store: Store, dataset: str) -> pd.DataFrame:
