@@ -35,11 +35,11 @@ PAGES = [("views/1_data.py", "Data", ":material/table:", "data"),
          ("views/7_label.py", "Label", ":material/label:", "label")]
 TEAM_PAGES = [("views/8_queues.py", "Queues", ":material/groups:", "queues"),
               ("views/9_my_queue.py", "My queue", ":material/assignment_ind:", "my-queue")]
-shown = PAGES + (TEAM_PAGES if user is not None else [])
+offered = PAGES + (TEAM_PAGES if user is not None else [])
 first = auth.first_page() if user is not None else None  # a page a link named before signing in
-first = first if first in {url_path for *_, url_path in shown} else "data"
+first = first if first in {url_path for *_, url_path in offered} else "data"
 pages = st.navigation([st.Page(script, title=title, icon=icon, url_path=url_path, default=url_path == first)
-                       for script, title, icon, url_path in shown])
+                       for script, title, icon, url_path in offered])
 if user is not None:
     auth.sign_out_button(user)
 sidebar()

@@ -330,7 +330,7 @@ def _prepare(store: Store, dataset: str, judge: Judge, human: str, budget: int, 
                             priced=getattr(judge, "priced", True))
     search = _Search(store, dataset, judge, aspect.human or aspect.name, protocol, progress, stop,
                      on_progress or (lambda p: None), tune_items)
-    search.order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # groups enter the search so
+    search.order = list(np.random.default_rng(seed + 1).permutation(tune_groups))  # the groups in order of entry
     progress.reserved = search.most_for_test(pool, test_items, ensemble)
     return start, aspect, protocol, tune_groups, test_groups, tune_items, test_items, pool, progress, search
 
