@@ -189,6 +189,16 @@ def test_a_search_that_cannot_start_says_why_before_any_call(stored):
     assert chosen.table["groups"].min() == 3 and not any("mostly luck" in note for note in chosen.notes)
 
 
+def test_the_time_of_a_search_is_estimated_from_every_candidates_calls_not_the_starts_alone(stored):
+    """The estimate took the start's calls for every call of the search: few-shot prompts (k 2 and 4) are several
+    times as long, so a search of them took far longer than it said."""
+    judge = scripted()
+    plain = geval.tune.budget(stored, "synthetic", judge, "Natural", start=START, others=[], few_shot=())
+    shots = geval.tune.budget(stored, "synthetic", judge, "Natural", start=START, others=[])
+    per_call = [b.first_round.work.tokens / b.first_round.calls for b in (plain, shots)]
+    assert per_call[1] > 1.5 * per_call[0] and judge.calls == []
+
+
 def test_a_search_within_chosen_groups_neither_judges_nor_shows_any_other(stored):
     chosen = {f"g{i}" for i in range(0, 20, 2)}  # 10 of the 20 groups
     assert {i.group for i in ITEMS} > chosen

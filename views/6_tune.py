@@ -49,18 +49,14 @@ tried = st.multiselect("Variants to try besides the template to beat and its arg
 
 try:
     judge = state.judge()
-    asked = start or editor
-    # calls like the search's (the template to beat on some items), at this judge's pace
-    pace = geval.plan(store, dataset.select(level=asked.level if asked.level in dataset.levels else None)[:30], asked,
-                      judge, fresh=True) if asked is not None else None
     needed = cached.tune_budget(store, dataset.name, judge, str(human), start, VARIANTS[0] in tried,
                                 VARIANTS[1] in tried, VARIANTS[2] in tried, float(share), int(seed))
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
+# the time of calls like the search's: every candidate's on the first round's groups, at this judge's pace
 st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
-           "included: " + (f"{pace.time_line(int(budget))}." if pace is not None else "fix the editor's template to "
-                           "see a time estimate."))
+           f"included: {needed.first_round.time_line(int(budget))}.")
 short = budget < needed.least  # before Start: the search would stop at once
 if short:
     st.error(f"A budget of {int(budget)} judge calls does not cover one round of the {needed.candidates} candidates "

@@ -45,7 +45,7 @@ from geval.judging.examples import human_score
 from geval.judging.judgment import Judge, accepted_settings, judge_name
 from geval.judging.templates import Template, template_hash
 from geval.scoring.lookup import Signer, neighbours
-from geval.scoring.plan import plan
+from geval.scoring.plan import Plan, plan
 from geval.scoring.runner import Progress, score
 from geval.store import Store
 from geval.tuning.variants import Candidate, only_aspect, with_examples
@@ -62,8 +62,6 @@ NO_WINNER = ("no candidate has a correlation on the tune groups (the note column
 #: [0, 0] and p 1 would read as a measurement).
 SAME_AS_START = {"difference": 0.0, "diff_low": math.nan, "diff_high": math.nan, "p": math.nan,
                  "note": "the winner is the start"}
-#: Items of the tune part whose calls (with the starting template) give the time of a search's calls.
-PACE_ITEMS = 30
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
 
@@ -284,6 +282,7 @@ class TuneBudget:
     enough: int
     groups: int
     candidates: int
+    first_round: Plan  # every candidate on those groups: its calls' mix (a few-shot prompt is long) times the search
 
 
 def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Template | None = None,
@@ -295,7 +294,8 @@ def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Tem
     *_, pool, _, search = _prepare(store, dataset, judge, human, 0, start, others, tune_share, seed, few_shot,
                                    ensemble, groups, None, None)
     first = min(FIRST_ROUND_GROUPS, len(search.order))
-    return TuneBudget(search.needed(pool, 1), search.needed(pool, first), first, len(pool))
+    return TuneBudget(search.needed(pool, 1), search.needed(pool, first), first, len(pool),
+                      search.round_plan(pool, first))
 
 
 def _prepare(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None,
@@ -351,7 +351,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         store, dataset, judge, human, budget, start, others, tune_share, seed, few_shot, ensemble, groups, stop,
         on_progress)
     say = search.say
-    pace = plan(store, tune_items[:PACE_ITEMS], start, judge, fresh=True)  # calls like the search's, at this judge's pace
+    pace = search.round_plan(pool, min(FIRST_ROUND_GROUPS, len(search.order)))  # calls like the search's
     progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
                         f"of them kept for the test part: {pace.time_line(budget)}")
@@ -542,7 +542,7 @@ class _Search:
         self.stopped = False
         self.notes: list[str] = []
         self.by_name: dict[str, Candidate] = {}
-        self._costs: dict[tuple, int] = {}
+        self._plans: dict[tuple, Plan] = {}
         self.scored: dict[str, tuple[Template, int]] = {}  # template version -> (template, tune groups scored)
         self.covered: dict[str, int] = {}  # template version -> the calls its latest finished run takes
         self.order: list[str] = []
@@ -593,11 +593,22 @@ class _Search:
         return [i for i in self.pool if (i.group or i.id) in chosen]
 
     def cost(self, template: Template, items: list[Item]) -> int:
-        """Judge calls `template` takes on `items`, stored or not (each (template, items) counted once)."""
+        """Judge calls `template` takes on `items`, stored or not."""
+        return self._plan(template, items).calls
+
+    def _plan(self, template: Template, items: list[Item]) -> Plan:
+        """`template`'s plan on `items` as if nothing were stored (each (template, items) planned once)."""
         key = (template.version, tuple(i.id for i in items))
-        if key not in self._costs:
-            self._costs[key] = plan(self.store, items, template, self.judge, examples_from=self.pool, fresh=True).calls
-        return self._costs[key]
+        if key not in self._plans:
+            self._plans[key] = plan(self.store, items, template, self.judge, examples_from=self.pool, fresh=True)
+        return self._plans[key]
+
+    def round_plan(self, pool: list[Candidate], groups: int) -> Plan:
+        """The plans of a first round of every candidate in `pool` on the first `groups` tune groups, added up:
+        the mix of the search's calls (a few-shot prompt's examples make it several times a plain one's), whose
+        time per call estimates the search's."""
+        plans = [self._plan(t, self._items(groups)) for t in self.sources(pool)]
+        return sum(plans[1:], plans[0])
 
     def evaluate(self, alive: list[Candidate], items: list[Item]) -> dict[str, float]:
         """Score what the alive candidates need on `items`, then each one's agreement."""
