@@ -216,6 +216,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         for page in ("agreement", "inspect", "score", "prompts", "tune", "label", "queues"):
             ann.goto(f"{url}/{page}")
             ann.locator(MAIN).get_by_text("is for the lead").wait_for(timeout=90_000)
+            # the link under the line comes after it in the same run, which a busy machine draws in parts
+            ann.locator(MAIN).get_by_text("Back to my queue").wait_for(timeout=90_000)
             wait_idle(ann)
             shown = main_text(ann)
             assert "you are signed in as ann, an annotator" in shown and len(shown.strip().splitlines()) <= 3, shown
