@@ -195,3 +195,18 @@ def test_the_gguf_embedder_asks_its_worker_in_chunks_each_with_time_for_its_toke
     assert vectors.shape == (70, 3)
     assert [n for n, _ in calls] == [baselines.EMBED_CHUNK, baselines.EMBED_CHUNK, 70 - 2 * baselines.EMBED_CHUNK]
     assert calls[0][1] >= baselines.EMBED_SECONDS + baselines.EMBED_CHUNK * 250 / baselines.SLOWEST_TOKENS_PER_SECOND
+
+
+def test_a_baselines_key_on_a_set_of_items_is_the_one_stores_already_hold():
+    """The key a metric's scores of a set of items are kept under hashes each item's id and texts, each preceded by
+    its length in characters: the same hex as the Python strings joined one by one gave (stores made before hold
+    their scores under it), also for text of more than one byte per character and an item with no reference."""
+    from geval.analysis.baselines import _read_as, _whole_key
+
+    items = [make_item("keys", "turn", [Turn("A", "hi")], "A réponse 😀: 12", grounding="fact: 中文"),
+             make_item("keys", "turn", [Turn("A", "hi"), Turn("B", "so")], "", grounding=""),
+             make_item("keys", "turn", [], "3:abc", grounding="1:x")]
+    texts, others = METRICS["rouge-l"].read_all(items)
+    assert _whole_key("ROUGE-L|sig", _read_as(items, texts, others)) == \
+        "b99ba3253e1efb64188edfcc7703b9b75e3e75675d9c41b0f884224c2d34fb89"
+    assert _read_as([], [], []) == []
