@@ -199,8 +199,8 @@ def test_the_gguf_embedder_asks_its_worker_in_chunks_each_with_time_for_its_toke
 
 def test_a_baselines_key_on_a_set_of_items_is_the_one_stores_already_hold():
     """The key a metric's scores of a set of items are kept under hashes each item's id and texts, each preceded by
-    its length in characters: the same hex as the Python strings joined one by one gave (stores made before hold
-    their scores under it), also for text of more than one byte per character and an item with no reference."""
+    its length in characters: stores hold their scores under it, so it stays this hex (also for text of more than
+    one byte per character and an item with no reference)."""
     from geval.analysis.baselines import _read_as, _whole_key
 
     items = [make_item("keys", "turn", [Turn("A", "hi")], "A réponse 😀: 12", grounding="fact: 中文"),

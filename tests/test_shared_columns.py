@@ -154,3 +154,45 @@ def test_an_unknown_read_of_disagreements_is_named(tmp_path):
     assert set(geval.disagreements(store, "synthetic")) > set(geval.disagreements(store, "synthetic", columns="brief"))
     with pytest.raises(ValueError, match="columns 'some' is unknown; use one of all, brief, scores"):
         geval.disagreements(store, "synthetic", columns="some")
+
+
+def _human_columns(found, aspects):
+    """Every human column of `found`, as plain values to compare."""
+    out = {"aspects": found.human_aspects, "annotators": found.annotators}
+    for aspect in aspects:
+        who, matrix = found.ratings(aspect)
+        out[aspect] = (found.mean(aspect).tolist(), found.rated(aspect).tolist(), found.range(aspect),
+                       found.named(aspect), found.scored(aspect).tolist(), who, matrix.tolist(),
+                       found._by_position(aspect)[1].tolist())
+    return out
+
+
+@pytest.mark.parametrize("named", [False, True])
+def test_items_that_share_their_human_scores_read_as_items_that_do_not(tmp_path, named):
+    """A store's read of a dataset shares equal human scores and annotators between its items: their human columns
+    are made over the distinct ones and spread. They equal those of the same items each holding its own, with
+    aspects and annotators first seen late, an item without scores, a None score and an int beside a float."""
+    from dataclasses import replace
+
+    from geval.data.items import Turn, make_item
+
+    kinds = [({"Natural": (1, 3)}, {}), ({"Natural": (2.0, 3), "Engaging": (1,)}, {}),
+             ({}, {}), ({"Natural": (3, None, 1)}, {}), ({"Engaging": (2, 2)}, {})]
+    if named:
+        kinds = [(human, {a: tuple(f"{who}{a[0]}" for who in "zyx"[:len(s)]) for a, s in human.items()})
+                 for human, _ in kinds] + [({"Natural": (1, 2)}, {"Natural": ("w", "z")})]
+    items = [make_item("shared", "turn", [Turn("A", f"hi {i}")], f"response {i}", system=f"s{i % 3}", group=f"g{i % 4}",
+                       human=kinds[min(i // 7, len(kinds) - 1) if i % 5 else i % len(kinds)][0],
+                       annotators=kinds[min(i // 7, len(kinds) - 1) if i % 5 else i % len(kinds)][1])
+             for i in range(60)]
+    geval.Store(tmp_path / "store.sqlite").save_dataset(geval.Dataset("shared", "", "table", items))
+    read = geval.Store(tmp_path / "store.sqlite").items("shared")  # read from the file, as a report reads them
+    shared = item_columns(read)
+    assert shared._distinct() is not None  # read as the distinct ones, spread
+    own = [replace(item, human={a: tuple(s) for a, s in item.human.items()}, annotators=dict(item.annotators))
+           for item in read]
+    alone = item_columns(own)
+    assert alone._distinct() is None  # every item its own: read item by item
+    np.testing.assert_equal(_human_columns(shared, ["Natural", "Engaging"]),  # NaN equal to NaN
+                            _human_columns(alone, ["Natural", "Engaging"]))
+    assert shared.range("Natural") == (1, 3) and type(shared.range("Natural")[0]) is int

@@ -37,8 +37,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from geval.analysis import likelihood
 from geval.analysis.bertscore import SETTINGS as BERTSCORE_SETTINGS
@@ -457,14 +455,13 @@ def _whole_key(signature: str, read_as: list[bytes]) -> str:
 
 def _read_as(items: Sequence[Item], texts: Sequence[str], others: Sequence[str]) -> list[bytes]:
     """Each item's id and the texts its score depends on, as `_whole_key` hashes them after the signature: each
-    text preceded by its length in characters (nothing can be read two ways), joined by Arrow (a million items'
-    in 0.2 s instead of 0.8 s as Python strings)."""
-    if not items:
-        return []
-    parts, colon = [], pa.scalar(":", pa.large_string())
-    for values in ([item.id for item in items], texts, others):
-        column = pa.array(values, pa.large_string())
-        parts += [pc.cast(pc.utf8_length(column), pa.large_string()), colon, column]
-    joined = pc.binary_join_element_wise(*parts, pa.scalar("", pa.large_string()))  # one text per item, held end to end in one buffer
-    ends = np.frombuffer(joined.buffers()[1], dtype=np.int64)[joined.offset:joined.offset + len(joined) + 1]
-    return [joined.buffers()[2].slice(int(ends[0]), int(ends[-1] - ends[0])).to_pybytes()]
+    text preceded by its length (nothing can be read two ways), 10,000 items a chunk."""
+    return ["".join(f"{len(i.id)}:{i.id}{len(t)}:{t}{len(o)}:{o}" for i, t, o in zip(
+        items[start:start + 10_000], texts[start:start + 10_000], others[start:start + 10_000])).encode("utf-8")
+        for start in range(0, len(items), 10_000)]
+
+
+
+
+
+

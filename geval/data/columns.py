@@ -103,20 +103,43 @@ class ItemColumns:
         strings = self.strings(column)
         return getattr(self, column) if strings.isna().any() else strings
 
+    def _distinct(self) -> tuple[ItemColumns, np.ndarray] | None:
+        """The first item of each distinct pair of human scores and annotators (by object: the items a store reads
+        together share equal ones, `Item.from_rows`) as columns of their own, and which of them each item's pair is;
+        None when fewer than half the items share theirs. A human column is then made over the distinct ones and
+        spread to every item: the same values in the same first-seen orders (a score's or an annotator's first
+        sight is an item's whose pair is seen there first), not a million items' dicts walked."""
+        def make() -> tuple[ItemColumns, np.ndarray] | None:
+            humans, _ = pd.factorize(np.fromiter((id(item.human) for item in self.items), np.uint64, len(self.items)))
+            named, _ = pd.factorize(np.fromiter((id(item.annotators) for item in self.items), np.uint64,
+                                                len(self.items)))
+            codes, _ = pd.factorize(humans * (int(named.max(initial=0)) + 1) + named)
+            firsts = np.unique(codes, return_index=True)[1]  # by code: in first-seen order
+            if not len(self.items) or len(firsts) > len(self.items) // 2:
+                return None
+            return ItemColumns([self.items[i] for i in firsts.tolist()]), codes
+        return self._memo(("distinct",), make)
+
+    def _spread(self, make: Callable[[ItemColumns], object], spread: Callable[[object, np.ndarray], object]):
+        """`make(self)`, or `spread(make(distinct), codes)` when the items share their human scores (`_distinct`)."""
+        distinct = self._distinct()
+        return make(self) if distinct is None else spread(make(distinct[0]), distinct[1])
+
     @property
     def human_aspects(self) -> list[str]:
         """Every human aspect of the items, in first-seen order."""
-        return self._memo(("aspects",), lambda: list(dict.fromkeys(a for item in self.items for a in item.human)))
+        return self._memo(("aspects",), lambda: self._spread(
+            lambda of: list(dict.fromkeys(a for item in of.items for a in item.human)), lambda found, _: found))
 
     @property
     def annotators(self) -> list[str]:
         """Every annotator who scored an item, by id, in first-seen order (items in order, each item's
         aspects and `Item.ratings` in theirs)."""
-        def make() -> list[str]:
-            if not any(item.annotators for item in self.items):  # "#1" ... "#k": the k-th score of an item
-                return list(positional(max((len(s) for item in self.items for s in item.human.values()), default=0)))
-            return list(dict.fromkeys(who for item in self.items for aspect in item.human for who in item.ratings(aspect)))
-        return self._memo(("annotators",), make)
+        def make(of: ItemColumns) -> list[str]:
+            if not any(item.annotators for item in of.items):  # "#1" ... "#k": the k-th score of an item
+                return list(positional(max((len(s) for item in of.items for s in item.human.values()), default=0)))
+            return list(dict.fromkeys(who for item in of.items for aspect in item.human for who in item.ratings(aspect)))
+        return self._memo(("annotators",), lambda: self._spread(make, lambda found, _: found))
 
     def mean(self, aspect: str) -> np.ndarray:
         """Each item's `Item.human_mean` of `aspect` (NaN where it has no score): its scores added in
@@ -138,17 +161,21 @@ class ItemColumns:
     def _by_position(self, aspect: str) -> tuple[np.ndarray, np.ndarray]:
         """How many scores of `aspect` each item has, and its k-th score in row k (positions x items; NaN
         where it has none, None read as NaN)."""
-        def make() -> tuple[np.ndarray, np.ndarray]:
-            counts = self.rated(aspect)
-            flat = np.array(self._scores(aspect), dtype=float)
+        def make(of: ItemColumns) -> tuple[np.ndarray, np.ndarray]:
+            counts = of.rated(aspect)
+            flat = np.array(of._scores(aspect), dtype=float)
             starts = np.cumsum(counts) - counts
-            matrix = np.full((int(counts.max(initial=0)), len(self.items)), np.nan)
+            matrix = np.full((int(counts.max(initial=0)), len(of.items)), np.nan)
             for k in range(len(matrix)):
                 given = np.flatnonzero(counts > k)
                 matrix[k, given] = flat[starts[given] + k]
-            matrix.flags.writeable = False
             return counts, matrix
-        return self._memo(("by position", aspect), make)
+
+        def spread(found: tuple[np.ndarray, np.ndarray], codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            return found[0][codes], found[1][:, codes]
+        counts, matrix = self._memo(("by position", aspect), lambda: self._spread(make, spread))
+        matrix.flags.writeable = False
+        return counts, matrix
 
     def scored(self, aspect: str) -> np.ndarray:
         """Whether each item has a score of `aspect` (`item.human.get(aspect)` is not empty)."""
@@ -156,12 +183,12 @@ class ItemColumns:
 
     def range(self, aspect: str) -> tuple[float, float] | None:
         """The lowest and highest finite score any annotator gave `aspect` (None when there is none)."""
-        def make() -> tuple[float, float] | None:
-            every = self._scores(aspect)
+        def make(of: ItemColumns) -> tuple[float, float] | None:
+            every = of._scores(aspect)
             finite = np.isfinite(np.array(every, dtype=float))  # None read as NaN
             seen = every if finite.all() else [s for s, keep in zip(every, finite.tolist()) if keep]
             return (min(seen), max(seen)) if seen else None  # the scores as given (an int stays one)
-        return self._memo(("range", aspect), make)
+        return self._memo(("range", aspect), lambda: self._spread(make, lambda found, _: found))
 
     def matched(self, scores: pd.Series, aspect: str) -> tuple[pd.Index, np.ndarray, np.ndarray]:
         """Of `scores` (by item id, in their order), those given (not NaN) whose item people scored on
@@ -177,30 +204,35 @@ class ItemColumns:
 
     def rated(self, aspect: str) -> np.ndarray:
         """How many scores of `aspect` each item has."""
-        return self._memo(("rated", aspect), lambda: np.fromiter((len(item.human.get(aspect, ())) for item in self.items),
-                                                                 dtype=np.int64, count=len(self.items)))
+        return self._memo(("rated", aspect), lambda: self._spread(
+            lambda of: np.fromiter((len(item.human.get(aspect, ())) for item in of.items), dtype=np.int64,
+                                   count=len(of.items)),
+            lambda found, codes: found[codes]))
 
     def named(self, aspect: str) -> bool:
         """Whether an item names the annotators of `aspect` (else each item's are "#1", "#2", ...: by position)."""
-        return self._memo(("named", aspect), lambda: any(aspect in item.annotators for item in self.items))
+        return self._memo(("named", aspect), lambda: self._spread(
+            lambda of: any(aspect in item.annotators for item in of.items), lambda found, _: found))
 
     def ratings(self, aspect: str) -> tuple[list[str], np.ndarray]:
         """The annotators of `aspect` by id in first-seen order (`Item.ratings`), and their scores as an
         annotators x items array (NaN where one did not score an item)."""
-        def make() -> tuple[list[str], np.ndarray]:
-            if not self.named(aspect):  # "#1", "#2", ...: by position
-                matrix = self._by_position(aspect)[1]
+        def make(of: ItemColumns) -> tuple[list[str], np.ndarray]:
+            if not of.named(aspect):  # "#1", "#2", ...: by position
+                matrix = of._by_position(aspect)[1]
                 return list(positional(len(matrix))), matrix
-            rated = [item.ratings(aspect) for item in self.items]
+            rated = [item.ratings(aspect) for item in of.items]
             who = list(dict.fromkeys(name for ratings in rated for name in ratings))
-            matrix = np.full((len(who), len(self.items)), np.nan)
+            matrix = np.full((len(who), len(of.items)), np.nan)
             row = {name: index for index, name in enumerate(who)}
             for column, ratings in enumerate(rated):
                 for name, score in ratings.items():
                     matrix[row[name], column] = score
-            matrix.flags.writeable = False
             return who, matrix
-        return self._memo(("ratings", aspect), make)
+        who, matrix = self._memo(("ratings", aspect), lambda: self._spread(
+            make, lambda found, codes: (found[0], found[1][:, codes])))
+        matrix.flags.writeable = False
+        return who, matrix
 
     def ratings_of(self, aspect: str, chosen: np.ndarray) -> tuple[list[str], np.ndarray]:
         """`ratings` of the items at the positions `chosen` (in that order) as if they were the list: the
