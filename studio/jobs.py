@@ -109,11 +109,14 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible).
     `plans`: each template's plan (`geval.plan`), made just before: its run's ETA counts down its
     work, and the job's ETA adds the later templates'.
-    The job's `again` starts the same selection anew (a Resume: what is stored is not asked again)."""
+    The job's `again` starts the same selection anew (a Resume: what is stored is not asked again), planned
+    anew: the first plans counted the items done since as work left (the ETA read too long)."""
+    def again() -> Job:
+        planned = _planned(store_path, items, templates, judge, concurrency) if plans else None
+        return start(store_path, items, templates, judge, dataset, settings_given, concurrency, rpm, planned)
+
     job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path,
-              plans=list(plans or []), selection=selection(items, templates, settings_given),
-              again=lambda: start(store_path, items, templates, judge, dataset, settings_given, concurrency, rpm,
-                                  plans))
+              plans=list(plans or []), selection=selection(items, templates, settings_given), again=again)
 
     def work(store: geval.Store) -> None:
         for index, template in enumerate(templates):
@@ -132,6 +135,15 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
             job.finished.append(result)
 
     return _launch(job, work)
+
+
+def _planned(store_path: str, items: list, templates: list[geval.Template], judge, concurrency: int) -> list:
+    """Each template's plan (`geval.plan`) of `items` as the store holds them now."""
+    store = geval.Store(store_path)
+    try:
+        return [geval.plan(store, items, template, judge, concurrency=concurrency) for template in templates]
+    finally:
+        store.close()
 
 
 def start_tune(store_path: str, dataset: str, judge, human: str, budget: int, template: geval.Template | None,

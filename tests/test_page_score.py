@@ -94,6 +94,8 @@ def test_stop_keeps_what_is_done_and_resume_finishes_the_rest(monkeypatch, tmp_p
         assert at.button(key="score_start").label == "Resume this run"
 
         at.button(key="score_start").click().run()
+        # planned anew: the items done before the stop are cached, not work left (the ETA counts down the plan)
+        assert f"12 items: {stopped_after} cached, {12 - stopped_after} judge calls to make" in texts(at)
         wait_for(at, lambda at: any("12/12 items" in s.value for s in at.success))
         resumed = next(s.value for s in at.success if "12/12 items" in s.value)
         assert f"{stopped_after} cached" in resumed and f"{12 - stopped_after} judge calls" in resumed
