@@ -98,7 +98,7 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
         at = open_app(monkeypatch, tmp_path, PAGE)
         _use_stub(at, stub)
         _small_search(at, human="Overall")  # no one-aspect template in prompts/ is compared with Overall
-        assert not any(b.key == "tune_start" for b in at.button)  # said before Start, not by the search started
+        assert at.button(key="tune_start").disabled  # said before Start, not by the search started
         assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
                                             "compared with 'Overall'")
         assert stub.count == 0
@@ -114,6 +114,9 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
         at.button(key="tune_start").click().run()
         wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
         assert not at.error and 0 < stub.count <= 40
+        _small_search(at, human="Overall")  # settings no search can start with: the search run stays shown
+        assert at.error[0].value.startswith("no one-aspect template") and at.button(key="tune_start").disabled
+        assert any(h.value == "Result" for h in at.subheader)
 
 
 def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, tmp_path):

@@ -47,23 +47,25 @@ VARIANTS = ["other templates in prompts/ (wordings, checklist, batch, few-shot)"
 tried = st.multiselect("Variants to try besides the template to beat and its argmax read", VARIANTS, default=VARIANTS,
                        key="tune_variants", help="Fewer variants need a smaller budget for the first round.")
 
+judge = needed = None  # a search that cannot start says why, and a search already run still shows below
 try:
     judge = state.judge()
     needed = cached.tune_budget(store, dataset.name, judge, str(human), start, VARIANTS[0] in tried,
                                 VARIANTS[1] in tried, VARIANTS[2] in tried, float(share), int(seed))
 except geval.GevalError as exc:
     st.error(str(exc))
-    st.stop()
-# the time of calls like the search's: every candidate's on the first round's groups, at this judge's pace
-st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
-           f"included: {needed.first_round.time_line(int(budget))}.")
-short = budget < needed.least  # before Start: the search would stop at once
-if short:
-    st.error(f"A budget of {int(budget)} judge calls does not cover one round of the {needed.candidates} candidates "
-             f"on one tune group and the test part: give at least {needed.least}, or try fewer variants.")
-elif budget < needed.enough:
-    st.warning(f"With {int(budget)} judge calls the winner is chosen on fewer than {needed.groups} tune groups, "
-               f"mostly luck: a budget of {needed.enough} lets every candidate see {needed.groups}.")
+short = needed is None or budget < needed.least  # before Start: the search would stop at once
+if needed is not None:
+    # the time of calls like the search's: every candidate's on the first round's groups, at this judge's pace
+    st.caption(f"At most {int(budget)} judge calls in all, the winner and the template to beat on the test part "
+               f"included: {needed.first_round.time_line(int(budget))}.")
+    if short:
+        st.error(f"A budget of {int(budget)} judge calls does not cover one round of the {needed.candidates} "
+                 f"candidates on one tune group and the test part: give at least {needed.least}, or try fewer "
+                 "variants.")
+    elif budget < needed.enough:
+        st.warning(f"With {int(budget)} judge calls the winner is chosen on fewer than {needed.groups} tune groups, "
+                   f"mostly luck: a budget of {needed.enough} lets every candidate see {needed.groups}.")
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
@@ -76,7 +78,7 @@ resume = go.button("Resume" if stopped else "Start the search", type="primary",
                    disabled=running or (short and not stopped), key="tune_start",
                    help="A search is going on: stop it first." if running else
                    "Goes on with the stopped search's own settings." if stopped else
-                   "Give the budget the line above asks for." if short else None)
+                   "The line above says why the search cannot start." if short else None)
 if resume or (new is not None and new.button("Start a new search", key="tune_new", disabled=short,
                                                   help="With the settings above.")):
     job = job.resume() if resume and stopped else jobs.start_tune(
