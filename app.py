@@ -36,10 +36,15 @@ PAGES = [("views/1_data.py", "Data", ":material/table:", "data"),
 TEAM_PAGES = [("views/8_queues.py", "Queues", ":material/groups:", "queues"),
               ("views/9_my_queue.py", "My queue", ":material/assignment_ind:", "my-queue")]
 offered = PAGES + (TEAM_PAGES if user is not None else [])
-first = auth.first_page() if user is not None else None  # a page a link named before signing in
-first = first if first in {url_path for *_, url_path in offered} else "data"
-pages = st.navigation([st.Page(script, title=title, icon=icon, url_path=url_path, default=url_path == first)
-                       for script, title, icon, url_path in offered])
+first = auth.first_page("data") if user is not None else None  # the run that signs in: the page a link named
+first = first if first is None or first in {url_path for *_, url_path in offered} else "data"
+by_path = {url_path: st.Page(script, title=title, icon=icon, url_path=url_path, default=url_path == first)
+           for script, title, icon, url_path in offered}
+# The app's root opens Data at its own address: Streamlit serves the default page at the root only, so Data as the
+# default answered /data with "Page not found". Not in the run that signs in, which a switch would cut short.
+root = st.Page(lambda: st.switch_page(by_path["data"]), title="Data", url_path="start", visibility="hidden",
+               default=first is None)
+pages = st.navigation([root, *by_path.values()])
 if user is not None:
     auth.sign_out_button(user)
 sidebar()

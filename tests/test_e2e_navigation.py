@@ -14,7 +14,7 @@ from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_
 pytestmark = pytest.mark.e2e
 
 NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune", "Label"]
-PAGES = [("", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement"),
+PAGES = [("", "Data"), ("data", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement"),
          ("tune", "Tune"), ("label", "Label")]
 
 
@@ -33,6 +33,9 @@ def test_a_fresh_servers_first_deep_link_shows_the_one_navigation(tmp_path, path
             tab.goto(f"{url}/{path}")
             tab.locator('[data-testid="stMain"] h1').filter(has_text=title).first.wait_for(timeout=90_000)
             wait_idle(tab)
+            assert tab.get_by_text("Page not found").count() == 0  # /data was answered so: Data was served at / only
+            address = tab.url.split("?")[0].rstrip("/")  # the page at the address asked (the root: Data's own too)
+            assert address == f"{url}/{path}".rstrip("/") or (not path and address == f"{url}/data")
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             tab.screenshot(path=str(ARTIFACTS / f"deep-link-{path or 'main'}.png"))
             links = tab.locator('[data-testid="stSidebarNavLink"]').all_inner_texts()

@@ -609,7 +609,9 @@ function update() {
   if (item) {
     line.textContent = `item ${item.id} · ${item.place} of ${view.data.total} in this order · `
       + `${labeledCount(view)} labeled · group ${item.group || "–"}`;
-    part("system").textContent = item.system;
+    // its system's mean as people would score it: blind, once the item is labeled (it names the system and
+    // reads people's and the judge's scores)
+    part("system").textContent = !view.data.blind || complete(view, item.id) ? item.system : "";
     drawAspects(view, item);
   } else {
     const done = !view.queue.length && !tab.outbox.length;
