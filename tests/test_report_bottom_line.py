@@ -107,6 +107,16 @@ def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_wher
     assert "no verdict on whether it may replace an annotator (fewer than 30 items per annotator)" in said
 
 
+def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():
+    """A report of some judges only (the Agreement page's choice) may hold none that scores an aspect."""
+    rows = {"judge-a": (0.55, 0.43, 0.11, None, False)}
+    none = _figures(rows).iloc[:0]
+    assert sentence("coherence", none, None, 20) == ("coherence: no judge here scores it (score it, or choose a "
+                                                      "judge that does).")
+    flat = _figures({"judge-a": (math.nan, math.nan, math.nan, None, False)})
+    assert sentence("coherence", flat, None, 20).startswith("coherence: no judge here has a correlation with people")
+
+
 def test_a_constant_that_passes_the_test_too_makes_a_pass_say_little():
     rows = {"judge-a": (0.55, 0.43, 0.11, _test("judge-a", 3, True, 0.9), False)}
     constant = _test("always 5", 3, True, 0.9)

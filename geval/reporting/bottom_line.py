@@ -197,6 +197,8 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     probability put another judge first, and why."""
     real = frame[~frame["constant"]]
     lead = default if default in real.index else _top(real, "pearson")
+    if real.empty:  # e.g. a report of some judges only, none of them scoring this aspect
+        return f"{aspect}: no judge here scores it (score it, or choose a judge that does)."
     if lead is None:
         return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
                 "judge gives one score throughout).")
