@@ -101,6 +101,7 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
         assert at.button(key="tune_start").disabled  # said before Start, not by the search started
         assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
                                             "compared with 'Overall'")
+        assert "response-overall" in at.error[0].value and 'choose "The editor\'s"' in at.error[0].value  # what to do
         assert stub.count == 0
 
         _small_search(at, budget=30)  # one round on one tune group takes 6 calls, the test part 30: 36 at least

@@ -224,12 +224,15 @@ def default_start(dataset: str, human: str) -> Template:
     compared with `human` whose name starts like the dataset's ("tc_usr_data" -> topicalchat-,
     "pc_usr_data" -> personachat-, else the dataset name's first word)."""
     prefix = _prefix(dataset)
-    found = [t for t in Template.known() if t.name.startswith(prefix) and len(t.aspects) == 1
-             and t.kind == "form" and (t.aspects[0].human or t.aspects[0].name).lower() == human.lower()
-             and not t.needs_generated_steps]
+    compared = [t for t in Template.known() if len(t.aspects) == 1 and t.kind == "form"
+                and (t.aspects[0].human or t.aspects[0].name).lower() == human.lower() and not t.needs_generated_steps]
+    found = [t for t in compared if t.name.startswith(prefix)]
     if not found:
-        raise TuneError(f"no one-aspect template in the prompts folder named {prefix}* is compared with '{human}'; "
-                        "name the template to beat (--template; on the Tune page, the editor's)")
+        names = sorted(t.name for t in compared)
+        elsewhere = f" (others are: {', '.join(names[:5])}{', …' if len(names) > 5 else ''})" if names else ""
+        raise TuneError(f"no one-aspect template in the prompts folder named {prefix}* is compared with '{human}'"
+                        f"{elsewhere}; name the template to beat: --template NAME, or on the Tune page open it in the "
+                        "Prompts page's editor and choose \"The editor's\"")
     return min(found, key=lambda t: len(t.name))
 
 
