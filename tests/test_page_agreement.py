@@ -304,6 +304,10 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     at.multiselect(key="agree_combos").set_value([labels[original.version]]).run()  # ... until the choice changes
     assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
         labels[original.version], labels[edited.version])
+    at.multiselect(key="agree_combos").set_value([labels[engaging.version], labels[original.version]]).run()
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (  # the two chosen share no
+        labels[original.version], labels[edited.version])                              # aspect: one with a partner
+    assert not any("they share none" in i.value for i in at.info)
 
 
 def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_choice(monkeypatch, tmp_path):
