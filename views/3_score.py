@@ -252,9 +252,8 @@ def show_progress() -> None:
         st.button("Stopping…", key="score_stop", disabled=True)
         st.caption("Stopping after the item it is on (a model that is loading finishes loading first); every "
                    "judgment finished stays stored, and the run can be resumed.")
-    elif not job.done:
-        if st.button("Stop", key="score_stop"):
-            job.stop_now()
+    elif not job.done:  # asked before the run the click makes, which then says "Stopping…" (not a second later)
+        st.button("Stop", key="score_stop", on_click=job.stop_now)
     elif st.session_state.get("score_shown") != job.id:
         st.session_state["score_shown"] = job.id
         st.rerun()

@@ -171,8 +171,10 @@ def show_progress() -> None:
             st.progress(progress.share, text=progress.line())
             if progress.run is not None:
                 st.caption(f"{progress.candidate}: {progress.run.line()}")
-        if st.button("Stop", key="tune_stop"):
-            job.stop_now()
+        if job.stop.is_set():  # asked: the search stops after the call it is on
+            st.button("Stopping…", key="tune_stop", disabled=True)
+        else:
+            st.button("Stop", key="tune_stop", on_click=job.stop_now)
     elif st.session_state.get("tune_shown") != job.id:
         st.session_state["tune_shown"] = job.id
         st.rerun()
