@@ -195,10 +195,11 @@ def _alttest_plan_basis(_store, path: str, dataset: str, aspect: str, combo: tup
 def tune_budget(store: geval.Store, dataset: str, judge, human: str, start: geval.Template | None, others: bool,
                 few_shot: bool, ensemble: bool, share: float, seed: int) -> "geval.tuning.search.TuneBudget":
     """geval.tune.budget with the Tune page's variants (`others`, `few_shot`, `ensemble`: tried or not), kept per
-    settings: what it counts depends on the dataset's items and the templates asked, not on what is stored."""
+    settings: what it counts depends on the dataset's items and the templates asked, not on what is stored; timed at
+    the judge's pace as measured now (a run since may have measured it)."""
     return _tune_budget(store, str(store.path), dataset, judge, repr(sorted(judge.settings.items())), human, start,
                         start.version if start is not None else None, others, few_shot, ensemble, share, seed,
-                        store.dataset_loaded(dataset))
+                        store.dataset_loaded(dataset)).paced(store, judge)
 
 
 @st.cache_data(show_spinner="Counting the judge calls the search needs…", max_entries=16)

@@ -25,6 +25,7 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         _use_stub(at, stub)
         _small_search(at)
         assert not at.exception and "At most 70 judge calls in all" in texts(at)
+        assert "a default for this judge, nothing measured here yet" in texts(at)
         at.button(key="tune_start").click().run()
         wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
         assert not at.exception and not at.error
@@ -38,6 +39,8 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         assert 0 < calls <= 70  # the budget caps every call: 30 kept for the test part's 30 responses
         assert "Winner on the 5 test groups" in [m.label for m in at.metric]
         held_out = next(m.value for m in at.metric if m.label == "Winner on the 5 test groups")
+        at.run()  # the calls counted before are kept, and timed at the pace the search's calls measured
+        assert "s per call measured over" in texts(at) and "nothing measured here yet" not in texts(at)
 
         reloaded = open_app(monkeypatch, tmp_path, PAGE, params=dict(at.query_params))  # a reload: the same URL
         assert "search" in at.query_params and not reloaded.exception

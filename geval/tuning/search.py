@@ -29,7 +29,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
 import pandas as pd
@@ -45,7 +45,7 @@ from geval.judging.examples import human_score
 from geval.judging.judgment import Judge, accepted_settings, judge_name
 from geval.judging.templates import Template, template_hash
 from geval.scoring.lookup import Signer, neighbours
-from geval.scoring.plan import Plan, plan
+from geval.scoring.plan import Plan, pace, plan
 from geval.scoring.runner import Progress, score
 from geval.store import Store
 from geval.tuning.variants import Candidate, only_aspect, with_examples
@@ -287,6 +287,11 @@ class TuneBudget:
     candidates: int
     first_round: Plan  # every candidate on those groups: its calls' mix (a few-shot prompt is long) times the search
 
+    def paced(self, store: Store, judge: Judge) -> TuneBudget:
+        """The same counts with the judge's pace as measured now (`geval.scoring.plan.pace`): counts kept from
+        before a run measured the judge's speed are timed at that speed, not the default they were counted at."""
+        return replace(self, first_round=replace(self.first_round, pace=pace(store, judge)))
+
 
 def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Template | None = None,
                 others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
@@ -354,10 +359,10 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         store, dataset, judge, human, budget, start, others, tune_share, seed, few_shot, ensemble, groups, stop,
         on_progress)
     say = search.say
-    pace = search.round_plan(pool, min(FIRST_ROUND_GROUPS, len(search.order)))  # calls like the search's
+    mix = search.round_plan(pool, min(FIRST_ROUND_GROUPS, len(search.order)))  # calls like the search's
     progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
-                        f"of them kept for the test part: {pace.time_line(budget)}")
+                        f"of them kept for the test part: {mix.time_line(budget)}")
     say(progress)
     settings = {"budget": budget, "start": start.label, "tune_share": tune_share, "seed": seed,
                 "few_shot": [list(f) for f in (FEW_SHOT if few_shot is None else few_shot)], "ensemble": ensemble,
