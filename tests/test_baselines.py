@@ -197,16 +197,14 @@ def test_the_gguf_embedder_asks_its_worker_in_chunks_each_with_time_for_its_toke
     assert calls[0][1] >= baselines.EMBED_SECONDS + baselines.EMBED_CHUNK * 250 / baselines.SLOWEST_TOKENS_PER_SECOND
 
 
-def test_a_baselines_key_on_a_set_of_items_is_the_one_stores_already_hold():
+def test_a_baselines_key_on_a_set_of_items_is_the_one_stores_already_hold(store):
     """The key a metric's scores of a set of items are kept under hashes each item's id and texts, each preceded by
     its length in characters: stores hold their scores under it, so it stays this hex (also for text of more than
-    one byte per character and an item with no reference)."""
-    from geval.analysis.baselines import _read_as, _whole_key
-
+    one byte per character and an item with nothing to compare with)."""
     items = [make_item("keys", "turn", [Turn("A", "hi")], "A réponse 😀: 12", grounding="fact: 中文"),
              make_item("keys", "turn", [Turn("A", "hi"), Turn("B", "so")], "", grounding=""),
              make_item("keys", "turn", [], "3:abc", grounding="1:x")]
-    texts, others = METRICS["rouge-l"].read_all(items)
-    assert _whole_key("ROUGE-L|sig", _read_as(items, texts, others)) == \
-        "b99ba3253e1efb64188edfcc7703b9b75e3e75675d9c41b0f884224c2d34fb89"
-    assert _read_as([], [], []) == []
+    [length] = compute_baselines(items, ["length"], store=store)
+    assert length.signature == "length|unit:words|tok:whitespace"
+    kept = store.baseline_values("2550e5c8e5cf1ebd271e185c487ae8a1bbb2306cca3a93b3827ebf0f232f3a4a")
+    assert kept is not None and list(kept) == list(length.scores)
