@@ -48,7 +48,7 @@ def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
         "4. Score: run the judge", "5. Inspect: read disagreements", "6. Agreement: correlations",
         "7. Tune: raise agreement"]
     assert [link.proto.page.split("/")[-1] for link in links] == [
-        "", "label", "prompts", "score", "inspect", "agreement", "tune"]
+        "data", "label", "prompts", "score", "inspect", "agreement", "tune"]  # Data at its own address, not the root
     assert "Label when your file has no human scores" in texts(at)
 
 
