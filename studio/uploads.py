@@ -50,8 +50,8 @@ def scale_inputs(columns: list[str]) -> dict[str, str]:
     if not columns:
         return {}
     st.caption("The scale people were asked on, per score column (e.g. 1-5): a judge on another scale is mapped onto "
-               "it. Leave it empty when you do not know it: then each verdict says which reading it took. Not for "
-               "pass/fail columns, read as two categories.")
+               "it. Leave it empty when you do not know it: then each verdict says which reading it took. A column of "
+               "pass/fail words has none: it is read as two categories.")
     fields = st.columns(min(4, len(columns)))
     return {column: fields[k % len(fields)].text_input(f"Scale of {column}", key=f"data_scale_{column}",
                                                        placeholder="e.g. 1-5")

@@ -237,6 +237,7 @@ def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_colum
                                                     for k in range(12))
     at = _upload(monkeypatch, tmp_path, "scaled.csv", content)
     assert at.multiselect[0].value == ["overall", "verdict"]
+    assert [t.key for t in at.text_input if t.key.startswith("data_scale_")] == ["data_scale_overall"]  # no verdict's
     at.text_input(key="data_scale_overall").set_value("1-5").run()
     at.button[0].click().run()  # "Load with this mapping"
     assert not at.exception and not at.error

@@ -103,7 +103,7 @@ else:
                         st.warning(f"Column {plain(column)} holds numbers but its record {record} reads "
                                    f"'{plain(value)}': it is left out of the score columns above. Fix that "
                                    "record to read it as a score.")
-                    scales = uploads.scale_inputs(scores)
+                    scales = uploads.scale_inputs(preview.scaled(scores))
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:

@@ -382,6 +382,11 @@ class TablePreview:
         return (f"no column looks like the text judged (one named {', '.join(ROLE_NAMES['response'][:4])} …, or a "
                 "text column not named for another role)")
 
+    def scaled(self, columns: list[str]) -> list[str]:
+        """Of score `columns`, those with a scale to declare: not the columns of two-category words (pass/fail,
+        yes/no, true/false), read as two categories."""
+        return [column for column in columns if two_categories(_values(self.records, column)) is None]
+
     def items(self, mapping: list[str]) -> list[Item]:
         """The items the first records make under `mapping` ("role=column" texts): what templates
         are given, to say which fit before the whole file is loaded."""
