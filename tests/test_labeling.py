@@ -177,7 +177,7 @@ def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interv
     found, human = _features(n=60)
     line = progress_line(found, human.iloc[:0], "Natural")
     assert line == ("0 labeled; a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not "
-                    "computable yet, taken as 0) needs about 385 labels, more than the 60 items here; all 60 give "
+                    "computable yet, taken as 0) needs about 385 labels, more than the 60 items the judge scored; all 60 give "
                     "about ±0.25; counted as if items were independent (fewer than 10 groups labeled to measure how "
                     "much a group's items move together: more will be needed)")
 

@@ -102,7 +102,7 @@ def test_a_label_is_stored_on_the_item_it_names_and_answered(monkeypatch, tmp_pa
     assert data["verdict"] is False and data["asked"] == []  # no queue: a reason is never required
     assert re.fullmatch(r"judge \d\.\d\d \(1-3\)", item(at, first)["shown"]["Naturalness"])
     assert item(at, first)["response"] and item(at, first)["place"] == 1
-    assert "needs about 385 labels, more than the 12 items here; all 12 give about ±0.57" in texts(at)
+    assert "needs about 385 labels, more than the 12 items the judge scored; all 12 give about ±0.57" in texts(at)
 
     seqs = post(at, label(first, 2))
     labels = store.labels("mine")

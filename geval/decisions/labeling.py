@@ -393,8 +393,8 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     if needed <= total:
         return f"{labeled} labeled{held}; about {needed - usable} more for {figure}{counted}"
     reach = f"; all {total} give about ±{_half_width(r, total, effect=effect or 1.0):.2f}" if total > 3 else ""
-    return (f"{labeled} labeled{held}; {figure} needs about {needed} labels, more than the {total} items here"
-            f"{reach}{counted}")
+    return (f"{labeled} labeled{held}; {figure} needs about {needed} labels, more than the {total} items the "
+            f"judge scored{reach}{counted}")
 
 
 # --- the learning curve ------------------------------------------------------------------------------
