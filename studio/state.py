@@ -267,6 +267,13 @@ def keep_valid(key: str, options: list) -> None:
         del st.session_state[key]
 
 
+def start_at(key: str, value: object) -> str:
+    """The key of a widget a link may set (`studio.context`), holding `value` until it is set: the widget is then
+    drawn with its key alone (Streamlit warns of a value given beside a state set by a link)."""
+    st.session_state.setdefault(key, value)
+    return key
+
+
 def require_dataset() -> geval.Dataset:
     """The current dataset, or stop the page with a pointer to the Data page."""
     current = dataset()

@@ -570,3 +570,26 @@ def test_the_personachat_sample_opens_on_a_personachat_template(monkeypatch, tmp
     topical = open_app(monkeypatch, tmp_path / "tc", PAGE)  # Topical-Chat keeps the editor's
     assert [label.split("@")[0] for label in topical.multiselect(key="score_templates").value] == [
         "topicalchat-naturalness"]
+
+
+@pytest.mark.parametrize("page, params, key, value", [
+    (PAGE, {"limit": "3"}, "score_limit", 3),
+    ("views/6_tune.py", {"budget": "250", "tune_seed": "4", "share": "0.3"}, "tune_budget", 250)])
+def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeypatch, tmp_path, page, params, key, value):
+    """A link's field set in session state, beside a value given to its widget: Streamlit warned in the server's
+    log ("created with a default value but also had its value set via the Session State API")."""
+    from streamlit.elements.lib import policies
+
+    warned = []
+    monkeypatch.setattr(policies, "_shown_default_value_warning", False)
+    monkeypatch.setattr(policies._LOGGER, "warning", lambda message, *args, **kwargs: warned.append(message % args))
+    from streamlit.testing.v1 import AppTest
+
+    from tests.apptest_helpers import APP
+
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.query_params.update(params)
+    at.switch_page(page).run()  # the link's page is the session's first
+    assert not at.exception and at.number_input(key=key).value == value
+    assert warned == []

@@ -90,8 +90,9 @@ with left:
     if how == "Seeded random sample":
         if st.session_state.get("score_sample", 0) > len(dataset.items):
             del st.session_state["score_sample"]
-        sample = st.number_input("Sample size", 1, len(dataset.items), min(20, len(dataset.items)), key="score_sample", persist_state="session")
-        seed = st.number_input("Seed", 0, 10**6, 0, key="score_seed", persist_state="session")
+        sample = st.number_input("Sample size", 1, len(dataset.items),
+                                 key=state.start_at("score_sample", min(20, len(dataset.items))), persist_state="session")
+        seed = st.number_input("Seed", 0, 10**6, key=state.start_at("score_seed", 0), persist_state="session")
         if len(dataset.groups) > 1:
             st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "
                        "(correlations within each dialogue or document) then reads n/a. To read it, score whole "
@@ -106,17 +107,18 @@ with left:
                                 placeholder="None chosen: every group")
     if st.session_state.get("score_limit", 0) > len(dataset.items):
         st.session_state["score_limit"] = 0
-    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), 0, key="score_limit", persist_state="session")
+    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), key=state.start_at("score_limit", 0),
+                            persist_state="session")
 with right:
     options = state.judge_options()
     st.text(f"Judge: {state.judge_text(options)}")
     unbuilt = options["backend"] == "embedded" and not judge_build.embedded_ready(state.judge())
     concurrency, rpm = 1, None
     if options["backend"] == "openai":
-        concurrency = st.number_input("Parallel requests", 1, 64, 4, key="score_concurrency",
+        concurrency = st.number_input("Parallel requests", 1, 64, key=state.start_at("score_concurrency", 4),
                                       persist_state="session", help="Calls in flight at once (a server's rate "
                                       "limits are honoured: 429 answers are retried after Retry-After).")
-        rpm = st.number_input("Requests per minute (0 = no limit)", 0, 100_000, 0, key="score_rpm",
+        rpm = st.number_input("Requests per minute (0 = no limit)", 0, 100_000, key=state.start_at("score_rpm", 0),
                               persist_state="session") or None
     try:
         items = dataset.select(level=level, systems=systems, groups=groups,

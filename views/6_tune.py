@@ -29,13 +29,14 @@ if aspects and st.session_state.get("tune_aspect") is None:  # by default: the e
 left, right = st.columns(2)
 human = left.selectbox("Human aspect", aspects, key="tune_aspect", persist_state="session",
                        help="By default the one the editor's template is compared with.")
-budget = right.number_input("Budget (judge calls)", 10, 1_000_000, 400, step=10, key="tune_budget",
+budget = right.number_input("Budget (judge calls)", 10, 1_000_000, step=10, key=state.start_at("tune_budget", 400),
                             persist_state="session", help="Every judge call of the search, the test part included: "
                             "what the test part can take is kept aside first, the rounds spend the rest. Counted as "
                             "if nothing were stored, so that a resumed search takes the same path; calls already in "
                             "the store cost nothing.")
-share = left.slider("Share of the groups to tune on", 0.2, 0.8, 0.5, 0.1, key="tune_share", persist_state="session")
-seed = right.number_input("Seed (split and search)", 0, 10**6, 0, key="tune_seed", persist_state="session")
+share = left.slider("Share of the groups to tune on", 0.2, 0.8, step=0.1, key=state.start_at("tune_share", 0.5),
+                    persist_state="session")
+seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_at("tune_seed", 0), persist_state="session")
 
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
 choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])
