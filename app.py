@@ -50,6 +50,8 @@ if user is not None:
 sidebar()
 opening.empty()
 context.publish()
+if pages is not root:
+    context.show_notes()
 try:
     pages.run()
 finally:  # also after st.stop(): the URL names what the page now shows

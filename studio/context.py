@@ -121,7 +121,13 @@ def restore() -> None:
         job = jobs.get(params.get(name))
         if job is not None and job.kind == kind:
             st.session_state[key] = job.id
-    for note in notes:  # on top of the first page shown
+    st.session_state["context_notes"] = notes  # on top of the first page shown (`show_notes`)
+
+
+def show_notes() -> None:
+    """What the link's context could not restore (`restore`), once, on the page about to run: not in a run that
+    switches to another page at once (the app's root, which opens Data), whose elements are not shown."""
+    for note in st.session_state.pop("context_notes", []):
         st.warning(note, icon=":material/link_off:")
 
 
