@@ -239,15 +239,17 @@ def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_colum
     assert at.multiselect[0].value == ["overall", "verdict"]
     assert [t.key for t in at.text_input if t.key.startswith("data_scale_")] == ["data_scale_overall"]  # no verdict's
     at.text_input(key="data_scale_overall").set_value("1-5").run()
+    assert not at.success
     at.button[0].click().run()  # "Load with this mapping"
     assert not at.exception and not at.error
+    assert at.success[0].value.startswith("scaled.csv is loaded with the mapping below")  # the form stays drawn
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.scales("scaled") == {"overall": (1.0, 5.0)} and store.categories("scaled") == {
         "verdict": ("fail", "pass")}
     assert "The people's scales: overall 1-5" in [e.label for e in at.expander]
     at.text_input(key="data_declare_scale").set_value("overall=0-9").run()
     at.button(key="data_declare").click().run()
-    assert [s.value for s in at.success] == ["The people's scales: overall 0-9"]
+    assert [s.value for s in at.success][1:] == ["The people's scales: overall 0-9"]  # after the loaded line
     at.text_input(key="data_declare_scale").set_value("overall=3-5").run()
     at.button(key="data_declare").click().run()
     assert [e.value for e in at.error] == [

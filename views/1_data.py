@@ -72,7 +72,11 @@ else:
                 if st.session_state.get("data_upload_loaded") != upload.file_id:  # loaded, or the stored one kept
                     uploads.load(path, upload.file_id)
             else:
-                st.info(f"{upload.name}: not a known layout. Say which column holds what.")
+                if st.session_state.get("data_upload_loaded") == upload.file_id:  # the form stays: say it is done
+                    st.success(f"{upload.name} is loaded with the mapping below; the dataset is shown under it. "
+                               "Change the mapping and load again to read the file otherwise.")
+                else:
+                    st.info(f"{upload.name}: not a known layout. Say which column holds what.")
                 st.caption(f"Its first {len(preview.rows)} records (nested fields as dotted paths, e.g. "
                            "scores.naturalness):")
                 st.dataframe(pd.DataFrame(preview.rows, columns=preview.columns), hide_index=True,
