@@ -298,6 +298,19 @@ def test_on_a_file_of_your_own_an_aspect_is_named_as_the_template_names_it(monke
     assert unit(at)["aspects"] == [{"name": "Maintains Context", "min": 1, "max": 3}]
 
 
+def test_an_item_labeled_on_another_aspect_only_is_next_to_label_not_behind(monkeypatch, tmp_path):
+    """Labels of another aspect (another template's, earlier) put the item among those labeled before, behind the
+    one on screen: going on never reached it. It is the next to label on this page's aspects."""
+    at, store = label_app(monkeypatch, tmp_path)
+    first = shown_item(at)
+    store.save_label(first, "Engaging", 2)
+    at.run()
+    assert shown_item(at) == first and first not in unit(at)["history"]
+    store.save_label(first, "Naturalness", 3)  # labeled on this page's aspect: behind now
+    at.run()
+    assert unit(at)["history"] == [first] and first not in unit(at)["queue"]
+
+
 def test_the_template_menu_offers_only_templates_that_fit_the_items(monkeypatch, tmp_path):
     """A context and a response, no fact: no Topical-Chat template (they need {{fact}}), the generic ones."""
     path = tmp_path / "store.sqlite"

@@ -137,6 +137,21 @@ def test_where_a_label_differs_from_anothers_by_two_the_server_asks_a_reason_wit
     assert queue.reasons == "differs"
 
 
+def test_an_item_of_a_queue_labeled_on_some_of_its_aspects_is_next_not_behind(monkeypatch, tmp_path, team):
+    """An item with a label of one of the queue's two aspects was sent among those labeled before: the unit never
+    went on to it. It is the next to label, with the label it has."""
+    store, dataset = team
+    geval.labeling.queues.create(store, "both", dataset.name, geval.labeling.parse_aspects("Natural 1-3, Engaging 1-3"),
+                                 ["ann", "bob"], "random", 4, 2, "none", seed=3, created_by="lena")
+    first = store.assignments("both", "ann")["item_id"].iloc[0]
+    store.save_label(first, "Natural", 2, "ann")
+    at = sign_in(open_app(monkeypatch, tmp_path), "ann", "ann-password")
+    at.selectbox(key="my_queue").set_value("both").run()
+    data = unit(at)
+    assert data["queue"][0] == first and first not in data["history"]
+    assert next(i for i in data["items"] if i["id"] == first)["labels"] == {"Natural": 2}
+
+
 def test_an_annotators_link_to_a_lead_page_is_refused_in_one_line(monkeypatch, tmp_path, team):
     at = sign_in(open_app(monkeypatch, tmp_path, params={"combo": "x", "annotator": "bob"}), "bob", "bob-password")
     assert not at.exception

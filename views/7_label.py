@@ -141,7 +141,9 @@ def labeling() -> None:
     order, said = which_order(mine)
     place = {item_id: n for n, item_id in enumerate(order, 1)}
     queue = [i for i in order if i not in done and i not in s.skipped][:label_unit.AHEAD]
-    history = [i for i in given if i in place][-label_unit.BEHIND:]
+    # behind the item on screen: those labeled on every aspect here (one labeled on another aspect alone, or on some
+    # of these, is still to label: the unit goes on to no item it holds behind)
+    history = [i for i in given if i in place and i in done][-label_unit.BEHIND:]
     by_id = {item.id: item for item in items}
     sent = [by_id[i] for i in dict.fromkeys(history + queue)]
     lines_of = systems.label_lines(store, dataset.name, first.name, combos, combo, {i.system for i in sent})

@@ -48,7 +48,8 @@ def labeling() -> None:
     labels = store.queue_labels(queue.name, user.name)
     place = {item_id: n for n, item_id in enumerate(order, 1)}
     waiting = [i for i in left if i not in s.skipped][:label_unit.AHEAD]
-    history = [i for i in dict.fromkeys(labels["item_id"]) if i in place][-label_unit.BEHIND:]
+    unfinished = set(left)  # labeled on some of the queue's aspects only: still to label, not behind the one on screen
+    history = [i for i in dict.fromkeys(labels["item_id"]) if i in place and i not in unfinished][-label_unit.BEHIND:]
     own = label_unit.given_labels(labels, queue.aspects)
     label_unit.draw(s, label_unit.token(queue.name, user.name, queue.aspects), list(queue.aspects), True, len(order),
                     len(order) - len(left), waiting, history,
