@@ -107,6 +107,17 @@ def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_wher
     assert "no verdict on whether it may replace an annotator (fewer than 30 items per annotator)" in said
 
 
+def test_a_judge_of_a_few_groups_does_not_lead_one_of_many_by_a_higher_pearson():
+    """A judge of 8 items in 2 dialogues led the report's sentence (Pearson 0.60) over one of every item (0.40 on
+    10 dialogues); a judge is set beside the others by its correlation where it is read on MIN_GROUPS groups."""
+    judges = pd.DataFrame({"combo": ["few", "many"], "pearson": [0.60, 0.40], "within": [0.55, 0.35],
+                           "groups": [2, 10], "constant": [False, False]}, index=["few: k", "many: k"])
+    assert bottom_line.closest(judges) == "many: k"
+    assert sentence("coherence", judges.assign(saved=math.nan, test=None, advantage=math.nan), None, 20).startswith(
+        "coherence: many agrees best with people (Pearson 0.40")
+    assert bottom_line.closest(judges.assign(groups=[2, 3])) == "few: k"  # none read on enough: the highest
+
+
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():
     """A report of some judges only (the Agreement page's choice) may hold none that scores an aspect."""
     rows = {"judge-a": (0.55, 0.43, 0.11, None, False)}

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from geval.analysis.correlation import MIN_GROUPS
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.decisions import labeling
@@ -37,11 +38,13 @@ WHY_ADVANTAGE = "which rewards the commonest score and punishes an offset, where
 def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFrame:
     """Every judge column of `found` compared with `aspect` (index: the column, "label: key"): its
     combination (`combo`), its Pearson with the people's mean over the items both have (`pearson`),
-    the same within systems (`within`: judge and people each centred on their system's mean), and
-    whether it gives one score throughout (`constant`: it tells no item from another)."""
+    the same within systems (`within`: judge and people each centred on their system's mean), the groups
+    (dialogues, documents) of those items (`groups`), and whether it gives one score throughout (`constant`: it
+    tells no item from another)."""
     found_columns = item_columns(items)
     human = found_columns.mean(aspect)
     systems = pd.Series(found_columns.strings("systems")).fillna("").array
+    groups = found_columns.groups
     rows = []
     for column in [c for c, h in found.compared.items() if h.lower() == aspect.lower()]:
         scores = found_columns.placed(found.table[column])  # by place: no lookup table of the items' ids
@@ -51,8 +54,8 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
                      "pearson": _pearson(judge, people),
                      "within": _pearson(judge - judge.groupby(system).transform("mean"),
                                         people - people.groupby(system).transform("mean")),
-                     "constant": bool(judge.nunique() <= 1)})
-    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "constant"]).set_index("column")
+                     "groups": len(pd.unique(groups[both])), "constant": bool(judge.nunique() <= 1)})
+    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "groups", "constant"]).set_index("column")
 
 
 def _pearson(x: pd.Series, y: pd.Series) -> float:
@@ -167,8 +170,18 @@ def closest(judges: pd.DataFrame, among: Collection[str] | None = None) -> str |
     """The judge closest to people, the simple reference where no judge's worth can be read: of `judges`
     (`judges_on`'s frame; the constant ones never; of the combinations `among` when given), the highest
     Pearson within systems, else over the items; None when no judge has one."""
-    usable = judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None else True)]
+    usable = _read_on_enough(judges[~judges["constant"] & (judges["combo"].isin(list(among)) if among is not None
+                                                            else True)])
     return _top(usable, "within") or _top(usable, "pearson")
+
+
+def _read_on_enough(judges: pd.DataFrame) -> pd.DataFrame:
+    """The judges whose correlations are read on MIN_GROUPS groups or more (where they have an interval), when any
+    is: a judge of 8 items in 2 dialogues led one of every item by a Pearson that says little; else all of them."""
+    if "groups" not in judges:
+        return judges
+    enough = judges[judges["groups"] >= MIN_GROUPS]
+    return enough if len(enough) else judges
 
 
 def default_of(frame: pd.DataFrame) -> str | None:
@@ -196,7 +209,7 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     labels and what it saves, whether it may replace an annotator, and where Pearson and the advantage
     probability put another judge first, and why."""
     real = frame[~frame["constant"]]
-    lead = default if default in real.index else _top(real, "pearson")
+    lead = default if default in real.index else _top(_read_on_enough(real), "pearson")
     if real.empty:  # e.g. a report of some judges only, none of them scoring this aspect
         return f"{aspect}: no judge here scores it (score it, or choose a judge that does)."
     if lead is None:
