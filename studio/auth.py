@@ -167,8 +167,8 @@ def _url_page() -> str:
 
 def first_page(otherwise: str) -> str | None:
     """The url path of the page a link named before its sign-in form, in the run that signs in (`otherwise` when
-    the link named none; None in any other run). The app's navigation makes it the default page of that run, which names no page and so opens
-    the default: a switch there would cut the run short before the cookie's component is drawn (the cookie lost),
+    the link named none; None in any other run). The app's navigation makes it the default page of that run,
+    which names no page and so opens the default: a switch there would cut the run short before the cookie's component is drawn (the cookie lost),
     and a switch in the run after it (the component's answer) left the default page open when that run never
     came. Let go after that run: the browser names the page it shows from then on."""
     if st.session_state.get(SIGNING_IN):

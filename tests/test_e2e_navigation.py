@@ -14,8 +14,8 @@ from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_
 pytestmark = pytest.mark.e2e
 
 NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune", "Label"]
-PAGES = [("", "Data"), ("data", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"), ("agreement", "Agreement"),
-         ("tune", "Tune"), ("label", "Label")]
+PAGES = [("", "Data"), ("data", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"),
+         ("agreement", "Agreement"), ("tune", "Tune"), ("label", "Label")]
 
 
 @pytest.mark.parametrize("path, title", PAGES, ids=[p or "main" for p, _ in PAGES])

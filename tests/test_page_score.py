@@ -575,7 +575,8 @@ def test_the_personachat_sample_opens_on_a_personachat_template(monkeypatch, tmp
 @pytest.mark.parametrize("page, params, key, value", [
     (PAGE, {"limit": "3"}, "score_limit", 3),
     ("views/6_tune.py", {"budget": "250", "tune_seed": "4", "share": "0.3"}, "tune_budget", 250)])
-def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeypatch, tmp_path, page, params, key, value):
+def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeypatch, tmp_path, page, params, key,
+                                                                         value):
     """A link's field set in session state, beside a value given to its widget: Streamlit warned in the server's
     log ("created with a default value but also had its value set via the Session State API")."""
     from streamlit.elements.lib import policies

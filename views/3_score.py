@@ -90,8 +90,8 @@ with left:
     if how == "Seeded random sample":
         if st.session_state.get("score_sample", 0) > len(dataset.items):
             del st.session_state["score_sample"]
-        sample = st.number_input("Sample size", 1, len(dataset.items),
-                                 key=state.start_at("score_sample", min(20, len(dataset.items))), persist_state="session")
+        sample = st.number_input("Sample size", 1, len(dataset.items), persist_state="session",
+                                 key=state.start_at("score_sample", min(20, len(dataset.items))))
         seed = st.number_input("Seed", 0, 10**6, key=state.start_at("score_seed", 0), persist_state="session")
         if len(dataset.groups) > 1:
             st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "

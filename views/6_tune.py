@@ -36,7 +36,8 @@ budget = right.number_input("Budget (judge calls)", 10, 1_000_000, step=10, key=
                             "the store cost nothing.")
 share = left.slider("Share of the groups to tune on", 0.2, 0.8, step=0.1, key=state.start_at("tune_share", 0.5),
                     persist_state="session")
-seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_at("tune_seed", 0), persist_state="session")
+seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_at("tune_seed", 0),
+                          persist_state="session")
 
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
 choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])

@@ -138,7 +138,8 @@ class ItemColumns:
         def make(of: ItemColumns) -> list[str]:
             if not any(item.annotators for item in of.items):  # "#1" ... "#k": the k-th score of an item
                 return list(positional(max((len(s) for item in of.items for s in item.human.values()), default=0)))
-            return list(dict.fromkeys(who for item in of.items for aspect in item.human for who in item.ratings(aspect)))
+            return list(dict.fromkeys(who for item in of.items for aspect in item.human
+                                      for who in item.ratings(aspect)))
         return self._memo(("annotators",), lambda: self._spread(make, lambda found, _: found))
 
     def mean(self, aspect: str) -> np.ndarray:

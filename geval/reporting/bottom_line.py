@@ -55,7 +55,8 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
                      "within": _pearson(judge - judge.groupby(system).transform("mean"),
                                         people - people.groupby(system).transform("mean")),
                      "groups": len(pd.unique(groups[both])), "constant": bool(judge.nunique() <= 1)})
-    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "groups", "constant"]).set_index("column")
+    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "groups", "constant"]).set_index(
+        "column")
 
 
 def _pearson(x: pd.Series, y: pd.Series) -> float:
