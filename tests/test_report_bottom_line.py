@@ -116,6 +116,10 @@ def test_a_judge_of_a_few_groups_does_not_lead_one_of_many_by_a_higher_pearson()
     assert sentence("coherence", judges.assign(saved=math.nan, test=None, advantage=math.nan), None, 20).startswith(
         "coherence: many agrees best with people (Pearson 0.40")
     assert bottom_line.closest(judges.assign(groups=[2, 3])) == "few: k"  # none read on enough: the highest
+    worth = judges.assign(saved=[0.10, 0.30], test=None, advantage=math.nan)
+    said = sentence("coherence", worth, "many: k", 20)  # worth most labels: no Pearson of 2 dialogues set against it
+    assert said.startswith("coherence: many is worth most labels") and "few" not in said, said
+    assert "by Pearson few leads" in sentence("coherence", worth.assign(groups=[10, 10]), "many: k", 20)
 
 
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():

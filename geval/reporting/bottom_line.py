@@ -210,9 +210,9 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     labels and what it saves, whether it may replace an annotator, and where Pearson and the advantage
     probability put another judge first, and why."""
     real = frame[~frame["constant"]]
-    lead = default if default in real.index else _top(_read_on_enough(real), "pearson")
     if real.empty:  # e.g. a report of some judges only, none of them scoring this aspect
         return f"{aspect}: no judge here scores it (score it, or choose a judge that does)."
+    lead = default if default in real.index else _top(_read_on_enough(real), "pearson")
     if lead is None:
         return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
                 "judge gives one score throughout).")
@@ -237,10 +237,10 @@ def _top(frame: pd.DataFrame, column: str) -> str | None:
     return None if values.empty else str(values.idxmax())
 
 
-def _first(frame: pd.DataFrame, column: str, lead: str) -> str | None:
-    """The row that leads on `column` (`_top`), but `lead` where its value is the same as shown (two decimals):
-    "X leads (0.82 against 0.82)" would be no lead. None when no value is finite."""
-    top = _top(frame, column)
+def _first(frame: pd.DataFrame, column: str, lead: str, among: pd.DataFrame | None = None) -> str | None:
+    """The row of `among` (default: `frame`) that leads on `column` (`_top`), but `lead` where its value is the
+    same as shown (two decimals): "X leads (0.82 against 0.82)" would be no lead. None when no value is finite."""
+    top = _top(frame if among is None else among, column)
     if top is None or top == lead:
         return top
     return lead if f"{frame.loc[top, column]:.2f}" == f"{frame.loc[lead, column]:.2f}" else top
@@ -273,7 +273,8 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     if len(frame) < 2:
         return ""
     said, same = [], []
-    pearson, advantage = _first(frame, "pearson", lead), _first(frame, "advantage", lead)
+    # by Pearson as the lead is chosen where labels saved are not read: among judges read on enough groups
+    pearson, advantage = _first(frame, "pearson", lead, _read_on_enough(frame)), _first(frame, "advantage", lead)
     if pearson is not None and pearson != lead:
         said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
                     f"{_against(frame.loc[lead, 'pearson'])}){_why_saved(frame, lead, pearson)}")
