@@ -33,7 +33,7 @@ class Job:
     done: bool = False
     started: float = field(default_factory=time.time)
     selection: tuple = ()  # what it scores (`selection`): a stopped job is resumed only for the same
-    again: Callable[[], Job] | None = None  # starts the same job anew (a stopped one goes on where it stopped)
+    again: Callable[..., Job] | None = None  # starts the same job anew (a stopped one goes on where it stopped)
 
     resumed: bool = False
 
@@ -44,10 +44,11 @@ class Job:
         return self.done and self.stop.is_set() and self.again is not None and not self.resumed and (
             any(p.stopped for p in self.finished) or len(self.finished) < len(self.labels))
 
-    def resume(self) -> Job:
-        """Start this job's selection again (what is stored is not asked again); returns the new job."""
+    def resume(self, plans: list | None = None) -> Job:
+        """Start this job's selection again (what is stored is not asked again); returns the new job. `plans`:
+        a scoring job's plans of its templates made just now (else it plans them anew itself)."""
         self.resumed = True
-        return self.again()
+        return self.again(plans) if plans is not None else self.again()
 
     def stop_now(self) -> None:
         """Ask the run to stop after the item it is on; what is finished stays stored."""
@@ -109,10 +110,11 @@ def start(store_path: str, items: list, templates: list[geval.Template], judge,
     `concurrency` and `rpm` only matter for judges that take parallel calls (OpenAI-compatible).
     `plans`: each template's plan (`geval.plan`), made just before: its run's ETA counts down its
     work, and the job's ETA adds the later templates'.
-    The job's `again` starts the same selection anew (a Resume: what is stored is not asked again), planned
-    anew: the first plans counted the items done since as work left (the ETA read too long)."""
-    def again() -> Job:
-        planned = _planned(store_path, items, templates, judge, concurrency) if plans else None
+    The job's `again` starts the same selection anew (a Resume: what is stored is not asked again), with the plans
+    given it or planned anew: the first plans counted the items done since as work left (the ETA read too long)."""
+    def again(planned: list | None = None) -> Job:
+        if planned is None and plans:
+            planned = _planned(store_path, items, templates, judge, concurrency)
         return start(store_path, items, templates, judge, dataset, settings_given, concurrency, rpm, planned)
 
     job = Job(id=uuid.uuid4().hex[:8], labels=[t.label for t in templates], dataset=dataset, store_path=store_path,

@@ -168,9 +168,10 @@ if st.button("Resume this run" if same else "Start scoring", type="primary",
              "The embedded judge's llama.cpp is not built yet (the line above)." if unbuilt else
              f"{', '.join(blocked)} cannot be rendered on these items: fix the template or pick another dataset."
              if blocked else None):
-    job = job.resume() if same else jobs.start(
+    planned = [plans[template.label] for template in templates]  # made by this run of the page, of the store now
+    job = job.resume(planned) if same else jobs.start(
         str(store.path), items, templates, judge, dataset.name, given, concurrency=int(concurrency), rpm=rpm,
-        plans=[plans[template.label] for template in templates])
+        plans=planned)
     st.session_state["score_job"] = job.id
     st.rerun()
 
