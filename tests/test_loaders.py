@@ -256,6 +256,18 @@ def test_the_preview_flattens_nested_records_and_suggests_a_mapping(tmp_path):
     assert geval.Dataset.table_preview(SAMPLE) is None  # a known layout needs no mapping
 
 
+def test_a_score_column_with_a_typo_is_named_by_its_line_where_the_file_has_lines_else_by_its_record(tmp_path):
+    rows = [{"reply": f"reply {i}", "overall": "x4" if i == 6 else 1 + i % 5} for i in range(12)]
+    lines = tmp_path / "typo.jsonl"
+    lines.write_text("\n\n".join(json.dumps(row) for row in rows))  # a blank line between records
+    preview = geval.Dataset.table_preview(lines)
+    assert preview.almost_scores == {"overall": (13, "x4")} and preview.where(13, "typo.jsonl") == "typo.jsonl:13"
+    whole = tmp_path / "typo.json"
+    whole.write_text(json.dumps(rows))
+    preview = geval.Dataset.table_preview(whole)
+    assert preview.almost_scores == {"overall": (7, "x4")} and preview.where(7, "typo.json") == "record 7 of typo.json"
+
+
 @pytest.mark.parametrize("header, row, response, scores", [
     ("id,turn,context,reply,overall,engaging", "7,2,A: hi,hello,4,3", "reply", ["overall", "engaging"]),
     ("hypothesis,reference,human", 'a cat,the cat,"[3, 4]"', "hypothesis", ["human"]),

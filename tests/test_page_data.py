@@ -125,13 +125,13 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
 
 
 
-def test_a_score_column_with_a_typo_is_named_with_its_record_not_left_out_without_a_word(monkeypatch, tmp_path):
+def test_a_score_column_with_a_typo_is_named_with_its_line_not_left_out_without_a_word(monkeypatch, tmp_path):
     rows = b"".join(b"d%d,reply %d,s1,%s\n" % (i, i, b"x4" if i == 6 else b"%d" % (1 + i % 5)) for i in range(12))
     at = _upload(monkeypatch, tmp_path, "typo.csv", b"context,reply,model,overall\n" + rows)
     assert at.multiselect[0].value == []  # not a number throughout: not suggested as a score
     assert [w.value for w in at.warning] == [
-        "Column overall holds numbers but its record 7 reads 'x4': it is left out of the score columns above. Fix "
-        "that record to read it as a score."]
+        "Column overall holds numbers but typo\\.csv:8 reads 'x4': it is left out of the score columns above. Fix "
+        "that line to read it as a score."]  # the line, as an error names it (the header is line 1); "\\." shows "."
 
 
 def test_an_upload_with_no_response_column_preselects_none_and_says_so(monkeypatch, tmp_path):

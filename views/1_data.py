@@ -103,10 +103,11 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
-                    for column, (record, value) in preview.almost_scores.items():
-                        st.warning(f"Column {plain(column)} holds numbers but its record {record} reads "
-                                   f"'{plain(value)}': it is left out of the score columns above. Fix that "
-                                   "record to read it as a score.")
+                    for column, (number, value) in preview.almost_scores.items():
+                        where = plain(preview.where(number, upload.name))
+                        st.warning(f"Column {plain(column)} holds numbers but {where} reads '{plain(value)}': it is "
+                                   "left out of the score columns above. Fix that "
+                                   f"{'line' if preview.by_line else 'record'} to read it as a score.")
                     scales = uploads.scale_inputs(preview.scaled(scores))
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)

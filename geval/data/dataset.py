@@ -375,9 +375,9 @@ def _unique(items: list) -> list:
 
 def table_preview(path: str | Path, rows: int = 5) -> TablePreview | None:
     """The first records of a table file and a suggested mapping, or None when the layout is auto-detected."""
-    data, _ = read_records(Path(path))
+    data, lines = read_records(Path(path))
     if detect_layout(data) is not None:
         return None
     if isinstance(data, list) and data and isinstance(data[0], dict):
-        return table.preview(data, rows)
+        return table.preview(data, rows, lines=lines)
     raise DatasetError(f"{path}: neither a known layout nor a table of records with named columns")

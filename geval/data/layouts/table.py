@@ -346,8 +346,14 @@ class TablePreview:
     scores: list[str]
     records: list[dict] = field(default_factory=list, repr=False)  # the first records, as read
     #: Columns of numbers but for a value or two (a typo), left out of `scores`: each with the first record
-    #: (counted from 1) whose value is not a number, and that value.
+    #: (counted from 1; its line in the file where `by_line`) whose value is not a number, and that value.
     almost_scores: dict[str, tuple[int, str]] = field(default_factory=dict)
+    by_line: bool = False  # a CSV or JSON lines file: `almost_scores` names lines
+
+    def where(self, number: int, name: str) -> str:
+        """Where a record of `almost_scores` is in the file `name`, as errors name it: "file.csv:8" (a line), else
+        "record 7 of file.json"."""
+        return f"{name}:{number}" if self.by_line else f"record {number} of {name}"
 
     def mapping(self, response: str, scores: list[str], level: str | None = None,
                 scales: dict[str, str] | None = None, **roles: str | None) -> list[str]:
@@ -393,9 +399,9 @@ class TablePreview:
         return load(Path("the first rows"), self.records, "preview", ColumnMapping.parse(mapping), None)[0]
 
 
-def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
+def preview(data: list, rows: int = 5, scan: int = 50, lines: list[int] | None = None) -> TablePreview:
     """The first `rows` records of `data` as text, their columns (from the first `scan`
-    records, nested objects flattened) and a suggested mapping."""
+    records, nested objects flattened) and a suggested mapping; `lines`: each record's line in its file."""
     records = [flatten(record) for record in data[:scan] if isinstance(record, dict)]
     columns = list(dict.fromkeys(column for record in records for column in record))
     words = {c for c in columns if two_categories(_values(records, c)) is not None  # pass/fail: a score, not a text,
@@ -420,8 +426,11 @@ def preview(data: list, rows: int = 5, scan: int = 50) -> TablePreview:
               and (_numeric(records, c) or c in words)]
     shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
     almost = {c: found for c in texts if c not in suggested.values() and (found := _not_a_number(records, c))}
+    if lines:  # records counted among dicts only, as `records` holds them
+        numbered = [line for record, line in zip(data[:scan], lines) if isinstance(record, dict)]
+        almost = {c: (numbered[record - 1], value) for c, (record, value) in almost.items()}
     return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)],
-                        almost)
+                        almost, by_line=bool(lines))
 
 
 def _not_a_number(records: list[dict], column: str) -> tuple[int, str] | None:
