@@ -198,7 +198,8 @@ def test_a_summary_csv_mapped_by_its_columns_only_scores_with_summeval_consisten
     out, err = capsys.readouterr()
     assert code == 0, err
     assert ("my: level summary, inferred: a source document column ('article') and no context: each row is a "
-            "summary (to read it otherwise: level=turn, dialogue or summary, or level=COLUMN)") in err
+            "summary (to read it otherwise: the Data page's Level; CLI: --map level=turn, dialogue, summary or "
+            "COLUMN)") in err
     assert "3 items, 0 cached, 3 judge calls, 0 failed" in out
     scored = geval.Store(store).judgments("my")
     assert len(scored) == 3 and set(scored["status"]) == {"ok"} and scored["prompt"].str.contains("The museum").any()

@@ -332,8 +332,8 @@ def test_the_level_is_inferred_from_the_columns_and_said(tmp_path, header, row, 
     mapping = preview.mapping(roles.pop("response"), preview.scores, **roles)  # no level: the loader infers it
     dataset = geval.load_dataset(path, mapping=mapping)
     assert dataset.levels == [level]
-    assert dataset.notes == [f"level {level}, inferred: {reason} (to read it otherwise: level=turn, dialogue or "
-                             "summary, or level=COLUMN)"]
+    assert dataset.notes == [f"level {level}, inferred: {reason} (to read it otherwise: the Data page's "
+                             "Level; CLI: --map level=turn, dialogue, summary or COLUMN)"]
     assert [item.level for item in preview.items(mapping)] == [level]  # what the Data page offers templates for
 
 

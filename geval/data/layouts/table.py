@@ -149,8 +149,8 @@ def choose_level(mapping: ColumnMapping, first: dict) -> LevelChoice:
     given = mapping.level
     if given is None:
         level, why = infer_level(mapping.response, mapping.context, mapping.grounding)
-        return LevelChoice(level, "", f"level {level}, inferred: {why} (to read it otherwise: level=turn, "
-                                      "dialogue or summary, or level=COLUMN)")
+        return LevelChoice(level, "", f"level {level}, inferred: {why} (to read it otherwise: the Data "
+                                      "page's Level; CLI: --map level=turn, dialogue, summary or COLUMN)")
     if given in LEVELS:
         beside = value_at(first, given) is not MISSING
         also = f"; the column '{shown(given)}' is not read as the level" if beside else ""
