@@ -93,7 +93,7 @@ def test_bad_input_gets_one_line():
     with pytest.raises(SystemsError, match=r"too few labels: at most 4 of one system \(S0\); an interval needs 5"):
         means(population, [f"s0d{d}" for d in range(4)], ["judge"], (1, 5))
     unscored = population.assign(judge=np.where(population.index.str.startswith("s0d"), np.nan, population["judge"]))
-    with pytest.raises(SystemsError, match="scored none of the 5 labeled items"):
+    with pytest.raises(SystemsError, match="scored none of the 5 items whose people's scores are read as labels"):
         means(unscored, [f"s0d{d}" for d in range(5)], ["judge"], (1, 5))
     one = population.assign(system="")
     found = means(one, list(one.index[:20]), ["judge"], (1, 5))
@@ -190,9 +190,10 @@ def test_a_judge_that_scored_no_labeled_item_is_left_out_of_the_worth_not_the_es
     order = [f"s{s}d{d}" for d in range(10) for s in range(3)]
     found = means(population, order, ["judge", "nolabels"], (1, 5))
     assert list(found.worth["judge"]) == ["judge"] and found.judge == "judge"
-    assert any(note.startswith("left out of the judges' worth: nolabels, which scored none of the 30 labeled items")
+    assert any(note.startswith("left out of the judges' worth: nolabels, which scored none of the 30 items whose "
+                               "people's scores are read as labels")
                for note in found.notes)
-    with pytest.raises(SystemsError, match="nolabels scored none of the 30 labeled items"):
+    with pytest.raises(SystemsError, match="nolabels scored none of the 30 items whose people's scores are read"):
         means(population, order, ["nolabels", "judge"], (1, 5))  # the chosen judge itself: the error stays
 
 

@@ -160,11 +160,11 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
         raise SystemsError(f"no judge is scored on {aspect or 'this aspect'}: score one, or import one, first")
     unscored = [j for j in judges if population.loc[labeled, j].isna().all()]
     if judges[0] in unscored:
-        raise SystemsError(f"{judges[0]} scored none of the {len(labeled)} labeled items: it cannot be corrected by "
-                           "them; score those items, or pick another judge")
+        raise SystemsError(f"{judges[0]} scored none of the {len(labeled)} items whose people's scores are read as "
+                           "labels: it cannot be corrected by them; score those items, or pick another judge")
     judges = [j for j in judges if j not in unscored]
-    notes = [f"left out of the judges' worth: {j}, which scored none of the {len(labeled)} labeled items (score "
-             "them to read it)" for j in unscored]
+    notes = [f"left out of the judges' worth: {j}, which scored none of the {len(labeled)} items whose people's "
+             "scores are read as labels (score them to read it)" for j in unscored]
     few = [s for s in population["system"].unique() if s not in systems]
     if few:
         notes.append(f"left out, fewer than {MIN_LABELS} labels: " + ", ".join(
