@@ -13,7 +13,8 @@ import pytest
 
 import geval
 from geval.decisions.labeling import PassRatesError, pass_aspects, pass_rates
-from tests.helpers import run_cli
+from geval.analysis.judge_errors import judge_errors
+from tests.helpers import run_cli, scripted
 
 SYSTEMS = ("alpha", "beta", "gamma")
 
@@ -154,3 +155,35 @@ def test_a_pass_rates_interval_holds_the_people_s_rate_for_every_system_also_ske
     held = [found.people.coverage, found.combined.coverage, found.others["betting, combined"].coverage]
     assert all((reading >= 0.93).all() for reading in held), held
     assert found.others["t with the prior, people only"].coverage.min() < found.people.coverage.min()
+
+
+def test_a_judge_on_a_0_1_scale_is_read_on_pass_fail_as_the_nearest_category_everywhere(tmp_path):
+    """A user's 0-1 template compared with a pass/fail column: its weighted means (0.56, 0.97, ...) were compared
+    with the category indexes as they are, so that accuracy read 0.000 [0.000, 0.000] beside a raw agreement of
+    42%, and how it errs said it never answers "pass". Each reading now takes the nearest category (0.5 and above:
+    pass): the accuracy, the confusion matrix and the true-positive rate (and the test's accuracy alignment)."""
+    rng = np.random.default_rng(3)
+    rows = [{"id": f"r{k}", "reply": f"reply {k}", "system": SYSTEMS[k % 3], "dialogue": f"d{k // 2}",
+             "ok": "pass" if rng.random() < 0.5 else "fail"}
+            for k in range(60)]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(path, mapping=["id=id", "response=reply", "system=system", "group=dialogue",
+                                                "score:ok=ok"], store=store)
+    template = geval.Template.parse("+++\nname = \"acceptable\"\ntask = \"Is it acceptable?\"\n[[aspects]]\n"
+                                    "name = \"Acceptable\"\nhuman = \"ok\"\nmin = 0\nmax = 1\n+++\nAnswer:\n"
+                                    "{{response}}\n\nForm:\n- Acceptable:\n", source="acceptable.txt")
+    geval.score(store, dataset.items, template, scripted(), "mine")
+    scores = store.judgments("mine", columns=("item_id", "score")).set_index("item_id")["score"]
+    assert not scores.isin([0.0, 1.0]).all()  # weighted means, not labels
+    said = {item.id: float(np.floor(scores[item.id] + 0.5)) for item in dataset.items}
+    truth = {item.id: item.human["ok"][0] for item in dataset.items}
+    hits = np.mean([said[i] == truth[i] for i in said])
+    table = geval.agree(store, "mine")
+    assert table.loc[0, "metric"] == "accuracy" and table.loc[0, "value"] == pytest.approx(hits) and hits > 0.2
+    confusion = judge_errors(store, "mine")[0].labels.confusion
+    expected = np.array([[sum(truth[i] == a and said[i] == b for i in said) for b in (0, 1)] for a in (0, 1)])
+    assert (confusion == expected).all() and confusion[:, 1].sum() > 0  # it does answer "pass"
+    rates = pass_rates(store, "mine", "ok")
+    assert rates.true_positive.value == pytest.approx(expected[1, 1] / expected[1].sum())

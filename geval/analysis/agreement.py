@@ -32,7 +32,7 @@ from geval.analysis.correlation import (
     interval,
     item_bootstrap,
 )
-from geval.analysis.categorical import accuracy_row
+from geval.analysis.categorical import accuracy_row, as_labels
 from geval.analysis.grouped import codes_of_items, held_systems, renumbered, systems_of_items
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.protocols import Protocol, ProtocolError, generic, get_protocol
@@ -377,7 +377,8 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     chosen = get_protocol(protocol) if protocol else generic(tuple(levels))
     categorical = store.categories(dataset)
     named = [c for c in scores.columns if humans.get(c) in categorical]
-    rows = [accuracy_row(scores[c], items, humans[c], c) | {"protocol": chosen.name} for c in named]
+    rows = [accuracy_row(as_labels(scores[c], scored.scales.get(c), len(categorical[humans[c]])), items, humans[c], c)
+            | {"protocol": chosen.name} for c in named]
     numeric = scores.drop(columns=named)
     tables = [pd.DataFrame(rows, columns=COLUMNS)] if rows else []
     if len(numeric.columns):

@@ -27,6 +27,16 @@ def majority(scores: tuple[float, ...]) -> float:
     return float(counts[0][0])
 
 
+def as_labels(values: pd.Series, scale: tuple[float, float] | None, count: int) -> pd.Series:
+    """A judge's scores read as label indexes 0..count−1: its `scale` mapped linearly onto them and each score taken
+    to the nearest index, halves up (a 0-1 judge's weighted mean of 0.56 is "pass" of fail/pass; a 1-5 judge's 3 and
+    above); scores already on 0..count−1 (labels imported as words, a most probable score) keep their whole values.
+    NaN stays NaN."""
+    low, high = scale if scale is not None and scale[1] > scale[0] else (0.0, count - 1.0)
+    x = (values.to_numpy(dtype=float) - low) / (high - low) * (count - 1)
+    return pd.Series(np.clip(np.floor(x + 0.5), 0, count - 1), index=values.index, name=values.name)
+
+
 def accuracy_row(judge: pd.Series, items: list[Item], human: str, aspect: str) -> dict:
     """The agreement table's row (`geval.analysis.agreement.COLUMNS`) of a judge's categorical
     labels (`judge`, by item id, as category indexes) against the majority of `human`."""

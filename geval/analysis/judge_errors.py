@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from geval.analysis.agreement import human_aspect_for, judge_scores, resolve
+from geval.analysis.categorical import as_labels
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.label_errors import LabelErrors, label_errors
@@ -65,7 +66,8 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
             continue  # fewer than two items with both scores: nothing to read
         notes = [said] if said else []
         if human in categories:
-            found.append(AspectErrors(name, human, judge, label_errors(values, items, human, categories[human]),
+            labels = as_labels(values, scored.scales.get(key), len(categories[human]))  # the nearest category
+            found.append(AspectErrors(name, human, judge, label_errors(labels, items, human, categories[human]),
                                       None, notes=notes))
             continue
         if human not in ranges:

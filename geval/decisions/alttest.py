@@ -47,7 +47,7 @@ import pandas as pd
 from scipy import stats
 
 from geval.analysis.agreement import human_aspect_for, judge_scores
-from geval.analysis.categorical import accuracy_row
+from geval.analysis.categorical import accuracy_row, as_labels
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.scales import read_on_people_scale
@@ -558,7 +558,7 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
             if human in categories and chosen != "accuracy":
                 raise AltTestError(f"{human} is categorical ({', '.join(categories[human])}): only accuracy "
                                    "alignment reads categories")
-            values, scale = _on_their_scale(scored, key, human, human in categories, declared, ranges,
+            values, scale = _on_their_scale(scored, key, human, categories.get(human), declared, ranges,
                                             _whole(reading, imported), dataset)
             values = _given(values)
             judged = np.zeros(len(every), bool)
@@ -864,7 +864,7 @@ def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     """`plan_data`'s items and the judge's scores on them (by item id, NaN left out; None without `combo`)."""
     if reading not in READINGS:
         raise AltTestError(f"reading '{reading}' is unknown; use one of {', '.join(READINGS)}")
-    every, categorical = store.items(dataset), aspect in store.categories(dataset)
+    every, categories = store.items(dataset), store.categories(dataset).get(aspect)
     items, judge = every, None
     if combo is not None:
         items, _ = held_out(every, [combo[0]], searched_versions(store, dataset))
@@ -873,7 +873,7 @@ def _plan_inputs(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
         scored = judge_scores(store, dataset, combo, _variant(reading, imported), items=items)
         key = next((k for k in scored.scores.columns if human_aspect_for(scored.template, k, [aspect])), None)
         if key:  # on the annotators' scale, as the test reads it
-            values, _ = _on_their_scale(scored, key, aspect, categorical, store.scales(dataset),
+            values, _ = _on_their_scale(scored, key, aspect, categories, store.scales(dataset),
                                         human_ranges(every, [aspect]), _whole(reading, imported), dataset)
             judge = _given(values)
     return items, judge
@@ -891,13 +891,14 @@ def _whole(reading: str, imported: bool) -> bool:
     return reading != "continuous" and not imported
 
 
-def _on_their_scale(scored, key: str, human: str, categorical: bool, declared: Mapping[str, tuple[float, float]],
-                    ranges: Mapping[str, tuple[float, float]], whole: bool, dataset: str) -> tuple[pd.Series, str]:
-    """A judge aspect's scores read on the people's scale of `human` (`geval.analysis.scales`; a
-    categorical aspect's as they are), and that reading in words."""
+def _on_their_scale(scored, key: str, human: str, categories: tuple[str, ...] | None,
+                    declared: Mapping[str, tuple[float, float]], ranges: Mapping[str, tuple[float, float]], whole: bool,
+                    dataset: str) -> tuple[pd.Series, str]:
+    """A judge aspect's scores read on the people's scale of `human` (`geval.analysis.scales`; on a categorical
+    aspect, its `categories`, as the nearest one's index: `as_labels`), and that reading in words."""
     values = scored.scores[key].astype(float)
-    if categorical:
-        return values, ""
+    if categories is not None:
+        return as_labels(values, scored.scales.get(key), len(categories)), ""
     values, _, said, _ = read_on_people_scale(values, scored.scales[key], human, declared.get(human),
                                               ranges.get(human), whole, dataset)
     return values, said
@@ -949,6 +950,8 @@ def ranking(store: Store, dataset: str, results: Sequence[AltTest]) -> pd.DataFr
                 if human is not None:  # on the items the test read it on
                     on = next(r.item_ids for r in tested if r.aspect == human)
                     values = scored.scores[key][_among(scored.scores.index, on)] if len(on) else scored.scores[key]
+                    if human in categories:  # its labels: the nearest category's
+                        values = as_labels(values, scored.scales.get(key), len(categories[human]))
                     agreement.append(_agreement(values, items, human, human in categories))
         passed = [r.passed for r in tested]
         rows.append({"judge": label, "aspects": ", ".join(r.aspect for r in tested),

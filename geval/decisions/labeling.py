@@ -30,6 +30,7 @@ import pandas as pd
 from geval.analysis.agreement import human_aspect_for, judge_scores, no_human_because, resolve
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
+from geval.analysis.categorical import as_labels
 from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
 from geval.analysis.disagreement import human_ranges
@@ -668,8 +669,8 @@ def pass_rates(store: Store, dataset: str, aspect: str, combo: tuple[str, str] |
         means = system_means(store, dataset, name, combo, per_system=per_system, design=design, seed=seed, items=items)
     except SystemsError as exc:
         raise PassRatesError(str(exc)) from None
-    judged = features(store, dataset, name, combo, baselines=(), items=items).judge_scores()
-    return rates_of(name, words, means, judged, items)
+    found = features(store, dataset, name, combo, baselines=(), items=items)
+    return rates_of(name, words, means, as_labels(found.judge_scores(), found.scale, len(words)), items)
 
 
 #: Whose scores `system_means` reads, by the dataset's human side (`HUMAN_SIDES`).
