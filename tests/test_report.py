@@ -229,6 +229,22 @@ def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_a
     assert "judge &lt;b&gt;too kind&lt;/b&gt; &amp; sure" in markdown and first.text.strip() in markdown
 
 
+def test_the_report_compares_as_the_agreement_pages_compare_does_when_given_its_a_and_b(compared):
+    """The page's Compare read A = the second version, B = the first (B − A = −0.087); the report built from that
+    page read them the other way round (+0.087), the original as A."""
+    store, dataset, _, (first, second), _, _ = compared
+    combos = store.combos(dataset.name).set_index("template")
+    a, b = (tuple(combos.loc[t.label][["template_version", "signature"]]) for t in (second, first))
+    made = geval.reporting.report(store, dataset.name, n_boot=50, baselines=[], alttest_epsilon=None, figures=False,
+                                  ceiling=False, compared=(a, b))
+    cells = _Page(made.html()).cells["Template versions and judges compared"]
+    expected = geval.compare(store, dataset.name, a, b, "Natural")
+    at = cells.index("Natural")
+    assert cells[at + 1:at + 3] == [f"topicalchat-naturalness, version {t.version} · scripted: hashed"
+                                    for t in (second, first)], cells[:12]
+    assert f"{expected.difference:+.3f}" in cells[at + 5], cells[at:at + 7]
+
+
 #: Lines of this project's own goals and seed comparisons: in a report only when asked for.
 OWN_GOALS = ("goal for the embedded", "seed 000")
 

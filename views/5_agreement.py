@@ -13,15 +13,16 @@ from studio.text import plain
 
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
-                 variant: str, baselines: tuple, goals: bool, test: tuple) -> bytes:
+                 variant: str, baselines: tuple, goals: bool, test: tuple, compared: tuple | None) -> bytes:
     """The report (`geval.reporting.report`, the page `geval report --html` writes) as one HTML file, its steps
-    shown while it is built; `test`: the choices of the sections below (`report_choices`)."""
+    shown while it is built; `test`: the choices of the sections below (`report_choices`); `compared`: Compare's
+    A and B."""
     epsilon, alignment, by, per_system = test
     with st.status("Building the report…", expanded=True) as status:
         made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot,
                                       metric=metric, variants=(variant,), baselines=baselines, goals=goals,
                                       alttest_epsilon=epsilon, alttest_alignment=alignment, alttest_by=by,
-                                      per_system=per_system, on_progress=status.write)
+                                      per_system=per_system, compared=compared, on_progress=status.write)
         status.write("The page: tables and figures")
         page = made.html().encode("utf-8")
         status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
@@ -121,9 +122,12 @@ downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(sta
 
 report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
 # what the report is made of: a report built for other choices (or before new judgments) is not offered
+compare_labels = [st.session_state.get(key) for key in ("agree_a", "agree_b")]  # Compare's A and B, set below
+compare_pair = tuple(tuple(by_label.loc[label, ["template_version", "signature"]]) for label in compare_labels) \
+    if all(label in by_label.index for label in compare_labels) else None
 report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
               report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables),
-              report_choices(dataset))
+              report_choices(dataset), compare_pair)
 if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
                        help="The report `python -m geval report --html` writes, for the versions chosen above and "
                             "the choices below (the test's epsilon and alignment, the labels per system): its bottom "
@@ -134,7 +138,7 @@ if downloads[1].button("Build the HTML report", key="agree_report_build", icon="
     try:
         st.session_state["agree_report"] = (report_for, build_report(
             dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
-            int(n_boot), metric, variant, report_baselines, report_goals, report_for[-1]))
+            int(n_boot), metric, variant, report_baselines, report_goals, report_for[-2], compare_pair))
     except geval.GevalError as exc:
         st.error(str(exc))
 built = st.session_state.get("agree_report")

@@ -160,6 +160,7 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
            ensemble: bool = False, against: str | None = ONE_PROMPT_PER_ASPECT, goals: bool = False,
            folds: int = 5, top: int = 10, alttest_epsilon: float | None = EPSILONS["skilled"],
            alttest_alignment: str | None = None, alttest_by: str | None = None, per_system: int | None = None,
+           compared: tuple[tuple[str, str], tuple[str, str]] | None = None,
            on_progress: Callable[[str], None] | None = None) -> Report:
     """The report of a stored dataset (a name, or the Dataset), on the (template version,
     signature) pairs `combos` (default: every one scored on it); written to `out` when given.
@@ -174,8 +175,9 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     `alttest_epsilon`, the alternative annotator test's margin (None: no such section),
     `alttest_alignment` and `alttest_by` (None: by the aspect, by the data), the judges (`combos`),
     and `per_system`, the labels per system the systems' means are read at where people scored every
-    item (None: `geval.labeling.default_labels`). `command` is how it was made (the CLI's command
-    line). Raises StoreError when the dataset is not stored or a pair has no judgments on it.
+    item (None: `geval.labeling.default_labels`), and `compared`, its Compare's (A, B): the combination the others
+    are compared with and the first of them (None: the original, `Store.combos`' origin, and the others in turn).
+    `command` is how it was made (the CLI's command line). Raises StoreError when the dataset is not stored or a pair has no judgments on it.
 
     It opens with the bottom line (`geval.reporting.bottom_line`: per aspect the judge worth most
     labels, what it saves, whether it may replace an annotator, where the orders differ; which
@@ -188,12 +190,12 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
                        figures=figures, ceiling=ceiling, calibrate=calibrate, ensemble=ensemble, against=against,
                        goals=goals, folds=folds, top=top, alttest_epsilon=alttest_epsilon,
                        alttest_alignment=alttest_alignment, alttest_by=alttest_by, per_system=per_system,
-                       on_progress=on_progress)
+                       compared=compared, on_progress=on_progress)
 
 
 def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, combos, command, protocols, baselines,
             variants, levels, metric, n_boot, tables, embedder, figures, ceiling, calibrate, ensemble, against, goals,
-            folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, on_progress) -> Report:
+            folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, compared, on_progress) -> Report:
     """`report`'s work, its arguments as given there."""
     name = dataset.name if isinstance(dataset, Dataset) else dataset
     items = store.items(name)
@@ -222,7 +224,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     people = annotator_agreement(items, scored_aspects, n_boot=n_boot) if scored_aspects else \
         pd.DataFrame(columns=ANNOTATOR_COLUMNS)
     say(f"{name}: comparisons")
-    comparisons, verdicts = _comparisons(store, name, scored, metric)
+    comparisons, verdicts = _comparisons(store, name, scored, metric, compared)
     pairs = [(one.version, one.signature) for one in scored] if combos is not None else None
     tested = None
     if alttest_epsilon is not None:
@@ -442,14 +444,21 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     return blocks
 
 
-def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) -> tuple[list, list[str]]:
+def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str,
+                 compared: tuple[tuple[str, str], tuple[str, str]] | None = None) -> tuple[list, list[str]]:
     """Per human aspect that several combinations are compared with: each (B) against the original
-    of them (A: `_scored`'s first), on the items both scored: B − A with its paired interval,
+    of them (A: `_scored`'s first; `compared`'s A where it is compared with the aspect, its B first among the
+    others), on the items both scored: B − A with its paired interval,
     p-values, a verdict in words; then the template diff of each pair compared (folded). Returns
     the blocks and the verdicts (the summary says them too)."""
     blocks = [Heading("Template versions and judges compared")]
     by_human: dict[str, list[_Scored]] = {}
-    for one in scored:  # the original first
+    chosen = list(compared or ())
+    def place(one: _Scored) -> int:  # A, B, then the rest as they came (the original first)
+        pair = (one.version, one.signature)
+        return chosen.index(pair) if pair in chosen else len(chosen)
+
+    for one in sorted(scored, key=place):
         for human in compared_humans(store, name, (one.version, one.signature)):
             by_human.setdefault(human, []).append(one)
     rows, verdicts, pairs = [], [], {}
@@ -471,8 +480,10 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str) ->
     if not verdicts:
         return blocks + [Text("No two template versions or judges of this report are compared with the same human "
                               "aspect: score the same items with a second version or judge to compare them.")], []
-    blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: a prompts/ "
-                    "file's version, else the one saved first), "
+    reference = ("the one chosen as A on the Agreement page where it is compared with the aspect, else " if compared
+                 else "")
+    blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: {reference}a "
+                    "prompts/ file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean, B − A with its "
                     f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
