@@ -114,6 +114,24 @@ def test_a_pair_that_was_never_scored_is_a_named_error(scored):
         geval.reporting.report(store, dataset, combos=[("0000", "nope")], baselines=[])
 
 
+
+def test_a_judge_not_comparable_with_people_here_is_left_out_of_the_report_and_said_not_its_end(scored):
+    """`geval report mydata` exited 2 and wrote nothing when one template scored there compared an aspect the
+    dataset has no scores of (the app's report, made of the judges the page could read, was fine)."""
+    store, dataset, _ = scored
+    other = make_template(name="test-overall", aspects=(("Overall", 1, 5, "Overall"),))
+    geval.score(store, dataset.items, other, scripted(), "synthetic")
+    made = geval.reporting.report(store, dataset, baselines=[], n_boot=50, figures=False, alttest_epsilon=None)
+    judged = _Page(made.html()).text["What was judged"]
+    assert "Left out of this report, not comparable with people here:" in judged
+    assert "test-overall" in judged and "no score or label of that name" in judged
+    assert "test-overall" not in _Page(made.html()).text["Template versions and judges compared"]
+    combos = store.combos("synthetic")
+    pair = tuple(combos.loc[combos["template_version"] == other.version, ["template_version", "signature"]].iloc[0])
+    with pytest.raises(StoreError, match="no judge aspect of test-overall"):  # named: it must be read
+        geval.reporting.report(store, dataset, combos=[pair], baselines=[])
+
+
 # --- the supervisor's report: two versions on a 40-item sample, flagged items with notes ------------------------------
 
 SAMPLE = REPO / "data" / "topicalchat_usr_sample.json"

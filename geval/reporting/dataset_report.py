@@ -206,7 +206,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                  Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
     names = Names(store.combos(name), store.template_comments())
     say = (lambda message: on_progress(names(message))) if on_progress else (lambda message: None)
-    scored, searched = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
+    scored, searched, unread = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
@@ -243,7 +243,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested)]
     document.add(*summary_section(judged, board, {one.label: one.table for one in scored}, people, metric, verdicts,
                                   replaced))
-    document.add(*_judged(items, described, scored, searched, judged.judged))
+    document.add(*_judged(items, described, scored, searched, unread, judged.judged))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)
     advantage = {(r.judge, r.aspect): r.advantage_probability for r in tested or () if not r.baseline}
@@ -291,10 +291,11 @@ def _versions() -> str:
 
 
 def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, levels: tuple[str, ...],
-            n_boot: int, say: Callable[[str], None]) -> tuple[list[_Scored], list[str]]:
+            n_boot: int, say: Callable[[str], None]) -> tuple[list[_Scored], list[str], list[str]]:
     """The report's combinations, the original first (`Store.combos`' origin: a prompts/ file's version, then
-    saved versions as they were saved; the A of the comparisons), and the names of the search variants left
-    out of them (only when `combos` is not given)."""
+    saved versions as they were saved; the A of the comparisons), the names of the search variants left
+    out of them, and those that cannot be compared with people here, each with why (both only when `combos` is
+    not given: one named that cannot be read is a StoreError)."""
     stored = store.combos(name)
     pairs = list(zip(stored["template_version"], stored["signature"])) if combos is None else list(combos)
     searched: dict[str, str] = {}  # a search's variants by version: read on their test groups in their own section
@@ -305,14 +306,20 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
     pairs = [(version, signature) for version, signature in pairs if version not in searched]
     info = stored.set_index(["template_version", "signature"])
     tuned = searched_versions(store, name)
-    found = []
+    found, unread = [], []
     for version, signature in pairs:
         known = (version, signature) in info.index
         say(f"{name}: judgments and agreement of {info.loc[(version, signature), 'label'] if known else version}")
-        frame = disagreements(store, name, (version, signature), columns="scores")  # without the judgments' text
         table = tables.get((version, signature))
-        if table is None:
-            table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
+        try:
+            frame = disagreements(store, name, (version, signature), columns="scores")  # without the judgments' text
+            if table is None:
+                table = agree(store, name, (version, signature), variant=variant, levels=levels, n_boot=n_boot)
+        except StoreError as exc:  # e.g. a template compared with an aspect people did not score here
+            if combos is not None:  # asked for by name: it must be read
+                raise
+            unread.append(f"{info.loc[(version, signature), 'label'] if known else version}: {exc}")
+            continue
         found.append((info.loc[(version, signature), "origin"] if known else len(info), _Scored(
             info.loc[(version, signature), "label"] if known else f"{version} · {signature}",
             info.loc[(version, signature), "model"] if known else signature, version, signature,
@@ -321,7 +328,7 @@ def _scored(store: Store, name: str, items, combos, tables: dict, variant: str, 
             _priced(info.loc[(version, signature), "signature_json"] if known else "{}"),
             _imported(info.loc[(version, signature), "signature_json"] if known else "{}"),
         )))
-    return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values()))
+    return [one for _, one in sorted(found, key=lambda pair: pair[0])], sorted(set(searched.values())), unread
 
 
 def _imported(signature_json: str) -> tuple[str, str] | None:
@@ -356,14 +363,17 @@ def _judged_items(scored: list[_Scored]) -> int:
     return len(pd.unique(np.concatenate([one.frame["item_id"].to_numpy(object) for one in scored]))) if scored else 0
 
 
-def _judged(items, described: str, scored: list[_Scored], searched: list[str], judged: int) -> list:
+def _judged(items, described: str, scored: list[_Scored], searched: list[str], unread: list[str],
+            judged: int) -> list:
     """What was judged, a row per template version and judge: its readable name beside its exact
     template version and judge (the names the rest of the report uses), and what it cost; `judged`: how many
-    items at least one of them judged (`_judged_items`)."""
+    items at least one of them judged (`_judged_items`); then those left out (`_scored`)."""
     blocks = [Heading("What was judged")]
+    left_out = [Text("Left out of this report, not comparable with people here:"), Bullets(tuple(unread))] \
+        if unread else []
     if not scored:
         return blocks + [Text(f"Nothing of the {len(items)} items is judged yet: only the baselines and the people's "
-                              f"own agreement follow. Dataset: {described}.")]
+                              f"own agreement follow. Dataset: {described}."), *left_out]
     blocks += [Text(f"{judged} of {len(items)} items judged, by {len(scored)} template "
                     f"version(s) and judge(s). Dataset: {described}. Each row of this report is named by its template, "
                     "its version's comment and its judge; the exact template version and judge are beside it here, "
@@ -390,7 +400,7 @@ def _judged(items, described: str, scored: list[_Scored], searched: list[str], j
         blocks.append(Text(f"Left out of this report's tables: {len(searched)} template versions made by prompt "
                            f"searches ({', '.join(searched)}), each scored only on the groups its search chose; the "
                            "section on prompt searches reads each winner on its test groups."))
-    return blocks
+    return blocks + left_out
 
 
 def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
