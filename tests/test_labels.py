@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import pandas as pd
 import pytest
-from helpers import REPO, make_items, run_cli, scripted
+from helpers import REPO, make_items, make_template, run_cli, scripted
 
 import geval
 from geval.data.labels import HUMAN_SIDES, chosen_side, read_labels, with_labels, write_labels
@@ -80,6 +80,21 @@ def test_the_human_side_sets_labels_beside_or_instead_of_the_dataset_scores(stor
     assert items[0].human == {"Natural": first}
     assert items[1].human == ({"Natural": unlabeled} if unlabeled else {})
     assert store.item(loaded[0].id).human == {"Natural": first}  # one item by id: the same side
+
+
+def test_a_judge_of_an_aspect_only_your_labels_have_says_to_read_them_not_to_label_it(store, loaded):
+    """The page said "label Overall on the Label page" with 9 Overall labels there: the dataset was compared with
+    its own scores, which have none."""
+    for item in loaded[:4]:
+        store.save_label(item.id, "Overall", 3)
+    template = make_template(name="test-overall", aspects=(("Overall", 1, 5, "Overall"),))
+    geval.score(store, loaded, template, scripted(), "synthetic")
+    with pytest.raises(geval.GevalError) as error:
+        geval.agree(store, "synthetic")
+    assert "your labels of Overall are not read: compare the judge with them" in str(error.value)
+    assert "labels side synthetic both" in str(error.value) and "label Overall on the Label page" not in str(error.value)
+    store.set_human_side("synthetic", "both")
+    assert geval.agree(store, "synthetic", n_boot=20)["human"].tolist()[0] == "Overall"  # read, as it says
 
 
 def test_with_no_side_chosen_a_dataset_without_human_scores_takes_the_labels(store):

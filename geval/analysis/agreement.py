@@ -17,7 +17,7 @@ onto 0-1 by its scale, then averaged.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -72,11 +72,20 @@ def human_aspect_for(template: Template, aspect_key: str, human_aspects: list[st
                  for h in human_aspects if h.lower() == wanted.lower()), None)
 
 
-def no_human_because(template: Template, aspect_key: str, human_aspects: list[str], dataset: str) -> str:
+def no_human_because(template: Template, aspect_key: str, human_aspects: list[str], dataset: str,
+                     unread_labels: Collection[str] = ()) -> str:
     """Why a judge aspect is compared with no human aspect, and what to do: the dataset has no human
-    score or label at all yet (label it); or none of the name the header's `human = ...` asks for
-    (label that, or name one it has); or the header names none and no human aspect has the aspect's."""
+    score or label at all yet (label it); or your labels of it are there but not read (`unread_labels`: the aspects
+    labeled where the dataset is compared with its own scores: read them); or none of the name the header's
+    `human = ...` asks for (label that, or name one it has); or the header names none and no human aspect has the
+    aspect's."""
     aspect = template.aspect(aspect_key)
+    wanted = aspect.human or aspect.name
+    if wanted.lower() in {a.lower() for a in unread_labels}:
+        return (f"'{dataset}' is compared with its own scores, which have no {wanted} ({', '.join(human_aspects)}); "
+                f"your labels of {wanted} are not read: compare the judge with them (the Agreement page's "
+                f"\"Compared with\": your labels, or you as one more annotator; CLI: "
+                f"`python -m geval labels side {dataset} both`)")
     label = f"label {aspect.name} on the Label page (or import labels with `python -m geval labels import`)"
     if not human_aspects:
         return f"'{dataset}' has no human score or label yet: {label}, and the judge's {aspect.name} is compared with them"
@@ -86,6 +95,13 @@ def no_human_because(template: Template, aspect_key: str, human_aspects: list[st
                 "or set human = one of those in the template header")
     return (f"no human aspect of '{dataset}' ({', '.join(human_aspects)}) is named {aspect.name}: set human = "
             f"\"...\" on the aspect in the template header (e.g. human = \"{human_aspects[0]}\"), or {label}")
+
+
+def unread_labels(store: Store, dataset: str) -> list[str]:
+    """The aspects you labeled that the dataset's human side does not read (it is compared with its own scores)."""
+    if store.human_side(dataset) != "people":
+        return []
+    return list(dict.fromkeys(store.labels(dataset)["aspect"]))
 
 
 # --- the one computation ----------------------------------------------------------------------------
@@ -368,7 +384,8 @@ def agree(store: Store, dataset: str, combo: tuple[str | None, str | None] | Non
     humans = {key: found for key in scored.humans if (found := human_aspect_for(scored.template, key, human_aspects))}
     if not humans:
         raise StoreError(f"no judge aspect of {scored.template.label} matches a human aspect: "
-                         + no_human_because(scored.template, next(iter(scored.humans)), human_aspects, dataset))
+                         + no_human_because(scored.template, next(iter(scored.humans)), human_aspects, dataset,
+                                            unread_labels(store, dataset)))
     scores = scored.scores[list(humans)]
     overall_name = next((h for h in human_aspects if overall and h.lower() == overall.lower()), None)
     if overall_name and len(scored.template.aspects) > 1 and len(scored.scales) == len(scored.template.aspects):
