@@ -39,11 +39,14 @@ def build_parser() -> argparse.ArgumentParser:
     datasets = commands.add_parser("datasets", help="list, inspect and convert datasets")
     datasets.set_defaults(group=datasets)
     ds_commands = datasets.add_subparsers(title="datasets commands")
-    ds_list = ds_commands.add_parser("list", help="bundled samples and ../shared/data datasets")
+    ds_list = ds_commands.add_parser("list", help="bundled samples, ../shared/data datasets and those in the store")
+    _store_argument(ds_list)
     ds_list.set_defaults(run=cmd_datasets_list)
-    ds_show = ds_commands.add_parser("show", help="load a dataset and print its counts and a few items")
+    ds_show = ds_commands.add_parser("show", help="load a dataset (a file, a known name or one in the store) and "
+                                                  "print its counts and a few items")
     _dataset_arguments(ds_show)
     ds_show.add_argument("--head", type=int, default=2, help="items to print (default 2)")
+    _store_argument(ds_show)
     ds_show.set_defaults(run=cmd_datasets_show)
     ds_load = ds_commands.add_parser("load", help="load a dataset into the store (e.g. your own file, by a mapping), to "
                                                   "label it or import judge scores of it")
@@ -245,6 +248,12 @@ def _store_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--store", help=f"SQLite file (default $GEVAL_STORE or {geval.Store.default_path()})")
 
 
+def _existing_store(args) -> geval.Store | None:
+    """The store --store (or the default) names, when its file exists: a command that only reads makes none."""
+    path = Path(args.store or geval.Store.default_path())
+    return geval.Store(path) if path.exists() else None
+
+
 def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     """The dataset named on the command line (saved into `store`, unless it would replace another's
     items without --replace); how a table was read (its level, and why) goes to stderr."""
@@ -284,10 +293,16 @@ def _judge_given(args) -> dict:
 def cmd_datasets_list(args) -> None:
     for name, path in geval.Dataset.known().items():
         print(f"{name:32} {path}")
+    store = _existing_store(args)
+    for name in store.dataset_names() if store is not None else []:
+        print(f"{name:32} in the store {store.path}")
 
 
 def cmd_datasets_show(args) -> None:
-    dataset = _load(args)
+    store = _existing_store(args)  # read from it, never written: a file shown is not stored
+    stored = store is not None and args.dataset in store.dataset_names() and not Path(args.dataset).exists() \
+        and args.dataset not in geval.Dataset.known()
+    dataset = store.dataset(args.dataset) if stored else _load(args)
     print(dataset.summary())
     print(f"human aspects: {', '.join(dataset.aspects)}")
     for item in dataset.items[: args.head]:

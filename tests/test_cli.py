@@ -266,6 +266,22 @@ def test_a_files_own_id_column_is_read_by_default_and_a_judge_file_by_those_ids_
     assert "gptx: 12 items, Overall (" in capsys.readouterr().out
 
 
+def test_datasets_list_and_show_see_the_datasets_in_the_store(tmp_path, capsys):
+    """`datasets show mine` said "dataset in the store (none)" right after `datasets load` stored it; `list`
+    named bundled and shared files only. Neither makes a store where there is none."""
+    texts, _ = _texts_and_judge(tmp_path)
+    store = str(tmp_path / "s.sqlite")
+    assert main(["datasets", "load", texts, "--map", "response=reply", "--map", "score:Overall=overall",
+                 "--name", "mine", "--store", store]) == 0
+    capsys.readouterr()
+    assert main(["datasets", "list", "--store", store]) == 0
+    assert f"mine                             in the store {store}" in capsys.readouterr().out
+    assert main(["datasets", "show", "mine", "--store", store]) == 0
+    assert capsys.readouterr().out.startswith("mine (table): 12 items")
+    assert main(["datasets", "list", "--store", str(tmp_path / "none.sqlite")]) == 0
+    assert not (tmp_path / "none.sqlite").exists()
+
+
 def test_a_judge_file_whose_ids_the_dataset_lacks_is_a_one_line_error_with_a_few_of_them(tmp_path, capsys):
     texts, judge = _texts_and_judge(tmp_path, n=360)
     store = str(tmp_path / "s.sqlite")
