@@ -220,7 +220,7 @@ def _judge_settings() -> None:
                              persist_state="session")
         options = {"backend": "embedded", **({"model_path": path} if path else {})}
     else:
-        model = st.text_input("Model", value="gpt-4o-mini", key="judge_model", persist_state="session")
+        model = st.text_input("Model", key=start_at("judge_model", "gpt-4o-mini"), persist_state="session")
         base_url = st.text_input("Base URL (empty: api.openai.com)", key="judge_base_url", persist_state="session",
                                  help="vLLM: http://HOST:8000/v1 · Ollama: http://127.0.0.1:11434/v1")
         key = st.text_input("API key (kept for this session only)", type="password", key="api_key",
@@ -230,9 +230,9 @@ def _judge_settings() -> None:
                        "it) or set OPENAI_API_KEY before starting the app.]")
         mode = st.selectbox("Score distribution from", list(geval.OPTIONS.modes), key="judge_mode",
                             persist_state="session")
-        n = st.number_input("Samples (samples mode)", 1, 50, 20, key="judge_n", persist_state="session")
-        temperature = st.number_input("Temperature (samples mode)", 0.0, 2.0, 1.0, 0.1, key="judge_temperature",
-                                      persist_state="session")
+        n = st.number_input("Samples (samples mode)", 1, 50, key=start_at("judge_n", 20), persist_state="session")
+        temperature = st.number_input("Temperature (samples mode)", 0.0, 2.0, step=0.1,
+                                      key=start_at("judge_temperature", 1.0), persist_state="session")
         options = {"backend": "openai", "model": model, "mode": mode, "n": int(n), "temperature": float(temperature),
                    **({"base_url": base_url} if base_url else {})}
     st.session_state["judge_options"] = options

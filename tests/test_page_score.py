@@ -574,6 +574,7 @@ def test_the_personachat_sample_opens_on_a_personachat_template(monkeypatch, tmp
 
 @pytest.mark.parametrize("page, params, key, value", [
     (PAGE, {"limit": "3"}, "score_limit", 3),
+    (PAGE, {"backend": "openai", "model": "stub-model", "n": "5", "temperature": "0.5"}, "judge_model", "stub-model"),
     ("views/6_tune.py", {"budget": "250", "tune_seed": "4", "share": "0.3"}, "tune_budget", 250)])
 def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeypatch, tmp_path, page, params, key,
                                                                          value):
@@ -592,5 +593,5 @@ def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeyp
     at = AppTest.from_file(APP, default_timeout=120)
     at.query_params.update(params)
     at.switch_page(page).run()  # the link's page is the session's first
-    assert not at.exception and at.number_input(key=key).value == value
+    assert not at.exception and (at.text_input if isinstance(value, str) else at.number_input)(key=key).value == value
     assert warned == []

@@ -211,8 +211,8 @@ def _prepare(protocol: Protocol, scores, items: list[Item], humans: Mapping[str,
     if not pairs:
         raise ProtocolError(
             f"{protocol.title}: no score column ({', '.join(map(str, frame.columns))}) maps to a human aspect "
-            f"({', '.join(human_aspects)}); name the columns as {', '.join(protocol.aspects) or 'the human aspects'} "
-            "or pass humans="
+            f"({', '.join(human_aspects)}); name the columns as {', '.join(protocol.aspects) or 'the human aspects'}, "
+            "or say which human aspect each is compared with (a template's human = \"...\")"
         )
     chosen = where[where >= 0]
     info = pd.DataFrame({f"human:{h}": found.mean(h)[chosen] for h in dict.fromkeys(h for _, h in pairs)}, index=ids)

@@ -111,7 +111,8 @@ def _read_jsonl(path: Path, text: str) -> tuple[list, list[int]]:
         try:
             record = loads(line)
         except json.JSONDecodeError as exc:
-            raise DatasetError(f"{path}:{number}: invalid JSON line ({exc.msg})") from None
+            said = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else exc.msg  # "... starting at"
+            raise DatasetError(f"{path}:{number}: invalid JSON line ({said})") from None
         _check_text(path, line, record, number)
         records.append(record)
         lines.append(number)
