@@ -44,16 +44,16 @@ def choose_level(preview, response: str, roles: dict[str, str], scores: list[str
     return None if level == inferred else level
 
 
-def scale_inputs(columns: list[str]) -> dict[str, str]:
+def scale_inputs(columns: list[str], aspect: str = "") -> dict[str, str]:
     """A field per human score column of a mapping: the scale people were asked on ("1-5"; empty: not
-    declared), {column: text}."""
+    declared), {column: text}; with `aspect`, one field, named by it, for its first column (its annotators')."""
     if not columns:
         return {}
     st.caption("The scale people were asked on, per score column (e.g. 1-5): a judge on another scale is mapped onto "
                "it. Leave it empty when you do not know it: then each verdict says which reading it took. A column of "
                "pass/fail words has none: it is read as two categories.")
     fields = st.columns(min(4, len(columns)))
-    return {column: fields[k % len(fields)].text_input(f"Scale of {column}", key=f"data_scale_{column}",
+    return {column: fields[k % len(fields)].text_input(f"Scale of {aspect or column}", key=f"data_scale_{column}",
                                                        placeholder="e.g. 1-5")
             for k, column in enumerate(columns)}
 

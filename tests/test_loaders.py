@@ -256,6 +256,20 @@ def test_the_preview_flattens_nested_records_and_suggests_a_mapping(tmp_path):
     assert geval.Dataset.table_preview(SAMPLE) is None  # a known layout needs no mapping
 
 
+def test_columns_of_one_aspect_are_its_annotators_named_by_their_columns(tmp_path):
+    """score:quality=rater1 and score:quality=rater2 kept rater2 alone, without a word: each column is now an
+    annotator of the aspect (an empty cell: one who did not score that row), pass/fail words across them too."""
+    path = tmp_path / "raters.csv"
+    path.write_text("reply,rater1,rater2,ok1,ok2\nhi,4,5,pass,fail\nyo,2,,fail,fail\nhey,3,3,pass,pass\n")
+    dataset = geval.load_dataset(path, mapping=["response=reply", "score:quality=rater1", "score:quality=rater2",
+                                                "score:ok=ok1", "score:ok=ok2"])
+    first, second = dataset.items[:2]
+    assert first.human == {"quality": (4.0, 5.0), "ok": (1.0, 0.0)}
+    assert first.annotators == {"quality": ("rater1", "rater2"), "ok": ("ok1", "ok2")}
+    assert second.human["quality"] == (2.0,) and second.annotators["quality"] == ("rater1",)
+    assert dataset.categories == {"ok": ("fail", "pass")} and "4 annotators by name" in dataset.summary()
+
+
 def test_a_score_column_with_a_typo_is_named_by_its_line_where_the_file_has_lines_else_by_its_record(tmp_path):
     rows = [{"reply": f"reply {i}", "overall": "x4" if i == 6 else 1 + i % 5} for i in range(12)]
     lines = tmp_path / "typo.jsonl"
@@ -429,7 +443,7 @@ def test_column_mapping_from_cli_pairs():
     assert mapping.response == "reply" and mapping.context == "history" and mapping.level == "dialogue"
     assert ColumnMapping.parse(["response=reply"]).level is None  # inferred when the file is read
     assert mapping.scores == {"Overall": "overall"}
-    assert mapping.columns() == {"response": "reply", "context": "history", "score:Overall": "overall"}
+    assert mapping.columns() == [("response", "reply"), ("context", "history"), ("score:Overall", "overall")]
 
 
 @pytest.mark.parametrize(
@@ -564,7 +578,7 @@ def test_a_folder_without_annotations_is_not_a_dataset(tmp_path):
 def _map_args(mapping: ColumnMapping | None) -> list[str]:
     if mapping is None:
         return []
-    pairs = [f"{role}={column}" for role, column in mapping.columns().items()]
+    pairs = [f"{role}={column}" for role, column in mapping.columns()]
     return [arg for pair in pairs for arg in ("--map", pair)]
 
 

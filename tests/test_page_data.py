@@ -228,6 +228,24 @@ def test_the_items_table_shows_the_files_own_ids_beside_the_content_ids(monkeypa
     assert list(table["response"]) == ["hello there", "go away"] and "file id" not in table.columns
 
 
+def test_an_upload_of_a_column_per_annotator_loads_them_as_one_aspects_annotators(monkeypatch, tmp_path):
+    """Each score column was an aspect of its own: a file of rater1 and rater2 had one annotator per aspect, so
+    neither the annotators' agreement nor the test of replacing one could run."""
+    content = b"reply,rater1,rater2\n" + b"".join(f"reply {k},{1 + k % 5},{1 + (k * 3) % 5}\n".encode()
+                                                  for k in range(12))
+    at = _upload(monkeypatch, tmp_path, "raters.csv", content)
+    assert at.multiselect[0].value == ["rater1", "rater2"]
+    at.text_input(key="data_one_aspect").set_value("quality").run()
+    assert [t.label for t in at.text_input if t.key.startswith("data_scale_")] == ["Scale of quality"]  # one
+    at.text_input(key="data_scale_rater1").set_value("1-5").run()
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error
+    store = geval.Store(tmp_path / "store.sqlite")
+    first = store.items("raters")[0]
+    assert first.human == {"quality": (1.0, 1.0)} and first.annotators == {"quality": ("rater1", "rater2")}
+    assert store.scales("raters") == {"quality": (1.0, 5.0)}
+
+
 def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_column_is_two_categories(monkeypatch,
                                                                                                     tmp_path):
     """(Issue 43.1, 42.7) The mapping takes each score column's scale, kept with the dataset; a column of

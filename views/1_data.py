@@ -103,16 +103,24 @@ else:
                     roles = {role: column for role, column in roles.items() if column != "(none)"}
                     scores = st.multiselect("Human score columns (one aspect each; none: you label the items)",
                                             columns, default=preview.scores)
+                    together = st.text_input(
+                        "One aspect of these columns, an annotator each (empty: an aspect per column)",
+                        key="data_one_aspect", placeholder="e.g. quality", disabled=len(scores) < 2,
+                        help="For a file with a column per annotator (rater1, rater2, …): the columns become one "
+                             "aspect's annotators, named by their columns, which the annotators' agreement and the "
+                             "test of whether the judge may replace one need.")
                     for column, (number, value) in preview.almost_scores.items():
                         where = plain(preview.where(number, upload.name))
                         st.warning(f"Column {plain(column)} holds numbers but {where} reads '{plain(value)}': it is "
                                    "left out of the score columns above. Fix that "
                                    f"{'line' if preview.by_line else 'record'} to read it as a score.")
-                    scales = uploads.scale_inputs(preview.scaled(scores))
+                    together = together.strip() if len(scores) > 1 else ""
+                    scales = uploads.scale_inputs(preview.scaled(scores[:1] if together else scores), together)
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:
-                    uploads.load(path, upload.file_id, preview.mapping(response, scores, level, scales, **roles))
+                    uploads.load(path, upload.file_id, preview.mapping(response, scores, level, scales,
+                                                                       aspect=together or None, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
             st.error(uploads.error_text(exc, path, upload.name))
             refused = upload.name

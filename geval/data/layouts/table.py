@@ -46,10 +46,11 @@ class ColumnMapping:
     """Which column holds what. Every role but `response` is optional (a table without a score
     column is labeled by the user). `level` is a level (turn, dialogue, summary) for every row, a
     column holding each row's, or None: inferred from the columns (`infer_level`). `scales`: the
-    scale each aspect was asked on, where declared ("scale:coherence=1-5")."""
+    scale each aspect was asked on, where declared ("scale:coherence=1-5"). An aspect of several columns
+    (score:quality=rater1 and score:quality=rater2) has an annotator each, named by the column."""
 
     response: str
-    scores: dict[str, str]  # aspect name -> column
+    scores: dict[str, str | tuple[str, ...]]  # aspect name -> its column, or its annotators' columns
     context: str | None = None
     grounding: str | None = None
     system: str | None = None
@@ -63,7 +64,7 @@ class ColumnMapping:
     def parse(cls, pairs: list[str]) -> "ColumnMapping":
         """From CLI pairs like 'response=reply', 'score:Overall=overall_1', 'level=turn', 'scale:Overall=1-5'."""
         roles: dict[str, str] = {}
-        scores: dict[str, str] = {}
+        scores: dict[str, str | tuple[str, ...]] = {}
         scales: dict[str, Scale] = {}
         for pair in pairs:
             role, sep, column = pair.partition("=")
@@ -71,8 +72,9 @@ class ColumnMapping:
                 raise DatasetError(
                 f"mapping '{shown(pair)}' should be ROLE=COLUMN, e.g. response=reply or score:Overall=overall"
             )
-            if role.startswith("score:"):
-                scores[role.removeprefix("score:")] = column
+            if role.startswith("score:"):  # a second column of an aspect: another annotator of it
+                aspect = role.removeprefix("score:")
+                scores[aspect] = (*_as_tuple(scores[aspect]), column) if aspect in scores else column
             elif role.startswith("scale:"):
                 try:
                     scales[role.removeprefix("scale:")] = parse_scale(column)
@@ -93,11 +95,19 @@ class ColumnMapping:
                                f"(score:{shown(unknown[0])}=COLUMN)")
         return cls(scores=scores, scales=scales, **roles)
 
-    def columns(self) -> dict[str, str]:
-        """role -> column for every mapped column."""
-        roles = {r: getattr(self, r) for r in ("response", "context", "grounding", "system", "group", "id")}
-        roles.update({f"score:{a}": c for a, c in self.scores.items()})
-        return {r: c for r, c in roles.items() if c}
+    def columns(self) -> list[tuple[str, str]]:
+        """(role, column) for every mapped column."""
+        roles = [(r, getattr(self, r)) for r in ("response", "context", "grounding", "system", "group", "id")]
+        roles += [(f"score:{a}", c) for a, columns in self.score_columns().items() for c in columns]
+        return [(r, c) for r, c in roles if c]
+
+    def score_columns(self) -> dict[str, tuple[str, ...]]:
+        """Each aspect's columns: one, or one per annotator."""
+        return {aspect: _as_tuple(columns) for aspect, columns in self.scores.items()}
+
+
+def _as_tuple(columns: str | tuple[str, ...]) -> tuple[str, ...]:
+    return (columns,) if isinstance(columns, str) else tuple(columns)
 
 
 def infer_level(response: str, context: str | None = None, grounding: str | None = None) -> tuple[str, str]:
@@ -197,26 +207,32 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping,
     if not isinstance(data, list) or not data:
         raise DatasetError(f"{path}: expected a table: a list of rows")
     levels = choose_level(mapping, data[0] if isinstance(data[0], dict) else {})
-    columns = mapping.columns()
-    categories = {aspect: pair for aspect, column in mapping.scores.items()
-                  if (pair := two_categories(_values(data, column))) is not None}
+    columns, scored = mapping.columns(), mapping.score_columns()
+    categories = {aspect: pair for aspect, named in scored.items()
+                  if (pair := two_categories([v for column in named for v in _values(data, column)])) is not None}
     skipped: Counter = Counter()
     items = []
     for index, row in enumerate(data):
         where = f"{path}:{lines[index]}" if lines else f"{path}: row {index}"
         if not isinstance(row, dict):
             raise DatasetError(f"{where}: row is not an object with named columns")
-        for role, column in columns.items():
+        for role, column in columns:
             if value_at(row, column) is MISSING:
                 available = ", ".join(shown(key, 40) for key in flatten(row))
                 raise DatasetError(
                     f"{where}: column '{shown(column)}' (mapped to {shown(role)}) not found; columns are: {available}"
                 )
-        human = {}
-        for aspect, column in mapping.scores.items():
-            scores = _scores(value_at(row, column), where, column, categories.get(aspect, ()))
+        human, annotators = {}, {}
+        for aspect, named in scored.items():
+            scores, who = [], []
+            for column in named:  # several: an annotator each, an empty cell one who did not score this row
+                found = _scores(value_at(row, column), where, column, categories.get(aspect, ()))
+                scores += found
+                who += [column] if len(found) == 1 else [f"{column} #{k}" for k in range(1, len(found) + 1)]
             if scores:
-                human[aspect] = scores
+                human[aspect] = tuple(scores)
+                if len(named) > 1:
+                    annotators[aspect] = tuple(who)
             else:
                 skipped["empty human scores"] += 1
         level = levels.of(row, where)
@@ -233,6 +249,7 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping,
                 system=_text(value_at(row, mapping.system)) if mapping.system else "",
                 group=_text(value_at(row, mapping.group)) if mapping.group else f"row-{index:05d}",
                 human=human,
+                annotators=annotators,
                 source_id=_text(value_at(row, mapping.id)) if mapping.id else "",
             )
         )
@@ -356,17 +373,19 @@ class TablePreview:
         return f"{name}:{number}" if self.by_line else f"record {number} of {name}"
 
     def mapping(self, response: str, scores: list[str], level: str | None = None,
-                scales: dict[str, str] | None = None, **roles: str | None) -> list[str]:
+                scales: dict[str, str] | None = None, *, aspect: str | None = None, **roles: str | None) -> list[str]:
         """The mapping as "role=column" texts (`ColumnMapping.parse`); each score's aspect is the
-        last part of its dotted column (scores.naturalness -> naturalness) unless two share it.
+        last part of its dotted column (scores.naturalness -> naturalness) unless two share it, or with `aspect`,
+        that one aspect, each score column an annotator of it.
         Without a `level`, the loader infers it (`infer_level`). `scales`: the scale each score
         column's aspect was asked on ({column: "1-5"}; empty: not declared)."""
         last = [column.rsplit(".", 1)[-1] for column in scores]
-        named = {column: name if last.count(name) == 1 else column for name, column in zip(last, scores)}
+        named = {column: aspect.strip() if aspect and aspect.strip() else name if last.count(name) == 1 else column
+                 for name, column in zip(last, scores)}
         pairs = [f"response={response}"] + ([f"level={level}"] if level else [])
         pairs += [f"score:{aspect}={column}" for column, aspect in named.items()]
-        pairs += [f"scale:{named[column]}={text.strip()}" for column, text in (scales or {}).items()
-                  if column in named and text and text.strip()]
+        pairs += list(dict.fromkeys(f"scale:{named[column]}={text.strip()}" for column, text in (scales or {}).items()
+                                    if column in named and text and text.strip()))
         return pairs + [f"{role}={column}" for role, column in roles.items() if column]
 
     @staticmethod
