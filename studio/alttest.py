@@ -149,12 +149,14 @@ def same_items_line(results: list) -> str:
     on the same items; a judge that scored more is tested on these only."""
     judges: dict[str, list] = {}
     for r in results:
-        if not r.baseline:
+        if not r.baseline and not r.alone:
             judges.setdefault(r.aspect, []).append(r)
     shared = [f"{len(rs)} judges of {aspect} on the {max(r.items for r in rs)} items all of them scored"
               for aspect, rs in judges.items() if len(rs) > 1]
-    return ("Judges are compared on the same items: " + "; ".join(shared) + " (and at least two annotators "
-            "scored); a judge that scored more items is tested on these only.") if shared else ""
+    alone = [f"{r.judge} on its own {r.items}" for r in results if r.alone]
+    return (("Judges are compared on the same items: " + "; ".join(shared) + " (and at least two annotators "
+             "scored); a judge that scored more items is tested on these only." if shared else "")
+            + (f" Read alone, too few items to be set beside the others: {'; '.join(alone)}." if alone else "")).strip()
 
 
 def says_little(result, results: list) -> bool:

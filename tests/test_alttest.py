@@ -19,6 +19,7 @@ from geval.data.items import make_item
 from geval.judging.aspects import Aspect
 from geval.judging.templates import parse_template
 from geval.scoring.lookup import signature
+from studio.alttest import same_items_line
 from tests.helpers import run_cli, scripted
 
 ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
@@ -359,6 +360,24 @@ def test_a_judge_with_no_most_probable_score_says_so_and_leaves_the_others_their
     assert asked.missing == [geval.alttest.UNREAD] and "most probable score" in geval.alttest.UNREAD
     rounded = {r.judge.split("@")[0]: r for r in geval.alttest.run(store, "agree", epsilon=0.15, reading="rounded")}
     assert rounded["agree-checklist"].items == 40 and rounded["agree-checklist"].missing != [geval.alttest.UNREAD]
+
+
+def test_a_judge_of_a_few_items_is_read_alone_and_leaves_the_others_their_verdict(store):
+    """Scoring 4 items with a new judge cut the 40-item judge down to those 4 ("judges are compared on the same
+    items"): its verdict became "fewer than 30 items per annotator". A judge of fewer than 30 items is read on its
+    own items, and the others on the items they all scored, as before."""
+    from tests.helpers import make_template
+
+    items = leaning_judge(store)
+    alone = geval.alttest.run(store, "agree", epsilon=0.15)[0]
+    few = make_template(name="agree-few")
+    geval.score(store, items[:4], few, scripted(), "agree")
+    both = {r.judge.split(" · ")[0].split("@")[0]: r for r in geval.alttest.run(store, "agree", epsilon=0.15)}
+    form, small = both[make_template().name], both["agree-few"]
+    assert (form.items, form.passed, form.alone) == (alone.items, True, False) and form.items == 40
+    assert (small.items, small.passed, small.alone) == (4, None, True)
+    assert same_items_line(list(both.values())) == (
+        f"Read alone, too few items to be set beside the others: {small.judge} on its own 4.")
 
 
 def test_the_plan_reads_the_judge_as_the_verdict_beside_it_does(store):

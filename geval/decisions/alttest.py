@@ -138,6 +138,7 @@ class AltTest:
     item_ids: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=object),  # the items it was read on
                                  compare=False)  # (`run`), their ids in the items' order, read-only
     scale: str = ""  # how its scores were put on the annotators' scale, when its own differs
+    alone: bool = False  # read on its own items, too few to be compared with the other judges' on theirs (`run`)
     missing: list[str] = field(default_factory=list)
     by: str = "items"  # what each annotator's t-test took as independent (BY)
     groups: int = 0  # the groups the items fall in, when some holds more than one of them
@@ -507,7 +508,8 @@ def run(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None = N
     add the best of them: what the test grants a judge that knows nothing of the items (ties count
     for both sides, so on a skewed scale, or with neg-rmse in the middle of one, it may grant
     much). `same_items`: every judge of an aspect read on the items all of them scored (judges
-    compared on the same items); else each on its own. A judge with no judgment on the dataset's
+    compared on the same items; one of fewer than MIN_ITEMS items, beside one of more, on its own: `alone`); else
+    each on its own. A judge with no judgment on the dataset's
     current items (it judged items a file of the same name has since replaced) is left out, and
     said in one line to `on_skipped`; when every judge is, AltTestError says so. `fdr`: the step-up
     procedure across annotators (FDR: Benjamini-Yekutieli, the paper's, by default; Benjamini-Hochberg
@@ -568,12 +570,12 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
                 unread.add(len(read) - 1)
     if stale:
         _say_stale(dataset, stale, len(found), on_skipped)
-    common: dict[str, np.ndarray] = {}  # each aspect's items every judge of it scored (places in `every`)
-    for _, human, *_, judged in (entry for n, entry in enumerate(read) if n not in unread):
-        common[human] = common[human] & judged if human in common else judged
+    common = _common_items([entry for n, entry in enumerate(read) if n not in unread])
     prepared = Prepared()
     for n, (combo, human, chosen, values, among, imported, scale, judged) in enumerate(read):
-        on = np.flatnonzero(common.get(human, judged) if same_items else among)
+        alone = same_items and human in common and judged.sum() < MIN_ITEMS <= common[human][1]
+        on = np.flatnonzero(among if not same_items else judged if alone or human not in common else
+                            common[human][0])
         panel, ids = _panel(columns, human, on, judged[on], chosen, by)
         labels = values.to_numpy(dtype=float)
         if chosen == "rank":  # its ranks over every item it scored
@@ -583,19 +585,34 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
         prepared.judges.append((panel.compared(machine), {"judge": combo.label, "aspect": human, "model": combo.model,
                                                           "reading": imported or reading, "item_ids": ids,
-                                                          "scale": scale, **({"missing": [UNREAD]} if n in unread
+                                                          "scale": scale, "alone": bool(alone), **({"missing": [UNREAD]} if n in unread
                                                                              and not imported and reading == "mode"
                                                                              else {})}))
     for human in dict.fromkeys(h for n, (_, h, *_) in enumerate(read) if n not in unread) if baseline else ():
         combo, _, chosen, values, among, *_, judged = next(entry for n, entry in enumerate(read)
                                                            if entry[1] == human and n not in unread)
-        on = np.flatnonzero(common[human] if same_items else judged)
+        on = np.flatnonzero(common[human][0] if same_items else judged)
         if columns.rated(human)[on].any():  # else no person scored these items: nothing for a constant to copy
             panel, ids = _panel(columns, human, on, np.ones(len(on), bool), chosen, by)
             points = _points_of(columns, human, on, categories.get(human), declared.get(human))
             panel.constants_compared(list(points))  # each constant's comparison, made now (once per panel)
             prepared.baselines.append((panel, points, {"aspect": human, "item_ids": ids}))
     return prepared
+
+
+def _common_items(read: list) -> dict[str, tuple[np.ndarray, int]]:
+    """Each aspect's items every judge of it scored (places in the items), and the most any of them scored: over the
+    judges of MIN_ITEMS items or more when one is (a judge of 4 items cut a judge of 60 down to its 4, and took
+    their verdict; it has none of its own, read on its own items), else over all of them."""
+    by_aspect: dict[str, list[np.ndarray]] = {}
+    for _, human, *_, judged in read:
+        by_aspect.setdefault(human, []).append(judged)
+    common = {}
+    for human, judged in by_aspect.items():
+        most = max(int(one.sum()) for one in judged)
+        kept = [one for one in judged if one.sum() >= MIN_ITEMS] if most >= MIN_ITEMS else judged
+        common[human] = (np.logical_and.reduce(kept), most)
+    return common
 
 
 def _labels_of(panel: _Panel, columns: ItemColumns, ids: pd.Index, labels: np.ndarray) -> np.ndarray:
