@@ -182,6 +182,18 @@ def test_the_systems_estimate_reads_the_judge_worth_most_labels_not_the_newest(t
     assert read.judge == expected
 
 
+def test_an_aspect_no_chosen_judge_scores_has_no_systems_line_read_with_another(three_judges):
+    """The report of the page's choice said "Maintains Context: no judge here scores it", then "1 of 15 pairs of
+    systems differ ... with topicalchat-coherence", a judge not chosen: the systems are read with none there."""
+    _, store, items = three_judges
+    aspects, _ = bottom_line.read(store, "personachat_usr_sample", items, among=["a judge of another aspect"])
+    natural = next(a for a in aspects if a.aspect == "Natural")
+    assert natural.result is None and natural.error == bottom_line.NONE_HERE
+    blocks = bottom_line.section("what", aspects, [], None)
+    said = " ".join(str(getattr(b, "text", "")) + " ".join(getattr(b, "lines", ())) for b in blocks)
+    assert "Natural: no judge here scores it" in said and "pairs of systems" not in said
+
+
 def _lookup_built(index: pd.Index) -> bool:
     """Whether pandas has built the index's lookup table (its engine's map of every id: 32 MB at a million ids,
     kept as long as the index, the items' for the session)."""

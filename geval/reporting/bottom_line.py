@@ -35,6 +35,10 @@ IMPORTED = re.compile(r" \(imported from [^()]*\)$")
 WHY_ADVANTAGE = "which rewards the commonest score and punishes an offset, where a correlation sees neither"
 
 
+#: An aspect no judge of a report's choice scores.
+NONE_HERE = "no judge here scores it (score it, or choose a judge that does)"
+
+
 def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFrame:
     """Every judge column of `found` compared with `aspect` (index: the column, "label: key"): its
     combination (`combo`), its Pearson with the people's mean over the items both have (`pearson`),
@@ -140,6 +144,9 @@ def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None =
             judges = judges[judges["combo"].isin(list(among))]
         complete = all(item.human.get(aspect) for item in items)
         constant = set(judges.index[judges["constant"]])
+        if among is not None and judges.empty:  # read with no judge of another choice than the report's
+            out.append(Aspect(aspect, None, figures(aspect, judges, None, by_judge), None, NONE_HERE))
+            continue
         try:
             result = default_means(store, dataset, aspect, judges,
                                    (per_system or labeling.default_labels(sizes)) if complete else None,
@@ -211,7 +218,7 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     probability put another judge first, and why."""
     real = frame[~frame["constant"]]
     if real.empty:  # e.g. a report of some judges only, none of them scoring this aspect
-        return f"{aspect}: no judge here scores it (score it, or choose a judge that does)."
+        return f"{aspect}: {NONE_HERE}."
     lead = default if default in real.index else _top(_read_on_enough(real), "pearson")
     if lead is None:
         return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
