@@ -132,6 +132,19 @@ def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_corr
     assert sentence("coherence", flat, None, 20).startswith("coherence: no judge here has a correlation with people")
 
 
+def test_a_saving_whose_interval_holds_0_says_it_is_not_told_apart_from_the_labels_alone():
+    """"worth most labels (+2% ...)" was read as a finding where its interval ran below 0 (31 [29, 32] labels' worth
+    against 30 given)."""
+    rows = {"judge-a": (0.55, 0.43, (0.02, -0.03), None, False), "judge-b": (0.50, 0.40, (0.01, -0.05), None, False)}
+    said = sentence("coherence", _figures(rows), "judge-a: coherence", 30)
+    assert said.startswith("coherence: judge-a is worth most labels (+2% of those each system's mean needs at 30 per "
+                           "system; its 95% interval holds 0: not told apart from the labels alone)"), said
+    clear = {"judge-a": (0.55, 0.43, (0.20, 0.05), None, False)}
+    assert "interval holds 0" not in sentence("coherence", _figures(clear), "judge-a: coherence", 30)
+    assert "interval holds 0" not in sentence("coherence", _figures({"judge-a": (0.55, 0.43, 0.2, None, False)}),
+                                              "judge-a: coherence", 30)  # no interval given: nothing said of it
+
+
 def test_a_constant_that_passes_the_test_too_makes_a_pass_say_little():
     rows = {"judge-a": (0.55, 0.43, 0.11, _test("judge-a", 3, True, 0.9), False)}
     constant = _test("always 5", 3, True, 0.9)

@@ -163,11 +163,14 @@ def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, float] | None
             tests: Mapping[tuple[str, str], object] | None = None) -> pd.DataFrame:
     """Per judge of `judges` (`judges_on`), the three orders' figures side by side: Pearson over all items
     and within systems (`pearson`, `within`), the share of labels saved (`saved`: by combination label, as
-    `saved_by` or `geval.labeling.labels_saved` read it; NaN where not read), and the alternative annotator
+    `saved_by` reads it with the low end of its interval, `saved_low`, or as `geval.labeling.labels_saved` reads it;
+    NaN where not read), and the alternative annotator
     test on `aspect` (`test`: from `tests`, by (combination label, aspect in any case), an `AltTest`, or None;
     `advantage`: its advantage probability)."""
     frame = judges.copy()
-    frame["saved"] = [float((saved or {}).get(combo, math.nan)) for combo in frame["combo"]]
+    found = [(saved or {}).get(combo, math.nan) for combo in frame["combo"]]
+    frame["saved"] = [float(one[0] if isinstance(one, tuple) else one) for one in found]
+    frame["saved_low"] = [float(one[1]) if isinstance(one, tuple) else math.nan for one in found]
     lowered = {(judge, name.lower()): test for (judge, name), test in (tests or {}).items()}
     frame["test"] = [lowered.get((combo, aspect.lower())) for combo in frame["combo"]]
     frame["advantage"] = [t.advantage_probability if t is not None else math.nan for t in frame["test"]]
@@ -198,12 +201,13 @@ def default_of(frame: pd.DataFrame) -> str | None:
     return worth_most(rows.rename(columns={rows.columns[0]: "judge"}), set(frame.index[frame["constant"]]))
 
 
-def saved_by(result: SystemMeans | None) -> dict[str, float]:
-    """The share of labels each judge saves in `result` (its `worth`), by combination label."""
+def saved_by(result: SystemMeans | None) -> dict[str, tuple[float, float]]:
+    """The share of labels each judge saves in `result` (its `worth`) and the low end of its 95% interval, by
+    combination label."""
     if result is None:
         return {}
     worth = result.worth[result.worth["combo"] != ""] if "combo" in result.worth else result.worth
-    return dict(zip(worth["combo"], worth["saved"]))
+    return dict(zip(worth["combo"], zip(worth["saved"], worth["saved_low"])))
 
 
 def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: float | None = None,
@@ -230,7 +234,9 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         said = (f"{name} agrees best with people (Pearson {real.loc[lead, 'pearson']:.2f}; labels saved not read "
                 f"here{': ' + why_not if why_not else ''})")
     elif saved > 0.005:
-        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at})"
+        noise = real.loc[lead, "saved_low"] <= 0 if "saved_low" in real else False  # NaN: no interval, not said
+        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at}" + (
+            "; its 95% interval holds 0: not told apart from the labels alone)" if noise else ")")
     else:
         said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
     return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
