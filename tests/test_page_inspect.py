@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers import scripted
 from streamlit.testing.v1 import AppTest
@@ -409,7 +410,9 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     store = geval.Store(tmp_path / "store.sqlite")
     dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
                                  store=store)
-    geval.score(store, dataset.items, make_template(aspects=(("Verdict", 0, 1, "verdict"),)), scripted(), dataset.name)
+    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),),
+                             body="Response:\n{{response}}\n\nForm:\n- Verdict:")  # scored: no {{fact}} to fill
+    geval.score(store, dataset.items, template, scripted(), dataset.name)
     store.close()
     at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
     assert not at.exception
@@ -417,3 +420,8 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     assert any(t in ("verdict, every annotator: pass", "verdict, every annotator: fail") for t in shown), shown
     cells = at.table[0].value.to_numpy().ravel().tolist()
     assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells
+    metrics = {m.label: m.value for m in at.metric}  # labels, never means: the judge's nearest against the majority
+    assert metrics["Judge"] in ("pass", "fail") and metrics["People: verdict (majority)"] in ("pass", "fail")
+    frame = geval.disagreements(geval.Store(tmp_path / "store.sqlite"), "verdicts")
+    judged = np.floor(frame["score"] + 0.5)
+    assert (frame["disagreement"] == (judged != frame["human_score"]).astype(float)).all()  # 0 or 1, by label

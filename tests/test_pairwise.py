@@ -17,6 +17,7 @@ from helpers import REPO, pair_rows, scripted, write_pairs
 
 import geval
 from geval.analysis import pairwise as analysis
+from geval.analysis.categorical import label_disagreement
 from geval.cli import main
 from geval.data.items import Pair, Turn
 from geval.data.pairs import PREFERENCES, pair_item, preference_index
@@ -349,3 +350,12 @@ def test_the_embedded_judge_reads_a_and_b_and_tie_from_its_logits_in_both_orders
     back = pairwise.swapped(asked["preference#order2"])
     assert asked["preference"] == pytest.approx({s: (asked["preference#order1"][s] + back[s]) / 2 for s in range(3)})
     assert rows.loc["preference", "score"] == pairwise.label(asked["preference"])
+
+
+def test_a_pairs_disagreement_is_by_label_a_side_against_a_tie_half_of_one_side_against_the_other():
+    """Inspect sorted a pair's judge and people by their labels' codes (model_a 0, model_b 1, tie 2): A against a tie
+    read 1.00, A against B 0.50."""
+    found = label_disagreement(np.array([0, 0, 0, 2, 1, np.nan]), np.array([0, 1, 2, 1, np.nan, 0]),
+                               ("model_a", "model_b", "tie"))
+    assert found[:5].tolist()[:4] == [0.0, 1.0, 0.5, 0.5] and np.isnan(found[4:]).all()
+    assert label_disagreement(np.array([0, 2]), np.array([1, 0]), ("a", "b", "c")).tolist() == [1.0, 1.0]

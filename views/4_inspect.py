@@ -167,17 +167,27 @@ with text_column:  # what was judged first, beside the scores; a long dialogue s
 with score_column:
     st.subheader("Scores")
     a, b, c = st.columns(3)
-    a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
     categories = store.categories(dataset.name)
+    labels = categories.get(human, ()) if human is not None else ()
 
     def said(aspect: str, score: float) -> str:
         """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
         return geval.reporting.category_word(score, categories.get(aspect, ()))
 
+    if labels:  # labels, never means: the judge's nearest category against the people's majority
+        judged = round(row["judge_01"] * (len(labels) - 1)) if pd.notna(row["judge_01"]) else None
+        a.metric("Judge", said(human, judged) if judged is not None else "–")
+        b.metric(f"People: {human} (majority)", said(human, row["human_score"]) if pd.notna(row["human_score"])
+                 else "tied")
+        c.metric("Disagreement", geval.reporting.number(row["disagreement"], 2),
+                 help="0: the judge's label is the people's majority; 1: another (a side against a tie: 0.5).")
+    else:
+        a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
     if human is not None:
         scores = item.human.get(human, ())
-        b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
-        c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
+        if not labels:
+            b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
+            c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
         st.text(f"{human}, every annotator: {', '.join(said(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
@@ -201,7 +211,9 @@ with score_column:
         st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)
     distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
     if distribution and origin is None:
-        st.caption("The judge's score distribution (the score is its weighted mean)")
+        st.caption("The judge's distribution over its labels (its label: the nearest to its score, "
+                   f"{geval.reporting.number(row['score'], 2)})" if labels else
+                   "The judge's score distribution (the score is its weighted mean)")
         st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
                         key="inspect_distribution", config={"displayModeBar": False})
 

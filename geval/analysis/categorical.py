@@ -15,6 +15,7 @@ import pandas as pd
 
 from geval.analysis.correlation import MIN_GROUPS, few_groups, jackknife_interval
 from geval.data.items import Item
+from geval.data.pairs import PREFERENCES
 
 METRIC = "accuracy"
 
@@ -35,6 +36,18 @@ def as_labels(values: pd.Series, scale: tuple[float, float] | None, count: int) 
     low, high = scale if scale is not None and scale[1] > scale[0] else (0.0, count - 1.0)
     x = (values.to_numpy(dtype=float) - low) / (high - low) * (count - 1)
     return pd.Series(np.clip(np.floor(x + 0.5), 0, count - 1), index=values.index, name=values.name)
+
+
+def label_disagreement(judge: np.ndarray, people: np.ndarray, categories: tuple[str, ...]) -> np.ndarray:
+    """How far a judge's labels are from the people's majority, item by item (label indexes; NaN where either has
+    none): 0 the same, 1 another; a pair's side against a tie (PREFERENCES), half of a side against the other."""
+    judge, people = np.asarray(judge, dtype=float), np.asarray(people, dtype=float)
+    found = (judge != people).astype(float)
+    if tuple(categories) == PREFERENCES:
+        tie = PREFERENCES.index("tie")
+        found[(judge != people) & ((judge == tie) | (people == tie))] = 0.5
+    found[np.isnan(judge) | np.isnan(people)] = math.nan
+    return found
 
 
 def accuracy_row(judge: pd.Series, items: list[Item], human: str, aspect: str) -> dict:

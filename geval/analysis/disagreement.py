@@ -10,6 +10,8 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, SCORED_COLUMNS, human_aspect_for, resolve
+from geval.analysis.categorical import as_labels, label_disagreement
+from geval.analysis.label_errors import majority_of
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
@@ -91,6 +93,8 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, col
     filled = {c: np.full(len(out), np.nan) for c in ("human_score", "judge_01", "human_01", "scale_min", "scale_max",
                                                       "human_min", "human_max")}
     scores = out["score"].to_numpy(dtype=float)
+    categories = store.categories(dataset)
+    labeled = np.full(len(out), np.nan)  # a categorical aspect's disagreement (`label_disagreement`)
     for code, key in enumerate(keys.tolist()):
         rows = np.flatnonzero(codes == code)
         try:
@@ -105,15 +109,23 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, col
         if human not in ranges:
             continue
         low, high = ranges[human]
-        values = found.mean(human)[judged[rows]]
         humans[code] = human
+        if human in categories:  # labels: the judge's nearest category against the people's majority, never means
+            count = len(categories[human])
+            low, high = 0.0, count - 1.0
+            labels = as_labels(pd.Series(scores[rows]), (aspect.min, aspect.max), count).to_numpy(float)
+            values = majority_of(found.ratings_of(human, judged[rows])[1], count)
+            filled["judge_01"][rows] = normalized(labels, low, high)
+            labeled[rows] = label_disagreement(labels, values, categories[human])
+        else:
+            values = found.mean(human)[judged[rows]]
         filled["human_score"][rows] = values
         filled["human_min"][rows], filled["human_max"][rows] = low, high
         filled["human_01"][rows] = normalized(values, low, high)
     out["aspect_name"], out["human"] = names[codes], pd.Series(humans[codes], index=out.index, dtype=object)
     for column, values in filled.items():
         out[column] = values
-    out["disagreement"] = np.abs(filled["judge_01"] - filled["human_01"])
+    out["disagreement"] = np.where(np.isnan(labeled), np.abs(filled["judge_01"] - filled["human_01"]), labeled)
     out["response"] = found.table_column_at("responses", lambda: [item.response for item in items], judged)
     if columns == "all":
         answers = [answer_details(scores, aspect, raw) for scores, aspect, raw in
