@@ -116,6 +116,14 @@ def test_a_file_of_pairs_loads_with_each_annotators_preference(tmp_path, store, 
     assert first.fields()["context"] == "User: question 0"
 
 
+def test_the_plan_says_each_pair_is_asked_in_both_orders(tmp_path, store):
+    """The Score page said "2 prompts per item (one per aspect or question)" of a pairwise template."""
+    dataset = geval.load_dataset(write_pairs(tmp_path / "mine.csv", pair_rows(3)), store=store)
+    said = geval.plan(store, dataset.items, template(), scripted(prefers_good)).line()
+    assert said.endswith("The template asks 2 prompts per item (each pair asked in both orders, its sides swapped the "
+                         "second time)."), said
+
+
 @pytest.mark.parametrize("change, said", [
     ({"response_b": "a good answer 0.0"}, "mine.csv:2: response A and response B are the same text"),
     ({"response_a": ""}, "mine.csv:2: response A is missing; a pair needs both responses"),

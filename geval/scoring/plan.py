@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from geval.data.items import Item, without_item
 from geval.errors import TemplateError
+from geval.judging import pairwise
 from geval.judging.judgment import Judge, accepted_settings, approx_tokens, form_answer
 from geval.judging.native import Speed
 from geval.judging.templates import Template
@@ -136,6 +137,7 @@ class Plan:
     work: Work = field(default_factory=Work)  # the calls to make as work, in the order a run makes them
     pace: Pace = field(default_factory=Pace)
     priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
+    several: str = "one per aspect or question"  # PROMPTS_PER_ITEM or BOTH_ORDERS: why the template asks several prompts per item (`calls_explained`)
 
     @property
     def seconds(self) -> float:
@@ -156,7 +158,8 @@ class Plan:
                     shared=self.shared + other.shared, prompt_tokens=self.prompt_tokens + other.prompt_tokens,
                     completion_tokens=self.completion_tokens + other.completion_tokens, cost=self.cost + other.cost,
                     cost_with_logprobs=with_logprobs, failing=self.failing + other.failing, reasons=reasons,
-                    work=self.work + other.work, pace=self.pace, priced=self.priced and other.priced)
+                    work=self.work + other.work, pace=self.pace, priced=self.priced and other.priced,
+                    several=self.several if self.several == other.several else PROMPTS_PER_ITEM)
 
     def duration(self) -> str:
         """The estimated time of the calls to make, as a person says it: "about 4 min"."""
@@ -205,7 +208,7 @@ class Plan:
                          "as another item (a duplicate, or a call serving several items) and "
                          f"{'is' if self.shared == 1 else 'are'} asked once")
         if asked and self.calls != asked:
-            parts.append(f"the template asks {self.calls / asked:.3g} prompts per item (one per aspect or question)")
+            parts.append(f"the template asks {self.calls / asked:.3g} prompts per item ({self.several})")
         return "; ".join(parts)
 
     def line(self) -> str:
@@ -224,6 +227,11 @@ class Plan:
                 f"answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else "")
                 + (f". {why[:1].upper()}{why[1:]}." if why else ""))
+
+
+#: Why a template asks several prompts per item: as a rule; a pairwise one.
+PROMPTS_PER_ITEM = "one per aspect or question"
+BOTH_ORDERS = "each pair asked in both orders, its sides swapped the second time"
 
 
 def _dollars(cost: float) -> str:
@@ -254,7 +262,8 @@ def plan(store: Store, items: list[Item], template: Template, judge: Judge, size
     """
     steps = store.steps(template, judge.settings) if template.needs_generated_steps else None
     known_steps = steps is not None or not template.needs_generated_steps
-    result = Plan(len(items), pace=pace(store, judge, concurrency), priced=getattr(judge, "priced", True))
+    result = Plan(len(items), pace=pace(store, judge, concurrency), priced=getattr(judge, "priced", True),
+                  several=BOTH_ORDERS if template.kind == pairwise.KIND else PROMPTS_PER_ITEM)
     around = neighbours(store, template, items[0].dataset, items, examples_from) if items else None
     asked: set[tuple] = set()  # a batch layout's call is shared by its group's items: counted once
     todo = []
