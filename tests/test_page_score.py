@@ -250,6 +250,18 @@ def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatc
     assert at.button(key="score_start").disabled
 
 
+def test_a_template_compared_with_an_aspect_the_dataset_has_not_is_said_before_start(monkeypatch, tmp_path):
+    """A run of a template whose human aspect the dataset has no scores of spent its calls without a word; the
+    Agreement page then said its scores are compared with nobody."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    relevant = next(o for o in at.multiselect(key="score_templates").options if o.startswith("fed-turn-relevant@"))
+    at.multiselect(key="score_templates").select(relevant).run()
+    assert not at.exception
+    said = [w.value for w in at.warning if "compared with nobody yet" in w.value]
+    assert len(said) == 1 and said[0].startswith(plain("fed-turn-relevant@")) and "Relevant" in said[0], said
+    assert not at.button(key="score_start").disabled  # labels may come later: said, not refused
+
+
 def geval_known():
     import geval
 

@@ -144,6 +144,10 @@ with right:
             st.error(f"{plain(label)} cannot be rendered on any item still to score:\n{problems}")
         elif problems:
             st.warning(f"{plain(label)}: some items cannot be rendered and will fail:\n{problems}")
+    for template in templates if not running else ():  # before calls are spent on scores nobody is compared with
+        for line in geval.labeling.uncompared(store, dataset.name, template):
+            st.warning(f"{plain(template.label)}: its scores would be compared with nobody yet: {plain(line)}.",
+                       icon=":material/person_off:")
     if shown:
         whole = sum(list(shown.values())[1:], start=next(iter(shown.values())))
         if len(shown) > 1:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from geval.analysis.agreement import human_aspect_for, judge_scores, no_human_because, resolve
+from geval.analysis.agreement import human_aspect_for, judge_scores, no_human_because, resolve, unread_labels
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
 from geval.analysis.categorical import as_labels
@@ -58,7 +58,7 @@ from geval.wording import counted
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError",
+           "write_labels", "no_human_because", "uncompared", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError",
            "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
@@ -112,6 +112,14 @@ def template_aspects(template: Template, human_aspects: Sequence[str] = ()) -> l
         if all(a.name.lower() != name.lower() for a in found):
             found.append(LabelAspect(name, aspect.min, aspect.max))
     return found
+
+
+def uncompared(store: Store, dataset: str, template: Template) -> list[str]:
+    """Why each aspect of `template` the stored dataset has no people's scores (nor labels read) of would be compared
+    with nobody, in one line each (`no_human_because`): to say before a run spends calls on it."""
+    people = item_columns(store.items(dataset)).human_aspects
+    return [no_human_because(template, aspect.key, people, dataset, unread_labels(store, dataset))
+            for aspect in template.aspects if human_aspect_for(template, aspect.key, people) is None]
 
 
 def dataset_aspects(dataset: Dataset) -> list[LabelAspect]:
