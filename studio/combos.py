@@ -101,17 +101,24 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
     `label`'s template compares with too, newest first, a prompt search's variants last (what
     Compare can pair it with)."""
     versions = combos.set_index("label")["template_version"]
-
-    def humans(version: str) -> set[str]:
-        try:
-            return {(a.human or a.name).lower() for a in store.template(version).aspects}
-        except geval.GevalError:  # a version the store no longer holds: nothing known to compare
-            return set()
-
-    own = humans(versions[label])
+    own = _humans(store, versions[label])
     searched = combos.set_index("label")["searched"].astype(bool)
-    found = [other for other in scored(combos) if other != label and own & humans(versions[other])]
+    found = [other for other in scored(combos) if other != label and own & _humans(store, versions[other])]
     return sorted(found, key=lambda other: bool(searched[other]))  # a prompt search's variants last
+
+
+def comparing(store: geval.Store, combos: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
+    """The combinations whose template compares an aspect with one of the human `aspects` (any case)."""
+    wanted = {aspect.lower() for aspect in aspects}
+    return combos[[bool(wanted & _humans(store, version)) for version in combos["template_version"]]]
+
+
+def _humans(store: geval.Store, version: str) -> set[str]:
+    """The human aspects a template version compares its aspects with, in lower case."""
+    try:
+        return {(a.human or a.name).lower() for a in store.template(version).aspects}
+    except geval.GevalError:  # a version the store no longer holds: nothing known to compare
+        return set()
 
 
 def compare_defaults(store: geval.Store, combos: pd.DataFrame, chosen: list[str],

@@ -174,6 +174,19 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "They gave the same label to every item two or more of them labeled." in shown  # no table of 0 ranges
 
 
+def test_the_queues_judge_menu_opens_on_a_judge_of_its_aspect(monkeypatch, tmp_path, team):
+    """It opened on the newest judge, one of Maintains Context, beside "the judge scores no aspect compared with
+    Natural" for a queue on Natural."""
+    store, dataset = team
+    geval.score(store, dataset.items[:6], geval.Template.load("topicalchat-naturalness"), scripted(), dataset.name)
+    geval.score(store, dataset.items[:6], geval.Template.load("topicalchat-coherence"), scripted(), dataset.name)
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    assert not at.exception
+    menu = at.selectbox(key="queue_judge")
+    assert menu.value.startswith("topicalchat-naturalness@") and all("coherence" not in o for o in menu.options)
+
+
 def test_a_queues_kappa_on_too_few_shared_items_says_why_it_has_none(monkeypatch, tmp_path, team):
     """With 3 items labeled by both, the mean kappa read "n/a (undefined)" beside a pair's 0.000: it says why."""
     store, dataset = team

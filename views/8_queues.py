@@ -97,8 +97,10 @@ combos = combos[combos["ok"] > 0] if len(combos) else combos
 if not len(combos):
     st.caption("No judge has scored this dataset yet: score it on the Score page to compare it with the queue's labels.")
 else:
-    scored.choose("queue_judge", combos)
-    label = st.selectbox("Judge", scored.menu(combos, st.session_state.get("queue_judge")), key="queue_judge")
+    mine = scored.comparing(store, combos, [aspect.name for aspect in queue.aspects])  # judges of its aspects
+    offered = mine if len(mine) else combos
+    scored.choose("queue_judge", offered)
+    label = st.selectbox("Judge", scored.menu(offered, st.session_state.get("queue_judge")), key="queue_judge")
     try:
         table = queues.judge_against_people(store, queue, cached.pair(combos.set_index("label").loc[label]), items)
         st.dataframe(geval.reporting.display_table(table), hide_index=True)
