@@ -199,6 +199,8 @@ def test_a_queues_kappa_on_too_few_shared_items_says_why_it_has_none(monkeypatch
     assert not at.exception
     kappa = next(m.value for m in at.metric if m.label == "Mean pairwise weighted kappa")
     assert kappa == "n/a (undefined: no two annotators labeled 10 items together)"
+    alpha = next(m.value for m in at.metric if m.label == "Krippendorff's alpha (ordinal)")  # no figure of 3 either
+    assert alpha == "n/a (undefined: 3 items labeled by two or more, fewer than 10)"
     assert "3 items labeled by two or more" in texts(at)
 
 

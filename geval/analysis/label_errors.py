@@ -216,9 +216,11 @@ def people_agreement(items: list[Item], human: str, low: int, k: int) -> tuple[p
                      "kappa": _kappa(parts, "undefined: one and the same label on both sides"),
                      "in the mean": f"no: {why}" if why else "yes"})
     _, mean = _pairwise(people, codes, n_groups, k, lambda table: kappa_of(table, weights))
+    alpha = _alpha(ratings, groups)[0] if len(items) >= MIN_PAIR_ITEMS else Estimate(  # as the kappa's mean needs
+        math.nan, groups=n_groups, note=f"undefined: {len(items)} items labeled by two or more, fewer than "
+                                        f"{MIN_PAIR_ITEMS}")
     return (pd.DataFrame(rows, columns=["pair", "items", "kappa", "in the mean"]),
-            _kappa(mean, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
-            _alpha(ratings, groups)[0])
+            _kappa(mean, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"), alpha)
 
 
 def _pairwise(people: np.ndarray, codes: np.ndarray, n_groups: int, k: int, kappa) -> tuple[int, tuple]:
