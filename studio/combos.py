@@ -108,17 +108,24 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
 
 
 def comparing(store: geval.Store, combos: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
-    """The combinations whose template compares an aspect with one of the human `aspects` (any case)."""
+    """The combinations whose template compares an aspect with one of the human `aspects`, or names one so (any
+    case: labels named by the template's aspect are compared with it too)."""
     wanted = {aspect.lower() for aspect in aspects}
-    return combos[[bool(wanted & _humans(store, version)) for version in combos["template_version"]]]
+    return combos[[bool(wanted & {name.lower() for a in _aspects(store, v) for name in (a.human, a.name) if name})
+                   for v in combos["template_version"]]]
 
 
 def _humans(store: geval.Store, version: str) -> set[str]:
     """The human aspects a template version compares its aspects with, in lower case."""
+    return {(a.human or a.name).lower() for a in _aspects(store, version)}
+
+
+def _aspects(store: geval.Store, version: str) -> list:
+    """A template version's aspects; none for a version the store no longer holds (nothing known to compare)."""
     try:
-        return {(a.human or a.name).lower() for a in store.template(version).aspects}
-    except geval.GevalError:  # a version the store no longer holds: nothing known to compare
-        return set()
+        return list(store.template(version).aspects)
+    except geval.GevalError:
+        return []
 
 
 def compare_defaults(store: geval.Store, combos: pd.DataFrame, chosen: list[str],

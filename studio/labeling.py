@@ -194,13 +194,17 @@ def _annotator(s: Session, op: dict, item: str) -> str:
 # --- what the unit is sent ------------------------------------------------------------------------
 
 
-def shown_once_labeled(item, aspect: str, judged: geval.labeling.Features, people: list[str]) -> str:
+def shown_once_labeled(item, aspect: str, judged: geval.labeling.Features, people: list[str],
+                       chosen: str | None = None) -> str:
     """What the page shows of `item` on `aspect` once labeled (or when not blind): the judge's score
-    and the people's mean ("" when neither)."""
+    and the people's mean ("" when neither); the judge's template named where it is not the one `chosen` in
+    the menu (that one scores another aspect)."""
     parts = []
     score = judged.table[judged.judge].get(item.id) if judged.judge else None
     if score is not None and not pd.isna(score):
-        parts.append(f"judge {geval.reporting.number(score, 2)} ({judged.scale[0]}-{judged.scale[1]})")
+        whose = judged.sources[judged.judge][0] if judged.judge in judged.sources else chosen
+        named = f", {whose.split('@')[0]}" if whose != chosen else ""
+        parts.append(f"judge {geval.reporting.number(score, 2)} ({judged.scale[0]}-{judged.scale[1]}{named})")
     own = next((h for h in people if h.lower() == aspect.lower()), None)
     if own and item.human.get(own):
         parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")

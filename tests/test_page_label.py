@@ -277,9 +277,22 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     at.text_input(key="label_aspects").input("Natural 1-3, Maintains Context 1-3").run()
     shown = item(at, shown_item(at))["shown"]  # shown once each aspect is labeled: its own judge
     assert set(shown) == {"Natural", "Maintains Context"} and shown["Natural"] != shown["Maintains Context"]
-    assert all(re.fullmatch(r"judge \d\.\d\d \(1-3\)", said) for said in shown.values())
+    assert all(re.fullmatch(r"judge \d\.\d\d \(1-3(, topicalchat-\w+)?\)", said) for said in shown.values())
+    chosen = at.selectbox(key="label_judge").value.split("@")[0]  # the other aspect's judge is named: not the menu's
+    assert [said.endswith(")") and "topicalchat-" in said for said in shown.values()].count(True) == 1
+    assert all(chosen not in said for said in shown.values())
     post(at, label(shown_item(at), 3), label(shown_item(at), 1, "Maintains Context"))
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
+
+
+def test_the_judge_menu_offers_the_judges_of_the_aspects_labeled(monkeypatch, tmp_path):
+    """The page opened on the newest judge, of another aspect, and showed another judge's score once labeled."""
+    at, store = label_app(monkeypatch, tmp_path)
+    geval.score(store, store.items("mine"), geval.Template.load("topicalchat-engagingness"), scripted(), "mine")
+    at.run()
+    menu = at.selectbox(key="label_judge")
+    assert unit(at)["aspects"][0]["name"] == "Naturalness" and menu.value.startswith("topicalchat-naturalness@")
+    assert not [o for o in menu.options if "engagingness" in o]
 
 
 def test_on_a_file_of_your_own_an_aspect_is_named_as_the_template_names_it(monkeypatch, tmp_path):

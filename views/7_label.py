@@ -69,11 +69,13 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
                           format_func=geval.labeling.ORDERS.get, persist_state="session")
     seed = right.number_input("Seed", 0, 10**6, key="label_seed", persist_state="session")
-    if len(combos):  # the pages' default judge (another dataset's, or one no longer scored, is not kept)
-        scored.choose("label_judge", combos)
+    mine = scored.comparing(store, combos, [a.name for a in aspects]) if len(combos) else combos
+    offered = mine if len(mine) else combos  # the judges of these aspects, when some is
+    if len(offered):  # the pages' default judge (another dataset's, or one no longer scored, is not kept)
+        scored.choose("label_judge", offered)
     judge_label = right.selectbox("Judge (shown after your label; orders the items)",
-                                  scored.menu(combos, st.session_state.get("label_judge")), key="label_judge",
-                                  persist_state="session") if len(combos) else None
+                                  scored.menu(offered, st.session_state.get("label_judge")), key="label_judge",
+                                  persist_state="session") if len(offered) else None
     blind = right.toggle("Blind: the scores stay hidden until you label the item", key="label_blind",
                          persist_state="session")
 combo = combos.set_index("label").loc[judge_label] if judge_label else None
@@ -151,7 +153,8 @@ def labeling() -> None:
                     blind, len(ids), len(done), queue, history,
                     [label_unit.payload(item, place[item.id], own.get(item.id, {}), item.id in done,
                                         {a.name: label_unit.shown_once_labeled(item, a.name, judged_by[a.name],
-                                                                               dataset.aspects) for a in aspects},
+                                                                               dataset.aspects, judge_label)
+                                         for a in aspects},
                                         lines_of[item.system]) for item in sent])
     with lines:
         st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
