@@ -132,12 +132,15 @@ def compare_defaults(store: geval.Store, combos: pd.DataFrame, chosen: list[str]
                      offered: list[str]) -> tuple[str, str] | None:
     """Compare's A and B, of the labels `offered`, for the combinations `chosen` above it: two of them that
     share a human aspect (else the first chosen that shares one with another offered, and its newest such
-    partner; else the first two), the original as A and its edit as B (`Store.combos`' origin: a prompts/
-    file's version before a saved one, saved versions as they were saved); None when fewer than two are offered."""
+    partner; else the first two offered that share one; else the first two), the original as A and its edit as B
+    (`Store.combos`' origin: a prompts/ file's version before a saved one, saved versions as they were saved); None
+    when fewer than two are offered."""
     picked = [label for label in chosen if label in offered]
     partners = {label: [other for other in comparable(store, combos, label) if other in offered] for label in picked}
     pair = next(((label, other) for label in picked for other in partners[label] if other in picked), None) or \
-        next(((label, found[0]) for label, found in partners.items() if found), None)
+        next(((label, found[0]) for label, found in partners.items() if found), None) or \
+        next(((label, other) for label in offered if label not in picked
+              for other in comparable(store, combos, label) if other in offered), None)
     if pair is None:
         rest = [label for label in [*picked, *offered] if label]
         if len(set(rest)) < 2:

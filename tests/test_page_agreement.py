@@ -310,6 +310,26 @@ def test_compare_follows_the_versions_chosen_above_with_the_original_as_a_even_w
     assert not any("they share none" in i.value for i in at.info)
 
 
+def test_compare_opens_on_two_versions_that_share_an_aspect_even_when_those_chosen_above_share_none(monkeypatch,
+                                                                                                      tmp_path):
+    """Chosen above: engagingness and coherence; scored besides: naturalness and its edit. Compare opened on
+    engagingness against coherence ("they share none, so there is nothing to compare")."""
+    at, dataset = scored_app(monkeypatch, tmp_path, score=False)
+    store = geval.Store(tmp_path / "store.sqlite")
+    templates = [resolve_template("topicalchat-naturalness"), _second_version(),
+                 resolve_template("topicalchat-engagingness"), resolve_template("topicalchat-coherence")]
+    for template in templates:
+        geval.score(store, dataset.items[::5][:12], template, geval.make_judge("scripted"), dataset.name)
+    labels = store.combos(dataset.name).set_index("template_version")["label"]
+    store.close()
+    at.switch_page(PAGE).run()
+    at.multiselect(key="agree_combos").set_value([labels[t.version] for t in templates[2:]]).run()
+    assert not at.exception
+    assert (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value) == (
+        labels[templates[0].version], labels[templates[1].version])
+    assert not any("they share none" in i.value for i in at.info)
+
+
 def test_inspect_and_agreement_open_on_the_newest_run_not_the_sessions_previous_choice(monkeypatch, tmp_path):
     at, dataset = scored_app(monkeypatch, tmp_path)
     at.switch_page("views/4_inspect.py").run()
