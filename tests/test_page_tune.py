@@ -147,3 +147,13 @@ def test_a_stopped_search_says_so_and_resumes_without_asking_twice(monkeypatch, 
 def test_the_human_aspect_is_the_one_the_editors_template_is_compared_with(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)  # the editor holds topicalchat-naturalness
     assert at.selectbox(key="tune_aspect").value == "Natural"
+
+
+def test_the_variants_chosen_stay_after_a_visit_to_another_page(monkeypatch, tmp_path):
+    """After a trip to Prompts all three variants came back, the budget line asking for more than the search run."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    chosen = at.multiselect(key="tune_variants").options[:2]
+    at.multiselect(key="tune_variants").set_value(chosen).run()
+    at.switch_page("views/2_prompts.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and at.multiselect(key="tune_variants").value == chosen

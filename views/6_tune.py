@@ -41,13 +41,14 @@ seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_a
 
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
 choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])
-beat = st.radio("Template to beat", choices, horizontal=True, key="tune_beat",
+beat = st.radio("Template to beat", choices, horizontal=True, key="tune_beat", persist_state="session",
                 help="The editor's template is offered when one of its aspects is compared with this human aspect.")
 start = editor if matches and beat != choices[0] else None
 VARIANTS = ["other templates in prompts/ (wordings, checklist, batch, few-shot)", "few-shot examples (k 2 and 4)",
             "an ensemble of the best two after round 1"]
 tried = st.multiselect("Variants to try besides the template to beat and its argmax read", VARIANTS, default=VARIANTS,
-                       key="tune_variants", help="Fewer variants need a smaller budget for the first round.")
+                       key="tune_variants", persist_state="session",
+                       help="Fewer variants need a smaller budget for the first round.")
 
 judge = needed = None  # a search that cannot start says why, and a search already run still shows below
 try:
