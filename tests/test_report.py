@@ -436,6 +436,9 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     errors = {(axis, x): error.visible is not False for axis, x, _, error in bars}
     assert errors == {("x", "coherence"): True, ("x", "naturalness"): False, ("x2", "naturalness"): False,
                       ("x3", "naturalness"): True}
+    faint = {(trace.xaxis, x): (trace.marker.opacity, trace.marker.pattern.shape) for trace in figure.data
+             for x in trace.x}  # a value without its interval is drawn faint and hatched, not as a finding
+    assert faint[("x", "naturalness")] == (0.4, "/") and faint[("x", "coherence")] == (1.0, "")
     titles = [a.text for a in figure.layout.annotations]
     assert titles == ["item<br><sub>no interval (5 groups), no error bar: naturalness</sub>",
                       "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]

@@ -233,7 +233,7 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     `table` is an agreement table, or several stacked by `stack_tables`.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
-    interval withheld no error bar: each panel's title says which, as the tables do
+    interval withheld no error bar and a faint, hatched bar: each panel's title says which, as the tables do
     ("n/a (2 groups)", "no interval (5 groups)"), and the hover reads like the table."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
@@ -265,6 +265,8 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
                 figure.add_trace(go.Bar(
                     x=some["aspect"], y=some["bar"], name=combo or metric, legendgroup=combo, offsetgroup=str(index),
                     showlegend=not any(t.legendgroup == combo for t in figure.data), marker_color=colour(index),
+                    # a value without an interval (3 systems) faint and hatched: read with care, as its panel says
+                    marker_opacity=1.0 if with_interval else 0.4, marker_pattern_shape="" if with_interval else "/",
                     error_y=error, customdata=some[["human", "n", "reading"]].to_numpy(),
                     hovertemplate=f"%{{x}} vs %{{customdata[0]}} ({html.escape(level)} level)<br>"
                                   f"{html.escape(metric)} %{{customdata[2]}}<br>n = %{{customdata[1]}}"
