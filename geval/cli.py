@@ -207,7 +207,8 @@ def _dataset_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--map", action="append", metavar="ROLE=COLUMN",
         help="column mapping for your own table: response=, context=, grounding=, system=, group=, "
-        "score:ASPECT= (repeatable; an aspect given several columns has an annotator per column); level=turn, dialogue or summary for every row, or level=COLUMN for each "
+        "score:ASPECT= (repeatable; an aspect given several columns has an annotator per column); "
+        "level=turn, dialogue or summary for every row, or level=COLUMN for each "
         "row's own (default: inferred from the columns, and said)",
     )
     parser.add_argument("--name", help="dataset name (default: the file name without extension)")

@@ -92,7 +92,8 @@ def test_a_judge_of_an_aspect_only_your_labels_have_says_to_read_them_not_to_lab
     with pytest.raises(geval.GevalError) as error:
         geval.agree(store, "synthetic")
     assert "your labels of Overall are not read: compare the judge with them" in str(error.value)
-    assert "labels side synthetic both" in str(error.value) and "label Overall on the Label page" not in str(error.value)
+    said = str(error.value)
+    assert "labels side synthetic both" in said and "label Overall on the Label page" not in said
     store.set_human_side("synthetic", "both")
     assert geval.agree(store, "synthetic", n_boot=20)["human"].tolist()[0] == "Overall"  # read, as it says
 

@@ -585,9 +585,9 @@ def prepare(store: Store, dataset: str, combos: Sequence[tuple[str, str]] | None
             machine = np.array([panel.codes.get(label, -1.0) for label in machine.tolist()], dtype=float)
         prepared.judges.append((panel.compared(machine), {"judge": combo.label, "aspect": human, "model": combo.model,
                                                           "reading": imported or reading, "item_ids": ids,
-                                                          "scale": scale, "alone": bool(alone), **({"missing": [UNREAD]} if n in unread
-                                                                             and not imported and reading == "mode"
-                                                                             else {})}))
+                                                          "scale": scale, "alone": bool(alone),
+                                                          **({"missing": [UNREAD]} if n in unread and not imported
+                                                             and reading == "mode" else {})}))
     for human in dict.fromkeys(h for n, (_, h, *_) in enumerate(read) if n not in unread) if baseline else ():
         combo, _, chosen, values, among, *_, judged = next(entry for n, entry in enumerate(read)
                                                            if entry[1] == human and n not in unread)

@@ -58,8 +58,8 @@ from geval.wording import counted
 __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because", "uncompared", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans", "SystemsError",
-           "system_means",
+           "write_labels", "no_human_because", "uncompared", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans",
+           "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
            "PassRates", "PassRatesError",
@@ -117,8 +117,8 @@ def template_aspects(template: Template, human_aspects: Sequence[str] = ()) -> l
 def uncompared(store: Store, dataset: str, template: Template) -> list[str]:
     """Why each aspect of `template` the stored dataset has no people's scores (nor labels read) of would be compared
     with nobody, in one line each (`no_human_because`): to say before a run spends calls on it."""
-    people = item_columns(store.items(dataset)).human_aspects
-    return [no_human_because(template, aspect.key, people, dataset, unread_labels(store, dataset))
+    people, unread = item_columns(store.items(dataset)).human_aspects, unread_labels(store, dataset)
+    return [no_human_because(template, aspect.key, people, dataset, unread)
             for aspect in template.aspects if human_aspect_for(template, aspect.key, people) is None]
 
 

@@ -177,7 +177,8 @@ def report(store: Store, dataset: str | Dataset, out: str | Path | None = None, 
     and `per_system`, the labels per system the systems' means are read at where people scored every
     item (None: `geval.labeling.default_labels`), and `compared`, its Compare's (A, B): the combination the others
     are compared with and the first of them (None: the original, `Store.combos`' origin, and the others in turn).
-    `command` is how it was made (the CLI's command line). Raises StoreError when the dataset is not stored or a pair has no judgments on it.
+    `command` is how it was made (the CLI's command line). Raises StoreError when the dataset is not stored or a
+    pair has no judgments on it.
 
     It opens with the bottom line (`geval.reporting.bottom_line`: per aspect the judge worth most
     labels, what it saves, whether it may replace an annotator, where the orders differ; which

@@ -118,6 +118,11 @@ def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, f
     return approx_tokens(prompt), approx_tokens(form_answer(aspects)), 0.0
 
 
+#: Why a template asks several prompts per item: as a rule; a pairwise one.
+PROMPTS_PER_ITEM = "one per aspect or question"
+BOTH_ORDERS = "each pair asked in both orders, its sides swapped the second time"
+
+
 @dataclass
 class Plan:
     """What a run would do: items already answered, calls to make, an estimate of tokens, cost
@@ -137,7 +142,7 @@ class Plan:
     work: Work = field(default_factory=Work)  # the calls to make as work, in the order a run makes them
     pace: Pace = field(default_factory=Pace)
     priced: bool = True  # False when the judge knows no price for its model (the cost reads "unknown")
-    several: str = "one per aspect or question"  # PROMPTS_PER_ITEM or BOTH_ORDERS: why the template asks several prompts per item (`calls_explained`)
+    several: str = PROMPTS_PER_ITEM  # why the template asks several prompts per item (`calls_explained`)
 
     @property
     def seconds(self) -> float:
@@ -227,11 +232,6 @@ class Plan:
                 f"answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else "")
                 + (f". {why[:1].upper()}{why[1:]}." if why else ""))
-
-
-#: Why a template asks several prompts per item: as a rule; a pairwise one.
-PROMPTS_PER_ITEM = "one per aspect or question"
-BOTH_ORDERS = "each pair asked in both orders, its sides swapped the second time"
 
 
 def _dollars(cost: float) -> str:
