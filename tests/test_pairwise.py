@@ -225,6 +225,13 @@ def test_a_judge_that_sees_quality_is_consistent_and_agrees_with_people(tmp_path
     assert wins.loc["strong", "judge"].value == 1.0 and wins.loc["weak", "judge"].value == 0.0
     assert wins.loc["strong", "people"].value == pytest.approx((19 + 5 * 0.75) / 24)  # a tie vote counts half
     assert analysis.same_order(found.wins) == (True, [])
+    said = " ".join(geval.reporting.pairwise.lines(found))  # 12 questions: intervals, so no caveat of them
+    assert "The judge's win rates order the 2 models as the people's do. A win rate" in said
+    dataset = geval.load_dataset(write_pairs(tmp_path / "few.csv", pair_rows(4)), store=store)  # 4 questions
+    geval.score(store, dataset.items, template(), scripted(prefers_good, "prefers_good"), dataset.name)
+    few = analysis.read(store, dataset.name)
+    assert ("2 of the 2 models' win rates rest on fewer than 10 questions, too few for an interval: both orders are "
+            "their point estimates' orders, not a finding.") in " ".join(geval.reporting.pairwise.lines(few))
 
 
 def test_a_judge_that_only_sees_positions_flips_with_the_order_and_judges_every_pair_a_tie(tmp_path, store):

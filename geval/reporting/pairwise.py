@@ -15,6 +15,7 @@ import math
 
 import pandas as pd
 
+from geval.analysis.correlation import MIN_GROUPS
 from geval.analysis.grouped import Estimate
 from geval.analysis.pairwise import MAJORITY, Pairwise, read, read_all, same_order
 from geval.reporting.document import Bullets, Figure, Heading, Table, Text
@@ -149,6 +150,11 @@ def _wins_lines(found: Pairwise) -> list[str]:
         order = (f"The judge's win rates order the models otherwise than the people's: of the {count * (count - 1) // 2} "
                  f"pairs of models, {len(swaps)} are the other way round (the judge puts {shown}; the table has each "
                  "win rate with its interval).")
+    without = sum(min(row.judge.groups, row.people.groups) < MIN_GROUPS for row in found.wins.itertuples())
+    if without:  # an order of point estimates: no finding
+        order += (f" {without} of the {count} models' win rates rest on fewer than {MIN_GROUPS} questions, too few "
+                  "for an interval: "
+                  f"{'both orders are' if alike else 'these are'} their point estimates' orders, not a finding.")
     return [order + " A win rate here is a share of the model's pairs against the models it met, not a ranking "
                     "against one common opponent."]
 
