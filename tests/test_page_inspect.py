@@ -422,6 +422,8 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells
     metrics = {m.label: m.value for m in at.metric}  # labels, never means: the judge's nearest against the majority
     assert metrics["Judge"] in ("pass", "fail") and metrics["People: verdict (majority)"] in ("pass", "fail")
+    jump = at.selectbox(key="inspect_jump").options[0]
+    assert (" · judge pass · disagreement " in jump or " · judge fail · disagreement " in jump), jump
     frame = geval.disagreements(geval.Store(tmp_path / "store.sqlite"), "verdicts")
     judged = np.floor(frame["score"] + 0.5)
     assert (frame["disagreement"] == (judged != frame["human_score"]).astype(float)).all()  # 0 or 1, by label

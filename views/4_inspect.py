@@ -68,6 +68,22 @@ if human is None:  # no human score or label yet, or none of the name the templa
     st.warning(plain(f"Items are in dataset order: {why}."))
 
 low, high = float(rows["scale_min"].iloc[0]), float(rows["scale_max"].iloc[0])
+categories = store.categories(dataset.name)
+words = categories.get(human, ()) if human is not None else ()  # a categorical aspect's: labels, never means
+
+
+def in_words(aspect: str, score: float) -> str:
+    """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
+    return geval.reporting.category_word(score, categories.get(aspect, ()))
+
+
+def judged(row) -> str:
+    """The judge's score, or on a categorical aspect its nearest category in words (`disagreements`' judge_01)."""
+    if not words:
+        return geval.reporting.number(row["score"], 2)
+    return in_words(human, round(row["judge_01"] * (len(words) - 1))) if pd.notna(row["judge_01"]) else "–"
+
+
 systems = sorted(s for s in rows["system"].unique() if s)
 target = st.session_state.pop("inspect_item", None)
 if target is not None:
@@ -126,7 +142,8 @@ nav[2].markdown(f"**{position + 1} of {len(order)}**")
 nav[3].selectbox(
     "Jump to", order, key="inspect_jump",
     format_func=lambda i: f"{places[i]}. {'⚑ ' if i in flagged else ''}{i} · {by_id.at[i, 'system'] or 'no system'} · "
-                          f"judge {geval.reporting.number(by_id.at[i, 'score'], 2)} · |difference| {geval.reporting.number(by_id.at[i, 'disagreement'], 2)}",
+                          f"judge {judged(by_id.loc[i])} · {'disagreement' if words else '|difference|'} "
+                          f"{geval.reporting.number(by_id.at[i, 'disagreement'], 2)}",
 )
 item_id = st.session_state["inspect_place"] = st.session_state["inspect_jump"]
 row = by_id.loc[item_id]
@@ -167,17 +184,9 @@ with text_column:  # what was judged first, beside the scores; a long dialogue s
 with score_column:
     st.subheader("Scores")
     a, b, c = st.columns(3)
-    categories = store.categories(dataset.name)
-    labels = categories.get(human, ()) if human is not None else ()
-
-    def said(aspect: str, score: float) -> str:
-        """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
-        return geval.reporting.category_word(score, categories.get(aspect, ()))
-
-    if labels:  # labels, never means: the judge's nearest category against the people's majority
-        judged = round(row["judge_01"] * (len(labels) - 1)) if pd.notna(row["judge_01"]) else None
-        a.metric("Judge", said(human, judged) if judged is not None else "–")
-        b.metric(f"People: {human} (majority)", said(human, row["human_score"]) if pd.notna(row["human_score"])
+    if words:  # labels, never means: the judge's nearest category against the people's majority
+        a.metric("Judge", judged(row))
+        b.metric(f"People: {human} (majority)", in_words(human, row["human_score"]) if pd.notna(row["human_score"])
                  else "tied")
         c.metric("Disagreement", geval.reporting.number(row["disagreement"], 2),
                  help="0: the judge's label is the people's majority; 1: another (a side against a tie: 0.5).")
@@ -185,16 +194,17 @@ with score_column:
         a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
     if human is not None:
         scores = item.human.get(human, ())
-        if not labels:
+        if not words:
             b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
             c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
-        st.text(f"{human}, every annotator: {', '.join(said(human, s) for s in scores) or 'none'}")
+        st.text(f"{human}, every annotator: {', '.join(in_words(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
         names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
         st.table(pd.DataFrame(
-            [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2),
-              **{name: (said(k, v[name]) if name in v else "–") for name in names}} for k, v in ratings.items()]
+            [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2) if len(categories.get(k, ())) < 3
+              else "–",  # three categories or more: their codes have no mean
+              **{name: (in_words(k, v[name]) if name in v else "–") for name in names}} for k, v in ratings.items()]
         ).set_index("aspect"))
         if any(len(categories.get(k, ())) == 2 for k in ratings):
             st.caption("A label of two words reads 0 for the first and 1 for the second: its mean is the share of "
@@ -212,7 +222,7 @@ with score_column:
     distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
     if distribution and origin is None:
         st.caption("The judge's distribution over its labels (its label: the nearest to its score, "
-                   f"{geval.reporting.number(row['score'], 2)})" if labels else
+                   f"{geval.reporting.number(row['score'], 2)})" if words else
                    "The judge's score distribution (the score is its weighted mean)")
         st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
                         key="inspect_distribution", config={"displayModeBar": False})
