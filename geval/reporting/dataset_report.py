@@ -817,7 +817,7 @@ def _people(people: pd.DataFrame, items, categorical: dict[str, tuple[str, ...]]
                         f"item). 95% intervals from {JACKKNIFE}; for these rows too it holds 95% at 10-30 groups, "
                         "where the percentile bootstrap missed the true value up to 10.7% of the time "
                         "(docs/statistics.md)."),
-                   Details(f"Alpha and leave-one-out correlations of the {people['human'].nunique()} human aspects",
+                   Details(f"Alpha and leave-one-out correlations of the {counted(people['human'].nunique(), 'human aspect')}",
                            (Table(shown[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]),))]
     blocks += [Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
                     f"{krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL):.3f}.")

@@ -121,11 +121,11 @@ def label_lines(labels: LabelErrors, ordinal: bool = False) -> list[str]:
 
 def _against_people(labels: LabelErrors) -> str:
     """The judge against one annotator beside two annotators against each other, and what the difference says."""
-    counted = int((labels.annotators["in the mean"] == "yes").sum())
+    annotators = counted(int((labels.annotators["in the mean"] == "yes").sum()), "annotator")
     if not math.isfinite(labels.people.value):
-        return (f"Against one annotator the judge reaches {_read(labels.judge_mean)} on average ({counted} annotators); "
+        return (f"Against one annotator the judge reaches {_read(labels.judge_mean)} on average ({annotators}); "
                 f"the people's own kappa is not known: {labels.people.note}.")
-    start = (f"Against one annotator the judge reaches {_read(labels.judge_mean)} on average ({counted} annotators); "
+    start = (f"Against one annotator the judge reaches {_read(labels.judge_mean)} on average ({annotators}); "
              f"two annotators reach {_read(labels.people)} with each other ({labels.pairs} pairs with "
              f"{MIN_PAIR_ITEMS} items or more together). The judge minus the people: {_signed(labels.difference, 3)}")
     if labels.difference.above():
