@@ -395,8 +395,10 @@ PRESS_AT_ONCE = """(keys) => {
 
 
 def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_while_the_server_does_not_answer(tmp_path):
-    """A digit pressed with Enter before the next item could be painted is refused, as are a digit off
-    the scale and Enter on an item not labeled: the notice counts them and stays through the labels
+    """A digit pressed with Enter before the next item could be painted is refused, and holds the keys
+    typed after it until Esc: a digit pressed once the item is painted is not taken (typed ahead, it was
+    meant for a later item: once it labeled the one on screen). Then a digit off the scale and Enter on an
+    item not labeled are refused: the notice counts them and stays through the labels
     given after it and a visit to another page, until dismissed (it once vanished at the next label).
     Then the server stops answering (SIGSTOP): the annotator goes on labeling the items the browser
     holds, the page says the labels are not saved yet and keeps them; once the server answers again
@@ -409,21 +411,27 @@ def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_whil
         second = shown(tab)
         assert second != first and labels_in(store_path) == [first]
         assert (f"The latest: 3 on item {second} (before it was on screen). A key goes to the item on screen as it is "
-                "pressed.") in main_text(tab)
+                "pressed. Keys are held, as one was typed ahead of its item: look at the item on screen, then press "
+                "Esc to label again.") in main_text(tab)
+        settled(tab)
+        tab.keyboard.press("1")  # the item painted, but the keys typed ahead are held
+        wait_until(tab, lambda: not_taken_said(tab) == 2, "the digit typed after it, held")
+        tab.keyboard.press("Escape")
+        wait_until(tab, lambda: "Keys are taken again" in main_text(tab), "the keys taken again (Esc)")
         tab.keyboard.press("9")  # off the 1-3 scale
         tab.keyboard.press("Enter")  # not labeled yet: the item stays
-        wait_until(tab, lambda: not_taken_said(tab) == 3, "three keys not taken, said")
-        assert shown(tab) == second
-        assert ("3 keys not taken so far in this session: 1 pressed before its item was on screen; 1 a digit not on "
-                "the aspect's scale; 1 Enter or → on an item not labeled yet (a digit labels it, s skips it).") \
-            in main_text(tab)
+        wait_until(tab, lambda: not_taken_said(tab) == 4, "four keys not taken, said")
+        assert shown(tab) == second and labels_in(store_path) == [first]
+        assert ("4 keys not taken so far in this session: 1 pressed before its item was on screen; 1 held after a key "
+                "typed ahead of its item; 1 a digit not on the aspect's scale; 1 Enter or → on an item not labeled yet "
+                "(a digit labels it, s skips it).") in main_text(tab)
         for value in (1, 3):
             item = label_by_keyboard(tab, store_path, value)
             go_on(tab, item)
         goto_page(tab, "Data")
         goto_page(tab, "Label")
         settled(tab)
-        assert not_taken_said(tab) == 3, main_text(tab)[-1500:]  # through two labels and another page
+        assert not_taken_said(tab) == 4, main_text(tab)[-1500:]  # through two labels and another page
         screenshot(tab, "e2e_label_9_keys_not_taken_kept")
         tab.locator(MAIN).get_by_role("button", name="Dismiss").click()
         wait_until(tab, lambda: not not_taken_said(tab), "the notice dismissed")

@@ -1,8 +1,8 @@
 """A team in a real browser (Playwright driving Debian's chromium): an annotator labels her queue by
 keyboard in the labeling unit, a reason typed after each digit (Tab, the text, Enter); a label at the
 scale's end, and one 2 or more from another person's label of the item (decided on the server), is
-held until its reason is given. Then two annotators signed in, in two browser contexts, label the same
-queue at the same time: every label lands on its item under its annotator with its reason; one of
+held until its reason is given (Enter and ← stay on it). Then two annotators signed in, in two browser
+contexts, label the same queue at the same time: every label lands on its item under its annotator with its reason; one of
 them tries the lead's pages and the other's work by URL and is refused, and nothing of the other's
 labels or the judge reaches their browser; a reload keeps them signed in (the signed cookie), "Sign
 out" ends it; the lead, signing in at a link to Label, lands on Label; she reads the queue's alpha and
@@ -171,6 +171,8 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
             rate(ann, score, None)
             ann.locator(UNIT).get_by_text(said).first.wait_for(timeout=90_000)
             ann.keyboard.press("Enter")  # again: it stays
+            ann.keyboard.press("ArrowLeft")  # nor does ← leave it shown as labeled but not stored (it once did)
+            ann.locator(UNIT).get_by_text(f"Natural {score} is not saved until its reason is given").first.wait_for()
             wait_idle(ann)
             assert ann.locator(UNIT).get_attribute("data-shown") == item and item not in stored(path, "ann")
             assert "bob" not in main_text(ann) and "5 " not in ann.locator(f"{UNIT} .gl-why").first.inner_text()

@@ -6,7 +6,9 @@
 // A key is taken for the item whose text is on screen as it is pressed: an item counts as shown from
 // the first frame painted after it was drawn, and a key pressed before (its event's time) is refused,
 // as is one pressed while no item is shown (the next ones still on their way); a refused key is counted
-// and said until the user dismisses the notice.
+// and said until the user dismisses the notice. A key refused so (typed ahead of the items) holds the keys
+// that label and go on until Esc or the notice's Dismiss: typed ahead, the next digit is meant for a later
+// item than the one on screen.
 //
 // A label may carry a reason: after the digit, Tab reaches the aspect's reason box on the item, and
 // Enter there saves the label again with the reason (and goes on once the item is labeled); keys typed
@@ -33,7 +35,10 @@
 // oldest first: ← reaches them after a reload) and "items" [{id, place, group, earlier, recent, response,
 // grounding, captions, labels, reasons, complete, shown, system}] for those ids.
 
-const KEYS = { Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u", Tab: "Tab" };
+const KEYS = {
+  Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u", Tab: "Tab", Escape: "Esc",
+};
+const AHEAD = new Set(["early", "none"]); // refusals of a key typed ahead of the items: the next keys are held
 const RESEND = 3000; // ms: an outbox unanswered this long is sent again
 const LOST = 8000; // ms: ... and said to be unsaved
 const LATEST = 12; // the keys not taken listed one by one, the newest
@@ -43,10 +48,11 @@ const REFUSED = {
   none: ["pressed while no item was on screen", "no item on screen"],
   scale: ["a digit not on the aspect's scale", "not on its scale"],
   unlabeled: ["Enter or → on an item not labeled yet (a digit labels it, s skips it)", "not labeled yet"],
+  held: ["held after a key typed ahead of its item", "held"],
 };
 
 const tab = (window.gevalLabelUnit ??= {
-  seq: 0, outbox: [], failed: [], failedSeen: new Set(), failedCleared: 0, refused: [], cleared: 0,
+  seq: 0, outbox: [], failed: [], failedSeen: new Set(), failedCleared: 0, refused: [], cleared: 0, held: false,
   askedSeen: new Set(), answeredAt: 0, sentAt: 0, view: null, send: null, root: null, listener: null, timer: null,
 });
 
@@ -216,7 +222,15 @@ function show(view, item) {
 
 function refuse(key, item, why) {
   tab.refused.push({ key, item, why });
+  if (AHEAD.has(why)) tab.held = true;
   update();
+}
+
+function release(view) {
+  // Esc: the keys held after one typed ahead are taken again (the notice stays until dismissed)
+  if (!tab.held) return;
+  tab.held = false;
+  view.note = "Keys are taken again: each goes to the item on screen.";
 }
 
 function activeAspect(view, item) {
@@ -339,7 +353,10 @@ function goOn(view, key) {
 }
 
 function back(view) {
-  if (!view.history.length) view.note = "Nothing labeled before this item yet.";
+  const asked = view.current === null ? null : openAsk(view, view.current);
+  if (asked) { // the label on screen is not stored without its reason: leaving would show it as given
+    view.note = `${asked.aspect} ${asked.score} is not saved until its reason is given (Tab); u takes it back.`;
+  } else if (!view.history.length) view.note = "Nothing labeled before this item yet.";
   else if (view.place === 0) view.note = "This is the first item you saw.";
   else {
     view.note = "";
@@ -383,9 +400,13 @@ function pressed(event) {
   if (event.repeat) return; // a key held down labels once
   const item = view.current;
   const onScreen = item !== null && event.timeStamp >= view.shownAt;
-  if (key === "←") back(view);
+  if (key === "Esc") release(view);
+  else if (key === "←") back(view);
   else if (key === "u") undo(view);
-  else if (!onScreen) {
+  else if (tab.held && key !== "Tab") {
+    refuse(key, item, "held");
+    return;
+  } else if (!onScreen) {
     refuse(key, item, item === null ? "none" : "early");
     return;
   } else if (key === "Tab") focusReason(view);
@@ -563,8 +584,10 @@ function refusals() {
   }
   const latest = runs.map((run) => `${run.keys.join(", ")} on ${run.item ? `item ${run.item}` : "no item"} `
     + `(${REFUSED[run.why][1]})`).join("; ");
+  const held = tab.held ? " Keys are held, as one was typed ahead of its item: look at the item on screen, then "
+    + "press Esc to label again." : "";
   return `${plural(total, "key")} not taken so far in this session: ${reasons}. The latest: ${latest}. `
-    + "A key goes to the item on screen as it is pressed.";
+    + `A key goes to the item on screen as it is pressed.${held}`;
 }
 
 function status() {
@@ -599,7 +622,10 @@ function drawStatus() {
 function update() {
   const view = tab.view;
   if (!tab.root || !view?.data) return;
-  notice(part("notice"), refusals(), () => { tab.cleared = tab.refused.length; });
+  notice(part("notice"), refusals(), () => {
+    tab.cleared = tab.refused.length;
+    tab.held = false;
+  });
   const failed = tab.failed.slice(tab.failedCleared);
   notice(part("failed"), failed.length ? `The store did not take ${plural(failed.length, "change")}: `
     + failed.map((f) => `item ${f.item}: ${f.why}`).join("; ") : "", () => { tab.failedCleared = tab.failed.length; });
