@@ -423,8 +423,8 @@ def test_keys_not_taken_are_said_until_dismissed_and_labels_wait_in_the_tab_whil
         wait_until(tab, lambda: not_taken_said(tab) == 4, "four keys not taken, said")
         assert shown(tab) == second and labels_in(store_path) == [first]
         assert ("4 keys not taken so far in this session: 1 pressed before its item was on screen; 1 held after a key "
-                "typed ahead of its item; 1 a digit not on the aspect's scale; 1 Enter or → on an item not labeled yet "
-                "(a digit labels it, s skips it).") in main_text(tab)
+                "typed ahead of its item; 1 a digit not on the aspect's scale; 1 Enter or → on an item not labeled "
+                "yet (a digit labels it, s skips it).") in main_text(tab)
         for value in (1, 3):
             item = label_by_keyboard(tab, store_path, value)
             go_on(tab, item)

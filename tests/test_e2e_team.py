@@ -2,8 +2,8 @@
 keyboard in the labeling unit, a reason typed after each digit (Tab, the text, Enter); a label at the
 scale's end, and one 2 or more from another person's label of the item (decided on the server), is
 held until its reason is given (Enter and ← stay on it). Then two annotators signed in, in two browser
-contexts, label the same queue at the same time: every label lands on its item under its annotator with its reason; one of
-them tries the lead's pages and the other's work by URL and is refused, and nothing of the other's
+contexts, label the same queue at the same time: every label lands on its item under its annotator with
+its reason; one of them tries the lead's pages and the other's work by URL and is refused, and nothing of the other's
 labels or the judge reaches their browser; a reload keeps them signed in (the signed cookie), "Sign
 out" ends it; the lead, signing in at a link to Label, lands on Label; she reads the queue's alpha and
 kappa.
