@@ -367,6 +367,7 @@ def test_no_human_score_yet_is_told_apart_from_no_matching_aspect(monkeypatch, t
     said = " ".join(w.value for w in at.warning)
     assert plain("Items are in dataset order: 'mine' has no human score or label yet: label Naturalness on the "
                  "Label page") in said, said
+    assert "`python -m geval labels import`" in said  # a command shown as code, its backticks not escaped
     assert "set human" not in said.lower()  # the header has it: the labels are what is missing
     store.save_label(items[0].id, "Overall", 3)  # a label of another aspect
     at.run()

@@ -259,6 +259,7 @@ def test_a_template_compared_with_an_aspect_the_dataset_has_not_is_said_before_s
     assert not at.exception
     said = [w.value for w in at.warning if "compared with nobody yet" in w.value]
     assert len(said) == 1 and said[0].startswith(plain("fed-turn-relevant@")) and "Relevant" in said[0], said
+    assert "`python -m geval labels import`" in said[0]  # a command shown as code (its backticks were escaped)
     assert not at.button(key="score_start").disabled  # labels may come later: said, not refused
 
 

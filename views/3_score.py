@@ -5,7 +5,7 @@ import streamlit as st
 
 import geval
 from studio import fitting, jobs, judge_build, state
-from studio.text import plain
+from studio.text import plain, with_code
 
 #: Seconds without a first answer from a server after which the page says it may be being retried.
 WAITING_HINT_AFTER = 3
@@ -146,7 +146,7 @@ with right:
             st.warning(f"{plain(label)}: some items cannot be rendered and will fail:\n{problems}")
     for template in templates if not running else ():  # before calls are spent on scores nobody is compared with
         for line in geval.labeling.uncompared(store, dataset.name, template):
-            st.warning(f"{plain(template.label)}: its scores would be compared with nobody yet: {plain(line)}.",
+            st.warning(f"{plain(template.label)}: its scores would be compared with nobody yet: {with_code(line)}.",
                        icon=":material/person_off:")
     if shown:
         whole = sum(list(shown.values())[1:], start=next(iter(shown.values())))

@@ -9,7 +9,7 @@ import streamlit as st
 import geval
 from studio import cached, imports, pairwise, state
 from studio import combos as scored
-from studio.text import plain
+from studio.text import plain, with_code
 
 ORDERS = {"Largest disagreement first": False, "Smallest disagreement first": True}
 
@@ -65,7 +65,7 @@ if human is None:  # no human score or label yet, or none of the name the templa
                                               humans, dataset.name)
     except geval.GevalError:  # a part of an aspect (a checklist question, an order): compared with no one
         why = f"{aspect} is a part of an aspect, compared with no human aspect"
-    st.warning(plain(f"Items are in dataset order: {why}."))
+    st.warning(with_code(f"Items are in dataset order: {why}."))
 
 low, high = float(rows["scale_min"].iloc[0]), float(rows["scale_max"].iloc[0])
 categories = store.categories(dataset.name)
