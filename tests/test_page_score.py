@@ -569,7 +569,8 @@ def test_score_opens_on_the_template_last_used_on_an_uploaded_file_never_on_one_
     opened = at.multiselect(key="score_templates").value
     assert editor not in opened and len(opened) == 1 and geval.Template.load(opened[0].split("@")[0]).fits(
         geval.Store(tmp_path / "store.sqlite").items("mine"))
-    assert any(plain(f"{editor}: placeholder {{{{fact}}}}") in w.value for w in at.warning)
+    assert any(plain(f"{editor}: it cannot render on mine's items: placeholder {{{{fact}}}}") in w.value
+               for w in at.warning)
     assert not at.button(key="score_start").disabled
 
 

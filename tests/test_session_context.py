@@ -50,6 +50,18 @@ def test_a_link_opens_the_same_dataset_template_judge_and_selection(monkeypatch,
     assert url(at) == {name: value if isinstance(value, list) else [value] for name, value in link.items()}
 
 
+def test_a_links_template_version_this_store_never_saved_is_said_not_dropped_unsaid(monkeypatch, tmp_path):
+    """A link opened on a fresh store (a supervisor's) named a student's saved version: Score's list left it out
+    and the URL lost it without a word."""
+    _, file_version, _, _ = own_store(tmp_path)
+    other = "mine-naturalness@0123456789ab"  # saved in another store
+    at = open_app(monkeypatch, tmp_path, SCORE, params={"dataset": "mine", "templates": [file_version.label, other]})
+    assert not at.exception
+    assert at.multiselect(key="score_templates").value == [file_version.label]
+    warning = next(w.value for w in at.warning if w.value.startswith("Dropped from the templates chosen"))
+    assert f"- {plain(other)}: never saved in this store, nor a prompts/ file" in warning, warning
+
+
 def test_choices_on_the_pages_go_into_the_url_and_the_key_never_does(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, SCORE)
     assert url(at) == {"dataset": ["topicalchat_usr_sample"],

@@ -38,9 +38,10 @@ for label, template in known.items():
         available[label] = template
     else:
         unfit += 1
-if moved:
-    dropped = {label: known[label].misfit(dataset.items) for label in chosen_before
-               if label in known and not known[label].fits(dataset.items)}
+if moved:  # a link's or a reload's version this store never saved (another store's) is said too, not dropped unsaid
+    dropped = {label: "never saved in this store, nor a prompts/ file" if label not in known
+               else f"it cannot render on {dataset.name}'s items: {known[label].misfit(dataset.items)}"
+               for label in chosen_before if label not in known or not known[label].fits(dataset.items)}
     st.session_state["score_templates"] = [label for label in chosen_before if label not in dropped]
     st.session_state["score_dropped"] = (chosen_on, dropped)
 comments = store.template_comments()
@@ -67,8 +68,8 @@ if editor_misfit and current.label not in labels:
     st.caption(plain(f"The editor's {current.label} is not chosen: {editor_misfit}."))
 dropped_on, dropped = st.session_state.get("score_dropped", ("", {}))
 if dropped and dropped_on == chosen_on:
-    st.warning(f"Dropped from the templates chosen before (on another dataset, or in a link), as they cannot render "
-               f"on {dataset.name}'s items:\n" + "\n".join(f"- {plain(label)}: {plain(why)}" for label, why in dropped.items()))
+    st.warning("Dropped from the templates chosen before (on another dataset, or in a link):\n"
+               + "\n".join(f"- {plain(label)}: {plain(why)}" for label, why in dropped.items()))
 if unfit:
     st.caption(f"{unfit} other template versions (prompts/ files, saved ones) are not offered: they ask for what "
                f"these items do not have (a persona, a document, items of another level). Open one on the Prompts "
