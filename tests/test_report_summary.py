@@ -254,3 +254,12 @@ def test_the_reports_p_values_read_as_the_pages_do():
 
     shown = rounded(pd.DataFrame({"annotator": ["#1", "#2"], "p": [0.00002, 0.5], "judge wins": [0.61111, None]}))
     assert list(shown["p"]) == ["< 0.001", "0.500"] and list(shown["judge wins"]) == ["0.611", "–"]
+
+
+def test_what_was_judged_counts_each_template_version_once_when_two_judges_ran_it():
+    """Two judges of one version and one of another read "with 3 template versions (a@1, b@2)"."""
+    from geval.reporting.summary import Judged, what_was_judged
+
+    judged = Judged("mine", 40, 40, ["judge one", "judge two", "judge one"], ["a@1", "a@1", "b@2"])
+    said = what_was_judged(judged, pd.DataFrame({"annotators": [3]}))
+    assert "Judged by judge one, judge two, with 2 template versions (a@1, b@2);" in said, said

@@ -75,7 +75,7 @@ def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
            "one score per item (no second annotator: how much people agree is not known)")
     if not judged.judged:
         return f"Nothing of the {judged.items} items of {judged.dataset} is judged yet."
-    ran = (f"{_listed(judged.judges)}, with {counted(len(judged.templates), 'template version')} "
+    ran = (f"{_listed(judged.judges)}, with {counted(len(set(judged.templates)), 'template version')} "
            f"({_listed(judged.templates)})") if judged.templates else ""
     files = dict.fromkeys(file for _, file in judged.imported)
     imported = "; ".join(f"{counted(len(names), 'judge')} imported from {file} ({_listed(names)})" for file, names in
