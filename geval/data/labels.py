@@ -26,7 +26,7 @@ from geval.data.reading import as_number, read_records
 from geval.errors import LabelError, shown
 
 DEFAULT_ANNOTATOR = "you"
-HUMAN_SIDES = {"people": "the people's mean (the dataset's own scores)",
+HUMAN_SIDES = {"people": "the people: the dataset's own scores (each item's mean, or its majority label)",
                "you": "your labels",
                "both": "you as one more annotator (on the items you labeled)"}
 #: A labels file's columns, in the order they are written; item_id, aspect and score are required.
