@@ -189,9 +189,10 @@ def refuse_address(user: User) -> None:
 
 
 def refuse_query(user: User) -> None:
-    """An annotator's URL carries no working context: a query parameter is refused in one line and dropped."""
+    """An annotator's URL carries no working context: a query parameter is refused in one line and dropped. Said
+    as a toast: a line on the page stayed above the queue through every label (its fragment's reruns)."""
     if st.query_params:
         names = ", ".join(sorted(st.query_params.keys()))
         st.query_params.clear()
-        st.error(f"The link's settings ({names}) are for the lead's pages: you are signed in as {user.name}, an "
-                 "annotator, and see your own queue only.")
+        st.toast(f"The link's settings ({names}) are for the lead's pages: you are signed in as {user.name}, an "
+                 "annotator, and see your own queue only.", icon=":material/link_off:", duration="long")

@@ -155,8 +155,9 @@ def test_an_item_of_a_queue_labeled_on_some_of_its_aspects_is_next_not_behind(mo
 def test_an_annotators_link_to_a_lead_page_is_refused_in_one_line(monkeypatch, tmp_path, team):
     at = sign_in(open_app(monkeypatch, tmp_path, params={"combo": "x", "annotator": "bob"}), "bob", "bob-password")
     assert not at.exception
-    assert "link's settings (annotator, combo) are for the lead's pages" in texts(at)
-    assert not at.query_params
+    said = [toast.value for toast in at.toast]  # a toast: a line stayed above the queue through every label
+    assert len(said) == 1 and "link's settings (annotator, combo) are for the lead's pages" in said[0], said
+    assert "lead's pages" not in texts(at) and not at.query_params
 
 
 def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
