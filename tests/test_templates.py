@@ -230,6 +230,18 @@ def test_a_placeholder_without_value_names_the_fix_that_applies(asked, level, co
     assert "write {{" not in str(error.value)
 
 
+def test_a_persona_asked_beside_a_fact_is_told_to_go_not_to_pick_a_template_with_a_fact():
+    """{{persona}} added to a template with {{fact}} was told to "pick a template written for a fact (one with
+    {{fact}})": the one it is."""
+    template = make_template(body="{{fact}}\n{{persona}}\n{{response}}\n- Naturalness:")
+    item = make_item("mine", "turn", DIALOGUE, "a reply", grounding="Harry Potter is a series of novels.")
+    with pytest.raises(TemplateError) as error:
+        template.render(item)
+    assert str(error.value).endswith("its grounding is a fact, not a persona (lines starting 'your persona:'); "
+                                     "remove {{persona}}: the template's {{fact}} shows this grounding already")
+    assert template.misfit([item]).endswith("remove {{persona}}: the template's {{fact}} shows this grounding already")
+
+
 def test_a_whole_dialogue_asked_for_its_response_is_pointed_to_a_dialogue_template():
     whole = make_item("mine", "dialogue", [Turn("User", "hi"), Turn("System", "hello")], "")
     with pytest.raises(TemplateError) as error:

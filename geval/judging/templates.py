@@ -195,7 +195,7 @@ class Template:
             return f"{self.name} is written for the {self.level} level and these items are at the {levels} level: {fix}"
         item = at_level[0]
         name = next(name for name in self._item_placeholders() if not item.fields()[name])
-        return f"placeholder {{{{{name}}}}} of {self.name} has no value{empty_because(item, name)}"
+        return f"placeholder {{{{{name}}}}} of {self.name} has no value{empty_because(item, name, self.placeholders)}"
 
     def _item_placeholders(self) -> list[str]:
         """The item placeholders the body needs filled (not those that may be empty)."""
@@ -237,7 +237,7 @@ class Template:
             if not values.get(name) and name not in OPTIONAL:
                 raise TemplateError(
                     f"item {item.id} ({item.dataset}): placeholder {{{{{name}}}}} in {self.source} "
-                    f"has no value for this item{empty_because(item, name)}"
+                    f"has no value for this item{empty_because(item, name, self.placeholders)}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
 
@@ -375,10 +375,11 @@ def summary_shaped(item: Item) -> bool:
     return item.level != "summary" and not item.context and item.grounding_kind == "fact"
 
 
-def empty_because(item: Item, name: str) -> str:
+def empty_because(item: Item, name: str, has: Sequence[str] = ()) -> str:
     """Why `item` has no text for the placeholder `name`, and the fix that applies to it, from
     the item's shape (": ..."): e.g. a summary loaded at the turn level is told to set the level,
-    a dialogue turn with a fact to pick a template written for dialogues."""
+    a dialogue turn with a fact to pick a template written for dialogues. `has`: the template's
+    placeholders (one that shows the item's grounding already: remove `name`)."""
     kind, level = item.grounding_kind, item.level
     if name == "document":
         if level == "summary":
@@ -393,8 +394,10 @@ def empty_because(item: Item, name: str) -> str:
         return f": no source document; {_map_grounding('the source document')}, and {SET_SUMMARY_LEVEL}"
     if name in GROUNDING_TEMPLATES:  # fact or persona
         if kind:  # a {{persona}} asked of another grounding ({{fact}} takes any)
-            return (f": its grounding is a {kind}, not a persona (lines starting '{PERSONA_LINE}'); pick a template "
-                    f"written for {GROUNDING_TEMPLATES[kind]}")
+            shown = next((f"{{{{{other}}}}}" for other in ("fact", kind) if other in has and other != name), "")
+            fix = (f"remove {{{{{name}}}}}: the template's {shown} shows this grounding already" if shown else
+                   f"pick a template written for {GROUNDING_TEMPLATES[kind]}")
+            return f": its grounding is a {kind}, not a persona (lines starting '{PERSONA_LINE}'); {fix}"
         return (f": no grounding (a fact, persona or document); pick a template without {{{{{name}}}}}, or, if the "
                 f"file has one, {_map_grounding('it')}")
     if name in ("response", "summary"):
