@@ -292,10 +292,12 @@ def _judge_given(args) -> dict:
 
 
 def cmd_datasets_list(args) -> None:
-    for name, path in geval.Dataset.known().items():
-        print(f"{name:32} {path}")
     store = _existing_store(args)
-    for name in store.dataset_names() if store is not None else []:
+    stored = store.dataset_names() if store is not None else []
+    known = geval.Dataset.known()
+    for name, path in known.items():  # a sample the app opened is stored too: named once, where it is read from
+        print(f"{name:32} {path}" + (" (also in the store)" if name in stored else ""))
+    for name in (name for name in stored if name not in known):
         print(f"{name:32} in the store {store.path}")
 
 

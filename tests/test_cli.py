@@ -280,6 +280,13 @@ def test_datasets_list_and_show_see_the_datasets_in_the_store(tmp_path, capsys):
     assert capsys.readouterr().out.startswith("mine (table): 12 items")
     assert main(["datasets", "list", "--store", str(tmp_path / "none.sqlite")]) == 0
     assert not (tmp_path / "none.sqlite").exists()
+    kept = geval.Store(store)  # a bundled sample opened in the app is stored as it is read: named once
+    kept.save_dataset(geval.load_dataset("fed_sample"))
+    kept.close()
+    capsys.readouterr()
+    assert main(["datasets", "list", "--store", store]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count("fed_sample ") == 1 and "fed_sample.json (also in the store)" in listed, listed
 
 
 def test_a_judge_file_whose_ids_the_dataset_lacks_is_a_one_line_error_with_a_few_of_them(tmp_path, capsys):
