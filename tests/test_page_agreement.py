@@ -538,6 +538,12 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     assert re.fullmatch(r"0\.\d\d", row["advantage probability"]) and row["judge in full"] == f"{imported}: natural"
     negative = worth["saved"].str.startswith("-").any()
     assert any(c.startswith("Below 0 saved: the labels alone do better than with the judge.") for c in said) == negative
+    for index, item in enumerate(dataset.items[:12]):  # the learning curve reads the same judge (it read the first
+        store.save_label(item.id, "Natural", 1 + index % 3)  # chosen above: another than the rest of the page)
+    at.multiselect(key="agree_combos").set_value([other for other in (embedded, imported) if other != best] + [best])
+    at.run()
+    curve = next(c.value.replace("\\", "") for c in at.caption if "of the judge alone" in c.value)
+    assert f"of the judge alone ({best})" in curve, curve
     at.multiselect(key="agree_combos").unselect(imported).run()  # the section follows the choice above
     assert at.selectbox(key="systems_judge").value.startswith(embedded)
     at.number_input(key="systems_labels").set_value(10).run()

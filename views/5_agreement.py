@@ -150,11 +150,13 @@ if built is not None and built[0] == report_for:
 if (stacked["metric"] == metric).any():
     st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
 
-human_side.curves(store, dataset, combos, labeled, by_label.loc[chosen[0]])
+opened = systems.opens_on(store, dataset, combos, chosen)  # the judge the sections below open on, the curve too
+curve_judge = opened[0] if opened and opened[0] in by_label.index else chosen[0]
+human_side.curves(store, dataset, combos, labeled, by_label.loc[curve_judge])
 
 pairwise.section(store, dataset.name, combos, list(tables))  # position bias, agreement with people, win rates
 
-alttest.section(store, dataset.name, combos, systems.opens_on(store, dataset, combos, chosen))
+alttest.section(store, dataset.name, combos, opened)
 
 systems.section(store, dataset, combos, chosen)
 
