@@ -488,6 +488,21 @@ def test_the_plan_estimates_the_time_from_a_default_then_from_measured_calls(sto
     assert "measured over 4 calls of this judge" in plan.time_line()
 
 
+def test_the_judge_checks_test_judgment_paces_a_plan_until_the_store_has_timed_its_calls(store):
+    """The sidebar said "The judge works: 0.1 s per judgment here", and Score below it "1.5 s per call, a
+    default for this judge, nothing measured here yet"."""
+    judge = scripted()
+    judge.seconds_per_call = 2.0
+    checkup = judge.check()
+    assert checkup.works and checkup.seconds < 1.0
+    plan = geval.plan(store, make_items(10), ONE, judge)
+    assert plan.pace.per_call == checkup.seconds and not plan.pace.default
+    assert f"{checkup.seconds:.1f} s per call, from the judge check's test judgment: the run's ETA corrects it" \
+        in plan.time_line()
+    geval.score(store, make_items(4), ONE, judge, "synthetic")  # then its calls in the store
+    assert "measured over 4 calls of this judge" in geval.plan(store, make_items(10), ONE, judge).time_line()
+
+
 def test_a_measured_speed_estimates_the_tokens_each_prompt_does_not_share_with_the_one_before(store):
     """The embedded judge's time: tokens to evaluate / prefill speed + one pass per score read;
     items of one dialogue share their prefix, so the second costs only what it adds."""

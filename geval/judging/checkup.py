@@ -194,5 +194,7 @@ def answering(judge, where: str, on_step: OnStep = ignore) -> Checkup:
     OpenAI-compatible server, a script): versions and one test judgment."""
     checkup = Checkup([versions()])
     ok = _step(checkup.findings, "the test judgment", lambda: _test_judgment(judge, where, checkup, on_step))
+    if ok:  # kept on the judge: a plan's pace reads it where the store has timed none of its calls (the embedded
+        judge.checked_seconds = checkup.seconds  # judge's speed, measured as it loads, is read instead)
     checkup.conclude("The judge", ok)
     return checkup

@@ -65,14 +65,15 @@ class CallSequence:
 @dataclass
 class Pace:
     """How long work takes with a judge: at its measured speed (tokens per second: the embedded
-    judge), else at a time per call (measured over this judge's calls in the store, else its
-    stated default), `concurrency` calls at a time."""
+    judge), else at a time per call (measured over this judge's calls in the store, else on the
+    judge check's test judgment, else its stated default), `concurrency` calls at a time."""
 
     speed: Speed | None = None
     per_call: float = 1.0
     measured: int = 0  # calls the time per call was measured on (0: the judge's stated default)
     concurrency: int = 1
     measures: bool = False  # whether the judge measures its speed when it loads (then the run's estimate uses it)
+    checked: bool = False  # whether the time per call is the judge check's test judgment's
 
     def seconds(self, work: Work) -> float:
         """The time `work` takes at this pace."""
@@ -83,7 +84,7 @@ class Pace:
     @property
     def default(self) -> bool:
         """Whether the pace is the judge's stated default: nothing measured on this machine or in the store."""
-        return self.speed is None and not self.measured
+        return self.speed is None and not self.measured and not self.checked
 
     def basis(self) -> str:
         """What the pace rests on, in words."""
@@ -94,19 +95,24 @@ class Pace:
         later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
         if self.measured:
             return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"
+        if self.checked:
+            return (f"{self.per_call:.1f} s per call, from the judge check's test judgment"
+                    + (later or ": the run's ETA corrects it from its first judgments"))
         return (f"{self.per_call:.1f} s per call, a default for this judge, nothing measured here yet"
                 + (later or ": the run's ETA corrects it from its first judgments"))
 
 
 def pace(store: Store, judge: Judge, concurrency: int = 1) -> Pace:
     """The judge's pace: its speed measured on this machine (`judge.speed`, the embedded judge's),
-    else the median time of its calls in the store, else its stated default (`seconds_per_call`,
-    1 s for a judge that states none)."""
+    else the median time of its calls in the store, else the time of the judge check's test judgment
+    (`checked_seconds`, `geval.judging.checkup`), else its stated default (`seconds_per_call`, 1 s for a
+    judge that states none)."""
     speed = getattr(judge, "speed", None)
     measured = store.seconds_per_call(accepted_settings(judge))
-    per_call, calls = measured or (float(getattr(judge, "seconds_per_call", 1.0)), 0)
+    checked = getattr(judge, "checked_seconds", None) if not measured else None
+    per_call, calls = measured or (float(getattr(judge, "seconds_per_call", 1.0) if checked is None else checked), 0)
     return Pace(speed, per_call, calls, max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)),
-                hasattr(judge, "speed"))
+                hasattr(judge, "speed"), checked is not None)
 
 
 def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, float]:
