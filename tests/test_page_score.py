@@ -479,13 +479,15 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: None)
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.number_input(key="score_limit").set_value(20).run()
-    assert ("Time: about 1 min (3.0 s per call, a default for this judge, nothing measured here yet; its speed on "
-            "this machine is measured when it loads, and the run's ETA uses it; an estimate)") in texts(at)
+    assert ("Time: about 1 min, after about 40 s loading the model (3.0 s per call, a default for this judge, "
+            "nothing measured here yet; its speed on this machine is measured when it loads, and the run's ETA uses "
+            "it; an estimate)") in texts(at)  # the load was left out: 3 s said, 14 s taken, 7 of them loading
     monkeypatch.setattr(embedded, "remembered_speed", lambda model: Speed(50.0, 10.0, time.time() - 120))
     at.run()
     line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
-    assert re.fullmatch(r"Time: about \d+ min \(~[\d,]+ tokens to evaluate at prefill 50 tokens/s, decode 10 "
-                        r"tokens/s, measured on this machine 2 min ago; an estimate\)", line), line
+    assert re.fullmatch(r"Time: about \d+ min, after about 40 s loading the model \(~[\d,]+ tokens to evaluate at "
+                        r"prefill 50 tokens/s, decode 10 tokens/s, measured on this machine 2 min ago; an estimate\)",
+                        line), line
 
 def test_a_job_that_is_starting_says_so_and_nothing_of_a_server(monkeypatch, tmp_path):
     at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)

@@ -74,6 +74,7 @@ class Pace:
     concurrency: int = 1
     measures: bool = False  # whether the judge measures its speed when it loads (then the run's estimate uses it)
     checked: bool = False  # whether the time per call is the judge check's test judgment's
+    load: float | None = None  # seconds loading the model takes before the first call (a native judge not loaded)
 
     def seconds(self, work: Work) -> float:
         """The time `work` takes at this pace."""
@@ -111,8 +112,9 @@ def pace(store: Store, judge: Judge, concurrency: int = 1) -> Pace:
     measured = store.seconds_per_call(accepted_settings(judge))
     checked = getattr(judge, "checked_seconds", None) if not measured else None
     per_call, calls = measured or (float(getattr(judge, "seconds_per_call", 1.0) if checked is None else checked), 0)
+    load = getattr(judge, "load_seconds", None) if not getattr(judge, "loaded", True) else None
     return Pace(speed, per_call, calls, max(1, min(concurrency, getattr(judge, "max_concurrency", 1) or 1)),
-                hasattr(judge, "speed"), checked is not None)
+                hasattr(judge, "speed"), checked is not None, load)
 
 
 def estimate_call(judge: Judge, prompt: str, aspects: list) -> tuple[int, int, float]:
@@ -173,8 +175,9 @@ class Plan:
                     several=self.several if self.several == other.several else PROMPTS_PER_ITEM)
 
     def duration(self) -> str:
-        """The estimated time of the calls to make, as a person says it: "about 4 min"."""
-        return f"about {_rough(self.seconds)}"
+        """The estimated time of the calls to make, and of loading the model first when it is not loaded, as a
+        person says it: "about 4 min"."""
+        return f"about {_rough(self.seconds + (self.pace.load or 0.0))}"
 
     def seconds_for(self, calls: int) -> float:
         """The time `calls` calls like these would take (e.g. a search's budget of them); with no
@@ -207,7 +210,8 @@ class Plan:
         else:
             basis = self.pace.basis()
         at_once = f", {self.pace.concurrency} at a time" if self.pace.concurrency > 1 else ""
-        return f"about {_rough(seconds)} ({basis}{at_once}; an estimate)"
+        load = f", after about {_rough(self.pace.load)} loading the model" if self.pace.load else ""
+        return f"about {_rough(seconds)}{load} ({basis}{at_once}; an estimate)"
 
     def calls_explained(self) -> str:
         """Why the judge calls are not one per item still to score, in words ("" when they are):
