@@ -1236,9 +1236,7 @@ def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, item
 
 def _print_pass_rates(dataset: str, found) -> None:
     means = found.means
-    print(f"{dataset} · {found.aspect} ({found.other}/{found.counted}): each system's {found.counted} rate as people "
-          f"would give it, {means.interval_words()}, from {means.source}; combined with "
-          f"{means.judge}")
+    print(f"{dataset} · {found.title()}. {found.source_line()}")
     for note in means.notes:
         print(f"  {note}")
     print(_indented(found.table().to_string(index=False)))

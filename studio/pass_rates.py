@@ -29,10 +29,8 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
         except geval.GevalError as exc:
             st.info(plain(f"{aspect}: {exc}"), icon=":material/info:")
             continue
-        st.markdown(f"**{plain(found.aspect)} ({plain(found.other)}/{plain(found.counted)}): each system's "
-                    f"{plain(found.counted)} rate as people would give it**")
-        st.caption(plain(f"From {found.means.source}, combined with {found.means.judge}; 95% intervals valid at any "
-                         "number of labels (betting), as the systems' means below."))
+        st.markdown(f"**{plain(found.title())}**")
+        st.caption(plain(found.source_line()))  # the intervals' method as made (it said betting beside Student's t)
         for note in found.means.notes:
             st.caption(plain(note))
         st.dataframe(found.table(), hide_index=True, key=f"pass_rates_{aspect}")

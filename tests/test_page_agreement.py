@@ -595,7 +595,10 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
     assert not any(line.startswith("Left out: label is categorical") for line in said)
-    assert "**label (no/yes): each system's yes rate as people would give it**" in [m.value for m in at.markdown]
+    assert "**label (no/yes): each system's yes rate as people would give it**" in [m.value.replace("\\", "")
+                                                                                     for m in at.markdown]
+    source = next(line for line in said if line.startswith("From ") and "combined with" in line)
+    assert "Student's t" in source and "betting" not in source, source  # it said betting of Student's t intervals
     rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)
     assert rates["people's yes rate, every item"].tolist() == [f"{np.mean(truth == 'yes'):.0%}"]
     assert any(line.startswith("The judge against the people's majority on the 40 items they labeled: of the items "

@@ -591,10 +591,13 @@ def estimable_aspects(store: Store, dataset: str, items: list[Item] | None = Non
 
 
 def categorical_line(aspect: str, categories: Sequence[str]) -> str:
-    """Why a categorical aspect has no systems' means: its labels are categories, not scores."""
+    """Why a categorical aspect has no systems' means: its labels are categories, not scores (a pass/fail one
+    has each system's pass rate instead: `pass_rates`)."""
     shown_ = ", ".join(categories[:3]) + (", …" if len(categories) > 3 else "")
+    counted = positive(tuple(categories))
+    rate = f"; each system's {counted} rate is estimated instead" if counted is not None else ""
     return (f"{aspect} is categorical ({len(categories)} categories: {shown_}): a mean needs scores, so no system's "
-            "mean is estimated on it (its codes are not scores)")
+            f"mean is estimated on it (its codes are not scores){rate}")
 
 
 def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,

@@ -56,6 +56,14 @@ class PassRates:
             **({f"people's {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
                if table["truth"].notna().all() else {})})
 
+    def title(self) -> str:
+        """"ok (fail/pass): each system's pass rate as people would give it"."""
+        return f"{self.aspect} ({self.other}/{self.counted}): each system's {self.counted} rate as people would give it"
+
+    def source_line(self) -> str:
+        """Where the rates come from and how their intervals are made, in a sentence."""
+        return f"From {self.means.source}, combined with {self.means.judge}; {self.means.interval_words()}."
+
     def judge_line(self) -> str:
         """The judge's true-positive and true-negative rates, in a sentence."""
         return (f"The judge against the people's majority on the {self.labeled} items they labeled: of the items "

@@ -200,4 +200,16 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
             blocks.append(Text(line))
         if len(result.table) > 1:
             blocks += [Table(ranking_table(result)), Text(result.pairs_line()), Bullets(tuple(result.sentences()))]
+    judged = [a for a in labeling.pass_aspects(store, dataset, items) if any(line.startswith(f"{a} is categorical")
+                                                                             for line in left_out)]
+    for aspect in judged:  # a pass/fail aspect: each system's pass rate instead of a mean, as on the page
+        complete = all(item.human.get(aspect) for item in items)
+        try:
+            rates = labeling.pass_rates(store, dataset, aspect, per_system=(
+                per_system or labeling.default_labels(sizes)) if complete else None, items=items)
+        except GevalError as exc:
+            blocks.append(Text(f"{aspect}: {exc}"))
+            continue
+        blocks += [Heading(rates.title(), 3), Text(rates.source_line()), *(Text(note) for note in rates.means.notes),
+                   Table(rates.table()), Text(rates.judge_line())]
     return blocks if len(blocks) > 2 else []
