@@ -199,6 +199,21 @@ def test_skip_leaves_an_item_unlabeled_and_the_labeled_ones_are_not_offered_agai
     assert "3 labeled" in texts(fresh) and unit(fresh)["history"] == store.labels("mine")["item_id"].tolist()
 
 
+def test_a_saved_version_counts_among_the_templates_that_score_an_aspect_and_is_offered(monkeypatch, tmp_path):
+    """A version saved on the Prompts page that scores Fluent: "No template that fits these items scores Fluent"
+    (prompts/ files were counted alone), and the Template menu did not offer it."""
+    at, store = label_app(monkeypatch, tmp_path, score=False)
+    text = geval.Template.load("response-overall").text.replace("Overall", "Fluent")
+    fluent = geval.Template.parse(text, source="prompts/response-fluent")
+    store.save_template(fluent, comment="fluency")
+    at.run()
+    assert fluent.label in at.selectbox(key="label_template").options
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("Fluent 1-5").run()
+    assert not at.exception
+    assert "No template that fits these items scores" not in texts(at)
+
+
 def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     at, store = label_app(monkeypatch, tmp_path, score=False)
     at.radio(key="label_from").set_value("Aspects I name").run()

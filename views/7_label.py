@@ -35,7 +35,7 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")
     template = None
     editor = state.template()  # only the templates that fit these items: their aspects are the ones a judge can score
-    offered = [*filter(None, [editor]), *geval.Template.known()]
+    offered = [*filter(None, [editor]), *geval.Template.known(), *state.saved_templates(store)]  # saved ones too
     known = {t.label: t for t in geval.Template.fitting(dataset.items, offered)}
     scorable = {name.lower() for t in known.values() for a in t.aspects for name in (a.human, a.name) if name}
     if source == FROM[0]:
