@@ -141,6 +141,22 @@ def test_a_second_version_of_an_aspect_and_a_multi_aspect_template_get_rows_of_t
     assert board.skipped == []
 
 
+def test_a_second_version_compared_with_another_human_aspect_does_not_join_the_first_in_the_merged_row(tmp_path):
+    """Two versions of one template, one compared with another human aspect (human = "Engaging"): both joined
+    the one-prompt-per-aspect row, whose two columns of one name left it empty ("no score column (natural,
+    natural) maps to a human aspect")."""
+    store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE[:2])
+    text = resolve_template(SINGLE[0]).text
+    assert 'human = "Natural"' in text
+    other = parse_template(text.replace('human = "Natural"', 'human = "Engaging"'), source="v2")
+    geval.score(store, dataset.items, other, scripted(), dataset.name)
+    board = leaderboard(store, dataset.name, baselines=["length"], ceiling=False, n_boot=N_BOOT)
+    merged = board.rows.set_index("row").loc[GEVAL_ROW, "signature"]
+    assert other.label in merged and resolve_template(SINGLE[0]).label not in merged  # the newest version alone
+    assert f"G-EVAL {resolve_template(SINGLE[0]).label} · scripted: hashed" in list(board.rows["row"])
+    assert board.skipped == [] and board.wide().set_index("row").loc[GEVAL_ROW, "Engaging"] != ""
+
+
 def test_score_variants_are_rows_and_samples_of_a_logits_judge_is_left_out_with_a_reason(tmp_path):
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE, items=12)
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT,

@@ -339,7 +339,8 @@ def _judge_of(fields: dict) -> dict:
 
 def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skipped: list[str]) -> list[Row]:
     """One row per multi-aspect template version and judge; single-aspect versions of one
-    judge together (the most recent version of each aspect), the rest one row each."""
+    judge together (the most recent version of each aspect and of each template, compared with another
+    human aspect or not), the rest one row each."""
     combos = store.combos(dataset)
     unknown = [v for v in variants if v not in VARIANTS]
     if unknown:
@@ -360,7 +361,7 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
         if len(template.aspects) == 1:
             human = (template.aspects[0].human or template.aspects[0].name).lower()
             taken = members.setdefault((key, name_family(template)), [])
-            if all(h != human for h, *_ in taken):
+            if all(h != human and t.name != template.name for h, _, t, _ in taken):  # one version of each template
                 taken.append((human, fields, template, (version, signature)))
                 continue
         rows_of.append((f"G-EVAL {template.label} · {judge_name(fields)}", [(version, signature)], fields))
