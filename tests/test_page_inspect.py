@@ -428,3 +428,11 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     frame = geval.disagreements(geval.Store(tmp_path / "store.sqlite"), "verdicts")
     judged = np.floor(frame["score"] + 0.5)
     assert (frame["disagreement"] == (judged != frame["human_score"]).astype(float)).all()  # 0 or 1, by label
+    # the distribution by label, no "mean" of codes marked; a filter by the judge's label, not a slider of codes
+    figure = json.loads(next(c.proto.spec for c in at.get("plotly_chart") if "probability" in c.proto.spec))
+    assert figure["layout"]["xaxis"]["ticktext"] == ["fail", "pass"] and not figure["layout"].get("shapes"), figure
+    assert not [s for s in at.slider if s.key == "inspect_range"]
+    at.multiselect(key="inspect_labels").set_value(["pass"]).run()
+    assert not at.exception
+    options = at.selectbox(key="inspect_jump").options
+    assert len(options) == int((judged == 1).sum()) and all(" · judge pass · " in option for option in options)

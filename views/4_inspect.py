@@ -3,6 +3,7 @@ every score, the exact prompt, the raw answer, and a flag and note to keep."""
 
 import json
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -77,18 +78,24 @@ def in_words(aspect: str, score: float) -> str:
     return geval.reporting.category_word(score, categories.get(aspect, ()))
 
 
+def label_index(judge_01: pd.Series) -> pd.Series:
+    """The judge's nearest category on a categorical aspect, by index (halves up, as the statistics read it),
+    from `disagreements`' judge_01."""
+    return np.floor(judge_01 * (len(words) - 1) + 0.5)
+
+
 def judged(row) -> str:
     """The judge's score, or on a categorical aspect its nearest category in words (`disagreements`' judge_01)."""
     if not words:
         return geval.reporting.number(row["score"], 2)
-    return in_words(human, round(row["judge_01"] * (len(words) - 1))) if pd.notna(row["judge_01"]) else "–"
+    return in_words(human, label_index(pd.Series([row["judge_01"]])).iloc[0]) if pd.notna(row["judge_01"]) else "–"
 
 
 systems = sorted(s for s in rows["system"].unique() if s)
 target = st.session_state.pop("inspect_item", None)
 if target is not None:
     if target in set(rows["item_id"]):  # opened from another page: show it whatever the filters were
-        for key in ("inspect_systems", "inspect_range", "inspect_unscored", "inspect_flagged"):
+        for key in ("inspect_systems", "inspect_range", "inspect_labels", "inspect_unscored", "inspect_flagged"):
             st.session_state.pop(key, None)
         st.session_state["inspect_jump"] = st.session_state["inspect_place"] = target
     else:
@@ -99,11 +106,17 @@ with left:
     state.keep_valid("inspect_systems", systems)
     chosen = st.multiselect("Systems (none chosen: all)", systems, key="inspect_systems", persist_state="session")
 with middle:
-    remembered = st.session_state.get("inspect_range")
-    if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale
-        del st.session_state["inspect_range"]
-    score_range = st.slider("Judge score", low, high, (low, high), step=0.05, key="inspect_range",
-                            persist_state="session")
+    if words:  # the judge's labels, never a range of their codes
+        state.keep_valid("inspect_labels", list(words))
+        labels_shown = st.multiselect("The judge's label (none chosen: all)", list(words), key="inspect_labels",
+                                      persist_state="session")
+        score_range = (low, high)
+    else:
+        remembered = st.session_state.get("inspect_range")
+        if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale
+            del st.session_state["inspect_range"]
+        score_range = st.slider("Judge score", low, high, (low, high), step=0.05, key="inspect_range",
+                                persist_state="session")
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
     unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session")
@@ -116,6 +129,8 @@ shown = rows
 if chosen:
     shown = shown[shown["system"].isin(chosen)]
 in_range = shown["score"].between(score_range[0] - 1e-9, score_range[1] + 1e-9)
+if words and labels_shown:
+    in_range &= label_index(shown["judge_01"]).isin([words.index(label) for label in labels_shown])
 shown = shown[in_range | (shown["score"].isna() if unscored else False)]
 if flagged_only:
     shown = shown[shown["item_id"].isin(flagged)]
@@ -224,8 +239,9 @@ with score_column:
         st.caption("The judge's distribution over its labels (its label: the nearest to its score, "
                    f"{geval.reporting.number(row['score'], 2)})" if words else
                    "The judge's score distribution (the score is its weighted mean)")
-        st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"]),
-                        key="inspect_distribution", config={"displayModeBar": False})
+        st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"],
+                                                                  words), key="inspect_distribution",
+                        config={"displayModeBar": False})
 
     st.subheader("Your note")
     flag, note = notes.get(item_id, (False, ""))

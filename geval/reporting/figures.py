@@ -13,7 +13,7 @@ the app's browser code replaces, so a figure saved to a file would draw every se
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -296,17 +296,22 @@ def _withheld(rows: pd.DataFrame) -> list[str]:
     return [html.escape(f"{why}: {clip(', '.join(dict.fromkeys(names)), 60)}") for why, names in found.items()]
 
 
-def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None):
+def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None,
+                              labels: Sequence[str] = ()):
     """The judge's probability for every score of the scale low..high (0 where it put none),
-    with its weighted-mean score marked."""
+    with its weighted-mean score marked; with `labels` (a categorical aspect's, one per score of the
+    scale), each bar named by its label and no mean marked (a mean of labels' codes is no label)."""
     import plotly.graph_objects as go
 
     scale = list(range(int(low), int(high) + 1))
+    named = len(labels) == len(scale)
     figure = go.Figure(go.Bar(x=scale, y=[float(distribution.get(s, 0.0)) for s in scale],
-                              hovertemplate="score %{x}: p = %{y:.3f}<extra></extra>"))
-    if score is not None and np.isfinite(score):
+                              customdata=list(labels) if named else scale,
+                              hovertemplate=f"{'%{customdata}' if named else 'score %{x}'}: p = %{{y:.3f}}<extra></extra>"))
+    if score is not None and np.isfinite(score) and not named:
         figure.add_vline(x=score, line_dash="dash", annotation_text=f"mean {score:.2f}")
-    figure.update_layout(xaxis={"tickmode": "array", "tickvals": scale, "title": "score"},
+    figure.update_layout(xaxis={"tickmode": "array", "tickvals": scale, "title": "label" if named else "score",
+                                **({"ticktext": list(labels)} if named else {})},
                          yaxis={"title": "probability", "range": [0, 1]}, height=220,
                          margin={"t": 20, "b": 40, "l": 50, "r": 10})
     return figure
