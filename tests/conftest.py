@@ -29,6 +29,20 @@ from geval.data.dataset import SHARED_DATA_DIR  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 
+#: The test files that take longest on the 2-core CI machine (a minute or more each, measured with --durations),
+#: longest first. They are collected first: `--dist loadfile` hands the files out in the order collected, and one
+#: of them handed out last kept one process working minutes after the other had finished.
+LONGEST = ("test_embedded_model.py", "test_stats.py", "test_e2e_crash.py", "test_e2e_label.py", "test_e2e_tune.py",
+           "test_e2e_session.py", "test_e2e_browser.py", "test_chaos_and_soak.py", "test_judge_crash.py",
+           "test_e2e_alttest.py", "test_worker.py", "test_openai_server.py", "test_e2e_embedded.py",
+           "test_e2e_navigation.py", "test_leaderboard.py", "test_alttest.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest files first (`LONGEST`), each file's tests in their order, the others as collected."""
+    rank = {name: place for place, name in enumerate(LONGEST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(LONGEST)))
+
 
 def _changed_tracked_files() -> dict[str, str] | None:
     """Tracked files that differ from the last commit, each with a hash of its content (None
