@@ -104,7 +104,7 @@ def test_a_search_that_cannot_start_says_why(monkeypatch, tmp_path):
         assert at.button(key="tune_start").disabled  # said before Start, not by the search started
         assert at.error[0].value.startswith("no one-aspect template in the prompts folder named topicalchat-* is "
                                             "compared with 'Overall'")
-        assert "response-overall" in at.error[0].value and 'choose "The editor\'s"' in at.error[0].value  # what to do
+        assert "response-overall" in at.error[0].value and "choose it under Template to beat" in at.error[0].value
         assert stub.count == 0
 
         _small_search(at, budget=30)  # one round on one tune group takes 6 calls, the test part 30: 36 at least
@@ -157,3 +157,19 @@ def test_the_variants_chosen_stay_after_a_visit_to_another_page(monkeypatch, tmp
     at.switch_page("views/2_prompts.py").run()
     at.switch_page(PAGE).run()
     assert not at.exception and at.multiselect(key="tune_variants").value == chosen
+
+
+def test_a_saved_version_compared_with_the_aspect_is_offered_as_the_template_to_beat(monkeypatch, tmp_path):
+    """Saved versions compared with the aspect could be beaten only once opened in the editor, and the page's
+    error sent its user to a command-line flag."""
+    at = open_app(monkeypatch, tmp_path, PAGE)  # the editor holds topicalchat-naturalness
+    text = geval.Template.load("topicalchat-naturalness").text.replace("Evaluation Steps:", "Evaluation steps:")
+    saved = geval.Template.parse(text, source="prompts/topicalchat-naturalness")
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_template(saved, comment="lower case")
+    store.close()
+    at.run()
+    assert f"Saved: {saved.label}" in at.radio(key="tune_beat").options
+    at.radio(key="tune_beat").set_value(f"Saved: {saved.label}").run()
+    assert not at.exception and not at.error
+    assert "--template" not in texts(at)

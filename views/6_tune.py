@@ -40,10 +40,16 @@ seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_a
                           persist_state="session")
 
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
-choices = ["The one-aspect template for it in prompts/"] + ([f"The editor's: {editor.label}"] if matches else [])
-beat = st.radio("Template to beat", choices, horizontal=True, key="tune_beat", persist_state="session",
-                help="The editor's template is offered when one of its aspects is compared with this human aspect.")
-start = editor if matches and beat != choices[0] else None
+saved = {f"Saved: {t.label}": t for t in state.saved_templates(store)  # one-aspect versions compared with it
+         if len(t.aspects) == 1 and t.kind == "form" and not t.needs_generated_steps
+         and (t.aspects[0].human or t.aspects[0].name).lower() == str(human).lower()
+         and (editor is None or t.label != editor.label)}
+offered = {"The one-aspect template for it in prompts/": None, **({f"The editor's: {editor.label}": editor}
+                                                                   if matches else {}), **saved}
+state.keep_valid("tune_beat", list(offered))
+beat = st.radio("Template to beat", list(offered), horizontal=True, key="tune_beat", persist_state="session",
+                help="The editor's template, and each saved version, offered when compared with this human aspect.")
+start = offered[beat]
 VARIANTS = ["other templates in prompts/ (wordings, checklist, batch, few-shot)", "few-shot examples (k 2 and 4)",
             "an ensemble of the best two after round 1"]
 tried = st.multiselect("Variants to try besides the template to beat and its argmax read", VARIANTS, default=VARIANTS,

@@ -231,8 +231,9 @@ def default_start(dataset: str, human: str) -> Template:
         names = sorted(t.name for t in compared)
         elsewhere = f" (others are: {', '.join(names[:5])}{', …' if len(names) > 5 else ''})" if names else ""
         raise TuneError(f"no one-aspect template in the prompts folder named {prefix}* is compared with '{human}'"
-                        f"{elsewhere}; name the template to beat: --template NAME, or on the Tune page open it in the "
-                        "Prompts page's editor and choose \"The editor's\"")
+                        f"{elsewhere}; name the template to beat: on the Tune page, open it in the Prompts page's "
+                        "editor (or save a version of it) and choose it under Template to beat; on the command line, "
+                        "--template NAME")
     return min(found, key=lambda t: len(t.name))
 
 
