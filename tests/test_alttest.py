@@ -129,6 +129,7 @@ def test_one_annotator_is_the_only_reason_said_with_no_count_of_items_a_second_w
     values = [1.0, 2.0, 3.0] * 12
     result = alt_test(people_of({"a": values}), {f"i{k}": v for k, v in enumerate(values)})
     assert result.missing == ["1 annotator (the test needs at least 2; the paper recommends 3 or more)"]
+    assert result.annotators[0].untested == "no other annotator to compare with"  # it read "fewer than 30 items"
 
 
 def test_the_ranking_counts_the_annotators_and_those_tested_apart():

@@ -118,6 +118,7 @@ def test_each_systems_pass_rate_is_judgys_where_both_apply(tmp_path):
     printed = run_cli("systems", "items", "--store", store_path)
     assert printed.returncode == 0, printed.stderr
     assert "items · verdict (fail/pass): each system's pass rate as people would give it" in printed.stdout
+    assert "the judge alone (its scores' mean on 0-1)" in printed.stdout  # "the judge's pass rate" read as its labels'
     rows = {line.split()[0]: line for line in printed.stdout.splitlines() if line.strip().startswith(SYSTEMS)}
     assert rows.keys() == set(SYSTEMS) and rows["alpha"].split()[3] == "70%", printed.stdout
     assert "(its true-positive rate); of those they label 'fail', 'fail'" in printed.stdout

@@ -388,7 +388,8 @@ class _Compared:
         annotators, p_values = [], []
         for k, count, judge_wins, person_wins, spread in self.lines:
             grouping, groups = panel._by_annotator[k]
-            untested = (f"fewer than {min_items} items" if count < min_items else
+            untested = ("no other annotator to compare with" if len(panel.names) < 2 else
+                        f"fewer than {min_items} items" if count < min_items else
                         f"fewer than {MIN_GROUPS} {panel.noun}" if panel.by == "groups" and groups < MIN_GROUPS else "")
             p = math.nan if untested or spread is None else float(grouping.p(*spread, epsilon)[0]) \
                 if panel.by == "groups" else _one_sided_p(spread.astype(float), epsilon)

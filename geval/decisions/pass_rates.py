@@ -43,8 +43,9 @@ class PassRates:
 
     def table(self) -> pd.DataFrame:
         """One row per system: its items and labels, its rate from the labels alone, combined with the
-        judge (each with its 95% interval), the judge's own, and the people's over every item where they
-        labeled all (labels drawn from them)."""
+        judge (each with its 95% interval), the judge's own scores' mean on 0-1 (what the combined estimate
+        corrects: a 0-1 judge's mean probability of the word, not the share of items it labels so), and the
+        people's over every item where they labeled all (labels drawn from them)."""
         table = self.means.table
         return pd.DataFrame({
             "system": table["system"], "items": table["items"], "labeled": table["labeled"],
@@ -52,7 +53,8 @@ class PassRates:
                                                     zip(table["people"], table["people_low"], table["people_high"])],
             f"{self.counted} rate, combined": [_rate(v, lo, hi) for v, lo, hi in
                                                zip(table["combined"], table["combined_low"], table["combined_high"])],
-            f"the judge's {self.counted} rate": [f"{v:.0%}" for v in table["judge"]],
+            # its scores' mean, as the combined estimate reads them (on 0-1), not the share it labels pass: named so
+            "the judge alone (its scores' mean on 0-1)": [f"{v:.0%}" for v in table["judge"]],
             **({f"people's {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
                if table["truth"].notna().all() else {})})
 

@@ -127,7 +127,10 @@ function labeledCount(view) {
 
 function absorb(data) {
   // the server's answer: what it stored, and the items it chose
-  if (!tab.view || tab.view.session !== data.session) tab.view = freshView(data.session);
+  if (!tab.view || tab.view.session !== data.session) { // another dataset, annotator, aspects or order
+    if (tab.view) [tab.cleared, tab.held] = [tab.refused.length, false]; // the keys not taken named its items
+    tab.view = freshView(data.session);
+  }
   const view = tab.view;
   view.data = data;
   const answered = tab.outbox.filter((op) => op.seq <= data.acked);
