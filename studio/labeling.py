@@ -27,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -195,20 +196,32 @@ def _annotator(s: Session, op: dict, item: str) -> str:
 
 
 def shown_once_labeled(item, aspect: str, judged: geval.labeling.Features, people: list[str],
-                       chosen: str | None = None) -> str:
+                       chosen: str | None = None, words: Sequence[str] = ()) -> str:
     """What the page shows of `item` on `aspect` once labeled (or when not blind): the judge's score
-    and the people's mean ("" when neither); the judge's template named where it is not the one `chosen` in
-    the menu (that one scores another aspect)."""
+    and the people's mean ("" when neither); on a categorical aspect (its `words`), the judge's nearest
+    label and the people's labels in words, never a mean of their codes. The judge's template named where it
+    is not the one `chosen` in the menu (that one scores another aspect)."""
     parts = []
     score = judged.table[judged.judge].get(item.id) if judged.judge else None
     if score is not None and not pd.isna(score):
         whose = judged.sources[judged.judge][0] if judged.judge in judged.sources else chosen
         named = f", {whose.split('@')[0]}" if whose != chosen else ""
-        parts.append(f"judge {geval.reporting.number(score, 2)} ({judged.scale[0]}-{judged.scale[1]}{named})")
+        if words:
+            nearest = geval.labeling.as_labels(pd.Series([float(score)]), judged.scale, len(words)).iloc[0]
+            parts.append(f"judge {geval.reporting.category_word(nearest, words)}{f' ({named[2:]})' if named else ''}")
+        else:
+            parts.append(f"judge {geval.reporting.number(score, 2)} ({judged.scale[0]}-{judged.scale[1]}{named})")
     own = next((h for h in people if h.lower() == aspect.lower()), None)
     if own and item.human.get(own):
-        parts.append(f"people {geval.reporting.number(item.human_mean(own), 2)}")
+        parts.append(f"people {geval.reporting.labels_in_words(item.human[own], words)}" if words else
+                     f"people {geval.reporting.number(item.human_mean(own), 2)}")
     return " · ".join(parts)
+
+
+def words_of(aspect, categories: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
+    """A labeled aspect's categories in words, one per digit of its scale ((): scored with numbers)."""
+    found = next((c for name, c in categories.items() if name.lower() == aspect.name.lower()), ())
+    return tuple(found) if len(found) == aspect.max - aspect.min + 1 else ()
 
 
 def given_labels(labels: pd.DataFrame, aspects: list) -> dict[str, dict[str, tuple[float, str]]]:
@@ -250,21 +263,28 @@ def token(*choices: object) -> str:
 
 
 def draw(s: Session, session_token: str, aspects: list, blind: bool, total: int, done: int, queue: list[str],
-         history: list[str], items: list[dict]) -> None:
+         history: list[str], items: list[dict], categories: dict[str, tuple[str, ...]] | None = None) -> None:
     """Draw the labeling unit with the server's answer: the changes taken, refused and asked for a reason,
     the next items to label (`queue`, in order), the last labeled (`history`, oldest first) and their
     `items`. In a queue, each aspect carries the scores its rule asks a reason for on any item (the
     scale's ends: the unit holds such a label at once), and "verdict" says the server decides others
     from the item's other labels (the unit waits for its answer before going on from a label without a
-    reason)."""
+    reason). `categories`: the dataset's categorical aspects, whose digits the unit shows with their words."""
     posts = st.session_state.setdefault(POSTS, Posts())
     rule = s.queue.reasons if s.queue is not None else "none"
     _UNIT(key=UNIT, default={"outbox": []}, on_outbox_change=lambda: None,
           data={"session": session_token, "dataset": s.dataset, "annotator": s.annotator,
-                "aspects": [{"name": a.name, "min": a.min, "max": a.max, **_asked_at_ends(s, a)} for a in aspects],
+                "aspects": [{"name": a.name, "min": a.min, "max": a.max, **_words(a, categories or {}),
+                             **_asked_at_ends(s, a)} for a in aspects],
                 "blind": bool(blind), "verdict": rule == "differs", "reasonChars": REASON_CHARS,
                 "total": total, "done": done, "queue": queue, "history": history, "items": items,
                 "acked": posts.acked, "failed": posts.failed, "asked": posts.asked})
+
+
+def _words(aspect, categories: dict[str, tuple[str, ...]]) -> dict[str, list[str]]:
+    """A categorical aspect's "words" for the unit (nothing for one scored with numbers)."""
+    words = words_of(aspect, categories)
+    return {"words": list(words)} if words else {}
 
 
 def _asked_at_ends(s: Session, aspect) -> dict[str, dict[str, str]]:

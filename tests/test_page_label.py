@@ -445,3 +445,32 @@ def test_the_systems_line_says_whose_scores_it_reads(monkeypatch, tmp_path):
     assert "your labels" not in line
     assert re.search(r"'s mean as people would score it \(Natural\): \d\.\d\d, from the dataset's own scores on every "
                      r"one of its 10 items: their own mean, not an estimate\.$", line), line
+
+
+def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_path):
+    """On a pass/fail column the unit showed "you 1 · judge 0.62 (0-1) · people 1.00": codes and a mean of them."""
+    from helpers import make_template
+
+    table = tmp_path / "verdicts.csv"
+    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
+                                                           for k in range(12)))
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
+                                 store=store)
+    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),), body="Response:\n{{response}}\n\nForm:\n- Verdict:")
+    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "verdicts"}
+    at.session_state["label_blind"] = False
+    at.run()
+    at.switch_page(PAGE).run()
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("verdict 0-1").run()
+    assert not at.exception
+    sent = unit(at)
+    assert sent["aspects"][0]["words"] == ["fail", "pass"]
+    shown = {i["id"]: i["shown"]["verdict"] for i in sent["items"]}
+    people = {item.id: "pass" if item.human["verdict"][0] else "fail" for item in dataset.items}
+    assert all(line.startswith(("judge pass", "judge fail")) and line.endswith(f" · people {people[i]}")
+               for i, line in shown.items()), shown

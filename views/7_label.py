@@ -149,13 +149,15 @@ def labeling() -> None:
     by_id = {item.id: item for item in items}
     sent = [by_id[i] for i in dict.fromkeys(history + queue)]
     lines_of = systems.label_lines(store, dataset.name, first.name, combos, combo, {i.system for i in sent})
+    categories = store.categories(dataset.name)  # a categorical aspect's digits shown with their words
     label_unit.draw(s, label_unit.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids)), aspects,
                     blind, len(ids), len(done), queue, history,
                     [label_unit.payload(item, place[item.id], own.get(item.id, {}), item.id in done,
                                         {a.name: label_unit.shown_once_labeled(item, a.name, judged_by[a.name],
-                                                                               dataset.aspects, judge_label)
+                                                                               dataset.aspects, judge_label,
+                                                                               label_unit.words_of(a, categories))
                                          for a in aspects},
-                                        lines_of[item.system]) for item in sent])
+                                        lines_of[item.system]) for item in sent], categories)
     with lines:
         st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
         if line := label_unit.others_line(store, dataset.name, first.name, annotator):

@@ -62,7 +62,7 @@ __all__ = ["DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MIN_FIT", "ORDERS", "TAR
            "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
-           "PassRates", "PassRatesError",
+           "PassRates", "PassRatesError", "as_labels",
            "Coverage", "coverage_arrays", "simulate_coverage", "simulate_ranks", "population_means"]
 
 ORDERS = {"random": "seeded random", "stratified": "stratified by the judge's score",

@@ -29,7 +29,8 @@
 // tab until the server takes them.
 //
 // From the server (data): "session" (a new one starts the browser's afresh: another dataset,
-// annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max, ask: {score: why}}],
+// annotator, aspects or order), "dataset", "annotator", "aspects" [{name, min, max, words, ask: {score: why}}]
+// (words: a categorical aspect's, one per digit from min, shown beside it; [] for scores),
 // "blind", "verdict", "reasonChars", "total", "done" (items labeled, as stored), "queue" (the ids of the
 // next items to label, in the order the server chose), "history" (the ids of the items labeled last,
 // oldest first: ← reaches them after a reload) and "items" [{id, place, group, earlier, recent, response,
@@ -67,6 +68,12 @@ function element(tag, className, text) {
   if (className) made.className = className;
   if (text !== undefined) made.textContent = text;
   return made;
+}
+
+function inWords(aspect, score) {
+  // a label as the annotator reads it: a categorical aspect's word beside its digit ("1 pass")
+  const word = (aspect.words ?? [])[score - aspect.min];
+  return word === undefined ? String(score) : `${score} ${word}`;
 }
 
 function plural(n, word) {
@@ -260,8 +267,8 @@ function rate(view, aspect, score, at) {
   setAsk(view, item, aspect.name, why ? { score, why } : null);
   const seq = post({ op: "label", item, aspect: aspect.name, score, seconds, reason });
   view.undo.push({ seqs: [seq], item, aspect: aspect.name, previous, previousReason: reason });
-  view.note = previous === null ? `Labeled ${aspect.name} ${score}.`
-    : `Changed ${aspect.name} from ${previous} to ${score}.`;
+  view.note = previous === null ? `Labeled ${aspect.name} ${inWords(aspect, score)}.`
+    : `Changed ${aspect.name} from ${inWords(aspect, previous)} to ${inWords(aspect, score)}.`;
 }
 
 function askLine(why) {
@@ -391,7 +398,8 @@ function undo(view) {
     post({ op: "undo", item: last.item, aspect: last.aspect, of: seq, previous: last.previous });
   }
   if (view.current !== last.item) goTo(view, last.item);
-  const now = last.previous === null ? "is unlabeled" : `is ${last.previous} again`;
+  const aspect = view.data.aspects.find((a) => a.name === last.aspect);
+  const now = last.previous === null ? "is unlabeled" : `is ${inWords(aspect, last.previous)} again`;
   view.note = `Undone: ${last.aspect} of this item ${now}.`;
 }
 
@@ -554,7 +562,7 @@ function drawAspects(view, item) {
       scale.dataset.drawn = drawn;
       scale.replaceChildren();
       for (let value = aspect.min; value <= aspect.max; value += 1) {
-        scale.appendChild(button(String(value), () => rate(view, aspect, value, performance.now()),
+        scale.appendChild(button(inWords(aspect, value), () => rate(view, aspect, value, performance.now()),
           given[aspect.name] === value));
       }
     }
@@ -564,7 +572,8 @@ function drawAspects(view, item) {
     why.textContent = ask ? askLine(ask.why) : "";
     const labeled = given[aspect.name] !== undefined;
     const said = labeled || !view.data.blind
-      ? [labeled ? `${view.data.annotator} ${given[aspect.name]}` : "not labeled yet", item.shown[aspect.name] ?? ""]
+      ? [labeled ? `${view.data.annotator} ${inWords(aspect, given[aspect.name])}` : "not labeled yet",
+        item.shown[aspect.name] ?? ""]
       : [];
     shown.textContent = said.filter(Boolean).join(" · ");
   });
