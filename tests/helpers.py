@@ -91,6 +91,22 @@ def scripted(script=hashed_distribution, name: str = "hashed") -> ScriptedJudge:
     return ScriptedJudge(script, name)
 
 
+def scored_verdicts(folder: Path, n: int) -> geval.Dataset:
+    """A table of `n` replies labeled pass and fail in turn, stored as dataset "verdicts" in `folder`/store.sqlite
+    and scored there by the scripted judge on a 0-1 "Verdict" compared with it."""
+    table = folder / "verdicts.csv"
+    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
+                                                           for k in range(n)))
+    store = geval.Store(folder / "store.sqlite")
+    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
+                                 store=store)
+    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),),
+                             body="Response:\n{{response}}\n\nForm:\n- Verdict:")  # scored: no {{fact}} to fill
+    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    store.close()
+    return dataset
+
+
 def run_cli(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """`python -m geval ARGS` in the repository, capturing text output."""
     full_env = {**os.environ, **(env or {})}

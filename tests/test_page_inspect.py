@@ -403,18 +403,9 @@ def test_flagged_items_are_marked_in_jump_to_and_can_be_shown_alone(monkeypatch,
 
 
 def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp_path):
-    from helpers import make_template, scripted
+    from helpers import scored_verdicts
 
-    table = tmp_path / "verdicts.csv"
-    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
-                                                           for k in range(8)))
-    store = geval.Store(tmp_path / "store.sqlite")
-    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
-                                 store=store)
-    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),),
-                             body="Response:\n{{response}}\n\nForm:\n- Verdict:")  # scored: no {{fact}} to fill
-    geval.score(store, dataset.items, template, scripted(), dataset.name)
-    store.close()
+    scored_verdicts(tmp_path, 8)
     at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
     assert not at.exception
     shown = shown_texts(at)

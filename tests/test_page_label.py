@@ -449,16 +449,9 @@ def test_the_systems_line_says_whose_scores_it_reads(monkeypatch, tmp_path):
 
 def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_path):
     """On a pass/fail column the unit showed "you 1 · judge 0.62 (0-1) · people 1.00": codes and a mean of them."""
-    from helpers import make_template
+    from helpers import scored_verdicts
 
-    table = tmp_path / "verdicts.csv"
-    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
-                                                           for k in range(12)))
-    store = geval.Store(tmp_path / "store.sqlite")
-    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
-                                 store=store)
-    template = make_template(aspects=(("Verdict", 0, 1, "verdict"),), body="Response:\n{{response}}\n\nForm:\n- Verdict:")
-    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    dataset = scored_verdicts(tmp_path, 12)
     monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["dataset_source"] = {"stored": "verdicts"}
