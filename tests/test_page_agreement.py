@@ -594,6 +594,7 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     at.switch_page(PAGE).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
+    assert [h.value for h in at.subheader][0] == "Agreement with people"  # labels, read by accuracy: no correlation
     assert not any(line.startswith("Left out: label is categorical") for line in said)
     assert "**label (no/yes): each system's yes rate as people would give it**" in [m.value.replace("\\", "")
                                                                                      for m in at.markdown]

@@ -497,10 +497,16 @@ def test_the_judge_checks_test_judgment_paces_a_plan_until_the_store_has_timed_i
     assert checkup.works and checkup.seconds < 1.0
     plan = geval.plan(store, make_items(10), ONE, judge)
     assert plan.pace.per_call == checkup.seconds and not plan.pace.default
-    assert f"{checkup.seconds:.1f} s per call, from the judge check's test judgment: the run's ETA corrects it" \
-        in plan.time_line()
+    assert "s per call, from the judge check's test judgment: the run's ETA corrects it" in plan.time_line()
     geval.score(store, make_items(4), ONE, judge, "synthetic")  # then its calls in the store
     assert "measured over 4 calls of this judge" in geval.plan(store, make_items(10), ONE, judge).time_line()
+
+
+def test_a_call_under_a_tenth_of_a_second_is_said_to_two_digits_not_as_0_0():
+    """A stub server's 0.03 s a call read "0.0 s per call, from the judge check's test judgment"."""
+    assert Pace(per_call=0.034, checked=True).basis().startswith("0.03 s per call, from the judge check's")
+    assert Pace(per_call=0.00007, checked=True).basis().startswith("under 0.01 s per call, from the judge check's")
+    assert Pace(per_call=1.5).basis().startswith("1.5 s per call, a default")
 
 
 def test_a_measured_speed_estimates_the_tokens_each_prompt_does_not_share_with_the_one_before(store):

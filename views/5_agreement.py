@@ -55,7 +55,9 @@ chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.s
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
                           key="agree_levels", persist_state="session")
-metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session")
+metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session",
+                          help="A correlation, for aspects scored with numbers; one labeled with categories "
+                               "(pass/fail, a preference) is read by accuracy and kappa, in the table.")
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
                             help="Resamples of groups (dialogues, documents) for the system level's 95% intervals "
                                  "(item and group level: the jackknife over groups).")
@@ -86,7 +88,8 @@ if not tables:
     st.stop()
 
 stacked = geval.reporting.stack_tables(tables)
-st.subheader(f"Correlation with {compared_with}")
+categorical = set(stacked["metric"]) == {"accuracy"}  # labels only: read by accuracy, nothing correlated
+st.subheader(f"{'Agreement' if categorical else 'Correlation'} with {compared_with}")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
            "bootstrap). Below 10 groups, or at the system level 10 systems, no interval is given. Unscored and failed "
            "judgments are left out; 'unscored' counts them.")

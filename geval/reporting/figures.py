@@ -305,9 +305,10 @@ def judge_distribution_figure(distribution: Mapping[int, float], low: int, high:
 
     scale = list(range(int(low), int(high) + 1))
     named = len(labels) == len(scale)
+    which = "%{customdata}" if named else "score %{x}"
     figure = go.Figure(go.Bar(x=scale, y=[float(distribution.get(s, 0.0)) for s in scale],
                               customdata=list(labels) if named else scale,
-                              hovertemplate=f"{'%{customdata}' if named else 'score %{x}'}: p = %{{y:.3f}}<extra></extra>"))
+                              hovertemplate=which + ": p = %{y:.3f}<extra></extra>"))
     if score is not None and np.isfinite(score) and not named:
         figure.add_vline(x=score, line_dash="dash", annotation_text=f"mean {score:.2f}")
     figure.update_layout(xaxis={"tickmode": "array", "tickvals": scale, "title": "label" if named else "score",

@@ -95,11 +95,11 @@ class Pace:
             return f"{self.speed.describe()}, measured on this machine{over} {age} ago"
         later = "; its speed on this machine is measured when it loads, and the run's ETA uses it" if self.measures else ""
         if self.measured:
-            return f"{self.per_call:.1f} s per call measured over {self.measured} calls of this judge{later}"
+            return f"{_per_call(self.per_call)} measured over {self.measured} calls of this judge{later}"
         if self.checked:
-            return (f"{self.per_call:.1f} s per call, from the judge check's test judgment"
+            return (f"{_per_call(self.per_call)}, from the judge check's test judgment"
                     + (later or ": the run's ETA corrects it from its first judgments"))
-        return (f"{self.per_call:.1f} s per call, a default for this judge, nothing measured here yet"
+        return (f"{_per_call(self.per_call)}, a default for this judge, nothing measured here yet"
                 + (later or ": the run's ETA corrects it from its first judgments"))
 
 
@@ -242,6 +242,14 @@ class Plan:
                 f"answer tokens, {cost})"
                 + (f", {len(self.failing)} cannot be rendered" if self.failing else "")
                 + (f". {why[:1].upper()}{why[1:]}." if why else ""))
+
+
+def _per_call(seconds: float) -> str:
+    """'1.5 s per call'; under 0.1 s to the hundredth ('0.03 s per call': a local server's, not '0.0'), under 0.01 s
+    as such."""
+    if seconds >= 0.1 or seconds == 0:
+        return f"{seconds:.1f} s per call"
+    return f"{seconds:.2f} s per call" if seconds >= 0.01 else "under 0.01 s per call"
 
 
 def _dollars(cost: float) -> str:
