@@ -236,22 +236,29 @@ def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFr
                         anytime=True)  # the line follows each new label: valid however many come
     except geval.GevalError as exc:
         return dict.fromkeys(systems, f"This system's mean as people would score it: {exc}")
-    return {system: _label_line(result, aspect, system) for system in systems}
+    words = next((w for a, w in store.categories(dataset).items() if a.lower() == aspect.lower()), ())
+    counted = words[1] if aspect in geval.labeling.pass_aspects(store, dataset) else None  # a rate, not a mean
+    return {system: _label_line(result, aspect, system, counted) for system in systems}
 
 
-def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str) -> str:
+def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str, counted: str | None = None) -> str:
+    """A system's line; on a pass/fail aspect (`counted`: the word its rate counts), its rate in percent."""
+    what, shown = ((f"{counted} rate as people would give it", lambda v: f"{v:.0%}") if counted else
+                   ("mean as people would score it", lambda v: f"{v:.2f}"))
     rows = result.table[result.table["system"] == system]
     if rows.empty:
-        return (f"This system's mean as people would score it needs {geval.labeling.MIN_LABELS} labels of it "
+        return (f"This system's {what} needs {geval.labeling.MIN_LABELS} labels of it "
                 f"({system or 'the dataset'}).")
     row = rows.iloc[0]
     where = system or "the dataset"
     if row["labeled"] >= row["items"]:
-        return (f"{where}'s mean as people would score it ({aspect}): {row['people']:.2f}, from "
-                f"{result.source} on every one of its {row['items']} items: their own mean, not an estimate.")
+        return (f"{where}'s {what} ({aspect}): {shown(row['people'])}, from "
+                f"{result.source} on every one of its {row['items']} items: their own {'rate' if counted else 'mean'}, "
+                "not an estimate.")
     more = geval.labeling.more_labels(row)
-    said = "±0.10 reached" if more == 0 else f"about {more} more labels for ±{geval.labeling.TARGET:.2f}"
-    return (f"{where}'s mean as people would score it ({aspect}): {row['combined']:.2f} "
-            f"[{row['combined_low']:.2f}, {row['combined_high']:.2f}] with the judge, "
-            f"[{row['people_low']:.2f}, {row['people_high']:.2f}] from {result.source} alone ({row['labeled']} of "
+    target = f"{geval.labeling.TARGET:.0%}" if counted else f"{geval.labeling.TARGET:.2f}"
+    said = f"±{target} reached" if more == 0 else f"about {more} more labels for ±{target}"
+    return (f"{where}'s {what} ({aspect}): {shown(row['combined'])} "
+            f"[{shown(row['combined_low'])}, {shown(row['combined_high'])}] with the judge, "
+            f"[{shown(row['people_low'])}, {shown(row['people_high'])}] from {result.source} alone ({row['labeled']} of "
             f"its {row['items']} items); {said}.")
