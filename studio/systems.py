@@ -260,5 +260,5 @@ def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str, co
     said = f"±{target} reached" if more == 0 else f"about {more} more labels for ±{target}"
     return (f"{where}'s {what} ({aspect}): {shown(row['combined'])} "
             f"[{shown(row['combined_low'])}, {shown(row['combined_high'])}] with the judge, "
-            f"[{shown(row['people_low'])}, {shown(row['people_high'])}] from {result.source} alone ({row['labeled']} of "
-            f"its {row['items']} items); {said}.")
+            f"[{shown(row['people_low'])}, {shown(row['people_high'])}] from {result.source} alone "
+            f"({row['labeled']} of its {row['items']} items); {said}.")
