@@ -87,8 +87,8 @@ def declare_named(store: geval.Store, dataset: str, aspects: list, mine: dict) -
     label, its scale is declared as the one people were asked on, where the dataset declares none for it
     yet (judges on another scale are then mapped onto it). What was declared, or why not, in words ("" when
     nothing changed)."""
-    declared = {aspect.lower() for aspect in store.scales(dataset)}
-    wanted = {a.name: (float(a.min), float(a.max)) for a in aspects
+    declared = {aspect.lower() for aspect in [*store.scales(dataset), *store.categories(dataset)]}  # categories:
+    wanted = {a.name: (float(a.min), float(a.max)) for a in aspects  # labels, no scale to declare
               if a.name.lower() not in declared and len(mine.get(a.name, ())) > 0}
     if not wanted:
         return ""

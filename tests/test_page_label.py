@@ -467,5 +467,7 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
     people = {item.id: "pass" if item.human["verdict"][0] else "fail" for item in dataset.items}
     assert all(line.startswith(("judge pass", "judge fail")) and line.endswith(f" · people {people[i]}")
                for i, line in shown.items()), shown
+    post(at, label(sent["queue"][0], 1, "verdict"))
+    assert not at.exception and "is not declared as the people's" not in texts(at)  # categories: no scale to declare
     line = sent["items"][0]["system"]  # a rate in percent, not "the dataset's mean as people would score it: 0.50"
     assert line.startswith("the dataset's pass rate as people would give it (verdict): 50%, from"), line
