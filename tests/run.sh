@@ -17,5 +17,6 @@ if [ ! -x /usr/bin/chromium ]; then
   sudo=""; [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq && $sudo apt-get install -y -qq chromium >/dev/null
 fi
-# Two processes (the CI machine's two cores: the browser tests mostly wait), each test file whole in one.
-exec python3 -m pytest --numprocesses 2 --dist loadfile "$@"
+# Two processes (the CI machine's two cores: the browser tests mostly wait), each test file whole in one, handed
+# out in the order tests/conftest.py collects them (the longest first), not by their number of tests.
+exec python3 -m pytest --numprocesses 2 --dist loadfile --no-loadscope-reorder "$@"
