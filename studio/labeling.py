@@ -220,8 +220,8 @@ def shown_once_labeled(item, aspect: str, judged: geval.labeling.Features, peopl
 
 def words_of(aspect, categories: dict[str, tuple[str, ...]]) -> tuple[str, ...]:
     """A labeled aspect's categories in words, one per digit of its scale ((): scored with numbers)."""
-    found = next((c for name, c in categories.items() if name.lower() == aspect.name.lower()), ())
-    return tuple(found) if len(found) == aspect.max - aspect.min + 1 else ()
+    found = geval.reporting.aspect_words(categories, aspect.name)
+    return found if len(found) == aspect.max - aspect.min + 1 else ()
 
 
 def given_labels(labels: pd.DataFrame, aspects: list) -> dict[str, dict[str, tuple[float, str]]]:

@@ -236,8 +236,7 @@ def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFr
                         anytime=True)  # the line follows each new label: valid however many come
     except geval.GevalError as exc:
         return dict.fromkeys(systems, f"This system's mean as people would score it: {exc}")
-    words = next((w for a, w in store.categories(dataset).items() if a.lower() == aspect.lower()), ())
-    counted = words[1] if aspect in geval.labeling.pass_aspects(store, dataset) else None  # a rate, not a mean
+    counted = geval.reporting.positive(geval.reporting.aspect_words(store.categories(dataset), aspect))  # a rate
     return {system: _label_line(result, aspect, system, counted) for system in systems}
 
 

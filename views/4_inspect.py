@@ -3,7 +3,6 @@ every score, the exact prompt, the raw answer, and a flag and note to keep."""
 
 import json
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -70,18 +69,18 @@ if human is None:  # no human score or label yet, or none of the name the templa
 
 low, high = float(rows["scale_min"].iloc[0]), float(rows["scale_max"].iloc[0])
 categories = store.categories(dataset.name)
-words = categories.get(human, ()) if human is not None else ()  # a categorical aspect's: labels, never means
+words = geval.reporting.aspect_words(categories, human) if human is not None else ()  # labels, never means
 
 
 def in_words(aspect: str, score: float) -> str:
     """A person's score as they gave it: a categorical aspect's label by its word (pass, not 1)."""
-    return geval.reporting.category_word(score, categories.get(aspect, ()))
+    return geval.reporting.category_word(score, geval.reporting.aspect_words(categories, aspect))
 
 
 def label_index(judge_01: pd.Series) -> pd.Series:
     """The judge's nearest category on a categorical aspect, by index (halves up, as the statistics read it),
     from `disagreements`' judge_01."""
-    return np.floor(judge_01 * (len(words) - 1) + 0.5)
+    return geval.labeling.as_labels(judge_01, (0.0, 1.0), len(words))
 
 
 def judged(row) -> str:

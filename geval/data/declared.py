@@ -104,6 +104,12 @@ def category_index(value: object, categories: tuple[str, ...]) -> float | None:
     return float(lowered.index(found)) if found in lowered else None
 
 
+def aspect_words(categories: Mapping[str, Sequence[str]], aspect: str) -> tuple[str, ...]:
+    """The categories of `aspect` among a dataset's (`Store.categories`), its name matched in any case;
+    () for an aspect scored with numbers."""
+    return next((tuple(words) for name, words in categories.items() if name.lower() == aspect.lower()), ())
+
+
 def category_word(score: float, categories: Sequence[str]) -> str:
     """A label stored as its category's index, as its word ("pass", not 1); a score that is no index, as a number."""
     return categories[int(score)] if float(score).is_integer() and 0 <= score < len(categories) else f"{score:g}"
