@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from helpers import REPO
@@ -32,6 +33,17 @@ def test_a_worker_keeps_its_model_between_calls_and_reports_what_it_said_when_bu
     assert counter.process.pid != os.getpid()
     assert workers.worker(COUNTER, {"start": 5}, "the counter", "counter") is counter  # one per model and options
     assert workers.worker(COUNTER, {"start": 1}, "the counter", "counter") is not counter
+
+
+def test_a_workers_native_threads_sleep_while_they_wait_unless_the_caller_chose(monkeypatch):
+    def policy(worker) -> str:
+        environ = (Path("/proc") / str(worker.process.pid) / "environ").read_bytes().split(b"\0")
+        return next(v.split(b"=", 1)[1].decode() for v in environ if v.startswith(b"OMP_WAIT_POLICY="))
+
+    monkeypatch.delenv("OMP_WAIT_POLICY", raising=False)
+    assert policy(workers.worker(COUNTER, {"start": 1}, "the counter", "counter")) == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert policy(workers.worker(COUNTER, {"start": 2}, "the counter", "counter")) == "ACTIVE"
 
 
 def test_a_worker_idle_for_its_limit_ends_and_the_next_call_loads_its_model_again(monkeypatch, tmp_path):

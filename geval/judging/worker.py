@@ -6,7 +6,9 @@ freeze the process that runs it, and in the app that process is the Streamlit se
 session. Each model therefore lives in a worker process (`python -m geval.judging.worker`) that
 builds it once and answers calls on it over a socket: method name and arguments in, the result
 out (prompts in, score distributions out), one call at a time. Whatever the model keeps between
-calls (llama.cpp's KV cache: the prefix two prompts share is evaluated once) stays in the worker.
+calls (llama.cpp's KV cache: the prefix two prompts share is evaluated once) stays in the worker. Its llama.cpp
+threads sleep while they wait for work (OMP_WAIT_POLICY=PASSIVE, unless the caller's environment sets it): as
+fast alone, and not spinning against other work on the same cores.
 
 A worker stays, its model loaded, across the calls, runs and checks of its process, until it goes
 `IDLE_SECONDS` without a call (a thread of this process ends it then, freeing the model's memory)
@@ -56,6 +58,8 @@ START_SECONDS = 600.0
 IDLE_SECONDS = 15 * 60.0
 #: How often idle workers are looked for.
 REAP_EVERY = 30.0
+#: OMP_WAIT_POLICY of a worker whose caller sets none: llama.cpp's OpenMP threads sleep while they wait.
+WAIT_POLICY = "PASSIVE"
 DOCTOR = "run `python -m geval doctor`"
 #: What each signal that ends a worker means, in words.
 SIGNALS = {
@@ -97,8 +101,11 @@ class Worker:
         handle, log = tempfile.mkstemp(prefix=f"geval-{self.role}-", suffix=".log")
         self.log = Path(log)
         # the child imports what this process can: its module search path, this package's first
+        # llama.cpp's threads sleep while they wait (WAIT_POLICY) unless the caller chose: as fast on idle cores,
+        # faster beside other work on them (bench/README.md, (q))
         environment = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                                                   *filter(None, sys.path)])}
+                                                                   *filter(None, sys.path)]),
+                       "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", WAIT_POLICY)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "geval.judging.worker", str(child.fileno())],
             pass_fds=(child.fileno(),), stdin=subprocess.DEVNULL, stdout=handle, stderr=handle, env=environment,
