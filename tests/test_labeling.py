@@ -15,6 +15,8 @@ import geval
 from geval.analysis.correlation import correlate
 from geval.decisions.labeling import (
     Features,
+    accuracy_design_effect,
+    accuracy_labels_needed,
     LabelAspect,
     counts,
     curve,
@@ -180,6 +182,41 @@ def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interv
                     "computable yet, taken as 0) needs about 385 labels, more than the 60 items the judge scored; all 60 give "
                     "about ±0.25; counted as if items were independent (fewer than 10 groups labeled to measure how "
                     "much a group's items move together: more will be needed)")
+
+
+def test_on_a_pass_fail_aspect_the_progress_line_plans_the_judges_accuracy_not_a_pearson():
+    """Labels of two words (0 fail, 1 pass): the interval to plan is the accuracy's (how often the judge's nearest
+    label is yours), the normal approximation's at a planned (hits + 2) / (labels + 4): 97 labels for ±0.10 before
+    any, fewer as the judge proves right; a 0-1 judge's 0.62 reads "pass"."""
+    ids = [f"i{k:03d}" for k in range(400)]
+    judge = pd.Series(np.tile([0.9, 0.62, 0.2, 0.3], 100), index=ids)  # pass, pass, fail, fail
+    mine = pd.Series(np.tile([1.0, 1.0, 0.0, 1.0], 100), index=ids)  # the fourth: the judge is wrong
+    groups = pd.Series([f"g{k // 4}" for k in range(400)], index=ids)
+    found = Features(pd.DataFrame({"judge": judge}), ["judge"], "judge", groups, (0, 1))
+    assert accuracy_labels_needed(0, 0) == 97  # 1.96² · 0.25 / 0.01 = 96.04
+    assert progress_line(found, mine.iloc[:0], "verdict", categories=("fail", "pass")) == (
+        "0 labeled; about 97 more for a 95% interval of ±0.10 on the judge's accuracy with your verdict labels (not "
+        "computable yet, planned as 0.50: the widest); counted as if items were independent (fewer than 10 groups "
+        "labeled to measure how much a group's items move together: more will be needed)")
+    line = progress_line(found, mine.iloc[:8], "verdict", categories=("fail", "pass"))  # 6 of 8 right
+    assert line.startswith(f"8 labeled; about {accuracy_labels_needed(6, 8) - 8} more for a 95% interval of ±0.10 on "
+                           "the judge's accuracy with your verdict labels (now 0.75)"), line
+    assert "Pearson" not in line
+    # every group holds one miss of four: the groups move less than independent items would, the effect 1
+    assert accuracy_design_effect(pd.Series(np.tile([1.0, 1, 1, 0], 100), index=ids), groups) == 1.0
+    line = progress_line(found, mine, "verdict", categories=("fail", "pass"))
+    assert line.startswith("400 labeled: enough for a 95% interval of ±0.10 on the judge's accuracy with your "
+                           "verdict labels (now 0.75); counted with the design effect of the 100 groups"), line
+
+
+def test_an_accuracy_whose_groups_hit_or_miss_together_needs_more_labels():
+    ids = [f"i{k:03d}" for k in range(200)]
+    groups = pd.Series([f"g{k // 10}" for k in range(200)], index=ids)
+    together = pd.Series(np.repeat(np.tile([1.0, 0.0], 10), 10), index=ids)  # a group all right or all wrong
+    effect = accuracy_design_effect(together, groups)
+    assert effect > 5
+    assert accuracy_labels_needed(100, 200, effect=effect) > 5 * accuracy_labels_needed(100, 200)
+    assert accuracy_design_effect(together.iloc[:90], groups.iloc[:90]) is None  # 9 groups: too few to measure
 
 
 def test_labels_of_groups_whose_items_move_together_count_for_less():

@@ -471,3 +471,5 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
     assert not at.exception and "is not declared as the people's" not in texts(at)  # categories: no scale to declare
     line = sent["items"][0]["system"]  # a rate in percent, not "the dataset's mean as people would score it: 0.50"
     assert line.startswith("the dataset's pass rate as people would give it (verdict): 50%, from"), line
+    planned = next(str(info.value) for info in at.info if "95% interval" in str(info.value))
+    assert "on the judge's accuracy with your verdict labels" in planned and "Pearson" not in planned, planned

@@ -159,7 +159,8 @@ def labeling() -> None:
                                          for a in aspects},
                                         lines_of[item.system]) for item in sent], categories)
     with lines:
-        st.info(geval.labeling.progress_line(found, mine[first.name], first.name), icon=":material/label:")
+        st.info(geval.labeling.progress_line(found, mine[first.name], first.name,
+                                             categories=label_unit.words_of(first, categories)), icon=":material/label:")
         if line := label_unit.others_line(store, dataset.name, first.name, annotator):
             st.caption(plain(line))
         alttest.planning_line(store, dataset.name, first.name, combos, combo)

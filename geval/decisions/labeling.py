@@ -366,12 +366,42 @@ def design_effect(judge: pd.Series, human: pd.Series, groups: pd.Series) -> floa
     return max(1.0, se * se * (len(judge) - 3)) if math.isfinite(se) else None
 
 
-def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET) -> str:
+def accuracy_design_effect(hits: pd.Series, groups: pd.Series) -> float | None:
+    """`design_effect` of an accuracy (`hits`: 1 where the judge's label is the person's, else 0): the delete-one-
+    group jackknife's variance of the share of hits over p(1 − p)/n, at least 1; None below MIN_GROUPS groups or
+    where every label is a hit or none is (no spread to measure it by)."""
+    sums = pd.DataFrame({"hits": hits.to_numpy(float), "n": 1.0}).groupby(groups.to_numpy()).sum()
+    p = float(hits.mean()) if len(hits) else math.nan
+    if len(sums) < MIN_GROUPS or not 0 < p < 1:
+        return None
+    loo = (sums["hits"].sum() - sums["hits"]) / (sums["n"].sum() - sums["n"])  # the accuracy without each group
+    se = jackknife_se(loo.to_numpy())
+    return max(1.0, se * se * len(hits) / (p * (1 - p))) if math.isfinite(se) else None
+
+
+def accuracy_labels_needed(hits: int, labeled: int, half_width: float = TARGET, z: float = 1.96,
+                           effect: float = 1.0) -> int:
+    """The number of labels at which an accuracy has a 95% interval no wider than ±`half_width` (the normal
+    approximation, with the design `effect`), planned at (hits + 2) / (labeled + 4): 0.5, the widest, before any
+    label, and never a certain 0 or 1 from a few."""
+    return max(4, math.ceil(_accuracy_half_width(hits, labeled, 1, z, effect) ** 2 / half_width ** 2))
+
+
+def _accuracy_half_width(hits: int, labeled: int, n: int, z: float = 1.96, effect: float = 1.0) -> float:
+    """Half the width of an accuracy's 95% interval on `n` labels, planned as `accuracy_labels_needed` plans it."""
+    p = (hits + 2) / (labeled + 4)
+    return z * math.sqrt(p * (1 - p) * effect / n)
+
+
+def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET,
+                  categories: Sequence[str] = ()) -> str:
     """"23 labeled; about N more for a 95% interval of ±0.10 on the judge's Pearson with your
     Natural labels (now 0.42)": the judge's Pearson with the labels (`human`, indexed by item id)
     of `aspect`, taken as 0 while it cannot be computed (`labels_needed`), counted with the design
     effect of the groups labeled so far (`design_effect`), or, below MIN_GROUPS groups, saying that
-    it takes the items as independent. Labels where the judge is not read (the groups a prompt
+    it takes the items as independent. On a categorical aspect (its `categories`, the labels their indexes) the
+    judge's accuracy instead: its nearest category against the label (`accuracy_labels_needed`,
+    `accuracy_design_effect`). Labels where the judge is not read (the groups a prompt
     search chose its template on: `Features.held`) do not count. When the dataset has fewer items
     than that needs, it says so, and how narrow all of them make it."""
     human = human.reindex(found.table.index).astype(float)
@@ -387,21 +417,31 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     judge = found.judge_scores()
     both = judge.notna() & human.notna()
     usable, total = int(both.sum()), int(judge.notna().sum())
-    r = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
-    effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(r) else None
-    figure = (f"a 95% interval of ±{half_width:.2f} on the judge's Pearson with your {aspect} labels ("
-              + (f"now {r:.2f})" if math.isfinite(r) else "not computable yet, taken as 0)"))
+    if categories:  # labels: how often the judge's nearest category is the person's
+        hits = (as_labels(judge[both], found.scale, len(categories)) == human[both]).astype(float)
+        now = float(hits.mean()) if usable else math.nan
+        effect = accuracy_design_effect(hits, found.groups[both])
+        needed = accuracy_labels_needed(int(hits.sum()), usable, half_width, effect=effect or 1.0)
+        every = _accuracy_half_width(int(hits.sum()), usable, total, effect=effect or 1.0) if total > 3 else math.nan
+        what, unknown = "accuracy", "not computable yet, planned as 0.50: the widest"
+    else:
+        now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
+        effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
+        needed = labels_needed(now, half_width, effect=effect or 1.0)
+        every = _half_width(now, total, effect=effect or 1.0) if total > 3 else math.nan
+        what, unknown = "Pearson", "not computable yet, taken as 0"
+    figure = (f"a 95% interval of ±{half_width:.2f} on the judge's {what} with your {aspect} labels ("
+              + (f"now {now:.2f})" if math.isfinite(now) else f"{unknown})"))
     counted = (f"; counted with the design effect of the {found.groups[both].nunique()} groups labeled so far "
                f"(×{effect:.1f})" if effect is not None else
                f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much "
                "a group's items move together: more will be needed)")
     held = (f" ({usable} where the judge is read: {found.held[found.judge]})" if found.judge in found.held else "")
-    needed = labels_needed(r, half_width, effect=effect or 1.0)
     if needed <= usable:
         return f"{labeled} labeled{held}: enough for {figure}{counted}"
     if needed <= total:
         return f"{labeled} labeled{held}; about {needed - usable} more for {figure}{counted}"
-    reach = f"; all {total} give about ±{_half_width(r, total, effect=effect or 1.0):.2f}" if total > 3 else ""
+    reach = f"; all {total} give about ±{every:.2f}" if math.isfinite(every) else ""
     return (f"{labeled} labeled{held}; {figure} needs about {needed} labels, more than the {total} items the "
             f"judge scored{reach}{counted}")
 
