@@ -354,7 +354,7 @@ def _why_not(plan: Plan, data: PlanData, min_items: int) -> str:
     shown = ", ".join(f"{ahead:+.2f}" for ahead in sorted(plan.ahead, reverse=True))
     return (f"No plan for this judge: the test passes it for an annotator only where the person's advantage over it "
             f"(the share of items the person wins less the share it wins) is below epsilon {plan.epsilon:g}, and "
-            f"passes it for half the annotators or more; on your items that advantage is {shown} for the "
+            f"passes it for half the annotators or more; on the items scored so far that advantage is {shown} for the "
             f"{len(plan.ahead)} annotators, below {plan.epsilon:g} for {below}, and more items only make the test "
             "surer of it: improve the judge first.")
 
