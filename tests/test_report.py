@@ -561,6 +561,15 @@ def test_items_as_csv_read_a_pass_fail_aspect_in_words():
     assert pd.isna(table.loc[1, "Verdict [ann]"])
 
 
+def test_one_split_of_labels_has_one_name_whoever_gave_which():
+    """Two people split "pass 1, fail 1" or "fail 1, pass 1" by who came first: one name, ties in the categories'
+    order (a histogram of the splits showed one split as two bars)."""
+    words = ("fail", "pass")
+    assert geval.reporting.labels_in_words([1.0, 0.0], words) == geval.reporting.labels_in_words([0.0, 1.0], words) \
+        == "fail 1, pass 1"
+    assert geval.reporting.labels_in_words([0.0, 1.0, 1.0], words) == "pass 2, fail 1"
+
+
 def test_hover_texts_are_escaped_in_one_pass_as_one_by_one():
     """`escaped` (the scatter's item ids in one pass) gives `html.escape(str(...))` of each value, also
     when a text holds its separator."""

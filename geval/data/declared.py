@@ -117,11 +117,14 @@ def category_word(score: float, categories: Sequence[str]) -> str:
 
 def labels_in_words(scores: Iterable[float], categories: Sequence[str]) -> str:
     """Several people's labels of one item in words: the word when they agree ("pass"), else each word with its
-    count, the most given first ("pass 2, fail 1"); "" for none."""
+    count, the most given first, a tie in the categories' order ("pass 2, fail 1"; "fail 1, pass 1" whoever gave
+    which: one split, one name); "" for none."""
     counted = Counter(category_word(score, categories) for score in scores)
     if len(counted) <= 1:
         return next(iter(counted), "")
-    return ", ".join(f"{label} {count}" for label, count in counted.most_common())
+    place = {word: k for k, word in enumerate(categories)}
+    ordered = sorted(counted.items(), key=lambda pair: (-pair[1], place.get(pair[0], len(place)), pair[0]))
+    return ", ".join(f"{label} {count}" for label, count in ordered)
 
 
 def positive(categories: tuple[str, ...]) -> str | None:
