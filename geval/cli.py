@@ -749,8 +749,9 @@ def cmd_users_list(args) -> None:
 
 def cmd_queue_create(args) -> None:
     store = geval.Store(args.store)
+    dataset = _stored_dataset(store, args.dataset)
     queue = geval.labeling.queues.create(
-        store, args.name, _stored_dataset(store, args.dataset), geval.labeling.parse_aspects(args.aspects),
+        store, args.name, dataset, geval.labeling.parse_aspects(args.aspects, store.categories(dataset)),
         [a.strip() for a in args.annotators.split(",") if a.strip()], args.items, args.n, args.overlap,
         args.reasons, args.seed, args.by)
     rows = store.assignments(queue.name)

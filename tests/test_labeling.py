@@ -57,6 +57,17 @@ def test_aspects_that_cannot_be_read_are_named(text, message):
     assert str(error.value) == message
 
 
+def test_a_categorical_aspect_is_named_on_its_categories_indexes():
+    """Labels of a pass/fail aspect are stored as its categories' indexes (0 fail, 1 pass): named "verdict 1-2",
+    its 1 was shown as "fail" and read as "pass", its 2 as no category at all."""
+    categories = {"Verdict": ("fail", "pass")}
+    assert [(a.name, a.min, a.max) for a in parse_aspects("verdict 0-1", categories)] == [("verdict", 0, 1)]
+    with pytest.raises(LabelError) as error:
+        parse_aspects("Natural 1-3, verdict 1-2", categories)
+    assert str(error.value) == ("'verdict 1-2': verdict is labeled with 2 categories: name it verdict 0-1, a digit for "
+                                "each (0 fail, 1 pass)")
+
+
 def test_a_datasets_aspects_come_on_the_scale_people_were_asked_on():
     """The Queues form offered "Understandable 1-3" for Topical-Chat's Understandable, asked on 0-1."""
     from geval.data.items import make_item

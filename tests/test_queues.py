@@ -251,6 +251,16 @@ def test_cli_queue_create_show_join_export(tmp_path):
     assert out.read_text().splitlines()[0] == "item_id,aspect,annotator,score,reason,seconds,created,updated"
 
 
+def test_a_queue_of_a_pass_fail_aspect_is_named_on_its_categories_indexes(tmp_path):
+    from helpers import scored_verdicts
+
+    scored_verdicts(tmp_path, 12)
+    made = run_cli("queue", "create", "pilot", "--dataset", "verdicts", "--aspects", "verdict 1-2",
+                   "--annotators", "ann,bob", "--store", str(tmp_path / "store.sqlite"))
+    assert made.returncode != 0
+    assert "verdict is labeled with 2 categories: name it verdict 0-1, a digit for each (0 fail, 1 pass)" in made.stderr
+
+
 # --- many at once ----------------------------------------------------------------------------------------
 def test_ten_annotators_writing_at_once_lose_and_double_nothing(tmp_path):
     path = tmp_path / "s.sqlite"

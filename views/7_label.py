@@ -56,7 +56,7 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
         text = left.text_input("Aspects and scales", key="label_aspects", persist_state="session",
                                help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5 (0-9).")
         try:
-            aspects = geval.labeling.parse_aspects(text)
+            aspects = geval.labeling.parse_aspects(text, store.categories(dataset.name))
         except geval.GevalError as exc:
             st.error(str(exc))
             st.stop()

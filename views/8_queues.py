@@ -40,8 +40,9 @@ with st.expander("Make a queue", expanded=not store.queues(dataset.name)):
         made = st.form_submit_button("Make the queue", type="primary")
     if made:
         try:
-            made = queues.create(store, name, dataset.name, geval.labeling.parse_aspects(aspects), who, how, int(n),
-                                 int(overlap), rule, int(seed), user.name if user else "")
+            named = geval.labeling.parse_aspects(aspects, store.categories(dataset.name))
+            made = queues.create(store, name, dataset.name, named, who, how, int(n), int(overlap), rule, int(seed),
+                                 user.name if user else "")
             st.session_state["queue_open"] = made.name
             st.success(f"Queue {plain(made.name)} is made: {geval.reporting.counted(made.selection['items'], 'item')}, "
                        f"each to {made.overlap} of {len(who)} annotators.")

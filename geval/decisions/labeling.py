@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +48,7 @@ from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
 from geval.decisions.systems_coverage import simulate_pairs as simulate_ranks
-from geval.data.declared import positive
+from geval.data.declared import aspect_words, positive
 from geval.data.labels import DEFAULT_ANNOTATOR, HUMAN_SIDES, read_labels, write_labels
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
@@ -135,8 +135,9 @@ def dataset_aspects(dataset: Dataset) -> list[LabelAspect]:
     return found
 
 
-def parse_aspects(text: str) -> list[LabelAspect]:
-    """Aspects named by the user, e.g. "Naturalness 1-3, Overall 1-5" (comma- or line-separated).
+def parse_aspects(text: str, categories: Mapping[str, Sequence[str]] | None = None) -> list[LabelAspect]:
+    """Aspects named by the user, e.g. "Naturalness 1-3, Overall 1-5" (comma- or line-separated); one of the
+    dataset's `categories` (`Store.categories`) on its categories' indexes, a digit per category from 0.
     Raises LabelError naming the part it cannot read."""
     found = []
     for part in (p.strip() for p in text.replace("\n", ",").split(",")):
@@ -148,6 +149,11 @@ def parse_aspects(text: str) -> list[LabelAspect]:
             raise LabelError(f"'{shown(part)}': name each aspect with its scale, e.g. Naturalness 1-3")
         if any(a.name.lower() == name.strip().lower() for a in found):
             raise LabelError(f"'{shown(name.strip())}' is named twice; name each aspect once")
+        words = aspect_words(categories or {}, name.strip())
+        if words and (int(low), int(high)) != (0, len(words) - 1):
+            digits = ", ".join(f"{k} {word}" for k, word in enumerate(words))
+            raise LabelError(f"'{shown(part)}': {shown(name.strip())} is labeled with {len(words)} categories: name it "
+                             f"{shown(name.strip())} 0-{len(words) - 1}, a digit for each ({digits})")
         found.append(LabelAspect(name.strip(), int(low), int(high)))
     if not found:
         raise LabelError("no aspect named: name each with its scale, e.g. Naturalness 1-3, Overall 1-5")
