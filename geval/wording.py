@@ -1,4 +1,5 @@
-"""Counts in words, so that one thing is never "1 judge calls": every stage's messages use it."""
+"""Counts in words, so that one thing is never "1 judge calls", and figures to a few decimals, never "-0.000":
+every stage's messages use them."""
 
 from __future__ import annotations
 
@@ -14,3 +15,10 @@ def few(names, shown: int = 3) -> str:
     names = [str(name) for name in names]
     listed = ", ".join(names[:shown])
     return f"{listed} and {len(names) - shown} more" if len(names) > shown else listed
+
+
+def fixed(value: float, digits: int = 3, signed: bool = False) -> str:
+    """`value` to `digits` decimals, with its sign when `signed` ("+0.120"); a value that rounds to zero reads 0
+    ("0.000", "+0.000"), never "-0.000"."""
+    value = 0.0 if round(value, digits) == 0 else value
+    return f"{value:{'+' if signed else ''}.{digits}f}"

@@ -266,3 +266,13 @@ def test_the_items_of_largest_disagreement_list_equals_by_item_id_whatever_order
     rows = pd.DataFrame({"item_id": ["d", "b", "e", "a", "c", "f"], "disagreement": [0.5, 0.9, 0.5, 0.5, None, 0.1]})
     for order in ([0, 1, 2, 3, 4, 5], [5, 4, 3, 2, 1, 0], [2, 0, 3, 1, 5, 4]):
         assert most_disagreeing(rows.iloc[order], 3)["item_id"].tolist() == ["b", "a", "d"]
+
+
+def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
+    """A kappa of -1e-17 read "-0.000 [-0.547, 0.547]" on the Agreement page, a difference "-0.000 [...]"."""
+    from geval.analysis.correlation import difference_reading, reading
+    from geval.reporting.tables import number
+
+    assert reading(-1e-17, -0.547, 0.547, "item", 30, 12) == "0.000 [-0.547, 0.547]"
+    assert difference_reading(-0.0001, -0.901, 0.901, float("nan")) == "+0.000 [-0.901, +0.901]"
+    assert number(-0.0004) == "0.000" and number(-0.3) == "-0.300"

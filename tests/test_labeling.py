@@ -211,7 +211,8 @@ def test_on_a_pass_fail_aspect_the_progress_line_plans_the_judges_accuracy_not_a
         "labeled to measure how much a group's items move together: more will be needed)")
     line = progress_line(found, mine.iloc[:8], "verdict", categories=("fail", "pass"))  # 6 of 8 right
     assert line.startswith(f"8 labeled; about {accuracy_labels_needed(6, 8) - 8} more for a 95% interval of ±0.10 on "
-                           "the judge's accuracy with your verdict labels (now 0.75)"), line
+                           "the judge's accuracy with your verdict labels (now 0.75, planned as 0.67 until there are "
+                           "more)"), line
     assert "Pearson" not in line
     # every group holds one miss of four: the groups move less than independent items would, the effect 1
     assert accuracy_design_effect(pd.Series(np.tile([1.0, 1, 1, 0], 100), index=ids), groups) == 1.0

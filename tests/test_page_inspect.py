@@ -107,7 +107,7 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     at.switch_page(PAGE).run()
     item = next(i for i in dataset.items if i.id == at.session_state["inspect_jump"])
     labels = {m.label: m.value for m in at.metric}
-    assert labels["People: Natural"] == f"{item.human_mean('Natural'):.2f}"
+    assert labels["People"] == f"{item.human_mean('Natural'):.2f}"
     assert "Judge (1-3)" in labels and "|difference| (0-1)" in labels
     assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
     people = at.table[0].value  # every aspect, every annotator: a static table hides no column
@@ -413,7 +413,7 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     cells = at.table[0].value.to_numpy().ravel().tolist()
     assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells
     metrics = {m.label: m.value for m in at.metric}  # labels, never means: the judge's nearest against the majority
-    assert metrics["Judge"] in ("pass", "fail") and metrics["People: verdict (majority)"] in ("pass", "fail")
+    assert metrics["Judge"] in ("pass", "fail") and metrics["People"] in ("pass", "fail")
     jump = at.selectbox(key="inspect_jump").options[0]
     assert (" · judge pass · disagreement " in jump or " · judge fail · disagreement " in jump), jump
     frame = geval.disagreements(geval.Store(tmp_path / "store.sqlite"), "verdicts")

@@ -200,8 +200,8 @@ with score_column:
     a, b, c = st.columns(3)
     if words:  # labels, never means: the judge's nearest category against the people's majority
         a.metric("Judge", judged(row))
-        b.metric(f"People: {human} (majority)", in_words(human, row["human_score"]) if pd.notna(row["human_score"])
-                 else "tied")
+        b.metric("People", in_words(human, row["human_score"]) if pd.notna(row["human_score"]) else "tied",
+                 help=f"The people's majority label of {human} (tied: no majority).")
         c.metric("Disagreement", geval.reporting.number(row["disagreement"], 2),
                  help="0: the judge's label is the people's majority; 1: another (a side against a tie: 0.5).")
     else:
@@ -209,7 +209,7 @@ with score_column:
     if human is not None:
         scores = item.human.get(human, ())
         if not words:
-            b.metric(f"People: {human}", geval.reporting.number(item.human_mean(human), 2))
+            b.metric("People", geval.reporting.number(item.human_mean(human), 2), help=f"The people's mean of {human}.")
             c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2))
         st.text(f"{human}, every annotator: {', '.join(in_words(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)

@@ -50,6 +50,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from geval.wording import fixed
+
 METRICS = ("pearson", "spearman", "kendall")
 LEVELS = ("item", "group", "system")
 #: Fewer groups (dialogues, documents) than this: no bootstrap interval, and no group level.
@@ -143,14 +145,14 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
         if level == "system" and n < MIN_SYSTEMS:
             return f"n/a ({count(int(n), 'system')})"
         return "n/a (undefined)"
-    shown = f"{value:.{digits}f}"
+    shown = fixed(value, digits)
     if low is None or high is None or not (math.isfinite(low) and math.isfinite(high)):
         if level == "system" and n < MIN_GROUPS:
             return f"{shown} (no interval: {count(int(n), 'system')})"
         few = groups is not None and math.isfinite(groups) and groups < MIN_GROUPS
         resampled = " to resample" if level == "system" else ""  # its n counts systems, its interval groups
         return f"{shown} (no interval: {count(int(groups), 'group')}{resampled})" if few else f"{shown} (no interval)"
-    return f"{shown} [{low:.{digits}f}, {high:.{digits}f}]"
+    return f"{shown} [{fixed(low, digits)}, {fixed(high, digits)}]"
 
 
 def difference_reading(value: float, low: float, high: float, p: float, digits: int = 3) -> str:
@@ -158,9 +160,9 @@ def difference_reading(value: float, low: float, high: float, p: float, digits: 
     when undefined; the interval and p left out where they are)."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    text = f"{value:+.{digits}f}"
+    text = fixed(value, digits, signed=True)
     if math.isfinite(low) and math.isfinite(high):
-        text += f" [{low:+.{digits}f}, {high:+.{digits}f}]"
+        text += f" [{fixed(low, digits, signed=True)}, {fixed(high, digits, signed=True)}]"
     if math.isfinite(p):
         text += " p < 0.001" if p < 0.001 else f" p {p:.3f}"
     return text

@@ -429,15 +429,17 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         effect = accuracy_design_effect(hits, found.groups[both])
         needed = accuracy_labels_needed(int(hits.sum()), usable, half_width, effect=effect or 1.0)
         every = _accuracy_half_width(int(hits.sum()), usable, total, effect=effect or 1.0) if total > 3 else math.nan
+        planned = (hits.sum() + 2) / (usable + 4)  # as `accuracy_labels_needed` plans it
         what, unknown = "accuracy", "not computable yet, planned as 0.50: the widest"
+        shown = f", planned as {planned:.2f} until there are more" if f"{planned:.2f}" != f"{now:.2f}" else ""
     else:
         now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
         effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
         needed = labels_needed(now, half_width, effect=effect or 1.0)
         every = _half_width(now, total, effect=effect or 1.0) if total > 3 else math.nan
-        what, unknown = "Pearson", "not computable yet, taken as 0"
+        what, unknown, shown = "Pearson", "not computable yet, taken as 0", ""
     figure = (f"a 95% interval of ±{half_width:.2f} on the judge's {what} with your {aspect} labels ("
-              + (f"now {now:.2f})" if math.isfinite(now) else f"{unknown})"))
+              + (f"now {now:.2f}{shown})" if math.isfinite(now) else f"{unknown})"))
     counted = (f"; counted with the design effect of the {found.groups[both].nunique()} groups labeled so far "
                f"(×{effect:.1f})" if effect is not None else
                f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much "

@@ -27,7 +27,7 @@ from geval.reporting.document import Bullets, Details, Figure, Heading, Table, T
 from geval.errors import GevalError
 from geval.reporting.error_figures import bland_altman_figure, confusion_figure, scale_use_figure
 from geval.store import Store
-from geval.wording import counted
+from geval.wording import counted, fixed
 
 __all__ = ["INTRO", "bland_altman_figure", "blocks", "confusion_figure", "lines", "read", "report_section",
            "scale_use_figure", "tables", "text", "title"]
@@ -93,9 +93,9 @@ def _signed(found: Estimate, digits: int = 2) -> str:
     """"+0.42 [+0.31, +0.53]", or the value with why it has no interval."""
     if not math.isfinite(found.value):
         return f"n/a ({found.note})" if found.note else "n/a"
-    shown = f"{found.value:+.{digits}f}"
+    shown = fixed(found.value, digits, signed=True)
     if found.has_interval():
-        return f"{shown} [{found.low:+.{digits}f}, {found.high:+.{digits}f}]"
+        return f"{shown} [{fixed(found.low, digits, signed=True)}, {fixed(found.high, digits, signed=True)}]"
     return f"{shown} ({found.withheld()})"
 
 

@@ -15,11 +15,12 @@ from geval.analysis.comparison import Comparison
 from geval.analysis.correlation import MIN_GROUPS, reading
 from geval.data.declared import category_word, labels_in_words
 from geval.data.items import Item
+from geval.wording import fixed
 
 
 def number(value: float | None, digits: int = 3) -> str:
     """A value as tables print it: `digits` decimals, "–" when undefined."""
-    return "–" if value is None or not np.isfinite(value) else f"{value:.{digits}f}"
+    return "–" if value is None or not np.isfinite(value) else fixed(value, digits)
 
 
 def readings(table: pd.DataFrame) -> list[str]:
@@ -161,8 +162,8 @@ def markdown_text(text: str) -> str:
 def difference_text(c: Comparison) -> str:
     """B − A with its interval, or why there is none: "+0.120 [+0.031, +0.208]"."""
     if math.isfinite(c.low):
-        return f"{c.difference:+.3f} [{c.low:+.3f}, {c.high:+.3f}]"
-    return f"{c.difference:+.3f} ({c.note or 'no interval'})"
+        return f"{fixed(c.difference, 3, True)} [{fixed(c.low, 3, True)}, {fixed(c.high, 3, True)}]"
+    return f"{fixed(c.difference, 3, True)} ({c.note or 'no interval'})"
 
 
 def verdict(c: Comparison, a: str, b: str, human: str) -> str:
