@@ -135,7 +135,8 @@ def per_seed(found: list, shown_as=str) -> str:
 def number(value: float, low: float = math.nan, high: float = math.nan) -> str:
     if not math.isfinite(value):
         return "–"
-    return f"{value:.3f}" + (f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else "")
+    shown = geval.reporting.number  # never "-0.000"
+    return shown(value) + (f" [{shown(low)}, {shown(high)}]" if math.isfinite(low) and math.isfinite(high) else "")
 
 
 def over_seeds(table: pd.DataFrame) -> pd.DataFrame:

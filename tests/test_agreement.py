@@ -276,3 +276,6 @@ def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
     assert reading(-1e-17, -0.547, 0.547, "item", 30, 12) == "0.000 [-0.547, 0.547]"
     assert difference_reading(-0.0001, -0.901, 0.901, float("nan")) == "+0.000 [-0.901, +0.901]"
     assert number(-0.0004) == "0.000" and number(-0.3) == "-0.300"
+    from geval.decisions.systems import difference_sentence
+
+    assert difference_sentence("A", "B", -0.001, -0.89, 0.88).endswith("(the interval holds 0): +0.00 [-0.89, +0.88]")
