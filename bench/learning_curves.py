@@ -135,8 +135,8 @@ def per_seed(found: list, shown_as=str) -> str:
 def number(value: float, low: float = math.nan, high: float = math.nan) -> str:
     if not math.isfinite(value):
         return "–"
-    shown = geval.reporting.number  # never "-0.000"
-    return shown(value) + (f" [{shown(low)}, {shown(high)}]" if math.isfinite(low) and math.isfinite(high) else "")
+    shown = f" [{low:.3f}, {high:.3f}]" if math.isfinite(low) and math.isfinite(high) else ""
+    return geval.reporting.number(value) + shown  # the value never "-0.000"; a bound keeps its sign
 
 
 def over_seeds(table: pd.DataFrame) -> pd.DataFrame:

@@ -19,6 +19,6 @@ def few(names, shown: int = 3) -> str:
 
 def fixed(value: float, digits: int = 3, signed: bool = False) -> str:
     """`value` to `digits` decimals, with its sign when `signed` ("+0.120"); a value that rounds to zero reads 0
-    ("0.000", "+0.000"), never "-0.000"."""
+    ("0.000", "+0.000"), never "-0.000" (an interval's bound keeps its sign: "[-0.00, +0.51]" holds 0)."""
     value = 0.0 if round(value, digits) == 0 else value
     return f"{value:{'+' if signed else ''}.{digits}f}"

@@ -269,7 +269,8 @@ def test_the_items_of_largest_disagreement_list_equals_by_item_id_whatever_order
 
 
 def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
-    """A kappa of -1e-17 read "-0.000 [-0.547, 0.547]" on the Agreement page, a difference "-0.000 [...]"."""
+    """A kappa of -1e-17 read "-0.000 [-0.547, 0.547]" on the Agreement page, a difference "-0.000 [...]"; an
+    interval's bound keeps its sign (a lower bound of -0.0001 reads -0.000: the interval holds 0)."""
     from geval.analysis.correlation import difference_reading, reading
     from geval.reporting.tables import number
 
@@ -279,3 +280,4 @@ def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
     from geval.decisions.systems import difference_sentence
 
     assert difference_sentence("A", "B", -0.001, -0.89, 0.88).endswith("(the interval holds 0): +0.00 [-0.89, +0.88]")
+    assert reading(0.2, -0.0001, 0.4, "item", 30, 12) == "0.200 [-0.000, 0.400]"  # a bound keeps its sign: below 0

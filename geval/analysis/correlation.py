@@ -152,7 +152,7 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
         few = groups is not None and math.isfinite(groups) and groups < MIN_GROUPS
         resampled = " to resample" if level == "system" else ""  # its n counts systems, its interval groups
         return f"{shown} (no interval: {count(int(groups), 'group')}{resampled})" if few else f"{shown} (no interval)"
-    return f"{shown} [{fixed(low, digits)}, {fixed(high, digits)}]"
+    return f"{shown} [{low:.{digits}f}, {high:.{digits}f}]"
 
 
 def difference_reading(value: float, low: float, high: float, p: float, digits: int = 3) -> str:
@@ -162,7 +162,7 @@ def difference_reading(value: float, low: float, high: float, p: float, digits: 
         return "n/a"
     text = fixed(value, digits, signed=True)
     if math.isfinite(low) and math.isfinite(high):
-        text += f" [{fixed(low, digits, signed=True)}, {fixed(high, digits, signed=True)}]"
+        text += f" [{low:+.{digits}f}, {high:+.{digits}f}]"
     if math.isfinite(p):
         text += " p < 0.001" if p < 0.001 else f" p {p:.3f}"
     return text

@@ -104,8 +104,7 @@ class SystemMeans:
                                        self.aspect)
             if (row.low > 0 or row.high < 0) and row.simultaneous_low <= 0 <= row.simultaneous_high:
                 together = sorted((sign * row.simultaneous_low, sign * row.simultaneous_high))
-                line += (f"; for all {len(self.differences)} pairs together [{fixed(together[0], 2, True)}, "
-                         f"{fixed(together[1], 2, True)}], "
+                line += (f"; for all {len(self.differences)} pairs together [{together[0]:+.2f}, {together[1]:+.2f}], "
                          "which holds 0: the ranks do not tell these two apart")
             lines.append(line)
         return lines
@@ -125,7 +124,7 @@ def difference_sentence(a: str, b: str, difference: float, low: float, high: flo
     """"A is rated higher than B by people's standard: +0.21 [+0.08, +0.34]", or that the interval
     holds 0 (no clear difference)."""
     shown = fixed(difference, 2, signed=True)
-    figure = f"{shown} [{fixed(low, 2, True)}, {fixed(high, 2, True)}]" if math.isfinite(low) else f"{shown} (no interval)"
+    figure = f"{shown} [{low:+.2f}, {high:+.2f}]" if math.isfinite(low) else f"{shown} (no interval)"
     on = f" on {aspect}" if aspect else ""
     if math.isfinite(low) and low > 0:
         return f"{a} is rated higher than {b}{on} by people's standard: {figure}"

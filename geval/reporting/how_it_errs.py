@@ -95,7 +95,7 @@ def _signed(found: Estimate, digits: int = 2) -> str:
         return f"n/a ({found.note})" if found.note else "n/a"
     shown = fixed(found.value, digits, signed=True)
     if found.has_interval():
-        return f"{shown} [{fixed(found.low, digits, signed=True)}, {fixed(found.high, digits, signed=True)}]"
+        return f"{shown} [{found.low:+.{digits}f}, {found.high:+.{digits}f}]"
     return f"{shown} ({found.withheld()})"
 
 

@@ -162,7 +162,7 @@ def markdown_text(text: str) -> str:
 def difference_text(c: Comparison) -> str:
     """B − A with its interval, or why there is none: "+0.120 [+0.031, +0.208]"."""
     if math.isfinite(c.low):
-        return f"{fixed(c.difference, 3, True)} [{fixed(c.low, 3, True)}, {fixed(c.high, 3, True)}]"
+        return f"{fixed(c.difference, 3, True)} [{c.low:+.3f}, {c.high:+.3f}]"
     return f"{fixed(c.difference, 3, True)} ({c.note or 'no interval'})"
 
 
