@@ -221,6 +221,26 @@ def test_on_a_pass_fail_aspect_the_progress_line_plans_the_judges_accuracy_not_a
                            "verdict labels (now 0.75); counted with the design effect of the 100 groups"), line
 
 
+def test_the_labels_planned_for_an_accuracy_give_the_agreement_tables_interval_about_plus_minus_0_10():
+    """The plan is read against the interval the Agreement page shows for an accuracy (the delete-one-group
+    jackknife, Student's t: `accuracy_row`): at the labels planned after 40 labels, its half-width over 300
+    simulated label sets (dialogues of 2 items) is 0.10 give or take the plan's own estimate of p."""
+    from geval.analysis.correlation import jackknife_interval
+
+    rng = np.random.default_rng(0)
+    for p in (0.5, 0.75, 0.9):
+        n = accuracy_labels_needed(round(p * 40), 40)
+        widths = []
+        for _ in range(300):
+            hits = (rng.random(n) < p).astype(float)
+            groups = np.arange(n) // 2
+            sums = np.array([[hits[groups == g].sum(), (groups == g).sum()] for g in range(groups.max() + 1)])
+            loo = (sums[:, 0].sum() - sums[:, 0]) / (sums[:, 1].sum() - sums[:, 1])
+            low, high = jackknife_interval(float(hits.mean()), loo, correlation=False)
+            widths.append((high - low) / 2)
+        assert 0.085 < float(np.mean(widths)) < 0.115, (p, n, np.mean(widths))
+
+
 def test_an_accuracy_whose_groups_hit_or_miss_together_needs_more_labels():
     ids = [f"i{k:03d}" for k in range(200)]
     groups = pd.Series([f"g{k // 10}" for k in range(200)], index=ids)
