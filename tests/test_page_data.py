@@ -289,4 +289,4 @@ def test_a_pass_fail_aspect_reads_in_words_in_the_items_table(monkeypatch, tmp_p
     assert not at.exception
     items = next(frame.value for frame in at.dataframe if "level" in frame.value.columns).set_index("file id")
     assert items.loc["r0", "verdict"] == "fail" and items.loc["r3", "verdict"] == "pass"
-    assert items.loc["r1", "verdict"] == "pass 1, fail 1"  # in the order given, when as many
+    assert items.loc["r1", "verdict"] == "fail 1, pass 1"  # as many of each: in the categories' order

@@ -395,8 +395,13 @@ def accuracy_labels_needed(hits: int, labeled: int, half_width: float = TARGET, 
 
 def _accuracy_half_width(hits: int, labeled: int, n: int, z: float = 1.96, effect: float = 1.0) -> float:
     """Half the width of an accuracy's 95% interval on `n` labels, planned as `accuracy_labels_needed` plans it."""
-    p = (hits + 2) / (labeled + 4)
+    p = _planned_accuracy(hits, labeled)
     return z * math.sqrt(p * (1 - p) * effect / n)
+
+
+def _planned_accuracy(hits: int, labeled: int) -> float:
+    """The accuracy a plan reads from `hits` of `labeled`: (hits + 2) / (labeled + 4)."""
+    return (hits + 2) / (labeled + 4)
 
 
 def progress_line(found: Features, human: pd.Series, aspect: str, half_width: float = TARGET,
@@ -429,7 +434,7 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         effect = accuracy_design_effect(hits, found.groups[both])
         needed = accuracy_labels_needed(int(hits.sum()), usable, half_width, effect=effect or 1.0)
         every = _accuracy_half_width(int(hits.sum()), usable, total, effect=effect or 1.0) if total > 3 else math.nan
-        planned = (hits.sum() + 2) / (usable + 4)  # as `accuracy_labels_needed` plans it
+        planned = _planned_accuracy(int(hits.sum()), usable)
         what, unknown = "accuracy", "not computable yet, planned as 0.50: the widest"
         shown = f", planned as {planned:.2f} until there are more" if f"{planned:.2f}" != f"{now:.2f}" else ""
     else:
