@@ -201,7 +201,7 @@ with score_column:
     if words:  # labels, never means: the judge's nearest category against the people's majority
         a.metric("Judge", judged(row))
         b.metric("People", in_words(human, row["human_score"]) if pd.notna(row["human_score"]) else "tied",
-                 help=f"The people's majority label of {human} (tied: no majority).")
+                 help=f"The people's majority label of {human} (\"tied\" where there is none).")
         c.metric("Disagreement", geval.reporting.number(row["disagreement"], 2),
                  help="0: the judge's label is the people's majority; 1: another (a side against a tie: 0.5).")
     else:
