@@ -33,6 +33,7 @@ from geval.analysis.calibration import CalibrationError, cross_validated, fit_pr
 from geval.analysis.categorical import as_labels
 from geval.analysis.comparison import paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
+from geval.analysis.grouped import group_codes, group_sums, without_each
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
@@ -376,12 +377,13 @@ def accuracy_design_effect(hits: pd.Series, groups: pd.Series) -> float | None:
     """`design_effect` of an accuracy (`hits`: 1 where the judge's label is the person's, else 0): the delete-one-
     group jackknife's variance of the share of hits over p(1 − p)/n, at least 1; None below MIN_GROUPS groups or
     where every label is a hit or none is (no spread to measure it by)."""
-    sums = pd.DataFrame({"hits": hits.to_numpy(float), "n": 1.0}).groupby(groups.to_numpy()).sum()
+    codes, n_groups = group_codes(groups)
     p = float(hits.mean()) if len(hits) else math.nan
-    if len(sums) < MIN_GROUPS or not 0 < p < 1:
+    if n_groups < MIN_GROUPS or not 0 < p < 1:
         return None
-    loo = (sums["hits"].sum() - sums["hits"]) / (sums["n"].sum() - sums["n"])  # the accuracy without each group
-    se = jackknife_se(loo.to_numpy())
+    _, (hit, counted) = without_each(np.stack([group_sums(hits.to_numpy(float), codes, n_groups),
+                                               np.bincount(codes, minlength=n_groups).astype(float)]))
+    se = jackknife_se(hit / counted)  # the accuracy without each group
     return max(1.0, se * se * len(hits) / (p * (1 - p))) if math.isfinite(se) else None
 
 
