@@ -299,3 +299,22 @@ def test_the_interval_of_a_difference_of_correlations_stays_inside_minus_2_and_2
     assert raw[0] < -2 and -1 < raw[1] < 2
     assert difference_interval(-1.0, loo) == (-2.0, pytest.approx(raw[1]))
     assert difference_interval(1.0, -loo) == (pytest.approx(-raw[1]), 2.0)
+
+
+def test_two_judges_of_pass_fail_labels_are_compared_by_accuracy_in_compare_and_the_report(tmp_path):
+    """Compare read a pass/fail aspect by the Pearson of its label codes ("pearson 0.208 against -0.064") beside an
+    agreement table of accuracies; now B's accuracy minus A's, each the table's own, whatever metric is asked."""
+    from helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 24)
+    store = geval.Store(tmp_path / "store.sqlite")
+    other = make_template(aspects=(("Verdict", 0, 1, "verdict"),), body="Reply:\n{{response}}\n\nForm:\n- Verdict:")
+    geval.score(store, dataset.items, other, scripted(), dataset.name)
+    a, b = (tuple(row) for row in store.combos(dataset.name)[["template_version", "signature"]].to_numpy())
+    found = geval.compare(store, dataset.name, a, b, "verdict", metric="spearman")
+    tables = [geval.agree(store, dataset.name, combo) for combo in (a, b)]
+    assert found.metric == "accuracy" and math.isnan(found.williams_p)
+    assert (found.a, found.b) == tuple(float(t.loc[t["metric"] == "accuracy", "value"].iloc[0]) for t in tables)
+    assert found.difference == pytest.approx(found.b - found.a) and found.low <= found.difference <= found.high
+    page = geval.reporting.report(store, dataset.name, baselines=()).markdown()
+    assert "A: accuracy" in page and "A: pearson" not in page

@@ -653,3 +653,27 @@ def test_judge_rows_are_compared_with_judge_rows_and_label_using_rows_apart(tmp_
     goals = text[text.index("### Against the goals"):]
     assert f"| {few_shot} | {few_shot_caveat} |" in goals
     assert f"| {pairs[0]} | pair ensemble: the best of 3 pairs" in goals
+
+
+def test_a_dataset_labeled_with_categories_alone_has_nothing_to_correlate_and_a_mixed_one_keeps_its_scores(tmp_path):
+    """`labels_only` names the aspects when every one people gave is labeled with categories (the leaderboard then
+    refuses, and the Agreement page says why instead of offering it); beside an aspect scored with numbers it is
+    empty, and the leaderboard correlates that one, saying the other is left out."""
+    from helpers import make_template, scored_verdicts
+
+    scored_verdicts(tmp_path, 24)
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert geval.reporting.labels_only(store, "verdicts") == ["verdict"]
+    with pytest.raises(GevalError, match=r"every aspect of 'verdicts' is categorical \(verdict\)"):
+        leaderboard(store, "verdicts", baselines=(), n_boot=N_BOOT)
+    table = tmp_path / "mixed.csv"
+    table.write_text("context,reply,verdict,natural,dialogue\n" + "".join(
+        f"hello {k},reply {k},{'pass' if k % 2 else 'fail'},{1 + k % 3},d{k // 2}\n" for k in range(24)))
+    mixed = geval.load_dataset(table, mapping=["response=reply", "context=context", "group=dialogue",
+                                               "score:verdict=verdict", "score:Natural=natural"], store=store)
+    template = make_template(aspects=(("Natural", 1, 3, "natural"),), body="Response:\n{{response}}\n\nForm:\n- Natural:")
+    geval.score(store, mixed.items, template, scripted(), mixed.name)
+    assert geval.reporting.labels_only(store, mixed.name) == []
+    board = leaderboard(store, mixed.name, baselines=("length",), n_boot=N_BOOT)
+    assert any("verdict is categorical, left out" in line for line in board.skipped), board.skipped
+    assert set(board.cells["aspect"]) - {"average"} == {"natural"}, set(board.cells["aspect"])  # the judge's key

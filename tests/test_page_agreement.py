@@ -627,3 +627,28 @@ def test_the_report_built_on_the_page_takes_its_epsilon_alignment_and_judges(mon
     assert judged.count("<tr>") == 2  # the header and the one judge chosen
     at.number_input(key="alttest_epsilon").set_value(0.2).run()  # a report built for other choices is not offered
     assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
+
+
+def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_has_no_leaderboard(monkeypatch,
+                                                                                                 tmp_path):
+    """On a dataset whose every aspect is pass/fail, the leaderboard was offered ("Compute") and then refused in red,
+    sending a web user to `geval agree`; the plots' metric opened on Pearson (no bars), and the table showed the item
+    level alone with the group and system levels chosen, without a word. Now: accuracy bars, the levels said, the
+    leaderboard's absence said."""
+    from tests.helpers import scored_verdicts
+
+    scored_verdicts(tmp_path, 24)
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
+    assert not at.exception
+    chosen = at.selectbox(key="agree_metric_labels")
+    assert chosen.value == "accuracy" and chosen.disabled
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert "Accuracy against the people's majority" in titles, titles
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert any(line.startswith("verdict: labeled with categories, read item by item") for line in said), said
+    assert not [t for t in at.toggle if t.key == "agree_lb"] and not at.error
+    assert any(i.value.replace("\\", "").startswith("Every aspect people gave here is labeled with categories "
+                                                    "(verdict): a leaderboard correlates scores, so there is none")
+               for i in at.info)
+    at.multiselect(key="agree_levels").set_value(["item"]).run()  # the item level alone: nothing to explain
+    assert not any("read item by item" in c.value for c in at.caption)

@@ -427,3 +427,26 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     assert not at.exception
     options = at.selectbox(key="inspect_jump").options
     assert len(options) == int((judged == 1).sum()) and all(" · judge pass · " in option for option in options)
+
+
+def test_the_filters_start_afresh_on_another_dataset_even_one_with_the_same_labels(monkeypatch, tmp_path):
+    """The judge's-label filter chosen on one pass/fail table stayed on for the next one (the same two words), which
+    then listed some of its items, the chip alone saying why."""
+    from helpers import make_template, scripted, scored_verdicts
+
+    scored_verdicts(tmp_path, 8)
+    store = geval.Store(tmp_path / "store.sqlite")
+    (tmp_path / "other.csv").write_text((tmp_path / "verdicts.csv").read_text().replace("reply", "answer"))
+    other = geval.load_dataset(tmp_path / "other.csv", mapping=["response=answer", "context=context",
+                                                                "score:verdict=verdict"], store=store)
+    geval.score(store, other.items, make_template(aspects=(("Verdict", 0, 1, "verdict"),),
+                                                  body="Response:\n{{response}}\n\nForm:\n- Verdict:"),
+                scripted(), other.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
+    at.multiselect(key="inspect_labels").set_value(["pass"]).run()
+    assert at.multiselect(key="inspect_labels").value == ["pass"]
+    at.session_state["dataset_source"] = {"stored": other.name}
+    at.run()
+    assert not at.exception and at.multiselect(key="inspect_labels").value == []
+    assert len(at.selectbox(key="inspect_jump").options) == 8  # every item of the other table

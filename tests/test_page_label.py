@@ -459,6 +459,7 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
     at.run()
     at.switch_page(PAGE).run()
     at.radio(key="label_from").set_value("Aspects I name").run()
+    assert at.text_input(key="label_aspects").value == "verdict 0-1"  # it opened on "Overall 1-5", which this lacks
     at.text_input(key="label_aspects").input("verdict 1-2").run()  # its 1 was shown "fail" and stored as "pass"
     assert [e.value for e in at.error] == ["'verdict 1-2': verdict is labeled with 2 categories: name it verdict 0-1, "
                                            "a digit for each (0 fail, 1 pass)"]

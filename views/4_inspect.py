@@ -12,6 +12,8 @@ from studio import combos as scored
 from studio.text import plain, with_code
 
 ORDERS = {"Largest disagreement first": False, "Smallest disagreement first": True}
+#: The filters of the items listed: kept in the session for one dataset, set afresh for another or an item opened here.
+FILTERS = ("inspect_systems", "inspect_range", "inspect_labels", "inspect_unscored", "inspect_flagged")
 
 
 def step(order: list[str], delta: int) -> None:
@@ -91,10 +93,14 @@ def judged(row) -> str:
 
 
 systems = sorted(s for s in rows["system"].unique() if s)
+if st.session_state.get("inspect_filtered") != dataset.name:  # another dataset's filters would hide items unsaid
+    for key in FILTERS:
+        st.session_state.pop(key, None)
+    st.session_state["inspect_filtered"] = dataset.name
 target = st.session_state.pop("inspect_item", None)
 if target is not None:
     if target in set(rows["item_id"]):  # opened from another page: show it whatever the filters were
-        for key in ("inspect_systems", "inspect_range", "inspect_labels", "inspect_unscored", "inspect_flagged"):
+        for key in FILTERS:
             st.session_state.pop(key, None)
         st.session_state["inspect_jump"] = st.session_state["inspect_place"] = target
     else:

@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 import geval
-from studio import alttest, cached, human_side, judge_errors, pairwise, state, systems
+from studio import alttest, cached, human_side, judge_errors, leaderboard, pairwise, state, systems
 from studio import combos as scored
 from studio.text import plain
 
@@ -36,9 +36,6 @@ def report_choices(dataset: geval.Dataset) -> tuple:
     return (*alttest.choices(store, dataset.name), st.session_state.get("systems_labels"))
 
 
-#: The leaderboard's baselines until others are chosen (the report uses the same).
-REPORT_BASELINES = ("rouge-l", "bleu", "chrf", "length")
-
 st.title("Agreement")
 store = state.store()
 dataset = state.require_dataset()
@@ -55,9 +52,18 @@ chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.s
 left, middle, right = st.columns([2, 1, 1])
 levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(geval.OPTIONS.levels),
                           key="agree_levels", persist_state="session")
-metric = middle.selectbox("Metric for the plots", list(geval.OPTIONS.metrics), key="agree_metric", persist_state="session",
-                          help="A correlation, for aspects scored with numbers; one labeled with categories "
-                               "(pass/fail, a preference) is read by accuracy and kappa, in the table.")
+labels_only = geval.reporting.labels_only(store, dataset.name)  # pass/fail and the like alone: nothing to correlate
+if labels_only:
+    metric = middle.selectbox("Metric for the plots", ["accuracy"], key="agree_metric_labels", disabled=True,
+                              help=f"Every aspect people gave here is labeled with categories "
+                                   f"({', '.join(labels_only)}): each judge is read by accuracy against the people's "
+                                   "majority, never correlated.")
+else:
+    metrics = [*geval.OPTIONS.metrics, *(["accuracy"] if store.categories(dataset.name) else [])]
+    state.keep_valid("agree_metric", metrics)
+    metric = middle.selectbox("Metric for the plots", metrics, key="agree_metric", persist_state="session",
+                              help="A correlation, for aspects scored with numbers; accuracy, for those labeled with "
+                                   "categories (pass/fail, a preference), read against the people's majority.")
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
                             help="Resamples of groups (dialogues, documents) for the system level's 95% intervals "
                                  "(item and group level: the jackknife over groups).")
@@ -106,6 +112,11 @@ st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a lon
     "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
     "value [95% CI]": st.column_config.TextColumn(width="medium"),
     "note": st.column_config.TextColumn(width="large")})
+if (stacked["metric"] == "accuracy").any() and set(levels) - {"item"}:
+    named = ", ".join(dict.fromkeys(stacked.loc[stacked["metric"] == "accuracy", "human"]))
+    st.caption(plain(f"{named}: labeled with categories, read item by item (accuracy against the people's majority, "
+                     "its interval over whole groups); the group and system levels correlate scores, which labels are "
+                     "not."))
 thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
 if len(thin):  # e.g. a random sample of the items: one or two in each group
     st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
@@ -123,12 +134,13 @@ downloads = st.columns([2, 3, 3])  # wide enough for the buttons' labels at a la
 downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(stacked), file_name=f"agreement-{dataset.name}.csv",
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
-report_baselines = tuple(st.session_state.get("agree_lb_baselines", REPORT_BASELINES))
+report_baselines = leaderboard.baselines()
 # what the report is made of: a report built for other choices (or before new judgments) is not offered
 compare_labels = [st.session_state.get(key) for key in ("agree_a", "agree_b")]  # Compare's A and B, set below
 compare_pair = tuple(tuple(by_label.loc[label, ["template_version", "signature"]]) for label in compare_labels) \
     if all(label in by_label.index for label in compare_labels) else None
-report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), metric, variant,
+report_metric = metric if metric in geval.OPTIONS.metrics else "pearson"  # the report reads labels by accuracy itself
+report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), report_metric, variant,
               report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables),
               report_choices(dataset), compare_pair)
 if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
@@ -141,7 +153,7 @@ if downloads[1].button("Build the HTML report", key="agree_report_build", icon="
     try:
         st.session_state["agree_report"] = (report_for, build_report(
             dataset, list(report_for[1]), {pairs[label]: table for label, table in tables.items()}, tuple(levels),
-            int(n_boot), metric, variant, report_baselines, report_goals, report_for[-2], compare_pair))
+            int(n_boot), report_metric, variant, report_baselines, report_goals, report_for[-2], compare_pair))
     except geval.GevalError as exc:
         st.error(str(exc))
 built = st.session_state.get("agree_report")
@@ -163,56 +175,7 @@ alttest.section(store, dataset.name, combos, opened)
 
 systems.section(store, dataset, combos, chosen)
 
-st.subheader("Leaderboard")
-st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response length, "
-           "an embedding similarity, BERTScore, the model's likelihood gain from the context) and the people themselves "
-           "(one annotator against the others): each cell is the dataset protocol's correlation with its 95% interval.")
-lb_left, lb_right = st.columns([3, 2])
-lb_baselines = lb_left.multiselect(
-    "Baselines", list(geval.OPTIONS.baselines), default=list(REPORT_BASELINES), key="agree_lb_baselines",
-    help="'embedding' and 'bertscore' run a model on every response and grounding once, 'pmi' reads every "
-         "response after its conversation with the GGUF model (slow the first time; cached in the store).")
-lb_combined = lb_right.toggle("Ensemble and held-out rows", key="agree_lb_combined",
-                              help="The mean of the judge rows and of each pair of them (no human labels); each "
-                                   "judge calibrated, each judge and then every judge together combined with the "
-                                   "baselines, fitted on other folds' groups (these rows use human labels, as their "
-                                   "notes say).")
-if lb_right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
-    try:
-        board = cached.leaderboard(store, dataset.name, combos, tuple(lb_baselines), variant, int(n_boot),
-                                   combined=lb_combined)
-    except geval.GevalError as exc:
-        st.error(str(exc))
-    else:
-        for line in board.fallback:  # the dataset's own protocol cannot be computed: the levels that can, said
-            st.info(plain(line))
-        st.dataframe(board.wide(supervised=False).drop(columns=["signature"]), hide_index=True, key="agree_leaderboard")
-        best = board.best_of()
-        if best is not None:
-            st.caption(f"Rows that use the human labels (fitted on other folds' groups): beside the judge's, not the "
-                       f"judge; **{plain(best[0])}** is the best of {best[1]}. Their intervals leave out refitting.")
-            st.dataframe(board.wide(supervised=True).drop(columns=["signature"]), hide_index=True,
-                         key="agree_leaderboard_fitted")
-        versus, fitted = board.versus(), board.versus(supervised=True)
-        if not versus.empty:
-            st.caption(f"Each judge row minus **{plain(versus['against'].iloc[0])}** on the items both scored: the "
-                       "difference [95% paired interval over groups] and its p-value. Positive: the row agrees "
-                       "better with people. Judge rows only; `caveat` says what a row is beyond the judge alone.")
-            st.dataframe(versus.drop(columns="against"), hide_index=True, key="agree_versus")
-        if not fitted.empty:
-            st.caption(f"The rows that use the human labels minus **{plain(fitted['against'].iloc[0])}**, apart: "
-                       f"not the judge; the best is the best of {best[1] if best else len(fitted)}, and the "
-                       "intervals treat the fitted predictions as fixed (no refit), so they are too narrow.")
-            st.dataframe(fitted.drop(columns="against"), hide_index=True, key="agree_versus_fitted")
-        for line in board.skipped:
-            st.warning(plain(line))
-        with st.expander("Leaderboard signatures"):
-            for row_label, signature in zip(board.rows["row"], board.rows["signature"]):
-                if signature:
-                    st.text(f"{row_label}\n{signature}")
-        st.download_button("Leaderboard as CSV", board.cells.to_csv(index=False),
-                           file_name=f"leaderboard-{dataset.name}.csv", mime="text/csv", key="agree_lb_csv",
-                           icon=":material/download:")
+leaderboard.section(store, dataset.name, combos, variant, int(n_boot), labels_only)
 
 st.subheader("Item by item")
 plot_label = st.selectbox("Template version and judge", list(tables), key="agree_plot_combo") if len(tables) > 1 \
@@ -299,7 +262,12 @@ if not common:
 left, right = st.columns(2)
 state.keep_valid("agree_cmp_human", common)
 human = left.selectbox("Human aspect", common, key="agree_cmp_human")
-cmp_metric = right.selectbox("Metric", list(geval.OPTIONS.metrics), key="agree_cmp_metric")
+if human.lower() in {aspect.lower() for aspect in store.categories(dataset.name)}:  # labels: by accuracy alone
+    cmp_metric = right.selectbox("Metric", ["accuracy"], key="agree_cmp_metric_labels", disabled=True,
+                                 help=f"{human} is labeled with categories: each judge's accuracy against the "
+                                      "people's majority, never a correlation.")
+else:
+    cmp_metric = right.selectbox("Metric", list(geval.OPTIONS.metrics), key="agree_cmp_metric")
 try:
     result = cached.comparison(store, dataset.name, row_a, row_b, human, cmp_metric)
 except geval.GevalError as exc:  # too few common items, or a correlation undefined: not a failure

@@ -12,7 +12,7 @@ from studio.text import plain
 
 FROM = ("A template's aspects", "Aspects I name")
 #: The widgets' first values, set in the session (where a link's values go) rather than given to the widgets.
-DEFAULTS = {"label_aspects": "Overall 1-5", "label_annotator": geval.labeling.DEFAULT_ANNOTATOR, "label_blind": True}
+DEFAULTS = {"label_annotator": geval.labeling.DEFAULT_ANNOTATOR, "label_blind": True}
 
 st.title("Label")
 store = state.store()
@@ -28,8 +28,11 @@ if len(combos):
 combos = combos[combos["ok"] > 0]
 if (user := auth.current()) is not None:  # a signed-in lead labels under her own name
     st.session_state.setdefault("label_annotator", user.name)
-for name, default in DEFAULTS.items():  # a link sets them too: a widget given a default as well is warned of
-    st.session_state.setdefault(name, default)
+own = geval.labeling.dataset_aspects(dataset)  # "Aspects I name" opens on the people's Overall, else their first
+named = next((a for a in own if a.name.lower() == "overall"),
+             next(iter(own), geval.labeling.LabelAspect("Overall", 1, 5)))
+for name, default in {**DEFAULTS, "label_aspects": f"{named.name} {named.min}-{named.max}"}.items():
+    st.session_state.setdefault(name, default)  # a link sets them too: a widget given a default as well is warned of
 with st.expander("What to label, and in which order", expanded=store.labels(dataset.name).empty):
     left, right = st.columns(2)
     source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")

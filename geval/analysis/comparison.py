@@ -9,8 +9,10 @@
   (Steiger 1980, eq. 7), kept on `Comparison` for reference only: it takes the items as
   independent, and with responses grouped by dialogue it rejects two equally good judges in
   9-19% of datasets at 10-30 groups (tests/test_stats.py), so no page, report or table shows it;
+- `paired_accuracy`: on an aspect labeled with categories (pass/fail, a preference), the difference of the two
+  accuracies against the people's majority, paired the same way;
 - `compare`: both, for two scored combinations of a stored dataset (`compared_humans`: the
-  human aspects they can be compared on);
+  human aspects they can be compared on), or `paired_accuracy` on labels;
 - `paired_columns`: B minus A on several columns at once (each aspect, their average), at the
   item or the group level, every column with the same groups left out (the leaderboard's
   comparison of every judge row with one row of reference).
@@ -23,14 +25,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import pandas as pd
 from scipy import stats
 
 from geval.analysis.agreement import human_aspect_for
+from geval.analysis.categorical import METRIC as ACCURACY
 from geval.analysis.correlation import (
     METRICS,
     MIN_GROUPS,
     Resamples,
     correlate,
+    groups_note,
     interval_note,
     item_bootstrap,
     jackknife_df,
@@ -150,6 +155,32 @@ def paired_difference(judge_a, judge_b, human, groups, metric: str = "pearson") 
                       int(len(a)), resamples.n_groups, note)
 
 
+def paired_accuracy(hits_a, hits_b, groups) -> Comparison:
+    """B's accuracy minus A's on an aspect labeled with categories, on the items both are read on: each item's hit
+    (1 when the judge's label is the people's majority, 0 when not, NaN when either has none), both accuracies
+    recomputed with each group left out in turn (paired), the interval and p-value the jackknife with Student's t
+    on groups − 1 as `paired_difference`'s (its level simulated in tests/test_stats.py). No Williams' test: there
+    is no correlation. Raises StoreError when fewer than 3 items are read by both."""
+    a, b = (np.asarray(v, dtype=float) for v in (hits_a, hits_b))
+    g = np.asarray(groups).astype(str)
+    keep = ~(np.isnan(a) | np.isnan(b))
+    a, b, g = a[keep], b[keep], g[keep]
+    if len(a) < MIN_COMMON_ITEMS:
+        raise StoreError(f"only {len(a)} item(s) are labeled by both and by people; a comparison needs at least "
+                         f"{MIN_COMMON_ITEMS}: score the same items with both template versions / judges")
+    codes, _ = pd.factorize(g)
+    sizes = np.bincount(codes)
+    difference = float(b.mean() - a.mean())
+    low = high = p = math.nan
+    if len(sizes) >= MIN_GROUPS:
+        others = len(a) - sizes
+        diffs = (b.sum() - np.bincount(codes, b)) / others - (a.sum() - np.bincount(codes, a)) / others
+        low, high = difference_interval(difference, diffs)
+        low, high, p = max(low, -1.0), min(high, 1.0), jackknife_p(difference, diffs)
+    return Comparison(ACCURACY, float(a.mean()), float(b.mean()), difference, low, high, p, math.nan, math.nan,
+                      int(len(a)), len(sizes), groups_note(len(sizes)))
+
+
 def difference_interval(difference: float, loo: np.ndarray, units: int | None = None) -> tuple[float, float]:
     """The 95% interval of a difference of two correlations from its leave-one-group-out values (the
     jackknife with Student's t), kept inside [-2, 2], where such a difference lies."""
@@ -161,7 +192,8 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
             metric: str = "pearson") -> Comparison:
     """`paired_difference` of two scored (template version, signature) pairs against the human
     aspect `human`, each through its judge aspect mapped to it, on the items both scored outside
-    the groups a prompt search chose either on (`geval.analysis.held_out`; the note says so)."""
+    the groups a prompt search chose either on (`geval.analysis.held_out`; the note says so); on an aspect
+    labeled with categories, `paired_accuracy` whatever `metric` is."""
     columns = []
     for side, (version, sig) in (("A", a), ("B", b)):
         frame = disagreements(store, dataset, (version, sig), columns="scores")
@@ -172,12 +204,18 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
                 f"pick a human aspect both templates map to (human = \"...\" in the template header)"
             )
         columns.append(frame.drop_duplicates("item_id").set_index("item_id"))
-    b_scores = columns[1][["score"]].rename(columns={"score": "score_b"})
-    joined = columns[0][["score", "human_score", "group"]].join(b_scores, how="inner")
+    for frame in columns:  # a label's hit: the judge's nearest category is the people's majority (`disagreements`)
+        frame["hit"] = (frame["judge_01"] == frame["human_01"]).astype(float).where(
+            frame["judge_01"].notna() & frame["human_01"].notna())
+    b_scores = columns[1][["score", "hit"]].rename(columns={"score": "score_b", "hit": "hit_b"})
+    joined = columns[0][["score", "hit", "human_score", "group"]].join(b_scores, how="inner")
     kept, said = held_out(store.items(dataset), [a[0], b[0]], searched_versions(store, dataset))
     joined = joined[joined.index.isin({item.id for item in kept})]  # not where a search chose either
-    found = paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
-                              metric=metric)
+    if human.lower() in {aspect.lower() for aspect in store.categories(dataset)}:  # labels: never correlated
+        found = paired_accuracy(joined["hit"], joined["hit_b"], joined["group"])
+    else:
+        found = paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
+                                  metric=metric)
     return replace(found, note="; ".join(filter(None, [found.note, said])))
 
 

@@ -307,21 +307,30 @@ def _judged_items(items: list, candidates: list[Row], levels: set[str], every: b
     return items if keep.all() else [items[i] for i in np.flatnonzero(keep).tolist()]
 
 
+def labels_only(store: Store, name: str, items: list | None = None) -> list[str]:
+    """The aspects of the stored dataset `name` labeled with categories (pass/fail, a preference) when every aspect
+    people gave its `items` (default: those stored, on its human side) is one; else []. A leaderboard correlates
+    scores: on such a dataset it has nothing to correlate, and a judge is read by accuracy instead."""
+    categorical = {aspect.lower() for aspect in store.categories(name)}
+    aspects = item_columns(store.items(name) if items is None else items).human_aspects if categorical else []
+    return list(aspects) if aspects and all(a.lower() in categorical for a in aspects) else []
+
+
 def _scores_only(store: Store, name: str, items: list, skipped: list[str]) -> list:
     """`items` without their categorical aspects, which a correlation would read as numbers (the
-    skipped lines say so); GevalError when no aspect is left."""
+    skipped lines say so); GevalError when no aspect is left (`labels_only`)."""
     categorical = store.categories(name)
     if not categorical:
         return items
+    only = labels_only(store, name, items)
+    if only:
+        raise GevalError(f"every aspect of '{name}' is categorical ({', '.join(only)}): a leaderboard "
+                         "correlates scores; read it with `geval agree` (accuracy) or `geval alttest`")
     skipped.append(f"{name}: {', '.join(categorical)} {'is' if len(categorical) == 1 else 'are'} categorical, left out: "
                    "a leaderboard correlates scores; `geval agree` reads categories by accuracy, and `geval alttest` "
                    "tests whether a judge can replace an annotator")
-    kept = [replace(item, human={a: s for a, s in item.human.items() if a not in categorical},
+    return [replace(item, human={a: s for a, s in item.human.items() if a not in categorical},
                     annotators={a: w for a, w in item.annotators.items() if a not in categorical}) for item in items]
-    if not any(item.human for item in kept):
-        raise GevalError(f"every aspect of '{name}' is categorical ({', '.join(categorical)}): a leaderboard "
-                         "correlates scores; read it with `geval agree` (accuracy) or `geval alttest`")
-    return kept
 
 
 # --- rows ---------------------------------------------------------------------------------------

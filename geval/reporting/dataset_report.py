@@ -482,8 +482,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str,
             except StoreError as exc:
                 verdicts.append(f"{human}: {other.label} against {reference.label} is not compared: {exc}")
                 continue
-            rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {metric}": number(c.a),
-                         f"B: {metric}": number(c.b), "B − A [95% CI]": difference_text(c),
+            rows.append({"human": human, "A": reference.label, "B": other.label, f"A: {c.metric}": number(c.a),
+                         f"B: {c.metric}": number(c.b), "B − A [95% CI]": difference_text(c),
                          "p (jackknife t)": format_p(c.p),
                          "items / groups": f"{c.n_items} / {c.n_groups}"})
             verdicts.append(verdict(c, reference.label, other.label, human))
@@ -495,9 +495,11 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str,
                  else "")
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: {reference}a "
                     "prompts/ file's version, else the one saved first), "
-                    f"on the items both scored: {metric} of each with the people's mean, B − A with its "
-                    f"paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
-    blocks += ([Table(pd.DataFrame(rows))] if rows else []) + [Bullets(tuple(verdicts))]
+                    f"on the items both scored: {metric} of each with the people's mean"
+                    + (" (on an aspect labeled with categories, its accuracy against the people's majority)"
+                       if any("A: accuracy" in row for row in rows) and metric != "accuracy" else "")
+                    + f", B − A with its paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
+    blocks += ([Table(pd.DataFrame(rows).fillna("–"))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
         if reference.imported or other.imported:  # a judge imported from a file has no template to compare
             continue

@@ -228,8 +228,8 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
 
 
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
-    """Grouped bars of one metric's correlation per aspect, one colour per combo (template
-    version and judge), one panel per level, with the 95% bootstrap CI as error bars.
+    """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
+    aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI as error bars.
     `table` is an agreement table, or several stacked by `stack_tables`.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
@@ -274,7 +274,8 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
     lines = max((len(found) for found in said.values()), default=0)
     figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 18 * lines},
-                         title={"text": f"{metric.capitalize()} correlation with people", "y": 0.98, "yanchor": "top"})
+                         title={"text": "Accuracy against the people's majority" if metric == "accuracy" else
+                                f"{metric.capitalize()} correlation with people", "y": 0.98, "yanchor": "top"})
     figure.update_yaxes(range=[min(-0.1, float(low) - 0.05), 1])
     figure.update_yaxes(title_text=metric, row=1, col=1)
     return figure
