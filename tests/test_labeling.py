@@ -345,3 +345,29 @@ def test_a_curve_read_on_other_groups_fits_on_all_the_labels_and_reads_there():
     assert points["combined"].iloc[-1] > 0.8 > 0.5 > points["judge"].iloc[-1]
     assert points["judge"].nunique() == 1  # the judge alone reads the same items at every number of labels
     assert learned.beats_at == 10
+
+
+def test_the_curve_of_pass_fail_labels_reads_accuracy_not_a_pearson_of_their_codes(tmp_path):
+    """"How many labels buy how much" read the Pearson of a combination fitted on a pass/fail aspect's codes, beside
+    a progress line and a table of accuracies; now each point is the judge's accuracy against your labels (its
+    nearest label), the combination's (its prediction rounded to the nearest label) and their paired difference."""
+    from helpers import scored_verdicts
+
+    from geval.analysis.categorical import as_labels
+    from geval.reporting.figures import learning_curve_figure
+    from geval.reporting.tables import curve_caption
+
+    dataset = scored_verdicts(tmp_path, 30)
+    store = geval.Store(tmp_path / "store.sqlite")
+    given = {item.id: (k * 7 % 3 == 0) * 1 for k, item in enumerate(dataset.items[:24])}  # not the people's labels
+    for item_id, label in given.items():
+        store.save_label(item_id, "verdict", label)
+    learned = curve(store, "verdicts", "verdict", baselines=())
+    assert learned.metric == "accuracy" and learned.points["labels"].tolist() == [10, 15, 20, 24]
+    judge = features(store, "verdicts", "verdict", baselines=())
+    nearest = as_labels(judge.table[judge.judge], judge.scale, 2)
+    expected = [np.mean([nearest[i] == label for i, label in list(given.items())[:size]]) for size in (10, 15, 20, 24)]
+    assert learned.points["judge"].tolist() == pytest.approx(expected)
+    assert ((learned.points["combined"] * learned.points["labels"]) % 1 == 0).all()  # a share of the labels
+    assert curve_caption(learned).startswith("The accuracy against the verdict labels")
+    assert learning_curve_figure(learned).layout.yaxis.title.text == "accuracy against the labels"

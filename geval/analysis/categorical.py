@@ -61,16 +61,25 @@ def accuracy_row(judge: pd.Series, items: list[Item], human: str, aspect: str) -
     hits = (judge[ids].to_numpy(float)[keep] == majorities[keep]).astype(float)
     groups = np.array([by_id[i].group or i for i in ids])[keep]
     value = float(hits.mean()) if len(hits) else math.nan
-    names = sorted(set(groups.tolist()))
+    names = set(groups.tolist())
     notes = [f"{tied} items left out: their annotators' majority is tied"] if tied else []
-    low = high = math.nan
-    if len(names) >= MIN_GROUPS and math.isfinite(value):
-        sums = np.array([[hits[groups == g].sum(), (groups == g).sum()] for g in names])
-        loo = (sums[:, 0].sum() - sums[:, 0]) / (sums[:, 1].sum() - sums[:, 1])  # the accuracy without each group
-        low, high = jackknife_interval(value, loo, correlation=False)
-        low, high = max(low, 0.0), min(high, 1.0)
-    elif math.isfinite(value):
+    low, high = accuracy_interval(hits, groups)
+    if len(names) < MIN_GROUPS and math.isfinite(value):
         notes.append(few_groups(len(names)))
     return {"aspect": aspect, "human": human, "level": "item", "metric": METRIC, "value": value, "low": low,
             "high": high, "n": int(len(hits)), "groups": len(names), "unscored": int(judge.isna().sum()),
             "note": "; ".join(notes)}
+
+
+def accuracy_interval(hits: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
+    """The 95% interval of an accuracy, the mean of `hits` (1 right, 0 wrong, one per item), over the items' `groups`:
+    the delete-one-group jackknife with Student's t, inside [0, 1]; NaN below MIN_GROUPS groups."""
+    hits = np.asarray(hits, dtype=float)
+    codes, _ = pd.factorize(np.asarray(groups))
+    sizes = np.bincount(codes)
+    if len(sizes) < MIN_GROUPS:
+        return math.nan, math.nan
+    loo = (hits.sum() - np.bincount(codes, hits)) / (len(hits) - sizes)  # the accuracy without each group
+    low, high = jackknife_interval(float(hits.mean()), loo, correlation=False)
+    return max(low, 0.0), min(high, 1.0)
+

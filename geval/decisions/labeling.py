@@ -30,8 +30,9 @@ import pandas as pd
 from geval.analysis.agreement import human_aspect_for, judge_scores, no_human_because, resolve, unread_labels
 from geval.analysis.baselines import FAST, compute_baselines
 from geval.analysis.calibration import CalibrationError, cross_validated, fit_predict
-from geval.analysis.categorical import as_labels
-from geval.analysis.comparison import paired_columns
+from geval.analysis.categorical import METRIC as ACCURACY
+from geval.analysis.categorical import accuracy_interval, as_labels, majority
+from geval.analysis.comparison import paired_accuracy, paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
 from geval.analysis.grouped import group_codes, group_sums, without_each
 from geval.analysis.disagreement import human_ranges
@@ -470,15 +471,17 @@ CURVE_COLUMNS = ["labels", "groups", "judge", "judge_low", "judge_high", "combin
 
 @dataclass
 class LearningCurve:
-    """The agreement (Pearson) of the judge alone and of the combination fitted on the labels,
-    after each number of labels (`points`, CURVE_COLUMNS); `beats_at`: the fewest labels from
-    which on the combination beats the judge with a paired 95% interval above 0 (None: not yet)."""
+    """The agreement (`metric`: Pearson, or on an aspect labeled with categories accuracy) of the judge
+    alone and of the combination fitted on the labels, after each number of labels (`points`,
+    CURVE_COLUMNS); `beats_at`: the fewest labels from which on the combination beats the judge with a
+    paired 95% interval above 0 (None: not yet)."""
 
     aspect: str
     judge: str
     columns: list[str]
     points: pd.DataFrame
     notes: list[str] = field(default_factory=list)
+    metric: str = "pearson"
 
     @property
     def beats_at(self) -> int | None:
@@ -504,13 +507,14 @@ def curve_sizes(total: int) -> list[int]:
 
 def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[str], aspect: str = "",
                    sizes: Sequence[int] | None = None, folds: int = FOLDS, seed: int = 0,
-                   read_on: Sequence[str] | None = None) -> LearningCurve:
+                   read_on: Sequence[str] | None = None, categories: int | None = None) -> LearningCurve:
     """The learning curve of `human` (labels indexed by item id) taken in `labeled_order`: at each
     of `sizes` (default `curve_sizes`), the judge alone and the combination of every column of
     `found` fitted on the labels, read on the labeled items (each item's value fitted on the other
     groups' labels: what a user can see), or with `read_on` on those items instead (other groups,
-    whose human scores `human` holds too: a simulation). Raises LabelError without a judge column
-    or with fewer than MIN_FIT labels."""
+    whose human scores `human` holds too: a simulation). `categories`: the aspect is labeled with that
+    many, `human` their indexes: each read by accuracy (`_paired`). Raises LabelError without a judge
+    column or with fewer than MIN_FIT labels."""
     if found.judge is None:
         raise LabelError(f"no scored judge compares an aspect with '{aspect}': score the dataset with a template "
                          "whose aspect is compared with it first")
@@ -528,17 +532,19 @@ def learning_curve(found: Features, human: pd.Series, labeled_order: Sequence[st
     kept = Features(found.table.drop(columns=dropped), found.rows, found.judge, found.groups, found.scale, found.held)
     notes = [f"{found.judge}: {found.held[found.judge]}"] if found.judge in found.held else []
     notes += [f"left out of the combination (no value on some items): {', '.join(dropped)}"] if dropped else []
-    points = [_on_other_groups(kept, human, ordered[:size], read, aspect, seed) if read_on is not None else
-              _on_the_labels(kept, human, ordered[:size], aspect, folds, seed)
+    points = [_on_other_groups(kept, human, ordered[:size], read, aspect, seed, categories) if read_on is not None
+              else _on_the_labels(kept, human, ordered[:size], aspect, folds, seed, categories)
               for size in sizes or curve_sizes(len(ordered))]
     frame = pd.DataFrame(points).reindex(columns=CURVE_COLUMNS)
     frame["note"] = frame["note"].fillna("")
     if (frame["groups"] < MIN_GROUPS).any():
         notes.append(f"below {MIN_GROUPS} groups no interval is given")
-    return LearningCurve(aspect, found.judge, list(kept.table.columns), frame, notes)
+    return LearningCurve(aspect, found.judge, list(kept.table.columns), frame, notes,
+                         ACCURACY if categories else "pearson")
 
 
-def _on_the_labels(found: Features, human: pd.Series, ids: list[str], aspect: str, folds: int, seed: int) -> dict:
+def _on_the_labels(found: Features, human: pd.Series, ids: list[str], aspect: str, folds: int, seed: int,
+                   categories: int | None) -> dict:
     """A point of the curve read on the labeled items `ids`: the combination's value of each held
     out by group (`cross_validated`)."""
     groups = found.groups[ids]
@@ -549,15 +555,17 @@ def _on_the_labels(found: Features, human: pd.Series, ids: list[str], aspect: st
             raise CalibrationError(f"{groups.nunique()} group: the combination is fitted on other groups")
         combined = cross_validated(found.table.loc[ids], human[ids], groups, "ridge", k, seed, free=[found.judge])
     except CalibrationError as exc:
-        return {**point, "judge": correlate("pearson", found.table.loc[ids, found.judge], human[ids]),
-                "note": f"no combination: {exc}"}
-    paired = _paired(found.table.loc[ids, found.judge], combined, human[ids], groups, aspect)
+        alone = found.table.loc[ids, found.judge]
+        return {**point, "note": f"no combination: {exc}",
+                "judge": float(np.mean(_labels(alone, found.scale, categories) == human[ids])) if categories
+                else correlate("pearson", alone, human[ids])}
+    paired = _paired(found.table.loc[ids, found.judge], combined, human[ids], groups, aspect, found.scale, categories)
     return {**point, **paired,
             "note": "; ".join(filter(None, [paired["note"], f"{k} folds" if k < folds else ""]))}
 
 
 def _on_other_groups(found: Features, human: pd.Series, ids: list[str], read: list[str], aspect: str,
-                     seed: int) -> dict:
+                     seed: int, categories: int | None) -> dict:
     """A point of the curve read on the items `read` (other groups): the combination fitted on all
     the labeled items `ids`."""
     combination = fitted(found, human[ids], seed)
@@ -566,12 +574,30 @@ def _on_other_groups(found: Features, human: pd.Series, ids: list[str], read: li
     point = {"labels": len(ids), "groups": int(groups.nunique())}
     if combination is None or len(read) < 3:
         return {**point, "note": "no combination: too few labels, or no item to read it on"}
-    return {**point, **_paired(found.table.loc[read, found.judge], combination[read], human[read], groups, aspect)}
+    return {**point, **_paired(found.table.loc[read, found.judge], combination[read], human[read], groups, aspect,
+                               found.scale, categories)}
 
 
-def _paired(judge: pd.Series, combined: pd.Series, human: pd.Series, groups: pd.Series, aspect: str) -> dict:
+def _labels(judge: pd.Series, scale: tuple[int, int] | None, categories: int) -> np.ndarray:
+    """A judge's scores on `scale` as the nearest of `categories` labels (`as_labels`)."""
+    return as_labels(judge, scale, categories).to_numpy(float)
+
+
+def _paired(judge: pd.Series, combined: pd.Series, human: pd.Series, groups: pd.Series, aspect: str,
+            scale: tuple[int, int] | None = None, categories: int | None = None) -> dict:
     """The judge and the combination against `human` on the same items: each Pearson with its 95%
-    interval and their paired difference (`comparison.paired_columns`)."""
+    interval and their paired difference (`comparison.paired_columns`). With `categories` (`human` their
+    indexes), each one's accuracy instead: the judge's nearest label on its `scale`, the combination's
+    prediction rounded to the nearest label, the paired difference `comparison.paired_accuracy`'s."""
+    if categories:
+        said, where = human.to_numpy(float), groups.to_numpy()
+        judged = (_labels(judge, scale, categories) == said).astype(float)
+        combination = (np.clip(np.floor(combined.to_numpy(float) + 0.5), 0, categories - 1) == said).astype(float)
+        found = paired_accuracy(judged, combination, where)
+        (judge_low, judge_high), (low, high) = accuracy_interval(judged, where), accuracy_interval(combination, where)
+        return {"judge": found.a, "judge_low": judge_low, "judge_high": judge_high, "combined": found.b,
+                "combined_low": low, "combined_high": high, "difference": found.difference, "low": found.low,
+                "high": found.high, "note": found.note}
     row = paired_columns({aspect: (judge.to_numpy(float), combined.to_numpy(float), human.to_numpy(float))},
                          groups.to_numpy(), "item", "pearson")[0]
     return {"judge": row["a"], "judge_low": row["a_low"], "judge_high": row["a_high"], "combined": row["b"],
@@ -582,15 +608,18 @@ def _paired(judge: pd.Series, combined: pd.Series, human: pd.Series, groups: pd.
 def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
           annotator: str | None = None, baselines: Sequence[str] = FAST, seed: int = 0) -> LearningCurve:
     """The learning curve of the stored labels of `aspect` (any case; of one `annotator`, default
-    all, their mean per item), in the order they were first given, against `combo` (default: the
+    all, their mean per item; on an aspect labeled with categories their majority, read by accuracy), in the
+    order they were first given, against `combo` (default: the
     most recently scored judge compared with the aspect) and the combination of every judge score
     and `baselines` (`learning_curve`)."""
     labels = store.labels(dataset, annotator)
     labels = labels[labels["aspect"].str.lower() == aspect.lower()]
-    human = labels.groupby("item_id")["score"].mean()
+    named = {a.lower(): c for a, c in store.categories(dataset).items()}.get(aspect.lower())  # labels: accuracy
+    human = labels.groupby("item_id")["score"].agg(lambda s: majority(tuple(s))) if named else \
+        labels.groupby("item_id")["score"].mean()
     labeled_order = list(labels.sort_values(["created"], kind="stable")["item_id"].drop_duplicates())
     found = features(store, dataset, aspect, combo, baselines)
-    return learning_curve(found, human, labeled_order, aspect, seed=seed)
+    return learning_curve(found, human, labeled_order, aspect, seed=seed, categories=len(named) if named else None)
 
 
 # --- what the labels buy: systems as people would score them --------------------------------------

@@ -320,8 +320,8 @@ def judge_distribution_figure(distribution: Mapping[int, float], low: int, high:
 
 
 def learning_curve_figure(curve):
-    """A learning curve (`geval.labeling.LearningCurve`): the Pearson correlation of the judge
-    alone and of the combination fitted on the labels against the number of labels, each with
+    """A learning curve (`geval.labeling.LearningCurve`): the Pearson correlation (or on labels the accuracy) of the
+    judge alone and of the combination fitted on the labels against the number of labels, each with
     its 95% interval as a band where there is one, and the labels at which the combination
     beats the judge (paired interval above 0) marked."""
     import plotly.graph_objects as go
@@ -344,7 +344,9 @@ def learning_curve_figure(curve):
         figure.add_vline(x=curve.beats_at, line_dash="dot",
                          annotation_text=f"beats the judge from {curve.beats_at} labels")
     figure.update_layout(title={"text": html.escape(f"How many labels buy how much: {curve.aspect}")},
-                         xaxis={"title": "labels"}, yaxis={"title": "Pearson with the labels"}, height=360,
+                         xaxis={"title": "labels"}, height=360,
+                         yaxis={"title": "accuracy against the labels" if curve.metric == "accuracy" else
+                                "Pearson with the labels"},
                          legend={"orientation": "h", "y": -0.25}, margin={"t": 50, "b": 40, "l": 50, "r": 10})
     return figure
 

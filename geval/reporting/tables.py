@@ -140,10 +140,14 @@ def curve_caption(curve) -> str:
     beats = (f" The combination beats the judge alone (paired interval above 0) from {curve.beats_at} labels on."
              if curve.beats_at else " The combination does not beat the judge alone with a paired interval above 0.")
     notes = "".join(f" {note[:1].upper()}{note[1:]}." for note in curve.notes)
-    return (f"The Pearson correlation with the {curve.aspect} labels of the judge alone ({curve.judge}) and of a ridge "
-            "combination of every judge score and baseline, each item's value fitted on the other groups' labels "
-            "only, after each number of labels in the order they were given; 95% intervals from the delete-one-"
-            f"group jackknife (none below 10 groups). {shown}{beats}{notes}")
+    read = (f"The accuracy against the {curve.aspect} labels (the share of items given the label you gave) of the "
+            f"judge alone ({curve.judge}, its nearest label) and of a ridge combination of every judge score and "
+            "baseline, rounded to the nearest label," if curve.metric == "accuracy" else
+            f"The Pearson correlation with the {curve.aspect} labels of the judge alone ({curve.judge}) and of a ridge "
+            "combination of every judge score and baseline,")
+    return (f"{read} each item's value fitted on the other groups' labels only, after each number of labels in the "
+            "order they were given; 95% intervals from the delete-one-group jackknife (none below 10 groups). "
+            f"{shown}{beats}{notes}")
 
 
 def format_p(p: float) -> str:
