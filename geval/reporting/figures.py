@@ -229,8 +229,8 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
 
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
-    aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI as error bars.
-    `table` is an agreement table, or several stacked by `stack_tables`.
+    aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI
+    as error bars. `table` is an agreement table, or several stacked by `stack_tables`.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
     interval withheld no error bar and a faint, hatched bar: each panel's title says which, as the tables do
