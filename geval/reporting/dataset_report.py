@@ -34,6 +34,7 @@ from geval.decisions.alttest import EPSILONS
 from geval.analysis.annotators import COLUMNS as ANNOTATOR_COLUMNS
 from geval.analysis.annotators import NOMINAL, annotator_agreement, annotator_matrix, krippendorff_alpha
 from geval.analysis.baselines import METRICS as BASELINES
+from geval.analysis.categorical import METRIC as ACCURACY
 from geval.analysis.baselines import Embedder
 from geval.analysis.comparison import compare, compared_humans
 from geval.analysis.correlation import (LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, counts_shared, difference_reading,
@@ -436,18 +437,25 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     shown = display_table(stacked)
     if len(scored) == 1:
         shown = shown.drop(columns="combo")
+    labels = stacked["metric"] == ACCURACY  # aspects labeled with categories: read by accuracy, never correlated
+    metric = ACCURACY if labels.all() else metric
     mine = shown[shown["metric"] == metric] if (shown["metric"] == metric).any() else shown
-    blocks = [Heading("Agreement with people"),
-              Text("Correlation of each judge aspect with the people's mean score: over all items (item level), "
-                   "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
-                   f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
-                   "system level from a bootstrap of groups. With fewer than "
-                   f"{MIN_GROUPS} groups no interval is given (at the system level, with fewer than {MIN_GROUPS} "
-                   f"systems either: such cells read \"(no interval: k systems)\"), and the group level needs "
-                   f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" "
-                   "and get no bar.")]
+    accuracy = (f"the share of items where the judge's nearest label is the people's majority (items whose majority "
+                f"is tied left out), item by item, with its 95% interval over groups from {JACKKNIFE}")
+    blocks = [Heading("Agreement with people"), Text(
+        f"Accuracy of each judge aspect against the people's labels: {accuracy}." if labels.all() else
+        "Correlation of each judge aspect with the people's mean score: over all items (item level), "
+        "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
+        f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
+        "system level from a bootstrap of groups. With fewer than "
+        f"{MIN_GROUPS} groups no interval is given (at the system level, with fewer than {MIN_GROUPS} "
+        f"systems either: such cells read \"(no interval: k systems)\"), and the group level needs "
+        f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" "
+        "and get no bar." + (f" An aspect labeled with categories is read by accuracy instead: {accuracy}."
+                             if labels.any() else ""))]
     if figures and (stacked["metric"] == metric).any():
-        blocks.append(Figure(correlation_bars(stacked, metric), f"{metric} correlation with people, per aspect"))
+        blocks.append(Figure(correlation_bars(stacked, metric), "accuracy against the people's majority, per aspect"
+                             if metric == ACCURACY else f"{metric} correlation with people, per aspect"))
     blocks.append(Table(mine.reset_index(drop=True)))
     if len(mine) < len(shown):
         blocks.append(Details(f"Every metric at every level ({', '.join(dict.fromkeys(shown['metric']))})",
