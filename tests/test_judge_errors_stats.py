@@ -59,8 +59,8 @@ def _codes(n_groups: int) -> np.ndarray:
 def _missed(found: dict[str, tuple], truth: dict[str, float]) -> dict[str, tuple[float, float]]:
     """Per statistic: the share of datasets whose interval misses the true value, and the share that got one."""
     out = {}
-    for name, (value, loo, present, transform) in found.items():
-        low, high = t_interval(value, loo, present, transform)
+    for name, (value, loo, present, transform, *items) in found.items():  # items: a share's, read by Wilson
+        low, high = t_interval(value, loo, present, transform, *items)
         given = np.isfinite(low)
         out[name] = (float(np.mean(~((low[given] <= truth[name]) & (truth[name] <= high[given])))), float(given.mean()))
     return out
@@ -129,7 +129,7 @@ def _label_statistics(labels: np.ndarray, n_groups: int, weighting: str = "none"
     if weighting == "quadratic":
         return found
     accuracy = with_each_left_out(confusion, accuracy_of)
-    found["accuracy"] = (*accuracy, "none")
+    found["accuracy"] = (*accuracy, "wilson", confusion.sum(axis=(-3, -2, -1)))  # as label_errors reads it
     for name in ("precision", "recall", "f1"):
         value, loo, present = with_each_left_out(confusion, lambda c, name=name: per_label(c)[name])
         shown = "F1" if name == "f1" else name

@@ -25,9 +25,9 @@ DATASETS = 1000
 BIG = 40_000
 MARGINAL = np.array([0.45, 0.35, 0.20])
 SWAP = np.array([SECOND, FIRST, TIE])  # a label on the pair's sides <-> on the positions of order 2
-#: Shares whose logit intervals are conservative (they miss less than 2.5% at 10-30 questions) and withheld where
-#: a dataset's share is 0 or 1: a rare one (the second position both times, about 6% of the pairs) and one near 1
-#: (accuracy without ties, about .80 against an annotator, .90 between two).
+#: Shares whose intervals are conservative (they miss less than 2.5% at 10-30 questions): a rare one on the logit,
+#: withheld where a dataset's share is 0 or 1 (the second position both times, about 6% of the pairs), and the
+#: mean accuracy without ties over the annotators (about .80, on the logit: .024 at 10 questions).
 CONSERVATIVE = ("both_second", "accuracy without ties")
 #: The first-position preference counts the answers that name a side: at 10 questions, one whose every answer
 #: is a tie leaves 9 that count, too few for an interval (said so), in about 16% of the datasets.
@@ -74,12 +74,15 @@ def _statistics(draw: dict[str, np.ndarray], n_groups: int) -> dict[str, tuple]:
     everywhere = np.ones(judged.shape, bool)
     against = [confusions(draw["people"][:, k], judged, everywhere, codes, n_groups, 3) for k in range(2)]
     between = confusions(draw["people"][:, 0], draw["people"][:, 1], everywhere, codes, n_groups, 3)
-    for name, (statistic, transform, _) in FIGURES.items():
-        found[f"{name}, judge against an annotator"] = (*with_each_left_out(against[0], statistic), transform)
+    for name, (statistic, transform, _, counted) in FIGURES.items():  # counted: the pairs an accuracy reads
+        items = (lambda c: counted(c) if counted else None)  # noqa: E731
+        found[f"{name}, judge against an annotator"] = (*with_each_left_out(against[0], statistic), transform,
+                                                        items(against[0]))
         both = [with_each_left_out(confusion, statistic) for confusion in against]  # as `_mean_row` averages
-        found[f"{name}, judge against an annotator, mean of two"] = (
-            (both[0][0] + both[1][0]) / 2, (both[0][1] + both[1][1]) / 2, both[0][2] | both[1][2], transform)
-        found[f"{name}, two annotators"] = (*with_each_left_out(between, statistic), transform)
+        found[f"{name}, judge against an annotator, mean of two"] = (  # a mean of accuracies: on the logit
+            (both[0][0] + both[1][0]) / 2, (both[0][1] + both[1][1]) / 2, both[0][2] | both[1][2],
+            SHARE_TRANSFORM if counted else transform)
+        found[f"{name}, two annotators"] = (*with_each_left_out(between, statistic), transform, items(between))
     votes = np.select([draw["people"] == s for s in WIN], list(WIN.values())).mean(axis=1)
     ours = np.select([judged == s for s in WIN], list(WIN.values()))
     everyone = np.ones(judged.shape)
@@ -91,8 +94,9 @@ def _statistics(draw: dict[str, np.ndarray], n_groups: int) -> dict[str, tuple]:
 def _missed(n_groups: int, seed: int) -> dict[str, tuple[float, float]]:
     truth = {name: float(np.squeeze(value)) for name, (value, *_) in _statistics(_draw(1, BIG, seed + 1), BIG).items()}
     out = {}
-    for name, (value, loo, present, transform) in _statistics(_draw(DATASETS, n_groups, seed), n_groups).items():
-        low, high = t_interval(value, loo, present, transform)
+    for name, (value, loo, present, transform, *items) in _statistics(_draw(DATASETS, n_groups, seed),
+                                                                      n_groups).items():
+        low, high = t_interval(value, loo, present, transform, *items)
         given = np.isfinite(low)
         hit = (np.maximum(low[given], -1) <= truth[name]) & (truth[name] <= high[given])
         out[name] = (float(np.mean(~hit)), float(given.mean()))

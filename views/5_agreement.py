@@ -97,8 +97,9 @@ stacked = geval.reporting.stack_tables(tables)
 categorical = set(stacked["metric"]) == {"accuracy"}  # labels only: read by accuracy, nothing correlated
 st.subheader(f"{'Agreement' if categorical else 'Correlation'} with {compared_with}")
 st.caption("95% intervals over whole groups (dialogues, documents): the jackknife with Student's t (system level: a "
-           "bootstrap). Below 10 groups, or at the system level 10 systems, no interval is given. Unscored and failed "
-           "judgments are left out; 'unscored' counts them.")
+           "bootstrap; an accuracy: Wilson's, on the items' number weighed by their groups' design effect). Below 10 "
+           "groups, or at the system level 10 systems, no interval is given. Unscored and failed judgments are left "
+           "out; 'unscored' counts them.")
 shown = geval.reporting.display_table(stacked)
 if len(tables) == 1 and "combo" in shown:  # one template version and judge: named above, not on every row
     shown = shown.drop(columns="combo")

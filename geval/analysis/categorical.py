@@ -1,8 +1,8 @@
 """Agreement on a categorical aspect (MT-Bench's model_a / model_b / tie, a label among several):
 never a correlation, which would read the categories' indexes as numbers. The judge's accuracy
 against the people's majority label (items whose majority is tied are left out and counted),
-with a 95% interval over groups from the delete-one-group jackknife (Student's t, as every
-interval in geval); people's agreement among themselves is Krippendorff's alpha, nominal, in the
+with a 95% interval over groups (Wilson's, on the items' number weighed by the design effect the
+delete-one-group jackknife finds: `accuracy_interval`); people's agreement among themselves is Krippendorff's alpha, nominal, in the
 people row and the alternative annotator test's accuracy alignment."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 
-from geval.analysis.correlation import MIN_GROUPS, few_groups, jackknife_interval
+from geval.analysis.correlation import MIN_GROUPS, few_groups
+from geval.analysis.grouped import wilson_interval
 from geval.data.items import Item
 from geval.data.pairs import PREFERENCES
 
@@ -73,13 +74,14 @@ def accuracy_row(judge: pd.Series, items: list[Item], human: str, aspect: str) -
 
 def accuracy_interval(hits: np.ndarray, groups: np.ndarray) -> tuple[float, float]:
     """The 95% interval of an accuracy, the mean of `hits` (1 right, 0 wrong, one per item), over the items' `groups`:
-    the delete-one-group jackknife with Student's t, inside [0, 1]; NaN below MIN_GROUPS groups."""
+    Wilson's on the items' effective number, from the delete-one-group jackknife's variance
+    (`geval.analysis.grouped.wilson_interval`); NaN below MIN_GROUPS groups."""
     hits = np.asarray(hits, dtype=float)
     codes, _ = pd.factorize(np.asarray(groups))
     sizes = np.bincount(codes)
     if len(sizes) < MIN_GROUPS:
         return math.nan, math.nan
     loo = (hits.sum() - np.bincount(codes, hits)) / (len(hits) - sizes)  # the accuracy without each group
-    low, high = jackknife_interval(float(hits.mean()), loo, correlation=False)
-    return max(low, 0.0), min(high, 1.0)
+    low, high = wilson_interval(float(hits.mean()), loo, len(hits))
+    return float(low), float(high)
 

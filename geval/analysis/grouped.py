@@ -35,8 +35,11 @@ from geval.analysis.correlation import (
 from geval.data.columns import ItemColumns
 
 #: How a statistic is read before its interval is made: as it is, on the log scale (a ratio of
-#: spreads), on Fisher's z (bounded by −1 and 1), or on the logit (a share, inside 0-1).
-TRANSFORMS = ("none", "log", "fisher", "logit")
+#: spreads), on Fisher's z (bounded by −1 and 1), or on the logit (a share, inside 0-1); "wilson": an
+#: accuracy's interval is Wilson's on its items' effective number (`wilson_interval`), not a t-interval.
+TRANSFORMS = ("none", "log", "fisher", "logit", "wilson")
+#: The normal quantile of a 95% interval (`wilson_interval`).
+Z95 = float(stats.norm.ppf(0.975))
 #: Where a share's interval is kept (inside [0, 1]), and a kappa's or a difference of shares' ([-1, 1]).
 SHARE, SIGNED = (0.0, 1.0), (-1.0, 1.0)
 
@@ -154,13 +157,16 @@ def spearman_ranked(x: np.ndarray, y: np.ndarray, y_ranks: np.ndarray | None = N
     return float(np.corrcoef(np.column_stack((x_ranks, y_ranks)), rowvar=False)[1, 0]), x_ranks, y_ranks
 
 
-def t_interval(value, loo, present=None, transform: str = "none") -> tuple[np.ndarray, np.ndarray]:
+def t_interval(value, loo, present=None, transform: str = "none", items=None) -> tuple[np.ndarray, np.ndarray]:
     """The jackknife's 95% t-interval of `value` (...) from its leave-one-group-out values `loo`
     (..., groups), over the groups `present` (..., groups; default all) that hold data (a group with
-    none leaves the statistic as it is and is no unit). NaN where fewer than MIN_GROUPS groups hold
-    data, or the value or a leave-one-out value is undefined."""
+    none leaves the statistic as it is and is no unit); with the transform "wilson", `wilson_interval` of a
+    share of `items` (...). NaN where fewer than MIN_GROUPS groups hold data, or the value or a leave-one-out
+    value is undefined."""
     if transform not in TRANSFORMS:
         raise ValueError(f"transform '{transform}' is unknown; use one of {', '.join(TRANSFORMS)}")
+    if transform == "wilson":
+        return wilson_interval(value, loo, items, present)
     value, loo = np.asarray(value, dtype=float), np.asarray(loo, dtype=float)
     present = np.ones(loo.shape, bool) if present is None else np.broadcast_to(present, loo.shape)
     forward, back = _transform(transform)
@@ -175,6 +181,31 @@ def t_interval(value, loo, present=None, transform: str = "none") -> tuple[np.nd
         low, high = back(z - half), back(z + half)
     bad = (units < MIN_GROUPS) | ~np.isfinite(z) | ~np.isfinite(np.where(present, z_loo, 0.0)).all(axis=-1)
     return np.where(bad, np.nan, low), np.where(bad, np.nan, high)
+
+
+def wilson_interval(value, loo, items, present=None) -> tuple[np.ndarray, np.ndarray]:
+    """The 95% interval of a share (...) of `items` (...), an accuracy: Wilson's score interval on the items'
+    effective number over their groups, `items` over the design effect (the jackknife's variance of the share from
+    its leave-one-group-out values `loo` (..., groups), over the groups `present`, against the binomial's
+    p(1 − p) / items; at least 1). Where the groups' items are right or wrong together they count as fewer; a share
+    of 0 or 1, whose variance is 0, is read on every item. It stays inside [0, 1] and is given at 0 and 1, where the
+    jackknife's t-interval (as it is: [1, 1]; on the logit: none) missed a true accuracy of .9-.97 in 8-40% of
+    datasets, or gave none in up to 80% (the coverage simulation, tests/test_stats.py). NaN as `t_interval`'s."""
+    value, loo = np.asarray(value, dtype=float), np.asarray(loo, dtype=float)
+    items = np.asarray(items, dtype=float)
+    present = np.ones(loo.shape, bool) if present is None else np.broadcast_to(present, loo.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        units = present.sum(axis=-1)
+        mean = np.where(present, loo, 0.0).sum(axis=-1) / units
+        variance = (units - 1) / units * np.where(present, (loo - mean[..., None]) ** 2, 0.0).sum(axis=-1)
+        binomial = value * (1 - value) / items
+        effective = np.where(variance > binomial, items * binomial / variance, items)
+        q = Z95 ** 2 / effective
+        centre = (value + q / 2) / (1 + q)
+        half = Z95 * np.sqrt(value * (1 - value) / effective + q / (4 * effective)) / (1 + q)
+    bad = (units < MIN_GROUPS) | ~np.isfinite(value) | ~np.isfinite(np.where(present, loo, 0.0)).all(axis=-1) | \
+        ~(items > 0)
+    return np.where(bad, np.nan, centre - half), np.where(bad, np.nan, centre + half)
 
 
 def _transform(name: str):
@@ -237,15 +268,17 @@ class Estimate:
 
 
 def estimate(value: float, loo: np.ndarray, present: np.ndarray | None = None, transform: str = "none",
-             undefined: str = "undefined", bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
+             undefined: str = "undefined", bounds: tuple[float, float] = (-math.inf, math.inf),
+             items: int | None = None) -> Estimate:
     """One dataset's statistic as an Estimate: `value`, its interval from `loo` (groups) over the
-    groups `present`, kept inside `bounds` (a share's [0, 1]), the note saying why an interval or the
-    value is withheld (`undefined`: why the value is, when it is NaN)."""
+    groups `present` (a share of `items` with the transform "wilson": `wilson_interval`), kept inside `bounds` (a
+    share's [0, 1]), the note saying why an interval or the value is withheld (`undefined`: why the value is, when
+    it is NaN)."""
     loo = np.asarray(loo, dtype=float)
     present = np.ones(loo.shape, bool) if present is None else np.asarray(present, bool)
     if not math.isfinite(value):
         return Estimate(math.nan, groups=int(present.sum()), note=undefined)
-    low, high = t_interval(value, loo, present, transform)
+    low, high = t_interval(value, loo, present, transform, items)
     return bounded(value, float(low), float(high), int(present.sum()), transform, bounds)
 
 

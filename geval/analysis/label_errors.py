@@ -112,7 +112,8 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
              "tied"] if (~keep).any() else []
     return LabelErrors(
-        labels, weighting, agreement, _grouped(accuracy, transform="none"), total, each_label, constants, lead,
+        labels, weighting, agreement, _grouped(accuracy, transform="wilson", items=int(total.sum())), total, each_label,
+        constants, lead,
         annotators,
         _kappa(judge_mean, f"undefined: no annotator labeled {MIN_PAIR_ITEMS} of the judged items"),
         _kappa(people_kappa, f"undefined: no two annotators labeled {MIN_PAIR_ITEMS} items together"),
@@ -138,13 +139,13 @@ def _undefined(confusion: np.ndarray) -> str:
 
 
 def _grouped(parts: tuple, index: int | None = None, undefined: str = "undefined",
-             transform: str = SHARE_TRANSFORM) -> Estimate:
+             transform: str = SHARE_TRANSFORM, items: int | None = None) -> Estimate:
     """The Estimate of a share computed with each group left out (`with_each_left_out`), or of its
-    entry `index` in the last axis."""
+    entry `index` in the last axis (a share of `items` with the transform "wilson")."""
     value, loo, present = parts
     if index is not None:
         value, loo = value[index], loo[..., index]
-    return estimate(float(value), loo, present, transform, undefined, SHARE)
+    return estimate(float(value), loo, present, transform, undefined, SHARE, items)
 
 
 def _kappa(parts: tuple, undefined: str) -> Estimate:

@@ -41,11 +41,13 @@ from geval.store import Store
 
 #: How a share's interval is made (`geval.analysis.grouped.TRANSFORMS`), chosen by the coverage
 #: simulation (tests/test_pairwise_stats.py, docs/statistics.md): on the logit, a rare share (a pair
-#: with the second position both times, about 6%) or a share near 1 (accuracy without ties) is covered;
-#: as it is, it was missed up to 19% of the time at 10 questions. Withheld at a share of 0 or 1.
+#: with the second position both times, about 6%) is covered; as it is, it was missed up to 19% of the
+#: time at 10 questions. Withheld at a share of 0 or 1.
 SHARE_TRANSFORM = "logit"
 #: Kappa's, likewise (as `geval.analysis.label_errors`).
 KAPPA_TRANSFORM = "none"
+#: An accuracy's: Wilson's on the pairs' effective number (given at 0 and 1, where the logit's is not).
+ACCURACY_TRANSFORM = "wilson"
 #: What a pair scores for a side: its win, a tie, its loss (people's votes and the judge's label alike).
 WIN = {FIRST: 1.0, TIE: 0.5, SECOND: 0.0}
 MAJORITY = "the people's majority"
@@ -230,10 +232,13 @@ def positions(asked: np.ndarray, again: np.ndarray, codes: np.ndarray, n_groups:
     return Positions(pairs=len(asked), questions=len(set(codes.tolist())), **found)
 
 
-#: The figures of an agreement row, each a function of a confusion matrix, how its interval is made and its bounds.
-FIGURES = {"accuracy": (accuracy_of, SHARE_TRANSFORM, SHARE),
-           "accuracy without ties": (lambda c: accuracy_of(c[..., :TIE, :TIE]), SHARE_TRANSFORM, SHARE),
-           "kappa": (lambda c: kappa_of(c, disagreement_weights(len(PREFERENCES))), KAPPA_TRANSFORM, SIGNED)}
+#: The figures of an agreement row, each a function of a confusion matrix (..., groups, k, k), how its interval is
+#: made, its bounds and the pairs it counts (an accuracy's interval is Wilson's on them, as the agreement table's
+#: and how the judge errs': `geval.analysis.grouped.wilson_interval`; None: a kappa's, a t-interval).
+FIGURES = {"accuracy": (accuracy_of, ACCURACY_TRANSFORM, SHARE, lambda c: c.sum(axis=(-3, -2, -1))),
+           "accuracy without ties": (lambda c: accuracy_of(c[..., :TIE, :TIE]), ACCURACY_TRANSFORM, SHARE,
+                                     lambda c: c[..., :TIE, :TIE].sum(axis=(-3, -2, -1))),
+           "kappa": (lambda c: kappa_of(c, disagreement_weights(len(PREFERENCES))), KAPPA_TRANSFORM, SIGNED, None)}
 
 
 def _agreement_row(who: str, other: str, truth: np.ndarray, judged: np.ndarray, codes: np.ndarray,
@@ -243,7 +248,8 @@ def _agreement_row(who: str, other: str, truth: np.ndarray, judged: np.ndarray, 
     leave-one-out, present), for means."""
     keep = np.isfinite(truth) & np.isfinite(judged)
     confusion = confusions(truth, judged, keep, codes, n_groups, len(PREFERENCES))
-    parts = {name: with_each_left_out(confusion, statistic) for name, (statistic, _, _) in FIGURES.items()}
+    parts = {name: (*with_each_left_out(confusion, statistic), counted(confusion) if counted else None)
+             for name, (statistic, _, _, counted) in FIGURES.items()}
     row = {"who": who, "with": other, "pairs": int(keep.sum()),
            "pairs without ties": int(confusion[..., :TIE, :TIE].sum()),
            **{name: _estimate(parts[name], name) for name in FIGURES}}
@@ -251,11 +257,13 @@ def _agreement_row(who: str, other: str, truth: np.ndarray, judged: np.ndarray, 
 
 
 def _estimate(parts: tuple, name: str) -> Estimate:
-    """A figure of FIGURES from its (value, leave-one-out, present), with its interval."""
-    value, loo, present = parts
-    _, transform, bounds = FIGURES[name]
+    """A figure of FIGURES from its (value, leave-one-out, present, pairs counted), with its interval; a mean of
+    accuracies (no pairs counted: `_mean_row`) on the logit, as a share's (it is no one accuracy of its pairs)."""
+    value, loo, present, counted = parts
+    _, transform, bounds, _ = FIGURES[name]
+    transform = SHARE_TRANSFORM if transform == ACCURACY_TRANSFORM and counted is None else transform
     return estimate(float(value), loo, present, transform, "undefined: too few pairs, or one label throughout",
-                    bounds)
+                    bounds, counted)
 
 
 def _mean_row(who: str, other: str, rows: list[dict], parts: list[dict[str, tuple]]) -> dict:
@@ -270,7 +278,7 @@ def _mean_row(who: str, other: str, rows: list[dict], parts: list[dict[str, tupl
             row[name] = Estimate(math.nan, note=f"undefined: no row with {MIN_PAIR_ITEMS} pairs and a value")
             continue
         row[name] = _estimate((float(np.mean([f[0] for f in found])), np.mean([f[1] for f in found], axis=0),
-                               np.any([f[2] for f in found], axis=0)), name)
+                               np.any([f[2] for f in found], axis=0), None), name)
     return row
 
 

@@ -440,8 +440,9 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     labels = stacked["metric"] == ACCURACY  # aspects labeled with categories: read by accuracy, never correlated
     metric = ACCURACY if labels.all() else metric
     mine = shown[shown["metric"] == metric] if (shown["metric"] == metric).any() else shown
-    accuracy = (f"the share of items where the judge's nearest label is the people's majority (items whose majority "
-                f"is tied left out), item by item, with its 95% interval over groups from {JACKKNIFE}")
+    accuracy = ("the share of items where the judge's nearest label is the people's majority (items whose majority "
+                "is tied left out), item by item, with its 95% interval: Wilson's on the items' number weighed by the "
+                "design effect of their groups (the delete-one-group jackknife's variance against the binomial's)")
     blocks = [Heading("Agreement with people"), Text(
         f"Accuracy of each judge aspect against the people's labels: {accuracy}." if labels.all() else
         "Correlation of each judge aspect with the people's mean score: over all items (item level), "
