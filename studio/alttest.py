@@ -66,6 +66,12 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
                "often the judge is at least as good as a person) ranks judges. Every judge scored or imported on "
                "this dataset is tested, except a prompt search's variants, beside a judge that always gives one "
                "label (each label of the scale is tried; the best is shown).")
+    if (geval.labeling.most_scores(store.items(dataset)) or 0) < 2:  # no one to leave out: said, no settings drawn
+        st.info("Each item here has one annotator's score: the test compares the judge with each annotator against "
+                "the others, so it needs two annotators or more on the same items (the paper recommends three). "
+                "Import another annotator's labels on the Data page, or label items yourself on the Label page and "
+                "compare the judge with both.")
+        return
     known = geval.alttest.annotators_of(store, dataset)
     st.session_state.setdefault("alttest_who", known or "skilled")
     st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])

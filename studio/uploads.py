@@ -66,8 +66,9 @@ def scales_section(store: geval.Store, dataset: geval.Dataset) -> None:
     declared = store.scales(dataset.name)
     categories = store.categories(dataset.name)
     scored = [a for a in dataset.aspects if a not in categories]
-    with st.expander("The people's scales" + (": " + ", ".join(f"{a} {lo:g}-{hi:g}" for a, (lo, hi) in
-                                                               declared.items()) if declared else ": none declared")):
+    named = [f"{a} {lo:g}-{hi:g}" for a, (lo, hi) in declared.items()] + [f"{a} {'/'.join(c)}"
+                                                                          for a, c in categories.items()]
+    with st.expander("The people's scales: " + (", ".join(named) or "none declared")):  # labels: their categories
         st.caption("The scale each aspect was asked on. A judge on another scale (a 1-10 judge, a 0-1 one) is mapped "
                    "linearly onto it wherever it is compared score for score (the alternative annotator test, how the "
                    "judge errs). With none declared, a judge's own scale is taken to be the people's unless their "

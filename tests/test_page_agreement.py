@@ -650,5 +650,8 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert any(i.value.replace("\\", "").startswith("Every aspect people gave here is labeled with categories "
                                                     "(verdict): a leaderboard correlates scores, so there is none")
                for i in at.info)
+    assert any(i.value.startswith("Each item here has one annotator's score: the test compares the judge")
+               for i in at.info)  # not a table of 0 items and "no verdict" for each judge
+    assert not [s for s in at.selectbox if s.key == "alttest_who"]
     at.multiselect(key="agree_levels").set_value(["item"]).run()  # the item level alone: nothing to explain
     assert not any("read item by item" in c.value for c in at.caption)

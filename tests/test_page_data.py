@@ -264,7 +264,7 @@ def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_colum
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.scales("scaled") == {"overall": (1.0, 5.0)} and store.categories("scaled") == {
         "verdict": ("fail", "pass")}
-    assert "The people's scales: overall 1-5" in [e.label for e in at.expander]
+    assert "The people's scales: overall 1-5, verdict fail/pass" in [e.label for e in at.expander]  # labels named
     at.text_input(key="data_declare_scale").set_value("overall=0-9").run()
     at.button(key="data_declare").click().run()
     assert [s.value for s in at.success][1:] == ["The people's scales: overall 0-9"]  # after the loaded line
