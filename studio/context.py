@@ -66,7 +66,7 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "tune_seed": ("tune_seed", int, 0),
     "label_from": ("label_from", str, "A template's aspects"),
     "label_template": ("label_template", str, None),
-    "label_aspects": ("label_aspects", str, "Overall 1-5"),
+    "label_aspects": ("label_aspects", str, None),  # always in a link: the Label page's default is the dataset's
     "annotator": ("label_annotator", str, "you"),
     "next": ("label_order", str, "random"),
     "label_seed": ("label_seed", int, 0),

@@ -93,10 +93,10 @@ def judged(row) -> str:
 
 
 systems = sorted(s for s in rows["system"].unique() if s)
-if st.session_state.get("inspect_filtered") != dataset.name:  # another dataset's filters would hide items unsaid
-    for key in FILTERS:
+if st.session_state.get("inspect_filtered", dataset.name) != dataset.name:  # another dataset's would hide items
+    for key in FILTERS:                                                       # unsaid (a link's are kept: the first)
         st.session_state.pop(key, None)
-    st.session_state["inspect_filtered"] = dataset.name
+st.session_state["inspect_filtered"] = dataset.name
 target = st.session_state.pop("inspect_item", None)
 if target is not None:
     if target in set(rows["item_id"]):  # opened from another page: show it whatever the filters were

@@ -2,8 +2,9 @@
 never a correlation, which would read the categories' indexes as numbers. The judge's accuracy
 against the people's majority label (items whose majority is tied are left out and counted),
 with a 95% interval over groups (Wilson's, on the items' number weighed by the design effect the
-delete-one-group jackknife finds: `accuracy_interval`); people's agreement among themselves is Krippendorff's alpha, nominal, in the
-people row and the alternative annotator test's accuracy alignment."""
+delete-one-group jackknife finds: `accuracy_interval`); people's agreement among themselves is
+Krippendorff's alpha, nominal, in the people row and the alternative annotator test's accuracy
+alignment."""
 
 from __future__ import annotations
 

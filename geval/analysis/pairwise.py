@@ -245,7 +245,7 @@ def _agreement_row(who: str, other: str, truth: np.ndarray, judged: np.ndarray, 
                    n_groups: int) -> tuple[dict, dict[str, tuple]]:
     """Accuracy with and without ties (the pairs where neither side said tie) and Cohen's kappa of
     `judged` against `truth` (indexes of PREFERENCES, NaN where missing); and each figure's (value,
-    leave-one-out, present), for means."""
+    leave-one-out, present, pairs counted: an accuracy's), for means."""
     keep = np.isfinite(truth) & np.isfinite(judged)
     confusion = confusions(truth, judged, keep, codes, n_groups, len(PREFERENCES))
     parts = {name: (*with_each_left_out(confusion, statistic), counted(confusion) if counted else None)
