@@ -477,3 +477,27 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
     assert line.startswith("the dataset's pass rate as people would give it (verdict): 50%, from"), line
     planned = next(str(info.value) for info in at.info if "95% interval" in str(info.value))
     assert "on the judge's accuracy with your verdict labels" in planned and "Pearson" not in planned, planned
+
+
+def test_the_learning_curve_opens_on_the_label_page_and_reads_accuracy_on_pass_fail_labels(monkeypatch, tmp_path):
+    """Opening "How many labels buy how much" on Label raised StreamlitDuplicateElementKey (the expander and its
+    figure were both keyed "label_curve"): the figure and its table were never drawn there."""
+    from helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 30)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k, item in enumerate(dataset.items[:24]):
+        store.save_label(item.id, "verdict", int(k * 7 % 3 == 0))
+    store.close()
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "verdicts"}
+    at.session_state["label_from"] = "Aspects I name"
+    at.run()
+    at.switch_page(PAGE).run()
+    at.session_state["label_curve_open"] = True  # the expander opened
+    at.run()
+    assert not at.exception
+    figure = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "How many labels" in c.proto.spec)
+    assert figure["layout"]["yaxis"]["title"]["text"] == "accuracy against the labels"
+    assert any(c.value.startswith("The accuracy against the verdict labels") for c in at.caption)

@@ -374,3 +374,20 @@ def test_a_pairs_disagreement_is_by_label_a_side_against_a_tie_half_of_one_side_
                                ("model_a", "model_b", "tie"))
     assert found[:5].tolist()[:4] == [0.0, 1.0, 0.5, 0.5] and np.isnan(found[4:]).all()
     assert label_disagreement(np.array([0, 2]), np.array([1, 0]), ("a", "b", "c")).tolist() == [1.0, 1.0]
+
+
+def test_the_mean_of_one_pair_of_annotators_is_that_pair_interval_and_all():
+    """With two annotators "each other, mean" read "79% [58%, 91%]" (the logit's) beside the pair's own "79% [60%,
+    91%]" (Wilson's), and "100% (no interval)" beside "100% [83%, 100%]": the mean of one row is that row."""
+    from geval.analysis.pairwise import among_people
+
+    rng = np.random.default_rng(3)
+    first = rng.integers(0, 3, 24).astype(float)
+    second = np.where(rng.random(24) < 0.8, first, rng.integers(0, 3, 24)).astype(float)
+    codes = np.repeat(np.arange(12), 2)
+    table = among_people(np.stack([first, second]), ["ann1", "ann2"], codes, 12)
+    pair, mean = table.iloc[0], table.iloc[1]
+    for name in ("accuracy", "accuracy without ties", "kappa"):
+        assert (mean[name].value, mean[name].low, mean[name].high) == (pair[name].value, pair[name].low,
+                                                                      pair[name].high), name
+    assert math.isfinite(pair["accuracy"].low)

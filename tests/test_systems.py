@@ -336,3 +336,18 @@ def test_the_judge_alone_is_shown_on_the_people_s_scale_when_its_template_has_an
     same = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
     same.judge_scale = same.scale  # a judge on the people's own scale: as it was
     assert same.judge_alone_words() == "judge alone (biased)" and same.judge_alone().equals(own)
+
+
+def test_labels_drawn_from_your_labels_say_so(tmp_path):
+    """With your labels as the human side, the systems' section drew its labels from them but said "20 items drawn at
+    random, from the dataset's own scores"."""
+    from helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 40)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k, item in enumerate(dataset.items[:24]):
+        store.save_label(item.id, "verdict", int(k * 7 % 3 == 0))
+    store.set_human_side("verdicts", "you")
+    found = geval.labeling.system_means(store, "verdicts", "verdict", per_system=20, design="random")
+    assert found.notes[0].startswith("20 items drawn at random, from your labels (seed 0)"), found.notes
+    assert found.source == "your labels"

@@ -174,7 +174,7 @@ def labeling() -> None:
         if not queue:
             st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session "
                                                              "offers them again)." if s.skipped else "."))
-    with st.expander("How many labels buy how much", key="label_curve", on_change="rerun") as curve:
+    with st.expander("How many labels buy how much", key="label_curve_open", on_change="rerun") as curve:
         if curve.open and len(mine[first.name]) >= geval.labeling.MIN_FIT and found.judge is not None:
             human_side.show_curve(store, dataset.name, first.name, combos, combo, annotator, key="label")
         else:  # drawn when opened: a label does not wait for the curve to be fitted again

@@ -272,6 +272,8 @@ def _mean_row(who: str, other: str, rows: list[dict], parts: list[dict[str, tupl
     kept = [(row, part) for row, part in zip(rows, parts) if row["pairs"] >= MIN_PAIR_ITEMS]
     row = {"who": who, "with": other, "pairs": sum(r["pairs"] for r, _ in kept),
            "pairs without ties": sum(r["pairs without ties"] for r, _ in kept)}
+    if len(kept) == 1:  # the mean of one row is that row, its intervals too (an accuracy's Wilson's, not the logit's)
+        return {**row, **{name: kept[0][0][name] for name in FIGURES}}
     for name in FIGURES:
         found = [part[name] for _, part in kept if math.isfinite(part[name][0])]
         if not found:

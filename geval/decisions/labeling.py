@@ -692,7 +692,7 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     own in a seeded order) and every judge compared with the aspect (`combo` first: the one the
     combined estimate reads; `together`: all of them fitted together), beside the labels alone
     and the judge alone. `per_system`: what that many labels per system would give, drawn from
-    the dataset's own scores (`design`: "documents", every system's item of k documents; "random",
+    the human side's scores (the dataset's own, as a rule; `design`: "documents", every system's item of k documents; "random",
     k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
     beside it, and each judge's worth for those labels read on every item people scored. `anytime`:
     intervals valid however many labels come (the Label page's live line). Raises SystemsError with
@@ -728,15 +728,13 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
             raise SystemsError(f"{found.judge} gives no distribution over scores (an imported judge): its "
                                "uncertainty is unknown; use the random order")
     weights = sampling_weights(spread.reindex(population.index)) if spread is not None else None
-    notes = []
+    notes, source = [], HUMAN_SOURCES[store.human_side(dataset)]  # the human side's scores, drawn or given
     if per_system is not None:
         design = design if design != "documents" or _shared_groups(population) else "random"
         order = _drawn(population, per_system, design, weights, seed)
-        notes.append(_drawn_line(population, order, per_system, design, seed, _unit(items)))
-        source = "the dataset's own scores"
+        notes.append(_drawn_line(population, order, per_system, design, seed, _unit(items), source))
     else:
         order = _labeled_order(store, dataset, name, population, seed)
-        source = HUMAN_SOURCES[store.human_side(dataset)]
     result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together,
                    anytime=anytime, worth_on=population.index if per_system is not None else None)
     result.notes = notes + result.notes
@@ -838,8 +836,8 @@ def _unit(items: list[Item]) -> str:
 
 
 def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, design: str, seed: int,
-                unit: str) -> str:
-    """What was drawn, in words: how many labels of what, how, from whose scores."""
+                unit: str, source: str) -> str:
+    """What was drawn, in words: how many labels of what, how, from whose scores (`source`, `HUMAN_SOURCES`')."""
     whole = population["human"].notna().all()
     if (population["system"] == "").all():
         drawn = (f"{len(order)} items drawn at random" if design != "documents" or unit == "items" else
@@ -853,7 +851,7 @@ def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, des
                  "uncertain": f"{per_system} items per system drawn where a label buys most (more often where the "
                               "judge is unsure)"}[design]
         beside = ": the people's mean over all items beside each" if whole else ""
-    return f"{drawn}, from the dataset's own scores (seed {seed}){beside}"
+    return f"{drawn}, from {source} (seed {seed}){beside}"
 
 
 def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.Series | None, seed: int) -> list[str]:

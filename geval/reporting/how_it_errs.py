@@ -42,8 +42,8 @@ INTRO = ("How the judge errs, beyond how much it agrees. Labels (categories, or 
          "matrix; each label's precision, recall and F1; and what a constant answer would reach. Scores, on the "
          "people's scale: the judge's offset (harsh or lenient), its spread and use of the scale, the Bland-Altman "
          "limits of agreement, and how far its error follows the response's length, beside each annotator's. "
-         "95% intervals over groups (dialogues, documents): the delete-one-group jackknife with Student's t; none "
-         "below 10 groups.")
+         "95% intervals over groups (dialogues, documents): the delete-one-group jackknife with Student's t (an "
+         "accuracy's: Wilson's, on the items' number weighed by their groups' design effect); none below 10 groups.")
 
 
 def title(found: AspectErrors) -> str:

@@ -147,9 +147,11 @@ def _wins_lines(found: Pairwise) -> list[str]:
         order = f"The judge's win rates order the {count} models as the people's do."
     else:
         shown = "; ".join(swaps[:3]) + (f" and {len(swaps) - 3} more" if len(swaps) > 3 else "")
-        order = (f"The judge's win rates order the models otherwise than the people's: of the {count * (count - 1) // 2} "
-                 f"pairs of models, {len(swaps)} are the other way round (the judge puts {shown}; the table has each "
-                 "win rate with its interval).")
+        pairs = count * (count - 1) // 2
+        order = (f"The judge's win rates order the models otherwise than the people's: "
+                 + (f"of the {pairs} pairs of models, {len(swaps)} {'is' if len(swaps) == 1 else 'are'} the other way "
+                    "round" if pairs > 1 else "the two are the other way round")
+                 + f" (the judge puts {shown}; the table has each win rate with its interval).")
     without = sum(min(row.judge.groups, row.people.groups) < MIN_GROUPS for row in found.wins.itertuples())
     if without:  # an order of point estimates: no finding
         order += (f" {without} of the {count} models' win rates rest on fewer than {MIN_GROUPS} questions, too few "
