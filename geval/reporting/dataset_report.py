@@ -506,7 +506,7 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str,
                     "prompts/ file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean"
                     + (" (on an aspect labeled with categories, its accuracy against the people's majority)"
-                       if any("A: accuracy" in row for row in rows) and metric != "accuracy" else "")
+                       if any(f"A: {ACCURACY}" in row for row in rows) and metric != ACCURACY else "")
                     + f", B − A with its paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows).fillna("–"))] if rows else []) + [Bullets(tuple(verdicts))]
     for reference, other in pairs.values():
