@@ -145,11 +145,11 @@ def curve_caption(curve) -> str:
             "baseline, rounded to the nearest label," if curve.metric == "accuracy" else
             f"The Pearson correlation with the {curve.aspect} labels of the judge alone ({curve.judge}) and of a ridge "
             "combination of every judge score and baseline,")
-    intervals = ("each accuracy's Wilson's on the labels' number weighed by their groups' design effect, their "
-                 "difference's from the delete-one-group jackknife" if curve.metric == "accuracy" else
-                 "from the delete-one-group jackknife")
+    intervals = (": Wilson's for each accuracy (on the labels' number weighed by their groups' design effect), the "
+                 "delete-one-group jackknife's for their difference" if curve.metric == "accuracy" else
+                 " from the delete-one-group jackknife")
     return (f"{read} each item's value fitted on the other groups' labels only, after each number of labels in the "
-            f"order they were given; 95% intervals {intervals} (none below 10 groups). {shown}{beats}{notes}")
+            f"order they were given; 95% intervals{intervals} (none below 10 groups). {shown}{beats}{notes}")
 
 
 def format_p(p: float) -> str:
