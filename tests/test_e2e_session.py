@@ -219,13 +219,14 @@ def test_a_link_to_agreement_opens_the_same_view_in_a_fresh_browser(server, brow
     chosen = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(has_text="Template versions and judges")
     assert newer in chosen.inner_text() and older in chosen.inner_text()  # the newest, and the other of its aspect
     multiselect_add(tab, "Template versions and judges", older)
-    tab.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text=older).first.wait_for(state="attached")
+    row = f'{MAIN} [data-testid="stDataFrame"] td'  # the agreement table's row of the older version: its hash column
+    tab.locator(row).filter(has_text=file_version.version).first.wait_for(state="attached")
     link = tab.url
     assert "agree=" in link and "dataset=mine" in link
 
     other = fresh_tab(browser)
     open_url(other, link, "Agreement")
-    other.locator(f'{MAIN} [data-testid="stDataFrame"] td').filter(has_text=older).first.wait_for(state="attached")
+    other.locator(row).filter(has_text=file_version.version).first.wait_for(state="attached")
     screenshot(other, "e2e_session_b_agreement_link")
     shown = other.locator(f'{MAIN} [data-testid="stMultiSelect"]').filter(
         has_text="Template versions and judges").inner_text()
