@@ -642,8 +642,15 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert not at.exception
     chosen = at.selectbox(key="agree_metric_labels")
     assert chosen.value == "accuracy" and chosen.disabled
-    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [spec["layout"]["title"]["text"] for spec in specs]
     assert "Accuracy against the people's majority" in titles, titles
+    # labels counted in words, not "absolute difference ... median 1.00" of codes on a 0-1 scale
+    assert not any("absolute difference" in t or "score distributions" in t for t in titles), titles
+    labels = next(s for s in specs if "labels and the people" in s["layout"]["title"]["text"])  # escaped: &#x27;
+    assert [bar["x"] for bar in labels["data"]] == [["fail", "pass"]] * 2
+    people = next(bar for bar in labels["data"] if bar["name"] == "people: their majority")
+    assert sum(people["y"]) == 24 and people["y"] == [12, 12]  # scored_verdicts: pass and fail in turn
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any(line.startswith("verdict: labeled with categories, read item by item") for line in said), said
     assert not [t for t in at.toggle if t.key == "agree_lb"] and not at.error

@@ -220,11 +220,15 @@ else:
             st.session_state["inspect_combo"] = plot_label
             st.session_state["inspect_aspect"] = aspect_name
             st.switch_page("views/4_inspect.py")
-    histogram, distribution = st.columns(2)
-    histogram.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.abs_diff_histogram, aspect,
-                                         human), key="agree_absdiff")
-    distribution.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.distribution_figure, aspect,
-                                            human), key="agree_distributions")
+    words = geval.reporting.aspect_words(store.categories(dataset.name), human)  # labels: counted in words
+    if words:
+        st.plotly_chart(geval.reporting.labels_figure(frame, aspect, human, words), key="agree_labels")
+    else:
+        histogram, distribution = st.columns(2)
+        histogram.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.abs_diff_histogram,
+                                             aspect, human), key="agree_absdiff")
+        distribution.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.distribution_figure,
+                                                aspect, human), key="agree_distributions")
     judge_errors.section(store, dataset.name, plot_row, variant, aspect_name, human, each)  # kappa, confusion, offset
 
 st.subheader("Compare two versions")

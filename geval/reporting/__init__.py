@@ -21,6 +21,7 @@ from geval.reporting.figures import (
     distribution_figure,
     items_drawn,
     judge_distribution_figure,
+    labels_figure,
     learning_curve_figure,
     scatter_figure,
 )
@@ -43,5 +44,5 @@ __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", 
            "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "aspect_words", "category_word", "correlation_bars", "counted",
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
-           "labels_only", "learning_curve_figure", "number", "pairwise", "positive", "ranking_table", "report",
+           "labels_figure", "labels_only", "learning_curve_figure", "number", "pairwise", "positive", "ranking_table", "report",
            "saved_line", "scatter_figure", "stack_tables", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]

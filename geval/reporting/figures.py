@@ -227,6 +227,26 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
     return figure
 
 
+def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Sequence[str]):
+    """On an aspect labeled with the categories `words`, how many items the judge gives each label (its nearest
+    category) beside how many have it as the people's majority (a tied majority counts for none): what the
+    histograms of differences and of scores on a 0-1 scale read for scores, where categories are no scale."""
+    import plotly.graph_objects as go
+
+    rows = aspect_rows(frame, aspect, human)
+    name = rows["aspect_name"].iloc[0] if len(rows) else aspect
+    top = len(words) - 1
+    codes = {side: np.rint(rows[column].to_numpy(dtype=float) * top) for side, column in
+             (("judge: its nearest label", "judge_01"), ("people: their majority", "human_01"))}
+    figure = go.Figure([go.Bar(x=list(words), y=[int((found == k).sum()) for k in range(len(words))], name=side,
+                               marker_color=colour(index), hovertemplate="%{x}: %{y} items<extra>" + side + "</extra>")
+                        for index, (side, found) in enumerate(codes.items())])
+    figure.update_layout(title=html.escape(f"{name}: the judge's labels and the people's majority, {len(rows)} items"),
+                         barmode="group", xaxis_title="label", yaxis_title="items", margin={"t": 50},
+                         legend={"orientation": "h", "y": -0.25})
+    return figure
+
+
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
     aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI
