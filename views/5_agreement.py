@@ -267,7 +267,7 @@ if not common:
 left, right = st.columns(2)
 state.keep_valid("agree_cmp_human", common)
 human = left.selectbox("Human aspect", common, key="agree_cmp_human")
-if human.lower() in {aspect.lower() for aspect in store.categories(dataset.name)}:  # labels: by accuracy alone
+if geval.reporting.aspect_words(store.categories(dataset.name), human):  # labels: by accuracy alone
     cmp_metric = right.selectbox("Metric", ["accuracy"], key="agree_cmp_metric_labels", disabled=True,
                                  help=f"{human} is labeled with categories: each judge's accuracy against the "
                                       "people's majority, never a correlation.")

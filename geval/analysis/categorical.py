@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.correlation import MIN_GROUPS, few_groups
-from geval.analysis.grouped import wilson_interval
+from geval.analysis.grouped import group_codes, share_parts, wilson_interval
 from geval.data.items import Item
 from geval.data.pairs import PREFERENCES
 
@@ -78,11 +78,10 @@ def accuracy_interval(hits: np.ndarray, groups: np.ndarray) -> tuple[float, floa
     Wilson's on the items' effective number, from the delete-one-group jackknife's variance
     (`geval.analysis.grouped.wilson_interval`); NaN below MIN_GROUPS groups."""
     hits = np.asarray(hits, dtype=float)
-    codes, _ = pd.factorize(np.asarray(groups))
-    sizes = np.bincount(codes)
-    if len(sizes) < MIN_GROUPS:
+    codes, n_groups = group_codes(groups)
+    if n_groups < MIN_GROUPS:
         return math.nan, math.nan
-    loo = (hits.sum() - np.bincount(codes, hits)) / (len(hits) - sizes)  # the accuracy without each group
+    _, loo, _ = share_parts(hits, np.ones_like(hits), codes, n_groups)  # the accuracy without each group
     low, high = wilson_interval(float(hits.mean()), loo, len(hits))
     return float(low), float(high)
 

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 from scipy import stats
 
 from geval.analysis.agreement import human_aspect_for
@@ -45,7 +44,9 @@ from geval.analysis.correlation import (
     within_groups,
 )
 from geval.analysis.disagreement import disagreements
+from geval.analysis.grouped import group_codes, share_parts
 from geval.analysis.held_out import held_out, searched_versions
+from geval.data.declared import aspect_words
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -168,17 +169,16 @@ def paired_accuracy(hits_a, hits_b, groups) -> Comparison:
     if len(a) < MIN_COMMON_ITEMS:
         raise StoreError(f"only {len(a)} item(s) are labeled by both and by people; a comparison needs at least "
                          f"{MIN_COMMON_ITEMS}: score the same items with both template versions / judges")
-    codes, _ = pd.factorize(g)
-    sizes = np.bincount(codes)
+    codes, n_groups = group_codes(g)
     difference = float(b.mean() - a.mean())
     low = high = p = math.nan
-    if len(sizes) >= MIN_GROUPS:
-        others = len(a) - sizes
-        diffs = (b.sum() - np.bincount(codes, b)) / others - (a.sum() - np.bincount(codes, a)) / others
+    if n_groups >= MIN_GROUPS:  # both accuracies without each group in turn
+        left_out = [share_parts(hits, np.ones_like(hits), codes, n_groups)[1] for hits in (a, b)]
+        diffs = left_out[1] - left_out[0]
         low, high = difference_interval(difference, diffs)
         low, high, p = max(low, -1.0), min(high, 1.0), jackknife_p(difference, diffs)
     return Comparison(ACCURACY, float(a.mean()), float(b.mean()), difference, low, high, p, math.nan, math.nan,
-                      int(len(a)), len(sizes), groups_note(len(sizes)))
+                      int(len(a)), n_groups, groups_note(n_groups))
 
 
 def difference_interval(difference: float, loo: np.ndarray, units: int | None = None) -> tuple[float, float]:
@@ -211,7 +211,7 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
     joined = columns[0][["score", "hit", "human_score", "group"]].join(b_scores, how="inner")
     kept, said = held_out(store.items(dataset), [a[0], b[0]], searched_versions(store, dataset))
     joined = joined[joined.index.isin({item.id for item in kept})]  # not where a search chose either
-    if human.lower() in {aspect.lower() for aspect in store.categories(dataset)}:  # labels: never correlated
+    if aspect_words(store.categories(dataset), human):  # labels: never correlated
         found = paired_accuracy(joined["hit"], joined["hit_b"], joined["group"])
     else:
         found = paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],

@@ -111,6 +111,15 @@ def without_each(per_group: np.ndarray, axis: int = -1) -> tuple[np.ndarray, np.
     return np.squeeze(total, axis=axis), total - per_group
 
 
+def share_parts(hits, counted, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """sum(hits) / sum(counted) over the rows (the last axis; leading axes are datasets), the same without
+    each group (`codes`) in turn, and which groups count a row: (value, leave-one-out, present)."""
+    per_group = np.stack([group_sums(hits, codes, n_groups), group_sums(counted, codes, n_groups)], axis=-1)
+    total, loo = without_each(per_group, axis=-2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return total[..., 0] / total[..., 1], loo[..., 0] / loo[..., 1], per_group[..., 1] > 0
+
+
 def pearson_of(sums: np.ndarray) -> np.ndarray:
     """Pearson's r from sums [n, Σx, Σy, Σx², Σy², Σxy] in the last axis (NaN where a side is constant)."""
     n, sx, sy, sxx, syy, sxy = np.moveaxis(sums, -1, 0)

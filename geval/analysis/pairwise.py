@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
-from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, group_sums, without_each
+from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, group_sums, share_parts
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.kappa import accuracy_of, confusions, disagreement_weights, kappa_of, with_each_left_out
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, majority_of
@@ -189,15 +189,6 @@ def _people(pairs: list[Item], human: str, categories: tuple[str, ...]) -> tuple
         for name, value in item.ratings(human).items():
             people[names.index(name), column] = to_ours.get(float(value), np.nan)
     return people, names
-
-
-def share_parts(hits, counted, codes: np.ndarray, n_groups: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """sum(hits) / sum(counted) over the rows (the last axis; leading axes are datasets), the same without
-    each group (`codes`) in turn, and which groups count a row: (value, leave-one-out, present)."""
-    per_group = np.stack([group_sums(hits, codes, n_groups), group_sums(counted, codes, n_groups)], axis=-1)
-    total, loo = without_each(per_group, axis=-2)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return total[..., 0] / total[..., 1], loo[..., 0] / loo[..., 1], per_group[..., 1] > 0
 
 
 def share(hits: np.ndarray, counted: np.ndarray, codes: np.ndarray, n_groups: int, undefined: str = "undefined",

@@ -34,7 +34,7 @@ from geval.analysis.categorical import METRIC as ACCURACY
 from geval.analysis.categorical import accuracy_interval, as_labels, majority
 from geval.analysis.comparison import paired_accuracy, paired_columns
 from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
-from geval.analysis.grouped import group_codes, group_sums, without_each
+from geval.analysis.grouped import group_codes, share_parts
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
@@ -382,9 +382,8 @@ def accuracy_design_effect(hits: pd.Series, groups: pd.Series) -> float | None:
     p = float(hits.mean()) if len(hits) else math.nan
     if n_groups < MIN_GROUPS or not 0 < p < 1:
         return None
-    _, (hit, counted) = without_each(np.stack([group_sums(hits.to_numpy(float), codes, n_groups),
-                                               np.bincount(codes, minlength=n_groups).astype(float)]))
-    se = jackknife_se(hit / counted)  # the accuracy without each group
+    values = hits.to_numpy(float)
+    se = jackknife_se(share_parts(values, np.ones_like(values), codes, n_groups)[1])  # of the accuracy without each
     return max(1.0, se * se * len(hits) / (p * (1 - p))) if math.isfinite(se) else None
 
 
@@ -614,7 +613,7 @@ def curve(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None
     and `baselines` (`learning_curve`)."""
     labels = store.labels(dataset, annotator)
     labels = labels[labels["aspect"].str.lower() == aspect.lower()]
-    named = {a.lower(): c for a, c in store.categories(dataset).items()}.get(aspect.lower())  # labels: accuracy
+    named = aspect_words(store.categories(dataset), aspect)  # labels: read by accuracy
     human = labels.groupby("item_id")["score"].agg(lambda s: majority(tuple(s))) if named else \
         labels.groupby("item_id")["score"].mean()
     labeled_order = list(labels.sort_values(["created"], kind="stable")["item_id"].drop_duplicates())
