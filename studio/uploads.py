@@ -74,9 +74,11 @@ def scales_section(store: geval.Store, dataset: geval.Dataset) -> None:
                    "judge errs). With none declared, a judge's own scale is taken to be the people's unless their "
                    "scores fall outside it, and every verdict says so. "
                    + (f"Categorical, without a scale: {', '.join(categories)}." if categories else ""))
+        if not scored:  # pass/fail words, a preference: nothing is read on a scale
+            st.caption("Every aspect here is labeled with categories: there is no scale to declare.")
+            return
         left, right = st.columns([3, 1])
-        text = left.text_input("Declare a scale", key="data_declare_scale",
-                               placeholder=f"{scored[0] if scored else 'Overall'}=1-5",
+        text = left.text_input("Declare a scale", key="data_declare_scale", placeholder=f"{scored[0]}=1-5",
                                help="ASPECT=LOW-HIGH, several separated by commas; a bare LOW-HIGH declares every "
                                     "aspect scored with numbers. The CLI: python -m geval datasets load "
                                     f"{dataset.name} --scale ASPECT=LOW-HIGH.")

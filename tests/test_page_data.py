@@ -290,3 +290,6 @@ def test_a_pass_fail_aspect_reads_in_words_in_the_items_table(monkeypatch, tmp_p
     items = next(frame.value for frame in at.dataframe if "level" in frame.value.columns).set_index("file id")
     assert items.loc["r0", "verdict"] == "fail" and items.loc["r3", "verdict"] == "pass"
     assert items.loc["r1", "verdict"] == "fail 1, pass 1"  # as many of each: in the categories' order
+    assert "The people's scales: verdict fail/pass" in [e.label for e in at.expander]
+    assert "Every aspect here is labeled with categories: there is no scale to declare." in [c.value for c in at.caption]
+    assert not [t for t in at.text_input if t.key == "data_declare_scale"]  # no "Overall=1-5" to declare
