@@ -293,3 +293,5 @@ def test_a_pass_fail_aspect_reads_in_words_in_the_items_table(monkeypatch, tmp_p
     assert "The people's scales: verdict fail/pass" in [e.label for e in at.expander]
     assert "Every aspect here is labeled with categories: there is no scale to declare." in [c.value for c in at.caption]
     assert not [t for t in at.text_input if t.key == "data_declare_scale"]  # no "Overall=1-5" to declare
+    bars = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]  # each item's majority, in the categories' order
+    assert [(t["x"], t["y"]) for t in bars] == [(["fail", "pass", "no majority"], [3, 2, 1])]  # r1's a tie

@@ -189,8 +189,9 @@ uploads.scales_section(state.store(), dataset)
 aspects = dataset.aspects
 columns = st.columns(min(3, len(aspects)) or 1)
 for index, aspect in enumerate(aspects):
-    figure = px.histogram(preview, x=aspect, nbins=20, height=220, title=aspect)
-    figure.update_layout(margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
+    figure = geval.reporting.majority_figure(dataset.items, aspect, categories[aspect]) if aspect in categories \
+        else px.histogram(preview, x=aspect, nbins=20, title=aspect)  # labels: per category, in their order
+    figure.update_layout(height=220, margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
 
 imports.section(state.store(), dataset)

@@ -23,6 +23,7 @@ from geval.reporting.figures import (
     judge_distribution_figure,
     labels_figure,
     learning_curve_figure,
+    majority_figure,
     scatter_figure,
 )
 from geval.reporting.systems import (judge_names, ranking_table, saved_line, systems_forest, systems_table, worth_table,
@@ -44,5 +45,5 @@ __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", 
            "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "aspect_words", "category_word", "correlation_bars", "counted",
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
-           "labels_figure", "labels_only", "learning_curve_figure", "number", "pairwise", "positive", "ranking_table", "report",
+           "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
            "saved_line", "scatter_figure", "stack_tables", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]

@@ -18,7 +18,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from geval.analysis.categorical import majority
 from geval.analysis.correlation import reading
+from geval.data.declared import category_word
+from geval.data.items import Item
 
 WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
 
@@ -244,6 +247,22 @@ def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Se
     figure.update_layout(title=html.escape(f"{name}: the judge's labels and the people's majority, {len(rows)} items"),
                          barmode="group", xaxis_title="label", yaxis_title="items", margin={"t": 50},
                          legend={"orientation": "h", "y": -0.25})
+    return figure
+
+
+def majority_figure(items: Sequence[Item], aspect: str, categories: Sequence[str]):
+    """On an aspect labeled with `categories`: how many items have each as the people's majority label, in the
+    categories' order, and how many have none (people tied), instead of a histogram of label codes or of
+    mixed readings ("model_a 1, tie 1")."""
+    import plotly.graph_objects as go
+
+    words = [category_word(found, categories) if found == found else "no majority" for found in
+             (majority(item.human[aspect]) for item in items if item.human.get(aspect))]
+    shown = [*categories, *(["no majority"] if "no majority" in words else [])]
+    figure = go.Figure(go.Bar(x=shown, y=[words.count(word) for word in shown], marker_color=colour(0),
+                              hovertemplate="%{x}: %{y} items<extra></extra>"))
+    figure.update_layout(title=html.escape(f"{aspect}: each item's majority label"), xaxis_title="label",
+                         yaxis_title="items", xaxis_type="category")
     return figure
 
 
