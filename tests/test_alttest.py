@@ -20,7 +20,7 @@ from geval.judging.aspects import Aspect
 from geval.judging.templates import parse_template
 from geval.scoring.lookup import signature
 from studio.alttest import same_items_line
-from tests.helpers import run_cli, scripted
+from tests.helpers import pair_rows, run_cli, scripted, write_pairs
 
 ROW = re.compile(r"^\| (\w+) \| (accuracy|neg_rmse) \| ([\d.]+) \| ([\w.-]+) \| (yes|no) \| ([\d.]+) \| ([\d.]+) \|$")
 LINE = re.compile(r"^(\S+) \(imported from llm_annotations\.json\) · label: winning rate (\d\.\d\d), "
@@ -578,6 +578,15 @@ def test_a_users_csv_without_a_group_column_is_tested_over_its_dialogues(store, 
     result = geval.alttest.run(store, "people", epsilon=0.15)[0]
     assert (result.by, result.how) == ("groups", "groups: 20 dialogues")
     assert result.passed is True
+
+
+def test_pairs_of_named_questions_are_tested_over_questions_as_the_pairwise_section_says(store, tmp_path):
+    """The test said "groups: 12 dialogues" of MT-Bench-like pairs that name their questions, where the pairwise
+    section beside it says "questions"; the same groups, now called the same."""
+    pairs = geval.load_dataset(write_pairs(tmp_path / "pairs.csv", pair_rows()), store=store)
+    geval.score(store, pairs.items, geval.Template.load("dialogue-pairwise"), scripted(), pairs.name)
+    result = geval.alttest.run(store, pairs.name, epsilon=0.15)[0]
+    assert (result.by, result.how) == ("groups", "groups: 12 questions")
 
 
 def test_a_judge_of_an_aspect_nobody_has_labeled_yet_imports_on_the_scale_given(tmp_path):

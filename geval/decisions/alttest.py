@@ -50,6 +50,7 @@ from geval.analysis.agreement import human_aspect_for, judge_scores
 from geval.analysis.categorical import accuracy_row, as_labels
 from geval.analysis.correlation import correlate
 from geval.analysis.disagreement import human_ranges
+from geval.analysis.pairwise import unit_of
 from geval.analysis.scales import read_on_people_scale
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, Grouping, alignment as aligned, rejected
 from geval.decisions.alttest_power import (Plan, PlanData, people_of, plan_data_of, plan_of, plan_study,
@@ -667,8 +668,7 @@ def _panel(columns: ItemColumns, human: str, on: np.ndarray, judged: np.ndarray,
         if found is not None:
             _panels.move_to_end(key)
     if found is None or not (np.array_equal(found[1], on) and np.array_equal(found[2], judged)):
-        every = columns.first_seen("levels")
-        noun = _noun_of(np.array(every, dtype=object) if len(every) == 1 and len(on) else columns.levels[on])
+        noun = _noun_of(columns, on)
         found = (columns, on, judged, _Panel.of_columns(columns, human, on, judged, alignment, MIN_PER_ITEM, by, noun),
                  at_places(columns.ids, on))  # every item's (as a rule): the ids themselves, not a set of them
         with _panels_lock:
@@ -745,10 +745,14 @@ def _defined(value: float) -> float:
     return value if math.isfinite(value) else -1.0
 
 
-def _noun_of(levels: np.ndarray) -> str:
-    """What the groups of items of these `levels` are, in words: dialogues for turns, documents for
-    summaries, else groups."""
-    found = set(pd.unique(levels).tolist())
+def _noun_of(columns: ItemColumns, on: np.ndarray) -> str:
+    """What the groups of the items at places `on` are, in words: questions for pairs that name theirs (as the
+    pairwise section says: `geval.analysis.pairwise.unit_of`), dialogues for turns, documents for summaries, else
+    groups."""
+    if len(on) and columns.items[on[0]].pair is not None and unit_of([columns.items[i] for i in on]) == "questions":
+        return "questions"
+    every = columns.first_seen("levels")
+    found = set(every if len(every) == 1 and len(on) else pd.unique(columns.levels[on]).tolist())
     return GROUP_NOUNS.get(found.pop(), "groups") if len(found) == 1 else "groups"
 
 
