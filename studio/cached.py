@@ -68,17 +68,18 @@ def disagreements(store: geval.Store, dataset: str, combo: pd.Series, columns: s
                           columns)
 
 
-def figure(store: geval.Store, dataset: str, combo: pd.Series, draw, aspect: str, human: str):
-    """`draw(frame, aspect, human)` (a figure of `geval.reporting` over `disagreements(..., columns="scores")`),
-    drawn once per combination, aspect and human side."""
+def figure(store: geval.Store, dataset: str, combo: pd.Series, draw, aspect: str, human: str, **options):
+    """`draw(frame, aspect, human, **options)` (a figure of `geval.reporting` over `disagreements(...,
+    columns="scores")`), drawn once per combination, aspect, human side and options."""
     return _figure(store, str(store.path), dataset, pair(combo), (stamp(combo), store.human_stamp(dataset)),
-                   draw.__name__, aspect, human)
+                   draw.__name__, aspect, human, tuple(options.items()))
 
 
 @kept(max_entries=3 * KEPT)
-def _figure(_store, path: str, dataset: str, combo: tuple, stamp: tuple, name: str, aspect: str, human: str):
+def _figure(_store, path: str, dataset: str, combo: tuple, stamp: tuple, name: str, aspect: str, human: str,
+            options: tuple):
     frame = _disagreements(_store, path, dataset, combo, stamp, "scores")
-    return getattr(geval.reporting, name)(frame, aspect, human)
+    return getattr(geval.reporting, name)(frame, aspect, human, **dict(options))
 
 
 def comparison(store: geval.Store, dataset: str, a: pd.Series, b: pd.Series, human: str, metric: str):

@@ -651,6 +651,9 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert [bar["x"] for bar in labels["data"]] == [["fail", "pass"]] * 2
     people = next(bar for bar in labels["data"] if bar["name"] == "people: their majority")
     assert sum(people["y"]) == 24 and people["y"] == [12, 12]  # scored_verdicts: pass and fail in turn
+    scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])  # labels on its axis, not 0-1
+    assert (scatter["layout"]["xaxis"]["ticktext"], scatter["layout"]["xaxis"]["title"]["text"]) == (
+        ["fail", "pass"], "human: verdict (the annotators' majority label), jittered")
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any(line.startswith("verdict: labeled with categories, read item by item") for line in said), said
     assert not [t for t in at.toggle if t.key == "agree_lb"] and not at.error

@@ -197,6 +197,7 @@ else:
     aspect_row = mapped[mapped["aspect_name"] == aspect_name].iloc[0]
     aspect, human = aspect_row["aspect"], aspect_row["human"]
     drawn = geval.reporting.items_drawn(frame, aspect, human)
+    words = geval.reporting.aspect_words(store.categories(dataset.name), human)  # labels: named, counted in words
     each = drawn <= geval.reporting.DRAWN_ONE_BY_ONE_MOST or st.toggle(
         f"A point per item ({drawn:,} items)", key="agree_each_item",
         help=f"Above {geval.reporting.DRAWN_ONE_BY_ONE_MOST:,} items the plots draw a bubble per pair of scores: a "
@@ -204,13 +205,14 @@ else:
     if each:
         st.caption("Click a point to open the item in Inspect.")
         event = st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.scatter_figure, aspect,
-                                              human), on_select="rerun", selection_mode="points", key="agree_scatter")
+                                              human, words=words), on_select="rerun", selection_mode="points",
+                                key="agree_scatter")
         points = event.selection.points if event and event.selection else []
     else:
         st.caption(f"{drawn:,} items: a bubble per pair of scores, sized by its items. Turn on a point per item to see "
                    "each one and open it in Inspect with a click.")
         st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.counted_scatter_figure, aspect,
-                                      human), key="agree_scatter_counted")
+                                      human, words=words), key="agree_scatter_counted")
         points = []
     if points:
         custom = points[0].get("customdata")
@@ -220,7 +222,6 @@ else:
             st.session_state["inspect_combo"] = plot_label
             st.session_state["inspect_aspect"] = aspect_name
             st.switch_page("views/4_inspect.py")
-    words = geval.reporting.aspect_words(store.categories(dataset.name), human)  # labels: counted in words
     if words:
         st.plotly_chart(geval.reporting.labels_figure(frame, aspect, human, words), key="agree_labels")
     else:

@@ -46,6 +46,7 @@ from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leade
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import Dataset
+from geval.data.declared import aspect_words, category_word
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
@@ -272,7 +273,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                           "people disagree most."))
     for one in scored:
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
-        document.add(*_combination(one, len(items), figures, top))
+        document.add(*_combination(one, len(items), figures, top, categorical))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
     document.blocks = opening + sections(document.blocks)  # the bottom line open, every other part folded
@@ -787,9 +788,9 @@ def _flagged(store: Store, name: str, items) -> list:
                      })),))]
 
 
-def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
+def _combination(one: _Scored, n_items: int, figures: bool, top: int, categorical: dict[str, tuple[str, ...]]) -> list:
     """One template version and judge: what it judged, its signature, its template, its plots
-    and the items where it and the people disagree most."""
+    and the items where it and the people disagree most (a label named by its word, `categorical`'s)."""
     frame = one.frame
     blocks = [Heading(one.label, 3),
               Text(f"{one.judged} of {n_items} items judged; {int((frame['status'] == 'unscored').sum())} unscored "
@@ -800,14 +801,17 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int) -> list:
     pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
     for aspect, aspect_name, human in pairs.itertuples(index=False):
         blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 4))
+        words = aspect_words(categorical, human)
         if figures:  # how it errs (its section) draws the differences and the use of the scale
-            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False),
+            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False, words=words),
                                  f"{one.label}: {aspect_name} against {human}"))
         worst = most_disagreeing(aspect_rows(frame, aspect, human), top)
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
                               (Table(pd.DataFrame({
                                   "item": worst["item_id"], "system": worst["system"],
-                                  "judge": worst["score"].map(number), "human": worst["human_score"].map(number),
+                                  "judge": worst["score"].map(number),
+                                  "human": worst["human_score"].map(lambda v: category_word(v, words) if words else
+                                                                    number(v)),
                                   "|difference| (0-1)": worst["disagreement"].map(number),
                                   "response": [clip(str(t), 300) for t in worst["response"]],
                               })),)))

@@ -109,9 +109,11 @@ def bubbles(points: pd.DataFrame, hover: str, index: int = 0):
                       hovertemplate=f"{hover}: %{{customdata}} items<extra></extra>")
 
 
-def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool = True):
+def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool = True, words: Sequence[str] = ()):
     """Judge score against the human mean, one point per item, coloured by system; `per_item` False:
-    a bubble per pair of scores sized by its items (`counted_points`: a light figure for a report).
+    a bubble per pair of scores sized by its items (`counted_points`: a light figure for a report). On an
+    aspect labeled with the categories `words`, against the people's majority label, named on its axis
+    (items whose people tie have none, and no point).
 
     Both axes get a small deterministic jitter. The hover shows the item id, the system, the
     exact scores and, up to WEBGL_ABOVE points, the response's first 120 characters (beyond, the
@@ -124,7 +126,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
     rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     if not per_item:
-        return _counted_scatter(rows, name, human)
+        return _counted_scatter(rows, name, human, words)
     rng = np.random.default_rng(0)
     jittered, ranges = {}, {}
     for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
@@ -139,10 +141,12 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
     systems = np.array([shown_as[s] if s in shown_as else shown_as.setdefault(s, html.escape(str(s) or "(no system)"))
                         for s in rows["system"].tolist()], dtype=object)
     snippets = len(rows) <= WEBGL_ABOVE
-    hover = np.array([f"item {item}<br>system: {system}<br>judge {judge:.2f} · human {people:.2f}"
+    said = [category_word(people, words) for people in rows["human_score"].tolist()] if words else \
+        [f"{people:.2f}" for people in rows["human_score"].tolist()]
+    hover = np.array([f"item {item}<br>system: {system}<br>judge {judge:.2f} · human {people}"
                       + (f"<br>{html.escape(clip(str(text), SNIPPET))}" if snippets else "")
                       for item, system, judge, people, text in
-                      zip(escaped(ids), systems, rows["score"].tolist(), rows["human_score"].tolist(),
+                      zip(escaped(ids), systems, rows["score"].tolist(), escaped(said) if words else said,
                           rows["response"].tolist() if snippets else [""] * len(rows))], dtype=object)
     trace = go.Scattergl if len(rows) > WEBGL_ABOVE else go.Scatter
     series = [(index, system, np.flatnonzero(systems == system)) for index, system in enumerate(dict.fromkeys(systems))]
@@ -156,31 +160,43 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
         drawn.customdata, drawn.text = ids[shown], hover[shown]
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items",
-        xaxis={"title": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')}, jittered)",
-               "range": ranges.get("human_score")},
+        xaxis={"title": f"{_human_axis(rows, human, words)}, jittered", "range": ranges.get("human_score"),
+               **_label_ticks(words)},
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
                "range": ranges.get("score")},
         legend={"title": {"text": "system"}, "orientation": "h", "y": -0.25}, margin={"t": 50})
     return figure
 
 
-def counted_scatter_figure(frame: pd.DataFrame, aspect: str, human: str):
+def counted_scatter_figure(frame: pd.DataFrame, aspect: str, human: str, words: Sequence[str] = ()):
     """`scatter_figure` as bubbles, one per pair of scores sized by its items (a report's, and the
     Agreement page's above DRAWN_ONE_BY_ONE_MOST items unless asked for each item)."""
-    return scatter_figure(frame, aspect, human, per_item=False)
+    return scatter_figure(frame, aspect, human, per_item=False, words=words)
 
 
-def _counted_scatter(rows: pd.DataFrame, name: str, human: str):
-    """The judge against the human mean as bubbles, one per pair of scores, sized by its items."""
+def _human_axis(rows: pd.DataFrame, human: str, words: Sequence[str]) -> str:
+    """The scatter's human axis: the mean of the annotators on their scale, or their majority label."""
+    if words:
+        return f"human: {human} (the annotators' majority label)"
+    return f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')})"
+
+
+def _label_ticks(words: Sequence[str]) -> dict:
+    """An axis of label indexes named by their words (none for scores)."""
+    return {"tickvals": list(range(len(words))), "ticktext": list(words)} if words else {}
+
+
+def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[str] = ()):
+    """The judge against the human mean (or majority label) as bubbles, one per pair of scores, sized by its items."""
     import plotly.graph_objects as go
 
     spans = tuple(float((rows[high] - rows[low]).max()) if len(rows) else 1.0
                   for low, high in (("human_min", "human_max"), ("scale_min", "scale_max")))
     points = counted_points(rows["human_score"], rows["score"], spans)
-    figure = go.Figure(bubbles(points, "people %{x:.2f} · judge %{y:.2f}"))
+    figure = go.Figure(bubbles(points, "judge %{y:.2f}" if words else "people %{x:.2f} · judge %{y:.2f}"))
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items (a bubble per pair of scores, sized by its items)",
-        xaxis={"title": f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')})"},
+        xaxis={"title": _human_axis(rows, human, words), **_label_ticks(words)},
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})"}, showlegend=False,
         margin={"t": 50})
     return figure
