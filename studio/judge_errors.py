@@ -34,11 +34,11 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
     named = errs.tables(one)
     if one.labels is not None:
         figure, table = st.columns(2)
-        figure.plotly_chart(errs.confusion_figure(one.labels, f"{aspect}: the judge against the people's majority"),
+        figure.plotly_chart(errs.confusion_figure(one.labels, f"{aspect}: the judge against {one.against}", one.against),
                             key="errs_confusion")
         table.dataframe(named["kappa"], hide_index=True, key="errs_kappa")
         st.dataframe(named["per label"], hide_index=True, key="errs_per_label")
-        st.caption("Per label, against the people's majority: precision (of the judge's answers of it, the share the "
+        st.caption(f"Per label, against {one.against}: precision (of the judge's answers of it, the share the "
                    "majority gave too), recall (of the majority's, the share the judge found), F1; 95% intervals over "
                    "groups.")
     if one.scores is not None:

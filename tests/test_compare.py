@@ -318,7 +318,7 @@ def test_two_judges_of_pass_fail_labels_are_compared_by_accuracy_in_compare_and_
     assert found.difference == pytest.approx(found.b - found.a) and found.low <= found.difference <= found.high
     page = geval.reporting.report(store, dataset.name, baselines=()).markdown()
     assert "A: accuracy" in page and "A: pearson" not in page
-    assert "Accuracy of each judge aspect against the people's labels" in page  # it said "Correlation ..."
+    assert "Accuracy of each judge aspect against the people's majority" in page  # it said "Correlation ..."
     assert "Plot: accuracy against the people's majority, per aspect" in page  # and drew no bar
     worst = page[page.index("| item | system | judge | human |"):].split("\n\n")[0].splitlines()[2:]
     assert worst and {line.split("|")[4].strip() for line in worst} <= {"fail", "pass"}  # labels, not 0.000 / 1.000

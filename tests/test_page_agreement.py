@@ -649,7 +649,7 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert not any("absolute difference" in t or "score distributions" in t for t in titles), titles
     labels = next(s for s in specs if "labels and the people" in s["layout"]["title"]["text"])  # escaped: &#x27;
     assert [bar["x"] for bar in labels["data"]] == [["fail", "pass"]] * 2
-    people = next(bar for bar in labels["data"] if bar["name"] == "people: their majority")
+    people = next(bar for bar in labels["data"] if bar["name"] == "the people's majority")
     assert sum(people["y"]) == 24 and people["y"] == [12, 12]  # scored_verdicts: pass and fail in turn
     scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])  # labels on its axis, not 0-1
     assert (scatter["layout"]["xaxis"]["ticktext"], scatter["layout"]["xaxis"]["title"]["text"]) == (

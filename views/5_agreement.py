@@ -78,6 +78,7 @@ if others:
                      "compare them here and in the report."))
 labeled = geval.labeling.counts(store, dataset.name)
 compared_with = human_side.choose(store, dataset, labeled)
+side = store.human_side(dataset.name)  # "people", "you" or "both": named in titles and captions
 
 tables, pairs = {}, {}
 for label in chosen:
@@ -115,9 +116,9 @@ st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a lon
     "note": st.column_config.TextColumn(width="large")})
 if (stacked["metric"] == "accuracy").any() and set(levels) - {"item"}:
     named = ", ".join(dict.fromkeys(stacked.loc[stacked["metric"] == "accuracy", "human"]))
-    st.caption(plain(f"{named}: labeled with categories, read item by item (accuracy against the people's majority, "
-                     "its interval over whole groups); the group and system levels correlate scores, which labels are "
-                     "not."))
+    st.caption(plain(f"{named}: labeled with categories, read item by item (accuracy against "
+                     f"{geval.labeling.MAJORITY_OF[side]}, its interval over whole groups); the group and system levels "
+                     "correlate scores, which labels are not."))
 thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
 if len(thin):  # e.g. a random sample of the items: one or two in each group
     st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
@@ -164,7 +165,7 @@ if built is not None and built[0] == report_for:
                                  type="primary")
 
 if (stacked["metric"] == metric).any():
-    st.plotly_chart(geval.reporting.correlation_bars(stacked, metric), key="agree_bars")
+    st.plotly_chart(geval.reporting.correlation_bars(stacked, metric, side), key="agree_bars")
 
 opened = systems.opens_on(store, dataset, combos, chosen)  # the judge the sections below open on, the curve too
 curve_judge = opened[0] if opened and opened[0] in by_label.index else chosen[0]
@@ -223,7 +224,7 @@ else:
             st.session_state["inspect_aspect"] = aspect_name
             st.switch_page("views/4_inspect.py")
     if words:
-        st.plotly_chart(geval.reporting.labels_figure(frame, aspect, human, words), key="agree_labels")
+        st.plotly_chart(geval.reporting.labels_figure(frame, aspect, human, words, side), key="agree_labels")
     else:
         histogram, distribution = st.columns(2)
         histogram.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.abs_diff_histogram,
@@ -270,8 +271,8 @@ state.keep_valid("agree_cmp_human", common)
 human = left.selectbox("Human aspect", common, key="agree_cmp_human")
 if geval.reporting.aspect_words(store.categories(dataset.name), human):  # labels: by accuracy alone
     cmp_metric = right.selectbox("Metric", ["accuracy"], key="agree_cmp_metric_labels", disabled=True,
-                                 help=f"{human} is labeled with categories: each judge's accuracy against the "
-                                      "people's majority, never a correlation.")
+                                 help=f"{human} is labeled with categories: each judge's accuracy against "
+                                      f"{geval.labeling.MAJORITY_OF[side]}, never a correlation.")
 else:
     cmp_metric = right.selectbox("Metric", list(geval.OPTIONS.metrics), key="agree_cmp_metric")
 try:

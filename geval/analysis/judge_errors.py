@@ -22,6 +22,7 @@ from geval.analysis.label_errors import LabelErrors, label_errors
 from geval.analysis.scales import read_on_people_scale
 from geval.analysis.score_errors import ScoreErrors, nearest_point, score_errors
 from geval.data.columns import columns as item_columns
+from geval.data.labels import MAJORITY_OF
 from geval.errors import StoreError
 from geval.store import Store
 
@@ -30,7 +31,8 @@ from geval.store import Store
 class AspectErrors:
     """How one judge aspect errs against the human aspect it is compared with: `labels` (categories,
     or a whole-number scale's points), `scores` (a score; None on categories), how its scores were put
-    on the people's scale (`scale`, "" when they are on it already) and notes."""
+    on the people's scale (`scale`, "" when they are on it already), notes, and what its labels are read
+    against (`against`: the majority of the human side's labels, `geval.data.labels.MAJORITY_OF`)."""
 
     aspect: str
     human: str
@@ -39,6 +41,7 @@ class AspectErrors:
     scores: ScoreErrors | None
     scale: str = ""
     notes: list[str] = field(default_factory=list)
+    against: str = MAJORITY_OF["people"]
 
 
 def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
@@ -54,6 +57,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
     judge = str(match["label"].iloc[0]) if len(match) else version
     human_aspects = item_columns(items).human_aspects
     categories, ranges, declared = store.categories(dataset), human_ranges(items), store.scales(dataset)
+    against = MAJORITY_OF[store.human_side(dataset)]
     found = []
     for key in scored.scores.columns:
         human = human_aspect_for(scored.template, key, human_aspects)
@@ -68,7 +72,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
         if human in categories:
             labels = as_labels(values, scored.scales.get(key), len(categories[human]))  # the nearest category
             found.append(AspectErrors(name, human, judge, label_errors(labels, items, human, categories[human]),
-                                      None, notes=notes))
+                                      None, notes=notes, against=against))
             continue
         if human not in ranges:
             continue
@@ -84,7 +88,7 @@ def judge_errors(store: Store, dataset: str, combo: tuple[str | None, str | None
                                 index=mapped.index)  # an array: numpy's look for one in a Series hashes its million ids
             labels = label_errors(rounded, items, human, tuple(f"{p:g}" for p in points),
                                   "quadratic" if len(points) > 2 else "none", scale[0])
-        found.append(AspectErrors(name, human, judge, labels, scores, how, notes))
+        found.append(AspectErrors(name, human, judge, labels, scores, how, notes, against))
     if not found:
         raise StoreError(f"no judge aspect of {scored.template.label} has scores on two items or more that people "
                          f"scored in '{dataset}': score more items, or label those it scored")

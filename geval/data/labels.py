@@ -29,6 +29,10 @@ DEFAULT_ANNOTATOR = "you"
 HUMAN_SIDES = {"people": "the people: the dataset's own scores (each item's mean, or its majority label)",
                "you": "your labels",
                "both": "you as one more annotator (on the items you labeled)"}
+#: Whom the judge is compared with, by the human side in force (`chosen_side`): in a title ("correlation with
+#: people"), and on an aspect labeled with categories, the label each item is read by (the majority of its labels).
+COMPARED_WITH = {"people": "people", "you": "your labels", "both": "people and you"}
+MAJORITY_OF = {"people": "the people's majority", "you": "your labels", "both": "the majority of people and you"}
 #: A labels file's columns, in the order they are written; item_id, aspect and score are required.
 FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated", "reason")
 REQUIRED = ("item_id", "aspect", "score")

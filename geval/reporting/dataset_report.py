@@ -47,6 +47,7 @@ from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import Dataset
 from geval.data.declared import aspect_words, category_word
+from geval.data.labels import COMPARED_WITH, MAJORITY_OF
 from geval.errors import GevalError, StoreError
 from geval.judging.backends.openai import PRICES
 from geval.judging.templates import Template
@@ -258,7 +259,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     document.add(*estimated)
     if goals and board is not None:
         document.add(*_goals(board))
-    document.add(*_overview(scored, metric, figures), *comparisons)
+    document.add(*_overview(scored, metric, figures, store.human_side(name)), *comparisons)
     document.add(*how_it_errs(store, name, [(one.label, (one.version, one.signature)) for one in scored], variants[0],
                               figures, say))
     document.add(*pairwise.report_section(store, name, figures))
@@ -431,7 +432,8 @@ def _labels(store: Store, name: str, n_items: int, figures: bool) -> list:
     return blocks
 
 
-def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
+def _overview(scored: list[_Scored], metric: str, figures: bool, side: str) -> list:
+    """Each judge's agreement with the human `side` (`Store.human_side`): its table, its bars."""
     if not scored:
         return []
     stacked = stack_tables({one.label: one.table for one in scored})
@@ -441,11 +443,11 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
     labels = stacked["metric"] == ACCURACY  # aspects labeled with categories: read by accuracy, never correlated
     metric = ACCURACY if labels.all() else metric
     mine = shown[shown["metric"] == metric] if (shown["metric"] == metric).any() else shown
-    accuracy = ("the share of items where the judge's nearest label is the people's majority (items whose majority "
-                "is tied left out), item by item, with its 95% interval: Wilson's on the items' number weighed by the "
+    accuracy = ("the share of items where the judge's nearest label is the majority's (items whose majority is tied "
+                "left out), item by item, with its 95% interval: Wilson's on the items' number weighed by the "
                 "design effect of their groups (the delete-one-group jackknife's variance against the binomial's)")
-    blocks = [Heading("Agreement with people"), Text(
-        f"Accuracy of each judge aspect against the people's labels: {accuracy}." if labels.all() else
+    blocks = [Heading(f"Agreement with {COMPARED_WITH[side]}"), Text(
+        f"Accuracy of each judge aspect against {MAJORITY_OF[side]}: {accuracy}." if labels.all() else
         "Correlation of each judge aspect with the people's mean score: over all items (item level), "
         "inside each group (dialogue, document) then averaged (group level), and over the systems' mean "
         f"scores (system level). 95% intervals over groups: item and group level from {JACKKNIFE}; "
@@ -456,8 +458,9 @@ def _overview(scored: list[_Scored], metric: str, figures: bool) -> list:
         "and get no bar." + (f" An aspect labeled with categories is read by accuracy instead: {accuracy}."
                              if labels.any() else ""))]
     if figures and (stacked["metric"] == metric).any():
-        blocks.append(Figure(correlation_bars(stacked, metric), "accuracy against the people's majority, per aspect"
-                             if metric == ACCURACY else f"{metric} correlation with people, per aspect"))
+        blocks.append(Figure(correlation_bars(stacked, metric, side), f"accuracy against {MAJORITY_OF[side]}, per "
+                             "aspect" if metric == ACCURACY else f"{metric} correlation with {COMPARED_WITH[side]}, per "
+                             "aspect"))
     blocks.append(Table(mine.reset_index(drop=True)))
     if len(mine) < len(shown):
         blocks.append(Details(f"Every metric at every level ({', '.join(dict.fromkeys(shown['metric']))})",
@@ -506,7 +509,8 @@ def _comparisons(store: Store, name: str, scored: list[_Scored], metric: str,
     blocks += [Text(f"Per human aspect, each template version or judge (B) against the original one (A: {reference}a "
                     "prompts/ file's version, else the one saved first), "
                     f"on the items both scored: {metric} of each with the people's mean"
-                    + (" (on an aspect labeled with categories, its accuracy against the people's majority)"
+                    + (" (on an aspect labeled with categories, its accuracy against "
+                       f"{MAJORITY_OF[store.human_side(name)]})"
                        if any(f"A: {ACCURACY}" in row for row in rows) and metric != ACCURACY else "")
                     + f", B − A with its paired 95% interval and two-sided p-value ({JACKKNIFE}).")]
     blocks += ([Table(pd.DataFrame(rows).fillna("–"))] if rows else []) + [Bullets(tuple(verdicts))]

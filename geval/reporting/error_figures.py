@@ -11,13 +11,14 @@ import numpy as np
 
 from geval.analysis.label_errors import LabelErrors
 from geval.analysis.score_errors import LIMITS, ScoreErrors
+from geval.data.labels import MAJORITY_OF
 from geval.reporting.figures import JITTER, WEBGL_ABOVE, bubbles, colour, counted_points
 
 
-def confusion_figure(labels: LabelErrors, title: str):
-    """The judge's labels (columns) against the people's majority (rows): each cell's count, shaded
-    by its share of the row (how the items people gave that label were answered). Labels neither side
-    gives are left out."""
+def confusion_figure(labels: LabelErrors, title: str, against: str = MAJORITY_OF["people"]):
+    """The judge's labels (columns) against the majority of the human side's (rows, named `against`): each cell's
+    count, shaded by its share of the row (how the items people gave that label were answered). Labels neither
+    side gives are left out."""
     import plotly.graph_objects as go
 
     counts = labels.confusion
@@ -29,10 +30,11 @@ def confusion_figure(labels: LabelErrors, title: str):
     figure = go.Figure(go.Heatmap(
         z=np.nan_to_num(shares).tolist(), x=names, y=names, text=counts.astype(int).tolist(), texttemplate="%{text}",
         colorscale=[[0, "#ffffff"], [1, colour(0)]], zmin=0, zmax=1, colorbar={"title": {"text": "share of row"}},
-        hovertemplate="people's majority: %{y}<br>judge: %{x}<br>%{text} items (%{z:.0%} of the row)<extra></extra>"))
+        hovertemplate=f"{html.escape(against)}: %{{y}}<br>judge: %{{x}}<br>%{{text}} items (%{{z:.0%}} of the row)"
+                      "<extra></extra>"))
     figure.update_layout(
         title={"text": html.escape(title)}, xaxis={"title": "judge", "side": "bottom", "type": "category"},
-        yaxis={"title": "people's majority", "autorange": "reversed", "type": "category"},
+        yaxis={"title": html.escape(against), "autorange": "reversed", "type": "category"},
         height=max(320, 60 + 34 * len(names)), margin={"t": 50})
     return figure
 

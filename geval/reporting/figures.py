@@ -22,6 +22,7 @@ from geval.analysis.categorical import majority
 from geval.analysis.correlation import reading
 from geval.data.declared import category_word
 from geval.data.items import Item
+from geval.data.labels import COMPARED_WITH, MAJORITY_OF
 
 WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
 
@@ -246,21 +247,22 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
     return figure
 
 
-def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Sequence[str]):
+def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Sequence[str], side: str = "people"):
     """On an aspect labeled with the categories `words`, how many items the judge gives each label (its nearest
-    category) beside how many have it as the people's majority (a tied majority counts for none): what the
-    histograms of differences and of scores on a 0-1 scale read for scores, where categories are no scale."""
+    category) beside how many have it as the majority of the human `side`'s labels (a tied majority counts for
+    none): what the histograms of differences and of scores on a 0-1 scale read for scores, where categories are
+    no scale."""
     import plotly.graph_objects as go
 
     rows = aspect_rows(frame, aspect, human)
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     top = len(words) - 1
     codes = {side: np.rint(rows[column].to_numpy(dtype=float) * top) for side, column in
-             (("judge: its nearest label", "judge_01"), ("people: their majority", "human_01"))}
+             (("judge: its nearest label", "judge_01"), (MAJORITY_OF[side], "human_01"))}
     figure = go.Figure([go.Bar(x=list(words), y=[int((found == k).sum()) for k in range(len(words))], name=side,
                                marker_color=colour(index), hovertemplate="%{x}: %{y} items<extra>" + side + "</extra>")
                         for index, (side, found) in enumerate(codes.items())])
-    figure.update_layout(title=html.escape(f"{name}: the judge's labels and the people's majority, {len(rows)} items"),
+    figure.update_layout(title=html.escape(f"{name}: the judge's labels and {MAJORITY_OF[side]}, {len(rows)} items"),
                          barmode="group", xaxis_title="label", yaxis_title="items", margin={"t": 50},
                          legend={"orientation": "h", "y": -0.25})
     return figure
@@ -282,10 +284,11 @@ def majority_figure(items: Sequence[Item], aspect: str, categories: Sequence[str
     return figure
 
 
-def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
+def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "people"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
     aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI
-    as error bars. `table` is an agreement table, or several stacked by `stack_tables`.
+    as error bars. `table` is an agreement table, or several stacked by `stack_tables`; `side` the human side
+    it was read against (`geval.labeling.COMPARED_WITH`), named in the title.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
     interval withheld no error bar and a faint, hatched bar: each panel's title says which, as the tables do
@@ -329,8 +332,9 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson"):
     low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
     lines = max((len(found) for found in said.values()), default=0)
     figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 18 * lines},
-                         title={"text": "Accuracy against the people's majority" if metric == "accuracy" else
-                                f"{metric.capitalize()} correlation with people", "y": 0.98, "yanchor": "top"})
+                         title={"text": f"Accuracy against {MAJORITY_OF[side]}" if metric == "accuracy" else
+                                f"{metric.capitalize()} correlation with {COMPARED_WITH[side]}", "y": 0.98,
+                                "yanchor": "top"})
     figure.update_yaxes(range=[min(-0.1, float(low) - 0.05), 1])
     figure.update_yaxes(title_text=metric, row=1, col=1)
     return figure

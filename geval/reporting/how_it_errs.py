@@ -23,6 +23,7 @@ from geval.analysis.judge_errors import AspectErrors
 from geval.analysis.judge_errors import judge_errors as read
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, LabelErrors
 from geval.analysis.score_errors import HIGH_CORRELATION, LARGE_OFFSET, LIMITS, ScoreErrors
+from geval.data.labels import MAJORITY_OF
 from geval.reporting.document import Bullets, Details, Figure, Heading, Table, Text
 from geval.errors import GevalError
 from geval.reporting.error_figures import bland_altman_figure, confusion_figure, scale_use_figure
@@ -60,7 +61,7 @@ def lines(found: AspectErrors) -> list[str]:
     """Every sentence of how the judge errs on one aspect: the labels' first, then the scores'."""
     said = [f"{found.scale}."] if found.scale else []
     if found.labels is not None:
-        said += label_lines(found.labels, ordinal=found.scores is not None)
+        said += label_lines(found.labels, ordinal=found.scores is not None, against=found.against)
     if found.scores is not None:
         said += score_lines(found.scores)
     notes = found.notes + (found.labels.notes if found.labels else []) + (found.scores.notes if found.scores else [])
@@ -105,17 +106,18 @@ def _read(found: Estimate) -> str:
     return f"n/a ({found.note})" if shown.startswith("n/a") and found.note else shown
 
 
-def label_lines(labels: LabelErrors, ordinal: bool = False) -> list[str]:
-    """The sentences of a judge's labels against people's (`ordinal`: a scale's points)."""
+def label_lines(labels: LabelErrors, ordinal: bool = False, against: str = MAJORITY_OF["people"]) -> list[str]:
+    """The sentences of a judge's labels against people's (`ordinal`: a scale's points; `against`: the majority
+    they are read by, `AspectErrors.against`)."""
     kind = "Weighted kappa (quadratic)" if labels.weighting == "quadratic" else "Cohen's kappa"
     what = "the judge's scores, rounded to the scale's points," if ordinal else "the judge's labels"
     tied = f" ({labels.tied} with a tied majority left out)" if labels.tied else ""
-    said = [f"{kind} of {what} against the people's majority: {_read(labels.kappa)}"
+    said = [f"{kind} of {what} against {against}: {_read(labels.kappa)}"
             + (f", {band(labels.kappa.value)} on Landis and Koch's scale" if math.isfinite(labels.kappa.value) else "")
             + f", on {labels.items} items{tied}; raw agreement {labels.accuracy.percent()}."]
     said.append(_against_people(labels))
     said.append(f"Among the people: {labels.among_name} {_read(labels.among)}.")
-    said += _constant_lines(labels) + _label_weak_spots(labels)
+    said += _constant_lines(labels) + _label_weak_spots(labels, against)
     return said
 
 
@@ -159,14 +161,14 @@ def _constant_lines(labels: LabelErrors) -> list[str]:
             f"{verdict}."]
 
 
-def _label_weak_spots(labels: LabelErrors) -> list[str]:
-    """Labels the judge never gives though people do, and its weakest label by F1."""
+def _label_weak_spots(labels: LabelErrors, against: str) -> list[str]:
+    """Labels the judge never gives though people do (the majority named `against`), and its weakest label by F1."""
     table = labels.per_label
     said = []
     never = table[(table["judge gives"] == 0) & (table["support"] > 0)]["label"].tolist()
     if never:
-        said.append(f"The judge never answers {', '.join(repr(str(n)) for n in never)}, though the people's majority "
-                    "does.")
+        does = "do" if against == MAJORITY_OF["you"] else "does"  # "your labels do"
+        said.append(f"The judge never answers {', '.join(repr(str(n)) for n in never)}, though {against} {does}.")
     scored = table[np.array([math.isfinite(f.value) for f in table["f1"]], bool)
                    & (table["support"] > 0).to_numpy() & (table["judge gives"] > 0).to_numpy()]
     if len(scored) > 1:
@@ -334,11 +336,11 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
     out: dict[str, pd.DataFrame] = {}
     labels, scores = found.labels, found.scores
     if labels is not None:
-        out["kappa"] = _kappa_table(labels)
+        out["kappa"] = _kappa_table(labels, found.against)
         used = [i for i in range(len(labels.labels)) if labels.confusion[i].sum() or labels.confusion[:, i].sum()]
         out["confusion matrix"] = pd.DataFrame(
             labels.confusion[used][:, used].astype(int),
-            index=pd.Index([labels.labels[i] for i in used], name="people's majority ↓ / judge →"),
+            index=pd.Index([labels.labels[i] for i in used], name=f"{found.against} ↓ / judge →"),
             columns=[labels.labels[i] for i in used]).reset_index()
         per = labels.per_label
         out["per label"] = pd.DataFrame({
@@ -364,9 +366,9 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
     return out
 
 
-def _kappa_table(labels: LabelErrors) -> pd.DataFrame:
+def _kappa_table(labels: LabelErrors, against: str) -> pd.DataFrame:
     kind = "weighted kappa" if labels.weighting == "quadratic" else "kappa"
-    rows = [("the judge against the people's majority", _read(labels.kappa), str(labels.items))]
+    rows = [(f"the judge against {against}", _read(labels.kappa), str(labels.items))]
     rows += [(f"the judge against {row['annotator']}" + ("" if row["in the mean"] == "yes" else
                                                          f" ({row['in the mean']})"), _read(row["kappa"]),
               str(row["items"]))
@@ -394,7 +396,7 @@ def blocks(label: str, found: list[AspectErrors], figures: bool = True) -> list:
         named = tables(one)
         out += [Heading(f"{label}: {title(one)}", 4), Bullets(tuple(lines(one)))]
         if figures and one.labels is not None:
-            out.append(Figure(confusion_figure(one.labels, f"{one.aspect}: the judge against the people's majority"),
+            out.append(Figure(confusion_figure(one.labels, f"{one.aspect}: the judge against {one.against}", one.against),
                               f"{label}: confusion matrix of {one.aspect}"))
         if "per label" in named:
             out.append(Table(named["per label"]))
