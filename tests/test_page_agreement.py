@@ -602,8 +602,8 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     assert "Student's t" in source and "betting" not in source, source  # it said betting of Student's t intervals
     rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)
     assert rates["people's yes rate, every item"].tolist() == [f"{np.mean(truth == 'yes'):.0%}"]
-    assert any(line.startswith("The judge against the people's majority on the 40 items they labeled: of the items "
-                               "they label 'yes', it labels 'yes' 100%") for line in said), said
+    assert any(line.startswith("The judge against the people's majority on the 40 items labeled: of the items "
+                               "labeled 'yes', it labels 'yes' 100%") for line in said), said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
 
 
@@ -665,3 +665,34 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert not [s for s in at.selectbox if s.key == "alttest_who"]
     at.multiselect(key="agree_levels").set_value(["item"]).run()  # the item level alone: nothing to explain
     assert not any("read item by item" in c.value for c in at.caption)
+
+
+def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_on_the_items_you_labeled(
+        monkeypatch, tmp_path):
+    """With "your labels" as the human side, the page still said "accuracy against the people's majority" (the
+    caption, the bars, how the judge errs, its confusion matrix), and the labels figure counted the judge on all 40
+    items beside the majority of 24 labels under a title of 40 items. Now your labels are named, and both sides of
+    the figure count the same items."""
+    from tests.helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 40)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k, item in enumerate(dataset.items[:24]):
+        store.save_label(item.id, "verdict", int(k * 7 % 3 == 0))
+    store.set_human_side(dataset.name, "you")
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "verdicts"}})
+    assert not at.exception
+    specs = [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+    titles = [spec["layout"]["title"]["text"] for spec in specs]
+    assert "Accuracy against your labels" in titles, titles
+    labels = next(s for s in specs if "the judge&#x27;s labels and your labels" in s["layout"]["title"]["text"])
+    assert labels["layout"]["title"]["text"].endswith("on the 24 items with a majority label")
+    assert [bar["name"] for bar in labels["data"]] == ["judge: its nearest label", "your labels"]
+    assert [sum(bar["y"]) for bar in labels["data"]] == [24, 24]  # the judge was counted on all 40
+    said = " ".join([c.value for c in at.caption] + [m.value for m in at.markdown]).replace("\\", "")
+    assert "read item by item (accuracy against your labels" in said
+    assert "Cohen's kappa of the judge's labels against your labels:" in said
+    assert "The judge against your labels on the 24 items labeled: of the items labeled 'pass'" in said
+    assert "the people's majority" not in said
+    confusion = next(s for s in specs if "the judge against your labels" in s["layout"]["title"]["text"])
+    assert confusion["layout"]["yaxis"]["title"]["text"] == "your labels"

@@ -121,7 +121,7 @@ def test_each_systems_pass_rate_is_judgys_where_both_apply(tmp_path):
     assert "the judge alone (its scores' mean on 0-1)" in printed.stdout  # "the judge's pass rate" read as its labels'
     rows = {line.split()[0]: line for line in printed.stdout.splitlines() if line.strip().startswith(SYSTEMS)}
     assert rows.keys() == set(SYSTEMS) and rows["alpha"].split()[3] == "70%", printed.stdout
-    assert "(its true-positive rate); of those they label 'fail', 'fail'" in printed.stdout
+    assert "(its true-positive rate); of those labeled 'fail', 'fail'" in printed.stdout
     written = geval.reporting.report(store, "items", n_boot=100, baselines=[]).markdown()  # the report has them too
     assert "### verdict (fail/pass): each system's pass rate as people would give it" in written  # (it said none
     assert found.judge_line() in written and found.source_line() in written  # could be computed)

@@ -19,6 +19,7 @@ from geval.analysis.grouped import Estimate
 from geval.analysis.label_errors import label_errors
 from geval.data.declared import positive
 from geval.data.items import Item
+from geval.data.labels import MAJORITY_OF
 from geval.decisions.systems import SystemMeans, SystemsError
 from geval.store import Store
 
@@ -31,7 +32,8 @@ class PassRatesError(SystemsError):
 class PassRates:
     """Each system's rate of `counted` ("pass") on `aspect`: `means` on 0-1 (`SystemMeans`: the labels
     alone, combined with the judge, the judge alone), and the judge's `true_positive` and
-    `true_negative` rates against the people's majority on the `labeled` items people labeled."""
+    `true_negative` rates against the majority of the human side's labels (`against`: "the people's
+    majority", "your labels") on the `labeled` items that have labels."""
 
     aspect: str
     counted: str
@@ -40,6 +42,7 @@ class PassRates:
     true_positive: Estimate
     true_negative: Estimate
     labeled: int
+    against: str = MAJORITY_OF["people"]
 
     def table(self) -> pd.DataFrame:
         """One row per system: its items and labels, its rate from the labels alone, combined with the
@@ -68,9 +71,9 @@ class PassRates:
 
     def judge_line(self) -> str:
         """The judge's true-positive and true-negative rates, in a sentence."""
-        return (f"The judge against the people's majority on the {self.labeled} items they labeled: of the items "
-                f"they label '{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
-                f"true-positive rate); of those they label '{self.other}', '{self.other}' "
+        return (f"The judge against {self.against} on the {self.labeled} items labeled: of the items labeled "
+                f"'{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
+                f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
                 f"{self.true_negative.percent()} (its true-negative rate). Its own rate is corrected by the labels as a "
                 f"system's mean is ({self.means.interval_words()}).")
 
@@ -96,14 +99,14 @@ def two_words(categories: dict[str, tuple[str, ...]], aspect: str) -> tuple[str,
 
 
 def rates_of(aspect: str, words: tuple[str, str], means: SystemMeans, judged: pd.Series,
-             items: list[Item]) -> PassRates:
+             items: list[Item], against: str = MAJORITY_OF["people"]) -> PassRates:
     """The PassRates of `means` (each system's rate of `words[1]`, `labeling.system_means` on 0-1) and
     the judge's (`judged`, its category index by item id) true-positive and true-negative rates against
-    the people's majority on the `items` they labeled."""
+    the majority of the `items`' labels (named `against`), on those labeled."""
     labeled = [item for item in items if item.human.get(aspect) and item.id in judged.dropna().index]
     errors = label_errors(judged, labeled, aspect, tuple(words))
     recall = dict(zip(errors.per_label["label"], errors.per_label["recall"]))
-    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], len(labeled))
+    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], len(labeled), against)
 
 
 def pass_aspects(store: Store, dataset: str, items: list[Item] | None = None) -> list[str]:

@@ -249,20 +249,22 @@ def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = No
 
 def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Sequence[str], side: str = "people"):
     """On an aspect labeled with the categories `words`, how many items the judge gives each label (its nearest
-    category) beside how many have it as the majority of the human `side`'s labels (a tied majority counts for
-    none): what the histograms of differences and of scores on a 0-1 scale read for scores, where categories are
-    no scale."""
+    category) beside how many have it as the majority of the human `side`'s labels, both on the items that have
+    such a majority (not those unlabeled, or whose labels tie): what the histograms of differences and of scores
+    on a 0-1 scale read for scores, where categories are no scale."""
     import plotly.graph_objects as go
 
     rows = aspect_rows(frame, aspect, human)
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
-    top = len(words) - 1
-    codes = {side: np.rint(rows[column].to_numpy(dtype=float) * top) for side, column in
-             (("judge: its nearest label", "judge_01"), (MAJORITY_OF[side], "human_01"))}
-    figure = go.Figure([go.Bar(x=list(words), y=[int((found == k).sum()) for k in range(len(words))], name=side,
-                               marker_color=colour(index), hovertemplate="%{x}: %{y} items<extra>" + side + "</extra>")
-                        for index, (side, found) in enumerate(codes.items())])
-    figure.update_layout(title=html.escape(f"{name}: the judge's labels and {MAJORITY_OF[side]}, {len(rows)} items"),
+    rows = rows[np.isfinite(rows["human_01"].to_numpy(dtype=float))]  # the judge counted on the same items
+    top, against = len(words) - 1, MAJORITY_OF[side]
+    codes = {who: np.rint(rows[column].to_numpy(dtype=float) * top) for who, column in
+             (("judge: its nearest label", "judge_01"), (against, "human_01"))}
+    figure = go.Figure([go.Bar(x=list(words), y=[int((found == k).sum()) for k in range(len(words))], name=who,
+                               marker_color=colour(index), hovertemplate="%{x}: %{y} items<extra>" + who + "</extra>")
+                        for index, (who, found) in enumerate(codes.items())])
+    figure.update_layout(title=html.escape(f"{name}: the judge's labels and {against}, on the {len(rows)} items with a "
+                                           "majority label"),
                          barmode="group", xaxis_title="label", yaxis_title="items", margin={"t": 50},
                          legend={"orientation": "h", "y": -0.25})
     return figure

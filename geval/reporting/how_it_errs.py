@@ -39,7 +39,7 @@ BANDS = ((0.0, "poor"), (0.2, "slight"), (0.4, "fair"), (0.6, "moderate"), (0.8,
 #: What the section says before its figures, in the report and on the page.
 INTRO = ("How the judge errs, beyond how much it agrees. Labels (categories, or a whole-number scale's points, the "
          "judge's scores rounded to them): Cohen's kappa (quadratic-weighted on a scale of 3 points or more) against "
-         "the people's majority and each annotator, beside the people's own kappa with each other; the confusion "
+         "the majority label and each annotator, beside the people's own kappa with each other; the confusion "
          "matrix; each label's precision, recall and F1; and what a constant answer would reach. Scores, on the "
          "people's scale: the judge's offset (harsh or lenient), its spread and use of the scale, the Bland-Altman "
          "limits of agreement, and how far its error follows the response's length, beside each annotator's. "
