@@ -237,15 +237,16 @@ def given_labels(labels: pd.DataFrame, aspects: list) -> dict[str, dict[str, tup
 
 
 def payload(item, place: int, given: dict[str, tuple[float, str]], complete: bool, shown: dict[str, str],
-            system: str = "") -> dict:
+            system: str = "", blind: bool = False) -> dict:
     """One item as the unit shows it: its text, its place in the order, the annotator's labels of it and
     their reasons (`given`: by aspect, (score, reason)) and whether it has all, what is shown once each
     aspect is labeled (`shown`: by aspect; `shown_once_labeled`, nothing for a blind queue), and its
-    system's line."""
+    system's line. `blind`: a pair's two responses without the names of the models that wrote them."""
     earlier, recent = item.context[:-RECENT_TURNS], item.context[-RECENT_TURNS:]
+    response = geval.labeling.blind_text(item) if blind else item.response
     summary = item.level == "summary"
     return {"id": item.id, "place": place, "group": item.group or "", "earlier": [t.render() for t in earlier],
-            "recent": [[t.speaker, t.text] for t in recent], "response": item.response, "grounding": item.grounding,
+            "recent": [[t.speaker, t.text] for t in recent], "response": response, "grounding": item.grounding,
             "captions": {"response": "The summary:" if summary else "The response:",
                          "grounding": "The document:" if summary else "The grounding (fact or persona):"},
             "labels": {name: _number(score) for name, (score, _) in given.items()},

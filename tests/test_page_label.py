@@ -501,3 +501,27 @@ def test_the_learning_curve_opens_on_the_label_page_and_reads_accuracy_on_pass_f
     figure = next(json.loads(c.proto.spec) for c in at.get("plotly_chart") if "How many labels" in c.proto.spec)
     assert figure["layout"]["yaxis"]["title"]["text"] == "accuracy against the labels"
     assert any(c.value.startswith("The accuracy against the verdict labels") for c in at.caption)
+
+
+def test_labeling_pairs_blind_hides_which_model_wrote_each_response(monkeypatch, tmp_path):
+    """Blind labeling hid the judge's scores but showed "Response A (weak): ... Response B (strong): ..." of a pair:
+    the models' names, which sway a preference. Blind, the two responses are A and B alone; not blind, named."""
+    from helpers import pair_rows, write_pairs
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(write_pairs(tmp_path / "pairs.csv", pair_rows()), store=store)
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "pairs"}
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception and at.toggle(key="label_blind").value
+    responses = [i["response"] for i in unit(at)["items"]]
+    assert responses and all(r.startswith("Response A:\n") and "\n\nResponse B:\n" in r for r in responses), responses
+    assert not any("strong" in r or "weak" in r for r in responses)
+    at.toggle(key="label_blind").set_value(False).run()
+    named = [i["response"] for i in unit(at)["items"]]
+    assert all(re.match(r"Response A \((strong|weak)\):\n", r) for r in named), named
+    from studio import labeling  # a team queue's unit, always blind, reads its items the same way
+    assert labeling.payload(store.items("pairs")[0], 1, {}, False, {}, blind=True)["response"].startswith(
+        "Response A:\n")

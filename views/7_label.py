@@ -160,7 +160,7 @@ def labeling() -> None:
                                                                                dataset.aspects, judge_label,
                                                                                label_unit.words_of(a, categories))
                                          for a in aspects},
-                                        lines_of[item.system]) for item in sent], categories)
+                                        lines_of[item.system], blind) for item in sent], categories)
     with lines:
         st.info(geval.labeling.progress_line(found, mine[first.name], first.name,
                                              categories=label_unit.words_of(first, categories)), icon=":material/label:")

@@ -53,7 +53,7 @@ def labeling() -> None:
     own = label_unit.given_labels(labels, queue.aspects)
     label_unit.draw(s, label_unit.token(queue.name, user.name, queue.aspects), list(queue.aspects), True, len(order),
                     len(order) - len(left), waiting, history,
-                    [label_unit.payload(text_of(i), place[i], own.get(i, {}), i not in left, {})
+                    [label_unit.payload(text_of(i), place[i], own.get(i, {}), i not in left, {}, blind=True)
                      for i in dict.fromkeys(history + waiting)], store.categories(queue.dataset))
     with lines:
         st.info(f"Queue {plain(queue.name)}: {len(order) - len(left)} of {len(order)} items labeled.",

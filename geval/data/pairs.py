@@ -39,10 +39,11 @@ def preference_index(label: object, where: str) -> float:
     return float(_READS[key])
 
 
-def pair_text(pair: Pair) -> str:
-    """Both sides as people read them, one after the other ("Response A (gpt-4):\\n...")."""
+def pair_text(pair: Pair, named: bool = True) -> str:
+    """Both sides as people read them, one after the other ("Response A (gpt-4):\\n..."); not `named`: without
+    the models' names, for a person labeling blind ("Response A:\\n...")."""
     def side(letter: str, system: str, response: str) -> str:
-        return f"Response {letter}{f' ({system})' if system else ''}:\n{response}"
+        return f"Response {letter}{f' ({system})' if system and named else ''}:\n{response}"
     return side("A", pair.system_a, pair.response_a) + "\n\n" + side("B", pair.system_b, pair.response_b)
 
 

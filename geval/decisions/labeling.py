@@ -41,6 +41,7 @@ from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import Dataset, seen_scales
 from geval.data.items import Item
+from geval.data.pairs import pair_text
 from geval.decisions.alttest import GROUP_NOUNS
 from geval.decisions.systems import (MIN_LABELS, TOGETHER, SystemMeans, SystemsError, default_labels,
                                      difference_sentence, means, more_labels, sampling_weights, weighted_order)
@@ -60,7 +61,7 @@ from geval.wording import counted
 __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
            "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts", "features", "order", "fitted",
            "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because", "uncompared", "most_scores", "MIN_LABELS", "TOGETHER", "SystemMeans",
+           "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS", "TOGETHER", "SystemMeans",
            "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
@@ -810,6 +811,14 @@ def drawn_from(items: list[Item], aspect: str) -> list[int] | None:
         return None
     return found.memo(("system sizes",),
                       lambda: pd.Series(found.counted("systems")).value_counts(sort=False, dropna=False).tolist())
+
+
+def blind_text(item: Item) -> str:
+    """The text a person labeling blind reads: a pair's two responses without the names of the models that wrote
+    them (as the file gave them, when it gave its own text); any other item's response as it is."""
+    if item.pair is not None and item.response == pair_text(item.pair):
+        return pair_text(item.pair, named=False)
+    return item.response
 
 
 def most_scores(items: list[Item]) -> int | None:

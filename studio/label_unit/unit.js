@@ -555,8 +555,8 @@ function drawAspects(view, item) {
   view.data.aspects.forEach((aspect, index) => {
     const [title, scale, reason, why, shown] = box.children[index].children;
     const keys = aspect === active ? " ← the keys rate this" : "";
-    title.replaceChildren(element("strong", "", aspect.name),
-      document.createTextNode(` (${aspect.min}-${aspect.max})${keys}`));
+    const range = aspect.words ? aspect.words.join("/") : `${aspect.min}-${aspect.max}`;  // labels by their words
+    title.replaceChildren(element("strong", "", aspect.name), document.createTextNode(` (${range})${keys}`));
     const drawn = String(given[aspect.name] ?? "");
     if (scale.dataset.drawn !== drawn) {
       scale.dataset.drawn = drawn;
