@@ -47,7 +47,7 @@ from geval.data.declared import category_index, check_scales
 from geval.data.layouts import declared_scales
 from geval.data.items import STORED, Item, Items, content_id, without_item
 from geval.data.labels import DEFAULT_ANNOTATOR, FILE_COLUMNS, HUMAN_SIDES, chosen_side, with_labels
-from geval.errors import LabelError, StoreError
+from geval.errors import DatasetError, LabelError, StoreError
 from geval.judging.aspects import VARIANT
 from geval.judging.judgment import AspectScore, Judgment, judge_name, told_apart
 from geval.judging.templates import PROMPTS_DIR, Template, list_templates, parse_template
@@ -331,14 +331,18 @@ class Store(TeamTables):
         """Keep the scale each aspect of `scales` ({aspect: (low, high)}, in any case; or "ASPECT=LOW-HIGH"
         texts, a bare "LOW-HIGH" for every aspect scored with numbers) was asked on with the stored
         dataset `name`, beside those it has; returns them all. Raises StoreError when it is not stored,
-        DatasetError when people's scores (its own, or your labels) fall outside one or the aspect is
-        categorical."""
+        DatasetError when people's scores (its own, or your labels) fall outside one, the aspect is
+        categorical, or neither people nor labels give it here (a misspelled name is not kept as a new aspect)."""
         if name not in self.dataset_names():
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
         own, categories = self._own_items(name), self.categories(name)
         scored = [*own, *with_labels(own, self._label_rows(name), "you")]
         scales, seen = given_scales(scales, scored, categories), seen_scales(scored)
         known = {aspect.lower(): aspect for aspect in [*seen, *categories]}
+        unknown = [aspect for aspect in scales if aspect.lower() not in known]
+        if unknown:
+            raise DatasetError(f"{name}: no aspect named {unknown[0]!r} has scores here (its own or labels); its "
+                               f"aspects: {', '.join(known.values()) or 'none yet: label items first'}")
         checked = check_scales({known.get(a.lower(), a): s for a, s in scales.items()}, seen, name, categories)
         with self._write():
             kept = {**self.scales(name), **checked}
