@@ -414,6 +414,12 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells
     metrics = {m.label: m.value for m in at.metric}  # labels, never means: the judge's nearest against the majority
     assert metrics["Judge"] in ("pass", "fail") and metrics["People"] in ("pass", "fail")
+    assert list(metrics) == ["Judge", "People"]  # two wide enough for "model_a"; the disagreement said below them
+    captions = [c.value for c in at.caption]
+    assert any(t.startswith("Disagreement ") and ": 0 where the judge's label is the people's majority" in t
+               for t in captions), captions
+    assert any(t.startswith(f"The judge's distribution over its labels (its label, {metrics['Judge']}: the nearest")
+               for t in captions), captions
     jump = at.selectbox(key="inspect_jump").options[0]
     assert (" · judge pass · disagreement " in jump or " · judge fail · disagreement " in jump), jump
     frame = geval.disagreements(geval.Store(tmp_path / "store.sqlite"), "verdicts")

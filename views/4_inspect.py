@@ -203,14 +203,15 @@ with text_column:  # what was judged first, beside the scores; a long dialogue s
 
 with score_column:
     st.subheader("Scores")
-    a, b, c = st.columns(3)
     if words:  # labels, never means: the judge's nearest category against the people's majority
+        a, b = st.columns(2)  # wide enough for a label's word in full ("model_a")
         a.metric("Judge", judged(row))
         b.metric("People", in_words(human, row["human_score"]) if pd.notna(row["human_score"]) else "tied",
                  help=f"The people's majority label of {human} (\"tied\" where there is none).")
-        c.metric("Disagreement", geval.reporting.number(row["disagreement"], 2),
-                 help="0: the judge's label is the people's majority; 1: another (a side against a tie: 0.5).")
+        st.caption(f"Disagreement {geval.reporting.number(row['disagreement'], 2)}: 0 where the judge's label is the "
+                   "people's majority, 1 where it is another (a side against a tie: 0.5).")
     else:
+        a, b, c = st.columns(3)
         a.metric(f"Judge ({low:g}-{high:g})", geval.reporting.number(row["score"], 2))
     if human is not None:
         scores = item.human.get(human, ())
@@ -241,7 +242,7 @@ with score_column:
         st.code(row["reason"] or "(none recorded)", language=None, wrap_lines=True)
     distribution = {int(k): p for k, p in json.loads(row["distribution"] or "{}").items()}
     if distribution and origin is None:
-        st.caption("The judge's distribution over its labels (its label: the nearest to its score, "
+        st.caption(f"The judge's distribution over its labels (its label, {judged(row)}: the nearest to its score, "
                    f"{geval.reporting.number(row['score'], 2)})" if words else
                    "The judge's score distribution (the score is its weighted mean)")
         st.plotly_chart(geval.reporting.judge_distribution_figure(distribution, int(low), int(high), row["score"],
