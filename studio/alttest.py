@@ -78,7 +78,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
     who, margin, align, read, unit = st.columns([3, 2, 3, 3, 3])
     kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
     who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
-                  format_func=lambda k: f"{WHO[k]} (ε {geval.alttest.EPSILONS[k]:g})", **kept,
+                  format_func=lambda k: f"{k} (ε {geval.alttest.EPSILONS[k]:g})", **kept,  # whole in its column
                   help="Sets epsilon as the paper advises: a judge is granted a larger margin the more a person "
                        "costs (experts .2, skilled annotators .15, crowd workers .1).")
     chosen_epsilon = margin.number_input("Epsilon", 0.0, 1.0, step=0.01, format="%.2f", key=EPSILON, **kept,
@@ -129,7 +129,9 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
     shown = ranked.drop(columns=["verdict"])
     for column in [c for c in shown.columns if c.startswith(("winning rate", "advantage probability"))]:
         shown[column] = [geval.reporting.number(v, 2) for v in shown[column]]
+    first = ["judge", "aspect", "passed", "winning rate", "advantage probability"]  # the verdict in view at 1400 px
     st.dataframe(shown, hide_index=True, key="alttest_summary",  # an imported judge's name is long: whole at 1400 px
+                 column_order=[*first, *(c for c in shown.columns if c not in first)],
                  column_config={"judge": st.column_config.TextColumn(width="large", pinned=True)})
     if line := same_items_line(results[reading]):
         st.caption(plain(line))

@@ -42,6 +42,9 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     assert summary.iloc[0]["passed"] in ("yes", "no") and summary.iloc[0]["reading"] == "mode"
     assert {"advantage probability, read as its mean, rounded", "advantage probability, read as its mean"} <= \
         set(summary.columns)
+    shown = next(f for f in at.dataframe if "advantage probability" in f.value.columns).proto.column_order
+    assert list(shown[:5]) == ["judge", "aspect", "passed", "winning rate", "advantage probability"]  # in view
+    assert at.selectbox(key="alttest_who").format_func("skilled") == "skilled (ε 0.15)"  # whole in its column
     annotators = _table(at, "annotator")
     assert list(annotators["annotator"]) == ["#1", "#2", "#3"] and (annotators["items"] == 36).all()
     verdict = next(e.value for e in [*at.success, *at.info] if "an annotator here" in e.value)
