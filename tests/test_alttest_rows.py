@@ -33,7 +33,7 @@ def test_with_neg_rmse_the_middle_of_the_scale_passes_and_the_verdict_warns(stor
     geval.alttest.import_judge(store, "symmetric", path)
     judge, constant = geval.alttest.run(store, "symmetric", epsilon=0.2, baseline=True)
     assert judge.passed is True and judge.winning_rate == 1.0
-    assert constant.baseline and constant.judge == "always 2 (the best constant: a baseline)"
+    assert constant.baseline and constant.judge == "always 2 (the best constant in this test: a baseline)"
     assert (constant.winning_rate, round(constant.advantage_probability, 2)) == (1.0, 0.74)
     assert constant.constants == "1 of the 3 constants of the scale passes (always 2)"  # not 1, the commonest
     warning = geval.alttest.caveat(judge, [judge, constant])
@@ -43,7 +43,7 @@ def test_with_neg_rmse_the_middle_of_the_scale_passes_and_the_verdict_warns(stor
     ranked = geval.alttest.ranking(store, "symmetric", [judge, constant])
     baseline = ranked[ranked["reading"] == "a constant"].iloc[0]
     assert (baseline["judge"], baseline["winning rate"], baseline["passed"]) == \
-        ("always 2 (the best constant: a baseline)", 1.0, "1 of 1")
+        ("always 2 (the best constant in this test: a baseline)", 1.0, "1 of 1")
 
 
 def test_every_category_is_a_constant(shared_data, store):
@@ -52,7 +52,7 @@ def test_every_category_is_a_constant(shared_data, store):
     geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json", name="gpt-4o")
     constant = geval.alttest.run(store, dataset.name, epsilon=0.2, baseline=True)[-1]
     assert constant.baseline and constant.constants == "none of the 3 constants of the scale passes"
-    assert constant.judge == "always model_b (the best constant: a baseline)"
+    assert constant.judge == "always model_b (the best constant in this test: a baseline)"
 
 
 def three_templates(store) -> list[str]:

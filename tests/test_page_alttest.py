@@ -76,7 +76,7 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
     ranked = _table(at, "advantage probability")
     judges = list(ranked["judge"])
     assert len(judges) == 3 and "elsewhere (imported from elsewhere.csv)" in judges  # and the constant baseline
-    assert any(judge.startswith("always ") and judge.endswith(" (the best constant: a baseline)") for judge in judges)
+    assert any(judge.startswith("always ") and judge.endswith(" (the best constant in this test: a baseline)") for judge in judges)
     assert list(ranked["advantage probability"]) == sorted(ranked["advantage probability"], reverse=True)
     judges = [judge for judge in judges if not judge.startswith("always ")]  # the baseline is not picked
     assert "Judges are compared on the same items: 2 judges of Natural on the 36 items all of them scored" in \

@@ -89,7 +89,7 @@ ANNOTATORS_BY_LAYOUT = {"summeval": "experts"}
 BY = {"groups": "its groups (dialogues, documents): a cluster-robust standard error over them",
       "items": "its items, taken as independent (the paper's test)"}
 #: The baseline of each aspect: a judge that always gives one label, the best of every label of the scale.
-CONSTANT = "the best constant (a baseline)"
+CONSTANT = "the best constant in this test (a baseline)"
 #: How each annotator's groups are called, by the level of the items.
 GROUP_NOUNS = {"turn": "dialogues", "summary": "documents"}
 
@@ -733,7 +733,7 @@ def _best_constant(panel: _Panel, points: dict[float, str], epsilon: float, q: f
     verb = "passes" if len(passing) == 1 else "pass"
     best.constants = (f"{len(passing)} of the {len(tested)} constants of the scale {verb} ({', '.join(passing)})"
                       if passing else f"none of the {len(tested)} constants of the scale passes")
-    best.judge, best.model = f"always {shown} (the best constant: a baseline)", CONSTANT
+    best.judge, best.model = f"always {shown} (the best constant in this test: a baseline)", CONSTANT
     best.reading, best.baseline = "a constant", True
     best.chance = float(sum(share * result.advantage_probability for share, (_, result) in zip(shares, tested)
                             if share)) if shares else math.nan
