@@ -52,10 +52,11 @@ def _annotators_chosen() -> None:
 
 
 def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
-            opens_on: tuple[str, str, str] | None = None) -> None:
+            opens_on: tuple[str, str, str] | None = None, own_scores: bool = True) -> None:
     """The Agreement page's section: the settings, every judge of `dataset` ranked, then one judge and
     aspect in detail (its verdict, each annotator's line, the plan, its signature), opened on `opens_on`
-    (the judge's label, the aspect, why: the judge worth most labels) until another is picked."""
+    (the judge's label, the aspect, why: the judge worth most labels) until another is picked. `own_scores`:
+    whether the dataset's file gave human scores (your labels can then join them as one more annotator)."""
     st.subheader("Can the judge replace an annotator?")
     st.caption("The alternative annotator test (Calderon, Reichart & Dror, ACL 2025): each annotator is left out in "
                "turn, and item by item the judge and the left-out person are compared by how well each represents "
@@ -67,10 +68,14 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
                "this dataset is tested, except a prompt search's variants, beside a judge that always gives one "
                "label (each label of the scale is tried; the best is shown).")
     if (geval.labeling.most_scores(store.items(dataset)) or 0) < 2:  # no one to leave out: said, no settings drawn
+        both = geval.labeling.HUMAN_SIDES["both"]
+        mine = own_scores and store.human_side(dataset) != "both" and len(geval.labeling.counts(store, dataset))
         st.info("Each item here has one annotator's score: the test compares the judge with each annotator against "
                 "the others, so it needs two annotators or more on the same items (the paper recommends three). "
-                "Import another annotator's labels on the Data page, or label items yourself on the Label page and "
-                "compare the judge with both.")
+                + (f"You have labeled items here: choose \"{both}\" under Compared with, above, to test the judge "
+                   "against the people and you." if mine else
+                   "Import another annotator's labels on the Data page, or label items yourself on the Label page "
+                   f"and choose \"{both}\" under Compared with."))
         return
     known = geval.alttest.annotators_of(store, dataset)
     st.session_state.setdefault("alttest_who", known or "skilled")
@@ -248,8 +253,8 @@ def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.Data
                                   fdr=st.session_state.get("alttest_fdr", "by"))  # as the Agreement page reads it
     if planned is None:
         st.caption(f"Can the judge replace an annotator? The alternative annotator test needs a second annotator's "
-                   f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, above), or "
-                   "import a colleague's labels on the Data page.")
+                   f"labels of {plain(aspect)} on the same items: label them under another name (Annotator, in "
+                   "\"What to label, and in which order\"), or import a colleague's labels on the Data page.")
         return
     sentence = planned.sentence()
     st.caption(f"Can the judge replace an annotator? The alternative annotator test on {side}: "

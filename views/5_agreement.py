@@ -173,7 +173,7 @@ human_side.curves(store, dataset, combos, labeled, by_label.loc[curve_judge])
 
 pairwise.section(store, dataset.name, combos, list(tables))  # position bias, agreement with people, win rates
 
-alttest.section(store, dataset.name, combos, opened)
+alttest.section(store, dataset.name, combos, opened, bool(dataset.aspects))
 
 systems.section(store, dataset, combos, chosen)
 
