@@ -220,7 +220,8 @@ def test_the_label_page_plans_the_test_once_two_annotators_share_items(monkeypat
     at.run()
     assert not at.exception
     assert ("The alternative annotator test needs a second annotator's labels of Natural on the same items: label "
-            "them under another name (Annotator, above), or import a colleague's labels on the Data page.") in texts(at)
+            "them under another name (Annotator, in \"What to label, and in which order\"), or import a colleague's "
+            "labels on the Data page.") in texts(at).replace("\\", "")
 
     def planning() -> str:
         return next(c.value for c in at.caption if "alternative annotator test on" in c.value).replace("\\", "")
