@@ -184,7 +184,9 @@ for row in labeled.itertuples():
     took = f"; a label took {row.seconds:.0f} s (median)" if pd.notna(row.seconds) else ""  # imported: not timed
     st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators}{took})")
 if len(labeled):
-    st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page).")
+    st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page)."
+               + (" The plots below are the file's own scores, not your labels." if side != "people" and dataset.aspects
+                  else ""))
 uploads.scales_section(state.store(), dataset)
 aspects = dataset.aspects
 columns = st.columns(min(3, len(aspects)) or 1)
