@@ -45,7 +45,7 @@ def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
     links = at.get("page_link")
     assert [link.proto.label for link in links] == [
         "1. Data: pick a dataset", "2. Label: your own scores", "3. Prompts: edit a template",
-        "4. Score: run the judge", "5. Inspect: read disagreements", "6. Agreement: correlations",
+        "4. Score: run the judge", "5. Inspect: disagreements", "6. Agreement: with people",
         "7. Tune: raise agreement"]
     assert [link.proto.page.split("/")[-1] for link in links] == [
         "data", "label", "prompts", "score", "inspect", "agreement", "tune"]  # Data at its own address, not the root

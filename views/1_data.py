@@ -24,8 +24,8 @@ with st.container(border=True, key="data_howto"):  # the path through the app, f
         ("views/7_label.py", "2. Label: your own scores", ":material/label:"),
         ("views/2_prompts.py", "3. Prompts: edit a template", ":material/edit_note:"),
         ("views/3_score.py", "4. Score: run the judge", ":material/play_circle:"),
-        ("views/4_inspect.py", "5. Inspect: read disagreements", ":material/search:"),
-        ("views/5_agreement.py", "6. Agreement: correlations", ":material/insights:"),
+        ("views/4_inspect.py", "5. Inspect: disagreements", ":material/search:"),
+        ("views/5_agreement.py", "6. Agreement: with people", ":material/insights:"),
         ("views/6_tune.py", "7. Tune: raise agreement", ":material/tune:"),
     ]
     for row in (steps[:4], steps[4:]):  # two rows: the labels stay whole
