@@ -47,11 +47,13 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
                           key="errs_bland_altman")
         if "scale use" in named:
             right.plotly_chart(errs.scale_use_figure(one.scores, f"{aspect}: use of the scale"), key="errs_scale_use")
-    with st.expander("The other tables: constant answers, confusion matrix, scale use, length"):
-        for name, table in named.items():
-            if name not in ("per label", "kappa"):
-                st.caption(name[:1].upper() + name[1:])
-                st.dataframe(table, hide_index=True, key=f"errs_{name.replace(' ', '_')}")
+    others = [name for name in named if name not in ("per label", "kappa")]
+    if not others:
+        return
+    with st.expander(f"The other tables: {', '.join(others)}"):  # those there are, named
+        for name in others:
+            st.caption(name[:1].upper() + name[1:])
+            st.dataframe(named[name], hide_index=True, key=f"errs_{name.replace(' ', '_')}")
 
 
 @cached.kept(show_spinner="Reading how the judge errs…", max_entries=16)
