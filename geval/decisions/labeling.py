@@ -58,11 +58,11 @@ from geval.judging.templates import Template
 from geval.store import Store
 from geval.wording import counted
 
-__all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "TARGET", "LabelAspect", "Features",
-           "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts", "features", "order", "fitted",
-           "informativeness", "labels_needed", "progress_line", "learning_curve", "curve", "read_labels",
-           "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS", "TOGETHER", "SystemMeans",
-           "SystemsError", "system_means",
+__all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "TARGET",
+           "LabelAspect", "Features", "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts",
+           "features", "order", "fitted", "informativeness", "labels_needed", "progress_line", "learning_curve", "curve",
+           "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
+           "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
            "PassRates", "PassRatesError", "as_labels",

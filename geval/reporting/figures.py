@@ -13,6 +13,7 @@ the app's browser code replaces, so a figure saved to a file would draw every se
 from __future__ import annotations
 
 import html
+import math
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -276,7 +277,7 @@ def majority_figure(items: Sequence[Item], aspect: str, categories: Sequence[str
     mixed readings ("model_a 1, tie 1")."""
     import plotly.graph_objects as go
 
-    words = [category_word(found, categories) if found == found else "no majority" for found in
+    words = [category_word(found, categories) if not math.isnan(found) else "no majority" for found in
              (majority(item.human[aspect]) for item in items if item.human.get(aspect))]
     shown = [*categories, *(["no majority"] if "no majority" in words else [])]
     figure = go.Figure(go.Bar(x=shown, y=[words.count(word) for word in shown], marker_color=colour(0),
