@@ -813,7 +813,8 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int, categorica
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",
                               (Table(pd.DataFrame({
                                   "item": worst["item_id"], "system": worst["system"],
-                                  "judge": worst["score"].map(number),
+                                  "judge": (worst["judge_01"] * (len(words) - 1)).round().map(  # its nearest label
+                                      lambda v: category_word(v, words)) if words else worst["score"].map(number),
                                   "human": worst["human_score"].map(lambda v: category_word(v, words) if words else
                                                                     number(v)),
                                   "|difference| (0-1)": worst["disagreement"].map(number),
