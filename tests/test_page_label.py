@@ -521,7 +521,9 @@ def test_labeling_pairs_blind_hides_which_model_wrote_each_response(monkeypatch,
     responses = [i["response"] for i in unit(at)["items"]]
     assert responses and all(r.startswith("Response A:\n") and "\n\nResponse B:\n" in r for r in responses), responses
     assert not any("strong" in r or "weak" in r for r in responses)
+    session = unit(at)["session"]
     at.toggle(key="label_blind").set_value(False).run()
+    assert unit(at)["session"] != session  # the unit starts afresh: the item on screen is drawn with the names
     named = [i["response"] for i in unit(at)["items"]]
     assert all(re.match(r"Response A \((strong|weak)\):\n", r) for r in named), named
     from studio import labeling  # a team queue's unit, always blind, reads its items the same way

@@ -193,3 +193,20 @@ def test_a_judge_on_a_0_1_scale_is_read_on_pass_fail_as_the_nearest_category_eve
     assert (confusion == expected).all() and confusion[:, 1].sum() > 0  # it does answer "pass"
     rates = pass_rates(store, "mine", "ok")
     assert rates.true_positive.value == pytest.approx(expected[1, 1] / expected[1].sum())
+
+
+def test_the_judges_rates_name_the_items_they_are_read_on_where_labels_tie(tmp_path):
+    """With you as one more annotator beside one person, half the items labeled tie: the sentence said "on the 24
+    items labeled" of rates read on the 12 that do not tie; it names those, and the ties left out."""
+    from tests.helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 40)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k, item in enumerate(dataset.items[:24]):  # the same label as the person's on every other item
+        own = int(item.human["verdict"][0])
+        store.save_label(item.id, "verdict", own if k % 2 else 1 - own)
+    store.set_human_side(dataset.name, "both")
+    found = pass_rates(store, dataset.name, "verdict")
+    assert (found.labeled, found.tied) == (12, 12)  # the 24 items you labeled: 12 where you and the person agree
+    assert found.judge_line().startswith("The judge against the majority of people and you on the 12 items whose "
+                                         "labels have a majority (12 whose labels tie left out): of the items labeled")

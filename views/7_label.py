@@ -18,8 +18,9 @@ st.title("Label")
 store = state.store()
 dataset = state.require_dataset()
 st.caption(f"Score the items yourself. {label_unit.KEYS_HELP} The next item shows at once; each label goes to the "
-           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. The judge and "
-           "the dataset's scores stay hidden until you label the item.")
+           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. Blind (the "
+           "switch below), the judge's and the dataset's scores stay hidden until you label the item, and so do the "
+           "names of the models whose responses a pair compares.")
 
 # --- what to label, and in which order ----------------------------------------------------------
 combos = store.combos(dataset.name)
@@ -80,7 +81,7 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
                                   scored.menu(offered, st.session_state.get("label_judge")), key="label_judge",
                                   persist_state="session") if len(offered) else None
     blind = right.toggle("Blind: the scores stay hidden until you label the item", key="label_blind",
-                         persist_state="session")
+                         persist_state="session", help="And a pair's models are not named.")
 combo = combos.set_index("label").loc[judge_label] if judge_label else None
 
 items = [item for item in dataset.items if template is None or not template.level or item.level == template.level]
@@ -153,8 +154,8 @@ def labeling() -> None:
     sent = [by_id[i] for i in dict.fromkeys(history + queue)]
     lines_of = systems.label_lines(store, dataset.name, first.name, combos, combo, {i.system for i in sent})
     categories = store.categories(dataset.name)  # a categorical aspect's digits shown with their words
-    label_unit.draw(s, label_unit.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids)), aspects,
-                    blind, len(ids), len(done), queue, history,
+    unit = label_unit.token(dataset.name, annotator, aspects, how, seed, judge_label, len(ids), blind)  # blind: a
+    label_unit.draw(s, unit, aspects, blind, len(ids), len(done), queue, history,  # pair's text is another text
                     [label_unit.payload(item, place[item.id], own.get(item.id, {}), item.id in done,
                                         {a.name: label_unit.shown_once_labeled(item, a.name, judged_by[a.name],
                                                                                dataset.aspects, judge_label,

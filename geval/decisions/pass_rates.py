@@ -33,7 +33,8 @@ class PassRates:
     """Each system's rate of `counted` ("pass") on `aspect`: `means` on 0-1 (`SystemMeans`: the labels
     alone, combined with the judge, the judge alone), and the judge's `true_positive` and
     `true_negative` rates against the majority of the human side's labels (`against`: "the people's
-    majority", "your labels") on the `labeled` items that have labels."""
+    majority", "your labels") on the `labeled` items that have a majority label (`tied`: those whose labels tie,
+    left out)."""
 
     aspect: str
     counted: str
@@ -43,6 +44,7 @@ class PassRates:
     true_negative: Estimate
     labeled: int
     against: str = MAJORITY_OF["people"]
+    tied: int = 0
 
     def table(self) -> pd.DataFrame:
         """One row per system: its items and labels, its rate from the labels alone, combined with the
@@ -71,7 +73,8 @@ class PassRates:
 
     def judge_line(self) -> str:
         """The judge's true-positive and true-negative rates, in a sentence."""
-        return (f"The judge against {self.against} on the {self.labeled} items labeled: of the items labeled "
+        which = (f"whose labels have a majority ({self.tied} whose labels tie left out)" if self.tied else "labeled")
+        return (f"The judge against {self.against} on the {self.labeled} items {which}: of the items labeled "
                 f"'{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
                 f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
                 f"{self.true_negative.percent()} (its true-negative rate). Its own rate is corrected by the labels as a "
@@ -106,7 +109,8 @@ def rates_of(aspect: str, words: tuple[str, str], means: SystemMeans, judged: pd
     labeled = [item for item in items if item.human.get(aspect) and item.id in judged.dropna().index]
     errors = label_errors(judged, labeled, aspect, tuple(words))
     recall = dict(zip(errors.per_label["label"], errors.per_label["recall"]))
-    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], len(labeled), against)
+    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], errors.items, against,
+                     errors.tied)
 
 
 def pass_aspects(store: Store, dataset: str, items: list[Item] | None = None) -> list[str]:
