@@ -22,6 +22,7 @@ from geval.reporting.document import Bullets, Figure, Heading, Table, Text
 from geval.reporting.figures import colour
 from geval.reporting.how_it_errs import band
 from geval.store import Store
+from geval.wording import counted
 
 __all__ = ["INTRO", "ZHENG", "agreement_table", "lines", "position_table", "read", "read_all", "report_section",
            "text", "wins_figure", "wins_table"]
@@ -125,9 +126,9 @@ def _position_lines(found: Pairwise) -> list[str]:
 def _agreement_lines(found: Pairwise) -> list[str]:
     rows = found.agreement.set_index("with")
     majority, mean = rows.loc[MAJORITY], rows.loc["each annotator, mean"]
-    said = [f"Against the people's majority ({majority['pairs']} pairs with a clear one): accuracy "
+    said = [f"Against the people's majority ({counted(int(majority['pairs']), 'pair')} with a clear one): accuracy "
             f"{_reads(majority['accuracy'])}, {_reads(majority['accuracy without ties'])} without ties "
-            f"({majority['pairs without ties']} pairs), Cohen's kappa {_kappa(majority['kappa'])}"
+            f"({counted(int(majority['pairs without ties']), 'pair')}), Cohen's kappa {_kappa(majority['kappa'])}"
             + (f", {band(majority['kappa'].value)} on Landis and Koch's scale" if math.isfinite(majority["kappa"].value)
                else "") + "."]
     if not found.people.empty:
