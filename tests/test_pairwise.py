@@ -109,6 +109,7 @@ def test_the_judgment_is_the_mean_after_swapping_back_and_a_flip_reads_as_a_tie(
 def test_a_file_of_pairs_loads_with_each_annotators_preference(tmp_path, store, suffix):
     dataset = geval.load_dataset(write_pairs(tmp_path / f"mine{suffix}", pair_rows()), store=store)
     assert dataset.layout == "pairs" and len(dataset.items) == 24 and len(dataset.groups) == 12
+    assert dataset.models == ["strong", "weak"] and "12 groups, 2 models compared in pairs;" in dataset.summary()
     assert store.categories(dataset.name) == {"preference": PREFERENCES}
     first = store.items(dataset.name)[0]
     assert first.pair == Pair("a good answer 0.0", "a poor answer 0.0", "strong", "weak", question="q0")

@@ -142,7 +142,8 @@ st.subheader(dataset.name)
 cols = st.columns(5)
 cols[0].metric("Items", len(dataset.items))
 cols[1].metric("Groups", len(dataset.groups))
-cols[2].metric("Systems", len(dataset.systems))
+models = not dataset.systems and dataset.models  # pairs: the models their two sides compare
+cols[2].metric("Models compared" if models else "Systems", len(models or dataset.systems))
 cols[3].metric("Levels", ", ".join(dataset.levels))
 cols[4].metric("Skipped values", sum(dataset.skipped.values()))
 if dataset.skipped:

@@ -128,6 +128,12 @@ class Dataset:
         """Distinct system ids."""
         return [system for system in _columns(self.items).first_seen("systems") if system]
 
+    @property
+    def models(self) -> list[str]:
+        """The models a dataset of pairs compares (each pair's two sides, named), first seen; [] for single responses."""
+        return list(dict.fromkeys(name for item in self.items if item.pair is not None
+                                  for name in (item.pair.system_a, item.pair.system_b) if name))
+
     def at_level(self, level: str) -> list[Item]:
         """The items of one level."""
         return [item for item in self.items if item.level == level]
@@ -197,7 +203,9 @@ class Dataset:
         per_level = ", ".join(f"{int((_columns(self.items).levels == lv).sum())} {lv}" for lv in self.levels)
         text = (
             f"{self.name} ({self.layout}): {counted(len(self.items), 'item')} ({per_level}), "
-            f"{counted(len(self.groups), 'group')}, {counted(len(self.systems), 'system')}"
+            f"{counted(len(self.groups), 'group')}, "
+            + (f"{counted(len(self.models), 'model')} compared in pairs" if not self.systems and self.models else
+               counted(len(self.systems), 'system'))
         )
         if self.skipped:
             text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
