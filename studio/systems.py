@@ -21,8 +21,9 @@ TOGETHER = "all judges together"
 def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, chosen: list[str] | None = None) -> None:
     """The Agreement page's section "Systems as people would score them"; its judge follows the first
     of the combinations `chosen` above it that is compared with the aspect, until one is picked here."""
-    st.subheader("Systems as people would score them")
-    st.caption("The mean people would give each system, from people's scores of a few items and the judge's score of "
+    who, whose = geval.labeling.SCORERS[store.human_side(dataset.name)]  # your labels: the mean you would give
+    st.subheader(f"Systems as {who} would score them")
+    st.caption(f"The mean {who} would give each system, from {whose} of a few items and the judge's score of "
                "every item (prediction-powered inference), beside the people's labels alone and the judge's own mean "
                "(biased by an unknown amount: no interval). 95% intervals for these labels, however skewed the "
                "scores (Student's t with a label added at each end of the scale, sampled without replacement: "

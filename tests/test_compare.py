@@ -320,5 +320,12 @@ def test_two_judges_of_pass_fail_labels_are_compared_by_accuracy_in_compare_and_
     assert "A: accuracy" in page and "A: pearson" not in page
     assert "Accuracy of each judge aspect against the people's majority" in page  # it said "Correlation ..."
     assert "Plot: accuracy against the people's majority, per aspect" in page  # and drew no bar
+    store.set_human_side(dataset.name, "you")  # no label yet: a report all the same (the leaderboard raised
+    assert geval.reporting.report(store, dataset.name, baselines=()).markdown()  # "No objects to concatenate")
+    for k, item in enumerate(dataset.items[:12]):
+        store.save_label(item.id, "verdict", k % 2)
+    mine = geval.reporting.report(store, dataset.name, baselines=()).markdown()
+    assert "## Agreement with your labels" in mine and "Accuracy of each judge aspect against your labels" in mine
+    store.set_human_side(dataset.name, "people")
     worst = page[page.index("| item | system | judge | human |"):].split("\n\n")[0].splitlines()[2:]
     assert worst and {line.split("|")[c].strip() for line in worst for c in (3, 4)} <= {"fail", "pass"}  # not codes

@@ -696,6 +696,9 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     assert "the people's majority" not in said
     confusion = next(s for s in specs if "the judge against your labels" in s["layout"]["title"]["text"])
     assert confusion["layout"]["yaxis"]["title"]["text"] == "your labels"
+    assert "Systems as you would score them" in [h.value for h in at.subheader]  # your labels' mean, estimated
+    assert any(c.value.startswith("The mean you would give each system, from your labels of a few items")
+               for c in at.caption)
     assert "The other tables: confusion matrix, constant answers" in [e.label for e in at.expander]  # no "length"
     advice = next(i.value.replace("\\", "") for i in at.info if i.value.startswith("Each item here has one"))
     assert advice.endswith("You have labeled items here: choose \"you as one more annotator (on the items you "

@@ -272,8 +272,8 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                     rows.setdefault(CEILING, Row(CEILING, "ceiling", [], [], note="one annotator against the mean of "
                                                  "the others; the judges are compared with the mean of all"))
                     parts.append(ceiling_cells)
-    cells = pd.concat([p for p in parts if p is not None and len(p)], ignore_index=True) if parts else \
-        pd.DataFrame(columns=LONG_COLUMNS)
+    found = [p for p in parts if p is not None and len(p)]  # none where no human score is left (your labels, none)
+    cells = pd.concat(found, ignore_index=True) if found else pd.DataFrame(columns=LONG_COLUMNS)
     cells = _sorted_columns(_partial_averages(cells), names)
     if len(names) == 1:
         cells["column"] = cells["column"].str.replace(f"{names[0]}: ", "", regex=False)

@@ -33,6 +33,9 @@ HUMAN_SIDES = {"people": "the people: the dataset's own scores (each item's mean
 #: people"), and on an aspect labeled with categories, the label each item is read by (the majority of its labels).
 COMPARED_WITH = {"people": "people", "you": "your labels", "both": "people and you"}
 MAJORITY_OF = {"people": "the people's majority", "you": "your labels", "both": "the majority of people and you"}
+#: Who gives the scores the systems' means estimate, and what those scores are, by the human side in force.
+SCORERS = {"people": ("people", "the people's scores"), "you": ("you", "your labels"),
+           "both": ("people and you", "the scores of people and you")}
 #: A labels file's columns, in the order they are written; item_id, aspect and score are required.
 FILE_COLUMNS = ("item_id", "dataset", "aspect", "score", "annotator", "seconds", "created", "updated", "reason")
 REQUIRED = ("item_id", "aspect", "score")

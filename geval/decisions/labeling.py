@@ -52,13 +52,15 @@ from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
 from geval.decisions.systems_coverage import simulate_pairs as simulate_ranks
 from geval.data.declared import aspect_words, positive
-from geval.data.labels import COMPARED_WITH, DEFAULT_ANNOTATOR, HUMAN_SIDES, MAJORITY_OF, read_labels, write_labels
+from geval.data.labels import (COMPARED_WITH, DEFAULT_ANNOTATOR, HUMAN_SIDES, MAJORITY_OF, SCORERS, read_labels,
+                               write_labels)
 from geval.errors import LabelError, StoreError, shown
 from geval.judging.templates import Template
 from geval.store import Store
 from geval.wording import counted
 
-__all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "TARGET",
+__all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "SCORERS",
+           "TARGET",
            "LabelAspect", "Features", "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts",
            "features", "order", "fitted", "informativeness", "labels_needed", "progress_line", "learning_curve", "curve",
            "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",

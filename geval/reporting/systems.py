@@ -28,7 +28,7 @@ def worth_words(result: labeling.SystemMeans | None = None) -> str:
             f"scores{within} the judge explains: a judge that agrees better with people{within} is worth more")
 
 
-METHOD = ("The mean people would give each system, estimated from the people's scores of a few items and the judge's "
+METHOD = ("The mean {who} would give each system, estimated from {whose} of a few items and the judge's "
           "score of every item (prediction-powered inference: the judge's mean over all the system's items, corrected "
           "by its error on the labeled ones, the judge's weight fitted on them: PPI++). Beside it, the "
           "people's labels alone, and the judge's own mean, which is biased by an unknown amount (no interval is "
@@ -177,7 +177,9 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
             for r in alttest.run(store, dataset, epsilon=alttest.EPSILONS["skilled"])}
     except GevalError:
         advantage = {}
-    blocks = [Heading("Systems as people would score them"), Text(METHOD)] + [Text(line) for line in left_out]
+    who, whose = labeling.SCORERS[store.human_side(dataset)]  # your labels: the mean you would give
+    blocks = [Heading(f"Systems as {who} would score them"), Text(METHOD.format(who=who, whose=whose))] + [
+        Text(line) for line in left_out]
     sizes = list(Counter(item.system for item in items).values())
     for aspect in aspects:
         complete = all(item.human.get(aspect) for item in items)
