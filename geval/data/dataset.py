@@ -201,11 +201,12 @@ class Dataset:
     def summary(self) -> str:
         """One line: counts of items per level, groups, systems and skipped values."""
         per_level = ", ".join(f"{int((_columns(self.items).levels == lv).sum())} {lv}" for lv in self.levels)
+        systems = self.systems
+        models = [] if systems else self.models  # pairs: the models their two sides compare (walked once)
         text = (
             f"{self.name} ({self.layout}): {counted(len(self.items), 'item')} ({per_level}), "
             f"{counted(len(self.groups), 'group')}, "
-            + (f"{counted(len(self.models), 'model')} compared in pairs" if not self.systems and self.models else
-               counted(len(self.systems), 'system'))
+            + (f"{counted(len(models), 'model')} compared in pairs" if models else counted(len(systems), 'system'))
         )
         if self.skipped:
             text += "; skipped " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
