@@ -26,7 +26,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, variant: str
     aspects when every one is labeled with categories (`geval.reporting.labels_only`), said instead."""
     st.subheader("Leaderboard")
     if labels_only:  # nothing to correlate: said, not offered and then refused
-        st.info(plain(f"Every aspect people gave here is labeled with categories ({', '.join(labels_only)}): a "
+        st.info(plain(f"Every human aspect here is labeled with categories ({', '.join(labels_only)}): a "
                       "leaderboard correlates scores, so there is none. Each judge's accuracy is in the table above, "
                       "how it errs label by label below, and whether it can replace an annotator in its own section."))
         return

@@ -49,7 +49,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
     st.markdown("\n".join(f"- {plain(line)}" for line in said.lines(one)))
     agreement = said.agreement_table(one)
     if not agreement.empty:
-        st.caption("Agreement with people: the judge against each annotator, their mean and the people's majority "
+        st.caption(f"Agreement with people: the judge against each annotator, their mean and {one.against} "
                    "(pairs whose majority is tied left out), then each pair of annotators and their mean; 95% "
                    f"intervals over the {one.unit}.")
         st.dataframe(agreement, hide_index=True, key="pairwise_agreement")

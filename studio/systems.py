@@ -24,7 +24,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     who, whose = geval.labeling.SCORERS[store.human_side(dataset.name)]  # your labels: the mean you would give
     st.subheader(f"Systems as {who} would score them")
     st.caption(f"The mean {who} would give each system, from {whose} of a few items and the judge's score of "
-               "every item (prediction-powered inference), beside the people's labels alone and the judge's own mean "
+               f"every item (prediction-powered inference), beside {whose} alone and the judge's own mean "
                "(biased by an unknown amount: no interval). 95% intervals for these labels, however skewed the "
                "scores (Student's t with a label added at each end of the scale, sampled without replacement: "
                "docs/statistics.md); the Label page's line, which follows each new label, uses intervals valid at "
@@ -232,19 +232,26 @@ def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFr
     """The Label page's line for each of `systems` (plain text, shown beside an item of it): the system's
     combined interval from the labels so far, whose labels they are, and about how many more labels
     bring it to ±0.10, or how many it needs first."""
+    counted = geval.reporting.positive(geval.reporting.aspect_words(store.categories(dataset), aspect))  # a rate
+    what = _estimated(geval.labeling.SCORERS[store.human_side(dataset)][0], counted)  # your labels: as you would
     try:
         result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos,
                         anytime=True)  # the line follows each new label: valid however many come
     except geval.GevalError as exc:
-        return dict.fromkeys(systems, f"This system's mean as people would score it: {exc}")
-    counted = geval.reporting.positive(geval.reporting.aspect_words(store.categories(dataset), aspect))  # a rate
-    return {system: _label_line(result, aspect, system, counted) for system in systems}
+        return dict.fromkeys(systems, f"This system's {what}: {exc}")
+    return {system: _label_line(result, aspect, system, what, counted) for system in systems}
 
 
-def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str, counted: str | None = None) -> str:
-    """A system's line; on a pass/fail aspect (`counted`: the word its rate counts), its rate in percent."""
-    what, shown = ((f"{counted} rate as people would give it", lambda v: f"{v:.0%}") if counted else
-                   ("mean as people would score it", lambda v: f"{v:.2f}"))
+def _estimated(who: str, counted: str | None) -> str:
+    """What a system's line estimates: "mean as people would score it", "pass rate as you would give it"."""
+    return f"{counted} rate as {who} would give it" if counted else f"mean as {who} would score it"
+
+
+def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str, what: str,
+                counted: str | None = None) -> str:
+    """A system's line of `what` it estimates (`_estimated`); on a pass/fail aspect (`counted`: the word its rate
+    counts), its rate in percent."""
+    shown = (lambda v: f"{v:.0%}") if counted else (lambda v: f"{v:.2f}")
     rows = result.table[result.table["system"] == system]
     if rows.empty:
         return (f"This system's {what} needs {geval.labeling.MIN_LABELS} labels of it "

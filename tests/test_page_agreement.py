@@ -657,7 +657,7 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any(line.startswith("verdict: labeled with categories, read item by item") for line in said), said
     assert not [t for t in at.toggle if t.key == "agree_lb"] and not at.error
-    assert any(i.value.replace("\\", "").startswith("Every aspect people gave here is labeled with categories "
+    assert any(i.value.replace("\\", "").startswith("Every human aspect here is labeled with categories "
                                                     "(verdict): a leaderboard correlates scores, so there is none")
                for i in at.info)
     assert any(i.value.startswith("Each item here has one annotator's score: the test compares the judge")
@@ -694,6 +694,13 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     assert "Cohen's kappa of the judge's labels against your labels:" in said
     assert "The judge against your labels on the 24 items labeled: of the items labeled 'pass'" in said
     assert "the people's majority" not in said
+    # the pass rate as you would give it; with you the one annotator, no n/a lines of "people" among each other
+    assert "**verdict (fail/pass): each system's pass rate as you would give it**" in said
+    assert ("One annotator (you): how much people agree with each other, and so whether the judge agrees with a "
+            "person as well, needs two annotators or more on the same items.") in said
+    assert "Among the people" not in said and "Against one annotator" not in said
+    kappa = next(d.value for d in at.dataframe if "kappa [95% CI]" in d.value.columns)
+    assert kappa[""].tolist() == ["the judge against your labels", "the judge against you"]
     confusion = next(s for s in specs if "the judge against your labels" in s["layout"]["title"]["text"])
     assert confusion["layout"]["yaxis"]["title"]["text"] == "your labels"
     assert "Systems as you would score them" in [h.value for h in at.subheader]  # your labels' mean, estimated

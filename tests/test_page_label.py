@@ -481,6 +481,33 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
     assert "on the judge's accuracy with your verdict labels" in planned and "Pearson" not in planned, planned
 
 
+
+def test_with_your_labels_chosen_a_systems_line_is_the_rate_as_you_would_give_it(monkeypatch, tmp_path):
+    """With your labels as the human side, the line beside an item read "pass rate as people would give it" of a
+    rate estimated from your labels; with too few of them, "This system's mean as people would score it" of a rate."""
+    from helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 12)
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_label(dataset.items[0].id, "verdict", 1)
+    store.set_human_side(dataset.name, "you")
+    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.session_state["dataset_source"] = {"stored": "verdicts"}
+    at.session_state["label_blind"] = False
+    at.run()
+    at.switch_page(PAGE).run()
+    at.radio(key="label_from").set_value("Aspects I name").run()
+    at.text_input(key="label_aspects").input("verdict 0-1").run()
+    assert not at.exception
+    line = unit(at)["items"][0]["system"]
+    assert line.startswith("This system's pass rate as you would give it: too few labels"), line
+    for item in dataset.items[1:6]:
+        store.save_label(item.id, "verdict", 0)
+    at.run()
+    line = unit(at)["items"][0]["system"]
+    assert line.startswith("the dataset's pass rate as you would give it (verdict): "), line
+
 def test_the_learning_curve_opens_on_the_label_page_and_reads_accuracy_on_pass_fail_labels(monkeypatch, tmp_path):
     """Opening "How many labels buy how much" on Label raised StreamlitDuplicateElementKey (the expander and its
     figure were both keyed "label_curve"): the figure and its table were never drawn there."""

@@ -392,3 +392,18 @@ def test_the_mean_of_one_pair_of_annotators_is_that_pair_interval_and_all():
         assert (mean[name].value, mean[name].low, mean[name].high) == (pair[name].value, pair[name].low,
                                                                       pair[name].high), name
     assert math.isfinite(pair["accuracy"].low)
+
+
+def test_with_your_labels_chosen_the_judge_is_read_against_your_labels_not_the_peoples_majority(tmp_path, store):
+    """With "your labels" as the human side, the section said "Against the people's majority" of a majority that
+    was your labels'; it names them, in the table's row as in the sentence."""
+    name = scored_pairs(tmp_path, store, prefers_good)
+    for item in store.items(name):
+        store.save_label(item.id, "preference", int(item.human["preference"][0]))  # as ann1: the better side
+    store.set_human_side(name, "you")
+    found = analysis.read(store, name)
+    assert found.against == "your labels"
+    assert found.agreement["with"].tolist() == ["you", "each annotator, mean", "your labels"]
+    said = geval.reporting.pairwise.lines(found)
+    assert any(line.startswith("Against your labels (24 pairs with a clear one): accuracy 100%") for line in said), said
+    assert not any("people's majority" in line or "Against one annotator" in line for line in said), said

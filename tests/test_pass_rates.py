@@ -117,13 +117,14 @@ def test_each_systems_pass_rate_is_judgys_where_both_apply(tmp_path):
     assert found.true_negative.value == pytest.approx(np.mean([not said for _, said in negatives]))
     printed = run_cli("systems", "items", "--store", store_path)
     assert printed.returncode == 0, printed.stderr
-    assert "items · verdict (fail/pass): each system's pass rate as people would give it" in printed.stdout
+    # the dataset has no scores of its own: the labels imported are the human side, yours ("as you would give it")
+    assert "items · verdict (fail/pass): each system's pass rate as you would give it" in printed.stdout
     assert "the judge alone (its scores' mean on 0-1)" in printed.stdout  # "the judge's pass rate" read as its labels'
     rows = {line.split()[0]: line for line in printed.stdout.splitlines() if line.strip().startswith(SYSTEMS)}
     assert rows.keys() == set(SYSTEMS) and rows["alpha"].split()[3] == "70%", printed.stdout
     assert "(its true-positive rate); of those labeled 'fail', 'fail'" in printed.stdout
     written = geval.reporting.report(store, "items", n_boot=100, baselines=[]).markdown()  # the report has them too
-    assert "### verdict (fail/pass): each system's pass rate as people would give it" in written  # (it said none
+    assert "### verdict (fail/pass): each system's pass rate as you would give it" in written  # (it said none
     assert found.judge_line() in written and found.source_line() in written  # could be computed)
     assert "no system's mean is estimated on it (its codes are not scores); each system's pass rate is estimated " \
            "instead" in written
@@ -210,3 +211,19 @@ def test_the_judges_rates_name_the_items_they_are_read_on_where_labels_tie(tmp_p
     assert (found.labeled, found.tied) == (12, 12)  # the 24 items you labeled: 12 where you and the person agree
     assert found.judge_line().startswith("The judge against the majority of people and you on the 12 items whose "
                                          "labels have a majority (12 whose labels tie left out): of the items labeled")
+
+
+def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
+    """With your labels as the human side, the title still said "as people would give it" and the column of every
+    item's labels "people's pass rate": both name you."""
+    from tests.helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 40)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for k, item in enumerate(dataset.items):  # every item labeled: the rate of every item is yours, not estimated
+        store.save_label(item.id, "verdict", k % 3 == 0)
+    store.set_human_side(dataset.name, "you")
+    found = pass_rates(store, dataset.name, "verdict")
+    assert found.title() == "verdict (fail/pass): each system's pass rate as you would give it"
+    assert found.judge_line().startswith("The judge against your labels on the 40 items labeled")
+    assert found.table()["your pass rate, every item"].tolist() == [f"{14 / 40:.0%}"]

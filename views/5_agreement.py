@@ -55,9 +55,9 @@ levels = left.multiselect("Levels", list(geval.OPTIONS.levels), default=list(gev
 labels_only = geval.reporting.labels_only(store, dataset.name)  # pass/fail and the like alone: nothing to correlate
 if labels_only:
     metric = middle.selectbox("Metric for the plots", ["accuracy"], key="agree_metric_labels", disabled=True,
-                              help=f"Every aspect people gave here is labeled with categories "
-                                   f"({', '.join(labels_only)}): each judge is read by accuracy against the people's "
-                                   "majority, never correlated.")
+                              help=f"Every human aspect here is labeled with categories "
+                                   f"({', '.join(labels_only)}): each judge is read by accuracy against the "
+                                   "majority label, never correlated.")
 else:
     metrics = [*geval.OPTIONS.metrics, *(["accuracy"] if store.categories(dataset.name) else [])]
     state.keep_valid("agree_metric", metrics)

@@ -33,6 +33,7 @@ from geval.analysis.kappa import accuracy_of, confusions, disagreement_weights, 
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, majority_of
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
+from geval.data.labels import MAJORITY_OF
 from geval.data.pairs import PREFERENCES
 from geval.errors import StoreError
 from geval.judging.aspects import PART
@@ -50,7 +51,6 @@ KAPPA_TRANSFORM = "none"
 ACCURACY_TRANSFORM = "wilson"
 #: What a pair scores for a side: its win, a tie, its loss (people's votes and the judge's label alike).
 WIN = {FIRST: 1.0, TIE: 0.5, SECOND: 0.0}
-MAJORITY = "the people's majority"
 #: The columns of the agreement tables: who is compared with whom, and the figures.
 AGREEMENT_COLUMNS = ["who", "with", "pairs", "accuracy", "pairs without ties", "accuracy without ties", "kappa"]
 
@@ -84,6 +84,7 @@ class Pairwise:
     wins: pd.DataFrame = field(default_factory=pd.DataFrame)
     people_ties: Estimate | None = None  # the share of the annotators' labels that are ties
     unit: str = "questions"  # what the groups are, in words (`unit_of`)
+    against: str = MAJORITY_OF["people"]  # the majority read, by the human side: "your labels" on yours
     notes: list[str] = field(default_factory=list)
 
 
@@ -162,7 +163,8 @@ def _read(store: Store, dataset: str, combo: tuple[str, str], name: str | None =
         return found
     found.human = human
     people, names = _people(pairs, human, categories)
-    found.agreement = agreement(judged, people, names, codes, n_groups)
+    found.against = MAJORITY_OF[store.human_side(dataset)]
+    found.agreement = agreement(judged, people, names, codes, n_groups, found.against)
     found.people = among_people(people, names, codes, n_groups)
     found.wins = win_rates(pairs, judged, people, codes, n_groups)
     found.people_ties = share((people == TIE).sum(axis=0).astype(float), np.isfinite(people).sum(axis=0).astype(float),
@@ -276,17 +278,17 @@ def _mean_row(who: str, other: str, rows: list[dict], parts: list[dict[str, tupl
 
 
 def agreement(judged: np.ndarray, people: np.ndarray, names: list[str], codes: np.ndarray,
-              n_groups: int) -> pd.DataFrame:
+              n_groups: int, majority: str = MAJORITY_OF["people"]) -> pd.DataFrame:
     """The judge's labels against each annotator, their mean (kappa's interval from the mean of the
-    leave-one-out kappas) and the people's majority (pairs whose majority is tied left out)."""
+    leave-one-out kappas) and the annotators' majority, named `majority` (pairs whose majority is tied left out)."""
     rows, parts = [], []
     for name, labels in zip(names, people):
         row, part = _agreement_row("judge", name, labels, judged, codes, n_groups)
         rows.append(row)
         parts.append(part)
     mean = _mean_row("judge", "each annotator, mean", rows, parts)
-    majority = _agreement_row("judge", MAJORITY, majority_of(people, len(PREFERENCES)), judged, codes, n_groups)[0]
-    return pd.DataFrame([*rows, mean, majority], columns=AGREEMENT_COLUMNS)
+    read = _agreement_row("judge", majority, majority_of(people, len(PREFERENCES)), judged, codes, n_groups)[0]
+    return pd.DataFrame([*rows, mean, read], columns=AGREEMENT_COLUMNS)
 
 
 def among_people(people: np.ndarray, names: list[str], codes: np.ndarray, n_groups: int) -> pd.DataFrame:

@@ -766,7 +766,7 @@ def pass_rates(store: Store, dataset: str, aspect: str, combo: tuple[str, str] |
         raise PassRatesError(str(exc)) from None
     found = features(store, dataset, name, combo, baselines=(), items=items)
     return rates_of(name, words, means, as_labels(found.judge_scores(), found.scale, len(words)), items,
-                    MAJORITY_OF[store.human_side(dataset)])
+                    store.human_side(dataset))
 
 
 #: Whose scores `system_means` reads, by the dataset's human side (`HUMAN_SIDES`).

@@ -19,9 +19,13 @@ from geval.analysis.grouped import Estimate
 from geval.analysis.label_errors import label_errors
 from geval.data.declared import positive
 from geval.data.items import Item
-from geval.data.labels import MAJORITY_OF
+from geval.data.labels import MAJORITY_OF, SCORERS
 from geval.decisions.systems import SystemMeans, SystemsError
 from geval.store import Store
+
+
+#: Whose rate a table's column of every item's labels gives, by the human side (`labeling.HUMAN_SIDES`).
+_WHOSE = {"people": "people's", "you": "your", "both": "people's and your"}
 
 
 class PassRatesError(SystemsError):
@@ -32,9 +36,9 @@ class PassRatesError(SystemsError):
 class PassRates:
     """Each system's rate of `counted` ("pass") on `aspect`: `means` on 0-1 (`SystemMeans`: the labels
     alone, combined with the judge, the judge alone), and the judge's `true_positive` and
-    `true_negative` rates against the majority of the human side's labels (`against`: "the people's
-    majority", "your labels") on the `labeled` items that have a majority label (`tied`: those whose labels tie,
-    left out)."""
+    `true_negative` rates against the majority of the human side's labels (`side`, `labeling.HUMAN_SIDES`: read
+    by `against`, "the people's majority" or "your labels") on the `labeled` items that have a majority label
+    (`tied`: those whose labels tie, left out)."""
 
     aspect: str
     counted: str
@@ -43,8 +47,13 @@ class PassRates:
     true_positive: Estimate
     true_negative: Estimate
     labeled: int
-    against: str = MAJORITY_OF["people"]
+    side: str = "people"
     tied: int = 0
+
+    @property
+    def against(self) -> str:
+        """The majority the judge is read against: "the people's majority", "your labels", ..."""
+        return MAJORITY_OF[self.side]
 
     def table(self) -> pd.DataFrame:
         """One row per system: its items and labels, its rate from the labels alone, combined with the
@@ -60,12 +69,13 @@ class PassRates:
                                                zip(table["combined"], table["combined_low"], table["combined_high"])],
             # its scores' mean, as the combined estimate reads them (on 0-1), not the share it labels pass: named so
             "the judge alone (its scores' mean on 0-1)": [f"{v:.0%}" for v in table["judge"]],
-            **({f"people's {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
+            **({f"{_WHOSE[self.side]} {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
                if table["truth"].notna().all() else {})})
 
     def title(self) -> str:
-        """"ok (fail/pass): each system's pass rate as people would give it"."""
-        return f"{self.aspect} ({self.other}/{self.counted}): each system's {self.counted} rate as people would give it"
+        """"ok (fail/pass): each system's pass rate as people would give it" ("as you would", on your labels)."""
+        return (f"{self.aspect} ({self.other}/{self.counted}): each system's {self.counted} rate as "
+                f"{SCORERS[self.side][0]} would give it")
 
     def source_line(self) -> str:
         """Where the rates come from and how their intervals are made, in a sentence."""
@@ -102,14 +112,14 @@ def two_words(categories: dict[str, tuple[str, ...]], aspect: str) -> tuple[str,
 
 
 def rates_of(aspect: str, words: tuple[str, str], means: SystemMeans, judged: pd.Series,
-             items: list[Item], against: str = MAJORITY_OF["people"]) -> PassRates:
+             items: list[Item], side: str = "people") -> PassRates:
     """The PassRates of `means` (each system's rate of `words[1]`, `labeling.system_means` on 0-1) and
     the judge's (`judged`, its category index by item id) true-positive and true-negative rates against
-    the majority of the `items`' labels (named `against`), on those labeled."""
+    the majority of the `items`' labels (those of the human `side`), on those labeled."""
     labeled = [item for item in items if item.human.get(aspect) and item.id in judged.dropna().index]
     errors = label_errors(judged, labeled, aspect, tuple(words))
     recall = dict(zip(errors.per_label["label"], errors.per_label["recall"]))
-    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], errors.items, against,
+    return PassRates(aspect, words[1], words[0], means, recall[words[1]], recall[words[0]], errors.items, side,
                      errors.tied)
 
 

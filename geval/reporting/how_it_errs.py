@@ -115,8 +115,12 @@ def label_lines(labels: LabelErrors, ordinal: bool = False, against: str = MAJOR
     said = [f"{kind} of {what} against {against}: {_read(labels.kappa)}"
             + (f", {band(labels.kappa.value)} on Landis and Koch's scale" if math.isfinite(labels.kappa.value) else "")
             + f", on {labels.items} items{tied}; raw agreement {labels.accuracy.percent()}."]
-    said.append(_against_people(labels))
-    said.append(f"Among the people: {labels.among_name} {_read(labels.among)}.")
+    if len(labels.annotators) == 1:  # the kappa above is against them: no one to compare them with
+        said.append(f"One annotator ({labels.annotators['annotator'].iloc[0]}): how much people agree with each other, "
+                    "and so whether the judge agrees with a person as well, needs two annotators or more on the "
+                    "same items.")
+    else:
+        said += [_against_people(labels), f"Among the people: {labels.among_name} {_read(labels.among)}."]
     said += _constant_lines(labels) + _label_weak_spots(labels, against)
     return said
 
@@ -376,7 +380,7 @@ def _kappa_table(labels: LabelErrors, against: str) -> pd.DataFrame:
     rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
              (f"two annotators, mean over {counted(labels.pairs, 'pair')}", _read(labels.people), ""),
              ("the judge − the people", _signed(labels.difference, 3), ""),
-             (f"{labels.among_name} among the people", _read(labels.among), "")]
+             (f"{labels.among_name} among the people", _read(labels.among), "")] if len(labels.annotators) > 1 else []
     return pd.DataFrame(rows, columns=["", f"{kind} [95% CI]", "items"])
 
 

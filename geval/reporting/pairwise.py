@@ -17,7 +17,7 @@ import pandas as pd
 
 from geval.analysis.correlation import MIN_GROUPS
 from geval.analysis.grouped import Estimate
-from geval.analysis.pairwise import MAJORITY, Pairwise, read, read_all, same_order
+from geval.analysis.pairwise import Pairwise, read, read_all, same_order
 from geval.reporting.document import Bullets, Figure, Heading, Table, Text
 from geval.reporting.figures import colour
 from geval.reporting.how_it_errs import band
@@ -125,8 +125,8 @@ def _position_lines(found: Pairwise) -> list[str]:
 
 def _agreement_lines(found: Pairwise) -> list[str]:
     rows = found.agreement.set_index("with")
-    majority, mean = rows.loc[MAJORITY], rows.loc["each annotator, mean"]
-    said = [f"Against the people's majority ({counted(int(majority['pairs']), 'pair')} with a clear one): accuracy "
+    majority, mean = rows.loc[found.against], rows.loc["each annotator, mean"]
+    said = [f"Against {found.against} ({counted(int(majority['pairs']), 'pair')} with a clear one): accuracy "
             f"{_reads(majority['accuracy'])}, {_reads(majority['accuracy without ties'])} without ties "
             f"({counted(int(majority['pairs without ties']), 'pair')}), Cohen's kappa {_kappa(majority['kappa'])}"
             + (f", {band(majority['kappa'].value)} on Landis and Koch's scale" if math.isfinite(majority["kappa"].value)

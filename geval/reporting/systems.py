@@ -30,8 +30,8 @@ def worth_words(result: labeling.SystemMeans | None = None) -> str:
 
 METHOD = ("The mean {who} would give each system, estimated from {whose} of a few items and the judge's "
           "score of every item (prediction-powered inference: the judge's mean over all the system's items, corrected "
-          "by its error on the labeled ones, the judge's weight fitted on them: PPI++). Beside it, the "
-          "people's labels alone, and the judge's own mean, which is biased by an unknown amount (no interval is "
+          "by its error on the labeled ones, the judge's weight fitted on them: PPI++). Beside it, {whose} "
+          "alone, and the judge's own mean, which is biased by an unknown amount (no interval is "
           "claimed for it). The 95% intervals, for these labels: Student's t with a label added at each end of the "
           "scale, for a mean drawn without replacement, the narrowest whose coverage held for every single system in "
           "simulation, however skewed the scores (a textbook normal interval does not; docs/statistics.md). "
