@@ -283,7 +283,7 @@ def test_with_people_and_labels_the_agreement_page_offers_the_choice(monkeypatch
     at.radio(key="agree_side").set_value("both").run()
     assert at.dataframe[0].value.iloc[0]["n"] == 6 and store.items(dataset.name)[0].human["Natural"][-1] == 1.0
     at.switch_page("views/1_data.py").run()  # its plots are the file's, whatever the side: said so
-    assert any(c.value.endswith("The plots below are the file's own scores, not your labels.") for c in at.caption)
+    assert any(c.value.endswith("The plots below are the file's own scores, without your labels.") for c in at.caption)
 
 
 def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_path):

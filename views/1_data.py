@@ -186,7 +186,7 @@ for row in labeled.itertuples():
     st.text(f"{row.aspect}: {row.items} of {len(dataset.items)} items labeled ({row.annotators}{took})")
 if len(labeled):
     st.caption(f"The judge is compared with {geval.labeling.HUMAN_SIDES[side]} (chosen on the Agreement page)."
-               + (" The plots below are the file's own scores, not your labels." if side != "people" and dataset.aspects
+               + (" The plots below are the file's own scores, without your labels." if side != "people" and dataset.aspects
                   else ""))
 uploads.scales_section(state.store(), dataset)
 aspects = dataset.aspects
