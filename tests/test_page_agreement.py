@@ -654,6 +654,8 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])  # labels on its axis, not 0-1
     assert (scatter["layout"]["xaxis"]["ticktext"], scatter["layout"]["xaxis"]["title"]["text"]) == (
         ["fail", "pass"], "human: verdict (the annotators' majority label), jittered")
+    # and the judge's axis: its scale's two points named (its score between them a weighted mean), not 0 and 1
+    assert (scatter["layout"]["yaxis"]["tickvals"], scatter["layout"]["yaxis"]["ticktext"]) == ([0, 1], ["fail", "pass"])
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any(line.startswith("verdict: labeled with categories, read item by item") for line in said), said
     assert not [t for t in at.toggle if t.key == "agree_lb"] and not at.error

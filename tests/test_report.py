@@ -334,6 +334,21 @@ def test_the_scatter_switches_to_webgl_for_many_points():
             "" if n > 5000 else "<br>" + "x" * 119 + "…")  # the response's first 120 characters, up to 5000 points
 
 
+
+def test_a_pairwise_judges_axis_names_its_labels_and_a_scale_of_other_points_keeps_its_numbers():
+    """A pairwise judge's score is its label's index (0, 1, 2): the scatter's judge axis showed those codes. Where the
+    judge's scale has a point per label, its axis names them; a 1-5 scale against two labels keeps its numbers."""
+    words = ("model_a", "model_b", "tie")
+    frame = pd.DataFrame({"item_id": ["p0", "p1", "p2"], "aspect": "preference", "aspect_name": "Preference",
+                          "human": "preference", "score": [0.0, 1.0, 2.0], "human_score": [0.0, 1.0, 1.0],
+                          "scale_min": 0.0, "scale_max": 2.0, "human_min": 0.0, "human_max": 2.0, "system": "",
+                          "response": "x"})
+    for figure in (scatter_figure(frame, "preference", "preference", words=words),
+                   scatter_figure(frame, "preference", "preference", per_item=False, words=words)):
+        assert (list(figure.layout.yaxis.tickvals), list(figure.layout.yaxis.ticktext)) == ([0, 1, 2], list(words))
+    other = scatter_figure(frame.assign(scale_min=1.0, scale_max=5.0), "preference", "preference", words=words)
+    assert other.layout.yaxis.tickvals is None and list(other.layout.xaxis.ticktext) == list(words)
+
 def test_the_histograms_use_the_common_scale(scored):
     store, _, pair = scored
     frame = geval.disagreements(store, "synthetic", pair)

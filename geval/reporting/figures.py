@@ -165,7 +165,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
         xaxis={"title": f"{_human_axis(rows, human, words)}, jittered", "range": ranges.get("human_score"),
                **_label_ticks(words)},
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
-               "range": ranges.get("score")},
+               "range": ranges.get("score"), **_judge_ticks(rows, words)},
         legend={"title": {"text": "system"}, "orientation": "h", "y": -0.25}, margin={"t": 50})
     return figure
 
@@ -188,6 +188,18 @@ def _label_ticks(words: Sequence[str]) -> dict:
     return {"tickvals": list(range(len(words))), "ticktext": list(words)} if words else {}
 
 
+def _judge_ticks(rows: pd.DataFrame, words: Sequence[str]) -> dict:
+    """The judge's axis named by the labels' `words` where its scale has a point for each, read as the analyses read
+    it (point i is the i-th word: 0 fail, 1 pass; a pairwise judge's A, B, tie); a score between two points is its
+    probability-weighted mean. None for scores, or a scale of other points."""
+    if not words or rows.empty:
+        return {}
+    low, high = float(rows["scale_min"].min()), float(rows["scale_max"].max())
+    if not low.is_integer() or high - low + 1 != len(words):
+        return {}
+    return {"tickvals": [low + i for i in range(len(words))], "ticktext": list(words)}
+
+
 def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[str] = ()):
     """The judge against the human mean (or majority label) as bubbles, one per pair of scores, sized by its items."""
     import plotly.graph_objects as go
@@ -199,7 +211,8 @@ def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items (a bubble per pair of scores, sized by its items)",
         xaxis={"title": _human_axis(rows, human, words), **_label_ticks(words)},
-        yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})"}, showlegend=False,
+        yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})", **_judge_ticks(rows, words)},
+        showlegend=False,
         margin={"t": 50})
     return figure
 
