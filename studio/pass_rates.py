@@ -5,8 +5,6 @@ rates. Cached until a judge gets new judgments or the human side changes."""
 
 from __future__ import annotations
 
-from collections import Counter
-
 import pandas as pd
 import streamlit as st
 
@@ -20,10 +18,10 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
     aspect); returns those aspects."""
     stamp = (cached.stamps(combos), store.human_stamp(dataset.name))
     aspects = _aspects(store, str(store.path), dataset.name, stamp)
+    items = store.items(dataset.name)  # the human side's: your labels where chosen, not the file's own labels
     for aspect in aspects:
-        complete = all(item.human.get(aspect) for item in dataset.items)
-        per_system = geval.labeling.default_labels(list(Counter(item.system for item in dataset.items).values())) \
-            if complete else None
+        sizes = geval.labeling.drawn_from(items, aspect)  # labeled on every item: labels drawn from them
+        per_system = geval.labeling.default_labels(sizes) if sizes else None
         try:
             found = _rates(store, str(store.path), dataset.name, aspect, per_system, stamp)
         except geval.GevalError as exc:

@@ -698,6 +698,8 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     assert "the people's majority" not in said
     # the pass rate as you would give it; with you the one annotator, no n/a lines of "people" among each other
     assert "**verdict (fail/pass): each system's pass rate as you would give it**" in said
+    rates = next(d.value for d in at.dataframe if "pass rate, combined" in d.value.columns)  # your 24 labels, every one
+    assert rates["labeled"].tolist() == [24] and "drawn at random" not in said  # (it drew 20 of the file's own labels)
     assert ("One annotator (you): how much people agree with each other, and so whether the judge agrees with a "
             "person as well, needs two annotators or more on the same items.") in said
     assert "Among the people" not in said and "Against one annotator" not in said
