@@ -31,7 +31,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
     if not wanted:
         return
     said = geval.reporting.pairwise
-    st.subheader("Pairwise: position bias, agreement with people, win rates")
+    st.subheader(f"Pairwise: position bias, agreement with {geval.labeling.COMPARED_WITH[store.human_side(dataset)]}, "
+                 "win rates")
     st.caption(said.INTRO)
     try:
         found = _read(store, str(store.path), dataset, tuple(cached.pair(by_label.loc[label]) for label in wanted),

@@ -704,7 +704,7 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
             "person as well, needs two annotators or more on the same items.") in said
     assert "Among the people" not in said and "Against one annotator" not in said
     kappa = next(d.value for d in at.dataframe if "kappa [95% CI]" in d.value.columns)
-    assert kappa[""].tolist() == ["the judge against your labels", "the judge against you"]
+    assert kappa[""].tolist() == ["the judge against your labels"]  # not again "against you", the same kappa
     confusion = next(s for s in specs if "the judge against your labels" in s["layout"]["title"]["text"])
     assert confusion["layout"]["yaxis"]["title"]["text"] == "your labels"
     assert "Systems as you would score them" in [h.value for h in at.subheader]  # your labels' mean, estimated

@@ -227,7 +227,7 @@ def test_a_judge_that_sees_quality_is_consistent_and_agrees_with_people(tmp_path
     assert wins.loc["strong", "people"].value == pytest.approx((19 + 5 * 0.75) / 24)  # a tie vote counts half
     assert analysis.same_order(found.wins) == (True, [])
     said = " ".join(geval.reporting.pairwise.lines(found))  # 12 questions: intervals, so no caveat of them
-    assert "The judge's win rates order the 2 models as the people's do. A win rate" in said
+    assert "The judge's win rates order the 2 models as people do. A win rate" in said
     dataset = geval.load_dataset(write_pairs(tmp_path / "few.csv", pair_rows(4)), store=store)  # 4 questions
     geval.score(store, dataset.items, template(), scripted(prefers_good, "prefers_good"), dataset.name)
     few = analysis.read(store, dataset.name)
@@ -404,6 +404,15 @@ def test_with_your_labels_chosen_the_judge_is_read_against_your_labels_not_the_p
     found = analysis.read(store, name)
     assert found.against == "your labels"
     assert found.agreement["with"].tolist() == ["you", "each annotator, mean", "your labels"]
+    assert geval.reporting.pairwise.agreement_table(found)["with"].tolist() == ["your labels"]  # one row, not 3 alike
     said = geval.reporting.pairwise.lines(found)
     assert any(line.startswith("Against your labels (24 pairs with a clear one): accuracy 100%") for line in said), said
-    assert not any("people's majority" in line or "Against one annotator" in line for line in said), said
+    assert not any("people" in line or "Against one annotator" in line for line in said), said
+    assert "The judge's win rates order the 2 models as you do. A win rate" in " ".join(said)
+    assert "of the labels you gave, 0% (no interval: a share of 0%) are ties" in " ".join(said)
+    assert list(geval.reporting.pairwise.wins_table(found).columns)[-2:] == ["win rate: judge", "win rate: you"]
+    figure = geval.reporting.pairwise.wins_figure(found)
+    assert figure.layout.title.text == "Win rates: judge and you" and [t.name for t in figure.data] == ["judge", "you"]
+    assert figure.layout.xaxis.range[0] < 0 < 1 < figure.layout.xaxis.range[1]  # a marker at 0% or 100% shown whole
+    markdown = geval.reporting.report(store, name, n_boot=50, baselines=[]).markdown()
+    assert "## Pairwise judging: position, agreement with your labels, win rates" in markdown

@@ -33,7 +33,7 @@ from geval.analysis.kappa import accuracy_of, confusions, disagreement_weights, 
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, majority_of
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
-from geval.data.labels import MAJORITY_OF
+from geval.data.labels import MAJORITY_OF, SCORERS
 from geval.data.pairs import PREFERENCES
 from geval.errors import StoreError
 from geval.judging.aspects import PART
@@ -84,7 +84,17 @@ class Pairwise:
     wins: pd.DataFrame = field(default_factory=pd.DataFrame)
     people_ties: Estimate | None = None  # the share of the annotators' labels that are ties
     unit: str = "questions"  # what the groups are, in words (`unit_of`)
-    against: str = MAJORITY_OF["people"]  # the majority read, by the human side: "your labels" on yours
+    side: str = "people"  # whose labels it is read against (`labeling.HUMAN_SIDES`): the people's, yours or both
+
+    @property
+    def against(self) -> str:
+        """The majority the judge is read against: "the people's majority", "your labels", ..."""
+        return MAJORITY_OF[self.side]
+
+    @property
+    def who(self) -> str:
+        """Who gave the labels it is read against: "people", "you", "people and you"."""
+        return SCORERS[self.side][0]
     notes: list[str] = field(default_factory=list)
 
 
@@ -163,7 +173,7 @@ def _read(store: Store, dataset: str, combo: tuple[str, str], name: str | None =
         return found
     found.human = human
     people, names = _people(pairs, human, categories)
-    found.against = MAJORITY_OF[store.human_side(dataset)]
+    found.side = store.human_side(dataset)
     found.agreement = agreement(judged, people, names, codes, n_groups, found.against)
     found.people = among_people(people, names, codes, n_groups)
     found.wins = win_rates(pairs, judged, people, codes, n_groups)

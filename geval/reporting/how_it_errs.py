@@ -373,14 +373,15 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
 def _kappa_table(labels: LabelErrors, against: str) -> pd.DataFrame:
     kind = "weighted kappa" if labels.weighting == "quadratic" else "kappa"
     rows = [(f"the judge against {against}", _read(labels.kappa), str(labels.items))]
-    rows += [(f"the judge against {row['annotator']}" + ("" if row["in the mean"] == "yes" else
-                                                         f" ({row['in the mean']})"), _read(row["kappa"]),
-              str(row["items"]))
-             for _, row in labels.annotators.iterrows()]
-    rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
-             (f"two annotators, mean over {counted(labels.pairs, 'pair')}", _read(labels.people), ""),
-             ("the judge − the people", _signed(labels.difference, 3), ""),
-             (f"{labels.among_name} among the people", _read(labels.among), "")] if len(labels.annotators) > 1 else []
+    if len(labels.annotators) > 1:  # with one, the row above is against them, and no one to compare them with
+        rows += [(f"the judge against {row['annotator']}" + ("" if row["in the mean"] == "yes" else
+                                                             f" ({row['in the mean']})"), _read(row["kappa"]),
+                  str(row["items"]))
+                 for _, row in labels.annotators.iterrows()]
+        rows += [("the judge against one annotator, mean", _read(labels.judge_mean), ""),
+                 (f"two annotators, mean over {counted(labels.pairs, 'pair')}", _read(labels.people), ""),
+                 ("the judge − the people", _signed(labels.difference, 3), ""),
+                 (f"{labels.among_name} among the people", _read(labels.among), "")]
     return pd.DataFrame(rows, columns=["", f"{kind} [95% CI]", "items"])
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from geval.analysis.correlation import MIN_GROUPS
 from geval.analysis.grouped import Estimate
 from geval.analysis.pairwise import Pairwise, read, read_all, same_order
+from geval.data.labels import COMPARED_WITH
 from geval.reporting.document import Bullets, Figure, Heading, Table, Text
 from geval.reporting.figures import colour
 from geval.reporting.how_it_errs import band
@@ -56,20 +57,23 @@ def _kappa(found: Estimate) -> str:
 
 
 def position_table(found: list[Pairwise]) -> pd.DataFrame:
-    """A row per pairwise judge: its pairs and questions, consistency, first-position preference, the
-    pairs with the first (second) position in both answers, and the tie rate, each with its interval."""
-    return pd.DataFrame([{
-        "judge": one.judge, "pairs": one.positions.pairs, one.unit: one.positions.questions,
-        "consistent under swap": _reads(one.positions.consistency),
-        "first-position preference": _reads(one.positions.first),
-        "first position both times": _reads(one.positions.both_first),
-        "second position both times": _reads(one.positions.both_second),
-        "ties": _reads(one.positions.ties)} for one in found])
+    """A row per figure of position, a column per pairwise judge (narrow enough for a page at any number of them):
+    the pairs and the questions they answer, consistency, first-position preference, the pairs with the first
+    (second) position in both answers, and the tie rate, each with its interval."""
+    figures = {"pairs": lambda one: f"{one.positions.pairs} ({one.positions.questions} {one.unit})",
+               "consistent under swap": lambda one: _reads(one.positions.consistency),
+               "first-position preference": lambda one: _reads(one.positions.first),
+               "first position both times": lambda one: _reads(one.positions.both_first),
+               "second position both times": lambda one: _reads(one.positions.both_second),
+               "ties": lambda one: _reads(one.positions.ties)}
+    return pd.DataFrame({"": list(figures), **{one.judge: [read(one) for read in figures.values()] for one in found}})
 
 
 def agreement_table(found: Pairwise) -> pd.DataFrame:
-    """The judge against each annotator, their mean and the majority, then the people with each other."""
-    frame = pd.concat([found.agreement, found.people], ignore_index=True)
+    """The judge against each annotator, their mean and the majority, then the people with each other (with one
+    annotator, the majority alone: the three rows would be the same)."""
+    one_annotator = len(found.agreement) == 3  # the annotator, the mean of one, the majority of one
+    frame = found.agreement.tail(1) if one_annotator else pd.concat([found.agreement, found.people], ignore_index=True)
     if frame.empty:
         return frame
     shown = frame.copy()
@@ -86,7 +90,8 @@ def wins_table(found: Pairwise) -> pd.DataFrame:
     shown = found.wins.copy()
     shown["judge"] = [_reads(value) for value in found.wins["judge"]]
     shown["people"] = [_reads(value) for value in found.wins["people"]]
-    return shown.rename(columns={"judge": "win rate: judge", "people": "win rate: people", "questions": found.unit})
+    return shown.rename(columns={"judge": "win rate: judge", "people": f"win rate: {found.who}",
+                                 "questions": found.unit})
 
 
 def lines(found: Pairwise) -> list[str]:
@@ -112,7 +117,7 @@ def _position_lines(found: Pairwise) -> list[str]:
         leaning = f"it always names the position shown {'first' if first.value else 'second'}"
     else:
         leaning = "too little to say which position it prefers"
-    people = (f"; of the people's labels, {_reads(found.people_ties)} are ties" if found.people_ties is not None
+    people = (f"; of the labels {found.who} gave, {_reads(found.people_ties)} are ties" if found.people_ties is not None
               and math.isfinite(found.people_ties.value) else "")
     return [
         f"Asked in both orders, the judge names the same winner on {_reads(positions.consistency)} of "
@@ -145,11 +150,11 @@ def _wins_lines(found: Pairwise) -> list[str]:
     alike, swaps = same_order(found.wins)
     count = len(found.wins)
     if alike:
-        order = f"The judge's win rates order the {count} models as the people's do."
+        order = f"The judge's win rates order the {count} models as {found.who} do."
     else:
         shown = "; ".join(swaps[:3]) + (f" and {len(swaps) - 3} more" if len(swaps) > 3 else "")
         pairs = count * (count - 1) // 2
-        order = (f"The judge's win rates order the models otherwise than the people's: "
+        order = (f"The judge's win rates order the models otherwise than {found.who} do: "
                  + (f"of the {pairs} pairs of models, {len(swaps)} {'is' if len(swaps) == 1 else 'are'} the other way "
                     "round" if pairs > 1 else "the two are the other way round")
                  + f" (the judge puts {shown}; the table has each win rate with its interval).")
@@ -166,7 +171,7 @@ def text(found: Pairwise) -> str:
     """The sentences and tables of one pairwise judge, for a terminal."""
     parts = [f"Pairwise: {found.judge} ({found.aspect}" + (f" vs {found.human}" if found.human else "") + ")",
              *(f"  {line}" for line in lines(found)),
-             position_table([found]).drop(columns="judge").to_string(index=False)]
+             position_table([found]).to_string(index=False)]
     table = agreement_table(found)
     if not table.empty:
         parts.append(table.to_string(index=False))
@@ -176,13 +181,15 @@ def text(found: Pairwise) -> str:
     return "\n".join(parts)
 
 
-def wins_figure(found: Pairwise, title: str = "Win rates: judge and people"):
-    """Each model's win rate from the judge and from the people, with their 95% intervals."""
+def wins_figure(found: Pairwise, title: str | None = None):
+    """Each model's win rate from the judge and from the people (`Pairwise.who`), with their 95% intervals, under
+    `title` (default: "Win rates: judge and people")."""
     import plotly.graph_objects as go
 
     figure = go.Figure()
     models = list(found.wins["model"])
-    for index, (name, column) in enumerate((("judge", "judge"), ("people", "people"))):
+    title = title or f"Win rates: judge and {found.who}"
+    for index, (name, column) in enumerate((("judge", "judge"), (found.who, "people"))):
         values = list(found.wins[column])
         x = [v.value for v in values]
         plus = [v.high - v.value if v.has_interval() else 0.0 for v in values]
@@ -193,7 +200,8 @@ def wins_figure(found: Pairwise, title: str = "Win rates: judge and people"):
             error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
             hovertemplate=f"{name}: %{{x:.0%}}<br>%{{y}}<extra></extra>"))
     figure.update_layout(title={"text": html.escape(title)}, xaxis={"title": "win rate (a tie counts half)",
-                                                                      "range": [0, 1], "tickformat": ".0%"},
+                                                                      "range": [-0.04, 1.04], "tickformat": ".0%",
+                                                                      "tickvals": [0, 0.2, 0.4, 0.6, 0.8, 1]},
                          yaxis={"autorange": "reversed"}, height=max(300, 80 + 40 * len(models)),
                          margin={"t": 50}, legend={"orientation": "h", "y": -0.3})
     figure.add_vline(x=0.5, line_dash="dot", line_color="#888")
@@ -206,11 +214,12 @@ def report_section(store: Store, dataset: str, figures: bool = True) -> list:
     found = read_all(store, dataset)
     if not found:
         return []
-    out = [Heading("Pairwise judging: position, agreement with people, win rates"), Text(INTRO)]
+    out = [Heading(f"Pairwise judging: position, agreement with {COMPARED_WITH[store.human_side(dataset)]}, win rates"),
+           Text(INTRO)]
     for one in found:
         label = f"{one.judge} ({one.aspect}" + (f" vs {one.human}" if one.human else "") + ")"
-        out += [Heading(label, 3), Bullets(tuple(lines(one))), Table(position_table([one]).drop(columns="judge"))]
+        out += [Heading(label, 3), Bullets(tuple(lines(one))), Table(position_table([one]))]
         out += [Table(table) for table in (agreement_table(one), wins_table(one)) if not table.empty]
         if figures and not one.wins.empty:
-            out.append(Figure(wins_figure(one), f"{label}: win rates from judge and people"))
+            out.append(Figure(wins_figure(one), f"{label}: win rates from judge and {one.who}"))
     return out
