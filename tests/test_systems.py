@@ -351,3 +351,25 @@ def test_labels_drawn_from_your_labels_say_so(tmp_path):
     found = geval.labeling.system_means(store, "verdicts", "verdict", per_system=20, design="random")
     assert found.notes[0].startswith("20 items drawn at random, from your labels (seed 0)"), found.notes
     assert found.source == "your labels"
+
+
+def test_a_system_the_judge_scored_none_of_reads_na_with_why_not_nan(tmp_path):
+    """Five items judged, all of one dialogue: the table's "judge alone" read "nan" for the system whose items the
+    judge never saw (a new user's first run); it says so."""
+    from tests.helpers import scripted
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset("topicalchat_usr_sample", store=store)
+    template = geval.Template.load("topicalchat-engagingness")
+    for group in dataset.groups:  # the first dialogue whose items the drawn labels include
+        geval.score(store, [item for item in dataset.items if item.group == group][:5], template, scripted(),
+                    dataset.name)
+        try:
+            result = geval.labeling.system_means(store, dataset.name, "Engaging", per_system=5, design="documents")
+            break
+        except geval.GevalError:
+            continue
+    column = geval.reporting.systems.systems_table(result)["judge alone (biased)"]
+    unjudged = result.table["judge"].isna().to_numpy()
+    assert unjudged.any() and not unjudged.all()
+    assert (column[unjudged] == "n/a: none of its items judged").all() and "nan" not in column.tolist()

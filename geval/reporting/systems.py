@@ -62,7 +62,8 @@ def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
         "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
         "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
         "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
-        result.judge_alone_words(): [f"{v:.2f}" for v in result.judge_alone()],
+        result.judge_alone_words(): [f"{v:.2f}" if math.isfinite(v) else "n/a: none of its items judged"
+                                     for v in result.judge_alone()],
         "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
     if table["truth"].notna().all():
         shown["people, every item"] = [f"{v:.2f}" for v in table["truth"]]
