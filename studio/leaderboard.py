@@ -33,7 +33,8 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, variant: str
     st.caption("Judges beside baseline metrics (ROUGE-L, BLEU, chrF against the grounding or context, response "
                "length, an embedding similarity, BERTScore, the model's likelihood gain from the context) and the "
                "people themselves (one annotator against the others): each cell is the dataset protocol's correlation "
-               "with its 95% interval.")
+               "with its 95% interval; – where a row has none (an aspect its judge does not score, the people's "
+               "average).")
     left, right = st.columns([3, 2])
     chosen = left.multiselect(
         "Baselines", list(geval.OPTIONS.baselines), default=list(DEFAULT_BASELINES), key=BASELINES,

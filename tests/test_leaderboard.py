@@ -70,8 +70,9 @@ def test_geval_is_listed_beside_the_baselines_each_with_a_ci(board):
             assert cell["n"] == 60 and cell["protocol"] == "topicalchat-turn"
     wide = board.wide().set_index("row")
     assert wide.loc[f"BLEU {VS}", "Natural"].count("[") == 1
-    assert wide.loc[GEVAL_ROW, "Overall"] == ""  # the judge has no Overall aspect: its mean of aspects instead
-    assert wide.loc[GEVAL_ROW, "mean of aspects → Overall"] != ""
+    assert wide.loc[GEVAL_ROW, "Overall"] == "–"  # the judge has no Overall aspect: its mean of aspects instead
+    assert wide.loc[GEVAL_ROW, "mean of aspects → Overall"] not in ("", "–")
+    assert "– where a row has no such cell" in geval.reporting.dataset_report.cells_note(wide)  # said, not left blank
     assert wide.loc["length", "reference"] == "-" and wide.loc[f"ROUGE-L {VS}", "reference"] == "fact, else context"
 
 

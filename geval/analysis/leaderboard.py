@@ -77,6 +77,8 @@ JUDGED = ("judge", SUPERVISED)
 #: What a label-using row's note says of its interval.
 FIXED_FIT = ("its interval treats the held-out predictions as fixed: it does not include refitting, so it is "
              "narrower than the fit's own uncertainty")
+#: A cell a row does not have (an aspect its judge does not score; the people's average), in `Leaderboard.wide`.
+NO_CELL = "–"
 #: How an average over fewer aspects than its table's other rows reads (its value withheld).
 PARTIAL = "n/a (over"
 ROW_COLUMNS = ["row", "kind", "reference", "signature", "signature_json", "note", "caveat"]
@@ -144,7 +146,8 @@ class Leaderboard:
 
     def wide(self, metric: str | None = None, digits: int = 3, supervised: bool | None = None) -> pd.DataFrame:
         """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
-        "0.512 (no interval: 5 groups)"; `geval.analysis.correlation.reading`), in the
+        "0.512 (no interval: 5 groups)"; `geval.analysis.correlation.reading`; NO_CELL where the row has no such
+        cell), in the
         protocol's primary metric (or `metric`), with the kind, reference and signature of each
         row. `supervised`: True for the rows that use the human labels only, False for the others
         (judges alone, baselines, people), None for all."""
@@ -157,7 +160,7 @@ class Leaderboard:
         rows = self.rows if supervised is None else self.rows[(self.rows["kind"] == SUPERVISED) == supervised]
         table = table.reindex(index=list(rows["row"]), columns=list(dict.fromkeys(cells["column"])))
         info = rows.set_index("row")[["kind", "reference", "signature"]]
-        return info.join(table.fillna("")).reset_index()
+        return info.join(table.fillna(NO_CELL)).reset_index()
 
     def best_of(self) -> tuple[str, int] | None:
         """The label-using row ranked first (by its first average, as the rows are ordered) and how

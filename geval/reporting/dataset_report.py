@@ -42,7 +42,7 @@ from geval.analysis.correlation import (LEVELS, MIN_GROUP_ITEMS, MIN_GROUPS, cou
 from geval.analysis.disagreement import disagreements, most_disagreeing
 from geval.analysis.held_out import held_out, searched_versions
 from geval.decisions.labeling import HUMAN_SIDES, MIN_FIT, SystemsError, counts, curve
-from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
+from geval.analysis.leaderboard import NO_CELL, ONE_PROMPT_PER_ASPECT, Leaderboard, leaderboard
 from geval.analysis.protocols import GENERIC, get_protocol
 from geval.data.columns import columns as item_columns
 from geval.data.dataset import Dataset
@@ -567,6 +567,8 @@ def cells_note(table: pd.DataFrame) -> str:
             said.append("A baseline's own correlation with Overall is in the Overall column.")
     if (table.get("kind") == "ceiling").any():
         said.append("The ceiling row is one annotator against the mean of the others.")
+    if (table == NO_CELL).any().any():
+        said.append(f"{NO_CELL} where a row has no such cell (an aspect its judge does not score, the people's average).")
     return " ".join(said)
 
 
