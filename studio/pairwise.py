@@ -50,9 +50,10 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
     st.markdown("\n".join(f"- {plain(line)}" for line in said.lines(one)))
     agreement = said.agreement_table(one)
     if not agreement.empty:
-        st.caption(f"Agreement with people: the judge against each annotator, their mean and {one.against} "
-                   "(pairs whose majority is tied left out), then each pair of annotators and their mean; 95% "
-                   f"intervals over the {one.unit}.")
+        rows = (f"the judge against each annotator, their mean and {one.against} (pairs whose majority is tied "
+                "left out), then each pair of annotators and their mean" if len(agreement) > 1 else
+                f"the judge against {one.against}, the one annotator")  # (whose row, their mean's and majority's alike)
+        st.caption(f"Agreement with {one.who}: {rows}; 95% intervals over the {one.unit}.")
         st.dataframe(agreement, hide_index=True, key="pairwise_agreement")
     if not one.wins.empty:
         st.plotly_chart(said.wins_figure(one), key="pairwise_wins_figure")

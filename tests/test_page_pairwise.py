@@ -54,9 +54,29 @@ def test_agreement_shows_position_consistency_kappa_with_people_and_win_rates(mo
     wins = table(at, "win rate: judge")
     assert set(wins["model"]) == {"strong", "weak"} and "win rate: people" in wins
     said = texts(at)
+    assert ("Agreement with people: the judge against each annotator, their mean and the people's majority (pairs whose "
+            "majority is tied left out), then each pair of annotators and their mean; 95% intervals over the "
+            "questions.") in [c.value for c in at.caption]
     assert "Asked in both orders, the judge names the same winner on" in said
     assert "two annotators reach" in said and plain("Zheng et al. (NeurIPS 2023) report 65%") in said
 
+
+
+def test_on_your_labels_the_section_names_you_and_shows_your_one_row(monkeypatch, tmp_path):
+    """With your labels as the human side (you the one annotator), the heading and caption said "people" and the table
+    had three rows of one value (you, the mean of you, your majority)."""
+    at, dataset = pairs_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for item in store.items(dataset.name):
+        store.save_label(item.id, "preference", int(item.human["preference"][0]))
+    store.set_human_side(dataset.name, "you")
+    at.switch_page("views/5_agreement.py").run()
+    assert not at.exception
+    assert "Pairwise: position bias, agreement with your labels, win rates" in [h.value for h in at.subheader]
+    assert ("Agreement with you: the judge against your labels, the one annotator; 95% intervals over the questions."
+            in [c.value for c in at.caption])
+    assert table(at, "accuracy without ties")["with"].tolist() == ["your labels"]
+    assert "win rate: you" in table(at, "win rate: judge")
 
 def test_inspect_shows_both_orders_side_by_side(monkeypatch, tmp_path):
     at, dataset = pairs_app(monkeypatch, tmp_path)
