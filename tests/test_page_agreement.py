@@ -653,7 +653,7 @@ def test_a_dataset_labeled_pass_fail_alone_is_read_by_accuracy_and_says_why_it_h
     assert sum(people["y"]) == 24 and people["y"] == [12, 12]  # scored_verdicts: pass and fail in turn
     scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])  # labels on its axis, not 0-1
     assert (scatter["layout"]["xaxis"]["ticktext"], scatter["layout"]["xaxis"]["title"]["text"]) == (
-        ["fail", "pass"], "human: verdict (the annotators' majority label), jittered")
+        ["fail", "pass"], "human: verdict (the people's majority), jittered")
     # and the judge's axis: its scale's two points named (its score between them a weighted mean), not 0 and 1
     assert (scatter["layout"]["yaxis"]["tickvals"], scatter["layout"]["yaxis"]["ticktext"]) == ([0, 1], ["fail", "pass"])
     said = [c.value.replace("\\", "") for c in at.caption]
@@ -705,6 +705,8 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     assert "Among the people" not in said and "Against one annotator" not in said
     kappa = next(d.value for d in at.dataframe if "kappa [95% CI]" in d.value.columns)
     assert kappa[""].tolist() == ["the judge against your labels"]  # not again "against you", the same kappa
+    scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])
+    assert scatter["layout"]["xaxis"]["title"]["text"] == "human: verdict (your labels), jittered"
     confusion = next(s for s in specs if "the judge against your labels" in s["layout"]["title"]["text"])
     assert confusion["layout"]["yaxis"]["title"]["text"] == "your labels"
     assert "Systems as you would score them" in [h.value for h in at.subheader]  # your labels' mean, estimated

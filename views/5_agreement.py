@@ -206,14 +206,14 @@ else:
     if each:
         st.caption("Click a point to open the item in Inspect.")
         event = st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.scatter_figure, aspect,
-                                              human, words=words), on_select="rerun", selection_mode="points",
-                                key="agree_scatter")
+                                              human, words=words, side=side),
+                                on_select="rerun", selection_mode="points", key="agree_scatter")
         points = event.selection.points if event and event.selection else []
     else:
         st.caption(f"{drawn:,} items: a bubble per pair of scores, sized by its items. Turn on a point per item to see "
                    "each one and open it in Inspect with a click.")
         st.plotly_chart(cached.figure(store, dataset.name, plot_row, geval.reporting.counted_scatter_figure, aspect,
-                                      human, words=words), key="agree_scatter_counted")
+                                      human, words=words, side=side), key="agree_scatter_counted")
         points = []
     if points:
         custom = points[0].get("customdata")

@@ -274,7 +274,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                           "people disagree most."))
     for one in scored:
         say(f"{name}: {'figures and ' if figures else ''}the items of largest disagreement, {one.label}")
-        document.add(*_combination(one, len(items), figures, top, categorical))
+        document.add(*_combination(one, len(items), figures, top, categorical, store.human_side(name)))
     if board is not None:
         document.add(*_all_metrics(board), *_runs(store, name, board), *_signatures(board))
     document.blocks = opening + sections(document.blocks)  # the bottom line open, every other part folded
@@ -568,7 +568,8 @@ def cells_note(table: pd.DataFrame) -> str:
     if (table.get("kind") == "ceiling").any():
         said.append("The ceiling row is one annotator against the mean of the others.")
     if (table == NO_CELL).any().any():
-        said.append(f"{NO_CELL} where a row has no such cell (an aspect its judge does not score, the people's average).")
+        said.append(f"{NO_CELL} where a row has no such cell (an aspect its judge does not score, the people's "
+                    "average).")
     return " ".join(said)
 
 
@@ -794,9 +795,11 @@ def _flagged(store: Store, name: str, items) -> list:
                      })),))]
 
 
-def _combination(one: _Scored, n_items: int, figures: bool, top: int, categorical: dict[str, tuple[str, ...]]) -> list:
+def _combination(one: _Scored, n_items: int, figures: bool, top: int, categorical: dict[str, tuple[str, ...]],
+                 side: str) -> list:
     """One template version and judge: what it judged, its signature, its template, its plots
-    and the items where it and the people disagree most (a label named by its word, `categorical`'s)."""
+    and the items where it and the people disagree most (a label named by its word, `categorical`'s), read
+    against the human `side` (`labeling.HUMAN_SIDES`)."""
     frame = one.frame
     blocks = [Heading(one.label, 3),
               Text(f"{one.judged} of {n_items} items judged; {int((frame['status'] == 'unscored').sum())} unscored "
@@ -806,10 +809,10 @@ def _combination(one: _Scored, n_items: int, figures: bool, top: int, categorica
                   Text(f"Template {one.template.name}, version {one.version}:"), Code(one.template.text)))]
     pairs = frame.dropna(subset=["human"]).drop_duplicates("aspect")[["aspect", "aspect_name", "human"]]
     for aspect, aspect_name, human in pairs.itertuples(index=False):
-        blocks.append(Heading(f"{aspect_name} (judge) vs {human} (people)", 4))
+        blocks.append(Heading(f"{aspect_name} (judge) vs {human} ({COMPARED_WITH[side]})", 4))
         words = aspect_words(categorical, human)
         if figures:  # how it errs (its section) draws the differences and the use of the scale
-            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False, words=words),
+            blocks.append(Figure(scatter_figure(frame, aspect, human, per_item=False, words=words, side=side),
                                  f"{one.label}: {aspect_name} against {human}"))
         worst = most_disagreeing(aspect_rows(frame, aspect, human), top)
         blocks.append(Details(f"{one.label}: the {len(worst)} items of largest disagreement on {aspect_name}",

@@ -111,11 +111,12 @@ def bubbles(points: pd.DataFrame, hover: str, index: int = 0):
                       hovertemplate=f"{hover}: %{{customdata}} items<extra></extra>")
 
 
-def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool = True, words: Sequence[str] = ()):
+def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool = True, words: Sequence[str] = (),
+                   side: str = "people"):
     """Judge score against the human mean, one point per item, coloured by system; `per_item` False:
     a bubble per pair of scores sized by its items (`counted_points`: a light figure for a report). On an
-    aspect labeled with the categories `words`, against the people's majority label, named on its axis
-    (items whose people tie have none, and no point).
+    aspect labeled with the categories `words`, against the majority label of the human `side` (named: "your
+    labels" on yours), its words on the axis (items whose labels tie have none, and no point).
 
     Both axes get a small deterministic jitter. The hover shows the item id, the system, the
     exact scores and, up to WEBGL_ABOVE points, the response's first 120 characters (beyond, the
@@ -128,7 +129,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
     rows = aspect_rows(frame, aspect, human).dropna(subset=["score", "human_score"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     if not per_item:
-        return _counted_scatter(rows, name, human, words)
+        return _counted_scatter(rows, name, human, words, side)
     rng = np.random.default_rng(0)
     jittered, ranges = {}, {}
     for column, low, high in (("score", "scale_min", "scale_max"), ("human_score", "human_min", "human_max")):
@@ -162,7 +163,7 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
         drawn.customdata, drawn.text = ids[shown], hover[shown]
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items",
-        xaxis={"title": f"{_human_axis(rows, human, words)}, jittered", "range": ranges.get("human_score"),
+        xaxis={"title": f"{_human_axis(rows, human, words, side)}, jittered", "range": ranges.get("human_score"),
                **_label_ticks(words)},
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')}, jittered)",
                "range": ranges.get("score"), **_judge_ticks(rows, words)},
@@ -170,16 +171,17 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
     return figure
 
 
-def counted_scatter_figure(frame: pd.DataFrame, aspect: str, human: str, words: Sequence[str] = ()):
+def counted_scatter_figure(frame: pd.DataFrame, aspect: str, human: str, words: Sequence[str] = (),
+                           side: str = "people"):
     """`scatter_figure` as bubbles, one per pair of scores sized by its items (a report's, and the
     Agreement page's above DRAWN_ONE_BY_ONE_MOST items unless asked for each item)."""
-    return scatter_figure(frame, aspect, human, per_item=False, words=words)
+    return scatter_figure(frame, aspect, human, per_item=False, words=words, side=side)
 
 
-def _human_axis(rows: pd.DataFrame, human: str, words: Sequence[str]) -> str:
-    """The scatter's human axis: the mean of the annotators on their scale, or their majority label."""
+def _human_axis(rows: pd.DataFrame, human: str, words: Sequence[str], side: str) -> str:
+    """The scatter's human axis: the mean of the annotators on their scale, or the majority label of the `side`."""
     if words:
-        return f"human: {human} (the annotators' majority label)"
+        return f"human: {human} ({MAJORITY_OF[side]})"
     return f"human: {human} (mean of annotators, {_scale(rows, 'human_min', 'human_max')})"
 
 
@@ -200,7 +202,7 @@ def _judge_ticks(rows: pd.DataFrame, words: Sequence[str]) -> dict:
     return {"tickvals": [low + i for i in range(len(words))], "ticktext": list(words)}
 
 
-def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[str] = ()):
+def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[str], side: str):
     """The judge against the human mean (or majority label) as bubbles, one per pair of scores, sized by its items."""
     import plotly.graph_objects as go
 
@@ -210,7 +212,7 @@ def _counted_scatter(rows: pd.DataFrame, name: str, human: str, words: Sequence[
     figure = go.Figure(bubbles(points, "judge %{y:.2f}" if words else "people %{x:.2f} · judge %{y:.2f}"))
     figure.update_layout(
         title=f"{name}: judge vs human, {len(rows)} items (a bubble per pair of scores, sized by its items)",
-        xaxis={"title": _human_axis(rows, human, words), **_label_ticks(words)},
+        xaxis={"title": _human_axis(rows, human, words, side), **_label_ticks(words)},
         yaxis={"title": f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})", **_judge_ticks(rows, words)},
         showlegend=False,
         margin={"t": 50})
