@@ -449,18 +449,24 @@ def test_the_systems_line_says_whose_scores_it_reads(monkeypatch, tmp_path):
                      r"one of its 10 items: their own mean, not an estimate\.$", line), line
 
 
-def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_path):
-    """On a pass/fail column the unit showed "you 1 · judge 0.62 (0-1) · people 1.00": codes and a mean of them."""
-    from helpers import scored_verdicts
 
-    dataset = scored_verdicts(tmp_path, 12)
+def verdicts_named(monkeypatch, tmp_path: Path) -> AppTest:
+    """The Label page on the stored "verdicts" (`scored_verdicts` under `tmp_path`), not blind, its aspects named by
+    hand."""
     monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
     at = AppTest.from_file(APP, default_timeout=120)
     at.session_state["dataset_source"] = {"stored": "verdicts"}
     at.session_state["label_blind"] = False
     at.run()
     at.switch_page(PAGE).run()
-    at.radio(key="label_from").set_value("Aspects I name").run()
+    return at.radio(key="label_from").set_value("Aspects I name").run()
+
+def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_path):
+    """On a pass/fail column the unit showed "you 1 · judge 0.62 (0-1) · people 1.00": codes and a mean of them."""
+    from helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 12)
+    at = verdicts_named(monkeypatch, tmp_path)
     assert at.text_input(key="label_aspects").value == "verdict 0-1"  # it opened on "Overall 1-5", which this lacks
     at.text_input(key="label_aspects").input("verdict 1-2").run()  # its 1 was shown "fail" and stored as "pass"
     assert [e.value for e in at.error] == ["'verdict 1-2': verdict is labeled with 2 categories: name it verdict 0-1, "
@@ -491,13 +497,7 @@ def test_with_your_labels_chosen_a_systems_line_is_the_rate_as_you_would_give_it
     store = geval.Store(tmp_path / "store.sqlite")
     store.save_label(dataset.items[0].id, "verdict", 1)
     store.set_human_side(dataset.name, "you")
-    monkeypatch.setenv("GEVAL_STORE", str(tmp_path / "store.sqlite"))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.session_state["dataset_source"] = {"stored": "verdicts"}
-    at.session_state["label_blind"] = False
-    at.run()
-    at.switch_page(PAGE).run()
-    at.radio(key="label_from").set_value("Aspects I name").run()
+    at = verdicts_named(monkeypatch, tmp_path)
     at.text_input(key="label_aspects").input("verdict 0-1").run()
     assert not at.exception
     line = unit(at)["items"][0]["system"]
