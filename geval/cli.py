@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 import time
 from collections import Counter
@@ -21,7 +22,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         _check_timeout_and_retries(getattr(args, "timeout", None), getattr(args, "max_retries", None))
-        return args.run(args) or 0
+        code = args.run(args) or 0
+        sys.stdout.flush()  # a reader that stopped (`| head`) is met here, not as a traceback at exit
+        return code
+    except BrokenPipeError:  # the rest goes nowhere, quietly, as Python's documentation advises
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     except geval.GevalError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -233,7 +239,8 @@ def _judge_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judge")
     group.add_argument("--judge", default="embedded", choices=sorted(geval.OPTIONS.backends),
                        help="backend (default embedded)")
-    group.add_argument("--model", help="model name (openai) or GGUF path (embedded, default: the bundled Qwen2.5 1.5B)")
+    group.add_argument("--model",
+                       help="model name (openai) or GGUF path (embedded, default: the bundled Qwen2.5-Coder 1.5B)")
     group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM")
     group.add_argument("--mode", choices=["auto", "logprobs", "samples"], help="openai: how to get the distribution")
     group.add_argument("--n", type=int, help="openai samples per item (default 20)")
@@ -1399,7 +1406,8 @@ def cmd_report(args) -> None:
     import shlex
 
     store = geval.Store(args.store)
-    words = [args.dataset, "--out", args.out, *(["--store", args.store] if args.store else [])]
+    words = [args.dataset, *(["--out", args.out] if not args.html else []),  # (a file named: the folder unused)
+             *(["--store", args.store] if args.store else [])]
     words += [] if args.html is None else ["--html", args.html] if args.html else ["--html"]
     if _baseline_names(args.baselines) != list(geval.OPTIONS.baselines):
         words += ["--baselines", args.baselines]

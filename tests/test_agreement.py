@@ -280,4 +280,9 @@ def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
     from geval.decisions.systems import difference_sentence
 
     assert difference_sentence("A", "B", -0.001, -0.89, 0.88).endswith("(the interval holds 0): +0.00 [-0.89, +0.88]")
+    # every item labeled: the means themselves (it read "A is rated lower than B ...: +0.00 [-0.00, -0.00]")
+    assert difference_sentence("A", "B", -0.001, -0.001, -0.001) == ("A and B have the same mean by people's standard "
+                                                                      "(exact: every item labeled): +0.00")
+    assert difference_sentence("A", "B", 0.13, 0.13, 0.13, "Natural") == ("A is rated higher than B on Natural by people's "
+                                                                          "standard: +0.13 (exact: every item labeled)")
     assert reading(0.2, -0.0001, 0.4, "item", 30, 12) == "0.200 [-0.000, 0.400]"  # a bound keeps its sign: below 0

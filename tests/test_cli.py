@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 import pytest
-from helpers import make_template
+from helpers import REPO, make_template
 
 import geval
 from geval.cli import build_parser, judge_from, main
@@ -374,3 +374,12 @@ def test_a_file_named_like_a_stored_dataset_is_refused_and_alttest_leaves_out_ju
                           "of the same name has since replaced; score or import them again), left out: llm (imported "
                           "from llm_annotations.json)"), err
     assert "\nmine (imported from mine.csv) · label: winning rate " in out and "\nllm " not in out
+
+
+def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
+    """`geval agree ... | head` ended in a BrokenPipeError's traceback: the output's reader gone, it stops quietly."""
+    done = subprocess.Popen([sys.executable, "-m", "geval", "datasets", "list", "--store", str(tmp_path / "s.sqlite")],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    done.stdout.close()  # the reader stops before the first line
+    stderr = done.stderr.read().decode()
+    assert done.wait(timeout=60) == 1 and stderr == "", stderr  # no traceback, nor "Exception ignored" at exit

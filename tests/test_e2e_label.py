@@ -135,7 +135,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
         tab.locator(MAIN).get_by_text("0 labeled; a 95% interval of ±0.10").first.wait_for()
         settled(tab)
         assert not re.search(r"judge \d\.\d\d", main_text(tab))  # blind until the label is saved
-        assert "as people would score it" not in main_text(tab)  # nor its system's mean, which names the system
+        assert "would score it" not in main_text(tab)  # nor its system's mean, which names the system
         seen = []
         for index in range(12):
             if index == 6:
@@ -145,7 +145,7 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
                 assert shown(tab) not in seen and "6 labeled" in main_text(tab)
             seen.append(label_by_keyboard(tab, store_path, 1 + index % 3))
             if index == 3:
-                assert "as people would score it" in main_text(tab)  # labeled: its system's line is shown
+                assert "as you would score it" in main_text(tab)  # labeled: its system's line, your labels' mean
                 screenshot(tab, "e2e_label_2_labeled_and_shown")
             go_on(tab, seen[-1])
         assert labels_in(store_path) == seen and len(set(seen)) == 12

@@ -350,11 +350,13 @@ def test_constructor_errors(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(JudgeError) as error:
         OpenAIJudge("gpt-4o-mini")
-    assert str(error.value) == "no API key: set OPENAI_API_KEY or type a key in the sidebar"
+    assert str(error.value) == "no API key: set OPENAI_API_KEY (in the app, or type a key in the sidebar)"
     with pytest.raises(JudgeError, match="^mode 'greedy' is unknown; use one of auto, logprobs, samples$"):
         OpenAIJudge("m", base_url="http://127.0.0.1:9/v1", mode="greedy")
     with pytest.raises(JudgeError, match="needs a model name"):
         OpenAIJudge("", base_url="http://127.0.0.1:9/v1")
+    with pytest.raises(JudgeError, match="^the openai judge needs a model name, e.g. --model gpt-4o-mini$"):
+        geval.make_judge("openai")  # `--judge openai` without --model: it said "__init__() missing 1 required ..."
 
 
 def test_settings_hold_only_what_changes_the_output(stub):

