@@ -7,7 +7,6 @@ import math
 import os
 import sys
 import time
-from collections import Counter
 from pathlib import Path
 
 import geval
@@ -1183,16 +1182,13 @@ def cmd_systems(args) -> None:
                                f"no judge on {dataset} is compared with a human aspect: score one, or import one")
     for line in left_out:
         print(f"{dataset}: {line}; left out\n")
-    sizes = list(Counter(item.system for item in items).values())
     tests = _tests(store, dataset)
     advantage = {(r.judge, r.aspect): r.advantage_probability for r in tests if not r.baseline}
     found = geval.labeling.features(store, dataset, aspects[0], baselines=(), items=items) if aspects else None
     bottom = geval.reporting.bottom_line
     failed = []
     for aspect in aspects:
-        complete = all(item.human.get(aspect) for item in items)
-        per_system = args.labels if args.labels is not None else (
-            geval.labeling.default_labels(sizes) if complete else None)
+        per_system = args.labels if args.labels is not None else geval.labeling.labels_to_draw(items, aspect)
         judges = bottom.judges_on(found, items, aspect)
         try:
             if combo is None and not args.together:  # the judge worth most labels here
@@ -1236,9 +1232,7 @@ def _pass_aspects(store: geval.Store, dataset: str, items: list, only: list[str]
 
 def _pass_rates(store: geval.Store, dataset: str, aspect: str, combo, args, items: list):
     """`geval.labeling.pass_rates` of `aspect`, its labels drawn as the systems' means draw them."""
-    complete = all(item.human.get(aspect) for item in items)
-    per_system = args.labels if args.labels is not None else (
-        geval.labeling.default_labels(list(Counter(item.system for item in items).values())) if complete else None)
+    per_system = args.labels if args.labels is not None else geval.labeling.labels_to_draw(items, aspect)
     return geval.labeling.pass_rates(store, dataset, aspect, combo, per_system, args.design, args.seed, items)
 
 

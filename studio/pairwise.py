@@ -51,7 +51,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, chosen: list
     agreement = said.agreement_table(one)
     if not agreement.empty:
         rows = (f"the judge against each annotator, their mean and {one.against} (pairs whose majority is tied "
-                "left out), then each pair of annotators and their mean" if len(agreement) > 1 else
+                "left out), then each pair of annotators and their mean" if len(one.annotators) > 1 else
                 f"the judge against {one.against}, the one annotator")  # (whose row, their mean's and majority's alike)
         st.caption(f"Agreement with {one.who}: {rows}; 95% intervals over the {one.unit}.")
         st.dataframe(agreement, hide_index=True, key="pairwise_agreement")

@@ -20,8 +20,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
     aspects = _aspects(store, str(store.path), dataset.name, stamp)
     items = store.items(dataset.name)  # the human side's: your labels where chosen, not the file's own labels
     for aspect in aspects:
-        sizes = geval.labeling.drawn_from(items, aspect)  # labeled on every item: labels drawn from them
-        per_system = geval.labeling.default_labels(sizes) if sizes else None
+        per_system = geval.labeling.labels_to_draw(items, aspect)  # labeled on every item: labels drawn from them
         try:
             found = _rates(store, str(store.path), dataset.name, aspect, per_system, stamp)
         except geval.GevalError as exc:

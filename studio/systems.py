@@ -125,8 +125,8 @@ def opens_on(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame,
     if not aspects:
         return None
     aspect = st.session_state.get("systems_aspect") if st.session_state.get("systems_aspect") in aspects else aspects[0]
-    sizes = geval.labeling.drawn_from(store.items(dataset.name), aspect)  # the human side's scores: labels too
-    per_system = None if sizes is None else st.session_state.get("systems_labels") or geval.labeling.default_labels(sizes)
+    per_system = geval.labeling.labels_to_draw(store.items(dataset.name), aspect,  # the human side's scores: labels too
+                                               st.session_state.get("systems_labels"))
     column, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     return found.sources.get(column, (column,))[0], aspect, why

@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "tests" / "artifacts"
 SCREENSHOTS = ROOT / "docs" / "screenshots"
 VIEWPORT = {"width": 1400, "height": 900}
+LABEL_UNIT = '[data-testid="stMain"] [data-testid="label-unit"]'
 #: How long a browser action (a click, a wait for something drawn) and a page's load may take: a busy
 #: machine (load 20 and more on 2 cores) serves Streamlit's scripts slowly, the first load taking minutes.
 ACTION_TIMEOUT, LOAD_TIMEOUT = 60_000, 300_000
@@ -151,6 +152,21 @@ def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
         }""",
         timeout=timeout,
     )
+
+
+def item_shown(tab, other_than: str | None = None) -> str:
+    """The id of the item the labeling unit shows, once painted (keys count from then), other than `other_than`."""
+    try:
+        tab.wait_for_function("""([unitSelector, previous]) => {
+            const unit = document.querySelector(unitSelector);
+            const item = unit && unit.getAttribute('data-shown');
+            return item && item !== previous && unit.querySelector('[data-label-keys="ready"]');
+        }""", arg=[LABEL_UNIT, other_than], timeout=90_000)
+    except Exception as exc:
+        parts = tab.evaluate("""() => [...document.querySelectorAll('[data-label-part], .gl-why, .gl-reason')]
+            .map((e) => `${e.dataset.labelPart || e.className}: ${e.value ?? e.innerText}`).join('\\n')""")
+        raise AssertionError(f"no item other than {other_than} shown; the unit says:\n{parts}") from exc
+    return tab.locator(LABEL_UNIT).get_attribute("data-shown")
 
 
 def wait_growing(page, counted, count: int, what: str, still: float = 30.0) -> float:

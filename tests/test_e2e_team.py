@@ -21,7 +21,9 @@ import pytest
 from e2e_helpers import (
     CHROMIUM,
     CHROMIUM_ARGS,
+    LABEL_UNIT,
     VIEWPORT,
+    item_shown,
     main_text,
     screenshot,
     streamlit_server,
@@ -37,7 +39,6 @@ pytestmark = pytest.mark.e2e
 
 MAIN = '[data-testid="stMain"]'
 ITEMS = 6  # each annotator's queue (overlap 2 of 2: both label all of them)
-UNIT = f'{MAIN} [data-testid="label-unit"]'
 
 
 def team_store(path: Path) -> geval.Store:
@@ -108,21 +109,6 @@ def session_cookie(tab) -> None:
                           arg=auth.COOKIE, timeout=90_000)
 
 
-def item_shown(tab, other_than: str | None = None) -> str:
-    """The id of the item the labeling unit shows, once painted (keys count from then), other than `other_than`."""
-    try:
-        tab.wait_for_function("""(previous) => {
-            const unit = document.querySelector('[data-testid="stMain"] [data-testid="label-unit"]');
-            const item = unit && unit.getAttribute('data-shown');
-            return item && item !== previous && unit.querySelector('[data-label-keys="ready"]');
-        }""", arg=other_than, timeout=90_000)
-    except Exception as exc:
-        parts = tab.evaluate("""() => [...document.querySelectorAll('[data-label-part], .gl-why, .gl-reason')]
-            .map((e) => `${e.dataset.labelPart || e.className}: ${e.value ?? e.innerText}`).join('\\n')""")
-        raise AssertionError(f"no item other than {other_than} shown; the unit says:\n{parts}") from exc
-    return tab.locator(UNIT).get_attribute("data-shown")
-
-
 def rate(tab, score: int, reason: str | None) -> None:
     """A digit, then (with a reason) Tab, the reason typed, Enter; else Enter: no wait for the server."""
     tab.keyboard.press(str(score))
@@ -169,13 +155,14 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
                                          (differs, 3, "3 differs from another annotator's label of this item by 2 or "
                                                       "more", "differs")):
             rate(ann, score, None)
-            ann.locator(UNIT).get_by_text(said).first.wait_for(timeout=90_000)
+            ann.locator(LABEL_UNIT).get_by_text(said).first.wait_for(timeout=90_000)
             ann.keyboard.press("Enter")  # again: it stays
             ann.keyboard.press("ArrowLeft")  # nor does ← leave it shown as labeled but not stored (it once did)
-            ann.locator(UNIT).get_by_text(f"Natural {score} is not saved until its reason is given").first.wait_for()
+            unsaved = f"Natural {score} is not saved until its reason is given"
+            ann.locator(LABEL_UNIT).get_by_text(unsaved).first.wait_for()
             wait_idle(ann)
-            assert ann.locator(UNIT).get_attribute("data-shown") == item and item not in stored(path, "ann")
-            assert "bob" not in main_text(ann) and "5 " not in ann.locator(f"{UNIT} .gl-why").first.inner_text()
+            assert ann.locator(LABEL_UNIT).get_attribute("data-shown") == item and item not in stored(path, "ann")
+            assert "bob" not in main_text(ann) and "5 " not in ann.locator(f"{LABEL_UNIT} .gl-why").first.inner_text()
             screenshot(ann, f"team_reason_{photo}")
             ann.keyboard.press("Tab")
             ann.keyboard.type(f"ann-reason-{item}")

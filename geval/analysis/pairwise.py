@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from geval.analysis.agreement import SCORE_COLUMNS, human_aspect_for, of_items, resolve
-from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, group_sums, share_parts
+from geval.analysis.grouped import SHARE, SIGNED, Estimate, estimate, group_codes, share_parts
 from geval.analysis.held_out import held_out, searched_versions
 from geval.analysis.kappa import accuracy_of, confusions, disagreement_weights, kappa_of, with_each_left_out
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, majority_of
@@ -85,6 +85,7 @@ class Pairwise:
     people_ties: Estimate | None = None  # the share of the annotators' labels that are ties
     unit: str = "questions"  # what the groups are, in words (`unit_of`)
     side: str = "people"  # whose labels it is read against (`labeling.HUMAN_SIDES`): the people's, yours or both
+    annotators: list[str] = field(default_factory=list)  # who labeled the pairs, as `agreement` names them
 
     @property
     def against(self) -> str:
@@ -173,7 +174,7 @@ def _read(store: Store, dataset: str, combo: tuple[str, str], name: str | None =
         return found
     found.human = human
     people, names = _people(pairs, human, categories)
-    found.side = store.human_side(dataset)
+    found.side, found.annotators = store.human_side(dataset), names
     found.agreement = agreement(judged, people, names, codes, n_groups, found.against)
     found.people = among_people(people, names, codes, n_groups)
     found.wins = win_rates(pairs, judged, people, codes, n_groups)

@@ -66,6 +66,7 @@ __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORIT
            "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
+           "labels_to_draw", "drawn_from",
            "estimable_aspects", "categorical_line", "labels_saved", "HUMAN_SOURCES", "pass_rates", "pass_aspects",
            "PassRates", "PassRatesError", "as_labels",
            "Coverage", "coverage_arrays", "simulate_coverage", "simulate_ranks", "population_means"]
@@ -789,9 +790,8 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
     aspects, lines = estimable_aspects(store, dataset, items, aspects)
     rows = []
     for aspect in aspects:
-        sizes = drawn_from(items, aspect)
         try:
-            result = system_means(store, dataset, aspect, per_system=default_labels(sizes) if sizes else None,
+            result = system_means(store, dataset, aspect, per_system=labels_to_draw(items, aspect),
                                   design="documents", seed=seed, items=items)
         except SystemsError as exc:
             lines.append(f"{aspect}: {exc}")
@@ -803,6 +803,13 @@ def labels_saved(store: Store, dataset: str, aspects: Sequence[str] | None = Non
                  for row in worth.itertuples()]
     columns = ["combo", "aspect", "labels", "per system", "saved", "saved_low", "saved_high", "within"]
     return pd.DataFrame(rows, columns=columns), lines
+
+
+def labels_to_draw(items: list[Item], aspect: str, per_system: int | None = None) -> int | None:
+    """The labels per system to draw from the human side's scores of `aspect` where they score every item
+    (`per_system`, else `default_labels`); None where they do not: the labels given are read."""
+    sizes = drawn_from(items, aspect)
+    return None if sizes is None else per_system or default_labels(sizes)
 
 
 def drawn_from(items: list[Item], aspect: str) -> list[int] | None:

@@ -134,7 +134,6 @@ def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None =
     if not aspects:
         return [], left_out
     found = labeling.features(store, dataset, aspects[0], baselines=(), items=items)
-    sizes = list(Counter(item.system for item in items).values())
     by_judge = {(t.judge, t.aspect): t for t in tests or () if not t.baseline}
     out = []
     for aspect in aspects:
@@ -142,14 +141,12 @@ def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None =
         judges = judges_on(found, items, aspect)
         if among is not None:
             judges = judges[judges["combo"].isin(list(among))]
-        complete = all(item.human.get(aspect) for item in items)
         constant = set(judges.index[judges["constant"]])
         if among is not None and judges.empty:  # read with no judge of another choice than the report's
             out.append(Aspect(aspect, None, figures(aspect, judges, None, by_judge), None, NONE_HERE))
             continue
         try:
-            result = default_means(store, dataset, aspect, judges,
-                                   (per_system or labeling.default_labels(sizes)) if complete else None,
+            result = default_means(store, dataset, aspect, judges, labeling.labels_to_draw(items, aspect, per_system),
                                    items=items, among=among)
         except GevalError as exc:
             out.append(Aspect(aspect, None, figures(aspect, judges, None, by_judge), None, str(exc)))

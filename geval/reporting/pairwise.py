@@ -66,13 +66,13 @@ def position_table(found: list[Pairwise]) -> pd.DataFrame:
                "first position both times": lambda one: _reads(one.positions.both_first),
                "second position both times": lambda one: _reads(one.positions.both_second),
                "ties": lambda one: _reads(one.positions.ties)}
-    return pd.DataFrame({"": list(figures), **{one.judge: [read(one) for read in figures.values()] for one in found}})
+    return pd.DataFrame({"": list(figures), **{one.judge: [figure(one) for figure in figures.values()] for one in found}})
 
 
 def agreement_table(found: Pairwise) -> pd.DataFrame:
     """The judge against each annotator, their mean and the majority, then the people with each other (with one
     annotator, the majority alone: the three rows would be the same)."""
-    one_annotator = len(found.agreement) == 3  # the annotator, the mean of one, the majority of one
+    one_annotator = len(found.annotators) == 1
     frame = found.agreement.tail(1) if one_annotator else pd.concat([found.agreement, found.people], ignore_index=True)
     if frame.empty:
         return frame

@@ -7,7 +7,6 @@ probability, and the report's section."""
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Callable
 
 import pandas as pd
@@ -181,12 +180,10 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
     who, whose = labeling.SCORERS[store.human_side(dataset)]  # your labels: the mean you would give
     blocks = [Heading(f"Systems as {who} would score them"), Text(METHOD.format(who=who, whose=whose))] + [
         Text(line) for line in left_out]
-    sizes = list(Counter(item.system for item in items).values())
     for aspect in aspects:
-        complete = all(item.human.get(aspect) for item in items)
         try:
             result = (results or {}).get(aspect) or labeling.system_means(
-                store, dataset, aspect, per_system=(per_system or labeling.default_labels(sizes)) if complete else None,
+                store, dataset, aspect, per_system=labeling.labels_to_draw(items, aspect, per_system),
                 design="documents", items=items)
             if isinstance(result, GevalError):
                 raise result
@@ -206,10 +203,9 @@ def systems_section(store: Store, dataset: str, on_progress: Callable[[str], Non
     judged = [a for a in labeling.pass_aspects(store, dataset, items) if any(line.startswith(f"{a} is categorical")
                                                                              for line in left_out)]
     for aspect in judged:  # a pass/fail aspect: each system's pass rate instead of a mean, as on the page
-        complete = all(item.human.get(aspect) for item in items)
         try:
-            rates = labeling.pass_rates(store, dataset, aspect, per_system=(
-                per_system or labeling.default_labels(sizes)) if complete else None, items=items)
+            rates = labeling.pass_rates(store, dataset, aspect,
+                                        per_system=labeling.labels_to_draw(items, aspect, per_system), items=items)
         except GevalError as exc:
             blocks.append(Text(f"{aspect}: {exc}"))
             continue
