@@ -1,10 +1,12 @@
 """The Tune page in a real browser (Playwright driving Debian's chromium) with the real embedded
-judge: a small search on the bundled Topical-Chat sample shows its progress, reports the winner
+judge: a small search on the bundled Topical-Chat sample (its 10 dialogues, 2 responses of each: the
+search's 40 judge calls, not 60 minutes of a slow machine's) shows its progress, reports the winner
 on the test dialogues it never saw, and saves the winner as a template version. Photographs go
 to tests/artifacts/."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from urllib.parse import urlencode
@@ -12,12 +14,24 @@ from urllib.parse import urlencode
 import pytest
 from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, patient, screenshot, streamlit_server,
                          wait_for_work, wait_idle)
+from helpers import REPO
 
 import geval
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 MAIN = '[data-testid="stMain"]'
+SMALL = "topicalchat_usr_small"
+
+
+def small_sample(store_path: Path) -> None:
+    """The bundled Topical-Chat sample with its first 2 responses of each of its 10 dialogues, stored as SMALL."""
+    dialogues = json.loads((REPO / "data" / "topicalchat_usr_sample.json").read_text())
+    path = store_path.parent / f"{SMALL}.json"
+    path.write_text(json.dumps([{**dialogue, "responses": dialogue["responses"][:2]} for dialogue in dialogues]))
+    store = geval.Store(store_path)
+    geval.load_dataset(path, store=store)
+    store.close()
 
 
 def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves_the_winner(tmp_path):
@@ -25,18 +39,19 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
         pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
     from playwright.sync_api import sync_playwright
 
+    small_sample(tmp_path / "store.sqlite")
     with streamlit_server(tmp_path / "store.sqlite", tmp_path / "streamlit.log") as url, sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
         patient(tab)
-        tab.goto(f"{url}/tune?" + urlencode({"dataset": "topicalchat_usr_sample", "human": "Natural", "budget": 70}))
+        tab.goto(f"{url}/tune?" + urlencode({"dataset": SMALL, "human": "Natural", "budget": 50}))
         tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
         wait_idle(tab)
         variants = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]')
         for name in ("other templates", "few-shot examples", "an ensemble"):  # the template to beat and its argmax read
             variants.get_by_role("button", name=re.compile(f"^Remove {name}")).click()
             wait_idle(tab)
-        assert "At most 70 judge calls in all" in main_text(tab)
+        assert "At most 50 judge calls in all" in main_text(tab)
         tab.get_by_role("button", name="Start the search").click()
         wait_for_work(tab, tab.locator(MAIN).filter(has_text=re.compile(r"round 1 of at most \d+")))
         tab.get_by_role("button", name="Stop").wait_for(timeout=30_000)  # drawn just after the line
@@ -59,5 +74,5 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
 
     store = geval.Store(tmp_path / "store.sqlite")
     assert label in {t.label for t in store.template_versions()}
-    assert (store.combos("topicalchat_usr_sample")["ok"] > 0).all()  # every variant's judgments are stored
+    assert (store.combos(SMALL)["ok"] > 0).all()  # every variant's judgments are stored
     store.close()
