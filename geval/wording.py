@@ -22,3 +22,13 @@ def fixed(value: float, digits: int = 3, signed: bool = False) -> str:
     ("0.000", "+0.000"), never "-0.000" (an interval's bound keeps its sign: "[-0.00, +0.51]" holds 0)."""
     value = 0.0 if round(value, digits) == 0 else value
     return f"{value:{'+' if signed else ''}.{digits}f}"
+
+
+def duration(seconds: float) -> str:
+    """A time in words: '42s', '3 min 05s', '1 h 02 min'."""
+    seconds = round(seconds)
+    if seconds < 60:
+        return f"{seconds}s"
+    if seconds < 3600:
+        return f"{seconds // 60} min {seconds % 60:02d}s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"

@@ -5,6 +5,7 @@ baselines' keys unchanged). The real GGUF model is used in the tests marked `mod
 from __future__ import annotations
 
 import math
+import re
 from importlib import metadata
 
 import numpy as np
@@ -113,6 +114,22 @@ def test_the_responses_of_one_conversation_are_read_one_after_the_other():
     assert model.evaluated_tokens == 12 + 1 + 11 + 1 + (1 + 1 + 2 + 1)
     alone = [likelihood_gains([i.response], [prompt_of(i)], WordModel())[0] for i in items]
     assert gains == pytest.approx(alone)
+
+
+def test_the_reads_say_the_tokens_to_evaluate_first_then_how_far_they_are_with_an_eta(monkeypatch):
+    """A likelihood gain takes minutes on a slow machine (60 responses: 8 min on a 2-core VM, once without a
+    line between the first and the last): it says the tokens it will evaluate (the count the model then
+    evaluates), then how far it is, every SAY_EVERY seconds, with the time left at its pace."""
+    monkeypatch.setattr(likelihood, "SAY_EVERY", 0.0)
+    other = [("A", "the weather is bad"), ("B", "very bad"), ("A", "rain")]
+    items = [turn(CATS, "cats"), turn(other, "rain again"), turn(CATS, "dogs"), turn(other, "sun")]
+    model, said = WordModel(), []
+    likelihood_gains([i.response for i in items], [prompt_of(i) for i in items], model, said.append)
+    assert said[0] == ("likelihood gain: 4 responses to read after 2 contexts and after their speaker's label "
+                       f"alone: about {model.evaluated_tokens} tokens to evaluate")
+    assert [line.split(",")[0] for line in said[1:-1]] == [f"likelihood gain: {k} of 8 reads" for k in range(1, 8)]
+    assert all(re.search(r"of about 30 tokens evaluated, \ds elapsed, ETA (\ds|\?)$", line) for line in said[1:-1])
+    assert said[-1].startswith("likelihood gain: 4 responses after 2 contexts: 30 tokens evaluated in ")
 
 
 def test_the_pmi_baseline_signature_reference_and_nan_rules(store):

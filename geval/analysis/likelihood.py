@@ -34,6 +34,7 @@ from geval.errors import GevalError
 from geval.judging.native import cpu
 from geval.judging.weights import gguf_model
 from geval.judging.worker import Worker, worker
+from geval.wording import counted, duration
 
 N_CTX = 2048  # tokens of conversation (cut from the left) and response read together
 BATCH = 512  # tokens per llama_decode call
@@ -136,29 +137,66 @@ def likelihood_gains(responses: Sequence[str], prompts: Sequence[str], model: La
     NaN where the response or the prompt is empty (see `prompt_of`).
 
     The responses read after the same prompt are read one after the other (the model evaluates
-    the prompt once), then every response after its label alone."""
-    started = time.perf_counter()
+    the prompt once), then every response after its label alone. `say` hears the tokens to evaluate
+    first, then every SAY_EVERY seconds how far the reads are, with the time left at their pace."""
     gains = np.full(len(responses), math.nan)
     todo = [i for i, (response, prompt) in enumerate(zip(responses, prompts)) if response.strip() and prompt]
     first = {}
     for i in todo:
         first.setdefault(prompts[i], i)
     todo.sort(key=lambda i: first[prompts[i]])
-    given: dict[int, float] = {}
-    for done, i in enumerate(todo, start=1):
-        prompt, response = fit(model.tokenize(prompts[i]), model.tokenize(" " + responses[i]), model.n_ctx)
-        given[i] = float(model.logprobs(prompt, response).sum())
-        if say and (done % 60 == 0):
-            say(f"likelihood gain: {done} of {len(todo)} responses read after their context, "
-                f"{model.evaluated_tokens} tokens evaluated, {time.perf_counter() - started:.0f} s")
-    for i in sorted(todo, key=lambda i: label_of(prompts[i])):
-        label, response = fit(model.tokenize(label_of(prompts[i])), model.tokenize(" " + responses[i]), model.n_ctx)
+    after_context = [(i, *fit(model.tokenize(prompts[i]), model.tokenize(" " + responses[i]), model.n_ctx))
+                     for i in todo]
+    after_label = [(i, *fit(model.tokenize(label_of(prompts[i])), model.tokenize(" " + responses[i]), model.n_ctx))
+                   for i in sorted(todo, key=lambda i: label_of(prompts[i]))]
+    progress = _Progress(after_context + after_label, model, say)
+    if say and todo:
+        say(f"likelihood gain: {counted(len(todo), 'response')} to read after {counted(len(first), 'context')} and "
+            f"after their speaker's label alone: about {progress.total:,} tokens to evaluate")
+    given = {i: float(model.logprobs(prompt, response).sum()) for i, prompt, response in progress(after_context)}
+    for i, label, response in progress(after_label):
         gains[i] = given[i] - float(model.logprobs(label, response).sum())
     if say and todo:
-        seconds = time.perf_counter() - started
         say(f"likelihood gain: {len(todo)} responses after {len(first)} contexts: {model.evaluated_tokens} tokens "
-            f"evaluated in {seconds:.0f} s")
+            f"evaluated in {progress.elapsed():.0f} s")
     return gains
+
+
+#: Seconds between the likelihood gain's progress lines.
+SAY_EVERY = 15.0
+
+
+class _Progress:
+    """The likelihood gain's reads (item, prompt tokens, response tokens), in order, and what they evaluate: each
+    read its tokens but the last and the prefix it shares with the read before (which the model's cache holds)."""
+
+    def __init__(self, reads: list[tuple[int, list[int], list[int]]], model: LanguageModel,
+                 say: Callable[[str], None] | None):
+        self.model, self.say, self.reads, self.done = model, say, len(reads), 0
+        previous: list[int] = []
+        self.total = 0
+        for _, prompt, response in reads:
+            self.total += len(prompt) + len(response) - 1 - reusable_prefix(previous, prompt, response)
+            previous = (prompt + response)[:-1]
+        self.base = model.evaluated_tokens
+        self.started = self.said = time.perf_counter()
+
+    def __call__(self, reads: list[tuple[int, list[int], list[int]]]):
+        """`reads`, one at a time, saying how far they are every SAY_EVERY seconds."""
+        for read in reads:
+            yield read
+            self.done += 1
+            now = time.perf_counter()
+            if self.say and now - self.said >= SAY_EVERY and self.done < self.reads:
+                self.said = now
+                evaluated = self.model.evaluated_tokens - self.base
+                left = (now - self.started) * max(self.total - evaluated, 0) / evaluated if evaluated else None
+                self.say(f"likelihood gain: {self.done} of {self.reads} reads, {evaluated:,} of about {self.total:,} "
+                         f"tokens evaluated, {duration(now - self.started)} elapsed, "
+                         f"ETA {'?' if left is None else duration(left)}")
+
+    def elapsed(self) -> float:
+        return time.perf_counter() - self.started
 
 
 class LikelihoodModel:

@@ -36,7 +36,7 @@ from geval.scoring.plan import CallSequence, Pace, Plan, Work, estimate_call, pa
 from geval.scoring.steps import generate_steps
 from geval.store import Store
 from geval.store.records import failed_rows, judgment_rows, score_rows
-from geval.wording import counted
+from geval.wording import counted, duration
 
 #: The cause of a run that judged its items but could read a score from none of the answers.
 UNREAD = ("no score could be read from any of the judge's answers (Inspect shows why); they are cached, so "
@@ -150,7 +150,7 @@ class Progress:
         """'Loading the model (about 40 s): 12s so far'."""
         so_far = (time.time() if now is None else now) - self.load_started
         about = f" (about {self.load_expected:.0f} s)" if self.load_expected else ""
-        return f"Loading the model{about}: {_duration(so_far)} so far"
+        return f"Loading the model{about}: {duration(so_far)} so far"
 
     def measured_speed(self, now: float | None = None) -> Speed | None:
         """The judge's speed as this run's judgments went (its measured speed scaled by the pace of
@@ -246,7 +246,7 @@ class Progress:
         return (
             f"{self.done}/{self.total} items, {self.cached} cached, {self.failed} failed, {self.unscored} unscored, "
             f"{self.prompt_tokens + self.completion_tokens} tokens, {cost}, "
-            f"{_duration(self.elapsed)} elapsed" + ("" if self.ended else f", {self._eta_text(after, later)}")
+            f"{duration(self.elapsed)} elapsed" + ("" if self.ended else f", {self._eta_text(after, later)}")
         )
 
     def _eta_text(self, after: int, later: float | None) -> str:
@@ -254,7 +254,7 @@ class Progress:
         without their estimate 'ETA 11s for this template; 2 more to come'; 'ETA ?' when not known."""
         eta = self.eta
         left = eta if eta is None or not after else eta + (later or 0.0)
-        eta = f"ETA {'?' if left is None else _duration(left)}"
+        eta = f"ETA {'?' if left is None else duration(left)}"
         if left is not None and not self.called and self.pace is not None and self.pace.default:
             eta += " (a default pace until the first judgments, which correct it)"
         if not after:
@@ -262,16 +262,6 @@ class Progress:
         if later is None:
             return f"{eta} for this template; {after} more to come"
         return f"{eta} (this template and the {after} after it)"
-
-
-def _duration(seconds: float) -> str:
-    """'42s', '3 min 05s', '1 h 02 min'."""
-    seconds = round(seconds)
-    if seconds < 60:
-        return f"{seconds}s"
-    if seconds < 3600:
-        return f"{seconds // 60} min {seconds % 60:02d}s"
-    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
 def score(
