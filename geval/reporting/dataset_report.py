@@ -211,6 +211,9 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     names = Names(store.combos(name), store.template_comments())
     say = (lambda message: on_progress(names(message))) if on_progress else (lambda message: None)
     scored, searched, unread = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
+    if not scored:
+        say(f"{name}: nothing is judged yet: the report holds the baselines and the people's own agreement "
+            "(score the items first for a judge's)")
     say(f"{name}: leaderboard")
     try:
         board = leaderboard(store, name, protocols=protocols, baselines=baselines, variants=variants,
