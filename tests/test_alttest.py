@@ -50,7 +50,8 @@ def test_the_papers_published_results_are_reproduced_through_the_import_path(sha
     rows = published(shared_data)[dataset]
     alignment, epsilon = rows[0][0], rows[0][1]
     result = run_cli("alttest", str(shared_data / "alttest" / dataset), "--epsilon", epsilon, "--alignment",
-                     alignment.replace("_", "-"), "--brief", "--store", str(tmp_path / "s.sqlite"), timeout=300)
+                     alignment.replace("_", "-"), "--by", "items", "--brief", "--store", str(tmp_path / "s.sqlite"),
+                     timeout=300)  # the paper's test: its items taken as independent (MT-Bench's pairs: by question)
     assert result.returncode == 0, result.stderr
     printed = {m.group(1): m.groups()[1:] for line in result.stdout.splitlines() if (m := LINE.match(line))}
     assert len(printed) == len(rows), result.stdout
@@ -308,7 +309,7 @@ def test_the_report_says_whether_the_judge_can_replace_an_annotator(shared_data,
     section = text[text.index("## Can the judge replace an annotator?"):]
     assert "epsilon = 0.2 (experts)" in section
     assert "| gpt-4o (imported from llm_annotations.json) | label | 0.773 | 0.000 | 0 of 1 | 0.671 | as imported | " \
-           "items taken as independent |" in section  # the paper's .77, first
+           "groups: 42 questions |" in section  # the paper's .77, first; its pairs of a question read together
     assert "gpt-4o (imported from llm_annotations.json) cannot be shown to replace an annotator here: it beats 0 of " \
            "3 annotators" in section
     without = geval.reporting.report(store, dataset.name, baselines=[], figures=False, n_boot=50,

@@ -51,8 +51,9 @@ def categories_of(labels: list[object]) -> tuple[str, ...]:
 def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter, dict[str, tuple[str, ...]]]:
     """One item per instance, with every annotator's label under the annotator's name; the texts
     from `prompts.json` beside the file when there is one (else the item's text is its instance
-    id), its group the instance's `text_id` there. Returns the items, what was skipped, and the
-    categories of a categorical aspect."""
+    id), its group the instance's `text_id` there, or a pair's question (MT-Bench's pairs of one question are
+    read together, as the pairwise section reads them: its `text_id` names the instance). Returns the items,
+    what was skipped, and the categories of a categorical aspect."""
     if not detect(data):
         raise DatasetError(f"{path}: expected {{annotator: {{instance: label}}}}, the layout of {HUMAN_FILE}")
     skipped: Counter = Counter()
@@ -70,11 +71,12 @@ def load(path: Path, data: object, name: str) -> tuple[list[Item], Counter, dict
     items = []
     for instance, labels in rated.items():
         text = texts.get(instance, {}) if isinstance(texts.get(instance), dict) else {}
+        pair = _pair(text, instance)
         items.append(make_item(
             dataset=name, level="turn", context=(), response=_text(text) or instance,
-            group=str(text.get("text_id") or instance),
+            group=pair.question if pair is not None else str(text.get("text_id") or instance),
             human={ASPECT: tuple(labels.values())}, annotators={ASPECT: tuple(labels)}, source_id=instance,
-            pair=_pair(text, instance),
+            pair=pair,
         ))
     return items, skipped, ({ASPECT: categories} if categories else {})
 
