@@ -181,6 +181,9 @@ def test_mt_bench_instances_are_pairs_of_each_turn_with_their_ids_unchanged(shar
     assert len(second.pair.turns_a) == 3 and second.pair.turns_a[1].text == first.pair.response_a
     assert second.fields()["context"].count("user: ") == 2  # both questions: what both were asked
     assert second.fields()["conversation_b"].endswith(second.pair.response_b)
+    # grouped by question, as the pairwise section groups them (the file's text_id names each instance: the report
+    # gave one kappa two intervals, over 42 questions and over 120 instances)
+    assert first.group == second.group == "82" and len({item.group for item in by_source.values()}) == 42
 
 
 def test_a_store_of_an_older_schema_reads_its_items_as_single_responses(tmp_path):
