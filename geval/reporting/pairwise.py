@@ -66,7 +66,8 @@ def position_table(found: list[Pairwise]) -> pd.DataFrame:
                "first position both times": lambda one: _reads(one.positions.both_first),
                "second position both times": lambda one: _reads(one.positions.both_second),
                "ties": lambda one: _reads(one.positions.ties)}
-    return pd.DataFrame({"": list(figures), **{one.judge: [figure(one) for figure in figures.values()] for one in found}})
+    return pd.DataFrame({"": list(figures),
+                         **{one.judge: [figure(one) for figure in figures.values()] for one in found}})
 
 
 def agreement_table(found: Pairwise) -> pd.DataFrame:
