@@ -130,6 +130,9 @@ def test_the_reads_say_the_tokens_to_evaluate_first_then_how_far_they_are_with_a
     assert [line.split(",")[0] for line in said[1:-1]] == [f"likelihood gain: {k} of 8 reads" for k in range(1, 8)]
     assert all(re.search(r"of about 30 tokens evaluated, \ds elapsed, ETA (\ds|\?)$", line) for line in said[1:-1])
     assert said[-1].startswith("likelihood gain: 4 responses after 2 contexts: 30 tokens evaluated in ")
+    said.clear()  # the same model again (the app's, kept): this call's tokens, not the model's since it was made
+    likelihood_gains([i.response for i in items], [prompt_of(i) for i in items], model, said.append)
+    assert said[-1].startswith("likelihood gain: 4 responses after 2 contexts: 30 tokens evaluated in ")
 
 
 def test_the_pmi_baseline_signature_reference_and_nan_rules(store):

@@ -139,6 +139,7 @@ def likelihood_gains(responses: Sequence[str], prompts: Sequence[str], model: La
     The responses read after the same prompt are read one after the other (the model evaluates
     the prompt once), then every response after its label alone. `say` hears the tokens to evaluate
     first, then every SAY_EVERY seconds how far the reads are, with the time left at their pace."""
+    started, base = time.perf_counter(), model.evaluated_tokens
     gains = np.full(len(responses), math.nan)
     todo = [i for i, (response, prompt) in enumerate(zip(responses, prompts)) if response.strip() and prompt]
     first = {}
@@ -157,8 +158,8 @@ def likelihood_gains(responses: Sequence[str], prompts: Sequence[str], model: La
     for i, label, response in progress(after_label):
         gains[i] = given[i] - float(model.logprobs(label, response).sum())
     if say and todo:
-        say(f"likelihood gain: {len(todo)} responses after {len(first)} contexts: {model.evaluated_tokens} tokens "
-            f"evaluated in {progress.elapsed():.0f} s")
+        say(f"likelihood gain: {len(todo)} responses after {len(first)} contexts: {model.evaluated_tokens - base:,} "
+            f"tokens evaluated in {time.perf_counter() - started:.0f} s")  # the tokenizing counted
     return gains
 
 
@@ -194,9 +195,6 @@ class _Progress:
                 self.say(f"likelihood gain: {self.done} of {self.reads} reads, {evaluated:,} of about {self.total:,} "
                          f"tokens evaluated, {duration(now - self.started)} elapsed, "
                          f"ETA {'?' if left is None else duration(left)}")
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.started
 
 
 class LikelihoodModel:
