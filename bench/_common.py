@@ -134,4 +134,3 @@ def synthetic_template():
     import geval
 
     return geval.Template.parse(SYNTHETIC_TEMPLATE, source="bench-naturalness.txt")
-

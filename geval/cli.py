@@ -1427,4 +1427,3 @@ def cmd_report(args) -> None:
         return
     path = made.write(args.out)
     print(f"wrote {path} and {path.with_suffix('.html')}")
-

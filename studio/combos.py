@@ -204,4 +204,3 @@ def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:
     return (f"Nothing is scored with {combo.name}: {geval.reporting.counted(failed, 'judgment')} failed and "
             f"{unscored} could not be read "
             f"({reason}). {advice[:1].upper()}{advice[1:]}. Or choose another combination.")
-

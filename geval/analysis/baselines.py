@@ -459,9 +459,3 @@ def _read_as(items: Sequence[Item], texts: Sequence[str], others: Sequence[str])
     return ["".join(f"{len(i.id)}:{i.id}{len(t)}:{t}{len(o)}:{o}" for i, t, o in zip(
         items[start:start + 10_000], texts[start:start + 10_000], others[start:start + 10_000])).encode("utf-8")
         for start in range(0, len(items), 10_000)]
-
-
-
-
-
-

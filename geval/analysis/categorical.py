@@ -84,4 +84,3 @@ def accuracy_interval(hits: np.ndarray, groups: np.ndarray) -> tuple[float, floa
     _, loo, _ = share_parts(hits, np.ones_like(hits), codes, n_groups)  # the accuracy without each group
     low, high = wilson_interval(float(hits.mean()), loo, len(hits))
     return float(low), float(high)
-

@@ -816,4 +816,3 @@ def _order(rows: dict[str, Row], cells: pd.DataFrame) -> list[str]:
     ranked = [label for label, row in rows.items() if row.kind != "ceiling"]
     ranked.sort(key=lambda label: -best.get(label, -np.inf) if math.isfinite(best.get(label, -np.inf)) else np.inf)
     return ranked + [label for label, row in rows.items() if row.kind == "ceiling"]
-

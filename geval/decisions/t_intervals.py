@@ -144,4 +144,3 @@ def welch(centre: np.ndarray, se: np.ndarray, df: np.ndarray, a: np.ndarray, b: 
     with np.errstate(invalid="ignore", divide="ignore"):
         dof = np.where(va + vb > 0, (va + vb) ** 2 / (va ** 2 / df[a] + vb ** 2 / df[b]), np.minimum(df[a], df[b]))
     return around(centre[a] - centre[b], np.sqrt(va + vb), np.nan_to_num(dof, nan=1.0), alpha)
-

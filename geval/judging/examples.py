@@ -129,4 +129,3 @@ def human_score(item: Item, aspect: Aspect) -> float:
 
 def _scaled_mean(item: Item, aspects: Sequence[Aspect]) -> float:
     return float(np.mean([(human_score(item, a) - a.min) / (a.max - a.min) for a in aspects]))
-

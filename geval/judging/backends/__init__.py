@@ -24,4 +24,3 @@ def make_judge(backend: str = "embedded", **options) -> Judge:
         return cls(**{k: v for k, v in options.items() if v is not None})
     except TypeError as exc:
         raise JudgeError(f"judge backend '{backend}': {exc}") from None
-
