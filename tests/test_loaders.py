@@ -280,6 +280,9 @@ def test_a_score_column_with_a_typo_is_named_by_its_line_where_the_file_has_line
     whole.write_text(json.dumps(rows))
     preview = geval.Dataset.table_preview(whole)
     assert preview.almost_scores == {"overall": (7, "x4")} and preview.where(7, "typo.json") == "record 7 of typo.json"
+    short = tmp_path / "short.csv"  # two rows: a column named for scores says so too, one of other names does not
+    short.write_text("reply,score,mood\nhi,3,1\nyo,great,calm\n")
+    assert geval.Dataset.table_preview(short).almost_scores == {"score": (3, "great")}
 
 
 @pytest.mark.parametrize("header, row, response, scores", [
@@ -499,6 +502,9 @@ BAD_FILES = [
     ("unclosed-header.csv", '"reply,overall\nhi,2\n', REPLY,
      '{path}:1: unclosed quote (the field opened on line 1 runs to the end of the file); close it, or double a '
      'quote meant as text ("")'),
+    ("runon.csv", 'context,reply,overall\n"A: hi there,hello,3\nB: fine,"good, thanks",4\n', REPLY,  # one record
+     "{path}:3: a quoted field's closing quote is followed by text, not a comma (its record starts on line 2); "
+     'write a quote meant as text twice ("") or close the field where it ends'),
     ("dupes.csv", "reply,reply\nhi,2\n", REPLY, "{path}:1: duplicate column names ['reply']"),
     ("usr.json", '[{"context": "hi", "responses": [{"text": "x"}]}]', None,
      "{path}: record 0 response 0 lacks field 'response'"),

@@ -124,6 +124,18 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
     assert any(link.proto.page.endswith("7_label.py") or "label" in link.proto.page for link in at.get("page_link"))
 
 
+def test_a_load_that_fails_after_one_that_worked_shows_the_failure_alone(monkeypatch, tmp_path):
+    """Loaded, then the mapping changed to a column that is not a score: the error, and no "is loaded with the
+    mapping below" above it (it was left there, green, beside the red line)."""
+    at = _upload(monkeypatch, tmp_path, "twice.csv", b"context,reply,model,overall\nd0,hello,s1,3\nd1,go away,s2,1\n")
+    assert "Its 2 records (nested fields as dotted paths, e.g. scores.naturalness):" in texts(at)  # not "first"
+    at.button[0].click().run()  # "Load with this mapping"
+    assert [s.value.split(";")[0] for s in at.success] == ["twice.csv is loaded with the mapping below"]
+    at.multiselect[0].set_value(["overall", "model"]).run()
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == ["twice.csv:2: column 'model' value 's1' is not a number"]
+    assert not at.success
+
 
 def test_a_score_column_with_a_typo_is_named_with_its_line_not_left_out_without_a_word(monkeypatch, tmp_path):
     rows = b"".join(b"d%d,reply %d,s1,%s\n" % (i, i, b"x4" if i == 6 else b"%d" % (1 + i % 5)) for i in range(12))

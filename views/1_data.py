@@ -66,6 +66,7 @@ else:
     if upload is not None:
         path = uploads.received(upload)
         before = st.session_state.get("dataset_source")
+        done = st.empty()  # "loaded with the mapping below": taken back when a load with another mapping fails
         try:
             preview = geval.Dataset.table_preview(path)
             if preview is None:
@@ -73,12 +74,13 @@ else:
                     uploads.load(path, upload.file_id)
             else:
                 if st.session_state.get("data_upload_loaded") == upload.file_id:  # the form stays: say it is done
-                    st.success(f"{upload.name} is loaded with the mapping below; the dataset is shown under it. "
-                               "Change the mapping and load again to read the file otherwise.")
+                    done.success(f"{upload.name} is loaded with the mapping below; the dataset is shown under it. "
+                                 "Change the mapping and load again to read the file otherwise.")
                 else:
                     st.info(f"{upload.name}: not a known layout. Say which column holds what.")
-                st.caption(f"Its first {len(preview.rows)} records (nested fields as dotted paths, e.g. "
-                           "scores.naturalness):")
+                every = len(preview.records) <= len(preview.rows)  # a file of five records or fewer: all shown
+                st.caption(f"Its {'' if every else 'first '}{geval.reporting.counted(len(preview.rows), 'record')} "
+                           "(nested fields as dotted paths, e.g. scores.naturalness):")
                 st.dataframe(pd.DataFrame(preview.rows, columns=preview.columns), hide_index=True,
                              key="data_upload_preview")
                 with st.container(border=True, key="data_mapping"):  # every pick redraws what it changes
@@ -122,6 +124,7 @@ else:
                     uploads.load(path, upload.file_id, preview.mapping(response, scores, level, scales,
                                                                        aspect=together or None, **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
+            done.empty()
             st.error(uploads.error_text(exc, path, upload.name))
             refused = upload.name
         else:

@@ -120,26 +120,33 @@ def _read_jsonl(path: Path, text: str) -> tuple[list, list[int]]:
 
 
 def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    if not reader.fieldnames:
-        raise DatasetError(f"{path}: no header row")
-    header_end = reader.line_num
-    if len(set(reader.fieldnames)) != len(reader.fieldnames):
-        dupes = sorted(c for c, n in Counter(reader.fieldnames).items() if n > 1)
-        raise DatasetError(f"{path}:1: duplicate column names {dupes}")
-    rows, lines, short = [], [], None
+    # strict: a closing quote followed by text is an error, not a field that runs on through the lines after it
+    reader = csv.DictReader(io.StringIO(text, newline=""), strict=True)
+    rows, lines, short, read_to = [], [], None, 0  # read_to: the last line of the last record read whole
     try:
+        if not reader.fieldnames:
+            raise DatasetError(f"{path}: no header row")
+        read_to = reader.line_num
+        if len(set(reader.fieldnames)) != len(reader.fieldnames):
+            dupes = sorted(c for c, n in Counter(reader.fieldnames).items() if n > 1)
+            raise DatasetError(f"{path}:1: duplicate column names {dupes}")
         for row in reader:
             if None in row:
                 raise DatasetError(f"{path}:{reader.line_num}: more fields than the header has columns")
             if short is None and None in row.values():  # fewer: the csv module reads the missing ones as None
                 short = (reader.line_num, sum(value is not None for value in row.values()))
             rows.append(row)
-            lines.append(reader.line_num)
+            lines.append(read_to := reader.line_num)
     except csv.Error as exc:
-        raise DatasetError(f"{path}:{reader.line_num}: malformed CSV ({exc})") from None
-    _check_quotes_closed(path, text, lines[-2] if len(lines) > 1 else header_end if lines else 0)
-    if short is not None:  # after the quotes: a quote left open makes its row short too, and is the cause
+        _check_quotes_closed(path, text, read_to)  # a quote left open to the end of the file: said as such
+        line = reader.reader.line_num  # where the csv module stopped (DictReader's own is the last whole record's)
+        started = f" (its record starts on line {read_to + 1})" if line > read_to + 1 else ""
+        if "expected after" in str(exc):
+            raise DatasetError(f"{path}:{line}: a quoted field's closing quote is followed by text, not a "
+                               f"comma{started}; write a quote meant as text twice (\"\") or close the field "
+                               "where it ends") from None
+        raise DatasetError(f"{path}:{line}: malformed CSV ({exc}){started}") from None
+    if short is not None:
         raise DatasetError(f"{path}:{short[0]}: {short[1]} fields where the header has {len(reader.fieldnames)} "
                            "columns; give each row every column (an empty one as ,,)")
     if not rows:
@@ -148,8 +155,8 @@ def _read_csv(path: Path, text: str) -> tuple[list[dict], list[int]]:
 
 
 def _check_quotes_closed(path: Path, text: str, before: int) -> None:
-    """Refuse a CSV whose last record (after line `before`) opens a quoted field that no quote
-    closes: the csv module reads the rest of the file into that one field without a word."""
+    """Refuse a CSV whose record after line `before` opens a quoted field that no quote closes, naming the line
+    it opens on (the csv module says only "unexpected end of data", at the file's end)."""
     handle = io.StringIO(text, newline="")  # lines as csv counts them
     for _ in range(before):
         handle.readline()

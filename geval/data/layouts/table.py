@@ -35,6 +35,9 @@ DOCUMENT_NAMES = ("document", "article", "source", "doc", "passage", "story")
 DIALOGUE_NAMES = ("dialogue", "dialog", "conversation", "chat", "transcript")
 SUMMARY_NAMES = ("summary", "summaries", "abstract", "headline", "highlights")
 #: Numeric columns that are counters or ids, not human scores.
+#: Columns named for human scores: one holding a number and a word is a score column with a typo however short
+#: the file (`_not_a_number`).
+SCORE_NAMES = ("score", "rating", "overall", "quality", "grade")
 NOT_A_SCORE = re.compile(r"(^|[_.\s-])(id|idx|index|position|row|turn|number|n)$", re.IGNORECASE)
 #: A cell of the preview: its first characters.
 PREVIEW_CHARS = 200
@@ -454,10 +457,12 @@ def preview(data: list, rows: int = 5, scan: int = 50, lines: list[int] | None =
 
 def _not_a_number(records: list[dict], column: str) -> tuple[int, str] | None:
     """The first record (from 1) of `column` whose value is not a number, and that value, where at most one in ten
-    of its values given (three or more) is not (a typo in a column of scores); None otherwise."""
+    of its values given (three or more) is not, or the column is named for scores (SCORE_NAMES) and holds a number
+    (a typo in a column of scores); None otherwise."""
     given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
     bad = [(k, value) for k, value in given if not _numbers(value)]
-    if len(given) < 3 or not bad or len(bad) > max(1, len(given) // 10):
+    named = _named([column], SCORE_NAMES) is not None and len(bad) < len(given)
+    if not bad or not named and (len(given) < 3 or len(bad) > max(1, len(given) // 10)):
         return None
     return bad[0][0], _cell(bad[0][1])
 
