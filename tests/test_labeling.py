@@ -186,6 +186,18 @@ def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
         "agrees with you")
 
 
+def test_the_progress_line_says_how_many_labels_are_on_items_the_judge_scored():
+    """A judge that scored 6 of 60 items and 3 labels on others: the Pearson is "not computable yet" for a reason
+    the line names (a new user scored a sample, then labeled in the seeded random order)."""
+    found, human = _features(n=60)
+    found.table.loc[found.table.index[6:], "judge"] = np.nan
+    line = progress_line(found, human.iloc[10:13], "Natural")
+    assert line.startswith("3 labeled (0 of them on the 6 items the judge scored: only those are compared with it); "
+                           "a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not computable "
+                           "yet, taken as 0) needs about 385 labels, more than the 6 items the judge scored"), line
+    assert progress_line(found, human.iloc[:3], "Natural").startswith("3 labeled; about ")  # all on judged items
+
+
 def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interval_needs():
     found, human = _features(n=60)
     line = progress_line(found, human.iloc[:0], "Natural")

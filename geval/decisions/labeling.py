@@ -455,7 +455,9 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
                f"(×{effect:.1f})" if effect is not None else
                f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much "
                "a group's items move together: more will be needed)")
-    held = (f" ({usable} where the judge is read: {found.held[found.judge]})" if found.judge in found.held else "")
+    held = (f" ({usable} where the judge is read: {found.held[found.judge]})" if found.judge in found.held else
+            f" ({usable} of them on the {total} items the judge scored: only those are compared with it)"
+            if usable < labeled else "")
     if needed <= usable:
         return f"{labeled} labeled{held}: enough for {figure}{counted}"
     if needed <= total:
