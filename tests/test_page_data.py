@@ -135,6 +135,8 @@ def test_a_load_that_fails_after_one_that_worked_shows_the_failure_alone(monkeyp
     at.button[0].click().run()
     assert [e.value for e in at.error] == ["twice.csv:2: column 'model' value 's1' is not a number"]
     assert not at.success
+    assert [i.value for i in at.info] == ["twice.csv was not loaded with this mapping: it stays as loaded before, and "
+                                          "every page works on twice, below."]
 
 
 def test_a_score_column_with_a_typo_is_named_with_its_line_not_left_out_without_a_word(monkeypatch, tmp_path):

@@ -34,7 +34,7 @@ with st.container(border=True, key="data_howto"):  # the path through the app, f
 
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
                   persist_state="session")
-refused = ""  # an upload that could not be loaded
+refused, again = "", False  # an upload that could not be loaded; whether it was, with the mapping before
 
 
 if source == "Bundled or shared dataset":
@@ -127,6 +127,7 @@ else:
             done.empty()
             st.error(uploads.error_text(exc, path, upload.name))
             refused = upload.name
+            again = st.session_state.get("data_upload_loaded") == upload.file_id  # loaded before, another mapping
         else:
             if st.session_state.get("dataset_source") != before:
                 st.rerun()  # so that the sidebar, drawn before this page, names the new dataset
@@ -140,7 +141,9 @@ if dataset is None:
     st.stop()
 
 if refused:
-    st.info(f"{refused} was not loaded: every page still works on {dataset.name}, below.")
+    st.info(f"{refused} was not loaded with this mapping: it stays as loaded before, and every page works on "
+            f"{dataset.name}, below." if again else
+            f"{refused} was not loaded: every page still works on {dataset.name}, below.")
 st.subheader(dataset.name)
 cols = st.columns(5)
 cols[0].metric("Items", len(dataset.items))
