@@ -34,10 +34,10 @@ ROLE_NAMES = {
 DOCUMENT_NAMES = ("document", "article", "source", "doc", "passage", "story")
 DIALOGUE_NAMES = ("dialogue", "dialog", "conversation", "chat", "transcript")
 SUMMARY_NAMES = ("summary", "summaries", "abstract", "headline", "highlights")
-#: Numeric columns that are counters or ids, not human scores.
 #: Columns named for human scores: one holding a number and a word is a score column with a typo however short
 #: the file (`_not_a_number`).
 SCORE_NAMES = ("score", "rating", "overall", "quality", "grade")
+#: Numeric columns that are counters or ids, not human scores.
 NOT_A_SCORE = re.compile(r"(^|[_.\s-])(id|idx|index|position|row|turn|number|n)$", re.IGNORECASE)
 #: A cell of the preview: its first characters.
 PREVIEW_CHARS = 200
