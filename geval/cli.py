@@ -311,6 +311,8 @@ def cmd_datasets_show(args) -> None:
     store = _existing_store(args)  # read from it, never written: a file shown is not stored
     stored = store is not None and args.dataset in store.dataset_names() and not Path(args.dataset).exists() \
         and args.dataset not in geval.Dataset.known()
+    if store is not None and not stored:
+        _refuse_unknown(store, args.dataset)
     dataset = store.dataset(args.dataset) if stored else _load(args)
     print(dataset.summary())
     print(f"human aspects: {', '.join(dataset.aspects)}")
@@ -379,7 +381,8 @@ def cmd_cot(args) -> None:
 
 def cmd_score(args) -> int:
     store = geval.Store(args.store)
-    dataset = _load(args, store)
+    # a dry run changes nothing: a file is read, not stored (a stored dataset named is read from the store)
+    dataset = _load(args, None if args.dry_run and args.dataset not in store.dataset_names() else store)
     judge = judge_from(args)
     exit_code = 0
     for name in args.template:
@@ -988,6 +991,7 @@ def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None,
     unless `replace` (None: the command has no --replace)."""
     if name in store.dataset_names() and not mapping:
         return name
+    _refuse_unknown(store, name)
     dataset = geval.load_dataset(name, mapping=mapping)
     said = "" if replace else dataset.replacing(store)
     if said:
@@ -999,6 +1003,14 @@ def _dataset_in(store: geval.Store, name: str, mapping: list[str] | None = None,
     for note in dataset.notes:
         print(f"{dataset.name}: {note}", file=sys.stderr)
     return dataset.name
+
+
+def _refuse_unknown(store: geval.Store, name: str) -> None:
+    """A name that is no file, folder, known dataset nor dataset in `store`: an error naming those in the store (the
+    dataset is loaded without the store, which a file is saved into afterwards)."""
+    if not Path(name).exists() and name not in geval.Dataset.known() and name not in store.dataset_names():
+        raise geval.GevalError(f"{name}: no such file, known dataset ({', '.join(geval.Dataset.known()) or 'none'}) "
+                               f"or dataset in {store.path} ({', '.join(store.dataset_names()) or 'none'})")
 
 
 def _dataset_with_its_judges(store: geval.Store, name: str, replace: bool | None = None) -> str:

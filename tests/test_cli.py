@@ -224,7 +224,8 @@ def test_a_dry_run_that_cannot_render_says_why_and_which_templates_fit_and_exits
 def test_level_summary_is_taken_as_the_value_and_a_load_over_other_items_needs_replace(tmp_path, capsys):
     store, csv = str(tmp_path / "store.sqlite"), _summaries(tmp_path)
     as_turns = ["score", csv, "--map", "response=summary", "--map", "grounding=article", "--map", "level=turn",
-                "-t", "response-naturalness", "--judge", "scripted", "--dry-run", "--store", store]
+                "-t", "response-naturalness", "--judge", "scripted", "--store", store]
+    assert main([*as_turns, "--dry-run"]) == 0 and geval.Store(store).dataset_names() == []  # a dry run stores nothing
     assert main(as_turns) == 0
     capsys.readouterr()
     as_summaries = [*as_turns[:7], "level=summary", "-t", "summeval-consistency", *as_turns[10:]]
@@ -287,6 +288,14 @@ def test_datasets_list_and_show_see_the_datasets_in_the_store(tmp_path, capsys):
     assert main(["datasets", "list", "--store", store]) == 0
     listed = capsys.readouterr().out
     assert listed.count("fed_sample ") == 1 and "fed_sample.json (also in the store)" in listed, listed
+    for command in (["datasets", "show"], ["alttest"]):  # a name mistyped: those in the store named
+        assert main([*command, "mien", "--store", store]) == 2, command
+        said = capsys.readouterr().err.strip().splitlines()[-1]
+        assert said.startswith("error: mien: no such file, known dataset (") and \
+            said.endswith(f"or dataset in {store} (fed_sample, mine)"), (command, said)
+    assert main(["agree", "mien", "--store", store]) == 2  # it said "nothing scored on dataset 'mien' yet"
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"error: dataset 'mien' is not in {store}; load or score it first (stored: fed_sample, mine)")
 
 
 def test_a_judge_file_whose_ids_the_dataset_lacks_is_a_one_line_error_with_a_few_of_them(tmp_path, capsys):

@@ -253,6 +253,8 @@ def latest(store: Store, dataset: str, template_version: str | None = None,
     if signature:
         combos = combos[combos["signature"] == signature]
     if combos.empty:
+        if dataset not in store.dataset_names():  # a name mistyped: not "nothing scored"
+            raise store.not_stored(dataset)
         raise StoreError(f"nothing scored on dataset '{dataset}' yet (with these settings); run `geval score` first")
     row = combos.iloc[0]
     return row["template_version"], row["signature"]

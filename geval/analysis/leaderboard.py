@@ -212,8 +212,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
     for name in names:
         items = store.items(name)
         if not items:
-            raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
-                             f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+            raise store.not_stored(name)
         items = _scores_only(store, name, items, skipped)
         layout = store.dataset_layout(name)
         chosen = [get_protocol(p) for p in protocols] if protocols else \

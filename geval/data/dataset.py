@@ -271,10 +271,11 @@ def load_dataset(
                 stored = store.dataset(path.name)
                 store.declare_scales(path.name, given_scales(scales, stored.items, stored.categories))
             return store.dataset(path.name)
-        else:
-            stored = store.dataset_names() if store is not None else []
+        elif store is not None:
             raise DatasetError(f"{path}: no such file, known dataset ({', '.join(known_datasets()) or 'none'}) or "
-                               f"dataset in the store ({', '.join(stored) or 'none'})")
+                               f"dataset in the store ({', '.join(store.dataset_names()) or 'none'})")
+        else:  # no store read: none named as if it were empty
+            raise DatasetError(f"{path}: no such file or known dataset ({', '.join(known_datasets()) or 'none'})")
     data, lines = read_records(path)
     name = name or path.stem
     if mapping is not None and not isinstance(mapping, ColumnMapping):

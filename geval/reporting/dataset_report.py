@@ -204,8 +204,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     name = dataset.name if isinstance(dataset, Dataset) else dataset
     items = store.items(name)
     if not items:
-        raise StoreError(f"dataset '{name}' is not in {store.path}; load or score it first "
-                         f"(stored: {', '.join(store.dataset_names()) or 'none'})")
+        raise store.not_stored(name)
     described = (dataset if isinstance(dataset, Dataset) else
                  Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
     names = Names(store.combos(name), store.template_comments())

@@ -275,6 +275,11 @@ class Store(TeamTables):
         with self.lock:
             return [r["name"] for r in self.db["datasets"].rows_where(order_by="name")]
 
+    def not_stored(self, name: str) -> StoreError:
+        """The error for a dataset `name` that is not stored here, naming those that are (to raise)."""
+        return StoreError(f"dataset '{name}' is not in {self.path}; load or score it first "
+                          f"(stored: {', '.join(self.dataset_names()) or 'none'})")
+
     def dataset(self, name: str) -> Dataset:
         """A stored dataset, read back from its items with their own human scores (an upload whose
         file or column mapping is not at hand). Raises StoreError when nothing is stored under `name`."""
