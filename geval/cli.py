@@ -1057,16 +1057,17 @@ def cmd_alttest(args) -> None:
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
+        shown = geval.reporting.number
         beside = "" if result.reading in (*geval.alttest.STORED, "a constant") else \
             f" (read as {result.reading}; " + ", ".join(
-                f"{reading} {others[reading][(result.judge, result.aspect)].advantage_probability:.2f}"
+                f"{reading} {shown(others[reading][(result.judge, result.aspect)].advantage_probability, 2)}"
                 for reading in others) + ")"
-        print(f"{result.judge} · {result.aspect}: winning rate {result.winning_rate:.2f}, advantage probability "
-              f"{result.advantage_probability:.2f}{beside}, {passed}; {result.alignment}, {result.items} items "
-              f"({result.how})")
+        print(f"{result.judge} · {result.aspect}: winning rate {shown(result.winning_rate, 2)}, "
+              f"advantage probability {shown(result.advantage_probability, 2)}{beside}, {passed}; "
+              f"{result.alignment}, {result.items} items ({result.how})")  # "–" where too few items: the verdict says
         if not args.brief:
             print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
-            print(_indented(result.table().to_string(index=False, float_format=lambda v: f"{v:.3f}")))
+            print(_indented(result.table().to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
     if not args.brief:
         _plans(store, dataset, results, epsilon, args.alignment, args.reading, args.fdr)
     ranked = geval.alttest.ranking(store, dataset, results)

@@ -392,3 +392,17 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
     done.stdout.close()  # the reader stops before the first line
     stderr = done.stderr.read().decode()
     assert done.wait(timeout=60) == 1 and stderr == "", stderr  # no traceback, nor "Exception ignored" at exit
+
+
+def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_singular(tmp_path, capsys):
+    """4 items of one dialogue scored: the figures the test cannot compute read "–" (they read "nan"), beside the
+    verdict that says why; "1 dialogue", not "1 dialogues"."""
+    store = str(tmp_path / "s.sqlite")
+    assert main(["score", "topicalchat_usr_sample", "-t", "topicalchat-naturalness", "--judge", "scripted",
+                 "--limit", "4", "--store", store]) == 0
+    capsys.readouterr()
+    main(["alttest", "topicalchat_usr_sample", "--store", store])
+    out = capsys.readouterr().out
+    assert "nan" not in out.lower(), out
+    assert ": winning rate –, advantage probability – (read as mode; rounded –, continuous –), no verdict; " \
+           "neg-rmse, 4 items (groups: 1 dialogue)" in out, out

@@ -56,6 +56,7 @@ from geval.decisions.alttest_groups import FDR, MIN_GROUPS, Grouping, alignment 
 from geval.decisions.alttest_power import (Plan, PlanData, people_of, plan_data_of, plan_of, plan_study,
                                           sorted_group_codes)
 from geval.analysis.held_out import held_out, searched_versions
+from geval.wording import counted
 from geval.data.columns import ItemColumns, at_places
 from geval.data.columns import columns as item_columns
 from geval.data.items import positional
@@ -149,9 +150,10 @@ class AltTest:
     @property
     def how(self) -> str:
         """Which test was used, in words: "groups: 20 dialogues" or "items taken as independent"."""
+        groups = counted(self.groups, self.noun.removesuffix("s"), self.noun)  # "1 dialogue", "20 dialogues"
         if self.by == "groups":
-            return f"groups: {self.groups} {self.noun}"
-        return "items taken as independent" + (f", as asked, though they fall in {self.groups} {self.noun} (its "
+            return f"groups: {groups}"
+        return "items taken as independent" + (f", as asked, though they fall in {groups} (its "
                                                "p-values are then optimistic)" if self.groups else "")
 
     @property
