@@ -93,7 +93,8 @@ def test_bad_input_gets_one_line():
     with pytest.raises(SystemsError, match=r"too few labels: at most 4 of one system \(S0\); an interval needs 5"):
         means(population, [f"s0d{d}" for d in range(4)], ["judge"], (1, 5))
     unscored = population.assign(judge=np.where(population.index.str.startswith("s0d"), np.nan, population["judge"]))
-    with pytest.raises(SystemsError, match="scored none of the 5 items whose people's scores are read as labels"):
+    with pytest.raises(SystemsError, match="scored none of the 5 items whose people's scores are read as labels "
+                                           r"\(it scored 60 of the 90 items\): .*score every item with it"):
         means(unscored, [f"s0d{d}" for d in range(5)], ["judge"], (1, 5))
     one = population.assign(system="")
     found = means(one, list(one.index[:20]), ["judge"], (1, 5))

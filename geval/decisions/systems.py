@@ -167,8 +167,11 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
         raise SystemsError(f"no judge is scored on {aspect or 'this aspect'}: score one, or import one, first")
     unscored = [j for j in judges if population.loc[labeled, j].isna().all()]
     if judges[0] in unscored:
+        judged = int(population[judges[0]].notna().sum())
         raise SystemsError(f"{judges[0]} scored none of the {len(labeled)} items whose people's scores are read as "
-                           "labels: it cannot be corrected by them; score those items, or pick another judge")
+                           f"labels (it scored {judged} of the {len(population)} items): it cannot be corrected by them; "
+                           "score every item with it (its scores on all of them are what the labels correct), or pick "
+                           "another judge")
     judges = [j for j in judges if j not in unscored]
     notes = [f"left out of the judges' worth: {j}, which scored none of the {len(labeled)} items whose people's "
              "scores are read as labels (score them to read it)" for j in unscored]
