@@ -104,8 +104,24 @@ def test_latest_is_the_most_recent_combination(scored, tc_dataset):
     assert latest(store, tc_dataset.name) == (template.version, signature)
     assert latest(store, tc_dataset.name, MULTI.version)[0] == MULTI.version
     with pytest.raises(StoreError) as error:
-        latest(store, "nope")
-    assert str(error.value) == "nothing scored on dataset 'nope' yet (with these settings); run `geval score` first"
+        latest(store, "nope")  # not stored: said so, not "nothing scored"
+    assert str(error.value) == (f"dataset 'nope' is not in {store.path}; load or score it first "
+                                f"(stored: {tc_dataset.name})")
+    with pytest.raises(StoreError) as error:
+        latest(store, tc_dataset.name, "no-such-version")
+    assert str(error.value) == (f"nothing scored on dataset '{tc_dataset.name}' yet (with these settings); run "
+                                "`geval score` first")
+
+
+def test_a_judge_that_scored_none_of_the_items_asked_says_so(scored, tc_dataset):
+    """The Queues page's judge against the people who labeled other items than it scored: "no judgments for dataset
+    ... with these settings" read as if it had none."""
+    store, template, signature, _ = scored
+    other = make_items(3)  # items of no judgment
+    with pytest.raises(StoreError) as error:
+        judge_scores(store, tc_dataset.name, (template.version, signature), items=other)
+    assert str(error.value) == (f"the judge scored none of these 3 items (it scored {len(tc_dataset.items)} other "
+                                f"items of dataset '{tc_dataset.name}')")
 
 
 def test_agreement_table_matches_stats_on_the_same_vectors(scored, tc_dataset):
@@ -257,8 +273,8 @@ def test_cli_agree_writes_csv_and_checks_levels(scored, tc_dataset, tmp_path):
 def test_cli_agree_on_an_unscored_dataset(tmp_path):
     result = run_cli("agree", "nothing", "--store", str(tmp_path / "empty.sqlite"))
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (
-        "error: nothing scored on dataset 'nothing' yet (with these settings); run `geval score` first"
+    assert result.stderr.strip() == (  # not stored at all: said so (a stored one with no judgment: test_latest_...)
+        f"error: dataset 'nothing' is not in {tmp_path / 'empty.sqlite'}; load or score it first (stored: none)"
     )
 
 

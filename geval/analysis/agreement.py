@@ -41,6 +41,7 @@ from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
 from geval.errors import StoreError
+from geval.wording import counted
 from geval.judging.layouts import parts
 from geval.judging.templates import Template
 from geval.store import Store
@@ -291,7 +292,11 @@ def judge_scores(store: Store, dataset: str, combo: tuple[str | None, str | None
     else:  # every judgment's score made once until the store changes, then the rows of these items
         every = store.remembered(("judge scores", dataset, version, signature, variant),
                                  lambda: _wide_of(store, dataset, version, signature, variant))
-        every = every[item_columns(items).positions(every.index) >= 0]
+        judged = every[item_columns(items).positions(every.index) >= 0]
+        if judged.empty and not every.empty:  # e.g. a queue's items labeled so far, none of which it scored
+            raise StoreError(f"the judge scored none of these {counted(len(items), 'item')} (it scored "
+                             f"{counted(len(every), 'other item')} of dataset '{dataset}')")
+        every = judged
         if every.empty:
             raise StoreError(f"no judgments for dataset '{dataset}' with these settings")
         held = int(np.bitwise_or.reduce(every.pop(ASPECTS_HELD).to_numpy()))  # the aspects judged on them
