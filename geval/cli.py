@@ -1055,6 +1055,9 @@ def cmd_alttest(args) -> None:
     print(f"{dataset}: epsilon {epsilon:g}, q = {geval.alttest.Q:g} ({geval.alttest.FDR[args.fdr]}), at least "
           f"{geval.alttest.MIN_ITEMS} items per annotator ({geval.alttest.MIN_GROUPS} groups when its t-test is over "
           f"groups) and {geval.alttest.MIN_PER_ITEM} annotators per item")
+    if len({r.judge for r in results if not r.baseline}) > 1:  # why a judge's items may be fewer than it scored
+        print("the judges of an aspect are read on the items all of them scored, so that they are compared on the "
+              f"same items (where one scored {geval.alttest.MIN_ITEMS} or more, one of fewer is read on its own)")
     for result in results:
         passed = {True: "passed", False: "not passed", None: "no verdict"}[result.passed]
         shown = geval.reporting.number

@@ -406,3 +406,13 @@ def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_s
     assert "nan" not in out.lower(), out
     assert ": winning rate –, advantage probability – (read as mode; rounded –, continuous –), no verdict; " \
            "neg-rmse, 4 items (groups: 1 dialogue)" in out, out
+    assert "read on the items all of them scored" not in out  # one judge: nothing to say of the items judges share
+    assert main(["score", "topicalchat_usr_sample", "-t", "response-naturalness", "--judge", "scripted",
+                 "--limit", "2", "--store", store]) == 0
+    capsys.readouterr()
+    main(["alttest", "topicalchat_usr_sample", "--store", store, "--brief"])
+    out = capsys.readouterr().out  # a judge of 4 items read on the 2 the other scored too: said why
+    assert "the judges of an aspect are read on the items all of them scored, so that they are compared on the " \
+           "same items (where one scored 30 or more, one of fewer is read on its own)" in out, out
+    assert "topicalchat-naturalness@e91757c96132 · scripted: hashed · Natural: winning rate –" in out and \
+           "2 items (groups: 1 dialogue)" in out
