@@ -146,6 +146,17 @@ def test_a_late_joiner_takes_unlabeled_items_first_and_nothing_labeled_moves(sto
         add_annotator(store, queue, "dan")
 
 
+def test_a_late_joiner_levels_the_shares_taking_from_the_most_loaded_first(store):
+    """20 items, one annotator each, ann 10 and bob 10, ann's first 2 labeled: dan took 4 of ann's and 2 of bob's in
+    the items' order (shares 6, 8, 6); now one at a time from the most loaded (7, 7, 6)."""
+    stored(store, 20)
+    queue = create(store, "q", "synthetic", [NATURAL], ["ann", "bob"], overlap=1, seed=1)
+    for item_id in next_items(store, queue, "ann")[:2]:
+        store.save_label(item_id, "Natural", 2, "ann")
+    assert add_annotator(store, queue, "dan") == 6
+    assert store.assignments("q")["annotator"].value_counts().to_dict() == {"ann": 7, "bob": 7, "dan": 6}
+
+
 def test_a_queue_is_refused_before_anything_is_stored(store):
     stored(store, 6)
     with pytest.raises(LabelError, match="reason rule"):

@@ -23,7 +23,7 @@ by DIFFERS_BY or more from another label of the item (`reason_needed`: said with
 from __future__ import annotations
 
 import math
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -185,15 +185,22 @@ def add_annotator(store: Store, queue: Queue, annotator: str) -> int:
     on_item = held.groupby("item_id")["annotator"].apply(set).to_dict()
     free = held[[(i, a) not in started for i, a in zip(held["item_id"], held["annotator"])]]
     free = free.assign(others=[labeled_by.get(i, 0) for i in free["item_id"]])
-    moved, taken = [], []
+    offered: dict[str, deque] = {}  # each annotator's items that may move, those nobody labeled first
     for row in free.sort_values(["others", "position", "item_id"]).itertuples():
-        if len(taken) >= target:
+        offered.setdefault(row.annotator, deque()).append(row.item_id)
+    moved, taken = [], []
+    while len(taken) < target:  # one item at a time from the most loaded annotator who has one to give
+        for items in offered.values():
+            while items and annotator in on_item[items[0]]:  # taken, or theirs already
+                items.popleft()
+        giving = [a for a, items in offered.items() if items and load[a] > target]
+        if not giving:
             break
-        if load[row.annotator] <= target or row.item_id in taken or annotator in on_item[row.item_id]:
-            continue
-        load[row.annotator] -= 1
-        moved.append((row.item_id, row.annotator))
-        taken.append(row.item_id)
+        most = max(giving, key=lambda a: load[a])  # the first of the most loaded, in the items' order
+        load[most] -= 1
+        moved.append((offered[most][0], most))
+        taken.append(offered[most].popleft())
+        on_item[taken[-1]].add(annotator)  # not taken twice (an item of two annotators)
     store.reassign(queue.name, moved, [{"item_id": i, "annotator": annotator, "position": p}
                                        for p, i in enumerate(taken)])
     return len(taken)
