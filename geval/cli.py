@@ -736,8 +736,10 @@ def _password(from_stdin: bool) -> str:
 def cmd_users_add(args) -> None:
     store = geval.Store(args.store)
     store.add_user(args.name, args.role, _password(args.password_stdin), replace=args.replace)
-    print(f"{args.name.strip().lower()} is now a{'n' if args.role == 'annotator' else ''} {args.role} of {store.path}: the app "
-          "asks everyone to sign in")
+    name = args.name.strip().lower()
+    kept = f" (names are kept in lower case: sign in as {name})" if name != args.name.strip() else ""
+    print(f"{name} is now a{'n' if args.role == 'annotator' else ''} {args.role} of {store.path}{kept}: the app asks "
+          "everyone to sign in")
 
 
 def cmd_users_remove(args) -> None:

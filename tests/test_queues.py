@@ -79,6 +79,7 @@ def test_cli_users_add_list_remove_and_the_password_stays_out_of_the_output(tmp_
                            text=True, cwd=REPO, timeout=120)
     assert added.returncode == 0, added.stderr
     assert "ann is now an annotator" in added.stdout and "asks everyone to sign in" in added.stdout
+    assert "(names are kept in lower case: sign in as ann)" in added.stdout  # "Ann" given: said how to sign in
     assert "s3cret-words" not in added.stdout + added.stderr
     assert run_cli("users", "list", "--store", path).stdout.split() == ["ann", "annotator"]
     assert "no account is left" in run_cli("users", "remove", "ann", "--store", path).stdout
