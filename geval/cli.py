@@ -80,7 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     tpl = commands.add_parser("templates", help="list, show and diff prompt templates")
     tpl.set_defaults(group=tpl)
     tpl_commands = tpl.add_subparsers(title="templates commands")
-    tpl_commands.add_parser("list", help="templates in prompts/").set_defaults(run=cmd_templates_list)
+    tpl_list = tpl_commands.add_parser("list", help="templates in prompts/, and the versions saved in the store")
+    _store_argument(tpl_list)
+    tpl_list.set_defaults(run=cmd_templates_list)
     tpl_show = tpl_commands.add_parser("show", help="print a template and its version")
     tpl_show.add_argument("template")
     tpl_show.set_defaults(run=cmd_templates_show)
@@ -355,9 +357,16 @@ def cmd_datasets_convert(args) -> None:
 
 
 def cmd_templates_list(args) -> None:
-    for template in geval.Template.known():
+    store = _existing_store(args)  # read, never made
+    shipped = geval.Template.known()
+    versions = {t.version for t in shipped}
+    saved = [t for t in store.template_versions() if t.version not in versions] if store is not None else []
+    comments = store.template_comments() if saved else {}
+    for template in [*shipped, *saved]:
         aspects = ", ".join(f"{a.name} {a.min}-{a.max}" for a in template.aspects)
-        print(f"{template.label:44} {aspects}")
+        note = f"  (saved in the store{': ' + comments[template.version] if comments.get(template.version) else ''})" \
+            if template.version not in versions else ""
+        print(f"{template.label:44} {aspects}{note}")
 
 
 def cmd_templates_show(args) -> None:

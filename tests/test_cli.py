@@ -416,3 +416,18 @@ def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_s
            "same items (where one scored 30 or more, one of fewer is read on its own)" in out, out
     assert "topicalchat-naturalness@e91757c96132 · scripted: hashed · Natural: winning rate –" in out and \
            "2 items (groups: 1 dialogue)" in out
+
+
+def test_templates_list_names_the_versions_saved_in_a_store_and_makes_none(tmp_path, capsys):
+    """`templates list --store` was a usage error: the versions saved on the Prompts page had no listing here."""
+    store = geval.Store(tmp_path / "s.sqlite")
+    shipped = geval.Template.load("topicalchat-naturalness")
+    politer = geval.Template.parse(shipped.text.replace("Rate", "Please rate"), source="topicalchat-naturalness.txt")
+    store.save_template(politer, comment="politer")
+    store.close()
+    assert main(["templates", "list", "--store", str(tmp_path / "s.sqlite")]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert f"{politer.label:44} Naturalness 1-3  (saved in the store: politer)" in listed
+    assert sum(line.startswith(shipped.label) for line in listed) == 1  # the file's own, once
+    assert main(["templates", "list", "--store", str(tmp_path / "none.sqlite")]) == 0
+    assert not (tmp_path / "none.sqlite").exists()
