@@ -256,6 +256,9 @@ def test_cli_queue_create_show_join_export(tmp_path):
         store.save_label(item.id, "Natural", 2, "ann", 10.0, "fine")
     shown = run_cli("queue", "show", "pilot", "--store", str(path))
     assert "Krippendorff's alpha (ordinal)" in shown.stdout and "ann" in shown.stdout
+    rows = {line.split()[0]: line.split() for line in shown.stdout.splitlines()[2:5]}  # a row per annotator
+    assert rows["ann"][3] == "100%" and rows["ann"][5] == "360" and rows["ann"][7].startswith("20")  # a date
+    assert rows["bob"][3:] == ["0%", "0", "–", "0", "–"], rows  # read as numbers and words, not 0.000000 and NaT
     joined = run_cli("queue", "join", "pilot", "dan", "--store", str(path))
     assert "dan joins queue pilot with 4 items" in joined.stdout  # ann labeled hers: bob and cat give 2 each
     out = tmp_path / "labels.csv"
