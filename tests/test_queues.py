@@ -122,8 +122,11 @@ def test_every_share_and_every_pairs_overlap_is_balanced(n_items, annotators, ov
 
 
 def test_assignment_refuses_an_overlap_larger_than_the_team():
-    with pytest.raises(LabelError, match="overlap 3"):
+    with pytest.raises(LabelError, match="overlap 3: each item can go to 1 to 2 of the 2 annotators named"):
         assign(["i"], ["a", "b"], 3)
+    with pytest.raises(LabelError) as error:  # it read "1 to 1 of the 1 annotators"
+        assign(["i"], ["a"], 2)
+    assert str(error.value) == "overlap 2: with one annotator named, each item goes to that one (overlap 1)"
 
 
 def test_a_late_joiner_takes_unlabeled_items_first_and_nothing_labeled_moves(store):

@@ -113,8 +113,9 @@ def assign(item_ids: list[str], annotators: list[str], overlap: int, seed: int =
     if not annotators:
         raise LabelError("a queue needs at least one annotator")
     if not 1 <= overlap <= len(annotators):
-        raise LabelError(f"overlap {overlap}: each item can go to 1 to {len(annotators)} of the "
-                         f"{len(annotators)} annotators named")
+        raise LabelError(f"overlap {overlap}: with one annotator named, each item goes to that one (overlap 1)"
+                         if len(annotators) == 1 else f"overlap {overlap}: each item can go to 1 to {len(annotators)} "
+                         f"of the {len(annotators)} annotators named")
     rng = np.random.default_rng(seed)
     load = Counter({a: 0 for a in annotators})
     shared: Counter = Counter()
