@@ -394,9 +394,10 @@ def test_a_reader_that_stops_early_gets_no_traceback(tmp_path):
     assert done.wait(timeout=60) == 1 and stderr == "", stderr  # no traceback, nor "Exception ignored" at exit
 
 
-def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_singular(tmp_path, capsys):
+def test_alttest_and_agree_on_a_few_items_say_what_they_read(tmp_path, capsys):
     """4 items of one dialogue scored: the figures the test cannot compute read "–" (they read "nan"), beside the
-    verdict that says why; "1 dialogue", not "1 dialogues"."""
+    verdict that says why; "1 dialogue", not "1 dialogues". With a second judge, the test says its judges share
+    their items, and agree names the judges it did not read."""
     store = str(tmp_path / "s.sqlite")
     assert main(["score", "topicalchat_usr_sample", "-t", "topicalchat-naturalness", "--judge", "scripted",
                  "--limit", "4", "--store", store]) == 0
@@ -407,6 +408,8 @@ def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_s
     assert ": winning rate –, advantage probability – (read as mode; rounded –, continuous –), no verdict; " \
            "neg-rmse, 4 items (groups: 1 dialogue)" in out, out
     assert "read on the items all of them scored" not in out  # one judge: nothing to say of the items judges share
+    main(["agree", "topicalchat_usr_sample", "--store", store, "--no-errs"])
+    assert "template versions and judges" not in capsys.readouterr().out  # one: nothing else to name
     assert main(["score", "topicalchat_usr_sample", "-t", "response-naturalness", "--judge", "scripted",
                  "--limit", "2", "--store", store]) == 0
     capsys.readouterr()
@@ -416,6 +419,10 @@ def test_alttest_on_too_few_items_prints_no_nan_and_counts_one_dialogue_in_the_s
            "same items (where one scored 30 or more, one of fewer is read on its own)" in out, out
     assert "topicalchat-naturalness@e91757c96132 · scripted: hashed · Natural: winning rate –" in out and \
            "2 items (groups: 1 dialogue)" in out
+    main(["agree", "topicalchat_usr_sample", "--store", store, "--no-errs"])  # the newest read; the other named
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "the most recently scored of 2 template versions and judges; the others (-t TEMPLATE for one): "
+        "topicalchat-naturalness@e91757c96132 · scripted: hashed")
 
 
 def test_templates_list_names_the_versions_saved_in_a_store_and_makes_none(tmp_path, capsys):
