@@ -17,6 +17,8 @@ so the loaders in geval.loaders auto-detect a sample exactly as they detect the 
                                                                (dict of parallel lists, file order)
     summeval_sample_experts.json  alttest/summeval/            the three experts' own scores of the summaries
                                   human_annotations.json       of summeval_sample.json (the loader joins them)
+    judges/summeval_sample_llms   alttest/summeval/            six LLMs' scores of those summaries, a file for
+    .json                         llm_annotations.json         `geval judge import` (not a dataset: in judges/)
 
 Usage, from the repository root:
 
@@ -73,9 +75,9 @@ def summeval_sample(rows: list[dict], n_docs: int = N_SUMMEVAL_DOCS, n_systems: 
     return [row for row in rows if row["doc_id"] in docs and row["system_id"] in systems]
 
 
-def summeval_experts_sample(data: dict, source: Path) -> dict:
-    """The experts' scores ({expert: {"<doc>__<system>__<aspect>": score}}) of the summaries that
-    `summeval_sample` keeps, in the experts file's order."""
+def summeval_release_sample(data: dict, source: Path) -> dict:
+    """The scores of the alternative annotator test's SummEval release, experts' or LLMs' ({who:
+    {"<doc>__<system>__<aspect>": score}}), of the summaries that `summeval_sample` keeps, in file order."""
     rows = summeval_sample(json.loads((source / "summeval.json").read_text("utf-8")))
     kept = {f"{row['doc_id']}__{row['system_id']}" for row in rows}
     return {expert: {instance: score for instance, score in scores.items() if instance.rsplit("__", 1)[0] in kept}
@@ -101,7 +103,8 @@ SAMPLES = [
     ("fed_sample.json", "fed_data.json", fed_sample, 2),
     ("summeval_sample.json", "summeval.json", summeval_sample, 1),
     ("dstc9_sample.json", "dstc9_data.json", dstc9_sample, None),
-    ("summeval_sample_experts.json", "alttest/summeval/human_annotations.json", summeval_experts_sample, None),
+    ("summeval_sample_experts.json", "alttest/summeval/human_annotations.json", summeval_release_sample, None),
+    ("judges/summeval_sample_llms.json", "alttest/summeval/llm_annotations.json", summeval_release_sample, None),
 ]
 
 
@@ -111,12 +114,13 @@ def build(source: Path, out: Path) -> list[Path]:
     written = []
     for target_name, source_name, cut, indent in SAMPLES:
         data = json.loads((source / source_name).read_text("utf-8"))
-        kept = cut(data, source) if cut is summeval_experts_sample else cut(data)
+        kept = cut(data, source) if cut is summeval_release_sample else cut(data)
         text = json.dumps(kept, indent=indent, ensure_ascii=True) + "\n"
         size = len(text.encode("utf-8"))
         if size > MAX_BYTES:
             raise SystemExit(f"{target_name}: {size} bytes, over the {MAX_BYTES}-byte limit")
         target = out / target_name
+        target.parent.mkdir(exist_ok=True)
         target.write_text(text, "utf-8")
         written.append(target)
         print(f"wrote {target} ({size / 1024:.0f} KB) from {source / source_name}")
@@ -132,7 +136,7 @@ def check(paths: list[Path]) -> None:
         print("geval not importable: samples written but not loaded")
         return
     for path in paths:
-        if not path.stem.endswith("_experts"):  # read by the SummEval sample's loader
+        if path.parent.name != "judges" and not path.stem.endswith("_experts"):  # experts: read by its loader
             print(load_dataset(path).summary())
 
 

@@ -438,3 +438,19 @@ def test_templates_list_names_the_versions_saved_in_a_store_and_makes_none(tmp_p
     assert sum(line.startswith(shipped.label) for line in listed) == 1  # the file's own, once
     assert main(["templates", "list", "--store", str(tmp_path / "none.sqlite")]) == 0
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_the_bundled_judges_file_imports_six_llms_of_the_summeval_sample(tmp_path, capsys):
+    """docs/command-line.md's `judge import data/judges/summeval_sample_llms.json --dataset summeval_sample`,
+    from data/ alone: six LLMs, each of the 80 summaries on its 4 aspects; then `alttest` reads them."""
+    store = str(tmp_path / "s.sqlite")
+    assert main(["judge", "import", str(REPO / "data" / "judges" / "summeval_sample_llms.json"),
+                 "--dataset", "summeval_sample", "--store", store]) == 0
+    out = capsys.readouterr().out.splitlines()
+    imported = [line for line in out if not line.startswith(" ")]
+    assert [line.split(":")[0] for line in imported] == ["gemini_flash", "gemini_pro", "gpt-4o", "llama-31",
+                                                        "gpt-4o-mini", "mistral-v03"]
+    assert all(": 80 items, coherence, consistency, relevance, fluency (" in line for line in imported), imported
+    assert main(["alttest", "summeval_sample", "--brief", "--store", store]) == 0
+    assert sum(line.startswith("gpt-4o (imported from summeval_sample_llms.json)")
+               for line in capsys.readouterr().out.splitlines()) == 4  # one line per aspect

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -670,3 +671,17 @@ def test_summaries_of_the_same_document_are_one_group(tmp_path):
     assert {item.group for item in dataset.items if "Document 0" in item.grounding} == {dataset.groups[0]}
     assert _groups_notes(dataset) == ["groups: 6 summaries in 2 groups by their shared document; map group=COLUMN "
                                       "to set them"]
+
+
+def test_the_bundled_samples_are_what_make_samples_cuts_from_the_shared_data(shared_data, tmp_path):
+    """data/make_samples.py rebuilds every file of data/ (the judges' file too) byte for byte."""
+    sys.path.insert(0, str(REPO / "data"))
+    try:
+        import make_samples
+    finally:
+        sys.path.remove(str(REPO / "data"))
+    written = make_samples.build(shared_data, tmp_path)
+    assert {path.relative_to(tmp_path).as_posix() for path in written} >= {"summeval_sample.json",
+                                                                          "judges/summeval_sample_llms.json"}
+    for path in written:
+        assert path.read_bytes() == (REPO / "data" / path.relative_to(tmp_path)).read_bytes(), path.name
