@@ -164,6 +164,9 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument("--no-errs", action="store_true",
                        help="leave out how the judge errs (kappa, confusion matrix, precision and recall; offset, "
                             "scale use, Bland-Altman limits, length)")
+    agree.add_argument("--tables", action="store_true",
+                       help="how the judge errs with its tables too (kappa, confusion matrix, per label, constant "
+                            "answers, scale use, length); without it, its sentences")
     _store_argument(agree)
     agree.set_defaults(run=cmd_agree)
     _leaderboard_commands(commands)
@@ -925,7 +928,9 @@ def cmd_agree(args) -> None:
         except geval.GevalError as exc:  # too few items to read: said, the table above stands
             print(f"How the judge errs: {exc}")
         else:
-            print("\n".join(geval.reporting.how_it_errs.text(one) for one in found))
+            print("\n".join(geval.reporting.how_it_errs.text(one, args.tables) for one in found))
+            if not args.tables:
+                print("(each aspect's tables: --tables; or the Agreement page, or `report`)")
     if store.template(frame["template_version"].iloc[0]).kind == "pairwise":  # position bias, people, win rates
         found = geval.reporting.pairwise.read(store, name, (frame["template_version"].iloc[0], frame["signature"].iloc[0]))
         print(f"\n{geval.reporting.pairwise.INTRO}\n{geval.reporting.pairwise.text(found)}")

@@ -91,7 +91,7 @@ def _agree_on_folder(folder: Path, store: Path, llm: str, cli_import: bool = Fal
         geval.alttest.import_judge(kept, geval.load_dataset(folder, store=kept).name, folder / "llm_annotations.json",
                                    llm)
         kept.close()
-    result = run_cli("agree", str(folder), "--store", str(store))
+    result = run_cli("agree", str(folder), "--store", str(store), "--tables")
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -363,7 +363,7 @@ def test_agree_prints_the_bias_scale_use_and_length_lines_on_topical_chat(tc_dat
         for item in tc_dataset.items))
     geval.alttest.import_judge(store, tc_dataset.name, path)
     store.close()
-    result = run_cli("agree", tc_dataset.name, "--store", str(tmp_path / "s.sqlite"), "--levels", "item")
+    result = run_cli("agree", tc_dataset.name, "--store", str(tmp_path / "s.sqlite"), "--levels", "item", "--tables")
     assert result.returncode == 0, result.stderr
     section = _section(result.stdout)
     interval = r"\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\]"
@@ -377,6 +377,10 @@ def test_agree_prints_the_bias_scale_use_and_length_lines_on_topical_chat(tc_dat
                      r"[+-]\d\.\d{3} "
                      r"\[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]", section)
     assert "scale use:" in section and "length:" in section and "Bland-Altman limits of agreement" in section
+    brief = run_cli("agree", tc_dataset.name, "--store", str(tmp_path / "s.sqlite"), "--levels", "item").stdout
+    assert "\n  kappa:" in section  # without --tables: the same sentences, then where the tables are
+    assert _section(brief) == section.split("\n  kappa:")[0] + \
+        "\n(each aspect's tables: --tables; or the Agreement page, or `report`)\n"
 
 
 def test_summeval_coherence_reads_as_its_shares_and_numbers_say(shared_data, store):

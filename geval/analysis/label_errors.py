@@ -36,6 +36,7 @@ from geval.analysis.kappa import (
 )
 from geval.data.columns import columns as item_columns
 from geval.data.items import Item
+from geval.wording import counted
 
 #: Items two annotators (or the judge and one) must share for their kappa to count in a mean.
 MIN_PAIR_ITEMS = 10
@@ -109,8 +110,9 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     groups = found.groups[chosen] if n_groups <= ALPHA_INTERVAL_UP_TO else None  # as strings, for alpha's interval
     among, among_name = (_fleiss(people, codes, n_groups, k) if weighting == "none" else
                          _alpha(people, groups, n_groups))  # ordinal: their scores less `low`, the same alpha
-    notes = [f"{int((~keep).sum())} items left out of what reads the majority: their annotators' majority is "
-             "tied"] if (~keep).any() else []
+    tied = int((~keep).sum())
+    notes = [f"{counted(tied, 'item')} left out of what reads the majority: {'their' if tied > 1 else 'its'} "
+             "annotators' majority is tied"] if tied else []
     return LabelErrors(
         labels, weighting, agreement, _grouped(accuracy, transform="wilson", items=int(total.sum())), total, each_label,
         constants, lead,

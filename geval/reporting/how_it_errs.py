@@ -385,10 +385,10 @@ def _kappa_table(labels: LabelErrors, against: str) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["", f"{kind} [95% CI]", "items"])
 
 
-def text(found: AspectErrors) -> str:
-    """One aspect as the command line prints it: its title, its sentences, then its tables."""
+def text(found: AspectErrors, with_tables: bool = True) -> str:
+    """One aspect as the command line prints it: its title, its sentences, then (`with_tables`) its tables."""
     parts = [f"How the judge errs: {title(found)}", *(f"  - {line}" for line in lines(found))]
-    for name, table in tables(found).items():
+    for name, table in tables(found).items() if with_tables else ():
         parts += [f"  {name}:", *("    " + row for row in table.to_string(index=False).splitlines())]
     return "\n".join(parts)
 
