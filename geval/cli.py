@@ -178,6 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "return at once (the README's first command; its progress: the Score page and "
                              "`geval doctor`)")
     _judge_arguments(doctor)
+    _store_argument(doctor)
     doctor.set_defaults(run=cmd_doctor)
 
     tune = commands.add_parser("tune", help="search for the way of asking that agrees best with people on one "
@@ -459,9 +460,22 @@ def cmd_doctor(args) -> int:
             raise geval.GevalError("--build builds the embedded judge's llama.cpp; leave out --judge")
         print(judge.build(start=True).line())
         return 0
+    print(_store_line(args))
     checkup = judge.check()
     print(checkup.text())
     return 0 if checkup.works else 1
+
+
+def _store_line(args) -> str:
+    """Where the store (the cache of every judgment) is, and what it holds: its datasets, each with how
+    many template versions and judges have scored it. A store not made yet stays unmade."""
+    store = _existing_store(args)
+    if store is None:
+        return (f"[--] store {args.store or geval.Store.default_path()}: not made yet (the first `score`, "
+                "`datasets load` or page that saves makes it)")
+    held = [f"{name} ({geval.reporting.counted(len(store.combos(name)), 'judge')})" for name in store.dataset_names()]
+    size = store.path.stat().st_size / 1e6
+    return f"[ok] store {store.path} ({size:.1f} MB): {', '.join(held) or 'no dataset yet'}"
 
 
 def cmd_tune(args) -> int:

@@ -5,6 +5,7 @@ store with how each ended (a killed one as crashed). Mostly through `main()` in-
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
 import sys
@@ -454,3 +455,18 @@ def test_the_bundled_judges_file_imports_six_llms_of_the_summeval_sample(tmp_pat
     assert main(["alttest", "summeval_sample", "--brief", "--store", store]) == 0
     assert sum(line.startswith("gpt-4o (imported from summeval_sample_llms.json)")
                for line in capsys.readouterr().out.splitlines()) == 4  # one line per aspect
+
+
+def test_the_doctor_says_where_the_store_is_and_what_it_holds_without_making_one(tmp_path, capsys):
+    """`doctor --store` (as every command takes it): the store's path first, unmade or with its datasets."""
+    store, judge = tmp_path / "s.sqlite", ["--judge", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m"]
+    assert main(["doctor", *judge, "--store", str(store)]) == 1  # nothing listens: the judge's problem, said after
+    assert capsys.readouterr().out.startswith(f"[--] store {store}: not made yet (the first `score`, `datasets load` "
+                                              "or page that saves makes it)\n")
+    assert not store.exists()
+    assert main(["judge", "import", str(REPO / "data" / "judges" / "summeval_sample_llms.json"), "--dataset",
+                 "summeval_sample", "--name", "gpt-4o", "--store", str(store)]) == 0
+    capsys.readouterr()
+    assert main(["doctor", *judge, "--store", str(store)]) == 1
+    assert re.match(rf"\[ok\] store {re.escape(str(store))} \(\d+\.\d MB\): summeval_sample \(1 judge\)\n",
+                    capsys.readouterr().out)
