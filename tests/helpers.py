@@ -25,6 +25,23 @@ PROMPTS = REPO / "prompts"
 #: the longest step that shows nothing, takes under 2 minutes there.
 STALL = float(os.environ.get("GEVAL_TEST_STALL") or 300)
 
+#: The Topical-Chat sample cut short for the tests that ask the real embedded judge (`short_topical_chat`).
+SHORT_TC = "topicalchat_usr_short"
+
+
+def short_topical_chat(folder: Path, responses: int | None = None) -> Path:
+    """The bundled Topical-Chat sample, each conversation cut to its last 2 turns and its fact to its first
+    200 characters (with its first `responses` of each, all by default), written as folder/SHORT_TC.json: the
+    same kind of items and prompts, each under half as long, for a slow CPU's prefill is most of a judgment
+    (24 s for the first of the sample's prompts on an Intel Xeon VM, 14 s for the short one, model load included)."""
+    dialogues = json.loads((REPO / "data" / "topicalchat_usr_sample.json").read_text())
+    path = folder / f"{SHORT_TC}.json"
+    path.write_text(json.dumps([{**dialogue, "context": "\n".join(dialogue["context"].strip().split("\n")[-2:]) + "\n\n",
+                                 "fact": dialogue["fact"][:200], "responses": dialogue["responses"][:responses]}
+                                for dialogue in dialogues]))
+    return path
+
+
 #: One item with every placeholder filled.
 FULL_ITEM = make_item("synthetic", "turn", [Turn("A", "hi"), Turn("B", "hello")], "a reply", grounding="a fact")
 

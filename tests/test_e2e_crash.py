@@ -21,8 +21,9 @@ from urllib.parse import urlencode
 import pytest
 from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, alert_after_work, goto_page, patient, screenshot,
                          streamlit_process, wait_idle)
-from helpers import wait_while_progressing
+from helpers import SHORT_TC, short_topical_chat, wait_while_progressing
 
+import geval
 from geval.judging.worker import FAULT
 
 pytestmark = pytest.mark.e2e
@@ -69,9 +70,12 @@ def ok_items(store: Path) -> int:
 @pytest.mark.timeout(1200)
 def test_a_judge_crash_is_a_red_line_the_app_lives_on_and_start_does_the_rest(browser, tmp_path):
     store = tmp_path / "store.sqlite"
+    kept = geval.Store(store)
+    geval.load_dataset(short_topical_chat(tmp_path), store=kept)  # asked of the real judge: prompts cut short
+    kept.close()
     fault = {FAULT: f"judge:SIGSEGV:2:{tmp_path / 'crashed-once'}"}
     with streamlit_process(store, tmp_path / "streamlit.log", env=fault) as (url, process):
-        tab = tab_at(browser, f"{url}/score")
+        tab = tab_at(browser, f"{url}/score?" + urlencode({"dataset": SHORT_TC}))
         at_most(tab, 5)
         tab.get_by_role("button", name="Start scoring").click()
         line = alert_after_work(tab, "error", "crashed", lambda: ok_items(store))

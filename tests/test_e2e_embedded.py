@@ -26,7 +26,7 @@ from e2e_helpers import (
     wait_for_work,
     wait_idle,
 )
-from helpers import STALL
+from helpers import SHORT_TC, STALL, short_topical_chat
 
 import geval
 from geval.judging import worker as workers
@@ -49,6 +49,9 @@ def app(tmp_path_factory):
 
     folder = tmp_path_factory.mktemp("e2e_embedded")
     loads = folder / "loads.txt"
+    store = geval.Store(folder / "store.sqlite")
+    geval.load_dataset(short_topical_chat(folder), store=store)  # asked of the real judge: prompts cut short
+    store.close()
     with streamlit_server(folder / "store.sqlite", folder / "streamlit.log", env={workers.LOADS: str(loads)}) as url, \
             sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
@@ -64,7 +67,7 @@ def _finished_runs(text: str) -> list[str]:
 
 def test_a_run_of_two_templates_shows_the_model_loading_once_and_nothing_of_a_server(app):
     tab = app["tab"]
-    tab.goto(f"{app['url']}/score?" + urlencode({"dataset": "topicalchat_usr_sample"}))
+    tab.goto(f"{app['url']}/score?" + urlencode({"dataset": SHORT_TC}))
     tab.locator(f"{MAIN} h1").filter(has_text="Score").first.wait_for(timeout=300_000)
     wait_idle(tab)
     multiselect_add(tab, "Templates", f"{TEMPLATES[1]} (prompts/)")

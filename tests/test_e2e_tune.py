@@ -1,12 +1,11 @@
 """The Tune page in a real browser (Playwright driving Debian's chromium) with the real embedded
-judge: a small search on the bundled Topical-Chat sample (its 10 dialogues, 2 responses of each: the
-search's 40 judge calls, not 60 minutes of a slow machine's) shows its progress, reports the winner
+judge: a small search on the bundled Topical-Chat sample (its 10 dialogues cut short, 2 responses of each:
+a search of at most 50 judge calls, not 60 minutes of a slow machine's) shows its progress, reports the winner
 on the test dialogues it never saw, and saves the winner as a template version. Photographs go
 to tests/artifacts/."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from urllib.parse import urlencode
@@ -14,23 +13,18 @@ from urllib.parse import urlencode
 import pytest
 from e2e_helpers import (CHROMIUM, CHROMIUM_ARGS, VIEWPORT, main_text, patient, screenshot, streamlit_server,
                          wait_for_work, wait_idle)
-from helpers import REPO
+from helpers import SHORT_TC, short_topical_chat
 
 import geval
 
 pytestmark = [pytest.mark.e2e, pytest.mark.model]
 
 MAIN = '[data-testid="stMain"]'
-SMALL = "topicalchat_usr_small"
-
 
 def small_sample(store_path: Path) -> None:
-    """The bundled Topical-Chat sample with its first 2 responses of each of its 10 dialogues, stored as SMALL."""
-    dialogues = json.loads((REPO / "data" / "topicalchat_usr_sample.json").read_text())
-    path = store_path.parent / f"{SMALL}.json"
-    path.write_text(json.dumps([{**dialogue, "responses": dialogue["responses"][:2]} for dialogue in dialogues]))
+    """The short Topical-Chat sample (`short_topical_chat`) with the first 2 responses of each of its 10 dialogues."""
     store = geval.Store(store_path)
-    geval.load_dataset(path, store=store)
+    geval.load_dataset(short_topical_chat(store_path.parent, responses=2), store=store)
     store.close()
 
 
@@ -44,7 +38,7 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         tab = browser.new_context(viewport=VIEWPORT).new_page()
         patient(tab)
-        tab.goto(f"{url}/tune?" + urlencode({"dataset": SMALL, "human": "Natural", "budget": 50}))
+        tab.goto(f"{url}/tune?" + urlencode({"dataset": SHORT_TC, "human": "Natural", "budget": 50}))
         tab.locator(f"{MAIN} h1").filter(has_text="Tune").first.wait_for(timeout=90_000)
         wait_idle(tab)
         variants = tab.locator(f'{MAIN} [data-testid="stMultiSelect"]')
@@ -74,5 +68,5 @@ def test_a_small_search_with_the_real_judge_reports_held_out_agreement_and_saves
 
     store = geval.Store(tmp_path / "store.sqlite")
     assert label in {t.label for t in store.template_versions()}
-    assert (store.combos(SMALL)["ok"] > 0).all()  # every variant's judgments are stored
+    assert (store.combos(SHORT_TC)["ok"] > 0).all()  # every variant's judgments are stored
     store.close()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
-from helpers import make_items, make_template, run_cli
+from helpers import make_items, make_template, run_cli, short_topical_chat
 
 import geval
 from geval.errors import WorkerDied
@@ -68,7 +68,8 @@ def test_the_score_page_shows_the_red_line_stays_usable_and_a_second_run_succeed
 @pytest.mark.timeout(900)
 def test_the_cli_says_the_line_exits_non_zero_loses_nothing_and_resumes(tmp_path):
     store = tmp_path / "store.sqlite"
-    args = ["score", "topicalchat_usr_sample", "-t", "topicalchat-naturalness", "--limit", "5", "--store", str(store)]
+    args = ["score", str(short_topical_chat(tmp_path)), "-t", "topicalchat-naturalness", "--limit", "5", "--store",
+            str(store)]
     crashed = run_cli(*args, env={workers.FAULT: "judge:SIGSEGV:2"}, timeout=800)
     assert crashed.returncode != 0
     assert ("error: the embedded judge crashed (SIGSEGV, a fault in native code, under judging/worker.py _serve): "
