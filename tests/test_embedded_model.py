@@ -6,7 +6,7 @@ Marked `model`: run only these with `pytest -m model`, or leave them out with `-
 from __future__ import annotations
 
 import pytest
-from helpers import make_template
+from helpers import make_template, short_topical_chat
 
 import geval
 from geval.analysis.disagreement import distributions
@@ -88,13 +88,14 @@ def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
     assert scores["good"].score > scores["bad"].score + 0.3, {k: v.score for k, v in scores.items()}  # 2.67 vs 2.24
 
 
-def test_logits_read_after_a_reused_prefix_match_a_fresh_evaluation_up_to_the_kernels_rounding(judge, three):
+def test_logits_read_after_a_reused_prefix_match_a_fresh_evaluation_up_to_the_kernels_rounding(judge, tmp_path):
     """A reused prefix is evaluated in other forward passes than a fresh prompt, and llama.cpp's
     quantized kernels round differently with a pass's size (up to ~.02 in a probability here; two
     fresh evaluations split differently differ as much: bench/README.md, "Prefix reuse"). The same
     prompts in the same order from an empty cache give exactly the same distributions."""
     aspect = list(NATURALNESS_FILE.aspects)
-    first, second = (NATURALNESS_FILE.render(item) for item in three[:2])  # one dialogue: a shared prefix
+    two = geval.load_dataset(short_topical_chat(tmp_path)).items[:2]  # one dialogue, cut short: a shared prefix
+    first, second = (NATURALNESS_FILE.render(item) for item in two)
     judge.forget()
     judge.judge(first, aspect)
     evaluated = judge.counters()["evaluated"]

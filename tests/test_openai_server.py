@@ -16,19 +16,17 @@ import subprocess
 import sys
 
 import pytest
-from helpers import PROMPTS, REPO
+from helpers import PROMPTS, REPO, SHORT_TC, short_topical_chat
 from llama_server import LlamaServer, local_env
 
 import geval
 from geval.analysis.disagreement import distributions
 from geval.analysis.variants import with_samples
-from geval.data.dataset import DATA_DIR
 from geval.judging.templates import load_template
 from geval.judging.weights import ensure_weights
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(600)]
 
-DATASET = DATA_DIR / "topicalchat_usr_sample.json"
 MODEL = "qwen2.5-coder-1.5b-instruct-q4_k_m"
 #: The shortest dialogue of the sample (~330 prompt tokens): the server computes the logits of
 #: every prompt token (logprobs need `logits_all`), so long prompts cost it several times more.
@@ -78,7 +76,8 @@ def labelled(tmp_path_factory):
 
 
 def score(server, template, store, *options: str) -> subprocess.CompletedProcess:
-    done = cli("score", str(DATASET), "-t", str(template), "--judge", "openai", "--base-url", server.url,
+    """`geval score` of the short Topical-Chat sample (written beside `store`) on the server."""
+    done = cli("score", str(short_topical_chat(store.parent)), "-t", str(template), "--judge", "openai", "--base-url", server.url,
                "--model", MODEL, "--store", str(store), "--group", GROUP, *options)
     assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()
     return done
@@ -92,7 +91,7 @@ def test_logprobs_match_the_embedded_judge_and_a_rerun_asks_nothing(server, labe
     assert server.requests() - before == 3  # one greedy answer with top_logprobs per item
 
     store = geval.Store(store_path)
-    frame = store.judgments("topicalchat_usr_sample")
+    frame = store.judgments(SHORT_TC)
     assert len(frame) == 3 and set(frame["status"]) == {"ok"}, frame[["status", "reason"]]
     assert all(s.startswith(f"backend:openai|model:{MODEL}|base_url:{server.url}|") for s in frame["signature"])
     assert all("mode:logprobs" in s for s in frame["signature"])
@@ -127,7 +126,7 @@ def test_samples_are_parsed_and_a_rerun_asks_nothing(server, labelled, tmp_path)
     assert server.requests() - before == 2 * 5
 
     store = geval.Store(store_path)
-    frame = with_samples(store, store.judgments("topicalchat_usr_sample"))
+    frame = with_samples(store, store.judgments(SHORT_TC))
     assert len(frame) == 2 and set(frame["status"]) == {"ok"}, frame[["status", "reason"]]
     assert all("mode:samples" in s and "n:5" in s and "temp:1.0" in s for s in frame["signature"])
     for samples, distribution, mean in zip(frame["samples"], distributions(frame), frame["score"]):

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from helpers import REPO
+from helpers import REPO, short_topical_chat
 
 from geval.errors import GevalError, JudgmentFailed, WorkerDied
 from geval.judging import worker as workers
@@ -165,7 +165,7 @@ def test_the_judge_the_likelihood_and_the_embeddings_never_load_llama_cpp_in_the
 import sys
 import geval
 from geval.analysis.baselines import compute_baselines
-dataset = geval.load_dataset("topicalchat_usr_sample")
+dataset = geval.load_dataset(sys.argv[2])
 store = geval.Store(sys.argv[1])
 progress = geval.score(store, dataset.items[:2], geval.Template.load("topicalchat-naturalness"),
                        geval.make_judge("embedded"), dataset.name)
@@ -173,7 +173,8 @@ baselines = compute_baselines(dataset.items[:4], ["pmi", "embedding", "bertscore
 print(progress.done, [round(float(b.scores.iloc[0]), 3) for b in baselines], "llama_cpp" in sys.modules,
       "tokenizers" in sys.modules)
 """
-    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "store.sqlite")], cwd=REPO,
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path / "store.sqlite"),
+                           str(short_topical_chat(tmp_path))], cwd=REPO,
                           capture_output=True, text=True, timeout=850)
     assert done.returncode == 0, done.stderr[-2000:]
     words = done.stdout.split()
