@@ -36,9 +36,10 @@ def short_topical_chat(folder: Path, responses: int | None = None) -> Path:
     (24 s for the first of the sample's prompts on an Intel Xeon VM, 14 s for the short one, model load included)."""
     dialogues = json.loads((REPO / "data" / "topicalchat_usr_sample.json").read_text())
     path = folder / f"{SHORT_TC}.json"
-    path.write_text(json.dumps([{**dialogue, "context": "\n".join(dialogue["context"].strip().split("\n")[-2:]) + "\n\n",
-                                 "fact": dialogue["fact"][:200], "responses": dialogue["responses"][:responses]}
-                                for dialogue in dialogues]))
+    last_two = ["\n".join(dialogue["context"].strip().split("\n")[-2:]) + "\n\n" for dialogue in dialogues]
+    path.write_text(json.dumps([{**dialogue, "context": context, "fact": dialogue["fact"][:200],
+                                 "responses": dialogue["responses"][:responses]}
+                                for dialogue, context in zip(dialogues, last_two)]))
     return path
 
 

@@ -77,8 +77,8 @@ def labelled(tmp_path_factory):
 
 def score(server, template, store, *options: str) -> subprocess.CompletedProcess:
     """`geval score` of the short Topical-Chat sample (written beside `store`) on the server."""
-    done = cli("score", str(short_topical_chat(store.parent)), "-t", str(template), "--judge", "openai", "--base-url", server.url,
-               "--model", MODEL, "--store", str(store), "--group", GROUP, *options)
+    done = cli("score", str(short_topical_chat(store.parent)), "-t", str(template), "--judge", "openai", "--base-url",
+               server.url, "--model", MODEL, "--store", str(store), "--group", GROUP, *options)
     assert done.returncode == 0, done.stdout + done.stderr + server.log_tail()
     return done
 

@@ -564,7 +564,8 @@ def test_item_by_item_opens_on_the_judge_the_sections_above_open_on_not_the_newe
     imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
         i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.5)), 1, 3)) for i in dataset.items})
     store = geval.Store(tmp_path / "store.sqlite")
-    geval.score(store, dataset.items, make_template(name="late-naturalness"), geval.make_judge("scripted"), dataset.name)
+    later = make_template(name="late-naturalness")
+    geval.score(store, dataset.items, later, geval.make_judge("scripted"), dataset.name)
     newest = store.combos(dataset.name)["label"].iloc[0]
     store.close()
     at.switch_page(PAGE).run()
