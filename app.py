@@ -2,11 +2,10 @@
 
 import streamlit as st
 
-from studio import auth, context, memory
-from studio.state import configure_page, sidebar
+from studio import auth, context, fitting, memory, state
 
 memory.freed_blocks_returned()  # once per server process
-configure_page()
+state.configure_page()
 user = auth.signed_in()  # None: no accounts, the app as one local user's; else signed in (the form stops the run until)
 if user is not None and not user.lead:  # an annotator: their queue, and nothing else runs (studio/auth.py)
     auth.sign_out_button(user)
@@ -47,7 +46,8 @@ root = st.Page(lambda: st.switch_page(by_path["data"]), title="Data", url_path="
 pages = st.navigation([root, *by_path.values()])
 if user is not None:
     auth.sign_out_button(user)
-sidebar()
+fitting.editor_follows(state.store(), state.dataset())  # the editor's template fits the dataset, until the user picks
+state.sidebar()
 opening.empty()
 context.publish()
 if pages is not root:

@@ -32,9 +32,29 @@ def last_used(store: geval.Store, dataset: str) -> list[str]:
 
 
 def _touched(editor: geval.Template | None) -> bool:
-    """Whether the user put `editor` in the editor: opened a template there (or a link did), or edited it."""
-    return editor is not None and ("template_name" in st.session_state
-                                   or editor.label != geval.Template.load(state.DEFAULT_TEMPLATE).label)
+    """Whether the user put `editor` in the editor: opened a template there (or a link did), or edited it
+    (the default there, or the one `editor_follows` put there, is not the user's)."""
+    untouched = st.session_state.get(FOLLOWED, (None, geval.Template.load(state.DEFAULT_TEMPLATE).label))[1]
+    return editor is not None and ("template_name" in st.session_state or editor.label != untouched)
+
+
+FOLLOWED = "template_followed"  # (the dataset, the label of the template put in the editor for it)
+
+
+def editor_follows(store: geval.Store, dataset: geval.Dataset | None) -> None:
+    """Until the user puts a template in the editor, it holds one for the dataset: the default where it was
+    written for it (Topical-Chat), else the one the Score page would open on (the sidebar named
+    topicalchat-naturalness on SummEval). Once per dataset; before the sidebar and the page are drawn."""
+    editor = state.template()
+    if dataset is None or st.session_state.get(FOLLOWED, (None,))[0] == dataset.name or _touched(editor):
+        return
+    default = geval.Template.load(state.DEFAULT_TEMPLATE)
+    files = {template.label: template for template in geval.Template.known()}
+    st.session_state.pop(FOLLOWED, None)  # the default in the editor, untouched: where Score would open with it
+    label = default.label if written_for(default, dataset) and default.fits(dataset.items) else \
+        opening(store, dataset, files, default) or default.label
+    st.session_state[FOLLOWED] = (dataset.name, label)
+    st.session_state["template_text"] = files[label].text
 
 
 def written_for(template: geval.Template, dataset: geval.Dataset) -> bool:

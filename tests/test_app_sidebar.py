@@ -3,6 +3,7 @@ settings are what the pages use."""
 
 from studio.text import plain
 from tests.apptest_helpers import open_app, wait_for
+from tests.helpers import REPO
 
 
 def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path):
@@ -61,3 +62,23 @@ def test_a_sessions_first_run_says_what_it_does_before_the_page_draws(monkeypatc
     monkeypatch.undo()
     at = open_app(monkeypatch, tmp_path)  # once drawn, the page alone
     assert not any("Opening G-Eval Studio" in c.value for c in at.main.caption) and at.title[0].value == "Data"
+
+
+def test_the_editors_template_follows_the_dataset_until_the_user_puts_one_there(monkeypatch, tmp_path):
+    """On SummEval the sidebar named the editor's topicalchat-naturalness, which cannot judge a summary: until
+    the user opens or edits a template, the editor holds one for the dataset (the one Score opens on)."""
+    summeval = {"path": str(REPO / "data" / "summeval_sample.json"), "layout": None, "mapping": None, "name": None}
+    at = open_app(monkeypatch, tmp_path, state={"dataset_source": summeval})
+    assert not at.exception
+    shown = at.sidebar.text[1].value
+    assert shown.startswith("summeval-"), shown
+    at.switch_page("views/3_score.py").run()
+    assert at.multiselect(key="score_templates").value == [shown]  # the one Score opens on
+    at.session_state["dataset_source"] = {**summeval, "path": str(REPO / "data" / "topicalchat_usr_sample.json")}
+    at.run()
+    assert at.sidebar.text[1].value.startswith("topicalchat-naturalness@")  # back: the default again
+    at.switch_page("views/2_prompts.py").run()
+    at.selectbox(key="prompts_open").select("topicalchat-engagingness").run()  # the user's choice ...
+    at.session_state["dataset_source"] = summeval
+    at.run()
+    assert at.sidebar.text[1].value.startswith("topicalchat-engagingness@")  # ... stays, on any dataset

@@ -1,10 +1,10 @@
 """Can the judge replace an annotator? In a real browser (Playwright driving Debian's chromium): a
 CSV of 30 responses with no human score is uploaded; a third annotator's labels (carol) and a judge
-run elsewhere are imported on the Data page; two people label on the Label page under their own
-names (ann, bob), by keyboard only, 29 items each; the Agreement page's alternative annotator test
-then shows its table and says honestly that there are fewer than 30 items per annotator; one more
-label each, and it gives a verdict, the same as the engine's; Inspect shows the imported judge's
-file instead of a prompt.
+run elsewhere are imported on the Data page; ann labels 29 items on the Label page by keyboard only,
+and bob's labels of the same 29 are imported; the Agreement page's alternative annotator test then
+shows its table and says honestly that there are fewer than 30 items per annotator; one more label
+each, by keyboard on the Label page under their own names, and it gives a verdict, the same as the
+engine's; Inspect shows the imported judge's file instead of a prompt.
 
 The app's judge is the scripted one, run on the server's store from the test (what the Score page
 would do). Photographs go to tests/artifacts/e2e_alttest_*.png."""
@@ -86,7 +86,7 @@ def _section(tab) -> str:
     return main_text(tab).replace("\\", "")
 
 
-def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_items(tmp_path):
+def test_one_annotator_labels_two_are_imported_and_the_test_decides_at_30_items(tmp_path):
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is not installed (tests/run.sh installs Debian's chromium package)")
     from playwright.sync_api import sync_playwright
@@ -119,14 +119,22 @@ def test_two_annotators_label_a_third_is_imported_and_the_test_decides_at_30_ite
                 "gpt-x: 30 items imported (Natural)")
         screenshot(tab, "e2e_alttest_1_imports")
 
-        # ann and bob label the same 29 items (the same seeded order) by keyboard
+        # ann labels 29 items by keyboard; bob's labels of the same 29 are imported
         goto_page(tab, "Label")
         settled(tab)
         assert "needs a second annotator's labels of Natural on the same items" in main_text(tab)  # carol's alone
         _as(tab, "ann")
         _label(tab, store_path, _labels(mode, 1_000), FIRST)
-        _as(tab, "bob")
-        _label(tab, store_path, _labels(mode, 4), FIRST)
+        store = geval.Store(store_path)
+        anns = store.labels("mine", "ann")["item_id"]
+        store.close()
+        bob = tmp_path / "bob.csv"
+        bob.write_text("item_id,aspect,score\n" + "".join(f"{i},Natural,{_labels(mode, 4)[i]}\n" for i in anns))
+        goto_page(tab, "Data")
+        _import(tab, "An annotator's labels", bob, "Annotator", "bob", "Import the labels",
+                f"bob.csv: {FIRST} labels imported (Natural; annotators bob).")
+        goto_page(tab, "Label")
+        settled(tab)
         text = main_text(tab).replace("\\", "")
         # the plan is about the newest judge, gpt-x, whose scores follow the items' order, not their labels
         assert re.search(r"alternative annotator test on your labels, each annotator apart: no plan for this judge: the "

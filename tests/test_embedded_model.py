@@ -6,7 +6,7 @@ Marked `model`: run only these with `pytest -m model`, or leave them out with `-
 from __future__ import annotations
 
 import pytest
-from helpers import make_template, short_topical_chat
+from helpers import SHORT_TC, make_template, short_topical_chat
 
 import geval
 from geval.analysis.disagreement import distributions
@@ -28,18 +28,19 @@ def judge():
 
 
 @pytest.fixture(scope="module")
-def three():
-    """Three real Topical-Chat items from the bundled sample (no ../shared needed)."""
-    return geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json").items[:3]
+def three(tmp_path_factory):
+    """Three real Topical-Chat items of the bundled sample, cut short (`short_topical_chat`: what these tests
+    check holds for any prompt, and a short one is read in half the time)."""
+    return geval.load_dataset(short_topical_chat(tmp_path_factory.mktemp("short"))).items[:3]
 
 
 def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp_path):
     store = geval.Store(tmp_path / "store.sqlite")
-    progress = geval.score(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    progress = geval.score(store, three, NATURALNESS, judge, SHORT_TC)
     assert (progress.done, progress.cached, progress.failed, progress.unscored) == (3, 0, 0, 0)
     assert progress.signature.startswith(
         "backend:embedded|model:qwen2.5-coder-1.5b-instruct-q4_k_m|weights:cc324af070c2|mode:logits|")
-    frame = store.judgments("topicalchat_usr_sample")
+    frame = store.judgments(SHORT_TC)
     assert len(frame) == 3 and set(frame["status"]) == {"ok"}
     for distribution, score in zip(distributions(frame), frame["score"]):
         assert set(distribution) == {1, 2, 3}
@@ -49,10 +50,10 @@ def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp
         assert score == pytest.approx(sum(p * s for s, p in distribution.items()), abs=1e-9)
 
     evaluated = judge.counters()["evaluated"]
-    again = geval.score(store, three, NATURALNESS, judge, "topicalchat_usr_sample")
+    again = geval.score(store, three, NATURALNESS, judge, SHORT_TC)
     assert again.cached == 3 and again.done == 3
     assert judge.counters()["evaluated"] == evaluated  # the model was not asked again
-    assert len(store.judgments("topicalchat_usr_sample")) == 3
+    assert len(store.judgments(SHORT_TC)) == 3
     store.close()
 
 
@@ -72,14 +73,15 @@ def test_multi_aspect_form_gives_one_distribution_per_aspect(judge, three):
 NATURALNESS_FILE = resolve_template("topicalchat-naturalness")
 
 
-def test_clear_cases_get_clear_distributions_in_the_right_order(judge, three):
-    """A uniform distribution (or a constant one) would pass every check above; these two cannot."""
+def test_clear_cases_get_clear_distributions_in_the_right_order(judge):
+    """A uniform distribution (or a constant one) would pass every check above; these two cannot (on the
+    sample's whole first dialogue and fact: what the figures below were read on)."""
     from dataclasses import replace
 
-    context = three[0]
+    items = geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json").items
+    context = items[0]
     bad = replace(context, id="bad", response="the the the banana of of of purple the the")
-    good = max((i for i in geval.load_dataset(DATA_DIR / "topicalchat_usr_sample.json").items
-                if i.group == context.group), key=lambda i: i.human_mean("Natural"))
+    good = max((i for i in items if i.group == context.group), key=lambda i: i.human_mean("Natural"))
     aspect = list(NATURALNESS_FILE.aspects)
     scores = {name: judge.judge(NATURALNESS_FILE.render(item), aspect).scores["naturalness"]
               for name, item in (("bad", bad), ("good", good))}

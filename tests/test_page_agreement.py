@@ -557,15 +557,16 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
 
 def test_item_by_item_opens_on_the_judge_the_sections_above_open_on_not_the_newest(monkeypatch, tmp_path):
     """Six LLMs imported on the SummEval sample: the systems' section opened on gpt-4o (worth most labels), Item by
-    item and How the judge errs on mistral-v03, the last imported. Here: a judge near people imported, then a
-    scripted one scored after it (the newest); every section opens on the one worth most labels."""
+    item and How the judge errs on mistral-v03, the last imported, and Compare on gpt-4o-mini and mistral-v03. Here:
+    a judge near people imported, then two scripted ones scored after it (the newest); every section opens on the
+    one worth most labels, Compare's pair with it."""
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
     rng = np.random.default_rng(0)
     imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
         i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.5)), 1, 3)) for i in dataset.items})
     store = geval.Store(tmp_path / "store.sqlite")
-    later = make_template(name="late-naturalness")
-    geval.score(store, dataset.items, later, geval.make_judge("scripted"), dataset.name)
+    for name in ("late-naturalness", "later-naturalness"):  # two newer, Compare's pair without the imported one
+        geval.score(store, dataset.items, make_template(name=name), geval.make_judge("scripted"), dataset.name)
     newest = store.combos(dataset.name)["label"].iloc[0]
     store.close()
     at.switch_page(PAGE).run()
@@ -573,6 +574,7 @@ def test_item_by_item_opens_on_the_judge_the_sections_above_open_on_not_the_newe
     assert at.multiselect(key="agree_combos").value[0] == newest  # chosen above, the newest first
     assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # worth most labels
     assert at.selectbox(key="agree_plot_combo").value == imported
+    assert imported in (at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value)  # Compare's pair too
     at.selectbox(key="agree_plot_combo").set_value(newest).run()  # one picked stays
     at.number_input(key="systems_labels").set_value(4).run()
     assert at.selectbox(key="agree_plot_combo").value == newest

@@ -193,7 +193,8 @@ def test_the_menu_offers_the_templates_written_for_these_items_and_says_how_many
 
 
 def test_a_dataset_change_drops_the_chosen_templates_that_cannot_render_on_it_and_says_why(monkeypatch, tmp_path):
-    at = open_app(monkeypatch, tmp_path, PAGE)  # Topical-Chat, the editor's topicalchat-naturalness chosen
+    at = open_app(monkeypatch, tmp_path, PAGE,  # Topical-Chat, the editor's topicalchat-naturalness (opened by the
+                  state={"template_name": "topicalchat-naturalness"})  # user: it stays there on FED) chosen
     coherence = next(o for o in at.multiselect(key="score_templates").options if o.startswith("topicalchat-coherence@"))
     at.multiselect(key="score_templates").select(coherence).run()
     assert len(at.multiselect(key="score_templates").value) == 2
@@ -235,7 +236,8 @@ def test_the_editors_version_follows_the_editor_in_the_choice(monkeypatch, tmp_p
 
 def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatch, tmp_path):
     fed = {"path": str(geval_known()["fed_sample"]), "layout": None, "mapping": None, "name": None}
-    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed})
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": fed,  # the user put it in the editor
+                                                      "template_name": "topicalchat-naturalness"})
     opened = at.multiselect(key="score_templates").value  # the editor's cannot render here: not chosen first,
     assert len(opened) == 1 and not opened[0].startswith("topicalchat-")  # one that renders is
     at.multiselect(key="score_templates").unselect(opened[0]).run()
@@ -246,7 +248,8 @@ def test_a_template_that_cannot_render_is_explained_once_before_start(monkeypatc
     assert not at.exception
     said = [e.value for e in at.error] + [w.value for w in at.warning]
     assert len([s for s in said if "{{fact}}" in s]) == 1, said
-    assert "placeholder {{fact}} in editor has no value for 60 of 60 items: no grounding" in at.error[0].value
+    assert "placeholder {{fact}} in topicalchat-naturalness has no value for 60 of 60 items: no grounding" in \
+        at.error[0].value
     assert at.button(key="score_start").disabled
 
 

@@ -459,6 +459,11 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
                       "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]
     hovers = [row[2] for trace in figure.data for row in trace.customdata]
     assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups)" in hovers
+    two = pd.concat([table.assign(combo="v1 · gpt-4o"),  # two judges: a note that holds for one names it
+                     table.assign(combo="v2 · gpt-4o-mini", low=[0.3, NAN, 0.1, 0.2], high=[0.7, NAN, 0.6, 0.6])])
+    titles = [a.text for a in correlation_bars(two).layout.annotations]
+    assert titles == ["item<br><sub>no interval (5 groups), no error bar: naturalness (v1 · gpt-4o)</sub>",
+                      "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]
 
 
 @pytest.mark.parametrize("level, value, low, high, n, groups, shown", [

@@ -244,7 +244,8 @@ if len(labels) < 2:
     st.stop()
 st.caption("B minus A on the items both scored: the jackknife over groups with Student's t (95% CI, p-value), "
            "each dialogue or document left out in turn.")
-scored.follow_chosen(store, combos, chosen, labels)  # by default two of those chosen above: the original A, its edit B
+# by default two of those chosen above, the judge the sections above open on one of them: the original A, its edit B
+scored.follow_chosen(store, combos, list(dict.fromkeys([*(opened[:1] if opened else []), *chosen])), labels)
 left, right = st.columns(2)
 label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
 label_b = right.selectbox("B (the edit, compared with A)", labels, key="agree_b")

@@ -360,9 +360,11 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
 
 def _withheld(rows: pd.DataFrame) -> list[str]:
     """Lines saying which bars (or error bars) a panel leaves out and why, e.g.
-    "n/a (2 groups), no bar: naturalness, coherence"; HTML-escaped."""
-    found: dict[str, list[str]] = {}
-    for aspect, value, shown, interval in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"]):
+    "n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) when it is not all of the
+    panel's: "no interval (5 groups), no error bar: naturalness (gpt-4o)"; HTML-escaped."""
+    found: dict[str, tuple[list[str], list[str]]] = {}
+    for aspect, value, shown, interval, combo in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"],
+                                                     rows["combo"]):
         if interval:
             continue
         if np.isfinite(value):  # "0.512 (no interval: 5 groups)" -> "no interval (5 groups), no error bar"
@@ -370,8 +372,13 @@ def _withheld(rows: pd.DataFrame) -> list[str]:
             why = (why + ")" if "(" in why else why) + ", no error bar"
         else:
             why = f"{shown}, no bar"
-        found.setdefault(why, []).append(str(aspect))
-    return [html.escape(f"{why}: {clip(', '.join(dict.fromkeys(names)), 60)}") for why, names in found.items()]
+        aspects, combos = found.setdefault(why, ([], []))
+        aspects.append(str(aspect))
+        combos.append(str(combo))
+    every = set(rows["combo"])
+    return [html.escape(f"{why}: {clip(', '.join(dict.fromkeys(aspects)), 60)}"
+                        + (f" ({clip(', '.join(dict.fromkeys(combos)), 60)})" if set(combos) != every else ""))
+            for why, (aspects, combos) in found.items()]
 
 
 def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None,
