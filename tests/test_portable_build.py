@@ -52,6 +52,7 @@ def test_requirements_build_llama_cpp_portably_in_the_file_the_install_reads():
         assert f"--config-settings=cmake.define.GGML_{feature}=ON" in line
     for feature in ("AVX512", "AMX_TILE", "AMX_INT8", "AMX_BF16"):
         assert f"--config-settings=cmake.define.GGML_{feature}=OFF" in line
+    assert "--config-settings=cmake.define.LLAVA_BUILD=OFF" in line  # no multimodal library: a fifth less to build
 
 
 def test_build_features_are_read_from_the_system_info():
