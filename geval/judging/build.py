@@ -70,7 +70,7 @@ class Build:
             where = (f"step {self.step} of {self.steps} ({self.step / self.steps:.0%})" if self.steps else
                      "preparing (pip is fetching and configuring llama.cpp)")
             return (f"The embedded judge's llama.cpp is being built in the background, for every x86-64 CPU with "
-                    f"AVX2: {where}, {self.minutes(now):.0f} min so far (about 4 min on an idle 2-core machine, much "
+                    f"AVX2: {where}, {self.minutes(now):.0f} min so far (about 3 min on an idle 2-core machine, much "
                     f"longer on a busy one). The other judges work meanwhile; this one is ready when it ends.")
         if self.state == "failed":
             at = f" at step {self.step} of {self.steps}" if self.steps else ""
@@ -78,7 +78,7 @@ class Build:
             return (f"The embedded judge's llama.cpp build failed{at}: {reason}. The log is {self.log}; build it again "
                     f"with `{BUILD}`.")
         return (f"The embedded judge needs llama-cpp-python, built from source for this machine's kind of CPU: "
-                f"`{BUILD}` builds it in the background (about 4 minutes on an idle 2-core machine).")
+                f"`{BUILD}` builds it in the background (about 3 minutes on an idle 2-core machine).")
 
 
 def _running(pid: int) -> bool:
