@@ -19,7 +19,7 @@ from collections.abc import Callable
 import streamlit as st
 
 import geval
-from studio import jobs, state
+from studio import fitting, jobs, state
 
 
 def _flag(text: str) -> bool:
@@ -153,10 +153,10 @@ def _restore_template(label: str) -> list[str]:
         except geval.GevalError:
             fallback = next((t for t in geval.Template.known() if t.name == name), None)
             if fallback is not None:
-                st.session_state["template_name"], st.session_state["template_text"] = fallback.name, fallback.text
+                fitting.put_in_editor(fallback)
             return [f"The link's template version {label} was never saved in this store"
                     + (f"; the editor holds {fallback.label} from prompts/." if fallback else ".")]
-    st.session_state["template_name"], st.session_state["template_text"] = found.name, found.text
+    fitting.put_in_editor(found)
     return []
 
 

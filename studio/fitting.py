@@ -34,11 +34,23 @@ def last_used(store: geval.Store, dataset: str) -> list[str]:
 def _touched(editor: geval.Template | None) -> bool:
     """Whether the user put `editor` in the editor: opened a template there (or a link did), or edited it
     (the default there, or the one `editor_follows` put there, is not the user's)."""
-    untouched = st.session_state.get(FOLLOWED, (None, geval.Template.load(state.DEFAULT_TEMPLATE).label))[1]
-    return editor is not None and ("template_name" in st.session_state or editor.label != untouched)
+    if editor is None:
+        return False
+    if FOLLOWED in st.session_state:
+        return editor.label != st.session_state[FOLLOWED][1]
+    return "template_name" in st.session_state or editor.label != geval.Template.load(state.DEFAULT_TEMPLATE).label
 
 
 FOLLOWED = "template_followed"  # (the dataset, the label of the template put in the editor for it)
+
+
+def put_in_editor(template: geval.Template, followed: str | None = None) -> None:
+    """`template` in the editor: the user's (opened on the Prompts page, or a link's), or, with `followed` (a
+    dataset's name), the one `editor_follows` holds for that dataset until the user puts one there."""
+    st.session_state["template_name"], st.session_state["template_text"] = template.name, template.text
+    st.session_state.pop(FOLLOWED, None)
+    if followed is not None:
+        st.session_state[FOLLOWED] = (followed, template.label)
 
 
 def editor_follows(store: geval.Store, dataset: geval.Dataset | None) -> None:
@@ -51,16 +63,21 @@ def editor_follows(store: geval.Store, dataset: geval.Dataset | None) -> None:
     default = geval.Template.load(state.DEFAULT_TEMPLATE)
     files = {template.label: template for template in geval.Template.known()}
     st.session_state.pop(FOLLOWED, None)  # the default in the editor, untouched: where Score would open with it
+    st.session_state.pop("template_name", None)
     label = default.label if written_for(default, dataset) and default.fits(dataset.items) else \
         opening(store, dataset, files, default) or default.label
-    st.session_state[FOLLOWED] = (dataset.name, label)
-    st.session_state["template_text"] = files[label].text
+    put_in_editor(files[label], followed=dataset.name)
 
 
 def written_for(template: geval.Template, dataset: geval.Dataset) -> bool:
     """Whether `template` was written for `dataset`: the dataset its header names, else its name's first
     word ("topicalchat" of topicalchat-naturalness), is part of the dataset's name."""
     return (template.dataset or template.name.split("-", 1)[0]).lower() in dataset.name.lower()
+
+
+def _judged(template: geval.Template) -> set[str]:
+    """The human aspects `template`'s scores are compared with, in lower case."""
+    return {(aspect.human or aspect.name).lower() for aspect in template.aspects}
 
 
 def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, geval.Template],
@@ -72,14 +89,14 @@ def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, ge
     compared with an aspect its people scored, those written for no dataset in particular
     (response-naturalness on a user's file), and the others (None when none renders)."""
     people = {aspect.lower() for aspect in dataset.aspects}
-    compared = [label for label, template in offered.items()
-                if {(a.human or a.name).lower() for a in template.aspects} & people]
+    compared = [label for label, template in offered.items() if _judged(template) & people]
     named = [label for label in compared if offered[label].dataset and offered[label].dataset in dataset.name.lower()]
     generic = [label for label, template in offered.items() if not template.dataset]
     editors = [editor.label] if editor else []
-    if editor is not None:  # of those named for it, first the ones judging what the editor's judges
-        judged = {(a.human or a.name).lower() for a in editor.aspects}
-        named.sort(key=lambda label: {(a.human or a.name).lower() for a in offered[label].aspects} != judged)
+    # of those named for it, first the ones judging what the editor's judges, then G-EVAL's plain forms (not a batch
+    # of responses in two orders, nor a checklist: 8 or 16 prompts per item where a form asks one per aspect)
+    named.sort(key=lambda label: (editor is not None and _judged(offered[label]) != _judged(editor),
+                                  offered[label].kind != "form"))
     ours = editors if editor is not None and written_for(editor, dataset) else []
     for label in dict.fromkeys([*(editors if _touched(editor) else []), *last_used(store, dataset.name), *ours,
                                 *named, *editors, *compared, *generic, *offered]):

@@ -1,6 +1,7 @@
 """The shared sidebar (app.py): it shows the dataset, template version and judge, and its judge
 settings are what the pages use."""
 
+import geval
 from studio.text import plain
 from tests.apptest_helpers import open_app, wait_for
 from tests.helpers import REPO
@@ -71,9 +72,12 @@ def test_the_editors_template_follows_the_dataset_until_the_user_puts_one_there(
     at = open_app(monkeypatch, tmp_path, state={"dataset_source": summeval})
     assert not at.exception
     shown = at.sidebar.text[1].value
-    assert shown.startswith("summeval-"), shown
+    assert shown.startswith("summeval-") and geval.Template.load(shown.split("@")[0]).kind == "form", shown  # no batch
     at.switch_page("views/3_score.py").run()
     assert at.multiselect(key="score_templates").value == [shown]  # the one Score opens on
+    at.switch_page("views/2_prompts.py").run()  # the Prompts page names it as its own, previews it with no error
+    name = shown.split("@")[0]  # the editor's errors name it too (they named topicalchat-naturalness)
+    assert at.selectbox(key="prompts_open").value == name == at.session_state["template_name"] and not at.error
     at.session_state["dataset_source"] = {**summeval, "path": str(REPO / "data" / "topicalchat_usr_sample.json")}
     at.run()
     assert at.sidebar.text[1].value.startswith("topicalchat-naturalness@")  # back: the default again

@@ -20,7 +20,6 @@ from geval.judging import encoder
 from geval.judging.answers import read_score
 from geval.judging.backends.openai import score_of_token
 from geval.judging.examples import choose_examples, sentence_vectors
-from geval.judging.layouts import part_name
 from geval.judging.templates import QUESTION_ASPECT, Aspect, Neighbours, parse_template
 
 CHECKLIST = parse_template(template_text(
@@ -82,7 +81,7 @@ def test_a_checklist_reads_yes_and_no_written_out_and_its_parts_are_named(store)
     frame = geval.disagreements(store, "synthetic")
     names = set(frame["aspect_name"])
     assert "Naturalness · question 2: Is it natural?" in names and "Naturalness" in names
-    assert part_name(CHECKLIST, "naturalness#q1") == "Naturalness · question 1: Is it fluent?"
+    assert CHECKLIST.part_name("naturalness#q1") == "Naturalness · question 1: Is it fluent?"
 
 
 def test_a_failed_question_fails_its_aspect_and_only_it_is_asked_again(store):

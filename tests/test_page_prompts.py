@@ -1,6 +1,7 @@
 """The Prompts page under AppTest: live validation, preview, saving versions, diff."""
 
 from tests.apptest_helpers import open_app, texts
+from tests.helpers import REPO
 
 PAGE = "views/2_prompts.py"
 
@@ -220,3 +221,22 @@ def test_the_diff_reads_from_the_prompts_file_even_when_a_run_stored_it_after_th
     old, new, diff = _diff(at)
     assert (old, new) == (original.label, "(editor)"), (old, new)
     assert "-2. Judge whether" in diff and "+2. Decide whether" in diff
+
+
+def test_a_batch_or_checklist_template_previews_each_prompt_the_judge_is_sent(monkeypatch, tmp_path):
+    """The preview rendered a batch template without the item's group: a red "placeholder {{responses}} ... has no
+    value" on SummEval, where the editor then held summeval-batch; it said "4 prompts per item" where Score asks 8."""
+    summeval = {"path": str(REPO / "data" / "summeval_sample.json"), "layout": None, "mapping": None, "name": None}
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": summeval})
+    at.selectbox(key="prompts_open").set_value("summeval-batch").run()
+    assert not at.exception and not at.error
+    menu = at.selectbox(key="prompts_aspect")
+    assert menu.label == "Prompt: this template sends 8 prompts per item" and menu.value == "Coherence · order 1"
+    first = at.code[0].value
+    assert "Response 1:" in first and "Response 2:" in first and "{{" not in first  # the document's summaries
+    menu.set_value("Coherence · order 2").run()
+    assert at.code[0].value != first and sorted(at.code[0].value.split()) == sorted(first.split())  # other order
+    at.selectbox(key="prompts_open").set_value("summeval-checklist").run()
+    assert not at.exception and not at.error and at.selectbox(key="prompts_aspect").value.startswith("Coherence · question 1: ")
+    at.selectbox(key="prompts_open").set_value("summeval-coherence").run()  # one prompt: no menu
+    assert not at.exception and not at.error and not [s for s in at.selectbox if s.key == "prompts_aspect"]

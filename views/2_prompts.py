@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import state
+from studio import fitting, state
 
 st.title("Prompts")
 store = state.store()
@@ -41,9 +41,7 @@ def _unsaved(text: str) -> bool:
 
 def _open(choice: str) -> None:
     """Put the version `choice` in the editor, with an empty comment field (the comment is the next save's)."""
-    template = files.get(choice) or stored[choice]
-    st.session_state["template_name"] = template.name
-    st.session_state["template_text"] = template.text
+    fitting.put_in_editor(files.get(choice) or stored[choice])
     st.session_state.pop("prompts_comment", None)
     st.session_state.pop("prompts_pending", None)
 
@@ -104,17 +102,18 @@ with right:
             else:
                 st.warning("This template generates its evaluation steps (steps = \"auto\"): press the button, "
                            "or they are generated when scoring starts.")
-        aspect = None
-        if template.per_aspect:
-            names = [a.name for a in template.aspects]
-            aspect = template.aspect(st.selectbox(
-                f"Aspect: this template is sent once per aspect ({len(names)} prompts per item)", names,
-                key="prompts_aspect"))
-        try:
-            st.code(template.render(items[position], steps or "(the generated evaluation steps go here)", aspect),
-                    language=None, wrap_lines=True)
+        try:  # what the judge is sent: a batch shows the item's group, a checklist asks question by question
+            prompts = template.prompts(items[position], steps or "(the generated evaluation steps go here)",
+                                       dataset.items)
         except geval.GevalError as exc:
+            prompts = {}
             st.error(str(exc))
+        if len(prompts) > 1:
+            shown = st.selectbox(f"Prompt: this template sends {len(prompts)} prompts per item", list(prompts),
+                                 key="prompts_aspect")
+            st.code(prompts[shown], language=None, wrap_lines=True)
+        elif prompts:
+            st.code(next(iter(prompts.values())), language=None, wrap_lines=True)
 
 
 def _diff_defaults(labels: list[str], started_from: str | None) -> None:

@@ -16,7 +16,6 @@ from geval.data.columns import columns as item_columns
 from geval.data.dataset import seen_scales
 from geval.data.items import Item
 from geval.errors import StoreError, TemplateError
-from geval.judging.layouts import part_name
 from geval.store import Store
 
 
@@ -98,7 +97,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, col
     for code, key in enumerate(keys.tolist()):
         rows = np.flatnonzero(codes == code)
         try:
-            names[code] = part_name(template, key)
+            names[code] = template.part_name(key)
             aspect = template.aspect(key)
         except TemplateError:  # a part (a checklist question, an order), or an aspect the stored template no
             continue           # longer has: named, but not normalized nor compared with people

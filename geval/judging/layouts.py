@@ -15,9 +15,8 @@ reverse, later ones shuffles seeded by their number.
 
 from __future__ import annotations
 
-from geval.errors import TemplateError
 from geval.judging import pairwise
-from geval.judging.aspects import PART, part_key
+from geval.judging.aspects import part_key
 from geval.judging.judgment import AspectScore
 from geval.judging.templates import Template
 
@@ -27,28 +26,8 @@ def parts(template: Template) -> dict[str, list[str]]:
     if template.kind == "checklist":
         return {a.key: [part_key(a, f"q{n}") for n in range(1, len(a.questions) + 1)] for a in template.aspects}
     if template.kind in ("batch", pairwise.KIND):
-        return {a.key: [part_key(a, f"order{o}") for o in range(1, _orders(template) + 1)] for a in template.aspects}
+        return {a.key: [part_key(a, f"order{o}") for o in range(1, template.asked_orders + 1)] for a in template.aspects}
     return {}
-
-
-def _orders(template: Template) -> int:
-    """How many orders each aspect is asked in: a batch's `orders`, both for a pairwise template."""
-    return len(pairwise.ORDERS) if template.kind == pairwise.KIND else template.orders
-
-
-def part_name(template: Template, key: str) -> str:
-    """How a stored key reads in tables: the aspect's name, or for a part its aspect and the
-    part ("Naturalness · question 2: Is the response fluent ...?", "Naturalness · order 2").
-    Raises TemplateError for a key the template does not have."""
-    aspect_key, _, part = key.partition(PART)
-    aspect = template.aspect(aspect_key)
-    if not part:
-        return aspect.name
-    if part.startswith("q") and part[1:].isdigit() and 1 <= int(part[1:]) <= len(aspect.questions):
-        return f"{aspect.name} · question {part[1:]}: {aspect.questions[int(part[1:]) - 1]}"
-    if part.startswith("order") and part[5:].isdigit() and 1 <= int(part[5:]) <= _orders(template):
-        return f"{aspect.name} · order {part[5:]}"
-    raise TemplateError(f"{template.source}: no part '{part}' of aspect '{aspect.name}'")
 
 
 def combine(template: Template, answers: dict[str, AspectScore | None]) -> dict[str, AspectScore | None]:

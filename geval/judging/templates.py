@@ -50,8 +50,8 @@ from geval.bundled import bundled_dir
 from geval.data.items import PERSONA_LINE, PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
-from geval.judging.aspects import (ANSWERS, ASPECT, EXAMPLES, KNOWN, OPTIONAL, PLACEHOLDER, QUESTION, RESPONSES, STEPS,
-                                   VARIANT, Aspect, Examples, one_line, part_key)
+from geval.judging.aspects import (ANSWERS, ASPECT, EXAMPLES, KNOWN, OPTIONAL, PART, PLACEHOLDER, QUESTION, RESPONSES,
+                                   STEPS, VARIANT, Aspect, Examples, one_line, part_key)
 from geval.judging import pairwise
 from geval.judging.examples import choose_examples, default_example_text, render_examples
 
@@ -240,6 +240,32 @@ class Template:
                     f"has no value for this item{empty_because(item, name, self.placeholders)}"
                 )
         return PLACEHOLDER.sub(lambda m: values[m.group(1).lower()], self.body)
+
+    @property
+    def asked_orders(self) -> int:
+        """How many orders each aspect is asked in: a batch's `orders`, both for a pairwise template."""
+        return len(pairwise.ORDERS) if self.kind == pairwise.KIND else self.orders
+
+    def part_name(self, key: str) -> str:
+        """How a stored key reads in tables: the aspect's name, or for a part its aspect and the
+        part ("Naturalness · question 2: Is the response fluent ...?", "Naturalness · order 2").
+        Raises TemplateError for a key the template does not have."""
+        aspect_key, _, part = key.partition(PART)
+        aspect = self.aspect(aspect_key)
+        if not part:
+            return aspect.name
+        if part.startswith("q") and part[1:].isdigit() and 1 <= int(part[1:]) <= len(aspect.questions):
+            return f"{aspect.name} · question {part[1:]}: {aspect.questions[int(part[1:]) - 1]}"
+        if part.startswith("order") and part[5:].isdigit() and 1 <= int(part[5:]) <= self.asked_orders:
+            return f"{aspect.name} · order {part[5:]}"
+        raise TemplateError(f"{self.source}: no part '{part}' of aspect '{aspect.name}'")
+
+    def prompts(self, item: Item, steps: str | None = None, around: Sequence[Item] | None = None) -> dict[str, str]:
+        """The prompts the judge is sent for `item`, one per call (`calls`), each named by what the item keeps of
+        its answer (`part_name`: "Coherence", "Coherence · order 2"; a form asking several aspects: their names
+        joined). `around` is the dataset's items (`calls`)."""
+        return {", ".join(self.part_name(stored) for _, stored in call.keep): call.prompt
+                for call in self.calls(item, steps, around)}
 
 
 #: What a checklist question is asked as: the judge fills in "Answer: Yes" or "Answer: No".
