@@ -240,3 +240,14 @@ def test_a_batch_or_checklist_template_previews_each_prompt_the_judge_is_sent(mo
     assert not at.exception and not at.error and at.selectbox(key="prompts_aspect").value.startswith("Coherence · question 1: ")
     at.selectbox(key="prompts_open").set_value("summeval-coherence").run()  # one prompt: no menu
     assert not at.exception and not at.error and not [s for s in at.selectbox if s.key == "prompts_aspect"]
+
+
+def test_a_template_for_another_level_is_previewed_with_why_score_will_not_offer_it(monkeypatch, tmp_path):
+    """The preview showed a dialogue-level template on turn-level items without a word; Score then left it out."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.warning  # the editor's template fits the dataset
+    at.selectbox(key="prompts_open").set_value("fed-dialogue-overall").run()
+    assert not at.exception and at.code
+    assert [w.value.replace("\\", "") for w in at.warning] == [  # markdown's escapes taken out
+        "Score does not offer this template for topicalchat_usr_sample: fed-dialogue-overall is written for the "
+        "dialogue level and these items are at the turn level: pick a template written for the turn level."]

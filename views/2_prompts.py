@@ -5,6 +5,7 @@ import streamlit as st
 
 import geval
 from studio import fitting, state
+from studio.text import plain
 
 st.title("Prompts")
 store = state.store()
@@ -85,6 +86,9 @@ with right:
     elif dataset is None:
         st.info("Load a dataset on the Data page to preview the prompt on a real item.")
     else:
+        misfit = template.misfit(dataset.items)
+        if misfit:  # previewed anyway on the dataset's first items, but Score will not offer it
+            st.warning(plain(f"Score does not offer this template for {dataset.name}: {misfit}."))
         items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items
         position = st.number_input(f"Preview on item (1-{len(items)})", 1, len(items), 1, key="prompts_item") - 1
         steps = None
