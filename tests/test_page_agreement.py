@@ -14,6 +14,7 @@ from geval.judging.templates import parse_template, resolve_template
 from tests.apptest_helpers import open_app
 from tests.helpers import make_template
 from tests.test_page_inspect import REPO, SAMPLE, scored_app
+from studio.text import plain
 
 PAGE = "views/5_agreement.py"
 
@@ -215,6 +216,10 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     assert not any(t["error_y"].get("visible", True) for t in bars if t["xaxis"] == "x2")
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["annotations"][1]["text"]
     assert re.fullmatch(r"group<br><sub>n/a \(\d groups?\), no bar: naturalness</sub>", title), title
+    notes = next(e for e in at.expander if e.label.startswith("The table's notes in full")).markdown[0].value
+    noted = [note for note in table["note"] if note]
+    assert len(noted) >= 3 and all(plain(note) in notes for note in noted)  # the cells show their first words only
+    assert notes.count("group (pearson, spearman, kendall): ") == 1  # the level's metrics share one note, said once
 
     page = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[]).html()
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)

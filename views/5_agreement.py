@@ -114,6 +114,12 @@ st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a lon
     "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
     "value [95% CI]": st.column_config.TextColumn(width="medium"),
     "note": st.column_config.TextColumn(width="large")})
+where = [c for c in ("combo", "aspect", "level") if c in shown]
+noted = shown[shown["note"] != ""].groupby([*where, "note"], sort=False)["metric"].agg(", ".join).reset_index()
+if len(noted):  # a cell shows a note's first words only; the metrics of a row that share a note, said once
+    with st.expander(f"The table's notes in full ({len(noted)})"):
+        st.markdown("\n".join(f"- {plain(' · '.join(row[where]))} ({row['metric']}): {plain(row['note'])}"
+                               for _, row in noted.iterrows()))
 if (stacked["metric"] == "accuracy").any() and set(levels) - {"item"}:
     named = ", ".join(dict.fromkeys(stacked.loc[stacked["metric"] == "accuracy", "human"]))
     st.caption(plain(f"{named}: labeled with categories, read item by item (accuracy against "
