@@ -231,7 +231,8 @@ def test_a_batch_or_checklist_template_previews_each_prompt_the_judge_is_sent(mo
     at.selectbox(key="prompts_open").set_value("summeval-batch").run()
     assert not at.exception and not at.error
     menu = at.selectbox(key="prompts_aspect")
-    assert menu.label == "Prompt: this template sends 8 prompts per item" and menu.value == "Coherence · order 1"
+    assert menu.label == ("Prompt: 8 prompts judge this item together with the 7 other items of its group (one call "
+                          "serves them all)") and menu.value == "Coherence · order 1"  # 80 calls for 80 items, not 640
     first = at.code[0].value
     assert "Response 1:" in first and "Response 2:" in first and "{{" not in first  # the document's summaries
     menu.set_value("Coherence · order 2").run()
@@ -242,12 +243,13 @@ def test_a_batch_or_checklist_template_previews_each_prompt_the_judge_is_sent(mo
     assert not at.exception and not at.error and not [s for s in at.selectbox if s.key == "prompts_aspect"]
 
 
-def test_a_template_for_another_level_is_previewed_with_why_score_will_not_offer_it(monkeypatch, tmp_path):
-    """The preview showed a dialogue-level template on turn-level items without a word; Score then left it out."""
+def test_a_template_for_another_level_is_previewed_with_why_score_will_not_choose_it(monkeypatch, tmp_path):
+    """The preview showed a dialogue-level template on turn-level items without a word; Score did not choose it."""
     at = open_app(monkeypatch, tmp_path, PAGE)
     assert not at.warning  # the editor's template fits the dataset
     at.selectbox(key="prompts_open").set_value("fed-dialogue-overall").run()
     assert not at.exception and at.code
     assert [w.value.replace("\\", "") for w in at.warning] == [  # markdown's escapes taken out
-        "Score does not offer this template for topicalchat_usr_sample: fed-dialogue-overall is written for the "
-        "dialogue level and these items are at the turn level: pick a template written for the turn level."]
+        "This template does not fit topicalchat_usr_sample: fed-dialogue-overall is written for the dialogue level "
+        "and these items are at the turn level: pick a template written for the turn level. Score lists it while it "
+        "is in the editor, but does not choose it for you."]

@@ -97,7 +97,7 @@ def test_constant_judge_gives_nan_with_notes_not_an_exception():
         assert results["item", metric].note == "undefined: the judge gives every item the same score"
         assert math.isnan(results["group", metric].value)
         assert results["group", metric].note == ("n/a: 0 of 2 groups have a correlation (2 where the judge gives one "
-                                                 "score to all); the group level needs 10")
+                                                 "score to all); the group level needs 10 groups that have one")
         assert math.isnan(results["system", metric].value)
         assert results["system", metric].note == "undefined: constant system means"
 
@@ -117,11 +117,11 @@ def test_the_group_level_says_why_its_groups_have_no_correlation():
     human[:3] = 2.0  # people too give one score in the first group
     note = by_key(agreement(judge, human, groups, n_boot=20))["group", "pearson"].note
     assert note == ("n/a: 0 of 11 groups have a correlation (1 with fewer than 3 items, 10 where the judge gives one "
-                    "score to all); the group level needs 10")
+                    "score to all); the group level needs 10 groups that have one")
     judge[:30] = np.arange(30.0)  # now the judge varies: only the first group is constant, on the people's side
     note = by_key(agreement(judge, human, groups, n_boot=20))["group", "pearson"].note
     assert note == ("n/a: 9 of 11 groups have a correlation (1 with fewer than 3 items, 1 where people give one score "
-                    "to all); the group level needs 10")
+                    "to all); the group level needs 10 groups that have one")
 
 # A fixed synthetic case: 3 groups, 4 systems.
 JUDGE = np.array([1, 2, 3, 1, 2, 3, 4, 2, 5, 1, 4], float)
@@ -172,7 +172,7 @@ def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
     for metric in METRICS:
         group = results["group", metric]
         assert math.isnan(group.value) and math.isnan(group.low) and group.n == 3
-        assert group.note == "n/a: 3 of 3 groups have a correlation; the group level needs 10"
+        assert group.note == "n/a: 3 of 3 groups have a correlation; the group level needs 10 groups that have one"
         for level in ("item", "system"):
             result = results[level, metric]
             assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)

@@ -88,7 +88,8 @@ with right:
     else:
         misfit = template.misfit(dataset.items)
         if misfit:  # previewed anyway on the dataset's first items, but Score will not offer it
-            st.warning(plain(f"Score does not offer this template for {dataset.name}: {misfit}."))
+            st.warning(plain(f"This template does not fit {dataset.name}: {misfit}. Score lists it while it is in "
+                             "the editor, but does not choose it for you."))
         items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items
         position = st.number_input(f"Preview on item (1-{len(items)})", 1, len(items), 1, key="prompts_item") - 1
         steps = None
@@ -113,7 +114,12 @@ with right:
             prompts = {}
             st.error(str(exc))
         if len(prompts) > 1:
-            shown = st.selectbox(f"Prompt: this template sends {len(prompts)} prompts per item", list(prompts),
+            shown_item = items[position]
+            together = (sum((i.group or i.id) == (shown_item.group or shown_item.id) for i in items) - 1
+                        if template.kind == "batch" else 0)
+            shown = st.selectbox(f"Prompt: {len(prompts)} prompts judge this item together with the {together} "
+                                 "other items of its group (one call serves them all)" if together else
+                                 f"Prompt: this template sends {len(prompts)} prompts per item", list(prompts),
                                  key="prompts_aspect")
             st.code(prompts[shown], language=None, wrap_lines=True)
         elif prompts:

@@ -276,7 +276,7 @@ def _leave_one_out_in_groups(matrix: np.ndarray, groups: np.ndarray,
         if count < MIN_GROUPS:
             found[metric] = (math.nan, math.nan, math.nan, count,
                              f"n/a: {count} of {inside.n_groups} groups have a correlation ({MIN_GROUP_ITEMS} items "
-                             f"or more, scores that vary); the group level needs {MIN_GROUPS}")
+                             f"or more, scores that vary); the group level needs {MIN_GROUPS} groups that have one")
             continue
         value = float(per_group[defined].mean())
         dropped = inside.n_groups - count

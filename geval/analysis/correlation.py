@@ -838,7 +838,7 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
         if defined < MIN_GROUPS:
             results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
                                           f"n/a: {defined} of {resamples.n_groups} groups have a correlation"
-                                          f"{why}; the group level needs {MIN_GROUPS}")
+                                          f"{why}; the group level needs {MIN_GROUPS} groups that have one")
     for metric in [metric for metric in metrics if metric not in results]:
         values = per_group[metric]
         defined = np.isfinite(values)
