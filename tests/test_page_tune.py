@@ -173,3 +173,18 @@ def test_a_saved_version_compared_with_the_aspect_is_offered_as_the_template_to_
     at.radio(key="tune_beat").set_value(f"Saved: {saved.label}").run()
     assert not at.exception and not at.error
     assert "--template" not in texts(at)
+
+
+def test_the_editors_template_is_the_one_to_beat_when_prompts_has_none_for_the_aspect(monkeypatch, tmp_path):
+    """With the editor's own template for Overall (none in prompts/ named topicalchat-*), the page opened on a red
+    'no one-aspect template in the prompts folder' with the editor's option beside it, not chosen."""
+    at = open_app(monkeypatch, tmp_path, "views/2_prompts.py")
+    text = geval.Template.load("topicalchat-naturalness").text
+    mine = text.replace('name = "topicalchat-naturalness"', 'name = "my-overall"').replace(
+        'name = "Naturalness"', 'name = "Overall"').replace('human = "Natural"', 'human = "Overall"').replace(
+        "- Naturalness:", "- Overall:")
+    at.text_area(key="template_text").set_value(mine).run()
+    at.switch_page(PAGE).run()
+    assert at.selectbox(key="tune_aspect").value == "Overall"
+    assert at.radio(key="tune_beat").options == [f"The editor's: {geval.Template.parse(mine, source='x').label}"]
+    assert not at.exception and not at.error and not at.button(key="tune_start").disabled

@@ -44,8 +44,14 @@ saved = {f"Saved: {t.label}": t for t in state.saved_templates(store)  # one-asp
          if len(t.aspects) == 1 and t.kind == "form" and not t.needs_generated_steps
          and (t.aspects[0].human or t.aspects[0].name).lower() == str(human).lower()
          and (editor is None or t.label != editor.label)}
+try:  # prompts/ has one for this aspect: offered first; else the editor's or a saved version is chosen at once
+    in_prompts = bool(geval.tune.default_start(dataset.name, str(human)))
+except geval.GevalError:
+    in_prompts = False
 offered = {"The one-aspect template for it in prompts/": None, **({f"The editor's: {editor.label}": editor}
                                                                    if matches else {}), **saved}
+if not in_prompts and len(offered) > 1:  # kept when nothing else is: its error says what to do
+    del offered["The one-aspect template for it in prompts/"]
 state.keep_valid("tune_beat", list(offered))
 beat = st.radio("Template to beat", list(offered), horizontal=True, key="tune_beat", persist_state="session",
                 help="The editor's template, and each saved version, offered when compared with this human aspect.")

@@ -464,6 +464,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
 
 
 tune.budget = tune_budget  # geval.tune.budget(...): a search's needs, known before it starts
+tune.default_start = default_start  # geval.tune.default_start(...): the template a search beats when none is named
 
 
 def searched_together(store: Store, dataset: str) -> pd.DataFrame:
