@@ -14,6 +14,9 @@ def test_bundled_topicalchat_sample_is_shown(monkeypatch, tmp_path):
     assert metrics["Groups"] == "10"
     assert metrics["Systems"] == "6"
     assert "topicalchat_usr_sample" in texts(at)
+    assert "last turn" in at.dataframe[0].value.columns
+    at.selectbox[0].set_value("summeval_sample").run()  # summaries: no conversation, no empty 'last turn' column
+    assert not at.exception and "last turn" not in at.dataframe[0].value.columns
 
 
 def test_choosing_another_dataset_loads_it(monkeypatch, tmp_path):

@@ -167,7 +167,9 @@ preview = pd.DataFrame([
         else item.human_mean(aspect) for aspect, scores in item.human.items()}}
     for item in dataset.items
 ])
-first = ["id", *(["file id"] if own_ids else []), "response", "last turn"]
+if not any(item.context for item in dataset.items):  # summaries: no conversation, no last turn
+    preview = preview.drop(columns="last turn")
+first = ["id", *(["file id"] if own_ids else []), "response", *(["last turn"] if "last turn" in preview else [])]
 st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hide_index=True,
              height=min(280, 35 * (len(preview) + 1) + 3),
              column_config={"response": st.column_config.TextColumn(width="large"),
