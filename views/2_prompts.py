@@ -87,7 +87,7 @@ with right:
         st.info("Load a dataset on the Data page to preview the prompt on a real item.")
     else:
         misfit = template.misfit(dataset.items)
-        if misfit:  # previewed anyway on the dataset's first items, but Score will not offer it
+        if misfit:  # previewed anyway on the dataset's first items; Score does not choose it
             st.warning(plain(f"This template does not fit {dataset.name}: {misfit}. Score lists it while it is in "
                              "the editor, but does not choose it for you."))
         items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items

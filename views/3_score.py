@@ -262,11 +262,12 @@ def show_progress() -> None:
                    "judgment finished stays stored, and the run can be resumed.")
     elif not job.done:  # asked before the run the click makes, which then says "Stopping…" (not a second later)
         st.button("Stop", key="score_stop", on_click=job.stop_now)
-    elif st.session_state.get("score_shown") != job.id:
-        st.session_state["score_shown"] = job.id
-        st.rerun()
+    elif st.session_state.get("score_shown") != job.id:  # asked each second until a whole run has drawn the end:
+        st.rerun()  # a rerun asked from a fragment may be dropped on a busy machine
 
 
+if job is not None and not running:  # this run found the job ended: the page above is drawn for its end
+    st.session_state["score_shown"] = job.id
 show_progress()
 for other in jobs.stopped(str(store.path), dataset.name):  # stopped runs of another selection keep their Resume
     if other.id != st.session_state.get("score_job"):

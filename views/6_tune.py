@@ -190,13 +190,14 @@ def show_progress() -> None:
             st.button("Stopping…", key="tune_stop", disabled=True)
         else:
             st.button("Stop", key="tune_stop", on_click=job.stop_now)
-    elif st.session_state.get("tune_shown") != job.id:
-        st.session_state["tune_shown"] = job.id
-        st.rerun()
+    elif st.session_state.get("tune_shown") != job.id:  # asked each second until a whole run has drawn the end:
+        st.rerun()  # a rerun asked from a fragment may be dropped on a busy machine (the result never came)
     if job.error:
         st.error(job.error)
 
 
+if job is not None and not running:  # this run found the search ended, so it draws the end below
+    st.session_state["tune_shown"] = job.id
 show_progress()
 if job is not None and job.done and job.result is not None:
     show_result(job.result)
