@@ -114,9 +114,7 @@ with right:
             prompts = {}
             st.error(str(exc))
         if len(prompts) > 1:
-            shown_item = items[position]
-            together = (sum((i.group or i.id) == (shown_item.group or shown_item.id) for i in items) - 1
-                        if template.kind == "batch" else 0)
+            together = template.judged_together(items[position], dataset.items) - 1
             shown = st.selectbox(f"Prompt: {len(prompts)} prompts judge this item together with the {together} "
                                  "other items of its group (one call serves them all)" if together else
                                  f"Prompt: this template sends {len(prompts)} prompts per item", list(prompts),

@@ -267,6 +267,10 @@ class Template:
         return {", ".join(self.part_name(stored) for _, stored in call.keep): call.prompt
                 for call in self.calls(item, steps, around)}
 
+    def judged_together(self, item: Item, around: Sequence[Item]) -> int:
+        """How many items one prompt of `item` judges: its group's, at its level, for a batch template; else 1."""
+        return len(Neighbours(around).group(item)) if self.kind == "batch" else 1
+
 
 #: What a checklist question is asked as: the judge fills in "Answer: Yes" or "Answer: No".
 QUESTION_ASPECT = Aspect("Answer", 0, 1, labels=ANSWERS)
