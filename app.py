@@ -26,12 +26,12 @@ if "context_restored" not in st.session_state:
 context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
 #: The lead's pages: (script, title, icon, url path); Queues and My queue where the store has accounts.
 PAGES = [("views/1_data.py", "Data", ":material/table:", "data"),
+         ("views/7_label.py", "Label", ":material/label:", "label"),  # second, as the Data page's steps
          ("views/2_prompts.py", "Prompts", ":material/edit_note:", "prompts"),
          ("views/3_score.py", "Score", ":material/play_circle:", "score"),
          ("views/4_inspect.py", "Inspect", ":material/search:", "inspect"),
          ("views/5_agreement.py", "Agreement", ":material/insights:", "agreement"),
-         ("views/6_tune.py", "Tune", ":material/tune:", "tune"),
-         ("views/7_label.py", "Label", ":material/label:", "label")]
+         ("views/6_tune.py", "Tune", ":material/tune:", "tune")]
 TEAM_PAGES = [("views/8_queues.py", "Queues", ":material/groups:", "queues"),
               ("views/9_my_queue.py", "My queue", ":material/assignment_ind:", "my-queue")]
 offered = PAGES + (TEAM_PAGES if user is not None else [])

@@ -13,7 +13,7 @@ from e2e_helpers import ARTIFACTS, CHROMIUM, CHROMIUM_ARGS, VIEWPORT, streamlit_
 
 pytestmark = pytest.mark.e2e
 
-NAVIGATION = ["Data", "Prompts", "Score", "Inspect", "Agreement", "Tune", "Label"]
+NAVIGATION = ["Data", "Label", "Prompts", "Score", "Inspect", "Agreement", "Tune"]  # as the Data page's steps
 PAGES = [("", "Data"), ("data", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"),
          ("agreement", "Agreement"), ("tune", "Tune"), ("label", "Label")]
 

@@ -239,6 +239,9 @@ def test_a_batch_or_checklist_template_previews_each_prompt_the_judge_is_sent(mo
     assert at.code[0].value != first and sorted(at.code[0].value.split()) == sorted(first.split())  # other order
     at.selectbox(key="prompts_open").set_value("summeval-checklist").run()
     assert not at.exception and not at.error and at.selectbox(key="prompts_aspect").value.startswith("Coherence · question 1: ")
+    question = "Does the summary read as one connected account rather than a heap of unrelated facts?"
+    at.selectbox(key="prompts_aspect").set_value(f"Coherence · question 4: {question}").run()
+    assert f"4. Coherence · question 4: {question}" in [c.value for c in at.caption]  # the menu cuts it off
     at.selectbox(key="prompts_open").set_value("summeval-coherence").run()  # one prompt: no menu
     assert not at.exception and not at.error and not [s for s in at.selectbox if s.key == "prompts_aspect"]
 

@@ -11,6 +11,7 @@ st.title("Prompts")
 store = state.store()
 dataset = state.dataset()
 EDITOR = "(editor)"  # how the diff's menus name the editor's text
+WHOLE_IN_MENU = 60  # characters of a prompt's name that its menu shows whole at the preview's width
 
 files = {t.name: t for t in geval.Template.known()}
 stored = {t.label: t for t in state.saved_templates(store)}
@@ -114,11 +115,14 @@ with right:
             prompts = {}
             st.error(str(exc))
         if len(prompts) > 1:
+            names = list(prompts)
             together = template.judged_together(items[position], dataset.items) - 1
             shown = st.selectbox(f"Prompt: {len(prompts)} prompts judge this item together with the {together} "
                                  "other items of its group (one call serves them all)" if together else
-                                 f"Prompt: this template sends {len(prompts)} prompts per item", list(prompts),
-                                 key="prompts_aspect")
+                                 f"Prompt: this template sends {len(prompts)} prompts per item", names,
+                                 format_func=lambda name: f"{names.index(name) + 1}. {name}", key="prompts_aspect")
+            if len(shown) > WHOLE_IN_MENU:  # a long checklist question: the menu cuts it off
+                st.caption(f"{names.index(shown) + 1}. {shown}")
             st.code(prompts[shown], language=None, wrap_lines=True)
         elif prompts:
             st.code(next(iter(prompts.values())), language=None, wrap_lines=True)
