@@ -2,7 +2,9 @@
 # The whole test suite, from a fresh machine: installs what the tests need, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-llama.txt \
+# llama.cpp's common library, which the judge never loads, left out of its build (geval/judging/build.py, WITHOUT_COMMON)
+CMAKE_ARGS="${CMAKE_ARGS:-} -DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/geval/judging/llama_without_common.cmake" \
+    python3 -m pip install --quiet --disable-pip-version-check -r requirements.txt -r requirements-llama.txt \
     -r requirements-dev.txt
 python3 -m pip install --quiet --disable-pip-version-check --no-deps -r requirements-bertscore.txt
 # ppi-python (a test-only reference) installs its own tests as a top-level package named `tests`,

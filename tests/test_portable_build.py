@@ -4,6 +4,7 @@ checks say of builds for other CPUs (geval/judging/native.py)."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 
@@ -53,6 +54,33 @@ def test_requirements_build_llama_cpp_portably_in_the_file_the_install_reads():
     for feature in ("AVX512", "AMX_TILE", "AMX_INT8", "AMX_BF16"):
         assert f"--config-settings=cmake.define.GGML_{feature}=OFF" in line
     assert "--config-settings=cmake.define.LLAVA_BUILD=OFF" in line  # no multimodal library: a fifth less to build
+
+
+#: llama-cpp-python's CMakeLists as it stands around llama.cpp (0.3.36): the common library forced on, then llama.cpp.
+BINDING = ('cmake_minimum_required(VERSION 3.21)\nproject(llama_cpp)\n'
+           'set(LLAMA_BUILD_COMMON ON CACHE BOOL "Build llama.cpp common library" FORCE)\nadd_subdirectory(llama.cpp)\n')
+LLAMA_CPP = ('cmake_minimum_required(VERSION 3.14)\nproject("llama.cpp" C)\n'
+             'option(LLAMA_BUILD_COMMON "llama: build common utils library" ON)\n'
+             'if (LLAMA_BUILD_COMMON)\n  message(FATAL_ERROR "common is built")\nendif()\n')
+
+
+def test_both_builds_leave_llama_cpps_common_library_out(tmp_path, monkeypatch):
+    """The README's first command (`build.start`) and the suite's (tests/run.sh) give CMake the file that leaves out
+    the common library (57 of 140 steps); CMake, on a project shaped as llama-cpp-python's, then does not build it."""
+    assert f"-DCMAKE_PROJECT_llama.cpp_INCLUDE=$PWD/{build.WITHOUT_COMMON.relative_to(REPO)}" in \
+        (REPO / "tests" / "run.sh").read_text()
+    monkeypatch.setenv("CMAKE_ARGS", "-DGGML_CUDA=OFF")  # a user's own are kept
+    assert build.build_environment()["CMAKE_ARGS"] == \
+        f"-DGGML_CUDA=OFF -DCMAKE_PROJECT_llama.cpp_INCLUDE={build.WITHOUT_COMMON}"
+    if shutil.which("cmake") is None:
+        pytest.skip("cmake is not installed")
+    (tmp_path / "llama.cpp").mkdir()
+    (tmp_path / "CMakeLists.txt").write_text(BINDING)
+    (tmp_path / "llama.cpp" / "CMakeLists.txt").write_text(LLAMA_CPP)
+    configure = ["cmake", "-S", str(tmp_path), "-B", str(tmp_path / "build"),
+                 *build.build_environment()["CMAKE_ARGS"].split()]
+    done = subprocess.run(configure, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_build_features_are_read_from_the_system_info():
