@@ -29,6 +29,7 @@ from geval.decisions.labeling import (
     learning_curve,
     order,
     parse_aspects,
+    planned_r,
     progress_line,
     template_aspects,
 )
@@ -162,10 +163,13 @@ def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
     labeled = human.iloc[:23]
     r = np.corrcoef(found.table.loc[labeled.index, "judge"], labeled)[0, 1]
     effect = design_effect(found.table.loc[labeled.index, "judge"], labeled, found.groups[labeled.index])
+    planned = planned_r(r, 23, effect=effect)
+    assert 0 < planned < r
     assert progress_line(found, labeled, "Natural") == (
-        f"23 labeled; about {labels_needed(r, effect=effect) - 23} more for a 95% interval of ±0.10 on the judge's "
-        f"Pearson with your Natural labels (now {r:.2f}); counted with the design effect of the 12 groups labeled so "
-        f"far (×{effect:.1f})")
+        f"23 labeled; about {labels_needed(planned, effect=effect) - 23} more for a 95% interval of ±0.10 on the "
+        f"judge's Pearson with your Natural labels (now {r:.2f}, planned as {planned:.2f}, the end of its 95% interval "
+        f"nearest 0, until there are more); counted with the design effect of the 12 groups labeled so far "
+        f"(×{effect:.1f})")
     independent = ("; counted as if items were independent (fewer than 10 groups labeled to measure how much a "
                    "group's items move together: more will be needed)")
     assert progress_line(found, human.iloc[:2], "Natural") == (
@@ -186,6 +190,25 @@ def test_the_progress_line_names_the_figure_and_the_labels_still_needed():
         "agrees with you")
 
 
+def test_a_few_labels_plan_from_the_end_of_their_pearsons_interval_nearest_0():
+    """On 4 labels the Label page said "about 3 more for ±0.10 (now -0.98)": planned at the observed r, a few labels'
+    chance correlation promised an interval after a handful more. Planned at the end of its interval nearest 0, 5
+    labels of a judge whose Pearson with people is .5 in truth plan fewer labels than .5 needs in 2.5% of draws
+    (one end of a 95% interval; 3.0% at seed 7); planned at the observed r, in 60%."""
+    rng = np.random.default_rng(7)
+    needed = labels_needed(0.5)
+    fewer, fewer_at_r = 0, 0
+    for _ in range(2000):
+        judge, human = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], size=5).T
+        r = float(np.corrcoef(judge, human)[0, 1])
+        fewer += labels_needed(planned_r(r, 5)) < needed
+        fewer_at_r += labels_needed(r) < needed
+    assert fewer / 2000 <= 0.05 and fewer_at_r / 2000 >= 0.3, (fewer, fewer_at_r)
+    assert 0.3 < planned_r(-0.98, 4) < 0.35 and labels_needed(planned_r(-0.98, 4)) > 300  # "about 3 more" before
+    assert planned_r(0.2, 20) == planned_r(float("nan"), 50) == planned_r(0.5, 3) == 0.0  # an interval holding 0
+    assert planned_r(0.5, 10_000) == pytest.approx(0.5, abs=0.02)  # many labels: the r itself
+
+
 def test_the_progress_line_says_how_many_labels_are_on_items_the_judge_scored():
     """A judge that scored 6 of 60 items and 3 labels on others: the Pearson is "not computable yet" for a reason
     the line names (a new user scored a sample, then labeled in the seeded random order)."""
@@ -195,7 +218,7 @@ def test_the_progress_line_says_how_many_labels_are_on_items_the_judge_scored():
     assert line.startswith("3 labeled (0 of them on the 6 items the judge scored: only those are compared with it); "
                            "a 95% interval of ±0.10 on the judge's Pearson with your Natural labels (not computable "
                            "yet, taken as 0) needs about 385 labels, more than the 6 items the judge scored"), line
-    assert progress_line(found, human.iloc[:3], "Natural").startswith("3 labeled; about ")  # all on judged items
+    assert progress_line(found, human.iloc[:3], "Natural").startswith("3 labeled; a 95% interval")  # all on judged
 
 
 def test_the_progress_line_says_when_the_dataset_has_fewer_items_than_the_interval_needs():
@@ -279,7 +302,8 @@ def test_labels_of_groups_whose_items_move_together_count_for_less():
     r = correlate("pearson", found.table.loc[labeled.index, "judge"], labeled)
     assert labels_needed(r, effect=effect) > 2 * labels_needed(r)
     line = progress_line(found, labeled, "Natural")
-    assert f"needs about {labels_needed(r, effect=effect)} labels" in line and f"(×{effect:.1f})" in line
+    assert f"needs about {labels_needed(planned_r(r, 150, effect=effect), effect=effect)} labels" in line
+    assert f"(×{effect:.1f})" in line
 
 
 # --- the learning curve -----------------------------------------------------------------------------

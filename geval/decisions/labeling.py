@@ -62,7 +62,7 @@ from geval.wording import counted
 __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "SCORERS",
            "TARGET",
            "LabelAspect", "Features", "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts",
-           "features", "order", "fitted", "informativeness", "labels_needed", "progress_line", "learning_curve", "curve",
+           "features", "order", "fitted", "informativeness", "labels_needed", "planned_r", "progress_line", "learning_curve", "curve",
            "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
@@ -365,6 +365,16 @@ def _half_width(r: float, n: int, z: float = 1.96, effect: float = 1.0) -> float
     return (math.tanh(math.atanh(r) + spread) - math.tanh(math.atanh(r) - spread)) / 2
 
 
+def planned_r(r: float, n: int, z: float = 1.96, effect: float = 1.0) -> float:
+    """The Pearson a plan of labels reads from `r` on `n` labels: the end of its 95% interval (Fisher's z, with the
+    design `effect`) nearest 0, or 0 where the interval holds 0 or `r` is undefined; 0, the widest, on 3 or fewer.
+    A few labels' r (-0.98 on 4) would promise an interval of ±0.10 after a handful more."""
+    if r is None or not math.isfinite(r) or n <= 3:
+        return 0.0
+    near = abs(math.atanh(min(abs(r), 0.999))) - z * math.sqrt(effect / (n - 3))
+    return math.tanh(near) if near > 0 else 0.0
+
+
 def design_effect(judge: pd.Series, human: pd.Series, groups: pd.Series) -> float | None:
     """How much wider the interval over groups is than one taking the items as independent: the
     delete-one-group jackknife's variance of the Pearson correlation on Fisher's z over 1/(n − 3),
@@ -414,8 +424,8 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
                   categories: Sequence[str] = ()) -> str:
     """"23 labeled; about N more for a 95% interval of ±0.10 on the judge's Pearson with your
     Natural labels (now 0.42)": the judge's Pearson with the labels (`human`, indexed by item id)
-    of `aspect`, taken as 0 while it cannot be computed (`labels_needed`), counted with the design
-    effect of the groups labeled so far (`design_effect`), or, below MIN_GROUPS groups, saying that
+    of `aspect`, planned at the end of its interval nearest 0 (`planned_r`; 0 while it cannot be computed), counted
+    with the design effect of the groups labeled so far (`design_effect`), or, below MIN_GROUPS groups, saying that
     it takes the items as independent. On a categorical aspect (its `categories`, the labels their indexes) the
     judge's accuracy instead: its nearest category against the label (`accuracy_labels_needed`,
     `accuracy_design_effect`). Labels where the judge is not read (the groups a prompt
@@ -446,9 +456,13 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     else:
         now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
         effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
-        needed = labels_needed(now, half_width, effect=effect or 1.0)
-        every = _half_width(now, total, effect=effect or 1.0) if total > 3 else math.nan
-        what, unknown, shown = "Pearson", "not computable yet, taken as 0", ""
+        planned = planned_r(now, usable, effect=effect or 1.0)
+        needed = labels_needed(planned, half_width, effect=effect or 1.0)
+        every = _half_width(planned, total, effect=effect or 1.0) if total > 3 else math.nan
+        what, unknown = "Pearson", "not computable yet, taken as 0"
+        shown = (f", planned as {planned:.2f}, the end of its 95% interval nearest 0, until there are more"
+                 if f"{planned:.2f}" != f"{abs(now):.2f}" else "")
+    shown = shown if needed > usable else ""  # enough: no plan to read
     figure = (f"a 95% interval of ±{half_width:.2f} on the judge's {what} with your {aspect} labels ("
               + (f"now {now:.2f}{shown})" if math.isfinite(now) else f"{unknown})"))
     counted = (f"; counted with the design effect of the {found.groups[both].nunique()} groups labeled so far "
