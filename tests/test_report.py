@@ -1,10 +1,12 @@
 """geval.reporting.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
 import base64
+import importlib.util
 import io
 import json
 import math
 import re
+import sys
 from html.parser import HTMLParser
 
 import numpy as np
@@ -105,6 +107,20 @@ def test_precomputed_tables_are_used(scored):
     table.loc[0, "note"] = "precomputed-marker"
     assert "precomputed-marker" in geval.reporting.report(store, dataset, combos=[pair], tables={pair: table},
                                                 baselines=[]).html()
+
+
+def test_a_dataset_of_a_class_reloaded_since_is_reported_as_the_dataset(scored, monkeypatch):
+    """The app keeps its Dataset across a code change, on which Streamlit loads the project's modules again: the
+    report took the old class's dataset for a name ("Error binding parameter 1: type 'Dataset' is not supported")."""
+    store, dataset, pair = scored
+    spec = importlib.util.spec_from_file_location("dataset_before_the_change", REPO / "geval" / "data" / "dataset.py")
+    before = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, before)  # where its dataclasses look themselves up
+    spec.loader.exec_module(before)
+    kept = before.Dataset(dataset.name, dataset.path, dataset.layout, dataset.items)
+    assert not isinstance(kept, geval.Dataset)
+    html = geval.reporting.report(store, kept, combos=[pair], baselines=[], n_boot=50, figures=False).html()
+    assert "synthetic: agreement with people" in html and "12 items" in html
 
 
 def test_a_pair_that_was_never_scored_is_a_named_error(scored):

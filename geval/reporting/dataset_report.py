@@ -201,12 +201,13 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
             variants, levels, metric, n_boot, tables, embedder, figures, ceiling, calibrate, ensemble, against, goals,
             folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, compared, on_progress) -> Report:
     """`report`'s work, its arguments as given there."""
-    name = dataset.name if isinstance(dataset, Dataset) else dataset
+    # a name, or a Dataset: told by str, since the app's Dataset may be of a class a code change has reloaded since
+    name = dataset if isinstance(dataset, str) else dataset.name
     items = store.items(name)
     if not items:
         raise store.not_stored(name)
-    described = (dataset if isinstance(dataset, Dataset) else
-                 Dataset(name, "", store.dataset_layout(name) or "stored", items)).summary()
+    described = (Dataset(name, "", store.dataset_layout(name) or "stored", items) if isinstance(dataset, str) else
+                 dataset).summary()
     names = Names(store.combos(name), store.template_comments())
     say = (lambda message: on_progress(names(message))) if on_progress else (lambda message: None)
     scored, searched, unread = _scored(store, name, items, combos, tables or {}, variants[0], levels, n_boot, say)
