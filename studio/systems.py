@@ -75,8 +75,8 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
             for line in result.sentences():
                 st.markdown(f"- {plain(line)}")
         ranking = st.columns([2, 3])[0]  # the judges' table below it, whole: an imported judge's name is long
-        ranking.caption("Ranks each system may hold, for all pairs together (wider than a sentence's interval for "
-                        "one pair):")
+        ranking.caption(plain(f"{geval.reporting.systems_line(result, names)} Ranks each system may hold, for all "
+                              "pairs together (wider than a sentence's interval for one pair):"))
         ranking.dataframe(geval.reporting.ranking_table(result), hide_index=True, key="systems_ranking")
     worth = st.container()  # the page's width: every column of the judges' table in view
     worth.caption(plain(f"The judges by the labels they are worth here: {geval.reporting.worth_words(result)} "

@@ -509,10 +509,12 @@ def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_grou
     assert not at.exception
     table = at.dataframe[0].value
     assert table.loc[table["level"] == "group", "value [95% CI]"].str.startswith("n/a").all()
-    assert any("score whole groups instead (the Score page's Items, By group)" in c.value for c in at.caption)
+    assert any("score whole groups instead, 10 or more with at least 3 items each (the Score page's Items, By group)"
+               in c.value for c in at.caption)
     at.switch_page("views/3_score.py").run()
     at.radio(key="score_how").set_value("Seeded random sample").run()
-    assert any(c.value.startswith("A random sample spreads its items over the groups") for c in at.caption)
+    assert any(c.value.startswith("A random sample spreads its items over the groups") and "score whole groups, 10 or "
+               "more with at least 3 items each: Items, By group." in c.value for c in at.caption)
 
 
 def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what_each_judge_is_worth(monkeypatch,
@@ -539,6 +541,9 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     assert at.selectbox(key="systems_judge").value == best  # the one worth most labels, not the newest
     assert any(c.startswith(f"The combined estimate reads {best}, the judge worth most labels on Natural of those "
                             "chosen above") for c in said), said
+    differ = re.compile(r"Natural: (no two of the \d+ systems can be told apart for all \d+ pairs together|\d+ of "
+                        r"\d+ pairs of systems differ for all pairs together) with .+ Ranks each system may hold")
+    assert any(differ.match(c) for c in said), said  # the report's bottom line says which systems differ: here too
     worth = next(d.value for d in at.dataframe if "effective labels" in d.value.columns)
     assert list(worth.columns) == ["judge", "labels", "effective labels", "saved", "Pearson within systems",
                                    "advantage probability", "judge in full"]

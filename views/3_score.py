@@ -97,7 +97,8 @@ with left:
         if len(dataset.groups) > 1:
             st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "
                        "(correlations within each dialogue or document) then reads n/a. To read it, score whole "
-                       "groups: Items, By group.")
+                       f"groups, {geval.reporting.MIN_GROUPS} or more with at least {geval.reporting.MIN_GROUP_ITEMS} "
+                       "items each: Items, By group.")
     elif how == "By system":
         state.keep_valid("score_systems", dataset.systems)
         systems = st.multiselect("Systems", dataset.systems, key="score_systems", persist_state="session",

@@ -129,7 +129,8 @@ thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked
 if len(thin):  # e.g. a random sample of the items: one or two in each group
     st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
                "scored items here (the note says how many it needs). A random sample leaves a few in each group: "
-               "score whole groups instead (the Score page's Items, By group).")
+               f"score whole groups instead, {geval.reporting.MIN_GROUPS} or more with at least "
+               f"{geval.reporting.MIN_GROUP_ITEMS} items each (the Score page's Items, By group).")
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")

@@ -5,10 +5,12 @@ the CLI and the benchmarks use (a benchmark writes its page as a `Document` of t
 `counted`: a count in words, "1 judge call"; `how_it_errs`: how the judge errs, in words, tables and
 figures; `pairwise`: a pairwise judge's position bias, agreement with people and win rates)."""
 
+from geval.analysis.correlation import MIN_GROUP_ITEMS, MIN_GROUPS  # what the group level needs
 from geval.analysis.leaderboard import labels_only  # a dataset labeled with categories only: nothing to correlate
 from geval.data.declared import aspect_words, category_word, labels_in_words, positive  # people's labels in words
 from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion, offset, scale use, length
 from geval.reporting import pairwise  # a pairwise judge: position consistency, agreement with people, win rates
+from geval.reporting.bottom_line import systems_line  # which systems differ, for all pairs together
 from geval.reporting.dataset_report import Report, report
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -41,9 +43,9 @@ from geval.reporting.tables import (
 )
 from geval.wording import counted
 
-__all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "Report", "Table", "Text",
-           "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "aspect_words", "category_word", "correlation_bars", "counted",
+__all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "MIN_GROUPS",
+           "MIN_GROUP_ITEMS", "Report", "Table", "Text", "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "aspect_words", "category_word", "correlation_bars", "counted",
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
            "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
-           "saved_line", "scatter_figure", "stack_tables", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]
+           "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]
