@@ -3,7 +3,7 @@ answers: the README's first command starts it (`python -m geval doctor --build`)
 and `python -m geval doctor` show how far it is, read from pip's log.
 
 PyPI has no prebuilt wheel of llama-cpp-python, so pip builds llama.cpp from source, for every
-x86-64 CPU with AVX2 (requirements-llama.txt): about 3 minutes on an idle 2-core machine, 15-40 on a
+x86-64 CPU with AVX2 (requirements-llama.txt): 2-3 minutes on an idle 2-core machine, 15-40 on a
 busy one. pip runs verbosely in a process of its own (a new session: it outlives the command that
 started it) and writes its output to a log in the user cache folder; the build's steps are ninja's
 "[57/187] Building CXX object ..." lines. Nothing else is kept: whether it runs is its process (its
@@ -82,7 +82,7 @@ class Build:
             return (f"The embedded judge's llama.cpp build failed{at}: {reason}. The log is {self.log}; build it again "
                     f"with `{BUILD}`.")
         return (f"The embedded judge needs llama-cpp-python, built from source for this machine's kind of CPU: "
-                f"`{BUILD}` builds it in the background (about 3 minutes on an idle 2-core machine).")
+                f"`{BUILD}` builds it in the background (2-3 minutes on an idle 2-core machine).")
 
 
 def _running(pid: int) -> bool:
