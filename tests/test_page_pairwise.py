@@ -59,6 +59,7 @@ def test_agreement_shows_position_consistency_kappa_with_people_and_win_rates(mo
             "questions.") in [c.value for c in at.caption]
     assert "Asked in both orders, the judge names the same winner on" in said
     assert "two annotators reach" in said and plain("Zheng et al. (NeurIPS 2023) report 65%") in said
+    assert plain("The judge's kappa minus the people's: ") in said  # a kappa, not an offset of the scores
 
 
 

@@ -375,6 +375,20 @@ def test_loading_the_model_is_a_bar_of_its_own_with_its_time_and_the_eta_that_co
     assert at.button(key="score_start").disabled and at.button(key="score_stop")
 
 
+def test_a_load_longer_than_expected_is_said_without_a_full_bar(monkeypatch, tmp_path):
+    """A new user saw the load's bar full while the line read "Loading the model (about 7 s): 11s so far, ETA ?",
+    then the bar dropped to 0 as the items began."""
+    from geval.scoring.plan import Pace, Work
+    from geval.scoring.runner import Progress
+
+    late = Progress(total=24, phase="loading the model", load_started=time.time() - 50, load_expected=40.0,
+                    planned=Work(24, 0, 24), pace=Pace(per_call=2.0), started=time.time() - 50)
+    at = _shown_job(monkeypatch, tmp_path, late)
+    assert not at.get("progress")
+    [status] = at.status
+    assert re.match(r"t@1: Loading the model \(about 40 s\): 5\ds so far", status.label), status.label
+
+
 def test_a_stop_asked_for_says_it_is_pending_until_the_run_stops(monkeypatch, tmp_path):
     from geval.scoring.runner import Progress
 

@@ -133,7 +133,8 @@ def _against_people(labels: LabelErrors) -> str:
                 f"the people's own kappa is not known: {labels.people.note}.")
     start = (f"Against one annotator the judge reaches {_read(labels.judge_mean)} on average ({annotators}); "
              f"two annotators reach {_read(labels.people)} with each other ({counted(labels.pairs, 'pair')} with "
-             f"{MIN_PAIR_ITEMS} items or more together). The judge minus the people: {_signed(labels.difference, 3)}")
+             f"{MIN_PAIR_ITEMS} items or more together). The judge's kappa minus the people's: "
+             f"{_signed(labels.difference, 3)}")
     if labels.difference.above():
         return start + ": the judge agrees with a person better than two people agree with each other."
     if labels.difference.below():
