@@ -108,8 +108,8 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     item = next(i for i in dataset.items if i.id == at.session_state["inspect_jump"])
     labels = {m.label: m.value for m in at.metric}
     assert labels["People"] == f"{item.human_mean('Natural'):.2f}"
-    assert "Judge (1-3)" in labels and "|difference| (0-1)" in labels
-    difference = next(m for m in at.metric if m.label == "|difference| (0-1)")
+    assert "Judge (1-3)" in labels and "|diff.| (0-1)" in labels
+    difference = next(m for m in at.metric if m.label == "|diff.| (0-1)")
     assert "each put on 0-1 by its own scale (the judge's 1-3;" in difference.proto.help  # read as 0-1 of what?
     assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
     people = at.table[0].value  # every aspect, every annotator: a static table hides no column

@@ -217,10 +217,10 @@ with score_column:
         scores = item.human.get(human, ())
         if not words:
             b.metric("People", geval.reporting.number(item.human_mean(human), 2), help=f"The people's mean of {human}.")
-            c.metric("|difference| (0-1)", geval.reporting.number(row["disagreement"], 2),
-                     help="The judge's score and the people's mean, each put on 0-1 by its own scale (the judge's "
-                          f"{low:g}-{high:g}; the people's as declared, or as seen in the dataset), then subtracted: "
-                          "0 where they agree, 1 at opposite ends.")
+            c.metric("|diff.| (0-1)", geval.reporting.number(row["disagreement"], 2),  # its column's width, whole
+                     help="|difference|: the judge's score and the people's mean, each put on 0-1 by its own scale "
+                          f"(the judge's {low:g}-{high:g}; the people's as declared, or as seen in the dataset), then "
+                          "subtracted: 0 where they agree, 1 at opposite ends.")
         st.text(f"{human}, every annotator: {', '.join(in_words(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
