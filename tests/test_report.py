@@ -6,6 +6,7 @@ import io
 import json
 import math
 import re
+import subprocess
 import sys
 from html.parser import HTMLParser
 
@@ -121,6 +122,16 @@ def test_a_dataset_of_a_class_reloaded_since_is_reported_as_the_dataset(scored, 
     assert not isinstance(kept, geval.Dataset)
     html = geval.reporting.report(store, kept, combos=[pair], baselines=[], n_boot=50, figures=False).html()
     assert "synthetic: agreement with people" in html and "12 items" in html
+
+
+def test_the_app_never_loads_its_modules_again_when_a_file_changes():
+    """The reload behind the test above also made the judge's aspects unpicklable for its worker ("Can't pickle
+    <class 'geval.judging.aspects.Aspect'>: it's not the same object"): the app watches no file (Streamlit reads
+    .streamlit/config.toml so; a misspelt option would be ignored silently)."""
+    probe = ("from streamlit import config; config.get_config_options(force_reparse=True); "
+             "print(config.get_option('server.fileWatcherType'))")
+    result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["none"], result.stderr
 
 
 def test_a_pair_that_was_never_scored_is_a_named_error(scored):
