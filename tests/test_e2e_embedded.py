@@ -86,8 +86,7 @@ def test_a_run_of_two_templates_shows_the_model_loading_once_and_nothing_of_a_se
         if counters(tab) != seen:
             moved, seen = time.monotonic(), counters(tab)
         assert time.monotonic() - moved < STALL, f"the runs made no progress for {STALL:.0f} s: {text[-2000:]}"
-        bars = tab.locator(f'{MAIN} [data-testid="stProgress"], {MAIN} [data-testid="stExpander"] summary'
-                           ).all_inner_texts()  # a load longer than expected is a status, not a bar
+        bars = tab.locator(f'{MAIN} [data-testid="stProgress"]').all_inner_texts()
         loading += [bar for bar in bars if "Loading the model" in bar]
         server_words += SERVER_WORDS.findall(text)
         if loading and not photographed:
