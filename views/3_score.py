@@ -236,8 +236,8 @@ def show_progress() -> None:
     if not job.done:
         if progress is None:
             st.status(f"{job.heading() or 'Starting'}: starting…", state="running")
-        elif progress.loading and progress.load_left() is None:  # longer than expected, or not known: no bar
-            st.status(job.line(), state="running")                 # that would sit full, then drop to 0
+        elif progress.loading and progress.load_left() is None:  # late, or of unknown length: a bar would sit full
+            st.status(job.line(), state="running")
         elif progress.loading:
             st.progress(progress.load_share(), text=job.line())
         elif progress.phase:

@@ -62,7 +62,8 @@ from geval.wording import counted
 __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "SCORERS",
            "TARGET",
            "LabelAspect", "Features", "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts",
-           "features", "order", "fitted", "informativeness", "labels_needed", "planned_r", "progress_line", "learning_curve", "curve",
+           "features", "order", "fitted", "informativeness", "labels_needed", "planned_r", "progress_line",
+           "learning_curve", "curve",
            "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
@@ -460,8 +461,9 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         needed = labels_needed(planned, half_width, effect=effect or 1.0)
         every = _half_width(planned, total, effect=effect or 1.0) if total > 3 else math.nan
         what, unknown = "Pearson", "not computable yet, taken as 0"
-        shown = (f", planned as {planned:.2f}, the end of its 95% interval nearest 0, until there are more"
-                 if f"{planned:.2f}" != f"{abs(now):.2f}" else "")
+        shown = ("" if f"{planned:.2f}" == f"{abs(now):.2f}" else
+                 f", planned as {planned:.2f}, the end of its 95% interval nearest 0, until there are more" if planned
+                 else ", planned as 0 until there are more: its 95% interval holds 0")
     shown = shown if needed > usable else ""  # enough: no plan to read
     figure = (f"a 95% interval of ±{half_width:.2f} on the judge's {what} with your {aspect} labels ("
               + (f"now {now:.2f}{shown})" if math.isfinite(now) else f"{unknown})"))

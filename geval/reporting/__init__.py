@@ -44,8 +44,10 @@ from geval.reporting.tables import (
 from geval.wording import counted
 
 __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "MIN_GROUPS",
-           "MIN_GROUP_ITEMS", "Report", "Table", "Text", "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv", "aspect_words", "category_word", "correlation_bars", "counted",
+           "MIN_GROUP_ITEMS", "Report", "Table", "Text", "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv",
+           "aspect_words", "category_word", "correlation_bars", "counted",
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
            "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
-           "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict", "worth_table", "worth_words"]
+           "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict",
+           "worth_table", "worth_words"]
