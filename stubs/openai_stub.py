@@ -504,8 +504,16 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: object) -> None:  # keep test output quiet
         pass
 
+    def _answered(self) -> None:
+        """Count the chat request in hand out of `in_flight` (once), before its answer leaves: a client that has it
+        may send its next request at once, which the stub would otherwise count beside this one (9 of a limit of 8)."""
+        generation, self._in_hand = getattr(self, "_in_hand", None), None
+        if generation is not None:
+            self.owner._done(generation)
+
     def _send(self, status: int, payload: bytes, headers: dict | None = None,
               content_type: str = "application/json") -> None:
+        self._answered()
         try:
             self.send_response(status)
             self.send_header("Content-Type", content_type)
@@ -524,6 +532,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _reset(self) -> None:
         """Drop the connection with a TCP reset (SO_LINGER 0), sending no answer."""
+        self._answered()
         self.close_connection = True
         try:
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
@@ -555,6 +564,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(404, f"no route {self.path}")
             return
         number, generation = stub._record(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+        self._in_hand = generation
         try:
             if stub.delay:
                 time.sleep(stub.delay)
@@ -582,7 +592,7 @@ class _Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, json.dumps(stub.completion(body)).encode())
         finally:
-            stub._done(generation)
+            self._answered()  # one that got no answer (a timeout, a reconfigured stub)
 
 
 def main(argv: Iterable[str] | None = None) -> None:
