@@ -21,8 +21,9 @@ from __future__ import annotations
 import importlib
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 import pandas as pd
@@ -33,7 +34,8 @@ from geval.analysis.calibration import CalibrationError, cross_validated, fit_pr
 from geval.analysis.categorical import METRIC as ACCURACY
 from geval.analysis.categorical import accuracy_interval, as_labels, majority
 from geval.analysis.comparison import paired_accuracy, paired_columns
-from geval.analysis.correlation import MIN_GROUPS, Resamples, correlate, item_bootstrap, jackknife_se
+from geval.analysis.correlation import (MIN_GROUPS, Resamples, between_share, correlate, item_bootstrap,
+                                       jackknife_se)
 from geval.analysis.grouped import group_codes, share_parts
 from geval.analysis.disagreement import human_ranges
 from geval.analysis.held_out import held_out, searched_versions
@@ -62,7 +64,8 @@ from geval.wording import counted
 __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORITY_OF", "MIN_FIT", "ORDERS", "SCORERS",
            "TARGET",
            "LabelAspect", "Features", "LearningCurve", "template_aspects", "dataset_aspects", "parse_aspects", "counts",
-           "features", "order", "fitted", "informativeness", "labels_needed", "planned_r", "progress_line",
+           "features", "order", "fitted", "informativeness", "grown_effect", "labels_needed", "planned_r",
+           "progress_line",
            "learning_curve", "curve",
            "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
@@ -348,12 +351,15 @@ def order(ids: Sequence[str], how: str, seed: int = 0, judge: pd.Series | None =
 # --- how many labels a figure needs -----------------------------------------------------------------
 
 
-def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96, effect: float = 1.0) -> int:
+def labels_needed(r: float, half_width: float = TARGET, z: float = 1.96,
+                  effect: float | Callable[[int], float] = 1.0) -> int:
     """The number of items at which a Pearson correlation of `r` has a 95% interval (Fisher's z)
     no wider than ±`half_width`, with the design `effect` (1: items taken as independent; k: a
-    group's items count as 1/k of independent ones, `design_effect`); an undefined `r` counts as 0."""
+    group's items count as 1/k of independent ones, `design_effect`; or the effect at each number of
+    items, `grown_effect`); an undefined `r` counts as 0."""
+    at = effect if callable(effect) else lambda n: effect
     n = 4
-    while _half_width(r, n, z, effect) > half_width:
+    while _half_width(r, n, z, at(n)) > half_width:
         n += 1
     return n
 
@@ -387,6 +393,19 @@ def design_effect(judge: pd.Series, human: pd.Series, groups: pd.Series) -> floa
     loo = item_bootstrap(judge.to_numpy(float), human.to_numpy(float), resamples, ("pearson",))["pearson"]
     se = jackknife_se(np.arctanh(np.clip(loo, -1 + 1e-12, 1 - 1e-12)))
     return max(1.0, se * se * (len(judge) - 3)) if math.isfinite(se) else None
+
+
+def grown_effect(effect: float, n: int, sizes: np.ndarray, share: float) -> float:
+    """The design effect at `n` labels drawn at random from the groups of `sizes` (the items' groups): the larger of
+    `effect`, measured on the labels so far, and 1 + (m − 1)·`share`, m − 1 the labels a label's group holds
+    besides it, expected at `n` of the items ((n − 1)/(N − 1)·Σs(s − 1)/N), `share` the judge's between-group
+    share of variance squared (`between_share`, standing in for the judge's times the people's). The labels so far
+    share few groups in a random order: measured on them alone, the effect of more labels is too small."""
+    total = int(sizes.sum())
+    if total < 2:
+        return effect
+    besides = (min(n, total) - 1) / (total - 1) * float((sizes * (sizes - 1)).sum()) / total
+    return max(effect, 1.0 + besides * share)
 
 
 def accuracy_design_effect(hits: pd.Series, groups: pd.Series) -> float | None:
@@ -426,8 +445,9 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     """"23 labeled; about N more for a 95% interval of ±0.10 on the judge's Pearson with your
     Natural labels (now 0.42)": the judge's Pearson with the labels (`human`, indexed by item id)
     of `aspect`, planned at the end of its interval nearest 0 (`planned_r`; 0 while it cannot be computed), counted
-    with the design effect of the groups labeled so far (`design_effect`), or, below MIN_GROUPS groups, saying that
-    it takes the items as independent. On a categorical aspect (its `categories`, the labels their indexes) the
+    with the design effect of the groups labeled so far (`design_effect`; below MIN_GROUPS groups, 1) grown to the
+    planned number of labels (`grown_effect`), saying so where it grew or where it takes the items as independent.
+    On a categorical aspect (its `categories`, the labels their indexes) the
     judge's accuracy instead: its nearest category against the label (`accuracy_labels_needed`,
     `accuracy_design_effect`). Labels where the judge is not read (the groups a prompt
     search chose its template on: `Features.held`) do not count. When the dataset has fewer items
@@ -452,14 +472,20 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         needed = accuracy_labels_needed(int(hits.sum()), usable, half_width, effect=effect or 1.0)
         every = _accuracy_half_width(int(hits.sum()), usable, total, effect=effect or 1.0) if total > 3 else math.nan
         planned = _planned_accuracy(int(hits.sum()), usable)
+        at_plan = effect or 1.0
         what, unknown = "accuracy", "not computable yet, planned as 0.50: the widest"
         shown = f", planned as {planned:.2f} until there are more" if f"{planned:.2f}" != f"{now:.2f}" else ""
     else:
         now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
         effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
         planned = planned_r(now, usable, effect=effect or 1.0)
-        needed = labels_needed(planned, half_width, effect=effect or 1.0)
-        every = _half_width(planned, total, effect=effect or 1.0) if total > 3 else math.nan
+        scored = judge.notna()
+        sizes = found.groups[scored].value_counts().to_numpy()
+        share = between_share(judge[scored], found.groups[scored]) if len(sizes) >= MIN_GROUPS else 0.0
+        grown = partial(grown_effect, effect or 1.0, sizes=sizes, share=share ** 2)
+        needed = labels_needed(planned, half_width, effect=grown)
+        every = _half_width(planned, total, effect=grown(total)) if total > 3 else math.nan
+        at_plan = grown(min(needed, total))
         what, unknown = "Pearson", "not computable yet, taken as 0"
         shown = ("" if f"{planned:.2f}" == f"{abs(now):.2f}" else
                  f", planned as {planned:.2f}, the end of its 95% interval nearest 0, until there are more" if planned
@@ -467,10 +493,7 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     shown = shown if needed > usable else ""  # enough: no plan to read
     figure = (f"a 95% interval of ±{half_width:.2f} on the judge's {what} with your {aspect} labels ("
               + (f"now {now:.2f}{shown})" if math.isfinite(now) else f"{unknown})"))
-    counted = (f"; counted with the design effect of the {found.groups[both].nunique()} groups labeled so far "
-               f"(×{effect:.1f})" if effect is not None else
-               f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much "
-               "a group's items move together: more will be needed)")
+    counted = _counted(effect, at_plan, min(needed, total) if needed > usable else 0, found.groups[both].nunique())
     held = (f" ({usable} where the judge is read: {found.held[found.judge]})" if found.judge in found.held else
             f" ({usable} of them on the {total} items the judge scored: only those are compared with it)"
             if usable < labeled else "")
@@ -481,6 +504,21 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
     reach = f"; all {total} give about ±{every:.2f}" if math.isfinite(every) else ""
     return (f"{labeled} labeled{held}; {figure} needs about {needed} labels, more than the {total} items the "
             f"judge scored{reach}{counted}")
+
+
+def _counted(effect: float | None, at_plan: float, planned: int, groups: int) -> str:
+    """How `progress_line` counted the labels: with the design `effect` of the `groups` labeled so far (None: too few
+    to measure), grown to `at_plan` at the `planned` number of labels (0: no plan to read)."""
+    grew = f"{at_plan:.1f}" != f"{effect or 1.0:.1f}" and planned
+    if effect is not None:
+        growth = f"; ×{at_plan:.1f} at {planned} labels, more of them in one group" if grew else ""
+        return f"; counted with the design effect of the {groups} groups labeled so far (×{effect:.1f}{growth})"
+    if grew:
+        return (f"; counted with ×{at_plan:.1f} at {planned} labels, the design effect expected from how much the "
+                f"judge's scores of a group's items move together (fewer than {MIN_GROUPS} groups labeled to measure "
+                "it on your labels)")
+    return (f"; counted as if items were independent (fewer than {MIN_GROUPS} groups labeled to measure how much a "
+            "group's items move together: more will be needed)")
 
 
 # --- the learning curve ------------------------------------------------------------------------------
