@@ -221,10 +221,23 @@ class Features:
     held: dict[str, str] = field(default_factory=dict)
     compared: dict[str, str] = field(default_factory=dict)
     sources: dict[str, tuple[str, str]] = field(default_factory=dict)
+    _grouping: tuple[np.ndarray, float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
         return self.table[self.judge] if self.judge else pd.Series(np.nan, index=self.table.index)
+
+    def judge_grouping(self) -> tuple[np.ndarray, float]:
+        """The sizes of the groups of the items the judge scored, and the judge's between-group share of variance
+        there (`between_share`; 0 below MIN_GROUPS groups): what `grown_effect` grows a design effect by. Made
+        once (a second at a million items), since a page keeps the Features while labels come in."""
+        if self._grouping is None:
+            scores = self.judge_scores()
+            scored = scores.notna()
+            sizes = self.groups[scored].value_counts().to_numpy()
+            share = between_share(scores[scored], self.groups[scored]) if len(sizes) >= MIN_GROUPS else 0.0
+            self._grouping = (sizes, share)
+        return self._grouping
 
 
 def features(store: Store, dataset: str, aspect: str, combo: tuple[str, str] | None = None,
@@ -479,9 +492,7 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
         effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
         planned = planned_r(now, usable, effect=effect or 1.0)
-        scored = judge.notna()
-        sizes = found.groups[scored].value_counts().to_numpy()
-        share = between_share(judge[scored], found.groups[scored]) if len(sizes) >= MIN_GROUPS else 0.0
+        sizes, share = found.judge_grouping()
         grown = partial(grown_effect, effect or 1.0, sizes=sizes, share=share ** 2)
         needed = labels_needed(planned, half_width, effect=grown)
         every = _half_width(planned, total, effect=grown(total)) if total > 3 else math.nan
