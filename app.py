@@ -2,10 +2,20 @@
 
 import streamlit as st
 
-from studio import auth, context, fitting, memory, state
+st.set_page_config(page_title="G-Eval Studio", page_icon="⚖️", layout="wide")  # an emoji: drawn here, not fetched
+# A session's first run imports the engine (seconds, on a server's first session), reads the dataset and draws the
+# sidebar before the page: the main area says so meanwhile (it stayed blank for seconds on a loaded machine), and
+# is cleared before the page draws. The placeholder is there in every run, so that the page's elements keep their
+# places (a widget that moved between the first run and the next was drawn anew, and a file given to it was lost).
+opening = st.empty()
+first_run = "context_restored" not in st.session_state
+if first_run:
+    opening.caption("Opening G-Eval Studio…")
+
+from studio import auth, context, fitting, memory, state  # noqa: E402 (after the first thing drawn)
 
 memory.freed_blocks_returned()  # once per server process
-state.configure_page()
+opening.empty()  # a sign-in form or an annotator's queue draws below nothing
 user = auth.signed_in()  # None: no accounts, the app as one local user's; else signed in (the form stops the run until)
 if user is not None and not user.lead:  # an annotator: their queue, and nothing else runs (studio/auth.py)
     auth.sign_out_button(user)
@@ -16,12 +26,7 @@ if user is not None and not user.lead:  # an annotator: their queue, and nothing
     auth.refuse_address(user)  # after the navigation: its line links back to the queue
     queue_only.run()
     st.stop()
-# A session's first run reads the dataset and draws the sidebar before the page: the main area says so
-# meanwhile (it stayed blank for seconds on a loaded machine), and is cleared before the page draws. The
-# placeholder is there in every run, so that the page's elements keep their places (a widget that moved
-# between the first run and the next was drawn anew, and a file given to it then was lost).
-opening = st.empty()
-if "context_restored" not in st.session_state:
+if first_run:
     opening.caption("Opening G-Eval Studio: reading the dataset…")
 context.restore()  # a reload or a link: the URL's working context, before any widget is drawn
 #: The lead's pages: (script, title, icon, url path); Queues and My queue where the store has accounts.

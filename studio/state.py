@@ -17,11 +17,6 @@ DEFAULT_TEMPLATE = "topicalchat-naturalness"
 DEFAULT_DATASET = "topicalchat_usr_sample"
 
 
-def configure_page() -> None:
-    """Title, icon and wide layout: the first Streamlit call of every run."""
-    st.set_page_config(page_title="G-Eval Studio", page_icon="⚖️", layout="wide")  # an emoji: drawn here, not fetched
-
-
 @st.cache_resource
 def _store(path: str) -> geval.Store:
     """One store connection per file, shared by the sessions of this server (thread-safe)."""

@@ -51,15 +51,19 @@ def test_checking_a_server_that_is_not_there_names_it_and_what_to_do_with_its_ad
 
 
 def test_a_sessions_first_run_says_what_it_does_before_the_page_draws(monkeypatch, tmp_path):
-    """The main area stayed blank for seconds on first open, while the sidebar read the dataset: it says so
-    until the page draws (here the sidebar stops the run, so that the line stays to be read)."""
+    """The main area stayed blank for seconds on first open, while the engine was imported and the sidebar read the
+    dataset: it says so until the page draws (here the run is stopped there, so that the line stays to be read)."""
     import streamlit as st
 
+    import studio.memory
     import studio.state
 
     monkeypatch.setattr(studio.state, "sidebar", st.stop)
     at = open_app(monkeypatch, tmp_path)
     assert [c.value for c in at.main.caption] == ["Opening G-Eval Studio: reading the dataset…"]
+    monkeypatch.setattr(studio.memory, "freed_blocks_returned", st.stop)  # the engine's imports, seconds at first
+    at = open_app(monkeypatch, tmp_path)
+    assert [c.value for c in at.main.caption] == ["Opening G-Eval Studio…"]
     monkeypatch.undo()
     at = open_app(monkeypatch, tmp_path)  # once drawn, the page alone
     assert not any("Opening G-Eval Studio" in c.value for c in at.main.caption) and at.title[0].value == "Data"
