@@ -221,22 +221,25 @@ class Features:
     held: dict[str, str] = field(default_factory=dict)
     compared: dict[str, str] = field(default_factory=dict)
     sources: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _grouping: tuple[np.ndarray, float] | None = field(default=None, init=False, repr=False, compare=False)
+    _grouping: tuple[int, float, float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def judge_scores(self) -> pd.Series:
         """The judge column (NaN throughout when there is none)."""
         return self.table[self.judge] if self.judge else pd.Series(np.nan, index=self.table.index)
 
-    def judge_grouping(self) -> tuple[np.ndarray, float]:
-        """The sizes of the groups of the items the judge scored, and the judge's between-group share of variance
-        there (`between_share`; 0 below MIN_GROUPS groups): what `grown_effect` grows a design effect by. Made
-        once (a second at a million items), since a page keeps the Features while labels come in."""
+    def judge_grouping(self) -> tuple[int, float, float]:
+        """The items the judge scored, the other items an item's group holds there on average (Σs(s − 1)/N over
+        its groups' sizes s), and the judge's between-group share of variance there (`between_share`; 0 below
+        MIN_GROUPS groups): what `grown_effect` grows a design effect by. Made once (a second at a million
+        items), since a page keeps the Features while labels come in."""
         if self._grouping is None:
             scores = self.judge_scores()
             scored = scores.notna()
             sizes = self.groups[scored].value_counts().to_numpy()
+            total = int(sizes.sum())
+            within = float((sizes * (sizes - 1)).sum()) / total if total else 0.0
             share = between_share(scores[scored], self.groups[scored]) if len(sizes) >= MIN_GROUPS else 0.0
-            self._grouping = (sizes, share)
+            self._grouping = (total, within, share)
         return self._grouping
 
 
@@ -408,17 +411,16 @@ def design_effect(judge: pd.Series, human: pd.Series, groups: pd.Series) -> floa
     return max(1.0, se * se * (len(judge) - 3)) if math.isfinite(se) else None
 
 
-def grown_effect(effect: float, n: int, sizes: np.ndarray, share: float) -> float:
-    """The design effect at `n` labels drawn at random from the groups of `sizes` (the items' groups): the larger of
-    `effect`, measured on the labels so far, and 1 + (m − 1)·`share`, m − 1 the labels a label's group holds
-    besides it, expected at `n` of the items ((n − 1)/(N − 1)·Σs(s − 1)/N), `share` the judge's between-group
-    share of variance squared (`between_share`, standing in for the judge's times the people's). The labels so far
-    share few groups in a random order: measured on them alone, the effect of more labels is too small."""
-    total = int(sizes.sum())
+def grown_effect(effect: float, n: int, total: int, within: float, share: float) -> float:
+    """The design effect at `n` labels drawn at random from `total` items whose groups hold `within` other items
+    each on average (`Features.judge_grouping`): the larger of `effect`, measured on the labels so far, and
+    1 + (m − 1)·`share`, m − 1 the labels a label's group holds besides it at `n` of the items
+    ((n − 1)/(N − 1)·`within`), `share` the judge's between-group share of variance squared (`between_share`,
+    standing in for the judge's times the people's). The labels so far share few groups in a random order:
+    measured on them alone, the effect of more labels is too small."""
     if total < 2:
         return effect
-    besides = (min(n, total) - 1) / (total - 1) * float((sizes * (sizes - 1)).sum()) / total
-    return max(effect, 1.0 + besides * share)
+    return max(effect, 1.0 + (min(n, total) - 1) / (total - 1) * within * share)
 
 
 def accuracy_design_effect(hits: pd.Series, groups: pd.Series) -> float | None:
@@ -492,8 +494,8 @@ def progress_line(found: Features, human: pd.Series, aspect: str, half_width: fl
         now = correlate("pearson", judge[both], human[both]) if usable >= 3 else math.nan
         effect = design_effect(judge[both], human[both], found.groups[both]) if math.isfinite(now) else None
         planned = planned_r(now, usable, effect=effect or 1.0)
-        sizes, share = found.judge_grouping()
-        grown = partial(grown_effect, effect or 1.0, sizes=sizes, share=share ** 2)
+        items, within, share = found.judge_grouping()
+        grown = partial(grown_effect, effect or 1.0, total=items, within=within, share=share ** 2)
         needed = labels_needed(planned, half_width, effect=grown)
         every = _half_width(planned, total, effect=grown(total)) if total > 3 else math.nan
         at_plan = grown(min(needed, total))
