@@ -233,8 +233,8 @@ def _planned_labels(line: str, labeled: int) -> int:
 def test_on_grouped_labels_in_random_order_the_plan_is_short_no_more_often_than_on_independent_ones(skewed):
     """Labels in a random order share few dialogues, so the design effect measured on them is smaller than at the
     labels planned, where more of them share one: planned with it alone, 30, 60 and 120 labels of 100 dialogues of 6
-    planned fewer labels than the interval over dialogues needs in 23% of draws (20% skewed; independent items: 2-4%
-    in a simulation beside the suite's). Grown to the plan with the judge's own between-dialogue share
+    planned fewer labels than the interval over dialogues needs in 23% of draws (20% skewed; independent items: 5%
+    over 10 seeds in bench/label_plan.py). Grown to the plan with the judge's own between-dialogue share
     (`grown_effect`), in 1.0% (1.3%). The labels needed: where the mean half-width over 40 draws of the interval over
     dialogues reaches ±0.10 (320; 340 skewed)."""
     rng = np.random.default_rng(11)
@@ -272,16 +272,17 @@ def test_the_progress_line_says_where_the_design_effect_grows_to_the_plan():
     rng = np.random.default_rng(3)
     judge, human, groups = _grouped(rng, skewed=False)
     ids = np.array([f"i{k:03d}" for k in range(600)])
-    found = Features(pd.DataFrame({"judge": judge}, index=ids), ["judge"], "judge", pd.Series(groups, index=ids), (1, 3))
+    found = Features(pd.DataFrame({"judge": judge}, index=ids), ["judge"], "judge", pd.Series(groups, index=ids),
+                     (1, 3))
     spread = rng.permutation(600)[:60]  # labels on about 45 dialogues
     line = progress_line(found, pd.Series(human[spread], index=ids[spread]), "Natural")
     assert re.search(r"counted with the design effect of the \d+ groups labeled so far \(×\d\.\d; ×\d\.\d at \d+ "
                      r"labels, more of them in one group\)$", line), line
     few = np.arange(12)  # two dialogues
     line = progress_line(found, pd.Series(human[few], index=ids[few]), "Natural")
-    assert re.search(r"counted with ×\d\.\d at \d+ labels, the design effect expected from how much the judge's scores "
-                     r"of a group's items move together \(fewer than 10 groups labeled to measure it on your labels\)$",
-                     line), line
+    assert re.search(r"counted with ×\d\.\d at \d+ labels, the design effect expected from how much the judge's "
+                     r"scores of a group's items move together \(fewer than 10 groups labeled to measure it on your "
+                     r"labels\)$", line), line
 
 
 def test_the_progress_line_says_how_many_labels_are_on_items_the_judge_scored():
