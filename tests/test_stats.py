@@ -864,3 +864,14 @@ def test_groups_with_one_score_are_told_apart_from_groups_too_small():
                                               correlation.Resamples.leave_one_out(groups[mixed]))
     assert found == (" (1 with fewer than 3 items, 2 where the judge gives one score to all, 1 where people give one "
                      "score to all)")
+
+
+def test_the_distinct_values_of_a_vector_are_numpys_unique():
+    """`_Distinct` (hashed, then the distinct values sorted) gives `np.unique`'s inverse and counts: -0.0 and 0.0
+    one value, NaN one value after the numbers, a million-like spread of values and a few repeated ones."""
+    rng = np.random.default_rng(5)
+    for values in (np.array([0.0, -0.0, 2.5, np.nan, 1.0, np.nan, -3.0]), rng.random(5000).round(3),
+                   rng.integers(1, 4, 5000) / 2):
+        _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+        found = correlation._Distinct.of(values)
+        assert np.array_equal(found.inverse, inverse) and np.array_equal(found.counts, counts)

@@ -256,8 +256,12 @@ def test_save_judgments_writes_what_sqlite_utils_upsert_all_wrote(store):
     for rows in JUDGMENT_WRITES:
         store.save_judgments(rows)
         reference.db["judgments"].upsert_all(rows, pk="id")  # what save_judgments used to do
-    table = "SELECT * FROM judgments ORDER BY id"
+    columns = [c for c in store.db["judgments"].columns_dict if c != "most_probable"]  # made by save_judgments only
+    table = f"SELECT {', '.join(columns)} FROM judgments ORDER BY id"
     assert store.db.execute(table).fetchall() == reference.db.execute(table).fetchall()
+    # each distribution's most probable score beside it (the lower of tied ones), kept when a write leaves it
+    assert store.db.execute("SELECT id, most_probable FROM judgments ORDER BY id").fetchall() == [
+        ("j0", 1.0), ("j1", 1.0), ("j2", 1.0), ("j3", 1.0), ("j9", None)]
     j1 = next(store.db["judgments"].rows_where("id = 'j1'"))
     assert (j1["status"], j1["reason"], j1["item_id"], j1["distribution"]) == (
         "failed", "HTTP 500", "i1", '{"1": 0.5, "2": 0.5}')

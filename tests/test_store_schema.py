@@ -19,6 +19,7 @@ from helpers import make_items, make_template, scripted
 
 import geval
 import geval.store.schema as store_module
+from geval.store import records
 from geval.data.dataset import Dataset
 from geval.errors import StoreError
 
@@ -225,7 +226,10 @@ def test_a_store_of_schema_2_made_by_the_previous_code_migrates_with_nothing_los
 #: What each migration since schema 15 added, taken away: a current store as that schema left it (`as_schema`).
 UNDONE = {16: "DROP INDEX idx_judgments_calls; DROP INDEX idx_calls_usage;",
           17: "DROP INDEX idx_judgments_read;",
-          18: "ALTER TABLE baseline_results DROP COLUMN score_values;"}
+          18: "ALTER TABLE baseline_results DROP COLUMN score_values;",
+          19: "DROP INDEX idx_judgments_read; ALTER TABLE judgments DROP COLUMN most_probable; "
+              "CREATE INDEX idx_judgments_read ON judgments(dataset, template_version, signature, created, aspect, "
+              "status, item_id, score);"}
 
 
 def as_schema(path, version: int) -> None:
@@ -255,6 +259,26 @@ def test_a_schema_15_store_reads_what_its_calls_cost_from_the_indexes_of_schema_
              for sql in read if sql.lstrip().startswith("SELECT")]
     assert "COVERING INDEX idx_calls_usage" in plans[0] and "COVERING INDEX idx_judgments_calls" in plans[0]
     assert "idx_judgments_combos" in plans[1]
+    store.close()
+
+
+def test_what_a_combinations_calls_cost_counts_a_call_that_served_several_judgments_once(tmp_path):
+    """A batch's call answers several items: its tokens, cost and time count once in `Store.call_totals`."""
+    path = tmp_path / "store.sqlite"
+    make_current_store(path)
+    with sqlite3.connect(path) as conn:  # the first two judgments answered by the first one's call
+        (first, key), (second, _) = conn.execute("SELECT rowid, call_key FROM judgments WHERE call_key IS NOT NULL "
+                                                 "ORDER BY rowid LIMIT 2").fetchall()
+        conn.execute("UPDATE judgments SET call_key = ? WHERE rowid = ?", [key, second])
+        version, signature = conn.execute("SELECT template_version, signature FROM judgments WHERE rowid = ?",
+                                          [first]).fetchone()
+        expected = conn.execute(
+            "SELECT COUNT(*), SUM(prompt_tokens), SUM(cost) FROM calls WHERE key IN (SELECT call_key FROM judgments "
+            "WHERE dataset = 'synthetic' AND template_version = ? AND signature = ?)", [version, signature]).fetchone()
+    store = geval.Store(path)
+    totals = store.call_totals("synthetic", version, signature)
+    assert (totals["calls"], totals["prompt_tokens"], totals["cost"]) == tuple(float(v or 0) for v in expected)
+    assert totals["calls"] < len(store.judgments("synthetic", version, signature, columns=("call_key",)).dropna())
     store.close()
 
 
@@ -302,4 +326,31 @@ def test_a_schema_17_stores_baselines_get_their_scores_as_numbers_and_a_row_with
     assert first.tolist()[::2] == [1.5, -2.0] and first.tolist()[1] != first.tolist()[1]  # NaN kept
     assert store.baseline_values("second").tolist() == [4.0] and store.baseline_values("third") is None
     assert store.baseline_result("first") == {"a": 1.5, "b": None, "c": -2.0}  # the JSON as it was
+    store.close()
+
+
+def test_a_schema_18_stores_judgments_get_the_most_probable_score_their_distribution_gives(tmp_path):
+    """The `argmax` variant parsed a million distributions' text: schema 19 keeps each judgment's most probable
+    score beside its distribution, written with it; rows stored before get theirs from their distribution, the
+    same as a new write gives (NULL for a distribution of no score)."""
+    path = tmp_path / "store.sqlite"
+    make_current_store(path)
+    read = "SELECT id, distribution, most_probable FROM judgments ORDER BY id"
+    with sqlite3.connect(path) as conn:
+        written = conn.execute(read).fetchall()
+        conn.execute("UPDATE judgments SET distribution = '{}' WHERE rowid = (SELECT MIN(rowid) FROM judgments)")
+    as_schema(path, 18)
+    store = geval.Store(path)
+    assert store.schema_version() == NOW
+    migrated = store.db.execute(read).fetchall()
+    assert len(migrated) == len(written) > 2
+    assert sum(value is None for _, _, value in migrated) == 1 + sum(value is None for _, _, value in written)
+    assert [value for _, _, value in migrated] == [None if text == "{}" else value for (_, text, _), (_, _, value) in
+                                                   zip(migrated, written)]
+    assert [value for _, _, value in migrated] == [None if v != v else v for v in
+                                                   records.most_probable([text for _, text, _ in migrated]).tolist()]
+    version, signature = store.combos("synthetic")[["template_version", "signature"]].iloc[0]
+    sql, args = store._judgments_sql("synthetic", version, signature, columns=("most_probable",))
+    plan = " ".join(row[-1] for row in store.db.conn.execute(f"EXPLAIN QUERY PLAN {sql}", args))
+    assert "COVERING INDEX idx_judgments_read" in plan  # read beside the scores from the index alone
     store.close()

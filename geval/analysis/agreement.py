@@ -328,10 +328,10 @@ def _wide_of(store: Store, dataset: str, version: str, signature: str, variant: 
 
 def _scored(store: Store, dataset: str, version: str, signature: str, variant: str) -> pd.DataFrame:
     """Every judgment of a combination on `dataset` with its score read in `variant` (not "samples"); the
-    distributions the most probable scores are read from, read for them alone (`Store.judgments_beside`)."""
+    most probable scores kept beside the distributions, read for them alone (`Store.judgments_beside`)."""
     frame = store.judgments(dataset, version, signature, columns=SCORED_COLUMNS)
     if variant == "argmax":
-        frame = store.judgments_beside(frame, dataset, version, signature, "distribution")
+        frame = store.judgments_beside(frame, dataset, version, signature, "most_probable")
     return frame.assign(score=variant_scores(frame, variant))
 
 

@@ -20,15 +20,13 @@ import pandas as pd
 
 from geval.errors import GevalError
 from geval.store import Store
-from geval.store.records import parsed
+from geval.store.records import most_probable
 
 VARIANTS = {
     "wmean": "probability-weighted mean (G-EVAL; the stored score)",
     "argmax": "most probable score of the stored distribution",
     "samples": "mean of the sampled answers (sampled judges only)",
 }
-#: Distributions `_argmax` parses at a time (a million at once: their texts, a dict each, 550 MB for a moment).
-PARSED_AT_A_TIME = 50_000
 
 
 class VariantError(GevalError):
@@ -65,8 +63,9 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
     if variant == "wmean":
         return frame["score"].astype(float).where(scored)
     if variant == "argmax":
-        return pd.Series(np.where(scored, _argmax(frame["distribution"]), math.nan), index=frame.index,
-                         dtype=float)
+        kept = frame["most_probable"].to_numpy(float) if "most_probable" in frame else \
+            most_probable(frame["distribution"].tolist())  # kept beside each distribution since schema 19
+        return pd.Series(np.where(scored, kept, math.nan), index=frame.index, dtype=float)
     if "samples" not in frame:
         raise VariantError("the 'samples' variant needs each judgment's samples: pass the frame through "
                            "geval.analysis.variants.with_samples(store, frame) first")
@@ -81,24 +80,3 @@ def variant_scores(frame: pd.DataFrame, variant: str = "wmean", k: int | None = 
         )
     return pd.Series([float(np.mean(s[:k])) if ok and s else math.nan for s, ok in zip(frame["samples"], scored)],
                      index=frame.index, dtype=float)
-
-
-def _argmax(texts: pd.Series) -> np.ndarray:
-    """The most probable score of each stored distribution (JSON text; the lowest of tied ones), NaN
-    for none: PARSED_AT_A_TIME of them at a time (`_argmax_of`)."""
-    return np.concatenate([np.zeros(0), *(_argmax_of(texts.iloc[start:start + PARSED_AT_A_TIME].tolist())
-                                          for start in range(0, len(texts), PARSED_AT_A_TIME))])
-
-
-def _argmax_of(texts: list[str | None]) -> np.ndarray:
-    """`_argmax` of a list of texts: parsed in one go, then read as a matrix (a row per text, a column per
-    score)."""
-    distributions = parsed(f"[{','.join(text or '{}' for text in texts)}]")
-    points = sorted(set().union(*distributions), key=int)  # lowest score first: the first maximum is the lowest
-    if not points:                                          # of tied ones
-        return np.full(len(texts), math.nan)
-    values = np.array([[found.get(point, math.nan) for found in distributions] for point in points], dtype=float).T
-    known = ~np.isnan(values)
-    best = np.where(known, values, -np.inf).max(axis=1, keepdims=True)
-    first = np.argmax(known & (values == best), axis=1)
-    return np.where(known.any(axis=1), np.array([int(p) for p in points], dtype=float)[first], math.nan)

@@ -8,11 +8,12 @@ migration leaves the store as it was.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable
 
 import sqlite_utils
 
-from geval.store.records import parsed, score_values
+from geval.store.records import PARSED_AT_A_TIME, most_probable, parsed, score_values
 
 
 def _schema_1(db: sqlite_utils.Database) -> None:
@@ -236,6 +237,29 @@ def _schema_18(db: sqlite_utils.Database) -> None:
                    [score_values(parsed(scores).values()), key])
 
 
+def _schema_19(db: sqlite_utils.Database) -> None:
+    """Each judgment's most probable score kept beside its distribution (`judgments.most_probable`, NULL for none;
+    written with it by `Store._upsert_judgments`): the `argmax` variant and the alternative annotator test read a
+    number per judgment instead of parsing a million distributions' text (80 MB). Rows stored before are given
+    theirs from their distribution, PARSED_AT_A_TIME at a time. Schema 17's index of a combination's judgments in
+    their order holds it too, so that it is read from the index alone beside the scores (a million judgments' rows
+    each fetched from the table took 2 s, as their distributions' text did)."""
+    db["judgments"].add_column("most_probable", float)
+    db.execute("DROP INDEX IF EXISTS idx_judgments_read")
+    last = -1
+    while True:
+        rows = db.execute("SELECT rowid, distribution FROM judgments WHERE rowid > ? ORDER BY rowid LIMIT ?",
+                          [last, PARSED_AT_A_TIME]).fetchall()
+        if not rows:
+            break
+        values = most_probable([distribution for _, distribution in rows]).tolist()
+        db.conn.executemany("UPDATE judgments SET most_probable = ? WHERE rowid = ?",  # NaN (no score) left NULL
+                            [(value, rowid) for (rowid, _), value in zip(rows, values) if not math.isnan(value)])
+        last = rows[-1][0]
+    db["judgments"].create_index(["dataset", "template_version", "signature", "created", "aspect", "status", "item_id",
+                                  "score", "most_probable"], index_name="idx_judgments_read", if_not_exists=True)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
@@ -243,5 +267,6 @@ MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 
                                                                   9: _schema_9, 10: _schema_10, 11: _schema_11,
                                                                   12: _schema_12, 13: _schema_13, 14: _schema_14,
                                                                   15: _schema_15, 16: _schema_16,
-                                                                  17: _schema_17, 18: _schema_18}
-SCHEMA_VERSION = 18
+                                                                  17: _schema_17, 18: _schema_18,
+                                                                  19: _schema_19}
+SCHEMA_VERSION = 19
