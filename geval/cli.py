@@ -1469,15 +1469,17 @@ def cmd_report(args) -> None:
         (["--annotators", args.annotators] if args.annotators else []) + \
         (["--goals"] if args.goals else [])
     command = "python -m geval report " + shlex.join(words)
-    made = geval.reporting.report(store, args.dataset, command=command, protocols=args.protocol,
-                        baselines=_baseline_names(args.baselines), variants=args.variant or ["wmean"],
-                        n_boot=args.bootstrap, figures=not args.no_plots, ceiling=not args.no_ceiling,
-                        calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds, against=_against(args),
-                        alttest_epsilon=geval.alttest.EPSILONS.get(_annotators(args, store, args.dataset)),
-                        goals=args.goals,
-                        on_progress=lambda message: print(message, file=sys.stderr, flush=True))
-    if args.html is not None:
-        print(f"wrote {made.write_html(args.html or Path(args.out) / f'{made.dataset}.html')}")
+    choices = dict(command=command, protocols=args.protocol, baselines=_baseline_names(args.baselines),
+                   variants=args.variant or ["wmean"], n_boot=args.bootstrap, figures=not args.no_plots,
+                   ceiling=not args.no_ceiling, calibrate=args.calibrate, ensemble=args.ensemble, folds=args.folds,
+                   against=_against(args),
+                   alttest_epsilon=geval.alttest.EPSILONS.get(_annotators(args, store, args.dataset)),
+                   goals=args.goals, on_progress=lambda message: print(message, file=sys.stderr, flush=True))
+    if args.html is not None:  # the page alone: kept in the store until it changes
+        page = Path(args.html or Path(args.out) / f"{args.dataset}.html")
+        page.parent.mkdir(parents=True, exist_ok=True)
+        page.write_text(geval.reporting.report_page(store, args.dataset, **choices), "utf-8")
+        print(f"wrote {page}")
         return
-    path = made.write(args.out)
+    path = geval.reporting.report(store, args.dataset, **choices).write(args.out)
     print(f"wrote {path} and {path.with_suffix('.html')}")

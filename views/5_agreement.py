@@ -19,12 +19,11 @@ def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tupl
     A and B."""
     epsilon, alignment, by, per_system = test
     with st.status("Building the report…", expanded=True) as status:
-        made = geval.reporting.report(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot,
-                                      metric=metric, variants=(variant,), baselines=baselines, goals=goals,
-                                      alttest_epsilon=epsilon, alttest_alignment=alignment, alttest_by=by,
-                                      per_system=per_system, compared=compared, on_progress=status.write)
-        status.write("The page: tables and figures")
-        page = made.html().encode("utf-8")
+        page = geval.reporting.report_page(store, dataset, combos=pairs, tables=tables, levels=levels, n_boot=n_boot,
+                                           metric=metric, variants=(variant,), baselines=baselines, goals=goals,
+                                           alttest_epsilon=epsilon, alttest_alignment=alignment, alttest_by=by,
+                                           per_system=per_system, compared=compared,
+                                           on_progress=status.write).encode("utf-8")
         status.update(label=f"Report built ({len(page) / 1e6:.1f} MB, one file)", state="complete", expanded=False)
     return page
 

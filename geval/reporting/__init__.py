@@ -1,6 +1,7 @@
 """What people read: the agreement figures (`figures`), tables as text (`tables`), and a
 dataset's report (`report`: one `document`, rendered by `html` to one self-contained page and by
-`markdown` to a PDF-friendly page; `dataset_report` writes it). The names below are what the app,
+`markdown` to a PDF-friendly page; `dataset_report` writes it; `report_page`: its HTML page, kept in the store
+until the store changes). The names below are what the app,
 the CLI and the benchmarks use (a benchmark writes its page as a `Document` of these blocks too;
 `counted`: a count in words, "1 judge call"; `how_it_errs`: how the judge errs, in words, tables and
 figures; `pairwise`: a pairwise judge's position bias, agreement with people and win rates)."""
@@ -12,6 +13,7 @@ from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion,
 from geval.reporting import pairwise  # a pairwise judge: position consistency, agreement with people, win rates
 from geval.reporting.bottom_line import systems_line  # which systems differ, for all pairs together
 from geval.reporting.dataset_report import Report, report
+from geval.reporting.kept_page import report_page
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
     COLOURS,
@@ -49,5 +51,6 @@ __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", 
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
            "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
+           "report_page",
            "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict",
            "worth_table", "worth_words"]

@@ -288,9 +288,17 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
 
 
 def _made(command: str | None) -> str:
-    now = _dt.datetime.now().astimezone().isoformat(timespec="seconds")
-    how = f"Made by `{command}`" if command else "Made in G-Eval Studio"
-    return f"{how} on {now} with geval {__version__} ({_versions()})."
+    return f"{made_by(command)} on {now()} with geval {__version__} ({_versions()})."
+
+
+def made_by(command: str | None) -> str:
+    """How a report was made, as its first line says: the command line (None: in the app)."""
+    return f"Made by `{command}`" if command else "Made in G-Eval Studio"
+
+
+def now() -> str:
+    """The time a report says it was made at: local, to the second."""
+    return _dt.datetime.now().astimezone().isoformat(timespec="seconds")
 
 
 def _versions() -> str:

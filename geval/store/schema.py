@@ -260,6 +260,14 @@ def _schema_19(db: sqlite_utils.Database) -> None:
                                   "score", "most_probable"], index_name="idx_judgments_read", if_not_exists=True)
 
 
+def _schema_20(db: sqlite_utils.Database) -> None:
+    """Results derived from what the store holds, kept until it changes (`Store.keep_derived`: the report's page,
+    zlib-compressed), each with the `Store.content_version` it was made at; a digest of a dataset's item rows, so
+    that the same file loaded again writes nothing (`Store.save_dataset`: a new server loads it again)."""
+    db["derived"].create({"key": str, "content_version": int, "value": bytes, "created": float}, pk="key")
+    db["datasets"].add_column("digest", str)
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
@@ -268,5 +276,5 @@ MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 
                                                                   12: _schema_12, 13: _schema_13, 14: _schema_14,
                                                                   15: _schema_15, 16: _schema_16,
                                                                   17: _schema_17, 18: _schema_18,
-                                                                  19: _schema_19}
-SCHEMA_VERSION = 19
+                                                                  19: _schema_19, 20: _schema_20}
+SCHEMA_VERSION = 20

@@ -30,6 +30,7 @@ import os
 import sqlite3
 import threading
 import time
+import zlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -37,6 +38,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
+import orjson
 import pandas as pd
 import sqlite_utils
 from platformdirs import user_data_dir
@@ -153,23 +155,57 @@ class Store(TeamTables):
         return int(row[0]) if row else 0
 
     @contextmanager
-    def _write(self) -> Iterator[None]:
+    def _write(self, derived: bool = False) -> Iterator[None]:
         """One write transaction. BEGIN IMMEDIATE takes the write lock up front, so another
         process's writer makes this one wait (up to the busy timeout) instead of failing half-way
-        with "database is locked"; any error rolls everything back."""
+        with "database is locked"; any error rolls everything back. It counts a change of what the store
+        holds (`content_version`) unless it writes only what is `derived` from that (a cache)."""
         with self.lock:
             if self.db.conn.in_transaction:  # inside another write of this thread: a savepoint of it
                 with self.db.atomic():
                     yield
+                    self._count_change(derived)
                 return
             self.db.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
+                self._count_change(derived)
                 self.db.conn.execute("COMMIT")
             except BaseException:
                 if self.db.conn.in_transaction:
                     self.db.conn.execute("ROLLBACK")
                 raise
+
+    def _count_change(self, derived: bool) -> None:
+        if not derived:
+            self.db.execute("INSERT INTO meta (key, value) VALUES ('content_version', '1') ON CONFLICT(key) "
+                            "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
+
+    def content_version(self) -> int:
+        """A number that grows with every write to what the store holds (by any process), not with a write of
+        what is derived from it (`keep_derived`, baseline scores): what a kept result was made from."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'content_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def derived(self, key: str) -> bytes | None:
+        """What `keep_derived` kept under `key`, if the store has not changed since (else None)."""
+        with self.lock:
+            row = self.db.execute("SELECT value FROM derived WHERE key = ? AND content_version = ?",
+                                  [key, self.content_version()]).fetchone()
+        return zlib.decompress(row[0]) if row else None
+
+    def keep_derived(self, key: str, value: bytes, made_at: int) -> bool:
+        """Keep `value`, derived from what the store held at `content_version` `made_at`, under `key` until the
+        store changes; not when it changed meanwhile (False). What was kept before a change is dropped."""
+        with self._write(derived=True):
+            version = self.content_version()
+            if version != made_at:
+                return False
+            self.db.execute("DELETE FROM derived WHERE content_version != ?", [version])
+            self.db.execute("INSERT OR REPLACE INTO derived (key, content_version, value, created) VALUES (?, ?, ?, ?)",
+                            [key, version, zlib.compress(value), time.time()])
+        return True
 
     def _kept(self, key: tuple, read: Callable[[], pd.DataFrame]) -> pd.DataFrame:
         """`read()`, or what it gave the last time with this key when nothing has been written to
@@ -223,8 +259,22 @@ class Store(TeamTables):
     # --- datasets and items -------------------------------------------------------------
     def save_dataset(self, dataset: Dataset) -> None:
         """Store a dataset's items in one transaction: all of them or none. Items that a
-        reloaded file no longer has are removed (their judgments stay, and are left out)."""
+        reloaded file no longer has are removed (their judgments stay, and are left out). The same items
+        saved again as they are stored (a digest of their rows) write nothing."""
         rows = [{**item.to_row(), "position": i} for i, item in enumerate(dataset.items)]
+        described = {"path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
+                     "skipped": json.dumps(dict(dataset.skipped)),
+                     "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()}),
+                     "scales": json.dumps({a: list(s) for a, s in dataset.scales.items()}),
+                     "digest": hashlib.sha256(orjson.dumps(rows, default=str, option=orjson.OPT_SORT_KEYS
+                                                           | orjson.OPT_NON_STR_KEYS)).hexdigest()}
+        with self.lock:  # the same file loaded again (a new server): nothing written, nothing kept made stale
+            same = self.db.execute(f"SELECT loaded_at FROM datasets WHERE name = ? AND "
+                                   f"{' AND '.join(f'{column} IS ?' for column in described)}",
+                                   [dataset.name, *described.values()]).fetchone()
+            if same:
+                self._items[dataset.name] = (float(same[0]), list(dataset.items))
+                return
         with self._write():
             kept = {row["id"] for row in rows}
             stale = [r["id"] for r in self.db["items"].rows_where("dataset = ?", [dataset.name], select="id")
@@ -234,13 +284,7 @@ class Store(TeamTables):
                 self.db.execute(f"DELETE FROM items WHERE id IN ({','.join('?' * len(chunk))})", chunk)
             self.db["items"].upsert_all(rows, pk="id")
             loaded = time.time()
-            self.db["datasets"].upsert(
-                {"name": dataset.name, "path": dataset.path, "layout": dataset.layout, "n_items": len(rows),
-                 "skipped": json.dumps(dict(dataset.skipped)), "loaded_at": loaded,
-                 "categories": json.dumps({a: list(c) for a, c in dataset.categories.items()}),
-                 "scales": json.dumps({a: list(s) for a, s in dataset.scales.items()})},
-                pk="name",
-            )
+            self.db["datasets"].upsert({"name": dataset.name, **described, "loaded_at": loaded}, pk="name")
             self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
 
     def replaced_by(self, dataset: Dataset) -> dict[str, int]:
@@ -983,7 +1027,7 @@ class Store(TeamTables):
     def save_baseline_scores(self, signature: str, scores: dict[str, float]) -> None:
         """Cache baseline scores (key -> score) computed under `signature`, in one transaction."""
         now = time.time()
-        with self._write():
+        with self._write(derived=True):
             self.db["baseline_scores"].upsert_all(
                 [{"key": key, "signature": signature, "score": score, "created": now} for key, score in scores.items()],
                 pk="key")
@@ -1012,7 +1056,7 @@ class Store(TeamTables):
         """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null in the JSON),
         and as numbers beside it (`baseline_values`)."""
         blob = json.dumps({item: None if math.isnan(score) else score for item, score in scores.items()})
-        with self._write():
+        with self._write(derived=True):
             self.db["baseline_results"].upsert({"key": key, "metric": metric, "signature": signature,
                                                 "items": len(scores), "scores": blob,
                                                 "score_values": score_values(scores.values()), "created": time.time()},
