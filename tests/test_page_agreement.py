@@ -420,6 +420,26 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
         assert "goal for the embedded" not in page and "seed 000" not in page  # the project's own: when asked
 
 
+def test_the_report_asked_for_in_a_new_session_on_an_unchanged_store_is_the_one_kept(monkeypatch, tmp_path):
+    """A browser reload, a new server: the same choices on the same store read the page kept, say so, and it is
+    the page made then but for the line saying when."""
+    from streamlit.testing.v1 import AppTest
+
+    pages = []
+    for _ in range(2):
+        at, _ = scored_app(monkeypatch, tmp_path) if not pages else (AppTest.from_file(REPO / "app.py",
+                                                                                       default_timeout=60), None)
+        at.switch_page(PAGE).run()
+        at.button(key="agree_report_build").click().run()
+        assert not at.exception and not at.error
+        pages.append(at.session_state["agree_report"][1].decode("utf-8"))
+    said = [m.value for m in at.markdown]
+    assert any("read as it was kept" in text for text in said), said
+    assert not any("leaderboard" in text for text in said)  # nothing made again
+    made_at = re.compile(r"(<p class=meta>Made in G-Eval Studio on )\S+")
+    assert made_at.sub(r"\1", pages[0], count=1) == made_at.sub(r"\1", pages[1], count=1)
+
+
 def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()
