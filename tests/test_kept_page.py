@@ -137,3 +137,12 @@ def test_the_same_file_loaded_again_writes_nothing_and_the_page_stays_kept_a_cha
     assert scored.content_version() > version and scored.items("synthetic")[3].response == "another response"
     geval.reporting.report_page(scored, "synthetic", **CHOICES)
     assert len(made) == 2
+
+
+def test_a_write_that_changed_no_row_is_no_change(scored):
+    """Some writes look first and write only when they must (the key that signs a team's cookies, made once): read
+    on every page, they must not make what is kept stale."""
+    scored.session_key()
+    version = scored.content_version()
+    assert scored.session_key() == scored.session_key() and scored.content_version() == version
+    assert scored.mark_crashed_runs() == [] and scored.content_version() == version

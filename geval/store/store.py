@@ -158,26 +158,29 @@ class Store(TeamTables):
     def _write(self, derived: bool = False) -> Iterator[None]:
         """One write transaction. BEGIN IMMEDIATE takes the write lock up front, so another
         process's writer makes this one wait (up to the busy timeout) instead of failing half-way
-        with "database is locked"; any error rolls everything back. It counts a change of what the store
-        holds (`content_version`) unless it writes only what is `derived` from that (a cache)."""
+        with "database is locked"; any error rolls everything back. A write that changed rows counts as a
+        change of what the store holds (`content_version`) unless it writes only what is `derived` from that (a
+        cache); one that looked and wrote nothing does not."""
         with self.lock:
+            changes = self.db.conn.total_changes
             if self.db.conn.in_transaction:  # inside another write of this thread: a savepoint of it
                 with self.db.atomic():
                     yield
-                    self._count_change(derived)
+                    self._count_change(derived, changes)
                 return
             self.db.conn.execute("BEGIN IMMEDIATE")
             try:
                 yield
-                self._count_change(derived)
+                self._count_change(derived, changes)
                 self.db.conn.execute("COMMIT")
             except BaseException:
                 if self.db.conn.in_transaction:
                     self.db.conn.execute("ROLLBACK")
                 raise
 
-    def _count_change(self, derived: bool) -> None:
-        if not derived:
+    def _count_change(self, derived: bool, changes: int) -> None:
+        """Move `content_version` on, unless the write is of what is `derived` or changed no row since `changes`."""
+        if not derived and self.db.conn.total_changes != changes:
             self.db.execute("INSERT INTO meta (key, value) VALUES ('content_version', '1') ON CONFLICT(key) "
                             "DO UPDATE SET value = CAST(value AS INTEGER) + 1")
 
