@@ -14,8 +14,8 @@ from studio.text import plain
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
                  variant: str, baselines: tuple, goals: bool, test: tuple, compared: tuple | None) -> bytes:
-    """The report (`geval.reporting.report`, the page `geval report --html` writes) as one HTML file, its steps
-    shown while it is built; `test`: the choices of the sections below (`report_choices`); `compared`: Compare's
+    """The report (`geval.reporting.report_page`, the page `geval report --html` writes; read back when the store
+    is unchanged since it was made with these choices) as one HTML file, its steps shown while it is built; `test`: the choices of the sections below (`report_choices`); `compared`: Compare's
     A and B."""
     epsilon, alignment, by, per_system = test
     with st.status("Building the report…", expanded=True) as status:

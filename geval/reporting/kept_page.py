@@ -30,7 +30,7 @@ def report_page(store: Store, dataset: str | Dataset, *, command: str | None = N
                 on_progress: Callable[[str], None] | None = None, **choices) -> str:
     """`geval.reporting.report(store, dataset, command=command, **choices).html()`, read from the store when it was
     made with the same choices since the store last changed, and kept there when it was not. `choices` are
-    `report`'s other keyword arguments; a page made with an `embedder` of the caller's is not kept (its model is
+    `report`'s other keyword arguments but `out`; a page made with an `embedder` of the caller's is not kept (its model is
     not told by the key), and the `tables` given are not in the key (they are read from this very store)."""
     key = None if choices.get("embedder") is not None else _key(dataset, choices)
     kept = store.derived(key) if key else None
@@ -59,10 +59,11 @@ def _key(dataset: str | Dataset, choices: dict) -> str:
 
 @cache
 def _code() -> str:
-    """A digest of this package's source files: a page kept by other code is not read back."""
+    """A digest of this package's source files and the plotly.js it inlines: a page kept by other code is not read
+    back."""
     digest = hashlib.sha256()
     root = Path(__file__).parents[1]
-    for path in sorted(root.rglob("*.py")):
+    for path in sorted([*root.rglob("*.py"), *root.rglob("*.js")]):
         digest.update(f"{path.relative_to(root)}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
