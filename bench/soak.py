@@ -36,11 +36,12 @@ def rss_mb() -> float:
 def soak(calls: int, faults: float, seed: int, concurrency: int = 16) -> dict:
     with tempfile.TemporaryDirectory(prefix="geval-soak-") as tmp, OpenAIStub() as stub:
         folder = Path(tmp)
-        stub.configure("logprobs", hashed=True, fault_rate=faults, fault_seed=seed, fault_timeout=2.0,
+        stub.configure("logprobs", hashed=True, fault_rate=faults, fault_seed=seed, fault_timeout=6.0,
                        keep_requests=False)
         items = synthetic_dataset(calls, folder / "soak.jsonl", name="soak").items
         judge = geval.make_judge("openai", model="stub", base_url=stub.url, api_key="sk-soak", mode="logprobs",
-                                 timeout=1.0, max_retries=6)
+                                 timeout=3.0, max_retries=6)  # 1 s: a loaded machine (two test runs at once) timed out
+        # answers that were not faults, and retried them beyond the one retry per fault counted
         store = geval.Store(folder / "soak.sqlite")
         marks: dict[int, float] = {}
         fifth = max(1, calls // 5)

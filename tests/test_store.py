@@ -447,7 +447,9 @@ def test_a_stored_dataset_reads_back_without_its_file(store):
     assert (again.name, again.path, again.layout) == ("mine", "uploads/mine.csv", "table")
     loaded = store.dataset_loaded("mine")
     assert loaded > 0 and store.dataset_loaded("other") == 0.0
-    store.save_dataset(dataset)
+    store.save_dataset(dataset)  # the same items again: nothing written
+    assert store.dataset_loaded("mine") == loaded
+    store.save_dataset(Dataset("mine", "uploads/mine.csv", "table", make_items(6, dataset="mine")))
     assert store.dataset_loaded("mine") > loaded  # what a cache of the stored dataset keys on
     assert again.items == dataset.items
     with pytest.raises(StoreError, match="no dataset named 'other'"):
