@@ -208,3 +208,40 @@ def test_a_baselines_key_on_a_set_of_items_is_the_one_stores_already_hold(store)
     assert length.signature == "length|unit:words|tok:whitespace"
     kept = store.baseline_values("2550e5c8e5cf1ebd271e185c487ae8a1bbb2306cca3a93b3827ebf0f232f3a4a")
     assert kept is not None and list(kept) == list(length.scores)
+
+
+def test_a_stored_datasets_baselines_are_found_again_without_reading_its_texts_until_its_rows_change(tmp_path,
+                                                                                                    monkeypatch):
+    """A report of a stored dataset asks for its baselines with the digest of its rows (`Items.digest`): found again
+    without reading a million items' texts (2.4 s), the same scores and signatures; its rows changed (a response
+    edited in the file, loaded again), the texts are read and the changed item's score is the new one's."""
+    from dataclasses import replace
+
+    from geval.analysis import baselines
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(resolve_dataset("topicalchat_usr_sample"))
+    store.save_dataset(dataset)
+    items = store.items(dataset.name)
+    assert items.digest and store.items(dataset.name).digest == items.digest  # its copies too
+    first = compute_baselines(items, ["rouge-l", "length"], dataset=dataset.name, store=store, digest=items.digest)
+    read = []
+    real = baselines._read
+    monkeypatch.setattr(baselines, "_read", lambda *args: read.append(args[1].name) or real(*args))
+    again = compute_baselines(store.items(dataset.name), ["rouge-l", "length"], dataset=dataset.name, store=store,
+                              digest=items.digest)
+    assert read == []
+    for old, new in zip(first, again):
+        assert old.scores.equals(new.scores) and (old.signature, old.reference) == (new.signature, new.reference)
+    some = store.items(dataset.name)[:5]  # other items: other ids, another alias
+    assert compute_baselines(some, ["length"], dataset=dataset.name, store=store, digest=items.digest)[0].scores.equals(
+        first[1].scores.iloc[:5]) and read == ["length"]
+
+    edited = geval.Dataset(dataset.name, dataset.path, dataset.layout,
+                           [replace(dataset.items[0], response="a new response"), *dataset.items[1:]])
+    store.save_dataset(edited)
+    items = store.items(dataset.name)
+    [length] = compute_baselines(items, ["length"], dataset=dataset.name, store=store, digest=items.digest)
+    assert read == ["length", "length"] and length.scores.iloc[0] == 3
+    assert length.scores.iloc[1:].equals(first[1].scores.iloc[1:])
+    store.close()

@@ -231,7 +231,8 @@ UNDONE = {16: "DROP INDEX idx_judgments_calls; DROP INDEX idx_calls_usage;",
           19: "DROP INDEX idx_judgments_read; ALTER TABLE judgments DROP COLUMN most_probable; "
               "CREATE INDEX idx_judgments_read ON judgments(dataset, template_version, signature, created, aspect, "
               "status, item_id, score);",
-          20: "DROP TABLE derived; ALTER TABLE datasets DROP COLUMN digest;"}
+          20: "DROP TABLE derived; ALTER TABLE datasets DROP COLUMN digest;",
+          21: "DROP TABLE baseline_aliases;"}
 
 
 def as_schema(path, version: int) -> None:

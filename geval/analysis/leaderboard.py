@@ -213,6 +213,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
         items = store.items(name)
         if not items:
             raise store.not_stored(name)
+        digest = items.digest if item_columns(items).unique else None  # rows that tell each item's texts by its id
         items = _scores_only(store, name, items, skipped)
         layout = store.dataset_layout(name)
         chosen = [get_protocol(p) for p in protocols] if protocols else \
@@ -248,7 +249,7 @@ def leaderboard(store: Store, datasets: str | Sequence[str], protocols: Sequence
                             reference=result.reference, note=result.note)
                         for result in compute_baselines(level_items, baselines, dataset=name, layout=layout,
                                                         store=store, embedder=embedder, language_model=language_model,
-                                                        on_progress=say)]
+                                                        on_progress=say, digest=digest)]
             if calibrate:
                 candidates += [r for r in (with_baselines(row, measured, items, folds, seed, skipped)
                                            for row in judges) if r]

@@ -265,11 +265,17 @@ def _once(read: dict, kind: str, text: str):
 class Items(list):
     """A list of items that knows where its columns are kept (`geval.data.columns`): the lists a store
     gives of one read of a dataset's items share them, found at once instead of by comparing every
-    object. A copy or slice of it is a plain list."""
+    object, and the `digest` of the rows they were read from. A copy or slice of it is a plain list."""
 
     def __init__(self, items: Sequence[Item] = (), shared: dict | None = None):
         super().__init__(items)
         self.shared = {} if shared is None else shared  # "columns" -> ItemColumns, once made
+
+    @property
+    def digest(self) -> str | None:
+        """A digest of the stored rows these items were read from (`Store.items`), None when not known: results
+        on them can be kept under it instead of their texts (`geval.analysis.baselines`)."""
+        return self.shared.get("digest")
 
     def __reduce__(self):
         return list, (list(self),)  # pickled as the items alone

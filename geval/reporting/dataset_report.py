@@ -201,8 +201,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
             variants, levels, metric, n_boot, tables, embedder, figures, ceiling, calibrate, ensemble, against, goals,
             folds, top, alttest_epsilon, alttest_alignment, alttest_by, per_system, compared, on_progress) -> Report:
     """`report`'s work, its arguments as given there."""
-    # a name, or a Dataset: told by str, since the app's Dataset may be of a class a code change has reloaded since
-    name = dataset if isinstance(dataset, str) else dataset.name
+    name = dataset_name(dataset)
     items = store.items(name)
     if not items:
         raise store.not_stored(name)
@@ -285,6 +284,12 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     if out is not None:
         result.write(out)
     return result
+
+
+def dataset_name(dataset: str | Dataset) -> str:
+    """The name of a dataset given by name or as a Dataset (told by str: the app's Dataset may be of a class a code
+    change has reloaded since)."""
+    return dataset if isinstance(dataset, str) else dataset.name
 
 
 def _made(command: str | None) -> str:

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 
 from geval.data.dataset import Dataset
-from geval.reporting.dataset_report import PACKAGES, made_by, now, report
+from geval.reporting.dataset_report import PACKAGES, dataset_name, made_by, now, report
 from geval.store import Store
 from geval.version import installed_versions
 
@@ -36,7 +36,7 @@ def report_page(store: Store, dataset: str | Dataset, *, command: str | None = N
     kept = store.derived(key) if key else None
     if kept is not None:
         if on_progress:
-            on_progress(f"{_name(dataset)}: the store is unchanged since this report was made: read as it was kept")
+            on_progress(f"{dataset_name(dataset)}: the store is unchanged since this report was made: read as it was kept")
         return kept.decode("utf-8").replace(MADE, html.escape(f"{made_by(command)} on {now()}"), 1)
     made_at = store.content_version()
     page = report(store, dataset, command=command, on_progress=on_progress, **choices).html()
@@ -67,7 +67,3 @@ def _code() -> str:
         digest.update(f"{path.relative_to(root)}\n".encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def _name(dataset: str | Dataset) -> str:
-    return dataset if isinstance(dataset, str) else dataset.name

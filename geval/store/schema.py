@@ -268,6 +268,13 @@ def _schema_20(db: sqlite_utils.Database) -> None:
     db["datasets"].add_column("digest", str)
 
 
+def _schema_21(db: sqlite_utils.Database) -> None:
+    """A baseline's result on a stored dataset's items filed under a second key too (`baseline_aliases`): made of
+    the digest of the dataset's rows (schema 20) and the items' ids instead of every item's texts, so that a report
+    finds it without reading a million items' texts; with the kind of reference the texts were compared with."""
+    db["baseline_aliases"].create({"alias": str, "key": str, "reference": str, "created": float}, pk="alias")
+
+
 #: version -> the function that brings a store from version - 1 to it.
 MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 2: _schema_2, 3: _schema_3,
                                                                   4: _schema_4, 5: _schema_5, 6: _schema_6,
@@ -276,5 +283,6 @@ MIGRATIONS: dict[int, Callable[[sqlite_utils.Database], None]] = {1: _schema_1, 
                                                                   12: _schema_12, 13: _schema_13, 14: _schema_14,
                                                                   15: _schema_15, 16: _schema_16,
                                                                   17: _schema_17, 18: _schema_18,
-                                                                  19: _schema_19, 20: _schema_20}
-SCHEMA_VERSION = 20
+                                                                  19: _schema_19, 20: _schema_20,
+                                                                  21: _schema_21}
+SCHEMA_VERSION = 21

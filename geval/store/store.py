@@ -101,7 +101,7 @@ class Store(TeamTables):
         conn.execute("PRAGMA busy_timeout = 60000")
         self.db = sqlite_utils.Database(conn)
         self.lock = threading.RLock()
-        self._items: dict[str, tuple[float, list[Item]]] = {}  # dataset -> (loaded_at, its own items)
+        self._items: dict[str, tuple[float, list[Item], str | None]] = {}  # dataset -> `_own`
         self._sided: dict[str, tuple[tuple, list[Item]]] = {}  # dataset -> (`human_stamp`, items with the human side)
         self._reads: dict[tuple, tuple[tuple[int, int], pd.DataFrame]] = {}  # `_kept`: key -> (data version, frame)
         self._again = 0  # `reading_again` blocks open
@@ -276,7 +276,7 @@ class Store(TeamTables):
                                    f"{' AND '.join(f'{column} IS ?' for column in described)}",
                                    [dataset.name, *described.values()]).fetchone()
             if same:
-                self._items[dataset.name] = (float(same[0]), list(dataset.items))
+                self._items[dataset.name] = (float(same[0]), list(dataset.items), described["digest"])
                 return
         with self._write():
             kept = {row["id"] for row in rows}
@@ -288,7 +288,7 @@ class Store(TeamTables):
             self.db["items"].upsert_all(rows, pk="id")
             loaded = time.time()
             self.db["datasets"].upsert({"name": dataset.name, **described, "loaded_at": loaded}, pk="name")
-            self._items[dataset.name] = (loaded, list(dataset.items))  # what `items` would read back
+            self._items[dataset.name] = (loaded, list(dataset.items), described["digest"])  # as `items` reads them
 
     def replaced_by(self, dataset: Dataset) -> dict[str, int]:
         """What saving `dataset` would leave out of the one stored under its name: {"items": the
@@ -412,24 +412,44 @@ class Store(TeamTables):
             stamp = self.human_stamp(dataset)
             known = self._sided.get(dataset)
             if known is None or known[0] != stamp:
-                own = self._own_items(dataset)
+                _, own, digest = self._own(dataset)
                 sided = with_labels(own, self._label_rows(dataset), chosen_side(stamp[1], own))
-                known = self._sided[dataset] = (stamp, Items(sided))
+                known = self._sided[dataset] = (stamp, Items(sided, {"digest": digest}))
         return Items(known[1], known[1].shared)  # a copy, that shares the items' columns (`geval.data.columns`)
 
     def _own_items(self, dataset: str) -> list[Item]:
-        """A stored dataset's items with their own human scores, in file order (read once per load
-        of the dataset: items are immutable, and a reload or deletion changes `dataset_loaded`)."""
+        """A stored dataset's items with their own human scores, in file order (`_own`)."""
+        return list(self._own(dataset)[1])
+
+    def _own(self, dataset: str) -> tuple[float, list[Item], str | None]:
+        """A stored dataset's load time, its items with their own human scores in file order and the digest of their
+        rows (None for rows saved before schema 20), read in one snapshot once per load of the dataset: items are
+        immutable, and a reload or deletion changes `dataset_loaded`."""
         with self.lock:
-            loaded = self.dataset_loaded(dataset)
             known = self._items.get(dataset)
-            if known is None or known[0] != loaded:
-                found = self.db.conn.execute(f"SELECT {', '.join(STORED)} FROM items WHERE dataset = ? "
-                                             "ORDER BY position", [dataset])
-                read = {}  # contexts shared, read once
-                with made_to_last():
-                    known = self._items[dataset] = (loaded, Item.from_rows(found, read))
-        return list(known[1])
+            if known is None or known[0] != self.dataset_loaded(dataset):
+                with self._snapshot():
+                    row = self.db.execute("SELECT loaded_at, digest FROM datasets WHERE name = ?",
+                                          [dataset]).fetchone() or (0.0, None)
+                    found = self.db.conn.execute(f"SELECT {', '.join(STORED)} FROM items WHERE dataset = ? "
+                                                 "ORDER BY position", [dataset])
+                    read = {}  # contexts shared, read once
+                    with made_to_last():
+                        known = self._items[dataset] = (float(row[0] or 0.0), Item.from_rows(found, read), row[1])
+        return known
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """Reads inside see the file as it was at the first (one read transaction; as they are inside a write)."""
+        if self.db.conn.in_transaction:
+            yield
+            return
+        self.db.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if self.db.conn.in_transaction:
+                self.db.conn.execute("COMMIT")
 
     def item(self, item_id: str) -> Item:
         """One item by id, its human scores its dataset's human side (as `items` gives them)."""
@@ -1054,6 +1074,20 @@ class Store(TeamTables):
         if row[0] is None:  # a row written without them
             return np.array(list(self.baseline_result(key).values()), dtype=float)
         return np.frombuffer(row[0], dtype=SCORE_VALUES).astype(float)
+
+    def baseline_alias(self, alias: str) -> tuple[str, str] | None:
+        """The reference kind and the key of a baseline's result filed under `alias` (`save_baseline_alias`), or
+        None."""
+        with self.lock:
+            row = self.db.execute("SELECT reference, key FROM baseline_aliases WHERE alias = ?", [alias]).fetchone()
+        return (row[0], row[1]) if row else None
+
+    def save_baseline_alias(self, alias: str, key: str, reference: str) -> None:
+        """File the baseline result kept under `key` (`save_baseline_result`), compared with texts of the kind
+        `reference`, under `alias` too (`geval.analysis.baselines`: a key made without reading the items' texts)."""
+        with self._write(derived=True):
+            self.db["baseline_aliases"].upsert({"alias": alias, "key": key, "reference": reference,
+                                                "created": time.time()}, pk="alias")
 
     def save_baseline_result(self, key: str, metric: str, signature: str, scores: dict[str, float]) -> None:
         """Keep a baseline's scores on a set of items (NaN, a score it could not give, is kept as null in the JSON),
