@@ -523,7 +523,8 @@ def test_calls_begun_and_unanswered_say_the_judge_may_be_retried_and_the_eta_sto
     at = _shown_job(monkeypatch, tmp_path, waiting)
     bar = at.get("progress")[0].proto.text
     assert "0/2 items" in bar and "ETA ?" in bar
-    assert re.search(r"No answer from the judge for 1\d s: a server that cannot be reached is retried", texts(at))
+    waited = re.search(r"No answer from the judge for (\d+) s: a server that cannot be reached is retried", texts(at))
+    assert waited and int(waited.group(1)) >= 12, texts(at)  # 12 s, and the page's own build time on a busy machine
     waiting.remote = False  # a model on this machine reading its first prompt: no server to retry
     at = _shown_job(monkeypatch, tmp_path, waiting)
     assert "ETA ?" in at.get("progress")[0].proto.text and "No answer" not in texts(at)
