@@ -37,7 +37,7 @@ class FakeJudgeModel:
     """The embedded judge's model's interface without a model: each score of an aspect's scale gets a
     probability in proportion to its rank ({1: 1/6, 2: 2/6, 3: 3/6} on a 1-3 scale)."""
 
-    def __init__(self, path: str, n_ctx: int, seconds: float = 0.05):
+    def __init__(self, path: str, n_ctx: int, model: str = "", seconds: float = 0.05):
         self.seconds = seconds
         self.rendered = self.evaluated = 0
         self.info = {"speed": {"prefill": 1000.0, "decode": 100.0, "measured": time.time()}, "load_seconds": 0.0}

@@ -57,6 +57,30 @@ def test_scores_are_weighted_means_of_distributions_and_cached(judge, three, tmp
     store.close()
 
 
+def test_the_model_measures_its_speed_at_its_first_load_here_and_not_at_the_next(monkeypatch, tmp_path, three):
+    """The first load on this machine measures prefill and decode; the next reads them as remembered (a few
+    seconds saved on every load) and keeps its own load's time; it judges as before."""
+    from geval.judging import native
+    from geval.judging.backends.embedded import EmbeddedJudge
+
+    monkeypatch.setenv(native.SPEED_FILE_ENV, str(tmp_path / "speed.json"))
+    judge = EmbeddedJudge(n_ctx=4096)  # a worker of its own beside the module's
+    try:
+        judge.load()
+        first = judge.speed
+        assert judge.worker.info["speed"] is not None and first.prefill > 0 and first.judgments == 0
+        assert judge.unload()
+        judge.load()
+        again = judge.speed
+        assert judge.worker.info["speed"] is None  # not measured again
+        assert (again.prefill, again.decode, again.measured) == (first.prefill, first.decode, first.measured)
+        assert again.load == judge.worker.load_seconds and again.load != first.load
+        judgment = judge.judge(NATURALNESS.render(three[0]), list(NATURALNESS.aspects))
+        assert sum(judgment.scores["naturalness"].distribution.values()) == pytest.approx(1.0, abs=1e-9)
+    finally:
+        judge.unload()
+
+
 def test_multi_aspect_form_gives_one_distribution_per_aspect(judge, three):
     judgment = judge.judge(MULTI.render(three[0]), list(MULTI.aspects))
     assert set(judgment.scores) == {"naturalness", "engagingness"}

@@ -6,10 +6,11 @@ a hang in llama.cpp ends the run with one line (`WorkerDied`) instead of the cal
 One worker per model and context size serves every judge of this process, one call at a time;
 its KV cache keeps the prefix prompts share (items of one dialogue, aspects of one form).
 
-The worker measures the model's speed on this machine when it starts (prefill and decode tokens
-per second), and the time the load took; a run measures its own judgments' pace and tells it to the
-judge (`note_speed`). Estimates use the newest of these, remembered for estimates made before the
-model is loaded again (geval/judging/native.py).
+The worker measures the model's speed on this machine when it first starts here (prefill and decode
+tokens per second), and the time each load takes; a run measures its own judgments' pace and tells it
+to the judge (`note_speed`). Estimates use the newest of these, remembered for estimates made before
+the model is loaded again (geval/judging/native.py); a model whose speed is remembered loads without
+measuring it again (a few seconds saved on every load, more on a busy machine).
 """
 
 from __future__ import annotations
@@ -47,15 +48,17 @@ class EmbeddedJudge:
         self.path, name, weights = gguf_model(model_path, JudgeError)
         self.n_ctx = n_ctx
         self.settings = {"backend": "embedded", "model": name, "weights": weights, "mode": "logits"}
-        self._options = {"path": str(self.path), "n_ctx": n_ctx}
+        self._options = {"path": str(self.path), "n_ctx": n_ctx, "model": self.model_key}
 
     @property
     def worker(self) -> Worker:
         """The worker process holding the model (started, and the model loaded, on first use)."""
         found = worker(TARGET, self._options, self.name, "judge")
-        speed = found.info.get("speed")
-        if speed and not found.info.get("remembered"):
-            remember_speed(self.model_key, Speed(**speed, load=found.load_seconds))
+        if not found.info.get("remembered"):  # its speed as measured now, or as known, with this load's time
+            measured, known = found.info.get("speed"), remembered_speed(self.model_key)
+            if measured or known:
+                remember_speed(self.model_key, Speed(**measured, load=found.load_seconds) if measured else
+                               replace(known, load=found.load_seconds))
             found.info["remembered"] = True
         return found
 

@@ -9,7 +9,9 @@ multi-aspect form are read by appending the most likely score and the next "<Asp
 cache is reused across prompts that share a prefix (items of one dialogue, aspects of one form).
 
 When it is built, the model measures its speed on this machine (`info["speed"]`): a prompt
-evaluated from an empty context (prefill) and single tokens (decode), for the estimates.
+evaluated from an empty context (prefill) and single tokens (decode), for the estimates. When a
+speed of this model on this machine is remembered already (geval/judging/native.py: the last load's,
+or the last run's pace over its judgments), it is not measured again: `info["speed"]` is None.
 
 Reading logits after a reused prefix gives the same distribution as a fresh evaluation up to the
 rounding of llama.cpp's quantized kernels, which differs with how many tokens a forward pass
@@ -27,7 +29,7 @@ import numpy as np
 
 from geval.errors import JudgeError, JudgmentFailed
 from geval.judging.judgment import AspectScore, Judgment
-from geval.judging.native import build_problems, build_features, cpu, system_info
+from geval.judging.native import build_problems, build_features, cpu, remembered_speed, system_info
 from geval.judging.aspects import Aspect
 
 SENTINEL = "\u0000GEVAL-CONTENT\u0000"
@@ -39,7 +41,8 @@ WARM_UP_STEPS = 8
 class JudgeModel:
     """One llama.cpp model and context, with the token bookkeeping for prefix reuse."""
 
-    def __init__(self, path: str, n_ctx: int):
+    def __init__(self, path: str, n_ctx: int, model: str = ""):
+        """`model`: its name@weights, under which its speed here is remembered (measured when none is)."""
         try:
             from llama_cpp import Llama
             from llama_cpp.llama_chat_format import Jinja2ChatFormatter
@@ -66,7 +69,8 @@ class JudgeModel:
         self.rendered_tokens = 0
         self.evaluated_tokens = 0
         loaded = time.perf_counter() - started
-        self.info = {"speed": self._warm_up(), "load_seconds": loaded, "system": system}
+        known = remembered_speed(model) if model else None
+        self.info = {"speed": None if known else self._warm_up(), "load_seconds": loaded, "system": system}
 
     def _warm_up(self) -> dict:
         """Measure prefill and decode speed on this machine (about 3 s), then forget the tokens."""
