@@ -30,13 +30,14 @@ def report_page(store: Store, dataset: str | Dataset, *, command: str | None = N
                 on_progress: Callable[[str], None] | None = None, **choices) -> str:
     """`geval.reporting.report(store, dataset, command=command, **choices).html()`, read from the store when it was
     made with the same choices since the store last changed, and kept there when it was not. `choices` are
-    `report`'s other keyword arguments but `out`; a page made with an `embedder` of the caller's is not kept (its model is
-    not told by the key), and the `tables` given are not in the key (they are read from this very store)."""
+    `report`'s other keyword arguments but `out`; a page made with an `embedder` of the caller's is not kept (its
+    model is not told by the key), and the `tables` given are not in the key (they are read from this very store)."""
     key = None if choices.get("embedder") is not None else _key(dataset, choices)
     kept = store.derived(key) if key else None
     if kept is not None:
         if on_progress:
-            on_progress(f"{dataset_name(dataset)}: the store is unchanged since this report was made: read as it was kept")
+            on_progress(f"{dataset_name(dataset)}: the store is unchanged since this report was made: "
+                        "read as it was kept")
         return kept.decode("utf-8").replace(MADE, html.escape(f"{made_by(command)} on {now()}"), 1)
     made_at = store.content_version()
     page = report(store, dataset, command=command, on_progress=on_progress, **choices).html()
