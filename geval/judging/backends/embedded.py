@@ -55,10 +55,10 @@ class EmbeddedJudge:
         """The worker process holding the model (started, and the model loaded, on first use)."""
         found = worker(TARGET, self._options, self.name, "judge")
         if not found.info.get("remembered"):  # its speed as measured now, or as known, with this load's time
-            measured, known = found.info.get("speed"), remembered_speed(self.model_key)
-            if measured or known:
-                remember_speed(self.model_key, Speed(**measured, load=found.load_seconds) if measured else
-                               replace(known, load=found.load_seconds))
+            measured = found.info.get("speed")
+            speed = Speed(**measured) if measured else remembered_speed(self.model_key)
+            if speed is not None:
+                remember_speed(self.model_key, replace(speed, load=found.load_seconds))
             found.info["remembered"] = True
         return found
 
