@@ -440,6 +440,30 @@ def test_the_report_asked_for_in_a_new_session_on_an_unchanged_store_is_the_one_
     assert made_at.sub(r"\1", pages[0], count=1) == made_at.sub(r"\1", pages[1], count=1)
 
 
+def test_a_report_built_before_the_store_changed_is_not_offered_after_and_built_again_says_the_change(monkeypatch,
+                                                                                                       tmp_path):
+    """A label given after the report was built (on the Label page, in another tab or from the command line): the
+    report built before says what the store held then, so it is not offered; built again, it says the label."""
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    at.button(key="agree_report_build").click().run()
+    offered = ["Numbers as CSV", "Download the HTML report"]
+    assert not at.exception and [b.proto.label for b in at.get("download_button")] == offered
+    at.run()  # the page drawn again, nothing changed: still offered (building it changed nothing in the store)
+    assert [b.proto.label for b in at.get("download_button")] == offered
+    before = at.session_state["agree_report"][1].decode("utf-8")
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_label(dataset.items[0].id, "Natural", 3)  # as another tab or `geval labels import` would
+    store.close()
+    at.run()
+    assert not at.exception and [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
+    at.button(key="agree_report_build").click().run()
+    assert [b.proto.label for b in at.get("download_button")] == offered
+    after = at.session_state["agree_report"][1].decode("utf-8")
+    assert "Natural 1 of" in after and "Natural 1 of" not in before
+
+
 def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()

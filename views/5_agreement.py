@@ -143,14 +143,14 @@ downloads[0].download_button("Numbers as CSV", geval.reporting.agreement_csv(sta
                              mime="text/csv", key="agree_csv", icon=":material/download:")
 
 report_baselines = leaderboard.baselines()
-# what the report is made of: a report built for other choices (or before new judgments) is not offered
+# what the report is made of: a report built for other choices, or before the store changed since (new judgments,
+# a label, a note, from this session or any other), is not offered
 compare_labels = [st.session_state.get(key) for key in ("agree_a", "agree_b")]  # Compare's A and B, set below
 compare_pair = tuple(tuple(by_label.loc[label, ["template_version", "signature"]]) for label in compare_labels) \
     if all(label in by_label.index for label in compare_labels) else None
 report_metric = metric if metric in geval.OPTIONS.metrics else "pearson"  # the report reads labels by accuracy itself
 report_for = (dataset.name, tuple(pairs[label] for label in tables), tuple(levels), int(n_boot), report_metric, variant,
-              report_baselines, report_goals, tuple(cached.stamp(by_label.loc[label]) for label in tables),
-              report_choices(dataset), compare_pair)
+              report_baselines, report_goals, store.content_version(), report_choices(dataset), compare_pair)
 if downloads[1].button("Build the HTML report", key="agree_report_build", icon=":material/description:",
                        help="The report `python -m geval report --html` writes, for the versions chosen above and "
                             "the choices below (the test's epsilon and alignment, the labels per system): its bottom "
