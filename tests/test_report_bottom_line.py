@@ -122,6 +122,18 @@ def test_a_judge_of_a_few_groups_does_not_lead_one_of_many_by_a_higher_pearson()
     assert "by Pearson few leads" in sentence("coherence", worth.assign(groups=[10, 10]), "many: k", 20)
 
 
+def test_one_judge_on_a_few_items_is_not_said_to_agree_best_and_its_pearson_says_what_it_rests_on():
+    """One judge scored 5 items of one dialogue: it agrees with people at a Pearson of 5 items, said so, not "best"
+    (there is no other) and not bare (a new user read 0.80 as a finding)."""
+    judges = pd.DataFrame({"combo": ["only"], "pearson": [0.80], "within": [0.70], "groups": [1], "items": [5],
+                           "constant": [False]}, index=["only: k"])
+    said = sentence("Natural", judges.assign(saved=math.nan, test=None, advantage=math.nan), None, 20)
+    assert said.startswith("Natural: only agrees with people (Pearson 0.80 on 5 items of 1 dialogue or document: "
+                           "too few for an interval (it needs 10), not yet to rely on; labels saved not read"), said
+    many = judges.assign(groups=[12], items=[60], saved=math.nan, test=None, advantage=math.nan)
+    assert sentence("Natural", many, None, 20).startswith("Natural: only agrees with people (Pearson 0.80; labels")
+
+
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():
     """A report of some judges only (the Agreement page's choice) may hold none that scores an aspect."""
     rows = {"judge-a": (0.55, 0.43, 0.11, None, False)}

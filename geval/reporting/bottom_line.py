@@ -28,6 +28,7 @@ from geval.decisions.labeling import TOGETHER, Features, SystemMeans
 from geval.reporting.document import Bullets, Heading, Text
 from geval.errors import GevalError
 from geval.store import Store
+from geval.wording import counted
 
 #: The tail of an imported judge's label, left out of a sentence where the name alone tells it apart.
 IMPORTED = re.compile(r" \(imported from [^()]*\)$")
@@ -43,8 +44,8 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
     """Every judge column of `found` compared with `aspect` (index: the column, "label: key"): its
     combination (`combo`), its Pearson with the people's mean over the items both have (`pearson`),
     the same within systems (`within`: judge and people each centred on their system's mean), the groups
-    (dialogues, documents) of those items (`groups`), and whether it gives one score throughout (`constant`: it
-    tells no item from another)."""
+    (dialogues, documents) of those items (`groups`) and their number (`items`), and whether it gives one score
+    throughout (`constant`: it tells no item from another)."""
     found_columns = item_columns(items)
     human = found_columns.mean(aspect)
     systems = pd.Series(found_columns.strings("systems")).fillna("").array
@@ -58,9 +59,10 @@ def judges_on(found: Features, items: Sequence[Item], aspect: str) -> pd.DataFra
                      "pearson": _pearson(judge, people),
                      "within": _pearson(judge - judge.groupby(system).transform("mean"),
                                         people - people.groupby(system).transform("mean")),
-                     "groups": len(pd.unique(groups[both])), "constant": bool(judge.nunique() <= 1)})
-    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "groups", "constant"]).set_index(
-        "column")
+                     "groups": len(pd.unique(groups[both])), "items": int(both.sum()),
+                     "constant": bool(judge.nunique() <= 1)})
+    return pd.DataFrame(rows, columns=["column", "combo", "pearson", "within", "groups", "items", "constant"]
+                        ).set_index("column")
 
 
 def _pearson(x: pd.Series, y: pd.Series) -> float:
@@ -228,8 +230,8 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
     mean = "each system's mean" if systems else "the dataset's mean"
     if lead != default or not math.isfinite(saved):
-        said = (f"{name} agrees best with people (Pearson {real.loc[lead, 'pearson']:.2f}; labels saved not read "
-                f"here{': ' + why_not if why_not else ''})")
+        said = (f"{name} agrees {'best ' if len(real) > 1 else ''}with people ({_pearson_read(real.loc[lead])}; "
+                f"labels saved not read here{': ' + why_not if why_not else ''})")
     elif saved > 0.005:
         noise = real.loc[lead, "saved_low"] <= 0 if "saved_low" in real else False  # NaN: no interval, not said
         said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at}" + (
@@ -238,6 +240,18 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
     return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
                                                    _orders(real, lead, named)])) + "."
+
+
+def _pearson_read(row: pd.Series) -> str:
+    """A judge's Pearson as the sentence gives it, with what it rests on where that is fewer groups than an interval
+    needs (MIN_GROUPS): a figure of 5 items in 1 dialogue is not read as one of 500 items would be."""
+    said = f"Pearson {row['pearson']:.2f}"
+    groups, items = row.get("groups"), row.get("items")
+    if groups is None or not groups < MIN_GROUPS:
+        return said
+    on = f"{counted(int(items), 'item')} of " if items is not None and math.isfinite(items) else ""
+    kinds = "dialogue or document" if groups == 1 else "dialogues or documents"
+    return f"{said} on {on}{int(groups)} {kinds}: too few for an interval (it needs {MIN_GROUPS}), not yet to rely on"
 
 
 def _top(frame: pd.DataFrame, column: str) -> str | None:
