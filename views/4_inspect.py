@@ -124,7 +124,10 @@ with middle:
                                 persist_state="session")
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
-    unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session")
+    unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session",
+                           help="Also this judge's judgments without a score, whatever the score filter: answers it "
+                                "gave no usable score in, and calls that failed. Items it was never asked about are "
+                                "not listed: score them on the Score page.")
     flagged_only = st.checkbox("Flagged only", False, key="inspect_flagged", persist_state="session",
                                help="The items you flagged (under Your note); ⚑ marks them in Jump to.")
 
