@@ -222,6 +222,24 @@ def test_the_system_level_gives_an_interval_from_ten_systems_on(n_systems, inter
                                f"no interval: {n_systems} systems; an interval at the system level needs at least 10")
 
 
+@pytest.mark.parametrize("n_items", [5, 12])
+def test_one_item_per_system_is_said_to_be_the_item_level_not_a_finding_about_systems(n_items):
+    """5 items judged, each of another system (a new user's first run): the system level's figures were the item
+    level's to the last digit, with nothing but "no interval: 5 systems" beside them."""
+    rng = np.random.default_rng(2)
+    human = rng.normal(size=n_items)
+    judge = human + rng.normal(size=n_items)
+    groups = np.array([f"g{i // 2}" for i in range(n_items)])
+    found = by_key(agreement(judge, human, groups, np.array([f"s{i}" for i in range(n_items)]), n_boot=20))
+    for metric in METRICS:
+        system = found["system", metric]
+        assert system.value == pytest.approx(found["item", metric].value)
+        assert system.note.endswith("one item per system: the same as the item level on these items, not a "
+                                    "finding about systems"), system.note
+    two = by_key(agreement(judge, human, groups, np.array([f"s{i // 2}" for i in range(n_items)]), n_boot=20))
+    assert "one item per system" not in two["system", "pearson"].note
+
+
 @pytest.mark.parametrize("systems, n", [(["A"] * 11, 1), (["A", "B"] * 5 + ["A"], 2), ([""] * 11, 0)])
 def test_fewer_than_three_systems_is_undefined(systems, n):
     results = by_key(agreement(JUDGE, HUMAN, GROUPS, np.array(systems), n_boot=20))

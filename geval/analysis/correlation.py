@@ -969,13 +969,18 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     withheld = system_interval_note(n_systems, resamples)
     boot = _coded_system_bootstraps([(x, y)], coded, resamples, metrics)[0] if not withheld else {}
     full_x, full_y = _coded_system_means(x, y, coded)
+    alone = ONE_ITEM_PER_SYSTEM if np.bincount(coded[1], minlength=n_systems).max() == 1 else ""
     results = {}
     for metric in metrics:
         value = correlate(metric, *tied(metric, full_x, full_y))
         low, high = percentile_interval(boot[metric]) if not withheld else (math.nan, math.nan)
-        note = "undefined: constant system means" if math.isnan(value) else withheld
+        note = "undefined: constant system means" if math.isnan(value) else "; ".join(filter(None, [withheld, alone]))
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
+
+
+#: The system level's note where every system has one item: its means are those items' scores.
+ONE_ITEM_PER_SYSTEM = "one item per system: the same as the item level on these items, not a finding about systems"
 
 
 def system_interval_note(n_systems: int, resamples: Resamples) -> str:
