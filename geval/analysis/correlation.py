@@ -974,12 +974,13 @@ def system_level(x: np.ndarray, y: np.ndarray, systems: np.ndarray, resamples: R
     for metric in metrics:
         value = correlate(metric, *tied(metric, full_x, full_y))
         low, high = percentile_interval(boot[metric]) if not withheld else (math.nan, math.nan)
-        note = "undefined: constant system means" if math.isnan(value) else "; ".join(filter(None, [withheld, alone]))
+        note = "undefined: constant system means" if math.isnan(value) else "; ".join(filter(None, [alone, withheld]))
         results[metric] = Correlation(metric, "system", value, low, high, n_systems, note)
     return results
 
 
-#: The system level's note where every system has one item: its means are those items' scores.
+#: The system level's note where every system has one item (its means are those items' scores), first: a table's
+#: note column cut at its width shows it.
 ONE_ITEM_PER_SYSTEM = "one item per system: the same as the item level on these items, not a finding about systems"
 
 
