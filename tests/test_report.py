@@ -24,6 +24,7 @@ from geval.reporting.figures import (
     abs_diff_histogram,
     correlation_bars,
     distribution_figure,
+    human_scores_figure,
     judge_distribution_figure,
     scatter_figure,
 )
@@ -408,6 +409,28 @@ def test_the_histograms_send_binned_counts(values, counts):
             assert trace.type == "bar"
             assert list(trace.x) == pytest.approx([0.025 + 0.05 * b for b in range(20)])
             assert list(trace.y) == expected
+
+
+def _scored_by_three(means: list[float]) -> list:
+    """Items whose three annotators' scores have the given means (on thirds)."""
+    return [make_item("d", "turn", (), f"r{n}", human={"Natural": (mean,) * 3}) for n, mean in enumerate(means)]
+
+
+def test_people_s_scores_on_thirds_get_a_bar_each_at_its_score_of_one_width():
+    means = [1.0] * 3 + [4 / 3] * 5 + [5 / 3] * 2 + [2.0] * 4 + [3.0]  # 2.33 and 2.67 scored by nobody
+    figure = human_scores_figure(_scored_by_three(means), "Natural")
+    (bars,) = figure.data
+    assert list(bars.x) == pytest.approx([1.0, 4 / 3, 5 / 3, 2.0, 3.0])  # at the scores: none cut by a bin's edge
+    assert list(bars.y) == [3, 5, 2, 4, 1]
+    assert bars.width is None  # one width, plotly's: the scores' smallest distance (a third)
+    assert figure.layout.title.text == "Natural (15 items)"
+
+
+def test_people_s_scores_of_many_values_get_twenty_even_bins_over_their_range():
+    means = [1 + n / 99 for n in range(100)]  # 100 distinct scores from 1 to 2
+    (bars,) = human_scores_figure(_scored_by_three(means), "Natural").data
+    assert len(bars.x) == 20 and sum(bars.y) == 100
+    assert bars.width == pytest.approx(0.05) and bars.x[0] == pytest.approx(1.025)
 
 
 def test_correlation_bars_carry_the_confidence_intervals(store):

@@ -3,7 +3,6 @@
 from pathlib import Path
 
 import pandas as pd
-import plotly.express as px
 import streamlit as st
 
 import geval
@@ -201,7 +200,7 @@ aspects = dataset.aspects
 columns = st.columns(min(3, len(aspects)) or 1)
 for index, aspect in enumerate(aspects):
     figure = geval.reporting.majority_figure(dataset.items, aspect, categories[aspect]) if aspect in categories \
-        else px.histogram(preview, x=aspect, nbins=20, title=aspect)  # labels: per category, in their order
+        else geval.reporting.human_scores_figure(dataset.items, aspect)  # labels: per category, in their order
     figure.update_layout(height=220, margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
 

@@ -302,6 +302,33 @@ def majority_figure(items: Sequence[Item], aspect: str, categories: Sequence[str
     return figure
 
 
+#: Distinct scores up to which people's scores are drawn a bar per score (means of a few annotators on a few
+#: points: 1, 1.33, 1.67 …); beyond, in 20 even bins over their range.
+BAR_PER_SCORE_MOST = 40
+
+
+def human_scores_figure(items: Sequence[Item], aspect: str):
+    """How many items have each mean human score of `aspect`: a bar per score where the scores take few values, each
+    bar at its score and all of one width (bins of a chosen width cut a lattice of thirds unevenly: 1.33 and 1.67
+    falling in bins of different offsets, some bins holding two scores), else 20 even bins over their range."""
+    import plotly.graph_objects as go
+
+    scores = pd.Series([item.human_mean(aspect) for item in items if item.human.get(aspect)], dtype=float).dropna()
+    counts = scores.round(6).value_counts().sort_index()
+    if len(counts) <= BAR_PER_SCORE_MOST:
+        bars = go.Bar(x=counts.index, y=counts.to_numpy(), marker_color=colour(0),
+                      hovertemplate="%{x:.2f}: %{y} items<extra></extra>")
+    else:
+        found, edges = np.histogram(scores.to_numpy(), bins=20)
+        bars = go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=found, width=edges[1] - edges[0], marker_color=colour(0),
+                      customdata=np.column_stack([edges[:-1], edges[1:]]),
+                      hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items<extra></extra>")
+    figure = go.Figure(bars)
+    figure.update_layout(title=html.escape(f"{aspect} ({len(scores)} items)"), xaxis_title="people's mean score",
+                         yaxis_title="items")
+    return figure
+
+
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "people"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
     aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI
