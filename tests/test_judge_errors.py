@@ -394,7 +394,7 @@ def test_summeval_coherence_reads_as_its_shares_and_numbers_say(shared_data, sto
     geval.alttest.import_judge(store, dataset.name, folder / "llm_annotations.json", "mistral-v03")
     found = judge_errors(store, dataset.name, aspects=["coherence"])[0]
     said, text = how_it_errs.lines(found), how_it_errs.text(found)
-    assert "The judge's raw agreement is 5 points [2, 9] below what the best constant answer gets." in " ".join(said)
+    assert "The judge's raw agreement is 5 points [2, 9] below what always answering '5' gets." in " ".join(said)
     assert not any("avoids the middle" in line or "crowds the middle" in line for line in said), said
     assert "It piles on 4 and 5: 54% of its scores at 4 against 21% of the people's (+33 points [+27, +39]), 44% at " \
            "5 against 26% (+18 points [+13, +24])." in said, said

@@ -146,20 +146,22 @@ def _against_people(labels: LabelErrors) -> str:
 
 
 def _constant_lines(labels: LabelErrors) -> list[str]:
-    """What a constant answer reaches (its kappa is 0, said so) and the judge's lead over the best one."""
+    """What a constant answer reaches (its kappa is 0, said so) and the judge's lead over the one right most often,
+    named by its label (the best constant of the alternative annotator test is another: the best by its winning
+    rate)."""
     if labels.constants.empty:
         return []
     best = labels.constants.iloc[0]
-    lead = labels.lead
+    lead, always = labels.lead, f"always answering '{best['label']}'"
     if lead.above():
-        verdict = f"{_points(lead, signed=False)} above what the best constant answer gets"
+        verdict = f"{_points(lead, signed=False)} above what {always} gets"
     elif lead.below():
-        verdict = f"{_points(_size(lead), signed=False)} below what the best constant answer gets"
+        verdict = f"{_points(_size(lead), signed=False)} below what {always} gets"
     elif math.isfinite(lead.low):
-        verdict = (f"{_points(lead)} from the best constant answer's: not clearly above it, so here raw agreement "
-                   "says little beyond the labels' skew")
+        verdict = (f"{_points(lead)} from what {always} gets: not clearly above it, so here raw agreement says "
+                   "little beyond the labels' skew")
     else:
-        verdict = f"{_points(lead)} from the best constant answer's"
+        verdict = f"{_points(lead)} from what {always} gets"
     return [f"A judge answering '{best['label']}' on every item would be right on {best['share'].percent()} of them "
             f"(every label in turn: the table), with a kappa of {best['kappa']:.3f}: kappa counts only agreement "
             f"beyond chance, so a constant answer gets 0 however skewed the labels. The judge's raw agreement is "
