@@ -227,3 +227,27 @@ def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
     assert found.title() == "verdict (fail/pass): each system's pass rate as you would give it"
     assert found.judge_line().startswith("The judge against your labels on the 40 items labeled")
     assert found.table()["your pass rate, every item"].tolist() == [f"{14 / 40:.0%}"]
+
+
+def test_a_judge_on_a_1_5_scale_has_its_rate_on_0_1_not_its_mean_as_a_percentage(tmp_path):
+    """A 1-5 template compared with a pass/fail column: "the judge alone (its scores' mean on 0-1)" read 205%, its
+    1-5 mean (2.05) printed as a share. It is its mean mapped onto 0-1, as the systems' section maps a judge's
+    scale onto the people's."""
+    rng = np.random.default_rng(5)
+    rows = [{"id": f"r{k}", "reply": f"reply {k}", "system": SYSTEMS[k % 3], "dialogue": f"d{k // 2}",
+             "verdict": "pass" if rng.random() < 0.5 else "fail"} for k in range(60)]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(path, mapping=["id=id", "response=reply", "system=system", "group=dialogue",
+                                                "score:verdict=verdict"], store=store)
+    template = geval.Template.parse("+++\nname = \"overall\"\ntask = \"How good is it?\"\n[[aspects]]\n"
+                                    "name = \"Overall\"\nhuman = \"verdict\"\nmin = 1\nmax = 5\n+++\nAnswer:\n"
+                                    "{{response}}\n\nForm:\n- Overall:\n", source="overall.txt")
+    geval.score(store, dataset.items, template, scripted(), "mine")
+    rates = pass_rates(store, "mine", "verdict", per_system=10)
+    own = rates.means.table["judge"]
+    assert own.between(1, 5).all() and (own > 1).any()  # the judge's own 1-5 means
+    shown = rates.table()["the judge alone (its scores' mean on 0-1)"]
+    assert list(shown) == [f"{(v - 1) / 4:.0%}" for v in own]
+    assert all(0 <= float(v.rstrip("%")) <= 100 for v in shown)

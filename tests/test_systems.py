@@ -374,3 +374,27 @@ def test_a_system_the_judge_scored_none_of_reads_na_with_why_not_nan(tmp_path):
     unjudged = result.table["judge"].isna().to_numpy()
     assert unjudged.any() and not unjudged.all()
     assert (column[unjudged] == "n/a: none of its items judged").all() and "nan" not in column.tolist()
+
+
+def test_a_declared_scale_nobody_used_the_low_end_of_is_the_people_s_scale_in_inspect_and_the_systems(tmp_path):
+    """People scored 2-5 on a file declared 1-5: Inspect's common 0-1 scale, the plots' axes and the systems' section
+    read 2-5 (a people's 2 drawn at 0, the judge's 1-5 "mapped onto the people's 2-5") while How the judge errs said
+    1-5. The declared scale is the people's scale everywhere."""
+    from tests.helpers import make_items, make_template, scripted
+
+    items = make_items(36, dataset="own", human="Natural")
+    for n, item in enumerate(items):  # 2-5: nobody gave 1
+        item.human["Natural"] = (2.0 + n % 4, 2.0 + (n * 3) % 4)
+    store = geval.Store(tmp_path / "s.sqlite")
+    store.save_dataset(geval.Dataset("own", "own.csv", "table", items, scales={"Natural": (1.0, 5.0)}))
+    geval.score(store, items, make_template(aspects=(("Naturalness", 1, 5, "Natural"),)), scripted(), "own")
+    frame = geval.disagreements(store, "own")
+    assert set(frame["human_min"]) == {1.0} and set(frame["human_max"]) == {5.0}
+    np.testing.assert_allclose(frame["human_01"], (frame["human_score"] - 1) / 4)
+    result = geval.labeling.system_means(store, "own", "Natural", per_system=6, design="documents")
+    assert result.scale == (1, 5) and result.judge_alone_words() == "judge alone (biased)"
+    undeclared = geval.Store(tmp_path / "u.sqlite")  # without the declaration: the scores' own range, as before
+    undeclared.save_dataset(geval.Dataset("own", "own.csv", "table", items))
+    geval.score(undeclared, items, make_template(aspects=(("Naturalness", 1, 5, "Natural"),)), scripted(), "own")
+    assert set(geval.disagreements(undeclared, "own")["human_min"]) == {2.0}
+    assert geval.labeling.system_means(undeclared, "own", "Natural", per_system=6, design="documents").scale == (2, 5)

@@ -36,14 +36,27 @@ def human_ranges(items: list[Item], aspects: list[str] | None = None) -> dict[st
     return {aspect: seen for aspect, seen in seen_scales(items).items() if aspects is None or aspect in aspects}
 
 
+def people_scales(store: Store, dataset: str, items: list[Item],
+                  aspects: list[str] | None = None) -> dict[str, tuple[float, float]]:
+    """Each human aspect's scale (only `aspects`, when given): the one declared for it (`Store.scales`: the file's
+    mapping, `--scale`, the layout's paper) reaching as far as the scores people gave, else the lowest and highest
+    of those (`human_ranges`). A 1-5 scale on which nobody gave 1 stays 1-5."""
+    declared = {aspect.lower(): scale for aspect, scale in store.scales(dataset).items()}
+    found = {}
+    for aspect, (low, high) in human_ranges(items, aspects).items():
+        scale = declared.get(aspect.lower())
+        found[aspect] = (min(low, scale[0]), max(high, scale[1])) if scale else (low, high)
+    return found
+
+
 def disagreements(store: Store, dataset: str, combo: tuple[str | None, str | None] | None = None,
                   columns: str = "all") -> pd.DataFrame:
     """One row per judgment of a scored (template version, signature) combination (default:
     the most recently scored) on the dataset's current items, with the judge and human scores
     on a common 0-1 scale.
 
-    The judge score is normalized by its template aspect's scale, the human mean by the
-    min/max observed for that human aspect in the whole dataset; `disagreement` is
+    The judge score is normalized by its template aspect's scale, the human mean by the human
+    aspect's scale (`people_scales`: as declared, else as people scored the whole dataset); `disagreement` is
     |judge_01 - human_01| (NaN when unscored or when no human aspect matches). Columns:
     item_id, aspect, aspect_name, human, score, human_score, judge_01, human_01, disagreement,
     scale_min, scale_max, human_min, human_max, status, reason, distribution, prompt, raw,
@@ -104,7 +117,7 @@ def _disagreements(store: Store, dataset: str, version: str, signature: str, col
         filled["scale_min"][rows], filled["scale_max"][rows] = aspect.min, aspect.max
         filled["judge_01"][rows] = normalized(scores[rows], aspect.min, aspect.max)
         human = human_aspect_for(template, key, human_aspects)
-        ranges = human_ranges(items, [human]) if human else {}
+        ranges = people_scales(store, dataset, items, [human]) if human else {}
         if human not in ranges:
             continue
         low, high = ranges[human]

@@ -37,7 +37,7 @@ from geval.analysis.comparison import paired_accuracy, paired_columns
 from geval.analysis.correlation import (MIN_GROUPS, Resamples, between_share, correlate, item_bootstrap,
                                        jackknife_se)
 from geval.analysis.grouped import group_codes, share_parts
-from geval.analysis.disagreement import human_ranges
+from geval.analysis.disagreement import people_scales
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -791,7 +791,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
                                "human": found_columns.mean(name),
                                **{judge: found_columns.placed(found.table[judge]) for judge in judges}},
                               index=pd.Index(found_columns.ids, dtype=object, copy=False))
-    low, high = (0, 1) if name.lower() in categories else human_ranges(items, [name]).get(name, (math.nan, math.nan))
+    low, high = (0, 1) if name.lower() in categories else \
+        people_scales(store, dataset, items, [name]).get(name, (math.nan, math.nan))
     scale = (math.floor(low), math.ceil(high))
     spread = uncertainty(store, dataset, name, combo) if design == "uncertain" else None
     if design == "uncertain" and spread is None:

@@ -68,7 +68,7 @@ class PassRates:
             f"{self.counted} rate, combined": [_rate(v, lo, hi) for v, lo, hi in
                                                zip(table["combined"], table["combined_low"], table["combined_high"])],
             # its scores' mean, as the combined estimate reads them (on 0-1), not the share it labels pass: named so
-            "the judge alone (its scores' mean on 0-1)": [f"{v:.0%}" for v in table["judge"]],
+            "the judge alone (its scores' mean on 0-1)": [f"{v:.0%}" for v in self.means.judge_alone()],
             **({f"{_WHOSE[self.side]} {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
                if table["truth"].notna().all() else {})})
 
