@@ -423,7 +423,9 @@ def test_people_s_scores_on_thirds_get_a_bar_each_at_its_score_of_one_width():
     assert list(bars.x) == pytest.approx([1.0, 4 / 3, 5 / 3, 2.0, 3.0])  # at the scores: none cut by a bin's edge
     assert list(bars.y) == [3, 5, 2, 4, 1]
     assert bars.width is None  # one width, plotly's: the scores' smallest distance (a third)
-    assert figure.layout.title.text == "Natural (15 items)"
+    assert figure.layout.title.text == "Natural (15 items)" and figure.layout.xaxis.range is None
+    declared = human_scores_figure(_scored_by_three(means[3:]), "Natural", (1.0, 5.0))  # nobody gave 1; asked 1-5
+    assert list(declared.layout.xaxis.range) == pytest.approx([1 - 1 / 6, 5 + 1 / 6])  # the empty 1 shown
 
 
 def test_people_s_scores_of_many_values_get_twenty_even_bins_over_their_range():

@@ -197,10 +197,11 @@ if len(labeled):
                   else ""))
 uploads.scales_section(state.store(), dataset)
 aspects = dataset.aspects
+scales = state.store().scales(dataset.name)  # as people were asked, where declared: each plot's axis spans it
 columns = st.columns(min(3, len(aspects)) or 1)
 for index, aspect in enumerate(aspects):
     figure = geval.reporting.majority_figure(dataset.items, aspect, categories[aspect]) if aspect in categories \
-        else geval.reporting.human_scores_figure(dataset.items, aspect)  # labels: per category, in their order
+        else geval.reporting.human_scores_figure(dataset.items, aspect, scales.get(aspect))  # labels: per category
     figure.update_layout(height=220, margin=dict(l=10, r=10, t=40, b=10), showlegend=False)
     columns[index % len(columns)].plotly_chart(figure, key=f"data_hist_{aspect}")
 

@@ -307,25 +307,31 @@ def majority_figure(items: Sequence[Item], aspect: str, categories: Sequence[str
 BAR_PER_SCORE_MOST = 40
 
 
-def human_scores_figure(items: Sequence[Item], aspect: str):
+def human_scores_figure(items: Sequence[Item], aspect: str, scale: tuple[float, float] | None = None):
     """How many items have each mean human score of `aspect`: a bar per score where the scores take few values, each
     bar at its score and all of one width (bins of a chosen width cut a lattice of thirds unevenly: 1.33 and 1.67
-    falling in bins of different offsets, some bins holding two scores), else 20 even bins over their range."""
+    falling in bins of different offsets, some bins holding two scores), else 20 even bins over their range. The
+    axis spans the `scale` people were asked on, when declared: a 1-5 scale nobody gave a 1 on shows its empty 1."""
     import plotly.graph_objects as go
 
     scores = pd.Series([item.human_mean(aspect) for item in items if item.human.get(aspect)], dtype=float).dropna()
     counts = scores.round(6).value_counts().sort_index()
+    low, high = (min(scale[0], scores.min()), max(scale[1], scores.max())) if scale and len(scores) else (None, None)
     if len(counts) <= BAR_PER_SCORE_MOST:
         bars = go.Bar(x=counts.index, y=counts.to_numpy(), marker_color=colour(0),
                       hovertemplate="%{x:.2f}: %{y} items<extra></extra>")
+        half = float(np.diff(counts.index).min()) / 2 if len(counts) > 1 else 0.5  # a bar's half width
     else:
-        found, edges = np.histogram(scores.to_numpy(), bins=20)
+        found, edges = np.histogram(scores.to_numpy(), bins=20, range=(low, high) if low is not None else None)
         bars = go.Bar(x=(edges[:-1] + edges[1:]) / 2, y=found, width=edges[1] - edges[0], marker_color=colour(0),
                       customdata=np.column_stack([edges[:-1], edges[1:]]),
                       hovertemplate="%{customdata[0]:.2f}–%{customdata[1]:.2f}: %{y} items<extra></extra>")
+        half = 0.0
     figure = go.Figure(bars)
     figure.update_layout(title=html.escape(f"{aspect} ({len(scores)} items)"), xaxis_title="people's mean score",
                          yaxis_title="items")
+    if low is not None:
+        figure.update_xaxes(range=[low - half, high + half])
     return figure
 
 
