@@ -332,7 +332,11 @@ def test_the_judge_alone_is_shown_on_the_people_s_scale_when_its_template_has_an
     assert result.judge_alone_words() == words
     shown = geval.reporting.systems_table(result)
     assert list(shown[words]) == [f"{v:.2f}" for v in result.judge_alone()]
-    cross = next(t for t in geval.reporting.systems_forest(result).data if t.name == words)
+    forest = geval.reporting.systems_forest(result)
+    cross = next(t for t in forest.data if t.name == words)
+    # the legend below the axis' title with a line per entry: on one system's plot it overlapped the axis
+    assert forest.layout.legend.yanchor == "top" and forest.layout.legend.y < 0
+    assert forest.layout.margin.b >= 22 * len(forest.data) + 40
     np.testing.assert_allclose(list(cross.x), list(result.judge_alone())[::-1])
     same = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
     same.judge_scale = same.scale  # a judge on the people's own scale: as it was

@@ -150,8 +150,13 @@ def systems_forest(result: labeling.SystemMeans):
     if table["truth"].notna().all():
         figure.add_trace(go.Scatter(x=table["truth"], y=names, mode="markers", name="people, every item",
                                     marker={"color": COLOURS[4], "symbol": "diamond-open", "size": 10}))
-    figure.update_layout(scattermode="group", height=140 + 28 * len(names), xaxis_title=f"{result.aspect}, the "
-                         "people's scale", legend={"orientation": "h", "y": -0.15}, margin={"l": 10, "r": 10, "t": 30})
+    # the legend below the axis' title, with a line of room per entry (its long names wrap one to a line): in a
+    # plot's height of one system it overlapped the axis and, cut, drew a scroll bar
+    plot, below = 60 + 28 * len(names), 60 + 22 * len(figure.data)
+    figure.update_layout(scattermode="group", height=30 + plot + below,
+                         xaxis_title=f"{result.aspect}, the people's scale",
+                         legend={"orientation": "h", "yanchor": "top", "y": -55 / plot, "x": 0},
+                         margin={"l": 10, "r": 10, "t": 30, "b": below})
     figure.update_xaxes(range=[result.scale[0] - 0.05, result.scale[1] + 0.05])
     return figure
 
