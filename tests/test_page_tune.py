@@ -88,6 +88,11 @@ def test_a_winner_chosen_on_one_group_is_said_to_be_mostly_luck(monkeypatch, tmp
         at.button(key="tune_start").click().run()
         wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
         assert (at.dataframe[0].value["groups"] == 1).all()
+        # 5 test groups give no interval of the difference: not decided, said as a warning (it read "cannot be told
+        # apart" where a winner at -.27 stood beside a start at .76)
+        assert at.warning[-1].value.startswith("Not decided: 5 test groups give no interval of the difference (it "
+                                               "needs 10)")
+        assert not any("cannot be told apart" in i.value for i in at.info)
         assert [i.value for i in at.info if i.value.startswith("the winner was chosen on")] == [plain(
             "the winner was chosen on 1 tune group (6 items): so few that the choice is mostly luck; a budget of 48 "
             "lets every candidate see 3")]

@@ -186,7 +186,11 @@ def test_a_search_that_cannot_start_says_why_before_any_call(stored):
     assert needed.least == least and needed.groups == 3 and needed.candidates == 8 and judge.calls == []
     assert tune(stored, "synthetic", judge, "Natural", budget=least, start=START, others=[]).table["groups"].eq(1).all()
     chosen = tune(stored, "synthetic", scripted(), "Natural", budget=needed.enough, start=START, others=[])
-    assert chosen.table["groups"].min() == 3 and not any("mostly luck" in note for note in chosen.notes)
+    assert chosen.table["groups"].min() == 3 and not any("tune group (" in note for note in chosen.notes)
+    # 3 groups of 3 items: 9, fewer than FEW_ITEMS, are said to be mostly luck whatever the budget (before and after)
+    assert needed.items == 9 and needed.few_items_line().startswith("Every candidate is first read on 9 items (3 tune")
+    assert "the winner was chosen on 9 items (3 tune groups): on fewer than 10 the choice is mostly luck, whatever " \
+           "the budget" in chosen.notes
 
 
 def test_the_time_of_a_search_is_estimated_from_every_candidates_calls_not_the_starts_alone(stored):

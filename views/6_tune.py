@@ -81,6 +81,8 @@ if needed is not None:
     elif budget < needed.enough:
         st.warning(f"With {int(budget)} judge calls the winner is chosen on fewer than {needed.groups} tune groups, "
                    f"mostly luck: a budget of {needed.enough} lets every candidate see {needed.groups}.")
+    if not short and needed.few_items_line():
+        st.warning(needed.few_items_line())
 
 job = jobs.get(st.session_state.get("tune_job"))
 if job is None or job.dataset != dataset.name:  # e.g. after a reload: this dataset's running search, if any
@@ -148,9 +150,13 @@ def show_result(result) -> None:
         st.success("The winner agrees better with people than the template to beat on groups it never saw.")
     elif math.isfinite(t["diff_high"]) and t["diff_high"] < 0:
         st.error("The winner agrees worse than the template to beat on the test groups: it was luck on the tune part.")
-    else:
+    elif math.isfinite(t["diff_low"]):
         st.info("On the test groups the winner cannot be told apart from the template to beat (the interval of the "
-                "difference holds 0, or there is none).")
+                "difference holds 0).")
+    else:
+        st.warning(f"Not decided: {geval.reporting.counted(len(result.test_groups), 'test group')} give no interval "
+                   f"of the difference (it needs {geval.reporting.MIN_GROUPS}), so the figures above, either way, are "
+                   "too few to rely on. A larger dataset, or a smaller tune share, gives the test part more groups.")
     winner = result.winner_template
     if winner is None:
         st.caption("The winner is an ensemble (the mean of two variants' scores): there is no one template to save.")

@@ -64,6 +64,9 @@ SAME_AS_START = {"difference": 0.0, "diff_low": math.nan, "diff_high": math.nan,
                  "note": "the winner is the start"}
 #: Groups the first round of the search is scored on, at least.
 FIRST_ROUND_GROUPS = 3
+#: Items below which a winner's correlation on the tune part is mostly luck, however many groups they are (on 3
+#: items of 3 single-item groups candidates read 1.000, .982 and -.982).
+FEW_ITEMS = 10
 
 
 class TuneError(GevalError):
@@ -280,13 +283,23 @@ def candidates(start: Template, aspect_key: str, others: Sequence[Template] = ()
 class TuneBudget:
     """The judge calls a search needs, counted as its budget is (as if nothing were stored): `least`, for one
     round on one tune group and the test part; `enough`, for every candidate to see `groups` tune groups
-    (FIRST_ROUND_GROUPS, or every one when there are fewer): a winner chosen on fewer is mostly luck."""
+    (FIRST_ROUND_GROUPS, or every one when there are fewer): a winner chosen on fewer is mostly luck, as it is on
+    fewer than FEW_ITEMS `items` (those of the `groups`)."""
 
     least: int
     enough: int
     groups: int
     candidates: int
     first_round: Plan  # every candidate on those groups: its calls' mix (a few-shot prompt is long) times the search
+    items: int = 0
+
+    def few_items_line(self) -> str:
+        """Why the first round is mostly luck on too few items, whatever the budget ("" when it is not)."""
+        if self.items >= FEW_ITEMS:
+            return ""
+        return (f"Every candidate is first read on {counted(self.items, 'item')} ({counted(self.groups, 'tune group')}): "
+                f"on fewer than {FEW_ITEMS} a correlation, and so which candidates go on, is mostly luck whatever the "
+                "budget. A dataset with more items per group, or a larger tune share, reads them on more.")
 
     def paced(self, store: Store, judge: Judge) -> TuneBudget:
         """The same counts with the judge's pace as measured now (`geval.scoring.plan.pace`): counts kept from
@@ -304,7 +317,7 @@ def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Tem
                                    ensemble, groups, None, None)
     first = min(FIRST_ROUND_GROUPS, len(search.order))
     return TuneBudget(search.needed(pool, 1), search.needed(pool, first), first, len(pool),
-                      search.round_plan(pool, first))
+                      search.round_plan(pool, first), len(search._items(first)))
 
 
 def _prepare(store: Store, dataset: str, judge: Judge, human: str, budget: int, start: Template | None,
@@ -437,12 +450,15 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                               judge_name(judge.settings))
         last = last.sort_values(["value", "candidate"], ascending=[False, True])
         winner = next(c for c in pool if c.name == last["candidate"].iloc[0])
-        chosen_on = int(last["groups"].iloc[0])
+        chosen_on, chosen_items = int(last["groups"].iloc[0]), int(last["items"].iloc[0])
         if chosen_on < min(FIRST_ROUND_GROUPS, len(order)):
             enough = search.needed(pool, FIRST_ROUND_GROUPS)
             search.notes.append(f"the winner was chosen on {chosen_on} tune group{'s' if chosen_on > 1 else ''} "
-                                f"({int(last['items'].iloc[0])} items): so few that the choice is mostly luck; a "
+                                f"({chosen_items} items): so few that the choice is mostly luck; a "
                                 f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
+        elif chosen_items < FEW_ITEMS:
+            search.notes.append(f"the winner was chosen on {chosen_items} items ({chosen_on} tune groups): on fewer "
+                                f"than {FEW_ITEMS} the choice is mostly luck, whatever the budget")
         store.update_search(logged, winner=winner.name, candidates=_described(pool))
         test = {} if search.stopped else search.test(winner, start_candidate, test_items)
         if test:  # another search (another seed) may have chosen the same template on some of these test groups
