@@ -102,6 +102,20 @@ def test_items_come_largest_disagreement_first_and_next_moves_on(monkeypatch, tm
     assert items[order[5]].response in shown_texts(at)
 
 
+def test_compared_with_your_labels_the_human_metric_is_named_yours_not_people(monkeypatch, tmp_path):
+    """With the judge compared with your labels, Inspect read "People 2.00" for your one label."""
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    for item in dataset.items:
+        store.save_label(item.id, "Natural", 2.0)
+    store.set_human_side(dataset.name, "you")
+    store.close()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    labels = {m.label: m.value for m in at.metric}
+    assert "People" not in labels and labels["Your labels"] == "2.00"
+
+
 def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     at, dataset = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()

@@ -204,13 +204,15 @@ with text_column:  # what was judged first, beside the scores; a long dialogue s
                 with st.chat_message(turn.speaker or f"turn {number_}"):
                     st.text(turn.text)
 
+compared = geval.labeling.COMPARED_WITH[store.human_side(dataset.name)]  # people, your labels, or both
+who = compared[:1].upper() + compared[1:]  # the human side's metric: "Your labels" where the judge is compared with yours
 with score_column:
     st.subheader("Scores")
     if words:  # labels, never means: the judge's nearest category against the people's majority
         a, b = st.columns(2)  # wide enough for a label's word in full ("model_a")
         a.metric("Judge", judged(row))
-        b.metric("People", in_words(human, row["human_score"]) if pd.notna(row["human_score"]) else "tied",
-                 help=f"The people's majority label of {human} (\"tied\" where there is none).")
+        b.metric(who, in_words(human, row["human_score"]) if pd.notna(row["human_score"]) else "tied",
+                 help=f"The majority label of {compared} on {human} (\"tied\" where there is none).")
         st.caption(f"Disagreement {geval.reporting.number(row['disagreement'], 2)}: 0 where the judge's label is the "
                    "people's majority, 1 where it is another (a side against a tie: 0.5).")
     else:
@@ -219,7 +221,7 @@ with score_column:
     if human is not None:
         scores = item.human.get(human, ())
         if not words:
-            b.metric("People", geval.reporting.number(item.human_mean(human), 2), help=f"The people's mean of {human}.")
+            b.metric(who, geval.reporting.number(item.human_mean(human), 2), help=f"The mean of {compared} on {human}.")
             c.metric("|diff.| (0-1)", geval.reporting.number(row["disagreement"], 2),  # its column's width, whole
                      help="|difference|: the judge's score and the people's mean, each put on 0-1 by its own scale "
                           f"(the judge's {low:g}-{high:g}; the people's as declared, or as seen in the dataset), then "
