@@ -268,3 +268,16 @@ def test_a_session_cookie_made_before_its_account_signed_out_is_refused(tmp_path
     elsewhere = jwt.encode({"username": "ann", "exp_date": time.time() + 60}, "another store's key, 32 bytes or more",
                            algorithm="HS256")
     assert auth.cookie_user(store, elsewhere) is None
+
+
+def test_a_lead_with_no_queue_of_their_own_is_told_to_make_one_not_to_ask_the_lead(monkeypatch, tmp_path, team):
+    """The lead's My queue said "the lead makes one on the Queues page"; an annotator's still says so."""
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    at.switch_page("views/9_my_queue.py").run()
+    assert not at.exception
+    assert [i.value for i in at.info] == ["lena, no queue holds items for you yet: make one on the Queues page, with "
+                                          "you among its annotators."]
+    team[0].add_user("cid", "annotator", "cid-password")
+    at = sign_in(open_app(monkeypatch, tmp_path), "cid", "cid-password")
+    assert [i.value for i in at.info] == ["cid, no queue holds items for you yet: the lead makes one on the Queues "
+                                          "page."]

@@ -20,7 +20,12 @@ if user is None:
     st.stop()
 mine = store.queues_of(user.name)
 if not mine:
-    st.info(f"{user.name}, no queue holds items for you yet: the lead makes one on the Queues page.")
+    if user.lead:  # a lead labels too, in a queue of their own making
+        st.info(f"{user.name}, no queue holds items for you yet: make one on the Queues page, with you among its "
+                "annotators.")
+        st.page_link("views/8_queues.py", label="Queues", icon=":material/groups:")
+    else:
+        st.info(f"{user.name}, no queue holds items for you yet: the lead makes one on the Queues page.")
     st.stop()
 name = st.selectbox("Queue", mine, key="my_queue") if len(mine) > 1 else mine[0]
 queue = queues.Queue.read(store, name)
