@@ -456,8 +456,8 @@ def test_column_mapping_from_cli_pairs():
         (["reply=x", "score:O=o"], "mapping role 'reply' is unknown; use response, context, grounding, system, group, "
                                    "id, level, score:ASPECT, scale:ASPECT"),
         (["score:O=o"], "the mapping needs response=COLUMN (the text being judged)"),
-        (["response=r", "score:O=o", "scale:O=5-1"], "mapping 'scale:O=5-1': scale '5-1': give the lowest and "
-                                                     "highest score, e.g. 1-5"),
+        (["response=r", "score:O=o", "scale:O=5-1"], "the scale of O, '5-1', is not one: give the lowest and "
+                                                     "highest score, e.g. 1-5"),  # named as the Data page's field
         (["response=r", "scale:O=1-5"], "mapping 'scale:O=...' names no score column; map it first (score:O=COLUMN)"),
     ],
 )

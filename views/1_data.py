@@ -76,7 +76,8 @@ else:
                     done.success(f"{upload.name} is loaded with the mapping below; the dataset is shown under it. "
                                  "Change the mapping and load again to read the file otherwise.")
                 else:
-                    st.info(f"{upload.name}: not a known layout. Say which column holds what.")
+                    st.info(f"{upload.name}: your own table, not a known layout: check which column holds what "
+                            "below (each menu opens on the column it guessed), then load it.")
                 every = len(preview.records) <= len(preview.rows)  # a file of five records or fewer: all shown
                 st.caption(f"Its {'' if every else 'first '}{geval.reporting.counted(len(preview.rows), 'record')} "
                            "(nested fields as dotted paths, e.g. scores.naturalness):")

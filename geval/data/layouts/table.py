@@ -79,10 +79,12 @@ class ColumnMapping:
                 aspect = role.removeprefix("score:")
                 scores[aspect] = (*_as_tuple(scores[aspect]), column) if aspect in scores else column
             elif role.startswith("scale:"):
+                aspect = role.removeprefix("scale:")
                 try:
-                    scales[role.removeprefix("scale:")] = parse_scale(column)
-                except GevalError as exc:
-                    raise DatasetError(f"mapping '{shown(pair)}': {exc}") from None
+                    scales[aspect] = parse_scale(column)
+                except GevalError:  # said as the Data page's field and the CLI's --scale name it: by its aspect
+                    raise DatasetError(f"the scale of {shown(aspect)}, '{shown(column)}', is not one: give the lowest "
+                                       "and highest score, e.g. 1-5") from None
             elif role in {"response", "context", "grounding", "system", "group", "id", "level"}:
                 roles[role] = column
             else:
