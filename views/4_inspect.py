@@ -52,7 +52,7 @@ try:
 except geval.GevalError as exc:
     st.error(str(exc))
     st.stop()
-st.text(combo["signature"])
+st.caption(f"Signature (the code, judge and settings that made these scores): `{combo['signature']}`")
 
 parts = frame["aspect"].str.contains("#", regex=False)  # a checklist's questions, a batch's or a pair's orders
 aspects = list(dict.fromkeys([*frame.loc[~parts, "aspect_name"], *frame.loc[parts, "aspect_name"]]))  # aspects first
