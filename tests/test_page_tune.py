@@ -173,8 +173,19 @@ def test_a_saved_version_compared_with_the_aspect_is_offered_as_the_template_to_
     store = geval.Store(tmp_path / "store.sqlite")
     store.save_template(saved, comment="lower case")
     store.close()
+    variant = geval.Template.parse(text.replace('name = "topicalchat-naturalness"',
+                                                'name = "topicalchat-naturalness~k4-random"'), source="search")
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_template(variant)  # as a search's run keeps the variants it scored: not a version you saved
+    store.close()
     at.run()
     assert f"Saved: {saved.label}" in at.radio(key="tune_beat").options
+    assert f"Saved: {variant.label}" not in at.radio(key="tune_beat").options
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_template(variant, comment="tune winner on Natural")  # saved as the winner: then offered
+    store.close()
+    at.run()
+    assert f"Saved: {variant.label}" in at.radio(key="tune_beat").options
     at.radio(key="tune_beat").set_value(f"Saved: {saved.label}").run()
     assert not at.exception and not at.error
     assert "--template" not in texts(at)

@@ -40,8 +40,10 @@ seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_a
                           persist_state="session")
 
 matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
+kept = store.template_comments()  # a search's variant is offered once you saved it (as the winner), not as scored
 saved = {f"Saved: {t.label}": t for t in state.saved_templates(store)  # one-aspect versions compared with it
          if len(t.aspects) == 1 and t.kind == "form" and not t.needs_generated_steps
+         and (not t.made_by_search or t.version in kept)
          and (t.aspects[0].human or t.aspects[0].name).lower() == str(human).lower()
          and (editor is None or t.label != editor.label)}
 try:  # prompts/ has one for this aspect: offered first; else the editor's or a saved version is chosen at once
