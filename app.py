@@ -48,7 +48,10 @@ by_path = {url_path: st.Page(script, title=title, icon=icon, url_path=url_path, 
 # default answered /data with "Page not found". Not in the run that signs in, which a switch would cut short.
 root = st.Page(lambda: st.switch_page(by_path["data"]), title="Data", url_path="start", visibility="hidden",
                default=first is None)
-pages = st.navigation([root, *by_path.values()])
+# a team page's address (a queue's link) on a store with no accounts: one line on what a team needs
+absent = [st.Page(auth.no_team(title), title=title, url_path=url_path, visibility="hidden")
+          for _, title, _, url_path in TEAM_PAGES] if user is None else []
+pages = st.navigation([root, *by_path.values(), *absent])
 if user is not None:
     auth.sign_out_button(user)
 fitting.editor_follows(state.store(), state.dataset())  # the editor's template fits the dataset, until the user picks

@@ -160,6 +160,19 @@ def refusal(title: str, user: User):
     return refuse
 
 
+def no_team(title: str):
+    """The hidden page a team page's address (a queue's link) opens on a store with no accounts: one line saying
+    what a team needs, instead of Streamlit's "Page not found" and the main page."""
+    def unavailable() -> None:
+        st.title(title)
+        st.info(f"The {title} page is for a team: this store has no accounts yet. The lead adds them with `python -m "
+                "geval users add NAME --role lead` (and `--role annotator` for each annotator); then everyone signs "
+                "in, and each annotator labels their own queue. See docs/team.md.")
+        st.page_link("views/1_data.py", label="Go to Data", icon=":material/table:")
+    unavailable.__name__ = f"no_team_{title.lower().replace(' ', '_')}"
+    return unavailable
+
+
 def _url_page() -> str:
     """The page the browser's address names (its url path's last part; "" for the default page)."""
     return urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]

@@ -15,7 +15,8 @@ pytestmark = pytest.mark.e2e
 
 NAVIGATION = ["Data", "Label", "Prompts", "Score", "Inspect", "Agreement", "Tune"]  # as the Data page's steps
 PAGES = [("", "Data"), ("data", "Data"), ("prompts", "Prompts"), ("score", "Score"), ("inspect", "Inspect"),
-         ("agreement", "Agreement"), ("tune", "Tune"), ("label", "Label")]
+         ("agreement", "Agreement"), ("tune", "Tune"), ("label", "Label"),
+         ("queues", "Queues")]  # a queue's link on a store with no accounts: what a team needs, not "Page not found"
 
 
 @pytest.mark.parametrize("path, title", PAGES, ids=[p or "main" for p, _ in PAGES])
@@ -34,6 +35,8 @@ def test_a_fresh_servers_first_deep_link_shows_the_one_navigation(tmp_path, path
             tab.locator('[data-testid="stMain"] h1').filter(has_text=title).first.wait_for(timeout=90_000)
             wait_idle(tab)
             assert tab.get_by_text("Page not found").count() == 0  # /data was answered so: Data was served at / only
+            if path == "queues":
+                assert tab.get_by_text("The Queues page is for a team: this store has no accounts yet.").count() == 1
             address = tab.url.split("?")[0].rstrip("/")  # the page at the address asked (the root: Data's own too)
             assert address == f"{url}/{path}".rstrip("/") or (not path and address == f"{url}/data")
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
