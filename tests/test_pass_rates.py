@@ -164,24 +164,31 @@ def test_a_pass_rates_interval_holds_the_people_s_rate_for_every_system_also_ske
     assert found.others["t with the prior, people only"].coverage.min() < found.people.coverage.min()
 
 
+def scored_on_words(tmp_path, seed: int, column: str, aspect: str, scale: tuple[int, int]):
+    """A file of 60 replies (3 systems, 2 to a dialogue) whose `column` people labeled pass or fail at random
+    (`seed`), stored as "mine" and scored by the scripted judge on a one-aspect template, `aspect` on `scale`,
+    compared with it: (store, dataset)."""
+    rng = np.random.default_rng(seed)
+    rows = [{"id": f"r{k}", "reply": f"reply {k}", "system": SYSTEMS[k % 3], "dialogue": f"d{k // 2}",
+             column: "pass" if rng.random() < 0.5 else "fail"} for k in range(60)]
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(path, mapping=["id=id", "response=reply", "system=system", "group=dialogue",
+                                                f"score:{column}={column}"], store=store)
+    template = geval.Template.parse(f"+++\nname = \"{aspect.lower()}\"\ntask = \"Is it good?\"\n[[aspects]]\n"
+                                    f"name = \"{aspect}\"\nhuman = \"{column}\"\nmin = {scale[0]}\nmax = {scale[1]}\n"
+                                    f"+++\nAnswer:\n{{{{response}}}}\n\nForm:\n- {aspect}:\n", source=f"{aspect}.txt")
+    geval.score(store, dataset.items, template, scripted(), "mine")
+    return store, dataset
+
+
 def test_a_judge_on_a_0_1_scale_is_read_on_pass_fail_as_the_nearest_category_everywhere(tmp_path):
     """A user's 0-1 template compared with a pass/fail column: its weighted means (0.56, 0.97, ...) were compared
     with the category indexes as they are, so that accuracy read 0.000 [0.000, 0.000] beside a raw agreement of
     42%, and how it errs said it never answers "pass". Each reading now takes the nearest category (0.5 and above:
     pass): the accuracy, the confusion matrix and the true-positive rate (and the test's accuracy alignment)."""
-    rng = np.random.default_rng(3)
-    rows = [{"id": f"r{k}", "reply": f"reply {k}", "system": SYSTEMS[k % 3], "dialogue": f"d{k // 2}",
-             "ok": "pass" if rng.random() < 0.5 else "fail"}
-            for k in range(60)]
-    path = tmp_path / "mine.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    store = geval.Store(tmp_path / "s.sqlite")
-    dataset = geval.load_dataset(path, mapping=["id=id", "response=reply", "system=system", "group=dialogue",
-                                                "score:ok=ok"], store=store)
-    template = geval.Template.parse("+++\nname = \"acceptable\"\ntask = \"Is it acceptable?\"\n[[aspects]]\n"
-                                    "name = \"Acceptable\"\nhuman = \"ok\"\nmin = 0\nmax = 1\n+++\nAnswer:\n"
-                                    "{{response}}\n\nForm:\n- Acceptable:\n", source="acceptable.txt")
-    geval.score(store, dataset.items, template, scripted(), "mine")
+    store, dataset = scored_on_words(tmp_path, 3, "ok", "Acceptable", (0, 1))
     scores = store.judgments("mine", columns=("item_id", "score")).set_index("item_id")["score"]
     assert not scores.isin([0.0, 1.0]).all()  # weighted means, not labels
     said = {item.id: float(np.floor(scores[item.id] + 0.5)) for item in dataset.items}
@@ -233,18 +240,7 @@ def test_a_judge_on_a_1_5_scale_has_its_rate_on_0_1_not_its_mean_as_a_percentage
     """A 1-5 template compared with a pass/fail column: "the judge alone (its scores' mean on 0-1)" read 205%, its
     1-5 mean (2.05) printed as a share. It is its mean mapped onto 0-1, as the systems' section maps a judge's
     scale onto the people's."""
-    rng = np.random.default_rng(5)
-    rows = [{"id": f"r{k}", "reply": f"reply {k}", "system": SYSTEMS[k % 3], "dialogue": f"d{k // 2}",
-             "verdict": "pass" if rng.random() < 0.5 else "fail"} for k in range(60)]
-    path = tmp_path / "mine.jsonl"
-    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    store = geval.Store(tmp_path / "s.sqlite")
-    dataset = geval.load_dataset(path, mapping=["id=id", "response=reply", "system=system", "group=dialogue",
-                                                "score:verdict=verdict"], store=store)
-    template = geval.Template.parse("+++\nname = \"overall\"\ntask = \"How good is it?\"\n[[aspects]]\n"
-                                    "name = \"Overall\"\nhuman = \"verdict\"\nmin = 1\nmax = 5\n+++\nAnswer:\n"
-                                    "{{response}}\n\nForm:\n- Overall:\n", source="overall.txt")
-    geval.score(store, dataset.items, template, scripted(), "mine")
+    store, _ = scored_on_words(tmp_path, 5, "verdict", "Overall", (1, 5))
     rates = pass_rates(store, "mine", "verdict", per_system=10)
     own = rates.means.table["judge"]
     assert own.between(1, 5).all() and (own > 1).any()  # the judge's own 1-5 means
