@@ -104,11 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--level", help="only items of this level (turn, dialogue, summary); default: the template's")
     score.add_argument("--system", action="append", help="only items of this system (repeatable)")
     score.add_argument("--group", action="append", help="only items of this group (repeatable)")
-    score.add_argument("--sample", type=int, help="a seeded random sample of N items")
-    score.add_argument("--sample-groups", type=int, metavar="N",
+    score.add_argument("--sample", type=_at_least(1), help="a seeded random sample of N items")
+    score.add_argument("--sample-groups", type=_at_least(1), metavar="N",
                        help="a seeded random sample of N groups (dialogues, documents), each with all its items")
     score.add_argument("--seed", type=int, default=0, help="seed for --sample and --sample-groups (default 0)")
-    score.add_argument("--limit", type=int, help="only the first N items (after --sample)")
+    score.add_argument("--limit", type=_at_least(1), help="only the first N items (after --sample)")
     score.add_argument("--dry-run", action="store_true", help="only say how many calls, tokens and cost it would take")
     _replace_argument(score)
     _judge_arguments(score)
@@ -159,7 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
-    agree.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+    agree.add_argument("--bootstrap", type=_at_least(MIN_BOOTSTRAP), default=1000,
+                       help="bootstrap resamples (default 1000)")
     agree.add_argument("--csv", help="also write the table to this CSV file")
     agree.add_argument("--no-errs", action="store_true",
                        help="leave out how the judge errs (kappa, confusion matrix, precision and recall; offset, "
@@ -185,7 +186,7 @@ def build_parser() -> argparse.ArgumentParser:
                                "aspect (tune/test split by group, successive halving within a budget)")
     _dataset_arguments(tune)
     tune.add_argument("--aspect", required=True, help="the human aspect, as the dataset names it (e.g. Natural)")
-    tune.add_argument("--budget", type=int, required=True,
+    tune.add_argument("--budget", type=_at_least(1), required=True,
                       help="at most this many judge calls in all, the test part included (counted as if none "
                       "were stored)")
     tune.add_argument("--template", "-t", help="the template to beat (default: the one-aspect template in prompts/ "
@@ -199,8 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="leave out the few-shot variants of --template (k = 2 and 4 examples from the tune groups)")
     tune.add_argument("--no-ensemble", action="store_true",
                       help="leave out the ensemble of the best two candidates after the first round")
-    tune.add_argument("--tune-share", type=float, default=0.5, help="share of the groups to tune on (default 0.5)")
-    tune.add_argument("--sample-groups", type=int, metavar="N",
+    tune.add_argument("--tune-share", type=_between(0, 1, "a share"), default=0.5,
+                      help="share of the groups to tune on (default 0.5)")
+    tune.add_argument("--sample-groups", type=_at_least(1), metavar="N",
                       help="search within a seeded random sample of N groups (dialogues, documents), the ones "
                       "`score --sample-groups N` takes with the same --seed")
     tune.add_argument("--seed", type=int, default=0, help="seed of the sample, the split and the search (default 0)")
@@ -736,7 +738,7 @@ def _team_commands(commands) -> None:
                                              "prompt search, adopted only if they beat the start there")
     reasons.add_argument("name")
     reasons.add_argument("--aspect", required=True, help="the queue's aspect, compared with the judge's")
-    reasons.add_argument("--budget", type=int, required=True, help="at most this many judge calls in all")
+    reasons.add_argument("--budget", type=_at_least(1), required=True, help="at most this many judge calls in all")
     reasons.add_argument("--k", type=int, default=2, help="corrected examples shown (default 2, of 2 groups)")
     reasons.add_argument("--template", "-t", help="the template to beat (default: the dataset's for --aspect)")
     reasons.add_argument("--seed", type=int, default=0)
@@ -987,7 +989,8 @@ def _judge_commands(commands) -> None:
                                      "(human_annotations.json; its llm_annotations.json imported as judges)")
     alt.add_argument("--judge", action="append", help="only judges whose name contains this (repeatable)")
     alt.add_argument("--aspect", action="append", help="only this human aspect (repeatable)")
-    alt.add_argument("--epsilon", type=float, help="the judge's cost-benefit margin (default: --annotators')")
+    alt.add_argument("--epsilon", type=_between(0, 1, "the margin", low_too=True),
+                     help="the judge's cost-benefit margin (default: --annotators')")
     alt.add_argument("--annotators", choices=list(geval.alttest.EPSILONS),
                      help="who the annotators are, for the default epsilon: "
                           + ", ".join(f"{k} {v:g}" for k, v in geval.alttest.EPSILONS.items())
@@ -1009,6 +1012,39 @@ def _judge_commands(commands) -> None:
     _replace_argument(alt)
     _store_argument(alt)
     alt.set_defaults(run=cmd_alttest)
+
+
+#: Bootstrap resamples below which the CLI refuses `--bootstrap` (0 or -5 ran and gave intervals of nothing).
+MIN_BOOTSTRAP = 20
+
+
+def _at_least(least: int):
+    """An argparse type: a whole number of at least `least` (a negative --limit read as a slice, or a negative
+    --sample crashed)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < least:
+            raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of at least {least}")
+        return value
+    return parse
+
+
+def _between(low: float, high: float, what: str, low_too: bool = False):
+    """An argparse type: a number between `low` (itself too when `low_too`) and `high`, not `high` itself (`what` it
+    is, for the message): a tune share of 1.5 or an epsilon of 5 ran and said nothing."""
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = math.nan
+        if not (low <= value if low_too else low < value) or not value < high:
+            raise argparse.ArgumentTypeError(f"{text!r}: {what} is a number from {low:g} to below {high:g}" if low_too
+                                             else f"{text!r}: {what} is a number between {low:g} and {high:g}")
+        return value
+    return parse
 
 
 def _scale(text: str) -> tuple[float, float]:
@@ -1201,7 +1237,7 @@ def _systems_command(commands) -> None:
     sub.add_argument("--judge", help="the judge the combined estimate reads (its name contains this; default: the "
                                      "most recently scored)")
     sub.add_argument("--together", action="store_true", help="combine every judge of the aspect (fitted together)")
-    sub.add_argument("--labels", type=int, metavar="K",
+    sub.add_argument("--labels", type=_at_least(1), metavar="K",
                      help="what K labels per system would give, drawn from the dataset's own scores (default, when "
                           "people scored every item: 20)")
     sub.add_argument("--design", choices=list(geval.labeling.DESIGNS), default="documents",
@@ -1351,7 +1387,8 @@ def _leaderboard_commands(commands) -> None:
                          help=f"comma-separated, or 'none' (default: {','.join(baselines)})")
         sub.add_argument("--variant", action="append", choices=sorted(variants),
                          help="judge score variant, repeatable (default wmean)")
-        sub.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (default 1000)")
+        sub.add_argument("--bootstrap", type=_at_least(MIN_BOOTSTRAP), default=1000,
+                         help="bootstrap resamples (default 1000)")
         sub.add_argument("--no-ceiling", action="store_true", help="leave out the people's leave-one-out row")
         sub.add_argument("--calibrate", action="store_true",
                          help="add each judge calibrated to the human scale, each judge and every judge together "

@@ -470,3 +470,29 @@ def test_the_doctor_says_where_the_store_is_and_what_it_holds_without_making_one
     assert main(["doctor", *judge, "--store", str(store)]) == 1
     assert re.match(rf"\[ok\] store {re.escape(str(store))} \(\d+\.\d MB\): summeval_sample \(1 judge\)\n",
                     capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("args, said", [
+    (["score", "d", "-t", "t", "--sample", "-3"], "argument --sample: '-3': give a whole number of at least 1"),
+    (["score", "d", "-t", "t", "--sample-groups", "-2"], "argument --sample-groups: '-2': give a whole number of at least 1"),
+    (["score", "d", "-t", "t", "--limit", "-1"], "argument --limit: '-1': give a whole number of at least 1"),
+    (["score", "d", "-t", "t", "--limit", "0"], "argument --limit: '0': give a whole number of at least 1"),
+    (["agree", "d", "--bootstrap", "0"], "argument --bootstrap: '0': give a whole number of at least 20"),
+    (["tune", "d", "--budget", "-5"], "argument --budget: '-5': give a whole number of at least 1"),
+    (["tune", "d", "--budget", "100", "--tune-share", "1.5"],
+     "argument --tune-share: '1.5': a share is a number between 0 and 1"),
+    (["alttest", "d", "--epsilon", "5"], "argument --epsilon: '5': the margin is a number from 0 to below 1"),
+    (["alttest", "d", "--epsilon", "-1"], "argument --epsilon: '-1': the margin is a number from 0 to below 1"),
+    (["systems", "d", "--labels", "0"], "argument --labels: '0': give a whole number of at least 1"),
+])
+def test_numbers_out_of_their_range_are_refused_in_one_line(args, said, capsys):
+    """A negative --sample crashed with a traceback, --limit -1 scored all but the last item (a slice), a tune share
+    of 1.5 or an epsilon of 5 ran and said nothing: each is refused before any work, in one line, exit 2."""
+    with pytest.raises(SystemExit) as stopped:
+        build_parser().parse_args(args)
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith(said)
+
+
+def test_an_epsilon_of_0_is_a_margin():
+    assert build_parser().parse_args(["alttest", "d", "--epsilon", "0"]).epsilon == 0.0
