@@ -133,3 +133,12 @@ def test_the_app_binds_to_localhost_and_limits_uploads():
              "print(config.get_option('server.address'), config.get_option('server.maxUploadSize'))")
     result = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["127.0.0.1", "50"], result.stderr
+
+
+def test_a_short_key_is_masked_as_a_word_not_inside_the_message_s_words():
+    """With the key "x" (a local server's), "Expecting property name" read "E[API key]pecting property name"."""
+    judge = OpenAIJudge("stub-model", base_url="http://127.0.0.1:9/v1", api_key="x", mode="logprobs")
+    assert judge._mask("Expecting property name: line 1 (Bearer x)") == \
+        "Expecting property name: line 1 (Bearer [API key])"
+    long = OpenAIJudge("stub-model", base_url="http://127.0.0.1:9/v1", api_key="sk-abc123", mode="logprobs")
+    assert long._mask("for key Bearer sk-abc123, key=sk-abc123.") == "for key Bearer [API key], key=[API key]."

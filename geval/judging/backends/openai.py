@@ -215,9 +215,12 @@ class OpenAIJudge:
             raise JudgmentFailed(f"unreadable answer from the server (not JSON: {shown})") from None
 
     def _mask(self, text: str) -> str:
-        """`text` with the API key replaced, in case the server echoed it (before any clipping)."""
+        """`text` with the API key replaced where it stands as a word of its own, in case the server echoed it (before
+        any clipping): a short key ("x", for a local server) replaced inside words made "Expecting" "E[API key]pecting"."""
         key = self._client.api_key
-        return text.replace(key, "[API key]") if key and key != "not-needed" else text
+        if not key or key == "not-needed":
+            return text
+        return re.sub(rf"(?<![\w-]){re.escape(key)}(?![\w-])", "[API key]", text)
 
     def _cost(self, prompt_tokens: int, completion_tokens: int) -> float:
         return (prompt_tokens * self.prices[0] + completion_tokens * self.prices[1]) / 1e6
