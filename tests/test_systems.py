@@ -402,3 +402,17 @@ def test_a_declared_scale_nobody_used_the_low_end_of_is_the_people_s_scale_in_in
     geval.score(undeclared, items, make_template(aspects=(("Naturalness", 1, 5, "Natural"),)), scripted(), "own")
     assert set(geval.disagreements(undeclared, "own")["human_min"]) == {2.0}
     assert geval.labeling.system_means(undeclared, "own", "Natural", per_system=6, design="documents").scale == (2, 5)
+
+
+def test_more_labels_asked_than_documents_say_how_many_were_drawn(tmp_path):
+    """--labels 100 on 10 documents said "100 documents drawn at random … (100 labels per system)"."""
+    from tests.helpers import REPO, make_template, scripted
+
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset(REPO / "data" / "personachat_usr_sample.json", store=store)
+    geval.score(store, dataset.items, make_template(), scripted(), dataset.name)
+    result = geval.labeling.system_means(store, dataset.name, "Natural", per_system=100, design="documents")
+    assert result.notes[0].startswith("10 dialogues drawn at random (all there are; 100 asked), every system's item "
+                                      "of each (10 labels per system)")
+    asked = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
+    assert asked.notes[0].startswith("5 dialogues drawn at random, every system's item of each (5 labels per system)")

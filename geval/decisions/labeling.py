@@ -927,17 +927,23 @@ def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, des
                 unit: str, source: str) -> str:
     """What was drawn, in words: how many labels of what, how, from whose scores (`source`, `HUMAN_SOURCES`')."""
     whole = population["human"].notna().all()
+    drawn_rows = population.loc[order]
+    # as many as there are, when fewer than asked: 100 documents "drawn" of 10 said 100
+    documents = int(drawn_rows["group"].nunique())
+    per = int(drawn_rows.groupby("system").size().max()) if len(order) else 0
+    taken = documents if design == "documents" else per
+    asked = f" (all there are; {per_system} asked)" if taken < per_system else ""
     if (population["system"] == "").all():
         drawn = (f"{len(order)} items drawn at random" if design != "documents" or unit == "items" else
-                 f"{per_system} {unit} drawn at random, every item of each ({len(order)} labels)") \
+                 f"{documents} {unit} drawn at random{asked}, every item of each ({len(order)} labels)") \
             if design != "uncertain" else f"{len(order)} items drawn where a label buys most"
         beside = f": the people's mean over all {len(population)} items beside it" if whole else ""
     else:
-        drawn = {"documents": f"{per_system} {unit} drawn at random, every system's item of each ({per_system} labels "
-                              "per system)",
-                 "random": f"{per_system} items per system drawn at random",
-                 "uncertain": f"{per_system} items per system drawn where a label buys most (more often where the "
-                              "judge is unsure)"}[design]
+        drawn = {"documents": f"{documents} {unit} drawn at random{asked}, every system's item of each ({documents} "
+                              "labels per system)",
+                 "random": f"{per} items per system drawn at random{asked}",
+                 "uncertain": f"{per} items per system drawn where a label buys most (more often where the "
+                              f"judge is unsure){asked}"}[design]
         beside = ": the people's mean over all items beside each" if whole else ""
     return f"{drawn}, from {source} (seed {seed}){beside}"
 
