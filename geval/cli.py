@@ -872,7 +872,7 @@ def cmd_labels_export(args) -> None:
 
 def cmd_labels_import(args) -> None:
     store = geval.Store(args.store)
-    written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset)
+    written = store.save_labels(geval.labeling.read_labels(args.file), args.dataset, on_scale=True)
     print(f"imported {geval.reporting.counted(sum(written.values()), 'label')} from {args.file} ("
           + ", ".join(f"{dataset}: {n}" for dataset, n in written.items()) + ")")
     for dataset in written if args.scale else ():  # the scale people were asked on

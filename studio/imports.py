@@ -116,7 +116,7 @@ def _labels_form(store: geval.Store, dataset: geval.Dataset) -> None:
             labels = geval.labeling.read_labels(path)
             for label in labels:
                 label["annotator"] = annotator.strip() or label["annotator"]
-            written = sum(store.save_labels(labels, dataset.name).values())
+            written = sum(store.save_labels(labels, dataset.name, on_scale=True).values())
         except geval.GevalError as exc:  # the file's row, or the item the store does not have
             message = str(exc).replace(str(path), upload.name)
             st.error(plain(message if message.startswith(upload.name) else f"{upload.name}: {message}"))

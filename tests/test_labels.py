@@ -213,6 +213,29 @@ def test_cli_labels_import_of_an_unknown_item_is_one_line_and_writes_nothing(tmp
     assert result.stderr.strip().startswith("error: item not-an-item is not in ")
 
 
+def test_a_label_off_the_declared_scale_is_refused_and_nothing_is_written(store, loaded, tmp_path):
+    """A 9 on quality declared 1-5 came in (judge import refused the same); every verdict then read it on 1-5."""
+    store.declare_scales("synthetic", {"Natural": (1.0, 3.0)})
+    with pytest.raises(LabelError) as refused:
+        store.save_labels([{"item_id": loaded[0].id, "aspect": "Natural", "score": 2},
+                           {"item_id": loaded[1].id, "aspect": "natural", "score": 9}], on_scale=True)
+    assert str(refused.value) == (f"the label of item {loaded[1].id} on natural, 9, is off the scale 1-3 declared for "
+                                  "it in synthetic: fix the label, or declare the scale people were asked on (--scale)")
+    assert store.labels("synthetic").empty
+    store.save_labels([{"item_id": loaded[1].id, "aspect": "Natural", "score": 3}], on_scale=True)  # on it: kept
+    store.save_labels([{"item_id": loaded[1].id, "aspect": "Engaging", "score": 9}], on_scale=True)  # none declared
+    assert len(store.labels("synthetic")) == 2
+    disk = geval.Store(tmp_path / "s.sqlite")  # through the command line: one line, exit 2
+    disk.save_dataset(geval.Dataset("synthetic", "synthetic.json", "table", loaded))
+    disk.declare_scales("synthetic", {"Natural": (1.0, 3.0)})
+    disk.close()
+    labels = tmp_path / "labels.csv"
+    labels.write_text(f"item_id,aspect,score\n{loaded[2].id},Natural,7\n", "utf-8")
+    refused = run_cli("labels", "import", str(labels), "--store", str(tmp_path / "s.sqlite"))
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().startswith(f"error: the label of item {loaded[2].id} on Natural, 7, is off the scale")
+
+
 def test_labels_keyed_by_the_id_column_of_your_own_file_import(tmp_path):
     data = tmp_path / "mine.csv"
     data.write_text("id,context,response\nq1,A: hi,hello there\nq2,A: bye,see you\n", "utf-8")

@@ -1116,14 +1116,17 @@ class Store(TeamTables):
                                   "reason": (before.get("reason") if reason is None else reason) or ""}])
         return previous
 
-    def save_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
+    def save_labels(self, labels: list[dict], dataset: str | None = None, on_scale: bool = False) -> dict[str, int]:
         """Write many labels (rows as `geval.data.labels.read_labels` gives them: item_id, aspect,
         score, annotator, optional dataset, seconds and created) in one transaction: all or none;
         each is `updated` now. An item_id is an item's id in the store, or the id its file gave it
         (`Item.source_id`: your file's id column), within `dataset` (or the label's own) when given.
         Raises LabelError, before writing anything, naming the first item id this store does not
-        have (or that names items of several datasets). Returns how many were written per dataset."""
+        have (or that names items of several datasets), and with `on_scale` (a file's labels) the first off the
+        scale declared for its aspect. Returns how many were written per dataset."""
         with self._write():
+            if on_scale:
+                self._on_declared_scales(self._as_categories(self._by_store_ids(labels, dataset)))
             return self._upsert_labels(labels, dataset)
 
     def _upsert_labels(self, labels: list[dict], dataset: str | None = None) -> dict[str, int]:
@@ -1142,6 +1145,18 @@ class Store(TeamTables):
                          "updated": now, "reason": label.get("reason") or ""})
         self.db["labels"].upsert_all(rows, pk="id", alter=False)
         return dict(Counter(row["dataset"] for row in rows))
+
+    def _on_declared_scales(self, labels: list[dict]) -> None:
+        """LabelError naming the first label off the scale declared for its aspect (`scales`; not a category's
+        index), before anything is written: a 9 on a declared 1-5 came in and every verdict read it on 1-5."""
+        declared = {name: {a.lower(): s for a, s in self.scales(name).items()}
+                    for name in dict.fromkeys(label["dataset"] for label in labels)}
+        for label in labels:
+            scale = declared[label["dataset"]].get(label["aspect"].lower())
+            if scale and not label.get("categories") and not scale[0] <= float(label["score"]) <= scale[1]:
+                raise LabelError(f"the label of item {label['given']} on {label['aspect']}, {float(label['score']):g}, "
+                                 f"is off the scale {scale[0]:g}-{scale[1]:g} declared for it in {label['dataset']}: "
+                                 "fix the label, or declare the scale people were asked on (--scale)")
 
     def _as_categories(self, labels: list[dict]) -> list[dict]:
         """`labels` with a label given as a category (`categories`: the pair of two-category words its
@@ -1187,7 +1202,7 @@ class Store(TeamTables):
                 where = f" of dataset {within!r}" if within else ""
                 raise LabelError(f"item {given}{where} is not in {self.path}{more}; load the dataset the labels were "
                                  "given on first")
-            resolved.append({**label, "item_id": matches[0][0], "dataset": matches[0][1]})
+            resolved.append({**label, "item_id": matches[0][0], "dataset": matches[0][1], "given": given})
         return resolved
 
     def _label(self, item_id: str, aspect: str, annotator: str) -> dict | None:
