@@ -685,3 +685,20 @@ def test_the_bundled_samples_are_what_make_samples_cuts_from_the_shared_data(sha
                                                                           "judges/summeval_sample_llms.json"}
     for path in written:
         assert path.read_bytes() == (REPO / "data" / path.relative_to(tmp_path)).read_bytes(), path.name
+
+
+def test_a_scale_declared_for_an_aspect_the_file_does_not_score_is_refused(tmp_path):
+    """`--scale nosuch=1-5` was stored and listed among the people's scales; `--scale 1-1` on a file of pass/fail
+    words said to name the aspect ("the data names no aspect yet") where 1-1 is no scale."""
+    from geval.data.declared import parse_scales
+
+    path = tmp_path / "mine.csv"
+    path.write_text("id,response,quality\na,x,2\nb,y,5\n", "utf-8")
+    with pytest.raises(DatasetError) as refused:
+        geval.load_dataset(path, mapping=["response=response", "score:quality=quality"], scales=["nosuch=1-5"])
+    assert str(refused.value) == (f"{path}: a scale is declared for nosuch, which people did not score in it (they "
+                                  "scored quality); name one of those")
+    assert geval.load_dataset(path, mapping=["response=response", "score:quality=quality"],
+                              scales=["Quality=1-5"]).scales == {"quality": (1.0, 5.0)}  # any case
+    with pytest.raises(geval.GevalError, match="scale '1-1': give the lowest and highest score"):
+        parse_scales(["1-1"], [])

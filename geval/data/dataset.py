@@ -307,10 +307,14 @@ def load_dataset(
         notes += filter(None, [table.groups_note(mapping, items)])
     categories = categories[0] if categories else {}
     given = {**(mapping.scales if mapping is not None else {}), **given_scales(scales, items, categories)}  # checked
+    seen = seen_scales(items)
+    checked = check_scales(given, seen, str(path), categories)
+    unknown = [aspect for aspect in checked if aspect not in seen]
+    if unknown:  # a typo: stored, it was listed among "the people's scales"
+        raise DatasetError(f"{path}: a scale is declared for {shown(unknown[0])}, which people did not score in it"
+                           f" (they scored {', '.join(seen) or 'nothing with numbers'}); name one of those")
     dataset = Dataset(name=name, path=str(path), layout=layout, items=_unique(items), skipped=skipped,
-                      categories=categories, notes=notes,
-                      scales={**declared_scales(layout), **check_scales(given, seen_scales(items), str(path),
-                                                                         categories)})
+                      categories=categories, notes=notes, scales={**declared_scales(layout), **checked})
     if store is not None:
         if not replace:
             _refuse_to_replace(store, dataset)

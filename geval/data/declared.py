@@ -46,11 +46,12 @@ def parse_scales(texts: Iterable[str], aspects: Iterable[str] = ()) -> dict[str,
         aspect, sep, scale = str(text).rpartition("=")
         if sep and not aspect.strip():
             raise GevalError(f"scale {shown(text)!r}: name the aspect, e.g. coherence=1-5")
+        read = parse_scale(scale)  # first: "1-1" is no scale, whatever it names
         names = [aspect.strip()] if sep else list(aspects)
         if not names:
-            raise GevalError(f"scale {shown(text)!r}: name the aspect it is of, e.g. coherence=1-5 (the data names "
-                             "no aspect yet)")
-        found.update(dict.fromkeys(names, parse_scale(scale)))
+            raise GevalError(f"scale {shown(text)!r}: name the aspect it is of, e.g. coherence=1-5 (the data has "
+                             "no aspect scored with numbers)")
+        found.update(dict.fromkeys(names, read))
     return found
 
 
