@@ -280,7 +280,7 @@ def test_a_judge_row_with_less_than_half_the_items_judged_is_left_out_with_one_l
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
     multi = f"G-EVAL {resolve_template('topicalchat-multi').label} · scripted: hashed"
     assert set(board.rows["row"]) == {GEVAL_ROW}
-    assert f"1 judge rows with fewer than half of the {len(dataset.items)} items the most complete row judged are " \
+    assert f"1 judge row with fewer than half of the {len(dataset.items)} items the most complete row judged are " \
            f"left out: {multi} (5)" in board.skipped
 
 

@@ -68,6 +68,7 @@ from geval.data.columns import columns as item_columns
 from geval.errors import GevalError, StoreError
 from geval.judging.judgment import judge_name, told_apart
 from geval.store import Store
+from geval.wording import counted
 
 CEILING = "people (leave-one-annotator-out)"
 #: The kind of a row that uses the human labels (fitted on other folds' groups): not the judge alone.
@@ -419,7 +420,7 @@ def _fully_judged(rows: list[Row], skipped: list[str]) -> list[Row]:
     most = max(judged, default=0)
     partial = [f"{row.label} ({n})" for row, n in zip(rows, judged) if 2 * n < most]
     if partial:
-        skipped.append(f"{len(partial)} judge rows with fewer than half of the {most} items the most complete row "
+        skipped.append(f"{counted(len(partial), 'judge row')} with fewer than half of the {most} items the most complete row "
                        f"judged are left out: {'; '.join(partial)}")
     return [row for row, n in zip(rows, judged) if 2 * n >= most]
 

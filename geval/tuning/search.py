@@ -374,7 +374,8 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         on_progress)
     say = search.say
     mix = search.round_plan(pool, min(FIRST_ROUND_GROUPS, len(search.order)))  # calls like the search's
-    progress.message = (f"split (seeded, by group): {len(tune_groups)} groups to tune on, {len(test_groups)} to test "
+    progress.message = (f"split (seeded, by group): {counted(len(tune_groups), 'group')} to tune on, "
+                        f"{len(test_groups)} to test "
                         f"on; {len(pool)} candidates; at most {budget} judge calls in all, up to {progress.reserved} "
                         f"of them kept for the test part: {mix.time_line(budget)}")
     say(progress)
@@ -457,7 +458,7 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                                 f"({chosen_items} items): so few that the choice is mostly luck; a "
                                 f"budget of {enough} lets every candidate see {FIRST_ROUND_GROUPS}")
         elif chosen_items < FEW_ITEMS:
-            search.notes.append(f"the winner was chosen on {chosen_items} items ({chosen_on} tune groups): on fewer "
+            search.notes.append(f"the winner was chosen on {chosen_items} items ({counted(chosen_on, 'tune group')}): on fewer "
                                 f"than {FEW_ITEMS} the choice is mostly luck, whatever the budget")
         store.update_search(logged, winner=winner.name, candidates=_described(pool))
         test = {} if search.stopped else search.test(winner, start_candidate, test_items)
