@@ -415,6 +415,9 @@ def test_template_files_of_any_bytes(content):
 @pytest.mark.parametrize("body, message", [
     ("Say {{\nnope}} now", "fuzz.txt:8: unknown placeholder '{{\\nnope}}'; known: "),
     ("line 8\n{{ re\nsponse }}", "fuzz.txt:9: unknown placeholder '{{ re\\nsponse }}'; known: "),
+    ("line 8\nJudge {{response now", "fuzz.txt:9: a placeholder's braces are not closed ('{{response now\\n{{response}}'); "
+                                      "write it as {{name}}, e.g. {{response}}"),  # it was taken as text: one prompt
+    ("Answer: {{response}} }}", "fuzz.txt:8: a placeholder's braces are not closed ('}}\\n{{response}}')"),
 ])
 def test_a_placeholder_broken_over_two_lines_is_checked_too(body, message):
     header = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'

@@ -468,6 +468,8 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
     body = rest.strip("\n")
     leading = len(rest) - len(rest.lstrip("\n"))  # blank lines stripped above still count in line numbers
     _check_placeholders(body, source, body_offset=end + 2 + leading)
+    if check_form:  # a version stored before braces were checked is read back as it was scored
+        _check_braces(body, source, body_offset=end + 2 + leading)
     template = Template(
         name=_text(header, "name", source, required=True),
         task=_text(header, "task", source),
@@ -619,6 +621,16 @@ def _check_placeholders(body: str, source: str, body_offset: int) -> None:
                 f"{source}:{number}: unknown placeholder {shown(match.group(0))}; known: "
                 + ", ".join("{{" + k + "}}" for k in KNOWN)
             )
+
+
+def _check_braces(body: str, source: str, body_offset: int) -> None:
+    """No placeholder's braces are left open: "{{response" was taken as text, so every item got the same prompt."""
+    left = PLACEHOLDER.sub(lambda m: " " * len(m.group(0)), body)  # what is not a placeholder, in place
+    broken = re.search(r"\{\{|\}\}", left)
+    if broken:
+        number = body_offset + body.count("\n", 0, broken.start())
+        raise TemplateError(f"{source}:{number}: a placeholder's braces are not closed ({shown(body[broken.start():][:30])}); "
+                            "write it as {{name}}, e.g. {{response}}")
 
 
 def _text(header: dict, key: str, source: str, required: bool = False) -> str:
