@@ -307,13 +307,6 @@ class TuneBudget:
         return replace(self, first_round=replace(self.first_round, pace=pace(store, judge)))
 
 
-def _short_budget(budget: int, candidates: int, least: int, reserved: int, test_groups: int) -> str:
-    """Why a budget does not cover one round, and what does."""
-    return (f"a budget of {budget} judge calls does not cover one round of {candidates} candidates, even on one tune "
-            f"group, and the test part: that takes {least} ({reserved} of them for the winner and the start on the "
-            f"{test_groups} test groups); give a budget of at least {least} (or try fewer variants)")
-
-
 def tune_budget(store: Store, dataset: str, judge: Judge, human: str, start: Template | None = None,
                 others: Sequence[Template] | None = None, tune_share: float = 0.5, seed: int = 0,
                 few_shot: Sequence[tuple[int, str]] | None = None, ensemble: bool = True,
@@ -380,8 +373,6 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         store, dataset, judge, human, budget, start, others, tune_share, seed, few_shot, ensemble, groups, stop,
         on_progress)
     say = search.say
-    if budget < search.needed(pool, 1):  # before the split is said: "at most 100 judge calls … 180 kept for the test"
-        raise TuneError(_short_budget(budget, len(pool), search.needed(pool, 1), progress.reserved, len(test_groups)))
     mix = search.round_plan(pool, min(FIRST_ROUND_GROUPS, len(search.order)))  # calls like the search's
     progress.message = (f"split (seeded, by group): {counted(len(tune_groups), 'group')} to tune on, "
                         f"{len(test_groups)} to test "
@@ -444,8 +435,11 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
                 break
         table = pd.DataFrame(rows, columns=["round", "candidate", "groups", "items", "value", "note"])
         if table.empty and not search.stopped:
-            raise TuneError(_short_budget(budget, len(pool), search.short + progress.reserved, progress.reserved,
-                                          len(test_groups)))
+            least = search.short + progress.reserved
+            raise TuneError(f"a budget of {budget} judge calls does not cover one round of {len(pool)} candidates, "
+                            f"even on one tune group, and the test part: that takes {least} ({progress.reserved} of "
+                            f"them for the winner and the start on the {len(test_groups)} test groups); give a budget "
+                            f"of at least {least} (or try fewer variants)")
         last = table[table["round"] == table["round"].max()].dropna(subset=["value"])
         start_candidate = pool[0]
         if last.empty:  # stopped before a round ended, or no candidate has a correlation: no winner, no test part
