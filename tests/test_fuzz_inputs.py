@@ -299,8 +299,8 @@ def test_a_column_name_with_a_line_break_is_quoted_in_the_message(tmp_path):
     path.write_text('"re\nply",overall\nhi,2\n')
     with pytest.raises(DatasetError) as error:
         geval.load_dataset(path, mapping=ColumnMapping(response="reply", scores={"O": "overall"}))
-    assert str(error.value) == (f"{path}:3: column 'reply' (mapped to response) not found; "
-                                "columns are: 're\\nply', overall")
+    assert str(error.value) == (f"{path}:1: the header has no column 'reply' (mapped to response); "
+                                "its columns are: 're\\nply', overall")
 
 
 # --- nothing is stored for a failed load; a save is all or nothing ------------------------------

@@ -487,7 +487,7 @@ BAD_FILES = [
      "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations, pairs); read it as your own table with "
      "a column mapping, e.g. --map response=question"),  # the mapping the Data page suggests for it
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
-     "{path}:2: column 'overal' (mapped to score:Overall) not found; columns are: reply, overall"),
+     "{path}:1: the header has no column 'overal' (mapped to score:Overall); its columns are: reply, overall"),
     ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,
      "{path}:3: column 'overall' value 'great' is not a number"),
     ("score.jsonl", '{"reply": "hi", "overall": 2}\n{"reply": "yo", "overall": [1, "x"]}\n', REPLY,

@@ -224,6 +224,9 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping,
         for role, column in columns:
             if value_at(row, column) is MISSING:
                 available = ", ".join(shown(key, 40) for key in flatten(row))
+                if path.suffix.lower() == ".csv":  # every row has the header's columns: the header is what lacks it
+                    raise DatasetError(f"{path}:1: the header has no column '{shown(column)}' (mapped to "
+                                       f"{shown(role)}); its columns are: {available}")
                 raise DatasetError(
                     f"{where}: column '{shown(column)}' (mapped to {shown(role)}) not found; columns are: {available}"
                 )
