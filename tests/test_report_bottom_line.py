@@ -107,6 +107,19 @@ def test_the_sentence_names_the_judge_what_it_saves_whether_it_replaces_and_wher
     assert "no verdict on whether it may replace an annotator (fewer than 30 items per annotator)" in said
 
 
+def test_two_pearsons_on_different_numbers_of_items_are_not_set_side_by_side_as_a_comparison():
+    """A judge scored on 30 items "led" one scored on all 60 by Pearson (0.14 against -0.13), where on the 30 both
+    scored the two were 0.14 and -0.04: the sentence now says what each rests on."""
+    rows = {"judge-a": (-0.13, 0.11, 0.0, _test("judge-a", 0, False, 0.70), False),
+            "judge-b": (0.14, -0.10, -0.01, _test("judge-b", 0, False, 0.59), False)}
+    frame = _figures(rows).assign(items=[60, 30], groups=[10, 10])
+    said = sentence("coherence", frame, "judge-a: coherence", 5)
+    assert "by Pearson judge-b leads (0.14 on 30 items against -0.13 on 60: not the same items, so not yet a " \
+           "comparison)" in said
+    said = sentence("coherence", frame.assign(items=[60, 60]), "judge-a: coherence", 5)
+    assert "by Pearson judge-b leads (0.14 against -0.13)" in said
+
+
 def test_a_judge_of_a_few_groups_does_not_lead_one_of_many_by_a_higher_pearson():
     """A judge of 8 items in 2 dialogues led the report's sentence (Pearson 0.60) over one of every item (0.40 on
     10 dialogues); a judge is set beside the others by its correlation where it is read on MIN_GROUPS groups."""

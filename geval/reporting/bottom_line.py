@@ -300,8 +300,8 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     # by Pearson as the lead is chosen where labels saved are not read: among judges read on enough groups
     pearson, advantage = _first(frame, "pearson", lead, _read_on_enough(frame)), _first(frame, "advantage", lead)
     if pearson is not None and pearson != lead:
-        said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({frame.loc[pearson, 'pearson']:.2f} "
-                    f"{_against(frame.loc[lead, 'pearson'])}){_why_saved(frame, lead, pearson)}")
+        said.append(f"by Pearson {named(frame.loc[pearson, 'combo'])} leads ({_pearsons(frame, pearson, lead)})"
+                    f"{_why_saved(frame, lead, pearson)}")
     elif pearson is not None:
         same.append("Pearson")
     if advantage is not None and advantage != lead:
@@ -313,6 +313,18 @@ def _orders(frame: pd.DataFrame, lead: str, named) -> str:
     if same:
         said.insert(0, f"{' and '.join(same)} put{'s' if len(same) == 1 else ''} it first too")
     return "; ".join(said)
+
+
+def _pearsons(frame: pd.DataFrame, first: str, lead: str) -> str:
+    """The two Pearsons set side by side, "0.60 against 0.55"; with their items where the two rest on different
+    numbers of them (a judge of 30 items against one of 60: not a comparison on the same items)."""
+    said = f"{frame.loc[first, 'pearson']:.2f} {_against(frame.loc[lead, 'pearson'])}"
+    if "items" not in frame or frame.loc[first, "items"] == frame.loc[lead, "items"] \
+            or not math.isfinite(frame.loc[lead, "pearson"]):
+        return said
+    first_items, lead_items = int(frame.loc[first, "items"]), int(frame.loc[lead, "items"])
+    return (f"{frame.loc[first, 'pearson']:.2f} on {counted(first_items, 'item')} against "
+            f"{frame.loc[lead, 'pearson']:.2f} on {lead_items}: not the same items, so not yet a comparison")
 
 
 def _why_saved(frame: pd.DataFrame, lead: str, pearson: str) -> str:
