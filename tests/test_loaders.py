@@ -485,7 +485,8 @@ BAD_FILES = [
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,
      "{path}: unknown layout (known: usr, fed, summeval, dstc9, seed001, annotations, pairs); read it as your own table with "
-     "a column mapping, e.g. --map response=question"),  # the mapping the Data page suggests for it
+     "a column mapping, e.g. --map response=answer --map context=question"),  # the Data page's suggestion (it took
+    # the question for the text judged)
     ("cols.csv", "reply,overall\nhi,2\n", ColumnMapping(response="reply", scores={"Overall": "overal"}),
      "{path}:1: the header has no column 'overal' (mapped to score:Overall); its columns are: reply, overall"),
     ("score.csv", "reply,overall\nhi,2\nyo,great\n", REPLY,

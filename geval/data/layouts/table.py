@@ -22,8 +22,9 @@ SPEAKER = re.compile(r"^([A-Za-z][\w .'-]{0,19}):\s+(.*)$")
 #: What a column is called, by role, in the order a suggested mapping prefers (its last dotted part, any case).
 ROLE_NAMES = {
     "response": ("response", "reply", "output", "summary", "system_output", "hypothesis", "candidate", "prediction",
-                 "generated"),
-    "context": ("context", "history", "dialogue", "dialog", "conversation", "dialogue_history"),
+                 "generated", "answer", "completion"),
+    "context": ("context", "history", "dialogue", "dialog", "conversation", "dialogue_history", "question", "prompt",
+                "query", "instruction"),
     "grounding": ("fact", "knowledge", "grounding", "persona", "document", "source", "article"),
     "system": ("system", "sys", "system_id", "model", "model_name", "bot"),
     "group": ("group", "group_id", "doc_id", "document_id", "dialogue_id", "dialog_id", "conversation_id",
