@@ -1376,6 +1376,7 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: 
 def _leaderboard_commands(commands) -> None:
     """`leaderboard` and `report`: judges beside baseline metrics, by agreement with people."""
     baselines, protocols, variants = geval.OPTIONS.baselines, geval.OPTIONS.protocols, geval.OPTIONS.variants
+    fast = geval.OPTIONS.fast_baselines
 
     for name, help_text in (("leaderboard", "judges and baseline metrics by correlation with people, with 95%% CIs"),
                             ("report", "write reports/<dataset>.md and .html: what was judged, agreement, "
@@ -1383,8 +1384,10 @@ def _leaderboard_commands(commands) -> None:
         sub = commands.add_parser(name, help=help_text)
         sub.add_argument("dataset", nargs="+" if name == "leaderboard" else None,
                          help="dataset name as stored (the file name without extension)")
-        sub.add_argument("--baselines", default=",".join(baselines),
-                         help=f"comma-separated, or 'none' (default: {','.join(baselines)})")
+        sub.add_argument("--baselines", default=",".join(fast),
+                         help=f"comma-separated, of {','.join(baselines)}, or 'none' (default: {','.join(fast)}, "
+                              "as the Agreement page: the others run a model over every response, minutes on a CPU "
+                              "the first time)")
         sub.add_argument("--variant", action="append", choices=sorted(variants),
                          help="judge score variant, repeatable (default wmean)")
         sub.add_argument("--bootstrap", type=_at_least(MIN_BOOTSTRAP), default=1000,
@@ -1494,7 +1497,7 @@ def cmd_report(args) -> None:
     words = [args.dataset, *(["--out", args.out] if not args.html else []),  # (a file named: the folder unused)
              *(["--store", args.store] if args.store else [])]
     words += [] if args.html is None else ["--html", args.html] if args.html else ["--html"]
-    if _baseline_names(args.baselines) != list(geval.OPTIONS.baselines):
+    if _baseline_names(args.baselines) != list(geval.OPTIONS.fast_baselines):
         words += ["--baselines", args.baselines]
     words += [w for v in args.variant or [] for w in ("--variant", v)]
     words += [w for p in args.protocol or [] for w in ("--protocol", p)]

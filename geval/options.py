@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from geval.analysis.baselines import FAST as FAST_BASELINES
 from geval.analysis.baselines import METRICS as BASELINE_METRICS
 from geval.analysis.correlation import LEVELS as AGREEMENT_LEVELS
 from geval.analysis.correlation import METRICS
@@ -20,8 +21,9 @@ from geval.judging.backends.openai import MODES
 class Options:
     """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
     modes, correlation metrics and levels, score variants (with what each means), protocols
-    (the published ones, then `generic`), baseline metrics, and the leaderboard's default row of
-    reference for its paired comparisons."""
+    (the published ones, then `generic`), baseline metrics (`fast_baselines`: those that run no model, the
+    leaderboard's and the report's until others are chosen), and the leaderboard's default row of reference for its
+    paired comparisons."""
 
     layouts: tuple[str, ...]
     item_levels: tuple[str, ...]
@@ -32,8 +34,10 @@ class Options:
     variants: dict[str, str]
     protocols: tuple[str, ...]
     baselines: tuple[str, ...]
+    fast_baselines: tuple[str, ...]
     reference_row: str
 
 
 OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),
-                  (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS), ONE_PROMPT_PER_ASPECT)
+                  (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS), FAST_BASELINES,
+                  ONE_PROMPT_PER_ASPECT)

@@ -10,8 +10,8 @@ import geval
 from studio import cached
 from studio.text import plain
 
-#: The leaderboard's baselines until others are chosen (the report uses the same).
-DEFAULT_BASELINES = ("rouge-l", "bleu", "chrf", "length")
+#: The leaderboard's baselines until others are chosen (the report uses the same; `geval report`'s default too).
+DEFAULT_BASELINES = geval.OPTIONS.fast_baselines
 BASELINES = "agree_lb_baselines"  # the session key of the baselines chosen
 
 

@@ -400,12 +400,13 @@ def test_the_apps_report_and_geval_report_html_are_the_same_single_self_containe
 
     out = tmp_path / "cli"
     done = run_cli("report", dataset.name, "--store", str(tmp_path / "store.sqlite"), "--html", str(out / "r.html"),
-                   "--baselines", "rouge-l,bleu,chrf,length", env={"GEVAL_STORE": str(tmp_path / "store.sqlite")})
+                   env={"GEVAL_STORE": str(tmp_path / "store.sqlite")})  # its default baselines: the page's
     assert done.returncode == 0, done.stderr
     assert sorted(p.name for p in out.iterdir()) == ["r.html"]  # one file, nothing beside it
     written = (out / "r.html").read_text("utf-8")
     made = re.search(r"<p class=meta>Made by `([^`]*)`", written).group(1)  # the command as typed: it
     assert made.startswith(f"python -m geval report {dataset.name} --store ") and "--out" not in made  # said --out
+    assert "--baselines" not in made  # the default
 
     def made_line_out(page: str) -> str:  # "Made by `...` on <date>" / "Made in G-Eval Studio on <date>"
         return re.sub(r"<p class=meta>Made [^<]*</p>", "", page, count=1)
