@@ -39,13 +39,17 @@
 const KEYS = {
   Enter: "Enter", ArrowRight: "→", ArrowLeft: "←", s: "s", S: "s", u: "u", U: "u", Tab: "Tab", Escape: "Esc",
 };
-const AHEAD = new Set(["early", "none"]); // refusals of a key typed ahead of the items: the next keys are held
+const AHEAD = new Set(["early", "soon", "none"]); // refusals of a key typed ahead of the items: the next keys are held
+// ms: a digit or s pressed sooner after its item appeared is no answer to it (quicker than anyone reacts to what
+// they see): it was typed ahead, and would label an item nobody read
+const SOON = 150;
 const RESEND = 3000; // ms: an outbox unanswered this long is sent again
 const LOST = 8000; // ms: ... and said to be unsaved
 const LATEST = 12; // the keys not taken listed one by one, the newest
 // Why a key was not taken: how the running count says it, and how the latest keys say it.
 const REFUSED = {
   early: ["pressed before its item was on screen", "before it was on screen"],
+  soon: ["pressed under 0.15 s after its item appeared, too soon to be meant for it", "too soon after it appeared"],
   none: ["pressed while no item was on screen", "no item on screen"],
   scale: ["a digit not on the aspect's scale", "not on its scale"],
   unlabeled: ["Enter or → on an item not labeled yet (a digit labels it, s skips it)", "not labeled yet"],
@@ -55,6 +59,7 @@ const REFUSED = {
 const tab = (window.gevalLabelUnit ??= {
   seq: 0, outbox: [], failed: [], failedSeen: new Set(), failedCleared: 0, refused: [], cleared: 0, held: false,
   askedSeen: new Set(), answeredAt: 0, sentAt: 0, view: null, send: null, root: null, listener: null, timer: null,
+  appeared: null, // the item on screen and when it was first painted ({item, at})
 });
 
 function typing(target) {
@@ -226,7 +231,11 @@ function show(view, item) {
   requestAnimationFrame(() => requestAnimationFrame(() => {
     if (view.current !== item || tab.view !== view) return;
     view.shownAt = view.since = performance.now();
-    tab.root?.setAttribute("data-shown", item);
+    // it appeared when first painted: drawn again as it was (the page run again) it was on screen all along
+    if (tab.appeared?.item !== item) tab.appeared = { item, at: view.shownAt };
+    // said to be shown (to a page's tests too) once its keys are taken: SOON after it appeared
+    setTimeout(() => view.current === item && tab.view === view && tab.root?.setAttribute("data-shown", item),
+      tab.appeared.at + SOON - view.shownAt);
   }));
 }
 
@@ -419,6 +428,9 @@ function pressed(event) {
     return;
   } else if (!onScreen) {
     refuse(key, item, item === null ? "none" : "early");
+    return;
+  } else if ((/^[0-9]$/.test(key) || key === "s") && event.timeStamp < tab.appeared.at + SOON) {
+    refuse(key, item, "soon");
     return;
   } else if (key === "Tab") focusReason(view);
   else if (/^[0-9]$/.test(key)) {
