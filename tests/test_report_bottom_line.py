@@ -147,6 +147,22 @@ def test_one_judge_on_a_few_items_is_not_said_to_agree_best_and_its_pearson_says
     assert sentence("Natural", many, None, 20).startswith("Natural: only agrees with people (Pearson 0.80; labels")
 
 
+def test_a_judge_whose_pearson_is_not_above_0_is_not_said_to_agree_with_people():
+    """The closest of two judges, at Pearson -0.21, "agrees best with people" (length beat it at 0.62)."""
+    judges = pd.DataFrame({"combo": ["stub", "early"], "pearson": [-0.21, -0.40], "within": [-0.2, -0.3],
+                           "groups": [10, 10], "items": [40, 40], "constant": [False, False]},
+                          index=["stub: k", "early: k"]).assign(saved=math.nan, test=None, advantage=math.nan)
+    said = sentence("helpful", judges, None, 10)
+    assert said.startswith("helpful: no judge here agrees with people (the closest, stub: Pearson -0.21; labels saved "
+                           "not read here)"), said
+    said = sentence("helpful", judges.iloc[:1], None, 10)
+    assert said.startswith("helpful: stub does not agree with people (Pearson -0.21; labels saved not read here)")
+    said = sentence("helpful", judges.assign(pearson=[0.0, -0.4]).iloc[:1], None, 10)
+    assert said.startswith("helpful: stub does not agree with people (Pearson 0.00;"), said
+    assert sentence("helpful", judges.assign(pearson=[0.3, 0.1]), None, 10).startswith(
+        "helpful: stub agrees best with people (Pearson 0.30;")
+
+
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():
     """A report of some judges only (the Agreement page's choice) may hold none that scores an aspect."""
     rows = {"judge-a": (0.55, 0.43, 0.11, None, False)}

@@ -230,8 +230,12 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
     mean = "each system's mean" if systems else "the dataset's mean"
     if lead != default or not math.isfinite(saved):
-        said = (f"{name} agrees {'best ' if len(real) > 1 else ''}with people ({_pearson_read(real.loc[lead])}; "
-                f"labels saved not read here{': ' + why_not if why_not else ''})")
+        how = f"{_pearson_read(real.loc[lead])}; labels saved not read here{': ' + why_not if why_not else ''}"
+        if not real.loc[lead, "pearson"] > 0:  # the closest judge may still go against people
+            said = (f"no judge here agrees with people (the closest, {name}: {how})" if len(real) > 1
+                    else f"{name} does not agree with people ({how})")
+        else:
+            said = f"{name} agrees {'best ' if len(real) > 1 else ''}with people ({how})"
     elif saved > 0.005:
         noise = real.loc[lead, "saved_low"] <= 0 if "saved_low" in real else False  # NaN: no interval, not said
         said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at}" + (
