@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import math
 import re
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -161,6 +162,28 @@ def test_a_judge_whose_pearson_is_not_above_0_is_not_said_to_agree_with_people()
     assert said.startswith("helpful: stub does not agree with people (Pearson 0.00;"), said
     assert sentence("helpful", judges.assign(pearson=[0.3, 0.1]), None, 10).startswith(
         "helpful: stub agrees best with people (Pearson 0.30;")
+
+
+def _system_means(labeled: int, apart: list[bool]) -> SimpleNamespace:
+    """A `SystemMeans` of three systems of 10 items, `labeled` each, with the pairs `apart` told apart together."""
+    pairs = [("A", "B"), ("A", "C"), ("B", "C")]
+    differences = pd.DataFrame({"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "difference": [0.3] * 3,
+                                "low": [0.1] * 3, "high": [0.5] * 3,
+                                "simultaneous_low": [0.05 if told else -0.1 for told in apart],
+                                "simultaneous_high": [0.55] * 3})
+    table = pd.DataFrame({"system": ["A", "B", "C"], "items": [10] * 3, "labeled": [labeled] * 3})
+    return SimpleNamespace(differences=differences, table=table, judge="stub: helpful", aspect="helpful")
+
+
+def test_the_systems_line_does_not_say_others_cannot_be_told_apart_when_every_pair_differs_nor_hide_every_item_labeled():
+    """"6 of 6 pairs of systems differ …; the others cannot be told apart", on 10 items a system all labeled."""
+    said = bottom_line.systems_line(_system_means(10, [True, True, True]))
+    assert said == ("helpful: all 3 pairs of systems differ (every item labeled: the people's own means on these "
+                    "items, not a sample's estimate) with stub and 10 labels per system: A above B, A above C, "
+                    "B above C."), said
+    said = bottom_line.systems_line(_system_means(5, [True, False, True]))
+    assert said == ("helpful: 2 of 3 pairs of systems differ for all pairs together with stub and 5 labels per "
+                    "system: A above B, B above C; the others cannot be told apart."), said
 
 
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():

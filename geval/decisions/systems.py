@@ -242,7 +242,8 @@ def _all_labeled(population: pd.DataFrame, labeled: list[str], systems: list[str
                 "for a judge to save)"]
     if len(whole) == len(systems):
         return ["every item of every system is labeled: these are the people's own means, not estimates (no "
-                "interval to give, nothing for a judge to save)"]
+                "interval to give, nothing for a judge to save), of these items only: how the systems would do on "
+                "other items of the kind is not read here"]
     return [f"every item of {', '.join(whole)} is labeled: this is the people's own mean of "
             + ("each" if len(whole) > 1 else "it") + ", not an estimate"]
 
