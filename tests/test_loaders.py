@@ -688,6 +688,21 @@ def test_the_bundled_samples_are_what_make_samples_cuts_from_the_shared_data(sha
         assert path.read_bytes() == (REPO / "data" / path.relative_to(tmp_path)).read_bytes(), path.name
 
 
+def test_a_score_outside_the_declared_scale_is_named_by_its_line_or_item(tmp_path):
+    """"people's scores of helpful run 1-7, outside the 1-5 declared for it" named no line: the 7 was on line 4."""
+    path = tmp_path / "mine.csv"
+    path.write_text("id,response,helpful\na,x,2\nb,\"y\nz\",5\nc,w,7\nd,v,9\n", "utf-8")
+    with pytest.raises(DatasetError) as refused:
+        geval.load_dataset(path, mapping=["response=response", "score:helpful=helpful"], scales=["helpful=1-5"])
+    assert str(refused.value) == (f"{path}: people's scores of helpful run 2-9, outside the 1-5 declared for it (line "
+                                  "5 has 7); declare the scale they were asked on")
+    usr = tmp_path / "usr.json"  # a layout of its own: the item, by its id
+    usr.write_text(json.dumps([{"context": "hi", "fact": "", "responses": [
+        {"model": "m", "response": "yo", "Overall": [1, 6, 2]}]}]), "utf-8")
+    with pytest.raises(DatasetError, match=r"outside the 1-5 declared for it \(item \S+ has 6\)"):
+        geval.load_dataset(usr, scales=["Overall=1-5"])
+
+
 def test_a_scale_declared_for_an_aspect_the_file_does_not_score_is_refused(tmp_path):
     """`--scale nosuch=1-5` was stored and listed among the people's scales; `--scale 1-1` on a file of pass/fail
     words said to name the aspect ("the data names no aspect yet") where 1-1 is no scale."""

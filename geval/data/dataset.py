@@ -9,6 +9,7 @@ import shlex
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from collections.abc import Callable
 from typing import ClassVar, Protocol
 
 from geval.bundled import CHECKOUT, bundled_dir
@@ -308,7 +309,8 @@ def load_dataset(
     categories = categories[0] if categories else {}
     given = {**(mapping.scales if mapping is not None else {}), **given_scales(scales, items, categories)}  # checked
     seen = seen_scales(items)
-    checked = check_scales(given, seen, str(path), categories)
+    rows = lines if mapping is not None and lines is not None and len(lines) == len(items) else None  # a row each
+    checked = check_scales(given, seen, str(path), categories, located=_first_outside(items, rows))
     unknown = [aspect for aspect in checked if aspect not in seen]
     if unknown:  # a typo: stored, it was listed among "the people's scales"
         raise DatasetError(f"{path}: a scale is declared for {shown(unknown[0])}, which people did not score in it"
@@ -372,6 +374,19 @@ def _is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def _first_outside(items: list[Item], lines: list[int] | None) -> Callable[[str, Scale], str]:
+    """Where the first of people's scores of an aspect outside a scale is ("line 22 has 7"): its line
+    where each item is a row of the file read on that line (`lines`), else its item."""
+    def located(aspect: str, scale: Scale) -> str:
+        for index, item in enumerate(items):
+            outside = [score for score in item.human.get(aspect, ()) if not scale[0] <= score <= scale[1]]
+            if outside:
+                at = f"line {lines[index]}" if lines is not None else f"item {shown(item.source_id or item.id)}"
+                return f"{at} has {outside[0]:g}"
+        return ""
+    return located
 
 
 def _unique(items: list) -> list:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from geval.errors import DatasetError, GevalError, shown
 
@@ -61,10 +61,11 @@ def scale_text(scale: Scale) -> str:
 
 
 def check_scales(scales: Mapping[str, Scale], seen: Mapping[str, Scale], where: str,
-                 categorical: Iterable[str] = ()) -> dict[str, Scale]:
+                 categorical: Iterable[str] = (), located: Callable[[str, Scale], str] | None = None
+                 ) -> dict[str, Scale]:
     """`scales` with each aspect spelled as in `seen` ({aspect: (lowest, highest) score people gave},
-    matched in any case); DatasetError, naming `where`, when people's scores fall outside one, or one
-    is declared for a categorical aspect."""
+    matched in any case); DatasetError, naming `where` (and the first score outside, `located(aspect, scale)`:
+    "file.csv:22 has 7"), when people's scores fall outside one, or one is declared for a categorical aspect."""
     spelled = {aspect.lower(): aspect for aspect in seen}
     categories = {aspect.lower() for aspect in categorical}
     checked = {}
@@ -75,8 +76,9 @@ def check_scales(scales: Mapping[str, Scale], seen: Mapping[str, Scale], where: 
                                "scale; declare no scale for it")
         given = seen.get(name)
         if given is not None and not scale[0] <= given[0] <= given[1] <= scale[1]:
+            first = f" ({located(name, scale)})" if located is not None else ""
             raise DatasetError(f"{where}: people's scores of {shown(name)} run {scale_text(given)}, outside the "
-                               f"{scale_text(scale)} declared for it; declare the scale they were asked on")
+                               f"{scale_text(scale)} declared for it{first}; declare the scale they were asked on")
         checked[name] = (float(scale[0]), float(scale[1]))
     return checked
 
