@@ -122,6 +122,15 @@ def test_parse_errors_name_source_and_line(text, message):
     assert str(error.value).startswith(message)
 
 
+def test_an_unknown_placeholder_near_a_known_one_is_asked_about():
+    """"unknown placeholder {{respnse}}; known: …" left the reader to find the typo among twelve names."""
+    for typed, meant in (("{{respnse}}", "response"), ("{{ Contxt }}", "context"), ("{{bogus}}", None)):
+        with pytest.raises(TemplateError) as error:
+            parse_template(HEADER + typed + "\n", source="t.txt")
+        said = str(error.value)
+        assert said.endswith(f"; did you mean {{{{{meant}}}}}?") if meant else "did you mean" not in said, said
+
+
 NATURALNESS = (PROMPTS / "topicalchat-naturalness.txt").read_text("utf-8")
 TWO = (("Naturalness", 1, 3), ("Coherence", 1, 5))
 

@@ -617,9 +617,10 @@ def _check_placeholders(body: str, source: str, body_offset: int) -> None:
         name = match.group(1).lower()
         if name not in KNOWN:
             number = body_offset + body.count("\n", 0, match.start())
+            near = difflib.get_close_matches("".join(name.split()), list(KNOWN), n=1, cutoff=0.7)
             raise TemplateError(
                 f"{source}:{number}: unknown placeholder {shown(match.group(0))}; known: "
-                + ", ".join("{{" + k + "}}" for k in KNOWN)
+                + ", ".join("{{" + k + "}}" for k in KNOWN) + (f"; did you mean {{{{{near[0]}}}}}?" if near else "")
             )
 
 
