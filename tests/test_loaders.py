@@ -276,14 +276,18 @@ def test_a_score_column_with_a_typo_is_named_by_its_line_where_the_file_has_line
     lines = tmp_path / "typo.jsonl"
     lines.write_text("\n\n".join(json.dumps(row) for row in rows))  # a blank line between records
     preview = geval.Dataset.table_preview(lines)
-    assert preview.almost_scores == {"overall": (13, "x4")} and preview.where(13, "typo.jsonl") == "typo.jsonl:13"
+    assert preview.almost_scores == {"overall": (13, "x4", "numbers")} and preview.where(13, "typo.jsonl") == "typo.jsonl:13"
     whole = tmp_path / "typo.json"
     whole.write_text(json.dumps(rows))
     preview = geval.Dataset.table_preview(whole)
-    assert preview.almost_scores == {"overall": (7, "x4")} and preview.where(7, "typo.json") == "record 7 of typo.json"
+    assert preview.almost_scores == {"overall": (7, "x4", "numbers")} and preview.where(7, "typo.json") == "record 7 of typo.json"
     short = tmp_path / "short.csv"  # two rows: a column named for scores says so too, one of other names does not
     short.write_text("reply,score,mood\nhi,3,1\nyo,great,calm\n")
-    assert geval.Dataset.table_preview(short).almost_scores == {"score": (3, "great")}
+    assert geval.Dataset.table_preview(short).almost_scores == {"score": (3, "great", "numbers")}
+    verdicts = tmp_path / "verdicts.csv"  # pass/fail words but one: it vanished from the score columns unsaid
+    verdicts.write_text("reply,verdict\n" + "".join(f"r{i},{'maybe' if i == 4 else 'pass fail'.split()[i % 2]}\n"
+                                                    for i in range(8)))
+    assert geval.Dataset.table_preview(verdicts).almost_scores == {"verdict": (6, "maybe", "fail/pass words")}
 
 
 @pytest.mark.parametrize("header, row, response, scores", [

@@ -111,9 +111,9 @@ else:
                         help="For a file with a column per annotator (rater1, rater2, …): the columns become one "
                              "aspect's annotators, named by their columns, which the annotators' agreement and the "
                              "test of whether the judge may replace one need.")
-                    for column, (number, value) in preview.almost_scores.items():
+                    for column, (number, value, held) in preview.almost_scores.items():
                         where = plain(preview.where(number, upload.name))
-                        st.warning(f"Column {plain(column)} holds numbers but {where} reads '{plain(value)}': it is "
+                        st.warning(f"Column {plain(column)} holds {held} but {where} reads '{plain(value)}': it is "
                                    "left out of the score columns above. Fix that "
                                    f"{'line' if preview.by_line else 'record'} to read it as a score.")
                     together = together.strip() if len(scores) > 1 else ""

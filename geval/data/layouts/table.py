@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from geval.data.declared import Scale, category_index, parse_scale, two_categories
+from geval.data.declared import WORDS, Scale, category_index, parse_scale, two_categories, word
 from geval.data.items import LEVELS, Item, Turn, make_item
 from geval.data.reading import as_number, loads
 from geval.errors import DatasetError, GevalError, shown
@@ -371,9 +371,10 @@ class TablePreview:
     suggested: dict[str, str]
     scores: list[str]
     records: list[dict] = field(default_factory=list, repr=False)  # the first records, as read
-    #: Columns of numbers but for a value or two (a typo), left out of `scores`: each with the first record
-    #: (counted from 1; its line in the file where `by_line`) whose value is not a number, and that value.
-    almost_scores: dict[str, tuple[int, str]] = field(default_factory=dict)
+    #: Columns of numbers, or of two-category words (pass/fail), but for a value or two (a typo), left out of
+    #: `scores`: each with the first record (counted from 1; its line in the file where `by_line`) whose value is
+    #: not one, that value, and what the column holds ("numbers", "pass/fail words").
+    almost_scores: dict[str, tuple[int, str, str]] = field(default_factory=dict)
     by_line: bool = False  # a CSV or JSON lines file: `almost_scores` names lines
 
     def where(self, number: int, name: str) -> str:
@@ -453,24 +454,36 @@ def preview(data: list, rows: int = 5, scan: int = 50, lines: list[int] | None =
     scores = [c for c in columns if c not in suggested.values() and not NOT_A_SCORE.search(c)
               and (_numeric(records, c) or c in words)]
     shown_rows = [{c: _cell(record.get(c)) for c in columns} for record in records[:rows]]
-    almost = {c: found for c in texts if c not in suggested.values() and (found := _not_a_number(records, c))}
+    almost = {c: found for c in texts if c not in suggested.values()
+              and (found := _not_a_number(records, c) or _not_a_word(records, c))}
     if lines:  # records counted among dicts only, as `records` holds them
         numbered = [line for record, line in zip(data[:scan], lines) if isinstance(record, dict)]
-        almost = {c: (numbered[record - 1], value) for c, (record, value) in almost.items()}
+        almost = {c: (numbered[record - 1], value, held) for c, (record, value, held) in almost.items()}
     return TablePreview(columns, shown_rows, suggested, scores, [r for r in data[:scan] if isinstance(r, dict)],
                         almost, by_line=bool(lines))
 
 
-def _not_a_number(records: list[dict], column: str) -> tuple[int, str] | None:
-    """The first record (from 1) of `column` whose value is not a number, and that value, where at most one in ten
-    of its values given (three or more) is not, or the column is named for scores (SCORE_NAMES) and holds a number
-    (a typo in a column of scores); None otherwise."""
+def _not_a_number(records: list[dict], column: str) -> tuple[int, str, str] | None:
+    """The first record (from 1) of `column` whose value is not a number, that value and "numbers", where at most one
+    in ten of its values given (three or more) is not, or the column is named for scores (SCORE_NAMES) and holds a
+    number (a typo in a column of scores); None otherwise."""
     given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
     bad = [(k, value) for k, value in given if not _numbers(value)]
     named = _named([column], SCORE_NAMES) is not None and len(bad) < len(given)
     if not bad or not named and (len(given) < 3 or len(bad) > max(1, len(given) // 10)):
         return None
-    return bad[0][0], _cell(bad[0][1])
+    return bad[0][0], _cell(bad[0][1]), "numbers"
+
+
+def _not_a_word(records: list[dict], column: str) -> tuple[int, str, str] | None:
+    """As `_not_a_number`, for a column of one pair of two-category words (pass/fail) but for at most one value in
+    ten (of three or more given): its first record that is not one of them, that value, and "pass/fail words"."""
+    given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
+    pairs = {WORDS.get(word(value)) for _, value in given} - {None}
+    bad = [(k, value) for k, value in given if word(value) not in WORDS]
+    if len(pairs) != 1 or not bad or len(given) < 3 or len(bad) > max(1, len(given) // 10):
+        return None
+    return bad[0][0], _cell(bad[0][1]), "/".join(pairs.pop()) + " words"
 
 
 def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
