@@ -14,7 +14,7 @@ import pytest
 
 import geval
 from geval.decisions import betting
-from geval.decisions.systems import SystemsError, means, more_labels
+from geval.decisions.systems import TOGETHER, SystemsError, means, more_labels
 from geval.decisions.worth import effective_labels
 from tests.helpers import run_cli
 
@@ -45,6 +45,20 @@ def _final(population: pd.DataFrame, labeled: np.ndarray) -> betting.Draws:
     return betting.Draws(np.append(population["human"].to_numpy(float)[labeled], np.nan)[None],
                          np.append(centred[labeled], 0.0)[None, :, None], centred[None, :, None],
                          np.array([len(judge)]), np.zeros(1, int), (1.0, 5.0))
+
+
+def test_a_judge_of_a_few_items_is_said_so_in_the_judges_table():
+    """A judge that scored 6 of 40 items was listed beside one of every item ("labels 40 … Pearson within systems
+    -0.34") with nothing in the table saying its other 34 were read as its systems' means."""
+    population = _population(per=10).assign(few=np.nan)
+    population.loc[population.index[:6], "few"] = population["judge"].iloc[:6]
+    order = [f"s{s}d{d}" for d in range(5) for s in range(3)]
+    found = means(population, order, ["judge", "few"], (1, 5))
+    table = geval.reporting.worth_table(found).set_index("judge")
+    assert table["items it scored"].to_dict() == {
+        "judge": "all 30", "few": "6 of 30 (the rest read as its system's mean)",
+        TOGETHER: "6 of 30 (the rest read as its system's mean)"}
+    assert "items it scored" not in geval.reporting.worth_table(means(population, order, ["judge"], (1, 5)))
 
 
 def _population(n_systems: int = 3, per: int = 30, seed: int = 0, step: float = 0.5) -> pd.DataFrame:

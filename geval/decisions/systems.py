@@ -198,6 +198,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
               if m]
+    worth["unscored"] = [int(missing.get(j, population[list(judges)].isna().any(axis=1).sum())) for j in worth["judge"]]
     return SystemMeans(aspect, scale, name, table, differences, _ranking(table, differences, systems), worth,
                        paired, notes, sequential=sequential)
 

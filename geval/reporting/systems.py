@@ -93,6 +93,10 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
         "saved": ["–" if every else f"{v + 0.0:+.0%}" if math.isfinite(v) and round(v, 2) else
                   "+0%" if math.isfinite(v) else "n/a" for v in worth["saved"]],
         "Pearson within systems": [f"{v:.2f}" if math.isfinite(v) else "n/a" for v in worth["within"]]})
+    if worth.get("unscored", pd.Series(dtype=int)).any():  # a judge of a few items: the rest read as its means
+        items = int(result.table["items"].sum())
+        shown["items it scored"] = [f"all {items}" if not m else f"{items - m} of {items} (the rest read as its "
+                                    "system's mean)" for m in worth["unscored"]]
     if advantage is not None:
         lowered = {(judge, aspect.lower()): value for (judge, aspect), value in advantage.items()}
         found = [lowered.get((c, result.aspect.lower())) for c in combos]
