@@ -183,6 +183,18 @@ def test_without_a_second_annotator_the_summary_says_there_is_no_ceiling(store):
     assert "No human ceiling: undefined: one score per item" in summary
 
 
+def test_how_far_from_people_reads_the_judge_at_the_main_results_level(store):
+    """With no ceiling, its table named the judge's best cell at any level: a group or system level's figure beside
+    a main result read over items."""
+    one = [dataclasses.replace(item, human={"Natural": item.human["Natural"][:1]}) for item in ITEMS]
+    noise = lambda prompt, aspect: {int(np.random.default_rng(len(prompt)).integers(1, 4)): 1.0}  # noqa: E731
+    summary = _summary(store, one, noise)
+    main = re.search(r"test-naturalness · scripted: hashed does not agree with people: pearson (-\S+ \[[^]]+\])",
+                     summary).group(1)  # it read "agrees with people at pearson -0.299"
+    table = summary[summary.index("### How far from people"):]
+    assert f"| G-EVAL test-naturalness · scripted: hashed | {main} |" in table, (main, table)
+
+
 def test_from_too_few_groups_the_summary_rules_out_nothing(store):
     summary = _summary(store, ITEMS[:12], _follows_people)  # 6 dialogues
     assert "agrees with people at pearson 1.000 (no interval: 6 groups)" in summary

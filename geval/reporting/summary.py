@@ -60,12 +60,13 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
     ranked = judges[judges["column"] == column].dropna(subset=["value"]).sort_values("value", ascending=False)
     best = ranked.iloc[0]
     what = f"the average over its aspects ({best['human']})" if column == AVERAGE else column
-    blocks.append(Text(f"Main result: {best['row']} agrees with people at {best['metric']} {_read(best)} on {what}. "
+    agrees = "agrees with people at" if best["value"] > 0 else "does not agree with people:"
+    blocks.append(Text(f"Main result: {best['row']} {agrees} {best['metric']} {_read(best)} on {what}. "
                        f"{how}; {best['level']} level, on {_rests_on(best)}."))
     blocks.append(Text(" ".join(filter(None, (_chance(best), _best_of(ranked), _baseline(cells, column))))))
     if verdicts:
         blocks += [Text("Compared on the same items:"), Bullets(tuple(verdicts))]
-    return blocks + _ceiling(cells, judges)
+    return blocks + _ceiling(cells, judges, best["level"])
 
 
 def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
@@ -152,12 +153,14 @@ def _baseline(cells: pd.DataFrame, column: str) -> str:
     return f"The best baseline by the same figure, {top['row']}, reads {_read(top)}."
 
 
-def _ceiling(cells: pd.DataFrame, judges: pd.DataFrame) -> list:
-    """Per human aspect: the best judge, the people's ceiling, and how far apart they are, in words."""
+def _ceiling(cells: pd.DataFrame, judges: pd.DataFrame, level: str) -> list:
+    """Per human aspect: the best judge at the main result's `level` (where the aspect has one there), the people's
+    ceiling, and how far apart they are, in words."""
     people = cells[cells["kind"] == "ceiling"].drop_duplicates("human").set_index("human")  # columns may carry a level
     rows, said = [], {"below": 0, "within": 0, "above": 0}
     for aspect in dict.fromkeys(judges.loc[judges["column"] != AVERAGE, "human"]):  # Overall: the mean of aspects
         mine = judges[judges["human"] == aspect].dropna(subset=["value"]).sort_values("value", ascending=False)
+        mine = mine[mine["level"] == level] if (mine["level"] == level).any() else mine  # not a system level's 0.40
         if mine.empty:
             continue
         best = mine.iloc[0]
