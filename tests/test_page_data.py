@@ -149,6 +149,10 @@ def test_a_score_column_with_a_typo_is_named_with_its_line_not_left_out_without_
     assert [w.value for w in at.warning] == [
         "Column overall holds numbers but typo\\.csv:8 reads 'x4': it is left out of the score columns above. Fix "
         "that line to read it as a score."]  # the line, as an error names it (the header is line 1); "\\." shows "."
+    at.multiselect[0].set_value(["overall"]).run()  # chosen by hand: no longer "left out", the load names the line
+    assert not at.warning
+    at.button[0].click().run()
+    assert [e.value for e in at.error] == ["typo.csv:8: column 'overall' value 'x4' is not a number"]
 
 
 def test_an_upload_with_no_response_column_preselects_none_and_says_so(monkeypatch, tmp_path):
