@@ -477,7 +477,7 @@ def _not_a_number(records: list[dict], column: str) -> tuple[int, str, str] | No
 
 def _not_a_word(records: list[dict], column: str) -> tuple[int, str, str] | None:
     """As `_not_a_number`, for a column of one pair of two-category words (pass/fail) but for at most one value in
-    ten (of three or more given): its first record that is not one of them, that value, and "pass/fail words"."""
+    ten (of three or more given): its first record that is not one of them, that value, and "fail/pass words"."""
     given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
     pairs = {WORDS.get(word(value)) for _, value in given} - {None}
     bad = [(k, value) for k, value in given if word(value) not in WORDS]
