@@ -56,8 +56,7 @@ def test_a_judge_of_a_few_items_is_said_so_in_the_judges_table():
     found = means(population, order, ["judge", "few"], (1, 5))
     table = geval.reporting.worth_table(found).set_index("judge")
     assert table["items it scored"].to_dict() == {
-        "judge": "all 30", "few": "6 of 30 (the rest read as its system's mean)",
-        TOGETHER: "6 of 30 (the rest read as its system's mean)"}
+        "judge": "all 30", "few": "6 of 30 (the rest read as its system's mean)", TOGETHER: "all 30"}  # one at least
     assert "items it scored" not in geval.reporting.worth_table(means(population, order, ["judge"], (1, 5)))
 
 

@@ -198,8 +198,8 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     missing = population[list(judges)].isna().sum()
     notes += [f"{j}: {int(m)} items without its score, read as its mean over their system" for j, m in missing.items()
               if m]
-    any_missing = int(population[list(judges)].isna().any(axis=1).sum())  # all judges together: an item any lacks
-    worth["unscored"] = [int(missing.get(j, any_missing)) for j in worth["judge"]]
+    none_scored = int(population[list(judges)].isna().all(axis=1).sum())  # all judges together: items none scored
+    worth["unscored"] = [int(missing.get(j, none_scored)) for j in worth["judge"]]
     return SystemMeans(aspect, scale, name, table, differences, _ranking(table, differences, systems), worth,
                        paired, notes, sequential=sequential)
 
