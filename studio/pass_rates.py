@@ -13,16 +13,21 @@ from studio import cached
 from studio.text import plain
 
 
-def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> list[str]:
-    """Each pass/fail aspect's systems' rates, or why there are none (nothing when there is no such
-    aspect); returns those aspects."""
-    stamp = (cached.stamps(combos), store.human_stamp(dataset.name))
-    aspects = _aspects(store, str(store.path), dataset.name, stamp)
+def aspects(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> list[str]:
+    """The aspects people label pass/fail (`geval.labeling.pass_aspects`), read once per judgments' change."""
+    return _aspects(store, str(store.path), dataset.name, _stamp(store, dataset, combos))
+
+
+def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, rated: list[str],
+            per_system: int | None) -> None:
+    """Each pass/fail aspect's (`rated`) systems' rates, or why there are none; where people labeled every
+    item, `per_system` labels drawn from theirs (the section's "Labels per system"; None: the default)."""
+    stamp = _stamp(store, dataset, combos)
     items = store.items(dataset.name)  # the human side's: your labels where chosen, not the file's own labels
-    for aspect in aspects:
-        per_system = geval.labeling.labels_to_draw(items, aspect)  # labeled on every item: labels drawn from them
+    for aspect in rated:
+        drawn = geval.labeling.labels_to_draw(items, aspect, per_system)  # labeled on every item: drawn from them
         try:
-            found = _rates(store, str(store.path), dataset.name, aspect, per_system, stamp)
+            found = _rates(store, str(store.path), dataset.name, aspect, drawn, stamp)
         except geval.GevalError as exc:
             st.info(plain(f"{aspect}: {exc}"), icon=":material/info:")
             continue
@@ -32,7 +37,10 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) ->
             st.caption(plain(note))
         st.dataframe(found.table(), hide_index=True, key=f"pass_rates_{aspect}")
         st.caption(plain(found.judge_line()))
-    return aspects
+
+
+def _stamp(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame) -> tuple:
+    return cached.stamps(combos), store.human_stamp(dataset.name)
 
 
 @st.cache_data(show_spinner=False, max_entries=16)

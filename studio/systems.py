@@ -30,15 +30,25 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
                "docs/statistics.md); the Label page's line, which follows each new label, uses intervals valid at "
                "any number of labels (betting).")
     aspects, left_out = _estimable(store, dataset.name, combos)
-    rated = pass_rates.section(store, dataset, combos)  # pass/fail aspects: each system's rate instead of a mean
+    rated = pass_rates.aspects(store, dataset, combos)  # pass/fail aspects: each system's rate instead of a mean
     for line in left_out:
         if not any(line.startswith(f"{aspect} is categorical") for aspect in rated):
             st.caption(plain(f"Left out: {line}."))
-    if not aspects:
-        if not left_out and not rated:
-            st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the "
-                    "systems.")
+    if not aspects and not left_out and not rated:
+        st.info("No judge here is compared with a human aspect: score one, or import one, to estimate the systems.")
+    if aspects:
+        per_system = _means_part(store, dataset, combos, aspects, chosen or [])
+    elif rated:  # pass/fail alone: the rates' own "Labels per system"
+        per_system = _labels_input(st.columns([2, 3, 2])[0], store.items(dataset.name), rated[0])
+    else:
         return
+    pass_rates.section(store, dataset, combos, rated, per_system)  # at the one "Labels per system", as the report
+
+
+def _means_part(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, aspects: list[str],
+                chosen: list[str]) -> int | None:
+    """The systems' means of a numeric aspect picked among `aspects`, with its judge and "Labels per system"
+    (returned: the labels per system drawn, None where the labels given are read)."""
     left, middle, right = st.columns([2, 3, 2])
     state.keep_valid("systems_aspect", aspects)
     aspect = left.selectbox("Aspect", aspects, key="systems_aspect")
@@ -46,7 +56,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     options = [*judges, TOGETHER] if len(judges) > 1 else judges
     per_system = _labels_input(right, store.items(dataset.name), aspect)
-    preferred, why = worth_most(store, dataset, aspect, combos, chosen or [], per_system)
+    preferred, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
     _follow(preferred, options)
     names = geval.reporting.judge_names(store, dataset.name)
     judge = middle.selectbox("Combined with", options, key="systems_judge",
@@ -62,7 +72,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
         result = _means(store, dataset.name, aspect, pair, judge == TOGETHER, per_system, combos)
     except geval.GevalError as exc:
         st.info(plain(str(exc)), icon=":material/info:")
-        return
+        return per_system
     for note in result.notes:
         st.caption(plain(note))
     if line := bottom_line(store, dataset, aspect, combos, per_system):
@@ -88,6 +98,7 @@ def section(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame, ch
                                    "judge in full": st.column_config.TextColumn(width="large")})
     if line := geval.reporting.saved_line(result):
         worth.caption(plain(line))
+    return per_system
 
 
 def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: pd.DataFrame, chosen: list[str],

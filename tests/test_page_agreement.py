@@ -688,6 +688,10 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     assert any(line.startswith("The judge against the people's majority on the 40 items labeled: of the items "
                                "labeled 'yes', it labels 'yes' 100%") for line in said), said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
+    assert rates["labeled"].tolist() == [20]  # half the items, drawn from the people's labels
+    at.number_input(key="systems_labels").set_value(8).run()  # the rates had no control of their own: the report
+    rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)  # followed this one
+    assert not at.exception and rates["labeled"].tolist() == [8]
 
 
 def test_the_report_built_on_the_page_takes_its_epsilon_alignment_and_judges(monkeypatch, tmp_path):
