@@ -506,16 +506,19 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     faint = {(trace.xaxis, x): (trace.marker.opacity, trace.marker.pattern.shape) for trace in figure.data
              for x in trace.x}  # a value without its interval is drawn faint and hatched, not as a finding
     assert faint[("x", "naturalness")] == (0.4, "/") and faint[("x", "coherence")] == (1.0, "")
-    titles = [a.text for a in figure.layout.annotations]
-    assert titles == ["item<br><sub>no interval (5 groups), no error bar: naturalness</sub>",
-                      "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]
+    assert [a.text for a in figure.layout.annotations] == ["item", "group", "system"]  # a panel's notes overlapped
+    assert figure.layout.title.subtitle.text == ("item: no interval (5 groups), no error bar: naturalness<br>"  # the
+                                                 "group: n/a (2 groups), no bar: naturalness")  # next panel's: above
     hovers = [row[2] for trace in figure.data for row in trace.customdata]
     assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups)" in hovers
     two = pd.concat([table.assign(combo="v1 · gpt-4o"),  # two judges: a note that holds for one names it
                      table.assign(combo="v2 · gpt-4o-mini", low=[0.3, NAN, 0.1, 0.2], high=[0.7, NAN, 0.6, 0.6])])
-    titles = [a.text for a in correlation_bars(two).layout.annotations]
-    assert titles == ["item<br><sub>no interval (5 groups), no error bar: naturalness (v1 · gpt-4o)</sub>",
-                      "group<br><sub>n/a (2 groups), no bar: naturalness</sub>", "system"]
+    assert correlation_bars(two).layout.title.subtitle.text == (
+        "item: no interval (5 groups), no error bar: naturalness (v1 · gpt-4o)<br>group: n/a (2 groups), no bar: "
+        "naturalness")
+    long = two.assign(combo=lambda t: t["combo"] + " · a judge of a long name, " + "a" * 30)
+    notes = correlation_bars(long).layout.title.subtitle.text.split("<br>")  # wrapped to the figure's width
+    assert len(notes) == 3 and notes[1].startswith("  ") and max(map(len, notes)) <= 110, notes
 
 
 @pytest.mark.parametrize("level, value, low, high, n, groups, shown", [

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -358,10 +359,10 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
         np.isfinite(rows["high"].to_numpy(dtype=float))
     rows["bar"] = np.where(np.isfinite(value), value, None)
     levels, combos = list(dict.fromkeys(rows["level"])), list(dict.fromkeys(rows["combo"]))
-    said = {level: _withheld(rows[rows["level"] == level]) for level in levels}
+    # what a panel leaves out, under the title the figure's width: a panel's own title overlapped its neighbour's
+    said = [line for level in levels for line in _withheld(rows[rows["level"] == level], level)]
     figure = make_subplots(rows=1, cols=max(1, len(levels)), shared_yaxes=True, horizontal_spacing=0.04,
-                           subplot_titles=[html.escape(level) + "".join(f"<br><sub>{line}</sub>" for line in said[level])
-                                           for level in levels] or None)
+                           subplot_titles=[html.escape(level) for level in levels] or None)
     for index, combo in enumerate(combos):
         for column, level in enumerate(levels, 1):
             part = rows[(rows["combo"] == combo) & (rows["level"] == level)]
@@ -381,20 +382,20 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
                                   f"{html.escape(metric)} %{{customdata[2]}}<br>n = %{{customdata[1]}}"
                                   f"<extra>{html.escape(str(combo))}</extra>"), row=1, col=column)
     low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
-    lines = max((len(found) for found in said.values()), default=0)
-    figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 18 * lines},
+    lines = [part for line in said for part in textwrap.wrap(line, 110, subsequent_indent="  ", break_long_words=False)]
+    figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 16 * len(lines)},
                          title={"text": f"Accuracy against {MAJORITY_OF[side]}" if metric == "accuracy" else
                                 f"{metric.capitalize()} correlation with {COMPARED_WITH[side]}", "y": 0.98,
-                                "yanchor": "top"})
+                                "yanchor": "top", "subtitle": {"text": "<br>".join(lines)}})
     figure.update_yaxes(range=[min(-0.1, float(low) - 0.05), 1])
     figure.update_yaxes(title_text=metric, row=1, col=1)
     return figure
 
 
-def _withheld(rows: pd.DataFrame) -> list[str]:
-    """Lines saying which bars (or error bars) a panel leaves out and why, e.g.
-    "n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) when it is not all of the
-    panel's: "no interval (5 groups), no error bar: naturalness (gpt-4o)"; HTML-escaped."""
+def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
+    """Lines saying which bars (or error bars) the panel of `level` leaves out and why, e.g.
+    "group: n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) when it is not all of the
+    panel's: "item: no interval (5 groups), no error bar: naturalness (gpt-4o)"; HTML-escaped."""
     found: dict[str, tuple[list[str], list[str]]] = {}
     for aspect, value, shown, interval, combo in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"],
                                                      rows["combo"]):
@@ -409,7 +410,7 @@ def _withheld(rows: pd.DataFrame) -> list[str]:
         aspects.append(str(aspect))
         combos.append(str(combo))
     every = set(rows["combo"])
-    return [html.escape(f"{why}: {clip(', '.join(dict.fromkeys(aspects)), 60)}"
+    return [html.escape(f"{level}: {why}: {clip(', '.join(dict.fromkeys(aspects)), 60)}"
                         + (f" ({clip(', '.join(dict.fromkeys(combos)), 60)})" if set(combos) != every else ""))
             for why, (aspects, combos) in found.items()]
 
