@@ -600,7 +600,7 @@ def cmd_runs(args) -> None:
         print(f"no runs{f' on {args.dataset}' if args.dataset else ''} in {store.path}")
         return
     shown = pd.DataFrame({
-        "run": runs["id"], "status": runs["status"],
+        "run": runs["id"], "status": list(map(geval.reporting.run_status, runs["status"], runs["went_on"])),
         "started": [time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) for t in runs["started"]],
         "dataset": runs["dataset"], "template": runs["template"], "judge": runs["judge"], "items": runs["n_items"],
         "process": [f"{pid:.0f}@{host}" if pd.notna(pid) else "" for pid, host in zip(runs["pid"], runs["host"])],

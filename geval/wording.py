@@ -32,3 +32,9 @@ def duration(seconds: float) -> str:
     if seconds < 3600:
         return f"{seconds // 60} min {seconds % 60:02d}s"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def run_status(status: str, went_on: int | None) -> str:
+    """A run's status as the runs' tables show it: "stopped (run 7 went on)" for one a later run went on with
+    (`Store.runs`' `went_on`: a Resume is a run of its own), else the status."""
+    return status if went_on is None else f"{status} (run {went_on} went on)"

@@ -98,6 +98,9 @@ def test_the_stop_event_stops_submitting_and_a_rerun_completes_without_duplicate
     ids = stored(store)
     assert len(ids) == 20 and set(ids) == {item.id for item in items}
     assert store.db["calls"].count == 20
+    assert store.runs()["went_on"].tolist() == [None, second.run_id]  # the stopped run's went on in the second
+    other = geval.score(store, items[:10], ONE, judge, "synthetic")  # other items: not the stopped run again
+    assert store.runs()["went_on"].tolist() == [None, None, second.run_id] and other.run_id > second.run_id
 
 
 def test_a_judge_error_in_a_worker_ends_the_run(store, stub):

@@ -118,6 +118,8 @@ def test_sigkill_mid_run_loses_nothing_and_a_resume_does_only_the_rest(stub, tmp
     assert all(status == "ok" and score is not None for _, status, score in rows)
     assert query(store, "SELECT COUNT(*) FROM calls")[0][0] == n
     assert query(store, "SELECT id, status FROM runs ORDER BY id") == [(1, "crashed"), (2, "finished")]
+    listed = run_cli("runs", "--store", str(store)).stdout.splitlines()  # the crashed one said "crashed" alone
+    assert listed[2].split()[:6] == ["1", "crashed", "(run", "2", "went", "on)"], listed
 
 
 def test_the_score_page_lists_a_killed_run_as_crashed(monkeypatch, tmp_path):

@@ -286,6 +286,7 @@ with st.expander("Runs on this dataset"):
         st.caption("No runs yet.")
     else:
         shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items"]].copy()
+        shown["status"] = list(map(geval.reporting.run_status, runs["status"], runs["went_on"]))  # a Resume: a run
         for column in ("started", "finished"):
             shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
         st.dataframe(shown.rename(columns={"started": "started (UTC)", "finished": "finished (UTC)"}), hide_index=True)

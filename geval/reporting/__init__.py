@@ -44,7 +44,7 @@ from geval.reporting.tables import (
     stack_tables,
     verdict,
 )
-from geval.wording import counted
+from geval.wording import counted, run_status
 
 __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "MIN_GROUPS",
            "MIN_GROUP_ITEMS", "Report", "Table", "Text", "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv",
@@ -52,6 +52,6 @@ __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", 
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "human_scores_figure", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
            "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
-           "report_page",
+           "report_page", "run_status",
            "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict",
            "worth_table", "worth_words"]

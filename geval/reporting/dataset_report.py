@@ -77,7 +77,7 @@ from geval.reporting.tables import (
 from geval.store import Store
 from geval.tuning.search import chosen_elsewhere, searched_together
 from geval.version import __version__, installed_versions
-from geval.wording import counted
+from geval.wording import counted, run_status
 
 #: Figures to read the Topical-Chat numbers against (issue 5; PROVENANCE.md): this project's own, in a
 #: report only when asked for (`report(goals=True)`, `geval report --goals`).
@@ -890,7 +890,8 @@ def _runs(store: Store, name: str, board: Leaderboard) -> list:
     rows = []
     for _, run in runs.sort_values("id").iterrows():
         environment = json.loads(run["environment"] or "{}")
-        rows.append({"run": run["id"], "template": run["template"], "items": run["n_items"], "status": run["status"],
+        rows.append({"run": run["id"], "template": run["template"], "items": run["n_items"],
+                     "status": run_status(run["status"], run["went_on"]),
                      "started": _dt.datetime.fromtimestamp(run["started"]).astimezone().isoformat(timespec="seconds"),
                      "settings as given": run["settings_given"], "git commit": environment.get("git_commit", "")[:12]})
     return [Heading("Runs"), Details(f"The {len(rows)} scoring runs that made these judgments (from the store's runs "

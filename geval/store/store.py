@@ -931,15 +931,19 @@ class Store(TeamTables):
         return rows[0]
 
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
-        """Runs, newest first, with the `judge` each asked, as menus name it. A run still
-        'running' whose process on this host is gone is marked and shown as 'crashed' (see
-        `mark_crashed_runs`)."""
+        """Runs, newest first, with the `judge` each asked, as menus name it, and for a run stopped or crashed
+        the id of the run that `went_on` with it (the next of the same dataset, template, judge and settings as
+        asked, and number of items: a Resume, or the same command again), else NA. A run still 'running' whose
+        process on this host is gone is marked and shown as 'crashed' (see `mark_crashed_runs`)."""
         self.mark_crashed_runs()
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
         with self.lock:
             runs = pd.read_sql_query(f"SELECT * FROM runs {where} ORDER BY id DESC", self.db.conn, params=args)
         fields = [json.loads(text) if isinstance(text, str) and text else {} for text in runs["signature_json"]]
         runs["judge"] = [judge_name(f) if "backend" in f else "" for f in fields]
+        same = runs.groupby(["dataset", "template", "signature", "n_items"], dropna=False, sort=False)["id"]
+        went_on = same.shift(1).where(runs["status"].isin(["stopped", "crashed"]))
+        runs["went_on"] = pd.Series([None if pd.isna(run) else int(run) for run in went_on], runs.index, object)
         return runs
 
     def mark_crashed_runs(self) -> list[int]:
