@@ -516,6 +516,13 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     assert correlation_bars(two).layout.title.subtitle.text == (
         "item: no interval (5 groups), no error bar: naturalness (v1 · gpt-4o)<br>group: n/a (2 groups), no bar: "
         "naturalness")
+    crossed = pd.DataFrame({  # coherence left out for one judge, naturalness for the other: "no bar: coherence,
+        "aspect": ["coherence", "naturalness"] * 2, "human": ["Maintains Context", "Natural"] * 2,  # naturalness"
+        "level": "group", "metric": "pearson", "value": [NAN, 0.3, 0.4, NAN],  # read as no judge's bar on either
+        "low": [NAN, 0.1, 0.2, NAN], "high": [NAN, 0.5, 0.6, NAN], "n": 2, "groups": 2, "unscored": 0, "note": "",
+        "combo": ["v1 · gpt-4o"] * 2 + ["v2 · gpt-4o-mini"] * 2})
+    assert correlation_bars(crossed).layout.title.subtitle.text == \
+        "group: n/a (2 groups), no bar: coherence (v1 · gpt-4o); naturalness (v2 · gpt-4o-mini)"
     long = two.assign(combo=lambda t: t["combo"] + " · a judge of a long name, " + "a" * 30)
     notes = correlation_bars(long).layout.title.subtitle.text.split("<br>")  # wrapped to the figure's width
     assert len(notes) == 3 and notes[1].startswith("  ") and max(map(len, notes)) <= 110, notes

@@ -394,9 +394,10 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
 
 def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
     """Lines saying which bars (or error bars) the panel of `level` leaves out and why, e.g.
-    "group: n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) when it is not all of the
-    panel's: "item: no interval (5 groups), no error bar: naturalness (gpt-4o)"; HTML-escaped."""
-    found: dict[str, tuple[list[str], list[str]]] = {}
+    "group: n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) of an aspect when it is not
+    all of the aspect's in the panel: "item: no interval (5 groups), no error bar: naturalness (gpt-4o)";
+    HTML-escaped."""
+    found: dict[str, dict[str, list[str]]] = {}  # why -> aspect -> its judges left out so
     for aspect, value, shown, interval, combo in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"],
                                                      rows["combo"]):
         if interval:
@@ -406,13 +407,17 @@ def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
             why = (why + ")" if "(" in why else why) + ", no error bar"
         else:
             why = f"{shown}, no bar"
-        aspects, combos = found.setdefault(why, ([], []))
-        aspects.append(str(aspect))
-        combos.append(str(combo))
-    every = set(rows["combo"])
-    return [html.escape(f"{level}: {why}: {clip(', '.join(dict.fromkeys(aspects)), 60)}"
-                        + (f" ({clip(', '.join(dict.fromkeys(combos)), 60)})" if set(combos) != every else ""))
-            for why, (aspects, combos) in found.items()]
+        found.setdefault(why, {}).setdefault(str(aspect), []).append(str(combo))
+    every = rows.groupby(rows["aspect"].astype(str))["combo"].agg(lambda combos: set(map(str, combos)))
+    lines = []
+    for why, aspects in found.items():
+        by_judges: dict[str, list[str]] = {}  # the judges named ("" for all the aspect's) -> their aspects
+        for aspect, combos in aspects.items():
+            named = "" if set(combos) == every[aspect] else f" ({clip(', '.join(dict.fromkeys(combos)), 60)})"
+            by_judges.setdefault(named, []).append(aspect)
+        lines.append(html.escape(f"{level}: {why}: " + "; ".join(clip(", ".join(named_aspects), 60) + named
+                                                                 for named, named_aspects in by_judges.items())))
+    return lines
 
 
 def judge_distribution_figure(distribution: Mapping[int, float], low: int, high: int, score: float | None = None,
