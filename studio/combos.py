@@ -96,6 +96,17 @@ def default(combos: pd.DataFrame) -> str:
     return next(iter(own), next(iter(scored(combos)), combos["label"].iloc[0]))
 
 
+def covering(combos: pd.DataFrame) -> str:
+    """The combination that scored the most items (its scores per aspect), the newest of those, a prompt search's
+    variants left out; `default` when none scored. What orders items to label: a trial run on a few items (the
+    newest) would leave the rest in no order."""
+    own = combos[~combos["searched"].astype(bool) & (combos["ok"] > 0)]
+    if own.empty:
+        return default(combos)
+    per_aspect = own["ok"].to_numpy() / own["aspects"].map(len).clip(lower=1).to_numpy()
+    return own["label"].iloc[int(per_aspect.argmax())]  # the first of the most: the newest
+
+
 def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str]:
     """The other scored combinations whose template compares an aspect with a human aspect that
     `label`'s template compares with too, newest first, a prompt search's variants last (what
@@ -185,10 +196,11 @@ def readable(combos: pd.DataFrame) -> dict[str, str]:
             for label, version in zip(combos["label"], combos["template_version"])}
 
 
-def choose(key: str, combos: pd.DataFrame) -> None:
-    """Open the menu `key` on the default combination when it holds none (or one no longer offered)."""
+def choose(key: str, combos: pd.DataFrame, pick: Callable[[pd.DataFrame], str] = default) -> None:
+    """Open the menu `key` on the combination `pick` chooses (`default`, `covering`) when it holds none (or one no
+    longer offered)."""
     if st.session_state.get(key) not in set(combos["label"]):
-        st.session_state[key] = default(combos)
+        st.session_state[key] = pick(combos)
 
 
 def nothing_scored(store: geval.Store, dataset: str, combo: pd.Series) -> str:

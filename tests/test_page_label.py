@@ -302,6 +302,21 @@ def test_each_labeled_aspect_shows_its_own_judge_once_labeled(monkeypatch, tmp_p
     assert sorted(store.labels("mine")["aspect"]) == ["Maintains Context", "Natural"]
 
 
+def test_the_judge_opens_on_the_one_that_scored_most_items_not_a_newer_trial_run(monkeypatch, tmp_path):
+    """The embedded judge tried on 2 of 30 items after a judge of all 30: the page opened on the newest, ordering the
+    items by 2 scores and saying it "needs about 385 labels, more than the 2 items the judge scored"."""
+    at, store = label_app(monkeypatch, tmp_path)
+    everyone = at.selectbox(key="label_judge").value
+    trial = scripted(name="trial")
+    geval.score(store, store.items("mine")[:2], geval.Template.load("topicalchat-naturalness"), trial, "mine")
+    at = AppTest.from_file(APP, default_timeout=120)  # a new session
+    at.session_state["dataset_source"] = {"stored": "mine"}
+    at.run()
+    at.switch_page(PAGE).run()
+    menu = at.selectbox(key="label_judge")
+    assert menu.options[0].endswith("scripted: trial") and menu.value == everyone  # newest first, not chosen
+
+
 def test_the_judge_menu_offers_the_judges_of_the_aspects_labeled(monkeypatch, tmp_path):
     """The page opened on the newest judge, of another aspect, and showed another judge's score once labeled."""
     at, store = label_app(monkeypatch, tmp_path)

@@ -75,8 +75,8 @@ with st.expander("What to label, and in which order", expanded=store.labels(data
     seed = right.number_input("Seed", 0, 10**6, key="label_seed", persist_state="session")
     mine = scored.comparing(store, combos, [a.name for a in aspects]) if len(combos) else combos
     offered = mine if len(mine) else combos  # the judges of these aspects, when some is
-    if len(offered):  # the pages' default judge (another dataset's, or one no longer scored, is not kept)
-        scored.choose("label_judge", offered)
+    if len(offered):  # the judge that scored most items (another dataset's, or one no longer scored, is not kept)
+        scored.choose("label_judge", offered, scored.covering)
     judge_label = right.selectbox("Judge (shown after your label; orders the items)",
                                   scored.menu(offered, st.session_state.get("label_judge")), key="label_judge",
                                   persist_state="session") if len(offered) else None
