@@ -292,8 +292,8 @@ def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_colum
     at.text_input(key="data_declare_scale").set_value("overall=3-5").run()
     at.button(key="data_declare").click().run()
     assert [e.value for e in at.error] == [
-        "scaled: people's scores of overall run 2-5, outside the 3-5 declared for it; declare the scale they were "
-        "asked on"]
+        "scaled: people's scores of overall run from 2 to 5, outside the 3-5 declared for it; correct those scores, "
+        "or declare the scale people were asked on"]
     at.text_input(key="data_declare_scale").set_value("overal=1-5").run()  # a typo is not kept as a new aspect
     at.button(key="data_declare").click().run()
     assert [e.value for e in at.error] == [

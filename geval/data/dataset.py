@@ -21,7 +21,7 @@ from geval.data.layouts.table import ColumnMapping, TablePreview
 from geval.data.reading import read_records
 from geval.data.selection import select_items
 from geval.errors import DatasetError, GevalError, shown
-from geval.wording import counted
+from geval.wording import counted, few
 
 #: The bundled samples: data/ in the checkout, else the copy installed with the package.
 DATA_DIR = bundled_dir("data")
@@ -310,7 +310,7 @@ def load_dataset(
     given = {**(mapping.scales if mapping is not None else {}), **given_scales(scales, items, categories)}  # checked
     seen = seen_scales(items)
     rows = lines if mapping is not None and lines is not None and len(lines) == len(items) else None  # a row each
-    checked = check_scales(given, seen, str(path), categories, located=_first_outside(items, rows))
+    checked = check_scales(given, seen, str(path), categories, located=_outside(items, rows))
     unknown = [aspect for aspect in checked if aspect not in seen]
     if unknown:  # a typo: stored, it was listed among "the people's scales"
         raise DatasetError(f"{path}: a scale is declared for {shown(unknown[0])}, which people did not score in it"
@@ -376,16 +376,17 @@ def _is_folder(path: Path) -> bool:
         return False
 
 
-def _first_outside(items: list[Item], lines: list[int] | None) -> Callable[[str, Scale], str]:
-    """Where the first of people's scores of an aspect outside a scale is ("line 22 has 7"): its line
-    where each item is a row of the file read on that line (`lines`), else its item."""
+def _outside(items: list[Item], lines: list[int] | None) -> Callable[[str, Scale], str]:
+    """Where people's scores of an aspect outside a scale are, the first three ("line 22 has 7, line 30 has 0 and 2
+    more"): each one's line where each item is a row of the file read on that line (`lines`), else its item."""
     def located(aspect: str, scale: Scale) -> str:
+        found = []
         for index, item in enumerate(items):
             outside = [score for score in item.human.get(aspect, ()) if not scale[0] <= score <= scale[1]]
             if outside:
                 at = f"line {lines[index]}" if lines is not None else f"item {shown(item.source_id or item.id)}"
-                return f"{at} has {outside[0]:g}"
-        return ""
+                found.append(f"{at} has {outside[0]:g}")
+        return few(found)
     return located
 
 

@@ -64,8 +64,8 @@ def check_scales(scales: Mapping[str, Scale], seen: Mapping[str, Scale], where: 
                  categorical: Iterable[str] = (), located: Callable[[str, Scale], str] | None = None
                  ) -> dict[str, Scale]:
     """`scales` with each aspect spelled as in `seen` ({aspect: (lowest, highest) score people gave},
-    matched in any case); DatasetError, naming `where` (and the first score outside, `located(aspect, scale)`:
-    "line 22 has 7"), when people's scores fall outside one, or one is declared for a categorical aspect."""
+    matched in any case); DatasetError, naming `where` (and the scores outside, `located(aspect, scale)`:
+    "line 22 has 7, line 30 has 0"), when people's scores fall outside one, or one is declared for a categorical aspect."""
     spelled = {aspect.lower(): aspect for aspect in seen}
     categories = {aspect.lower() for aspect in categorical}
     checked = {}
@@ -77,8 +77,9 @@ def check_scales(scales: Mapping[str, Scale], seen: Mapping[str, Scale], where: 
         given = seen.get(name)
         if given is not None and not scale[0] <= given[0] <= given[1] <= scale[1]:
             first = f" ({located(name, scale)})" if located is not None else ""
-            raise DatasetError(f"{where}: people's scores of {shown(name)} run {scale_text(given)}, outside the "
-                               f"{scale_text(scale)} declared for it{first}; declare the scale they were asked on")
+            raise DatasetError(f"{where}: people's scores of {shown(name)} run from {given[0]:g} to {given[1]:g}, "
+                               f"outside the {scale_text(scale)} declared for it{first}; correct those scores, or "
+                               "declare the scale people were asked on")
         checked[name] = (float(scale[0]), float(scale[1]))
     return checked
 
