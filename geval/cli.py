@@ -407,6 +407,10 @@ def cmd_score(args) -> int:
                                sample_groups=args.sample_groups)
         plan = geval.plan(store, items, template, judge)
         print(f"{template.label} on {dataset.name}: {plan.line()}", file=sys.stderr)
+        stored = dataset.name in store.dataset_names()
+        for line in geval.labeling.beyond_scale(dataset.items, store.scales(dataset.name) if stored else dataset.scales,
+                                                template, dataset.name, list(dataset.categories)):
+            print(f"  note: {line}", file=sys.stderr)
         if not _renderable(plan, template, items):
             exit_code = 2
             continue

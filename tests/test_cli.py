@@ -496,3 +496,24 @@ def test_numbers_out_of_their_range_are_refused_in_one_line(args, said, capsys):
 
 def test_an_epsilon_of_0_is_a_margin():
     assert build_parser().parse_args(["alttest", "d", "--epsilon", "0"]).epsilon == 0.0
+
+
+def test_people_s_scores_beyond_the_judge_s_scale_with_none_declared_are_noted_before_scoring(tmp_path, capsys):
+    """Overall 5, 9 and -1 in a file scored with a 1-5 template: scored without a word, and `agree` then read the
+    judge on a -1-9 scale, its kappa and bands as if real. Declared or within the judge's scale: no note."""
+    path = tmp_path / "outscale.csv"
+    path.write_text("history,reply,overall\nhi,yo,5\nhey,sup,9\nhello,hi,-1\nbye,ok,3\n", "utf-8")
+    given = ["score", str(path), "--map", "response=reply", "--map", "context=history", "--map",
+             "score:Overall=overall", "-t", "response-overall", "--judge", "scripted", "--store",
+             str(tmp_path / "store.sqlite"), "--dry-run"]
+    assert main(given) == 0
+    notes = [line for line in capsys.readouterr().err.splitlines() if line.startswith("  note: ")]
+    assert notes == ["  note: the people's Overall scores run from -1 to 9, beyond the judge's 1-5, and no scale is "
+                     "declared for them: the judge's scores will be read on a scale from -1 to 9; if people were "
+                     "asked on 1-5, correct their scores outside it; if on another scale, declare it: python -m geval "
+                     "datasets load outscale --scale 'Overall=LOW-HIGH', or on the Data page"]
+    dataset = geval.load_dataset(path, mapping=["response=reply", "context=history", "score:Overall=overall"])
+    template = geval.Template.load("response-overall")
+    assert geval.labeling.beyond_scale(dataset.items, {"overall": (-1, 9)}, template, "outscale") == []
+    assert geval.labeling.beyond_scale(dataset.items[:1] + dataset.items[3:], {}, template, "outscale") == []
+    assert geval.labeling.beyond_scale(dataset.items, {}, template, "outscale", ["Overall"]) == []

@@ -266,6 +266,26 @@ def test_a_template_compared_with_an_aspect_the_dataset_has_not_is_said_before_s
     assert not at.button(key="score_start").disabled  # labels may come later: said, not refused
 
 
+def test_people_s_scores_beyond_the_judge_s_scale_are_said_before_start(monkeypatch, tmp_path):
+    """A file's Overall of 5, 9 and -1 (no scale declared) scored with a 1-5 template without a word; Agreement then
+    read the judge on -1-9."""
+    path = tmp_path / "outscale.csv"
+    path.write_text("history,reply,overall\nhi,yo,5\nhey,sup,9\nhello,hi,-1\nbye,ok,3\n", "utf-8")
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(path, mapping=["response=reply", "context=history", "score:Overall=overall"], store=store)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "outscale"}})
+    overall = next(o for o in at.multiselect(key="score_templates").options if o.startswith("response-overall@"))
+    at.multiselect(key="score_templates").set_value([overall]).run()
+    assert not at.exception
+    said = [w.value for w in at.warning if "beyond the judge's" in w.value]
+    assert said == [plain(f"{overall.split(' ')[0]}: the people's Overall scores run from -1 to 9, beyond the "
+                          "judge's 1-5, and no scale is declared for them: the judge's scores will be read on a scale "
+                          "from -1 to 9; if people were asked on 1-5, correct their scores outside it; if on another "
+                          "scale, declare it: python -m geval datasets load outscale --scale 'Overall=LOW-HIGH', or "
+                          "on the Data page") + "."], said
+
+
 def geval_known():
     import geval
 

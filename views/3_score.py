@@ -150,6 +150,9 @@ with right:
         for line in geval.labeling.uncompared(store, dataset.name, template):
             st.warning(f"{plain(template.label)}: its scores would be compared with nobody yet: {with_code(line)}.",
                        icon=":material/person_off:")
+        for line in geval.labeling.beyond_scale(store.items(dataset.name), store.scales(dataset.name), template,
+                                                dataset.name, list(store.categories(dataset.name))):
+            st.warning(f"{plain(template.label)}: {with_code(line)}.", icon=":material/straighten:")
     if shown:
         whole = sum(list(shown.values())[1:], start=next(iter(shown.values())))
         if len(shown) > 1:

@@ -38,6 +38,7 @@ from geval.analysis.correlation import (MIN_GROUPS, Resamples, between_share, co
                                        jackknife_se)
 from geval.analysis.grouped import group_codes, share_parts
 from geval.analysis.disagreement import people_scales
+from geval.analysis.scales import declaring
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -53,7 +54,7 @@ from geval.decisions.systems_coverage import Coverage
 from geval.decisions.systems_coverage import arrays as coverage_arrays
 from geval.decisions.systems_coverage import simulate as simulate_coverage
 from geval.decisions.systems_coverage import simulate_pairs as simulate_ranks
-from geval.data.declared import aspect_words, positive
+from geval.data.declared import Scale, aspect_words, positive
 from geval.data.labels import (COMPARED_WITH, DEFAULT_ANNOTATOR, HUMAN_SIDES, MAJORITY_OF, SCORERS, read_labels,
                                write_labels)
 from geval.errors import LabelError, StoreError, shown
@@ -67,7 +68,7 @@ __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORIT
            "features", "order", "fitted", "informativeness", "grown_effect", "labels_needed", "planned_r",
            "progress_line",
            "learning_curve", "curve",
-           "read_labels", "write_labels", "no_human_because", "uncompared", "most_scores", "blind_text", "MIN_LABELS",
+           "read_labels", "write_labels", "no_human_because", "uncompared", "beyond_scale", "most_scores", "blind_text", "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "labels_to_draw", "drawn_from",
@@ -130,6 +131,28 @@ def uncompared(store: Store, dataset: str, template: Template) -> list[str]:
     people, unread = item_columns(store.items(dataset)).human_aspects, unread_labels(store, dataset)
     return [no_human_because(template, aspect.key, people, dataset, unread)
             for aspect in template.aspects if human_aspect_for(template, aspect.key, people) is None]
+
+
+def beyond_scale(items: Sequence[Item], declared: Mapping[str, Scale], template: Template, dataset: str,
+                 categorical: Sequence[str] = ()) -> list[str]:
+    """Where people's scores of an aspect `template` is compared with run beyond the judge's scale and no scale is
+    `declared` for them, one line each: their range is then taken for the people's scale (-1 to 9 of a file's
+    typos read as a 10-point scale), to say before a run spends calls on it."""
+    seen, lines = seen_scales(list(items)), []
+    declared_names = {name.lower() for name in (*declared, *categorical)}
+    for aspect in template.aspects:
+        human = human_aspect_for(template, aspect.key, list(seen))
+        if human is None or human.lower() in declared_names:
+            continue
+        low, high = seen[human]
+        if aspect.min <= low and high <= aspect.max:
+            continue
+        lines.append(f"the people's {human} scores run from {low:g} to {high:g}, beyond the judge's "
+                     f"{aspect.min:g}-{aspect.max:g}, and no scale is declared for them: the judge's scores will be "
+                     f"read on a scale from {math.floor(low)} to {math.ceil(high)}; if people were asked on {aspect.min:g}-"
+                     f"{aspect.max:g}, correct their scores outside it; if on another scale, "
+                     f"{declaring(human, dataset)}")
+    return lines
 
 
 def dataset_aspects(dataset: Dataset) -> list[LabelAspect]:
