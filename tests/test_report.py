@@ -690,3 +690,16 @@ def test_a_report_of_a_dataset_nothing_judged_says_so_before_its_baselines(file_
     nothing = "synthetic: nothing is judged yet: the report holds the baselines and the people's own agreement"
     announced = [place for place, line in enumerate(said) if line.startswith(nothing)]
     assert announced and announced[0] < said.index("synthetic: leaderboard"), said
+
+
+def test_the_report_says_each_of_its_steps_once(file_store):
+    """`geval report` printed "can the judge replace an annotator?" twice: before the test and again as its section
+    was written from it."""
+    items = make_items(40)
+    file_store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", items))
+    geval.score(file_store, items, make_template(), scripted(), "synthetic")
+    said = []
+    geval.reporting.report(file_store, "synthetic", figures=False, n_boot=50, baselines=["length"],
+                           on_progress=said.append)
+    assert "synthetic: can the judge replace an annotator?" in said
+    assert len(said) == len(set(said)), said

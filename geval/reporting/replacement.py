@@ -37,7 +37,8 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
     (none when no judge is scored or no aspect has two annotators). The test as the Agreement page chose it:
     `epsilon`, `alignment` (None: by the aspect), `by` (None: by the data), of the judges `combos` (template
     version, signature; None: every one); `results`: the test already run so (`tests`)."""
-    on_progress(f"{dataset}: can the judge replace an annotator?")
+    if results is None:  # else said as they were run
+        on_progress(f"{dataset}: can the judge replace an annotator?")
     try:
         results = results if results is not None else tests(store, dataset, epsilon, alignment, by, combos)
     except alttest.AltTestError:
@@ -48,6 +49,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
     kind = next((k for k, v in alttest.EPSILONS.items() if v == epsilon), "chosen by hand")
     summary = alttest.summary(results)
     if (~summary["reading"].isin([*alttest.STORED, "a constant"])).any():  # a G-EVAL judge: its other readings beside
+        on_progress(f"{dataset}: can the judge replace an annotator? its other readings")
         for reading in (r for r in alttest.READINGS if r != "mode"):
             values = {(r.judge, r.aspect): r.advantage_probability
                       for r in alttest.run(store, dataset, combos, epsilon=epsilon, alignment=alignment,
