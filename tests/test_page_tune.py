@@ -204,3 +204,24 @@ def test_the_editors_template_is_the_one_to_beat_when_prompts_has_none_for_the_a
     assert at.selectbox(key="tune_aspect").value == "Overall"
     assert at.radio(key="tune_beat").options == [f"The editor's: {geval.Template.parse(mine, source='x').label}"]
     assert not at.exception and not at.error and not at.button(key="tune_start").disabled
+
+
+def test_a_search_made_elsewhere_is_listed_and_its_result_shown(monkeypatch, tmp_path):
+    """A search run with `python -m geval tune` (or in an earlier server) left the page on its empty form: nothing
+    said one was kept, or what it found."""
+    from tests.helpers import scripted
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset("topicalchat_usr_sample", store=store)
+    found = geval.tune(store, "topicalchat_usr_sample", scripted(), "Natural", 70, others=[], few_shot=[],
+                       ensemble=False)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.exception and not any(h.value == "Result" for h in at.subheader)
+    kept = next(d.value for d in at.dataframe if "winner on the test groups" in d.value.columns)
+    assert kept["winner (chosen on the tune groups)"].tolist() == [found.winner]
+    at.selectbox(key="tune_kept").set_value(0).run()
+    assert not at.exception and any(h.value == "Result" for h in at.subheader)
+    assert f"Split (seeded, by group): {len(found.tune_groups)} groups to tune on" in texts(at)
+    assert next(m.value for m in at.metric if m.label == f"Winner on the {len(found.test_groups)} test groups") == \
+        geval.reporting.number(found.test["winner"])

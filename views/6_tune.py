@@ -107,8 +107,9 @@ if resume or (new is not None and new.button("Start a new search", key="tune_new
     st.rerun()
 
 
-def show_result(result) -> None:
-    """The split, every candidate's rounds, the winner on the test groups, and saving it."""
+def show_result(result, key: str = "tune") -> None:
+    """The split, every candidate's rounds, the winner on the test groups, and saving it (its widgets' keys start
+    with `key`: a kept search's result may show beside this session's)."""
     st.subheader("Result")
     st.write(f"Split (seeded, by group): {len(result.tune_groups)} groups to tune on, {len(result.test_groups)} to "
              f"test on; {result.tried} variants tried, {result.calls} judge calls, {result.cost_text}.")
@@ -171,12 +172,12 @@ def show_result(result) -> None:
                          "wording, it names that version after this search in the menus."))
     with st.expander(f"The winner's template: {winner.label}"):
         st.code(winner.text, language=None)
-    if st.button("Save the winner as a template version", key="tune_save", icon=":material/save:"):
+    if st.button("Save the winner as a template version", key=f"{key}_save", icon=":material/save:"):
         store.save_template(winner, comment=f"tune winner on {result.human} ({result.dataset}, "
                                             f"{len(result.test_groups)} test groups: "
                                             f"{geval.reporting.number(t['winner'])})")
-        st.session_state["tune_saved"] = winner.label
-    if st.session_state.get("tune_saved") == winner.label:
+        st.session_state[f"{key}_saved"] = winner.label
+    if st.session_state.get(f"{key}_saved") == winner.label:
         st.success(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts.")
 
 
@@ -209,3 +210,16 @@ if job is not None and not running:  # this run found the search ended, so it dr
 show_progress()
 if job is not None and job.done and job.result is not None:
     show_result(job.result)
+
+kept = geval.tune.kept(store, dataset.name)  # finished here, in another session or by `geval tune`
+if kept:
+    st.subheader("Searches kept for this dataset")
+    st.caption(plain(f"Every finished search on {dataset.name}, from this page or python -m geval tune, oldest "
+                     "first, each read on its test groups only."))
+    st.dataframe(geval.reporting.searches_table(store, dataset.name), hide_index=True)
+    shown = st.selectbox("Show a kept search's result", range(len(kept)), index=None, key="tune_kept",
+                         placeholder="Choose a search",
+                         format_func=lambda k: f"{k + 1}: {kept[k].human}, {kept[k].judge}, "
+                                               f"{len(kept[k].test_groups)} test groups, winner {kept[k].winner}")
+    if shown is not None and shown < len(kept):
+        show_result(kept[shown], key="tune_kept")

@@ -12,7 +12,7 @@ from geval.data.declared import aspect_words, category_word, labels_in_words, po
 from geval.reporting import how_it_errs  # how the judge errs: kappa, confusion, offset, scale use, length
 from geval.reporting import pairwise  # a pairwise judge: position consistency, agreement with people, win rates
 from geval.reporting.bottom_line import systems_line  # which systems differ, for all pairs together
-from geval.reporting.dataset_report import Report, report
+from geval.reporting.dataset_report import Report, report, searches_table
 from geval.reporting.kept_page import report_page
 from geval.reporting.document import Bullets, Document, Figure, Heading, Table, Text
 from geval.reporting.figures import (
@@ -52,6 +52,6 @@ __all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", 
            "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
            "format_p", "how_it_errs", "human_scores_figure", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
            "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
-           "report_page", "run_status",
+           "report_page", "run_status", "searches_table",
            "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict",
            "worth_table", "worth_words"]

@@ -646,6 +646,21 @@ def _searches(store: Store, name: str) -> list:
     if not kept:
         logged = _search_log(store, name)
         return [Heading("Prompt searches (`geval tune`)"), *logged] if logged else []
+    return [Heading("Prompt searches (`geval tune`)"),
+            Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
+                 "chose its winner on the tune part only, and is read here on the test part only: the winner's "
+                 f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
+                 "the starting template's, and the paired difference at the same level with its p-value (the jackknife "
+                 "over the test groups with Student's t). `held out?` says whether another search (another seed's "
+                 "split) chose the winner's template on some of these test groups."),
+            Table(searches_table(store, name, kept)), *_searched_together(store, name), *_search_log(store, name)]
+
+
+def searches_table(store: Store, name: str, kept: list[dict] | None = None) -> pd.DataFrame:
+    """The prompt searches kept for the dataset (`Store.searches`, or `kept` as it gave them), a row each, oldest
+    first: the aspect and judge, the split, what it tried and cost in calls, its start and winner, and both read on
+    the test groups only, with whether another search chose the winner on some of them."""
+    kept = store.searches(name) if kept is None else kept
     rows = []
     for search in kept:
         test, elsewhere = search["test"], chosen_elsewhere(store, name, search)
@@ -661,14 +676,7 @@ def _searches(store: Store, name: str) -> list:
             "held out?": f"no: another search chose this template on {len(elsewhere)} of its test groups, so "
                          "there it was picked for agreeing with these people" if elsewhere else "yes",
         })
-    return [Heading("Prompt searches (`geval tune`)"),
-            Text("Each search split the dialogues or documents into a tune part and a test part (seeded, by group), "
-                 "chose its winner on the tune part only, and is read here on the test part only: the winner's "
-                 f"correlation ({kept[-1]['metric']}, {kept[-1]['level']} level) with its 95% interval over groups, "
-                 "the starting template's, and the paired difference at the same level with its p-value (the jackknife "
-                 "over the test groups with Student's t). `held out?` says whether another search (another seed's "
-                 "split) chose the winner's template on some of these test groups."),
-            Table(pd.DataFrame(rows)), *_searched_together(store, name), *_search_log(store, name)]
+    return pd.DataFrame(rows)
 
 
 def _search_log(store: Store, name: str) -> list:

@@ -28,8 +28,8 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Collection, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields, replace
 
 import numpy as np
 import pandas as pd
@@ -197,6 +197,15 @@ class TuneResult:
     def cost_text(self) -> str:
         """What the search cost: "$0.0123", or "cost unknown" for a judge of no known price."""
         return "cost unknown" if self.cost is None else f"${self.cost:.4f}"
+
+    @classmethod
+    def from_kept(cls, kept: Mapping) -> "TuneResult":
+        """A result as `Store.searches` gives it back (`to_json`'s fields, with its judge and when it was kept)."""
+        names = {f.name for f in fields(cls)} - {"table", "winner_template"}
+        text = kept.get("winner_text") or ""
+        return cls(**{k: v for k, v in kept.items() if k in names}, table=pd.DataFrame(kept.get("table") or []),
+                   winner_template=Template.parse(text, source=f"the winner of a search on {kept['human']}")
+                   if text else None)
 
     def to_json(self) -> str:
         """The result as JSON (the table as records; the winner's template as its text)."""
@@ -480,7 +489,14 @@ def tune(store: Store, dataset: str, judge: Judge, human: str, budget: int, star
         raise
 
 
+def kept_results(store: Store, dataset: str) -> list[TuneResult]:
+    """The searches kept for `dataset` (`Store.searches`: finished in any session or by `geval tune`), oldest first;
+    public as `geval.tune.kept`."""
+    return [TuneResult.from_kept(kept) for kept in store.searches(dataset)]
+
+
 tune.budget = tune_budget  # geval.tune.budget(...): a search's needs, known before it starts
+tune.kept = kept_results  # geval.tune.kept(...): the searches finished on a dataset, as results
 tune.default_start = default_start  # geval.tune.default_start(...): the template a search beats when none is named
 
 
