@@ -125,6 +125,8 @@ def test_the_item_shows_scores_prompt_and_raw_answer(monkeypatch, tmp_path):
     assert "Judge (1-3)" in labels and "|diff.| (0-1)" in labels
     difference = next(m for m in at.metric if m.label == "|diff.| (0-1)")
     assert "each put on 0-1 by its own scale (the judge's 1-3;" in difference.proto.help  # read as 0-1 of what?
+    points = next(float(c.value.split()[0]) for c in at.caption if c.value.endswith(" on the judge's 1-3"))
+    assert abs(points - float(difference.value) * 2) <= 0.011  # a gap of 0.51 beside 2.49 and 3.00 read "0.26" alone
     assert f"Natural, every annotator: {', '.join(f'{s:g}' for s in item.human['Natural'])}" in shown_texts(at)
     people = at.table[0].value  # every aspect, every annotator: a static table hides no column
     assert set(people.index) == set(item.human)

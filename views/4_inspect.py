@@ -226,6 +226,8 @@ with score_column:
                      help="|difference|: the judge's score and the people's mean, each put on 0-1 by its own scale "
                           f"(the judge's {low:g}-{high:g}; the people's as declared, or as seen in the dataset), then "
                           "subtracted: 0 where they agree, 1 at opposite ends.")
+            c.caption(f"{geval.reporting.number(row['disagreement'] * (high - low), 2)} on the judge's "  # as the two
+                      f"{low:g}-{high:g}")  # figures beside it read: 0.26 of a 1-3 scale is a gap of 0.51
         st.text(f"{human}, every annotator: {', '.join(in_words(human, s) for s in scores) or 'none'}")
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
