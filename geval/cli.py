@@ -1012,7 +1012,8 @@ def _judge_commands(commands) -> None:
                      help="the step-up procedure across annotators: by, Benjamini-Yekutieli, the paper's (default); "
                           "bh, Benjamini-Hochberg, a departure from the paper: more passes for good judges, said in "
                           "every verdict (docs/statistics.md)")
-    alt.add_argument("--brief", action="store_true", help="one line per judge, without each annotator's")
+    alt.add_argument("--brief", action="store_true", help="one line per judge and aspect (then the judges' table and "
+                     "the bottom line), without each annotator's lines")
     _replace_argument(alt)
     _store_argument(alt)
     alt.set_defaults(run=cmd_alttest)
