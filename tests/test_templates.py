@@ -95,7 +95,8 @@ HEADER = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'
         # the body starts on line 8; blank lines before it still count
         (HEADER + "line 8\n{{bogus}}\n", "t.txt:9: unknown placeholder {{bogus}}; known: "),
         (HEADER + "\n\nline 10\n{{ Respons }} here\n", "t.txt:11: unknown placeholder {{ Respons }}; known: "),
-        ("no header\n{{response}}\n", "t.txt:1: a template starts with a '+++' line, then a TOML header, then '+++'"),
+        ("no header\n{{response}}\n", "t.txt:1: a template starts with a '+++' line, then a TOML header, then '+++' "
+                                     "(e.g. prompts/response-overall.txt)"),  # it gave no example
         ('+++\nname = "t"\n{{response}}\n', "t.txt: the header is not closed by a second '+++' line"),
         ("+++\nname = \n+++\nbody\n", "t.txt: bad header: "),
         ('+++\nname = "t"\ncolour = "red"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\nb\n',

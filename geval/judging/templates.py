@@ -448,7 +448,8 @@ def parse_template(text: str, source: str = "<text>", check_form: bool = True) -
     reads back a version stored before forms were checked (`_check_form`) as it was scored."""
     lines = text.split("\n")
     if not lines or lines[0].strip() != "+++":
-        raise TemplateError(f"{source}:1: a template starts with a '+++' line, then a TOML header, then '+++'")
+        raise TemplateError(f"{source}:1: a template starts with a '+++' line, then a TOML header, then '+++' (e.g. "
+                            "prompts/response-overall.txt)")
     try:
         end = next(i for i in range(1, len(lines)) if lines[i].strip() == "+++")
     except StopIteration:
