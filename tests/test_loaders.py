@@ -698,9 +698,9 @@ def test_a_score_outside_the_declared_scale_is_named_by_its_line_or_item(tmp_pat
     path.write_text("id,response,helpful\na,x,2\nb,\"y\nz\",5\nc,w,7\nd,v,9\n", "utf-8")
     with pytest.raises(DatasetError) as refused:
         geval.load_dataset(path, mapping=["response=response", "score:helpful=helpful"], scales=["helpful=1-5"])
-    assert str(refused.value) == (f"{path}: people's scores of helpful run from 2 to 9, outside the 1-5 declared for it "
-                                  "(line 5 has 7, line 6 has 9); correct those scores, or declare the scale people were "
-                                  "asked on")  # it named the first alone, and told one who had just declared it to
+    assert str(refused.value) == (f"{path}: people's scores of helpful run from 2 to 9, outside the 1-5 declared for "
+                                  "it (line 5 has 7, line 6 has 9); correct those scores, or declare the scale people "
+                                  "were asked on")  # it named the first alone, and told one who had just declared it to
     usr = tmp_path / "usr.json"  # a layout of its own: the item, by its id
     usr.write_text(json.dumps([{"context": "hi", "fact": "", "responses": [
         {"model": "m", "response": "yo", "Overall": [1, 6, 2]}]}]), "utf-8")

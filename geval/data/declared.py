@@ -65,7 +65,8 @@ def check_scales(scales: Mapping[str, Scale], seen: Mapping[str, Scale], where: 
                  ) -> dict[str, Scale]:
     """`scales` with each aspect spelled as in `seen` ({aspect: (lowest, highest) score people gave},
     matched in any case); DatasetError, naming `where` (and the scores outside, `located(aspect, scale)`:
-    "line 22 has 7, line 30 has 0"), when people's scores fall outside one, or one is declared for a categorical aspect."""
+    "line 22 has 7, line 30 has 0"), when people's scores fall outside one, or one is declared for a categorical
+    aspect."""
     spelled = {aspect.lower(): aspect for aspect in seen}
     categories = {aspect.lower() for aspect in categorical}
     checked = {}

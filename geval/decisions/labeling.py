@@ -68,7 +68,8 @@ __all__ = ["COMPARED_WITH", "DEFAULT_ANNOTATOR", "FAST", "HUMAN_SIDES", "MAJORIT
            "features", "order", "fitted", "informativeness", "grown_effect", "labels_needed", "planned_r",
            "progress_line",
            "learning_curve", "curve",
-           "read_labels", "write_labels", "no_human_because", "uncompared", "beyond_scale", "most_scores", "blind_text", "MIN_LABELS",
+           "read_labels", "write_labels", "no_human_because", "uncompared", "beyond_scale", "most_scores", "blind_text",
+           "MIN_LABELS",
            "TOGETHER", "SystemMeans", "SystemsError", "system_means",
            "difference_sentence", "more_labels", "uncertainty", "sampling_weights", "DESIGNS", "default_labels",
            "labels_to_draw", "drawn_from",
@@ -147,11 +148,11 @@ def beyond_scale(items: Sequence[Item], declared: Mapping[str, Scale], template:
         low, high = seen[human]
         if aspect.min <= low and high <= aspect.max:
             continue
-        lines.append(f"the people's {human} scores run from {low:g} to {high:g}, beyond the judge's "
-                     f"{aspect.min:g}-{aspect.max:g}, and no scale is declared for them: the judge's scores will be "
-                     f"read on a scale from {math.floor(low)} to {math.ceil(high)}; if people were asked on {aspect.min:g}-"
-                     f"{aspect.max:g}, correct their scores outside it; if on another scale, "
-                     f"{declaring(human, dataset)}")
+        asked = f"{aspect.min:g}-{aspect.max:g}"
+        lines.append(f"the people's {human} scores run from {low:g} to {high:g}, beyond the judge's {asked}, and no "
+                     "scale is declared for them: the judge's scores will be read on a scale from "
+                     f"{math.floor(low)} to {math.ceil(high)}; if people were asked on {asked}, correct their scores "
+                     f"outside it; if on another scale, {declaring(human, dataset)}")
     return lines
 
 

@@ -933,7 +933,7 @@ class Store(TeamTables):
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
         """Runs, newest first, with the `judge` each asked, as menus name it, and for a run stopped or crashed
         the id of the run that `went_on` with it (the next of the same dataset, template, judge and settings as
-        asked, and number of items: a Resume, or the same command again), else NA. A run still 'running' whose
+        asked, and number of items: a Resume, or the same command again), else None. A run still 'running' whose
         process on this host is gone is marked and shown as 'crashed' (see `mark_crashed_runs`)."""
         self.mark_crashed_runs()
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
