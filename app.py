@@ -21,6 +21,8 @@ if user is not None and not user.lead:  # an annotator: their queue, and nothing
     auth.sign_out_button(user)
     auth.refuse_query(user)
     queue_only = st.navigation([st.Page(auth.MY_QUEUE, title="My queue", icon=":material/label:", default=True),
+                                # a queue's link (/my-queue) answered "Page not found": the default is served at / only
+                                st.Page(auth.MY_QUEUE, title="My queue", url_path="my-queue", visibility="hidden"),
                                 *[st.Page(auth.refusal(title, user), title=title, url_path=path, visibility="hidden")
                                   for path, title in auth.LEAD_PAGES.items()]])
     auth.refuse_address(user)  # after the navigation: its line links back to the queue

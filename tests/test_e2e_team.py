@@ -202,6 +202,10 @@ def test_two_annotators_label_at_once_and_one_cannot_reach_the_other_or_the_lead
         ann.reload()  # the signed cookie keeps her signed in
         ann.locator(f"{MAIN} h1").filter(has_text="My queue").first.wait_for(timeout=90_000)
         wait_idle(ann)
+        ann.goto(f"{url}/my-queue")  # a queue's link, as docs/team.md gives it: "Page not found" over her queue
+        ann.locator(f"{MAIN} h1").filter(has_text="My queue").first.wait_for(timeout=90_000)
+        wait_idle(ann)
+        assert "Page not found" not in ann.inner_text("body") and ann.url.endswith("/my-queue")
         for page in ("agreement", "inspect", "score", "prompts", "tune", "label", "queues"):
             ann.goto(f"{url}/{page}")
             ann.locator(MAIN).get_by_text("is for the lead").wait_for(timeout=90_000)
