@@ -237,6 +237,7 @@ def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
     at.switch_page("views/8_queues.py").run()
     assert at.text_input(key="queue_aspects").value == "Understandable 0-1"  # the scale it was asked on, not 1-3
     at.text_input(key="queue_name").input("second")
+    assert at.multiselect(key="queue_who").options[-1] == "lena"  # My queue tells a lead to be among them
     at.multiselect(key="queue_who").set_value(["ann", "bob"])
     at.selectbox(key="queue_how").set_value("per_system")
     at.number_input(key="queue_n").set_value(1)

@@ -27,8 +27,9 @@ with st.expander("Make a queue", expanded=not store.queues(dataset.name)):
         aspects = left.text_input("Aspects and scales", key="queue_aspects",
                                   value=", ".join(map(str, geval.labeling.dataset_aspects(dataset)[:1])) or "Overall 1-5",
                                   help="Comma-separated, each with its scale: Naturalness 1-3, Overall 1-5.")
-        who = left.multiselect("Annotators", [n for n, r in accounts.items() if r == "annotator"] or list(accounts),
-                               key="queue_who", help="Accounts made with geval users add.")
+        who = left.multiselect("Annotators", sorted(accounts, key=lambda n: accounts[n] != "annotator"),  # leads last
+                               key="queue_who", help="Accounts made with geval users add; a lead chosen here labels "
+                                                     "a share too.")
         how = right.selectbox("Which items", list(queues.SELECTIONS), format_func=queues.SELECTIONS.get,
                               key="queue_how")
         n = right.number_input("n", 0, 100_000, 20, key="queue_n", help="Not read for every item.")
