@@ -12,6 +12,7 @@ import math
 import sys
 
 import numpy as np
+import pandas as pd
 import pytest
 from helpers import REPO, pair_rows, scripted, write_pairs
 
@@ -230,7 +231,7 @@ def test_a_judge_that_sees_quality_is_consistent_and_agrees_with_people(tmp_path
     assert wins.loc["strong", "people"].value == pytest.approx((19 + 5 * 0.75) / 24)  # a tie vote counts half
     assert analysis.same_order(found.wins) == (True, [])
     said = " ".join(geval.reporting.pairwise.lines(found))  # 12 questions: intervals, so no caveat of them
-    assert "The judge's win rates order the 2 models as people do. A win rate" in said
+    assert "not a ranking against one common opponent. The judge's win rates order the 2 models as people do." in said
     dataset = geval.load_dataset(write_pairs(tmp_path / "few.csv", pair_rows(4)), store=store)  # 4 questions
     geval.score(store, dataset.items, template(), scripted(prefers_good, "prefers_good"), dataset.name)
     few = analysis.read(store, dataset.name)
@@ -411,7 +412,7 @@ def test_with_your_labels_chosen_the_judge_is_read_against_your_labels_not_the_p
     said = geval.reporting.pairwise.lines(found)
     assert any(line.startswith("Against your labels (24 pairs with a clear one): accuracy 100%") for line in said), said
     assert not any("people" in line or "Against one annotator" in line for line in said), said
-    assert "The judge's win rates order the 2 models as you do. A win rate" in " ".join(said)
+    assert "opponent. The judge's win rates order the 2 models as you do." in " ".join(said)
     assert "of the labels you gave, 0% (no interval: a share of 0%) are ties" in " ".join(said)
     assert list(geval.reporting.pairwise.wins_table(found).columns)[-2:] == ["win rate: judge", "win rate: you"]
     figure = geval.reporting.pairwise.wins_figure(found)
@@ -419,3 +420,20 @@ def test_with_your_labels_chosen_the_judge_is_read_against_your_labels_not_the_p
     assert figure.layout.xaxis.range[0] < 0 < 1 < figure.layout.xaxis.range[1]  # a marker at 0% or 100% shown whole
     markdown = geval.reporting.report(store, name, n_boot=50, baselines=[]).markdown()
     assert "## Pairwise judging: position, agreement with your labels, win rates" in markdown
+
+
+def test_models_ordered_the_other_way_round_are_said_as_an_order_of_win_rates_met_or_not():
+    """"of the 15 pairs of models, 10 are the other way round" read as head-to-head results, where every pair held
+    one model: the win rates are over the models each met, said first, and the pairs "met or not"."""
+    from types import SimpleNamespace
+
+    def rate(value: float) -> SimpleNamespace:
+        return SimpleNamespace(value=value, groups=20)
+
+    wins = pd.DataFrame({"model": ["a", "b", "c"], "judge": [rate(.7), rate(.5), rate(.2)],
+                         "people": [rate(.2), rate(.5), rate(.7)]})
+    said = geval.reporting.pairwise._wins_lines(SimpleNamespace(wins=wins, who="people"))[0]
+    assert said.startswith("A win rate here is a share of the model's pairs against the models it met, not a ranking "
+                           "against one common opponent. The judge's win rates order the models otherwise than "
+                           "people do: of the 3 pairs of models, met or not, 3 are ordered the other way round "
+                           "(the judge's rates put a above b; a above c; b above c;"), said

@@ -150,22 +150,24 @@ def _agreement_lines(found: Pairwise) -> list[str]:
 def _wins_lines(found: Pairwise) -> list[str]:
     alike, swaps = same_order(found.wins)
     count = len(found.wins)
+    # said first: a model's win rate is over the models it met, so two models are ordered whether or not they met
+    order = ("A win rate here is a share of the model's pairs against the models it met, not a ranking against one "
+             "common opponent. ")
     if alike:
-        order = f"The judge's win rates order the {count} models as {found.who} do."
+        order += f"The judge's win rates order the {count} models as {found.who} do."
     else:
         shown = "; ".join(swaps[:3]) + (f" and {len(swaps) - 3} more" if len(swaps) > 3 else "")
         pairs = count * (count - 1) // 2
-        order = (f"The judge's win rates order the models otherwise than {found.who} do: "
-                 + (f"of the {pairs} pairs of models, {len(swaps)} {'is' if len(swaps) == 1 else 'are'} the other way "
-                    "round" if pairs > 1 else "the two are the other way round")
-                 + f" (the judge puts {shown}; the table has each win rate with its interval).")
+        order += (f"The judge's win rates order the models otherwise than {found.who} do: "
+                  + (f"of the {pairs} pairs of models, met or not, {len(swaps)} {'is' if len(swaps) == 1 else 'are'} "
+                     "ordered the other way round" if pairs > 1 else "the two are ordered the other way round")
+                  + f" (the judge's rates put {shown}; the table has each win rate with its interval).")
     without = sum(min(row.judge.groups, row.people.groups) < MIN_GROUPS for row in found.wins.itertuples())
     if without:  # an order of point estimates: no finding
         order += (f" {without} of the {count} models' win rates rest on fewer than {MIN_GROUPS} questions, too few "
                   "for an interval: "
                   f"{'both orders are' if alike else 'these are'} their point estimates' orders, not a finding.")
-    return [order + " A win rate here is a share of the model's pairs against the models it met, not a ranking "
-                    "against one common opponent."]
+    return [order]
 
 
 def text(found: Pairwise) -> str:
