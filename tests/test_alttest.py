@@ -225,7 +225,7 @@ def labeled(store):
                                    "{{annotator: {{item: label}}}}: python -m geval datasets load FOLDER)"),
     ("item_id,fluency\nrow0,2\n", "{path}:2: no score column: name it as an aspect of the dataset (Natural) or "
                                    "'score'"),
-    ('{"row0": 2, "row1": ', "{path}:1:21: invalid JSON (Expecting value)"),
+    ('{"row0": 2, "row1": ', "{path}:1:21: invalid JSON (Expecting value); correct it there and load the file again"),
 ])
 def test_a_bad_import_names_the_row_and_stores_nothing(labeled, tmp_path, text, message):
     path = tmp_path / ("judge.json" if text.startswith("{") else "judge.csv")

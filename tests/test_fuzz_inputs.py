@@ -240,9 +240,11 @@ CONTEXT = ColumnMapping(response="response", scores={"O": "overall"}, context="c
 
 
 @pytest.mark.parametrize("name, content, mapping, message", [
-    ("deep.json", "[" * 50_000 + "]" * 50_000, None, "{path}:1:1: invalid JSON (nested too deeply to read)"),
+    ("deep.json", "[" * 50_000 + "]" * 50_000, None,
+     "{path}:1:1: invalid JSON (nested too deeply to read); correct it there and load the file again"),
     ("deep.jsonl", '{"a": 1}\n' + "[" * 50_000 + "]" * 50_000, CONTEXT,
-     "{path}:2: invalid JSON line (nested too deeply to read)"),
+     "{path}:2: invalid JSON line (nested too deeply to read); correct or remove that line and load the file "
+     "again"),
     ("surrogate.json", '[\n{"context": "hi", "responses": [{"response": "\\ud800"}]}\n]', None,
      "{path}:2: the escape \\ud800 is half of a UTF-16 pair, not a character; remove it or re-save the file "
      "from a tool that writes valid UTF-8"),

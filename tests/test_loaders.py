@@ -480,11 +480,14 @@ BAD_FILES = [
     ("missing.json", None, None, "{path}: no such file"),
     ("empty.json", "  \n\n", None, "{path}: the file is empty"),
     ("broken.json", '[\n{"a": 1},\n{"a": 2,,}\n]', None,
-     "{path}:3:9: invalid JSON (Expecting property name enclosed in double quotes)"),
+     "{path}:3:9: invalid JSON (Expecting property name enclosed in double quotes); correct it there and load the "
+     "file again"),
     ("broken.jsonl", '{"a": 1}\n{"a": 2}\n{oops}\n', None,
-     "{path}:3: invalid JSON line (Expecting property name enclosed in double quotes)"),
+     "{path}:3: invalid JSON line (Expecting property name enclosed in double quotes); correct or remove that line "
+     "and load the file again"),
     ("unclosed.jsonl", '{"a": 1}\n{"a": "two\n', None,  # the message read "(Unterminated string starting at)"
-     "{path}:2: invalid JSON line (Unterminated string starting at column 7)"),
+     "{path}:2: invalid JSON line (Unterminated string starting at column 7); correct or remove that line and load "
+     "the file again"),
     ("latin1.csv", b"reply,overall\nhi,2\ncaf\xe9,3\n", None,
      "{path}:3: not UTF-8 text (byte 22); re-save the file as UTF-8"),
     ("unknown.json", '[{"question": "q", "answer": "a"}]', None,

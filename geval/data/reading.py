@@ -68,7 +68,8 @@ def read_records(path: Path) -> tuple[object, list[int] | None]:
                 return _read_jsonl(path, text)
             except DatasetError:
                 pass
-        raise DatasetError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg})") from None
+        raise DatasetError(f"{path}:{exc.lineno}:{exc.colno}: invalid JSON ({exc.msg}); correct it there and load "
+                           "the file again") from None
     _check_text(path, text, data)
     return data, None
 
@@ -112,7 +113,8 @@ def _read_jsonl(path: Path, text: str) -> tuple[list, list[int]]:
             record = loads(line)
         except json.JSONDecodeError as exc:
             said = f"{exc.msg} column {exc.colno}" if exc.msg.endswith(" at") else exc.msg  # "... starting at"
-            raise DatasetError(f"{path}:{number}: invalid JSON line ({said})") from None
+            raise DatasetError(f"{path}:{number}: invalid JSON line ({said}); correct or remove that line and load "
+                               "the file again") from None
         _check_text(path, line, record, number)
         records.append(record)
         lines.append(number)
