@@ -30,9 +30,10 @@ FIELDS = {"--only-known": f"tick '{ONLY_KNOWN}'", "--scale LOW-HIGH": "the Scale
 def section(store: geval.Store, dataset: geval.Dataset) -> None:
     """The Data page's section: a judge's scores and an annotator's labels, each imported from a file."""
     st.subheader("Scores made elsewhere")
-    st.caption("A judge you ran elsewhere (your own pipeline, a promptfoo or inspect_ai run, a colleague's script) "
-               "joins the app's judges on Inspect and Agreement; a colleague's labels join yours as one more "
-               "annotator. The files `python -m geval judge import` and `python -m geval labels import` read.")
+    st.caption(f"For {plain(dataset.name)}'s items: a judge you ran elsewhere (your own pipeline, a promptfoo or "
+               "inspect_ai run, a colleague's script) joins the app's judges on Inspect and Agreement; a colleague's "
+               "labels join yours as one more annotator. The files `python -m geval judge import` and "
+               "`python -m geval labels import` read.")
     for line in st.session_state.pop(DONE, []):
         st.success(line)
     judge, labels = st.columns(2)

@@ -44,6 +44,7 @@ def upload(tab, path: Path) -> None:
     tab.locator('[data-testid="stRadio"]').filter(has_text="Source").get_by_text("Upload a file").click()
     dataset_uploader(tab).set_input_files(str(path))
     alert(tab, "info", "not a known layout")
+    alert(tab, "info", "is not loaded yet: below is")  # the dataset before it, with its import boxes, read as the file's
     wait_idle(tab)
 
 

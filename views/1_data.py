@@ -34,6 +34,7 @@ with st.container(border=True, key="data_howto"):  # the path through the app, f
 source = st.radio("Source", ["Bundled or shared dataset", "Upload a file"], horizontal=True, key="data_source",
                   persist_state="session")
 refused, again = "", False  # an upload that could not be loaded; whether it was, with the mapping before
+waiting = ""  # an upload whose mapping is not loaded yet: the dataset below is still the one before
 
 
 if source == "Bundled or shared dataset":
@@ -78,6 +79,7 @@ else:
                 else:
                     st.info(f"{upload.name}: your own table, not a known layout: check which column holds what "
                             "below (each menu opens on the column it guessed), then load it.")
+                    waiting = upload.name
                 every = len(preview.records) <= len(preview.rows)  # a file of five records or fewer: all shown
                 st.caption(f"Its {'' if every else 'first '}{geval.reporting.counted(len(preview.rows), 'record')} "
                            "(nested fields as dotted paths, e.g. scores.naturalness):")
@@ -146,6 +148,9 @@ if refused:
     st.info(f"{refused} was not loaded with this mapping: it stays as loaded before, and every page works on "
             f"{dataset.name}, below." if again else
             f"{refused} was not loaded: every page still works on {dataset.name}, below.")
+elif waiting:  # what follows, its imports too, is another dataset's: it read as the file's
+    st.info(f"{waiting} is not loaded yet: below is {dataset.name}, which every page (and an import of scores made "
+            "elsewhere) works on until you load the file with the mapping above.")
 st.subheader(dataset.name)
 cols = st.columns(5)
 cols[0].metric("Items", len(dataset.items))
