@@ -692,6 +692,7 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     at.number_input(key="systems_labels").set_value(8).run()  # the rates had no control of their own: the report
     rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)  # followed this one
     assert not at.exception and rates["labeled"].tolist() == [8]
+    assert any(c.value.endswith("the people's rate over all 40 items beside it") for c in at.caption)  # not "mean"
 
 
 def test_the_report_built_on_the_page_takes_its_epsilon_alignment_and_judges(monkeypatch, tmp_path):

@@ -829,7 +829,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     if per_system is not None:
         design = design if design != "documents" or _shared_groups(population) else "random"
         order = _drawn(population, per_system, design, weights, seed)
-        notes.append(_drawn_line(population, order, per_system, design, seed, _unit(items), source))
+        notes.append(_drawn_line(population, order, per_system, design, seed, _unit(items), source,
+                                 "rate" if name.lower() in categories else "mean"))  # pass/fail: a rate
     else:
         order = _labeled_order(store, dataset, name, population, seed)
     result = means(population, order, judges, scale, name, weights if design == "uncertain" else None, together,
@@ -948,8 +949,9 @@ def _unit(items: list[Item]) -> str:
 
 
 def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, design: str, seed: int,
-                unit: str, source: str) -> str:
-    """What was drawn, in words: how many labels of what, how, from whose scores (`source`, `HUMAN_SOURCES`')."""
+                unit: str, source: str, what: str = "mean") -> str:
+    """What was drawn, in words: how many labels of what, how, from whose scores (`source`, `HUMAN_SOURCES`'), and
+    beside it the people's `what` over all items ("mean"; "rate" of a pass/fail aspect)."""
     whole = population["human"].notna().all()
     drawn_rows = population.loc[order]
     # as many as there are, when fewer than asked: 100 documents "drawn" of 10 said 100
@@ -961,14 +963,14 @@ def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, des
         drawn = (f"{len(order)} items drawn at random" if design != "documents" or unit == "items" else
                  f"{documents} {unit} drawn at random{asked}, every item of each ({len(order)} labels)") \
             if design != "uncertain" else f"{len(order)} items drawn where a label buys most"
-        beside = f": the people's mean over all {len(population)} items beside it" if whole else ""
+        beside = f": the people's {what} over all {len(population)} items beside it" if whole else ""
     else:
         drawn = {"documents": f"{documents} {unit} drawn at random{asked}, every system's item of each ({documents} "
                               "labels per system)",
                  "random": f"{per} items per system drawn at random{asked}",
                  "uncertain": f"{per} items per system drawn where a label buys most (more often where the "
                               f"judge is unsure){asked}"}[design]
-        beside = ": the people's mean over all items beside each" if whole else ""
+        beside = f": the people's {what} over all items beside each" if whole else ""
     return f"{drawn}, from {source} (seed {seed}){beside}"
 
 
