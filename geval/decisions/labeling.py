@@ -38,7 +38,7 @@ from geval.analysis.correlation import (MIN_GROUPS, Resamples, between_share, co
                                        jackknife_se)
 from geval.analysis.grouped import group_codes, share_parts
 from geval.analysis.disagreement import people_scales
-from geval.analysis.scales import declaring
+from geval.analysis.scales import declaring, people_scale
 from geval.analysis.held_out import held_out, searched_versions
 from geval.data.columns import ItemColumns
 from geval.data.columns import columns as item_columns
@@ -145,14 +145,14 @@ def beyond_scale(items: Sequence[Item], declared: Mapping[str, Scale], template:
         human = human_aspect_for(template, aspect.key, list(seen))
         if human is None or human.lower() in declared_names:
             continue
-        low, high = seen[human]
-        if aspect.min <= low and high <= aspect.max:
+        theirs = people_scale((aspect.min, aspect.max), None, seen[human])  # the scale agree reads them on
+        if theirs is None:
             continue
         asked = f"{aspect.min:g}-{aspect.max:g}"
-        lines.append(f"the people's {human} scores run from {low:g} to {high:g}, beyond the judge's {asked}, and no "
-                     "scale is declared for them: the judge's scores will be read on a scale from "
-                     f"{math.floor(low)} to {math.ceil(high)}; if people were asked on {asked}, correct their scores "
-                     f"outside it; if on another scale, {declaring(human, dataset)}")
+        lines.append(f"the people's {human} scores run from {theirs[0]:g} to {theirs[1]:g}, beyond the judge's "
+                     f"{asked}, and no scale is declared for them: the judge's scores will be read on a scale from "
+                     f"{math.floor(theirs[0])} to {math.ceil(theirs[1])}; if people were asked on {asked}, correct "
+                     f"their scores outside it; if on another scale, {declaring(human, dataset)}")
     return lines
 
 
