@@ -808,9 +808,12 @@ def cmd_queue_show(args) -> None:
     queue = geval.labeling.queues.Queue.read(store, args.name)
     print(f"queue {queue.name} on {queue.dataset}: {', '.join(map(str, queue.aspects))}; overlap {queue.overlap}; "
           f"{geval.labeling.queues.REASON_RULES[queue.reasons]}")
-    print(geval.labeling.queues.progress(store, queue).to_string(index=False, na_rep="–", formatters={
+    progress = geval.labeling.queues.progress(store, queue)
+    print(progress.to_string(index=False, na_rep="–", formatters={
         "share done": "{:.0%}".format, "labels per hour": lambda v: "–" if math.isnan(v) else f"{v:.0f}",
         "last label": lambda t: "–" if t != t else f"{t:%Y-%m-%d %H:%M} UTC"}))  # NaT: none yet
+    if progress["labels per hour"].isna().any():
+        print(geval.labeling.queues.RATE_NOTE)
     items = geval.labeling.queues.people_items(store, queue)
     for aspect in queue.aspects:
         found = geval.labeling.queues.agreement(store, queue, aspect, items)

@@ -19,6 +19,7 @@ import geval
 from geval.accounts import AccountError, password_matches
 from geval.decisions.labeling import LabelAspect
 from geval.decisions.queues import (
+    RATE_FROM,
     Queue,
     add_annotator,
     agreement,
@@ -218,15 +219,17 @@ def test_a_reason_is_kept_with_its_label_and_exported(store):
 
 # --- the lead's figures ----------------------------------------------------------------------------------
 def test_progress_counts_done_items_and_labels_per_hour(store):
-    items = stored(store, 8)
+    items = stored(store, 12)
     queue = create(store, "q", "synthetic", [NATURAL], ["ann", "bob"], overlap=2)
-    for item_id in next_items(store, queue, "ann")[:4]:
+    for item_id in next_items(store, queue, "ann")[:RATE_FROM]:
         store.save_label(item_id, "Natural", 2, "ann", seconds=30.0)
+    for item_id in next_items(store, queue, "bob")[:RATE_FROM - 1]:  # one short of a rate
+        store.save_label(item_id, "Natural", 2, "bob", seconds=1.0)
     table = progress(store, queue).set_index("annotator")
-    assert table.loc["ann", "items"] == 8 and table.loc["ann", "done"] == 4
+    assert table.loc["ann", "items"] == 12 and table.loc["ann", "done"] == RATE_FROM
     assert table.loc["ann", "labels per hour"] == pytest.approx(120.0)
-    assert table.loc["bob", "done"] == 0 and math.isnan(table.loc["bob", "labels per hour"])
-    assert len(items) == 8
+    assert table.loc["bob", "done"] == RATE_FROM - 1 and math.isnan(table.loc["bob", "labels per hour"])
+    assert len(items) == 12
 
 
 def test_alpha_and_kappa_of_a_queue_read_perfect_agreement_and_chance(store):
@@ -250,11 +253,11 @@ def test_alpha_and_kappa_of_a_queue_read_perfect_agreement_and_chance(store):
 def test_cli_queue_create_show_join_export(tmp_path):
     path = tmp_path / "s.sqlite"
     store = geval.Store(path)
-    items = stored(store, 12)
+    items = stored(store, 15)
     made = run_cli("queue", "create", "pilot", "--dataset", "synthetic", "--aspects", "Natural 1-3",
                    "--annotators", "ann,bob,cat", "--overlap", "2", "--reasons", "ends", "--store", str(path))
     assert made.returncode == 0, made.stderr
-    assert "12 items of synthetic, each to 2 of 3 annotators (ann 8, bob 8, cat 8)" in made.stdout
+    assert "15 items of synthetic, each to 2 of 3 annotators (ann 10, bob 10, cat 10)" in made.stdout
     for item in items:
         store.save_label(item.id, "Natural", 2, "ann", 10.0, "fine")
     shown = run_cli("queue", "show", "pilot", "--store", str(path))
@@ -262,10 +265,11 @@ def test_cli_queue_create_show_join_export(tmp_path):
     rows = {line.split()[0]: line.split() for line in shown.stdout.splitlines()[2:5]}  # a row per annotator
     assert rows["ann"][3] == "100%" and rows["ann"][5] == "360" and rows["ann"][7].startswith("20")  # a date
     assert rows["bob"][3:] == ["0%", "0", "–", "0", "–"], rows  # read as numbers and words, not 0.000000 and NaT
+    assert f"Labels per hour are read from {RATE_FROM} timed labels on" in shown.stdout  # why bob's is "–"
     joined = run_cli("queue", "join", "pilot", "dan", "--store", str(path))
-    assert "dan joins queue pilot with 4 items" in joined.stdout  # ann labeled hers: bob and cat give 2 each
+    assert "dan joins queue pilot with 6 items" in joined.stdout  # ann labeled hers: bob and cat give 3 each
     out = tmp_path / "labels.csv"
-    assert "wrote 8 labels" in run_cli("queue", "export", "pilot", "--out", str(out), "--store", str(path)).stdout
+    assert "wrote 10 labels" in run_cli("queue", "export", "pilot", "--out", str(out), "--store", str(path)).stdout
     assert out.read_text().splitlines()[0] == "item_id,aspect,annotator,score,reason,seconds,created,updated"
 
 

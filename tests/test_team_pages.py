@@ -175,6 +175,24 @@ def test_a_lead_reads_the_queues_alpha_and_kappa(monkeypatch, tmp_path, team):
     assert "They gave the same label to every item two or more of them labeled." in shown  # no table of 0 ranges
 
 
+def test_a_lead_reads_no_labels_per_hour_from_an_annotators_first_few_labels(monkeypatch, tmp_path, team):
+    store, _ = team
+    rows = store.assignments("pilot")
+    mine = rows[rows["annotator"] == "ann"]["item_id"].tolist()
+    theirs = rows[rows["annotator"] == "bob"]["item_id"].tolist()
+    for item_id in mine:
+        store.save_label(item_id, "Natural", 2, "ann", 30.0, "")
+    for item_id in theirs[:3]:  # three quick first keys: no rate of 1,800 an hour
+        store.save_label(item_id, "Natural", 2, "bob", 6.0, "")
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    at.switch_page("views/8_queues.py").run()
+    assert not at.exception
+    table = at.dataframe[0].value.set_index("annotator")
+    assert table.loc["ann", "labels per hour"] == 120 and table.loc["bob", "labels per hour"] != \
+        table.loc["bob", "labels per hour"]  # NaN
+    assert geval.labeling.queues.RATE_NOTE in texts(at)
+
+
 def test_the_queues_judge_menu_opens_on_a_judge_of_its_aspect(monkeypatch, tmp_path, team):
     """It opened on the newest judge, one of Maintains Context, beside "the judge scores no aspect compared with
     Natural" for a queue on Natural."""

@@ -66,6 +66,8 @@ progress = queues.progress(store, queue)
 st.dataframe(progress, hide_index=True, column_config={
     "share done": st.column_config.ProgressColumn("share done", format="percent", min_value=0, max_value=1),
     "labels per hour": st.column_config.NumberColumn(format="%.0f")})
+if progress["labels per hour"].isna().any():
+    st.caption(queues.RATE_NOTE)
 late, add = st.columns([3, 1], vertical_alignment="bottom")
 joining = late.selectbox("Add an annotator (they take over items nobody has labeled yet first)",
                          [n for n in accounts if n not in set(progress["annotator"])], key="queue_join", index=None)

@@ -48,6 +48,10 @@ REASON_RULES = {"none": "a reason is welcome, never required",
                            "label of the item"}
 #: How far a label must be from another label of the item for the "differs" rule to ask for a reason.
 DIFFERS_BY = 2
+#: The timed labels an annotator's labels per hour are read from: from fewer, a pause or a quick first key would
+#: make the rate (the page shows "–" and says why).
+RATE_FROM = 10
+RATE_NOTE = f"Labels per hour are read from {RATE_FROM} timed labels on: – until an annotator has given that many."
 
 
 @dataclass(frozen=True)
@@ -249,7 +253,7 @@ def others_scores(store: Store, queue: Queue, item_id: str, aspect: str, annotat
 
 def progress(store: Store, queue: Queue) -> pd.DataFrame:
     """A row per annotator: items assigned, done (every aspect labeled), labels given, labels per hour
-    (over the seconds their labels took), with reasons, when they last labeled."""
+    (over the seconds their labels took; NaN below `RATE_FROM` timed labels), with reasons, when they last labeled."""
     held = store.assignments(queue.name)
     labels = _labeled(store, queue)
     done = Counter(a for _, a in _done(labels, queue))
@@ -257,7 +261,7 @@ def progress(store: Store, queue: Queue) -> pd.DataFrame:
     for annotator, count in held["annotator"].value_counts().sort_index().items():
         mine = labels[labels["annotator"] == annotator]
         seconds = pd.to_numeric(mine["seconds"], errors="coerce").dropna()
-        rate = 3600 * len(seconds) / seconds.sum() if len(seconds) and seconds.sum() > 0 else math.nan
+        rate = 3600 * len(seconds) / seconds.sum() if len(seconds) >= RATE_FROM and seconds.sum() > 0 else math.nan
         rows.append({"annotator": annotator, "items": int(count), "done": int(done[annotator]),
                      "share done": done[annotator] / count, "labels": len(mine),
                      "labels per hour": rate, "with a reason": int((mine["reason"].fillna("") != "").sum()),
