@@ -10,7 +10,7 @@ from geval.analysis.correlation import LEVELS as AGREEMENT_LEVELS
 from geval.analysis.correlation import METRICS
 from geval.analysis.leaderboard import ONE_PROMPT_PER_ASPECT
 from geval.analysis.protocols import GENERIC, PROTOCOLS
-from geval.analysis.variants import VARIANTS
+from geval.analysis.variants import VARIANTS, readable
 from geval.data.items import LEVELS as ITEM_LEVELS
 from geval.data.layouts import LAYOUTS
 from geval.judging.backends import BACKENDS
@@ -36,6 +36,11 @@ class Options:
     baselines: tuple[str, ...]
     fast_baselines: tuple[str, ...]
     reference_row: str
+
+    @staticmethod
+    def variants_of(signature_json: str) -> tuple[str, ...]:
+        """The score variants a judge's stored judgments can be read in (`geval.analysis.variants.readable`)."""
+        return readable(signature_json)
 
 
 OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),

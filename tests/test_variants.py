@@ -34,7 +34,7 @@ class Sampler:
     settings = {"backend": "scripted", "model": "sampler", "mode": "samples", "n": 5}
 
     def judge(self, prompt: str, aspects: list[Aspect]) -> Judgment:
-        i = item_number(prompt)
+        i = item_number(prompt) if "Response:\nresponse " in prompt else len(prompt)  # any prompt: the sample's too
         texts = [f"{aspects[0].name}: {1 + (i + j * j) % 3}" for j in range(5)]
         return Judgment(scores_from_samples(texts, aspects), texts)
 
@@ -116,23 +116,35 @@ def test_the_wmean_table_equals_agreement_table_and_argmax_differs(scored):
     assert not math.isclose(item(argmax), item(wmean))
 
 
-def test_the_agreement_page_offers_the_variants(monkeypatch, tmp_path):
-    from tests.test_page_inspect import scored_app
+def test_the_agreement_page_offers_the_variants_its_judges_can_be_read_in(monkeypatch, tmp_path):
+    from tests.test_page_inspect import TEMPLATE as NATURALNESS
+    from tests.test_page_inspect import load_template, scored_app
 
-    at, _ = scored_app(monkeypatch, tmp_path)
+    at, dataset = scored_app(monkeypatch, tmp_path)
     at.switch_page("views/5_agreement.py").run()
-    assert at.radio(key="agree_variant").options == ["probability-weighted mean (G-EVAL; the stored score)",
-                                                     "most probable score of the stored distribution",
-                                                     "mean of the sampled answers (sampled judges only)"]
+    wmean_only = ["probability-weighted mean (G-EVAL; the stored score)",
+                  "most probable score of the stored distribution"]
+    assert at.radio(key="agree_variant").options == wmean_only  # a judge read from logits: no samples to average
     wmean = at.dataframe[0].value
     at.radio(key="agree_variant").set_value("argmax").run()
     assert not at.exception and not at.error
     argmax = at.dataframe[0].value
     assert list(argmax.columns) == list(wmean.columns) and len(argmax) == len(wmean)
     assert list(argmax["value [95% CI]"]) != list(wmean["value [95% CI]"])
+
+    store = geval.Store(tmp_path / "store.sqlite")  # a sampled judge beside it: its variant offered, read alone
+    geval.score(store, dataset.items[::max(1, len(dataset.items) // 12)][:12], load_template(NATURALNESS), Sampler(),
+                dataset.name)
+    labels = list(store.combos(dataset.name)["label"])
+    store.close()
+    at.multiselect(key="agree_combos").set_value(labels).run()
+    assert at.radio(key="agree_variant").options == [*wmean_only, "mean of the sampled answers (sampled judges only)"]
     at.radio(key="agree_variant").set_value("samples").run()
-    assert not at.exception
-    assert any("hold no samples" in e.value for e in at.error)
+    assert not at.exception and not at.error  # no red line per judge that never sampled
+    logits = next(label for label in labels if "sampler" not in label)
+    assert any(c.value.startswith("Not read as the mean of sampled answers:") and "sampler" not in c.value
+               for c in at.caption), [c.value for c in at.caption]
+    assert len(at.dataframe[0].value) == len(wmean), logits  # one judge's table: the sampler's, not two
 
 
 def test_argmax_reads_a_distribution_with_nan_as_the_standard_library_does():

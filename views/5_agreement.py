@@ -66,8 +66,14 @@ else:
 n_boot = right.number_input("Bootstrap resamples", 100, 10000, 1000, 100, key="agree_boot", persist_state="session",
                             help="Resamples of groups (dialogues, documents) for the system level's 95% intervals "
                                  "(item and group level: the jackknife over groups).")
-variant = st.radio("Score variant", list(geval.OPTIONS.variants), format_func=lambda v: geval.OPTIONS.variants[v], horizontal=True,
-                   key="agree_variant", help="Read from the stored distributions, without asking the model again.")
+readable = {v for label in chosen or [] for v in geval.OPTIONS.variants_of(by_label.loc[label, "signature_json"])}
+variants = [v for v in geval.OPTIONS.variants if v in readable or v == "wmean"]
+state.keep_valid("agree_variant", variants)
+variant = st.radio("Score variant", variants, format_func=lambda v: geval.OPTIONS.variants[v], horizontal=True,
+                   key="agree_variant", help="Read from the stored distributions, without asking the model again. "
+                                             "The mean of sampled answers is offered when a judge chosen above "
+                                             "sampled them (an OpenAI-compatible judge in mode samples or auto); "
+                                             "an imported judge's score is the same in the other two.")
 if not chosen or not levels:
     st.info("Choose at least one template version and judge, and one level.")
     st.stop()
@@ -79,17 +85,23 @@ labeled = geval.labeling.counts(store, dataset.name)
 compared_with = human_side.choose(store, dataset, labeled)
 side = store.human_side(dataset.name)  # "people", "you" or "both": named in titles and captions
 
-tables, pairs = {}, {}
+tables, pairs, unsampled = {}, {}, []
 for label in chosen:
     row = by_label.loc[label]
     if row["ok"] == 0:  # listed, never drawn: there is nothing to correlate
         st.warning(scored.nothing_scored(store, dataset.name, row))
+        continue
+    if variant not in geval.OPTIONS.variants_of(row["signature_json"]):
+        unsampled.append(label)
         continue
     try:
         tables[label] = cached.agreement(store, dataset.name, row, variant, tuple(levels), int(n_boot))
         pairs[label] = cached.pair(row)
     except geval.GevalError as exc:
         st.error(plain(f"{label}: {exc}"))
+if unsampled:
+    st.caption(plain(f"Not read as the mean of sampled answers: {', '.join(unsampled)} (no sampled answers stored: "
+                     "choose another score variant to see them)."))
 if not tables:
     st.stop()
 

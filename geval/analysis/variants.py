@@ -13,6 +13,7 @@ Unscored and failed judgments stay NaN in every variant.
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -27,6 +28,17 @@ VARIANTS = {
     "argmax": "most probable score of the stored distribution",
     "samples": "mean of the sampled answers (sampled judges only)",
 }
+
+
+#: The OpenAI modes whose judgments may hold sampled answers (`auto`: when logprobs are refused).
+SAMPLED_MODES = ("samples", "auto")
+
+
+def readable(signature_json: str) -> tuple[str, ...]:
+    """The variants a judge's stored judgments can be read in, from its signature's fields: `samples` only for a
+    judge that samples; an imported judge's point distributions read the same score in `wmean` and `argmax`."""
+    fields = json.loads(signature_json or "{}")
+    return tuple(v for v in VARIANTS if v != "samples" or fields.get("mode") in SAMPLED_MODES)
 
 
 class VariantError(GevalError):
