@@ -467,10 +467,10 @@ def _not_a_number(records: list[dict], column: str) -> tuple[int, str, str] | No
     """The first record (from 1) of `column` whose value is not a number, that value and "numbers", where at most one
     in ten of its values given (three or more) is not, or the column is named for scores (SCORE_NAMES) and holds a
     number (a typo in a column of scores); None otherwise."""
-    given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
+    given = _given(records, column)
     bad = [(k, value) for k, value in given if not _numbers(value)]
     named = _named([column], SCORE_NAMES) is not None and len(bad) < len(given)
-    if not bad or not named and (len(given) < 3 or len(bad) > max(1, len(given) // 10)):
+    if not bad or not named and not _a_typo(bad, given):
         return None
     return bad[0][0], _cell(bad[0][1]), "numbers"
 
@@ -478,12 +478,22 @@ def _not_a_number(records: list[dict], column: str) -> tuple[int, str, str] | No
 def _not_a_word(records: list[dict], column: str) -> tuple[int, str, str] | None:
     """As `_not_a_number`, for a column of one pair of two-category words (pass/fail) but for at most one value in
     ten (of three or more given): its first record that is not one of them, that value, and "fail/pass words"."""
-    given = [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
+    given = _given(records, column)
     pairs = {WORDS.get(word(value)) for _, value in given} - {None}
     bad = [(k, value) for k, value in given if word(value) not in WORDS]
-    if len(pairs) != 1 or not bad or len(given) < 3 or len(bad) > max(1, len(given) // 10):
+    if len(pairs) != 1 or not _a_typo(bad, given):
         return None
     return bad[0][0], _cell(bad[0][1]), "/".join(pairs.pop()) + " words"
+
+
+def _given(records: list[dict], column: str) -> list[tuple[int, object]]:
+    """(record number from 1, value) of each record that gives `column` a value."""
+    return [(k, r[column]) for k, r in enumerate(records, 1) if r.get(column) not in (None, "")]
+
+
+def _a_typo(bad: list, given: list) -> bool:
+    """Whether the `bad` values are a typo's few among the `given`: some, and at most one in ten of three or more."""
+    return bool(bad) and len(given) >= 3 and len(bad) <= max(1, len(given) // 10)
 
 
 def _named(columns: list[str], names: tuple[str, ...]) -> str | None:
