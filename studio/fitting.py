@@ -33,9 +33,10 @@ def last_used(store: geval.Store, dataset: str) -> list[str]:
 
 def _touched(editor: geval.Template | None) -> bool:
     """Whether the user put `editor` in the editor: opened a template there (or a link did), or edited it
-    (the default there, or the one `editor_follows` put there, is not the user's)."""
+    (the default there, or the one `editor_follows` put there, is not the user's). None, an edit that does not
+    parse, is the user's: replacing it lost the edit that the page's red line asked to mend."""
     if editor is None:
-        return False
+        return True
     if FOLLOWED in st.session_state:
         return editor.label != st.session_state[FOLLOWED][1]
     return "template_name" in st.session_state or editor.label != geval.Template.load(state.DEFAULT_TEMPLATE).label

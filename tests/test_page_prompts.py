@@ -256,3 +256,16 @@ def test_a_template_for_another_level_is_previewed_with_why_score_will_not_choos
         "This template does not fit topicalchat_usr_sample: fed-dialogue-overall is written for the dialogue level "
         "and these items are at the turn level: pick a template written for the turn level. Score lists it while it "
         "is in the editor, but does not choose it for you."]
+
+
+def test_an_edit_that_does_not_parse_after_opening_a_template_keeps_its_text_and_says_why(monkeypatch, tmp_path):
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()
+    editor = at.text_area(key="template_text")
+    typo = editor.value.replace("max = 3", "max = 3x")
+    editor.set_value(typo).run()
+    assert not at.exception
+    assert at.text_area(key="template_text").value == typo  # not replaced by the dataset's default
+    assert at.error and not at.success
+    at.run()  # and on the next run too
+    assert at.text_area(key="template_text").value == typo
