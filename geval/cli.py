@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -84,15 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
     _store_argument(tpl_list)
     tpl_list.set_defaults(run=cmd_templates_list)
     tpl_show = tpl_commands.add_parser("show", help="print a template and its version")
-    tpl_show.add_argument("template")
+    tpl_show.add_argument("template", help="template file or name, or a saved version (name@version)")
+    _store_argument(tpl_show)
     tpl_show.set_defaults(run=cmd_templates_show)
     tpl_diff = tpl_commands.add_parser("diff", help="unified diff of two templates")
     tpl_diff.add_argument("old")
     tpl_diff.add_argument("new")
+    _store_argument(tpl_diff)
     tpl_diff.set_defaults(run=cmd_templates_diff)
 
     cot = commands.add_parser("cot", help="generate (or show) a template's evaluation steps with a judge")
-    cot.add_argument("--template", "-t", required=True, help="template file or name")
+    cot.add_argument("--template", "-t", required=True, help="template file or name, or a saved version (name@version)")
     cot.add_argument("--regenerate", action="store_true", help="generate anew even if steps are stored")
     _judge_arguments(cot)
     _store_argument(cot)
@@ -100,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = commands.add_parser("score", help="score items with a template and a judge (cached, resumable)")
     _dataset_arguments(score)
-    score.add_argument("--template", "-t", required=True, action="append", help="template file or name (repeatable)")
+    score.add_argument("--template", "-t", required=True, action="append", help="template file or name, or a saved version (name@version); repeatable")
     score.add_argument("--level", help="only items of this level (turn, dialogue, summary); default: the template's")
     score.add_argument("--system", action="append", help="only items of this system (repeatable)")
     score.add_argument("--group", action="append", help="only items of this group (repeatable)")
@@ -156,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs, and how "
                                               "the judge errs (kappa, confusion, offset, scale use, length)")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
-    agree.add_argument("--template", "-t", help="template file or name (default: the most recently scored)")
+    agree.add_argument("--template", "-t", help="template file or name, or a saved version (name@version); default: the most recently scored")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
     agree.add_argument("--bootstrap", type=_at_least(MIN_BOOTSTRAP), default=1000,
@@ -269,6 +272,23 @@ def _existing_store(args) -> geval.Store | None:
     return geval.Store(path) if path.exists() else None
 
 
+def _template(args, name: str) -> geval.Template:
+    """A template named on the command line: a file, a name in prompts/, or a version saved in the store as
+    `templates list` and `agree` name it (name@version, or the version's 12 hex digits)."""
+    wanted, _, version = name.rpartition("@")
+    store = _existing_store(args) if re.fullmatch(r"[0-9a-f]{12}", version) and not Path(name).exists() else None
+    saved = next((t for t in store.template_versions() if t.version == version), None) if store is not None else None
+    if saved is not None and wanted in ("", saved.name):
+        return saved
+    try:
+        return geval.Template.load(name)
+    except geval.GevalError as exc:
+        if Path(name).is_file():  # a file that does not parse: its own line says where
+            raise
+        raise geval.GevalError(f"{exc}; or a version saved in the store, as `python -m geval templates list` names "
+                               "it (name@version)") from None
+
+
 def _load(args, store: geval.Store | None = None) -> geval.Dataset:
     """The dataset named on the command line (saved into `store`, unless it would replace another's
     items without --replace); how a table was read (its level, and why) goes to stderr."""
@@ -376,17 +396,17 @@ def cmd_templates_list(args) -> None:
 
 
 def cmd_templates_show(args) -> None:
-    template = geval.Template.load(args.template)
+    template = _template(args, args.template)
     print(f"# {template.label}  placeholders: {', '.join(template.placeholders)}")
     print(template.text)
 
 
 def cmd_templates_diff(args) -> None:
-    print(geval.Template.load(args.old).diff(geval.Template.load(args.new)) or "(identical)")
+    print(_template(args, args.old).diff(_template(args, args.new)) or "(identical)")
 
 
 def cmd_cot(args) -> None:
-    template = geval.Template.load(args.template)
+    template = _template(args, args.template)
     if not template.needs_generated_steps:
         raise geval.GevalError(f"{template.source}: has no steps = \"auto\" in its header; nothing to generate")
     store = geval.Store(args.store)
@@ -401,7 +421,7 @@ def cmd_score(args) -> int:
     judge = judge_from(args)
     exit_code = 0
     for name in args.template:
-        template = geval.Template.load(name)
+        template = _template(args, name)
         items = dataset.select(level=args.level or _template_level(template, dataset), systems=args.system,
                                groups=args.group, sample=args.sample, seed=args.seed, limit=args.limit,
                                sample_groups=args.sample_groups)
@@ -487,8 +507,8 @@ def _store_line(args) -> str:
 def cmd_tune(args) -> int:
     store = geval.Store(args.store)
     dataset = _load(args, store)
-    start = geval.Template.load(args.template) if args.template else None
-    others = [] if args.no_other_templates else [geval.Template.load(name) for name in args.others] if args.others \
+    start = _template(args, args.template) if args.template else None
+    others = [] if args.no_other_templates else [_template(args, name) for name in args.others] if args.others \
         else None
     groups = None if args.sample_groups is None else \
         {item.group or item.id for item in dataset.select(sample_groups=args.sample_groups, seed=args.seed)}
@@ -840,7 +860,7 @@ def cmd_queue_export(args) -> None:
 def cmd_queue_reasons(args) -> None:
     store = geval.Store(args.store)
     queue = geval.labeling.queues.Queue.read(store, args.name)
-    start = geval.Template.load(args.template) if args.template else None
+    start = _template(args, args.template) if args.template else None
     result = geval.labeling.reasons.from_reasons(store, queue.dataset, judge_from(args), args.aspect, args.budget,
                                                  start, queue=queue.name, k=args.k, seed=args.seed)
     print(f"candidates from the reasons: {', '.join(t.label for t in result.candidates.values())}")
@@ -920,7 +940,7 @@ def cmd_agree(args) -> None:
     store = geval.Store(args.store)
     path = Path(args.dataset)
     name = path.stem if path.suffix else (path.name if path.is_dir() else args.dataset)  # a folder: its dataset's name
-    version = geval.Template.load(args.template).version if args.template else None
+    version = _template(args, args.template).version if args.template else None
     levels = tuple(level.strip() for level in args.levels.split(",") if level.strip())
     unknown = set(levels) - set(geval.OPTIONS.levels)
     if unknown:

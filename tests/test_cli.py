@@ -517,3 +517,35 @@ def test_people_s_scores_beyond_the_judge_s_scale_with_none_declared_are_noted_b
     assert geval.labeling.beyond_scale(dataset.items, {"overall": (-1, 9)}, template, "outscale") == []
     assert geval.labeling.beyond_scale(dataset.items[:1] + dataset.items[3:], {}, template, "outscale") == []
     assert geval.labeling.beyond_scale(dataset.items, {}, template, "outscale", ["Overall"]) == []
+
+
+def test_a_version_saved_in_the_store_is_named_as_templates_list_and_agree_name_it(tmp_path, capsys):
+    """`agree -t topicalchat-naturalness@1febbe85d9fd`, as its own line naming the other versions put it, failed
+    "no such template file or name": only files and the names in prompts/ were read, not the versions a store keeps."""
+    store = str(tmp_path / "s.sqlite")
+    shipped = geval.Template.load("topicalchat-naturalness")
+    politer = geval.Template.parse(shipped.text.replace("Rate", "Please rate"), source="topicalchat-naturalness.txt")
+    geval.Store(store).save_template(politer, comment="politer")
+    for template in ("topicalchat-naturalness", politer.label):  # the saved version scored by its name@version
+        assert main(["score", "topicalchat_usr_sample", "-t", template, "--judge", "scripted", "--limit", "4",
+                     "--store", store]) == 0
+    capsys.readouterr()
+
+    def agree(*template: str) -> list[str]:
+        assert main(["agree", "topicalchat_usr_sample", *template, "--store", store, "--no-errs"]) == 0
+        return capsys.readouterr().out.splitlines()
+
+    def table(lines: list[str]) -> list[str]:
+        return [line for line in lines if " item " in line or " system " in line]
+
+    newest = agree()
+    assert newest[1].startswith("the most recently scored of 2 template versions and judges; the others (-t "), newest
+    other = newest[1].split(": ", 1)[1].split(" ")[0]
+    assert other == shipped.label
+    assert table(agree("-t", other)) == table(agree("-t", "topicalchat-naturalness")) != table(newest)
+    assert table(agree("-t", politer.label)) == table(agree("-t", politer.version)) == table(newest)
+    assert main(["templates", "show", politer.label, "--store", store]) == 0
+    assert capsys.readouterr().out.startswith(f"# {politer.label}")
+    assert main(["agree", "topicalchat_usr_sample", "-t", "topicalchat-naturalness@000000000000", "--store", store]) == 2
+    error = capsys.readouterr().err
+    assert error.count("\n") == 1 and "no such template file or name" in error and "templates list" in error, error
