@@ -48,14 +48,9 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         assert next(m.value for m in reloaded.metric if m.label == "Winner on the 5 test groups") == held_out
         assert stub.count == calls
 
-        shown = [e.label for e in at.expander if e.label.startswith("The winner's template: ")]
-        winner = shown[0].split(": ", 1)[1] if shown else None
-        if winner is not None:  # an ensemble has no one template to save
-            at.button(key="tune_save").click().run()
-            assert any(s.value.startswith(f"Saved as {winner}") for s in at.success)
-            store = geval.Store(tmp_path / "store.sqlite")
-            assert winner in {t.label for t in store.template_versions()}
-            store.close()
+        # the template to beat or its argmax read won: nothing new to save (saving it renamed the user's version)
+        assert "tune_save" not in [b.key for b in at.button]
+        assert "there is no new wording to save; pick that version on the Score page" in texts(at)
 
         again = open_app(monkeypatch, tmp_path, PAGE)  # nothing new to call: every judgment is stored
         _use_stub(again, stub)
@@ -63,6 +58,31 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         again.button(key="tune_start").click().run()
         wait_for(again, lambda a: any(h.value == "Result" for h in a.subheader))
         assert stub.count == calls
+
+
+def test_a_winner_with_new_wording_is_saved_named_after_the_search_and_a_users_comment_on_it_is_kept(monkeypatch,
+                                                                                                      tmp_path):
+    """Saving a winner replaced the comment a user had given that version with the search's figure."""
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", hashed=True)
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        _small_search(at, budget=200)
+        at.multiselect(key="tune_variants").set_value(["few-shot examples (k 2 and 4)"]).run()
+        at.button(key="tune_start").click().run()
+        wait_for(at, lambda a: any(h.value == "Result" for h in a.subheader))
+        winner = next(e.label for e in at.expander if e.label.startswith("The winner's template: ")).split(": ", 1)[1]
+        assert "~k" in winner  # a few-shot variant, not the template to beat
+        store = geval.Store(tmp_path / "store.sqlite")
+        version = winner.rsplit("@", 1)[1]
+        at.button(key="tune_save").click().run()
+        assert any(s.value.startswith(f"Saved as {winner}") for s in at.success)
+        assert store.template_comments()[version].startswith("tune winner on Natural (topicalchat_usr_sample, 5 test "
+                                                             "groups: ")
+        store.save_template(store.template(version), comment="mine: four examples")
+        at.button(key="tune_save").click().run()
+        assert store.template_comments()[version] == "mine: four examples"
+        store.close()
 
 
 def test_a_search_where_no_candidate_has_a_correlation_names_no_winner(monkeypatch, tmp_path):

@@ -166,16 +166,18 @@ def show_result(result, key: str = "tune") -> None:
         return
     if result.winner.endswith("[argmax read]"):
         st.caption("The winner reads the judge's most probable score instead of the weighted mean (the 'argmax' "
-                   "variant in Agreement); its template is the wording below.")
-    if result.winner in (result.start, f"{result.start} [argmax read]"):
-        st.caption(plain(f"The winner asks as the template to beat does, {winner.label}: saving it adds no new "
-                         "wording, it names that version after this search in the menus."))
+                   "score variant in Agreement).")
+    if result.winner in (result.start, f"{result.start} [argmax read]"):  # saving it renamed the user's version
+        st.caption(plain(f"The winner asks as the template to beat does, {winner.label}: there is no new wording to "
+                         "save; pick that version on the Score page."))
+        return
     with st.expander(f"The winner's template: {winner.label}"):
         st.code(winner.text, language=None)
     if st.button("Save the winner as a template version", key=f"{key}_save", icon=":material/save:"):
-        store.save_template(winner, comment=f"tune winner on {result.human} ({result.dataset}, "
-                                            f"{len(result.test_groups)} test groups: "
-                                            f"{geval.reporting.number(t['winner'])})")
+        kept = store.template_comments().get(winner.version)  # a version already saved keeps the user's comment
+        store.save_template(winner, comment="" if kept else f"tune winner on {result.human} ({result.dataset}, "
+                                                            f"{len(result.test_groups)} test groups: "
+                                                            f"{geval.reporting.number(t['winner'])})")
         st.session_state[f"{key}_saved"] = winner.label
     if st.session_state.get(f"{key}_saved") == winner.label:
         st.success(f"Saved as {winner.label}: pick it on the Score page, or open it on Prompts.")
