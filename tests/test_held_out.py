@@ -82,6 +82,20 @@ def test_the_leaderboard_reads_a_searched_winner_from_prompts_only_outside_its_t
     assert {i.id for i in kept} == {i.id for i in ITEMS} - tune_ids
 
 
+def test_a_comparison_with_the_winner_says_the_items_a_search_left_out_whatever_its_interval(searched):
+    """Compare read the start against the winner on the 30 items outside the winner's tune groups and said so only
+    when it had no interval, as if that were why (the page showed neither: 30 of 60 items gone unsaid)."""
+    from geval.analysis.comparison import compare
+
+    store, result = searched
+    combos = store.combos("tc").set_index("template_version")["signature"]
+    found = compare(store, "tc", (PLAIN.version, combos[PLAIN.version]), (COT.version, combos[COT.version]), "Natural")
+    assert found.n_items == 30 and found.note == ""
+    said = "read without the 10 tune groups of the prompt search(es) that chose it (30 items left out)"
+    assert said in found.searched
+    assert geval.reporting.verdict(found, "plain", "cot", "Natural").endswith(f" Prompt searches: {found.searched}.")
+
+
 def test_the_report_reads_it_without_its_tune_groups_and_lists_every_search_on_the_split(searched):
     store, result = searched
     again = tune(store, "tc", scripted(cot_follows_people), "Natural", budget=2000, start=PLAIN, others=[COT],

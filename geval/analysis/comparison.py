@@ -80,6 +80,7 @@ class Comparison:
     n_items: int
     n_groups: int
     note: str = ""  # why the interval and p-value are missing, when they are
+    searched: str = ""  # what prompt searches did with A or B: the groups left out or kept (`geval.analysis.held_out`)
 
 
 def williams_test(r12: float, r13: float, r23: float, n: int) -> tuple[float, float]:
@@ -192,7 +193,7 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
             metric: str = "pearson") -> Comparison:
     """`paired_difference` of two scored (template version, signature) pairs against the human
     aspect `human`, each through its judge aspect mapped to it, on the items both scored outside
-    the groups a prompt search chose either on (`geval.analysis.held_out`; the note says so); on an aspect
+    the groups a prompt search chose either on (`geval.analysis.held_out`; `searched` says so); on an aspect
     labeled with categories, `paired_accuracy` whatever `metric` is."""
     columns = []
     for side, (version, sig) in (("A", a), ("B", b)):
@@ -216,7 +217,7 @@ def compare(store: Store, dataset: str, a: tuple[str, str], b: tuple[str, str], 
     else:
         found = paired_difference(joined["score"], joined["score_b"], joined["human_score"], joined["group"],
                                   metric=metric)
-    return replace(found, note="; ".join(filter(None, [found.note, said])))
+    return replace(found, searched=said)
 
 
 def compared_humans(store: Store, dataset: str, combo: tuple[str, str]) -> list[str]:

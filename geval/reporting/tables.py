@@ -175,7 +175,13 @@ def difference_text(c: Comparison) -> str:
 def verdict(c: Comparison, a: str, b: str, human: str) -> str:
     """A comparison of B with A in one plain sentence: which agrees better with people on
     `human`, or that these items cannot tell them apart (the paired interval of
-    B − A holds 0), or that there are too few groups to say."""
+    B − A holds 0), or that there are too few groups to say; then what prompt searches left out."""
+    searched = f" Prompt searches: {c.searched}." if c.searched else ""
+    return _verdict(c, a, b, human) + searched
+
+
+def _verdict(c: Comparison, a: str, b: str, human: str) -> str:
+    """`verdict`'s sentence."""
     undefined = [name for name, value in (("A", c.a), ("B", c.b)) if not math.isfinite(value)]
     if undefined:
         return (f"Not decided on {human}: {' and '.join(undefined)} {'has' if len(undefined) == 1 else 'have'} no "
