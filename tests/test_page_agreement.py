@@ -105,6 +105,15 @@ def test_levels_and_combos_can_be_narrowed(monkeypatch, tmp_path):
     assert any("Choose at least one" in i.value for i in at.info)
 
 
+def test_two_versions_on_too_few_groups_say_not_decided_once_in_orange(monkeypatch, tmp_path):
+    """It was said three times: an orange 'Only 6 groups', the blue verdict, and a line 'B − A = ..., no interval'."""
+    at, _ = scored_app(monkeypatch, tmp_path, n=6, templates=(_second_version(),))
+    at.switch_page(PAGE).run()
+    said = [x.value for x in [*at.warning, *at.info, *at.text] if "B − A" in x.value or "scored by both" in x.value]
+    assert len(said) == 1 and "Not decided on Natural" in said[0], said
+    assert said[0] in [w.value for w in at.warning]
+
+
 def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()
@@ -116,7 +125,7 @@ def test_two_versions_are_compared_on_the_same_items(monkeypatch, tmp_path):
     difference = float(metrics["B: pearson"]) - float(metrics["A: pearson"])
     assert abs(float(metrics["B − A"]) - difference) < 0.0015
     assert 0 <= float(metrics["p"]) <= 1
-    assert any("on 12 items in" in t.value for t in at.text)
+    assert any("12 items" in alert.value for alert in [*at.info, *at.warning] if "B − A = " in alert.value)
 
     both = at.multiselect(key="agree_combos").options
     at.multiselect(key="agree_combos").set_value(both).run()

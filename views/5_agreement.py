@@ -2,7 +2,6 @@
 and plots, and how it errs (kappa, confusion, offset, scale use, length); whether one version beats
 another on the same items; CSV and a standalone report."""
 
-import math
 
 import streamlit as st
 
@@ -307,14 +306,5 @@ cells[1].metric(f"B: {cmp_metric}", geval.reporting.number(result.b))
 cells[2].metric("B − A", geval.reporting.number(result.difference), help="95% paired interval over groups below")
 cells[3].metric("p", geval.reporting.format_p(result.p), help="Two-sided: Student's t on the jackknife over groups "
                 "(each group left out in turn).")
-if result.n_groups < 10:
-    st.warning(f"Only {result.n_groups} group{'s' if result.n_groups != 1 else ''} (dialogues, documents) "
-               f"{'are' if result.n_groups != 1 else 'is'} scored by both: no interval "
-               "and p-value. Score more groups for a firm answer.")
-st.info(plain(geval.reporting.verdict(result, label_a, label_b, human)),
-        icon=":material/balance:")
-groups = f"{result.n_groups} group{'s' if result.n_groups != 1 else ''}"
-st.text(f"B − A = {geval.reporting.number(result.difference)}, "
-        + (f"95% CI [{geval.reporting.number(result.low)}, {geval.reporting.number(result.high)}]"
-           if math.isfinite(result.low) else f"no interval ({groups})")
-        + f", on {result.n_items} items in {groups}")
+shown = st.warning if result.n_groups < geval.reporting.MIN_GROUPS else st.info  # too few groups: said, in orange
+shown(plain(geval.reporting.verdict(result, label_a, label_b, human)), icon=":material/balance:")

@@ -190,7 +190,7 @@ def _verdict(c: Comparison, a: str, b: str, human: str) -> str:
     if not math.isfinite(c.low):
         why = (f"fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups"
                if c.n_groups < MIN_GROUPS else (c.note or "the jackknife gave no interval to judge it by"))
-        return (f"Not decided on {human}: B − A = {c.difference:+.3f} on {c.n_items} items in {c.n_groups} "
+        return (f"Not decided on {human}: B − A = {fixed(c.difference, 3, True)} on {c.n_items} items in {c.n_groups} "
                 f"group{'' if c.n_groups == 1 else 's'}, "
                 f"but {why}.")
     evidence = (f"B − A = {difference_text(c)}, p {_p(c.p)} ({c.metric} {c.b:.3f} against {c.a:.3f}; "
