@@ -211,6 +211,24 @@ def test_a_saved_version_compared_with_the_aspect_is_offered_as_the_template_to_
     assert "--template" not in texts(at)
 
 
+def test_the_templates_to_beat_name_the_prompts_file_and_tell_the_files_from_the_versions_you_saved(monkeypatch,
+                                                                                                    tmp_path):
+    """Once scored, the prompts/ file read 'Saved: topicalchat-naturalness@e91757c96132' beside 'The one-aspect
+    template for it in prompts/', the same template twice, and the editor holding it a third time."""
+    from tests.helpers import scripted
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset("topicalchat_usr_sample", store=store)
+    shipped, other = geval.Template.load("topicalchat-naturalness"), geval.Template.load("response-naturalness")
+    for template in (shipped, other):
+        geval.score(store, dataset.items[:3], template, scripted(), dataset.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE)  # the editor holds topicalchat-naturalness
+    at.selectbox(key="tune_aspect").set_value("Natural").run()
+    assert at.radio(key="tune_beat").options == [f"The one-aspect template for it in prompts/: {shipped.label}",
+                                                 f"In prompts/: {other.label}"]
+
+
 def test_the_editors_template_is_the_one_to_beat_when_prompts_has_none_for_the_aspect(monkeypatch, tmp_path):
     """With the editor's own template for Overall (none in prompts/ named topicalchat-*), the page opened on a red
     'no one-aspect template in the prompts folder' with the editor's option beside it, not chosen."""

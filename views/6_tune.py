@@ -39,21 +39,24 @@ share = left.slider("Share of the groups to tune on", 0.2, 0.8, step=0.1, key=st
 seed = right.number_input("Seed (split and search)", 0, 10**6, key=state.start_at("tune_seed", 0),
                           persist_state="session")
 
-matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects)
+try:  # prompts/ has one for this aspect: offered first; else the editor's or a saved version is chosen at once
+    default = geval.tune.default_start(dataset.name, str(human))
+except geval.GevalError:
+    default = None
+matches = editor is not None and any((a.human or a.name).lower() == str(human).lower() for a in editor.aspects) \
+    and (default is None or editor.version != default.version)  # the editor holding the prompts/ one: offered once
+files = {t.version for t in geval.Template.known()}  # scored, a prompts/ file is in the store too: not one you saved
 kept = store.template_comments()  # a search's variant is offered once you saved it (as the winner), not as scored
-saved = {f"Saved: {t.label}": t for t in state.saved_templates(store)  # one-aspect versions compared with it
+saved = {f"{'In prompts/' if t.version in files else 'Saved'}: {t.label}": t  # one-aspect versions compared with it
+         for t in state.saved_templates(store)
          if len(t.aspects) == 1 and t.kind == "form" and not t.needs_generated_steps
          and (not t.made_by_search or t.version in kept)
          and (t.aspects[0].human or t.aspects[0].name).lower() == str(human).lower()
-         and (editor is None or t.label != editor.label)}
-try:  # prompts/ has one for this aspect: offered first; else the editor's or a saved version is chosen at once
-    in_prompts = bool(geval.tune.default_start(dataset.name, str(human)))
-except geval.GevalError:
-    in_prompts = False
-offered = {"The one-aspect template for it in prompts/": None, **({f"The editor's: {editor.label}": editor}
-                                                                   if matches else {}), **saved}
-if not in_prompts and len(offered) > 1:  # kept when nothing else is: its error says what to do
-    del offered["The one-aspect template for it in prompts/"]
+         and (editor is None or t.label != editor.label) and (default is None or t.version != default.version)}
+in_prompts = "The one-aspect template for it in prompts/" + (f": {default.label}" if default is not None else "")
+offered = {in_prompts: None, **({f"The editor's: {editor.label}": editor} if matches else {}), **saved}
+if default is None and len(offered) > 1:  # kept when nothing else is: its error says what to do
+    del offered[in_prompts]
 state.keep_valid("tune_beat", list(offered))
 beat = st.radio("Template to beat", list(offered), horizontal=True, key="tune_beat", persist_state="session",
                 help="The editor's template, and each saved version, offered when compared with this human aspect.")
