@@ -577,6 +577,21 @@ def test_a_long_run_says_its_total_time_and_warns_before_it_starts(monkeypatch, 
 
 
 
+def test_two_templates_all_cached_say_no_judge_call_in_all(monkeypatch, tmp_path):
+    """It read "In all: 2 templates, 0 judge calls, about 1 s"."""
+    with OpenAIStub() as stub:
+        stub.configure("logprobs", distribution={1: 0.1, 2: 0.3, 3: 0.6})
+        at = open_app(monkeypatch, tmp_path, PAGE)
+        _use_stub(at, stub)
+        labels = [geval.Template.load(name).label for name in ("topicalchat-naturalness", "topicalchat-coherence")]
+        at.multiselect(key="score_templates").set_value(labels)
+        at.number_input(key="score_limit").set_value(2).run()
+        at.button(key="score_start").click().run()
+        wait_for(at, _finished)
+        at.run()
+        assert "**In all: 2 templates, every item cached: no judge call**" in [m.value for m in at.markdown]
+
+
 def _own_file(tmp_path: Path, store_path: Path) -> None:
     """A user's context,response CSV (no fact, no score) stored as "mine", as the Data page loads it."""
     import csv

@@ -245,6 +245,10 @@ def test_plans_add_up_for_a_run_of_several_templates(store):
                                                              one.prompt_tokens + two.prompt_tokens)
     assert both.seconds == pytest.approx(one.seconds + two.seconds)
     assert both.duration().startswith("about ")
+    geval.score(store, items, ONE, scripted(), "tc")
+    geval.score(store, items, PER_ASPECT, scripted(), "tc")
+    cached = geval.plan(store, items, ONE, scripted()) + geval.plan(store, items, PER_ASPECT, scripted())
+    assert cached.calls == 0 and cached.duration() == "nothing to call"  # it read "about 1 s", all of it cached
 
 
 def test_plan_run_lists_items_that_cannot_be_rendered(store):

@@ -156,8 +156,9 @@ with right:
     if shown:
         whole = sum(list(shown.values())[1:], start=next(iter(shown.values())))
         if len(shown) > 1:
-            st.markdown(f"**In all: {geval.reporting.counted(len(shown), 'template')}, "
-                        f"{geval.reporting.counted(whole.calls, 'judge call')}, {whole.duration()}**")
+            calls = f"{geval.reporting.counted(whole.calls, 'judge call')}, {whole.duration()}" if whole.calls else \
+                "every item cached: no judge call"
+            st.markdown(f"**In all: {geval.reporting.counted(len(shown), 'template')}, {calls}**")
         if whole.seconds > LONG_RUN and not running:
             cpu = (" (on the embedded judge: this machine's CPU, all that time)" if options["backend"] == "embedded"
                    else "")

@@ -176,8 +176,8 @@ class Plan:
 
     def duration(self) -> str:
         """The estimated time of the calls to make, and of loading the model first when it is not loaded, as a
-        person says it: "about 4 min"."""
-        return f"about {_rough(self.seconds + (self.pace.load or 0.0))}"
+        person says it: "about 4 min"; "nothing to call" when every item is cached."""
+        return f"about {_rough(self.seconds + (self.pace.load or 0.0))}" if self.calls else "nothing to call"
 
     def seconds_for(self, calls: int) -> float:
         """The time `calls` calls like these would take (e.g. a search's budget of them); with no
