@@ -103,7 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     score = commands.add_parser("score", help="score items with a template and a judge (cached, resumable)")
     _dataset_arguments(score)
-    score.add_argument("--template", "-t", required=True, action="append", help="template file or name, or a saved version (name@version); repeatable")
+    score.add_argument("--template", "-t", required=True, action="append",
+                       help="template file or name, or a saved version (name@version); repeatable")
     score.add_argument("--level", help="only items of this level (turn, dialogue, summary); default: the template's")
     score.add_argument("--system", action="append", help="only items of this system (repeatable)")
     score.add_argument("--group", action="append", help="only items of this group (repeatable)")
@@ -159,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     agree = commands.add_parser("agree", help="correlations between judge and human scores, with 95%% CIs, and how "
                                               "the judge errs (kappa, confusion, offset, scale use, length)")
     agree.add_argument("dataset", help="dataset name as stored (the file name without extension) or a file path")
-    agree.add_argument("--template", "-t", help="template file or name, or a saved version (name@version); default: the most recently scored")
+    agree.add_argument("--template", "-t", help="template file or name, or a saved version (name@version); default: "
+                                                "the most recently scored")
     agree.add_argument("--signature", help="judge signature (default: the most recent with this template)")
     agree.add_argument("--levels", default="item,group,system", help="comma-separated: item, group, system")
     agree.add_argument("--bootstrap", type=_at_least(MIN_BOOTSTRAP), default=1000,

@@ -546,6 +546,7 @@ def test_a_version_saved_in_the_store_is_named_as_templates_list_and_agree_name_
     assert table(agree("-t", politer.label)) == table(agree("-t", politer.version)) == table(newest)
     assert main(["templates", "show", politer.label, "--store", store]) == 0
     assert capsys.readouterr().out.startswith(f"# {politer.label}")
-    assert main(["agree", "topicalchat_usr_sample", "-t", "topicalchat-naturalness@000000000000", "--store", store]) == 2
+    unknown = "topicalchat-naturalness@000000000000"
+    assert main(["agree", "topicalchat_usr_sample", "-t", unknown, "--store", store]) == 2
     error = capsys.readouterr().err
     assert error.count("\n") == 1 and "no such template file or name" in error and "templates list" in error, error

@@ -464,7 +464,7 @@ NAN = float("nan")
                             "+0.050 [-0.100, +0.200], p = 0.410 ("),
     (0.5, NAN, NAN, NAN, "Not decided on Natural: B − A = +0.500 on 40 items in 12 groups, but the bootstrap "
                          "differences are undefined in most resamples."),
-    (-0.0002, NAN, NAN, NAN, "Not decided on Natural: B − A = +0.000 on 40 items"),  # as the metric beside it: not -0.000
+    (-0.0002, NAN, NAN, NAN, "Not decided on Natural: B − A = +0.000 on 40 items"),  # as the metric reads: not -0.000
 ])
 def test_a_comparison_reads_as_a_verdict(difference, low, high, p, start):
     note = "" if math.isfinite(low) else "the bootstrap differences are undefined in most resamples"

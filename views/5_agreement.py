@@ -2,7 +2,6 @@
 and plots, and how it errs (kappa, confusion, offset, scale use, length); whether one version beats
 another on the same items; CSV and a standalone report."""
 
-
 import streamlit as st
 
 import geval
