@@ -314,6 +314,9 @@ def test_the_report_opens_with_the_summary_a_supervisor_reads_first(compared):
     markdown = made.markdown()
     assert re.findall(r"^## (.*)$", markdown, re.MULTILINE)[:2] == ["Bottom line", "Summary"]
     summary = _Page(page).text["Summary"]
+    opened = _Page(page).text["Bottom line"]  # the one part open: the main correlation and the comparison there too
+    assert next(line for line in summary.splitlines() if line.startswith("Main result: ")) in opened.splitlines()
+    assert "No clear difference on Natural between A (" in opened
     assert "What was judged: 40 of 60 items of topicalchat_usr_sample" in summary
     assert "compared with the mean of 3 annotators per item" in summary
     main = next(line for line in summary.splitlines() if line.startswith("Main result: "))

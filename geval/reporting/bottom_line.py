@@ -370,11 +370,13 @@ def systems_line(result: SystemMeans, named=str) -> str:
             f"{shown}; the others cannot be told apart.")
 
 
-def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests: Sequence | None) -> list:
-    """The report's first part, its bottom line: what was judged (`what`), a sentence per aspect
+def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests: Sequence | None,
+            headline: Sequence = ()) -> list:
+    """The report's first part, its bottom line: what was judged (`what`), the main correlation and the
+    comparisons' verdicts (`headline`: `geval.reporting.summary.headline`), a sentence per aspect
     (`sentence`), which systems differ (`systems_line`), the aspects left out and why; the test's
     constant judge from `tests` (`geval.alttest.run` with its baseline)."""
-    blocks: list = [Heading("Bottom line"), Text(what)]
+    blocks: list = [Heading("Bottom line"), Text(what), *headline]
     constants = {t.aspect: t for t in tests or () if t.baseline}
     named = short_names([combo for a in aspects for combo in a.figures["combo"]])
     lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error,

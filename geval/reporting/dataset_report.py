@@ -62,7 +62,7 @@ from geval.reporting.names import Names
 from geval.reporting.replacement import replacement_section
 from geval.reporting.replacement import tests as replacement_tests
 from geval.reporting.systems import systems_section
-from geval.reporting.summary import Judged, summary_section, what_was_judged
+from geval.reporting.summary import Judged, headline, summary_section, what_was_judged
 from geval.reporting.tables import (
     curve_caption,
     curve_table,
@@ -245,10 +245,11 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                                                 pairs, tested) if tested is not None else ([], [])
     judged = _what_was_judged(described, items, scored)
     document = Document(f"{name}: agreement with people")
+    agreement = {one.label: one.table for one in scored}
     opening = [Heading(document.title, 1), Text(_made(command), meta=True),
-               *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested)]
-    document.add(*summary_section(judged, board, {one.label: one.table for one in scored}, people, metric, verdicts,
-                                  replaced))
+               *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested,
+                                    headline(judged, board, agreement, people, metric, verdicts))]
+    document.add(*summary_section(judged, board, agreement, people, metric, verdicts, replaced))
     document.add(*_judged(items, described, scored, searched, unread, judged.judged))
     document.add(*_leaderboard(board, left_out, n_boot))
     document.add(*replacement)

@@ -50,23 +50,36 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
         blocks += [Text("Can the judge replace an annotator? (the alternative annotator test, below)"),
                    Bullets(tuple(replacement))]
     cells, how = _cells(board, tables, people, metric)
+    said, level = _headline(judged, cells, how, verdicts)
+    return blocks + said + (_ceiling(cells, cells[cells["kind"] == "judge"], level) if level else [])
+
+
+def headline(judged: Judged, board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people: pd.DataFrame,
+             metric: str, verdicts: Sequence[str]) -> list:
+    """The main correlation with its interval and what it means in words, then the comparisons' `verdicts` (or why
+    there is no correlation yet): what the report's bottom line says after what was judged, as its summary does."""
+    return _headline(judged, *_cells(board, tables, people, metric), verdicts)[0]
+
+
+def _headline(judged: Judged, cells: pd.DataFrame, how: str, verdicts: Sequence[str]) -> tuple[list, str | None]:
+    """`headline`'s blocks from the summary's cells, and the level of its main result (None when there is none)."""
     judges = cells[cells["kind"] == "judge"]
     if judges["value"].notna().sum() == 0:
-        return blocks + [Text("No correlation with people to report yet: " + (
+        return [Text("No correlation with people to report yet: " + (
             "nothing is judged." if not judged.judged else "no judged aspect has a correlation with a human score "
-                                                           "(see the agreement tables below for why)."))]
+                                                           "(see the agreement tables below for why)."))], None
     column = AVERAGE if judges.loc[judges["column"] == AVERAGE, "value"].notna().any() else \
         judges.loc[judges["value"].notna(), "column"].iloc[0]
     ranked = judges[judges["column"] == column].dropna(subset=["value"]).sort_values("value", ascending=False)
     best = ranked.iloc[0]
     what = f"the average over its aspects ({best['human']})" if column == AVERAGE else column
     agrees = "agrees with people at" if best["value"] > 0 else "does not agree with people:"
-    blocks.append(Text(f"Main result: {best['row']} {agrees} {best['metric']} {_read(best)} on {what}. "
-                       f"{how}; {best['level']} level, on {_rests_on(best)}."))
-    blocks.append(Text(" ".join(filter(None, (_chance(best), _best_of(ranked), _baseline(cells, column))))))
+    blocks = [Text(f"Main result: {best['row']} {agrees} {best['metric']} {_read(best)} on {what}. "
+                   f"{how}; {best['level']} level, on {_rests_on(best)}."),
+              Text(" ".join(filter(None, (_chance(best), _best_of(ranked), _baseline(cells, column)))))]
     if verdicts:
         blocks += [Text("Compared on the same items:"), Bullets(tuple(verdicts))]
-    return blocks + _ceiling(cells, judges, best["level"])
+    return blocks, best["level"]
 
 
 def what_was_judged(judged: Judged, people: pd.DataFrame) -> str:
