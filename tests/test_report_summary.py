@@ -14,7 +14,7 @@ import geval
 from geval.data.items import Item
 from geval.judging.templates import Aspect
 from geval.judging.weights import DEFAULT_MODEL
-from geval.reporting.document import Code, Details, Document, Figure, Heading, Table, Text
+from geval.reporting.document import Bullets, Code, Details, Document, Figure, Heading, Table, Text
 from geval.reporting.html import render_html
 from geval.reporting.markdown import render_markdown
 from geval.reporting.names import Names, judge_title
@@ -215,6 +215,26 @@ def test_without_a_leaderboard_the_summary_reads_the_agreement_tables_and_the_an
     assert "Main result: mine agrees with people at pearson 1.000 [1.000, 1.000] on Natural. From the agreement " \
            "tables; item level, on 40 items in 20 groups." in text
     assert "The best judge is above one annotator on 1 aspect." in text
+
+
+def test_the_bottom_lines_headline_lists_a_few_comparisons_and_counts_many(store):
+    """The bottom line, the one part open, lists the comparisons' verdicts: six imported judges made it 20 bullets."""
+    from geval.reporting.summary import Judged, headline
+
+    store.save_dataset(geval.Dataset("synthetic", "synthetic.csv", "table", ITEMS))
+    geval.score(store, ITEMS, make_template(), scripted(_follows_people), "synthetic")
+    combo = store.combos("synthetic").iloc[0]
+    table = geval.agree(store, "synthetic", (combo["template_version"], combo["signature"]), n_boot=100)
+    judged = Judged("synthetic", 40, 40, ["scripted: hashed"], ["test-naturalness@x"])
+    people = pd.DataFrame(columns=["statistic", "human", "value", "low", "high", "items", "note", "annotators"])
+
+    def said(verdicts: list[str]) -> list:
+        return headline(judged, None, {"mine": table}, people, "pearson", verdicts)
+
+    assert said([])[0].text.startswith("Main result: mine agrees with people at pearson 1.000")
+    assert said(["one", "two", "three"])[-1] == Bullets(("one", "two", "three"))
+    assert said([f"verdict {n}" for n in range(4)])[-1].text == (
+        "4 comparisons of template versions and judges on the same items: the summary below lists them.")
 
 
 def test_the_ceiling_is_found_where_the_protocol_names_its_columns_with_a_level(store):

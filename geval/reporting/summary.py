@@ -55,10 +55,15 @@ def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[s
 
 
 def headline(judged: Judged, board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people: pd.DataFrame,
-             metric: str, verdicts: Sequence[str]) -> list:
+             metric: str, verdicts: Sequence[str], most: int = 3) -> list:
     """The main correlation with its interval and what it means in words, then the comparisons' `verdicts` (or why
-    there is no correlation yet): what the report's bottom line says after what was judged, as its summary does."""
-    return _headline(judged, *_cells(board, tables, people, metric), verdicts)[0]
+    there is no correlation yet): what the report's bottom line says after what was judged, as its summary does.
+    More than `most` verdicts (six imported judges compared: 20) are counted, not listed."""
+    said = _headline(judged, *_cells(board, tables, people, metric), verdicts if len(verdicts) <= most else ())[0]
+    if len(verdicts) > most:
+        said.append(Text(f"{len(verdicts)} comparisons of template versions and judges on the same items: the summary "
+                         "below lists them."))
+    return said
 
 
 def _headline(judged: Judged, cells: pd.DataFrame, how: str, verdicts: Sequence[str]) -> tuple[list, str | None]:
