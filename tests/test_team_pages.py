@@ -254,10 +254,11 @@ def test_a_lead_makes_a_queue_on_the_page(monkeypatch, tmp_path, team):
     at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
     at.switch_page("views/8_queues.py").run()
     assert at.text_input(key="queue_aspects").value == "Understandable 0-1"  # the scale it was asked on, not 1-3
+    assert "queue_n" not in [box.key for box in at.number_input]  # every item: no n to give
+    at.selectbox(key="queue_how").set_value("per_system").run()  # above the form: the form then asks for n
     at.text_input(key="queue_name").input("second")
     assert at.multiselect(key="queue_who").options[-1] == "lena"  # My queue tells a lead to be among them
     at.multiselect(key="queue_who").set_value(["ann", "bob"])
-    at.selectbox(key="queue_how").set_value("per_system")
     at.number_input(key="queue_n").set_value(1)
     next(b for b in at.button if b.label == "Make the queue").click().run()
     assert not at.exception and "Queue second is made: 6 items, each to 2 of 2 annotators." in texts(at)

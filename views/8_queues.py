@@ -21,6 +21,8 @@ st.caption("A queue hands the items of a dataset to annotators, each item to sev
 # --- make a queue ---------------------------------------------------------------------------------
 accounts = store.users()
 with st.expander("Make a queue", expanded=not store.queues(dataset.name)):
+    how = st.selectbox("Which items", list(queues.SELECTIONS), format_func=queues.SELECTIONS.get,
+                       key="queue_how")  # outside the form: n is asked only where it is read
     with st.form("queue_new"):
         left, right = st.columns(2)
         name = left.text_input("Name", key="queue_name")
@@ -30,9 +32,7 @@ with st.expander("Make a queue", expanded=not store.queues(dataset.name)):
         who = left.multiselect("Annotators", sorted(accounts, key=lambda n: accounts[n] != "annotator"),  # leads last
                                key="queue_who", help="Accounts made with geval users add; a lead chosen here labels "
                                                      "a share too.")
-        how = right.selectbox("Which items", list(queues.SELECTIONS), format_func=queues.SELECTIONS.get,
-                              key="queue_how")
-        n = right.number_input("n", 0, 100_000, 20, key="queue_n", help="Not read for every item.")
+        n = 0 if how == "all" else right.number_input("n", 0, 100_000, 20, key="queue_n", help=queues.SELECTIONS[how])
         overlap = right.number_input("Annotators per item (overlap)", 1, 10, 2, key="queue_overlap",
                                      help="2 or more gives agreement.")
         rule = right.selectbox("Reasons", list(queues.REASON_RULES), format_func=queues.REASON_RULES.get,
