@@ -271,7 +271,7 @@ def candidates(start: Template, aspect_key: str, others: Sequence[Template] = ()
     start, and each form template read as argmax. Ensembles are added during the search."""
     human = (start.aspect(aspect_key).human or start.aspect(aspect_key).name).lower()
     first = only_aspect(start, aspect_key)
-    found = [Candidate(f"start: {start.name}", first)]
+    found = [Candidate(f"start: {start.label}", first)]  # its version: a saved edit and its prompts/ file read alike
     for other in others:
         match = next((a for a in other.aspects if (a.human or a.name).lower() == human), None)
         if match is not None and other.version != start.version:
