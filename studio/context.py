@@ -201,9 +201,10 @@ def wanted() -> dict[str, str | list[str]]:
     current = state.dataset()
     if current is not None:
         params["dataset"] = current.name
-    template = state.template()
-    if template is not None:
-        params["template"] = template.label
+    template = state.template()  # an edit that does not parse: the version it started from (a reload opens that)
+    label = template.label if template is not None else session.get("template_base")
+    if label:
+        params["template"] = label
     for name, (key, kind, default) in FIELDS.items():
         value = session.get(key)
         if value is not None and value != "" and value != default:

@@ -1,5 +1,6 @@
 """The Prompts page under AppTest: live validation, preview, saving versions, diff."""
 
+import geval
 from tests.apptest_helpers import open_app, texts
 from tests.helpers import REPO
 
@@ -66,7 +67,6 @@ def test_saving_an_edit_makes_a_new_version_that_can_be_diffed(monkeypatch, tmp_
 def test_a_saved_edit_names_the_version_it_was_edited_from(monkeypatch, tmp_path):
     """Its lineage, kept with it: an edit of a search's winner is read without the groups the search chose it on
     (geval.analysis.held_out), through every edit saved from it."""
-    import geval
 
     at = open_app(monkeypatch, tmp_path, PAGE)
     original = geval.Template.load("topicalchat-naturalness").version
@@ -183,7 +183,6 @@ def test_opening_another_template_over_an_unsaved_edit_asks_first(monkeypatch, t
     assert at.selectbox(key="prompts_open").value == "topicalchat-coherence"
     assert "- Coherence:" in at.text_area(key="template_text").value
     assert at.text_input(key="prompts_comment").value == ""
-    import geval
     saved = geval.Store(tmp_path / "store.sqlite").template_versions("topicalchat-naturalness")
     assert [t.text for t in saved] == [edited_text]
     editor = at.text_area(key="template_text")
@@ -209,7 +208,6 @@ def test_the_comment_field_starts_empty_for_each_template_opened_and_after_a_sav
 def test_the_diff_reads_from_the_prompts_file_even_when_a_run_stored_it_after_the_edit(monkeypatch, tmp_path):
     """A prompts/ file is the origin of its edits: stored by a run after an edit was saved from it
     (both scored in one run), it is still the diff's From side."""
-    import geval
 
     store = geval.Store(tmp_path / "store.sqlite")
     original = geval.Template.load("topicalchat-naturalness")
@@ -269,3 +267,6 @@ def test_an_edit_that_does_not_parse_after_opening_a_template_keeps_its_text_and
     assert at.error and not at.success
     at.run()  # and on the next run too
     assert at.text_area(key="template_text").value == typo
+    opened = geval.Template.load("topicalchat-coherence").label  # a reload opens what the edit started from
+    assert at.query_params["template"] == opened, at.query_params
+    assert any(f"a reload or a link opens {opened} without this edit" in c.value for c in at.caption)

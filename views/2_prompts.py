@@ -184,6 +184,10 @@ with save:
     st.button("Save as a new version", disabled=template is None, key="prompts_save", on_click=_save)
     if template is not None and template.version not in saved_versions and template.label not in file_labels:
         st.caption("Not saved yet: a reload or a link opens this version only once it is saved (or scored).")
+    if template is None:
+        started = st.session_state.get("template_base")
+        st.caption(f"Not saved, and it does not parse: a reload or a link opens {started or 'the default template'} "
+                   "without this edit. Mend it (the red line above says where) and save it to keep it.")
     if template is not None and template.version in saved_versions:
         st.button("Delete this saved version", key="prompts_delete_open",
                   on_click=lambda: st.session_state.update(prompts_delete=template.version))
