@@ -123,12 +123,16 @@ def test_after_a_stop_another_selection_starts_anew_and_the_stopped_run_keeps_it
         assert not [b for b in at.button if (b.key or "").startswith("score_resume")]
 
 
-def test_an_unparseable_template_stops_the_page_with_a_pointer(monkeypatch, tmp_path):
+def test_an_unparseable_template_in_the_editor_is_said_and_the_others_are_still_offered(monkeypatch, tmp_path):
+    """A typo in the editor stopped the page: no prompts/ file nor saved version could be scored meanwhile."""
     at = open_app(monkeypatch, tmp_path)
     at.session_state["template_text"] = "no header at all"
     at.switch_page(PAGE).run()
-    assert not at.exception
-    assert any("does not parse" in e.value for e in at.error)
+    assert not at.exception and not at.error
+    assert any("does not parse, so it is not offered here: mend it on the Prompts page" in w.value for w in at.warning)
+    offered = at.multiselect(key="score_templates").options  # as shown: "label (prompts/)"
+    assert f"{geval.Template.load('topicalchat-naturalness').label} (prompts/)" in offered
+    assert at.multiselect(key="score_templates").value and not at.button(key="score_start").disabled
 
 
 def test_a_per_aspect_template_makes_one_call_per_aspect(monkeypatch, tmp_path):

@@ -16,20 +16,20 @@ st.title("Score")
 store = state.store()
 dataset = state.require_dataset()
 current = state.template()
-if current is None:
-    st.error("The template in the editor does not parse: fix it on the Prompts page.")
-    st.stop()
+if current is None:  # the files in prompts/ and the saved versions are still offered
+    st.warning("The template in the editor does not parse, so it is not offered here: mend it on the Prompts page.")
 
 files = {t.label: geval.Template.parse(t.text, source=f"prompts/{t.name}") for t in geval.Template.known()}
 saved = {t.label: t for t in state.saved_templates(store)}
-available = {current.label: current}  # any version: the editor's, a file's, a saved one (written for these items)
+editor = {current.label: current} if current is not None else {}
+available = dict(editor)  # any version: the editor's, a file's, a saved one (written for these items)
 chosen_before = st.session_state.get("score_templates") or []
 # another dataset than the one the templates were chosen on: those that cannot render on it are dropped (and said)
 # (a session's first run counts as another dataset: a link's or a reload's templates were chosen before it)
 chosen_on = f"{dataset.name}:{dataset.items[0].id}"
 moved = st.session_state.get("score_chosen_on") != chosen_on
 st.session_state["score_chosen_on"] = chosen_on
-known = {**files, **saved, current.label: current}
+known = {**files, **saved, **editor}
 unfit = 0
 for label, template in known.items():
     if label in available:
@@ -54,12 +54,12 @@ if "score_templates" not in st.session_state or (moved and not st.session_state[
 
 def _describe(label: str) -> str:
     template = available[label]
-    where = "the editor" if label == current.label else "prompts/" if label in files else "saved"
+    where = "the editor" if label in editor else "prompts/" if label in files else "saved"
     comment = comments.get(template.version)
     return f"{label} ({where}{': ' + comment if comment else ''})"
 
 
-editor_misfit = current.misfit(dataset.items)  # the editor's template is chosen first only if it fits
+editor_misfit = current.misfit(dataset.items) if current is not None else None  # chosen first only if it fits
 labels = st.multiselect("Templates (one per aspect, or a multi-aspect form; two versions of one template are "
                         "scored one after the other)", list(available), format_func=_describe, key="score_templates",
                         persist_state="session")
