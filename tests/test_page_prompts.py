@@ -10,6 +10,7 @@ PAGE = "views/2_prompts.py"
 def test_preview_renders_the_template_on_a_real_item(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     assert not at.exception
+    assert "From and To are the same version" in texts(at)  # not a diff reading "(identical)" of the editor to itself
     assert "topicalchat-naturalness@" in at.success[0].value
     preview = at.code[0].value
     assert "Conversation History:" in preview and "{{context}}" not in preview

@@ -206,6 +206,8 @@ with diff:
     new = st.selectbox("To", labels, key="prompts_diff_new", format_func=named)
     if versions[old] is None or versions[new] is None:
         st.info("Fix the template in the editor to diff it.")
+    elif versions[old].version == versions[new].version:  # the editor holding a file untouched, on a first visit
+        st.info("From and To are the same version: edit the template, or choose another version to compare with.")
     else:
         st.code(versions[old].diff(versions[new]) or "(identical)", language="diff", wrap_lines=True)
 
