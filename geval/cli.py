@@ -955,8 +955,9 @@ def cmd_agree(args) -> None:
     others = others[(others["template_version"] != frame["template_version"].iloc[0])
                     | (others["signature"] != frame["signature"].iloc[0])]
     if not args.template and not args.signature and len(others):  # the most recent was read: say which others
-        print(f"the most recently scored of {len(others) + 1} template versions and judges; the others (-t TEMPLATE "
-              f"for one): {', '.join(others['label'])}")
+        print(f"the most recently scored of {len(others) + 1} template versions and judges; the others (-t "
+              f"NAME@VERSION for one, read with its newest judge; --signature for another): "
+              f"{', '.join(others['label'])}")
     if store.human_side(name) != "people":
         print(_human_side_line(store, name))
     shown = table.copy()

@@ -422,7 +422,8 @@ def test_alttest_and_agree_on_a_few_items_say_what_they_read(tmp_path, capsys):
            "2 items (groups: 1 dialogue)" in out
     main(["agree", "topicalchat_usr_sample", "--store", store, "--no-errs"])  # the newest read; the other named
     assert capsys.readouterr().out.splitlines()[1] == (
-        "the most recently scored of 2 template versions and judges; the others (-t TEMPLATE for one): "
+        "the most recently scored of 2 template versions and judges; the others (-t NAME@VERSION for one, read with "
+        "its newest judge; --signature for another): "
         "topicalchat-naturalness@e91757c96132 · scripted: hashed")
 
 
