@@ -271,3 +271,6 @@ def test_an_edit_that_does_not_parse_after_opening_a_template_keeps_its_text_and
     opened = geval.Template.load("topicalchat-coherence").label  # a reload opens what the edit started from
     assert at.query_params["template"] == opened, at.query_params
     assert any(f"a reload or a link opens {opened} without this edit" in c.value for c in at.caption)
+    at.selectbox(key="prompts_open").set_value("topicalchat-naturalness").run()  # asks first, and says why not saved
+    pending = at.button(key="prompts_pending_save")
+    assert pending.disabled and pending.help.startswith("An edit that does not parse cannot be saved")

@@ -269,7 +269,8 @@ def confirm_open(choice: str) -> None:
     save_it, drop_it, keep = st.columns(3)
     if save_it.button("Save it, then open", key="prompts_pending_save", disabled=template is None,
                       on_click=_save_then_open, args=(choice,),
-                      help="Saved as a new version, with the comment typed under Save (if any)."):
+                      help="Saved as a new version, with the comment typed under Save (if any)." if template is not None
+                      else "An edit that does not parse cannot be saved: keep editing to mend it, or open without it."):
         st.rerun()
     if drop_it.button("Drop it and open", key="prompts_pending_drop", on_click=_open, args=(choice,)):
         st.rerun()
