@@ -478,8 +478,8 @@ def test_a_comparison_reads_as_a_verdict(difference, low, high, p, start):
 def test_a_verdict_from_too_few_groups_says_to_score_more():
     c = Comparison("pearson", 0.292, 0.412, 0.12, NAN, NAN, NAN, 1.0, 0.3, 20, 6, "no interval: fewer than 10 groups")
     assert geval.reporting.verdict(c, "v1", "v2", "Natural") == (
-        "Not decided on Natural: B − A = +0.120 on 20 items in 6 groups, but fewer than 10 groups give no interval "
-        "to judge it by; score more groups.")
+        "Not decided on Natural: B − A = +0.120 on 20 items in 6 groups, but with fewer than 10 groups there is no "
+        "interval to judge it by; score more groups.")
     one = Comparison("pearson", 0.865, -0.588, -1.453, NAN, NAN, NAN, NAN, NAN, 4, 1, "")
     assert "on 4 items in 1 group, but" in geval.reporting.verdict(one, "v1", "v2", "Natural")
 

@@ -188,7 +188,7 @@ def _verdict(c: Comparison, a: str, b: str, human: str) -> str:
                 f"{c.metric} correlation on these {c.n_items} items (the same score for every item, or fewer than "
                 "3 scored), so there is no difference to judge.")
     if not math.isfinite(c.low):
-        why = (f"fewer than {MIN_GROUPS} groups give no interval to judge it by; score more groups"
+        why = (f"with fewer than {MIN_GROUPS} groups there is no interval to judge it by; score more groups"
                if c.n_groups < MIN_GROUPS else (c.note or "the jackknife gave no interval to judge it by"))
         return (f"Not decided on {human}: B − A = {fixed(c.difference, 3, True)} on {c.n_items} items in {c.n_groups} "
                 f"group{'' if c.n_groups == 1 else 's'}, "
