@@ -202,8 +202,9 @@ def judge_text(options: dict) -> str:
     """The judge as the sidebar and the Score page name it: backend, model and, for an
     OpenAI-compatible server other than api.openai.com, where it runs."""
     host = urlsplit(options.get("base_url") or "").netloc
-    return (f"{options['backend']}: {options.get('model') or 'Qwen2.5-Coder-1.5B (embedded)'}"
-            + (f" at {host}" if options["backend"] == "openai" and host else ""))
+    model = options.get("model") or (Path(options["model_path"]).name if options.get("model_path") else
+                                     "Qwen2.5-Coder-1.5B, bundled")  # "embedded: ... (embedded)" said it twice
+    return f"{options['backend']}: {model}" + (f" at {host}" if options["backend"] == "openai" and host else "")
 
 
 def _judge_settings() -> None:

@@ -12,7 +12,13 @@ def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path)
     shown = [t.value for t in at.sidebar.text]
     assert shown[0].startswith("topicalchat_usr_sample (usr): 60 items")
     assert shown[1].startswith("topicalchat-naturalness@")
-    assert shown[2] == "embedded: Qwen2.5-Coder-1.5B (embedded)"
+    assert shown[2] == "embedded: Qwen2.5-Coder-1.5B, bundled"
+
+
+def test_an_embedded_judge_of_another_gguf_file_is_named_by_its_file(monkeypatch, tmp_path):
+    """Two GGUF files read alike, "embedded: Qwen2.5-Coder-1.5B (embedded)", and shared the judge check's result."""
+    at = open_app(monkeypatch, tmp_path, state={"judge_model_path": "/models/other-3b-q4_k_m.gguf"})
+    assert at.sidebar.text[-1].value == "embedded: other-3b-q4_k_m.gguf"
 
 
 def test_switching_the_judge_to_an_openai_compatible_server(monkeypatch, tmp_path):
