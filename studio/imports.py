@@ -20,6 +20,7 @@ from studio.text import plain
 TYPES = ["csv", "json", "jsonl"]
 AS_NAMED = "(as the file names them)"
 DONE = "imports_done"  # what the last import did, shown after the rerun that updates the page above
+NOTED = "imports_noted"  # what to know before reading it (`Imported.notes`), shown below that, in orange
 SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
 ONLY_KNOWN = "Only this dataset's items"
 #: The CLI's options that the engine's messages name, as this form's fields.
@@ -36,6 +37,8 @@ def section(store: geval.Store, dataset: geval.Dataset) -> None:
                "`python -m geval labels import` read.")
     for line in st.session_state.pop(DONE, []):
         st.success(line)
+    for note in st.session_state.pop(NOTED, []):
+        st.warning(plain(note))
     judge, labels = st.columns(2)
     with judge:
         _judge_form(store, dataset)
@@ -83,6 +86,7 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
         st.error(plain(message))
         return
     st.session_state[DONE] = [_judge_line(one, upload.name) for one in done]
+    st.session_state[NOTED] = list(dict.fromkeys(note for one in done for note in one.notes))
     st.rerun()
 
 

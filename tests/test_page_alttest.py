@@ -191,6 +191,21 @@ def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
                                                      "judge-b (imported from llm_annotations.json)"]
 
 
+def test_an_import_says_in_orange_what_to_know_before_reading_it(monkeypatch, tmp_path):
+    """The page dropped `Imported.notes` (an undeclared scale, an aspect nobody scored), which the command line
+    prints."""
+    monkeypatch.setattr("geval.scoring.imports._undeclared", lambda *args: ["Natural: no scale is declared"])
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = [item.id for item in store.items(SAMPLE)[:3]]
+    table = "item_id,Natural\n" + "".join(f"{i},{n + 1}\n" for n, i in enumerate(ids))
+    at.file_uploader(key="import_judge_file").set_value(("gpt.csv", table.encode(), "text/csv"))
+    at.button(key="import_judge_submit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [s.value.split(";")[0] for s in at.success] == ["gpt: 3 items imported (Natural)"]
+    assert [w.value for w in at.warning] == ["Natural: no scale is declared"]
+
+
 def test_labels_imported_on_the_data_page_are_one_more_annotator(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path)
     store = geval.Store(tmp_path / "store.sqlite")

@@ -129,7 +129,7 @@ def import_judge(store: Store, dataset: str, path: str | Path, name: str | None 
                              len({row["item_id"] for row in rows}),
                              list(dict.fromkeys(named.get(r["aspect"], r["aspect"]) for r in rows)),
                              unscored, already=template.version in known, left_out=left_out[judge],
-                             notes=_undeclared(template, keys, dataset)))
+                             notes=[*_undeclared(template, keys, dataset), *_scored_by_nobody(template, keys)]))
     new = {a.name: a.categories for _, template, *_ in made for a in template.aspects
            if a.categories and a.name not in keys.given_categories}
     if new:  # a judge's two-category words on an aspect nobody has labeled yet: its categories
@@ -155,6 +155,16 @@ def _undeclared(template: Template, keys: _Keys, dataset: str) -> list[str]:
                          f"asked on (python -m geval datasets load {dataset} --scale '{aspect.name}=LOW-HIGH'), and "
                          "the judge is mapped onto it; until then each verdict says which reading it took")
     return notes
+
+
+def _scored_by_nobody(template: Template, keys: _Keys) -> list[str]:
+    """A line for each aspect of an imported judge that no person scored on these items (`--aspect naturalness`
+    where people scored Natural): compared with nobody until it is labeled, and chosen on Agreement for nothing."""
+    people = sorted({name for item in keys.items for name, scores in item.human.items() if scores})
+    return [f"{aspect.name}: nobody scored it on these items (people scored {', '.join(people) or 'nothing yet'}): it is "
+            "compared with people once they label it; to compare it with one of theirs, import it again naming that "
+            "aspect" for aspect in template.aspects
+            if (aspect.human or aspect.name).lower() not in {name.lower() for name in people}]
 
 
 def _leaves(data: object, aspect: str | None) -> list[object]:
