@@ -606,8 +606,8 @@ def test_a_judge_of_an_aspect_nobody_has_labeled_yet_imports_on_the_scale_given(
                        "--store", store_path)
     assert imported.returncode == 0, imported.stderr
     assert imported.stdout.startswith("gpt: 3 items, Fluency (") and "scale:fluency=1-5" in imported.stdout
-    assert "\n  Fluency: nobody scored it on these items (people scored nothing yet): it is compared with people once " \
-           "they label it" in imported.stdout  # said, so that an aspect named otherwise than the people's is seen
+    assert "\n  Fluency: nobody scored it on these items (people scored nothing yet): it is compared with people " \
+           "once they label it" in imported.stdout  # said, so that an aspect named otherwise than the people's is seen
     store = geval.Store(store_path)
     items = {item.source_id: item.id for item in store.items("mine")}
     for key, label in {"q1": 3, "q2": 5, "q3": 1}.items():

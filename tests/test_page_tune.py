@@ -33,7 +33,7 @@ def test_a_small_search_reports_the_winner_on_the_test_groups_and_saves_it(monke
         assert "Split (seeded, by group): 5 groups to tune on, 5 to test on; 2 variants tried" in page
         assert "Winner on the tune groups:" in page
         rounds = at.dataframe[0].value
-        start = f"start: {geval.Template.load('topicalchat-naturalness').label}"  # which version: a saved edit reads alike
+        start = f"start: {geval.Template.load('topicalchat-naturalness').label}"  # a saved edit read alike
         assert {start, f"{start} [argmax read]"} <= set(rounds["candidate"])
         assert (rounds["groups"] == 3).all()  # round 1: three of the five tune groups
         calls = stub.count

@@ -161,8 +161,8 @@ def _scored_by_nobody(template: Template, keys: _Keys) -> list[str]:
     """A line for each aspect of an imported judge that no person scored on these items (`--aspect naturalness`
     where people scored Natural): compared with nobody until it is labeled, and chosen on Agreement for nothing."""
     people = sorted({name for item in keys.items for name, scores in item.human.items() if scores})
-    return [f"{aspect.name}: nobody scored it on these items (people scored {', '.join(people) or 'nothing yet'}): it is "
-            "compared with people once they label it; to compare it with one of theirs, import it again naming that "
+    return [f"{aspect.name}: nobody scored it on these items (people scored {', '.join(people) or 'nothing yet'}): "
+            "it is compared with people once they label it; to compare it with one of theirs, import it again naming that "
             "aspect" for aspect in template.aspects
             if (aspect.human or aspect.name).lower() not in {name.lower() for name in people}]
 
