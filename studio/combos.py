@@ -45,16 +45,28 @@ def open_newest(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     if seen is None or seen == (dataset, newest):
         return
     st.session_state["inspect_combo"] = default(combos)
-    st.session_state["agree_combos"] = default_chosen(store, combos)
+    st.session_state["agree_combos"] = default_chosen(store, combos, dataset)
 
 
-def default_chosen(store: geval.Store, combos: pd.DataFrame) -> list[str]:
-    """The combinations Agreement compares until others are chosen: the default one (`default`) and
-    every other scored with a human aspect in common (a judge imported beside a scored one: both), a
-    prompt search's variants left out."""
-    label = default(combos)
+def default_chosen(store: geval.Store, combos: pd.DataFrame, dataset: str) -> list[str]:
+    """The combinations Agreement compares until others are chosen: the newest scored one, not a prompt
+    search's, compared with an aspect people scored on `dataset` (a judge imported as naturalness where
+    people scored Natural is not: it has nothing to agree with), else `default`; and every other scored with
+    a human aspect in common (a judge imported beside a scored one: both), a prompt search's variants left out."""
+    unmatched = set(compared_with_nobody(store, combos, dataset))
+    own = scored(combos[~combos["searched"].astype(bool)])
+    label = next((label for label in own if label not in unmatched), default(combos))
     searched = combos.set_index("label")["searched"].astype(bool)
     return [label, *(other for other in comparable(store, combos, label) if not searched[other])]
+
+
+def compared_with_nobody(store: geval.Store, combos: pd.DataFrame, dataset: str) -> list[str]:
+    """The scored combinations, not a prompt search's, whose aspects match none that people scored on `dataset` (as
+    the human side it is compared with has them): what Agreement does not open on."""
+    versions = combos.set_index("label")["template_version"]
+    people = {aspect.lower() for aspect in geval.Dataset(dataset, "", "", store.items(dataset)).aspects}
+    return [label for label in scored(combos[~combos["searched"].astype(bool)])
+            if not _humans(store, versions[label]) & people]
 
 
 def hidden(store: geval.Store, combos: pd.DataFrame, chosen: list[str]) -> list[str]:

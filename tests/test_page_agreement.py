@@ -813,3 +813,25 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     advice = next(i.value.replace("\\", "") for i in at.info if i.value.startswith("Each item here has one"))
     assert advice.endswith("You have labeled items here: choose \"you as one more annotator (on the items you "
                            "labeled)\" under Compared with, above, to test the judge against the people and you.")
+
+
+def test_agreement_opens_on_a_judge_people_can_be_compared_with_not_a_newer_import_of_an_aspect_nobody_scored(
+        monkeypatch, tmp_path):
+    """A judge imported as naturalness where people scored Natural, newer than the one scored: Agreement opened on
+    it alone, in red ("no judge aspect of imported-gpt-x@... matches a human aspect"), the scored judge left out."""
+    from geval.scoring.imports import import_judge
+
+    at, dataset = scored_app(monkeypatch, tmp_path, n=36)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = list(store.judgments(dataset.name)["item_id"])
+    table = tmp_path / "gpt-x.csv"
+    table.write_text("item_id,score\n" + "".join(f"{i},{1 + n % 3}\n" for n, i in enumerate(ids)))
+    import_judge(store, dataset.name, table, aspect="naturalness", scale=(1, 3))
+    store.close()
+    at.switch_page(PAGE).run()
+    assert not at.exception and not at.error
+    assert [label.split("@")[0] for label in at.multiselect(key="agree_combos").value] == ["topicalchat-naturalness"]
+    assert any(plain("Not shown, compared with no aspect people scored here: gpt-x (imported from gpt-x.csv)")
+               in c.value for c in at.caption)
+    at.multiselect(key="agree_combos").select("gpt-x (imported from gpt-x.csv)").run()  # chosen: why, in red
+    assert any("matches a human aspect" in e.value for e in at.error)

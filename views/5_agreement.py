@@ -42,8 +42,9 @@ labels = list(by_label.index)
 
 state.keep_valid("agree_combos", labels)
 scored.variants_toggle(combos)
+opened = None if "agree_combos" in st.session_state else scored.default_chosen(store, combos, dataset.name)
 chosen = st.multiselect("Template versions and judges", scored.menu(combos, st.session_state.get("agree_combos")),
-                        default=None if "agree_combos" in st.session_state else scored.default_chosen(store, combos),
+                        default=opened,
                         key="agree_combos", format_func=scored.describe(combos),
                         persist_state="session")
 left, middle, right = st.columns([2, 1, 1])
@@ -79,6 +80,10 @@ others = scored.hidden(store, combos, chosen)
 if others:
     st.caption(plain(f"Not shown, though compared with the same human aspects: {', '.join(others)}. Add them above to "
                      "compare them here and in the report."))
+unmatched = [label for label in scored.compared_with_nobody(store, combos, dataset.name) if label not in chosen]
+if unmatched:
+    st.caption(plain(f"Not shown, compared with no aspect people scored here: {', '.join(unmatched)}. Choose one above "
+                     "to see why and what to do."))
 labeled = geval.labeling.counts(store, dataset.name)
 compared_with = human_side.choose(store, dataset, labeled)
 side = store.human_side(dataset.name)  # "people", "you" or "both": named in titles and captions
