@@ -264,3 +264,15 @@ def test_a_search_made_elsewhere_is_listed_and_its_result_shown(monkeypatch, tmp
     assert f"Split (seeded, by group): {len(found.tune_groups)} groups to tune on" in texts(at)
     assert next(m.value for m in at.metric if m.label == f"Winner on the {len(found.test_groups)} test groups") == \
         geval.reporting.number(found.test["winner"])
+
+
+def test_a_budget_too_small_for_every_candidate_to_see_enough_groups_is_set_right_with_one_click(monkeypatch,
+                                                                                                  tmp_path):
+    """The page opened warning "a budget of 420 lets every candidate see 3" and left the user to type it."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    warning = next(w.value for w in at.warning if "mostly luck" in w.value)
+    enough = int(warning.split("a budget of ")[1].split()[0])
+    at.button(key="tune_budget_enough").click().run()
+    assert at.number_input(key="tune_budget").value == enough
+    assert not any("mostly luck" in w.value for w in at.warning)
+    assert "tune_budget_enough" not in [button.key for button in at.button]

@@ -86,6 +86,9 @@ if needed is not None:
     elif budget < needed.enough:
         st.warning(f"With {int(budget)} judge calls the winner is chosen on fewer than {needed.groups} tune groups, "
                    f"mostly luck: a budget of {needed.enough} lets every candidate see {needed.groups}.")
+    if budget < needed.enough:
+        st.button(f"Set the budget to {needed.enough}", key="tune_budget_enough",
+                  on_click=lambda: st.session_state.update(tune_budget=needed.enough))
     if not short and needed.few_items_line():
         st.warning(needed.few_items_line())
 
