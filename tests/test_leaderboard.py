@@ -284,6 +284,26 @@ def test_a_judge_row_with_less_than_half_the_items_judged_is_left_out_with_one_l
            f"left out: {multi} (5)" in board.skipped
 
 
+def test_a_judge_imported_on_an_aspect_nobody_scored_leaves_out_no_row_that_judged_fewer_items(tmp_path):
+    """A judge imported on all 60 items as naturalness where people scored Natural made the rows of the judge scored
+    on 12 "fewer than half of the 60 items the most complete row judged": the report's bottom line then read "No
+    correlation with people to report yet" above a per-aspect line giving one."""
+    from geval.scoring.imports import import_judge
+
+    dataset = geval.load_dataset(SAMPLE)
+    store = geval.Store(tmp_path / "s.sqlite")
+    store.save_dataset(dataset)
+    geval.score(store, dataset.items[:12], resolve_template("topicalchat-naturalness"), scripted(), dataset.name)
+    table = tmp_path / "elsewhere.csv"
+    table.write_text("item_id,score\n" + "".join(f"{item.id},{1 + n % 3}\n" for n, item in enumerate(dataset.items)))
+    import_judge(store, dataset.name, table, aspect="naturalness", scale=(1, 3))
+    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    scored = f"G-EVAL {resolve_template('topicalchat-naturalness').label} · scripted: hashed"
+    assert scored in set(board.rows["row"])
+    assert not any("fewer than half" in line for line in board.skipped)
+    assert np.isfinite(board.values("pearson").loc[scored, "Natural"])
+
+
 def test_every_judge_row_is_compared_pairwise_with_one_prompt_per_aspect(tmp_path):
     store, dataset = scored_store(tmp_path / "s.sqlite", SINGLE + ("topicalchat-multi",))
     board = leaderboard(store, dataset.name, baselines=[], ceiling=False, ensemble=True, n_boot=N_BOOT)

@@ -409,15 +409,19 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
             row.note = "; ".join(filter(None, [row.note, said]))
             row.caveat = FEW_SHOT if any(store.template(version).examples for version, _ in pairs) else ""
             rows.append(row)
-    return _fully_judged(rows, skipped)
+    return _fully_judged(rows, skipped, item_columns(items).human_aspects)
 
 
-def _fully_judged(rows: list[Row], skipped: list[str]) -> list[Row]:
-    """The judge rows with at least half as many items judged as the most complete one; one
-    skipped line for the others (e.g. a prompt search's variants, each scored on a few groups,
+def _fully_judged(rows: list[Row], skipped: list[str], human_aspects: Sequence[str]) -> list[Row]:
+    """The judge rows with at least half as many items judged as the most complete one compared with people (one of
+    `human_aspects`: a judge imported on an aspect nobody scored, judging every item, does not leave out those that
+    judged fewer); one skipped line for the others (e.g. a prompt search's variants, each scored on a few groups,
     which the report shows in a section of their own)."""
     judged = [int(row.scores.notna().any(axis=1).sum()) for row in rows]
-    most = max(judged, default=0)
+    people = {aspect.lower() for aspect in human_aspects}
+    compared = [row.scores[[c for c, human in row.humans.items() if human.lower() in people and c in row.scores]]
+                for row in rows]
+    most = max((int(scores.notna().any(axis=1).sum()) for scores in compared if len(scores.columns)), default=0)
     partial = [f"{row.label} ({n})" for row, n in zip(rows, judged) if 2 * n < most]
     if partial:
         skipped.append(f"{counted(len(partial), 'judge row')} with fewer than half of the {most} items the most complete row "
