@@ -297,10 +297,13 @@ def test_a_judge_imported_on_an_aspect_nobody_scored_leaves_out_no_row_that_judg
     table = tmp_path / "elsewhere.csv"
     table.write_text("item_id,score\n" + "".join(f"{item.id},{1 + n % 3}\n" for n, item in enumerate(dataset.items)))
     import_judge(store, dataset.name, table, aspect="naturalness", scale=(1, 3))
-    board = leaderboard(store, dataset.name, baselines=[], ceiling=False, n_boot=N_BOOT)
+    board = leaderboard(store, dataset.name, baselines=["length"], n_boot=N_BOOT)
     scored = f"G-EVAL {resolve_template('topicalchat-naturalness').label} · scripted: hashed"
-    assert scored in set(board.rows["row"])
-    assert not any("fewer than half" in line for line in board.skipped)
+    assert set(board.rows.loc[board.rows["kind"] == "judge", "row"]) == {scored}
+    assert board.skipped == ["1 judge row compared with no aspect people scored here (Understandable, Natural, Maintains "
+                             "Context, Engaging, Uses Knowledge, Overall) left out: elsewhere (imported from "
+                             "elsewhere.csv) (naturalness); import it again naming one of theirs, or label its aspect"]
+    assert set(board.cells["n"]) == {12}  # the baselines' and people's rows on the judge's 12 items, not on 60
     assert np.isfinite(board.values("pearson").loc[scored, "Natural"])
 
 

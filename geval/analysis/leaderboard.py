@@ -413,15 +413,21 @@ def _judge_rows(store: Store, dataset: str, items, variants: Sequence[str], skip
 
 
 def _fully_judged(rows: list[Row], skipped: list[str], human_aspects: Sequence[str]) -> list[Row]:
-    """The judge rows with at least half as many items judged as the most complete one compared with people (one of
-    `human_aspects`: a judge imported on an aspect nobody scored, judging every item, does not leave out those that
-    judged fewer); one skipped line for the others (e.g. a prompt search's variants, each scored on a few groups,
-    which the report shows in a section of their own)."""
-    judged = [int(row.scores.notna().any(axis=1).sum()) for row in rows]
+    """The judge rows compared with an aspect people scored (one of `human_aspects`) with at least half as many items
+    judged as the most complete of those; a skipped line for the others: rows compared with nobody (a judge imported
+    as naturalness where people scored Natural: judging every item, it made the rest look incomplete) and partial
+    ones (e.g. a prompt search's variants, each scored on a few groups, which the report shows in a section of their
+    own)."""
     people = {aspect.lower() for aspect in human_aspects}
-    compared = [row.scores[[c for c, human in row.humans.items() if human.lower() in people and c in row.scores]]
-                for row in rows]
-    most = max((int(scores.notna().any(axis=1).sum()) for scores in compared if len(scores.columns)), default=0)
+    compared = [[column for column, human in row.humans.items() if human.lower() in people] for row in rows]
+    nobody = [f"{row.label} ({', '.join(row.humans.values())})" for row, columns in zip(rows, compared) if not columns]
+    if nobody:
+        skipped.append(f"{counted(len(nobody), 'judge row')} compared with no aspect people scored here "
+                       f"({', '.join(human_aspects) or 'none yet'}) left out: {'; '.join(nobody)}; import it again "
+                       "naming one of theirs, or label its aspect")
+    rows = [row for row, columns in zip(rows, compared) if columns]
+    judged = [int(row.scores.notna().any(axis=1).sum()) for row in rows]
+    most = max(judged, default=0)
     partial = [f"{row.label} ({n})" for row, n in zip(rows, judged) if 2 * n < most]
     if partial:
         skipped.append(f"{counted(len(partial), 'judge row')} with fewer than half of the {most} items the most complete row "
