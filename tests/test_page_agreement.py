@@ -833,5 +833,8 @@ def test_agreement_opens_on_a_judge_people_can_be_compared_with_not_a_newer_impo
     assert [label.split("@")[0] for label in at.multiselect(key="agree_combos").value] == ["topicalchat-naturalness"]
     assert any(plain("Not shown, compared with no aspect people scored here: gpt-x (imported from gpt-x.csv)")
                in c.value for c in at.caption)
-    at.multiselect(key="agree_combos").select("gpt-x (imported from gpt-x.csv)").run()  # chosen: why, in red
-    assert any("matches a human aspect" in e.value for e in at.error)
+    at.multiselect(key="agree_combos").select("gpt-x (imported from gpt-x.csv)").run()  # chosen: why, in orange
+    said = next(w.value for w in at.warning if "matches a human aspect" in w.value)
+    assert "this judge's scores were imported as naturalness" in said and "naming one of those" in said
+    assert "`python -m geval judge import FILE --dataset " in said  # shown as code, not as backticks
+    assert not at.error

@@ -7,7 +7,7 @@ import streamlit as st
 import geval
 from studio import alttest, cached, human_side, judge_errors, leaderboard, pairwise, state, systems
 from studio import combos as scored
-from studio.text import plain
+from studio.text import plain, with_code
 
 
 def build_report(dataset: geval.Dataset, pairs: list, tables: dict, levels: tuple, n_boot: int, metric: str,
@@ -80,7 +80,8 @@ others = scored.hidden(store, combos, chosen)
 if others:
     st.caption(plain(f"Not shown, though compared with the same human aspects: {', '.join(others)}. Add them above to "
                      "compare them here and in the report."))
-unmatched = [label for label in scored.compared_with_nobody(store, combos, dataset.name) if label not in chosen]
+nobody = scored.compared_with_nobody(store, combos, dataset.name)
+unmatched = [label for label in nobody if label not in chosen]
 if unmatched:
     st.caption(plain(f"Not shown, compared with no aspect people scored here: {', '.join(unmatched)}. Choose one above "
                      "to see why and what to do."))
@@ -100,8 +101,8 @@ for label in chosen:
     try:
         tables[label] = cached.agreement(store, dataset.name, row, variant, tuple(levels), int(n_boot))
         pairs[label] = cached.pair(row)
-    except geval.GevalError as exc:
-        st.error(plain(f"{label}: {exc}"))
+    except geval.GevalError as exc:  # orange where nothing failed: people scored nothing this judge is compared with
+        (st.warning if label in nobody else st.error)(with_code(f"{label}: {exc}"))
 if unsampled:
     st.caption(plain(f"Not read as the mean of sampled answers: {', '.join(unsampled)} (no sampled answers stored: "
                      "choose another score variant to see them)."))

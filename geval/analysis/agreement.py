@@ -79,7 +79,7 @@ def no_human_because(template: Template, aspect_key: str, human_aspects: list[st
     score or label at all yet (label it); or your labels of it are there but not read (`unread_labels`: the aspects
     labeled where the dataset is compared with its own scores: read them); or none of the name the header's
     `human = ...` asks for (label that, or name one it has); or the header names none and no human aspect has the
-    aspect's."""
+    aspect's; or a judge's scores were imported as an aspect the dataset has not (import them again naming one)."""
     aspect = template.aspect(aspect_key)
     wanted = aspect.human or aspect.name
     if wanted.lower() in {a.lower() for a in unread_labels}:
@@ -90,6 +90,11 @@ def no_human_because(template: Template, aspect_key: str, human_aspects: list[st
     label = f"label {aspect.name} on the Label page (or import labels with `python -m geval labels import`)"
     if not human_aspects:
         return f"'{dataset}' has no human score or label yet: {label}, and the judge's {aspect.name} is compared with them"
+    if template.kind == "imported":
+        return (f"this judge's scores were imported as {aspect.name}, and '{dataset}' has no score or label of that "
+                f"name (it has {', '.join(human_aspects)}): import them again naming one of those (the Data page's "
+                f"\"Scores made elsewhere\"; CLI: `python -m geval judge import FILE --dataset {dataset} --aspect NAME`), "
+                f"or {label}")
     if aspect.human:
         return (f"{template.name} compares {aspect.name} with '{aspect.human}' (its human = \"{aspect.human}\"), "
                 f"and '{dataset}' has no score or label of that name (it has {', '.join(human_aspects)}): {label}, "
