@@ -37,25 +37,31 @@ OPENED = {"inspect_combo": str, "agree_combos": list}
 def open_newest(store: geval.Store, dataset: str, combos: pd.DataFrame) -> None:
     """When a combination newer than the one last seen has scores (a run just ended, a judge was
     imported), Inspect opens on it and Agreement on it and every other compared with its human aspects
-    (`default_chosen`), not on the session's previous choice; a link's choice on a session's first
-    run, and a choice made since, stay."""
+    (`default_chosen`; not on one compared with nobody: `opening`), not on the session's previous choice; a link's
+    choice on a session's first run, and a choice made since, stay."""
     newest = combos.set_index("label").loc[default(combos), "id"]
     seen = st.session_state.get("combos_newest")
     st.session_state["combos_newest"] = (dataset, newest)
     if seen is None or seen == (dataset, newest):
         return
-    st.session_state["inspect_combo"] = default(combos)
     st.session_state["agree_combos"] = default_chosen(store, combos, dataset)
+    st.session_state["inspect_combo"] = st.session_state["agree_combos"][0]
+
+
+def opening(store: geval.Store, combos: pd.DataFrame, dataset: str) -> str:
+    """The combination Inspect and Agreement open on: the newest scored one, not a prompt search's, compared with an
+    aspect people scored on `dataset` (a judge imported as naturalness where people scored Natural is not: it has
+    nothing to agree with), else `default`."""
+    unmatched = set(compared_with_nobody(store, combos, dataset))
+    return next((label for label in scored(combos[~combos["searched"].astype(bool)]) if label not in unmatched),
+                default(combos))
 
 
 def default_chosen(store: geval.Store, combos: pd.DataFrame, dataset: str) -> list[str]:
-    """The combinations Agreement compares until others are chosen: the newest scored one, not a prompt
-    search's, compared with an aspect people scored on `dataset` (a judge imported as naturalness where
-    people scored Natural is not: it has nothing to agree with), else `default`; and every other scored with
-    a human aspect in common (a judge imported beside a scored one: both), a prompt search's variants left out."""
-    unmatched = set(compared_with_nobody(store, combos, dataset))
-    own = scored(combos[~combos["searched"].astype(bool)])
-    label = next((label for label in own if label not in unmatched), default(combos))
+    """The combinations Agreement compares until others are chosen: the one it opens on (`opening`) and every other
+    scored with a human aspect in common (a judge imported beside a scored one: both), a prompt search's variants
+    left out."""
+    label = opening(store, combos, dataset)
     searched = combos.set_index("label")["searched"].astype(bool)
     return [label, *(other for other in comparable(store, combos, label) if not searched[other])]
 

@@ -838,3 +838,5 @@ def test_agreement_opens_on_a_judge_people_can_be_compared_with_not_a_newer_impo
     assert "this judge's scores were imported as naturalness" in said and "naming one of those" in said
     assert "`python -m geval judge import FILE --dataset " in said  # shown as code, not as backticks
     assert not at.error
+    at.switch_page("views/4_inspect.py").run()  # Inspect opened on the import too, its items in dataset order
+    assert at.selectbox(key="inspect_combo").value.startswith("topicalchat-naturalness@")

@@ -40,7 +40,7 @@ dataset = state.require_dataset()
 
 combos = scored.require_scored(store, dataset)
 
-scored.choose("inspect_combo", combos)  # never a combination with nothing scored, unless chosen
+scored.choose("inspect_combo", combos, lambda offered: scored.opening(store, offered, dataset.name))  # as Agreement
 scored.variants_toggle(combos)
 label = st.selectbox("Template version and judge", scored.menu(combos, st.session_state.get("inspect_combo")),
                      key="inspect_combo", format_func=scored.describe(combos), persist_state="session")
