@@ -59,8 +59,9 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
                              placeholder="the file's name; in a {judge: ...} file, every judge",
                              help="In a {judge: {item id: score}} file, only the judge of this name is imported.")
         aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect")
-        scale = st.text_input("Scale", key="import_judge_scale", placeholder="the people's scores' range, e.g. 1-5",
-                              help="Needed when no one has scored the aspect yet: the lowest and highest score.")
+        scale = st.text_input("Scale", key="import_judge_scale", placeholder="the judge's, e.g. 1-10 (default: the people's)",
+                              help="The judge's lowest and highest score; left empty, the scale declared for the "
+                                   "people's scores, else their range.")
         only_known = st.checkbox(ONLY_KNOWN, key="import_judge_only_known",
                                  help="For a file made for more items than this dataset has (the full SummEval's for "
                                       "its sample): the other items' scores are left out, and counted.")

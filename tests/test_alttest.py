@@ -223,8 +223,9 @@ def labeled(store):
                                    "for every label of an aspect one of two words (pass/fail, yes/no, true/false); "
                                    "other categories are read from a folder of annotations (human_annotations.json, "
                                    "{{annotator: {{item: label}}}}: python -m geval datasets load FOLDER)"),
-    ("item_id,fluency\nrow0,2\n", "{path}:2: no score column: name it as an aspect of the dataset (Natural) or "
-                                   "'score'"),
+    ("item_id,fluency\nrow0,2\n", "{path}:2: no score column: name it as an aspect of the dataset (Natural), or "
+                                   "'score' and say its aspect (--aspect: one of those, or a new one with its --scale "
+                                   "LOW-HIGH)"),
     ('{"row0": 2, "row1": ', "{path}:1:21: invalid JSON (Expecting value); correct it there and load the file again"),
 ])
 def test_a_bad_import_names_the_row_and_stores_nothing(labeled, tmp_path, text, message):
