@@ -59,7 +59,8 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
                              placeholder="the file's name; in a {judge: ...} file, every judge",
                              help="In a {judge: {item id: score}} file, only the judge of this name is imported.")
         aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect")
-        scale = st.text_input("Scale", key="import_judge_scale", placeholder="the judge's, e.g. 1-10 (default: the people's)",
+        scale = st.text_input("Scale", key="import_judge_scale",
+                              placeholder="the judge's, e.g. 1-10 (default: the people's)",
                               help="The judge's lowest and highest score; left empty, the scale declared for the "
                                    "people's scores, else their range.")
         only_known = st.checkbox(ONLY_KNOWN, key="import_judge_only_known",

@@ -300,8 +300,8 @@ def test_a_judge_imported_on_an_aspect_nobody_scored_leaves_out_no_row_that_judg
     board = leaderboard(store, dataset.name, baselines=["length"], n_boot=N_BOOT)
     scored = f"G-EVAL {resolve_template('topicalchat-naturalness').label} · scripted: hashed"
     assert set(board.rows.loc[board.rows["kind"] == "judge", "row"]) == {scored}
-    assert board.skipped == ["1 judge row compared with no aspect people scored here (Understandable, Natural, Maintains "
-                             "Context, Engaging, Uses Knowledge, Overall) left out: elsewhere (imported from "
+    assert board.skipped == ["1 judge row compared with no aspect people scored here (Understandable, Natural, "
+                             "Maintains Context, Engaging, Uses Knowledge, Overall) left out: elsewhere (imported from "
                              "elsewhere.csv) (naturalness); import it again naming one of theirs, or label its aspect"]
     assert set(board.cells["n"]) == {12}  # the baselines' and people's rows on the judge's 12 items, not on 60
     assert np.isfinite(board.values("pearson").loc[scored, "Natural"])

@@ -271,8 +271,8 @@ def _from_rows(path: Path, rows: list, lines: list[int] | None, keys: _Keys,
         plain = [c for c in row if str(c).lower() in SCORE_COLUMNS and c not in named]
         if not named and not plain:
             raise JudgeImportError(f"{where}: no score column: name it as an aspect of the dataset "
-                                   f"({', '.join(keys.aspects.values())}), or 'score' and say its aspect (--aspect: one of "
-                                   "those, or a new one with its --scale LOW-HIGH)")
+                                   f"({', '.join(keys.aspects.values())}), or 'score' and say its aspect "
+                                   "(--aspect: one of those, or a new one with its --scale LOW-HIGH)")
         scores += [_score(keys, row[id_column], found, row[column], where, None) for column, found in named.items()]
         scores += [_score(keys, row[id_column], None, row[column], where, aspect) for column in plain]
     return scores
