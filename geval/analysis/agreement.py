@@ -94,8 +94,7 @@ def no_human_because(template: Template, aspect_key: str, human_aspects: list[st
         return (f"this judge's scores were imported as {aspect.name}, and '{dataset}' has no score or label of that "
                 f"name (it has {', '.join(human_aspects)}): import them again naming one of those (the Data page's "
                 f"\"Scores made elsewhere\"; CLI: `python -m geval judge import FILE --dataset {dataset} "
-                f"--aspect NAME`), "
-                f"or {label}")
+                f"--aspect NAME`), or {label}")
     if aspect.human:
         return (f"{template.name} compares {aspect.name} with '{aspect.human}' (its human = \"{aspect.human}\"), "
                 f"and '{dataset}' has no score or label of that name (it has {', '.join(human_aspects)}): {label}, "

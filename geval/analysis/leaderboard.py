@@ -419,13 +419,13 @@ def _fully_judged(rows: list[Row], skipped: list[str], human_aspects: Sequence[s
     ones (e.g. a prompt search's variants, each scored on a few groups, which the report shows in a section of their
     own)."""
     people = {aspect.lower() for aspect in human_aspects}
-    compared = [[column for column, human in row.humans.items() if human.lower() in people] for row in rows]
-    nobody = [f"{row.label} ({', '.join(row.humans.values())})" for row, columns in zip(rows, compared) if not columns]
+    compared = [any(human.lower() in people for human in row.humans.values()) for row in rows]
+    nobody = [f"{row.label} ({', '.join(row.humans.values())})" for row, found in zip(rows, compared) if not found]
     if nobody:
         skipped.append(f"{counted(len(nobody), 'judge row')} compared with no aspect people scored here "
                        f"({', '.join(human_aspects) or 'none yet'}) left out: {'; '.join(nobody)}; import it again "
                        "naming one of theirs, or label its aspect")
-    rows = [row for row, columns in zip(rows, compared) if columns]
+    rows = [row for row, found in zip(rows, compared) if found]
     judged = [int(row.scores.notna().any(axis=1).sum()) for row in rows]
     most = max(judged, default=0)
     partial = [f"{row.label} ({n})" for row, n in zip(rows, judged) if 2 * n < most]
