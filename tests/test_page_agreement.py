@@ -224,7 +224,7 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     assert [t["y"] for t in bars if t["xaxis"] == "x2"] == [[None]]  # the group panel: no bar
     assert not any(t["error_y"].get("visible", True) for t in bars if t["xaxis"] == "x2")
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["subtitle"]["text"]
-    assert re.match(r"group: n/a \(\d groups?\), no bar: naturalness<br>", title), title
+    assert re.match(r"group: n/a \(\d groups?\), no bar: Natural<br>", title), title
     notes = next(e for e in at.expander if e.label.startswith("The table's notes in full")).markdown[0].value
     noted = [note for note in table["note"] if note]
     assert len(noted) >= 3 and all(plain(note) in notes for note in noted)  # the cells show their first words only

@@ -502,34 +502,49 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     })
     figure = correlation_bars(table)
     bars = [(trace.xaxis, x, y, trace.error_y) for trace in figure.data for x, y in zip(trace.x, trace.y)]
-    assert [(axis, x, y) for axis, x, y, _ in bars] == [("x", "coherence", 0.4), ("x", "naturalness", 0.512),
-                                                        ("x2", "naturalness", None), ("x3", "naturalness", 0.3)]
+    assert [(axis, x, y) for axis, x, y, _ in bars] == [("x", "Maintains Context", 0.4), ("x", "Natural", 0.512),
+                                                        ("x2", "Natural", None), ("x3", "Natural", 0.3)]
     errors = {(axis, x): error.visible is not False for axis, x, _, error in bars}
-    assert errors == {("x", "coherence"): True, ("x", "naturalness"): False, ("x2", "naturalness"): False,
-                      ("x3", "naturalness"): True}
+    assert errors == {("x", "Maintains Context"): True, ("x", "Natural"): False, ("x2", "Natural"): False,
+                      ("x3", "Natural"): True}
     faint = {(trace.xaxis, x): (trace.marker.opacity, trace.marker.pattern.shape) for trace in figure.data
              for x in trace.x}  # a value without its interval is drawn faint and hatched, not as a finding
-    assert faint[("x", "naturalness")] == (0.4, "/") and faint[("x", "coherence")] == (1.0, "")
+    assert faint[("x", "Natural")] == (0.4, "/") and faint[("x", "Maintains Context")] == (1.0, "")
     assert [a.text for a in figure.layout.annotations] == ["item", "group", "system"]  # a panel's notes overlapped
-    assert figure.layout.title.subtitle.text == ("item: no interval (5 groups), no error bar: naturalness<br>"  # the
-                                                 "group: n/a (2 groups), no bar: naturalness")  # next panel's: above
+    assert figure.layout.title.subtitle.text == ("item: no interval (5 groups), no error bar: Natural<br>"  # the
+                                                 "group: n/a (2 groups), no bar: Natural")  # next panel's: above
     hovers = [row[2] for trace in figure.data for row in trace.customdata]
     assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups)" in hovers
     two = pd.concat([table.assign(combo="v1 · gpt-4o"),  # two judges: a note that holds for one names it
                      table.assign(combo="v2 · gpt-4o-mini", low=[0.3, NAN, 0.1, 0.2], high=[0.7, NAN, 0.6, 0.6])])
     assert correlation_bars(two).layout.title.subtitle.text == (
-        "item: no interval (5 groups), no error bar: naturalness (v1 · gpt-4o)<br>group: n/a (2 groups), no bar: "
-        "naturalness")
-    crossed = pd.DataFrame({  # coherence left out for one judge, naturalness for the other: "no bar: coherence,
-        "aspect": ["coherence", "naturalness"] * 2, "human": ["Maintains Context", "Natural"] * 2,  # naturalness"
+        "item: no interval (5 groups), no error bar: Natural (v1 · gpt-4o)<br>group: n/a (2 groups), no bar: "
+        "Natural")
+    crossed = pd.DataFrame({  # coherence left out for one judge, naturalness for the other: "no bar: Maintains
+        "aspect": ["coherence", "naturalness"] * 2, "human": ["Maintains Context", "Natural"] * 2,  # Context, Natural"
         "level": "group", "metric": "pearson", "value": [NAN, 0.3, 0.4, NAN],  # read as no judge's bar on either
         "low": [NAN, 0.1, 0.2, NAN], "high": [NAN, 0.5, 0.6, NAN], "n": 2, "groups": 2, "unscored": 0, "note": "",
         "combo": ["v1 · gpt-4o"] * 2 + ["v2 · gpt-4o-mini"] * 2})
     assert correlation_bars(crossed).layout.title.subtitle.text == \
-        "group: n/a (2 groups), no bar: coherence (v1 · gpt-4o); naturalness (v2 · gpt-4o-mini)"
+        "group: n/a (2 groups), no bar: Maintains Context (v1 · gpt-4o); Natural (v2 · gpt-4o-mini)"
     long = two.assign(combo=lambda t: t["combo"] + " · a judge of a long name, " + "a" * 30)
     notes = correlation_bars(long).layout.title.subtitle.text.split("<br>")  # wrapped to the figure's width
     assert len(notes) == 3 and notes[1].startswith("  ") and max(map(len, notes)) <= 110, notes
+
+
+def test_bars_stand_by_the_aspect_people_scored():
+    """Two judges asking Natural by other names ("natural", "naturalness") stand side by side on the axis, the hover
+    naming each judge's own; one judge comparing two of its aspects with Natural keeps them apart."""
+    table = pd.DataFrame({"aspect": ["natural", "naturalness", "coherence"], "level": "item", "metric": "pearson",
+                          "human": ["Natural", "Natural", "Maintains Context"], "value": [0.5, 0.4, 0.3],
+                          "low": [0.4, 0.3, 0.2], "high": [0.6, 0.5, 0.4], "n": 24, "groups": 12, "unscored": 0,
+                          "note": "", "combo": ["gpt-x", "v1 · scripted", "v1 · scripted"]})
+    figure = correlation_bars(table)
+    assert {trace.name: list(trace.x) for trace in figure.data} == {"gpt-x": ["Natural"],
+                                                                   "v1 · scripted": ["Natural", "Maintains Context"]}
+    assert [row[3] for trace in figure.data for row in trace.customdata] == ["natural", "naturalness", "coherence"]
+    one = correlation_bars(table.assign(combo="v1 · scripted"))
+    assert list(one.data[0].x) == ["Natural (natural)", "Natural (naturalness)", "Maintains Context"]
 
 
 @pytest.mark.parametrize("level, value, low, high, n, groups, shown", [

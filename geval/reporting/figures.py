@@ -338,8 +338,8 @@ def human_scores_figure(items: Sequence[Item], aspect: str, scale: tuple[float, 
 
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "people"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
-    aspect, one colour per combo (template version and judge), one panel per level, with the 95% bootstrap CI
-    as error bars. `table` is an agreement table, or several stacked by `stack_tables`; `side` the human side
+    aspect people scored (`_axis_aspects`: judges that name it otherwise side by side), one colour per combo (template
+    version and judge), one panel per level, with the 95% bootstrap CI as error bars. `table` is an agreement table, or several stacked by `stack_tables`; `side` the human side
     it was read against (`geval.labeling.COMPARED_WITH`), named in the title.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
@@ -358,6 +358,7 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
     rows["interval"] = np.isfinite(value) & np.isfinite(rows["low"].to_numpy(dtype=float)) & \
         np.isfinite(rows["high"].to_numpy(dtype=float))
     rows["bar"] = np.where(np.isfinite(value), value, None)
+    rows["x"] = _axis_aspects(rows)
     levels, combos = list(dict.fromkeys(rows["level"])), list(dict.fromkeys(rows["combo"]))
     # what a panel leaves out, under the title the figure's width: a panel's own title overlapped its neighbour's
     said = [line for level in levels for line in _withheld(rows[rows["level"] == level], level)]
@@ -373,12 +374,12 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
                 error = {"type": "data", "array": some["high"] - some["value"],
                          "arrayminus": some["value"] - some["low"]} if with_interval else {"visible": False}
                 figure.add_trace(go.Bar(
-                    x=some["aspect"], y=some["bar"], name=combo or metric, legendgroup=combo, offsetgroup=str(index),
+                    x=some["x"], y=some["bar"], name=combo or metric, legendgroup=combo, offsetgroup=str(index),
                     showlegend=not any(t.legendgroup == combo for t in figure.data), marker_color=colour(index),
                     # a value without an interval (3 systems) faint and hatched: read with care, as its panel says
                     marker_opacity=1.0 if with_interval else 0.4, marker_pattern_shape="" if with_interval else "/",
-                    error_y=error, customdata=some[["human", "n", "reading"]].to_numpy(),
-                    hovertemplate=f"%{{x}} vs %{{customdata[0]}} ({html.escape(level)} level)<br>"
+                    error_y=error, customdata=some[["human", "n", "reading", "aspect"]].to_numpy(),
+                    hovertemplate=f"%{{customdata[3]}} vs %{{customdata[0]}} ({html.escape(level)} level)<br>"
                                   f"{html.escape(metric)} %{{customdata[2]}}<br>n = %{{customdata[1]}}"
                                   f"<extra>{html.escape(str(combo))}</extra>"), row=1, col=column)
     low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
@@ -392,13 +393,23 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
     return figure
 
 
+def _axis_aspects(rows: pd.DataFrame) -> pd.Series:
+    """Where each row of an agreement table (`rows`, with combo) stands on an axis of aspects: the aspect people
+    scored ("Natural"), so that judges asking it by other names ("natural", "naturalness") stand side by side; the
+    judge's own name where people scored none; "Natural (naturalness)" where one judge compares two of its aspects
+    with it."""
+    people = rows["human"].where(rows["human"].notna() & (rows["human"].astype(str) != ""), rows["aspect"]).astype(str)
+    shared = rows.assign(x=people).groupby(["combo", "x"])["aspect"].transform("nunique") > 1
+    return people.where(~shared, people + " (" + rows["aspect"].astype(str) + ")")
+
+
 def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
-    """Lines saying which bars (or error bars) the panel of `level` leaves out and why, e.g.
-    "group: n/a (2 groups), no bar: naturalness, coherence", naming the judges (combos) of an aspect when it is not
-    all of the aspect's in the panel: "item: no interval (5 groups), no error bar: naturalness (gpt-4o)";
-    HTML-escaped."""
+    """Lines saying which bars (or error bars) the panel of `level` leaves out and why, by the aspects on its axis
+    (`_axis_aspects`), e.g. "group: n/a (2 groups), no bar: Natural, Maintains Context", naming the judges (combos) of
+    an aspect when it is not all of the aspect's in the panel: "item: no interval (5 groups), no error bar: Natural
+    (gpt-4o)"; HTML-escaped."""
     found: dict[str, dict[str, list[str]]] = {}  # why -> aspect -> its judges left out so
-    for aspect, value, shown, interval, combo in zip(rows["aspect"], rows["value"], rows["reading"], rows["interval"],
+    for aspect, value, shown, interval, combo in zip(rows["x"], rows["value"], rows["reading"], rows["interval"],
                                                      rows["combo"]):
         if interval:
             continue
@@ -408,7 +419,7 @@ def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
         else:
             why = f"{shown}, no bar"
         found.setdefault(why, {}).setdefault(str(aspect), []).append(str(combo))
-    every = rows.groupby(rows["aspect"].astype(str))["combo"].agg(lambda combos: set(map(str, combos)))
+    every = rows.groupby(rows["x"].astype(str))["combo"].agg(lambda combos: set(map(str, combos)))
     lines = []
     for why, aspects in found.items():
         by_judges: dict[str, list[str]] = {}  # the judges named ("" for all the aspect's) -> their aspects
