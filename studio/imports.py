@@ -58,7 +58,10 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
         name = st.text_input("Judge name", key="import_judge_name",
                              placeholder="the file's name; in a {judge: ...} file, every judge",
                              help="In a {judge: {item id: score}} file, only the judge of this name is imported.")
-        aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect")
+        aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect",
+                              accept_new_options=True,
+                              help="The aspect of a file's one score column: one the people scored, or a new one "
+                                   "typed here (with its Scale below), e.g. for scores you mean to label later.")
         scale = st.text_input("Scale", key="import_judge_scale",
                               placeholder="the judge's, e.g. 1-10 (default: the people's)",
                               help="The judge's lowest and highest score; left empty, the scale declared for the "

@@ -191,6 +191,26 @@ def test_a_file_of_several_judges_imports_every_one(monkeypatch, tmp_path):
                                                      "judge-b (imported from llm_annotations.json)"]
 
 
+def test_a_judge_is_imported_under_a_new_aspect_typed_with_its_scale(monkeypatch, tmp_path):
+    """The Data page offered only the aspects people scored; the command line takes a new one (--aspect, --scale),
+    e.g. a judge's fluency scores on items to be labeled later."""
+    at = open_app(monkeypatch, tmp_path)
+    store = geval.Store(tmp_path / "store.sqlite")
+    ids = [item.id for item in store.items(SAMPLE)[:3]]
+    table = "item_id,score\n" + "".join(f"{i},{n + 1}\n" for n, i in enumerate(ids))
+    at.file_uploader(key="import_judge_file").set_value(("fluent.csv", table.encode(), "text/csv"))
+    typed = at.selectbox(key="import_judge_aspect")
+    assert "Fluency" not in typed.options
+    typed.options.append("Fluency")  # typed: the browser sends the text, AppTest sends only an option listed
+    typed.set_value("Fluency")
+    at.text_input(key="import_judge_scale").set_value("1-5")
+    at.button(key="import_judge_submit").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [s.value.split(";")[0] for s in at.success] == ["fluent: 3 items imported (Fluency)"]
+    read = store.judgments(SAMPLE, columns=("item_id", "aspect", "score"))
+    assert sorted(read["score"]) == [1.0, 2.0, 3.0] and set(read["aspect"].str.lower()) == {"fluency"}
+
+
 def test_an_import_says_in_orange_what_to_know_before_reading_it(monkeypatch, tmp_path):
     """The page dropped `Imported.notes` (an undeclared scale, an aspect nobody scored), which the command line
     prints."""
