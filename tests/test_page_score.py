@@ -668,3 +668,16 @@ def test_fields_a_link_sets_are_drawn_without_a_value_beside_their_state(monkeyp
     at.switch_page(page).run()  # the link's page is the session's first
     assert not at.exception and (at.text_input if isinstance(value, str) else at.number_input)(key=key).value == value
     assert warned == []
+
+
+def test_at_most_a_few_items_says_they_are_a_dialogue_or_two_and_points_to_a_sample(monkeypatch, tmp_path):
+    """"At most 12" took the first 12 items, 2 of the sample's dialogues, and every figure then read "no interval
+    (2 groups)" with no word on the Score page of why."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.number_input(key="score_limit").set_value(12).run()
+    assert not at.exception
+    said = [c.value for c in at.caption if c.value.startswith("At most 12")]
+    assert len(said) == 1 and re.match(r"At most 12 takes the first items, 2 groups of \d\d: Agreement gives no "
+                                       r"interval from fewer than 10 groups\. .*Seeded random sample\.", said[0]), said
+    at.radio(key="score_how").set_value("Seeded random sample").run()
+    assert not [c.value for c in at.caption if c.value.startswith("At most")]

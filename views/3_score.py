@@ -86,7 +86,8 @@ with left:
     levels = dataset.levels
     state.keep_valid("score_level", levels)
     level = st.selectbox("Level", levels, key="score_level", persist_state="session") if len(levels) > 1 else None
-    how = st.radio("Items", ["All", "Seeded random sample", "By system", "By group"], horizontal=True, key="score_how", persist_state="session")
+    how = st.radio("Items", ["All", "Seeded random sample", "By system", "By group"], horizontal=True, key="score_how",
+                   persist_state="session")
     sample = seed = systems = groups = None
     if how == "Seeded random sample":
         if st.session_state.get("score_sample", 0) > len(dataset.items):
@@ -132,6 +133,12 @@ with right:
     except geval.GevalError as exc:
         st.error(str(exc))
         st.stop()
+    spread = len({item.group for item in items})  # the first items of a file: a dialogue or two
+    if limit and how in ("All", "By system") and spread < geval.reporting.MIN_GROUPS <= len(dataset.groups):
+        left.caption(f"At most {int(limit)} takes the first items, {geval.reporting.counted(spread, 'group')} of "
+                     f"{len(dataset.groups)}: Agreement gives no interval from fewer than "
+                     f"{geval.reporting.MIN_GROUPS} groups. For a quick look across groups, choose Items: Seeded "
+                     "random sample.")
     shown = plans
     if running:  # a reload mid-run too: the estimate of the run going on, not of what the menus now hold
         on = f" on {geval.reporting.counted(len(job.selection[0]), 'item')}" if job.selection else ""
