@@ -339,8 +339,9 @@ def human_scores_figure(items: Sequence[Item], aspect: str, scale: tuple[float, 
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "people"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
     aspect people scored (`_axis_aspects`: judges that name it otherwise side by side), one colour per combo (template
-    version and judge), one panel per level, with the 95% bootstrap CI as error bars. `table` is an agreement table, or several stacked by `stack_tables`; `side` the human side
-    it was read against (`geval.labeling.COMPARED_WITH`), named in the title.
+    version and judge), one panel per level, with the 95% bootstrap CI as error bars. `table` is an agreement table,
+    or several stacked by `stack_tables`; `side` the human side it was read against (`geval.labeling.COMPARED_WITH`),
+    named in the title.
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
     interval withheld no error bar and a faint, hatched bar: each panel's title says which, as the tables do
