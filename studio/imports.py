@@ -24,7 +24,8 @@ NOTED = "imports_noted"  # what to know before reading it (`Imported.notes`), sh
 SCALE = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*-\s*(-?\d+(?:\.\d+)?)\s*$")
 ONLY_KNOWN = "Only this dataset's items"
 #: The CLI's options that the engine's messages name, as this form's fields.
-FIELDS = {"--only-known": f"tick '{ONLY_KNOWN}'", "--scale LOW-HIGH": "the Scale field", "--scale 1-5": "Scale: 1-5",
+FIELDS = {"--aspect NAME --scale LOW-HIGH": "its name typed in the aspect field, and the Scale field",
+          "--only-known": f"tick '{ONLY_KNOWN}'", "--scale LOW-HIGH": "the Scale field", "--scale 1-5": "Scale: 1-5",
           "--aspect": "the aspect field"}
 
 

@@ -224,7 +224,7 @@ def labeled(store):
                                    "other categories are read from a folder of annotations (human_annotations.json, "
                                    "{{annotator: {{item: label}}}}: python -m geval datasets load FOLDER)"),
     ("item_id,fluency\nrow0,2\n", "{path}:2: no score column: name it as an aspect of the dataset (Natural), or "
-                                   "'score' and say its aspect (--aspect: one of those, or a new one with its --scale "
+                                   "'score' and say its aspect (--aspect: one of those, or a new one with --scale "
                                    "LOW-HIGH)"),
     ('{"row0": 2, "row1": ', "{path}:1:21: invalid JSON (Expecting value); correct it there and load the file again"),
 ])

@@ -199,10 +199,19 @@ def test_a_judge_is_imported_under_a_new_aspect_typed_with_its_scale(monkeypatch
     ids = [item.id for item in store.items(SAMPLE)[:3]]
     table = "item_id,score\n" + "".join(f"{i},{n + 1}\n" for n, i in enumerate(ids))
     at.file_uploader(key="import_judge_file").set_value(("fluent.csv", table.encode(), "text/csv"))
-    typed = at.selectbox(key="import_judge_aspect")
-    assert "Fluency" not in typed.options
-    typed.options.append("Fluency")  # typed: the browser sends the text, AppTest sends only an option listed
-    typed.set_value("Fluency")
+    def typed() -> None:  # the browser sends the text typed, AppTest only an option listed
+        box = at.selectbox(key="import_judge_aspect")
+        assert "Fluency" not in box.options
+        box.options.append("Fluency")
+        box.set_value("Fluency")
+
+    typed()
+    at.button(key="import_judge_submit").click().run()  # no scale: as the form's fields say it
+    assert [e.value.replace("\\", "") for e in at.error] == [
+        "fluent.csv:2: aspect 'Fluency' is not one of the dataset's (Understandable, Natural, Maintains Context, "
+        "Engaging, Uses Knowledge, Overall); a judge of a new aspect is imported with its scale (its name typed in the "
+        "aspect field, and the Scale field)"]
+    typed()
     at.text_input(key="import_judge_scale").set_value("1-5")
     at.button(key="import_judge_submit").click().run()
     assert not at.exception and not at.error, [e.value for e in at.error]

@@ -220,8 +220,8 @@ class _Keys:
                                    f"{', '.join(self.aspects.values()) or 'none yet'}: name one (--aspect)")
         if name.lower() not in self.aspects:
             raise JudgeImportError(f"{where}: aspect {shown(name)!r} is not one of the dataset's "
-                                   f"({', '.join(self.aspects.values()) or 'none yet'}); a judge of a new aspect is imported with its scale "
-                                   "(--aspect NAME --scale LOW-HIGH)")
+                                   f"({', '.join(self.aspects.values()) or 'none yet'}); a judge of a new aspect is "
+                                   "imported with its scale (--aspect NAME --scale LOW-HIGH)")
         return self.aspects[name.lower()]
 
 
@@ -272,7 +272,7 @@ def _from_rows(path: Path, rows: list, lines: list[int] | None, keys: _Keys,
         if not named and not plain:
             raise JudgeImportError(f"{where}: no score column: name it as an aspect of the dataset "
                                    f"({', '.join(keys.aspects.values())}), or 'score' and say its aspect "
-                                   "(--aspect: one of those, or a new one with its --scale LOW-HIGH)")
+                                   "(--aspect: one of those, or a new one with --scale LOW-HIGH)")
         scores += [_score(keys, row[id_column], found, row[column], where, None) for column, found in named.items()]
         scores += [_score(keys, row[id_column], None, row[column], where, aspect) for column in plain]
     return scores
