@@ -59,7 +59,8 @@ def _judge_form(store: geval.Store, dataset: geval.Dataset) -> None:
         name = st.text_input("Judge name", key="import_judge_name",
                              placeholder="the file's name; in a {judge: ...} file, every judge",
                              help="In a {judge: {item id: score}} file, only the judge of this name is imported.")
-        aspect = st.selectbox("Aspect of a single score column", [AS_NAMED, *aspects], key="import_judge_aspect",
+        aspect = st.selectbox("Aspect of a single score column (pick one, or type a new one)", [AS_NAMED, *aspects],
+                              key="import_judge_aspect",
                               accept_new_options=True,
                               help="The aspect of a file's one score column: one the people scored, or a new one "
                                    "typed here (with its Scale below), e.g. for scores you mean to label later.")

@@ -677,7 +677,8 @@ def test_at_most_a_few_items_says_they_are_a_dialogue_or_two_and_points_to_a_sam
     at.number_input(key="score_limit").set_value(12).run()
     assert not at.exception
     said = [c.value for c in at.caption if c.value.startswith("At most 12")]
-    assert len(said) == 1 and re.match(r"At most 12 takes the first items, 2 groups of \d\d: Agreement gives no "
-                                       r"interval from fewer than 10 groups\. .*Seeded random sample\.", said[0]), said
+    assert len(said) == 1 and re.match(r"At most 12 takes the first items: 2 of the dataset's \d\d groups\. "
+                                       r"Agreement gives no interval from fewer than 10 groups: .*Seeded random "
+                                       r"sample\.", said[0]), said
     at.radio(key="score_how").set_value("Seeded random sample").run()
     assert not [c.value for c in at.caption if c.value.startswith("At most")]

@@ -111,7 +111,8 @@ with left:
     if st.session_state.get("score_limit", 0) > len(dataset.items):
         st.session_state["score_limit"] = 0
     limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), key=state.start_at("score_limit", 0),
-                            persist_state="session")
+                            persist_state="session", help="The first items of those chosen above, in the file's "
+                                                          "order (of a sample too: a sample of 20 at most 12 is 12).")
 with right:
     options = state.judge_options()
     st.text(f"Judge: {state.judge_text(options)}")
@@ -135,10 +136,9 @@ with right:
         st.stop()
     spread = len({item.group for item in items})  # the first items of a file: a dialogue or two
     if limit and how in ("All", "By system") and spread < geval.reporting.MIN_GROUPS <= len(dataset.groups):
-        left.caption(f"At most {int(limit)} takes the first items, {geval.reporting.counted(spread, 'group')} of "
-                     f"{len(dataset.groups)}: Agreement gives no interval from fewer than "
-                     f"{geval.reporting.MIN_GROUPS} groups. For a quick look across groups, choose Items: Seeded "
-                     "random sample.")
+        left.caption(f"At most {int(limit)} takes the first items: {spread} of the dataset's {len(dataset.groups)} "
+                     f"groups. Agreement gives no interval from fewer than {geval.reporting.MIN_GROUPS} groups: for a "
+                     "quick look across groups, choose Items: Seeded random sample.")
     shown = plans
     if running:  # a reload mid-run too: the estimate of the run going on, not of what the menus now hold
         on = f" on {geval.reporting.counted(len(job.selection[0]), 'item')}" if job.selection else ""
