@@ -194,6 +194,21 @@ def test_opening_another_template_over_an_unsaved_edit_asks_first(monkeypatch, t
         at.text_area(key="template_text").value
 
 
+def test_saving_a_text_unchanged_says_there_is_no_new_version(monkeypatch, tmp_path):
+    """"Save as a new version" on a prompts/ file's text as it is said "Saved ...: its version is the hash of its
+    text", as if a version were made; the comment given went onto the file's version."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    shown = at.success[0].value.split(" ")[0]
+    at.button(key="prompts_save").click().run()
+    assert [s.value for s in at.success if "version" in s.value] == [
+        f"No new version: the editor holds {shown} unchanged (a prompts/ file's text); edit it to save a new one."]
+    at.text_input(key="prompts_comment").set_value("the bundled one")
+    at.button(key="prompts_save").click().run()
+    assert [s.value for s in at.success if "version" in s.value] == [
+        f"No new version: the editor holds {shown} unchanged (a prompts/ file's text); its comment is now 'the "
+        "bundled one'."]
+
+
 def test_the_comment_field_starts_empty_for_each_template_opened_and_after_a_save(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.text_input(key="prompts_comment").set_value("a comment for the naturalness edit").run()

@@ -155,10 +155,16 @@ def _save() -> None:
     except geval.GevalError:
         return  # the button is disabled then, and the page says why
     comment = " ".join(st.session_state.get("prompts_comment", "").split())
+    known = {t.version: t for t in (*stored.values(), *files.values())}.get(template.version)  # a file's wins
     base = {t.label: t for t in (*files.values(), *stored.values())}.get(st.session_state.get("template_base"))
     store.save_template(template, comment=comment, parent=base.version if base is not None else "")  # its lineage
-    st.session_state["prompts_saved"] = (f"Saved {template.label}" + (f" ({comment})" if comment else "")
-                                         + ". Its version is the hash of its text.")
+    if known is None:
+        said = f"Saved {template.label}" + (f" ({comment})" if comment else "") + ". Its version is the hash of its text."
+    else:  # the same text: no new version, only its comment
+        held = "a prompts/ file's text" if known.label in file_labels else "saved already"
+        said = (f"No new version: the editor holds {template.label} unchanged ({held}); "
+                + (f"its comment is now '{comment}'." if comment else "edit it to save a new one."))
+    st.session_state["prompts_saved"] = said
     st.session_state["prompts_comment"] = ""
 
 
