@@ -159,7 +159,7 @@ def _save() -> None:
     base = {t.label: t for t in (*files.values(), *stored.values())}.get(st.session_state.get("template_base"))
     store.save_template(template, comment=comment, parent=base.version if base is not None else "")  # its lineage
     if known is None:
-        said = f"Saved {template.label}" + (f" ({comment})" if comment else "") + ". Its version is the hash of its text."
+        said = f"Saved {template.label}{f' ({comment})' if comment else ''}. Its version is the hash of its text."
     else:  # the same text: no new version, only its comment
         held = "a prompts/ file's text" if known.label in file_labels else "saved already"
         said = (f"No new version: the editor holds {template.label} unchanged ({held}); "
