@@ -44,17 +44,26 @@ def choose_level(preview, response: str, roles: dict[str, str], scores: list[str
     return None if level == inferred else level
 
 
-def scale_inputs(columns: list[str], aspect: str = "") -> dict[str, str]:
+def annotator_columns(preview, scores: list[str], aspect: str) -> list[str]:
+    """Of a mapping's score columns (`scores`), those the user makes `aspect`'s annotators, a column each: at first its columns
+    of numbers (a column of pass/fail words beside them stays an aspect of its own), all when fewer than two are."""
+    numbers = preview.scaled(scores)
+    return st.multiselect(f"{aspect}'s annotators, a column each (the others: an aspect each)", scores,
+                          default=numbers if len(numbers) > 1 else scores,
+                          help="A column of pass/fail words beside your annotators' numbers is an aspect of its own.")
+
+
+def scale_inputs(columns: list[str], aspects: dict[str, str] | None = None) -> dict[str, str]:
     """A field per human score column of a mapping: the scale people were asked on ("1-5"; empty: not
-    declared), {column: text}; with `aspect`, one field, named by it, for its first column (its annotators')."""
+    declared), {column: text}; named by the column's aspect in `aspects` (one field for an aspect's annotators)."""
     if not columns:
         return {}
     st.caption("The scale people were asked on, per score column (e.g. 1-5): a judge on another scale is mapped onto "
                "it. Leave it empty when you do not know it: then each verdict says which reading it took. A column of "
                "pass/fail words has none: it is read as two categories.")
     fields = st.columns(min(4, len(columns)))
-    return {column: fields[k % len(fields)].text_input(f"Scale of {aspect or column}", key=f"data_scale_{column}",
-                                                       placeholder="e.g. 1-5")
+    return {column: fields[k % len(fields)].text_input(f"Scale of {(aspects or {}).get(column, column)}",
+                                                       key=f"data_scale_{column}", placeholder="e.g. 1-5")
             for k, column in enumerate(columns)}
 
 

@@ -267,6 +267,33 @@ def test_an_upload_of_a_column_per_annotator_loads_them_as_one_aspects_annotator
     assert store.scales("raters") == {"quality": (1.0, 5.0)}
 
 
+def test_an_upload_of_annotators_and_a_pass_fail_column_keeps_the_words_an_aspect_of_their_own(monkeypatch,
+                                                                                                 tmp_path):
+    """A new user's file of quality_ann1, quality_ann2 and safe (pass/fail): naming the one aspect of the columns
+    made safe a third annotator of quality, refused as 'pass' is not a number, and the page had no way to say
+    otherwise."""
+    content = b"reply,quality_ann1,quality_ann2,safe\n" + b"".join(
+        f"reply {k},{1 + k % 5},{1 + (k * 3) % 5},{'pass' if k % 3 else 'fail'}\n".encode() for k in range(12))
+    at = _upload(monkeypatch, tmp_path, "mine.csv", content)
+    at.text_input(key="data_one_aspect").set_value("quality").run()
+    assert at.multiselect[1].label.startswith("quality's annotators")
+    assert at.multiselect[1].value == ["quality_ann1", "quality_ann2"]  # the words: an aspect of their own
+    assert [t.label for t in at.text_input if t.key.startswith("data_scale_")] == ["Scale of quality"]
+    at.text_input(key="data_scale_quality_ann1").set_value("1-5").run()
+    at.button[0].click().run()  # "Load with this mapping"
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    store = geval.Store(tmp_path / "store.sqlite")
+    first = store.items("mine")[0]
+    assert first.human == {"quality": (1.0, 1.0), "safe": (0.0,)}
+    assert first.annotators == {"quality": ("quality_ann1", "quality_ann2")}
+    assert store.scales("mine") == {"quality": (1.0, 5.0)} and store.categories("mine") == {"safe": ("fail", "pass")}
+    at.multiselect[1].set_value(["quality_ann1", "quality_ann2", "safe"]).run()  # the words among the numbers
+    at.button[0].click().run()
+    assert [e.value.replace("\\", "") for e in at.error][:1] == [
+        "mine.csv: column 'safe' holds fail/pass words, but is mapped to 'quality' with columns of numbers "
+        "(quality_ann1, quality_ann2): map it to an aspect of its own"]
+
+
 def test_an_upload_declares_the_scale_people_were_asked_on_and_a_pass_fail_column_is_two_categories(monkeypatch,
                                                                                                     tmp_path):
     """(Issue 43.1, 42.7) The mapping takes each score column's scale, kept with the dataset; a column of

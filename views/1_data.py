@@ -121,12 +121,16 @@ else:
                                    "left out of the score columns above. Fix that "
                                    f"{'line' if preview.by_line else 'record'} to read it as a score.")
                     together = together.strip() if len(scores) > 1 else ""
-                    scales = uploads.scale_inputs(preview.scaled(scores[:1] if together else scores), together)
+                    joined = uploads.annotator_columns(preview, scores, together) if together else []
+                    aspects = {column: together if column in joined else column for column in scores}
+                    own = [column for column in scores if column not in joined]  # an aspect each
+                    scales = uploads.scale_inputs(preview.scaled([*joined[:1], *own]), aspects)
                     level = uploads.choose_level(preview, response, roles, scores) if response else None
                     submitted = st.button("Load with this mapping", type="primary", disabled=response is None)
                 if submitted:
                     uploads.load(path, upload.file_id, preview.mapping(response, scores, level, scales,
-                                                                       aspect=together or None, **roles))
+                                                                       aspect=together or None, annotators=joined,
+                                                                       **roles))
         except geval.GevalError as exc:  # it names the file as uploaded, not where the server keeps it
             done.empty()
             st.error(uploads.error_text(exc, path, upload.name))

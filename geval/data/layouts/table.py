@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -216,6 +217,13 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping,
     columns, scored = mapping.columns(), mapping.score_columns()
     categories = {aspect: pair for aspect, named in scored.items()
                   if (pair := two_categories([v for column in named for v in _values(data, column)])) is not None}
+    for aspect, named in scored.items():  # pass/fail words among an aspect's numbers: refused below, value by value
+        worded = {c: pair for c in named if aspect not in categories and (pair := two_categories(_values(data, c)))}
+        if worded and len(worded) < len(named):
+            column, pair = next(iter(worded.items()))
+            raise DatasetError(f"{path}: column '{shown(column)}' holds {'/'.join(pair)} words, but is mapped to "
+                               f"'{shown(aspect)}' with columns of numbers ("
+                               f"{', '.join(shown(c) for c in named if c not in worded)}): map it to an aspect of its own")
     skipped: Counter = Counter()
     items = []
     for index, row in enumerate(data):
@@ -383,14 +391,16 @@ class TablePreview:
         return f"{name}:{number}" if self.by_line else f"record {number} of {name}"
 
     def mapping(self, response: str, scores: list[str], level: str | None = None,
-                scales: dict[str, str] | None = None, *, aspect: str | None = None, **roles: str | None) -> list[str]:
+                scales: dict[str, str] | None = None, *, aspect: str | None = None,
+                annotators: Sequence[str] | None = None, **roles: str | None) -> list[str]:
         """The mapping as "role=column" texts (`ColumnMapping.parse`); each score's aspect is the
         last part of its dotted column (scores.naturalness -> naturalness) unless two share it, or with `aspect`,
-        that one aspect, each score column an annotator of it.
+        that one aspect, each of the score columns `annotators` (all when not given) an annotator of it.
         Without a `level`, the loader infers it (`infer_level`). `scales`: the scale each score
         column's aspect was asked on ({column: "1-5"}; empty: not declared)."""
         last = [column.rsplit(".", 1)[-1] for column in scores]
-        named = {column: aspect.strip() if aspect and aspect.strip() else name if last.count(name) == 1 else column
+        joined = set(scores if annotators is None else annotators) if aspect and aspect.strip() else set()
+        named = {column: aspect.strip() if column in joined else name if last.count(name) == 1 else column
                  for name, column in zip(last, scores)}
         pairs = [f"response={response}"] + ([f"level={level}"] if level else [])
         pairs += [f"score:{aspect}={column}" for column, aspect in named.items()]
