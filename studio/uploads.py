@@ -45,8 +45,9 @@ def choose_level(preview, response: str, roles: dict[str, str], scores: list[str
 
 
 def annotator_columns(preview, scores: list[str], aspect: str) -> list[str]:
-    """Of a mapping's score columns (`scores`), those the user makes `aspect`'s annotators, a column each: at first its columns
-    of numbers (a column of pass/fail words beside them stays an aspect of its own), all when fewer than two are."""
+    """Of a mapping's score columns (`scores`), those the user makes `aspect`'s annotators, a column each: at first
+    its columns of numbers (a column of pass/fail words beside them stays an aspect of its own), all when fewer than
+    two are."""
     numbers = preview.scaled(scores)
     return st.multiselect(f"{aspect}'s annotators, a column each (the others: an aspect each)", scores,
                           default=numbers if len(numbers) > 1 else scores,

@@ -221,9 +221,9 @@ def load(path: Path, data: object, name: str, mapping: ColumnMapping,
         worded = {c: pair for c in named if aspect not in categories and (pair := two_categories(_values(data, c)))}
         if worded and len(worded) < len(named):
             column, pair = next(iter(worded.items()))
+            numbers = ", ".join(shown(c) for c in named if c not in worded)
             raise DatasetError(f"{path}: column '{shown(column)}' holds {'/'.join(pair)} words, but is mapped to "
-                               f"'{shown(aspect)}' with columns of numbers ("
-                               f"{', '.join(shown(c) for c in named if c not in worded)}): map it to an aspect of its own")
+                               f"'{shown(aspect)}' with columns of numbers ({numbers}): map it to an aspect of its own")
     skipped: Counter = Counter()
     items = []
     for index, row in enumerate(data):
