@@ -250,8 +250,10 @@ def follow_editor(current: geval.Template | None = None) -> None:
     st.session_state["score_editor"] = current.label
 
 
-def keep_valid(key: str, options: list) -> None:
-    """Forget a remembered widget value that is no longer offered (another dataset, a new version)."""
+def keep_valid(key: str, options: list, default: object = None) -> None:
+    """Replace a remembered widget value that is no longer offered (another dataset, a new version) by `default`
+    (the first option when None; the widget's own default, which it is then drawn without): set, not forgotten,
+    so that the browser shows it too (a selectbox whose value was deleted kept showing the old one)."""
     value = st.session_state.get(key)
     if value is None:
         return
@@ -260,7 +262,10 @@ def keep_valid(key: str, options: list) -> None:
         if kept != value:
             st.session_state[key] = kept
     elif value not in options:
-        del st.session_state[key]
+        if options:
+            st.session_state[key] = options[0] if default is None else default
+        else:
+            del st.session_state[key]
 
 
 def start_at(key: str, value: object) -> str:

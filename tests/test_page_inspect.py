@@ -474,3 +474,17 @@ def test_the_filters_start_afresh_on_another_dataset_even_one_with_the_same_labe
     at.run()
     assert not at.exception and at.multiselect(key="inspect_labels").value == []
     assert len(at.selectbox(key="inspect_jump").options) == 8  # every item of the other table
+
+
+def test_jump_to_sends_its_label_again_when_the_item_keeps_its_place_in_the_menu_but_not_its_number(monkeypatch,
+                                                                                                   tmp_path):
+    """Seen in chromium: the judge switched, the page showed item 30 of 48, and Jump to went on reading "1. ..., judge
+    2.05" (the item's place and scores under the judge before): the browser shows the label it holds until it is sent
+    another."""
+    at, dataset = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    first = at.session_state["inspect_jump"]
+    at.radio(key="inspect_order").set_value("Smallest disagreement first").run()
+    assert not at.exception and at.session_state["inspect_jump"] == first  # the same item, now last
+    box = at.selectbox(key="inspect_jump")
+    assert box.proto.set_value and box.proto.raw_value.startswith(f"{len(box.options)}. ")

@@ -149,9 +149,12 @@ if not order:
     st.info("No item is flagged here yet: flag one under Your note, or clear Flagged only." if flagged_only and
             not flagged & set(rows["item_id"]) else "No item matches these filters.")
     st.stop()
-if st.session_state.get("inspect_jump") not in order:  # e.g. back from another page, which drops widget values
+place = st.session_state.get("inspect_jump")
+if place not in order:  # e.g. back from another page, which drops widget values
     place = st.session_state.get("inspect_place")
-    st.session_state["inspect_jump"] = place if place in order else order[0]
+    place = place if place in order else order[0]
+st.session_state["inspect_jump"] = place  # set even when kept: the browser shows the label it holds, and the item's
+                                          # place and scores in it change with the order, the aspect and the judge
 position = order.index(st.session_state["inspect_jump"])
 
 by_id = shown.set_index("item_id")

@@ -54,8 +54,9 @@ names = store.queues(dataset.name)
 if not names:
     st.info(f"No queue on {dataset.name} yet: make one above, or with geval queue create.")
     st.stop()
-state.keep_valid("queue_open", names)
-name = st.selectbox("Queue", names, key="queue_open", index=len(names) - 1)
+state.keep_valid("queue_open", names, default=names[-1])
+st.session_state.setdefault("queue_open", names[-1])  # the newest: its default, set as keep_valid sets one
+name = st.selectbox("Queue", names, key="queue_open")
 queue = queues.Queue.read(store, name)
 st.caption(f"{plain(queue.name)}: {', '.join(map(str, queue.aspects))} · {queues.SELECTIONS[queue.selection['how']]} "
            f"({queue.selection['items']} items) · overlap {queue.overlap} · {queues.REASON_RULES[queue.reasons]}.")
