@@ -488,3 +488,4 @@ def test_jump_to_sends_its_label_again_when_the_item_keeps_its_place_in_the_menu
     assert not at.exception and at.session_state["inspect_jump"] == first  # the same item, now last
     box = at.selectbox(key="inspect_jump")
     assert box.proto.set_value and box.proto.raw_value.startswith(f"{len(box.options)}. ")
+

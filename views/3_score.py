@@ -90,8 +90,8 @@ with left:
                    persist_state="session")
     sample = seed = systems = groups = None
     if how == "Seeded random sample":
-        if st.session_state.get("score_sample", 0) > len(dataset.items):
-            del st.session_state["score_sample"]
+        if st.session_state.get("score_sample", 0) > len(dataset.items):  # set, not deleted: the browser shows it
+            st.session_state["score_sample"] = min(20, len(dataset.items))
         sample = st.number_input("Sample size", 1, len(dataset.items), persist_state="session",
                                  key=state.start_at("score_sample", min(20, len(dataset.items))))
         seed = st.number_input("Seed", 0, 10**6, key=state.start_at("score_seed", 0), persist_state="session")

@@ -118,9 +118,9 @@ with middle:
         score_range = (low, high)
     else:
         remembered = st.session_state.get("inspect_range")
-        if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale
-            del st.session_state["inspect_range"]
-        score_range = st.slider("Judge score", low, high, (low, high), step=0.05, key="inspect_range",
+        if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale: set, not
+            st.session_state["inspect_range"] = (low, high)                                  # deleted (as shown)
+        score_range = st.slider("Judge score", low, high, step=0.05, key=state.start_at("inspect_range", (low, high)),
                                 persist_state="session")
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
