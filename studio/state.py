@@ -63,19 +63,14 @@ def forget_cached() -> None:
 
 
 def dataset() -> geval.Dataset | None:
-    """This session's dataset: the one last loaded (or stored, for an upload opened by a link), else the one the
-    store had loaded last (a page opened by its plain address after an upload opens on it), else the bundled
-    Topical-Chat sample."""
+    """This session's dataset: the one last loaded (or stored, for an upload opened by a link),
+    else the bundled Topical-Chat sample."""
     source = st.session_state.get("dataset_source")
     if source is None:
         known = geval.Dataset.known()
-        newest = max(store().dataset_names(), key=store().dataset_loaded, default=None)
-        if newest is not None and newest not in known:
-            source = st.session_state["dataset_source"] = {"stored": newest}
-        elif newest is not None or DEFAULT_DATASET in known:
-            source = {"path": str(known[newest or DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
-        else:
+        if DEFAULT_DATASET not in known:
             return None
+        source = {"path": str(known[DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
     try:
         if "stored" in source:
             return _stored(str(store().path), source["stored"], store().dataset_loaded(source["stored"]))
