@@ -111,8 +111,7 @@ with left:
     if st.session_state.get("score_limit", 0) > len(dataset.items):
         st.session_state["score_limit"] = 0
     limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), key=state.start_at("score_limit", 0),
-                            persist_state="session", help="The first items of those chosen above, in the file's "
-                                                          "order (of a sample too: a sample of 20 at most 12 is 12).")
+                            persist_state="session")
 with right:
     options = state.judge_options()
     st.text(f"Judge: {state.judge_text(options)}")
