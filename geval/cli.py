@@ -250,7 +250,8 @@ def _replace_argument(parser: argparse.ArgumentParser) -> None:
 def _judge_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("judge")
     group.add_argument("--judge", default="embedded", choices=sorted(geval.OPTIONS.backends),
-                       help="backend (default embedded)")
+                       help="backend (default embedded; scripted: no model, each score drawn from a hash of the "
+                            "prompt, unrelated to quality: to try the commands, never to measure agreement)")
     group.add_argument("--model",
                        help="model name (openai) or GGUF path (embedded, default: the bundled Qwen2.5-Coder 1.5B)")
     group.add_argument("--base-url", help="OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1 for vLLM")

@@ -136,6 +136,14 @@ def comparable(store: geval.Store, combos: pd.DataFrame, label: str) -> list[str
     return sorted(found, key=lambda other: bool(searched[other]))  # a prompt search's variants last
 
 
+def any_comparable(store: geval.Store, combos: pd.DataFrame, labels: list[str]) -> bool:
+    """Whether two of the combinations `labels` compare an aspect with the same human aspect (what Compare needs)."""
+    versions = combos.set_index("label")["template_version"]
+    of_version = {version: _humans(store, version) for version in {versions[label] for label in labels}}
+    humans = [aspect for label in set(labels) for aspect in of_version[versions[label]]]
+    return len(humans) > len(set(humans))
+
+
 def comparing(store: geval.Store, combos: pd.DataFrame, aspects: list[str]) -> pd.DataFrame:
     """The combinations whose template compares an aspect with one of the human `aspects`, or names one so (any
     case: labels named by the template's aspect are compared with it too)."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -63,14 +63,19 @@ def forget_cached() -> None:
 
 
 def dataset() -> geval.Dataset | None:
-    """This session's dataset: the one last loaded (or stored, for an upload opened by a link),
-    else the bundled Topical-Chat sample."""
+    """This session's dataset: the one last loaded (or stored, for an upload opened by a link), else the one the
+    store had loaded last (a page opened by its plain address after an upload opens on it), else the bundled
+    Topical-Chat sample."""
     source = st.session_state.get("dataset_source")
     if source is None:
         known = geval.Dataset.known()
-        if DEFAULT_DATASET not in known:
+        newest = max(store().dataset_names(), key=store().dataset_loaded, default=None)
+        if newest is not None and newest not in known:
+            source = st.session_state["dataset_source"] = {"stored": newest}
+        elif newest is not None or DEFAULT_DATASET in known:
+            source = {"path": str(known[newest or DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
+        else:
             return None
-        source = {"path": str(known[DEFAULT_DATASET]), "layout": None, "mapping": None, "name": None}
     try:
         if "stored" in source:
             return _stored(str(store().path), source["stored"], store().dataset_loaded(source["stored"]))
@@ -268,9 +273,13 @@ def keep_valid(key: str, options: list, default: object = None) -> None:
             del st.session_state[key]
 
 
-def start_at(key: str, value: object) -> str:
+def start_at(key: str, value: object, valid: Callable[[object], bool] | None = None) -> str:
     """The key of a widget a link may set (`studio.context`), holding `value` until it is set: the widget is then
-    drawn with its key alone (Streamlit warns of a value given beside a state set by a link)."""
+    drawn with its key alone (Streamlit warns of a value given beside a state set by a link). A value held that
+    `valid` refuses (another dataset's, beyond this one's range) is set back to `value`: set, not deleted, so that
+    the browser shows it too."""
+    if valid is not None and key in st.session_state and not valid(st.session_state[key]):
+        st.session_state[key] = value
     st.session_state.setdefault(key, value)
     return key
 

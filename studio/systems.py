@@ -181,11 +181,9 @@ def _labels_input(column, items: list, aspect: str) -> int | None:
     if sizes is None:
         return None
     most = max(max(sizes), geval.labeling.MIN_LABELS)
-    if st.session_state.get("systems_labels", 0) > most:  # another dataset's choice: set, not deleted (as shown)
-        st.session_state["systems_labels"] = geval.labeling.default_labels(sizes)
     return column.number_input(
         "Labels per system (drawn from the dataset's scores)", geval.labeling.MIN_LABELS, most,
-        key=state.start_at("systems_labels", geval.labeling.default_labels(sizes)),
+        key=state.start_at("systems_labels", geval.labeling.default_labels(sizes), lambda held: held <= most),
         help=f"People scored every item here: this reads what this many labels per system would give, the people's "
              f"mean over every item beside it (the line below says how they are drawn). At {most} every item is "
              "labeled: the people's own mean, no estimate.")

@@ -122,8 +122,10 @@ def test_the_data_page_asks_before_deleting_and_says_what_goes(monkeypatch, tmp_
     assert "Deleted topicalchat_usr_sample from the store: 60 items, 4 judgments, 1 notes, 1 labels." in texts(at)
     assert len(store.judgments("topicalchat_usr_sample")) == 0 and store.notes() == {} and store.labels().empty
     assert len(store.judgments("other")) == 3 and len(store.items("other")) == 3
-    at.run()  # the session's dataset is loaded anew, not taken from a cache that still holds what was deleted
-    assert not at.exception and len(store.items("topicalchat_usr_sample")) == 60
+    at.run()  # the dataset the store loaded last opens
+    assert not at.exception and "other (table): 3 items" in texts(at)
+    at.selectbox(key="data_dataset").set_value("topicalchat_usr_sample").run()
+    assert not at.exception and len(store.items("topicalchat_usr_sample")) == 60  # loaded anew, not from a cache
     store.close()
 
 

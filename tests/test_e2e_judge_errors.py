@@ -70,7 +70,9 @@ def test_the_agreement_page_shows_the_bland_altman_plot_and_the_confusion_matrix
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser, tab = first_page(playwright, url)
 
-        # scores: the bundled sample (the Data page's first dataset), 60 responses in 10 dialogues
+        # scores: the bundled sample, 60 responses in 10 dialogues (the app opens on MT-Bench, the store's newest)
+        select_option(tab, "Dataset", re.compile(r"^\s*topicalchat_usr_sample\b"))
+        tab.locator(f"{MAIN} h3").filter(has_text="topicalchat_usr_sample").first.wait_for(timeout=120_000)
         goto_page(tab, "Agreement")
         text = _section(tab)
         for said in ("Weighted kappa (quadratic) of the judge's scores, rounded to the scale's points,",

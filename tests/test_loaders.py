@@ -269,6 +269,10 @@ def test_columns_of_one_aspect_are_its_annotators_named_by_their_columns(tmp_pat
     assert first.annotators == {"quality": ("rater1", "rater2"), "ok": ("ok1", "ok2")}
     assert second.human["quality"] == (2.0,) and second.annotators["quality"] == ("rater1",)
     assert dataset.categories == {"ok": ("fail", "pass")} and "4 annotators by name" in dataset.summary()
+    single = geval.load_dataset(path, mapping=["response=reply", "score:quality=rater1", "score:quality=rater2",
+                                               "score:ok=ok1"])  # an aspect of one column: no annotator "#1"
+    assert single.summary().endswith("; 2 annotators by name: rater1, rater2; elsewhere one human score per item "
+                                     "(one annotator's, or a mean: the file does not say)")
 
 
 def test_a_score_column_with_a_typo_is_named_by_its_line_where_the_file_has_lines_else_by_its_record(tmp_path):

@@ -252,6 +252,17 @@ def test_compare_pairs_the_newest_with_one_that_scores_the_same_aspect_and_says_
     assert "B can be compared with topicalchat-naturalness@" in said and "set human" not in said
 
 
+def test_compare_says_when_no_two_scored_share_an_aspect_instead_of_asking_to_pick_two(monkeypatch, tmp_path):
+    """Seen as a new user: two judges, each on an aspect of its own, were opened in Compare with "Pick two versions
+    or judges of templates that score the same aspect", when none was there to pick."""
+    at, _ = scored_app(monkeypatch, tmp_path, templates=(resolve_template("topicalchat-engagingness"),))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    said = " ".join(i.value for i in at.info).replace("\\", "")
+    assert "they share none" in said and "Pick two" not in said
+    assert "No two of the versions and judges scored here compare the same human aspect" in said
+
+
 def test_labels_in_messages_are_shown_as_written_not_as_markdown():
     from studio.text import plain
 

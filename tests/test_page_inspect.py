@@ -430,6 +430,7 @@ def test_a_pass_fail_label_is_shown_in_its_words_not_as_0_and_1(monkeypatch, tmp
     assert any(t in ("verdict, every annotator: pass", "verdict, every annotator: fail") for t in shown), shown
     cells = at.table[0].value.to_numpy().ravel().tolist()
     assert ("pass" in cells or "fail" in cells) and "1" not in cells and "0" not in cells
+    assert at.table[0].value.loc["verdict", "mean"] in ("0% pass", "100% pass")  # one annotator: not "1.00"
     metrics = {m.label: m.value for m in at.metric}  # labels, never means: the judge's nearest against the majority
     assert metrics["Judge"] in ("pass", "fail") and metrics["People"] in ("pass", "fail")
     assert list(metrics) == ["Judge", "People"]  # two wide enough for "model_a"; the disagreement said below them

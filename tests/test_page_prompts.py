@@ -272,6 +272,17 @@ def test_a_template_for_another_level_is_previewed_with_why_score_will_not_choos
         "is in the editor, but does not choose it for you."]
 
 
+def test_a_template_compared_with_an_aspect_people_did_not_score_says_so_before_a_run(monkeypatch, tmp_path):
+    """Seen as a new user: Prompts opened FED's relevance template on the Topical-Chat sample (which has no
+    Relevant) without a word; only Score said its scores would be compared with nobody."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    at.selectbox(key="prompts_open").set_value("fed-turn-relevant").run()
+    assert not at.exception and at.code  # previewed
+    [said] = [w.value.replace("\\", "") for w in at.warning]
+    assert said.startswith("Its scores on topicalchat_usr_sample would be compared with nobody yet: fed-turn-relevant "
+                           "compares Relevance with 'Relevant'"), said
+
+
 def test_an_edit_that_does_not_parse_after_opening_a_template_keeps_its_text_and_says_why(monkeypatch, tmp_path):
     at = open_app(monkeypatch, tmp_path, PAGE)
     at.selectbox(key="prompts_open").set_value("topicalchat-coherence").run()

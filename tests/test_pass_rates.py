@@ -233,6 +233,8 @@ def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
     found = pass_rates(store, dataset.name, "verdict")
     assert found.title() == "verdict (fail/pass): each system's pass rate as you would give it"
     assert found.judge_line().startswith("The judge against your labels on the 40 items labeled")
+    assert found.judge_line().endswith("The combined rate is the judge's own, corrected by its errors on the labeled "
+                                       f"items, with {found.means.interval_words()}.")  # once garbled
     assert found.table()["your pass rate, every item"].tolist() == [f"{14 / 40:.0%}"]
 
 

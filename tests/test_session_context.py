@@ -213,3 +213,15 @@ def test_a_reload_after_editing_on_prompts_scores_the_editors_new_version(monkey
     reloaded = open_app(monkeypatch, tmp_path, SCORE, params=dict(at.query_params))  # the same URL, a new session
     assert reloaded.sidebar.text[1].value == edited
     assert reloaded.multiselect(key="score_templates").value == [edited]  # not the version before the edit
+
+
+def test_a_page_opened_by_its_plain_address_opens_on_the_dataset_the_store_loaded_last(monkeypatch, tmp_path):
+    """Seen as a new user: after uploading a file, /inspect typed in the address bar (a new session, no dataset in
+    the URL) opened the bundled sample and said nothing was scored on it."""
+    open_app(monkeypatch, tmp_path)  # the sample, stored first
+    own_store(tmp_path)  # then an upload, scored
+    at = open_app(monkeypatch, tmp_path, INSPECT)
+    assert not at.exception and url(at)["dataset"] == ["mine"]
+    assert "Nothing is scored" not in texts(at)
+    linked = open_app(monkeypatch, tmp_path, INSPECT, params={"dataset": "topicalchat_usr_sample"})
+    assert url(linked)["dataset"] == ["topicalchat_usr_sample"]  # a link still names its own

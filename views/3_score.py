@@ -90,10 +90,9 @@ with left:
                    persist_state="session")
     sample = seed = systems = groups = None
     if how == "Seeded random sample":
-        if st.session_state.get("score_sample", 0) > len(dataset.items):  # set, not deleted: the browser shows it
-            st.session_state["score_sample"] = min(20, len(dataset.items))
         sample = st.number_input("Sample size", 1, len(dataset.items), persist_state="session",
-                                 key=state.start_at("score_sample", min(20, len(dataset.items))))
+                                 key=state.start_at("score_sample", min(20, len(dataset.items)),
+                                                    lambda held: held <= len(dataset.items)))
         seed = st.number_input("Seed", 0, 10**6, key=state.start_at("score_seed", 0), persist_state="session")
         if len(dataset.groups) > 1:
             st.caption("A random sample spreads its items over the groups, a few in each: Agreement's group level "
@@ -108,10 +107,8 @@ with left:
         state.keep_valid("score_groups", dataset.groups)
         groups = st.multiselect("Groups", dataset.groups, key="score_groups", persist_state="session",
                                 placeholder="None chosen: every group")
-    if st.session_state.get("score_limit", 0) > len(dataset.items):
-        st.session_state["score_limit"] = 0
-    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), key=state.start_at("score_limit", 0),
-                            persist_state="session")
+    limit = st.number_input("At most (0 = no limit)", 0, len(dataset.items), persist_state="session",
+                            key=state.start_at("score_limit", 0, lambda held: held <= len(dataset.items)))
 with right:
     options = state.judge_options()
     st.text(f"Judge: {state.judge_text(options)}")

@@ -79,6 +79,16 @@ def in_words(aspect: str, score: float) -> str:
     return geval.reporting.category_word(score, geval.reporting.aspect_words(categories, aspect))
 
 
+def people_mean(item, aspect: str) -> str:
+    """People's mean on `aspect`, for the table: a number; of a label of two words, the share of the second ("67%
+    pass"); of three categories or more, "–" (their codes have no mean)."""
+    labels = geval.reporting.aspect_words(categories, aspect)
+    mean = item.human_mean(aspect)
+    if len(labels) == 2 and pd.notna(mean):
+        return f"{mean:.0%} {labels[1]}"
+    return "–" if len(labels) > 2 else geval.reporting.number(mean, 2)
+
+
 def label_index(judge_01: pd.Series) -> pd.Series:
     """The judge's nearest category on a categorical aspect, by index (halves up, as the statistics read it),
     from `disagreements`' judge_01."""
@@ -117,11 +127,9 @@ with middle:
                                       persist_state="session")
         score_range = (low, high)
     else:
-        remembered = st.session_state.get("inspect_range")
-        if remembered is not None and not low <= remembered[0] <= remembered[1] <= high:  # another scale: set, not
-            st.session_state["inspect_range"] = (low, high)                                  # deleted (as shown)
-        score_range = st.slider("Judge score", low, high, step=0.05, key=state.start_at("inspect_range", (low, high)),
-                                persist_state="session")
+        score_range = st.slider("Judge score", low, high, step=0.05, persist_state="session",
+                                key=state.start_at("inspect_range", (low, high),  # another scale's: the whole one
+                                                   lambda held: low <= held[0] <= held[1] <= high))
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
     unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session",
@@ -236,13 +244,9 @@ with score_column:
         ratings = {k: item.ratings(k) for k in item.human}
         names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
         st.table(pd.DataFrame(
-            [{"aspect": k, "mean": geval.reporting.number(item.human_mean(k), 2) if len(categories.get(k, ())) < 3
-              else "–",  # three categories or more: their codes have no mean
+            [{"aspect": k, "mean": people_mean(item, k),
               **{name: (in_words(k, v[name]) if name in v else "–") for name in names}} for k, v in ratings.items()]
         ).set_index("aspect"))
-        if any(len(categories.get(k, ())) == 2 for k in ratings):
-            st.caption("A label of two words reads 0 for the first and 1 for the second: its mean is the share of "
-                       "the second (pass, yes, true).")
         if len(names) > 1 and all(name.startswith("#") for name in names):
             st.caption(f"People's scores: {names[0]} to {names[-1]} are the annotators, by position.")
     if pd.notna(row["coverage"]):

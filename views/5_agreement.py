@@ -286,10 +286,14 @@ common = [h for h in humans_a if h in humans_b]
 if not common:
     partners = scored.comparable(store, combos, label_b)
     shown = ", ".join(partners[:3]) + (f" and {len(partners) - 3} more" if len(partners) > 3 else "")
-    st.info(plain(f"A is compared with {', '.join(humans_a) or 'no human aspect'} and B with "
-                  f"{', '.join(humans_b) or 'no human aspect'}: they share none, so there is nothing to compare. "
-                  "Pick two versions or judges of templates that score the same aspect"
-                  + (f"; B can be compared with {shown}." if partners else ".")))
+    said = (f"A is compared with {', '.join(humans_a) or 'no human aspect'} and B with "
+            f"{', '.join(humans_b) or 'no human aspect'}: they share none, so there is nothing to compare. ")
+    if not scored.any_comparable(store, combos, labels):
+        st.info(plain(said + "No two of the versions and judges scored here compare the same human aspect: score "
+                             "a second template version or judge on one of them."))
+    else:
+        st.info(plain(said + "Pick two versions or judges of templates that score the same aspect"
+                      + (f"; B can be compared with {shown}." if partners else ".")))
     st.stop()
 left, right = st.columns(2)
 state.keep_valid("agree_cmp_human", common)

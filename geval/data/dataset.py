@@ -215,16 +215,17 @@ class Dataset:
 
 
 def annotators_note(annotators: list[str]) -> str:
-    """How a dataset's annotators are told apart, for its summary ("" when none scored)."""
-    if not annotators:
-        return ""
-    if annotators == ["#1"]:
-        return "; one human score per item (one annotator's, or a mean: the file does not say)"
-    if all(who.startswith("#") for who in annotators):
-        return (f"; {len(annotators)} annotators by position: the k-th score of each item is annotator #k "
-                "(the file does not name them)")
-    named = ", ".join(annotators[:6]) + (", …" if len(annotators) > 6 else "")
-    return f"; {len(annotators)} annotators by name: {named}"
+    """How a dataset's annotators are told apart, for its summary ("" when none scored): by name, by position
+    ("#k": the k-th score of each item), or both (an aspect of named columns beside one of a single column)."""
+    named = [who for who in annotators if not who.startswith("#")]
+    unnamed = len(annotators) - len(named)
+    by_position = ("one human score per item (one annotator's, or a mean: the file does not say)" if unnamed == 1
+                   else f"{unnamed} annotators by position: the k-th score of each item is annotator #k (the file "
+                        "does not name them)")
+    if not named:
+        return f"; {by_position}" if unnamed else ""
+    listed = ", ".join(named[:6]) + (", …" if len(named) > 6 else "")
+    return f"; {len(named)} annotators by name: {listed}" + (f"; elsewhere {by_position}" if unnamed else "")
 
 
 def detect_layout(data: object) -> str | None:

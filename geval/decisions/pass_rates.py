@@ -87,8 +87,8 @@ class PassRates:
         return (f"The judge against {self.against} on the {self.labeled} items {which}: of the items labeled "
                 f"'{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
                 f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
-                f"{self.true_negative.percent()} (its true-negative rate). Its own rate is corrected by the labels as a "
-                f"system's mean is ({self.means.interval_words()}).")
+                f"{self.true_negative.percent()} (its true-negative rate). The combined rate is the judge's own, "
+                f"corrected by its errors on the labeled items, with {self.means.interval_words()}.")
 
 
 def _rate(value: float, low: float, high: float) -> str:
