@@ -681,4 +681,8 @@ def test_at_most_a_few_items_says_they_are_a_dialogue_or_two_and_points_to_a_sam
                                        r"Agreement gives no interval from fewer than 10 groups: .*Seeded random "
                                        r"sample\.", said[0]), said
     at.radio(key="score_how").set_value("Seeded random sample").run()
+    assert [c.value for c in at.caption if c.value.startswith("At most")] == [  # which of the two counts
+        "At most 12 of the sample of 20: its first 12 items, in the file's order (set At most to 0 to score the whole "
+        "sample)."]
+    at.number_input(key="score_limit").set_value(0).run()
     assert not [c.value for c in at.caption if c.value.startswith("At most")]

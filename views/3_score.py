@@ -135,6 +135,9 @@ with right:
         left.caption(f"At most {int(limit)} takes the first items: {spread} of the dataset's {len(dataset.groups)} "
                      f"groups. Agreement gives no interval from fewer than {geval.reporting.MIN_GROUPS} groups: for a "
                      "quick look across groups, choose Items: Seeded random sample.")
+    elif limit and sample and limit < sample:
+        left.caption(f"At most {int(limit)} of the sample of {int(sample)}: its first {int(limit)} items, in the "
+                     "file's order (set At most to 0 to score the whole sample).")
     shown = plans
     if running:  # a reload mid-run too: the estimate of the run going on, not of what the menus now hold
         on = f" on {geval.reporting.counted(len(job.selection[0]), 'item')}" if job.selection else ""
