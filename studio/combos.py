@@ -59,11 +59,20 @@ def opening(store: geval.Store, combos: pd.DataFrame, dataset: str) -> str:
 
 def default_chosen(store: geval.Store, combos: pd.DataFrame, dataset: str) -> list[str]:
     """The combinations Agreement compares until others are chosen: the one it opens on (`opening`) and every other
-    scored with a human aspect in common (a judge imported beside a scored one: both), a prompt search's variants
-    left out."""
+    scored with a human aspect in common (a judge imported beside a scored one: both), then the newest compared with
+    each other aspect people scored (a judge per aspect: each of them), a prompt search's variants left out."""
     label = opening(store, combos, dataset)
     searched = combos.set_index("label")["searched"].astype(bool)
-    return [label, *(other for other in comparable(store, combos, label) if not searched[other])]
+    chosen = [label, *(other for other in comparable(store, combos, label) if not searched[other])]
+    versions = combos.set_index("label")["template_version"]
+    covered = {aspect for one in chosen for aspect in _humans(store, versions[one])}
+    others = [one for one in scored(combos[~searched.to_numpy()]) if _humans(store, versions[one]) - covered]
+    nobody = set(compared_with_nobody(store, combos, dataset)) if others else set()
+    for other in others:
+        if _humans(store, versions[other]) - covered and other not in nobody:
+            chosen.append(other)
+            covered |= _humans(store, versions[other])
+    return chosen
 
 
 def compared_with_nobody(store: geval.Store, combos: pd.DataFrame, dataset: str) -> list[str]:

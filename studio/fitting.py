@@ -56,13 +56,14 @@ def put_in_editor(template: geval.Template, followed: str | None = None) -> None
 
 def editor_follows(store: geval.Store, dataset: geval.Dataset | None) -> None:
     """Until the user puts a template in the editor, it holds one for the dataset: the default where it was
-    written for it (Topical-Chat), else the one the Score page would open on (the sidebar named
-    topicalchat-naturalness on SummEval). Once per dataset; before the sidebar and the page are drawn."""
+    written for it (Topical-Chat), else the one the Score page would open on, of the prompts/ files and the saved
+    versions (the sidebar named topicalchat-naturalness on SummEval, and a generic one on a file scored with a
+    template of its own). Once per dataset; before the sidebar and the page are drawn."""
     editor = state.template()
     if dataset is None or st.session_state.get(FOLLOWED, (None,))[0] == dataset.name or _touched(editor):
         return
     default = geval.Template.load(state.DEFAULT_TEMPLATE)
-    files = {template.label: template for template in geval.Template.known()}
+    files = {template.label: template for template in [*geval.Template.known(), *state.saved_templates(store)]}
     st.session_state.pop(FOLLOWED, None)  # the default in the editor, untouched: where Score would open with it
     st.session_state.pop("template_name", None)
     label = default.label if written_for(default, dataset) and default.fits(dataset.items) else \

@@ -263,6 +263,17 @@ def test_compare_says_when_no_two_scored_share_an_aspect_instead_of_asking_to_pi
     assert "No two of the versions and judges scored here compare the same human aspect" in said
 
 
+def test_agreement_opens_on_a_judge_of_each_aspect_people_scored(monkeypatch, tmp_path):
+    """Seen as a new user: a template per aspect (quality, ok), scored; Agreement opened on the newest alone, the
+    other's row only after adding it by hand, while the pass-rate section below read it already."""
+    engaging = resolve_template("topicalchat-engagingness")
+    at, dataset = scored_app(monkeypatch, tmp_path, templates=(engaging,))
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    opened = [label.split("@")[0] for label in at.multiselect(key="agree_combos").value]
+    assert opened == ["topicalchat-engagingness", "topicalchat-naturalness"]  # the newest first
+
+
 def test_labels_in_messages_are_shown_as_written_not_as_markdown():
     from studio.text import plain
 

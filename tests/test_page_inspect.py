@@ -490,3 +490,25 @@ def test_jump_to_sends_its_label_again_when_the_item_keeps_its_place_in_the_menu
     box = at.selectbox(key="inspect_jump")
     assert box.proto.set_value and box.proto.raw_value.startswith(f"{len(box.options)}. ")
 
+
+
+def test_an_aspect_of_one_unnamed_column_beside_named_annotators_is_not_an_annotator_1(monkeypatch, tmp_path):
+    """Seen as a new user: raters in two named columns and a pass/fail column of its own; Inspect's table of every
+    aspect had the columns rater1, rater2 and "#1", an anonymous third annotator."""
+    from helpers import make_template
+
+    table = tmp_path / "raters.csv"
+    table.write_text("reply,rater1,rater2,verdict\n" + "".join(f"reply {k},{1 + k % 5},{1 + k % 4},"
+                                                              f"{'pass' if k % 2 else 'fail'}\n" for k in range(8)))
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(table, mapping=["response=reply", "score:quality=rater1", "score:quality=rater2",
+                                                 "score:ok=verdict"], store=store)
+    template = make_template(aspects=(("Quality", 1, 5, "quality"),),
+                             body="Response:\n{{response}}\n\nForm:\n- Quality:")
+    geval.score(store, dataset.items, template, scripted(), dataset.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE, state={"dataset_source": {"stored": "raters"}})
+    assert not at.exception
+    table = at.table[0].value
+    assert list(table.columns) == ["mean", "rater1", "rater2", "one score (unnamed)"]
+    assert table.loc["ok", "mean"] in ("0% pass", "100% pass") and table.loc["ok", "rater1"] == "–"

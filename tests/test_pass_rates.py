@@ -218,6 +218,8 @@ def test_the_judges_rates_name_the_items_they_are_read_on_where_labels_tie(tmp_p
     assert (found.labeled, found.tied) == (12, 12)  # the 24 items you labeled: 12 where you and the person agree
     assert found.judge_line().startswith("The judge against the majority of people and you on the 12 items whose "
                                          "labels have a majority (12 whose labels tie left out): of the items labeled")
+    assert found.judge_line().endswith("The combined rate is the judge's own, corrected by its errors on the labeled "
+                                       f"items, with {found.means.interval_words()}.")
 
 
 def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
@@ -233,9 +235,11 @@ def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
     found = pass_rates(store, dataset.name, "verdict")
     assert found.title() == "verdict (fail/pass): each system's pass rate as you would give it"
     assert found.judge_line().startswith("The judge against your labels on the 40 items labeled")
-    assert found.judge_line().endswith("The combined rate is the judge's own, corrected by its errors on the labeled "
-                                       f"items, with {found.means.interval_words()}.")  # once garbled
+    assert found.judge_line().endswith("Every item is labeled: the rates above are the people's own, not "
+                                       "estimates.")  # once garbled, and said of intervals there were none of
     assert found.table()["your pass rate, every item"].tolist() == [f"{14 / 40:.0%}"]
+    assert found.table()["pass rate, labels alone"].tolist() == [f"{14 / 40:.0%}"]  # its own rate: no [35%, 35%]
+    assert found.table()["system"].tolist() == ["all items"]  # not a blank cell
 
 
 def test_a_judge_on_a_1_5_scale_has_its_rate_on_0_1_not_its_mean_as_a_percentage(tmp_path):

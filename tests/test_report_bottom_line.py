@@ -143,9 +143,10 @@ def test_one_judge_on_a_few_items_is_not_said_to_agree_best_and_its_pearson_says
                            "constant": [False]}, index=["only: k"])
     said = sentence("Natural", judges.assign(saved=math.nan, test=None, advantage=math.nan), None, 20)
     assert said.startswith("Natural: only agrees with people (Pearson 0.80 on 5 items of 1 dialogue or document: "
-                           "too few for an interval (it needs 10), not yet to rely on; labels saved not read"), said
+                           "too few for an interval (it needs 10), not yet to rely on; the labels it saves are not "
+                           "read"), said
     many = judges.assign(groups=[12], items=[60], saved=math.nan, test=None, advantage=math.nan)
-    assert sentence("Natural", many, None, 20).startswith("Natural: only agrees with people (Pearson 0.80; labels")
+    assert sentence("Natural", many, None, 20).startswith("Natural: only agrees with people (Pearson 0.80; the labels")
 
 
 def test_a_judge_whose_pearson_is_not_above_0_is_not_said_to_agree_with_people():
@@ -154,10 +155,13 @@ def test_a_judge_whose_pearson_is_not_above_0_is_not_said_to_agree_with_people()
                            "groups": [10, 10], "items": [40, 40], "constant": [False, False]},
                           index=["stub: k", "early: k"]).assign(saved=math.nan, test=None, advantage=math.nan)
     said = sentence("helpful", judges, None, 10)
-    assert said.startswith("helpful: no judge here agrees with people (the closest, stub: Pearson -0.21; labels saved "
-                           "not read here)"), said
+    assert said.startswith("helpful: no judge here agrees with people (the closest, stub: Pearson -0.21; the labels "
+                           "it saves are not read here)"), said
     said = sentence("helpful", judges.iloc[:1], None, 10)
-    assert said.startswith("helpful: stub does not agree with people (Pearson -0.21; labels saved not read here)")
+    assert said.startswith("helpful: stub does not agree with people (Pearson -0.21; the labels it saves are not read "
+                           "here)")
+    said = sentence("helpful", judges.iloc[:1], None, 10, why_not="every item is labeled")  # the page's reason
+    assert "(Pearson -0.21; the labels it saves are not read here: every item is labeled)" in said, said
     said = sentence("helpful", judges.assign(pearson=[0.0, -0.4]).iloc[:1], None, 10)
     assert said.startswith("helpful: stub does not agree with people (Pearson 0.00;"), said
     assert sentence("helpful", judges.assign(pearson=[0.3, 0.1]), None, 10).startswith(

@@ -5,7 +5,7 @@ never is; a running job is found again by a new session, with its Stop button.""
 
 from __future__ import annotations
 
-from helpers import REPO, scored_own_table
+from helpers import OWN_MAPPING, REPO, scored_own_table, scripted, template_text, write_own_table
 from openai_stub import OpenAIStub
 
 import geval
@@ -225,3 +225,16 @@ def test_a_page_opened_by_its_plain_address_opens_on_the_dataset_the_store_loade
     assert "Nothing is scored" not in texts(at)
     linked = open_app(monkeypatch, tmp_path, INSPECT, params={"dataset": "topicalchat_usr_sample"})
     assert url(linked)["dataset"] == ["topicalchat_usr_sample"]  # a link still names its own
+
+
+def test_the_editor_opens_on_the_saved_version_last_scored_on_an_upload_not_a_generic_file(monkeypatch, tmp_path):
+    """Seen as a new user: a file scored from the command line with templates of its own (saved in the store) opened
+    with response-coherence in the editor, which people did not score; those that fit came last in the menu."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(write_own_table(tmp_path / "mine.csv"), mapping=OWN_MAPPING, store=store)
+    own = geval.Template.parse(template_text("my-quality", aspects=(("Quality", 1, 5, "Natural"),)), source="mine")
+    store.save_template(own)
+    geval.score(store, dataset.items[:4], own, scripted(), dataset.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, INSPECT)
+    assert not at.exception and at.sidebar.text[1].value == own.label

@@ -194,6 +194,9 @@ def test_labels_drawn_by_default_stay_below_the_items_and_every_item_labeled_say
     assert any(n.startswith("every item of every system is labeled: these are the people's own means, not estimates")
                for n in every.notes)
     assert worth_table(every)["effective labels"].str.contains("every item labeled").all()
+    shown = geval.reporting.systems_table(every)  # its own means: "2.67", not "2.67 [2.67, 2.67]"
+    assert shown["people only"].tolist() == [f"{v:.2f}" for v in every.table["people"]]
+    assert not shown["combined"].str.contains(r"\[").any()
 
 
 def test_a_judge_that_scored_no_labeled_item_is_left_out_of_the_worth_not_the_estimate():

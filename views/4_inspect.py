@@ -132,7 +132,7 @@ with middle:
                                                    lambda held: low <= held[0] <= held[1] <= high))
 with right:
     order_name = st.radio("Order", list(ORDERS), key="inspect_order", persist_state="session")
-    unscored = st.checkbox("Unscored and failed too", True, key="inspect_unscored", persist_state="session",
+    unscored = st.checkbox("Unscored too", True, key="inspect_unscored", persist_state="session",
                            help="Also this judge's judgments without a score, whatever the score filter: answers it "
                                 "gave no usable score in, and calls that failed. Items it was never asked about are "
                                 "not listed: score them on the Score page.")
@@ -243,9 +243,13 @@ with score_column:
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
         names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
+        # an aspect of one unnamed column beside named annotators: its one score, not an annotator "#1"
+        unnamed = [name for name in names if name.startswith("#")]
+        header = {"#1": "one score (unnamed)"} if unnamed == ["#1"] and len(names) > 1 else {}
         st.table(pd.DataFrame(
             [{"aspect": k, "mean": people_mean(item, k),
-              **{name: (in_words(k, v[name]) if name in v else "–") for name in names}} for k, v in ratings.items()]
+              **{header.get(name, name): (in_words(k, v[name]) if name in v else "–") for name in names}}
+             for k, v in ratings.items()]
         ).set_index("aspect"))
         if len(names) > 1 and all(name.startswith("#") for name in names):
             st.caption(f"People's scores: {names[0]} to {names[-1]} are the annotators, by position.")

@@ -61,12 +61,13 @@ class PassRates:
         corrects: a 0-1 judge's mean probability of the word, not the share of items it labels so), and the
         people's over every item where they labeled all (labels drawn from them)."""
         table = self.means.table
+        whole = table["labeled"] >= table["items"]  # every item labeled: the people's own rate, no interval
         return pd.DataFrame({
-            "system": table["system"], "items": table["items"], "labeled": table["labeled"],
-            f"{self.counted} rate, labels alone": [_rate(v, lo, hi) for v, lo, hi in
-                                                    zip(table["people"], table["people_low"], table["people_high"])],
-            f"{self.counted} rate, combined": [_rate(v, lo, hi) for v, lo, hi in
-                                               zip(table["combined"], table["combined_low"], table["combined_high"])],
+            "system": table["system"].replace("", "all items"), "items": table["items"], "labeled": table["labeled"],
+            f"{self.counted} rate, labels alone": [_rate(v, lo, hi, all_) for v, lo, hi, all_ in zip(
+                table["people"], table["people_low"], table["people_high"], whole)],
+            f"{self.counted} rate, combined": [_rate(v, lo, hi, all_) for v, lo, hi, all_ in zip(
+                table["combined"], table["combined_low"], table["combined_high"], whole)],
             # its scores' mean, as the combined estimate reads them (on 0-1), not the share it labels pass: named so
             "the judge alone (its scores' mean on 0-1)": [f"{v:.0%}" for v in self.means.judge_alone()],
             **({f"{_WHOSE[self.side]} {self.counted} rate, every item": [f"{v:.0%}" for v in table["truth"]]}
@@ -87,13 +88,16 @@ class PassRates:
         return (f"The judge against {self.against} on the {self.labeled} items {which}: of the items labeled "
                 f"'{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
                 f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
-                f"{self.true_negative.percent()} (its true-negative rate). The combined rate is the judge's own, "
-                f"corrected by its errors on the labeled items, with {self.means.interval_words()}.")
+                f"{self.true_negative.percent()} (its true-negative rate). " + (
+                    "Every item is labeled: the rates above are the people's own, not estimates."
+                    if (self.means.table["labeled"] >= self.means.table["items"]).all() else
+                    "The combined rate is the judge's own, corrected by its errors on the labeled items, with "
+                    f"{self.means.interval_words()}."))
 
 
-def _rate(value: float, low: float, high: float) -> str:
-    """"62% [48%, 75%]"."""
-    return f"{value:.0%} [{low:.0%}, {high:.0%}]"
+def _rate(value: float, low: float, high: float, whole: bool = False) -> str:
+    """"62% [48%, 75%]"; "62%" of a system whose every item is labeled (`whole`: its own rate, no estimate)."""
+    return f"{value:.0%}" if whole else f"{value:.0%} [{low:.0%}, {high:.0%}]"
 
 
 def two_words(categories: dict[str, tuple[str, ...]], aspect: str) -> tuple[str, tuple[str, ...]]:

@@ -51,6 +51,14 @@ def _effective(row) -> str:
     return shown
 
 
+def _estimate(row, name: str) -> str:
+    """A system's estimate `name` ("people", "combined") [95%] of a row of `SystemMeans.table`; of a system whose every
+    item is labeled, the people's own mean, without an interval (one of no width read as an estimate)."""
+    low, high = (math.nan, math.nan) if row.labeled >= row.items else (getattr(row, f"{name}_low"),
+                                                                        getattr(row, f"{name}_high"))
+    return _interval(getattr(row, name), low, high)
+
+
 def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
     """One row per system as text: labels, the people-only and the combined interval, the judge's
     own mean (on the people's scale: `SystemMeans.judge_alone`), the people's mean over every item
@@ -59,8 +67,8 @@ def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
     shown = pd.DataFrame({
         "system": table["system"].replace("", "all items"),
         "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
-        "people only": [_interval(r.people, r.people_low, r.people_high) for r in table.itertuples()],
-        "combined": [_interval(r.combined, r.combined_low, r.combined_high) for r in table.itertuples()],
+        "people only": [_estimate(r, "people") for r in table.itertuples()],
+        "combined": [_estimate(r, "combined") for r in table.itertuples()],
         result.judge_alone_words(): [f"{v:.2f}" if math.isfinite(v) else "n/a: none of its items judged"
                                      for v in result.judge_alone()],
         "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
