@@ -210,7 +210,9 @@ def test_a_constant_judge_has_kappa_0_and_it_is_said(shared_data, store, tmp_pat
     assert "Cohen's kappa of the judge's labels against the people's majority: 0.000 [" in said
     assert "with a kappa of 0.000: kappa counts only agreement beyond chance, so a constant answer gets 0 however " \
            "skewed the labels" in said
-    assert "The judge never answers 'model_a', 'model_b', though the people's majority does." in said
+    assert found.labels.tied > 0  # said: the judge's answers are counted on the items with a majority only
+    assert (f"On the {found.labels.items} items with a majority ({found.labels.tied} tied, left out), the judge never "
+            "answers 'model_a', 'model_b', though the people's majority does.") in said
 
 
 def test_fleiss_kappa_is_the_textbook_example():

@@ -222,6 +222,18 @@ def test_the_judges_rates_name_the_items_they_are_read_on_where_labels_tie(tmp_p
                                        f"items, with {found.means.interval_words()}.")
 
 
+def test_the_judges_rates_say_they_read_every_item_labeled_not_only_those_drawn_for_the_rates(tmp_path):
+    """Seen as a new user: "on the 12 items labeled" under a table of 10 labeled (the labels drawn for the rates),
+    and no way to tell which the judge's rates were read on."""
+    from tests.helpers import scored_verdicts
+
+    dataset = scored_verdicts(tmp_path, 40)
+    found = pass_rates(geval.Store(tmp_path / "store.sqlite"), dataset.name, "verdict", per_system=10)
+    assert found.means.table["labeled"].sum() == 10 and found.labeled == 40
+    assert found.judge_line().startswith("The judge against the people's majority on the 40 items labeled, not only "
+                                         "the 10 drawn for the rates above: of the items labeled 'pass'")
+
+
 def test_on_your_labels_the_rates_are_as_you_would_give_them(tmp_path):
     """With your labels as the human side, the title still said "as people would give it" and the column of every
     item's labels "people's pass rate": both name you."""

@@ -85,6 +85,9 @@ class PassRates:
     def judge_line(self) -> str:
         """The judge's true-positive and true-negative rates, in a sentence."""
         which = (f"whose labels have a majority ({self.tied} whose labels tie left out)" if self.tied else "labeled")
+        drawn = int(self.means.table["labeled"].sum())  # the rates' labels, drawn from every item's: fewer
+        if drawn < self.labeled + self.tied:
+            which += f", not only the {drawn} drawn for the rates above"
         return (f"The judge against {self.against} on the {self.labeled} items {which}: of the items labeled "
                 f"'{self.counted}', it labels '{self.counted}' {self.true_positive.percent()} (its "
                 f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
