@@ -45,6 +45,7 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame, variant: str
                                  "calibrated, each judge and then every judge together combined with the baselines, "
                                  "fitted on other folds' groups (these rows use human labels, as their notes say).")
     if not right.toggle("Compute", key="agree_lb", help="Baselines and bootstrap take a while on large datasets."):
+        st.caption("The leaderboard is made when Compute is on: the judges beside the baselines, ranked.")
         return
     try:
         board = cached.leaderboard(store, dataset, combos, tuple(chosen), variant, n_boot, combined=combined)

@@ -444,8 +444,10 @@ def test_the_agreement_page_shows_the_leaderboard(monkeypatch, tmp_path):
     at.number_input(key="agree_boot").set_value(100).run()
     assert "pmi" in at.multiselect(key="agree_lb_baselines").options  # offered, not chosen by default (slow)
     assert "pmi" not in at.multiselect(key="agree_lb_baselines").value
+    waiting = "The leaderboard is made when Compute is on: the judges beside the baselines, ranked."
+    assert waiting in [c.value for c in at.caption]  # its controls alone read as a leaderboard that failed to draw
     at.toggle(key="agree_lb").set_value(True).run()
-    assert not at.exception and not at.error
+    assert not at.exception and not at.error and waiting not in [c.value for c in at.caption]
     table = next(d.value for d in at.dataframe if "row" in d.value.columns)
     assert f"ROUGE-L {VS}" in set(table["row"]) and "length" in set(table["row"])
     assert GEVAL_ROW in set(table["row"])  # naturalness and coherence, read together
