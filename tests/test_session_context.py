@@ -238,3 +238,19 @@ def test_the_editor_opens_on_the_saved_version_last_scored_on_an_upload_not_a_ge
     store.close()
     at = open_app(monkeypatch, tmp_path, INSPECT)
     assert not at.exception and at.sidebar.text[1].value == own.label
+
+
+def test_the_dataset_a_session_opened_on_stays_when_another_session_loads_one_and_the_data_page_names_it(
+        monkeypatch, tmp_path):
+    """The dataset a page opens on is the store's newest when it opens; a load in another tab does not move a session
+    already open, and the Data page's menu names the dataset the sidebar shows."""
+    open_app(monkeypatch, tmp_path)  # the sample, stored
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset("summeval_sample", store=store)  # loaded last: a new session opens on it
+    at = open_app(monkeypatch, tmp_path)
+    assert at.sidebar.text[0].value.startswith("summeval_sample ")
+    assert at.selectbox(key="data_dataset").value == "summeval_sample"  # not the sample the menu used to name
+    geval.load_dataset(REPO / "data" / "personachat_usr_sample.json", store=store)  # another tab loads one
+    store.close()
+    at.run()
+    assert at.sidebar.text[0].value.startswith("summeval_sample ")
