@@ -716,8 +716,9 @@ def test_a_yes_no_aspect_gets_its_rate_in_the_systems_section_and_no_mean(monkey
     assert "Student's t" in source and "betting" not in source, source  # it said betting of Student's t intervals
     rates = next(d.value for d in at.dataframe if "yes rate, combined" in d.value.columns)
     assert rates["people's yes rate, every item"].tolist() == [f"{np.mean(truth == 'yes'):.0%}"]
-    assert any(line.startswith("The judge against the people's majority on the 40 items labeled: of the items "
-                               "labeled 'yes', it labels 'yes' 100%") for line in said), said
+    assert any(line.startswith("The judge against the people's majority on the 40 items labeled, not only the 20 "
+                               "drawn for the rates above: of the items labeled 'yes', it labels 'yes' 100%")
+               for line in said), said
     assert not any(d.value.columns.tolist()[:2] == ["system", "labels"] for d in at.dataframe)
     assert rates["labeled"].tolist() == [20]  # half the items, drawn from the people's labels
     at.number_input(key="systems_labels").set_value(8).run()  # the rates had no control of their own: the report

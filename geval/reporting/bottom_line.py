@@ -230,8 +230,8 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
     at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
     mean = "each system's mean" if systems else "the dataset's mean"
     if lead != default or not math.isfinite(saved):
-        how = f"{_pearson_read(real.loc[lead])}; the labels it saves are not read here" + (f": {why_not}" if why_not
-                                                                                            else "")
+        reason = f": {why_not}" if why_not else ""
+        how = f"{_pearson_read(real.loc[lead])}; the labels it saves are not read here{reason}"
         if not real.loc[lead, "pearson"] > 0:  # the closest judge may still go against people
             said = (f"no judge here agrees with people (the closest, {name}: {how})" if len(real) > 1
                     else f"{name} does not agree with people ({how})")

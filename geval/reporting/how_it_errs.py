@@ -175,8 +175,9 @@ def _label_weak_spots(labels: LabelErrors, against: str) -> list[str]:
     never = table[(table["judge gives"] == 0) & (table["support"] > 0)]["label"].tolist()
     if never:
         does = "do" if against == MAJORITY_OF["you"] else "does"  # "your labels do"
-        where = f"On the {labels.items} items with a majority ({labels.tied} tied, left out), t" if labels.tied else "T"
-        said.append(f"{where}he judge never answers {', '.join(repr(str(n)) for n in never)}, though {against} {does}.")
+        the = (f"On the {labels.items} items with a majority ({labels.tied} tied, left out), the" if labels.tied
+               else "The")
+        said.append(f"{the} judge never answers {', '.join(repr(str(n)) for n in never)}, though {against} {does}.")
     scored = table[np.array([math.isfinite(f.value) for f in table["f1"]], bool)
                    & (table["support"] > 0).to_numpy() & (table["judge gives"] > 0).to_numpy()]
     if len(scored) > 1:
