@@ -65,13 +65,14 @@ def default_chosen(store: geval.Store, combos: pd.DataFrame, dataset: str) -> li
     searched = combos.set_index("label")["searched"].astype(bool)
     chosen = [label, *(other for other in comparable(store, combos, label) if not searched[other])]
     versions = combos.set_index("label")["template_version"]
-    covered = {aspect for one in chosen for aspect in _humans(store, versions[one])}
-    others = [one for one in scored(combos[~searched.to_numpy()]) if _humans(store, versions[one]) - covered]
+    humans = {one: _humans(store, versions[one]) for one in scored(combos[~searched.to_numpy()])}
+    covered = {aspect for one in chosen for aspect in humans.get(one, ())}
+    others = [one for one in humans if humans[one] - covered]
     nobody = set(compared_with_nobody(store, combos, dataset)) if others else set()
     for other in others:
-        if _humans(store, versions[other]) - covered and other not in nobody:
+        if humans[other] - covered and other not in nobody:
             chosen.append(other)
-            covered |= _humans(store, versions[other])
+            covered |= humans[other]
     return chosen
 
 

@@ -161,9 +161,9 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
                            {(t.judge, t.aspect): t for t in tests if not t.baseline})
     constant = next((t for t in tests if t.baseline and t.aspect.lower() == aspect.lower()), None)
     labels = result.table["labeled"].median() if len(result.table) else None
-    whole = len(result.table) and (result.table["labeled"] >= result.table["items"]).all()
     return bottom.sentence(aspect, frame, bottom.default_of(frame), labels, bottom.short_names(frame["combo"]),
-                           constant, "every item is labeled, so there is nothing for a judge to save" if whole else "",
+                           constant, "every item is labeled, so there is nothing for a judge to save"
+                           if result.every_item_labeled else "",
                            systems=bottom.has_systems(result))
 
 

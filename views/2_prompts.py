@@ -91,9 +91,10 @@ with right:
         if misfit:  # previewed anyway on the dataset's first items; Score does not choose it
             st.warning(plain(f"This template does not fit {dataset.name}: {misfit}. Score lists it while it is in "
                              "the editor, but does not choose it for you."))
-        for line in [] if misfit else geval.labeling.uncompared(store, dataset.name, template):  # as Score says
-            st.warning(f"Its scores on {plain(dataset.name)} would be compared with nobody yet: {with_code(line)}.",
-                       icon=":material/person_off:")
+        else:  # as Score says before a run
+            for line in geval.labeling.uncompared(store, dataset.name, template):
+                st.warning(f"Its scores on {plain(dataset.name)} would be compared with nobody yet: "
+                           f"{with_code(line)}.", icon=":material/person_off:")
         items = [i for i in dataset.items if not template.level or i.level == template.level] or dataset.items
         position = st.number_input(f"Preview on item (1-{len(items)})", 1, len(items), 1, key="prompts_item") - 1
         steps = None

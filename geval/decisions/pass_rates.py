@@ -61,7 +61,7 @@ class PassRates:
         corrects: a 0-1 judge's mean probability of the word, not the share of items it labels so), and the
         people's over every item where they labeled all (labels drawn from them)."""
         table = self.means.table
-        whole = table["labeled"] >= table["items"]  # every item labeled: the people's own rate, no interval
+        whole = self.means.whole()  # every item labeled: the people's own rate, no interval
         return pd.DataFrame({
             "system": table["system"].replace("", "all items"), "items": table["items"], "labeled": table["labeled"],
             f"{self.counted} rate, labels alone": [_rate(v, lo, hi, all_) for v, lo, hi, all_ in zip(
@@ -93,7 +93,7 @@ class PassRates:
                 f"true-positive rate); of those labeled '{self.other}', '{self.other}' "
                 f"{self.true_negative.percent()} (its true-negative rate). " + (
                     "Every item is labeled: the rates above are the people's own, not estimates."
-                    if (self.means.table["labeled"] >= self.means.table["items"]).all() else
+                    if self.means.every_item_labeled else
                     "The combined rate is the judge's own, corrected by its errors on the labeled items, with "
                     f"{self.means.interval_words()}."))
 

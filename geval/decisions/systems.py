@@ -82,6 +82,15 @@ class SystemMeans:
         return (f"judge alone (biased; its {scale_text(self.judge_scale)} mapped onto the people's "
                 f"{scale_text(self.scale)})")
 
+    def whole(self) -> pd.Series:
+        """Per row of `table`: whether every item of the system is labeled (its mean the people's own, no estimate)."""
+        return self.table["labeled"] >= self.table["items"]
+
+    @property
+    def every_item_labeled(self) -> bool:
+        """Whether every item of every system is labeled: nothing estimated, nothing for a judge to save."""
+        return bool(len(self.table)) and bool(self.whole().all())
+
     def interval_words(self) -> str:
         """How the 95% intervals were made, in words."""
         if self.sequential:

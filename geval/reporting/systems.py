@@ -51,11 +51,10 @@ def _effective(row) -> str:
     return shown
 
 
-def _estimate(row, name: str) -> str:
+def _estimate(row, name: str, whole: bool) -> str:
     """A system's estimate `name` ("people", "combined") [95%] of a row of `SystemMeans.table`; of a system whose every
-    item is labeled, the people's own mean, without an interval (one of no width read as an estimate)."""
-    low, high = (math.nan, math.nan) if row.labeled >= row.items else (getattr(row, f"{name}_low"),
-                                                                        getattr(row, f"{name}_high"))
+    item is labeled (`whole`), the people's own mean, without an interval (one of no width read as an estimate)."""
+    low, high = (math.nan, math.nan) if whole else (getattr(row, f"{name}_low"), getattr(row, f"{name}_high"))
     return _interval(getattr(row, name), low, high)
 
 
@@ -67,8 +66,8 @@ def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
     shown = pd.DataFrame({
         "system": table["system"].replace("", "all items"),
         "labels": [f"{k} of {n}" for k, n in zip(table["labeled"], table["items"])],
-        "people only": [_estimate(r, "people") for r in table.itertuples()],
-        "combined": [_estimate(r, "combined") for r in table.itertuples()],
+        "people only": [_estimate(r, "people", whole) for r, whole in zip(table.itertuples(), result.whole())],
+        "combined": [_estimate(r, "combined", whole) for r, whole in zip(table.itertuples(), result.whole())],
         result.judge_alone_words(): [f"{v:.2f}" if math.isfinite(v) else "n/a: none of its items judged"
                                      for v in result.judge_alone()],
         "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
@@ -94,7 +93,7 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
     twice = {c for c in combos if c and combos.count(c) > 1}
     named = [(names(c) if names else c) + (f": {k}" if c in twice else "") if c else j
              for c, j, k in zip(combos, worth["judge"], worth.get("key", worth["judge"]))]
-    every = bool(len(result.table)) and bool((result.table["labeled"] >= result.table["items"]).all())
+    every = result.every_item_labeled
     shown = pd.DataFrame({
         "judge": named, "labels": worth["labels"],
         "effective labels": ["– (every item labeled)" if every else _effective(r) for r in worth.itertuples()],
