@@ -302,3 +302,12 @@ def test_a_figure_that_rounds_to_zero_never_reads_minus_zero():
     assert difference_sentence("A", "B", 0.13, 0.13, 0.13, "Natural") == ("A is rated higher than B on Natural by people's "
                                                                           "standard: +0.13 (exact: every item labeled)")
     assert reading(0.2, -0.0001, 0.4, "item", 30, 12) == "0.200 [-0.000, 0.400]"  # a bound keeps its sign: below 0
+
+
+def test_a_group_level_read_on_no_usable_group_says_why_not_zero_groups():
+    """A file of one or two responses per dialogue read "n/a (0 groups)" at the group level, as if it had no
+    dialogues: none has the 3 items a correlation inside it needs."""
+    from geval.analysis.correlation import reading
+
+    assert reading(float("nan"), float("nan"), float("nan"), "group", 0) == "n/a (no group of 3+ items)"
+    assert reading(float("nan"), float("nan"), float("nan"), "group", 2) == "n/a (2 groups)"

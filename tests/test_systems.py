@@ -4,6 +4,7 @@ what bad input says (the intervals' coverage and the judges' worth: tests/test_s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import re
@@ -432,3 +433,26 @@ def test_more_labels_asked_than_documents_say_how_many_were_drawn(tmp_path):
                                       "of each (10 labels per system)")
     asked = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
     assert asked.notes[0].startswith("5 dialogues drawn at random, every system's item of each (5 labels per system)")
+
+
+def test_labels_per_system_count_labels_where_a_document_holds_two_of_a_system_s_items(tmp_path):
+    """A file without systems, two responses to each dialogue: 5 "labels per system" drew 5 dialogues, 10 labels.
+    Whole documents are drawn until a system has k labels: 3 dialogues, 6 labels; as with two systems of two
+    responses each to a document."""
+    from tests.helpers import make_items, make_template, scripted
+
+    alone = [dataclasses.replace(item, system="") for item in make_items(40, dataset="alone", per_group=2)]
+    paired = make_items(40, dataset="paired", per_group=4, systems=2)
+    store = geval.Store(tmp_path / "s.sqlite")
+    for name, items in (("alone", alone), ("paired", paired)):
+        store.save_dataset(geval.Dataset(name, f"{name}.csv", "table", items))
+        geval.score(store, items, make_template(), scripted(), name)
+    result = geval.labeling.system_means(store, "alone", "Natural", per_system=5, design="documents")
+    assert result.notes[0].startswith("3 dialogues drawn at random, every item of each (6 labels)"), result.notes
+    assert result.table["labeled"].tolist() == [6]
+    both = geval.labeling.system_means(store, "paired", "Natural", per_system=5, design="documents")
+    assert both.notes[0].startswith("3 dialogues drawn at random, every system's item of each (6 labels per "
+                                    "system)"), both.notes
+    assert both.table["labeled"].tolist() == [6, 6]
+    every = geval.labeling.system_means(store, "alone", "Natural", per_system=40, design="documents")
+    assert every.table["labeled"].tolist() == [40] and every.every_item_labeled

@@ -788,7 +788,8 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     own in a seeded order) and every judge compared with the aspect (`combo` first: the one the
     combined estimate reads; `together`: all of them fitted together), beside the labels alone
     and the judge alone. `per_system`: what that many labels per system would give, drawn from
-    the human side's scores (the dataset's own, as a rule; `design`: "documents", every system's item of k documents; "random",
+    the human side's scores (the dataset's own, as a rule; `design`: "documents", every item of documents drawn until a
+    system has k; "random",
     k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
     beside it, and each judge's worth for those labels read on every item people scored. `anytime`:
     intervals valid however many labels come (the Label page's live line). Raises SystemsError with
@@ -957,15 +958,14 @@ def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, des
     # as many as there are, when fewer than asked: 100 documents "drawn" of 10 said 100
     documents = int(drawn_rows["group"].nunique())
     per = int(drawn_rows.groupby("system").size().max()) if len(order) else 0
-    taken = documents if design == "documents" else per
-    asked = f" (all there are; {per_system} asked)" if taken < per_system else ""
+    asked = f" (all there are; {per_system} asked)" if per < per_system else ""
     if (population["system"] == "").all():
         drawn = (f"{len(order)} items drawn at random" if design != "documents" or unit == "items" else
                  f"{documents} {unit} drawn at random{asked}, every item of each ({len(order)} labels)") \
             if design != "uncertain" else f"{len(order)} items drawn where a label buys most"
         beside = f": the people's {what} over all {len(population)} items beside it" if whole else ""
     else:
-        drawn = {"documents": f"{documents} {unit} drawn at random{asked}, every system's item of each ({documents} "
+        drawn = {"documents": f"{documents} {unit} drawn at random{asked}, every system's item of each ({per} "
                               "labels per system)",
                  "random": f"{per} items per system drawn at random{asked}",
                  "uncertain": f"{per} items per system drawn where a label buys most (more often where the "
@@ -975,14 +975,11 @@ def _drawn_line(population: pd.DataFrame, order: list[str], per_system: int, des
 
 
 def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.Series | None, seed: int) -> list[str]:
-    """The items a design would label, in order: k documents (every system's item of each), k items
-    per system at random, or k per system by weight."""
+    """The items a design would label, in order: documents until a system has k labels (every
+    system's item of each), k items per system at random, or k per system by weight."""
     scored = population[population["human"].notna()]
     if design == "documents":
-        groups = pd.unique(scored["group"].array).tolist()  # the items' groups: never missing
-        chosen = [groups[i] for i in np.random.default_rng(seed).permutation(len(groups))[:per_system]]
-        by_group = scored[scored["group"].isin(chosen)].groupby("group").groups  # the chosen groups' items only
-        return [i for g in chosen for i in sorted(by_group[g], key=lambda i: scored.at[i, "system"])]
+        return _documents(scored, per_system, seed)
     order = []
     for offset, (_, part) in enumerate(scored.groupby("system", sort=True)):
         ids = list(part.index)
@@ -990,6 +987,29 @@ def _drawn(population: pd.DataFrame, per_system: int, design: str, weights: pd.S
             [ids[i] for i in np.random.default_rng(seed + offset).permutation(len(ids))]
         order += drawn[:per_system]
     return order
+
+
+def _documents(scored: pd.DataFrame, per_system: int, seed: int) -> list[str]:
+    """Documents (groups) in a seeded order, every item of each, until some system has `per_system` labels:
+    a document holding two of a system's items (two responses to a dialogue) counts two, so that k labels per
+    system are k labels, not k documents. Read on the first documents of the order, twice as many while
+    they are too few."""
+    groups = pd.unique(scored["group"].array)  # the items' groups: never missing
+    shuffled = groups[np.random.default_rng(seed).permutation(len(groups))]
+    if not len(shuffled):
+        return []
+    first = per_system
+    while True:
+        chosen = shuffled[:first]
+        part = scored[scored["group"].isin(chosen)]  # the chosen groups' items only
+        place = part["group"].map(pd.Series(np.arange(len(chosen)), index=chosen)).to_numpy()
+        part = part.assign(place=place).sort_values(["place", "system"], kind="stable")
+        # the most labels any system has once a document is in, document by document
+        most = (part.groupby("system").cumcount() + 1).groupby(part["place"].to_numpy()).max().cummax()
+        if most.iloc[-1] >= per_system or first >= len(shuffled):
+            taken = most.index[most.shift(fill_value=0).to_numpy() < per_system]
+            return part.index[part["place"].isin(taken)].tolist()
+        first *= 2
 
 
 def _labeled_order(store: Store, dataset: str, aspect: str, population: pd.DataFrame, seed: int) -> list[str]:
