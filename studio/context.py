@@ -121,6 +121,8 @@ def restore() -> None:
         job = jobs.get(params.get(name))
         if job is not None and job.kind == kind:
             st.session_state[key] = job.id
+    if not params:  # a plain address: the judge that scored the dataset it opens on, where the sidebar can run it
+        state.judge_from_store()
     st.session_state["context_notes"] = notes  # on top of the first page shown (`show_notes`)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -10,6 +11,7 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 import geval
+from geval.judging.backends.openai import OPENAI_URL
 from studio import cached, checking
 from studio.text import plain
 
@@ -111,6 +113,25 @@ def editor_started_from(current: geval.Template | None, versions: Collection[str
     if current is not None and current.label in versions:
         st.session_state["template_base"] = current.label
     return st.session_state.get("template_base")
+
+
+def judge_from_store() -> None:
+    """Start a session opened without a context on the judge that scored its dataset last, where the sidebar can run
+    it: an OpenAI-compatible server (its model, base URL and sampling), so that the Score page finds its answers
+    cached (scored from the command line, they were "0 cached" for the embedded judge); a judge the sidebar cannot
+    run (scripted, imported from a file) is passed over. The embedded judge otherwise, as before."""
+    current = dataset()
+    combos = store().combos(current.name) if current is not None else []
+    for fields in (json.loads(text) for text in (combos["signature_json"] if len(combos) else [])):
+        if fields.get("backend") == "embedded":
+            return
+        if fields.get("backend") == "openai":
+            base_url = fields.get("base_url") or OPENAI_URL
+            st.session_state.update({"judge_backend": "openai", "judge_model": fields.get("model", ""),
+                                     "judge_base_url": "" if base_url == OPENAI_URL else base_url})
+            if fields.get("n") is not None:  # scored by samples: the same number and temperature
+                st.session_state.update({"judge_n": int(fields["n"]), "judge_temperature": float(fields["temp"])})
+            return
 
 
 def judge_options() -> dict:

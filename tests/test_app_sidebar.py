@@ -96,3 +96,27 @@ def test_the_editors_template_follows_the_dataset_until_the_user_puts_one_there(
     at.session_state["dataset_source"] = summeval
     at.run()
     assert at.sidebar.text[1].value.startswith("topicalchat-engagingness@")  # ... stays, on any dataset
+
+
+def test_a_plain_address_opens_on_the_openai_judge_that_scored_the_dataset_so_its_answers_are_cached(monkeypatch,
+                                                                                                    tmp_path):
+    """Scored from the command line on a local server, the app opened on the embedded judge: the Score page said
+    "0 cached" for what was stored. A session opened without a context starts on that judge; a link keeps its own."""
+    from tests.apptest_helpers import texts
+    from tests.helpers import scripted
+
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset("topicalchat_usr_sample", store=store)
+    judge = scripted()
+    judge.settings = {"backend": "openai", "model": "served-model", "base_url": "http://127.0.0.1:9/v1",
+                      "mode": "logprobs", "temp": None, "n": None, "top_logprobs": 20, "max_tokens": 16}
+    geval.score(store, dataset.items[:6], geval.Template.load("topicalchat-naturalness"), judge, dataset.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, "views/3_score.py")
+    assert at.session_state["judge_options"] == {
+        "backend": "openai", "model": "served-model", "mode": "auto", "n": 20, "temperature": 1.0,
+        "base_url": "http://127.0.0.1:9/v1"}
+    assert at.sidebar.text[-1].value == "openai: served-model at 127.0.0.1:9"
+    assert "60 items: 6 cached, 54 judge calls to make" in texts(at)
+    linked = open_app(monkeypatch, tmp_path, "views/3_score.py", params={"dataset": "topicalchat_usr_sample"})
+    assert linked.session_state["judge_options"] == {"backend": "embedded"}

@@ -39,6 +39,9 @@ PRICES = {
 }
 
 
+#: Where the judge goes without a base URL.
+OPENAI_URL = "https://api.openai.com/v1"
+
 class OpenAIJudge:
     """A chat-completions endpoint. `base_url` None means api.openai.com.
 
@@ -83,7 +86,7 @@ class OpenAIJudge:
             if base_url is None:
                 raise JudgeError("no API key: set OPENAI_API_KEY (in the app, or type a key in the sidebar)")
             key = "not-needed"  # local servers (vLLM, Ollama, llama.cpp) usually take any key
-        base_url = (base_url or "https://api.openai.com/v1").rstrip("/")  # with or without "/": one judge
+        base_url = (base_url or OPENAI_URL).rstrip("/")  # with or without "/": one judge
         self._openai = openai
         self._client = openai.OpenAI(api_key=key, base_url=base_url, timeout=timeout, max_retries=max_retries,
                                      http_client=_http_client(openai, base_url))
