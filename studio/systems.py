@@ -183,10 +183,11 @@ def _labels_input(column, items: list, aspect: str) -> int | None:
     if sizes is None:
         return None
     most = max(max(sizes), geval.labeling.MIN_LABELS)
+    per = " per system" if len(sizes) > 1 else ""  # a file without systems: labels of the whole dataset
     return column.number_input(
-        "Labels per system (drawn from the dataset's scores)", geval.labeling.MIN_LABELS, most,
+        f"Labels{per} (drawn from the dataset's scores)", geval.labeling.MIN_LABELS, most,
         key=state.start_at("systems_labels", geval.labeling.default_labels(sizes), lambda held: held <= most),
-        help=f"People scored every item here: this reads what this many labels per system would give, the people's "
+        help=f"People scored every item here: this reads what this many labels{per} would give, the people's "
              f"mean over every item beside it (the line below says how they are drawn). At {most} every item is "
              "labeled: the people's own mean, no estimate.")
 

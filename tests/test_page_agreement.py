@@ -863,3 +863,26 @@ def test_agreement_opens_on_a_judge_people_can_be_compared_with_not_a_newer_impo
     assert not at.error
     at.switch_page("views/4_inspect.py").run()  # Inspect opened on the import too, its items in dataset order
     assert at.selectbox(key="inspect_combo").value.startswith("topicalchat-naturalness@")
+
+
+def test_a_file_without_systems_of_two_responses_per_dialogue_reads_labels_not_dialogues(monkeypatch, tmp_path):
+    """Two responses to each dialogue and no systems: "Labels per system" 5 drew 5 dialogues, 10 labels, under a
+    name about systems the file has none of; the group level read "n/a (0 groups)" as if it had no dialogues."""
+    import dataclasses
+
+    from tests.helpers import make_items, scripted
+
+    items = [dataclasses.replace(item, system="") for item in make_items(40, dataset="pairs", per_group=2)]
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_dataset(geval.Dataset("pairs", "pairs.csv", "table", items))
+    geval.score(store, items, make_template(), scripted(), "pairs")
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.exception
+    labels = at.number_input(key="systems_labels")
+    assert labels.label == "Labels (drawn from the dataset's scores)" and labels.value == 20
+    at.number_input(key="systems_labels").set_value(5).run()
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("3 dialogues drawn at random, every item of each (6 labels)") for c in said), said
+    table = next(d.value for d in at.dataframe if "value [95% CI]" in d.value.columns)
+    assert set(table.loc[table["level"] == "group", "value [95% CI]"]) == {"n/a (no group of 3+ items)"}
