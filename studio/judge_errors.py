@@ -36,8 +36,10 @@ def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, as
         figure, table = st.columns(2)
         figure.plotly_chart(errs.confusion_figure(one.labels, f"{aspect}: the judge against {one.against}", one.against),
                             key="errs_confusion")
-        table.dataframe(named["kappa"], hide_index=True, key="errs_kappa")
-        st.dataframe(named["per label"], hide_index=True, key="errs_per_label")
+        # short tables as tables: their cells wrap ("0.800 (no interval: undefined when some group is left out)")
+        # where a data grid's cut them at the column's edge
+        table.table(named["kappa"], hide_index=True)
+        st.table(named["per label"], hide_index=True)
         st.caption(f"Per label, against {one.against}: precision (of the judge's answers of it, the share the "
                    "majority gave too), recall (of the majority's, the share the judge found), F1; 95% intervals over "
                    "groups.")

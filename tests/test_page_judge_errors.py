@@ -51,7 +51,7 @@ def test_scores_show_their_sentences_the_bland_altman_plot_and_the_use_of_the_sc
     scale = _chart(at, "Naturalness: use of the scale")
     assert [trace["name"] for trace in scale["data"]] == ["judge (rounded)", "people (every score)"]
     _chart(at, "Naturalness: the judge against the people")  # a 1-3 scale is read as labels too
-    tables = {frame.value.columns[1] for frame in at.dataframe if len(frame.value.columns) > 1}
+    tables = {frame.value.columns[1] for frame in [*at.dataframe, *at.table] if len(frame.value.columns) > 1}
     assert "weighted kappa [95% CI]" in tables and "judge (rounded)" in tables
 
 
@@ -81,7 +81,7 @@ def test_labels_show_the_confusion_matrix_and_precision_and_recall_as_scikit_lea
             answer.append(judge[instance])
     labels = ["model_a", "model_b", "tie"]
     assert cells["text"] == sklearn.confusion_matrix(truth, answer, labels=labels).tolist()
-    per_label = next(frame.value for frame in at.dataframe if "precision" in frame.value.columns)
+    per_label = next(frame.value for frame in at.table if "precision" in frame.value.columns)
     precision, recall, _, support = sklearn.precision_recall_fscore_support(truth, answer, labels=labels)
     assert list(per_label["label"]) == labels and list(per_label["support (majority)"]) == list(support)
     assert [float(v[:5]) for v in per_label["precision"]] == pytest.approx(precision, abs=5e-4)
