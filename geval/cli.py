@@ -633,6 +633,9 @@ def cmd_runs(args) -> None:
         "process": [f"{pid:.0f}@{host}" if pd.notna(pid) else "" for pid, host in zip(runs["pid"], runs["host"])],
     })
     print(shown.to_string(index=False))
+    for run, cause in zip(runs["id"], runs["cause"]):  # the commonest reason its items failed
+        if cause:
+            print(f"run {run}: {cause}")
     if (runs["status"] == "crashed").any():
         print("crashed: the process ended without finishing the run (killed, or an error); run the same "
               "command again to resume it: finished judgments are kept", file=sys.stderr)

@@ -77,16 +77,20 @@ def test_runs_lists_each_run_with_its_status_and_process(tmp_path, capsys):
                                      signature_json=json.dumps({"backend": "scripted", "model": "hashed"})),
                      "finished", {})
     store.start_run(dataset="other", template="t@1", n_items=1)
+    store.finish_run(store.start_run(dataset="d", template="t@3", n_items=3), "failed",
+                     {"reasons": {"placeholder {{fact}} in t has no value for this item": 2, "timed out": 1}})
     store.close()
 
     assert main(["runs", "d", "--store", str(path)]) == 0
     out, err = capsys.readouterr()
     lines = out.splitlines()
     assert lines[0].split() == ["run", "status", "started", "dataset", "template", "judge", "items", "process"]
-    assert lines[1].split()[:2] == ["2", "finished"] and lines[1].split()[-1].endswith(f"@{socket.gethostname()}")
-    assert "scripted: hashed" in lines[1]
-    assert lines[2].split()[:2] == ["1", "crashed"] and lines[2].split()[-1] == f"{ended.pid}@{socket.gethostname()}"
-    assert len(lines) == 3  # only dataset d
+    assert lines[1].split()[:2] == ["4", "failed"]
+    assert lines[2].split()[:2] == ["2", "finished"] and lines[2].split()[-1].endswith(f"@{socket.gethostname()}")
+    assert "scripted: hashed" in lines[2]
+    assert lines[3].split()[:2] == ["1", "crashed"] and lines[3].split()[-1] == f"{ended.pid}@{socket.gethostname()}"
+    # only dataset d; why the failed run failed (the commonest reason)
+    assert lines[4:] == ["run 4: 3 items, 2 of them: placeholder {{fact}} in t has no value for this item"]
     assert err.startswith("crashed: the process ended without finishing the run")
 
     assert main(["runs", "nothing", "--store", str(path)]) == 0

@@ -296,14 +296,17 @@ def geval_known():
     return geval.Dataset.known()
 
 
-@pytest.mark.parametrize("behaviour, said", [
+@pytest.mark.parametrize("behaviour, said, cause", [
     (dict(behaviour="logprobs", fail_first=None, fail_status=500, retry_after="0.01"),
-     ["failed: HTTP 500 from the server", "all 2 items failed, nothing was scored"]),
+     ["failed: HTTP 500 from the server", "all 2 items failed, nothing was scored"],
+     "2 items, 1 of them: HTTP 500 from"),
     (dict(behaviour="text", text=""),  # every call answered, no score in any answer
      [f"failed: {UNREAD}", "0 items failed, 2 answers had no score, nothing was scored",
-      "The answers' most common reason: no Naturalness score in the answer ''"]),  # the reason itself
+      "The answers' most common reason: no Naturalness score in the answer ''"],  # the reason itself
+     "2 answers with no score: no Naturalness score in the answer ''"),
 ], ids=["every call failed", "no answer had a score"])
-def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_path, behaviour, said):
+def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_path, behaviour, said, cause):
+    """... and the runs' table says why (it said "the reason is shown when the run ends", gone after a reload)."""
     import geval
 
     with OpenAIStub() as stub:
@@ -319,6 +322,9 @@ def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_
     store = geval.Store(tmp_path / "store.sqlite")
     assert store.runs()["status"].tolist() == ["failed"]
     store.close()
+    at.run()
+    [shown] = [d.value for d in at.dataframe if "cause" in d.value.columns]
+    assert shown["cause"].tolist()[0].startswith(cause), shown["cause"].tolist()
 
 
 UNREAD_LINE = plain("3 answers had no score, 3 of them: no Naturalness score in the answer ''. Inspect shows each; "

@@ -295,7 +295,8 @@ with st.expander("Runs on this dataset"):
     if runs.empty:
         st.caption("No runs yet.")
     else:
-        shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items"]].copy()
+        why = ["cause"] if runs["cause"].any() else []  # the commonest reason its items failed, where some did
+        shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items", *why]].copy()
         shown["status"] = list(map(geval.reporting.run_status, runs["status"], runs["went_on"]))  # a Resume: a run
         for column in ("started", "finished"):
             shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
@@ -305,4 +306,4 @@ with st.expander("Runs on this dataset"):
                        "Its finished judgments are kept: start the same run again to do the rest.")
         if (runs["status"] == "failed").any():
             st.caption("failed: not one item was scored (e.g. the server could not be reached, or no answer had a "
-                       "score); the reason is shown when the run ends, and on Inspect for each item.")
+                       "score); the cause column says the commonest reason, Inspect each item's.")

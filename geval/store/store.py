@@ -57,6 +57,7 @@ from geval.processes import HOST, cycles_uncollected, made_to_last, process_aliv
 from geval.store import kept, schema
 from geval.store.records import SCORE_VALUES, most_probable, parsed, score_values
 from geval.store.team import TeamTables
+from geval.wording import counted
 
 #: Keys per `SELECT ... WHERE key IN (...)`: well under SQLite's smallest variable limit (999).
 CHUNK = 500
@@ -933,8 +934,10 @@ class Store(TeamTables):
     def runs(self, dataset: str | None = None) -> pd.DataFrame:
         """Runs, newest first, with the `judge` each asked, as menus name it, and for a run stopped or crashed
         the id of the run that `went_on` with it (the next of the same dataset, template, judge and settings as
-        asked, and number of items: a Resume, or the same command again), else None. A run still 'running' whose
-        process on this host is gone is marked and shown as 'crashed' (see `mark_crashed_runs`)."""
+        asked, and number of items: a Resume, or the same command again), else None, and the commonest reason its
+        items failed, or else its answers held no score, as `cause` ("40 items: placeholder {{fact}} ...", "2 items,
+        1 of them: HTTP 500 ..."; "" for neither). A run still 'running' whose process on this host is gone is marked
+        and shown as 'crashed' (see `mark_crashed_runs`)."""
         self.mark_crashed_runs()
         where, args = ("WHERE dataset = ?", [dataset]) if dataset else ("", [])
         with self.lock:
@@ -944,6 +947,7 @@ class Store(TeamTables):
         same = runs.groupby(["dataset", "template", "signature", "n_items"], dropna=False, sort=False)["id"]
         went_on = same.shift(1).where(runs["status"].isin(["stopped", "crashed"]))
         runs["went_on"] = pd.Series([None if pd.isna(run) else int(run) for run in went_on], runs.index, object)
+        runs["cause"] = [_cause(summary) for summary in runs["summary"]]
         return runs
 
     def mark_crashed_runs(self) -> list[int]:
@@ -1313,6 +1317,19 @@ def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
 
 
 @functools.lru_cache(maxsize=64)
+def _cause(summary: str | None) -> str:
+    """The commonest reason a run's items failed, from its stored summary, with how many; where none failed, why its
+    answers held no score ("" where all did)."""
+    found = json.loads(summary) if isinstance(summary, str) and summary else {}
+    for key, what in (("reasons", "item"), ("unread", "answer")):
+        counts = found.get(key) or {}
+        if counts:
+            why, total = max(counts, key=counts.get), sum(counts.values())
+            share = f", {counts[why]} of them" if counts[why] < total else ""
+            return f"{counted(total, what)}{' with no score' if key == 'unread' else ''}{share}: {why}"
+    return ""
+
+
 def _or_none(value: float) -> float | None:
     """A number as a REAL column keeps it: NaN as NULL."""
     return None if math.isnan(value) else value
