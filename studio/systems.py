@@ -124,6 +124,8 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
                               "correlation can be read yet)"
         return closest, (f"the judge closest to people on {aspect} (the highest Pearson within systems; no judge's "
                          "worth can be read here)")
+    if len(judges) == 1:  # "worth most ... of those chosen above" said of the only one
+        return best, f"the only judge compared with {aspect}"
     return best, f"the judge worth most labels on {aspect}" + (" of those chosen above" if compared else "")
 
 

@@ -884,5 +884,8 @@ def test_a_file_without_systems_of_two_responses_per_dialogue_reads_labels_not_d
     at.number_input(key="systems_labels").set_value(5).run()
     said = [c.value.replace("\\", "") for c in at.caption]
     assert any(c.startswith("3 dialogues drawn at random, every item of each (6 labels)") for c in said), said
+    # one judge: not "the judge worth most labels on Natural of those chosen above"
+    assert any(c.startswith("The combined estimate reads") and c.endswith("the only judge compared with Natural.")
+               for c in said), said
     table = next(d.value for d in at.dataframe if "value [95% CI]" in d.value.columns)
     assert set(table.loc[table["level"] == "group", "value [95% CI]"]) == {"n/a (no group of 3+ items)"}
