@@ -121,15 +121,15 @@ def test_two_annotators_give_numbers_but_no_verdict():
     values = [1.0, 2.0, 3.0] * 12
     result = alt_test(people_of({"a": values, "b": values}), {f"i{k}": v for k, v in enumerate(values)})
     assert result.winning_rate == 1.0 and result.passed is None
-    assert "2 annotators (with 2 the test only asks which of the two the judge is nearer: the paper recommends 3 " \
-           "or more for a verdict)" in result.verdict()
+    assert "2 annotators: with 2 the test only asks which of the two the judge is nearer, the paper recommends 3 " \
+           "or more for a verdict." in result.verdict()
 
 
 def test_one_annotator_is_the_only_reason_said_with_no_count_of_items_a_second_would_score():
     """One column of scores read "1 annotator (...); fewer than 30 items per annotator (most: 0)" of 40 items."""
     values = [1.0, 2.0, 3.0] * 12
     result = alt_test(people_of({"a": values}), {f"i{k}": v for k, v in enumerate(values)})
-    assert result.missing == ["1 annotator (the test needs at least 2; the paper recommends 3 or more)"]
+    assert result.missing == ["1 annotator: the test needs at least 2, the paper recommends 3 or more"]
     assert result.annotators[0].untested == "no other annotator to compare with"  # it read "fewer than 30 items"
 
 

@@ -473,12 +473,12 @@ def _ranked_row(values: np.ndarray, given: np.ndarray) -> np.ndarray:
 def _missing(result: AltTest, annotators: int, min_items: int) -> list[str]:
     """What the paper's conditions lack, each with what it recommends (empty when they hold)."""
     if annotators < 2:  # no item has a second score: nothing else to count
-        return [f"{annotators} annotator{'s' if annotators != 1 else ''} (the test needs at least 2; the paper "
-                "recommends 3 or more)"]
+        return [f"{annotators} annotator{'s' if annotators != 1 else ''}: the test needs at least 2, the paper "
+                "recommends 3 or more"]  # no parentheses: the bottom line puts these in its own
     missing = []
     if annotators < MIN_ANNOTATORS:
-        missing.append("2 annotators (with 2 the test only asks which of the two the judge is nearer: the paper "
-                       "recommends 3 or more for a verdict)")
+        missing.append("2 annotators: with 2 the test only asks which of the two the judge is nearer, the paper "
+                       "recommends 3 or more for a verdict")
     most = max((a.items for a in result.annotators), default=0)
     if not result.tested and most < min_items:
         missing.append(f"fewer than {min_items} items per annotator (most: {most}): the t-test needs {min_items} or "
