@@ -48,6 +48,7 @@ def test_scores_show_their_sentences_the_bland_altman_plot_and_the_use_of_the_sc
     bland_altman = _chart(at, "Naturalness: Bland-Altman")
     assert len(bland_altman["data"][0]["customdata"]) == 60  # a point per item
     assert {shape["type"] for shape in bland_altman["layout"]["shapes"]} >= {"line", "rect"}  # limits, their bands
+    assert bland_altman["layout"]["yaxis"]["title"]["text"] == "judge − people (points)"  # whole at 420 px high
     scale = _chart(at, "Naturalness: use of the scale")
     assert [trace["name"] for trace in scale["data"]] == ["judge (rounded)", "people (every score)"]
     _chart(at, "Naturalness: the judge against the people")  # a 1-3 scale is read as labels too

@@ -83,7 +83,7 @@ def bland_altman_figure(scores: ScoreErrors, title: str, per_item: bool = True):
         title={"text": html.escape(title)}, showlegend=False, height=420, margin={"t": 50},
         xaxis={"title": f"mean of judge and people ({scores.scale[0]:g}-{scores.scale[1]:g}"
                         + (", jittered)" if per_item else ")")},
-        yaxis={"title": "judge − people (points of the people's scale)"})
+        yaxis={"title": "judge − people (points)"})  # the longer title was cut at 420 px high
     return figure
 
 
