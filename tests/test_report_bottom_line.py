@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import math
 import re
-from types import SimpleNamespace
 
 import pandas as pd
 import pytest
@@ -18,6 +17,7 @@ from helpers import run_cli
 import geval
 from geval.data.columns import columns
 from geval.decisions.alttest import AltTest, Annotator
+from geval.decisions.systems import SystemMeans
 from geval.reporting import bottom_line
 from geval.reporting.bottom_line import TOGETHER, sentence, short_names, worth_most
 from tests.test_systems import _personachat
@@ -168,7 +168,7 @@ def test_a_judge_whose_pearson_is_not_above_0_is_not_said_to_agree_with_people()
         "helpful: stub agrees best with people (Pearson 0.30;")
 
 
-def _system_means(labeled: int, apart: list[bool]) -> SimpleNamespace:
+def _system_means(labeled: int, apart: list[bool]) -> SystemMeans:
     """A `SystemMeans` of three systems of 10 items, `labeled` each, with the pairs `apart` told apart together."""
     pairs = [("A", "B"), ("A", "C"), ("B", "C")]
     differences = pd.DataFrame({"a": [a for a, _ in pairs], "b": [b for _, b in pairs], "difference": [0.3] * 3,
@@ -176,7 +176,7 @@ def _system_means(labeled: int, apart: list[bool]) -> SimpleNamespace:
                                 "simultaneous_low": [0.05 if told else -0.1 for told in apart],
                                 "simultaneous_high": [0.55] * 3})
     table = pd.DataFrame({"system": ["A", "B", "C"], "items": [10] * 3, "labeled": [labeled] * 3})
-    return SimpleNamespace(differences=differences, table=table, judge="stub: helpful", aspect="helpful")
+    return SystemMeans("helpful", (1, 5), "stub: helpful", table, differences, pd.DataFrame(), pd.DataFrame(), False)
 
 
 def test_the_systems_line_does_not_say_others_cannot_be_told_apart_when_every_pair_differs_nor_hide_every_item_labeled():

@@ -363,8 +363,8 @@ def systems_line(result: SystemMeans, named=str) -> str:
     named_pairs = [f"{a} above {b}" if d > 0 else f"{b} above {a}"
                    for a, b, d in zip(apart["a"], apart["b"], apart["difference"])]
     shown = ", ".join(named_pairs[:4]) + (f" and {len(named_pairs) - 4} more" if len(named_pairs) > 4 else "")
-    exact = ((result.table["labeled"] >= result.table["items"]).all()
-             and " (every item labeled: the people's own means on these items, not a sample's estimate)") or ""
+    exact = " (every item labeled: the people's own means on these items, not a sample's estimate)" \
+        if result.every_item_labeled else ""
     if len(apart) == pairs:
         return f"{result.aspect}: all {pairs} pairs of systems differ{exact} {how}: {shown}."
     return (f"{result.aspect}: {len(apart)} of {pairs} pairs of systems differ for all pairs together{exact} {how}: "
