@@ -730,3 +730,26 @@ def test_a_scale_declared_for_an_aspect_the_file_does_not_score_is_refused(tmp_p
                               scales=["Quality=1-5"]).scales == {"quality": (1.0, 5.0)}  # any case
     with pytest.raises(geval.GevalError, match="scale '1-1': give the lowest and highest score"):
         parse_scales(["1-1"], [])
+
+
+def test_turns_on_one_line_are_noted_with_what_to_do(tmp_path):
+    """A context column holding "A: hi B: hello" on one line was read as one turn of A, shown so on Inspect, with
+    nothing said: the load notes it (turns are read from lines of their own), and leaves a speaker's colon alone."""
+    import csv
+
+    def loaded(contexts: list[str]) -> geval.Dataset:
+        path = tmp_path / "inline.csv"
+        with path.open("w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=["context", "response", "q"])
+            writer.writeheader()
+            writer.writerows({"context": c, "response": f"reply {k}", "q": 1 + k % 3} for k, c in enumerate(contexts))
+        return geval.load_dataset(path, mapping=["context=context", "response=response", "score:q=q"])
+
+    contexts = ["A: I went hiking at the lake. B: Oh nice, how was it?", "A: hello there\nB: hi",
+                "User: my plan: go home System: ok", "A: I like Python: it is fun"]
+    dataset = loaded(contexts)
+    assert [len(item.context) for item in dataset.items] == [1, 2, 1, 1]
+    [note] = [n for n in dataset.notes if "several turns" in n]
+    assert note.startswith("the context of 2 items is one line that seems to hold several turns (the first: 'A: I "
+                           "went hiking at the lake. B: Oh nice, how was it?'): put each turn on a line of its own")
+    assert not [n for n in loaded(["A: hi", *contexts[1:2], "User: ok", contexts[3]]).notes if "several turns" in n]

@@ -306,7 +306,7 @@ def load_dataset(
     if not items:
         raise DatasetError(f"{path}: no items found")
     if mapping is not None:
-        notes += filter(None, [table.groups_note(mapping, items)])
+        notes += filter(None, [table.groups_note(mapping, items), table.inline_turns_note(items)])
     categories = categories[0] if categories else {}
     given = {**(mapping.scales if mapping is not None else {}), **given_scales(scales, items, categories)}  # checked
     seen = seen_scales(items)

@@ -340,6 +340,29 @@ def groups_note(mapping: ColumnMapping, items: list[Item]) -> str:
             + "; map group=COLUMN to set them")
 
 
+#: A speaker's tag inside a turn's text ("... B: hello"): a capitalised word of up to 12 letters or digits.
+INLINE_SPEAKER = re.compile(r"\s([A-Z][A-Za-z0-9]{0,11}):\s")
+
+
+def inline_turns_note(items: list[Item]) -> str:
+    """A note when contexts read as one turn seem to hold several on one line ("A: hi B: hello": each turn is read
+    from a line of its own), naming how many and the first; "" otherwise. The judge reads the text either way."""
+    def inline(item: Item) -> bool:
+        if len(item.context) != 1 or not item.context[0].speaker:
+            return False
+        speaker = item.context[0].speaker
+        return any(tag != speaker and (len(tag) <= 2) == (len(speaker) <= 2)  # "A"/"B", "User"/"System"
+                   for tag in INLINE_SPEAKER.findall(item.context[0].text))
+
+    found = [item for item in items if inline(item)]
+    if not found:
+        return ""
+    first = found[0].context[0].render()
+    return (f"the context of {counted(len(found), 'item')} is one line that seems to hold several turns (the "
+            f"first: '{shown(first[:60])}{'…' if len(first) > 60 else ''}'): put each turn on a line of its own, or "
+            "give a JSON list of turns, to have them shown turn by turn (the judge reads the text as it is either way)")
+
+
 def value_at(row: dict, column: str) -> object:
     """The value of `column` in a record: its key, else a dotted path into nested objects
     (`scores.naturalness` reads row["scores"]["naturalness"]); MISSING when neither is there."""
