@@ -501,3 +501,23 @@ def test_a_pass_fail_aspect_scored_by_a_judge_reads_as_two_labels(store):
     truth = [Counter(item.human["Pass"]).most_common(1)[0][0] for item in items]  # 3 raters, 2 labels: never tied
     assert labels.kappa.value == pytest.approx(sklearn.cohen_kappa_score(truth, answer), abs=1e-12)
     assert (labels.confusion == sklearn.confusion_matrix(truth, answer, labels=[0.0, 1.0])).all()
+
+
+def test_a_majority_of_one_label_gives_no_kappa_nor_a_kappa_of_nan(store):
+    """Two annotators who agree only on their 3s: the majority's every label is '3', so any judge's kappa against
+    it is 0 (it read "0.000, poor", beside a Pearson of .96), and always answering '3' read "a kappa of nan"."""
+    import dataclasses
+
+    from tests.helpers import make_items, make_template
+
+    items = [dataclasses.replace(item, human={"Natural": (3.0, 3.0) if k % 4 == 0 else (1.0, 2.0)})
+             for k, item in enumerate(make_items(40))]
+    store.save_dataset(geval.Dataset("synthetic", "s.csv", "table", items))
+    geval.score(store, items, make_template(), scripted(), "synthetic")
+    [found] = judge_errors(store, "synthetic")
+    assert math.isnan(found.labels.kappa.value) and found.labels.items == 10
+    assert found.labels.kappa.note == ("undefined: the people's majority gives '3' on every item it reads, so any "
+                                       "judge's kappa against it is 0")
+    said = " ".join(how_it_errs.lines(found))
+    assert "nan" not in said and "with no kappa: the people's majority gives that label on every item" in said
+    assert how_it_errs.tables(found)["constant answers"]["kappa"].tolist() == ["n/a (the majority's only label)"]

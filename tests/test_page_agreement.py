@@ -823,7 +823,7 @@ def test_with_your_labels_chosen_a_pass_fail_aspect_is_read_against_your_labels_
     assert ("One annotator (you): how much people agree with each other, and so whether the judge agrees with a "
             "person as well, needs two annotators or more on the same items.") in said
     assert "Among the people" not in said and "Against one annotator" not in said
-    kappa = next(d.value for d in at.dataframe if "kappa [95% CI]" in d.value.columns)
+    kappa = next(d.value for d in at.table if "kappa [95% CI]" in d.value.columns)  # a table: its cells wrap
     assert kappa[""].tolist() == ["the judge against your labels"]  # not again "against you", the same kappa
     scatter = next(s for s in specs if "judge vs human" in s["layout"]["title"]["text"])
     assert scatter["layout"]["xaxis"]["title"]["text"] == "human: verdict (your labels), jittered"

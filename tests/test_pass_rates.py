@@ -128,6 +128,9 @@ def test_each_systems_pass_rate_is_judgys_where_both_apply(tmp_path):
     assert found.judge_line() in written and found.source_line() in written  # could be computed)
     assert "no system's mean is estimated on it (its codes are not scores); each system's pass rate is estimated " \
            "instead" in written
+    # one label an item: no agreement among people to read (it read "Krippendorff's alpha, nominal, nan.")
+    assert "verdict is categorical (fail, pass): Krippendorff's alpha, nominal, n/a: no item has two people's " \
+           "labels, or they give one label throughout." in written
 
 
 def test_a_categorical_aspect_of_more_than_two_categories_stays_out_with_its_line(tmp_path):

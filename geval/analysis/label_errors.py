@@ -102,6 +102,10 @@ def label_errors(judge: pd.Series, items: list[Item], human: str, labels: tuple[
     best = int(np.nanargmax(shares[0])) if total.sum() else 0
     lead = estimate(float(accuracy[0] - shares[0][best]), accuracy[1] - shares[1][..., best], present, bounds=SIGNED)
     agreement = _kappa(with_each_left_out(confusion, kappa, parts), _undefined(total))
+    given = np.flatnonzero(total.sum(axis=1))  # the labels the majority gives
+    if len(given) == 1:  # one label: every judge's kappa against it is 0 (or undefined), saying nothing of the judge
+        agreement = Estimate(math.nan, groups=agreement.groups, note=f"undefined: the people's majority gives "
+                             f"'{labels[given[0]]}' on every item it reads, so any judge's kappa against it is 0")
     each_label = _per_label(confusion, labels, parts)
     del confusion, parts  # a group's k x k counts each, twice: let go before the annotators' are made
     annotators, judge_mean = _against_each(people, judged, names, codes, n_groups, k, kappa)

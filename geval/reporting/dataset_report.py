@@ -869,9 +869,11 @@ def _people(people: pd.DataFrame, items, categorical: dict[str, tuple[str, ...]]
                         "(docs/statistics.md)."),
                    Details(f"Alpha and leave-one-out correlations of the {counted(people['human'].nunique(), 'human aspect')}",
                            (Table(shown[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]),))]
-    blocks += [Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
-                    f"{krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL):.3f}.")
-               for aspect, found in categorical.items()]
+    for aspect, found in categorical.items():
+        alpha = krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL)
+        blocks.append(Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
+                           + (f"{alpha:.3f}." if math.isfinite(alpha) else  # it read "nan."
+                              "n/a: no item has two people's labels, or they give one label throughout.")))
     return blocks
 
 

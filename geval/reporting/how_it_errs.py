@@ -162,10 +162,11 @@ def _constant_lines(labels: LabelErrors) -> list[str]:
                    "little beyond the labels' skew")
     else:
         verdict = f"{_points(lead)} from what {always} gets"
+    kappa = (f"with a kappa of {best['kappa']:.3f}: kappa counts only agreement beyond chance, so a constant answer "
+             "gets 0 however skewed the labels" if math.isfinite(best["kappa"]) else
+             "with no kappa: the people's majority gives that label on every item")  # it read "a kappa of nan"
     return [f"A judge answering '{best['label']}' on every item would be right on {best['share'].percent()} of them "
-            f"(every label in turn: the table), with a kappa of {best['kappa']:.3f}: kappa counts only agreement "
-            f"beyond chance, so a constant answer gets 0 however skewed the labels. The judge's raw agreement is "
-            f"{verdict}."]
+            f"(every label in turn: the table), {kappa}. The judge's raw agreement is {verdict}."]
 
 
 def _label_weak_spots(labels: LabelErrors, against: str) -> list[str]:
@@ -358,7 +359,8 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
             "F1": [_read(e) for e in per["f1"]]})
         out["constant answers"] = pd.DataFrame({
             "always answering": labels.constants["label"], "right on": [e.percent() for e in labels.constants["share"]],
-            "kappa": [f"{k:.3f}" for k in labels.constants["kappa"]]})
+            "kappa": [f"{k:.3f}" if math.isfinite(k) else "n/a (the majority's only label)"
+                      for k in labels.constants["kappa"]]})
     if scores is not None and not scores.shares.empty:
         out["scale use"] = pd.DataFrame({
             "point": [f"{p:g}" for p in scores.shares["point"]],
