@@ -88,10 +88,12 @@ def opening(store: geval.Store, dataset: geval.Dataset, offered: Mapping[str, ge
     `dataset`'s items of the editor's when the user put it there, those last used on it, the editor's
     when written for it (`written_for`; the default Topical-Chat one is not, for PersonaChat), those
     written for a dataset of its name (judging the editor's aspects first), the editor's, those
-    compared with an aspect its people scored, those written for no dataset in particular
-    (response-naturalness on a user's file), and the others (None when none renders)."""
+    compared with an aspect its people scored (those judging no other aspect first), those written for no
+    dataset in particular (response-naturalness on a user's file), and the others (None when none renders)."""
     people = {aspect.lower() for aspect in dataset.aspects}
     compared = [label for label, template in offered.items() if _judged(template) & people]
+    # those judging only what people scored first (summeval-consistency, not summeval-batch's three more), plain forms
+    compared.sort(key=lambda label: (len(_judged(offered[label]) - people), offered[label].kind != "form"))
     named = [label for label in compared if offered[label].dataset and offered[label].dataset in dataset.name.lower()]
     generic = [label for label, template in offered.items() if not template.dataset]
     editors = [editor.label] if editor else []

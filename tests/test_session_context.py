@@ -254,3 +254,24 @@ def test_the_dataset_a_session_opened_on_stays_when_another_session_loads_one_an
     store.close()
     at.run()
     assert at.sidebar.text[0].value.startswith("summeval_sample ")
+
+
+def test_an_upload_of_summaries_scored_for_consistency_opens_on_the_template_that_judges_only_that(monkeypatch,
+                                                                                                   tmp_path):
+    """Seen as a new user: a file of summaries with people's consistency opened with summeval-batch in the editor
+    (four aspects, three of them scored by nobody: three orange warnings), not summeval-consistency."""
+    import csv
+
+    path = tmp_path / "news.csv"
+    with path.open("w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=["doc_id", "article", "summary", "model", "rater1"])
+        writer.writeheader()
+        writer.writerows({"doc_id": f"d{k // 3}", "article": f"Article {k // 3} says the bridge opened on Monday.",
+                          "summary": f"Summary {k}: the bridge opened.", "model": f"sys{k % 3}", "rater1": 1 + k % 5}
+                         for k in range(12))
+    store = geval.Store(tmp_path / "store.sqlite")
+    geval.load_dataset(path, mapping=["group=doc_id", "grounding=article", "response=summary", "system=model",
+                                      "score:consistency=rater1"], store=store)
+    store.close()
+    at = open_app(monkeypatch, tmp_path)
+    assert not at.exception and at.sidebar.text[1].value.startswith("summeval-consistency@")
