@@ -172,7 +172,8 @@ def test_fewer_than_ten_groups_give_no_group_level_and_no_interval():
     for metric in METRICS:
         group = results["group", metric]
         assert math.isnan(group.value) and math.isnan(group.low) and group.n == 3
-        assert group.note == "n/a: 3 of 3 groups have a correlation; the group level needs 10 groups that have one"
+        assert group.note == ("n/a: only 3 groups, each with a correlation; the group level needs 10 groups that "
+                              "have one")
         for level in ("item", "system"):
             result = results[level, metric]
             assert math.isfinite(result.value) and math.isnan(result.low) and math.isnan(result.high)

@@ -837,10 +837,12 @@ def group_level(x: np.ndarray, y: np.ndarray, resamples: Resamples, metrics=METR
     counted = {metric: int(np.isfinite(per_group[metric]).sum()) for metric in metrics}
     why = _why_groups_undefined(x, y, resamples) if min(counted.values(), default=MIN_GROUPS) < MIN_GROUPS else ""
     for metric, defined in counted.items():
-        if defined < MIN_GROUPS:
+        if defined < MIN_GROUPS:  # "3 of 3 groups have a correlation; ... needs 10" read as a contradiction
+            have = (f"only {defined} group{'s' if defined != 1 else ''}, each with a correlation"
+                    if 0 < defined == resamples.n_groups else
+                    f"{defined} of {resamples.n_groups} groups have a correlation{why}")
             results[metric] = Correlation(metric, "group", math.nan, math.nan, math.nan, defined,
-                                          f"n/a: {defined} of {resamples.n_groups} groups have a correlation"
-                                          f"{why}; the group level needs {MIN_GROUPS} groups that have one")
+                                          f"n/a: {have}; the group level needs {MIN_GROUPS} groups that have one")
     for metric in [metric for metric in metrics if metric not in results]:
         values = per_group[metric]
         defined = np.isfinite(values)
