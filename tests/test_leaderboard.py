@@ -585,7 +585,7 @@ def test_cli_report_on_an_uploaded_style_csv_needs_no_protocol(tmp_path):
                    "--bootstrap", "50")
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "out" / "mine.md").read_text()
-    assert "Protocol every item: item, group and system level (generic)" in text
+    assert "Protocol every item, at the item, group and system levels (generic)" in text
     assert "24 of 24 items judged" in text
     board = text.split("## Leaderboard")[1].split("\n## ")[0]
     judge = next(line for line in board.splitlines() if line.startswith("| G-EVAL mine-overall · scripted: hashed |"))

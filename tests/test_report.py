@@ -321,7 +321,7 @@ def test_the_report_opens_with_the_summary_a_supervisor_reads_first(compared):
     assert "compared with the mean of 3 annotators per item" in summary
     main = next(line for line in summary.splitlines() if line.startswith("Main result: "))
     assert re.search(r"agrees with people at pearson -?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\] on ", main)
-    assert "Protocol: Topical-Chat USR, turn level; item level, on 40 items in 10 groups." in main
+    assert "Protocol: Topical-Chat USR, turn level; read at the item level, on 40 items in 10 groups." in main
     assert re.search(r"Its 95% interval (lies above 0|lies below 0|holds 0)", summary)  # the verdict in words
     assert "No clear difference on Natural between A (" in summary  # the comparison's verdict, too
     assert "The human ceiling is how well one annotator agrees with the mean of the others" in summary

@@ -213,7 +213,7 @@ def test_without_a_leaderboard_the_summary_reads_the_agreement_tables_and_the_an
                              {"mine": table}, annotator_agreement(ITEMS, n_boot=100), "pearson", [])
     text = "\n".join(block.text for block in blocks if isinstance(block, Text))
     assert "Main result: mine agrees with people at pearson 1.000 [1.000, 1.000] on Natural. From the agreement " \
-           "tables; item level, on 40 items in 20 groups." in text
+           "tables; read at the item level, on 40 items in 20 groups." in text
     assert "The best judge is above one annotator on 1 aspect." in text
 
 

@@ -101,7 +101,7 @@ PROTOCOLS: dict[str, Protocol] = {p.name: p for p in (
 
 #: Every item at every level, each score column compared with the human aspect of its name
 #: (or as mapped): the Agreement page's table and `geval agree`; `generic(levels)` for fewer levels.
-GENERIC = Protocol("generic", "every item: item, group and system level", "", {}, LEVELS, METRICS, "pearson",
+GENERIC = Protocol("generic", "every item, at the item, group and system levels", "", {}, LEVELS, METRICS, "pearson",
                    "correlation over all items, inside each group (then the mean), and over system means")
 
 

@@ -80,7 +80,7 @@ def _headline(judged: Judged, cells: pd.DataFrame, how: str, verdicts: Sequence[
     what = f"the average over its aspects ({best['human']})" if column == AVERAGE else column
     agrees = "agrees with people at" if best["value"] > 0 else "does not agree with people:"
     blocks = [Text(f"Main result: {best['row']} {agrees} {best['metric']} {_read(best)} on {what}. "
-                   f"{how}; {best['level']} level, on {_rests_on(best)}."),
+                   f"{how}; read at the {best['level']} level, on {_rests_on(best)}."),
               Text(" ".join(filter(None, (_chance(best), _best_of(ranked), _baseline(cells, column)))))]
     if verdicts:
         blocks += [Text("Compared on the same items:"), Bullets(tuple(verdicts))]
