@@ -70,14 +70,18 @@ def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
         "combined": [_estimate(r, "combined", whole) for r, whole in zip(table.itertuples(), result.whole())],
         result.judge_alone_words(): [f"{v:.2f}" if math.isfinite(v) else "n/a: none of its items judged"
                                      for v in result.judge_alone()],
-        "more labels for ±0.10": [_more(labeling.more_labels(row)) for _, row in table.iterrows()]})
+        "more labels for ±0.10": [_more(labeling.more_labels(row), row["items"] - row["labeled"])
+                                  for _, row in table.iterrows()]})
     if table["truth"].notna().all():
         shown["people, every item"] = [f"{v:.2f}" for v in table["truth"]]
     return shown
 
 
-def _more(count: int | None) -> str:
-    return "all labeled" if count is None else ("reached" if count == 0 else f"about {count}")
+def _more(count: int | None, left: int) -> str:
+    """`more_labels` in words; where it takes every item left ("about 3" of 3 left read as if 3 would do)."""
+    if count is None:
+        return "all labeled"
+    return "reached" if count == 0 else f"all {left} left" if count >= left else f"about {count}"
 
 
 def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None,
