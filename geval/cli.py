@@ -1278,7 +1278,8 @@ def _systems_command(commands) -> None:
     sub.add_argument("--design", choices=list(geval.labeling.DESIGNS), default="documents",
                      help="how --labels are drawn: " + "; ".join(f"{k}: {v}" for k, v in geval.labeling.DESIGNS.items()))
     sub.add_argument("--seed", type=int, default=0, help="seed of the draw (default 0)")
-    sub.add_argument("--all-pairs", action="store_true", help="a sentence for every pair, not only neighbours")
+    sub.add_argument("--all-pairs", action="store_true", help="a sentence for every pair, not only neighbours (the "
+                     "default up to 4 systems)")
     _store_argument(sub)
     sub.set_defaults(run=cmd_systems)
 
@@ -1400,7 +1401,7 @@ def _print_systems(dataset: str, result, all_pairs: bool, advantage: dict, why: 
         print("Ranking (ranks that hold for all pairs together):")
         print(_indented(geval.reporting.ranking_table(result).to_string(index=False)))
         print(f"  {result.pairs_line()}")
-        for line in result.sentences(adjacent=not all_pairs):
+        for line in result.sentences(adjacent=False if all_pairs else None):
             print(f"  {line}")
     print()
 

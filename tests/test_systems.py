@@ -95,9 +95,11 @@ def test_documents_labeled_together_are_compared_paired_and_ranked():
     found = means(population, order, ["judge"], (1, 5), "Overall")
     assert found.paired and set(found.differences["documents"]) == {25}
     assert list(found.ranking["system"]) == ["S2", "S1", "S0"]
-    lines = found.sentences()
+    lines = found.sentences(adjacent=True)
     assert len(lines) == 2 and all("by people's standard" in line for line in lines)
-    assert any(line.startswith("S2 is rated higher than S0") for line in found.sentences(adjacent=False))
+    # three systems: every pair by default (the first against the last was named in no sentence)
+    assert found.sentences() == found.sentences(adjacent=False) and len(found.sentences()) == 3
+    assert any(line.startswith("S2 is rated higher than S0") for line in found.sentences())
 
 
 def test_bad_input_gets_one_line():

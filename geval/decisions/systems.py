@@ -46,6 +46,10 @@ class SystemsError(GevalError):
     """The systems' means cannot be estimated as asked (no labels, no judge score where labeled)."""
 
 
+#: Systems up to which `SystemMeans.sentences` compares every pair (4: six sentences), not each with the next.
+EVERY_PAIR_UP_TO = 4
+
+
 @dataclass
 class SystemMeans:
     """The people's mean of each system on one aspect, estimated three ways (`table`: the labels
@@ -97,12 +101,14 @@ class SystemMeans:
             return "95% intervals valid at any number of labels (betting)"
         return "95% intervals for these labels (Student's t with a label added at each end of the scale)"
 
-    def sentences(self, adjacent: bool = True) -> list[str]:
+    def sentences(self, adjacent: bool | None = None) -> list[str]:
         """A sentence per comparison ("B is rated higher than A by people's standard: +0.21 [+0.08,
-        +0.34]"): each system against the next one in the estimated order (`adjacent`), else every pair.
-        Each interval is 95% for its pair alone; a difference it tells apart that the intervals for all
-        pairs together (the ranks') do not says so, with those bounds."""
+        +0.34]"): each system against the next one in the estimated order (`adjacent`), else every pair
+        (None: every pair of up to EVERY_PAIR_UP_TO systems, where the first against the last is the pair
+        a reader asks about first). Each interval is 95% for its pair alone; a difference it tells apart
+        that the intervals for all pairs together (the ranks') do not says so, with those bounds."""
         order = list(self.ranking["system"])
+        adjacent = len(order) > EVERY_PAIR_UP_TO if adjacent is None else adjacent
         pairs = list(zip(order, order[1:])) if adjacent else [(a, b) for a, b in combinations(order, 2)]
         found = {(r.a, r.b): r for r in self.differences.itertuples()}
         lines = []
