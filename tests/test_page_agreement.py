@@ -585,7 +585,7 @@ def test_a_random_sample_that_leaves_groups_too_thin_suggests_scoring_whole_grou
     assert not at.exception
     table = at.dataframe[0].value
     assert table.loc[table["level"] == "group", "value [95% CI]"].str.startswith("n/a").all()
-    assert any("score whole groups instead, 10 or more with at least 3 items each (the Score page's Items, By group)"
+    assert any("score whole groups (the Score page's Items, By group) instead, 10 or more with at least 3 items each"
                in c.value for c in at.caption)
     at.switch_page("views/3_score.py").run()
     at.radio(key="score_how").set_value("Seeded random sample").run()
@@ -889,3 +889,6 @@ def test_a_file_without_systems_of_two_responses_per_dialogue_reads_labels_not_d
                for c in said), said
     table = next(d.value for d in at.dataframe if "value [95% CI]" in d.value.columns)
     assert set(table.loc[table["level"] == "group", "value [95% CI]"]) == {"n/a (no group of 3+ items)"}
+    # not "score whole groups instead": whole, they hold 2 items
+    assert any(c.startswith("The group level correlates the scores within each dialogue or document, and this "
+                            "dataset's hold 2 items at most: it needs 3 or more in a group") for c in said), said

@@ -2,6 +2,8 @@
 and plots, and how it errs (kappa, confusion, offset, scale use, length); whether one version beats
 another on the same items; CSV and a standalone report."""
 
+from collections import Counter
+
 import streamlit as st
 
 import geval
@@ -141,11 +143,18 @@ if (stacked["metric"] == "accuracy").any() and set(levels) - {"item"}:
                      f"{geval.labeling.MAJORITY_OF[side]}, its interval over whole groups); the group and system levels "
                      "correlate scores, which labels are not."))
 thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
-if len(thin):  # e.g. a random sample of the items: one or two in each group
-    st.caption("The group level correlates the scores within each dialogue or document, and its groups have too few "
-               "scored items here (the note says how many it needs). A random sample leaves a few in each group: "
-               f"score whole groups instead, {geval.reporting.MIN_GROUPS} or more with at least "
-               f"{geval.reporting.MIN_GROUP_ITEMS} items each (the Score page's Items, By group).")
+if len(thin):  # e.g. a random sample of the items, or a few of them labeled: one or two in each group
+    largest = max(Counter(item.group for item in dataset.items).values(), default=0)
+    short, where = ("labeled", "label whole groups (the Label page)") if side == "you" else \
+        ("scored", "score whole groups (the Score page's Items, By group)")
+    st.caption(f"The group level correlates the scores within each dialogue or document, and this dataset's hold "
+               f"{geval.reporting.counted(largest, 'item')} at most: it needs {geval.reporting.MIN_GROUP_ITEMS} or "
+               "more in a group, so it cannot be read here; the item level can."
+               if largest < geval.reporting.MIN_GROUP_ITEMS else  # the file's own groups: nothing to score or label
+               f"The group level correlates the scores within each dialogue or document, and its groups have too few "
+               f"{short} items here (the note says how many it needs). A random sample leaves a few in each group: "
+               f"{where} instead, {geval.reporting.MIN_GROUPS} or more with at least "
+               f"{geval.reporting.MIN_GROUP_ITEMS} items each.")
 with st.expander("Judge signatures"):
     for label, (version, signature) in pairs.items():
         st.text(f"{label}\n{signature}")
