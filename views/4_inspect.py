@@ -243,12 +243,14 @@ with score_column:
     if item.human:  # every aspect people scored, every annotator by name (a static table: no column hidden)
         ratings = {k: item.ratings(k) for k in item.human}
         names = list(dict.fromkeys(name for scores in ratings.values() for name in scores))
-        # an aspect of one unnamed column beside named annotators: its one score, not an annotator "#1"
-        unnamed = [name for name in names if name.startswith("#")]
-        header = {"#1": "one score (unnamed)"} if unnamed == ["#1"] and len(names) > 1 else {}
+        # an aspect of one unnamed column beside named annotators: its one score as its mean ("fail", not "0% pass"),
+        # not an annotator "#1" of a column of its own
+        one = {k for k, v in ratings.items() if list(v) == ["#1"]} if len(names) > 1 and \
+            [name for name in names if name.startswith("#")] == ["#1"] else set()
+        names = [name for name in names if not (one and name == "#1")]
         st.table(pd.DataFrame(
-            [{"aspect": k, "mean": people_mean(item, k),
-              **{header.get(name, name): (in_words(k, v[name]) if name in v else "–") for name in names}}
+            [{"aspect": k, "mean": in_words(k, v["#1"]) if k in one else people_mean(item, k),
+              **{name: (in_words(k, v[name]) if name in v else "–") for name in names}}
              for k, v in ratings.items()]
         ).set_index("aspect"))
         if len(names) > 1 and all(name.startswith("#") for name in names):
