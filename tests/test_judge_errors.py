@@ -351,6 +351,10 @@ def test_below_10_groups_there_is_a_number_but_no_interval_and_it_says_why(store
         assert one.note == "no interval: 6 groups (dialogues, documents); an interval over groups needs at least 10"
     said = " ".join(how_it_errs.lines(found))
     assert "(no interval: 6 groups)" in said
+    # no error bars on the use of the scale: caps of no width read as intervals of no width
+    figure = how_it_errs.scale_use_figure(found.scores, "use of the scale")
+    assert [trace.error_y.visible for trace in figure.data] == [False, False]
+    assert all(value is None for trace in figure.data for value in trace.error_y.array)
 
 
 def test_agree_prints_the_bias_scale_use_and_length_lines_on_topical_chat(tc_dataset, tmp_path):

@@ -97,10 +97,13 @@ def scale_use_figure(scores: ScoreErrors, title: str):
     for index, (column, name) in enumerate((("judge", "judge (rounded)"), ("people", "people (every score)"))):
         found = shares[column].tolist()
         values = np.array([e.value for e in found])
+        # no bar where there is no interval (a cap of no width read as an interval of no width); none at all without
+        above = [float(e.high - v) if np.isfinite(e.high) else None for e, v in zip(found, values)]
+        below = [float(v - e.low) if np.isfinite(e.low) else None for e, v in zip(found, values)]
         figure.add_trace(go.Bar(
             x=[f"{p:g}" for p in shares["point"]], y=values, name=name, marker_color=colour(2 * index),
-            error_y={"type": "data", "array": np.nan_to_num(np.array([e.high for e in found]) - values),
-                     "arrayminus": np.nan_to_num(values - np.array([e.low for e in found]))},
+            error_y={"type": "data", "array": above, "arrayminus": below,
+                     "visible": any(a is not None for a in above)},
             customdata=[e.percent() for e in found],
             hovertemplate=f"{name}: %{{customdata}} of the scores at %{{x}}<extra></extra>"))
     figure.update_layout(title={"text": html.escape(title)}, barmode="group", height=360, margin={"t": 50},
