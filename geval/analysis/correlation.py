@@ -134,8 +134,9 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
     when its interval is withheld ("(no interval: 6 systems)" at the system level from fewer than
     MIN_GROUPS systems); "n/a (2 groups)" when the value itself is (the group level
     from fewer than MIN_GROUPS groups; "n/a (no group of 3+ items)" from none), "n/a (2 systems)"
-    (the system level from fewer than MIN_SYSTEMS), "n/a (undefined)" otherwise (constant scores). `n` is what the statistic
-    rests on (items, groups or systems, by level); `groups` the groups its interval resamples."""
+    (the system level from fewer than MIN_SYSTEMS), "n/a (undefined)" otherwise (constant scores).
+    `n` is what the statistic rests on (items, groups or systems, by level); `groups` the groups its
+    interval resamples."""
     def count(number, word: str) -> str:
         return f"{number} {word}{'' if number == 1 else 's'}"
 
