@@ -143,15 +143,15 @@ if (stacked["metric"] == "accuracy").any() and set(levels) - {"item"}:
                      f"{geval.labeling.MAJORITY_OF[side]}, its interval over whole groups); the group and system levels "
                      "correlate scores, which labels are not."))
 thin = stacked[(stacked["level"] == "group") & stacked["value"].isna() & stacked["note"].str.contains("fewer than")]
-if len(thin):  # e.g. a random sample of the items, or a few of them labeled: one or two in each group
-    largest = max(Counter(item.group for item in dataset.items).values(), default=0)
-    short, where = ("labeled", "label whole groups (the Label page)") if side == "you" else \
-        ("scored", "score whole groups (the Score page's Items, By group)")
+largest = max(Counter(item.group for item in dataset.items).values(), default=0) if len(thin) else 0
+if len(thin) and largest < geval.reporting.MIN_GROUP_ITEMS:  # the file's own groups: nothing to score or label
     st.caption(f"The group level correlates the scores within each dialogue or document, and this dataset's hold "
                f"{geval.reporting.counted(largest, 'item')} at most: it needs {geval.reporting.MIN_GROUP_ITEMS} or "
-               "more in a group, so it cannot be read here; the item level can."
-               if largest < geval.reporting.MIN_GROUP_ITEMS else  # the file's own groups: nothing to score or label
-               f"The group level correlates the scores within each dialogue or document, and its groups have too few "
+               "more in a group, so it cannot be read here; the item level can.")
+elif len(thin):  # e.g. a random sample of the items, or a few of them labeled: one or two in each group
+    short, where = ("labeled", "label whole groups (the Label page)") if side == "you" else \
+        ("scored", "score whole groups (the Score page's Items, By group)")
+    st.caption(f"The group level correlates the scores within each dialogue or document, and its groups have too few "
                f"{short} items here (the note says how many it needs). A random sample leaves a few in each group: "
                f"{where} instead, {geval.reporting.MIN_GROUPS} or more with at least "
                f"{geval.reporting.MIN_GROUP_ITEMS} items each.")

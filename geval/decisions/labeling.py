@@ -788,9 +788,9 @@ def system_means(store: Store, dataset: str, aspect: str, combo: tuple[str, str]
     own in a seeded order) and every judge compared with the aspect (`combo` first: the one the
     combined estimate reads; `together`: all of them fitted together), beside the labels alone
     and the judge alone. `per_system`: what that many labels per system would give, drawn from
-    the human side's scores (the dataset's own, as a rule; `design`: "documents", every item of documents drawn until a
-    system has k; "random",
-    k items per system; "uncertain", by the judge's uncertainty), the people's mean over all items
+    the human side's scores (the dataset's own, as a rule; `design`: "documents", every item of
+    documents drawn until a system has k; "random", k items per system; "uncertain", by the
+    judge's uncertainty), the people's mean over all items
     beside it, and each judge's worth for those labels read on every item people scored. `anytime`:
     intervals valid however many labels come (the Label page's live line). Raises SystemsError with
     one line when it cannot be read (a categorical aspect among them)."""

@@ -1316,7 +1316,6 @@ def _joined(parts: list[pd.DataFrame]) -> pd.DataFrame:
     return table
 
 
-@functools.lru_cache(maxsize=64)
 def _cause(summary: str | None) -> str:
     """The commonest reason a run's items failed, from its stored summary, with how many; where none failed, why its
     answers held no score ("" where all did)."""
@@ -1330,6 +1329,7 @@ def _cause(summary: str | None) -> str:
     return ""
 
 
+@functools.lru_cache(maxsize=64)
 def _or_none(value: float) -> float | None:
     """A number as a REAL column keeps it: NaN as NULL."""
     return None if math.isnan(value) else value

@@ -42,6 +42,7 @@ PRICES = {
 #: Where the judge goes without a base URL.
 OPENAI_URL = "https://api.openai.com/v1"
 
+
 class OpenAIJudge:
     """A chat-completions endpoint. `base_url` None means api.openai.com.
 
