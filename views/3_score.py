@@ -306,4 +306,4 @@ with st.expander("Runs on this dataset"):
                        "Its finished judgments are kept: start the same run again to do the rest.")
         if (runs["status"] == "failed").any():
             st.caption("failed: not one item was scored (e.g. the server could not be reached, or no answer had a "
-                       "score); the cause column says the commonest reason, Inspect each item's.")
+                       "score); the cause column says the commonest reason, and Inspect each item's.")

@@ -870,10 +870,13 @@ def _people(people: pd.DataFrame, items, categorical: dict[str, tuple[str, ...]]
                    Details(f"Alpha and leave-one-out correlations of the {counted(people['human'].nunique(), 'human aspect')}",
                            (Table(shown[["human", "statistic", "value [95% CI]", "items", "annotators", "note"]]),))]
     for aspect, found in categorical.items():
-        alpha = krippendorff_alpha(annotator_matrix(items, aspect), NOMINAL)
+        matrix = annotator_matrix(items, aspect)
+        alpha = krippendorff_alpha(matrix, NOMINAL)
+        paired = bool((np.isfinite(matrix).sum(axis=0) >= 2).any())  # an item with two people's labels
         blocks.append(Text(f"{aspect} is categorical ({', '.join(found)}): Krippendorff's alpha, nominal, "
                            + (f"{alpha:.3f}." if math.isfinite(alpha) else  # it read "nan."
-                              "n/a: no item has two people's labels, or they give one label throughout.")))
+                              "n/a: people give one label throughout." if paired else
+                              "n/a: no item has two people's labels.")))
     return blocks
 
 
