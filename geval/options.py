@@ -14,13 +14,13 @@ from geval.analysis.variants import VARIANTS, readable
 from geval.data.items import LEVELS as ITEM_LEVELS
 from geval.data.layouts import LAYOUTS
 from geval.judging.backends import BACKENDS
-from geval.judging.backends.openai import MODES
+from geval.judging.backends.openai import MODES, OPENAI_URL
 
 
 @dataclass(frozen=True)
 class Options:
     """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
-    modes, correlation metrics and levels, score variants (with what each means), protocols
+    modes (and where the openai judge goes without a base URL), correlation metrics and levels, score variants (with what each means), protocols
     (the published ones, then `generic`), baseline metrics (`fast_baselines`: those that run no model, the
     leaderboard's and the report's until others are chosen), and the leaderboard's default row of reference for its
     paired comparisons."""
@@ -29,6 +29,7 @@ class Options:
     item_levels: tuple[str, ...]
     backends: tuple[str, ...]
     modes: tuple[str, ...]
+    openai_url: str
     metrics: tuple[str, ...]
     levels: tuple[str, ...]
     variants: dict[str, str]
@@ -43,6 +44,7 @@ class Options:
         return readable(signature_json)
 
 
-OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, METRICS, AGREEMENT_LEVELS, dict(VARIANTS),
+OPTIONS = Options(tuple(LAYOUTS), ITEM_LEVELS, tuple(BACKENDS), MODES, OPENAI_URL, METRICS, AGREEMENT_LEVELS,
+                  dict(VARIANTS),
                   (*PROTOCOLS, GENERIC.name), tuple(BASELINE_METRICS), FAST_BASELINES,
                   ONE_PROMPT_PER_ASPECT)

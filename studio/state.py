@@ -11,7 +11,6 @@ from urllib.parse import urlsplit
 import streamlit as st
 
 import geval
-from geval.judging.backends.openai import OPENAI_URL
 from studio import cached, checking
 from studio.text import plain
 
@@ -126,9 +125,9 @@ def judge_from_store() -> None:
         if fields.get("backend") == "embedded":
             return
         if fields.get("backend") == "openai":
-            base_url = fields.get("base_url") or OPENAI_URL
+            base_url = fields.get("base_url") or geval.OPTIONS.openai_url
             st.session_state.update({"judge_backend": "openai", "judge_model": fields.get("model", ""),
-                                     "judge_base_url": "" if base_url == OPENAI_URL else base_url})
+                                     "judge_base_url": "" if base_url == geval.OPTIONS.openai_url else base_url})
             if fields.get("n") is not None:  # scored by samples: the same number and temperature
                 st.session_state.update({"judge_n": int(fields["n"]), "judge_temperature": float(fields["temp"])})
             return
