@@ -20,10 +20,11 @@ from geval.judging.backends.openai import MODES, OPENAI_URL
 @dataclass(frozen=True)
 class Options:
     """Names the engine accepts: dataset layouts and item levels, judge backends and OpenAI
-    modes (and where the openai judge goes without a base URL), correlation metrics and levels, score variants (with what each means), protocols
-    (the published ones, then `generic`), baseline metrics (`fast_baselines`: those that run no model, the
-    leaderboard's and the report's until others are chosen), and the leaderboard's default row of reference for its
-    paired comparisons."""
+    modes (and `openai_url`, where the openai judge goes without a base URL), correlation metrics and
+    levels, score variants (with what each means), protocols (the published ones, then `generic`),
+    baseline metrics (`fast_baselines`: those that run no model, the leaderboard's and the report's
+    until others are chosen), and the leaderboard's default row of reference for its paired
+    comparisons."""
 
     layouts: tuple[str, ...]
     item_levels: tuple[str, ...]
