@@ -88,6 +88,12 @@ def build_parser() -> argparse.ArgumentParser:
     tpl_show.add_argument("template", help="template file or name, or a saved version (name@version)")
     _store_argument(tpl_show)
     tpl_show.set_defaults(run=cmd_templates_show)
+    tpl_draft = tpl_commands.add_parser("draft", help="print a first template for an aspect people scored (pass/fail "
+                                        "asked as 0/1), to write their question into and save: > prompts/NAME.txt")
+    _dataset_arguments(tpl_draft)
+    tpl_draft.add_argument("aspect", help="the human aspect to judge, as the dataset names it")
+    _store_argument(tpl_draft)
+    tpl_draft.set_defaults(run=cmd_templates_draft)
     tpl_diff = tpl_commands.add_parser("diff", help="unified diff of two templates")
     tpl_diff.add_argument("old")
     tpl_diff.add_argument("new")
@@ -402,6 +408,17 @@ def cmd_templates_show(args) -> None:
     template = _template(args, args.template)
     print(f"# {template.label}  placeholders: {', '.join(template.placeholders)}")
     print(template.text)
+
+
+def cmd_templates_draft(args) -> None:
+    store = _existing_store(args)  # read, never made nor written: a stored dataset (an upload), else the file
+    stored = store is not None and args.dataset in store.dataset_names()
+    dataset = store.dataset(args.dataset) if stored else _load(args)
+    aspect = next((a for a in dataset.aspects if a.lower() == args.aspect.lower()), None)
+    if aspect is None:
+        raise geval.GevalError(f"{dataset.name} has no human aspect '{args.aspect}'; it has "
+                               f"{', '.join(dataset.aspects) or 'none (label it first)'}")
+    print(geval.Template.draft(dataset, aspect).text, end="")
 
 
 def cmd_templates_diff(args) -> None:

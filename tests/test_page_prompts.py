@@ -300,3 +300,31 @@ def test_an_edit_that_does_not_parse_after_opening_a_template_keeps_its_text_and
     at.selectbox(key="prompts_open").set_value("topicalchat-naturalness").run()  # asks first, and says why not saved
     pending = at.button(key="prompts_pending_save")
     assert pending.disabled and pending.help.startswith("An edit that does not parse cannot be saved")
+
+
+def test_an_aspect_no_template_judges_is_drafted_into_the_editor_and_once_saved_is_judged(monkeypatch, tmp_path):
+    """Replies labeled pass/fail: no template judged "verdict", and writing one meant knowing the header by heart.
+    The draft comes into the editor on 0-1 (not over an unsaved edit), previews on the file's items, and once
+    saved judges the aspect: the offer goes."""
+    table = tmp_path / "verdicts.csv"
+    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
+                                                           for k in range(8)))
+    geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
+                       store=geval.Store(tmp_path / "store.sqlite"))
+    at = open_app(monkeypatch, tmp_path, PAGE, params={"dataset": "verdicts"})
+    assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges verdict: draft one"]
+    editor = at.text_area(key="template_text")
+    original = editor.value
+    editor.set_value(original.replace("+++\n", "+++\n# my note\n", 1)).run()
+    at.button(key="prompts_draft").click().run()
+    assert "The editor holds an edit that is not saved: save it" in texts(at)
+    assert "# my note" in at.text_area(key="template_text").value  # the edit is kept
+    at.text_area(key="template_text").set_value(original).run()
+    at.button(key="prompts_draft").click().run()
+    assert not at.exception and 'name = "verdicts-verdict"' in at.text_area(key="template_text").value
+    assert at.success[0].value.startswith("verdicts-verdict@") and "verdict 0-1 (human: verdict)" in at.success[0].value
+    preview = at.code[0].value
+    assert "Response:\nreply 0" in preview and "1 (pass) if it does, 0 (fail) if it does not" in preview
+    at.button(key="prompts_save").click().run()
+    at.selectbox(key="prompts_open").set_value("response-overall").run()  # the saved draft, out of the editor
+    assert not at.exception and not [e.label for e in at.expander if "draft" in e.label]

@@ -48,6 +48,38 @@ def _open(choice: str) -> None:
     st.session_state.pop("prompts_pending", None)
 
 
+def _draft() -> None:
+    """A draft for the aspect chosen, in the editor: not over an edit no file or saved version holds (the page
+    says why instead, as it says why an aspect cannot be drafted)."""
+    aspect = st.session_state["prompts_draft_aspect"]
+    if _unsaved(st.session_state.get("template_text", "")):
+        st.session_state["prompts_draft_said"] = ("The editor holds an edit that is not saved: save it (under Save "
+                                                  f"below) or open another template, then draft one for {aspect}.")
+        return
+    try:
+        fitting.put_in_editor(geval.Template.draft(dataset, aspect))
+    except geval.GevalError as exc:
+        st.session_state["prompts_draft_said"] = str(exc)
+        return
+    st.session_state.pop("prompts_comment", None)
+
+
+def _offer_drafts(unjudged: list[str]) -> None:
+    """The aspects people scored that no template judges, and a draft of one for the editor (folded away: the
+    samples have such an aspect or more, and the menu above is what most visits want)."""
+    named = ", ".join(unjudged[:4]) + (f" and {len(unjudged) - 4} more" if len(unjudged) > 4 else "")
+    said = st.session_state.pop("prompts_draft_said", None)
+    with st.expander(f"No template here judges {plain(named)}: draft one", expanded=said is not None,
+                     icon=":material/edit_note:"):
+        st.caption(f"A first template for an aspect people scored on {plain(dataset.name)}, on their scale (pass/fail "
+                   "words asked as 0/1), in the editor: write what they were asked in its criteria, then save it.")
+        aspect, button = st.columns([3, 1], vertical_alignment="bottom")
+        aspect.selectbox("Aspect", unjudged, key="prompts_draft_aspect")
+        button.button("Put the draft in the editor", key="prompts_draft", on_click=_draft)
+        if said is not None:
+            st.warning(said)
+
+
 def _describe(choice: str) -> str:
     template = files.get(choice) or stored[choice]
     comment = comments.get(template.version)
@@ -62,6 +94,9 @@ st.session_state["prompts_open"] = next(  # the menu names the version in the ed
 st.selectbox("Open a template (files in prompts/, then saved versions)", choices, index=None,
              placeholder=f"{editor.label if editor else current_name}: an edit not saved yet", format_func=_describe,
              key="prompts_open", on_change=_open_template)
+if dataset is not None and (unjudged := geval.Template.unjudged(dataset, [*filter(None, [editor]), *files.values(),
+                                                                          *stored.values()])):
+    _offer_drafts(unjudged)
 
 left, right = st.columns(2)
 with left:

@@ -47,12 +47,14 @@ from pathlib import Path
 from typing import ClassVar
 
 from geval.bundled import bundled_dir
+from geval.data.dataset import Dataset
 from geval.data.items import PERSONA_LINE, PLACEHOLDERS, Item
 from geval.data.reading import read_utf8
 from geval.errors import TemplateError, shown
 from geval.judging.aspects import (ANSWERS, ASPECT, EXAMPLES, KNOWN, OPTIONAL, PART, PLACEHOLDER, QUESTION, RESPONSES,
                                    STEPS, VARIANT, Aspect, Examples, one_line, part_key)
 from geval.judging import pairwise
+from geval.judging.drafts import draft_text
 from geval.judging.examples import choose_examples, default_example_text, render_examples
 
 #: A line of the form the judge fills in: an optional bullet, a label (an aspect's name, or
@@ -150,6 +152,20 @@ class Template:
     def fitting(items: Sequence[Item], templates: Sequence["Template"] | None = None) -> list["Template"]:
         """The `templates` (default: the prompts folder's) that fit `items` (`fits`)."""
         return [template for template in (Template.known() if templates is None else templates) if template.fits(items)]
+
+    @staticmethod
+    def unjudged(dataset: Dataset, templates: Sequence["Template"]) -> list[str]:
+        """The aspects people scored on `dataset` that none of `templates` fitting its items is compared with (by
+        its aspects' `human = ...`, or their own names, in any case): those `draft` is offered for."""
+        judged = {name.lower() for template in Template.fitting(dataset.items, templates)
+                  for aspect in template.aspects for name in (aspect.human, aspect.name) if name}
+        return [aspect for aspect in dataset.aspects if aspect.lower() not in judged]
+
+    @staticmethod
+    def draft(dataset: Dataset, aspect: str) -> "Template":
+        """A first template judging `aspect` as people scored it on `dataset` (`geval.judging.drafts`), for the
+        user to make their own; TemplateError when a prompt cannot ask for it."""
+        return parse_template(draft_text(dataset, aspect), source=f"a draft for {aspect}")
 
     def diff(self, other: "Template") -> str:
         """A unified diff from this template's text to `other`'s, labelled with their versions."""
