@@ -16,7 +16,7 @@ from helpers import REPO, run_cli, scripted
 from streamlit.testing.v1 import AppTest
 
 import geval
-from tests.apptest_helpers import APP, texts
+from tests.apptest_helpers import APP, open_app, texts
 
 PAGE = "views/7_label.py"
 MAPPING = ["response=response", "context=context", "grounding=fact", "system=system", "group=conversation_id"]
@@ -571,3 +571,16 @@ def test_labeling_pairs_blind_hides_which_model_wrote_each_response(monkeypatch,
     from studio import labeling  # a team queue's unit, always blind, reads its items the same way
     assert labeling.payload(store.items("pairs")[0], 1, {}, False, {}, blind=True)["response"].startswith(
         "Response A:\n")
+
+
+def test_the_settings_are_folded_under_a_header_that_names_them_so_the_item_comes_first(monkeypatch, tmp_path):
+    """A first visit opened the panel of settings, which put the item to label below the fold: now folded, its
+    header says what is labeled, by whom and in which order, and follows a change."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    panel = next(e for e in at.expander if e.label.startswith("What to label"))
+    assert not panel.proto.expanded
+    assert panel.label == "What to label, and in which order: Natural 1\\-3 · as you · seeded random · blind"
+    at.selectbox(key="label_order").set_value("stratified").run()
+    at.text_input(key="label_annotator").set_value("ann").run()
+    panel = next(e for e in at.expander if e.label.startswith("What to label"))
+    assert panel.label.endswith("Natural 1\\-3 · as ann · stratified by the judge's score · blind")

@@ -34,23 +34,38 @@ named = next((a for a in own if a.name.lower() == "overall"),
              next(iter(own), geval.labeling.LabelAspect("Overall", 1, 5)))
 for name, default in {**DEFAULTS, "label_aspects": f"{named.name} {named.min}-{named.max}"}.items():
     st.session_state.setdefault(name, default)  # a link sets them too: a widget given a default as well is warned of
-with st.expander("What to label, and in which order", expanded=store.labels(dataset.name).empty):
+editor = state.template()  # only the templates that fit these items: their aspects are the ones a judge can score
+offered = [*filter(None, [editor]), *geval.Template.known(), *state.saved_templates(store)]  # saved ones too
+known = {t.label: t for t in geval.Template.fitting(dataset.items, offered)}
+scorable = {name.lower() for t in known.values() for a in t.aspects for name in (a.human, a.name) if name}
+if known:
+    state.keep_valid("label_template", list(known))
+    if "label_template" not in st.session_state:  # the one last used on this dataset, else the editor's, ...
+        st.session_state["label_template"] = fitting.opening(store, dataset, known, editor)
+
+
+def _choices() -> str:
+    """What the panel below has chosen, in its folded header: the item to label comes first on the page."""
+    named = st.session_state.get("label_from", FROM[0]) == FROM[1] or not known
+    aspects = st.session_state["label_aspects"] if named else ", ".join(
+        f"{a.name} {a.min}-{a.max}" for a in geval.labeling.template_aspects(known[st.session_state["label_template"]],
+                                                                             dataset.aspects))
+    order = geval.labeling.ORDERS[st.session_state.get("label_order", next(iter(geval.labeling.ORDERS)))]
+    blind = " · blind" if st.session_state["label_blind"] else ""
+    return f"{plain(aspects)} · as {plain(st.session_state['label_annotator'])} · {order.split(' (')[0]}{blind}"
+
+
+with st.expander(f"What to label, and in which order: {_choices()}", key="label_settings_open",
+                 expanded=not known and st.session_state.get("label_from", FROM[0]) == FROM[0]):
     left, right = st.columns(2)
     source = left.radio("Aspects", FROM, key="label_from", horizontal=True, persist_state="session")
     template = None
-    editor = state.template()  # only the templates that fit these items: their aspects are the ones a judge can score
-    offered = [*filter(None, [editor]), *geval.Template.known(), *state.saved_templates(store)]  # saved ones too
-    known = {t.label: t for t in geval.Template.fitting(dataset.items, offered)}
-    scorable = {name.lower() for t in known.values() for a in t.aspects for name in (a.human, a.name) if name}
     if source == FROM[0]:
         if not known:
             st.warning(f"No template in prompts/, nor the editor's, fits {dataset.name}'s items: no judge could score "
                        "an aspect labeled here. Name your own aspects (\"Aspects I name\"), and write a template that "
                        "fits these items on the Prompts page.")
             st.stop()
-        state.keep_valid("label_template", list(known))
-        if "label_template" not in st.session_state:  # the one last used on this dataset, else the editor's, ...
-            st.session_state["label_template"] = fitting.opening(store, dataset, known, editor)
         chosen = left.selectbox("Template", list(known), key="label_template", persist_state="session",
                                 help="Its aspects, named as the human aspect each is compared with, on its scales.")
         template = known[chosen]
