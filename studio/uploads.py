@@ -40,7 +40,8 @@ def choose_level(preview, response: str, roles: dict[str, str], scores: list[str
         names = [t.name for t in fitting[level]]
         others = ", ".join(f"{lv}: {len(fitting[lv])}" for lv in levels if lv != level)
         st.caption(f"At the {level} level, {len(names)} templates in prompts/ fit these rows: "
-                   f"{', '.join(names) or 'none'} (at {others}).")
+                   f"{', '.join(names) or 'none'} (at {others}). For an aspect none of them judges, the Prompts page "
+                   "drafts one.")
     return None if level == inferred else level
 
 

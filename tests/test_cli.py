@@ -135,7 +135,8 @@ def test_dry_run_estimates_at_least_what_the_stub_then_bills(stub, tmp_path, mod
         assert prompt == billed[1] and answer == calls * 5 * 16
 
 
-@pytest.mark.parametrize("group, commands", [("templates", "{list,show,diff}"), ("datasets", "{list,show,load,pairs,convert}"),
+@pytest.mark.parametrize("group, commands", [("templates", "{list,show,draft,diff}"),
+                                             ("datasets", "{list,show,load,pairs,convert}"),
                                              ("batch", "{status,import}")])
 def test_a_command_group_without_its_command_shows_that_groups_commands(capsys, group, commands):
     assert main([group]) == 2

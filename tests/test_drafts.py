@@ -80,7 +80,9 @@ def test_a_draft_shows_only_what_every_item_fills_and_a_sample_s_unjudged_aspect
     assert geval.Template.unjudged(sample, geval.Template.known()) == ["Understandable"]
     turn = geval.Template.draft(sample, "Understandable")
     assert turn.placeholders == ["context", "fact", "response"] and turn.fits(sample.items)
-    assert "1. Read the conversation, the grounding and the response." in turn.text
+    assert "1. Read the conversation, the fact and the response." in turn.text and "\nFact:\n{{fact}}" in turn.text
+    personas = geval.load_dataset("personachat_usr_sample")  # its grounding shown as what it is
+    assert geval.Template.draft(personas, "Understandable").placeholders == ["context", "persona", "response"]
 
 
 def test_the_cli_prints_a_draft_that_parses_and_names_the_aspects_it_has(tmp_path):

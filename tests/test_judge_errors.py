@@ -207,7 +207,9 @@ def test_a_constant_judge_has_kappa_0_and_it_is_said(shared_data, store, tmp_pat
     assert found.labels.kappa.value == pytest.approx(0.0, abs=1e-12)
     assert list(found.labels.constants["kappa"]) == pytest.approx([0.0, 0.0, 0.0], abs=1e-12)
     said = " ".join(how_it_errs.lines(found))
-    assert "Cohen's kappa of the judge's labels against the people's majority: 0.000 [" in said
+    # the same 0 with any group left out: no interval of no width, which read as certainty of a perfect judge's 1
+    assert "Cohen's kappa of the judge's labels against the people's majority: 0.000 (no interval: the same with " \
+           "any group left out)" in said
     assert "with a kappa of 0.000: kappa counts only agreement beyond chance, so a constant answer gets 0 however " \
            "skewed the labels" in said
     assert found.labels.tied > 0  # said: the judge's answers are counted on the items with a majority only
@@ -525,3 +527,21 @@ def test_a_majority_of_one_label_gives_no_kappa_nor_a_kappa_of_nan(store):
     said = " ".join(how_it_errs.lines(found))
     assert "nan" not in said and "with no kappa: the people's majority gives that label on every item" in said
     assert how_it_errs.tables(found)["constant answers"]["kappa"].tolist() == ["n/a (the majority's only label)"]
+
+
+def test_a_judge_that_agrees_on_every_label_has_no_interval_of_no_width_and_no_weakest_label(store):
+    """A pass/fail judge right on all 16 items read "kappa 1.000 [1.000, 1.000]" (certain, from 16 items, while
+    the accuracy's interval reaches 81%) and "Its weakest label is 'no': F1 1.000"."""
+    items = [make_item("pf", "turn", (), f"answer {k}", group=f"q{k}", human={"Pass": (float(k % 2),)})
+             for k in range(16)]
+    store.save_dataset(geval.Dataset("pf", "pf.csv", "table", items))
+    template = geval.Template.parse("+++\nname = \"pass-fail\"\ntask = \"Does it pass?\"\n[[aspects]]\nname = "
+                                    "\"Pass\"\nmin = 0\nmax = 1\n+++\nAnswer:\n{{response}}\n\nForm:\n- Pass:\n",
+                                    source="pass-fail.txt")
+    right = scripted(lambda prompt, aspect: {1: 0.9, 0: 0.1} if int(prompt.split()[-4]) % 2 else {0: 0.9, 1: 0.1})
+    geval.score(store, items, template, right, "pf")
+    [found] = judge_errors(store, "pf")
+    assert found.labels.kappa.value == 1.0 and not found.labels.kappa.has_interval()
+    said = " ".join(how_it_errs.lines(found))
+    assert "against the people's majority: 1.000 (no interval: the same with any group left out)" in said
+    assert "weakest" not in said

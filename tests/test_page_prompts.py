@@ -307,19 +307,24 @@ def test_an_aspect_no_template_judges_is_drafted_into_the_editor_and_once_saved_
     The draft comes into the editor on 0-1 (not over an unsaved edit), previews on the file's items, and once
     saved judges the aspect: the offer goes."""
     table = tmp_path / "verdicts.csv"
-    table.write_text("context,reply,verdict\n" + "".join(f"hello {k},reply {k},{'pass' if k % 2 else 'fail'}\n"
-                                                           for k in range(8)))
-    geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict"],
-                       store=geval.Store(tmp_path / "store.sqlite"))
+    table.write_text("context,reply,verdict,fluent\n" + "".join(
+        f"hello {k},reply {k},{'pass' if k % 2 else 'fail'},{1 + k % 3}\n" for k in range(8)))
+    geval.load_dataset(table, mapping=["response=reply", "context=context", "score:verdict=verdict",
+                                       "score:fluent=fluent"], store=geval.Store(tmp_path / "store.sqlite"))
     at = open_app(monkeypatch, tmp_path, PAGE, params={"dataset": "verdicts"})
-    assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges verdict: draft one"]
+    offered = [e.label for e in at.expander if "draft" in e.label]
+    assert offered == ["No template here judges verdict, fluent: draft one"]
+    at.selectbox(key="prompts_draft_aspect").set_value("fluent").run()
+    at.button(key="prompts_draft").click().run()  # a draft, untouched: another replaces it without a word
+    assert "min = 1\nmax = 3" in at.text_area(key="template_text").value
+    at.selectbox(key="prompts_draft_aspect").set_value("verdict").run()
     editor = at.text_area(key="template_text")
     original = editor.value
     editor.set_value(original.replace("+++\n", "+++\n# my note\n", 1)).run()
     at.button(key="prompts_draft").click().run()
     assert "The editor holds an edit that is not saved: save it" in texts(at)
     assert "# my note" in at.text_area(key="template_text").value  # the edit is kept
-    at.text_area(key="template_text").set_value(original).run()
+    at.text_area(key="template_text").set_value(original).run()  # the fluent draft, untouched again
     at.button(key="prompts_draft").click().run()
     assert not at.exception and 'name = "verdicts-verdict"' in at.text_area(key="template_text").value
     assert at.success[0].value.startswith("verdicts-verdict@") and "verdict 0-1 (human: verdict)" in at.success[0].value
@@ -327,4 +332,5 @@ def test_an_aspect_no_template_judges_is_drafted_into_the_editor_and_once_saved_
     assert "Response:\nreply 0" in preview and "1 (pass) if it does, 0 (fail) if it does not" in preview
     at.button(key="prompts_save").click().run()
     at.selectbox(key="prompts_open").set_value("response-overall").run()  # the saved draft, out of the editor
-    assert not at.exception and not [e.label for e in at.expander if "draft" in e.label]
+    assert not at.exception
+    assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges fluent: draft one"]

@@ -33,12 +33,14 @@ def _open_template() -> None:
 
 
 def _unsaved(text: str) -> bool:
-    """Whether `text` is an edit that neither a prompts/ file nor a saved version holds (lost if replaced)."""
+    """Whether `text` is an edit that neither a prompts/ file nor a saved version holds (lost if replaced); a draft
+    untouched is none (drafted again at a click)."""
     try:
         version = geval.Template.parse(text, source="editor").version
     except geval.GevalError:
         return bool(text.strip())  # an edit that does not parse yet is an edit too
-    return version not in {t.version for t in (*files.values(), *stored.values())}
+    kept = {t.version for t in (*files.values(), *stored.values())} | {st.session_state.get("prompts_drafted")}
+    return version not in kept
 
 
 def _open(choice: str) -> None:
@@ -57,10 +59,12 @@ def _draft() -> None:
                                                   f"below) or open another template, then draft one for {aspect}.")
         return
     try:
-        fitting.put_in_editor(geval.Template.draft(dataset, aspect))
+        draft = geval.Template.draft(dataset, aspect)
     except geval.GevalError as exc:
         st.session_state["prompts_draft_said"] = str(exc)
         return
+    fitting.put_in_editor(draft)
+    st.session_state["prompts_drafted"] = draft.version
     st.session_state.pop("prompts_comment", None)
 
 
@@ -71,8 +75,9 @@ def _offer_drafts(unjudged: list[str]) -> None:
     said = st.session_state.pop("prompts_draft_said", None)
     with st.expander(f"No template here judges {plain(named)}: draft one", expanded=said is not None,
                      icon=":material/edit_note:"):
-        st.caption(f"A first template for an aspect people scored on {plain(dataset.name)}, on their scale (pass/fail "
-                   "words asked as 0/1), in the editor: write what they were asked in its criteria, then save it.")
+        st.caption(f"A first template for an aspect people scored on {plain(dataset.name)}, on their scale (an aspect "
+                   "of pass/fail words asked as 0/1), in the editor: write what they were asked in its criteria, then "
+                   "save it.")
         aspect, button = st.columns([3, 1], vertical_alignment="bottom")
         aspect.selectbox("Aspect", unjudged, key="prompts_draft_aspect")
         button.button("Put the draft in the editor", key="prompts_draft", on_click=_draft)

@@ -294,10 +294,13 @@ def estimate(value: float, loo: np.ndarray, present: np.ndarray | None = None, t
 def bounded(value: float, low: float, high: float, groups: int, transform: str = "none",
             bounds: tuple[float, float] = (-math.inf, math.inf)) -> Estimate:
     """An Estimate of a defined `value` whose interval is made: kept inside `bounds`, with the note
-    saying why it is withheld where it is (too few groups; a share of 0 or 1, whose logit has none;
-    undefined when some group is left out)."""
+    saying why it is withheld where it is (too few groups; the same value with any group left out, whose
+    interval would have no width; a share of 0 or 1, whose logit has none; undefined when some group is left out)."""
     if groups < MIN_GROUPS:
         note = few_groups(groups)
+    elif low == high == value:  # every group left out gives the same value (perfect agreement): no spread to read
+        low = high = math.nan
+        note = "no interval: the same with any group left out"
     elif math.isfinite(low):
         note = ""
     elif transform == "logit" and value in (0.0, 1.0):

@@ -28,8 +28,8 @@ UNITS = {"turn": ("response", "responses", "You will be given a conversation bet
          "dialogue": ("dialogue", "dialogues", "You will be given a complete conversation."),
          "summary": ("summary", "summaries", "You will be given one summary written for a source document.")}
 #: The placeholders a draft may show, by level, in order: each with the heading it is shown under and what the
-#: steps call it (those every item of the aspect fills are shown).
-SHOWN = {"turn": {"context": ("Conversation History", "conversation"), "fact": ("Grounding", "grounding"),
+#: steps call it (those every item of the aspect fills are shown; a grounding of personas shown as {{persona}}).
+SHOWN = {"turn": {"context": ("Conversation History", "conversation"), "fact": ("Fact", "fact"),
                   "response": ("Response", "response")},
          "dialogue": {"dialogue": ("Dialogue", "whole dialogue")},
          "summary": {"document": ("Source Text", "source document"), "summary": ("Summary", "summary")}}
@@ -48,13 +48,16 @@ def draft_text(dataset: Dataset, aspect: str) -> str:
     unit, units, task = UNITS.get(level, UNITS["turn"])
     shows = {name: shown for name, shown in SHOWN.get(level, SHOWN["turn"]).items()
              if all(item.fields()[name] for item in items)}
+    if "fact" in shows and all(item.grounding_kind == "persona" for item in items):  # PersonaChat's
+        shows = {("persona" if name == "fact" else name): (("Persona", "persona") if name == "fact" else shown)
+                 for name, shown in shows.items()}
     if level == "turn" and "context" not in shows:
         task = "You will be given one response."
     low, high, words, people = _asked(dataset, aspect, items)
     if words:
-        criteria = (f"{aspect} (0-1) - does the {unit} pass on {aspect}, as the people who labeled these {units} "
-                    f"were asked to judge it? {words[1]} if it does, {words[0]} if it does not.")
-        rate = f"Answer {words[1]} if the {unit} passes on {aspect}, {words[0]} if it does not."
+        criteria = (f"{aspect} (0-1) - does the {unit} pass on \"{aspect}\", as the people who labeled these "
+                    f"{units} were asked to judge it? {words[1]} if it does, {words[0]} if it does not.")
+        rate = f"Answer {words[1]} if the {unit} passes on \"{aspect}\", {words[0]} if it does not."
     else:
         criteria = (f"{aspect} ({low}-{high}) - how the {unit} rates on {aspect}, as the people who scored these "
                     f"{units} were asked to judge it: {low} is the lowest score, {high} the highest.")
@@ -63,7 +66,8 @@ def draft_text(dataset: Dataset, aspect: str) -> str:
     header = "\n".join([
         "+++",
         f"# A draft for {aspect}, which people scored on {dataset.name} ({people}): write what they were really",
-        "# asked in criteria and under Evaluation Criteria, then save it as a version of your own.",
+        "# asked in criteria and under Evaluation Criteria, then save it as a version of your own (these two lines",
+        "# may go: the header's # lines are comments, which the judge is not sent).",
         f"name = {_toml(_slug(f'{dataset.name}-{aspect}'))}", f"task = {_toml(task)}", f"criteria = {_toml(criteria)}",
         f"level = {_toml(level)}", f"dataset = {_toml(dataset.name)}",
         "[[aspects]]", f"name = {_toml(aspect)}", f"min = {low}", f"max = {high}", f"human = {_toml(aspect)}",

@@ -181,8 +181,8 @@ def _label_weak_spots(labels: LabelErrors, against: str) -> list[str]:
         said.append(f"{the} judge never answers {', '.join(repr(str(n)) for n in never)}, though {against} {does}.")
     scored = table[np.array([math.isfinite(f.value) for f in table["f1"]], bool)
                    & (table["support"] > 0).to_numpy() & (table["judge gives"] > 0).to_numpy()]
-    if len(scored) > 1:
-        weakest = scored.loc[min(scored.index, key=lambda i: scored.loc[i, "f1"].value)]
+    weakest = scored.loc[min(scored.index, key=lambda i: scored.loc[i, "f1"].value)] if len(scored) > 1 else None
+    if weakest is not None and weakest["f1"].value < 1:  # every label's F1 1: none is weakest
         label, support, given = weakest["label"], weakest["support"], weakest["judge gives"]
         if weakest["f1"].value == 0:
             said.append(f"Its weakest label is '{label}': it finds none of the {support} items the majority labels so, "
