@@ -210,6 +210,14 @@ def _widget(page, scope, testid: str, label: str):
         has=page.locator('[data-testid="stWidgetLabel"]', has_text=label)).first
 
 
+def label_settings(page):
+    """The Label page's settings ("What to label, and in which order", folded under a header naming them), opened."""
+    settings = page.locator('[data-testid="stExpander"]').filter(has_text="What to label, and in which order").first
+    if not settings.get_by_role("textbox", name="Annotator", exact=True).is_visible():
+        settings.locator("summary").click()
+    return settings
+
+
 def selected(page, label: str, scope=None) -> str:
     """The value shown by the Streamlit selectbox labelled `label`."""
     return _widget(page, scope, "stSelectbox", label).get_by_role("combobox").input_value()

@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 
 import pytest
-from e2e_helpers import CHROMIUM, dataset_uploader, first_page, goto_page, main_text, screenshot, streamlit_process, wait_idle
+from e2e_helpers import (CHROMIUM, dataset_uploader, first_page, goto_page, label_settings, main_text, screenshot,
+                         streamlit_process, wait_idle)
 from helpers import scripted
 from test_e2e_label import MAIN, go_on, label_by_keyboard, settled, shown
 from test_page_label import write_unscored_table
@@ -58,10 +59,7 @@ def _import(tab, title: str, path: Path, field: str, value: str, button: str, do
 
 def _as(tab, annotator: str) -> None:
     """Label as `annotator`: the name typed in the Label page's settings, then the focus given back to the keys."""
-    settings = tab.locator('[data-testid="stExpander"]').filter(has_text="What to label, and in which order").first
-    field = settings.get_by_role("textbox", name="Annotator", exact=True)
-    if not field.is_visible():
-        settings.locator("summary").click()
+    field = label_settings(tab).get_by_role("textbox", name="Annotator", exact=True)
     field.fill(annotator)
     field.press("Enter")
     wait_idle(tab)

@@ -16,7 +16,8 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import pytest
-from e2e_helpers import (alert_after_work, dataset_uploader, goto_page, main_text, multiselect_add, screenshot, select_option,
+from e2e_helpers import (alert_after_work, dataset_uploader, goto_page, label_settings, main_text, multiselect_add,
+                         screenshot, select_option,
                          selected, wait_idle)
 from test_e2e_label import go_on, labels_in, settled, shown, wait_until
 from test_e2e_session import alert, browser, fresh_tab, open_url, server, sidebar, stub_judge  # noqa: F401 (fixtures)
@@ -93,7 +94,7 @@ def test_an_article_summary_csv_is_read_as_summaries_and_scores_with_summeval_co
     # fitting news summaries)
     goto_page(tab, "Label")
     settled(tab)
-    opened = selected(tab, "Template")
+    opened = selected(tab, "Template", scope=label_settings(tab))
     assert opened.startswith("summeval-"), opened
     goto_page(tab, "Score")
     assert opened in chosen_templates(tab), chosen_templates(tab)
@@ -142,7 +143,8 @@ def test_a_context_response_csv_is_labeled_scored_and_compared_with_no_hand_edit
     # Label: the template menu offers templates that fit, and opens on one; 10 labels of Naturalness (on a file of
     # your own, the template's name for it), by keyboard
     goto_page(tab, "Label")
-    assert selected(tab, "Template").startswith("response-"), selected(tab, "Template")
+    opened = selected(tab, "Template", scope=label_settings(tab))
+    assert opened.startswith("response-"), opened
     select_option(tab, "Template", re.compile(r"^\s*response-naturalness@[0-9a-f]{12}\s*$"))
     tab.locator(MAIN).get_by_text("0 labeled").first.wait_for()
     assert "no judge has scored these items yet" in main_text(tab)
