@@ -91,7 +91,8 @@ def build_parser() -> argparse.ArgumentParser:
     tpl_draft = tpl_commands.add_parser("draft", help="print a first template for an aspect people scored (pass/fail "
                                         "asked as 0/1), to write their question into and save: > prompts/NAME.txt")
     _dataset_arguments(tpl_draft)
-    tpl_draft.add_argument("aspect", help="the human aspect to judge, as the dataset names it")
+    tpl_draft.add_argument("aspect", help="the human aspect to judge, as the dataset names it (or, on a stored "
+                                          "dataset, as your labels do)")
     _store_argument(tpl_draft)
     tpl_draft.set_defaults(run=cmd_templates_draft)
     tpl_diff = tpl_commands.add_parser("diff", help="unified diff of two templates")
@@ -413,11 +414,14 @@ def cmd_templates_show(args) -> None:
 def cmd_templates_draft(args) -> None:
     store = _existing_store(args)  # read, never made nor written: a stored dataset (an upload), else the file
     stored = store is not None and args.dataset in store.dataset_names()
-    dataset = store.dataset(args.dataset) if stored else _load(args)
-    aspect = next((a for a in dataset.aspects if a.lower() == args.aspect.lower()), None)
+    # people's scores first, then (an aspect only labeled) the labels'
+    datasets = [store.dataset(args.dataset), store.dataset(args.dataset, side="you")] if stored else [_load(args)]
+    dataset, aspect = next(((d, a) for d in datasets for a in d.aspects if a.lower() == args.aspect.lower()),
+                           (datasets[0], None))
     if aspect is None:
-        raise geval.GevalError(f"{dataset.name} has no human aspect '{args.aspect}'; it has "
-                               f"{', '.join(dataset.aspects) or 'none (label it first)'}")
+        known = dict.fromkeys(a for d in datasets for a in d.aspects)
+        raise geval.GevalError(f"{dataset.name} has no human aspect '{args.aspect}' in people's scores or labels; it "
+                               f"has {', '.join(known) or 'none (label it first)'}")
     print(geval.Template.draft(dataset, aspect).text, end="")
 
 

@@ -95,4 +95,27 @@ def test_the_cli_prints_a_draft_that_parses_and_names_the_aspects_it_has(tmp_pat
     assert geval.Template.parse(printed.stdout).aspects[0].human == "faithful"
     assert not (tmp_path / "none.sqlite").exists()  # a command that only prints makes no store
     wrong = run_cli(*args[:3], "Nope", *args[4:])
-    assert wrong.returncode == 2 and "news has no human aspect 'Nope'; it has faithful" in wrong.stderr
+    assert wrong.returncode == 2
+    assert "news has no human aspect 'Nope' in people's scores or labels; it has faithful" in wrong.stderr
+
+
+def test_an_aspect_only_labeled_here_is_offered_and_drafted_on_the_scale_declared_for_the_labels(tmp_path):
+    """Label's "Aspects I name": quality is the people's, Helpful only labeled (on 1-5, given 2-4); a label of
+    Quality is the people's aspect, not one more."""
+    dataset = news(tmp_path)
+    store = geval.Store(tmp_path / "s.sqlite")
+    store.save_dataset(dataset)
+    for k, item in enumerate(dataset.items[:6]):
+        store.save_label(item.id, "Helpful", 2 + k % 3)
+        store.save_label(item.id, "Quality", 3)
+    store.declare_scales(dataset.name, {"Helpful": (1, 5)})
+    labeled = store.dataset(dataset.name, side="you")
+    assert geval.Template.unjudged(dataset, geval.Template.known(), labeled) == ["faithful", "quality", "Helpful"]
+    draft = geval.Template.draft(labeled, "Helpful")
+    assert (draft.aspects[0].min, draft.aspects[0].max, draft.aspects[0].human) == (1, 5, "Helpful")
+    assert geval.Template.unjudged(dataset, [draft], labeled) == ["faithful", "quality"]
+    printed = run_cli("templates", "draft", dataset.name, "helpful", "--store", str(tmp_path / "s.sqlite"))
+    assert printed.returncode == 0, printed.stderr
+    assert geval.Template.parse(printed.stdout).text == draft.text
+    wrong = run_cli("templates", "draft", dataset.name, "Nope", "--store", str(tmp_path / "s.sqlite"))
+    assert "no human aspect 'Nope' in people's scores or labels; it has faithful, quality, Helpful" in wrong.stderr

@@ -334,3 +334,19 @@ def test_an_aspect_no_template_judges_is_drafted_into_the_editor_and_once_saved_
     at.selectbox(key="prompts_open").set_value("response-overall").run()  # the saved draft, out of the editor
     assert not at.exception
     assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges fluent: draft one"]
+
+
+def test_an_aspect_only_labeled_is_offered_and_drafted_from_the_labels(monkeypatch, tmp_path):
+    """Replies with no people's scores, labeled on an aspect named on the Label page (its scale declared then):
+    the offer names it, and its draft asks on that scale."""
+    table = tmp_path / "plain.csv"
+    table.write_text("context,reply\n" + "".join(f"hello {k},reply {k}\n" for k in range(6)))
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(table, mapping=["response=reply", "context=context"], store=store)
+    for k, item in enumerate(dataset.items):
+        store.save_label(item.id, "Polite", 1 + k % 2)
+    store.declare_scales(dataset.name, {"Polite": (1, 3)})
+    at = open_app(monkeypatch, tmp_path, PAGE, params={"dataset": "plain"})
+    assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges Polite: draft one"]
+    at.button(key="prompts_draft").click().run()
+    assert not at.exception and "min = 1\nmax = 3\nhuman = \"Polite\"" in at.text_area(key="template_text").value

@@ -59,7 +59,7 @@ def _draft() -> None:
                                                   f"below) or open another template, then draft one for {aspect}.")
         return
     try:
-        draft = geval.Template.draft(dataset, aspect)
+        draft = geval.Template.draft(dataset if aspect in dataset.aspects else labeled, aspect)
     except geval.GevalError as exc:
         st.session_state["prompts_draft_said"] = str(exc)
         return
@@ -75,9 +75,9 @@ def _offer_drafts(unjudged: list[str]) -> None:
     said = st.session_state.pop("prompts_draft_said", None)
     with st.expander(f"No template here judges {plain(named)}: draft one", expanded=said is not None,
                      icon=":material/edit_note:"):
-        st.caption(f"A first template for an aspect people scored on {plain(dataset.name)}, on their scale (an aspect "
-                   "of pass/fail words asked as 0/1), in the editor: write what they were asked in its criteria, then "
-                   "save it.")
+        st.caption(f"A first template for an aspect people scored or you labeled on {plain(dataset.name)}, on "
+                   "their scale (an aspect of pass/fail words asked as 0/1), in the editor: write what they were asked "
+                   "in its criteria, then save it.")
         aspect, button = st.columns([3, 1], vertical_alignment="bottom")
         aspect.selectbox("Aspect", unjudged, key="prompts_draft_aspect")
         button.button("Put the draft in the editor", key="prompts_draft", on_click=_draft)
@@ -99,8 +99,11 @@ st.session_state["prompts_open"] = next(  # the menu names the version in the ed
 st.selectbox("Open a template (files in prompts/, then saved versions)", choices, index=None,
              placeholder=f"{editor.label if editor else current_name}: an edit not saved yet", format_func=_describe,
              key="prompts_open", on_change=_open_template)
+# an aspect only your labels give (Label's "Aspects I name") is drafted from them
+labeled = (store.dataset(dataset.name, side="you") if dataset is not None and dataset.name in store.dataset_names()
+           and len(store.labels(dataset.name)) else None)
 if dataset is not None and (unjudged := geval.Template.unjudged(dataset, [*filter(None, [editor]), *files.values(),
-                                                                          *stored.values()])):
+                                                                          *stored.values()], labeled)):
     _offer_drafts(unjudged)
 
 left, right = st.columns(2)

@@ -154,12 +154,16 @@ class Template:
         return [template for template in (Template.known() if templates is None else templates) if template.fits(items)]
 
     @staticmethod
-    def unjudged(dataset: Dataset, templates: Sequence["Template"]) -> list[str]:
+    def unjudged(dataset: Dataset, templates: Sequence["Template"], labeled: Dataset | None = None) -> list[str]:
         """The aspects people scored on `dataset` that none of `templates` fitting its items is compared with (by
-        its aspects' `human = ...`, or their own names, in any case): those `draft` is offered for."""
+        its aspects' `human = ...`, or their own names, in any case), then those only the labels of `labeled` (the
+        same items, their human scores the labels: `Store.dataset(name, side="you")`) give: those `draft` is
+        offered for, from `dataset`, else `labeled`."""
         judged = {name.lower() for template in Template.fitting(dataset.items, templates)
                   for aspect in template.aspects for name in (aspect.human, aspect.name) if name}
-        return [aspect for aspect in dataset.aspects if aspect.lower() not in judged]
+        scored = {aspect.lower() for aspect in dataset.aspects}
+        only_labeled = [aspect for aspect in (labeled.aspects if labeled else []) if aspect.lower() not in scored]
+        return [aspect for aspect in [*dataset.aspects, *only_labeled] if aspect.lower() not in judged]
 
     @staticmethod
     def draft(dataset: Dataset, aspect: str) -> "Template":

@@ -330,14 +330,17 @@ class Store(TeamTables):
         return StoreError(f"dataset '{name}' is not in {self.path}; load or score it first "
                           f"(stored: {', '.join(self.dataset_names()) or 'none'})")
 
-    def dataset(self, name: str) -> Dataset:
-        """A stored dataset, read back from its items with their own human scores (an upload whose
-        file or column mapping is not at hand). Raises StoreError when nothing is stored under `name`."""
+    def dataset(self, name: str, side: str = "people") -> Dataset:
+        """A stored dataset, read back from its items (an upload whose file or column mapping is not at hand), their
+        human scores those of `side` (`geval.data.labels.HUMAN_SIDES`; by default their own, whatever side is in
+        force). Raises StoreError when nothing is stored under `name`."""
         with self.lock:
             row = self.db.execute("SELECT path, layout, skipped FROM datasets WHERE name = ?", [name]).fetchone()
         items = self._own_items(name) if row else []
         if not items:
             raise StoreError(f"no dataset named {name!r} in {self.path}; load its file first")
+        if side != "people":
+            items = with_labels(items, self._label_rows(name), side)
         return Dataset(name=name, path=row[0] or "", layout=row[1] or "", items=items,
                        skipped=Counter(json.loads(row[2] or "{}")), categories=self.categories(name),
                        scales=self.scales(name))
