@@ -350,3 +350,8 @@ def test_an_aspect_only_labeled_is_offered_and_drafted_from_the_labels(monkeypat
     assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges Polite: draft one"]
     at.button(key="prompts_draft").click().run()
     assert not at.exception and "min = 1\nmax = 3\nhuman = \"Polite\"" in at.text_area(key="template_text").value
+    # not diffed with, nor saved as a child of, the template open before (the whole text "changed")
+    assert (at.selectbox(key="prompts_diff_old").value, at.selectbox(key="prompts_diff_new").value) == ("(editor)",) * 2
+    at.button(key="prompts_save").click().run()
+    saved = geval.Store(tmp_path / "store.sqlite").template_versions("plain-polite")
+    assert len(saved) == 1 and saved[0].version not in store.template_parents()

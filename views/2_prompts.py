@@ -65,6 +65,7 @@ def _draft() -> None:
         return
     fitting.put_in_editor(draft)
     st.session_state["prompts_drafted"] = draft.version
+    st.session_state.pop("template_base", None)  # a draft starts from no version: none is its parent or its diff's From
     st.session_state.pop("prompts_comment", None)
 
 
