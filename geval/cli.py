@@ -1230,8 +1230,8 @@ def _bottom_lines(store: geval.Store, dataset: str, results: list, saved) -> Non
     print("Bottom line:")
     for aspect in aspects:
         mine = saved[saved["aspect"].str.lower() == aspect.lower()]
-        frame = bottom.figures(aspect, bottom.judges_on(found, items, aspect), dict(zip(mine["combo"], mine["saved"])),
-                               tests)
+        frame = bottom.figures(aspect, bottom.judges_on(found, items, aspect),
+                               dict(zip(mine["combo"], zip(mine["saved"], mine["saved_low"]))), tests)
         constant = next((r for r in results if r.baseline and r.aspect == aspect), None)
         per = mine["per system"].median() if len(mine) else None
         said = bottom.sentence(aspect, frame, bottom.default_of(frame), per, bottom.short_names(frame["combo"]),

@@ -55,11 +55,13 @@ def _test(judge: str, beaten: int, passed: bool | None, advantage: float, epsilo
 
 
 def _figures(rows: dict[str, tuple]) -> pd.DataFrame:
-    """`bottom_line.figures` of judges by label: (pearson, within, saved, test, constant)."""
+    """`bottom_line.figures` of judges by label: (pearson, within, saved, test, constant), the share saved with an
+    interval that holds it well above 0 (half of it, at its low end)."""
     frame = pd.DataFrame({"combo": list(rows), "pearson": [r[0] for r in rows.values()],
                           "within": [r[1] for r in rows.values()], "constant": [r[4] for r in rows.values()]},
                          index=[f"{label}: coherence" for label in rows])
-    return bottom_line.figures("coherence", frame, {label: r[2] for label, r in rows.items()},
+    return bottom_line.figures("coherence", frame, {label: r[2] if isinstance(r[2], tuple) else (r[2], r[2] / 2)
+                                                 for label, r in rows.items()},
                                {(label, "Coherence"): r[3] for label, r in rows.items() if r[3] is not None})
 
 
@@ -209,8 +211,12 @@ def test_a_saving_whose_interval_holds_0_says_it_is_not_told_apart_from_the_labe
                            "system; its 95% interval holds 0: not told apart from the labels alone)"), said
     clear = {"judge-a": (0.55, 0.43, (0.20, 0.05), None, False)}
     assert "interval holds 0" not in sentence("coherence", _figures(clear), "judge-a: coherence", 30)
-    assert "interval holds 0" not in sentence("coherence", _figures({"judge-a": (0.55, 0.43, 0.2, None, False)}),
-                                              "judge-a: coherence", 30)  # no interval given: nothing said of it
+    # no interval (fewer labeled groups than it needs): said so, not read as a finding (the only judge of 9 labels
+    # read "worth most labels (+16% ...)" while the table beside it said "no interval")
+    unsure = sentence("coherence", _figures({"judge-a": (0.55, 0.43, (0.16, math.nan), None, False)}),
+                      "judge-a: coherence", 9, systems=False)
+    assert unsure.startswith("coherence: judge-a is worth most labels (+16% of those the dataset's mean needs at 9 "
+                             "labels; no interval: 10 labeled groups needed, not yet to rely on)"), unsure
 
 
 def test_a_constant_that_passes_the_test_too_makes_a_pass_say_little():

@@ -158,18 +158,18 @@ def read(store: Store, dataset: str, items: list[Item], tests: Sequence | None =
     return out, left_out
 
 
-def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, float] | None = None,
+def figures(aspect: str, judges: pd.DataFrame, saved: Mapping[str, tuple[float, float]] | None = None,
             tests: Mapping[tuple[str, str], object] | None = None) -> pd.DataFrame:
     """Per judge of `judges` (`judges_on`), the three orders' figures side by side: Pearson over all items
-    and within systems (`pearson`, `within`), the share of labels saved (`saved`: by combination label, as
-    `saved_by` reads it with the low end of its interval, `saved_low`, or as `geval.labeling.labels_saved` reads it;
-    NaN where not read), and the alternative annotator
+    and within systems (`pearson`, `within`), the share of labels saved and the low end of its 95% interval
+    (`saved`, `saved_low`: by combination label, as `saved_by` or `geval.labeling.labels_saved` read them; NaN
+    where not read, a low end NaN where there is no interval), and the alternative annotator
     test on `aspect` (`test`: from `tests`, by (combination label, aspect in any case), an `AltTest`, or None;
     `advantage`: its advantage probability)."""
     frame = judges.copy()
-    found = [(saved or {}).get(combo, math.nan) for combo in frame["combo"]]
-    frame["saved"] = [float(one[0] if isinstance(one, tuple) else one) for one in found]
-    frame["saved_low"] = [float(one[1]) if isinstance(one, tuple) else math.nan for one in found]
+    found = [(saved or {}).get(combo, (math.nan, math.nan)) for combo in frame["combo"]]
+    frame["saved"] = [float(value) for value, _ in found]
+    frame["saved_low"] = [float(low) for _, low in found]
     lowered = {(judge, name.lower()): test for (judge, name), test in (tests or {}).items()}
     frame["test"] = [lowered.get((combo, aspect.lower())) for combo in frame["combo"]]
     frame["advantage"] = [t.advantage_probability if t is not None else math.nan for t in frame["test"]]
@@ -238,9 +238,10 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         else:
             said = f"{name} agrees {'best ' if len(real) > 1 else ''}with people ({how})"
     elif saved > 0.005:
-        noise = real.loc[lead, "saved_low"] <= 0 if "saved_low" in real else False  # NaN: no interval, not said
-        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at}" + (
-            "; its 95% interval holds 0: not told apart from the labels alone)" if noise else ")")
+        low = real.loc[lead, "saved_low"] if "saved_low" in real else math.nan
+        caveat = ("; its 95% interval holds 0: not told apart from the labels alone" if low <= 0 else "" if
+                  math.isfinite(low) else f"; no interval: {MIN_GROUPS} labeled groups needed, not yet to rely on")
+        said = f"{name} is worth most labels ({saved:+.0%} of those {mean} needs{at}{caveat})"
     else:
         said = f"no judge saves labels{at} (the best, {name}, {saved:+.0%}: the labels alone do as well)"
     return f"{aspect}: " + "; ".join(filter(None, [said, _replaces(real.loc[lead], constant_test),
