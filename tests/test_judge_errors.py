@@ -545,3 +545,25 @@ def test_a_judge_that_agrees_on_every_label_has_no_interval_of_no_width_and_no_w
     said = " ".join(how_it_errs.lines(found))
     assert "against the people's majority: 1.000 (no interval: the same with any group left out)" in said
     assert "weakest" not in said
+
+
+def test_one_score_per_item_says_whose_it_is_a_file_s_or_one_annotator_s(store, tmp_path):
+    """One score per item: from a file, the people's mean or one person's (said so, and read as maybe a mean); from
+    the labels of one annotator, that person's, with no one else to compare with (it read "the dataset keeps only
+    the people's mean" of a user's own labels)."""
+    items = [make_item("one", "turn", (), f"reply {k}", group=f"d{k:02d}", human={"Natural": (float(1 + k % 3),)})
+             for k in range(30)]
+    store.save_dataset(geval.Dataset("one", "one.csv", "table", items))
+    path = tmp_path / "judge.csv"
+    path.write_text("item_id,natural\n" + "".join(f"{item.id},{1.5 + k % 3 * 0.5}\n" for k, item in enumerate(items)))
+    geval.alttest.import_judge(store, "one", path)
+    from_file = judge_errors(store, "one")[0].scores
+    assert from_file.length_difference.note == ("undefined: one score per item (the file gives one: the people's "
+                                                "mean, or one person's)")
+    assert from_file.notes[0].startswith("one score per item (the file gives one") and "mean" in from_file.spread_of
+    for k, item in enumerate(items):
+        store.save_label(item.id, "Natural", 1 + k % 3)
+    store.set_human_side("one", "you")
+    mine = judge_errors(store, "one")[0].scores
+    assert mine.length_difference.note == "undefined: one annotator (you), no one else to compare with"
+    assert mine.notes == [] and mine.spread_of == "a person's scores"

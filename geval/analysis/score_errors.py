@@ -46,7 +46,7 @@ from geval.analysis.grouped import (
 )
 from geval.data.columns import at_places
 from geval.data.columns import columns as item_columns
-from geval.data.items import Item
+from geval.data.items import Item, positional
 
 #: An offset this many of the people's standard deviations (of their mean scores) is large.
 LARGE_OFFSET = 0.5
@@ -130,11 +130,26 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
                           "mean": (values + people) / 2, "words": length,
                           "group": found.table_column_at("groups", lambda: found.groups, chosen)},
                          copy=False)  # of its columns: no block of five copied into one
-    notes = ["one score per item (the dataset keeps only the people's mean): the spread and the scale's use are "
-             "read against that mean, less spread than a person's"] if one_each else []
+    mean_only = one_each and not _named(names)
+    notes = [f"{_one_score(names)}: the spread and the scale's use are read against those scores, which spread less "
+             "than a person's where they are the people's mean"] if mean_only else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
-                       spread, "the people's mean scores" if one_each else "a person's scores", shares, middle,
+                       spread, "the people's mean scores" if mean_only else "a person's scores", shares, middle,
                        lower, upper, with_length, annotators, paired, frame, notes)
+
+
+def _named(names: list[str]) -> bool:
+    """Whether the annotators `names` are named ("you", "expert_1"), not counted as a file without names gives them
+    ("#1", "#2")."""
+    return names != list(positional(len(names)))
+
+
+def _one_score(names: list[str]) -> str:
+    """Why each item has one score, by who gave it (`names`, one or none): an annotator named, else a file that gives
+    one score per item, the people's mean or one person's."""
+    if names and _named(names):
+        return f"one annotator ({names[0]}), no one else to compare with"
+    return "one score per item (the file gives one: the people's mean, or one person's)"
 
 
 def _sums(columns: list[np.ndarray], codes: np.ndarray, n_groups: int) -> np.ndarray:
@@ -283,7 +298,7 @@ def length_against_people(values: np.ndarray, ratings: np.ndarray, names: list[s
     count = int(complete.sum())
     table = pd.DataFrame(columns=["annotator", "items", "spearman"])
     if ratings.shape[0] < 2 or count < 3:
-        why = ("undefined: one score per item (the dataset keeps only the people's mean)" if ratings.shape[0] < 2 else
+        why = (f"undefined: {_one_score(names)}" if ratings.shape[0] < 2 else
                f"undefined: {count} items scored by every annotator")
         return table, Estimate(math.nan, note=why)
     if complete.all():  # as a rule: the arrays themselves, not copies of them (a million items: 40 MB)
