@@ -252,8 +252,13 @@ def label_lines(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFr
         result = _means(store, dataset, aspect, cached.pair(combo) if combo is not None else None, False, None, combos,
                         anytime=True)  # the line follows each new label: valid however many come
     except geval.GevalError as exc:
-        return dict.fromkeys(systems, f"This system's {what}: {exc}")
+        return {system: f"{_whose(system)} {what}: {exc}" for system in systems}
     return {system: _label_line(result, aspect, system, what, counted) for system in systems}
+
+
+def _whose(system: str) -> str:
+    """Whose estimate a line gives: "This system's", or of a dataset without systems "The dataset's"."""
+    return "This system's" if system else "The dataset's"
 
 
 def _estimated(who: str, counted: str | None) -> str:
@@ -268,8 +273,8 @@ def _label_line(result: geval.labeling.SystemMeans, aspect: str, system: str, wh
     shown = (lambda v: f"{v:.0%}") if counted else (lambda v: f"{v:.2f}")
     rows = result.table[result.table["system"] == system]
     if rows.empty:
-        return (f"This system's {what} needs {geval.labeling.MIN_LABELS} labels of it "
-                f"({system or 'the dataset'}).")
+        named = f" ({system})" if system else ""
+        return f"{_whose(system)} {what} needs {geval.labeling.MIN_LABELS} labels of it{named}."
     row = rows.iloc[0]
     where = system or "the dataset"
     if row["labeled"] >= row["items"]:

@@ -505,7 +505,8 @@ def test_a_pass_fail_aspect_is_labeled_and_shown_in_its_words(monkeypatch, tmp_p
 
 def test_with_your_labels_chosen_a_systems_line_is_the_rate_as_you_would_give_it(monkeypatch, tmp_path):
     """With your labels as the human side, the line beside an item read "pass rate as people would give it" of a
-    rate estimated from your labels; with too few of them, "This system's mean as people would score it" of a rate."""
+    rate estimated from your labels; with too few of them, "This system's mean as people would score it" of a rate,
+    and of a dataset without systems."""
     from helpers import scored_verdicts
 
     dataset = scored_verdicts(tmp_path, 12)
@@ -516,7 +517,7 @@ def test_with_your_labels_chosen_a_systems_line_is_the_rate_as_you_would_give_it
     at.text_input(key="label_aspects").input("verdict 0-1").run()
     assert not at.exception
     line = unit(at)["items"][0]["system"]
-    assert line.startswith("This system's pass rate as you would give it: too few labels"), line
+    assert line.startswith("The dataset's pass rate as you would give it: too few labels"), line  # no systems
     for item in dataset.items[1:6]:
         store.save_label(item.id, "verdict", 0)
     at.run()
