@@ -414,6 +414,8 @@ def cmd_templates_show(args) -> None:
 def cmd_templates_draft(args) -> None:
     store = _existing_store(args)  # read, never made nor written: a stored dataset (an upload), else the file
     stored = store is not None and args.dataset in store.dataset_names()
+    if store is not None and not stored:
+        _refuse_unknown(store, args.dataset)
     # people's scores first, then (an aspect only labeled) the labels'
     datasets = [store.dataset(args.dataset), store.dataset(args.dataset, side="you")] if stored else [_load(args)]
     dataset, aspect = next(((d, a) for d in datasets for a in d.aspects if a.lower() == args.aspect.lower()),

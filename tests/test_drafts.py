@@ -119,3 +119,5 @@ def test_an_aspect_only_labeled_here_is_offered_and_drafted_on_the_scale_declare
     assert geval.Template.parse(printed.stdout).text == draft.text
     wrong = run_cli("templates", "draft", dataset.name, "Nope", "--store", str(tmp_path / "s.sqlite"))
     assert "no human aspect 'Nope' in people's scores or labels; it has faithful, quality, Helpful" in wrong.stderr
+    misspelled = run_cli("templates", "draft", "nws", "Helpful", "--store", str(tmp_path / "s.sqlite"))
+    assert misspelled.returncode == 2 and "or dataset in " in misspelled.stderr and "(news)" in misspelled.stderr
