@@ -323,8 +323,13 @@ def test_a_run_that_scored_nothing_is_red_and_stored_as_failed(monkeypatch, tmp_
     assert store.runs()["status"].tolist() == ["failed"]
     store.close()
     at.run()
-    [shown] = [d.value for d in at.dataframe if "cause" in d.value.columns]
+    [table] = [d for d in at.dataframe if "cause" in d.value.columns]
+    shown = table.value
     assert shown["cause"].tolist()[0].startswith(cause), shown["cause"].tolist()
+    # named for a reader, the items before the wide columns, the times to the second (not "+00:00", "n_items")
+    assert list(shown.columns[:5]) == ["id", "status", "n_items", "started", "finished"]
+    assert all(part in table.proto.columns for part in ('"label": "items"', '"label": "started (UTC)"',
+                                                        '"format": "YYYY-MM-DD HH:mm:ss"')), table.proto.columns
 
 
 UNREAD_LINE = plain("3 answers had no score, 3 of them: no Naturalness score in the answer ''. Inspect shows each; "

@@ -296,11 +296,13 @@ with st.expander("Runs on this dataset"):
         st.caption("No runs yet.")
     else:
         why = ["cause"] if runs["cause"].any() else []  # the commonest reason its items failed, where some did
-        shown = runs[["id", "status", "started", "finished", "template", "judge", "n_items", *why]].copy()
+        shown = runs[["id", "status", "n_items", "started", "finished", "template", "judge", *why]].copy()
         shown["status"] = list(map(geval.reporting.run_status, runs["status"], runs["went_on"]))  # a Resume: a run
+        when = {}  # to the second, in UTC, said once in the column's name
         for column in ("started", "finished"):
             shown[column] = pd.to_datetime(shown[column], unit="s", utc=True)
-        st.dataframe(shown.rename(columns={"started": "started (UTC)", "finished": "finished (UTC)"}), hide_index=True)
+            when[column] = st.column_config.DatetimeColumn(f"{column} (UTC)", format="YYYY-MM-DD HH:mm:ss")
+        st.dataframe(shown, hide_index=True, column_config={**when, "n_items": "items"})
         if (runs["status"] == "crashed").any():
             st.caption("crashed: the run's process ended before it finished (killed, or the app was stopped). "
                        "Its finished judgments are kept: start the same run again to do the rest.")
