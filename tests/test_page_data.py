@@ -125,6 +125,12 @@ def test_an_upload_without_human_scores_loads_and_points_to_the_label_page(monke
     assert ("unscored has no human score of its own: label its items on the Label page (or import labels "
             "below), and the judge is compared with your labels.") in texts(at)
     assert any(link.proto.page.endswith("7_label.py") or "label" in link.proto.page for link in at.get("page_link"))
+    downloads = [d.proto.label for d in at.get("download_button")]
+    assert "Items as CSV" in downloads and not any("people's scores" in label for label in downloads)  # none here
+    store = geval.Store(tmp_path / "store.sqlite")
+    store.save_label(store.items("unscored")[0].id, "Polite", 2)
+    at.run()
+    assert "Items and your labels as CSV" in [d.proto.label for d in at.get("download_button")]
 
 
 def test_a_load_that_fails_after_one_that_worked_shows_the_failure_alone(monkeypatch, tmp_path):

@@ -186,7 +186,10 @@ st.dataframe(preview[first + [c for c in preview.columns if c not in first]], hi
              column_config={"response": st.column_config.TextColumn(width="large"),
                             "last turn": st.column_config.TextColumn(width="medium")})
 
-st.download_button("Items and people's scores as CSV",
+side = state.store().human_side(dataset.name)  # the scores the CSV holds: the judge is compared with them
+whose = {"people": "people's scores", "you": "your labels", "both": "people's scores and your labels"}[side]
+labeled = len(state.store().labels(dataset.name)) > 0
+st.download_button(f"Items and {whose} as CSV" if dataset.aspects or labeled else "Items as CSV",
                    lambda: geval.reporting.items_csv(state.store().items(dataset.name), categories),  # made when clicked
                    file_name=f"{dataset.name}-items.csv", mime="text/csv", key="data_items_csv",
                    icon=":material/download:",
