@@ -222,6 +222,7 @@ def test_aspects_you_name_get_their_own_scale(monkeypatch, tmp_path):
     assert unit(at)["aspects"] == [{"name": "Overall", "min": 1, "max": 5}, {"name": "Fluent", "min": 0, "max": 1}]
     assert "no judge has scored these items yet" in texts(at)
     assert "No template that fits these items scores Fluent" in texts(at)  # Overall: response-overall scores it
+    assert "the Prompts page drafts one from them (\"No template here judges Fluent: draft one\")" in texts(at)
     first = shown_item(at)
     post(at, label(first, 4, "Overall"))
     assert first in unit(at)["queue"] and item(at, first)["complete"] is False  # one aspect of two

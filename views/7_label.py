@@ -81,9 +81,10 @@ with st.expander(f"What to label, and in which order: {_choices()}", key="label_
             st.stop()
         unscorable = [a.name for a in aspects if a.name.lower() not in scorable]
         if unscorable:
-            left.caption(f"No template that fits these items scores {', '.join(map(plain, unscorable))}: the judge can "
-                         "be compared with these labels once one does (its aspect's human = \"...\" names it). Once "
-                         "you have labeled some, the Prompts page drafts one from them (\"draft one\").")
+            unscored = ", ".join(map(plain, unscorable))
+            left.caption(f"No template that fits these items scores {unscored}, so no judge can be compared with "
+                         "these labels yet: once you have labeled some, the Prompts page drafts one from them (\"No "
+                         f"template here judges {unscored}: draft one\").")
     annotator = left.text_input("Annotator", key="label_annotator",
                                 persist_state="session").strip() or geval.labeling.DEFAULT_ANNOTATOR
     how = right.selectbox("Which item next", list(geval.labeling.ORDERS), key="label_order",
