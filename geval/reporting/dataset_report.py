@@ -244,7 +244,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     replacement, replaced = replacement_section(store, name, alttest_epsilon, say, alttest_alignment, alttest_by,
                                                 pairs, tested) if tested is not None else ([], [])
     judged = _what_was_judged(described, items, scored)
-    document = Document(f"{name}: agreement with people")
+    document = Document(f"{name}: agreement with {COMPARED_WITH[store.human_side(name)]}")  # "your labels" too
     agreement = {one.label: one.table for one in scored}
     opening = [Heading(document.title, 1), Text(_made(command), meta=True),
                *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested,
