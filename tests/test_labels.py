@@ -331,6 +331,7 @@ def test_cli_agree_and_report_take_the_labels_as_the_human_side(tmp_path):
     text = (tmp_path / "reports" / "mine.md").read_text("utf-8")
     assert "## Your labels" in text and "The human side of this report: your labels." in text
     assert text.startswith("# mine: agreement with your labels\n")  # not "with people": no one else scored it
+    assert re.search(r"Main result: .* (agrees with your labels at|does not agree with your labels:) ", text)
     assert "Labeled: Natural 12 of 20 items (you)." in text
     assert "### How many labels buy how much: Natural" in text
     assert "| naturalness | Natural | item | pearson |" in text

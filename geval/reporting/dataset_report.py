@@ -243,7 +243,7 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
                                                  [one.label for one in scored] if combos is not None else None, say)
     replacement, replaced = replacement_section(store, name, alttest_epsilon, say, alttest_alignment, alttest_by,
                                                 pairs, tested) if tested is not None else ([], [])
-    judged = _what_was_judged(described, items, scored)
+    judged = _what_was_judged(described, items, scored, store.human_side(name))
     document = Document(f"{name}: agreement with {COMPARED_WITH[store.human_side(name)]}")  # "your labels" too
     agreement = {one.label: one.table for one in scored}
     opening = [Heading(document.title, 1), Text(_made(command), meta=True),
@@ -368,12 +368,12 @@ def _priced(signature_json: str) -> bool:
 # --- sections -------------------------------------------------------------------------------
 
 
-def _what_was_judged(described: str, items, scored: list[_Scored]) -> Judged:
+def _what_was_judged(described: str, items, scored: list[_Scored], side: str) -> Judged:
     ran, found = [one for one in scored if one.imported is None], item_columns(items)
     return Judged(described, len(items), _judged_items(scored), [one.judge for one in ran],
                   [one.template.label for one in ran],
                   max((int(found.rated(aspect).max(initial=0)) for aspect in found.human_aspects), default=0),
-                  [one.imported for one in scored if one.imported is not None])
+                  [one.imported for one in scored if one.imported is not None], side)
 
 
 def _judged_items(scored: list[_Scored]) -> int:

@@ -15,6 +15,7 @@ from geval.analysis.agreement import AVERAGE
 from geval.analysis.correlation import reading
 from geval.analysis.leaderboard import CEILING, Leaderboard
 from geval.analysis.protocols import get_protocol
+from geval.data.labels import COMPARED_WITH
 from geval.reporting.document import Bullets, Heading, Table, Text
 from geval.wording import counted
 
@@ -36,6 +37,7 @@ class Judged:
     templates: Sequence[str]
     annotators: int = 0  # the most annotators an item has on an aspect
     imported: Sequence[tuple[str, str]] = ()  # judges imported from files (no template): (name, file)
+    side: str = "people"  # the human side the judges are compared with (`Store.human_side`)
 
 
 def summary_section(judged: Judged, board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people: pd.DataFrame,
@@ -70,7 +72,7 @@ def _headline(judged: Judged, cells: pd.DataFrame, how: str, verdicts: Sequence[
     """`headline`'s blocks from the summary's cells, and the level of its main result (None when there is none)."""
     judges = cells[cells["kind"] == "judge"]
     if judges["value"].notna().sum() == 0:
-        return [Text("No correlation with people to report yet: " + (
+        return [Text(f"No correlation with {COMPARED_WITH[judged.side]} to report yet: " + (
             "nothing is judged." if not judged.judged else "no judged aspect has a correlation with a human score "
                                                            "(see the agreement tables below for why)."))], None
     column = AVERAGE if judges.loc[judges["column"] == AVERAGE, "value"].notna().any() else \
@@ -78,10 +80,11 @@ def _headline(judged: Judged, cells: pd.DataFrame, how: str, verdicts: Sequence[
     ranked = judges[judges["column"] == column].dropna(subset=["value"]).sort_values("value", ascending=False)
     best = ranked.iloc[0]
     what = f"the average over its aspects ({best['human']})" if column == AVERAGE else column
-    agrees = "agrees with people at" if best["value"] > 0 else "does not agree with people:"
+    who = COMPARED_WITH[judged.side]
+    agrees = f"agrees with {who} at" if best["value"] > 0 else f"does not agree with {who}:"
     blocks = [Text(f"Main result: {best['row']} {agrees} {best['metric']} {_read(best)} on {what}. "
                    f"{how}; read at the {best['level']} level, on {_rests_on(best)}."),
-              Text(" ".join(filter(None, (_chance(best), _best_of(ranked), _baseline(cells, column)))))]
+              Text(" ".join(filter(None, (_chance(best, who), _best_of(ranked), _baseline(cells, column)))))]
     if verdicts:
         blocks += [Text("Compared on the same items:"), Bullets(tuple(verdicts))]
     return blocks, best["level"]
@@ -143,7 +146,7 @@ def _rests_on(cell: pd.Series) -> str:
     return f"{int(cell['n'])} {unit}{over}"
 
 
-def _chance(cell: pd.Series) -> str:
+def _chance(cell: pd.Series, who: str) -> str:
     """Whether the interval rules out chance, in words."""
     if not (math.isfinite(cell["low"]) and math.isfinite(cell["high"])):
         return ("There is no interval to judge it by (too few groups or systems): chance is not ruled out; score more "
@@ -151,7 +154,7 @@ def _chance(cell: pd.Series) -> str:
     if cell["low"] > 0:
         return "Its 95% interval lies above 0: the agreement is not chance."
     if cell["high"] < 0:
-        return "Its 95% interval lies below 0: it disagrees with people."
+        return f"Its 95% interval lies below 0: it disagrees with {who}."
     return "Its 95% interval holds 0: these items cannot tell its agreement from chance."
 
 
