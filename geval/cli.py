@@ -1237,7 +1237,8 @@ def _bottom_lines(store: geval.Store, dataset: str, results: list, saved) -> Non
         constant = next((r for r in results if r.baseline and r.aspect == aspect), None)
         per = mine["per system"].median() if len(mine) else None
         said = bottom.sentence(aspect, frame, bottom.default_of(frame), per, bottom.short_names(frame["combo"]),
-                               constant, systems=any(item.system for item in items))
+                               constant, systems=any(item.system for item in items),
+                               who=geval.labeling.COMPARED_WITH[store.human_side(dataset)])
         print(f"  {said}")
 
 
@@ -1356,7 +1357,8 @@ def cmd_systems(args) -> None:
         default = bottom.default_of(frame)
         constant = next((r for r in tests if r.baseline and r.aspect.lower() == aspect.lower()), None)
         said = bottom.sentence(result.aspect, frame, default, per_system, bottom.short_names(frame["combo"]),
-                               constant, systems=bottom.has_systems(result))
+                               constant, systems=bottom.has_systems(result),
+                               who=geval.labeling.COMPARED_WITH[store.human_side(dataset)])
         print(f"Bottom line: {said}")
         _print_systems(dataset, result, args.all_pairs, advantage,
                        why="" if combo is not None or args.together else

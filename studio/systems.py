@@ -166,7 +166,8 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
     return bottom.sentence(aspect, frame, bottom.default_of(frame), labels, bottom.short_names(frame["combo"]),
                            constant, "every item is labeled, so there is nothing for a judge to save"
                            if result.every_item_labeled else "",
-                           systems=bottom.has_systems(result))
+                           systems=bottom.has_systems(result),
+                           who=geval.labeling.COMPARED_WITH[store.human_side(dataset.name)])
 
 
 def _follow(preferred: str, options: list[str]) -> None:

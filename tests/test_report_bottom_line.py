@@ -340,3 +340,14 @@ def test_the_report_opens_on_the_bottom_line_and_its_systems_read_that_judge(thr
     systems = markdown[markdown.index("## Systems as people would score them"):]
     assert f"Each aspect's estimate reads the judge worth most labels there, as the bottom line says (the most " \
            f"recently scored where no judge's worth could be read): Natural: {best} (imported" in systems
+
+
+def test_the_sentence_names_whom_the_judge_is_compared_with():
+    """Your labels as the human side: "agrees with your labels", not "with people", who never scored the items."""
+    frame = _figures({"judge-a": (0.55, 0.43, math.nan, None, False)})
+    assert sentence("coherence", frame, None, 20).startswith("coherence: judge-a agrees with people (Pearson 0.55")
+    mine = sentence("coherence", frame, None, 20, who="your labels")
+    assert mine.startswith("coherence: judge-a agrees with your labels (Pearson 0.55"), mine
+    against = sentence("coherence", _figures({"judge-a": (-0.2, -0.1, math.nan, None, False)}), None, 20,
+                       who="your labels")
+    assert against.startswith("coherence: judge-a does not agree with your labels"), against

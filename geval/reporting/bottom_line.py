@@ -210,12 +210,13 @@ def saved_by(result: SystemMeans | None) -> dict[str, tuple[float, float]]:
 
 
 def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: float | None = None,
-             named=str, constant_test=None, why_not: str = "", systems: bool = True) -> str:
+             named=str, constant_test=None, why_not: str = "", systems: bool = True, who: str = "people") -> str:
     """The bottom line of one aspect in one sentence (`frame`: `figures`; `default`: the judge worth most
     labels, `worth_most`, a row of `frame`; `per_system`: the labels per system the figure was read at;
     `named`: a judge's name as the reader knows it, from its combination's label; `constant_test`: the
     alternative annotator test of the constant judge on the aspect, if run; `why_not`: why labels saved
-    are not read, when they are not; `systems`: False where the dataset has none, its one mean estimated):
+    are not read, when they are not; `systems`: False where the dataset has none, its one mean estimated;
+    `who`: whom the judges are compared with, `geval.labeling.COMPARED_WITH` of the human side):
     which judge is worth most
     labels and what it saves, whether it may replace an annotator, and where Pearson and the advantage
     probability put another judge first, and why."""
@@ -224,7 +225,7 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         return f"{aspect}: {NONE_HERE}."
     lead = default if default in real.index else _top(_read_on_enough(real), "pearson")
     if lead is None:
-        return (f"{aspect}: no judge here has a correlation with people (too few items scored by both, or each "
+        return (f"{aspect}: no judge here has a correlation with {who} (too few items scored by both, or each "
                 "judge gives one score throughout).")
     name, saved = named(real.loc[lead, "combo"]), real.loc[lead, "saved"]
     at = (f" at {per_system:.0f} per system" if systems else f" at {per_system:.0f} labels") if per_system else ""
@@ -233,10 +234,10 @@ def sentence(aspect: str, frame: pd.DataFrame, default: str | None, per_system: 
         reason = f": {why_not}" if why_not else ""
         how = f"{_pearson_read(real.loc[lead])}; the labels it saves are not read here{reason}"
         if not real.loc[lead, "pearson"] > 0:  # the closest judge may still go against people
-            said = (f"no judge here agrees with people (the closest, {name}: {how})" if len(real) > 1
-                    else f"{name} does not agree with people ({how})")
+            said = (f"no judge here agrees with {who} (the closest, {name}: {how})" if len(real) > 1
+                    else f"{name} does not agree with {who} ({how})")
         else:
-            said = f"{name} agrees {'best ' if len(real) > 1 else ''}with people ({how})"
+            said = f"{name} agrees {'best ' if len(real) > 1 else ''}with {who} ({how})"
     elif saved > 0.005:
         low = real.loc[lead, "saved_low"] if "saved_low" in real else math.nan
         caveat = ("; its 95% interval holds 0: not told apart from the labels alone" if low <= 0 else "" if
@@ -373,16 +374,16 @@ def systems_line(result: SystemMeans, named=str) -> str:
 
 
 def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests: Sequence | None,
-            headline: Sequence = ()) -> list:
+            headline: Sequence = (), who: str = "people") -> list:
     """The report's first part, its bottom line: what was judged (`what`), the main correlation and the
     comparisons' verdicts (`headline`: `geval.reporting.summary.headline`), a sentence per aspect
     (`sentence`), which systems differ (`systems_line`), the aspects left out and why; the test's
-    constant judge from `tests` (`geval.alttest.run` with its baseline)."""
+    constant judge from `tests` (`geval.alttest.run` with its baseline); `who`: whom the judges are compared with."""
     blocks: list = [Heading("Bottom line"), Text(what), *headline]
     constants = {t.aspect: t for t in tests or () if t.baseline}
     named = short_names([combo for a in aspects for combo in a.figures["combo"]])
     lines = [sentence(a.aspect, a.figures, a.default, _per_system(a.result), named, constants.get(a.aspect), a.error,
-                      has_systems(a.result)) for a in aspects]
+                      has_systems(a.result), who) for a in aspects]
     epsilon = next((t.epsilon for t in tests or ()), None)
     if lines:
         blocks += [Text("Per aspect: the judge worth most labels (the one the systems' estimates below read), what it "

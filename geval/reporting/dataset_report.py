@@ -248,7 +248,8 @@ def _report(store: Store, dataset: str | Dataset, out: str | Path | None, *, com
     agreement = {one.label: one.table for one in scored}
     opening = [Heading(document.title, 1), Text(_made(command), meta=True),
                *bottom_line.section(what_was_judged(judged, people), aspects, left_out_aspects, tested,
-                                    headline(judged, board, agreement, people, metric, verdicts))]
+                                    headline(judged, board, agreement, people, metric, verdicts),
+                                    COMPARED_WITH[judged.side])]
     document.add(*summary_section(judged, board, agreement, people, metric, verdicts, replaced))
     document.add(*_judged(items, described, scored, searched, unread, judged.judged))
     document.add(*_leaderboard(board, left_out, n_boot))
