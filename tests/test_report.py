@@ -722,3 +722,21 @@ def test_the_report_says_each_of_its_steps_once(file_store):
                            on_progress=said.append)
     assert "synthetic: can the judge replace an annotator?" in said
     assert len(said) == len(set(said)), said
+
+
+def test_where_the_protocol_reads_no_judge_the_main_result_is_the_agreement_tables(tmp_path):
+    """SummEval's protocols read per document and per system: 18 summaries of 9 documents, two each, have neither a
+    document of 3 nor enough systems. The report's bottom line said "No correlation with people to report yet" above
+    a table (and a page) with the item level's Pearson."""
+    store = geval.Store(tmp_path / "s.sqlite")
+    dataset = geval.load_dataset("summeval_sample", store=store)
+    documents = sorted({item.group for item in dataset.items})[:9]
+    items = [item for group in documents for item in [i for i in dataset.items if i.group == group][:2]]
+    template = geval.Template.load("summeval-coherence")
+    geval.score(store, items, template, scripted(), dataset.name)
+    summary = geval.reporting.report(store, dataset.name, n_boot=50, baselines=["length"], figures=False).markdown()
+    main = next(line for line in summary.splitlines() if line.startswith("Main result: "))
+    assert "agree with people" in main and " on coherence" in main, main
+    assert ("From the agreement tables, as the protocol (SummEval, summary level) reads no judge here (see the "
+            "leaderboard below for why); read at the item level, on 18 items in 9 groups.") in main, main
+    assert "No correlation with people to report yet" not in summary

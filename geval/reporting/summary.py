@@ -110,19 +110,23 @@ def _cells(board: Leaderboard | None, tables: Mapping[str, pd.DataFrame], people
            metric: str) -> tuple[pd.DataFrame, str]:
     """The cells the summary reads (row, kind, column, human, level, metric, value, low, high, n,
     groups, note) and how they were computed, in words."""
+    instead = ""
     if board is not None and not board.cells.empty:
         protocol = get_protocol(board.cells["protocol"].iloc[0])
         cells = board.cells[(board.cells["protocol"] == protocol.name) & (board.cells["metric"] == protocol.primary)]
-        if (cells["kind"] == "ceiling").any():
-            return cells, f"Protocol: {protocol.title}"
-        return pd.concat([cells, _people_row(people, protocol.primary)], ignore_index=True), \
-            f"Protocol: {protocol.title}"
+        if cells.loc[cells["kind"] == "judge", "value"].notna().any() or not tables:
+            if (cells["kind"] == "ceiling").any():
+                return cells, f"Protocol: {protocol.title}"
+            return pd.concat([cells, _people_row(people, protocol.primary)], ignore_index=True), \
+                f"Protocol: {protocol.title}"
+        # e.g. SummEval's per-document and per-system levels on 20 summaries of 9 documents: the tables' level
+        instead = f", as the protocol ({protocol.title}) reads no judge here (see the leaderboard below for why)"
     parts = []
     for label, table in tables.items():
         mine = table[table["metric"] == metric]
         mine = mine[mine["level"] == mine["level"].iloc[0]] if len(mine) else mine
         parts.append(mine.assign(row=label, kind="judge", column=mine["human"]))
-    return pd.concat([*parts, _people_row(people, metric)], ignore_index=True), "From the agreement tables"
+    return pd.concat([*parts, _people_row(people, metric)], ignore_index=True), f"From the agreement tables{instead}"
 
 
 def _people_row(people: pd.DataFrame, metric: str) -> pd.DataFrame:
