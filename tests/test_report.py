@@ -21,6 +21,7 @@ from geval.data.items import Turn, make_item
 from geval.errors import StoreError
 from geval.judging.templates import parse_template, resolve_template
 from geval.reporting.figures import (
+    BARS_HEIGHT,
     abs_diff_histogram,
     correlation_bars,
     distribution_figure,
@@ -530,6 +531,12 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     long = two.assign(combo=lambda t: t["combo"] + " · a judge of a long name, " + "a" * 30)
     notes = correlation_bars(long).layout.title.subtitle.text.split("<br>")  # wrapped to the figure's width
     assert len(notes) == 3 and notes[1].startswith("  ") and max(map(len, notes)) <= 110, notes
+    # the notes and a legend of seven judges add to the figure's height: the bars keep theirs (they were left 50 px)
+    seven = pd.concat([table.assign(combo=f"judge {k} (imported from summeval_sample_llms.json)") for k in range(7)])
+    for figure in (correlation_bars(table), correlation_bars(long), correlation_bars(seven)):
+        layout = figure.layout
+        assert layout.height - layout.margin.t - layout.margin.b == BARS_HEIGHT, (layout.height, layout.margin)
+    assert correlation_bars(seven).layout.margin.b > correlation_bars(table).layout.margin.b
 
 
 def test_bars_stand_by_the_aspect_people_scored():

@@ -336,6 +336,10 @@ def human_scores_figure(items: Sequence[Item], aspect: str, scale: tuple[float, 
     return figure
 
 
+#: The height of the correlation bars' plot area in pixels, whatever the notes above it and the legend below.
+BARS_HEIGHT = 300
+
+
 def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "people"):
     """Grouped bars of one metric's correlation (or the accuracy of an aspect labeled with categories) per
     aspect people scored (`_axis_aspects`: judges that name it otherwise side by side), one colour per combo (template
@@ -385,7 +389,11 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
                                   f"<extra>{html.escape(str(combo))}</extra>"), row=1, col=column)
     low = np.nanmin(np.where(rows["interval"], rows["low"].to_numpy(dtype=float), value), initial=0)
     lines = [part for line in said for part in textwrap.wrap(line, 110, subsequent_indent="  ", break_long_words=False)]
-    figure.update_layout(barmode="group", legend={"orientation": "h", "y": -0.3}, margin={"t": 80 + 16 * len(lines)},
+    # the notes above and the legend below add to the figure's height, not take from its bars' (ten notes and seven
+    # judges left the bars 50 px): the legend at the foot of the figure, two judges' names a row
+    top, bottom = 80 + 16 * len(lines), 60 + 24 * math.ceil(len(combos) / 2)
+    figure.update_layout(barmode="group", height=BARS_HEIGHT + top + bottom, margin={"t": top, "b": bottom},
+                         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
                          title={"text": f"Accuracy against {MAJORITY_OF[side]}" if metric == "accuracy" else
                                 f"{metric.capitalize()} correlation with {COMPARED_WITH[side]}", "y": 0.98,
                                 "yanchor": "top", "subtitle": {"text": "<br>".join(lines)}})
