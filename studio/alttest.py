@@ -204,8 +204,7 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     state.keep_valid("alttest_pick", names)
     opened = next((name for name in names if opens_on and by_name[name].judge == opens_on[0]
                    and by_name[name].aspect.lower() == opens_on[1].lower()), None)
-    if opened and "alttest_pick" not in st.session_state:
-        st.session_state["alttest_pick"] = opened
+    state.follow("alttest_pick", opened, names)
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
     if opened and st.session_state.get("alttest_pick", names[0]) == opened:
         st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "

@@ -77,7 +77,7 @@ LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "
          "inspect_systems": "inspect_systems"}
 #: Combinations are named in the URL by their stable id (`Store.combos`: version and signature
 #: hash), in session state by their label; the pages translate once they know the combinations.
-COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b", "judge": "label_judge"}
+COMBOS = {"combo": "inspect_combo", "a": "agree_a", "b": "agree_b", "plot": "agree_plot_combo", "judge": "label_judge"}
 COMBO_LISTS = {"agree": "agree_combos"}
 #: Which judge and selection fields apply (the others stay out of the URL).
 ONLY_WHEN = {"gguf": ("backend", "embedded"), "model": ("backend", "openai"), "base_url": ("backend", "openai"),

@@ -275,6 +275,17 @@ def follow_editor(current: geval.Template | None = None) -> None:
     st.session_state["score_editor"] = current.label
 
 
+def follow(key: str, preferred: str | None, options: Collection[str]) -> None:
+    """The menu `key` opens on `preferred`, the choice the page makes for it (the judge worth most labels), and
+    follows it whenever that changes (an import makes another judge worth most: the sections stayed on the old
+    one), or when the menu holds nothing offered; a value picked by hand, or given by a link, stays until then."""
+    marker = f"{key}_follows"
+    before = st.session_state.get(marker, preferred)  # a first run: a link's value stays
+    st.session_state[marker] = preferred
+    if preferred is not None and (st.session_state.get(key) not in options or before != preferred):
+        st.session_state[key] = preferred
+
+
 def keep_valid(key: str, options: list, default: object = None) -> None:
     """Replace a remembered widget value that is no longer offered (another dataset, a new version) by `default`
     (the first option when None; the widget's own default, which it is then drawn without): set, not forgotten,

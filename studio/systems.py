@@ -57,7 +57,7 @@ def _means_part(store: geval.Store, dataset: geval.Dataset, combos: pd.DataFrame
     options = [*judges, TOGETHER] if len(judges) > 1 else judges
     per_system = _labels_input(right, store.items(dataset.name), aspect)
     preferred, why = worth_most(store, dataset, aspect, combos, chosen, per_system)
-    _follow(preferred, options)
+    state.follow("systems_judge", preferred, options)
     names = geval.reporting.judge_names(store, dataset.name)
     judge = middle.selectbox("Combined with", options, key="systems_judge",
                              format_func=lambda j: j if j == TOGETHER else names(found.sources[j][0]),
@@ -168,15 +168,6 @@ def bottom_line(store: geval.Store, dataset: geval.Dataset, aspect: str, combos:
                            if result.every_item_labeled else "",
                            systems=bottom.has_systems(result),
                            who=geval.labeling.COMPARED_WITH[store.human_side(dataset.name)])
-
-
-def _follow(preferred: str, options: list[str]) -> None:
-    """The judge menu follows the page's choice above it (`preferred`) whenever that changes, or when
-    it holds nothing offered; a judge picked here stays until then."""
-    following = st.session_state.get("systems_judge_for")
-    st.session_state["systems_judge_for"] = preferred
-    if st.session_state.get("systems_judge") not in options or following != preferred:
-        st.session_state["systems_judge"] = preferred
 
 
 def _labels_input(column, items: list, aspect: str) -> int | None:

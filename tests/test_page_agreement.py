@@ -892,3 +892,23 @@ def test_a_file_without_systems_of_two_responses_per_dialogue_reads_labels_not_d
     # not "score whole groups instead": whole, they hold 2 items
     assert any(c.startswith("The group level correlates the scores within each dialogue or document, and this "
                             "dataset's hold 2 items at most: it needs 3 or more in a group") for c in said), said
+
+
+def test_after_an_import_every_section_follows_the_judge_now_worth_most_until_one_is_picked(monkeypatch, tmp_path):
+    """Six LLMs imported beside a judge scored in the same session: the bottom line and the systems read gpt-4o,
+    while "Can the judge replace an annotator?" and Item by item stayed on the judge they had opened on before."""
+    at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    before = at.session_state["agree_plot_combo"]
+    rng = np.random.default_rng(0)
+    imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
+        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.3)), 1, 3)) for i in dataset.items})
+    at.run()
+    assert not at.exception and imported != before
+    assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # worth most labels now
+    assert at.selectbox(key="agree_plot_combo").value == imported  # followed, not left on the one before
+    assert at.selectbox(key="alttest_pick").value.startswith(imported)
+    at.selectbox(key="agree_plot_combo").set_value(before).run()  # one picked by hand stays
+    at.number_input(key="systems_labels").set_value(4).run()
+    assert at.selectbox(key="agree_plot_combo").value == before

@@ -132,6 +132,11 @@ def test_a_link_opens_agreement_on_its_combinations(monkeypatch, tmp_path):
     assert {combo.replace(" ", f"@{version} ", 1) for combo, version in zip(table["combo"], table["version"])} \
         == set(labels)  # named by template and comment, the version's hash beside
     assert url(at)["agree"] == both
+    at.selectbox(key="agree_plot_combo").set_value(labels[1]).run()  # Item by item's judge: in the URL, and a
+    assert url(at)["plot"] == [both[1]]  # link opens on it (a fresh browser opened on the judge worth most labels)
+    again = open_app(monkeypatch, tmp_path, params={"dataset": "mine", "agree": both, "plot": both[1]})
+    again.switch_page(AGREEMENT).run()
+    assert not again.exception and again.selectbox(key="agree_plot_combo").value == labels[1]
 
 
 def test_a_link_to_what_this_store_does_not_hold_says_so(monkeypatch, tmp_path):

@@ -211,8 +211,8 @@ systems.section(store, dataset, combos, chosen)
 leaderboard.section(store, dataset.name, combos, variant, int(n_boot), labels_only)
 
 st.subheader("Item by item")
-if opened and opened[0] in tables and st.session_state.get("agree_plot_combo") not in tables:
-    st.session_state["agree_plot_combo"] = opened[0]  # the judge the sections above open on, until one is picked
+# the judge the sections above open on, until one is picked
+state.follow("agree_plot_combo", opened[0] if opened and opened[0] in tables else None, list(tables))
 plot_label = st.selectbox("Template version and judge", list(tables), key="agree_plot_combo") if len(tables) > 1 \
     else next(iter(tables))
 plot_row = by_label.loc[plot_label]
