@@ -697,3 +697,17 @@ def test_at_most_a_few_items_says_they_are_a_dialogue_or_two_and_points_to_a_sam
         "sample)."]
     at.number_input(key="score_limit").set_value(0).run()
     assert not [c.value for c in at.caption if c.value.startswith("At most")]
+
+
+def test_a_sample_that_spans_too_few_groups_for_an_interval_says_so(monkeypatch, tmp_path):
+    """20 of SummEval's 80 summaries at seed 0 span 9 of its 10 documents: Agreement then gave no interval anywhere,
+    while the page had just advised a seeded sample "for a quick look across groups"."""
+    at = open_app(monkeypatch, tmp_path, PAGE, params={"dataset": "summeval_sample"})
+    at.radio(key="score_how").set_value("Seeded random sample").run()
+    at.number_input(key="score_sample").set_value(20).run()
+    assert not at.exception
+    said = [c.value for c in at.caption if c.value.startswith("These 20 items span")]
+    assert said == ["These 20 items span 9 of the dataset's 10 groups: Agreement gives no interval from fewer than "
+                    "10 groups (a larger sample, or another seed, spans more)."], said
+    at.number_input(key="score_seed").set_value(3).run()  # this one spans all 10
+    assert not [c.value for c in at.caption if c.value.startswith("These 20 items span")]

@@ -138,6 +138,12 @@ with right:
     elif limit and sample and limit < sample:
         left.caption(f"At most {int(limit)} of the sample of {int(sample)}: its first {int(limit)} items, in the "
                      "file's order (set At most to 0 to score the whole sample).")
+    if spread < geval.reporting.MIN_GROUPS <= len(dataset.groups) and how in ("Seeded random sample", "By group"):
+        more = ("a larger sample, or another seed, spans more" if sample else  # 20 of 80 summaries: 9 documents
+                f"choose {geval.reporting.MIN_GROUPS} groups or more")
+        left.caption(f"These {geval.reporting.counted(len(items), 'item')} span {spread} of the dataset's "
+                     f"{len(dataset.groups)} groups: Agreement gives no interval from fewer than "
+                     f"{geval.reporting.MIN_GROUPS} groups ({more}).")
     shown = plans
     if running:  # a reload mid-run too: the estimate of the run going on, not of what the menus now hold
         on = f" on {geval.reporting.counted(len(job.selection[0]), 'item')}" if job.selection else ""
