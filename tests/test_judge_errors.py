@@ -353,6 +353,9 @@ def test_below_10_groups_there_is_a_number_but_no_interval_and_it_says_why(store
         assert one.note == "no interval: 6 groups (dialogues, documents); an interval over groups needs at least 10"
     said = " ".join(how_it_errs.lines(found))
     assert "(no interval: 6 groups)" in said
+    # against the best constant, a size and its side ("-44 points ... from what always answering '5' gets" read oddly)
+    assert re.search(r"The judge's raw agreement is \d+ points \(no interval: 6 groups\) (above|below) what always "
+                     r"answering '\d' gets\.", said), said
     # no error bars on the use of the scale: caps of no width read as intervals of no width
     figure = how_it_errs.scale_use_figure(found.scores, "use of the scale")
     assert [trace.error_y.visible for trace in figure.data] == [False, False]

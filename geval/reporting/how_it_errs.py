@@ -160,8 +160,10 @@ def _constant_lines(labels: LabelErrors) -> list[str]:
     elif math.isfinite(lead.low):
         verdict = (f"{_points(lead)} from what {always} gets: not clearly above it, so here raw agreement says "
                    "little beyond the labels' skew")
+    elif math.isfinite(lead.value):  # no interval: the size and its side, why there is no interval said in it
+        verdict = f"{_points(_size(lead), signed=False)} {'below' if lead.value < 0 else 'above'} what {always} gets"
     else:
-        verdict = f"{_points(lead)} from what {always} gets"
+        verdict = f"not read against what {always} gets ({lead.note or 'undefined'})"
     kappa = (f"with a kappa of {best['kappa']:.3f}: kappa counts only agreement beyond chance, so a constant answer "
              "gets 0 however skewed the labels" if math.isfinite(best["kappa"]) else
              "with no kappa: the people's majority gives that label on every item")  # it read "a kappa of nan"
