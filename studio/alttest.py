@@ -78,8 +78,9 @@ def section(store: geval.Store, dataset: str, combos: pd.DataFrame,
                    f"and choose \"{both}\" under Compared with."))
         return
     known = geval.alttest.annotators_of(store, dataset)
+    state.keep_valid("alttest_who", list(geval.alttest.EPSILONS), known or "skilled")  # a link's, not offered
     st.session_state.setdefault("alttest_who", known or "skilled")
-    st.session_state.setdefault(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]])
+    state.start_at(EPSILON, geval.alttest.EPSILONS[st.session_state["alttest_who"]], lambda held: 0 <= held <= 1)
     who, margin, align, read, unit = st.columns([3, 2, 3, 3, 3])
     kept = {"persist_state": "session"}  # the Label page's plan reads the epsilon chosen here
     who.selectbox("The annotators are", list(geval.alttest.EPSILONS), key="alttest_who", on_change=_annotators_chosen,
@@ -201,10 +202,10 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     by_name = {f"{r.judge} · {r.aspect}": r for r in results if not r.baseline}  # the constant: in the table only
     names = [name for name in (f"{judge} · {aspect}" for judge, aspect in zip(ranked["judge"], ranked["aspect"]))
              if name in by_name]  # best first
-    state.keep_valid("alttest_pick", names)
     opened = next((name for name in names if opens_on and by_name[name].judge == opens_on[0]
                    and by_name[name].aspect.lower() == opens_on[1].lower()), None)
-    state.follow("alttest_pick", opened, names)
+    state.follow("alttest_pick", opened, names)  # one not offered (another dataset's, a link's): the one opened on
+    state.keep_valid("alttest_pick", names)
     result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
     if opened and st.session_state.get("alttest_pick", names[0]) == opened:
         st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "

@@ -8,8 +8,9 @@ between pages drops the parameters; the next run puts them back). The API key is
 What a link holds: the dataset (a bundled or shared name, or an upload's name in the store),
 the template version in the editor (a file's or a saved one), the judge, the Score page's
 item selection and templates, the Inspect combination, aspect, filters, order and item, the Agreement
-combinations, the Tune page's search, the Label page's aspects, annotator, order and judge, and the
-pages' jobs, running or done (known to this server only).
+combinations, the alternative annotator test's judge and aspect, annotators and epsilon, the systems'
+aspect, judge and labels per system, the Tune page's search, the Label page's aspects, annotator, order
+and judge, and the pages' jobs, running or done (known to this server only).
 """
 
 from __future__ import annotations
@@ -71,6 +72,12 @@ FIELDS: dict[str, tuple[str, Callable, object]] = {
     "next": ("label_order", str, "random"),
     "label_seed": ("label_seed", int, 0),
     "blind": ("label_blind", _flag, True),
+    "alttest": ("alttest_pick", str, None),  # "<judge> · <aspect>"
+    "annotators_are": ("alttest_who", str, None),
+    "epsilon": ("alttest_epsilon", float, None),
+    "systems_aspect": ("systems_aspect", str, None),
+    "systems_judge": ("systems_judge", str, None),
+    "per_system": ("systems_labels", int, None),
 }
 #: URL parameters that repeat (one value each), and their session keys.
 LISTS = {"templates": "score_templates", "systems": "score_systems", "groups": "score_groups",

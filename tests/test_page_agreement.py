@@ -912,3 +912,36 @@ def test_after_an_import_every_section_follows_the_judge_now_worth_most_until_on
     at.selectbox(key="agree_plot_combo").set_value(before).run()  # one picked by hand stays
     at.number_input(key="systems_labels").set_value(4).run()
     assert at.selectbox(key="agree_plot_combo").value == before
+
+
+def test_a_link_opens_the_annotator_test_and_the_systems_on_the_judges_picked(monkeypatch, tmp_path):
+    """A student sent the Agreement page's link to a supervisor: the test's "Judge and aspect", its epsilon and
+    the systems' judge and labels per system were not in it, so a fresh browser opened on the judge worth most
+    labels, at the annotators' default epsilon, and read another verdict than the one sent."""
+    at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
+    rng = np.random.default_rng(0)
+    imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
+        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.3)), 1, 3)) for i in dataset.items})
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    picked = {}
+    for key in ("alttest_pick", "systems_judge"):  # not the judge worth most labels, opened on
+        menu = at.selectbox(key=key)
+        menu.select_index(1 - menu.index).run()
+        picked[key] = at.selectbox(key=key).value
+    at.number_input(key="alttest_epsilon").set_value(0.27).run()
+    at.number_input(key="systems_labels").set_value(7).run()
+    link = {name: value for name, value in at.query_params.items()}
+    assert {name: link.get(name) for name in ("alttest", "epsilon", "systems_judge", "per_system")} == {
+        "alttest": picked["alttest_pick"], "epsilon": "0.27", "systems_judge": picked["systems_judge"],
+        "per_system": "7"}
+    again = open_app(monkeypatch, tmp_path, params=link)  # a fresh browser on the link
+    again.switch_page(PAGE).run()
+    assert not again.exception
+    assert {key: again.selectbox(key=key).value for key in picked} == picked
+    assert (again.number_input(key="alttest_epsilon").value, again.number_input(key="systems_labels").value) == \
+        (0.27, 7)
+    judge = picked["alttest_pick"].split(" · ")[0]
+    verdicts = [[a.value for kind in ("success", "info", "warning", "error") for a in getattr(app, kind)
+                 if a.value.startswith(plain(judge))] for app in (at, again)]
+    assert len(verdicts[0]) == 1 and verdicts[0] == verdicts[1], verdicts  # the verdict sent, at its epsilon
