@@ -46,7 +46,7 @@ from geval.analysis.grouped import (
 )
 from geval.data.columns import at_places
 from geval.data.columns import columns as item_columns
-from geval.data.items import Item, positional
+from geval.data.items import Item, named
 
 #: An offset this many of the people's standard deviations (of their mean scores) is large.
 LARGE_OFFSET = 0.5
@@ -130,7 +130,7 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
                           "mean": (values + people) / 2, "words": length,
                           "group": found.table_column_at("groups", lambda: found.groups, chosen)},
                          copy=False)  # of its columns: no block of five copied into one
-    mean_only = one_each and not _named(names)
+    mean_only = one_each and not named(names)
     notes = [f"{_one_score(names)}: the spread and the scale's use are read against those scores, which spread less "
              "than a person's where they are the people's mean"] if mean_only else []
     return ScoreErrors(scale, offset, float(np.std(people, ddof=1)) if len(people) > 1 else math.nan, pearson,
@@ -138,16 +138,10 @@ def score_errors(judge: pd.Series, items: list[Item], human: str, scale: tuple[f
                        lower, upper, with_length, annotators, paired, frame, notes)
 
 
-def _named(names: list[str]) -> bool:
-    """Whether the annotators `names` are named ("you", "expert_1"), not counted as a file without names gives them
-    ("#1", "#2")."""
-    return names != list(positional(len(names)))
-
-
 def _one_score(names: list[str]) -> str:
     """Why each item has one score, by who gave it (`names`, one or none): an annotator named, else a file that gives
     one score per item, the people's mean or one person's."""
-    if names and _named(names):
+    if names and named(names):
         return f"one annotator ({names[0]}), no one else to compare with"
     return "one score per item (the file gives one: the people's mean, or one person's)"
 

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
 
-from geval.data.items import Item, positional
+from geval.data.items import Item, named, positional
 
 #: Lists of items whose columns are kept (the dataset's items, the items a table reads, ...).
 KEPT = 6
@@ -239,7 +239,7 @@ class ItemColumns:
         """`ratings` of the items at the positions `chosen` (in that order) as if they were the list: the
         annotators who scored one of them, in first-seen order among them, and their scores."""
         names, matrix = self.ratings(aspect)
-        if names != list(positional(len(names))):  # named annotators: their first-seen order depends on these items
+        if named(names):  # named annotators: their first-seen order depends on these items
             return ItemColumns([self.items[i] for i in chosen.tolist()]).ratings(aspect)
         count = int(self.rated(aspect)[chosen].max(initial=0))  # "#1" ... "#count" scored one of them
         return names[:count], matrix[:count, chosen]

@@ -287,6 +287,12 @@ def positional(n: int) -> tuple[str, ...]:
     return tuple(f"#{k}" for k in range(1, n + 1))
 
 
+def named(annotators: Sequence[str]) -> bool:
+    """Whether `annotators` are named ("you", "expert_1"), not counted by position as a file without names gives
+    them ("#1", "#2"; `positional`)."""
+    return tuple(annotators) != positional(len(annotators))
+
+
 def without_item(reason: str, item_id: str, dataset: str) -> str:
     """A reason with the item it names taken out ("item X (dataset): ...", "item X: ..."), so
     that the same reason met on many items reads as one."""
@@ -321,5 +327,5 @@ def make_item(
     context = tuple(context)
     ident = content_id(dataset, level, [[t.speaker, t.text] for t in context], response, grounding, system)
     human = dict(human or {})
-    named = {a: tuple(ids) for a, ids in (annotators or {}).items() if a in human and tuple(ids) != positional(len(ids))}
-    return Item(ident, dataset, level, context, response, grounding, system, group, human, named, source_id, pair)
+    by_name = {a: tuple(ids) for a, ids in (annotators or {}).items() if a in human and named(ids)}
+    return Item(ident, dataset, level, context, response, grounding, system, group, human, by_name, source_id, pair)

@@ -59,7 +59,7 @@ from geval.analysis.held_out import held_out, searched_versions
 from geval.wording import counted
 from geval.data.columns import ItemColumns, at_places
 from geval.data.columns import columns as item_columns
-from geval.data.items import positional
+from geval.data.items import named
 from geval.errors import GevalError, StoreError
 from geval.scoring.imports import Imported, JudgeImportError, import_judge
 from geval.store import Store
@@ -251,7 +251,7 @@ class _Panel:
         each item's group its own (`Item.group`)."""
         _check(alignment, by)
         names, values = found.ratings_of(aspect, on)
-        if names != list(positional(len(names))):  # named annotators: read as given
+        if named(names):  # named annotators: read as given
             items = [found.items[i] for i in on.tolist()]
             return cls(people_of(items, aspect), found.ids[on[judged]].tolist(), alignment, min_per_item,
                        {item.id: item.group for item in items}, by, noun)

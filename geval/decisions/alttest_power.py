@@ -40,7 +40,7 @@ from scipy import stats
 from scipy.optimize import isotonic_regression
 
 from geval.data.columns import ItemColumns
-from geval.data.items import Item, positional
+from geval.data.items import Item, named
 from geval.decisions.alttest_groups import FDR, MIN_GROUPS, cr2_p, rejected
 
 #: The chance a planned study should give the test.
@@ -292,7 +292,7 @@ class PlanData:
         (`judge`, NaN where none; None: no judge) and their groups, read from the columns: the same
         data, in the same order, as `read(people_of(items, aspect), judge, groups)` gives."""
         names, matrix = found.ratings(aspect)
-        if names != list(positional(len(names))) or not found.unique:  # named annotators, or an id twice:
+        if named(names) or not found.unique:  # named annotators, or an id twice:
             judged = None if judge is None else dict(zip(found.ids.tolist(), judge.tolist()))  # as `read` takes them
             return cls.read(people_of(found.items, aspect), judged, dict(zip(found.ids.tolist(),
                                                                                found.group_ids.tolist())))
