@@ -208,3 +208,14 @@ def _tune_budget(_store, path: str, dataset: str, _judge, judge: str, human: str
                  others: bool, few_shot: bool, ensemble: bool, share: float, seed: int, loaded):
     return geval.tune.budget(_store, dataset, _judge, human, _start, None if others else [], share, seed,
                              None if few_shot else (), ensemble)
+
+
+def labeled_dataset(store: geval.Store, dataset: str) -> geval.Dataset | None:
+    """The stored `dataset` with your labels as its human scores (`Store.dataset(side="you")`), None when nothing is
+    labeled: made again only when the labels change (`Store.human_stamp`), not on every edit of a template."""
+    return _labeled_dataset(store, str(store.path), dataset, store.human_stamp(dataset))
+
+
+@kept(max_entries=2)
+def _labeled_dataset(_store, path: str, dataset: str, stamp: tuple) -> geval.Dataset | None:
+    return _store.dataset(dataset, side="you") if len(_store.labels(dataset)) else None

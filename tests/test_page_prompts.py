@@ -355,3 +355,6 @@ def test_an_aspect_only_labeled_is_offered_and_drafted_from_the_labels(monkeypat
     at.button(key="prompts_save").click().run()
     saved = geval.Store(tmp_path / "store.sqlite").template_versions("plain-polite")
     assert len(saved) == 1 and saved[0].version not in store.template_parents()
+    store.save_label(dataset.items[0].id, "Kind", 1)  # labeled after the page was drawn: offered on its next run
+    at.run()
+    assert [e.label for e in at.expander if "draft" in e.label] == ["No template here judges Kind: draft one"]

@@ -4,7 +4,7 @@ import pandas as pd
 import streamlit as st
 
 import geval
-from studio import fitting, state
+from studio import cached, fitting, state
 from studio.text import plain, with_code
 
 st.title("Prompts")
@@ -101,8 +101,8 @@ st.selectbox("Open a template (files in prompts/, then saved versions)", choices
              placeholder=f"{editor.label if editor else current_name}: an edit not saved yet", format_func=_describe,
              key="prompts_open", on_change=_open_template)
 # an aspect only your labels give (Label's "Aspects I name") is drafted from them
-labeled = (store.dataset(dataset.name, side="you") if dataset is not None and dataset.name in store.dataset_names()
-           and len(store.labels(dataset.name)) else None)
+labeled = (cached.labeled_dataset(store, dataset.name) if dataset is not None
+           and dataset.name in store.dataset_names() else None)
 if dataset is not None and (unjudged := geval.Template.unjudged(dataset, [*filter(None, [editor]), *files.values(),
                                                                           *stored.values()], labeled)):
     _offer_drafts(unjudged)
