@@ -3,6 +3,7 @@ waits that follow the work's progress."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+
+import numpy as np
 
 import geval
 from geval.data.items import Item, Turn, make_item
@@ -216,3 +219,10 @@ def pair_rows(n_questions: int = 12, per: int = 2) -> list[dict]:
                          "model_a": "strong" if good_first else "weak", "model_b": "weak" if good_first else "strong",
                          "preference:ann1": right, "preference:ann2": "tie" if (q * per + k) % 5 == 0 else right})
     return rows
+
+
+def plotly_array(value) -> np.ndarray:
+    """A plotly JSON array: a list, or typed-array bytes {"dtype": ..., "bdata": base64}."""
+    if isinstance(value, dict):
+        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
+    return np.asarray(value)

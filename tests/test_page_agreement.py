@@ -3,7 +3,6 @@ sample scored by the scripted judge (see tests/test_page_inspect.py for the setu
 
 from __future__ import annotations
 
-import base64
 import json
 import re
 
@@ -12,7 +11,7 @@ import numpy as np
 import geval
 from geval.judging.templates import parse_template, resolve_template
 from tests.apptest_helpers import open_app
-from tests.helpers import make_template
+from tests.helpers import make_template, plotly_array
 from tests.test_page_inspect import REPO, SAMPLE, scored_app
 from studio.text import plain
 
@@ -49,13 +48,6 @@ def _traces(chart) -> list[dict]:
     return json.loads(chart.proto.spec)["data"]
 
 
-def _array(value) -> np.ndarray:
-    """A plotly JSON array: a list, or typed-array bytes {"dtype": ..., "bdata": base64}."""
-    if isinstance(value, dict):
-        return np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-    return np.asarray(value)
-
-
 def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_path):
     """What keeps the page buildable at 100,000 judgments (bench/agreement_page.py): above WEBGL_ABOVE
     points the scatter is a WebGL trace, and the histograms send 20 binned counts, not one value per item."""
@@ -69,8 +61,8 @@ def test_large_scatters_use_webgl_and_histograms_send_counts(monkeypatch, tmp_pa
     for chart, traces in ((absdiff, 1), (distributions, 2)):
         bars = _traces(chart)
         assert [t["type"] for t in bars] == ["bar"] * traces
-        assert [len(_array(t["y"])) for t in bars] == [20] * traces
-        assert [int(_array(t["y"]).sum()) for t in bars] == [12] * traces
+        assert [len(plotly_array(t["y"])) for t in bars] == [20] * traces
+        assert [int(plotly_array(t["y"]).sum()) for t in bars] == [12] * traces
 
 
 def test_above_the_items_drawn_one_by_one_the_plots_are_bubbles_until_a_point_per_item_is_asked(monkeypatch, tmp_path):
@@ -82,8 +74,8 @@ def test_above_the_items_drawn_one_by_one_the_plots_are_bubbles_until_a_point_pe
     assert not at.exception and not at.error
     _, _, scatter, *_, bland_altman, _ = at.get("plotly_chart")
     assert [t["type"] for t in _traces(scatter)] == ["scatter"]  # one trace of bubbles, not one per system
-    assert _array(_traces(scatter)[0]["customdata"]).sum() == 12  # each bubble's items
-    assert _array(_traces(bland_altman)[0]["customdata"]).sum() == 12
+    assert plotly_array(_traces(scatter)[0]["customdata"]).sum() == 12  # each bubble's items
+    assert plotly_array(_traces(bland_altman)[0]["customdata"]).sum() == 12
     assert any("12 items: a bubble per pair of scores" in c.value for c in at.caption)
     at.toggle(key="agree_each_item").set_value(True).run()
     assert not at.exception and not at.error

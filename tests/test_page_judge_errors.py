@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 import geval
 from studio.text import plain
 from tests.apptest_helpers import APP, texts
+from tests.helpers import plotly_array
 from tests.test_page_inspect import scored_app
 
 PAGE = "views/5_agreement.py"
@@ -35,10 +36,13 @@ def _section(at) -> str:
 
 
 def test_scores_show_their_sentences_the_bland_altman_plot_and_the_use_of_the_scale(monkeypatch, tmp_path):
-    at, _ = scored_app(monkeypatch, tmp_path, n=60)
+    at, dataset = scored_app(monkeypatch, tmp_path, n=60)
     at.switch_page(PAGE).run()
     assert not at.exception and not at.error
     assert "How the judge errs" in [h.value for h in at.subheader]
+    judge = geval.Store(tmp_path / "store.sqlite").combos(dataset.name)["label"].iloc[0]  # named: it follows Item
+    assert f"**{plain(judge)}** on Naturalness: the judge and aspect picked under Item by item, above." in \
+        [m.value for m in at.markdown]  # by item, which the section's plots never said
     said = _section(at)
     for start in ("Weighted kappa \\(quadratic\\) of the judge's scores", "It spreads its scores",
                   "95% of its differences from the people's mean should lie between",
@@ -47,6 +51,8 @@ def test_scores_show_their_sentences_the_bland_altman_plot_and_the_use_of_the_sc
     assert any(w in said for w in ("Harsh: it scores", "Lenient: it scores", "Neither harsh nor lenient"))
     bland_altman = _chart(at, "Naturalness: Bland-Altman")
     assert len(bland_altman["data"][0]["customdata"]) == 60  # a point per item
+    differences = [float(judge) - float(people) for _, judge, people in bland_altman["data"][0]["customdata"]]
+    assert plotly_array(bland_altman["data"][0]["y"]).tolist() == pytest.approx(differences)  # the mean jittered, never the difference
     assert {shape["type"] for shape in bland_altman["layout"]["shapes"]} >= {"line", "rect"}  # limits, their bands
     assert bland_altman["layout"]["yaxis"]["title"]["text"] == "judge − people (points)"  # whole at 420 px high
     scale = _chart(at, "Naturalness: use of the scale")

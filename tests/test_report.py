@@ -1,6 +1,5 @@
 """geval.reporting.report: one report (HTML and Markdown from one document) and the figures shared with the Agreement page."""
 
-import base64
 import importlib.util
 import io
 import json
@@ -13,7 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 import pandas as pd
 import pytest
-from helpers import REPO, make_items, make_template, scripted
+from helpers import REPO, make_items, make_template, plotly_array, scripted
 
 import geval
 from geval.analysis.comparison import Comparison
@@ -241,10 +240,7 @@ def test_the_report_draws_each_series_in_its_own_colour_never_streamlits_placeho
     scatters = [data for data, layout in figures if "judge vs human" in layout.get("title", {}).get("text", "")]
     assert len(scatters) == 2
     for [bubbles] in scatters:  # a bubble per pair of scores, sized by its items: light whatever the items
-        counts = bubbles["customdata"]
-        counts = np.frombuffer(base64.b64decode(counts["bdata"]), counts["dtype"]) if isinstance(counts, dict) \
-            else np.asarray(counts)
-        assert counts.sum() == len(items)
+        assert plotly_array(bubbles["customdata"]).sum() == len(items)
 
 
 def test_the_report_says_what_was_judged_compares_the_versions_and_shows_notes_and_templates(compared):

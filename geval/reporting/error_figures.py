@@ -40,8 +40,9 @@ def confusion_figure(labels: LabelErrors, title: str, against: str = MAJORITY_OF
 
 
 def bland_altman_figure(scores: ScoreErrors, title: str, per_item: bool = True):
-    """Judge − people against the mean of the two, one point per item (jittered a little: tied scores
-    do not hide each other; WebGL without hover labels above WEBGL_ABOVE points), with the mean
+    """Judge − people against the mean of the two, one point per item (the mean jittered a little: tied scores
+    do not hide each other; the difference as it is, read against the limits; WebGL without hover labels above
+    WEBGL_ABOVE points), with the mean
     difference and the 95% limits of agreement as lines and each one's 95% interval over groups as a band.
     `per_item` False: a bubble per place sized by its items (`counted_points`: a light figure for a report)."""
     import plotly.graph_objects as go
@@ -50,10 +51,10 @@ def bland_altman_figure(scores: ScoreErrors, title: str, per_item: bool = True):
     span = max(scores.scale[1] - scores.scale[0], 1.0)
     if per_item:
         rng = np.random.default_rng(0)
-        jitter = rng.uniform(-JITTER, JITTER, (2, len(frame))) * span
+        jitter = rng.uniform(-JITTER, JITTER, len(frame)) * span
         few = len(frame) <= WEBGL_ABOVE  # beyond, WebGL and no hover labels: megabytes in the browser otherwise
         figure = go.Figure((go.Scatter if few else go.Scattergl)(
-            x=frame["mean"].to_numpy() + jitter[0], y=frame["difference"].to_numpy() + jitter[1], mode="markers",
+            x=frame["mean"].to_numpy() + jitter, y=frame["difference"].to_numpy(), mode="markers",
             marker={"color": colour(0), "size": 6, "opacity": 0.6}, name="items",
             **({"customdata": np.column_stack([frame["item_id"].astype(str).map(html.escape), frame["judge"],
                                                 frame["people"]]),
