@@ -533,6 +533,10 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
         layout = figure.layout
         assert layout.height - layout.margin.t - layout.margin.b == BARS_HEIGHT, (layout.height, layout.margin)
     assert correlation_bars(seven).layout.margin.b > correlation_bars(table).layout.margin.b
+    imported = pd.concat([two.assign(combo=lambda t: t["combo"] + " (imported from summeval_sample_llms.json)"),
+                          table.assign(combo="v3 · gpt-4.1 (imported from summeval_sample_llms.json)")])
+    assert correlation_bars(imported).layout.title.subtitle.text.startswith(  # the note all share: in the legend
+        "item: no interval (5 groups), no error bar: Natural (v1 · gpt-4o, v3 · gpt-4.1)<br>"), "cut at 60 characters"
 
 
 def test_bars_stand_by_the_aspect_people_scored():

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import textwrap
 from collections.abc import Mapping, Sequence
 
@@ -38,6 +39,8 @@ SNIPPET = 120  # characters of the response shown when hovering a point
 
 
 JITTER = 0.02  # of each axis' range, so that tied scores do not hide each other
+#: A name's last note in parentheses, without any inside: " (imported from llms.json)".
+SHARED_NOTE = re.compile(r" \([^()]*\)$")
 
 
 BINS = np.arange(21) / 20  # the histograms' 20 bins of 0.05 (edges as typed: 19 / 20 == 0.95); [0.95, 1] holds 1
@@ -366,7 +369,8 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
     rows["x"] = _axis_aspects(rows)
     levels, combos = list(dict.fromkeys(rows["level"])), list(dict.fromkeys(rows["combo"]))
     # what a panel leaves out, under the title the figure's width: a panel's own title overlapped its neighbour's
-    said = [line for level in levels for line in _withheld(rows[rows["level"] == level], level)]
+    short = _without_shared_note(combos)
+    said = [line for level in levels for line in _withheld(rows[rows["level"] == level], level, short)]
     figure = make_subplots(rows=1, cols=max(1, len(levels)), shared_yaxes=True, horizontal_spacing=0.04,
                            subplot_titles=[html.escape(level) for level in levels] or None)
     for index, combo in enumerate(combos):
@@ -412,11 +416,20 @@ def _axis_aspects(rows: pd.DataFrame) -> pd.Series:
     return people.where(~shared, people + " (" + rows["aspect"].astype(str) + ")")
 
 
-def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
+def _without_shared_note(combos: list[str]) -> dict[str, str]:
+    """Each of `combos` without the note in parentheses that every one of them ends with ("gpt-4o" for "gpt-4o
+    (imported from llms.json)" beside "mistral (imported from llms.json)"): the legend names them in full."""
+    notes = {found.group(0) if (found := SHARED_NOTE.search(combo)) else None for combo in combos}
+    if len(combos) < 2 or len(notes) != 1 or None in notes:
+        return {combo: combo for combo in combos}
+    return {combo: combo[:-len(next(iter(notes)))] for combo in combos}
+
+
+def _withheld(rows: pd.DataFrame, level: str, short: Mapping[str, str]) -> list[str]:
     """Lines saying which bars (or error bars) the panel of `level` leaves out and why, by the aspects on its axis
     (`_axis_aspects`), e.g. "group: n/a (2 groups), no bar: Natural, Maintains Context", naming the judges (combos) of
-    an aspect when it is not all of the aspect's in the panel: "item: no interval (5 groups), no error bar: Natural
-    (gpt-4o)"; HTML-escaped."""
+    an aspect when it is not all of the aspect's in the panel, by their `short` names: "item: no interval (5 groups),
+    no error bar: Natural (gpt-4o)"; HTML-escaped."""
     found: dict[str, dict[str, list[str]]] = {}  # why -> aspect -> its judges left out so
     for aspect, value, shown, interval, combo in zip(rows["x"], rows["value"], rows["reading"], rows["interval"],
                                                      rows["combo"]):
@@ -433,7 +446,8 @@ def _withheld(rows: pd.DataFrame, level: str) -> list[str]:
     for why, aspects in found.items():
         by_judges: dict[str, list[str]] = {}  # the judges named ("" for all the aspect's) -> their aspects
         for aspect, combos in aspects.items():
-            named = "" if set(combos) == every[aspect] else f" ({clip(', '.join(dict.fromkeys(combos)), 60)})"
+            named = "" if set(combos) == every[aspect] else \
+                f" ({clip(', '.join(dict.fromkeys(short.get(c, c) for c in combos)), 60)})"
             by_judges.setdefault(named, []).append(aspect)
         lines.append(html.escape(f"{level}: {why}: " + "; ".join(clip(", ".join(named_aspects), 60) + named
                                                                  for named, named_aspects in by_judges.items())))
