@@ -210,9 +210,10 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     if opened and st.session_state.get("alttest_pick", names[0]) == opened:
         st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
                          "another above."))
-    drawn = st.warning if says_little(result, results) else OUTCOME[result.passed]  # a constant passes too: caution
-    drawn(plain(" ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)]))),
-          icon=":material/balance:")
+    said = [result.verdict(), geval.alttest.caveat(result, results)]
+    if little := says_little(result, results):  # a constant passes too: in caution, the caveat first (after the
+        said.reverse()  # pass, it was read as a footnote to a judge that does not correlate with people)
+    (st.warning if little else OUTCOME[result.passed])(plain(" ".join(filter(None, said))), icon=":material/balance:")
     annotators, plan = st.columns([3, 2])
     table = result.table()
     for column in ("judge wins", "person wins"):

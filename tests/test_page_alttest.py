@@ -314,6 +314,7 @@ def test_a_pass_a_constant_matches_is_drawn_in_caution_and_the_rank_plan_says_it
     assert not at.exception
     verdict = next(w.value for w in at.warning if "an annotator here" in w.value)
     assert "can replace an annotator here" in verdict and "this pass says little" in verdict
+    assert verdict.startswith("A judge that always answers 2 passes the test on Natural too")  # before the pass
     assert not any("an annotator here" in s.value for s in at.success)
     at.selectbox(key="alttest_alignment").set_value("rank").run()
     assert "The plan simulates neg-rmse: rank alignment is not simulated, so this count is for neg-rmse, an estimate " \
