@@ -1201,7 +1201,7 @@ def cmd_alttest(args) -> None:
               f"advantage probability {shown(result.advantage_probability, 2)}{beside}, {passed}; "
               f"{result.alignment}, {result.items} items ({result.how})")  # "–" where too few items: the verdict says
         if not args.brief:
-            print("  " + " ".join(filter(None, [result.verdict(), geval.alttest.caveat(result, results)])))
+            print("  " + geval.alttest.full_verdict(result, results))
             print(_indented(result.table().to_string(index=False, na_rep="–", float_format=lambda v: f"{v:.3f}")))
     if not args.brief:
         _plans(store, dataset, results, epsilon, args.alignment, args.reading, args.fdr)

@@ -173,11 +173,6 @@ def same_items_line(results: list) -> str:
             + (f" Read alone, too few items to be set beside the others: {'; '.join(alone)}." if alone else "")).strip()
 
 
-def says_little(result, results: list) -> bool:
-    """Whether `result` passes where a judge that always gives the commonest label passes too."""
-    return bool(result.passed) and any(r.baseline and r.aspect == result.aspect and r.passed for r in results)
-
-
 def ranking(results: dict, reading: str) -> pd.DataFrame:
     """`geval.alttest.summary` of the `reading` chosen, ranked by advantage probability, with each
     judge's advantage probability read the other ways beside it (none for an imported judge)."""
@@ -210,10 +205,8 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     if opened and st.session_state.get("alttest_pick", names[0]) == opened:
         st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
                          "another above."))
-    said = [result.verdict(), geval.alttest.caveat(result, results)]
-    if little := says_little(result, results):  # a constant passes too: in caution, the caveat first (after the
-        said.reverse()  # pass, it was read as a footnote to a judge that does not correlate with people)
-    (st.warning if little else OUTCOME[result.passed])(plain(" ".join(filter(None, said))), icon=":material/balance:")
+    drawn = st.warning if geval.alttest.says_little(result, results) else OUTCOME[result.passed]  # a constant passes
+    drawn(plain(geval.alttest.full_verdict(result, results)), icon=":material/balance:")  # too: in caution
     annotators, plan = st.columns([3, 2])
     table = result.table()
     for column in ("judge wins", "person wins"):

@@ -67,7 +67,7 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "STORED", "AltTest", "Prepared", "prepare",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "drawn_pass_rate", "import_judge", "plan", "plan_basis", "plan_data", "plan_line",
+           "annotators_of", "caveat", "drawn_pass_rate", "full_verdict", "says_little", "import_judge", "plan", "plan_basis", "plan_data", "plan_line",
            "plan_study", "PlanBasis",
            "ranking", "run", "step_up", "summary", "FDR"]
 
@@ -793,6 +793,20 @@ def caveat(result: AltTest, results: Sequence[AltTest]) -> str:
                 f"often as this judge ({result.advantage_probability:.0%}) or more: on this aspect the advantage "
                 "probability rewards giving the commonest label.")
     return ""
+
+
+def says_little(result: AltTest, results: Sequence[AltTest]) -> bool:
+    """Whether `result` passes where the constant baseline of its aspect (`results`) passes too."""
+    return bool(result.passed) and any(r.baseline and r.aspect == result.aspect and r.passed for r in results)
+
+
+def full_verdict(result: AltTest, results: Sequence[AltTest]) -> str:
+    """`result`'s verdict with what the constant baseline of its aspect says of it (`caveat`), that first where a
+    constant passes too (`says_little`): after the pass, it read as a footnote to a judge that may agree with no one."""
+    said = [result.verdict(), caveat(result, results)]
+    if says_little(result, results):
+        said.reverse()
+    return " ".join(filter(None, said))
 
 
 def plan_line(result: AltTest, results: Sequence[AltTest], planned: Plan | None) -> str:

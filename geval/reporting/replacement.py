@@ -69,7 +69,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
               Table(rounded(alttest.ranking(store, dataset, results))),
               Text("Each judge on each aspect (advantage probability under the other readings beside it):"),
               Table(rounded(summary.drop(columns=["verdict"]))),
-              Bullets(tuple(" ".join(filter(None, [r.verdict(), alttest.caveat(r, results)]))
+              Bullets(tuple(alttest.full_verdict(r, results)
                             for r in sorted(results, key=lambda r: -r.advantage_probability) if not r.baseline)),
               Text("Each annotator left out in turn:"),
               Table(rounded(per_annotator))]
@@ -81,7 +81,7 @@ def replacement_section(store: Store, dataset: str, epsilon: float, on_progress:
     judges = [r for aspect in dict.fromkeys(r.aspect for r in results)  # each judge's, the best first
               for r in sorted((r for r in results if r.aspect == aspect and not r.baseline),
                               key=lambda r: -r.advantage_probability)]
-    return blocks, [f"{r.aspect}: " + " ".join(filter(None, [r.verdict(), alttest.caveat(r, results)])) for r in judges]
+    return blocks, [f"{r.aspect}: {alttest.full_verdict(r, results)}" for r in judges]
 
 
 #: Each alignment as the report says it (None: by the aspect).
