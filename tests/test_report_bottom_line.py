@@ -190,6 +190,9 @@ def test_the_systems_line_does_not_say_others_cannot_be_told_apart_when_every_pa
     said = bottom_line.systems_line(_system_means(5, [True, False, True]))
     assert said == ("helpful: 2 of 3 pairs of systems differ for all pairs together with stub and 5 labels per "
                     "system: A above B, B above C; the others cannot be told apart."), said
+    said = bottom_line.systems_line(_system_means(5, [False, False, False]))  # the pairs alone, named: the page's
+    assert said == ("helpful: no two of the 3 systems can be told apart for all 3 pairs together with stub and 5 "
+                    "labels per system (3 of 3 pairs differ, each pair alone: A above B, A above C, B above C)."), said
 
 
 def test_an_aspect_no_judge_here_scores_says_so_not_that_its_judges_have_no_correlation():

@@ -131,7 +131,8 @@ class SystemMeans:
         if not n:
             return ""
         return (f"Each comparison's interval is 95% for that pair alone; the ranks hold for all {n} pairs together "
-                f"(each pair at {100 * ALPHA / n:.2g}%), so they tell fewer systems apart: a pair may differ clearly "
+                f"(Bonferroni: the {100 * ALPHA:g}% shared, each pair at {100 * ALPHA / n:.2g}%), so they tell fewer "
+                "systems apart: a pair may differ clearly "
                 "alone and not among all of them.")
 
 

@@ -354,23 +354,29 @@ def systems_line(result: SystemMeans, named=str) -> str:
     if len(result.table) < 2 or differences.empty:
         return ""
     apart = differences[(differences["simultaneous_low"] > 0) | (differences["simultaneous_high"] < 0)]
-    alone = int(((differences["low"] > 0) | (differences["high"] < 0)).sum())
+    alone = differences[(differences["low"] > 0) | (differences["high"] < 0)]
     judge = named(result.judge.rsplit(": ", 1)[0]) if result.judge != TOGETHER else TOGETHER
     per = result.table["labeled"].median()
     how = f"with {judge} and {per:.0f} labels per system"
     pairs = len(differences)
-    if apart.empty:
+    if apart.empty:  # those that differ alone named: the sentences beside name only neighbours in rank
         return (f"{result.aspect}: no two of the {len(result.table)} systems can be told apart for all {pairs} pairs "
-                f"together {how} ({alone} of {pairs} pairs differ, each pair alone).")
-    named_pairs = [f"{a} above {b}" if d > 0 else f"{b} above {a}"
-                   for a, b, d in zip(apart["a"], apart["b"], apart["difference"])]
-    shown = ", ".join(named_pairs[:4]) + (f" and {len(named_pairs) - 4} more" if len(named_pairs) > 4 else "")
+                f"together {how} ({len(alone)} of {pairs} pairs differ, each pair alone"
+                + (f": {_named_pairs(alone)})." if len(alone) else ")."))
+    shown = _named_pairs(apart)
     exact = " (every item labeled: the people's own means on these items, not a sample's estimate)" \
         if result.every_item_labeled else ""
     if len(apart) == pairs:
         return f"{result.aspect}: all {pairs} pairs of systems differ{exact} {how}: {shown}."
     return (f"{result.aspect}: {len(apart)} of {pairs} pairs of systems differ for all pairs together{exact} {how}: "
             f"{shown}; the others cannot be told apart.")
+
+
+def _named_pairs(differences: pd.DataFrame, most: int = 4) -> str:
+    """Pairs of systems as "A above B", the first `most` of them and how many more."""
+    named = [f"{a} above {b}" if d > 0 else f"{b} above {a}"
+             for a, b, d in zip(differences["a"], differences["b"], differences["difference"])]
+    return ", ".join(named[:most]) + (f" and {len(named) - most} more" if len(named) > most else "")
 
 
 def section(what: str, aspects: Sequence[Aspect], left_out: Sequence[str], tests: Sequence | None,
