@@ -144,7 +144,11 @@ def test_twelve_labels_by_keyboard_with_a_reload_then_agreement_against_you_then
                 tab.locator(f"{MAIN} h1").filter(has_text="Label").first.wait_for(timeout=90_000)
                 settled(tab)
                 assert shown(tab) not in seen and "6 labeled" in main_text(tab)
+            response = tab.locator('[data-label-part="response"]').first
+            top = response.bounding_box()["y"]
+            assert top + 20 < VIEWPORT["height"], top  # the item first on the page: its response in view
             seen.append(label_by_keyboard(tab, store_path, 1 + index % 3))
+            assert response.bounding_box()["y"] == top  # what follows a label goes beside the keys, not above the item
             if index == 3:
                 assert "as you would score it" in main_text(tab)  # labeled: its system's line, your labels' mean
                 screenshot(tab, "e2e_label_2_labeled_and_shown")

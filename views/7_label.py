@@ -17,10 +17,8 @@ DEFAULTS = {"label_annotator": geval.labeling.DEFAULT_ANNOTATOR, "label_blind": 
 st.title("Label")
 store = state.store()
 dataset = state.require_dataset()
-st.caption(f"Score the items yourself. {label_unit.KEYS_HELP} The next item shows at once; each label goes to the "
-           "store as you give it, with the seconds it took, on the item on screen as you pressed its key. Blind (the "
-           "switch below), the judge's and the dataset's scores stay hidden until you label the item, and so do the "
-           "names of the models whose responses a pair compares.")
+st.caption("Score the items yourself, one at a time by keyboard: the buttons beside the item name the keys (how it "
+           "works: below the item, which comes first on the page).")
 
 # --- what to label, and in which order ----------------------------------------------------------
 combos = store.combos(dataset.name)
@@ -154,9 +152,8 @@ def which_order(mine: dict) -> tuple[list[str], str]:
 @st.fragment
 def labeling() -> None:
     """What the labeling unit posted since the last run stored, then the unit drawn with the next items
-    (a label reruns this part of the page only), then the lines that follow the labels (drawn above it,
-    after it: the unit's answer goes first)."""
-    lines = st.container()
+    (a label reruns this part of the page only), then the lines that follow the labels, below it: the item to
+    label comes first on the page (above it, they left the response out of view on a laptop's screen)."""
     s = label_unit.session(dataset.name, annotator)
     label_unit.take(s)
     mine, done, given, own = labeled()
@@ -179,19 +176,18 @@ def labeling() -> None:
                                                                                label_unit.words_of(a, categories))
                                          for a in aspects},
                                         lines_of[item.system], blind) for item in sent], categories)
-    with lines:
-        st.info(geval.labeling.progress_line(found, mine[first.name], first.name,
-                                             categories=label_unit.words_of(first, categories)), icon=":material/label:")
-        if line := label_unit.others_line(store, dataset.name, first.name, annotator):
-            st.caption(plain(line))
-        alttest.planning_line(store, dataset.name, first.name, combos, combo)
-        if said:
-            st.caption(said)
-        if declared:  # aspects named with their scales: once labeled, the scale people were asked on
-            st.caption(plain(declared))
-        if not queue:
-            st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session "
-                                                             "offers them again)." if s.skipped else "."))
+    st.info(geval.labeling.progress_line(found, mine[first.name], first.name,
+                                         categories=label_unit.words_of(first, categories)), icon=":material/label:")
+    if line := label_unit.others_line(store, dataset.name, first.name, annotator):
+        st.caption(plain(line))
+    alttest.planning_line(store, dataset.name, first.name, combos, combo)
+    if said:
+        st.caption(said)
+    if declared:  # aspects named with their scales: once labeled, the scale people were asked on
+        st.caption(plain(declared))
+    if not queue:
+        st.success(f"All {len(ids)} items are labeled" + (f" or skipped ({len(s.skipped)} skipped: a new session "
+                                                         "offers them again)." if s.skipped else "."))
     with st.expander("How many labels buy how much", key="label_curve_open", on_change="rerun") as curve:
         if curve.open and len(mine[first.name]) >= geval.labeling.MIN_FIT and found.judge is not None:
             human_side.show_curve(store, dataset.name, first.name, combos, combo, annotator, key="label")
@@ -202,3 +198,7 @@ def labeling() -> None:
 
 
 labeling()
+st.caption(f"{label_unit.KEYS_HELP} The next item shows at once; each label goes to the store as you give it, with the "
+           "seconds it took, on the item on screen as you pressed its key. Blind (the switch above), the judge's and the "
+           "dataset's scores stay hidden until you label the item, and so do the names of the models whose responses a "
+           "pair compares.")

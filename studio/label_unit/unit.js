@@ -454,10 +454,13 @@ function skeleton(parent) {
   for (const old of document.querySelectorAll(".gl-unit")) old.remove(); // Streamlit's style element stays
   const root = element("div", "gl-unit");
   root.dataset.testid = "label-unit";
-  for (const part of ["notice", "failed", "status", "line", "system", "note"]) {
+  // what answers a key (the note) and the item's system line go beside the buttons (`drawItem`): above the item,
+  // they pushed it down at each label, and the response out of view on a laptop's screen
+  tab.feedback = element("div", "gl-feedback");
+  for (const part of ["notice", "failed", "status", "line", "note", "system"]) {
     const made = element("div", `gl-${part}`);
     made.dataset.labelPart = part;
-    root.appendChild(made);
+    (["note", "system"].includes(part) ? tab.feedback : root).appendChild(made);
   }
   root.appendChild(element("div", "gl-body"));
   parent.appendChild(root);
@@ -465,7 +468,8 @@ function skeleton(parent) {
 }
 
 function part(name) {
-  return tab.root.querySelector(`[data-label-part="${name}"]`);
+  const selector = `[data-label-part="${name}"]`;
+  return tab.root.querySelector(selector) ?? tab.feedback.querySelector(selector); // the feedback: between items
 }
 
 function button(text, onClick, primary = false) {
@@ -531,10 +535,11 @@ function drawItem(view) {
     nav.append(button("Back ←", () => back(view)), button("Skip (s)", () => skip(view)),
       button("Undo (u)", () => undo(view)), button("Next (Enter or →)", () => goOn(view, "Next")));
     nav.lastChild.classList.add("gl-next");
-    side.appendChild(nav);
+    side.append(nav, tab.feedback);
     body.appendChild(side);
-  } else if (view.history.length) {
-    body.appendChild(button("Back ←", () => back(view)));
+  } else {
+    if (view.history.length) body.appendChild(button("Back ←", () => back(view)));
+    body.appendChild(tab.feedback);
   }
 }
 
