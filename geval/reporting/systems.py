@@ -91,7 +91,8 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
     beside each one's advantage probability in the alternative annotator test (`advantage`, by
     (combination label, human aspect), the aspect in any case; "–" where it was not run). A judge is
     named by its combination (`names`: made readable, e.g. `judge_names`; then its full name in the
-    last column), its own aspect's name added only where one combination has two."""
+    last column, where that says more than its aspect), its own aspect's name added only where one combination
+    has two."""
     worth = result.worth
     combos = list(worth["combo"]) if "combo" in worth else [""] * len(worth)
     twice = {c for c in combos if c and combos.count(c) > 1}
@@ -112,8 +113,8 @@ def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], f
         lowered = {(judge, aspect.lower()): value for (judge, aspect), value in advantage.items()}
         found = [lowered.get((c, result.aspect.lower())) for c in combos]
         shown["advantage probability"] = ["–" if v is None else f"{v:.2f}" if math.isfinite(v) else "n/a" for v in found]
-    if names is not None and list(shown["judge"]) != list(worth["judge"]):
-        shown["judge in full"] = worth["judge"]
+    if any(full.rsplit(": ", 1)[0] != name for full, name in zip(worth["judge"], shown["judge"])):
+        shown["judge in full"] = worth["judge"]  # not where it would add only the judge's aspect (cut at the edge)
     return shown
 
 
