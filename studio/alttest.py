@@ -201,7 +201,10 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
                    and by_name[name].aspect.lower() == opens_on[1].lower()), None)
     state.follow("alttest_pick", opened, names)  # one not offered (another dataset's, a link's): the one opened on
     state.keep_valid("alttest_pick", names)
-    result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick") if len(names) > 1 else names[0]]
+    little = {name for name in names if geval.alttest.says_little(by_name[name], results)}  # first by advantage,
+    result = by_name[st.selectbox("Judge and aspect", names, key="alttest_pick",  # their pass says little: named so
+                                  format_func=lambda n: f"{n} (passes, as a constant does)" if n in little else n)
+                     if len(names) > 1 else names[0]]
     if opened and st.session_state.get("alttest_pick", names[0]) == opened:
         st.caption(plain(f"Opened on {opened}: {opens_on[2]} (the systems' section below reads it too); pick "
                          "another above."))

@@ -310,8 +310,15 @@ def test_a_pass_a_constant_matches_is_drawn_in_caution_and_the_rank_plan_says_it
     elsewhere = tmp_path / "elsewhere.csv"
     elsewhere.write_text("item_id,natural\n" + "".join(f"{i.id},2\n" for i in items))
     geval.alttest.import_judge(store, "mine", elsewhere)
+    other = tmp_path / "other.csv"  # a judge that does not pass
+    other.write_text("item_id,natural\n" + "".join(f"{i.id},{2 + n % 2}\n" for n, i in enumerate(items)))
+    geval.alttest.import_judge(store, "mine", other)
     at.switch_page(AGREEMENT).run()
     assert not at.exception
+    assert at.selectbox(key="alttest_pick").options == [  # the menu, by advantage probability, says so too
+        "elsewhere (imported from elsewhere.csv) · Natural (passes, as a constant does)",
+        "other (imported from other.csv) · Natural"]
+    at.selectbox(key="alttest_pick").set_value("elsewhere (imported from elsewhere.csv) · Natural").run()
     verdict = next(w.value for w in at.warning if "an annotator here" in w.value)
     assert "can replace an annotator here" in verdict and "this pass says little" in verdict
     assert verdict.startswith("A judge that always answers 2 passes the test on Natural too")  # before the pass
