@@ -16,8 +16,8 @@ from studio.text import plain
 def section(store: geval.Store, dataset: str, combo: pd.Series, variant: str, aspect: str, human: str,
             per_item: bool = True) -> None:
     """The section "How the judge errs" of `combo`'s `aspect` (its name) against `human`, named first (the judge
-    and aspect picked under Item by item; `combo`: its row of `Store.combos` by label); `per_item` False: the Bland-Altman plot as bubbles, one per place sized
-    by its items."""
+    and aspect picked under Item by item; `combo`: its row of `Store.combos` by label); `per_item` False: the
+    Bland-Altman plot as bubbles, one per place sized by its items."""
     errs = geval.reporting.how_it_errs
     st.subheader("How the judge errs")
     st.markdown(f"**{plain(combo.name)}** on {plain(aspect)}: the judge and aspect picked under Item by item, above.")

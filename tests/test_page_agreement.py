@@ -593,9 +593,7 @@ def test_the_systems_section_draws_half_the_items_names_its_judge_and_shows_what
     section read the most recently scored judge whatever was chosen above (now: the one worth most labels of
     those chosen above)."""
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
-    rng = np.random.default_rng(0)
-    imported, embedded = _gpt_x(tmp_path, dataset, "Natural", {
-        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.7)), 1, 3)) for i in dataset.items})
+    imported, embedded = _gpt_x(tmp_path, dataset, "Natural", _near_people(dataset, 0.7))
     at.switch_page(PAGE).run()
     assert not at.exception
     said = [c.value.replace("\\", "") for c in at.caption]
@@ -639,9 +637,7 @@ def test_item_by_item_opens_on_the_judge_the_sections_above_open_on_not_the_newe
     a judge near people imported, then two scripted ones scored after it (the newest); every section opens on the
     one worth most labels, Compare's pair with it."""
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
-    rng = np.random.default_rng(0)
-    imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
-        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.5)), 1, 3)) for i in dataset.items})
+    imported, _ = _gpt_x(tmp_path, dataset, "Natural", _near_people(dataset, 0.5))
     store = geval.Store(tmp_path / "store.sqlite")
     for name in ("late-naturalness", "later-naturalness"):  # two newer, Compare's pair without the imported one
         geval.score(store, dataset.items, make_template(name=name), geval.make_judge("scripted"), dataset.name)
@@ -656,6 +652,12 @@ def test_item_by_item_opens_on_the_judge_the_sections_above_open_on_not_the_newe
     at.selectbox(key="agree_plot_combo").set_value(newest).run()  # one picked stays
     at.number_input(key="systems_labels").set_value(4).run()
     assert at.selectbox(key="agree_plot_combo").value == newest
+
+
+def _near_people(dataset: geval.Dataset, noise: float) -> dict[str, int]:
+    """Each item's people's mean of Natural with normal noise of sd `noise` added (seed 0), rounded to its 1-3 scale."""
+    rng = np.random.default_rng(0)
+    return {i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, noise)), 1, 3)) for i in dataset.items}
 
 
 def _gpt_x(tmp_path, dataset: geval.Dataset, aspect: str, scores: dict[str, int]) -> tuple[str, str]:
@@ -893,9 +895,7 @@ def test_after_an_import_every_section_follows_the_judge_now_worth_most_until_on
     at.switch_page(PAGE).run()
     assert not at.exception
     before = at.session_state["agree_plot_combo"]
-    rng = np.random.default_rng(0)
-    imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
-        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.3)), 1, 3)) for i in dataset.items})
+    imported, _ = _gpt_x(tmp_path, dataset, "Natural", _near_people(dataset, 0.3))
     at.run()
     assert not at.exception and imported != before
     assert at.selectbox(key="systems_judge").value == f"{imported}: natural"  # worth most labels now
@@ -911,9 +911,7 @@ def test_a_link_opens_the_annotator_test_and_the_systems_on_the_judges_picked(mo
     the systems' judge and labels per system were not in it, so a fresh browser opened on the judge worth most
     labels, at the annotators' default epsilon, and read another verdict than the one sent."""
     at, dataset = scored_app(monkeypatch, tmp_path, n=50, source=REPO / "data" / "personachat_usr_sample.json")
-    rng = np.random.default_rng(0)
-    imported, _ = _gpt_x(tmp_path, dataset, "Natural", {
-        i.id: int(np.clip(round(i.human_mean("Natural") + rng.normal(0, 0.3)), 1, 3)) for i in dataset.items})
+    imported, _ = _gpt_x(tmp_path, dataset, "Natural", _near_people(dataset, 0.3))
     at.switch_page(PAGE).run()
     assert not at.exception
     picked = {}

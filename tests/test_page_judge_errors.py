@@ -52,7 +52,8 @@ def test_scores_show_their_sentences_the_bland_altman_plot_and_the_use_of_the_sc
     bland_altman = _chart(at, "Naturalness: Bland-Altman")
     assert len(bland_altman["data"][0]["customdata"]) == 60  # a point per item
     differences = [float(judge) - float(people) for _, judge, people in bland_altman["data"][0]["customdata"]]
-    assert plotly_array(bland_altman["data"][0]["y"]).tolist() == pytest.approx(differences)  # the mean jittered, never the difference
+    assert plotly_array(bland_altman["data"][0]["y"]).tolist() == pytest.approx(differences)  # the mean jittered,
+    # never the difference read against the limits
     assert {shape["type"] for shape in bland_altman["layout"]["shapes"]} >= {"line", "rect"}  # limits, their bands
     assert bland_altman["layout"]["yaxis"]["title"]["text"] == "judge − people (points)"  # whole at 420 px high
     scale = _chart(at, "Naturalness: use of the scale")

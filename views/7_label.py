@@ -198,7 +198,7 @@ def labeling() -> None:
 
 
 labeling()
-st.caption(f"{label_unit.KEYS_HELP} The next item shows at once; each label goes to the store as you give it, with the "
-           "seconds it took, on the item on screen as you pressed its key. Blind (the switch above), the judge's and the "
-           "dataset's scores stay hidden until you label the item, and so do the names of the models whose responses a "
-           "pair compares.")
+st.caption(f"{label_unit.KEYS_HELP} The next item shows at once; each label goes to the store as you give it, with "
+           "the seconds it took, on the item on screen as you pressed its key. Blind (the switch above), the judge's "
+           "and the dataset's scores stay hidden until you label the item, and so do the names of the models whose "
+           "responses a pair compares.")

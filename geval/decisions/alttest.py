@@ -67,7 +67,8 @@ from geval.store import Store
 __all__ = ["ALIGNMENTS", "ANNOTATORS_BY_LAYOUT", "BY", "CONSTANT", "EPSILONS", "MIN_GROUPS", "MIN_ITEMS", "MIN_PER_ITEM",
            "Q", "READINGS", "STORED", "AltTest", "Prepared", "prepare",
            "AltTestError", "Annotator", "Imported", "JudgeImportError", "Plan", "alt_test", "benjamini_yekutieli",
-           "annotators_of", "caveat", "drawn_pass_rate", "full_verdict", "says_little", "import_judge", "plan", "plan_basis", "plan_data", "plan_line",
+           "annotators_of", "caveat", "drawn_pass_rate", "full_verdict", "says_little", "import_judge", "plan",
+           "plan_basis", "plan_data", "plan_line",
            "plan_study", "PlanBasis",
            "ranking", "run", "step_up", "summary", "FDR"]
 
