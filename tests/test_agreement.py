@@ -310,4 +310,6 @@ def test_a_group_level_read_on_no_usable_group_says_why_not_zero_groups():
     from geval.analysis.correlation import reading
 
     assert reading(float("nan"), float("nan"), float("nan"), "group", 0) == "n/a (no group of 3+ items)"
-    assert reading(float("nan"), float("nan"), float("nan"), "group", 2) == "n/a (2 groups)"
+    assert reading(float("nan"), float("nan"), float("nan"), "group", 2) == "n/a (2 groups, 10 needed)"
+    assert reading(float("nan"), float("nan"), float("nan"), "group", 9) == "n/a (9 groups, 10 needed)"
+    assert reading(float("nan"), float("nan"), float("nan"), "group", 12) == "n/a (undefined)"  # enough: constant

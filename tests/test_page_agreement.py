@@ -16,6 +16,8 @@ from tests.test_page_inspect import REPO, SAMPLE, scored_app
 from studio.text import plain
 
 PAGE = "views/5_agreement.py"
+#: How the group level reads where fewer than 10 groups have 3 or more items.
+NEEDED = r"n/a \(\d groups?, 10 needed\)"
 
 
 def _second_version() -> geval.Template:
@@ -202,7 +204,8 @@ def test_the_comparison_gives_a_verdict_in_words(monkeypatch, tmp_path):
 
 def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypatch, tmp_path):
     """24 of the sample's 60 items drawn at random (seeded) leave fewer than 10 dialogues with 3 or more of them:
-    the group level reads "n/a (k groups)" in the app's table, gets no bar, and reads the same in the report."""
+    the group level reads "n/a (k groups, 10 needed)" in the app's table, gets no bar, and reads the
+    same in the report."""
     store = geval.Store(tmp_path / "store.sqlite")
     dataset = geval.load_dataset(SAMPLE, store=store)
     items = dataset.select(sample=24, seed=0)
@@ -211,12 +214,12 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     assert not at.exception and not at.error
     table = at.dataframe[0].value
     group = table[table["level"] == "group"]["value [95% CI]"]
-    assert len(group) == 3 and all(re.fullmatch(r"n/a \(\d groups?\)", cell) for cell in group), list(group)
+    assert len(group) == 3 and all(re.fullmatch(NEEDED, cell) for cell in group), list(group)
     bars = _traces(at.get("plotly_chart")[0])
     assert [t["y"] for t in bars if t["xaxis"] == "x2"] == [[None]]  # the group panel: no bar
     assert not any(t["error_y"].get("visible", True) for t in bars if t["xaxis"] == "x2")
     title = json.loads(at.get("plotly_chart")[0].proto.spec)["layout"]["title"]["subtitle"]["text"]
-    assert re.match(r"group: n/a \(\d groups?\), no bar: Natural<br>", title), title
+    assert re.match(f"group: {NEEDED}, no bar: Natural<br>", title), title
     notes = next(e for e in at.expander if e.label.startswith("The table's notes in full")).markdown[0].value
     noted = [note for note in table["note"] if note]
     assert len(noted) >= 3 and all(plain(note) in notes for note in noted)  # the cells show their first words only
@@ -225,7 +228,7 @@ def test_a_24_item_random_sample_never_shows_a_group_level_correlation(monkeypat
     page = geval.reporting.report(store, dataset.name, n_boot=100, baselines=[]).html()
     rows = re.findall(r"<td>group</td><td>(pearson|spearman|kendall)</td><td>([^<]*)</td>", page)
     assert {metric for metric, _ in rows} == {"pearson", "spearman", "kendall"}  # pearson first, then all (folded)
-    assert all(re.fullmatch(r"n/a \(\d groups?\)", cell) for _, cell in rows), rows
+    assert all(re.fullmatch(NEEDED, cell) for _, cell in rows), rows
     store.close()
 
 

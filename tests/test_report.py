@@ -509,21 +509,22 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     assert faint[("x", "Natural")] == (0.4, "/") and faint[("x", "Maintains Context")] == (1.0, "")
     assert [a.text for a in figure.layout.annotations] == ["item", "group", "system"]  # a panel's notes overlapped
     assert figure.layout.title.subtitle.text == ("item: no interval (5 groups), no error bar: Natural<br>"  # the
-                                                 "group: n/a (2 groups), no bar: Natural")  # next panel's: above
+                                                 "group: n/a (2 groups, 10 needed), no bar: Natural")  # next's: above
     hovers = [row[2] for trace in figure.data for row in trace.customdata]
-    assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups)" in hovers
+    assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups, 10 needed)" in hovers
     two = pd.concat([table.assign(combo="v1 · gpt-4o"),  # two judges: a note that holds for one names it
                      table.assign(combo="v2 · gpt-4o-mini", low=[0.3, NAN, 0.1, 0.2], high=[0.7, NAN, 0.6, 0.6])])
     assert correlation_bars(two).layout.title.subtitle.text == (
-        "item: no interval (5 groups), no error bar: Natural (v1 · gpt-4o)<br>group: n/a (2 groups), no bar: "
-        "Natural")
+        "item: no interval (5 groups), no error bar: Natural (v1 · gpt-4o)<br>"
+        "group: n/a (2 groups, 10 needed), no bar: Natural")
     crossed = pd.DataFrame({  # coherence left out for one judge, naturalness for the other: "no bar: Maintains
         "aspect": ["coherence", "naturalness"] * 2, "human": ["Maintains Context", "Natural"] * 2,  # Context, Natural"
         "level": "group", "metric": "pearson", "value": [NAN, 0.3, 0.4, NAN],  # read as no judge's bar on either
         "low": [NAN, 0.1, 0.2, NAN], "high": [NAN, 0.5, 0.6, NAN], "n": 2, "groups": 2, "unscored": 0, "note": "",
         "combo": ["v1 · gpt-4o"] * 2 + ["v2 · gpt-4o-mini"] * 2})
     assert correlation_bars(crossed).layout.title.subtitle.text == \
-        "group: n/a (2 groups), no bar: Maintains Context (v1 · gpt-4o); Natural (v2 · gpt-4o-mini)"
+        "group: n/a (2 groups, 10 needed), no bar: Maintains Context (v1 · gpt-4o); Natural (v2 · " \
+        "gpt-4o-mini)"
     long = two.assign(combo=lambda t: t["combo"] + " · a judge of a long name, " + "a" * 30)
     notes = correlation_bars(long).layout.title.subtitle.text.split("<br>")  # wrapped to the figure's width
     assert len(notes) == 3 and notes[1].startswith("  ") and max(map(len, notes)) <= 110, notes
@@ -560,9 +561,9 @@ def test_bars_stand_by_the_aspect_people_scored():
     ("system", 0.4, NAN, NAN, 12, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
     ("system", 1.0, NAN, NAN, 5, 60, "1.000 (no interval: 5 systems)"),  # fewer than 10 systems
     ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
-    ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups)"),  # the value withheld: 2 groups of 3 or more items
-    ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group)"),
-    ("system", NAN, NAN, NAN, 2, 8, "n/a (2 systems)"),
+    ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups, 10 needed)"),  # the value withheld
+    ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group, 10 needed)"),
+    ("system", NAN, NAN, NAN, 2, 8, "n/a (2 systems, 3 needed)"),
     ("item", NAN, NAN, NAN, 30, 12, "n/a (undefined)"),  # constant scores
 ])
 def test_display_table_shows_value_and_interval_in_one_column_or_why_not(level, value, low, high, n, groups, shown):
@@ -640,7 +641,7 @@ def test_one_summary_per_document_falls_back_to_the_item_level_and_says_so(store
     markdown = geval.reporting.report(store, dataset.name, baselines=["length"], n_boot=100, figures=False).markdown()
     assert "Read at other levels than the dataset's own protocol, which cannot be computed here:" in markdown
     leaderboard = markdown.split("## Leaderboard", 1)[1].split("\n## ", 1)[0]
-    assert "n/a (no group" not in leaderboard and "n/a (1 system)" not in leaderboard
+    assert "n/a (no group" not in leaderboard and "n/a (1 system, 3 needed)" not in leaderboard
 
 
 def test_items_as_csv_have_their_ids_and_each_annotators_score_beside_the_mean():

@@ -154,7 +154,7 @@ def test_the_start_and_the_winner_are_read_on_the_test_groups_by_one_rule(store)
                   ensemble=False)
     assert result.level == "group" and len(result.test_groups) == 10
     assert math.isnan(result.test["winner"]) and math.isnan(result.test["start"])  # 9 of 10 documents: n/a both
-    assert "winner n/a (9 groups), start –" in result.summary()
+    assert "winner n/a (9 groups, 10 needed), start –" in result.summary()
     assert result.winner == result.start and result.test["note"] == "the winner is the start"
     assert result.summary().endswith("winner - start 0 (the winner is the start)")  # not "+0.000 [–, –], p –"
 

@@ -6,7 +6,7 @@ under a protocol (`geval.analysis.protocols`: which items, which levels, which m
     protocol, aspect, human, level, metric, value, low, high, n, groups, unscored, note
 
 (`n`: the items, groups or systems a value rests on, by level; `groups`: the groups its interval
-resamples; `geval.analysis.correlation.reading` is how a row reads, e.g. "n/a (2 groups)".)
+resamples; `geval.analysis.correlation.reading` is how a row reads, e.g. "n/a (2 groups, 10 needed)".)
 
 `agree` reads one scored (template version, judge) combination from the store and applies
 GENERIC (every level) or a named protocol; `judge_scores` is the step it shares with the

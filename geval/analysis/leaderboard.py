@@ -146,7 +146,7 @@ class Leaderboard:
         return table
 
     def wide(self, metric: str | None = None, digits: int = 3, supervised: bool | None = None) -> pd.DataFrame:
-        """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups)",
+        """Rows x columns of 'value [low, high]' text (or why there is none: "n/a (2 groups, 10 needed)",
         "0.512 (no interval: 5 groups)"; `geval.analysis.correlation.reading`; NO_CELL where the row has no such
         cell), in the
         protocol's primary metric (or `metric`), with the kind, reference and signature of each

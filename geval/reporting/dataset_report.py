@@ -472,7 +472,8 @@ def _overview(scored: list[_Scored], metric: str, figures: bool, side: str) -> l
         "system level from a bootstrap of groups. With fewer than "
         f"{MIN_GROUPS} groups no interval is given (at the system level, with fewer than {MIN_GROUPS} "
         f"systems either: such cells read \"(no interval: k systems)\"), and the group level needs "
-        f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups)\" "
+        f"{MIN_GROUPS} groups of {MIN_GROUP_ITEMS} or more items: such cells read \"n/a (k groups, "
+        f"{MIN_GROUPS} needed)\" "
         "and get no bar." + (f" An aspect labeled with categories is read by accuracy instead: {accuracy}."
                              if labels.any() else ""))]
     if figures and (stacked["metric"] == metric).any():

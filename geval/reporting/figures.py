@@ -352,7 +352,7 @@ def correlation_bars(table: pd.DataFrame, metric: str = "pearson", side: str = "
 
     A value withheld (e.g. the group level from fewer than 10 groups) gets no bar, and an
     interval withheld no error bar and a faint, hatched bar: each panel's title says which, as the tables do
-    ("n/a (2 groups)", "no interval (5 groups)"), and the hover reads like the table."""
+    ("n/a (2 groups, 10 needed)", "no interval (5 groups)"), and the hover reads like the table."""
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
@@ -427,9 +427,9 @@ def _without_shared_note(combos: list[str]) -> dict[str, str]:
 
 def _withheld(rows: pd.DataFrame, level: str, short: Mapping[str, str]) -> list[str]:
     """Lines saying which bars (or error bars) the panel of `level` leaves out and why, by the aspects on its axis
-    (`_axis_aspects`), e.g. "group: n/a (2 groups), no bar: Natural, Maintains Context", naming the judges (combos) of
-    an aspect when it is not all of the aspect's in the panel, by their `short` names: "item: no interval (5 groups),
-    no error bar: Natural (gpt-4o)"; HTML-escaped."""
+    (`_axis_aspects`), e.g. "group: n/a (2 groups, 10 needed), no bar: Natural, Maintains Context",
+    naming the judges (combos) of an aspect when it is not all of the aspect's in the panel, by their `short` names:
+    "item: no interval (5 groups), no error bar: Natural (gpt-4o)"; HTML-escaped."""
     found: dict[str, dict[str, list[str]]] = {}  # why -> aspect -> its judges left out so
     for aspect, value, shown, interval, combo in zip(rows["x"], rows["value"], rows["reading"], rows["interval"],
                                                      rows["combo"]):

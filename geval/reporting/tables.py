@@ -25,7 +25,7 @@ def number(value: float | None, digits: int = 3) -> str:
 
 def readings(table: pd.DataFrame) -> list[str]:
     """Each row of an agreement table as it reads (`geval.analysis.correlation.reading`):
-    "0.512 [0.301, 0.690]", "0.512 (no interval: 5 groups)", "n/a (2 groups)"."""
+    "0.512 [0.301, 0.690]", "0.512 (no interval: 5 groups)", "n/a (2 groups, 10 needed)"."""
     groups = table["groups"] if "groups" in table else [None] * len(table)
     return [reading(v, lo, hi, level, n, g) for v, lo, hi, level, n, g in
             zip(table["value"], table["low"], table["high"], table["level"], table["n"], groups)]
@@ -46,7 +46,7 @@ def display_table(table: pd.DataFrame) -> pd.DataFrame:
 
 def agreement_csv(table: pd.DataFrame) -> str:
     """An agreement table (or several, stacked) as CSV: the numbers, and beside them the value as
-    it reads ("n/a (2 groups)" where the value is withheld, "0.512 (no interval: 5 groups)")."""
+    it reads ("n/a (2 groups, 10 needed)" where the value is withheld, "0.512 (no interval: 5 groups)")."""
     at = list(table.columns).index("metric") + 1 if "metric" in table else 0
     readable = table.copy()
     readable.insert(at, "value [95% CI]", readings(table))
