@@ -180,14 +180,16 @@ def _url_page() -> str:
 
 def first_page(otherwise: str) -> str | None:
     """The url path of the page a link named before its sign-in form, in the run that signs in (`otherwise` when
-    the link named none; None in any other run). The app's navigation makes it the default page of that run,
-    which names no page and so opens the default: a switch there would cut the run short before the cookie's component is drawn (the cookie lost),
-    and a switch in the run after it (the component's answer) left the default page open when that run never
-    came. Let go after that run: the browser names the page it shows from then on."""
+    the link named none) and in the run after it; None in any other run. The app's navigation makes it the default
+    page of those runs. The run that signs in names no page and so opens the default: a switch there would cut the
+    run short before the cookie's component is drawn (the cookie lost), and a switch in the run after it (the
+    component's answer) left the default page open when that run never came. The run after it may name no page
+    either: on a busy machine the component answered before the browser had heard of the page, and the lead who
+    followed a link to Label was shown Data. Let go after that run: the browser names the page it shows from then
+    on."""
     if st.session_state.get(SIGNING_IN):
         return st.session_state.get(ASKED) or otherwise
-    st.session_state.pop(ASKED, None)
-    return None
+    return st.session_state.pop(ASKED, None) or None
 
 
 def refuse_address(user: User) -> None:

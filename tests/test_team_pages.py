@@ -152,6 +152,23 @@ def test_an_item_of_a_queue_labeled_on_some_of_its_aspects_is_next_not_behind(mo
     assert next(i for i in data["items"] if i["id"] == first)["labels"] == {"Natural": 2}
 
 
+def test_a_leads_link_opens_its_page_after_sign_in_also_where_the_next_run_names_no_page(monkeypatch, tmp_path,
+                                                                                       team):
+    """A lead who followed a link to Label signs in: Label opens, and stays open in the run after it, which on a busy
+    machine may name no page (the cookie's component answered before the browser had heard of Label): the browser
+    test of a team was shown Data there once."""
+    monkeypatch.setattr(auth, "_url_page", lambda: "label")  # the link's address, which AppTest gives no page
+    at = sign_in(open_app(monkeypatch, tmp_path), "lena", "lead-password")
+    assert not at.exception and at.title[0].value == "Label"
+    at._page_hash = at._finished_page_script_hash = ""  # the next run names the page the signed-out runs had: none
+    at.run()
+    assert not at.exception and at.title[0].value == "Label"
+    at.switch_page("views/1_data.py").run()  # then the pages the lead picks
+    assert at.title[0].value == "Data"
+    at._page_hash = at._finished_page_script_hash = ""
+    assert at.run().title[0].value == "Data"  # a run naming no page after that: the app's root, Data
+
+
 def test_an_annotators_link_to_a_lead_page_is_refused_in_one_line(monkeypatch, tmp_path, team):
     at = sign_in(open_app(monkeypatch, tmp_path, params={"combo": "x", "annotator": "bob"}), "bob", "bob-password")
     assert not at.exception
