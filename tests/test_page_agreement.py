@@ -503,13 +503,16 @@ def test_the_report_builder_adds_the_projects_goals_when_asked(monkeypatch, tmp_
     assert [b.proto.label for b in at.get("download_button")] == ["Numbers as CSV"]
 
 
-def test_with_two_versions_the_tables_first_column_is_pinned_whole_and_the_note_wide(monkeypatch, tmp_path):
+def test_with_two_versions_the_tables_first_column_is_pinned_and_the_values_whole(monkeypatch, tmp_path):
+    """Six imported judges' names ("mistral-v03 (imported from summeval_sample_llms.json)") in a first column drawn
+    whole pushed the values out of view at 1400 px: "0.615 (no interval: 8 sys", "n/a (9 groups, 10 neede"."""
     at, _ = scored_app(monkeypatch, tmp_path, templates=(_second_version(),))
     at.switch_page(PAGE).run()
     at.multiselect(key="agree_combos").set_value(at.multiselect(key="agree_combos").options).run()
     assert not at.exception
     config = json.loads(at.dataframe[0].proto.columns)
-    assert config["combo"]["width"] == "large" and config["combo"]["pinned"] is True
+    assert config["combo"]["width"] == 260 and config["combo"]["pinned"] is True
+    assert config["value [95% CI]"]["width"] >= 7 * len("0.615 (no interval: 8 systems)")
     assert config["note"]["width"] == "large"
 
 

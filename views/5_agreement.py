@@ -125,11 +125,11 @@ elif "combo" in shown:  # readable names (template, the version's comment, judge
     shown.insert(1, "version", shown["combo"].map(by_label["template_version"]))
     shown["combo"] = shown["combo"].map(scored.readable(combos))
 st.dataframe(shown, hide_index=True, key="agree_table", column_config={  # a long label never pushes the note out
-    "combo": st.column_config.TextColumn("template (version comment) · judge", width="large", pinned=True,
+    "combo": st.column_config.TextColumn("template (version comment) · judge", width=260, pinned=True,
                                          help="Each version's hash is in the next column; the menus above name "
                                               "both."),
     "version": st.column_config.TextColumn("version", width=110, help="The template version's hash."),
-    "value [95% CI]": st.column_config.TextColumn(width="medium"),
+    "value [95% CI]": st.column_config.TextColumn(width=235),  # whole: "0.615 (no interval: 8 systems)"
     "note": st.column_config.TextColumn(width="large")})
 where = [c for c in ("combo", "aspect", "level") if c in shown]
 noted = shown[shown["note"] != ""].groupby([*where, "note"], sort=False)["metric"].agg(", ".join).reset_index()
