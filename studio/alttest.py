@@ -30,6 +30,9 @@ ANNOTATORS_OF = {"people": "the dataset's own annotators", "you": "your labels, 
                  "both": "the dataset's annotators and yours"}
 NEEDS_TWO = ("How many items the test needs is known once two annotators have scored the same items (their agreement "
              "is what the simulation starts from).")
+#: The plan's box where the verdict beside it has said why the pass says little (`geval.alttest.caveat`).
+SAID_ABOVE = ("No plan for more items: this judge passes already, and more items would only make the test surer of a "
+              "pass that a constant or random labels get as well (the verdict above).")
 
 
 def epsilon(store: geval.Store, dataset: str) -> float:
@@ -220,7 +223,8 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
     annotators.caption("Per annotator: the items compared (those with another annotator and a judge score), the share "
                        "of them on which the judge's (the person's) alignment with the other annotators is at least "
                        "the other's (a tie counts for both), the one-sided p-value, and whether the judge beats the "
-                       "annotator after Benjamini-Yekutieli."
+                       f"annotator after Benjamini-Yekutieli: the test finds the person's share above the judge's by "
+                       f"less than epsilon ({chosen_epsilon:g}), so a judge may beat a person who wins more often."
                        + (f" {', '.join(positions)} are positions, not people: the k-th score of each item (the file "
                           "does not name its annotators, so #3 of one item may be another person than #3 of the next)."
                           if positions else ""))
@@ -232,7 +236,9 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
         if planned is None:
             st.info(NEEDS_TWO, icon=":material/groups:")
         else:
-            st.info(plain(geval.alttest.plan_line(result, results, planned)), icon=":material/groups:")
+            line = geval.alttest.plan_line(result, results, planned)
+            said = line == geval.alttest.caveat(result, results)  # the verdict above says it already, in full
+            st.info(plain(SAID_ABOVE if said else line), icon=":material/groups:")
             if alignment == "rank":
                 st.caption("The plan simulates neg-rmse: rank alignment is not simulated, so this count is for "
                            "neg-rmse, an estimate for rank.")

@@ -9,6 +9,7 @@ import json
 import re
 
 import geval
+from studio.alttest import SAID_ABOVE
 from studio.text import plain
 from tests.apptest_helpers import open_app, texts
 from tests.test_page_inspect import scored_app
@@ -323,6 +324,8 @@ def test_a_pass_a_constant_matches_is_drawn_in_caution_and_the_rank_plan_says_it
     assert "can replace an annotator here" in verdict and "this pass says little" in verdict
     assert verdict.startswith("A judge that always answers 2 passes the test on Natural too")  # before the pass
     assert not any("an annotator here" in s.value for s in at.success)
+    planned = [i.value for i in at.info if i.icon == ":material/groups:"]  # the caveat said once, not twice
+    assert planned == [plain(SAID_ABOVE)] and "this pass says little" not in planned[0], planned
     at.selectbox(key="alttest_alignment").set_value("rank").run()
     assert "The plan simulates neg-rmse: rank alignment is not simulated, so this count is for neg-rmse, an estimate " \
            "for rank." in [c.value for c in at.caption]
