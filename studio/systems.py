@@ -106,7 +106,8 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
     """The judge the section opens on, and why: the one worth most labels on the aspect
     (`geval.reporting.bottom_line.worth_most`) of the combinations `chosen` above that are compared with it,
     else of every judge; the one closest to people (`geval.reporting.bottom_line.closest`) when no judge's
-    worth can be read (too few labels, every item labeled), the newest when not even that can."""
+    worth can be read (too few labels, every item labeled), the newest when not even that can; the only judge
+    compared with the aspect said to be that."""
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
     compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
@@ -117,6 +118,8 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
         result = None
     best = None if result is None else geval.reporting.bottom_line.worth_most(
         result.worth, set(each.index[each["constant"]]), compared or None)
+    if len(judges) == 1:  # "worth most ... of those chosen above", or "closest to people" at a Pearson of -0.43,
+        return judges[0], f"the only judge compared with {aspect}"  # said of the only one
     if best is None:  # the simple reference instead
         closest = geval.reporting.bottom_line.closest(each)
         if closest is None:
@@ -124,8 +127,6 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
                               "correlation can be read yet)"
         return closest, (f"the judge closest to people on {aspect} (the highest Pearson within systems; no judge's "
                          "worth can be read here)")
-    if len(judges) == 1:  # "worth most ... of those chosen above" said of the only one
-        return best, f"the only judge compared with {aspect}"
     return best, f"the judge worth most labels on {aspect}" + (" of those chosen above" if compared else "")
 
 

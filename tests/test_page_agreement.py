@@ -865,6 +865,23 @@ def test_agreement_opens_on_a_judge_people_can_be_compared_with_not_a_newer_impo
     assert at.selectbox(key="inspect_combo").value.startswith("topicalchat-naturalness@")
 
 
+def test_the_only_judge_is_said_to_be_the_only_one_not_the_closest_to_people(monkeypatch, tmp_path):
+    """A new user scored the sample's first 12 items ("At most 12"): no judge's worth can be read, and the systems'
+    section said it opened on "the judge closest to people on Natural (the highest Pearson within systems ...)", of
+    the only judge, whose Pearson was -0.43."""
+    store = geval.Store(tmp_path / "store.sqlite")
+    dataset = geval.load_dataset(SAMPLE, store=store)
+    geval.score(store, dataset.items[:12], resolve_template("topicalchat-naturalness"), geval.make_judge("scripted"),
+                dataset.name)
+    store.close()
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    assert not at.exception
+    said = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("The combined estimate reads") and c.endswith("the only judge compared with Natural.")
+               for c in said), said
+    assert not any("closest to people" in c for c in said), said
+
+
 def test_a_file_without_systems_of_two_responses_per_dialogue_reads_labels_not_dialogues(monkeypatch, tmp_path):
     """Two responses to each dialogue and no systems: "Labels per system" 5 drew 5 dialogues, 10 labels, under a
     name about systems the file has none of; the group level read "n/a (0 groups)" as if it had no dialogues."""
