@@ -154,6 +154,21 @@ def wait_idle(page, timeout: float = 60_000, settle: float = 0.4) -> None:
     )
 
 
+def download(page, button, attempts: int = 3, wait: float = 30_000):
+    """The file a click on the download `button` (a locator) gives, clicked again where none came: a
+    download whose bytes Streamlit makes when clicked can be lost on a busy machine (once in a suite's
+    run, none came in 60 s), and a person clicks again."""
+    for attempt in range(attempts):
+        try:
+            with page.expect_download(timeout=wait) as got:
+                button.click()
+            return got.value
+        except Exception:  # Playwright's timeout: no file this time
+            if attempt == attempts - 1:
+                raise
+            wait_idle(page)
+
+
 def item_shown(tab, other_than: str | None = None) -> str:
     """The id of the item the labeling unit shows, once painted (keys count from then), other than `other_than`."""
     try:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from e2e_helpers import ARTIFACTS, CHROMIUM, first_page, goto_page, screenshot, streamlit_process, wait_idle
+from e2e_helpers import ARTIFACTS, CHROMIUM, download, first_page, goto_page, screenshot, streamlit_process, wait_idle
 from helpers import scripted
 from test_e2e_alttest import _import
 from test_e2e_label import MAIN
@@ -41,10 +41,9 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
     with streamlit_process(store_path, tmp_path / "streamlit.log") as (url, _), sync_playwright() as playwright:
         browser, tab = first_page(playwright, url)
         # the Data page's CSV of the items with their ids and people's scores: its bytes, as the browser saves them
-        with tab.expect_download() as got:
-            tab.get_by_role("button", name="Items and people's scores as CSV").click()
-        exported = pd.read_csv(got.value.path())
-        assert got.value.suggested_filename == "topicalchat_usr_sample-items.csv"
+        got = download(tab, tab.get_by_role("button", name="Items and people's scores as CSV"))
+        exported = pd.read_csv(got.path())
+        assert got.suggested_filename == "topicalchat_usr_sample-items.csv"
         assert exported["id"].tolist() == [item.id for item in dataset.items]
         assert {"Natural", "Natural [#1]", "Natural [#2]", "Natural [#3]"} <= set(exported.columns)
         first = dataset.items[0]
@@ -63,12 +62,10 @@ def test_a_judge_imported_beside_a_scored_one_is_compared_with_it_on_the_page_an
         screenshot(tab, "e2e_import_judge_1_agreement")
 
         tab.get_by_role("button", name="Build the HTML report").click()
-        download = tab.get_by_role("button", name="Download the HTML report")
-        download.wait_for(timeout=300_000)
-        with tab.expect_download() as got:
-            download.click()
+        button = tab.get_by_role("button", name="Download the HTML report")
+        button.wait_for(timeout=300_000)
         saved = tmp_path / "report.html"
-        got.value.save_as(saved)
+        download(tab, button).save_as(saved)
         page = saved.read_text(encoding="utf-8")
         # the report as its reader opens it: every figure drawn by the plotly.js it inlines (its cartesian bundle)
         reader = browser.new_context(viewport={"width": 1200, "height": 900}).new_page()
