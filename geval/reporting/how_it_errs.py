@@ -14,11 +14,12 @@ below 0 reads as a size "below", the middle is avoided only when no inner point 
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pandas as pd
 
-from geval.analysis.grouped import Estimate
+from geval.analysis.grouped import MIN_GROUPS, Estimate
 from geval.analysis.judge_errors import AspectErrors
 from geval.analysis.judge_errors import judge_errors as read
 from geval.analysis.label_errors import MIN_PAIR_ITEMS, LabelErrors
@@ -57,15 +58,36 @@ def band(kappa: float) -> str:
     return next(word for limit, word in BANDS if kappa <= limit) if math.isfinite(kappa) else "undefined"
 
 
+#: What every figure of an aspect in fewer than MIN_GROUPS groups says after its value: said once instead.
+FEW_GROUPS = re.compile(r" \(no interval: \d+ groups?\)")
+
+
+def _groups(found: AspectErrors) -> int:
+    """The groups (dialogues, documents) its figures rest on."""
+    labels, scores = found.labels, found.scores
+    return max(labels.kappa.groups if labels is not None else 0, scores.offset.groups if scores is not None else 0)
+
+
+def _once(found: AspectErrors, text: str) -> str:
+    """`text` without "(no interval: 5 groups)" after each figure where the aspect's items fall in fewer than
+    MIN_GROUPS groups: `lines` says it once (on 12 items in 2 groups, it followed some 30 figures)."""
+    return FEW_GROUPS.sub("", text) if _groups(found) < MIN_GROUPS else text
+
+
 def lines(found: AspectErrors) -> list[str]:
-    """Every sentence of how the judge errs on one aspect: the labels' first, then the scores'."""
+    """Every sentence of how the judge errs on one aspect: the labels' first, then the scores'; where its items fall
+    in fewer than MIN_GROUPS groups, that no figure has an interval is said once, first."""
     said = [f"{found.scale}."] if found.scale else []
+    groups = _groups(found)
+    if groups < MIN_GROUPS:
+        said.append(f"No figure here has a 95% interval: the items fall in {counted(groups, 'group')} (dialogues, "
+                    f"documents), and an interval over groups needs {MIN_GROUPS}.")
     if found.labels is not None:
         said += label_lines(found.labels, ordinal=found.scores is not None, against=found.against)
     if found.scores is not None:
         said += score_lines(found.scores)
     notes = found.notes + (found.labels.notes if found.labels else []) + (found.scores.notes if found.scores else [])
-    return said + [f"Note: {note}." for note in dict.fromkeys(notes)]
+    return [_once(found, line) for line in said] + [f"Note: {note}." for note in dict.fromkeys(notes)]
 
 
 def _points(found: Estimate, signed: bool = True) -> str:
@@ -343,8 +365,9 @@ def _length_lines(scores: ScoreErrors) -> list[str]:
 
 
 def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
-    """The tables of how the judge errs on one aspect, as read ("0.412 [0.330, 0.490]"), by name: kappa,
-    confusion matrix, per label, constant answers (labels); scale use, length (scores)."""
+    """The tables of how the judge errs on one aspect, as read ("0.412 [0.330, 0.490]"; in fewer than MIN_GROUPS
+    groups, "0.412", `lines` saying why once), by name: kappa, confusion matrix, per label, constant answers
+    (labels); scale use, length (scores)."""
     out: dict[str, pd.DataFrame] = {}
     labels, scores = found.labels, found.scores
     if labels is not None:
@@ -376,7 +399,10 @@ def tables(found: AspectErrors) -> dict[str, pd.DataFrame]:
                             "the judge − a person (the same others), mean over annotators"],
             "Spearman with words [95% CI]": [_read(scores.length), *[_read(e) for e in scores.annotators["spearman"]],
                                              _signed(scores.length_difference, 3)]})
-    return out
+    if _groups(found) >= MIN_GROUPS:
+        return out
+    return {name: table.map(lambda cell: _once(found, cell) if isinstance(cell, str) else cell)
+            .rename(columns=lambda column: column.replace(" [95% CI]", "")) for name, table in out.items()}
 
 
 def _kappa_table(labels: LabelErrors, against: str) -> pd.DataFrame:
