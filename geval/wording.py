@@ -17,6 +17,13 @@ def few(names, shown: int = 3) -> str:
     return f"{listed} and {len(names) - shown} more" if len(names) > shown else listed
 
 
+def natural_key(name: str) -> tuple:
+    """A sort key putting names in the order a person reads them: M2 before M10 (a name's trailing number read as
+    a number)."""
+    digits = "".join(c for c in name if c.isdigit())
+    return (name.rstrip("0123456789"), int(digits) if digits and name.endswith(digits) else -1, name)
+
+
 def fixed(value: float, digits: int = 3, signed: bool = False) -> str:
     """`value` to `digits` decimals, with its sign when `signed` ("+0.120"); a value that rounds to zero reads 0
     ("0.000", "+0.000"), never "-0.000" (an interval's bound keeps its sign: "[-0.00, +0.51]" holds 0)."""

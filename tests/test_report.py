@@ -349,6 +349,19 @@ def test_the_scatter_knows_each_point_item(scored):
     assert list(figure.layout.yaxis.range) == list(figure.layout.xaxis.range) == pytest.approx([0.92, 3.08])
 
 
+def test_the_scatters_legend_lists_systems_as_read_m2_before_m10():
+    """The legend listed M1, M11, M12, M2 (by first item: ids sorted as text)."""
+    systems = ["M1", "M11", "M12", "M2", "M10", "M3"]
+    frame = pd.DataFrame({
+        "item_id": [f"i{k}" for k in range(6)], "aspect": "naturalness", "aspect_name": "Naturalness",
+        "human": "Natural", "score": 2.0, "human_score": 2.0, "scale_min": 1.0, "scale_max": 3.0, "human_min": 1.0,
+        "human_max": 3.0, "system": systems, "response": "x",
+    })
+    figure = scatter_figure(frame, "naturalness", "Natural")
+    assert [trace.name for trace in figure.data] == ["M1", "M2", "M3", "M10", "M11", "M12"]
+    assert [trace.customdata.tolist() for trace in figure.data][:2] == [["i0"], ["i3"]]
+
+
 def test_the_scatter_switches_to_webgl_for_many_points():
     for n in (5000, 5001):
         frame = pd.DataFrame({

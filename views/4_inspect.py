@@ -102,7 +102,7 @@ def judged(row) -> str:
     return in_words(human, label_index(pd.Series([row["judge_01"]])).iloc[0]) if pd.notna(row["judge_01"]) else "–"
 
 
-systems = sorted(s for s in rows["system"].unique() if s)
+systems = sorted((s for s in rows["system"].unique() if s), key=geval.reporting.natural_key)  # M2, M10
 if st.session_state.get("inspect_filtered", dataset.name) != dataset.name:  # another dataset's would hide items
     for key in FILTERS:                                                       # unsaid (a link's are kept: the first)
         st.session_state.pop(key, None)

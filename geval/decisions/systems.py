@@ -33,7 +33,7 @@ from geval.decisions.betting import ALPHA, Draws, chosen_observations, interval,
 from geval.decisions.t_intervals import final_fit
 from geval.decisions.worth import blocks, judge_worth
 from geval.errors import GevalError
-from geval.wording import fixed
+from geval.wording import fixed, natural_key
 
 #: Labels a system needs for an interval (the simulation's smallest number: docs/statistics.md).
 MIN_LABELS = 5
@@ -171,7 +171,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     population["system"] = population["system"].fillna("").astype(str)
     labeled, labeled_rows = _scored(population, order)
     counts = population.loc[labeled, "system"].value_counts()
-    systems = [s for s in sorted(population["system"].unique(), key=_natural) if counts.get(s, 0) >= MIN_LABELS]
+    systems = [s for s in sorted(population["system"].unique(), key=natural_key) if counts.get(s, 0) >= MIN_LABELS]
     if not labeled:
         raise SystemsError(f"no item has people's scores of {aspect or 'this aspect'}: label some first "
                            f"({MIN_LABELS} or more per system)")
@@ -194,7 +194,7 @@ def means(population: pd.DataFrame, order: Sequence[str], judges: Sequence[str],
     few = [s for s in population["system"].unique() if s not in systems]
     if few:
         notes.append(f"left out, fewer than {MIN_LABELS} labels: " + ", ".join(
-            f"{s or 'no system'} ({counts.get(s, 0)})" for s in sorted(few, key=_natural)))
+            f"{s or 'no system'} ({counts.get(s, 0)})" for s in sorted(few, key=natural_key)))
     if (population["system"] == "").all():
         notes.append("no systems: the mean of the whole dataset, nothing to compare")
     notes += _all_labeled(population, labeled, systems)
@@ -272,12 +272,6 @@ def default_labels(sizes: Sequence[int], most: int = 20) -> int:
     at most `most`."""
     smallest = min(sizes) if len(sizes) else most
     return int(min(most, max(MIN_LABELS, smallest // 2)))
-
-
-def _natural(name: str) -> tuple:
-    """M2 before M10."""
-    digits = "".join(c for c in name if c.isdigit())
-    return (name.rstrip("0123456789"), int(digits) if digits and name.endswith(digits) else -1, name)
 
 
 class _Items:

@@ -44,14 +44,14 @@ from geval.reporting.tables import (
     stack_tables,
     verdict,
 )
-from geval.wording import counted, run_status
+from geval.wording import counted, natural_key, run_status
 
-__all__ = ["Bullets", "COLOURS", "DRAWN_ONE_BY_ONE_MOST", "Document", "Figure", "Heading", "MIN_GROUPS",
-           "MIN_GROUP_ITEMS", "Report", "Table", "Text", "WEBGL_ABOVE", "abs_diff_histogram", "agreement_csv",
-           "aspect_words", "category_word", "correlation_bars", "counted",
-           "counted_scatter_figure", "curve_caption", "curve_table", "display_table", "distribution_figure",
-           "format_p", "how_it_errs", "human_scores_figure", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names", "labels_in_words",
-           "labels_figure", "labels_only", "learning_curve_figure", "majority_figure", "number", "pairwise", "positive", "ranking_table", "report",
-           "report_page", "run_status", "searches_table",
-           "saved_line", "scatter_figure", "stack_tables", "systems_line", "systems_forest", "systems_table", "verdict",
-           "worth_table", "worth_words"]
+__all__ = ["abs_diff_histogram", "agreement_csv", "aspect_words", "Bullets", "category_word", "COLOURS",
+           "correlation_bars", "counted", "counted_scatter_figure", "curve_caption", "curve_table", "display_table",
+           "distribution_figure", "Document", "DRAWN_ONE_BY_ONE_MOST", "Figure", "format_p", "Heading", "how_it_errs",
+           "human_scores_figure", "items_csv", "items_drawn", "judge_distribution_figure", "judge_names",
+           "labels_figure", "labels_in_words", "labels_only", "learning_curve_figure", "majority_figure",
+           "MIN_GROUP_ITEMS", "MIN_GROUPS", "natural_key", "number", "pairwise", "positive", "ranking_table", "Report",
+           "report", "report_page", "run_status", "saved_line", "scatter_figure", "searches_table", "stack_tables",
+           "systems_forest", "systems_line", "systems_table", "Table", "Text", "verdict", "WEBGL_ABOVE", "worth_table",
+           "worth_words"]

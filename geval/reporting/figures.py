@@ -26,6 +26,7 @@ from geval.analysis.correlation import reading
 from geval.data.declared import category_word
 from geval.data.items import Item
 from geval.data.labels import COMPARED_WITH, MAJORITY_OF
+from geval.wording import natural_key
 
 WEBGL_ABOVE = 5000  # points; beyond this the scatter is drawn with WebGL
 
@@ -156,7 +157,8 @@ def scatter_figure(frame: pd.DataFrame, aspect: str, human: str, per_item: bool 
                       zip(escaped(ids), systems, rows["score"].tolist(), escaped(said) if words else said,
                           rows["response"].tolist() if snippets else [""] * len(rows))], dtype=object)
     trace = go.Scattergl if len(rows) > WEBGL_ABOVE else go.Scatter
-    series = [(index, system, np.flatnonzero(systems == system)) for index, system in enumerate(dict.fromkeys(systems))]
+    series = [(index, system, np.flatnonzero(systems == system))  # the legend's order: M2 before M10
+              for index, system in enumerate(sorted(set(systems), key=natural_key))]
     figure = go.Figure([  # the texts set after: a figure deep-copies its traces' arrays of objects one by one
         trace(x=jittered["human_score"][shown], y=jittered["score"][shown], customdata=ids[:0], text=hover[:0],
               mode="markers", name=system, legendgroup=system,
