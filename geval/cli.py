@@ -1362,6 +1362,7 @@ def cmd_systems(args) -> None:
         print(f"Bottom line: {said}")
         _print_systems(dataset, result, args.all_pairs, advantage,
                        why="" if combo is not None or args.together else
+                       f"the only judge compared with {aspect}" if len(judges) == 1 else
                        "the judge worth most labels here: --judge picks another" if default is not None else
                        "the judge closest to people (the highest Pearson within systems; no judge's worth can be "
                        "read here): --judge picks another")

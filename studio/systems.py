@@ -110,6 +110,8 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
     compared with the aspect said to be that."""
     found = cached.label_features(store, dataset.name, aspect, combos, None)
     judges = [found.judge] + [r for r in found.rows if r != found.judge]
+    if len(judges) == 1:  # "worth most ... of those chosen above", or "closest to people" at a Pearson of -0.43,
+        return judges[0], f"the only judge compared with {aspect}"  # said of the only one
     compared = [label for label in chosen if any(found.sources.get(j, ("",))[0] == label for j in judges)]
     each = _judges_on(store, dataset.name, aspect, combos)  # with the labels
     try:
@@ -118,8 +120,6 @@ def worth_most(store: geval.Store, dataset: geval.Dataset, aspect: str, combos: 
         result = None
     best = None if result is None else geval.reporting.bottom_line.worth_most(
         result.worth, set(each.index[each["constant"]]), compared or None)
-    if len(judges) == 1:  # "worth most ... of those chosen above", or "closest to people" at a Pearson of -0.43,
-        return judges[0], f"the only judge compared with {aspect}"  # said of the only one
     if best is None:  # the simple reference instead
         closest = geval.reporting.bottom_line.closest(each)
         if closest is None:

@@ -326,6 +326,16 @@ def test_geval_systems_and_alttest_open_on_it_and_say_so(three_judges):
     assert re.search(r"^  Natural: \S+ is worth most labels|^  Natural: no judge saves labels", said, re.MULTILINE)
 
 
+def test_geval_systems_names_the_only_judge_so(tmp_path):
+    """One judge: the header said "the judge closest to people (the highest Pearson within systems ...)" of it."""
+    store, _ = _personachat(tmp_path, {"close": 0.3})
+    store.close()
+    done = run_cli("systems", "personachat_usr_sample", "--labels", "5", "--store", str(tmp_path / "s.sqlite"))
+    assert done.returncode == 0, done.stderr
+    header = next(line for line in done.stdout.splitlines() if " · Natural (1-3): " in line)
+    assert header.endswith("(the only judge compared with Natural)"), header
+
+
 def test_the_report_opens_on_the_bottom_line_and_its_systems_read_that_judge(three_judges):
     _, store, _ = three_judges
     made = geval.reporting.report(store, "personachat_usr_sample", baselines=[], figures=False, n_boot=50,

@@ -371,7 +371,7 @@ def test_more_labels_for_a_narrow_interval_say_every_item_left_where_it_takes_al
     dataset = geval.load_dataset(REPO / "data" / "personachat_usr_sample.json", store=store)
     geval.score(store, dataset.items, make_template(), scripted(), dataset.name)
     result = geval.labeling.system_means(store, dataset.name, "Natural", per_system=5, design="documents")
-    assert set(geval.reporting.systems_table(result)["more labels for ±0.10"]) == {"all 5 left"}
+    assert set(geval.reporting.systems_table(result)["more labels for ±0.10"]) == {"all 5 left, then exact"}
     labeled = geval.labeling.system_means(store, dataset.name, "Natural", per_system=10, design="documents")
     assert set(geval.reporting.systems_table(labeled)["more labels for ±0.10"]) == {"all labeled"}
 

@@ -78,10 +78,11 @@ def systems_table(result: labeling.SystemMeans) -> pd.DataFrame:
 
 
 def _more(count: int | None, left: int) -> str:
-    """`more_labels` in words; where it takes every item left ("about 3" of 3 left read as if 3 would do)."""
+    """`more_labels` in words; where it takes every item left ("about 3" of 3 left read as if 3 would do), that the
+    mean is then exact (every row's "all 5 left" read as a count with no end)."""
     if count is None:
         return "all labeled"
-    return "reached" if count == 0 else f"all {left} left" if count >= left else f"about {count}"
+    return "reached" if count == 0 else f"all {left} left, then exact" if count >= left else f"about {count}"
 
 
 def worth_table(result: labeling.SystemMeans, advantage: dict[tuple[str, str], float] | None = None,
