@@ -82,7 +82,8 @@ def test_a_judge_the_test_cannot_pass_gets_no_plan_on_the_tests_own_quantity():
         "No plan for this judge: the test passes it for an annotator only where the person's advantage over it (the "
         "share of items the person wins less the share it wins) is below epsilon 0.2, and passes it for half the "
         f"annotators or more; on the items scored so far that advantage is {shown} for the 3 annotators, below 0.2 "
-        "for 0, and more items only make the test surer of it: improve the judge first.")
+        "for 0, and more items only make the test surer of it: improve the judge first (the paper's advice to label "
+        "more, where a verdict is missing, serves a judge that can pass).")
     copying = plan_study(people, dict(people["a0"]), 0.2, "neg-rmse")  # a judge as good as a person: a plan
     assert not copying.reason and copying.resampled and sum(ahead < 0.2 for ahead in copying.ahead) >= 2
 
@@ -204,7 +205,8 @@ def test_shared_summeval_has_no_plan_for_mistrals_fluency(summeval_store):
                         r"\(the share of items the person wins less the share it wins\) is below epsilon 0\.2, and "
                         r"passes it for half the annotators or more; on the items scored so far that advantage is "
                         r"\+0\.\d\d, \+0\.\d\d, \+0\.\d\d for the 3 annotators, below 0\.2 for 0, and more items only "
-                        r"make the test surer of it: improve the judge first\.", line), line
+                        r"make the test surer of it: improve the judge first \(the paper's advice to label more, "
+                        r"where a verdict is missing, serves a judge that can pass\)\.", line), line
 
 
 def test_the_random_label_judge_on_summeval_consistency_never_gets_a_refusal_beneath_a_pass(summeval_store, tmp_path):

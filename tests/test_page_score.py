@@ -538,8 +538,9 @@ def test_the_time_is_estimated_before_starting(monkeypatch, tmp_path):
     at.run()
     line = next(text for text in texts(at).splitlines() if text.startswith("Time: "))
     assert re.fullmatch(r"Time: about \d+ min, after about 40 s loading the model \(~[\d,]+ tokens to evaluate at "
-                        r"prefill 50 tokens/s, decode 10 tokens/s, measured on this machine 2 min ago; an estimate\)",
-                        line), line
+                        r"prefill 50 tokens/s, decode 10 tokens/s, measured on this machine 2 min ago; the other "
+                        r"~[\d,]+ prompt tokens repeat the prompt before, kept from it; an estimate\)",
+                        line), line  # beside the plan's "~47,112 prompt + ~240 answer tokens": why fewer
 
 def test_a_job_that_is_starting_says_so_and_nothing_of_a_server(monkeypatch, tmp_path):
     at = _shown_job(monkeypatch, tmp_path, None, started=time.time() - 12)

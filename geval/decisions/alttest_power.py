@@ -356,7 +356,8 @@ def _why_not(plan: Plan, data: PlanData, min_items: int) -> str:
             f"(the share of items the person wins less the share it wins) is below epsilon {plan.epsilon:g}, and "
             f"passes it for half the annotators or more; on the items scored so far that advantage is {shown} for the "
             f"{len(plan.ahead)} annotators, below {plan.epsilon:g} for {below}, and more items only make the test "
-            "surer of it: improve the judge first.")
+            "surer of it: improve the judge first (the paper's advice to label more, where a verdict is missing, "
+            "serves a judge that can pass).")
 
 
 def _resampled(rng: np.random.Generator, data: PlanData, runs: int, settings: dict) -> tuple[list[int], list[float]]:

@@ -207,6 +207,9 @@ class Plan:
         if self.pace.speed is not None:
             work = self.work if calls is None or not self.calls else self.work.times(calls / self.calls)
             basis = f"~{work.tokens:,} tokens to evaluate at {self.pace.basis()}"
+            kept = self.prompt_tokens - work.tokens if calls is None else 0  # beside the plan's "~47,112 prompt"
+            if kept > 0:
+                basis += f"; the other ~{kept:,} prompt tokens repeat the prompt before, kept from it"
         else:
             basis = self.pace.basis()
         at_once = f", {self.pace.concurrency} at a time" if self.pace.concurrency > 1 else ""
