@@ -397,9 +397,9 @@ def test_the_histograms_use_the_common_scale(scored):
     centres = np.asarray(histogram.data[0].x, dtype=float)
     assert sum(histogram.data[0].y) == 12 and ((0 <= centres) & (centres <= 1)).all()
     assert tuple(histogram.layout.xaxis.range) == (0, 1)
-    overlaid = distribution_figure(frame, "naturalness", "Natural")
-    assert [t.name.split(":")[0] for t in overlaid.data] == ["judge", "human"]
-    assert overlaid.layout.barmode == "overlay"
+    both = distribution_figure(frame, "naturalness", "Natural")
+    assert [t.name.split(":")[0] for t in both.data] == ["judge", "human"]
+    assert both.layout.barmode == "group"  # side by side: overlaid, bars of two blues hid each other
 
 
 def _disagreement_frame(values: list[float]) -> pd.DataFrame:

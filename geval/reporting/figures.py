@@ -256,17 +256,16 @@ def abs_diff_histogram(frame: pd.DataFrame, aspect: str, human: str | None = Non
 
 
 def distribution_figure(frame: pd.DataFrame, aspect: str, human: str | None = None):
-    """Histograms of the judge's and the people's scores, overlaid, on the common 0-1 scale."""
+    """Histograms of the judge's and the people's scores side by side in each bin, on the common 0-1 scale (overlaid,
+    half-transparent, bars of two blues hid each other)."""
     rows = aspect_rows(frame, aspect, human).dropna(subset=["judge_01", "human_01"])
     name = rows["aspect_name"].iloc[0] if len(rows) else aspect
     human_name = human or (rows["human"].iloc[0] if len(rows) else "human")
-    figure = _histogram({
+    return _histogram({
         f"judge: {name} ({_scale(rows, 'scale_min', 'scale_max')})": rows["judge_01"],
         f"human: {human_name} (mean, {_scale(rows, 'human_min', 'human_max')})": rows["human_01"],
-    }, f"{name}: score distributions, {len(rows)} items", "score on a common 0–1 scale", barmode="overlay",
-        bargap=0, legend={"orientation": "h", "y": -0.25})
-    figure.update_traces(marker_opacity=0.6)
-    return figure
+    }, f"{name}: score distributions, {len(rows)} items", "score on a common 0–1 scale", barmode="group",
+        bargap=0.1, legend={"orientation": "h", "y": -0.25})
 
 
 def labels_figure(frame: pd.DataFrame, aspect: str, human: str | None, words: Sequence[str], side: str = "people"):
