@@ -175,7 +175,7 @@ def sidebar_status() -> None:
     st.text(current.summary() if current else "none loaded")
     st.caption("Template in the editor")
     st.text(tpl.label if tpl else "the editor's text does not parse")
-    st.caption("Judge")
+    st.caption("Judge for new scores")  # "Judge" read as the one whose scores Inspect and Agreement show
     st.text(judge_text(options))
     judge_check(options)
 

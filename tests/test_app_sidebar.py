@@ -13,6 +13,8 @@ def test_sidebar_shows_current_dataset_template_and_judge(monkeypatch, tmp_path)
     assert shown[0].startswith("topicalchat_usr_sample (usr): 60 items")
     assert shown[1].startswith("topicalchat-naturalness@")
     assert shown[2] == "embedded: Qwen2.5-Coder-1.5B, bundled"
+    # the judge that new scores come from: Inspect and Agreement show the judges that scored the dataset
+    assert [c.value for c in at.sidebar.caption][:3] == ["Dataset", "Template in the editor", "Judge for new scores"]
 
 
 def test_an_embedded_judge_of_another_gguf_file_is_named_by_its_file(monkeypatch, tmp_path):
