@@ -230,6 +230,9 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
                           if positions else ""))
     by_label = combos.set_index("label")
     combo = by_label.loc[result.judge] if result.judge in by_label.index else None
+    if combo is not None:  # under the table, on one line: beside the plan it broke at "summeval-|coherence", "1-|5"
+        annotators.caption("Judge signature:")
+        annotators.code(combo["signature"], language=None, wrap_lines=False)
     with plan:
         planned = cached.alttest_plan(store, dataset, result.aspect, combos, combo, chosen_epsilon,
                                       alignment if alignment != "rank" else None, result.by, reading, fdr)
@@ -242,9 +245,6 @@ def detail(store: geval.Store, dataset: str, combos: pd.DataFrame, results: list
             if alignment == "rank":
                 st.caption("The plan simulates neg-rmse: rank alignment is not simulated, so this count is for "
                            "neg-rmse, an estimate for rank.")
-        if combo is not None:
-            st.caption("Judge signature:")
-            st.text(combo["signature"])
 
 
 def planning_line(store: geval.Store, dataset: str, aspect: str, combos: pd.DataFrame, combo: pd.Series | None) -> None:

@@ -68,6 +68,8 @@ def test_on_36_items_the_judge_gets_a_verdict_at_the_epsilon_chosen(monkeypatch,
         in [c.value for c in at.caption]
     assert any(c.value.startswith("Per annotator: ") and "#1, #2, #3 are positions, not people" in c.value
                for c in at.caption)  # beside the table, not only in the sidebar
+    signature = geval.Store(tmp_path / "store.sqlite").combos(SAMPLE)["signature"].iloc[0]
+    assert [c.value for c in at.code] == [signature]  # on one line, to copy: as text, it broke mid-name
 
     store = geval.Store(tmp_path / "store.sqlite")  # a second judge, imported: ranked beside it, and chosen
     elsewhere = tmp_path / "elsewhere.csv"
