@@ -240,6 +240,8 @@ def test_compare_pairs_the_newest_with_one_that_scores_the_same_aspect_and_says_
     assert not at.exception
     a, b = at.selectbox(key="agree_a").value, at.selectbox(key="agree_b").value
     assert b.startswith(second.label) and a.startswith("topicalchat-naturalness@") and a != b  # not engagingness
+    # not "A (the original, the baseline)" and "B (the edit, ...)": A and B may be two LLMs
+    assert [at.selectbox(key=k).label for k in ("agree_a", "agree_b")] == ["A (the baseline)", "B (compared with A)"]
     at.selectbox(key="agree_a").select(next(o for o in at.selectbox(key="agree_a").options
                                             if o.startswith(engaging.label))).run()
     said = " ".join(i.value for i in at.info).replace("\\", "")  # as shown: Markdown marks are escaped

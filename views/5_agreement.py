@@ -278,8 +278,10 @@ st.caption("B minus A on the items both scored: the jackknife over groups with S
 # by default two of those chosen above, the judge the sections above open on one of them: the original A, its edit B
 scored.follow_chosen(store, combos, list(dict.fromkeys([*(opened[:1] if opened else []), *chosen])), labels)
 left, right = st.columns(2)
-label_a = left.selectbox("A (the original, the baseline)", labels, key="agree_a")
-label_b = right.selectbox("B (the edit, compared with A)", labels, key="agree_b")
+label_a = left.selectbox("A (the baseline)", labels, key="agree_a",  # "the original" read oddly of two LLMs
+                         help="What B is measured against: e.g. a template's first version, or the judge in use.")
+label_b = right.selectbox("B (compared with A)", labels, key="agree_b",
+                          help="E.g. the template's edit, or another judge.")
 if label_a == label_b:
     st.info("Pick two different template versions or judges.")
     st.stop()
