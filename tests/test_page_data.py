@@ -53,6 +53,8 @@ def test_the_first_page_shows_the_path_through_the_app(monkeypatch, tmp_path):
     assert [link.proto.page.split("/")[-1] for link in links] == [
         "data", "label", "prompts", "score", "inspect", "agreement", "tune"]  # Data at its own address, not the root
     assert "Label when your file has no human scores" in texts(at)
+    # what to do first, in short sentences: one of 50 words opened the page
+    assert at.caption[0].value.startswith("Pick a dataset to judge: a bundled sample, a full public set")
 
 
 def test_a_stored_upload_stays_listed_labelled_as_yours_and_opens_again(monkeypatch, tmp_path):

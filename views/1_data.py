@@ -12,9 +12,9 @@ from studio.text import plain
 st.title("Data")
 if "data_deleted" in st.session_state:
     st.success(st.session_state.pop("data_deleted"))
-st.caption("Datasets with human scores: bundled samples in data/, the full public sets in ../shared/data if present, "
-           "or your own CSV, JSON or JSONL (kept in the store once loaded, and listed with the others), with human "
-           "scores or without: then your own labels (the Label page) are what the judge is compared with.")
+st.caption("Pick a dataset to judge: a bundled sample, a full public set (../shared/data, if present), or your own "
+           "CSV, JSON or JSONL file. Without human scores in it, your own labels (the Label page) are what the judge "
+           "is compared with. A file loaded once stays in the store, listed with the others.")
 with st.container(border=True, key="data_howto"):  # the path through the app, for a first visit
     st.markdown("**Does a judge agree with people?** One page a step: Label when your file has no human "
                 "scores (or to add yours), and Tune at the end to raise agreement:")
