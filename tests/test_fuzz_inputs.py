@@ -420,6 +420,9 @@ def test_template_files_of_any_bytes(content):
     ("line 8\nJudge {{response now", "fuzz.txt:9: a placeholder's braces are not closed ('{{response now\\n{{response}}'); "
                                       "write it as {{name}}, e.g. {{response}}"),  # it was taken as text: one prompt
     ("Answer: {{response}} }}", "fuzz.txt:8: a placeholder's braces are not closed ('}}\\n{{response}}')"),
+    # one brace each side: it was sent as written, every prompt without the text it named, and the page said "parses"
+    ("line 8\nSource: { Document }", "fuzz.txt:9: { Document } has single braces, so it would be sent as written, "
+                                      "not replaced by the document; write it as {{document}}"),
 ])
 def test_a_placeholder_broken_over_two_lines_is_checked_too(body, message):
     header = '+++\nname = "t"\n[[aspects]]\nname = "A"\nmin = 1\nmax = 3\n+++\n'

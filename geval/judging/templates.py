@@ -653,6 +653,12 @@ def _check_braces(body: str, source: str, body_offset: int) -> None:
         number = body_offset + body.count("\n", 0, broken.start())
         raise TemplateError(f"{source}:{number}: a placeholder's braces are not closed ({shown(body[broken.start():][:30])}); "
                             "write it as {{name}}, e.g. {{response}}")
+    single = re.search(r"\{\s*(" + "|".join(KNOWN) + r")\s*\}", left, re.IGNORECASE)  # "{document}" was sent as it
+    if single:                                                                     # stands: every prompt lost the text
+        number = body_offset + body.count("\n", 0, single.start())
+        name = single.group(1).lower()
+        raise TemplateError(f"{source}:{number}: {shown(single.group(0))} has single braces, so it would be sent as "
+                            f"written, not replaced by the {name}; write it as {{{{{name}}}}}")
 
 
 def _text(header: dict, key: str, source: str, required: bool = False) -> str:
