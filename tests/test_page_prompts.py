@@ -33,6 +33,18 @@ def test_an_unknown_placeholder_is_an_inline_error(monkeypatch, tmp_path):
     editor.set_value(editor.value.replace("{{response}}", "{{nope}}")).run()
     assert not at.exception
     assert any("unknown placeholder {{nope}}" in e.value for e in at.error)
+    # beside the editor too, where the preview was: below the 520 px editor, the error was out of view at 1400x900
+    [preview] = [i.value for i in at.info if i.value.startswith("Fix the template to see the preview: ")]
+    assert "unknown placeholder" in preview and "nope" in preview
+
+
+def test_a_known_name_in_single_braces_is_an_error_not_text_sent_as_written(monkeypatch, tmp_path):
+    """'{document}' parsed ('placeholders: summary'): every prompt was sent without its article."""
+    at = open_app(monkeypatch, tmp_path, PAGE)
+    editor = at.text_area(key="template_text")
+    editor.set_value(editor.value.replace("{{response}}", "{response}", 1)).run()
+    assert not at.success
+    assert any("{response} has single braces, so it would be sent as written" in e.value for e in at.error)
 
 
 def test_a_form_asking_for_another_aspect_or_for_none_is_an_inline_error(monkeypatch, tmp_path):

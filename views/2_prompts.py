@@ -118,16 +118,16 @@ with left:
         st.success(f"{template.label} parses · placeholders: {', '.join(template.placeholders)} · aspects: "
                    + ", ".join(f"{a.name} {a.min}-{a.max} (human: {a.human or 'same name'})" for a in template.aspects))
     except geval.GevalError as exc:
-        template = None
-        st.error(str(exc))
+        template, problem = None, str(exc)
+        st.error(problem)
     with st.expander("Placeholders you can use"):
         st.table(pd.DataFrame(
             [{"placeholder": "{{" + k + "}}", "meaning": v} for k, v in geval.Template.PLACEHOLDERS.items()]
         ))
 
 with right:
-    if template is None:
-        st.info("Fix the template to see the preview.")
+    if template is None:  # what to fix said here too: below a 520 px editor, the error was out of view
+        st.info(f"Fix the template to see the preview: {plain(problem)}", icon=":material/error:")
     elif dataset is None:
         st.info("Load a dataset on the Data page to preview the prompt on a real item.")
     else:
