@@ -216,6 +216,23 @@ def test_a_saved_note_is_in_the_store(monkeypatch, tmp_path):
     assert at.text_area(key=f"inspect_note_{item_id}").value == "the reply ignores the **question**"
 
 
+def test_a_note_typed_then_next_clicked_without_save_is_kept(monkeypatch, tmp_path):
+    """A new user typed a note and clicked Next: back on the item, the box was empty and nothing was stored."""
+    at, _ = scored_app(monkeypatch, tmp_path)
+    at.switch_page(PAGE).run()
+    item_id = at.session_state["inspect_jump"]
+    at.text_area(key=f"inspect_note_{item_id}").input("summary repeats itself")  # sent with the click, as a browser does
+    at.button(key="inspect_next").click().run()
+    assert not at.exception and at.session_state["inspect_jump"] != item_id
+    store = geval.Store(tmp_path / "store.sqlite")
+    assert store.notes()[item_id] == (False, "summary repeats itself")
+    store.close()
+    at.button(key="inspect_previous").click().run()
+    assert at.text_area(key=f"inspect_note_{item_id}").value == "summary repeats itself"
+    at.checkbox(key=f"inspect_flag_{item_id}").check().run()  # a flag, too, kept as it is ticked
+    assert geval.Store(tmp_path / "store.sqlite").notes()[item_id] == (True, "summary repeats itself")
+
+
 def test_dataset_text_is_shown_literally(monkeypatch, tmp_path):
     records = json.loads(dataset_file().read_text("utf-8"))
     records[0]["responses"][0]["response"] = EVIL
