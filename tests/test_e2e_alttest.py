@@ -162,7 +162,8 @@ def test_one_annotator_labels_two_are_imported_and_the_test_decides_at_30_items(
         store = geval.Store(store_path)
         expected = geval.alttest.summary(geval.alttest.run(store, "mine")).iloc[0]
         store.close()
-        assert expected["passed"] in ("yes", "no") and expected["verdict"] in text, (expected["verdict"], text[-4000:])
+        assert expected["passed"] in ("yes", "no", "yes, as a constant does") and expected["verdict"] in text, \
+            (expected["verdict"], text[-4000:])
         for annotator in ("ann", "bob", "carol"):
             assert re.search(rf"{annotator}\s+30\s+", text), annotator
         assert "gpt-x (imported from gpt-x.csv)" in text and "as imported" in text

@@ -1039,12 +1039,14 @@ def _agreement(judge: pd.Series, items: list, human: str, categorical: bool) -> 
 def summary(results: Sequence[AltTest]) -> pd.DataFrame:
     """One row per judge and aspect, ranked by advantage probability: the judge, aspect, reading,
     items, which test (over groups, or items taken as independent), annotators, those tested (with
-    enough items), winning rate, passed, advantage probability, verdict."""
+    enough items), winning rate, passed ("yes, as a constant does" where the constant of its aspect passes too:
+    `says_little`), advantage probability, verdict."""
     rows = [{"judge": r.judge, "aspect": r.aspect, "reading": r.reading, "alignment": r.alignment,
              "epsilon": r.epsilon, "items": r.items, "test": r.how, "annotators": len(r.annotators),
              "tested": len(r.tested),
              "winning rate": r.winning_rate,
-             "passed": {True: "yes", False: "no", None: "no verdict"}[r.passed],
+             "passed": "yes, as a constant does" if says_little(r, results) and not r.baseline else  # a bare "yes"
+                       {True: "yes", False: "no", None: "no verdict"}[r.passed],                    # read as a pass
              "advantage probability": r.advantage_probability, "verdict": r.verdict()} for r in results]
     table = pd.DataFrame(rows)
     return table.sort_values("advantage probability", ascending=False, ignore_index=True) if rows else table
