@@ -17,7 +17,7 @@ from studio.text import plain
 
 PAGE = "views/5_agreement.py"
 #: How the group level reads where fewer than 10 groups have 3 or more items.
-NEEDED = r"n/a \(\d groups?, 10 needed\)"
+NEEDED = r"n/a \(\d (of \d+ )?groups?, 10 needed\)"
 
 
 def _second_version() -> geval.Template:

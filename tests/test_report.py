@@ -522,14 +522,14 @@ def test_bars_leave_out_what_is_withheld_and_say_why():
     assert faint[("x", "Natural")] == (0.4, "/") and faint[("x", "Maintains Context")] == (1.0, "")
     assert [a.text for a in figure.layout.annotations] == ["item", "group", "system"]  # a panel's notes overlapped
     assert figure.layout.title.subtitle.text == ("item: no interval (5 groups), no error bar: Natural<br>"  # the
-                                                 "group: n/a (2 groups, 10 needed), no bar: Natural")  # next's: above
+                                                 "group: n/a (2 of 5 groups, 10 needed), no bar: Natural")  # above
     hovers = [row[2] for trace in figure.data for row in trace.customdata]
-    assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 groups, 10 needed)" in hovers
+    assert "0.512 (no interval: 5 groups)" in hovers and "n/a (2 of 5 groups, 10 needed)" in hovers
     two = pd.concat([table.assign(combo="v1 · gpt-4o"),  # two judges: a note that holds for one names it
                      table.assign(combo="v2 · gpt-4o-mini", low=[0.3, NAN, 0.1, 0.2], high=[0.7, NAN, 0.6, 0.6])])
     assert correlation_bars(two).layout.title.subtitle.text == (
         "item: no interval (5 groups), no error bar: Natural (v1 · gpt-4o)<br>"
-        "group: n/a (2 groups, 10 needed), no bar: Natural")
+        "group: n/a (2 of 5 groups, 10 needed), no bar: Natural")
     crossed = pd.DataFrame({  # coherence left out for one judge, naturalness for the other: "no bar: Maintains
         "aspect": ["coherence", "naturalness"] * 2, "human": ["Maintains Context", "Natural"] * 2,  # Context, Natural"
         "level": "group", "metric": "pearson", "value": [NAN, 0.3, 0.4, NAN],  # read as no judge's bar on either
@@ -574,8 +574,9 @@ def test_bars_stand_by_the_aspect_people_scored():
     ("system", 0.4, NAN, NAN, 12, 5, "0.400 (no interval: 5 groups to resample)"),  # n counts systems
     ("system", 1.0, NAN, NAN, 5, 60, "1.000 (no interval: 5 systems)"),  # fewer than 10 systems
     ("item", 0.412, 0.1, NAN, 60, 12, "0.412 (no interval)"),  # undefined in most resamples
-    ("group", NAN, NAN, NAN, 2, 8, "n/a (2 groups, 10 needed)"),  # the value withheld
-    ("group", NAN, NAN, NAN, 1, 8, "n/a (1 group, 10 needed)"),
+    ("group", NAN, NAN, NAN, 2, 2, "n/a (2 groups, 10 needed)"),  # the value withheld
+    ("group", NAN, NAN, NAN, 1, 1, "n/a (1 group, 10 needed)"),
+    ("group", NAN, NAN, NAN, 2, 10, "n/a (2 of 10 groups, 10 needed)"),  # "2 groups" on 10: 8 of one judge score
     ("system", NAN, NAN, NAN, 2, 8, "n/a (2 systems, 3 needed)"),
     ("item", NAN, NAN, NAN, 30, 12, "n/a (undefined)"),  # constant scores
 ])

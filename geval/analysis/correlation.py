@@ -133,7 +133,8 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
     """How a statistic reads in a table: "0.512 [0.301, 0.690]"; "0.512 (no interval: 5 groups)"
     when its interval is withheld ("(no interval: 6 systems)" at the system level from fewer than
     MIN_GROUPS systems); "n/a (2 groups, 10 needed)" when the value itself is (the group
-    level from fewer than MIN_GROUPS groups; "n/a (no group of 3+ items)" from none), "n/a (2 systems, 3 needed)"
+    level from fewer than MIN_GROUPS groups with a correlation; "n/a (2 of 10 groups, 10 needed)" where the data has
+    more; "n/a (no group of 3+ items)" from none), "n/a (2 systems, 3 needed)"
     (the system level from fewer than MIN_SYSTEMS), "n/a (undefined)" otherwise (constant scores).
     `n` is what the statistic rests on (items, groups or systems, by level); `groups` the groups its
     interval resamples."""
@@ -143,8 +144,10 @@ def reading(value: float, low: float, high: float, level: str, n: int, groups: i
     if value is None or not math.isfinite(value):
         if level == "group" and not n:  # none usable: "0 groups" read as if the data had none
             return f"n/a (no group of {MIN_GROUP_ITEMS}+ items)"
-        if level == "group" and n < MIN_GROUPS:  # of 3+ items: "9 groups" alone puzzled on data of 10 groups
-            return f"n/a ({count(int(n), 'group')}, {MIN_GROUPS} needed)"
+        if level == "group" and n < MIN_GROUPS:  # of 3+ items: "9 groups" alone puzzled on data of 10 groups,
+            of = f"{int(n)} of {int(groups)} groups" if groups is not None and math.isfinite(groups) and groups > n \
+                else count(int(n), "group")  # as "2 groups" did on 10, in 8 of which the judge gives one score
+            return f"n/a ({of}, {MIN_GROUPS} needed)"
         if level == "system" and n < MIN_SYSTEMS:
             return f"n/a ({count(int(n), 'system')}, {MIN_SYSTEMS} needed)"
         return "n/a (undefined)"
