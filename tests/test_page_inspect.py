@@ -221,7 +221,7 @@ def test_a_note_typed_then_next_clicked_without_save_is_kept(monkeypatch, tmp_pa
     at, _ = scored_app(monkeypatch, tmp_path)
     at.switch_page(PAGE).run()
     item_id = at.session_state["inspect_jump"]
-    at.text_area(key=f"inspect_note_{item_id}").input("summary repeats itself")  # sent with the click, as a browser does
+    at.text_area(key=f"inspect_note_{item_id}").input("summary repeats itself")  # sent with the click, as browsers do
     at.button(key="inspect_next").click().run()
     assert not at.exception and at.session_state["inspect_jump"] != item_id
     store = geval.Store(tmp_path / "store.sqlite")

@@ -277,7 +277,8 @@ with score_column:
     # saved as soon as changed too: a note typed, then Next clicked without "Save note", was lost
     st.checkbox("Flag this item", flag, key=f"inspect_flag_{item_id}", on_change=save_note, args=(item_id, combo["id"]))
     st.text_area("Note", note, key=f"inspect_note_{item_id}", height=90, on_change=save_note,
-                 args=(item_id, combo["id"]), help="Saved when you leave the box (or press Ctrl+Enter), as Save note does.")
+                 args=(item_id, combo["id"]), help="Saved when you leave the box (or press Ctrl+Enter), as Save note "
+                                                   "does.")
     st.button("Save note", key="inspect_save", icon=":material/save:", on_click=save_note, args=(item_id, combo["id"]))
     if "inspect_saved" in st.session_state:
         kind, said = st.session_state.pop("inspect_saved")
